@@ -1,0 +1,69 @@
+// routescope-cli: the engine and analysis without a display (ARCHITECTURE.md). Every subcommand
+// lives in its own file and registers itself (command.hpp).
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "app/cli/command.hpp"
+#include "engine/core/build_info.hpp"
+#include "engine/core/error.hpp"
+
+namespace routescope::cli {
+std::vector<CommandEntry>& command_registry() {
+    static std::vector<CommandEntry> registry;
+    return registry;
+}
+}  // namespace routescope::cli
+
+int main(int argc, char** argv) {
+    using namespace routescope::cli;
+    CLI::App app{"routescope-cli — train, evaluate, dump and analyse attention-free language models.\n"
+                 "Files: checkpoints (*.ckpt.h5) and activation dumps (*.dump.h5), see docs/formats.md."};
+    app.name("routescope-cli");
+    app.require_subcommand(0, 1);
+    bool show_version = false;
+    app.add_flag("-V,--version", show_version, "Print the version and the libraries built in, then exit");
+
+    auto& registry = command_registry();
+    std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::map<CLI::App*, CommandRunner> runners;
+    for (const auto& entry : registry) {
+        const auto all = [](CLI::App*) { return true; };
+        const std::size_t before = app.get_subcommands(all).size();
+        CommandRunner run = entry.setup(app);
+        auto after = app.get_subcommands(all);
+        // The subcommand the setup just added is the last one.
+        if (after.size() > before) runners[after.back()] = std::move(run);
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kExitUsage;
+    }
+
+    if (show_version) {
+        std::cout << routescope::build_info_text();
+        return kExitOk;
+    }
+    for (auto& [sub, run] : runners) {
+        if (!sub->parsed()) continue;
+        try {
+            return run();
+        } catch (const routescope::Error& e) {
+            std::cerr << "routescope-cli " << sub->get_name() << ": error: " << e.what() << "\n";
+            return kExitFailure;
+        } catch (const std::exception& e) {
+            std::cerr << "routescope-cli " << sub->get_name() << ": unexpected error: " << e.what() << "\n";
+            return kExitFailure;
+        }
+    }
+    std::cout << app.help();
+    return kExitUsage;
+}

@@ -1,0 +1,33 @@
+#pragma once
+// The CUDA backend's host-side interface. No CUDA header leaks out of this file, so the rest of the
+// engine (and routescope-cli) compiles with a plain C++ compiler.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace routescope::cuda {
+
+/// Thrown when a CUDA, cuBLAS or cuFFT call fails; the message names the call and the CUDA error.
+struct CudaError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct DeviceInfo {
+    int count = 0;            ///< usable devices; 0 when none (then `reason` says why)
+    std::string name;         ///< name of device 0
+    std::string reason;       ///< why no device is usable, when count == 0
+    int runtime_version = 0;  ///< CUDA runtime version (e.g. 13000)
+};
+
+/// Asks the CUDA runtime which devices are present. Never throws: a missing driver is a reason.
+DeviceInfo query_devices();
+
+/// y ← a·x + y on device 0 (host arrays in and out). The elementwise path of the backend.
+void axpy(float a, const float* x, float* y, std::size_t n);
+
+/// Causal linear convolution of `channels` independent rows of length L with their kernels, via a
+/// batched cuFFT R2C/C2R plan of size 2L: y = irfft(rfft(pad(u, 2L)) · rfft(pad(k, 2L)))[0:L].
+/// u, k, y are [channels, L] row-major host arrays.
+void fft_causal_conv(const float* u, const float* k, float* y, int L, int channels);
+
+}  // namespace routescope::cuda

@@ -1,0 +1,157 @@
+// Checks a checkpoint against CHECKPOINT_FORMAT.md version 1 (structure, dtypes, finiteness).
+// Whether each parameter's shape agrees with /config is the model loader's check, since only the
+// model knows its parameter list.
+#include <H5Cpp.h>
+
+#include <set>
+
+#include "engine/io/format_checker.hpp"
+#include "engine/io/h5_file.hpp"
+#include "engine/io/validation.hpp"
+
+namespace routescope {
+namespace {
+
+class CheckpointChecker : public FormatChecker {
+public:
+    using FormatChecker::FormatChecker;
+
+    void run() {
+        check_root("routescope-checkpoint", kCheckpointFormatVersion);
+        if (stopped_) return;
+        check_config();
+        check_params();
+        check_tokenizer();
+        check_train();
+    }
+
+private:
+    std::vector<std::pair<std::string, std::vector<hsize_t>>> params_;
+
+    void check_config() {
+        if (!h5::is_group(file_, "config")) {
+            add("/config", "a group with attr json", "nothing");
+            return;
+        }
+        H5::Group config = file_.openGroup("config");
+        if (!h5::has_attr(config, "json")) {
+            add("/config", "attr json (the run configuration)", "nothing");
+            return;
+        }
+        optional_json_attr(config, "/config", "json");
+    }
+
+    void check_params() {
+        if (!h5::is_group(file_, "params")) {
+            add("/params", "a group of float32 parameters", "nothing");
+            return;
+        }
+        walk_params(file_.openGroup("params"), "");
+        if (params_.empty()) add("/params", "at least one parameter", "an empty group");
+    }
+
+    // Parameter names contain dots, not slashes, but accept nested groups from other writers.
+    void walk_params(const H5::Group& g, const std::string& prefix) {
+        for (const auto& name : h5::children(g)) {
+            const std::string rel = prefix.empty() ? name : prefix + "/" + name;
+            const std::string path = "/params/" + rel;
+            if (h5::is_group(g, name)) {
+                walk_params(g.openGroup(name), rel);
+                continue;
+            }
+            auto ds = dataset_at(path);
+            if (!ds) continue;
+            const H5::DataType type = ds->getDataType();
+            if (!(h5::is_float(type) && type.getSize() == 4)) add(path, "dtype float32", h5::type_name(type));
+            params_.emplace_back(rel, h5::shape_of(*ds));
+            if (h5::is_float(type)) scan_finite(*ds, path);
+        }
+    }
+
+    void check_tokenizer() {
+        if (!h5::is_group(file_, "tokenizer")) {
+            add("/tokenizer", "a group with attr kind", "nothing");
+            return;
+        }
+        H5::Group tok = file_.openGroup("tokenizer");
+        auto kind = require_string_attr(tok, "/tokenizer", "kind");
+        static const std::set<std::string> kinds = {"sentencepiece", "bytes", "wordpiece"};
+        if (kind && !kinds.count(*kind))
+            add("/tokenizer", "attr kind one of sentencepiece, bytes, wordpiece", "'" + *kind + "'");
+        const bool needs_model = kind && *kind != "bytes";
+        if (!h5::exists(tok, "model")) {
+            if (needs_model) add("/tokenizer/model", "uint8 [n] (the serialized tokenizer)", "nothing");
+            return;
+        }
+        if (auto ds = dataset_at("/tokenizer/model")) {
+            const H5::DataType type = ds->getDataType();
+            if (type.getClass() != H5T_INTEGER || type.getSize() != 1) add("/tokenizer/model", "dtype uint8", h5::type_name(type));
+            expect_shape(*ds, "/tokenizer/model", {std::nullopt}, "[n]");
+        }
+    }
+
+    void check_train() {
+        if (!h5::exists(file_, "train")) return;
+        if (!h5::is_group(file_, "train")) {
+            add("/train", "a group", "a dataset");
+            return;
+        }
+        H5::Group train = file_.openGroup("train");
+        require_int_attr(train, "/train", "step");
+        for (const char* name : {"tokens_seen", "data_position"})
+            if (h5::has_attr(train, name)) require_int_attr(train, "/train", name);
+        if (h5::has_attr(train, "rng_state") && train.openAttribute("rng_state").getDataType().getClass() != H5T_INTEGER)
+            add("/train", "attr rng_state an integer array", h5::attr_type_name(train, "rng_state"));
+        for (const char* moment : {"adam_m", "adam_v"}) {
+            if (!h5::exists(train, moment)) continue;
+            for (const auto& [name, shape] : params_) {
+                const std::string rel = std::string("train/") + moment + "/" + name;
+                const std::string path = "/" + rel;
+                if (!h5::exists(file_, rel)) {
+                    add(path, "a dataset shaped like /params/" + name, "nothing");
+                    continue;
+                }
+                auto ds = dataset_at(path);
+                if (!ds) continue;
+                std::vector<std::optional<hsize_t>> dims(shape.begin(), shape.end());
+                check_float_dataset(*ds, path, dims, h5::shape_text(shape) + " (as /params/" + name + ")");
+            }
+        }
+    }
+};
+
+}  // namespace
+
+ValidationReport validate_checkpoint(const std::string& path, const ValidateOptions& options) {
+    ValidationReport report;
+    report.file = path;
+    report.kind = FileKind::Checkpoint;
+    CheckpointChecker checker(path, options, report);
+    if (checker.opened()) checker.guarded([&] { checker.run(); });
+    return report;
+}
+
+ValidationReport validate_file(const std::string& path, const ValidateOptions& options) {
+    // The root attr `format` picks the checker; anything else is checked as a dump, whose root check
+    // then names the missing or unknown format.
+    std::string format;
+    if (!h5::unreadable_reason(path)) {
+        try {
+            H5::H5File f(path, H5F_ACC_RDONLY);
+            format = h5::read_string_attr(f, "format").value_or("");
+        } catch (const H5::Exception&) {
+        }
+    }
+    if (format == "routescope-checkpoint") return validate_checkpoint(path, options);
+    return validate_dump(path, options);
+}
+
+const char* file_kind_name(FileKind kind) {
+    switch (kind) {
+        case FileKind::Dump: return "dump";
+        case FileKind::Checkpoint: return "checkpoint";
+        default: return "unknown";
+    }
+}
+
+}  // namespace routescope

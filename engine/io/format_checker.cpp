@@ -1,0 +1,195 @@
+#include "engine/io/format_checker.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "engine/io/h5_file.hpp"
+
+namespace routescope {
+namespace {
+struct TooManyViolations {};
+}  // namespace
+
+FormatChecker::FormatChecker(const std::string& path, const ValidateOptions& options, ValidationReport& report)
+    : options_(options), report_(report) {
+    if (auto why = h5::unreadable_reason(path)) {
+        report_.readable = false;
+        report_.violations.push_back({"/", "an HDF5 file", *why});
+        return;
+    }
+    try {
+        file_ = H5::H5File(path, H5F_ACC_RDONLY);
+        opened_ = true;
+    } catch (const H5::Exception& e) {
+        report_.readable = false;
+        report_.violations.push_back({"/", "an HDF5 file", "an unreadable file (" + e.getDetailMsg() + ")"});
+    }
+}
+
+void FormatChecker::guarded(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const TooManyViolations&) {
+        report_.violations.push_back({"/", "fewer violations", "more than " + std::to_string(options_.max_violations) +
+                                                                   " (stopped checking)"});
+    } catch (const H5::Exception& e) {
+        report_.violations.push_back({"/", "readable HDF5 objects", "an HDF5 read error (" + e.getFuncName() + ": " +
+                                                                        e.getDetailMsg() + "; " + h5::error_stack_text() + ")"});
+    } catch (const std::exception& e) {
+        report_.violations.push_back({"/", "a well-formed file", std::string("an error: ") + e.what()});
+    }
+}
+
+void FormatChecker::add(const std::string& path, const std::string& expected, const std::string& found) {
+    if (report_.violations.size() >= options_.max_violations) throw TooManyViolations{};
+    report_.violations.push_back({path, expected, found});
+}
+
+void FormatChecker::check_root(const std::string& format, int version) {
+    auto fmt = h5::read_string_attr(file_, "format");
+    if (!fmt) {
+        add("/", "attr format = \"" + format + "\"",
+            h5::has_attr(file_, "format") ? h5::attr_type_name(file_, "format") : "no format attribute");
+    } else if (*fmt != format) {
+        add("/", "attr format = \"" + format + "\"", "\"" + *fmt + "\"");
+        stopped_ = true;
+        return;
+    }
+    auto v = h5::read_int_attr(file_, "format_version");
+    if (!v) {
+        add("/", "attr format_version an integer",
+            h5::has_attr(file_, "format_version") ? h5::attr_type_name(file_, "format_version") : "nothing");
+    } else if (*v > version) {
+        add("/", "attr format_version ≤ " + std::to_string(version) + " (the newest this build reads)",
+            std::to_string(*v));
+        stopped_ = true;
+        return;
+    } else if (*v < 1) {
+        add("/", "attr format_version ≥ 1", std::to_string(*v));
+    }
+    require_string_attr(file_, "/", "producer");
+    require_string_attr(file_, "/", "created");
+}
+
+std::optional<std::string> FormatChecker::require_string_attr(const H5::H5Object& obj, const std::string& path,
+                                                              const std::string& name) {
+    if (!h5::has_attr(obj, name)) {
+        add(path, "attr " + name + " (string)", "nothing");
+        return std::nullopt;
+    }
+    auto v = h5::read_string_attr(obj, name);
+    if (!v) add(path, "attr " + name + " a string", h5::attr_type_name(obj, name));
+    return v;
+}
+
+std::optional<std::int64_t> FormatChecker::require_int_attr(const H5::H5Object& obj, const std::string& path,
+                                                            const std::string& name) {
+    if (!h5::has_attr(obj, name)) {
+        add(path, "attr " + name + " (integer)", "nothing");
+        return std::nullopt;
+    }
+    auto v = h5::read_int_attr(obj, name);
+    if (!v) add(path, "attr " + name + " an integer", h5::attr_type_name(obj, name));
+    return v;
+}
+
+void FormatChecker::optional_json_attr(const H5::H5Object& obj, const std::string& path, const std::string& name) {
+    if (!h5::has_attr(obj, name)) return;
+    auto text = h5::read_string_attr(obj, name);
+    if (!text) {
+        add(path, "attr " + name + " a JSON string", h5::attr_type_name(obj, name));
+        return;
+    }
+    if (!nlohmann::json::accept(*text)) add(path, "attr " + name + " valid JSON", "text that does not parse as JSON");
+}
+
+std::optional<H5::DataSet> FormatChecker::require_dataset(const std::string& path) {
+    if (!h5::exists(file_, path.substr(1))) {
+        add(path, "a dataset", "nothing");
+        return std::nullopt;
+    }
+    return dataset_at(path);
+}
+
+std::optional<H5::DataSet> FormatChecker::dataset_at(const std::string& path) {
+    if (!h5::is_dataset(file_, path.substr(1))) {
+        add(path, "a dataset", h5::is_group(file_, path.substr(1)) ? "a group" : "another kind of object");
+        return std::nullopt;
+    }
+    return file_.openDataSet(path.substr(1));
+}
+
+void FormatChecker::expect_int32(const H5::DataSet& ds, const std::string& path) {
+    if (!h5::is_int(ds.getDataType(), 4)) add(path, "dtype int32", h5::type_name(ds.getDataType()));
+}
+
+bool FormatChecker::expect_shape(const H5::DataSet& ds, const std::string& path,
+                                 const std::vector<std::optional<hsize_t>>& dims, const std::string& text) {
+    const auto shape = h5::shape_of(ds);
+    if (shape.size() != dims.size()) {
+        add(path, "rank " + std::to_string(dims.size()) + " " + text,
+            "rank " + std::to_string(shape.size()) + " " + h5::shape_text(shape));
+        return false;
+    }
+    bool ok = true;
+    std::string want = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (i) want += ", ";
+        want += dims[i] ? std::to_string(*dims[i]) : "*";
+        if (dims[i] && *dims[i] != shape[i]) ok = false;
+    }
+    want += "]";
+    if (!ok) add(path, "shape " + text + " = " + want, h5::shape_text(shape));
+    return ok;
+}
+
+void FormatChecker::check_float_dataset(const H5::DataSet& ds, const std::string& path,
+                                        const std::vector<std::optional<hsize_t>>& dims, const std::string& text) {
+    const H5::DataType type = ds.getDataType();
+    const bool float_ok = h5::is_float(type) && (type.getSize() == 2 || type.getSize() == 4);
+    if (!float_ok) add(path, "dtype float16 or float32", h5::type_name(type));
+    if (expect_shape(ds, path, dims, text) && float_ok) scan_finite(ds, path);
+}
+
+void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) {
+    if (!options_.scan_values) return;
+    const auto shape = h5::shape_of(ds);
+    if (shape.empty()) return;
+    hsize_t row = 1;
+    for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+    if (row == 0 || shape[0] == 0) return;
+    // About 8 MB a block: one example per chunk in dumps, so whole rows are the natural unit.
+    const hsize_t rows_per_block = std::max<hsize_t>(1, (8u << 20) / (sizeof(double) * row));
+    H5::DataSpace file_space = ds.getSpace();
+    std::vector<double> buffer;
+    std::size_t bad = 0;
+    std::string first;
+    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
+        const hsize_t nrows = std::min(rows_per_block, shape[0] - r0);
+        std::vector<hsize_t> start(shape.size(), 0), count = shape;
+        start[0] = r0;
+        count[0] = nrows;
+        file_space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data());
+        H5::DataSpace mem_space(static_cast<int>(count.size()), count.data());
+        buffer.resize(nrows * row);
+        ds.read(buffer.data(), H5::PredType::NATIVE_DOUBLE, mem_space, file_space);
+        for (std::size_t i = 0; i < buffer.size(); ++i) {
+            if (std::isfinite(buffer[i])) continue;
+            if (bad++ == 0) {
+                // Unravel the flat index into the dataset's coordinates.
+                std::vector<hsize_t> idx(shape.size());
+                std::size_t flat = i;
+                for (std::size_t k = shape.size(); k-- > 1;) {
+                    idx[k] = flat % shape[k];
+                    flat /= shape[k];
+                }
+                idx[0] = r0 + flat;
+                first = std::string(std::isnan(buffer[i]) ? "NaN" : "Inf") + " at " + h5::shape_text(idx);
+            }
+        }
+    }
+    if (bad) add(path, "finite values", first + " (" + std::to_string(bad) + " non-finite values)");
+}
+
+}  // namespace routescope

@@ -1,0 +1,299 @@
+#include "engine/io/h5_file.hpp"
+
+#include <H5Epublic.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::h5 {
+
+void quiet_errors() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        H5::Exception::dontPrint();
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    });
+}
+
+namespace {
+herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
+    auto* out = static_cast<std::vector<std::string>*>(data);
+    (void)n;
+    if (err->desc && *err->desc) out->emplace_back(err->desc);
+    return 0;
+}
+}  // namespace
+
+std::string error_stack_text() {
+    std::vector<std::string> messages;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &messages);
+    H5Eclear2(H5E_DEFAULT);
+    // The innermost (first when walking upward) messages say what actually went wrong.
+    std::string text;
+    for (std::size_t i = 0; i < messages.size() && i < 2; ++i) {
+        if (!text.empty()) text += "; ";
+        text += messages[i];
+    }
+    return text.empty() ? "unknown HDF5 error" : text;
+}
+
+std::optional<std::string> unreadable_reason(const std::string& path) {
+    quiet_errors();
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return "no such file";
+    if (fs::is_directory(path, ec)) return "a directory, not a file";
+    const auto size = fs::file_size(path, ec);
+    if (ec) return "cannot stat the file (" + ec.message() + ")";
+    if (size == 0) return "an empty file (0 bytes)";
+    {
+        std::ifstream probe(path, std::ios::binary);
+        if (!probe) return "a file that cannot be opened for reading";
+    }
+    const htri_t is = H5Fis_hdf5(path.c_str());
+    if (is == 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return "not an HDF5 file (no HDF5 signature)";
+    }
+    if (is < 0) return "an unreadable file (" + error_stack_text() + ")";
+    const hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0) {
+        std::string why = error_stack_text();
+        if (why.find("truncated") != std::string::npos)
+            return "a truncated HDF5 file (" + why + ")";
+        return "a damaged HDF5 file (" + why + ")";
+    }
+    H5Fclose(fid);
+    return std::nullopt;
+}
+
+H5::H5File open_read(const std::string& path) {
+    if (auto why = unreadable_reason(path)) throw IoError(path + ": cannot open: " + *why);
+    try {
+        return H5::H5File(path, H5F_ACC_RDONLY);
+    } catch (const H5::Exception& e) {
+        throw IoError(path + ": cannot open: " + e.getDetailMsg());
+    }
+}
+
+std::string type_name(const H5::DataType& type) {
+    switch (type.getClass()) {
+        case H5T_INTEGER: {
+            H5::IntType it(type.getId());
+            const bool is_signed = it.getSign() != H5T_SGN_NONE;
+            return std::string(is_signed ? "int" : "uint") + std::to_string(8 * type.getSize());
+        }
+        case H5T_FLOAT:
+            return "float" + std::to_string(8 * type.getSize());
+        case H5T_STRING: {
+            const bool vlen = type.isVariableStr();
+            return vlen ? "vlen string" : "fixed-length string (" + std::to_string(type.getSize()) + " bytes)";
+        }
+        case H5T_COMPOUND: return "compound";
+        case H5T_ENUM: return "enum";
+        case H5T_VLEN: return "vlen sequence";
+        case H5T_ARRAY: return "array";
+        case H5T_OPAQUE: return "opaque";
+        case H5T_REFERENCE: return "reference";
+        case H5T_BITFIELD: return "bitfield";
+        default: return "unknown type";
+    }
+}
+
+std::vector<hsize_t> shape_of(const H5::DataSet& ds) {
+    H5::DataSpace space = ds.getSpace();
+    const int rank = space.getSimpleExtentNdims();
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank > 0 ? rank : 0));
+    if (rank > 0) space.getSimpleExtentDims(dims.data());
+    return dims;
+}
+
+std::string shape_text(const std::vector<hsize_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ", ";
+        s += std::to_string(shape[i]);
+    }
+    return s + "]";
+}
+
+bool is_float(const H5::DataType& type) { return type.getClass() == H5T_FLOAT; }
+
+bool is_int(const H5::DataType& type, std::size_t bytes) {
+    if (type.getClass() != H5T_INTEGER || type.getSize() != bytes) return false;
+    return H5::IntType(type.getId()).getSign() != H5T_SGN_NONE;
+}
+
+bool is_string(const H5::DataType& type) { return type.getClass() == H5T_STRING; }
+
+bool has_attr(const H5::H5Object& obj, const std::string& name) { return obj.attrExists(name); }
+
+std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name) {
+    if (!obj.attrExists(name)) return std::nullopt;
+    try {
+        H5::Attribute attr = obj.openAttribute(name);
+        H5::DataType type = attr.getDataType();
+        if (type.getClass() != H5T_STRING) return std::nullopt;
+        if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
+        H5::StrType st(attr.getStrType());
+        std::string value;
+        attr.read(st, value);
+        // Fixed-length strings may carry NUL padding.
+        while (!value.empty() && value.back() == '\0') value.pop_back();
+        return value;
+    } catch (const H5::Exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name) {
+    if (!obj.attrExists(name)) return std::nullopt;
+    try {
+        H5::Attribute attr = obj.openAttribute(name);
+        if (attr.getDataType().getClass() != H5T_INTEGER) return std::nullopt;
+        if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
+        std::int64_t v = 0;
+        attr.read(H5::PredType::NATIVE_INT64, &v);
+        return v;
+    } catch (const H5::Exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name) {
+    if (!obj.attrExists(name)) return std::nullopt;
+    try {
+        H5::Attribute attr = obj.openAttribute(name);
+        const auto cls = attr.getDataType().getClass();
+        if (cls != H5T_FLOAT && cls != H5T_INTEGER) return std::nullopt;
+        if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
+        double v = 0;
+        attr.read(H5::PredType::NATIVE_DOUBLE, &v);
+        return v;
+    } catch (const H5::Exception&) {
+        return std::nullopt;
+    }
+}
+
+std::string attr_type_name(const H5::H5Object& obj, const std::string& name) {
+    try {
+        H5::Attribute attr = obj.openAttribute(name);
+        std::string t = type_name(attr.getDataType());
+        const auto n = attr.getSpace().getSimpleExtentNpoints();
+        if (n != 1) t += " array of " + std::to_string(n);
+        return t;
+    } catch (const H5::Exception&) {
+        return "an unreadable attribute";
+    }
+}
+
+std::vector<std::string> children(const H5::Group& group) {
+    std::vector<std::string> names;
+    const hsize_t n = group.getNumObjs();
+    names.reserve(n);
+    for (hsize_t i = 0; i < n; ++i) names.push_back(group.getObjnameByIdx(i));
+    return names;
+}
+
+bool exists(const H5::Group& group, const std::string& path) {
+    // Check each component so that "a/b" on a missing "a" is false rather than an error.
+    std::string partial;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const auto slash = path.find('/', start);
+        partial = path.substr(0, slash == std::string::npos ? path.size() : slash);
+        if (!partial.empty() && H5Lexists(group.getId(), partial.c_str(), H5P_DEFAULT) <= 0) {
+            H5Eclear2(H5E_DEFAULT);
+            return false;
+        }
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+    }
+    return true;
+}
+
+namespace {
+std::optional<H5O_type_t> object_type(const H5::Group& group, const std::string& path) {
+    if (!exists(group, path)) return std::nullopt;
+    H5O_info_t info;
+    if (H5Oget_info_by_name(group.getId(), path.c_str(), &info, H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return std::nullopt;
+    }
+    return info.type;
+}
+}  // namespace
+
+bool is_group(const H5::Group& group, const std::string& path) {
+    return object_type(group, path) == H5O_TYPE_GROUP;
+}
+
+bool is_dataset(const H5::Group& group, const std::string& path) {
+    return object_type(group, path) == H5O_TYPE_DATASET;
+}
+
+std::vector<std::int64_t> read_ints(const H5::DataSet& ds) {
+    const auto n = static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints());
+    std::vector<std::int64_t> out(n);
+    if (n) ds.read(out.data(), H5::PredType::NATIVE_INT64);
+    return out;
+}
+
+std::vector<std::string> read_strings(const H5::DataSet& ds) {
+    H5::DataType type = ds.getDataType();
+    H5::DataSpace space = ds.getSpace();
+    const auto n = static_cast<std::size_t>(space.getSimpleExtentNpoints());
+    std::vector<std::string> out(n);
+    if (n == 0) return out;
+    if (type.isVariableStr()) {
+        std::vector<char*> raw(n, nullptr);
+        H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
+        st.setCset(H5T_CSET_UTF8);
+        ds.read(raw.data(), st);
+        for (std::size_t i = 0; i < n; ++i) out[i] = raw[i] ? raw[i] : "";
+        H5Dvlen_reclaim(st.getId(), space.getId(), H5P_DEFAULT, raw.data());
+    } else {
+        const std::size_t width = type.getSize();
+        std::vector<char> raw(n * width);
+        ds.read(raw.data(), type);
+        for (std::size_t i = 0; i < n; ++i) {
+            std::string s(raw.data() + i * width, width);
+            while (!s.empty() && s.back() == '\0') s.pop_back();
+            out[i] = std::move(s);
+        }
+    }
+    return out;
+}
+
+void write_string_attr(H5::H5Object& obj, const std::string& name, const std::string& value) {
+    H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
+    st.setCset(H5T_CSET_UTF8);
+    H5::Attribute attr = obj.createAttribute(name, st, H5::DataSpace(H5S_SCALAR));
+    attr.write(st, value);
+}
+
+void write_int_attr(H5::H5Object& obj, const std::string& name, std::int64_t value) {
+    H5::Attribute attr = obj.createAttribute(name, H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR));
+    attr.write(H5::PredType::NATIVE_INT64, &value);
+}
+
+void write_float_attr(H5::H5Object& obj, const std::string& name, double value) {
+    H5::Attribute attr = obj.createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));
+    attr.write(H5::PredType::NATIVE_DOUBLE, &value);
+}
+
+std::string iso8601_now() {
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace routescope::h5

@@ -1,0 +1,67 @@
+#pragma once
+// Thin helpers over the HDF5 C++ API shared by every reader and writer of Routescope's two formats
+// (DUMP_FORMAT.md, CHECKPOINT_FORMAT.md). They turn HDF5's error stack into messages that name the
+// file and the object, and never let an H5::Exception escape as something the caller cannot read.
+#include <H5Cpp.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace routescope::h5 {
+
+/// Silences HDF5's automatic error printing (once per process); errors are reported by us.
+void quiet_errors();
+
+/// The innermost messages of the current HDF5 error stack, joined ("truncated file: eof = ...").
+std::string error_stack_text();
+
+/// Why `path` cannot be opened as HDF5, or nullopt when it can. Distinguishes a missing file, an
+/// empty file, a file that is not HDF5 and a damaged/truncated one.
+std::optional<std::string> unreadable_reason(const std::string& path);
+
+/// Opens `path` read-only. Throws IoError naming the file and the reason.
+H5::H5File open_read(const std::string& path);
+
+/// Human names of HDF5 types as numpy spells them: "int32", "float16", "float64", "vlen utf-8 string".
+std::string type_name(const H5::DataType& type);
+
+/// Dimensions of a dataset's dataspace.
+std::vector<hsize_t> shape_of(const H5::DataSet& ds);
+
+/// "[3, 32, 64]".
+std::string shape_text(const std::vector<hsize_t>& shape);
+
+bool is_float(const H5::DataType& type);                       ///< float16/32/64
+bool is_int(const H5::DataType& type, std::size_t bytes);      ///< signed integer of that size
+bool is_string(const H5::DataType& type);                      ///< fixed or variable string
+
+/// Attribute readers: nullopt when the attribute is absent or not of the asked class.
+bool has_attr(const H5::H5Object& obj, const std::string& name);
+std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name);
+std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name);
+std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name);
+/// Class of an attribute's type as text ("string", "int64", "float64", ...), for messages.
+std::string attr_type_name(const H5::H5Object& obj, const std::string& name);
+
+/// Child names of a group, in the file's order.
+std::vector<std::string> children(const H5::Group& group);
+bool exists(const H5::Group& group, const std::string& path);
+bool is_group(const H5::Group& group, const std::string& path);
+bool is_dataset(const H5::Group& group, const std::string& path);
+
+/// Reads a whole 1-D integer dataset as int64 (any integer storage type).
+std::vector<std::int64_t> read_ints(const H5::DataSet& ds);
+/// Reads a whole string dataset (fixed or variable length) as UTF-8 strings.
+std::vector<std::string> read_strings(const H5::DataSet& ds);
+
+/// Writes string/int/float attributes (variable-length UTF-8 strings, as h5py writes them).
+void write_string_attr(H5::H5Object& obj, const std::string& name, const std::string& value);
+void write_int_attr(H5::H5Object& obj, const std::string& name, std::int64_t value);
+void write_float_attr(H5::H5Object& obj, const std::string& name, double value);
+
+/// The local time as ISO-8601 ("2026-11-22T02:37:33Z", UTC), for the `created` attributes.
+std::string iso8601_now();
+
+}  // namespace routescope::h5

@@ -1,0 +1,60 @@
+#pragma once
+// Activation memory sized once (from the configuration, or by a planning pass that records what
+// one step asks for), handed out by bump allocation and reset at the start of every step, so a
+// training step allocates nothing (llm.c). Every block starts on a 64-byte boundary.
+#include <cstddef>
+#include <string>
+
+#include "engine/core/aligned_buffer.hpp"
+#include "engine/core/error.hpp"
+
+namespace routescope {
+
+class Arena {
+public:
+    static constexpr std::size_t kAlignment = 64;
+
+    /// Bytes a block of `count` T occupies in the arena (rounded up to the alignment).
+    template <class T>
+    static std::size_t footprint(std::size_t count) {
+        return (count * sizeof(T) + kAlignment - 1) / kAlignment * kAlignment;
+    }
+
+    Arena() = default;
+    explicit Arena(std::size_t bytes) : storage_(bytes / kAlignment + 1), capacity_(bytes) {}
+
+    /// `count` elements of T, NOT cleared: after reset() they hold whatever the previous step
+    /// left there. `what` names the tensor for the error message.
+    template <class T>
+    T* alloc(std::size_t count, const char* what = "tensor") {
+        const std::size_t bytes = footprint<T>(count);
+        if (used_ + bytes > capacity_) {
+            throw Error("Arena: out of activation memory allocating " + std::string(what) + " (" +
+                        std::to_string(bytes) + " bytes; " + std::to_string(used_) + " of " +
+                        std::to_string(capacity_) + " used)");
+        }
+        auto* base = reinterpret_cast<unsigned char*>(storage_.data());
+        T* p = reinterpret_cast<T*>(base + used_);
+        used_ += bytes;
+        if (used_ > high_water_) high_water_ = used_;
+        return p;
+    }
+
+    /// Start of a step: everything handed out before is free again.
+    void reset() { used_ = 0; }
+
+    std::size_t used() const { return used_; }
+    std::size_t capacity() const { return capacity_; }
+    std::size_t high_water() const { return high_water_; }
+
+private:
+    struct alignas(kAlignment) Line {
+        unsigned char bytes[kAlignment];
+    };
+    AlignedBuffer<Line> storage_;
+    std::size_t capacity_ = 0;
+    std::size_t used_ = 0;
+    std::size_t high_water_ = 0;
+};
+
+}  // namespace routescope

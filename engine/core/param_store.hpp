@@ -1,0 +1,96 @@
+#pragma once
+// All parameters of a model in ONE contiguous buffer and their gradients in a second buffer with
+// the same layout (llm.c): a checkpoint is the parameter buffer, an optimizer step is a loop over
+// both, a data-parallel all-reduce is one call on the gradient buffer. Tensors are registered by
+// name (PyTorch-style names, CHECKPOINT_FORMAT.md) with their shapes, then the buffers are
+// allocated once; tensors are packed in registration order with no gaps.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/aligned_buffer.hpp"
+#include "engine/core/error.hpp"
+
+namespace routescope {
+
+struct ParamEntry {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::size_t offset = 0;  ///< in elements from the start of the buffer
+    std::size_t size = 0;    ///< product of shape
+};
+
+template <class T>
+class BasicParamStore {
+public:
+    /// Registers a tensor; only before allocate(). Returns its index in registration order.
+    std::size_t add(const std::string& name, std::vector<std::int64_t> shape) {
+        if (allocated_) throw Error("ParamStore::add('" + name + "'): store already allocated");
+        if (index_.count(name)) throw Error("ParamStore::add: duplicate parameter '" + name + "'");
+        std::size_t count = 1;
+        for (auto dim : shape) {
+            if (dim < 0) throw Error("ParamStore::add('" + name + "'): negative dimension");
+            count *= static_cast<std::size_t>(dim);
+        }
+        entries_.push_back({name, std::move(shape), total_, count});
+        total_ += count;
+        index_.emplace(name, entries_.size() - 1);
+        return entries_.size() - 1;
+    }
+
+    /// Allocates both buffers, zero-filled. Pointers stay valid for the store's lifetime.
+    void allocate() {
+        if (allocated_) throw Error("ParamStore::allocate: already allocated");
+        params_ = AlignedBuffer<T>(total_);
+        grads_ = AlignedBuffer<T>(total_);
+        allocated_ = true;
+    }
+
+    bool allocated() const { return allocated_; }
+    std::size_t size() const { return total_; }
+    const std::vector<ParamEntry>& entries() const { return entries_; }
+    bool contains(const std::string& name) const { return index_.count(name) != 0; }
+
+    const ParamEntry& entry(const std::string& name) const {
+        auto it = index_.find(name);
+        if (it == index_.end()) throw Error("ParamStore: no parameter named '" + name + "'");
+        return entries_[it->second];
+    }
+
+    T* data() { return checked(params_.data()); }
+    const T* data() const { return checked(params_.data()); }
+    T* grad_data() { return checked(grads_.data()); }
+    const T* grad_data() const { return checked(grads_.data()); }
+
+    T* param(const std::string& name) { return data() + entry(name).offset; }
+    const T* param(const std::string& name) const { return data() + entry(name).offset; }
+    T* grad(const std::string& name) { return grad_data() + entry(name).offset; }
+    const T* grad(const std::string& name) const { return grad_data() + entry(name).offset; }
+
+    /// Once per step: backward passes accumulate (+=) into the gradient buffer.
+    void zero_grad() {
+        T* g = grad_data();
+        for (std::size_t i = 0; i < total_; ++i)
+            g[i] = T(0);
+    }
+
+private:
+    template <class P>
+    P* checked(P* p) const {
+        if (!allocated_) throw Error("ParamStore: buffers used before allocate()");
+        return p;
+    }
+
+    std::vector<ParamEntry> entries_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::size_t total_ = 0;
+    bool allocated_ = false;
+    AlignedBuffer<T> params_;
+    AlignedBuffer<T> grads_;
+};
+
+using ParamStore = BasicParamStore<float>;
+
+}  // namespace routescope

@@ -1,0 +1,67 @@
+#pragma once
+// A fixed pool of worker threads with deterministic static partitioning.
+//
+// parallel_for(n, fn) splits [0, n) into size() contiguous chunks, chunk t = [n·t/T, n·(t+1)/T),
+// and chunk t always runs on worker t (the calling thread runs chunk 0). Which element lands in
+// which chunk depends only on n and the thread count, never on timing, so an op that reduces only
+// inside a chunk gives bit-identical results run after run with the same thread count.
+// A parallel_for issued from inside a worker runs serially on that worker (no nested fan-out).
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace routescope {
+
+class ThreadPool {
+public:
+    /// fn(begin, end, thread): the chunk [begin, end) handled by worker `thread` (0-based).
+    using ChunkFn = std::function<void(std::int64_t, std::int64_t, int)>;
+
+    /// threads <= 0 means one per hardware thread.
+    explicit ThreadPool(int threads = 1);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return n_threads_; }
+
+    /// Chunk t of [0, n) under static partitioning over `parts` chunks.
+    static std::int64_t chunk_begin(std::int64_t n, int t, int parts) { return n * t / parts; }
+
+    /// Runs fn over [0, n) in size() static chunks; fn is fn(begin, end) or fn(begin, end, thread).
+    /// Empty chunks are skipped. Exceptions from a chunk are rethrown on the caller (first chunk
+    /// index wins, so which error surfaces is deterministic too).
+    template <class F>
+    void parallel_for(std::int64_t n, F&& fn) {
+        if constexpr (std::is_invocable_v<F&, std::int64_t, std::int64_t, int>) {
+            run(n, ChunkFn(std::forward<F>(fn)));
+        } else {
+            run(n, ChunkFn([&fn](std::int64_t b, std::int64_t e, int) { fn(b, e); }));
+        }
+    }
+
+    /// A process-wide single-threaded pool, for callers that do not care about threads.
+    static ThreadPool& serial();
+
+private:
+    void run(std::int64_t n, const ChunkFn& fn);
+    void worker_loop(int index);
+
+    int n_threads_ = 1;
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    const ChunkFn* job_ = nullptr;
+    std::int64_t job_n_ = 0;
+    std::uint64_t generation_ = 0;
+    int pending_ = 0;
+    bool stop_ = false;
+    std::vector<std::exception_ptr> errors_;
+};
+
+}  // namespace routescope

@@ -1,0 +1,241 @@
+"""The run configuration of docs/config.md: defaults, validation, derived values.
+
+Every key has a default; a key that docs/config.md does not list is an error naming the key
+(`model.d_modle: unknown key`). Values are type-checked and enumerations are checked so that a typo
+never silently falls back to a default.
+"""
+import copy
+import json
+import math
+
+from .errors import ConfigError
+
+# (default, kind) per key. kind: "int", "float", "bool", "str", a trailing "?" allows null,
+# a tuple of strings is an enumeration, "betas" is a pair of floats. Defaults are docs/config.md's.
+SCHEMA = {
+    "model": {
+        "arch": ("bigs", ("bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp")),
+        "vocab_size": (30522, "int"),
+        "d_model": (256, "int"),
+        "n_layers": (4, "int"),
+        "d_inner": (None, "int?"),
+        "max_len": (512, "int"),
+        "type_embeddings": (False, "bool"),
+        "ln_eps": (1e-12, "float"),
+        "block_gelu": ("tanh", ("tanh", "erf")),
+        "n_heads": (None, "int?"),
+        "dropout": (0.1, "float"),
+        "init_std": (0.02, "float"),
+        "ssm": {
+            "n_modes": (64, "int"),
+            "n_kernels": (1, "int"),
+            "a_im_init": ("hippo", ("hippo", "lin", "inv")),
+            "dt_min": (0.01, "float"),
+            "dt_max": (1.0, "float"),
+        },
+        "n_labels": (0, "int"),
+        "pool": ("mean", ("mean", "first", "sentence")),
+    },
+    "tokenizer": {
+        "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece")),
+        "model": (None, "str?"),
+        "vocab_size": (8000, "int"),
+        "model_type": ("unigram", ("unigram", "bpe")),
+    },
+    "data": {
+        "task": (None, "str?"),
+        "train": (None, "str?"),
+        "valid": (None, "str?"),
+        "doc_sep": ("line", ("line", "blank")),
+        "seq_len": (128, "int"),
+    },
+    "train": {
+        "objective": ("mlm", ("mlm", "classify", "clm", "prefix_lm", "birdie")),
+        "mask_prob": (0.15, "float"),
+        "batch_size": (8, "int"),
+        "grad_accum": (1, "int"),
+        "steps": (1000, "int"),
+        "lr": (5e-4, "float"),
+        "ssm_lr": (None, "float?"),
+        "betas": ([0.9, 0.999], "betas"),
+        "eps": (1e-8, "float"),
+        "weight_decay": (0.01, "float"),
+        "warmup_steps": (100, "int"),
+        "schedule": ("cosine", ("cosine", "linear", "constant")),
+        "clip_grad_norm": (1.0, "float"),
+        "eval_every": (100, "int"),
+        "eval_batches": (4, "int"),
+        "checkpoint_every": (500, "int"),
+        "seed": (1234, "int"),
+        "threads": (0, "int"),
+    },
+}
+
+# The architectures this reference implements (MODELS.md, the BiGS paper's 2x2 ablation).
+REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert")
+
+
+def defaults():
+    """The full configuration with every default of docs/config.md."""
+
+    def build(schema):
+        return {k: build(v) if isinstance(v, dict) else copy.deepcopy(v[0]) for k, v in schema.items()}
+
+    return build(SCHEMA)
+
+
+def _check_value(path, value, kind):
+    if isinstance(kind, tuple):
+        if value not in kind:
+            raise ConfigError(f"{path}: '{value}' is not one of {', '.join(kind)}")
+        return value
+    nullable = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None:
+        if nullable:
+            return None
+        raise ConfigError(f"{path}: null is not allowed (expected {base})")
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{path}: expected true or false, got {json.dumps(value)}")
+        return value
+    if base == "int":
+        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
+            raise ConfigError(f"{path}: expected an integer, got {json.dumps(value)}")
+        return int(value)
+    if base == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{path}: expected a finite number, got {json.dumps(value)}")
+        return float(value)
+    if base == "str":
+        if not isinstance(value, str):
+            raise ConfigError(f"{path}: expected a string, got {json.dumps(value)}")
+        return value
+    if base == "betas":
+        if (not isinstance(value, (list, tuple)) or len(value) != 2
+                or any(isinstance(b, bool) or not isinstance(b, (int, float)) for b in value)):
+            raise ConfigError(f"{path}: expected a pair of numbers [beta1, beta2], got {json.dumps(value)}")
+        return [float(value[0]), float(value[1])]
+    raise AssertionError(kind)
+
+
+def _merge(path, schema, target, given):
+    if not isinstance(given, dict):
+        raise ConfigError(f"{path or '<root>'}: expected an object, got {json.dumps(given)}")
+    for key, value in given.items():
+        where = f"{path}.{key}" if path else key
+        if key not in schema:
+            raise ConfigError(f"{where}: unknown key")
+        if isinstance(schema[key], dict):
+            _merge(where, schema[key], target[key], value)
+        else:
+            target[key] = _check_value(where, value, schema[key][1])
+
+
+def _check_ranges(cfg):
+    m, s, t = cfg["model"], cfg["model"]["ssm"], cfg["train"]
+
+    def need(ok, key, what):
+        if not ok:
+            raise ConfigError(f"{key}: {what}")
+
+    for key in ("vocab_size", "d_model", "n_layers", "max_len"):
+        need(m[key] >= 1, f"model.{key}", f"must be at least 1, got {m[key]}")
+    need(m["d_inner"] is None or m["d_inner"] >= 1, "model.d_inner", "must be at least 1 or null")
+    need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
+    need(0 <= m["dropout"] < 1, "model.dropout", "must lie in [0, 1)")
+    need(m["init_std"] > 0, "model.init_std", "must be positive")
+    need(m["n_labels"] >= 0, "model.n_labels", "must be at least 0")
+    need(s["n_modes"] >= 1, "model.ssm.n_modes", "must be at least 1")
+    need(s["n_kernels"] >= 1, "model.ssm.n_kernels", "must be at least 1")
+    need(m["d_model"] % s["n_kernels"] == 0, "model.ssm.n_kernels",
+         f"must divide model.d_model={m['d_model']} (contiguous channel groups), got {s['n_kernels']}")
+    need(0 < s["dt_min"] <= s["dt_max"], "model.ssm.dt_min", "need 0 < dt_min <= dt_max")
+    if m["n_heads"] is not None:
+        need(m["n_heads"] >= 1 and m["d_model"] % m["n_heads"] == 0, "model.n_heads",
+             f"must be at least 1 and divide model.d_model={m['d_model']}, got {m['n_heads']}")
+    need(t["steps"] >= 0, "train.steps", "must be at least 0")
+    need(t["warmup_steps"] >= 0, "train.warmup_steps", "must be at least 0")
+    need(t["lr"] >= 0, "train.lr", "must be at least 0")
+    need(t["ssm_lr"] is None or t["ssm_lr"] >= 0, "train.ssm_lr", "must be at least 0 or null")
+    need(t["eps"] > 0, "train.eps", "must be positive")
+    need(all(0 <= b < 1 for b in t["betas"]), "train.betas", "each must lie in [0, 1)")
+    need(t["weight_decay"] >= 0, "train.weight_decay", "must be at least 0")
+    need(t["clip_grad_norm"] >= 0, "train.clip_grad_norm", "must be at least 0 (0 = off)")
+    need(0 <= t["mask_prob"] <= 1, "train.mask_prob", "must lie in [0, 1]")
+    need(t["batch_size"] >= 1, "train.batch_size", "must be at least 1")
+    need(t["grad_accum"] >= 1, "train.grad_accum", "must be at least 1")
+
+
+def parse(given):
+    """A full, validated configuration from a (possibly partial) dict or JSON text."""
+    if isinstance(given, (str, bytes)):
+        try:
+            given = json.loads(given)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"<json>: not valid JSON ({e})") from None
+    cfg = defaults()
+    _merge("", SCHEMA, cfg, given)
+    _check_ranges(cfg)
+    return cfg
+
+
+def load(path):
+    """parse() of a JSON file; errors name the file."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+    try:
+        return parse(text)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+def apply_override(cfg, assignment):
+    """`--set model.ssm.n_modes=32`: the value is JSON (numbers, true/false/null, lists) or a plain string."""
+    if "=" not in assignment:
+        raise ConfigError(f"--set {assignment}: expected key=value")
+    key, text = assignment.split("=", 1)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    nested = value
+    for part in reversed(key.split(".")):
+        nested = {part: nested}
+    merged = copy.deepcopy(cfg)
+    _merge("", SCHEMA, merged, nested)
+    _check_ranges(merged)
+    return merged
+
+
+# ---- derived values (MODELS.md)
+
+def d_inner(cfg):
+    """I: explicit, or 3d for gated blocks (bigs, gated_att), 4d for stack blocks (stack_ssm, bert)."""
+    m = cfg["model"]
+    if m["d_inner"] is not None:
+        return m["d_inner"]
+    return (3 if m["arch"] in ("bigs", "gated_att") else 4) * m["d_model"]
+
+
+def n_heads(cfg):
+    """Attention heads: explicit, or heads of width 64 (d/64, at least 1)."""
+    m = cfg["model"]
+    if m["n_heads"] is not None:
+        return m["n_heads"]
+    heads = max(1, m["d_model"] // 64)
+    if m["d_model"] % heads != 0:
+        raise ConfigError(f"model.n_heads: d_model={m['d_model']} is not a multiple of 64; set model.n_heads")
+    return heads
+
+
+def ssm_lr(cfg):
+    t = cfg["train"]
+    return t["lr"] if t["ssm_lr"] is None else t["ssm_lr"]
+
+
+def to_json(cfg):
+    return json.dumps(cfg, indent=2, sort_keys=False)

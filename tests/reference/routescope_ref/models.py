@@ -1,0 +1,297 @@
+"""The four architectures of the BiGS paper's 2x2 ablation, exactly as MODELS.md gives them.
+
+Notation: B batch, L padded length, d width, I intermediate width, V vocabulary. Activations are
+[B, L, d]; flip reverses the sequence axis over the full padded length L. LN is LayerNorm over d
+with eps = model.ln_eps. gelu is the block gelu (gelu_tanh by default, model.block_gelu); heads use
+gelu_erf. Dense layers have a bias. Init: normal(0, init_std) weights (embedding tables too), zero
+bias, LN scale 1 / bias 0; SSM parameters as ssm.py.
+
+Embeddings:  x = E_word[token] + E_pos[position] (+ E_type[segment]) -> LN -> dropout
+
+GATED/SSM (BiGS), pre-norm h <- h + F(LN(h)), X = LN(h):
+    V   = gelu(dv(X))                        U_f = gelu(du_forward(X))
+    U_b = gelu(du_backward(flip(X)))
+    Y_f = duc_forward(SSM_f(U_f))            Y_b = flip(duc_backward(SSM_b(U_b)))
+    F   = do( gelu(dol(Y_f * Y_b)) * V )
+  (no dropout and no attention mask inside the block; pads go through the SSMs)
+
+STACK/SSM (our reading of the paper's ablation, the one that matches its ~12 d^2 parameter count):
+    a1 = h  + Wo_f( SSM_f( Wi_f LN1(h) ) )
+    a2 = a1 + flip( Wo_b( SSM_b( Wi_b flip(LN2(a1)) ) ) )
+    h' = a2 + W2 gelu(W1 LN3(a2))            W1: d->I (I = 4d), W2: I->d
+
+GATED/ATT:  F = do( gelu(dol( duc(MHA(U)) )) * V ),  U = gelu(du(X)), V = gelu(dv(X))
+
+STACK/ATT (BERT, pre-norm):  h <- h + MHA(LN1(h));  h <- h + W2 gelu(W1 LN2(h))
+
+MHA: heads of width 64 unless model.n_heads; softmax(q k^T / sqrt(d_head)) with padding keys
+masked (probability exactly 0); dropout on the probabilities; output projection o.
+
+No final LN after the last block. Heads:
+    MLM:            logits = LN(gelu_erf(dense(h))) E_word^T + bias        (decoder tied to E_word)
+    classification: pool (masked mean | first) -> dense -> tanh -> dropout -> out
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import config as config_mod
+from .errors import ConfigError
+from .ssm import SSM
+
+
+def gelu(x, kind):
+    return F.gelu(x, approximate="tanh" if kind == "tanh" else "none")
+
+
+def flip(x):
+    """Reverse the sequence axis (dim 1) over the full padded length."""
+    return torch.flip(x, dims=[1])
+
+
+class Embeddings(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        self.word = nn.Embedding(m["vocab_size"], m["d_model"])
+        self.position = nn.Embedding(m["max_len"], m["d_model"])
+        self.type = nn.Embedding(2, m["d_model"]) if m["type_embeddings"] else None
+        self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
+        self.dropout = nn.Dropout(m["dropout"])
+
+    def forward(self, input_ids, token_type_ids=None):
+        L = input_ids.shape[1]
+        positions = torch.arange(L, device=input_ids.device)
+        x = self.word(input_ids) + self.position(positions)[None]
+        if self.type is not None:
+            if token_type_ids is None:
+                token_type_ids = torch.zeros_like(input_ids)
+            x = x + self.type(token_type_ids)
+        return self.dropout(self.norm(x))
+
+
+class MultiHeadAttention(nn.Module):
+    """Bidirectional multi-head self-attention; padding keys are masked."""
+
+    def __init__(self, d_model, n_heads, dropout):
+        super().__init__()
+        self.n_heads = n_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.o = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, key_valid):
+        B, L, d = x.shape
+        h, dh = self.n_heads, d // self.n_heads
+
+        def heads(t):
+            return t.view(B, L, h, dh).transpose(1, 2)  # [B, h, L, dh]
+
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # [B, h, Lq, Lk]
+        scores = scores.masked_fill(~key_valid[:, None, None, :], float("-inf"))
+        probs = self.dropout(torch.softmax(scores, dim=-1))
+        ctx = (probs @ v).transpose(1, 2).reshape(B, L, d)
+        return self.o(ctx)
+
+
+def _ssm(cfg):
+    m, s = cfg["model"], cfg["model"]["ssm"]
+    return SSM(m["d_model"], s["n_kernels"], s["n_modes"], s["a_im_init"], s["dt_min"], s["dt_max"])
+
+
+class GatedSSMBlock(nn.Module):
+    """GATED/SSM: the BiGS block."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        d, inner = m["d_model"], config_mod.d_inner(cfg)
+        self.act = m["block_gelu"]
+        self.norm = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.dv = nn.Linear(d, inner)
+        self.du_forward = nn.Linear(d, d)
+        self.du_backward = nn.Linear(d, d)
+        self.duc_forward = nn.Linear(d, d)
+        self.duc_backward = nn.Linear(d, d)
+        self.dol = nn.Linear(d, inner)
+        self.do = nn.Linear(inner, d)
+        self.ssm_forward = _ssm(cfg)
+        self.ssm_backward = _ssm(cfg)
+
+    def forward(self, h, key_valid):
+        del key_valid  # MODELS.md: no attention mask inside the BiGS block
+        X = self.norm(h)
+        V = gelu(self.dv(X), self.act)
+        U_f = gelu(self.du_forward(X), self.act)
+        U_b = gelu(self.du_backward(flip(X)), self.act)
+        Y_f = self.duc_forward(self.ssm_forward(U_f))
+        Y_b = flip(self.duc_backward(self.ssm_backward(U_b)))
+        return h + self.do(gelu(self.dol(Y_f * Y_b), self.act) * V)
+
+
+class StackSSMBlock(nn.Module):
+    """STACK/SSM: a transformer layer whose attention is two sequential SSM blocks."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        d, inner = m["d_model"], config_mod.d_inner(cfg)
+        self.act = m["block_gelu"]
+        self.norm1 = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.wi_forward = nn.Linear(d, d)
+        self.ssm_forward = _ssm(cfg)
+        self.wo_forward = nn.Linear(d, d)
+        self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.wi_backward = nn.Linear(d, d)
+        self.ssm_backward = _ssm(cfg)
+        self.wo_backward = nn.Linear(d, d)
+        self.norm3 = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.ffn1 = nn.Linear(d, inner)
+        self.ffn2 = nn.Linear(inner, d)
+
+    def forward(self, h, key_valid):
+        del key_valid  # as the BiGS block: pads go through the SSMs
+        a1 = h + self.wo_forward(self.ssm_forward(self.wi_forward(self.norm1(h))))
+        a2 = a1 + flip(self.wo_backward(self.ssm_backward(self.wi_backward(flip(self.norm2(a1))))))
+        return a2 + self.ffn2(gelu(self.ffn1(self.norm3(a2)), self.act))
+
+
+class GatedAttBlock(nn.Module):
+    """GATED/ATT: the gated block with one bidirectional MHA in place of the two SSM branches."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        d, inner = m["d_model"], config_mod.d_inner(cfg)
+        self.act = m["block_gelu"]
+        self.norm = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.dv = nn.Linear(d, inner)
+        self.du = nn.Linear(d, d)
+        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"])
+        self.duc = nn.Linear(d, d)
+        self.dol = nn.Linear(d, inner)
+        self.do = nn.Linear(inner, d)
+
+    def forward(self, h, key_valid):
+        X = self.norm(h)
+        V = gelu(self.dv(X), self.act)
+        U = gelu(self.du(X), self.act)
+        return h + self.do(gelu(self.dol(self.duc(self.attn(U, key_valid))), self.act) * V)
+
+
+class StackAttBlock(nn.Module):
+    """STACK/ATT: the pre-norm BERT layer."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        d, inner = m["d_model"], config_mod.d_inner(cfg)
+        self.act = m["block_gelu"]
+        self.norm1 = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"])
+        self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.ffn1 = nn.Linear(d, inner)
+        self.ffn2 = nn.Linear(inner, d)
+
+    def forward(self, h, key_valid):
+        h = h + self.attn(self.norm1(h), key_valid)
+        return h + self.ffn2(gelu(self.ffn1(self.norm2(h)), self.act))
+
+
+BLOCKS = {"bigs": GatedSSMBlock, "stack_ssm": StackSSMBlock, "gated_att": GatedAttBlock, "bert": StackAttBlock}
+
+
+class MLMHead(nn.Module):
+    """dense d->d -> gelu_erf -> LN -> tied E_word (+ bias [V]); the decoder weight is not a parameter."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        self.dense = nn.Linear(m["d_model"], m["d_model"])
+        self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
+        self.bias = nn.Parameter(torch.zeros(m["vocab_size"]))
+
+    def forward(self, h, word_weight):
+        return F.linear(self.norm(gelu(self.dense(h), "erf")), word_weight, self.bias)
+
+
+class ClassifierHead(nn.Module):
+    """pool -> dense d->d -> tanh -> dropout -> linear d->labels."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        if m["pool"] == "sentence":
+            raise ConfigError("model.pool: 'sentence' is the S-LSTM sentence node; "
+                                         "the BiGS family pools by 'mean' or 'first'")
+        self.pool_kind = m["pool"]
+        self.pool = nn.Linear(m["d_model"], m["d_model"])
+        self.dropout = nn.Dropout(m["dropout"])
+        self.out = nn.Linear(m["d_model"], m["n_labels"])
+
+    def forward(self, h, key_valid):
+        if self.pool_kind == "first":
+            pooled = h[:, 0]
+        else:  # mean over non-pad tokens
+            w = key_valid.to(h.dtype)[:, :, None]
+            pooled = (h * w).sum(dim=1) / w.sum(dim=1)
+        return self.out(self.dropout(torch.tanh(self.pool(pooled))))
+
+
+class Model(nn.Module):
+    """Embeddings + n_layers blocks + MLM head (+ classification head when n_labels > 0).
+
+    state_dict() names are the checkpoint names of CHECKPOINT_FORMAT.md / tests/reference/README.md.
+    """
+
+    def __init__(self, cfg):
+        super().__init__()
+        m = cfg["model"]
+        if m["arch"] not in BLOCKS:
+            raise ConfigError(f"model.arch: '{m['arch']}' is not implemented by the reference "
+                                         f"(one of {', '.join(BLOCKS)})")
+        self.cfg = cfg
+        self.embeddings = Embeddings(cfg)
+        self.layers = nn.ModuleList([BLOCKS[m["arch"]](cfg) for _ in range(m["n_layers"])])
+        self.mlm = MLMHead(cfg)
+        self.classifier = ClassifierHead(cfg) if m["n_labels"] > 0 else None
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self):
+        std = self.cfg["model"]["init_std"]
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                module.weight.normal_(0.0, std)
+                if getattr(module, "bias", None) is not None:
+                    module.bias.zero_()
+            elif isinstance(module, nn.LayerNorm):
+                module.weight.fill_(1.0)
+                module.bias.zero_()
+            elif isinstance(module, SSM):
+                module.reset_parameters()
+        self.mlm.bias.zero_()
+
+    def encode(self, input_ids, lengths, token_type_ids=None):
+        """Final hidden states [B, L, d] and the validity mask [B, L] (position < length)."""
+        L = input_ids.shape[1]
+        if L > self.cfg["model"]["max_len"]:
+            raise ValueError(f"sequence length {L} exceeds model.max_len={self.cfg['model']['max_len']}")
+        key_valid = torch.arange(L, device=input_ids.device)[None, :] < lengths[:, None]
+        h = self.embeddings(input_ids, token_type_ids)
+        for layer in self.layers:
+            h = layer(h, key_valid)
+        return h, key_valid
+
+    def mlm_logits(self, h):
+        return self.mlm(h, self.embeddings.word.weight)
+
+    def class_logits(self, h, key_valid):
+        if self.classifier is None:
+            raise ValueError("classification needs model.n_labels > 0")
+        return self.classifier(h, key_valid)

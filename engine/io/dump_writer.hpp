@@ -1,0 +1,87 @@
+#pragma once
+// Streaming writer of DUMP_FORMAT.md version 1. Memory is independent of S: each example's rows are
+// written as they come (one example per chunk). The file is written under a temporary name in the
+// target directory and renamed only by finish(), so a crash or an error never leaves a partial file
+// under the final name.
+#include <H5Cpp.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace routescope {
+
+struct DumpSpec {
+    std::string arch = "external";  ///< DUMP_FORMAT.md /model arch
+    std::string name;
+    int n_layers = 0;
+    int d_model = 0;
+    std::string config_json;        ///< optional
+    std::string checkpoint;         ///< optional
+    std::string checkpoint_sha256;  ///< optional
+    std::string producer = "routescope";
+
+    int examples = 0;  ///< S
+    int length = 0;    ///< L (padded)
+    std::vector<int> layers;          ///< which /layers/<l> hold hidden states
+    bool sentence = false;            ///< write /layers/<l>/sentence
+    std::vector<std::string> gates;   ///< gate names written for every layer ≥ 1
+    int gate_channels = 0;            ///< k
+    bool float16 = false;             ///< float16 instead of float32 for float datasets
+    bool labels = false;
+    bool predictions = false;
+    bool text = false;
+    std::vector<std::string> attributes;  ///< /data/attributes/<name>
+    std::vector<std::string> vocab;       ///< /vocab (empty: not written)
+};
+
+struct ExampleRecord {
+    std::vector<std::int32_t> tokens;  ///< L ids (padding after `length`)
+    int length = 0;
+    std::int32_t label = 0;
+    std::int32_t prediction = 0;
+    std::string text;
+    std::vector<double> attributes;  ///< in DumpSpec::attributes order
+};
+
+class DumpWriter {
+public:
+    DumpWriter(std::string final_path, DumpSpec spec);
+    ~DumpWriter();
+    DumpWriter(const DumpWriter&) = delete;
+    DumpWriter& operator=(const DumpWriter&) = delete;
+
+    const DumpSpec& spec() const { return spec_; }
+    void write_example(int s, const ExampleRecord& record);
+    void write_hidden(int layer, int s, const float* rows /*[L, d]*/);
+    void write_sentence(int layer, int s, const float* vec /*[d]*/);
+    void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);
+    void write_kernel(int layer, const std::vector<float>& forward, const std::vector<float>& backward,
+                      double d_forward, double d_backward);
+    void write_mixing(int layer, const float* w, int n);
+    /// Flushes, closes and renames the temporary file to the final path.
+    void finish();
+
+    const std::string& final_path() const { return final_path_; }
+    const std::string& temp_path() const { return temp_path_; }
+
+private:
+    std::string final_path_, temp_path_;
+    DumpSpec spec_;
+    H5::H5File file_;
+    H5::DataType float_type_;
+    std::map<std::string, H5::DataSet> sets_;
+    bool finished_ = false;
+
+    H5::DataSet& dataset(const std::string& path);
+    void create_float(const std::string& path, const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk);
+    void write_row(const std::string& path, int s, const void* data, const H5::DataType& mem_type);
+    [[noreturn]] void fail(const std::string& what, const H5::Exception& e) const;
+};
+
+/// HDF5's IEEE half-precision type (HDF5 1.10 has no predefined one; numpy's float16 layout).
+H5::FloatType float16_type();
+
+}  // namespace routescope

@@ -1,0 +1,206 @@
+#include "engine/io/file_info.hpp"
+
+#include <H5Cpp.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+#include "engine/io/h5_file.hpp"
+
+namespace routescope {
+
+std::string DatasetInfo::shape_text() const {
+    std::vector<hsize_t> s(shape.begin(), shape.end());
+    return h5::shape_text(s);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1000 && u < 4) {
+        v /= 1000;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+namespace {
+
+std::optional<DatasetInfo> dataset_info(const H5::Group& root, const std::string& rel) {
+    if (!h5::is_dataset(root, rel)) return std::nullopt;
+    H5::DataSet ds = root.openDataSet(rel);
+    DatasetInfo info;
+    info.path = "/" + rel;
+    info.dtype = h5::type_name(ds.getDataType());
+    for (auto d : h5::shape_of(ds)) info.shape.push_back(d);
+    return info;
+}
+
+bool layer_index(const std::string& name, int& out) {
+    if (name.empty() || name.size() > 9 || (name.size() > 1 && name[0] == '0')) return false;
+    if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    out = std::stoi(name);
+    return true;
+}
+
+void read_dump(const H5::H5File& f, FileInfo& info) {
+    if (h5::is_group(f, "model")) {
+        H5::Group m = f.openGroup("model");
+        info.arch = h5::read_string_attr(m, "arch").value_or("");
+        info.name = h5::read_string_attr(m, "name").value_or("");
+        info.n_layers = h5::read_int_attr(m, "n_layers").value_or(0);
+        info.d_model = h5::read_int_attr(m, "d_model").value_or(0);
+        info.config_json = h5::read_string_attr(m, "config").value_or("");
+        info.checkpoint = h5::read_string_attr(m, "checkpoint").value_or("");
+        info.checkpoint_sha256 = h5::read_string_attr(m, "checkpoint_sha256").value_or("");
+    }
+    if (auto tokens = dataset_info(f, "data/tokens"); tokens && tokens->shape.size() == 2) {
+        info.examples = tokens->shape[0];
+        info.length = tokens->shape[1];
+    }
+    if (h5::is_group(f, "data")) {
+        H5::Group data = f.openGroup("data");
+        for (const auto& name : h5::children(data)) {
+            if (auto ds = dataset_info(f, "data/" + name)) info.data.push_back(*ds);
+        }
+        if (h5::is_group(f, "data/attributes"))
+            for (const auto& name : h5::children(f.openGroup("data/attributes")))
+                if (auto ds = dataset_info(f, "data/attributes/" + name)) info.data.push_back(*ds);
+    }
+    if (auto vocab = dataset_info(f, "vocab"); vocab && vocab->shape.size() == 1) info.vocab = vocab->shape[0];
+    if (h5::is_group(f, "layers")) {
+        for (const auto& name : h5::children(f.openGroup("layers"))) {
+            LayerInfo layer;
+            if (!layer_index(name, layer.index) || !h5::is_group(f, "layers/" + name)) continue;
+            const std::string base = "layers/" + name;
+            layer.hidden = dataset_info(f, base + "/hidden");
+            layer.sentence = dataset_info(f, base + "/sentence");
+            layer.example_index = dataset_info(f, base + "/example_index");
+            if (h5::is_group(f, base + "/gates"))
+                for (const auto& g : h5::children(f.openGroup(base + "/gates")))
+                    if (auto ds = dataset_info(f, base + "/gates/" + g)) layer.gates.push_back(*ds);
+            info.layers.push_back(std::move(layer));
+        }
+        std::sort(info.layers.begin(), info.layers.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    }
+    if (h5::is_group(f, "kernels")) {
+        for (const auto& name : h5::children(f.openGroup("kernels"))) {
+            KernelInfo k;
+            if (!layer_index(name, k.index) || !h5::is_group(f, "kernels/" + name)) continue;
+            k.forward = dataset_info(f, "kernels/" + name + "/forward");
+            k.backward = dataset_info(f, "kernels/" + name + "/backward");
+            H5::Group g = f.openGroup("kernels/" + name);
+            k.d_forward = h5::read_float_attr(g, "D_forward");
+            k.d_backward = h5::read_float_attr(g, "D_backward");
+            info.kernels.push_back(std::move(k));
+        }
+        std::sort(info.kernels.begin(), info.kernels.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    }
+    if (h5::is_group(f, "mixing"))
+        for (const auto& name : h5::children(f.openGroup("mixing")))
+            if (auto ds = dataset_info(f, "mixing/" + name)) info.mixing.push_back(*ds);
+}
+
+void read_checkpoint(const H5::H5File& f, FileInfo& info) {
+    if (h5::is_group(f, "config")) {
+        info.config_json = h5::read_string_attr(f.openGroup("config"), "json").value_or("");
+        const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
+        if (!cfg.is_discarded() && cfg.contains("model") && cfg["model"].is_object()) {
+            const auto& m = cfg["model"];
+            if (m.contains("arch") && m["arch"].is_string()) info.arch = m["arch"];
+            if (m.contains("d_model") && m["d_model"].is_number_integer()) info.d_model = m["d_model"];
+            if (m.contains("n_layers") && m["n_layers"].is_number_integer()) info.n_layers = m["n_layers"];
+        }
+    }
+    if (h5::is_group(f, "params")) {
+        for (const auto& name : h5::children(f.openGroup("params"))) {
+            auto ds = dataset_info(f, "params/" + name);
+            if (!ds) continue;
+            std::uint64_t n = 1;
+            for (auto d : ds->shape) n *= d;
+            info.parameter_count += n;
+            info.params.push_back(*ds);
+        }
+    }
+    if (h5::is_group(f, "tokenizer")) info.tokenizer_kind = h5::read_string_attr(f.openGroup("tokenizer"), "kind").value_or("");
+    if (h5::is_group(f, "train")) info.train_step = h5::read_int_attr(f.openGroup("train"), "step");
+}
+
+}  // namespace
+
+FileInfo read_file_info(const std::string& path) {
+    H5::H5File f = h5::open_read(path);
+    FileInfo info;
+    info.file = path;
+    std::error_code ec;
+    info.file_size = std::filesystem::file_size(path, ec);
+    const std::string format = h5::read_string_attr(f, "format").value_or("");
+    info.kind = format == "routescope-checkpoint" ? FileKind::Checkpoint
+                : format == "routescope-dump"     ? FileKind::Dump
+                                                  : FileKind::Unknown;
+    info.format_version = h5::read_int_attr(f, "format_version").value_or(0);
+    info.producer = h5::read_string_attr(f, "producer").value_or("");
+    info.created = h5::read_string_attr(f, "created").value_or("");
+    try {
+        if (info.kind == FileKind::Checkpoint) read_checkpoint(f, info);
+        else read_dump(f, info);
+    } catch (const H5::Exception& e) {
+        throw FormatError(path + ": cannot read its structure: " + e.getDetailMsg());
+    }
+    return info;
+}
+
+std::string summary_text(const FileInfo& info) {
+    std::ostringstream s;
+    s << info.file << "\n";
+    s << "  kind:      " << file_kind_name(info.kind) << " (format version " << info.format_version << "), "
+      << human_bytes(info.file_size) << "\n";
+    if (!info.producer.empty()) s << "  producer:  " << info.producer << "\n";
+    if (!info.created.empty()) s << "  created:   " << info.created << "\n";
+    s << "  model:     " << (info.name.empty() ? "(unnamed)" : info.name) << " — arch " << info.arch << ", "
+      << info.n_layers << " layers, d_model " << info.d_model << "\n";
+    if (!info.checkpoint.empty()) s << "  from:      " << info.checkpoint << "\n";
+    if (info.kind == FileKind::Checkpoint) {
+        s << "  params:    " << info.params.size() << " tensors, " << info.parameter_count << " values\n";
+        s << "  tokenizer: " << (info.tokenizer_kind.empty() ? "(none)" : info.tokenizer_kind) << "\n";
+        if (info.train_step) s << "  resumable: step " << *info.train_step << "\n";
+        for (const auto& p : info.params) s << "    " << p.path << "  " << p.dtype << " " << p.shape_text() << "\n";
+        return s.str();
+    }
+    s << "  examples:  S = " << info.examples << ", padded length L = " << info.length;
+    if (info.vocab) s << ", vocabulary " << info.vocab;
+    s << "\n  data:     ";
+    for (const auto& d : info.data) s << " " << d.path.substr(6) << " (" << d.dtype << " " << d.shape_text() << ")";
+    s << "\n  layers:    " << info.layers.size() << " stored\n";
+    for (const auto& l : info.layers) {
+        s << "    " << l.index << ":";
+        if (l.hidden) s << " hidden " << l.hidden->dtype << " " << l.hidden->shape_text();
+        if (l.sentence) s << ", sentence";
+        if (l.example_index && !l.example_index->shape.empty())
+            s << ", " << l.example_index->shape[0] << " examples (example_index)";
+        if (!l.gates.empty()) {
+            s << ", gates";
+            for (const auto& g : l.gates) s << " " << g.path.substr(g.path.rfind('/') + 1) << g.shape_text();
+        }
+        s << "\n";
+    }
+    if (!info.kernels.empty()) {
+        s << "  kernels:   " << info.kernels.size() << " layers (";
+        for (std::size_t i = 0; i < info.kernels.size(); ++i) s << (i ? ", " : "") << info.kernels[i].index;
+        s << ")";
+        if (info.kernels[0].forward && !info.kernels[0].forward->shape.empty())
+            s << ", length " << info.kernels[0].forward->shape[0];
+        s << "\n";
+    }
+    if (!info.mixing.empty()) s << "  mixing:    " << info.mixing.size() << " spatial matrices\n";
+    return s.str();
+}
+
+}  // namespace routescope

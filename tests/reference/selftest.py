@@ -469,6 +469,27 @@ class ParityCli(unittest.TestCase):
         for pool in ("mean", "first"):
             self.run_arch("bert", classify=True, pool=pool)
 
+    def test_resume_continues_the_same_trajectory(self):
+        """6 straight steps = 3 steps, a checkpoint with /train (params, moments, step), --resume 3 more."""
+        d = self.dir.name
+        straight = self.run_arch("stack_ssm", float64=True)
+        cfg = tiny_config("stack_ssm")
+        ck, bt = os.path.join(d, "stack_ssm.ckpt.h5"), os.path.join(d, "stack_ssm.batch.h5")
+        half, rest = os.path.join(d, "half.h5"), os.path.join(d, "rest.h5")
+        self.assertEqual(self.parity.main(["--checkpoint", ck, "--batch", bt, "--out", half, "--steps", "3", "--float64"]), 0)
+        mid = os.path.join(d, "mid.ckpt.h5")
+        with h5py.File(half) as f:
+            params = {n: f["params_after"][n][()] for n in f["params_after"]}
+            train = {"step": 3, "adam_m": {n: f["adam_m"][n][()] for n in params},
+                     "adam_v": {n: f["adam_v"][n][()] for n in params}}
+        checkpoint.write(mid, cfg, params, train=train)
+        self.assertEqual(self.parity.main(["--checkpoint", mid, "--batch", bt, "--out", rest, "--steps", "3",
+                                           "--float64", "--resume"]), 0)
+        with h5py.File(straight) as a, h5py.File(rest) as b:
+            np.testing.assert_allclose(b["step_lrs"][()], a["step_lrs"][3:], rtol=1e-12)
+            # the checkpoint stores float32, so the resumed run starts from rounded parameters
+            np.testing.assert_allclose(b["step_losses"][()], a["step_losses"][3:], rtol=1e-5)
+
     def test_bad_checkpoint_exits_2_with_a_message(self):
         bad = os.path.join(self.dir.name, "bad.ckpt.h5")
         with open(bad, "w") as f:

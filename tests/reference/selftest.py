@@ -5,7 +5,6 @@ form, finite differences, the numbers MODELS.md prints). Run by CTest as `refere
 
     /usr/bin/python3 tests/reference/selftest.py [-v] [TestCase.test_name]
 """
-import copy
 import json
 import math
 import os
@@ -489,6 +488,23 @@ class ParityCli(unittest.TestCase):
             np.testing.assert_allclose(b["step_lrs"][()], a["step_lrs"][3:], rtol=1e-12)
             # the checkpoint stores float32, so the resumed run starts from rounded parameters
             np.testing.assert_allclose(b["step_losses"][()], a["step_losses"][3:], rtol=1e-5)
+
+    def test_bench_train_prints_one_json_line_of_throughput(self):
+        import contextlib
+        import io
+        import bench_train
+        run_json = os.path.join(self.dir.name, "bench.json")
+        cfg = tiny_config("bigs")
+        cfg["data"]["seq_len"], cfg["train"]["batch_size"] = 16, 2
+        with open(run_json, "w") as f:
+            json.dump(cfg, f)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(bench_train.main(["--config", run_json, "--steps", "2", "--warmup", "1", "--threads", "1"]), 0)
+        result = json.loads(out.getvalue())
+        self.assertEqual(result["tokens_per_step"], 32)
+        self.assertGreater(result["tokens_per_s"], 0)
+        self.assertTrue(math.isfinite(result["final_loss"]))
 
     def test_bad_checkpoint_exits_2_with_a_message(self):
         bad = os.path.join(self.dir.name, "bad.ckpt.h5")

@@ -13,7 +13,6 @@ unexpected parameter, a shape that disagrees with /config, an unknown format_ver
 non-finite value; a malformed file is a CheckpointError, never a crash.
 """
 import datetime
-import json
 import os
 
 import h5py

@@ -1,0 +1,44 @@
+#include "analysis/csv_table.hpp"
+
+#include <cstdio>
+
+namespace routescope::analysis {
+namespace {
+
+std::string quote(const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string cell(const nlohmann::json& value) {
+    if (value.is_string()) return quote(value.get<std::string>());
+    if (value.is_null()) return "";
+    if (value.is_number_float()) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.17g", value.get<double>());  // round-trips a double
+        return buffer;
+    }
+    return quote(value.dump());
+}
+
+}  // namespace
+
+std::string CsvTable::to_csv() const {
+    std::string out;
+    for (std::size_t i = 0; i < columns.size(); ++i)
+        out += (i ? "," : "") + quote(columns[i]);
+    out += "\n";
+    for (const auto& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i)
+            out += (i ? "," : "") + cell(row[i]);
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace routescope::analysis

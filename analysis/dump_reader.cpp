@@ -1,0 +1,369 @@
+#include "analysis/dump_reader.hpp"
+
+#include <H5Cpp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "analysis/hdf5_lock.hpp"
+#include "engine/core/error.hpp"
+#include "engine/io/h5_file.hpp"
+#include "engine/io/validation.hpp"
+
+namespace routescope::analysis {
+
+struct DumpReader::Impl {
+    H5::H5File file;
+};
+
+namespace {
+
+/// Reads the hyperslab [start, start + count) of a float dataset into `out` as float (HDF5
+/// converts float16/float64), then rejects NaN/Inf as DUMP_FORMAT.md asks of readers.
+void read_slab(const H5::DataSet& ds, const std::string& file, const std::string& path,
+               const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, float* out) {
+    H5::DataSpace space = ds.getSpace();
+    space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data());
+    hsize_t n = 1;
+    for (hsize_t c : count)
+        n *= c;
+    H5::DataSpace memory(1, &n);
+    try {
+        ds.read(out, H5::PredType::NATIVE_FLOAT, memory, space);
+    } catch (const H5::Exception&) {
+        throw IoError(file + ": cannot read " + path + ": " + h5::error_stack_text());
+    }
+    for (hsize_t i = 0; i < n; ++i) {
+        if (!std::isfinite(out[i])) {
+            std::string where;
+            hsize_t rest = i;
+            std::vector<hsize_t> index(count.size());
+            for (std::size_t a = count.size(); a-- > 0;) {
+                index[a] = start[a] + rest % count[a];
+                rest /= count[a];
+            }
+            for (std::size_t a = 0; a < index.size(); ++a) {
+                if (a) where += ", ";
+                where += std::to_string(index[a]);
+            }
+            throw FormatError(file + ": " + path + " holds NaN or Inf at [" + where +
+                              "]; DUMP_FORMAT.md asks readers to reject non-finite values");
+        }
+    }
+}
+
+std::vector<std::int64_t> read_int_dataset(const H5::H5File& file, const std::string& path) {
+    return h5::read_ints(file.openDataSet(path));
+}
+
+}  // namespace
+
+DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+    Hdf5Lock lock;
+    h5::quiet_errors();
+    ValidateOptions options;
+    options.scan_values = false;  // structure only: the values we read are checked as we read them
+    options.max_violations = 5;
+    const ValidationReport report = validate_dump(path, options);
+    if (!report.readable) {
+        throw IoError(path + ": " +
+                      (report.violations.empty() ? "unreadable" : report.violations.front().found));
+    }
+    if (!report.violations.empty()) {
+        std::string text = path + ": not a valid dump (DUMP_FORMAT.md v1):";
+        for (const auto& v : report.violations)
+            text += "\n  " + v.text();
+        throw FormatError(text);
+    }
+    impl_->file = h5::open_read(path);
+    H5::H5File& file = impl_->file;
+
+    H5::Group model = file.openGroup("model");
+    arch_ = h5::read_string_attr(model, "arch").value_or("");
+    name_ = h5::read_string_attr(model, "name").value_or("");
+    n_layers_ = h5::read_int_attr(model, "n_layers").value_or(0);
+    d_ = h5::read_int_attr(model, "d_model").value_or(0);
+
+    const auto token_shape = h5::shape_of(file.openDataSet("data/tokens"));
+    S_ = static_cast<std::int64_t>(token_shape[0]);
+    L_ = static_cast<std::int64_t>(token_shape[1]);
+    lengths_ = read_int_dataset(file, "data/lengths");
+    for (std::size_t i = 0; i < lengths_.size(); ++i) {
+        // A zero-length example has no token to sample and no token matrix: the format forbids it.
+        if (lengths_[i] < 1 || lengths_[i] > L_)
+            throw FormatError(path + ": /data/lengths[" + std::to_string(i) +
+                              "] = " + std::to_string(lengths_[i]) +
+                              " is outside 1..L=" + std::to_string(L_));
+    }
+    if (h5::is_dataset(file, "data/labels")) labels_ = read_int_dataset(file, "data/labels");
+    if (h5::is_dataset(file, "data/predictions"))
+        predictions_ = read_int_dataset(file, "data/predictions");
+
+    if (h5::is_group(file, "layers")) {
+        H5::Group group = file.openGroup("layers");
+        for (const auto& name : h5::children(group)) {
+            LayerInfo info;
+            info.index = std::stoi(name);
+            const std::string base = "layers/" + name;
+            if (!h5::is_dataset(file, base + "/hidden"))
+                continue;  // the validator names a missing hidden; a layer without one is unusable
+            info.rows =
+                static_cast<std::int64_t>(h5::shape_of(file.openDataSet(base + "/hidden"))[0]);
+            info.has_sentence = h5::is_dataset(file, base + "/sentence");
+            if (h5::is_group(file, base + "/gates"))
+                info.gates = h5::children(file.openGroup(base + "/gates"));
+            std::vector<std::int64_t> index;
+            if (h5::is_dataset(file, base + "/example_index")) {
+                index = read_int_dataset(file, base + "/example_index");
+                for (std::size_t i = 0; i < index.size(); ++i)
+                    if (index[i] < 0 || index[i] >= S_)
+                        throw FormatError(path + ": /" + base + "/example_index[" +
+                                          std::to_string(i) + "] = " + std::to_string(index[i]) +
+                                          " is outside 0..S-1");
+            } else {
+                index.resize(static_cast<std::size_t>(S_));
+                std::iota(index.begin(), index.end(), std::int64_t{0});
+            }
+            example_index_[info.index] = std::move(index);
+            layers_[info.index] = std::move(info);
+        }
+    }
+    fingerprint_ = fingerprint_file(path);
+}
+
+DumpReader::~DumpReader() {
+    Hdf5Lock lock;  // closing the file is an HDF5 call too
+    impl_.reset();
+}
+
+std::vector<int> DumpReader::layers() const {
+    std::vector<int> out;
+    for (const auto& [index, info] : layers_)
+        out.push_back(index);
+    return out;
+}
+
+const LayerInfo& DumpReader::layer(int index) const {
+    auto it = layers_.find(index);
+    if (it == layers_.end()) {
+        std::string present;
+        for (int l : layers()) {
+            if (!present.empty()) present += ", ";
+            present += std::to_string(l);
+        }
+        throw ConfigError(
+            path_ + ": layer " + std::to_string(index) +
+            " is not in the dump (layers present: " + (present.empty() ? "none" : present) + ")");
+    }
+    return it->second;
+}
+
+const std::vector<std::int64_t>& DumpReader::example_of_row(int index) const {
+    layer(index);
+    return example_index_.at(index);
+}
+
+std::vector<std::int64_t> DumpReader::row_lengths(int index) const {
+    const auto& examples = example_of_row(index);
+    std::vector<std::int64_t> out(examples.size());
+    for (std::size_t i = 0; i < examples.size(); ++i)
+        out[i] = lengths_[static_cast<std::size_t>(examples[i])];
+    return out;
+}
+
+const std::vector<std::int64_t>& DumpReader::labels() const {
+    if (!labels_) throw ConfigError(path_ + ": the dump has no /data/labels");
+    return *labels_;
+}
+
+const std::vector<std::int64_t>& DumpReader::predictions() const {
+    if (!predictions_) throw ConfigError(path_ + ": the dump has no /data/predictions");
+    return *predictions_;
+}
+
+std::vector<std::string> DumpReader::attribute_names() const {
+    Hdf5Lock lock;
+    if (!h5::is_group(impl_->file, "data/attributes")) return {};
+    return h5::children(impl_->file.openGroup("data/attributes"));
+}
+
+std::vector<double> DumpReader::attribute(const std::string& name) const {
+    Hdf5Lock lock;
+    const std::string path = "data/attributes/" + name;
+    if (!h5::is_dataset(impl_->file, path)) {
+        std::string present;
+        if (h5::is_group(impl_->file, "data/attributes"))
+            for (const auto& n : h5::children(impl_->file.openGroup("data/attributes"))) {
+                if (!present.empty()) present += ", ";
+                present += n;
+            }
+        throw ConfigError(path_ + ": no attribute /" + path +
+                          " (attributes present: " + (present.empty() ? "none" : present) + ")");
+    }
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    std::vector<double> out(static_cast<std::size_t>(S_));
+    ds.read(out.data(), H5::PredType::NATIVE_DOUBLE);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (!std::isfinite(out[i]))
+            throw FormatError(path_ + ": /" + path + " holds NaN or Inf at [" + std::to_string(i) +
+                              "]");
+    return out;
+}
+
+bool DumpReader::has_text() const {
+    Hdf5Lock lock;
+    return h5::is_dataset(impl_->file, "data/text");
+}
+
+std::vector<std::string> DumpReader::text() const {
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, "data/text")) return {};
+    return h5::read_strings(impl_->file.openDataSet("data/text"));
+}
+
+std::vector<std::string> DumpReader::vocab() const {
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, "vocab")) return {};
+    return h5::read_strings(impl_->file.openDataSet("vocab"));
+}
+
+std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
+    Hdf5Lock lock;
+    H5::DataSet ds = impl_->file.openDataSet("data/tokens");
+    H5::DataSpace space = ds.getSpace();
+    const hsize_t start[2] = {static_cast<hsize_t>(example), 0};
+    const hsize_t count[2] = {1, static_cast<hsize_t>(L_)};
+    space.selectHyperslab(H5S_SELECT_SET, count, start);
+    H5::DataSpace memory(1, &count[1]);
+    std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
+    ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    return out;
+}
+
+RowMatrixF DumpReader::hidden_row(int index, std::int64_t row) const {
+    const LayerInfo& info = layer(index);
+    if (row < 0 || row >= info.rows)
+        throw ConfigError(path_ + ": row " + std::to_string(row) + " outside layer");
+    const std::int64_t n =
+        lengths_[static_cast<std::size_t>(example_index_.at(index)[static_cast<std::size_t>(row)])];
+    RowMatrixF out(n, d_);
+    Hdf5Lock lock;
+    const std::string path = "/layers/" + std::to_string(index) + "/hidden";
+    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
+              {1, static_cast<hsize_t>(n), static_cast<hsize_t>(d_)}, out.data());
+    return out;
+}
+
+RowMatrixF DumpReader::hidden_tokens(int index, const std::vector<TokenRef>& tokens) const {
+    const LayerInfo& info = layer(index);
+    // Read in file order (row, then token) so consecutive reads hit the same or the next chunk.
+    std::vector<std::size_t> order(tokens.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return tokens[a].row != tokens[b].row ? tokens[a].row < tokens[b].row
+                                              : tokens[a].token < tokens[b].token;
+    });
+    RowMatrixF out(static_cast<Eigen::Index>(tokens.size()), d_);
+    const std::string path = "/layers/" + std::to_string(index) + "/hidden";
+    Hdf5Lock lock;
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    for (std::size_t i : order) {
+        const TokenRef& t = tokens[i];
+        if (t.row < 0 || t.row >= info.rows || t.token < 0 || t.token >= L_)
+            throw ConfigError(path_ + ": token (" + std::to_string(t.row) + ", " +
+                              std::to_string(t.token) + ") outside " + path);
+        read_slab(ds, path_, path, {static_cast<hsize_t>(t.row), static_cast<hsize_t>(t.token), 0},
+                  {1, 1, static_cast<hsize_t>(d_)}, out.row(static_cast<Eigen::Index>(i)).data());
+    }
+    return out;
+}
+
+RowMatrixF DumpReader::sentence_rows(int index, const std::vector<std::int64_t>& rows) const {
+    const LayerInfo& info = layer(index);
+    const std::string path = "/layers/" + std::to_string(index) + "/sentence";
+    if (!info.has_sentence) throw ConfigError(path_ + ": the dump has no " + path);
+    RowMatrixF out(static_cast<Eigen::Index>(rows.size()), d_);
+    Hdf5Lock lock;
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i] < 0 || rows[i] >= info.rows) throw ConfigError(path_ + ": row outside " + path);
+        read_slab(ds, path_, path, {static_cast<hsize_t>(rows[i]), 0},
+                  {1, static_cast<hsize_t>(d_)}, out.row(static_cast<Eigen::Index>(i)).data());
+    }
+    return out;
+}
+
+std::vector<std::int64_t> DumpReader::gate_shape(int index, const std::string& gate) const {
+    const LayerInfo& info = layer(index);
+    if (std::find(info.gates.begin(), info.gates.end(), gate) == info.gates.end())
+        throw ConfigError(path_ + ": no gate /layers/" + std::to_string(index) + "/gates/" + gate);
+    Hdf5Lock lock;
+    const auto shape =
+        h5::shape_of(impl_->file.openDataSet("layers/" + std::to_string(index) + "/gates/" + gate));
+    return {shape.begin(), shape.end()};
+}
+
+RowMatrixF DumpReader::gate_row(int index, const std::string& gate, std::int64_t row) const {
+    const auto shape = gate_shape(index, gate);
+    const std::string path = "/layers/" + std::to_string(index) + "/gates/" + gate;
+    RowMatrixF out(shape[1], shape[2]);
+    Hdf5Lock lock;
+    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
+              {1, static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])}, out.data());
+    return out;
+}
+
+std::vector<int> DumpReader::kernel_layers() const {
+    Hdf5Lock lock;
+    std::vector<int> out;
+    if (!h5::is_group(impl_->file, "kernels")) return out;
+    for (const auto& name : h5::children(impl_->file.openGroup("kernels")))
+        out.push_back(std::stoi(name));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<float> DumpReader::kernel(int index, bool forward) const {
+    const std::string path =
+        "/kernels/" + std::to_string(index) + (forward ? "/forward" : "/backward");
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, path.substr(1))) return {};
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    const auto shape = h5::shape_of(ds);
+    std::vector<float> out(shape[0]);
+    read_slab(ds, path_, path, {0}, {shape[0]}, out.data());
+    return out;
+}
+
+double DumpReader::kernel_skip(int index, bool forward) const {
+    Hdf5Lock lock;
+    const std::string path = "kernels/" + std::to_string(index);
+    if (!h5::is_group(impl_->file, path)) return 0.0;
+    return h5::read_float_attr(impl_->file.openGroup(path), forward ? "D_forward" : "D_backward")
+        .value_or(0.0);
+}
+
+std::vector<int> DumpReader::mixing_layers() const {
+    Hdf5Lock lock;
+    std::vector<int> out;
+    if (!h5::is_group(impl_->file, "mixing")) return out;
+    for (const auto& name : h5::children(impl_->file.openGroup("mixing")))
+        out.push_back(std::stoi(name));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+RowMatrixF DumpReader::mixing(int index) const {
+    const std::string path = "/mixing/" + std::to_string(index);
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, path.substr(1)))
+        throw ConfigError(path_ + ": the dump has no " + path);
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    const auto shape = h5::shape_of(ds);
+    RowMatrixF out(static_cast<Eigen::Index>(shape[0]), static_cast<Eigen::Index>(shape[1]));
+    read_slab(ds, path_, path, {0, 0}, {shape[0], shape[1]}, out.data());
+    return out;
+}
+
+}  // namespace routescope::analysis

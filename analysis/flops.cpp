@@ -1,0 +1,131 @@
+#include "analysis/flops.hpp"
+
+#include <cmath>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::analysis {
+namespace {
+
+double dense(double in, double out) {
+    return in * out + out;
+}  // weight + bias
+
+/// Intermediate width when the configuration leaves it 0 (MODELS.md: 3d for gated blocks, 4d for
+/// FFN blocks; gMLP's U maps d → I with I = 6d in the gMLP paper).
+double intermediate(const FlopConfig& c) {
+    if (c.intermediate > 0) return static_cast<double>(c.intermediate);
+    const double d = static_cast<double>(c.d_model);
+    if (c.arch == "bigs" || c.arch == "gated_att") return 3 * d;
+    if (c.arch == "gmlp") return 6 * d;
+    return 4 * d;
+}
+
+/// One real FFT of size n: 2.5·n·log2(n) FLOPs (half the 5·n·log2(n) of a complex one).
+double real_fft(double n) {
+    return 2.5 * n * std::log2(n);
+}
+
+/// One causal FFT convolution of d channels (MODELS.md: size 2L, rfft of input, product, irfft),
+/// plus generating the kernel K[l] for l < L from N modes (≈ 8 FLOPs per mode and position).
+double ssm_convolution(double L, double d, double N) {
+    const double per_channel = 2 * real_fft(2 * L) + 6 * (L + 1);
+    return d * per_channel + 8 * N * L + real_fft(2 * L);
+}
+
+}  // namespace
+
+double block_parameters(const FlopConfig& c) {
+    const double d = static_cast<double>(c.d_model), I = intermediate(c),
+                 N = static_cast<double>(c.state);
+    const double norm = 2 * d;
+    const double ssm = 4 * N + 2;  // A_re, A_im [N]; C [N, 2]; D, log_step (H = 1)
+    if (c.arch == "bigs")          // dv, du_{f,b}, duc_{f,b}, dol, do, LN, two SSMs
+        return dense(d, I) + 4 * dense(d, d) + dense(d, I) + dense(I, d) + norm + 2 * ssm;
+    if (c.arch == "stack_ssm")  // Wi/Wo per direction, FFN, three LNs, two SSMs
+        return 4 * dense(d, d) + dense(d, I) + dense(I, d) + 3 * norm + 2 * ssm;
+    if (c.arch == "gated_att")  // dv, du, duc, dol, do, LN, and MHA's Q, K, V, O
+        return dense(d, I) + 2 * dense(d, d) + dense(d, I) + dense(I, d) + norm + 4 * dense(d, d);
+    if (c.arch == "bert")  // Q, K, V, O; FFN; two LNs
+        return 4 * dense(d, d) + dense(d, I) + dense(I, d) + 2 * norm;
+    if (c.arch == "birdie") {  // W_i, W_z, W_o, W_f: d → N; W_out: N → d; LN
+        const double n = c.state > 0 ? N : d;
+        return 4 * dense(d, n) + dense(n, d) + norm;
+    }
+    if (c.arch == "slstm")  // W: 4d→7d, U: d→7d (no bias), W_g: 2d→2d, W_f': 2d→d
+        return dense(4 * d, 7 * d) + 7 * d * d + dense(2 * d, 2 * d) + dense(2 * d, d);
+    if (c.arch == "gmlp")  // U: d→I, V: I/2→d, LN(h), LN(Z2); W [n, n] depends on L (mixing term)
+        return dense(d, I) + dense(I / 2, d) + norm + I;
+    throw ConfigError("flops: unknown --arch '" + c.arch +
+                      "' (bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp)");
+}
+
+FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>& lengths) {
+    if (config.layers < 1 || config.d_model < 1)
+        throw ConfigError("flops: --layers and --d-model must be positive");
+    if (lengths.empty()) throw ConfigError("flops: give at least one length (--lengths)");
+    FlopResult result;
+    result.config = config;
+    const double layers = static_cast<double>(config.layers),
+                 d = static_cast<double>(config.d_model);
+    const double N = static_cast<double>(config.state);
+    result.parameters = layers * block_parameters(config);
+    const bool attention = config.arch == "bert" || config.arch == "gated_att";
+    for (std::int64_t length : lengths) {
+        if (length < 1) throw ConfigError("flops: lengths must be positive");
+        const double L = static_cast<double>(length);
+        FlopRow row;
+        row.length = length;
+        row.dense = 2 * result.parameters * L;
+        if (attention) row.attention = layers * 4 * L * L * d;
+        if (config.arch == "bigs" || config.arch == "stack_ssm")
+            row.mixing = layers * 2 * ssm_convolution(L, d, N);  // forward and backward SSM
+        else if (config.arch == "gmlp")
+            row.mixing =
+                layers * (2 * L * L * (intermediate(config) / 2) + 2 * L * L);  // W·Z2 + W, b
+        else if (config.arch == "birdie")
+            row.mixing =
+                layers * 4 * L * (config.state > 0 ? N : d);  // f⊙h + i⊙z per state channel
+        else if (config.arch == "slstm")
+            row.mixing =
+                layers * 2 * 10 * L * d;  // the cell's five gated sums, ≈ 10 MACs per channel
+        row.forward = row.dense + row.attention + row.mixing;
+        row.forward_backward = 3 * row.forward;
+        result.rows.push_back(row);
+    }
+    result.provenance.analysis = "flops";
+    result.provenance.parameters = {
+        {"arch", config.arch},       {"layers", config.layers},
+        {"d_model", config.d_model}, {"intermediate", intermediate(config)},
+        {"state", config.state},     {"lengths", lengths}};
+    return result;
+}
+
+nlohmann::json FlopResult::to_json() const {
+    nlohmann::json rows_json = nlohmann::json::array();
+    for (const auto& r : rows)
+        rows_json.push_back({{"length", r.length},
+                             {"dense", r.dense},
+                             {"attention", r.attention},
+                             {"mixing", r.mixing},
+                             {"forward", r.forward},
+                             {"forward_backward", r.forward_backward}});
+    return {{"provenance", provenance.to_json()},
+            {"non_embedding_parameters", parameters},
+            {"note",
+             "forward counts 2 FLOPs per multiply-accumulate (BiGS Table 8 convention); "
+             "forward_backward = 3 x forward"},
+            {"rows", rows_json}};
+}
+
+CsvTable FlopResult::table() const {
+    CsvTable t;
+    t.columns = {"arch",      "layers", "d_model", "length",          "dense",
+                 "attention", "mixing", "forward", "forward_backward"};
+    for (const auto& r : rows)
+        t.rows.push_back({config.arch, config.layers, config.d_model, r.length, r.dense,
+                          r.attention, r.mixing, r.forward, r.forward_backward});
+    return t;
+}
+
+}  // namespace routescope::analysis

@@ -1,0 +1,48 @@
+#pragma once
+// Efficiency model (ANALYSES.md §7; the BiGS paper's Table 8): FLOPs of one forward pass of one
+// sequence of length L, counting 2 FLOPs per multiply-accumulate:
+//   dense      2·P·L            P = non-embedding parameters of the blocks (MODELS.md shapes)
+//   attention  4·L²·d per attention layer (QKᵀ and AV)
+//   mixing     the sequence-mixing op that is not a dense layer: the SSM's FFT convolution
+//              (BiGS, STACK/SSM), gMLP's spatial matmul W·Z2, Birdie's and S-LSTM's scans
+// The paper's caption says "forward and backward" but its numbers match the forward count; the
+// forward+backward column is 3× forward (the backward pass is two GEMMs per forward GEMM).
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/csv_table.hpp"
+#include "analysis/provenance.hpp"
+
+namespace routescope::analysis {
+
+struct FlopConfig {
+    std::string arch = "bigs";  ///< bigs | stack_ssm | gated_att | bert | birdie | slstm | gmlp
+    std::int64_t layers = 23;   ///< blocks (S-LSTM: recurrent steps)
+    std::int64_t d_model = 1024;
+    std::int64_t intermediate = 0;  ///< I; 0: 3d for gated blocks and gMLP's 6d... see flops.cpp
+    std::int64_t state = 64;        ///< SSM modes N (BiGS, STACK/SSM); Birdie state size (0: d)
+};
+
+struct FlopRow {
+    std::int64_t length = 0;
+    double dense = 0, attention = 0, mixing = 0;
+    double forward = 0, forward_backward = 0;
+};
+
+struct FlopResult {
+    Provenance provenance;
+    FlopConfig config;
+    double parameters = 0;  ///< non-embedding parameters P (gMLP: without its L-dependent W)
+    std::vector<FlopRow> rows;
+    nlohmann::json to_json() const;
+    CsvTable table() const;
+};
+
+/// Non-embedding parameters of one block of the architecture (length-independent part).
+double block_parameters(const FlopConfig& config);
+FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>& lengths);
+
+}  // namespace routescope::analysis

@@ -1,0 +1,267 @@
+#include "analysis/length_accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::analysis {
+
+std::vector<double> bin_edges(const std::vector<double>& values,
+                              const LengthAccuracyOptions& options) {
+    if (values.empty()) throw ConfigError("length-accuracy: no examples to bin");
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<double> edges;
+    if (options.binning == "quantile") {
+        if (options.bins < 1) throw ConfigError("length-accuracy: --bins must be at least 1");
+        const auto n = static_cast<double>(sorted.size());
+        for (int i = 0; i <= options.bins; ++i) {
+            // numpy.quantile's default ("linear"): virtual index (n − 1)·q.
+            const double position = (n - 1) * (static_cast<double>(i) / options.bins);
+            const auto below = static_cast<std::size_t>(std::floor(position));
+            const std::size_t above = std::min(below + 1, sorted.size() - 1);
+            const double frac = position - static_cast<double>(below);
+            edges.push_back(sorted[below] + (sorted[above] - sorted[below]) * frac);
+        }
+        edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+        if (edges.size() == 1) edges.push_back(edges.front());  // every value equal: one closed bin
+    } else if (options.binning == "edges") {
+        edges = options.edges;
+        if (edges.size() < 2)
+            throw ConfigError("length-accuracy: --edges needs at least two values");
+        for (std::size_t i = 1; i < edges.size(); ++i)
+            if (!(edges[i] > edges[i - 1]))
+                throw ConfigError("length-accuracy: --edges must increase strictly");
+    } else if (options.binning == "width") {
+        if (!(options.width > 0)) throw ConfigError("length-accuracy: --width must be positive");
+        const double lo = sorted.front(), hi = sorted.back();
+        edges.push_back(lo);
+        for (int i = 1; edges.back() <= hi; ++i)
+            edges.push_back(lo + i * options.width);
+    } else {
+        throw ConfigError("length-accuracy: binning '" + options.binning +
+                          "' is not quantile, edges or width");
+    }
+    return edges;
+}
+
+std::pair<double, double> wilson_interval(std::int64_t correct, std::int64_t count) {
+    if (count == 0) return {0.0, 1.0};
+    const double z = 1.959963984540054;  // the 97.5% quantile of the standard normal
+    const double n = static_cast<double>(count), p = correct / n;
+    const double denominator = 1 + z * z / n;
+    const double centre = (p + z * z / (2 * n)) / denominator;
+    const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator;
+    return {centre - half, centre + half};
+}
+
+ClassificationScores classification_scores(const std::vector<std::int64_t>& labels,
+                                           const std::vector<std::int64_t>& predictions) {
+    ClassificationScores s;
+    s.count = static_cast<std::int64_t>(labels.size());
+    std::set<std::int64_t> classes(labels.begin(), labels.end());
+    classes.insert(predictions.begin(), predictions.end());
+    std::map<std::int64_t, double> true_count, predicted_count, true_positive;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        true_count[labels[i]] += 1;
+        predicted_count[predictions[i]] += 1;
+        if (labels[i] == predictions[i]) {
+            ++s.correct;
+            true_positive[labels[i]] += 1;
+        }
+    }
+    s.accuracy = s.count ? static_cast<double>(s.correct) / s.count : 0.0;
+    std::tie(s.wilson_low, s.wilson_high) = wilson_interval(s.correct, s.count);
+    // Gorodkin (2004): R_K = (c·s − Σ p_k t_k) / √((s² − Σ p_k²)(s² − Σ t_k²)).
+    const double n = static_cast<double>(s.count), c = static_cast<double>(s.correct);
+    double pt = 0, pp = 0, tt = 0, f1 = 0;
+    for (std::int64_t k : classes) {
+        const double t = true_count[k], p = predicted_count[k], tp = true_positive[k];
+        pt += p * t;
+        pp += p * p;
+        tt += t * t;
+        f1 += 2 * tp / (t + p);  // 2TP / (2TP + FP + FN); t + p > 0 for a class that was seen
+    }
+    const double denominator = std::sqrt((n * n - pp) * (n * n - tt));
+    s.mcc = denominator > 0 ? (c * n - pt) / denominator : 0.0;
+    s.macro_f1 = classes.empty() ? 0.0 : f1 / static_cast<double>(classes.size());
+    return s;
+}
+
+double mcnemar_exact_p(std::int64_t b, std::int64_t c) {
+    const std::int64_t n = b + c;
+    if (n == 0) return 1.0;
+    const std::int64_t k = std::min(b, c);
+    double tail = 0;
+    for (std::int64_t i = 0; i <= k; ++i)
+        tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                         n * std::log(2.0));
+    return std::min(1.0, 2 * tail);
+}
+
+namespace {
+
+void require_same_examples(const DumpReader& a, const DumpReader& b) {
+    const std::string what = a.path() + " and " + b.path() + " do not hold the same examples: ";
+    if (a.examples() != b.examples())
+        throw ConfigError(what + std::to_string(a.examples()) + " against " +
+                          std::to_string(b.examples()) + " examples");
+    for (std::size_t i = 0; i < a.lengths().size(); ++i)
+        if (a.lengths()[i] != b.lengths()[i])
+            throw ConfigError(what + "/data/lengths differ at example " + std::to_string(i));
+    for (std::size_t i = 0; i < a.labels().size(); ++i)
+        if (a.labels()[i] != b.labels()[i])
+            throw ConfigError(what + "/data/labels differ at example " + std::to_string(i));
+    if (a.has_text() && b.has_text() && a.text() != b.text())
+        throw ConfigError(what + "/data/text differs");
+}
+
+void score_bin(AccuracyBin& bin, const std::vector<std::int64_t>& labels,
+               const std::vector<std::int64_t>& pa, const std::vector<std::int64_t>* pb) {
+    std::vector<std::int64_t> y, ya, yb;
+    for (auto e : bin.examples) {
+        const auto i = static_cast<std::size_t>(e);
+        y.push_back(labels[i]);
+        ya.push_back(pa[i]);
+        if (pb) {
+            yb.push_back((*pb)[i]);
+            const bool right_a = pa[i] == labels[i], right_b = (*pb)[i] == labels[i];
+            bin.only_a += right_a && !right_b;
+            bin.only_b += !right_a && right_b;
+        }
+    }
+    bin.a = classification_scores(y, ya);
+    if (pb) {
+        bin.b = classification_scores(y, yb);
+        bin.difference = bin.b.accuracy - bin.a.accuracy;
+        bin.p_value = mcnemar_exact_p(bin.only_a, bin.only_b);
+    }
+}
+
+}  // namespace
+
+LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
+                                     const LengthAccuracyOptions& options) {
+    if (!a.has_labels() || !a.has_predictions())
+        throw ConfigError(
+            a.path() + ": length-accuracy needs /data/labels and /data/predictions; the dump has " +
+            (a.has_labels()        ? "no predictions"
+             : a.has_predictions() ? "no labels"
+                                   : "neither"));
+    if (b) {
+        if (!b->has_labels() || !b->has_predictions())
+            throw ConfigError(b->path() +
+                              ": length-accuracy needs /data/labels and /data/predictions");
+        require_same_examples(a, *b);
+    }
+    LengthAccuracyResult result;
+    result.options = options;
+    result.compared = b != nullptr;
+    std::vector<double> x;
+    if (options.variable == "length") {
+        for (auto n : a.lengths())
+            x.push_back(static_cast<double>(n));
+    } else {
+        x = a.attribute(options.variable);
+    }
+    result.edges = bin_edges(x, options);
+    const auto& edges = result.edges;
+    result.bins.resize(edges.size() - 1);
+    for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
+        result.bins[i].lo = edges[i];
+        result.bins[i].hi = edges[i + 1];
+    }
+    for (std::size_t e = 0; e < x.size(); ++e) {
+        if (x[e] < edges.front() || x[e] > edges.back()) {
+            ++result.out_of_range;
+            continue;
+        }
+        auto index = static_cast<std::size_t>(std::upper_bound(edges.begin(), edges.end(), x[e]) -
+                                              edges.begin()) -
+                     1;
+        index = std::min(index, result.bins.size() - 1);  // x == last edge: the closed last bin
+        result.bins[index].examples.push_back(static_cast<std::int64_t>(e));
+        result.overall.examples.push_back(static_cast<std::int64_t>(e));
+    }
+    result.overall.lo = edges.front();
+    result.overall.hi = edges.back();
+    const auto* pb = b ? &b->predictions() : nullptr;
+    for (auto& bin : result.bins)
+        score_bin(bin, a.labels(), a.predictions(), pb);
+    score_bin(result.overall, a.labels(), a.predictions(), pb);
+
+    result.provenance.analysis = "length-accuracy";
+    result.provenance.inputs.push_back(dump_input(a, "dump"));
+    if (b) result.provenance.inputs.push_back(dump_input(*b, "dump_b"));
+    result.provenance.parameters = {{"variable", options.variable},
+                                    {"binning", options.binning},
+                                    {"bins", options.bins},
+                                    {"edges", options.edges},
+                                    {"width", options.width}};
+    return result;
+}
+
+namespace {
+
+nlohmann::json scores_json(const ClassificationScores& s) {
+    return {{"count", s.count},           {"correct", s.correct},         {"accuracy", s.accuracy},
+            {"wilson_low", s.wilson_low}, {"wilson_high", s.wilson_high}, {"mcc", s.mcc},
+            {"macro_f1", s.macro_f1}};
+}
+
+nlohmann::json bin_json(const AccuracyBin& bin, bool compared) {
+    nlohmann::json j = {
+        {"lo", bin.lo}, {"hi", bin.hi}, {"examples", bin.examples}, {"a", scores_json(bin.a)}};
+    if (compared) {
+        j["b"] = scores_json(bin.b);
+        j["difference"] = bin.difference;
+        j["only_a_correct"] = bin.only_a;
+        j["only_b_correct"] = bin.only_b;
+        j["mcnemar_p"] = bin.p_value;
+    }
+    return j;
+}
+
+}  // namespace
+
+nlohmann::json LengthAccuracyResult::to_json() const {
+    nlohmann::json j = {{"provenance", provenance.to_json()},
+                        {"variable", options.variable},
+                        {"edges", edges},
+                        {"out_of_range", out_of_range},
+                        {"compared", compared},
+                        {"overall", bin_json(overall, compared)}};
+    j["bins"] = nlohmann::json::array();
+    for (const auto& bin : bins)
+        j["bins"].push_back(bin_json(bin, compared));
+    return j;
+}
+
+CsvTable LengthAccuracyResult::table() const {
+    CsvTable t;
+    t.columns = {"bin_low",    "bin_high",    "count", "accuracy",
+                 "wilson_low", "wilson_high", "mcc",   "macro_f1"};
+    if (compared)
+        for (const char* c :
+             {"accuracy_b", "difference", "only_a_correct", "only_b_correct", "mcnemar_p"})
+            t.columns.push_back(c);
+    auto add = [&](const AccuracyBin& bin) {
+        std::vector<nlohmann::json> row = {bin.lo,         bin.hi,           bin.a.count,
+                                           bin.a.accuracy, bin.a.wilson_low, bin.a.wilson_high,
+                                           bin.a.mcc,      bin.a.macro_f1};
+        if (compared)
+            for (nlohmann::json v : {nlohmann::json(bin.b.accuracy), nlohmann::json(bin.difference),
+                                     nlohmann::json(bin.only_a), nlohmann::json(bin.only_b),
+                                     nlohmann::json(bin.p_value)})
+                row.push_back(v);
+        t.rows.push_back(row);
+    };
+    for (const auto& bin : bins)
+        add(bin);
+    return t;
+}
+
+}  // namespace routescope::analysis

@@ -1,0 +1,74 @@
+#pragma once
+// Accuracy by input length (ANALYSES.md §6; the BiGS paper's Figure 6): examples binned by length
+// (or by any /data/attributes/<name>), per bin the accuracy with a 95% Wilson interval, Matthews
+// correlation and macro F1; optionally a second model on the same examples with the per-bin
+// difference and an exact McNemar p-value.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/csv_table.hpp"
+#include "analysis/dump_reader.hpp"
+#include "analysis/provenance.hpp"
+
+namespace routescope::analysis {
+
+struct LengthAccuracyOptions {
+    std::string variable = "length";   ///< "length" or the name of a /data/attributes dataset
+    std::string binning = "quantile";  ///< quantile | edges | width
+    int bins = 5;                      ///< quantile bins (equal counts up to ties)
+    std::vector<double> edges;         ///< binning = edges: strictly increasing, ≥ 2
+    double width = 0;                  ///< binning = width: bins [min + i·w, min + (i+1)·w)
+};
+
+/// Edges for the variable's values. Quantile edges are numpy.quantile's (linear interpolation) at
+/// i/bins, duplicates removed; values are assigned as numpy.searchsorted(edges, x, 'right') − 1
+/// with the last bin closed on the right.
+std::vector<double> bin_edges(const std::vector<double>& values,
+                              const LengthAccuracyOptions& options);
+
+struct ClassificationScores {
+    std::int64_t count = 0, correct = 0;
+    double accuracy = 0, wilson_low = 0, wilson_high = 0;
+    double mcc = 0;  ///< Gorodkin's multi-class R_K (binary MCC for two classes); 0 when undefined
+    double macro_f1 = 0;  ///< mean F1 over the classes seen in labels or predictions
+};
+ClassificationScores classification_scores(const std::vector<std::int64_t>& labels,
+                                           const std::vector<std::int64_t>& predictions);
+/// 95% Wilson score interval of `correct` successes in `count` trials.
+std::pair<double, double> wilson_interval(std::int64_t correct, std::int64_t count);
+/// Two-sided exact McNemar test: 2·P(X ≤ min(b, c)) for X ~ Binomial(b + c, 1/2), capped at 1.
+double mcnemar_exact_p(std::int64_t b, std::int64_t c);
+
+struct AccuracyBin {
+    double lo = 0, hi = 0;
+    std::vector<std::int64_t> examples;
+    ClassificationScores a;
+    // Comparison with the second model (when given).
+    ClassificationScores b;
+    double difference = 0;  ///< accuracy(B) − accuracy(A)
+    std::int64_t only_a = 0,
+                 only_b = 0;  ///< discordant pairs: A right & B wrong, A wrong & B right
+    double p_value = 1;
+};
+
+struct LengthAccuracyResult {
+    Provenance provenance;
+    LengthAccuracyOptions options;
+    std::vector<double> edges;
+    std::vector<AccuracyBin> bins;
+    AccuracyBin overall;
+    bool compared = false;
+    std::int64_t out_of_range = 0;  ///< examples outside user-given edges (not in any bin)
+    nlohmann::json to_json() const;
+    CsvTable table() const;
+};
+
+/// `b` may be null. Throws ConfigError when a dump has no labels or predictions, or when the two
+/// dumps do not hold the same examples (S, lengths, labels, and text when both have it).
+LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
+                                     const LengthAccuracyOptions& options);
+
+}  // namespace routescope::analysis

@@ -1,0 +1,235 @@
+#include "analysis/pca.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <numeric>
+
+#include "analysis/sentence_sample.hpp"
+#include "engine/core/error.hpp"
+
+namespace routescope::analysis {
+
+std::vector<double> component_weights(const RowMatrixF& H, bool energy) {
+    if (H.rows() < 2) return {};
+    const Eigen::MatrixXd x = H.cast<double>();
+    const Eigen::MatrixXd centred = x.rowwise() - x.colwise().mean();
+    // σ_j² are the eigenvalues of HHᵀ or HᵀH, whichever is smaller: n ≤ 300 rows against d = 1024
+    // makes this a 300×300 eigenproblem instead of a 300×1024 SVD.
+    Eigen::MatrixXd gram;
+    if (centred.rows() <= centred.cols()) {
+        gram = Eigen::MatrixXd::Zero(centred.rows(), centred.rows());
+        gram.selfadjointView<Eigen::Lower>().rankUpdate(centred);
+    } else {
+        gram = Eigen::MatrixXd::Zero(centred.cols(), centred.cols());
+        gram.selfadjointView<Eigen::Lower>().rankUpdate(centred.transpose());
+    }
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(gram, Eigen::EigenvaluesOnly);
+    std::vector<double> w(solver.eigenvalues().data(),
+                          solver.eigenvalues().data() + solver.eigenvalues().size());
+    for (double& v : w)
+        v = std::max(v, 0.0);  // rounding leaves tiny negative eigenvalues
+    std::sort(w.begin(), w.end(), std::greater<>());
+    if (energy)
+        for (double& v : w)
+            v = std::sqrt(v);
+    return w;
+}
+
+std::vector<int> components_for(const std::vector<double>& weights,
+                                const std::vector<double>& thresholds) {
+    const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+    std::vector<int> k(thresholds.size(), 0);
+    if (!(total > 0)) return k;
+    for (std::size_t t = 0; t < thresholds.size(); ++t) {
+        double cumulative = 0;
+        int j = 0;
+        for (; j < static_cast<int>(weights.size()); ++j) {
+            cumulative += weights[static_cast<std::size_t>(j)];
+            if (cumulative / total >= thresholds[t]) break;
+        }
+        k[t] = std::min(j + 1, static_cast<int>(weights.size()));
+    }
+    return k;
+}
+
+namespace {
+
+PcaGroup make_group(std::string name, std::int64_t lo, std::int64_t hi,
+                    const std::vector<std::size_t>& members, const std::vector<std::vector<int>>& k,
+                    std::size_t thresholds) {
+    PcaGroup g{std::move(name), lo, hi, static_cast<std::int64_t>(members.size()),
+               std::vector<double>(thresholds, 0.0)};
+    for (std::size_t s : members)
+        for (std::size_t t = 0; t < thresholds; ++t)
+            g.mean_k[t] += k[s][t];
+    for (double& v : g.mean_k)
+        v /= std::max<std::size_t>(members.size(), 1);
+    return g;
+}
+
+}  // namespace
+
+PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
+    for (double p : options.thresholds)
+        if (!(p > 0 && p <= 1))
+            throw ConfigError("pca threshold " + std::to_string(p) + " is outside (0, 1]");
+    if (options.bucket_width < 1) throw ConfigError("pca bucket width must be at least 1");
+    PcaResult result;
+    result.options = options;
+    const auto row_lengths = dump.row_lengths(options.layer);
+    const auto& example_of_row = dump.example_of_row(options.layer);
+    // Every stored row, or a seeded sample of them (sample_sentences takes all when M ≥ rows).
+    const std::int64_t wanted = options.max_sentences > 0
+                                    ? options.max_sentences
+                                    : static_cast<std::int64_t>(row_lengths.size());
+    const std::vector<std::int64_t> rows =
+        sample_sentences(row_lengths, std::max<std::int64_t>(wanted, 1), options.seed).rows;
+
+    const auto n_rows = static_cast<std::ptrdiff_t>(rows.size());
+    std::vector<std::vector<double>> weights(rows.size());
+    std::exception_ptr failure;
+    // Sentences are independent: one per thread (reads serialise on the HDF5 lock, the
+    // eigenproblems run in parallel).
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::ptrdiff_t i = 0; i < n_rows; ++i) {
+        try {
+            weights[static_cast<std::size_t>(i)] = component_weights(
+                dump.hidden_row(options.layer, rows[static_cast<std::size_t>(i)]), options.energy);
+        } catch (...) {
+#pragma omp critical
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+
+    std::int64_t max_n = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::vector<double>& w = weights[i];
+        if (w.empty() || !(std::accumulate(w.begin(), w.end(), 0.0) > 0)) {
+            ++result.skipped;
+            continue;
+        }
+        const std::int64_t n = row_lengths[static_cast<std::size_t>(rows[i])];
+        result.rows.push_back(rows[i]);
+        result.examples.push_back(example_of_row[static_cast<std::size_t>(rows[i])]);
+        result.lengths.push_back(n);
+        result.k.push_back(components_for(w, options.thresholds));
+        max_n = std::max(max_n, n);
+    }
+    if (result.rows.empty())
+        throw Error(dump.path() + ": no sentence of layer " + std::to_string(options.layer) +
+                    " has 2 or more tokens with non-zero variance; PCA redundancy is undefined");
+
+    // Mean cumulative curve; a sentence of rank r contributes 1 beyond k = r.
+    std::int64_t points = options.curve_points > 0
+                              ? options.curve_points
+                              : std::min<std::int64_t>({max_n, dump.width(), 512});
+    result.mean_curve.assign(static_cast<std::size_t>(points), 0.0);
+    for (std::size_t i = 0, used = 0; i < rows.size(); ++i) {
+        const std::vector<double>& w = weights[i];
+        const double total = std::accumulate(w.begin(), w.end(), 0.0);
+        if (w.empty() || !(total > 0)) continue;
+        double cumulative = 0;
+        for (std::int64_t k = 0; k < points; ++k) {
+            if (k < static_cast<std::int64_t>(w.size()))
+                cumulative += w[static_cast<std::size_t>(k)];
+            result.mean_curve[static_cast<std::size_t>(k)] +=
+                k < static_cast<std::int64_t>(w.size()) ? cumulative / total : 1.0;
+        }
+        ++used;
+    }
+    for (double& v : result.mean_curve)
+        v /= static_cast<double>(result.rows.size());
+
+    const std::size_t nt = options.thresholds.size();
+    std::vector<std::size_t> all(result.rows.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    result.overall = make_group("all", 1, max_n, all, result.k, nt);
+    std::map<std::int64_t, std::vector<std::size_t>> buckets, exact;
+    for (std::size_t s = 0; s < result.rows.size(); ++s) {
+        buckets[(result.lengths[s] - 1) / options.bucket_width].push_back(s);
+        exact[result.lengths[s]].push_back(s);
+    }
+    for (const auto& [b, members] : buckets) {
+        const std::int64_t lo = b * options.bucket_width + 1, hi = (b + 1) * options.bucket_width;
+        result.by_bucket.push_back(make_group(std::to_string(lo) + "-" + std::to_string(hi), lo, hi,
+                                              members, result.k, nt));
+    }
+    for (const auto& [n, members] : exact)
+        result.by_length.push_back(
+            make_group("n=" + std::to_string(n), n, n, members, result.k, nt));
+
+    if (options.global_m > 0) {
+        const SentenceSample sample = sample_sentences(row_lengths, options.global_m, options.seed);
+        std::vector<TokenRef> refs;
+        for (std::size_t i = 0; i < sample.rows.size(); ++i)
+            refs.push_back({sample.rows[i], sample.tokens[i]});
+        result.global_rows = sample.rows;
+        result.global_tokens = sample.tokens;
+        result.global_k = components_for(
+            component_weights(dump.hidden_tokens(options.layer, refs), options.energy),
+            options.thresholds);
+    }
+
+    result.provenance.analysis = "pca";
+    result.provenance.inputs.push_back(dump_input(dump));
+    result.provenance.parameters = {
+        {"layer", options.layer},   {"thresholds", options.thresholds},
+        {"energy", options.energy}, {"max_sentences", options.max_sentences},
+        {"seed", options.seed},     {"bucket_width", options.bucket_width},
+        {"curve_points", points},   {"global_m", options.global_m}};
+    return result;
+}
+
+namespace {
+nlohmann::json group_json(const PcaGroup& g) {
+    return {{"name", g.name},
+            {"lo", g.lo},
+            {"hi", g.hi},
+            {"sentences", g.sentences},
+            {"mean_k", g.mean_k}};
+}
+}  // namespace
+
+nlohmann::json PcaResult::to_json() const {
+    nlohmann::json buckets = nlohmann::json::array(), exact = nlohmann::json::array();
+    for (const auto& g : by_bucket)
+        buckets.push_back(group_json(g));
+    for (const auto& g : by_length)
+        exact.push_back(group_json(g));
+    return {{"provenance", provenance.to_json()},
+            {"layer", options.layer},
+            {"thresholds", options.thresholds},
+            {"weights", options.energy ? "sigma" : "sigma^2"},
+            {"sentences", {{"rows", rows}, {"examples", examples}, {"lengths", lengths}, {"k", k}}},
+            {"skipped", skipped},
+            {"overall", group_json(overall)},
+            {"by_bucket", buckets},
+            {"by_length", exact},
+            {"mean_curve", mean_curve},
+            {"global", {{"rows", global_rows}, {"tokens", global_tokens}, {"k", global_k}}}};
+}
+
+CsvTable PcaResult::table() const {
+    CsvTable t;
+    t.columns = {"layer", "group", "length_lo", "length_hi", "sentences"};
+    for (double p : options.thresholds)
+        t.columns.push_back("mean_k@" + std::to_string(p).substr(0, 4));
+    auto add = [&](const PcaGroup& g) {
+        std::vector<nlohmann::json> row = {options.layer, g.name, g.lo, g.hi, g.sentences};
+        for (double v : g.mean_k)
+            row.push_back(v);
+        t.rows.push_back(row);
+    };
+    add(overall);
+    for (const auto& g : by_bucket)
+        add(g);
+    for (const auto& g : by_length)
+        add(g);
+    return t;
+}
+
+}  // namespace routescope::analysis

@@ -7,8 +7,8 @@ namespace routescope::ops {
 using cpu::matrix;
 
 template <class T>
-void dense_forward(T* y, const T* x, const T* weight, const T* bias, std::int64_t rows, int in,
-                   int out, ThreadPool& pool) {
+void dense_forward(T* y, const T* x, const T* weight, const std::type_identity_t<T>* bias,
+                   std::int64_t rows, int in, int out, ThreadPool& pool) {
     const auto X = matrix(x, rows, in);
     const auto W = matrix(weight, out, in);
     auto Y = matrix(y, rows, out);
@@ -36,7 +36,8 @@ void dense_forward(T* y, const T* x, const T* weight, const T* bias, std::int64_
 }
 
 template <class T>
-void dense_backward(T* dx, T* dweight, T* dbias, const T* dy, const T* x, const T* weight,
+void dense_backward(std::type_identity_t<T>* dx, std::type_identity_t<T>* dweight,
+                    std::type_identity_t<T>* dbias, const T* dy, const T* x, const T* weight,
                     std::int64_t rows, int in, int out, ThreadPool& pool) {
     const auto X = matrix(x, rows, in);
     const auto W = matrix(weight, out, in);

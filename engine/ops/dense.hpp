@@ -2,7 +2,10 @@
 // Dense (Linear) layer: y = x Wᵀ + b, x [rows, in] (rows = B·L), W [out, in] (PyTorch layout),
 // b [out] or null. The GEMM is Eigen on row-major maps, split across the pool by rows (or by
 // output features when there are fewer rows than features); Eigen itself runs single-threaded.
+// Pointers that may be null are declared std::type_identity_t<T>* (here and in every op) so a
+// caller can pass nullptr without spelling out T: T is deduced from the other arguments.
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/core/thread_pool.hpp"
 #include "engine/ops/op_cost.hpp"
@@ -10,13 +13,14 @@
 namespace routescope::ops {
 
 template <class T>
-void dense_forward(T* y, const T* x, const T* weight, const T* bias, std::int64_t rows, int in,
-                   int out, ThreadPool& pool = ThreadPool::serial());
+void dense_forward(T* y, const T* x, const T* weight, const std::type_identity_t<T>* bias,
+                   std::int64_t rows, int in, int out, ThreadPool& pool = ThreadPool::serial());
 
 /// Accumulates: dx += dy W, dweight += dyᵀ x, dbias += Σ_rows dy. Any of dx, dweight, dbias may
 /// be null (not needed, e.g. the input is token data or the layer has no bias).
 template <class T>
-void dense_backward(T* dx, T* dweight, T* dbias, const T* dy, const T* x, const T* weight,
+void dense_backward(std::type_identity_t<T>* dx, std::type_identity_t<T>* dweight,
+                    std::type_identity_t<T>* dbias, const T* dy, const T* x, const T* weight,
                     std::int64_t rows, int in, int out, ThreadPool& pool = ThreadPool::serial());
 
 /// Forward cost: the GEMM's 2·rows·in·out (the bias's rows·out adds are not counted: < 1/in of it).

@@ -15,7 +15,8 @@ void add_forward(T* out, const T* a, const T* b, std::int64_t n, ThreadPool& poo
 }
 
 template <class T>
-void add_backward(T* da, T* db, const T* dout, std::int64_t n, ThreadPool& pool) {
+void add_backward(std::type_identity_t<T>* da, std::type_identity_t<T>* db, const T* dout,
+                  std::int64_t n, ThreadPool& pool) {
     pool.parallel_for(n, kGrain, [&](std::int64_t s, std::int64_t e) {
         if (da) {
             for (std::int64_t i = s; i < e; ++i)
@@ -37,8 +38,8 @@ void mul_forward(T* out, const T* a, const T* b, std::int64_t n, ThreadPool& poo
 }
 
 template <class T>
-void mul_backward(T* da, T* db, const T* dout, const T* a, const T* b, std::int64_t n,
-                  ThreadPool& pool) {
+void mul_backward(std::type_identity_t<T>* da, std::type_identity_t<T>* db, const T* dout,
+                  const T* a, const T* b, std::int64_t n, ThreadPool& pool) {
     pool.parallel_for(n, kGrain, [&](std::int64_t s, std::int64_t e) {
         for (std::int64_t i = s; i < e; ++i) {
             const T g = dout[i];

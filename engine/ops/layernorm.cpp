@@ -29,8 +29,9 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, co
 }
 
 template <class T>
-void layernorm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
-                        const T* mean, const T* rstd, std::int64_t rows, int d, ThreadPool& pool) {
+void layernorm_backward(T* dx, std::type_identity_t<T>* dweight, std::type_identity_t<T>* dbias,
+                        const T* dout, const T* x, const T* weight, const T* mean, const T* rstd,
+                        std::int64_t rows, int d, ThreadPool& pool) {
     // dx = r·(g − mean(g) − x̂·mean(g·x̂)) with g = dout ⊙ w, x̂ the normalised input.
     pool.parallel_for(rows, [&](std::int64_t s, std::int64_t e) {
         for (std::int64_t r = s; r < e; ++r) {

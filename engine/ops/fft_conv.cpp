@@ -22,6 +22,14 @@ namespace {
 // docs/benchmarks.md "SSM ops" for the measurement behind the choice.
 constexpr int kChannelBlock = 32;
 
+// Distance between the padded real columns of a batch: 2L plus one cache line, so that 32 columns
+// of 2L = 1024 floats (4 KiB apart) do not all map to the same L1 set when the block is transposed
+// in and out (perf showed the transposes, not FFTW, dominating without it).
+template <typename T>
+int column_stride(int n) {
+    return n + static_cast<int>(64 / sizeof(T));
+}
+
 // FFTW's planner is not thread-safe (execution with the new-array functions is); every plan
 // creation and destruction of both precisions goes through this lock.
 std::mutex& planner_mutex() {
@@ -37,12 +45,12 @@ struct Fftw<float> {
     using Plan = fftwf_plan;
     using Complex = fftwf_complex;
     static Plan r2c(int n, int howmany, float* in, Complex* out) {
-        return fftwf_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, n, out, nullptr, 1,
-                                       n / 2 + 1, FFTW_ESTIMATE);
+        return fftwf_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, column_stride<float>(n), out,
+                                       nullptr, 1, n / 2 + 1, FFTW_ESTIMATE);
     }
     static Plan c2r(int n, int howmany, Complex* in, float* out) {
         return fftwf_plan_many_dft_c2r(1, &n, howmany, in, nullptr, 1, n / 2 + 1, out, nullptr, 1,
-                                       n, FFTW_ESTIMATE);
+                                       column_stride<float>(n), FFTW_ESTIMATE);
     }
     static void run_r2c(Plan p, float* in, Complex* out) { fftwf_execute_dft_r2c(p, in, out); }
     static void run_c2r(Plan p, Complex* in, float* out) { fftwf_execute_dft_c2r(p, in, out); }
@@ -54,12 +62,12 @@ struct Fftw<double> {
     using Plan = fftw_plan;
     using Complex = fftw_complex;
     static Plan r2c(int n, int howmany, double* in, Complex* out) {
-        return fftw_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, n, out, nullptr, 1, n / 2 + 1,
-                                      FFTW_ESTIMATE);
+        return fftw_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, column_stride<double>(n), out,
+                                      nullptr, 1, n / 2 + 1, FFTW_ESTIMATE);
     }
     static Plan c2r(int n, int howmany, Complex* in, double* out) {
-        return fftw_plan_many_dft_c2r(1, &n, howmany, in, nullptr, 1, n / 2 + 1, out, nullptr, 1, n,
-                                      FFTW_ESTIMATE);
+        return fftw_plan_many_dft_c2r(1, &n, howmany, in, nullptr, 1, n / 2 + 1, out, nullptr, 1,
+                                      column_stride<double>(n), FFTW_ESTIMATE);
     }
     static void run_r2c(Plan p, double* in, Complex* out) { fftw_execute_dft_r2c(p, in, out); }
     static void run_c2r(Plan p, Complex* in, double* out) { fftw_execute_dft_c2r(p, in, out); }
@@ -115,6 +123,7 @@ struct FftConvWorkspace<T>::Impl {
 
     int B, L, d, H, threads;
     int n, nf;                  // transform size 2L and its number of bins L + 1
+    int ns;                     // distance between real columns, column_stride(n)
     int gs;                     // channels per group, d / H
     int cb, nblocks;            // channel block width and count (the last block may be narrower)
     std::vector<int> group_of;  // [d]
@@ -129,9 +138,7 @@ struct FftConvWorkspace<T>::Impl {
     // Backward partial sums, one slot per item (b, block) for each group the block touches.
     std::vector<int> g_lo, g_hi;     // [nblocks]
     std::vector<std::size_t> p_off;  // [B·nblocks] offset into part (complex doubles)
-    std::vector<std::size_t> d_off;  // [B·nblocks] offset into dd
     AlignedBuffer<double> part;      // Σ conj(U)·DY per (item, group, bin), interleaved
-    std::vector<double> dd;          // Σ u·dy per (item, group)
 
     Plan r2c_block = nullptr, c2r_block = nullptr, r2c_tail = nullptr, c2r_tail = nullptr;
     Plan r2c_one = nullptr, c2r_one = nullptr;
@@ -155,6 +162,7 @@ struct FftConvWorkspace<T>::Impl {
                               " kernels (model.ssm.n_kernels must divide model.d_model)");
         n = 2 * L;
         nf = L + 1;
+        ns = column_stride<T>(n);
         gs = d / H;
         cb = std::min(d, kChannelBlock);
         nblocks = (d + cb - 1) / cb;
@@ -162,7 +170,7 @@ struct FftConvWorkspace<T>::Impl {
         for (int c = 0; c < d; ++c)
             group_of[c] = c / gs;
 
-        const std::size_t real_size = std::size_t(n) * cb;
+        const std::size_t real_size = std::size_t(ns) * cb;
         const std::size_t cplx_size = 2 * std::size_t(nf) * cb;
         for (int t = 0; t < threads; ++t)
             buf.push_back({AlignedBuffer<T>(real_size), AlignedBuffer<T>(cplx_size),
@@ -175,17 +183,14 @@ struct FftConvWorkspace<T>::Impl {
             g_lo[blk] = group_of[blk * cb];
             g_hi[blk] = group_of[blk * cb + width(blk) - 1];
         }
-        std::size_t p = 0, q = 0;
+        std::size_t p = 0;
         for (int b = 0; b < B; ++b)
             for (int blk = 0; blk < nblocks; ++blk) {
                 p_off.push_back(p);
-                d_off.push_back(q);
                 const int groups = g_hi[blk] - g_lo[blk] + 1;
                 p += 2 * std::size_t(groups) * nf;
-                q += std::size_t(groups);
             }
         part = AlignedBuffer<double>(p);
-        dd.assign(q, 0.0);
 
         auto& cache = PlanCache<T>::instance();
         auto& b0 = buf[0];
@@ -235,10 +240,10 @@ struct FftConvWorkspace<T>::Impl {
         for (int t = 0; t < L; ++t) {
             const T* row = src + (std::size_t(b) * L + t) * d + c0;
             for (int j = 0; j < w; ++j)
-                R[std::size_t(j) * n + t] = row[j];
+                R[std::size_t(j) * ns + t] = row[j];
         }
         for (int j = 0; j < w; ++j)
-            std::fill(R + std::size_t(j) * n + L, R + std::size_t(j + 1) * n, T(0));
+            std::fill(R + std::size_t(j) * ns + L, R + std::size_t(j) * ns + n, T(0));
         F::run_r2c(r2c_for(w), R, cx(spectrum));
     }
 
@@ -267,7 +272,7 @@ struct FftConvWorkspace<T>::Impl {
         for (int t = 0; t < L; ++t) {
             const std::size_t row = (std::size_t(b) * L + t) * d + c0;
             for (int j = 0; j < w; ++j)
-                y[row + j] = R[std::size_t(j) * n + t] + D[group_of[c0 + j]] * u[row + j];
+                y[row + j] = R[std::size_t(j) * ns + t] + D[group_of[c0 + j]] * u[row + j];
         }
     }
 
@@ -294,15 +299,6 @@ struct FftConvWorkspace<T>::Impl {
                 p[2 * k + 1] += xr * yi - xi * yr;
             }
         }
-        // dD partial: Σ_t u·dy per group, in double.
-        double* q = dd.data() + d_off[item];
-        std::fill(q, q + groups, 0.0);
-        for (int t = 0; t < L; ++t) {
-            const std::size_t row = (std::size_t(b) * L + t) * d + c0;
-            for (int j = 0; j < w; ++j)
-                q[group_of[c0 + j] - g_lo[blk]] += double(u[row + j]) * double(dy[row + j]);
-        }
-
         // du: correlation of dy with K, then the skip.
         multiply_by_kernel<true>(tb.y.data(), c0, w);
         F::run_c2r(c2r_for(w), cx(tb.y), tb.real.data());
@@ -310,18 +306,19 @@ struct FftConvWorkspace<T>::Impl {
         for (int t = 0; t < L; ++t) {
             const std::size_t row = (std::size_t(b) * L + t) * d + c0;
             for (int j = 0; j < w; ++j)
-                du[row + j] += R[std::size_t(j) * n + t] + D[group_of[c0 + j]] * dy[row + j];
+                du[row + j] += R[std::size_t(j) * ns + t] + D[group_of[c0 + j]] * dy[row + j];
         }
     }
 
-    // dK[g] += irfft(Σ_items partial[g])[0:L] / 2L and dD[g] += Σ_items dd[g], items in order.
+    // dK[g] += irfft(Σ_items partial[g])[0:L] / 2L, items summed in order. dD[g] is the same
+    // correlation at lag 0, Σ_t u·dy = (P_0 + P_L + 2·Σ_{0<k<L} Re P_k) / 2L, taken in double.
     void reduce_groups(T* dK, T* dD, ThreadPool& pool) {
         pool.parallel_for(H, [&](std::int64_t begin, std::int64_t end, int t) {
             auto& tb = buf[t];
             for (std::int64_t g = begin; g < end; ++g) {
                 const int blk_lo = int(g * gs / cb), blk_hi = int(((g + 1) * gs - 1) / cb);
                 T* S = tb.x.data();
-                double dsum = 0;
+                double lag0 = 0;
                 for (int i = 0; i < 2 * nf; ++i) {
                     double s = 0;
                     for (int b = 0; b < B; ++b)
@@ -330,17 +327,13 @@ struct FftConvWorkspace<T>::Impl {
                             s += part.data()[p_off[item] + 2 * (g - g_lo[blk]) * nf + i];
                         }
                     S[i] = static_cast<T>(s);
+                    if (i % 2 == 0) lag0 += (i == 0 || i == 2 * L) ? s : 2 * s;
                 }
-                for (int b = 0; b < B; ++b)
-                    for (int blk = blk_lo; blk <= blk_hi; ++blk) {
-                        const std::size_t item = std::size_t(b) * nblocks + blk;
-                        dsum += dd[d_off[item] + (g - g_lo[blk])];
-                    }
                 F::run_c2r(c2r_one, cx(tb.x), tb.real.data());
                 const T scale = T(1) / T(n);
                 for (int l = 0; l < L; ++l)
                     dK[g * L + l] += tb.real.data()[l] * scale;
-                dD[g] += static_cast<T>(dsum);
+                dD[g] += static_cast<T>(lag0 / n);
             }
         });
     }

@@ -6,18 +6,19 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 
 #include "engine/core/error.hpp"
 
 namespace routescope::h5 {
 
 void quiet_errors() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        H5::Exception::dontPrint();
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    });
+    // In a thread-safe HDF5 build the automatic error printer is per thread, so every thread that
+    // touches HDF5 (GUI workers included) silences its own.
+    thread_local bool quiet = false;
+    if (quiet) return;
+    H5::Exception::dontPrint();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    quiet = true;
 }
 
 namespace {

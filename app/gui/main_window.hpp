@@ -7,6 +7,7 @@
 #include "app/gui/file_loader.hpp"
 
 class QTabWidget;
+class QMimeData;
 class QMenu;
 #include <QMessageBox>
 

@@ -11,8 +11,12 @@ std::vector<double> histogram_edges(int bins, double lo, double hi) {
     if (!(hi > lo)) throw ConfigError("histogram range must have hi > lo");
     std::vector<double> edges(static_cast<std::size_t>(bins) + 1);
     const double step = (hi - lo) / bins;
-    for (int i = 0; i <= bins; ++i)
-        edges[static_cast<std::size_t>(i)] = lo + i * step;
+    for (int i = 0; i <= bins; ++i) {
+        // numpy rounds i·step before adding lo; a fused multiply-add (-march=native) would not, and
+        // −1 + 50·0.02 would become 2e−17 instead of 0, moving cos = 0 into the bin below.
+        volatile double offset = i * step;
+        edges[static_cast<std::size_t>(i)] = lo + offset;
+    }
     edges.back() = hi;
     return edges;
 }

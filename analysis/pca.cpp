@@ -88,6 +88,7 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     const std::vector<std::int64_t> rows =
         sample_sentences(row_lengths, std::max<std::int64_t>(wanted, 1), options.seed).rows;
 
+    result.sampled_rows = rows;
     const auto n_rows = static_cast<std::ptrdiff_t>(rows.size());
     std::vector<std::vector<double>> weights(rows.size());
     std::exception_ptr failure;
@@ -204,6 +205,7 @@ nlohmann::json PcaResult::to_json() const {
             {"layer", options.layer},
             {"thresholds", options.thresholds},
             {"weights", options.energy ? "sigma" : "sigma^2"},
+            {"sampled_rows", sampled_rows},
             {"sentences", {{"rows", rows}, {"examples", examples}, {"lengths", lengths}, {"k", k}}},
             {"skipped", skipped},
             {"overall", group_json(overall)},

@@ -42,6 +42,7 @@ struct PcaGroup {
 struct PcaResult {
     Provenance provenance;
     PcaOptions options;
+    std::vector<std::int64_t> sampled_rows;             ///< rows considered (all, or the sample)
     std::vector<std::int64_t> rows, examples, lengths;  ///< sentences used
     std::vector<std::vector<int>> k;                    ///< [sentence][threshold]
     std::int64_t skipped = 0;  ///< rows with n < 2 or zero variance: k(p) undefined, not counted

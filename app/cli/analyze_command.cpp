@@ -1,0 +1,230 @@
+// routescope-cli analyze KIND: runs one analysis of ANALYSES.md on dumps or checkpoints and writes
+// its result (with provenance) as JSON, and optionally as CSV.
+//   routescope-cli analyze anisotropy --dump run.dump.h5 --layer all --out aniso.json --csv
+//   aniso.csv routescope-cli analyze flops --arch bigs --layers 23 --d-model 1024 --lengths
+//   128,512,1024,4096 --out f.json
+// Exit codes (command.hpp): 0 done, 1 the input file breaks its format, 2 usage error / unreadable
+// input / an option the input cannot satisfy (a layer not in the dump), 3 runtime failure.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "analysis/anisotropy.hpp"
+#include "analysis/dump_reader.hpp"
+#include "analysis/flops.hpp"
+#include "analysis/length_accuracy.hpp"
+#include "analysis/pca.hpp"
+#include "app/cli/command.hpp"
+#include "engine/core/error.hpp"
+
+namespace routescope::cli {
+namespace {
+
+using namespace routescope::analysis;
+
+struct AnalyzeArgs {
+    std::string kind;
+    std::vector<std::string> dumps, checkpoints;
+    std::string layer = "all";
+    std::string out, csv;
+    // anisotropy / pca sampling
+    std::int64_t m = 5000;
+    std::uint64_t seed = 0;
+    int bins = 0;  // 0: the analysis's default (anisotropy 100, length-accuracy 5)
+    bool centred = false, sentence = false, no_spectrum = false;
+    // pca
+    std::vector<double> thresholds;
+    bool energy = false;
+    std::int64_t max_sentences = 0, bucket_width = 50, global_m = 5000;
+    // length-accuracy
+    std::string variable = "length", binning = "quantile";
+    std::vector<double> edges;
+    double width = 0;
+    // flops
+    std::string arch = "bigs";
+    std::int64_t layers = 23, d_model = 1024, intermediate = 0, state = 64;
+    std::vector<std::int64_t> lengths;
+};
+
+const std::vector<std::string> kKinds = {"kernels",         "kernel-change", "gates",
+                                         "anisotropy",      "pca",           "transitions",
+                                         "length-accuracy", "flops"};
+
+/// The layers named by --layer ("all" or one index), checked against the dump.
+std::vector<int> selected_layers(const DumpReader& dump, const std::string& text,
+                                 bool from_one = false) {
+    if (text == "all") {
+        std::vector<int> out;
+        for (int l : dump.layers())
+            if (!from_one || l >= 1) out.push_back(l);
+        if (out.empty()) throw ConfigError(dump.path() + ": the dump has no layers to analyse");
+        return out;
+    }
+    int layer = 0;
+    try {
+        std::size_t used = 0;
+        layer = std::stoi(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+        throw ConfigError("--layer must be 'all' or a layer index, got '" + text + "'");
+    }
+    dump.layer(layer);  // throws naming the layers present
+    return {layer};
+}
+
+const DumpReader& need_dump(const std::vector<std::unique_ptr<DumpReader>>& dumps,
+                            const std::string& kind, std::size_t count = 1) {
+    if (dumps.size() < count)
+        throw ConfigError("analyze " + kind + " needs " +
+                          (count == 1 ? "--dump FILE" : "two --dump FILE options"));
+    return *dumps.front();
+}
+
+struct Output {
+    nlohmann::json results = nlohmann::json::array();
+    CsvTable table;
+    void add(const nlohmann::json& json, const CsvTable& t) {
+        results.push_back(json);
+        if (table.columns.empty()) table.columns = t.columns;
+        table.rows.insert(table.rows.end(), t.rows.begin(), t.rows.end());
+    }
+};
+
+Output run_analysis(const AnalyzeArgs& a) {
+    std::vector<std::unique_ptr<DumpReader>> dumps;
+    for (const auto& path : a.dumps)
+        dumps.push_back(std::make_unique<DumpReader>(path));
+    Output out;
+    if (a.kind == "anisotropy") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        for (int layer : selected_layers(dump, a.layer)) {
+            AnisotropyOptions o;
+            o.layer = layer;
+            o.m = a.m;
+            o.seed = a.seed;
+            if (a.bins) o.bins = a.bins;
+            o.centred = a.centred;
+            o.sentence_vectors = a.sentence;
+            o.spectrum = !a.no_spectrum;
+            const auto r = anisotropy(dump, o);
+            out.add(r.to_json(), r.table());
+        }
+    } else if (a.kind == "pca") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        for (int layer : selected_layers(dump, a.layer)) {
+            PcaOptions o;
+            o.layer = layer;
+            if (!a.thresholds.empty()) o.thresholds = a.thresholds;
+            o.energy = a.energy;
+            o.max_sentences = a.max_sentences;
+            o.seed = a.seed;
+            o.bucket_width = a.bucket_width;
+            o.global_m = a.global_m;
+            const auto r = pca_redundancy(dump, o);
+            out.add(r.to_json(), r.table());
+        }
+    } else if (a.kind == "length-accuracy") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        LengthAccuracyOptions o;
+        o.variable = a.variable;
+        o.binning = !a.edges.empty() && a.binning == "quantile" ? "edges"
+                    : a.width > 0 && a.binning == "quantile"    ? "width"
+                                                                : a.binning;
+        if (a.bins) o.bins = a.bins;
+        o.edges = a.edges;
+        o.width = a.width;
+        const auto r = length_accuracy(dump, dumps.size() > 1 ? dumps[1].get() : nullptr, o);
+        out.add(r.to_json(), r.table());
+    } else if (a.kind == "flops") {
+        FlopConfig c;
+        c.arch = a.arch;
+        c.layers = a.layers;
+        c.d_model = a.d_model;
+        c.intermediate = a.intermediate;
+        c.state = a.state;
+        const auto r = flop_model(
+            c, a.lengths.empty() ? std::vector<std::int64_t>{128, 512, 1024, 4096} : a.lengths);
+        out.add(r.to_json(), r.table());
+    } else {
+        throw ConfigError("analyze: kind '" + a.kind + "' is not implemented in this build");
+    }
+    return out;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file) throw IoError(path + ": cannot open for writing");
+    file << text;
+    if (!file) throw IoError(path + ": write failed");
+}
+
+CommandRunner setup_analyze(CLI::App& app) {
+    auto* cmd =
+        app.add_subcommand("analyze", "Compute one analysis of ANALYSES.md; write JSON (and CSV)");
+    auto a = std::make_shared<AnalyzeArgs>();
+    cmd->add_option("kind", a->kind, "What to compute")->required()->check(CLI::IsMember(kKinds));
+    cmd->add_option("--dump", a->dumps,
+                    "Activation dump (*.dump.h5); a second one compares two models");
+    cmd->add_option("--checkpoint", a->checkpoints,
+                    "Checkpoint (*.ckpt.h5); two for kernel-change");
+    cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
+    cmd->add_option("--out", a->out, "Result JSON (with provenance)")->required();
+    cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
+    cmd->add_option("--m", a->m, "anisotropy: sentences sampled (default 5000; all when fewer)");
+    cmd->add_option("--seed", a->seed, "Seed of every random sample (default 0)");
+    cmd->add_option("--bins", a->bins,
+                    "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)");
+    cmd->add_flag("--centred", a->centred, "anisotropy: subtract the sample mean first");
+    cmd->add_flag("--sentence", a->sentence,
+                  "anisotropy: sentence vectors instead of token vectors");
+    cmd->add_flag("--no-spectrum", a->no_spectrum,
+                  "anisotropy: skip PC1 variance and isotropy score");
+    cmd->add_option("--thresholds", a->thresholds, "pca: fractions p (default .90,.92,.94,.96,.98)")
+        ->delimiter(',');
+    cmd->add_flag("--energy", a->energy, "pca: σ instead of σ²");
+    cmd->add_option("--max-sentences", a->max_sentences,
+                    "pca: sample this many sentences (default all)");
+    cmd->add_option("--bucket-width", a->bucket_width,
+                    "pca: width of the length buckets (default 50)");
+    cmd->add_option("--global-m", a->global_m,
+                    "pca: tokens of the global variant (default 5000, 0 off)");
+    cmd->add_option("--variable", a->variable,
+                    "length-accuracy: 'length' or a /data/attributes name");
+    cmd->add_option("--binning", a->binning, "length-accuracy: quantile (default), edges or width");
+    cmd->add_option("--edges", a->edges, "length-accuracy: fixed bin edges")->delimiter(',');
+    cmd->add_option("--width", a->width, "length-accuracy: fixed bin width");
+    cmd->add_option("--arch", a->arch,
+                    "flops: bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp");
+    cmd->add_option("--layers", a->layers, "flops: number of blocks (default 23)");
+    cmd->add_option("--d-model", a->d_model, "flops: width d (default 1024)");
+    cmd->add_option("--intermediate", a->intermediate,
+                    "flops: intermediate width I (default per arch)");
+    cmd->add_option("--state", a->state, "flops: SSM modes N / Birdie state size (default 64)");
+    cmd->add_option("--lengths", a->lengths, "flops: sequence lengths (default 128,512,1024,4096)")
+        ->delimiter(',');
+    return [a]() {
+        Output out;
+        try {
+            out = run_analysis(*a);
+        } catch (const ConfigError& e) {
+            std::cerr << "routescope-cli analyze " << a->kind << ": error: " << e.what() << "\n";
+            return kExitUsage;
+        } catch (const IoError& e) {
+            std::cerr << "routescope-cli analyze " << a->kind << ": error: " << e.what() << "\n";
+            return kExitUsage;
+        } catch (const FormatError& e) {
+            std::cerr << "routescope-cli analyze " << a->kind << ": invalid input: " << e.what()
+                      << "\n";
+            return kExitInvalid;
+        }
+        write_text(a->out,
+                   nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(1) + "\n");
+        if (!a->csv.empty()) write_text(a->csv, out.table.to_csv());
+        return kExitOk;
+    };
+}
+
+const CommandRegistration registration{"analyze", setup_analyze};
+
+}  // namespace
+}  // namespace routescope::cli

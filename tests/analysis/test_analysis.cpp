@@ -1,0 +1,296 @@
+// The analyses of ANALYSES.md against independent numpy + h5py references
+// (tests/reference/analysis/reference_analysis.py) on dumps written by h5py alone
+// (make_analysis_dumps.py), against closed forms, and on bad input.
+#include <QtTest>
+
+#include "analysis/anisotropy.hpp"
+#include "analysis/dump_reader.hpp"
+#include "analysis/flops.hpp"
+#include "analysis/length_accuracy.hpp"
+#include "analysis/pca.hpp"
+#include "analysis_test_support.hpp"
+#include "engine/core/error.hpp"
+
+using namespace routescope;
+using namespace routescope::analysis;
+using namespace analysis_test;
+
+class TestAnalysis : public QObject {
+    Q_OBJECT
+
+    static QString path(const char* name) { return QString::fromStdString(dump(name)); }
+
+    /// Runs the CLI expecting failure; checks the exit code and that the message names `needle`.
+    static void expect_cli_error(const QStringList& args, int exit_code, const QString& needle) {
+        const auto r = run_cli(QStringList{"analyze"} + args +
+                               QStringList{"--out", dump_dir() + "/error.json"});
+        QVERIFY2(r.exit_code == exit_code,
+                 qPrintable(QString("exit %1, output: %2").arg(r.exit_code).arg(r.output)));
+        QVERIFY2(r.output.contains(needle), qPrintable(r.output));
+    }
+
+private slots:
+    void initTestCase() {
+        const QString error = make_dumps();
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+
+    // ---------------------------------------------------------------- anisotropy
+    void anisotropyTokenVectorsMatchNumpyOnEveryLayer() {
+        // Layer 2 is float16 and layer 3 stores 40 of 60 examples (example_index).
+        const auto mismatch = cli_matches_reference("anisotropy", {path("random.dump.h5")},
+                                                    {"--m", "50", "--seed", "3"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void anisotropyCentredMatchesNumpy() {
+        const auto mismatch =
+            cli_matches_reference("anisotropy", {path("random.dump.h5")},
+                                  {"--m", "40", "--seed", "11", "--centred", "--layer", "1"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void anisotropySentenceVectorsMatchNumpy() {
+        // Layer 3 has /sentence; layer 1 falls back to the masked mean of the hidden states.
+        for (const char* layer : {"1", "3"}) {
+            const auto mismatch =
+                cli_matches_reference("anisotropy", {path("random.dump.h5")},
+                                      {"--sentence", "--layer", layer, "--bins", "37"});
+            QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        }
+    }
+
+    void anisotropyFewerVectorsThanWidthMatchesNumpy() {
+        // M = 10 < d = 16: the spectrum comes from the M×M Gram matrix plus d − M null directions.
+        const auto mismatch = cli_matches_reference("anisotropy", {path("random.dump.h5")},
+                                                    {"--m", "10", "--layer", "0"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void anisotropyOfEqualVectorsIsOneEverywhere() {
+        DumpReader dump(analysis_test::dump("equal.dump.h5"));
+        AnisotropyOptions o;
+        const auto r = anisotropy(dump, o);
+        QCOMPARE(r.m_used, dump.examples());
+        QCOMPARE(r.stats.pairs, r.m_used * (r.m_used - 1) / 2);
+        QCOMPARE(r.stats.histogram.back(),
+                 r.stats.pairs);  // every cosine in the last bin [0.98, 1]
+        QVERIFY(std::abs(r.stats.mean - 1) < 1e-6);
+        QVERIFY(std::abs(r.stats.median - 1) < 1e-6);
+        QVERIFY(r.stats.std < 1e-3);
+        QCOMPARE(r.stats.fraction_negative, 0.0);
+        QVERIFY(std::abs(r.stats.pc1_variance - 1) < 1e-6);  // one direction holds everything
+    }
+
+    void anisotropyOfOrthogonalVectorsIsZeroEverywhere() {
+        DumpReader dump(analysis_test::dump("orthogonal.dump.h5"));
+        const auto r = anisotropy(dump, AnisotropyOptions{});
+        QCOMPARE(r.stats.histogram[50], r.stats.pairs);  // cos = 0 lies in bin [0, 0.02)
+        QCOMPARE(r.stats.mean, 0.0);
+        QCOMPARE(r.stats.fraction_negative, 0.0);
+    }
+
+    void anisotropyCentringEqualVectorsIsAnError() {
+        DumpReader dump(analysis_test::dump("equal.dump.h5"));
+        AnisotropyOptions o;
+        o.centred = true;  // every centred vector is 0: no cosine is defined
+        QVERIFY_THROWS_EXCEPTION(Error, anisotropy(dump, o));
+    }
+
+    void anisotropyTakesAllSentencesWhenMExceedsThem() {
+        DumpReader dump(analysis_test::dump("random.dump.h5"));
+        AnisotropyOptions o;
+        o.m = 100000;
+        o.layer = 3;
+        const auto r = anisotropy(dump, o);
+        QCOMPARE(r.m_requested, std::int64_t{100000});
+        QCOMPARE(r.m_used, std::int64_t{40});  // the rows layer 3 stores
+    }
+
+    void anisotropySampleIsDeterministicForASeed() {
+        DumpReader dump(analysis_test::dump("random.dump.h5"));
+        AnisotropyOptions o;
+        o.m = 20;
+        o.seed = 5;
+        const auto a = anisotropy(dump, o), b = anisotropy(dump, o);
+        QCOMPARE(a.rows, b.rows);
+        QCOMPARE(a.tokens, b.tokens);
+        QCOMPARE(a.stats.histogram, b.stats.histogram);
+        o.seed = 6;
+        QVERIFY(anisotropy(dump, o).rows != a.rows);
+        for (std::size_t i = 0; i < a.rows.size(); ++i)  // sampled tokens are real, never padding
+            QVERIFY(a.tokens[i] < dump.lengths()[static_cast<std::size_t>(a.examples[i])]);
+    }
+
+    // ---------------------------------------------------------------- PCA
+    void pcaMatchesNumpyOnEveryLayer() {
+        const auto mismatch = cli_matches_reference("pca", {path("random.dump.h5")},
+                                                    {"--global-m", "30", "--bucket-width", "8"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void pcaEnergyAndSampledSentencesMatchNumpy() {
+        const auto mismatch =
+            cli_matches_reference("pca", {path("random.dump.h5")},
+                                  {"--energy", "--max-sentences", "25", "--seed", "4", "--layer",
+                                   "1", "--thresholds", "0.5,0.75,0.9"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void pcaOfRankKTokenMatricesIsK() {
+        DumpReader dump(analysis_test::dump("rank.dump.h5"));
+        const auto ranks = dump.attribute("rank");
+        for (bool energy : {false, true}) {
+            PcaOptions o;
+            o.energy = energy;
+            o.global_m = 0;
+            const auto r = pca_redundancy(dump, o);
+            QCOMPARE(r.rows.size(), ranks.size());
+            for (std::size_t s = 0; s < r.rows.size(); ++s)
+                for (int k : r.k[s])
+                    QCOMPARE(k, static_cast<int>(ranks[static_cast<std::size_t>(r.examples[s])]));
+        }
+    }
+
+    void pcaSkipsAndCountsOneTokenSentences() {
+        DumpReader dump(analysis_test::dump("random.dump.h5"));
+        PcaOptions o;
+        o.global_m = 0;
+        const auto r = pca_redundancy(dump, o);
+        std::int64_t one_token = 0;
+        for (auto n : dump.lengths())
+            one_token += n < 2;
+        QVERIFY(one_token >= 1);
+        QCOMPARE(r.skipped, one_token);
+        QCOMPARE(static_cast<std::int64_t>(r.rows.size()) + r.skipped, dump.examples());
+    }
+
+    // ---------------------------------------------------------------- accuracy by length
+    void lengthAccuracyQuantileBinsMatchNumpy() {
+        const auto mismatch =
+            cli_matches_reference("length-accuracy", {path("random.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void lengthAccuracyFixedEdgesAndWidthMatchNumpy() {
+        auto mismatch = cli_matches_reference("length-accuracy", {path("random.dump.h5")},
+                                              {"--edges", "2,8,16,20"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        mismatch =
+            cli_matches_reference("length-accuracy", {path("random.dump.h5")}, {"--width", "5"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void lengthAccuracyByAttributeMatchesNumpy() {
+        const auto mismatch = cli_matches_reference("length-accuracy", {path("random.dump.h5")},
+                                                    {"--variable", "gap", "--bins", "4"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void lengthAccuracyTwoModelComparisonMatchesNumpy() {
+        const auto mismatch = cli_matches_reference(
+            "length-accuracy", {path("random.dump.h5"), path("random_b.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void wilsonIntervalAndMcNemarClosedForms() {
+        // Wilson, 8/10: (p + z²/2n ± z√(p(1−p)/n + z²/4n²)) / (1 + z²/n) = [0.49016, 0.94332].
+        const auto [lo, hi] = wilson_interval(8, 10);
+        QVERIFY(std::abs(lo - 0.4901624715) < 1e-9 && std::abs(hi - 0.9433178485) < 1e-9);
+        // McNemar b = 1, c = 6: 2·(1 + 7)/2⁷ = 0.125.
+        QVERIFY(std::abs(mcnemar_exact_p(1, 6) - 0.125) < 1e-12);
+        QCOMPARE(mcnemar_exact_p(0, 0), 1.0);
+        // Perfect binary predictions: MCC 1, F1 1; inverted: MCC −1.
+        QCOMPARE(classification_scores({0, 1, 1, 0}, {0, 1, 1, 0}).mcc, 1.0);
+        QCOMPARE(classification_scores({0, 1, 1, 0}, {1, 0, 0, 1}).mcc, -1.0);
+    }
+
+    // ---------------------------------------------------------------- FLOPs
+    void flopsReproduceBigsPaperTable8() {
+        // BiGS paper, Table 8: FLOPs of one forward pass at L = 128, 512, 1024, 4096.
+        const std::vector<std::int64_t> lengths = {128, 512, 1024, 4096};
+        const double bigs[] = {8.1e10, 3.2e11, 6.5e11, 2.6e12},
+                     bert[] = {7.9e10, 3.4e11, 7.2e11, 4.1e12};
+        const auto b = flop_model({"bigs", 23, 1024, 0, 64}, lengths);
+        const auto t = flop_model({"bert", 24, 1024, 0, 64}, lengths);
+        for (std::size_t i = 0; i < lengths.size(); ++i) {
+            QVERIFY2(std::abs(b.rows[i].forward / bigs[i] - 1) < 0.10,
+                     qPrintable(QString::number(b.rows[i].forward)));
+            QVERIFY2(std::abs(t.rows[i].forward / bert[i] - 1) < 0.10,
+                     qPrintable(QString::number(t.rows[i].forward)));
+            QCOMPARE(b.rows[i].forward_backward, 3 * b.rows[i].forward);
+        }
+        // MODELS.md: one GATED block at d = 1024, I = 3072 has 13,645,316 parameters.
+        QCOMPARE(block_parameters({"bigs", 1, 1024, 0, 64}), 13645316.0);
+    }
+
+    void flopsFromTheCli() {
+        const QString out = dump_dir() + "/flops.json";
+        const auto r = run_cli({"analyze", "flops", "--arch", "bigs", "--layers", "23", "--d-model",
+                                "1024", "--lengths", "128,512,1024,4096", "--out", out, "--csv",
+                                dump_dir() + "/flops.csv"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const auto rows = read_json(out)["results"][0]["rows"];
+        QCOMPARE(rows.size(), std::size_t{4});
+        QVERIFY(std::abs(rows[3]["forward"].get<double>() / 2.6e12 - 1) < 0.10);
+    }
+
+    // ---------------------------------------------------------------- provenance and bad input
+    void resultsCarryProvenance() {
+        const QString out = dump_dir() + "/prov.json";
+        const auto r = run_cli({"analyze", "anisotropy", "--dump", path("random.dump.h5"),
+                                "--layer", "0", "--m", "9", "--out", out});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+        const auto p = read_json(out)["results"][0]["provenance"];
+        QCOMPARE(p["analysis"].get<std::string>(), std::string("anisotropy"));
+        QCOMPARE(p["inputs"][0]["hash"].get<std::string>().size(), std::size_t{64});
+        QCOMPARE(p["inputs"][0]["hash_kind"].get<std::string>(), std::string("sha256"));
+        QCOMPARE(p["parameters"]["m"].get<int>(), 9);
+        QVERIFY(!p["routescope_version"].get<std::string>().empty());
+        // The whole-file hash is what sha256sum prints.
+        const auto sum = run("/usr/bin/sha256sum", {path("random.dump.h5")});
+        QVERIFY(sum.output.startsWith(
+            QString::fromStdString(p["inputs"][0]["hash"].get<std::string>())));
+    }
+
+    void layerNotInDumpIsAUsageError() {
+        expect_cli_error({"anisotropy", "--dump", path("random.dump.h5"), "--layer", "7"}, 2,
+                         "layer 7 is not in the dump (layers present: 0, 1, 2, 3)");
+        DumpReader dump(analysis_test::dump("random.dump.h5"));
+        AnisotropyOptions o;
+        o.layer = 9;
+        QVERIFY_THROWS_EXCEPTION(ConfigError, anisotropy(dump, o));
+    }
+
+    void lengthAccuracyWithoutLabelsIsAUsageError() {
+        expect_cli_error({"length-accuracy", "--dump", path("nolabels.dump.h5")}, 2,
+                         "needs /data/labels");
+    }
+
+    void nanRowsAreRejectedNamingTheirPlace() {
+        // Documented choice (docs/decisions.md): a NaN/Inf in data an analysis reads is an error
+        // naming the dataset and the index, as DUMP_FORMAT.md asks of readers; nothing is silently
+        // skipped.
+        expect_cli_error({"pca", "--dump", path("nan.dump.h5"), "--global-m", "0"}, 1,
+                         "/layers/0/hidden holds NaN or Inf at [7, 0, 3]");
+    }
+
+    void zeroLengthSentencesAreRejected() {
+        expect_cli_error({"anisotropy", "--dump", path("zerolength.dump.h5")}, 1,
+                         "/data/lengths[5] = 0");
+    }
+
+    void comparingDumpsOfDifferentExamplesIsAnError() {
+        expect_cli_error({"length-accuracy", "--dump", path("random.dump.h5"), "--dump",
+                          path("shuffled.dump.h5")},
+                         2, "do not hold the same examples");
+    }
+
+    void missingDumpFileIsUnreadable() {
+        expect_cli_error({"anisotropy", "--dump", dump_dir() + "/no-such.dump.h5"}, 2,
+                         "no-such.dump.h5");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnalysis)
+#include "test_analysis.moc"

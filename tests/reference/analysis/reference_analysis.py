@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Independent numpy + h5py implementations of the analyses of ANALYSES.md, for the C++ tests.
+
+    reference_analysis.py KIND DUMP ROUTESCOPE_RESULT.json OUT.json [DUMP_B]
+
+Reads the dump directly with h5py (no Routescope code), takes from Routescope's result only what
+must be shared to compare like with like (the parameters and the random sample indices it wrote
+out), recomputes the statistics and writes them as {"results": [...]} with the same keys as the
+Routescope result, so the test compares key by key: integers exactly, floats to 1e-5.
+"""
+import json
+import math
+import sys
+
+import h5py
+import numpy as np
+
+
+def layer_rows(f, layer):
+    g = f[f"layers/{layer}"]
+    S = f["data/lengths"].shape[0]
+    index = g["example_index"][()] if "example_index" in g else np.arange(S)
+    return index, f["data/lengths"][()][index]
+
+
+def sentence_matrix(f, layer, rows):
+    g = f[f"layers/{layer}"]
+    if "sentence" in g:
+        return np.stack([g["sentence"][r].astype(np.float64) for r in rows])
+    _, lengths = layer_rows(f, layer)
+    return np.stack([g["hidden"][r, : lengths[r]].astype(np.float64).mean(axis=0) for r in rows])
+
+
+def log_sum_exp(x):
+    top = x.max()
+    return top + math.log(np.exp(x - top).sum())
+
+
+def anisotropy(f, res):
+    p = res["provenance"]["parameters"]
+    layer, rows = p["layer"], res["sample"]["rows"]
+    if p["vectors"] == "sentence":
+        X = sentence_matrix(f, layer, rows)
+    else:
+        hidden = f[f"layers/{layer}/hidden"]
+        X = np.stack([hidden[r, t].astype(np.float64) for r, t in zip(rows, res["sample"]["tokens"])])
+    out = {"m_used": len(rows), "mean_norm": float(np.linalg.norm(X, axis=1).mean())}
+    if p["centred"]:
+        X = X - X.mean(axis=0)
+    if p["spectrum"]:
+        ev, vecs = np.linalg.eigh(X.T @ X)
+        out["pc1_variance"] = float(ev.max() / np.clip(ev, 0, None).sum())
+        proj = X @ vecs  # Mu & Viswanath: Z(c) = Σ exp(cᵀw), c over ± eigenvectors of WᵀW
+        logz = [log_sum_exp(s * proj[:, k]) for k in range(proj.shape[1]) for s in (1.0, -1.0)]
+        out["isotropy"] = float(math.exp(min(logz) - max(logz)))
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    cos = np.clip((Xn @ Xn.T)[np.triu_indices(len(rows), 1)], -1.0, 1.0)
+    counts, _ = np.histogram(cos, bins=p["bins"], range=(-1.0, 1.0))
+    out.update(pairs=int(cos.size), histogram={"counts": [int(c) for c in counts]}, mean=float(cos.mean()),
+               median=float(np.median(cos)), std=float(cos.std()), fraction_negative=float((cos < 0).mean()))
+    return out
+
+
+def k_of(weights, thresholds):
+    total = weights.sum()
+    cum = np.cumsum(weights) / total
+    return [int(min(np.argmax(cum >= t) + 1 if (cum >= t).any() else len(weights), len(weights)))
+            for t in thresholds]
+
+
+def spectrum(H, energy):
+    Hc = H - H.mean(axis=0)
+    s = np.linalg.svd(Hc, compute_uv=False)
+    return s if energy else s ** 2
+
+
+def pca(f, res):
+    p = res["provenance"]["parameters"]
+    layer, th = p["layer"], p["thresholds"]
+    hidden = f[f"layers/{layer}/hidden"]
+    _, lengths = layer_rows(f, layer)
+    rows = range(len(lengths)) if p["max_sentences"] == 0 else res["sampled_rows"]
+    used, ks, curves, skipped = [], [], [], 0
+    points = p["curve_points"]
+    for r in rows:
+        n = int(lengths[r])
+        if n < 2:
+            skipped += 1
+            continue
+        w = spectrum(hidden[r, :n].astype(np.float64), p["energy"])
+        if not w.sum() > 0:
+            skipped += 1
+            continue
+        used.append(r)
+        ks.append(k_of(w, th))
+        cum = np.cumsum(w) / w.sum()
+        curve = np.ones(points)
+        curve[: min(points, len(cum))] = cum[:points]
+        curves.append(curve)
+    ks = np.array(ks)
+    lens = np.array([int(lengths[r]) for r in used])
+
+    def group(mask):
+        return {"sentences": int(mask.sum()), "mean_k": [float(v) for v in ks[mask].mean(axis=0)]}
+
+    width = p["bucket_width"]
+    buckets = [group((lens - 1) // width == b) for b in sorted(set((lens - 1) // width))]
+    exact = [group(lens == n) for n in sorted(set(lens))]
+    out = {"sentences": {"rows": [int(r) for r in used], "lengths": [int(n) for n in lens],
+                         "k": ks.tolist()},
+           "skipped": skipped, "overall": group(np.ones(len(used), bool)), "by_bucket": buckets,
+           "by_length": exact, "mean_curve": [float(v) for v in np.mean(curves, axis=0)]}
+    if p["global_m"] > 0:
+        g = res["global"]
+        H = np.stack([hidden[r, t].astype(np.float64) for r, t in zip(g["rows"], g["tokens"])])
+        out["global"] = {"k": k_of(spectrum(H, p["energy"]), th)}
+    return out
+
+
+def scores(y, yhat):
+    n = len(y)
+    correct = int((y == yhat).sum())
+    z = 1.959963984540054
+    if n:
+        ph = correct / n
+        den = 1 + z * z / n
+        centre = (ph + z * z / (2 * n)) / den
+        half = z * math.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n)) / den
+        lo, hi = centre - half, centre + half
+    else:
+        lo, hi = 0.0, 1.0
+    classes = sorted(set(y.tolist()) | set(yhat.tolist()))
+    conf = np.array([[np.sum((y == a) & (yhat == b)) for b in classes] for a in classes], float)
+    t, pr = conf.sum(axis=1), conf.sum(axis=0)
+    num = np.trace(conf) * n - (t * pr).sum()
+    den = math.sqrt((n * n - (pr * pr).sum()) * (n * n - (t * t).sum()))
+    f1 = [2 * conf[i, i] / (t[i] + pr[i]) for i in range(len(classes))]
+    return {"count": n, "correct": correct, "accuracy": correct / n if n else 0.0, "wilson_low": lo,
+            "wilson_high": hi, "mcc": num / den if den > 0 else 0.0,
+            "macro_f1": float(np.mean(f1)) if f1 else 0.0}
+
+
+def mcnemar(b, c):
+    n = b + c
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n)
+
+
+def length_accuracy(f, res, fb):
+    p = res["provenance"]["parameters"]
+    y, pa = f["data/labels"][()], f["data/predictions"][()]
+    pb = fb["data/predictions"][()] if fb is not None else None
+    x = (f["data/lengths"][()].astype(float) if p["variable"] == "length"
+         else f[f"data/attributes/{p['variable']}"][()])
+    if p["binning"] == "quantile":
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, p["bins"] + 1)))
+        if len(edges) == 1:
+            edges = np.array([edges[0], edges[0]])
+    elif p["binning"] == "edges":
+        edges = np.array(p["edges"], float)
+    else:
+        edges = [x.min()]
+        while edges[-1] <= x.max():
+            edges.append(x.min() + len(edges) * p["width"])
+        edges = np.array(edges)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    index = np.minimum(np.searchsorted(edges, x, side="right") - 1, len(edges) - 2)
+
+    def bin_of(mask):
+        ex = np.nonzero(mask)[0]
+        out = {"examples": ex.tolist(), "a": scores(y[ex], pa[ex])}
+        if pb is not None:
+            ra, rb = pa[ex] == y[ex], pb[ex] == y[ex]
+            b, c = int((ra & ~rb).sum()), int((~ra & rb).sum())
+            out.update(b=scores(y[ex], pb[ex]), only_a_correct=b, only_b_correct=c, mcnemar_p=mcnemar(b, c),
+                       difference=float(rb.mean() - ra.mean()) if len(ex) else 0.0)
+        return out
+
+    return {"edges": [float(e) for e in edges], "out_of_range": int((~inside).sum()),
+            "bins": [bin_of(inside & (index == i)) for i in range(len(edges) - 1)], "overall": bin_of(inside)}
+
+
+def main():
+    kind, dump, result_path, out_path = sys.argv[1:5]
+    fb = h5py.File(sys.argv[5], "r") if len(sys.argv) > 5 else None
+    with open(result_path) as fh:
+        results = json.load(fh)["results"]
+    fn = {"anisotropy": anisotropy, "pca": pca}
+    with h5py.File(dump, "r") as f:
+        if kind == "length-accuracy":
+            out = [length_accuracy(f, r, fb) for r in results]
+        else:
+            out = [fn[kind](f, r) for r in results]
+    with open(out_path, "w") as fh:
+        json.dump({"results": out}, fh)
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include "engine/core/error.hpp"
 
@@ -25,12 +24,7 @@ double cross_entropy_forward(T* lse, const T* logits, const std::int32_t* target
                         ") and is not the ignore index -100");
         }
     }
-    const std::int64_t count = cross_entropy_count(targets, rows);
-    // One partial sum per worker, added in worker order: deterministic for a thread count.
-    // (A small vector per call: the loss is computed once per step, not per element.)
-    std::vector<double> partial(static_cast<std::size_t>(pool.size()), 0.0);
-    pool.parallel_for(rows, [&](std::int64_t s, std::int64_t e, int t) {
-        double sum = 0;
+    pool.parallel_for(rows, [&](std::int64_t s, std::int64_t e) {
         for (std::int64_t r = s; r < e; ++r) {
             const T* z = logits + r * V;
             T zmax = z[0];
@@ -40,14 +34,17 @@ double cross_entropy_forward(T* lse, const T* logits, const std::int32_t* target
             for (int v = 0; v < V; ++v)
                 se += std::exp(z[v] - zmax);
             lse[r] = zmax + std::log(se);
-            if (targets[r] != kIgnoreIndex) sum += static_cast<double>(lse[r] - z[targets[r]]);
         }
-        partial[static_cast<std::size_t>(t)] = sum;
     });
+    // The mean is one serial pass over rows in double, so the loss is bit-identical for any
+    // thread count (and costs O(rows) against the O(rows·V) above).
+    const std::int64_t count = cross_entropy_count(targets, rows);
     if (count == 0) return 0.0;
     double total = 0;
-    for (double p : partial)
-        total += p;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        if (targets[r] != kIgnoreIndex)
+            total += static_cast<double>(lse[r] - logits[r * V + targets[r]]);
+    }
     return total / static_cast<double>(count);
 }
 

@@ -30,6 +30,49 @@ int column_stride(int n) {
     return n + static_cast<int>(64 / sizeof(T));
 }
 
+// Positions moved together by the transposes between [L, d] rows and per-channel columns.
+constexpr int kTile = 16;
+
+// cols[j·ns + t] = rows[t·d + j] for t < L, j < w: a tile of kTile rows stays in L1 while its w
+// columns are written.
+template <typename T>
+void rows_to_columns(T* __restrict cols, const T* __restrict rows, int L, int d, int w, int ns) {
+    for (int t0 = 0; t0 < L; t0 += kTile) {
+        const int t1 = std::min(L, t0 + kTile);
+        for (int j = 0; j < w; ++j) {
+            T* col = cols + std::size_t(j) * ns;
+            for (int t = t0; t < t1; ++t)
+                col[t] = rows[std::size_t(t) * d + j];
+        }
+    }
+}
+
+// out[t·d + j] (+)= scale·cols[j·ns + t] + D[j]·skip[t·d + j] for t < L, j < w, through a
+// [kTile, w] tile so that the row-side loop runs over contiguous channels.
+template <bool Accumulate, typename T>
+void columns_to_rows(T* __restrict out, const T* __restrict cols, const T* __restrict skip,
+                     const T* __restrict D, int L, int d, int w, int ns, T* __restrict tile) {
+    for (int t0 = 0; t0 < L; t0 += kTile) {
+        const int rows = std::min(L, t0 + kTile) - t0;
+        for (int j = 0; j < w; ++j) {
+            const T* col = cols + std::size_t(j) * ns + t0;
+            for (int r = 0; r < rows; ++r)
+                tile[r * w + j] = col[r];
+        }
+        for (int r = 0; r < rows; ++r) {
+            const std::size_t row = std::size_t(t0 + r) * d;
+            const T* tr = tile + r * w;
+            for (int j = 0; j < w; ++j) {
+                const T v = tr[j] + D[j] * skip[row + j];
+                if constexpr (Accumulate)
+                    out[row + j] += v;
+                else
+                    out[row + j] = v;
+            }
+        }
+    }
+}
+
 // FFTW's planner is not thread-safe (execution with the new-array functions is); every plan
 // creation and destruction of both precisions goes through this lock.
 std::mutex& planner_mutex() {
@@ -131,6 +174,8 @@ struct FftConvWorkspace<T>::Impl {
     struct ThreadBuffers {
         AlignedBuffer<T> real;  // [cb, n]: one padded column per channel
         AlignedBuffer<T> x, y;  // [cb, nf] complex (re, im interleaved)
+        AlignedBuffer<T> tile;  // [kTile, cb] for columns_to_rows
+        AlignedBuffer<T> dj;    // [cb] D of the block's channels
     };
     std::vector<ThreadBuffers> buf;
     AlignedBuffer<T> kf;  // [H, nf] complex: rfft(pad(K)) / n
@@ -174,7 +219,8 @@ struct FftConvWorkspace<T>::Impl {
         const std::size_t cplx_size = 2 * std::size_t(nf) * cb;
         for (int t = 0; t < threads; ++t)
             buf.push_back({AlignedBuffer<T>(real_size), AlignedBuffer<T>(cplx_size),
-                           AlignedBuffer<T>(cplx_size)});
+                           AlignedBuffer<T>(cplx_size), AlignedBuffer<T>(std::size_t(kTile) * cb),
+                           AlignedBuffer<T>(std::size_t(cb))});
         kf = AlignedBuffer<T>(2 * std::size_t(H) * nf);
 
         g_lo.resize(nblocks);
@@ -237,11 +283,7 @@ struct FftConvWorkspace<T>::Impl {
     void load_and_transform(const T* src, int b, int c0, int w, ThreadBuffers& tb,
                             AlignedBuffer<T>& spectrum) {
         T* R = tb.real.data();
-        for (int t = 0; t < L; ++t) {
-            const T* row = src + (std::size_t(b) * L + t) * d + c0;
-            for (int j = 0; j < w; ++j)
-                R[std::size_t(j) * ns + t] = row[j];
-        }
+        rows_to_columns(R, src + std::size_t(b) * L * d + c0, L, d, w, ns);
         for (int j = 0; j < w; ++j)
             std::fill(R + std::size_t(j) * ns + L, R + std::size_t(j) * ns + n, T(0));
         F::run_r2c(r2c_for(w), R, cx(spectrum));
@@ -268,12 +310,11 @@ struct FftConvWorkspace<T>::Impl {
         load_and_transform(u, b, c0, w, tb, tb.x);
         multiply_by_kernel<false>(tb.x.data(), c0, w);
         F::run_c2r(c2r_for(w), cx(tb.x), tb.real.data());
-        const T* R = tb.real.data();
-        for (int t = 0; t < L; ++t) {
-            const std::size_t row = (std::size_t(b) * L + t) * d + c0;
-            for (int j = 0; j < w; ++j)
-                y[row + j] = R[std::size_t(j) * ns + t] + D[group_of[c0 + j]] * u[row + j];
-        }
+        for (int j = 0; j < w; ++j)
+            tb.dj.data()[j] = D[group_of[c0 + j]];
+        const std::size_t at = std::size_t(b) * L * d + c0;
+        columns_to_rows<false>(y + at, tb.real.data(), u + at, tb.dj.data(), L, d, w, ns,
+                               tb.tile.data());
     }
 
     void backward_item(T* du, const T* dy, const T* u, const T* D, int b, int blk,
@@ -302,12 +343,11 @@ struct FftConvWorkspace<T>::Impl {
         // du: correlation of dy with K, then the skip.
         multiply_by_kernel<true>(tb.y.data(), c0, w);
         F::run_c2r(c2r_for(w), cx(tb.y), tb.real.data());
-        const T* R = tb.real.data();
-        for (int t = 0; t < L; ++t) {
-            const std::size_t row = (std::size_t(b) * L + t) * d + c0;
-            for (int j = 0; j < w; ++j)
-                du[row + j] += R[std::size_t(j) * ns + t] + D[group_of[c0 + j]] * dy[row + j];
-        }
+        for (int j = 0; j < w; ++j)
+            tb.dj.data()[j] = D[group_of[c0 + j]];
+        const std::size_t at = std::size_t(b) * L * d + c0;
+        columns_to_rows<true>(du + at, tb.real.data(), dy + at, tb.dj.data(), L, d, w, ns,
+                              tb.tile.data());
     }
 
     // dK[g] += irfft(Σ_items partial[g])[0:L] / 2L, items summed in order. dD[g] is the same

@@ -217,6 +217,21 @@ private slots:
         QVERIFY(std::fabs(loss + std::log(0.75)) < 1e-14);
     }
 
+    void crossEntropyLossIsTheSameForOneAndTwoThreads() {
+        const int rows = 301, V = 50;
+        const auto logits = random_floats(rows * V, 13);
+        std::vector<std::int32_t> targets(rows);
+        for (int r = 0; r < rows; ++r)
+            targets[r] = r % 7 == 0 ? ops::kIgnoreIndex : (r * 13) % V;
+        std::vector<float> lse1(rows), lse2(rows);
+        ThreadPool one(1), two(2);
+        const double l1 =
+            ops::cross_entropy_forward(lse1.data(), logits.data(), targets.data(), rows, V, one);
+        const double l2 =
+            ops::cross_entropy_forward(lse2.data(), logits.data(), targets.data(), rows, V, two);
+        QCOMPARE(l1, l2);  // exact: the mean is one serial pass
+    }
+
     void crossEntropyRejectsATargetOutsideTheVocabulary() {
         std::vector<float> logits(6), lse(2);
         const std::vector<std::int32_t> targets = {1, 3};

@@ -39,8 +39,11 @@ std::vector<double> bin_edges(const std::vector<double>& values,
         if (!(options.width > 0)) throw ConfigError("length-accuracy: --width must be positive");
         const double lo = sorted.front(), hi = sorted.back();
         edges.push_back(lo);
-        for (int i = 1; edges.back() <= hi; ++i)
-            edges.push_back(lo + i * options.width);
+        for (int i = 1; edges.back() <= hi; ++i) {
+            volatile double offset =
+                i * options.width;  // rounded as numpy does (no fused multiply-add)
+            edges.push_back(lo + offset);
+        }
     } else {
         throw ConfigError("length-accuracy: binning '" + options.binning +
                           "' is not quantile, edges or width");

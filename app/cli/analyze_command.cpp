@@ -12,8 +12,11 @@
 #include "analysis/anisotropy.hpp"
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
+#include "analysis/gates.hpp"
+#include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
+#include "analysis/transitions.hpp"
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 
@@ -44,11 +47,24 @@ struct AnalyzeArgs {
     std::string arch = "bigs";
     std::int64_t layers = 23, d_model = 1024, intermediate = 0, state = 64;
     std::vector<std::int64_t> lengths;
+    // kernels
+    int radius = 10;
+    std::int64_t length = 512;
 };
 
 const std::vector<std::string> kKinds = {"kernels",         "kernel-change", "gates",
                                          "anisotropy",      "pca",           "transitions",
                                          "length-accuracy", "flops"};
+
+int parse_layer(const std::string& text) {
+    try {
+        std::size_t used = 0;
+        const int layer = std::stoi(text, &used);
+        if (used == text.size() && layer >= 0) return layer;
+    } catch (const std::exception&) {
+    }
+    throw ConfigError("--layer must be 'all' or a layer index, got '" + text + "'");
+}
 
 /// The layers named by --layer ("all" or one index), checked against the dump.
 std::vector<int> selected_layers(const DumpReader& dump, const std::string& text,
@@ -60,14 +76,7 @@ std::vector<int> selected_layers(const DumpReader& dump, const std::string& text
         if (out.empty()) throw ConfigError(dump.path() + ": the dump has no layers to analyse");
         return out;
     }
-    int layer = 0;
-    try {
-        std::size_t used = 0;
-        layer = std::stoi(text, &used);
-        if (used != text.size()) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-        throw ConfigError("--layer must be 'all' or a layer index, got '" + text + "'");
-    }
+    const int layer = parse_layer(text);
     dump.layer(layer);  // throws naming the layers present
     return {layer};
 }
@@ -145,6 +154,48 @@ Output run_analysis(const AnalyzeArgs& a) {
         const auto r = flop_model(
             c, a.lengths.empty() ? std::vector<std::int64_t>{128, 512, 1024, 4096} : a.lengths);
         out.add(r.to_json(), r.table());
+    } else if (a.kind == "transitions") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        TransitionsOptions o;
+        o.max_sentences = a.max_sentences;
+        o.seed = a.seed;
+        const auto r = layer_transitions(dump, o);
+        out.add(r.to_json(), r.table());
+    } else if (a.kind == "gates") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        GatesOptions o;
+        if (a.bins) o.bins = a.bins;
+        o.max_sentences = a.max_sentences;
+        o.seed = a.seed;
+        const auto layers = a.layer == "all" ? std::vector<int>{} : selected_layers(dump, a.layer);
+        const auto r = gate_statistics(dump, layers, o);
+        out.add(r.to_json(), r.table());
+    } else if (a.kind == "kernels") {
+        KernelOptions o;
+        o.radius = a.radius;
+        o.length = a.length;
+        const std::vector<int> layers =
+            a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
+        if (!a.checkpoints.empty()) {
+            for (const auto& c : a.checkpoints) {
+                const auto r = kernels_from_checkpoint(c, layers, o);
+                out.add(r.to_json(), r.table());
+            }
+        } else {
+            const auto r = kernels_from_dump(need_dump(dumps, a.kind), layers, o);
+            out.add(r.to_json(), r.table());
+        }
+    } else if (a.kind == "kernel-change") {
+        if (a.checkpoints.size() != 2)
+            throw ConfigError(
+                "analyze kernel-change needs two --checkpoint FILE options (before, after)");
+        KernelOptions o;
+        o.radius = a.radius;
+        o.length = a.length;
+        const std::vector<int> layers =
+            a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
+        const auto r = kernel_change(a.checkpoints[0], a.checkpoints[1], layers, o);
+        out.add(r.to_json(), r.table());
     } else {
         throw ConfigError("analyze: kind '" + a.kind + "' is not implemented in this build");
     }
@@ -183,7 +234,7 @@ CommandRunner setup_analyze(CLI::App& app) {
         ->delimiter(',');
     cmd->add_flag("--energy", a->energy, "pca: σ instead of σ²");
     cmd->add_option("--max-sentences", a->max_sentences,
-                    "pca: sample this many sentences (default all)");
+                    "pca, transitions, gates: sample this many sentences (default all)");
     cmd->add_option("--bucket-width", a->bucket_width,
                     "pca: width of the length buckets (default 50)");
     cmd->add_option("--global-m", a->global_m,
@@ -202,6 +253,9 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--state", a->state, "flops: SSM modes N / Birdie state size (default 64)");
     cmd->add_option("--lengths", a->lengths, "flops: sequence lengths (default 128,512,1024,4096)")
         ->delimiter(',');
+    cmd->add_option("--radius", a->radius, "kernels: relative positions −R..R (default 10)");
+    cmd->add_option("--length", a->length,
+                    "kernels from a checkpoint: kernel length L (default 512)");
     return [a]() {
         Output out;
         try {

@@ -87,12 +87,12 @@ std::string compare_with_reference(const nlohmann::json& reference, const nlohma
 }
 
 QString cli_matches_reference(const QString& kind, const QStringList& dumps,
-                              const QStringList& options) {
+                              const QStringList& options, const QString& input_flag) {
     static int serial = 0;
     const QString stem = dump_dir() + "/" + kind + "-" + QString::number(++serial);
     QStringList args = {"analyze", kind};
     for (const auto& d : dumps)
-        args << "--dump" << d;
+        args << input_flag << d;
     args << options << "--out" << stem + ".json"
          << "--csv" << stem + ".csv";
     const auto cli = run_cli(args);

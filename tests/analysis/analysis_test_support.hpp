@@ -34,6 +34,6 @@ std::string compare_with_reference(const nlohmann::json& reference, const nlohma
 /// Runs `routescope-cli analyze` with args, then the numpy reference on the same dump(s), and
 /// compares; returns the mismatch or the failure, empty on agreement.
 QString cli_matches_reference(const QString& kind, const QStringList& dumps,
-                              const QStringList& options);
+                              const QStringList& options, const QString& input_flag = "--dump");
 
 }  // namespace analysis_test

@@ -6,6 +6,8 @@
 #include "analysis/anisotropy.hpp"
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
+#include "analysis/gates.hpp"
+#include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
 #include "analysis_test_support.hpp"
@@ -203,6 +205,71 @@ private slots:
         // Perfect binary predictions: MCC 1, F1 1; inverted: MCC −1.
         QCOMPARE(classification_scores({0, 1, 1, 0}, {0, 1, 1, 0}).mcc, 1.0);
         QCOMPARE(classification_scores({0, 1, 1, 0}, {1, 0, 0, 1}).mcc, -1.0);
+    }
+
+    // ---------------------------------------------------------------- transitions, gates, kernels
+    void transitionsMatchNumpy() {
+        // Layers 2 → 3: layer 3 stores 40 of the 60 examples, so only the common ones are compared.
+        auto mismatch = cli_matches_reference("transitions", {path("random.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        mismatch = cli_matches_reference("transitions", {path("random.dump.h5")},
+                                         {"--max-sentences", "15", "--seed", "2"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void gatesMatchNumpy() {
+        const auto mismatch = cli_matches_reference("gates", {path("random.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void slstmGateRangeIsTheSoftmaxBound() {
+        const auto r = gate_range("slstm", "f");
+        QVERIFY(std::abs(r.lo - 0.084224) < 1e-6 &&
+                std::abs(r.hi - 0.404609) < 1e-6);  // ≈ [0.084, 0.405]
+        QCOMPARE(gate_range("birdie", "f").hi, 1.0);
+    }
+
+    void kernelsFromDumpMatchNumpy() {
+        const auto mismatch =
+            cli_matches_reference("kernels", {path("random.dump.h5")}, {"--radius", "6"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void kernelsFromCheckpointMatchNumpy() {
+        // The S4D formula of MODELS.md evaluated independently; the radius is clamped to L − 1.
+        const auto mismatch =
+            cli_matches_reference("kernels", {path("before.ckpt.h5")},
+                                  {"--length", "48", "--radius", "60"}, "--checkpoint");
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void kernelChangeMatchesNumpy() {
+        const auto mismatch =
+            cli_matches_reference("kernel-change", {path("before.ckpt.h5"), path("after.ckpt.h5")},
+                                  {"--length", "64"}, "--checkpoint");
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void kernelChangeOfACheckpointWithItselfIsZero() {
+        const auto r =
+            kernel_change(dump("before.ckpt.h5"), dump("before.ckpt.h5"), {}, KernelOptions{});
+        QCOMPARE(r.layers.size(), std::size_t{2});
+        for (const auto& c : r.layers)
+            QCOMPARE(c.score, 0.0);
+    }
+
+    void relativeKernelPutsForwardBeforeAndBackwardAfter() {
+        // r < 0 reads K_f[−r], r > 0 reads K_b[r], r = 0 the mean of K_f[0] + D_f and K_b[0] + D_b.
+        const auto v = relative_kernel({1, 2, 3}, {10, 20, 30}, 0.5, 1.5, 2);
+        const std::vector<double> expected = {3, 2, 0.5 * (1.5 + 11.5), 20, 30};
+        QCOMPARE(v, expected);
+        QCOMPARE(effective_length({0, 0, 1, 0, 0}), std::int64_t{0});
+        QCOMPARE(effective_length({1, 1, 1, 1, 1}), std::int64_t{2});  // 5/5 ≥ 90% only at m = 2
+    }
+
+    void kernelLayerNotPresentIsAUsageError() {
+        expect_cli_error({"kernels", "--dump", path("random.dump.h5"), "--layer", "3"}, 2,
+                         "layers present: 1, 2");
     }
 
     // ---------------------------------------------------------------- FLOPs

@@ -139,11 +139,38 @@ def closed_form_dumps(out):
     write_dump(os.path.join(out, "rank.dump.h5"), {0: h}, lengths, extra=extras)
 
 
+def ssm_checkpoints(out):
+    """Two checkpoints holding only what the kernel analyses read: /params/layers.<i>.ssm_*."""
+    rng = np.random.default_rng(99)
+    N = 8
+
+    def write(path, shift):
+        with h5py.File(path, "w") as f:
+            f.attrs["format"] = "routescope-checkpoint"
+            f.attrs["format_version"] = 1
+            f.attrs["producer"] = "make_analysis_dumps.py"
+            f.attrs["created"] = "2026-01-01T00:00:00Z"
+            for i in range(2):
+                for direction in ("forward", "backward"):
+                    base = f"params/layers.{i}.ssm_{direction}."
+                    r = np.random.default_rng(1000 + 10 * i + (direction == "forward"))
+                    f[base + "A_re"] = np.full((1, N), -0.5 + shift, np.float32)
+                    f[base + "A_im"] = (np.pi * np.arange(N)[None, :]).astype(np.float32)
+                    f[base + "C"] = r.normal(0, np.sqrt(0.5), size=(1, N, 2)).astype(np.float32)
+                    f[base + "D"] = np.ones(1, np.float32)
+                    f[base + "log_step"] = np.log(r.uniform(0.01, 1.0, size=1)).astype(np.float32)
+
+    write(os.path.join(out, "before.ckpt.h5"), 0.0)
+    write(os.path.join(out, "after.ckpt.h5"), -0.2)
+    del rng
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     random_dumps(out)
     closed_form_dumps(out)
+    ssm_checkpoints(out)
 
 
 if __name__ == "__main__":

@@ -181,15 +181,150 @@ def length_accuracy(f, res, fb):
             "bins": [bin_of(inside & (index == i)) for i in range(len(edges) - 1)], "overall": bin_of(inside)}
 
 
+def transitions(f, res):
+    layers = []
+    for entry in res["layers"]:
+        a, b = entry["from_layer"], entry["layer"]
+        ia, _ = layer_rows(f, a)
+        ib, _ = layer_rows(f, b)
+        lengths = f["data/lengths"][()]
+        ra = {e: r for r, e in enumerate(ia)}
+        rb = {e: r for r, e in enumerate(ib)}
+        stats = {}
+        for what in ("tokens", "sentences"):
+            pairs = []
+            for e in entry["examples"]:
+                if what == "tokens":
+                    ha = f[f"layers/{a}/hidden"][ra[e], : lengths[e]].astype(np.float64)
+                    hb = f[f"layers/{b}/hidden"][rb[e], : lengths[e]].astype(np.float64)
+                else:
+                    ha = sentence_matrix(f, a, [ra[e]])
+                    hb = sentence_matrix(f, b, [rb[e]])
+                pairs += list(zip(ha, hb))
+            step = np.array([np.linalg.norm(y - x) for x, y in pairs])
+            na = np.array([np.linalg.norm(x) for x, _ in pairs])
+            nb = np.array([np.linalg.norm(y) for _, y in pairs])
+            ok = (na > 0) & (nb > 0)
+            cos = np.array([x @ y for x, y in pairs])[ok] / (na[ok] * nb[ok])
+            stats[what] = {"count": len(pairs), "zero_norm": int((~ok).sum()), "l2": float(step.mean()),
+                           "relative": float((step[ok] / na[ok]).mean()),
+                           "angle_degrees": float(np.degrees(np.arccos(np.clip(cos, -1, 1))).mean())}
+        layers.append({"from_layer": a, "layer": b, **stats})
+    return {"layers": layers}
+
+
+def gates(f, res):
+    out = []
+    arch = f["model"].attrs["arch"]
+    arch = arch.decode() if isinstance(arch, bytes) else arch
+    rows = res["rows"]
+    for g in res["gates"]:
+        layer, name = g["layer"], g["gate"]
+        _, lengths = layer_rows(f, layer)
+        ds = f[f"layers/{layer}/gates/{name}"]
+        L = f["data/tokens"].shape[1]
+        vals = []
+        for r in rows:
+            x = ds[r].astype(np.float64)
+            vals.append(x[: lengths[r]])
+            if x.shape[0] == L + 1:
+                vals.append(x[L:])
+        v = np.concatenate(vals)
+        if arch == "slstm" and name in ("i", "l", "r", "f", "s"):
+            lo, hi = 1 / (1 + 4 * np.e), np.e / (np.e + 4)
+        elif name in ("f", "i", "sentence_weight") or (arch == "slstm" and name == "o"):
+            lo, hi = 0.0, 1.0
+        else:
+            lo, hi = v.min(), v.max() if v.max() > v.min() else v.min() + 1
+        flat = v.ravel()
+        entry = {"layer": layer, "gate": name, "values": int(flat.size), "mean": float(flat.mean()),
+                 "std": float(flat.std()),
+                 "histogram": [int(c) for c in np.histogram(flat, bins=res["provenance"]["parameters"]["bins"],
+                                                            range=(lo, hi))[0]],
+                 "fraction_below_0.1": float((flat < 0.1).mean()), "fraction_above_0.9": float((flat > 0.9).mean()),
+                 "channel_mean": [float(c) for c in v.mean(axis=0)]}
+        if name == "f":
+            entry["fraction_above_0.99"] = float((flat > 0.99).mean())
+            entry["effective_memory"] = [float(1 / (1 - c)) for c in v.mean(axis=0)]
+        out.append(entry)
+    return {"gates": out}
+
+
+def relative(kf, kb, df, db, radius):
+    R = min(radius, len(kf) - 1, len(kb) - 1)
+    v = [kf[-r] if r < 0 else kb[r] if r > 0 else 0.5 * ((kf[0] + df) + (kb[0] + db)) for r in range(-R, R + 1)]
+    return np.array(v)
+
+
+def s4d(f, base, L):
+    a = np.minimum(f[base + "A_re"][0].astype(np.float64), -1e-4) + 1j * f[base + "A_im"][0].astype(np.float64)
+    c = f[base + "C"][0, :, 0].astype(np.float64) + 1j * f[base + "C"][0, :, 1].astype(np.float64)
+    dt = np.exp(float(f[base + "log_step"][0]))
+    k = (c * (np.exp(dt * a) - 1) / a)[None, :] * np.exp(np.arange(L)[:, None] * dt * a[None, :])
+    return k.sum(axis=1).real, float(f[base + "D"][0]), np.exp(dt * a)
+
+
+def describe(kf, kb, df, db, radius):
+    rel = relative(kf, kb, df, db, radius)
+    mag = np.abs(rel)
+    span = mag.max() - mag.min()
+    full = np.abs(relative(kf, kb, df, db, min(len(kf), len(kb)) - 1))
+    c = len(full) // 2
+    covered = np.array([full[c - m: c + m + 1].sum() for m in range(c + 1)])
+    return {"relative": rel.tolist(), "scaled": ((mag - mag.min()) / span if span > 0 else 0 * mag).tolist(),
+            "response_forward": np.abs(np.fft.rfft(kf)).tolist(), "response_backward": np.abs(np.fft.rfft(kb)).tolist(),
+            "effective_length": int(np.argmax(covered >= 0.9 * full.sum()))}
+
+
+def kernels(f, res):
+    radius = res["provenance"]["parameters"]["radius"]
+    out = []
+    for entry in res["layers"]:
+        layer = entry["layer"]
+        if res["source"] == "dump":
+            g = f[f"kernels/{layer}"]
+            kf, kb = g["forward"][()].astype(np.float64), g["backward"][()].astype(np.float64)
+            item = describe(kf, kb, float(g.attrs.get("D_forward", 0)), float(g.attrs.get("D_backward", 0)), radius)
+        else:
+            L = res["provenance"]["parameters"]["length"]
+            kf, df, pf = s4d(f, f"params/layers.{layer - 1}.ssm_forward.", L)
+            kb, db, pb = s4d(f, f"params/layers.{layer - 1}.ssm_backward.", L)
+            item = describe(kf, kb, df, db, radius)
+            item["poles_forward"] = [[z.real, z.imag] for z in pf]
+            item["poles_backward"] = [[z.real, z.imag] for z in pb]
+        out.append({"layer": layer, **item})
+    mixing = [{"layer": m["layer"], "matrix": f[f"mixing/{m['layer']}"][()].astype(np.float64).tolist()}
+              for m in res.get("mixing", [])]
+    return {"layers": out, "mixing": mixing}
+
+
+def kernel_change(f, res, fb):
+    p = res["provenance"]["parameters"]
+    out = []
+    for entry in res["layers"]:
+        i = entry["layer"] - 1
+        rel = {}
+        for name, h in (("before", f), ("after", fb)):
+            kf, df, _ = s4d(h, f"params/layers.{i}.ssm_forward.", p["length"])
+            kb, db, _ = s4d(h, f"params/layers.{i}.ssm_backward.", p["length"])
+            rel[name] = (relative(kf, kb, df, db, p["radius"]), relative(kf, kb, df, db, p["length"] - 1))
+        a, b = rel["before"][1], rel["after"][1]
+        out.append({"layer": entry["layer"], "before": rel["before"][0].tolist(), "after": rel["after"][0].tolist(),
+                    "change_score": float(np.linalg.norm(b - a) / np.linalg.norm(a))})
+    return {"layers": out}
+
+
 def main():
     kind, dump, result_path, out_path = sys.argv[1:5]
     fb = h5py.File(sys.argv[5], "r") if len(sys.argv) > 5 else None
     with open(result_path) as fh:
         results = json.load(fh)["results"]
-    fn = {"anisotropy": anisotropy, "pca": pca}
+    fn = {"anisotropy": anisotropy, "pca": pca, "transitions": transitions, "gates": gates, "kernels": kernels}
     with h5py.File(dump, "r") as f:
         if kind == "length-accuracy":
             out = [length_accuracy(f, r, fb) for r in results]
+        elif kind == "kernel-change":
+            out = [kernel_change(f, r, fb) for r in results]
         else:
             out = [fn[kind](f, r) for r in results]
     with open(out_path, "w") as fh:

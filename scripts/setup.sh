@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what Routescope needs on Debian 12 (apt-get, as root or through sudo) and builds it with
+# Ninja into build/. Idempotent: on a ready machine it checks the packages (no apt-get update) and
+# runs an incremental build, which takes seconds.
+#   scripts/setup.sh                 install + configure + build (build/)
+#   ROUTESCOPE_BUILD_DIR=dir ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON" scripts/setup.sh
+#   ROUTESCOPE_SKIP_BUILD=1 scripts/setup.sh     only install packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+    build-essential cmake ninja-build pkg-config git dpkg-dev file
+    qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libqt6svg6-dev libgl-dev
+    libhdf5-dev libeigen3-dev libfftw3-dev libsentencepiece-dev sentencepiece
+    nlohmann-json3-dev libcli11-dev libmsgpack-cxx-dev
+    xvfb xauth poppler-utils clang-format ccache
+    python3 python3-torch python3-numpy python3-h5py python3-sentencepiece
+    libopenblas0-pthread
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then missing+=("$p"); fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+    echo "setup: all ${#packages[@]} packages present"
+fi
+
+[ "${ROUTESCOPE_SKIP_BUILD:-0}" = "1" ] && exit 0
+
+# nvcc is not on PATH by default; the build finds it in /usr/local/cuda/bin (CUDA backend on).
+build=${ROUTESCOPE_BUILD_DIR:-build}
+if [ ! -f "$build/build.ninja" ]; then
+    # shellcheck disable=SC2086
+    cmake -S . -B "$build" -G Ninja ${ROUTESCOPE_CMAKE_ARGS:-}
+fi
+cmake --build "$build" -j "$(nproc)"
+echo "setup: built $build/bin/routescope and $build/bin/routescope-cli"

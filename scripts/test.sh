@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test through CTest: first the normal build (build/), then the
+# same tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). GUI tests run on
+# the offscreen platform, so no display is needed. Tests that need a GPU report SKIPPED without one.
+#   ROUTESCOPE_NO_SANITIZE=1 scripts/test.sh    skip the sanitizer pass
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export QT_QPA_PLATFORM=offscreen
+jobs=$(nproc)
+started=$(date +%s)
+
+scripts/setup.sh
+echo "== tests (build/)"
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
+
+if [ "${ROUTESCOPE_NO_SANITIZE:-0}" != "1" ]; then
+    echo "== tests under ASan + UBSan (build-asan/)"
+    ROUTESCOPE_BUILD_DIR=build-asan \
+        ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROUTESCOPE_CUDA=OFF" \
+        scripts/setup.sh
+    # Heavy benchmark-sized and Python-reference tests run once, in the normal pass.
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1500 -LE "reference|slow|packaging"
+fi
+echo "test.sh: all passed in $(( $(date +%s) - started )) s"

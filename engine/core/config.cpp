@@ -1,0 +1,396 @@
+#include "engine/core/config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "engine/core/error.hpp"
+
+namespace routescope {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// What a leaf key accepts. Enumerations list their values; the rest are types ("?" = null allowed).
+struct Kind {
+    std::string type;                 // int, int?, float, float?, bool, str?, betas, enum
+    std::vector<std::string> values;  // enum values
+};
+
+const std::map<std::string, Kind>& kinds() {
+    static const std::map<std::string, Kind> table = {
+        {"model.arch",
+         {"enum", {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp"}}},
+        {"model.vocab_size", {"int", {}}},
+        {"model.d_model", {"int", {}}},
+        {"model.n_layers", {"int", {}}},
+        {"model.d_inner", {"int?", {}}},
+        {"model.max_len", {"int", {}}},
+        {"model.type_embeddings", {"bool", {}}},
+        {"model.ln_eps", {"float", {}}},
+        {"model.block_gelu", {"enum", {"tanh", "erf"}}},
+        {"model.n_heads", {"int?", {}}},
+        {"model.dropout", {"float", {}}},
+        {"model.init_std", {"float", {}}},
+        {"model.ssm.n_modes", {"int", {}}},
+        {"model.ssm.n_kernels", {"int", {}}},
+        {"model.ssm.a_im_init", {"enum", {"hippo", "lin", "inv"}}},
+        {"model.ssm.dt_min", {"float", {}}},
+        {"model.ssm.dt_max", {"float", {}}},
+        {"model.n_labels", {"int", {}}},
+        {"model.pool", {"enum", {"mean", "first", "sentence"}}},
+        {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
+        {"tokenizer.model", {"str?", {}}},
+        {"tokenizer.vocab_size", {"int", {}}},
+        {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},
+        {"data.task", {"str?", {}}},
+        {"data.train", {"str?", {}}},
+        {"data.valid", {"str?", {}}},
+        {"data.doc_sep", {"enum", {"line", "blank"}}},
+        {"data.seq_len", {"int", {}}},
+        {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
+        {"train.mask_prob", {"float", {}}},
+        {"train.batch_size", {"int", {}}},
+        {"train.grad_accum", {"int", {}}},
+        {"train.steps", {"int", {}}},
+        {"train.lr", {"float", {}}},
+        {"train.ssm_lr", {"float?", {}}},
+        {"train.betas", {"betas", {}}},
+        {"train.eps", {"float", {}}},
+        {"train.weight_decay", {"float", {}}},
+        {"train.warmup_steps", {"int", {}}},
+        {"train.schedule", {"enum", {"cosine", "linear", "constant"}}},
+        {"train.clip_grad_norm", {"float", {}}},
+        {"train.eval_every", {"int", {}}},
+        {"train.eval_batches", {"int", {}}},
+        {"train.checkpoint_every", {"int", {}}},
+        {"train.seed", {"int", {}}},
+        {"train.threads", {"int", {}}},
+    };
+    return table;
+}
+
+[[noreturn]] void fail(const std::string& key, const std::string& what) {
+    throw ConfigError(key + ": " + what);
+}
+
+bool is_integral(const ojson& v) {
+    if (v.is_number_integer()) return true;
+    if (v.is_number_float()) {
+        const double x = v.get<double>();
+        return std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.0e15;
+    }
+    return false;
+}
+
+ojson checked_value(const std::string& key, const ojson& value, const Kind& kind) {
+    if (kind.type == "enum") {
+        if (value.is_string()) {
+            const auto s = value.get<std::string>();
+            for (const auto& allowed : kind.values)
+                if (s == allowed) return value;
+        }
+        std::string list;
+        for (const auto& allowed : kind.values)
+            list += (list.empty() ? "" : ", ") + allowed;
+        std::string what = "'";
+        what += value.is_string() ? value.get<std::string>() : value.dump();
+        what += "' is not one of ";
+        what += list;
+        fail(key, what);
+    }
+    const bool nullable = kind.type.back() == '?';
+    const std::string base = nullable ? kind.type.substr(0, kind.type.size() - 1) : kind.type;
+    if (value.is_null()) {
+        if (nullable) return value;
+        fail(key, "null is not allowed (expected " + base + ")");
+    }
+    if (base == "bool") {
+        if (!value.is_boolean()) fail(key, "expected true or false, got " + value.dump());
+        return value;
+    }
+    if (base == "int") {
+        if (value.is_boolean() || !is_integral(value))
+            fail(key, "expected an integer, got " + value.dump());
+        if (value.is_number_integer()) return ojson(value.get<std::int64_t>());
+        return ojson(static_cast<std::int64_t>(value.get<double>()));
+    }
+    if (base == "float") {
+        if (value.is_boolean() || !value.is_number() || !std::isfinite(value.get<double>()))
+            fail(key, "expected a finite number, got " + value.dump());
+        return ojson(value.get<double>());
+    }
+    if (base == "str") {
+        if (!value.is_string()) fail(key, "expected a string, got " + value.dump());
+        return value;
+    }
+    // betas
+    if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_number() ||
+        value[0].is_boolean() || value[1].is_boolean())
+        fail(key, "expected a pair of numbers [beta1, beta2], got " + value.dump());
+    return ojson::array({value[0].get<double>(), value[1].get<double>()});
+}
+
+// Merges `given` into `target` (which holds every key with its current value), checking each key.
+void merge(const std::string& path, ojson& target, const nlohmann::json& given) {
+    if (!given.is_object())
+        fail(path.empty() ? "<root>" : path, "expected an object, got " + given.dump());
+    for (const auto& [key, value] : given.items()) {
+        const std::string where = path.empty() ? key : path + "." + key;
+        if (!target.contains(key)) fail(where, "unknown key");
+        auto& slot = target[key];
+        if (slot.is_object()) {
+            merge(where, slot, value);
+            continue;
+        }
+        auto it = kinds().find(where);
+        if (it == kinds().end()) fail(where, "unknown key");
+        slot = checked_value(where, ojson::parse(value.dump()), it->second);
+    }
+}
+
+template <class T>
+std::optional<T> opt(const ojson& v) {
+    if (v.is_null()) return std::nullopt;
+    return v.get<T>();
+}
+
+template <class T>
+ojson opt_json(const std::optional<T>& v) {
+    return v ? ojson(*v) : ojson(nullptr);
+}
+
+RunConfig from_full_json(const ojson& j) {
+    RunConfig c;
+    const auto& m = j["model"];
+    c.model.arch = m["arch"];
+    c.model.vocab_size = m["vocab_size"];
+    c.model.d_model = m["d_model"];
+    c.model.n_layers = m["n_layers"];
+    c.model.d_inner = opt<int>(m["d_inner"]);
+    c.model.max_len = m["max_len"];
+    c.model.type_embeddings = m["type_embeddings"];
+    c.model.ln_eps = m["ln_eps"];
+    c.model.block_gelu = m["block_gelu"];
+    c.model.n_heads = opt<int>(m["n_heads"]);
+    c.model.dropout = m["dropout"];
+    c.model.init_std = m["init_std"];
+    const auto& s = m["ssm"];
+    c.model.ssm.n_modes = s["n_modes"];
+    c.model.ssm.n_kernels = s["n_kernels"];
+    c.model.ssm.a_im_init = s["a_im_init"];
+    c.model.ssm.dt_min = s["dt_min"];
+    c.model.ssm.dt_max = s["dt_max"];
+    c.model.n_labels = m["n_labels"];
+    c.model.pool = m["pool"];
+    const auto& k = j["tokenizer"];
+    c.tokenizer.kind = k["kind"];
+    c.tokenizer.model = opt<std::string>(k["model"]);
+    c.tokenizer.vocab_size = k["vocab_size"];
+    c.tokenizer.model_type = k["model_type"];
+    const auto& d = j["data"];
+    c.data.task = opt<std::string>(d["task"]);
+    c.data.train = opt<std::string>(d["train"]);
+    c.data.valid = opt<std::string>(d["valid"]);
+    c.data.doc_sep = d["doc_sep"];
+    c.data.seq_len = d["seq_len"];
+    const auto& t = j["train"];
+    c.train.objective = t["objective"];
+    c.train.mask_prob = t["mask_prob"];
+    c.train.batch_size = t["batch_size"];
+    c.train.grad_accum = t["grad_accum"];
+    c.train.steps = t["steps"];
+    c.train.lr = t["lr"];
+    c.train.ssm_lr = opt<double>(t["ssm_lr"]);
+    c.train.betas = {t["betas"][0].get<double>(), t["betas"][1].get<double>()};
+    c.train.eps = t["eps"];
+    c.train.weight_decay = t["weight_decay"];
+    c.train.warmup_steps = t["warmup_steps"];
+    c.train.schedule = t["schedule"];
+    c.train.clip_grad_norm = t["clip_grad_norm"];
+    c.train.eval_every = t["eval_every"];
+    c.train.eval_batches = t["eval_batches"];
+    c.train.checkpoint_every = t["checkpoint_every"];
+    c.train.seed = t["seed"];
+    c.train.threads = t["threads"];
+    return c;
+}
+
+// The value ranges of tests/reference/routescope_ref/config.py, with the same keys in messages.
+void check_ranges(const RunConfig& c) {
+    const auto& m = c.model;
+    const auto& s = m.ssm;
+    const auto& t = c.train;
+    auto need = [](bool ok, const std::string& key, const std::string& what) {
+        if (!ok) fail(key, what);
+    };
+    need(m.vocab_size >= 1, "model.vocab_size", "must be at least 1");
+    need(m.d_model >= 1, "model.d_model", "must be at least 1");
+    need(m.n_layers >= 1, "model.n_layers", "must be at least 1");
+    need(m.max_len >= 1, "model.max_len", "must be at least 1");
+    need(!m.d_inner || *m.d_inner >= 1, "model.d_inner", "must be at least 1 or null");
+    need(m.ln_eps > 0, "model.ln_eps", "must be positive");
+    need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
+    need(m.init_std > 0, "model.init_std", "must be positive");
+    need(m.n_labels >= 0, "model.n_labels", "must be at least 0");
+    need(s.n_modes >= 1, "model.ssm.n_modes", "must be at least 1");
+    need(s.n_kernels >= 1, "model.ssm.n_kernels", "must be at least 1");
+    need(m.d_model % s.n_kernels == 0, "model.ssm.n_kernels",
+         "must divide model.d_model=" + std::to_string(m.d_model) +
+             " (contiguous channel groups), got " + std::to_string(s.n_kernels));
+    need(s.dt_min > 0 && s.dt_min <= s.dt_max, "model.ssm.dt_min", "need 0 < dt_min <= dt_max");
+    if (m.n_heads)
+        need(*m.n_heads >= 1 && m.d_model % *m.n_heads == 0, "model.n_heads",
+             "must be at least 1 and divide model.d_model=" + std::to_string(m.d_model) + ", got " +
+                 std::to_string(*m.n_heads));
+    need(t.steps >= 0, "train.steps", "must be at least 0");
+    need(t.warmup_steps >= 0, "train.warmup_steps", "must be at least 0");
+    need(t.lr >= 0, "train.lr", "must be at least 0");
+    need(!t.ssm_lr || *t.ssm_lr >= 0, "train.ssm_lr", "must be at least 0 or null");
+    need(t.eps > 0, "train.eps", "must be positive");
+    need(t.betas[0] >= 0 && t.betas[0] < 1 && t.betas[1] >= 0 && t.betas[1] < 1, "train.betas",
+         "each must lie in [0, 1)");
+    need(t.weight_decay >= 0, "train.weight_decay", "must be at least 0");
+    need(t.clip_grad_norm >= 0, "train.clip_grad_norm", "must be at least 0 (0 = off)");
+    need(t.mask_prob >= 0 && t.mask_prob <= 1, "train.mask_prob", "must lie in [0, 1]");
+    need(t.batch_size >= 1, "train.batch_size", "must be at least 1");
+    need(t.grad_accum >= 1, "train.grad_accum", "must be at least 1");
+    need(t.threads >= 0, "train.threads", "must be at least 0 (0 = all cores)");
+    need(c.data.seq_len >= 1, "data.seq_len", "must be at least 1");
+}
+
+}  // namespace
+
+int ModelConfig::inner() const {
+    if (d_inner) return *d_inner;
+    return (arch == "bigs" || arch == "gated_att" ? 3 : 4) * d_model;
+}
+
+int ModelConfig::heads() const {
+    if (n_heads) return *n_heads;
+    const int h = std::max(1, d_model / 64);  // heads of width 64 (BERT's)
+    if (d_model % h != 0)
+        fail("model.n_heads",
+             "d_model=" + std::to_string(d_model) + " is not a multiple of 64; set model.n_heads");
+    return h;
+}
+
+nlohmann::ordered_json RunConfig::to_json() const {
+    ojson j;
+    j["model"] = {{"arch", model.arch},
+                  {"vocab_size", model.vocab_size},
+                  {"d_model", model.d_model},
+                  {"n_layers", model.n_layers},
+                  {"d_inner", opt_json(model.d_inner)},
+                  {"max_len", model.max_len},
+                  {"type_embeddings", model.type_embeddings},
+                  {"ln_eps", model.ln_eps},
+                  {"block_gelu", model.block_gelu},
+                  {"n_heads", opt_json(model.n_heads)},
+                  {"dropout", model.dropout},
+                  {"init_std", model.init_std},
+                  {"ssm",
+                   {{"n_modes", model.ssm.n_modes},
+                    {"n_kernels", model.ssm.n_kernels},
+                    {"a_im_init", model.ssm.a_im_init},
+                    {"dt_min", model.ssm.dt_min},
+                    {"dt_max", model.ssm.dt_max}}},
+                  {"n_labels", model.n_labels},
+                  {"pool", model.pool}};
+    j["tokenizer"] = {{"kind", tokenizer.kind},
+                      {"model", opt_json(tokenizer.model)},
+                      {"vocab_size", tokenizer.vocab_size},
+                      {"model_type", tokenizer.model_type}};
+    j["data"] = {{"task", opt_json(data.task)},
+                 {"train", opt_json(data.train)},
+                 {"valid", opt_json(data.valid)},
+                 {"doc_sep", data.doc_sep},
+                 {"seq_len", data.seq_len}};
+    j["train"] = {{"objective", train.objective},
+                  {"mask_prob", train.mask_prob},
+                  {"batch_size", train.batch_size},
+                  {"grad_accum", train.grad_accum},
+                  {"steps", train.steps},
+                  {"lr", train.lr},
+                  {"ssm_lr", opt_json(train.ssm_lr)},
+                  {"betas", {train.betas[0], train.betas[1]}},
+                  {"eps", train.eps},
+                  {"weight_decay", train.weight_decay},
+                  {"warmup_steps", train.warmup_steps},
+                  {"schedule", train.schedule},
+                  {"clip_grad_norm", train.clip_grad_norm},
+                  {"eval_every", train.eval_every},
+                  {"eval_batches", train.eval_batches},
+                  {"checkpoint_every", train.checkpoint_every},
+                  {"seed", train.seed},
+                  {"threads", train.threads}};
+    return j;
+}
+
+std::string RunConfig::to_json_text() const {
+    return to_json().dump(2);
+}
+
+RunConfig RunConfig::from_json(const nlohmann::json& given) {
+    const RunConfig defaults;  // docs/config.md's
+    ojson full = defaults.to_json();
+    merge("", full, given);
+    RunConfig c = from_full_json(full);
+    check_ranges(c);
+    return c;
+}
+
+RunConfig RunConfig::parse(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw ConfigError(std::string("<json>: not valid JSON (") + e.what() + ")");
+    }
+    return from_json(j);
+}
+
+RunConfig RunConfig::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path + ": cannot read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return parse(text.str());
+    } catch (const ConfigError& e) {
+        throw ConfigError(path + ": " + e.what());
+    }
+}
+
+RunConfig RunConfig::with_override(const std::string& assignment) const {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw ConfigError("--set " + assignment + ": expected key=value");
+    const std::string key = assignment.substr(0, eq);
+    const std::string text = assignment.substr(eq + 1);
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+        value = text;  // a bare word: a string value (`--set train.schedule=linear`)
+    }
+    // Build {"a": {"b": value}} from "a.b".
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (std::size_t dot; (dot = key.find('.', start)) != std::string::npos; start = dot + 1)
+        parts.push_back(key.substr(start, dot - start));
+    parts.push_back(key.substr(start));
+    nlohmann::json nested = value;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+        nested = nlohmann::json{{*it, nested}};
+    ojson full = to_json();
+    merge("", full, nested);
+    RunConfig c = from_full_json(full);
+    check_ranges(c);
+    return c;
+}
+
+}  // namespace routescope

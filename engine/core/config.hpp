@@ -1,0 +1,111 @@
+#pragma once
+// The run configuration of docs/config.md: one JSON document (model, tokenizer, data, train) that
+// `routescope-cli train --config` reads, a checkpoint stores in /config attr `json`, and the
+// PyTorch reference (tests/reference/routescope_ref/config.py) reads to build the same model.
+//
+// Every key has the default docs/config.md gives; a key docs/config.md does not list is a
+// ConfigError naming it ("model.d_modle: unknown key"); values are type-checked and enumerations
+// checked, so a typo never falls back to a default. `--set a.b=v` overrides one key (the value is
+// JSON — numbers, true/false/null, lists — or else a plain string).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace routescope {
+
+struct SsmConfig {
+    int n_modes = 64;                 ///< N
+    int n_kernels = 1;                ///< H
+    std::string a_im_init = "hippo";  ///< hippo | lin | inv
+    double dt_min = 0.01;
+    double dt_max = 1.0;
+};
+
+struct ModelConfig {
+    std::string arch =
+        "bigs";  ///< bigs | stack_ssm | gated_att | bert (later birdie | slstm | gmlp)
+    int vocab_size = 30522;
+    int d_model = 256;
+    int n_layers = 4;
+    std::optional<int> d_inner;  ///< null → 3d (gated blocks) or 4d (stack blocks)
+    int max_len = 512;
+    bool type_embeddings = false;
+    double ln_eps = 1e-12;
+    std::string block_gelu = "tanh";  ///< tanh | erf
+    std::optional<int> n_heads;       ///< null → d/64, at least 1
+    double dropout = 0.1;
+    double init_std = 0.02;
+    SsmConfig ssm;
+    int n_labels = 0;
+    std::string pool = "mean";  ///< mean | first | sentence
+
+    /// I of MODELS.md: explicit, else 3d for bigs/gated_att, 4d for stack_ssm/bert.
+    int inner() const;
+    /// Attention heads: explicit, else d/64 (at least 1). ConfigError when that does not divide d.
+    int heads() const;
+};
+
+struct TokenizerConfig {
+    std::string kind = "bytes";  ///< bytes | sentencepiece | wordpiece
+    std::optional<std::string> model;
+    int vocab_size = 8000;
+    std::string model_type = "unigram";  ///< unigram | bpe
+};
+
+struct DataConfig {
+    std::optional<std::string> task;
+    std::optional<std::string> train;
+    std::optional<std::string> valid;
+    std::string doc_sep = "line";  ///< line | blank
+    int seq_len = 128;
+};
+
+struct TrainConfig {
+    std::string objective = "mlm";  ///< mlm | classify | clm | prefix_lm | birdie
+    double mask_prob = 0.15;
+    int batch_size = 8;
+    int grad_accum = 1;
+    std::int64_t steps = 1000;
+    double lr = 5e-4;
+    std::optional<double> ssm_lr;  ///< null → lr
+    std::array<double, 2> betas{0.9, 0.999};
+    double eps = 1e-8;
+    double weight_decay = 0.01;
+    std::int64_t warmup_steps = 100;
+    std::string schedule = "cosine";  ///< cosine | linear | constant
+    double clip_grad_norm = 1.0;      ///< 0 = off
+    std::int64_t eval_every = 100;
+    int eval_batches = 4;
+    std::int64_t checkpoint_every = 500;
+    std::int64_t seed = 1234;
+    int threads = 0;  ///< 0 = all cores
+
+    double effective_ssm_lr() const { return ssm_lr ? *ssm_lr : lr; }
+};
+
+struct RunConfig {
+    ModelConfig model;
+    TokenizerConfig tokenizer;
+    DataConfig data;
+    TrainConfig train;
+
+    /// A full, validated configuration from a (possibly partial) JSON object: defaults filled in.
+    /// Throws ConfigError naming the key ("train.schedule: 'cosin' is not one of ...").
+    static RunConfig from_json(const nlohmann::json& given);
+    /// from_json of JSON text; a parse error is a ConfigError ("<json>: not valid JSON (...)").
+    static RunConfig parse(const std::string& text);
+    /// parse() of a file; errors are prefixed with the path.
+    static RunConfig load(const std::string& path);
+
+    /// Every key, in docs/config.md's order; from_json(to_json()) gives the same configuration.
+    nlohmann::ordered_json to_json() const;
+    std::string to_json_text() const;
+
+    /// `--set model.ssm.n_modes=32`: returns the configuration with that key replaced.
+    RunConfig with_override(const std::string& assignment) const;
+};
+
+}  // namespace routescope

@@ -1,0 +1,272 @@
+#include "engine/io/checkpoint.hpp"
+
+#include <H5Cpp.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "engine/core/error.hpp"
+#include "engine/io/h5_file.hpp"
+#include "engine/models/model.hpp"
+
+namespace routescope {
+
+namespace {
+
+constexpr std::int64_t kVersion = 1;  // CHECKPOINT_FORMAT.md "version 1"
+constexpr const char* kProducer = "routescope engine";
+
+std::vector<hsize_t> dims_of(const std::vector<std::int64_t>& shape) {
+    return {shape.begin(), shape.end()};
+}
+
+void write_floats(H5::Group& group, const std::string& name, const std::vector<std::int64_t>& shape,
+                  const float* data) {
+    const auto dims = dims_of(shape);
+    H5::DataSpace space(static_cast<int>(dims.size()), dims.empty() ? nullptr : dims.data());
+    H5::DataSet ds = group.createDataSet(name, H5::PredType::IEEE_F32LE, space);
+    ds.write(data, H5::PredType::NATIVE_FLOAT);
+}
+
+bool all_finite(const float* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(data[i])) return false;
+    return true;
+}
+
+void write_file(const std::string& path, const RunConfig& config, const ParamStore& store,
+                const TokenizerBlob& tokenizer, const TrainState* train) {
+    H5::H5File file(path, H5F_ACC_TRUNC);
+    h5::write_string_attr(file, "format", kCheckpointFormat);
+    h5::write_int_attr(file, "format_version", kVersion);
+    h5::write_string_attr(file, "producer", kProducer);
+    h5::write_string_attr(file, "created", h5::iso8601_now());
+    H5::Group cfg = file.createGroup("config");
+    h5::write_string_attr(cfg, "json", config.to_json_text());
+
+    H5::Group params = file.createGroup("params");
+    for (const auto& e : store.entries()) {
+        const float* p = store.data() + e.offset;
+        if (!all_finite(p, e.size))
+            throw FormatError(path + ": /params/" + e.name +
+                              ": non-finite value; checkpoint not written");
+        write_floats(params, e.name, e.shape, p);
+    }
+
+    H5::Group tok = file.createGroup("tokenizer");
+    h5::write_string_attr(tok, "kind", tokenizer.kind);
+    if (!tokenizer.model.empty()) {
+        const hsize_t n = tokenizer.model.size();
+        H5::DataSpace space(1, &n);
+        tok.createDataSet("model", H5::PredType::STD_U8LE, space)
+            .write(tokenizer.model.data(), H5::PredType::NATIVE_UINT8);
+    }
+
+    if (train) {
+        H5::Group tr = file.createGroup("train");
+        h5::write_int_attr(tr, "step", train->step);
+        h5::write_int_attr(tr, "tokens_seen", train->tokens_seen);
+        h5::write_int_attr(tr, "data_position", train->data_position);
+        if (!train->rng_state.empty()) {
+            const hsize_t n = train->rng_state.size();
+            H5::DataSpace space(1, &n);
+            tr.createAttribute("rng_state", H5::PredType::STD_U64LE, space)
+                .write(H5::PredType::NATIVE_UINT64, train->rng_state.data());
+        }
+        const std::pair<const char*, const std::vector<float>*> moments[] = {
+            {"adam_m", &train->adam_m}, {"adam_v", &train->adam_v}};
+        for (const auto& [group_name, values] : moments) {
+            if (values->empty()) continue;
+            if (values->size() != store.size())
+                throw Error(path + ": /train/" + group_name + " holds " +
+                            std::to_string(values->size()) + " values, the parameters " +
+                            std::to_string(store.size()));
+            H5::Group g = tr.createGroup(group_name);
+            for (const auto& e : store.entries()) {
+                const float* v = values->data() + e.offset;
+                if (!all_finite(v, e.size))
+                    throw FormatError(path + ": /train/" + group_name + "/" + e.name +
+                                      ": non-finite value; checkpoint not written");
+                write_floats(g, e.name, e.shape, v);
+            }
+        }
+    }
+    file.close();
+}
+
+[[noreturn]] void bad(const std::string& path, const std::string& where, const std::string& what) {
+    throw FormatError(path + ": " + where + ": " + what);
+}
+
+// A float dataset of the expected shape, finite, as float32.
+void read_floats(const std::string& path, const H5::Group& root, const std::string& where,
+                 const std::vector<std::int64_t>& shape, float* out) {
+    if (!h5::is_dataset(root, where)) bad(path, where, "missing dataset");
+    H5::DataSet ds = root.openDataSet(where);
+    if (!h5::is_float(ds.getDataType()))
+        bad(path, where, "type " + h5::type_name(ds.getDataType()) + " is not floating point");
+    const auto dims = h5::shape_of(ds);
+    if (dims != dims_of(shape))
+        bad(path, where,
+            "shape " + h5::shape_text(dims) + " disagrees with /config (expected " +
+                h5::shape_text(dims_of(shape)) + ")");
+    ds.read(out, H5::PredType::NATIVE_FLOAT);
+    std::size_t n = 1;
+    for (auto s : shape)
+        n *= static_cast<std::size_t>(s);
+    if (!all_finite(out, n)) bad(path, where, "non-finite value");
+}
+
+Checkpoint read_open(const std::string& path, H5::H5File& file) {
+    const auto format = h5::read_string_attr(file, "format");
+    if (!format) bad(path, "/", "missing string attr format");
+    if (*format != kCheckpointFormat)
+        bad(path, "/", "attr format is '" + *format + "', expected '" + kCheckpointFormat + "'");
+    const auto version = h5::read_int_attr(file, "format_version");
+    if (!version) bad(path, "/", "missing integer attr format_version");
+    if (*version != kVersion)
+        bad(path, "/",
+            "unknown format_version " + std::to_string(*version) + " (this reader knows 1)");
+
+    Checkpoint ck;
+    if (!h5::is_group(file, "config")) bad(path, "/config", "missing group");
+    const auto json = h5::read_string_attr(file.openGroup("config"), "json");
+    if (!json) bad(path, "/config", "missing string attr json");
+    try {
+        ck.config = RunConfig::parse(*json);
+        ck.layout = models::Model::parameter_layout(ck.config.model);
+    } catch (const ConfigError& e) {
+        bad(path, "/config attr json", e.what());
+    }
+
+    if (!h5::is_group(file, "params")) bad(path, "/params", "missing group");
+    std::size_t total = 0;
+    for (const auto& e : ck.layout)
+        total += e.size;
+    ck.params.assign(total, 0.0f);
+    for (const auto& e : ck.layout)
+        read_floats(path, file, "/params/" + e.name, e.shape, ck.params.data() + e.offset);
+    {
+        H5::Group params = file.openGroup("params");
+        std::vector<std::string> known;
+        for (const auto& name : h5::children(params)) {
+            bool found = false;
+            for (const auto& e : ck.layout)
+                found = found || e.name == name;
+            if (!found)
+                bad(path, "/params/" + name, "unexpected parameter (not in the model of /config)");
+        }
+    }
+
+    if (!h5::is_group(file, "tokenizer")) bad(path, "/tokenizer", "missing group");
+    H5::Group tok = file.openGroup("tokenizer");
+    const auto kind = h5::read_string_attr(tok, "kind");
+    if (!kind) bad(path, "/tokenizer", "missing string attr kind");
+    if (*kind != "bytes" && *kind != "sentencepiece" && *kind != "wordpiece")
+        bad(path, "/tokenizer",
+            "attr kind '" + *kind + "' is not bytes, sentencepiece or wordpiece");
+    ck.tokenizer.kind = *kind;
+    if (h5::exists(tok, "model")) {
+        if (!h5::is_dataset(tok, "model")) bad(path, "/tokenizer/model", "not a dataset");
+        H5::DataSet ds = tok.openDataSet("model");
+        const auto dims = h5::shape_of(ds);
+        if (dims.size() != 1 || ds.getDataType().getClass() != H5T_INTEGER ||
+            ds.getDataType().getSize() != 1)
+            bad(path, "/tokenizer/model",
+                "expected uint8 [n], found " + h5::type_name(ds.getDataType()) + " " +
+                    h5::shape_text(dims));
+        ck.tokenizer.model.resize(dims[0]);
+        if (dims[0] > 0) ds.read(ck.tokenizer.model.data(), H5::PredType::NATIVE_UINT8);
+    }
+
+    if (h5::exists(file, "train")) {
+        if (!h5::is_group(file, "train")) bad(path, "/train", "not a group");
+        H5::Group tr = file.openGroup("train");
+        TrainState st;
+        const auto step = h5::read_int_attr(tr, "step");
+        if (!step) bad(path, "/train", "missing integer attr step");
+        st.step = *step;
+        if (const auto v = h5::read_int_attr(tr, "tokens_seen")) st.tokens_seen = *v;
+        if (const auto v = h5::read_int_attr(tr, "data_position")) st.data_position = *v;
+        if (tr.attrExists("rng_state")) {
+            H5::Attribute a = tr.openAttribute("rng_state");
+            if (a.getDataType().getClass() != H5T_INTEGER)
+                bad(path, "/train attr rng_state", "not an integer array");
+            const auto n = static_cast<std::size_t>(a.getSpace().getSimpleExtentNpoints());
+            st.rng_state.resize(n);
+            if (n > 0) a.read(H5::PredType::NATIVE_UINT64, st.rng_state.data());
+        }
+        for (const char* moment : {"adam_m", "adam_v"}) {
+            if (!h5::exists(tr, moment)) continue;
+            auto& values = std::string(moment) == "adam_m" ? st.adam_m : st.adam_v;
+            values.assign(total, 0.0f);
+            for (const auto& e : ck.layout)
+                read_floats(path, file, std::string("/train/") + moment + "/" + e.name, e.shape,
+                            values.data() + e.offset);
+        }
+        ck.train = std::move(st);
+    }
+    return ck;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
+                      const TokenizerBlob& tokenizer, const TrainState* train) {
+    h5::quiet_errors();
+    namespace fs = std::filesystem;
+    const fs::path final_path = fs::absolute(path);
+    std::string tmp_name = ".";  // hidden, in the same directory so the rename stays atomic
+    tmp_name += final_path.filename().string();
+    tmp_name += ".tmp-";
+    tmp_name += std::to_string(::getpid());
+    const fs::path tmp = final_path.parent_path() / tmp_name;
+    try {
+        write_file(tmp.string(), config, store, tokenizer, train);
+    } catch (const H5::Exception& e) {
+        std::error_code ec;
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot write checkpoint (" + e.getDetailMsg() + ": " +
+                      h5::error_stack_text() + ")");
+    } catch (...) {
+        std::error_code ec;
+        fs::remove(tmp, ec);
+        throw;
+    }
+    std::error_code ec;
+    fs::rename(tmp, final_path, ec);  // atomic on POSIX within one directory
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
+                      ")");
+    }
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+    h5::quiet_errors();
+    H5::H5File file = h5::open_read(path);  // IoError naming the file and why
+    try {
+        return read_open(path, file);
+    } catch (const H5::Exception& e) {
+        throw FormatError(path + ": malformed checkpoint (" + e.getDetailMsg() + ": " +
+                          h5::error_stack_text() + ")");
+    }
+}
+
+void load_params(const Checkpoint& checkpoint, ParamStore& store) {
+    for (const auto& e : checkpoint.layout) {
+        if (!store.contains(e.name))
+            throw Error("load_params: the model has no parameter '" + e.name + "'");
+        const auto& target = store.entry(e.name);
+        if (target.shape != e.shape)
+            throw Error("load_params: '" + e.name + "' has another shape in the model");
+        std::copy_n(checkpoint.params.data() + e.offset, e.size, store.param(e.name));
+    }
+    if (store.entries().size() != checkpoint.layout.size())
+        throw Error("load_params: the model has " + std::to_string(store.entries().size()) +
+                    " parameters, the checkpoint " + std::to_string(checkpoint.layout.size()));
+}
+
+}  // namespace routescope

@@ -1,0 +1,69 @@
+#pragma once
+// Checkpoints, CHECKPOINT_FORMAT.md version 1 (`*.ckpt.h5`): one HDF5 file with everything needed
+// to run, inspect or resume a model.
+//
+//   /            attrs format = "routescope-checkpoint", format_version = 1, producer, created
+//   /config      attr json: the full run configuration (docs/config.md)
+//   /params/<n>  float32, PyTorch names and shapes (tests/reference/README.md)
+//   /tokenizer   attr kind; /tokenizer/model uint8 [n] (when the tokenizer has a model file)
+//   /train       optional: attrs step, tokens_seen, rng_state (uint64 [k]), data_position;
+//                /train/adam_m/<n>, /train/adam_v/<n>
+//
+// The writer writes a temporary name in the same directory and renames it over the real name, so
+// a failure (or a crash) never leaves a half-written file under that name and never damages the
+// checkpoint already there. It refuses non-finite parameters (a NaN run must not replace the last
+// good checkpoint). The reader builds the parameter list of the model of /config and rejects,
+// naming the dataset, a missing or unexpected parameter, a shape that disagrees, a non-finite
+// value or an unknown format_version; a malformed file is a FormatError, never a crash.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
+
+namespace routescope {
+
+inline constexpr const char* kCheckpointFormat = "routescope-checkpoint";
+
+/// /train: what resuming needs. Moments are in the parameter buffer's flat layout (empty: absent).
+struct TrainState {
+    std::int64_t step = 0;
+    std::int64_t tokens_seen = 0;
+    std::int64_t data_position = 0;
+    std::vector<std::uint64_t> rng_state;
+    std::vector<float> adam_m;
+    std::vector<float> adam_v;
+};
+
+/// /tokenizer: kind (bytes | sentencepiece | wordpiece) and the serialized model (may be empty).
+struct TokenizerBlob {
+    std::string kind = "bytes";
+    std::vector<std::uint8_t> model;
+};
+
+struct Checkpoint {
+    RunConfig config;
+    std::vector<ParamEntry> layout;  ///< the parameters of the model of /config, in its order
+    std::vector<float> params;       ///< flat, in `layout` order (ParamStore's layout)
+    TokenizerBlob tokenizer;
+    std::optional<TrainState> train;
+};
+
+/// Writes `store`'s parameters (and `train` when given) atomically to `path`. Throws IoError when
+/// the file cannot be written, FormatError naming /params/<name> for a non-finite value, Error
+/// when train moments do not match the store's size; in every case nothing is left under `path`
+/// that was not there before, and no temporary file remains.
+void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
+                      const TokenizerBlob& tokenizer, const TrainState* train = nullptr);
+
+/// Reads and validates a checkpoint (see above). IoError when the file cannot be opened,
+/// FormatError naming the file and the dataset for every content problem.
+Checkpoint read_checkpoint(const std::string& path);
+
+/// Copies a checkpoint's parameters into a store of the same layout (by name; Error naming the
+/// parameter when a name or shape differs).
+void load_params(const Checkpoint& checkpoint, ParamStore& store);
+
+}  // namespace routescope

@@ -1,0 +1,67 @@
+#pragma once
+// What every block of the BiGS family (MODELS.md) has in common: it is declared once into the
+// ParamStore under `layers.<i>.` with the names of tests/reference/README.md, and its forward maps
+// the residual stream h [B, L, d] to the next one on a Graph.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
+#include "engine/models/graph.hpp"
+
+namespace routescope::models {
+
+/// The batch a block sees: sizes, valid lengths (attention masks padding keys) and the FFT
+/// convolution workspace its SSMs share (one shape per model, used by one op at a time).
+struct BlockInput {
+    int B = 0;
+    int L = 0;
+    const std::int32_t* lengths = nullptr;
+    ops::FftConvWorkspace<float>* fft = nullptr;
+};
+
+class Block {
+public:
+    virtual ~Block() = default;
+    virtual Act forward(Graph& g, const Act& h, const BlockInput& in) = 0;
+};
+
+/// "layers.<index>." — the prefix of every parameter of a block.
+inline std::string layer_prefix(int index) {
+    return "layers." + std::to_string(index) + ".";
+}
+
+/// `<name>.weight` [out, in] and `<name>.bias` [out] (a PyTorch Linear).
+inline void declare_linear(ParamStore& store, const std::string& name, int in, int out) {
+    store.add(name + ".weight", {out, in});
+    store.add(name + ".bias", {out});
+}
+
+/// `<name>.weight`, `<name>.bias` [d] (a PyTorch LayerNorm).
+inline void declare_layernorm(ParamStore& store, const std::string& name, int d) {
+    store.add(name + ".weight", {d});
+    store.add(name + ".bias", {d});
+}
+
+/// One BiGS SSM: A_re, A_im [H, N]; C [H, N, 2]; D, log_step [H] (CHECKPOINT_FORMAT.md).
+inline void declare_ssm(ParamStore& store, const std::string& name, const SsmConfig& ssm) {
+    const std::int64_t H = ssm.n_kernels, N = ssm.n_modes;
+    store.add(name + ".A_re", {H, N});
+    store.add(name + ".A_im", {H, N});
+    store.add(name + ".C", {H, N, 2});
+    store.add(name + ".D", {H});
+    store.add(name + ".log_step", {H});
+}
+
+/// The block gelu of model.block_gelu.
+inline Gelu block_gelu(const ModelConfig& m) {
+    return m.block_gelu == "erf" ? Gelu::erf : Gelu::tanh;
+}
+
+/// The block of model.arch for layer `index` (declares its parameters when `store` is not yet
+/// allocated). ConfigError naming model.arch for an architecture this engine does not build.
+std::unique_ptr<Block> make_block(const ModelConfig& m, int index);
+void declare_block(ParamStore& store, const ModelConfig& m, int index);
+
+}  // namespace routescope::models

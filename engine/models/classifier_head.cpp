@@ -1,0 +1,27 @@
+#include "engine/models/classifier_head.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace routescope::models {
+
+ClassifierHead::ClassifierHead(const ModelConfig& m) : first_(m.pool == "first"), d_(m.d_model) {
+    if (m.pool == "sentence")
+        throw ConfigError(
+            "model.pool: 'sentence' is the S-LSTM sentence node; the BiGS family "
+            "pools by 'mean' or 'first'");
+}
+
+void ClassifierHead::declare(ParamStore& store, const ModelConfig& m) {
+    declare_linear(store, "classifier.pool", m.d_model, m.d_model);
+    declare_linear(store, "classifier.out", m.d_model, m.n_labels);
+}
+
+Act ClassifierHead::forward(Graph& g, const Act& h, const BlockInput& in,
+                            const ops::DropoutSite& dropout) {
+    const Act pooled =
+        first_ ? g.first_token(h, in.B, in.L, d_) : g.mean_pool(h, in.lengths, in.B, in.L, d_);
+    const Act t = g.tanh(g.linear(pooled, in.B, "classifier.pool"));
+    return g.linear(g.dropout(t, dropout), in.B, "classifier.out");
+}
+
+}  // namespace routescope::models

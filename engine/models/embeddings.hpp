@@ -1,0 +1,27 @@
+#pragma once
+// Embeddings of every architecture of the BiGS family (MODELS.md):
+//
+//   x = E_word[token] + E_pos[position] (+ E_type[segment]) → LN → dropout
+//
+// E_pos is learned absolute (max_len rows); positions are 0..L−1 for every row, padding included;
+// segment ids default to 0. Parameters `embeddings.{word, position, type, norm}`.
+#include <cstdint>
+
+#include "engine/models/block.hpp"
+
+namespace routescope::models {
+
+class Embeddings {
+public:
+    explicit Embeddings(const ModelConfig& m);
+    static void declare(ParamStore& store, const ModelConfig& m);
+    /// tokens, types [B, L] (types may be null: all 0). Dropout p = model.dropout when training.
+    Act forward(Graph& g, const std::int32_t* tokens, const std::int32_t* types, int B, int L,
+                const ops::DropoutSite& dropout);
+
+private:
+    bool types_;
+    float eps_;
+};
+
+}  // namespace routescope::models

@@ -1,0 +1,32 @@
+#pragma once
+// GATED/SSM, the BiGS block (MODELS.md; Wang et al. 2022, "Pretraining Without Attention").
+// Pre-norm residual h ← h + F(LN(h)); with X = LN(h):
+//
+//   V   = gelu(dv(X))                       dv: d→I
+//   U_f = gelu(du_forward(X))               d→d
+//   U_b = gelu(du_backward(flip(X)))        d→d
+//   Y_f = duc_forward(SSM_f(U_f))           d→d, no activation
+//   Y_b = flip(duc_backward(SSM_b(U_b)))    d→d, no activation
+//   F   = do( gelu(dol(Y_f ⊙ Y_b)) ⊙ V )    dol: d→I, do: I→d
+//
+// gelu is the block gelu (gelu_tanh by default). No dropout and no attention mask inside the
+// block: pads go through the SSMs. Parameters `layers.<i>.{norm, dv, du_forward, du_backward,
+// duc_forward, duc_backward, dol, do, ssm_forward, ssm_backward}`.
+#include "engine/models/block.hpp"
+
+namespace routescope::models {
+
+class GatedSsmBlock : public Block {
+public:
+    GatedSsmBlock(const ModelConfig& m, int index);
+    static void declare(ParamStore& store, const ModelConfig& m, int index);
+    Act forward(Graph& g, const Act& h, const BlockInput& in) override;
+
+private:
+    std::string norm_, dv_, du_f_, du_b_, duc_f_, duc_b_, dol_, do_, ssm_f_, ssm_b_;
+    int d_;
+    float eps_;
+    Gelu gelu_;
+};
+
+}  // namespace routescope::models

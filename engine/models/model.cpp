@@ -1,0 +1,186 @@
+#include "engine/models/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "engine/core/error.hpp"
+#include "engine/core/philox.hpp"
+#include "engine/models/block.hpp"
+#include "engine/models/classifier_head.hpp"
+#include "engine/models/embeddings.hpp"
+#include "engine/models/graph.hpp"
+#include "engine/models/mlm_head.hpp"
+#include "engine/ops/hippo.hpp"
+
+namespace routescope::models {
+
+namespace {
+
+void declare_all(ParamStore& store, const ModelConfig& m) {
+    Embeddings::declare(store, m);
+    for (int i = 0; i < m.n_layers; ++i)
+        declare_block(store, m, i);
+    MlmHead::declare(store, m);
+    if (m.n_labels > 0) ClassifierHead::declare(store, m);
+}
+
+bool has_ssm(const ModelConfig& m) {
+    return m.arch == "bigs" || m.arch == "stack_ssm";
+}
+
+// A uniform in (0, 1) from 32 random bits (never 0, so log() is finite).
+double open_uniform(std::uint32_t bits) {
+    return (bits + 0.5) * (1.0 / 4294967296.0);
+}
+
+// N(0, 1) number `i` of stream `stream` under `seed`: Box–Muller on two Philox draws.
+double philox_normal(std::uint64_t seed, std::uint32_t stream, std::uint64_t i) {
+    const double u1 = open_uniform(philox_bits(seed, 0, stream, 2 * i));
+    const double u2 = open_uniform(philox_bits(seed, 0, stream, 2 * i + 1));
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+// The SSM init's own streams live above the per-tensor ones so the two never share draws.
+constexpr std::uint32_t kSsmStreamBase = 1u << 24;
+
+}  // namespace
+
+Model::Model(const RunConfig& config, int batch, int length, int threads)
+    : config_(config), B_(batch), L_(length) {
+    const auto& m = config_.model;
+    if (batch < 1) throw ConfigError("train.batch_size: must be at least 1");
+    if (length < 1 || length > m.max_len)
+        throw ConfigError("model.max_len: sequence length " + std::to_string(length) +
+                          " must lie in [1, " + std::to_string(m.max_len) + "]");
+    declare_all(params_, m);
+    params_.allocate();
+    pool_ = std::make_unique<ThreadPool>(threads);
+    embeddings_ = std::make_unique<Embeddings>(m);
+    for (int i = 0; i < m.n_layers; ++i)
+        blocks_.push_back(make_block(m, i));
+    mlm_ = std::make_unique<MlmHead>(m);
+    if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
+    if (has_ssm(m))
+        fft_ = std::make_unique<ops::FftConvWorkspace<float>>(B_, L_, m.d_model, m.ssm.n_kernels,
+                                                              pool_->size());
+    // Planning passes (no compute): the bytes a training step asks for, for each head.
+    std::size_t bytes = 0;
+    std::vector<std::int32_t> dummy(static_cast<std::size_t>(B_) * L_, 0);
+    for (int head = 0; head < (classifier_ ? 2 : 1); ++head) {
+        Graph plan(params_, *pool_, /*training=*/true);
+        Batch b;
+        b.tokens = dummy.data();
+        b.lengths = dummy.data();
+        (head == 0 ? b.labels : b.class_labels) = dummy.data();
+        run(plan, b, 0);
+        bytes = std::max(bytes, plan.planned_bytes());
+    }
+    arena_ = std::make_unique<Arena>(bytes);
+}
+
+Model::~Model() = default;
+
+std::vector<ParamEntry> Model::parameter_layout(const ModelConfig& m) {
+    ParamStore store;
+    declare_all(store, m);
+    // The block constructors validate what declaration does not (heads, pool).
+    if (m.arch == "gated_att" || m.arch == "bert") (void)m.heads();
+    if (m.n_labels > 0) ClassifierHead check(m);
+    return store.entries();
+}
+
+void Model::init(std::uint64_t seed) {
+    const auto& m = config_.model;
+    const auto& entries = params_.entries();
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+        const ParamEntry& p = entries[e];
+        float* w = params_.data() + p.offset;
+        const auto stream = static_cast<std::uint32_t>(e);
+        const auto dot = p.name.rfind('.');
+        const std::string module = p.name.substr(0, dot);
+        const std::string leaf = p.name.substr(dot + 1);
+        const std::string owner = module.substr(module.rfind('.') + 1);
+        if (module.find(".ssm_") != std::string::npos) {
+            if (leaf != "A_re") continue;  // the five tensors of one SSM are drawn together
+            ops::SsmInitConfig sc;
+            sc.n_modes = m.ssm.n_modes;
+            sc.n_kernels = m.ssm.n_kernels;
+            sc.a_im = ops::parse_a_im_init(m.ssm.a_im_init);
+            sc.dt_min = m.ssm.dt_min;
+            sc.dt_max = m.ssm.dt_max;
+            std::uint64_t n_normal = 0, n_uniform = 0;
+            ops::SsmInitSources sources;
+            sources.standard_normal = [&] {
+                return philox_normal(seed, kSsmStreamBase + stream, n_normal++);
+            };
+            sources.uniform01 = [&] {
+                return open_uniform(philox_bits(seed, 0, kSsmStreamBase + stream + 1, n_uniform++));
+            };
+            ops::ssm_init(params_.param(module + ".A_re"), params_.param(module + ".A_im"),
+                          params_.param(module + ".C"), params_.param(module + ".D"),
+                          params_.param(module + ".log_step"), sc, sources);
+        } else if (owner.rfind("norm", 0) == 0) {
+            std::fill(w, w + p.size, leaf == "weight" ? 1.0f : 0.0f);  // LayerNorm 1 / 0
+        } else if (leaf == "bias") {
+            std::fill(w, w + p.size, 0.0f);  // every bias, mlm.bias included
+        } else {
+            for (std::size_t i = 0; i < p.size; ++i)
+                w[i] = static_cast<float>(m.init_std * philox_normal(seed, stream, i));
+        }
+    }
+}
+
+double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
+    const auto& m = config_.model;
+    BlockInput in{B_, L_, batch.lengths, fft_.get()};
+    const auto p = static_cast<float>(m.dropout);
+    const auto seed = static_cast<std::uint64_t>(config_.train.seed);
+    // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
+    Act h = embeddings_->forward(g, batch.tokens, batch.types, B_, L_, {p, seed, step, 0});
+    for (auto& block : blocks_)
+        h = block->forward(g, h, in);
+    double loss = 0;
+    if (batch.class_labels) {
+        if (!classifier_)
+            throw ConfigError("model.n_labels: a classification batch needs n_labels > 0");
+        const Act logits = classifier_->forward(g, h, in, {p, seed, step, 1});
+        loss = g.cross_entropy(logits, batch.class_labels, B_, m.n_labels);
+        logits_ = logits.v;
+        logits_size_ = logits.n;
+    } else {
+        const Act logits = mlm_->forward(g, h, std::int64_t(B_) * L_);
+        loss = g.cross_entropy(logits, batch.labels, std::int64_t(B_) * L_, m.vocab_size);
+        logits_ = logits.v;
+        logits_size_ = logits.n;
+    }
+    return loss;
+}
+
+double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
+    if (!batch.tokens || !batch.lengths || (!batch.labels == !batch.class_labels))
+        throw Error(
+            "Model::forward: a batch needs tokens, lengths and exactly one of labels / "
+            "class_labels");
+    for (int b = 0; b < B_; ++b)
+        if (batch.lengths[b] < 1 || batch.lengths[b] > L_)
+            throw Error("Model::forward: lengths[" + std::to_string(b) +
+                        "] = " + std::to_string(batch.lengths[b]) + " is outside [1, " +
+                        std::to_string(L_) + "]");
+    if (batch.class_labels)
+        for (int b = 0; b < B_; ++b)
+            if (batch.class_labels[b] < 0 || batch.class_labels[b] >= config_.model.n_labels)
+                throw Error("Model::forward: class_labels[" + std::to_string(b) +
+                            "] = " + std::to_string(batch.class_labels[b]) + " is outside [0, " +
+                            std::to_string(config_.model.n_labels) + ")");
+    arena_->reset();
+    tape_.clear();
+    Graph g(params_, *arena_, tape_, *pool_, training);
+    return run(g, batch, step);
+}
+
+void Model::backward() {
+    tape_.backward();
+}
+
+}  // namespace routescope::models

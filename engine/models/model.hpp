@@ -1,0 +1,96 @@
+#pragma once
+// A model of the BiGS family (MODELS.md): embeddings + n_layers blocks of model.arch + the MLM head
+// (always) + the classification head (when model.n_labels > 0); no final LayerNorm.
+//
+//   bigs      GATED/SSM (gated_ssm_block.hpp)     stack_ssm  STACK/SSM (stack_ssm_block.hpp)
+//   gated_att GATED/ATT (gated_att_block.hpp)     bert       STACK/ATT (stack_att_block.hpp)
+//
+// llm.c's discipline: all parameters in one buffer and their gradients in a second (ParamStore,
+// names and shapes of tests/reference/README.md), activations in one arena sized once from
+// (B, L, config) by a planning pass of the same forward code, a tape that replays the ops'
+// backwards. Which head produces the logits is decided by the batch: `labels` → MLM loss (one mean
+// over every target token, −100 ignored), `class_labels` → classification loss (mean over B).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/core/arena.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
+#include "engine/core/tape.hpp"
+#include "engine/core/thread_pool.hpp"
+#include "engine/ops/fft_conv.hpp"
+
+namespace routescope::models {
+
+class Block;
+class Graph;
+class Embeddings;
+class MlmHead;
+class ClassifierHead;
+
+/// One batch, row-major [B, L] int32 (tests/reference/README.md "batch.h5"). Exactly one of
+/// labels / class_labels. types may be null (all segment 0).
+struct Batch {
+    const std::int32_t* tokens = nullptr;        ///< [B, L] ids in [0, V)
+    const std::int32_t* lengths = nullptr;       ///< [B], 1 ≤ length ≤ L
+    const std::int32_t* types = nullptr;         ///< [B, L] 0/1 or null
+    const std::int32_t* labels = nullptr;        ///< [B, L] MLM targets, −100 ignored
+    const std::int32_t* class_labels = nullptr;  ///< [B] in [0, n_labels)
+};
+
+class Model {
+public:
+    /// Declares and allocates the parameters (zero until init() or a checkpoint load) and sizes
+    /// the activation arena for batches of `batch` rows of `length` tokens. threads ≤ 0: all cores.
+    Model(const RunConfig& config, int batch, int length, int threads = 1);
+    ~Model();
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    /// The parameters of a model of `m`, in registration order (names and shapes only).
+    static std::vector<ParamEntry> parameter_layout(const ModelConfig& m);
+
+    /// MODELS.md init: normal(0, init_std) for dense weights and embedding tables, zero biases,
+    /// LayerNorm 1/0, SSM parameters by ops::ssm_init. Draws are Philox(seed, tensor, element), so
+    /// they depend on nothing but the seed and the parameter list.
+    void init(std::uint64_t seed);
+
+    /// Runs the forward pass, returns the loss. training = true records the tape (backward() may
+    /// follow) and applies dropout (model.dropout; masks from (train.seed, step)).
+    double forward(const Batch& batch, bool training, std::uint32_t step = 0);
+    /// ACCUMULATES ∂loss/∂θ of the last training forward into the gradient buffer (call
+    /// params().zero_grad() first, once per optimizer step).
+    void backward();
+
+    /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels]; valid until the next one.
+    const float* logits() const { return logits_; }
+    std::int64_t logits_size() const { return logits_size_; }
+
+    const RunConfig& config() const { return config_; }
+    ParamStore& params() { return params_; }
+    const ParamStore& params() const { return params_; }
+    ThreadPool& pool() { return *pool_; }
+    int batch_size() const { return B_; }
+    int length() const { return L_; }
+    std::size_t arena_bytes() const { return arena_->capacity(); }
+
+private:
+    double run(Graph& g, const Batch& batch, std::uint32_t step);
+
+    RunConfig config_;
+    int B_, L_;
+    ParamStore params_;
+    std::unique_ptr<ThreadPool> pool_;
+    std::unique_ptr<Embeddings> embeddings_;
+    std::vector<std::unique_ptr<Block>> blocks_;
+    std::unique_ptr<MlmHead> mlm_;
+    std::unique_ptr<ClassifierHead> classifier_;
+    std::unique_ptr<ops::FftConvWorkspace<float>> fft_;
+    std::unique_ptr<Arena> arena_;
+    Tape tape_;
+    const float* logits_ = nullptr;
+    std::int64_t logits_size_ = 0;
+};
+
+}  // namespace routescope::models

@@ -1,0 +1,26 @@
+#pragma once
+// Multi-head self-attention as the GATED/ATT and STACK/ATT blocks use it (MODELS.md;
+// tests/reference/README.md "Multi-head attention"):
+//
+//   q = x W_qᵀ + b_q,  k = x W_kᵀ + b_k,  v = x W_vᵀ + b_v          (`<name>.{q,k,v}`, d→d)
+//   head j: P_j = softmax(q_j k_jᵀ / √dh + mask),  out_j = P_j v_j   (columns [j·dh, (j+1)·dh))
+//   MHA(x) = concat_j(out_j) W_oᵀ + b_o                                (`<name>.o`)
+//
+// Padding keys (positions ≥ length) get probability exactly 0. Dropout on the probabilities is not
+// applied (docs/decisions.md, "Models: attention-probability dropout").
+#include "engine/models/block.hpp"
+
+namespace routescope::models {
+
+class MultiHeadAttention {
+public:
+    MultiHeadAttention(const std::string& name, int d, int heads);
+    static void declare(ParamStore& store, const std::string& name, int d);
+    Act forward(Graph& g, const Act& x, const BlockInput& in);
+
+private:
+    std::string q_, k_, v_, o_;
+    int d_, heads_;
+};
+
+}  // namespace routescope::models

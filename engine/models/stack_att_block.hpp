@@ -1,0 +1,27 @@
+#pragma once
+// STACK/ATT, the BERT baseline as a pre-norm transformer layer (MODELS.md):
+//
+//   h ← h + MHA(LN1(h))
+//   h ← h + ffn2( gelu(ffn1(LN2(h))) )        ffn1: d→I (I = 4d), ffn2: I→d
+//
+// Heads of width 64 unless model.n_heads; padding keys masked; gelu is the block gelu.
+// Parameters `layers.<i>.{norm1, attn.{q,k,v,o}, norm2, ffn1, ffn2}`.
+#include "engine/models/block.hpp"
+#include "engine/models/multi_head_attention.hpp"
+
+namespace routescope::models {
+
+class StackAttBlock : public Block {
+public:
+    StackAttBlock(const ModelConfig& m, int index);
+    static void declare(ParamStore& store, const ModelConfig& m, int index);
+    Act forward(Graph& g, const Act& h, const BlockInput& in) override;
+
+private:
+    std::string norm1_, norm2_, ffn1_, ffn2_;
+    MultiHeadAttention attn_;
+    float eps_;
+    Gelu gelu_;
+};
+
+}  // namespace routescope::models

@@ -1,0 +1,63 @@
+#pragma once
+// AdamW (Loshchilov & Hutter 2019) exactly as torch.optim.AdamW (foreach off, no amsgrad) runs it,
+// over the flat parameter and gradient buffers of a ParamStore. For update k = s + 1, per element:
+//
+//   p ← p · (1 − lr·wd)
+//   m ← β1·m + (1 − β1)·g          v ← β2·v + (1 − β2)·g²
+//   p ← p − lr/(1 − β1^k) · m / (√v / √(1 − β2^k) + ε)
+//
+// Parameter groups of docs/config.md (by checkpoint name): `ssm` (names containing
+// `.ssm_forward.` / `.ssm_backward.`; rate train.ssm_lr, no decay), `no_decay` (every `.bias`,
+// LayerNorm weights — modules named norm*, — `embeddings.*`, `mlm.bias`), `decay` (the other
+// weights; train.weight_decay). Every parameter is updated every step, zero gradient or not.
+//
+// Global-norm clipping (train.clip_grad_norm > 0): ‖g‖ over all parameters together, in double;
+// g ← g · min(1, max/(‖g‖ + 1e−6)) — torch.nn.utils.clip_grad_norm_'s formula.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
+#include "engine/core/thread_pool.hpp"
+
+namespace routescope::train {
+
+enum class ParamGroup { decay, no_decay, ssm };
+
+/// The group of a parameter name (docs/config.md "Parameter groups").
+ParamGroup param_group(const std::string& name);
+
+class AdamW {
+public:
+    /// Moments start at zero, update count at 0. The store must be allocated.
+    AdamW(const TrainConfig& config, const ParamStore& store);
+
+    /// ‖g‖₂ over the whole gradient buffer, summed in double (in a fixed order).
+    static double grad_norm(const ParamStore& store);
+    /// Scales the gradients when clip_grad_norm > 0 and ‖g‖ exceeds it; returns ‖g‖ before.
+    double clip(ParamStore& store) const;
+    /// One update with the rate of update `step()` (lr_schedule), then step() += 1.
+    /// Returns the base rate used (train.lr × factor).
+    double update(ParamStore& store, ThreadPool& pool = ThreadPool::serial());
+
+    std::int64_t step() const { return step_; }
+    void set_step(std::int64_t step) { step_ = step; }
+    /// Moments in the store's flat layout (torch's exp_avg, exp_avg_sq), for checkpoints.
+    std::vector<float>& m() { return m_; }
+    std::vector<float>& v() { return v_; }
+    const std::vector<float>& m() const { return m_; }
+    const std::vector<float>& v() const { return v_; }
+
+private:
+    struct Span {
+        std::size_t offset, size;
+        ParamGroup group;
+    };
+    TrainConfig config_;
+    std::vector<Span> spans_;
+    std::vector<float> m_, v_;
+    std::int64_t step_ = 0;
+};
+
+}  // namespace routescope::train

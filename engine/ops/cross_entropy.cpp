@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include <Eigen/Core>
+
 #include "engine/core/error.hpp"
 
 namespace routescope::ops {
@@ -26,14 +28,9 @@ double cross_entropy_forward(T* lse, const T* logits, const std::int32_t* target
     }
     pool.parallel_for(rows, [&](std::int64_t s, std::int64_t e) {
         for (std::int64_t r = s; r < e; ++r) {
-            const T* z = logits + r * V;
-            T zmax = z[0];
-            for (int v = 1; v < V; ++v)
-                zmax = z[v] > zmax ? z[v] : zmax;
-            T se = 0;
-            for (int v = 0; v < V; ++v)
-                se += std::exp(z[v] - zmax);
-            lse[r] = zmax + std::log(se);
+            const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> z(logits + r * V, V);
+            const T zmax = z.maxCoeff();
+            lse[r] = zmax + std::log((z - zmax).exp().sum());  // Eigen's vectorised exp
         }
     });
     // The mean is one serial pass over rows in double, so the loss is bit-identical for any
@@ -57,10 +54,9 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const std
     pool.parallel_for(rows, [&](std::int64_t s, std::int64_t e) {
         for (std::int64_t r = s; r < e; ++r) {
             if (targets[r] == kIgnoreIndex) continue;
-            const T* z = logits + r * V;
-            T* g = dlogits + r * V;
-            for (int v = 0; v < V; ++v)
-                g[v] += scale * std::exp(z[v] - lse[r]);
+            const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> z(logits + r * V, V);
+            Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> g(dlogits + r * V, V);
+            g += scale * (z - lse[r]).exp();
             g[targets[r]] -= scale;
         }
     });

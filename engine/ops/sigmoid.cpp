@@ -1,26 +1,34 @@
 #include "engine/ops/sigmoid.hpp"
 
-#include <cmath>
+#include <Eigen/Core>
 
 namespace routescope::ops {
 
 namespace {
 constexpr std::int64_t kGrain = 16384;  // elements below which threads do not pay off
-}
+
+// Eigen array expressions: vectorised exp/tanh (see gelu.cpp).
+template <class T>
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+}  // namespace
 
 template <class T>
 void sigmoid_forward(T* out, const T* x, std::int64_t n, ThreadPool& pool) {
     pool.parallel_for(n, kGrain, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t i = b; i < e; ++i)
-            out[i] = T(1) / (T(1) + std::exp(-x[i]));
+        const ConstArrayMap<T> v(x + b, e - b);
+        ArrayMap<T> y(out + b, e - b);
+        y = (T(1) + (-v).exp()).inverse();
     });
 }
 
 template <class T>
 void sigmoid_backward(T* dx, const T* dout, const T* out, std::int64_t n, ThreadPool& pool) {
     pool.parallel_for(n, kGrain, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t i = b; i < e; ++i)
-            dx[i] += dout[i] * out[i] * (T(1) - out[i]);
+        const ConstArrayMap<T> y(out + b, e - b), g(dout + b, e - b);
+        ArrayMap<T> d(dx + b, e - b);
+        d += g * y * (T(1) - y);
     });
 }
 

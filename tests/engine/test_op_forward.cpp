@@ -19,6 +19,8 @@
 #include "engine/ops/layernorm.hpp"
 #include "engine/ops/mean_pool.hpp"
 #include "engine/ops/op_table.hpp"
+#include "engine/ops/sigmoid.hpp"
+#include "engine/ops/tanh.hpp"
 
 using namespace routescope;
 
@@ -157,6 +159,34 @@ private slots:
         ops::gelu_tanh_forward(y.data(), x.data(), std::int64_t(x.size()));
         for (std::size_t i = 0; i < x.size(); ++i)
             QVERIFY(std::fabs(y[i] - tanh_ref[i]) < 1e-14);
+    }
+
+    void floatActivationsAgreeWithTheDoublePathWithinFloatPrecision() {
+        // The float paths use Eigen's vectorised tanh/erf/exp approximations; they must stay
+        // within a few float ulps of the double results. ½x(1 + f) with f = tanh or erf near −1
+        // cancels: its absolute error is ~½|x| times f's absolute error (a few ulp(1) = 1.2e-7),
+        // hence the bound 4e-7 · (1 + |x| + |y|).
+        const int n = 4001;
+        std::vector<double> xd(n), yd(n);
+        std::vector<float> xf(n), yf(n);
+        for (int i = 0; i < n; ++i)
+            xf[i] = static_cast<float>(-10.0 + 20.0 * i / (n - 1));
+        for (int i = 0; i < n; ++i)
+            xd[i] = xf[i];
+        auto check = [&](auto fwd_f, auto fwd_d, const char* name) {
+            fwd_f(yf.data(), xf.data(), std::int64_t(n), ThreadPool::serial());
+            fwd_d(yd.data(), xd.data(), std::int64_t(n), ThreadPool::serial());
+            for (int i = 0; i < n; ++i) {
+                QVERIFY2(
+                    std::fabs(yf[i] - yd[i]) <= 4e-7 * (1 + std::fabs(xd[i]) + std::fabs(yd[i])),
+                    qPrintable(
+                        QString("%1(%2): %3 vs %4").arg(name).arg(xd[i]).arg(yf[i]).arg(yd[i])));
+            }
+        };
+        check(ops::gelu_tanh_forward<float>, ops::gelu_tanh_forward<double>, "gelu_tanh");
+        check(ops::gelu_erf_forward<float>, ops::gelu_erf_forward<double>, "gelu_erf");
+        check(ops::tanh_forward<float>, ops::tanh_forward<double>, "tanh");
+        check(ops::sigmoid_forward<float>, ops::sigmoid_forward<double>, "sigmoid");
     }
 
     void attentionOverOneTokenReturnsItsValue() {

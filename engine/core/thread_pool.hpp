@@ -6,6 +6,8 @@
 // which chunk depends only on n and the thread count, never on timing, so an op that reduces only
 // inside a chunk gives bit-identical results run after run with the same thread count.
 // A parallel_for issued from inside a worker runs serially on that worker (no nested fan-out).
+// (That holds for any pool: a worker of one pool runs another pool's loop inline too.) A pool
+// serves one calling thread at a time; give each thread that drives ops its own pool.
 #include <condition_variable>
 #include <cstdint>
 #include <functional>

@@ -1,0 +1,19 @@
+#include "engine/data/file_text.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::data {
+
+std::string read_file_text(const std::string& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError(path + ": cannot open " + what);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw IoError(path + ": read error in " + what);
+    return text.str();
+}
+
+}  // namespace routescope::data

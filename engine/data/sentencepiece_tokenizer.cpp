@@ -1,0 +1,159 @@
+#include "engine/data/sentencepiece_tokenizer.hpp"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/core/error.hpp"
+#include "engine/data/file_text.hpp"
+#include "engine/data/text_corpus.hpp"
+
+namespace routescope::data {
+
+namespace {
+// Feeds the corpus's documents to the trainer without a temporary file.
+class CorpusSentences final : public sentencepiece::SentenceIterator {
+public:
+    CorpusSentences(TextCorpus& corpus, std::int64_t limit) : corpus_(corpus), limit_(limit) {
+        Next();
+    }
+    bool done() const override { return done_; }
+    void Next() override {
+        if (limit_ > 0 && taken_ >= limit_) {
+            done_ = true;
+            return;
+        }
+        done_ = !corpus_.next(value_);
+        ++taken_;
+    }
+    const std::string& value() const override { return value_; }
+    sentencepiece::util::Status status() const override { return {}; }
+
+private:
+    TextCorpus& corpus_;
+    std::int64_t limit_;
+    std::int64_t taken_ = 0;
+    std::string value_;
+    bool done_ = false;
+};
+}  // namespace
+
+SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized_model)
+    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+    const auto status = sp_->LoadFromSerializedProto(
+        absl::string_view(serialized_model.data(), serialized_model.size()));
+    if (!status.ok()) {
+        throw FormatError("sentencepiece: not a SentencePiece model (" + status.ToString() + ")");
+    }
+    // A piece that is absent maps to unk_id, so check the round trip.
+    const auto find = [&](const char* piece) -> std::int32_t {
+        const int id = sp_->PieceToId(piece);
+        return (id >= 0 && sp_->IdToPiece(id) == piece) ? id : -1;
+    };
+    specials_.unk = sp_->unk_id();
+    specials_.bos = sp_->bos_id();
+    specials_.eos = sp_->eos_id();
+    specials_.pad = find("[PAD]") >= 0 ? find("[PAD]") : sp_->pad_id();
+    specials_.cls = find("[CLS]") >= 0 ? find("[CLS]") : specials_.bos;
+    specials_.sep = find("[SEP]") >= 0 ? find("[SEP]") : specials_.eos;
+    specials_.mask = find("[MASK]");
+}
+
+SentencePieceTokenizer::~SentencePieceTokenizer() = default;
+
+std::unique_ptr<SentencePieceTokenizer> SentencePieceTokenizer::from_file(const std::string& path) {
+    const std::string bytes = read_file_text(path, "SentencePiece model");
+    try {
+        return std::make_unique<SentencePieceTokenizer>(bytes);
+    } catch (const FormatError& e) {
+        throw FormatError(path + ": " + e.what());
+    }
+}
+
+std::vector<std::int32_t> SentencePieceTokenizer::encode(std::string_view text) const {
+    std::vector<int> ids;
+    const auto status = sp_->Encode(absl::string_view(text.data(), text.size()), &ids);
+    if (!status.ok()) throw Error("sentencepiece: encode failed (" + status.ToString() + ")");
+    return {ids.begin(), ids.end()};
+}
+
+std::string SentencePieceTokenizer::decode(std::span<const std::int32_t> ids) const {
+    std::vector<int> v;
+    v.reserve(ids.size());
+    for (const std::int32_t id : ids) {
+        if (id < 0 || id >= vocab_size()) {
+            throw Error("sentencepiece: id " + std::to_string(id) + " is outside [0, " +
+                        std::to_string(vocab_size()) + ")");
+        }
+        if (id != specials_.pad) v.push_back(id);
+    }
+    std::string text;
+    const auto status = sp_->Decode(v, &text);
+    if (!status.ok()) throw Error("sentencepiece: decode failed (" + status.ToString() + ")");
+    return text;
+}
+
+std::string SentencePieceTokenizer::piece(std::int32_t id) const {
+    if (id < 0 || id >= vocab_size()) {
+        throw Error("sentencepiece: id " + std::to_string(id) + " is outside [0, " +
+                    std::to_string(vocab_size()) + ")");
+    }
+    return sp_->IdToPiece(id);
+}
+
+std::int32_t SentencePieceTokenizer::vocab_size() const {
+    return sp_->GetPieceSize();
+}
+
+bool SentencePieceTokenizer::is_special(std::int32_t id) const {
+    if (id < 0 || id >= vocab_size()) return false;
+    return sp_->IsControl(id) || sp_->IsUnknown(id) || sp_->IsUnused(id) || id == specials_.cls ||
+           id == specials_.sep || id == specials_.mask || id == specials_.pad;
+}
+
+std::vector<std::uint8_t> SentencePieceTokenizer::serialize() const {
+    const std::string bytes = sp_->serialized_model_proto();
+    return {bytes.begin(), bytes.end()};
+}
+
+std::unique_ptr<SentencePieceTokenizer> train_sentencepiece(TextCorpus& corpus,
+                                                            const SentencePieceTraining& options) {
+    if (options.model_type != "unigram" && options.model_type != "bpe") {
+        throw ConfigError("tokenizer.model_type: '" + options.model_type +
+                          "' is not one of unigram, bpe");
+    }
+    if (options.vocab_size <= static_cast<std::int32_t>(kSpecialPieces.size())) {
+        throw ConfigError("tokenizer.vocab_size: " + std::to_string(options.vocab_size) +
+                          " leaves no room beside the 5 specials");
+    }
+    std::ostringstream coverage;
+    coverage << options.character_coverage;
+    // The Routescope layout (special_tokens.hpp): [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4.
+    const std::unordered_map<std::string, std::string> args = {
+        {"model_type", options.model_type},
+        {"vocab_size", std::to_string(options.vocab_size)},
+        {"character_coverage", coverage.str()},
+        {"pad_id", "0"},
+        {"pad_piece", "[PAD]"},
+        {"unk_id", "1"},
+        {"unk_piece", "[UNK]"},
+        {"bos_id", "-1"},
+        {"eos_id", "-1"},
+        {"user_defined_symbols", "[CLS],[SEP],[MASK]"},
+        {"num_threads", std::to_string(options.threads < 1 ? 1 : options.threads)},
+        {"minloglevel", "2"},  // the trainer's progress lines are noise on our console
+    };
+    corpus.reset();
+    CorpusSentences sentences(corpus, options.max_sentences);
+    std::string model;
+    const auto status = sentencepiece::SentencePieceTrainer::Train(args, &sentences, &model);
+    if (!status.ok()) {
+        throw ConfigError("sentencepiece training on " + corpus.path() +
+                          " failed: " + status.ToString());
+    }
+    return std::make_unique<SentencePieceTokenizer>(model);
+}
+
+}  // namespace routescope::data

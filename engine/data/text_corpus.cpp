@@ -1,0 +1,166 @@
+#include "engine/data/text_corpus.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
+
+namespace routescope::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool is_blank(const std::string& line) {
+    return std::all_of(line.begin(), line.end(), [](char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+    });
+}
+
+bool hidden(const fs::path& p) {
+    const std::string name = p.filename().string();
+    return !name.empty() && name[0] == '.';
+}
+
+std::vector<std::string> list_files(const std::string& path) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) throw IoError(path + ": corpus path does not exist");
+    if (fs::is_regular_file(st)) return {path};
+    if (!fs::is_directory(st)) throw IoError(path + ": corpus path is not a file or directory");
+    std::vector<std::string> files;
+    auto it = fs::recursive_directory_iterator(path, ec);
+    if (ec) throw IoError(path + ": cannot list directory (" + ec.message() + ")");
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) throw IoError(path + ": cannot list directory (" + ec.message() + ")");
+        if (hidden(it->path())) {
+            if (it->is_directory()) it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_regular_file()) files.push_back(it->path().string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+}  // namespace
+
+DocSeparator parse_doc_separator(const std::string& name) {
+    if (name == "line") return DocSeparator::Line;
+    if (name == "blank") return DocSeparator::Blank;
+    throw ConfigError("data.doc_sep: '" + name + "' is not one of line, blank");
+}
+
+TextCorpus::TextCorpus(std::string path, DocSeparator separator)
+    : path_(std::move(path)), separator_(separator), files_(list_files(path_)) {
+    // One validating pass: fail before training rather than hours into it.
+    std::string line, doc;
+    reset();
+    while (next_line(line)) {
+        if (const auto bad = first_invalid_utf8(line)) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[*bad]));
+            throw FormatError(files_[file_ - 1] + ":" + std::to_string(line_) +
+                              ": invalid UTF-8 byte " + byte + " at byte " +
+                              std::to_string(*bad + 1) + " of the line");
+        }
+    }
+    reset();
+    while (next(doc))
+        ++size_;
+    reset();
+    if (size_ == 0) {
+        throw FormatError(path_ + ": empty corpus (no document in " +
+                          std::to_string(files_.size()) + " file" +
+                          (files_.size() == 1 ? "" : "s") + ")");
+    }
+}
+
+bool TextCorpus::open_next_file() {
+    in_.close();
+    in_.clear();
+    if (file_ >= files_.size()) return false;
+    const std::string& name = files_[file_++];
+    in_.open(name, std::ios::binary);
+    if (!in_) throw IoError(name + ": cannot open corpus file");
+    line_ = 0;
+    file_ended_ = false;
+    return true;
+}
+
+bool TextCorpus::next_line(std::string& line) {
+    for (;;) {
+        if (file_ == 0 || file_ended_) {
+            if (!open_next_file()) return false;
+        }
+        if (std::getline(in_, line)) {
+            ++line_;
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+            return true;
+        }
+        if (in_.bad()) throw IoError(files_[file_ - 1] + ": read error");
+        file_ended_ = true;
+        // An empty "line" marks the file boundary to next(); blank mode ends a document there.
+        line.clear();
+        return true;
+    }
+}
+
+bool TextCorpus::next(std::string& doc) {
+    doc.clear();
+    std::string line;
+    bool have = false;
+    for (;;) {
+        if (!next_line(line)) {
+            if (!have) return false;
+            ++position_;
+            return true;
+        }
+        if (file_ended_ || is_blank(line)) {  // a document ends at a blank line or a file's end
+            if (!have) continue;
+            ++position_;
+            return true;
+        }
+        if (separator_ == DocSeparator::Line) {
+            doc = std::move(line);
+            ++position_;
+            return true;
+        }
+        if (have) doc.push_back('\n');
+        doc += line;
+        have = true;
+    }
+}
+
+void TextCorpus::reset() {
+    in_.close();
+    in_.clear();
+    file_ = 0;
+    line_ = 0;
+    file_ended_ = false;
+    position_ = 0;
+}
+
+void TextCorpus::seek(std::int64_t position) {
+    if (position < 0 || (size_ > 0 && position > size_)) {
+        throw Error(path_ + ": cannot resume at document " + std::to_string(position) +
+                    ": the corpus has " + std::to_string(size_));
+    }
+    reset();
+    std::string doc;
+    while (position_ < position)
+        next(doc);
+}
+
+std::vector<std::string> TextCorpus::read_all() {
+    reset();
+    std::vector<std::string> docs;
+    docs.reserve(static_cast<std::size_t>(size_));
+    std::string doc;
+    while (next(doc))
+        docs.push_back(doc);
+    return docs;
+}
+
+}  // namespace routescope::data

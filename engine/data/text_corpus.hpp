@@ -1,0 +1,60 @@
+#pragma once
+// A plain-text corpus (TASKS.md): one file or a directory of files (searched recursively, sorted
+// by path, names starting with '.' skipped), one document per line or documents separated by
+// blank lines. The constructor scans everything once, so invalid UTF-8 (FormatError "FILE:LINE:
+// invalid UTF-8 ...") and an empty corpus (FormatError naming the path) stop a run before it
+// starts, and size() is known. Reading then streams one document at a time; position() counts the
+// documents read and seek() returns to one, which is what a checkpoint's data_position resumes.
+//
+// Documents: in "line" mode every line that is not blank; in "blank" mode the lines between blank
+// lines, joined with '\n'. A trailing '\r' is dropped and a UTF-8 byte-order mark at the start of
+// a file is skipped. A file boundary always ends a document.
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace routescope::data {
+
+enum class DocSeparator { Line, Blank };
+
+/// "line" | "blank" (config key data.doc_sep); ConfigError naming the key otherwise.
+DocSeparator parse_doc_separator(const std::string& name);
+
+class TextCorpus {
+public:
+    /// IoError when `path` does not exist or a file cannot be read; FormatError for invalid UTF-8
+    /// (file and line) or a corpus with no document (the path).
+    TextCorpus(std::string path, DocSeparator separator = DocSeparator::Line);
+
+    /// The next document into `doc`; false at the end of the corpus.
+    bool next(std::string& doc);
+    /// Documents read since the start (0 after reset()).
+    std::int64_t position() const { return position_; }
+    /// Continue after the first `position` documents. Error when the corpus has fewer.
+    void seek(std::int64_t position);
+    void reset();
+
+    std::int64_t size() const { return size_; }
+    const std::string& path() const { return path_; }
+    const std::vector<std::string>& files() const { return files_; }
+    /// Every document from the start (leaves the stream at the end).
+    std::vector<std::string> read_all();
+
+private:
+    bool next_line(std::string& line);  // across files; false at the very end
+    bool open_next_file();
+
+    std::string path_;
+    DocSeparator separator_;
+    std::vector<std::string> files_;
+    std::int64_t size_ = 0;
+
+    std::size_t file_ = 0;  // index of the open file + 1 (0: none opened yet)
+    std::ifstream in_;
+    std::int64_t line_ = 0;  // 1-based number of the last line read in the open file
+    bool file_ended_ = false;
+    std::int64_t position_ = 0;
+};
+
+}  // namespace routescope::data

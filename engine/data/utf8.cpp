@@ -1,0 +1,86 @@
+#include "engine/data/utf8.hpp"
+
+#include <cstdint>
+
+namespace routescope::data {
+
+namespace {
+// Length of the valid sequence starting at text[i], 0 when it is invalid (RFC 3629, table 3-7 of
+// the Unicode standard: the second byte's range depends on the first byte).
+std::size_t valid_sequence_length(std::string_view text, std::size_t i) {
+    const auto b0 = static_cast<std::uint8_t>(text[i]);
+    if (b0 < 0x80) return 1;
+    std::size_t n = 0;
+    std::uint8_t lo = 0x80, hi = 0xBF;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        n = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        n = 3;
+        if (b0 == 0xE0) lo = 0xA0;  // no overlong 3-byte forms
+        if (b0 == 0xED) hi = 0x9F;  // no surrogates
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        n = 4;
+        if (b0 == 0xF0) lo = 0x90;  // no overlong 4-byte forms
+        if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+        return 0;
+    }
+    if (i + n > text.size()) return 0;
+    const auto b1 = static_cast<std::uint8_t>(text[i + 1]);
+    if (b1 < lo || b1 > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k) {
+        const auto b = static_cast<std::uint8_t>(text[i + k]);
+        if (b < 0x80 || b > 0xBF) return 0;
+    }
+    return n;
+}
+}  // namespace
+
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = valid_sequence_length(text, i);
+        if (n == 0) return i;
+        i += n;
+    }
+    return std::nullopt;
+}
+
+std::vector<char32_t> decode_utf8(std::string_view text) {
+    std::vector<char32_t> out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = valid_sequence_length(text, i);
+        if (n == 0) {
+            out.push_back(0xFFFD);
+            ++i;
+            continue;
+        }
+        const auto b0 = static_cast<std::uint8_t>(text[i]);
+        char32_t cp = n == 1 ? b0 : n == 2 ? (b0 & 0x1Fu) : n == 3 ? (b0 & 0x0Fu) : (b0 & 0x07u);
+        for (std::size_t k = 1; k < n; ++k)
+            cp = (cp << 6) | (static_cast<std::uint8_t>(text[i + k]) & 0x3Fu);
+        out.push_back(cp);
+        i += n;
+    }
+    return out;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+}
+
+}  // namespace routescope::data

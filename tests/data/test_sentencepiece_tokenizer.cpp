@@ -1,0 +1,171 @@
+// SentencePiece trained by the engine: the Routescope special layout, round trips, checkpoint
+// bytes, and ids identical to Python's sentencepiece encoding the same sentences with the same
+// model (/usr/bin/python3, the library the researchers' own scripts use).
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "corpus_writer.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/sentencepiece_tokenizer.hpp"
+#include "engine/data/text_corpus.hpp"
+
+using namespace routescope;
+using namespace routescope::data;
+
+namespace {
+// A few thousand varied sentences from a fixed word list (deterministic, no randomness needed).
+std::string make_corpus() {
+    const char* subjects[] = {"the gated model", "a state space layer", "the attention baseline",
+                              "our encoder",     "every kernel",        "the bidirectional scan"};
+    const char* verbs[] = {"routes", "mixes", "forgets", "remembers", "learns", "smooths"};
+    const char* objects[] = {"long sequences", "distant tokens", "local context",
+                             "the question",   "hidden states",  "frequency bands"};
+    const char* tails[] = {"quickly.",        "over many layers.",     "without attention.",
+                           "in linear time.", "as the paper reports.", "during pretraining."};
+    std::string text;
+    // Pseudo-words from syllables (a 32-bit LCG, Numerical Recipes' constants) give the trainer
+    // enough distinct pieces for a few hundred ids.
+    const char* syllables[] = {"ka", "lo", "mi", "ren", "tas", "vu", "por", "sel", "dim", "an",
+                               "que", "zo", "bri", "ul", "fen", "go", "ish", "tra", "ne", "wy"};
+    std::uint32_t state = 12345;
+    for (int i = 0; i < 2000; ++i) {
+        for (int w = 0; w < 8; ++w) {
+            state = state * 1664525u + 1013904223u;
+            const int n = 1 + static_cast<int>(state >> 30) % 3;
+            for (int k = 0; k < n; ++k) {
+                state = state * 1664525u + 1013904223u;
+                text += syllables[(state >> 16) % 20];
+            }
+            text += w == 7 ? ".\n" : " ";
+        }
+    }
+    for (int i = 0; i < 3000; ++i) {
+        text += std::string(subjects[i % 6]) + " " + verbs[(i / 6) % 6] + " " +
+                objects[(i / 36) % 6] + " " + tails[(i * 7 + i / 216) % 6] + "\n";
+    }
+    return text;
+}
+
+const std::vector<std::string> kSentences = {
+    "the gated model routes long sequences quickly.",
+    "A completely unseen sentence, with Capitals and numbers 12345!",
+    "every kernel smooths frequency bands [MASK] in linear time.",
+    "   spaces   collapse   ",
+    "caf\xC3\xA9 na\xC3\xAFve \xE2\x86\x92 \xE4\xB8\xAD\xE6\x96\x87",
+};
+
+std::vector<std::vector<std::int32_t>> python_ids(const QString& model_path) {
+    // The sentences go through JSON on stdin so no quoting issue can change them.
+    const char* script =
+        "import json, sys, sentencepiece as spm\n"
+        "sp = spm.SentencePieceProcessor(model_file=sys.argv[1])\n"
+        "print(json.dumps([sp.encode(s) for s in json.load(sys.stdin)]))\n";
+    QProcess py;
+    py.start(ROUTESCOPE_PYTHON, {"-c", script, model_path});
+    if (!py.waitForStarted()) qFatal("cannot start %s", ROUTESCOPE_PYTHON);
+    py.write(QByteArray::fromStdString(nlohmann::json(kSentences).dump()));
+    py.closeWriteChannel();
+    py.waitForFinished(60000);
+    if (py.exitCode() != 0) qFatal("python failed: %s", py.readAllStandardError().constData());
+    return nlohmann::json::parse(py.readAllStandardOutput().toStdString())
+        .get<std::vector<std::vector<std::int32_t>>>();
+}
+}  // namespace
+
+class TestSentencePieceTokenizer : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string corpus_path_;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        corpus_path_ = write_test_file(dir_.filePath("corpus.txt"), make_corpus());
+    }
+    void trainedModelHasTheRoutescopeSpecialLayout() {
+        TextCorpus corpus(corpus_path_);
+        auto t = train_sentencepiece(corpus, {.vocab_size = 200});
+        QCOMPARE(t->vocab_size(), 200);
+        QCOMPARE(t->piece(0), std::string("[PAD]"));
+        QCOMPARE(t->piece(1), std::string("[UNK]"));
+        QCOMPARE(t->piece(2), std::string("[CLS]"));
+        QCOMPARE(t->piece(3), std::string("[SEP]"));
+        QCOMPARE(t->piece(4), std::string("[MASK]"));
+        const SpecialIds s = t->specials();
+        QCOMPARE(s.pad, 0);
+        QCOMPARE(s.unk, 1);
+        QCOMPARE(s.cls, 2);
+        QCOMPARE(s.sep, 3);
+        QCOMPARE(s.mask, 4);
+        QCOMPARE(s.bos, -1);
+        QCOMPARE(s.eos, -1);
+        for (int id = 0; id < 5; ++id)
+            QVERIFY(t->is_special(id));
+        for (int id = 5; id < t->vocab_size(); ++id)
+            QVERIFY(!t->is_special(id));
+        // A literal [MASK] in text is the mask token (user-defined symbol).
+        const auto ids = t->encode("routes [MASK] tokens");
+        QVERIFY(std::find(ids.begin(), ids.end(), 4) != ids.end());
+    }
+    void idsMatchPythonSentencePieceForUnigramAndBpe() {
+        for (const char* type : {"unigram", "bpe"}) {
+            TextCorpus corpus(corpus_path_);
+            auto t = train_sentencepiece(corpus, {.vocab_size = 150, .model_type = type});
+            const QString model_path = dir_.filePath(QString("%1.model").arg(type));
+            const auto bytes = t->serialize();
+            std::ofstream(model_path.toStdString(), std::ios::binary)
+                .write(reinterpret_cast<const char*>(bytes.data()),
+                       static_cast<std::streamsize>(bytes.size()));
+            const auto expected = python_ids(model_path);
+            QCOMPARE(expected.size(), kSentences.size());
+            for (std::size_t i = 0; i < kSentences.size(); ++i) {
+                QCOMPARE(t->encode(kSentences[i]), expected[i]);
+            }
+            // The .model file on disk loads to the same tokenizer.
+            auto loaded = load_tokenizer_file("sentencepiece", model_path.toStdString());
+            QCOMPARE(loaded->encode(kSentences[0]), t->encode(kSentences[0]));
+        }
+    }
+    void roundTripsNormalisedTextAndCheckpointBytes() {
+        TextCorpus corpus(corpus_path_);
+        auto t = train_sentencepiece(corpus, {.vocab_size = 200, .model_type = "bpe"});
+        const std::string text = "the gated model learns distant tokens without attention.";
+        QCOMPARE(t->decode(t->encode(text)), text);
+        auto back = load_tokenizer("sentencepiece", t->serialize());
+        QCOMPARE(back->kind(), std::string("sentencepiece"));
+        QCOMPARE(back->vocabulary(), t->vocabulary());
+        QCOMPARE(back->encode(text), t->encode(text));
+        // Padding vanishes in decoding; [CLS]/[SEP] are user-defined pieces and are written out.
+        std::vector<std::int32_t> framed = {2};
+        const auto body = t->encode("the gated model");
+        framed.insert(framed.end(), body.begin(), body.end());
+        framed.insert(framed.end(), {3, 0, 0});
+        QCOMPARE(t->decode(framed), std::string("[CLS] the gated model[SEP]"));
+    }
+    void trainingIsDeterministic() {
+        TextCorpus a(corpus_path_), b(corpus_path_);
+        QCOMPARE(train_sentencepiece(a, {.vocab_size = 120})->serialize(),
+                 train_sentencepiece(b, {.vocab_size = 120})->serialize());
+    }
+    void badInputsAreClearErrors() {
+        TextCorpus corpus(corpus_path_);
+        QVERIFY_THROWS_EXCEPTION(
+            ConfigError, train_sentencepiece(corpus, {.vocab_size = 100, .model_type = "wp"}));
+        try {
+            train_sentencepiece(corpus, {.vocab_size = 100000});
+            QFAIL("a vocabulary larger than the corpus supports must fail");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("corpus.txt") != std::string::npos, e.what());
+        }
+        const std::vector<std::uint8_t> junk = {1, 2, 3, 4, 5};
+        QVERIFY_THROWS_EXCEPTION(FormatError, load_tokenizer("sentencepiece", junk));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSentencePieceTokenizer)
+#include "test_sentencepiece_tokenizer.moc"

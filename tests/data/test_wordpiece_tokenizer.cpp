@@ -1,0 +1,113 @@
+// BERT WordPiece on a small vocab.txt written here; the expected ids are worked out by hand from
+// BERT-uncased's rules (lower-case, strip accents, split punctuation, greedy longest match, "##").
+#include <QtTest>
+
+#include <QTemporaryDir>
+#include <fstream>
+
+#include "engine/core/error.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
+
+using namespace routescope;
+using namespace routescope::data;
+
+namespace {
+// id = line number.
+const char* kVocab =
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n"  // 0..4
+    "the\nun\n##aff\n##able\nrunn\n"        // 5..9
+    "##ing\n,\n.\n!\ncafe\n"                // 10..14
+    "hello\nworld\n##s\n$\nnaive\n"         // 15..19
+    "\xE4\xB8\xAD\nrun\n[unused0]\n"        // 20 中, 21, 22
+    "uber\n\xE1\x84\x92\n";                 // 23 über→uber, 24 Hangul jamo ᄒ (U+1112)
+
+using Ids = std::vector<std::int32_t>;
+}  // namespace
+
+class TestWordPieceTokenizer : public QObject {
+    Q_OBJECT
+private slots:
+    void readsSpecialIdsFromVocab() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.vocab_size(), 25);
+        QCOMPARE(t.specials().pad, 0);
+        QCOMPARE(t.specials().unk, 1);
+        QCOMPARE(t.specials().cls, 2);
+        QCOMPARE(t.specials().sep, 3);
+        QCOMPARE(t.specials().mask, 4);
+        QVERIFY(t.is_special(22));  // [unused0]
+        QVERIFY(!t.is_special(5));
+    }
+    void greedyLongestMatchWithContinuations() {
+        WordPieceTokenizer t(kVocab);
+        // unaffable → un ##aff ##able; running → runn ##ing (longest first: "runn" beats "run").
+        QCOMPARE(t.encode("unaffable running"), (Ids{6, 7, 8, 9, 10}));
+        QCOMPARE(t.encode("worlds"), (Ids{16, 17}));
+    }
+    void lowerCasesStripsAccentsAndSplitsPunctuation() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.encode("UNaffable Running!"), (Ids{6, 7, 8, 9, 10, 13}));
+        QCOMPARE(t.encode("Caf\xC3\xA9, NA\xC3\x8FVE."), (Ids{14, 11, 19, 12}));  // Café, NAÏVE.
+        QCOMPARE(t.encode("\xC3\x9C"
+                          "ber"),
+                 (Ids{23}));  // Über
+        // ASCII symbols are punctuation in BERT: "$5" → "$", "5" (5 is not in the vocabulary).
+        QCOMPARE(t.encode("$5"), (Ids{18, 1}));
+    }
+    void wordWithoutFullSegmentationIsOneUnknown() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.encode("helloz"), (Ids{1}));  // "hello" matches but "##z" does not
+        QCOMPARE(t.encode("xyz the"), (Ids{1, 5}));
+        QCOMPARE(t.encode(std::string(101, 'a')), (Ids{1}));  // over 100 characters
+    }
+    void cjkIdeographsAreSeparateWords() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.basic_tokens("the\xE4\xB8\xAD\xE6\x96\x87"),
+                 (std::vector<std::string>{"the", "\xE4\xB8\xAD", "\xE6\x96\x87"}));  // the中文
+        QCOMPARE(t.encode("the\xE4\xB8\xAD\xE6\x96\x87"), (Ids{5, 20, 1}));
+    }
+    void hangulSyllablesDecomposeIntoJamo() {
+        WordPieceTokenizer t(kVocab);
+        // 하 U+D558 = ᄒ U+1112 + ᅡ U+1161 (Unicode §3.12: L = 10584 / 588 = 18, V = 0, T = 0).
+        QCOMPARE(t.basic_tokens("\xED\x95\x98"),
+                 (std::vector<std::string>{"\xE1\x84\x92\xE1\x85\xA1"}));
+    }
+    void controlCharactersVanishAndWhitespaceSplits() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.encode("the\x01\tworld\n"), (Ids{5, 16}));
+        QCOMPARE(t.basic_tokens("  "), (std::vector<std::string>{}));
+    }
+    void literalSpecialsStayWhole() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.encode("hello[MASK]world"), (Ids{15, 4, 16}));
+        QCOMPARE(t.encode("[CLS] the [SEP]"), (Ids{2, 5, 3}));
+        // Lower-case "[mask]" is not the special: it splits into "[", "mask", "]".
+        QCOMPARE(t.encode("[mask]"), (Ids{1, 1, 1}));
+    }
+    void decodeGluesContinuationsAndSkipsPadding() {
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.decode(Ids{2, 6, 7, 8, 9, 10, 3, 0, 0}),
+                 std::string("[CLS] unaffable running [SEP]"));
+        QCOMPARE(t.decode(t.encode("the unaffable world")), std::string("the unaffable world"));
+    }
+    void serializesToTheVocabFileAndReloads() {
+        WordPieceTokenizer t(kVocab);
+        const auto bytes = t.serialize();
+        QCOMPARE(std::string(bytes.begin(), bytes.end()), std::string(kVocab));
+        auto back = load_tokenizer("wordpiece", bytes);
+        QCOMPARE(back->vocabulary(), t.vocabulary());
+        QCOMPARE(back->encode("Running worlds!"), t.encode("Running worlds!"));
+
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("vocab.txt").toStdString();
+        std::ofstream(path) << kVocab;
+        QCOMPARE(load_tokenizer_file("wordpiece", path)->vocab_size(), 25);
+        QVERIFY_THROWS_EXCEPTION(IoError, load_tokenizer_file("wordpiece", path + ".missing"));
+    }
+    void vocabWithoutUnknownIsRejected() {
+        QVERIFY_THROWS_EXCEPTION(FormatError, WordPieceTokenizer("[PAD]\nthe\n"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestWordPieceTokenizer)
+#include "test_wordpiece_tokenizer.moc"

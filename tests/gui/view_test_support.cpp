@@ -1,0 +1,71 @@
+#include "view_test_support.hpp"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTest>
+#include <QWidget>
+
+#include "views/analysis_view.hpp"
+
+namespace view_test {
+
+QString data_dir(const QString& test) {
+    const QString dir = QStringLiteral(ROUTESCOPE_TEST_DATA "/") + test;
+    QDir().mkpath(dir);
+    return dir;
+}
+
+QString sample_dump(const QString& dir, const QString& name, const QStringList& extra) {
+    const QString out = QDir(dir).filePath(name);
+    if (QFile::exists(out)) return out;
+    QProcess p;
+    p.start(QStringLiteral(ROUTESCOPE_CLI), QStringList{"sample-dump", "--out", out, "--examples",
+                                                        "60", "--length", "32", "--d-model", "16"} +
+                                                extra);
+    if (!p.waitForFinished(60000) || p.exitCode() != 0) {
+        qWarning("sample-dump failed: %s", p.readAllStandardError().constData());
+        return {};
+    }
+    return out;
+}
+
+QString ssm_checkpoint(const QString& dir, const QString& name) {
+    const QString out = QDir(dir).filePath(name);
+    if (QFile::exists(out)) return out;
+    QProcess p;
+    p.start(
+        QStringLiteral(ROUTESCOPE_PYTHON),
+        {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/analysis/make_analysis_dumps.py"),
+         dir});
+    if (!p.waitForFinished(60000) || p.exitCode() != 0) {
+        qWarning("make_analysis_dumps.py failed: %s", p.readAllStandardError().constData());
+        return {};
+    }
+    return out;
+}
+
+bool wait_for(routescope::views::AnalysisView* view, int timeout_ms) {
+    QElapsedTimer t;
+    t.start();
+    while (view->busy() && t.elapsed() < timeout_ms)
+        QTest::qWait(10);
+    QTest::qWait(20);  // let the result's redraw settle
+    return !view->busy();
+}
+
+bool screenshot(QWidget* widget, const QString& name) {
+    QTest::qWait(100);  // Qt Charts lay out their scenes from the event loop
+    return widget->grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/") + name + ".png");
+}
+
+QString sha256_of(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(&f);
+    return QString::fromLatin1(h.result().toHex());
+}
+
+}  // namespace view_test

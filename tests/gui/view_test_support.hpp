@@ -1,0 +1,31 @@
+#pragma once
+// Fixtures of the view tests: small dumps written by the project's own `routescope-cli sample-dump`
+// and SSM checkpoints written by the numpy/h5py script of the analysis tests, each in a directory
+// of its own test so that tests running in parallel never share a file being written.
+#include <QString>
+#include <QStringList>
+
+class QWidget;
+
+namespace routescope::views {
+class AnalysisView;
+}
+
+namespace view_test {
+
+/// ROUTESCOPE_TEST_DATA/<test>/ (created).
+QString data_dir(const QString& test);
+/// A synthetic dump: `routescope-cli sample-dump --out dir/name --examples 60 --length 32
+/// --d-model 16 [extra]`; written once per directory.
+QString sample_dump(const QString& dir, const QString& name, const QStringList& extra = {});
+/// before.ckpt.h5 and after.ckpt.h5 with two BiGS SSM layers (tests/reference/analysis/
+/// make_analysis_dumps.py) in `dir`; returns the path of `name`.
+QString ssm_checkpoint(const QString& dir, const QString& name);
+/// Waits (event loop running) until the view's analysis ends; false on timeout.
+bool wait_for(routescope::views::AnalysisView* view, int timeout_ms = 30000);
+/// Saves a picture of `widget` as ROUTESCOPE_TEST_OUTPUT/<name>.png; false when it fails.
+bool screenshot(QWidget* widget, const QString& name);
+/// SHA-256 of a file's bytes, as `sha256sum` prints it.
+QString sha256_of(const QString& path);
+
+}  // namespace view_test

@@ -1,0 +1,130 @@
+#include "views/analysis_view.hpp"
+
+#include <QChartView>
+#include <QLabel>
+#include <QLayout>
+#include <QPainter>
+#include <QRegularExpression>
+#include <QVBoxLayout>
+
+#include "views/painted_panel.hpp"
+
+namespace routescope::views {
+namespace {
+constexpr QSize kDefaultFigure{960, 600};  // logical pixels: 10 × 6.25 in at 96 dpi
+}
+
+AnalysisView::AnalysisView(QString kind, QWidget* parent)
+    : QWidget(parent),
+      kind_(std::move(kind)),
+      cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+    setObjectName(kind_ + "View");
+    status_ = new QLabel(this);
+    status_->setObjectName("analysisStatus");
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    status_->hide();
+    figure_ = new QWidget(this);
+    figure_->setObjectName("figure");
+    figure_->setAutoFillBackground(true);
+    QPalette pal = figure_->palette();
+    pal.setColor(QPalette::Window, Qt::white);
+    figure_->setPalette(pal);
+}
+
+AnalysisView::~AnalysisView() {
+    *cancelled_ = true;
+}
+
+void AnalysisView::set_status(const QString& text) {
+    status_->setText(text);
+    status_->setVisible(!text.isEmpty());
+}
+
+void AnalysisView::begin(const QString& what) {
+    cancelled_ = std::make_shared<std::atomic<bool>>(false);
+    busy_ = true;
+    error_.clear();
+    set_status(tr("%1…").arg(what));
+    emit analysisStarted(what);
+}
+
+void AnalysisView::end_ok() {
+    busy_ = false;
+    has_result_ = true;
+    set_status({});
+    emit analysisFinished();
+}
+
+void AnalysisView::end_failed(const QString& message) {
+    busy_ = false;
+    error_ = message;
+    set_status(tr("<b style='color:#b00020'>The analysis failed:</b> %1<br>Check that the file "
+                  "holds what this "
+                  "analysis reads (File › Open shows its structure), change the settings above and "
+                  "run it again.")
+                   .arg(message.toHtmlEscaped()));
+    emit analysisFailed(message);
+}
+
+void AnalysisView::cancel() {
+    if (!busy_) return;
+    *cancelled_ = true;
+    busy_ = false;
+    set_status(tr("Cancelled."));
+    emit analysisCancelled();
+}
+
+QSize AnalysisView::figure_size() const {
+    const QSize s = figure_->size();
+    return s.width() >= 100 && s.height() >= 100 ? s : kDefaultFigure;
+}
+
+void AnalysisView::paint_figure(QPainter& painter, const QRect& target) const {
+    const QSize logical = figure_size();
+    if (figure_->size() != logical) {
+        // Never laid out (a view exported before it was shown): give its panels their geometry.
+        figure_->resize(logical);
+        if (figure_->layout()) figure_->layout()->activate();
+    }
+    painter.save();
+    painter.fillRect(target, Qt::white);
+    const double sx = static_cast<double>(target.width()) / logical.width();
+    const double sy = static_cast<double>(target.height()) / logical.height();
+    const auto children = figure_->findChildren<QWidget*>();
+    for (QWidget* w : children) {
+        if (!w->isVisibleTo(figure_)) continue;
+        auto* panel = dynamic_cast<PaintedPanel*>(w);
+        auto* chart = qobject_cast<QChartView*>(w);
+        if (!panel && !chart) continue;
+        const QPoint at = w->mapTo(figure_, QPoint(0, 0));
+        painter.save();
+        painter.translate(target.left() + at.x() * sx, target.top() + at.y() * sy);
+        painter.scale(sx, sy);
+        const QRect local(QPoint(0, 0), w->size());
+        if (panel)
+            panel->paint(painter, local);
+        else
+            chart->render(&painter, QRectF(local), chart->viewport()->rect(),
+                          Qt::IgnoreAspectRatio);
+        painter.restore();
+    }
+    painter.restore();
+}
+
+QString AnalysisView::figure_name() const {
+    QString stem = kind_ + "-" + input_stem();
+    stem.replace(QRegularExpression("[^A-Za-z0-9_.-]+"), "_");
+    return stem;
+}
+
+nlohmann::json AnalysisView::figure_provenance() const {
+    return {
+        {"view", kind_.toStdString()}, {"results", result_provenance()}, {"settings", settings()}};
+}
+
+QStringList AnalysisView::export_to(const QString& path, int dpi) const {
+    return export_figure(*this, path, dpi);
+}
+
+}  // namespace routescope::views

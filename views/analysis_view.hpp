@@ -1,0 +1,162 @@
+#pragma once
+// The common part of every analysis view: the analysis runs in a worker thread (QtConcurrent with a
+// QPromise for progress and cancel), errors come back as a message the user can act on, and the
+// figure is the set of panels (heatmaps, painted plots, Qt Charts) inside figure(), drawn by one
+// painter path for the screen and for export. A view draws results; it computes no statistic.
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QPromise>
+#include <QWidget>
+#include <QtConcurrent/QtConcurrent>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "views/figure_export.hpp"
+
+class QLabel;
+
+namespace routescope::views {
+
+/// What a worker sees of its view: progress between the steps of an analysis (layers, models) and
+/// the user's cancel, honoured at the next step (the analysis library itself has no cancel points).
+class AnalysisSteps {
+public:
+    struct Cancelled {};
+    AnalysisSteps(std::function<void(int, int)> report,
+                  std::shared_ptr<std::atomic<bool>> cancelled)
+        : report_(std::move(report)), cancelled_(std::move(cancelled)) {}
+    void set_total(int total) {
+        total_ = total;
+        report_(0, total_);
+    }
+    /// Marks `done` steps finished; throws Cancelled when the user cancelled.
+    void done(int done) {
+        report_(done, total_);
+        check();
+    }
+    void check() const {
+        if (*cancelled_) throw Cancelled{};
+    }
+
+private:
+    std::function<void(int, int)> report_;
+    std::shared_ptr<std::atomic<bool>> cancelled_;
+    int total_ = 1;
+};
+
+class AnalysisView : public QWidget, public FigureSource {
+    Q_OBJECT
+public:
+    /// `kind`: "kernels", "gates", ... (the ANALYSES.md section; also the export file stem).
+    AnalysisView(QString kind, QWidget* parent = nullptr);
+    ~AnalysisView() override;
+
+    const QString& kind() const { return kind_; }
+    /// A short title for the tab ("Kernels — model.dump.h5").
+    virtual QString title() const = 0;
+    /// Starts (or restarts) the analysis with the current settings.
+    virtual void start() = 0;
+    /// The view's settings as JSON (for project files) and back; restore re-runs when needed.
+    virtual nlohmann::json settings() const = 0;
+    virtual void restore_settings(const nlohmann::json& settings) = 0;
+
+    bool busy() const { return busy_; }
+    bool has_result() const { return has_result_; }
+    QString error() const { return error_; }
+    void cancel();
+
+    // FigureSource: the panels of figure() in their on-screen arrangement.
+    QSize figure_size() const override;
+    void paint_figure(QPainter& painter, const QRect& target) const override;
+    QString figure_name() const override;
+    nlohmann::json figure_provenance() const override;
+    /// Writes `path` (format from its suffix) and its provenance JSON; returns the files.
+    QStringList export_to(const QString& path, int dpi = 150) const;
+
+    QWidget* figure() const { return figure_; }
+
+signals:
+    void analysisStarted(const QString& what);
+    void progressChanged(int value, int maximum);
+    void analysisFinished();
+    void analysisFailed(const QString& message);
+    void analysisCancelled();
+
+protected:
+    /// Provenance JSON of every result shown (filled by subclasses).
+    virtual nlohmann::json result_provenance() const = 0;
+    /// A short name of the shown input(s) for file stems ("model_a" or "model_a-vs-model_b").
+    virtual QString input_stem() const = 0;
+
+    /// Runs `work` in a worker; `work` may report progress and check cancellation through the
+    /// promise. `done` runs on the GUI thread with the result. Exceptions end in analysisFailed.
+    template <typename T>
+    void run(const QString& what, std::function<T(AnalysisSteps&)> work,
+             std::function<void(T&)> done);
+
+    void set_status(const QString& text);
+    QWidget* figure_ = nullptr;
+    QLabel* status_ = nullptr;
+
+private:
+    QString kind_;
+    bool busy_ = false, has_result_ = false;
+    QString error_;
+    std::shared_ptr<std::atomic<bool>> cancelled_;
+    QPointer<QObject> watcher_;
+    void begin(const QString& what);
+    void end_ok();
+    void end_failed(const QString& message);
+};
+
+template <typename T>
+void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> work,
+                       std::function<void(T&)> done) {
+    cancel();
+    begin(what);
+    struct Outcome {
+        std::shared_ptr<T> value;
+        QString error;
+    };
+    auto cancelled = cancelled_;
+    auto* watcher = new QFutureWatcher<Outcome>(this);
+    watcher_ = watcher;
+    connect(watcher, &QFutureWatcher<Outcome>::progressValueChanged, this,
+            [this, watcher](int v) { emit progressChanged(v, watcher->progressMaximum()); });
+    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, cancelled, done] {
+        watcher->deleteLater();
+        if (watcher_ == watcher) watcher_ = nullptr;
+        if (*cancelled) return;  // cancelled: whatever came back is dropped
+        if (watcher->future().resultCount() == 0)
+            return end_failed(tr("The analysis stopped without a result."));
+        Outcome out = watcher->future().result();
+        if (!out.value) return end_failed(out.error);
+        try {
+            done(*out.value);
+            end_ok();
+        } catch (const std::exception& e) {
+            end_failed(QString::fromUtf8(e.what()));
+        }
+    });
+    watcher->setFuture(QtConcurrent::run([work, cancelled](QPromise<Outcome>& promise) {
+        AnalysisSteps steps(
+            [&promise](int value, int maximum) {
+                promise.setProgressRange(0, maximum);
+                promise.setProgressValue(value);
+            },
+            cancelled);
+        Outcome out;
+        try {
+            out.value = std::make_shared<T>(work(steps));
+        } catch (const AnalysisSteps::Cancelled&) {
+        } catch (const std::exception& e) {
+            out.error = QString::fromUtf8(e.what());
+        }
+        promise.addResult(std::move(out));
+    }));
+}
+
+}  // namespace routescope::views

@@ -1,0 +1,35 @@
+#include "views/axis_ticks.hpp"
+
+#include <cmath>
+
+namespace routescope::views {
+
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
+    std::vector<double> out;
+    if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || max_ticks < 1) {
+        if (std::isfinite(lo)) out.push_back(lo);
+        return out;
+    }
+    const double raw = (hi - lo) / max_ticks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = magnitude;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * magnitude >= raw) {
+            step = m * magnitude;
+            break;
+        }
+    const double first = std::ceil(lo / step - 1e-9) * step;
+    for (double v = first; v <= hi + step * 1e-9; v += step)
+        out.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    return out;
+}
+
+QString tick_text(double value, double step) {
+    if (step <= 0 || !std::isfinite(step)) return QString::number(value, 'g', 3);
+    if (std::abs(value) >= 1e5 || (std::abs(value) > 0 && std::abs(value) < 1e-3))
+        return QString::number(value, 'g', 3);
+    const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
+    return QString::number(value, 'f', decimals);
+}
+
+}  // namespace routescope::views

@@ -1,0 +1,88 @@
+#include "views/chart_panel.hpp"
+
+#include <QScatterSeries>
+#include <QXYSeries>
+
+#include <cmath>
+
+namespace routescope::views {
+
+QChartView* make_chart_view(const QString& title, QWidget* parent) {
+    auto* chart = new QChart();
+    chart->setTitle(title);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->setBackgroundRoundness(0);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    auto* view = new QChartView(chart, parent);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumSize(200, 160);
+    return view;
+}
+
+void clear_chart(QChartView* view) {
+    QChart* chart = view->chart();
+    chart->removeAllSeries();
+    for (QAbstractAxis* a : chart->axes()) {
+        chart->removeAxis(a);
+        delete a;
+    }
+}
+
+namespace {
+QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const QString& title) {
+    QChart* chart = view->chart();
+    for (QAbstractAxis* a : chart->axes(o))
+        if (auto* v = qobject_cast<QValueAxis*>(a)) {
+            if (!title.isEmpty()) v->setTitleText(title);
+            return v;
+        }
+    auto* v = new QValueAxis(chart);
+    v->setTitleText(title);
+    chart->addAxis(v, where);
+    return v;
+}
+}  // namespace
+
+QValueAxis* x_axis(QChartView* view, const QString& title) {
+    return axis(view, Qt::Horizontal, Qt::AlignBottom, title);
+}
+QValueAxis* y_axis(QChartView* view, const QString& title) {
+    return axis(view, Qt::Vertical, Qt::AlignLeft, title);
+}
+
+QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<double>& x,
+                      const std::vector<double>& y) {
+    auto* series = new QLineSeries();
+    series->setName(name);
+    QList<QPointF> points;
+    points.reserve(static_cast<qsizetype>(std::min(x.size(), y.size())));
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+        if (std::isfinite(x[i]) && std::isfinite(y[i])) points.append({x[i], y[i]});
+    series->replace(points);
+    view->chart()->addSeries(series);
+    series->attachAxis(x_axis(view));
+    series->attachAxis(y_axis(view));
+    return series;
+}
+
+void fit_axes(QChartView* view) {
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (QAbstractSeries* s : view->chart()->series())
+        if (auto* xy = qobject_cast<QXYSeries*>(s))
+            for (const QPointF& p : xy->points()) {
+                x0 = std::min(x0, p.x());
+                x1 = std::max(x1, p.x());
+                y0 = std::min(y0, p.y());
+                y1 = std::max(y1, p.y());
+            }
+    if (!std::isfinite(x0)) return;
+    if (x1 <= x0) x1 = x0 + 1;
+    const double pad = y1 > y0 ? 0.05 * (y1 - y0) : 0.5;
+    x_axis(view)->setRange(x0, x1);
+    y_axis(view)->setRange(y0 - pad, y1 + pad);
+    x_axis(view)->applyNiceNumbers();
+    y_axis(view)->applyNiceNumbers();
+}
+
+}  // namespace routescope::views

@@ -1,0 +1,24 @@
+#pragma once
+// Qt Charts panels with the workbench's look: antialiased, a compact legend, axes from the data.
+#include <QChartView>
+#include <QLineSeries>
+#include <QValueAxis>
+
+#include <vector>
+
+namespace routescope::views {
+
+/// An empty chart with a title in a view ready to be placed in a figure.
+QChartView* make_chart_view(const QString& title, QWidget* parent);
+/// Removes every series and axis of the view's chart.
+void clear_chart(QChartView* view);
+/// Adds a line series of (x[i], y[i]) to the chart, attached to its (created on demand) value axes.
+QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<double>& x,
+                      const std::vector<double>& y);
+/// Value axes of the chart, created and attached on first use, with titles.
+QValueAxis* x_axis(QChartView* view, const QString& title = {});
+QValueAxis* y_axis(QChartView* view, const QString& title = {});
+/// Sets both axes' ranges to the data of every series (with a margin), so charts never clip.
+void fit_axes(QChartView* view);
+
+}  // namespace routescope::views

@@ -1,0 +1,311 @@
+#include "views/heatmap_widget.hpp"
+
+#include <QFontMetricsF>
+#include <QMouseEvent>
+#include <QPaintEngine>
+#include <QPainter>
+#include <QPainterPath>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+#include "views/axis_ticks.hpp"
+#include "views/figure_font.hpp"
+
+namespace routescope::views {
+namespace {
+constexpr int kColourBarWidth = 14;
+constexpr int kTickLength = 4;
+
+bool is_vector_device(const QPainter& painter) {
+    const QPaintEngine* engine = painter.paintEngine();
+    if (!engine) return false;
+    const auto type = engine->type();
+    return type == QPaintEngine::SVG || type == QPaintEngine::Pdf || type == QPaintEngine::Picture;
+}
+}  // namespace
+
+HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+const ColourMap& HeatmapWidget::colour_map() const {
+    return data_.diverging ? ColourMap::diverging() : ColourMap::viridis();
+}
+
+double HeatmapWidget::normalised(double v) const {
+    return hi_ > lo_ ? (v - lo_) / (hi_ - lo_) : 0.5;
+}
+
+void HeatmapWidget::set_data(HeatmapData data) {
+    data_ = std::move(data);
+    if (data_.values.size() != static_cast<std::size_t>(data_.rows) * data_.columns)
+        data_.rows = data_.columns = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (double v : data_.values)
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    if (!std::isfinite(lo)) lo = hi = 0;
+    if (data_.diverging) {
+        const double m = std::max(std::abs(lo), std::abs(hi));
+        lo = -m;
+        hi = m;
+    }
+    lo_ = std::isnan(data_.lo) ? lo : data_.lo;
+    hi_ = std::isnan(data_.hi) ? hi : data_.hi;
+    // Colour every cell once here; drawing then only scales this image.
+    image_ = QImage(std::max(1, data_.columns), std::max(1, data_.rows), QImage::Format_RGB32);
+    image_.fill(Qt::lightGray);
+    const ColourMap& map = colour_map();
+    for (int r = 0; r < data_.rows; ++r) {
+        auto* line = reinterpret_cast<QRgb*>(image_.scanLine(r));
+        for (int c = 0; c < data_.columns; ++c)
+            line[c] = map.at(normalised(value(r, c)));
+    }
+    if (selected_row_ >= data_.rows) selected_row_ = -1;
+    update();
+}
+
+void HeatmapWidget::set_selected_row(int row) {
+    selected_row_ = row;
+    update();
+}
+
+QString HeatmapWidget::row_label(int row) const {
+    return row < data_.row_labels.size() ? data_.row_labels[row] : QString::number(row);
+}
+
+QString HeatmapWidget::column_label(int column) const {
+    return column < data_.column_labels.size() ? data_.column_labels[column]
+                                               : QString::number(column);
+}
+
+QRect HeatmapWidget::plot_rect(const QRect& target) const {
+    const QFontMetricsF fm(figure_font(font()));
+    const double line = fm.height();
+    double label_width = 0;
+    const int step = std::max(1, data_.rows / 40);
+    for (int r = 0; r < data_.rows; r += step)
+        label_width = std::max(label_width, fm.horizontalAdvance(row_label(r)));
+    const int left =
+        static_cast<int>(label_width + kTickLength + 6 + (data_.y_label.isEmpty() ? 0 : line + 4));
+    const int top = static_cast<int>(data_.title.isEmpty() ? line * 0.6 : line * 1.8);
+    const int bottom = static_cast<int>(line * (data_.x_label.isEmpty() ? 1.6 : 2.8) +
+                                        (data_.note.isEmpty() ? 0 : line) + kTickLength);
+    const int right = static_cast<int>(kColourBarWidth + 12 +
+                                       fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
+                                       (data_.value_label.isEmpty() ? 0 : line + 4));
+    return target.adjusted(left, top, -right, -bottom);
+}
+
+void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
+    painter.save();
+    painter.setClipRect(target);
+    painter.fillRect(target, Qt::white);
+    const QFont font_px = figure_font(font());
+    painter.setFont(font_px);
+    const QFontMetricsF fm(font_px);
+    const QRect plot = plot_rect(target);
+    const QColor ink(40, 40, 40);
+
+    if (!data_.title.isEmpty()) {
+        QFont bold = font_px;
+        bold.setBold(true);
+        painter.setFont(bold);
+        painter.setPen(ink);
+        painter.drawText(
+            QRect(target.left(), target.top(), target.width(), static_cast<int>(fm.height() * 1.6)),
+            Qt::AlignCenter, data_.title);
+        painter.setFont(font_px);
+    }
+    if (data_.rows == 0 || data_.columns == 0 || plot.width() < 4 || plot.height() < 4) {
+        painter.setPen(Qt::gray);
+        painter.drawText(target, Qt::AlignCenter, tr("No data"));
+        painter.restore();
+        return;
+    }
+
+    // Cells.
+    const double cw = static_cast<double>(plot.width()) / data_.columns;
+    const double ch = static_cast<double>(plot.height()) / data_.rows;
+    if (is_vector_device(painter) &&
+        static_cast<qint64>(data_.rows) * data_.columns <= kMaxVectorCells) {
+        painter.setPen(Qt::NoPen);
+        for (int r = 0; r < data_.rows; ++r)
+            for (int c = 0; c < data_.columns; ++c)
+                painter.fillRect(
+                    QRectF(plot.left() + c * cw, plot.top() + r * ch, cw + 0.02, ch + 0.02),
+                    QColor::fromRgb(image_.pixel(c, r)));
+    } else {
+        // Nearest-neighbour scaling keeps cell borders sharp and is what makes a 24 × 4096 redraw
+        // cheap (docs/benchmarks.md, "Heatmap redraw").
+        painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+        painter.drawImage(plot, image_);
+    }
+
+    // Frame, ticks and marks as one path: real vector strokes in SVG/PDF.
+    QPainterPath axes;
+    axes.addRect(QRectF(plot).adjusted(-0.5, -0.5, 0.5, 0.5));
+    painter.setPen(ink);
+    const int row_step = std::max(
+        1, static_cast<int>(std::ceil(data_.rows * fm.height() / std::max(1, plot.height()))));
+    for (int r = 0; r < data_.rows; r += row_step) {
+        const double y = plot.top() + (r + 0.5) * ch;
+        axes.moveTo(plot.left() - kTickLength, y);
+        axes.lineTo(plot.left(), y);
+        const QString text = row_label(r);
+        painter.drawText(QRectF(target.left(), y - fm.height() / 2,
+                                plot.left() - kTickLength - 3 - target.left(), fm.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, text);
+    }
+    double widest = fm.horizontalAdvance(QStringLiteral("0000"));
+    for (int c = 0; c < data_.columns; c += std::max(1, data_.columns / 64))
+        widest = std::max(widest, fm.horizontalAdvance(column_label(c)));
+    const int max_column_ticks = std::max(1, static_cast<int>(plot.width() / (widest + 12)));
+    int column_step = std::max(
+        1, static_cast<int>(std::ceil(static_cast<double>(data_.columns) / max_column_ticks)));
+    // Round the step to 1/2/5 × 10^k so that the ticks land on readable positions.
+    if (column_step > 1) {
+        const auto ticks = nice_ticks(0, data_.columns, max_column_ticks);
+        if (ticks.size() >= 2) column_step = std::max(1, static_cast<int>(ticks[1] - ticks[0]));
+    }
+    const int first_column = data_.marked_column >= 0 ? data_.marked_column % column_step : 0;
+    for (int c = first_column; c < data_.columns; c += column_step) {
+        const double x = plot.left() + (c + 0.5) * cw;
+        axes.moveTo(x, plot.bottom() + 1);
+        axes.lineTo(x, plot.bottom() + 1 + kTickLength);
+        painter.drawText(
+            QRectF(x - widest, plot.bottom() + kTickLength + 2, 2 * widest, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop, column_label(c));
+    }
+    painter.setBrush(Qt::NoBrush);
+    painter.drawPath(axes);
+    if (data_.marked_column >= 0 && data_.marked_column < data_.columns) {
+        QPainterPath mark;
+        const double x = plot.left() + (data_.marked_column + 0.5) * cw;
+        mark.moveTo(x, plot.top());
+        mark.lineTo(x, plot.bottom());
+        painter.setPen(QPen(QColor(255, 255, 255, 170), 1, Qt::DashLine));
+        painter.drawPath(mark);
+    }
+    if (selected_row_ >= 0 && selected_row_ < data_.rows) {
+        painter.setPen(QPen(QColor(230, 30, 30), 2));
+        painter.drawRect(QRectF(plot.left() + 1, plot.top() + selected_row_ * ch + 1,
+                                plot.width() - 2, std::max(1.0, ch - 2)));
+    }
+    painter.setPen(ink);
+    if (!data_.x_label.isEmpty())
+        painter.drawText(QRectF(plot.left(), plot.bottom() + kTickLength + 2 + fm.height(),
+                                plot.width(), fm.height() * 1.3),
+                         Qt::AlignCenter, data_.x_label);
+    if (!data_.note.isEmpty()) {
+        QFont small = figure_font(font(), 0.85);
+        painter.setFont(small);
+        painter.setPen(QColor(90, 90, 90));
+        painter.drawText(QRectF(target.left() + 4, target.bottom() - fm.height() * 1.1,
+                                target.width() - 8, fm.height()),
+                         Qt::AlignLeft | Qt::AlignVCenter, data_.note);
+        painter.setFont(font_px);
+        painter.setPen(ink);
+    }
+    if (!data_.y_label.isEmpty()) {
+        painter.save();
+        painter.translate(target.left() + fm.height() * 0.9, plot.center().y());
+        painter.rotate(-90);
+        painter.drawText(
+            QRectF(-plot.height() / 2.0, -fm.height(), plot.height(), fm.height() * 1.2),
+            Qt::AlignCenter, data_.y_label);
+        painter.restore();
+    }
+
+    // Colour bar: 64 bands are indistinguishable from the 256-entry table at this size.
+    const QRectF bar(plot.right() + 10, plot.top(), kColourBarWidth, plot.height());
+    const ColourMap& map = colour_map();
+    constexpr int kBands = 64;
+    painter.setPen(Qt::NoPen);
+    for (int i = 0; i < kBands; ++i) {
+        const double t = (i + 0.5) / kBands;
+        const double y0 = bar.bottom() - (i + 1) * bar.height() / kBands;
+        painter.fillRect(QRectF(bar.left(), y0, bar.width(), bar.height() / kBands + 0.5),
+                         QColor::fromRgb(map.at(t)));
+    }
+    QPainterPath bar_axes;
+    bar_axes.addRect(bar);
+    const auto ticks =
+        nice_ticks(lo_, hi_, std::max(2, static_cast<int>(bar.height() / (fm.height() * 2.5))));
+    const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : std::abs(hi_ - lo_);
+    painter.setPen(ink);
+    for (double t : ticks) {
+        const double y =
+            hi_ > lo_ ? bar.bottom() - (t - lo_) / (hi_ - lo_) * bar.height() : bar.center().y();
+        bar_axes.moveTo(bar.right(), y);
+        bar_axes.lineTo(bar.right() + 3, y);
+        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2,
+                                target.right() - bar.right() - 5, fm.height()),
+                         Qt::AlignLeft | Qt::AlignVCenter, tick_text(t, step));
+    }
+    painter.setBrush(Qt::NoBrush);
+    painter.drawPath(bar_axes);
+    if (!data_.value_label.isEmpty()) {
+        painter.save();
+        painter.translate(target.right() - fm.height() * 0.2, plot.center().y());
+        painter.rotate(-90);
+        painter.drawText(
+            QRectF(-plot.height() / 2.0, -fm.height(), plot.height(), fm.height() * 1.2),
+            Qt::AlignCenter, data_.value_label);
+        painter.restore();
+    }
+    painter.restore();
+}
+
+void HeatmapWidget::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    paint(painter, rect());
+}
+
+QPoint HeatmapWidget::cell_at(const QPoint& position) const {
+    const QRect plot = plot_rect(rect());
+    if (data_.rows == 0 || !plot.contains(position)) return {-1, -1};
+    const int c = std::clamp(static_cast<int>((position.x() - plot.left()) * data_.columns /
+                                              static_cast<double>(plot.width())),
+                             0, data_.columns - 1);
+    const int r = std::clamp(static_cast<int>((position.y() - plot.top()) * data_.rows /
+                                              static_cast<double>(plot.height())),
+                             0, data_.rows - 1);
+    return {c, r};
+}
+
+void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
+    const QPoint cell = cell_at(event->position().toPoint());
+    if (cell.x() < 0) {
+        readout_.clear();
+        QToolTip::hideText();
+        return;
+    }
+    const double v = value(cell.y(), cell.x());
+    readout_ =
+        tr("%1 = %2, %3 = %4: %5")
+            .arg(data_.y_label.isEmpty() ? tr("row") : data_.y_label, row_label(cell.y()),
+                 data_.x_label.isEmpty() ? tr("column") : data_.x_label, column_label(cell.x()))
+            .arg(v, 0, 'g', 5);
+    QToolTip::showText(event->globalPosition().toPoint(), readout_, this);
+    emit hovered(cell.y(), cell.x(), v);
+}
+
+void HeatmapWidget::mousePressEvent(QMouseEvent* event) {
+    const QPoint cell = cell_at(event->position().toPoint());
+    if (event->button() != Qt::LeftButton || cell.y() < 0) return;
+    set_selected_row(cell.y());
+    emit rowClicked(cell.y());
+}
+
+void HeatmapWidget::leaveEvent(QEvent*) {
+    readout_.clear();
+}
+
+}  // namespace routescope::views

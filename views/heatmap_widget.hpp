@@ -1,0 +1,84 @@
+#pragma once
+// A heatmap of a rows × columns table of values: its own QImage (one pixel per cell, coloured
+// once when the data or the colour map changes, scaled when drawn), axes with tick labels, a
+// colour bar, a hover readout and row clicks. paint() is the only drawing code: paintEvent and
+// figure export both call it, so the screen, PNG, SVG and PDF show the same figure.
+#include <QImage>
+#include <QStringList>
+#include <QWidget>
+
+#include <limits>
+#include <vector>
+
+#include "views/colour_map.hpp"
+#include "views/painted_panel.hpp"
+
+namespace routescope::views {
+
+struct HeatmapData {
+    int rows = 0, columns = 0;
+    std::vector<double> values;  ///< row-major, rows × columns
+    QStringList row_labels;      ///< one per row; empty: the row index
+    QStringList column_labels;   ///< one per column; empty: the column index
+    QString title, x_label, y_label, value_label;
+    bool diverging = false;  ///< signed values: diverging map on a range symmetric about 0
+    double lo = std::numeric_limits<double>::quiet_NaN();  ///< colour range; NaN: the data's
+    double hi = std::numeric_limits<double>::quiet_NaN();
+    int marked_column = -1;  ///< a vertical line through this column (lag 0, a boundary)
+    QString note;            ///< one line under the figure
+};
+
+class HeatmapWidget : public QWidget, public PaintedPanel {
+    Q_OBJECT
+public:
+    explicit HeatmapWidget(QWidget* parent = nullptr);
+
+    void set_data(HeatmapData data);
+    const HeatmapData& data() const { return data_; }
+    /// One pixel per cell: width = columns, height = rows.
+    const QImage& image() const { return image_; }
+    double range_lo() const { return lo_; }
+    double range_hi() const { return hi_; }
+    const ColourMap& colour_map() const;
+
+    /// Draws the whole figure (title, axes, cells, colour bar) into `target`. On vector devices
+    /// (SVG, PDF) cells become rectangles when there are at most kMaxVectorCells of them.
+    void paint(QPainter& painter, const QRect& target) const override;
+    /// The rectangle the cells occupy when the figure is drawn into `target`.
+    QRect plot_rect(const QRect& target) const;
+    /// The cell under a point of the widget, or {-1, -1}.
+    QPoint cell_at(const QPoint& position) const;
+    QString readout() const { return readout_; }
+    int selected_row() const { return selected_row_; }
+    void set_selected_row(int row);
+
+    QSize sizeHint() const override { return {640, 360}; }
+    QSize minimumSizeHint() const override { return {240, 160}; }
+    static constexpr int kMaxVectorCells = 60000;
+
+signals:
+    void hovered(int row, int column, double value);
+    void rowClicked(int row);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    HeatmapData data_;
+    QImage image_;
+    double lo_ = 0, hi_ = 1;
+    int selected_row_ = -1;
+    QString readout_;
+
+    double value(int row, int column) const {
+        return data_.values[static_cast<std::size_t>(row) * data_.columns + column];
+    }
+    double normalised(double v) const;
+    QString row_label(int row) const;
+    QString column_label(int column) const;
+};
+
+}  // namespace routescope::views

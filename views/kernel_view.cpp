@@ -1,0 +1,425 @@
+#include "views/kernel_view.hpp"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScatterSeries>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <numbers>
+
+#include "views/chart_panel.hpp"
+#include "views/heatmap_widget.hpp"
+
+namespace routescope::views {
+namespace {
+
+const analysis::LayerKernel* find_layer(const analysis::KernelsResult& r, int layer) {
+    for (const auto& l : r.layers)
+        if (l.layer == layer) return &l;
+    return nullptr;
+}
+
+/// The displayed value of each cell under a scaling (ANALYSES.md §1, "Display value").
+std::vector<double> displayed(const analysis::LayerKernel& l, const QString& scaling) {
+    if (scaling == "signed") return l.relative;
+    if (scaling == "magnitude") {
+        std::vector<double> out(l.relative.size());
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = std::abs(l.relative[i]);
+        return out;
+    }
+    return l.scaled;
+}
+
+QString scaling_label(const QString& scaling) {
+    if (scaling == "signed") return QObject::tr("kernel value");
+    if (scaling == "magnitude") return QObject::tr("|kernel|");
+    return QObject::tr("|kernel|, min-max per layer");
+}
+
+HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
+                       const QString& title) {
+    HeatmapData d;
+    d.title = title;
+    if (r.layers.empty() && !r.mixing.empty()) {
+        // gMLP: the spatial matrix W of the first layer (row m mixes positions n).
+        const auto& m = r.mixing.front();
+        d.rows = static_cast<int>(m.w.rows());
+        d.columns = static_cast<int>(m.w.cols());
+        d.values.assign(m.w.data(), m.w.data() + m.w.size());
+        d.diverging = true;
+        d.title = QObject::tr("%1 — spatial matrix W, layer %2").arg(title).arg(m.layer);
+        d.x_label = QObject::tr("position n");
+        d.y_label = QObject::tr("position m");
+        d.value_label = QObject::tr("W[m, n]");
+        return d;
+    }
+    d.rows = static_cast<int>(r.layers.size());
+    d.columns = 2 * r.radius + 1;
+    for (const auto& l : r.layers) {
+        d.row_labels << QString::number(l.layer);
+        const auto v = displayed(l, scaling);
+        d.values.insert(d.values.end(), v.begin(), v.end());
+    }
+    for (int c = -r.radius; c <= r.radius; ++c)
+        d.column_labels << QString::number(c);
+    d.diverging = scaling == "signed";
+    if (scaling == "minmax") {
+        d.lo = 0;
+        d.hi = 1;
+    }
+    d.marked_column = r.radius;
+    d.x_label = QObject::tr("relative position r (< 0: tokens before)");
+    d.y_label = QObject::tr("layer");
+    d.value_label = scaling_label(scaling);
+    d.note = QObject::tr(
+        "r = 0 is the mean of K_f[0] + D_f and K_b[0] + D_b: lag 0 appears in both directions.");
+    return d;
+}
+
+std::vector<double> iota(std::size_t n) {
+    std::vector<double> x(n);
+    for (std::size_t i = 0; i < n; ++i)
+        x[i] = static_cast<double>(i);
+    return x;
+}
+
+analysis::KernelsResult compute(const KernelSource& s, const analysis::KernelOptions& options) {
+    if (s.checkpoint) return analysis::kernels_from_checkpoint(s.path.toStdString(), {}, options);
+    const analysis::DumpReader dump(s.path.toStdString());
+    return analysis::kernels_from_dump(dump, {}, options);
+}
+
+}  // namespace
+
+KernelSource KernelSource::from_path(const QString& path) {
+    return {path,
+            path.endsWith(QLatin1String(".ckpt.h5")) || path.endsWith(QLatin1String(".ckpt.hdf5"))};
+}
+
+nlohmann::json KernelViewSettings::to_json() const {
+    nlohmann::json j = {{"a", {{"path", a.path.toStdString()}, {"checkpoint", a.checkpoint}}},
+                        {"radius", radius},
+                        {"length", length},
+                        {"scaling", scaling.toStdString()},
+                        {"layer", layer}};
+    if (b) j["b"] = {{"path", b->path.toStdString()}, {"checkpoint", b->checkpoint}};
+    return j;
+}
+
+KernelViewSettings KernelViewSettings::from_json(const nlohmann::json& j) {
+    KernelViewSettings s;
+    auto source = [](const nlohmann::json& o) {
+        return KernelSource{QString::fromStdString(o.value("path", "")),
+                            o.value("checkpoint", false)};
+    };
+    s.a = source(j.value("a", nlohmann::json::object()));
+    if (j.contains("b")) s.b = source(j["b"]);
+    s.radius = j.value("radius", s.radius);
+    s.length = j.value("length", s.length);
+    s.scaling = QString::fromStdString(j.value("scaling", s.scaling.toStdString()));
+    s.layer = j.value("layer", s.layer);
+    return s;
+}
+
+KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
+    : AnalysisView("kernels", parent), settings_(std::move(settings)) {
+    auto* controls = new QHBoxLayout;
+    scaling_box_ = new QComboBox(this);
+    scaling_box_->setObjectName("scaling");
+    scaling_box_->addItem(tr("|K| min-max per layer"), "minmax");
+    scaling_box_->addItem(tr("Signed values (diverging)"), "signed");
+    scaling_box_->addItem(tr("|K|, no scaling"), "magnitude");
+    scaling_box_->setToolTip(tr("How the heatmap shows each layer's kernel (ANALYSES.md §1)"));
+    radius_box_ = new QSpinBox(this);
+    radius_box_->setRange(1, 65535);
+    radius_box_->setPrefix(tr("R = "));
+    radius_box_->setToolTip(tr("Relative positions −R..R (clamped to L − 1)"));
+    length_box_ = new QSpinBox(this);
+    length_box_->setRange(2, 1 << 20);
+    length_box_->setPrefix(tr("L = "));
+    length_box_->setToolTip(tr("Length of kernels computed from checkpoint parameters"));
+    length_box_->setEnabled(settings_.a.checkpoint || (settings_.b && settings_.b->checkpoint));
+    readout_ = new QLabel(this);
+    readout_->setObjectName("readout");
+    readout_->setMinimumWidth(260);
+    controls->addWidget(new QLabel(tr("Show:"), this));
+    controls->addWidget(scaling_box_);
+    controls->addWidget(radius_box_);
+    controls->addWidget(length_box_);
+    controls->addStretch(1);
+    controls->addWidget(readout_);
+
+    heat_a_ = new HeatmapWidget(figure_);
+    heat_b_ = new HeatmapWidget(figure_);
+    heat_diff_ = new HeatmapWidget(figure_);
+    heat_b_->setVisible(settings_.b.has_value());
+    heat_diff_->setVisible(settings_.b.has_value());
+    curve_ = make_chart_view(tr("Kernel"), figure_);
+    response_ = make_chart_view(tr("Frequency response |rfft(K)|"), figure_);
+    poles_ = make_chart_view(tr("Poles exp(ΔA_n)"), figure_);
+    auto* grid = new QGridLayout(figure_);
+    grid->setContentsMargins(0, 0, 0, 0);
+    auto* top = new QHBoxLayout;
+    top->addWidget(heat_a_);
+    top->addWidget(heat_b_);
+    top->addWidget(heat_diff_);
+    grid->addLayout(top, 0, 0, 1, 3);
+    grid->addWidget(curve_, 1, 0);
+    grid->addWidget(response_, 1, 1);
+    grid->addWidget(poles_, 1, 2);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 1);
+
+    for (HeatmapWidget* h : {heat_a_, heat_b_, heat_diff_}) {
+        connect(h, &HeatmapWidget::rowClicked, this, [this](int row) {
+            if (a_ && row < static_cast<int>(a_->layers.size()))
+                select_layer(a_->layers[static_cast<std::size_t>(row)].layer);
+        });
+        connect(h, &HeatmapWidget::hovered, this,
+                [this, h](int, int, double) { readout_->setText(h->readout()); });
+    }
+    connect(heat_b_, &HeatmapWidget::rowClicked, this, [this](int row) {
+        if (b_ && row < static_cast<int>(b_->layers.size()))
+            select_layer(b_->layers[static_cast<std::size_t>(row)].layer);
+    });
+    restore_settings(settings_.to_json());
+    connect(scaling_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_scaling(scaling_box_->currentData().toString()); });
+    connect(radius_box_, &QSpinBox::editingFinished, this, [this] {
+        if (radius_box_->value() != settings_.radius) {
+            settings_.radius = radius_box_->value();
+            start();
+        }
+    });
+    connect(length_box_, &QSpinBox::editingFinished, this, [this] {
+        if (length_box_->value() != settings_.length) {
+            settings_.length = length_box_->value();
+            start();
+        }
+    });
+}
+
+QString KernelView::title() const {
+    QString t = tr("Kernels — %1").arg(QFileInfo(settings_.a.path).fileName());
+    if (settings_.b) t += tr(" | %1").arg(QFileInfo(settings_.b->path).fileName());
+    return t;
+}
+
+QString KernelView::input_stem() const {
+    QString s = QFileInfo(settings_.a.path).baseName();
+    if (settings_.b) s += "-vs-" + QFileInfo(settings_.b->path).baseName();
+    return s;
+}
+
+void KernelView::restore_settings(const nlohmann::json& j) {
+    const KernelViewSettings s = KernelViewSettings::from_json(j);
+    const bool rerun = s.a.path != settings_.a.path || s.radius != settings_.radius ||
+                       s.length != settings_.length || s.b.has_value() != settings_.b.has_value() ||
+                       (s.b && s.b->path != settings_.b->path);
+    settings_ = s;
+    QSignalBlocker b1(scaling_box_), b2(radius_box_), b3(length_box_);
+    scaling_box_->setCurrentIndex(std::max(0, scaling_box_->findData(settings_.scaling)));
+    radius_box_->setValue(settings_.radius);
+    length_box_->setValue(settings_.length);
+    heat_b_->setVisible(settings_.b.has_value());
+    heat_diff_->setVisible(settings_.b.has_value());
+    if (rerun && has_result())
+        start();
+    else
+        redraw();
+}
+
+void KernelView::start() {
+    const KernelViewSettings s = settings_;
+    using Pair = std::pair<analysis::KernelsResult, std::optional<analysis::KernelsResult>>;
+    run<Pair>(
+        tr("Computing kernels of %1").arg(QFileInfo(s.a.path).fileName()),
+        [s](AnalysisSteps& steps) {
+            analysis::KernelOptions options;
+            options.radius = s.radius;
+            options.length = s.length;
+            steps.set_total(s.b ? 2 : 1);
+            Pair out{compute(s.a, options), std::nullopt};
+            steps.done(1);
+            if (s.b) {
+                out.second = compute(*s.b, options);
+                steps.done(2);
+            }
+            return out;
+        },
+        [this](Pair& r) {
+            a_ = std::move(r.first);
+            b_ = std::move(r.second);
+            if (settings_.layer < 0 || !find_layer(*a_, settings_.layer))
+                settings_.layer = a_->layers.empty() ? -1 : a_->layers.back().layer;
+            redraw();
+        });
+}
+
+void KernelView::set_scaling(const QString& scaling) {
+    settings_.scaling = scaling;
+    {
+        QSignalBlocker block(scaling_box_);
+        scaling_box_->setCurrentIndex(std::max(0, scaling_box_->findData(scaling)));
+    }
+    redraw();
+}
+
+void KernelView::select_layer(int layer) {
+    if (!a_ || !find_layer(*a_, layer)) return;
+    settings_.layer = layer;
+    int row = 0;
+    for (std::size_t i = 0; i < a_->layers.size(); ++i)
+        if (a_->layers[i].layer == layer) row = static_cast<int>(i);
+    for (HeatmapWidget* h : {heat_a_, heat_b_, heat_diff_})
+        h->set_selected_row(row);
+    draw_details();
+    emit layerSelected(layer);
+}
+
+void KernelView::redraw() {
+    if (!a_) return;
+    heat_a_->set_data(heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName()));
+    if (b_) {
+        heat_b_->set_data(
+            heatmap_of(*b_, settings_.scaling, QFileInfo(settings_.b->path).fileName()));
+        // A − B of what is shown, when both have the same layers and positions.
+        HeatmapData da = heat_a_->data(), db = heat_b_->data();
+        HeatmapData diff = da;
+        if (da.rows == db.rows && da.columns == db.columns && da.row_labels == db.row_labels) {
+            for (std::size_t i = 0; i < diff.values.size(); ++i)
+                diff.values[i] = da.values[i] - db.values[i];
+            diff.title = tr("A − B");
+        } else {
+            diff.rows = diff.columns = 0;
+            diff.values.clear();
+            diff.title = tr("A − B undefined: the layers or positions differ");
+        }
+        diff.diverging = true;
+        diff.lo = diff.hi = std::numeric_limits<double>::quiet_NaN();
+        diff.value_label = tr("A − B");
+        heat_diff_->set_data(diff);
+    }
+    if (settings_.layer >= 0)
+        select_layer(settings_.layer);
+    else
+        draw_details();
+}
+
+QString KernelView::effective_length_text() const {
+    if (!a_) return {};
+    const auto* la = find_layer(*a_, settings_.layer);
+    if (!la) return {};
+    QString t = tr("effective length (90% of Σ|K|): %1").arg(la->effective_length);
+    if (b_)
+        if (const auto* lb = find_layer(*b_, settings_.layer))
+            t += tr(" | B: %1").arg(lb->effective_length);
+    return t;
+}
+
+void KernelView::draw_details() {
+    for (QChartView* v : {curve_, response_, poles_})
+        clear_chart(v);
+    if (!a_) return;
+    struct Shown {
+        const analysis::LayerKernel* layer;
+        QString name;
+    };
+    std::vector<Shown> shown;
+    if (const auto* l = find_layer(*a_, settings_.layer)) shown.push_back({l, b_ ? "A " : ""});
+    if (b_)
+        if (const auto* l = find_layer(*b_, settings_.layer)) shown.push_back({l, "B "});
+    if (shown.empty()) return;
+    for (const auto& s : shown) {
+        add_line(curve_, s.name + tr("K_f (before)"), iota(s.layer->forward.size()),
+                 s.layer->forward);
+        add_line(curve_, s.name + tr("K_b (after)"), iota(s.layer->backward.size()),
+                 s.layer->backward);
+        auto freq = [](std::size_t bins, std::size_t n) {
+            std::vector<double> f(bins);
+            for (std::size_t k = 0; k < bins; ++k)
+                f[k] = static_cast<double>(k) / static_cast<double>(std::max<std::size_t>(1, n));
+            return f;
+        };
+        add_line(response_, s.name + tr("forward"),
+                 freq(s.layer->response_forward.size(), s.layer->forward.size()),
+                 s.layer->response_forward);
+        add_line(response_, s.name + tr("backward"),
+                 freq(s.layer->response_backward.size(), s.layer->backward.size()),
+                 s.layer->response_backward);
+        for (const auto* poles : {&s.layer->poles_forward, &s.layer->poles_backward}) {
+            if (poles->empty()) continue;
+            auto* scatter = new QScatterSeries();
+            scatter->setName(s.name +
+                             (poles == &s.layer->poles_forward ? tr("forward") : tr("backward")));
+            scatter->setMarkerSize(7);
+            for (const auto& p : *poles)
+                scatter->append(p.real(), p.imag());
+            poles_->chart()->addSeries(scatter);
+            scatter->attachAxis(x_axis(poles_, tr("Re λ")));
+            scatter->attachAxis(y_axis(poles_, tr("Im λ")));
+        }
+    }
+    const int layer = settings_.layer;
+    curve_->chart()->setTitle(tr("Layer %1 kernel — %2").arg(layer).arg(effective_length_text()));
+    x_axis(curve_, tr("lag l"));
+    y_axis(curve_, tr("K[l]"));
+    fit_axes(curve_);
+    x_axis(response_, tr("frequency (cycles per token)"));
+    y_axis(response_, tr("|rfft(K)|"));
+    fit_axes(response_);
+    if (poles_->chart()->series().isEmpty()) {
+        poles_->chart()->setTitle(tr("Poles: computed from a checkpoint only"));
+    } else {
+        poles_->chart()->setTitle(tr("Layer %1 poles exp(ΔA_n) (|λ| → 1: long memory)").arg(layer));
+        std::vector<double> cx, cy;
+        for (int i = 0; i <= 128; ++i) {
+            cx.push_back(std::cos(2 * std::numbers::pi * i / 128));
+            cy.push_back(std::sin(2 * std::numbers::pi * i / 128));
+        }
+        auto* circle = add_line(poles_, tr("|λ| = 1"), cx, cy);
+        circle->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+        x_axis(poles_)->setRange(-1.1, 1.1);
+        y_axis(poles_)->setRange(-1.1, 1.1);
+    }
+}
+
+analysis::CsvTable KernelView::figure_table() const {
+    if (!a_) return {};
+    analysis::CsvTable t = a_->table();
+    if (!b_) return t;
+    // Compare mode: both results in one table, with a column naming the model.
+    const analysis::CsvTable tb = b_->table();
+    analysis::CsvTable out;
+    out.columns = {"model"};
+    out.columns.insert(out.columns.end(), t.columns.begin(), t.columns.end());
+    for (const auto& row : t.rows) {
+        out.rows.push_back({"A"});
+        out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
+    }
+    for (const auto& row : tb.rows) {
+        out.rows.push_back({"B"});
+        out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
+    }
+    return out;
+}
+
+nlohmann::json KernelView::result_provenance() const {
+    nlohmann::json out = nlohmann::json::array();
+    if (a_) out.push_back(a_->provenance.to_json());
+    if (b_) out.push_back(b_->provenance.to_json());
+    return out;
+}
+
+}  // namespace routescope::views

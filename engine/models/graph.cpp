@@ -77,8 +77,8 @@ Act Graph::linear(const Act& x, std::int64_t rows, const std::string& weight_nam
     if (training_) {
         float* dw = grad(weight_name);
         float* db = grad(bias_name);
-        tape_->record("dense", [=, this] {
-            ops::dense_backward(x.g, dw, db, y.g, x.v, w, rows, in, out, pool_);
+        tape_->record("dense", [=, &pool = pool_] {
+            ops::dense_backward(x.g, dw, db, y.g, x.v, w, rows, in, out, pool);
         });
     }
     return y;
@@ -96,8 +96,8 @@ Act Graph::layernorm(const Act& x, std::int64_t rows, const std::string& name, f
     if (training_) {
         float* dw = grad(name + ".weight");
         float* db = grad(name + ".bias");
-        tape_->record("layernorm", [=, this] {
-            ops::layernorm_backward(x.g, dw, db, y.g, x.v, w, mean, rstd, rows, d, pool_);
+        tape_->record("layernorm", [=, &pool = pool_] {
+            ops::layernorm_backward(x.g, dw, db, y.g, x.v, w, mean, rstd, rows, d, pool);
         });
     }
     return y;
@@ -109,13 +109,14 @@ Act Graph::gelu(const Act& x, Gelu kind) {
     if (kind == Gelu::tanh) {
         ops::gelu_tanh_forward(y.v, x.v, x.n, pool_);
         if (training_)
-            tape_->record("gelu_tanh",
-                          [=, this] { ops::gelu_tanh_backward(x.g, y.g, x.v, x.n, pool_); });
+            tape_->record("gelu_tanh", [=, &pool = pool_] {
+                ops::gelu_tanh_backward(x.g, y.g, x.v, x.n, pool);
+            });
     } else {
         ops::gelu_erf_forward(y.v, x.v, x.n, pool_);
         if (training_)
             tape_->record("gelu_erf",
-                          [=, this] { ops::gelu_erf_backward(x.g, y.g, x.v, x.n, pool_); });
+                          [=, &pool = pool_] { ops::gelu_erf_backward(x.g, y.g, x.v, x.n, pool); });
     }
     return y;
 }
@@ -125,7 +126,7 @@ Act Graph::tanh(const Act& x) {
     if (planning_) return y;
     ops::tanh_forward(y.v, x.v, x.n, pool_);
     if (training_)
-        tape_->record("tanh", [=, this] { ops::tanh_backward(x.g, y.g, y.v, x.n, pool_); });
+        tape_->record("tanh", [=, &pool = pool_] { ops::tanh_backward(x.g, y.g, y.v, x.n, pool); });
     return y;
 }
 
@@ -134,7 +135,7 @@ Act Graph::add(const Act& a, const Act& b) {
     if (planning_) return y;
     ops::add_forward(y.v, a.v, b.v, a.n, pool_);
     if (training_)
-        tape_->record("add", [=, this] { ops::add_backward(a.g, b.g, y.g, a.n, pool_); });
+        tape_->record("add", [=, &pool = pool_] { ops::add_backward(a.g, b.g, y.g, a.n, pool); });
     return y;
 }
 
@@ -143,7 +144,8 @@ Act Graph::mul(const Act& a, const Act& b) {
     if (planning_) return y;
     ops::mul_forward(y.v, a.v, b.v, a.n, pool_);
     if (training_)
-        tape_->record("mul", [=, this] { ops::mul_backward(a.g, b.g, y.g, a.v, b.v, a.n, pool_); });
+        tape_->record(
+            "mul", [=, &pool = pool_] { ops::mul_backward(a.g, b.g, y.g, a.v, b.v, a.n, pool); });
     return y;
 }
 
@@ -152,7 +154,7 @@ Act Graph::flip(const Act& x, int B, int L, int d) {
     if (planning_) return y;
     ops::flip_forward(y.v, x.v, B, L, d, pool_);
     if (training_)
-        tape_->record("flip", [=, this] { ops::flip_backward(x.g, y.g, B, L, d, pool_); });
+        tape_->record("flip", [=, &pool = pool_] { ops::flip_backward(x.g, y.g, B, L, d, pool); });
     return y;
 }
 
@@ -161,7 +163,8 @@ Act Graph::dropout(const Act& x, const ops::DropoutSite& site) {
     Act y = alloc(x.n, "dropout");
     if (planning_) return y;
     ops::dropout_forward(y.v, x.v, x.n, site, pool_);
-    tape_->record("dropout", [=, this] { ops::dropout_backward(x.g, y.g, x.n, site, pool_); });
+    tape_->record("dropout",
+                  [=, &pool = pool_] { ops::dropout_backward(x.g, y.g, x.n, site, pool); });
     return y;
 }
 
@@ -174,8 +177,9 @@ Act Graph::embedding(const std::int32_t* ids, std::int64_t n, const std::string&
     ops::embedding_forward(y.v, ids, table, n, vocab, d, pool_);
     if (training_) {
         float* dtable = grad(table_name);
-        tape_->record("embedding",
-                      [=, this] { ops::embedding_backward(dtable, y.g, ids, n, vocab, d, pool_); });
+        tape_->record("embedding", [=, &pool = pool_] {
+            ops::embedding_backward(dtable, y.g, ids, n, vocab, d, pool);
+        });
     }
     return y;
 }
@@ -200,17 +204,17 @@ Act Graph::ssm(const Act& u, int B, int L, int d, const std::string& name,
         float* dA_im = grad(name + ".A_im");
         float* dC = grad(name + ".C");
         float* dlog = grad(name + ".log_step");
-        tape_->record("s4d_kernel", [=, this] {
+        tape_->record("s4d_kernel", [=, &pool = pool_] {
             ops::s4d_kernel_backward(dA_re, dA_im, dC, dlog, K.g, A_re, A_im, C, log_step, H, N, L,
-                                     kscratch, pool_);
+                                     kscratch, pool);
         });
     }
     ops::fft_conv_forward(y.v, u.v, K.v, D, B, L, d, H, workspace, pool_);
     if (training_) {
         float* dD = grad(name + ".D");
         auto* ws = &workspace;
-        tape_->record("fft_conv", [=, this] {
-            ops::fft_conv_backward(u.g, K.g, dD, y.g, u.v, K.v, D, B, L, d, H, *ws, pool_);
+        tape_->record("fft_conv", [=, &pool = pool_] {
+            ops::fft_conv_backward(u.g, K.g, dD, y.g, u.v, K.v, D, B, L, d, H, *ws, pool);
         });
     }
     return y;
@@ -226,9 +230,9 @@ Act Graph::attention(const Act& q, const Act& k, const Act& v, const std::int32_
     if (planning_) return y;
     ops::attention_forward(y.v, probs, q.v, k.v, v.v, lengths, B, L, d, heads, pool_);
     if (training_)
-        tape_->record("attention", [=, this] {
+        tape_->record("attention", [=, &pool = pool_] {
             ops::attention_backward(q.g, k.g, v.g, sc, y.g, probs, q.v, k.v, v.v, lengths, B, L, d,
-                                    heads, pool_);
+                                    heads, pool);
         });
     return y;
 }
@@ -238,8 +242,9 @@ Act Graph::mean_pool(const Act& x, const std::int32_t* lengths, int B, int L, in
     if (planning_) return y;
     ops::mean_pool_forward(y.v, x.v, lengths, B, L, d, pool_);
     if (training_)
-        tape_->record("mean_pool",
-                      [=, this] { ops::mean_pool_backward(x.g, y.g, lengths, B, L, d, pool_); });
+        tape_->record("mean_pool", [=, &pool = pool_] {
+            ops::mean_pool_backward(x.g, y.g, lengths, B, L, d, pool);
+        });
     return y;
 }
 
@@ -264,8 +269,8 @@ double Graph::cross_entropy(const Act& logits, const std::int32_t* targets, std:
     if (planning_) return 0.0;
     const double loss = ops::cross_entropy_forward(lse, logits.v, targets, rows, V, pool_);
     if (training_)
-        tape_->record("cross_entropy", [=, this] {
-            ops::cross_entropy_backward(logits.g, logits.v, lse, targets, rows, V, 1.0f, pool_);
+        tape_->record("cross_entropy", [=, &pool = pool_] {
+            ops::cross_entropy_backward(logits.g, logits.v, lse, targets, rows, V, 1.0f, pool);
         });
     return loss;
 }

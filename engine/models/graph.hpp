@@ -5,6 +5,9 @@
 // (`layers.0.dv` → `layers.0.dv.weight` [out, in] and `.bias` [out]), so a block names its
 // parameters exactly once, as tests/reference/README.md lists them.
 //
+// Recorded backwards capture the pool and the buffers they need, never the Graph: it lives only for
+// the forward pass, the tape until the next one.
+//
 // A Graph in planning mode runs the same calls without computing anything: it only adds up the
 // arena bytes they ask for. Model sizes its arena once from that pass (llm.c: activations in one
 // buffer sized from (B, L, config), no allocation inside a step).

@@ -60,7 +60,8 @@ public:
     /// follow) and applies dropout (model.dropout; masks from (train.seed, step)).
     double forward(const Batch& batch, bool training, std::uint32_t step = 0);
     /// ACCUMULATES ∂loss/∂θ of the last training forward into the gradient buffer (call
-    /// params().zero_grad() first, once per optimizer step).
+    /// params().zero_grad() first, once per optimizer step). The batch given to forward() must
+    /// still be alive: the recorded backwards read its ids, lengths and targets.
     void backward();
 
     /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels]; valid until the next one.

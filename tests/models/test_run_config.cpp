@@ -1,0 +1,127 @@
+// The run configuration follows docs/config.md: every key has its documented default, unknown keys
+// and bad values are errors naming the key, `--set a.b=v` overrides one key, and the JSON a
+// checkpoint stores reads back to the same configuration. The PyTorch reference reads that JSON
+// too (test_parity's reverse direction passes the engine's JSON to parity.py --init).
+#include <QtTest>
+
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+
+using namespace routescope;
+
+namespace {
+// The message of the ConfigError `fn` throws, or "" when it throws none.
+template <class F>
+QString config_error(F&& fn) {
+    try {
+        fn();
+    } catch (const ConfigError& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
+}  // namespace
+
+class TestRunConfig : public QObject {
+    Q_OBJECT
+private slots:
+    void emptyObjectGivesTheDocumentedDefaults() {
+        const RunConfig c = RunConfig::parse("{}");
+        QCOMPARE(c.model.arch, std::string("bigs"));
+        QCOMPARE(c.model.vocab_size, 30522);
+        QCOMPARE(c.model.d_model, 256);
+        QCOMPARE(c.model.inner(), 3 * 256);  // gated block: I = 3d
+        QCOMPARE(c.model.heads(), 4);        // heads of width 64
+        QCOMPARE(c.model.ln_eps, 1e-12);
+        QCOMPARE(c.model.ssm.n_modes, 64);
+        QCOMPARE(c.model.ssm.a_im_init, std::string("hippo"));
+        QCOMPARE(c.train.lr, 5e-4);
+        QCOMPARE(c.train.effective_ssm_lr(), 5e-4);  // ssm_lr null → lr
+        QCOMPARE(c.train.betas[1], 0.999);
+        QCOMPARE(c.train.schedule, std::string("cosine"));
+        QCOMPARE(c.train.seed, std::int64_t(1234));
+        QVERIFY(!c.model.d_inner && !c.tokenizer.model && !c.data.train);
+    }
+
+    void stackBlocksDefaultToFourTimesWidth() {
+        QCOMPARE(RunConfig::parse(R"({"model": {"arch": "bert", "d_model": 64}})").model.inner(),
+                 256);
+    }
+
+    void unknownKeyIsAnErrorNamingTheKey() {
+        const QString m = config_error([] { RunConfig::parse(R"({"model": {"d_modle": 3}})"); });
+        QCOMPARE(m, QStringLiteral("model.d_modle: unknown key"));
+        QCOMPARE(config_error([] { RunConfig::parse(R"({"trian": {}})"); }),
+                 QStringLiteral("trian: unknown key"));
+        QCOMPARE(config_error([] { RunConfig::parse(R"({"model": {"ssm": {"modes": 3}}})"); }),
+                 QStringLiteral("model.ssm.modes: unknown key"));
+    }
+
+    void badEnumValueNamesKeyAndChoices() {
+        const QString m =
+            config_error([] { RunConfig::parse(R"({"train": {"schedule": "cosin"}})"); });
+        QVERIFY2(m.startsWith("train.schedule: 'cosin' is not one of cosine, linear, constant"),
+                 qPrintable(m));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"arch": 3}})");
+                }).startsWith("model.arch:"));
+    }
+
+    void badTypesAndRangesNameTheKey() {
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"d_model": 2.5}})");
+                }).startsWith("model.d_model: expected an integer"));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"dropout": 1.0}})");
+                }).startsWith("model.dropout:"));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"train": {"betas": [0.9]}})");
+                }).startsWith("train.betas:"));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"n_layers": null}})");
+                }).startsWith("model.n_layers: null is not allowed"));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"d_model": 64, "ssm": {"n_kernels": 5}}})");
+                }).startsWith("model.ssm.n_kernels: must divide model.d_model=64"));
+        QVERIFY(config_error([] { RunConfig::parse("{not json"); }).startsWith("<json>:"));
+    }
+
+    void setOverridesOneKeyWithAJsonOrBareValue() {
+        RunConfig c = RunConfig::parse("{}");
+        c = c.with_override("train.steps=100");
+        c = c.with_override("model.ssm.n_modes=32");
+        c = c.with_override("train.schedule=linear");  // a bare word is a string
+        c = c.with_override("train.ssm_lr=1e-3");
+        c = c.with_override("model.d_inner=null");
+        QCOMPARE(c.train.steps, std::int64_t(100));
+        QCOMPARE(c.model.ssm.n_modes, 32);
+        QCOMPARE(c.train.schedule, std::string("linear"));
+        QCOMPARE(c.train.effective_ssm_lr(), 1e-3);
+        QVERIFY(config_error([&] {
+                    (void)c.with_override("train.stepz=3");
+                }).startsWith("train.stepz: unknown key"));
+        QVERIFY(config_error([&] { (void)c.with_override("train.steps"); }).contains("key=value"));
+    }
+
+    void toJsonRoundTripsEveryKey() {
+        const RunConfig c = RunConfig::parse(
+            R"({"model": {"arch": "stack_ssm", "d_inner": 100, "n_heads": 2, "d_model": 64,
+                          "ssm": {"a_im_init": "inv", "dt_min": 0.001}},
+                "tokenizer": {"kind": "sentencepiece", "model": "sp.model"},
+                "train": {"betas": [0.8, 0.95], "ssm_lr": 0.002, "seed": 9007199254740993}})");
+        const RunConfig back = RunConfig::parse(c.to_json_text());
+        QCOMPARE(back.to_json_text(), c.to_json_text());
+        QCOMPARE(back.model.d_inner.value(), 100);
+        QCOMPARE(back.tokenizer.model.value(), std::string("sp.model"));
+        QCOMPARE(back.train.betas[0], 0.8);
+        QCOMPARE(back.train.seed, std::int64_t(9007199254740993));  // > 2^53: kept exact
+        // Every documented section and key is written.
+        const auto j = c.to_json();
+        QCOMPARE(j.size(), std::size_t(4));
+        QCOMPARE(j["model"].size(), std::size_t(15));
+        QCOMPARE(j["train"].size(), std::size_t(18));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunConfig)
+#include "test_run_config.moc"

@@ -1,0 +1,207 @@
+#include "engine/data/classification_set.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
+
+namespace routescope::data {
+
+namespace {
+std::string where(const std::string& path, std::int64_t line) {
+    return path + ":" + std::to_string(line) + ": ";
+}
+
+bool is_integer(const std::string& s, long long& value) {
+    const char* b = s.data();
+    const char* e = s.data() + s.size();
+    auto [p, ec] = std::from_chars(b, e, value);
+    return !s.empty() && ec == std::errc() && p == e;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t tab = line.find('\t', start);
+        fields.push_back(line.substr(start, tab == std::string::npos ? tab : tab - start));
+        if (tab == std::string::npos) return fields;
+        start = tab + 1;
+    }
+}
+
+// Reads lines with their numbers; UTF-8 is checked here so both formats report it alike.
+template <class F>
+void for_each_line(const std::string& path, F&& fn) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError(path + ": cannot open classification file");
+    std::string line;
+    std::int64_t n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+        if (const auto bad = first_invalid_utf8(line)) {
+            throw FormatError(where(path, n) + "invalid UTF-8 at byte " + std::to_string(*bad + 1));
+        }
+        fn(line, n);
+    }
+    if (in.bad()) throw IoError(path + ": read error");
+}
+
+void finish(ClassificationSet& set) {
+    if (set.examples.empty()) throw FormatError(set.path + ": no examples");
+    set.labels = label_set(set.examples);
+    assign_label_ids(set, set.labels);
+}
+}  // namespace
+
+std::vector<std::string> label_set(const std::vector<ClassificationExample>& examples) {
+    std::set<std::string> distinct;
+    for (const auto& e : examples)
+        if (!e.label.empty()) distinct.insert(e.label);
+    std::vector<std::string> labels(distinct.begin(), distinct.end());
+    long long v = 0;
+    const bool numeric = std::all_of(labels.begin(), labels.end(),
+                                     [&](const std::string& s) { return is_integer(s, v); });
+    if (numeric) {
+        std::sort(labels.begin(), labels.end(), [](const std::string& a, const std::string& b) {
+            long long x = 0, y = 0;
+            is_integer(a, x);
+            is_integer(b, y);
+            return x < y;
+        });
+    }
+    return labels;
+}
+
+void assign_label_ids(ClassificationSet& set, const std::vector<std::string>& labels) {
+    for (auto& e : set.examples) {
+        if (e.label.empty()) {
+            e.label_id = -1;
+            continue;
+        }
+        const auto it = std::find(labels.begin(), labels.end(), e.label);
+        if (it == labels.end()) {
+            throw FormatError(where(set.path, e.line) + "label '" + e.label +
+                              "' is not in the training label set");
+        }
+        e.label_id = static_cast<std::int32_t>(it - labels.begin());
+    }
+}
+
+ClassificationSet read_classification_tsv(const std::string& path, bool require_labels) {
+    ClassificationSet set;
+    set.path = path;
+    std::vector<std::string> header;
+    int col_a = -1, col_b = -1, col_label = -1;
+    for_each_line(path, [&](const std::string& line, std::int64_t n) {
+        if (header.empty()) {
+            header = split_tabs(line);
+            for (int c = 0; c < static_cast<int>(header.size()); ++c) {
+                const std::string& h = header[static_cast<std::size_t>(c)];
+                if (h == "sentence" || h == "sentence1") col_a = c;
+                if (h == "sentence2") col_b = c;
+                if (h == "label") col_label = c;
+            }
+            if (col_a < 0) {
+                throw FormatError(where(path, n) +
+                                  "header has no 'sentence' or 'sentence1' column");
+            }
+            if (col_label < 0 && require_labels) {
+                throw FormatError(where(path, n) + "header has no 'label' column");
+            }
+            set.pairs = col_b >= 0;
+            return;
+        }
+        if (line.empty()) return;
+        const auto fields = split_tabs(line);
+        if (fields.size() != header.size()) {
+            throw FormatError(where(path, n) + "expected " + std::to_string(header.size()) +
+                              " tab-separated fields (as the header), found " +
+                              std::to_string(fields.size()));
+        }
+        ClassificationExample e;
+        e.line = n;
+        e.text_a = fields[static_cast<std::size_t>(col_a)];
+        if (col_b >= 0) e.text_b = fields[static_cast<std::size_t>(col_b)];
+        if (col_label >= 0) e.label = fields[static_cast<std::size_t>(col_label)];
+        if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
+        set.examples.push_back(std::move(e));
+    });
+    if (header.empty()) throw FormatError(path + ": empty file (no header)");
+    finish(set);
+    return set;
+}
+
+ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels) {
+    ClassificationSet set;
+    set.path = path;
+    bool first = true;
+    for_each_line(path, [&](const std::string& line, std::int64_t n) {
+        if (line.find_first_not_of(" \t") == std::string::npos) return;
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::parse_error& err) {
+            throw FormatError(where(path, n) + "not valid JSON (" + err.what() + ")");
+        }
+        if (!j.is_object()) throw FormatError(where(path, n) + "not a JSON object");
+        const auto text = [&](const char* key) -> std::optional<std::string> {
+            if (!j.contains(key)) return std::nullopt;
+            if (!j[key].is_string()) {
+                throw FormatError(where(path, n) + "'" + key + "' is not a string");
+            }
+            return j[key].get<std::string>();
+        };
+        ClassificationExample e;
+        e.line = n;
+        if (auto t = text("text")) {
+            e.text_a = *t;
+        } else if (auto a = text("text_a")) {
+            e.text_a = *a;
+            e.text_b = text("text_b");
+        } else {
+            throw FormatError(where(path, n) + "no 'text' or 'text_a' field");
+        }
+        if (first) set.pairs = e.text_b.has_value();
+        if (e.text_b.has_value() != set.pairs) {
+            throw FormatError(where(path, n) + (set.pairs ? "no 'text_b' field in a file of pairs"
+                                                          : "'text_b' in a file of single texts"));
+        }
+        first = false;
+        if (j.contains("label") && !j["label"].is_null()) {
+            const auto& l = j["label"];
+            if (l.is_string()) {
+                e.label = l.get<std::string>();
+            } else if (l.is_number_integer()) {
+                e.label = std::to_string(l.get<long long>());
+            } else if (l.is_boolean()) {
+                e.label = l.get<bool>() ? "1" : "0";
+            } else {
+                throw FormatError(where(path, n) + "'label' is not a string or an integer");
+            }
+        }
+        if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
+        set.examples.push_back(std::move(e));
+    });
+    finish(set);
+    return set;
+}
+
+ClassificationSet read_classification(const std::string& path, bool require_labels) {
+    const auto ends = [&](const char* ext) {
+        const std::string e(ext);
+        return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+    };
+    if (ends(".tsv")) return read_classification_tsv(path, require_labels);
+    if (ends(".jsonl") || ends(".json")) return read_classification_jsonl(path, require_labels);
+    throw FormatError(path + ": unknown classification format (expected .tsv, .jsonl or .json)");
+}
+
+}  // namespace routescope::data

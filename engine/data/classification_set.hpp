@@ -1,0 +1,48 @@
+#pragma once
+// Classification data (TASKS.md): GLUE-style TSV with a header (`sentence`, or `sentence1` and
+// `sentence2`, and `label`; other columns such as `idx` are ignored) or JSON Lines
+// ({"text": …, "label": …} or {"text_a": …, "text_b": …, "label": …}). Every problem is a
+// FormatError naming the file and the line: a row with the wrong number of fields, invalid JSON
+// or UTF-8, a missing text or label.
+//
+// The label set is read from the data: the distinct labels, sorted numerically when every label
+// is an integer ("0", "1", "10", or JSON numbers) and as strings otherwise, then numbered
+// 0..K−1 in that order (docs/decisions.md, "Data: classification labels"). A validation file is
+// numbered with the training file's label set; a label the training set lacks is an error.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace routescope::data {
+
+struct ClassificationExample {
+    std::string text_a;
+    std::optional<std::string> text_b;  ///< second sentence of a pair
+    std::string label;                  ///< as written ("entailment", "1"); empty when unlabelled
+    std::int64_t line = 0;              ///< 1-based line in the file
+    std::int32_t label_id = -1;         ///< index into ClassificationSet::labels
+};
+
+struct ClassificationSet {
+    std::string path;
+    bool pairs = false;
+    std::vector<ClassificationExample> examples;
+    std::vector<std::string> labels;  ///< the label set, in id order
+};
+
+/// TSV when the name ends in .tsv, JSON Lines when it ends in .jsonl or .json. `require_labels`
+/// false accepts unlabelled rows (prediction only; label_id −1). Labels are numbered from the
+/// file's own label set.
+ClassificationSet read_classification(const std::string& path, bool require_labels = true);
+ClassificationSet read_classification_tsv(const std::string& path, bool require_labels = true);
+ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels = true);
+
+/// The sorted label set of some examples (see above).
+std::vector<std::string> label_set(const std::vector<ClassificationExample>& examples);
+
+/// Numbers `set` with another set's labels (validation with the training labels). FormatError
+/// naming file and line for a label outside `labels`.
+void assign_label_ids(ClassificationSet& set, const std::vector<std::string>& labels);
+
+}  // namespace routescope::data

@@ -1,0 +1,167 @@
+// routescope-cli train --config run.json --out DIR [--set key=value ...] [--resume DIR]
+//                      [--threads N] [--until STEP]
+// MLM pretraining (engine/train/trainer.hpp). Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a
+// terminal a progress bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's
+// run launcher reads). Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run
+// time (a diverged loss included), 130 interrupted after saving a checkpoint.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "app/cli/command.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/stop_signal.hpp"
+#include "engine/train/trainer.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TrainArgs {
+    std::string config;
+    std::string out;
+    std::string resume;
+    std::vector<std::string> sets;
+    int threads = 0;
+    std::int64_t until = 0;
+    bool json = false;
+};
+
+std::string clock_text(double seconds) {
+    const auto s = static_cast<long long>(seconds + 0.5);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    return buf;
+}
+
+// A one-line progress bar redrawn in place; eval and checkpoint records get their own lines.
+class ProgressBar {
+public:
+    explicit ProgressBar(std::int64_t steps) : steps_(steps) {}
+    void show(const nlohmann::ordered_json& r) {
+        const std::string type = r.value("type", "");
+        if (type == "step") {
+            const double frac = steps_ > 0 ? double(r["step"].get<std::int64_t>()) / steps_ : 1.0;
+            const int width = 30, full = static_cast<int>(frac * width);
+            std::printf("\r[%s%s] %lld/%lld  loss %.4f  %.0f tok/s  elapsed %s  ETA %s ",
+                        std::string(full, '#').c_str(), std::string(width - full, '.').c_str(),
+                        static_cast<long long>(r["step"].get<std::int64_t>()),
+                        static_cast<long long>(steps_), r["loss"].get<double>(),
+                        r["tokens_per_s"].get<double>(), clock_text(r["elapsed"]).c_str(),
+                        clock_text(r["eta"]).c_str());
+        } else if (type == "eval") {
+            std::printf("\n  eval at step %lld: loss %.4f, accuracy %.3f (%lld targets)\n",
+                        static_cast<long long>(r["step"].get<std::int64_t>()),
+                        r["loss"].get<double>(), r["accuracy"].get<double>(),
+                        static_cast<long long>(r["targets"].get<std::int64_t>()));
+        } else if (type == "checkpoint") {
+            std::printf("\n  checkpoint %s (step %lld)\n", r["path"].get<std::string>().c_str(),
+                        static_cast<long long>(r["step"].get<std::int64_t>()));
+        } else if (type == "start") {
+            std::printf("training %lld parameters, %lld training sequences, %lld threads\n",
+                        static_cast<long long>(r["parameters"].get<std::int64_t>()),
+                        static_cast<long long>(r["train_sequences"].get<std::int64_t>()),
+                        static_cast<long long>(r["threads"].get<std::int64_t>()));
+        }
+        std::fflush(stdout);
+    }
+
+private:
+    std::int64_t steps_;
+};
+
+int run_train(const TrainArgs& a) {
+    const std::string out = !a.out.empty() ? a.out : a.resume;
+    // Setup: a bad key, an unreadable corpus or tokenizer is a usage-class error (exit 2).
+    std::unique_ptr<train::Trainer> trainer;
+    {
+        std::error_code ec;
+        fs::create_directories(out, ec);
+        if (ec || !fs::is_directory(out)) {
+            std::cerr << "routescope-cli train: error: " << out
+                      << ": cannot create the output directory\n";
+            return kExitFailure;
+        }
+    }
+    train::TrainerOptions options;
+    options.out_dir = out;
+    options.threads = a.threads;
+    options.until = a.until;
+    const bool terminal = !a.json && isatty(STDOUT_FILENO);
+    std::unique_ptr<ProgressBar> bar;
+    options.on_record = [&](const nlohmann::ordered_json& r) {
+        if (bar)
+            bar->show(r);
+        else
+            std::cout << r.dump() << std::endl;
+    };
+    try {
+        if (!a.resume.empty()) {
+            trainer = train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
+                                             a.sets, options);
+        } else {
+            RunConfig config = RunConfig::load(a.config);
+            for (const auto& s : a.sets)
+                config = config.with_override(s);
+            trainer = std::make_unique<train::Trainer>(std::move(config), options);
+        }
+    } catch (const Error& e) {
+        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
+        return kExitUsage;
+    }
+    if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
+
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    try {
+        const train::TrainResult r = trainer->run();
+        if (bar) std::printf("\n");
+        if (r.status == train::TrainResult::Status::interrupted) {
+            std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
+                      << r.checkpoint << " (continue with --resume " << out << ")\n";
+            return kExitInterrupted;
+        }
+        return kExitOk;
+    } catch (const train::TrainingDiverged& e) {
+        if (bar) std::printf("\n");
+        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+CommandRunner setup_train(CLI::App& app) {
+    auto* cmd = app.add_subcommand("train", "Pretrain a model with masked-language modelling");
+    auto a = std::make_shared<TrainArgs>();
+    auto* config = cmd->add_option("--config", a->config, "Run configuration (docs/config.md)");
+    cmd->add_option("--out", a->out,
+                    "Output directory: log.jsonl and model.ckpt.h5 (default: the --resume one)");
+    cmd->add_option("--set", a->sets, "Override a configuration value, e.g. train.steps=100")
+        ->allow_extra_args(false);
+    auto* resume = cmd->add_option("--resume", a->resume,
+                                   "Continue the run saved in this directory (its model.ckpt.h5)");
+    cmd->add_option("--threads", a->threads, "Threads (overrides train.threads; 0 = the config's)");
+    cmd->add_option("--until", a->until,
+                    "Stop after this step with a checkpoint (the schedule still ends at "
+                    "train.steps)");
+    cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
+    config->excludes(resume);
+    return [a]() {
+        if (a->config.empty() && a->resume.empty()) {
+            std::cerr << "routescope-cli train: error: --config or --resume is required\n";
+            return kExitUsage;
+        }
+        if (a->out.empty() && a->resume.empty()) {
+            std::cerr << "routescope-cli train: error: --out is required\n";
+            return kExitUsage;
+        }
+        return run_train(*a);
+    };
+}
+
+const CommandRegistration registration{"train", setup_train};
+
+}  // namespace
+}  // namespace routescope::cli

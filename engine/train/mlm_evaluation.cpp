@@ -1,0 +1,70 @@
+#include "engine/train/mlm_evaluation.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/core/error.hpp"
+#include "engine/data/special_tokens.hpp"
+
+namespace routescope::train {
+
+MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::MlmMasker& masker,
+                      std::uint64_t seed, std::int64_t max_batches) {
+    const int B = model.batch_size(), L = model.length();
+    if (set.seq_len() != L)
+        throw Error("evaluate_mlm: sequences of " + std::to_string(set.seq_len()) +
+                    " tokens for a model built for " + std::to_string(L));
+    const int V = model.config().model.vocab_size;
+    std::int64_t batches = (set.size() + B - 1) / B;
+    if (max_batches > 0) batches = std::min(batches, max_batches);
+
+    const auto n = static_cast<std::size_t>(B) * L;
+    std::vector<std::int32_t> ids(n), inputs(n), labels(n), lengths(B);
+    double loss_sum = 0;
+    std::int64_t correct = 0;
+    MlmScore score;
+    for (std::int64_t k = 0; k < batches; ++k) {
+        int rows = 0;
+        for (int b = 0; b < B; ++b) {
+            const std::int64_t i = k * B + b;
+            auto* row = ids.data() + static_cast<std::size_t>(b) * L;
+            if (i < set.size()) {
+                std::copy_n(set.ids(i), L, row);
+                lengths[b] = set.length(i);
+                ++rows;
+            } else {  // filler row: one [PAD], never chosen (a special), hence never scored
+                std::fill_n(row, L, data::kPadId);
+                lengths[b] = 1;
+            }
+        }
+        masker.apply_batch(ids.data(), lengths.data(), B, L, inputs.data(), labels.data(),
+                           seed ^ kEvalMaskSalt, static_cast<std::uint32_t>(k));
+        for (int b = rows; b < B; ++b)
+            std::fill_n(labels.data() + static_cast<std::size_t>(b) * L, L, data::kIgnoreLabel);
+        std::int64_t targets = 0;
+        for (auto t : labels)
+            targets += t != data::kIgnoreLabel;
+        if (targets == 0) continue;
+        models::Batch batch;
+        batch.tokens = inputs.data();
+        batch.lengths = lengths.data();
+        batch.labels = labels.data();
+        loss_sum += model.forward(batch, /*training=*/false) * static_cast<double>(targets);
+        const float* logits = model.logits();
+        for (std::size_t p = 0; p < n; ++p) {
+            if (labels[p] == data::kIgnoreLabel) continue;
+            const float* row = logits + p * static_cast<std::size_t>(V);
+            const auto best = std::max_element(row, row + V) - row;
+            correct += best == labels[p];
+        }
+        score.targets += targets;
+        score.sequences += rows;
+    }
+    if (score.targets > 0) {
+        score.loss = loss_sum / static_cast<double>(score.targets);
+        score.accuracy = static_cast<double>(correct) / static_cast<double>(score.targets);
+    }
+    return score;
+}
+
+}  // namespace routescope::train

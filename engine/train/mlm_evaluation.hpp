@@ -1,0 +1,31 @@
+#pragma once
+// MLM evaluation of a model on packed sequences: loss (mean cross-entropy over every masked
+// target, the training loss's definition) and accuracy (argmax of the logits equals the original
+// token, over the same targets). The masks are drawn like training masks but from the evaluation
+// seed and the batch's index, so the same sequences give the same masked set at every evaluation
+// of a run and the eval-loss curve compares like with like.
+#include <cstdint>
+
+#include "engine/data/mlm_masking.hpp"
+#include "engine/models/model.hpp"
+#include "engine/train/packed_sequences.hpp"
+
+namespace routescope::train {
+
+/// Salt of the evaluation masks' seed (ASCII "mlm_eval"), apart from the training masks' salt.
+inline constexpr std::uint64_t kEvalMaskSalt = 0x6D6C6D5F6576616CULL;
+
+struct MlmScore {
+    double loss = 0;      ///< mean cross-entropy per target (nats)
+    double accuracy = 0;  ///< fraction of targets predicted exactly
+    std::int64_t targets = 0;
+    std::int64_t sequences = 0;
+};
+
+/// Evaluates the first `max_batches` batches of `set` (0 = all of it) in batches of the model's
+/// batch size (a last partial batch is filled with unscored rows). The model's length must equal
+/// set.seq_len(). Dropout off; nothing is recorded for a backward pass.
+MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::MlmMasker& masker,
+                      std::uint64_t seed, std::int64_t max_batches = 0);
+
+}  // namespace routescope::train

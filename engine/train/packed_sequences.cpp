@@ -1,0 +1,103 @@
+#include "engine/train/packed_sequences.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine/core/error.hpp"
+#include "engine/data/random_stream.hpp"
+#include "engine/data/text_corpus.hpp"
+
+namespace routescope::train {
+
+void SequenceSet::pack(const std::vector<std::vector<std::int32_t>>& docs, std::int32_t cls,
+                       std::int32_t sep) {
+    const auto chunk = static_cast<std::size_t>(L_ - 1);
+    std::vector<std::int32_t> stream;
+    for (const auto& d : docs) {
+        stream.insert(stream.end(), d.begin(), d.end());
+        stream.push_back(sep);
+    }
+    for (std::size_t at = 0; at < stream.size(); at += chunk) {
+        const std::size_t n = std::min(chunk, stream.size() - at);
+        ids_.push_back(cls);
+        ids_.insert(ids_.end(), stream.begin() + static_cast<std::ptrdiff_t>(at),
+                    stream.begin() + static_cast<std::ptrdiff_t>(at + n));
+        ids_.insert(ids_.end(), chunk - n, pad_);
+        lengths_.push_back(static_cast<std::int32_t>(n + 1));
+    }
+}
+
+std::int64_t SequenceSet::tokens() const {
+    return std::accumulate(lengths_.begin(), lengths_.end(), std::int64_t{0});
+}
+
+namespace {
+
+std::vector<std::vector<std::int32_t>> encode_all(const std::vector<std::string>& docs,
+                                                  const data::Tokenizer& tokenizer) {
+    std::vector<std::vector<std::int32_t>> out;
+    out.reserve(docs.size());
+    for (const auto& d : docs)
+        out.push_back(tokenizer.encode(d));
+    return out;
+}
+
+}  // namespace
+
+PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid_path,
+                         const std::string& doc_sep, int seq_len,
+                         const data::Tokenizer& tokenizer) {
+    const auto sp = tokenizer.specials();
+    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0)
+        throw ConfigError("tokenizer: MLM packing needs [CLS], [SEP] and [PAD], and this " +
+                          tokenizer.kind() + " tokenizer lacks one");
+    if (seq_len < 2) throw ConfigError("data.seq_len: must be at least 2 ([CLS] and one token)");
+    const auto separator = data::parse_doc_separator(doc_sep);
+
+    data::TextCorpus corpus(train_path, separator);
+    std::vector<std::string> docs = corpus.read_all();
+    std::vector<std::string> train_docs, valid_docs;
+    PackedCorpus out;
+    if (valid_path) {
+        train_docs = std::move(docs);
+        data::TextCorpus valid(*valid_path, separator);
+        valid_docs = valid.read_all();
+    } else if (docs.size() == 1) {
+        train_docs = std::move(docs);
+        out.valid_is_train = true;
+    } else {
+        const bool every_20th = docs.size() >= 20;
+        for (std::size_t i = 0; i < docs.size(); ++i) {
+            const bool held_out = every_20th ? i % 20 == 19 : i + 1 == docs.size();
+            (held_out ? valid_docs : train_docs).push_back(std::move(docs[i]));
+        }
+    }
+    out.train = SequenceSet(seq_len, sp.pad);
+    out.valid = SequenceSet(seq_len, sp.pad);
+    out.train.pack(encode_all(train_docs, tokenizer), sp.cls, sp.sep);
+    out.train_documents = static_cast<std::int64_t>(train_docs.size());
+    if (out.valid_is_train) {
+        out.valid = out.train;
+        out.valid_documents = out.train_documents;
+    } else {
+        out.valid.pack(encode_all(valid_docs, tokenizer), sp.cls, sp.sep);
+        out.valid_documents = static_cast<std::int64_t>(valid_docs.size());
+    }
+    if (out.train.size() == 0)
+        throw ConfigError("data.train: " + train_path + " gives no sequence");
+    return out;
+}
+
+std::int64_t SequenceOrder::at(std::int64_t k) {
+    const std::int64_t epoch = k / n_;
+    if (epoch != epoch_) {
+        perm_.resize(static_cast<std::size_t>(n_));
+        std::iota(perm_.begin(), perm_.end(), std::int64_t{0});
+        data::RandomStream rng(seed_ ^ data::kShuffleSalt, static_cast<std::uint32_t>(epoch), 0);
+        rng.shuffle(perm_);
+        epoch_ = epoch;
+    }
+    return perm_[static_cast<std::size_t>(k % n_)];
+}
+
+}  // namespace routescope::train

@@ -1,0 +1,44 @@
+#include "engine/train/stop_signal.hpp"
+
+#include <atomic>
+#include <csignal>
+
+namespace routescope::train {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler needs a lock-free flag");
+
+struct sigaction g_old_int, g_old_term;
+
+extern "C" void on_stop_signal(int sig) {
+    if (g_stop.exchange(true)) std::signal(sig, SIG_DFL);  // second signal: default action next
+}
+
+}  // namespace
+
+StopSignal::StopSignal() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &g_old_int);
+    sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopSignal::~StopSignal() {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+bool StopSignal::requested() {
+    return g_stop.load();
+}
+void StopSignal::request() {
+    g_stop.store(true);
+}
+void StopSignal::reset() {
+    g_stop.store(false);
+}
+
+}  // namespace routescope::train

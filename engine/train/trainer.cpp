@@ -1,0 +1,345 @@
+#include "engine/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/data/byte_tokenizer.hpp"
+#include "engine/data/sentencepiece_tokenizer.hpp"
+#include "engine/data/text_corpus.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/train/builtin_corpus.hpp"
+#include "engine/train/mlm_evaluation.hpp"
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string number_text(double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+// Paths in the stored configuration are absolute, so `--resume` works from any directory.
+void absolutize(std::optional<std::string>& path) {
+    if (path && !path->empty() && !is_builtin_corpus(*path))
+        *path = fs::absolute(*path).lexically_normal().string();
+}
+
+std::unique_ptr<data::Tokenizer> make_tokenizer(const RunConfig& c, const std::string& corpus_path,
+                                                int threads) {
+    const auto& t = c.tokenizer;
+    if (t.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
+    if (t.model) return data::load_tokenizer_file(t.kind, *t.model);
+    if (t.kind != "sentencepiece")
+        throw ConfigError("tokenizer.model: a " + t.kind + " tokenizer needs its vocabulary file");
+    data::TextCorpus corpus(corpus_path, data::parse_doc_separator(c.data.doc_sep));
+    data::SentencePieceTraining options;
+    options.vocab_size = t.vocab_size;
+    options.model_type = t.model_type;
+    options.threads = std::max(1, threads);
+    return data::train_sentencepiece(corpus, options);
+}
+
+}  // namespace
+
+void check_training_config(const RunConfig& c) {
+    if (c.train.objective != "mlm")
+        throw ConfigError("train.objective: '" + c.train.objective +
+                          "' is not implemented by train yet (only mlm)");
+    if (!c.data.train || c.data.train->empty())
+        throw ConfigError(
+            "data.train: no corpus given (--set data.train=FILE_OR_DIR, or builtin:grammar)");
+    if (c.data.seq_len > c.model.max_len)
+        throw ConfigError("data.seq_len: " + std::to_string(c.data.seq_len) +
+                          " is longer than model.max_len = " + std::to_string(c.model.max_len) +
+                          " (the position table has no row past it)");
+    if (c.data.seq_len < 2)
+        throw ConfigError("data.seq_len: must be at least 2 ([CLS] and one token)");
+    if (c.train.batch_size < 1) throw ConfigError("train.batch_size: must be at least 1");
+    if (c.train.grad_accum < 1) throw ConfigError("train.grad_accum: must be at least 1");
+    if (c.train.steps < 0) throw ConfigError("train.steps: must be at least 0");
+}
+
+Trainer::Trainer(RunConfig config, TrainerOptions options)
+    : config_(std::move(config)), options_(std::move(options)) {
+    if (options_.threads > 0) config_.train.threads = options_.threads;
+    check_training_config(config_);
+    absolutize(config_.data.train);
+    absolutize(config_.data.valid);
+    absolutize(config_.tokenizer.model);
+    prepare_data();
+    build_model();
+    model_->init(static_cast<std::uint64_t>(config_.train.seed));
+    optimizer_ = std::make_unique<AdamW>(config_.train, model_->params());
+    log_ =
+        std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), false, 0);
+}
+
+Trainer::Trainer(ResumeTag, RunConfig config, TrainerOptions options)
+    : config_(std::move(config)), options_(std::move(options)), resumed_(true) {
+    if (options_.threads > 0) config_.train.threads = options_.threads;
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
+                                         const std::vector<std::string>& overrides,
+                                         TrainerOptions options) {
+    Checkpoint ck = read_checkpoint(checkpoint_path);
+    if (!ck.train) throw ConfigError(checkpoint_path + ": has no /train state to resume from");
+    RunConfig config = ck.config;
+    for (const auto& o : overrides)
+        config = config.with_override(o);
+    if (config.model.vocab_size != ck.config.model.vocab_size)
+        throw ConfigError("model.vocab_size: a resumed run keeps its vocabulary (" +
+                          std::to_string(ck.config.model.vocab_size) + ")");
+    std::unique_ptr<Trainer> t(new Trainer(ResumeTag{}, std::move(config), std::move(options)));
+    check_training_config(t->config_);
+    t->tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+    if (t->tokenizer_->vocab_size() != t->config_.model.vocab_size)
+        throw ConfigError(
+            checkpoint_path + ": vocabulary mismatch: the model has model.vocab_size = " +
+            std::to_string(t->config_.model.vocab_size) + " but its " + t->tokenizer_->kind() +
+            " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids");
+    t->prepare_data();
+    t->build_model();
+    load_params(ck, t->model_->params());
+    t->optimizer_ = std::make_unique<AdamW>(t->config_.train, t->model_->params());
+    const TrainState& st = *ck.train;
+    if (st.adam_m.size() != t->model_->params().size() ||
+        st.adam_v.size() != t->model_->params().size())
+        throw FormatError(checkpoint_path +
+                          ": /train/adam_m, /train/adam_v: missing or not the "
+                          "size of the parameters");
+    t->optimizer_->m() = st.adam_m;
+    t->optimizer_->v() = st.adam_v;
+    t->optimizer_->set_step(st.step);
+    t->step_ = st.step;
+    t->tokens_seen_ = st.tokens_seen;
+    t->data_position_ = st.data_position;
+    t->last_checkpoint_step_ = st.step;
+    t->log_ = std::make_unique<TrainingLog>((fs::path(t->options_.out_dir) / kLogName).string(),
+                                            true, st.step);
+    return t;
+}
+
+Trainer::~Trainer() = default;
+
+std::string Trainer::checkpoint_path() const {
+    return (fs::path(options_.out_dir) / kCheckpointName).string();
+}
+
+void Trainer::prepare_data() {
+    std::error_code ec;
+    fs::create_directories(options_.out_dir, ec);
+    if (ec || !fs::is_directory(options_.out_dir))
+        throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
+                      ")");
+    std::string train_path = *config_.data.train;
+    if (is_builtin_corpus(train_path)) {
+        const std::string file = (fs::path(options_.out_dir) / "builtin-corpus.txt").string();
+        write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config_.train.seed));
+        train_path = file;
+    }
+    if (!tokenizer_) {
+        tokenizer_ = make_tokenizer(config_, train_path, config_.train.threads);
+        // The model's vocabulary is the tokenizer's (docs/decisions.md).
+        config_.model.vocab_size = tokenizer_->vocab_size();
+    }
+    const std::string* valid = config_.data.valid ? &*config_.data.valid : nullptr;
+    corpus_ =
+        pack_corpus(train_path, valid, config_.data.doc_sep, config_.data.seq_len, *tokenizer_);
+    masker_ = std::make_unique<data::MlmMasker>(*tokenizer_,
+                                                data::MlmRates{config_.train.mask_prob, 0.8, 0.1});
+    order_ = std::make_unique<SequenceOrder>(corpus_.train.size(),
+                                             static_cast<std::uint64_t>(config_.train.seed));
+}
+
+void Trainer::build_model() {
+    const int B = config_.train.batch_size, L = config_.data.seq_len;
+    model_ = std::make_unique<models::Model>(config_, B, L, config_.train.threads);
+    const auto n = static_cast<std::size_t>(B) * L;
+    ids_.resize(n);
+    inputs_.resize(n);
+    labels_.resize(n);
+    lengths_.resize(static_cast<std::size_t>(B));
+}
+
+void Trainer::emit(const nlohmann::ordered_json& record) {
+    log_->write(record);
+    if (options_.on_record) options_.on_record(record);
+}
+
+void Trainer::train_step(double& loss, double& grad_norm, double& lr) {
+    const int B = config_.train.batch_size, L = config_.data.seq_len;
+    const int accum = config_.train.grad_accum;
+    const auto seed = static_cast<std::uint64_t>(config_.train.seed);
+    ParamStore& params = model_->params();
+    params.zero_grad();
+    loss = 0;
+    for (int micro = 0; micro < accum; ++micro) {
+        for (int b = 0; b < B; ++b) {
+            const std::int64_t i = order_->at(data_position_++);
+            std::copy_n(corpus_.train.ids(i), L, ids_.data() + static_cast<std::size_t>(b) * L);
+            lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
+            tokens_seen_ += corpus_.train.length(i);
+        }
+        masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
+                             seed, static_cast<std::uint32_t>(step_),
+                             static_cast<std::uint32_t>(micro * B));
+        models::Batch batch;
+        batch.tokens = inputs_.data();
+        batch.lengths = lengths_.data();
+        batch.labels = labels_.data();
+        const double l = model_->forward(batch, /*training=*/true,
+                                         static_cast<std::uint32_t>(step_ * accum + micro));
+        if (!std::isfinite(l)) {
+            loss = l;
+            return;
+        }
+        model_->backward();
+        loss += l / accum;
+    }
+    if (accum > 1) {  // the mean of the micro-batch losses, like one batch of B·accum rows
+        float* g = params.grad_data();
+        const float scale = 1.0f / static_cast<float>(accum);
+        for (std::size_t i = 0; i < params.size(); ++i)
+            g[i] *= scale;
+    }
+    grad_norm = optimizer_->clip(params);
+    if (!std::isfinite(grad_norm)) return;
+    lr = optimizer_->update(params, model_->pool());
+    ++step_;
+}
+
+void Trainer::evaluate() {
+    const MlmScore s =
+        evaluate_mlm(*model_, corpus_.valid, *masker_,
+                     static_cast<std::uint64_t>(config_.train.seed), config_.train.eval_batches);
+    nlohmann::ordered_json r;
+    r["type"] = "eval";
+    r["step"] = step_;
+    r["loss"] = s.loss;
+    r["accuracy"] = s.accuracy;
+    r["targets"] = s.targets;
+    r["held_out"] = corpus_.valid_is_train ? "train" : "valid";
+    emit(r);
+}
+
+void Trainer::save_checkpoint() {
+    TrainState st;
+    st.step = step_;
+    st.tokens_seen = tokens_seen_;
+    st.data_position = data_position_;
+    st.rng_state = {static_cast<std::uint64_t>(config_.train.seed),
+                    static_cast<std::uint64_t>(step_)};
+    st.adam_m = optimizer_->m();
+    st.adam_v = optimizer_->v();
+    try {
+        write_checkpoint(checkpoint_path(), config_, model_->params(),
+                         {tokenizer_->kind(), tokenizer_->serialize()}, &st);
+    } catch (const FormatError& e) {
+        // The writer refuses non-finite parameters: the update diverged though the loss was finite.
+        throw TrainingDiverged("step " + std::to_string(step_) +
+                               ": the parameters are no longer finite (" + e.what() +
+                               "); training stopped, the last good checkpoint is untouched");
+    }
+    last_checkpoint_step_ = step_;
+    nlohmann::ordered_json r;
+    r["type"] = "checkpoint";
+    r["step"] = step_;
+    r["path"] = checkpoint_path();
+    emit(r);
+}
+
+TrainResult Trainer::run() {
+    const TrainConfig& tc = config_.train;
+    TrainResult result;
+    nlohmann::ordered_json start;
+    start["type"] = "start";
+    start["step"] = step_;
+    start["steps"] = tc.steps;
+    start["resumed"] = resumed_;
+    start["parameters"] = model_->params().size();
+    start["vocab_size"] = config_.model.vocab_size;
+    start["train_sequences"] = corpus_.train.size();
+    start["valid_sequences"] = corpus_.valid.size();
+    start["threads"] = model_->pool().size();
+    emit(start);
+
+    if (tc.steps == 0 || step_ >= tc.steps) {
+        if (last_checkpoint_step_ != step_) save_checkpoint();
+        result.step = step_;
+        result.checkpoint = checkpoint_path();
+        return result;
+    }
+
+    const auto t0 = Clock::now();
+    const std::int64_t first = step_;
+    const std::int64_t tokens_per_step =
+        static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * config_.data.seq_len;
+    double loss = 0;
+    while (step_ < tc.steps) {
+        double grad_norm = 0, lr = 0;
+        train_step(loss, grad_norm, lr);
+        if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
+            const std::int64_t bad = step_ + 1;
+            const std::string what = !std::isfinite(loss)
+                                         ? "loss is " + number_text(loss)
+                                         : "gradient norm is " + number_text(grad_norm);
+            nlohmann::ordered_json r;
+            r["type"] = "diverged";
+            r["step"] = bad;
+            r["message"] = what;
+            emit(r);
+            throw TrainingDiverged("step " + std::to_string(bad) + ": the " + what +
+                                   " (train.lr = " + number_text(tc.lr) + "); training stopped. " +
+                                   (last_checkpoint_step_ >= 0
+                                        ? "The last good checkpoint, " + checkpoint_path() +
+                                              " (step " + std::to_string(last_checkpoint_step_) +
+                                              "), is intact."
+                                        : std::string("No checkpoint had been written yet.")));
+        }
+        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+        const auto done = static_cast<double>(step_ - first);
+        nlohmann::ordered_json r;
+        r["type"] = "step";
+        r["step"] = step_;
+        r["loss"] = loss;
+        r["lr"] = lr;
+        r["grad_norm"] = grad_norm;
+        r["tokens_per_s"] =
+            elapsed > 0 ? done * static_cast<double>(tokens_per_step) / elapsed : 0.0;
+        r["elapsed"] = elapsed;
+        r["eta"] = elapsed / done * static_cast<double>(tc.steps - step_);
+        emit(r);
+        result.last_loss = loss;
+
+        const bool last = step_ == tc.steps;
+        const bool until = options_.until > 0 && step_ >= options_.until;
+        const bool interrupted = StopSignal::requested();
+        if ((tc.eval_every > 0 && step_ % tc.eval_every == 0) || last) evaluate();
+        if ((tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0) || last || until ||
+            interrupted)
+            save_checkpoint();
+        if (interrupted && !last) {
+            result.status = TrainResult::Status::interrupted;
+            break;
+        }
+        if (until && !last) {
+            result.status = TrainResult::Status::until;
+            break;
+        }
+    }
+    result.step = step_;
+    result.checkpoint = checkpoint_path();
+    return result;
+}
+
+}  // namespace routescope::train

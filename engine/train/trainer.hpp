@@ -1,0 +1,122 @@
+#pragma once
+// MLM pretraining end to end (issue 3; TASKS.md "Objectives"; docs/config.md):
+//
+//   corpus ──► tokenizer (bytes | SentencePiece loaded or trained on the corpus | WordPiece)
+//          ──► packed sequences, train / held-out split (packed_sequences.hpp)
+//          ──► MLM masks, 15% of non-special tokens, 80/10/10, from (seed, step, example)
+//          ──► forward / backward × train.grad_accum ──► global-norm clip ──► AdamW, per-group
+//              rates (train.ssm_lr) on the warmup + decay schedule
+//          ──► every eval_every steps: loss and accuracy on the held-out split
+//          ──► DIR/log.jsonl (training_log.hpp); DIR/model.ckpt.h5 every checkpoint_every steps
+//              and at the end, atomic, with the tokenizer and the state to resume.
+//
+// Resuming restores parameters, Adam moments, the update count and the data position; masks,
+// dropout and data order are pure functions of (seed, step, index), so `/train rng_state` is
+// (seed, step) and a resumed run repeats an uninterrupted one bit for bit (same thread count).
+//
+// Stops: after train.steps (a final eval and checkpoint); after `until` (checkpoint, as a cluster
+// job with a time limit would); when StopSignal fires (checkpoint after the current step); on a
+// non-finite loss or gradient norm, TrainingDiverged naming the step — no checkpoint is written
+// then, so the last good one stays as it was.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/mlm_masking.hpp"
+#include "engine/data/tokenizer.hpp"
+#include "engine/models/model.hpp"
+#include "engine/train/adamw.hpp"
+#include "engine/train/packed_sequences.hpp"
+#include "engine/train/training_log.hpp"
+
+namespace routescope::train {
+
+/// The loss or the gradient norm stopped being finite. The message names the step.
+class TrainingDiverged : public Error {
+public:
+    using Error::Error;
+};
+
+inline constexpr const char* kCheckpointName = "model.ckpt.h5";
+inline constexpr const char* kLogName = "log.jsonl";
+
+struct TrainerOptions {
+    std::string out_dir;
+    /// > 0: overrides train.threads (and is recorded in the checkpoint's config).
+    int threads = 0;
+    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
+    std::int64_t until = 0;
+    /// Called with every record written to log.jsonl (progress display).
+    std::function<void(const nlohmann::ordered_json&)> on_record;
+};
+
+struct TrainResult {
+    enum class Status { finished, until, interrupted };
+    Status status = Status::finished;
+    std::int64_t step = 0;
+    std::string checkpoint;
+    double last_loss = 0;
+};
+
+class Trainer {
+public:
+    /// A fresh run of `config`. Setup errors: ConfigError (bad or missing key, data.seq_len >
+    /// model.max_len), IoError / FormatError for the corpus or tokenizer file (naming it).
+    Trainer(RunConfig config, TrainerOptions options);
+    /// Continues the run saved in `checkpoint_path` with its configuration plus `overrides`
+    /// (`--set key=value`, e.g. a larger train.steps). ConfigError when the checkpoint's
+    /// vocabulary and its tokenizer disagree.
+    static std::unique_ptr<Trainer> resume(const std::string& checkpoint_path,
+                                           const std::vector<std::string>& overrides,
+                                           TrainerOptions options);
+    ~Trainer();
+
+    TrainResult run();
+
+    const RunConfig& config() const { return config_; }
+    const data::Tokenizer& tokenizer() const { return *tokenizer_; }
+    models::Model& model() { return *model_; }
+    const PackedCorpus& corpus() const { return corpus_; }
+    std::int64_t step() const { return step_; }
+    std::string checkpoint_path() const;
+
+private:
+    struct ResumeTag {};
+    Trainer(ResumeTag, RunConfig config, TrainerOptions options);
+    void prepare_data();
+    void build_model();
+    void train_step(double& loss, double& grad_norm, double& lr);
+    void evaluate();
+    void save_checkpoint();
+    void emit(const nlohmann::ordered_json& record);
+
+    RunConfig config_;
+    TrainerOptions options_;
+    std::unique_ptr<data::Tokenizer> tokenizer_;
+    PackedCorpus corpus_;
+    std::unique_ptr<models::Model> model_;
+    std::unique_ptr<AdamW> optimizer_;
+    std::unique_ptr<data::MlmMasker> masker_;
+    std::unique_ptr<SequenceOrder> order_;
+    std::unique_ptr<TrainingLog> log_;
+
+    std::int64_t step_ = 0;
+    std::int64_t tokens_seen_ = 0;
+    std::int64_t data_position_ = 0;
+    std::int64_t last_checkpoint_step_ = -1;
+    bool resumed_ = false;
+    std::vector<std::int32_t> ids_, inputs_, labels_, lengths_;
+};
+
+/// Checks the parts of a configuration that `train` relies on before any work: objective mlm,
+/// data.train set, 2 ≤ data.seq_len ≤ model.max_len, batch size and accumulation ≥ 1.
+void check_training_config(const RunConfig& config);
+
+}  // namespace routescope::train

@@ -171,7 +171,7 @@ void Trainer::build_model() {
     lengths_.resize(static_cast<std::size_t>(B));
 }
 
-void Trainer::emit(const nlohmann::ordered_json& record) {
+void Trainer::log_record(const nlohmann::ordered_json& record) {
     log_->write(record);
     if (options_.on_record) options_.on_record(record);
 }
@@ -229,7 +229,7 @@ void Trainer::evaluate() {
     r["accuracy"] = s.accuracy;
     r["targets"] = s.targets;
     r["held_out"] = corpus_.valid_is_train ? "train" : "valid";
-    emit(r);
+    log_record(r);
 }
 
 void Trainer::save_checkpoint() {
@@ -255,7 +255,7 @@ void Trainer::save_checkpoint() {
     r["type"] = "checkpoint";
     r["step"] = step_;
     r["path"] = checkpoint_path();
-    emit(r);
+    log_record(r);
 }
 
 TrainResult Trainer::run() {
@@ -271,7 +271,7 @@ TrainResult Trainer::run() {
     start["train_sequences"] = corpus_.train.size();
     start["valid_sequences"] = corpus_.valid.size();
     start["threads"] = model_->pool().size();
-    emit(start);
+    log_record(start);
 
     if (tc.steps == 0 || step_ >= tc.steps) {
         if (last_checkpoint_step_ != step_) save_checkpoint();
@@ -297,7 +297,7 @@ TrainResult Trainer::run() {
             r["type"] = "diverged";
             r["step"] = bad;
             r["message"] = what;
-            emit(r);
+            log_record(r);
             throw TrainingDiverged("step " + std::to_string(bad) + ": the " + what +
                                    " (train.lr = " + number_text(tc.lr) + "); training stopped. " +
                                    (last_checkpoint_step_ >= 0
@@ -318,7 +318,7 @@ TrainResult Trainer::run() {
             elapsed > 0 ? done * static_cast<double>(tokens_per_step) / elapsed : 0.0;
         r["elapsed"] = elapsed;
         r["eta"] = elapsed / done * static_cast<double>(tc.steps - step_);
-        emit(r);
+        log_record(r);
         result.last_loss = loss;
 
         const bool last = step_ == tc.steps;

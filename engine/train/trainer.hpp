@@ -95,7 +95,7 @@ private:
     void train_step(double& loss, double& grad_norm, double& lr);
     void evaluate();
     void save_checkpoint();
-    void emit(const nlohmann::ordered_json& record);
+    void log_record(const nlohmann::ordered_json& record);
 
     RunConfig config_;
     TrainerOptions options_;

@@ -1,0 +1,69 @@
+#pragma once
+// What every task generator shares: the vocabulary under construction and the split driver.
+#include <functional>
+#include <string>
+
+#include "engine/core/error.hpp"
+#include "engine/data/random_stream.hpp"
+#include "engine/data/special_tokens.hpp"
+#include "engine/data/task.hpp"
+
+namespace routescope::data {
+
+/// A task vocabulary: the five specials, then pieces in the order added.
+class TaskVocab {
+public:
+    TaskVocab() : pieces_(kSpecialPieces.begin(), kSpecialPieces.end()) {}
+    std::int32_t add(std::string piece) {
+        pieces_.push_back(std::move(piece));
+        return static_cast<std::int32_t>(pieces_.size()) - 1;
+    }
+    std::vector<std::string> pieces() const { return pieces_; }
+
+private:
+    std::vector<std::string> pieces_;
+};
+
+/// Fills the three splits with make(rng), one RandomStream per example (task.hpp).
+inline void generate_splits(TaskData& data, const TaskParams& p,
+                            const std::function<TaskExample(RandomStream&)>& make) {
+    std::vector<TaskExample>* splits[] = {&data.train, &data.valid, &data.test};
+    const std::int64_t sizes[] = {p.n_train, p.n_valid, p.n_test};
+    for (std::uint32_t s = 0; s < 3; ++s) {
+        if (sizes[s] < 0) throw ConfigError("task " + data.name + ": negative split size");
+        splits[s]->reserve(static_cast<std::size_t>(sizes[s]));
+        for (std::int64_t i = 0; i < sizes[s]; ++i) {
+            RandomStream rng(p.seed ^ kTaskSalt, s, static_cast<std::uint32_t>(i));
+            splits[s]->push_back(make(rng));
+        }
+    }
+}
+
+inline TaskData make_task_data(std::string name, TaskMetric metric, int n_classes = 0) {
+    TaskData data;
+    data.name = std::move(name);
+    data.metric = metric;
+    data.n_classes = n_classes;
+    return data;
+}
+
+/// "s0", "s1", … (built by appending: GCC 12 warns falsely on "s" + std::to_string(i)).
+inline std::string numbered_piece(const char* prefix, int i) {
+    std::string piece(prefix);
+    piece += std::to_string(i);
+    return piece;
+}
+
+inline int or_default(int value, int fallback) {
+    return value > 0 ? value : fallback;
+}
+
+/// ConfigError naming the task and the parameter unless lo ≤ value ≤ hi.
+inline void require_range(const std::string& task, const char* param, int value, int lo, int hi) {
+    if (value < lo || value > hi) {
+        throw ConfigError("task " + task + ": " + param + " = " + std::to_string(value) +
+                          " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+}
+
+}  // namespace routescope::data

@@ -30,8 +30,8 @@ std::string make_corpus() {
     std::string text;
     // Pseudo-words from syllables (a 32-bit LCG, Numerical Recipes' constants) give the trainer
     // enough distinct pieces for a few hundred ids.
-    const char* syllables[] = {"ka", "lo", "mi", "ren", "tas", "vu", "por", "sel", "dim", "an",
-                               "que", "zo", "bri", "ul", "fen", "go", "ish", "tra", "ne", "wy"};
+    const char* syllables[] = {"ka",  "lo", "mi",  "ren", "tas", "vu", "por", "sel", "dim", "an",
+                               "que", "zo", "bri", "ul",  "fen", "go", "ish", "tra", "ne",  "wy"};
     std::uint32_t state = 12345;
     for (int i = 0; i < 2000; ++i) {
         for (int w = 0; w < 8; ++w) {

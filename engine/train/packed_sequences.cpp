@@ -88,6 +88,19 @@ PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid
     return out;
 }
 
+SequenceSet pack_documents(const std::string& path, const std::string& doc_sep, int seq_len,
+                           const data::Tokenizer& tokenizer) {
+    const auto sp = tokenizer.specials();
+    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0)
+        throw ConfigError("tokenizer: MLM packing needs [CLS], [SEP] and [PAD], and this " +
+                          tokenizer.kind() + " tokenizer lacks one");
+    if (seq_len < 2) throw ConfigError("data.seq_len: must be at least 2 ([CLS] and one token)");
+    data::TextCorpus corpus(path, data::parse_doc_separator(doc_sep));
+    SequenceSet set(seq_len, sp.pad);
+    set.pack(encode_all(corpus.read_all(), tokenizer), sp.cls, sp.sep);
+    return set;
+}
+
 std::int64_t SequenceOrder::at(std::int64_t k) {
     const std::int64_t epoch = k / n_;
     if (epoch != epoch_) {

@@ -58,6 +58,10 @@ struct PackedCorpus {
 PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid_path,
                          const std::string& doc_sep, int seq_len, const data::Tokenizer& tokenizer);
 
+/// Every document of one corpus packed into one set (evaluation data: no split).
+SequenceSet pack_documents(const std::string& path, const std::string& doc_sep, int seq_len,
+                           const data::Tokenizer& tokenizer);
+
 /// The training-sequence index of the run's k-th sequence (file comment).
 class SequenceOrder {
 public:

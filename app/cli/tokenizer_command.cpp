@@ -1,0 +1,85 @@
+// routescope-cli tokenizer train --corpus X --vocab-size N --out m.model [--model-type unigram|bpe]
+//                                [--doc-sep line|blank] [--threads N]
+// Trains a SentencePiece model with the library's trainer (engine/data/sentencepiece_tokenizer.hpp:
+// Routescope's special layout [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4) and writes the .model file,
+// which Python's sentencepiece loads as it is. Exit 0, 2 for bad arguments or an unreadable corpus,
+// 3 when the file cannot be written.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/cli/command.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/sentencepiece_tokenizer.hpp"
+#include "engine/data/text_corpus.hpp"
+
+namespace routescope::cli {
+namespace {
+
+struct TokenizerTrainArgs {
+    std::string corpus;
+    std::string out;
+    int vocab_size = 8000;
+    std::string model_type = "unigram";
+    std::string doc_sep = "line";
+    int threads = 1;
+};
+
+int run_tokenizer_train(const TokenizerTrainArgs& a) {
+    std::unique_ptr<data::SentencePieceTokenizer> tokenizer;
+    try {
+        data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
+        data::SentencePieceTraining options;
+        options.vocab_size = a.vocab_size;
+        options.model_type = a.model_type;
+        options.threads = std::max(1, a.threads);
+        tokenizer = data::train_sentencepiece(corpus, options);
+    } catch (const Error& e) {
+        std::cerr << "routescope-cli tokenizer: error: " << e.what() << "\n";
+        return kExitUsage;
+    }
+    const auto bytes = tokenizer->serialize();
+    // Temporary name + rename, like checkpoints: an interrupted write never leaves half a model.
+    const std::string tmp = a.out + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
+        if (!out.flush()) {
+            std::cerr << "routescope-cli tokenizer: error: " << a.out << ": cannot write\n";
+            std::filesystem::remove(tmp);
+            return kExitFailure;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, a.out, ec);
+    if (ec) {
+        std::cerr << "routescope-cli tokenizer: error: " << a.out << ": " << ec.message() << "\n";
+        std::filesystem::remove(tmp);
+        return kExitFailure;
+    }
+    std::cout << a.out << ": " << tokenizer->vocab_size() << " pieces (" << a.model_type << ")\n";
+    return kExitOk;
+}
+
+CommandRunner setup_tokenizer(CLI::App& app) {
+    auto* cmd = app.add_subcommand("tokenizer", "Tokenizer tools");
+    cmd->require_subcommand(1);
+    auto* train = cmd->add_subcommand("train", "Train a SentencePiece model on a corpus");
+    auto a = std::make_shared<TokenizerTrainArgs>();
+    train->add_option("--corpus", a->corpus, "Text file or directory")->required();
+    train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")
+        ->check(CLI::PositiveNumber);
+    train->add_option("--out", a->out, "The .model file to write")->required();
+    train->add_option("--model-type", a->model_type, "unigram | bpe")
+        ->check(CLI::IsMember({"unigram", "bpe"}));
+    train->add_option("--doc-sep", a->doc_sep, "line | blank")
+        ->check(CLI::IsMember({"line", "blank"}));
+    train->add_option("--threads", a->threads, "Trainer threads");
+    return [a]() { return run_tokenizer_train(*a); };
+}
+
+const CommandRegistration registration{"tokenizer", setup_tokenizer};
+
+}  // namespace
+}  // namespace routescope::cli

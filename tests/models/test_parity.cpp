@@ -10,9 +10,10 @@
 //   logits, loss                       1e-5 relative
 //   gradients                          1e-4 relative (+ 1e-7 absolute: attn.k.bias is 0 in theory)
 //   step losses, step gradient norms   1e-5 / 1e-4 relative
-//   adam_m after 10 steps              1e-3 relative (m of a scalar such as log_step [1] is a sum of
+//   adam_m after 10 steps              1e-3 relative (m of a scalar such as log_step [1] is a sum
+//   of
 //                                      gradients of both signs, so it cancels: measured 6e-4)
-//   params_after                       1e-4 relative + 5e-4 of Σ_k lr_k absolute (+ 1e-5 absolute
+//   params_after                       1e-4 relative + 1e-3 of Σ_k lr_k absolute (+ 1e-5 absolute
 //   for
 //                                      attn.k.bias, whose rounding-noise gradient AdamW turns into
 //                                      ~1e-7 updates per step)
@@ -20,7 +21,8 @@
 // whatever the gradient's size, so an element whose gradient is small against its tensor's maximum
 // (and so carries a larger relative float32 error) can move differently by a fraction of lr per
 // step. Measured: the float32 PyTorch oracle against its own float64 run shows the same effect
-// (4e-5 relative on layers.1.do.bias in a classification run).
+// (up to 2.5e-6 absolute, 2e-4 relative, on biases in a bert classification run; the engine
+// reaches 5.1e-6 on layers.0.attn.o.bias there, against a bound of 1.2e-5).
 // The worst figure reached per quantity is printed (QDEBUG lines "worst ...") and recorded in
 // docs/decisions.md.
 #include <H5Cpp.h>
@@ -56,7 +58,7 @@ constexpr Tolerance kLogitsTol{1e-5, 0};
 constexpr Tolerance kGradTol{1e-4, 1e-7};
 constexpr Tolerance kStepLossTol{1e-5, 0};
 constexpr Tolerance kParamsAfterTol{1e-4, 0};
-constexpr double kParamsAfterLrFraction = 5e-4;
+constexpr double kParamsAfterLrFraction = 1e-3;
 constexpr double kZeroGradParamsAbs = 1e-5;
 
 RunConfig small_config(const std::string& arch, int n_labels = 0,
@@ -80,13 +82,21 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
                           {"clip_grad_norm", 1.0},
                           {"schedule", "cosine"}}}};
     if (arch == "gated_att" || arch == "bert") j["model"]["n_heads"] = 4;  // heads of width 16
+    // Options beyond the defaults, one architecture each, so the parity covers them too.
+    if (arch == "stack_ssm") {
+        j["model"]["ssm"]["n_kernels"] = 4;  // grouped kernels: 4 groups of 16 channels
+        j["model"]["block_gelu"] = "erf";
+        j["model"]["ssm"]["a_im_init"] = "inv";
+    }
+    if (arch == "gated_att") j["model"]["d_inner"] = 96;
+    if (arch == "bert" && n_labels > 0) j["model"]["type_embeddings"] = true;
     return RunConfig::from_json(j);
 }
 
 // One batch: three rows with 32, 20 and 9 valid tokens; about a third of the valid positions are
 // MLM targets, the rest (and every pad) −100. A fixed LCG so the batch is the same every run.
 struct BatchData {
-    std::vector<std::int32_t> tokens, lengths{kL, 20, 9}, labels, class_labels{2, 0, 1};
+    std::vector<std::int32_t> tokens, lengths{kL, 20, 9}, labels, class_labels{2, 0, 1}, types;
 };
 
 BatchData make_batch() {
@@ -100,6 +110,7 @@ BatchData make_batch() {
         for (int l = 0; l < kL; ++l) {
             const bool valid = l < b.lengths[r];
             b.tokens.push_back(valid ? static_cast<std::int32_t>(1 + next() % (kV - 1)) : 0);
+            b.types.push_back(l >= 12 ? 1 : 0);  // two segments, as a sentence pair
             b.labels.push_back(valid && next() % 3 == 0 ? static_cast<std::int32_t>(next() % kV)
                                                         : -100);
         }
@@ -113,8 +124,9 @@ void write_ints(H5::H5File& f, const char* name, const std::vector<std::int32_t>
         .write(v.data(), H5::PredType::NATIVE_INT32);
 }
 
-void write_batch(const std::string& path, const BatchData& b, bool classify) {
+void write_batch(const std::string& path, const BatchData& b, bool classify, bool types = false) {
     H5::H5File f(path, H5F_ACC_TRUNC);
+    if (types) write_ints(f, "token_type_ids", b.types, {kB, kL});
     write_ints(f, "input_ids", b.tokens, {kB, kL});
     write_ints(f, "lengths", b.lengths, {kB});
     if (classify)
@@ -188,11 +200,12 @@ struct Case {
 const std::vector<Case>& cases() {
     static const std::vector<Case> all = {
         {"bigs (GATED/SSM)", "bigs", false, "mean"},
-        {"stack_ssm (STACK/SSM)", "stack_ssm", false, "mean"},
-        {"gated_att (GATED/ATT)", "gated_att", false, "mean"},
+        {"stack_ssm (STACK/SSM; H=4 grouped kernels, gelu_erf, inv init)", "stack_ssm", false,
+         "mean"},
+        {"gated_att (GATED/ATT; I=96)", "gated_att", false, "mean"},
         {"bert (STACK/ATT)", "bert", false, "mean"},
         {"bigs, mean pool", "bigs", true, "mean"},
-        {"bert, first-token pool", "bert", true, "first"},
+        {"bert, first-token pool, type embeddings", "bert", true, "first"},
     };
     return all;
 }
@@ -216,7 +229,7 @@ class TestModelParity : public QObject {
         const QString ckpt = file(tag + ".ckpt.h5");
         const QString batch_path = file(tag + ".batch.h5");
         write_checkpoint(ckpt.toStdString(), cfg, model.params(), TokenizerBlob{});
-        write_batch(batch_path.toStdString(), make_batch(), classify);
+        write_batch(batch_path.toStdString(), make_batch(), classify, cfg.model.type_embeddings);
         auto p = std::make_unique<QProcess>();
         p->setProcessChannelMode(QProcess::MergedChannels);
         p->start(QStringLiteral(ROUTESCOPE_PYTHON),
@@ -249,6 +262,7 @@ class TestModelParity : public QObject {
         batch.lengths = data.lengths.data();
         (classify ? batch.class_labels : batch.labels) =
             classify ? data.class_labels.data() : data.labels.data();
+        if (cfg.model.type_embeddings) batch.types = data.types.data();
 
         auto& params = model.params();
         train::AdamW adamw(cfg.train, params);
@@ -287,7 +301,7 @@ class TestModelParity : public QObject {
         QVERIFY2(loss_rel <= kLogitsTol.rel, qPrintable(tag + ": loss"));
 
         QStringList failures;
-        double worst_grad = 0, worst_after = 0, worst_m = 0;
+        double worst_grad = 0, worst_after = 0, worst_after_abs = 0, worst_m = 0;
         std::string worst_grad_name, worst_after_name, worst_m_name;
         for (const auto& e : params.entries()) {
             const auto g = read_doubles(ref, "grads/" + e.name);
@@ -314,6 +328,7 @@ class TestModelParity : public QObject {
                                 .arg(ca.max_ref);
             if (!zero_in_theory(e.name) && ca.rel() > worst_after) {
                 worst_after = ca.rel();
+                worst_after_abs = ca.max_diff;
                 worst_after_name = e.name;
             }
             const auto m = read_doubles(ref, "adam_m/" + e.name);
@@ -323,9 +338,12 @@ class TestModelParity : public QObject {
                 worst_m_name = e.name;
             }
         }
-        qDebug("%s: worst gradient rel %.2e (%s), params_after rel %.2e (%s), adam_m rel %.2e (%s)",
-               qPrintable(tag), worst_grad, worst_grad_name.c_str(), worst_after,
-               worst_after_name.c_str(), worst_m, worst_m_name.c_str());
+        qDebug(
+            "%s: worst gradient rel %.2e (%s), params_after rel %.2e = %.1e abs (%s; abs tolerance "
+            "%.1e), adam_m rel %.2e (%s)",
+            qPrintable(tag), worst_grad, worst_grad_name.c_str(), worst_after, worst_after_abs,
+            worst_after_name.c_str(), kParamsAfterLrFraction * lr_sum, worst_m,
+            worst_m_name.c_str());
         note("gradients", worst_grad);
         note("params_after", worst_after);
         note("adam_m", worst_m);

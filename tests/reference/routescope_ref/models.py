@@ -65,10 +65,12 @@ class Embeddings(nn.Module):
         L = input_ids.shape[1]
         positions = torch.arange(L, device=input_ids.device)
         x = self.word(input_ids) + self.position(positions)[None]
-        if self.type is not None:
+        # Not `self.type`: that name resolves to nn.Module.type() (a method), not the submodule.
+        type_table = self._modules.get("type")
+        if type_table is not None:
             if token_type_ids is None:
                 token_type_ids = torch.zeros_like(input_ids)
-            x = x + self.type(token_type_ids)
+            x = x + type_table(token_type_ids)
         return self.dropout(self.norm(x))
 
 

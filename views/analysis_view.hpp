@@ -134,9 +134,12 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
             return end_failed(tr("The analysis stopped without a result."));
         Outcome out = watcher->future().result();
         if (!out.value) return end_failed(out.error);
+        // Not busy while `done` runs, so that it may start a follow-up job (a detail to read).
+        busy_ = false;
         try {
             done(*out.value);
-            end_ok();
+            if (!busy_) end_ok();
+            else has_result_ = true;
         } catch (const std::exception& e) {
             end_failed(QString::fromUtf8(e.what()));
         }

@@ -207,9 +207,11 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         QFont small = figure_font(font(), 0.85);
         painter.setFont(small);
         painter.setPen(QColor(90, 90, 90));
-        painter.drawText(QRectF(target.left() + 4, target.bottom() - fm.height() * 1.1,
-                                target.width() - 8, fm.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, data_.note);
+        const QRectF where(target.left() + 4, target.bottom() - fm.height() * 1.1,
+                           target.width() - 8, fm.height());
+        painter.drawText(
+            where, Qt::AlignLeft | Qt::AlignVCenter,
+            QFontMetricsF(small).elidedText(data_.note, Qt::ElideRight, where.width()));
         painter.setFont(font_px);
         painter.setPen(ink);
     }

@@ -77,8 +77,8 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
     d.x_label = QObject::tr("relative position r (< 0: tokens before)");
     d.y_label = QObject::tr("layer");
     d.value_label = scaling_label(scaling);
-    d.note = QObject::tr(
-        "r = 0 is the mean of K_f[0] + D_f and K_b[0] + D_b: lag 0 appears in both directions.");
+    d.note =
+        QObject::tr("r = 0: mean of K_f[0] + D_f and K_b[0] + D_b (lag 0 is in both directions)");
     return d;
 }
 

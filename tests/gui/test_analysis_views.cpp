@@ -8,8 +8,19 @@
 #include <QScatterSeries>
 
 #include "view_test_support.hpp"
+#include "views/anisotropy_view.hpp"
+#include "views/efficiency_view.hpp"
+#include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
+#include "views/interval_bar_chart.hpp"
 #include "views/kernel_view.hpp"
+#include "views/length_accuracy_view.hpp"
+#include "views/pca_view.hpp"
+#include "views/transitions_view.hpp"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QTableWidget>
 
 using namespace routescope::views;
 
@@ -129,6 +140,171 @@ private slots:
         QCOMPARE(failed.count(), 1);
         QVERIFY(!view.has_result());
         QVERIFY2(view.error().contains("kernels", Qt::CaseInsensitive), qPrintable(view.error()));
+    }
+
+    void gatesViewShowsStatisticsHistogramAndATokenTimeline() {
+        GatesView view({dump_a_, -1, {}, 3});
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto* r = view.result();
+        QCOMPARE(view.table()->rowCount(), static_cast<int>(r->gates.size()));
+        // Layers 1..4 × gates u_f, u_b of the sample dump.
+        QCOMPARE(static_cast<int>(r->gates.size()), 8);
+        // Timeline of example 3: channels × its real tokens, labelled with the tokens' words.
+        const auto& t = view.timeline();
+        QCOMPARE(t.example, 3);
+        const auto& d = view.timeline_heatmap()->data();
+        QCOMPARE(d.rows, 16);  // d_model channels
+        QCOMPARE(d.columns, static_cast<int>(t.length));
+        QCOMPARE(d.values[1 * d.columns + 2], static_cast<double>(t.values(2, 1)));
+        QVERIFY(!d.column_labels.isEmpty());
+        QVERIFY2(!d.column_labels[0].startsWith("["),
+                 qPrintable(d.column_labels[0]));  // a word, not [PAD]
+        // The histogram is the selected gate's, normalised to fractions.
+        const auto& g = r->gates[0];
+        const auto series = lines(view.histogram_chart());
+        QCOMPARE(series.size(), 1);
+        QCOMPARE(series[0]->count(), 2 * static_cast<int>(g.histogram.size()));
+        QCOMPARE(series[0]->at(0).y(),
+                 static_cast<double>(g.histogram[0]) / static_cast<double>(g.values));
+        // Search narrows the example list to texts containing the word.
+        view.search()->setText("kernels");
+        for (int i = 0; i < view.example_box()->count(); ++i)
+            QVERIFY(
+                view.example_box()->itemData(i, Qt::ToolTipRole).toString().contains("kernels"));
+        QVERIFY(view.example_box()->count() > 0);
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(view_test::screenshot(&view, "view_gates"));
+    }
+
+    void anisotropyViewOverlaysDumpsPerLayer() {
+        AnisotropyViewSettings s;
+        s.dumps = {dump_a_, dump_b_};
+        AnisotropyView view(s);
+        view.resize(1100, 700);
+        view.show();
+        QSignalSpy progress(&view, &AnalysisView::progressChanged);
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QVERIFY(progress.count() >= 2);
+        QCOMPARE(view.layers().size(), std::size_t{5});  // layers 0..4 in both
+        QCOMPARE(view.selected_layer(), 4);
+        const auto token = lines(view.token_chart());
+        QCOMPARE(token.size(), 2);  // one per dump
+        const auto& r = view.results()[1][4][0];
+        QCOMPARE(token[1]->count(), static_cast<int>(r.stats.histogram.size()));
+        for (int i = 0; i < token[1]->count(); ++i)
+            QCOMPARE(token[1]->at(i).y(),
+                     static_cast<double>(r.stats.histogram[static_cast<std::size_t>(i)]) /
+                         r.stats.pairs);
+        QCOMPARE(view.summary()->rowCount(), 2 * 5 * 2);
+        view.select_layer(0);
+        QCOMPARE(lines(view.sentence_chart()).size(), 2);
+        QVERIFY(view_test::screenshot(&view, "view_anisotropy"));
+        view.select_layer(4);
+        QVERIFY(view_test::screenshot(&view, "view_anisotropy_layer4"));
+    }
+
+    void anisotropyCancelDropsTheResult() {
+        AnisotropyViewSettings s;
+        s.dumps = {dump_a_};
+        AnisotropyView view(s);
+        QSignalSpy cancelled(&view, &AnalysisView::analysisCancelled);
+        view.start();
+        view.cancel();
+        QCOMPARE(cancelled.count(), 1);
+        QVERIFY(!view.busy());
+        QTest::qWait(500);
+        QVERIFY(!view.has_result());
+    }
+
+    void pcaViewTabulatesKAndDrawsCurves() {
+        PcaView view({dump_a_, false, 0});
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results().size(), std::size_t{5});
+        const auto curves = lines(view.chart());
+        QCOMPARE(curves.size(), 5);
+        const auto& r = view.results()[2];
+        QCOMPARE(curves[2]->count(), static_cast<int>(r.mean_curve.size()));
+        QCOMPARE(curves[2]->at(0).y(), r.mean_curve[0]);
+        std::size_t rows = 0;
+        for (const auto& x : view.results())
+            rows += x.table().rows.size();
+        QCOMPARE(view.table()->rowCount(), static_cast<int>(rows));
+        QVERIFY(view_test::screenshot(&view, "view_pca"));
+    }
+
+    void transitionsViewDrawsACurvePerModelAndVectorKind() {
+        TransitionsViewSettings s;
+        s.dumps = {dump_a_, dump_b_};
+        TransitionsView view(s);
+        view.resize(900, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto curves = lines(view.chart());
+        QCOMPARE(curves.size(), 4);
+        const auto& r = view.results()[0];
+        QCOMPARE(curves[0]->count(), static_cast<int>(r.layers.size()));
+        QCOMPARE(curves[0]->at(0).y(), r.layers[0].tokens.relative);
+        view.set_measure("angle");
+        QCOMPARE(lines(view.chart())[1]->at(1).y(), r.layers[1].sentences.angle_degrees);
+        QVERIFY(view_test::screenshot(&view, "view_transitions"));
+    }
+
+    void accuracyViewComparesTwoModelsAndListsABinsExamples() {
+        // Two models' predictions on the same examples (the analysis tests' numpy-written pair).
+        const QString dir =
+            QFileInfo(view_test::ssm_checkpoint(dir_, "before.ckpt.h5")).dir().path();
+        LengthAccuracyView view(
+            {dir + "/random.dump.h5", dir + "/random_b.dump.h5", "quantile", 4, 0});
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto* r = view.result();
+        QVERIFY(r->compared);
+        const auto& d = view.chart()->data();
+        QCOMPARE(d.bins.size(), static_cast<int>(r->bins.size()));
+        QCOMPARE(d.series.size(), std::size_t{2});
+        for (std::size_t b = 0; b < r->bins.size(); ++b) {
+            QCOMPARE(d.series[0].value[b], r->bins[b].a.accuracy);
+            QCOMPARE(d.series[0].low[b], r->bins[b].a.wilson_low);
+            QCOMPARE(d.series[1].count[b], r->bins[b].b.count);
+            QCOMPARE(d.difference[b], r->bins[b].difference);
+        }
+        QTest::mouseClick(view.chart(), Qt::LeftButton, {}, view.chart()->bin_centre(1));
+        QCOMPARE(view.chart()->selected_bin(), 1);
+        QCOMPARE(view.examples()->rowCount(), static_cast<int>(r->bins[1].examples.size()));
+        QCOMPARE(view.examples()->item(0, 0)->text().toLongLong(), r->bins[1].examples[0]);
+        QVERIFY(view_test::screenshot(&view, "view_length_accuracy"));
+    }
+
+    void efficiencyViewPlotsTheFlopModel() {
+        EfficiencyView view;
+        view.resize(900, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.chart()->chart()->series().size(), 2);
+        auto* bigs = qobject_cast<QLineSeries*>(view.chart()->chart()->series()[0]);
+        QCOMPARE(bigs->count(), 6);
+        // The BiGS paper's Table 8: 23-layer d = 1024 BiGS at L = 4096 ≈ 2.6e12 forward FLOPs
+        // (±10%).
+        QVERIFY(std::abs(bigs->at(5).y() / 2.6e12 - 1) < 0.10);
+        QCOMPARE(bigs->at(5).y(), view.results()[0].rows[5].forward);
+        QVERIFY(view_test::screenshot(&view, "view_efficiency"));
     }
 
     void settingsRoundTripThroughJson() {

@@ -1,0 +1,201 @@
+#include "views/length_accuracy_view.hpp"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "views/interval_bar_chart.hpp"
+
+namespace routescope::views {
+
+nlohmann::json LengthAccuracyViewSettings::to_json() const {
+    return {{"a", a.toStdString()},
+            {"b", b.toStdString()},
+            {"binning", binning.toStdString()},
+            {"bins", bins},
+            {"width", width}};
+}
+
+LengthAccuracyViewSettings LengthAccuracyViewSettings::from_json(const nlohmann::json& j) {
+    LengthAccuracyViewSettings s;
+    s.a = QString::fromStdString(j.value("a", ""));
+    s.b = QString::fromStdString(j.value("b", ""));
+    s.binning = QString::fromStdString(j.value("binning", s.binning.toStdString()));
+    s.bins = j.value("bins", s.bins);
+    s.width = j.value("width", s.width);
+    return s;
+}
+
+LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWidget* parent)
+    : AnalysisView("length_accuracy", parent), settings_(std::move(settings)) {
+    binning_box_ = new QComboBox(this);
+    binning_box_->addItem(tr("Quantile bins (equal counts)"), "quantile");
+    binning_box_->addItem(tr("Fixed width"), "width");
+    bins_box_ = new QSpinBox(this);
+    bins_box_->setRange(1, 100);
+    bins_box_->setPrefix(tr("bins: "));
+    binning_box_->setCurrentIndex(std::max(0, binning_box_->findData(settings_.binning)));
+    bins_box_->setValue(settings_.bins);
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(binning_box_);
+    controls->addWidget(bins_box_);
+    controls->addStretch(1);
+    chart_ = new IntervalBarChart(figure_);
+    auto* fl = new QHBoxLayout(figure_);
+    fl->setContentsMargins(0, 0, 0, 0);
+    fl->addWidget(chart_);
+    examples_ = new QTableWidget(this);
+    examples_->setObjectName("binExamples");
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 3);
+    layout->addWidget(examples_, 1);
+    connect(chart_, &IntervalBarChart::binClicked, this, &LengthAccuracyView::show_bin);
+    connect(bins_box_, &QSpinBox::editingFinished, this, [this] {
+        if (bins_box_->value() != settings_.bins) {
+            settings_.bins = bins_box_->value();
+            start();
+        }
+    });
+    connect(binning_box_, &QComboBox::currentIndexChanged, this, [this] {
+        settings_.binning = binning_box_->currentData().toString();
+        start();
+    });
+}
+
+QString LengthAccuracyView::title() const {
+    QString t = tr("Accuracy by length — %1").arg(QFileInfo(settings_.a).fileName());
+    if (!settings_.b.isEmpty()) t += " | " + QFileInfo(settings_.b).fileName();
+    return t;
+}
+
+QString LengthAccuracyView::input_stem() const {
+    QString s = QFileInfo(settings_.a).baseName();
+    if (!settings_.b.isEmpty()) s += "-vs-" + QFileInfo(settings_.b).baseName();
+    return s;
+}
+
+void LengthAccuracyView::restore_settings(const nlohmann::json& j) {
+    settings_ = LengthAccuracyViewSettings::from_json(j);
+    start();
+}
+
+void LengthAccuracyView::start() {
+    const auto s = settings_;
+    using Out = std::pair<analysis::LengthAccuracyResult, ExampleListing>;
+    run<Out>(
+        tr("Computing accuracy by length"),
+        [s](AnalysisSteps&) {
+            const analysis::DumpReader a(s.a.toStdString());
+            std::unique_ptr<analysis::DumpReader> b;
+            if (!s.b.isEmpty()) b = std::make_unique<analysis::DumpReader>(s.b.toStdString());
+            analysis::LengthAccuracyOptions o;
+            o.binning = s.binning.toStdString();
+            o.bins = s.bins;
+            if (s.binning == "width") {
+                // A width giving about `bins` bins over the observed lengths.
+                const auto [lo, hi] = std::minmax_element(a.lengths().begin(), a.lengths().end());
+                o.width =
+                    s.width > 0
+                        ? s.width
+                        : std::max(1.0, std::ceil(static_cast<double>(*hi - *lo + 1) / s.bins));
+            }
+            Out out{analysis::length_accuracy(a, b.get(), o), {}};
+            if (a.has_text()) out.second.text = a.text();
+            out.second.lengths = a.lengths();
+            out.second.labels = a.labels();
+            out.second.predictions_a = a.predictions();
+            if (b) out.second.predictions_b = b->predictions();
+            return out;
+        },
+        [this](Out& out) {
+            result_ = std::move(out.first);
+            listing_ = std::move(out.second);
+            redraw();
+        });
+}
+
+void LengthAccuracyView::redraw() {
+    if (!result_) return;
+    IntervalBarData d;
+    d.title = tr("Accuracy by length");
+    d.x_label = tr("input length (tokens), bin");
+    d.y_label = tr("accuracy");
+    d.difference_label = tr("B − A");
+    auto series = [&](const QString& name, bool second) {
+        IntervalBarSeries s;
+        s.name = name;
+        for (const auto& bin : result_->bins) {
+            const auto& c = second ? bin.b : bin.a;
+            s.value.push_back(c.accuracy);
+            s.low.push_back(c.wilson_low);
+            s.high.push_back(c.wilson_high);
+            s.count.push_back(c.count);
+        }
+        return s;
+    };
+    for (const auto& bin : result_->bins)
+        d.bins << QStringLiteral("%1–%2").arg(bin.lo, 0, 'g', 4).arg(bin.hi, 0, 'g', 4);
+    d.series.push_back(series(QFileInfo(settings_.a).baseName(), false));
+    if (result_->compared) {
+        d.series.push_back(series(QFileInfo(settings_.b).baseName(), true));
+        for (const auto& bin : result_->bins) {
+            d.difference.push_back(bin.difference);
+            d.p_value.push_back(bin.p_value);
+        }
+    }
+    d.y_lo = 0;
+    d.y_hi = 1.05;
+    chart_->set_data(d);
+    examples_->clear();
+    examples_->setRowCount(0);
+}
+
+void LengthAccuracyView::show_bin(int bin) {
+    if (!result_ || bin < 0 || bin >= static_cast<int>(result_->bins.size())) return;
+    const auto& ex = result_->bins[static_cast<std::size_t>(bin)].examples;
+    const bool two = result_->compared;
+    examples_->clear();
+    QStringList headers{tr("example"), tr("length"), tr("label"),
+                        two ? tr("prediction A") : tr("prediction")};
+    if (two) headers << tr("prediction B");
+    headers << tr("text");
+    examples_->setColumnCount(static_cast<int>(headers.size()));
+    examples_->setHorizontalHeaderLabels(headers);
+    examples_->setRowCount(static_cast<int>(ex.size()));
+    for (int r = 0; r < static_cast<int>(ex.size()); ++r) {
+        const auto i = static_cast<std::size_t>(ex[static_cast<std::size_t>(r)]);
+        int c = 0;
+        auto put = [&](const QString& text) {
+            examples_->setItem(r, c++, new QTableWidgetItem(text));
+        };
+        put(QString::number(i));
+        put(QString::number(listing_.lengths.at(i)));
+        put(QString::number(listing_.labels.at(i)));
+        put(QString::number(listing_.predictions_a.at(i)));
+        if (two) put(QString::number(listing_.predictions_b.at(i)));
+        put(i < listing_.text.size() ? QString::fromStdString(listing_.text[i]) : QString());
+        const bool wrong = listing_.predictions_a.at(i) != listing_.labels.at(i);
+        if (wrong) examples_->item(r, 3)->setForeground(QColor(176, 0, 32));
+    }
+    examples_->resizeColumnsToContents();
+    examples_->horizontalHeader()->setStretchLastSection(true);
+}
+
+analysis::CsvTable LengthAccuracyView::figure_table() const {
+    return result_ ? result_->table() : analysis::CsvTable{};
+}
+
+nlohmann::json LengthAccuracyView::result_provenance() const {
+    nlohmann::json out = nlohmann::json::array();
+    if (result_) out.push_back(result_->provenance.to_json());
+    return out;
+}
+
+}  // namespace routescope::views

@@ -1,0 +1,164 @@
+#include "views/transitions_view.hpp"
+
+#include <QChartView>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "views/chart_panel.hpp"
+#include "views/result_table.hpp"
+
+namespace routescope::views {
+
+nlohmann::json TransitionsViewSettings::to_json() const {
+    nlohmann::json d = nlohmann::json::array();
+    for (const auto& p : dumps)
+        d.push_back(p.toStdString());
+    return {{"dumps", d}, {"measure", measure.toStdString()}, {"max_sentences", max_sentences}};
+}
+
+TransitionsViewSettings TransitionsViewSettings::from_json(const nlohmann::json& j) {
+    TransitionsViewSettings s;
+    for (const auto& p : j.value("dumps", nlohmann::json::array()))
+        s.dumps << QString::fromStdString(p.get<std::string>());
+    s.measure = QString::fromStdString(j.value("measure", s.measure.toStdString()));
+    s.max_sentences = j.value("max_sentences", s.max_sentences);
+    return s;
+}
+
+namespace {
+double measure_of(const analysis::TransitionStats& s, const QString& measure) {
+    if (measure == "l2") return s.l2;
+    if (measure == "angle") return s.angle_degrees;
+    return s.relative;
+}
+
+}  // namespace
+
+TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* parent)
+    : AnalysisView("transitions", parent), settings_(std::move(settings)) {
+    measure_box_ = new QComboBox(this);
+    measure_box_->setObjectName("measure");
+    measure_box_->addItem(tr("‖Δh‖ / ‖h^(ℓ−1)‖"), "relative");
+    measure_box_->addItem(tr("‖h^(ℓ) − h^(ℓ−1)‖₂"), "l2");
+    measure_box_->addItem(tr("angle (degrees)"), "angle");
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Measure:"), this));
+    controls->addWidget(measure_box_);
+    controls->addStretch(1);
+    chart_ = make_chart_view(tr("Layer transitions"), figure_);
+    auto* fl = new QHBoxLayout(figure_);
+    fl->setContentsMargins(0, 0, 0, 0);
+    fl->addWidget(chart_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 1);
+    measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
+    connect(measure_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_measure(measure_box_->currentData().toString()); });
+}
+
+QString TransitionsView::title() const {
+    QStringList names;
+    for (const auto& d : settings_.dumps)
+        names << QFileInfo(d).fileName();
+    return tr("Transitions — %1").arg(names.join(" | "));
+}
+
+QString TransitionsView::input_stem() const {
+    QStringList names;
+    for (const auto& d : settings_.dumps)
+        names << QFileInfo(d).baseName();
+    return names.join("-vs-");
+}
+
+void TransitionsView::restore_settings(const nlohmann::json& j) {
+    const auto s = TransitionsViewSettings::from_json(j);
+    const bool rerun = s.dumps != settings_.dumps || s.max_sentences != settings_.max_sentences;
+    settings_ = s;
+    {
+        QSignalBlocker block(measure_box_);
+        measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
+    }
+    if (rerun && has_result())
+        start();
+    else
+        redraw();
+}
+
+void TransitionsView::start() {
+    const auto s = settings_;
+    run<std::vector<analysis::TransitionsResult>>(
+        tr("Computing layer transitions"),
+        [s](AnalysisSteps& steps) {
+            std::vector<analysis::TransitionsResult> out;
+            steps.set_total(static_cast<int>(s.dumps.size()));
+            for (const auto& p : s.dumps) {
+                const analysis::DumpReader dump(p.toStdString());
+                analysis::TransitionsOptions o;
+                o.max_sentences = s.max_sentences;
+                out.push_back(analysis::layer_transitions(dump, o));
+                steps.done(static_cast<int>(out.size()));
+            }
+            return out;
+        },
+        [this](std::vector<analysis::TransitionsResult>& r) {
+            results_ = std::move(r);
+            redraw();
+        });
+}
+
+void TransitionsView::set_measure(const QString& measure) {
+    settings_.measure = measure;
+    redraw();
+}
+
+void TransitionsView::redraw() {
+    clear_chart(chart_);
+    for (std::size_t d = 0; d < results_.size(); ++d) {
+        const QString name = QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName();
+        std::vector<double> x, tok, sen;
+        for (const auto& row : results_[d].layers) {
+            x.push_back(row.layer);
+            tok.push_back(measure_of(row.tokens, settings_.measure));
+            sen.push_back(measure_of(row.sentences, settings_.measure));
+        }
+        add_line(chart_, tr("%1 tokens").arg(name), x, tok)->setPointsVisible(true);
+        auto* s = add_line(chart_, tr("%1 sentences").arg(name), x, sen);
+        s->setPointsVisible(true);
+        QPen pen = s->pen();
+        pen.setStyle(Qt::DashLine);
+        s->setPen(pen);
+    }
+    x_axis(chart_, tr("layer ℓ"));
+    y_axis(chart_, measure_box_->currentText());
+    fit_axes(chart_);
+    x_axis(chart_)->setTickType(QValueAxis::TicksDynamic);
+    x_axis(chart_)->setTickInterval(1);
+    x_axis(chart_)->setTickAnchor(0);
+    x_axis(chart_)->setLabelFormat("%d");
+    chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
+}
+
+analysis::CsvTable TransitionsView::figure_table() const {
+    analysis::CsvTable out;
+    for (std::size_t d = 0; d < results_.size(); ++d)
+        append_rows(
+            out,
+            with_keys(
+                results_[d].table(), {"model"},
+                {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString()}));
+    return out;
+}
+
+nlohmann::json TransitionsView::result_provenance() const {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : results_)
+        out.push_back(r.provenance.to_json());
+    return out;
+}
+
+}  // namespace routescope::views

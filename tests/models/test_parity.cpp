@@ -186,6 +186,30 @@ void note(const std::string& quantity, double rel) {
     g_worst[quantity] = std::max(g_worst[quantity], rel);
 }
 
+// n AdamW updates on one batch, as parity.py runs them: loss → backward → clip → update.
+std::vector<double> train_steps(models::Model& model, train::AdamW& adamw,
+                                const models::Batch& batch, int n) {
+    std::vector<double> losses;
+    for (int k = 0; k < n; ++k) {
+        model.params().zero_grad();
+        losses.push_back(model.forward(batch, true, static_cast<std::uint32_t>(adamw.step())));
+        model.backward();
+        adamw.clip(model.params());
+        adamw.update(model.params(), model.pool());
+    }
+    return losses;
+}
+
+models::Batch mlm_batch(const BatchData& data) {
+    models::Batch batch;
+    batch.tokens = data.tokens.data();
+    batch.lengths = data.lengths.data();
+    batch.labels = data.labels.data();
+    return batch;
+}
+
+constexpr int kResumeAfter = 3, kResumeSteps = 3;
+
 struct Case {
     const char* row;
     const char* arch;
@@ -237,6 +261,32 @@ class TestModelParity : public QObject {
                   "--checkpoint", ckpt, "--batch", batch_path, "--out", file(tag + ".result.h5"),
                   "--steps", QString::number(kSteps), "--float64", "--threads", "1"});
         oracles_[tag] = std::move(p);
+    }
+
+    // The engine trains kResumeAfter steps and checkpoints with its AdamW state (/train); parity.py
+    // --resume continues from that file for kResumeSteps more.
+    void start_resume_oracle() {
+        const RunConfig cfg = small_config("bigs");
+        const BatchData data = make_batch();
+        models::Model model(cfg, kB, kL, 1);
+        model.init(kInitSeed);
+        train::AdamW adamw(cfg.train, model.params());
+        train_steps(model, adamw, mlm_batch(data), kResumeAfter);
+        TrainState st;
+        st.step = adamw.step();
+        st.adam_m = adamw.m();
+        st.adam_v = adamw.v();
+        const QString ckpt = file("resume.ckpt.h5"), batch_path = file("resume.batch.h5");
+        write_checkpoint(ckpt.toStdString(), cfg, model.params(), TokenizerBlob{}, &st);
+        write_batch(batch_path.toStdString(), data, false);
+        auto p = std::make_unique<QProcess>();
+        p->setProcessChannelMode(QProcess::MergedChannels);
+        p->start(
+            QStringLiteral(ROUTESCOPE_PYTHON),
+            {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/parity.py"), "--checkpoint",
+             ckpt, "--batch", batch_path, "--out", file("resume.result.h5"), "--steps",
+             QString::number(kResumeSteps), "--float64", "--threads", "1", "--resume"});
+        oracles_["resume"] = std::move(p);
     }
 
     RunResult wait_oracle(const QString& tag) {
@@ -375,6 +425,41 @@ private slots:
         QVERIFY(dir_.isValid());
         for (const Case& c : cases())
             start_oracle(c.config(), c.classify, c.tag());
+        start_resume_oracle();
+    }
+
+    // The Adam state the engine exports (/train adam_m, adam_v, step) is torch's exp_avg,
+    // exp_avg_sq and update count: PyTorch resuming from it follows the engine's own trajectory.
+    void resumedAdamStateContinuesTheSameTrajectory() {
+        const auto run = wait_oracle("resume");
+        QVERIFY2(run.exit_code == 0, qPrintable(run.output));
+        const RunConfig cfg = small_config("bigs");
+        const BatchData data = make_batch();
+        models::Model model(cfg, kB, kL, 1);
+        model.init(kInitSeed);
+        train::AdamW adamw(cfg.train, model.params());
+        train_steps(model, adamw, mlm_batch(data), kResumeAfter);
+        const auto losses = train_steps(model, adamw, mlm_batch(data), kResumeSteps);
+
+        H5::H5File ref(file("resume.result.h5").toStdString(), H5F_ACC_RDONLY);
+        std::int64_t first_step = -1;
+        ref.openAttribute("first_step").read(H5::PredType::NATIVE_INT64, &first_step);
+        QCOMPARE(first_step, std::int64_t(kResumeAfter));
+        const auto ref_losses = read_doubles(ref, "step_losses");
+        QCOMPARE(int(ref_losses.size()), kResumeSteps);
+        double worst = 0;
+        for (int k = 0; k < kResumeSteps; ++k)
+            worst = std::max(worst, std::abs(losses[k] - ref_losses[k]) / ref_losses[k]);
+        qDebug("resumed bigs: step losses %.6f → %.6f, worst rel %.2e", losses.front(),
+               losses.back(), worst);
+        QVERIFY(worst <= kStepLossTol.rel);
+        double worst_v = 0;
+        for (const auto& e : model.params().entries()) {
+            const auto v = read_doubles(ref, "adam_v/" + e.name);
+            worst_v = std::max(worst_v, compare(adamw.v().data() + e.offset, v).rel());
+        }
+        qDebug("resumed bigs: adam_v worst rel %.2e", worst_v);
+        QVERIFY(worst_v <= 1e-3);
     }
 
     void mlmMatchesTheReference_data() {

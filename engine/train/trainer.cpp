@@ -22,6 +22,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string number_text(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
     std::ostringstream s;
     s << v;
     return s.str();

@@ -1,6 +1,282 @@
+// `routescope-cli train` end to end, through the CLI as a user runs it (QProcess):
+// - a BiGS run of a few hundred steps on a corpus this test writes brings the held-out MLM loss
+//   well below the unigram entropy of the masked tokens (computed here from the corpus's counts),
+//   and its checkpoint passes `routescope-cli validate`;
+// - train.steps = 0 writes the initial model, whose A_im is the HiPPO-LegS spectrum (numpy
+//   reference tests/ssm/hippo_reference.py and MODELS.md's printed magnitudes);
+// - bad input stops with a message naming the culprit and the documented exit code (docs/cli.md):
+//   an unknown key, an empty corpus, data.seq_len > model.max_len, a checkpoint whose vocabulary
+//   disagrees with its tokenizer (resume, eval), a NaN loss (the last good checkpoint intact);
+// - SIGTERM saves a checkpoint after the current step and exits 130, and the run resumes.
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/core/config.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/models/model.hpp"
+#include "train_test_support.hpp"
+
+using namespace routescope;
+using train_test::run_cli;
+
+namespace {
+
+QStringList args_of(std::initializer_list<std::string> list) {
+    QStringList out;
+    for (const auto& s : list)
+        out << QString::fromStdString(s);
+    return out;
+}
+
+}  // namespace
+
 class TestTrainCli : public QObject {
     Q_OBJECT
+    QTemporaryDir dir_;
+
+    std::string path(const QString& name) const { return dir_.filePath(name).toStdString(); }
+
+    // Writes `config` to NAME.json and returns its path.
+    std::string config_file(const QString& name, const nlohmann::json& config) const {
+        const std::string p = path(name + ".json");
+        train_test::write_text(p, config.dump(2));
+        return p;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        train_test::write_text(path("words.txt"), train_test::word_corpus(400, 11));
+    }
+
+    void bigsLearnsWellBelowTheUnigramEntropyAndItsCheckpointValidates() {
+        // The masked targets are the corpus's non-special tokens; under the byte tokenizer those
+        // are its bytes (newlines separate documents and are not tokens).
+        std::map<char, double> counts;
+        double total = 0;
+        {
+            std::ifstream in(path("words.txt"));
+            std::string line;
+            while (std::getline(in, line))
+                for (char c : line) {
+                    counts[c] += 1;
+                    total += 1;
+                }
+        }
+        double entropy = 0;
+        for (const auto& [c, n] : counts)
+            entropy -= n / total * std::log(n / total);
+        QVERIFY(entropy > 2.5);  // 12 words over 20 letters and a space: ≈ 2.8 nats
+
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["model"]["d_model"] = 64;
+        config["data"]["seq_len"] = 64;
+        config["train"]["batch_size"] = 8;
+        config["train"]["steps"] = 400;
+        config["train"]["lr"] = 5e-3;
+        config["train"]["warmup_steps"] = 20;
+        config["train"]["eval_every"] = 100;
+        config["train"]["eval_batches"] = 8;
+        config["train"]["checkpoint_every"] = 100;
+        const std::string out = path("learn");
+        const auto r = run_cli(args_of(
+            {"train", "--config", config_file("learn", config), "--out", out, "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+
+        double eval_loss = -1;
+        std::ifstream log(out + "/log.jsonl");
+        std::string line;
+        while (std::getline(log, line)) {
+            const auto j = nlohmann::json::parse(line);
+            if (j["type"] == "eval" && j["step"] == 400) eval_loss = j["loss"].get<double>();
+        }
+        QVERIFY(eval_loss > 0);
+        QVERIFY2(eval_loss < 0.5 * entropy, qPrintable(QStringLiteral("held-out loss %1, unigram "
+                                                                      "entropy %2 nats")
+                                                           .arg(eval_loss)
+                                                           .arg(entropy)));
+        const auto v = run_cli(args_of({"validate", out + "/model.ckpt.h5"}));
+        QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
+
+        // eval on the same corpus agrees that the model learned.
+        const auto e = run_cli(args_of({"eval", "--checkpoint", out + "/model.ckpt.h5", "--data",
+                                        path("words.txt"), "--batches", "8"}));
+        QVERIFY2(e.exit_code == 0, qPrintable(e.err));
+        const auto score = nlohmann::json::parse(e.out.toStdString());
+        QVERIFY(score["loss"].get<double>() < 0.5 * entropy);
+        QVERIFY(score["accuracy"].get<double>() > 0.5);
+    }
+
+    void zeroStepsWritesTheInitialModelWithHippoAIm() {
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["model"]["ssm"]["n_modes"] = 64;
+        const std::string out = path("init");
+        const auto r = run_cli(args_of({"train", "--config", config_file("init", config), "--out",
+                                        out, "--set", "train.steps=0"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const Checkpoint ck = read_checkpoint(out + "/model.ckpt.h5");
+        QVERIFY(ck.train);
+        QCOMPARE(ck.train->step, 0);
+
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/ssm/hippo_reference.py"),
+                  QStringLiteral("64")});
+        QVERIFY(py.waitForFinished(60000) && py.exitCode() == 0);
+        std::vector<double> reference;
+        for (const auto& l : QString::fromUtf8(py.readAllStandardOutput()).split('\n'))
+            if (!l.trimmed().isEmpty()) reference.push_back(l.toDouble());
+        QCOMPARE(reference.size(), std::size_t(64));
+
+        const auto find = [&](const std::string& name) {
+            for (const auto& e : ck.layout)
+                if (e.name == name) return ck.params.data() + e.offset;
+            return static_cast<const float*>(nullptr);
+        };
+        for (const char* ssm : {"layers.0.ssm_forward", "layers.1.ssm_backward"}) {
+            const float* a_im = find(std::string(ssm) + ".A_im");
+            const float* a_re = find(std::string(ssm) + ".A_re");
+            QVERIFY(a_im && a_re);
+            for (int n = 0; n < 64; ++n) {
+                QVERIFY2(std::abs(a_im[n] - reference[n]) <=
+                             1e-6 * std::max(1.0, std::abs(reference[n])),
+                         qPrintable(QStringLiteral("%1.A_im[%2] = %3, numpy %4")
+                                        .arg(ssm)
+                                        .arg(n)
+                                        .arg(a_im[n])
+                                        .arg(reference[n])));
+                QCOMPARE(a_re[n], -0.5f);
+            }
+            // MODELS.md: magnitudes start 0.264, 0.906, 1.703, 2.626 and end 258.152, 433.031,
+            // 1303.274 (± pairs, ascending, so the largest are the last entries).
+            std::vector<double> mags(a_im, a_im + 64);
+            for (auto& m : mags)
+                m = std::abs(m);
+            std::sort(mags.begin(), mags.end());
+            const double first[] = {0.264, 0.906, 1.703, 2.626};
+            for (int k = 0; k < 4; ++k)
+                QVERIFY(std::abs(mags[2 * k] - first[k]) < 5e-4);
+            QVERIFY(std::abs(a_im[61] - 258.152) < 5e-3 && std::abs(a_im[62] - 433.031) < 5e-3 &&
+                    std::abs(a_im[63] - 1303.274) < 5e-3);
+        }
+        QVERIFY(run_cli(args_of({"validate", out + "/model.ckpt.h5"})).exit_code == 0);
+    }
+
+    void unknownConfigKeyIsAnErrorNamingTheKey() {
+        const auto config = train_test::tiny_bigs(path("words.txt"));
+        const auto r = run_cli(args_of({"train", "--config", config_file("unknown", config),
+                                        "--out", path("unknown"), "--set", "train.stpes=5"}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.stpes"), qPrintable(r.err));
+
+        auto in_file = config;
+        in_file["model"]["d_modle"] = 32;
+        const auto f = run_cli(args_of(
+            {"train", "--config", config_file("unknown2", in_file), "--out", path("unknown2")}));
+        QCOMPARE(f.exit_code, 2);
+        QVERIFY2(f.err.contains("model.d_modle"), qPrintable(f.err));
+    }
+
+    void emptyCorpusIsAnErrorNamingThePath() {
+        train_test::write_text(path("empty.txt"), "\n\n");
+        const auto r = run_cli(args_of(
+            {"train", "--config", config_file("empty", train_test::tiny_bigs(path("empty.txt"))),
+             "--out", path("empty-run")}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains(QString::fromStdString(path("empty.txt"))), qPrintable(r.err));
+    }
+
+    void sequenceLongerThanMaxLenIsAnError() {
+        const auto r = run_cli(args_of(
+            {"train", "--config", config_file("long", train_test::tiny_bigs(path("words.txt"))),
+             "--out", path("long"), "--set", "data.seq_len=65"}));  // max_len is 64
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.seq_len") && r.err.contains("model.max_len"),
+                 qPrintable(r.err));
+    }
+
+    void vocabularyMismatchBetweenCheckpointAndTokenizerIsAnError() {
+        // A checkpoint whose model has 100 ids but whose stored tokenizer (bytes) has 261.
+        auto cj = train_test::tiny_bigs(path("words.txt"));
+        cj["model"]["vocab_size"] = 100;
+        const RunConfig config = RunConfig::from_json(cj);
+        models::Model model(config, 1, 8);
+        model.init(1);
+        TrainState st;
+        st.step = 3;
+        st.adam_m.assign(model.params().size(), 0.0f);
+        st.adam_v.assign(model.params().size(), 0.0f);
+        const std::string run = path("mismatch");
+        QDir().mkpath(QString::fromStdString(run));
+        write_checkpoint(run + "/model.ckpt.h5", config, model.params(), {"bytes", {}}, &st);
+
+        const auto r = run_cli(args_of({"train", "--resume", run}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(
+            r.err.contains("vocabulary mismatch") && r.err.contains("100") && r.err.contains("261"),
+            qPrintable(r.err));
+
+        const auto e = run_cli(
+            args_of({"eval", "--checkpoint", run + "/model.ckpt.h5", "--data", path("words.txt")}));
+        QCOMPARE(e.exit_code, 2);
+        QVERIFY2(e.err.contains("vocabulary mismatch"), qPrintable(e.err));
+    }
+
+    void nanLossStopsNamingTheStepAndKeepsTheLastGoodCheckpoint() {
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["train"]["lr"] = 1e30;  // the first update throws the weights to ~1e30
+        config["train"]["warmup_steps"] = 0;
+        config["train"]["checkpoint_every"] = 1;
+        const std::string out = path("nan");
+        const auto r =
+            run_cli(args_of({"train", "--config", config_file("nan", config), "--out", out}));
+        QCOMPARE(r.exit_code, 3);
+        const QRegularExpression said(QStringLiteral("step (\\d+): the (loss|gradient norm) is"));
+        const auto m = said.match(r.err);
+        QVERIFY2(m.hasMatch(), qPrintable(r.err));
+        const int bad = m.captured(1).toInt();
+        QVERIFY(bad >= 2);
+        QVERIFY2(r.err.contains("intact"), qPrintable(r.err));
+
+        const auto v = run_cli(args_of({"validate", out + "/model.ckpt.h5"}));
+        QVERIFY2(v.exit_code == 0, qPrintable(v.out));
+        const Checkpoint ck = read_checkpoint(out + "/model.ckpt.h5");
+        QCOMPARE(ck.train->step, bad - 1);
+        // No temporary file was left beside it.
+        QCOMPARE(QDir(QString::fromStdString(out)).entryList(QDir::Files).size(), qsizetype(2));
+    }
+
+    void sigtermSavesACheckpointExits130AndTheRunResumes() {
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["train"]["steps"] = 100000;
+        config["train"]["checkpoint_every"] = 0;
+        const std::string out = path("sigterm");
+        QProcess p;
+        p.start(QStringLiteral(ROUTESCOPE_CLI),
+                args_of({"train", "--config", config_file("sigterm", config), "--out", out}));
+        QVERIFY(p.waitForStarted());
+        // Wait for a few steps to be logged, then ask it to stop.
+        QByteArray seen;
+        while (seen.count("\"type\":\"step\"") < 3 && p.waitForReadyRead(30000))
+            seen += p.readAllStandardOutput();
+        QVERIFY(seen.count("\"type\":\"step\"") >= 3);
+        p.terminate();  // SIGTERM
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 130);
+        const Checkpoint ck = read_checkpoint(out + "/model.ckpt.h5");
+        QVERIFY(ck.train && ck.train->step >= 3 && ck.train->step < 100000);
+
+        const auto r = run_cli(args_of({"train", "--resume", out, "--set",
+                                        "train.steps=" + std::to_string(ck.train->step + 2)}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, ck.train->step + 2);
+    }
 };
+
 QTEST_GUILESS_MAIN(TestTrainCli)
 #include "test_train_cli.moc"

@@ -208,7 +208,7 @@ void GatesView::draw_histogram() {
                           .arg(100 * g.below_0_1, 0, 'f', 1)
                           .arg(100 * g.above_0_9, 0, 'f', 1);
         if (g.above_0_99 >= 0) sat += tr(", > 0.99: %1%").arg(100 * g.above_0_99, 0, 'f', 1);
-        histogram_->chart()->setTitle(tr("Layer %1 %2: mean %3, std %4<br>%5")
+        histogram_->chart()->setTitle(tr("Layer %1 %2: mean %3, std %4 · %5")
                                           .arg(g.layer)
                                           .arg(QString::fromStdString(g.gate))
                                           .arg(g.mean, 0, 'f', 3)

@@ -3,23 +3,36 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QToolButton>
+#include <QTreeWidget>
 
 #include "app/gui/workspace_dock.hpp"
 #include "engine/core/build_info.hpp"
+#include "engine/core/error.hpp"
 #include "routescope/version.hpp"
+#include "views/anisotropy_view.hpp"
+#include "views/efficiency_view.hpp"
 #include "views/file_summary_view.hpp"
+#include "views/gates_view.hpp"
+#include "views/kernel_view.hpp"
+#include "views/length_accuracy_view.hpp"
+#include "views/pca_view.hpp"
+#include "views/transitions_view.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -38,7 +51,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setTabsClosable(true);
     tabs_->setDocumentMode(true);
     tabs_->setObjectName("viewTabs");
-    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int i) { delete tabs_->widget(i); });
+    connect(tabs_, &QTabWidget::tabCloseRequested, this,
+            [this](int i) { delete tabs_->widget(i); });
     setCentralWidget(tabs_);
 
     workspace_ = new WorkspaceDock(this);
@@ -53,8 +67,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(loader_, &FileLoader::loaded, this, &MainWindow::on_loaded);
 
+    progress_ = new QProgressBar(this);
+    progress_->setObjectName("analysisProgress");
+    progress_->setMaximumWidth(220);
+    progress_->setTextVisible(true);
+    progress_->hide();
+    cancel_button_ = new QToolButton(this);
+    cancel_button_->setText(tr("Cancel"));
+    cancel_button_->setToolTip(tr("Cancel the running analyses"));
+    cancel_button_->hide();
+    connect(cancel_button_, &QToolButton::clicked, this, [this] {
+        for (auto* v : analysis_views())
+            v->cancel();
+    });
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancel_button_);
+
     create_actions();
-    statusBar()->showMessage(tr("Open a dump (*.dump.h5) or checkpoint (*.ckpt.h5): File › Open, or drop it here."));
+    create_analysis_actions();
+    statusBar()->showMessage(
+        tr("Open a dump (*.dump.h5) or checkpoint (*.ckpt.h5): File › Open, or drop it here."));
 
     QSettings settings;
     restoreGeometry(settings.value("window/geometry").toByteArray());
@@ -66,7 +98,8 @@ void MainWindow::create_actions() {
     QToolBar* toolbar = addToolBar(tr("Main"));
     toolbar->setObjectName("mainToolbar");
 
-    auto* open = new QAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+    auto* open =
+        new QAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
     open->setShortcut(QKeySequence::Open);
     open->setStatusTip(tr("Open an activation dump or a checkpoint"));
     connect(open, &QAction::triggered, this, &MainWindow::open_dialog);
@@ -89,6 +122,23 @@ void MainWindow::create_actions() {
     connect(quit, &QAction::triggered, this, &QWidget::close);
     file->addAction(quit);
 
+    auto* export_action = new QAction(tr("&Export…"), this);
+    export_action->setObjectName("exportAction");
+    export_action->setShortcut(QKeySequence(tr("Ctrl+E")));
+    export_action->setStatusTip(
+        tr("Export the current view as PNG, SVG, PDF or its data as CSV, with a provenance JSON"));
+    connect(export_action, &QAction::triggered, this, &MainWindow::export_dialog);
+    file->insertAction(quit, export_action);
+    auto* export_all_action = new QAction(tr("Export &All…"), this);
+    export_all_action->setObjectName("exportAllAction");
+    export_all_action->setShortcut(QKeySequence(tr("Ctrl+Alt+E")));
+    export_all_action->setStatusTip(
+        tr("Export every open view (PNG, SVG, PDF, CSV and provenance) into a directory"));
+    connect(export_all_action, &QAction::triggered, this, &MainWindow::export_all_dialog);
+    file->insertAction(quit, export_all_action);
+    file->insertSeparator(quit);
+    toolbar->addAction(export_action);
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* toggle = workspace_->toggleViewAction();
     toggle->setShortcut(QKeySequence(tr("Ctrl+1")));
@@ -104,10 +154,12 @@ void MainWindow::create_actions() {
 
 void MainWindow::open_dialog() {
     const QString dir = QSettings().value("lastDir").toString();
-    const QStringList files = QFileDialog::getOpenFileNames(
-        this, tr("Open dump or checkpoint"), dir,
-        tr("Routescope files (*.h5 *.hdf5);;Activation dumps (*.dump.h5);;Checkpoints (*.ckpt.h5);;All files (*)"));
-    for (const auto& f : files) open_file(f);
+    const QStringList files =
+        QFileDialog::getOpenFileNames(this, tr("Open dump or checkpoint"), dir,
+                                      tr("Routescope files (*.h5 *.hdf5);;Activation dumps "
+                                         "(*.dump.h5);;Checkpoints (*.ckpt.h5);;All files (*)"));
+    for (const auto& f : files)
+        open_file(f);
     if (!files.isEmpty()) QSettings().setValue("lastDir", QFileInfo(files.first()).absolutePath());
 }
 
@@ -167,13 +219,16 @@ void MainWindow::close_current() {
     if (QWidget* w = tabs_->currentWidget()) delete w;
 }
 
-QStringList MainWindow::recent_files() const { return QSettings().value(kRecentKey).toStringList(); }
+QStringList MainWindow::recent_files() const {
+    return QSettings().value(kRecentKey).toStringList();
+}
 
 void MainWindow::add_recent(const QString& path) {
     QStringList files = recent_files();
     files.removeAll(path);
     files.prepend(path);
-    while (files.size() > kMaxRecent) files.removeLast();
+    while (files.size() > kMaxRecent)
+        files.removeLast();
     QSettings().setValue(kRecentKey, files);
     rebuild_recent_menu();
 }
@@ -182,7 +237,8 @@ void MainWindow::rebuild_recent_menu() {
     recent_menu_->clear();
     const QStringList files = recent_files();
     for (int i = 0; i < files.size(); ++i) {
-        auto* a = recent_menu_->addAction(tr("&%1 %2").arg(i + 1).arg(QFileInfo(files[i]).fileName()));
+        auto* a =
+            recent_menu_->addAction(tr("&%1 %2").arg(i + 1).arg(QFileInfo(files[i]).fileName()));
         a->setStatusTip(files[i]);
         const QString path = files[i];
         connect(a, &QAction::triggered, this, [this, path] { open_file(path); });
@@ -199,13 +255,15 @@ void MainWindow::rebuild_recent_menu() {
 }
 
 void MainWindow::show_about() {
-    QMessageBox::about(this, tr("About Routescope"),
-                       tr("<h3>Routescope %1</h3>"
-                          "<p>A workbench for attention-free pretrained language models: BiGS, Birdie, "
-                          "S-LSTM, gMLP and their attention baselines.</p>"
-                          "<p>License: GPL-3.0-or-later.</p><pre>%2Qt %3</pre>")
-                           .arg(QString::fromUtf8(kVersion), QString::fromStdString(build_info_text()).toHtmlEscaped(),
-                                QString::fromUtf8(qVersion())));
+    QMessageBox::about(
+        this, tr("About Routescope"),
+        tr("<h3>Routescope %1</h3>"
+           "<p>A workbench for attention-free pretrained language models: BiGS, Birdie, "
+           "S-LSTM, gMLP and their attention baselines.</p>"
+           "<p>License: GPL-3.0-or-later.</p><pre>%2Qt %3</pre>")
+            .arg(QString::fromUtf8(kVersion),
+                 QString::fromStdString(build_info_text()).toHtmlEscaped(),
+                 QString::fromUtf8(qVersion())));
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -231,6 +289,233 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
     QMainWindow::closeEvent(event);
+}
+
+void MainWindow::create_analysis_actions() {
+    analysis_menu_ = new QMenu(tr("&Analysis"), this);
+    menuBar()->insertMenu(menuBar()->actions().value(2), analysis_menu_);
+    struct Entry {
+        const char* kind;
+        const char* text;
+        const char* shortcut;
+        const char* tip;
+    };
+    const Entry entries[] = {
+        {"kernels", QT_TR_NOOP("&Kernels"), "Ctrl+Shift+K",
+         QT_TR_NOOP("SSM kernels by layer and relative position (two files: A | B | A − B)")},
+        {"gates", QT_TR_NOOP("&Gates"), "Ctrl+Shift+G",
+         QT_TR_NOOP("Gate statistics, histograms and a token-aligned timeline")},
+        {"anisotropy", QT_TR_NOOP("&Anisotropy"), "Ctrl+Shift+A",
+         QT_TR_NOOP(
+             "Cosine similarity of token and sentence vectors per layer (several dumps overlaid)")},
+        {"pca", QT_TR_NOOP("&PCA Redundancy"), "Ctrl+Shift+P",
+         QT_TR_NOOP("Principal components k(p) per sentence and layer")},
+        {"transitions", QT_TR_NOOP("Layer &Transitions"), "Ctrl+Shift+T",
+         QT_TR_NOOP("How far each layer moves token and sentence vectors, per model")},
+        {"length_accuracy", QT_TR_NOOP("Accuracy by &Length"), "Ctrl+Shift+L",
+         QT_TR_NOOP("Accuracy per length bin with Wilson intervals (two dumps: the difference)")},
+        {"efficiency", QT_TR_NOOP("&Efficiency"), "Ctrl+Shift+F",
+         QT_TR_NOOP("FLOPs against sequence length per architecture")},
+    };
+    for (const Entry& e : entries) {
+        auto* a = new QAction(tr(e.text), this);
+        a->setObjectName(QString("analysis_%1").arg(e.kind));
+        a->setShortcut(QKeySequence(QString::fromLatin1(e.shortcut)));
+        a->setStatusTip(tr(e.tip));
+        const QString kind = QString::fromLatin1(e.kind);
+        connect(a, &QAction::triggered, this, [this, kind] {
+            const QStringList paths = selected_paths();
+            if (paths.isEmpty() && kind != "efficiency") {
+                show_error(
+                    tr("No dump selected"),
+                    tr("Select a dump (or checkpoint, for kernels) in the workspace, or open "
+                       "one with File › Open, then choose the analysis again."));
+                return;
+            }
+            open_analysis(kind, paths);
+        });
+        analysis_menu_->addAction(a);
+    }
+    QTreeWidget* tree = workspace_->tree();
+    tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(tree, &QWidget::customContextMenuRequested, this, [this, tree](const QPoint& at) {
+        if (selected_paths().isEmpty()) return;
+        analysis_menu_->popup(tree->viewport()->mapToGlobal(at));
+    });
+}
+
+QStringList MainWindow::selected_paths() const {
+    QStringList out;
+    const QStringList known = workspace_->paths();
+    for (QTreeWidgetItem* item : workspace_->tree()->selectedItems())
+        for (auto* i = item; i; i = i->parent())
+            if (known.contains(i->toolTip(0))) {
+                if (!out.contains(i->toolTip(0))) out << i->toolTip(0);
+                break;
+            }
+    if (out.isEmpty() && tabs_->currentWidget()) {
+        const QString path = tabs_->currentWidget()->property("routescopePath").toString();
+        if (!path.isEmpty()) out << path;
+    }
+    return out;
+}
+
+views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStringList& paths) {
+    views::AnalysisView* view = nullptr;
+    if (kind == "kernels") {
+        views::KernelViewSettings s;
+        s.a = views::KernelSource::from_path(paths.value(0));
+        if (paths.size() > 1) s.b = views::KernelSource::from_path(paths[1]);
+        view = new views::KernelView(s, tabs_);
+    } else if (kind == "gates") {
+        view = new views::GatesView({paths.value(0), -1, {}, 0}, tabs_);
+    } else if (kind == "anisotropy") {
+        views::AnisotropyViewSettings s;
+        s.dumps = paths;
+        view = new views::AnisotropyView(s, tabs_);
+    } else if (kind == "pca") {
+        view = new views::PcaView({paths.value(0), false, 0}, tabs_);
+    } else if (kind == "transitions") {
+        views::TransitionsViewSettings s;
+        s.dumps = paths;
+        view = new views::TransitionsView(s, tabs_);
+    } else if (kind == "length_accuracy") {
+        view = new views::LengthAccuracyView({paths.value(0), paths.value(1), "quantile", 5, 0},
+                                             tabs_);
+    } else if (kind == "efficiency") {
+        view = new views::EfficiencyView({}, tabs_);
+    } else {
+        show_error(tr("Unknown analysis"), tr("There is no analysis view named '%1'.").arg(kind));
+        return nullptr;
+    }
+    watch(view);
+    tabs_->addTab(view, view->title());
+    tabs_->setTabToolTip(tabs_->indexOf(view), paths.join("\n"));
+    tabs_->setCurrentWidget(view);
+    view->start();
+    return view;
+}
+
+void MainWindow::watch(views::AnalysisView* view) {
+    auto finished = [this, view] {
+        running_ = std::max(0, running_ - 1);
+        if (running_ == 0) {
+            progress_->hide();
+            cancel_button_->hide();
+        }
+    };
+    connect(view, &views::AnalysisView::analysisStarted, this, [this](const QString& what) {
+        ++running_;
+        progress_->setRange(0, 0);  // busy until the first step reports
+        progress_->show();
+        cancel_button_->show();
+        statusBar()->showMessage(what + tr("…"));
+    });
+    connect(view, &views::AnalysisView::progressChanged, this, [this](int value, int maximum) {
+        progress_->setRange(0, std::max(1, maximum));
+        progress_->setValue(value);
+    });
+    connect(view, &views::AnalysisView::analysisFinished, this, [this, finished, view] {
+        finished();
+        statusBar()->showMessage(tr("%1: done").arg(view->title()), 5000);
+    });
+    connect(view, &views::AnalysisView::analysisCancelled, this, [this, finished] {
+        finished();
+        statusBar()->showMessage(tr("Analysis cancelled"), 5000);
+    });
+    connect(view, &views::AnalysisView::analysisFailed, this,
+            [this, finished, view](const QString& message) {
+                finished();
+                show_error(tr("Analysis failed"),
+                           tr("%1\n\n%2\n\nCheck that the file holds what this analysis reads (its "
+                              "structure is in its summary tab) or change the view's settings.")
+                               .arg(view->title(), message));
+            });
+}
+
+QList<views::AnalysisView*> MainWindow::analysis_views() const {
+    QList<views::AnalysisView*> out;
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (auto* v = qobject_cast<views::AnalysisView*>(tabs_->widget(i))) out << v;
+    return out;
+}
+
+views::AnalysisView* MainWindow::current_analysis() const {
+    return qobject_cast<views::AnalysisView*>(tabs_->currentWidget());
+}
+
+QStringList MainWindow::export_current(const QString& path, int dpi) {
+    auto* view = current_analysis();
+    if (!view)
+        throw ConfigError(
+            "the current tab is not an analysis view: open one from the Analysis menu first");
+    if (!view->has_result())
+        throw ConfigError("the view has no result yet (its analysis is running or failed)");
+    return view->export_to(path, dpi);
+}
+
+QStringList MainWindow::export_all(const QString& dir, int dpi) {
+    QStringList out;
+    QWidget* was = tabs_->currentWidget();
+    for (auto* view : analysis_views()) {
+        if (!view->has_result()) continue;
+        // Charts lay out only when shown: bring each view up once before drawing it.
+        tabs_->setCurrentWidget(view);
+        QApplication::processEvents();
+        out += views::export_all_formats(*view, dir, dpi);
+    }
+    if (was) tabs_->setCurrentWidget(was);
+    return out;
+}
+
+void MainWindow::export_dialog() {
+    auto* view = current_analysis();
+    if (!view) {
+        show_error(tr("Nothing to export"),
+                   tr("Open an analysis view (Analysis menu) and export it from its tab."));
+        return;
+    }
+    QString filter;
+    const QString dir = QSettings().value("exportDir").toString();
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export figure"), QDir(dir).filePath(view->figure_name() + ".png"),
+        tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"),
+        &filter);
+    if (path.isEmpty()) return;
+    int dpi = 150;
+    if (path.endsWith(".png", Qt::CaseInsensitive)) {
+        bool ok = false;
+        dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch:"), 300, 72, 1200,
+                                   1, &ok);
+        if (!ok) return;
+    }
+    try {
+        const QStringList files = export_current(path, dpi);
+        QSettings().setValue("exportDir", QFileInfo(path).absolutePath());
+        statusBar()->showMessage(tr("Wrote %1").arg(files.join(", ")), 8000);
+    } catch (const std::exception& e) {
+        show_error(tr("Export failed"), QString::fromUtf8(e.what()));
+    }
+}
+
+void MainWindow::export_all_dialog() {
+    if (analysis_views().isEmpty()) {
+        show_error(tr("Nothing to export"),
+                   tr("Open analysis views from the Analysis menu first."));
+        return;
+    }
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Export all views into"), QSettings().value("exportDir").toString());
+    if (dir.isEmpty()) return;
+    try {
+        const QStringList files = export_all(dir, 300);
+        QSettings().setValue("exportDir", dir);
+        statusBar()->showMessage(
+            tr("Wrote %n file(s) into %1", nullptr, static_cast<int>(files.size())).arg(dir), 8000);
+    } catch (const std::exception& e) {
+        show_error(tr("Export failed"), QString::fromUtf8(e.what()));
+    }
 }
 
 }  // namespace routescope::gui

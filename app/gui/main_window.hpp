@@ -11,9 +11,13 @@ class QMimeData;
 class QMenu;
 #include <QMessageBox>
 
+class QProgressBar;
+class QToolButton;
+
 namespace routescope::views {
 class FileSummaryView;
-}
+class AnalysisView;
+}  // namespace routescope::views
 
 namespace routescope::gui {
 
@@ -33,6 +37,20 @@ public:
     QStringList recent_files() const;
     /// Opens every local file in `mime` (what a drop does); returns how many.
     int open_dropped(const QMimeData* mime);
+    /// Opens the analysis view `kind` ("kernels", "gates", "anisotropy", "pca", "transitions",
+    /// "length_accuracy", "efficiency") on `paths` (two or more: compare mode where the view has
+    /// one) and starts its analysis in a worker. Returns the view (its tab is current).
+    views::AnalysisView* open_analysis(const QString& kind, const QStringList& paths);
+    /// Dumps/checkpoints the Analysis actions apply to: the workspace selection, else the current
+    /// tab's file.
+    QStringList selected_paths() const;
+    QList<views::AnalysisView*> analysis_views() const;
+    views::AnalysisView* current_analysis() const;
+    /// Writes the current view to `path` (format from the suffix); throws routescope::Error.
+    QStringList export_current(const QString& path, int dpi = 150);
+    /// Writes every open view as PNG, SVG, PDF and CSV (each with provenance) into `dir`.
+    QStringList export_all(const QString& dir, int dpi = 150);
+    QProgressBar* progress_bar() const { return progress_; }
     /// The last error message box shown (non-modal), for tests and for closing it.
     QMessageBox* last_error() const { return last_error_; }
 
@@ -40,6 +58,8 @@ public slots:
     void open_dialog();
     void show_about();
     void close_current();
+    void export_dialog();
+    void export_all_dialog();
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -52,6 +72,10 @@ private:
     FileLoader* loader_;
     QMenu* recent_menu_;
     QPointer<QMessageBox> last_error_;
+    QProgressBar* progress_;
+    QToolButton* cancel_button_;
+    QMenu* analysis_menu_;
+    int running_ = 0;
 
     void create_actions();
     void on_loaded(const LoadedFile& file);
@@ -59,6 +83,8 @@ private:
     void add_recent(const QString& path);
     void rebuild_recent_menu();
     void show_error(const QString& title, const QString& text);
+    void create_analysis_actions();
+    void watch(views::AnalysisView* view);
 };
 
 }  // namespace routescope::gui

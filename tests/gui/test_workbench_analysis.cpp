@@ -1,0 +1,111 @@
+// The workbench's Analysis menu: every action has a shortcut and a status tip, opens its view on
+// the workspace selection, reports progress in the status bar, turns a failing analysis into an
+// error dialog, and "Export…"/"Export All" write figures with their provenance.
+#include <QtTest>
+
+#include <QAction>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QTabWidget>
+#include <QTreeWidget>
+
+#include "app/gui/main_window.hpp"
+#include "app/gui/workspace_dock.hpp"
+#include "engine/core/error.hpp"
+#include "view_test_support.hpp"
+#include "views/analysis_view.hpp"
+#include "views/heatmap_widget.hpp"
+#include "views/kernel_view.hpp"
+
+using namespace routescope;
+
+class TestWorkbenchAnalysis : public QObject {
+    Q_OBJECT
+    QString dir_, dump_;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        dir_ = view_test::data_dir("workbench_analysis");
+        dump_ = view_test::sample_dump(dir_, "sample.dump.h5");
+        QVERIFY(!dump_.isEmpty());
+    }
+
+    void everyAnalysisActionHasAShortcutAndAStatusTip() {
+        gui::MainWindow window;
+        QMenu* analysis = nullptr;
+        for (QAction* a : window.menuBar()->actions())
+            if (a->text().remove('&') == "Analysis") analysis = a->menu();
+        QVERIFY(analysis);
+        QCOMPARE(analysis->actions().size(), 7);
+        for (QAction* a : analysis->actions()) {
+            QVERIFY2(!a->shortcut().isEmpty(), qPrintable(a->text()));
+            QVERIFY2(!a->statusTip().isEmpty(), qPrintable(a->text()));
+        }
+        auto* exp = window.findChild<QAction*>("exportAction");
+        QVERIFY(exp && !exp->shortcut().isEmpty() && !exp->statusTip().isEmpty());
+        QVERIFY(window.findChild<QAction*>("exportAllAction"));
+    }
+
+    void theKernelActionOpensAViewOnTheSelectedDump() {
+        gui::MainWindow window;
+        window.resize(1300, 800);
+        window.show();
+        window.open_file(dump_);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        window.workspace()->tree()->clearSelection();
+        window.workspace()->item_for(dump_)->setSelected(true);
+        QCOMPARE(window.selected_paths(), QStringList{dump_});
+        window.findChild<QAction*>("analysis_kernels")->trigger();
+        auto* view = qobject_cast<views::KernelView*>(window.current_analysis());
+        QVERIFY(view);
+        QVERIFY(window.progress_bar()->isVisible() || !view->busy());
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->has_result(), qPrintable(view->error()));
+        QTRY_VERIFY(!window.progress_bar()->isVisible());
+        QCOMPARE(view->heatmap_a()->data().rows, 4);
+        QVERIFY(view_test::screenshot(&window, "workbench_kernels"));
+
+        // Export… of the current view, then Export All of every open view.
+        const QString out = QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/workbench_export");
+        QDir(out).removeRecursively();
+        QDir().mkpath(out);
+        const QStringList one = window.export_current(out + "/kernels.svg");
+        QCOMPARE(one, (QStringList{out + "/kernels.svg", out + "/kernels.svg.provenance.json"}));
+        auto* anis = window.open_analysis("anisotropy", {dump_});
+        QVERIFY(view_test::wait_for(anis));
+        QVERIFY(view_test::screenshot(&window, "workbench_anisotropy"));
+        const QStringList all = window.export_all(out + "/all", 96);
+        QCOMPARE(all.size(), 2 * 8);  // two views × (PNG, SVG, PDF, CSV) × (figure, provenance)
+        for (const QString& f : all)
+            QVERIFY2(QFileInfo(f).size() > 0, qPrintable(f));
+    }
+
+    void aFailingAnalysisShowsAnErrorDialog() {
+        gui::MainWindow window;
+        window.show();
+        // A dump without gates: the gates view cannot show anything and says why.
+        const QString no_gates = QFileInfo(view_test::ssm_checkpoint(dir_, "before.ckpt.h5"))
+                                     .dir()
+                                     .filePath("equal.dump.h5");
+        auto* view = window.open_analysis("gates", {no_gates});
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY(!view->has_result());
+        QTRY_VERIFY(window.last_error());
+        QVERIFY2(window.last_error()->text().contains("gates"),
+                 qPrintable(window.last_error()->text()));
+        window.last_error()->close();
+    }
+
+    void exportWithoutAnAnalysisViewIsAnError() {
+        gui::MainWindow window;
+        QVERIFY_THROWS_EXCEPTION(
+            routescope::ConfigError,
+            window.export_current(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/x.png")));
+    }
+};
+
+QTEST_MAIN(TestWorkbenchAnalysis)
+#include "test_workbench_analysis.moc"

@@ -10,7 +10,8 @@ namespace routescope::cli {
 namespace {
 
 CommandRunner setup_inspect(CLI::App& app) {
-    auto* cmd = app.add_subcommand("inspect", "Summarise a dump or checkpoint: model, S, L, layers, gates, dtypes, sizes");
+    auto* cmd = app.add_subcommand(
+        "inspect", "Summarise a dump or checkpoint: model, S, L, layers, gates, dtypes, sizes");
     auto file = std::make_shared<std::string>();
     cmd->add_option("file", *file, "*.dump.h5 or *.ckpt.h5")->required();
     return [file]() {
@@ -22,8 +23,10 @@ CommandRunner setup_inspect(CLI::App& app) {
             return kExitUsage;
         }
         if (!report.ok()) {
-            std::cout << *file << ": does not follow its format (" << report.violations.size() << " violation(s)):\n";
-            for (const auto& v : report.violations) std::cout << "  " << v.text() << "\n";
+            std::cout << *file << ": does not follow its format (" << report.violations.size()
+                      << " violation(s)):\n";
+            for (const auto& v : report.violations)
+                std::cout << "  " << v.text() << "\n";
         }
         std::cout << summary_text(read_file_info(*file));
         return report.ok() ? kExitOk : kExitInvalid;

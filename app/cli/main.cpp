@@ -18,15 +18,18 @@ std::vector<CommandEntry>& command_registry() {
 
 int main(int argc, char** argv) {
     using namespace routescope::cli;
-    CLI::App app{"routescope-cli — train, evaluate, dump and analyse attention-free language models.\n"
-                 "Files: checkpoints (*.ckpt.h5) and activation dumps (*.dump.h5), see docs/formats.md."};
+    CLI::App app{
+        "routescope-cli — train, evaluate, dump and analyse attention-free language models.\n"
+        "Files: checkpoints (*.ckpt.h5) and activation dumps (*.dump.h5), see docs/formats.md."};
     app.name("routescope-cli");
     app.require_subcommand(0, 1);
     bool show_version = false;
-    app.add_flag("-V,--version", show_version, "Print the version and the libraries built in, then exit");
+    app.add_flag("-V,--version", show_version,
+                 "Print the version and the libraries built in, then exit");
 
     auto& registry = command_registry();
-    std::sort(registry.begin(), registry.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::sort(registry.begin(), registry.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
     std::map<CLI::App*, CommandRunner> runners;
     for (const auto& entry : registry) {
         const auto all = [](CLI::App*) { return true; };
@@ -60,7 +63,8 @@ int main(int argc, char** argv) {
             std::cerr << "routescope-cli " << sub->get_name() << ": error: " << e.what() << "\n";
             return kExitFailure;
         } catch (const std::exception& e) {
-            std::cerr << "routescope-cli " << sub->get_name() << ": unexpected error: " << e.what() << "\n";
+            std::cerr << "routescope-cli " << sub->get_name() << ": unexpected error: " << e.what()
+                      << "\n";
             return kExitFailure;
         }
     }

@@ -13,15 +13,17 @@
 namespace routescope::cli {
 namespace {
 
-int write_sample_dump(const std::string& out, int examples, int length, int d, int layers, unsigned seed) {
+int write_sample_dump(const std::string& out, int examples, int length, int d, int layers,
+                      unsigned seed) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal;
     std::uniform_real_distribution<double> uniform;
 
-    const std::vector<std::string> words = {"the", "model", "routes", "tokens", "along", "a", "sequence", "without",
-                                            "attention", "gates", "open", "and", "close", "while", "kernels", "decay",
-                                            "over", "long", "gaps", "between", "matching", "sentences", "in", "every",
-                                            "layer", "state", "space", "memory", "forgets", "slowly"};
+    const std::vector<std::string> words = {
+        "the",       "model", "routes", "tokens",  "along",    "a",         "sequence", "without",
+        "attention", "gates", "open",   "and",     "close",    "while",     "kernels",  "decay",
+        "over",      "long",  "gaps",   "between", "matching", "sentences", "in",       "every",
+        "layer",     "state", "space",  "memory",  "forgets",  "slowly"};
     DumpSpec spec;
     spec.arch = "bigs";
     spec.name = "synthetic-sample (not a trained model)";
@@ -30,7 +32,8 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
     spec.d_model = d;
     spec.examples = examples;
     spec.length = length;
-    for (int l = 0; l <= layers; ++l) spec.layers.push_back(l);
+    for (int l = 0; l <= layers; ++l)
+        spec.layers.push_back(l);
     spec.sentence = true;
     spec.gates = {"u_f", "u_b"};
     spec.gate_channels = d;
@@ -42,7 +45,8 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
 
     DumpWriter writer(out, spec);
     std::vector<float> common(d);
-    for (auto& v : common) v = normal(rng);
+    for (auto& v : common)
+        v = normal(rng);
     std::vector<float> h(static_cast<std::size_t>(length) * d), sentence(d), gate(h.size());
     for (int s = 0; s < examples; ++s) {
         ExampleRecord r;
@@ -59,15 +63,18 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
         r.attributes = {std::floor(uniform(rng) * r.length)};
         writer.write_example(s, r);
 
-        for (auto& v : h) v = normal(rng);
+        for (auto& v : h)
+            v = normal(rng);
         for (int l = 0; l <= layers; ++l) {
             // Each layer keeps most of the previous state and drifts towards `common`.
             const float drift = 0.4f * l;
             if (l > 0)
-                for (std::size_t i = 0; i < h.size(); ++i) h[i] = 0.8f * h[i] + 0.5f * normal(rng) + 0.15f * drift * common[i % d];
+                for (std::size_t i = 0; i < h.size(); ++i)
+                    h[i] = 0.8f * h[i] + 0.5f * normal(rng) + 0.15f * drift * common[i % d];
             std::fill(sentence.begin(), sentence.end(), 0.0f);
             for (int t = 0; t < r.length; ++t)
-                for (int c = 0; c < d; ++c) sentence[c] += h[t * d + c] / r.length;
+                for (int c = 0; c < d; ++c)
+                    sentence[c] += h[t * d + c] / r.length;
             writer.write_hidden(l, s, h.data());
             writer.write_sentence(l, s, sentence.data());
             if (l == 0) continue;
@@ -75,7 +82,8 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
                 const double phase = g[2] == 'f' ? 0.0 : 1.5;
                 for (int t = 0; t < length; ++t)
                     for (int c = 0; c < d; ++c) {
-                        const double x = 2.0 * std::sin(0.3 * t / (1 + c % 5) + phase + 0.5 * l) + 0.3 * normal(rng);
+                        const double x = 2.0 * std::sin(0.3 * t / (1 + c % 5) + phase + 0.5 * l) +
+                                         0.3 * normal(rng);
                         gate[t * d + c] = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
                     }
                 writer.write_gate(l, g, s, gate.data());
@@ -84,7 +92,8 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
     }
     for (int l = 1; l <= layers; ++l) {
         std::vector<float> kf(length), kb(length);
-        const double tau = 2.0 + 6.0 * l;  // deeper layers remember longer, as in the BiGS paper's Figure 3
+        const double tau =
+            2.0 + 6.0 * l;  // deeper layers remember longer, as in the BiGS paper's Figure 3
         for (int k = 0; k < length; ++k) {
             kf[k] = static_cast<float>(std::exp(-k / tau) * std::cos(0.4 * k / l));
             kb[k] = static_cast<float>(0.7 * std::exp(-k / (0.7 * tau)) * std::cos(0.3 * k / l));
@@ -92,13 +101,14 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
         writer.write_kernel(l, kf, kb, 1.0, 0.9);
     }
     writer.finish();
-    std::cout << "wrote synthetic sample dump " << out << " (S=" << examples << ", L=" << length << ", d=" << d
-              << ", layers 0.." << layers << ")\n";
+    std::cout << "wrote synthetic sample dump " << out << " (S=" << examples << ", L=" << length
+              << ", d=" << d << ", layers 0.." << layers << ")\n";
     return kExitOk;
 }
 
 CommandRunner setup_sample_dump(CLI::App& app) {
-    auto* cmd = app.add_subcommand("sample-dump", "Write a small synthetic dump (no model) for trying the workbench");
+    auto* cmd = app.add_subcommand(
+        "sample-dump", "Write a small synthetic dump (no model) for trying the workbench");
     struct Options {
         std::string out;
         int examples = 240, length = 48, d = 32, layers = 4;
@@ -106,12 +116,15 @@ CommandRunner setup_sample_dump(CLI::App& app) {
     };
     auto o = std::make_shared<Options>();
     cmd->add_option("--out", o->out, "Output file (*.dump.h5)")->required();
-    cmd->add_option("--examples", o->examples, "Number of examples S")->check(CLI::Range(1, 1000000));
+    cmd->add_option("--examples", o->examples, "Number of examples S")
+        ->check(CLI::Range(1, 1000000));
     cmd->add_option("--length", o->length, "Padded length L")->check(CLI::Range(8, 65536));
     cmd->add_option("--d-model", o->d, "Width d")->check(CLI::Range(1, 8192));
     cmd->add_option("--layers", o->layers, "Number of blocks")->check(CLI::Range(1, 128));
     cmd->add_option("--seed", o->seed, "Random seed");
-    return [o]() { return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed); };
+    return [o]() {
+        return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed);
+    };
 }
 
 const CommandRegistration registration{"sample-dump", setup_sample_dump};

@@ -9,12 +9,14 @@ namespace routescope::cli {
 namespace {
 
 CommandRunner setup_validate(CLI::App& app) {
-    auto* cmd = app.add_subcommand("validate", "Check dumps or checkpoints against their format (version 1)");
+    auto* cmd = app.add_subcommand("validate",
+                                   "Check dumps or checkpoints against their format (version 1)");
     auto files = std::make_shared<std::vector<std::string>>();
     auto quick = std::make_shared<bool>(false);
     auto quiet = std::make_shared<bool>(false);
     cmd->add_option("files", *files, "*.dump.h5 or *.ckpt.h5 files")->required();
-    cmd->add_flag("--quick", *quick, "Check structure only; skip scanning values for NaN/Inf and ranges");
+    cmd->add_flag("--quick", *quick,
+                  "Check structure only; skip scanning values for NaN/Inf and ranges");
     cmd->add_flag("-q,--quiet", *quiet, "Print nothing for valid files");
     return [files, quick, quiet]() {
         int worst = kExitOk;
@@ -23,12 +25,15 @@ CommandRunner setup_validate(CLI::App& app) {
             options.scan_values = !*quick;
             const ValidationReport report = validate_file(file, options);
             if (report.ok()) {
-                if (!*quiet) std::cout << file << ": valid " << file_kind_name(report.kind) << " (format version 1)\n";
+                if (!*quiet)
+                    std::cout << file << ": valid " << file_kind_name(report.kind)
+                              << " (format version 1)\n";
             } else {
                 std::cout << file << ": " << (report.readable ? "invalid " : "unreadable ")
                           << (report.readable ? file_kind_name(report.kind) : "file") << ", "
                           << report.violations.size() << " violation(s)\n";
-                for (const auto& v : report.violations) std::cout << "  " << v.text() << "\n";
+                for (const auto& v : report.violations)
+                    std::cout << "  " << v.text() << "\n";
             }
             worst = std::max(worst, report.exit_code());
         }

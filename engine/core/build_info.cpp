@@ -26,9 +26,12 @@ std::string cuda_status() {
 #ifdef ROUTESCOPE_HAVE_CUDA
     const auto info = cuda::query_devices();
     std::ostringstream s;
-    s << "compiled in (runtime " << info.runtime_version / 1000 << "." << (info.runtime_version % 1000) / 10 << "); ";
-    if (info.count > 0) s << info.count << " device(s), " << info.name;
-    else s << info.reason;
+    s << "compiled in (runtime " << info.runtime_version / 1000 << "."
+      << (info.runtime_version % 1000) / 10 << "); ";
+    if (info.count > 0)
+        s << info.count << " device(s), " << info.name;
+    else
+        s << info.reason;
     return s.str();
 #else
     return "not compiled in";
@@ -39,10 +42,11 @@ std::string build_info_text() {
     std::ostringstream s;
     s << "routescope " << kVersion << "\n"
       << "HDF5 " << H5_VERS_MAJOR << "." << H5_VERS_MINOR << "." << H5_VERS_RELEASE << "\n"
-      << "Eigen " << EIGEN_WORLD_VERSION << "." << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION << "\n"
+      << "Eigen " << EIGEN_WORLD_VERSION << "." << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION
+      << "\n"
       << "FFTW " << fftwf_version << "\n"
-      << "nlohmann-json " << NLOHMANN_JSON_VERSION_MAJOR << "." << NLOHMANN_JSON_VERSION_MINOR << "."
-      << NLOHMANN_JSON_VERSION_PATCH << "\n"
+      << "nlohmann-json " << NLOHMANN_JSON_VERSION_MAJOR << "." << NLOHMANN_JSON_VERSION_MINOR
+      << "." << NLOHMANN_JSON_VERSION_PATCH << "\n"
       << "CUDA backend: " << cuda_status() << "\n";
     return s.str();
 }

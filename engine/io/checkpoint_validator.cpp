@@ -62,7 +62,8 @@ private:
             auto ds = dataset_at(path);
             if (!ds) continue;
             const H5::DataType type = ds->getDataType();
-            if (!(h5::is_float(type) && type.getSize() == 4)) add(path, "dtype float32", h5::type_name(type));
+            if (!(h5::is_float(type) && type.getSize() == 4))
+                add(path, "dtype float32", h5::type_name(type));
             params_.emplace_back(rel, h5::shape_of(*ds));
             if (h5::is_float(type)) scan_finite(*ds, path);
         }
@@ -77,15 +78,18 @@ private:
         auto kind = require_string_attr(tok, "/tokenizer", "kind");
         static const std::set<std::string> kinds = {"sentencepiece", "bytes", "wordpiece"};
         if (kind && !kinds.count(*kind))
-            add("/tokenizer", "attr kind one of sentencepiece, bytes, wordpiece", "'" + *kind + "'");
+            add("/tokenizer", "attr kind one of sentencepiece, bytes, wordpiece",
+                "'" + *kind + "'");
         const bool needs_model = kind && *kind != "bytes";
         if (!h5::exists(tok, "model")) {
-            if (needs_model) add("/tokenizer/model", "uint8 [n] (the serialized tokenizer)", "nothing");
+            if (needs_model)
+                add("/tokenizer/model", "uint8 [n] (the serialized tokenizer)", "nothing");
             return;
         }
         if (auto ds = dataset_at("/tokenizer/model")) {
             const H5::DataType type = ds->getDataType();
-            if (type.getClass() != H5T_INTEGER || type.getSize() != 1) add("/tokenizer/model", "dtype uint8", h5::type_name(type));
+            if (type.getClass() != H5T_INTEGER || type.getSize() != 1)
+                add("/tokenizer/model", "dtype uint8", h5::type_name(type));
             expect_shape(*ds, "/tokenizer/model", {std::nullopt}, "[n]");
         }
     }
@@ -100,8 +104,10 @@ private:
         require_int_attr(train, "/train", "step");
         for (const char* name : {"tokens_seen", "data_position"})
             if (h5::has_attr(train, name)) require_int_attr(train, "/train", name);
-        if (h5::has_attr(train, "rng_state") && train.openAttribute("rng_state").getDataType().getClass() != H5T_INTEGER)
-            add("/train", "attr rng_state an integer array", h5::attr_type_name(train, "rng_state"));
+        if (h5::has_attr(train, "rng_state") &&
+            train.openAttribute("rng_state").getDataType().getClass() != H5T_INTEGER)
+            add("/train", "attr rng_state an integer array",
+                h5::attr_type_name(train, "rng_state"));
         for (const char* moment : {"adam_m", "adam_v"}) {
             if (!h5::exists(train, moment)) continue;
             for (const auto& [name, shape] : params_) {
@@ -114,7 +120,8 @@ private:
                 auto ds = dataset_at(path);
                 if (!ds) continue;
                 std::vector<std::optional<hsize_t>> dims(shape.begin(), shape.end());
-                check_float_dataset(*ds, path, dims, h5::shape_text(shape) + " (as /params/" + name + ")");
+                check_float_dataset(*ds, path, dims,
+                                    h5::shape_text(shape) + " (as /params/" + name + ")");
             }
         }
     }
@@ -132,8 +139,8 @@ ValidationReport validate_checkpoint(const std::string& path, const ValidateOpti
 }
 
 ValidationReport validate_file(const std::string& path, const ValidateOptions& options) {
-    // The root attr `format` picks the checker; anything else is checked as a dump, whose root check
-    // then names the missing or unknown format.
+    // The root attr `format` picks the checker; anything else is checked as a dump, whose root
+    // check then names the missing or unknown format.
     std::string format;
     if (!h5::unreadable_reason(path)) {
         try {
@@ -148,9 +155,12 @@ ValidationReport validate_file(const std::string& path, const ValidateOptions& o
 
 const char* file_kind_name(FileKind kind) {
     switch (kind) {
-        case FileKind::Dump: return "dump";
-        case FileKind::Checkpoint: return "checkpoint";
-        default: return "unknown";
+        case FileKind::Dump:
+            return "dump";
+        case FileKind::Checkpoint:
+            return "checkpoint";
+        default:
+            return "unknown";
     }
 }
 

@@ -14,8 +14,8 @@
 namespace routescope {
 namespace {
 
-const std::set<std::string> kArchs = {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm",
-                                      "gmlp", "external"};
+const std::set<std::string> kArchs = {"bigs",   "stack_ssm", "gated_att", "bert",
+                                      "birdie", "slstm",     "gmlp",      "external"};
 
 class DumpChecker : public FormatChecker {
 public:
@@ -44,12 +44,15 @@ private:
         H5::Group model = file_.openGroup("model");
         if (auto arch = require_string_attr(model, "/model", "arch")) {
             if (!kArchs.count(*arch))
-                add("/model", "attr arch one of bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp, external",
+                add("/model",
+                    "attr arch one of bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp, "
+                    "external",
                     "'" + *arch + "'");
         }
         require_string_attr(model, "/model", "name");
         n_layers_ = require_int_attr(model, "/model", "n_layers");
-        if (n_layers_ && *n_layers_ < 0) add("/model", "attr n_layers ≥ 0", std::to_string(*n_layers_));
+        if (n_layers_ && *n_layers_ < 0)
+            add("/model", "attr n_layers ≥ 0", std::to_string(*n_layers_));
         d_model_ = require_int_attr(model, "/model", "d_model");
         if (d_model_ && *d_model_ < 1) add("/model", "attr d_model ≥ 1", std::to_string(*d_model_));
         optional_json_attr(model, "/model", "config");
@@ -57,8 +60,10 @@ private:
             add("/model", "attr checkpoint a string", h5::attr_type_name(model, "checkpoint"));
         if (h5::has_attr(model, "checkpoint_sha256")) {
             auto sha = h5::read_string_attr(model, "checkpoint_sha256");
-            const bool hex = sha && sha->size() == 64 &&
-                             std::all_of(sha->begin(), sha->end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+            const bool hex =
+                sha && sha->size() == 64 && std::all_of(sha->begin(), sha->end(), [](char c) {
+                    return std::isxdigit(static_cast<unsigned char>(c));
+                });
             if (!hex)
                 add("/model", "attr checkpoint_sha256 a 64-digit hex string",
                     sha ? "'" + *sha + "'" : h5::attr_type_name(model, "checkpoint_sha256"));
@@ -75,7 +80,8 @@ private:
             auto shape = h5::shape_of(*ds);
             expect_int32(*ds, "/data/tokens");
             if (shape.size() != 2) {
-                add("/data/tokens", "rank 2 [S, L]", "rank " + std::to_string(shape.size()) + " " + h5::shape_text(shape));
+                add("/data/tokens", "rank 2 [S, L]",
+                    "rank " + std::to_string(shape.size()) + " " + h5::shape_text(shape));
             } else if (shape[0] == 0 || shape[1] == 0) {
                 add("/data/tokens", "S ≥ 1 and L ≥ 1", "shape " + h5::shape_text(shape));
             } else {
@@ -86,7 +92,8 @@ private:
         // lengths: int32 [S], 1 ≤ length ≤ L
         if (auto ds = require_dataset("/data/lengths")) {
             expect_int32(*ds, "/data/lengths");
-            if (expect_shape(*ds, "/data/lengths", {S_}, "[S]") && S_ && L_ && options_.scan_values) {
+            if (expect_shape(*ds, "/data/lengths", {S_}, "[S]") && S_ && L_ &&
+                options_.scan_values) {
                 const auto lengths = h5::read_ints(*ds);
                 for (std::size_t i = 0; i < lengths.size(); ++i) {
                     if (lengths[i] < 1 || lengths[i] > static_cast<std::int64_t>(*L_)) {
@@ -140,7 +147,8 @@ private:
         if (!h5::exists(file_, "vocab")) return;
         auto ds = dataset_at("/vocab");
         if (!ds) return;
-        if (!h5::is_string(ds->getDataType())) add("/vocab", "vlen utf-8 strings", h5::type_name(ds->getDataType()));
+        if (!h5::is_string(ds->getDataType()))
+            add("/vocab", "vlen utf-8 strings", h5::type_name(ds->getDataType()));
         auto shape = h5::shape_of(*ds);
         if (shape.size() != 1) {
             add("/vocab", "rank 1 [V]", "rank " + std::to_string(shape.size()));
@@ -155,7 +163,8 @@ private:
         for (std::size_t i = 0; i < ids.size(); ++i) {
             if (ids[i] < 0 || ids[i] >= static_cast<std::int64_t>(*V_)) {
                 add("/data/tokens", "ids in 0..V−1=" + std::to_string(*V_ - 1) + " (V from /vocab)",
-                    std::to_string(ids[i]) + " at [" + std::to_string(i / *L_) + ", " + std::to_string(i % *L_) + "]");
+                    std::to_string(ids[i]) + " at [" + std::to_string(i / *L_) + ", " +
+                        std::to_string(i % *L_) + "]");
                 break;
             }
         }
@@ -204,14 +213,17 @@ private:
                 }
             }
         }
-        const std::optional<hsize_t> d = d_model_ ? std::optional<hsize_t>(static_cast<hsize_t>(*d_model_)) : std::nullopt;
+        const std::optional<hsize_t> d =
+            d_model_ ? std::optional<hsize_t>(static_cast<hsize_t>(*d_model_)) : std::nullopt;
         const char* rows_name = h5::exists(g, "example_index") ? "S'" : "S";
         if (auto ds = dataset_at(base + "/hidden")) {
-            check_float_dataset(*ds, base + "/hidden", {rows, L_, d}, std::string("[") + rows_name + ", L, d]");
+            check_float_dataset(*ds, base + "/hidden", {rows, L_, d},
+                                std::string("[") + rows_name + ", L, d]");
         }
         if (h5::exists(g, "sentence")) {
             if (auto ds = dataset_at(base + "/sentence"))
-                check_float_dataset(*ds, base + "/sentence", {rows, d}, std::string("[") + rows_name + ", d]");
+                check_float_dataset(*ds, base + "/sentence", {rows, d},
+                                    std::string("[") + rows_name + ", d]");
         }
         if (h5::exists(g, "gates")) {
             if (!h5::is_group(g, "gates")) {
@@ -225,9 +237,11 @@ private:
                 if (!ds) continue;
                 // S-LSTM's sentence_weight has one more column: the sentence node's own weight.
                 const bool plus_one = gate == "sentence_weight";
-                std::optional<hsize_t> len = L_ ? std::optional<hsize_t>(*L_ + (plus_one ? 1 : 0)) : std::nullopt;
-                check_float_dataset(*ds, path, {rows, len, std::nullopt},
-                                    std::string("[") + rows_name + (plus_one ? ", L+1, k]" : ", L, k]"));
+                std::optional<hsize_t> len =
+                    L_ ? std::optional<hsize_t>(*L_ + (plus_one ? 1 : 0)) : std::nullopt;
+                check_float_dataset(
+                    *ds, path, {rows, len, std::nullopt},
+                    std::string("[") + rows_name + (plus_one ? ", L+1, k]" : ", L, k]"));
             }
         }
     }
@@ -255,8 +269,11 @@ private:
             for (const char* attr : {"D_forward", "D_backward"}) {
                 if (!h5::has_attr(g, attr)) continue;
                 auto v = h5::read_float_attr(g, attr);
-                if (!v) add(base, std::string("attr ") + attr + " a float", h5::attr_type_name(g, attr));
-                else if (!std::isfinite(*v)) add(base, std::string("attr ") + attr + " finite", std::to_string(*v));
+                if (!v)
+                    add(base, std::string("attr ") + attr + " a float",
+                        h5::attr_type_name(g, attr));
+                else if (!std::isfinite(*v))
+                    add(base, std::string("attr ") + attr + " finite", std::to_string(*v));
             }
         }
     }
@@ -284,14 +301,17 @@ private:
 
     /// "<l>" is a decimal integer without leading zeros, at most n_layers.
     bool check_layer_index(const std::string& name, const std::string& path) {
-        const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return c >= '0' && c <= '9';
+        });
         if (!digits || (name.size() > 1 && name[0] == '0') || name.size() > 9) {
             add(path, "a layer index (decimal integer without leading zeros)", "'" + name + "'");
             return false;
         }
         const long index = std::stol(name);
         if (n_layers_ && index > *n_layers_) {
-            add(path, "a layer index in 0.." + std::to_string(*n_layers_) + " (/model n_layers)", std::to_string(index));
+            add(path, "a layer index in 0.." + std::to_string(*n_layers_) + " (/model n_layers)",
+                std::to_string(index));
             return false;
         }
         return true;

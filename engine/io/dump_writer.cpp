@@ -37,7 +37,8 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
         throw IoError(final_path_ + ": cannot create (in " + (dir.empty() ? "." : dir.string()) +
                       "): " + h5::error_stack_text());
     }
-    float_type_ = spec_.float16 ? H5::DataType(float16_type()) : H5::DataType(H5::PredType::IEEE_F32LE);
+    float_type_ =
+        spec_.float16 ? H5::DataType(float16_type()) : H5::DataType(H5::PredType::IEEE_F32LE);
     try {
         h5::write_string_attr(file_, "format", "routescope-dump");
         h5::write_int_attr(file_, "format_version", kDumpFormatVersion);
@@ -50,35 +51,40 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
         h5::write_int_attr(model, "d_model", spec_.d_model);
         if (!spec_.config_json.empty()) h5::write_string_attr(model, "config", spec_.config_json);
         if (!spec_.checkpoint.empty()) h5::write_string_attr(model, "checkpoint", spec_.checkpoint);
-        if (!spec_.checkpoint_sha256.empty()) h5::write_string_attr(model, "checkpoint_sha256", spec_.checkpoint_sha256);
+        if (!spec_.checkpoint_sha256.empty())
+            h5::write_string_attr(model, "checkpoint_sha256", spec_.checkpoint_sha256);
 
         const hsize_t S = spec_.examples, L = spec_.length, d = spec_.d_model;
         file_.createGroup("data");
-        auto create = [&](const std::string& path, const H5::DataType& type, std::vector<hsize_t> dims,
-                          std::vector<hsize_t> chunk) {
+        auto create = [&](const std::string& path, const H5::DataType& type,
+                          std::vector<hsize_t> dims, std::vector<hsize_t> chunk) {
             H5::DSetCreatPropList plist;
             plist.setChunk(static_cast<int>(chunk.size()), chunk.data());
-            sets_[path] = file_.createDataSet(path, type, H5::DataSpace(static_cast<int>(dims.size()), dims.data()), plist);
+            sets_[path] = file_.createDataSet(
+                path, type, H5::DataSpace(static_cast<int>(dims.size()), dims.data()), plist);
         };
         const hsize_t row_chunk = std::min<hsize_t>(S, 4096);
         create("data/tokens", H5::PredType::STD_I32LE, {S, L}, {std::min<hsize_t>(S, 64), L});
         create("data/lengths", H5::PredType::STD_I32LE, {S}, {row_chunk});
         if (spec_.labels) create("data/labels", H5::PredType::STD_I32LE, {S}, {row_chunk});
-        if (spec_.predictions) create("data/predictions", H5::PredType::STD_I32LE, {S}, {row_chunk});
+        if (spec_.predictions)
+            create("data/predictions", H5::PredType::STD_I32LE, {S}, {row_chunk});
         if (spec_.text) {
             H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
             st.setCset(H5T_CSET_UTF8);
             create("data/text", st, {S}, {std::min<hsize_t>(S, 1024)});
         }
         if (!spec_.attributes.empty()) file_.createGroup("data/attributes");
-        for (const auto& a : spec_.attributes) create("data/attributes/" + a, H5::PredType::IEEE_F64LE, {S}, {row_chunk});
+        for (const auto& a : spec_.attributes)
+            create("data/attributes/" + a, H5::PredType::IEEE_F64LE, {S}, {row_chunk});
         if (!spec_.vocab.empty()) {
             H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
             st.setCset(H5T_CSET_UTF8);
             const hsize_t V = spec_.vocab.size();
             H5::DataSet vocab = file_.createDataSet("vocab", st, H5::DataSpace(1, &V));
             std::vector<const char*> ptrs;
-            for (const auto& p : spec_.vocab) ptrs.push_back(p.c_str());
+            for (const auto& p : spec_.vocab)
+                ptrs.push_back(p.c_str());
             vocab.write(ptrs.data(), st);
         }
         if (!spec_.layers.empty()) file_.createGroup("layers");
@@ -86,11 +92,13 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
             const std::string base = "layers/" + std::to_string(l);
             file_.createGroup(base);
             create_float(base + "/hidden", {S, L, d}, {1, L, d});
-            if (spec_.sentence) create_float(base + "/sentence", {S, d}, {std::min<hsize_t>(S, 256), d});
+            if (spec_.sentence)
+                create_float(base + "/sentence", {S, d}, {std::min<hsize_t>(S, 256), d});
             if (l >= 1 && !spec_.gates.empty()) {
                 file_.createGroup(base + "/gates");
                 const hsize_t k = spec_.gate_channels;
-                for (const auto& g : spec_.gates) create_float(base + "/gates/" + g, {S, L, k}, {1, L, k});
+                for (const auto& g : spec_.gates)
+                    create_float(base + "/gates/" + g, {S, L, k}, {1, L, k});
             }
         }
     } catch (const H5::Exception& e) {
@@ -111,24 +119,30 @@ DumpWriter::~DumpWriter() {
 }
 
 void DumpWriter::fail(const std::string& what, const H5::Exception& e) const {
-    throw IoError(final_path_ + ": " + what + ": " + e.getDetailMsg() + " (" + h5::error_stack_text() + ")");
+    throw IoError(final_path_ + ": " + what + ": " + e.getDetailMsg() + " (" +
+                  h5::error_stack_text() + ")");
 }
 
-void DumpWriter::create_float(const std::string& path, const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk) {
+void DumpWriter::create_float(const std::string& path, const std::vector<hsize_t>& dims,
+                              const std::vector<hsize_t>& chunk) {
     H5::DSetCreatPropList plist;
     plist.setChunk(static_cast<int>(chunk.size()), chunk.data());
-    sets_[path] = file_.createDataSet(path, float_type_, H5::DataSpace(static_cast<int>(dims.size()), dims.data()), plist);
+    sets_[path] = file_.createDataSet(
+        path, float_type_, H5::DataSpace(static_cast<int>(dims.size()), dims.data()), plist);
 }
 
 H5::DataSet& DumpWriter::dataset(const std::string& path) {
     auto it = sets_.find(path);
-    if (it == sets_.end()) throw FormatError(final_path_ + ": the dump was not laid out with " + path);
+    if (it == sets_.end())
+        throw FormatError(final_path_ + ": the dump was not laid out with " + path);
     return it->second;
 }
 
-void DumpWriter::write_row(const std::string& path, int s, const void* data, const H5::DataType& mem_type) {
+void DumpWriter::write_row(const std::string& path, int s, const void* data,
+                           const H5::DataType& mem_type) {
     if (s < 0 || s >= spec_.examples)
-        throw FormatError(final_path_ + ": example " + std::to_string(s) + " outside 0.." + std::to_string(spec_.examples - 1));
+        throw FormatError(final_path_ + ": example " + std::to_string(s) + " outside 0.." +
+                          std::to_string(spec_.examples - 1));
     H5::DataSet& ds = dataset(path);
     try {
         H5::DataSpace space = ds.getSpace();
@@ -146,16 +160,19 @@ void DumpWriter::write_row(const std::string& path, int s, const void* data, con
 
 void DumpWriter::write_example(int s, const ExampleRecord& r) {
     if (static_cast<int>(r.tokens.size()) != spec_.length)
-        throw FormatError(final_path_ + ": example " + std::to_string(s) + " has " + std::to_string(r.tokens.size()) +
-                          " tokens, the dump's L is " + std::to_string(spec_.length));
+        throw FormatError(final_path_ + ": example " + std::to_string(s) + " has " +
+                          std::to_string(r.tokens.size()) + " tokens, the dump's L is " +
+                          std::to_string(spec_.length));
     if (r.length < 1 || r.length > spec_.length)
-        throw FormatError(final_path_ + ": example " + std::to_string(s) + " length " + std::to_string(r.length) +
+        throw FormatError(final_path_ + ": example " + std::to_string(s) + " length " +
+                          std::to_string(r.length) +
                           " outside 1..L=" + std::to_string(spec_.length));
     write_row("data/tokens", s, r.tokens.data(), H5::PredType::NATIVE_INT32);
     const std::int32_t length = r.length;
     write_row("data/lengths", s, &length, H5::PredType::NATIVE_INT32);
     if (spec_.labels) write_row("data/labels", s, &r.label, H5::PredType::NATIVE_INT32);
-    if (spec_.predictions) write_row("data/predictions", s, &r.prediction, H5::PredType::NATIVE_INT32);
+    if (spec_.predictions)
+        write_row("data/predictions", s, &r.prediction, H5::PredType::NATIVE_INT32);
     if (spec_.text) {
         H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
         st.setCset(H5T_CSET_UTF8);
@@ -163,10 +180,12 @@ void DumpWriter::write_example(int s, const ExampleRecord& r) {
         write_row("data/text", s, &ptr, st);
     }
     if (r.attributes.size() != spec_.attributes.size())
-        throw FormatError(final_path_ + ": example " + std::to_string(s) + " carries " + std::to_string(r.attributes.size()) +
-                          " attributes, the dump declares " + std::to_string(spec_.attributes.size()));
+        throw FormatError(final_path_ + ": example " + std::to_string(s) + " carries " +
+                          std::to_string(r.attributes.size()) + " attributes, the dump declares " +
+                          std::to_string(spec_.attributes.size()));
     for (std::size_t i = 0; i < r.attributes.size(); ++i)
-        write_row("data/attributes/" + spec_.attributes[i], s, &r.attributes[i], H5::PredType::NATIVE_DOUBLE);
+        write_row("data/attributes/" + spec_.attributes[i], s, &r.attributes[i],
+                  H5::PredType::NATIVE_DOUBLE);
 }
 
 void DumpWriter::write_hidden(int layer, int s, const float* rows) {
@@ -178,11 +197,13 @@ void DumpWriter::write_sentence(int layer, int s, const float* vec) {
 }
 
 void DumpWriter::write_gate(int layer, const std::string& gate, int s, const float* rows) {
-    write_row("layers/" + std::to_string(layer) + "/gates/" + gate, s, rows, H5::PredType::NATIVE_FLOAT);
+    write_row("layers/" + std::to_string(layer) + "/gates/" + gate, s, rows,
+              H5::PredType::NATIVE_FLOAT);
 }
 
-void DumpWriter::write_kernel(int layer, const std::vector<float>& forward, const std::vector<float>& backward,
-                              double d_forward, double d_backward) {
+void DumpWriter::write_kernel(int layer, const std::vector<float>& forward,
+                              const std::vector<float>& backward, double d_forward,
+                              double d_backward) {
     try {
         if (!h5::exists(file_, "kernels")) file_.createGroup("kernels");
         H5::Group g = file_.createGroup("kernels/" + std::to_string(layer));
@@ -204,7 +225,8 @@ void DumpWriter::write_mixing(int layer, const float* w, int n) {
     try {
         if (!h5::exists(file_, "mixing")) file_.createGroup("mixing");
         const hsize_t dims[2] = {static_cast<hsize_t>(n), static_cast<hsize_t>(n)};
-        H5::DataSet ds = file_.createDataSet("mixing/" + std::to_string(layer), float_type_, H5::DataSpace(2, dims));
+        H5::DataSet ds = file_.createDataSet("mixing/" + std::to_string(layer), float_type_,
+                                             H5::DataSpace(2, dims));
         ds.write(w, H5::PredType::NATIVE_FLOAT);
     } catch (const H5::Exception& e) {
         fail("cannot write the mixing matrix of layer " + std::to_string(layer), e);
@@ -213,7 +235,8 @@ void DumpWriter::write_mixing(int layer, const float* w, int n) {
 
 void DumpWriter::finish() {
     try {
-        for (auto& [path, ds] : sets_) ds.close();
+        for (auto& [path, ds] : sets_)
+            ds.close();
         sets_.clear();
         file_.flush(H5F_SCOPE_GLOBAL);
         file_.close();
@@ -222,7 +245,9 @@ void DumpWriter::finish() {
     }
     std::error_code ec;
     std::filesystem::rename(temp_path_, final_path_, ec);
-    if (ec) throw IoError(final_path_ + ": cannot rename the finished dump from " + temp_path_ + ": " + ec.message());
+    if (ec)
+        throw IoError(final_path_ + ": cannot rename the finished dump from " + temp_path_ + ": " +
+                      ec.message());
     finished_ = true;
 }
 

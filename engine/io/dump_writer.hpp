@@ -23,13 +23,13 @@ struct DumpSpec {
     std::string checkpoint_sha256;  ///< optional
     std::string producer = "routescope";
 
-    int examples = 0;  ///< S
-    int length = 0;    ///< L (padded)
-    std::vector<int> layers;          ///< which /layers/<l> hold hidden states
-    bool sentence = false;            ///< write /layers/<l>/sentence
-    std::vector<std::string> gates;   ///< gate names written for every layer ≥ 1
-    int gate_channels = 0;            ///< k
-    bool float16 = false;             ///< float16 instead of float32 for float datasets
+    int examples = 0;                ///< S
+    int length = 0;                  ///< L (padded)
+    std::vector<int> layers;         ///< which /layers/<l> hold hidden states
+    bool sentence = false;           ///< write /layers/<l>/sentence
+    std::vector<std::string> gates;  ///< gate names written for every layer ≥ 1
+    int gate_channels = 0;           ///< k
+    bool float16 = false;            ///< float16 instead of float32 for float datasets
     bool labels = false;
     bool predictions = false;
     bool text = false;
@@ -58,8 +58,8 @@ public:
     void write_hidden(int layer, int s, const float* rows /*[L, d]*/);
     void write_sentence(int layer, int s, const float* vec /*[d]*/);
     void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);
-    void write_kernel(int layer, const std::vector<float>& forward, const std::vector<float>& backward,
-                      double d_forward, double d_backward);
+    void write_kernel(int layer, const std::vector<float>& forward,
+                      const std::vector<float>& backward, double d_forward, double d_backward);
     void write_mixing(int layer, const float* w, int n);
     /// Flushes, closes and renames the temporary file to the final path.
     void finish();
@@ -76,7 +76,8 @@ private:
     bool finished_ = false;
 
     H5::DataSet& dataset(const std::string& path);
-    void create_float(const std::string& path, const std::vector<hsize_t>& dims, const std::vector<hsize_t>& chunk);
+    void create_float(const std::string& path, const std::vector<hsize_t>& dims,
+                      const std::vector<hsize_t>& chunk);
     void write_row(const std::string& path, int s, const void* data, const H5::DataType& mem_type);
     [[noreturn]] void fail(const std::string& what, const H5::Exception& e) const;
 };

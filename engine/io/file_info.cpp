@@ -39,13 +39,15 @@ std::optional<DatasetInfo> dataset_info(const H5::Group& root, const std::string
     DatasetInfo info;
     info.path = "/" + rel;
     info.dtype = h5::type_name(ds.getDataType());
-    for (auto d : h5::shape_of(ds)) info.shape.push_back(d);
+    for (auto d : h5::shape_of(ds))
+        info.shape.push_back(d);
     return info;
 }
 
 bool layer_index(const std::string& name, int& out) {
     if (name.empty() || name.size() > 9 || (name.size() > 1 && name[0] == '0')) return false;
-    if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    if (!std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
     out = std::stoi(name);
     return true;
 }
@@ -74,7 +76,8 @@ void read_dump(const H5::H5File& f, FileInfo& info) {
             for (const auto& name : h5::children(f.openGroup("data/attributes")))
                 if (auto ds = dataset_info(f, "data/attributes/" + name)) info.data.push_back(*ds);
     }
-    if (auto vocab = dataset_info(f, "vocab"); vocab && vocab->shape.size() == 1) info.vocab = vocab->shape[0];
+    if (auto vocab = dataset_info(f, "vocab"); vocab && vocab->shape.size() == 1)
+        info.vocab = vocab->shape[0];
     if (h5::is_group(f, "layers")) {
         for (const auto& name : h5::children(f.openGroup("layers"))) {
             LayerInfo layer;
@@ -88,7 +91,8 @@ void read_dump(const H5::H5File& f, FileInfo& info) {
                     if (auto ds = dataset_info(f, base + "/gates/" + g)) layer.gates.push_back(*ds);
             info.layers.push_back(std::move(layer));
         }
-        std::sort(info.layers.begin(), info.layers.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+        std::sort(info.layers.begin(), info.layers.end(),
+                  [](const auto& a, const auto& b) { return a.index < b.index; });
     }
     if (h5::is_group(f, "kernels")) {
         for (const auto& name : h5::children(f.openGroup("kernels"))) {
@@ -101,7 +105,8 @@ void read_dump(const H5::H5File& f, FileInfo& info) {
             k.d_backward = h5::read_float_attr(g, "D_backward");
             info.kernels.push_back(std::move(k));
         }
-        std::sort(info.kernels.begin(), info.kernels.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+        std::sort(info.kernels.begin(), info.kernels.end(),
+                  [](const auto& a, const auto& b) { return a.index < b.index; });
     }
     if (h5::is_group(f, "mixing"))
         for (const auto& name : h5::children(f.openGroup("mixing")))
@@ -115,8 +120,10 @@ void read_checkpoint(const H5::H5File& f, FileInfo& info) {
         if (!cfg.is_discarded() && cfg.contains("model") && cfg["model"].is_object()) {
             const auto& m = cfg["model"];
             if (m.contains("arch") && m["arch"].is_string()) info.arch = m["arch"];
-            if (m.contains("d_model") && m["d_model"].is_number_integer()) info.d_model = m["d_model"];
-            if (m.contains("n_layers") && m["n_layers"].is_number_integer()) info.n_layers = m["n_layers"];
+            if (m.contains("d_model") && m["d_model"].is_number_integer())
+                info.d_model = m["d_model"];
+            if (m.contains("n_layers") && m["n_layers"].is_number_integer())
+                info.n_layers = m["n_layers"];
         }
     }
     if (h5::is_group(f, "params")) {
@@ -124,12 +131,14 @@ void read_checkpoint(const H5::H5File& f, FileInfo& info) {
             auto ds = dataset_info(f, "params/" + name);
             if (!ds) continue;
             std::uint64_t n = 1;
-            for (auto d : ds->shape) n *= d;
+            for (auto d : ds->shape)
+                n *= d;
             info.parameter_count += n;
             info.params.push_back(*ds);
         }
     }
-    if (h5::is_group(f, "tokenizer")) info.tokenizer_kind = h5::read_string_attr(f.openGroup("tokenizer"), "kind").value_or("");
+    if (h5::is_group(f, "tokenizer"))
+        info.tokenizer_kind = h5::read_string_attr(f.openGroup("tokenizer"), "kind").value_or("");
     if (h5::is_group(f, "train")) info.train_step = h5::read_int_attr(f.openGroup("train"), "step");
 }
 
@@ -149,8 +158,10 @@ FileInfo read_file_info(const std::string& path) {
     info.producer = h5::read_string_attr(f, "producer").value_or("");
     info.created = h5::read_string_attr(f, "created").value_or("");
     try {
-        if (info.kind == FileKind::Checkpoint) read_checkpoint(f, info);
-        else read_dump(f, info);
+        if (info.kind == FileKind::Checkpoint)
+            read_checkpoint(f, info);
+        else
+            read_dump(f, info);
     } catch (const H5::Exception& e) {
         throw FormatError(path + ": cannot read its structure: " + e.getDetailMsg());
     }
@@ -160,24 +171,28 @@ FileInfo read_file_info(const std::string& path) {
 std::string summary_text(const FileInfo& info) {
     std::ostringstream s;
     s << info.file << "\n";
-    s << "  kind:      " << file_kind_name(info.kind) << " (format version " << info.format_version << "), "
-      << human_bytes(info.file_size) << "\n";
+    s << "  kind:      " << file_kind_name(info.kind) << " (format version " << info.format_version
+      << "), " << human_bytes(info.file_size) << "\n";
     if (!info.producer.empty()) s << "  producer:  " << info.producer << "\n";
     if (!info.created.empty()) s << "  created:   " << info.created << "\n";
-    s << "  model:     " << (info.name.empty() ? "(unnamed)" : info.name) << " — arch " << info.arch << ", "
-      << info.n_layers << " layers, d_model " << info.d_model << "\n";
+    s << "  model:     " << (info.name.empty() ? "(unnamed)" : info.name) << " — arch " << info.arch
+      << ", " << info.n_layers << " layers, d_model " << info.d_model << "\n";
     if (!info.checkpoint.empty()) s << "  from:      " << info.checkpoint << "\n";
     if (info.kind == FileKind::Checkpoint) {
-        s << "  params:    " << info.params.size() << " tensors, " << info.parameter_count << " values\n";
-        s << "  tokenizer: " << (info.tokenizer_kind.empty() ? "(none)" : info.tokenizer_kind) << "\n";
+        s << "  params:    " << info.params.size() << " tensors, " << info.parameter_count
+          << " values\n";
+        s << "  tokenizer: " << (info.tokenizer_kind.empty() ? "(none)" : info.tokenizer_kind)
+          << "\n";
         if (info.train_step) s << "  resumable: step " << *info.train_step << "\n";
-        for (const auto& p : info.params) s << "    " << p.path << "  " << p.dtype << " " << p.shape_text() << "\n";
+        for (const auto& p : info.params)
+            s << "    " << p.path << "  " << p.dtype << " " << p.shape_text() << "\n";
         return s.str();
     }
     s << "  examples:  S = " << info.examples << ", padded length L = " << info.length;
     if (info.vocab) s << ", vocabulary " << info.vocab;
     s << "\n  data:     ";
-    for (const auto& d : info.data) s << " " << d.path.substr(6) << " (" << d.dtype << " " << d.shape_text() << ")";
+    for (const auto& d : info.data)
+        s << " " << d.path.substr(6) << " (" << d.dtype << " " << d.shape_text() << ")";
     s << "\n  layers:    " << info.layers.size() << " stored\n";
     for (const auto& l : info.layers) {
         s << "    " << l.index << ":";
@@ -187,13 +202,15 @@ std::string summary_text(const FileInfo& info) {
             s << ", " << l.example_index->shape[0] << " examples (example_index)";
         if (!l.gates.empty()) {
             s << ", gates";
-            for (const auto& g : l.gates) s << " " << g.path.substr(g.path.rfind('/') + 1) << g.shape_text();
+            for (const auto& g : l.gates)
+                s << " " << g.path.substr(g.path.rfind('/') + 1) << g.shape_text();
         }
         s << "\n";
     }
     if (!info.kernels.empty()) {
         s << "  kernels:   " << info.kernels.size() << " layers (";
-        for (std::size_t i = 0; i < info.kernels.size(); ++i) s << (i ? ", " : "") << info.kernels[i].index;
+        for (std::size_t i = 0; i < info.kernels.size(); ++i)
+            s << (i ? ", " : "") << info.kernels[i].index;
         s << ")";
         if (info.kernels[0].forward && !info.kernels[0].forward->shape.empty())
             s << ", length " << info.kernels[0].forward->shape[0];

@@ -11,7 +11,8 @@ namespace {
 struct TooManyViolations {};
 }  // namespace
 
-FormatChecker::FormatChecker(const std::string& path, const ValidateOptions& options, ValidationReport& report)
+FormatChecker::FormatChecker(const std::string& path, const ValidateOptions& options,
+                             ValidationReport& report)
     : options_(options), report_(report) {
     if (auto why = h5::unreadable_reason(path)) {
         report_.readable = false;
@@ -23,7 +24,8 @@ FormatChecker::FormatChecker(const std::string& path, const ValidateOptions& opt
         opened_ = true;
     } catch (const H5::Exception& e) {
         report_.readable = false;
-        report_.violations.push_back({"/", "an HDF5 file", "an unreadable file (" + e.getDetailMsg() + ")"});
+        report_.violations.push_back(
+            {"/", "an HDF5 file", "an unreadable file (" + e.getDetailMsg() + ")"});
     }
 }
 
@@ -31,17 +33,21 @@ void FormatChecker::guarded(const std::function<void()>& fn) {
     try {
         fn();
     } catch (const TooManyViolations&) {
-        report_.violations.push_back({"/", "fewer violations", "more than " + std::to_string(options_.max_violations) +
-                                                                   " (stopped checking)"});
+        report_.violations.push_back(
+            {"/", "fewer violations",
+             "more than " + std::to_string(options_.max_violations) + " (stopped checking)"});
     } catch (const H5::Exception& e) {
-        report_.violations.push_back({"/", "readable HDF5 objects", "an HDF5 read error (" + e.getFuncName() + ": " +
-                                                                        e.getDetailMsg() + "; " + h5::error_stack_text() + ")"});
+        report_.violations.push_back({"/", "readable HDF5 objects",
+                                      "an HDF5 read error (" + e.getFuncName() + ": " +
+                                          e.getDetailMsg() + "; " + h5::error_stack_text() + ")"});
     } catch (const std::exception& e) {
-        report_.violations.push_back({"/", "a well-formed file", std::string("an error: ") + e.what()});
+        report_.violations.push_back(
+            {"/", "a well-formed file", std::string("an error: ") + e.what()});
     }
 }
 
-void FormatChecker::add(const std::string& path, const std::string& expected, const std::string& found) {
+void FormatChecker::add(const std::string& path, const std::string& expected,
+                        const std::string& found) {
     if (report_.violations.size() >= options_.max_violations) throw TooManyViolations{};
     report_.violations.push_back({path, expected, found});
 }
@@ -50,7 +56,8 @@ void FormatChecker::check_root(const std::string& format, int version) {
     auto fmt = h5::read_string_attr(file_, "format");
     if (!fmt) {
         add("/", "attr format = \"" + format + "\"",
-            h5::has_attr(file_, "format") ? h5::attr_type_name(file_, "format") : "no format attribute");
+            h5::has_attr(file_, "format") ? h5::attr_type_name(file_, "format")
+                                          : "no format attribute");
     } else if (*fmt != format) {
         add("/", "attr format = \"" + format + "\"", "\"" + *fmt + "\"");
         stopped_ = true;
@@ -59,9 +66,11 @@ void FormatChecker::check_root(const std::string& format, int version) {
     auto v = h5::read_int_attr(file_, "format_version");
     if (!v) {
         add("/", "attr format_version an integer",
-            h5::has_attr(file_, "format_version") ? h5::attr_type_name(file_, "format_version") : "nothing");
+            h5::has_attr(file_, "format_version") ? h5::attr_type_name(file_, "format_version")
+                                                  : "nothing");
     } else if (*v > version) {
-        add("/", "attr format_version ≤ " + std::to_string(version) + " (the newest this build reads)",
+        add("/",
+            "attr format_version ≤ " + std::to_string(version) + " (the newest this build reads)",
             std::to_string(*v));
         stopped_ = true;
         return;
@@ -72,7 +81,8 @@ void FormatChecker::check_root(const std::string& format, int version) {
     require_string_attr(file_, "/", "created");
 }
 
-std::optional<std::string> FormatChecker::require_string_attr(const H5::H5Object& obj, const std::string& path,
+std::optional<std::string> FormatChecker::require_string_attr(const H5::H5Object& obj,
+                                                              const std::string& path,
                                                               const std::string& name) {
     if (!h5::has_attr(obj, name)) {
         add(path, "attr " + name + " (string)", "nothing");
@@ -83,7 +93,8 @@ std::optional<std::string> FormatChecker::require_string_attr(const H5::H5Object
     return v;
 }
 
-std::optional<std::int64_t> FormatChecker::require_int_attr(const H5::H5Object& obj, const std::string& path,
+std::optional<std::int64_t> FormatChecker::require_int_attr(const H5::H5Object& obj,
+                                                            const std::string& path,
                                                             const std::string& name) {
     if (!h5::has_attr(obj, name)) {
         add(path, "attr " + name + " (integer)", "nothing");
@@ -94,14 +105,16 @@ std::optional<std::int64_t> FormatChecker::require_int_attr(const H5::H5Object& 
     return v;
 }
 
-void FormatChecker::optional_json_attr(const H5::H5Object& obj, const std::string& path, const std::string& name) {
+void FormatChecker::optional_json_attr(const H5::H5Object& obj, const std::string& path,
+                                       const std::string& name) {
     if (!h5::has_attr(obj, name)) return;
     auto text = h5::read_string_attr(obj, name);
     if (!text) {
         add(path, "attr " + name + " a JSON string", h5::attr_type_name(obj, name));
         return;
     }
-    if (!nlohmann::json::accept(*text)) add(path, "attr " + name + " valid JSON", "text that does not parse as JSON");
+    if (!nlohmann::json::accept(*text))
+        add(path, "attr " + name + " valid JSON", "text that does not parse as JSON");
 }
 
 std::optional<H5::DataSet> FormatChecker::require_dataset(const std::string& path) {
@@ -114,7 +127,8 @@ std::optional<H5::DataSet> FormatChecker::require_dataset(const std::string& pat
 
 std::optional<H5::DataSet> FormatChecker::dataset_at(const std::string& path) {
     if (!h5::is_dataset(file_, path.substr(1))) {
-        add(path, "a dataset", h5::is_group(file_, path.substr(1)) ? "a group" : "another kind of object");
+        add(path, "a dataset",
+            h5::is_group(file_, path.substr(1)) ? "a group" : "another kind of object");
         return std::nullopt;
     }
     return file_.openDataSet(path.substr(1));
@@ -125,7 +139,8 @@ void FormatChecker::expect_int32(const H5::DataSet& ds, const std::string& path)
 }
 
 bool FormatChecker::expect_shape(const H5::DataSet& ds, const std::string& path,
-                                 const std::vector<std::optional<hsize_t>>& dims, const std::string& text) {
+                                 const std::vector<std::optional<hsize_t>>& dims,
+                                 const std::string& text) {
     const auto shape = h5::shape_of(ds);
     if (shape.size() != dims.size()) {
         add(path, "rank " + std::to_string(dims.size()) + " " + text,
@@ -145,7 +160,8 @@ bool FormatChecker::expect_shape(const H5::DataSet& ds, const std::string& path,
 }
 
 void FormatChecker::check_float_dataset(const H5::DataSet& ds, const std::string& path,
-                                        const std::vector<std::optional<hsize_t>>& dims, const std::string& text) {
+                                        const std::vector<std::optional<hsize_t>>& dims,
+                                        const std::string& text) {
     const H5::DataType type = ds.getDataType();
     const bool float_ok = h5::is_float(type) && (type.getSize() == 2 || type.getSize() == 4);
     if (!float_ok) add(path, "dtype float16 or float32", h5::type_name(type));
@@ -157,7 +173,8 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
     const auto shape = h5::shape_of(ds);
     if (shape.empty()) return;
     hsize_t row = 1;
-    for (std::size_t i = 1; i < shape.size(); ++i) row *= shape[i];
+    for (std::size_t i = 1; i < shape.size(); ++i)
+        row *= shape[i];
     if (row == 0 || shape[0] == 0) return;
     // About 8 MB a block: one example per chunk in dumps, so whole rows are the natural unit.
     const hsize_t rows_per_block = std::max<hsize_t>(1, (8u << 20) / (sizeof(double) * row));
@@ -185,7 +202,8 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
                     flat /= shape[k];
                 }
                 idx[0] = r0 + flat;
-                first = std::string(std::isnan(buffer[i]) ? "NaN" : "Inf") + " at " + h5::shape_text(idx);
+                first = std::string(std::isnan(buffer[i]) ? "NaN" : "Inf") + " at " +
+                        h5::shape_text(idx);
             }
         }
     }

@@ -14,7 +14,8 @@ namespace routescope {
 
 class FormatChecker {
 public:
-    FormatChecker(const std::string& path, const ValidateOptions& options, ValidationReport& report);
+    FormatChecker(const std::string& path, const ValidateOptions& options,
+                  ValidationReport& report);
     bool opened() const { return opened_; }
     /// Runs `fn`, turning an HDF5 failure part-way (a corrupt chunk, say) into a violation.
     void guarded(const std::function<void()>& fn);
@@ -24,7 +25,8 @@ protected:
     const ValidateOptions& options_;
     ValidationReport& report_;
     bool opened_ = false;
-    bool stopped_ = false;  ///< set when going on would only produce noise (wrong format, newer version)
+    bool stopped_ =
+        false;  ///< set when going on would only produce noise (wrong format, newer version)
 
     void add(const std::string& path, const std::string& expected, const std::string& found);
     void check_root(const std::string& format, int version);
@@ -33,18 +35,21 @@ protected:
     std::optional<std::int64_t> require_int_attr(const H5::H5Object& obj, const std::string& path,
                                                  const std::string& name);
     /// An optional attribute holding a JSON document; reports it when it does not parse.
-    void optional_json_attr(const H5::H5Object& obj, const std::string& path, const std::string& name);
+    void optional_json_attr(const H5::H5Object& obj, const std::string& path,
+                            const std::string& name);
     /// The dataset at `path`, reporting it when missing or not a dataset.
     std::optional<H5::DataSet> require_dataset(const std::string& path);
     /// The dataset at `path` (known to exist), reporting it when it is a group.
     std::optional<H5::DataSet> dataset_at(const std::string& path);
     void expect_int32(const H5::DataSet& ds, const std::string& path);
-    /// Rank and every known dimension; `text` names them ("[S, L, d]"). Returns true when they match.
+    /// Rank and every known dimension; `text` names them ("[S, L, d]"). Returns true when they
+    /// match.
     bool expect_shape(const H5::DataSet& ds, const std::string& path,
                       const std::vector<std::optional<hsize_t>>& dims, const std::string& text);
     /// float16/float32, the shape, then (when scanning) finite values.
     void check_float_dataset(const H5::DataSet& ds, const std::string& path,
-                             const std::vector<std::optional<hsize_t>>& dims, const std::string& text);
+                             const std::vector<std::optional<hsize_t>>& dims,
+                             const std::string& text);
     /// Reads the dataset row block by row block and reports the first NaN/Inf and how many.
     void scan_finite(const H5::DataSet& ds, const std::string& path);
 };

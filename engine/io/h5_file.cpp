@@ -93,16 +93,25 @@ std::string type_name(const H5::DataType& type) {
             return "float" + std::to_string(8 * type.getSize());
         case H5T_STRING: {
             const bool vlen = type.isVariableStr();
-            return vlen ? "vlen string" : "fixed-length string (" + std::to_string(type.getSize()) + " bytes)";
+            return vlen ? "vlen string"
+                        : "fixed-length string (" + std::to_string(type.getSize()) + " bytes)";
         }
-        case H5T_COMPOUND: return "compound";
-        case H5T_ENUM: return "enum";
-        case H5T_VLEN: return "vlen sequence";
-        case H5T_ARRAY: return "array";
-        case H5T_OPAQUE: return "opaque";
-        case H5T_REFERENCE: return "reference";
-        case H5T_BITFIELD: return "bitfield";
-        default: return "unknown type";
+        case H5T_COMPOUND:
+            return "compound";
+        case H5T_ENUM:
+            return "enum";
+        case H5T_VLEN:
+            return "vlen sequence";
+        case H5T_ARRAY:
+            return "array";
+        case H5T_OPAQUE:
+            return "opaque";
+        case H5T_REFERENCE:
+            return "reference";
+        case H5T_BITFIELD:
+            return "bitfield";
+        default:
+            return "unknown type";
     }
 }
 
@@ -123,16 +132,22 @@ std::string shape_text(const std::vector<hsize_t>& shape) {
     return s + "]";
 }
 
-bool is_float(const H5::DataType& type) { return type.getClass() == H5T_FLOAT; }
+bool is_float(const H5::DataType& type) {
+    return type.getClass() == H5T_FLOAT;
+}
 
 bool is_int(const H5::DataType& type, std::size_t bytes) {
     if (type.getClass() != H5T_INTEGER || type.getSize() != bytes) return false;
     return H5::IntType(type.getId()).getSign() != H5T_SGN_NONE;
 }
 
-bool is_string(const H5::DataType& type) { return type.getClass() == H5T_STRING; }
+bool is_string(const H5::DataType& type) {
+    return type.getClass() == H5T_STRING;
+}
 
-bool has_attr(const H5::H5Object& obj, const std::string& name) { return obj.attrExists(name); }
+bool has_attr(const H5::H5Object& obj, const std::string& name) {
+    return obj.attrExists(name);
+}
 
 std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
@@ -145,7 +160,8 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
         std::string value;
         attr.read(st, value);
         // Fixed-length strings may carry NUL padding.
-        while (!value.empty() && value.back() == '\0') value.pop_back();
+        while (!value.empty() && value.back() == '\0')
+            value.pop_back();
         return value;
     } catch (const H5::Exception&) {
         return std::nullopt;
@@ -197,7 +213,8 @@ std::vector<std::string> children(const H5::Group& group) {
     std::vector<std::string> names;
     const hsize_t n = group.getNumObjs();
     names.reserve(n);
-    for (hsize_t i = 0; i < n; ++i) names.push_back(group.getObjnameByIdx(i));
+    for (hsize_t i = 0; i < n; ++i)
+        names.push_back(group.getObjnameByIdx(i));
     return names;
 }
 
@@ -256,7 +273,8 @@ std::vector<std::string> read_strings(const H5::DataSet& ds) {
         H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
         st.setCset(H5T_CSET_UTF8);
         ds.read(raw.data(), st);
-        for (std::size_t i = 0; i < n; ++i) out[i] = raw[i] ? raw[i] : "";
+        for (std::size_t i = 0; i < n; ++i)
+            out[i] = raw[i] ? raw[i] : "";
         H5Dvlen_reclaim(st.getId(), space.getId(), H5P_DEFAULT, raw.data());
     } else {
         const std::size_t width = type.getSize();
@@ -264,7 +282,8 @@ std::vector<std::string> read_strings(const H5::DataSet& ds) {
         ds.read(raw.data(), type);
         for (std::size_t i = 0; i < n; ++i) {
             std::string s(raw.data() + i * width, width);
-            while (!s.empty() && s.back() == '\0') s.pop_back();
+            while (!s.empty() && s.back() == '\0')
+                s.pop_back();
             out[i] = std::move(s);
         }
     }
@@ -279,12 +298,14 @@ void write_string_attr(H5::H5Object& obj, const std::string& name, const std::st
 }
 
 void write_int_attr(H5::H5Object& obj, const std::string& name, std::int64_t value) {
-    H5::Attribute attr = obj.createAttribute(name, H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR));
+    H5::Attribute attr =
+        obj.createAttribute(name, H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR));
     attr.write(H5::PredType::NATIVE_INT64, &value);
 }
 
 void write_float_attr(H5::H5Object& obj, const std::string& name, double value) {
-    H5::Attribute attr = obj.createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));
+    H5::Attribute attr =
+        obj.createAttribute(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(H5S_SCALAR));
     attr.write(H5::PredType::NATIVE_DOUBLE, &value);
 }
 

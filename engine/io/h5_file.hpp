@@ -24,7 +24,8 @@ std::optional<std::string> unreadable_reason(const std::string& path);
 /// Opens `path` read-only. Throws IoError naming the file and the reason.
 H5::H5File open_read(const std::string& path);
 
-/// Human names of HDF5 types as numpy spells them: "int32", "float16", "float64", "vlen utf-8 string".
+/// Human names of HDF5 types as numpy spells them: "int32", "float16", "float64", "vlen utf-8
+/// string".
 std::string type_name(const H5::DataType& type);
 
 /// Dimensions of a dataset's dataspace.
@@ -33,9 +34,9 @@ std::vector<hsize_t> shape_of(const H5::DataSet& ds);
 /// "[3, 32, 64]".
 std::string shape_text(const std::vector<hsize_t>& shape);
 
-bool is_float(const H5::DataType& type);                       ///< float16/32/64
-bool is_int(const H5::DataType& type, std::size_t bytes);      ///< signed integer of that size
-bool is_string(const H5::DataType& type);                      ///< fixed or variable string
+bool is_float(const H5::DataType& type);                   ///< float16/32/64
+bool is_int(const H5::DataType& type, std::size_t bytes);  ///< signed integer of that size
+bool is_string(const H5::DataType& type);                  ///< fixed or variable string
 
 /// Attribute readers: nullopt when the attribute is absent or not of the asked class.
 bool has_attr(const H5::H5Object& obj, const std::string& name);

@@ -1,5 +1,6 @@
 // routescope-cli's contract, run as a user runs it: --help, --version, usage errors, and validate /
-// inspect / sample-dump with the exit codes of docs/cli.md (0 valid, 1 invalid, 2 unreadable/usage).
+// inspect / sample-dump with the exit codes of docs/cli.md (0 valid, 1 invalid, 2
+// unreadable/usage).
 #include <QtTest>
 
 namespace {
@@ -12,11 +13,14 @@ Run cli(const QStringList& args) {
     QProcess p;
     p.start(QStringLiteral(ROUTESCOPE_CLI), args);
     if (!p.waitForFinished(60000)) return {-1, {}, "timed out"};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
 }
 
-QString fixture(const QString& name) { return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name; }
+QString fixture(const QString& name) {
+    return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name;
+}
 }  // namespace
 
 class TestCli : public QObject {
@@ -26,7 +30,8 @@ private slots:
     void helpListsTheCommands() {
         const Run r = cli({"--help"});
         QCOMPARE(r.code, 0);
-        for (const char* cmd : {"validate", "inspect", "sample-dump"}) QVERIFY2(r.out.contains(cmd), qPrintable(r.out));
+        for (const char* cmd : {"validate", "inspect", "sample-dump"})
+            QVERIFY2(r.out.contains(cmd), qPrintable(r.out));
     }
 
     void versionNamesTheLibraries() {
@@ -49,11 +54,14 @@ private slots:
         QTest::addColumn<QStringList>("expect");
         QFile manifest(fixture("manifest.json"));
         QVERIFY(manifest.open(QIODevice::ReadOnly));
-        for (const auto& c : QJsonDocument::fromJson(manifest.readAll()).object()["cases"].toArray()) {
+        for (const auto& c :
+             QJsonDocument::fromJson(manifest.readAll()).object()["cases"].toArray()) {
             const auto o = c.toObject();
             QStringList expect;
-            for (const auto& e : o["expect"].toArray()) expect << e.toString();
-            QTest::newRow(qPrintable(o["file"].toString())) << o["file"].toString() << o["exit"].toInt() << expect;
+            for (const auto& e : o["expect"].toArray())
+                expect << e.toString();
+            QTest::newRow(qPrintable(o["file"].toString()))
+                << o["file"].toString() << o["exit"].toInt() << expect;
         }
     }
 
@@ -62,14 +70,19 @@ private slots:
         QFETCH(int, exitCode);
         QFETCH(QStringList, expect);
         const Run r = cli({"validate", fixture(file)});
-        QVERIFY2(r.code == exitCode, qPrintable(QString("exit %1\n%2%3").arg(r.code).arg(r.out, r.err)));
-        for (const auto& e : expect) QVERIFY2(r.out.contains(e), qPrintable(r.out));
+        QVERIFY2(r.code == exitCode,
+                 qPrintable(QString("exit %1\n%2%3").arg(r.code).arg(r.out, r.err)));
+        for (const auto& e : expect)
+            QVERIFY2(r.out.contains(e), qPrintable(r.out));
         if (exitCode == 0) QVERIFY(r.out.contains("valid"));
     }
 
     void validateManyFilesReportsTheWorst() {
-        QCOMPARE(cli({"validate", fixture("valid_full.dump.h5"), fixture("nan_hidden.dump.h5")}).code, 1);
-        QCOMPARE(cli({"validate", fixture("nan_hidden.dump.h5"), fixture("empty.dump.h5")}).code, 2);
+        QCOMPARE(
+            cli({"validate", fixture("valid_full.dump.h5"), fixture("nan_hidden.dump.h5")}).code,
+            1);
+        QCOMPARE(cli({"validate", fixture("nan_hidden.dump.h5"), fixture("empty.dump.h5")}).code,
+                 2);
         QCOMPARE(cli({"validate", "--quick", fixture("nan_hidden.dump.h5")}).code, 0);
     }
 
@@ -79,11 +92,14 @@ private slots:
         QVERIFY2(r.out.contains("S = 6, padded length L = 16"), qPrintable(r.out));
         QVERIFY(r.out.contains("arch bigs, 3 layers, d_model 8"));
         QVERIFY(r.out.contains("0: hidden float32 [6, 16, 8], sentence"));
-        QVERIFY(r.out.contains("gates u_f[6, 16, 8] u_b[6, 16, 8]") || r.out.contains("gates u_b[6, 16, 8] u_f[6, 16, 8]"));
+        QVERIFY(r.out.contains("gates u_f[6, 16, 8] u_b[6, 16, 8]") ||
+                r.out.contains("gates u_b[6, 16, 8] u_f[6, 16, 8]"));
         QVERIFY(r.out.contains("kernels:   3 layers (1, 2, 3), length 16"));
         const Run sparse = cli({"inspect", fixture("valid_sparse_f16.dump.h5")});
         QCOMPARE(sparse.code, 0);
-        QVERIFY2(sparse.out.contains("hidden float16 [3, 16, 8], sentence, 3 examples (example_index)"), qPrintable(sparse.out));
+        QVERIFY2(
+            sparse.out.contains("hidden float16 [3, 16, 8], sentence, 3 examples (example_index)"),
+            qPrintable(sparse.out));
     }
 
     void inspectSummarisesACheckpoint() {
@@ -103,7 +119,10 @@ private slots:
     void sampleDumpValidates() {
         QTemporaryDir dir;
         const QString out = dir.filePath("sample.dump.h5");
-        QCOMPARE(cli({"sample-dump", "--out", out, "--examples", "20", "--length", "16", "--d-model", "8"}).code, 0);
+        QCOMPARE(cli({"sample-dump", "--out", out, "--examples", "20", "--length", "16",
+                      "--d-model", "8"})
+                     .code,
+                 0);
         const Run r = cli({"validate", out});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("valid dump"));

@@ -11,10 +11,11 @@
 using namespace routescope;
 
 // QSKIP returns from the calling function, so this is a macro used at the top of each test.
-#define REQUIRE_CUDA_DEVICE()                                                                  \
-    do {                                                                                       \
-        const auto info_ = cuda::query_devices();                                              \
-        if (info_.count == 0) QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + info_.reason))); \
+#define REQUIRE_CUDA_DEVICE()                                                             \
+    do {                                                                                  \
+        const auto info_ = cuda::query_devices();                                         \
+        if (info_.count == 0)                                                             \
+            QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + info_.reason))); \
     } while (0)
 
 class TestCudaBackend : public QObject {
@@ -38,7 +39,8 @@ private slots:
             expected[i] = y[i] + 0.75f * x[i];
         }
         cuda::axpy(0.75f, x.data(), y.data(), x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) QVERIFY(std::fabs(y[i] - expected[i]) <= 1e-6f * (1 + std::fabs(expected[i])));
+        for (std::size_t i = 0; i < x.size(); ++i)
+            QVERIFY(std::fabs(y[i] - expected[i]) <= 1e-6f * (1 + std::fabs(expected[i])));
     }
 
     void fftConvMatchesDirectConvolution() {
@@ -47,14 +49,17 @@ private slots:
         std::vector<float> u(L * channels), k(L * channels), y(L * channels);
         std::mt19937 gen(2);
         std::normal_distribution<float> dist;
-        for (auto& v : u) v = dist(gen);
-        for (auto& v : k) v = dist(gen) * 0.1f;
+        for (auto& v : u)
+            v = dist(gen);
+        for (auto& v : k)
+            v = dist(gen) * 0.1f;
         cuda::fft_causal_conv(u.data(), k.data(), y.data(), L, channels);
         double err = 0, ref = 0;
         for (int c = 0; c < channels; ++c)
             for (int t = 0; t < L; ++t) {
                 double s = 0;
-                for (int j = 0; j <= t; ++j) s += double(k[c * L + j]) * u[c * L + t - j];
+                for (int j = 0; j <= t; ++j)
+                    s += double(k[c * L + j]) * u[c * L + t - j];
                 err += (s - y[c * L + t]) * (s - y[c * L + t]);
                 ref += s * s;
             }

@@ -43,7 +43,8 @@ class TestDumpWriter : public QObject {
             r.attributes = {1.5 * s};
             w.write_example(s, r);
             std::vector<float> h(12);
-            for (int i = 0; i < 12; ++i) h[i] = 0.25f * i + s;
+            for (int i = 0; i < 12; ++i)
+                h[i] = 0.25f * i + s;
             for (int l : {0, 2}) {
                 w.write_hidden(l, s, h.data());
                 w.write_sentence(l, s, h.data());
@@ -67,7 +68,8 @@ private slots:
         QVERIFY(!std::filesystem::exists(path));  // nothing under the final name until finish()
         w.finish();
         const auto report = validate_file(path);
-        for (const auto& v : report.violations) qWarning() << QString::fromStdString(v.text());
+        for (const auto& v : report.violations)
+            qWarning() << QString::fromStdString(v.text());
         QVERIFY(report.ok());
         const auto info = read_file_info(path);
         QCOMPARE(info.examples, 2u);

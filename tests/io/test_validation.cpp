@@ -16,7 +16,8 @@ private slots:
     void initTestCase() {
         dir_ = QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps");
         QFile manifest(dir_ + "/manifest.json");
-        QVERIFY2(manifest.open(QIODevice::ReadOnly), "run the fixtures_dumps test first (CTest fixture)");
+        QVERIFY2(manifest.open(QIODevice::ReadOnly),
+                 "run the fixtures_dumps test first (CTest fixture)");
         cases_ = QJsonDocument::fromJson(manifest.readAll()).object()["cases"].toArray();
         QVERIFY(cases_.size() >= 20);
     }
@@ -28,8 +29,10 @@ private slots:
         for (const auto& c : cases_) {
             const auto o = c.toObject();
             QStringList expect;
-            for (const auto& e : o["expect"].toArray()) expect << e.toString();
-            QTest::newRow(qPrintable(o["file"].toString())) << o["file"].toString() << o["exit"].toInt() << expect;
+            for (const auto& e : o["expect"].toArray())
+                expect << e.toString();
+            QTest::newRow(qPrintable(o["file"].toString()))
+                << o["file"].toString() << o["exit"].toInt() << expect;
         }
     }
 
@@ -39,9 +42,12 @@ private slots:
         QFETCH(QStringList, expect);
         const auto report = validate_file((dir_ + "/" + file).toStdString());
         QString all;
-        for (const auto& v : report.violations) all += QString::fromStdString(v.text()) + "\n";
-        QVERIFY2(report.exit_code() == exitCode, qPrintable(QString("exit %1, violations:\n%2").arg(report.exit_code()).arg(all)));
-        for (const auto& e : expect) QVERIFY2(all.contains(e), qPrintable("missing '" + e + "' in:\n" + all));
+        for (const auto& v : report.violations)
+            all += QString::fromStdString(v.text()) + "\n";
+        QVERIFY2(report.exit_code() == exitCode,
+                 qPrintable(QString("exit %1, violations:\n%2").arg(report.exit_code()).arg(all)));
+        for (const auto& e : expect)
+            QVERIFY2(all.contains(e), qPrintable("missing '" + e + "' in:\n" + all));
         if (exitCode == 1) QCOMPARE(report.readable, true);
     }
 

@@ -11,12 +11,12 @@ namespace routescope::cuda {
 namespace {
 
 void check(cudaError_t err, const char* what) {
-    if (err != cudaSuccess)
-        throw CudaError(std::string(what) + ": " + cudaGetErrorString(err));
+    if (err != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(err));
 }
 
 void check_fft(cufftResult res, const char* what) {
-    if (res != CUFFT_SUCCESS) throw CudaError(std::string(what) + ": cuFFT error " + std::to_string(res));
+    if (res != CUFFT_SUCCESS)
+        throw CudaError(std::string(what) + ": cuFFT error " + std::to_string(res));
 }
 
 /// Owns device memory; freed on scope exit so an exception never leaks it.
@@ -105,11 +105,13 @@ void fft_causal_conv(const float* u, const float* k, float* y, int L, int channe
     for (int c = 0; c < channels; ++c)
         std::copy(u + static_cast<std::size_t>(c) * L, u + static_cast<std::size_t>(c + 1) * L,
                   padded.begin() + static_cast<std::ptrdiff_t>(c) * n);
-    check(cudaMemcpy(du.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy u");
+    check(cudaMemcpy(du.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice),
+          "cudaMemcpy u");
     for (int c = 0; c < channels; ++c)
         std::copy(k + static_cast<std::size_t>(c) * L, k + static_cast<std::size_t>(c + 1) * L,
                   padded.begin() + static_cast<std::ptrdiff_t>(c) * n);
-    check(cudaMemcpy(dk.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy k");
+    check(cudaMemcpy(dk.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice),
+          "cudaMemcpy k");
 
     DeviceBuffer<cufftComplex> fu(freq_total), fk(freq_total);
     FftPlan forward(n, CUFFT_R2C, channels, "cufftPlan1d R2C");
@@ -117,14 +119,16 @@ void fft_causal_conv(const float* u, const float* k, float* y, int L, int channe
     check_fft(cufftExecR2C(forward.handle, du.ptr, fu.ptr), "cufftExecR2C u");
     check_fft(cufftExecR2C(forward.handle, dk.ptr, fk.ptr), "cufftExecR2C k");
     constexpr unsigned threads = 256;
-    spectral_product<<<blocks_for(freq_total, threads), threads>>>(fu.ptr, fk.ptr, fu.ptr, freq_total,
-                                                                    1.0f / static_cast<float>(n));
+    spectral_product<<<blocks_for(freq_total, threads), threads>>>(
+        fu.ptr, fk.ptr, fu.ptr, freq_total, 1.0f / static_cast<float>(n));
     check(cudaGetLastError(), "spectral_product launch");
     check_fft(cufftExecC2R(inverse.handle, fu.ptr, dy.ptr), "cufftExecC2R");
-    check(cudaMemcpy(padded.data(), dy.ptr, real_total * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy y");
+    check(cudaMemcpy(padded.data(), dy.ptr, real_total * sizeof(float), cudaMemcpyDeviceToHost),
+          "cudaMemcpy y");
     for (int c = 0; c < channels; ++c)
         std::copy(padded.begin() + static_cast<std::ptrdiff_t>(c) * n,
-                  padded.begin() + static_cast<std::ptrdiff_t>(c) * n + L, y + static_cast<std::size_t>(c) * L);
+                  padded.begin() + static_cast<std::ptrdiff_t>(c) * n + L,
+                  y + static_cast<std::size_t>(c) * L);
 }
 
 }  // namespace routescope::cuda

@@ -33,8 +33,17 @@ public:
 
     /// `name` must outlive the tape (a string literal: the op's name in the op table).
     void record(const char* name, Backward backward) {
-        if (recording_) entries_.push_back({name, std::move(backward)});
+        if (!recording_) return;
+        if (forward_timer_) {  // ops record right after their forward: time since the last mark
+            const auto now = std::chrono::steady_clock::now();
+            forward_timer_(name, std::chrono::duration<double>(now - mark_).count());
+            mark_ = now;
+        }
+        entries_.push_back({name, std::move(backward)});
     }
+    /// Optional profile of the forward: record() reports each op's name with the time since the
+    /// previous record() (or clear()), which is that op's forward when ops record after computing.
+    void set_forward_timer(Timer timer) { forward_timer_ = std::move(timer); }
 
     /// Runs the recorded backwards, last recorded first. The tape keeps them until clear().
     void backward(const Timer& timer = {}) const {
@@ -50,7 +59,10 @@ public:
         }
     }
 
-    void clear() { entries_.clear(); }
+    void clear() {
+        entries_.clear();
+        mark_ = std::chrono::steady_clock::now();
+    }
     std::size_t size() const { return entries_.size(); }
 
 private:
@@ -60,6 +72,8 @@ private:
     };
     std::vector<Entry> entries_;
     bool recording_ = true;
+    Timer forward_timer_;
+    std::chrono::steady_clock::time_point mark_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace routescope

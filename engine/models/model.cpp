@@ -180,7 +180,18 @@ double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
 }
 
 void Model::backward() {
-    tape_.backward();
+    if (!profile_) return tape_.backward();
+    tape_.backward([this](const char* name, double seconds) {
+        profile_->record(std::string(name) + " backward", seconds, {});
+    });
+}
+
+void Model::set_profile(ops::OpProfile* profile) {
+    profile_ = profile;
+    if (!profile) return tape_.set_forward_timer({});
+    tape_.set_forward_timer([this](const char* name, double seconds) {
+        profile_->record(std::string(name) + " forward", seconds, {});
+    });
 }
 
 }  // namespace routescope::models

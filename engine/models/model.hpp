@@ -20,6 +20,7 @@
 #include "engine/core/tape.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/ops/fft_conv.hpp"
+#include "engine/ops/op_table.hpp"
 
 namespace routescope::models {
 
@@ -63,6 +64,9 @@ public:
     /// params().zero_grad() first, once per optimizer step). The batch given to forward() must
     /// still be alive: the recorded backwards read its ids, lengths and targets.
     void backward();
+    /// Per-op wall times of training forwards and backwards into `profile` ("<op> forward",
+    /// "<op> backward"; the tape's timers), or off with nullptr. For `routescope-cli bench`.
+    void set_profile(ops::OpProfile* profile);
 
     /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels]; valid until the next one.
     const float* logits() const { return logits_; }
@@ -90,6 +94,7 @@ private:
     std::unique_ptr<ops::FftConvWorkspace<float>> fft_;
     std::unique_ptr<Arena> arena_;
     Tape tape_;
+    ops::OpProfile* profile_ = nullptr;
     const float* logits_ = nullptr;
     std::int64_t logits_size_ = 0;
 };

@@ -1,0 +1,419 @@
+// routescope-cli bench train | forward | gemm — benchmarks, never timed tests (their figures go to
+// docs/benchmarks.md with the command that produced them).
+//
+//   bench train --config X [--set k=v ...] [--baseline torch] [--threads N] [--steps S] [--warmup
+//   W]
+//       Full MLM training steps (forward, backward, clip, AdamW) of the configured model on one
+//       random batch of train.batch_size × data.seq_len; with --baseline torch the same
+//       configuration runs through tests/reference/bench_train.py with the same thread count,
+//       batch and steps, and the ratio is printed, with the BLAS library torch loaded. Then the
+//       engine's per-op profile (the tape's timers, engine/ops/op_table.hpp's OpProfile).
+//   bench forward --arch bigs,bert --lengths 128,...,8192 [--d-model 256 --layers 4]
+//       Inference time per sequence against L; BiGS's time(L_max)/time(512) and the crossover
+//       length from which BiGS is faster than attention.
+//   bench gemm [--sizes 512,1024,2048] [--threads N]
+//       GFLOP/s of the engine GEMM and % of the measured FMA peak (backend/cpu/gemm_bench.hpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command.hpp"
+#include "engine/backend/cpu/gemm_bench.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/random_stream.hpp"
+#include "engine/data/special_tokens.hpp"
+#include "engine/models/model.hpp"
+#include "engine/ops/op_table.hpp"
+#include "engine/train/adamw.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string a, b, c;
+    in >> a >> b >> c;
+    return a + " " + b + " " + c;
+}
+
+int resolve_threads(int threads) {
+    return threads > 0 ? threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Runs a shell command, returns its standard output and sets `status` to its exit status.
+std::string capture(const std::string& command, int& status) {
+    std::string out;
+    FILE* p = popen(command.c_str(), "r");
+    if (!p) {
+        status = -1;
+        return out;
+    }
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+        out.append(buf, n);
+    const int rc = pclose(p);
+    status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return out;
+}
+
+std::string quoted(const std::string& s) {
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// tests/reference/bench_train.py: next to the working directory, or above the executable (a build
+// directory inside the source tree).
+std::string find_torch_script() {
+    const fs::path rel = "tests/reference/bench_train.py";
+    std::vector<fs::path> roots = {fs::current_path()};
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (fs::path p = exe.parent_path(); p.has_relative_path(); p = p.parent_path())
+            roots.push_back(p);
+    for (const auto& r : roots)
+        if (fs::exists(r / rel)) return (r / rel).string();
+    return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench train
+
+struct TrainBenchArgs {
+    std::string config;
+    std::vector<std::string> sets;
+    std::string baseline = "none";
+    int threads = 2;
+    int steps = 10;
+    int warmup = 2;
+    int profile_steps = 3;
+    std::string python = "/usr/bin/python3";
+    std::string torch_script;
+};
+
+// A random MLM batch like bench_train.py's: ids uniform over the non-special ids, 15% targets.
+struct RandomBatch {
+    std::vector<std::int32_t> tokens, labels, lengths;
+    models::Batch view;
+    RandomBatch(int B, int L, int V, double mask_prob, std::uint64_t seed)
+        : tokens(std::size_t(B) * L), labels(std::size_t(B) * L), lengths(std::size_t(B), L) {
+        data::RandomStream rng(seed, 0, 0);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            tokens[i] = static_cast<std::int32_t>(
+                rng.between(data::kFirstRegularId, std::max(data::kFirstRegularId, V - 1)));
+            labels[i] = rng.chance(mask_prob) ? tokens[i] : data::kIgnoreLabel;
+        }
+        for (int b = 0; b < B; ++b)
+            labels[std::size_t(b) * L] = tokens[std::size_t(b) * L];  // a target in every row
+        view.tokens = tokens.data();
+        view.labels = labels.data();
+        view.lengths = lengths.data();
+    }
+};
+
+struct EngineTiming {
+    double tokens_per_s = 0, step_ms = 0, final_loss = 0;
+};
+
+EngineTiming time_engine_steps(models::Model& model, train::AdamW& opt, const RandomBatch& batch,
+                               int warmup, int steps) {
+    EngineTiming t;
+    Clock::time_point t0;
+    for (int s = 0; s < warmup + steps; ++s) {
+        if (s == warmup) t0 = Clock::now();
+        model.params().zero_grad();
+        t.final_loss = model.forward(batch.view, true, static_cast<std::uint32_t>(s));
+        model.backward();
+        opt.clip(model.params());
+        opt.update(model.params(), model.pool());
+    }
+    const double secs = seconds_since(t0);
+    const double tokens = double(model.batch_size()) * model.length() * steps;
+    t.tokens_per_s = tokens / secs;
+    t.step_ms = 1e3 * secs / steps;
+    return t;
+}
+
+int run_bench_train(const TrainBenchArgs& a) {
+    RunConfig config = RunConfig::load(a.config);
+    for (const auto& s : a.sets)
+        config = config.with_override(s);
+    const int threads = resolve_threads(a.threads);
+    config.train.threads = threads;
+    // The vocabulary `train` would give the model (it adopts the tokenizer's size).
+    if (config.tokenizer.kind == "bytes")
+        config.model.vocab_size = 261;  // ByteTokenizer::kVocabSize
+    else if (config.tokenizer.kind == "sentencepiece" && !config.tokenizer.model)
+        config.model.vocab_size = config.tokenizer.vocab_size;
+    const int B = config.train.batch_size, L = config.data.seq_len, V = config.model.vocab_size;
+    std::printf(
+        "bench train: %s, d=%d, %d layers, V=%d, B=%d, L=%d, %d threads, %d steps after %d "
+        "warm-up\nload average before: %s\n",
+        config.model.arch.c_str(), config.model.d_model, config.model.n_layers, V, B, L, threads,
+        a.steps, a.warmup, load_average().c_str());
+    std::fflush(stdout);
+
+    models::Model model(config, B, L, threads);
+    model.init(static_cast<std::uint64_t>(config.train.seed));
+    train::AdamW opt(config.train, model.params());
+    const RandomBatch batch(B, L, V, config.train.mask_prob,
+                            static_cast<std::uint64_t>(config.train.seed));
+    const EngineTiming engine = time_engine_steps(model, opt, batch, a.warmup, a.steps);
+    std::printf("engine: %10.1f tokens/s  (%.1f ms per step, %zu parameters, final loss %.4f)\n",
+                engine.tokens_per_s, engine.step_ms, model.params().size(), engine.final_loss);
+    std::fflush(stdout);
+
+    nlohmann::ordered_json summary;
+    summary["arch"] = config.model.arch;
+    summary["threads"] = threads;
+    summary["batch"] = B;
+    summary["seq_len"] = L;
+    summary["steps"] = a.steps;
+    summary["engine_tokens_per_s"] = engine.tokens_per_s;
+    summary["engine_step_ms"] = engine.step_ms;
+
+    if (a.baseline == "torch") {
+        const std::string script = a.torch_script.empty() ? find_torch_script() : a.torch_script;
+        if (script.empty())
+            throw IoError("tests/reference/bench_train.py not found; give --torch-script");
+        const std::string cfg_path =
+            (fs::temp_directory_path() / ("routescope-bench-" + std::to_string(getpid()) + ".json"))
+                .string();
+        std::ofstream(cfg_path) << config.to_json_text();
+        int status = 0;
+        const std::string out =
+            capture(quoted(a.python) + " " + quoted(script) + " --config " + quoted(cfg_path) +
+                        " --threads " + std::to_string(threads) + " --steps " +
+                        std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup),
+                    status);
+        fs::remove(cfg_path);
+        const auto last = out.find_last_of('{');
+        if (status != 0 || last == std::string::npos)
+            throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
+                        "): " + out);
+        const auto torch = nlohmann::json::parse(out.substr(last));
+        // Which BLAS the matmuls really run on: the library mapped after one matmul.
+        const std::string blas =
+            capture(quoted(a.python) +
+                        " -c \"import torch; torch.ones(64,64)@torch.ones(64,64); "
+                        "print(' '.join(sorted({l.split()[-1] for l in open('/proc/self/maps') "
+                        "if 'blas' in l.lower() and '.so' in l})))\"",
+                    status);
+        const double tps = torch["tokens_per_s"].get<double>();
+        std::printf("torch:  %10.1f tokens/s  (%.1f ms per step, %d threads, final loss %.4f)\n",
+                    tps, torch["step_ms"].get<double>(), torch["threads"].get<int>(),
+                    torch["final_loss"].get<double>());
+        std::printf("torch BLAS: %s\n", blas.empty() ? "(none found)\n" : blas.c_str());
+        std::printf("ratio engine / torch: %.2f\n", engine.tokens_per_s / tps);
+        summary["torch_tokens_per_s"] = tps;
+        summary["torch_step_ms"] = torch["step_ms"];
+        summary["torch_blas"] = blas.substr(0, blas.find_last_not_of('\n') + 1);
+        summary["ratio"] = engine.tokens_per_s / tps;
+    }
+
+    if (a.profile_steps > 0) {
+        ops::OpProfile profile;
+        model.set_profile(&profile);
+        const auto t0 = Clock::now();
+        time_engine_steps(model, opt, batch, 0, a.profile_steps);
+        const double wall = seconds_since(t0);
+        model.set_profile(nullptr);
+        std::printf(
+            "\nengine per-op profile, %d steps (%.0f ms per step; ops %.0f%% of it, the rest "
+            "is the optimizer and clipping):\n%s",
+            a.profile_steps, 1e3 * wall / a.profile_steps, 100.0 * profile.total_seconds() / wall,
+            profile.report().c_str());
+    }
+    std::printf("load average after: %s\n", load_average().c_str());
+    std::cout << summary.dump() << std::endl;
+    return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench forward
+
+struct ForwardBenchArgs {
+    std::vector<std::string> archs = {"bigs", "bert"};
+    std::vector<int> lengths = {128, 256, 512, 1024, 2048, 4096, 8192};
+    int d_model = 256;
+    int layers = 4;
+    int vocab = 1000;
+    int threads = 2;
+    int repeats = 3;
+};
+
+// Median wall time of one inference forward of a single sequence of length L.
+double time_forward(const std::string& arch, int L, const ForwardBenchArgs& a, int threads) {
+    auto j = nlohmann::json{{"model",
+                             {{"arch", arch},
+                              {"d_model", a.d_model},
+                              {"n_layers", a.layers},
+                              {"vocab_size", a.vocab},
+                              {"max_len", L}}}};
+    models::Model model(RunConfig::from_json(j), 1, L, threads);
+    model.init(1);
+    const RandomBatch batch(1, L, a.vocab, 0.15, 1);
+    std::vector<double> times;
+    for (int r = 0; r < a.repeats + 1; ++r) {
+        const auto t0 = Clock::now();
+        model.forward(batch.view, /*training=*/false);
+        if (r > 0) times.push_back(seconds_since(t0));  // the first run warms caches and plans
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+int run_bench_forward(const ForwardBenchArgs& a) {
+    const int threads = resolve_threads(a.threads);
+    std::printf(
+        "bench forward: d=%d, %d layers, V=%d, one sequence, %d threads, median of %d\n"
+        "load average before: %s\n",
+        a.d_model, a.layers, a.vocab, threads, a.repeats, load_average().c_str());
+    std::printf("%8s", "L");
+    for (const auto& arch : a.archs)
+        std::printf(" %12s", (arch + " ms").c_str());
+    std::printf("\n");
+    std::vector<std::vector<double>> t(a.archs.size());
+    for (int L : a.lengths) {
+        std::printf("%8d", L);
+        for (std::size_t k = 0; k < a.archs.size(); ++k) {
+            t[k].push_back(1e3 * time_forward(a.archs[k], L, a, threads));
+            std::printf(" %12.2f", t[k].back());
+            std::fflush(stdout);
+        }
+        std::printf("\n");
+    }
+    nlohmann::ordered_json summary;
+    summary["lengths"] = a.lengths;
+    for (std::size_t k = 0; k < a.archs.size(); ++k)
+        summary[a.archs[k] + "_ms"] = t[k];
+    const auto at = [&](std::size_t k, int L) -> double {
+        const auto it = std::find(a.lengths.begin(), a.lengths.end(), L);
+        return it == a.lengths.end() ? -1 : t[k][std::size_t(it - a.lengths.begin())];
+    };
+    for (std::size_t k = 0; k < a.archs.size(); ++k) {
+        const int longest = a.lengths.back();
+        if (at(k, 512) > 0 && longest > 512) {
+            const double ratio = at(k, longest) / at(k, 512);
+            std::printf("%s: time(%d)/time(512) = %.1f (linear: %.0f)\n", a.archs[k].c_str(),
+                        longest, ratio, longest / 512.0);
+            summary[a.archs[k] + "_scaling"] = ratio;
+        }
+    }
+    if (a.archs.size() == 2) {
+        int crossover = -1;
+        for (std::size_t i = 0; i < a.lengths.size(); ++i)
+            if (t[0][i] < t[1][i]) {
+                crossover = a.lengths[i];
+                break;
+            }
+        if (crossover > 0)
+            std::printf("crossover: %s is faster than %s from L = %d on (of the lengths run)\n",
+                        a.archs[0].c_str(), a.archs[1].c_str(), crossover);
+        else
+            std::printf("crossover: %s is not faster than %s at any length run\n",
+                        a.archs[0].c_str(), a.archs[1].c_str());
+        summary["crossover"] = crossover;
+    }
+    std::printf("load average after: %s\n", load_average().c_str());
+    std::cout << summary.dump() << std::endl;
+    return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench gemm
+
+int run_bench_gemm(const std::vector<int>& sizes, int threads_arg, double seconds) {
+    const int threads = resolve_threads(threads_arg);
+    std::printf("bench gemm: %d threads, load average before: %s\n", threads,
+                load_average().c_str());
+    const double peak = cpu::measure_fma_peak_gflops(threads, seconds);
+    std::printf("measured FMA peak (%s): %.1f GFLOP/s\n", cpu::fma_peak_isa(), peak);
+    std::printf("%8s %10s %10s\n", "m=n=k", "GFLOP/s", "% peak");
+    nlohmann::ordered_json summary;
+    summary["threads"] = threads;
+    summary["peak_gflops"] = peak;
+    for (int n : sizes) {
+        const auto r = cpu::bench_gemm(n, n, n, threads, seconds);
+        std::printf("%8d %10.1f %9.1f%%\n", n, r.gflops, 100.0 * r.gflops / peak);
+        summary["gflops_" + std::to_string(n)] = r.gflops;
+    }
+    std::printf("load average after: %s\n", load_average().c_str());
+    std::cout << summary.dump() << std::endl;
+    return kExitOk;
+}
+
+CommandRunner setup_bench(CLI::App& app) {
+    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, gemm");
+    cmd->require_subcommand(1);
+
+    auto ta = std::make_shared<TrainBenchArgs>();
+    auto* train = cmd->add_subcommand("train", "Training throughput, optionally against PyTorch");
+    train->add_option("--config", ta->config, "Run configuration")->required();
+    train->add_option("--set", ta->sets, "Override a configuration value");
+    train->add_option("--baseline", ta->baseline, "none | torch")
+        ->check(CLI::IsMember({"none", "torch"}));
+    train->add_option("--threads", ta->threads, "Threads on both sides (0 = all cores)");
+    train->add_option("--steps", ta->steps, "Timed steps")->check(CLI::PositiveNumber);
+    train->add_option("--warmup", ta->warmup, "Untimed steps first");
+    train->add_option("--profile-steps", ta->profile_steps,
+                      "Steps of the per-op profile (0: none)");
+    train->add_option("--python", ta->python, "Python with torch");
+    train->add_option("--torch-script", ta->torch_script, "tests/reference/bench_train.py");
+
+    auto fa = std::make_shared<ForwardBenchArgs>();
+    auto* forward = cmd->add_subcommand("forward", "Inference time per sequence against length");
+    forward->add_option("--arch", fa->archs, "Architectures (the first is compared to the second)")
+        ->delimiter(',');
+    forward->add_option("--lengths", fa->lengths, "Sequence lengths")->delimiter(',');
+    forward->add_option("--d-model", fa->d_model, "Width");
+    forward->add_option("--layers", fa->layers, "Layers");
+    forward->add_option("--vocab", fa->vocab, "Vocabulary size");
+    forward->add_option("--threads", fa->threads, "Threads (0 = all cores)");
+    forward->add_option("--repeats", fa->repeats, "Timed runs per point (median)");
+
+    auto sizes = std::make_shared<std::vector<int>>(std::vector<int>{512, 1024, 2048});
+    auto gemm_threads = std::make_shared<int>(2);
+    auto gemm_seconds = std::make_shared<double>(0.5);
+    auto* gemm = cmd->add_subcommand("gemm", "Engine GEMM against the measured FMA peak");
+    gemm->add_option("--sizes", *sizes, "m = n = k sizes")->delimiter(',');
+    gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)");
+    gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement");
+
+    return [=]() {
+        try {
+            if (train->parsed()) return run_bench_train(*ta);
+            if (forward->parsed()) return run_bench_forward(*fa);
+            return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
+        } catch (const ConfigError& e) {
+            std::cerr << "routescope-cli bench: error: " << e.what() << "\n";
+            return kExitUsage;
+        }
+    };
+}
+
+const CommandRegistration registration{"bench", setup_bench};
+
+}  // namespace
+}  // namespace routescope::cli

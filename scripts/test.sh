@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test through CTest: first the normal build (build/), then the
-# same tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/). GUI tests run on
-# the offscreen platform, so no display is needed. Tests that need a GPU report SKIPPED without one.
-#   ROUTESCOPE_NO_SANITIZE=1 scripts/test.sh    skip the sanitizer pass
+# Installs, builds and runs every test through CTest (build/). GUI tests run on the offscreen
+# platform, so no display is needed. Tests that need a GPU report SKIPPED without one.
+#   ROUTESCOPE_SANITIZE_PASS=1 scripts/test.sh   then builds build-asan/ with AddressSanitizer +
+#                                                UndefinedBehaviorSanitizer and runs the tests again
+# The sanitizer pass is opt-in until it has been verified on the whole suite (docs/decisions.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export QT_QPA_PLATFORM=offscreen
@@ -13,7 +14,7 @@ scripts/setup.sh
 echo "== tests (build/)"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
 
-if [ "${ROUTESCOPE_NO_SANITIZE:-0}" != "1" ]; then
+if [ "${ROUTESCOPE_SANITIZE_PASS:-0}" = "1" ]; then
     echo "== tests under ASan + UBSan (build-asan/)"
     ROUTESCOPE_BUILD_DIR=build-asan \
         ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROUTESCOPE_CUDA=OFF" \

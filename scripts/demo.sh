@@ -2,7 +2,7 @@
 # Installs, builds and runs the main job on built-in synthetic data: trains a tiny BiGS with MLM on
 # the built-in generated corpus (about a minute on 2 cores, cached afterwards), writes a sample
 # activation dump, checks and summarises both with routescope-cli, and opens them in the workbench
-# (the checkpoint's learned SSM kernels in the kernel browser). Without a display the workbench runs
+# (Analysis › Kernels on the checkpoint shows its learned SSM kernels). Without a display the workbench runs
 # offscreen and saves a screenshot instead; the script says where.
 set -euo pipefail
 cd "$(dirname "$0")/.."

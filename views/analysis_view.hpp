@@ -138,8 +138,10 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
         busy_ = false;
         try {
             done(*out.value);
-            if (!busy_) end_ok();
-            else has_result_ = true;
+            if (!busy_)
+                end_ok();
+            else
+                has_result_ = true;
         } catch (const std::exception& e) {
             end_failed(QString::fromUtf8(e.what()));
         }

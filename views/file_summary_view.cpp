@@ -28,7 +28,9 @@ FileSummaryView::FileSummaryView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(tree_, 1);
 }
 
-QString FileSummaryView::headline() const { return status_->text(); }
+QString FileSummaryView::headline() const {
+    return status_->text();
+}
 
 void FileSummaryView::show_file(const QString& path, const ValidationReport& report,
                                 const std::optional<FileInfo>& info, const QString& error) {
@@ -36,15 +38,17 @@ void FileSummaryView::show_file(const QString& path, const ValidationReport& rep
     title_->setToolTip(path);
     tree_->clear();
     if (!report.readable) {
-        status_->setText(tr("<b style='color:#b00020'>Cannot read this file:</b> %1").arg(error.toHtmlEscaped()));
+        status_->setText(tr("<b style='color:#b00020'>Cannot read this file:</b> %1")
+                             .arg(error.toHtmlEscaped()));
     } else if (report.ok()) {
         status_->setText(tr("<b style='color:#1b7f3b'>Valid %1</b> (format version 1)")
                              .arg(QString::fromUtf8(file_kind_name(report.kind))));
     } else {
-        status_->setText(tr("<b style='color:#b00020'>Invalid %1:</b> %n violation(s) of the format; "
-                            "analyses may refuse the affected parts.",
-                            nullptr, static_cast<int>(report.violations.size()))
-                             .arg(QString::fromUtf8(file_kind_name(report.kind))));
+        status_->setText(
+            tr("<b style='color:#b00020'>Invalid %1:</b> %n violation(s) of the format; "
+               "analyses may refuse the affected parts.",
+               nullptr, static_cast<int>(report.violations.size()))
+                .arg(QString::fromUtf8(file_kind_name(report.kind))));
     }
     if (!report.violations.empty()) {
         auto* v = new QTreeWidgetItem(tree_, {tr("Violations (%1)").arg(report.violations.size())});
@@ -59,25 +63,40 @@ void FileSummaryView::show_file(const QString& path, const ValidationReport& rep
     }
     if (!info) return;
     auto add = [](QTreeWidgetItem* parent, const QString& name, const DatasetInfo& d) {
-        return new QTreeWidgetItem(parent, {name, QString::fromStdString(d.dtype), QString::fromStdString(d.shape_text())});
+        return new QTreeWidgetItem(parent, {name, QString::fromStdString(d.dtype),
+                                            QString::fromStdString(d.shape_text())});
     };
-    auto* model = new QTreeWidgetItem(tree_, {tr("Model: %1").arg(QString::fromStdString(info->name.empty() ? "(unnamed)" : info->name))});
+    auto* model = new QTreeWidgetItem(
+        tree_, {tr("Model: %1")
+                    .arg(QString::fromStdString(info->name.empty() ? "(unnamed)" : info->name))});
     new QTreeWidgetItem(model, {tr("arch: %1").arg(QString::fromStdString(info->arch))});
     new QTreeWidgetItem(model, {tr("layers: %1").arg(info->n_layers)});
     new QTreeWidgetItem(model, {tr("d_model: %1").arg(info->d_model)});
-    if (!info->checkpoint.empty()) new QTreeWidgetItem(model, {tr("checkpoint: %1").arg(QString::fromStdString(info->checkpoint))});
-    if (!info->producer.empty()) new QTreeWidgetItem(model, {tr("producer: %1").arg(QString::fromStdString(info->producer))});
-    new QTreeWidgetItem(model, {tr("size: %1").arg(QString::fromStdString(human_bytes(info->file_size)))});
+    if (!info->checkpoint.empty())
+        new QTreeWidgetItem(model,
+                            {tr("checkpoint: %1").arg(QString::fromStdString(info->checkpoint))});
+    if (!info->producer.empty())
+        new QTreeWidgetItem(model,
+                            {tr("producer: %1").arg(QString::fromStdString(info->producer))});
+    new QTreeWidgetItem(model,
+                        {tr("size: %1").arg(QString::fromStdString(human_bytes(info->file_size)))});
     model->setExpanded(true);
     if (info->kind == FileKind::Checkpoint) {
-        auto* params = new QTreeWidgetItem(tree_, {tr("Parameters (%1 tensors, %2 values)").arg(info->params.size()).arg(info->parameter_count)});
-        for (const auto& p : info->params) add(params, QString::fromStdString(p.path.substr(8)), p);
-        new QTreeWidgetItem(tree_, {tr("Tokenizer: %1").arg(QString::fromStdString(info->tokenizer_kind))});
-        if (info->train_step) new QTreeWidgetItem(tree_, {tr("Resumable at step %1").arg(*info->train_step)});
+        auto* params = new QTreeWidgetItem(tree_, {tr("Parameters (%1 tensors, %2 values)")
+                                                       .arg(info->params.size())
+                                                       .arg(info->parameter_count)});
+        for (const auto& p : info->params)
+            add(params, QString::fromStdString(p.path.substr(8)), p);
+        new QTreeWidgetItem(
+            tree_, {tr("Tokenizer: %1").arg(QString::fromStdString(info->tokenizer_kind))});
+        if (info->train_step)
+            new QTreeWidgetItem(tree_, {tr("Resumable at step %1").arg(*info->train_step)});
         return;
     }
-    auto* examples = new QTreeWidgetItem(tree_, {tr("Examples: S = %1, L = %2").arg(info->examples).arg(info->length)});
-    for (const auto& d : info->data) add(examples, QString::fromStdString(d.path.substr(6)), d);
+    auto* examples = new QTreeWidgetItem(
+        tree_, {tr("Examples: S = %1, L = %2").arg(info->examples).arg(info->length)});
+    for (const auto& d : info->data)
+        add(examples, QString::fromStdString(d.path.substr(6)), d);
     examples->setExpanded(true);
     auto* layers = new QTreeWidgetItem(tree_, {tr("Layers (%1 stored)").arg(info->layers.size())});
     for (const auto& l : info->layers) {
@@ -85,11 +104,14 @@ void FileSummaryView::show_file(const QString& path, const ValidationReport& rep
         if (l.hidden) add(li, "hidden", *l.hidden);
         if (l.sentence) add(li, "sentence", *l.sentence);
         if (l.example_index) add(li, "example_index", *l.example_index);
-        for (const auto& g : l.gates) add(li, tr("gate %1").arg(QString::fromStdString(g.path.substr(g.path.rfind('/') + 1))), g);
+        for (const auto& g : l.gates)
+            add(li, tr("gate %1").arg(QString::fromStdString(g.path.substr(g.path.rfind('/') + 1))),
+                g);
     }
     layers->setExpanded(true);
     if (!info->kernels.empty()) {
-        auto* kernels = new QTreeWidgetItem(tree_, {tr("SSM kernels (%1 layers)").arg(info->kernels.size())});
+        auto* kernels =
+            new QTreeWidgetItem(tree_, {tr("SSM kernels (%1 layers)").arg(info->kernels.size())});
         for (const auto& k : info->kernels) {
             auto* ki = new QTreeWidgetItem(kernels, {tr("layer %1").arg(k.index)});
             if (k.forward) add(ki, "forward", *k.forward);
@@ -97,8 +119,10 @@ void FileSummaryView::show_file(const QString& path, const ValidationReport& rep
         }
     }
     if (!info->mixing.empty()) {
-        auto* mixing = new QTreeWidgetItem(tree_, {tr("Spatial matrices (%1)").arg(info->mixing.size())});
-        for (const auto& m : info->mixing) add(mixing, QString::fromStdString(m.path.substr(8)), m);
+        auto* mixing =
+            new QTreeWidgetItem(tree_, {tr("Spatial matrices (%1)").arg(info->mixing.size())});
+        for (const auto& m : info->mixing)
+            add(mixing, QString::fromStdString(m.path.substr(8)), m);
     }
     tree_->resizeColumnToContents(1);
     tree_->resizeColumnToContents(2);

@@ -16,8 +16,8 @@ class FileSummaryView : public QWidget {
     Q_OBJECT
 public:
     explicit FileSummaryView(QWidget* parent = nullptr);
-    void show_file(const QString& path, const ValidationReport& report, const std::optional<FileInfo>& info,
-                   const QString& error);
+    void show_file(const QString& path, const ValidationReport& report,
+                   const std::optional<FileInfo>& info, const QString& error);
     QTreeWidget* tree() const { return tree_; }
     QString headline() const;
 

@@ -11,8 +11,10 @@ LoadedFile load_file(const QString& path, bool scan_values) {
     options.scan_values = scan_values;
     try {
         out.report = validate_file(path.toStdString(), options);
-        if (out.report.readable) out.info = read_file_info(path.toStdString());
-        else out.error = QString::fromStdString(out.report.violations.at(0).found);
+        if (out.report.readable)
+            out.info = read_file_info(path.toStdString());
+        else
+            out.error = QString::fromStdString(out.report.violations.at(0).found);
     } catch (const std::exception& e) {
         out.error = QString::fromUtf8(e.what());
     }

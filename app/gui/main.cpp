@@ -17,16 +17,20 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(routescope::kVersion);
 
     QCommandLineParser parser;
-    parser.setApplicationDescription("Routescope: a workbench for attention-free pretrained language models.");
+    parser.setApplicationDescription(
+        "Routescope: a workbench for attention-free pretrained language models.");
     parser.addHelpOption();
     parser.addVersionOption();
-    QCommandLineOption screenshot("screenshot", "Open FILES, save a PNG of the window to PATH, and exit.", "PATH");
+    QCommandLineOption screenshot(
+        "screenshot", "Open FILES, save a PNG of the window to PATH, and exit.", "PATH");
     parser.addOption(screenshot);
-    parser.addPositionalArgument("files", "Dumps (*.dump.h5) and checkpoints (*.ckpt.h5) to open.", "[files...]");
+    parser.addPositionalArgument("files", "Dumps (*.dump.h5) and checkpoints (*.ckpt.h5) to open.",
+                                 "[files...]");
     parser.process(app);
 
     routescope::gui::MainWindow window;
-    for (const QString& f : parser.positionalArguments()) window.open_file(f);
+    for (const QString& f : parser.positionalArguments())
+        window.open_file(f);
     window.show();
 
     if (parser.isSet(screenshot)) {
@@ -36,7 +40,8 @@ int main(int argc, char** argv) {
             if (window.loader()->pending() > 0) return;
             poll->stop();
             const bool ok = window.grab().save(out);
-            std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ") << out.toStdString() << "\n";
+            std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ")
+                      << out.toStdString() << "\n";
             QApplication::exit(ok ? 0 : 3);
         });
         poll->start(100);

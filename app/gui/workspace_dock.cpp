@@ -47,11 +47,14 @@ QTreeWidgetItem* WorkspaceDock::item_for(const QString& path) const {
 QStringList WorkspaceDock::paths() const {
     QStringList out;
     for (auto* top : {models_, dumps_, runs_})
-        for (int i = 0; i < top->childCount(); ++i) out << top->child(i)->data(0, kPathRole).toString();
+        for (int i = 0; i < top->childCount(); ++i)
+            out << top->child(i)->data(0, kPathRole).toString();
     return out;
 }
 
-void WorkspaceDock::remove_file(const QString& path) { delete item_for(path); }
+void WorkspaceDock::remove_file(const QString& path) {
+    delete item_for(path);
+}
 
 void WorkspaceDock::add_pending(const QString& path) {
     remove_file(path);
@@ -63,7 +66,8 @@ void WorkspaceDock::add_pending(const QString& path) {
 QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     remove_file(file.path);
     const bool checkpoint = file.report.kind == FileKind::Checkpoint;
-    auto* item = new QTreeWidgetItem(checkpoint ? models_ : dumps_, {QFileInfo(file.path).fileName()});
+    auto* item =
+        new QTreeWidgetItem(checkpoint ? models_ : dumps_, {QFileInfo(file.path).fileName()});
     item->setData(0, kPathRole, file.path);
     item->setToolTip(0, file.path);
     QStyle* style = QApplication::style();
@@ -73,36 +77,46 @@ QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
         item->setExpanded(true);
         return item;
     }
-    item->setIcon(0, style->standardIcon(file.report.ok() ? QStyle::SP_DialogApplyButton : QStyle::SP_MessageBoxWarning));
+    item->setIcon(0, style->standardIcon(file.report.ok() ? QStyle::SP_DialogApplyButton
+                                                          : QStyle::SP_MessageBoxWarning));
     if (!file.report.ok()) {
-        auto* v = new QTreeWidgetItem(item, {tr("%n violation(s)", nullptr, static_cast<int>(file.report.violations.size()))});
+        auto* v = new QTreeWidgetItem(item, {tr("%n violation(s)", nullptr,
+                                                static_cast<int>(file.report.violations.size()))});
         for (const auto& violation : file.report.violations)
             new QTreeWidgetItem(v, {QString::fromStdString(violation.text())});
         v->setExpanded(true);
     }
     if (file.info) {
         const FileInfo& info = *file.info;
-        new QTreeWidgetItem(item, {tr("model: %1 (%2, %3 layers, d %4)")
-                                       .arg(QString::fromStdString(info.name.empty() ? "unnamed" : info.name),
-                                            QString::fromStdString(info.arch))
-                                       .arg(info.n_layers)
-                                       .arg(info.d_model)});
+        new QTreeWidgetItem(
+            item, {tr("model: %1 (%2, %3 layers, d %4)")
+                       .arg(QString::fromStdString(info.name.empty() ? "unnamed" : info.name),
+                            QString::fromStdString(info.arch))
+                       .arg(info.n_layers)
+                       .arg(info.d_model)});
         if (checkpoint) {
-            new QTreeWidgetItem(item, {tr("%1 parameters in %2 tensors").arg(info.parameter_count).arg(info.params.size())});
+            new QTreeWidgetItem(item, {tr("%1 parameters in %2 tensors")
+                                           .arg(info.parameter_count)
+                                           .arg(info.params.size())});
         } else {
-            new QTreeWidgetItem(item, {tr("examples: %1 × L %2").arg(info.examples).arg(info.length)});
+            new QTreeWidgetItem(item,
+                                {tr("examples: %1 × L %2").arg(info.examples).arg(info.length)});
             QStringList layers, gates;
             for (const auto& l : info.layers) {
                 layers << QString::number(l.index);
                 for (const auto& g : l.gates) {
-                    const QString name = QString::fromStdString(g.path.substr(g.path.rfind('/') + 1));
+                    const QString name =
+                        QString::fromStdString(g.path.substr(g.path.rfind('/') + 1));
                     if (!gates.contains(name)) gates << name;
                 }
             }
             new QTreeWidgetItem(item, {tr("layers: %1").arg(layers.join(", "))});
-            if (!gates.isEmpty()) new QTreeWidgetItem(item, {tr("gates: %1").arg(gates.join(", "))});
-            if (!info.kernels.empty()) new QTreeWidgetItem(item, {tr("kernels: %1 layers").arg(info.kernels.size())});
-            if (!info.mixing.empty()) new QTreeWidgetItem(item, {tr("spatial matrices: %1").arg(info.mixing.size())});
+            if (!gates.isEmpty())
+                new QTreeWidgetItem(item, {tr("gates: %1").arg(gates.join(", "))});
+            if (!info.kernels.empty())
+                new QTreeWidgetItem(item, {tr("kernels: %1 layers").arg(info.kernels.size())});
+            if (!info.mixing.empty())
+                new QTreeWidgetItem(item, {tr("spatial matrices: %1").arg(info.mixing.size())});
         }
     }
     item->setExpanded(true);

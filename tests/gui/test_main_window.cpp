@@ -15,11 +15,14 @@
 using namespace routescope;
 
 namespace {
-QString fixture(const QString& name) { return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name; }
+QString fixture(const QString& name) {
+    return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name;
+}
 
 QStringList texts_under(QTreeWidgetItem* item) {
     QStringList out{item->text(0)};
-    for (int i = 0; i < item->childCount(); ++i) out += texts_under(item->child(i));
+    for (int i = 0; i < item->childCount(); ++i)
+        out += texts_under(item->child(i));
     return out;
 }
 }  // namespace
@@ -50,19 +53,23 @@ private slots:
         QVERIFY(validText.contains("gates: u_f, u_b") || validText.contains("gates: u_b, u_f"));
         QVERIFY(!validText.contains("violation"));
         const QString invalidText = texts_under(invalid).join('\n');
-        QVERIFY2(invalidText.contains("/layers/2/hidden: expected finite values, found NaN at [1, 3, 5]"), qPrintable(invalidText));
+        QVERIFY2(invalidText.contains(
+                     "/layers/2/hidden: expected finite values, found NaN at [1, 3, 5]"),
+                 qPrintable(invalidText));
 
         auto* summary = window.summary_for(fixture("nan_hidden.dump.h5"));
         QVERIFY(summary);
         QVERIFY(summary->headline().contains("Invalid dump"));
-        QVERIFY(window.summary_for(fixture("valid_full.dump.h5"))->headline().contains("Valid dump"));
+        QVERIFY(
+            window.summary_for(fixture("valid_full.dump.h5"))->headline().contains("Valid dump"));
 
         window.tabs()->setCurrentWidget(window.summary_for(fixture("valid_full.dump.h5")));
         const QString shot = QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/main_window.png");
         QVERIFY(window.grab().save(shot));
         QVERIFY(QFileInfo(shot).size() > 1000);
         window.tabs()->setCurrentWidget(summary);
-        QVERIFY(window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/main_window_invalid.png")));
+        QVERIFY(
+            window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/main_window_invalid.png")));
     }
 
     void checkpointsGoUnderModels() {
@@ -92,7 +99,9 @@ private slots:
             auto* item = window.workspace()->item_for(fixture(o["file"].toString()));
             QVERIFY2(item, qPrintable(o["file"].toString()));
             const QString text = texts_under(item).join('\n');
-            if (o["exit"].toInt() == 0) QVERIFY2(!text.contains("violation") && !text.contains("cannot read"), qPrintable(text));
+            if (o["exit"].toInt() == 0)
+                QVERIFY2(!text.contains("violation") && !text.contains("cannot read"),
+                         qPrintable(text));
             if (o["exit"].toInt() == 1) QVERIFY2(text.contains("violation"), qPrintable(text));
             if (o["exit"].toInt() == 2) QVERIFY2(text.contains("cannot read"), qPrintable(text));
         }

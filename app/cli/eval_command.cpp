@@ -1,21 +1,34 @@
 // routescope-cli eval --checkpoint F --data CORPUS [--tokenizer FILE] [--seq-len L]
 //                     [--batch-size B] [--batches N] [--threads N] [--doc-sep line|blank]
-// Evaluates a checkpoint on a corpus and prints one JSON line. The objective comes from the
+// routescope-cli eval --checkpoint F (--task T | --data FILE) [--split valid|test|train]
+//                     --out preds.jsonl [--batch-size B] [--threads N]
+// Evaluates a checkpoint on a corpus and prints one JSON line. Per-example evaluation (a
+// fine-tuned classifier on a classification file, or a built-in task) writes one JSON line per
+// example to --out and the summary to stdout and to <out without .jsonl>.summary.json, both under
+// a temporary name renamed when complete (docs/cli.md). The objective comes from the
 // checkpoint's train.objective; each objective has its own evaluate_<objective> function below
 // (MLM now; classification and the built-in tasks add theirs), sharing the argument parsing and
 // the checkpoint/tokenizer loading. Exit 0, 2 for a bad argument or unreadable input (a tokenizer
 // whose vocabulary differs from the model's included), 3 for a failure at run time.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/classification_set.hpp"
+#include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
+#include "engine/train/labelled_set.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/packed_sequences.hpp"
+#include "engine/train/set_evaluation.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -25,6 +38,9 @@ struct EvalArgs {
     std::string data;
     std::string tokenizer;
     std::string doc_sep;
+    std::string task;
+    std::string split = "valid";
+    std::string out;
     int seq_len = 0;
     int batch_size = 8;
     std::int64_t batches = 0;
@@ -81,6 +97,131 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
     return r;
 }
 
+namespace fs = std::filesystem;
+
+// Writes `text` to `path` through a hidden temporary in the same directory, renamed when complete
+// (a failed write leaves nothing under `path`). IoError naming the file.
+void write_atomically(const std::string& path, const std::string& text) {
+    const fs::path final_path = fs::absolute(path);
+    std::string tmp_name = ".";
+    tmp_name += final_path.filename().string();
+    tmp_name += ".tmp-";
+    tmp_name += std::to_string(::getpid());
+    const fs::path tmp = final_path.parent_path() / tmp_name;
+    std::error_code ec;
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw IoError(path + ": cannot write (is its directory writable?)");
+        f << text;
+        f.flush();
+        if (!f) {
+            f.close();
+            fs::remove(tmp, ec);
+            throw IoError(path + ": write error (disk full?)");
+        }
+    }
+    fs::rename(tmp, final_path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot rename the finished file into place");
+    }
+}
+
+std::string summary_path(const std::string& out) {
+    const std::string stem = out.ends_with(".jsonl") ? out.substr(0, out.size() - 6) : out;
+    return stem + ".summary.json";
+}
+
+// The examples a per-example evaluation scores: a built-in task split or a classification file.
+train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
+    const RunConfig& config = in.checkpoint.config;
+    if (!a.task.empty() || a.data.empty()) {
+        const std::string name = !a.task.empty() ? a.task : config.data.task.value_or("");
+        const data::TaskData task =
+            data::generate_task(name, train::task_params(config.data.task_params));
+        if (task.vocab != in.tokenizer->vocabulary())
+            throw ConfigError("--task " + name + ": " + a.checkpoint +
+                              " was not trained on this task (its vocabulary of " +
+                              std::to_string(in.tokenizer->vocab_size()) +
+                              " ids is not the task's " + std::to_string(task.vocab.size()) + ")");
+        if (task.n_classes != (config.data.task ? config.model.n_labels : task.n_classes))
+            throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
+        return train::task_examples(task, train::split_index(a.split, "--split"));
+    }
+    if (!config.data.labels || config.model.n_labels <= 0)
+        throw ConfigError(a.checkpoint +
+                          " is not a classifier (no data.labels): --data FILE needs a checkpoint "
+                          "fine-tuned with train.objective = classify");
+    data::ClassificationSet set = data::read_classification(a.data, /*require_labels=*/false);
+    data::assign_label_ids(set, *config.data.labels);
+    set.labels = *config.data.labels;
+    return train::classification_examples(set, *in.tokenizer, config.data.seq_len);
+}
+
+nlohmann::ordered_json attributes_json(const std::map<std::string, double>& attributes) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : attributes)
+        j[k] = v;
+    return j;
+}
+
+nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& in) {
+    if (a.out.empty()) throw ConfigError("--out: per-example evaluation needs --out preds.jsonl");
+    const RunConfig& config = in.checkpoint.config;
+    const train::LabelledSet set = eval_set(a, in);
+    const int L = std::max(1, set.max_length());
+    if (L > config.model.max_len)
+        throw ConfigError(
+            set.source + ": examples of " + std::to_string(L) +
+            " tokens are longer than model.max_len = " + std::to_string(config.model.max_len));
+    models::Model model(config, a.batch_size, L, a.threads);
+    load_params(in.checkpoint, model.params());
+    const auto predictions = train::predict_set(model, set);
+    const train::SetScore s = train::score_set(set, predictions);
+
+    const auto pieces = [&](const std::vector<std::int32_t>& ids) {
+        std::string text;
+        for (const auto id : ids)
+            text += (text.empty() ? "" : " ") + in.tokenizer->piece(id);
+        return text;
+    };
+    std::string lines;
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        const auto& e = set.examples[i];
+        const auto& p = predictions[i];
+        nlohmann::ordered_json j;
+        j["id"] = i;
+        if (e.line > 0) j["line"] = e.line;
+        j["length"] = e.tokens.size();
+        if (set.targets) {
+            j["label"] = pieces(p.expected);
+            j["prediction"] = pieces(p.predicted);
+        } else {
+            j["label"] = e.label >= 0
+                             ? nlohmann::ordered_json(set.labels[static_cast<std::size_t>(e.label)])
+                             : nlohmann::ordered_json(nullptr);
+            j["prediction"] = set.labels[static_cast<std::size_t>(p.prediction)];
+        }
+        j["correct"] = p.scored ? nlohmann::ordered_json(p.correct) : nullptr;
+        j["attributes"] = attributes_json(e.attributes);
+        lines += j.dump();
+        lines += '\n';
+    }
+    nlohmann::ordered_json r;
+    r["checkpoint"] = a.checkpoint;
+    r["data"] = set.source;
+    r["examples"] = s.examples;
+    r["scored"] = s.scored;
+    r["metric"] = s.metric;
+    r[s.metric] = s.accuracy;
+    if (s.macro_f1 >= 0) r["macro_f1"] = s.macro_f1;
+    r["loss"] = s.loss;
+    r["predictions"] = a.out;
+    write_atomically(a.out, lines);
+    write_atomically(summary_path(a.out), r.dump(2) + "\n");
+    return r;
+}
+
 int run_eval(const EvalArgs& a) {
     EvalInputs in;
     try {
@@ -92,7 +233,13 @@ int run_eval(const EvalArgs& a) {
     const std::string& objective = in.checkpoint.config.train.objective;
     nlohmann::ordered_json result;
     try {
-        if (objective == "mlm")
+        const bool per_example = !a.task.empty() || objective == "classify" ||
+                                 (in.checkpoint.config.data.task && a.data.empty());
+        if (per_example)
+            result = evaluate_examples_command(a, in);
+        else if (objective == "mlm" && a.data.empty())
+            throw ConfigError("--data: the corpus to evaluate the MLM checkpoint on is required");
+        else if (objective == "mlm")
             result = evaluate_mlm_command(a, in);
         else
             throw ConfigError("train.objective: eval does not support '" + objective + "' yet");
@@ -105,17 +252,27 @@ int run_eval(const EvalArgs& a) {
     } catch (const FormatError& e) {
         std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
         return kExitUsage;
+    } catch (const Error& e) {
+        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
+        return kExitFailure;
     }
     std::cout << result.dump() << std::endl;
     return kExitOk;
 }
 
 CommandRunner setup_eval(CLI::App& app) {
-    auto* cmd =
-        app.add_subcommand("eval", "Evaluate a checkpoint on a corpus (MLM loss, accuracy)");
+    auto* cmd = app.add_subcommand(
+        "eval",
+        "Evaluate a checkpoint: MLM on a corpus, or per example on a task / classification file");
     auto a = std::make_shared<EvalArgs>();
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
-    cmd->add_option("--data", a->data, "Corpus: a text file or a directory of them")->required();
+    cmd->add_option("--data", a->data,
+                    "Corpus (MLM checkpoints) or classification file (TSV/JSONL, classifiers)");
+    cmd->add_option("--task", a->task, "Built-in task to evaluate on (a task-trained checkpoint)");
+    cmd->add_option("--split", a->split, "Task split: valid (default) | test | train");
+    cmd->add_option("--out", a->out,
+                    "Per-example predictions (JSON lines); the summary goes beside it as "
+                    "<name>.summary.json");
     cmd->add_option(
         "--tokenizer", a->tokenizer,
         "Tokenizer file instead of the stored one: *.model (SentencePiece) or vocab.txt");

@@ -1,9 +1,10 @@
 // routescope-cli train --config run.json --out DIR [--set key=value ...] [--resume DIR]
 //                      [--threads N] [--until STEP]
-// MLM pretraining (engine/train/trainer.hpp). Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a
-// terminal a progress bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's
-// run launcher reads). Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run
-// time (a diverged loss included), 130 interrupted after saving a checkpoint.
+// MLM pretraining (engine/train/trainer.hpp), or fine-tuning when train.objective = classify or
+// data.task is set (engine/train/finetuner.hpp; also DIR/best.ckpt.h5). Writes DIR/log.jsonl and
+// DIR/model.ckpt.h5. On a terminal a progress bar with the ETA; otherwise the log's JSON lines on
+// stdout (what the GUI's run launcher reads). Exit 0 done, 2 bad configuration or unreadable input,
+// 3 failure at run time (a diverged loss included), 130 interrupted after saving a checkpoint.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/train/finetuner.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
 
@@ -24,6 +26,7 @@ struct TrainArgs {
     std::string config;
     std::string out;
     std::string resume;
+    std::string init;
     std::vector<std::string> sets;
     int threads = 0;
     std::int64_t until = 0;
@@ -53,10 +56,15 @@ public:
                         r["tokens_per_s"].get<double>(), clock_text(r["elapsed"]).c_str(),
                         clock_text(r["eta"]).c_str());
         } else if (type == "eval") {
-            std::printf("\n  eval at step %lld: loss %.4f, accuracy %.3f (%lld targets)\n",
-                        static_cast<long long>(r["step"].get<std::int64_t>()),
-                        r["loss"].get<double>(), r["accuracy"].get<double>(),
-                        static_cast<long long>(r["targets"].get<std::int64_t>()));
+            std::printf(
+                "\n  eval at step %lld: loss %.4f, %s %.3f (%lld %s)\n",
+                static_cast<long long>(r["step"].get<std::int64_t>()), r["loss"].get<double>(),
+                r.value("metric", "accuracy").c_str(), r["accuracy"].get<double>(),
+                static_cast<long long>(r.contains("targets") ? r["targets"].get<std::int64_t>()
+                                                             : r["examples"].get<std::int64_t>()),
+                r.contains("targets") ? "targets" : "examples");
+        } else if (type == "best") {
+            std::printf("  best so far: %s\n", r["path"].get<std::string>().c_str());
         } else if (type == "checkpoint") {
             std::printf("\n  checkpoint %s (step %lld)\n", r["path"].get<std::string>().c_str(),
                         static_cast<long long>(r["step"].get<std::int64_t>()));
@@ -72,6 +80,40 @@ public:
 private:
     std::int64_t steps_;
 };
+
+// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining.
+int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
+    train::FinetuneOptions options;
+    options.out_dir = out;
+    options.threads = a.threads;
+    const bool terminal = !a.json && isatty(STDOUT_FILENO);
+    std::unique_ptr<ProgressBar> bar;
+    options.on_record = [&](const nlohmann::ordered_json& r) {
+        if (bar)
+            bar->show(r);
+        else
+            std::cout << r.dump() << std::endl;
+    };
+    std::unique_ptr<train::Finetuner> tuner;
+    try {
+        tuner = std::make_unique<train::Finetuner>(std::move(config), options);
+    } catch (const Error& e) {
+        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
+        return kExitUsage;
+    }
+    if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
+    try {
+        const train::FinetuneResult r = tuner->run();
+        if (bar)
+            std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
+                        static_cast<long long>(r.best_step), r.best_checkpoint.c_str());
+        return kExitOk;
+    } catch (const Error& e) {
+        if (bar) std::printf("\n");
+        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
 
 int run_train(const TrainArgs& a) {
     const std::string out = !a.out.empty() ? a.out : a.resume;
@@ -106,6 +148,8 @@ int run_train(const TrainArgs& a) {
             RunConfig config = RunConfig::load(a.config);
             for (const auto& s : a.sets)
                 config = config.with_override(s);
+            if (!a.init.empty()) config.train.init_from = a.init;
+            if (train::is_finetuning(config)) return run_finetune(std::move(config), a, out);
             trainer = std::make_unique<train::Trainer>(std::move(config), options);
         }
     } catch (const Error& e) {
@@ -133,7 +177,8 @@ int run_train(const TrainArgs& a) {
 }
 
 CommandRunner setup_train(CLI::App& app) {
-    auto* cmd = app.add_subcommand("train", "Pretrain a model with masked-language modelling");
+    auto* cmd = app.add_subcommand(
+        "train", "Pretrain (MLM) or fine-tune a model (classification, built-in tasks)");
     auto a = std::make_shared<TrainArgs>();
     auto* config = cmd->add_option("--config", a->config, "Run configuration (docs/config.md)");
     cmd->add_option("--out", a->out,
@@ -142,6 +187,8 @@ CommandRunner setup_train(CLI::App& app) {
         ->allow_extra_args(false);
     auto* resume = cmd->add_option("--resume", a->resume,
                                    "Continue the run saved in this directory (its model.ckpt.h5)");
+    cmd->add_option("--init", a->init,
+                    "Fine-tuning: start from this pretrained checkpoint (train.init_from)");
     cmd->add_option("--threads", a->threads, "Threads (overrides train.threads; 0 = the config's)");
     cmd->add_option("--until", a->until,
                     "Stop after this step with a checkpoint (the schedule still ends at "

@@ -47,10 +47,25 @@ const std::map<std::string, Kind>& kinds() {
         {"tokenizer.vocab_size", {"int", {}}},
         {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},
         {"data.task", {"str?", {}}},
+        {"data.task_params.seed", {"int", {}}},
+        {"data.task_params.n_train", {"int", {}}},
+        {"data.task_params.n_valid", {"int", {}}},
+        {"data.task_params.n_test", {"int", {}}},
+        {"data.task_params.min_len", {"int", {}}},
+        {"data.task_params.max_len", {"int", {}}},
+        {"data.task_params.n_symbols", {"int", {}}},
+        {"data.task_params.min_entries", {"int", {}}},
+        {"data.task_params.max_entries", {"int", {}}},
+        {"data.task_params.n_queries", {"int", {}}},
+        {"data.task_params.span_len", {"int", {}}},
+        {"data.task_params.question_len", {"int", {}}},
+        {"data.task_params.sentence_len", {"int", {}}},
+        {"data.task_params.max_attractors", {"int", {}}},
         {"data.train", {"str?", {}}},
         {"data.valid", {"str?", {}}},
         {"data.doc_sep", {"enum", {"line", "blank"}}},
         {"data.seq_len", {"int", {}}},
+        {"data.labels", {"strs?", {}}},
         {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
         {"train.mask_prob", {"float", {}}},
         {"train.batch_size", {"int", {}}},
@@ -69,6 +84,9 @@ const std::map<std::string, Kind>& kinds() {
         {"train.checkpoint_every", {"int", {}}},
         {"train.seed", {"int", {}}},
         {"train.threads", {"int", {}}},
+        {"train.init_from", {"str?", {}}},
+        {"train.freeze_ssm", {"bool", {}}},
+        {"train.epochs", {"int", {}}},
     };
     return table;
 }
@@ -125,6 +143,12 @@ ojson checked_value(const std::string& key, const ojson& value, const Kind& kind
     }
     if (base == "str") {
         if (!value.is_string()) fail(key, "expected a string, got " + value.dump());
+        return value;
+    }
+    if (base == "strs") {
+        if (!value.is_array()) fail(key, "expected a list of strings, got " + value.dump());
+        for (const auto& item : value)
+            if (!item.is_string()) fail(key, "expected a list of strings, got " + value.dump());
         return value;
     }
     // betas
@@ -193,10 +217,26 @@ RunConfig from_full_json(const ojson& j) {
     c.tokenizer.model_type = k["model_type"];
     const auto& d = j["data"];
     c.data.task = opt<std::string>(d["task"]);
+    const auto& tp = d["task_params"];
+    c.data.task_params.seed = tp["seed"];
+    c.data.task_params.n_train = tp["n_train"];
+    c.data.task_params.n_valid = tp["n_valid"];
+    c.data.task_params.n_test = tp["n_test"];
+    c.data.task_params.min_len = tp["min_len"];
+    c.data.task_params.max_len = tp["max_len"];
+    c.data.task_params.n_symbols = tp["n_symbols"];
+    c.data.task_params.min_entries = tp["min_entries"];
+    c.data.task_params.max_entries = tp["max_entries"];
+    c.data.task_params.n_queries = tp["n_queries"];
+    c.data.task_params.span_len = tp["span_len"];
+    c.data.task_params.question_len = tp["question_len"];
+    c.data.task_params.sentence_len = tp["sentence_len"];
+    c.data.task_params.max_attractors = tp["max_attractors"];
     c.data.train = opt<std::string>(d["train"]);
     c.data.valid = opt<std::string>(d["valid"]);
     c.data.doc_sep = d["doc_sep"];
     c.data.seq_len = d["seq_len"];
+    c.data.labels = opt<std::vector<std::string>>(d["labels"]);
     const auto& t = j["train"];
     c.train.objective = t["objective"];
     c.train.mask_prob = t["mask_prob"];
@@ -216,6 +256,9 @@ RunConfig from_full_json(const ojson& j) {
     c.train.checkpoint_every = t["checkpoint_every"];
     c.train.seed = t["seed"];
     c.train.threads = t["threads"];
+    c.train.init_from = opt<std::string>(t["init_from"]);
+    c.train.freeze_ssm = t["freeze_ssm"];
+    c.train.epochs = t["epochs"];
     return c;
 }
 
@@ -260,6 +303,7 @@ void check_ranges(const RunConfig& c) {
     need(t.grad_accum >= 1, "train.grad_accum", "must be at least 1");
     need(t.threads >= 0, "train.threads", "must be at least 0 (0 = all cores)");
     need(c.data.seq_len >= 1, "data.seq_len", "must be at least 1");
+    need(t.epochs >= 0, "train.epochs", "must be at least 0 (0 = train.steps)");
 }
 
 }  // namespace
@@ -304,11 +348,28 @@ nlohmann::ordered_json RunConfig::to_json() const {
                       {"model", opt_json(tokenizer.model)},
                       {"vocab_size", tokenizer.vocab_size},
                       {"model_type", tokenizer.model_type}};
+    const auto& tp = data.task_params;
     j["data"] = {{"task", opt_json(data.task)},
+                 {"task_params",
+                  {{"seed", tp.seed},
+                   {"n_train", tp.n_train},
+                   {"n_valid", tp.n_valid},
+                   {"n_test", tp.n_test},
+                   {"min_len", tp.min_len},
+                   {"max_len", tp.max_len},
+                   {"n_symbols", tp.n_symbols},
+                   {"min_entries", tp.min_entries},
+                   {"max_entries", tp.max_entries},
+                   {"n_queries", tp.n_queries},
+                   {"span_len", tp.span_len},
+                   {"question_len", tp.question_len},
+                   {"sentence_len", tp.sentence_len},
+                   {"max_attractors", tp.max_attractors}}},
                  {"train", opt_json(data.train)},
                  {"valid", opt_json(data.valid)},
                  {"doc_sep", data.doc_sep},
-                 {"seq_len", data.seq_len}};
+                 {"seq_len", data.seq_len},
+                 {"labels", opt_json(data.labels)}};
     j["train"] = {{"objective", train.objective},
                   {"mask_prob", train.mask_prob},
                   {"batch_size", train.batch_size},
@@ -326,7 +387,10 @@ nlohmann::ordered_json RunConfig::to_json() const {
                   {"eval_batches", train.eval_batches},
                   {"checkpoint_every", train.checkpoint_every},
                   {"seed", train.seed},
-                  {"threads", train.threads}};
+                  {"threads", train.threads},
+                  {"init_from", opt_json(train.init_from)},
+                  {"freeze_ssm", train.freeze_ssm},
+                  {"epochs", train.epochs}};
     return j;
 }
 

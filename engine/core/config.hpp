@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,12 +56,33 @@ struct TokenizerConfig {
     std::string model_type = "unigram";  ///< unigram | bpe
 };
 
+/// Sizes and lengths of a built-in task (engine/data/task.hpp TaskParams; 0 = the task's default).
+struct TaskParamsConfig {
+    std::int64_t seed = 1;
+    std::int64_t n_train = 1000;
+    std::int64_t n_valid = 200;
+    std::int64_t n_test = 200;
+    int min_len = 0;
+    int max_len = 0;
+    int n_symbols = 0;
+    int min_entries = 0;
+    int max_entries = 0;
+    int n_queries = 0;
+    int span_len = 0;
+    int question_len = 0;
+    int sentence_len = 0;
+    int max_attractors = 0;
+};
+
 struct DataConfig {
     std::optional<std::string> task;
+    TaskParamsConfig task_params;
     std::optional<std::string> train;
     std::optional<std::string> valid;
     std::string doc_sep = "line";  ///< line | blank
     int seq_len = 128;
+    /// Classification label names in id order, set by fine-tuning from the training data.
+    std::optional<std::vector<std::string>> labels;
 };
 
 struct TrainConfig {
@@ -81,7 +103,10 @@ struct TrainConfig {
     int eval_batches = 4;
     std::int64_t checkpoint_every = 500;
     std::int64_t seed = 1234;
-    int threads = 0;  ///< 0 = all cores
+    int threads = 0;                       ///< 0 = all cores
+    std::optional<std::string> init_from;  ///< fine-tuning: pretrained checkpoint to start from
+    bool freeze_ssm = false;               ///< fine-tuning: no updates to *.ssm_forward/backward.*
+    std::int64_t epochs = 0;               ///< fine-tuning: > 0 sets steps to whole epochs
 
     double effective_ssm_lr() const { return ssm_lr ? *ssm_lr : lr; }
 };

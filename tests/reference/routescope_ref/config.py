@@ -44,10 +44,27 @@ SCHEMA = {
     },
     "data": {
         "task": (None, "str?"),
+        "task_params": {
+            "seed": (1, "int"),
+            "n_train": (1000, "int"),
+            "n_valid": (200, "int"),
+            "n_test": (200, "int"),
+            "min_len": (0, "int"),
+            "max_len": (0, "int"),
+            "n_symbols": (0, "int"),
+            "min_entries": (0, "int"),
+            "max_entries": (0, "int"),
+            "n_queries": (0, "int"),
+            "span_len": (0, "int"),
+            "question_len": (0, "int"),
+            "sentence_len": (0, "int"),
+            "max_attractors": (0, "int"),
+        },
         "train": (None, "str?"),
         "valid": (None, "str?"),
         "doc_sep": ("line", ("line", "blank")),
         "seq_len": (128, "int"),
+        "labels": (None, "strs?"),
     },
     "train": {
         "objective": ("mlm", ("mlm", "classify", "clm", "prefix_lm", "birdie")),
@@ -68,6 +85,9 @@ SCHEMA = {
         "checkpoint_every": (500, "int"),
         "seed": (1234, "int"),
         "threads": (0, "int"),
+        "init_from": (None, "str?"),
+        "freeze_ssm": (False, "bool"),
+        "epochs": (0, "int"),
     },
 }
 
@@ -111,6 +131,10 @@ def _check_value(path, value, kind):
         if not isinstance(value, str):
             raise ConfigError(f"{path}: expected a string, got {json.dumps(value)}")
         return value
+    if base == "strs":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: expected a list of strings, got {json.dumps(value)}")
+        return list(value)
     if base == "betas":
         if (not isinstance(value, (list, tuple)) or len(value) != 2
                 or any(isinstance(b, bool) or not isinstance(b, (int, float)) for b in value)):

@@ -1,0 +1,58 @@
+#pragma once
+// Examples ready for the model, whatever their source: a classification file (TASKS.md: TSV or
+// JSON Lines, single sentences or pairs) or a split of a built-in task (engine/data/task.hpp).
+// Fine-tuning trains on them, validation and `routescope-cli eval` score them (set_evaluation.hpp).
+//
+// A classification example becomes [CLS] a [SEP] or [CLS] a [SEP] b [SEP] (BERT's framing), cut to
+// the sequence length by taking tokens from the longer sentence first (BERT's "longest first"),
+// segment 1 from b on. A task example is used as generated: its class label (gap-matching) or its
+// targets at [MASK] positions, predicted through the MLM head.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/core/config.hpp"
+#include "engine/data/classification_set.hpp"
+#include "engine/data/task.hpp"
+#include "engine/data/tokenizer.hpp"
+
+namespace routescope::train {
+
+struct LabelledExample {
+    std::vector<std::int32_t> tokens;  ///< framed: [CLS] … [SEP]
+    std::vector<std::int32_t> types;   ///< segment ids, same size as tokens
+    std::int32_t label = -1;           ///< class id; −1 unlabelled or a target example
+    /// Same size as tokens: the target id at target positions, −100 elsewhere. Empty for class
+    /// examples.
+    std::vector<std::int32_t> targets;
+    std::map<std::string, double> attributes;  ///< task difficulty attributes
+    std::int64_t line = 0;                     ///< 1-based line of a file example, 0 for a task
+};
+
+struct LabelledSet {
+    std::string source;  ///< the file, or "task <name> (<split>)"
+    std::vector<LabelledExample> examples;
+    bool targets = false;  ///< per-position targets (MLM head) instead of class labels
+    data::TaskMetric metric = data::TaskMetric::Accuracy;
+    std::vector<std::string> labels;  ///< class names in id order (class sets)
+
+    /// The longest example's token count (0 for an empty set).
+    int max_length() const;
+};
+
+/// The examples of a classification file, ids from `tokenizer`, at most `seq_len` tokens each
+/// (seq_len ≥ 3 for single sentences, ≥ 5 for pairs: ConfigError naming data.seq_len otherwise).
+LabelledSet classification_examples(const data::ClassificationSet& set,
+                                    const data::Tokenizer& tokenizer, int seq_len);
+
+/// Split 0 (train), 1 (valid) or 2 (test) of a generated task. Class tasks get labels "0", "1", ….
+LabelledSet task_examples(const data::TaskData& task, int split);
+
+/// The generator's parameters from data.task_params (docs/config.md).
+data::TaskParams task_params(const TaskParamsConfig& config);
+
+/// "train" → 0, "valid" → 1, "test" → 2; ConfigError naming `what` otherwise.
+int split_index(const std::string& name, const std::string& what);
+
+}  // namespace routescope::train

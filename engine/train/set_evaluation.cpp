@@ -1,0 +1,132 @@
+#include "engine/train/set_evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/error.hpp"
+#include "engine/data/special_tokens.hpp"
+
+namespace routescope::train {
+
+namespace {
+
+// −log softmax(row)[k] and argmax(row), in double.
+double nll_at(const float* row, std::int64_t n, std::int32_t k) {
+    const float mx = *std::max_element(row, row + n);
+    double sum = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+        sum += std::exp(static_cast<double>(row[i]) - mx);
+    return std::log(sum) + mx - row[k];
+}
+
+std::int32_t argmax(const float* row, std::int64_t n) {
+    return static_cast<std::int32_t>(std::max_element(row, row + n) - row);
+}
+
+}  // namespace
+
+std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledSet& set) {
+    const int B = model.batch_size(), L = model.length();
+    const bool types = model.config().model.type_embeddings;
+    const auto n = static_cast<std::int64_t>(set.examples.size());
+    std::vector<ExamplePrediction> out(static_cast<std::size_t>(n));
+    std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), segs(tokens.size()),
+        labels(tokens.size()), lengths(static_cast<std::size_t>(B)),
+        classes(static_cast<std::size_t>(B));
+    for (std::int64_t first = 0; first < n; first += B) {
+        std::fill(tokens.begin(), tokens.end(), data::kPadId);
+        std::fill(segs.begin(), segs.end(), 0);
+        std::fill(labels.begin(), labels.end(), data::kIgnoreLabel);
+        for (int b = 0; b < B; ++b) {
+            const auto& e = set.examples[static_cast<std::size_t>(std::min(first + b, n - 1))];
+            const auto len = static_cast<int>(e.tokens.size());
+            if (len > L || len < 1)
+                throw Error(set.source + ": an example of " + std::to_string(len) +
+                            " tokens does not fit the model's length " + std::to_string(L));
+            const auto row = static_cast<std::size_t>(b) * L;
+            std::copy(e.tokens.begin(), e.tokens.end(), tokens.begin() + row);
+            std::copy(e.types.begin(), e.types.end(), segs.begin() + row);
+            if (!e.targets.empty())
+                std::copy(e.targets.begin(), e.targets.end(), labels.begin() + row);
+            lengths[static_cast<std::size_t>(b)] = len;
+            classes[static_cast<std::size_t>(b)] = std::max(0, e.label);
+        }
+        models::Batch batch;
+        batch.tokens = tokens.data();
+        batch.lengths = lengths.data();
+        batch.types = types ? segs.data() : nullptr;
+        if (set.targets)
+            batch.labels = labels.data();
+        else
+            batch.class_labels = classes.data();
+        model.forward(batch, /*training=*/false);
+        const float* logits = model.logits();
+        const std::int64_t width = model.logits_size() / (set.targets ? std::int64_t{B} * L : B);
+        for (int b = 0; b < B && first + b < n; ++b) {
+            const auto& e = set.examples[static_cast<std::size_t>(first + b)];
+            auto& p = out[static_cast<std::size_t>(first + b)];
+            if (!set.targets) {
+                const float* row = logits + static_cast<std::int64_t>(b) * width;
+                p.prediction = argmax(row, width);
+                p.scored = e.label >= 0;
+                p.correct = p.scored && p.prediction == e.label;
+                if (p.scored) p.loss = nll_at(row, width, e.label);
+                continue;
+            }
+            double loss = 0;
+            for (std::size_t t = 0; t < e.targets.size(); ++t) {
+                if (e.targets[t] == data::kIgnoreLabel) continue;
+                const float* row =
+                    logits +
+                    (static_cast<std::int64_t>(b) * L + static_cast<std::int64_t>(t)) * width;
+                p.predicted.push_back(argmax(row, width));
+                p.expected.push_back(e.targets[t]);
+                loss += nll_at(row, width, e.targets[t]);
+            }
+            p.scored = !p.expected.empty();
+            p.correct = p.scored && p.predicted == p.expected;
+            if (p.scored) p.loss = loss / static_cast<double>(p.expected.size());
+        }
+    }
+    return out;
+}
+
+SetScore score_set(const LabelledSet& set, const std::vector<ExamplePrediction>& predictions) {
+    SetScore s;
+    s.metric = set.metric == data::TaskMetric::ExactMatch ? "exact_match" : "accuracy";
+    s.examples = static_cast<std::int64_t>(predictions.size());
+    const std::size_t K = set.labels.size();
+    std::vector<std::int64_t> tp(K), fp(K), fn(K);
+    double loss = 0;
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+        const auto& p = predictions[i];
+        if (!p.scored) continue;
+        ++s.scored;
+        s.correct += p.correct ? 1 : 0;
+        loss += p.loss;
+        if (set.targets) continue;
+        const auto gold = static_cast<std::size_t>(set.examples[i].label);
+        const auto pred = static_cast<std::size_t>(p.prediction);
+        if (gold == pred) {
+            ++tp[gold];
+        } else {
+            if (pred < K) ++fp[pred];
+            if (gold < K) ++fn[gold];
+        }
+    }
+    if (s.scored > 0) {
+        s.accuracy = static_cast<double>(s.correct) / static_cast<double>(s.scored);
+        s.loss = loss / static_cast<double>(s.scored);
+        if (!set.targets && K > 0) {
+            double f1 = 0;
+            for (std::size_t c = 0; c < K; ++c) {
+                const auto den = 2 * tp[c] + fp[c] + fn[c];
+                f1 += den > 0 ? 2.0 * static_cast<double>(tp[c]) / static_cast<double>(den) : 0.0;
+            }
+            s.macro_f1 = f1 / static_cast<double>(K);
+        }
+    }
+    return s;
+}
+
+}  // namespace routescope::train

@@ -96,9 +96,12 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
                 create_float(base + "/sentence", {S, d}, {std::min<hsize_t>(S, 256), d});
             if (l >= 1 && !spec_.gates.empty()) {
                 file_.createGroup(base + "/gates");
-                const hsize_t k = spec_.gate_channels;
-                for (const auto& g : spec_.gates)
+                for (const auto& g : spec_.gates) {
+                    const auto own = spec_.gate_channels_of.find(g);
+                    const hsize_t k =
+                        own != spec_.gate_channels_of.end() ? own->second : spec_.gate_channels;
                     create_float(base + "/gates/" + g, {S, L, k}, {1, L, k});
+                }
             }
         }
     } catch (const H5::Exception& e) {

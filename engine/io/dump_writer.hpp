@@ -31,6 +31,8 @@ struct DumpSpec {
     int gate_channels = 0;           ///< k
     bool float16 = false;            ///< float16 instead of float32 for float datasets
     bool labels = false;
+    /// k of single gates where it differs from gate_channels (BiGS v has I channels, not d).
+    std::map<std::string, int> gate_channels_of;
     bool predictions = false;
     bool text = false;
     std::vector<std::string> attributes;  ///< /data/attributes/<name>

@@ -1,5 +1,7 @@
 #include "engine/models/gated_ssm_block.hpp"
 
+#include <algorithm>
+
 namespace routescope::models {
 
 GatedSsmBlock::GatedSsmBlock(const ModelConfig& m, int index)
@@ -41,6 +43,17 @@ Act GatedSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act Y_f = g.linear(g.ssm(U_f, in.B, in.L, d_, ssm_f_, *in.fft), rows, duc_f_);
     const Act Y_b =
         g.flip(g.linear(g.ssm(U_b, in.B, in.L, d_, ssm_b_, *in.fft), rows, duc_b_), in.B, in.L, d_);
+    if (capture_ && !g.planning() && !g.training()) {
+        capture_("u_f", U_f.v, d_);
+        unflipped_.resize(static_cast<std::size_t>(U_b.n));
+        const std::size_t row = static_cast<std::size_t>(in.L) * d_;
+        for (int b = 0; b < in.B; ++b)
+            for (int t = 0; t < in.L; ++t)
+                std::copy_n(U_b.v + b * row + static_cast<std::size_t>(in.L - 1 - t) * d_, d_,
+                            unflipped_.data() + b * row + static_cast<std::size_t>(t) * d_);
+        capture_("u_b", unflipped_.data(), d_);
+        capture_("v", V.v, static_cast<int>(V.n / rows));
+    }
     const Act Z = g.mul(g.gelu(g.linear(g.mul(Y_f, Y_b), rows, dol_), gelu_), V);
     return g.add(h, g.linear(Z, rows, do_));
 }

@@ -12,6 +12,9 @@
 // gelu is the block gelu (gelu_tanh by default). No dropout and no attention mask inside the
 // block: pads go through the SSMs. Parameters `layers.<i>.{norm, dv, du_forward, du_backward,
 // duc_forward, duc_backward, dol, do, ssm_forward, ssm_backward}`.
+#include <functional>
+#include <vector>
+
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -22,7 +25,16 @@ public:
     static void declare(ParamStore& store, const ModelConfig& m, int index);
     Act forward(Graph& g, const Act& h, const BlockInput& in) override;
 
+    /// Receives the gates of non-training forwards (DUMP_FORMAT.md, bigs: u_f, u_b [B, L, d],
+    /// v [B, L, I]), all in token order: U_b is computed on flip(X), so it is flipped back here.
+    using GateCapture = std::function<void(const char* name, const float* values, int channels)>;
+    void set_gate_capture(GateCapture capture) { capture_ = std::move(capture); }
+
 private:
+    GateCapture capture_;
+    std::vector<float>
+        unflipped_;  ///< u_b in token order (outside the arena: planning never sees it)
+
     std::string norm_, dv_, du_f_, du_b_, duc_f_, duc_b_, dol_, do_, ssm_f_, ssm_b_;
     int d_;
     float eps_;

@@ -9,6 +9,7 @@
 #include "engine/models/block.hpp"
 #include "engine/models/classifier_head.hpp"
 #include "engine/models/embeddings.hpp"
+#include "engine/models/gated_ssm_block.hpp"
 #include "engine/models/graph.hpp"
 #include "engine/models/mlm_head.hpp"
 #include "engine/ops/hippo.hpp"
@@ -120,6 +121,20 @@ void Model::init(std::uint64_t seed) {
             ops::ssm_init(params_.param(module + ".A_re"), params_.param(module + ".A_im"),
                           params_.param(module + ".C"), params_.param(module + ".D"),
                           params_.param(module + ".log_step"), sc, sources);
+        } else if (owner == "spatial") {
+            // gMLP's W uniform(−1e−3/n, 1e−3/n) and b = 1 (MODELS.md: the block starts as an FFN);
+            // when causal, W's strict upper triangle is 0 (never read, never updated).
+            if (leaf == "bias") {
+                std::fill(w, w + p.size, 1.0f);
+            } else {
+                const std::int64_t n = p.shape[0];
+                const double a = 1e-3 / static_cast<double>(n);
+                for (std::size_t i = 0; i < p.size; ++i) {
+                    const bool upper = std::int64_t(i) % n > std::int64_t(i) / n;
+                    const double u = open_uniform(philox_bits(seed, 0, stream, i));
+                    w[i] = m.gmlp.causal && upper ? 0.0f : static_cast<float>(a * (2 * u - 1));
+                }
+            }
         } else if (owner.rfind("norm", 0) == 0) {
             std::fill(w, w + p.size, leaf == "weight" ? 1.0f : 0.0f);  // LayerNorm 1 / 0
         } else if (leaf == "bias") {
@@ -134,12 +149,18 @@ void Model::init(std::uint64_t seed) {
 double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto& m = config_.model;
     BlockInput in{B_, L_, batch.lengths, fft_.get()};
+    in.reset_mask = batch.reset_mask;
     const auto p = static_cast<float>(m.dropout);
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
     Act h = embeddings_->forward(g, batch.tokens, batch.types, B_, L_, {p, seed, step, 0});
-    for (auto& block : blocks_)
-        h = block->forward(g, h, in);
+    // The probe sees inference forwards only (never planning, never training).
+    ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
+    if (probe) probe->hidden(0, h.v);
+    for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        h = blocks_[l]->forward(g, h, in);
+        if (probe) probe->hidden(static_cast<int>(l) + 1, h.v);
+    }
     double loss = 0;
     if (batch.class_labels) {
         if (!classifier_)
@@ -192,6 +213,26 @@ void Model::set_profile(ops::OpProfile* profile) {
     tape_.set_forward_timer([this](const char* name, double seconds) {
         profile_->record(std::string(name) + " forward", seconds, {});
     });
+}
+
+void Model::set_capture(ActivationProbe* probe) {
+    capture_ = probe;
+    const bool gates = probe && probe->wants_gates();
+    for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        auto* gated = dynamic_cast<GatedSsmBlock*>(blocks_[l].get());
+        if (!gated) continue;
+        const int layer = static_cast<int>(l) + 1;
+        gated->set_gate_capture(gates
+                                    ? GatedSsmBlock::GateCapture(
+                                          [probe, layer](const char* name, const float* v, int k) {
+                                              probe->gate(layer, name, v, k);
+                                          })
+                                    : GatedSsmBlock::GateCapture());
+    }
+}
+
+bool Model::has_gates(const ModelConfig& m) {
+    return m.arch == "bigs";
 }
 
 }  // namespace routescope::models

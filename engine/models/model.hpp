@@ -38,6 +38,27 @@ struct Batch {
     const std::int32_t* types = nullptr;         ///< [B, L] 0/1 or null
     const std::int32_t* labels = nullptr;        ///< [B, L] MLM targets, −100 ignored
     const std::int32_t* class_labels = nullptr;  ///< [B] in [0, n_labels)
+    /// Birdie's reset mask [B, L] or null (MODELS.md; birdie_block.hpp): bit 1 = the position
+    /// starts a new packed sample, bit 2 = it lies in a prefix-LM sample's causal region.
+    const std::int32_t* reset_mask = nullptr;
+};
+
+/// Receives the activations of a non-training forward (Model::set_capture), e.g. to write an
+/// activation dump (DUMP_FORMAT.md). Called during forward(); the pointers are valid only for the
+/// duration of the call (they point into the model's arena), so a probe copies what it keeps.
+class ActivationProbe {
+public:
+    virtual ~ActivationProbe() = default;
+    /// The hidden state [B, L, d] after layer `layer` (DUMP_FORMAT.md numbering: 0 = embeddings
+    /// output, l ≥ 1 = output of block l, parameters `layers.<l−1>.*`).
+    virtual void hidden(int layer, const float* values) = 0;
+    /// Whether gate() should be called (collecting gates costs a copy per block).
+    virtual bool wants_gates() const { return false; }
+    /// Gate `name` of block `layer` ≥ 1, [B, L, channels] in token order (DUMP_FORMAT.md names,
+    /// BiGS: u_f, u_b, v). Only architectures that have gates call it.
+    virtual void gate(int layer, const char* name, const float* values, int channels) {
+        (void)layer, (void)name, (void)values, (void)channels;
+    }
 };
 
 class Model {
@@ -67,6 +88,11 @@ public:
     /// Per-op wall times of training forwards and backwards into `profile` ("<op> forward",
     /// "<op> backward"; the tape's timers), or off with nullptr. For `routescope-cli bench`.
     void set_profile(ops::OpProfile* profile);
+    /// Hands the activations of every later non-training forward to `probe` (nullptr: off).
+    /// Training forwards never call it, so capturing cannot change training results.
+    void set_capture(ActivationProbe* probe);
+    /// Whether blocks of this model's architecture report gates to an ActivationProbe.
+    static bool has_gates(const ModelConfig& m);
 
     /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels]; valid until the next one.
     const float* logits() const { return logits_; }
@@ -95,6 +121,7 @@ private:
     std::unique_ptr<Arena> arena_;
     Tape tape_;
     ops::OpProfile* profile_ = nullptr;
+    ActivationProbe* capture_ = nullptr;
     const float* logits_ = nullptr;
     std::int64_t logits_size_ = 0;
 };

@@ -1,0 +1,307 @@
+#include "engine/io/activation_dump.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+#include "engine/io/dump_writer.hpp"
+#include "engine/models/model.hpp"
+#include "engine/ops/s4d_kernel.hpp"
+
+namespace routescope {
+namespace {
+
+constexpr std::int32_t kIgnore = -100;  // MLM target of an unscored position (PyTorch's index)
+
+bool has_ssm_kernels(const ModelConfig& m) {
+    return m.arch == "bigs" || m.arch == "stack_ssm";
+}
+
+// Writes each example's rows of the chosen layers while the forward runs (DUMP_FORMAT.md
+// numbering), so no activation outlives its batch.
+class DumpProbe : public models::ActivationProbe {
+public:
+    DumpProbe(DumpWriter& writer, const ModelConfig& m, const std::vector<int>& layers, bool gates,
+              int L)
+        : writer_(writer),
+          wanted_(static_cast<std::size_t>(m.n_layers) + 1, false),
+          gates_(gates),
+          first_token_(m.pool == "first"),
+          L_(L),
+          d_(m.d_model),
+          sentence_(static_cast<std::size_t>(m.d_model)) {
+        for (int l : layers)
+            wanted_[static_cast<std::size_t>(l)] = true;
+    }
+
+    void set_batch(std::int64_t first, int rows, const std::int32_t* lengths) {
+        first_ = first;
+        rows_ = rows;
+        lengths_ = lengths;
+    }
+
+    void hidden(int layer, const float* values) override {
+        if (!wanted_[static_cast<std::size_t>(layer)]) return;
+        const std::size_t row = static_cast<std::size_t>(L_) * d_;
+        for (int b = 0; b < rows_; ++b) {
+            const float* h = values + b * row;
+            const int s = static_cast<int>(first_ + b);
+            writer_.write_hidden(layer, s, h);
+            // The classification pool (MODELS.md "Heads"): masked mean, or the first token.
+            const int n = first_token_ ? 1 : lengths_[b];
+            std::fill(sentence_.begin(), sentence_.end(), 0.0f);
+            for (int t = 0; t < n; ++t)
+                for (int c = 0; c < d_; ++c)
+                    sentence_[c] += h[static_cast<std::size_t>(t) * d_ + c];
+            for (auto& v : sentence_)
+                v /= static_cast<float>(n);
+            writer_.write_sentence(layer, s, sentence_.data());
+            bytes_ += (row + d_) * sizeof(float);
+        }
+    }
+
+    bool wants_gates() const override { return gates_; }
+
+    void gate(int layer, const char* name, const float* values, int channels) override {
+        if (!wanted_[static_cast<std::size_t>(layer)]) return;
+        const std::size_t row = static_cast<std::size_t>(L_) * channels;
+        for (int b = 0; b < rows_; ++b)
+            writer_.write_gate(layer, name, static_cast<int>(first_ + b), values + b * row);
+        bytes_ += row * rows_ * sizeof(float);
+    }
+
+    std::uint64_t bytes() const { return bytes_; }
+
+private:
+    DumpWriter& writer_;
+    std::vector<bool> wanted_;
+    bool gates_, first_token_;
+    int L_, d_;
+    std::vector<float> sentence_;
+    std::int64_t first_ = 0;
+    int rows_ = 0;
+    const std::int32_t* lengths_ = nullptr;
+    std::uint64_t bytes_ = 0;
+};
+
+// /kernels/<l> of every block: the S4D kernel of length L of each direction and D (channel group
+// 0; DUMP_FORMAT.md has one kernel per direction).
+void write_kernels(DumpWriter& writer, models::Model& model, int L) {
+    const ModelConfig& m = model.config().model;
+    const int H = m.ssm.n_kernels, N = m.ssm.n_modes;
+    const ParamStore& p = model.params();
+    std::vector<float> K(static_cast<std::size_t>(H) * L);
+    for (int l = 1; l <= m.n_layers; ++l) {
+        std::vector<float> k[2];
+        double D[2];
+        for (int dir = 0; dir < 2; ++dir) {
+            const std::string s =
+                "layers." + std::to_string(l - 1) + (dir == 0 ? ".ssm_forward" : ".ssm_backward");
+            ops::s4d_kernel_forward<float>(K.data(), p.param(s + ".A_re"), p.param(s + ".A_im"),
+                                           p.param(s + ".C"), p.param(s + ".log_step"), H, N, L,
+                                           model.pool());
+            k[dir].assign(K.begin(), K.begin() + L);
+            D[dir] = p.param(s + ".D")[0];
+        }
+        writer.write_kernel(l, k[0], k[1], D[0], D[1]);
+    }
+}
+
+int argmax(const float* v, int n) {
+    return static_cast<int>(std::max_element(v, v + n) - v);
+}
+
+}  // namespace
+
+std::vector<int> parse_dump_layers(const std::string& text, int n_layers) {
+    std::vector<int> layers;
+    if (text == "all" || text.empty()) {
+        for (int l = 0; l <= n_layers; ++l)
+            layers.push_back(l);
+        return layers;
+    }
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        std::size_t used = 0;
+        int l = -1;
+        try {
+            l = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size())
+            throw ConfigError("--layers: '" + item + "' is not a layer index (use all or 0,4,8)");
+        if (l < 0 || l > n_layers)
+            throw ConfigError("--layers: layer " + std::to_string(l) + " is outside 0.." +
+                              std::to_string(n_layers) + " (0 = embeddings, " +
+                              std::to_string(n_layers) + " blocks)");
+        layers.push_back(l);
+    }
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    if (layers.empty()) throw ConfigError("--layers: no layer given");
+    return layers;
+}
+
+ActivationDumpSummary write_activation_dump(const RunConfig& config,
+                                            const std::vector<float>& params,
+                                            const DumpSource& source, const std::string& out,
+                                            const ActivationDumpOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    const ModelConfig& m = config.model;
+    if (options.gates && !models::Model::has_gates(m))
+        throw ConfigError("--gates: model.arch '" + m.arch +
+                          "' has no gates to dump (gates exist for bigs: u_f, u_b, v)");
+    if (source.count < 1) throw ConfigError("dump: no examples to dump");
+    if (source.length < 1 || source.length > m.max_len)
+        throw ConfigError("dump: padded length " + std::to_string(source.length) +
+                          " must lie in [1, model.max_len = " + std::to_string(m.max_len) + "]");
+    if (source.count > std::int64_t(1) << 31)
+        throw ConfigError("dump: " + std::to_string(source.count) + " examples exceed int32 rows");
+    const std::vector<int> layers =
+        options.layers.empty() ? parse_dump_layers("all", m.n_layers) : options.layers;
+    for (int l : layers)
+        if (l < 0 || l > m.n_layers)
+            throw ConfigError("--layers: layer " + std::to_string(l) + " is outside 0.." +
+                              std::to_string(m.n_layers));
+
+    const int L = source.length;
+    const int B =
+        static_cast<int>(std::min<std::int64_t>(std::max(options.batch, 1), source.count));
+    models::Model model(config, B, L, options.threads);
+    if (params.size() != model.params().size())
+        throw Error("dump: " + std::to_string(params.size()) + " parameters given, the model of " +
+                    "this configuration has " + std::to_string(model.params().size()));
+    std::copy(params.begin(), params.end(), model.params().data());
+
+    const bool classifier = m.n_labels > 0;
+    DumpSpec spec;
+    spec.arch = m.arch;
+    spec.name = options.name;
+    spec.producer = options.producer;
+    spec.n_layers = m.n_layers;
+    spec.d_model = m.d_model;
+    spec.config_json = config.to_json_text();
+    spec.checkpoint = options.checkpoint;
+    spec.checkpoint_sha256 = options.checkpoint_sha256;
+    spec.examples = static_cast<int>(source.count);
+    spec.length = L;
+    spec.layers = layers;
+    spec.sentence = true;
+    if (options.gates) {
+        spec.gates = {"u_f", "u_b", "v"};
+        spec.gate_channels = m.d_model;
+        spec.gate_channels_of["v"] = m.inner();
+    }
+    spec.float16 = options.float16;
+    spec.labels = source.class_labels || source.single_target;
+    spec.predictions = classifier || source.single_target;
+    spec.text = source.text;
+    spec.attributes = source.attributes;
+    if (source.token_targets) spec.attributes.push_back("correct");
+    spec.vocab = source.vocab;
+
+    DumpWriter writer(out, spec);
+    DumpProbe probe(writer, m, layers, options.gates, L);
+    model.set_capture(&probe);
+
+    std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), types(tokens.size()),
+        targets(tokens.size()), lengths(B), class_labels(B);
+    const bool any_types = m.type_embeddings;
+    for (std::int64_t first = 0; first < source.count; first += B) {
+        const int rows = static_cast<int>(std::min<std::int64_t>(B, source.count - first));
+        std::fill(tokens.begin(), tokens.end(), source.pad_id);
+        std::fill(types.begin(), types.end(), 0);
+        std::fill(targets.begin(), targets.end(), kIgnore);
+        std::fill(lengths.begin(), lengths.end(), 1);  // rows past the end: one pad token
+        std::fill(class_labels.begin(), class_labels.end(), 0);
+        std::vector<ExampleRecord> records(static_cast<std::size_t>(rows));
+        for (int b = 0; b < rows; ++b) {
+            const std::int64_t s = first + b;
+            DumpExample e = source.example(s);
+            const int n = static_cast<int>(e.tokens.size());
+            if (n < 1 || n > L)
+                throw FormatError("dump: example " + std::to_string(s) + " has " +
+                                  std::to_string(n) + " tokens, outside 1.." + std::to_string(L));
+            for (int t = 0; t < n; ++t) {
+                const std::int32_t id = e.tokens[static_cast<std::size_t>(t)];
+                if (id < 0 || id >= m.vocab_size)
+                    throw FormatError("dump: example " + std::to_string(s) + " token " +
+                                      std::to_string(t) + " = " + std::to_string(id) +
+                                      " is outside the model's vocabulary [0, " +
+                                      std::to_string(m.vocab_size) + ")");
+            }
+            std::copy(e.tokens.begin(), e.tokens.end(), tokens.begin() + b * L);
+            if (!e.types.empty() && any_types)
+                std::copy_n(e.types.begin(), std::min<std::size_t>(e.types.size(), n),
+                            types.begin() + b * L);
+            if (!e.targets.empty())
+                std::copy_n(e.targets.begin(), std::min<std::size_t>(e.targets.size(), n),
+                            targets.begin() + b * L);
+            lengths[b] = n;
+            if (classifier && e.label >= 0 && e.label < m.n_labels) class_labels[b] = e.label;
+            ExampleRecord& r = records[static_cast<std::size_t>(b)];
+            r.tokens.assign(tokens.begin() + b * L, tokens.begin() + (b + 1) * L);
+            r.length = n;
+            r.label = e.label;
+            r.text = std::move(e.text);
+            r.attributes = std::move(e.attributes);
+            if (r.attributes.size() != source.attributes.size())
+                throw Error("dump: example " + std::to_string(s) + " carries " +
+                            std::to_string(r.attributes.size()) + " attributes, the source names " +
+                            std::to_string(source.attributes.size()));
+        }
+        probe.set_batch(first, rows, lengths.data());
+        models::Batch batch;
+        batch.tokens = tokens.data();
+        batch.lengths = lengths.data();
+        batch.types = any_types ? types.data() : nullptr;
+        if (classifier)
+            batch.class_labels = class_labels.data();
+        else
+            batch.labels = targets.data();
+        model.forward(batch, /*training=*/false);
+
+        const float* logits = model.logits();
+        for (int b = 0; b < rows; ++b) {
+            ExampleRecord& r = records[static_cast<std::size_t>(b)];
+            if (classifier) {
+                r.prediction = argmax(logits + std::size_t(b) * m.n_labels, m.n_labels);
+            } else if (source.token_targets) {
+                bool all = true;
+                int n_targets = 0;
+                for (int t = 0; t < L; ++t) {
+                    const std::int32_t target = targets[std::size_t(b) * L + t];
+                    if (target == kIgnore) continue;
+                    const int predicted =
+                        argmax(logits + (std::size_t(b) * L + t) * m.vocab_size, m.vocab_size);
+                    all = all && predicted == target;
+                    if (n_targets++ == 0 && source.single_target) {
+                        r.label = target;
+                        r.prediction = predicted;
+                    }
+                }
+                r.attributes.push_back(all && n_targets > 0 ? 1.0 : 0.0);
+            }
+            writer.write_example(static_cast<int>(first + b), r);
+        }
+        if (options.progress) options.progress(first + rows, source.count);
+    }
+    model.set_capture(nullptr);
+    if (has_ssm_kernels(m)) write_kernels(writer, model, L);
+    writer.finish();
+
+    ActivationDumpSummary summary;
+    summary.examples = source.count;
+    std::error_code ec;
+    summary.file_bytes = std::filesystem::file_size(out, ec);
+    summary.activation_bytes = probe.bytes();
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return summary;
+}
+
+}  // namespace routescope

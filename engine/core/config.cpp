@@ -42,6 +42,8 @@ const std::map<std::string, Kind>& kinds() {
         {"model.ssm.dt_max", {"float", {}}},
         {"model.n_labels", {"int", {}}},
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
+        {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
+        {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
         {"tokenizer.model", {"str?", {}}},
         {"tokenizer.vocab_size", {"int", {}}},
@@ -210,6 +212,8 @@ RunConfig from_full_json(const ojson& j) {
     c.model.ssm.dt_max = s["dt_max"];
     c.model.n_labels = m["n_labels"];
     c.model.pool = m["pool"];
+    c.model.birdie.mode = m["birdie"]["mode"];
+    c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
     const auto& k = j["tokenizer"];
     c.tokenizer.kind = k["kind"];
     c.tokenizer.model = opt<std::string>(k["model"]);
@@ -275,6 +279,8 @@ void check_ranges(const RunConfig& c) {
     need(m.n_layers >= 1, "model.n_layers", "must be at least 1");
     need(m.max_len >= 1, "model.max_len", "must be at least 1");
     need(!m.d_inner || *m.d_inner >= 1, "model.d_inner", "must be at least 1 or null");
+    need(m.arch != "birdie" || m.birdie.mode == "causal" || m.inner() % 2 == 0, "model.d_inner",
+         "must be even for birdie's bidirectional and prefix layers (the state splits in halves)");
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
     need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
     need(m.init_std > 0, "model.init_std", "must be positive");
@@ -310,6 +316,7 @@ void check_ranges(const RunConfig& c) {
 
 int ModelConfig::inner() const {
     if (d_inner) return *d_inner;
+    if (arch == "birdie") return 3 * d_model;  // Birdie's state size N: a gated block's 3d
     return (arch == "bigs" || arch == "gated_att" ? 3 : 4) * d_model;
 }
 
@@ -343,7 +350,9 @@ nlohmann::ordered_json RunConfig::to_json() const {
                     {"dt_min", model.ssm.dt_min},
                     {"dt_max", model.ssm.dt_max}}},
                   {"n_labels", model.n_labels},
-                  {"pool", model.pool}};
+                  {"pool", model.pool},
+                  {"birdie",
+                   {{"mode", model.birdie.mode}, {"layer_pattern", model.birdie.layer_pattern}}}};
     j["tokenizer"] = {{"kind", tokenizer.kind},
                       {"model", opt_json(tokenizer.model)},
                       {"vocab_size", tokenizer.vocab_size},

@@ -25,6 +25,12 @@ struct SsmConfig {
     double dt_max = 1.0;
 };
 
+/// Birdie options (MODELS.md "Birdie"; birdie_block.hpp).
+struct BirdieConfig {
+    std::string mode = "bidirectional";       ///< causal | bidirectional | prefix
+    std::string layer_pattern = "alternate";  ///< alternate (odd layers causal) | uniform
+};
+
 struct ModelConfig {
     std::string arch =
         "bigs";  ///< bigs | stack_ssm | gated_att | bert (later birdie | slstm | gmlp)
@@ -42,6 +48,7 @@ struct ModelConfig {
     SsmConfig ssm;
     int n_labels = 0;
     std::string pool = "mean";  ///< mean | first | sentence
+    BirdieConfig birdie;
 
     /// I of MODELS.md: explicit, else 3d for bigs/gated_att, 4d for stack_ssm/bert.
     int inner() const;

@@ -1,6 +1,7 @@
 #include "engine/models/block.hpp"
 
 #include "engine/core/error.hpp"
+#include "engine/models/birdie_block.hpp"
 #include "engine/models/gated_att_block.hpp"
 #include "engine/models/gated_ssm_block.hpp"
 #include "engine/models/stack_att_block.hpp"
@@ -17,6 +18,7 @@ namespace {
 
 std::unique_ptr<Block> make_block(const ModelConfig& m, int index) {
     if (m.arch == "bigs") return std::make_unique<GatedSsmBlock>(m, index);
+    if (m.arch == "birdie") return std::make_unique<BirdieBlock>(m, index);
     if (m.arch == "stack_ssm") return std::make_unique<StackSsmBlock>(m, index);
     if (m.arch == "gated_att") return std::make_unique<GatedAttBlock>(m, index);
     if (m.arch == "bert") return std::make_unique<StackAttBlock>(m, index);
@@ -25,6 +27,7 @@ std::unique_ptr<Block> make_block(const ModelConfig& m, int index) {
 
 void declare_block(ParamStore& store, const ModelConfig& m, int index) {
     if (m.arch == "bigs") return GatedSsmBlock::declare(store, m, index);
+    if (m.arch == "birdie") return BirdieBlock::declare(store, m, index);
     if (m.arch == "stack_ssm") return StackSsmBlock::declare(store, m, index);
     if (m.arch == "gated_att") return GatedAttBlock::declare(store, m, index);
     if (m.arch == "bert") return StackAttBlock::declare(store, m, index);

@@ -19,6 +19,8 @@ struct BlockInput {
     int L = 0;
     const std::int32_t* lengths = nullptr;
     ops::FftConvWorkspace<float>* fft = nullptr;
+    /// Birdie's reset mask [B, L] (Batch::reset_mask) or null.
+    const std::int32_t* reset_mask = nullptr;
 };
 
 class Block {

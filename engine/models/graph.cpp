@@ -11,8 +11,10 @@
 #include "engine/ops/flip.hpp"
 #include "engine/ops/gelu.hpp"
 #include "engine/ops/layernorm.hpp"
+#include "engine/ops/linear_scan.hpp"
 #include "engine/ops/mean_pool.hpp"
 #include "engine/ops/s4d_kernel.hpp"
+#include "engine/ops/sigmoid.hpp"
 #include "engine/ops/tanh.hpp"
 
 namespace routescope::models {
@@ -273,6 +275,35 @@ double Graph::cross_entropy(const Act& logits, const std::int32_t* targets, std:
             ops::cross_entropy_backward(logits.g, logits.v, lse, targets, rows, V, 1.0f, pool);
         });
     return loss;
+}
+
+Act Graph::sigmoid(const Act& x) {
+    Act y = alloc(x.n, "sigmoid");
+    if (planning_) return y;
+    ops::sigmoid_forward(y.v, x.v, x.n, pool_);
+    if (training_)
+        tape_->record("sigmoid",
+                      [=, &pool = pool_] { ops::sigmoid_backward(x.g, y.g, y.v, x.n, pool); });
+    return y;
+}
+
+Act Graph::linear_scan(const Act& f, const Act& x, int B, int L, int N, int n_forward,
+                       const std::int32_t* keep_forward, const std::int32_t* keep_reverse) {
+    Act h = alloc(x.n, "linear_scan");
+    if (planning_) return h;
+    using ops::ScanDirection;
+    ops::linear_scan_forward(h.v, f.v, x.v, keep_forward, B, L, N, 0, n_forward,
+                             ScanDirection::forward, pool_);
+    ops::linear_scan_forward(h.v, f.v, x.v, keep_reverse, B, L, N, n_forward, N,
+                             ScanDirection::reverse, pool_);
+    if (training_)
+        tape_->record("linear_scan", [=, &pool = pool_] {
+            ops::linear_scan_backward(f.g, x.g, h.g, h.v, f.v, keep_forward, B, L, N, 0, n_forward,
+                                      ScanDirection::forward, pool);
+            ops::linear_scan_backward(f.g, x.g, h.g, h.v, f.v, keep_reverse, B, L, N, n_forward, N,
+                                      ScanDirection::reverse, pool);
+        });
+    return h;
 }
 
 }  // namespace routescope::models

@@ -59,6 +59,8 @@ public:
     Act layernorm(const Act& x, std::int64_t rows, const std::string& name, float eps);
     Act gelu(const Act& x, Gelu kind);
     Act tanh(const Act& x);
+    /// σ(x) (ops/sigmoid.hpp; Birdie's gates).
+    Act sigmoid(const Act& x);
     Act add(const Act& a, const Act& b);
     Act mul(const Act& a, const Act& b);
     /// Reverses the sequence axis of [B, L, d] over the full padded length.
@@ -70,6 +72,12 @@ public:
     /// parameters, then the FFT convolution with the D skip over u [B, L, d].
     Act ssm(const Act& u, int B, int L, int d, const std::string& name,
             ops::FftConvWorkspace<float>& workspace);
+    /// Birdie's gated linear recurrence h_t = f_t ⊙ h_prev + x_t over f, x [B, L, N]
+    /// (ops/linear_scan.hpp): channels [0, n_forward) scan left to right with carry mask
+    /// keep_forward, channels [n_forward, N) right to left with keep_reverse ([B, L], 1 = the
+    /// carry passes into the position; null = always).
+    Act linear_scan(const Act& f, const Act& x, int B, int L, int N, int n_forward,
+                    const std::int32_t* keep_forward, const std::int32_t* keep_reverse);
     /// Multi-head self-attention over projected q, k, v [B, L, d], padding keys masked.
     Act attention(const Act& q, const Act& k, const Act& v, const std::int32_t* lengths, int B,
                   int L, int d, int heads);

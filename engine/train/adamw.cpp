@@ -15,6 +15,7 @@ ParamGroup param_group(const std::string& name) {
     const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
     const std::string module = dot == std::string::npos ? "" : name.substr(0, dot);
     const std::string owner = module.substr(module.rfind('.') + 1);
+    if (owner == "w_f") return ParamGroup::no_decay;  // Birdie's forget gate (MODELS.md)
     if (leaf == "bias" || name.rfind("embeddings.", 0) == 0 ||
         (!module.empty() && owner.rfind("norm", 0) == 0))
         return ParamGroup::no_decay;

@@ -8,7 +8,8 @@
 //
 // Parameter groups of docs/config.md (by checkpoint name): `ssm` (names containing
 // `.ssm_forward.` / `.ssm_backward.`; rate train.ssm_lr, no decay), `no_decay` (every `.bias`,
-// LayerNorm weights — modules named norm*, — `embeddings.*`, `mlm.bias`), `decay` (the other
+// LayerNorm weights — modules named norm*, — `embeddings.*`, `mlm.bias`, Birdie's forget gate
+// `layers.<i>.w_f.*`), `decay` (the other
 // weights; train.weight_decay). Every parameter is updated every step, zero gradient or not.
 //
 // Global-norm clipping (train.clip_grad_norm > 0): ‖g‖ over all parameters together, in double;

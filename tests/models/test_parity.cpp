@@ -90,6 +90,12 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
     }
     if (arch == "gated_att") j["model"]["d_inner"] = 96;
     if (arch == "bert" && n_labels > 0) j["model"]["type_embeddings"] = true;
+    // gMLP: I = 96 (halves of 48); "gmlp_causal" is gmlp with model.gmlp.causal (the lower triangle).
+    if (arch == "gmlp" || arch == "gmlp_causal") {
+        j["model"]["d_inner"] = 96;
+        j["model"]["gmlp"] = {{"causal", arch == "gmlp_causal"}};
+        j["model"]["arch"] = "gmlp";
+    }
     return RunConfig::from_json(j);
 }
 
@@ -230,6 +236,9 @@ const std::vector<Case>& cases() {
         {"bert (STACK/ATT)", "bert", false, "mean"},
         {"bigs, mean pool", "bigs", true, "mean"},
         {"bert, first-token pool, type embeddings", "bert", true, "first"},
+        {"gmlp (spatial gating unit; I=96)", "gmlp", false, "mean"},
+        {"gmlp causal (lower-triangular W)", "gmlp_causal", false, "mean"},
+        {"gmlp, mean pool", "gmlp", true, "mean"},
     };
     return all;
 }

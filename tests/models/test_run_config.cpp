@@ -118,7 +118,7 @@ private slots:
         // Every documented section and key is written.
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
-        QCOMPARE(j["model"].size(), std::size_t(15));
+        QCOMPARE(j["model"].size(), std::size_t(16));  // 15 + model.birdie
         QCOMPARE(j["train"].size(), std::size_t(18));
     }
 };

@@ -4,7 +4,8 @@ Groups (by checkpoint name):
     ssm       names containing `.ssm_forward.` or `.ssm_backward.` (A_re, A_im, C, D, log_step):
               no weight decay, learning rate train.ssm_lr (null -> train.lr)
     no_decay  every `.bias`, every LayerNorm weight (module name `norm`, `norm1`, `norm2`, `norm3`),
-              every embedding table `embeddings.*` (hence the tied decoder), `mlm.bias`
+              every embedding table `embeddings.*` (hence the tied decoder), `mlm.bias`,
+              Birdie's forget gate `layers.<i>.w_f.*`
     decay     every other `.weight` (dense layers, attention projections, mlm.dense, classifier.*)
 
 Schedule (s counts optimizer updates from 0): factor(s) = (s+1)/warmup for s < warmup; then with
@@ -32,6 +33,8 @@ def group_of(name):
     parts = name.split(".")
     if ".ssm_forward." in name or ".ssm_backward." in name:
         return "ssm"
+    if len(parts) >= 2 and parts[-2] == "w_f":  # Birdie's forget gate: no weight decay (MODELS.md)
+        return "no_decay"
     if parts[-1] == "bias" or parts[0] == "embeddings" or (len(parts) >= 2 and parts[-2].startswith("norm")):
         return "no_decay"
     return "decay"

@@ -35,6 +35,10 @@ SCHEMA = {
         },
         "n_labels": (0, "int"),
         "pool": ("mean", ("mean", "first", "sentence")),
+        "birdie": {
+            "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),
+            "layer_pattern": ("alternate", ("alternate", "uniform")),
+        },
     },
     "tokenizer": {
         "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece")),
@@ -166,6 +170,8 @@ def _check_ranges(cfg):
     for key in ("vocab_size", "d_model", "n_layers", "max_len"):
         need(m[key] >= 1, f"model.{key}", f"must be at least 1, got {m[key]}")
     need(m["d_inner"] is None or m["d_inner"] >= 1, "model.d_inner", "must be at least 1 or null")
+    need(m["arch"] != "birdie" or m["birdie"]["mode"] == "causal" or d_inner(cfg) % 2 == 0, "model.d_inner",
+         "must be even for birdie's bidirectional and prefix layers (the state splits in halves)")
     need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
     need(0 <= m["dropout"] < 1, "model.dropout", "must lie in [0, 1)")
     need(m["init_std"] > 0, "model.init_std", "must be positive")
@@ -242,6 +248,8 @@ def d_inner(cfg):
     m = cfg["model"]
     if m["d_inner"] is not None:
         return m["d_inner"]
+    if m["arch"] == "birdie":
+        return 3 * m["d_model"]  # Birdie's state size N: a gated block's 3d (docs/decisions.md)
     return (3 if m["arch"] in ("bigs", "gated_att") else 4) * m["d_model"]
 
 

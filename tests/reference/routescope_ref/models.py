@@ -40,6 +40,7 @@ from torch import nn
 from . import config as config_mod
 from .errors import ConfigError
 from .ssm import SSM
+from .gmlp import GmlpBlock, SpatialMix
 
 
 def gelu(x, kind):
@@ -56,7 +57,8 @@ class Embeddings(nn.Module):
         super().__init__()
         m = cfg["model"]
         self.word = nn.Embedding(m["vocab_size"], m["d_model"])
-        self.position = nn.Embedding(m["max_len"], m["d_model"])
+        # gMLP has no E_pos (MODELS.md: order comes from its spatial gate).
+        self.position = nn.Embedding(m["max_len"], m["d_model"]) if m["arch"] != "gmlp" else None
         self.type = nn.Embedding(2, m["d_model"]) if m["type_embeddings"] else None
         self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
         self.dropout = nn.Dropout(m["dropout"])
@@ -64,7 +66,9 @@ class Embeddings(nn.Module):
     def forward(self, input_ids, token_type_ids=None):
         L = input_ids.shape[1]
         positions = torch.arange(L, device=input_ids.device)
-        x = self.word(input_ids) + self.position(positions)[None]
+        x = self.word(input_ids)
+        if self.position is not None:
+            x = x + self.position(positions)[None]
         # Not `self.type`: that name resolves to nn.Module.type() (a method), not the submodule.
         type_table = self._modules.get("type")
         if type_table is not None:
@@ -205,7 +209,7 @@ class StackAttBlock(nn.Module):
         return h + self.ffn2(gelu(self.ffn1(self.norm2(h)), self.act))
 
 
-BLOCKS = {"bigs": GatedSSMBlock, "stack_ssm": StackSSMBlock, "gated_att": GatedAttBlock, "bert": StackAttBlock}
+BLOCKS = {"bigs": GatedSSMBlock, "stack_ssm": StackSSMBlock, "gated_att": GatedAttBlock, "bert": StackAttBlock, "gmlp": GmlpBlock}
 
 
 class MLMHead(nn.Module):
@@ -275,7 +279,7 @@ class Model(nn.Module):
             elif isinstance(module, nn.LayerNorm):
                 module.weight.fill_(1.0)
                 module.bias.zero_()
-            elif isinstance(module, SSM):
+            elif isinstance(module, (SSM, SpatialMix)):
                 module.reset_parameters()
         self.mlm.bias.zero_()
 

@@ -1,0 +1,78 @@
+#include "engine/models/birdie_block.hpp"
+
+#include "engine/core/error.hpp"
+
+namespace routescope::models {
+
+BirdieLayerMode birdie_layer_mode(const ModelConfig& m, int index) {
+    const BirdieLayerMode chosen = m.birdie.mode == "causal" ? BirdieLayerMode::causal
+                                   : m.birdie.mode == "bidirectional"
+                                       ? BirdieLayerMode::bidirectional
+                                       : BirdieLayerMode::prefix;
+    if (m.birdie.layer_pattern == "alternate" && index % 2 == 1) return BirdieLayerMode::causal;
+    return chosen;
+}
+
+BirdieBlock::BirdieBlock(const ModelConfig& m, int index)
+    : norm_(layer_prefix(index) + "norm"),
+      w_i_(layer_prefix(index) + "w_i"),
+      w_z_(layer_prefix(index) + "w_z"),
+      w_o_(layer_prefix(index) + "w_o"),
+      w_f_(layer_prefix(index) + "w_f"),
+      w_out_(layer_prefix(index) + "w_out"),
+      N_(m.inner()),
+      eps_(static_cast<float>(m.ln_eps)),
+      gelu_(block_gelu(m)),
+      mode_(birdie_layer_mode(m, index)) {
+    if (mode_ != BirdieLayerMode::causal && N_ % 2 != 0)
+        throw ConfigError("model.d_inner: Birdie's state size N = " + std::to_string(N_) +
+                          " must be even for bidirectional and prefix layers (two halves)");
+}
+
+void BirdieBlock::declare(ParamStore& store, const ModelConfig& m, int index) {
+    const std::string p = layer_prefix(index);
+    const int d = m.d_model, N = m.inner();
+    declare_layernorm(store, p + "norm", d);
+    declare_linear(store, p + "w_i", d, N);
+    declare_linear(store, p + "w_z", d, N);
+    declare_linear(store, p + "w_o", d, N);
+    declare_linear(store, p + "w_f", d, N);
+    declare_linear(store, p + "w_out", N, d);
+}
+
+Act BirdieBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
+    const std::int64_t rows = std::int64_t(in.B) * in.L;
+    const Act X = g.layernorm(h, rows, norm_, eps_);
+    const Act I = g.sigmoid(g.linear(X, rows, w_i_));
+    const Act Z = g.linear(X, rows, w_z_);
+    const Act O = g.gelu(g.linear(X, rows, w_o_), gelu_);
+    const Act F = g.sigmoid(g.linear(X, rows, w_f_));
+    const Act U = g.mul(I, Z);
+
+    // Carry masks (1 = the state flows into this position). Left to right: cut at sample starts.
+    // Right to left (position t receives from t + 1): cut when t + 1 starts a new sample, and in
+    // prefix layers also when t or t + 1 lies in the causal region, so no suffix token reaches
+    // the prefix and the suffix sees only itself. Without a reset mask nothing is cut.
+    const int n_forward = mode_ == BirdieLayerMode::causal ? N_ : N_ / 2;
+    // The masks are allocated whether or not this batch has a reset mask: the arena is sized by a
+    // planning pass over a batch without one.
+    const std::int32_t* mask = in.reset_mask;
+    std::int32_t* keep_f = g.scratch<std::int32_t>(rows, "birdie keep");
+    std::int32_t* keep_r = g.scratch<std::int32_t>(rows, "birdie keep");
+    if (!g.planning() && mask) {
+        const bool prefix = mode_ == BirdieLayerMode::prefix;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            keep_f[r] = (mask[r] & kResetNewSample) ? 0 : 1;
+            const int t = static_cast<int>(r % in.L);
+            const std::int32_t here = mask[r], next = t + 1 < in.L ? mask[r + 1] : 0;
+            const bool cut = t + 1 >= in.L || (next & kResetNewSample) ||
+                             (prefix && ((here | next) & kResetCausal));
+            keep_r[r] = cut ? 0 : 1;
+        }
+    }
+    if (!mask) keep_f = keep_r = nullptr;
+    const Act H = g.linear_scan(F, U, in.B, in.L, N_, n_forward, keep_f, keep_r);
+    return g.add(h, g.linear(g.mul(O, H), rows, w_out_));
+}
+
+}  // namespace routescope::models

@@ -44,6 +44,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
+        {"model.gmlp.causal", {"bool", {}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
         {"tokenizer.model", {"str?", {}}},
         {"tokenizer.vocab_size", {"int", {}}},
@@ -214,6 +215,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.pool = m["pool"];
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
+    c.model.gmlp.causal = m["gmlp"]["causal"];
     const auto& k = j["tokenizer"];
     c.tokenizer.kind = k["kind"];
     c.tokenizer.model = opt<std::string>(k["model"]);
@@ -279,6 +281,8 @@ void check_ranges(const RunConfig& c) {
     need(m.n_layers >= 1, "model.n_layers", "must be at least 1");
     need(m.max_len >= 1, "model.max_len", "must be at least 1");
     need(!m.d_inner || *m.d_inner >= 1, "model.d_inner", "must be at least 1 or null");
+    need(m.arch != "gmlp" || m.inner() % 2 == 0, "model.d_inner",
+         "must be even for gmlp (its spatial gating unit splits I in two halves)");
     need(m.arch != "birdie" || m.birdie.mode == "causal" || m.inner() % 2 == 0, "model.d_inner",
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)");
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
@@ -317,6 +321,8 @@ void check_ranges(const RunConfig& c) {
 int ModelConfig::inner() const {
     if (d_inner) return *d_inner;
     if (arch == "birdie") return 3 * d_model;  // Birdie's state size N: a gated block's 3d
+    if (arch == "gmlp")
+        return 6 * d_model;  // the gMLP paper's d_ffn = 6·d_model (docs/decisions.md)
     return (arch == "bigs" || arch == "gated_att" ? 3 : 4) * d_model;
 }
 
@@ -353,6 +359,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
                   {"pool", model.pool},
                   {"birdie",
                    {{"mode", model.birdie.mode}, {"layer_pattern", model.birdie.layer_pattern}}}};
+    j["model"]["gmlp"] = {{"causal", model.gmlp.causal}};  // after "birdie", docs/config.md order
     j["tokenizer"] = {{"kind", tokenizer.kind},
                       {"model", opt_json(tokenizer.model)},
                       {"vocab_size", tokenizer.vocab_size},

@@ -25,6 +25,11 @@ struct SsmConfig {
     double dt_max = 1.0;
 };
 
+/// gMLP options (MODELS.md "gMLP").
+struct GmlpConfig {
+    bool causal = false;  ///< use only W's lower triangle: position i mixes positions j ≤ i
+};
+
 /// Birdie options (MODELS.md "Birdie"; birdie_block.hpp).
 struct BirdieConfig {
     std::string mode = "bidirectional";       ///< causal | bidirectional | prefix
@@ -49,6 +54,7 @@ struct ModelConfig {
     int n_labels = 0;
     std::string pool = "mean";  ///< mean | first | sentence
     BirdieConfig birdie;
+    GmlpConfig gmlp;
 
     /// I of MODELS.md: explicit, else 3d for bigs/gated_att, 4d for stack_ssm/bert.
     int inner() const;

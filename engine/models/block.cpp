@@ -4,6 +4,7 @@
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/gated_att_block.hpp"
 #include "engine/models/gated_ssm_block.hpp"
+#include "engine/models/gmlp_block.hpp"
 #include "engine/models/stack_att_block.hpp"
 #include "engine/models/stack_ssm_block.hpp"
 
@@ -12,7 +13,7 @@ namespace routescope::models {
 namespace {
 [[noreturn]] void unsupported(const std::string& arch) {
     throw ConfigError("model.arch: '" + arch +
-                      "' is not built by this engine yet (bigs, stack_ssm, gated_att, bert)");
+                      "' is not built by this engine yet (bigs, stack_ssm, gated_att, bert, gmlp)");
 }
 }  // namespace
 
@@ -22,6 +23,7 @@ std::unique_ptr<Block> make_block(const ModelConfig& m, int index) {
     if (m.arch == "stack_ssm") return std::make_unique<StackSsmBlock>(m, index);
     if (m.arch == "gated_att") return std::make_unique<GatedAttBlock>(m, index);
     if (m.arch == "bert") return std::make_unique<StackAttBlock>(m, index);
+    if (m.arch == "gmlp") return std::make_unique<GmlpBlock>(m, index);
     unsupported(m.arch);
 }
 
@@ -31,6 +33,7 @@ void declare_block(ParamStore& store, const ModelConfig& m, int index) {
     if (m.arch == "stack_ssm") return StackSsmBlock::declare(store, m, index);
     if (m.arch == "gated_att") return GatedAttBlock::declare(store, m, index);
     if (m.arch == "bert") return StackAttBlock::declare(store, m, index);
+    if (m.arch == "gmlp") return GmlpBlock::declare(store, m, index);
     unsupported(m.arch);
 }
 

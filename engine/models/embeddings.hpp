@@ -21,6 +21,7 @@ public:
 
 private:
     bool types_;
+    bool positions_;  ///< false for gmlp (MODELS.md: order comes from its spatial gate)
     float eps_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/column_slice.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/dense.hpp"
 #include "engine/ops/elementwise.hpp"
@@ -15,6 +16,7 @@
 #include "engine/ops/mean_pool.hpp"
 #include "engine/ops/s4d_kernel.hpp"
 #include "engine/ops/sigmoid.hpp"
+#include "engine/ops/spatial_mix.hpp"
 #include "engine/ops/tanh.hpp"
 
 namespace routescope::models {
@@ -235,6 +237,37 @@ Act Graph::attention(const Act& q, const Act& k, const Act& v, const std::int32_
         tape_->record("attention", [=, &pool = pool_] {
             ops::attention_backward(q.g, k.g, v.g, sc, y.g, probs, q.v, k.v, v.v, lengths, B, L, d,
                                     heads, pool);
+        });
+    return y;
+}
+
+Act Graph::spatial_mix(const Act& x, int B, int L, int C, const std::string& name, bool causal) {
+    const int n = static_cast<int>(shape(name + ".bias")[0]);
+    if (L > n)
+        throw Error("Graph::spatial_mix(" + name + "): sequence length " + std::to_string(L) +
+                    " exceeds the matrix size " + std::to_string(n));
+    Act y = alloc(x.n, "spatial_mix");
+    if (planning_) return y;
+    const float* w = param(name + ".weight");
+    const float* b = param(name + ".bias");
+    ops::spatial_mix_forward(y.v, x.v, w, b, B, L, C, n, causal, pool_);
+    if (training_) {
+        float* dw = grad(name + ".weight");
+        float* db = grad(name + ".bias");
+        tape_->record("spatial_mix", [=, &pool = pool_] {
+            ops::spatial_mix_backward(x.g, dw, db, y.g, x.v, w, B, L, C, n, causal, pool);
+        });
+    }
+    return y;
+}
+
+Act Graph::columns(const Act& x, std::int64_t rows, int cols, int begin, int count) {
+    Act y = alloc(rows * count, "columns");
+    if (planning_) return y;
+    ops::column_slice_forward(y.v, x.v, rows, cols, begin, count, pool_);
+    if (training_)
+        tape_->record("column_slice", [=, &pool = pool_] {
+            ops::column_slice_backward(x.g, y.g, rows, cols, begin, count, pool);
         });
     return y;
 }

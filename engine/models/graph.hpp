@@ -81,6 +81,11 @@ public:
     /// Multi-head self-attention over projected q, k, v [B, L, d], padding keys masked.
     Act attention(const Act& q, const Act& k, const Act& v, const std::int32_t* lengths, int B,
                   int L, int d, int heads);
+    /// gMLP's token mixing (ops/spatial_mix.hpp) over x [B, L, C] with `<name>.weight` [n, n]
+    /// and `<name>.bias` [n] (n = model.max_len; their leading [L, L] / [L] part is used).
+    Act spatial_mix(const Act& x, int B, int L, int C, const std::string& name, bool causal);
+    /// Columns [begin, begin + count) of x [rows, cols] → [rows, count] (gMLP's split of Z).
+    Act columns(const Act& x, std::int64_t rows, int cols, int begin, int count);
     /// Mean over the positions < length of x [B, L, d] → [B, d].
     Act mean_pool(const Act& x, const std::int32_t* lengths, int B, int L, int d);
     /// x[:, 0] of x [B, L, d] → [B, d].

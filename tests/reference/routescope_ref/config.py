@@ -39,6 +39,9 @@ SCHEMA = {
             "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),
             "layer_pattern": ("alternate", ("alternate", "uniform")),
         },
+        "gmlp": {
+            "causal": (False, "bool"),
+        },
     },
     "tokenizer": {
         "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece")),
@@ -96,7 +99,7 @@ SCHEMA = {
 }
 
 # The architectures this reference implements (MODELS.md, the BiGS paper's 2x2 ablation).
-REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert")
+REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert", "gmlp")
 
 
 def defaults():
@@ -170,6 +173,8 @@ def _check_ranges(cfg):
     for key in ("vocab_size", "d_model", "n_layers", "max_len"):
         need(m[key] >= 1, f"model.{key}", f"must be at least 1, got {m[key]}")
     need(m["d_inner"] is None or m["d_inner"] >= 1, "model.d_inner", "must be at least 1 or null")
+    need(m["arch"] != "gmlp" or d_inner(cfg) % 2 == 0, "model.d_inner",
+         "must be even for gmlp (its spatial gating unit splits I in two halves)")
     need(m["arch"] != "birdie" or m["birdie"]["mode"] == "causal" or d_inner(cfg) % 2 == 0, "model.d_inner",
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)")
     need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
@@ -250,6 +255,8 @@ def d_inner(cfg):
         return m["d_inner"]
     if m["arch"] == "birdie":
         return 3 * m["d_model"]  # Birdie's state size N: a gated block's 3d (docs/decisions.md)
+    if m["arch"] == "gmlp":
+        return 6 * m["d_model"]  # the gMLP paper's d_ffn = 6 d_model (docs/decisions.md)
     return (3 if m["arch"] in ("bigs", "gated_att") else 4) * m["d_model"]
 
 

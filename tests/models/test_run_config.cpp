@@ -119,7 +119,7 @@ private slots:
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
         QCOMPARE(j["model"].size(), std::size_t(16));  // 15 + model.birdie
-        QCOMPARE(j["train"].size(), std::size_t(18));
+        QCOMPARE(j["train"].size(), std::size_t(21));  // 18 + init_from, freeze_ssm, epochs
     }
 };
 

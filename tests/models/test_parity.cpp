@@ -96,6 +96,15 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
         j["model"]["gmlp"] = {{"causal", arch == "gmlp_causal"}};
         j["model"]["arch"] = "gmlp";
     }
+    // Birdie: "birdie_<mode>", N = d_inner = 96; the bidirectional case covers the uniform layer
+    // pattern, the others the default alternate one (layer 1 causal).
+    if (arch.rfind("birdie_", 0) == 0) {
+        j["model"]["arch"] = "birdie";
+        j["model"]["d_inner"] = 96;
+        j["model"]["ln_eps"] = 1e-5;
+        j["model"]["birdie"] = {{"mode", arch.substr(7)}};
+        if (arch == "birdie_bidirectional") j["model"]["birdie"]["layer_pattern"] = "uniform";
+    }
     return RunConfig::from_json(j);
 }
 
@@ -103,6 +112,7 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
 // MLM targets, the rest (and every pad) −100. A fixed LCG so the batch is the same every run.
 struct BatchData {
     std::vector<std::int32_t> tokens, lengths{kL, 20, 9}, labels, class_labels{2, 0, 1}, types;
+    std::vector<std::int32_t> reset_mask;  ///< Birdie's [B, L] (birdie_batch), else empty
 };
 
 BatchData make_batch() {
@@ -123,6 +133,38 @@ BatchData make_batch() {
     return b;
 }
 
+// The batch of a Birdie case: for causal and prefix models the targets are the next tokens (the
+// causal LM head is the MLM head with next-token targets, MODELS.md "Heads"); the reset mask packs
+// two samples into row 0 (the second starts at 16) and, in prefix mode, marks causal regions
+// (row 0: 10–15 and 24–31; row 1: 12 onward, pads included; row 2: none, all prefix). Targets of a
+// prefix sample lie in its causal region only; none crosses a sample end.
+BatchData birdie_batch(const std::string& mode) {
+    BatchData b = make_batch();
+    b.reset_mask.assign(std::size_t(kB) * kL, 0);
+    auto at = [](int r, int l) { return std::size_t(r) * kL + l; };
+    b.reset_mask[at(0, 16)] |= 1;
+    if (mode == "prefix") {
+        for (int l = 10; l < 16; ++l)
+            b.reset_mask[at(0, l)] |= 2;
+        for (int l = 24; l < kL; ++l)
+            b.reset_mask[at(0, l)] |= 2;
+        for (int l = 12; l < kL; ++l)
+            b.reset_mask[at(1, l)] |= 2;
+    }
+    if (mode == "bidirectional") return b;  // MLM targets
+    for (int r = 0; r < kB; ++r)
+        for (int l = 0; l < kL; ++l) {
+            const bool next_in_sample = l + 1 < b.lengths[r] && !(b.reset_mask[at(r, l + 1)] & 1);
+            const bool scored = mode == "causal" || (b.reset_mask[at(r, l)] & 2);
+            b.labels[at(r, l)] = next_in_sample && scored ? b.tokens[at(r, l + 1)] : -100;
+        }
+    return b;
+}
+
+BatchData batch_for(const RunConfig& cfg) {
+    return cfg.model.arch == "birdie" ? birdie_batch(cfg.model.birdie.mode) : make_batch();
+}
+
 void write_ints(H5::H5File& f, const char* name, const std::vector<std::int32_t>& v,
                 std::vector<hsize_t> dims) {
     H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
@@ -135,6 +177,7 @@ void write_batch(const std::string& path, const BatchData& b, bool classify, boo
     if (types) write_ints(f, "token_type_ids", b.types, {kB, kL});
     write_ints(f, "input_ids", b.tokens, {kB, kL});
     write_ints(f, "lengths", b.lengths, {kB});
+    if (!b.reset_mask.empty()) write_ints(f, "reset_mask", b.reset_mask, {kB, kL});
     if (classify)
         write_ints(f, "class_labels", b.class_labels, {kB});
     else
@@ -236,6 +279,11 @@ const std::vector<Case>& cases() {
         {"bert (STACK/ATT)", "bert", false, "mean"},
         {"bigs, mean pool", "bigs", true, "mean"},
         {"bert, first-token pool, type embeddings", "bert", true, "first"},
+        {"birdie causal (next-token targets, packed samples)", "birdie_causal", false, "mean"},
+        {"birdie bidirectional (uniform layers, packed samples)", "birdie_bidirectional", false,
+         "mean"},
+        {"birdie prefix (alternate layers, causal regions, suffix targets)", "birdie_prefix", false,
+         "mean"},
         {"gmlp (spatial gating unit; I=96)", "gmlp", false, "mean"},
         {"gmlp causal (lower-triangular W)", "gmlp_causal", false, "mean"},
         {"gmlp, mean pool", "gmlp", true, "mean"},
@@ -262,7 +310,7 @@ class TestModelParity : public QObject {
         const QString ckpt = file(tag + ".ckpt.h5");
         const QString batch_path = file(tag + ".batch.h5");
         write_checkpoint(ckpt.toStdString(), cfg, model.params(), TokenizerBlob{});
-        write_batch(batch_path.toStdString(), make_batch(), classify, cfg.model.type_embeddings);
+        write_batch(batch_path.toStdString(), batch_for(cfg), classify, cfg.model.type_embeddings);
         auto p = std::make_unique<QProcess>();
         p->setProcessChannelMode(QProcess::MergedChannels);
         p->start(QStringLiteral(ROUTESCOPE_PYTHON),
@@ -311,7 +359,7 @@ class TestModelParity : public QObject {
     void check_against_reference(const RunConfig& cfg, bool classify, const QString& tag) {
         const auto run = wait_oracle(tag);
         QVERIFY2(run.exit_code == 0, qPrintable(run.output));
-        const BatchData data = make_batch();
+        const BatchData data = batch_for(cfg);
         models::Model model(cfg, kB, kL, /*threads=*/1);
         model.init(kInitSeed);  // the same parameters as the checkpoint the oracle read
         const std::string result_path = file(tag + ".result.h5").toStdString();
@@ -322,6 +370,7 @@ class TestModelParity : public QObject {
         (classify ? batch.class_labels : batch.labels) =
             classify ? data.class_labels.data() : data.labels.data();
         if (cfg.model.type_embeddings) batch.types = data.types.data();
+        if (!data.reset_mask.empty()) batch.reset_mask = data.reset_mask.data();
 
         auto& params = model.params();
         train::AdamW adamw(cfg.train, params);

@@ -5,6 +5,8 @@
     labels          int32 [B, L]   MLM targets, -100 = ignored          (MLM batches)
     class_labels    int32 [B]      class index in [0, n_labels)          (classification batches)
     token_type_ids  int32 [B, L]   optional, 0/1 (only with model.type_embeddings)
+    reset_mask      int32 [B, L]   optional, Birdie's reset mask: bit 1 new packed sample, bit 2
+                                   causal region (birdie.py)
 Exactly one of labels / class_labels is present.
 """
 import h5py
@@ -32,7 +34,7 @@ def read(path, cfg):
     m = cfg["model"]
     out = {}
     with h5py.File(path, "r") as f:
-        for key in ("input_ids", "lengths", "labels", "class_labels", "token_type_ids"):
+        for key in ("input_ids", "lengths", "labels", "class_labels", "token_type_ids", "reset_mask"):
             if key in f:
                 value = np.asarray(f[key][()])
                 if value.dtype.kind not in "iu":
@@ -65,5 +67,9 @@ def read(path, cfg):
     tt = out.get("token_type_ids")
     if tt is not None and (tuple(tt.shape) != (B, L) or tt.min() < 0 or tt.max() > 1):
         raise ValueError(f"{path}:/token_type_ids: expected [B, L] values in {{0, 1}}")
+    rm = out.get("reset_mask")
+    if rm is not None and (tuple(rm.shape) != (B, L) or rm.min() < 0 or rm.max() > 3):
+        raise ValueError(f"{path}:/reset_mask: expected [B, L] values in 0..3")
     out.setdefault("token_type_ids", None)
+    out.setdefault("reset_mask", None)
     return out

@@ -40,6 +40,7 @@ from torch import nn
 from . import config as config_mod
 from .errors import ConfigError
 from .ssm import SSM
+from .birdie import BirdieBlock, assign_layer_modes
 from .gmlp import GmlpBlock, SpatialMix
 
 
@@ -210,6 +211,7 @@ class StackAttBlock(nn.Module):
 
 
 BLOCKS = {"bigs": GatedSSMBlock, "stack_ssm": StackSSMBlock, "gated_att": GatedAttBlock, "bert": StackAttBlock, "gmlp": GmlpBlock}
+BLOCKS["birdie"] = BirdieBlock  # birdie.py; layer modes set by assign_layer_modes
 
 
 class MLMHead(nn.Module):
@@ -264,6 +266,8 @@ class Model(nn.Module):
         self.cfg = cfg
         self.embeddings = Embeddings(cfg)
         self.layers = nn.ModuleList([BLOCKS[m["arch"]](cfg) for _ in range(m["n_layers"])])
+        if m["arch"] == "birdie":
+            assign_layer_modes(self.layers, cfg)
         self.mlm = MLMHead(cfg)
         self.classifier = ClassifierHead(cfg) if m["n_labels"] > 0 else None
         self.reset_parameters()
@@ -283,15 +287,16 @@ class Model(nn.Module):
                 module.reset_parameters()
         self.mlm.bias.zero_()
 
-    def encode(self, input_ids, lengths, token_type_ids=None):
-        """Final hidden states [B, L, d] and the validity mask [B, L] (position < length)."""
+    def encode(self, input_ids, lengths, token_type_ids=None, reset_mask=None):
+        """Final hidden states [B, L, d] and the validity mask [B, L] (position < length).
+        reset_mask [B, L] (Birdie only, birdie.py) or None."""
         L = input_ids.shape[1]
         if L > self.cfg["model"]["max_len"]:
             raise ValueError(f"sequence length {L} exceeds model.max_len={self.cfg['model']['max_len']}")
         key_valid = torch.arange(L, device=input_ids.device)[None, :] < lengths[:, None]
         h = self.embeddings(input_ids, token_type_ids)
         for layer in self.layers:
-            h = layer(h, key_valid)
+            h = layer(h, key_valid) if reset_mask is None else layer(h, key_valid, reset_mask)
         return h, key_valid
 
     def mlm_logits(self, h):

@@ -10,7 +10,8 @@ from .batch import IGNORE
 
 
 def logits_and_loss(model, batch):
-    h, valid = model.encode(batch["input_ids"], batch["lengths"], batch["token_type_ids"])
+    h, valid = model.encode(batch["input_ids"], batch["lengths"], batch["token_type_ids"],
+                            reset_mask=batch.get("reset_mask"))
     if "labels" in batch:
         logits = model.mlm_logits(h)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1),

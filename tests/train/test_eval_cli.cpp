@@ -7,9 +7,10 @@
 // - a classifier's eval maps ids back to the label names of the training file; the summary's
 //   macro-F1 equals the one this test computes from the lines;
 // - bad input: unknown task (train and eval), malformed TSV row (line number), missing label
-//   column, unwritable output (train and eval) — a message naming it, a nonzero exit, and nothing
-//   left under the final name.
+//   column, unwritable output (train and eval), a write error (disk full) — a message naming it, a
+//   nonzero exit, and nothing left under the final name.
 #include <QDir>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -249,6 +250,19 @@ private slots:
         QVERIFY(r.exit_code != 0);
         QVERIFY2(r.err.contains("afile/preds.jsonl"), qPrintable(r.err));
         QVERIFY(!QFile::exists(qpath("afile/preds.jsonl")));
+        // A write error (disk full, simulated by a 1 KiB file-size limit with SIGXFSZ ignored, so
+        // write() fails with EFBIG): a clear error, nothing under the final name, no temporary.
+        QProcess sh;
+        sh.start("/bin/sh", {"-c", "trap '' XFSZ; ulimit -f 2; exec \"$0\" \"$@\"",
+                             QStringLiteral(ROUTESCOPE_CLI), "eval", "--checkpoint", ck, "--split",
+                             "train", "--out", qpath("full.jsonl")});
+        QVERIFY(sh.waitForFinished(60000));
+        const QString full_err = QString::fromUtf8(sh.readAllStandardError());
+        QVERIFY2(sh.exitStatus() == QProcess::NormalExit && sh.exitCode() == 2,
+                 qPrintable(full_err));
+        QVERIFY2(full_err.contains("full.jsonl") && full_err.contains("write error"),
+                 qPrintable(full_err));
+        QVERIFY(!QFile::exists(qpath("full.jsonl")));
         QCOMPARE(temporaries_in(dir_.path().toStdString()), 0);
         QCOMPARE(temporaries_in(run), 0);
     }

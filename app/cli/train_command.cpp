@@ -102,8 +102,16 @@ int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
         return kExitUsage;
     }
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
+    train::StopSignal signals;
+    train::StopSignal::reset();
     try {
         const train::FinetuneResult r = tuner->run();
+        if (r.interrupted) {
+            if (bar) std::printf("\n");
+            std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
+                      << r.checkpoint << "\n";
+            return kExitInterrupted;
+        }
         if (bar)
             std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
                         static_cast<long long>(r.best_step), r.best_checkpoint.c_str());

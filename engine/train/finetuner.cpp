@@ -13,6 +13,7 @@
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/set_evaluation.hpp"
+#include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
 
 namespace routescope::train {
@@ -359,13 +360,18 @@ FinetuneResult Finetuner::run() {
         const bool epoch_end = step_ % steps_per_epoch_ == 0;
         if (last || epoch_end || (tc.eval_every > 0 && step_ % tc.eval_every == 0))
             evaluate(result);
-        if (last || (tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0)) {
+        const bool interrupted = StopSignal::requested() && !last;
+        if (last || interrupted || (tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0)) {
             save(result.checkpoint, /*with_state=*/true);
             nlohmann::ordered_json c;
             c["type"] = "checkpoint";
             c["step"] = step_;
             c["path"] = result.checkpoint;
             log_record(c);
+        }
+        if (interrupted) {
+            result.interrupted = true;
+            break;
         }
     }
     if (tc.steps == 0) {

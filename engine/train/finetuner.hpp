@@ -17,7 +17,8 @@
 // epoch, every train.eval_every steps and at the end, logged to DIR/log.jsonl; the best by that
 // metric is kept as DIR/best.ckpt.h5, the last as DIR/model.ckpt.h5 (atomic writes).
 // train.freeze_ssm = true: the *.ssm_forward.* / *.ssm_backward.* parameters get no gradient and
-// no update (bit-identical after training; the BiGS "freeze" scripts).
+// no update (bit-identical after training; the BiGS "freeze" scripts). When StopSignal fires, the
+// current step finishes and DIR/model.ckpt.h5 is written before run() returns.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +50,7 @@ struct FinetuneResult {
     std::string best_checkpoint;  ///< DIR/best.ckpt.h5
     double best_metric = -1;
     std::int64_t best_step = -1;
+    bool interrupted = false;  ///< StopSignal fired: model.ckpt.h5 saved after the current step
 };
 
 /// True for the configurations the Finetuner runs: train.objective = classify or data.task set.

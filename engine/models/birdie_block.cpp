@@ -48,6 +48,12 @@ Act BirdieBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act O = g.gelu(g.linear(X, rows, w_o_), gelu_);
     const Act F = g.sigmoid(g.linear(X, rows, w_f_));
     const Act U = g.mul(I, Z);
+    if (capture_ && !g.planning() && !g.training()) {
+        capture_("f", F.v, N_);
+        capture_("i", I.v, N_);
+        capture_("z", Z.v, N_);
+        capture_("o", O.v, N_);
+    }
 
     // Carry masks (1 = the state flows into this position). Left to right: cut at sample starts.
     // Right to left (position t receives from t + 1): cut when t + 1 starts a new sample, and in

@@ -18,6 +18,8 @@
 // follow model.birdie.layer_pattern: "alternate" gives even layers model.birdie.mode and odd
 // layers causal; "uniform" gives every layer model.birdie.mode. The gelu of o is the block gelu.
 // Parameters `layers.<i>.{norm, w_i, w_z, w_o, w_f, w_out}`; w_f takes no weight decay (AdamW).
+#include <functional>
+
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -40,7 +42,15 @@ public:
 
     BirdieLayerMode mode() const { return mode_; }
 
+    /// Receives the gates of non-training forwards (DUMP_FORMAT.md, birdie: f, i, z, o, each
+    /// [B, L, N] in token order). f is the gate σ(w_f x) itself: where the reset mask cuts the
+    /// carry the scan ignores it, which a reader recovers from the mask. In bidirectional and
+    /// prefix layers channels [N/2, N) scan right to left.
+    using GateCapture = std::function<void(const char* name, const float* values, int channels)>;
+    void set_gate_capture(GateCapture capture) { capture_ = std::move(capture); }
+
 private:
+    GateCapture capture_;
     std::string norm_, w_i_, w_z_, w_o_, w_f_, w_out_;
     int N_;
     float eps_;

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/philox.hpp"
+#include "engine/models/birdie_block.hpp"
 #include "engine/models/block.hpp"
 #include "engine/models/classifier_head.hpp"
 #include "engine/models/embeddings.hpp"
@@ -219,6 +220,16 @@ void Model::set_capture(ActivationProbe* probe) {
     capture_ = probe;
     const bool gates = probe && probe->wants_gates();
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        if (auto* birdie = dynamic_cast<BirdieBlock*>(blocks_[l].get())) {
+            const int layer = static_cast<int>(l) + 1;
+            birdie->set_gate_capture(
+                gates ? BirdieBlock::GateCapture(
+                            [probe, layer](const char* name, const float* v, int k) {
+                                probe->gate(layer, name, v, k);
+                            })
+                      : BirdieBlock::GateCapture());
+            continue;
+        }
         auto* gated = dynamic_cast<GatedSsmBlock*>(blocks_[l].get());
         if (!gated) continue;
         const int layer = static_cast<int>(l) + 1;

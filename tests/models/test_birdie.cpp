@@ -7,8 +7,11 @@
 // Also: the layer pattern, the parameter layout and count, W_f's AdamW group, config errors.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/core/config.hpp"
@@ -234,6 +237,41 @@ private slots:
                         qPrintable(QString("%1: token %2 reached %3").arg(mode).arg(q).arg(l)));
             }
         }
+    }
+
+    // The gates MODELS.md names as Birdie's probes reach an ActivationProbe: f, i, z, o of every
+    // layer, [B, L, N]; f and i are sigmoids, o a gelu (≥ −0.17); capturing changes no logit.
+    void gatesReachAnActivationProbe() {
+        struct Probe : models::ActivationProbe {
+            std::vector<std::tuple<int, std::string, int, float, float>> calls;
+            std::int64_t n = 0;
+            void hidden(int, const float*) override {}
+            bool wants_gates() const override { return true; }
+            void gate(int layer, const char* name, const float* v, int channels) override {
+                const auto [lo, hi] = std::minmax_element(v, v + n * channels);
+                calls.emplace_back(layer, name, channels, *lo, *hi);
+            }
+        } probe;
+        probe.n = std::int64_t(kB) * kL;
+        const RunConfig cfg = birdie_config("bidirectional");
+        models::Model model(cfg, kB, kL, 1);
+        model.init(5);
+        const Data d = make_data();
+        const auto plain = logits(model, d, false);
+        model.set_capture(&probe);
+        const auto captured = logits(model, d, false);
+        QVERIFY(plain == captured);
+        QCOMPARE(int(probe.calls.size()), 3 * 4);
+        const char* names[] = {"f", "i", "z", "o"};
+        for (std::size_t c = 0; c < probe.calls.size(); ++c) {
+            const auto& [layer, name, channels, lo, hi] = probe.calls[c];
+            QCOMPARE(layer, int(c / 4) + 1);
+            QCOMPARE(name, std::string(names[c % 4]));
+            QCOMPARE(channels, 24);
+            if (name == "f" || name == "i") QVERIFY(lo > 0 && hi < 1);
+            if (name == "o") QVERIFY(lo > -0.2f);
+        }
+        model.set_capture(nullptr);
     }
 
     // A training step runs and its loss falls (the tape wiring of sigmoid and the scan).

@@ -118,7 +118,7 @@ private slots:
         // Every documented section and key is written.
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
-        QCOMPARE(j["model"].size(), std::size_t(16));  // 15 + model.birdie
+        QCOMPARE(j["model"].size(), std::size_t(17));  // 15 + model.birdie + model.gmlp
         QCOMPARE(j["train"].size(), std::size_t(21));  // 18 + init_from, freeze_ssm, epochs
     }
 };

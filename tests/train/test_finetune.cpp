@@ -2,6 +2,7 @@
 // - a TSV this test writes, label = whether the keyword "zebra" occurs, reaches ≥ 95% validation
 //   accuracy in a few seconds (a tiny BiGS from scratch, byte tokenizer); its best checkpoint
 //   passes `routescope-cli validate` and stores the label names;
+// - JSON Lines pairs: integer labels in numeric order, [CLS] a [SEP] b [SEP] with segments;
 // - pairs: label = whether the keyword occurs in the SECOND sentence (the first carries it as a
 //   distractor half of the time), so the model must tell the segments apart: well above chance;
 // - train.freeze_ssm: every *.ssm_forward.* / *.ssm_backward.* parameter is bit-identical after
@@ -101,6 +102,11 @@ double best_accuracy(const std::string& log) {
 class TestFinetune : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
+    void write_text_jsonl() {
+        train_test::write_text(path("j.jsonl"),
+                               "{\"text_a\": \"ab\", \"text_b\": \"cde\", \"label\": 10}\n"
+                               "{\"text_a\": \"x\", \"text_b\": \"y\", \"label\": 2}\n");
+    }
     std::string path(const std::string& name) {
         return dir_.filePath(QString::fromStdString(name)).toStdString();
     }
@@ -133,6 +139,24 @@ private slots:
         const train::FinetuneResult r = tuner.run();
         // Chance is 0.5; the rule needs the second segment only (measured 0.93 after 6 epochs).
         QVERIFY2(r.best_metric >= 0.85, qPrintable(QString::number(r.best_metric)));
+    }
+
+    void jsonLinesPairsAreFramedWithSegments() {
+        // {"text_a","text_b","label"} with integer labels: numeric label order, [CLS] a [SEP] b
+        // [SEP] with segment 1 from b on (bytes: one id per character, plus 5 specials offset).
+        write_text_jsonl();
+        RunConfig c = tiny_classifier(path("j.jsonl"), path("j.jsonl"), 1);
+        train::Finetuner tuner(c, {path("jsonl"), 0, nullptr});
+        QVERIFY(tuner.config().data.labels == std::vector<std::string>({"2", "10"}));
+        const auto& e = tuner.train_set().examples[0];
+        QCOMPARE(e.tokens.size(), std::size_t(1 + 2 + 1 + 3 + 1));  // "ab", "cde"
+        QCOMPARE(e.tokens.front(), 2);                              // [CLS]
+        QCOMPARE(e.tokens[3], 3);                                   // [SEP]
+        QCOMPARE(e.tokens.back(), 3);
+        QVERIFY(e.types == std::vector<std::int32_t>({0, 0, 0, 0, 1, 1, 1, 1}));
+        QCOMPARE(e.label, 1);                                   // "10" sorts after "2" numerically
+        QCOMPARE(tuner.config().train.steps, std::int64_t(1));  // 1 epoch of 2 rows, batch 8
+        tuner.run();
     }
 
     void freezeSsmKeepsSsmParametersBitIdentical() {

@@ -137,6 +137,9 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     if (!a.task.empty() || a.data.empty()) {
         const std::string name = !a.task.empty() ? a.task : config.data.task.value_or("");
+        if (name.empty())
+            throw ConfigError("--task or --data: " + a.checkpoint +
+                              " was not trained on a built-in task; give the examples to score");
         const data::TaskData task =
             data::generate_task(name, train::task_params(config.data.task_params));
         if (task.vocab != in.tokenizer->vocabulary())

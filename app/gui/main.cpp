@@ -1,16 +1,24 @@
 // routescope: the workbench. `routescope [FILES...]` opens dumps and checkpoints;
-// `--screenshot PNG` opens them, saves a picture of the window and exits (headless demo, CI).
+// `--screenshot PNG` opens them, saves a picture of the window and exits (headless demo, CI);
+// `--export project.rsproj --out DIR` redraws every figure of a project without a display.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 
 #include <iostream>
+#include <string_view>
 
+#include "app/gui/headless_export.hpp"
 #include "app/gui/main_window.hpp"
 #include "engine/core/build_info.hpp"
 #include "routescope/version.hpp"
 
 int main(int argc, char** argv) {
+    // --export needs no display: unless the user chose a platform, draw offscreen (CI, servers).
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--export" &&
+            !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QApplication::setApplicationName("Routescope");
     QApplication::setOrganizationName("Routescope");
@@ -24,9 +32,35 @@ int main(int argc, char** argv) {
     QCommandLineOption screenshot(
         "screenshot", "Open FILES, save a PNG of the window to PATH, and exit.", "PATH");
     parser.addOption(screenshot);
+    QCommandLineOption export_project(
+        "export",
+        "Open the project PATH, write every view's figures (PNG, SVG, PDF, CSV and "
+        "provenance) into --out, and exit. Needs no display.",
+        "PATH");
+    parser.addOption(export_project);
+    QCommandLineOption export_out("out", "The directory --export writes into.", "DIR");
+    parser.addOption(export_out);
+    QCommandLineOption export_dpi("dpi", "PNG resolution of --export (default 150).", "DPI", "150");
+    parser.addOption(export_dpi);
     parser.addPositionalArgument("files", "Dumps (*.dump.h5) and checkpoints (*.ckpt.h5) to open.",
                                  "[files...]");
     parser.process(app);
+
+    if (parser.isSet(export_project)) {
+        if (!parser.isSet(export_out)) {
+            std::cerr << "routescope: error: --export needs --out DIR\n";
+            return 2;
+        }
+        bool ok = false;
+        const int dpi = parser.value(export_dpi).toInt(&ok);
+        if (!ok || dpi < 10 || dpi > 2400) {
+            std::cerr << "routescope: error: --dpi must be 10..2400, got "
+                      << parser.value(export_dpi).toStdString() << "\n";
+            return 2;
+        }
+        return routescope::gui::export_project(parser.value(export_project),
+                                               parser.value(export_out), dpi, std::cout, std::cerr);
+    }
 
     routescope::gui::MainWindow window;
     for (const QString& f : parser.positionalArguments())

@@ -9,6 +9,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -20,7 +21,10 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QUndoStack>
 
+#include "app/gui/run_launcher_dialog.hpp"
+#include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
@@ -32,6 +36,7 @@
 #include "views/kernel_view.hpp"
 #include "views/length_accuracy_view.hpp"
 #include "views/pca_view.hpp"
+#include "views/training_view.hpp"
 #include "views/transitions_view.hpp"
 
 namespace routescope::gui {
@@ -85,6 +90,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     create_actions();
     create_analysis_actions();
+    create_run_actions();
+    create_project_actions();
     statusBar()->showMessage(
         tr("Open a dump (*.dump.h5) or checkpoint (*.ckpt.h5): File › Open, or drop it here."));
 
@@ -385,10 +392,16 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
                                              tabs_);
     } else if (kind == "efficiency") {
         view = new views::EfficiencyView({}, tabs_);
+    } else if (kind == "training") {
+        views::TrainingViewSettings s;
+        s.runs = paths;
+        view = new views::TrainingView(s, tabs_);
     } else {
         show_error(tr("Unknown analysis"), tr("There is no analysis view named '%1'.").arg(kind));
         return nullptr;
     }
+    view->setProperty("routescopeInputs", paths);
+    if (history_) history_->track(view);
     watch(view);
     tabs_->addTab(view, view->title());
     tabs_->setTabToolTip(tabs_->indexOf(view), paths.join("\n"));
@@ -515,6 +528,293 @@ void MainWindow::export_all_dialog() {
             tr("Wrote %n file(s) into %1", nullptr, static_cast<int>(files.size())).arg(dir), 8000);
     } catch (const std::exception& e) {
         show_error(tr("Export failed"), QString::fromUtf8(e.what()));
+    }
+}
+
+// ---- Training runs ------------------------------------------------------------------------
+
+void MainWindow::create_run_actions() {
+    QMenu* run = new QMenu(tr("&Run"), this);
+    menuBar()->insertMenu(menuBar()->actions().value(3), run);
+    auto* launch = new QAction(tr("&New Training Run…"), this);
+    launch->setObjectName("newRunAction");
+    launch->setShortcut(QKeySequence(tr("Ctrl+R")));
+    launch->setStatusTip(
+        tr("Configure and start a small pretraining run (routescope-cli train) "
+           "and watch its curves"));
+    connect(launch, &QAction::triggered, this, &MainWindow::new_run_dialog);
+    run->addAction(launch);
+    auto* cancel = new QAction(tr("&Cancel Runs"), this);
+    cancel->setObjectName("cancelRunsAction");
+    cancel->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
+    cancel->setStatusTip(tr("Stop every running training run (each saves a checkpoint)"));
+    connect(cancel, &QAction::triggered, this, [this] {
+        for (RunProcess* r : training_runs_)
+            r->cancel();
+    });
+    run->addAction(cancel);
+
+    run_status_ = new QLabel(this);
+    run_status_->setObjectName("runStatus");
+    run_status_->hide();
+    run_progress_ = new QProgressBar(this);
+    run_progress_->setObjectName("runProgress");
+    run_progress_->setMaximumWidth(220);
+    run_progress_->setTextVisible(true);
+    run_progress_->hide();
+    run_cancel_ = new QToolButton(this);
+    run_cancel_->setText(tr("Stop Run"));
+    run_cancel_->setToolTip(tr("Stop the training runs (each saves a checkpoint)"));
+    run_cancel_->hide();
+    connect(run_cancel_, &QToolButton::clicked, cancel, &QAction::trigger);
+    statusBar()->addPermanentWidget(run_status_);
+    statusBar()->addPermanentWidget(run_progress_);
+    statusBar()->addPermanentWidget(run_cancel_);
+}
+
+void MainWindow::new_run_dialog() {
+    auto* dialog = new RunLauncherDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { launch_run(dialog->settings()); });
+    dialog->open();  // window-modal, never a nested event loop
+}
+
+QTreeWidgetItem* MainWindow::run_item(const RunProcess* run) const {
+    QTreeWidgetItem* runs = workspace_->runs();
+    for (int i = 0; i < runs->childCount(); ++i)
+        if (runs->child(i)->toolTip(0) == run->out_dir()) return runs->child(i);
+    return nullptr;
+}
+
+views::TrainingView* MainWindow::training_view_for(const QString& dir) const {
+    for (auto* v : analysis_views())
+        if (auto* t = qobject_cast<views::TrainingView*>(v))
+            if (t->settings().value("runs", nlohmann::json::array()).size() > 0 &&
+                QString::fromStdString(t->settings()["runs"][0].get<std::string>()) == dir)
+                return t;
+    return nullptr;
+}
+
+RunProcess* MainWindow::launch_run(const RunSettings& settings) {
+    RunSettings s = settings;
+    s.out_dir = QFileInfo(s.out_dir).absoluteFilePath();
+    auto* run = new RunProcess(s, this);
+    training_runs_ << run;
+    QTreeWidgetItem* item = add_run_item(s.out_dir);
+    item->setIcon(0, style()->standardIcon(QStyle::SP_MediaPlay));
+    auto* state = new QTreeWidgetItem(item, {tr("starting…")});
+    new QTreeWidgetItem(item, {tr("%1, %2, %3 steps, lr %4, data %5")
+                                   .arg(s.arch, s.size)
+                                   .arg(s.steps)
+                                   .arg(s.lr)
+                                   .arg(s.data)});
+    item->setExpanded(true);
+
+    auto* view = qobject_cast<views::TrainingView*>(open_analysis("training", {s.out_dir}));
+    QPointer<views::TrainingView> live = view;
+    connect(run, &RunProcess::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
+        if (live) live->append_record(dir, r);
+    });
+    connect(run, &RunProcess::progressChanged, this,
+            [this, state](qint64 step, qint64 steps, double eta) {
+                state->setText(
+                    0, eta >= 0
+                           ? tr("step %1/%2, ETA %3").arg(step).arg(steps).arg(duration_text(eta))
+                           : tr("step %1/%2").arg(step).arg(steps));
+                update_run_status();
+            });
+    connect(run, &RunProcess::ended, this, [this, run, item, state](RunProcess::State end) {
+        const bool saved = QFileInfo::exists(run->checkpoint_path());
+        if (end == RunProcess::State::Finished) {
+            state->setText(0, tr("done: %1 steps").arg(run->step()));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_DialogApplyButton));
+            statusBar()->showMessage(tr("Run %1 finished").arg(item->text(0)), 8000);
+        } else if (end == RunProcess::State::Cancelled) {
+            state->setText(0, saved ? tr("stopped at step %1 (checkpoint saved)").arg(run->step())
+                                    : tr("stopped before its first checkpoint"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MediaStop));
+            statusBar()->showMessage(tr("Run %1 stopped").arg(item->text(0)), 8000);
+        } else {
+            state->setText(0, tr("failed"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxCritical));
+            show_error(tr("Training run failed"),
+                       tr("%1\n\nRun directory: %2\n\nLast output of the run:\n%3")
+                           .arg(run->failure(), run->out_dir(), run->last_output().join('\n')));
+        }
+        if (end != RunProcess::State::Failed && saved) open_file(run->checkpoint_path());
+        update_run_status();
+    });
+    try {
+        run->start();
+    } catch (const std::exception& e) {
+        training_runs_.removeAll(run);
+        run->deleteLater();
+        delete item;
+        show_error(tr("Cannot start the run"), QString::fromUtf8(e.what()));
+        return nullptr;
+    }
+    update_run_status();
+    return run;
+}
+
+void MainWindow::update_run_status() {
+    qint64 step = 0, steps = 0;
+    double eta = 0;
+    int active = 0;
+    for (const RunProcess* r : training_runs_)
+        if (r->running()) {
+            ++active;
+            step += r->step();
+            steps += r->steps();
+            eta = std::max(eta, r->eta_seconds());
+        }
+    run_progress_->setVisible(active > 0);
+    run_status_->setVisible(active > 0);
+    run_cancel_->setVisible(active > 0);
+    if (active == 0) return;
+    run_progress_->setRange(0, static_cast<int>(std::max<qint64>(1, steps)));
+    run_progress_->setValue(static_cast<int>(step));
+    run_progress_->setFormat(tr("%v/%m steps"));
+    run_status_->setText(tr("%n run(s), ETA %1", nullptr, active).arg(duration_text(eta)));
+}
+
+QTreeWidgetItem* MainWindow::add_run_item(const QString& dir) {
+    auto* item = new QTreeWidgetItem(workspace_->runs(), {QFileInfo(dir).fileName()});
+    item->setToolTip(0, dir);
+    item->setData(0, Qt::UserRole + 1, dir);  // WorkspaceDock's path role: activation, paths()
+    return item;
+}
+
+// ---- Project files and undo ---------------------------------------------------------------
+
+void MainWindow::create_project_actions() {
+    history_ = new ViewSettingsHistory(this);
+    QMenu* file = nullptr;
+    for (QAction* a : menuBar()->actions())
+        if (a->menu() && a->text() == tr("&File")) file = a->menu();
+    QAction* before = file->actions().value(1);  // after Open…
+    auto* open = new QAction(tr("Open &Project…"), this);
+    open->setObjectName("openProjectAction");
+    open->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+    open->setStatusTip(tr("Open a project: its files, runs and views with their settings"));
+    connect(open, &QAction::triggered, this, &MainWindow::open_project_dialog);
+    auto* save = new QAction(tr("&Save Project"), this);
+    save->setObjectName("saveProjectAction");
+    save->setShortcut(QKeySequence::Save);
+    save->setStatusTip(tr("Save the open files, runs and views as a project (*.rsproj)"));
+    connect(save, &QAction::triggered, this, [this] { save_project_dialog(false); });
+    auto* save_as = new QAction(tr("Save Project &As…"), this);
+    save_as->setObjectName("saveProjectAsAction");
+    save_as->setShortcut(QKeySequence::SaveAs);
+    save_as->setStatusTip(tr("Save the project under a new name"));
+    connect(save_as, &QAction::triggered, this, [this] { save_project_dialog(true); });
+    file->insertActions(before, {open, save, save_as});
+    file->insertSeparator(before);
+
+    QMenu* edit = new QMenu(tr("&Edit"), this);
+    menuBar()->insertMenu(menuBar()->actions().value(1), edit);
+    QAction* undo = history_->stack()->createUndoAction(this, tr("&Undo"));
+    undo->setObjectName("undoAction");
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setStatusTip(tr("Undo the last change of a view's settings"));
+    QAction* redo = history_->stack()->createRedoAction(this, tr("&Redo"));
+    redo->setObjectName("redoAction");
+    redo->setShortcut(QKeySequence::Redo);
+    redo->setStatusTip(tr("Redo the last undone change of a view's settings"));
+    edit->addAction(undo);
+    edit->addAction(redo);
+}
+
+QUndoStack* MainWindow::undo_stack() const {
+    return history_->stack();
+}
+
+bool MainWindow::idle() const {
+    if (loader_->pending() > 0) return false;
+    for (auto* v : analysis_views())
+        if (v->busy()) return false;
+    return true;
+}
+
+Project MainWindow::project() const {
+    Project p;
+    for (QTreeWidgetItem* top : {workspace_->models(), workspace_->dumps()})
+        for (int i = 0; i < top->childCount(); ++i)
+            p.files << top->child(i)->toolTip(0);
+    for (int i = 0; i < workspace_->runs()->childCount(); ++i)
+        p.runs << workspace_->runs()->child(i)->toolTip(0);
+    for (auto* v : analysis_views()) {
+        p.views.push_back(
+            {v->kind(), v->property("routescopeInputs").toStringList(), v->settings()});
+        if (v == tabs_->currentWidget()) p.current = static_cast<int>(p.views.size()) - 1;
+    }
+    return p;
+}
+
+void MainWindow::save_project(const QString& path) {
+    project().save(path);
+    project_path_ = QFileInfo(path).absoluteFilePath();
+    history_->stack()->setClean();
+    setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
+}
+
+void MainWindow::open_project(const QString& path) {
+    const Project p = Project::load(path);
+    project_path_ = QFileInfo(path).absoluteFilePath();
+    setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
+    const QStringList open = workspace_->paths();
+    for (const QString& f : p.files)
+        if (!open.contains(f)) open_file(f);
+    for (const QString& r : p.runs)
+        if (!open.contains(r))
+            add_run_item(r)->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
+    QList<views::AnalysisView*> opened;
+    for (const ProjectView& v : p.views) {
+        views::AnalysisView* view = open_analysis(v.kind, v.inputs);
+        if (!view) continue;
+        opened << view;
+        if (!v.settings.is_object() || v.settings.empty()) continue;
+        try {
+            history_->apply(view, v.settings);
+            view->start();  // the settings may change what the analysis reads: run it with them
+        } catch (const std::exception& e) {
+            show_error(tr("Cannot restore a view"),
+                       tr("%1: %2").arg(view->title(), QString::fromUtf8(e.what())));
+        }
+    }
+    if (p.current >= 0 && p.current < opened.size()) tabs_->setCurrentWidget(opened[p.current]);
+    history_->stack()->clear();
+}
+
+void MainWindow::open_project_dialog() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open project"), QSettings().value("projectDir").toString(),
+        tr("Routescope projects (*.rsproj);;All files (*)"));
+    if (path.isEmpty()) return;
+    QSettings().setValue("projectDir", QFileInfo(path).absolutePath());
+    try {
+        open_project(path);
+    } catch (const std::exception& e) {
+        show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
+    }
+}
+
+void MainWindow::save_project_dialog(bool choose_path) {
+    QString path = project_path_;
+    if (choose_path || path.isEmpty()) {
+        path = QFileDialog::getSaveFileName(
+            this, tr("Save project"),
+            QDir(QSettings().value("projectDir").toString()).filePath("project.rsproj"),
+            tr("Routescope projects (*.rsproj)"));
+        if (path.isEmpty()) return;
+        if (QFileInfo(path).suffix().isEmpty()) path += ".rsproj";
+    }
+    try {
+        save_project(path);
+        QSettings().setValue("projectDir", QFileInfo(path).absolutePath());
+        statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+    } catch (const std::exception& e) {
+        show_error(tr("Cannot save project"), QString::fromUtf8(e.what()));
     }
 }
 

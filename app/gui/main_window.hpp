@@ -5,6 +5,8 @@
 #include <QPointer>
 
 #include "app/gui/file_loader.hpp"
+#include "app/gui/project_file.hpp"
+#include "app/gui/run_process.hpp"
 
 class QTabWidget;
 class QMimeData;
@@ -13,10 +15,14 @@ class QMenu;
 
 class QProgressBar;
 class QToolButton;
+class QLabel;
+class QTreeWidgetItem;
+class QUndoStack;
 
 namespace routescope::views {
 class FileSummaryView;
 class AnalysisView;
+class TrainingView;
 }  // namespace routescope::views
 
 namespace routescope::gui {
@@ -54,8 +60,36 @@ public:
     /// The last error message box shown (non-modal), for tests and for closing it.
     QMessageBox* last_error() const { return last_error_; }
 
+    // Training runs (run launcher): `routescope-cli train` as a child process.
+    /// Starts a run (a Runs item, status-bar progress with ETA, a live Training view); its
+    /// checkpoint joins the workspace when it ends or is cancelled; a failure shows an error
+    /// dialog with the child's last output. Returns the run (owned by the window).
+    RunProcess* launch_run(const RunSettings& settings);
+    QList<RunProcess*> training_runs() const { return training_runs_; }
+    QProgressBar* run_progress_bar() const { return run_progress_; }
+    QLabel* run_status_label() const { return run_status_; }
+    /// The Training view showing the run in `dir`, if open.
+    views::TrainingView* training_view_for(const QString& dir) const;
+
+    // Project files (*.rsproj) and undo of view settings.
+    /// The open files, runs and analysis views (inputs and settings) as a project.
+    Project project() const;
+    /// Opens the project's files and runs and its views with their settings (their analyses
+    /// start); throws IoError / FormatError when the file is not a readable project.
+    void open_project(const QString& path);
+    /// Writes project() to `path`; throws IoError.
+    void save_project(const QString& path);
+    QString project_path() const { return project_path_; }
+    /// Undo/redo of the analysis views' settings (Edit › Undo, Redo).
+    QUndoStack* undo_stack() const;
+    /// True once no file is loading and no analysis is running (headless export waits for it).
+    bool idle() const;
+
 public slots:
     void open_dialog();
+    void open_project_dialog();
+    void save_project_dialog(bool choose_path = false);
+    void new_run_dialog();
     void show_about();
     void close_current();
     void export_dialog();
@@ -76,6 +110,17 @@ private:
     QToolButton* cancel_button_;
     QMenu* analysis_menu_;
     int running_ = 0;
+    QList<RunProcess*> training_runs_;
+    QProgressBar* run_progress_ = nullptr;
+    QLabel* run_status_ = nullptr;
+    QToolButton* run_cancel_ = nullptr;
+    void create_run_actions();
+    void create_project_actions();
+    QTreeWidgetItem* add_run_item(const QString& dir);
+    QString project_path_;
+    class ViewSettingsHistory* history_ = nullptr;
+    void update_run_status();
+    QTreeWidgetItem* run_item(const RunProcess* run) const;
 
     void create_actions();
     void on_loaded(const LoadedFile& file);

@@ -1,0 +1,59 @@
+#include "app/gui/headless_export.hpp"
+
+#include <QApplication>
+#include <QDeadlineTimer>
+#include <QThread>
+
+#include <ostream>
+
+#include "app/gui/main_window.hpp"
+#include "views/analysis_view.hpp"
+
+namespace routescope::gui {
+namespace {
+// A project's analyses are the interactive ones (seconds each); ten minutes means something hangs.
+constexpr int kWaitMs = 10 * 60 * 1000;
+}  // namespace
+
+int export_project(const QString& project, const QString& out_dir, int dpi, std::ostream& out,
+                   std::ostream& err) {
+    MainWindow window;
+    // Laid out as on screen (charts lay out only when shown); offscreen, nothing is displayed.
+    window.resize(1400, 900);
+    window.show();
+    try {
+        window.open_project(project);
+    } catch (const std::exception& e) {
+        err << "routescope: error: " << e.what() << "\n";
+        return 2;
+    }
+    QDeadlineTimer deadline(kWaitMs);
+    while (!window.idle() && !deadline.hasExpired()) {
+        QApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(10);
+    }
+    QApplication::processEvents();
+    int status = 0;
+    for (auto* view : window.analysis_views())
+        if (view->busy()) {
+            err << "routescope: error: " << view->title().toStdString()
+                << ": the analysis did not finish in " << kWaitMs / 1000 << " s\n";
+            view->cancel();
+            status = 3;
+        } else if (!view->has_result()) {
+            err << "routescope: error: " << view->title().toStdString() << ": "
+                << view->error().toStdString() << "\n";
+            status = 3;
+        }
+    try {
+        for (const QString& f : window.export_all(out_dir, dpi))
+            out << f.toStdString() << "\n";
+    } catch (const std::exception& e) {
+        err << "routescope: error: " << e.what() << "\n";
+        status = 3;
+    }
+    if (auto* box = window.last_error()) box->close();
+    return status;
+}
+
+}  // namespace routescope::gui

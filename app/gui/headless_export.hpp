@@ -1,0 +1,16 @@
+#pragma once
+// `routescope --export project.rsproj --out DIR`: opens the project in a window that is never
+// shown on a display (the offscreen platform), waits for every view's analysis, and writes every
+// view's figures (PNG, SVG, PDF, CSV, each with its provenance JSON) into DIR, as Export All does.
+#include <QString>
+#include <iosfwd>
+
+namespace routescope::gui {
+
+/// Returns the process exit code: 0 every view exported, 2 the project cannot be read, 3 a view's
+/// analysis failed or timed out, or a figure could not be written (the other views are still
+/// exported). Lists the files written on `out`, problems on `err`.
+int export_project(const QString& project, const QString& out_dir, int dpi, std::ostream& out,
+                   std::ostream& err);
+
+}  // namespace routescope::gui

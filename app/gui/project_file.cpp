@@ -1,0 +1,147 @@
+#include "app/gui/project_file.hpp"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+
+#include <functional>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::gui {
+namespace {
+constexpr const char* kFormat = "routescope-project";
+
+// Rewrites every string in `j` that is one of `from` into the matching entry of `to`: the view
+// settings hold their input paths under view-specific keys ("dumps", "a", "runs", ...), and this
+// keeps the project format independent of those keys.
+void map_paths(nlohmann::json& j, const QStringList& from, const QStringList& to) {
+    if (j.is_string()) {
+        const int i = from.indexOf(QString::fromStdString(j.get<std::string>()));
+        if (i >= 0) j = to[i].toStdString();
+    } else if (j.is_array() || j.is_object()) {
+        for (auto& v : j)
+            map_paths(v, from, to);
+    }
+}
+
+nlohmann::json path_list(const QStringList& paths, const QDir& base) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const QString& p : paths)
+        out.push_back(base.relativeFilePath(p).toStdString());
+    return out;
+}
+
+QStringList read_paths(const nlohmann::json& j, const char* key, const QDir& base) {
+    QStringList out;
+    if (!j.contains(key)) return out;
+    if (!j[key].is_array()) throw FormatError(std::string("project: '") + key + "' is not a list");
+    for (const auto& p : j[key]) {
+        if (!p.is_string())
+            throw FormatError(std::string("project: '") + key + "' holds a non-string entry");
+        out << QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(p.get<std::string>())));
+    }
+    return out;
+}
+
+// Every path the project names, absolute, for map_paths.
+QStringList all_paths(const Project& p) {
+    QStringList out = p.files + p.runs;
+    for (const auto& v : p.views)
+        for (const QString& i : v.inputs)
+            if (!out.contains(i)) out << i;
+    out.removeDuplicates();
+    return out;
+}
+}  // namespace
+
+nlohmann::json Project::to_json(const QDir& base) const {
+    const QStringList abs = all_paths(*this);
+    QStringList rel;
+    for (const QString& p : abs)
+        rel << base.relativeFilePath(p);
+    nlohmann::json views_json = nlohmann::json::array();
+    for (const auto& v : views) {
+        nlohmann::json settings = v.settings;
+        map_paths(settings, abs, rel);
+        views_json.push_back({{"kind", v.kind.toStdString()},
+                              {"inputs", path_list(v.inputs, base)},
+                              {"settings", settings}});
+    }
+    return {{"format", kFormat},
+            {"version", kVersion},
+            {"files", path_list(files, base)},
+            {"runs", path_list(runs, base)},
+            {"views", views_json},
+            {"current", current}};
+}
+
+Project Project::from_json(const nlohmann::json& j, const QDir& base) {
+    if (!j.is_object() || j.value("format", "") != kFormat)
+        throw FormatError(std::string("project: 'format' is not \"") + kFormat + "\"");
+    if (j.value("version", 0) > kVersion)
+        throw FormatError("project: version " + std::to_string(j.value("version", 0)) +
+                          " is newer than this Routescope reads (" + std::to_string(kVersion) +
+                          ")");
+    Project p;
+    p.files = read_paths(j, "files", base);
+    p.runs = read_paths(j, "runs", base);
+    p.current = j.value("current", -1);
+    if (j.contains("views") && !j["views"].is_array())
+        throw FormatError("project: 'views' is not a list");
+    int index = 0;
+    for (const auto& v : j.value("views", nlohmann::json::array())) {
+        if (!v.is_object() || !v.contains("kind") || !v["kind"].is_string())
+            throw FormatError("project: views[" + std::to_string(index) + "] has no 'kind'");
+        ProjectView view;
+        view.kind = QString::fromStdString(v["kind"].get<std::string>());
+        view.inputs = read_paths(v, "inputs", base);
+        view.settings = v.value("settings", nlohmann::json::object());
+        p.views.push_back(std::move(view));
+        ++index;
+    }
+    // Relative paths inside the settings: those the project lists, made absolute again.
+    QStringList rel, abs;
+    for (const auto& key : {"files", "runs"})
+        for (const auto& s : j.value(key, nlohmann::json::array())) {
+            rel << QString::fromStdString(s.get<std::string>());
+            abs << QDir::cleanPath(base.absoluteFilePath(rel.back()));
+        }
+    for (const auto& v : j.value("views", nlohmann::json::array()))
+        for (const auto& s : v.value("inputs", nlohmann::json::array())) {
+            rel << QString::fromStdString(s.get<std::string>());
+            abs << QDir::cleanPath(base.absoluteFilePath(rel.back()));
+        }
+    for (auto& v : p.views)
+        map_paths(v.settings, rel, abs);
+    return p;
+}
+
+Project Project::load(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw IoError(path.toStdString() +
+                      ": cannot read the project: " + f.errorString().toStdString());
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(f.readAll().toStdString());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw FormatError(path.toStdString() + ": not JSON: " + e.what());
+    }
+    try {
+        return from_json(j, QFileInfo(path).absoluteDir());
+    } catch (const FormatError& e) {
+        throw FormatError(path.toStdString() + ": " + e.what());
+    }
+}
+
+void Project::save(const QString& path) const {
+    QSaveFile f(path);
+    const QByteArray text =
+        QByteArray::fromStdString(to_json(QFileInfo(path).absoluteDir()).dump(2) + "\n");
+    if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size() || !f.commit())
+        throw IoError(path.toStdString() +
+                      ": cannot write the project: " + f.errorString().toStdString());
+}
+
+}  // namespace routescope::gui

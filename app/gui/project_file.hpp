@@ -1,0 +1,38 @@
+#pragma once
+// The project file (*.rsproj, JSON; ARCHITECTURE.md "The GUI"): the open files and runs and every
+// analysis view with its inputs and settings, so that a project reopens as it was and
+// `routescope --export` can redraw its figures. Paths are stored relative to the project file's
+// directory, so a project moves with its data.
+#include <QDir>
+#include <QString>
+#include <QStringList>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace routescope::gui {
+
+struct ProjectView {
+    QString kind;             ///< the analysis view ("kernels", "gates", ..., "training")
+    QStringList inputs;       ///< the dumps, checkpoints or run directories it was opened on
+    nlohmann::json settings;  ///< the view's settings() (paths inside made relative on disk)
+};
+
+struct Project {
+    static constexpr int kVersion = 1;
+    QStringList files;               ///< dumps and checkpoints (absolute in memory)
+    QStringList runs;                ///< run directories
+    std::vector<ProjectView> views;  ///< in tab order
+    int current = -1;                ///< the current view's index, -1 none
+
+    /// The JSON written to a project file in `base` (paths relative to it).
+    nlohmann::json to_json(const QDir& base) const;
+    /// Reads a document written by to_json; paths become absolute against `base`. Throws
+    /// FormatError naming the key when the document is not a Routescope project.
+    static Project from_json(const nlohmann::json& j, const QDir& base);
+    /// Reads `path`; throws IoError (unreadable) or FormatError (not JSON, not a project).
+    static Project load(const QString& path);
+    /// Writes `path` atomically; throws IoError.
+    void save(const QString& path) const;
+};
+
+}  // namespace routescope::gui

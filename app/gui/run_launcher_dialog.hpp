@@ -1,0 +1,40 @@
+#pragma once
+// File › New Training Run: architecture, size preset, training data, steps, learning rate and the
+// run directory, checked before the dialog accepts (the problems are listed in the dialog, the
+// run is not started with settings that cannot work).
+#include <QDialog>
+
+#include "app/gui/run_settings.hpp"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+
+namespace routescope::gui {
+
+class RunLauncherDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit RunLauncherDialog(QWidget* parent = nullptr);
+    RunSettings settings() const;
+    void set_settings(const RunSettings& settings);
+    /// The problems shown under the fields (empty when the run can start).
+    QString problems_text() const;
+
+public slots:
+    /// Accepts only when settings().problems() is empty; otherwise shows them.
+    void accept() override;
+
+private:
+    QComboBox *arch_, *size_;
+    QLineEdit *data_, *out_dir_;
+    QSpinBox *steps_, *threads_;
+    QDoubleSpinBox* lr_;
+    QPlainTextEdit* overrides_;
+    QLabel* problems_;
+};
+
+}  // namespace routescope::gui

@@ -1,0 +1,82 @@
+#include "app/gui/run_settings.hpp"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <cmath>
+
+namespace routescope::gui {
+
+QStringList run_architectures() {
+    return {"bigs", "stack_ssm", "gated_att", "bert"};
+}
+
+QStringList size_presets() {
+    return {"tiny", "small"};
+}
+
+nlohmann::json RunSettings::config() const {
+    // The presets are resources/configs/bigs-tiny.json and bigs-small.json with the architecture
+    // replaced; the byte tokenizer keeps a run free of a tokenizer training step.
+    const bool small = size == "small";
+    nlohmann::json model = {{"arch", arch.toStdString()},
+                            {"d_model", small ? 256 : 128},
+                            {"n_layers", small ? 4 : 2},
+                            {"max_len", small ? 512 : 128},
+                            {"dropout", 0.1},
+                            {"ssm", {{"n_modes", small ? 64 : 32}}}};
+    const qint64 warmup = std::min<qint64>(small ? 500 : 50, std::max<qint64>(1, steps / 10));
+    const qint64 every = std::max<qint64>(1, steps / 4);
+    return {{"model", model},
+            {"tokenizer", {{"kind", "bytes"}}},
+            {"data", {{"train", data.toStdString()}, {"seq_len", small ? 512 : 128}}},
+            {"train",
+             {{"batch_size", 8},
+              {"steps", steps},
+              {"lr", lr},
+              {"warmup_steps", warmup},
+              {"schedule", "cosine"},
+              {"eval_every", every},
+              {"eval_batches", 4},
+              {"checkpoint_every", every}}}};
+}
+
+QStringList RunSettings::cli_arguments(const QString& config_path) const {
+    QStringList args{"train", "--config", config_path, "--out", out_dir, "--json"};
+    for (const QString& o : overrides)
+        args << "--set" << o;
+    if (threads > 0) args << "--threads" << QString::number(threads);
+    return args;
+}
+
+QStringList RunSettings::problems() const {
+    QStringList out;
+    if (!run_architectures().contains(arch))
+        out << QObject::tr("Architecture '%1' is not one of %2.")
+                   .arg(arch, run_architectures().join(", "));
+    if (!size_presets().contains(size))
+        out << QObject::tr("Size '%1' is not one of %2.").arg(size, size_presets().join(", "));
+    if (steps < 1) out << QObject::tr("Steps must be at least 1, got %1.").arg(steps);
+    if (!(std::isfinite(lr) && lr > 0 && lr <= 1))
+        out << QObject::tr("Learning rate must be in (0, 1], got %1.").arg(lr);
+    if (data.trimmed().isEmpty())
+        out << QObject::tr("Training data is empty: give a corpus file or builtin:grammar.");
+    else if (!data.startsWith("builtin:") && !QFileInfo::exists(data))
+        out << QObject::tr("Training data %1 does not exist.").arg(data);
+    if (out_dir.trimmed().isEmpty())
+        out << QObject::tr("The run directory is empty.");
+    else if (QFileInfo::exists(QDir(out_dir).filePath("model.ckpt.h5")))
+        out << QObject::tr(
+                   "The run directory %1 already holds a run (model.ckpt.h5); choose a new "
+                   "one, or continue it with routescope-cli train --resume.")
+                   .arg(out_dir);
+    static const QRegularExpression kOverride("^[A-Za-z_][A-Za-z0-9_.]*=.+$");
+    for (const QString& o : overrides)
+        if (!kOverride.match(o).hasMatch())
+            out << QObject::tr("Override '%1' is not key=value (e.g. train.batch_size=4).").arg(o);
+    if (threads < 0) out << QObject::tr("Threads must be 0 (the default) or more.");
+    return out;
+}
+
+}  // namespace routescope::gui

@@ -1,0 +1,241 @@
+// Project files (*.rsproj): paths are stored relative to the project's directory (a project moves
+// with its data), the workbench reopens its files and views with their settings, view settings
+// changes are undoable, and `routescope --export` redraws every view of a project without a
+// display.
+#include <QtTest>
+
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSvgRenderer>
+#include <QTabWidget>
+#include <QUndoStack>
+
+#include "app/gui/main_window.hpp"
+#include "app/gui/project_file.hpp"
+#include "app/gui/workspace_dock.hpp"
+#include "view_test_support.hpp"
+#include "views/analysis_view.hpp"
+#include "views/transitions_view.hpp"
+
+using namespace routescope;
+
+namespace {
+QString fixture(const QString& name) {
+    return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name;
+}
+
+QString fresh_dir(const QString& name) {
+    const QString dir = QStringLiteral(ROUTESCOPE_TEST_DATA "/project/") + name;
+    QDir(dir).removeRecursively();
+    QDir().mkpath(dir);
+    return dir;
+}
+
+QJsonObject read_json(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+}  // namespace
+
+class TestProject : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QVERIFY2(QFile::exists(fixture("valid_full.dump.h5")), "run the fixtures_dumps test first");
+    }
+
+    void pathsAreRelativeToTheProjectAndMoveWithIt() {
+        const QString dir = fresh_dir("relative");
+        QDir().mkpath(dir + "/data");
+        QVERIFY(QFile::copy(fixture("valid_full.dump.h5"), dir + "/data/a.dump.h5"));
+        gui::Project p;
+        p.files = {dir + "/data/a.dump.h5"};
+        p.runs = {dir + "/runs/r1"};
+        p.views.push_back(
+            {"transitions",
+             {dir + "/data/a.dump.h5"},
+             {{"dumps", {(dir + "/data/a.dump.h5").toStdString()}}, {"measure", "angle"}}});
+        p.current = 0;
+        p.save(dir + "/p.rsproj");
+
+        const QJsonObject j = read_json(dir + "/p.rsproj");
+        QCOMPARE(j["format"].toString(), QString("routescope-project"));
+        QCOMPARE(j["files"].toArray().at(0).toString(), QString("data/a.dump.h5"));
+        QCOMPARE(j["runs"].toArray().at(0).toString(), QString("runs/r1"));
+        const QJsonObject v = j["views"].toArray().at(0).toObject();
+        QCOMPARE(v["inputs"].toArray().at(0).toString(), QString("data/a.dump.h5"));
+        QCOMPARE(v["settings"].toObject()["dumps"].toArray().at(0).toString(),
+                 QString("data/a.dump.h5"));
+        QCOMPARE(v["settings"].toObject()["measure"].toString(), QString("angle"));
+
+        // Moved elsewhere, the project names the files at their new place.
+        const QString moved = fresh_dir("relative_moved");
+        QDir().rmdir(moved);
+        QVERIFY(QDir().rename(dir, moved));
+        const gui::Project q = gui::Project::load(moved + "/p.rsproj");
+        QCOMPARE(q.files, QStringList{moved + "/data/a.dump.h5"});
+        QCOMPARE(q.runs, QStringList{moved + "/runs/r1"});
+        QCOMPARE(q.views.size(), std::size_t(1));
+        QCOMPARE(q.views[0].inputs, QStringList{moved + "/data/a.dump.h5"});
+        QCOMPARE(QString::fromStdString(q.views[0].settings["dumps"][0].get<std::string>()),
+                 moved + "/data/a.dump.h5");
+        QCOMPARE(q.current, 0);
+    }
+
+    void aFileThatIsNotAProjectIsANamedError() {
+        const QString dir = fresh_dir("bad");
+        QFile f(dir + "/bad.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"format\": \"something-else\"}");
+        f.close();
+        try {
+            gui::Project::load(dir + "/bad.rsproj");
+            QFAIL("no exception");
+        } catch (const std::exception& e) {
+            QVERIFY2(
+                QString(e.what()).contains("bad.rsproj") && QString(e.what()).contains("format"),
+                e.what());
+        }
+        gui::MainWindow window;
+        QVERIFY_THROWS_EXCEPTION(std::exception, window.open_project(dir + "/missing.rsproj"));
+    }
+
+    void theWindowReopensFilesAndViewsWithTheirSettings() {
+        const QString dir = fresh_dir("reopen");
+        const QString dump = fixture("valid_full.dump.h5");
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view =
+                qobject_cast<views::TransitionsView*>(window.open_analysis("transitions", {dump}));
+            QVERIFY(view_test::wait_for(view));
+            view->findChild<QComboBox*>("measure")->setCurrentIndex(2);  // angle
+            QTRY_COMPARE(window.undo_stack()->count(), 1);
+            window.save_project(dir + "/p.rsproj");
+        }
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        QVERIFY(window.workspace()->item_for(dump));
+        QCOMPARE(window.analysis_views().size(), 1);
+        auto* view = qobject_cast<views::TransitionsView*>(window.analysis_views()[0]);
+        QVERIFY(view);
+        QVERIFY2(view->has_result(), qPrintable(view->error()));
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("angle"));
+        QCOMPARE(view->findChild<QComboBox*>("measure")->currentData().toString(),
+                 QString("angle"));
+        QCOMPARE(window.undo_stack()->count(), 0);  // a freshly opened project has no history
+    }
+
+    void viewSettingsChangesUndoAndRedo() {
+        const QString dump = fixture("valid_full.dump.h5");
+        gui::MainWindow window;
+        window.show();
+        auto* view =
+            qobject_cast<views::TransitionsView*>(window.open_analysis("transitions", {dump}));
+        QVERIFY(view_test::wait_for(view));
+        auto* measure = view->findChild<QComboBox*>("measure");
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("relative"));
+        measure->setCurrentIndex(measure->findData("l2"));
+        QTRY_COMPARE(window.undo_stack()->count(), 1);
+        measure->setCurrentIndex(measure->findData("angle"));
+        QTRY_COMPARE(window.undo_stack()->count(), 2);
+
+        window.undo_stack()->undo();
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("l2"));
+        QCOMPARE(measure->currentData().toString(), QString("l2"));
+        window.undo_stack()->undo();
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("relative"));
+        QCOMPARE(measure->currentData().toString(), QString("relative"));
+        // Restoring does not record a new step.
+        QTest::qWait(50);
+        QCOMPARE(window.undo_stack()->count(), 2);
+        window.undo_stack()->redo();
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("l2"));
+        QCOMPARE(window.undo_stack()->index(), 1);
+        auto* undo = window.findChild<QAction*>("undoAction");
+        QVERIFY(undo && !undo->shortcut().isEmpty() && !undo->statusTip().isEmpty());
+    }
+
+    void headlessExportRedrawsEveryViewOfAProject() {
+        const QString dir = fresh_dir("export");
+        const QString dump = fixture("valid_full.dump.h5");
+        // A project written by hand, as a researcher or a script would: relative paths.
+        const QString rel = QDir(dir).relativeFilePath(dump);
+        QFile f(dir + "/figures.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            QJsonDocument(
+                QJsonObject{
+                    {"format", "routescope-project"},
+                    {"version", 1},
+                    {"files", QJsonArray{rel}},
+                    {"views",
+                     QJsonArray{QJsonObject{{"kind", "transitions"},
+                                            {"inputs", QJsonArray{rel}},
+                                            {"settings", QJsonObject{{"dumps", QJsonArray{rel}},
+                                                                     {"measure", "angle"}}}},
+                                QJsonObject{{"kind", "anisotropy"}, {"inputs", QJsonArray{rel}}}}}})
+                .toJson());
+        f.close();
+
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("QT_QPA_PLATFORM");  // --export must do without a display by itself
+        env.remove("DISPLAY");
+        env.remove("WAYLAND_DISPLAY");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                {"--export", dir + "/figures.rsproj", "--out", dir + "/out", "--dpi", "96"});
+        QVERIFY(p.waitForFinished(120000));
+        const QString output =
+            QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 0, qPrintable(output));
+
+        const QString hash = view_test::sha256_of(dump);
+        for (const QString stem : {"transitions-valid_full", "anisotropy-valid_full"}) {
+            const QString base = dir + "/out/" + stem;
+            QImage png(base + ".png");
+            QVERIFY2(!png.isNull(), qPrintable(base + ".png\n" + output));
+            QVERIFY(png.width() >= 400 && png.height() >= 300);
+            QFile svg(base + ".svg");
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            const QByteArray svgText = svg.readAll();
+            // Vector drawing (paths or polylines), not only an embedded image.
+            QVERIFY(svgText.contains("<path") || svgText.contains("<polyline"));
+            QVERIFY(QSvgRenderer(svgText).isValid());
+            QVERIFY(QFileInfo(base + ".pdf").size() > 0);
+            QVERIFY(QFileInfo(base + ".csv").size() > 0);
+            for (const QString suffix : {".png", ".svg"}) {
+                const QJsonObject prov = read_json(base + suffix + ".provenance.json");
+                QVERIFY2(QJsonDocument(prov).toJson().contains(hash.toUtf8()),
+                         qPrintable(base + suffix));
+            }
+        }
+        const QJsonObject prov = read_json(dir + "/out/transitions-valid_full.png.provenance.json");
+        QCOMPARE(prov["settings"].toObject()["measure"].toString(), QString("angle"));
+
+        // A broken project is exit 2 with the reason, and writes nothing.
+        QProcess bad;
+        bad.setProcessEnvironment(env);
+        bad.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                  {"--export", dir + "/missing.rsproj", "--out", dir + "/out2"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains("missing.rsproj"));
+        QVERIFY(!QFileInfo::exists(dir + "/out2"));
+    }
+};
+
+QTEST_MAIN(TestProject)
+#include "test_project.moc"

@@ -1,0 +1,212 @@
+// The run launcher: a real (tiny) `routescope-cli train` started from the workbench runs to the
+// end with live progress and curves, and its checkpoint joins the workspace; a cancelled run
+// leaves a valid checkpoint; a run that fails (a bad configuration key) shows an error dialog with
+// the child's own message. The dialog refuses settings that cannot work.
+#include <QtTest>
+
+#include <QChartView>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QTabWidget>
+#include <QTreeWidget>
+#include <QXYSeries>
+
+#include "app/gui/main_window.hpp"
+#include "app/gui/run_launcher_dialog.hpp"
+#include "app/gui/run_process.hpp"
+#include "app/gui/workspace_dock.hpp"
+#include "views/training_view.hpp"
+
+using namespace routescope;
+
+namespace {
+// bigs-tiny shrunk to d 32, L 32 (bytes tokenizer, builtin:grammar): a step takes milliseconds.
+gui::RunSettings tiny_run(const QString& dir, qint64 steps) {
+    gui::RunSettings s;
+    s.arch = "bigs";
+    s.size = "tiny";
+    s.data = "builtin:grammar";
+    s.steps = steps;
+    s.lr = 2e-3;
+    s.threads = 1;
+    s.out_dir = dir;
+    s.overrides = {"model.d_model=32", "model.max_len=32", "data.seq_len=32",
+                   "model.ssm.n_modes=8"};
+    return s;
+}
+
+QString fresh_dir(const QString& name) {
+    const QString dir = QStringLiteral(ROUTESCOPE_TEST_DATA "/run_launcher/") + name;
+    QDir(dir).removeRecursively();
+    return dir;
+}
+
+qsizetype points_in(QChartView* chart) {
+    qsizetype n = 0;
+    for (QAbstractSeries* s : chart->chart()->series())
+        if (auto* xy = qobject_cast<QXYSeries*>(s)) n += xy->count();
+    return n;
+}
+
+/// The state line under the first run's item in the workspace ("" when there is none).
+QString run_state_text(const gui::MainWindow& window) {
+    QTreeWidgetItem* runs = window.workspace()->runs();
+    QTreeWidgetItem* run = runs->childCount() > 0 ? runs->child(0) : nullptr;
+    QTreeWidgetItem* state = run && run->childCount() > 0 ? run->child(0) : nullptr;
+    return state ? state->text(0) : QString();
+}
+
+/// `routescope-cli validate FILE`'s exit code (0: a valid checkpoint).
+int validate(const QString& path, QString* output) {
+    QProcess p;
+    p.start(qEnvironmentVariable("ROUTESCOPE_CLI"), {"validate", path});
+    p.waitForFinished(60000);
+    *output = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+}  // namespace
+
+class TestRunLauncher : public QObject {
+    Q_OBJECT
+    QByteArray cli_;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        // The CLI of this build, unless the environment names another (an installed one).
+        if (qEnvironmentVariableIsEmpty("ROUTESCOPE_CLI"))
+            qputenv("ROUTESCOPE_CLI", ROUTESCOPE_CLI);
+        cli_ = qgetenv("ROUTESCOPE_CLI");
+    }
+
+    void theDialogRefusesSettingsThatCannotWork() {
+        gui::RunLauncherDialog dialog;
+        gui::RunSettings s = tiny_run(fresh_dir("refused"), 20);
+        s.lr = 0;
+        s.data = "/nonexistent/corpus.txt";
+        s.overrides = {"train.steps"};
+        dialog.set_settings(s);
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+        const QString text = dialog.problems_text();
+        QVERIFY2(text.contains("Learning rate"), qPrintable(text));
+        QVERIFY2(text.contains("/nonexistent/corpus.txt"), qPrintable(text));
+        QVERIFY2(text.contains("'train.steps' is not key=value"), qPrintable(text));
+
+        dialog.set_settings(tiny_run(fresh_dir("accepted"), 20));
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QCOMPARE(dialog.settings().overrides, tiny_run("", 1).overrides);
+    }
+
+    void aTinyRunCompletesWithLiveProgressAndJoinsTheWorkspace() {
+        gui::MainWindow window;
+        window.show();
+        const QString dir = fresh_dir("complete");
+        // Enough steps that progress arrives over several event-loop turns, under a few seconds.
+        gui::RunProcess* run = window.launch_run(tiny_run(dir, 300));
+        QVERIFY(run);
+        QVERIFY(run->running());
+        QCOMPARE(window.workspace()->runs()->childCount(), 1);
+
+        // Live progress: the status-bar bar moves before the run ends.
+        QSet<int> seen;
+        QElapsedTimer clock;
+        clock.start();
+        auto* bar = window.run_progress_bar();
+        connect(bar, &QProgressBar::valueChanged, this, [&](int v) { seen.insert(v); });
+        QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 60000);
+        QCOMPARE(run->state(), gui::RunProcess::State::Finished);
+        QVERIFY2(seen.size() >= 2, qPrintable(QString::number(seen.size())));
+        QCOMPARE(run->step(), qint64(300));
+        QVERIFY(!bar->isVisible());
+        const QString runText = run_state_text(window);
+        QVERIFY2(runText.contains("done: 300 steps"), qPrintable(runText));
+
+        // The live curves hold every step record the child printed (one point per step).
+        auto* view = window.training_view_for(QFileInfo(dir).absoluteFilePath());
+        QVERIFY(view);
+        QTRY_COMPARE_WITH_TIMEOUT(points_in(view->chart("loss")) >= 300, true, 5000);
+        QCOMPARE(view->logs().at(0).steps.size(), std::size_t(300));
+        QCOMPARE(view->logs().at(0).steps.back().step, 300.0);
+        // ... and agree with the log the run wrote.
+        const auto log = views::TrainingLog::read(QFileInfo(dir).absoluteFilePath());
+        QCOMPARE(log.steps.size(), std::size_t(300));
+        QCOMPARE(view->logs().at(0).steps.back().loss, log.steps.back().loss);
+
+        // The checkpoint joins the workspace's models.
+        const QString ckpt = QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(ckpt) != nullptr && window.loader()->pending() == 0,
+            20000);
+        QCOMPARE(window.workspace()->item_for(ckpt)->parent(), window.workspace()->models());
+        window.tabs()->setCurrentWidget(view);
+        QVERIFY(window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/training_view.png")));
+        QVERIFY(QFileInfo::exists(dir + "/run.json"));
+    }
+
+    void aCancelledRunLeavesAValidCheckpoint() {
+        gui::MainWindow window;
+        const QString dir = fresh_dir("cancel");
+        gui::RunProcess* run = window.launch_run(tiny_run(dir, 1'000'000));
+        QVERIFY(run);
+        // Cancel once training has started (the stop handler is installed with the first step).
+        QTRY_VERIFY_WITH_TIMEOUT(run->step() >= 5, 30000);
+        window.findChild<QAction*>("cancelRunsAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 30000);
+        QCOMPARE(run->state(), gui::RunProcess::State::Cancelled);
+        QVERIFY(!window.last_error());
+        const QString ckpt = QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath();
+        QVERIFY(QFileInfo::exists(ckpt));
+        QString out;
+        QCOMPARE(validate(ckpt, &out), 0);
+        QVERIFY2(!out.contains("violation"), qPrintable(out));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(ckpt) != nullptr && window.loader()->pending() == 0,
+            20000);
+        QCOMPARE(window.workspace()->item_for(ckpt)->parent(), window.workspace()->models());
+        const QString runText = run_state_text(window);
+        QVERIFY2(runText.contains("checkpoint saved"), qPrintable(runText));
+    }
+
+    void aFailingChildShowsAnErrorWithItsOutput() {
+        gui::MainWindow window;
+        window.show();
+        const QString dir = fresh_dir("fail");
+        gui::RunSettings s = tiny_run(dir, 20);
+        s.overrides << "model.d_modle=32";  // a misspelt key: the CLI names it and exits 2
+        gui::RunProcess* run = window.launch_run(s);
+        QVERIFY(run);
+        QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 30000);
+        QCOMPARE(run->state(), gui::RunProcess::State::Failed);
+        QTRY_VERIFY(window.last_error());
+        const QString text = window.last_error()->text();
+        QVERIFY2(text.contains("Training run failed") || text.contains("exited with code 2"),
+                 qPrintable(text));
+        QVERIFY2(text.contains("model.d_modle"), qPrintable(text));
+        QVERIFY2(text.contains("unknown key"), qPrintable(text));
+        QVERIFY(!QFileInfo::exists(dir + "/model.ckpt.h5"));
+        QVERIFY(
+            !window.workspace()->item_for(QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath()));
+        window.last_error()->close();
+    }
+
+    void aChildThatCannotStartIsAnErrorNotAHang() {
+        qputenv("ROUTESCOPE_CLI", "/nonexistent/routescope-cli");
+        gui::MainWindow window;
+        gui::RunProcess* run = window.launch_run(tiny_run(fresh_dir("nostart"), 20));
+        qputenv("ROUTESCOPE_CLI", cli_);
+        QVERIFY(run);
+        QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 10000);
+        QCOMPARE(run->state(), gui::RunProcess::State::Failed);
+        QTRY_VERIFY(window.last_error());
+        QVERIFY2(window.last_error()->text().contains("Cannot start"),
+                 qPrintable(window.last_error()->text()));
+        window.last_error()->close();
+    }
+};
+
+QTEST_MAIN(TestRunLauncher)
+#include "test_run_launcher.moc"

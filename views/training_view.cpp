@@ -1,0 +1,267 @@
+#include "views/training_view.hpp"
+
+#include <QChartView>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "analysis/file_fingerprint.hpp"
+#include "engine/core/error.hpp"
+#include "views/chart_panel.hpp"
+
+namespace routescope::views {
+namespace {
+constexpr int kRedrawMs = 250;  // live redraws at most 4 per second: a step can take 1 ms
+}
+
+nlohmann::json TrainingViewSettings::to_json() const {
+    nlohmann::json r = nlohmann::json::array();
+    for (const auto& p : runs)
+        r.push_back(p.toStdString());
+    return {{"runs", r}, {"x", x.toStdString()}};
+}
+
+TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
+    TrainingViewSettings s;
+    for (const auto& p : j.value("runs", nlohmann::json::array()))
+        s.runs << QString::fromStdString(p.get<std::string>());
+    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    return s;
+}
+
+void TrainingLog::add(const QJsonObject& r) {
+    const QString type = r.value("type").toString();
+    const double step = r.value("step").toDouble();
+    if (type == "step") {
+        while (!steps.empty() && steps.back().step >= step)
+            steps.pop_back();
+        while (!evals.empty() && evals.back().step >= step)
+            evals.pop_back();
+        steps.push_back({step, r.value("elapsed").toDouble(), r.value("loss").toDouble(NAN),
+                         r.value("lr").toDouble(NAN), r.value("grad_norm").toDouble(NAN),
+                         r.value("tokens_per_s").toDouble(NAN)});
+    } else if (type == "eval") {
+        const double elapsed = steps.empty() ? 0.0 : steps.back().elapsed;
+        evals.push_back(
+            {step, elapsed, r.value("loss").toDouble(NAN), r.value("accuracy").toDouble(NAN)});
+    }
+}
+
+TrainingLog TrainingLog::read(const QString& dir) {
+    TrainingLog log;
+    log.dir = dir;
+    QFile f(QDir(dir).filePath("log.jsonl"));
+    if (!f.exists()) return log;
+    if (!f.open(QIODevice::ReadOnly))
+        throw IoError(f.fileName().toStdString() +
+                      ": cannot read: " + f.errorString().toStdString());
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().trimmed();
+        const QJsonDocument doc = QJsonDocument::fromJson(line);
+        // A line being written by a running run is incomplete: skipped, it arrives live.
+        if (doc.isObject()) log.add(doc.object());
+    }
+    return log;
+}
+
+TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
+    : AnalysisView("training", parent), settings_(std::move(settings)) {
+    x_box_ = new QComboBox(this);
+    x_box_->setObjectName("xAxis");
+    x_box_->addItem(tr("step"), "step");
+    x_box_->addItem(tr("elapsed time (s)"), "time");
+    x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Horizontal axis:"), this));
+    controls->addWidget(x_box_);
+    controls->addStretch(1);
+    loss_ = make_chart_view(tr("Loss"), figure_);
+    lr_ = make_chart_view(tr("Learning rate"), figure_);
+    grad_ = make_chart_view(tr("Gradient norm"), figure_);
+    speed_ = make_chart_view(tr("Tokens per second"), figure_);
+    auto* grid = new QGridLayout(figure_);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->addWidget(loss_, 0, 0);
+    grid->addWidget(lr_, 0, 1);
+    grid->addWidget(grad_, 1, 0);
+    grid->addWidget(speed_, 1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 1);
+    redraw_timer_ = new QTimer(this);
+    redraw_timer_->setSingleShot(true);
+    redraw_timer_->setInterval(kRedrawMs);
+    connect(redraw_timer_, &QTimer::timeout, this, &TrainingView::redraw);
+    connect(x_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_x(x_box_->currentData().toString()); });
+    for (const QString& dir : settings_.runs)
+        logs_.push_back({dir, {}, {}});
+}
+
+QString TrainingView::title() const {
+    QStringList names;
+    for (const auto& d : settings_.runs)
+        names << QFileInfo(d).fileName();
+    return tr("Training — %1").arg(names.join(" | "));
+}
+
+QString TrainingView::input_stem() const {
+    QStringList names;
+    for (const auto& d : settings_.runs)
+        names << QFileInfo(d).fileName();
+    return names.join("-vs-");
+}
+
+QChartView* TrainingView::chart(const QString& metric) const {
+    if (metric == "lr") return lr_;
+    if (metric == "grad_norm") return grad_;
+    if (metric == "tokens_per_s") return speed_;
+    return loss_;
+}
+
+void TrainingView::restore_settings(const nlohmann::json& j) {
+    const auto s = TrainingViewSettings::from_json(j);
+    const bool reread = s.runs != settings_.runs;
+    settings_ = s;
+    {
+        QSignalBlocker block(x_box_);
+        x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    }
+    if (reread)
+        start();
+    else
+        redraw();
+}
+
+void TrainingView::start() {
+    const QStringList runs = settings_.runs;
+    run<std::vector<TrainingLog>>(
+        tr("Reading training logs"),
+        [runs](AnalysisSteps& steps) {
+            std::vector<TrainingLog> out;
+            steps.set_total(static_cast<int>(runs.size()));
+            for (const QString& dir : runs) {
+                out.push_back(TrainingLog::read(dir));
+                steps.done(static_cast<int>(out.size()));
+            }
+            return out;
+        },
+        [this](std::vector<TrainingLog>& logs) {
+            logs_ = std::move(logs);
+            // Records that arrived while the logs were read: those past each log's end.
+            for (const auto& [dir, record] : pending_)
+                for (auto& log : logs_)
+                    if (log.dir == dir && (log.steps.empty() ||
+                                           record.value("step").toDouble() > log.steps.back().step))
+                        log.add(record);
+            pending_.clear();
+            redraw();
+        });
+}
+
+void TrainingView::append_record(const QString& dir, const QJsonObject& record) {
+    if (busy()) pending_.emplace_back(dir, record);
+    for (auto& log : logs_)
+        if (log.dir == dir) log.add(record);
+    if (!redraw_timer_->isActive()) redraw_timer_->start();
+}
+
+void TrainingView::set_x(const QString& x) {
+    settings_.x = x;
+    redraw();
+}
+
+void TrainingView::redraw() {
+    const bool time = settings_.x == "time";
+    for (QChartView* c : {loss_, lr_, grad_, speed_})
+        clear_chart(c);
+    for (const TrainingLog& log : logs_) {
+        const QString name = QFileInfo(log.dir).fileName();
+        std::vector<double> x, loss, lr, grad, speed;
+        for (const auto& s : log.steps) {
+            x.push_back(time ? s.elapsed : s.step);
+            loss.push_back(s.loss);
+            lr.push_back(s.lr);
+            grad.push_back(s.grad_norm);
+            speed.push_back(s.tokens_per_s);
+        }
+        add_line(loss_, tr("%1 train").arg(name), x, loss);
+        add_line(lr_, name, x, lr);
+        add_line(grad_, name, x, grad);
+        add_line(speed_, name, x, speed);
+        if (!log.evals.empty()) {
+            std::vector<double> ex, el;
+            for (const auto& e : log.evals) {
+                ex.push_back(time ? e.elapsed : e.step);
+                el.push_back(e.loss);
+            }
+            auto* s = add_line(loss_, tr("%1 held-out").arg(name), ex, el);
+            s->setPointsVisible(true);
+            QPen pen = s->pen();
+            pen.setStyle(Qt::DashLine);
+            s->setPen(pen);
+        }
+    }
+    const QString xt = time ? tr("elapsed (s)") : tr("step");
+    x_axis(loss_, xt);
+    y_axis(loss_, tr("MLM loss (nats)"));
+    x_axis(lr_, xt);
+    y_axis(lr_, tr("learning rate"));
+    x_axis(grad_, xt);
+    y_axis(grad_, tr("‖g‖₂ before clipping"));
+    x_axis(speed_, xt);
+    y_axis(speed_, tr("tokens / s"));
+    for (QChartView* c : {loss_, lr_, grad_, speed_})
+        fit_axes(c);
+}
+
+analysis::CsvTable TrainingView::figure_table() const {
+    analysis::CsvTable out;
+    out.columns = {"run", "type",      "step",         "elapsed", "loss",
+                   "lr",  "grad_norm", "tokens_per_s", "accuracy"};
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+    for (const TrainingLog& log : logs_) {
+        const std::string run = QFileInfo(log.dir).fileName().toStdString();
+        for (const auto& s : log.steps)
+            out.rows.push_back({run, "step", s.step, s.elapsed, num(s.loss), num(s.lr),
+                                num(s.grad_norm), num(s.tokens_per_s), nullptr});
+        for (const auto& e : log.evals)
+            out.rows.push_back({run, "eval", e.step, e.elapsed, num(e.loss), nullptr, nullptr,
+                                nullptr, num(e.accuracy)});
+    }
+    return out;
+}
+
+nlohmann::json TrainingView::result_provenance() const {
+    // The log as it is now (a running run's log grows; the figure shows what was read so far).
+    nlohmann::json out = nlohmann::json::array();
+    for (const TrainingLog& log : logs_) {
+        const QString path = QDir(log.dir).filePath("log.jsonl");
+        nlohmann::json input = {{"path", path.toStdString()}};
+        try {
+            const auto fp = analysis::fingerprint_file(path.toStdString());
+            input["hash"] = fp.hash;
+            input["hash_kind"] = fp.kind;
+            input["bytes"] = fp.size;
+        } catch (const std::exception& e) {
+            input["error"] = e.what();
+        }
+        out.push_back({{"analysis", "training_log"},
+                       {"inputs", nlohmann::json::array({input})},
+                       {"steps", log.steps.size()},
+                       {"evals", log.evals.size()}});
+    }
+    return out;
+}
+
+}  // namespace routescope::views

@@ -1,0 +1,71 @@
+#pragma once
+// Training curves (issue 6, "Training"): loss, learning rate, gradient norm and tokens per second
+// of one or more runs, read from each run's log.jsonl (docs/cli.md) and extended live with the
+// records of a running run as the launcher reads them. Like every view it only draws: the numbers
+// are the log's own.
+#include <QJsonObject>
+
+#include "views/analysis_view.hpp"
+
+class QChartView;
+class QComboBox;
+class QTimer;
+
+namespace routescope::views {
+
+struct TrainingViewSettings {
+    QStringList runs;    ///< run directories (each holds log.jsonl)
+    QString x = "step";  ///< step | time (elapsed seconds)
+    nlohmann::json to_json() const;
+    static TrainingViewSettings from_json(const nlohmann::json& j);
+};
+
+/// The records of one run's log.
+struct TrainingLog {
+    struct Step {
+        double step, elapsed, loss, lr, grad_norm, tokens_per_s;
+    };
+    struct Eval {
+        double step, elapsed, loss, accuracy;
+    };
+    QString dir;
+    std::vector<Step> steps;
+    std::vector<Eval> evals;
+    /// Adds one JSON record ("step" and "eval"; others are ignored). A step at or before the last
+    /// one read (a resumed run cuts its log back) drops the records after it.
+    void add(const QJsonObject& record);
+    /// Reads dir/log.jsonl (missing: empty); throws IoError when it exists but cannot be read.
+    static TrainingLog read(const QString& dir);
+};
+
+class TrainingView : public AnalysisView {
+    Q_OBJECT
+public:
+    explicit TrainingView(TrainingViewSettings settings, QWidget* parent = nullptr);
+    QString title() const override;
+    void start() override;
+    nlohmann::json settings() const override { return settings_.to_json(); }
+    void restore_settings(const nlohmann::json& j) override;
+    analysis::CsvTable figure_table() const override;
+
+    /// A record of a running run in `dir` (from its process): appended and redrawn shortly after.
+    void append_record(const QString& dir, const QJsonObject& record);
+    void set_x(const QString& x);
+    const std::vector<TrainingLog>& logs() const { return logs_; }
+    QChartView* chart(const QString& metric) const;  ///< loss | lr | grad_norm | tokens_per_s
+
+protected:
+    nlohmann::json result_provenance() const override;
+    QString input_stem() const override;
+
+private:
+    TrainingViewSettings settings_;
+    std::vector<TrainingLog> logs_;
+    std::vector<std::pair<QString, QJsonObject>> pending_;  ///< live records while reading the logs
+    QComboBox* x_box_;
+    QChartView *loss_, *lr_, *grad_, *speed_;
+    QTimer* redraw_timer_;
+    void redraw();
+};
+
+}  // namespace routescope::views

@@ -13,6 +13,11 @@
 //       length from which BiGS is faster than attention.
 //   bench gemm [--sizes 512,1024,2048] [--threads N]
 //       GFLOP/s of the engine GEMM and % of the measured FMA peak (backend/cpu/gemm_bench.hpp).
+//   bench dump [--examples 20000 --length 128 --d-model 256 --layers 4 --dtype f32 --gates]
+//       Streams an activation dump of a random-init BiGS model over random tokens
+//       (engine/io/activation_dump.hpp) and reports peak RSS (getrusage ru_maxrss) and write
+//       throughput (MB/s of file, examples/s, forward included); the file is deleted unless --keep.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +37,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/random_stream.hpp"
 #include "engine/data/special_tokens.hpp"
+#include "engine/io/activation_dump.hpp"
 #include "engine/models/model.hpp"
 #include "engine/ops/op_table.hpp"
 #include "engine/train/adamw.hpp"
@@ -364,6 +370,93 @@ int run_bench_gemm(const std::vector<int>& sizes, int threads_arg, double second
     return kExitOk;
 }
 
+// ---------------------------------------------------------------------------------------------
+// bench dump
+
+struct DumpBenchArgs {
+    std::int64_t examples = 20000;
+    int length = 128;
+    int d_model = 256;
+    int layers = 4;
+    int batch = 16;
+    int threads = 0;
+    std::string dtype = "f32";
+    bool gates = false;
+    bool keep = false;
+    std::string out = "bench.dump.h5";
+};
+
+double peak_rss_mib() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: ru_maxrss in KiB
+}
+
+int run_bench_dump(const DumpBenchArgs& a) {
+    const int threads = resolve_threads(a.threads);
+    RunConfig config;
+    config.model.arch = "bigs";
+    config.model.vocab_size = 261;  // the byte tokenizer's (5 specials + 256 bytes)
+    config.model.d_model = a.d_model;
+    config.model.n_layers = a.layers;
+    config.model.max_len = a.length;
+    config.data.seq_len = a.length;
+    std::vector<float> params;
+    {
+        models::Model init(config, 1, a.length, 1);
+        init.init(1);
+        params.assign(init.params().data(), init.params().data() + init.params().size());
+    }
+    DumpSource source;
+    source.count = a.examples;
+    source.length = a.length;
+    source.example = [&](std::int64_t i) {
+        // Full-length random byte sequences framed [CLS] … [SEP], from (seed 7, i) alone.
+        data::RandomStream rng(7, 0, static_cast<std::uint32_t>(i));
+        DumpExample e;
+        e.tokens.resize(static_cast<std::size_t>(a.length));
+        e.tokens.front() = data::kClsId;
+        for (int t = 1; t + 1 < a.length; ++t)
+            e.tokens[static_cast<std::size_t>(t)] =
+                data::kFirstRegularId + static_cast<std::int32_t>(rng.below(256));
+        e.tokens.back() = data::kSepId;
+        return e;
+    };
+    ActivationDumpOptions o;
+    o.float16 = a.dtype == "f16";
+    o.gates = a.gates;
+    o.batch = a.batch;
+    o.threads = threads;
+    o.name = "bench dump (random init)";
+    o.producer = "routescope-cli bench dump";
+    std::printf(
+        "bench dump: S=%lld, L=%d, d=%d, layers 0..%d, %s, gates %s, batch %d, %d threads\n"
+        "load average before: %s\nRSS before the dump: %.1f MiB\n",
+        static_cast<long long>(a.examples), a.length, a.d_model, a.layers, a.dtype.c_str(),
+        a.gates ? "on" : "off", a.batch, threads, load_average().c_str(), peak_rss_mib());
+    const auto t0 = Clock::now();
+    o.progress = [&](std::int64_t done, std::int64_t total) {
+        if (done % 2000 < a.batch || done == total)
+            std::printf("  %lld/%lld examples, %.0f s, peak RSS %.1f MiB\n",
+                        static_cast<long long>(done), static_cast<long long>(total),
+                        seconds_since(t0), peak_rss_mib());
+        std::fflush(stdout);
+    };
+    const ActivationDumpSummary s = write_activation_dump(config, params, source, a.out, o);
+    const double mb = static_cast<double>(s.file_bytes) / 1e6;
+    nlohmann::ordered_json r;
+    r["examples"] = s.examples;
+    r["file_mb"] = mb;
+    r["seconds"] = s.seconds;
+    r["mb_per_s"] = mb / s.seconds;
+    r["examples_per_s"] = static_cast<double>(s.examples) / s.seconds;
+    r["peak_rss_mib"] = peak_rss_mib();
+    r["load_after"] = load_average();
+    std::cout << r.dump() << std::endl;
+    if (!a.keep) fs::remove(a.out);
+    return kExitOk;
+}
+
 CommandRunner setup_bench(CLI::App& app) {
     auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, gemm");
     cmd->require_subcommand(1);
@@ -401,14 +494,31 @@ CommandRunner setup_bench(CLI::App& app) {
     gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)");
     gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement");
 
+    auto da = std::make_shared<DumpBenchArgs>();
+    auto* dump = cmd->add_subcommand("dump", "Activation dump: peak memory and write throughput");
+    dump->add_option("--examples", da->examples, "Examples S")->check(CLI::PositiveNumber);
+    dump->add_option("--length", da->length, "Length L")->check(CLI::Range(2, 65536));
+    dump->add_option("--d-model", da->d_model, "Width d")->check(CLI::PositiveNumber);
+    dump->add_option("--layers", da->layers, "Blocks (the dump holds layers 0..n)");
+    dump->add_option("--batch", da->batch, "Examples per forward")->check(CLI::PositiveNumber);
+    dump->add_option("--threads", da->threads, "Threads (0 = all cores)");
+    dump->add_option("--dtype", da->dtype, "f32 | f16")->check(CLI::IsMember({"f32", "f16"}));
+    dump->add_flag("--gates", da->gates, "Also write the gates u_f, u_b, v");
+    dump->add_option("--out", da->out, "Dump file (deleted afterwards unless --keep)");
+    dump->add_flag("--keep", da->keep, "Keep the dump file");
+
     return [=]() {
         try {
+            if (dump->parsed()) return run_bench_dump(*da);
             if (train->parsed()) return run_bench_train(*ta);
             if (forward->parsed()) return run_bench_forward(*fa);
             return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
         } catch (const ConfigError& e) {
             std::cerr << "routescope-cli bench: error: " << e.what() << "\n";
             return kExitUsage;
+        } catch (const IoError& e) {
+            std::cerr << "routescope-cli bench: error: " << e.what() << "\n";
+            return kExitFailure;
         }
     };
 }

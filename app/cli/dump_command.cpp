@@ -1,12 +1,14 @@
 // routescope-cli dump --checkpoint F (--task T | --data FILE) --out X.dump.h5 [--layers all|0,4,8]
 //                     [--examples N] [--dtype f16|f32] [--gates] [--batch B] [--threads N]
-//                     [--split test|validation|train] [--seed S] [--length L]
+//                     [--split valid|test|train] [--seed S] [--length L]
 // Writes the activation dump (DUMP_FORMAT.md v1) of a checkpoint over
-//   --task T     a built-in task's split (TASKS.md; its vocabulary, attributes, targets),
-//   --data FILE  classification data (TSV / JSON Lines; labels optional), tokenized with the
-//                checkpoint's tokenizer as [CLS] a [SEP] (b [SEP]),
-//   neither      the checkpoint's held-out corpus (data.valid, or the held-out part of data.train
-//                as training split it; builtin: corpora are regenerated from the run's seed).
+//   --task T     a built-in task's split (TASKS.md) from the checkpoint's data.task_params, for a
+//                checkpoint trained on that task (its vocabulary is the task's), as eval does,
+//   --data FILE  classification data (TSV / JSON Lines; labels optional), framed as fine-tuning
+//                frames it ([CLS] a [SEP] (b [SEP]), longest sentence cut first),
+//   neither      the checkpoint's own task (data.task), else its held-out corpus (data.valid, or
+//                the held-out part of data.train as training split it; builtin: corpora are
+//                regenerated from the run's seed).
 // The engine (engine/io/activation_dump.hpp) streams batch by batch under a temporary name; this
 // file gathers the examples, hashes the checkpoint and reports progress: a bar when stderr is a
 // terminal, JSON lines {"event":"progress","done":n,"total":N} otherwise. Exit 0; 2 for a bad
@@ -30,6 +32,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/builtin_corpus.hpp"
+#include "engine/train/labelled_set.hpp"
 #include "engine/train/packed_sequences.hpp"
 
 namespace routescope::cli {
@@ -38,9 +41,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct DumpArgs {
-    std::string checkpoint, task, data, out, layers = "all", dtype = "f32", split = "test";
+    std::string checkpoint, task, data, out, layers = "all", dtype = "f32", split = "valid";
     std::int64_t examples = 0;
-    std::uint64_t seed = 1;
+    std::uint64_t seed = 0;
     int length = 0;
     int batch = 8;
     int threads = 0;
@@ -70,120 +73,88 @@ struct PreparedSource {
     std::string description;
 };
 
-PreparedSource task_source(const DumpArgs& a, const RunConfig& config) {
-    data::TaskParams p;
-    p.seed = a.seed;
-    p.n_train = p.n_valid = p.n_test = 0;
-    const std::int64_t n = a.examples > 0 ? a.examples : 1000;
-    if (a.split == "train")
-        p.n_train = n;
-    else if (a.split == "validation")
-        p.n_valid = n;
-    else
-        p.n_test = n;
-    auto task = std::make_shared<data::TaskData>(data::generate_task(a.task, p));
-    const auto& split = a.split == "train"        ? task->train
-                        : a.split == "validation" ? task->valid
-                                                  : task->test;
-    if (static_cast<int>(task->vocab.size()) > config.model.vocab_size)
-        throw ConfigError("--task " + a.task + ": the task's vocabulary has " +
-                          std::to_string(task->vocab.size()) +
-                          " ids, the checkpoint's model only " +
-                          std::to_string(config.model.vocab_size));
+// A labelled set (a task split or a classification file, framed as fine-tuning and eval frame
+// them: engine/train/labelled_set.hpp) as a dump source.
+PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
+                               std::vector<std::string> vocab, bool class_labels, bool file_lines) {
+    auto keep = std::make_shared<train::LabelledSet>(std::move(set));
+    if (examples > 0 && static_cast<std::int64_t>(keep->examples.size()) > examples)
+        keep->examples.resize(static_cast<std::size_t>(examples));
     PreparedSource r;
     DumpSource& s = r.source;
-    s.count = static_cast<std::int64_t>(split.size());
-    for (const auto& e : split)
-        s.length = std::max(s.length, static_cast<int>(e.input.size()));
+    s.count = static_cast<std::int64_t>(keep->examples.size());
+    s.length = std::max(1, keep->max_length());
     s.pad_id = data::kPadId;
-    s.vocab = task->vocab;
     s.text = true;
-    if (!split.empty())
-        for (const auto& [name, value] : split.front().attributes)
+    if (!keep->examples.empty())
+        for (const auto& [name, value] : keep->examples.front().attributes)
             s.attributes.push_back(name);
-    s.class_labels = task->n_classes > 0;
-    s.token_targets = task->n_classes == 0;
-    s.single_target = s.token_targets && task->metric == data::TaskMetric::Accuracy;
-    const auto* examples = &split;
+    if (file_lines) s.attributes.push_back("line");
+    s.class_labels = class_labels;
+    s.token_targets = keep->targets;
+    s.single_target = keep->targets && keep->metric == data::TaskMetric::Accuracy;
+    auto pieces = std::make_shared<std::vector<std::string>>(std::move(vocab));
+    s.vocab = *pieces;
     const auto names = s.attributes;
-    s.example = [task, examples, names](std::int64_t i) {
-        const data::TaskExample& t = (*examples)[static_cast<std::size_t>(i)];
+    s.example = [keep, pieces, names, file_lines](std::int64_t i) {
+        const train::LabelledExample& x = keep->examples[static_cast<std::size_t>(i)];
         DumpExample e;
-        e.tokens = t.input;
-        e.targets = t.targets;
-        e.label = t.label;
-        for (std::size_t k = 0; k < t.input.size(); ++k)
-            e.text += (k ? " " : "") + task->vocab[static_cast<std::size_t>(t.input[k])];
-        for (const auto& name : names) {
-            const auto it = t.attributes.find(name);
-            e.attributes.push_back(it == t.attributes.end() ? std::nan("") : it->second);
+        e.tokens = x.tokens;
+        e.types = x.types;
+        e.targets = x.targets;
+        e.label = x.label;
+        for (std::size_t k = 0; k < x.tokens.size(); ++k) {
+            const auto id = static_cast<std::size_t>(x.tokens[k]);
+            e.text += (k ? " " : "") + (id < pieces->size() ? (*pieces)[id] : "?");
         }
+        for (std::size_t k = 0; k + (file_lines ? 1 : 0) < names.size(); ++k) {
+            const auto it = x.attributes.find(names[k]);
+            e.attributes.push_back(it == x.attributes.end() ? std::nan("") : it->second);
+        }
+        if (file_lines) e.attributes.push_back(static_cast<double>(x.line));
         return e;
     };
-    r.keep = task;
-    r.description = "task " + a.task + " (" + a.split + ", seed " + std::to_string(a.seed) + ")";
+    r.description = keep->source;
     return r;
 }
 
+// --task T (or the checkpoint's own data.task): the split regenerated from the checkpoint's
+// data.task_params (example i of a split depends only on (seed, split, i), so --examples only
+// sizes the split), as `routescope-cli eval` does.
+PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
+                           const data::Tokenizer& tokenizer) {
+    const std::string name = !a.task.empty() ? a.task : config.data.task.value_or("");
+    const int split = train::split_index(a.split, "--split");
+    data::TaskParams p = train::task_params(config.data.task_params);
+    if (a.seed > 0) p.seed = a.seed;
+    std::int64_t* sizes[] = {&p.n_train, &p.n_valid, &p.n_test};
+    for (int k = 0; k < 3; ++k)
+        if (k != split) *sizes[k] = 0;
+    if (a.examples > 0) *sizes[split] = a.examples;
+    const data::TaskData task = data::generate_task(name, p);
+    if (task.vocab != tokenizer.vocabulary())
+        throw ConfigError("--task " + name + ": " + a.checkpoint +
+                          " was not trained on this task (its vocabulary of " +
+                          std::to_string(tokenizer.vocab_size()) + " ids is not the task's " +
+                          std::to_string(task.vocab.size()) + ")");
+    return labelled_source(train::task_examples(task, split), a.examples, task.vocab,
+                           task.n_classes > 0, /*file_lines=*/false);
+}
+
+// --data FILE: a classifier's labels are its data.labels; another model's come from the file.
 PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
-                           std::shared_ptr<data::Tokenizer> tokenizer) {
-    auto set = std::make_shared<data::ClassificationSet>(
-        data::read_classification(a.data, /*require_labels=*/false));
-    const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
-    const data::SpecialIds sp = tokenizer->specials();
-    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0)
-        throw ConfigError("--data: the checkpoint's tokenizer has no [CLS]/[SEP]/[PAD]");
-    // Tokenized once up front (ids are small next to activations: 4 bytes per token).
-    struct Encoded {
-        std::vector<std::vector<std::int32_t>> ids, types;
-    };
-    auto enc = std::make_shared<Encoded>();
-    const std::int64_t n = limit(static_cast<std::int64_t>(set->examples.size()), a.examples);
-    int longest = 1;
-    for (std::int64_t i = 0; i < n; ++i) {
-        const auto& ex = set->examples[static_cast<std::size_t>(i)];
-        std::vector<std::int32_t> ids{sp.cls}, types{0};
-        for (auto id : tokenizer->encode(ex.text_a))
-            ids.push_back(id), types.push_back(0);
-        ids.push_back(sp.sep), types.push_back(0);
-        if (ex.text_b) {
-            for (auto id : tokenizer->encode(*ex.text_b))
-                ids.push_back(id), types.push_back(1);
-            ids.push_back(sp.sep), types.push_back(1);
-        }
-        if (static_cast<int>(ids.size()) > L) {  // truncated: keep the closing [SEP]
-            ids.resize(static_cast<std::size_t>(L)), types.resize(static_cast<std::size_t>(L));
-            ids.back() = sp.sep;
-        }
-        longest = std::max(longest, static_cast<int>(ids.size()));
-        enc->ids.push_back(std::move(ids));
-        enc->types.push_back(std::move(types));
+                           const data::Tokenizer& tokenizer) {
+    data::ClassificationSet set = data::read_classification(a.data, /*require_labels=*/false);
+    if (config.data.labels && config.model.n_labels > 0) {
+        data::assign_label_ids(set, *config.data.labels);
+        set.labels = *config.data.labels;
     }
-    PreparedSource r;
-    DumpSource& s = r.source;
-    s.count = n;
-    s.length = longest;
-    s.pad_id = sp.pad;
-    s.vocab = tokenizer->vocabulary();
-    s.text = true;
-    s.attributes = {"line"};
     bool labelled = false;
-    for (std::int64_t i = 0; i < n; ++i)
-        labelled = labelled || set->examples[static_cast<std::size_t>(i)].label_id >= 0;
-    s.class_labels = labelled;
-    s.example = [set, enc](std::int64_t i) {
-        const auto& ex = set->examples[static_cast<std::size_t>(i)];
-        DumpExample e;
-        e.tokens = enc->ids[static_cast<std::size_t>(i)];
-        e.types = enc->types[static_cast<std::size_t>(i)];
-        e.label = ex.label_id;
-        e.text = ex.text_a + (ex.text_b ? " [SEP] " + *ex.text_b : "");
-        e.attributes = {static_cast<double>(ex.line)};
-        return e;
-    };
-    r.keep = set;
-    r.description = a.data;
-    return r;
+    for (const auto& e : set.examples)
+        labelled = labelled || e.label_id >= 0;
+    const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
+    return labelled_source(train::classification_examples(set, tokenizer, L), a.examples,
+                           tokenizer.vocabulary(), labelled, /*file_lines=*/true);
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
@@ -249,9 +220,11 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter() {
             std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ')
                       << "] " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
         } else {
-            std::cerr
-                << nlohmann::json{{"event", "progress"}, {"done", done}, {"total", total}}.dump()
-                << std::endl;
+            std::cerr << nlohmann::ordered_json{{"event", "progress"},
+                                                {"done", done},
+                                                {"total", total}}
+                             .dump()
+                      << std::endl;
         }
     };
 }
@@ -265,8 +238,6 @@ int run_dump(const DumpArgs& a) {
         return fail(kExitUsage, "--task and --data exclude each other");
     if (a.dtype != "f16" && a.dtype != "f32")
         return fail(kExitUsage, "--dtype: '" + a.dtype + "' is not f16 or f32");
-    if (a.split != "test" && a.split != "validation" && a.split != "train")
-        return fail(kExitUsage, "--split: '" + a.split + "' is not test, validation or train");
     Checkpoint ck;
     PreparedSource src;
     ActivationDumpOptions o;
@@ -281,10 +252,10 @@ int run_dump(const DumpArgs& a) {
         o.layers = parse_dump_layers(a.layers, config.model.n_layers);
         std::shared_ptr<data::Tokenizer> tokenizer =
             data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-        if (!a.task.empty())
-            src = task_source(a, config);
+        if (!a.task.empty() || (a.data.empty() && config.data.task))
+            src = task_source(a, config, *tokenizer);
         else if (!a.data.empty())
-            src = data_source(a, config, tokenizer);
+            src = data_source(a, config, *tokenizer);
         else
             src = corpus_source(a, config, tokenizer);
         if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
@@ -340,8 +311,8 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_flag("--gates", a->gates, "Also write the blocks' gates (bigs: u_f, u_b, v)");
     cmd->add_option("--batch", a->batch, "Examples per forward")->check(CLI::Range(1, 4096));
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
-    cmd->add_option("--split", a->split, "Task split: test (default), validation, train");
-    cmd->add_option("--seed", a->seed, "Task seed");
+    cmd->add_option("--split", a->split, "Task split: valid (default), test, train");
+    cmd->add_option("--seed", a->seed, "Task seed (default: the checkpoint's data.task_params)");
     cmd->add_option("--length", a->length,
                     "--data: truncate examples to this many tokens (default data.seq_len)");
     return [a]() { return run_dump(*a); };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -19,15 +21,33 @@ bool has_ssm_kernels(const ModelConfig& m) {
     return m.arch == "bigs" || m.arch == "stack_ssm";
 }
 
+// x rounded to the nearest binary16 value (ties to even), kept in a float. The dump's float16
+// datasets are written through HDF5's float → half conversion, and a BiGS dump written that way
+// held 0.0625 where the value was 0.124983 (the carry of a rounding that crosses a power of two
+// was lost; HDF5 1.10). Values that are already representable convert without rounding.
+float round_to_half(float x) {
+    const float a = std::fabs(x);
+    if (!(a < 65520.0f)) return x;  // inf, NaN, or rounds to inf: HDF5's overflow handling
+    if (a < 6.103515625e-05f)       // 2^-14: half subnormals, a fixed step of 2^-24
+        return std::nearbyint(x * 16777216.0f) / 16777216.0f;
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    u += 0x0FFFu + ((u >> 13) & 1u);  // float has 23 significand bits, half 10: drop 13
+    u &= ~0x1FFFu;
+    std::memcpy(&x, &u, sizeof u);
+    return x;
+}
+
 // Writes each example's rows of the chosen layers while the forward runs (DUMP_FORMAT.md
 // numbering), so no activation outlives its batch.
 class DumpProbe : public models::ActivationProbe {
 public:
     DumpProbe(DumpWriter& writer, const ModelConfig& m, const std::vector<int>& layers, bool gates,
-              int L)
+              int L, bool half)
         : writer_(writer),
           wanted_(static_cast<std::size_t>(m.n_layers) + 1, false),
           gates_(gates),
+          half_(half),
           first_token_(m.pool == "first"),
           L_(L),
           d_(m.d_model),
@@ -48,7 +68,7 @@ public:
         for (int b = 0; b < rows_; ++b) {
             const float* h = values + b * row;
             const int s = static_cast<int>(first_ + b);
-            writer_.write_hidden(layer, s, h);
+            writer_.write_hidden(layer, s, stored(h, row));
             // The classification pool (MODELS.md "Heads"): masked mean, or the first token.
             const int n = first_token_ ? 1 : lengths_[b];
             std::fill(sentence_.begin(), sentence_.end(), 0.0f);
@@ -57,7 +77,7 @@ public:
                     sentence_[c] += h[static_cast<std::size_t>(t) * d_ + c];
             for (auto& v : sentence_)
                 v /= static_cast<float>(n);
-            writer_.write_sentence(layer, s, sentence_.data());
+            writer_.write_sentence(layer, s, stored(sentence_.data(), sentence_.size()));
             bytes_ += (row + d_) * sizeof(float);
         }
     }
@@ -68,18 +88,28 @@ public:
         if (!wanted_[static_cast<std::size_t>(layer)]) return;
         const std::size_t row = static_cast<std::size_t>(L_) * channels;
         for (int b = 0; b < rows_; ++b)
-            writer_.write_gate(layer, name, static_cast<int>(first_ + b), values + b * row);
+            writer_.write_gate(layer, name, static_cast<int>(first_ + b),
+                               stored(values + b * row, row));
         bytes_ += row * rows_ * sizeof(float);
     }
 
     std::uint64_t bytes() const { return bytes_; }
 
 private:
+    // The values to hand to the writer: as they are, or rounded to halves (round_to_half).
+    const float* stored(const float* v, std::size_t n) {
+        if (!half_) return v;
+        rounded_.resize(n);
+        for (std::size_t i = 0; i < n; ++i)
+            rounded_[i] = round_to_half(v[i]);
+        return rounded_.data();
+    }
+
     DumpWriter& writer_;
     std::vector<bool> wanted_;
-    bool gates_, first_token_;
+    bool gates_, half_, first_token_;
     int L_, d_;
-    std::vector<float> sentence_;
+    std::vector<float> sentence_, rounded_;
     std::int64_t first_ = 0;
     int rows_ = 0;
     const std::int32_t* lengths_ = nullptr;
@@ -88,7 +118,7 @@ private:
 
 // /kernels/<l> of every block: the S4D kernel of length L of each direction and D (channel group
 // 0; DUMP_FORMAT.md has one kernel per direction).
-void write_kernels(DumpWriter& writer, models::Model& model, int L) {
+void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
     const ModelConfig& m = model.config().model;
     const int H = m.ssm.n_kernels, N = m.ssm.n_modes;
     const ParamStore& p = model.params();
@@ -103,6 +133,9 @@ void write_kernels(DumpWriter& writer, models::Model& model, int L) {
                                            p.param(s + ".C"), p.param(s + ".log_step"), H, N, L,
                                            model.pool());
             k[dir].assign(K.begin(), K.begin() + L);
+            if (half)
+                for (auto& v : k[dir])
+                    v = round_to_half(v);
             D[dir] = p.param(s + ".D")[0];
         }
         writer.write_kernel(l, k[0], k[1], D[0], D[1]);
@@ -205,7 +238,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     spec.vocab = source.vocab;
 
     DumpWriter writer(out, spec);
-    DumpProbe probe(writer, m, layers, options.gates, L);
+    DumpProbe probe(writer, m, layers, options.gates, L, options.float16);
     model.set_capture(&probe);
 
     std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), types(tokens.size()),
@@ -291,7 +324,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
         if (options.progress) options.progress(first + rows, source.count);
     }
     model.set_capture(nullptr);
-    if (has_ssm_kernels(m)) write_kernels(writer, model, L);
+    if (has_ssm_kernels(m)) write_kernels(writer, model, L, options.float16);
     writer.finish();
 
     ActivationDumpSummary summary;

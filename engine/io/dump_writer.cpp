@@ -1,5 +1,6 @@
 #include "engine/io/dump_writer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -112,6 +113,17 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
 DumpWriter::~DumpWriter() {
     if (finished_) return;
     // Abandoned (an exception part-way): drop the temporary file, never leave it as the final name.
+    // Nothing HDF5 still has to write matters then, but writing may fail (a full disk), and HDF5
+    // 1.10 crashes closing a file whose flush failed (in H5F__close, or at exit if left open). So
+    // the file's descriptor is pointed at /dev/null first, where every write succeeds.
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) >= 0 && handle) {
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        if (null_fd >= 0) {
+            ::dup2(null_fd, *static_cast<int*>(handle));
+            ::close(null_fd);
+        }
+    }
     try {
         sets_.clear();
         file_.close();

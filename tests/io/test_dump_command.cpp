@@ -1,0 +1,272 @@
+// `routescope-cli dump` end to end, as a user runs it (QProcess):
+// - a BiGS checkpoint trained here (a few steps on the built-in grammar corpus) is dumped with its
+//   gates over its held-out corpus; the dump passes `routescope-cli validate`, and the PyTorch
+//   reference (tests/reference/recompute_dump.py, an independent implementation of MODELS.md that
+//   loads the checkpoint itself) recomputes the hidden states, sentence vectors, gates u_f, u_b, v
+//   and SSM kernels of the first examples and finds the dumped ones within float32 tolerance — and
+//   within float16 tolerance for a --dtype f16 dump (a last, partial batch included);
+// - --layers 0,2 writes exactly those layers; a built-in task (dumped from a checkpoint trained on
+//   it) writes its attributes, labels and predictions, and a checkpoint of another vocabulary is
+//   refused; a classification TSV writes its text and labels;
+// - progress is JSON lines on a non-terminal stderr, ending at done = total;
+// - bad input: --gates on a bert checkpoint (exit 2, the message names the architecture), an
+//   output directory that does not exist or is a file (exit 3), a disk that fills up while writing
+//   (RLIMIT_FSIZE set by `ulimit -f` in a bash child that ignores SIGXFSZ, so write() fails with
+//   EFBIG as on a full disk; exit 3) — and never a file under the final name, nor a temporary.
+#include <H5Cpp.h>
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+
+#include "../train/train_test_support.hpp"
+
+using train_test::CliResult;
+using train_test::run_cli;
+
+namespace {
+
+QStringList args_of(std::initializer_list<std::string> list) {
+    QStringList out;
+    for (const auto& s : list)
+        out << QString::fromStdString(s);
+    return out;
+}
+
+CliResult run_process(const QString& program, const QStringList& args, int timeout_ms = 120000) {
+    QProcess p;
+    p.start(program, args);
+    CliResult r;
+    if (!p.waitForStarted() || !p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = program + QStringLiteral(" did not finish");
+        return r;
+    }
+    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// The reference's comparison (tests/reference/recompute_dump.py); exit 0 when everything matches.
+CliResult recompute(const std::string& dump, const std::string& checkpoint, int examples) {
+    return run_process(QStringLiteral(ROUTESCOPE_PYTHON),
+                       args_of({ROUTESCOPE_SOURCE_DIR "/tests/reference/recompute_dump.py", dump,
+                                checkpoint, "--examples", std::to_string(examples)}));
+}
+
+std::vector<std::string> members(const std::string& file, const std::string& group) {
+    H5::H5File f(file, H5F_ACC_RDONLY);
+    H5::Group g = f.openGroup(group);
+    std::vector<std::string> names;
+    for (hsize_t i = 0; i < g.getNumObjs(); ++i)
+        names.push_back(g.getObjnameByIdx(i));
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::vector<hsize_t> shape(const std::string& file, const std::string& path) {
+    H5::H5File f(file, H5F_ACC_RDONLY);
+    H5::DataSpace space = f.openDataSet(path).getSpace();
+    std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+    space.getSimpleExtentDims(dims.data());
+    return dims;
+}
+
+// Files of `dir` whose name contains `needle` (leftover temporaries of a dump).
+int files_containing(const std::string& dir, const std::string& needle) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        n += e.path().filename().string().find(needle) != std::string::npos;
+    return n;
+}
+
+}  // namespace
+
+class TestDumpCommand : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string bigs_, bert_, induction_;
+
+    std::string path(const std::string& name) const {
+        return dir_.filePath(QString::fromStdString(name)).toStdString();
+    }
+
+    std::string train(const std::string& name, const std::string& arch, int steps) {
+        auto config = train_test::tiny_bigs("builtin:grammar");
+        config["model"]["arch"] = arch;
+        config["model"]["max_len"] = 128;  // the induction task's examples are 66 tokens long
+        config["train"]["steps"] = steps;
+        train_test::write_text(path(name + ".json"), config.dump(2));
+        const auto r = run_cli(args_of(
+            {"train", "--config", path(name + ".json"), "--out", path(name), "--threads", "2"}));
+        if (r.exit_code != 0) qWarning() << r.err;
+        return path(name + "/model.ckpt.h5");
+    }
+
+    void expect_valid(const std::string& dump) {
+        const auto v = run_cli(args_of({"validate", dump}));
+        QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        bigs_ = train("bigs", "bigs", 20);
+        bert_ = train("bert", "bert", 0);
+        {
+            // A BiGS model trained (a few steps) on the induction task: its vocabulary is the
+            // task's, as `routescope-cli train --set data.task=induction` makes it.
+            const nlohmann::json config = {
+                {"model",
+                 {{"arch", "bigs"},
+                  {"d_model", 32},
+                  {"n_layers", 2},
+                  {"max_len", 128},
+                  {"ssm", {{"n_modes", 16}}}}},
+                {"data",
+                 {{"task", "induction"},
+                  {"task_params", {{"n_train", 64}, {"n_valid", 16}, {"n_test", 16}}}}},
+                {"train", {{"batch_size", 4}, {"steps", 3}}}};
+            train_test::write_text(path("induction.json"), config.dump(2));
+            const auto r = run_cli(args_of({"train", "--config", path("induction.json"), "--out",
+                                            path("induction"), "--threads", "2"}));
+            if (r.exit_code != 0) qWarning() << r.err;
+            induction_ = path("induction/model.ckpt.h5");
+        }
+        QVERIFY(std::filesystem::exists(induction_));
+        QVERIFY(std::filesystem::exists(bigs_));
+        QVERIFY(std::filesystem::exists(bert_));
+    }
+
+    void bigsDumpWithGatesValidatesAndMatchesThePyTorchReference() {
+        const std::string out = path("bigs.dump.h5");
+        // 13 examples in batches of 5: the last batch is partial.
+        const auto r = run_cli(args_of({"dump", "--checkpoint", bigs_, "--out", out, "--gates",
+                                        "--examples", "13", "--batch", "5", "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "layers"), (std::vector<std::string>{"0", "1", "2"}));
+        QCOMPARE(members(out, "layers/1/gates"), (std::vector<std::string>{"u_b", "u_f", "v"}));
+        QCOMPARE(shape(out, "layers/2/hidden"), (std::vector<hsize_t>{13, 32, 32}));
+        QCOMPARE(shape(out, "layers/2/gates/v"), (std::vector<hsize_t>{13, 32, 96}));  // I = 3d
+        QCOMPARE(members(out, "kernels"), (std::vector<std::string>{"1", "2"}));
+        // Examples 10..12 come from the partial batch; the reference checks all 13.
+        const auto ref = recompute(out, bigs_, 13);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        QVERIFY(ref.out.contains("\"ok\": true"));
+
+        // Progress on a non-terminal stderr: JSON lines, the last at done = total.
+        const QStringList lines = r.err.trimmed().split('\n');
+        QVERIFY(!lines.isEmpty());
+        const auto last = nlohmann::json::parse(lines.back().toStdString());
+        QCOMPARE(last["event"].get<std::string>(), std::string("progress"));
+        QCOMPARE(last["done"].get<int>(), 13);
+        QCOMPARE(last["total"].get<int>(), 13);
+    }
+
+    void float16DumpOfChosenLayersMatchesTheReferenceAtHalfPrecision() {
+        const std::string out = path("bigs16.dump.h5");
+        const auto r =
+            run_cli(args_of({"dump", "--checkpoint", bigs_, "--out", out, "--gates", "--layers",
+                             "0,2", "--dtype", "f16", "--examples", "6", "--batch", "4"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "layers"), (std::vector<std::string>{"0", "2"}));
+        {
+            H5::H5File f(out, H5F_ACC_RDONLY);
+            QCOMPARE(f.openDataSet("layers/2/hidden").getDataType().getSize(), std::size_t(2));
+        }
+        const auto ref = recompute(out, bigs_, 6);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+    }
+
+    void taskDumpCarriesAttributesLabelsAndPredictions() {
+        const std::string out = path("induction.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", induction_, "--out", out, "--task",
+                                        "induction", "--examples", "8", "--gates"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "data/attributes"),
+                 (std::vector<std::string>{"correct", "distance"}));
+        QCOMPARE(shape(out, "data/labels"), (std::vector<hsize_t>{8}));
+        QCOMPARE(shape(out, "data/predictions"), (std::vector<hsize_t>{8}));
+        QCOMPARE(shape(out, "data/text"), (std::vector<hsize_t>{8}));
+        const auto ref = recompute(out, induction_, 3);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+
+        // A model of another vocabulary would read the task's ids as other pieces: refused.
+        const std::string wrong = path("wrong-task.dump.h5");
+        const auto w = run_cli(
+            args_of({"dump", "--checkpoint", bigs_, "--out", wrong, "--task", "induction"}));
+        QCOMPARE(w.exit_code, 2);
+        QVERIFY2(w.err.contains("not trained on this task"), qPrintable(w.err));
+        QVERIFY(!std::filesystem::exists(wrong));
+    }
+
+    void classificationDataDumpCarriesTextAndLabels() {
+        train_test::write_text(path("small.tsv"),
+                               "sentence\tlabel\nthe dog runs\t1\na cat sleeps\t0\n"
+                               "two three four\t1\n");
+        const std::string out = path("tsv.dump.h5");
+        const auto r = run_cli(
+            args_of({"dump", "--checkpoint", bigs_, "--out", out, "--data", path("small.tsv")}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(shape(out, "data/labels"), (std::vector<hsize_t>{3}));
+        QCOMPARE(shape(out, "data/tokens"), (std::vector<hsize_t>{3, 16}));  // [CLS] 14 B [SEP]
+        const auto ref = recompute(out, bigs_, 3);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+    }
+
+    void gatesOfAnArchitectureWithoutGatesIsAClearError() {
+        const std::string out = path("bert.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", bert_, "--out", out, "--gates"}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("'bert'") && r.err.contains("--gates"), qPrintable(r.err));
+        QVERIFY(!std::filesystem::exists(out));
+        // Without --gates the same checkpoint dumps (and has no kernels: no SSM).
+        const auto ok =
+            run_cli(args_of({"dump", "--checkpoint", bert_, "--out", out, "--examples", "4"}));
+        QVERIFY2(ok.exit_code == 0, qPrintable(ok.err));
+        expect_valid(out);
+    }
+
+    void unwritableOutputIsAClearErrorAndLeavesNothing() {
+        // This test may run as root, for whom permission bits do not stop a write: a directory
+        // that does not exist and a "directory" that is a regular file stop everyone.
+        for (const std::string& out :
+             {path("no-such-dir/x.dump.h5"), path("small.tsv/x.dump.h5")}) {
+            const auto r = run_cli(args_of({"dump", "--checkpoint", bigs_, "--out", out}));
+            QCOMPARE(r.exit_code, 3);
+            QVERIFY2(r.err.contains("cannot create"), qPrintable(r.err));
+            QVERIFY(!std::filesystem::exists(out));
+        }
+    }
+
+    void diskFullWhileWritingIsAClearErrorAndLeavesNothing() {
+        const std::string sub = path("full");
+        QVERIFY(QDir().mkpath(QString::fromStdString(sub)));
+        const std::string out = sub + "/big.dump.h5";
+        // RLIMIT_FSIZE = 256 KiB (bash counts ulimit -f in 1024-byte blocks); the dump needs about
+        // 60 × 3 layers × (32 + 32 + 32 + 96) × 66 × 4 bytes ≈ 9 MB. (The induction checkpoint's
+        // own task: the corpus source of the other one writes a temporary corpus file, which would
+        // hit the limit before the dump starts.)
+        // SIGXFSZ is ignored so the write fails with EFBIG instead of killing the process, as
+        // ENOSPC would on a full disk.
+        const std::string command = "trap '' XFSZ; ulimit -f 256; exec '" +
+                                    std::string(ROUTESCOPE_CLI) + "' dump --checkpoint '" +
+                                    induction_ + "' --out '" + out + "' --gates --examples 60";
+        const auto r = run_process(QStringLiteral("/bin/bash"), args_of({"-c", command}));
+        QCOMPARE(r.exit_code, 3);
+        QVERIFY2(r.err.contains("big.dump.h5"), qPrintable(r.err));
+        QVERIFY(!std::filesystem::exists(out));
+        QCOMPARE(files_containing(sub, "big.dump.h5"), 0);  // no temporary left either
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDumpCommand)
+#include "test_dump_command.moc"

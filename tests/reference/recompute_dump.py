@@ -1,0 +1,146 @@
+"""Recomputes an activation dump (DUMP_FORMAT.md v1) with the PyTorch reference and compares.
+
+    /usr/bin/python3 recompute_dump.py DUMP CHECKPOINT [--examples N]
+
+Reads the dump with h5py and the checkpoint with routescope_ref.checkpoint, runs the reference
+model (in float64, so the reference's own rounding is negligible) on the first N examples'
+/data/tokens and /data/lengths, and compares with what the dump holds:
+  - /layers/<l>/hidden   the embeddings output (l = 0) and block outputs, every position;
+  - /layers/<l>/sentence the mean of the hidden state over the first `length` positions
+                         (or position 0 when model.pool = first);
+  - /layers/<l>/gates/*  for bigs: u_f = gelu(du_forward X), u_b = flip(gelu(du_backward flip X))
+                         (token order), v = gelu(dv X), X = LN(h_{l-1}) (MODELS.md);
+  - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D;
+  - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash.
+Tolerance |dump − ref| ≤ atol + rtol·|ref| with (1e-4, 1e-4) for float32 datasets and
+(4e-3, 2e-3) for float16 (binary16 has an 11-bit significand: relative rounding 2^-11 ≈ 4.9e-4,
+plus the float32 engine's own error). Prints one JSON line; exit 0 when everything matches, 1 with
+the first mismatches otherwise.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+
+import h5py
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from routescope_ref import checkpoint as ref_checkpoint  # noqa: E402
+from routescope_ref.models import flip, gelu  # noqa: E402
+
+TOLERANCES = {"float32": (1e-4, 1e-4), "float16": (4e-3, 2e-3)}
+
+
+def compare(name, dumped, ref, problems, stats):
+    dumped = np.asarray(dumped, dtype=np.float64)
+    if dumped.shape != ref.shape:
+        problems.append(f"{name}: shape {list(dumped.shape)}, reference {list(ref.shape)}")
+        return
+    kind = "float16" if dumped.dtype == np.float16 else stats["dtype"]
+    atol, rtol = TOLERANCES[kind]
+    err = np.abs(dumped - ref)
+    bad = err > atol + rtol * np.abs(ref)
+    stats["compared"] += 1
+    stats["max_abs_err"] = max(stats["max_abs_err"], float(err.max()) if err.size else 0.0)
+    if bad.any():
+        i = np.unravel_index(np.argmax(err - (atol + rtol * np.abs(ref))), err.shape)
+        problems.append(f"{name}: {int(bad.sum())} of {bad.size} values off, worst at "
+                        f"{list(map(int, i))}: dump {dumped[i]:.6g}, reference {ref[i]:.6g}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dump")
+    ap.add_argument("checkpoint")
+    ap.add_argument("--examples", type=int, default=4)
+    args = ap.parse_args()
+
+    model, ck = ref_checkpoint.load_model(args.checkpoint, dtype=torch.float64)
+    model.eval()
+    cfg = ck["config"]
+    m = cfg["model"]
+    problems = []
+    with h5py.File(args.dump, "r") as f:
+        S = f["data/tokens"].shape[0]
+        n = min(args.examples, S)
+        tokens = torch.from_numpy(f["data/tokens"][:n].astype(np.int64))
+        lengths = torch.from_numpy(f["data/lengths"][:n].astype(np.int64))
+        first = f["layers"][next(iter(f["layers"]))]["hidden"]
+        stats = {"examples": n, "compared": 0, "max_abs_err": 0.0,
+                 "dtype": "float16" if first.dtype == np.float16 else "float32"}
+
+        attrs = f["model"].attrs
+        for key, want in (("arch", m["arch"]), ("n_layers", m["n_layers"]), ("d_model", m["d_model"])):
+            got = attrs[key]
+            got = got.decode() if isinstance(got, bytes) else got
+            if got != want:
+                problems.append(f"/model attr {key}: {got!r}, checkpoint {want!r}")
+        if "checkpoint_sha256" in attrs:
+            with open(args.checkpoint, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+            got = attrs["checkpoint_sha256"]
+            got = got.decode() if isinstance(got, bytes) else got
+            if got != digest:
+                problems.append(f"/model attr checkpoint_sha256: {got}, file hash {digest}")
+
+        L = tokens.shape[1]
+        valid = (torch.arange(L)[None, :] < lengths[:, None]).to(torch.float64)
+        with torch.no_grad():
+            hidden = [model.embeddings(tokens)]
+            gates = [None]
+            for block in model.layers:
+                h = hidden[-1]
+                if m["arch"] == "bigs":
+                    X = block.norm(h)
+                    gates.append({"u_f": gelu(block.du_forward(X), block.act),
+                                  "u_b": flip(gelu(block.du_backward(flip(X)), block.act)),
+                                  "v": gelu(block.dv(X), block.act)})
+                else:
+                    gates.append(None)
+                hidden.append(block(h, valid.bool()))
+
+        for name in f["layers"]:
+            l = int(name)
+            group = f["layers"][name]
+            ref = hidden[l].numpy()
+            compare(f"/layers/{l}/hidden", group["hidden"][:n], ref, problems, stats)
+            if "sentence" in group:
+                if m.get("pool") == "first":
+                    sent = ref[:, 0]
+                else:
+                    w = valid.numpy()[:, :, None]
+                    sent = (ref * w).sum(axis=1) / w.sum(axis=1)
+                compare(f"/layers/{l}/sentence", group["sentence"][:n], sent, problems, stats)
+            if "gates" in group:
+                for g in group["gates"]:
+                    if gates[l] is None or g not in gates[l]:
+                        problems.append(f"/layers/{l}/gates/{g}: the reference has no such gate")
+                        continue
+                    compare(f"/layers/{l}/gates/{g}", group["gates"][g][:n], gates[l][g].numpy(),
+                            problems, stats)
+
+        if "kernels" in f:
+            for name in f["kernels"]:
+                l = int(name)
+                block = model.layers[l - 1]
+                for direction, ssm in (("forward", block.ssm_forward), ("backward", block.ssm_backward)):
+                    ds = f["kernels"][name][direction]
+                    with torch.no_grad():
+                        K = ssm.kernel(ds.shape[0])[0].numpy()
+                    compare(f"/kernels/{l}/{direction}", ds[()], K, problems, stats)
+                    D = float(ssm.D[0])
+                    got = float(f["kernels"][name].attrs[f"D_{direction}"])
+                    if abs(got - D) > 1e-6 * max(1.0, abs(D)):
+                        problems.append(f"/kernels/{l} attr D_{direction}: {got}, reference {D}")
+
+    stats["ok"] = not problems
+    stats["problems"] = problems[:10]
+    print(json.dumps(stats))
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,7 @@
 #include "views/transitions_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QChartView>
 #include <QComboBox>
 #include <QFileInfo>
@@ -100,7 +102,7 @@ void TransitionsView::start() {
                 const analysis::DumpReader dump(p.toStdString());
                 analysis::TransitionsOptions o;
                 o.max_sentences = s.max_sentences;
-                out.push_back(analysis::layer_transitions(dump, o));
+                out.push_back(*analysis::cached_layer_transitions(dump, o));
                 steps.done(static_cast<int>(out.size()));
             }
             return out;

@@ -277,7 +277,7 @@ void Model::set_capture(ActivationProbe* probe) {
 }
 
 bool Model::has_gates(const ModelConfig& m) {
-    return m.arch == "bigs";
+    return m.arch == "bigs" || m.arch == "slstm";
 }
 
 }  // namespace routescope::models

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis/gram_matrix.hpp"
 #include "analysis/histogram.hpp"
 #include "analysis/sentence_sample.hpp"
 #include "analysis/symmetric_eigen.hpp"
@@ -32,9 +33,8 @@ void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
     Eigen::VectorXd lambda;
     Eigen::MatrixXd projections;  // [M, r]: cᵀw_i for each eigenvector c
     if (m >= d) {
-        Eigen::MatrixXf c = Eigen::MatrixXf::Zero(d, d);
-        c.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
-        const SymmetricEigen e = symmetric_eigen(c.cast<double>(), true);  // reads the lower half
+        const SymmetricEigen e =
+            symmetric_eigen(lower_gram_of_columns(X).cast<double>(), true);  // reads the lower half
         lambda = e.values;
         projections = X.cast<double>() * e.vectors;
     } else {
@@ -90,9 +90,8 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
                         (centred ? " after centring" : "") + ": its cosine is undefined");
         normalised.row(i) = (x.row(i).cast<double>() / norm).cast<float>();
     }
-    // One GEMM: the lower triangle of X̂X̂ᵀ (half the flops of the full product).
-    Eigen::MatrixXf gram = Eigen::MatrixXf::Zero(m, m);
-    gram.selfadjointView<Eigen::Lower>().rankUpdate(normalised);
+    // One GEMM (BLAS ssyrk): the lower triangle of X̂X̂ᵀ.
+    const Eigen::MatrixXf gram = lower_gram_of_rows(normalised);
 
     out.pairs = m * (m - 1) / 2;
     std::vector<float> values;

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/models/birdie_block.hpp"
+#include "engine/models/model.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/mixture_controller.hpp"
 #include "engine/train/objective_rows.hpp"
@@ -73,6 +74,25 @@ std::vector<nlohmann::json> records(const std::string& log, const std::string& t
         if (j.value("type", "") == type) out.push_back(j);
     }
     return out;
+}
+
+// Logits [L, V] of one row through a uniform prefix-mode Birdie (vocabulary 40, L = 24, init).
+std::vector<float> row_logits(models::Model& model, const Row& row, std::int32_t length) {
+    models::Batch b;
+    b.tokens = row.tokens.data();
+    b.lengths = &length;
+    b.labels = row.labels.data();
+    b.reset_mask = row.reset.data();
+    model.forward(b, false);
+    return {model.logits(), model.logits() + model.logits_size()};
+}
+
+double change_at(const std::vector<float>& a, const std::vector<float>& b, int t) {
+    double m = 0;
+    for (int v = 0; v < 40; ++v)
+        m = std::max(
+            m, std::fabs(double(a[std::size_t(t) * 40 + v]) - double(b[std::size_t(t) * 40 + v])));
+    return m;
 }
 
 double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
@@ -236,6 +256,58 @@ private slots:
         d.start({3.0, 3.0, 3.0, 3.0});
         d.update(10, {2.9, 3.0, 3.05, 3.0});
         QCOMPARE(d.mixture(), c.mixture());
+    }
+
+    // The rows' reset masks are what keeps a prefix-mode Birdie from reading its targets: with clm
+    // rows a changed token changes no earlier logit; with prefix-LM rows a changed suffix token
+    // changes nothing before it, while a changed prefix token does reach earlier prefix positions
+    // (the prefix is read both ways). Dependencies from MODELS.md's recurrences, bit-exact.
+    void rows_keep_prefix_birdie_from_reading_targets() {
+        const RunConfig c = RunConfig::from_json(
+            {{"model",
+              {{"arch", "birdie"},
+               {"vocab_size", 40},
+               {"d_model", 16},
+               {"n_layers", 2},
+               {"d_inner", 24},
+               {"max_len", 24},
+               {"dropout", 0.0},
+               {"birdie", {{"mode", "prefix"}, {"layer_pattern", "uniform"}}}}}});
+        models::Model model(c, 1, 24, 1);
+        model.init(3);
+        std::vector<std::int32_t> ids(24);
+        for (int i = 0; i < 24; ++i)
+            ids[std::size_t(i)] = 5 + (i * 7 + 3) % 35;
+        for (const int k : {5, 12, 20}) {
+            auto changed = ids;
+            changed[std::size_t(k)] = ids[std::size_t(k)] == 6 ? 7 : 6;
+            Row a(24), b(24);
+            clm_row(ids.data(), 24, 0, a.view());
+            clm_row(changed.data(), 24, 0, b.view());
+            const auto la = row_logits(model, a, 24), lb = row_logits(model, b, 24);
+            for (int t = 0; t < k; ++t)
+                QVERIFY2(change_at(la, lb, t) == 0,
+                         qPrintable(QStringLiteral("clm k %1 t %2").arg(k).arg(t)));
+            QVERIFY(change_at(la, lb, k) > 0);
+        }
+        const int p = 16;  // prefix [0, 16)
+        for (const int k : {3, 14, 15, 16, 19}) {
+            auto changed = ids;
+            changed[std::size_t(k)] = ids[std::size_t(k)] == 6 ? 7 : 6;
+            Row a(24), b(24);
+            prefix_lm_row(ids.data(), 24, p, 0, a.view());
+            prefix_lm_row(changed.data(), 24, p, 0, b.view());
+            const auto la = row_logits(model, a, 24), lb = row_logits(model, b, 24);
+            if (k >= p) {
+                for (int t = 0; t < k; ++t)
+                    QVERIFY2(change_at(la, lb, t) == 0,
+                             qPrintable(QStringLiteral("suffix k %1 t %2").arg(k).arg(t)));
+            } else {
+                QVERIFY2(
+                    change_at(la, lb, k - 1) > 0,
+                    qPrintable(QStringLiteral("prefix k %1 does not reach %2").arg(k).arg(k - 1)));
+            }
+        }
     }
 
     void clm_trains_causal_birdie() { train_and_check_learning(tiny(corpus_, "clm"), "clm"); }

@@ -21,6 +21,7 @@
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
+#include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -64,7 +65,9 @@ EvalInputs load_inputs(const EvalArgs& a) {
     in.tokenizer = a.tokenizer.empty()
                        ? data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model)
                        : data::load_tokenizer_file(tokenizer_kind_of(a.tokenizer), a.tokenizer);
-    if (in.tokenizer->vocab_size() != ck.config.model.vocab_size)
+    // objective birdie appends its specials after the tokenizer's ids (birdie_vocabulary.hpp)
+    if (in.tokenizer->vocab_size() + data::objective_extra_ids(ck.config.train.objective) !=
+        ck.config.model.vocab_size)
         throw ConfigError("vocabulary mismatch: " + a.checkpoint +
                           " has model.vocab_size = " + std::to_string(ck.config.model.vocab_size) +
                           " but the " + in.tokenizer->kind() + " tokenizer" +

@@ -1,10 +1,11 @@
 // routescope-cli train --config run.json --out DIR [--set key=value ...] [--resume DIR]
 //                      [--threads N] [--until STEP]
-// MLM pretraining (engine/train/trainer.hpp), or fine-tuning when train.objective = classify or
-// data.task is set (engine/train/finetuner.hpp; also DIR/best.ckpt.h5). Writes DIR/log.jsonl and
-// DIR/model.ckpt.h5. On a terminal a progress bar with the ETA; otherwise the log's JSON lines on
-// stdout (what the GUI's run launcher reads). Exit 0 done, 2 bad configuration or unreadable input,
-// 3 failure at run time (a diverged loss included), 130 interrupted after saving a checkpoint.
+// Pretraining (train.objective mlm, clm, prefix_lm, birdie: engine/train/trainer.hpp), or
+// fine-tuning when train.objective = classify or data.task is set (engine/train/finetuner.hpp; also
+// DIR/best.ckpt.h5). Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress bar with
+// the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads). Exit 0
+// done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss included),
+// 130 interrupted after saving a checkpoint.
 #include <unistd.h>
 
 #include <cstdio>
@@ -186,7 +187,9 @@ int run_train(const TrainArgs& a) {
 
 CommandRunner setup_train(CLI::App& app) {
     auto* cmd = app.add_subcommand(
-        "train", "Pretrain (MLM) or fine-tune a model (classification, built-in tasks)");
+        "train",
+        "Pretrain (MLM, causal LM, prefix LM, Birdie mixture) or fine-tune a model "
+        "(classification, built-in tasks)");
     auto a = std::make_shared<TrainArgs>();
     auto* config = cmd->add_option("--config", a->config, "Run configuration (docs/config.md)");
     cmd->add_option("--out", a->out,

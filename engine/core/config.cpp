@@ -72,6 +72,9 @@ const std::map<std::string, Kind>& kinds() {
         {"data.labels", {"strs?", {}}},
         {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
         {"train.mask_prob", {"float", {}}},
+        {"train.prefix_fraction", {"float", {}}},
+        {"train.birdie.update_every", {"int", {}}},
+        {"train.birdie.arms", {"strs?", {}}},
         {"train.batch_size", {"int", {}}},
         {"train.grad_accum", {"int", {}}},
         {"train.steps", {"int", {}}},
@@ -248,6 +251,9 @@ RunConfig from_full_json(const ojson& j) {
     const auto& t = j["train"];
     c.train.objective = t["objective"];
     c.train.mask_prob = t["mask_prob"];
+    c.train.prefix_fraction = t["prefix_fraction"];
+    c.train.birdie.update_every = t["birdie"]["update_every"];
+    c.train.birdie.arms = opt<std::vector<std::string>>(t["birdie"]["arms"]);
     c.train.batch_size = t["batch_size"];
     c.train.grad_accum = t["grad_accum"];
     c.train.steps = t["steps"];
@@ -314,6 +320,9 @@ void check_ranges(const RunConfig& c) {
     need(t.weight_decay >= 0, "train.weight_decay", "must be at least 0");
     need(t.clip_grad_norm >= 0, "train.clip_grad_norm", "must be at least 0 (0 = off)");
     need(t.mask_prob >= 0 && t.mask_prob <= 1, "train.mask_prob", "must lie in [0, 1]");
+    need(t.prefix_fraction > 0 && t.prefix_fraction < 1, "train.prefix_fraction",
+         "must lie in (0, 1)");
+    need(t.birdie.update_every >= 1, "train.birdie.update_every", "must be at least 1");
     need(t.batch_size >= 1, "train.batch_size", "must be at least 1");
     need(t.grad_accum >= 1, "train.grad_accum", "must be at least 1");
     need(t.threads >= 0, "train.threads", "must be at least 0 (0 = all cores)");
@@ -392,27 +401,31 @@ nlohmann::ordered_json RunConfig::to_json() const {
                  {"doc_sep", data.doc_sep},
                  {"seq_len", data.seq_len},
                  {"labels", opt_json(data.labels)}};
-    j["train"] = {{"objective", train.objective},
-                  {"mask_prob", train.mask_prob},
-                  {"batch_size", train.batch_size},
-                  {"grad_accum", train.grad_accum},
-                  {"steps", train.steps},
-                  {"lr", train.lr},
-                  {"ssm_lr", opt_json(train.ssm_lr)},
-                  {"betas", {train.betas[0], train.betas[1]}},
-                  {"eps", train.eps},
-                  {"weight_decay", train.weight_decay},
-                  {"warmup_steps", train.warmup_steps},
-                  {"schedule", train.schedule},
-                  {"clip_grad_norm", train.clip_grad_norm},
-                  {"eval_every", train.eval_every},
-                  {"eval_batches", train.eval_batches},
-                  {"checkpoint_every", train.checkpoint_every},
-                  {"seed", train.seed},
-                  {"threads", train.threads},
-                  {"init_from", opt_json(train.init_from)},
-                  {"freeze_ssm", train.freeze_ssm},
-                  {"epochs", train.epochs}};
+    j["train"] = {
+        {"objective", train.objective},
+        {"mask_prob", train.mask_prob},
+        {"prefix_fraction", train.prefix_fraction},
+        {"birdie",
+         {{"update_every", train.birdie.update_every}, {"arms", opt_json(train.birdie.arms)}}},
+        {"batch_size", train.batch_size},
+        {"grad_accum", train.grad_accum},
+        {"steps", train.steps},
+        {"lr", train.lr},
+        {"ssm_lr", opt_json(train.ssm_lr)},
+        {"betas", {train.betas[0], train.betas[1]}},
+        {"eps", train.eps},
+        {"weight_decay", train.weight_decay},
+        {"warmup_steps", train.warmup_steps},
+        {"schedule", train.schedule},
+        {"clip_grad_norm", train.clip_grad_norm},
+        {"eval_every", train.eval_every},
+        {"eval_batches", train.eval_batches},
+        {"checkpoint_every", train.checkpoint_every},
+        {"seed", train.seed},
+        {"threads", train.threads},
+        {"init_from", opt_json(train.init_from)},
+        {"freeze_ssm", train.freeze_ssm},
+        {"epochs", train.epochs}};
     return j;
 }
 

@@ -103,9 +103,17 @@ struct DataConfig {
     std::optional<std::vector<std::string>> labels;
 };
 
+/// The Birdie mixture (TASKS.md "Objectives"; engine/train/mixture_controller.hpp).
+struct BirdieMixtureConfig {
+    std::int64_t update_every = 100;               ///< E: steps between controller updates
+    std::optional<std::vector<std::string>> arms;  ///< null → every arm of birdie_arms.hpp
+};
+
 struct TrainConfig {
     std::string objective = "mlm";  ///< mlm | classify | clm | prefix_lm | birdie
     double mask_prob = 0.15;
+    double prefix_fraction = 0.75;  ///< prefix LM: the mean fraction of a row before the split
+    BirdieMixtureConfig birdie;
     int batch_size = 8;
     int grad_accum = 1;
     std::int64_t steps = 1000;

@@ -10,7 +10,9 @@
 #include "engine/data/text_corpus.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/builtin_corpus.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/mlm_evaluation.hpp"
+#include "engine/train/row_evaluation.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::train {
@@ -20,6 +22,11 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Seeds of the causal objectives' draws, apart from every other use of train.seed.
+constexpr std::uint64_t kPrefixSalt = 0x7072656669786C6DULL;     // "prefixlm"
+constexpr std::uint64_t kBirdieRowSalt = 0x6269726469657231ULL;  // "birdier1"
+constexpr std::uint64_t kEvalRowSalt = 0x6576616C726F7731ULL;    // "evalrow1"
 
 std::string number_text(double v) {
     if (std::isnan(v)) return "NaN";
@@ -53,9 +60,19 @@ std::unique_ptr<data::Tokenizer> make_tokenizer(const RunConfig& c, const std::s
 }  // namespace
 
 void check_training_config(const RunConfig& c) {
-    if (c.train.objective != "mlm")
-        throw ConfigError("train.objective: '" + c.train.objective +
-                          "' is not implemented by train yet (only mlm)");
+    const std::string& objective = c.train.objective;
+    if (objective != "mlm" && !is_causal_objective(objective))
+        throw ConfigError("train.objective: '" + objective +
+                          "' is not a pretraining objective (mlm, clm, prefix_lm, birdie; "
+                          "classify fine-tunes)");
+    if (is_causal_objective(objective)) check_causal_objective(c);
+    if (objective == "birdie") {
+        if (c.data.seq_len < 16)
+            throw ConfigError("data.seq_len: " + std::to_string(c.data.seq_len) +
+                              " is too short for train.objective = birdie (at least 16: a "
+                              "paradigm token, an input, [start] and a target)");
+        (void)birdie_arms(c.train.birdie.arms);  // names checked before any work
+    }
     if (!c.data.train || c.data.train->empty())
         throw ConfigError(
             "data.train: no corpus given (--set data.train=FILE_OR_DIR, or builtin:grammar)");
@@ -104,11 +121,13 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
     std::unique_ptr<Trainer> t(new Trainer(ResumeTag{}, std::move(config), std::move(options)));
     check_training_config(t->config_);
     t->tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-    if (t->tokenizer_->vocab_size() != t->config_.model.vocab_size)
+    const std::int32_t extra = data::objective_extra_ids(t->config_.train.objective);
+    if (t->tokenizer_->vocab_size() + extra != t->config_.model.vocab_size)
         throw ConfigError(
             checkpoint_path + ": vocabulary mismatch: the model has model.vocab_size = " +
             std::to_string(t->config_.model.vocab_size) + " but its " + t->tokenizer_->kind() +
-            " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids");
+            " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids" +
+            (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : ""));
     t->prepare_data();
     t->build_model();
     load_params(ck, t->model_->params());
@@ -151,14 +170,25 @@ void Trainer::prepare_data() {
     }
     if (!tokenizer_) {
         tokenizer_ = make_tokenizer(config_, train_path, config_.train.threads);
-        // The model's vocabulary is the tokenizer's (docs/decisions.md).
-        config_.model.vocab_size = tokenizer_->vocab_size();
+        // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie
+        // specials after it for objective birdie (birdie_vocabulary.hpp).
+        config_.model.vocab_size =
+            tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
     }
+    pad_ = std::max(0, tokenizer_->specials().pad);
+    birdie_vocab_ = data::BirdieVocabulary{tokenizer_->vocab_size()};
     const std::string* valid = config_.data.valid ? &*config_.data.valid : nullptr;
     corpus_ =
         pack_corpus(train_path, valid, config_.data.doc_sep, config_.data.seq_len, *tokenizer_);
-    masker_ = std::make_unique<data::MlmMasker>(*tokenizer_,
-                                                data::MlmRates{config_.train.mask_prob, 0.8, 0.1});
+    if (config_.train.objective == "mlm")
+        masker_ = std::make_unique<data::MlmMasker>(
+            *tokenizer_, data::MlmRates{config_.train.mask_prob, 0.8, 0.1});
+    if (config_.train.objective == "birdie") {
+        arms_ = birdie_arms(config_.train.birdie.arms);
+        controller_ = std::make_unique<MixtureController>(
+            static_cast<int>(arms_.size()), static_cast<std::uint64_t>(config_.train.seed),
+            config_.train.steps);
+    }
     order_ = std::make_unique<SequenceOrder>(corpus_.train.size(),
                                              static_cast<std::uint64_t>(config_.train.seed));
 }
@@ -170,6 +200,7 @@ void Trainer::build_model() {
     ids_.resize(n);
     inputs_.resize(n);
     labels_.resize(n);
+    reset_.resize(n);
     lengths_.resize(static_cast<std::size_t>(B));
 }
 
@@ -181,7 +212,6 @@ void Trainer::log_record(const nlohmann::ordered_json& record) {
 void Trainer::train_step(double& loss, double& grad_norm, double& lr) {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
     const int accum = config_.train.grad_accum;
-    const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     ParamStore& params = model_->params();
     params.zero_grad();
     loss = 0;
@@ -192,13 +222,12 @@ void Trainer::train_step(double& loss, double& grad_norm, double& lr) {
             lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
             tokens_seen_ += corpus_.train.length(i);
         }
-        masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
-                             seed, static_cast<std::uint32_t>(step_),
-                             static_cast<std::uint32_t>(micro * B));
+        make_targets(micro);
         models::Batch batch;
         batch.tokens = inputs_.data();
         batch.lengths = lengths_.data();
         batch.labels = labels_.data();
+        if (config_.train.objective != "mlm") batch.reset_mask = reset_.data();
         const double l = model_->forward(batch, /*training=*/true,
                                          static_cast<std::uint32_t>(step_ * accum + micro));
         if (!std::isfinite(l)) {
@@ -220,10 +249,100 @@ void Trainer::train_step(double& loss, double& grad_norm, double& lr) {
     ++step_;
 }
 
+void Trainer::make_targets(int micro) {
+    const int B = config_.train.batch_size, L = config_.data.seq_len;
+    const auto seed = static_cast<std::uint64_t>(config_.train.seed);
+    const std::string& objective = config_.train.objective;
+    if (objective == "mlm") {
+        masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
+                             seed, static_cast<std::uint32_t>(step_),
+                             static_cast<std::uint32_t>(micro * B));
+        return;
+    }
+    for (int b = 0; b < B; ++b) {
+        const auto off = static_cast<std::size_t>(b) * L;
+        const RowView row{inputs_.data() + off, labels_.data() + off, reset_.data() + off, L};
+        const std::int32_t* ids = ids_.data() + off;
+        std::int32_t& length = lengths_[static_cast<std::size_t>(b)];
+        const auto example = static_cast<std::uint32_t>(micro * B + b);
+        if (objective == "clm") {
+            length = clm_row(ids, length, pad_, row);
+        } else if (objective == "prefix_lm") {
+            data::RandomStream rng(seed ^ kPrefixSalt, static_cast<std::uint32_t>(step_), example);
+            const std::int32_t p = data::prefix_split(length, config_.train.prefix_fraction, rng);
+            length = prefix_lm_row(ids, length, p, pad_, row);
+        } else {  // birdie
+            data::RandomStream rng(seed ^ kBirdieRowSalt, static_cast<std::uint32_t>(step_),
+                                   example);
+            const int arm = controller_->choose(rng.uniform());
+            length = birdie_arm_row(arms_[static_cast<std::size_t>(arm)], ids, length,
+                                    birdie_vocab_, config_.train.prefix_fraction, pad_, rng, row);
+        }
+    }
+}
+
+std::int32_t Trainer::eval_row(std::int64_t i, RowView row, int arm) const {
+    const SequenceSet& set = corpus_.valid;
+    const std::int32_t* ids = set.ids(i);
+    const std::int32_t length = set.length(i);
+    data::RandomStream rng(static_cast<std::uint64_t>(config_.train.seed) ^ kEvalRowSalt, 0,
+                           static_cast<std::uint32_t>(i));
+    const std::string& objective = config_.train.objective;
+    if (objective == "clm") return clm_row(ids, length, pad_, row);
+    if (objective == "prefix_lm")
+        return prefix_lm_row(
+            ids, length, data::prefix_split(length, config_.train.prefix_fraction, rng), pad_, row);
+    // birdie: the given arm, or (arm < 0) every arm in turn
+    const auto a = static_cast<std::size_t>(arm >= 0 ? arm : i % std::int64_t(arms_.size()));
+    return birdie_arm_row(arms_[a], ids, length, birdie_vocab_, config_.train.prefix_fraction, pad_,
+                          rng, row);
+}
+
+void Trainer::update_mixture() {
+    // Each arm's loss on its fixed validation batch: the first batch of held-out sequences, turned
+    // into that arm's rows with the evaluation seed (the same rows at every update).
+    std::vector<double> losses(arms_.size());
+    for (std::size_t a = 0; a < arms_.size(); ++a)
+        losses[a] =
+            evaluate_rows(
+                *model_, corpus_.valid.size(),
+                [&](std::int64_t i, RowView row) { return eval_row(i, row, static_cast<int>(a)); },
+                1)
+                .loss;
+    const bool first = !controller_started_;
+    if (first) {
+        controller_->start(losses);
+        controller_started_ = true;
+    } else {
+        controller_->update(step_, losses);
+    }
+    nlohmann::ordered_json r;
+    r["type"] = "mixture";
+    r["step"] = step_;
+    r["controller"] = kMixtureControllerName;
+    r["exploration"] = controller_->exploration(step_);
+    nlohmann::ordered_json mixture, arm_losses, rewards;
+    for (std::size_t a = 0; a < arms_.size(); ++a) {
+        mixture[arms_[a].name] = controller_->mixture()[a];
+        arm_losses[arms_[a].name] = losses[a];
+        rewards[arms_[a].name] =
+            first ? nlohmann::ordered_json() : nlohmann::ordered_json(controller_->rewards()[a]);
+    }
+    r["mixture"] = mixture;
+    r["losses"] = arm_losses;
+    r["rewards"] = rewards;
+    log_record(r);
+}
+
 void Trainer::evaluate() {
+    const std::uint64_t seed = static_cast<std::uint64_t>(config_.train.seed);
     const MlmScore s =
-        evaluate_mlm(*model_, corpus_.valid, *masker_,
-                     static_cast<std::uint64_t>(config_.train.seed), config_.train.eval_batches);
+        config_.train.objective == "mlm"
+            ? evaluate_mlm(*model_, corpus_.valid, *masker_, seed, config_.train.eval_batches)
+            : evaluate_rows(
+                  *model_, corpus_.valid.size(),
+                  [&](std::int64_t i, RowView row) { return eval_row(i, row, -1); },
+                  config_.train.eval_batches);
     nlohmann::ordered_json r;
     r["type"] = "eval";
     r["step"] = step_;
@@ -231,6 +350,7 @@ void Trainer::evaluate() {
     r["accuracy"] = s.accuracy;
     r["targets"] = s.targets;
     r["held_out"] = corpus_.valid_is_train ? "train" : "valid";
+    r["objective"] = config_.train.objective;
     log_record(r);
 }
 
@@ -282,6 +402,10 @@ TrainResult Trainer::run() {
         return result;
     }
 
+    // Birdie: the controller's first measurement (L_old of every arm) before the first step; a
+    // resumed run starts a fresh controller at its step (docs/decisions.md).
+    if (controller_) update_mixture();
+
     const auto t0 = Clock::now();
     const std::int64_t first = step_;
     const std::int64_t tokens_per_step =
@@ -325,6 +449,7 @@ TrainResult Trainer::run() {
 
         const bool last = step_ == tc.steps;
         const bool until = options_.until > 0 && step_ >= options_.until;
+        if (controller_ && step_ % tc.birdie.update_every == 0) update_mixture();
         const bool interrupted = StopSignal::requested();
         if ((tc.eval_every > 0 && step_ % tc.eval_every == 0) || last) evaluate();
         if ((tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0) || last || until ||

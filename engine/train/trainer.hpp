@@ -1,5 +1,10 @@
 #pragma once
-// MLM pretraining end to end (issue 3; TASKS.md "Objectives"; docs/config.md):
+// Pretraining end to end (issue 3; TASKS.md "Objectives"; docs/config.md). train.objective picks
+// the targets: mlm (below), clm / prefix_lm (objective_rows.hpp: next-token targets, the prefix
+// split from (seed, step, example)), birdie (the arms of birdie_arms.hpp, each row's arm drawn
+// from the mixture of mixture_controller.hpp, which is updated every train.birdie.update_every
+// steps from per-arm losses on fixed validation batches and logged as "mixture" records). The
+// causal objectives need a model that cannot read its targets (causal_capability.hpp).
 //
 //   corpus ──► tokenizer (bytes | SentencePiece loaded or trained on the corpus | WordPiece)
 //          ──► packed sequences, train / held-out split (packed_sequences.hpp)
@@ -30,9 +35,12 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/mlm_masking.hpp"
+#include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
+#include "engine/train/birdie_arms.hpp"
+#include "engine/train/mixture_controller.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/training_log.hpp"
 
@@ -93,6 +101,12 @@ private:
     void prepare_data();
     void build_model();
     void train_step(double& loss, double& grad_norm, double& lr);
+    /// Turns ids_/lengths_ of micro-batch `micro` into inputs_, labels_ (and reset_, lengths_).
+    void make_targets(int micro);
+    /// The row of objective clm / prefix_lm / birdie from held-out sequence i (evaluation).
+    std::int32_t eval_row(std::int64_t i, RowView row, int arm) const;
+    /// Birdie: each arm's loss on its fixed validation batch; the controller update; the log.
+    void update_mixture();
     void evaluate();
     void save_checkpoint();
     void log_record(const nlohmann::ordered_json& record);
@@ -112,11 +126,17 @@ private:
     std::int64_t data_position_ = 0;
     std::int64_t last_checkpoint_step_ = -1;
     bool resumed_ = false;
-    std::vector<std::int32_t> ids_, inputs_, labels_, lengths_;
+    std::vector<std::int32_t> ids_, inputs_, labels_, lengths_, reset_;
+    std::int32_t pad_ = 0;
+    data::BirdieVocabulary birdie_vocab_;
+    std::vector<BirdieArm> arms_;
+    std::unique_ptr<MixtureController> controller_;
+    bool controller_started_ = false;
 };
 
-/// Checks the parts of a configuration that `train` relies on before any work: objective mlm,
-/// data.train set, 2 ≤ data.seq_len ≤ model.max_len, batch size and accumulation ≥ 1.
+/// Checks the parts of a configuration that `train` relies on before any work: objective mlm, clm,
+/// prefix_lm or birdie (the last three on a model that cannot see its targets), data.train set,
+/// 2 ≤ data.seq_len ≤ model.max_len (birdie: 16 ≤), batch size and accumulation ≥ 1.
 void check_training_config(const RunConfig& config);
 
 }  // namespace routescope::train

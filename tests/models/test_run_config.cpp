@@ -129,7 +129,9 @@ private slots:
         QCOMPARE(j.size(), std::size_t(4));
         QCOMPARE(j["model"].size(), std::size_t(18));          // 15 + model.birdie, .gmlp, .slstm
         QCOMPARE(j["model"]["slstm"].size(), std::size_t(1));  // gate_norm
-        QCOMPARE(j["train"].size(), std::size_t(21));          // 18 + init_from, freeze_ssm, epochs
+        QCOMPARE(j["train"].size(), std::size_t(23));  // 18 + init_from, freeze_ssm, epochs,
+                                                       // prefix_fraction, birdie
+        QCOMPARE(j["train"]["birdie"].size(), std::size_t(2));  // update_every, arms
     }
 };
 

@@ -79,6 +79,11 @@ SCHEMA = {
     "train": {
         "objective": ("mlm", ("mlm", "classify", "clm", "prefix_lm", "birdie")),
         "mask_prob": (0.15, "float"),
+        "prefix_fraction": (0.75, "float"),
+        "birdie": {
+            "update_every": (100, "int"),
+            "arms": (None, "strs?"),
+        },
         "batch_size": (8, "int"),
         "grad_accum": (1, "int"),
         "steps": (1000, "int"),
@@ -203,6 +208,8 @@ def _check_ranges(cfg):
     need(t["weight_decay"] >= 0, "train.weight_decay", "must be at least 0")
     need(t["clip_grad_norm"] >= 0, "train.clip_grad_norm", "must be at least 0 (0 = off)")
     need(0 <= t["mask_prob"] <= 1, "train.mask_prob", "must lie in [0, 1]")
+    need(0 < t["prefix_fraction"] < 1, "train.prefix_fraction", "must lie in (0, 1)")
+    need(t["birdie"]["update_every"] >= 1, "train.birdie.update_every", "must be at least 1")
     need(t["batch_size"] >= 1, "train.batch_size", "must be at least 1")
     need(t["grad_accum"] >= 1, "train.grad_accum", "must be at least 1")
 

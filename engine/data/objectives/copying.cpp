@@ -1,0 +1,13 @@
+// Copying (TASKS.md): the target is the input.
+#include "engine/data/objectives/birdie_objectives.hpp"
+
+namespace routescope::data {
+
+ObjectiveSample copying(std::span<const std::int32_t> original) {
+    ObjectiveSample s;
+    s.input.assign(original.begin(), original.end());
+    s.target = s.input;
+    return s;
+}
+
+}  // namespace routescope::data

@@ -196,14 +196,17 @@ struct ModelResult {
 
 // The training log's facts: parameters (start record), last step, best validation step/value.
 void read_log(const std::string& path, ModelResult& r) {
+    std::map<std::int64_t, double> validation;  // step → metric (an eval precedes its best record)
     for (const auto& j : read_json_lines(path)) {
         const std::string type = j.value("type", "");
         if (type == "start") r.parameters = j.value("parameters", std::int64_t{0});
         if (type == "step") r.steps = j.value("step", r.steps);
         if (type == "best") r.best_step = j.value("step", std::int64_t{-1});
-        if (type == "eval" && j.value("step", std::int64_t{-1}) == r.best_step)
-            r.valid_metric = j.value("accuracy", -1.0);
+        if (type == "eval")
+            validation[j.value("step", std::int64_t{-1})] = j.value("accuracy", -1.0);
     }
+    if (const auto it = validation.find(r.best_step); it != validation.end())
+        r.valid_metric = it->second;
 }
 
 struct Bin {

@@ -176,11 +176,11 @@ std::vector<json> read_json_lines(const std::string& path) {
 
 // One stage (train, eval, dump) as a child process. Returns 0, or the exit code to end with after
 // repeating the child's stderr.
-int run_stage(const std::string& stage, const std::string& label, const fs::path& dir,
-              const std::vector<std::string>& args) {
+int run_stage(const std::string& program, const std::string& stage, const std::string& label,
+              const fs::path& dir, const std::vector<std::string>& args) {
     const std::string out = (dir / (stage + ".stdout")).string();
     const std::string err = (dir / (stage + ".stderr")).string();
-    const int rc = run_child(self_executable(), args, out, err);
+    const int rc = run_child(program, args, out, err);
     if (rc == kExitOk) return kExitOk;
     std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
               << " failed (exit " << rc << "); its messages (" << err << "):\n"
@@ -335,12 +335,23 @@ int run_experiment(const ExperimentArgs& a) {
     results["sets"] = a.sets;
     try {
         // Probe the directory before hours of training depend on it.
-        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
+        const std::string probe = (out / ".experiment-probe").string();
+        write_text_atomically(probe, "\n");
+        std::error_code ec;
+        fs::remove(probe, ec);
     } catch (const Error& e) {
         return fail(kExitFailure, a.out + ": the output directory is not writable (" +
                                       std::string(e.what()) + ")");
     }
 
+    // Resolved once: a rebuild during a long run replaces the file, and /proc/self/exe then names
+    // the deleted one.
+    std::string self;
+    try {
+        self = self_executable();
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
     train::StopSignal signals;
     train::StopSignal::reset();
     const std::string threads = std::to_string(a.threads);
@@ -363,7 +374,7 @@ int run_experiment(const ExperimentArgs& a) {
                         r.label.c_str(), r.arch.c_str(), static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = run_stage("train", r.label, dir,
+            if (int rc = run_stage(self, "train", r.label, dir,
                                    {"train", "--config", config_path, "--out", r.dir, "--json"}))
                 return rc;
             r.train_seconds =
@@ -374,7 +385,7 @@ int run_experiment(const ExperimentArgs& a) {
                                                : (dir / "model.ckpt.h5").string();
 
             const std::string preds = (dir / "test.preds.jsonl").string();
-            if (int rc = run_stage("eval", r.label, dir,
+            if (int rc = run_stage(self, "eval", r.label, dir,
                                    {"eval", "--checkpoint", checkpoint, "--split", "test", "--out",
                                     preds, "--batch-size", "32", "--threads", threads}))
                 return rc;
@@ -388,7 +399,7 @@ int run_experiment(const ExperimentArgs& a) {
                                              "--threads",
                                              threads};
             if (r.arch == "bigs") dump.push_back("--gates");
-            if (int rc = run_stage("dump", r.label, dir, dump)) return rc;
+            if (int rc = run_stage(self, "dump", r.label, dir, dump)) return rc;
             r.predictions = read_json_lines(preds);
             std::printf(
                 "      %.1f s, best validation %.3f at step %lld, test accuracy %s\n",

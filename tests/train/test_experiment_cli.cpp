@@ -4,7 +4,8 @@
 //   through --steps and --set), exits 0 and writes results.json / results.md with three rows;
 //   each row's test accuracy and its accuracy per distance bin are recomputed here from the
 //   per-example predictions written beside it; the three dumps pass `routescope-cli validate`;
-//   every run's config.json carries the --set overrides and the seed;
+//   every run's config.json carries the --set overrides and the seed; the same command again gives
+//   the same accuracies and the same per-example predictions (deterministic for a seed);
 // - an unknown experiment name is a usage error (exit 2) naming it and the known ones; a bad --set
 //   is exit 2; an --out that cannot be created is a clear error with a nonzero exit.
 #include <QTemporaryDir>
@@ -135,6 +136,24 @@ private slots:
 
         const auto v = run_cli(dumps);
         QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
+    }
+
+    void sameSeedGivesTheSameResults() {
+        // Run after the test above: the same command into another directory.
+        const auto r = run_cli(tiny_experiment("induction", qpath("ind-again")), 300000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+        const auto a = read_json(path("ind") + "/results.json");
+        const auto b = read_json(path("ind-again") + "/results.json");
+        for (std::size_t i = 0; i < 3; ++i) {
+            QCOMPARE(a["models"][i]["test"].dump(), b["models"][i]["test"].dump());
+            QCOMPARE(a["models"][i]["bins"].dump(), b["models"][i]["bins"].dump());
+            const std::string preds = a["models"][i]["predictions"].get<std::string>();
+            const auto pa = read_lines(path("ind") + "/" + preds);
+            const auto pb = read_lines(path("ind-again") + "/" + preds);
+            QCOMPARE(pa.size(), pb.size());
+            for (std::size_t k = 0; k < pa.size(); ++k)
+                QCOMPARE(pa[k].dump(), pb[k].dump());
+        }
     }
 
     void unknownExperimentIsAUsageError() {

@@ -187,10 +187,14 @@ int run_stage(const std::string& program, const std::string& stage, const std::s
     const std::string err = (dir / (stage + ".stderr")).string();
     const int rc = run_child(program, args, out, err);
     if (rc == kExitOk) return kExitOk;
+    if (rc == kExitInterrupted) {
+        std::cerr << "routescope-cli experiment: interrupted during " << stage << " of " << label
+                  << "; " << read_text(err);
+        return kExitInterrupted;
+    }
     std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
               << " failed (exit " << rc << "); its messages (" << err << "):\n"
               << read_text(err);
-    if (rc == kExitInterrupted) return kExitInterrupted;
     return kExitFailure;
 }
 

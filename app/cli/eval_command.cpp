@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
@@ -101,34 +102,6 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
 }
 
 namespace fs = std::filesystem;
-
-// Writes `text` to `path` through a hidden temporary in the same directory, renamed when complete
-// (a failed write leaves nothing under `path`). IoError naming the file.
-void write_atomically(const std::string& path, const std::string& text) {
-    const fs::path final_path = fs::absolute(path);
-    std::string tmp_name = ".";
-    tmp_name += final_path.filename().string();
-    tmp_name += ".tmp-";
-    tmp_name += std::to_string(::getpid());
-    const fs::path tmp = final_path.parent_path() / tmp_name;
-    std::error_code ec;
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw IoError(path + ": cannot write (is its directory writable?)");
-        f << text;
-        f.flush();
-        if (!f) {
-            f.close();
-            fs::remove(tmp, ec);
-            throw IoError(path + ": write error (disk full?)");
-        }
-    }
-    fs::rename(tmp, final_path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError(path + ": cannot rename the finished file into place");
-    }
-}
 
 std::string summary_path(const std::string& out) {
     const std::string stem = out.ends_with(".jsonl") ? out.substr(0, out.size() - 6) : out;
@@ -223,8 +196,8 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     if (s.macro_f1 >= 0) r["macro_f1"] = s.macro_f1;
     r["loss"] = s.loss;
     r["predictions"] = a.out;
-    write_atomically(a.out, lines);
-    write_atomically(summary_path(a.out), r.dump(2) + "\n");
+    write_text_atomically(a.out, lines);
+    write_text_atomically(summary_path(a.out), r.dump(2) + "\n");
     return r;
 }
 

@@ -1,10 +1,13 @@
 #include "engine/io/checkpoint.hpp"
 
 #include <H5Cpp.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/core/error.hpp"
@@ -36,9 +39,9 @@ bool all_finite(const float* data, std::size_t n) {
     return true;
 }
 
-void write_file(const std::string& path, const RunConfig& config, const ParamStore& store,
-                const TokenizerBlob& tokenizer, const TrainState* train) {
-    H5::H5File file(path, H5F_ACC_TRUNC);
+void write_contents(H5::H5File& file, const std::string& path, const RunConfig& config,
+                    const ParamStore& store, const TokenizerBlob& tokenizer,
+                    const TrainState* train) {
     h5::write_string_attr(file, "format", kCheckpointFormat);
     h5::write_int_attr(file, "format_version", kVersion);
     h5::write_string_attr(file, "producer", kProducer);
@@ -93,7 +96,49 @@ void write_file(const std::string& path, const RunConfig& config, const ParamSto
             }
         }
     }
+}
+
+// The checkpoint as the bytes of an HDF5 file, built in memory (the core driver without a backing
+// store). Writing those bytes is then an ordinary write() whose failure (a full disk) is reported;
+// a failed flush inside HDF5 1.10 leaves a file that cannot be closed (it truncates, fails, and a
+// second close crashes).
+std::vector<char> file_image(const std::string& path, const RunConfig& config,
+                             const ParamStore& store, const TokenizerBlob& tokenizer,
+                             const TrainState* train) {
+    H5::FileAccPropList access;
+    H5Pset_fapl_core(access.getId(), std::size_t{1} << 20, /*backing_store=*/0);
+    H5::H5File file(path, H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, access);
+    write_contents(file, path, config, store, tokenizer, train);
+    file.flush(H5F_SCOPE_GLOBAL);
+    const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
+    std::vector<char> image(size > 0 ? static_cast<std::size_t>(size) : 0);
+    if (size <= 0 || H5Fget_file_image(file.getId(), image.data(), image.size()) != size)
+        throw IoError(path + ": cannot take the checkpoint's file image (" +
+                      h5::error_stack_text() + ")");
     file.close();
+    return image;
+}
+
+// Writes `bytes` to `tmp`; IoError naming `path` (the final name) on any failure.
+void write_bytes(const std::string& tmp, const std::string& path, const std::vector<char>& bytes) {
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw IoError(path + ": cannot create the checkpoint (" + std::strerror(errno) + ")");
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : EIO;
+            ::close(fd);
+            throw IoError(path + ": write error while saving the checkpoint (" + std::strerror(e) +
+                          "; disk full?)");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0)
+        throw IoError(path + ": write error while saving the checkpoint (" + std::strerror(errno) +
+                      ")");
 }
 
 [[noreturn]] void bad(const std::string& path, const std::string& where, const std::string& what) {
@@ -224,7 +269,7 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     tmp_name += std::to_string(::getpid());
     const fs::path tmp = final_path.parent_path() / tmp_name;
     try {
-        write_file(tmp.string(), config, store, tokenizer, train);
+        write_bytes(tmp.string(), path, file_image(tmp.string(), config, store, tokenizer, train));
     } catch (const H5::Exception& e) {
         std::error_code ec;
         fs::remove(tmp, ec);

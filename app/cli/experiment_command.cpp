@@ -1,0 +1,483 @@
+// routescope-cli experiment NAME --out DIR [--steps N] [--threads N] [--seed S] [--set key=value
+// ...] The seed experiments (issue 4; docs/experiments.md): NAME = induction | gap-matching. Trains
+// three small models on the built-in task with the same budget — GATED/SSM (bigs), STACK/SSM
+// (stack_ssm), STACK/ATT (bert) — then evaluates each on the test split per example and dumps its
+// activations, and writes the accuracy table (overall and binned by the task's difficulty
+// attribute) as DIR/results.json and DIR/results.md (also printed). Each stage is routescope-cli's
+// own train / eval / dump, run as a child process exactly as a user runs it, so the experiment's
+// files are those commands' files:
+//   DIR/<arch>/config.json            the run configuration (the experiment's, then --steps,
+//                                     --seed, --threads, then every --set)
+//   DIR/<arch>/log.jsonl, model.ckpt.h5, best.ckpt.h5   train's outputs
+//   DIR/<arch>/test.preds.jsonl (+ .summary.json)       eval --split test of best.ckpt.h5
+//   DIR/<arch>.dump.h5                                  dump --split test of best.ckpt.h5
+//   DIR/<arch>/{train,eval,dump}.{stdout,stderr}        each child's output
+// Exit 0; 2 for an unknown experiment or a bad --set / option; 3 for an unwritable --out or a
+// stage that failed (its stderr is repeated); 130 when interrupted (the running stage saves).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/atomic_text_file.hpp"
+#include "app/cli/child_process.hpp"
+#include "app/cli/command.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+struct ExperimentArgs {
+    std::string name;
+    std::string out;
+    std::int64_t steps = 0;
+    int threads = 0;
+    std::uint64_t seed = 1;
+    std::vector<std::string> sets;
+};
+
+struct ModelSpec {
+    std::string label;  ///< the BiGS paper's name: GATED/SSM, STACK/SSM, STACK/ATT
+    json model;         ///< the model section of the run configuration
+};
+
+// One experiment: the task, the attribute the table bins by, and the three runs' settings.
+struct ExperimentSpec {
+    std::string task;
+    std::string attribute;
+    json task_params;
+    json train;
+    std::vector<ModelSpec> models;
+    std::int64_t default_steps = 0;
+    int bins = 4;
+};
+
+// The three architectures at one size: d, 2 layers; the SSM models with N modes, attention with
+// two heads; no dropout (the tasks are generated fresh, nothing to regularise against). The BiGS
+// block starts from init_std 0.3 instead of 0.02: its output is a product of the forward and
+// backward SSM branches (MODELS.md), which at 0.02 is so small that its gradient vanishes and
+// the model stays at chance; the stacked models keep 0.02, with which they learn faster
+// (docs/decisions.md, "Experiments").
+std::vector<ModelSpec> three_models(int d, int max_len, int n_modes) {
+    const json common = {{"d_model", d}, {"n_layers", 2}, {"max_len", max_len}, {"dropout", 0.0}};
+    json bigs = common, stack = common, bert = common;
+    bigs["arch"] = "bigs";
+    bigs["ssm"] = {{"n_modes", n_modes}};
+    bigs["init_std"] = 0.3;
+    stack["arch"] = "stack_ssm";
+    stack["ssm"] = {{"n_modes", n_modes}};
+    bert["arch"] = "bert";
+    bert["n_heads"] = 2;
+    return {{"GATED/SSM", bigs}, {"STACK/SSM", stack}, {"STACK/ATT", bert}};
+}
+
+json shared_train(double lr) {
+    return {{"batch_size", 32},      {"lr", lr},
+            {"schedule", "cosine"},  {"weight_decay", 0.01},
+            {"clip_grad_norm", 1.0}, {"checkpoint_every", 0}};
+}
+
+// H3's synthetic induction head (vocabulary 20, sequences up to 30), binned by trigger distance.
+// Lengths are drawn from 8..30 rather than fixed at 30: at a fixed 30 none of the three models left
+// chance (5%) within 3000 steps, while the short sequences give attention a signal to start from
+// (docs/decisions.md, "Experiments").
+ExperimentSpec induction_spec() {
+    ExperimentSpec s;
+    s.task = "induction";
+    s.attribute = "distance";
+    s.task_params = {
+        {"n_symbols", 20}, {"min_len", 8}, {"max_len", 30}, {"n_valid", 200}, {"n_test", 500}};
+    s.train = shared_train(3e-3);
+    s.models = three_models(64, 32, 32);
+    s.default_steps = 6000;
+    return s;
+}
+
+// The BiGS talk's matching across gaps, binned by the question-to-sentence distance.
+ExperimentSpec gap_matching_spec() {
+    ExperimentSpec s;
+    s.task = "gap-matching";
+    s.attribute = "distance";
+    s.task_params = {{"n_valid", 200}, {"n_test", 500}};
+    s.train = shared_train(3e-3);
+    s.models = three_models(64, 128, 32);
+    s.default_steps = 1500;
+    return s;
+}
+
+const std::map<std::string, ExperimentSpec (*)()>& experiments() {
+    static const std::map<std::string, ExperimentSpec (*)()> m = {
+        {"induction", induction_spec}, {"gap-matching", gap_matching_spec}};
+    return m;
+}
+
+std::string known_names() {
+    std::string s;
+    for (const auto& [name, make] : experiments())
+        s += (s.empty() ? "" : ", ") + name;
+    return s;
+}
+
+// The run configuration of one model: the experiment's settings, the budget (one epoch of fresh
+// examples: n_train = steps × batch, at least 1000; warmup 10%; five validations), the seed (task
+// and training) and threads, then the user's --set overrides in order. ConfigError for a bad one.
+RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const ExperimentArgs& a,
+                       std::int64_t steps) {
+    json c;
+    c["model"] = m.model;
+    json params = spec.task_params;
+    const std::int64_t batch = spec.train["batch_size"].get<std::int64_t>();
+    params["n_train"] = std::max<std::int64_t>(1000, steps * batch);
+    params["seed"] = a.seed;
+    c["data"] = {{"task", spec.task}, {"task_params", params}};
+    json t = spec.train;
+    t["steps"] = steps;
+    t["warmup_steps"] = std::max<std::int64_t>(1, steps / 10);
+    t["eval_every"] = std::max<std::int64_t>(1, steps / 5);
+    t["seed"] = a.seed;
+    t["threads"] = a.threads;
+    c["train"] = t;
+    RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
+    for (const auto& s : a.sets)
+        config = config.with_override(s);
+    return config;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<json> read_json_lines(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot read");
+    std::vector<json> out;
+    std::string line;
+    std::int64_t n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        if (line.empty()) continue;
+        try {
+            out.push_back(json::parse(line));
+        } catch (const json::exception&) {
+            throw FormatError(path + ":" + std::to_string(n) + ": not a JSON line");
+        }
+    }
+    return out;
+}
+
+// One stage (train, eval, dump) as a child process. Returns 0, or the exit code to end with after
+// repeating the child's stderr.
+int run_stage(const std::string& program, const std::string& stage, const std::string& label,
+              const fs::path& dir, const std::vector<std::string>& args) {
+    const std::string out = (dir / (stage + ".stdout")).string();
+    const std::string err = (dir / (stage + ".stderr")).string();
+    const int rc = run_child(program, args, out, err);
+    if (rc == kExitOk) return kExitOk;
+    if (rc == kExitInterrupted) {
+        std::cerr << "routescope-cli experiment: interrupted during " << stage << " of " << label
+                  << "; " << read_text(err);
+        return kExitInterrupted;
+    }
+    std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
+              << " failed (exit " << rc << "); its messages (" << err << "):\n"
+              << read_text(err);
+    return kExitFailure;
+}
+
+// What the table says about one model.
+struct ModelResult {
+    std::string label, arch, dir;
+    std::int64_t parameters = 0, steps = 0, best_step = -1;
+    double train_seconds = 0, valid_metric = -1;
+    std::vector<json> predictions;
+};
+
+// The training log's facts: parameters (start record), last step, best validation step/value.
+void read_log(const std::string& path, ModelResult& r) {
+    std::map<std::int64_t, double> validation;  // step → metric (an eval precedes its best record)
+    for (const auto& j : read_json_lines(path)) {
+        const std::string type = j.value("type", "");
+        if (type == "start") r.parameters = j.value("parameters", std::int64_t{0});
+        if (type == "step") r.steps = j.value("step", r.steps);
+        if (type == "best") r.best_step = j.value("step", std::int64_t{-1});
+        if (type == "eval")
+            validation[j.value("step", std::int64_t{-1})] = j.value("accuracy", -1.0);
+    }
+    if (const auto it = validation.find(r.best_step); it != validation.end())
+        r.valid_metric = it->second;
+}
+
+struct Bin {
+    double lo = 0, hi = 0;
+};
+
+// `count` equal-width integer bins over the attribute's range in the test split.
+std::vector<Bin> make_bins(const std::vector<json>& predictions, const std::string& attribute,
+                           int count) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& p : predictions) {
+        const auto& a = p["attributes"];
+        if (!a.contains(attribute)) continue;
+        lo = std::min(lo, a[attribute].get<double>());
+        hi = std::max(hi, a[attribute].get<double>());
+    }
+    std::vector<Bin> bins;
+    if (lo > hi) return bins;
+    const double width = std::max(1.0, std::ceil((hi - lo + 1) / count));
+    for (double b = lo; b <= hi; b += width)
+        bins.push_back({b, std::min(hi, b + width - 1)});
+    return bins;
+}
+
+// Accuracy of the scored predictions (correct not null) whose attribute lies in [lo, hi].
+json accuracy_of(const std::vector<json>& predictions, const std::string& attribute,
+                 const Bin* bin) {
+    std::int64_t n = 0, right = 0;
+    for (const auto& p : predictions) {
+        if (p["correct"].is_null()) continue;
+        if (bin) {
+            const auto& a = p["attributes"];
+            if (!a.contains(attribute)) continue;
+            const double v = a[attribute].get<double>();
+            if (v < bin->lo || v > bin->hi) continue;
+        }
+        ++n;
+        right += p["correct"].get<bool>() ? 1 : 0;
+    }
+    return {{"examples", n},
+            {"correct", right},
+            {"accuracy", n > 0 ? json(double(right) / double(n)) : json(nullptr)}};
+}
+
+std::string bin_name(const std::string& attribute, const Bin& b) {
+    char buf[96];
+    if (b.lo == b.hi)
+        std::snprintf(buf, sizeof buf, "%s %g", attribute.c_str(), b.lo);
+    else
+        std::snprintf(buf, sizeof buf, "%s %g–%g", attribute.c_str(), b.lo, b.hi);
+    return buf;
+}
+
+std::string percent(const json& accuracy) {
+    if (accuracy.is_null()) return "–";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * accuracy.get<double>());
+    return buf;
+}
+
+std::string markdown_table(const json& results) {
+    std::ostringstream md;
+    md << "| model | arch | parameters | steps | train time (s) | test accuracy |";
+    for (const auto& b : results["bins"])
+        md << " " << b["name"].get<std::string>() << " |";
+    md << "\n|---|---|---:|---:|---:|---:|";
+    for (std::size_t i = 0; i < results["bins"].size(); ++i)
+        md << "---:|";
+    md << "\n";
+    for (const auto& r : results["models"]) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.1f", r["train_seconds"].get<double>());
+        md << "| " << r["label"].get<std::string>() << " | " << r["arch"].get<std::string>()
+           << " | " << r["parameters"].get<std::int64_t>() << " | "
+           << r["steps"].get<std::int64_t>() << " | " << seconds << " | "
+           << percent(r["test"]["accuracy"]) << " (" << r["test"]["correct"].get<std::int64_t>()
+           << "/" << r["test"]["examples"].get<std::int64_t>() << ") |";
+        for (const auto& b : r["bins"])
+            md << " " << percent(b["accuracy"]) << " (" << b["examples"].get<std::int64_t>()
+               << ") |";
+        md << "\n";
+    }
+    return md.str();
+}
+
+int fail(int code, const std::string& what) {
+    std::cerr << "routescope-cli experiment: error: " << what << "\n";
+    return code;
+}
+
+int run_experiment(const ExperimentArgs& a) {
+    const auto found = experiments().find(a.name);
+    if (found == experiments().end())
+        return fail(kExitUsage,
+                    "unknown experiment '" + a.name + "' (known: " + known_names() + ")");
+    const ExperimentSpec spec = found->second();
+    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
+
+    std::vector<RunConfig> configs;
+    try {
+        for (const auto& m : spec.models)
+            configs.push_back(model_config(spec, m, a, steps));
+    } catch (const Error& e) {
+        return fail(kExitUsage, e.what());
+    }
+
+    const fs::path out = a.out;
+    {
+        std::error_code ec;
+        fs::create_directories(out, ec);
+        if (ec || !fs::is_directory(out))
+            return fail(kExitFailure, a.out + ": cannot create the output directory" +
+                                          (ec ? " (" + ec.message() + ")" : ""));
+    }
+    json results;
+    results["experiment"] = a.name;
+    results["task"] = spec.task;
+    results["attribute"] = spec.attribute;
+    results["seed"] = a.seed;
+    results["steps"] = steps;
+    results["threads"] = a.threads;
+    results["sets"] = a.sets;
+    try {
+        // Probe the directory before hours of training depend on it.
+        const std::string probe = (out / ".experiment-probe").string();
+        write_text_atomically(probe, "\n");
+        std::error_code ec;
+        fs::remove(probe, ec);
+    } catch (const Error& e) {
+        return fail(kExitFailure, a.out + ": the output directory is not writable (" +
+                                      std::string(e.what()) + ")");
+    }
+
+    // Resolved once: a rebuild during a long run replaces the file, and /proc/self/exe then names
+    // the deleted one.
+    std::string self;
+    try {
+        self = self_executable();
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    const std::string threads = std::to_string(a.threads);
+    std::vector<ModelResult> models;
+    try {
+        for (std::size_t i = 0; i < spec.models.size(); ++i) {
+            const RunConfig& config = configs[i];
+            ModelResult r;
+            r.label = spec.models[i].label;
+            r.arch = config.model.arch;
+            const fs::path dir = out / r.arch;
+            r.dir = dir.string();
+            std::error_code ec;
+            fs::create_directories(dir, ec);
+            if (ec) throw IoError(r.dir + ": cannot create (" + ec.message() + ")");
+            const std::string config_path = (dir / "config.json").string();
+            write_text_atomically(config_path, config.to_json_text() + "\n");
+
+            std::printf("[%zu/%zu] %s (%s): training %lld steps\n", i + 1, spec.models.size(),
+                        r.label.c_str(), r.arch.c_str(), static_cast<long long>(steps));
+            std::fflush(stdout);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (int rc = run_stage(self, "train", r.label, dir,
+                                   {"train", "--config", config_path, "--out", r.dir, "--json"}))
+                return rc;
+            r.train_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            read_log((dir / "log.jsonl").string(), r);
+            const std::string checkpoint = fs::exists(dir / "best.ckpt.h5")
+                                               ? (dir / "best.ckpt.h5").string()
+                                               : (dir / "model.ckpt.h5").string();
+
+            const std::string preds = (dir / "test.preds.jsonl").string();
+            if (int rc = run_stage(self, "eval", r.label, dir,
+                                   {"eval", "--checkpoint", checkpoint, "--split", "test", "--out",
+                                    preds, "--batch-size", "32", "--threads", threads}))
+                return rc;
+            std::vector<std::string> dump = {"dump",
+                                             "--checkpoint",
+                                             checkpoint,
+                                             "--split",
+                                             "test",
+                                             "--out",
+                                             (out / (r.arch + ".dump.h5")).string(),
+                                             "--threads",
+                                             threads};
+            if (r.arch == "bigs") dump.push_back("--gates");
+            if (int rc = run_stage(self, "dump", r.label, dir, dump)) return rc;
+            r.predictions = read_json_lines(preds);
+            std::printf(
+                "      %.1f s, best validation %.3f at step %lld, test accuracy %s\n",
+                r.train_seconds, r.valid_metric, static_cast<long long>(r.best_step),
+                percent(accuracy_of(r.predictions, spec.attribute, nullptr)["accuracy"]).c_str());
+            std::fflush(stdout);
+            models.push_back(std::move(r));
+        }
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+
+    const std::vector<Bin> bins = make_bins(models.front().predictions, spec.attribute, spec.bins);
+    results["bins"] = json::array();
+    for (const auto& b : bins)
+        results["bins"].push_back(
+            {{"name", bin_name(spec.attribute, b)}, {"lo", b.lo}, {"hi", b.hi}});
+    results["models"] = json::array();
+    for (const auto& r : models) {
+        json m;
+        m["label"] = r.label;
+        m["arch"] = r.arch;
+        m["parameters"] = r.parameters;
+        m["steps"] = r.steps;
+        m["train_seconds"] = r.train_seconds;
+        m["best_step"] = r.best_step;
+        m["valid_metric"] = r.valid_metric;
+        m["test"] = accuracy_of(r.predictions, spec.attribute, nullptr);
+        m["bins"] = json::array();
+        for (const auto& b : bins)
+            m["bins"].push_back(accuracy_of(r.predictions, spec.attribute, &b));
+        m["config"] = (fs::path(r.arch) / "config.json").string();
+        m["checkpoint"] =
+            (fs::path(r.arch) / (r.best_step >= 0 ? "best.ckpt.h5" : "model.ckpt.h5")).string();
+        m["predictions"] = (fs::path(r.arch) / "test.preds.jsonl").string();
+        m["dump"] = r.arch + ".dump.h5";
+        results["models"].push_back(m);
+    }
+    const std::string table = markdown_table(results);
+    try {
+        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
+        write_text_atomically((out / "results.md").string(),
+                              "# routescope-cli experiment " + a.name + "\n\n" + table);
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+    std::cout << "\n" << table << std::flush;
+    return kExitOk;
+}
+
+CommandRunner setup_experiment(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "experiment",
+        "Seed experiment: train GATED/SSM, STACK/SSM and STACK/ATT on a built-in task, evaluate, "
+        "dump, tabulate");
+    auto a = std::make_shared<ExperimentArgs>();
+    cmd->add_option("name", a->name, "induction | gap-matching")->required();
+    cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")
+        ->required();
+    cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)");
+    cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)");
+    cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)");
+    cmd->add_option("--set", a->sets,
+                    "Override a configuration value of every run, e.g. model.d_model=32")
+        ->allow_extra_args(false);
+    return [a]() { return run_experiment(*a); };
+}
+
+const CommandRegistration registration{"experiment", setup_experiment};
+
+}  // namespace
+}  // namespace routescope::cli

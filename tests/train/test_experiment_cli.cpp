@@ -1,0 +1,187 @@
+// `routescope-cli experiment` (issue 4's seed experiment; docs/cli.md, docs/experiments.md) end to
+// end with a tiny budget, through the CLI as a user runs it:
+// - `experiment induction` trains GATED/SSM, STACK/SSM and STACK/ATT (a few steps, small sizes
+//   through --steps and --set), exits 0 and writes results.json / results.md with three rows;
+//   each row's test accuracy and its accuracy per distance bin are recomputed here from the
+//   per-example predictions written beside it; the three dumps pass `routescope-cli validate`;
+//   every run's config.json carries the --set overrides and the seed; the same command again gives
+//   the same accuracies and the same per-example predictions (deterministic for a seed);
+// - an unknown experiment name is a usage error (exit 2) naming it and the known ones; a bad --set
+//   is exit 2; an --out that cannot be created is a clear error with a nonzero exit.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train_test_support.hpp"
+
+using train_test::run_cli;
+using train_test::write_text;
+
+namespace {
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line))
+        out.push_back(nlohmann::json::parse(line));
+    return out;
+}
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+// The tiny budget: d = 16, 8–12 content tokens, 40 test examples, 6 steps of 32.
+QStringList tiny_experiment(const QString& name, const QString& out) {
+    return {"experiment", name,
+            "--out",      out,
+            "--steps",    "6",
+            "--threads",  "2",
+            "--seed",     "7",
+            "--set",      "model.d_model=16",
+            "--set",      "model.ssm.n_modes=8",
+            "--set",      "data.task_params.min_len=8",
+            "--set",      "data.task_params.max_len=12",
+            "--set",      "data.task_params.n_valid=20",
+            "--set",      "data.task_params.n_test=40"};
+}
+
+}  // namespace
+
+class TestExperimentCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string path(const std::string& name) {
+        return dir_.filePath(QString::fromStdString(name)).toStdString();
+    }
+    QString qpath(const std::string& name) { return QString::fromStdString(path(name)); }
+
+private slots:
+    void inductionRunsEndToEndAndItsTableMatchesThePredictions() {
+        const std::string out = path("ind");
+        const auto r = run_cli(tiny_experiment("induction", qpath("ind")), 300000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+
+        const auto results = read_json(out + "/results.json");
+        QCOMPARE(results["experiment"].get<std::string>(), std::string("induction"));
+        QCOMPARE(results["attribute"].get<std::string>(), std::string("distance"));
+        QCOMPARE(results["seed"].get<int>(), 7);
+        const auto& models = results["models"];
+        QCOMPARE(models.size(), std::size_t{3});
+        const std::vector<std::string> labels = {"GATED/SSM", "STACK/SSM", "STACK/ATT"};
+        const std::vector<std::string> archs = {"bigs", "stack_ssm", "bert"};
+        const auto& bins = results["bins"];
+        QVERIFY(!bins.empty());
+        QStringList dumps{"validate"};
+        for (std::size_t i = 0; i < 3; ++i) {
+            const auto& m = models[i];
+            QCOMPARE(m["label"].get<std::string>(), labels[i]);
+            QCOMPARE(m["arch"].get<std::string>(), archs[i]);
+            QCOMPARE(m["steps"].get<int>(), 6);
+            QVERIFY(m["parameters"].get<std::int64_t>() > 0);
+            QVERIFY(m["train_seconds"].get<double>() > 0);
+
+            // The overall accuracy and each bin's, recounted from the predictions.
+            const auto preds = read_lines(out + "/" + m["predictions"].get<std::string>());
+            QCOMPARE(preds.size(), std::size_t{40});
+            std::int64_t correct = 0;
+            for (const auto& p : preds)
+                correct += p["correct"].get<bool>() ? 1 : 0;
+            QCOMPARE(m["test"]["examples"].get<int>(), 40);
+            QCOMPARE(m["test"]["correct"].get<std::int64_t>(), correct);
+            QCOMPARE(m["test"]["accuracy"].get<double>(), double(correct) / 40.0);
+            QCOMPARE(m["bins"].size(), bins.size());
+            std::int64_t binned = 0;
+            for (std::size_t b = 0; b < bins.size(); ++b) {
+                const double lo = bins[b]["lo"].get<double>(), hi = bins[b]["hi"].get<double>();
+                std::int64_t n = 0, right = 0;
+                for (const auto& p : preds) {
+                    const double d = p["attributes"]["distance"].get<double>();
+                    if (d < lo || d > hi) continue;
+                    ++n;
+                    right += p["correct"].get<bool>() ? 1 : 0;
+                }
+                QCOMPARE(m["bins"][b]["examples"].get<std::int64_t>(), n);
+                QCOMPARE(m["bins"][b]["correct"].get<std::int64_t>(), right);
+                if (n > 0)
+                    QCOMPARE(m["bins"][b]["accuracy"].get<double>(), double(right) / double(n));
+                binned += n;
+            }
+            QCOMPARE(binned, std::int64_t{40});  // the bins cover every example once
+
+            // The run's configuration: the experiment's task, the overrides, the seed.
+            const auto config = read_json(out + "/" + m["config"].get<std::string>());
+            QCOMPARE(config["model"]["arch"].get<std::string>(), archs[i]);
+            QCOMPARE(config["model"]["d_model"].get<int>(), 16);
+            QCOMPARE(config["data"]["task"].get<std::string>(), std::string("induction"));
+            QCOMPARE(config["data"]["task_params"]["seed"].get<int>(), 7);
+            QCOMPARE(config["train"]["seed"].get<int>(), 7);
+            QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
+            dumps << QString::fromStdString(out + "/" + m["dump"].get<std::string>());
+        }
+
+        // results.md: the header, the separator and one row per model.
+        std::ifstream md(out + "/results.md");
+        std::string line;
+        int rows = 0;
+        while (std::getline(md, line))
+            for (const auto& label : labels)
+                if (line.rfind("| " + label + " |", 0) == 0) ++rows;
+        QCOMPARE(rows, 3);
+        QVERIFY2(r.out.contains("| GATED/SSM | bigs |"), qPrintable(r.out));
+
+        const auto v = run_cli(dumps);
+        QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
+    }
+
+    void sameSeedGivesTheSameResults() {
+        // Run after the test above: the same command into another directory.
+        const auto r = run_cli(tiny_experiment("induction", qpath("ind-again")), 300000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+        const auto a = read_json(path("ind") + "/results.json");
+        const auto b = read_json(path("ind-again") + "/results.json");
+        for (std::size_t i = 0; i < 3; ++i) {
+            QCOMPARE(a["models"][i]["test"].dump(), b["models"][i]["test"].dump());
+            QCOMPARE(a["models"][i]["bins"].dump(), b["models"][i]["bins"].dump());
+            const std::string preds = a["models"][i]["predictions"].get<std::string>();
+            const auto pa = read_lines(path("ind") + "/" + preds);
+            const auto pb = read_lines(path("ind-again") + "/" + preds);
+            QCOMPARE(pa.size(), pb.size());
+            for (std::size_t k = 0; k < pa.size(); ++k)
+                QCOMPARE(pa[k].dump(), pb[k].dump());
+        }
+    }
+
+    void unknownExperimentIsAUsageError() {
+        const auto r = run_cli({"experiment", "nope", "--out", qpath("nope")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("unknown experiment 'nope'") && r.err.contains("induction") &&
+                     r.err.contains("gap-matching"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(qpath("nope")));
+    }
+
+    void badOverrideIsAUsageError() {
+        const auto r = run_cli(
+            {"experiment", "induction", "--out", qpath("bad-set"), "--set", "model.d_modle=3"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("model.d_modle"), qPrintable(r.err));
+    }
+
+    void unwritableOutIsAClearError() {
+        // The test may run as root, for whom permission bits do not stop a write: a "directory"
+        // whose parent is a regular file stops everyone.
+        write_text(path("afile"), "x");
+        const auto r = run_cli({"experiment", "induction", "--out", qpath("afile/exp")});
+        QVERIFY(r.exit_code != 0);
+        QCOMPARE(r.exit_code, 3);
+        QVERIFY2(r.err.contains("afile/exp") && r.err.contains("cannot create"), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExperimentCli)
+#include "test_experiment_cli.moc"

@@ -172,11 +172,32 @@ void MainWindow::open_dialog() {
 
 void MainWindow::open_file(const QString& path) {
     const QString abs = QFileInfo(path).absoluteFilePath();
+    if (abs.endsWith(".rsproj", Qt::CaseInsensitive)) {
+        try {
+            open_project(abs);
+        } catch (const std::exception& e) {
+            show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
+        }
+        return;
+    }
     workspace_->add_pending(abs);
     loader_->open(abs);
 }
 
 void MainWindow::on_loaded(const LoadedFile& file) {
+    if (file.values_scanned) {
+        // The second pass: the complete report replaces the structural one, in place, without
+        // taking the user away from the tab they are on.
+        workspace_->add_file(file);
+        if (auto* view = summary_for(file.path))
+            view->show_file(file.path, file.report, file.info, file.error);
+        if (!file.report.ok())
+            statusBar()->showMessage(tr("%1: %n format violation(s) found in its values", nullptr,
+                                        static_cast<int>(file.report.violations.size()))
+                                         .arg(QFileInfo(file.path).fileName()),
+                                     10000);
+        return;
+    }
     workspace_->add_file(file);
     show_summary(file);
     if (!file.report.readable) {
@@ -792,11 +813,7 @@ void MainWindow::open_project_dialog() {
         tr("Routescope projects (*.rsproj);;All files (*)"));
     if (path.isEmpty()) return;
     QSettings().setValue("projectDir", QFileInfo(path).absolutePath());
-    try {
-        open_project(path);
-    } catch (const std::exception& e) {
-        show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
-    }
+    open_file(path);
 }
 
 void MainWindow::save_project_dialog(bool choose_path) {

@@ -34,6 +34,8 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(QWidget* parent = nullptr);
 
+    /// Opens a dump or checkpoint in a worker; a project (*.rsproj) opens as open_project does,
+    /// with an error dialog when it cannot be read.
     void open_file(const QString& path);
     WorkspaceDock* workspace() const { return workspace_; }
     QTabWidget* tabs() const { return tabs_; }

@@ -1,6 +1,7 @@
 #include "app/gui/main_window.hpp"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -23,6 +24,7 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include "app/gui/colour_theme.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace_dock.hpp"
@@ -151,6 +153,34 @@ void MainWindow::create_actions() {
     toggle->setShortcut(QKeySequence(tr("Ctrl+1")));
     toggle->setStatusTip(tr("Show or hide the workspace"));
     view->addAction(toggle);
+
+    // Theme: the platform's (default) or an override, kept across sessions.
+    QMenu* theme_menu = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const struct {
+        ColourTheme theme;
+        const char* text;
+        const char* tip;
+    } theme_entries[] = {
+        {ColourTheme::System, QT_TR_NOOP("&System"), QT_TR_NOOP("Follow the platform's colours")},
+        {ColourTheme::Light, QT_TR_NOOP("&Light"),
+         QT_TR_NOOP("Light colours, whatever the platform")},
+        {ColourTheme::Dark, QT_TR_NOOP("&Dark"), QT_TR_NOOP("Dark colours, whatever the platform")},
+    };
+    const ColourTheme current_theme = saved_colour_theme();
+    for (const auto& e : theme_entries) {
+        auto* a = theme_menu->addAction(tr(e.text));
+        a->setObjectName("theme_" + colour_theme_name(e.theme));
+        a->setStatusTip(tr(e.tip));
+        a->setCheckable(true);
+        a->setChecked(e.theme == current_theme);
+        themes->addAction(a);
+        connect(a, &QAction::triggered, this, [theme = e.theme] {
+            save_colour_theme(theme);
+            apply_colour_theme(theme);
+        });
+    }
+    apply_colour_theme(current_theme);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     auto* about = new QAction(tr("&About Routescope"), this);

@@ -2,6 +2,8 @@
 
 #include <QtConcurrent/QtConcurrent>
 
+#include "views/work_thread_pool.hpp"
+
 namespace routescope::gui {
 
 LoadedFile load_file(const QString& path, bool scan_values) {
@@ -49,9 +51,11 @@ void FileLoader::open(const QString& path) {
             emit loaded(full);
         });
         const QString path = first.path;
-        scan->setFuture(QtConcurrent::run([path] { return load_file(path, true); }));
+        scan->setFuture(
+            QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, true); }));
     });
-    structure->setFuture(QtConcurrent::run([path] { return load_file(path, false); }));
+    structure->setFuture(
+        QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, false); }));
 }
 
 }  // namespace routescope::gui

@@ -58,8 +58,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setTabsClosable(true);
     tabs_->setDocumentMode(true);
     tabs_->setObjectName("viewTabs");
-    connect(tabs_, &QTabWidget::tabCloseRequested, this,
-            [this](int i) { delete tabs_->widget(i); });
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int i) {
+        delete tabs_->widget(i);
+        update_analysis_progress();
+    });
     setCentralWidget(tabs_);
 
     workspace_ = new WorkspaceDock(this);
@@ -260,7 +262,8 @@ void MainWindow::show_summary(const LoadedFile& file) {
         tabs_->addTab(view, QFileInfo(file.path).fileName());
     }
     view->show_file(file.path, file.report, file.info, file.error);
-    tabs_->setCurrentWidget(view);
+    // A project's files open behind its views: the project's current view stays in front.
+    if (!opened_by_project_.removeAll(file.path)) tabs_->setCurrentWidget(view);
 }
 
 void MainWindow::show_error(const QString& title, const QString& text) {
@@ -275,6 +278,7 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 
 void MainWindow::close_current() {
     if (QWidget* w = tabs_->currentWidget()) delete w;
+    update_analysis_progress();
 }
 
 QStringList MainWindow::recent_files() const {
@@ -461,16 +465,24 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     return view;
 }
 
+void MainWindow::update_analysis_progress() {
+    running_.removeAll(nullptr);
+    if (running_.isEmpty()) {
+        progress_->hide();
+        cancel_button_->hide();
+    }
+}
+
 void MainWindow::watch(views::AnalysisView* view) {
+    // The views at work, not a count: a view may start a follow-up job from its result (Gates
+    // reads the example's timeline) without finishing the first, and a tab may close while its
+    // analysis runs (its pointer becomes null).
     auto finished = [this, view] {
-        running_ = std::max(0, running_ - 1);
-        if (running_ == 0) {
-            progress_->hide();
-            cancel_button_->hide();
-        }
+        running_.removeAll(view);
+        update_analysis_progress();
     };
-    connect(view, &views::AnalysisView::analysisStarted, this, [this](const QString& what) {
-        ++running_;
+    connect(view, &views::AnalysisView::analysisStarted, this, [this, view](const QString& what) {
+        if (!running_.contains(view)) running_ << view;
         progress_->setRange(0, 0);  // busy until the first step reports
         progress_->show();
         cancel_button_->show();
@@ -815,7 +827,10 @@ void MainWindow::open_project(const QString& path) {
     setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     const QStringList open = workspace_->paths();
     for (const QString& f : p.files)
-        if (!open.contains(f)) open_file(f);
+        if (!open.contains(f)) {
+            opened_by_project_ << QFileInfo(f).absoluteFilePath();
+            open_file(f);
+        }
     for (const QString& r : p.runs)
         if (!open.contains(r))
             add_run_item(r)->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));

@@ -111,7 +111,9 @@ private:
     QProgressBar* progress_;
     QToolButton* cancel_button_;
     QMenu* analysis_menu_;
-    int running_ = 0;
+    QList<QPointer<QObject>> running_;  ///< analysis views whose work is under way
+    void update_analysis_progress();
+    QStringList opened_by_project_;  ///< files whose summary tab must not take the front
     QList<RunProcess*> training_runs_;
     QProgressBar* run_progress_ = nullptr;
     QLabel* run_status_ = nullptr;

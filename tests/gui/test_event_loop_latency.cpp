@@ -72,6 +72,7 @@ private slots:
         }
 
         std::vector<double> late;
+        int ticks = 0, ticks_running = 0;
         QElapsedTimer since;
         since.start();
         QElapsedTimer overlap;
@@ -84,6 +85,8 @@ private slots:
             bool analysing = false;
             for (auto* v : analyses)
                 analysing = analysing || v->busy();
+            ++ticks;
+            if (run->running()) ++ticks_running;
             if (run->running() && analysing) late.push_back(std::max(0.0, ms - kTickMs));
         });
         tick.start(kTickMs);
@@ -95,7 +98,17 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
 
         QCOMPARE(run->state(), gui::RunProcess::State::Finished);
-        QVERIFY2(late.size() >= 50, qPrintable(QString::number(late.size())));
+        for (auto* v : analyses)
+            QVERIFY2(v->error().isEmpty(), qPrintable(v->title() + ": " + v->error()));
+        QVERIFY2(
+            late.size() >= 50,
+            qPrintable(
+                QString("%1 ticks during the run and an analysis, %2 during the run, %3 in all, "
+                        "%4 analyses finished")
+                    .arg(late.size())
+                    .arg(ticks_running)
+                    .arg(ticks)
+                    .arg(finished)));
         std::sort(late.begin(), late.end());
         const double worst = late.back();
         const double p99 = late[static_cast<std::size_t>(0.99 * (late.size() - 1))];

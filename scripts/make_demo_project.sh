@@ -47,7 +47,7 @@ train() {  # train NAME CONFIG STEPS
     local name="$1" config="$2" n="$3"
     [ -f "$out/$name/model.ckpt.h5" ] && return 0
     echo "demo: training $name ($n steps)…" >&2
-    rm -rf "$out/$name"
+    rm -rf "${out:?}/$name"
     "$cli" train --config "$root/resources/configs/$config" --out "$out/$name" --json \
         --threads "$threads" "${task[@]}" --set train.steps="$n" \
         --set train.checkpoint_every="$((n > 0 ? n : 1))" > "$out/$name.train.log"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the demo project's data: a tiny BiGS and a tiny BERT trained on the built-in induction
 # task (TASKS.md), a BiGS checkpoint at initialisation (for the kernel-change pair), and an
-# activation dump of each trained model (the BiGS one with its gates). Copies
+# activation dump of each trained model (the BiGS one with its gates), and the measured forward
+# time of both architectures against L (routescope-cli bench forward). Copies
 # resources/demo/demo.rsproj beside them as OUT/demo.rsproj: the project names its files relative
 # to itself, so it must sit in the directory that holds them.
 #
@@ -40,7 +41,8 @@ task=(--set data.task=induction --set data.task_params.min_len=16 --set data.tas
 key="steps=$steps examples=$examples ${task[*]} $(cat "$root/resources/configs/bigs-tiny.json" \
     "$root/resources/configs/bert-tiny.json" | cksum)"
 if [ "$(cat "$out/.demo-settings" 2>/dev/null || true)" != "$key" ]; then
-    rm -rf "$out/bigs" "$out/bert" "$out/bigs-init" "$out"/*.dump.h5 "$out/demo.rsproj"
+    rm -rf "$out/bigs" "$out/bert" "$out/bigs-init" "$out"/*.dump.h5 "$out/demo.rsproj" \
+        "$out/forward-timings.txt"
 fi
 
 train() {  # train NAME CONFIG STEPS
@@ -66,6 +68,13 @@ train bigs bigs-tiny.json "$steps"
 train bert bert-tiny.json "$steps"
 dump bigs --gates
 dump bert
+if [ ! -f "$out/forward-timings.txt" ]; then
+    # Measured inference time against L for the Efficiency view, at the demo models' size.
+    echo "demo: timing the forward pass…" >&2
+    "$cli" bench forward --arch bigs,bert --lengths 128,256,512,1024 --d-model 128 --layers 2 \
+        --threads "$threads" --repeats 1 > "$out/forward-timings.txt.tmp" 2> /dev/null
+    mv "$out/forward-timings.txt.tmp" "$out/forward-timings.txt"
+fi
 cp "$root/resources/demo/demo.rsproj" "$out/demo.rsproj"
 echo "$key" > "$out/.demo-settings"
 echo "$out/demo.rsproj"

@@ -8,6 +8,7 @@
 
 #include "analysis/histogram.hpp"
 #include "analysis/sentence_sample.hpp"
+#include "analysis/symmetric_eigen.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
@@ -33,16 +34,15 @@ void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
     if (m >= d) {
         Eigen::MatrixXf c = Eigen::MatrixXf::Zero(d, d);
         c.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(
-            c.selfadjointView<Eigen::Lower>().toDenseMatrix().cast<double>());
-        lambda = solver.eigenvalues();
-        projections = X.cast<double>() * solver.eigenvectors();
+        const SymmetricEigen e = symmetric_eigen(c.cast<double>(), true);  // reads the lower half
+        lambda = e.values;
+        projections = X.cast<double>() * e.vectors;
     } else {
         // XXᵀ = UΛUᵀ shares the non-zero eigenvalues; c_k = Xᵀu_k/σ_k gives cᵀw_i = σ_k u_ik.
         const Eigen::MatrixXd xd = X.cast<double>();
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(xd * xd.transpose());
-        lambda = solver.eigenvalues();
-        projections = solver.eigenvectors() * lambda.cwiseMax(0.0).cwiseSqrt().asDiagonal();
+        const SymmetricEigen e = symmetric_eigen(xd * xd.transpose(), true);
+        lambda = e.values;
+        projections = e.vectors * lambda.cwiseMax(0.0).cwiseSqrt().asDiagonal();
     }
     const double total = lambda.cwiseMax(0.0).sum();
     out.pc1_variance =

@@ -122,6 +122,7 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
     arch_ = h5::read_string_attr(model, "arch").value_or("");
     name_ = h5::read_string_attr(model, "name").value_or("");
     n_layers_ = h5::read_int_attr(model, "n_layers").value_or(0);
+    config_ = h5::read_string_attr(model, "config").value_or("");
     d_ = h5::read_int_attr(model, "d_model").value_or(0);
 
     const auto token_shape = h5::shape_of(file.openDataSet("data/tokens"));

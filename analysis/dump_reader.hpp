@@ -51,6 +51,8 @@ public:
     const std::string& arch() const { return arch_; }
     const std::string& model_name() const { return name_; }
     std::int64_t n_layers() const { return n_layers_; }
+    /// /model attr `config` (the producer's run configuration as JSON text), empty when absent.
+    const std::string& model_config() const { return config_; }
 
     /// Layers present under /layers, ascending.
     std::vector<int> layers() const;
@@ -100,6 +102,7 @@ private:
     std::string path_;
     FileFingerprint fingerprint_;
     std::int64_t S_ = 0, L_ = 0, d_ = 0, n_layers_ = 0;
+    std::string config_;
     std::string arch_, name_;
     std::map<int, LayerInfo> layers_;
     std::map<int, std::vector<std::int64_t>> example_index_;

@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/file_info.hpp"
 
 namespace routescope::analysis {
 namespace {
@@ -58,6 +60,38 @@ double block_parameters(const FlopConfig& c) {
         return dense(d, I) + dense(I / 2, d) + norm + I;
     throw ConfigError("flops: unknown --arch '" + c.arch +
                       "' (bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp)");
+}
+
+FlopConfig flop_config_of_file(const std::string& path) {
+    const FileInfo info = read_file_info(path);
+    if (info.kind != FileKind::Dump && info.kind != FileKind::Checkpoint)
+        throw ConfigError(path + ": neither a dump nor a checkpoint; flops needs its model");
+    FlopConfig c;
+    if (!info.config_json.empty()) {
+        ModelConfig m;
+        try {
+            m = RunConfig::parse(info.config_json).model;
+        } catch (const ConfigError& e) {
+            throw ConfigError(path + ": the stored run configuration does not parse: " + e.what());
+        }
+        c.arch = m.arch;
+        c.layers = m.n_layers;
+        c.d_model = m.d_model;
+        c.intermediate = m.inner();
+        c.state = m.arch == "birdie" ? m.inner() : m.ssm.n_modes;
+        return c;
+    }
+    c.arch = info.arch;
+    c.layers = info.n_layers;
+    c.d_model = info.d_model;
+    c.intermediate = 0;
+    try {
+        block_parameters(c);
+    } catch (const ConfigError&) {
+        throw ConfigError(path + ": /model has no run configuration and arch '" + info.arch +
+                          "' is not one the FLOP model knows; give --arch, --layers, --d-model");
+    }
+    return c;
 }
 
 FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>& lengths) {

@@ -41,6 +41,14 @@ struct FlopResult {
     CsvTable table() const;
 };
 
+/// The FLOP model's configuration of a trained model: the run configuration stored in a
+/// checkpoint's /config or a dump's /model attr `config` (model.arch, n_layers, d_model, I, and N =
+/// model.ssm.n_modes, or Birdie's state size I). A dump without a configuration falls back to its
+/// /model attrs arch, n_layers and d_model with the architecture's default I and N = 64.
+/// ConfigError naming the file when neither names an architecture the model knows (arch
+/// "external").
+FlopConfig flop_config_of_file(const std::string& path);
+
 /// Non-embedding parameters of one block of the architecture (length-independent part).
 double block_parameters(const FlopConfig& config);
 FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>& lengths);

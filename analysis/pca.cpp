@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "analysis/sentence_sample.hpp"
+#include "analysis/symmetric_eigen.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
@@ -26,9 +27,8 @@ std::vector<double> component_weights(const RowMatrixF& H, bool energy) {
         gram = Eigen::MatrixXd::Zero(centred.cols(), centred.cols());
         gram.selfadjointView<Eigen::Lower>().rankUpdate(centred.transpose());
     }
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(gram, Eigen::EigenvaluesOnly);
-    std::vector<double> w(solver.eigenvalues().data(),
-                          solver.eigenvalues().data() + solver.eigenvalues().size());
+    const Eigen::VectorXd values = symmetric_eigen(std::move(gram), false).values;
+    std::vector<double> w(values.data(), values.data() + values.size());
     for (double& v : w)
         v = std::max(v, 0.0);  // rounding leaves tiny negative eigenvalues
     std::sort(w.begin(), w.end(), std::greater<>());

@@ -1,5 +1,7 @@
 #include "views/anisotropy_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QChartView>
 #include <QComboBox>
 #include <QFileInfo>
@@ -118,7 +120,8 @@ void AnisotropyView::start() {
                         o.m = s.m;
                         o.centred = s.centred;
                         o.seed = s.seed;
-                        pair[static_cast<std::size_t>(sentence)] = analysis::anisotropy(*r, o);
+                        pair[static_cast<std::size_t>(sentence)] =
+                            *analysis::cached_anisotropy(*r, o);
                     }
                     out.second.back().push_back(std::move(pair));
                     steps.done(++done);

@@ -1,5 +1,7 @@
 #include "views/gates_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QChartView>
 #include <QComboBox>
 #include <QFileInfo>
@@ -105,7 +107,7 @@ void GatesView::start() {
         tr("Computing gate statistics of %1").arg(QFileInfo(path).fileName()),
         [path](AnalysisSteps&) {
             const analysis::DumpReader dump(path.toStdString());
-            Out out{analysis::gate_statistics(dump, {}, {}), {}};
+            Out out{*analysis::cached_gate_statistics(dump, {}, {}), {}};
             if (dump.has_text())
                 out.second = dump.text();
             else

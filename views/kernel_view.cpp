@@ -1,5 +1,7 @@
 #include "views/kernel_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QComboBox>
 #include <QFileInfo>
 #include <QGridLayout>
@@ -111,9 +113,10 @@ std::vector<double> iota(std::size_t n) {
 }
 
 analysis::KernelsResult compute(const KernelSource& s, const analysis::KernelOptions& options) {
-    if (s.checkpoint) return analysis::kernels_from_checkpoint(s.path.toStdString(), {}, options);
+    if (s.checkpoint)
+        return *analysis::cached_kernels_from_checkpoint(s.path.toStdString(), {}, options);
     const analysis::DumpReader dump(s.path.toStdString());
-    return analysis::kernels_from_dump(dump, {}, options);
+    return *analysis::cached_kernels_from_dump(dump, {}, options);
 }
 
 }  // namespace

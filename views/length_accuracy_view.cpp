@@ -1,5 +1,7 @@
 #include "views/length_accuracy_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -106,7 +108,7 @@ void LengthAccuracyView::start() {
                         ? s.width
                         : std::max(1.0, std::ceil(static_cast<double>(*hi - *lo + 1) / s.bins));
             }
-            Out out{analysis::length_accuracy(a, b.get(), o), {}};
+            Out out{*analysis::cached_length_accuracy(a, b.get(), o), {}};
             if (a.has_text()) out.second.text = a.text();
             out.second.lengths = a.lengths();
             out.second.labels = a.labels();

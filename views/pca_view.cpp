@@ -1,5 +1,7 @@
 #include "views/pca_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QChartView>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -69,7 +71,7 @@ void PcaView::start() {
                 o.layer = l;
                 o.energy = s.energy;
                 o.max_sentences = s.max_sentences;
-                out.push_back(analysis::pca_redundancy(dump, o));
+                out.push_back(*analysis::cached_pca_redundancy(dump, o));
                 steps.done(static_cast<int>(out.size()));
             }
             return out;

@@ -1,5 +1,7 @@
 #include "views/transitions_view.hpp"
 
+#include "analysis/cached_analyses.hpp"
+
 #include <QChartView>
 #include <QComboBox>
 #include <QFileInfo>
@@ -122,7 +124,7 @@ void TransitionsView::start() {
                 const analysis::DumpReader dump(p.toStdString());
                 analysis::TransitionsOptions o;
                 o.max_sentences = s.max_sentences;
-                out.results.push_back(analysis::layer_transitions(dump, o));
+                out.results.push_back(*analysis::cached_layer_transitions(dump, o));
                 out.n_layers.push_back(dump.n_layers());
                 steps.done(static_cast<int>(out.results.size()));
             }

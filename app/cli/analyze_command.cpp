@@ -145,14 +145,25 @@ Output run_analysis(const AnalyzeArgs& a) {
         const auto r = length_accuracy(dump, dumps.size() > 1 ? dumps[1].get() : nullptr, o);
         out.add(r.to_json(), r.table());
     } else if (a.kind == "flops") {
+        // A checkpoint or dump gives the configuration of its own model; else the options do.
+        const std::string source = !a.checkpoints.empty() ? a.checkpoints.front()
+                                   : !a.dumps.empty()     ? a.dumps.front()
+                                                          : std::string();
         FlopConfig c;
-        c.arch = a.arch;
-        c.layers = a.layers;
-        c.d_model = a.d_model;
-        c.intermediate = a.intermediate;
-        c.state = a.state;
-        const auto r = flop_model(
+        if (!source.empty()) {
+            c = flop_config_of_file(source);
+        } else {
+            c.arch = a.arch;
+            c.layers = a.layers;
+            c.d_model = a.d_model;
+            c.intermediate = a.intermediate;
+            c.state = a.state;
+        }
+        auto r = flop_model(
             c, a.lengths.empty() ? std::vector<std::int64_t>{128, 512, 1024, 4096} : a.lengths);
+        if (!source.empty())
+            r.provenance.inputs.push_back(
+                file_input(source, a.checkpoints.empty() ? "dump" : "checkpoint"));
         out.add(r.to_json(), r.table());
     } else if (a.kind == "transitions") {
         const DumpReader& dump = need_dump(dumps, a.kind);
@@ -245,7 +256,8 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--edges", a->edges, "length-accuracy: fixed bin edges")->delimiter(',');
     cmd->add_option("--width", a->width, "length-accuracy: fixed bin width");
     cmd->add_option("--arch", a->arch,
-                    "flops: bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp");
+                    "flops: bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp (or the model "
+                    "of --checkpoint / --dump)");
     cmd->add_option("--layers", a->layers, "flops: number of blocks (default 23)");
     cmd->add_option("--d-model", a->d_model, "flops: width d (default 1024)");
     cmd->add_option("--intermediate", a->intermediate,

@@ -45,6 +45,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
         {"model.gmlp.causal", {"bool", {}}},
+        {"model.slstm.gate_norm", {"bool", {}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
         {"tokenizer.model", {"str?", {}}},
         {"tokenizer.vocab_size", {"int", {}}},
@@ -216,6 +217,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
     c.model.gmlp.causal = m["gmlp"]["causal"];
+    c.model.slstm.gate_norm = m["slstm"]["gate_norm"];
     const auto& k = j["tokenizer"];
     c.tokenizer.kind = k["kind"];
     c.tokenizer.model = opt<std::string>(k["model"]);
@@ -285,6 +287,9 @@ void check_ranges(const RunConfig& c) {
          "must be even for gmlp (its spatial gating unit splits I in two halves)");
     need(m.arch != "birdie" || m.birdie.mode == "causal" || m.inner() % 2 == 0, "model.d_inner",
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)");
+    need(m.pool != "sentence" || m.arch == "slstm", "model.pool",
+         "'sentence' is the S-LSTM sentence node (model.arch = slstm); '" + m.arch +
+             "' pools by 'mean' or 'first'");
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
     need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
     need(m.init_std > 0, "model.init_std", "must be positive");
@@ -337,29 +342,30 @@ int ModelConfig::heads() const {
 
 nlohmann::ordered_json RunConfig::to_json() const {
     ojson j;
-    j["model"] = {{"arch", model.arch},
-                  {"vocab_size", model.vocab_size},
-                  {"d_model", model.d_model},
-                  {"n_layers", model.n_layers},
-                  {"d_inner", opt_json(model.d_inner)},
-                  {"max_len", model.max_len},
-                  {"type_embeddings", model.type_embeddings},
-                  {"ln_eps", model.ln_eps},
-                  {"block_gelu", model.block_gelu},
-                  {"n_heads", opt_json(model.n_heads)},
-                  {"dropout", model.dropout},
-                  {"init_std", model.init_std},
-                  {"ssm",
-                   {{"n_modes", model.ssm.n_modes},
-                    {"n_kernels", model.ssm.n_kernels},
-                    {"a_im_init", model.ssm.a_im_init},
-                    {"dt_min", model.ssm.dt_min},
-                    {"dt_max", model.ssm.dt_max}}},
-                  {"n_labels", model.n_labels},
-                  {"pool", model.pool},
-                  {"birdie",
-                   {{"mode", model.birdie.mode}, {"layer_pattern", model.birdie.layer_pattern}}}};
+    j["model"] = {
+        {"arch", model.arch},
+        {"vocab_size", model.vocab_size},
+        {"d_model", model.d_model},
+        {"n_layers", model.n_layers},
+        {"d_inner", opt_json(model.d_inner)},
+        {"max_len", model.max_len},
+        {"type_embeddings", model.type_embeddings},
+        {"ln_eps", model.ln_eps},
+        {"block_gelu", model.block_gelu},
+        {"n_heads", opt_json(model.n_heads)},
+        {"dropout", model.dropout},
+        {"init_std", model.init_std},
+        {"ssm",
+         {{"n_modes", model.ssm.n_modes},
+          {"n_kernels", model.ssm.n_kernels},
+          {"a_im_init", model.ssm.a_im_init},
+          {"dt_min", model.ssm.dt_min},
+          {"dt_max", model.ssm.dt_max}}},
+        {"n_labels", model.n_labels},
+        {"pool", model.pool},
+        {"birdie", {{"mode", model.birdie.mode}, {"layer_pattern", model.birdie.layer_pattern}}}};
     j["model"]["gmlp"] = {{"causal", model.gmlp.causal}};  // after "birdie", docs/config.md order
+    j["model"]["slstm"] = {{"gate_norm", model.slstm.gate_norm}};
     j["tokenizer"] = {{"kind", tokenizer.kind},
                       {"model", opt_json(tokenizer.model)},
                       {"vocab_size", tokenizer.vocab_size},

@@ -36,9 +36,13 @@ struct BirdieConfig {
     std::string layer_pattern = "alternate";  ///< alternate (odd layers causal) | uniform
 };
 
+/// S-LSTM options (MODELS.md "S-LSTM"; slstm_recurrence.hpp).
+struct SlstmConfig {
+    bool gate_norm = false;  ///< LayerNorm on each of the 7 pre-activations (MODELS.md's option)
+};
+
 struct ModelConfig {
-    std::string arch =
-        "bigs";  ///< bigs | stack_ssm | gated_att | bert (later birdie | slstm | gmlp)
+    std::string arch = "bigs";  ///< bigs | stack_ssm | gated_att | bert | birdie | slstm | gmlp
     int vocab_size = 30522;
     int d_model = 256;
     int n_layers = 4;
@@ -55,6 +59,7 @@ struct ModelConfig {
     std::string pool = "mean";  ///< mean | first | sentence
     BirdieConfig birdie;
     GmlpConfig gmlp;
+    SlstmConfig slstm;
 
     /// I of MODELS.md: explicit, else 3d for bigs/gated_att, 4d for stack_ssm/bert.
     int inner() const;

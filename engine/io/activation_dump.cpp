@@ -49,6 +49,7 @@ public:
           gates_(gates),
           half_(half),
           first_token_(m.pool == "first"),
+          slstm_(m.arch == "slstm"),
           L_(L),
           d_(m.d_model),
           sentence_(static_cast<std::size_t>(m.d_model)) {
@@ -69,6 +70,8 @@ public:
             const float* h = values + b * row;
             const int s = static_cast<int>(first_ + b);
             writer_.write_hidden(layer, s, stored(h, row));
+            bytes_ += row * sizeof(float);
+            if (slstm_) continue;
             // The classification pool (MODELS.md "Heads"): masked mean, or the first token.
             const int n = first_token_ ? 1 : lengths_[b];
             std::fill(sentence_.begin(), sentence_.end(), 0.0f);
@@ -78,7 +81,7 @@ public:
             for (auto& v : sentence_)
                 v /= static_cast<float>(n);
             writer_.write_sentence(layer, s, stored(sentence_.data(), sentence_.size()));
-            bytes_ += (row + d_) * sizeof(float);
+            bytes_ += d_ * sizeof(float);
         }
     }
 
@@ -89,6 +92,25 @@ public:
         const std::size_t row = static_cast<std::size_t>(L_) * channels;
         for (int b = 0; b < rows_; ++b)
             writer_.write_gate(layer, name, static_cast<int>(first_ + b),
+                               stored(values + b * row, row));
+        bytes_ += row * rows_ * sizeof(float);
+    }
+
+    // S-LSTM's sentence node g [B, d] (DUMP_FORMAT.md /layers/<l>/sentence).
+    void sentence(int layer, const float* values) override {
+        if (!slstm_ || !wanted_[static_cast<std::size_t>(layer)]) return;
+        for (int b = 0; b < rows_; ++b)
+            writer_.write_sentence(layer, static_cast<int>(first_ + b),
+                                   stored(values + static_cast<std::size_t>(b) * d_, d_));
+        bytes_ += static_cast<std::uint64_t>(rows_) * d_ * sizeof(float);
+    }
+
+    // S-LSTM's sentence-node weights [B, L + 1, k] (gate `sentence_weight`).
+    void sentence_weight(int layer, const float* values, int channels) override {
+        if (!wanted_[static_cast<std::size_t>(layer)]) return;
+        const std::size_t row = static_cast<std::size_t>(L_ + 1) * channels;
+        for (int b = 0; b < rows_; ++b)
+            writer_.write_gate(layer, "sentence_weight", static_cast<int>(first_ + b),
                                stored(values + b * row, row));
         bytes_ += row * rows_ * sizeof(float);
     }
@@ -108,6 +130,7 @@ private:
     DumpWriter& writer_;
     std::vector<bool> wanted_;
     bool gates_, half_, first_token_;
+    bool slstm_;  // the sentence vector is the model's node g (sentence()), not a pool of h
     int L_, d_;
     std::vector<float> sentence_, rounded_;
     std::int64_t first_ = 0;
@@ -187,7 +210,8 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     const ModelConfig& m = config.model;
     if (options.gates && !models::Model::has_gates(m))
         throw ConfigError("--gates: model.arch '" + m.arch +
-                          "' has no gates to dump (gates exist for bigs: u_f, u_b, v)");
+                          "' has no gates to dump (gates exist for bigs: u_f, u_b, v; slstm: i, l, "
+                          "r, f, s, o, sentence_weight)");
     if (source.count < 1) throw ConfigError("dump: no examples to dump");
     if (source.length < 1 || source.length > m.max_len)
         throw ConfigError("dump: padded length " + std::to_string(source.length) +
@@ -224,7 +248,10 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     spec.length = L;
     spec.layers = layers;
     spec.sentence = true;
-    if (options.gates) {
+    if (options.gates && m.arch == "slstm") {
+        spec.gates = {"i", "l", "r", "f", "s", "o", "sentence_weight"};  // DUMP_FORMAT.md
+        spec.gate_channels = m.d_model;
+    } else if (options.gates) {
         spec.gates = {"u_f", "u_b", "v"};
         spec.gate_channels = m.d_model;
         spec.gate_channels_of["v"] = m.inner();

@@ -101,7 +101,10 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
                     const auto own = spec_.gate_channels_of.find(g);
                     const hsize_t k =
                         own != spec_.gate_channels_of.end() ? own->second : spec_.gate_channels;
-                    create_float(base + "/gates/" + g, {S, L, k}, {1, L, k});
+                    // S-LSTM's sentence_weight [S, L + 1, k]: the token weights, then the
+                    // sentence node's own (DUMP_FORMAT.md).
+                    const hsize_t rows = g == "sentence_weight" ? L + 1 : L;
+                    create_float(base + "/gates/" + g, {S, rows, k}, {1, rows, k});
                 }
             }
         }

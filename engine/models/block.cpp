@@ -13,7 +13,9 @@ namespace routescope::models {
 namespace {
 [[noreturn]] void unsupported(const std::string& arch) {
     throw ConfigError("model.arch: '" + arch +
-                      "' is not built by this engine yet (bigs, stack_ssm, gated_att, bert, gmlp)");
+                      "' has no blocks of this engine (bigs, stack_ssm, gated_att, bert, birdie, "
+                      "gmlp; slstm is a "
+                      "shared recurrence, slstm_recurrence.hpp)");
 }
 }  // namespace
 

@@ -4,8 +4,8 @@
 
 namespace routescope::models {
 
-ClassifierHead::ClassifierHead(const ModelConfig& m) : first_(m.pool == "first"), d_(m.d_model) {
-    if (m.pool == "sentence")
+ClassifierHead::ClassifierHead(const ModelConfig& m) : pool_(m.pool), d_(m.d_model) {
+    if (m.pool == "sentence" && m.arch != "slstm")
         throw ConfigError(
             "model.pool: 'sentence' is the S-LSTM sentence node; the BiGS family "
             "pools by 'mean' or 'first'");
@@ -16,10 +16,11 @@ void ClassifierHead::declare(ParamStore& store, const ModelConfig& m) {
     declare_linear(store, "classifier.out", m.d_model, m.n_labels);
 }
 
-Act ClassifierHead::forward(Graph& g, const Act& h, const BlockInput& in,
+Act ClassifierHead::forward(Graph& g, const Act& h, const Act& sentence, const BlockInput& in,
                             const ops::DropoutSite& dropout) {
-    const Act pooled =
-        first_ ? g.first_token(h, in.B, in.L, d_) : g.mean_pool(h, in.lengths, in.B, in.L, d_);
+    const Act pooled = pool_ == "sentence" ? sentence
+                       : pool_ == "first"  ? g.first_token(h, in.B, in.L, d_)
+                                           : g.mean_pool(h, in.lengths, in.B, in.L, d_);
     const Act t = g.tanh(g.linear(pooled, in.B, "classifier.pool"));
     return g.linear(g.dropout(t, dropout), in.B, "classifier.out");
 }

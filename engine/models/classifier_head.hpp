@@ -3,8 +3,9 @@
 //
 //   logits = out( dropout( tanh( pool_dense( pool(h) ) ) ) )        [B, n_labels]
 //
-// pool = mean of h over the positions < length (model.pool = "mean", the default) or h at
-// position 0 ("first"). Parameters `classifier.pool` [d, d], `classifier.out` [n_labels, d].
+// pool = mean of h over the positions < length (model.pool = "mean", the default), h at
+// position 0 ("first") or, for S-LSTM only, its sentence node g ("sentence"). Parameters
+// `classifier.pool` [d, d], `classifier.out` [n_labels, d].
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -13,10 +14,12 @@ class ClassifierHead {
 public:
     explicit ClassifierHead(const ModelConfig& m);
     static void declare(ParamStore& store, const ModelConfig& m);
-    Act forward(Graph& g, const Act& h, const BlockInput& in, const ops::DropoutSite& dropout);
+    /// sentence: S-LSTM's node g [B, d] (read when model.pool = sentence; else may be empty).
+    Act forward(Graph& g, const Act& h, const Act& sentence, const BlockInput& in,
+                const ops::DropoutSite& dropout);
 
 private:
-    bool first_;
+    std::string pool_;
     int d_;
 };
 

@@ -4,20 +4,26 @@
 
 #include "engine/core/error.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/column_concat.hpp"
 #include "engine/ops/column_slice.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/dense.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/embedding.hpp"
 #include "engine/ops/flip.hpp"
+#include "engine/ops/gate_softmax.hpp"
 #include "engine/ops/gelu.hpp"
 #include "engine/ops/layernorm.hpp"
 #include "engine/ops/linear_scan.hpp"
 #include "engine/ops/mean_pool.hpp"
+#include "engine/ops/neighbour_shift.hpp"
 #include "engine/ops/s4d_kernel.hpp"
+#include "engine/ops/sequence_broadcast.hpp"
+#include "engine/ops/sequence_softmax.hpp"
 #include "engine/ops/sigmoid.hpp"
 #include "engine/ops/spatial_mix.hpp"
 #include "engine/ops/tanh.hpp"
+#include "engine/ops/weighted_sequence_sum.hpp"
 
 namespace routescope::models {
 
@@ -337,6 +343,124 @@ Act Graph::linear_scan(const Act& f, const Act& x, int B, int L, int N, int n_fo
                                       ScanDirection::reverse, pool);
         });
     return h;
+}
+
+Act Graph::linear_no_bias(const Act& x, std::int64_t rows, const std::string& weight_name) {
+    const auto& ws = shape(weight_name);
+    const int out = static_cast<int>(ws[0]), in = static_cast<int>(ws[1]);
+    if (x.n != rows * in)
+        throw Error("Graph::linear_no_bias(" + weight_name + "): input has " + std::to_string(x.n) +
+                    " elements, expected " + std::to_string(rows) + "×" + std::to_string(in));
+    Act y = alloc(rows * out, "linear");
+    if (planning_) return y;
+    const float* w = param(weight_name);
+    ops::dense_forward(y.v, x.v, w, nullptr, rows, in, out, pool_);
+    if (training_) {
+        float* dw = grad(weight_name);
+        tape_->record("dense", [=, &pool = pool_] {
+            ops::dense_backward(x.g, dw, nullptr, y.g, x.v, w, rows, in, out, pool);
+        });
+    }
+    return y;
+}
+
+Act Graph::neighbour(const Act& x, const std::int32_t* lengths, int B, int L, int d, int offset) {
+    Act y = alloc(x.n, "neighbour_shift");
+    if (planning_) return y;
+    ops::neighbour_shift_forward(y.v, x.v, lengths, B, L, d, offset, pool_);
+    if (training_)
+        tape_->record("neighbour_shift", [=, &pool = pool_] {
+            ops::neighbour_shift_backward(x.g, y.g, lengths, B, L, d, offset, pool);
+        });
+    return y;
+}
+
+std::vector<Act> Graph::gate_softmax(const std::vector<Act>& gates) {
+    const int K = static_cast<int>(gates.size());
+    const std::int64_t n = gates.front().n;
+    std::vector<Act> out;
+    for (int k = 0; k < K; ++k)
+        out.push_back(alloc(n, "gate_softmax"));
+    if (planning_) return out;
+    std::vector<float*> y, dy, dx;
+    std::vector<const float*> x;
+    for (int k = 0; k < K; ++k) {
+        y.push_back(out[k].v);
+        x.push_back(gates[k].v);
+        dy.push_back(out[k].g);
+        dx.push_back(gates[k].g);
+    }
+    ops::gate_softmax_forward(y.data(), x.data(), K, n, pool_);
+    if (training_)
+        tape_->record("gate_softmax", [=, &pool = pool_] {
+            std::vector<const float*> cy(y.begin(), y.end()), cdy(dy.begin(), dy.end());
+            ops::gate_softmax_backward(dx.data(), cdy.data(), cy.data(), K, n, pool);
+        });
+    return out;
+}
+
+std::pair<Act, Act> Graph::sequence_softmax(const Act& x, const Act& x_own,
+                                            const std::int32_t* lengths, int B, int L, int d) {
+    Act w = alloc(x.n, "sequence_softmax");
+    Act w_own = alloc(x_own.n, "sequence_softmax");
+    if (planning_) return {w, w_own};
+    ops::sequence_softmax_forward(w.v, w_own.v, x.v, x_own.v, lengths, B, L, d, pool_);
+    if (training_)
+        tape_->record("sequence_softmax", [=, &pool = pool_] {
+            ops::sequence_softmax_backward(x.g, x_own.g, w.g, w_own.g, w.v, w_own.v, lengths, B, L,
+                                           d, pool);
+        });
+    return {w, w_own};
+}
+
+Act Graph::weighted_sequence_sum(const Act& w, const Act& x, const std::int32_t* lengths, int B,
+                                 int L, int d) {
+    Act y = alloc(std::int64_t(B) * d, "weighted_sequence_sum");
+    if (planning_) return y;
+    ops::weighted_sequence_sum_forward(y.v, w.v, x.v, lengths, B, L, d, pool_);
+    if (training_)
+        tape_->record("weighted_sequence_sum", [=, &pool = pool_] {
+            ops::weighted_sequence_sum_backward(w.g, x.g, y.g, w.v, x.v, lengths, B, L, d, pool);
+        });
+    return y;
+}
+
+Act Graph::broadcast_sequence(const Act& x, int B, int L, int d) {
+    Act y = alloc(std::int64_t(B) * L * d, "sequence_broadcast");
+    if (planning_) return y;
+    ops::sequence_broadcast_forward(y.v, x.v, B, L, d, pool_);
+    if (training_)
+        tape_->record("sequence_broadcast", [=, &pool = pool_] {
+            ops::sequence_broadcast_backward(x.g, y.g, B, L, d, pool);
+        });
+    return y;
+}
+
+Act Graph::concat_columns(const std::vector<Act>& pieces, const std::vector<int>& cols,
+                          std::int64_t rows) {
+    const int K = static_cast<int>(pieces.size());
+    int width = 0;
+    for (int k = 0; k < K; ++k) {
+        if (pieces[k].n != rows * cols[k])
+            throw Error("Graph::concat_columns: piece " + std::to_string(k) + " has " +
+                        std::to_string(pieces[k].n) + " elements, expected " +
+                        std::to_string(rows) + "×" + std::to_string(cols[k]));
+        width += cols[k];
+    }
+    Act y = alloc(rows * width, "column_concat");
+    if (planning_) return y;
+    std::vector<const float*> x;
+    std::vector<float*> dx;
+    for (const Act& p : pieces) {
+        x.push_back(p.v);
+        dx.push_back(p.g);
+    }
+    ops::column_concat_forward(y.v, x.data(), cols.data(), K, rows, pool_);
+    if (training_)
+        tape_->record("column_concat", [=, &pool = pool_] {
+            ops::column_concat_backward(dx.data(), y.g, cols.data(), K, rows, pool);
+        });
+    return y;
 }
 
 }  // namespace routescope::models

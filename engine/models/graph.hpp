@@ -13,6 +13,8 @@
 // buffer sized from (B, L, config), no allocation inside a step).
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/core/arena.hpp"
 #include "engine/core/param_store.hpp"
@@ -90,6 +92,25 @@ public:
     Act mean_pool(const Act& x, const std::int32_t* lengths, int B, int L, int d);
     /// x[:, 0] of x [B, L, d] → [B, d].
     Act first_token(const Act& x, int B, int L, int d);
+    /// y = x Wᵀ with W = `<weight_name>` [out, in] and no bias (the S-LSTM's U).
+    Act linear_no_bias(const Act& x, std::int64_t rows, const std::string& weight_name);
+    /// The S-LSTM's window-1 neighbour of each position of x [B, L, d] (ops/neighbour_shift.hpp):
+    /// offset −1 = the left one, +1 = the right one, zero at the edges and where it is a pad.
+    Act neighbour(const Act& x, const std::int32_t* lengths, int B, int L, int d, int offset);
+    /// Softmax across the gates, element by element (ops/gate_softmax.hpp); all of one size.
+    std::vector<Act> gate_softmax(const std::vector<Act>& gates);
+    /// Softmax along the real tokens of x [B, L, d] together with x_own [B, d]
+    /// (ops/sequence_softmax.hpp): (weights [B, L, d], zero at pads; own weight [B, d]).
+    std::pair<Act, Act> sequence_softmax(const Act& x, const Act& x_own,
+                                         const std::int32_t* lengths, int B, int L, int d);
+    /// Σ_{t < length} w[:, t] ⊙ x[:, t] of w, x [B, L, d] → [B, d].
+    Act weighted_sequence_sum(const Act& w, const Act& x, const std::int32_t* lengths, int B, int L,
+                              int d);
+    /// x [B, d] repeated at every position → [B, L, d].
+    Act broadcast_sequence(const Act& x, int B, int L, int d);
+    /// The pieces [rows, cols[k]] side by side → [rows, Σ cols].
+    Act concat_columns(const std::vector<Act>& pieces, const std::vector<int>& cols,
+                       std::int64_t rows);
     /// Mean cross-entropy of logits [rows, V] against targets (−100 ignored); records the backward
     /// with dloss = 1. Returns the loss (0 in planning mode).
     double cross_entropy(const Act& logits, const std::int32_t* targets, std::int64_t rows, int V);

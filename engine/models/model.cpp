@@ -13,6 +13,7 @@
 #include "engine/models/gated_ssm_block.hpp"
 #include "engine/models/graph.hpp"
 #include "engine/models/mlm_head.hpp"
+#include "engine/models/slstm_recurrence.hpp"
 #include "engine/ops/hippo.hpp"
 
 namespace routescope::models {
@@ -21,8 +22,11 @@ namespace {
 
 void declare_all(ParamStore& store, const ModelConfig& m) {
     Embeddings::declare(store, m);
-    for (int i = 0; i < m.n_layers; ++i)
-        declare_block(store, m, i);
+    if (m.arch == "slstm")
+        SlstmRecurrence::declare(store, m);  // one parameter set shared by the n_layers steps
+    else
+        for (int i = 0; i < m.n_layers; ++i)
+            declare_block(store, m, i);
     MlmHead::declare(store, m);
     if (m.n_labels > 0) ClassifierHead::declare(store, m);
 }
@@ -59,8 +63,11 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     params_.allocate();
     pool_ = std::make_unique<ThreadPool>(threads);
     embeddings_ = std::make_unique<Embeddings>(m);
-    for (int i = 0; i < m.n_layers; ++i)
-        blocks_.push_back(make_block(m, i));
+    if (m.arch == "slstm")
+        slstm_ = std::make_unique<SlstmRecurrence>(m);
+    else
+        for (int i = 0; i < m.n_layers; ++i)
+            blocks_.push_back(make_block(m, i));
     mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
     if (has_ssm(m))
@@ -162,11 +169,27 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         h = blocks_[l]->forward(g, h, in);
         if (probe) probe->hidden(static_cast<int>(l) + 1, h.v);
     }
+    Act sentence;  // S-LSTM's sentence node g after the last step
+    if (slstm_) {
+        // Layer l of the dump numbering is recurrent step l (0 = the embeddings and g⁰).
+        const Act Ux = slstm_->input_projection(g, h, in);
+        SlstmState state = slstm_->start(g, h, in);
+        if (probe) probe->sentence(0, state.g.v);
+        for (int l = 1; l <= m.n_layers; ++l) {
+            state = slstm_->step(g, state, Ux, in, l);
+            if (probe) {
+                probe->hidden(l, state.h.v);
+                probe->sentence(l, state.g.v);
+            }
+        }
+        h = state.h;
+        sentence = state.g;
+    }
     double loss = 0;
     if (batch.class_labels) {
         if (!classifier_)
             throw ConfigError("model.n_labels: a classification batch needs n_labels > 0");
-        const Act logits = classifier_->forward(g, h, in, {p, seed, step, 1});
+        const Act logits = classifier_->forward(g, h, sentence, in, {p, seed, step, 1});
         loss = g.cross_entropy(logits, batch.class_labels, B_, m.n_labels);
         logits_ = logits.v;
         logits_size_ = logits.n;
@@ -219,6 +242,17 @@ void Model::set_profile(ops::OpProfile* profile) {
 void Model::set_capture(ActivationProbe* probe) {
     capture_ = probe;
     const bool gates = probe && probe->wants_gates();
+    if (slstm_) {
+        slstm_->set_gate_capture(
+            gates ? SlstmRecurrence::GateCapture(
+                        [probe](int step, const char* name, const float* v, int k) {
+                            if (std::string(name) == "sentence_weight")
+                                probe->sentence_weight(step, v, k);
+                            else
+                                probe->gate(step, name, v, k);
+                        })
+                  : SlstmRecurrence::GateCapture());
+    }
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
         if (auto* birdie = dynamic_cast<BirdieBlock*>(blocks_[l].get())) {
             const int layer = static_cast<int>(l) + 1;
@@ -243,7 +277,7 @@ void Model::set_capture(ActivationProbe* probe) {
 }
 
 bool Model::has_gates(const ModelConfig& m) {
-    return m.arch == "bigs";
+    return m.arch == "bigs" || m.arch == "slstm";
 }
 
 }  // namespace routescope::models

@@ -1,6 +1,8 @@
 #pragma once
 // A model of the BiGS family (MODELS.md): embeddings + n_layers blocks of model.arch + the MLM head
-// (always) + the classification head (when model.n_labels > 0); no final LayerNorm.
+// (always) + the classification head (when model.n_labels > 0); no final LayerNorm. S-LSTM
+// (slstm_recurrence.hpp) has no blocks: one shared recurrence runs n_layers steps instead, and its
+// sentence node g can be the classification pool (model.pool = sentence).
 //
 //   bigs      GATED/SSM (gated_ssm_block.hpp)     stack_ssm  STACK/SSM (stack_ssm_block.hpp)
 //   gated_att GATED/ATT (gated_att_block.hpp)     bert       STACK/ATT (stack_att_block.hpp)
@@ -29,6 +31,7 @@ class Graph;
 class Embeddings;
 class MlmHead;
 class ClassifierHead;
+class SlstmRecurrence;
 
 /// One batch, row-major [B, L] int32 (tests/reference/README.md "batch.h5"). Exactly one of
 /// labels / class_labels. types may be null (all segment 0).
@@ -58,6 +61,14 @@ public:
     /// BiGS: u_f, u_b, v). Only architectures that have gates call it.
     virtual void gate(int layer, const char* name, const float* values, int channels) {
         (void)layer, (void)name, (void)values, (void)channels;
+    }
+    /// The sentence vector [B, d] at layer `layer` ≥ 0 (S-LSTM: the sentence node g after step
+    /// `layer`, g⁰ = the mean of the embeddings at 0). Only architectures with one call it.
+    virtual void sentence(int layer, const float* values) { (void)layer, (void)values; }
+    /// S-LSTM's sentence-node weights of step `layer` ≥ 1 when wants_gates(), [B, L + 1, channels]
+    /// (DUMP_FORMAT.md `sentence_weight`: the token weights, 0 at pads, then the node's own).
+    virtual void sentence_weight(int layer, const float* values, int channels) {
+        (void)layer, (void)values, (void)channels;
     }
 };
 
@@ -115,6 +126,7 @@ private:
     std::unique_ptr<ThreadPool> pool_;
     std::unique_ptr<Embeddings> embeddings_;
     std::vector<std::unique_ptr<Block>> blocks_;
+    std::unique_ptr<SlstmRecurrence> slstm_;  ///< model.arch = slstm (then blocks_ is empty)
     std::unique_ptr<MlmHead> mlm_;
     std::unique_ptr<ClassifierHead> classifier_;
     std::unique_ptr<ops::FftConvWorkspace<float>> fft_;

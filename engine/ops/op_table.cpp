@@ -6,17 +6,23 @@
 
 #include "engine/core/error.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/column_concat.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/dense.hpp"
 #include "engine/ops/dropout.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/embedding.hpp"
 #include "engine/ops/flip.hpp"
+#include "engine/ops/gate_softmax.hpp"
 #include "engine/ops/gelu.hpp"
 #include "engine/ops/layernorm.hpp"
 #include "engine/ops/mean_pool.hpp"
+#include "engine/ops/neighbour_shift.hpp"
+#include "engine/ops/sequence_broadcast.hpp"
+#include "engine/ops/sequence_softmax.hpp"
 #include "engine/ops/sigmoid.hpp"
 #include "engine/ops/tanh.hpp"
+#include "engine/ops/weighted_sequence_sum.hpp"
 
 namespace routescope::ops {
 
@@ -45,6 +51,18 @@ const std::vector<OpInfo>& op_table() {
         {"dropout", "n", [](D s) { return dropout_cost(s[0]); }},
         {"mean_pool", "B, L, d",
          [](D s) { return mean_pool_cost(i32(s[0]), i32(s[1]), i32(s[2])); }},
+        // The S-LSTM's ops (MODELS.md "S-LSTM").
+        {"neighbour_shift", "B, L, d",
+         [](D s) { return neighbour_shift_cost(i32(s[0]), i32(s[1]), i32(s[2])); }},
+        {"gate_softmax", "K, n", [](D s) { return gate_softmax_cost(i32(s[0]), s[1]); }},
+        {"sequence_softmax", "B, L, d",
+         [](D s) { return sequence_softmax_cost(i32(s[0]), i32(s[1]), i32(s[2])); }},
+        {"weighted_sequence_sum", "B, L, d",
+         [](D s) { return weighted_sequence_sum_cost(i32(s[0]), i32(s[1]), i32(s[2])); }},
+        {"sequence_broadcast", "B, L, d",
+         [](D s) { return sequence_broadcast_cost(i32(s[0]), i32(s[1]), i32(s[2])); }},
+        {"column_concat", "rows, total_cols",
+         [](D s) { return column_concat_cost(s[0], i32(s[1])); }},
     };
     return table;
 }

@@ -89,7 +89,7 @@ int files_containing(const std::string& dir, const std::string& needle) {
 class TestDumpCommand : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    std::string bigs_, bert_, induction_;
+    std::string bigs_, bert_, induction_, slstm_;
 
     std::string path(const std::string& name) const {
         return dir_.filePath(QString::fromStdString(name)).toStdString();
@@ -117,6 +117,7 @@ private slots:
         QVERIFY(dir_.isValid());
         bigs_ = train("bigs", "bigs", 20);
         bert_ = train("bert", "bert", 0);
+        slstm_ = train("slstm", "slstm", 5);
         {
             // A BiGS model trained (a few steps) on the induction task: its vocabulary is the
             // task's, as `routescope-cli train --set data.task=induction` makes it.
@@ -220,6 +221,60 @@ private slots:
         QCOMPARE(shape(out, "data/tokens"), (std::vector<hsize_t>{3, 16}));  // [CLS] 14 B [SEP]
         const auto ref = recompute(out, bigs_, 3);
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+    }
+
+    // S-LSTM (DUMP_FORMAT.md gate names i, l, r, f, s, o, sentence_weight [S, L + 1, d]): the
+    // dump validates; the sentence-node weights of a real example sum to 1 over its tokens and the
+    // node (a softmax), with nothing on pads; /layers/0/sentence is g⁰, the mean of the real
+    // tokens' embeddings (MODELS.md), and the five token gates sum to 1 (their softmax).
+    void slstmDumpWithGatesValidatesAndHoldsTheNodeWeights() {
+        QVERIFY(std::filesystem::exists(slstm_));
+        const std::string out = path("slstm.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", slstm_, "--out", out, "--gates",
+                                        "--examples", "7", "--batch", "3", "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "layers/2/gates"),
+                 (std::vector<std::string>{"f", "i", "l", "o", "r", "s", "sentence_weight"}));
+        const auto hidden = shape(out, "layers/0/hidden");
+        const hsize_t S = hidden[0], L = hidden[1], d = hidden[2];
+        QCOMPARE(shape(out, "layers/1/gates/sentence_weight"), (std::vector<hsize_t>{S, L + 1, d}));
+        QCOMPARE(shape(out, "layers/2/sentence"), (std::vector<hsize_t>{S, d}));
+
+        H5::H5File f(out, H5F_ACC_RDONLY);
+        auto read = [&](const std::string& p) {
+            H5::DataSet ds = f.openDataSet(p);
+            std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+            ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
+            return v;
+        };
+        std::vector<int> lengths(S);
+        f.openDataSet("data/lengths").read(lengths.data(), H5::PredType::NATIVE_INT);
+        const auto w = read("layers/1/gates/sentence_weight");
+        const auto h0 = read("layers/0/hidden");
+        const auto g0 = read("layers/0/sentence");
+        std::vector<std::vector<float>> five;
+        for (const char* g : {"i", "l", "r", "f", "s"})
+            five.push_back(read(std::string("layers/2/gates/") + g));
+        for (hsize_t s = 0; s < S; ++s)
+            for (hsize_t c = 0; c < d; ++c) {
+                double sum = 0, mean = 0;
+                for (hsize_t t = 0; t <= L; ++t) {
+                    const float v = w[(s * (L + 1) + t) * d + c];
+                    if (t < L && t >= hsize_t(lengths[s])) QCOMPARE(v, 0.0f);  // a pad
+                    sum += v;
+                }
+                QVERIFY2(std::abs(sum - 1) < 1e-5, qPrintable(QString::number(sum)));
+                for (int t = 0; t < lengths[s]; ++t)
+                    mean += h0[(s * L + hsize_t(t)) * d + c] / lengths[s];
+                QVERIFY(std::abs(mean - g0[s * d + c]) < 1e-5);
+                for (int t = 0; t < lengths[s]; ++t) {
+                    double gates = 0;
+                    for (const auto& g : five)
+                        gates += g[(s * L + hsize_t(t)) * d + c];
+                    QVERIFY(std::abs(gates - 1) < 1e-5);
+                }
+            }
     }
 
     void gatesOfAnArchitectureWithoutGatesIsAClearError() {

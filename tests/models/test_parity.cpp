@@ -90,7 +90,8 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
     }
     if (arch == "gated_att") j["model"]["d_inner"] = 96;
     if (arch == "bert" && n_labels > 0) j["model"]["type_embeddings"] = true;
-    // gMLP: I = 96 (halves of 48); "gmlp_causal" is gmlp with model.gmlp.causal (the lower triangle).
+    // gMLP: I = 96 (halves of 48); "gmlp_causal" is gmlp with model.gmlp.causal (the lower
+    // triangle).
     if (arch == "gmlp" || arch == "gmlp_causal") {
         j["model"]["d_inner"] = 96;
         j["model"]["gmlp"] = {{"causal", arch == "gmlp_causal"}};
@@ -104,6 +105,13 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
         j["model"]["ln_eps"] = 1e-5;
         j["model"]["birdie"] = {{"mode", arch.substr(7)}};
         if (arch == "birdie_bidirectional") j["model"]["birdie"]["layer_pattern"] = "uniform";
+    }
+    // S-LSTM: "slstm" (2 recurrent steps, shared parameters) and "slstm_norm" with
+    // model.slstm.gate_norm (a LayerNorm on each of the 7 pre-activations).
+    if (arch == "slstm" || arch == "slstm_norm") {
+        j["model"]["arch"] = "slstm";
+        j["model"]["ln_eps"] = 1e-5;
+        j["model"]["slstm"] = {{"gate_norm", arch == "slstm_norm"}};
     }
     return RunConfig::from_json(j);
 }
@@ -287,6 +295,10 @@ const std::vector<Case>& cases() {
         {"gmlp (spatial gating unit; I=96)", "gmlp", false, "mean"},
         {"gmlp causal (lower-triangular W)", "gmlp_causal", false, "mean"},
         {"gmlp, mean pool", "gmlp", true, "mean"},
+        {"slstm (2 shared recurrent steps)", "slstm", false, "mean"},
+        {"slstm, gate LayerNorms", "slstm_norm", false, "mean"},
+        {"slstm, sentence-node pool", "slstm", true, "sentence"},
+        {"slstm, sentence-node pool, gate LayerNorms", "slstm_norm", true, "sentence"},
     };
     return all;
 }

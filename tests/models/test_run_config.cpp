@@ -84,6 +84,15 @@ private slots:
                     RunConfig::parse(R"({"model": {"d_model": 64, "ssm": {"n_kernels": 5}}})");
                 }).startsWith("model.ssm.n_kernels: must divide model.d_model=64"));
         QVERIFY(config_error([] { RunConfig::parse("{not json"); }).startsWith("<json>:"));
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"slstm": {"gate_norm": 1}}})");
+                }).startsWith("model.slstm.gate_norm: expected true or false"));
+        // The sentence node exists only in S-LSTM.
+        QVERIFY(config_error([] {
+                    RunConfig::parse(R"({"model": {"arch": "bigs", "pool": "sentence"}})");
+                }).startsWith("model.pool: 'sentence' is the S-LSTM sentence node"));
+        QCOMPARE(RunConfig::parse(R"({"model": {"arch": "slstm", "pool": "sentence"}})").model.pool,
+                 std::string("sentence"));
     }
 
     void setOverridesOneKeyWithAJsonOrBareValue() {
@@ -118,8 +127,9 @@ private slots:
         // Every documented section and key is written.
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
-        QCOMPARE(j["model"].size(), std::size_t(17));  // 15 + model.birdie + model.gmlp
-        QCOMPARE(j["train"].size(), std::size_t(21));  // 18 + init_from, freeze_ssm, epochs
+        QCOMPARE(j["model"].size(), std::size_t(18));          // 15 + model.birdie, .gmlp, .slstm
+        QCOMPARE(j["model"]["slstm"].size(), std::size_t(1));  // gate_norm
+        QCOMPARE(j["train"].size(), std::size_t(21));          // 18 + init_from, freeze_ssm, epochs
     }
 };
 

@@ -314,12 +314,30 @@ def kernel_change(f, res, fb):
     return {"layers": out}
 
 
+def flops(f, res):
+    """ANALYSES.md §7 from a checkpoint's own tensors: P = every parameter of the blocks
+    (/params/layers.*, i.e. without embeddings and heads), dense = 2·P·L, attention = 4·L²·d per
+    attention layer, forward = dense + attention + mixing (mixing, the FFT convolution / scan term,
+    is taken from the result: it is not a parameter count)."""
+    config = json.loads(f["config"].attrs["json"])["model"]
+    P = sum(int(np.prod(d.shape)) for name, d in f["params"].items() if name.startswith("layers."))
+    attention = config["arch"] in ("bert", "gated_att")
+    rows = []
+    for row in res["rows"]:
+        L = row["length"]
+        att = 4.0 * L * L * config["d_model"] * config["n_layers"] if attention else 0.0
+        rows.append({"length": L, "dense": 2.0 * P * L, "attention": att,
+                     "forward": 2.0 * P * L + att + row["mixing"],
+                     "forward_backward": 3 * (2.0 * P * L + att + row["mixing"])})
+    return {"non_embedding_parameters": float(P), "rows": rows}
+
+
 def main():
     kind, dump, result_path, out_path = sys.argv[1:5]
     fb = h5py.File(sys.argv[5], "r") if len(sys.argv) > 5 else None
     with open(result_path) as fh:
         results = json.load(fh)["results"]
-    fn = {"anisotropy": anisotropy, "pca": pca, "transitions": transitions, "gates": gates, "kernels": kernels}
+    fn = {"anisotropy": anisotropy, "pca": pca, "transitions": transitions, "gates": gates, "kernels": kernels, "flops": flops}
     with h5py.File(dump, "r") as f:
         if kind == "length-accuracy":
             out = [length_accuracy(f, r, fb) for r in results]

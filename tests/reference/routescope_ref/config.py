@@ -42,6 +42,9 @@ SCHEMA = {
         "gmlp": {
             "causal": (False, "bool"),
         },
+        "slstm": {
+            "gate_norm": (False, "bool"),
+        },
     },
     "tokenizer": {
         "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece")),
@@ -99,7 +102,7 @@ SCHEMA = {
 }
 
 # The architectures this reference implements (MODELS.md, the BiGS paper's 2x2 ablation).
-REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert", "gmlp")
+REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp")
 
 
 def defaults():
@@ -177,6 +180,8 @@ def _check_ranges(cfg):
          "must be even for gmlp (its spatial gating unit splits I in two halves)")
     need(m["arch"] != "birdie" or m["birdie"]["mode"] == "causal" or d_inner(cfg) % 2 == 0, "model.d_inner",
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)")
+    need(m["pool"] != "sentence" or m["arch"] == "slstm", "model.pool",
+         f"'sentence' is the S-LSTM sentence node (model.arch = slstm); '{m['arch']}' pools by 'mean' or 'first'")
     need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
     need(0 <= m["dropout"] < 1, "model.dropout", "must lie in [0, 1)")
     need(m["init_std"] > 0, "model.init_std", "must be positive")

@@ -29,7 +29,9 @@ masked (probability exactly 0); dropout on the probabilities; output projection 
 
 No final LN after the last block. Heads:
     MLM:            logits = LN(gelu_erf(dense(h))) E_word^T + bias        (decoder tied to E_word)
-    classification: pool (masked mean | first) -> dense -> tanh -> dropout -> out
+    classification: pool (masked mean | first | S-LSTM sentence node) -> dense -> tanh -> dropout -> out
+
+S-LSTM (slstm.py) has no blocks: one shared recurrence `slstm` runs n_layers steps.
 """
 import math
 
@@ -42,6 +44,7 @@ from .errors import ConfigError
 from .ssm import SSM
 from .birdie import BirdieBlock, assign_layer_modes
 from .gmlp import GmlpBlock, SpatialMix
+from .slstm import SLSTM
 
 
 def gelu(x, kind):
@@ -234,7 +237,7 @@ class ClassifierHead(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         m = cfg["model"]
-        if m["pool"] == "sentence":
+        if m["pool"] == "sentence" and m["arch"] != "slstm":
             raise ConfigError("model.pool: 'sentence' is the S-LSTM sentence node; "
                                          "the BiGS family pools by 'mean' or 'first'")
         self.pool_kind = m["pool"]
@@ -242,8 +245,10 @@ class ClassifierHead(nn.Module):
         self.dropout = nn.Dropout(m["dropout"])
         self.out = nn.Linear(m["d_model"], m["n_labels"])
 
-    def forward(self, h, key_valid):
-        if self.pool_kind == "first":
+    def forward(self, h, key_valid, sentence=None):
+        if self.pool_kind == "sentence":
+            pooled = sentence
+        elif self.pool_kind == "first":
             pooled = h[:, 0]
         else:  # mean over non-pad tokens
             w = key_valid.to(h.dtype)[:, :, None]
@@ -260,12 +265,17 @@ class Model(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         m = cfg["model"]
-        if m["arch"] not in BLOCKS:
+        if m["arch"] not in BLOCKS and m["arch"] != "slstm":
             raise ConfigError(f"model.arch: '{m['arch']}' is not implemented by the reference "
                                          f"(one of {', '.join(BLOCKS)})")
         self.cfg = cfg
         self.embeddings = Embeddings(cfg)
-        self.layers = nn.ModuleList([BLOCKS[m["arch"]](cfg) for _ in range(m["n_layers"])])
+        if m["arch"] == "slstm":
+            self.slstm = SLSTM(cfg)  # one parameter set shared by the n_layers steps
+            self.layers = nn.ModuleList()
+        else:
+            self.slstm = None
+            self.layers = nn.ModuleList([BLOCKS[m["arch"]](cfg) for _ in range(m["n_layers"])])
         if m["arch"] == "birdie":
             assign_layer_modes(self.layers, cfg)
         self.mlm = MLMHead(cfg)
@@ -297,6 +307,9 @@ class Model(nn.Module):
         h = self.embeddings(input_ids, token_type_ids)
         for layer in self.layers:
             h = layer(h, key_valid) if reset_mask is None else layer(h, key_valid, reset_mask)
+        self.sentence = None
+        if self.slstm is not None:
+            h, self.sentence = self.slstm(h, key_valid)
         return h, key_valid
 
     def mlm_logits(self, h):
@@ -305,4 +318,4 @@ class Model(nn.Module):
     def class_logits(self, h, key_valid):
         if self.classifier is None:
             raise ValueError("classification needs model.n_labels > 0")
-        return self.classifier(h, key_valid)
+        return self.classifier(h, key_valid, self.sentence)

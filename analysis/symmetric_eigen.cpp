@@ -1,0 +1,42 @@
+#include "analysis/symmetric_eigen.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.hpp"
+
+// LAPACK's Fortran interface; gfortran passes the length of each CHARACTER argument as a hidden
+// trailing size_t.
+extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
+                        double* w, double* work, const int* lwork, int* iwork, const int* liwork,
+                        int* info, std::size_t jobz_len, std::size_t uplo_len);
+
+namespace routescope::analysis {
+
+SymmetricEigen symmetric_eigen(Eigen::MatrixXd a, bool with_vectors) {
+    const int n = static_cast<int>(a.rows());
+    SymmetricEigen out;
+    out.values.resize(n);
+    if (n == 0) return out;
+    const char jobz = with_vectors ? 'V' : 'N', uplo = 'L';  // Eigen is column-major, as Fortran
+    int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
+    double work_size = 0;
+    dsyevd_(&jobz, &uplo, &n, a.data(), &n, out.values.data(), &work_size, &lwork, &iwork_size,
+            &liwork, &info, 1, 1);  // workspace query
+    if (info != 0)
+        throw Error("LAPACK dsyevd workspace query failed (info " + std::to_string(info) + ")");
+    lwork = static_cast<int>(work_size);
+    liwork = iwork_size;
+    std::vector<double> work(static_cast<std::size_t>(lwork));
+    std::vector<int> iwork(static_cast<std::size_t>(std::max(liwork, 1)));
+    dsyevd_(&jobz, &uplo, &n, a.data(), &n, out.values.data(), work.data(), &lwork, iwork.data(),
+            &liwork, &info, 1, 1);
+    if (info != 0)
+        throw Error("LAPACK dsyevd did not converge on a " + std::to_string(n) + " × " +
+                    std::to_string(n) + " matrix (info " + std::to_string(info) + ")");
+    if (with_vectors) out.vectors = std::move(a);
+    return out;
+}
+
+}  // namespace routescope::analysis

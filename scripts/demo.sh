@@ -1,27 +1,25 @@
 #!/usr/bin/env bash
-# Installs, builds and runs the main job on built-in synthetic data: trains a tiny BiGS with MLM on
-# the built-in generated corpus (about a minute on 2 cores, cached afterwards), writes a sample
-# activation dump, checks and summarises both with routescope-cli, and opens them in the workbench
-# (Analysis › Kernels on the checkpoint shows its learned SSM kernels). Without a display the workbench runs
-# offscreen and saves a screenshot instead; the script says where.
+# Installs, builds and opens the workbench on the demo project (resources/demo/demo.rsproj): a tiny
+# BiGS and a tiny BERT trained on the built-in induction task, their activation dumps (BiGS with
+# gates) and the BiGS at initialisation, shown in every analysis view (kernels before/after
+# training, gates, anisotropy, PCA, layer transitions, accuracy by length, efficiency, training
+# curves), BiGS and BERT side by side where a view compares. The first run trains and dumps them
+# (a few minutes on 2 cores, scripts/make_demo_project.sh); later runs reuse build/demo/.
+# Without a display the workbench runs offscreen, saves a screenshot and exports every view's
+# figures instead; the script says where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 out=build/demo
-mkdir -p "$out"
-cli=build/bin/routescope-cli
-ckpt="$out/bigs-tiny/model.ckpt.h5"
-if [ ! -f "$ckpt" ]; then
-    "$cli" train --config resources/configs/bigs-tiny.json --out "$out/bigs-tiny" --json | tail -n 3
-fi
-dump="$out/sample.dump.h5"
-[ -f "$dump" ] || "$cli" sample-dump --out "$dump"
-"$cli" validate "$ckpt" "$dump"
-"$cli" inspect "$dump"
+project="$(scripts/make_demo_project.sh --out "$out" | tail -n 1)"
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${CI:-}" != "true" ]; then
-    exec build/bin/routescope "$ckpt" "$dump"
+    exec build/bin/routescope "$project"
 fi
-QT_QPA_PLATFORM=offscreen build/bin/routescope "$ckpt" "$dump" --screenshot "$out/workbench.png"
+QT_QPA_PLATFORM=offscreen build/bin/routescope "$project" --screenshot "$out/workbench.png"
+build/bin/routescope --export "$project" --out "$out/figures" > /dev/null
 echo "demo: no display, so the workbench ran offscreen."
-echo "demo: outputs are in $(pwd)/$out: bigs-tiny/ (checkpoint and log.jsonl of the run),"
-echo "      sample.dump.h5 (a synthetic dump) and workbench.png (the window)."
+echo "demo: outputs are in $(pwd)/$out: demo.rsproj (the project; open it with"
+echo "      'routescope $out/demo.rsproj' where there is a display), bigs/ and bert/ (the runs:"
+echo "      checkpoint and log.jsonl), bigs-init/ (BiGS before training), bigs.dump.h5 and"
+echo "      bert.dump.h5 (activation dumps), workbench.png (the window) and figures/ (every"
+echo "      view as PNG, SVG, PDF and CSV with provenance JSON)."

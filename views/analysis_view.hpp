@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "views/figure_export.hpp"
+#include "views/work_thread_pool.hpp"
 
 class QLabel;
 
@@ -146,22 +147,23 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
             end_failed(QString::fromUtf8(e.what()));
         }
     });
-    watcher->setFuture(QtConcurrent::run([work, cancelled](QPromise<Outcome>& promise) {
-        AnalysisSteps steps(
-            [&promise](int value, int maximum) {
-                promise.setProgressRange(0, maximum);
-                promise.setProgressValue(value);
-            },
-            cancelled);
-        Outcome out;
-        try {
-            out.value = std::make_shared<T>(work(steps));
-        } catch (const AnalysisSteps::Cancelled&) {
-        } catch (const std::exception& e) {
-            out.error = QString::fromUtf8(e.what());
-        }
-        promise.addResult(std::move(out));
-    }));
+    watcher->setFuture(
+        QtConcurrent::run(work_thread_pool(), [work, cancelled](QPromise<Outcome>& promise) {
+            AnalysisSteps steps(
+                [&promise](int value, int maximum) {
+                    promise.setProgressRange(0, maximum);
+                    promise.setProgressValue(value);
+                },
+                cancelled);
+            Outcome out;
+            try {
+                out.value = std::make_shared<T>(work(steps));
+            } catch (const AnalysisSteps::Cancelled&) {
+            } catch (const std::exception& e) {
+                out.error = QString::fromUtf8(e.what());
+            }
+            promise.addResult(std::move(out));
+        }));
 }
 
 }  // namespace routescope::views

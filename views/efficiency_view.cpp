@@ -8,6 +8,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+
 #include "views/chart_panel.hpp"
 #include "views/result_table.hpp"
 
@@ -21,7 +24,10 @@ nlohmann::json EfficiencyViewSettings::to_json() const {
                      {"d_model", c.d_model},
                      {"intermediate", c.intermediate},
                      {"state", c.state}});
-    return {{"models", m}, {"lengths", lengths}, {"forward_backward", forward_backward}};
+    return {{"models", m},
+            {"lengths", lengths},
+            {"forward_backward", forward_backward},
+            {"timings", timings.toStdString()}};
 }
 
 EfficiencyViewSettings EfficiencyViewSettings::from_json(const nlohmann::json& j) {
@@ -35,6 +41,7 @@ EfficiencyViewSettings EfficiencyViewSettings::from_json(const nlohmann::json& j
     }
     if (j.contains("lengths")) s.lengths = j["lengths"].get<std::vector<qint64>>();
     s.forward_backward = j.value("forward_backward", false);
+    s.timings = QString::fromStdString(j.value("timings", ""));
     return s;
 }
 
@@ -44,6 +51,9 @@ EfficiencyView::EfficiencyView(EfficiencyViewSettings settings, QWidget* parent)
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
     fl->addWidget(chart_);
+    time_chart_ = make_chart_view(tr("Measured time per sequence"), figure_);
+    time_chart_->hide();
+    fl->addWidget(time_chart_);
     table_ = new QTableWidget(this);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(status_);
@@ -65,20 +75,27 @@ void EfficiencyView::restore_settings(const nlohmann::json& j) {
 
 void EfficiencyView::start() {
     const auto s = settings_;
-    run<std::vector<analysis::FlopResult>>(
+    struct Out {
+        std::vector<analysis::FlopResult> flops;
+        std::optional<analysis::ForwardTimings> timings;
+    };
+    run<Out>(
         tr("Counting FLOPs"),
         [s](AnalysisSteps& steps) {
-            std::vector<analysis::FlopResult> out;
+            Out out;
             const std::vector<std::int64_t> lengths(s.lengths.begin(), s.lengths.end());
-            steps.set_total(static_cast<int>(s.models.size()));
+            steps.set_total(static_cast<int>(s.models.size()) + 1);
             for (const auto& m : s.models) {
-                out.push_back(analysis::flop_model(m, lengths));
-                steps.done(static_cast<int>(out.size()));
+                out.flops.push_back(analysis::flop_model(m, lengths));
+                steps.done(static_cast<int>(out.flops.size()));
             }
+            if (!s.timings.isEmpty())
+                out.timings = analysis::read_forward_timings(s.timings.toStdString());
             return out;
         },
-        [this](std::vector<analysis::FlopResult>& r) {
-            results_ = std::move(r);
+        [this](Out& r) {
+            results_ = std::move(r.flops);
+            timings_ = std::move(r.timings);
             redraw();
         });
 }
@@ -120,13 +137,74 @@ void EfficiencyView::redraw() {
                      static_cast<double>(settings_.lengths.back()));
     if (hi > 0) ay->setRange(lo / 2, hi * 2);
     chart->setTitle(tr("FLOPs per sequence against L (2 FLOPs per multiply-accumulate)"));
+    draw_timings();
     show_table(table_, figure_table());
+}
+
+void EfficiencyView::draw_timings() {
+    clear_chart(time_chart_);
+    time_chart_->setVisible(timings_.has_value());
+    if (!timings_) return;
+    QChart* chart = time_chart_->chart();
+    auto* ax = new QLogValueAxis(chart);
+    ax->setBase(2);
+    ax->setLabelFormat("%d");
+    ax->setTitleText(tr("sequence length L"));
+    auto* ay = new QLogValueAxis(chart);
+    ay->setBase(10);
+    ay->setLabelFormat("%g");
+    ay->setTitleText(tr("measured time per sequence (ms, forward)"));
+    chart->addAxis(ax, Qt::AlignBottom);
+    chart->addAxis(ay, Qt::AlignLeft);
+    double lo = INFINITY, hi = 0, lmin = INFINITY, lmax = 0;
+    // In the order of the FLOP chart's models, so that one architecture has one colour in both.
+    std::vector<const analysis::ForwardTimingSeries*> order;
+    for (const auto& t : timings_->series)
+        order.push_back(&t);
+    const auto rank = [this](const std::string& arch) {
+        for (std::size_t i = 0; i < settings_.models.size(); ++i)
+            if (settings_.models[i].arch == arch) return i;
+        return settings_.models.size();
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const auto* a, const auto* b) { return rank(a->arch) < rank(b->arch); });
+    for (const auto* series : order) {
+        const auto& t = *series;
+        auto* s = new QLineSeries();
+        s->setName(QString::fromStdString(t.arch));
+        for (std::size_t i = 0; i < t.lengths.size(); ++i) {
+            if (!(t.ms[i] > 0)) continue;  // a log axis cannot show 0
+            s->append(static_cast<double>(t.lengths[i]), t.ms[i]);
+            lo = std::min(lo, t.ms[i]);
+            hi = std::max(hi, t.ms[i]);
+            lmin = std::min(lmin, static_cast<double>(t.lengths[i]));
+            lmax = std::max(lmax, static_cast<double>(t.lengths[i]));
+        }
+        s->setPointsVisible(true);
+        chart->addSeries(s);
+        s->attachAxis(ax);
+        s->attachAxis(ay);
+    }
+    if (lmax > 0) ax->setRange(lmin, lmax);
+    if (hi > 0) ay->setRange(lo / 2, hi * 2);
+    chart->setTitle(
+        timings_->crossover > 0
+            ? tr("Measured time against L (crossover at L = %1)").arg(timings_->crossover)
+            : tr("Measured time against L (no crossover in the lengths run)"));
 }
 
 analysis::CsvTable EfficiencyView::figure_table() const {
     analysis::CsvTable out;
     for (const auto& r : results_)
         append_rows(out, r.table());
+    if (!timings_) return out;
+    // The measured time beside the count of the same architecture and length (empty where the
+    // timings file has no such point).
+    out.columns.push_back("measured_ms");
+    for (auto& row : out.rows) {
+        const double ms = timings_->ms_at(row[0].get<std::string>(), row[3].get<std::int64_t>());
+        row.push_back(std::isfinite(ms) ? nlohmann::json(ms) : nlohmann::json());
+    }
     return out;
 }
 
@@ -134,6 +212,7 @@ nlohmann::json EfficiencyView::result_provenance() const {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results_)
         out.push_back(r.provenance.to_json());
+    if (timings_) out.push_back(timings_->provenance.to_json());
     return out;
 }
 

@@ -84,6 +84,27 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
     return d;
 }
 
+// Compare mode: A and B share one colour range, the union of their values (symmetric about 0 for
+// signed values), so that one colour means one value in both; min-max scaling is [0, 1] in both
+// already.
+void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
+    if (!std::isnan(a.lo) || !std::isnan(b.lo)) return;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const HeatmapData* d : {&a, &b})
+        for (double v : d->values)
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (!std::isfinite(lo)) return;
+    if (a.diverging || b.diverging) {
+        hi = std::max(std::abs(lo), std::abs(hi));
+        lo = -hi;
+    }
+    a.lo = b.lo = lo;
+    a.hi = b.hi = hi;
+}
+
 std::vector<double> iota(std::size_t n) {
     std::vector<double> x(n);
     for (std::size_t i = 0; i < n; ++i)
@@ -293,10 +314,14 @@ void KernelView::select_layer(int layer) {
 
 void KernelView::redraw() {
     if (!a_) return;
-    heat_a_->set_data(heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName()));
+    HeatmapData shown_a =
+        heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName());
     if (b_) {
-        heat_b_->set_data(
-            heatmap_of(*b_, settings_.scaling, QFileInfo(settings_.b->path).fileName()));
+        HeatmapData shown_b =
+            heatmap_of(*b_, settings_.scaling, QFileInfo(settings_.b->path).fileName());
+        link_colour_ranges(shown_a, shown_b);
+        heat_a_->set_data(std::move(shown_a));
+        heat_b_->set_data(std::move(shown_b));
         // A − B of what is shown, when both have the same layers and positions.
         HeatmapData da = heat_a_->data(), db = heat_b_->data();
         HeatmapData diff = da;
@@ -313,6 +338,8 @@ void KernelView::redraw() {
         diff.lo = diff.hi = std::numeric_limits<double>::quiet_NaN();
         diff.value_label = tr("A − B");
         heat_diff_->set_data(diff);
+    } else {
+        heat_a_->set_data(std::move(shown_a));
     }
     if (settings_.layer >= 0)
         select_layer(settings_.layer);

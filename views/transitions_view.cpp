@@ -18,7 +18,10 @@ nlohmann::json TransitionsViewSettings::to_json() const {
     nlohmann::json d = nlohmann::json::array();
     for (const auto& p : dumps)
         d.push_back(p.toStdString());
-    return {{"dumps", d}, {"measure", measure.toStdString()}, {"max_sentences", max_sentences}};
+    return {{"dumps", d},
+            {"measure", measure.toStdString()},
+            {"max_sentences", max_sentences},
+            {"x", x.toStdString()}};
 }
 
 TransitionsViewSettings TransitionsViewSettings::from_json(const nlohmann::json& j) {
@@ -27,6 +30,7 @@ TransitionsViewSettings TransitionsViewSettings::from_json(const nlohmann::json&
         s.dumps << QString::fromStdString(p.get<std::string>());
     s.measure = QString::fromStdString(j.value("measure", s.measure.toStdString()));
     s.max_sentences = j.value("max_sentences", s.max_sentences);
+    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
     return s;
 }
 
@@ -46,9 +50,16 @@ TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* pare
     measure_box_->addItem(tr("‖Δh‖ / ‖h^(ℓ−1)‖"), "relative");
     measure_box_->addItem(tr("‖h^(ℓ) − h^(ℓ−1)‖₂"), "l2");
     measure_box_->addItem(tr("angle (degrees)"), "angle");
+    x_box_ = new QComboBox(this);
+    x_box_->setObjectName("xAxis");
+    x_box_->addItem(tr("layer ℓ"), "layer");
+    x_box_->addItem(tr("relative depth ℓ / n_layers"), "depth");
+    x_box_->setToolTip(tr("Relative depth aligns models of different depth"));
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Measure:"), this));
     controls->addWidget(measure_box_);
+    controls->addWidget(new QLabel(tr("Along:"), this));
+    controls->addWidget(x_box_);
     controls->addStretch(1);
     chart_ = make_chart_view(tr("Layer transitions"), figure_);
     auto* fl = new QHBoxLayout(figure_);
@@ -61,6 +72,9 @@ TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* pare
     measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
     connect(measure_box_, &QComboBox::currentIndexChanged, this,
             [this] { set_measure(measure_box_->currentData().toString()); });
+    x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    connect(x_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_x(x_box_->currentData().toString()); });
 }
 
 QString TransitionsView::title() const {
@@ -85,6 +99,10 @@ void TransitionsView::restore_settings(const nlohmann::json& j) {
         QSignalBlocker block(measure_box_);
         measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
     }
+    {
+        QSignalBlocker block(x_box_);
+        x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    }
     if (rerun && has_result())
         start();
     else
@@ -93,22 +111,28 @@ void TransitionsView::restore_settings(const nlohmann::json& j) {
 
 void TransitionsView::start() {
     const auto s = settings_;
-    run<std::vector<analysis::TransitionsResult>>(
+    struct Out {
+        std::vector<analysis::TransitionsResult> results;
+        std::vector<std::int64_t> n_layers;
+    };
+    run<Out>(
         tr("Computing layer transitions"),
         [s](AnalysisSteps& steps) {
-            std::vector<analysis::TransitionsResult> out;
+            Out out;
             steps.set_total(static_cast<int>(s.dumps.size()));
             for (const auto& p : s.dumps) {
                 const analysis::DumpReader dump(p.toStdString());
                 analysis::TransitionsOptions o;
                 o.max_sentences = s.max_sentences;
-                out.push_back(*analysis::cached_layer_transitions(dump, o));
-                steps.done(static_cast<int>(out.size()));
+                out.results.push_back(*analysis::cached_layer_transitions(dump, o));
+                out.n_layers.push_back(dump.n_layers());
+                steps.done(static_cast<int>(out.results.size()));
             }
             return out;
         },
-        [this](std::vector<analysis::TransitionsResult>& r) {
-            results_ = std::move(r);
+        [this](Out& r) {
+            results_ = std::move(r.results);
+            n_layers_ = std::move(r.n_layers);
             redraw();
         });
 }
@@ -118,13 +142,24 @@ void TransitionsView::set_measure(const QString& measure) {
     redraw();
 }
 
+void TransitionsView::set_x(const QString& x) {
+    settings_.x = x;
+    {
+        QSignalBlocker block(x_box_);
+        x_box_->setCurrentIndex(std::max(0, x_box_->findData(x)));
+    }
+    redraw();
+}
+
 void TransitionsView::redraw() {
     clear_chart(chart_);
+    const bool depth = settings_.x == "depth";
     for (std::size_t d = 0; d < results_.size(); ++d) {
         const QString name = QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName();
+        const double n = d < n_layers_.size() && n_layers_[d] > 0 ? double(n_layers_[d]) : 1.0;
         std::vector<double> x, tok, sen;
         for (const auto& row : results_[d].layers) {
-            x.push_back(row.layer);
+            x.push_back(depth ? row.layer / n : row.layer);
             tok.push_back(measure_of(row.tokens, settings_.measure));
             sen.push_back(measure_of(row.sentences, settings_.measure));
         }
@@ -135,13 +170,13 @@ void TransitionsView::redraw() {
         pen.setStyle(Qt::DashLine);
         s->setPen(pen);
     }
-    x_axis(chart_, tr("layer ℓ"));
+    x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());
     fit_axes(chart_);
     x_axis(chart_)->setTickType(QValueAxis::TicksDynamic);
-    x_axis(chart_)->setTickInterval(1);
+    x_axis(chart_)->setTickInterval(depth ? 0.25 : 1);
     x_axis(chart_)->setTickAnchor(0);
-    x_axis(chart_)->setLabelFormat("%d");
+    x_axis(chart_)->setLabelFormat(depth ? "%.2f" : "%d");
     chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
 }
 
@@ -151,8 +186,9 @@ analysis::CsvTable TransitionsView::figure_table() const {
         append_rows(
             out,
             with_keys(
-                results_[d].table(), {"model"},
-                {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString()}));
+                results_[d].table(), {"model", "n_layers"},
+                {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString(),
+                 d < n_layers_.size() ? n_layers_[d] : 0}));
     return out;
 }
 

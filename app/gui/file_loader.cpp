@@ -2,6 +2,8 @@
 
 #include <QtConcurrent/QtConcurrent>
 
+#include "views/work_thread_pool.hpp"
+
 namespace routescope::gui {
 
 LoadedFile load_file(const QString& path, bool scan_values) {
@@ -9,9 +11,10 @@ LoadedFile load_file(const QString& path, bool scan_values) {
     out.path = path;
     ValidateOptions options;
     options.scan_values = scan_values;
+    out.values_scanned = scan_values;
     try {
         out.report = validate_file(path.toStdString(), options);
-        if (out.report.readable)
+        if (out.report.readable && !scan_values)
             out.info = read_file_info(path.toStdString());
         else
             out.error = QString::fromStdString(out.report.violations.at(0).found);
@@ -28,14 +31,31 @@ FileLoader::FileLoader(QObject* parent) : QObject(parent) {
 void FileLoader::open(const QString& path) {
     ++pending_;
     emit started(path);
-    auto* watcher = new QFutureWatcher<LoadedFile>(this);
-    connect(watcher, &QFutureWatcher<LoadedFile>::finished, this, [this, watcher] {
-        --pending_;
-        emit loaded(watcher->result());
-        watcher->deleteLater();
+    auto* structure = new QFutureWatcher<LoadedFile>(this);
+    connect(structure, &QFutureWatcher<LoadedFile>::finished, this, [this, structure] {
+        const LoadedFile first = structure->result();
+        structure->deleteLater();
+        emit loaded(first);
+        if (!first.report.readable) {
+            --pending_;
+            return;
+        }
+        // The value scan DUMP_FORMAT.md asks for (NaN/Inf, lengths, ids): reads every byte.
+        auto* scan = new QFutureWatcher<LoadedFile>(this);
+        connect(scan, &QFutureWatcher<LoadedFile>::finished, this, [this, scan, first] {
+            LoadedFile full = scan->result();
+            scan->deleteLater();
+            full.info = first.info;
+            if (!full.report.readable && full.error.isEmpty()) full.error = first.error;
+            --pending_;
+            emit loaded(full);
+        });
+        const QString path = first.path;
+        scan->setFuture(
+            QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, true); }));
     });
-    // Full value scan: dumps small enough to open are scanned for NaN/Inf as DUMP_FORMAT.md asks.
-    watcher->setFuture(QtConcurrent::run([path] { return load_file(path, true); }));
+    structure->setFuture(
+        QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, false); }));
 }
 
 }  // namespace routescope::gui

@@ -1,5 +1,6 @@
-// routescope: the workbench. `routescope [FILES...]` opens dumps and checkpoints;
-// `--screenshot PNG` opens them, saves a picture of the window and exits (headless demo, CI);
+// routescope: the workbench. `routescope [FILES...]` opens dumps, checkpoints and projects
+// (*.rsproj); `--screenshot PNG` opens them, waits for their analyses, saves a picture of the
+// window and exits (headless demo, CI);
 // `--export project.rsproj --out DIR` redraws every figure of a project without a display.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -42,8 +43,9 @@ int main(int argc, char** argv) {
     parser.addOption(export_out);
     QCommandLineOption export_dpi("dpi", "PNG resolution of --export (default 150).", "DPI", "150");
     parser.addOption(export_dpi);
-    parser.addPositionalArgument("files", "Dumps (*.dump.h5) and checkpoints (*.ckpt.h5) to open.",
-                                 "[files...]");
+    parser.addPositionalArgument(
+        "files", "Dumps (*.dump.h5), checkpoints (*.ckpt.h5) and projects (*.rsproj) to open.",
+        "[files...]");
     parser.process(app);
 
     if (parser.isSet(export_project)) {
@@ -63,15 +65,15 @@ int main(int argc, char** argv) {
     }
 
     routescope::gui::MainWindow window;
+    window.show();
     for (const QString& f : parser.positionalArguments())
         window.open_file(f);
-    window.show();
 
     if (parser.isSet(screenshot)) {
         const QString out = parser.value(screenshot);
         auto* poll = new QTimer(&app);
         QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
-            if (window.loader()->pending() > 0) return;
+            if (!window.idle()) return;
             poll->stop();
             const bool ok = window.grab().save(out);
             std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ")

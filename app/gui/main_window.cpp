@@ -1,6 +1,7 @@
 #include "app/gui/main_window.hpp"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -23,6 +24,7 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 
+#include "app/gui/colour_theme.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace_dock.hpp"
@@ -56,8 +58,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setTabsClosable(true);
     tabs_->setDocumentMode(true);
     tabs_->setObjectName("viewTabs");
-    connect(tabs_, &QTabWidget::tabCloseRequested, this,
-            [this](int i) { delete tabs_->widget(i); });
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int i) {
+        delete tabs_->widget(i);
+        update_analysis_progress();
+    });
     setCentralWidget(tabs_);
 
     workspace_ = new WorkspaceDock(this);
@@ -152,6 +156,34 @@ void MainWindow::create_actions() {
     toggle->setStatusTip(tr("Show or hide the workspace"));
     view->addAction(toggle);
 
+    // Theme: the platform's (default) or an override, kept across sessions.
+    QMenu* theme_menu = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const struct {
+        ColourTheme theme;
+        const char* text;
+        const char* tip;
+    } theme_entries[] = {
+        {ColourTheme::System, QT_TR_NOOP("&System"), QT_TR_NOOP("Follow the platform's colours")},
+        {ColourTheme::Light, QT_TR_NOOP("&Light"),
+         QT_TR_NOOP("Light colours, whatever the platform")},
+        {ColourTheme::Dark, QT_TR_NOOP("&Dark"), QT_TR_NOOP("Dark colours, whatever the platform")},
+    };
+    const ColourTheme current_theme = saved_colour_theme();
+    for (const auto& e : theme_entries) {
+        auto* a = theme_menu->addAction(tr(e.text));
+        a->setObjectName("theme_" + colour_theme_name(e.theme));
+        a->setStatusTip(tr(e.tip));
+        a->setCheckable(true);
+        a->setChecked(e.theme == current_theme);
+        themes->addAction(a);
+        connect(a, &QAction::triggered, this, [theme = e.theme] {
+            save_colour_theme(theme);
+            apply_colour_theme(theme);
+        });
+    }
+    apply_colour_theme(current_theme);
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     auto* about = new QAction(tr("&About Routescope"), this);
     about->setStatusTip(tr("Version and the libraries built in"));
@@ -172,11 +204,32 @@ void MainWindow::open_dialog() {
 
 void MainWindow::open_file(const QString& path) {
     const QString abs = QFileInfo(path).absoluteFilePath();
+    if (abs.endsWith(".rsproj", Qt::CaseInsensitive)) {
+        try {
+            open_project(abs);
+        } catch (const std::exception& e) {
+            show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
+        }
+        return;
+    }
     workspace_->add_pending(abs);
     loader_->open(abs);
 }
 
 void MainWindow::on_loaded(const LoadedFile& file) {
+    if (file.values_scanned) {
+        // The second pass: the complete report replaces the structural one, in place, without
+        // taking the user away from the tab they are on.
+        workspace_->add_file(file);
+        if (auto* view = summary_for(file.path))
+            view->show_file(file.path, file.report, file.info, file.error);
+        if (!file.report.ok())
+            statusBar()->showMessage(tr("%1: %n format violation(s) found in its values", nullptr,
+                                        static_cast<int>(file.report.violations.size()))
+                                         .arg(QFileInfo(file.path).fileName()),
+                                     10000);
+        return;
+    }
     workspace_->add_file(file);
     show_summary(file);
     if (!file.report.readable) {
@@ -209,7 +262,8 @@ void MainWindow::show_summary(const LoadedFile& file) {
         tabs_->addTab(view, QFileInfo(file.path).fileName());
     }
     view->show_file(file.path, file.report, file.info, file.error);
-    tabs_->setCurrentWidget(view);
+    // A project's files open behind its views: the project's current view stays in front.
+    if (!opened_by_project_.removeAll(file.path)) tabs_->setCurrentWidget(view);
 }
 
 void MainWindow::show_error(const QString& title, const QString& text) {
@@ -224,6 +278,7 @@ void MainWindow::show_error(const QString& title, const QString& text) {
 
 void MainWindow::close_current() {
     if (QWidget* w = tabs_->currentWidget()) delete w;
+    update_analysis_progress();
 }
 
 QStringList MainWindow::recent_files() const {
@@ -410,16 +465,24 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     return view;
 }
 
+void MainWindow::update_analysis_progress() {
+    running_.removeAll(nullptr);
+    if (running_.isEmpty()) {
+        progress_->hide();
+        cancel_button_->hide();
+    }
+}
+
 void MainWindow::watch(views::AnalysisView* view) {
+    // The views at work, not a count: a view may start a follow-up job from its result (Gates
+    // reads the example's timeline) without finishing the first, and a tab may close while its
+    // analysis runs (its pointer becomes null).
     auto finished = [this, view] {
-        running_ = std::max(0, running_ - 1);
-        if (running_ == 0) {
-            progress_->hide();
-            cancel_button_->hide();
-        }
+        running_.removeAll(view);
+        update_analysis_progress();
     };
-    connect(view, &views::AnalysisView::analysisStarted, this, [this](const QString& what) {
-        ++running_;
+    connect(view, &views::AnalysisView::analysisStarted, this, [this, view](const QString& what) {
+        if (!running_.contains(view)) running_ << view;
         progress_->setRange(0, 0);  // busy until the first step reports
         progress_->show();
         cancel_button_->show();
@@ -764,7 +827,10 @@ void MainWindow::open_project(const QString& path) {
     setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     const QStringList open = workspace_->paths();
     for (const QString& f : p.files)
-        if (!open.contains(f)) open_file(f);
+        if (!open.contains(f)) {
+            opened_by_project_ << QFileInfo(f).absoluteFilePath();
+            open_file(f);
+        }
     for (const QString& r : p.runs)
         if (!open.contains(r))
             add_run_item(r)->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
@@ -792,11 +858,7 @@ void MainWindow::open_project_dialog() {
         tr("Routescope projects (*.rsproj);;All files (*)"));
     if (path.isEmpty()) return;
     QSettings().setValue("projectDir", QFileInfo(path).absolutePath());
-    try {
-        open_project(path);
-    } catch (const std::exception& e) {
-        show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
-    }
+    open_file(path);
 }
 
 void MainWindow::save_project_dialog(bool choose_path) {

@@ -34,6 +34,8 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(QWidget* parent = nullptr);
 
+    /// Opens a dump or checkpoint in a worker; a project (*.rsproj) opens as open_project does,
+    /// with an error dialog when it cannot be read.
     void open_file(const QString& path);
     WorkspaceDock* workspace() const { return workspace_; }
     QTabWidget* tabs() const { return tabs_; }
@@ -109,7 +111,9 @@ private:
     QProgressBar* progress_;
     QToolButton* cancel_button_;
     QMenu* analysis_menu_;
-    int running_ = 0;
+    QList<QPointer<QObject>> running_;  ///< analysis views whose work is under way
+    void update_analysis_progress();
+    QStringList opened_by_project_;  ///< files whose summary tab must not take the front
     QList<RunProcess*> training_runs_;
     QProgressBar* run_progress_ = nullptr;
     QLabel* run_status_ = nullptr;

@@ -100,20 +100,23 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
         p.views.push_back(std::move(view));
         ++index;
     }
-    // Relative paths inside the settings: those the project lists, made absolute again.
-    QStringList rel, abs;
-    for (const auto& key : {"files", "runs"})
-        for (const auto& s : j.value(key, nlohmann::json::array())) {
-            rel << QString::fromStdString(s.get<std::string>());
-            abs << QDir::cleanPath(base.absoluteFilePath(rel.back()));
+    // Relative paths inside the settings, made absolute again: the view's own inputs and the
+    // project's files. Not the run directories: a run named "bigs" must not turn a view's
+    // architecture "bigs" (Efficiency) into a path; a view that reads a run has it as an input.
+    QStringList file_rel, file_abs;
+    for (const auto& s : j.value("files", nlohmann::json::array())) {
+        file_rel << QString::fromStdString(s.get<std::string>());
+        file_abs << QDir::cleanPath(base.absoluteFilePath(file_rel.back()));
+    }
+    const auto& views_json = j.value("views", nlohmann::json::array());
+    for (std::size_t i = 0; i < p.views.size(); ++i) {
+        QStringList rel = file_rel, abs = file_abs;
+        for (const auto& s : views_json[i].value("inputs", nlohmann::json::array())) {
+            rel.prepend(QString::fromStdString(s.get<std::string>()));
+            abs.prepend(QDir::cleanPath(base.absoluteFilePath(rel.front())));
         }
-    for (const auto& v : j.value("views", nlohmann::json::array()))
-        for (const auto& s : v.value("inputs", nlohmann::json::array())) {
-            rel << QString::fromStdString(s.get<std::string>());
-            abs << QDir::cleanPath(base.absoluteFilePath(rel.back()));
-        }
-    for (auto& v : p.views)
-        map_paths(v.settings, rel, abs);
+        map_paths(p.views[i].settings, rel, abs);
+    }
     return p;
 }
 

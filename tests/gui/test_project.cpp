@@ -88,6 +88,24 @@ private slots:
         QCOMPARE(q.current, 0);
     }
 
+    void aSettingValueThatNamesARunIsNotTakenForItsPath() {
+        // The demo project has a run directory "bigs" and an Efficiency view whose settings name
+        // the architecture "bigs": the architecture stays a name.
+        const nlohmann::json j = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"runs", {"bigs"}},
+            {"views",
+             {{{"kind", "efficiency"}, {"settings", {{"models", {{{"arch", "bigs"}}}}}}},
+              {{"kind", "training"}, {"inputs", {"bigs"}}, {"settings", {{"runs", {"bigs"}}}}}}}};
+        const gui::Project p = gui::Project::from_json(j, QDir("/data/project"));
+        QCOMPARE(p.views.at(0).settings["models"][0]["arch"].get<std::string>(),
+                 std::string("bigs"));
+        QCOMPARE(p.views.at(1).settings["runs"][0].get<std::string>(),
+                 std::string("/data/project/bigs"));
+        QCOMPARE(p.runs, QStringList{"/data/project/bigs"});
+    }
+
     void aFileThatIsNotAProjectIsANamedError() {
         const QString dir = fresh_dir("bad");
         QFile f(dir + "/bad.rsproj");

@@ -1,5 +1,6 @@
 #include "analysis_test_support.hpp"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QProcess>
 
@@ -88,8 +89,12 @@ std::string compare_with_reference(const nlohmann::json& reference, const nlohma
 
 QString cli_matches_reference(const QString& kind, const QStringList& dumps,
                               const QStringList& options, const QString& input_flag) {
+    // Tests that share dump_dir() run in parallel under ctest -j: the process id keeps their
+    // result files apart.
     static int serial = 0;
-    const QString stem = dump_dir() + "/" + kind + "-" + QString::number(++serial);
+    const QString stem = dump_dir() + "/" + kind + "-" +
+                         QString::number(QCoreApplication::applicationPid()) + "-" +
+                         QString::number(++serial);
     QStringList args = {"analyze", kind};
     for (const auto& d : dumps)
         args << input_flag << d;

@@ -1,6 +1,8 @@
 #pragma once
 // Layer transitions (ANALYSES.md §5; the S-LSTM paper's Figure 7): how far each layer moves token
-// and sentence vectors, one curve per model and vector kind.
+// and sentence vectors, one curve per model and vector kind; or, as the measure "positions", the
+// step × position change heatmap of the first dump (rows: layer / S-LSTM recurrent step ℓ ≥ 1,
+// columns: positions, value: mean ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂ as analysis/transitions computes it).
 #include "analysis/transitions.hpp"
 #include "views/analysis_view.hpp"
 
@@ -9,9 +11,11 @@ class QChartView;
 
 namespace routescope::views {
 
+class HeatmapWidget;
+
 struct TransitionsViewSettings {
     QStringList dumps;
-    QString measure = "relative";  ///< l2 | relative | angle
+    QString measure = "relative";  ///< l2 | relative | angle | positions (heatmap)
     qint64 max_sentences = 0;
     nlohmann::json to_json() const;
     static TransitionsViewSettings from_json(const nlohmann::json& j);
@@ -29,6 +33,7 @@ public:
     void set_measure(const QString& measure);
     const std::vector<analysis::TransitionsResult>& results() const { return results_; }
     QChartView* chart() const { return chart_; }
+    HeatmapWidget* position_heatmap() const { return position_map_; }
 
 protected:
     nlohmann::json result_provenance() const override;
@@ -39,7 +44,9 @@ private:
     std::vector<analysis::TransitionsResult> results_;
     QComboBox* measure_box_;
     QChartView* chart_;
+    HeatmapWidget* position_map_;
     void redraw();
+    void draw_positions();
 };
 
 }  // namespace routescope::views

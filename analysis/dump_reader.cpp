@@ -281,6 +281,46 @@ std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     return out;
 }
 
+std::vector<std::int32_t> DumpReader::reset_mask(std::int64_t example) const {
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, "data/reset_mask")) return {};
+    if (example < 0 || example >= static_cast<std::int64_t>(lengths_.size()))
+        throw ConfigError(path_ + ": example " + std::to_string(example) + " outside /data");
+    H5::DataSet ds = impl_->file.openDataSet("data/reset_mask");
+    const auto shape = h5::shape_of(ds);
+    if (shape.size() != 2 || shape[1] != static_cast<hsize_t>(L_) ||
+        shape[0] != static_cast<hsize_t>(lengths_.size()))
+        throw FormatError(path_ + ": /data/reset_mask has shape " + h5::shape_text(shape) +
+                          ", expected [S, L]");
+    H5::DataSpace space = ds.getSpace();
+    const hsize_t start[2] = {static_cast<hsize_t>(example), 0};
+    const hsize_t count[2] = {1, static_cast<hsize_t>(L_)};
+    space.selectHyperslab(H5S_SELECT_SET, count, start);
+    H5::DataSpace memory(1, &count[1]);
+    std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
+    ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    return out;
+}
+
+std::int64_t DumpReader::prefix_end(std::int64_t example) const {
+    const auto mask = reset_mask(example);
+    if (mask.empty()) return -1;
+    const std::int64_t n = lengths_.at(static_cast<std::size_t>(example));
+    for (std::int64_t t = 0; t < n; ++t)
+        if (mask[static_cast<std::size_t>(t)] & 2) return t;  // bit 2: causal region
+    return -1;
+}
+
+int DumpReader::gate_reverse_from(int index) const {
+    Hdf5Lock lock;
+    const std::string path = "layers/" + std::to_string(index) + "/gates";
+    if (!h5::is_group(impl_->file, path)) return -1;
+    const H5::Group g = impl_->file.openGroup(path);
+    if (!h5::has_attr(g, "reverse_from")) return -1;
+    const auto v = h5::read_int_attr(g, "reverse_from");
+    return v && *v >= 1 ? static_cast<int>(*v) : -1;
+}
+
 RowMatrixF DumpReader::hidden_row(int index, std::int64_t row) const {
     const LayerInfo& info = layer(index);
     if (row < 0 || row >= info.rows)

@@ -76,6 +76,11 @@ public:
     std::vector<std::string> text() const;
     std::vector<std::string> vocab() const;
     std::vector<std::int32_t> tokens(std::int64_t example) const;
+    /// Birdie's /data/reset_mask row of one example (L values), empty when the dump has none.
+    std::vector<std::int32_t> reset_mask(std::int64_t example) const;
+    /// The first position of the example's causal region (reset-mask bit 2) among its real
+    /// tokens: the prefix/suffix boundary of a prefix-LM row; −1 without a mask or a suffix.
+    std::int64_t prefix_end(std::int64_t example) const;
 
     /// Hidden states of one stored row, its first `length` tokens: [length, d].
     RowMatrixF hidden_row(int layer, std::int64_t row) const;
@@ -85,6 +90,9 @@ public:
     RowMatrixF sentence_rows(int layer, const std::vector<std::int64_t>& rows) const;
     /// Gate g of one stored row: [L (or L+1), k], all positions (the caller knows the length).
     RowMatrixF gate_row(int layer, const std::string& gate, std::int64_t row) const;
+    /// Birdie: attr reverse_from of /layers/<l>/gates (channels ≥ it scan right to left); −1 when
+    /// the layer has none (a causal layer, another architecture).
+    int gate_reverse_from(int layer) const;
     /// Shape [rows, positions, k] of a gate dataset.
     std::vector<std::int64_t> gate_shape(int layer, const std::string& gate) const;
 

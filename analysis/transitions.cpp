@@ -76,13 +76,23 @@ TransitionsResult layer_transitions(const DumpReader& dump, const TransitionsOpt
         for (auto r : rows_from)
             row.examples.push_back(ex_from[static_cast<std::size_t>(r)]);
         Accumulator tokens, sentences;
+        std::vector<double> position_sum(static_cast<std::size_t>(dump.padded_length()), 0.0);
+        row.position_count.assign(position_sum.size(), 0);
         for (std::size_t j = 0; j < rows_from.size(); ++j) {
             const RowMatrixF a = dump.hidden_row(from, rows_from[j]),
                              b = dump.hidden_row(to, rows_to[j]);
-            for (Eigen::Index t = 0; t < a.rows(); ++t)
-                tokens.add(a.row(t).cast<double>().transpose(),
-                           b.row(t).cast<double>().transpose());
+            for (Eigen::Index t = 0; t < a.rows(); ++t) {
+                const Eigen::VectorXd before = a.row(t).cast<double>().transpose(),
+                                      after = b.row(t).cast<double>().transpose();
+                tokens.add(before, after);
+                position_sum[static_cast<std::size_t>(t)] += (after - before).norm();
+                ++row.position_count[static_cast<std::size_t>(t)];
+            }
         }
+        row.position_l2.resize(position_sum.size());
+        for (std::size_t t = 0; t < position_sum.size(); ++t)
+            row.position_l2[t] =
+                row.position_count[t] ? position_sum[t] / double(row.position_count[t]) : 0.0;
         std::string source_from, source_to;
         const RowMatrixF sa = sentence_vectors(dump, from, rows_from, &source_from);
         const RowMatrixF sb = sentence_vectors(dump, to, rows_to, &source_to);
@@ -95,6 +105,7 @@ TransitionsResult layer_transitions(const DumpReader& dump, const TransitionsOpt
             source_from == source_to ? source_from : source_from + " -> " + source_to;
         result.layers.push_back(row);
     }
+    result.arch = dump.arch();
     result.provenance.analysis = "transitions";
     result.provenance.inputs.push_back(dump_input(dump));
     result.provenance.parameters = {{"max_sentences", options.max_sentences},
@@ -121,7 +132,9 @@ nlohmann::json TransitionsResult::to_json() const {
                                  {"examples", l.examples},
                                  {"tokens", stats_json(l.tokens)},
                                  {"sentences", stats_json(l.sentences)},
-                                 {"sentence_source", l.sentence_source}});
+                                 {"sentence_source", l.sentence_source},
+                                 {"position_l2", l.position_l2},
+                                 {"position_count", l.position_count}});
     return out;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // Layer transitions (ANALYSES.md §5; the S-LSTM paper's Figure 7, ALBERT's Figure 1): how far each
-// layer moves the representations, per token and per sentence vector.
+// layer moves the representations, per token and per sentence vector; and, per layer (S-LSTM:
+// recurrent step) ℓ and position t, the mean ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂ over the examples that have
+// a real token at t (the step × position change heatmap of the transitions view).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -33,10 +35,15 @@ struct TransitionRow {
     std::vector<std::int64_t> examples;  ///< examples used (common to both layers, maybe sampled)
     TransitionStats tokens, sentences;
     std::string sentence_source;
+    /// Per position t < L: mean ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂ over the examples with length > t (0 where
+    /// none), and how many examples that is.
+    std::vector<double> position_l2;
+    std::vector<std::int64_t> position_count;
 };
 
 struct TransitionsResult {
     Provenance provenance;
+    std::string arch;  ///< the dump's /model arch (S-LSTM layers are recurrent steps)
     std::vector<TransitionRow> layers;
     nlohmann::json to_json() const;
     CsvTable table() const;

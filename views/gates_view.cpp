@@ -54,10 +54,16 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     controls->addWidget(example_box_, 1);
 
     timeline_map_ = new HeatmapWidget(figure_);
+    reverse_map_ = new HeatmapWidget(figure_);
+    reverse_map_->setObjectName("reverseTimeline");
+    reverse_map_->hide();
     histogram_ = make_chart_view(tr("Histogram"), figure_);
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
-    fl->addWidget(timeline_map_, 3);
+    auto* panels = new QVBoxLayout;
+    panels->addWidget(timeline_map_, 1);
+    panels->addWidget(reverse_map_, 1);
+    fl->addLayout(panels, 3);
     fl->addWidget(histogram_, 2);
     table_ = new QTableWidget(this);
     table_->setObjectName("gateStatistics");
@@ -243,7 +249,9 @@ void GatesView::load_timeline() {
                            example,
                            dump.lengths().at(static_cast<std::size_t>(example)),
                            dump.gate_row(layer, gate.toStdString(), row),
-                           {}};
+                           {},
+                           dump.gate_reverse_from(layer),
+                           dump.prefix_end(example)};
             std::vector<std::string> vocab;
             try {
                 vocab = dump.vocab();
@@ -258,25 +266,60 @@ void GatesView::load_timeline() {
         },
         [this](GateTimeline& t) {
             timeline_ = std::move(t);
-            HeatmapData d;
-            const qint64 positions = std::min<qint64>(timeline_.length, timeline_.values.rows());
-            d.rows = static_cast<int>(timeline_.values.cols());
-            d.columns = static_cast<int>(positions);
-            d.values.resize(static_cast<std::size_t>(d.rows) * d.columns);
-            for (int c = 0; c < d.rows; ++c)
-                for (int p = 0; p < d.columns; ++p)
-                    d.values[static_cast<std::size_t>(c) * d.columns + p] = timeline_.values(p, c);
-            for (int p = 0; p < d.columns; ++p)
-                d.column_labels << timeline_.tokens.value(p, QString::number(p));
-            d.title = tr("Layer %1 gate %2, example %3")
-                          .arg(timeline_.layer)
-                          .arg(timeline_.gate)
-                          .arg(timeline_.example);
-            d.x_label = tr("token");
-            d.y_label = tr("channel");
-            d.value_label = tr("gate value");
-            timeline_map_->set_data(d);
+            const int channels = static_cast<int>(timeline_.values.cols());
+            const bool split = timeline_.reverse_from > 0 && timeline_.reverse_from < channels;
+            const QString title = tr("Layer %1 gate %2, example %3")
+                                      .arg(timeline_.layer)
+                                      .arg(timeline_.gate)
+                                      .arg(timeline_.example);
+            if (split) {
+                timeline_map_->set_data(
+                    timeline_panel(0, timeline_.reverse_from,
+                                   tr("%1 · forward half (channels 0–%2, left to right)")
+                                       .arg(title)
+                                       .arg(timeline_.reverse_from - 1)));
+                reverse_map_->set_data(
+                    timeline_panel(timeline_.reverse_from, channels,
+                                   tr("%1 · reverse half (channels %2–%3, right to left)")
+                                       .arg(title)
+                                       .arg(timeline_.reverse_from)
+                                       .arg(channels - 1)));
+                reverse_map_->show();
+            } else {
+                timeline_map_->set_data(timeline_panel(0, channels, title));
+                reverse_map_->set_data({});
+                reverse_map_->hide();
+            }
         });
+}
+
+HeatmapData GatesView::timeline_panel(int first_channel, int end_channel,
+                                      const QString& title) const {
+    HeatmapData d;
+    const qint64 positions = std::min<qint64>(timeline_.length, timeline_.values.rows());
+    d.rows = end_channel - first_channel;
+    d.columns = static_cast<int>(positions);
+    d.values.resize(static_cast<std::size_t>(d.rows) * d.columns);
+    for (int c = 0; c < d.rows; ++c) {
+        d.row_labels << QString::number(first_channel + c);
+        for (int p = 0; p < d.columns; ++p)
+            d.values[static_cast<std::size_t>(c) * d.columns + p] =
+                timeline_.values(p, first_channel + c);
+    }
+    for (int p = 0; p < d.columns; ++p)
+        d.column_labels << timeline_.tokens.value(p, QString::number(p));
+    d.title = title;
+    d.x_label = tr("token");
+    d.y_label = tr("channel");
+    d.value_label = tr("gate value");
+    if (timeline_.prefix_end > 0 && timeline_.prefix_end < positions) {
+        // The line is drawn through the first suffix (causal-region) token.
+        d.marked_column = static_cast<int>(timeline_.prefix_end);
+        d.note = tr("line: first token of the causal suffix (prefix = tokens 0–%1, "
+                    "/data/reset_mask)")
+                     .arg(timeline_.prefix_end - 1);
+    }
+    return d;
 }
 
 analysis::CsvTable GatesView::figure_table() const {

@@ -7,6 +7,7 @@
 #include "analysis/gates.hpp"
 #include "engine/core/error.hpp"
 #include "views/analysis_view.hpp"
+#include "views/heatmap_widget.hpp"
 
 class QComboBox;
 class QLineEdit;
@@ -33,6 +34,8 @@ struct GateTimeline {
     qint64 example = 0, length = 0;
     analysis::RowMatrixF values;
     QStringList tokens;
+    int reverse_from = -1;   ///< Birdie: channels ≥ this scan right to left (−1: none)
+    qint64 prefix_end = -1;  ///< first position of the causal region (−1: no prefix split)
 };
 
 class GatesView : public AnalysisView {
@@ -51,6 +54,8 @@ public:
     const analysis::GatesResult* result() const { return result_ ? &*result_ : nullptr; }
     const GateTimeline& timeline() const { return timeline_; }
     HeatmapWidget* timeline_heatmap() const { return timeline_map_; }
+    /// The reverse half's panel of a bidirectional/prefix Birdie layer (hidden otherwise).
+    HeatmapWidget* reverse_heatmap() const { return reverse_map_; }
     QChartView* histogram_chart() const { return histogram_; }
     QTableWidget* table() const { return table_; }
     QComboBox* example_box() const { return example_box_; }
@@ -68,11 +73,13 @@ private:
     QComboBox *gate_box_, *example_box_;
     QLineEdit* search_;
     QTableWidget* table_;
-    HeatmapWidget* timeline_map_;
+    HeatmapWidget *timeline_map_, *reverse_map_;
     QChartView* histogram_;
     void fill_examples();
     void draw_histogram();
     void load_timeline();
+    /// The timeline's channels [first_channel, end_channel) as a heatmap (positions < length).
+    HeatmapData timeline_panel(int first_channel, int end_channel, const QString& title) const;
 };
 
 }  // namespace routescope::views

@@ -45,12 +45,16 @@ QString scaling_label(const QString& scaling) {
 }
 
 HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
-                       const QString& title) {
+                       const QString& title, int layer) {
     HeatmapData d;
     d.title = title;
     if (r.layers.empty() && !r.mixing.empty()) {
-        // gMLP: the spatial matrix W of the first layer (row m mixes positions n).
-        const auto& m = r.mixing.front();
+        // gMLP: the spatial matrix W of the chosen layer, else the first (row m mixes positions
+        // n).
+        const analysis::MixingMatrix* chosen = &r.mixing.front();
+        for (const auto& m : r.mixing)
+            if (m.layer == layer) chosen = &m;
+        const auto& m = *chosen;
         d.rows = static_cast<int>(m.w.rows());
         d.columns = static_cast<int>(m.w.cols());
         d.values.assign(m.w.data(), m.w.data() + m.w.size());
@@ -176,9 +180,17 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     controls->addWidget(scaling_box_);
     controls->addWidget(radius_box_);
     controls->addWidget(length_box_);
+    mixing_box_ = new QComboBox(this);
+    mixing_box_->setObjectName("mixingLayer");
+    mixing_box_->setToolTip(tr("gMLP: the layer whose spatial matrix W is shown"));
+    mixing_box_->hide();
+    controls->addWidget(mixing_box_);
     controls->addStretch(1);
     controls->addWidget(readout_);
 
+    connect(mixing_box_, &QComboBox::currentIndexChanged, this, [this] {
+        if (mixing_box_->currentIndex() >= 0) select_layer(mixing_box_->currentData().toInt());
+    });
     heat_a_ = new HeatmapWidget(figure_);
     heat_b_ = new HeatmapWidget(figure_);
     heat_diff_ = new HeatmapWidget(figure_);
@@ -284,6 +296,14 @@ void KernelView::start() {
         },
         [this](Pair& r) {
             a_ = std::move(r.first);
+            {
+                QSignalBlocker block(mixing_box_);
+                mixing_box_->clear();
+                if (a_->layers.empty())
+                    for (const auto& m : a_->mixing)
+                        mixing_box_->addItem(tr("W of layer %1").arg(m.layer), m.layer);
+                mixing_box_->setVisible(mixing_box_->count() > 0);
+            }
             b_ = std::move(r.second);
             if (settings_.layer < 0 || !find_layer(*a_, settings_.layer))
                 settings_.layer = a_->layers.empty() ? -1 : a_->layers.back().layer;
@@ -301,6 +321,21 @@ void KernelView::set_scaling(const QString& scaling) {
 }
 
 void KernelView::select_layer(int layer) {
+    if (a_ && a_->layers.empty()) {
+        {
+            QSignalBlocker block(mixing_box_);
+            mixing_box_->setCurrentIndex(std::max(0, mixing_box_->findData(layer)));
+        }
+        // gMLP: a layer is one spatial matrix W, shown in place of the first.
+        bool found = false;
+        for (const auto& m : a_->mixing)
+            found = found || m.layer == layer;
+        if (!found || settings_.layer == layer) return;
+        settings_.layer = layer;
+        redraw();
+        emit layerSelected(layer);
+        return;
+    }
     if (!a_ || !find_layer(*a_, layer)) return;
     settings_.layer = layer;
     int row = 0;
@@ -315,10 +350,10 @@ void KernelView::select_layer(int layer) {
 void KernelView::redraw() {
     if (!a_) return;
     HeatmapData shown_a =
-        heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName());
+        heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName(), settings_.layer);
     if (b_) {
-        HeatmapData shown_b =
-            heatmap_of(*b_, settings_.scaling, QFileInfo(settings_.b->path).fileName());
+        HeatmapData shown_b = heatmap_of(*b_, settings_.scaling,
+                                         QFileInfo(settings_.b->path).fileName(), settings_.layer);
         link_colour_ranges(shown_a, shown_b);
         heat_a_->set_data(std::move(shown_a));
         heat_b_->set_data(std::move(shown_b));

@@ -67,7 +67,7 @@ protected:
 private:
     KernelViewSettings settings_;
     std::optional<analysis::KernelsResult> a_, b_;
-    QComboBox* scaling_box_;
+    QComboBox *scaling_box_, *mixing_box_;  ///< mixing_box_: gMLP's layer of W (dumps with /mixing)
     QSpinBox *radius_box_, *length_box_;
     QLabel* readout_;
     HeatmapWidget *heat_a_, *heat_b_, *heat_diff_;

@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "views/chart_panel.hpp"
+#include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
 
 namespace routescope::views {
@@ -50,6 +51,7 @@ TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* pare
     measure_box_->addItem(tr("‖Δh‖ / ‖h^(ℓ−1)‖"), "relative");
     measure_box_->addItem(tr("‖h^(ℓ) − h^(ℓ−1)‖₂"), "l2");
     measure_box_->addItem(tr("angle (degrees)"), "angle");
+    measure_box_->addItem(tr("step × position heatmap (‖Δh_t‖₂)"), "positions");
     x_box_ = new QComboBox(this);
     x_box_->setObjectName("xAxis");
     x_box_->addItem(tr("layer ℓ"), "layer");
@@ -65,6 +67,10 @@ TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* pare
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
     fl->addWidget(chart_);
+    position_map_ = new HeatmapWidget(figure_);
+    position_map_->setObjectName("stepPositionChange");
+    position_map_->hide();
+    fl->addWidget(position_map_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(status_);
@@ -152,6 +158,10 @@ void TransitionsView::set_x(const QString& x) {
 }
 
 void TransitionsView::redraw() {
+    const bool positions = settings_.measure == "positions";
+    chart_->setVisible(!positions);
+    position_map_->setVisible(positions);
+    if (positions) return draw_positions();
     clear_chart(chart_);
     const bool depth = settings_.x == "depth";
     for (std::size_t d = 0; d < results_.size(); ++d) {
@@ -178,6 +188,37 @@ void TransitionsView::redraw() {
     x_axis(chart_)->setTickAnchor(0);
     x_axis(chart_)->setLabelFormat(depth ? "%.2f" : "%d");
     chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
+}
+
+void TransitionsView::draw_positions() {
+    HeatmapData d;
+    if (results_.empty() || results_.front().layers.empty()) {
+        position_map_->set_data(d);
+        return;
+    }
+    const auto& layers = results_.front().layers;
+    // Columns up to the last position some example reaches.
+    int columns = 0;
+    for (const auto& row : layers)
+        for (std::size_t t = 0; t < row.position_count.size(); ++t)
+            if (row.position_count[t] > 0) columns = std::max(columns, static_cast<int>(t) + 1);
+    d.rows = static_cast<int>(layers.size());
+    d.columns = columns;
+    for (const auto& row : layers) {
+        d.row_labels << (row.from_layer == row.layer - 1
+                             ? QString::number(row.layer)
+                             : tr("%1←%2").arg(row.layer).arg(row.from_layer));
+        for (int t = 0; t < columns; ++t)
+            d.values.push_back(row.position_l2[static_cast<std::size_t>(t)]);
+    }
+    const QString name = QFileInfo(settings_.dumps.value(0)).baseName();
+    const bool slstm = results_.front().arch == "slstm";
+    d.title = tr("%1: ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂, mean over examples").arg(name);
+    d.x_label = tr("position t");
+    d.y_label = slstm ? tr("recurrent step ℓ") : tr("layer ℓ");
+    d.value_label = tr("mean ‖Δh_t‖₂");
+    if (results_.size() > 1) d.note = tr("heatmap of the first dump only");
+    position_map_->set_data(d);
 }
 
 analysis::CsvTable TransitionsView::figure_table() const {

@@ -1,7 +1,9 @@
 #pragma once
 // Layer transitions (ANALYSES.md §5; the S-LSTM paper's Figure 7): how far each layer moves token
 // and sentence vectors, one curve per model and vector kind. Models of different depth can be
-// aligned by relative depth ℓ / n_layers (the x setting).
+// aligned by relative depth ℓ / n_layers (the x setting). As the measure "positions": the
+// step × position change heatmap of the first dump (rows: layer / S-LSTM recurrent step ℓ ≥ 1,
+// columns: positions, value: mean ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂ as analysis/transitions computes it).
 #include "analysis/transitions.hpp"
 #include "views/analysis_view.hpp"
 
@@ -10,9 +12,11 @@ class QChartView;
 
 namespace routescope::views {
 
+class HeatmapWidget;
+
 struct TransitionsViewSettings {
     QStringList dumps;
-    QString measure = "relative";  ///< l2 | relative | angle
+    QString measure = "relative";  ///< l2 | relative | angle | positions (heatmap)
     qint64 max_sentences = 0;
     QString x = "layer";  ///< layer (ℓ) | depth (ℓ / n_layers, models of different depth aligned)
     nlohmann::json to_json() const;
@@ -33,6 +37,7 @@ public:
     void set_x(const QString& x);
     const std::vector<analysis::TransitionsResult>& results() const { return results_; }
     QChartView* chart() const { return chart_; }
+    HeatmapWidget* position_heatmap() const { return position_map_; }
 
 protected:
     nlohmann::json result_provenance() const override;
@@ -45,7 +50,9 @@ private:
     QComboBox* measure_box_;
     QComboBox* x_box_;
     QChartView* chart_;
+    HeatmapWidget* position_map_;
     void redraw();
+    void draw_positions();
 };
 
 }  // namespace routescope::views

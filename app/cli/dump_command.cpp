@@ -1,6 +1,6 @@
 // routescope-cli dump --checkpoint F (--task T | --data FILE) --out X.dump.h5 [--layers all|0,4,8]
 //                     [--examples N] [--dtype f16|f32] [--gates] [--batch B] [--threads N]
-//                     [--split valid|test|train] [--seed S] [--length L]
+//                     [--split valid|test|train] [--seed S] [--length L] [--prefix-fraction F]
 // Writes the activation dump (DUMP_FORMAT.md v1) of a checkpoint over
 //   --task T     a built-in task's split (TASKS.md) from the checkpoint's data.task_params, for a
 //                checkpoint trained on that task (its vocabulary is the task's), as eval does,
@@ -45,6 +45,7 @@ struct DumpArgs {
     std::int64_t examples = 0;
     std::uint64_t seed = 0;
     int length = 0;
+    double prefix_fraction = -1;
     int batch = 8;
     int threads = 0;
     bool gates = false;
@@ -248,7 +249,8 @@ int run_dump(const DumpArgs& a) {
         if (a.gates && !models::Model::has_gates(config.model))
             throw ConfigError("--gates: " + a.checkpoint + " is a '" + config.model.arch +
                               "' model, which has no gates to dump (gates exist for bigs: u_f, "
-                              "u_b, v)");
+                              "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
+                              "f, s, o, sentence_weight)");
         o.layers = parse_dump_layers(a.layers, config.model.n_layers);
         std::shared_ptr<data::Tokenizer> tokenizer =
             data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
@@ -269,6 +271,7 @@ int run_dump(const DumpArgs& a) {
     o.float16 = a.dtype == "f16";
     o.gates = a.gates;
     o.batch = a.batch;
+    o.prefix_fraction = a.prefix_fraction;
     o.threads = a.threads;
     o.progress = progress_reporter();
     ActivationDumpSummary s;
@@ -308,13 +311,19 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--examples", a->examples,
                     "Number of examples (0 = all; a task generates 1000 by default)");
     cmd->add_option("--dtype", a->dtype, "f32 or f16 for the float datasets");
-    cmd->add_flag("--gates", a->gates, "Also write the blocks' gates (bigs: u_f, u_b, v)");
+    cmd->add_flag("--gates", a->gates,
+                  "Also write the blocks' gates (bigs: u_f, u_b, v; birdie: f, i, z, o; gmlp: "
+                  "spatial_gate; slstm: i, l, r, f, s, o, sentence_weight)");
     cmd->add_option("--batch", a->batch, "Examples per forward")->check(CLI::Range(1, 4096));
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
     cmd->add_option("--split", a->split, "Task split: valid (default), test, train");
     cmd->add_option("--seed", a->seed, "Task seed (default: the checkpoint's data.task_params)");
     cmd->add_option("--length", a->length,
                     "--data: truncate examples to this many tokens (default data.seq_len)");
+    cmd->add_option("--prefix-fraction", a->prefix_fraction,
+                    "Birdie prefix mode: the fraction of each example before the prefix split "
+                    "(default: the checkpoint's train.prefix_fraction)")
+        ->check(CLI::Range(0.0, 1.0));
     return [a]() { return run_dump(*a); };
 }
 

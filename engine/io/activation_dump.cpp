@@ -9,6 +9,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
+#include "engine/models/birdie_block.hpp"
 #include "engine/models/model.hpp"
 #include "engine/ops/s4d_kernel.hpp"
 
@@ -165,6 +166,31 @@ void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
     }
 }
 
+// /mixing/<l> of every gMLP block: W[:L, :L] (the model uses only that block on rows of length L;
+// docs/decisions.md "Dump: gMLP's /mixing and spatial_gate").
+void write_mixing(DumpWriter& writer, const models::Model& model, int L, bool half) {
+    const ModelConfig& m = model.config().model;
+    const int n = m.max_len;
+    std::vector<float> w(static_cast<std::size_t>(L) * L);
+    for (int l = 1; l <= m.n_layers; ++l) {
+        const float* W =
+            model.params().param("layers." + std::to_string(l - 1) + ".spatial.weight");
+        for (int i = 0; i < L; ++i)
+            for (int j = 0; j < L; ++j) {
+                const float v = W[static_cast<std::size_t>(i) * n + j];
+                w[static_cast<std::size_t>(i) * L + j] = half ? round_to_half(v) : v;
+            }
+        writer.write_mixing(l, w.data(), L);
+    }
+}
+
+bool has_prefix_layers(const ModelConfig& m) {
+    if (m.arch != "birdie") return false;
+    for (int i = 0; i < m.n_layers; ++i)
+        if (models::birdie_layer_mode(m, i) == models::BirdieLayerMode::prefix) return true;
+    return false;
+}
+
 int argmax(const float* v, int n) {
     return static_cast<int>(std::max_element(v, v + n) - v);
 }
@@ -251,11 +277,24 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     if (options.gates && m.arch == "slstm") {
         spec.gates = {"i", "l", "r", "f", "s", "o", "sentence_weight"};  // DUMP_FORMAT.md
         spec.gate_channels = m.d_model;
+    } else if (options.gates && m.arch == "birdie") {
+        spec.gates = {"f", "i", "z", "o"};  // DUMP_FORMAT.md
+        spec.gate_channels = m.inner();
+        for (int l = 1; l <= m.n_layers; ++l)
+            if (models::birdie_layer_mode(m, l - 1) != models::BirdieLayerMode::causal)
+                spec.reverse_from[l] = m.inner() / 2;
+    } else if (options.gates && m.arch == "gmlp") {
+        spec.gates = {"spatial_gate"};  // W · LN(Z2) + b (docs/decisions.md)
+        spec.gate_channels = m.inner() / 2;
     } else if (options.gates) {
         spec.gates = {"u_f", "u_b", "v"};
         spec.gate_channels = m.d_model;
         spec.gate_channels_of["v"] = m.inner();
     }
+    const bool reset_mask = has_prefix_layers(m);
+    spec.reset_mask = reset_mask;
+    const double prefix_fraction =
+        options.prefix_fraction >= 0 ? options.prefix_fraction : config.train.prefix_fraction;
     spec.float16 = options.float16;
     spec.labels = source.class_labels || source.single_target;
     spec.predictions = classifier || source.single_target;
@@ -269,7 +308,8 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     model.set_capture(&probe);
 
     std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), types(tokens.size()),
-        targets(tokens.size()), lengths(B), class_labels(B);
+        targets(tokens.size()), lengths(B), class_labels(B), reset(tokens.size());
+    std::vector<std::int8_t> reset_row(static_cast<std::size_t>(L));
     const bool any_types = m.type_embeddings;
     for (std::int64_t first = 0; first < source.count; first += B) {
         const int rows = static_cast<int>(std::min<std::int64_t>(B, source.count - first));
@@ -302,6 +342,19 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                 std::copy_n(e.targets.begin(), std::min<std::size_t>(e.targets.size(), n),
                             targets.begin() + b * L);
             lengths[b] = n;
+            if (reset_mask) {
+                // The prefix-LM split of objective_rows.cpp at a fixed fraction: [0, p) prefix,
+                // [p, L) causal region (pads included), a new sample at position 0.
+                const int p = std::clamp(static_cast<int>(std::lround(prefix_fraction * n)), 1,
+                                         std::max(1, n - 1));
+                for (int t = 0; t < L; ++t) {
+                    const std::int32_t v = (t == 0 ? models::kResetNewSample : 0) |
+                                           (t >= p ? models::kResetCausal : 0);
+                    reset[static_cast<std::size_t>(b) * L + t] = v;
+                    reset_row[static_cast<std::size_t>(t)] = static_cast<std::int8_t>(v);
+                }
+                writer.write_reset_mask(static_cast<int>(s), reset_row.data());
+            }
             if (classifier && e.label >= 0 && e.label < m.n_labels) class_labels[b] = e.label;
             ExampleRecord& r = records[static_cast<std::size_t>(b)];
             r.tokens.assign(tokens.begin() + b * L, tokens.begin() + (b + 1) * L);
@@ -319,6 +372,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
         batch.tokens = tokens.data();
         batch.lengths = lengths.data();
         batch.types = any_types ? types.data() : nullptr;
+        batch.reset_mask = reset_mask ? reset.data() : nullptr;
         if (classifier)
             batch.class_labels = class_labels.data();
         else
@@ -352,6 +406,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     }
     model.set_capture(nullptr);
     if (has_ssm_kernels(m)) write_kernels(writer, model, L, options.float16);
+    if (m.arch == "gmlp") write_mixing(writer, model, L, options.float16);
     writer.finish();
 
     ActivationDumpSummary summary;

@@ -13,9 +13,14 @@
 //                every target position is predicted right), text, /vocab
 //   /layers/<l>  hidden [S, L, d]; sentence [S, d] (the classification pool of model.pool: masked
 //                mean, or the first token for pool = first); gates/<g> with --gates (bigs: u_f,
-//                u_b [S, L, d], v [S, L, I], in token order)
+//                u_b [S, L, d], v [S, L, I]; birdie: f, i, z, o [S, L, N], attr reverse_from = N/2
+//                on the gates group of bidirectional and prefix layers; gmlp: spatial_gate
+//                [S, L, I/2] = W · LN(Z2) + b; slstm: i, l, r, f, s, o, sentence_weight)
+//   /data/reset_mask  Birdie models with prefix-mode layers: int8 [S, L], the mask the forward ran
+//                with (bit 1 at position 0, bit 2 from the prefix split on, pads included)
 //   /kernels/<l> forward/backward [L] and D_forward/D_backward for SSM architectures (every block;
 //                with model.ssm.n_kernels > 1, the first channel group's kernel)
+//   /mixing/<l>  gmlp: the spatial matrix W[:L, :L] of every block (what acts on a row of length L)
 //   /model       arch, name, n_layers, d_model, config, checkpoint, checkpoint_sha256
 #include <cstdint>
 #include <functional>
@@ -56,6 +61,10 @@ struct ActivationDumpOptions {
     bool gates = false;  ///< ConfigError naming model.arch when the architecture has none
     int batch = 8;
     int threads = 1;
+    /// Birdie with prefix-mode layers: the prefix of an example of n tokens is its first
+    /// clamp(round(prefix_fraction · n), 1, max(1, n − 1)) tokens; the rest (and the pads) is the
+    /// causal region of /data/reset_mask. Negative: the checkpoint's train.prefix_fraction.
+    double prefix_fraction = -1;
     std::string name, producer = "routescope", checkpoint, checkpoint_sha256;
     /// Called after every batch with (examples written, S).
     std::function<void(std::int64_t done, std::int64_t total)> progress;

@@ -121,9 +121,22 @@ private:
         }
         if (h5::exists(file_, "data/reset_mask")) {
             if (auto ds = dataset_at("/data/reset_mask")) {
-                if (ds->getDataType().getClass() != H5T_INTEGER)
-                    add("/data/reset_mask", "int8", h5::type_name(ds->getDataType()));
-                expect_shape(*ds, "/data/reset_mask", {S_, L_}, "[S, L]");
+                const bool int8 =
+                    ds->getDataType().getClass() == H5T_INTEGER && ds->getDataType().getSize() == 1;
+                if (!int8) add("/data/reset_mask", "int8", h5::type_name(ds->getDataType()));
+                if (expect_shape(*ds, "/data/reset_mask", {S_, L_}, "[S, L]") && int8 &&
+                    options_.scan_values) {
+                    // Bit flags (MODELS.md): 1 = new packed sample, 2 = causal region.
+                    const auto v = h5::read_ints(*ds);
+                    for (std::size_t i = 0; i < v.size(); ++i)
+                        if (v[i] < 0 || v[i] > 3) {
+                            add("/data/reset_mask",
+                                "values in 0..3 (bit 1 new sample, bit 2 causal)",
+                                std::to_string(v[i]) + " at [" + std::to_string(i / *L_) + ", " +
+                                    std::to_string(i % *L_) + "]");
+                            break;
+                        }
+                }
             }
         }
         if (h5::exists(file_, "data/attributes")) {
@@ -231,6 +244,15 @@ private:
                 return;
             }
             H5::Group gates = g.openGroup("gates");
+            std::optional<std::int64_t> reverse_from;
+            if (h5::has_attr(gates, "reverse_from")) {
+                // Birdie: channels ≥ reverse_from scan right to left (DUMP_FORMAT.md).
+                reverse_from = h5::read_int_attr(gates, "reverse_from");
+                if (!reverse_from || *reverse_from < 1)
+                    add(base + "/gates", "attr reverse_from a positive integer",
+                        reverse_from ? std::to_string(*reverse_from)
+                                     : h5::attr_type_name(gates, "reverse_from"));
+            }
             for (const auto& gate : h5::children(gates)) {
                 const std::string path = base + "/gates/" + gate;
                 auto ds = dataset_at(path);
@@ -242,6 +264,13 @@ private:
                 check_float_dataset(
                     *ds, path, {rows, len, std::nullopt},
                     std::string("[") + rows_name + (plus_one ? ", L+1, k]" : ", L, k]"));
+                const auto shape = h5::shape_of(*ds);
+                if (reverse_from && *reverse_from >= 1 && shape.size() == 3 &&
+                    static_cast<hsize_t>(*reverse_from) >= shape[2])
+                    add(path,
+                        "k > reverse_from = " + std::to_string(*reverse_from) + " (attr of " +
+                            base + "/gates)",
+                        "k = " + std::to_string(shape[2]));
             }
         }
     }

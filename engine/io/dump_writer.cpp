@@ -70,6 +70,9 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
         if (spec_.labels) create("data/labels", H5::PredType::STD_I32LE, {S}, {row_chunk});
         if (spec_.predictions)
             create("data/predictions", H5::PredType::STD_I32LE, {S}, {row_chunk});
+        if (spec_.reset_mask)
+            create("data/reset_mask", H5::PredType::STD_I8LE, {S, L},
+                   {std::min<hsize_t>(S, 64), L});
         if (spec_.text) {
             H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
             st.setCset(H5T_CSET_UTF8);
@@ -96,7 +99,9 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
             if (spec_.sentence)
                 create_float(base + "/sentence", {S, d}, {std::min<hsize_t>(S, 256), d});
             if (l >= 1 && !spec_.gates.empty()) {
-                file_.createGroup(base + "/gates");
+                H5::Group gates = file_.createGroup(base + "/gates");
+                if (const auto r = spec_.reverse_from.find(l); r != spec_.reverse_from.end())
+                    h5::write_int_attr(gates, "reverse_from", r->second);
                 for (const auto& g : spec_.gates) {
                     const auto own = spec_.gate_channels_of.find(g);
                     const hsize_t k =
@@ -204,6 +209,10 @@ void DumpWriter::write_example(int s, const ExampleRecord& r) {
     for (std::size_t i = 0; i < r.attributes.size(); ++i)
         write_row("data/attributes/" + spec_.attributes[i], s, &r.attributes[i],
                   H5::PredType::NATIVE_DOUBLE);
+}
+
+void DumpWriter::write_reset_mask(int s, const std::int8_t* row) {
+    write_row("data/reset_mask", s, row, H5::PredType::NATIVE_INT8);
 }
 
 void DumpWriter::write_hidden(int layer, int s, const float* rows) {

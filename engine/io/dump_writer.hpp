@@ -33,6 +33,10 @@ struct DumpSpec {
     bool labels = false;
     /// k of single gates where it differs from gate_channels (BiGS v has I channels, not d).
     std::map<std::string, int> gate_channels_of;
+    /// Birdie: attr `reverse_from` (= N/2) of /layers/<l>/gates for the layers whose channels
+    /// ≥ N/2 scan right to left (bidirectional and prefix layers).
+    std::map<int, int> reverse_from;
+    bool reset_mask = false;  ///< write /data/reset_mask int8 [S, L] (Birdie prefix mode)
     bool predictions = false;
     bool text = false;
     std::vector<std::string> attributes;  ///< /data/attributes/<name>
@@ -57,6 +61,8 @@ public:
 
     const DumpSpec& spec() const { return spec_; }
     void write_example(int s, const ExampleRecord& record);
+    /// Row s of /data/reset_mask (L values; bit 1 = new packed sample, bit 2 = causal region).
+    void write_reset_mask(int s, const std::int8_t* row);
     void write_hidden(int layer, int s, const float* rows /*[L, d]*/);
     void write_sentence(int layer, int s, const float* vec /*[d]*/);
     void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);

@@ -37,6 +37,7 @@ Act GmlpBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act Z1 = g.columns(Z, rows, inner_, 0, half);
     const Act Z2 = g.layernorm(g.columns(Z, rows, inner_, half, half), rows, norm_spatial_, eps_);
     const Act gate = g.spatial_mix(Z2, in.B, in.L, half, spatial_, causal_);
+    if (capture_ && !g.planning() && !g.training()) capture_("spatial_gate", gate.v, half);
     return g.add(h, g.linear(g.mul(Z1, gate), rows, v_));
 }
 

@@ -14,6 +14,8 @@
 //
 // Parameters `layers.<i>.{norm, u, norm_spatial, spatial, v}`: norm [d], u [I, d] + [I],
 // norm_spatial [I/2], spatial.weight [n, n] + spatial.bias [n], v [d, I/2] + [d].
+#include <functional>
+
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -24,7 +26,13 @@ public:
     static void declare(ParamStore& store, const ModelConfig& m, int index);
     Act forward(Graph& g, const Act& h, const BlockInput& in) override;
 
+    /// Receives the gate values W · LN_s(Z2) + b of non-training forwards ([B, L, I/2], token
+    /// order; dumped as gate `spatial_gate`, docs/decisions.md).
+    using GateCapture = std::function<void(const char* name, const float* values, int channels)>;
+    void set_gate_capture(GateCapture capture) { capture_ = std::move(capture); }
+
 private:
+    GateCapture capture_;
     std::string norm_, u_, norm_spatial_, spatial_, v_;
     int inner_;
     bool causal_;

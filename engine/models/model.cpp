@@ -11,6 +11,7 @@
 #include "engine/models/classifier_head.hpp"
 #include "engine/models/embeddings.hpp"
 #include "engine/models/gated_ssm_block.hpp"
+#include "engine/models/gmlp_block.hpp"
 #include "engine/models/graph.hpp"
 #include "engine/models/mlm_head.hpp"
 #include "engine/models/slstm_recurrence.hpp"
@@ -264,6 +265,16 @@ void Model::set_capture(ActivationProbe* probe) {
                       : BirdieBlock::GateCapture());
             continue;
         }
+        if (auto* gmlp = dynamic_cast<GmlpBlock*>(blocks_[l].get())) {
+            const int layer = static_cast<int>(l) + 1;
+            gmlp->set_gate_capture(
+                gates ? GmlpBlock::GateCapture(
+                            [probe, layer](const char* name, const float* v, int k) {
+                                probe->gate(layer, name, v, k);
+                            })
+                      : GmlpBlock::GateCapture());
+            continue;
+        }
         auto* gated = dynamic_cast<GatedSsmBlock*>(blocks_[l].get());
         if (!gated) continue;
         const int layer = static_cast<int>(l) + 1;
@@ -277,7 +288,7 @@ void Model::set_capture(ActivationProbe* probe) {
 }
 
 bool Model::has_gates(const ModelConfig& m) {
-    return m.arch == "bigs" || m.arch == "slstm";
+    return m.arch == "bigs" || m.arch == "slstm" || m.arch == "birdie" || m.arch == "gmlp";
 }
 
 }  // namespace routescope::models

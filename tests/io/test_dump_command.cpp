@@ -8,6 +8,11 @@
 // - --layers 0,2 writes exactly those layers; a built-in task (dumped from a checkpoint trained on
 //   it) writes its attributes, labels and predictions, and a checkpoint of another vocabulary is
 //   refused; a classification TSV writes its text and labels;
+// - Birdie (prefix mode, alternate pattern) and gMLP dumps with --gates validate, the reference
+//   recomputes their gates (birdie f, i, z, o; gmlp spatial_gate), hidden states, the reset mask
+//   of the prefix split and gMLP's /mixing (the checkpoint's spatial.weight[:L, :L]); the Birdie
+//   gates group carries reverse_from = N/2 on the prefix layer only, f lies in (0, 1), and a
+//   corrupted reset mask (int32, or a value 7) is named by `validate`;
 // - progress is JSON lines on a non-terminal stderr, ending at done = total;
 // - bad input: --gates on a bert checkpoint (exit 2, the message names the architecture), an
 //   output directory that does not exist or is a file (exit 3), a disk that fills up while writing
@@ -76,6 +81,10 @@ std::vector<hsize_t> shape(const std::string& file, const std::string& path) {
     return dims;
 }
 
+bool h5_has(const H5::H5File& f, const std::string& path) {
+    return H5Lexists(f.getId(), path.c_str(), H5P_DEFAULT) > 0;
+}
+
 // Files of `dir` whose name contains `needle` (leftover temporaries of a dump).
 int files_containing(const std::string& dir, const std::string& needle) {
     int n = 0;
@@ -89,15 +98,17 @@ int files_containing(const std::string& dir, const std::string& needle) {
 class TestDumpCommand : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    std::string bigs_, bert_, induction_, slstm_;
+    std::string bigs_, bert_, induction_, slstm_, birdie_, gmlp_;
 
     std::string path(const std::string& name) const {
         return dir_.filePath(QString::fromStdString(name)).toStdString();
     }
 
-    std::string train(const std::string& name, const std::string& arch, int steps) {
+    std::string train(const std::string& name, const std::string& arch, int steps,
+                      const nlohmann::json& model_patch = nlohmann::json::object()) {
         auto config = train_test::tiny_bigs("builtin:grammar");
         config["model"]["arch"] = arch;
+        config["model"].update(model_patch);
         config["model"]["max_len"] = 128;  // the induction task's examples are 66 tokens long
         config["train"]["steps"] = steps;
         train_test::write_text(path(name + ".json"), config.dump(2));
@@ -118,6 +129,10 @@ private slots:
         bigs_ = train("bigs", "bigs", 20);
         bert_ = train("bert", "bert", 0);
         slstm_ = train("slstm", "slstm", 5);
+        // N = 16 state channels: layer 1 prefix (reverse half from 8), layer 2 causal.
+        birdie_ = train("birdie", "birdie", 3,
+                        {{"d_inner", 16}, {"ln_eps", 1e-5}, {"birdie", {{"mode", "prefix"}}}});
+        gmlp_ = train("gmlp", "gmlp", 3, {{"d_inner", 64}, {"ln_eps", 1e-5}});
         {
             // A BiGS model trained (a few steps) on the induction task: its vocabulary is the
             // task's, as `routescope-cli train --set data.task=induction` makes it.
@@ -275,6 +290,88 @@ private slots:
                     QVERIFY(std::abs(gates - 1) < 1e-5);
                 }
             }
+    }
+
+    void birdieDumpHoldsGatesReverseSplitAndResetMask() {
+        QVERIFY(std::filesystem::exists(birdie_));
+        const std::string out = path("birdie.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", birdie_, "--out", out, "--gates",
+                                        "--examples", "7", "--batch", "3", "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "layers/1/gates"), (std::vector<std::string>{"f", "i", "o", "z"}));
+        const auto hidden = shape(out, "layers/0/hidden");
+        const hsize_t S = hidden[0], L = hidden[1];
+        for (const char* g : {"f", "i", "z", "o"})
+            QCOMPARE(shape(out, std::string("layers/2/gates/") + g),
+                     (std::vector<hsize_t>{S, L, 16}));
+        QCOMPARE(shape(out, "data/reset_mask"), (std::vector<hsize_t>{S, L}));
+        {
+            H5::H5File f(out, H5F_ACC_RDONLY);
+            QCOMPARE(f.openDataSet("data/reset_mask").getDataType().getSize(), std::size_t(1));
+            H5::Group prefix_layer = f.openGroup("layers/1/gates");
+            QVERIFY(prefix_layer.attrExists("reverse_from"));
+            int reverse_from = 0;
+            prefix_layer.openAttribute("reverse_from")
+                .read(H5::PredType::NATIVE_INT, &reverse_from);
+            QCOMPARE(reverse_from, 8);
+            QVERIFY(!f.openGroup("layers/2/gates").attrExists("reverse_from"));  // causal layer
+            H5::DataSet fs = f.openDataSet("layers/1/gates/f");
+            std::vector<float> v(static_cast<std::size_t>(fs.getSpace().getSimpleExtentNpoints()));
+            fs.read(v.data(), H5::PredType::NATIVE_FLOAT);
+            for (float x : v)
+                QVERIFY(x > 0.0f && x < 1.0f);
+        }
+        const auto ref = recompute(out, birdie_, 7);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+
+        // A reset mask of the wrong type or with a value outside the bit flags is named.
+        const std::string bad = path("birdie-bad-mask.dump.h5");
+        std::filesystem::copy_file(out, bad);
+        {
+            H5::H5File f(bad, H5F_ACC_RDWR);
+            f.unlink("data/reset_mask");
+            const hsize_t dims[2] = {S, L};
+            std::vector<std::int32_t> mask(S * L, 0);
+            mask[1] = 7;
+            f.createDataSet("data/reset_mask", H5::PredType::STD_I32LE, H5::DataSpace(2, dims))
+                .write(mask.data(), H5::PredType::NATIVE_INT32);
+        }
+        const auto v = run_cli(args_of({"validate", bad}));
+        QVERIFY(v.exit_code != 0);
+        QVERIFY2((v.out + v.err).contains("/data/reset_mask") && (v.out + v.err).contains("int8"),
+                 qPrintable(v.out + v.err));
+    }
+
+    void gmlpDumpHoldsMixingMatricesAndSpatialGates() {
+        QVERIFY(std::filesystem::exists(gmlp_));
+        const std::string out = path("gmlp.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", gmlp_, "--out", out, "--gates",
+                                        "--examples", "5", "--batch", "2", "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        const auto hidden = shape(out, "layers/0/hidden");
+        const hsize_t S = hidden[0], L = hidden[1];
+        QCOMPARE(members(out, "mixing"), (std::vector<std::string>{"1", "2"}));
+        QCOMPARE(shape(out, "mixing/2"), (std::vector<hsize_t>{L, L}));
+        QCOMPARE(shape(out, "layers/1/gates/spatial_gate"), (std::vector<hsize_t>{S, L, 32}));
+        {
+            // /mixing/1 is the checkpoint's layers.0.spatial.weight (n = max_len = 128) cut to
+            // [L, L], read from the checkpoint file directly.
+            H5::H5File ck(gmlp_, H5F_ACC_RDONLY);
+            H5::DataSet w = ck.openDataSet("params/layers.0.spatial.weight");
+            std::vector<float> W(128 * 128);
+            w.read(W.data(), H5::PredType::NATIVE_FLOAT);
+            H5::H5File f(out, H5F_ACC_RDONLY);
+            std::vector<float> M(L * L);
+            f.openDataSet("mixing/1").read(M.data(), H5::PredType::NATIVE_FLOAT);
+            for (hsize_t i = 0; i < L; ++i)
+                for (hsize_t j = 0; j < L; ++j)
+                    QCOMPARE(M[i * L + j], W[i * 128 + j]);
+            QVERIFY(!h5_has(f, "data/reset_mask"));
+        }
+        const auto ref = recompute(out, gmlp_, 5);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
     }
 
     void gatesOfAnArchitectureWithoutGatesIsAClearError() {

@@ -10,6 +10,13 @@ model (in float64, so the reference's own rounding is negligible) on the first N
                          (or position 0 when model.pool = first);
   - /layers/<l>/gates/*  for bigs: u_f = gelu(du_forward X), u_b = flip(gelu(du_backward flip X))
                          (token order), v = gelu(dv X), X = LN(h_{l-1}) (MODELS.md);
+                         for birdie: f = σ(w_f X), i = σ(w_i X), z = w_z X, o = gelu(w_o X), and
+                         attr reverse_from = N/2 exactly on the non-causal layers' gates group;
+                         for gmlp: spatial_gate = W[:L, :L] · LN_s(Z2) + b;
+  - /data/reset_mask     birdie with prefix layers: bit 1 at position 0, bit 2 from
+                         p = clamp(floor(φ·n + 0.5), 1, max(1, n − 1)) on (φ = train.prefix_fraction
+                         or --prefix-fraction), and the blocks run with that mask;
+  - /mixing/<l>          gmlp: the checkpoint's layers.<l−1>.spatial.weight[:L, :L];
   - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D;
   - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash.
 Tolerance |dump − ref| ≤ atol + rtol·|ref| with (1e-4, 1e-4) for float32 datasets and
@@ -29,7 +36,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from routescope_ref import checkpoint as ref_checkpoint  # noqa: E402
+from routescope_ref.config import d_inner as config_d_inner  # noqa: E402
 from routescope_ref.models import flip, gelu  # noqa: E402
+from routescope_ref.birdie import layer_mode as birdie_layer_mode  # noqa: E402
 
 TOLERANCES = {"float32": (1e-4, 1e-4), "float16": (4e-3, 2e-3)}
 
@@ -56,6 +65,7 @@ def main():
     ap.add_argument("dump")
     ap.add_argument("checkpoint")
     ap.add_argument("--examples", type=int, default=4)
+    ap.add_argument("--prefix-fraction", type=float, default=None)
     args = ap.parse_args()
 
     model, ck = ref_checkpoint.load_model(args.checkpoint, dtype=torch.float64)
@@ -88,6 +98,30 @@ def main():
 
         L = tokens.shape[1]
         valid = (torch.arange(L)[None, :] < lengths[:, None]).to(torch.float64)
+        reset = None
+        modes = [birdie_layer_mode(cfg, i) for i in range(m["n_layers"])] if m["arch"] == "birdie" else []
+        if "prefix" in modes:
+            phi = args.prefix_fraction
+            if phi is None:
+                phi = cfg.get("train", {}).get("prefix_fraction", 0.75)
+            reset = np.zeros((n, L), dtype=np.int64)
+            for s_, length in enumerate(lengths.tolist()):
+                p = min(max(int(np.floor(phi * length + 0.5)), 1), max(1, length - 1))
+                reset[s_, 0] |= 1
+                reset[s_, p:] |= 2
+            if "data/reset_mask" not in f:
+                problems.append("/data/reset_mask: missing (the model has prefix layers)")
+            else:
+                got = f["data/reset_mask"][:n]
+                if got.dtype != np.int8:
+                    problems.append(f"/data/reset_mask: dtype {got.dtype}, expected int8")
+                if got.shape != reset.shape or (got.astype(np.int64) != reset).any():
+                    problems.append("/data/reset_mask: differs from the prefix split at phi "
+                                    f"= {phi}")
+                stats["compared"] += 1
+            reset = torch.from_numpy(reset)
+        elif "data/reset_mask" in f:
+            problems.append("/data/reset_mask: written for a model without prefix layers")
         with torch.no_grad():
             hidden = [model.embeddings(tokens)]
             gates = [None]
@@ -98,9 +132,19 @@ def main():
                     gates.append({"u_f": gelu(block.du_forward(X), block.act),
                                   "u_b": flip(gelu(block.du_backward(flip(X)), block.act)),
                                   "v": gelu(block.dv(X), block.act)})
+                elif m["arch"] == "birdie":
+                    X = block.norm(h)
+                    gates.append({"f": torch.sigmoid(block.w_f(X)), "i": torch.sigmoid(block.w_i(X)),
+                                  "z": block.w_z(X), "o": gelu(block.w_o(X), block.act)})
+                elif m["arch"] == "gmlp":
+                    z = gelu(block.u(block.norm(h)), block.act)
+                    gates.append({"spatial_gate": block.spatial(block.norm_spatial(z.chunk(2, dim=-1)[1]))})
                 else:
                     gates.append(None)
-                hidden.append(block(h, valid.bool()))
+                if m["arch"] == "birdie":
+                    hidden.append(block(h, valid.bool(), reset))
+                else:
+                    hidden.append(block(h, valid.bool()))
 
         for name in f["layers"]:
             l = int(name)
@@ -114,6 +158,12 @@ def main():
                     w = valid.numpy()[:, :, None]
                     sent = (ref * w).sum(axis=1) / w.sum(axis=1)
                 compare(f"/layers/{l}/sentence", group["sentence"][:n], sent, problems, stats)
+            if "gates" in group and m["arch"] == "birdie":
+                want = None if modes[l - 1] == "causal" else config_d_inner(cfg) // 2
+                got = group["gates"].attrs.get("reverse_from")
+                if (None if got is None else int(got)) != want:
+                    problems.append(f"/layers/{l}/gates attr reverse_from: {got}, expected {want} "
+                                    f"(layer mode {modes[l - 1]})")
             if "gates" in group:
                 for g in group["gates"]:
                     if gates[l] is None or g not in gates[l]:
@@ -121,6 +171,14 @@ def main():
                         continue
                     compare(f"/layers/{l}/gates/{g}", group["gates"][g][:n], gates[l][g].numpy(),
                             problems, stats)
+
+        if m["arch"] == "gmlp":
+            if "mixing" not in f:
+                problems.append("/mixing: missing in a gmlp dump")
+            else:
+                for l in range(1, m["n_layers"] + 1):
+                    W = ck["params"][f"layers.{l - 1}.spatial.weight"][:L, :L].astype(np.float64)
+                    compare(f"/mixing/{l}", f["mixing"][str(l)][()], W, problems, stats)
 
         if "kernels" in f:
             for name in f["kernels"]:

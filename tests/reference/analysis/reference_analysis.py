@@ -209,6 +209,17 @@ def transitions(f, res):
             stats[what] = {"count": len(pairs), "zero_norm": int((~ok).sum()), "l2": float(step.mean()),
                            "relative": float((step[ok] / na[ok]).mean()),
                            "angle_degrees": float(np.degrees(np.arccos(np.clip(cos, -1, 1))).mean())}
+        # Step x position change: mean ||h_b[t] - h_a[t]|| over the examples with length > t.
+        L = f[f"layers/{a}/hidden"].shape[1]
+        total, count = np.zeros(L), np.zeros(L, dtype=np.int64)
+        for e in entry["examples"]:
+            n = int(lengths[e])
+            ha = f[f"layers/{a}/hidden"][ra[e], :n].astype(np.float64)
+            hb = f[f"layers/{b}/hidden"][rb[e], :n].astype(np.float64)
+            total[:n] += np.linalg.norm(hb - ha, axis=1)
+            count[:n] += 1
+        stats["position_l2"] = [float(v) for v in np.where(count > 0, total / np.maximum(count, 1), 0.0)]
+        stats["position_count"] = [int(c) for c in count]
         layers.append({"from_layer": a, "layer": b, **stats})
     return {"layers": layers}
 

@@ -8,9 +8,12 @@
 //       configuration runs through tests/reference/bench_train.py with the same thread count,
 //       batch and steps, and the ratio is printed, with the BLAS library torch loaded. Then the
 //       engine's per-op profile (the tape's timers, engine/ops/op_table.hpp's OpProfile).
-//   bench forward --arch bigs,bert --lengths 128,...,8192 [--d-model 256 --layers 4]
-//       Inference time per sequence against L; BiGS's time(L_max)/time(512) and the crossover
-//       length from which BiGS is faster than attention.
+//   bench forward --arch bigs,bert,birdie,slstm,gmlp --lengths 128,...,8192 [--d-model 256
+//   --layers 4 --max-seconds S]
+//       Inference time per sequence against L for any architectures (max_len = L, so gMLP's W is
+//       L × L; S-LSTM runs n_layers steps); per architecture time(L_max)/time(512), the log-log
+//       scaling exponent over L >= 512, and the crossover length from which it is faster than
+//       attention (bert when run, else the second architecture).
 //   bench gemm [--sizes 512,1024,2048] [--threads N]
 //       GFLOP/s of the engine GEMM and % of the measured FMA peak (backend/cpu/gemm_bench.hpp).
 //   bench dump [--examples 20000 --length 128 --d-model 256 --layers 4 --dtype f32 --gates]
@@ -22,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -267,6 +271,7 @@ struct ForwardBenchArgs {
     int vocab = 1000;
     int threads = 2;
     int repeats = 3;
+    double max_seconds = 0;  ///< > 0: an architecture slower than this at L skips longer lengths
 };
 
 // Median wall time of one inference forward of a single sequence of length L.
@@ -290,6 +295,42 @@ double time_forward(const std::string& arch, int L, const ForwardBenchArgs& a, i
     return times[times.size() / 2];
 }
 
+// Least-squares slope of log time against log L over the points run with L >= from (all points
+// run when fewer than two qualify): the scaling exponent, 1 for linear and 2 for quadratic.
+struct ScalingFit {
+    double exponent = 0;
+    int from = 0, to = 0;  ///< the lengths the fit spans
+};
+
+ScalingFit scaling_exponent(const std::vector<int>& lengths, const std::vector<double>& ms,
+                            int from) {
+    std::vector<std::size_t> pts;
+    for (int pass = 0; pass < 2 && pts.size() < 2; ++pass) {
+        pts.clear();
+        for (std::size_t i = 0; i < ms.size(); ++i)
+            if (ms[i] > 0 && (pass == 1 || lengths[i] >= from)) pts.push_back(i);
+    }
+    ScalingFit fit;
+    if (pts.size() < 2) return fit;
+    double mx = 0, my = 0;
+    for (std::size_t i : pts) {
+        mx += std::log(double(lengths[i]));
+        my += std::log(ms[i]);
+    }
+    mx /= double(pts.size());
+    my /= double(pts.size());
+    double sxy = 0, sxx = 0;
+    for (std::size_t i : pts) {
+        const double x = std::log(double(lengths[i])) - mx, y = std::log(ms[i]) - my;
+        sxy += x * y;
+        sxx += x * x;
+    }
+    fit.exponent = sxx > 0 ? sxy / sxx : 0;
+    fit.from = lengths[pts.front()];
+    fit.to = lengths[pts.back()];
+    return fit;
+}
+
 int run_bench_forward(const ForwardBenchArgs& a) {
     const int threads = resolve_threads(a.threads);
     std::printf(
@@ -300,47 +341,73 @@ int run_bench_forward(const ForwardBenchArgs& a) {
     for (const auto& arch : a.archs)
         std::printf(" %12s", (arch + " ms").c_str());
     std::printf("\n");
+    // t[k][i] < 0: not run (the architecture passed --max-seconds at a shorter length).
     std::vector<std::vector<double>> t(a.archs.size());
+    std::vector<bool> stopped(a.archs.size(), false);
     for (int L : a.lengths) {
         std::printf("%8d", L);
         for (std::size_t k = 0; k < a.archs.size(); ++k) {
+            if (stopped[k]) {
+                t[k].push_back(-1);
+                std::printf(" %12s", "-");
+                continue;
+            }
             t[k].push_back(1e3 * time_forward(a.archs[k], L, a, threads));
             std::printf(" %12.2f", t[k].back());
             std::fflush(stdout);
+            if (a.max_seconds > 0 && t[k].back() > 1e3 * a.max_seconds) stopped[k] = true;
         }
         std::printf("\n");
     }
     nlohmann::ordered_json summary;
     summary["lengths"] = a.lengths;
-    for (std::size_t k = 0; k < a.archs.size(); ++k)
-        summary[a.archs[k] + "_ms"] = t[k];
+    for (std::size_t k = 0; k < a.archs.size(); ++k) {
+        nlohmann::ordered_json col = nlohmann::ordered_json::array();
+        for (double v : t[k])
+            col.push_back(v < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v));
+        summary[a.archs[k] + "_ms"] = col;
+    }
     const auto at = [&](std::size_t k, int L) -> double {
         const auto it = std::find(a.lengths.begin(), a.lengths.end(), L);
         return it == a.lengths.end() ? -1 : t[k][std::size_t(it - a.lengths.begin())];
     };
     for (std::size_t k = 0; k < a.archs.size(); ++k) {
-        const int longest = a.lengths.back();
+        int longest = -1;
+        for (std::size_t i = 0; i < a.lengths.size(); ++i)
+            if (t[k][i] > 0) longest = std::max(longest, a.lengths[i]);
         if (at(k, 512) > 0 && longest > 512) {
             const double ratio = at(k, longest) / at(k, 512);
             std::printf("%s: time(%d)/time(512) = %.1f (linear: %.0f)\n", a.archs[k].c_str(),
                         longest, ratio, longest / 512.0);
             summary[a.archs[k] + "_scaling"] = ratio;
         }
+        const ScalingFit fit = scaling_exponent(a.lengths, t[k], 512);
+        if (fit.to > fit.from) {
+            std::printf("%s: scaling exponent (log-log slope over L = %d..%d) = %.2f\n",
+                        a.archs[k].c_str(), fit.from, fit.to, fit.exponent);
+            summary[a.archs[k] + "_exponent"] = fit.exponent;
+        }
     }
-    if (a.archs.size() == 2) {
+    // Crossover against attention: "bert" when it was run, else the second architecture.
+    std::size_t ref = 1;
+    for (std::size_t k = 0; k < a.archs.size(); ++k)
+        if (a.archs[k] == "bert") ref = k;
+    for (std::size_t k = 0; k < a.archs.size() && a.archs.size() >= 2; ++k) {
+        if (k == ref) continue;
         int crossover = -1;
         for (std::size_t i = 0; i < a.lengths.size(); ++i)
-            if (t[0][i] < t[1][i]) {
+            if (t[k][i] > 0 && t[ref][i] > 0 && t[k][i] < t[ref][i]) {
                 crossover = a.lengths[i];
                 break;
             }
         if (crossover > 0)
             std::printf("crossover: %s is faster than %s from L = %d on (of the lengths run)\n",
-                        a.archs[0].c_str(), a.archs[1].c_str(), crossover);
+                        a.archs[k].c_str(), a.archs[ref].c_str(), crossover);
         else
             std::printf("crossover: %s is not faster than %s at any length run\n",
-                        a.archs[0].c_str(), a.archs[1].c_str());
-        summary["crossover"] = crossover;
+                        a.archs[k].c_str(), a.archs[ref].c_str());
+        summary[a.archs[k] + "_crossover"] = crossover;
+        if (a.archs.size() == 2) summary["crossover"] = crossover;
     }
     std::printf("load average after: %s\n", load_average().c_str());
     std::cout << summary.dump() << std::endl;
@@ -485,6 +552,9 @@ CommandRunner setup_bench(CLI::App& app) {
     forward->add_option("--vocab", fa->vocab, "Vocabulary size");
     forward->add_option("--threads", fa->threads, "Threads (0 = all cores)");
     forward->add_option("--repeats", fa->repeats, "Timed runs per point (median)");
+    forward->add_option(
+        "--max-seconds", fa->max_seconds,
+        "Skip an architecture's longer lengths once a point took longer (0: never)");
 
     auto sizes = std::make_shared<std::vector<int>>(std::vector<int>{512, 1024, 2048});
     auto gemm_threads = std::make_shared<int>(2);

@@ -21,7 +21,15 @@
 namespace routescope::views {
 namespace {
 constexpr int kRedrawMs = 250;  // live redraws at most 4 per second: a step can take 1 ms
+
+// Ten distinguishable colours for the Birdie arms (the same arm has the same colour in the mixture
+// and the loss chart; the chart theme's own cycle repeats after five).
+QColor arm_colour(qsizetype a) {
+    static const char* const kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+    return QColor(kColours[a % 10]);
 }
+}  // namespace
 
 nlohmann::json TrainingViewSettings::to_json() const {
     nlohmann::json r = nlohmann::json::array();
@@ -49,10 +57,30 @@ void TrainingLog::add(const QJsonObject& r) {
         steps.push_back({step, r.value("elapsed").toDouble(), r.value("loss").toDouble(NAN),
                          r.value("lr").toDouble(NAN), r.value("grad_norm").toDouble(NAN),
                          r.value("tokens_per_s").toDouble(NAN)});
+        while (!mixtures.empty() && mixtures.back().step >= step)
+            mixtures.pop_back();
     } else if (type == "eval") {
         const double elapsed = steps.empty() ? 0.0 : steps.back().elapsed;
         evals.push_back(
             {step, elapsed, r.value("loss").toDouble(NAN), r.value("accuracy").toDouble(NAN)});
+    } else if (type == "mixture") {
+        // A resumed run measures its arms again at its first step: that record replaces the
+        // earlier ones from there on.
+        while (!mixtures.empty() && mixtures.back().step >= step)
+            mixtures.pop_back();
+        controller = r.value("controller").toString();
+        const QJsonObject weights = r.value("mixture").toObject();
+        for (const QString& arm : weights.keys())
+            if (!arms.contains(arm)) arms << arm;
+        Mixture m{step, steps.empty() ? 0.0 : steps.back().elapsed, {}, {}, {}};
+        const QJsonObject losses = r.value("losses").toObject();
+        const QJsonObject rewards = r.value("rewards").toObject();
+        for (const QString& arm : arms) {
+            m.weights.push_back(weights.value(arm).toDouble(NAN));
+            m.losses.push_back(losses.value(arm).toDouble(NAN));
+            m.rewards.push_back(rewards.value(arm).toDouble(NAN));
+        }
+        mixtures.push_back(std::move(m));
     }
 }
 
@@ -94,6 +122,24 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     grid->addWidget(lr_, 0, 1);
     grid->addWidget(grad_, 1, 0);
     grid->addWidget(speed_, 1, 1);
+    // Birdie: the controller's mixture and the per-arm losses it saw, under the controller's name
+    // (the log's: "ema-bandit (a simpler bandit than the Birdie paper's learned reward model)").
+    mixture_panel_ = new QWidget(figure_);
+    mixture_panel_->setObjectName("mixturePanel");
+    mixture_ = make_chart_view(tr("Objective mixture (bandit controller)"), mixture_panel_);
+    arm_loss_ = make_chart_view(tr("Per-objective loss (held-out batch)"), mixture_panel_);
+    controller_label_ = new QLabel(mixture_panel_);
+    controller_label_->setObjectName("mixtureController");
+    controller_label_->setWordWrap(true);
+    auto* mixture_grid = new QGridLayout(mixture_panel_);
+    mixture_grid->setContentsMargins(0, 0, 0, 0);
+    mixture_grid->addWidget(controller_label_, 0, 0, 1, 2);
+    mixture_grid->addWidget(mixture_, 1, 0);
+    mixture_grid->addWidget(arm_loss_, 1, 1);
+    for (QChartView* c : {mixture_, arm_loss_})
+        c->chart()->legend()->setAlignment(Qt::AlignRight);  // nine arm names side by side clip
+    mixture_panel_->setVisible(false);
+    grid->addWidget(mixture_panel_, 2, 0, 1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(status_);
@@ -105,7 +151,7 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     connect(x_box_, &QComboBox::currentIndexChanged, this,
             [this] { set_x(x_box_->currentData().toString()); });
     for (const QString& dir : settings_.runs)
-        logs_.push_back({dir, {}, {}});
+        logs_.push_back({dir, {}, {}, {}, {}, {}});
 }
 
 QString TrainingView::title() const {
@@ -126,6 +172,8 @@ QChartView* TrainingView::chart(const QString& metric) const {
     if (metric == "lr") return lr_;
     if (metric == "grad_norm") return grad_;
     if (metric == "tokens_per_s") return speed_;
+    if (metric == "mixture") return mixture_;
+    if (metric == "arm_loss") return arm_loss_;
     return loss_;
 }
 
@@ -160,10 +208,15 @@ void TrainingView::start() {
             logs_ = std::move(logs);
             // Records that arrived while the logs were read: those past each log's end.
             for (const auto& [dir, record] : pending_)
-                for (auto& log : logs_)
-                    if (log.dir == dir && (log.steps.empty() ||
-                                           record.value("step").toDouble() > log.steps.back().step))
-                        log.add(record);
+                for (auto& log : logs_) {
+                    if (log.dir != dir) continue;
+                    // A mixture record follows its step's record: compared with the mixtures.
+                    const bool mixture = record.value("type").toString() == "mixture";
+                    const double last =
+                        mixture ? (log.mixtures.empty() ? -1.0 : log.mixtures.back().step)
+                                : (log.steps.empty() ? -1.0 : log.steps.back().step);
+                    if (record.value("step").toDouble() > last) log.add(record);
+                }
             pending_.clear();
             redraw();
         });
@@ -212,9 +265,10 @@ void TrainingView::redraw() {
             s->setPen(pen);
         }
     }
+    redraw_mixtures();
     const QString xt = time ? tr("elapsed (s)") : tr("step");
     x_axis(loss_, xt);
-    y_axis(loss_, tr("MLM loss (nats)"));
+    y_axis(loss_, tr("loss (nats)"));
     x_axis(lr_, xt);
     y_axis(lr_, tr("learning rate"));
     x_axis(grad_, xt);
@@ -225,19 +279,72 @@ void TrainingView::redraw() {
         fit_axes(c);
 }
 
+void TrainingView::redraw_mixtures() {
+    const bool time = settings_.x == "time";
+    for (QChartView* c : {mixture_, arm_loss_})
+        clear_chart(c);
+    QStringList controllers;
+    bool any = false;
+    for (std::size_t r = 0; r < logs_.size(); ++r) {
+        const TrainingLog& log = logs_[r];
+        if (log.mixtures.empty()) continue;
+        any = true;
+        if (!controllers.contains(log.controller)) controllers << log.controller;
+        const QString run = QFileInfo(log.dir).fileName();
+        std::vector<double> x;
+        for (const auto& m : log.mixtures)
+            x.push_back(time ? m.elapsed : m.step);
+        for (qsizetype a = 0; a < log.arms.size(); ++a) {
+            const QString name = logs_.size() > 1 ? run + ": " + log.arms[a] : log.arms[a];
+            std::vector<double> w, l;
+            for (const auto& m : log.mixtures) {
+                w.push_back(m.weights[std::size_t(a)]);
+                l.push_back(m.losses[std::size_t(a)]);
+            }
+            for (QLineSeries* s :
+                 {add_line(mixture_, name, x, w), add_line(arm_loss_, name, x, l)}) {
+                s->setPointsVisible(true);
+                QPen pen = s->pen();
+                pen.setColor(arm_colour(a));
+                if (r > 0) pen.setStyle(Qt::DashLine);  // later runs dashed, colours by arm
+                s->setPen(pen);
+            }
+        }
+    }
+    mixture_panel_->setVisible(any);
+    controller_label_->setText(
+        tr("Birdie objective mixture, set by the run's controller: %1. Each arm's loss is measured "
+           "on a fixed held-out batch at every update.")
+            .arg(controllers.join("; ")));
+    const QString xt = time ? tr("elapsed (s)") : tr("step");
+    x_axis(mixture_, xt);
+    y_axis(mixture_, tr("mixture weight"));
+    x_axis(arm_loss_, xt);
+    y_axis(arm_loss_, tr("loss (nats)"));
+    for (QChartView* c : {mixture_, arm_loss_})
+        fit_axes(c);
+}
+
 analysis::CsvTable TrainingView::figure_table() const {
     analysis::CsvTable out;
-    out.columns = {"run", "type",      "step",         "elapsed", "loss",
-                   "lr",  "grad_norm", "tokens_per_s", "accuracy"};
+    out.columns = {"run",       "type",         "step",     "elapsed", "loss",   "lr",
+                   "grad_norm", "tokens_per_s", "accuracy", "arm",     "weight", "reward"};
     auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
     for (const TrainingLog& log : logs_) {
         const std::string run = QFileInfo(log.dir).fileName().toStdString();
         for (const auto& s : log.steps)
             out.rows.push_back({run, "step", s.step, s.elapsed, num(s.loss), num(s.lr),
-                                num(s.grad_norm), num(s.tokens_per_s), nullptr});
+                                num(s.grad_norm), num(s.tokens_per_s), nullptr, nullptr, nullptr,
+                                nullptr});
         for (const auto& e : log.evals)
             out.rows.push_back({run, "eval", e.step, e.elapsed, num(e.loss), nullptr, nullptr,
-                                nullptr, num(e.accuracy)});
+                                nullptr, num(e.accuracy), nullptr, nullptr, nullptr});
+        for (const auto& m : log.mixtures)
+            for (qsizetype a = 0; a < log.arms.size(); ++a)
+                out.rows.push_back(
+                    {run, "mixture", m.step, m.elapsed, num(m.losses[std::size_t(a)]), nullptr,
+                     nullptr, nullptr, nullptr, log.arms[a].toStdString(),
+                     num(m.weights[std::size_t(a)]), num(m.rewards[std::size_t(a)])});
     }
     return out;
 }
@@ -259,7 +366,8 @@ nlohmann::json TrainingView::result_provenance() const {
         out.push_back({{"analysis", "training_log"},
                        {"inputs", nlohmann::json::array({input})},
                        {"steps", log.steps.size()},
-                       {"evals", log.evals.size()}});
+                       {"evals", log.evals.size()},
+                       {"mixtures", log.mixtures.size()}});
     }
     return out;
 }

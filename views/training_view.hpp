@@ -1,14 +1,17 @@
 #pragma once
 // Training curves (issue 6, "Training"): loss, learning rate, gradient norm and tokens per second
 // of one or more runs, read from each run's log.jsonl (docs/cli.md) and extended live with the
-// records of a running run as the launcher reads them. Like every view it only draws: the numbers
-// are the log's own.
+// records of a running run as the launcher reads them; for a Birdie run (train.objective "birdie")
+// also the objective mixture per arm and each arm's loss against step, from the "mixture" records
+// of its controller (an EMA bandit, named as such). Like every view it only draws: the numbers are
+// the log's own.
 #include <QJsonObject>
 
 #include "views/analysis_view.hpp"
 
 class QChartView;
 class QComboBox;
+class QLabel;
 class QTimer;
 
 namespace routescope::views {
@@ -28,11 +31,21 @@ struct TrainingLog {
     struct Eval {
         double step, elapsed, loss, accuracy;
     };
+    /// A Birdie controller update: weight, validation loss and reward of each arm (indexed as
+    /// `arms`; NaN where the record has none, e.g. the first update's rewards).
+    struct Mixture {
+        double step, elapsed;
+        std::vector<double> weights, losses, rewards;
+    };
     QString dir;
     std::vector<Step> steps;
     std::vector<Eval> evals;
-    /// Adds one JSON record ("step" and "eval"; others are ignored). A step at or before the last
-    /// one read (a resumed run cuts its log back) drops the records after it.
+    QStringList arms;    ///< the Birdie arms named by the mixture records, in order of appearance
+    QString controller;  ///< the mixture records' "controller" (the last one read)
+    std::vector<Mixture> mixtures;
+    /// Adds one JSON record ("step", "eval" and "mixture"; others are ignored). A step at or before
+    /// the last one read (a resumed run cuts its log back) drops the records after it; so does a
+    /// mixture record for the mixtures.
     void add(const QJsonObject& record);
     /// Reads dir/log.jsonl (missing: empty); throws IoError when it exists but cannot be read.
     static TrainingLog read(const QString& dir);
@@ -52,7 +65,8 @@ public:
     void append_record(const QString& dir, const QJsonObject& record);
     void set_x(const QString& x);
     const std::vector<TrainingLog>& logs() const { return logs_; }
-    QChartView* chart(const QString& metric) const;  ///< loss | lr | grad_norm | tokens_per_s
+    /// loss | lr | grad_norm | tokens_per_s | mixture | arm_loss
+    QChartView* chart(const QString& metric) const;
 
 protected:
     nlohmann::json result_provenance() const override;
@@ -64,8 +78,12 @@ private:
     std::vector<std::pair<QString, QJsonObject>> pending_;  ///< live records while reading the logs
     QComboBox* x_box_;
     QChartView *loss_, *lr_, *grad_, *speed_;
+    QWidget* mixture_panel_;  ///< the mixture charts and the controller's name: Birdie runs only
+    QChartView *mixture_, *arm_loss_;
+    QLabel* controller_label_;
     QTimer* redraw_timer_;
     void redraw();
+    void redraw_mixtures();
 };
 
 }  // namespace routescope::views

@@ -1,0 +1,159 @@
+// The Birdie objective mixture in the Training view (ANALYSES.md §8, issue 7): a tiny birdie run
+// trained through routescope-cli (prefix-mode Birdie, 40 steps, a controller update every 10) is
+// opened in the Training view, which shows one mixture-weight line and one loss line per arm from
+// the log's "mixture" records, under the controller's name (a bandit, not a learned reward model).
+// Also: a run without mixture records hides the panel, and a resumed log's repeated mixture record
+// replaces the later ones. Screenshot: training_birdie_mixture.png.
+#include <QChartView>
+#include <QDir>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineSeries>
+#include <QProcess>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "view_test_support.hpp"
+#include "views/training_view.hpp"
+
+using namespace routescope;
+
+namespace {
+
+QJsonObject object(const char* json) {
+    return QJsonDocument::fromJson(json).object();
+}
+
+}  // namespace
+
+class TestBirdieMixtureView : public QObject {
+    Q_OBJECT
+    QString run_;
+
+private slots:
+    void initTestCase() {
+        const QString dir = view_test::data_dir("test_birdie_mixture_view");
+        run_ = QDir(dir).filePath("birdie-run");
+        QDir(run_).removeRecursively();
+        const nlohmann::json config = {{"model",
+                                        {{"arch", "birdie"},
+                                         {"d_model", 32},
+                                         {"n_layers", 2},
+                                         {"d_inner", 48},
+                                         {"max_len", 64},
+                                         {"dropout", 0.0},
+                                         {"birdie", {{"mode", "prefix"}}}}},
+                                       {"tokenizer", {{"kind", "bytes"}}},
+                                       {"data", {{"train", "builtin:grammar"}, {"seq_len", 64}}},
+                                       {"train",
+                                        {{"objective", "birdie"},
+                                         {"batch_size", 4},
+                                         {"steps", 40},
+                                         {"lr", 3e-3},
+                                         {"warmup_steps", 5},
+                                         {"eval_every", 20},
+                                         {"eval_batches", 2},
+                                         {"checkpoint_every", 0},
+                                         {"birdie", {{"update_every", 10}}}}}};
+        const QString config_path = QDir(dir).filePath("birdie.json");
+        std::ofstream(config_path.toStdString()) << config.dump(2);
+        QProcess p;
+        p.start(QStringLiteral(ROUTESCOPE_CLI),
+                {"train", "--config", config_path, "--out", run_, "--threads", "1"});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    }
+
+    void mixture_of_a_birdie_run_is_drawn() {
+        views::TrainingView view(views::TrainingViewSettings{{run_}, "step"});
+        view.resize(1200, 1100);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QCOMPARE(view.logs().size(), std::size_t(1));
+        const auto& log = view.logs().front();
+        QCOMPARE(log.mixtures.size(), std::size_t(5));  // steps 0, 10, 20, 30, 40
+        QCOMPARE(log.arms.size(), 9);                   // every arm of the catalogue
+        QVERIFY(log.controller.contains("bandit"));
+        for (const auto& m : log.mixtures) {
+            double sum = 0;
+            for (double w : m.weights)
+                sum += w;
+            QVERIFY2(std::fabs(sum - 1) < 1e-6, qPrintable(QString::number(sum)));
+        }
+
+        // The chart: one series per arm whose weights at each update sum to 1.
+        auto* panel = view.findChild<QWidget*>("mixturePanel");
+        QVERIFY(panel && panel->isVisible());
+        const auto mixture = view.chart("mixture")->chart()->series();
+        QCOMPARE(mixture.size(), 9);
+        for (int k = 0; k < 5; ++k) {
+            double sum = 0;
+            for (auto* s : mixture) {
+                const auto pts = static_cast<QLineSeries*>(s)->points();
+                QCOMPARE(pts.size(), 5);
+                QCOMPARE(pts[k].x(), 10.0 * k);
+                sum += pts[k].y();
+            }
+            QVERIFY2(std::fabs(sum - 1) < 1e-6, qPrintable(QString::number(sum)));
+        }
+        const auto losses = view.chart("arm_loss")->chart()->series();
+        QCOMPARE(losses.size(), 9);
+        for (auto* s : losses)
+            for (const QPointF& p : static_cast<QLineSeries*>(s)->points())
+                QVERIFY(std::isfinite(p.y()) && p.y() > 0);
+        // The controller is named what it is: a bandit.
+        QVERIFY(view.chart("mixture")->chart()->title().contains("bandit"));
+        QVERIFY(view.findChild<QLabel*>("mixtureController")->text().contains("simpler bandit"));
+        // The figure's table carries the mixture rows (one per arm and update).
+        const auto table = view.figure_table();
+        std::size_t rows = 0;
+        for (const auto& r : table.rows)
+            if (r[1] == "mixture") ++rows;
+        QCOMPARE(rows, std::size_t(45));
+        QVERIFY(view_test::screenshot(&view, "training_birdie_mixture"));
+    }
+
+    void run_without_mixture_hides_the_panel() {
+        const QString dir = QDir(view_test::data_dir("test_birdie_mixture_view")).filePath("mlm");
+        QDir().mkpath(dir);
+        std::ofstream(QDir(dir).filePath("log.jsonl").toStdString())
+            << R"({"type":"step","step":1,"loss":5.0,"lr":0.001,"grad_norm":1.0,"tokens_per_s":10,"elapsed":0.1})"
+               "\n"
+            << R"({"type":"step","step":2,"loss":4.0,"lr":0.001,"grad_norm":1.0,"tokens_per_s":10,"elapsed":0.2})"
+               "\n";
+        views::TrainingView view(views::TrainingViewSettings{{dir}, "step"});
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(view.logs().front().mixtures.empty());
+        QVERIFY(!view.findChild<QWidget*>("mixturePanel")->isVisible());
+    }
+
+    void resumed_mixture_replaces_the_later_ones() {
+        views::TrainingLog log;
+        const char* m0 =
+            R"({"type":"mixture","step":0,"controller":"ema-bandit","mixture":{"a":0.5,"b":0.5},"losses":{"a":3,"b":4},"rewards":{"a":null,"b":null}})";
+        const char* m10 =
+            R"({"type":"mixture","step":10,"controller":"ema-bandit","mixture":{"a":0.7,"b":0.3},"losses":{"a":2,"b":3},"rewards":{"a":0.1,"b":-0.1}})";
+        const char* m20 =
+            R"({"type":"mixture","step":20,"controller":"ema-bandit","mixture":{"a":0.6,"b":0.4},"losses":{"a":1,"b":2},"rewards":{"a":0.1,"b":0.2}})";
+        log.add(object(m0));
+        log.add(object(m10));
+        log.add(object(m20));
+        QCOMPARE(log.mixtures.size(), std::size_t(3));
+        QVERIFY(std::isnan(log.mixtures[0].rewards[0]));  // the first update has no reward yet
+        log.add(object(m10));                             // a run resumed from step 10
+        QCOMPARE(log.mixtures.size(), std::size_t(2));
+        QCOMPARE(log.mixtures.back().step, 10.0);
+        QCOMPARE(log.arms, QStringList({"a", "b"}));
+        QCOMPARE(log.mixtures.back().weights[0], 0.7);
+    }
+};
+
+QTEST_MAIN(TestBirdieMixtureView)
+#include "test_birdie_mixture_view.moc"

@@ -1,6 +1,6 @@
 // routescope-cli's contract, run as a user runs it: --help, --version, usage errors, and validate /
 // inspect / sample-dump with the exit codes of docs/cli.md (0 valid, 1 invalid, 2
-// unreadable/usage).
+// unreadable/usage); `bench forward` runs every architecture at tiny sizes (it times nothing here).
 #include <QtTest>
 
 namespace {
@@ -130,6 +130,24 @@ private slots:
         const Run bad = cli({"sample-dump", "--out", "/proc/nope/sample.dump.h5"});
         QCOMPARE(bad.code, 3);
         QVERIFY2(bad.err.contains("/proc/nope/sample.dump.h5: cannot create"), qPrintable(bad.err));
+    }
+
+    void benchForwardRunsEveryArchitecture() {
+        const QStringList archs = {"bigs", "bert", "birdie", "slstm", "gmlp"};
+        const Run r = cli({"bench", "forward", "--arch", archs.join(','), "--lengths", "16,32",
+                           "--d-model", "16", "--layers", "2", "--repeats", "1", "--threads", "1"});
+        QCOMPARE(r.code, 0);
+        const QStringList lines = r.out.trimmed().split('\n');
+        const auto summary = QJsonDocument::fromJson(lines.back().toUtf8()).object();
+        for (const QString& arch : archs) {
+            const auto ms = summary[arch + "_ms"].toArray();
+            QCOMPARE(ms.size(), 2);
+            for (const auto& t : ms)
+                QVERIFY2(t.toDouble() > 0, qPrintable(arch));
+            QVERIFY2(summary.contains(arch + "_exponent"), qPrintable(arch));
+            if (arch != "bert") QVERIFY2(summary.contains(arch + "_crossover"), qPrintable(arch));
+        }
+        QVERIFY(r.out.contains("crossover: gmlp"));
     }
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "analysis/blas_threads.hpp"
+
 // BLAS's Fortran interface; gfortran passes the length of each CHARACTER argument as a hidden
 // trailing size_t.
 extern "C" void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k,
@@ -18,6 +20,7 @@ Eigen::MatrixXf lower_syrk(const RowMatrixF& x, bool rows) {
     const int n = rows ? m : d, k = rows ? d : m, lda = d > 0 ? d : 1;
     Eigen::MatrixXf c = Eigen::MatrixXf::Zero(n, n);
     if (n == 0 || k == 0) return c;
+    use_one_blas_thread();
     const char uplo = 'L', trans = rows ? 'T' : 'N';  // X Xᵀ = AᵀA; XᵀX = AAᵀ
     const float alpha = 1, beta = 0;
     ssyrk_(&uplo, &trans, &n, &k, &alpha, x.data(), &lda, &beta, c.data(), &n, 1, 1);

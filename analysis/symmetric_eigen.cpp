@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/blas_threads.hpp"
 #include "engine/core/error.hpp"
 
 // LAPACK's Fortran interface; gfortran passes the length of each CHARACTER argument as a hidden
@@ -19,6 +20,7 @@ SymmetricEigen symmetric_eigen(Eigen::MatrixXd a, bool with_vectors) {
     SymmetricEigen out;
     out.values.resize(n);
     if (n == 0) return out;
+    use_one_blas_thread();
     const char jobz = with_vectors ? 'V' : 'N', uplo = 'L';  // Eigen is column-major, as Fortran
     int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
     double work_size = 0;

@@ -1,10 +1,11 @@
 #pragma once
-// Eigenvalues (and optionally eigenvectors) of one large real symmetric matrix through LAPACK's dsyevd
-// (divide and conquer; Debian's liblapack, which resolves to OpenBLAS's threaded LAPACK where that
-// is installed). The anisotropy spectrum (d × d with every eigenvector, d = 1024) spent most of its
-// time in Eigen's SelfAdjointEigenSolver, whose tridiagonal QR with vectors is several times slower
-// at that size. Not for many small problems solved in parallel threads (PCA's per-sentence
-// spectra): OpenBLAS's own threads then fight the caller's, which measured 8× slower than Eigen.
+// Eigenvalues (and optionally eigenvectors) of one large real symmetric matrix through LAPACK's
+// dsyevd (divide and conquer; Debian's liblapack, which resolves to OpenBLAS's LAPACK where that is
+// installed; one thread, see blas_threads.hpp). The anisotropy spectrum (d × d with every
+// eigenvector, d = 1024) spent most of its time in Eigen's SelfAdjointEigenSolver, whose
+// tridiagonal QR with vectors is several times slower at that size. Not for many small problems
+// solved in parallel threads (PCA's per-sentence spectra): OpenBLAS's own threads then fight the
+// caller's, which measured 8× slower than Eigen.
 #include <Eigen/Dense>
 
 namespace routescope::analysis {

@@ -14,15 +14,12 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
     if (set.seq_len() != L)
         throw Error("evaluate_mlm: sequences of " + std::to_string(set.seq_len()) +
                     " tokens for a model built for " + std::to_string(L));
-    const int V = model.config().model.vocab_size;
     std::int64_t batches = (set.size() + B - 1) / B;
     if (max_batches > 0) batches = std::min(batches, max_batches);
 
     const auto n = static_cast<std::size_t>(B) * L;
     std::vector<std::int32_t> ids(n), inputs(n), labels(n), lengths(B);
-    double loss_sum = 0;
-    std::int64_t correct = 0;
-    MlmScore score;
+    MlmTally tally;
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;
         for (int b = 0; b < B; ++b) {
@@ -41,30 +38,43 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
                            seed ^ kEvalMaskSalt, static_cast<std::uint32_t>(k));
         for (int b = rows; b < B; ++b)
             std::fill_n(labels.data() + static_cast<std::size_t>(b) * L, L, data::kIgnoreLabel);
-        std::int64_t targets = 0;
-        for (auto t : labels)
-            targets += t != data::kIgnoreLabel;
-        if (targets == 0) continue;
         models::Batch batch;
         batch.tokens = inputs.data();
         batch.lengths = lengths.data();
         batch.labels = labels.data();
-        loss_sum += model.forward(batch, /*training=*/false) * static_cast<double>(targets);
-        const float* logits = model.logits();
-        for (std::size_t p = 0; p < n; ++p) {
-            if (labels[p] == data::kIgnoreLabel) continue;
-            const float* row = logits + p * static_cast<std::size_t>(V);
-            const auto best = std::max_element(row, row + V) - row;
-            correct += best == labels[p];
-        }
-        score.targets += targets;
-        score.sequences += rows;
+        tally.add_batch(model, batch, rows);
     }
-    if (score.targets > 0) {
-        score.loss = loss_sum / static_cast<double>(score.targets);
-        score.accuracy = static_cast<double>(correct) / static_cast<double>(score.targets);
+    return tally.score();
+}
+
+void MlmTally::add_batch(models::Model& model, const models::Batch& batch, int rows) {
+    const auto positions =
+        static_cast<std::size_t>(model.batch_size()) * static_cast<std::size_t>(model.length());
+    std::int64_t targets = 0;
+    for (std::size_t p = 0; p < positions; ++p)
+        targets += batch.labels[p] != data::kIgnoreLabel;
+    if (targets == 0) return;
+    loss_sum_ += model.forward(batch, /*training=*/false) * static_cast<double>(targets);
+    const int V = model.config().model.vocab_size;
+    const float* logits = model.logits();
+    for (std::size_t p = 0; p < positions; ++p) {
+        if (batch.labels[p] == data::kIgnoreLabel) continue;
+        const float* row = logits + p * static_cast<std::size_t>(V);
+        correct_ += std::max_element(row, row + V) - row == batch.labels[p];
     }
-    return score;
+    targets_ += targets;
+    sequences_ += rows;
+}
+
+MlmScore MlmTally::score() const {
+    MlmScore s;
+    s.targets = targets_;
+    s.sequences = sequences_;
+    if (targets_ > 0) {
+        s.loss = loss_sum_ / static_cast<double>(targets_);
+        s.accuracy = static_cast<double>(correct_) / static_cast<double>(targets_);
+    }
+    return s;
 }
 
 }  // namespace routescope::train

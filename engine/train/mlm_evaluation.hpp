@@ -22,6 +22,21 @@ struct MlmScore {
     std::int64_t sequences = 0;
 };
 
+/// Sums the scores of evaluation batches: shared by the MLM evaluation and the objective rows'
+/// evaluation (row_evaluation), which differ only in how they build a batch.
+class MlmTally {
+public:
+    /// One non-training forward of `batch` (labels kIgnoreLabel where a position is not scored);
+    /// adds its loss, targets and argmax hits, and `rows` sequences. A batch without targets is
+    /// skipped (no forward).
+    void add_batch(models::Model& model, const models::Batch& batch, int rows);
+    MlmScore score() const;
+
+private:
+    double loss_sum_ = 0;
+    std::int64_t correct_ = 0, targets_ = 0, sequences_ = 0;
+};
+
 /// Evaluates the first `max_batches` batches of `set` (0 = all of it) in batches of the model's
 /// batch size (a last partial batch is filled with unscored rows). The model's length must equal
 /// set.seq_len(). Dropout off; nothing is recorded for a backward pass.

@@ -20,24 +20,12 @@
 
 #include "train_test_support.hpp"
 
+using train_test::read_json;
+using train_test::read_lines;
 using train_test::run_cli;
 using train_test::write_text;
 
 namespace {
-
-std::vector<nlohmann::json> read_lines(const std::string& path) {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line))
-        out.push_back(nlohmann::json::parse(line));
-    return out;
-}
-
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
 
 nlohmann::json tiny_task(const std::string& task, int n_train, int steps) {
     return {{"model",

@@ -16,24 +16,12 @@
 
 #include "train_test_support.hpp"
 
+using train_test::read_json;
+using train_test::read_lines;
 using train_test::run_cli;
 using train_test::write_text;
 
 namespace {
-
-std::vector<nlohmann::json> read_lines(const std::string& path) {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line))
-        out.push_back(nlohmann::json::parse(line));
-    return out;
-}
-
-nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
 
 // The tiny budget: d = 16, 8–12 content tokens, 40 test examples, 6 steps of 32.
 QStringList tiny_experiment(const QString& name, const QString& out) {

@@ -35,6 +35,21 @@ inline CliResult run_cli(const QStringList& args, int timeout_ms = 120000) {
     return r;
 }
 
+/// One JSON value per line (log.jsonl, preds.jsonl).
+inline std::vector<nlohmann::json> read_lines(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line))
+        out.push_back(nlohmann::json::parse(line));
+    return out;
+}
+
+inline nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
 inline void write_text(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }

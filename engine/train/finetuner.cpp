@@ -12,6 +12,7 @@
 #include "engine/data/task.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/set_evaluation.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
@@ -44,7 +45,9 @@ std::string vocab_text(const std::vector<std::string>& pieces) {
 }  // namespace
 
 bool is_finetuning(const RunConfig& c) {
-    return c.train.objective == "classify" || (c.data.task && !c.data.task->empty());
+    // A task with a causal objective is pretraining on the task's examples (trainer.hpp).
+    return c.train.objective == "classify" ||
+           (c.data.task && !c.data.task->empty() && !is_causal_objective(c.train.objective));
 }
 
 Finetuner::Finetuner(RunConfig config, FinetuneOptions options)

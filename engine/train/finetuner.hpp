@@ -53,7 +53,8 @@ struct FinetuneResult {
     bool interrupted = false;  ///< StopSignal fired: model.ckpt.h5 saved after the current step
 };
 
-/// True for the configurations the Finetuner runs: train.objective = classify or data.task set.
+/// True for the configurations the Finetuner runs: train.objective = classify, or data.task set
+/// with an objective that is not causal (clm, prefix_lm, birdie train on a task in the Trainer).
 bool is_finetuning(const RunConfig& config);
 
 class Finetuner {

@@ -27,6 +27,16 @@ void SequenceSet::pack(const std::vector<std::vector<std::int32_t>>& docs, std::
     }
 }
 
+void SequenceSet::add(const std::vector<std::int32_t>& sequence) {
+    const auto n = static_cast<int>(sequence.size());
+    if (n < 1 || n > L_)
+        throw Error("a sequence of " + std::to_string(n) +
+                    " tokens does not fit data.seq_len = " + std::to_string(L_));
+    ids_.insert(ids_.end(), sequence.begin(), sequence.end());
+    ids_.insert(ids_.end(), static_cast<std::size_t>(L_ - n), pad_);
+    lengths_.push_back(n);
+}
+
 std::int64_t SequenceSet::tokens() const {
     return std::accumulate(lengths_.begin(), lengths_.end(), std::int64_t{0});
 }

@@ -30,6 +30,8 @@ public:
     /// Packs documents' ids (see the file comment) and appends the sequences.
     void pack(const std::vector<std::vector<std::int32_t>>& docs, std::int32_t cls,
               std::int32_t sep);
+    /// Appends one whole sequence (already framed), padded to seq_len. Error when it is longer.
+    void add(const std::vector<std::int32_t>& sequence);
 
     std::int64_t size() const { return static_cast<std::int64_t>(lengths_.size()); }
     int seq_len() const { return L_; }

@@ -8,12 +8,15 @@
 #include "engine/data/byte_tokenizer.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/train/answer_scoring.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/row_evaluation.hpp"
 #include "engine/train/stop_signal.hpp"
+#include "engine/train/task_corpus.hpp"
 
 namespace routescope::train {
 
@@ -73,11 +76,21 @@ void check_training_config(const RunConfig& c) {
                               "paradigm token, an input, [start] and a target)");
         (void)birdie_arms(c.train.birdie.arms);  // names checked before any work
     }
-    if (!c.data.train || c.data.train->empty())
+    const bool task = c.data.task && !c.data.task->empty();
+    if (task && !is_causal_objective(objective))
+        throw ConfigError(
+            "data.task: the trainer takes a built-in task with the causal objectives "
+            "(clm, prefix_lm, birdie); '" +
+            objective + "' on a task is fine-tuning");
+    if (task && c.data.train)
+        throw ConfigError("data.train: give either a corpus or data.task = " + *c.data.task +
+                          ", not both");
+    if (!task && (!c.data.train || c.data.train->empty()))
         throw ConfigError(
             "data.train: no corpus given (--set data.train=FILE_OR_DIR, or builtin:grammar)");
     if (c.data.seq_len > c.model.max_len)
         throw ConfigError("data.seq_len: " + std::to_string(c.data.seq_len) +
+                          (task ? " (the longest row of task " + *c.data.task + ")" : "") +
                           " is longer than model.max_len = " + std::to_string(c.model.max_len) +
                           " (the position table has no row past it)");
     if (c.data.seq_len < 2)
@@ -90,6 +103,15 @@ void check_training_config(const RunConfig& c) {
 Trainer::Trainer(RunConfig config, TrainerOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
     if (options_.threads > 0) config_.train.threads = options_.threads;
+    if (config_.data.task && !config_.data.task->empty() &&
+        is_causal_objective(config_.train.objective)) {
+        // The task sets the length and the tokenizer (task_corpus.hpp).
+        task_ = std::make_unique<data::TaskData>(
+            data::generate_task(*config_.data.task, task_params(config_.data.task_params)));
+        config_.data.seq_len = task_sequence_length(*task_, config_.train.objective);
+        config_.tokenizer.kind = "wordpiece";
+        config_.tokenizer.model.reset();
+    }
     check_training_config(config_);
     absolutize(config_.data.train);
     absolutize(config_.data.valid);
@@ -162,24 +184,41 @@ void Trainer::prepare_data() {
     if (ec || !fs::is_directory(options_.out_dir))
         throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
                       ")");
-    std::string train_path = *config_.data.train;
-    if (is_builtin_corpus(train_path)) {
-        const std::string file = (fs::path(options_.out_dir) / "builtin-corpus.txt").string();
-        write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config_.train.seed));
-        train_path = file;
-    }
-    if (!tokenizer_) {
-        tokenizer_ = make_tokenizer(config_, train_path, config_.train.threads);
-        // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie
-        // specials after it for objective birdie (birdie_vocabulary.hpp).
-        config_.model.vocab_size =
-            tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
+    if (config_.data.task && !config_.data.task->empty()) {
+        if (!task_)
+            task_ = std::make_unique<data::TaskData>(
+                data::generate_task(*config_.data.task, task_params(config_.data.task_params)));
+        if (!tokenizer_) {
+            tokenizer_ = std::make_unique<data::WordPieceTokenizer>(task_vocab_text(task_->vocab));
+            config_.model.vocab_size =
+                tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
+        } else if (tokenizer_->vocabulary() != task_->vocab) {
+            throw ConfigError("data.task: the checkpoint's vocabulary is not task " + task_->name +
+                              "'s (data.task_params changed?)");
+        }
+        corpus_ = task_corpus(*task_, config_.data.seq_len);
+        task_valid_ = task_examples(*task_, task_->valid.empty() ? 0 : 1);
+        task_.reset();
+    } else {
+        std::string train_path = *config_.data.train;
+        if (is_builtin_corpus(train_path)) {
+            const std::string file = (fs::path(options_.out_dir) / "builtin-corpus.txt").string();
+            write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config_.train.seed));
+            train_path = file;
+        }
+        if (!tokenizer_) {
+            tokenizer_ = make_tokenizer(config_, train_path, config_.train.threads);
+            // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie
+            // specials after it for objective birdie (birdie_vocabulary.hpp).
+            config_.model.vocab_size =
+                tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
+        }
+        const std::string* valid = config_.data.valid ? &*config_.data.valid : nullptr;
+        corpus_ =
+            pack_corpus(train_path, valid, config_.data.doc_sep, config_.data.seq_len, *tokenizer_);
     }
     pad_ = std::max(0, tokenizer_->specials().pad);
     birdie_vocab_ = data::BirdieVocabulary{tokenizer_->vocab_size()};
-    const std::string* valid = config_.data.valid ? &*config_.data.valid : nullptr;
-    corpus_ =
-        pack_corpus(train_path, valid, config_.data.doc_sep, config_.data.seq_len, *tokenizer_);
     if (config_.train.objective == "mlm")
         masker_ = std::make_unique<data::MlmMasker>(
             *tokenizer_, data::MlmRates{config_.train.mask_prob, 0.8, 0.1});
@@ -351,6 +390,15 @@ void Trainer::evaluate() {
     r["targets"] = s.targets;
     r["held_out"] = corpus_.valid_is_train ? "train" : "valid";
     r["objective"] = config_.train.objective;
+    if (!task_valid_.examples.empty()) {
+        // A task run: the answers' exact match on the validation examples (answer_scoring.hpp).
+        const SetScore t = score_set(
+            task_valid_,
+            predict_answers(*model_, task_valid_, config_.train.objective, birdie_vocab_));
+        r["exact_match"] = t.accuracy;
+        r["answer_loss"] = t.loss;
+        r["examples"] = t.scored;
+    }
     log_record(r);
 }
 

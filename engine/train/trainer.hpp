@@ -15,6 +15,12 @@
 //          ──► DIR/log.jsonl (training_log.hpp); DIR/model.ckpt.h5 every checkpoint_every steps
 //              and at the end, atomic, with the tokenizer and the state to resume.
 //
+// data.task with a causal objective (clm, prefix_lm, birdie): the task's train split, completed
+// (task_corpus.hpp), is the corpus, one example per sequence; the task's vocabulary the tokenizer;
+// data.seq_len the longest example (+ 1 for birdie); evaluations add the answers' exact match on
+// the validation split (answer_scoring.hpp). data.task with mlm or classify is fine-tuning
+// (finetuner.hpp).
+//
 // Resuming restores parameters, Adam moments, the update count and the data position; masks,
 // dropout and data order are pure functions of (seed, step, index), so `/train rng_state` is
 // (seed, step) and a resumed run repeats an uninterrupted one bit for bit (same thread count).
@@ -36,10 +42,12 @@
 #include "engine/core/error.hpp"
 #include "engine/data/mlm_masking.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
+#include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
 #include "engine/train/birdie_arms.hpp"
+#include "engine/train/labelled_set.hpp"
 #include "engine/train/mixture_controller.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/training_log.hpp"
@@ -132,11 +140,14 @@ private:
     std::vector<BirdieArm> arms_;
     std::unique_ptr<MixtureController> controller_;
     bool controller_started_ = false;
+    std::unique_ptr<data::TaskData> task_;  ///< data.task, until prepare_data has used it
+    LabelledSet task_valid_;                ///< data.task: the validation examples, as generated
 };
 
 /// Checks the parts of a configuration that `train` relies on before any work: objective mlm, clm,
-/// prefix_lm or birdie (the last three on a model that cannot see its targets), data.train set,
-/// 2 ≤ data.seq_len ≤ model.max_len (birdie: 16 ≤), batch size and accumulation ≥ 1.
+/// prefix_lm or birdie (the last three on a model that cannot see its targets), data.train set
+/// (or data.task with a causal objective), 2 ≤ data.seq_len ≤ model.max_len (birdie: 16 ≤),
+/// batch size and accumulation ≥ 1.
 void check_training_config(const RunConfig& config);
 
 }  // namespace routescope::train

@@ -7,9 +7,10 @@
 // example to --out and the summary to stdout and to <out without .jsonl>.summary.json, both under
 // a temporary name renamed when complete (docs/cli.md). The objective comes from the
 // checkpoint's train.objective; each objective has its own evaluate_<objective> function below
-// (MLM now; classification and the built-in tasks add theirs), sharing the argument parsing and
-// the checkpoint/tokenizer loading. Exit 0, 2 for a bad argument or unreadable input (a tokenizer
-// whose vocabulary differs from the model's included), 3 for a failure at run time.
+// (MLM now; classification and the built-in tasks add theirs; a clm / prefix_lm / birdie checkpoint
+// on a task is scored generatively, engine/train/answer_scoring.hpp), sharing the argument parsing
+// and the checkpoint/tokenizer loading. Exit 0, 2 for a bad argument or unreadable input (a
+// tokenizer whose vocabulary differs from the model's included), 3 for a failure at run time.
 #include <unistd.h>
 
 #include <filesystem>
@@ -27,10 +28,13 @@
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
+#include "engine/train/answer_scoring.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/set_evaluation.hpp"
+#include "engine/train/task_corpus.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -148,14 +152,25 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     if (a.out.empty()) throw ConfigError("--out: per-example evaluation needs --out preds.jsonl");
     const RunConfig& config = in.checkpoint.config;
     const train::LabelledSet set = eval_set(a, in);
-    const int L = std::max(1, set.max_length());
+    // A causal checkpoint (clm, prefix_lm, birdie) writes the answer after the prompt
+    // (answer_scoring.hpp); birdie's row is one position longer than the example.
+    const std::string& objective = config.train.objective;
+    const bool causal = train::is_causal_objective(objective);
+    if (causal && !set.targets)
+        throw ConfigError(set.source + ": " + a.checkpoint +
+                          " was trained with train.objective = " + objective +
+                          "; it scores tasks whose answer is a token sequence, not class labels");
+    const int L = std::max(1, set.max_length()) + (causal ? train::task_row_extra(objective) : 0);
     if (L > config.model.max_len)
         throw ConfigError(
-            set.source + ": examples of " + std::to_string(L) +
+            set.source + ": rows of " + std::to_string(L) +
             " tokens are longer than model.max_len = " + std::to_string(config.model.max_len));
     models::Model model(config, a.batch_size, L, a.threads);
     load_params(in.checkpoint, model.params());
-    const auto predictions = train::predict_set(model, set);
+    const auto predictions =
+        causal ? train::predict_answers(model, set, objective,
+                                        data::BirdieVocabulary{in.tokenizer->vocab_size()})
+               : train::predict_set(model, set);
     const train::SetScore s = train::score_set(set, predictions);
 
     const auto pieces = [&](const std::vector<std::int32_t>& ids) {
@@ -195,6 +210,8 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     r[s.metric] = s.accuracy;
     if (s.macro_f1 >= 0) r["macro_f1"] = s.macro_f1;
     r["loss"] = s.loss;
+    if (causal)
+        r["scoring"] = "answer after the prompt, teacher-forced argmax (= greedy exact match)";
     r["predictions"] = a.out;
     write_text_atomically(a.out, lines);
     write_text_atomically(summary_path(a.out), r.dump(2) + "\n");

@@ -1,0 +1,393 @@
+// routescope-cli experiment phone-book --out DIR [--steps N] [--threads N] [--seed S] [--set k=v]
+// The Birdie paper's claim that its objective mixture enables retrieval, on the built-in phone-book
+// task (TASKS.md): one Birdie model (d = 64, 2 layers, the alternate layer pattern) trained with
+// the same budget and seed three ways —
+//   next_token      train.objective clm, model.birdie.mode causal (next-token prediction alone)
+//   birdie_prefix   train.objective birdie, mode prefix (the Birdie paper's setting)
+//   birdie_causal   train.objective birdie, mode causal (the mixture without the bidirectional
+//                   prefix: separates the effect of the objective from bidirectionality)
+// — on the task's training examples rendered complete (engine/train/task_corpus.hpp), then scored
+// on the test split: the phone number written after the prompt (book and query name), exact match
+// of the whole answer (engine/train/answer_scoring.hpp). Each stage is routescope-cli's own train
+// and eval, run as a child process:
+//   DIR/<run>/config.json, log.jsonl, model.ckpt.h5   train
+//   DIR/<run>/test.preds.jsonl (+ .summary.json)      eval --split test of model.ckpt.h5
+//   DIR/<run>/{train,eval}.{stdout,stderr}            each child's output
+//   DIR/results.json, DIR/results.md                  the tables, recounted from the preds files
+// Exit codes as `experiment` (experiment_command.cpp).
+#include "app/cli/phone_book_experiment.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/atomic_text_file.hpp"
+#include "app/cli/child_process.hpp"
+#include "app/cli/command.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr std::int64_t kDefaultSteps = 1500;
+constexpr std::int64_t kBatch = 32;
+
+struct RunSpec {
+    std::string name;       ///< directory and row name
+    std::string objective;  ///< train.objective
+    std::string mode;       ///< model.birdie.mode
+    std::string label;      ///< what the row means
+};
+
+const std::vector<RunSpec>& run_specs() {
+    static const std::vector<RunSpec> runs = {
+        {"next_token", "clm", "causal", "next-token prediction only"},
+        {"birdie_prefix", "birdie", "prefix", "Birdie mixture, prefix (the paper's)"},
+        {"birdie_causal", "birdie", "causal", "Birdie mixture, causal"},
+    };
+    return runs;
+}
+
+// One run's configuration: the shared model and budget, the run's objective and mode, then the
+// user's --set overrides in order (ConfigError for a bad one).
+RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::int64_t steps) {
+    json c;
+    c["model"] = {
+        {"arch", "birdie"}, {"d_model", 64},
+        {"n_layers", 2},    {"max_len", 320},
+        {"dropout", 0.0},   {"birdie", {{"mode", r.mode}, {"layer_pattern", "alternate"}}}};
+    c["data"] = {{"task", "phone-book"},
+                 {"task_params",
+                  {{"n_train", std::max<std::int64_t>(1000, steps * kBatch)},
+                   {"n_valid", 200},
+                   {"n_test", 500},
+                   {"min_entries", 4},
+                   {"max_entries", 16},
+                   {"seed", a.seed}}}};
+    c["train"] = {{"objective", r.objective},
+                  {"batch_size", kBatch},
+                  {"steps", steps},
+                  {"lr", 3e-3},
+                  {"schedule", "cosine"},
+                  {"warmup_steps", std::max<std::int64_t>(1, steps / 10)},
+                  {"weight_decay", 0.01},
+                  {"clip_grad_norm", 1.0},
+                  {"eval_every", std::max<std::int64_t>(1, steps / 5)},
+                  {"checkpoint_every", 0},
+                  {"birdie", {{"update_every", std::clamp<std::int64_t>(steps / 15, 1, 100)}}},
+                  {"seed", a.seed},
+                  {"threads", a.threads}};
+    RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
+    for (const auto& s : a.sets)
+        config = config.with_override(s);
+    return config;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<json> read_json_lines(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot read");
+    std::vector<json> out;
+    std::string line;
+    std::int64_t n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        if (line.empty()) continue;
+        try {
+            out.push_back(json::parse(line));
+        } catch (const json::exception&) {
+            throw FormatError(path + ":" + std::to_string(n) + ": not a JSON line");
+        }
+    }
+    return out;
+}
+
+int stage(const std::string& program, const std::string& name, const std::string& run,
+          const fs::path& dir, const std::vector<std::string>& args) {
+    const std::string err = (dir / (name + ".stderr")).string();
+    const int rc = run_child(program, args, (dir / (name + ".stdout")).string(), err);
+    if (rc == kExitOk) return kExitOk;
+    if (rc == kExitInterrupted) {
+        std::cerr << "routescope-cli experiment: interrupted during " << name << " of " << run
+                  << "; " << read_text(err);
+        return kExitInterrupted;
+    }
+    std::cerr << "routescope-cli experiment: error: " << name << " of " << run << " failed (exit "
+              << rc << "); its messages (" << err << "):\n"
+              << read_text(err);
+    return kExitFailure;
+}
+
+struct RunResult {
+    RunSpec spec;
+    std::int64_t parameters = 0, steps = 0;
+    double train_seconds = 0;
+    json valid_exact_match = nullptr;  ///< the last evaluation's
+    std::vector<json> predictions;
+};
+
+void read_log(const std::string& path, RunResult& r) {
+    for (const auto& j : read_json_lines(path)) {
+        const std::string type = j.value("type", "");
+        if (type == "start") r.parameters = j.value("parameters", std::int64_t{0});
+        if (type == "step") r.steps = j.value("step", r.steps);
+        if (type == "eval" && j.contains("exact_match")) r.valid_exact_match = j["exact_match"];
+    }
+}
+
+struct Bin {
+    double lo = 0, hi = 0;
+    std::string name;
+};
+
+// Four equal-width integer bins over the attribute's range in the test split.
+std::vector<Bin> make_bins(const std::vector<json>& predictions, const std::string& attribute) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& p : predictions) {
+        const double v = p["attributes"][attribute].get<double>();
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    std::vector<Bin> bins;
+    if (lo > hi) return bins;
+    const double width = std::max(1.0, std::ceil((hi - lo + 1) / 4));
+    for (double b = lo; b <= hi; b += width) {
+        const double e = std::min(hi, b + width - 1);
+        char buf[64];
+        if (b == e)
+            std::snprintf(buf, sizeof buf, "%g", b);
+        else
+            std::snprintf(buf, sizeof buf, "%g–%g", b, e);
+        bins.push_back({b, e, buf});
+    }
+    return bins;
+}
+
+std::vector<std::string> words(const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+// Exact match (the preds' `correct`) and digit accuracy (answer tokens other than "-" equal to the
+// label's, position by position) of the predictions whose attribute lies in the bin (all: null).
+json score(const std::vector<json>& predictions, const std::string& attribute, const Bin* bin) {
+    std::int64_t n = 0, right = 0, digits = 0, digits_right = 0;
+    for (const auto& p : predictions) {
+        if (p["correct"].is_null()) continue;
+        if (bin) {
+            const double v = p["attributes"][attribute].get<double>();
+            if (v < bin->lo || v > bin->hi) continue;
+        }
+        ++n;
+        right += p["correct"].get<bool>() ? 1 : 0;
+        const auto label = words(p["label"].get<std::string>());
+        const auto predicted = words(p["prediction"].get<std::string>());
+        for (std::size_t i = 0; i < label.size(); ++i) {
+            if (label[i] == "-") continue;
+            ++digits;
+            digits_right += i < predicted.size() && predicted[i] == label[i] ? 1 : 0;
+        }
+    }
+    return {{"examples", n},
+            {"correct", right},
+            {"exact_match", n > 0 ? json(double(right) / double(n)) : json(nullptr)},
+            {"digit_accuracy",
+             digits > 0 ? json(double(digits_right) / double(digits)) : json(nullptr)}};
+}
+
+std::string percent(const json& v) {
+    if (v.is_null()) return "–";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v.get<double>());
+    return buf;
+}
+
+std::string markdown(const json& results) {
+    std::ostringstream md;
+    md << "| run | objective | mode | parameters | steps | train time (s) | valid exact match "
+          "(last eval) | test exact match | test digit accuracy |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : results["runs"]) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.1f", r["train_seconds"].get<double>());
+        md << "| " << r["run"].get<std::string>() << " | " << r["objective"].get<std::string>()
+           << " | " << r["mode"].get<std::string>() << " | " << r["parameters"].get<std::int64_t>()
+           << " | " << r["steps"].get<std::int64_t>() << " | " << seconds << " | "
+           << percent(r["valid_exact_match"]) << " | " << percent(r["test"]["exact_match"]) << " ("
+           << r["test"]["correct"].get<std::int64_t>() << "/"
+           << r["test"]["examples"].get<std::int64_t>() << ") | "
+           << percent(r["test"]["digit_accuracy"]) << " |\n";
+    }
+    for (const auto& [attribute, title] :
+         {std::pair<std::string, std::string>{"entries", "entries in the book"},
+          {"query_position", "position of the queried entry (0 = first)"}}) {
+        md << "\nTest exact match (digit accuracy) by " << title
+           << "; examples per bin in the header:\n\n| run |";
+        const auto& bins = results["bins"][attribute];
+        for (std::size_t b = 0; b < bins.size(); ++b)
+            md << " " << attribute << " " << bins[b]["name"].get<std::string>() << " ("
+               << results["runs"][0]["bins"][attribute][b]["examples"].get<std::int64_t>() << ") |";
+        md << "\n|---|";
+        for (std::size_t b = 0; b < bins.size(); ++b)
+            md << "---:|";
+        md << "\n";
+        for (const auto& r : results["runs"]) {
+            md << "| " << r["run"].get<std::string>() << " |";
+            for (const auto& cell : r["bins"][attribute])
+                md << " " << percent(cell["exact_match"]) << " (" << percent(cell["digit_accuracy"])
+                   << ") |";
+            md << "\n";
+        }
+    }
+    return md.str();
+}
+
+int fail(int code, const std::string& what) {
+    std::cerr << "routescope-cli experiment: error: " << what << "\n";
+    return code;
+}
+
+}  // namespace
+
+int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
+    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
+    std::vector<RunConfig> configs;
+    try {
+        for (const auto& r : run_specs())
+            configs.push_back(run_config(r, a, steps));
+    } catch (const Error& e) {
+        return fail(kExitUsage, e.what());
+    }
+    const fs::path out = a.out;
+    {
+        std::error_code ec;
+        fs::create_directories(out, ec);
+        if (ec || !fs::is_directory(out))
+            return fail(kExitFailure, a.out + ": cannot create the output directory" +
+                                          (ec ? " (" + ec.message() + ")" : ""));
+    }
+    std::string self;
+    try {
+        const std::string probe = (out / ".experiment-probe").string();
+        write_text_atomically(probe, "\n");
+        std::error_code ec;
+        fs::remove(probe, ec);
+        self = self_executable();
+    } catch (const Error& e) {
+        return fail(kExitFailure, a.out + ": " + e.what());
+    }
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    const std::string threads = std::to_string(a.threads);
+    std::vector<RunResult> runs;
+    try {
+        for (std::size_t i = 0; i < run_specs().size(); ++i) {
+            RunResult r;
+            r.spec = run_specs()[i];
+            const fs::path dir = out / r.spec.name;
+            std::error_code ec;
+            fs::create_directories(dir, ec);
+            if (ec) throw IoError(dir.string() + ": cannot create (" + ec.message() + ")");
+            const std::string config_path = (dir / "config.json").string();
+            write_text_atomically(config_path, configs[i].to_json_text() + "\n");
+            std::printf("[%zu/%zu] %s (%s, %s): training %lld steps\n", i + 1, run_specs().size(),
+                        r.spec.name.c_str(), r.spec.objective.c_str(), r.spec.mode.c_str(),
+                        static_cast<long long>(steps));
+            std::fflush(stdout);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (int rc = stage(self, "train", r.spec.name, dir,
+                               {"train", "--config", config_path, "--out", dir.string(), "--json"}))
+                return rc;
+            r.train_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            read_log((dir / "log.jsonl").string(), r);
+            const std::string preds = (dir / "test.preds.jsonl").string();
+            if (int rc =
+                    stage(self, "eval", r.spec.name, dir,
+                          {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split",
+                           "test", "--out", preds, "--batch-size", "32", "--threads", threads}))
+                return rc;
+            r.predictions = read_json_lines(preds);
+            std::printf("      %.1f s, test exact match %s\n", r.train_seconds,
+                        percent(score(r.predictions, "", nullptr)["exact_match"]).c_str());
+            std::fflush(stdout);
+            runs.push_back(std::move(r));
+        }
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+
+    json results;
+    results["experiment"] = "phone-book";
+    results["task"] = "phone-book";
+    results["seed"] = a.seed;
+    results["steps"] = steps;
+    results["threads"] = a.threads;
+    results["sets"] = a.sets;
+    results["scoring"] =
+        "exact match of the whole answer span written after the prompt (teacher-forced argmax = "
+        "greedy decoding); digit accuracy over the answer's ten digits";
+    std::map<std::string, std::vector<Bin>> bins;
+    for (const std::string attribute : {"entries", "query_position"}) {
+        bins[attribute] = make_bins(runs.front().predictions, attribute);
+        results["bins"][attribute] = json::array();
+        for (const auto& b : bins[attribute])
+            results["bins"][attribute].push_back({{"name", b.name}, {"lo", b.lo}, {"hi", b.hi}});
+    }
+    results["runs"] = json::array();
+    for (const auto& r : runs) {
+        json m;
+        m["run"] = r.spec.name;
+        m["label"] = r.spec.label;
+        m["objective"] = r.spec.objective;
+        m["mode"] = r.spec.mode;
+        m["parameters"] = r.parameters;
+        m["steps"] = r.steps;
+        m["train_seconds"] = r.train_seconds;
+        m["valid_exact_match"] = r.valid_exact_match;
+        m["test"] = score(r.predictions, "", nullptr);
+        for (const auto& [attribute, list] : bins) {
+            m["bins"][attribute] = json::array();
+            for (const auto& b : list)
+                m["bins"][attribute].push_back(score(r.predictions, attribute, &b));
+        }
+        m["config"] = (fs::path(r.spec.name) / "config.json").string();
+        m["checkpoint"] = (fs::path(r.spec.name) / "model.ckpt.h5").string();
+        m["predictions"] = (fs::path(r.spec.name) / "test.preds.jsonl").string();
+        results["runs"].push_back(m);
+    }
+    const std::string table = markdown(results);
+    try {
+        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
+        write_text_atomically((out / "results.md").string(),
+                              "# routescope-cli experiment phone-book\n\n" + table);
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+    std::cout << "\n" << table << std::flush;
+    return kExitOk;
+}
+
+}  // namespace routescope::cli

@@ -173,10 +173,14 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
                : train::predict_set(model, set);
     const train::SetScore s = train::score_set(set, predictions);
 
+    // A birdie checkpoint may predict one of its specials ([start], a sentinel, …): named by
+    // birdie_piece, after the tokenizer's ids.
+    const data::BirdieVocabulary birdie{in.tokenizer->vocab_size()};
     const auto pieces = [&](const std::vector<std::int32_t>& ids) {
         std::string text;
         for (const auto id : ids)
-            text += (text.empty() ? "" : " ") + in.tokenizer->piece(id);
+            text += (text.empty() ? "" : " ") +
+                    (id >= birdie.base ? data::birdie_piece(birdie, id) : in.tokenizer->piece(id));
         return text;
     };
     std::string lines;

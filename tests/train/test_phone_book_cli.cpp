@@ -1,0 +1,296 @@
+// The phone-book experiment's pieces through the CLI (issue 7; docs/experiments.md "Phone book"):
+// - `train` with data.task = phone-book and a causal objective (clm on a causal Birdie, prefix_lm
+//   and birdie on a prefix Birdie) runs the Trainer on the task's completed examples and logs the
+//   answers' exact match; `eval --task phone-book` of each checkpoint writes one line per test
+//   example with entries / query_position, and its predicted answer tokens equal the PyTorch
+//   reference's argmax over the same rows (tests/reference/score_task_answers.py, which builds the
+//   rows itself from the documented layout); the summary's exact match is recounted from the lines;
+// - bad input: eval --task induction on a phone-book checkpoint, a class-label task or a corpus
+//   together with data.task for a causal objective: exit 2 naming the key or file;
+// - `experiment phone-book` end to end at a tiny size: three runs, and results.json's exact match,
+//   digit accuracy and bins recounted from each run's test.preds.jsonl.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "engine/data/task.hpp"
+#include "engine/train/task_corpus.hpp"
+#include "train_test_support.hpp"
+
+using train_test::read_json;
+using train_test::read_lines;
+using train_test::run_cli;
+using train_test::write_text;
+
+namespace {
+
+constexpr int kTaskSeed = 3;
+
+nlohmann::json tiny_task_config(const std::string& objective, const std::string& mode) {
+    return {{"model",
+             {{"arch", "birdie"},
+              {"d_model", 16},
+              {"n_layers", 2},
+              {"max_len", 128},
+              {"dropout", 0.0},
+              {"birdie", {{"mode", mode}}}}},
+            {"data",
+             {{"task", "phone-book"},
+              {"task_params",
+               {{"seed", kTaskSeed},
+                {"n_train", 64},
+                {"n_valid", 8},
+                {"n_test", 12},
+                {"min_entries", 2},
+                {"max_entries", 4}}}}},
+            {"train",
+             {{"objective", objective},
+              {"batch_size", 8},
+              {"steps", 6},
+              {"lr", 3e-3},
+              {"warmup_steps", 1},
+              {"eval_every", 3},
+              {"checkpoint_every", 0},
+              {"birdie", {{"update_every", 3}}},
+              {"threads", 1}}}};
+}
+
+std::vector<std::string> words(const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+}  // namespace
+
+class TestPhoneBookCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::string path(const std::string& name) {
+        return dir_.filePath(QString::fromStdString(name)).toStdString();
+    }
+    QString qpath(const std::string& name) { return QString::fromStdString(path(name)); }
+    QString config_file(const std::string& name, const nlohmann::json& j) {
+        write_text(path(name + ".json"), j.dump(2));
+        return qpath(name + ".json");
+    }
+
+    // Trains the tiny run, returns its directory.
+    std::string train(const std::string& name, const std::string& objective,
+                      const std::string& mode) {
+        const std::string out = path(name);
+        const auto r =
+            run_cli({"train", "--config", config_file(name, tiny_task_config(objective, mode)),
+                     "--out", QString::fromStdString(out), "--json"});
+        if (r.exit_code != 0) qWarning("%s", qPrintable(r.err));
+        return r.exit_code == 0 ? out : std::string();
+    }
+
+private slots:
+    void causalEvalMatchesTheReference_data() {
+        QTest::addColumn<QString>("objective");
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("clm causal") << "clm"
+                                    << "causal";
+        QTest::newRow("prefix_lm prefix") << "prefix_lm"
+                                          << "prefix";
+        QTest::newRow("birdie prefix") << "birdie"
+                                       << "prefix";
+    }
+
+    void causalEvalMatchesTheReference() {
+        QFETCH(QString, objective);
+        QFETCH(QString, mode);
+        const std::string name = objective.toStdString() + "-" + mode.toStdString();
+        const std::string run = train(name, objective.toStdString(), mode.toStdString());
+        QVERIFY(!run.empty());
+        bool logged = false;
+        for (const auto& j : read_lines(run + "/log.jsonl"))
+            if (j.value("type", "") == "eval") logged = j.contains("exact_match");
+        QVERIFY(logged);
+
+        const std::string preds = run + "/test.preds.jsonl";
+        const auto e =
+            run_cli({"eval", "--checkpoint", QString::fromStdString(run + "/model.ckpt.h5"),
+                     "--task", "phone-book", "--split", "test", "--out",
+                     QString::fromStdString(preds), "--batch-size", "5", "--threads", "1"});
+        QVERIFY2(e.exit_code == 0, qPrintable(e.err));
+        const auto lines = read_lines(preds);
+        QCOMPARE(lines.size(), std::size_t{12});
+
+        // The same test examples, completed, for the reference.
+        routescope::data::TaskParams p;
+        p.seed = kTaskSeed;
+        p.n_train = 64;
+        p.n_valid = 8;
+        p.n_test = 12;
+        p.min_entries = 2;
+        p.max_entries = 4;
+        const auto task = routescope::data::generate_task("phone-book", p);
+        nlohmann::json examples = nlohmann::json::array();
+        for (const auto& x : task.test) {
+            const auto [first, last] = routescope::train::answer_span(x.targets);
+            examples.push_back(
+                {{"tokens", routescope::train::completed_sequence(x.input, x.targets)},
+                 {"first", first},
+                 {"last", last}});
+        }
+        write_text(path(name + ".examples.json"), examples.dump());
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/score_task_answers.py"),
+                  QString::fromStdString(run + "/model.ckpt.h5"), qpath(name + ".examples.json"),
+                  qpath(name + ".reference.json")});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, qPrintable(QString::fromUtf8(py.readAllStandardError())));
+        const auto reference = read_json(path(name + ".reference.json"));
+
+        std::int64_t correct = 0;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const auto& l = lines[i];
+            const auto& x = task.test[i];
+            QCOMPARE(l["attributes"]["entries"].get<double>(), x.attributes.at("entries"));
+            QCOMPARE(l["attributes"]["query_position"].get<double>(),
+                     x.attributes.at("query_position"));
+            // Pieces back to ids; a Birdie special ([start], a sentinel, …) lies past the task's
+            // vocabulary, where only its range is checked.
+            const auto ref = reference[i]["predicted"].get<std::vector<std::int32_t>>();
+            const auto predicted = words(l["prediction"].get<std::string>());
+            QCOMPARE(predicted.size(), ref.size());
+            for (std::size_t k = 0; k < ref.size(); ++k) {
+                const auto it = std::find(task.vocab.begin(), task.vocab.end(), predicted[k]);
+                if (it == task.vocab.end())
+                    QVERIFY2(ref[k] >= static_cast<std::int32_t>(task.vocab.size()),
+                             predicted[k].c_str());
+                else
+                    QCOMPARE(static_cast<std::int32_t>(it - task.vocab.begin()), ref[k]);
+            }
+            QCOMPARE(l["correct"].get<bool>(), reference[i]["correct"].get<bool>());
+            correct += l["correct"].get<bool>() ? 1 : 0;
+        }
+        const auto summary = read_json(run + "/test.preds.summary.json");
+        QCOMPARE(summary["metric"].get<std::string>(), std::string("exact_match"));
+        QCOMPARE(summary["exact_match"].get<double>(), double(correct) / 12.0);
+    }
+
+    void badInputIsAUsageError() {
+        const std::string run = train("bad-base", "clm", "causal");
+        QVERIFY(!run.empty());
+        const auto e =
+            run_cli({"eval", "--checkpoint", QString::fromStdString(run + "/model.ckpt.h5"),
+                     "--task", "induction", "--out", qpath("bad.jsonl")});
+        QCOMPARE(e.exit_code, 2);
+        QVERIFY2(e.err.contains("--task induction") && e.err.contains("model.ckpt.h5") &&
+                     e.err.contains("not trained on this task"),
+                 qPrintable(e.err));
+
+        auto gap = tiny_task_config("clm", "causal");
+        gap["data"]["task"] = "gap-matching";
+        auto r = run_cli({"train", "--config", config_file("gap", gap), "--out", qpath("gap")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.task") && r.err.contains("classification task"),
+                 qPrintable(r.err));
+
+        auto both = tiny_task_config("birdie", "prefix");
+        both["data"]["train"] = "builtin:grammar";
+        r = run_cli({"train", "--config", config_file("both", both), "--out", qpath("both")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.train") && r.err.contains("not both"), qPrintable(r.err));
+
+        auto bidirectional = tiny_task_config("clm", "bidirectional");
+        r = run_cli(
+            {"train", "--config", config_file("bidi", bidirectional), "--out", qpath("bidi")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("model.birdie.mode"), qPrintable(r.err));
+    }
+
+    void experimentRunsEndToEndAndItsTablesMatchThePredictions() {
+        const std::string out = path("exp");
+        const auto r =
+            run_cli({"experiment", "phone-book", "--out", QString::fromStdString(out), "--steps",
+                     "4", "--threads", "1", "--seed", "5", "--set", "model.d_model=16", "--set",
+                     "data.task_params.max_entries=5", "--set", "data.task_params.n_valid=8",
+                     "--set", "data.task_params.n_test=24"},
+                    300000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+        const auto results = read_json(out + "/results.json");
+        QCOMPARE(results["runs"].size(), std::size_t{3});
+        const std::vector<std::string> names = {"next_token", "birdie_prefix", "birdie_causal"};
+        for (std::size_t k = 0; k < 3; ++k) {
+            const auto& m = results["runs"][k];
+            QCOMPARE(m["run"].get<std::string>(), names[k]);
+            QCOMPARE(m["steps"].get<std::int64_t>(), std::int64_t{4});
+            const auto config = read_json(out + "/" + m["config"].get<std::string>());
+            QCOMPARE(config["model"]["d_model"].get<int>(), 16);
+            QCOMPARE(config["train"]["seed"].get<int>(), 5);
+            QCOMPARE(config["model"]["birdie"]["mode"].get<std::string>(),
+                     std::string(k == 1 ? "prefix" : "causal"));
+            QCOMPARE(config["train"]["objective"].get<std::string>(),
+                     std::string(k == 0 ? "clm" : "birdie"));
+            const auto preds = read_lines(out + "/" + m["predictions"].get<std::string>());
+            QCOMPARE(preds.size(), std::size_t{24});
+            // Recount: overall, and each bin of each attribute.
+            const auto recount = [&](const std::string& attribute, double lo, double hi)
+                -> std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t> {
+                std::int64_t n = 0, right = 0, digits = 0, digits_right = 0;
+                for (const auto& p : preds) {
+                    const double v =
+                        attribute.empty() ? 0 : p["attributes"][attribute].get<double>();
+                    if (v < lo || v > hi) continue;
+                    ++n;
+                    right += p["correct"].get<bool>() ? 1 : 0;
+                    const auto label = words(p["label"].get<std::string>());
+                    const auto pred = words(p["prediction"].get<std::string>());
+                    if (label.size() != 12 || pred.size() != 12) return {-1, -1, -1, -1};
+                    for (std::size_t i = 0; i < label.size(); ++i) {
+                        if (label[i] == "-") continue;
+                        ++digits;
+                        digits_right += pred[i] == label[i] ? 1 : 0;
+                    }
+                }
+                return std::tuple{n, right, digits, digits_right};
+            };
+            const auto check = [&](const nlohmann::json& cell, const std::string& attribute,
+                                   double lo, double hi) {
+                const auto [n, right, digits, digits_right] = recount(attribute, lo, hi);
+                QCOMPARE(cell["examples"].get<std::int64_t>(), n);
+                QCOMPARE(cell["correct"].get<std::int64_t>(), right);
+                if (n > 0) {
+                    QCOMPARE(cell["exact_match"].get<double>(), double(right) / double(n));
+                    QCOMPARE(cell["digit_accuracy"].get<double>(),
+                             double(digits_right) / double(digits));
+                }
+            };
+            check(m["test"], "", 0, 0);
+            std::int64_t binned = 0;
+            for (const std::string attribute : {"entries", "query_position"}) {
+                const auto& bins = results["bins"][attribute];
+                QVERIFY(!bins.empty());
+                binned = 0;
+                for (std::size_t b = 0; b < bins.size(); ++b) {
+                    check(m["bins"][attribute][b], attribute, bins[b]["lo"].get<double>(),
+                          bins[b]["hi"].get<double>());
+                    binned += m["bins"][attribute][b]["examples"].get<std::int64_t>();
+                }
+                QCOMPARE(binned, std::int64_t{24});  // the bins cover every example once
+            }
+            QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
+        }
+        std::ifstream md_file(out + "/results.md");
+        const auto md = QString::fromStdString(
+            std::string(std::istreambuf_iterator<char>(md_file), std::istreambuf_iterator<char>()));
+        QVERIFY2(md.contains("| next_token | clm | causal |") &&
+                     md.contains("| birdie_prefix | birdie | prefix |") &&
+                     md.contains("| birdie_causal | birdie | causal |"),
+                 qPrintable(md));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPhoneBookCli)
+#include "test_phone_book_cli.moc"

@@ -41,7 +41,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr std::int64_t kDefaultSteps = 1500;
+constexpr std::int64_t kDefaultSteps = 2000;
 constexpr std::int64_t kBatch = 32;
 
 struct RunSpec {
@@ -73,8 +73,8 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
                   {{"n_train", std::max<std::int64_t>(1000, steps * kBatch)},
                    {"n_valid", 200},
                    {"n_test", 500},
-                   {"min_entries", 4},
-                   {"max_entries", 16},
+                   {"min_entries", 2},
+                   {"max_entries", 8},
                    {"seed", a.seed}}}};
     c["train"] = {{"objective", r.objective},
                   {"batch_size", kBatch},

@@ -95,6 +95,29 @@ void write_contents(H5::H5File& file, const std::string& path, const RunConfig& 
                 write_floats(g, e.name, e.shape, v);
             }
         }
+        if (const auto& mc = train->mixture_controller) {
+            H5::Group g = tr.createGroup("mixture_controller");
+            std::string arms;
+            for (const auto& a : mc->arms)
+                arms += (arms.empty() ? "" : ",") + a;
+            h5::write_string_attr(g, "arms", arms);
+            h5::write_int_attr(g, "updates", mc->updates);
+            const std::pair<const char*, const std::vector<double>*> series[] = {
+                {"mixture", &mc->mixture},
+                {"rewards", &mc->rewards},
+                {"predicted", &mc->predicted},
+                {"losses", &mc->losses}};
+            for (const auto& [name, values] : series) {
+                if (values->size() != mc->arms.size())
+                    throw Error(path + ": /train/mixture_controller/" + name + " holds " +
+                                std::to_string(values->size()) + " values for " +
+                                std::to_string(mc->arms.size()) + " arms");
+                const hsize_t n = values->size();
+                H5::DataSpace space(1, &n);
+                g.createDataSet(name, H5::PredType::IEEE_F64LE, space)
+                    .write(values->data(), H5::PredType::NATIVE_DOUBLE);
+            }
+        }
     }
 }
 
@@ -250,6 +273,37 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
             for (const auto& e : ck.layout)
                 read_floats(path, file, std::string("/train/") + moment + "/" + e.name, e.shape,
                             values.data() + e.offset);
+        }
+        if (h5::exists(tr, "mixture_controller")) {
+            const std::string where = "/train/mixture_controller";
+            if (!h5::is_group(tr, "mixture_controller")) bad(path, where, "not a group");
+            H5::Group g = tr.openGroup("mixture_controller");
+            MixtureControllerState mc;
+            const auto arms = h5::read_string_attr(g, "arms");
+            const auto updates = h5::read_int_attr(g, "updates");
+            if (!arms || !updates)
+                bad(path, where, "missing attr arms (string) or updates (integer)");
+            for (std::size_t at = 0; at <= arms->size();) {
+                const std::size_t comma = std::min(arms->find(',', at), arms->size());
+                mc.arms.push_back(arms->substr(at, comma - at));
+                at = comma + 1;
+            }
+            mc.updates = *updates;
+            for (auto [name, values] :
+                 {std::pair{"mixture", &mc.mixture}, std::pair{"rewards", &mc.rewards},
+                  std::pair{"predicted", &mc.predicted}, std::pair{"losses", &mc.losses}}) {
+                if (!h5::is_dataset(g, name)) bad(path, where + "/" + name, "missing dataset");
+                H5::DataSet ds = g.openDataSet(name);
+                const auto shape = h5::shape_of(ds);
+                if (!h5::is_float(ds.getDataType()) || shape.size() != 1 ||
+                    shape[0] != mc.arms.size())
+                    bad(path, where + "/" + name,
+                        "not a float array of one value per arm (" +
+                            std::to_string(mc.arms.size()) + ")");
+                values->resize(mc.arms.size());
+                ds.read(values->data(), H5::PredType::NATIVE_DOUBLE);
+            }
+            st.mixture_controller = std::move(mc);
         }
         ck.train = std::move(st);
     }

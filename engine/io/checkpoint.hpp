@@ -28,6 +28,14 @@ namespace routescope {
 inline constexpr const char* kCheckpointFormat = "routescope-checkpoint";
 
 /// /train: what resuming needs. Moments are in the parameter buffer's flat layout (empty: absent).
+/// The Birdie mixture controller at its last update (objective birdie; engine/train/
+/// mixture_controller.hpp), so a resumed run continues its schedule: /train/mixture_controller.
+struct MixtureControllerState {
+    std::vector<std::string> arms;  ///< arm names, in the controller's order
+    std::int64_t updates = 0;       ///< updates after the first measurement
+    std::vector<double> mixture, rewards, predicted, losses;  ///< one value per arm
+};
+
 struct TrainState {
     std::int64_t step = 0;
     std::int64_t tokens_seen = 0;
@@ -35,6 +43,7 @@ struct TrainState {
     std::vector<std::uint64_t> rng_state;
     std::vector<float> adam_m;
     std::vector<float> adam_v;
+    std::optional<MixtureControllerState> mixture_controller;
 };
 
 /// /tokenizer: kind (bytes | sentencepiece | wordpiece) and the serialized model (may be empty).

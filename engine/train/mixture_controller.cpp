@@ -5,6 +5,7 @@
 #include <numbers>
 #include <numeric>
 
+#include "engine/core/error.hpp"
 #include "engine/data/random_stream.hpp"
 
 namespace routescope::train {
@@ -37,6 +38,21 @@ double MixtureController::exploration(std::int64_t step) const {
     const double f =
         total_steps_ > 0 ? std::clamp(double(step) / double(total_steps_), 0.0, 1.0) : 1.0;
     return kExplorationStart + (kExplorationEnd - kExplorationStart) * f;
+}
+
+void MixtureController::restore(std::int64_t updates, std::vector<double> mixture,
+                                std::vector<double> rewards, std::vector<double> predicted,
+                                std::vector<double> losses) {
+    const auto K = static_cast<std::size_t>(K_);
+    if (mixture.size() != K || rewards.size() != K || predicted.size() != K || losses.size() != K ||
+        updates < 0)
+        throw Error("mixture controller: the saved state is not one of " + std::to_string(K_) +
+                    " arms");
+    updates_ = updates;
+    mixture_ = std::move(mixture);
+    rewards_ = std::move(rewards);
+    predicted_ = std::move(predicted);
+    losses_ = std::move(losses);
 }
 
 void MixtureController::start(const std::vector<double>& losses) {

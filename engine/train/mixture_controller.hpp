@@ -46,6 +46,12 @@ public:
     const std::vector<double>& losses() const { return losses_; }
     std::int64_t updates() const { return updates_; }
 
+    /// Continues from a saved state (a resumed run; the checkpoint's /train/mixture_controller):
+    /// the update count and each arm's mixture weight, last reward, predicted reward and last loss.
+    /// Error when a vector does not hold one value per arm.
+    void restore(std::int64_t updates, std::vector<double> mixture, std::vector<double> rewards,
+                 std::vector<double> predicted, std::vector<double> losses);
+
 private:
     int K_;
     std::uint64_t seed_;

@@ -167,6 +167,19 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
     t->tokens_seen_ = st.tokens_seen;
     t->data_position_ = st.data_position;
     t->last_checkpoint_step_ = st.step;
+    if (t->controller_ && st.mixture_controller) {
+        // The mixture continues where it was (docs/decisions.md, "Birdie mixture: the controller
+        // state is saved"); a checkpoint without it (older) restarts from the uniform mixture.
+        const MixtureControllerState& mc = *st.mixture_controller;
+        std::vector<std::string> names;
+        for (const auto& a : t->arms_)
+            names.push_back(a.name);
+        if (mc.arms != names)
+            throw ConfigError("train.birdie.arms: a resumed run keeps the arms of " +
+                              checkpoint_path + " (its /train/mixture_controller)");
+        t->controller_->restore(mc.updates, mc.mixture, mc.rewards, mc.predicted, mc.losses);
+        t->controller_started_ = true;
+    }
     t->log_ = std::make_unique<TrainingLog>((fs::path(t->options_.out_dir) / kLogName).string(),
                                             true, st.step);
     return t;
@@ -411,6 +424,17 @@ void Trainer::save_checkpoint() {
                     static_cast<std::uint64_t>(step_)};
     st.adam_m = optimizer_->m();
     st.adam_v = optimizer_->v();
+    if (controller_ && controller_started_) {
+        MixtureControllerState mc;
+        for (const auto& a : arms_)
+            mc.arms.push_back(a.name);
+        mc.updates = controller_->updates();
+        mc.mixture = controller_->mixture();
+        mc.rewards = controller_->rewards();
+        mc.predicted = controller_->predicted();
+        mc.losses = controller_->losses();
+        st.mixture_controller = std::move(mc);
+    }
     try {
         write_checkpoint(checkpoint_path(), config_, model_->params(),
                          {tokenizer_->kind(), tokenizer_->serialize()}, &st);
@@ -450,9 +474,10 @@ TrainResult Trainer::run() {
         return result;
     }
 
-    // Birdie: the controller's first measurement (L_old of every arm) before the first step; a
-    // resumed run starts a fresh controller at its step (docs/decisions.md).
-    if (controller_) update_mixture();
+    // Birdie: the controller's first measurement (L_old of every arm) before the first step. A
+    // resumed run continues the saved controller (its last update was at or before the saved
+    // step); one from a checkpoint without it starts a fresh controller here (docs/decisions.md).
+    if (controller_ && !controller_started_) update_mixture();
 
     const auto t0 = Clock::now();
     const std::int64_t first = step_;

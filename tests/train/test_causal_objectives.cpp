@@ -8,10 +8,12 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 
 #include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/causal_capability.hpp"
@@ -362,6 +364,57 @@ private slots:
             first += l.get<double>(), last += mixtures.back()["losses"][arm].get<double>();
         QVERIFY2(last < first, qPrintable(QStringLiteral("%1 → %2").arg(first).arg(last)));
         (void)losses;
+    }
+
+    // The controller's state travels in the checkpoint (/train/mixture_controller): a birdie run
+    // stopped at step 15 (--until, between updates at 10 and 20) and resumed logs the same
+    // mixtures, rewards and losses as an uninterrupted run and ends with bit-identical parameters.
+    void resumed_birdie_run_continues_the_mixture() {
+        auto j = tiny("builtin:grammar", "birdie");
+        j["model"]["birdie"]["mode"] = "prefix";
+        j["data"]["seq_len"] = 32;
+        j["train"]["steps"] = 30;
+        j["train"]["eval_every"] = 0;
+        j["train"]["birdie"] = {{"update_every", 10}};
+        const auto run = [&](const QString& name, std::int64_t until) {
+            TrainerOptions options;
+            options.out_dir = path(name);
+            options.threads = 1;
+            options.until = until;
+            Trainer(RunConfig::from_json(j), options).run();
+            return options;
+        };
+        const TrainerOptions straight = run("straight", 0);
+        TrainerOptions split = run("split", 15);
+        const Checkpoint half = read_checkpoint(split.out_dir + "/model.ckpt.h5");
+        QVERIFY(half.train && half.train->mixture_controller);
+        const auto& mc = *half.train->mixture_controller;
+        QCOMPARE(mc.arms.size(), std::size_t(9));
+        QCOMPARE(mc.updates, std::int64_t(1));  // the update at step 10 (step 0 is the start)
+        const auto at10 = records(path("split") + "/log.jsonl", "mixture").back();
+        QCOMPARE(at10["step"].get<int>(), 10);
+        for (std::size_t a = 0; a < mc.arms.size(); ++a) {
+            QCOMPARE(mc.mixture[a], at10["mixture"][mc.arms[a]].get<double>());
+            QCOMPARE(mc.losses[a], at10["losses"][mc.arms[a]].get<double>());
+            QCOMPARE(mc.rewards[a], at10["rewards"][mc.arms[a]].get<double>());
+        }
+        split.until = 0;
+        Trainer::resume(split.out_dir + "/model.ckpt.h5", {}, split)->run();
+
+        const auto a = records(path("straight") + "/log.jsonl", "mixture");
+        const auto b = records(path("split") + "/log.jsonl", "mixture");
+        QCOMPARE(a.size(), std::size_t(4));  // steps 0, 10, 20, 30
+        QCOMPARE(b.size(), a.size());        // the resumed run adds 20 and 30, no restart at 15
+        for (std::size_t k = 0; k < a.size(); ++k) {
+            QCOMPARE(b[k]["step"], a[k]["step"]);
+            QCOMPARE(b[k]["mixture"], a[k]["mixture"]);
+            QCOMPARE(b[k]["losses"], a[k]["losses"]);
+        }
+        const Checkpoint x = read_checkpoint(straight.out_dir + "/model.ckpt.h5");
+        const Checkpoint y = read_checkpoint(split.out_dir + "/model.ckpt.h5");
+        QCOMPARE(y.params.size(), x.params.size());
+        QVERIFY(std::memcmp(x.params.data(), y.params.data(), x.params.size() * sizeof(float)) ==
+                0);
     }
 };
 

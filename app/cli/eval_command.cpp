@@ -29,10 +29,12 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/answer_scoring.hpp"
+#include "engine/train/birdie_arms.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/packed_sequences.hpp"
+#include "engine/train/row_evaluation.hpp"
 #include "engine/train/set_evaluation.hpp"
 #include "engine/train/task_corpus.hpp"
 
@@ -96,6 +98,51 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
         model, set, masker, static_cast<std::uint64_t>(config.train.seed), a.batches);
     nlohmann::ordered_json r;
     r["objective"] = "mlm";
+    r["checkpoint"] = a.checkpoint;
+    r["data"] = a.data;
+    r["loss"] = s.loss;
+    r["accuracy"] = s.accuracy;
+    r["targets"] = s.targets;
+    r["sequences"] = s.sequences;
+    return r;
+}
+
+// Next-token loss and accuracy of a clm / prefix_lm / birdie checkpoint on a corpus (packed as in
+// training): every position predicts the token after it, so the three objectives give comparable
+// numbers. clm: its own rows; prefix_lm: the prefix is [CLS] alone; birdie: the next-token arm's
+// rows ([next_token paradigm] [start] sequence-without-[CLS], the last token cut for the two
+// specials).
+nlohmann::ordered_json evaluate_causal_corpus_command(const EvalArgs& a, EvalInputs& in) {
+    const RunConfig& config = in.checkpoint.config;
+    const std::string& objective = config.train.objective;
+    const int L = a.seq_len > 0 ? a.seq_len : config.data.seq_len;
+    if (L > config.model.max_len)
+        throw ConfigError("--seq-len: " + std::to_string(L) + " is longer than model.max_len = " +
+                          std::to_string(config.model.max_len));
+    const train::SequenceSet set = train::pack_documents(
+        a.data, a.doc_sep.empty() ? config.data.doc_sep : a.doc_sep, L, *in.tokenizer);
+    models::Model model(config, a.batch_size, L, a.threads);
+    load_params(in.checkpoint, model.params());
+    const std::int32_t pad = std::max(0, in.tokenizer->specials().pad);
+    const data::BirdieVocabulary vocab{in.tokenizer->vocab_size()};
+    const auto& arms = train::birdie_arm_catalogue();
+    const auto next_token_arm = std::find_if(arms.begin(), arms.end(), [](const auto& arm) {
+        return arm.paradigm == data::Paradigm::next_token;
+    });
+    const train::MlmScore s = train::evaluate_rows(
+        model, set.size(),
+        [&](std::int64_t i, train::RowView row) {
+            if (objective == "clm") return train::clm_row(set.ids(i), set.length(i), pad, row);
+            if (objective == "prefix_lm")
+                return train::prefix_lm_row(set.ids(i), set.length(i), 1, pad, row);
+            data::RandomStream unused(0, 0, 0);  // the next-token arm draws nothing
+            return train::birdie_arm_row(*next_token_arm, set.ids(i), set.length(i), vocab,
+                                         config.train.prefix_fraction, pad, unused, row);
+        },
+        a.batches);
+    nlohmann::ordered_json r;
+    r["objective"] = objective;
+    r["scoring"] = "next-token";
     r["checkpoint"] = a.checkpoint;
     r["data"] = a.data;
     r["loss"] = s.loss;
@@ -241,6 +288,11 @@ int run_eval(const EvalArgs& a) {
             throw ConfigError("--data: the corpus to evaluate the MLM checkpoint on is required");
         else if (objective == "mlm")
             result = evaluate_mlm_command(a, in);
+        else if (train::is_causal_objective(objective) && a.data.empty())
+            throw ConfigError("--data: the corpus to evaluate the " + objective +
+                              " checkpoint on is required (or --task for a task)");
+        else if (train::is_causal_objective(objective))
+            result = evaluate_causal_corpus_command(a, in);
         else
             throw ConfigError("train.objective: eval does not support '" + objective + "' yet");
     } catch (const ConfigError& e) {

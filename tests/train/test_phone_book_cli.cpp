@@ -5,6 +5,8 @@
 //   example with entries / query_position, and its predicted answer tokens equal the PyTorch
 //   reference's argmax over the same rows (tests/reference/score_task_answers.py, which builds the
 //   rows itself from the documented layout); the summary's exact match is recounted from the lines;
+// - eval --data of a causal checkpoint: the next-token loss on a corpus, equal to the training
+//   run's own evaluation of the same rows;
 // - bad input: eval --task induction on a phone-book checkpoint, a class-label task or a corpus
 //   together with data.task for a causal objective: exit 2 naming the key or file;
 // - `experiment phone-book` end to end at a tiny size: three runs, and results.json's exact match,
@@ -12,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -208,6 +211,62 @@ private slots:
             {"train", "--config", config_file("bidi", bidirectional), "--out", qpath("bidi")});
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("model.birdie.mode"), qPrintable(r.err));
+    }
+
+    // eval --data of a causal checkpoint: next-token loss on the corpus. With data.valid = the
+    // training file and every held-out batch evaluated, the run's last "eval" record scores the
+    // same clm rows, so the two numbers agree; a birdie checkpoint gives a finite loss too; a
+    // causal checkpoint without --data or --task is exit 2.
+    void causalCheckpointOnACorpusGivesTheNextTokenLoss() {
+        const std::string corpus = path("words.txt");
+        write_text(corpus, train_test::word_corpus(120, 9));
+        nlohmann::json j = {{"model",
+                             {{"arch", "birdie"},
+                              {"d_model", 16},
+                              {"n_layers", 2},
+                              {"max_len", 64},
+                              {"dropout", 0.0},
+                              {"birdie", {{"mode", "causal"}}}}},
+                            {"tokenizer", {{"kind", "bytes"}}},
+                            {"data", {{"train", corpus}, {"valid", corpus}, {"seq_len", 32}}},
+                            {"train",
+                             {{"objective", "clm"},
+                              {"batch_size", 4},
+                              {"steps", 8},
+                              {"lr", 3e-3},
+                              {"warmup_steps", 1},
+                              {"eval_every", 0},
+                              {"eval_batches", 0},
+                              {"checkpoint_every", 0},
+                              {"threads", 1}}}};
+        for (const std::string objective : {"clm", "birdie"}) {
+            j["train"]["objective"] = objective;
+            const std::string out = path("corpus-" + objective);
+            auto r = run_cli({"train", "--config", config_file("corpus-" + objective, j), "--out",
+                              QString::fromStdString(out), "--json"});
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            const QString ck = QString::fromStdString(out + "/model.ckpt.h5");
+            r = run_cli({"eval", "--checkpoint", ck, "--data", QString::fromStdString(corpus),
+                         "--batch-size", "4", "--threads", "1"});
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            const auto e = nlohmann::json::parse(r.out.toStdString());
+            QCOMPARE(e["objective"].get<std::string>(), objective);
+            QCOMPARE(e["scoring"].get<std::string>(), std::string("next-token"));
+            QVERIFY(std::isfinite(e["loss"].get<double>()) && e["loss"].get<double>() > 0);
+            QVERIFY(e["accuracy"].get<double>() >= 0 && e["accuracy"].get<double>() <= 1);
+            if (objective == "clm") {
+                nlohmann::json last;
+                for (const auto& l : read_lines(out + "/log.jsonl"))
+                    if (l.value("type", "") == "eval") last = l;
+                QVERIFY(!last.is_null());
+                QCOMPARE(e["targets"].get<std::int64_t>(), last["targets"].get<std::int64_t>());
+                QVERIFY2(std::fabs(e["loss"].get<double>() - last["loss"].get<double>()) < 1e-9,
+                         qPrintable(r.out));
+            }
+            r = run_cli({"eval", "--checkpoint", ck});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains("--data"), qPrintable(r.err));
+        }
     }
 
     void experimentRunsEndToEndAndItsTablesMatchThePredictions() {

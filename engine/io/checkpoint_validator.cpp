@@ -3,6 +3,7 @@
 // model knows its parameter list.
 #include <H5Cpp.h>
 
+#include <algorithm>
 #include <set>
 
 #include "engine/io/format_checker.hpp"
@@ -123,6 +124,41 @@ private:
                 check_float_dataset(*ds, path, dims,
                                     h5::shape_text(shape) + " (as /params/" + name + ")");
             }
+        }
+        check_mixture_controller(train);
+    }
+
+    // /train/mixture_controller (objective birdie; docs/decisions.md, "Birdie mixture: the
+    // controller state is saved"): attrs arms (string) and updates (integer), float arrays of one
+    // value per arm.
+    void check_mixture_controller(const H5::Group& train) {
+        if (!h5::exists(train, "mixture_controller")) return;
+        const std::string where = "/train/mixture_controller";
+        if (!h5::is_group(train, "mixture_controller")) {
+            add(where, "a group", "a dataset");
+            return;
+        }
+        H5::Group g = train.openGroup("mixture_controller");
+        require_int_attr(g, where, "updates");
+        const auto arms = h5::read_string_attr(g, "arms");
+        if (!arms) {
+            add(where, "attr arms (the arm names, comma-separated)",
+                h5::has_attr(g, "arms") ? h5::attr_type_name(g, "arms") : "nothing");
+            return;
+        }
+        const auto n = static_cast<hsize_t>(std::count(arms->begin(), arms->end(), ',') + 1);
+        for (const char* name : {"mixture", "rewards", "predicted", "losses"}) {
+            const std::string path = where + "/" + name;
+            if (!h5::exists(file_, path.substr(1))) {
+                add(path, "a float array of one value per arm", "nothing");
+                continue;
+            }
+            auto ds = dataset_at(path);
+            if (!ds) continue;
+            const auto shape = h5::shape_of(*ds);
+            if (!h5::is_float(ds->getDataType()) || shape != std::vector<hsize_t>{n})
+                add(path, "a float array of one value per arm, [" + std::to_string(n) + "]",
+                    h5::type_name(ds->getDataType()) + " " + h5::shape_text(shape));
         }
     }
 };

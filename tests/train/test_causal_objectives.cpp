@@ -14,6 +14,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/validation.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/causal_capability.hpp"
@@ -391,6 +392,7 @@ private slots:
         const auto& mc = *half.train->mixture_controller;
         QCOMPARE(mc.arms.size(), std::size_t(9));
         QCOMPARE(mc.updates, std::int64_t(1));  // the update at step 10 (step 0 is the start)
+        QVERIFY(validate_checkpoint(split.out_dir + "/model.ckpt.h5").ok());  // the group passes
         const auto at10 = records(path("split") + "/log.jsonl", "mixture").back();
         QCOMPARE(at10["step"].get<int>(), 10);
         for (std::size_t a = 0; a < mc.arms.size(); ++a) {

@@ -298,7 +298,8 @@ private slots:
         // The PyTorch reference recomputes every step's h, g and probes from the checkpoint.
         const auto ref = recompute(out, slstm_, 7);
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
-        QVERIFY2(ref.out.contains("\"compared\": 20"), qPrintable(ref.out));  // 3 h, 3 g, 2 × 7 gates
+        QVERIFY2(ref.out.contains("\"compared\": 20"),
+                 qPrintable(ref.out));  // 3 h, 3 g, 2 × 7 gates
 
         // float16: the same within binary16's tolerance.
         const std::string half = path("slstm.f16.dump.h5");

@@ -29,6 +29,7 @@
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/phone_book_experiment.hpp"
+#include "app/cli/representation_experiment.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -127,7 +128,8 @@ std::string known_names() {
     std::string s;
     for (const auto& [name, make] : experiments())
         s += (s.empty() ? "" : ", ") + name;
-    return s + ", phone-book";
+    return s + ", phone-book, " +
+           kSlstmVsBert;  // phone_book_experiment.cpp, representation_experiment.cpp
 }
 
 // The run configuration of one model: the experiment's settings, the budget (one epoch of fresh
@@ -313,6 +315,8 @@ int fail(int code, const std::string& what) {
 int run_experiment(const ExperimentArgs& a) {
     if (a.name == "phone-book")  // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
+    if (a.name == kSlstmVsBert)
+        return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});
     const auto found = experiments().find(a.name);
     if (found == experiments().end())
         return fail(kExitUsage,
@@ -469,6 +473,7 @@ CommandRunner setup_experiment(CLI::App& app) {
         "dump, tabulate");
     auto a = std::make_shared<ExperimentArgs>();
     cmd->add_option("name", a->name, "induction | gap-matching | phone-book")->required();
+    cmd->add_option("name", a->name, "induction | gap-matching | slstm-vs-bert")->required();
     cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")
         ->required();
     cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)");

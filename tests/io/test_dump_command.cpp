@@ -8,6 +8,9 @@
 // - --layers 0,2 writes exactly those layers; a built-in task (dumped from a checkpoint trained on
 //   it) writes its attributes, labels and predictions, and a checkpoint of another vocabulary is
 //   refused; a classification TSV writes its text and labels;
+// - an S-LSTM dump with --gates (float32 and float16) validates, and the reference recomputes
+//   every step's token states h, sentence node g (g⁰ = the masked mean of the embeddings) and
+//   probes i, l, r, f, s, o, sentence_weight;
 // - Birdie (prefix mode, alternate pattern) and gMLP dumps with --gates validate, the reference
 //   recomputes their gates (birdie f, i, z, o; gmlp spatial_gate), hidden states, the reset mask
 //   of the prefix split and gMLP's /mixing (the checkpoint's spatial.weight[:L, :L]); the Birdie
@@ -290,6 +293,21 @@ private slots:
                     QVERIFY(std::abs(gates - 1) < 1e-5);
                 }
             }
+        f.close();
+
+        // The PyTorch reference recomputes every step's h, g and probes from the checkpoint.
+        const auto ref = recompute(out, slstm_, 7);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        QVERIFY2(ref.out.contains("\"compared\": 20"),
+                 qPrintable(ref.out));  // 3 h, 3 g, 2 × 7 gates
+
+        // float16: the same within binary16's tolerance.
+        const std::string half = path("slstm.f16.dump.h5");
+        const auto h = run_cli(args_of({"dump", "--checkpoint", slstm_, "--out", half, "--gates",
+                                        "--dtype", "f16", "--examples", "5", "--threads", "2"}));
+        QVERIFY2(h.exit_code == 0, qPrintable(h.err));
+        const auto ref16 = recompute(half, slstm_, 5);
+        QVERIFY2(ref16.exit_code == 0, qPrintable(ref16.out + ref16.err));
     }
 
     void birdieDumpHoldsGatesReverseSplitAndResetMask() {

@@ -7,12 +7,17 @@ model (in float64, so the reference's own rounding is negligible) on the first N
 /data/tokens and /data/lengths, and compares with what the dump holds:
   - /layers/<l>/hidden   the embeddings output (l = 0) and block outputs, every position;
   - /layers/<l>/sentence the mean of the hidden state over the first `length` positions
-                         (or position 0 when model.pool = first);
+                         (or position 0 when model.pool = first); slstm: see below;
   - /layers/<l>/gates/*  for bigs: u_f = gelu(du_forward X), u_b = flip(gelu(du_backward flip X))
                          (token order), v = gelu(dv X), X = LN(h_{l-1}) (MODELS.md);
                          for birdie: f = σ(w_f X), i = σ(w_i X), z = w_z X, o = gelu(w_o X), and
                          attr reverse_from = N/2 exactly on the non-causal layers' gates group;
                          for gmlp: spatial_gate = W[:L, :L] · LN_s(Z2) + b;
+                         for slstm: the step's softmaxed token gates i, l, r, f, s, the output
+                         gate o and sentence_weight [S, L + 1, d] (routescope_ref/slstm.py);
+  - slstm:               /layers/<l>/hidden the token states h after step l (l = 0: embeddings),
+                         /layers/<l>/sentence the sentence node g after step l (g⁰ = the masked
+                         mean of the embeddings), whatever model.pool says;
   - /data/reset_mask     birdie with prefix layers: bit 1 at position 0, bit 2 from
                          p = clamp(floor(φ·n + 0.5), 1, max(1, n − 1)) on (φ = train.prefix_fraction
                          or --prefix-fraction), and the blocks run with that mask;
@@ -145,6 +150,15 @@ def main():
                     hidden.append(block(h, valid.bool(), reset))
                 else:
                     hidden.append(block(h, valid.bool()))
+            sentences = None
+            if m["arch"] == "slstm":
+                # One shared recurrence: state 0 is the embeddings and g⁰ (their masked mean), state
+                # ℓ the token states h and the node g after step ℓ, with that step's probes.
+                trace = []
+                model.slstm(hidden[0], valid.bool(), trace)
+                hidden = [t["h"] for t in trace]
+                sentences = [t["g"].numpy() for t in trace]
+                gates = [t.get("gates") for t in trace]
 
         for name in f["layers"]:
             l = int(name)
@@ -152,7 +166,9 @@ def main():
             ref = hidden[l].numpy()
             compare(f"/layers/{l}/hidden", group["hidden"][:n], ref, problems, stats)
             if "sentence" in group:
-                if m.get("pool") == "first":
+                if sentences is not None:
+                    sent = sentences[l]
+                elif m.get("pool") == "first":
                     sent = ref[:, 0]
                 else:
                     w = valid.numpy()[:, :, None]

@@ -64,7 +64,10 @@ class SLSTM(nn.Module):
             for k in GATES:
                 setattr(self, "norm_" + k, nn.LayerNorm(d, eps=m["ln_eps"]))
 
-    def step(self, h, c, g, c_g, Ux, valid):
+    def step(self, h, c, g, c_g, Ux, valid, probes=None):
+        """One recurrent step. With a dict `probes`, also stores the step's probes there (MODELS.md,
+        DUMP_FORMAT.md): the five softmaxed token gates i, l, r, f, s, the output gate o (each
+        [B, L, d]) and sentence_weight [B, L + 1, d] (token weights, 0 at pads, then the node's own)."""
         B, L, d = h.shape
         h_left, h_right = neighbours(h, valid)
         c_left, c_right = neighbours(c, valid)
@@ -87,14 +90,22 @@ class SLSTM(nn.Module):
         weights = torch.softmax(scores, dim=1)  # [B, L + 1, d]; 0 at pads
         c_g_new = (weights[:, :L] * c_new).sum(dim=1) + weights[:, L] * c_g
         g_new = o_g * torch.tanh(c_g_new)
+        if probes is not None:
+            probes.update(i=i, l=l, r=r, f=f, s=s, o=o, sentence_weight=weights)
         return h_new, c_new, g_new, c_g_new
 
-    def forward(self, x, valid):
-        """(final h [B, L, d], final g [B, d])."""
+    def forward(self, x, valid, trace=None):
+        """(final h [B, L, d], final g [B, d]). With a list `trace`, appends one dict per state:
+        {"h", "g"} for step 0 (h = x, g = g^0) and {"h", "g", "gates"} after each step ℓ = 1..T."""
         Ux = self.U(x)
         h, c = x, x
         g = masked_mean(x, valid)
         c_g = g
+        if trace is not None:
+            trace.append({"h": h, "g": g})
         for _ in range(self.steps):
-            h, c, g, c_g = self.step(h, c, g, c_g, Ux, valid)
+            probes = {} if trace is not None else None
+            h, c, g, c_g = self.step(h, c, g, c_g, Ux, valid, probes)
+            if trace is not None:
+                trace.append({"h": h, "g": g, "gates": probes})
         return h, g

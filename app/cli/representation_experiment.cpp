@@ -1,0 +1,423 @@
+// routescope-cli experiment slstm-vs-bert --out DIR [--steps N] [--threads N] [--seed S]
+//                                          [--set key=value ...]
+// The S-LSTM paper's representation comparison (issue 7; docs/experiments.md): S-LSTM and a BERT
+// baseline of comparable size are MLM-pretrained on the same corpus with the same budget and seed,
+// each best checkpoint is dumped on the same held-out text, and `analyze anisotropy` (token and
+// sentence vectors) and `analyze pca` run on every layer of each dump. Every stage is
+// routescope-cli's own train / dump / analyze, run as a child process exactly as a user runs it:
+//   DIR/corpus.txt                    the training corpus: builtin:grammar, 20,000 documents from
+//                                     --seed (not written when --set data.train names a file)
+//   DIR/<arch>/config.json            the run configuration (then --steps, --seed, --threads,
+//   --set) DIR/<arch>/log.jsonl, model.ckpt.h5, best.ckpt.h5     train's outputs DIR/<arch>.dump.h5
+//   dump of best.ckpt.h5 over the corpus's held-out part DIR/<arch>/anisotropy-token.json,
+//   anisotropy-sentence.json, pca.json   analyze's results
+//   DIR/<arch>/{train,dump,anisotropy-token,anisotropy-sentence,pca}.{stdout,stderr}
+//   DIR/results.json, DIR/results.md  the tables (results.md is also printed)
+// Layer ℓ of S-LSTM is its recurrent step ℓ (ℓ = 0: the embeddings; sentence vector: the node g);
+// layer ℓ of BERT is block ℓ (sentence vector: the masked mean of h, the dump's pool). Both have
+// the same number of layers, so they are aligned one to one (relative depth ℓ / n_layers).
+#include "app/cli/representation_experiment.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/atomic_text_file.hpp"
+#include "app/cli/child_process.hpp"
+#include "app/cli/command.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/builtin_corpus.hpp"
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr std::int64_t kDefaultSteps = 2000;
+constexpr int kCorpusDocuments = 20000;
+const std::vector<double> kThresholds = {0.90, 0.92, 0.94, 0.96, 0.98};  // ANALYSES.md §4
+
+struct Model {
+    std::string label, arch, sentence_vector;
+    json model;
+};
+
+// d = 64, four layers each: S-LSTM's one shared step is 41d² weights (W 28d², U 7d², W_g 4d²,
+// W_f 2d²), BERT's block 12d², so S-LSTM with T = 4 steps has 199k parameters and BERT with four
+// blocks 230k (embeddings and MLM head included). The same dropout, max_len and LN epsilon; S-LSTM
+// with its gate LayerNorms (as resources/configs/slstm-*.json); BERT with two heads.
+std::vector<Model> models() {
+    const json common = {
+        {"d_model", 64}, {"n_layers", 4}, {"max_len", 128}, {"ln_eps", 1e-5}, {"dropout", 0.1}};
+    json slstm = common, bert = common;
+    slstm["arch"] = "slstm";
+    slstm["slstm"] = {{"gate_norm", true}};
+    bert["arch"] = "bert";
+    bert["n_heads"] = 2;
+    return {{"S-LSTM", "slstm", "sentence node g", slstm},
+            {"BERT", "bert", "masked mean of h", bert}};
+}
+
+RunConfig model_config(const Model& m, const RepresentationExperimentArgs& a, std::int64_t steps,
+                       const std::string& corpus) {
+    json c;
+    c["model"] = m.model;
+    c["tokenizer"] = {{"kind", "bytes"}};
+    c["data"] = {{"train", corpus}, {"seq_len", 128}};
+    c["train"] = {{"objective", "mlm"},
+                  {"batch_size", 16},
+                  {"steps", steps},
+                  {"lr", 2e-3},
+                  {"warmup_steps", std::max<std::int64_t>(1, steps / 10)},
+                  {"schedule", "cosine"},
+                  {"weight_decay", 0.01},
+                  {"clip_grad_norm", 1.0},
+                  {"eval_every", std::max<std::int64_t>(1, steps / 5)},
+                  {"eval_batches", 0},  // the whole held-out part, the same masks for both
+                  {"checkpoint_every", 0},
+                  {"seed", a.seed},
+                  {"threads", a.threads}};
+    RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
+    for (const auto& s : a.sets)
+        config = config.with_override(s);
+    return config;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+json read_json_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot read");
+    try {
+        return json::parse(in);
+    } catch (const json::exception&) {
+        throw FormatError(path + ": not valid JSON");
+    }
+}
+
+// One stage as a child process; 0, or the exit code to end with after repeating its stderr.
+int run_stage(const std::string& program, const std::string& stage, const std::string& label,
+              const fs::path& dir, const std::vector<std::string>& args) {
+    const std::string out = (dir / (stage + ".stdout")).string();
+    const std::string err = (dir / (stage + ".stderr")).string();
+    const int rc = run_child(program, args, out, err);
+    if (rc == kExitOk) return kExitOk;
+    if (rc == kExitInterrupted) {
+        std::cerr << "routescope-cli experiment: interrupted during " << stage << " of " << label
+                  << "; " << read_text(err);
+        return kExitInterrupted;
+    }
+    std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
+              << " failed (exit " << rc << "); its messages (" << err << "):\n"
+              << read_text(err);
+    return kExitFailure;
+}
+
+int fail(int code, const std::string& what) {
+    std::cerr << "routescope-cli experiment: error: " << what << "\n";
+    return code;
+}
+
+// The log's facts: parameters, last step, and the validation record of the dumped checkpoint:
+// the best step's when train kept a best.ckpt.h5, else the last evaluation (MLM pretraining keeps
+// only model.ckpt.h5, the final step).
+void read_log(const std::string& path, json& m) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot read");
+    std::int64_t best = -1;
+    json evals = json::object();
+    json last_eval;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        json j;
+        try {
+            j = json::parse(line);
+        } catch (const json::exception&) {
+            throw FormatError(path + ": not a JSON line: " + line.substr(0, 80));
+        }
+        const std::string type = j.value("type", "");
+        if (type == "start") m["parameters"] = j.value("parameters", std::int64_t{0});
+        if (type == "step") m["steps"] = j.value("step", std::int64_t{0});
+        if (type == "best") best = j.value("step", std::int64_t{-1});
+        if (type == "eval") {
+            const json e = {{"step", j.value("step", std::int64_t{-1})},
+                            {"loss", j.value("loss", std::nan(""))},
+                            {"accuracy", j.value("accuracy", std::nan(""))},
+                            {"targets", j.value("targets", std::int64_t{0})}};
+            evals[std::to_string(e["step"].get<std::int64_t>())] = e;
+            last_eval = e;
+        }
+    }
+    m["best_step"] = best;
+    const std::string key = std::to_string(best);
+    m["valid"] = best >= 0 && evals.contains(key) ? evals[key] : last_eval;
+}
+
+// The numbers of one anisotropy result that the table reports.
+json cosine_summary(const json& r) {
+    return {{"m", r["m_used"]},
+            {"pairs", r["pairs"]},
+            {"mean", r["mean"]},
+            {"median", r["median"]},
+            {"std", r["std"]},
+            {"fraction_negative", r["fraction_negative"]},
+            {"mean_norm", r["mean_norm"]},
+            {"pc1_variance", r["pc1_variance"]},
+            {"isotropy", r["isotropy"]}};
+}
+
+// results[] of an analyze JSON by layer.
+std::map<int, json> by_layer(const json& analysis, const std::string& path) {
+    std::map<int, json> out;
+    if (!analysis.contains("results") || !analysis["results"].is_array())
+        throw FormatError(path + ": no results array");
+    for (const auto& r : analysis["results"])
+        out[r["layer"].get<int>()] = r;
+    return out;
+}
+
+std::string fixed(const json& v, int digits) {
+    if (!v.is_number()) return "–";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+    return buf;
+}
+
+std::string markdown(const json& results) {
+    std::ostringstream md;
+    md << "| model | arch | parameters | steps | train time (s) | valid MLM loss (step) | "
+          "valid MLM accuracy |\n|---|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& m : results["models"]) {
+        const json& v = m["valid"];
+        md << "| " << m["label"].get<std::string>() << " | " << m["arch"].get<std::string>()
+           << " | " << m["parameters"].get<std::int64_t>() << " | "
+           << m["steps"].get<std::int64_t>() << " | " << fixed(m["train_seconds"], 1) << " | "
+           << (v.is_null() ? "–" : fixed(v["loss"], 4) + " (" + v["step"].dump() + ")") << " | "
+           << (v.is_null() ? "–" : fixed(v["accuracy"], 3)) << " |\n";
+    }
+    md << "\nPer layer (S-LSTM: step ℓ; 0 = embeddings). Cosine of one random token per sequence "
+          "(token) and of the sentence vectors (S-LSTM: g; BERT: masked mean of h), uncentred: "
+          "mean ± std, fraction < 0, Mu & Viswanath isotropy; mean k(p) of the per-sequence "
+          "token PCA.\n\n";
+    md << "| model | layer | depth | token cos | token <0 | token isotropy | sentence cos | "
+          "sentence <0 | sentence isotropy |";
+    for (double p : kThresholds)
+        md << " k(" << fixed(p, 2) << ") |";
+    md << "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|";
+    for (std::size_t i = 0; i < kThresholds.size(); ++i)
+        md << "---:|";
+    md << "\n";
+    for (const auto& m : results["models"])
+        for (const auto& l : m["layers"]) {
+            const json &t = l["token"], &s = l["sentence"];
+            md << "| " << m["label"].get<std::string>() << " | " << l["layer"].get<int>() << " | "
+               << fixed(l["relative_depth"], 2) << " | " << fixed(t["mean"], 3) << " ± "
+               << fixed(t["std"], 3) << " | " << fixed(t["fraction_negative"], 3) << " | "
+               << fixed(t["isotropy"], 3) << " | " << fixed(s["mean"], 3) << " ± "
+               << fixed(s["std"], 3) << " | " << fixed(s["fraction_negative"], 3) << " | "
+               << fixed(s["isotropy"], 3) << " |";
+            for (const auto& k : l["pca"]["mean_k"])
+                md << " " << fixed(k, 2) << " |";
+            md << "\n";
+        }
+    return md.str();
+}
+
+}  // namespace
+
+int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
+    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
+    const fs::path out = a.out;
+    const std::string corpus = fs::absolute(out / "corpus.txt").string();
+    const std::vector<Model> specs = models();
+    std::vector<RunConfig> configs;
+    try {
+        for (const auto& m : specs)
+            configs.push_back(model_config(m, a, steps, corpus));
+    } catch (const Error& e) {
+        return fail(kExitUsage, e.what());
+    }
+    for (const auto& c : configs) {
+        if (c.train.objective != "mlm")
+            return fail(kExitUsage, "train.objective: the comparison is of MLM pretraining, got '" +
+                                        c.train.objective + "'");
+        if (c.data.task)
+            return fail(kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
+    }
+    if (configs[0].model.n_layers != configs[1].model.n_layers)
+        std::cerr << "routescope-cli experiment: note: S-LSTM has " << configs[0].model.n_layers
+                  << " steps and BERT " << configs[1].model.n_layers
+                  << " layers; the table aligns them by relative depth\n";
+
+    {
+        std::error_code ec;
+        fs::create_directories(out, ec);
+        if (ec || !fs::is_directory(out))
+            return fail(kExitFailure, a.out + ": cannot create the output directory" +
+                                          (ec ? " (" + ec.message() + ")" : ""));
+    }
+    json corpus_info;
+    try {
+        const std::string probe = (out / ".experiment-probe").string();
+        write_text_atomically(probe, "\n");
+        std::error_code ec;
+        fs::remove(probe, ec);
+        // The corpus is written once and read by both runs, so they see the same text.
+        if (configs[0].data.train == corpus || configs[1].data.train == corpus) {
+            train::write_builtin_corpus("builtin:grammar", corpus, a.seed, kCorpusDocuments);
+            corpus_info = {{"source", "builtin:grammar"},
+                           {"documents", kCorpusDocuments},
+                           {"seed", a.seed},
+                           {"path", "corpus.txt"}};
+        } else {
+            corpus_info = {{"source", configs[0].data.train.value_or("")}};
+        }
+        if (configs[0].data.train != configs[1].data.train)
+            return fail(kExitUsage, "data.train: the two runs must read the same corpus");
+    } catch (const Error& e) {
+        return fail(kExitFailure, a.out + ": " + std::string(e.what()));
+    }
+
+    std::string self;
+    try {
+        self = self_executable();  // resolved once: a rebuild during the run replaces the file
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    const std::string threads = std::to_string(a.threads);
+
+    json results;
+    results["experiment"] = kSlstmVsBert;
+    results["corpus"] = corpus_info;
+    results["seed"] = a.seed;
+    results["steps"] = steps;
+    results["threads"] = a.threads;
+    results["sets"] = a.sets;
+    results["thresholds"] = kThresholds;
+    results["models"] = json::array();
+    try {
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            const Model& spec = specs[i];
+            const RunConfig& config = configs[i];
+            const fs::path dir = out / config.model.arch;
+            std::error_code ec;
+            fs::create_directories(dir, ec);
+            if (ec) throw IoError(dir.string() + ": cannot create (" + ec.message() + ")");
+            const std::string config_path = (dir / "config.json").string();
+            write_text_atomically(config_path, config.to_json_text() + "\n");
+
+            json m;
+            m["label"] = spec.label;
+            m["arch"] = config.model.arch;
+            m["n_layers"] = config.model.n_layers;
+            m["d_model"] = config.model.d_model;
+            m["sentence_vector"] = spec.sentence_vector;
+            std::printf("[%zu/%zu] %s (%s): MLM pretraining, %lld steps\n", i + 1, specs.size(),
+                        spec.label.c_str(), config.model.arch.c_str(),
+                        static_cast<long long>(config.train.steps));
+            std::fflush(stdout);
+            const auto t0 = std::chrono::steady_clock::now();
+            if (int rc =
+                    run_stage(self, "train", spec.label, dir,
+                              {"train", "--config", config_path, "--out", dir.string(), "--json"}))
+                return rc;
+            m["train_seconds"] =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            read_log((dir / "log.jsonl").string(), m);
+            const std::string checkpoint_name =
+                fs::exists(dir / "best.ckpt.h5") ? "best.ckpt.h5" : "model.ckpt.h5";
+            const std::string dump_name = config.model.arch + ".dump.h5";
+            const std::string dump = (out / dump_name).string();
+            if (int rc = run_stage(self, "dump", spec.label, dir,
+                                   {"dump", "--checkpoint", (dir / checkpoint_name).string(),
+                                    "--out", dump, "--threads", threads}))
+                return rc;
+
+            // The analyses, each over every layer, with ANALYSES.md's defaults (M = 5000 or all
+            // sequences, sample seed 0, uncentred; p = .90 … .98).
+            const std::vector<std::pair<std::string, std::vector<std::string>>> analyses = {
+                {"anisotropy-token", {"anisotropy"}},
+                {"anisotropy-sentence", {"anisotropy", "--sentence"}},
+                {"pca", {"pca"}}};
+            json files = json::object();
+            for (const auto& [name, kind] : analyses) {
+                std::vector<std::string> args = {"analyze"};
+                args.insert(args.end(), kind.begin(), kind.end());
+                const std::string result = (dir / (name + ".json")).string();
+                args.insert(args.end(), {"--dump", dump, "--layer", "all", "--out", result});
+                if (int rc = run_stage(self, name, spec.label, dir, args)) return rc;
+                files[name] = (fs::path(config.model.arch) / (name + ".json")).string();
+            }
+            const auto token = by_layer(read_json_file((dir / "anisotropy-token.json").string()),
+                                        "anisotropy-token.json");
+            const auto sentence =
+                by_layer(read_json_file((dir / "anisotropy-sentence.json").string()),
+                         "anisotropy-sentence.json");
+            const auto pca = by_layer(read_json_file((dir / "pca.json").string()), "pca.json");
+            m["layers"] = json::array();
+            for (const auto& [layer, t] : token) {
+                if (!sentence.count(layer) || !pca.count(layer))
+                    throw FormatError(dir.string() + ": layer " + std::to_string(layer) +
+                                      " is missing from an analysis");
+                const json& p = pca.at(layer);
+                m["layers"].push_back(
+                    {{"layer", layer},
+                     {"relative_depth", double(layer) / double(config.model.n_layers)},
+                     {"token", cosine_summary(t)},
+                     {"sentence", cosine_summary(sentence.at(layer))},
+                     {"pca",
+                      {{"sentences", p["overall"]["sentences"]},
+                       {"mean_k", p["overall"]["mean_k"]},
+                       {"global_k", p["global"]["k"]}}}});
+            }
+            m["config"] = (fs::path(config.model.arch) / "config.json").string();
+            m["checkpoint"] = (fs::path(config.model.arch) / checkpoint_name).string();
+            m["dump"] = dump_name;
+            m["analyses"] = files;
+            const json& v = m["valid"];
+            std::printf("      %.1f s, validation MLM loss %s at step %s\n",
+                        m["train_seconds"].get<double>(),
+                        v.is_null() ? "–" : fixed(v["loss"], 4).c_str(),
+                        v.is_null() ? "–" : v["step"].dump().c_str());
+            std::fflush(stdout);
+            results["models"].push_back(m);
+        }
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    } catch (const json::exception& e) {
+        return fail(kExitFailure, std::string("an analysis result lacks a field: ") + e.what());
+    }
+
+    const std::string table = markdown(results);
+    try {
+        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
+        write_text_atomically(
+            (out / "results.md").string(),
+            std::string("# routescope-cli experiment ") + kSlstmVsBert + "\n\n" + table);
+    } catch (const Error& e) {
+        return fail(kExitFailure, e.what());
+    }
+    std::cout << "\n" << table << std::flush;
+    return kExitOk;
+}
+
+}  // namespace routescope::cli

@@ -1,0 +1,264 @@
+// Compare mode of every view (issue 6, acceptance 1): each renders a fixture pair offscreen and
+// writes a screenshot (ROUTESCOPE_TEST_OUTPUT/compare_*.png).
+// - Gates: two dumps of the same examples with different values (`sample-dump --state-seed`), A | B
+//   on one colour range with the example, layer and gate selection linked and A − B cell for cell;
+//   models of different depth aligned by relative depth; a BiGS and a Birdie dump (the project's
+//   own CLI, `train` with 0 steps then `dump --gates`) side by side without a difference.
+// - PCA: curves per layer and model, the k(p) table with a model column, relative depth.
+// - Kernels, anisotropy, transitions, accuracy by length, efficiency and training: a pair each.
+#include <QtTest>
+
+#include <QChart>
+#include <QChartView>
+#include <QDir>
+#include <QFile>
+#include <QLineSeries>
+#include <QProcess>
+#include <QScatterSeries>
+
+#include "view_test_support.hpp"
+#include "views/anisotropy_view.hpp"
+#include "views/efficiency_view.hpp"
+#include "views/gates_view.hpp"
+#include "views/heatmap_widget.hpp"
+#include "views/interval_bar_chart.hpp"
+#include "views/kernel_view.hpp"
+#include "views/length_accuracy_view.hpp"
+#include "views/pca_view.hpp"
+#include "views/training_view.hpp"
+#include "views/transitions_view.hpp"
+
+#include <QComboBox>
+#include <QLineEdit>
+#include <QTableWidget>
+
+using namespace routescope::views;
+
+namespace {
+
+QList<QLineSeries*> lines(QChartView* v) {
+    QList<QLineSeries*> out;
+    for (auto* s : v->chart()->series())
+        if (auto* l = qobject_cast<QLineSeries*>(s); l && !qobject_cast<QScatterSeries*>(s))
+            out << l;
+    return out;
+}
+
+bool run_cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
+    if (!p.waitForFinished(180000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        qWarning("routescope-cli %s failed: %s", qPrintable(args.join(' ')),
+                 p.readAllStandardError().constData());
+        return false;
+    }
+    return true;
+}
+
+// A dump with gates of a tiny freshly initialised model of `model_json` on the built-in grammar
+// corpus (the same 6 examples for every model).
+QString arch_dump(const QString& dir, const QString& name, const QString& model_json) {
+    const QString dump = QDir(dir).filePath(name + ".dump.h5");
+    if (QFile::exists(dump)) return dump;
+    const QString config = QDir(dir).filePath(name + ".json");
+    QFile f(config);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write(QStringLiteral("{\"model\": %1, \"tokenizer\": {\"kind\": \"bytes\"}, "
+                           "\"data\": {\"train\": \"builtin:grammar\", \"seq_len\": 32}, "
+                           "\"train\": {\"batch_size\": 4, \"steps\": 0}}")
+                .arg(model_json)
+                .toUtf8());
+    f.close();
+    const QString run = QDir(dir).filePath(name);
+    if (!run_cli({"train", "--config", config, "--out", run, "--threads", "2"})) return {};
+    if (!run_cli({"dump", "--checkpoint", run + "/model.ckpt.h5", "--out", dump, "--gates",
+                  "--examples", "6", "--threads", "2"}))
+        return {};
+    return dump;
+}
+
+// A run directory whose log.jsonl holds `steps` step records of a loss decaying at `rate`.
+QString fake_run(const QString& dir, const QString& name, int steps, double rate) {
+    const QString run = QDir(dir).filePath(name);
+    QDir().mkpath(run);
+    QFile f(run + "/log.jsonl");
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return {};
+    for (int s = 1; s <= steps; ++s) {
+        const double loss = 2.0 + 6.0 * std::exp(-rate * s);
+        f.write(QStringLiteral("{\"type\": \"step\", \"step\": %1, \"elapsed\": %2, \"loss\": %3, "
+                               "\"lr\": %4, \"grad_norm\": %5, \"tokens_per_s\": %6}\n")
+                    .arg(s)
+                    .arg(0.1 * s)
+                    .arg(loss)
+                    .arg(1e-3 * std::min(1.0, s / 20.0))
+                    .arg(1.0 + 0.5 * std::exp(-0.05 * s))
+                    .arg(9000 + 100 * (s % 7))
+                    .toUtf8());
+        if (s % 25 == 0)
+            f.write(QStringLiteral("{\"type\": \"eval\", \"step\": %1, \"loss\": %2, "
+                                   "\"accuracy\": %3}\n")
+                        .arg(s)
+                        .arg(loss + 0.1)
+                        .arg(0.3 + 0.4 * (1 - std::exp(-rate * s)))
+                        .toUtf8());
+    }
+    return run;
+}
+
+}  // namespace
+
+class TestCompareViews : public QObject {
+    Q_OBJECT
+    QString dir_, same_a_, same_b_, shallow_, dump_a_, dump_b_;
+
+private slots:
+    void initTestCase() {
+        dir_ = view_test::data_dir("compare_views");
+        // The same 60 examples (--seed 1), values from --state-seed: two "checkpoints" of one
+        // architecture; `shallow` is a 2-layer model of the same examples.
+        same_a_ = view_test::sample_dump(dir_, "ckpt_a.dump.h5", {"--state-seed", "1"});
+        same_b_ = view_test::sample_dump(dir_, "ckpt_b.dump.h5", {"--state-seed", "2"});
+        shallow_ =
+            view_test::sample_dump(dir_, "shallow.dump.h5", {"--state-seed", "3", "--layers", "2"});
+        dump_a_ = view_test::sample_dump(dir_, "model_a.dump.h5");
+        dump_b_ = view_test::sample_dump(dir_, "model_b.dump.h5", {"--seed", "2", "--layers", "2"});
+        QVERIFY(!same_a_.isEmpty() && !same_b_.isEmpty() && !shallow_.isEmpty());
+        QVERIFY(!dump_a_.isEmpty() && !dump_b_.isEmpty());
+    }
+
+    void gatesCompareLinksSelectionAndDrawsTheDifference() {
+        GatesViewSettings s;
+        s.dump = same_a_;
+        s.dump_b = same_b_;
+        s.example = 3;
+        GatesView view(s);
+        view.resize(1300, 900);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(view_test::wait_for(&view));  // the timelines' own worker
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QVERIFY(view.comparing());
+        QVERIFY(view.result_b());
+        QVERIFY(view.title().contains("|"));
+        // Both tables under a model column.
+        QCOMPARE(view.table()->rowCount(), 16);
+        QCOMPARE(view.table()->horizontalHeaderItem(0)->text(), QString("model"));
+        // Linked example and gate: B shows the same example, layer and gate.
+        QCOMPARE(view.timeline().example, 3);
+        QCOMPARE(view.timeline_b().example, 3);
+        QCOMPARE(view.timeline_b().layer, view.timeline().layer);
+        QCOMPARE(view.timeline_b().gate, view.timeline().gate);
+        // One colour range for A and B.
+        QCOMPARE(view.timeline_heatmap()->range_lo(), view.timeline_heatmap_b()->range_lo());
+        QCOMPARE(view.timeline_heatmap()->range_hi(), view.timeline_heatmap_b()->range_hi());
+        // A − B cell for cell.
+        QVERIFY(view.difference_shown());
+        QVERIFY(view.difference_heatmap()->isVisible());
+        const auto& a = view.timeline_heatmap()->data();
+        const auto& b = view.timeline_heatmap_b()->data();
+        const auto& d = view.difference_heatmap()->data();
+        QCOMPARE(d.rows, a.rows);
+        QCOMPARE(d.columns, a.columns);
+        QVERIFY(d.diverging);
+        double largest = 0;
+        for (std::size_t i = 0; i < d.values.size(); ++i) {
+            QCOMPARE(d.values[i], a.values[i] - b.values[i]);
+            largest = std::max(largest, std::abs(d.values[i]));
+        }
+        QVERIFY(largest > 0);  // different values, not the same dump twice
+        QCOMPARE(static_cast<float>(b.values[1 * b.columns + 2]), view.timeline_b().values(2, 1));
+        // B's histogram over A's.
+        QCOMPARE(lines(view.histogram_chart()).size(), 2);
+        // Picking another gate moves B with it.
+        view.select_gate(3, "u_b");
+        QVERIFY(view_test::wait_for(&view));
+        QCOMPARE(view.timeline_b().layer, 3);
+        QCOMPARE(view.timeline_b().gate, QString("u_b"));
+        // Searching A's examples selects the same example in B.
+        view.search()->setText("kernels");
+        QVERIFY(view_test::wait_for(&view));
+        const qint64 picked = view.example_box()->currentData().toLongLong();
+        QVERIFY(view.example_box()
+                    ->itemData(view.example_box()->currentIndex(), Qt::ToolTipRole)
+                    .toString()
+                    .contains("kernels"));
+        QCOMPARE(view.timeline().example, picked);
+        QCOMPARE(view.timeline_b().example, picked);
+        QVERIFY(view.difference_shown());
+        QVERIFY(view_test::screenshot(&view, "compare_gates"));
+        // Settings: B and the alignment in the JSON; an old project's JSON (no dump_b) is A only.
+        const auto j = view.settings();
+        QCOMPARE(QString::fromStdString(j.at("dump_b").get<std::string>()), same_b_);
+        const auto old = GatesViewSettings::from_json(
+            {{"dump", "x.dump.h5"}, {"layer", 2}, {"gate", "u_f"}, {"example", 4}});
+        QVERIFY(old.dump_b.isEmpty());
+        QCOMPARE(old.align, QString("layer"));
+        QCOMPARE(old.example, 4);
+    }
+
+    void gatesCompareAlignsModelsOfDifferentDepth() {
+        GatesViewSettings s;
+        s.dump = same_a_;     // layers 1..4
+        s.dump_b = shallow_;  // layers 1..2
+        s.layer = 4;
+        s.gate = "u_f";
+        GatesView view(s);
+        view.resize(1300, 900);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        // By layer: B has no layer 4.
+        QCOMPARE(view.gate_b().first, -1);
+        QVERIFY(!view.difference_shown());
+        QVERIFY(view.difference_note().contains("layer 4"));
+        // By relative depth: 4/4 ↔ 2/2, 2/4 ↔ 1/2.
+        view.set_align("depth");
+        QVERIFY(view_test::wait_for(&view));
+        QCOMPARE(view.gate_b(), std::make_pair(2, QString("u_f")));
+        QCOMPARE(view.timeline_b().layer, 2);
+        QCOMPARE(view.timeline_b().example, view.timeline().example);
+        QVERIFY(!view.difference_shown());  // the layers differ: no A − B
+        view.select_gate(2, "u_b");
+        QVERIFY(view_test::wait_for(&view));
+        QCOMPARE(view.gate_b(), std::make_pair(1, QString("u_b")));
+        QCOMPARE(view.settings().at("align").get<std::string>(), std::string("depth"));
+        QVERIFY(view_test::screenshot(&view, "compare_gates_relative_depth"));
+    }
+
+    void gatesCompareOfTwoArchitecturesHasNoDifference() {
+        const QString bigs =
+            arch_dump(dir_, "bigs", R"({"arch": "bigs", "d_model": 16, "n_layers": 2,
+                                        "max_len": 64, "d_inner": 16, "ln_eps": 1e-5})");
+        const QString birdie =
+            arch_dump(dir_, "birdie", R"({"arch": "birdie", "d_model": 16, "n_layers": 2,
+                                          "max_len": 64, "d_inner": 16, "ln_eps": 1e-5,
+                                          "birdie": {"mode": "prefix"}})");
+        QVERIFY(!bigs.isEmpty() && !birdie.isEmpty());
+        GatesViewSettings s;
+        s.dump = bigs;
+        s.dump_b = birdie;
+        s.example = 2;
+        GatesView view(s);
+        view.resize(1300, 900);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        // Side by side: B's timeline of the same example and layer, no A − B.
+        QCOMPARE(view.timeline_b().example, 2);
+        QCOMPARE(view.timeline_b().layer, view.timeline().layer);
+        QVERIFY(view.timeline_heatmap_b()->data().rows > 0);
+        QVERIFY(!view.difference_shown());
+        QVERIFY(!view.difference_heatmap()->isVisible());
+        QVERIFY2(view.difference_note().contains("gates differ"),
+                 qPrintable(view.difference_note()));
+        QVERIFY(view_test::screenshot(&view, "compare_gates_architectures"));
+    }
+};
+
+QTEST_MAIN(TestCompareViews)
+#include "test_compare_views.moc"

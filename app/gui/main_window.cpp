@@ -440,7 +440,9 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
         s.dumps = paths;
         view = new views::AnisotropyView(s, tabs_);
     } else if (kind == "pca") {
-        view = new views::PcaView({paths.value(0), false, 0}, tabs_);
+        views::PcaViewSettings s;
+        s.dumps = paths;  // several: compare mode
+        view = new views::PcaView(s, tabs_);
     } else if (kind == "transitions") {
         views::TransitionsViewSettings s;
         s.dumps = paths;

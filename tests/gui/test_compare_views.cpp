@@ -258,6 +258,57 @@ private slots:
                  qPrintable(view.difference_note()));
         QVERIFY(view_test::screenshot(&view, "compare_gates_architectures"));
     }
+
+    void pcaComparesModelsPerLayerAndByRelativeDepth() {
+        PcaViewSettings s;
+        s.dumps = {dump_a_, dump_b_};  // layers 0..4 and 0..2
+        PcaView view(s);
+        view.resize(1300, 800);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results().size(), std::size_t{2});
+        QCOMPARE(view.results()[0].size(), std::size_t{5});
+        QCOMPARE(view.results()[1].size(), std::size_t{3});
+        // A cumulative curve per layer and model.
+        const auto curves = lines(view.chart());
+        QCOMPARE(curves.size(), 8);
+        const auto& r = view.results()[1][2];
+        QCOMPARE(curves[7]->count(), static_cast<int>(r.mean_curve.size()));
+        QCOMPARE(curves[7]->at(0).y(), r.mean_curve[0]);
+        QVERIFY(curves[7]->name().contains("model_b"));
+        // The k(p) table under a model column.
+        QCOMPARE(view.table()->horizontalHeaderItem(0)->text(), QString("model"));
+        std::size_t rows = 0;
+        for (const auto& m : view.results())
+            for (const auto& x : m)
+                rows += x.table().rows.size();
+        QCOMPARE(view.table()->rowCount(), static_cast<int>(rows));
+        // Mean k(0.90) per layer, then by relative depth: B's last layer at 1 like A's.
+        auto k = lines(view.k_chart());
+        QCOMPARE(k.size(), 2);
+        QCOMPARE(k[1]->count(), 3);
+        QCOMPARE(k[1]->at(2).x(), 2.0);
+        QCOMPARE(k[1]->at(2).y(), view.results()[1][2].overall.mean_k[0]);
+        view.set_x("depth");
+        k = lines(view.k_chart());
+        QCOMPARE(k[0]->at(4).x(), 1.0);
+        QCOMPARE(k[1]->at(2).x(), 1.0);
+        QCOMPARE(k[1]->at(1).x(), 0.5);
+        view.set_p(0.98);
+        QCOMPARE(lines(view.k_chart())[0]->at(4).y(), view.results()[0][4].overall.mean_k[4]);
+        QVERIFY(view_test::screenshot(&view, "compare_pca"));
+        // Settings: the list of dumps; a project file with a single "dump" still opens.
+        const auto back = PcaViewSettings::from_json(nlohmann::json::parse(view.settings().dump()));
+        QCOMPARE(back.dumps, s.dumps);
+        QCOMPARE(back.x, QString("depth"));
+        const auto old = PcaViewSettings::from_json(
+            {{"dump", "old.dump.h5"}, {"energy", true}, {"max_sentences", 10}});
+        QCOMPARE(old.dumps, QStringList{"old.dump.h5"});
+        QVERIFY(old.energy);
+        QCOMPARE(old.max_sentences, 10);
+    }
 };
 
 QTEST_MAIN(TestCompareViews)

@@ -309,6 +309,103 @@ private slots:
         QVERIFY(old.energy);
         QCOMPARE(old.max_sentences, 10);
     }
+
+    void kernelsCompareScreenshot() {
+        KernelViewSettings s;
+        s.a = KernelSource::from_path(same_a_);
+        s.b = KernelSource::from_path(dump_b_);
+        KernelView view(s);
+        view.resize(1300, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QVERIFY(view.result_b());
+        // Layers 1..4 against 1..2: no A − B, one colour range.
+        QCOMPARE(view.heatmap_difference()->data().rows, 0);
+        QCOMPARE(view.heatmap_a()->range_hi(), view.heatmap_b()->range_hi());
+        emit view.heatmap_a()->rowClicked(1);
+        QCOMPARE(view.heatmap_b()->selected_row(), 1);
+        QVERIFY(view_test::screenshot(&view, "compare_kernels"));
+    }
+
+    void anisotropyCompareScreenshot() {
+        AnisotropyViewSettings s;
+        s.dumps = {same_a_, same_b_, shallow_};
+        AnisotropyView view(s);
+        view.resize(1200, 750);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results().size(), std::size_t{3});
+        QCOMPARE(lines(view.token_chart()).size(), 3);
+        QVERIFY(view_test::screenshot(&view, "compare_anisotropy"));
+    }
+
+    void transitionsCompareScreenshot() {
+        TransitionsViewSettings s;
+        s.dumps = {same_a_, shallow_};
+        s.x = "depth";
+        TransitionsView view(s);
+        view.resize(1000, 650);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto curves = lines(view.chart());
+        QCOMPARE(curves.size(), 4);
+        QCOMPARE(curves.back()->at(curves.back()->count() - 1).x(), 1.0);
+        QVERIFY(view_test::screenshot(&view, "compare_transitions"));
+    }
+
+    void lengthAccuracyCompareScreenshot() {
+        const QString dir =
+            QFileInfo(view_test::ssm_checkpoint(dir_, "before.ckpt.h5")).dir().path();
+        LengthAccuracyView view(
+            {dir + "/random.dump.h5", dir + "/random_b.dump.h5", "quantile", 4, 0});
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QVERIFY(view.result()->compared);
+        QCOMPARE(view.chart()->data().series.size(), std::size_t{2});
+        QCOMPARE(view.chart()->data().difference.size(), view.result()->bins.size());
+        QVERIFY(view_test::screenshot(&view, "compare_length_accuracy"));
+    }
+
+    void efficiencyCompareScreenshot() {
+        EfficiencyViewSettings s;
+        s.models = {{"bigs", 23, 1024, 0, 64},
+                    {"bert", 24, 1024, 0, 64},
+                    {"birdie", 24, 1024, 0, 0},
+                    {"gmlp", 24, 1024, 0, 64}};
+        EfficiencyView view(s);
+        view.resize(1000, 650);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results().size(), std::size_t{4});
+        QVERIFY(view.chart()->chart()->series().size() >= 4);
+        QVERIFY(view_test::screenshot(&view, "compare_efficiency"));
+    }
+
+    void trainingCompareScreenshot() {
+        const QString a = fake_run(dir_, "run_a", 200, 0.02);
+        const QString b = fake_run(dir_, "run_b", 150, 0.035);
+        TrainingView view(TrainingViewSettings{{a, b}, "step"});
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.logs().size(), std::size_t{2});
+        QCOMPARE(view.logs()[1].steps.size(), std::size_t{150});
+        QVERIFY(lines(view.chart("loss")).size() >= 2);
+        QVERIFY(view_test::screenshot(&view, "compare_training"));
+    }
 };
 
 QTEST_MAIN(TestCompareViews)

@@ -561,9 +561,16 @@ void GatesView::show_timelines() {
     }
     // A − B: defined for the same layers and gates and timelines of one shape and tokens.
     if (timeline_b_.layer >= 0) {
-        if (!same_gates(*result_, *result_b_))
-            compare_note_text_ = tr("A − B is not drawn: the models' gates differ (A: %1; B: %2).")
-                                     .arg(gate_list(*result_), gate_list(*result_b_));
+        if (timeline_b_.layer != timeline_.layer)
+            compare_note_text_ = tr("A − B is not drawn: B's linked layer is %1, A's %2.")
+                                     .arg(timeline_b_.layer)
+                                     .arg(timeline_.layer);
+        else if (!same_gates(*result_, *result_b_))
+            compare_note_text_ =
+                gate_list(*result_) == gate_list(*result_b_)
+                    ? tr("A − B is not drawn: the models have gates in different layers.")
+                    : tr("A − B is not drawn: the models' gates differ (A: %1; B: %2).")
+                          .arg(gate_list(*result_), gate_list(*result_b_));
         else if (a.rows != b.rows || a.columns != b.columns || a.column_labels != b.column_labels)
             compare_note_text_ =
                 tr("A − B is not drawn: the timelines differ in channels or tokens "
@@ -572,10 +579,6 @@ void GatesView::show_timelines() {
                     .arg(a.columns)
                     .arg(b.rows)
                     .arg(b.columns);
-        else if (timeline_b_.layer != timeline_.layer)
-            compare_note_text_ = tr("A − B is not drawn: B's linked layer is %1, A's %2.")
-                                     .arg(timeline_b_.layer)
-                                     .arg(timeline_.layer);
         else {
             HeatmapData d = a;
             for (std::size_t i = 0; i < d.values.size(); ++i)

@@ -221,6 +221,8 @@ private slots:
         QCOMPARE(view.timeline_b().layer, 2);
         QCOMPARE(view.timeline_b().example, view.timeline().example);
         QVERIFY(!view.difference_shown());  // the layers differ: no A − B
+        QVERIFY2(view.difference_note().contains("linked layer is 2"),
+                 qPrintable(view.difference_note()));
         view.select_gate(2, "u_b");
         QVERIFY(view_test::wait_for(&view));
         QCOMPARE(view.gate_b(), std::make_pair(1, QString("u_b")));

@@ -12,6 +12,7 @@
 #include <QChartView>
 #include <QDir>
 #include <QFile>
+#include <QJsonObject>
 #include <QLineSeries>
 #include <QProcess>
 #include <QScatterSeries>
@@ -407,6 +408,70 @@ private slots:
         QCOMPARE(view.logs()[1].steps.size(), std::size_t{150});
         QVERIFY(lines(view.chart("loss")).size() >= 2);
         QVERIFY(view_test::screenshot(&view, "compare_training"));
+    }
+
+    // A long run (20 000 steps, like the small preset's 10 000 and more) is drawn with at most
+    // 2000 points per series that keep every bucket's lowest and highest value; the log and the CSV
+    // keep every record. Live records refill the series. Prints the GUI thread's time per live
+    // update and per full redraw (docs/benchmarks.md); asserts no speed.
+    void trainingViewDrawsALongRunWithBoundedPoints() {
+        const QString dir = fake_run(dir_, "long_run", 20000, 0.0005);
+        TrainingView view(TrainingViewSettings{{dir}, "step"});
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view, 60000));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto& log = view.logs().at(0);
+        QCOMPARE(log.steps.size(), std::size_t{20000});
+        QCOMPARE(view.figure_table().rows.size(), log.steps.size() + log.evals.size());
+        auto check = [&] {
+            auto* loss = lines(view.chart("loss")).at(0);
+            QVERIFY(loss->count() <= 2000);
+            double lo = INFINITY, hi = -INFINITY, series_lo = INFINITY, series_hi = -INFINITY;
+            for (const auto& st : view.logs().at(0).steps) {
+                lo = std::min(lo, st.loss);
+                hi = std::max(hi, st.loss);
+            }
+            for (const QPointF& p : loss->points()) {
+                series_lo = std::min(series_lo, p.y());
+                series_hi = std::max(series_hi, p.y());
+            }
+            QCOMPARE(series_lo, lo);
+            QCOMPARE(series_hi, hi);
+            QCOMPARE(loss->points().front().x(), view.logs().at(0).steps.front().step);
+            QCOMPARE(loss->points().back().x(), view.logs().at(0).steps.back().step);
+        };
+        check();
+        std::vector<double> live, full;
+        for (int k = 0; k < 5; ++k) {
+            for (int j = 0; j < 50; ++j) {
+                const int step = 20001 + 50 * k + j;
+                view.append_record(dir, QJsonObject{{"type", "step"},
+                                                    {"step", step},
+                                                    {"elapsed", step * 0.1},
+                                                    {"loss", j == 7 ? 0.5 : 2.0},  // a new low
+                                                    {"lr", 1e-3},
+                                                    {"grad_norm", 1.0},
+                                                    {"tokens_per_s", 9000}});
+            }
+            QElapsedTimer t;
+            t.start();
+            view.draw_pending();
+            live.push_back(t.nsecsElapsed() / 1e6);
+            check();
+            t.restart();
+            view.set_x("step");  // a full redraw
+            full.push_back(t.nsecsElapsed() / 1e6);
+            QTest::qWait(20);
+        }
+        QCOMPARE(view.logs().at(0).steps.size(), std::size_t{20250});
+        std::sort(live.begin(), live.end());
+        std::sort(full.begin(), full.end());
+        qInfo(
+            "training view at 20000 steps, GUI thread per live update of 50 records: median %.1f "
+            "ms, max %.1f ms; per full redraw: median %.1f ms, max %.1f ms",
+            live[2], live[4], full[2], full[4]);
     }
 };
 

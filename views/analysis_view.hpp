@@ -149,6 +149,7 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
     });
     watcher->setFuture(
         QtConcurrent::run(work_thread_pool(), [work, cancelled](QPromise<Outcome>& promise) {
+            lower_thread_priority();
             AnalysisSteps steps(
                 [&promise](int value, int maximum) {
                     promise.setProgressRange(0, maximum);

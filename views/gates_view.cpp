@@ -11,6 +11,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <cmath>
+#include <set>
+
 #include "views/chart_panel.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
@@ -18,10 +21,9 @@
 namespace routescope::views {
 
 nlohmann::json GatesViewSettings::to_json() const {
-    return {{"dump", dump.toStdString()},
-            {"layer", layer},
-            {"gate", gate.toStdString()},
-            {"example", example}};
+    return {{"dump", dump.toStdString()},     {"layer", layer},
+            {"gate", gate.toStdString()},     {"example", example},
+            {"dump_b", dump_b.toStdString()}, {"align", align.toStdString()}};
 }
 
 GatesViewSettings GatesViewSettings::from_json(const nlohmann::json& j) {
@@ -30,8 +32,115 @@ GatesViewSettings GatesViewSettings::from_json(const nlohmann::json& j) {
     s.layer = j.value("layer", s.layer);
     s.gate = QString::fromStdString(j.value("gate", ""));
     s.example = j.value("example", s.example);
+    // Project files written before compare mode have neither key: A only, aligned by layer.
+    s.dump_b = QString::fromStdString(j.value("dump_b", ""));
+    s.align = QString::fromStdString(j.value("align", s.align.toStdString()));
     return s;
 }
+
+namespace {
+
+QStringList gates_at(const analysis::GatesResult& r, int layer) {
+    QStringList out;
+    for (const auto& g : r.gates)
+        if (g.layer == layer) out << QString::fromStdString(g.gate);
+    return out;
+}
+
+std::vector<int> layers_of(const analysis::GatesResult& r) {
+    std::set<int> s;
+    for (const auto& g : r.gates)
+        s.insert(g.layer);
+    return {s.begin(), s.end()};
+}
+
+const analysis::GateStats* find_gate(const analysis::GatesResult& r, int layer,
+                                     const QString& gate) {
+    for (const auto& g : r.gates)
+        if (g.layer == layer && QString::fromStdString(g.gate) == gate) return &g;
+    return nullptr;
+}
+
+// The gate of `to` linked to (layer, gate) of `from`: the same layer (or, by depth, the layer of
+// `to` nearest to the same relative depth ℓ / n_layers), then the gate of the same name, else the
+// one at the same place in the layer's list (BiGS u_f ↔ Birdie f), else the layer's first.
+std::pair<int, QString> counterpart(const analysis::GatesResult& from, std::int64_t n_from,
+                                    const analysis::GatesResult& to, std::int64_t n_to, int layer,
+                                    const QString& gate, bool depth) {
+    const auto layers = layers_of(to);
+    int target = -1;
+    if (depth) {
+        const double rel =
+            static_cast<double>(layer) / static_cast<double>(std::max<std::int64_t>(1, n_from));
+        double best = std::numeric_limits<double>::infinity();
+        for (int l : layers) {
+            const double d = std::abs(static_cast<double>(l) /
+                                          static_cast<double>(std::max<std::int64_t>(1, n_to)) -
+                                      rel);
+            if (d < best - 1e-12) {
+                best = d;
+                target = l;
+            }
+        }
+    } else if (std::find(layers.begin(), layers.end(), layer) != layers.end()) {
+        target = layer;
+    }
+    if (target < 0) return {-1, {}};
+    const QStringList names = gates_at(to, target);
+    if (names.contains(gate)) return {target, gate};
+    const int at = static_cast<int>(gates_at(from, layer).indexOf(gate));
+    if (at >= 0 && at < names.size()) return {target, names[at]};
+    return {target, names.value(0)};
+}
+
+bool same_gates(const analysis::GatesResult& a, const analysis::GatesResult& b) {
+    if (a.gates.size() != b.gates.size()) return false;
+    for (std::size_t i = 0; i < a.gates.size(); ++i)
+        if (a.gates[i].layer != b.gates[i].layer || a.gates[i].gate != b.gates[i].gate)
+            return false;
+    return true;
+}
+
+QString gate_list(const analysis::GatesResult& r) {
+    QStringList names;
+    for (const auto& g : r.gates)
+        if (!names.contains(QString::fromStdString(g.gate)))
+            names << QString::fromStdString(g.gate);
+    return names.join(", ");
+}
+
+// The gate row and tokens of one example (a worker's job).
+GateTimeline read_timeline(const QString& path, int layer, const QString& gate, qint64 example) {
+    const analysis::DumpReader dump(path.toStdString());
+    const auto& rows = dump.example_of_row(layer);
+    const auto it = std::find(rows.begin(), rows.end(), example);
+    if (it == rows.end())
+        throw routescope::ConfigError("example " + std::to_string(example) +
+                                      " is not stored in layer " + std::to_string(layer) + " of " +
+                                      path.toStdString() + " (example_index)");
+    const auto row = static_cast<std::int64_t>(it - rows.begin());
+    GateTimeline t{layer,
+                   gate,
+                   example,
+                   dump.lengths().at(static_cast<std::size_t>(example)),
+                   dump.gate_row(layer, gate.toStdString(), row),
+                   {},
+                   dump.gate_reverse_from(layer),
+                   dump.prefix_end(example)};
+    std::vector<std::string> vocab;
+    try {
+        vocab = dump.vocab();
+    } catch (const std::exception&) {
+        // No /vocab: token ids along the axis.
+    }
+    for (std::int32_t id : dump.tokens(example))
+        t.tokens << (id >= 0 && static_cast<std::size_t>(id) < vocab.size()
+                         ? QString::fromStdString(vocab[static_cast<std::size_t>(id)])
+                         : QString::number(id));
+    return t;
+}
+
+}  // namespace
 
 GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     : AnalysisView("gates", parent), settings_(std::move(settings)) {
@@ -46,23 +155,45 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     example_box_->setObjectName("example");
     example_box_->setMinimumContentsLength(30);
     example_box_->setToolTip(tr("Example shown in the token-aligned timeline"));
+    align_box_ = new QComboBox(this);
+    align_box_->setObjectName("align");
+    align_box_->addItem(tr("same layer ℓ"), "layer");
+    align_box_->addItem(tr("same relative depth ℓ / n_layers"), "depth");
+    align_box_->setToolTip(
+        tr("Which layer of B is shown beside A's (relative depth aligns models "
+           "of different depth)"));
+    align_box_->setCurrentIndex(std::max(0, align_box_->findData(settings_.align)));
+    align_label_ = new QLabel(tr("B at:"), this);
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Gate:"), this));
     controls->addWidget(gate_box_);
     controls->addWidget(new QLabel(tr("Example:"), this));
     controls->addWidget(search_);
     controls->addWidget(example_box_, 1);
+    controls->addWidget(align_label_);
+    controls->addWidget(align_box_);
+    compare_note_ = new QLabel(this);
+    compare_note_->setObjectName("compareNote");
+    compare_note_->setWordWrap(true);
+    compare_note_->hide();
 
     timeline_map_ = new HeatmapWidget(figure_);
     reverse_map_ = new HeatmapWidget(figure_);
     reverse_map_->setObjectName("reverseTimeline");
     reverse_map_->hide();
+    timeline_b_map_ = new HeatmapWidget(figure_);
+    timeline_b_map_->setObjectName("timelineB");
+    difference_map_ = new HeatmapWidget(figure_);
+    difference_map_->setObjectName("timelineDifference");
+    difference_map_->hide();
     histogram_ = make_chart_view(tr("Histogram"), figure_);
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
     auto* panels = new QVBoxLayout;
     panels->addWidget(timeline_map_, 1);
     panels->addWidget(reverse_map_, 1);
+    panels->addWidget(timeline_b_map_, 1);
+    panels->addWidget(difference_map_, 1);
     fl->addLayout(panels, 3);
     fl->addWidget(histogram_, 2);
     table_ = new QTableWidget(this);
@@ -70,9 +201,12 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
+    layout->addWidget(compare_note_);
     layout->addWidget(status_);
     layout->addWidget(figure_, 3);
     layout->addWidget(table_, 1);
+    for (QWidget* w : std::initializer_list<QWidget*>{align_label_, align_box_, timeline_b_map_})
+        w->setVisible(comparing());
 
     connect(gate_box_, &QComboBox::currentIndexChanged, this, [this] {
         const auto key = gate_box_->currentData().toStringList();
@@ -82,52 +216,119 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
         if (example_box_->currentIndex() >= 0)
             select_example(example_box_->currentData().toLongLong());
     });
+    connect(align_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_align(align_box_->currentData().toString()); });
     connect(search_, &QLineEdit::textChanged, this, [this] { fill_examples(); });
     connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) {
-        if (result_ && row < static_cast<int>(result_->gates.size())) {
-            const auto& g = result_->gates[static_cast<std::size_t>(row)];
-            select_gate(g.layer, QString::fromStdString(g.gate));
-        }
+        if (row < 0 || row >= static_cast<int>(table_rows_.size())) return;
+        const auto& [side, layer, gate] = table_rows_[static_cast<std::size_t>(row)];
+        if (side == 0) return select_gate(layer, gate);
+        // A row of B: A's gate linked to it.
+        if (!result_ || !result_b_) return;
+        const auto a = counterpart(*result_b_, n_layers_b_, *result_, n_layers_a_, layer, gate,
+                                   settings_.align == "depth");
+        if (a.first >= 0) select_gate(a.first, a.second);
     });
 }
 
 QString GatesView::title() const {
+    if (comparing())
+        return tr("Gates — %1 | %2")
+            .arg(QFileInfo(settings_.dump).fileName(), QFileInfo(settings_.dump_b).fileName());
     return tr("Gates — %1").arg(QFileInfo(settings_.dump).fileName());
 }
 QString GatesView::input_stem() const {
+    if (comparing())
+        return QFileInfo(settings_.dump).baseName() + "-vs-" +
+               QFileInfo(settings_.dump_b).baseName();
     return QFileInfo(settings_.dump).baseName();
 }
 
 void GatesView::restore_settings(const nlohmann::json& j) {
     const auto s = GatesViewSettings::from_json(j);
-    const bool rerun = s.dump != settings_.dump;
+    const bool rerun = s.dump != settings_.dump || s.dump_b != settings_.dump_b;
     settings_ = s;
+    {
+        QSignalBlocker block(align_box_);
+        align_box_->setCurrentIndex(std::max(0, align_box_->findData(settings_.align)));
+    }
+    for (QWidget* w : std::initializer_list<QWidget*>{align_label_, align_box_, timeline_b_map_})
+        w->setVisible(comparing());
     if (rerun && has_result()) return start();
-    if (result_) select_gate(settings_.layer, settings_.gate);
+    if (result_) {
+        fill_examples();
+        select_gate(settings_.layer, settings_.gate);
+    }
 }
 
 void GatesView::start() {
-    const QString path = settings_.dump;
-    using Out = std::pair<analysis::GatesResult, std::vector<std::string>>;
+    const QString path = settings_.dump, path_b = settings_.dump_b;
+    struct Side {
+        analysis::GatesResult result;
+        std::vector<std::string> texts;
+        bool has_text = false;
+        std::int64_t n_layers = 1;
+    };
+    struct Out {
+        Side a;
+        std::optional<Side> b;
+    };
+    for (QWidget* w : std::initializer_list<QWidget*>{align_label_, align_box_, timeline_b_map_})
+        w->setVisible(comparing());
     run<Out>(
-        tr("Computing gate statistics of %1").arg(QFileInfo(path).fileName()),
-        [path](AnalysisSteps&) {
-            const analysis::DumpReader dump(path.toStdString());
-            Out out{*analysis::cached_gate_statistics(dump, {}, {}), {}};
-            if (dump.has_text())
-                out.second = dump.text();
-            else
-                for (std::int64_t i = 0; i < dump.examples(); ++i)
-                    out.second.push_back("example " + std::to_string(i));
+        comparing() ? tr("Computing gate statistics of %1 and %2")
+                          .arg(QFileInfo(path).fileName(), QFileInfo(path_b).fileName())
+                    : tr("Computing gate statistics of %1").arg(QFileInfo(path).fileName()),
+        [path, path_b](AnalysisSteps& steps) {
+            auto side = [](const QString& p) {
+                const analysis::DumpReader dump(p.toStdString());
+                Side out{*analysis::cached_gate_statistics(dump, {}, {}),
+                         {},
+                         dump.has_text(),
+                         std::max<std::int64_t>(1, dump.n_layers())};
+                if (out.has_text)
+                    out.texts = dump.text();
+                else
+                    for (std::int64_t i = 0; i < dump.examples(); ++i)
+                        out.texts.push_back("example " + std::to_string(i));
+                if (out.result.gates.empty())
+                    throw routescope::ConfigError(
+                        p.toStdString() +
+                        " has no /layers/<l>/gates datasets (DUMP_FORMAT.md): nothing to show");
+                return out;
+            };
+            steps.set_total(path_b.isEmpty() ? 1 : 2);
+            Out out{side(path), {}};
+            steps.done(1);
+            if (!path_b.isEmpty()) {
+                out.b = side(path_b);
+                steps.done(2);
+            }
             return out;
         },
         [this](Out& out) {
-            result_ = std::move(out.first);
-            texts_ = std::move(out.second);
-            if (result_->gates.empty())
-                throw routescope::ConfigError(
-                    "the dump has no /layers/<l>/gates datasets (DUMP_FORMAT.md): nothing to show");
-            show_table(table_, result_->table());
+            result_ = std::move(out.a.result);
+            texts_ = std::move(out.a.texts);
+            text_a_ = out.a.has_text;
+            n_layers_a_ = out.a.n_layers;
+            if (out.b) {
+                result_b_ = std::move(out.b->result);
+                texts_b_ = std::move(out.b->texts);
+                text_b_ = out.b->has_text;
+                n_layers_b_ = out.b->n_layers;
+            } else {
+                result_b_.reset();
+                texts_b_.clear();
+            }
+            // The table: A's gates, then B's under a model column in compare mode.
+            table_rows_.clear();
+            for (const auto& g : result_->gates)
+                table_rows_.emplace_back(0, g.layer, QString::fromStdString(g.gate));
+            if (result_b_) {
+                for (const auto& g : result_b_->gates)
+                    table_rows_.emplace_back(1, g.layer, QString::fromStdString(g.gate));
+            }
+            show_table(table_, figure_table());
             {
                 QSignalBlocker block(gate_box_);
                 gate_box_->clear();
@@ -138,11 +339,7 @@ void GatesView::start() {
             }
             fill_examples();
             const auto& first = result_->gates.front();
-            bool found = false;
-            for (const auto& g : result_->gates)
-                found = found || (g.layer == settings_.layer &&
-                                  QString::fromStdString(g.gate) == settings_.gate);
-            if (found)
+            if (find_gate(*result_, settings_.layer, settings_.gate))
                 select_gate(settings_.layer, settings_.gate);
             else
                 select_gate(first.layer, QString::fromStdString(first.gate));
@@ -171,6 +368,34 @@ void GatesView::fill_examples() {
     }
 }
 
+std::pair<int, QString> GatesView::gate_b() const {
+    if (!result_ || !result_b_) return {-1, {}};
+    return counterpart(*result_, n_layers_a_, *result_b_, n_layers_b_, settings_.layer,
+                       settings_.gate, settings_.align == "depth");
+}
+
+qint64 GatesView::example_b(qint64 example) const {
+    if (!result_b_ || example < 0) return -1;
+    const auto e = static_cast<std::size_t>(example);
+    if (text_a_ && text_b_) {
+        // The same example is the same text (dumps of one data set may order it differently).
+        if (e >= texts_.size()) return -1;
+        if (e < texts_b_.size() && texts_b_[e] == texts_[e]) return example;
+        const auto it = std::find(texts_b_.begin(), texts_b_.end(), texts_[e]);
+        return it == texts_b_.end() ? -1 : static_cast<qint64>(it - texts_b_.begin());
+    }
+    return e < texts_b_.size() ? example : -1;
+}
+
+void GatesView::set_align(const QString& align) {
+    settings_.align = align;
+    {
+        QSignalBlocker block(align_box_);
+        align_box_->setCurrentIndex(std::max(0, align_box_->findData(align)));
+    }
+    if (result_) select_gate(settings_.layer, settings_.gate);
+}
+
 void GatesView::select_gate(int layer, const QString& gate) {
     settings_.layer = layer;
     settings_.gate = gate;
@@ -191,144 +416,245 @@ void GatesView::select_example(qint64 example) {
 void GatesView::draw_histogram() {
     clear_chart(histogram_);
     if (!result_) return;
-    for (std::size_t i = 0; i < result_->gates.size(); ++i) {
-        const auto& g = result_->gates[i];
-        if (g.layer != settings_.layer || QString::fromStdString(g.gate) != settings_.gate)
-            continue;
-        table_->selectRow(static_cast<int>(i));
-        // Steps over the histogram's equal-width bins on the gate's range.
-        const double w = (g.range.hi - g.range.lo) / std::max<std::size_t>(1, g.histogram.size());
-        std::vector<double> x, y;
-        for (std::size_t b = 0; b < g.histogram.size(); ++b) {
-            const double f =
-                g.values ? static_cast<double>(g.histogram[b]) / static_cast<double>(g.values) : 0;
-            x.push_back(g.range.lo + b * w);
-            y.push_back(f);
-            x.push_back(g.range.lo + (b + 1) * w);
-            y.push_back(f);
-        }
-        add_line(histogram_, QString::fromStdString(g.gate), x, y);
-        x_axis(histogram_, tr("gate value (%1 range)").arg(QString::fromStdString(g.range.source)));
-        y_axis(histogram_, tr("fraction of values"));
-        fit_axes(histogram_);
-        x_axis(histogram_)->setRange(g.range.lo, g.range.hi);
+    const analysis::GateStats* a = find_gate(*result_, settings_.layer, settings_.gate);
+    if (!a) return;
+    const analysis::GateStats* b = nullptr;
+    if (result_b_) {
+        const auto [layer_b, name_b] = gate_b();
+        if (layer_b >= 0) b = find_gate(*result_b_, layer_b, name_b);
+    }
+    for (int row = 0; row < static_cast<int>(table_rows_.size()); ++row) {
+        const auto& [side, layer, gate] = table_rows_[static_cast<std::size_t>(row)];
+        if (side == 0 && layer == a->layer && gate == settings_.gate) table_->selectRow(row);
+    }
+    auto stats_text = [this](const analysis::GateStats& g) {
         QString sat = tr("< 0.1: %1%, > 0.9: %2%")
                           .arg(100 * g.below_0_1, 0, 'f', 1)
                           .arg(100 * g.above_0_9, 0, 'f', 1);
         if (g.above_0_99 >= 0) sat += tr(", > 0.99: %1%").arg(100 * g.above_0_99, 0, 'f', 1);
-        histogram_->chart()->setTitle(tr("Layer %1 %2: mean %3, std %4 · %5")
-                                          .arg(g.layer)
-                                          .arg(QString::fromStdString(g.gate))
-                                          .arg(g.mean, 0, 'f', 3)
-                                          .arg(g.std, 0, 'f', 3)
-                                          .arg(sat));
-    }
+        return tr("Layer %1 %2: mean %3, std %4 · %5")
+            .arg(g.layer)
+            .arg(QString::fromStdString(g.gate))
+            .arg(g.mean, 0, 'f', 3)
+            .arg(g.std, 0, 'f', 3)
+            .arg(sat);
+    };
+    // Steps over the histogram's equal-width bins on the gate's range.
+    auto add = [this](const analysis::GateStats& g, const QString& name) {
+        const double w = (g.range.hi - g.range.lo) / std::max<std::size_t>(1, g.histogram.size());
+        std::vector<double> x, y;
+        for (std::size_t bin = 0; bin < g.histogram.size(); ++bin) {
+            const double f =
+                g.values ? static_cast<double>(g.histogram[bin]) / static_cast<double>(g.values)
+                         : 0;
+            x.push_back(g.range.lo + bin * w);
+            y.push_back(f);
+            x.push_back(g.range.lo + (bin + 1) * w);
+            y.push_back(f);
+        }
+        add_line(histogram_, name, x, y);
+    };
+    add(*a, result_b_ ? tr("A: %1").arg(QString::fromStdString(a->gate))
+                      : QString::fromStdString(a->gate));
+    if (b) add(*b, tr("B: layer %1 %2").arg(b->layer).arg(QString::fromStdString(b->gate)));
+    x_axis(histogram_, tr("gate value (%1 range)").arg(QString::fromStdString(a->range.source)));
+    y_axis(histogram_, tr("fraction of values"));
+    fit_axes(histogram_);
+    x_axis(histogram_)
+        ->setRange(b ? std::min(a->range.lo, b->range.lo) : a->range.lo,
+                   b ? std::max(a->range.hi, b->range.hi) : a->range.hi);
+    QString title = stats_text(*a);
+    if (result_b_)
+        title = tr("A: %1<br>B: %2").arg(title, b ? stats_text(*b) : tr("no gate at this layer"));
+    histogram_->chart()->setTitle(title);
 }
 
 void GatesView::load_timeline() {
     if (!result_ || settings_.gate.isEmpty()) return;
-    const QString path = settings_.dump;
+    const QString path = settings_.dump, path_b = settings_.dump_b;
     const int layer = settings_.layer;
     const QString gate = settings_.gate;
     const qint64 example = settings_.example;
-    // A second, small worker job: the gate row and tokens of one example (never read on this
+    const auto [layer_b, gate_name_b] = gate_b();
+    const qint64 ex_b = example_b(example);
+    struct Out {
+        GateTimeline a, b;
+        QString b_missing;  ///< why B has no timeline (compare mode)
+    };
+    // A second, small worker job: the gate rows and tokens of one example (never read on this
     // thread).
-    run<GateTimeline>(
+    run<Out>(
         tr("Reading gate %1 of layer %2, example %3").arg(gate).arg(layer).arg(example),
-        [path, layer, gate, example](AnalysisSteps&) {
-            const analysis::DumpReader dump(path.toStdString());
-            const auto& rows = dump.example_of_row(layer);
-            const auto it = std::find(rows.begin(), rows.end(), example);
-            if (it == rows.end())
-                throw routescope::ConfigError("example " + std::to_string(example) +
-                                              " is not stored in layer " + std::to_string(layer) +
-                                              " of " + path.toStdString() + " (example_index)");
-            const auto row = static_cast<std::int64_t>(it - rows.begin());
-            GateTimeline t{layer,
-                           gate,
-                           example,
-                           dump.lengths().at(static_cast<std::size_t>(example)),
-                           dump.gate_row(layer, gate.toStdString(), row),
-                           {},
-                           dump.gate_reverse_from(layer),
-                           dump.prefix_end(example)};
-            std::vector<std::string> vocab;
-            try {
-                vocab = dump.vocab();
-            } catch (const std::exception&) {
-                // No /vocab: token ids along the axis.
-            }
-            for (std::int32_t id : dump.tokens(example))
-                t.tokens << (id >= 0 && static_cast<std::size_t>(id) < vocab.size()
-                                 ? QString::fromStdString(vocab[static_cast<std::size_t>(id)])
-                                 : QString::number(id));
-            return t;
+        [path, path_b, layer, gate, example, layer_b, gate_name_b, ex_b](AnalysisSteps&) {
+            Out out{read_timeline(path, layer, gate, example), {}, {}};
+            out.b.layer = -1;
+            if (path_b.isEmpty()) return out;
+            if (layer_b < 0)
+                out.b_missing = tr("B has no gates in layer %1").arg(layer);
+            else if (ex_b < 0)
+                out.b_missing =
+                    tr("B does not hold example %1 (no example with its text)").arg(example);
+            else
+                try {
+                    out.b = read_timeline(path_b, layer_b, gate_name_b, ex_b);
+                } catch (const std::exception& e) {
+                    out.b_missing = QString::fromUtf8(e.what());
+                }
+            return out;
         },
-        [this](GateTimeline& t) {
-            timeline_ = std::move(t);
-            const int channels = static_cast<int>(timeline_.values.cols());
-            const bool split = timeline_.reverse_from > 0 && timeline_.reverse_from < channels;
-            const QString title = tr("Layer %1 gate %2, example %3")
-                                      .arg(timeline_.layer)
-                                      .arg(timeline_.gate)
-                                      .arg(timeline_.example);
-            if (split) {
-                timeline_map_->set_data(
-                    timeline_panel(0, timeline_.reverse_from,
-                                   tr("%1 · forward half (channels 0–%2, left to right)")
-                                       .arg(title)
-                                       .arg(timeline_.reverse_from - 1)));
-                reverse_map_->set_data(
-                    timeline_panel(timeline_.reverse_from, channels,
-                                   tr("%1 · reverse half (channels %2–%3, right to left)")
-                                       .arg(title)
-                                       .arg(timeline_.reverse_from)
-                                       .arg(channels - 1)));
-                reverse_map_->show();
-            } else {
-                timeline_map_->set_data(timeline_panel(0, channels, title));
-                reverse_map_->set_data({});
-                reverse_map_->hide();
-            }
+        [this](Out& t) {
+            timeline_ = std::move(t.a);
+            timeline_b_ = std::move(t.b);
+            compare_note_text_ = t.b_missing;
+            show_timelines();
         });
 }
 
-HeatmapData GatesView::timeline_panel(int first_channel, int end_channel,
+void GatesView::show_timelines() {
+    const int channels = static_cast<int>(timeline_.values.cols());
+    const QString title = tr("Layer %1 gate %2, example %3")
+                              .arg(timeline_.layer)
+                              .arg(timeline_.gate)
+                              .arg(timeline_.example);
+    difference_shown_ = false;
+    if (!comparing()) {
+        const bool split = timeline_.reverse_from > 0 && timeline_.reverse_from < channels;
+        if (split) {
+            timeline_map_->set_data(
+                timeline_panel(timeline_, 0, timeline_.reverse_from,
+                               tr("%1 · forward half (channels 0–%2, left to right)")
+                                   .arg(title)
+                                   .arg(timeline_.reverse_from - 1)));
+            reverse_map_->set_data(
+                timeline_panel(timeline_, timeline_.reverse_from, channels,
+                               tr("%1 · reverse half (channels %2–%3, right to left)")
+                                   .arg(title)
+                                   .arg(timeline_.reverse_from)
+                                   .arg(channels - 1)));
+            reverse_map_->show();
+        } else {
+            timeline_map_->set_data(timeline_panel(timeline_, 0, channels, title));
+            reverse_map_->set_data({});
+            reverse_map_->hide();
+        }
+        difference_map_->hide();
+        return;
+    }
+    // Compare mode: one panel per model over all its channels (the halves of a bidirectional
+    // Birdie layer are named in the panel's note), on one colour range.
+    reverse_map_->set_data({});
+    reverse_map_->hide();
+    const QString name_a = QFileInfo(settings_.dump).baseName();
+    const QString name_b = QFileInfo(settings_.dump_b).baseName();
+    HeatmapData a = timeline_panel(timeline_, 0, channels, tr("A (%1) · %2").arg(name_a, title));
+    HeatmapData b;
+    if (timeline_b_.layer >= 0) {
+        b = timeline_panel(timeline_b_, 0, static_cast<int>(timeline_b_.values.cols()),
+                           tr("B (%1) · layer %2 gate %3, example %4")
+                               .arg(name_b)
+                               .arg(timeline_b_.layer)
+                               .arg(timeline_b_.gate)
+                               .arg(timeline_b_.example));
+        link_colour_ranges(a, b);
+    } else {
+        b.title = tr("B (%1): %2").arg(name_b, compare_note_text_);
+    }
+    // A − B: defined for the same layers and gates and timelines of one shape and tokens.
+    if (timeline_b_.layer >= 0) {
+        if (timeline_b_.layer != timeline_.layer)
+            compare_note_text_ = tr("A − B is not drawn: B's linked layer is %1, A's %2.")
+                                     .arg(timeline_b_.layer)
+                                     .arg(timeline_.layer);
+        else if (!same_gates(*result_, *result_b_))
+            compare_note_text_ =
+                gate_list(*result_) == gate_list(*result_b_)
+                    ? tr("A − B is not drawn: the models have gates in different layers.")
+                    : tr("A − B is not drawn: the models' gates differ (A: %1; B: %2).")
+                          .arg(gate_list(*result_), gate_list(*result_b_));
+        else if (a.rows != b.rows || a.columns != b.columns || a.column_labels != b.column_labels)
+            compare_note_text_ =
+                tr("A − B is not drawn: the timelines differ in channels or tokens "
+                   "(A: %1 × %2, B: %3 × %4).")
+                    .arg(a.rows)
+                    .arg(a.columns)
+                    .arg(b.rows)
+                    .arg(b.columns);
+        else {
+            HeatmapData d = a;
+            for (std::size_t i = 0; i < d.values.size(); ++i)
+                d.values[i] = a.values[i] - b.values[i];
+            d.title = tr("A − B · %1").arg(title);
+            d.value_label = tr("A − B");
+            d.diverging = true;
+            d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
+            difference_map_->set_data(std::move(d));
+            difference_shown_ = true;
+            compare_note_text_.clear();
+        }
+    }
+    timeline_map_->set_data(std::move(a));
+    timeline_b_map_->set_data(std::move(b));
+    difference_map_->setVisible(difference_shown_);
+    if (!difference_shown_) difference_map_->set_data({});
+    update_difference_note();
+}
+
+void GatesView::update_difference_note() {
+    compare_note_->setText(compare_note_text_);
+    compare_note_->setVisible(comparing() && !compare_note_text_.isEmpty());
+}
+
+HeatmapData GatesView::timeline_panel(const GateTimeline& t, int first_channel, int end_channel,
                                       const QString& title) const {
     HeatmapData d;
-    const qint64 positions = std::min<qint64>(timeline_.length, timeline_.values.rows());
+    const qint64 positions = std::min<qint64>(t.length, t.values.rows());
     d.rows = end_channel - first_channel;
     d.columns = static_cast<int>(positions);
     d.values.resize(static_cast<std::size_t>(d.rows) * d.columns);
     for (int c = 0; c < d.rows; ++c) {
         d.row_labels << QString::number(first_channel + c);
         for (int p = 0; p < d.columns; ++p)
-            d.values[static_cast<std::size_t>(c) * d.columns + p] =
-                timeline_.values(p, first_channel + c);
+            d.values[static_cast<std::size_t>(c) * d.columns + p] = t.values(p, first_channel + c);
     }
     for (int p = 0; p < d.columns; ++p)
-        d.column_labels << timeline_.tokens.value(p, QString::number(p));
+        d.column_labels << t.tokens.value(p, QString::number(p));
     d.title = title;
     d.x_label = tr("token");
     d.y_label = tr("channel");
     d.value_label = tr("gate value");
-    if (timeline_.prefix_end > 0 && timeline_.prefix_end < positions) {
+    if (t.prefix_end > 0 && t.prefix_end < positions) {
         // The line is drawn through the first suffix (causal-region) token.
-        d.marked_column = static_cast<int>(timeline_.prefix_end);
+        d.marked_column = static_cast<int>(t.prefix_end);
         d.note = tr("line: first token of the causal suffix (prefix = tokens 0–%1, "
                     "/data/reset_mask)")
-                     .arg(timeline_.prefix_end - 1);
+                     .arg(t.prefix_end - 1);
+    }
+    const int channels = static_cast<int>(t.values.cols());
+    if (comparing() && t.reverse_from > 0 && t.reverse_from < channels) {
+        const QString halves = tr("channels 0–%1 scan left to right, %2–%3 right to left")
+                                   .arg(t.reverse_from - 1)
+                                   .arg(t.reverse_from)
+                                   .arg(channels - 1);
+        d.note = d.note.isEmpty() ? halves : d.note + " · " + halves;
     }
     return d;
 }
 
 analysis::CsvTable GatesView::figure_table() const {
-    return result_ ? result_->table() : analysis::CsvTable{};
+    if (!result_) return {};
+    if (!result_b_) return result_->table();
+    analysis::CsvTable out;
+    append_rows(out, with_keys(result_->table(), {"model"},
+                               {QFileInfo(settings_.dump).baseName().toStdString()}));
+    append_rows(out, with_keys(result_b_->table(), {"model"},
+                               {QFileInfo(settings_.dump_b).baseName().toStdString()}));
+    return out;
 }
 
 nlohmann::json GatesView::result_provenance() const {
     nlohmann::json out = nlohmann::json::array();
     if (result_) out.push_back(result_->provenance.to_json());
+    if (result_b_) out.push_back(result_b_->provenance.to_json());
     return out;
 }
 

@@ -14,6 +14,24 @@
 #include "views/figure_font.hpp"
 
 namespace routescope::views {
+
+void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
+    if (!std::isnan(a.lo) || !std::isnan(b.lo)) return;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const HeatmapData* d : {&a, &b})
+        for (double v : d->values)
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (!std::isfinite(lo)) return;
+    if (a.diverging || b.diverging) {
+        hi = std::max(std::abs(lo), std::abs(hi));
+        lo = -hi;
+    }
+    a.lo = b.lo = lo;
+    a.hi = b.hi = hi;
+}
 namespace {
 constexpr int kColourBarWidth = 14;
 constexpr int kTickLength = 4;

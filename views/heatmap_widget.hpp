@@ -28,6 +28,11 @@ struct HeatmapData {
     QString note;            ///< one line under the figure
 };
 
+/// Compare mode: A and B share one colour range, the union of their values (symmetric about 0
+/// when either is diverging), so that one colour means one value in both. Leaves both alone when
+/// either has a fixed range already (lo set).
+void link_colour_ranges(HeatmapData& a, HeatmapData& b);
+
 class HeatmapWidget : public QWidget, public PaintedPanel {
     Q_OBJECT
 public:

@@ -88,27 +88,6 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
     return d;
 }
 
-// Compare mode: A and B share one colour range, the union of their values (symmetric about 0 for
-// signed values), so that one colour means one value in both; min-max scaling is [0, 1] in both
-// already.
-void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
-    if (!std::isnan(a.lo) || !std::isnan(b.lo)) return;
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    for (const HeatmapData* d : {&a, &b})
-        for (double v : d->values)
-            if (std::isfinite(v)) {
-                lo = std::min(lo, v);
-                hi = std::max(hi, v);
-            }
-    if (!std::isfinite(lo)) return;
-    if (a.diverging || b.diverging) {
-        hi = std::max(std::abs(lo), std::abs(hi));
-        lo = -hi;
-    }
-    a.lo = b.lo = lo;
-    a.hi = b.hi = hi;
-}
-
 std::vector<double> iota(std::size_t n) {
     std::vector<double> x(n);
     for (std::size_t i = 0; i < n; ++i)

@@ -3,11 +3,14 @@
 #include "analysis/cached_analyses.hpp"
 
 #include <QChartView>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 #include "views/chart_panel.hpp"
 #include "views/result_table.hpp"
@@ -15,42 +18,108 @@
 namespace routescope::views {
 
 nlohmann::json PcaViewSettings::to_json() const {
-    return {{"dump", dump.toStdString()}, {"energy", energy}, {"max_sentences", max_sentences}};
+    nlohmann::json d = nlohmann::json::array();
+    for (const auto& p : dumps)
+        d.push_back(p.toStdString());
+    return {{"dumps", d},
+            {"energy", energy},
+            {"max_sentences", max_sentences},
+            {"x", x.toStdString()},
+            {"p", p}};
 }
 
 PcaViewSettings PcaViewSettings::from_json(const nlohmann::json& j) {
     PcaViewSettings s;
-    s.dump = QString::fromStdString(j.value("dump", ""));
+    if (j.contains("dumps"))
+        for (const auto& p : j.at("dumps"))
+            s.dumps << QString::fromStdString(p.get<std::string>());
+    else if (j.contains("dump"))  // project files written before compare mode: one model
+        s.dumps << QString::fromStdString(j.value("dump", ""));
     s.energy = j.value("energy", s.energy);
     s.max_sentences = j.value("max_sentences", s.max_sentences);
+    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    s.p = j.value("p", s.p);
     return s;
 }
 
 PcaView::PcaView(PcaViewSettings settings, QWidget* parent)
     : AnalysisView("pca", parent), settings_(std::move(settings)) {
+    x_box_ = new QComboBox(this);
+    x_box_->setObjectName("xAxis");
+    x_box_->addItem(tr("layer ℓ"), "layer");
+    x_box_->addItem(tr("relative depth ℓ / n_layers"), "depth");
+    x_box_->setToolTip(tr("Relative depth aligns models of different depth"));
+    x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    p_box_ = new QComboBox(this);
+    p_box_->setObjectName("threshold");
+    p_box_->setToolTip(tr("The fraction p of the k(p) chart"));
+    for (double p : analysis::PcaOptions{}.thresholds)
+        p_box_->addItem(QString::number(p, 'f', 2), p);
+    auto select_p = [this] {
+        int at = 0;
+        for (int i = 0; i < p_box_->count(); ++i)
+            if (std::abs(p_box_->itemData(i).toDouble() - settings_.p) < 1e-9) at = i;
+        p_box_->setCurrentIndex(at);
+    };
+    select_p();
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("k(p) at p ="), this));
+    controls->addWidget(p_box_);
+    controls->addWidget(new QLabel(tr("along:"), this));
+    controls->addWidget(x_box_);
+    controls->addStretch(1);
     chart_ = make_chart_view(tr("Mean cumulative explained variance"), figure_);
+    k_chart_ = make_chart_view(tr("Mean k(p) per layer"), figure_);
+    k_chart_->setObjectName("kChart");
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
-    fl->addWidget(chart_);
+    fl->addWidget(chart_, 3);
+    fl->addWidget(k_chart_, 2);
     table_ = new QTableWidget(this);
     table_->setObjectName("kTable");
     auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
     layout->addWidget(status_);
     layout->addWidget(table_, 2);
     layout->addWidget(figure_, 3);
+    connect(x_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_x(x_box_->currentData().toString()); });
+    connect(p_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_p(p_box_->currentData().toDouble()); });
+}
+
+QString PcaView::model_name(std::size_t m) const {
+    return QFileInfo(settings_.dumps.value(static_cast<int>(m))).baseName();
 }
 
 QString PcaView::title() const {
-    return tr("PCA — %1").arg(QFileInfo(settings_.dump).fileName());
+    QStringList names;
+    for (const auto& d : settings_.dumps)
+        names << QFileInfo(d).fileName();
+    return tr("PCA — %1").arg(names.join(" | "));
 }
 QString PcaView::input_stem() const {
-    return QFileInfo(settings_.dump).baseName();
+    QStringList names;
+    for (const auto& d : settings_.dumps)
+        names << QFileInfo(d).baseName();
+    return names.join("-vs-");
 }
 
 void PcaView::restore_settings(const nlohmann::json& j) {
     const auto s = PcaViewSettings::from_json(j);
-    const bool rerun = s.to_json() != settings_.to_json();
+    const bool rerun = s.dumps != settings_.dumps || s.energy != settings_.energy ||
+                       s.max_sentences != settings_.max_sentences;
     settings_ = s;
+    {
+        QSignalBlocker block(x_box_);
+        x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+    }
+    {
+        QSignalBlocker block(p_box_);
+        for (int i = 0; i < p_box_->count(); ++i)
+            if (std::abs(p_box_->itemData(i).toDouble() - settings_.p) < 1e-9)
+                p_box_->setCurrentIndex(i);
+    }
     if (rerun && has_result())
         start();
     else
@@ -59,55 +128,140 @@ void PcaView::restore_settings(const nlohmann::json& j) {
 
 void PcaView::start() {
     const auto s = settings_;
-    run<std::vector<analysis::PcaResult>>(
-        tr("Computing PCA redundancy of %1").arg(QFileInfo(s.dump).fileName()),
+    struct Out {
+        std::vector<std::vector<analysis::PcaResult>> results;
+        std::vector<std::int64_t> n_layers;
+    };
+    QStringList names;
+    for (const auto& d : s.dumps)
+        names << QFileInfo(d).fileName();
+    run<Out>(
+        tr("Computing PCA redundancy of %1").arg(names.join(", ")),
         [s](AnalysisSteps& steps) {
-            const analysis::DumpReader dump(s.dump.toStdString());
-            const auto layers = dump.layers();
-            std::vector<analysis::PcaResult> out;
-            steps.set_total(static_cast<int>(layers.size()));
-            for (int l : layers) {
-                analysis::PcaOptions o;
-                o.layer = l;
-                o.energy = s.energy;
-                o.max_sentences = s.max_sentences;
-                out.push_back(*analysis::cached_pca_redundancy(dump, o));
-                steps.done(static_cast<int>(out.size()));
+            Out out;
+            std::vector<std::unique_ptr<analysis::DumpReader>> dumps;
+            int total = 0;
+            for (const auto& p : s.dumps) {
+                dumps.push_back(std::make_unique<analysis::DumpReader>(p.toStdString()));
+                total += static_cast<int>(dumps.back()->layers().size());
+            }
+            steps.set_total(total);
+            int done = 0;
+            for (const auto& dump : dumps) {
+                out.results.emplace_back();
+                out.n_layers.push_back(dump->n_layers());
+                for (int l : dump->layers()) {
+                    analysis::PcaOptions o;
+                    o.layer = l;
+                    o.energy = s.energy;
+                    o.max_sentences = s.max_sentences;
+                    out.results.back().push_back(*analysis::cached_pca_redundancy(*dump, o));
+                    steps.done(++done);
+                }
             }
             return out;
         },
-        [this](std::vector<analysis::PcaResult>& r) {
-            results_ = std::move(r);
+        [this](Out& r) {
+            results_ = std::move(r.results);
+            n_layers_ = std::move(r.n_layers);
             redraw();
         });
 }
 
+void PcaView::set_x(const QString& x) {
+    settings_.x = x;
+    {
+        QSignalBlocker block(x_box_);
+        x_box_->setCurrentIndex(std::max(0, x_box_->findData(x)));
+    }
+    redraw();
+}
+
+void PcaView::set_p(double p) {
+    settings_.p = p;
+    {
+        QSignalBlocker block(p_box_);
+        for (int i = 0; i < p_box_->count(); ++i)
+            if (std::abs(p_box_->itemData(i).toDouble() - p) < 1e-9) p_box_->setCurrentIndex(i);
+    }
+    redraw();
+}
+
 void PcaView::redraw() {
     clear_chart(chart_);
-    for (const auto& r : results_) {
-        std::vector<double> k;
-        for (std::size_t i = 0; i < r.mean_curve.size(); ++i)
-            k.push_back(static_cast<double>(i + 1));
-        add_line(chart_, tr("layer %1").arg(r.options.layer), k, r.mean_curve);
+    clear_chart(k_chart_);
+    const bool several = results_.size() > 1;
+    // Models differ in line style (solid, dashed, dotted, ...), layers in colour.
+    const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine,
+                                   Qt::DashDotDotLine};
+    for (std::size_t m = 0; m < results_.size(); ++m) {
+        for (std::size_t l = 0; l < results_[m].size(); ++l) {
+            const auto& r = results_[m][l];
+            std::vector<double> k;
+            for (std::size_t i = 0; i < r.mean_curve.size(); ++i)
+                k.push_back(static_cast<double>(i + 1));
+            const QString name = several
+                                     ? tr("%1 · layer %2").arg(model_name(m)).arg(r.options.layer)
+                                     : tr("layer %1").arg(r.options.layer);
+            auto* s = add_line(chart_, name, k, r.mean_curve);
+            if (several) {
+                QPen pen = s->pen();
+                pen.setColor(QColor::fromHsvF(std::fmod(0.62 + 0.13 * l, 1.0), 0.75, 0.8));
+                pen.setStyle(styles[m % std::size(styles)]);
+                s->setPen(pen);
+            }
+        }
     }
     x_axis(chart_, tr("components k"));
     y_axis(chart_, settings_.energy ? tr("explained energy (σ)") : tr("explained variance (σ²)"));
     fit_axes(chart_);
     y_axis(chart_)->setRange(0, 1);
+
+    // Mean k(p) of all sentences against layer or relative depth, one line per model.
+    const bool depth = settings_.x == "depth";
+    for (std::size_t m = 0; m < results_.size(); ++m) {
+        const double n =
+            m < n_layers_.size() && n_layers_[m] > 0 ? static_cast<double>(n_layers_[m]) : 1.0;
+        std::vector<double> x, y;
+        for (const auto& r : results_[m]) {
+            const auto& t = r.options.thresholds;
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < t.size(); ++i)
+                if (std::abs(t[i] - settings_.p) < 1e-9) at = i;
+            if (at >= r.overall.mean_k.size()) continue;
+            x.push_back(depth ? r.options.layer / n : r.options.layer);
+            y.push_back(r.overall.mean_k[at]);
+        }
+        add_line(k_chart_, model_name(m), x, y)->setPointsVisible(true);
+    }
+    x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
+    y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));
+    fit_axes(k_chart_);
+    x_axis(k_chart_)->setTickType(QValueAxis::TicksDynamic);
+    x_axis(k_chart_)->setTickInterval(depth ? 0.25 : 1);
+    x_axis(k_chart_)->setTickAnchor(0);
+    x_axis(k_chart_)->setLabelFormat(depth ? "%.2f" : "%d");
+    k_chart_->chart()->setTitle(tr("Mean k(%1) of all sentences").arg(settings_.p, 0, 'f', 2));
     show_table(table_, figure_table());
 }
 
 analysis::CsvTable PcaView::figure_table() const {
     analysis::CsvTable out;
-    for (const auto& r : results_)
-        append_rows(out, r.table());
+    for (std::size_t m = 0; m < results_.size(); ++m)
+        for (const auto& r : results_[m])
+            append_rows(out, results_.size() > 1
+                                 ? with_keys(r.table(), {"model", "n_layers"},
+                                             {model_name(m).toStdString(),
+                                              m < n_layers_.size() ? n_layers_[m] : 0})
+                                 : r.table());
     return out;
 }
 
 nlohmann::json PcaView::result_provenance() const {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& r : results_)
-        out.push_back(r.provenance.to_json());
+    for (const auto& model : results_)
+        for (const auto& r : model)
+            out.push_back(r.provenance.to_json());
     return out;
 }
 

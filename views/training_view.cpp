@@ -21,6 +21,41 @@
 namespace routescope::views {
 namespace {
 constexpr int kRedrawMs = 250;  // live redraws at most 4 per second: a step can take 1 ms
+// At most this many points per drawn series: a chart a thousand pixels wide shows no more, and
+// Qt Charts rebuilds a line's whole path on any change (20 000 points: 85–245 ms of the GUI thread
+// per redraw). Longer logs are drawn as the first and last point of every bucket of consecutive
+// records plus the bucket's lowest and highest value, so spikes stay visible; the CSV and the
+// provenance keep every record.
+constexpr std::size_t kMaxDrawnPoints = 2000;
+
+QList<QPointF> drawn_points(const std::vector<double>& x, const std::vector<double>& y) {
+    QList<QPointF> all;
+    all.reserve(static_cast<qsizetype>(std::min(x.size(), y.size())));
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+        if (std::isfinite(x[i]) && std::isfinite(y[i])) all.append({x[i], y[i]});
+    if (static_cast<std::size_t>(all.size()) <= kMaxDrawnPoints) return all;
+    const qsizetype buckets = static_cast<qsizetype>(kMaxDrawnPoints / 4);
+    const qsizetype per = (all.size() + buckets - 1) / buckets;
+    QList<QPointF> out;
+    out.reserve(static_cast<qsizetype>(kMaxDrawnPoints));
+    for (qsizetype b = 0; b < all.size(); b += per) {
+        const qsizetype e = std::min(all.size(), b + per);
+        qsizetype lo = b, hi = b;
+        for (qsizetype i = b; i < e; ++i) {
+            if (all[i].y() < all[lo].y()) lo = i;
+            if (all[i].y() > all[hi].y()) hi = i;
+        }
+        // In x order: first, the extremes, last (duplicates dropped).
+        qsizetype keep[4] = {b, std::min(lo, hi), std::max(lo, hi), e - 1};
+        qsizetype last = -1;
+        for (qsizetype k : keep)
+            if (k != last) {
+                out.append(all[k]);
+                last = k;
+            }
+    }
+    return out;
+}
 
 // Ten distinguishable colours for the Birdie arms (the same arm has the same colour in the mixture
 // and the loss chart; the chart theme's own cycle repeats after five).
@@ -147,7 +182,7 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     redraw_timer_ = new QTimer(this);
     redraw_timer_->setSingleShot(true);
     redraw_timer_->setInterval(kRedrawMs);
-    connect(redraw_timer_, &QTimer::timeout, this, &TrainingView::redraw);
+    connect(redraw_timer_, &QTimer::timeout, this, &TrainingView::update_live);
     connect(x_box_, &QComboBox::currentIndexChanged, this,
             [this] { set_x(x_box_->currentData().toString()); });
     for (const QString& dir : settings_.runs)
@@ -234,36 +269,79 @@ void TrainingView::set_x(const QString& x) {
     redraw();
 }
 
+void TrainingView::draw_steps(const TrainingLog& log, Drawn& d) const {
+    const bool time = settings_.x == "time";
+    std::vector<double> x, loss, lr, grad, speed, ex, el;
+    for (const auto& st : log.steps) {
+        x.push_back(time ? st.elapsed : st.step);
+        loss.push_back(st.loss);
+        lr.push_back(st.lr);
+        grad.push_back(st.grad_norm);
+        speed.push_back(st.tokens_per_s);
+    }
+    for (const auto& e : log.evals) {
+        ex.push_back(time ? e.elapsed : e.step);
+        el.push_back(e.loss);
+    }
+    d.loss->replace(drawn_points(x, loss));
+    d.lr->replace(drawn_points(x, lr));
+    d.grad->replace(drawn_points(x, grad));
+    d.speed->replace(drawn_points(x, speed));
+    if (d.eval) d.eval->replace(drawn_points(ex, el));
+    d.steps = log.steps.size();
+    d.evals = log.evals.size();
+    d.mixtures = log.mixtures.size();
+    d.last_step = log.steps.empty() ? -1 : log.steps.back().step;
+    d.last_eval = log.evals.empty() ? -1 : log.evals.back().step;
+}
+
+void TrainingView::draw_pending() {
+    redraw_timer_->stop();
+    update_live();
+}
+
+void TrainingView::update_live() {
+    if (drawn_.size() != logs_.size() || drawn_x_ != settings_.x) return redraw();
+    bool mixtures_changed = false;
+    for (std::size_t i = 0; i < logs_.size(); ++i) {
+        const TrainingLog& log = logs_[i];
+        const Drawn& d = drawn_[i];
+        const bool cut = log.steps.size() < d.steps || log.evals.size() < d.evals ||
+                         (d.steps > 0 && log.steps[d.steps - 1].step != d.last_step) ||
+                         (d.evals > 0 && log.evals[d.evals - 1].step != d.last_eval);
+        const bool missing = !d.loss || (log.evals.size() > d.evals && !d.eval);
+        if (cut || missing) return redraw();
+        mixtures_changed = mixtures_changed || log.mixtures.size() != d.mixtures;
+    }
+    for (std::size_t i = 0; i < logs_.size(); ++i)
+        draw_steps(logs_[i], drawn_[i]);
+    if (mixtures_changed) redraw_mixtures();
+    for (QChartView* c : {loss_, lr_, grad_, speed_})
+        fit_axes(c);
+}
+
 void TrainingView::redraw() {
     const bool time = settings_.x == "time";
     for (QChartView* c : {loss_, lr_, grad_, speed_})
         clear_chart(c);
+    drawn_.clear();
+    drawn_x_ = settings_.x;
     for (const TrainingLog& log : logs_) {
+        Drawn d;
         const QString name = QFileInfo(log.dir).fileName();
-        std::vector<double> x, loss, lr, grad, speed;
-        for (const auto& s : log.steps) {
-            x.push_back(time ? s.elapsed : s.step);
-            loss.push_back(s.loss);
-            lr.push_back(s.lr);
-            grad.push_back(s.grad_norm);
-            speed.push_back(s.tokens_per_s);
-        }
-        add_line(loss_, tr("%1 train").arg(name), x, loss);
-        add_line(lr_, name, x, lr);
-        add_line(grad_, name, x, grad);
-        add_line(speed_, name, x, speed);
+        d.loss = add_line(loss_, tr("%1 train").arg(name), {}, {});
+        d.lr = add_line(lr_, name, {}, {});
+        d.grad = add_line(grad_, name, {}, {});
+        d.speed = add_line(speed_, name, {}, {});
         if (!log.evals.empty()) {
-            std::vector<double> ex, el;
-            for (const auto& e : log.evals) {
-                ex.push_back(time ? e.elapsed : e.step);
-                el.push_back(e.loss);
-            }
-            auto* s = add_line(loss_, tr("%1 held-out").arg(name), ex, el);
-            s->setPointsVisible(true);
-            QPen pen = s->pen();
+            d.eval = add_line(loss_, tr("%1 held-out").arg(name), {}, {});
+            d.eval->setPointsVisible(true);
+            QPen pen = d.eval->pen();
             pen.setStyle(Qt::DashLine);
-            s->setPen(pen);
+            d.eval->setPen(pen);
         }
+        draw_steps(log, d);
+        drawn_.push_back(d);
     }
     redraw_mixtures();
     const QString xt = time ? tr("elapsed (s)") : tr("step");

@@ -10,6 +10,7 @@
 #include "views/analysis_view.hpp"
 
 class QChartView;
+class QLineSeries;
 class QComboBox;
 class QLabel;
 class QTimer;
@@ -64,6 +65,8 @@ public:
     /// A record of a running run in `dir` (from its process): appended and redrawn shortly after.
     void append_record(const QString& dir, const QJsonObject& record);
     void set_x(const QString& x);
+    /// Draws the records appended since the last draw now (what the redraw timer does).
+    void draw_pending();
     const std::vector<TrainingLog>& logs() const { return logs_; }
     /// loss | lr | grad_norm | tokens_per_s | mixture | arm_loss
     QChartView* chart(const QString& metric) const;
@@ -82,7 +85,22 @@ private:
     QChartView *mixture_, *arm_loss_;
     QLabel* controller_label_;
     QTimer* redraw_timer_;
+    /// What the charts show of each log (same order as logs_), so that a live update refills the
+    /// existing series instead of rebuilding every chart, axis and legend.
+    struct Drawn {
+        std::size_t steps = 0, evals = 0, mixtures = 0;
+        double last_step = -1, last_eval = -1;
+        QLineSeries *loss = nullptr, *lr = nullptr, *grad = nullptr, *speed = nullptr,
+                    *eval = nullptr;
+    };
+    std::vector<Drawn> drawn_;
+    QString drawn_x_;
     void redraw();
+    /// Puts `log`'s steps and evals into `d`'s series (at most kMaxDrawnPoints each).
+    void draw_steps(const TrainingLog& log, Drawn& d) const;
+    /// Refills the series with the records so far; falls back to redraw() when a log was cut back
+    /// (a resumed run), a series is missing (the first eval) or the x axis changed.
+    void update_live();
     void redraw_mixtures();
 };
 

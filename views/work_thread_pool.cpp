@@ -3,6 +3,12 @@
 #include <QThread>
 #include <QThreadPool>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace routescope::views {
 
 QThreadPool* work_thread_pool() {
@@ -13,6 +19,18 @@ QThreadPool* work_thread_pool() {
         return p;
     }();
     return pool;
+}
+
+void lower_thread_priority() {
+#ifdef __linux__
+    thread_local bool lowered = false;
+    if (lowered) return;
+    lowered = true;
+    // Linux applies nice values per thread (a tid as the "process"); failure only costs latency.
+    const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+    const int now = getpriority(PRIO_PROCESS, tid);
+    if (now < kWorkerNice) setpriority(PRIO_PROCESS, tid, kWorkerNice);
+#endif
 }
 
 }  // namespace routescope::views

@@ -5,6 +5,7 @@
 // accuracy falls with length. The model name says "synthetic" so nobody mistakes it for a result.
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "app/cli/command.hpp"
@@ -14,8 +15,13 @@ namespace routescope::cli {
 namespace {
 
 int write_sample_dump(const std::string& out, int examples, int length, int d, int layers,
-                      unsigned seed) {
+                      unsigned seed, std::optional<unsigned> state_seed) {
     std::mt19937_64 rng(seed);
+    // --state-seed: the examples (tokens, lengths, labels) come from `seed`, the hidden states and
+    // gates from their own generator, so that two dumps hold the same examples with different
+    // values (a compare-mode pair); without it every value comes from `seed` as before.
+    std::mt19937_64 state_rng(state_seed.value_or(0));
+    std::mt19937_64& values = state_seed ? state_rng : rng;
     std::normal_distribution<float> normal;
     std::uniform_real_distribution<double> uniform;
 
@@ -64,13 +70,13 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
         writer.write_example(s, r);
 
         for (auto& v : h)
-            v = normal(rng);
+            v = normal(values);
         for (int l = 0; l <= layers; ++l) {
             // Each layer keeps most of the previous state and drifts towards `common`.
             const float drift = 0.4f * l;
             if (l > 0)
                 for (std::size_t i = 0; i < h.size(); ++i)
-                    h[i] = 0.8f * h[i] + 0.5f * normal(rng) + 0.15f * drift * common[i % d];
+                    h[i] = 0.8f * h[i] + 0.5f * normal(values) + 0.15f * drift * common[i % d];
             std::fill(sentence.begin(), sentence.end(), 0.0f);
             for (int t = 0; t < r.length; ++t)
                 for (int c = 0; c < d; ++c)
@@ -83,7 +89,7 @@ int write_sample_dump(const std::string& out, int examples, int length, int d, i
                 for (int t = 0; t < length; ++t)
                     for (int c = 0; c < d; ++c) {
                         const double x = 2.0 * std::sin(0.3 * t / (1 + c % 5) + phase + 0.5 * l) +
-                                         0.3 * normal(rng);
+                                         0.3 * normal(values);
                         gate[t * d + c] = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
                     }
                 writer.write_gate(l, g, s, gate.data());
@@ -113,6 +119,7 @@ CommandRunner setup_sample_dump(CLI::App& app) {
         std::string out;
         int examples = 240, length = 48, d = 32, layers = 4;
         unsigned seed = 1;
+        std::optional<unsigned> state_seed;
     };
     auto o = std::make_shared<Options>();
     cmd->add_option("--out", o->out, "Output file (*.dump.h5)")->required();
@@ -122,8 +129,11 @@ CommandRunner setup_sample_dump(CLI::App& app) {
     cmd->add_option("--d-model", o->d, "Width d")->check(CLI::Range(1, 8192));
     cmd->add_option("--layers", o->layers, "Number of blocks")->check(CLI::Range(1, 128));
     cmd->add_option("--seed", o->seed, "Random seed");
+    cmd->add_option("--state-seed", o->state_seed,
+                    "Seed of the hidden states and gates only (same examples as --seed)");
     return [o]() {
-        return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed);
+        return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed,
+                                 o->state_seed);
     };
 }
 

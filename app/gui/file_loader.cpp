@@ -51,11 +51,15 @@ void FileLoader::open(const QString& path) {
             emit loaded(full);
         });
         const QString path = first.path;
-        scan->setFuture(
-            QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, true); }));
+        scan->setFuture(QtConcurrent::run(views::work_thread_pool(), [path] {
+            views::lower_thread_priority();
+            return load_file(path, true);
+        }));
     });
-    structure->setFuture(
-        QtConcurrent::run(views::work_thread_pool(), [path] { return load_file(path, false); }));
+    structure->setFuture(QtConcurrent::run(views::work_thread_pool(), [path] {
+        views::lower_thread_priority();
+        return load_file(path, false);
+    }));
 }
 
 }  // namespace routescope::gui

@@ -431,13 +431,18 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
         if (paths.size() > 1) s.b = views::KernelSource::from_path(paths[1]);
         view = new views::KernelView(s, tabs_);
     } else if (kind == "gates") {
-        view = new views::GatesView({paths.value(0), -1, {}, 0}, tabs_);
+        views::GatesViewSettings s;
+        s.dump = paths.value(0);
+        s.dump_b = paths.value(1);  // compare mode with a second selected dump
+        view = new views::GatesView(s, tabs_);
     } else if (kind == "anisotropy") {
         views::AnisotropyViewSettings s;
         s.dumps = paths;
         view = new views::AnisotropyView(s, tabs_);
     } else if (kind == "pca") {
-        view = new views::PcaView({paths.value(0), false, 0}, tabs_);
+        views::PcaViewSettings s;
+        s.dumps = paths;  // several: compare mode
+        view = new views::PcaView(s, tabs_);
     } else if (kind == "transitions") {
         views::TransitionsViewSettings s;
         s.dumps = paths;

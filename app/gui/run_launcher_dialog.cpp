@@ -28,8 +28,11 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     arch_->addItems(run_architectures());
     size_ = new QComboBox(this);
     size_->setObjectName("size");
-    size_->addItem(tr("tiny (d 128, 2 layers, L 128)"), "tiny");
-    size_->addItem(tr("small (d 256, 4 layers, L 512)"), "small");
+    size_->addItem(tr("tiny (d 128, L 128)"), "tiny");
+    size_->addItem(tr("small (d 256, L 512)"), "small");
+    size_->setToolTip(
+        tr("The presets of resources/configs/<architecture>-tiny.json and "
+           "-small.json (layers: 2/4 for most, S-LSTM 3/7 steps, gMLP 2/6)"));
     data_ = new QLineEdit(this);
     data_->setObjectName("data");
     data_->setToolTip(

@@ -6,8 +6,13 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QStandardPaths>
+#include <QTimer>
 
 #include <cmath>
+
+#ifdef Q_OS_UNIX
+#include <unistd.h>
+#endif
 
 #include "engine/core/error.hpp"
 
@@ -41,8 +46,19 @@ QString duration_text(double seconds) {
 }
 
 RunProcess::RunProcess(RunSettings settings, QObject* parent)
-    : QObject(parent), settings_(std::move(settings)), process_(new QProcess(this)) {
+    : QObject(parent),
+      settings_(std::move(settings)),
+      process_(new QProcess(this)),
+      progress_timer_(new QTimer(this)) {
     steps_ = settings_.steps;
+    progress_timer_->setSingleShot(true);
+    progress_timer_->setInterval(kProgressMs);
+    connect(progress_timer_, &QTimer::timeout, this,
+            [this] { emit progressChanged(step_, steps_, eta_); });
+#ifdef Q_OS_UNIX
+    // Runs in the child between fork and exec: only async-signal-safe calls.
+    process_->setChildProcessModifier([] { (void)::nice(kRunNice); });
+#endif
     connect(process_, &QProcess::readyReadStandardOutput, this, &RunProcess::read_stdout);
     connect(process_, &QProcess::readyReadStandardError, this, &RunProcess::read_stderr);
     connect(process_, &QProcess::finished, this, &RunProcess::on_finished);
@@ -115,7 +131,7 @@ void RunProcess::read_stdout() {
         } else if (type == "step") {
             step_ = r.value("step").toInteger(step_);
             eta_ = r.value("eta").toDouble(-1);
-            emit progressChanged(step_, steps_, eta_);
+            if (!progress_timer_->isActive()) progress_timer_->start();
         }
         emit recordRead(r);
     }
@@ -135,6 +151,10 @@ void RunProcess::on_finished(int code, QProcess::ExitStatus status) {
     if (state_ != State::Running) return;
     read_stdout();
     read_stderr();
+    if (progress_timer_->isActive()) {  // the last steps' progress, before the end
+        progress_timer_->stop();
+        emit progressChanged(step_, steps_, eta_);
+    }
     for (QByteArray* rest : {&stdout_buffer_, &stderr_buffer_})
         if (!rest->trimmed().isEmpty()) keep_line(QString::fromUtf8(rest->trimmed()));
     if (status == QProcess::NormalExit && code == 0) {

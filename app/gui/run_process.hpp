@@ -8,6 +8,8 @@
 #include <QProcess>
 #include <QStringList>
 
+class QTimer;
+
 #include "app/gui/run_settings.hpp"
 
 namespace routescope::gui {
@@ -66,6 +68,7 @@ private:
     QStringList last_output_;
     QString failure_;
     QList<QJsonObject> records_;
+    QTimer* progress_timer_;  ///< progressChanged at most every kProgressMs (a step can take 1 ms)
 
     void read_stdout();
     void read_stderr();
@@ -73,6 +76,12 @@ private:
     void on_finished(int code, QProcess::ExitStatus status);
     void on_error(QProcess::ProcessError error);
 };
+
+/// How often a running run reports progress to the window at most (its records all arrive).
+constexpr int kProgressMs = 100;
+/// The nice value a run's child process gets (Unix): training yields a core to the workbench's own
+/// event loop on a loaded machine.
+constexpr int kRunNice = 10;
 
 /// "1:02:03" / "2:03" for a duration in seconds.
 QString duration_text(double seconds);

@@ -9,23 +9,52 @@
 namespace routescope::gui {
 
 QStringList run_architectures() {
-    return {"bigs", "stack_ssm", "gated_att", "bert"};
+    return {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp"};
 }
 
 QStringList size_presets() {
     return {"tiny", "small"};
 }
 
+namespace {
+
+// The model of a preset: resources/configs/<arch>-<size>.json's "model" for the architectures
+// that have their own (birdie, slstm, gmlp; test_run_launcher compares them), else bigs-<size>.json
+// with the architecture replaced.
+nlohmann::json preset_model(const QString& arch, bool small) {
+    const std::string a = arch.toStdString();
+    nlohmann::json model = {
+        {"arch", a}, {"d_model", small ? 256 : 128}, {"max_len", small ? 512 : 128}};
+    if (arch == "birdie") {
+        model["n_layers"] = small ? 4 : 2;
+        model["ln_eps"] = 1e-5;
+        model["dropout"] = 0.1;
+        model["birdie"] = {{"mode", "bidirectional"}, {"layer_pattern", "alternate"}};
+    } else if (arch == "slstm") {
+        model["n_layers"] = small ? 7 : 3;  // recurrent steps
+        model["ln_eps"] = 1e-5;
+        model["dropout"] = 0.1;
+        model["slstm"] = {{"gate_norm", true}};
+    } else if (arch == "gmlp") {
+        model["n_layers"] = small ? 6 : 2;
+        model["ln_eps"] = 1e-5;
+        model["dropout"] = 0.1;
+    } else {
+        model["n_layers"] = small ? 4 : 2;
+        model["dropout"] = 0.1;
+        model["ssm"] = {{"n_modes", small ? 64 : 32}};
+    }
+    return model;
+}
+
+}  // namespace
+
 nlohmann::json RunSettings::config() const {
-    // The presets are resources/configs/bigs-tiny.json and bigs-small.json with the architecture
-    // replaced; the byte tokenizer keeps a run free of a tokenizer training step.
+    // The presets are resources/configs/<arch>-tiny.json and -small.json (bigs' for the
+    // architectures without their own); the byte tokenizer keeps a run free of a tokenizer
+    // training step.
     const bool small = size == "small";
-    nlohmann::json model = {{"arch", arch.toStdString()},
-                            {"d_model", small ? 256 : 128},
-                            {"n_layers", small ? 4 : 2},
-                            {"max_len", small ? 512 : 128},
-                            {"dropout", 0.1},
-                            {"ssm", {{"n_modes", small ? 64 : 32}}}};
+    const nlohmann::json model = preset_model(arch, small);
     const qint64 warmup = std::min<qint64>(small ? 500 : 50, std::max<qint64>(1, steps / 10));
     const qint64 every = std::max<qint64>(1, steps / 4);
     return {{"model", model},

@@ -29,8 +29,8 @@ struct RunSettings {
 
 /// Architectures the launcher offers (model.arch values of docs/config.md).
 QStringList run_architectures();
-/// Size presets: "tiny" (bigs-tiny: d 128, 2 layers, L 128) and "small" (bigs-small: d 256,
-/// 4 layers, L 512).
+/// Size presets: "tiny" (d 128, L 128: resources/configs/<arch>-tiny.json, bigs-tiny.json for the
+/// architectures without one) and "small" (d 256, L 512: <arch>-small.json).
 QStringList size_presets();
 
 }  // namespace routescope::gui

@@ -223,20 +223,23 @@ private slots:
     }
 
     void pcaViewTabulatesKAndDrawsCurves() {
-        PcaView view({dump_a_, false, 0});
+        PcaViewSettings s;
+        s.dumps = {dump_a_};
+        PcaView view(s);
         view.resize(1000, 700);
         view.show();
         view.start();
         QVERIFY(view_test::wait_for(&view));
         QVERIFY2(view.has_result(), qPrintable(view.error()));
-        QCOMPARE(view.results().size(), std::size_t{5});
+        QCOMPARE(view.results().size(), std::size_t{1});
+        QCOMPARE(view.results()[0].size(), std::size_t{5});
         const auto curves = lines(view.chart());
         QCOMPARE(curves.size(), 5);
-        const auto& r = view.results()[2];
+        const auto& r = view.results()[0][2];
         QCOMPARE(curves[2]->count(), static_cast<int>(r.mean_curve.size()));
         QCOMPARE(curves[2]->at(0).y(), r.mean_curve[0]);
         std::size_t rows = 0;
-        for (const auto& x : view.results())
+        for (const auto& x : view.results()[0])
             rows += x.table().rows.size();
         QCOMPARE(view.table()->rowCount(), static_cast<int>(rows));
         QVERIFY(view_test::screenshot(&view, "view_pca"));

@@ -17,6 +17,8 @@
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/gates_view.hpp"
+#include "views/pca_view.hpp"
 #include "views/transitions_view.hpp"
 
 using namespace routescope;
@@ -182,6 +184,72 @@ private slots:
         QCOMPARE(window.undo_stack()->index(), 1);
         auto* undo = window.findChild<QAction*>("undoAction");
         QVERIFY(undo && !undo->shortcut().isEmpty() && !undo->statusTip().isEmpty());
+    }
+
+    // The compare settings of Gates (B, the alignment, the linked selection) and PCA (several
+    // dumps, the x axis) are undoable and saved with the project like every other setting.
+    void compareSettingsUndoAndReopen() {
+        const QString data = view_test::data_dir("project_compare");
+        const QString a = view_test::sample_dump(data, "a.dump.h5", {"--state-seed", "1"});
+        const QString b = view_test::sample_dump(data, "b.dump.h5", {"--state-seed", "2"});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        const QString dir = fresh_dir("compare");
+        {
+            gui::MainWindow window;
+            window.show();
+            auto* gates = qobject_cast<views::GatesView*>(window.open_analysis("gates", {a, b}));
+            QVERIFY(gates && gates->comparing());
+            QVERIFY(view_test::wait_for(gates));
+            QVERIFY(view_test::wait_for(gates));
+            QVERIFY2(gates->has_result(), qPrintable(gates->error()));
+            QVERIFY(gates->difference_shown());
+            auto* align = gates->findChild<QComboBox*>("align");
+            auto* gate = gates->findChild<QComboBox*>("gate");
+            QVERIFY(align && align->isVisibleTo(gates));
+            align->setCurrentIndex(align->findData("depth"));
+            QTRY_COMPARE(window.undo_stack()->count(), 1);
+            gate->setCurrentIndex(3);  // layer 2 · u_f
+            QTRY_COMPARE(window.undo_stack()->count(), 2);
+            QVERIFY(view_test::wait_for(gates));
+            QCOMPARE(gates->timeline_b().layer, 2);
+            QCOMPARE(gates->timeline_b().gate, QString("u_f"));
+            window.undo_stack()->undo();
+            QCOMPARE(gates->settings()["layer"].get<int>(), 1);
+            QCOMPARE(gate->currentIndex(), 0);
+            window.undo_stack()->undo();
+            QCOMPARE(gates->settings()["align"].get<std::string>(), std::string("layer"));
+            QCOMPARE(align->currentData().toString(), QString("layer"));
+            window.undo_stack()->redo();
+            window.undo_stack()->redo();
+            QCOMPARE(gates->settings()["align"].get<std::string>(), std::string("depth"));
+            QVERIFY(view_test::wait_for(gates));
+
+            auto* pca = qobject_cast<views::PcaView*>(window.open_analysis("pca", {a, b}));
+            QVERIFY(pca);
+            QVERIFY(view_test::wait_for(pca));
+            QCOMPARE(pca->results().size(), std::size_t{2});
+            pca->findChild<QComboBox*>("xAxis")->setCurrentIndex(1);  // relative depth
+            QTRY_COMPARE(window.undo_stack()->count(), 3);
+            window.undo_stack()->undo();
+            QCOMPARE(pca->settings()["x"].get<std::string>(), std::string("layer"));
+            window.undo_stack()->redo();
+            window.save_project(dir + "/p.rsproj");
+        }
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        QCOMPARE(window.analysis_views().size(), 2);
+        auto* gates = qobject_cast<views::GatesView*>(window.analysis_views()[0]);
+        auto* pca = qobject_cast<views::PcaView*>(window.analysis_views()[1]);
+        QVERIFY(gates && pca);
+        QVERIFY2(gates->has_result(), qPrintable(gates->error()));
+        QVERIFY(gates->comparing());
+        QCOMPARE(gates->settings()["align"].get<std::string>(), std::string("depth"));
+        QCOMPARE(gates->settings()["layer"].get<int>(), 2);
+        QCOMPARE(gates->timeline_b().gate, QString("u_f"));
+        QCOMPARE(pca->results().size(), std::size_t{2});
+        QCOMPARE(pca->settings()["x"].get<std::string>(), std::string("depth"));
     }
 
     void headlessExportRedrawsEveryViewOfAProject() {

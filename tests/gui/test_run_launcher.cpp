@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <QChartView>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QProgressBar>
@@ -145,6 +146,51 @@ private slots:
         window.tabs()->setCurrentWidget(view);
         QVERIFY(window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/training_view.png")));
         QVERIFY(QFileInfo::exists(dir + "/run.json"));
+    }
+
+    // Issue 7's architectures in the launcher: each preset's model is its example configuration's
+    // (resources/configs/<arch>-<size>.json), and a short run of the tiny preset trains and leaves
+    // a checkpoint that `routescope-cli validate` accepts.
+    void theNewArchitecturesHavePresetsThatRun() {
+        gui::RunLauncherDialog dialog;
+        for (const QString arch : {"birdie", "slstm", "gmlp"}) {
+            QVERIFY2(gui::run_architectures().contains(arch), qPrintable(arch));
+            QVERIFY(dialog.findChild<QComboBox*>("arch")->findText(arch) >= 0);
+            for (const QString size : {"tiny", "small"}) {
+                QFile f(QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs/%1-%2.json")
+                            .arg(arch, size));
+                QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+                const auto example = nlohmann::json::parse(f.readAll().toStdString());
+                gui::RunSettings s = tiny_run(fresh_dir(arch + "_" + size), 3);
+                s.arch = arch;
+                s.size = size;
+                s.overrides.clear();
+                QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join(" ")));
+                QVERIFY2(s.config().at("model") == example.at("model"),
+                         qPrintable(QString::fromStdString(s.config().at("model").dump() + " vs " +
+                                                           example.at("model").dump())));
+                dialog.set_settings(s);
+                QCOMPARE(dialog.settings().arch, arch);
+                QCOMPARE(dialog.settings().size, size);
+            }
+            // The tiny preset trains (3 steps, one thread) to a valid checkpoint.
+            gui::MainWindow window;
+            gui::RunSettings s = tiny_run(fresh_dir(arch + "_run"), 3);
+            s.arch = arch;
+            s.overrides = {"data.seq_len=32", "train.batch_size=2"};
+            gui::RunProcess* run = window.launch_run(s);
+            QVERIFY(run);
+            QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 120000);
+            QVERIFY2(
+                run->state() == gui::RunProcess::State::Finished,
+                qPrintable(arch + ": " + run->failure() + "\n" + run->last_output().join("\n")));
+            QString out;
+            QCOMPARE(validate(run->checkpoint_path(), &out), 0);
+            QFile written(QDir(s.out_dir).filePath("run.json"));
+            QVERIFY(written.open(QIODevice::ReadOnly));
+            const auto config = nlohmann::json::parse(written.readAll().toStdString());
+            QCOMPARE(QString::fromStdString(config["model"]["arch"].get<std::string>()), arch);
+        }
     }
 
     void aCancelledRunLeavesAValidCheckpoint() {

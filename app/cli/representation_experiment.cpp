@@ -261,10 +261,6 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         if (c.data.task)
             return fail(kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
     }
-    if (configs[0].model.n_layers != configs[1].model.n_layers)
-        std::cerr << "routescope-cli experiment: note: S-LSTM has " << configs[0].model.n_layers
-                  << " steps and BERT " << configs[1].model.n_layers
-                  << " layers; the table aligns them by relative depth\n";
 
     {
         std::error_code ec;

@@ -1,11 +1,12 @@
 // routescope-cli experiment NAME --out DIR [--steps N] [--threads N] [--seed S] [--set key=value
-// ...] The seed experiments (issue 4; docs/experiments.md): NAME = induction | gap-matching. Trains
-// three small models on the built-in task with the same budget — GATED/SSM (bigs), STACK/SSM
-// (stack_ssm), STACK/ATT (bert) — then evaluates each on the test split per example and dumps its
-// activations, and writes the accuracy table (overall and binned by the task's difficulty
-// attribute) as DIR/results.json and DIR/results.md (also printed). Each stage is routescope-cli's
-// own train / eval / dump, run as a child process exactly as a user runs it, so the experiment's
-// files are those commands' files:
+// ...] The seed experiments (issue 4; docs/experiments.md): NAME = induction | gap-matching
+// (below); phone-book (phone_book_experiment.cpp) and slstm-vs-bert (representation_experiment.cpp)
+// of issue 7 have their own files. induction and gap-matching train three small models on the
+// built-in task with the same budget — GATED/SSM (bigs), STACK/SSM (stack_ssm), STACK/ATT (bert) —
+// then evaluate each on the test split per example and dumps its activations, and writes the
+// accuracy table (overall and binned by the task's difficulty attribute) as DIR/results.json and
+// DIR/results.md (also printed). Each stage is routescope-cli's own train / eval / dump, run as a
+// child process exactly as a user runs it, so the experiment's files are those commands' files:
 //   DIR/<arch>/config.json            the run configuration (the experiment's, then --steps,
 //                                     --seed, --threads, then every --set)
 //   DIR/<arch>/log.jsonl, model.ckpt.h5, best.ckpt.h5   train's outputs
@@ -469,8 +470,9 @@ int run_experiment(const ExperimentArgs& a) {
 CommandRunner setup_experiment(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "experiment",
-        "Seed experiment: train GATED/SSM, STACK/SSM and STACK/ATT on a built-in task, evaluate, "
-        "dump, tabulate");
+        "Seed experiment: train the experiment's models with one budget, evaluate, dump, tabulate "
+        "(induction, gap-matching: GATED/SSM, STACK/SSM, STACK/ATT; phone-book: Birdie next-token "
+        "vs the mixture; slstm-vs-bert: anisotropy and PCA after MLM)");
     auto a = std::make_shared<ExperimentArgs>();
     cmd->add_option("name", a->name, "induction | gap-matching | phone-book")->required();
     cmd->add_option("name", a->name, "induction | gap-matching | slstm-vs-bert")->required();

@@ -3,7 +3,7 @@
 // (below); phone-book (phone_book_experiment.cpp) and slstm-vs-bert (representation_experiment.cpp)
 // of issue 7 have their own files. induction and gap-matching train three small models on the
 // built-in task with the same budget — GATED/SSM (bigs), STACK/SSM (stack_ssm), STACK/ATT (bert) —
-// then evaluate each on the test split per example and dumps its activations, and writes the
+// then evaluate each on the test split per example, dump its activations, and write the
 // accuracy table (overall and binned by the task's difficulty attribute) as DIR/results.json and
 // DIR/results.md (also printed). Each stage is routescope-cli's own train / eval / dump, run as a
 // child process exactly as a user runs it, so the experiment's files are those commands' files:

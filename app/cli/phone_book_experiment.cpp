@@ -1,6 +1,7 @@
 // routescope-cli experiment phone-book --out DIR [--steps N] [--threads N] [--seed S] [--set k=v]
 // The Birdie paper's claim that its objective mixture enables retrieval, on the built-in phone-book
-// task (TASKS.md): one Birdie model (d = 64, 2 layers, the alternate layer pattern) trained with
+// task (TASKS.md): one Birdie model (d = 64, 2 layers, the alternate layer pattern, forget gates
+// initialised near 1: model.birdie.forget_init "spread") on books of 1–2 entries, trained with
 // the same budget and seed three ways —
 //   next_token      train.objective clm, model.birdie.mode causal (next-token prediction alone)
 //   birdie_prefix   train.objective birdie, mode prefix (the Birdie paper's setting)
@@ -41,7 +42,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr std::int64_t kDefaultSteps = 2000;
+constexpr std::int64_t kDefaultSteps = 3000;
 constexpr std::int64_t kBatch = 32;
 
 struct RunSpec {
@@ -65,16 +66,19 @@ const std::vector<RunSpec>& run_specs() {
 RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::int64_t steps) {
     json c;
     c["model"] = {
-        {"arch", "birdie"}, {"d_model", 64},
-        {"n_layers", 2},    {"max_len", 320},
-        {"dropout", 0.0},   {"birdie", {{"mode", r.mode}, {"layer_pattern", "alternate"}}}};
+        {"arch", "birdie"},
+        {"d_model", 64},
+        {"n_layers", 2},
+        {"max_len", 320},
+        {"dropout", 0.0},
+        {"birdie", {{"mode", r.mode}, {"layer_pattern", "alternate"}, {"forget_init", "spread"}}}};
     c["data"] = {{"task", "phone-book"},
                  {"task_params",
                   {{"n_train", std::max<std::int64_t>(1000, steps * kBatch)},
                    {"n_valid", 200},
                    {"n_test", 500},
-                   {"min_entries", 2},
-                   {"max_entries", 8},
+                   {"min_entries", 1},
+                   {"max_entries", 2},
                    {"seed", a.seed}}}};
     c["train"] = {{"objective", r.objective},
                   {"batch_size", kBatch},

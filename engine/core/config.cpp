@@ -44,6 +44,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
+        {"model.birdie.forget_init", {"enum", {"zero", "spread"}}},
         {"model.gmlp.causal", {"bool", {}}},
         {"model.slstm.gate_norm", {"bool", {}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
@@ -219,6 +220,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.pool = m["pool"];
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
+    c.model.birdie.forget_init = m["birdie"]["forget_init"];
     c.model.gmlp.causal = m["gmlp"]["causal"];
     c.model.slstm.gate_norm = m["slstm"]["gate_norm"];
     const auto& k = j["tokenizer"];
@@ -351,28 +353,30 @@ int ModelConfig::heads() const {
 
 nlohmann::ordered_json RunConfig::to_json() const {
     ojson j;
-    j["model"] = {
-        {"arch", model.arch},
-        {"vocab_size", model.vocab_size},
-        {"d_model", model.d_model},
-        {"n_layers", model.n_layers},
-        {"d_inner", opt_json(model.d_inner)},
-        {"max_len", model.max_len},
-        {"type_embeddings", model.type_embeddings},
-        {"ln_eps", model.ln_eps},
-        {"block_gelu", model.block_gelu},
-        {"n_heads", opt_json(model.n_heads)},
-        {"dropout", model.dropout},
-        {"init_std", model.init_std},
-        {"ssm",
-         {{"n_modes", model.ssm.n_modes},
-          {"n_kernels", model.ssm.n_kernels},
-          {"a_im_init", model.ssm.a_im_init},
-          {"dt_min", model.ssm.dt_min},
-          {"dt_max", model.ssm.dt_max}}},
-        {"n_labels", model.n_labels},
-        {"pool", model.pool},
-        {"birdie", {{"mode", model.birdie.mode}, {"layer_pattern", model.birdie.layer_pattern}}}};
+    j["model"] = {{"arch", model.arch},
+                  {"vocab_size", model.vocab_size},
+                  {"d_model", model.d_model},
+                  {"n_layers", model.n_layers},
+                  {"d_inner", opt_json(model.d_inner)},
+                  {"max_len", model.max_len},
+                  {"type_embeddings", model.type_embeddings},
+                  {"ln_eps", model.ln_eps},
+                  {"block_gelu", model.block_gelu},
+                  {"n_heads", opt_json(model.n_heads)},
+                  {"dropout", model.dropout},
+                  {"init_std", model.init_std},
+                  {"ssm",
+                   {{"n_modes", model.ssm.n_modes},
+                    {"n_kernels", model.ssm.n_kernels},
+                    {"a_im_init", model.ssm.a_im_init},
+                    {"dt_min", model.ssm.dt_min},
+                    {"dt_max", model.ssm.dt_max}}},
+                  {"n_labels", model.n_labels},
+                  {"pool", model.pool},
+                  {"birdie",
+                   {{"mode", model.birdie.mode},
+                    {"layer_pattern", model.birdie.layer_pattern},
+                    {"forget_init", model.birdie.forget_init}}}};
     j["model"]["gmlp"] = {{"causal", model.gmlp.causal}};  // after "birdie", docs/config.md order
     j["model"]["slstm"] = {{"gate_norm", model.slstm.gate_norm}};
     j["tokenizer"] = {{"kind", tokenizer.kind},

@@ -34,6 +34,10 @@ struct GmlpConfig {
 struct BirdieConfig {
     std::string mode = "bidirectional";       ///< causal | bidirectional | prefix
     std::string layer_pattern = "alternate";  ///< alternate (odd layers causal) | uniform
+    /// Bias of W_f at init: "zero" (MODELS.md's rule, σ(b_f) = 1/2) | "spread" (σ(b_f) from 0.9
+    /// to 0.999 across each scan direction's channels, time constants 1/(1 − σ(b_f)) spaced
+    /// geometrically from 10 to 1000; birdie_block.hpp, birdie_forget_bias).
+    std::string forget_init = "zero";
 };
 
 /// S-LSTM options (MODELS.md "S-LSTM"; slstm_recurrence.hpp).

@@ -1,5 +1,7 @@
 #include "engine/models/birdie_block.hpp"
 
+#include <cmath>
+
 #include "engine/core/error.hpp"
 
 namespace routescope::models {
@@ -11,6 +13,26 @@ BirdieLayerMode birdie_layer_mode(const ModelConfig& m, int index) {
                                        : BirdieLayerMode::prefix;
     if (m.birdie.layer_pattern == "alternate" && index % 2 == 1) return BirdieLayerMode::causal;
     return chosen;
+}
+
+std::vector<float> birdie_forget_bias(const ModelConfig& m, int index) {
+    const int N = m.inner();
+    std::vector<float> bias(static_cast<std::size_t>(N), 0.0f);
+    if (m.birdie.forget_init == "zero") return bias;
+    if (m.birdie.forget_init != "spread")
+        throw ConfigError("model.birdie.forget_init: '" + m.birdie.forget_init +
+                          "' is not one of zero, spread");
+    const bool split = birdie_layer_mode(m, index) != BirdieLayerMode::causal;
+    const int groups = split ? 2 : 1;
+    const int G = N / groups;
+    for (int g = 0; g < groups; ++g)
+        for (int k = 0; k < G; ++k) {
+            const double e = G > 1 ? double(k) / double(G - 1) : 0.0;
+            const double one_minus_a = 0.1 * std::pow(0.01, e);
+            bias[static_cast<std::size_t>(g * G + k)] =
+                static_cast<float>(std::log((1.0 - one_minus_a) / one_minus_a));
+        }
+    return bias;
 }
 
 BirdieBlock::BirdieBlock(const ModelConfig& m, int index)

@@ -19,6 +19,7 @@
 // layers causal; "uniform" gives every layer model.birdie.mode. The gelu of o is the block gelu.
 // Parameters `layers.<i>.{norm, w_i, w_z, w_o, w_f, w_out}`; w_f takes no weight decay (AdamW).
 #include <functional>
+#include <vector>
 
 #include "engine/models/block.hpp"
 
@@ -28,6 +29,14 @@ enum class BirdieLayerMode { causal, bidirectional, prefix };
 
 /// The mode of layer `index` under model.birdie.{mode, layer_pattern}.
 BirdieLayerMode birdie_layer_mode(const ModelConfig& m, int index);
+
+/// W_f's bias at init for layer `index` [N] under model.birdie.forget_init. "zero": all 0
+/// (MODELS.md's init rule; every forget gate starts at σ(0) = 1/2). "spread": each scan direction's
+/// G channels (G = N in a causal layer; [0, N/2) and [N/2, N) otherwise) get, for k = 0 … G − 1,
+///   a_k = 1 − 0.1 · 0.01^(k / (G − 1))   (a_k = 0.9 when G = 1),   b_k = ln(a_k / (1 − a_k)),
+/// so σ(b_k) runs from 0.9 to 0.999 and the time constants 1 / (1 − a_k) from 10 to 1000
+/// positions, geometrically (docs/decisions.md, "Birdie: forget-gate init").
+std::vector<float> birdie_forget_bias(const ModelConfig& m, int index);
 
 /// Bits of the reset mask (Batch::reset_mask), MODELS.md's "1 = new packed sample, 2 = causal
 /// region"; a position may carry both.

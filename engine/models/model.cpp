@@ -146,6 +146,12 @@ void Model::init(std::uint64_t seed) {
             }
         } else if (owner.rfind("norm", 0) == 0) {
             std::fill(w, w + p.size, leaf == "weight" ? 1.0f : 0.0f);  // LayerNorm 1 / 0
+        } else if (m.arch == "birdie" && owner == "w_f" && leaf == "bias") {
+            // model.birdie.forget_init (zero: MODELS.md's zero bias)
+            const std::string layer = module.substr(0, module.rfind('.'));
+            const int index = std::stoi(layer.substr(layer.rfind('.') + 1));
+            const auto bias = birdie_forget_bias(m, index);
+            std::copy(bias.begin(), bias.end(), w);
         } else if (leaf == "bias") {
             std::fill(w, w + p.size, 0.0f);  // every bias, mlm.bias included
         } else {

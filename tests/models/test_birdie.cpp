@@ -160,6 +160,71 @@ private slots:
         QVERIFY(thrown);
     }
 
+    // model.birdie.forget_init. Default "zero": every W_f bias is 0 (MODELS.md's init rule), also
+    // after a config round trip. "spread": within each scan direction of G channels, channel k has
+    // σ(b_k) = a_k with 1 − a_k = 0.1 · 0.01^(k / (G − 1)) — checked here against that formula: the
+    // first 0.9, the last 0.999, log(1 − a_k) on a straight line. A causal layer is one direction
+    // of G = N; a bidirectional layer two of G = N/2 each. W_f's weights stay normal(0, 0.02).
+    void forgetInitDefaultIsZeroAndSpreadFollowsItsFormula() {
+        const RunConfig zero = birdie_config("bidirectional");
+        QCOMPARE(zero.model.birdie.forget_init, std::string("zero"));
+        QCOMPARE(RunConfig::parse(zero.to_json_text()).model.birdie.forget_init,
+                 std::string("zero"));
+        {
+            models::Model model(zero, kB, kL, 1);
+            model.init(7);
+            for (int l = 0; l < 3; ++l) {
+                const float* b = model.params().param(models::layer_prefix(l) + "w_f.bias");
+                for (int c = 0; c < 24; ++c)
+                    QCOMPARE(b[c], 0.0f);
+            }
+        }
+        const RunConfig spread =
+            birdie_config("bidirectional").with_override("model.birdie.forget_init=spread");
+        QCOMPARE(RunConfig::parse(spread.to_json_text()).model.birdie.forget_init,
+                 std::string("spread"));
+        models::Model model(spread, kB, kL, 1);
+        model.init(7);
+        const auto expect_direction = [&](const float* b, int G) {
+            for (int k = 0; k < G; ++k) {
+                const double a = 1.0 / (1.0 + std::exp(-double(b[k])));
+                const double want = 1.0 - 0.1 * std::pow(0.01, double(k) / double(G - 1));
+                QVERIFY2(std::fabs(std::log(1.0 - a) - std::log(1.0 - want)) < 1e-4,
+                         qPrintable(QString("channel %1 of %2: σ(b) = %3, want %4")
+                                        .arg(k)
+                                        .arg(G)
+                                        .arg(a, 0, 'g', 8)
+                                        .arg(want, 0, 'g', 8)));
+            }
+            QVERIFY(std::fabs(1.0 / (1.0 + std::exp(-double(b[0]))) - 0.9) < 1e-6);
+            QVERIFY(std::fabs(1.0 / (1.0 + std::exp(-double(b[G - 1]))) - 0.999) < 1e-6);
+        };
+        // Layers 0 and 2 bidirectional (two halves of 12), layer 1 causal (alternate pattern).
+        for (int l : {0, 2}) {
+            const float* b = model.params().param(models::layer_prefix(l) + "w_f.bias");
+            expect_direction(b, 12);
+            expect_direction(b + 12, 12);
+        }
+        expect_direction(model.params().param("layers.1.w_f.bias"), 24);
+        // The weights keep the general init: mean ≈ 0, standard deviation ≈ init_std.
+        const float* w = model.params().param("layers.1.w_f.weight");
+        double sum = 0, sq = 0;
+        const int n = 24 * 16;
+        for (int i = 0; i < n; ++i) {
+            sum += w[i];
+            sq += double(w[i]) * w[i];
+        }
+        QVERIFY(std::fabs(sum / n) < 0.005);
+        QVERIFY(std::fabs(std::sqrt(sq / n) - 0.02) < 0.004);
+        bool thrown = false;
+        try {
+            (void)birdie_config("causal").with_override("model.birdie.forget_init=ones");
+        } catch (const ConfigError& e) {
+            thrown = QString(e.what()).contains("model.birdie.forget_init");
+        }
+        QVERIFY(thrown);
+    }
+
     // Causal: token q influences no position < q, and the positions just after it.
     void causalModeFutureTokensChangeNoEarlierOutput() {
         for (int q : {0, 5, 17, kL - 1}) {

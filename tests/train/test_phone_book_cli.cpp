@@ -290,6 +290,10 @@ private slots:
             QCOMPARE(config["train"]["seed"].get<int>(), 5);
             QCOMPARE(config["model"]["birdie"]["mode"].get<std::string>(),
                      std::string(k == 1 ? "prefix" : "causal"));
+            // Every run: forget gates initialised near 1 (docs/decisions.md), books from 1 entry.
+            QCOMPARE(config["model"]["birdie"]["forget_init"].get<std::string>(),
+                     std::string("spread"));
+            QCOMPARE(config["data"]["task_params"]["min_entries"].get<int>(), 1);
             QCOMPARE(config["train"]["objective"].get<std::string>(),
                      std::string(k == 0 ? "clm" : "birdie"));
             const auto preds = read_lines(out + "/" + m["predictions"].get<std::string>());

@@ -38,6 +38,7 @@ SCHEMA = {
         "birdie": {
             "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),
             "layer_pattern": ("alternate", ("alternate", "uniform")),
+            "forget_init": ("zero", ("zero", "spread")),
         },
         "gmlp": {
             "causal": (False, "bool"),

@@ -474,8 +474,8 @@ CommandRunner setup_experiment(CLI::App& app) {
         "(induction, gap-matching: GATED/SSM, STACK/SSM, STACK/ATT; phone-book: Birdie next-token "
         "vs the mixture; slstm-vs-bert: anisotropy and PCA after MLM)");
     auto a = std::make_shared<ExperimentArgs>();
-    cmd->add_option("name", a->name, "induction | gap-matching | phone-book")->required();
-    cmd->add_option("name", a->name, "induction | gap-matching | slstm-vs-bert")->required();
+    cmd->add_option("name", a->name, "induction | gap-matching | phone-book | slstm-vs-bert")
+        ->required();
     cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")
         ->required();
     cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)");

@@ -29,6 +29,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/experiment_stage.hpp"
 #include "app/cli/phone_book_experiment.hpp"
 #include "app/cli/representation_experiment.hpp"
 #include "engine/core/config.hpp"
@@ -158,50 +159,6 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
     return config;
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::vector<json> read_json_lines(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw IoError(path + ": cannot read");
-    std::vector<json> out;
-    std::string line;
-    std::int64_t n = 0;
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.empty()) continue;
-        try {
-            out.push_back(json::parse(line));
-        } catch (const json::exception&) {
-            throw FormatError(path + ":" + std::to_string(n) + ": not a JSON line");
-        }
-    }
-    return out;
-}
-
-// One stage (train, eval, dump) as a child process. Returns 0, or the exit code to end with after
-// repeating the child's stderr.
-int run_stage(const std::string& program, const std::string& stage, const std::string& label,
-              const fs::path& dir, const std::vector<std::string>& args) {
-    const std::string out = (dir / (stage + ".stdout")).string();
-    const std::string err = (dir / (stage + ".stderr")).string();
-    const int rc = run_child(program, args, out, err);
-    if (rc == kExitOk) return kExitOk;
-    if (rc == kExitInterrupted) {
-        std::cerr << "routescope-cli experiment: interrupted during " << stage << " of " << label
-                  << "; " << read_text(err);
-        return kExitInterrupted;
-    }
-    std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
-              << " failed (exit " << rc << "); its messages (" << err << "):\n"
-              << read_text(err);
-    return kExitFailure;
-}
-
 // What the table says about one model.
 struct ModelResult {
     std::string label, arch, dir;
@@ -308,11 +265,6 @@ std::string markdown_table(const json& results) {
     return md.str();
 }
 
-int fail(int code, const std::string& what) {
-    std::cerr << "routescope-cli experiment: error: " << what << "\n";
-    return code;
-}
-
 int run_experiment(const ExperimentArgs& a) {
     if (a.name == "phone-book")  // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
@@ -320,10 +272,10 @@ int run_experiment(const ExperimentArgs& a) {
         return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});
     const auto found = experiments().find(a.name);
     if (found == experiments().end())
-        return fail(kExitUsage,
-                    "unknown experiment '" + a.name + "' (known: " + known_names() + ")");
+        return experiment_failure(
+            kExitUsage, "unknown experiment '" + a.name + "' (known: " + known_names() + ")");
     const ExperimentSpec spec = found->second();
-    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
 
     std::vector<RunConfig> configs;
@@ -331,7 +283,7 @@ int run_experiment(const ExperimentArgs& a) {
         for (const auto& m : spec.models)
             configs.push_back(model_config(spec, m, a, steps));
     } catch (const Error& e) {
-        return fail(kExitUsage, e.what());
+        return experiment_failure(kExitUsage, e.what());
     }
 
     const fs::path out = a.out;
@@ -339,8 +291,8 @@ int run_experiment(const ExperimentArgs& a) {
         std::error_code ec;
         fs::create_directories(out, ec);
         if (ec || !fs::is_directory(out))
-            return fail(kExitFailure, a.out + ": cannot create the output directory" +
-                                          (ec ? " (" + ec.message() + ")" : ""));
+            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
+                                                        (ec ? " (" + ec.message() + ")" : ""));
     }
     json results;
     results["experiment"] = a.name;
@@ -357,8 +309,8 @@ int run_experiment(const ExperimentArgs& a) {
         std::error_code ec;
         fs::remove(probe, ec);
     } catch (const Error& e) {
-        return fail(kExitFailure, a.out + ": the output directory is not writable (" +
-                                      std::string(e.what()) + ")");
+        return experiment_failure(kExitFailure, a.out + ": the output directory is not writable (" +
+                                                    std::string(e.what()) + ")");
     }
 
     // Resolved once: a rebuild during a long run replaces the file, and /proc/self/exe then names
@@ -367,7 +319,7 @@ int run_experiment(const ExperimentArgs& a) {
     try {
         self = self_executable();
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -391,8 +343,9 @@ int run_experiment(const ExperimentArgs& a) {
                         r.label.c_str(), r.arch.c_str(), static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = run_stage(self, "train", r.label, dir,
-                                   {"train", "--config", config_path, "--out", r.dir, "--json"}))
+            if (int rc = run_experiment_stage(
+                    self, "train", r.label, dir,
+                    {"train", "--config", config_path, "--out", r.dir, "--json"}))
                 return rc;
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -402,9 +355,10 @@ int run_experiment(const ExperimentArgs& a) {
                                                : (dir / "model.ckpt.h5").string();
 
             const std::string preds = (dir / "test.preds.jsonl").string();
-            if (int rc = run_stage(self, "eval", r.label, dir,
-                                   {"eval", "--checkpoint", checkpoint, "--split", "test", "--out",
-                                    preds, "--batch-size", "32", "--threads", threads}))
+            if (int rc = run_experiment_stage(
+                    self, "eval", r.label, dir,
+                    {"eval", "--checkpoint", checkpoint, "--split", "test", "--out", preds,
+                     "--batch-size", "32", "--threads", threads}))
                 return rc;
             std::vector<std::string> dump = {"dump",
                                              "--checkpoint",
@@ -416,7 +370,7 @@ int run_experiment(const ExperimentArgs& a) {
                                              "--threads",
                                              threads};
             if (r.arch == "bigs") dump.push_back("--gates");
-            if (int rc = run_stage(self, "dump", r.label, dir, dump)) return rc;
+            if (int rc = run_experiment_stage(self, "dump", r.label, dir, dump)) return rc;
             r.predictions = read_json_lines(preds);
             std::printf(
                 "      %.1f s, best validation %.3f at step %lld, test accuracy %s\n",
@@ -426,7 +380,7 @@ int run_experiment(const ExperimentArgs& a) {
             models.push_back(std::move(r));
         }
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
 
     const std::vector<Bin> bins = make_bins(models.front().predictions, spec.attribute, spec.bins);
@@ -461,7 +415,7 @@ int run_experiment(const ExperimentArgs& a) {
         write_text_atomically((out / "results.md").string(),
                               "# routescope-cli experiment " + a.name + "\n\n" + table);
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

@@ -32,6 +32,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/experiment_stage.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -97,47 +98,6 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
     for (const auto& s : a.sets)
         config = config.with_override(s);
     return config;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::vector<json> read_json_lines(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw IoError(path + ": cannot read");
-    std::vector<json> out;
-    std::string line;
-    std::int64_t n = 0;
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.empty()) continue;
-        try {
-            out.push_back(json::parse(line));
-        } catch (const json::exception&) {
-            throw FormatError(path + ":" + std::to_string(n) + ": not a JSON line");
-        }
-    }
-    return out;
-}
-
-int stage(const std::string& program, const std::string& name, const std::string& run,
-          const fs::path& dir, const std::vector<std::string>& args) {
-    const std::string err = (dir / (name + ".stderr")).string();
-    const int rc = run_child(program, args, (dir / (name + ".stdout")).string(), err);
-    if (rc == kExitOk) return kExitOk;
-    if (rc == kExitInterrupted) {
-        std::cerr << "routescope-cli experiment: interrupted during " << name << " of " << run
-                  << "; " << read_text(err);
-        return kExitInterrupted;
-    }
-    std::cerr << "routescope-cli experiment: error: " << name << " of " << run << " failed (exit "
-              << rc << "); its messages (" << err << "):\n"
-              << read_text(err);
-    return kExitFailure;
 }
 
 struct RunResult {
@@ -267,30 +227,25 @@ std::string markdown(const json& results) {
     return md.str();
 }
 
-int fail(int code, const std::string& what) {
-    std::cerr << "routescope-cli experiment: error: " << what << "\n";
-    return code;
-}
-
 }  // namespace
 
 int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
-    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
     std::vector<RunConfig> configs;
     try {
         for (const auto& r : run_specs())
             configs.push_back(run_config(r, a, steps));
     } catch (const Error& e) {
-        return fail(kExitUsage, e.what());
+        return experiment_failure(kExitUsage, e.what());
     }
     const fs::path out = a.out;
     {
         std::error_code ec;
         fs::create_directories(out, ec);
         if (ec || !fs::is_directory(out))
-            return fail(kExitFailure, a.out + ": cannot create the output directory" +
-                                          (ec ? " (" + ec.message() + ")" : ""));
+            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
+                                                        (ec ? " (" + ec.message() + ")" : ""));
     }
     std::string self;
     try {
@@ -300,7 +255,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         fs::remove(probe, ec);
         self = self_executable();
     } catch (const Error& e) {
-        return fail(kExitFailure, a.out + ": " + e.what());
+        return experiment_failure(kExitFailure, a.out + ": " + e.what());
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -321,17 +276,18 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
                         static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = stage(self, "train", r.spec.name, dir,
-                               {"train", "--config", config_path, "--out", dir.string(), "--json"}))
+            if (int rc = run_experiment_stage(
+                    self, "train", r.spec.name, dir,
+                    {"train", "--config", config_path, "--out", dir.string(), "--json"}))
                 return rc;
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), r);
             const std::string preds = (dir / "test.preds.jsonl").string();
-            if (int rc =
-                    stage(self, "eval", r.spec.name, dir,
-                          {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split",
-                           "test", "--out", preds, "--batch-size", "32", "--threads", threads}))
+            if (int rc = run_experiment_stage(
+                    self, "eval", r.spec.name, dir,
+                    {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split", "test",
+                     "--out", preds, "--batch-size", "32", "--threads", threads}))
                 return rc;
             r.predictions = read_json_lines(preds);
             std::printf("      %.1f s, test exact match %s\n", r.train_seconds,
@@ -340,7 +296,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
             runs.push_back(std::move(r));
         }
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
 
     json results;
@@ -388,7 +344,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         write_text_atomically((out / "results.md").string(),
                               "# routescope-cli experiment phone-book\n\n" + table);
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

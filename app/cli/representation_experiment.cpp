@@ -32,6 +32,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/experiment_stage.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/builtin_corpus.hpp"
@@ -91,46 +92,6 @@ RunConfig model_config(const Model& m, const RepresentationExperimentArgs& a, st
     for (const auto& s : a.sets)
         config = config.with_override(s);
     return config;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-json read_json_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw IoError(path + ": cannot read");
-    try {
-        return json::parse(in);
-    } catch (const json::exception&) {
-        throw FormatError(path + ": not valid JSON");
-    }
-}
-
-// One stage as a child process; 0, or the exit code to end with after repeating its stderr.
-int run_stage(const std::string& program, const std::string& stage, const std::string& label,
-              const fs::path& dir, const std::vector<std::string>& args) {
-    const std::string out = (dir / (stage + ".stdout")).string();
-    const std::string err = (dir / (stage + ".stderr")).string();
-    const int rc = run_child(program, args, out, err);
-    if (rc == kExitOk) return kExitOk;
-    if (rc == kExitInterrupted) {
-        std::cerr << "routescope-cli experiment: interrupted during " << stage << " of " << label
-                  << "; " << read_text(err);
-        return kExitInterrupted;
-    }
-    std::cerr << "routescope-cli experiment: error: " << stage << " of " << label
-              << " failed (exit " << rc << "); its messages (" << err << "):\n"
-              << read_text(err);
-    return kExitFailure;
-}
-
-int fail(int code, const std::string& what) {
-    std::cerr << "routescope-cli experiment: error: " << what << "\n";
-    return code;
 }
 
 // The log's facts: parameters, last step, and the validation record of the dumped checkpoint:
@@ -242,7 +203,7 @@ std::string markdown(const json& results) {
 }  // namespace
 
 int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
-    if (a.steps < 0) return fail(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
     const fs::path out = a.out;
     const std::string corpus = fs::absolute(out / "corpus.txt").string();
@@ -252,22 +213,24 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         for (const auto& m : specs)
             configs.push_back(model_config(m, a, steps, corpus));
     } catch (const Error& e) {
-        return fail(kExitUsage, e.what());
+        return experiment_failure(kExitUsage, e.what());
     }
     for (const auto& c : configs) {
         if (c.train.objective != "mlm")
-            return fail(kExitUsage, "train.objective: the comparison is of MLM pretraining, got '" +
-                                        c.train.objective + "'");
+            return experiment_failure(
+                kExitUsage, "train.objective: the comparison is of MLM pretraining, got '" +
+                                c.train.objective + "'");
         if (c.data.task)
-            return fail(kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
+            return experiment_failure(
+                kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
     }
 
     {
         std::error_code ec;
         fs::create_directories(out, ec);
         if (ec || !fs::is_directory(out))
-            return fail(kExitFailure, a.out + ": cannot create the output directory" +
-                                          (ec ? " (" + ec.message() + ")" : ""));
+            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
+                                                        (ec ? " (" + ec.message() + ")" : ""));
     }
     json corpus_info;
     try {
@@ -286,16 +249,17 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             corpus_info = {{"source", configs[0].data.train.value_or("")}};
         }
         if (configs[0].data.train != configs[1].data.train)
-            return fail(kExitUsage, "data.train: the two runs must read the same corpus");
+            return experiment_failure(kExitUsage,
+                                      "data.train: the two runs must read the same corpus");
     } catch (const Error& e) {
-        return fail(kExitFailure, a.out + ": " + std::string(e.what()));
+        return experiment_failure(kExitFailure, a.out + ": " + std::string(e.what()));
     }
 
     std::string self;
     try {
         self = self_executable();  // resolved once: a rebuild during the run replaces the file
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -332,9 +296,9 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                         static_cast<long long>(config.train.steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc =
-                    run_stage(self, "train", spec.label, dir,
-                              {"train", "--config", config_path, "--out", dir.string(), "--json"}))
+            if (int rc = run_experiment_stage(
+                    self, "train", spec.label, dir,
+                    {"train", "--config", config_path, "--out", dir.string(), "--json"}))
                 return rc;
             m["train_seconds"] =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -343,9 +307,10 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 fs::exists(dir / "best.ckpt.h5") ? "best.ckpt.h5" : "model.ckpt.h5";
             const std::string dump_name = config.model.arch + ".dump.h5";
             const std::string dump = (out / dump_name).string();
-            if (int rc = run_stage(self, "dump", spec.label, dir,
-                                   {"dump", "--checkpoint", (dir / checkpoint_name).string(),
-                                    "--out", dump, "--threads", threads}))
+            if (int rc =
+                    run_experiment_stage(self, "dump", spec.label, dir,
+                                         {"dump", "--checkpoint", (dir / checkpoint_name).string(),
+                                          "--out", dump, "--threads", threads}))
                 return rc;
 
             // The analyses, each over every layer, with ANALYSES.md's defaults (M = 5000 or all
@@ -360,7 +325,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 args.insert(args.end(), kind.begin(), kind.end());
                 const std::string result = (dir / (name + ".json")).string();
                 args.insert(args.end(), {"--dump", dump, "--layer", "all", "--out", result});
-                if (int rc = run_stage(self, name, spec.label, dir, args)) return rc;
+                if (int rc = run_experiment_stage(self, name, spec.label, dir, args)) return rc;
                 files[name] = (fs::path(config.model.arch) / (name + ".json")).string();
             }
             const auto token = by_layer(read_json_file((dir / "anisotropy-token.json").string()),
@@ -398,9 +363,10 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             results["models"].push_back(m);
         }
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     } catch (const json::exception& e) {
-        return fail(kExitFailure, std::string("an analysis result lacks a field: ") + e.what());
+        return experiment_failure(kExitFailure,
+                                  std::string("an analysis result lacks a field: ") + e.what());
     }
 
     const std::string table = markdown(results);
@@ -410,7 +376,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             (out / "results.md").string(),
             std::string("# routescope-cli experiment ") + kSlstmVsBert + "\n\n" + table);
     } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
+        return experiment_failure(kExitFailure, e.what());
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

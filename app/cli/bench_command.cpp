@@ -1,5 +1,5 @@
-// routescope-cli bench train | forward | gemm — benchmarks, never timed tests (their figures go to
-// docs/benchmarks.md with the command that produced them).
+// routescope-cli bench train | forward | conv | gemm | dump — benchmarks, never timed tests (their
+// figures go to docs/benchmarks.md with the command that produced them).
 //
 //   bench train --config X [--set k=v ...] [--baseline torch] [--threads N] [--steps S] [--warmup
 //   W]
@@ -14,6 +14,11 @@
 //       L × L; S-LSTM runs n_layers steps); per architecture time(L_max)/time(512), the log-log
 //       scaling exponent over L >= 512, and the crossover length from which it is faster than
 //       attention (bert when run, else the second architecture).
+//   bench conv [--lengths 1024,4096,16384 --channels 512 --baseline torch]
+//       The SSM's causal FFT convolution, one kernel per channel: the engine's FFTW op against the
+//       CUDA backend's cuFFT path (on resident data, and with the transfers) when a device is
+//       present, and with --baseline torch the same convolution by torch.fft on the CPU (same
+//       threads) and on the GPU; the largest GPU-vs-CPU difference is printed with every row.
 //   bench gemm [--sizes 512,1024,2048] [--threads N]
 //       GFLOP/s of the engine GEMM and % of the measured FMA peak (backend/cpu/gemm_bench.hpp).
 //   bench dump [--examples 20000 --length 128 --d-model 256 --layers 4 --dtype f32 --gates]
@@ -37,12 +42,17 @@
 
 #include "app/cli/command.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
+#ifdef ROUTESCOPE_HAVE_CUDA
+#include "engine/backend/cuda/cuda_backend.hpp"
+#endif
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/data/random_stream.hpp"
 #include "engine/data/special_tokens.hpp"
 #include "engine/io/activation_dump.hpp"
 #include "engine/models/model.hpp"
+#include "engine/ops/fft_conv.hpp"
 #include "engine/ops/op_table.hpp"
 #include "engine/train/adamw.hpp"
 
@@ -92,10 +102,10 @@ std::string quoted(const std::string& s) {
     return q + "'";
 }
 
-// tests/reference/bench_train.py: next to the working directory, or above the executable (a build
+// tests/reference/<name>: next to the working directory, or above the executable (a build
 // directory inside the source tree).
-std::string find_torch_script() {
-    const fs::path rel = "tests/reference/bench_train.py";
+std::string find_torch_script(const std::string& name = "bench_train.py") {
+    const fs::path rel = fs::path("tests/reference") / name;
     std::vector<fs::path> roots = {fs::current_path()};
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -415,6 +425,152 @@ int run_bench_forward(const ForwardBenchArgs& a) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// bench conv
+
+struct ConvBenchArgs {
+    std::vector<int> lengths{1024, 4096, 16384};
+    int channels = 512;
+    int threads = 2;
+    int repeats = 10;
+    std::string baseline = "none";
+    std::string python = "/usr/bin/python3";
+    std::string torch_script;
+};
+
+// Largest |a - b| over the largest |b|: the two sides' agreement, printed with every row.
+double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+        scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+int run_bench_conv(const ConvBenchArgs& a) {
+    const int threads = resolve_threads(a.threads);
+    const int C = a.channels;
+    std::printf(
+        "bench conv: causal FFT convolution of %d channels (one kernel each), %d threads, "
+        "%d repeats (median)\nload average before: %s\n",
+        C, threads, a.repeats, load_average().c_str());
+#ifdef ROUTESCOPE_HAVE_CUDA
+    const auto device = cuda::query_devices();
+    const bool gpu = device.count > 0;
+    std::printf("CUDA: %s\n", gpu ? device.name.c_str() : device.reason.c_str());
+#else
+    const bool gpu = false;
+    std::printf("CUDA: not compiled in\n");
+#endif
+    nlohmann::json torch;
+    if (a.baseline == "torch") {
+        const std::string script =
+            a.torch_script.empty() ? find_torch_script("bench_conv.py") : a.torch_script;
+        if (script.empty())
+            throw IoError("tests/reference/bench_conv.py not found; give --torch-script");
+        std::string lengths;
+        for (int L : a.lengths)
+            lengths += (lengths.empty() ? "" : ",") + std::to_string(L);
+        int status = 0;
+        const std::string out =
+            capture(quoted(a.python) + " " + quoted(script) + " --lengths " + lengths +
+                        " --channels " + std::to_string(C) + " --threads " +
+                        std::to_string(threads) + " --repeats " + std::to_string(a.repeats),
+                    status);
+        const auto last = out.find_last_of('{');
+        const auto first = out.find('{');
+        if (status != 0 || first == std::string::npos || last == std::string::npos)
+            throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
+                        "): " + out);
+        torch = nlohmann::json::parse(out.substr(first));
+        std::printf("torch %s, CUDA %s\n", torch["torch"].get<std::string>().c_str(),
+                    torch["cuda"].get<std::string>().c_str());
+    }
+
+    nlohmann::ordered_json summary;
+    summary["channels"] = C;
+    summary["threads"] = threads;
+    summary["rows"] = nlohmann::json::array();
+    std::printf("%7s %11s %11s %11s %11s %11s %11s %10s\n", "L", "cpu ms", "torch cpu", "gpu comp",
+                "gpu total", "torch gpu", "cpu/gpu", "max |dy|");
+    for (int L : a.lengths) {
+        const std::size_t n = static_cast<std::size_t>(C) * L;
+        std::vector<float> u(n), k(n), u_t(n), y_cpu_t(n), y_cpu(n), y_gpu(n);
+        data::RandomStream rng(11, 0, static_cast<std::uint32_t>(L));
+        for (std::size_t i = 0; i < n; ++i) {
+            u[i] = static_cast<float>(rng.uniform() * 2 - 1);
+            k[i] = static_cast<float>((rng.uniform() * 2 - 1) * 0.05);
+        }
+        // The engine's op takes [B, L, d] channels-last: u[c][t] → u_t[t][c].
+        for (int c = 0; c < C; ++c)
+            for (int t = 0; t < L; ++t)
+                u_t[static_cast<std::size_t>(t) * C + c] = u[static_cast<std::size_t>(c) * L + t];
+        const std::vector<float> D(static_cast<std::size_t>(C), 0.0f);
+        ThreadPool pool(threads);
+        ops::FftConvWorkspace<float> ws(1, L, C, C, threads);
+        std::vector<double> cpu_ms;
+        for (int r = 0; r < a.repeats + 1; ++r) {  // the first run warms caches and pages
+            const auto t0 = Clock::now();
+            ops::fft_conv_forward(y_cpu_t.data(), u_t.data(), k.data(), D.data(), 1, L, C, C, ws,
+                                  pool);
+            if (r > 0) cpu_ms.push_back(1000 * seconds_since(t0));
+        }
+        std::sort(cpu_ms.begin(), cpu_ms.end());
+        for (int c = 0; c < C; ++c)
+            for (int t = 0; t < L; ++t)
+                y_cpu[static_cast<std::size_t>(c) * L + t] =
+                    y_cpu_t[static_cast<std::size_t>(t) * C + c];
+
+        nlohmann::ordered_json row;
+        row["L"] = L;
+        row["cpu_ms"] = cpu_ms[cpu_ms.size() / 2];
+        double gpu_compute = 0, gpu_total = 0, diff = 0;
+#ifdef ROUTESCOPE_HAVE_CUDA
+        if (gpu) {
+            cuda::fft_causal_conv_timed(u.data(), k.data(), y_gpu.data(), L, C, 1);  // warm-up
+            const auto t =
+                cuda::fft_causal_conv_timed(u.data(), k.data(), y_gpu.data(), L, C, a.repeats);
+            gpu_compute = t.compute_ms;
+            gpu_total = t.upload_ms + t.compute_ms + t.download_ms;
+            diff = max_relative_difference(y_gpu, y_cpu);
+            row["gpu_plan_ms"] = t.plan_ms;
+            row["gpu_upload_ms"] = t.upload_ms;
+            row["gpu_compute_ms"] = t.compute_ms;
+            row["gpu_download_ms"] = t.download_ms;
+            row["gpu_vs_cpu_max_rel_diff"] = diff;
+        }
+#endif
+        double torch_cpu = 0, torch_gpu = 0;
+        if (!torch.is_null())
+            for (const auto& tr : torch["rows"])
+                if (tr["L"].get<int>() == L) {
+                    torch_cpu = tr["cpu_ms"].get<double>();
+                    if (tr.contains("cuda_ms")) torch_gpu = tr["cuda_ms"].get<double>();
+                    row["torch_cpu_ms"] = torch_cpu;
+                    if (torch_gpu > 0) row["torch_cuda_ms"] = torch_gpu;
+                }
+        auto cell = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, v > 0 ? "%.3f" : "-", v);
+            return std::string(b);
+        };
+        std::printf("%7d %11s %11s %11s %11s %11s %11s %10s\n", L,
+                    cell(row["cpu_ms"].get<double>()).c_str(), cell(torch_cpu).c_str(),
+                    cell(gpu_compute).c_str(), cell(gpu_total).c_str(), cell(torch_gpu).c_str(),
+                    gpu ? cell(row["cpu_ms"].get<double>() / gpu_compute).c_str() : "-",
+                    gpu ? cell(diff).c_str() : "-");
+        summary["rows"].push_back(row);
+    }
+    std::printf(
+        "cpu ms: the engine's FFTW op (ops::fft_conv_forward); gpu comp: cuFFT on resident "
+        "data; gpu total: with the upload and download; torch: the same convolution by "
+        "torch.fft in tests/reference/bench_conv.py; cpu/gpu = cpu ms / gpu comp\n");
+    std::printf("load average after: %s\n", load_average().c_str());
+    std::cout << summary.dump() << std::endl;
+    return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
 // bench gemm
 
 int run_bench_gemm(const std::vector<int>& sizes, int threads_arg, double seconds) {
@@ -525,7 +681,7 @@ int run_bench_dump(const DumpBenchArgs& a) {
 }
 
 CommandRunner setup_bench(CLI::App& app) {
-    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, gemm");
+    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, conv, gemm, dump");
     cmd->require_subcommand(1);
 
     auto ta = std::make_shared<TrainBenchArgs>();
@@ -564,6 +720,20 @@ CommandRunner setup_bench(CLI::App& app) {
     gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)");
     gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement");
 
+    auto ca = std::make_shared<ConvBenchArgs>();
+    auto* conv = cmd->add_subcommand(
+        "conv", "The SSM's causal FFT convolution: FFTW op against cuFFT (and torch.fft)");
+    conv->add_option("--lengths", ca->lengths, "Sequence lengths")->delimiter(',');
+    conv->add_option("--channels", ca->channels, "Channels, one kernel each")
+        ->check(CLI::PositiveNumber);
+    conv->add_option("--threads", ca->threads, "CPU threads on both sides (0 = all cores)");
+    conv->add_option("--repeats", ca->repeats, "Timed runs per point (median)")
+        ->check(CLI::PositiveNumber);
+    conv->add_option("--baseline", ca->baseline, "none | torch")
+        ->check(CLI::IsMember({"none", "torch"}));
+    conv->add_option("--python", ca->python, "Python with torch");
+    conv->add_option("--torch-script", ca->torch_script, "tests/reference/bench_conv.py");
+
     auto da = std::make_shared<DumpBenchArgs>();
     auto* dump = cmd->add_subcommand("dump", "Activation dump: peak memory and write throughput");
     dump->add_option("--examples", da->examples, "Examples S")->check(CLI::PositiveNumber);
@@ -582,6 +752,7 @@ CommandRunner setup_bench(CLI::App& app) {
             if (dump->parsed()) return run_bench_dump(*da);
             if (train->parsed()) return run_bench_train(*ta);
             if (forward->parsed()) return run_bench_forward(*fa);
+            if (conv->parsed()) return run_bench_conv(*ca);
             return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
         } catch (const ConfigError& e) {
             std::cerr << "routescope-cli bench: error: " << e.what() << "\n";

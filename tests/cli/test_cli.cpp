@@ -149,6 +149,33 @@ private slots:
         }
         QVERIFY(r.out.contains("crossover: gmlp"));
     }
+
+    // bench conv at tiny sizes, with the torch baseline: every row has the engine's and torch's
+    // CPU time; where a CUDA device is present the cuFFT path also ran and agrees with the CPU op.
+    void benchConvRunsBothSides() {
+        const Run r =
+            cli({"bench", "conv", "--lengths", "64,100", "--channels", "6", "--repeats", "2",
+                 "--threads", "1", "--baseline", "torch", "--python", "/usr/bin/python3"});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const QStringList lines = r.out.trimmed().split('\n');
+        const auto summary = QJsonDocument::fromJson(lines.back().toUtf8()).object();
+        const auto rows = summary["rows"].toArray();
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[1].toObject()["L"].toInt(), 100);
+        const bool gpu = !r.out.contains("CUDA: not compiled in") &&
+                         rows[0].toObject().contains("gpu_compute_ms");
+        for (const auto& row : rows) {
+            const auto o = row.toObject();
+            QVERIFY(o["cpu_ms"].toDouble() > 0);
+            QVERIFY(o["torch_cpu_ms"].toDouble() > 0);
+            if (gpu) {
+                QVERIFY(o["gpu_compute_ms"].toDouble() > 0);
+                QVERIFY2(o["gpu_vs_cpu_max_rel_diff"].toDouble() < 1e-5,
+                         qPrintable(QString::number(o["gpu_vs_cpu_max_rel_diff"].toDouble())));
+            }
+        }
+        QCOMPARE(cli({"bench", "conv", "--channels", "0"}).code, 2);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -92,43 +94,97 @@ void axpy(float a, const float* x, float* y, std::size_t n) {
     check(cudaMemcpy(y, dy.ptr, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy y back");
 }
 
-void fft_causal_conv(const float* u, const float* k, float* y, int L, int channels) {
-    if (L <= 0 || channels <= 0) return;
+namespace {
+
+/// A CUDA event, destroyed on scope exit.
+struct Event {
+    cudaEvent_t e = nullptr;
+    Event() { check(cudaEventCreate(&e), "cudaEventCreate"); }
+    ~Event() { cudaEventDestroy(e); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+};
+
+float elapsed_ms(const Event& a, const Event& b) {
+    check(cudaEventSynchronize(b.e), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a.e, b.e), "cudaEventElapsedTime");
+    return ms;
+}
+
+// The convolution with every phase on the default stream. Rows of length L go into rows of
+// length n = 2L on the device by one strided copy each (cudaMemcpy2D), the padding zeroed by a
+// memset, so the host never builds padded copies. With `timing`, the phases are timed and the
+// transforms and product run `repeats` times (median kept).
+void run_fft_causal_conv(const float* u, const float* k, float* y, int L, int channels, int repeats,
+                         ConvTiming* timing) {
     const int n = 2 * L;
-    const int nfreq = L + 1;
+    const std::size_t row = static_cast<std::size_t>(L) * sizeof(float);
+    const std::size_t padded_row = static_cast<std::size_t>(n) * sizeof(float);
     const std::size_t real_total = static_cast<std::size_t>(n) * channels;
-    const std::size_t freq_total = static_cast<std::size_t>(nfreq) * channels;
+    const std::size_t freq_total = static_cast<std::size_t>(L + 1) * channels;
 
-    // Zero-padded inputs on the host, then one copy each.
-    std::vector<float> padded(real_total, 0.0f);
-    DeviceBuffer<float> du(real_total), dk(real_total), dy(real_total);
-    for (int c = 0; c < channels; ++c)
-        std::copy(u + static_cast<std::size_t>(c) * L, u + static_cast<std::size_t>(c + 1) * L,
-                  padded.begin() + static_cast<std::ptrdiff_t>(c) * n);
-    check(cudaMemcpy(du.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice),
-          "cudaMemcpy u");
-    for (int c = 0; c < channels; ++c)
-        std::copy(k + static_cast<std::size_t>(c) * L, k + static_cast<std::size_t>(c + 1) * L,
-                  padded.begin() + static_cast<std::ptrdiff_t>(c) * n);
-    check(cudaMemcpy(dk.ptr, padded.data(), real_total * sizeof(float), cudaMemcpyHostToDevice),
-          "cudaMemcpy k");
-
-    DeviceBuffer<cufftComplex> fu(freq_total), fk(freq_total);
+    const auto plan_start = std::chrono::steady_clock::now();
     FftPlan forward(n, CUFFT_R2C, channels, "cufftPlan1d R2C");
     FftPlan inverse(n, CUFFT_C2R, channels, "cufftPlan1d C2R");
-    check_fft(cufftExecR2C(forward.handle, du.ptr, fu.ptr), "cufftExecR2C u");
-    check_fft(cufftExecR2C(forward.handle, dk.ptr, fk.ptr), "cufftExecR2C k");
+    const double plan_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start)
+            .count();
+    DeviceBuffer<float> du(real_total), dk(real_total), dy(real_total);
+    DeviceBuffer<cufftComplex> fu(freq_total), fk(freq_total);
+    Event t0, t1, t2, t3;
+
+    check(cudaEventRecord(t0.e), "cudaEventRecord");
+    check(cudaMemset(du.ptr, 0, real_total * sizeof(float)), "cudaMemset u");
+    check(cudaMemset(dk.ptr, 0, real_total * sizeof(float)), "cudaMemset k");
+    check(cudaMemcpy2D(du.ptr, padded_row, u, row, row, channels, cudaMemcpyHostToDevice),
+          "cudaMemcpy2D u");
+    check(cudaMemcpy2D(dk.ptr, padded_row, k, row, row, channels, cudaMemcpyHostToDevice),
+          "cudaMemcpy2D k");
+    check(cudaEventRecord(t1.e), "cudaEventRecord");
+
     constexpr unsigned threads = 256;
-    spectral_product<<<blocks_for(freq_total, threads), threads>>>(
-        fu.ptr, fk.ptr, fu.ptr, freq_total, 1.0f / static_cast<float>(n));
-    check(cudaGetLastError(), "spectral_product launch");
-    check_fft(cufftExecC2R(inverse.handle, fu.ptr, dy.ptr), "cufftExecC2R");
-    check(cudaMemcpy(padded.data(), dy.ptr, real_total * sizeof(float), cudaMemcpyDeviceToHost),
-          "cudaMemcpy y");
-    for (int c = 0; c < channels; ++c)
-        std::copy(padded.begin() + static_cast<std::ptrdiff_t>(c) * n,
-                  padded.begin() + static_cast<std::ptrdiff_t>(c) * n + L,
-                  y + static_cast<std::size_t>(c) * L);
+    std::vector<float> compute_ms;
+    for (int r = 0; r < std::max(1, repeats); ++r) {
+        Event a, b;
+        check(cudaEventRecord(a.e), "cudaEventRecord");
+        check_fft(cufftExecR2C(forward.handle, du.ptr, fu.ptr), "cufftExecR2C u");
+        check_fft(cufftExecR2C(forward.handle, dk.ptr, fk.ptr), "cufftExecR2C k");
+        spectral_product<<<blocks_for(freq_total, threads), threads>>>(
+            fu.ptr, fk.ptr, fu.ptr, freq_total, 1.0f / static_cast<float>(n));
+        check(cudaGetLastError(), "spectral_product launch");
+        check_fft(cufftExecC2R(inverse.handle, fu.ptr, dy.ptr), "cufftExecC2R");
+        check(cudaEventRecord(b.e), "cudaEventRecord");
+        if (timing) compute_ms.push_back(elapsed_ms(a, b));
+    }
+
+    check(cudaEventRecord(t2.e), "cudaEventRecord");
+    check(cudaMemcpy2D(y, row, dy.ptr, padded_row, row, channels, cudaMemcpyDeviceToHost),
+          "cudaMemcpy2D y");
+    check(cudaEventRecord(t3.e), "cudaEventRecord");
+    check(cudaEventSynchronize(t3.e), "cudaEventSynchronize");
+    if (timing) {
+        std::sort(compute_ms.begin(), compute_ms.end());
+        timing->plan_ms = plan_ms;
+        timing->upload_ms = elapsed_ms(t0, t1);
+        timing->compute_ms = compute_ms[compute_ms.size() / 2];
+        timing->download_ms = elapsed_ms(t2, t3);
+    }
+}
+
+}  // namespace
+
+void fft_causal_conv(const float* u, const float* k, float* y, int L, int channels) {
+    if (L <= 0 || channels <= 0) return;
+    run_fft_causal_conv(u, k, y, L, channels, 1, nullptr);
+}
+
+ConvTiming fft_causal_conv_timed(const float* u, const float* k, float* y, int L, int channels,
+                                 int repeats) {
+    ConvTiming timing;
+    if (L <= 0 || channels <= 0) return timing;
+    run_fft_causal_conv(u, k, y, L, channels, repeats, &timing);
+    return timing;
 }
 
 }  // namespace routescope::cuda

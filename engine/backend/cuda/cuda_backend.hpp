@@ -30,4 +30,17 @@ void axpy(float a, const float* x, float* y, std::size_t n);
 /// u, k, y are [channels, L] row-major host arrays.
 void fft_causal_conv(const float* u, const float* k, float* y, int L, int channels);
 
+/// Phases of one fft_causal_conv, in milliseconds, timed by CUDA events on the device.
+struct ConvTiming {
+    double upload_ms = 0;    ///< u and k to the device (zero padding included)
+    double compute_ms = 0;   ///< median over the repeats: two R2C, the product, one C2R
+    double download_ms = 0;  ///< y back to the host
+    double plan_ms = 0;      ///< creating the two cuFFT plans (host clock)
+};
+
+/// fft_causal_conv with its phases timed for `bench conv`: one upload, `repeats` runs of the
+/// transforms and product on the resident data (the result is the same every run), one download.
+ConvTiming fft_causal_conv_timed(const float* u, const float* k, float* y, int L, int channels,
+                                 int repeats);
+
 }  // namespace routescope::cuda

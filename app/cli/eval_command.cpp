@@ -53,6 +53,7 @@ struct EvalArgs {
     int batch_size = 8;
     std::int64_t batches = 0;
     int threads = 0;
+    std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
 };
 
 // What every objective's evaluation starts from.
@@ -216,7 +217,9 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     load_params(in.checkpoint, model.params());
     const auto predictions =
         causal ? train::predict_answers(model, set, objective,
-                                        data::BirdieVocabulary{in.tokenizer->vocab_size()})
+                                        data::BirdieVocabulary{in.tokenizer->vocab_size()},
+                                        a.birdie_layout == "next_token" ? data::Paradigm::next_token
+                                                                        : data::Paradigm::prefix_lm)
                : train::predict_set(model, set);
     const train::SetScore s = train::score_set(set, predictions);
 
@@ -263,6 +266,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     r["loss"] = s.loss;
     if (causal)
         r["scoring"] = "answer after the prompt, teacher-forced argmax (= greedy exact match)";
+    if (causal && objective == "birdie") r["birdie_layout"] = a.birdie_layout;
     r["predictions"] = a.out;
     write_text_atomically(a.out, lines);
     write_text_atomically(summary_path(a.out), r.dump(2) + "\n");
@@ -335,6 +339,10 @@ CommandRunner setup_eval(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)");
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+    cmd->add_option("--birdie-layout", a->birdie_layout,
+                    "Task scoring of a birdie checkpoint: the row layout of its prefix_lm arm "
+                    "(default) or its next_token arm")
+        ->check(CLI::IsMember({"prefix_lm", "next_token"}));
     return [a]() { return run_eval(*a); };
 }
 

@@ -28,12 +28,16 @@ std::int32_t argmax(const float* row, std::int64_t n) {
 
 std::int32_t answer_row(const std::string& objective, const std::vector<std::int32_t>& sequence,
                         std::int32_t first, std::int32_t last, const data::BirdieVocabulary& vocab,
-                        RowView row, std::int32_t* answer_at) {
+                        RowView row, std::int32_t* answer_at, data::Paradigm layout) {
     const auto n = static_cast<std::int32_t>(sequence.size());
     if (first < 1 || last < first || last >= n)
         throw Error("answer span [" + std::to_string(first) + ", " + std::to_string(last) +
                     "] does not lie inside an example of " + std::to_string(n) + " tokens");
     const bool birdie = objective == "birdie";
+    if (birdie && layout != data::Paradigm::prefix_lm && layout != data::Paradigm::next_token)
+        throw ConfigError(
+            "--birdie-layout: a birdie checkpoint is scored in the prefix_lm or the "
+            "next_token arm's layout");
     const std::int32_t length = n + (birdie ? 1 : 0);
     if (length > row.L)
         throw Error("a row of " + std::to_string(length) +
@@ -43,7 +47,14 @@ std::int32_t answer_row(const std::string& objective, const std::vector<std::int
     // Position of the logits that predict sequence[j], j ≥ first; and where the causal region
     // starts (everything before it is the prefix).
     std::int32_t shift = -1, causal_from = 0;
-    if (birdie) {
+    if (birdie && layout == data::Paradigm::next_token) {
+        // [next_token] [start] sequence[1..]: sequence[j] sits at j + 1, predicted from j.
+        row.tokens[0] = vocab.paradigm(data::Paradigm::next_token);
+        row.tokens[1] = vocab.start();
+        std::copy(sequence.begin() + 1, sequence.end(), row.tokens + 2);
+        shift = 0;
+        causal_from = 2;
+    } else if (birdie) {
         row.tokens[0] = vocab.paradigm(data::Paradigm::prefix_lm);
         std::copy(sequence.begin() + 1, sequence.begin() + first, row.tokens + 1);
         row.tokens[first] = vocab.start();
@@ -65,7 +76,8 @@ std::int32_t answer_row(const std::string& objective, const std::vector<std::int
 
 std::vector<ExamplePrediction> predict_answers(models::Model& model, const LabelledSet& set,
                                                const std::string& objective,
-                                               const data::BirdieVocabulary& vocab) {
+                                               const data::BirdieVocabulary& vocab,
+                                               data::Paradigm layout) {
     if (!set.targets)
         throw ConfigError(set.source +
                           ": a causal checkpoint scores tasks whose answer is a token sequence, "
@@ -95,7 +107,7 @@ std::vector<ExamplePrediction> predict_answers(models::Model& model, const Label
             }
             const auto& e = set.examples[static_cast<std::size_t>(i)];
             lengths[b] = answer_row(objective, completed_sequence(e.tokens, e.targets), first, last,
-                                    vocab, row, &answer_at[b]);
+                                    vocab, row, &answer_at[b], layout);
         }
         models::Batch batch;
         batch.tokens = tokens.data();

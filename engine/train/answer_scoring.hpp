@@ -13,8 +13,12 @@
 //
 //   clm        the completed example, the whole row causal (as in training)
 //   prefix_lm  the same tokens; the prompt [0, first) is the bidirectional prefix
-//   birdie     the prefix-LM arm's layout: [prefix_lm paradigm] prompt-without-[CLS] [start]
-//              answer …; the prefix is everything up to and including [start]
+//   birdie     by default the prefix-LM arm's layout: [prefix_lm paradigm] prompt-without-[CLS]
+//              [start] answer …; the prefix is everything up to and including [start].
+//              With layout next_token, the next-token arm's: [next_token paradigm] [start]
+//              prompt-without-[CLS] answer …; the prefix is the paradigm and [start] alone.
+//              Which arm's layout reaches the answer is an empirical question (docs/experiments.md,
+//              phone book), so `eval --birdie-layout` chooses.
 //
 // Tokens after the answer (the closing [SEP]) are in the row; a causal model cannot read them,
 // which test_answer_scoring checks.
@@ -32,16 +36,20 @@ namespace routescope::train {
 
 /// Lays out the completed example `sequence` with answer span [first, last] (1 ≤ first ≤ last <
 /// size) for `objective` in `row`: labels at the answer positions only. Returns the length;
-/// *answer_at receives the row position whose logits predict sequence[first].
+/// *answer_at receives the row position whose logits predict sequence[first]. `layout` is the
+/// Birdie arm whose row layout a birdie checkpoint is scored in: prefix_lm or next_token (else
+/// ConfigError); other objectives ignore it.
 std::int32_t answer_row(const std::string& objective, const std::vector<std::int32_t>& sequence,
                         std::int32_t first, std::int32_t last, const data::BirdieVocabulary& vocab,
-                        RowView row, std::int32_t* answer_at = nullptr);
+                        RowView row, std::int32_t* answer_at = nullptr,
+                        data::Paradigm layout = data::Paradigm::prefix_lm);
 
 /// Scores every example of a target set (set.targets) generatively: predicted / expected hold the
 /// answer span's tokens, correct = all equal, loss = mean −log softmax over the span. Examples
 /// without targets are not scored. Error when a row does not fit the model's length.
 std::vector<ExamplePrediction> predict_answers(models::Model& model, const LabelledSet& set,
                                                const std::string& objective,
-                                               const data::BirdieVocabulary& vocab);
+                                               const data::BirdieVocabulary& vocab,
+                                               data::Paradigm layout = data::Paradigm::prefix_lm);
 
 }  // namespace routescope::train

@@ -87,6 +87,25 @@ private slots:
                                                           kIgn, kIgn}));
             QCOMPARE(r.reset, (std::vector<std::int32_t>{N, 0, 0, 0, 0, C, C, C, C, C}));
         }
+        {
+            // The next-token arm's layout: [next_token] [start] then the example without [CLS];
+            // only the paradigm and [start] are prefix.
+            Row r(10);
+            std::int32_t at = -1;
+            QCOMPARE(answer_row("birdie", seq, first, last, vocab, r.view(), &at,
+                                data::Paradigm::next_token),
+                     9);
+            QCOMPARE(at, 4);
+            const std::int32_t next_token = vocab.paradigm(data::Paradigm::next_token);
+            QCOMPARE(r.tokens,
+                     (std::vector<std::int32_t>{next_token, 37, 10, 11, 12, 20, 13, 21, 3, 0}));
+            QCOMPARE(r.labels, (std::vector<std::int32_t>{kIgn, kIgn, kIgn, kIgn, 20, 13, 21, kIgn,
+                                                          kIgn, kIgn}));
+            QCOMPARE(r.reset, (std::vector<std::int32_t>{N, 0, C, C, C, C, C, C, C, C}));
+            QVERIFY_THROWS_EXCEPTION(
+                ConfigError, answer_row("birdie", seq, first, last, vocab, r.view(), nullptr,
+                                        data::Paradigm::copying));
+        }
         Row small(8);  // birdie needs 9 positions
         QVERIFY_THROWS_EXCEPTION(Error,
                                  answer_row("birdie", seq, first, last, vocab, small.view()));
@@ -103,14 +122,19 @@ private slots:
         const data::TaskData task = data::generate_task("phone-book", p);
         const LabelledSet set = task_examples(task, 2);
         const auto V = static_cast<int>(task.vocab.size());
-        for (const std::string objective : {"clm", "birdie"}) {
+        using data::Paradigm;
+        const std::vector<std::pair<std::string, Paradigm>> scorings = {
+            {"clm", Paradigm::prefix_lm},
+            {"birdie", Paradigm::prefix_lm},
+            {"birdie", Paradigm::next_token}};
+        for (const auto& [objective, layout] : scorings) {
             for (const std::string mode : {"causal", "prefix"}) {
                 const RunConfig config =
                     birdie_config(mode, objective, V + data::objective_extra_ids(objective));
                 models::Model model(config, 4, set.max_length() + 1, 1);
                 model.init(11);
                 const data::BirdieVocabulary vocab{V};
-                const auto base = predict_answers(model, set, objective, vocab);
+                const auto base = predict_answers(model, set, objective, vocab, layout);
                 LabelledSet after = set, prompt = set;
                 for (auto& e : after.examples) {
                     QCOMPARE(e.tokens.back(), data::kSepId);
@@ -121,8 +145,9 @@ private slots:
                     const auto q = static_cast<std::size_t>(answer_span(e.targets).first - 3);
                     e.tokens[q] = e.tokens[q] == 5 ? 6 : 5;
                 }
-                const auto changed_after = predict_answers(model, after, objective, vocab);
-                const auto changed_prompt = predict_answers(model, prompt, objective, vocab);
+                const auto changed_after = predict_answers(model, after, objective, vocab, layout);
+                const auto changed_prompt =
+                    predict_answers(model, prompt, objective, vocab, layout);
                 bool prompt_mattered = false;
                 for (std::size_t i = 0; i < base.size(); ++i) {
                     QVERIFY(base[i].scored);
@@ -132,7 +157,8 @@ private slots:
                     prompt_mattered = prompt_mattered || changed_prompt[i].loss != base[i].loss;
                 }
                 QVERIFY2(prompt_mattered,
-                         qPrintable(QString::fromStdString(objective + " " + mode)));
+                         qPrintable(QString::fromStdString(objective + " " + mode + " layout " +
+                                                           std::to_string(int(layout)))));
             }
         }
     }

@@ -99,18 +99,27 @@ private slots:
     void causalEvalMatchesTheReference_data() {
         QTest::addColumn<QString>("objective");
         QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("layout");  // eval --birdie-layout
         QTest::newRow("clm causal") << "clm"
-                                    << "causal";
+                                    << "causal"
+                                    << "prefix_lm";
         QTest::newRow("prefix_lm prefix") << "prefix_lm"
-                                          << "prefix";
+                                          << "prefix"
+                                          << "prefix_lm";
         QTest::newRow("birdie prefix") << "birdie"
-                                       << "prefix";
+                                       << "prefix"
+                                       << "prefix_lm";
+        QTest::newRow("birdie prefix, next-token layout") << "birdie"
+                                                          << "prefix"
+                                                          << "next_token";
     }
 
     void causalEvalMatchesTheReference() {
         QFETCH(QString, objective);
         QFETCH(QString, mode);
-        const std::string name = objective.toStdString() + "-" + mode.toStdString();
+        QFETCH(QString, layout);
+        const std::string name =
+            objective.toStdString() + "-" + mode.toStdString() + "-" + layout.toStdString();
         const std::string run = train(name, objective.toStdString(), mode.toStdString());
         QVERIFY(!run.empty());
         bool logged = false;
@@ -119,10 +128,10 @@ private slots:
         QVERIFY(logged);
 
         const std::string preds = run + "/test.preds.jsonl";
-        const auto e =
-            run_cli({"eval", "--checkpoint", QString::fromStdString(run + "/model.ckpt.h5"),
-                     "--task", "phone-book", "--split", "test", "--out",
-                     QString::fromStdString(preds), "--batch-size", "5", "--threads", "1"});
+        const auto e = run_cli(
+            {"eval", "--checkpoint", QString::fromStdString(run + "/model.ckpt.h5"), "--task",
+             "phone-book", "--split", "test", "--out", QString::fromStdString(preds),
+             "--batch-size", "5", "--threads", "1", "--birdie-layout", layout});
         QVERIFY2(e.exit_code == 0, qPrintable(e.err));
         const auto lines = read_lines(preds);
         QCOMPARE(lines.size(), std::size_t{12});
@@ -149,7 +158,7 @@ private slots:
         py.start(QStringLiteral(ROUTESCOPE_PYTHON),
                  {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/score_task_answers.py"),
                   QString::fromStdString(run + "/model.ckpt.h5"), qpath(name + ".examples.json"),
-                  qpath(name + ".reference.json")});
+                  qpath(name + ".reference.json"), layout});
         QVERIFY(py.waitForFinished(120000));
         QVERIFY2(py.exitCode() == 0, qPrintable(QString::fromUtf8(py.readAllStandardError())));
         const auto reference = read_json(path(name + ".reference.json"));
@@ -180,6 +189,10 @@ private slots:
         const auto summary = read_json(run + "/test.preds.summary.json");
         QCOMPARE(summary["metric"].get<std::string>(), std::string("exact_match"));
         QCOMPARE(summary["exact_match"].get<double>(), double(correct) / 12.0);
+        if (objective == "birdie")
+            QCOMPARE(summary["birdie_layout"].get<std::string>(), layout.toStdString());
+        else
+            QVERIFY(!summary.contains("birdie_layout"));
     }
 
     void badInputIsAUsageError() {
@@ -192,6 +205,11 @@ private slots:
         QVERIFY2(e.err.contains("--task induction") && e.err.contains("model.ckpt.h5") &&
                      e.err.contains("not trained on this task"),
                  qPrintable(e.err));
+        const auto layout = run_cli(
+            {"eval", "--checkpoint", QString::fromStdString(run + "/model.ckpt.h5"), "--task",
+             "phone-book", "--out", qpath("bad-layout.jsonl"), "--birdie-layout", "copying"});
+        QCOMPARE(layout.exit_code, 2);
+        QVERIFY2(layout.err.contains("--birdie-layout"), qPrintable(layout.err));
 
         auto gap = tiny_task_config("clm", "causal");
         gap["data"]["task"] = "gap-matching";

@@ -200,9 +200,8 @@ void PcaView::redraw() {
             std::vector<double> k;
             for (std::size_t i = 0; i < r.mean_curve.size(); ++i)
                 k.push_back(static_cast<double>(i + 1));
-            const QString name = several
-                                     ? tr("%1 · layer %2").arg(model_name(m)).arg(r.options.layer)
-                                     : tr("layer %1").arg(r.options.layer);
+            const QString name = several ? tr("%1 · ℓ%2").arg(model_name(m)).arg(r.options.layer)
+                                         : tr("layer %1").arg(r.options.layer);
             auto* s = add_line(chart_, name, k, r.mean_curve);
             if (several) {
                 QPen pen = s->pen();
@@ -212,6 +211,9 @@ void PcaView::redraw() {
             }
         }
     }
+    // With several models the legend has one entry per (model, layer): a column on the right
+    // keeps every label whole, where the row under the chart cut them to "model_a …".
+    chart_->chart()->legend()->setAlignment(several ? Qt::AlignRight : Qt::AlignBottom);
     x_axis(chart_, tr("components k"));
     y_axis(chart_, settings_.energy ? tr("explained energy (σ)") : tr("explained variance (σ²)"));
     fit_axes(chart_);

@@ -18,6 +18,37 @@ using namespace routescope;
             QSKIP(qPrintable(QString::fromStdString("no CUDA device: " + info_.reason))); \
     } while (0)
 
+namespace {
+
+// Random signals u and small kernels k, [channels, L] each, from `seed`.
+struct ConvInputs {
+    std::vector<float> u, k;
+    ConvInputs(int L, int channels, unsigned seed) : u(L * channels), k(L * channels) {
+        std::mt19937 gen(seed);
+        std::normal_distribution<float> dist;
+        for (auto& v : u)
+            v = dist(gen);
+        for (auto& v : k)
+            v = dist(gen) * 0.1f;
+    }
+};
+
+// ‖y − direct‖² / ‖direct‖² against the O(L²) causal sum, in double.
+double normalised_error(const ConvInputs& in, const std::vector<float>& y, int L, int channels) {
+    double err = 0, ref = 0;
+    for (int c = 0; c < channels; ++c)
+        for (int t = 0; t < L; ++t) {
+            double s = 0;
+            for (int j = 0; j <= t; ++j)
+                s += double(in.k[c * L + j]) * in.u[c * L + t - j];
+            err += (s - y[c * L + t]) * (s - y[c * L + t]);
+            ref += s * s;
+        }
+    return err / ref;
+}
+
+}  // namespace
+
 class TestCudaBackend : public QObject {
     Q_OBJECT
 
@@ -46,24 +77,11 @@ private slots:
     void fftConvMatchesDirectConvolution() {
         REQUIRE_CUDA_DEVICE();
         const int L = 300, channels = 5;
-        std::vector<float> u(L * channels), k(L * channels), y(L * channels);
-        std::mt19937 gen(2);
-        std::normal_distribution<float> dist;
-        for (auto& v : u)
-            v = dist(gen);
-        for (auto& v : k)
-            v = dist(gen) * 0.1f;
-        cuda::fft_causal_conv(u.data(), k.data(), y.data(), L, channels);
-        double err = 0, ref = 0;
-        for (int c = 0; c < channels; ++c)
-            for (int t = 0; t < L; ++t) {
-                double s = 0;
-                for (int j = 0; j <= t; ++j)
-                    s += double(k[c * L + j]) * u[c * L + t - j];
-                err += (s - y[c * L + t]) * (s - y[c * L + t]);
-                ref += s * s;
-            }
-        QVERIFY2(err / ref < 1e-10, qPrintable(QString("normalised MSE %1").arg(err / ref)));
+        const ConvInputs in(L, channels, 2);
+        std::vector<float> y(L * channels);
+        cuda::fft_causal_conv(in.u.data(), in.k.data(), y.data(), L, channels);
+        const double e = normalised_error(in, y, L, channels);
+        QVERIFY2(e < 1e-10, qPrintable(QString("normalised MSE %1").arg(e)));
     }
 
     // The timed variant (bench conv) repeats the transforms on resident data: same result as the
@@ -72,27 +90,13 @@ private slots:
     void timedConvMatchesDirectConvolution() {
         REQUIRE_CUDA_DEVICE();
         for (const auto& [L, channels] : {std::pair{257, 1}, std::pair{1000, 3}}) {
-            std::vector<float> u(L * channels), k(L * channels), y(L * channels, -1.0f);
-            std::mt19937 gen(3);
-            std::normal_distribution<float> dist;
-            for (auto& v : u)
-                v = dist(gen);
-            for (auto& v : k)
-                v = dist(gen) * 0.1f;
+            const ConvInputs in(L, channels, 3);
+            std::vector<float> y(L * channels, -1.0f);
             const auto t =
-                cuda::fft_causal_conv_timed(u.data(), k.data(), y.data(), L, channels, 3);
+                cuda::fft_causal_conv_timed(in.u.data(), in.k.data(), y.data(), L, channels, 3);
             QVERIFY(t.upload_ms > 0 && t.compute_ms > 0 && t.download_ms > 0);
-            double err = 0, ref = 0;
-            for (int c = 0; c < channels; ++c)
-                for (int s = 0; s < L; ++s) {
-                    double sum = 0;
-                    for (int j = 0; j <= s; ++j)
-                        sum += double(k[c * L + j]) * u[c * L + s - j];
-                    err += (sum - y[c * L + s]) * (sum - y[c * L + s]);
-                    ref += sum * sum;
-                }
-            QVERIFY2(err / ref < 1e-10,
-                     qPrintable(QString("L=%1: normalised MSE %2").arg(L).arg(err / ref)));
+            const double e = normalised_error(in, y, L, channels);
+            QVERIFY2(e < 1e-10, qPrintable(QString("L=%1: normalised MSE %2").arg(L).arg(e)));
         }
     }
 };

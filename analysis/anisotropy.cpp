@@ -33,10 +33,19 @@ void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
     Eigen::VectorXd lambda;
     Eigen::MatrixXd projections;  // [M, r]: cᵀw_i for each eigenvector c
     if (m >= d) {
-        const SymmetricEigen e =
-            symmetric_eigen(lower_gram_of_columns(X).cast<double>(), true);  // reads the lower half
+        const SymmetricEigen e = symmetric_eigen(gram_of_columns(X), true);
         lambda = e.values;
-        projections = X.cast<double>() * e.vectors;
+        // X·E in double, by blocks of rows over the OpenMP threads (one cast of X to double
+        // before a single product took longer than the product itself).
+        projections.resize(m, d);
+        constexpr Eigen::Index kBlock = 256;
+        const auto blocks = static_cast<std::ptrdiff_t>((m + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static)
+        for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+            const Eigen::Index i0 = b * kBlock, h = std::min(kBlock, m - i0);
+            projections.middleRows(i0, h).noalias() =
+                X.middleRows(i0, h).cast<double>() * e.vectors;
+        }
     } else {
         // XXᵀ = UΛUᵀ shares the non-zero eigenvalues; c_k = Xᵀu_k/σ_k gives cᵀw_i = σ_k u_ik.
         const Eigen::MatrixXd xd = X.cast<double>();
@@ -60,6 +69,115 @@ void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
         hi = std::max(hi, std::log(static_cast<double>(m)));
     }
     out.isotropy = std::exp(lo - hi);
+}
+
+// Rounding can put a cosine a few ulp outside [−1, 1]; clamped, it lands in the end bins.
+float clamped_cosine(float c) {
+    return std::clamp(c, -1.0f, 1.0f);
+}
+
+// A fine, monotone binning of [−1, 1] that locates the median's rank without sorting all pairs.
+constexpr int kFineBins = 1 << 16;
+int fine_bin(float c) {
+    if (std::isnan(c)) return 0;  // cannot happen (the reader rejects NaN); keeps the index valid
+    return std::clamp(static_cast<int>((static_cast<double>(c) + 1.0) * (kFineBins / 2.0)), 0,
+                      kFineBins - 1);
+}
+
+struct PairStatistics {
+    std::vector<std::int64_t> histogram;
+    double sum = 0, sum_sq = 0, median = 0;
+    std::int64_t negative = 0;
+};
+
+// Histogram (numpy's rule), sum, sum of squares, negatives and exact median of the strictly lower
+// triangle of `gram`, clamped to [−1, 1]. Columns are cut into fixed chunks whose sums are added
+// in chunk order, and the counts are integers, so the result does not depend on the thread count.
+// The median: the fine bins' counts give the bin holding each middle rank; a second pass collects
+// that bin's values and nth_element picks the rank inside it.
+PairStatistics pair_statistics(const Eigen::MatrixXf& gram, int bins) {
+    const Eigen::Index m = gram.rows();
+    const std::int64_t pairs = m * (m - 1) / 2;
+    const HistogramBinner binner(bins, -1.0, 1.0);
+    constexpr Eigen::Index kChunk = 64;
+    const auto chunks = static_cast<std::ptrdiff_t>((m + kChunk - 1) / kChunk);
+    std::vector<double> chunk_sum(static_cast<std::size_t>(chunks)),
+        chunk_sq(static_cast<std::size_t>(chunks));
+    std::vector<std::int64_t> histogram(static_cast<std::size_t>(bins), 0),
+        fine(static_cast<std::size_t>(kFineBins), 0);
+    std::int64_t negative = 0;
+#pragma omp parallel
+    {
+        std::vector<std::int64_t> my_histogram(histogram.size(), 0), my_fine(fine.size(), 0);
+        std::int64_t my_negative = 0;
+#pragma omp for schedule(dynamic, 1)
+        for (std::ptrdiff_t k = 0; k < chunks; ++k) {
+            double sum = 0, sum_sq = 0;
+            for (Eigen::Index j = k * kChunk; j < std::min(m, (k + 1) * kChunk); ++j) {
+                const float* column = gram.col(j).data();
+                for (Eigen::Index i = j + 1; i < m; ++i) {
+                    const float c = clamped_cosine(column[i]);
+                    sum += c;
+                    sum_sq += double(c) * c;
+                    my_negative += c < 0;
+                    if (const int b = binner.bin(c); b >= 0)
+                        ++my_histogram[static_cast<std::size_t>(b)];
+                    ++my_fine[static_cast<std::size_t>(fine_bin(c))];
+                }
+            }
+            chunk_sum[static_cast<std::size_t>(k)] = sum;
+            chunk_sq[static_cast<std::size_t>(k)] = sum_sq;
+        }
+#pragma omp critical
+        {
+            for (std::size_t b = 0; b < histogram.size(); ++b)
+                histogram[b] += my_histogram[b];
+            for (std::size_t b = 0; b < fine.size(); ++b)
+                fine[b] += my_fine[b];
+            negative += my_negative;
+        }
+    }
+    PairStatistics out;
+    out.histogram = std::move(histogram);
+    out.negative = negative;
+    for (std::ptrdiff_t k = 0; k < chunks; ++k) {
+        out.sum += chunk_sum[static_cast<std::size_t>(k)];
+        out.sum_sq += chunk_sq[static_cast<std::size_t>(k)];
+    }
+
+    // The values of the middle ranks (one for an odd count, two for an even one): the fine bin
+    // holding each rank, then one pass collecting those bins' values.
+    const std::int64_t mid = pairs / 2;
+    std::vector<std::int64_t> ranks = {mid};
+    if (pairs % 2 == 0) ranks.push_back(mid - 1);
+    std::vector<int> bin_of(ranks.size());
+    std::vector<std::int64_t> before_of(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        int b = 0;
+        std::int64_t before = 0;
+        while (before + fine[static_cast<std::size_t>(b)] <= ranks[r])
+            before += fine[static_cast<std::size_t>(b++)];
+        bin_of[r] = b;
+        before_of[r] = before;
+    }
+    std::vector<std::vector<float>> in_bin(ranks.size());
+    for (Eigen::Index j = 0; j < m; ++j) {
+        const float* column = gram.col(j).data();
+        for (Eigen::Index i = j + 1; i < m; ++i) {
+            const float c = clamped_cosine(column[i]);
+            const int b = fine_bin(c);
+            for (std::size_t r = 0; r < ranks.size(); ++r)
+                if (b == bin_of[r]) in_bin[r].push_back(c);
+        }
+    }
+    double median = 0;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+        const auto at = in_bin[r].begin() + static_cast<std::ptrdiff_t>(ranks[r] - before_of[r]);
+        std::nth_element(in_bin[r].begin(), at, in_bin[r].end());
+        median += static_cast<double>(*at);
+    }
+    out.median = median / static_cast<double>(ranks.size());
+    return out;
 }
 
 }  // namespace
@@ -90,40 +208,16 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
                         (centred ? " after centring" : "") + ": its cosine is undefined");
         normalised.row(i) = (x.row(i).cast<double>() / norm).cast<float>();
     }
-    // One GEMM (BLAS ssyrk): the lower triangle of X̂X̂ᵀ.
+    // The lower triangle of X̂X̂ᵀ (analysis/gram_matrix), then one pass over its pairs.
     const Eigen::MatrixXf gram = lower_gram_of_rows(normalised);
-
     out.pairs = m * (m - 1) / 2;
-    std::vector<float> values;
-    values.reserve(static_cast<std::size_t>(out.pairs));
-    double sum = 0, sum_sq = 0;
-    std::int64_t negative = 0;
-    for (Eigen::Index j = 0; j < m; ++j) {
-        const float* column = gram.col(j).data();
-        for (Eigen::Index i = j + 1; i < m; ++i) {
-            // Rounding can put a cosine a few ulp outside [−1, 1]; clamp so it lands in the end
-            // bins.
-            const float c = std::clamp(column[i], -1.0f, 1.0f);
-            values.push_back(c);
-            sum += c;
-            sum_sq += double(c) * c;
-            negative += c < 0;
-        }
-    }
-    out.histogram = histogram_counts(values, bins, -1.0, 1.0);
+    const PairStatistics p = pair_statistics(gram, bins);
+    out.histogram = p.histogram;
     const double n = static_cast<double>(out.pairs);
-    out.mean = sum / n;
-    out.std = std::sqrt(std::max(0.0, sum_sq / n - out.mean * out.mean));
-    out.fraction_negative = negative / n;
-    const std::size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
-                     values.end());
-    double median = values[mid];
-    if (values.size() % 2 == 0)
-        median =
-            0.5 * (median + *std::max_element(values.begin(),
-                                              values.begin() + static_cast<std::ptrdiff_t>(mid)));
-    out.median = median;
+    out.mean = p.sum / n;
+    out.std = std::sqrt(std::max(0.0, p.sum_sq / n - out.mean * out.mean));
+    out.fraction_negative = static_cast<double>(p.negative) / n;
+    out.median = p.median;
     return out;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
-// Gram matrices of a sample of vectors through BLAS ssyrk (Debian's libblas, OpenBLAS's threaded
-// kernels where installed): only the lower triangle is computed, half the flops of a full product.
-// Eigen's own triangular rank update runs on one thread, which made the 5000 × 5000 cosine matrix
-// of the anisotropy analysis the slowest step on two cores.
+// Gram matrices of a sample of vectors. X Xᵀ (lower triangle only) is built from blocks of rows:
+// the block of rows [i0, i0 + h) of the lower triangle needs columns [0, i0 + h), one Eigen
+// product each, the blocks spread over OpenMP threads (Eigen single-threaded inside). Each entry
+// is one single-threaded product's dot product, so the result does not depend on the thread count
+// (Eigen's own parallel product chooses its blocking by the thread count, and its last digits
+// moved with OMP_NUM_THREADS). Xᵀ X is built the same way from blocks of columns. With
+// -march=native Eigen's kernels were 2–5× Debian's OpenBLAS ssyrk here (docs/benchmarks.md).
 #include <Eigen/Dense>
 
 #include "analysis/dump_reader.hpp"
@@ -11,7 +14,7 @@ namespace routescope::analysis {
 
 /// Lower triangle of X Xᵀ (rows × rows); the strict upper triangle is left 0.
 Eigen::MatrixXf lower_gram_of_rows(const RowMatrixF& x);
-/// Lower triangle of Xᵀ X (columns × columns); the strict upper triangle is left 0.
-Eigen::MatrixXf lower_gram_of_columns(const RowMatrixF& x);
+/// Xᵀ X (columns × columns), both triangles, accumulated in double (the spectrum's input).
+Eigen::MatrixXd gram_of_columns(const RowMatrixF& x);
 
 }  // namespace routescope::analysis

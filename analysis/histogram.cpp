@@ -21,22 +21,21 @@ std::vector<double> histogram_edges(int bins, double lo, double hi) {
     return edges;
 }
 
+HistogramBinner::HistogramBinner(int bins, double lo, double hi)
+    : edges_(histogram_edges(bins, lo, hi)),
+      lo_(lo),
+      hi_(hi),
+      scale_(bins / (hi - lo)),
+      bins_(bins) {}
+
 template <typename T>
 std::vector<std::int64_t> histogram_counts(const std::vector<T>& values, int bins, double lo,
                                            double hi) {
-    const std::vector<double> edges = histogram_edges(bins, lo, hi);
-    const double scale = bins / (hi - lo);
+    const HistogramBinner binner(bins, lo, hi);
     std::vector<std::int64_t> counts(static_cast<std::size_t>(bins), 0);
     for (T v : values) {
-        const double x = static_cast<double>(v);
-        if (!(x >= lo && x <= hi)) continue;
-        int b = std::min(static_cast<int>((x - lo) * scale), bins - 1);
-        // numpy corrects the multiply's rounding against the edges themselves.
-        if (x < edges[static_cast<std::size_t>(b)])
-            --b;
-        else if (b != bins - 1 && x >= edges[static_cast<std::size_t>(b) + 1])
-            ++b;
-        ++counts[static_cast<std::size_t>(b)];
+        const int b = binner.bin(static_cast<double>(v));
+        if (b >= 0) ++counts[static_cast<std::size_t>(b)];
     }
     return counts;
 }

@@ -3,6 +3,8 @@
 // (make_analysis_dumps.py), against closed forms, and on bad input.
 #include <QtTest>
 
+#include <random>
+
 #include "analysis/anisotropy.hpp"
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
@@ -90,6 +92,56 @@ private slots:
         QCOMPARE(r.stats.histogram[50], r.stats.pairs);  // cos = 0 lies in bin [0, 0.02)
         QCOMPARE(r.stats.mean, 0.0);
         QCOMPARE(r.stats.fraction_negative, 0.0);
+    }
+
+    // The pair statistics against every cosine computed here in double and sorted: the median by
+    // the fine-bin search (odd and even pair counts, and vectors so alike that every cosine falls
+    // in one fine bin), the histogram, mean and fraction negative.
+    void cosineStatisticsMatchASortOfAllPairs() {
+        std::mt19937 gen(9);
+        std::normal_distribution<float> dist;
+        for (const auto& [m, spread] :
+             {std::pair{7, 1.0f}, std::pair{8, 1.0f}, std::pair{301, 1.0f}, std::pair{300, 1.0f},
+              std::pair{64, 1e-4f}}) {
+            const int d = 12, bins = 40;
+            RowMatrixF x(m, d);
+            for (int i = 0; i < m; ++i)
+                for (int k = 0; k < d; ++k)
+                    x(i, k) = (k == 0 ? 3.0f : 0.0f) + spread * dist(gen);
+            std::vector<double> cosines;
+            for (int i = 0; i < m; ++i)
+                for (int j = i + 1; j < m; ++j) {
+                    const Eigen::VectorXd a = x.row(i).cast<double>(), b = x.row(j).cast<double>();
+                    cosines.push_back(a.dot(b) / (a.norm() * b.norm()));
+                }
+            std::sort(cosines.begin(), cosines.end());
+            const std::size_t n = cosines.size();
+            const double median =
+                n % 2 ? cosines[n / 2] : 0.5 * (cosines[n / 2] + cosines[n / 2 - 1]);
+            double mean = 0;
+            std::int64_t negative = 0;
+            std::vector<std::int64_t> histogram(bins, 0);
+            std::int64_t near_edge = 0;  // may fall either side in float arithmetic
+            for (double c : cosines) {
+                mean += c / n;
+                negative += c < 0;
+                const double at = (c + 1) / 2 * bins;
+                ++histogram[std::min(bins - 1, static_cast<int>(at))];
+                near_edge += std::abs(at - std::round(at)) < 1e-4;
+            }
+            const auto s = analysis::cosine_statistics(x, bins, false, false);
+            const QString where = QString("m=%1 spread=%2").arg(m).arg(spread);
+            QCOMPARE(s.pairs, static_cast<std::int64_t>(n));
+            QVERIFY2(std::abs(s.median - median) < 2e-6,
+                     qPrintable(where + QString(": median %1 vs %2").arg(s.median).arg(median)));
+            QVERIFY2(std::abs(s.mean - mean) < 2e-6, qPrintable(where));
+            QCOMPARE(s.fraction_negative, static_cast<double>(negative) / n);
+            std::int64_t moved = 0;
+            for (int b = 0; b < bins; ++b)
+                moved += std::abs(s.histogram[b] - histogram[b]);
+            QVERIFY2(moved <= 2 * near_edge,
+                     qPrintable(where + QString(": %1 counts moved").arg(moved)));
+        }
     }
 
     void anisotropyCentringEqualVectorsIsAnError() {

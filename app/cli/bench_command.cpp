@@ -723,7 +723,9 @@ CommandRunner setup_bench(CLI::App& app) {
     auto ca = std::make_shared<ConvBenchArgs>();
     auto* conv = cmd->add_subcommand(
         "conv", "The SSM's causal FFT convolution: FFTW op against cuFFT (and torch.fft)");
-    conv->add_option("--lengths", ca->lengths, "Sequence lengths")->delimiter(',');
+    conv->add_option("--lengths", ca->lengths, "Sequence lengths")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 22));
     conv->add_option("--channels", ca->channels, "Channels, one kernel each")
         ->check(CLI::PositiveNumber);
     conv->add_option("--threads", ca->threads, "CPU threads on both sides (0 = all cores)");

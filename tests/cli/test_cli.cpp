@@ -175,6 +175,8 @@ private slots:
             }
         }
         QCOMPARE(cli({"bench", "conv", "--channels", "0"}).code, 2);
+        QCOMPARE(cli({"bench", "conv", "--lengths", "64,0"}).code, 2);
+        QCOMPARE(cli({"bench", "conv", "--lengths", "-5"}).code, 2);
     }
 };
 

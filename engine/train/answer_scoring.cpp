@@ -10,22 +10,6 @@
 
 namespace routescope::train {
 
-namespace {
-
-double nll_at(const float* row, std::int64_t n, std::int32_t k) {
-    const float mx = *std::max_element(row, row + n);
-    double sum = 0;
-    for (std::int64_t i = 0; i < n; ++i)
-        sum += std::exp(static_cast<double>(row[i]) - mx);
-    return std::log(sum) + mx - row[k];
-}
-
-std::int32_t argmax(const float* row, std::int64_t n) {
-    return static_cast<std::int32_t>(std::max_element(row, row + n) - row);
-}
-
-}  // namespace
-
 std::int32_t answer_row(const std::string& objective, const std::vector<std::int32_t>& sequence,
                         std::int32_t first, std::int32_t last, const data::BirdieVocabulary& vocab,
                         RowView row, std::int32_t* answer_at, data::Paradigm layout) {

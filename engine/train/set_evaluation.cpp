@@ -8,9 +8,6 @@
 
 namespace routescope::train {
 
-namespace {
-
-// −log softmax(row)[k] and argmax(row), in double.
 double nll_at(const float* row, std::int64_t n, std::int32_t k) {
     const float mx = *std::max_element(row, row + n);
     double sum = 0;
@@ -22,8 +19,6 @@ double nll_at(const float* row, std::int64_t n, std::int32_t k) {
 std::int32_t argmax(const float* row, std::int64_t n) {
     return static_cast<std::int32_t>(std::max_element(row, row + n) - row);
 }
-
-}  // namespace
 
 std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledSet& set) {
     const int B = model.batch_size(), L = model.length();

@@ -84,15 +84,21 @@ EvalInputs load_inputs(const EvalArgs& a) {
     return in;
 }
 
-nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
+// The --data corpus packed as in training, at --seq-len (default the checkpoint's data.seq_len).
+train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     const int L = a.seq_len > 0 ? a.seq_len : config.data.seq_len;
     if (L > config.model.max_len)
         throw ConfigError("--seq-len: " + std::to_string(L) + " is longer than model.max_len = " +
                           std::to_string(config.model.max_len));
-    const train::SequenceSet set = train::pack_documents(
-        a.data, a.doc_sep.empty() ? config.data.doc_sep : a.doc_sep, L, *in.tokenizer);
-    models::Model model(config, a.batch_size, L, a.threads);
+    return train::pack_documents(a.data, a.doc_sep.empty() ? config.data.doc_sep : a.doc_sep, L,
+                                 *in.tokenizer);
+}
+
+nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
+    const RunConfig& config = in.checkpoint.config;
+    const train::SequenceSet set = packed_corpus(a, in);
+    models::Model model(config, a.batch_size, set.seq_len(), a.threads);
     load_params(in.checkpoint, model.params());
     const data::MlmMasker masker(*in.tokenizer, {config.train.mask_prob, 0.8, 0.1});
     const train::MlmScore s = train::evaluate_mlm(
@@ -116,13 +122,8 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
 nlohmann::ordered_json evaluate_causal_corpus_command(const EvalArgs& a, EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     const std::string& objective = config.train.objective;
-    const int L = a.seq_len > 0 ? a.seq_len : config.data.seq_len;
-    if (L > config.model.max_len)
-        throw ConfigError("--seq-len: " + std::to_string(L) + " is longer than model.max_len = " +
-                          std::to_string(config.model.max_len));
-    const train::SequenceSet set = train::pack_documents(
-        a.data, a.doc_sep.empty() ? config.data.doc_sep : a.doc_sep, L, *in.tokenizer);
-    models::Model model(config, a.batch_size, L, a.threads);
+    const train::SequenceSet set = packed_corpus(a, in);
+    models::Model model(config, a.batch_size, set.seq_len(), a.threads);
     load_params(in.checkpoint, model.params());
     const std::int32_t pad = std::max(0, in.tokenizer->specials().pad);
     const data::BirdieVocabulary vocab{in.tokenizer->vocab_size()};

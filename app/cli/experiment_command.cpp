@@ -287,13 +287,7 @@ int run_experiment(const ExperimentArgs& a) {
     }
 
     const fs::path out = a.out;
-    {
-        std::error_code ec;
-        fs::create_directories(out, ec);
-        if (ec || !fs::is_directory(out))
-            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
-                                                        (ec ? " (" + ec.message() + ")" : ""));
-    }
+    if (const int failed = prepare_output_directory(a.out)) return failed;
     json results;
     results["experiment"] = a.name;
     results["task"] = spec.task;
@@ -302,17 +296,6 @@ int run_experiment(const ExperimentArgs& a) {
     results["steps"] = steps;
     results["threads"] = a.threads;
     results["sets"] = a.sets;
-    try {
-        // Probe the directory before hours of training depend on it.
-        const std::string probe = (out / ".experiment-probe").string();
-        write_text_atomically(probe, "\n");
-        std::error_code ec;
-        fs::remove(probe, ec);
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, a.out + ": the output directory is not writable (" +
-                                                    std::string(e.what()) + ")");
-    }
-
     // Resolved once: a rebuild during a long run replaces the file, and /proc/self/exe then names
     // the deleted one.
     std::string self;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
@@ -65,6 +66,23 @@ nlohmann::ordered_json read_json_file(const std::string& path) {
     } catch (const nlohmann::json::exception&) {
         throw FormatError(path + ": not valid JSON");
     }
+}
+
+int prepare_output_directory(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        return experiment_failure(kExitFailure, dir + ": cannot create the output directory" +
+                                                    (ec ? " (" + ec.message() + ")" : ""));
+    try {
+        const std::string probe = (std::filesystem::path(dir) / ".experiment-probe").string();
+        write_text_atomically(probe, "\n");
+        std::filesystem::remove(probe, ec);
+    } catch (const Error& e) {
+        return experiment_failure(kExitFailure, dir + ": the output directory is not writable (" +
+                                                    std::string(e.what()) + ")");
+    }
+    return 0;
 }
 
 int experiment_failure(int code, const std::string& what) {

@@ -24,6 +24,10 @@ std::vector<nlohmann::ordered_json> read_json_lines(const std::string& path);
 /// A whole JSON file. IoError when unreadable, FormatError naming the file when not JSON.
 nlohmann::ordered_json read_json_file(const std::string& path);
 
+/// Creates the output directory and probes that a file can be written there, before hours of
+/// training depend on it. Returns 0, or the exit code (3) after an error naming `dir`.
+int prepare_output_directory(const std::string& dir);
+
 /// Prints "routescope-cli experiment: error: <what>" to stderr and returns `code`.
 int experiment_failure(int code, const std::string& what);
 

@@ -240,19 +240,9 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         return experiment_failure(kExitUsage, e.what());
     }
     const fs::path out = a.out;
-    {
-        std::error_code ec;
-        fs::create_directories(out, ec);
-        if (ec || !fs::is_directory(out))
-            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
-                                                        (ec ? " (" + ec.message() + ")" : ""));
-    }
+    if (const int failed = prepare_output_directory(a.out)) return failed;
     std::string self;
     try {
-        const std::string probe = (out / ".experiment-probe").string();
-        write_text_atomically(probe, "\n");
-        std::error_code ec;
-        fs::remove(probe, ec);
         self = self_executable();
     } catch (const Error& e) {
         return experiment_failure(kExitFailure, a.out + ": " + e.what());

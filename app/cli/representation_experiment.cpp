@@ -225,19 +225,9 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
     }
 
-    {
-        std::error_code ec;
-        fs::create_directories(out, ec);
-        if (ec || !fs::is_directory(out))
-            return experiment_failure(kExitFailure, a.out + ": cannot create the output directory" +
-                                                        (ec ? " (" + ec.message() + ")" : ""));
-    }
+    if (const int failed = prepare_output_directory(a.out)) return failed;
     json corpus_info;
     try {
-        const std::string probe = (out / ".experiment-probe").string();
-        write_text_atomically(probe, "\n");
-        std::error_code ec;
-        fs::remove(probe, ec);
         // The corpus is written once and read by both runs, so they see the same text.
         if (configs[0].data.train == corpus || configs[1].data.train == corpus) {
             train::write_builtin_corpus("builtin:grammar", corpus, a.seed, kCorpusDocuments);

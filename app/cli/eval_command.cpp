@@ -95,6 +95,16 @@ train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
                                  *in.tokenizer);
 }
 
+// The summary fields every corpus evaluation reports, after its own.
+void add_corpus_score(nlohmann::ordered_json& r, const EvalArgs& a, const train::MlmScore& s) {
+    r["checkpoint"] = a.checkpoint;
+    r["data"] = a.data;
+    r["loss"] = s.loss;
+    r["accuracy"] = s.accuracy;
+    r["targets"] = s.targets;
+    r["sequences"] = s.sequences;
+}
+
 nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     const train::SequenceSet set = packed_corpus(a, in);
@@ -105,12 +115,7 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
         model, set, masker, static_cast<std::uint64_t>(config.train.seed), a.batches);
     nlohmann::ordered_json r;
     r["objective"] = "mlm";
-    r["checkpoint"] = a.checkpoint;
-    r["data"] = a.data;
-    r["loss"] = s.loss;
-    r["accuracy"] = s.accuracy;
-    r["targets"] = s.targets;
-    r["sequences"] = s.sequences;
+    add_corpus_score(r, a, s);
     return r;
 }
 
@@ -145,12 +150,7 @@ nlohmann::ordered_json evaluate_causal_corpus_command(const EvalArgs& a, EvalInp
     nlohmann::ordered_json r;
     r["objective"] = objective;
     r["scoring"] = "next-token";
-    r["checkpoint"] = a.checkpoint;
-    r["data"] = a.data;
-    r["loss"] = s.loss;
-    r["accuracy"] = s.accuracy;
-    r["targets"] = s.targets;
-    r["sequences"] = s.sequences;
+    add_corpus_score(r, a, s);
     return r;
 }
 

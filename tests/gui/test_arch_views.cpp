@@ -29,39 +29,6 @@ using namespace routescope::views;
 
 namespace {
 
-bool run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
-    if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        qWarning("routescope-cli %s failed: %s", qPrintable(args.join(' ')),
-                 p.readAllStandardError().constData());
-        return false;
-    }
-    return true;
-}
-
-// A tiny checkpoint of `model_json` (the "model" object) at its initialisation, and its dump with
-// gates; returns the dump's path (empty on failure).
-QString arch_dump(const QString& dir, const QString& name, const QString& model_json) {
-    const QString dump = QDir(dir).filePath(name + ".dump.h5");
-    if (QFile::exists(dump)) return dump;
-    const QString config = QDir(dir).filePath(name + ".json");
-    QFile f(config);
-    if (!f.open(QIODevice::WriteOnly)) return {};
-    f.write(QStringLiteral("{\"model\": %1, \"tokenizer\": {\"kind\": \"bytes\"}, "
-                           "\"data\": {\"train\": \"builtin:grammar\", \"seq_len\": 32}, "
-                           "\"train\": {\"batch_size\": 4, \"steps\": 0}}")
-                .arg(model_json)
-                .toUtf8());
-    f.close();
-    const QString run = QDir(dir).filePath(name);
-    if (!run_cli({"train", "--config", config, "--out", run, "--threads", "2"})) return {};
-    if (!run_cli({"dump", "--checkpoint", run + "/model.ckpt.h5", "--out", dump, "--gates",
-                  "--examples", "6", "--threads", "2"}))
-        return {};
-    return dump;
-}
-
 std::vector<float> read_floats(const QString& file, const std::string& path) {
     H5::H5File f(file.toStdString(), H5F_ACC_RDONLY);
     H5::DataSet ds = f.openDataSet(path);
@@ -87,14 +54,16 @@ class TestArchViews : public QObject {
 private slots:
     void initTestCase() {
         dir_ = view_test::data_dir("arch_views");
-        birdie_ = arch_dump(dir_, "birdie",
-                            R"({"arch": "birdie", "d_model": 32, "n_layers": 2, "max_len": 64,
+        birdie_ =
+            view_test::arch_dump(dir_, "birdie",
+                                 R"({"arch": "birdie", "d_model": 32, "n_layers": 2, "max_len": 64,
                                 "d_inner": 16, "ln_eps": 1e-5, "birdie": {"mode": "prefix"}})");
-        gmlp_ = arch_dump(dir_, "gmlp",
-                          R"({"arch": "gmlp", "d_model": 32, "n_layers": 2, "max_len": 64,
+        gmlp_ =
+            view_test::arch_dump(dir_, "gmlp",
+                                 R"({"arch": "gmlp", "d_model": 32, "n_layers": 2, "max_len": 64,
                               "d_inner": 64, "ln_eps": 1e-5})");
-        slstm_ = arch_dump(dir_, "slstm",
-                           R"({"arch": "slstm", "d_model": 32, "n_layers": 3, "max_len": 64})");
+        slstm_ = view_test::arch_dump(
+            dir_, "slstm", R"({"arch": "slstm", "d_model": 32, "n_layers": 3, "max_len": 64})");
         QVERIFY(!birdie_.isEmpty() && !gmlp_.isEmpty() && !slstm_.isEmpty());
     }
 

@@ -45,39 +45,6 @@ QList<QLineSeries*> lines(QChartView* v) {
     return out;
 }
 
-bool run_cli(const QStringList& args) {
-    QProcess p;
-    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
-    if (!p.waitForFinished(180000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        qWarning("routescope-cli %s failed: %s", qPrintable(args.join(' ')),
-                 p.readAllStandardError().constData());
-        return false;
-    }
-    return true;
-}
-
-// A dump with gates of a tiny freshly initialised model of `model_json` on the built-in grammar
-// corpus (the same 6 examples for every model).
-QString arch_dump(const QString& dir, const QString& name, const QString& model_json) {
-    const QString dump = QDir(dir).filePath(name + ".dump.h5");
-    if (QFile::exists(dump)) return dump;
-    const QString config = QDir(dir).filePath(name + ".json");
-    QFile f(config);
-    if (!f.open(QIODevice::WriteOnly)) return {};
-    f.write(QStringLiteral("{\"model\": %1, \"tokenizer\": {\"kind\": \"bytes\"}, "
-                           "\"data\": {\"train\": \"builtin:grammar\", \"seq_len\": 32}, "
-                           "\"train\": {\"batch_size\": 4, \"steps\": 0}}")
-                .arg(model_json)
-                .toUtf8());
-    f.close();
-    const QString run = QDir(dir).filePath(name);
-    if (!run_cli({"train", "--config", config, "--out", run, "--threads", "2"})) return {};
-    if (!run_cli({"dump", "--checkpoint", run + "/model.ckpt.h5", "--out", dump, "--gates",
-                  "--examples", "6", "--threads", "2"}))
-        return {};
-    return dump;
-}
-
 // A run directory whose log.jsonl holds `steps` step records of a loss decaying at `rate`.
 QString fake_run(const QString& dir, const QString& name, int steps, double rate) {
     const QString run = QDir(dir).filePath(name);
@@ -233,10 +200,10 @@ private slots:
 
     void gatesCompareOfTwoArchitecturesHasNoDifference() {
         const QString bigs =
-            arch_dump(dir_, "bigs", R"({"arch": "bigs", "d_model": 16, "n_layers": 2,
+            view_test::arch_dump(dir_, "bigs", R"({"arch": "bigs", "d_model": 16, "n_layers": 2,
                                         "max_len": 64, "d_inner": 16, "ln_eps": 1e-5})");
         const QString birdie =
-            arch_dump(dir_, "birdie", R"({"arch": "birdie", "d_model": 16, "n_layers": 2,
+            view_test::arch_dump(dir_, "birdie", R"({"arch": "birdie", "d_model": 16, "n_layers": 2,
                                           "max_len": 64, "d_inner": 16, "ln_eps": 1e-5,
                                           "birdie": {"mode": "prefix"}})");
         QVERIFY(!bigs.isEmpty() && !birdie.isEmpty());

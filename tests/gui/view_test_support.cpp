@@ -46,6 +46,37 @@ QString ssm_checkpoint(const QString& dir, const QString& name) {
     return out;
 }
 
+bool run_cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
+    if (!p.waitForFinished(180000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        qWarning("routescope-cli %s failed: %s", qPrintable(args.join(' ')),
+                 p.readAllStandardError().constData());
+        return false;
+    }
+    return true;
+}
+
+QString arch_dump(const QString& dir, const QString& name, const QString& model_json) {
+    const QString dump = QDir(dir).filePath(name + ".dump.h5");
+    if (QFile::exists(dump)) return dump;
+    const QString config = QDir(dir).filePath(name + ".json");
+    QFile f(config);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write(QStringLiteral("{\"model\": %1, \"tokenizer\": {\"kind\": \"bytes\"}, "
+                           "\"data\": {\"train\": \"builtin:grammar\", \"seq_len\": 32}, "
+                           "\"train\": {\"batch_size\": 4, \"steps\": 0}}")
+                .arg(model_json)
+                .toUtf8());
+    f.close();
+    const QString run = QDir(dir).filePath(name);
+    if (!run_cli({"train", "--config", config, "--out", run, "--threads", "2"})) return {};
+    if (!run_cli({"dump", "--checkpoint", run + "/model.ckpt.h5", "--out", dump, "--gates",
+                  "--examples", "6", "--threads", "2"}))
+        return {};
+    return dump;
+}
+
 bool wait_for(routescope::views::AnalysisView* view, int timeout_ms) {
     QElapsedTimer t;
     t.start();

@@ -21,6 +21,13 @@ QString sample_dump(const QString& dir, const QString& name, const QStringList& 
 /// before.ckpt.h5 and after.ckpt.h5 with two BiGS SSM layers (tests/reference/analysis/
 /// make_analysis_dumps.py) in `dir`; returns the path of `name`.
 QString ssm_checkpoint(const QString& dir, const QString& name);
+/// Runs `routescope-cli args` to the end (3 minutes at most); false, with its stderr as a
+/// warning, when it fails.
+bool run_cli(const QStringList& args);
+/// A dump with gates of a tiny freshly initialised model of `model_json` (the config's "model"
+/// object) on the built-in grammar corpus, the same 6 examples for every model; written once per
+/// directory. Returns its path, or an empty string on failure.
+QString arch_dump(const QString& dir, const QString& name, const QString& model_json);
 /// Waits (event loop running) until the view's analysis ends; false on timeout.
 bool wait_for(routescope::views::AnalysisView* view, int timeout_ms = 30000);
 /// Saves a picture of `widget` as ROUTESCOPE_TEST_OUTPUT/<name>.png; false when it fails.

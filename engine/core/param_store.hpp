@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -51,11 +52,12 @@ public:
     bool allocated() const { return allocated_; }
     std::size_t size() const { return total_; }
     const std::vector<ParamEntry>& entries() const { return entries_; }
-    bool contains(const std::string& name) const { return index_.count(name) != 0; }
+    bool contains(std::string_view name) const { return index_.find(name) != index_.end(); }
 
-    const ParamEntry& entry(const std::string& name) const {
-        auto it = index_.find(name);
-        if (it == index_.end()) throw Error("ParamStore: no parameter named '" + name + "'");
+    const ParamEntry& entry(std::string_view name) const {
+        auto it = index_.find(name);  // heterogeneous: no std::string is built for the look-up
+        if (it == index_.end())
+            throw Error("ParamStore: no parameter named '" + std::string(name) + "'");
         return entries_[it->second];
     }
 
@@ -64,10 +66,10 @@ public:
     T* grad_data() { return checked(grads_.data()); }
     const T* grad_data() const { return checked(grads_.data()); }
 
-    T* param(const std::string& name) { return data() + entry(name).offset; }
-    const T* param(const std::string& name) const { return data() + entry(name).offset; }
-    T* grad(const std::string& name) { return grad_data() + entry(name).offset; }
-    const T* grad(const std::string& name) const { return grad_data() + entry(name).offset; }
+    T* param(std::string_view name) { return data() + entry(name).offset; }
+    const T* param(std::string_view name) const { return data() + entry(name).offset; }
+    T* grad(std::string_view name) { return grad_data() + entry(name).offset; }
+    const T* grad(std::string_view name) const { return grad_data() + entry(name).offset; }
 
     /// Once per step: backward passes accumulate (+=) into the gradient buffer.
     void zero_grad() {
@@ -84,7 +86,13 @@ private:
     }
 
     std::vector<ParamEntry> entries_;
-    std::unordered_map<std::string, std::size_t> index_;
+    struct NameHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
     std::size_t total_ = 0;
     bool allocated_ = false;
     AlignedBuffer<T> params_;

@@ -39,8 +39,10 @@ public:
     /// index wins, so which error surfaces is deterministic too).
     template <class F>
     void parallel_for(std::int64_t n, F&& fn) {
+        // The job is a one-pointer closure over fn, which std::function stores in place: a
+        // parallel_for never allocates (a training step allocates nothing, engine issue).
         if constexpr (std::is_invocable_v<F&, std::int64_t, std::int64_t, int>) {
-            run(n, ChunkFn(std::forward<F>(fn)));
+            run(n, ChunkFn([&fn](std::int64_t b, std::int64_t e, int t) { fn(b, e, t); }));
         } else {
             run(n, ChunkFn([&fn](std::int64_t b, std::int64_t e, int) { fn(b, e); }));
         }

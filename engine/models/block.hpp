@@ -12,13 +12,12 @@
 
 namespace routescope::models {
 
-/// The batch a block sees: sizes, valid lengths (attention masks padding keys) and the FFT
-/// convolution workspace its SSMs share (one shape per model, used by one op at a time).
+/// The batch a block sees: sizes and valid lengths (attention masks padding keys). The SSMs' FFT
+/// plans are the backend's (prepared in the planning pass).
 struct BlockInput {
     int B = 0;
     int L = 0;
     const std::int32_t* lengths = nullptr;
-    ops::FftConvWorkspace<float>* fft = nullptr;
     /// Birdie's reset mask [B, L] (Batch::reset_mask) or null.
     const std::int32_t* reset_mask = nullptr;
 };

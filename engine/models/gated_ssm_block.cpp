@@ -40,9 +40,9 @@ Act GatedSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act V = g.gelu(g.linear(X, rows, dv_), gelu_);
     const Act U_f = g.gelu(g.linear(X, rows, du_f_), gelu_);
     const Act U_b = g.gelu(g.linear(g.flip(X, in.B, in.L, d_), rows, du_b_), gelu_);
-    const Act Y_f = g.linear(g.ssm(U_f, in.B, in.L, d_, ssm_f_, *in.fft), rows, duc_f_);
+    const Act Y_f = g.linear(g.ssm(U_f, in.B, in.L, d_, ssm_f_), rows, duc_f_);
     const Act Y_b =
-        g.flip(g.linear(g.ssm(U_b, in.B, in.L, d_, ssm_b_, *in.fft), rows, duc_b_), in.B, in.L, d_);
+        g.flip(g.linear(g.ssm(U_b, in.B, in.L, d_, ssm_b_), rows, duc_b_), in.B, in.L, d_);
     if (capture_ && !g.planning() && !g.training()) {
         capture_("u_f", U_f.v, d_);
         unflipped_.resize(static_cast<std::size_t>(U_b.n));

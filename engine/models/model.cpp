@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/philox.hpp"
 #include "engine/models/birdie_block.hpp"
@@ -71,22 +72,23 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
             blocks_.push_back(make_block(m, i));
     mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
-    if (has_ssm(m))
-        fft_ = std::make_unique<ops::FftConvWorkspace<float>>(B_, L_, m.d_model, m.ssm.n_kernels,
-                                                              pool_->size());
-    // Planning passes (no compute): the bytes a training step asks for, for each head.
-    std::size_t bytes = 0;
-    std::vector<std::int32_t> dummy(static_cast<std::size_t>(B_) * L_, 0);
+    backend_ = std::make_unique<CpuBackend>(*pool_);
+    // Planning passes (no compute): the bytes and tape records a training step asks for, for
+    // each head; the backend prepares its workspaces (FFT plans, scratch) on the way.
+    std::size_t bytes = 0, records = 0;
+    std::vector<std::int32_t> dummy(static_cast<std::size_t>(B_) * L_, 1);
     for (int head = 0; head < (classifier_ ? 2 : 1); ++head) {
-        Graph plan(params_, *pool_, /*training=*/true);
+        Graph plan(params_, *backend_, /*training=*/true);
         Batch b;
         b.tokens = dummy.data();
         b.lengths = dummy.data();
         (head == 0 ? b.labels : b.class_labels) = dummy.data();
         run(plan, b, 0);
         bytes = std::max(bytes, plan.planned_bytes());
+        records = std::max(records, plan.planned_ops());
     }
     arena_ = std::make_unique<Arena>(bytes);
+    tape_.reserve(records);
 }
 
 Model::~Model() = default;
@@ -163,7 +165,7 @@ void Model::init(std::uint64_t seed) {
 
 double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto& m = config_.model;
-    BlockInput in{B_, L_, batch.lengths, fft_.get()};
+    BlockInput in{B_, L_, batch.lengths};
     in.reset_mask = batch.reset_mask;
     const auto p = static_cast<float>(m.dropout);
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
@@ -227,23 +229,17 @@ double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
                             std::to_string(config_.model.n_labels) + ")");
     arena_->reset();
     tape_.clear();
-    Graph g(params_, *arena_, tape_, *pool_, training);
+    Graph g(params_, *arena_, tape_, *backend_, training);
+    if (training) g.set_profile(profile_);
     return run(g, batch, step);
 }
 
 void Model::backward() {
-    if (!profile_) return tape_.backward();
-    tape_.backward([this](const char* name, double seconds) {
-        profile_->record(std::string(name) + " backward", seconds, {});
-    });
+    tape_.backward(*backend_, profile_);
 }
 
 void Model::set_profile(ops::OpProfile* profile) {
     profile_ = profile;
-    if (!profile) return tape_.set_forward_timer({});
-    tape_.set_forward_timer([this](const char* name, double seconds) {
-        profile_->record(std::string(name) + " forward", seconds, {});
-    });
 }
 
 void Model::set_capture(ActivationProbe* probe) {

@@ -16,12 +16,12 @@
 #include <memory>
 #include <vector>
 
+#include "engine/backend/backend.hpp"
+#include "engine/backend/tape.hpp"
 #include "engine/core/arena.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/param_store.hpp"
-#include "engine/core/tape.hpp"
 #include "engine/core/thread_pool.hpp"
-#include "engine/ops/fft_conv.hpp"
 #include "engine/ops/op_table.hpp"
 
 namespace routescope::models {
@@ -113,6 +113,10 @@ public:
     ParamStore& params() { return params_; }
     const ParamStore& params() const { return params_; }
     ThreadPool& pool() { return *pool_; }
+    /// The backend the model's ops run on (the CPU backend over pool()).
+    Backend& backend() { return *backend_; }
+    /// Records the last training forward appended (the tape is data: engine/backend/tape.hpp).
+    const Tape& tape() const { return tape_; }
     int batch_size() const { return B_; }
     int length() const { return L_; }
     std::size_t arena_bytes() const { return arena_->capacity(); }
@@ -129,7 +133,7 @@ private:
     std::unique_ptr<SlstmRecurrence> slstm_;  ///< model.arch = slstm (then blocks_ is empty)
     std::unique_ptr<MlmHead> mlm_;
     std::unique_ptr<ClassifierHead> classifier_;
-    std::unique_ptr<ops::FftConvWorkspace<float>> fft_;
+    std::unique_ptr<Backend> backend_;
     std::unique_ptr<Arena> arena_;
     Tape tape_;
     ops::OpProfile* profile_ = nullptr;

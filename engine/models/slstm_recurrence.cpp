@@ -14,7 +14,10 @@ constexpr int kO = 5, kU = 6;
 }  // namespace
 
 SlstmRecurrence::SlstmRecurrence(const ModelConfig& m)
-    : d_(m.d_model), eps_(static_cast<float>(m.ln_eps)), gate_norm_(m.slstm.gate_norm) {}
+    : d_(m.d_model), eps_(static_cast<float>(m.ln_eps)), gate_norm_(m.slstm.gate_norm) {
+    for (std::size_t k = 0; k < kGates.size(); ++k)
+        norm_names_[k] = std::string("slstm.norm_") + kGates[k];
+}
 
 void SlstmRecurrence::declare(ParamStore& store, const ModelConfig& m) {
     const int d = m.d_model;
@@ -48,16 +51,15 @@ SlstmState SlstmRecurrence::step(Graph& g, const SlstmState& s, const Act& Ux, c
     const Act g_tok = g.broadcast_sequence(s.g, B, L, d);
     const Act cat = g.concat_columns({s.h, hL, hR, g_tok}, {d, d, d, d}, rows);
     const Act pre = g.add(g.linear(cat, rows, "slstm.W"), Ux);
-    std::vector<Act> v;
+    std::array<Act, 7> v;
     for (int k = 0; k < 7; ++k) {
-        Act vk = g.columns(pre, rows, 7 * d, k * d, d);
-        if (gate_norm_) vk = g.layernorm(vk, rows, std::string("slstm.norm_") + kGates[k], eps_);
-        v.push_back(vk);
+        v[k] = g.columns(pre, rows, 7 * d, k * d, d);
+        if (gate_norm_) v[k] = g.layernorm(v[k], rows, norm_names_[k], eps_);
     }
-    std::vector<Act> sig;
+    std::array<Act, kSoftmaxed> sig;
     for (int k = 0; k < kSoftmaxed; ++k)
-        sig.push_back(g.sigmoid(v[k]));
-    const std::vector<Act> gate = g.gate_softmax(sig);  // i, l, r, f, s
+        sig[k] = g.sigmoid(v[k]);
+    const Pieces gate = g.gate_softmax(sig);  // i, l, r, f, s
     const Act o = g.sigmoid(v[kO]);
     const Act u = g.tanh(v[kU]);
     const Act cL = g.neighbour(s.c, len, B, L, d, -1);

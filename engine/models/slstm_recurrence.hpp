@@ -26,7 +26,9 @@
 // gate_norm, `slstm.norm_{i,l,r,f,s,o,u}` [d]. The 7d outputs of W and U are gate-major (rows
 // [k·d, (k+1)·d) belong to gate k in the order i, l, r, f, s, o, u). Pad positions are computed
 // like tokens but never read by a real one (neighbours, h̄ and the softmax skip them).
+#include <array>
 #include <functional>
+#include <string>
 
 #include "engine/models/block.hpp"
 
@@ -61,6 +63,7 @@ private:
     int d_;
     float eps_;
     bool gate_norm_;
+    std::array<std::string, 7> norm_names_;  ///< slstm.norm_<gate>, composed once
 };
 
 }  // namespace routescope::models

@@ -38,9 +38,9 @@ Act StackSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const std::int64_t rows = std::int64_t(in.B) * in.L;
     const int B = in.B, L = in.L;
     const Act x1 = g.linear(g.layernorm(h, rows, norm1_, eps_), rows, wi_f_);
-    const Act a1 = g.add(h, g.linear(g.ssm(x1, B, L, d_, ssm_f_, *in.fft), rows, wo_f_));
+    const Act a1 = g.add(h, g.linear(g.ssm(x1, B, L, d_, ssm_f_), rows, wo_f_));
     const Act x2 = g.linear(g.flip(g.layernorm(a1, rows, norm2_, eps_), B, L, d_), rows, wi_b_);
-    const Act y2 = g.linear(g.ssm(x2, B, L, d_, ssm_b_, *in.fft), rows, wo_b_);
+    const Act y2 = g.linear(g.ssm(x2, B, L, d_, ssm_b_), rows, wo_b_);
     const Act a2 = g.add(a1, g.flip(y2, B, L, d_));
     const Act f = g.gelu(g.linear(g.layernorm(a2, rows, norm3_, eps_), rows, ffn1_), gelu_);
     return g.add(a2, g.linear(f, rows, ffn2_));

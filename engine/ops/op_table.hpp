@@ -1,7 +1,6 @@
 #pragma once
-// The op table (ggml's idea, kept small): every op's name with its cost function over a shape
-// vector, so tools can list ops and price a shape; and OpProfile, accumulating per-op wall time,
-// calls, flops and bytes so a training step can print where its time goes.
+// Pricing an op by name (the op table itself is engine/ops/op.hpp), and OpProfile, accumulating
+// per-op wall time, calls, flops and bytes so a training step can print where its time goes.
 //
 //   OpProfile profile;
 //   { OpProfile::Scope s(profile, "dense_forward", ops::dense_cost(rows, in, out));
@@ -19,15 +18,9 @@
 
 namespace routescope::ops {
 
-struct OpInfo {
-    const char* name;
-    const char* shape;  ///< what the dims of `cost` mean, e.g. "rows, in, out"
-    OpCost (*cost)(std::span<const std::int64_t> dims);  ///< forward cost, fp32
-};
-
-/// Every op of engine/ops/ with a cost function (forward costs; see op_cost.hpp).
-const std::vector<OpInfo>& op_table();
-/// Throws routescope::Error naming the op when it is not in the table or dims has the wrong size.
+/// The forward cost of op `name` (engine/ops/op.hpp's table) for its first OpDef::cost_args
+/// integer arguments. Throws routescope::Error naming the op when it is not in the table or dims
+/// has the wrong size.
 OpCost op_cost(std::string_view name, std::span<const std::int64_t> dims);
 
 struct OpStats {
@@ -41,6 +34,9 @@ struct OpStats {
 class OpProfile {
 public:
     void record(std::string_view name, double seconds, const OpCost& cost);
+    enum class Phase { forward, backward };
+    /// record() under "<op> forward" / "<op> backward" (the engine's per-op profile).
+    void record_phase(std::string_view op, Phase phase, double seconds, const OpCost& cost);
     /// Sorted by total time, slowest first.
     std::vector<OpStats> stats() const;
     double total_seconds() const;

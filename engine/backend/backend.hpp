@@ -1,0 +1,80 @@
+#pragma once
+// The backend interface (ARCHITECTURE.md "Engine design"): what a model needs from the hardware it
+// runs on. A backend owns device memory and workspaces (FFT plans, scratch) and runs every op of
+// the op table (engine/ops/op.hpp) forward and backward, plus the few operations a training step
+// does on the flat parameter and gradient buffers (norm, scaling, the AdamW update).
+//
+// The CPU backend (engine/backend/cpu/) is the reference: today's Eigen/FFTW kernels behind this
+// interface, unchanged in numerics. The CUDA backend (engine/backend/cuda/) is a second
+// implementation, checked op by op against it by the conformance suite.
+//
+// A backend allocates only in allocate() and prepare(): a Graph prepares every op of a step in its
+// planning pass, so the steps themselves allocate nothing.
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/core/tensor.hpp"
+#include "engine/ops/op.hpp"
+
+namespace routescope {
+
+/// One AdamW update (torch.optim.AdamW's formula, engine/train/adamw.hpp) over a contiguous span
+/// of the flat buffers, all of its elements with the same rate and decay.
+struct AdamWSpan {
+    float* params = nullptr;
+    const float* grads = nullptr;
+    float* m = nullptr;
+    float* v = nullptr;
+    std::size_t n = 0;
+    double lr = 0;
+    double weight_decay = 0;
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    std::int64_t update = 1;  ///< k ≥ 1: the bias corrections use β^k
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual const char* name() const = 0;
+    virtual Device device() const = 0;
+    /// Whether forward/backward of `op` run on this backend for float type `real` (f32 or f64).
+    virtual bool supports(ops::OpId op, DType real) const = 0;
+
+    // ------------------------------------------------------------ memory
+    /// `bytes` of device memory, 64-byte aligned, uninitialised. Throws on failure.
+    virtual void* allocate(std::size_t bytes) = 0;
+    virtual void release(void* p) noexcept = 0;
+    virtual void zero(void* p, std::size_t bytes) = 0;
+    enum class CopyKind { host_to_device, device_to_host, device_to_device };
+    virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
+    /// Waits until every operation issued so far has finished.
+    virtual void synchronize() = 0;
+    /// Bytes copied host → device and device → host since construction (a resident training step
+    /// copies only its batch up and a few scalars down).
+    std::uint64_t bytes_to_device() const { return to_device_; }
+    std::uint64_t bytes_to_host() const { return to_host_; }
+
+    // ------------------------------------------------------------ ops
+    /// Creates what a call of this shape needs (plans, scratch) ahead of the step; data pointers
+    /// may be null (a planning pass). Idempotent for the same shape.
+    virtual void prepare(const ops::OpCall& call) = 0;
+    /// Runs the op: reads the inputs, writes the outputs and saved tensors.
+    virtual void forward(const ops::OpCall& call) = 0;
+    /// Accumulates (+=) into every non-null input gradient from the outputs' gradients.
+    virtual void backward(const ops::OpCall& call) = 0;
+
+    // ------------------------------------------------------------ flat buffers
+    /// Σ x², accumulated in double in a fixed order (the gradient norm).
+    virtual double sum_squares(const float* x, std::size_t n) = 0;
+    /// x ← a·x.
+    virtual void scale(float* x, float a, std::size_t n) = 0;
+    /// One AdamW update of a span (moments updated in place).
+    virtual void adamw(const AdamWSpan& span) = 0;
+
+protected:
+    std::uint64_t to_device_ = 0;
+    std::uint64_t to_host_ = 0;
+};
+
+}  // namespace routescope

@@ -51,7 +51,8 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v,
             const auto K = matrix(k + base, nk, dh, d);
             const auto V = matrix(v + base, nk, dh, d);
             auto S = P.leftCols(nk);
-            S.noalias() = (Q * K.transpose()) * scale;
+            S.noalias() = Q * K.transpose();  // then scaled in place: no temporary
+            S *= scale;
             for (int i = 0; i < L; ++i) {
                 auto row = S.row(i);
                 const T m = row.maxCoeff();

@@ -1,0 +1,61 @@
+#pragma once
+// The conformance suite's specs (ggml's test-backend-ops idea): for every op of the op table, the
+// shapes it is run at — tiny and odd for the finite-difference check in double precision and the
+// comparison of every backend against the CPU backend, larger for `routescope-cli bench ops` — and
+// the inputs it is fed (normal values, except where the op needs a domain: A_re < 0, forget gates
+// in (0, 1), ids below the vocabulary, lengths in [1, L], targets with ignored rows, 0/1 masks).
+//
+// An OpInstance owns the memory of one call on one backend: every operand and its gradient,
+// allocated through the backend and filled on the host.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.hpp"
+#include "engine/ops/op.hpp"
+
+namespace routescope {
+
+struct OpSpec {
+    ops::OpId op;
+    std::vector<std::int64_t> args;  ///< OpCall::i
+    double f = 0;                    ///< OpCall::f
+    std::uint64_t seed = 0;          ///< OpCall::seed
+    std::string label;               ///< the arguments as text, e.g. "rows=7, in=5, out=3"
+};
+
+enum class SpecSize { tiny, bench };
+
+/// The specs of one op: at least one for every op (a test fails for an op without one).
+std::vector<OpSpec> op_specs(ops::OpId op, SpecSize size);
+
+/// One call of a spec on a backend with its operands allocated there and its inputs filled from
+/// `seed`; every float input and output also gets a gradient buffer (zeroed). Saved tensors have
+/// none (cross_entropy's backward then seeds ∂loss/∂loss = 1).
+class OpInstance {
+public:
+    OpInstance(const OpSpec& spec, DType real, Backend& backend, std::uint64_t seed);
+    ~OpInstance();
+    OpInstance(const OpInstance&) = delete;
+    OpInstance& operator=(const OpInstance&) = delete;
+
+    ops::OpCall& call() { return call_; }
+    const ops::Layout& layout() const { return layout_; }
+    /// Operand k's values / gradient as host doubles (converted from the call's float type).
+    std::vector<double> values(int k) const;
+    std::vector<double> gradient(int k) const;
+    void set_values(int k, const std::vector<double>& v);
+    void set_gradient(int k, const std::vector<double>& g);
+    /// Zeroes every gradient buffer.
+    void zero_gradients();
+    std::int64_t numel(int k) const { return layout_[k].numel; }
+    bool is_float(int k) const { return layout_[k].dtype != DType::i32; }
+
+private:
+    Backend& backend_;
+    ops::Layout layout_;
+    ops::OpCall call_;
+    std::vector<void*> memory_;
+};
+
+}  // namespace routescope

@@ -1,4 +1,4 @@
-// routescope-cli bench train | forward | conv | gemm | dump — benchmarks, never timed tests (their
+// routescope-cli bench train | forward | ops | conv | gemm | dump — benchmarks, never timed tests (their
 // figures go to docs/benchmarks.md with the command that produced them).
 //
 //   bench train --config X [--set k=v ...] [--baseline torch] [--threads N] [--steps S] [--warmup
@@ -14,6 +14,9 @@
 //       L × L; S-LSTM runs n_layers steps); per architecture time(L_max)/time(512), the log-log
 //       scaling exponent over L >= 512, and the crossover length from which it is faster than
 //       attention (bert when run, else the second architecture).
+//   bench ops [--backend cpu|cuda] [--op NAME] [--threads N] [--seconds S]
+//       Every op of the op table at benchmark sizes, forward and backward: µs, GFLOP/s, GB/s
+//       (bench_ops.hpp).
 //   bench conv [--lengths 1024,4096,16384 --channels 512 --baseline torch]
 //       The SSM's causal FFT convolution, one kernel per channel: the engine's FFTW op against the
 //       CUDA backend's cuFFT path (on resident data, and with the transfers) when a device is
@@ -40,6 +43,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/bench_ops.hpp"
 #include "app/cli/command.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
@@ -681,7 +685,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
 }
 
 CommandRunner setup_bench(CLI::App& app) {
-    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, conv, gemm, dump");
+    auto* cmd =
+        app.add_subcommand("bench", "Benchmarks: train, forward, ops, conv, gemm, dump");
     cmd->require_subcommand(1);
 
     auto ta = std::make_shared<TrainBenchArgs>();
@@ -736,6 +741,13 @@ CommandRunner setup_bench(CLI::App& app) {
     conv->add_option("--python", ca->python, "Python with torch");
     conv->add_option("--torch-script", ca->torch_script, "tests/reference/bench_conv.py");
 
+    auto oa = std::make_shared<OpsBenchArgs>();
+    auto* ops_cmd = cmd->add_subcommand("ops", "Every op of the op table, forward and backward");
+    ops_cmd->add_option("--backend", oa->backend, "cpu | cuda");
+    ops_cmd->add_option("--op", oa->op, "One op by name (default: all)");
+    ops_cmd->add_option("--threads", oa->threads, "Threads (0 = all cores)");
+    ops_cmd->add_option("--seconds", oa->seconds, "Seconds per measurement");
+
     auto da = std::make_shared<DumpBenchArgs>();
     auto* dump = cmd->add_subcommand("dump", "Activation dump: peak memory and write throughput");
     dump->add_option("--examples", da->examples, "Examples S")->check(CLI::PositiveNumber);
@@ -751,6 +763,7 @@ CommandRunner setup_bench(CLI::App& app) {
 
     return [=]() {
         try {
+            if (ops_cmd->parsed()) return run_bench_ops(*oa);
             if (dump->parsed()) return run_bench_dump(*da);
             if (train->parsed()) return run_bench_train(*ta);
             if (forward->parsed()) return run_bench_forward(*fa);

@@ -30,33 +30,52 @@ OpSpec make(OpId op, std::vector<std::int64_t> args, double f = 0, std::uint64_t
 // Tiny and odd: every element is perturbed twice by the finite-difference check.
 std::vector<OpSpec> tiny(OpId op) {
     switch (op) {
-    case OpId::dense: return {make(op, {7, 5, 3})};
-    case OpId::embedding: return {make(op, {9, 4, 6})};
-    case OpId::layernorm: return {make(op, {5, 7}, 1e-5)};
-    case OpId::gelu_tanh:
-    case OpId::gelu_erf:
-    case OpId::tanh:
-    case OpId::sigmoid: return {make(op, {13})};
-    case OpId::add:
-    case OpId::mul: return {make(op, {11})};
-    case OpId::flip: return {make(op, {2, 5, 3})};
-    case OpId::dropout: return {make(op, {17, 3, 1}, 0.3, 42)};
-    case OpId::s4d_kernel: return {make(op, {2, 3, 7})};
-    case OpId::fft_conv: return {make(op, {2, 7, 4, 2})};
-    case OpId::attention: return {make(op, {2, 5, 6, 2})};
-    case OpId::spatial_mix: return {make(op, {2, 5, 3, 6, 0}), make(op, {2, 5, 3, 6, 1})};
-    case OpId::column_slice: return {make(op, {4, 7, 2, 3})};
-    case OpId::column_concat: return {make(op, {3, 7, 3, 2, 4, 1})};
-    case OpId::mean_pool:
-    case OpId::first_token:
-    case OpId::sequence_softmax:
-    case OpId::weighted_sequence_sum:
-    case OpId::sequence_broadcast: return {make(op, {2, 5, 3})};
-    case OpId::neighbour_shift: return {make(op, {2, 5, 3, -1}), make(op, {2, 5, 3, 1})};
-    case OpId::gate_softmax: return {make(op, {3, 7})};
-    case OpId::linear_scan: return {make(op, {2, 6, 4, 2})};
-    case OpId::cross_entropy: return {make(op, {5, 7})};
-    case OpId::count: break;
+        case OpId::dense:
+            return {make(op, {7, 5, 3})};
+        case OpId::embedding:
+            return {make(op, {9, 4, 6})};
+        case OpId::layernorm:
+            return {make(op, {5, 7}, 1e-5)};
+        case OpId::gelu_tanh:
+        case OpId::gelu_erf:
+        case OpId::tanh:
+        case OpId::sigmoid:
+            return {make(op, {13})};
+        case OpId::add:
+        case OpId::mul:
+            return {make(op, {11})};
+        case OpId::flip:
+            return {make(op, {2, 5, 3})};
+        case OpId::dropout:
+            return {make(op, {17, 3, 1}, 0.3, 42)};
+        case OpId::s4d_kernel:
+            return {make(op, {2, 3, 7})};
+        case OpId::fft_conv:
+            return {make(op, {2, 7, 4, 2})};
+        case OpId::attention:
+            return {make(op, {2, 5, 6, 2})};
+        case OpId::spatial_mix:
+            return {make(op, {2, 5, 3, 6, 0}), make(op, {2, 5, 3, 6, 1})};
+        case OpId::column_slice:
+            return {make(op, {4, 7, 2, 3})};
+        case OpId::column_concat:
+            return {make(op, {3, 7, 3, 2, 4, 1})};
+        case OpId::mean_pool:
+        case OpId::first_token:
+        case OpId::sequence_softmax:
+        case OpId::weighted_sequence_sum:
+        case OpId::sequence_broadcast:
+            return {make(op, {2, 5, 3})};
+        case OpId::neighbour_shift:
+            return {make(op, {2, 5, 3, -1}), make(op, {2, 5, 3, 1})};
+        case OpId::gate_softmax:
+            return {make(op, {3, 7})};
+        case OpId::linear_scan:
+            return {make(op, {2, 6, 4, 2})};
+        case OpId::cross_entropy:
+            return {make(op, {5, 7})};
+        case OpId::count:
+            break;
     }
     return {};
 }
@@ -65,33 +84,51 @@ std::vector<OpSpec> tiny(OpId op) {
 std::vector<OpSpec> bench(OpId op) {
     constexpr std::int64_t B = 8, L = 512, d = 256, I = 1024, rows = B * L;
     switch (op) {
-    case OpId::dense: return {make(op, {rows, d, I}), make(op, {rows, I, d})};
-    case OpId::embedding: return {make(op, {rows, d, 8000})};
-    case OpId::layernorm: return {make(op, {rows, d}, 1e-5)};
-    case OpId::gelu_tanh:
-    case OpId::gelu_erf:
-    case OpId::tanh:
-    case OpId::sigmoid:
-    case OpId::add:
-    case OpId::mul: return {make(op, {rows * I})};
-    case OpId::flip: return {make(op, {B, L, d})};
-    case OpId::dropout: return {make(op, {rows * d, 3, 1}, 0.1, 42)};
-    case OpId::s4d_kernel: return {make(op, {d, 64, L})};
-    case OpId::fft_conv: return {make(op, {B, L, d, d})};
-    case OpId::attention: return {make(op, {B, L, d, 4})};
-    case OpId::spatial_mix: return {make(op, {B, L, I / 2, L, 0})};
-    case OpId::column_slice: return {make(op, {rows, I, I / 2, I / 2})};
-    case OpId::column_concat: return {make(op, {rows, 4 * d, 4, d, d, d, d})};
-    case OpId::mean_pool:
-    case OpId::first_token:
-    case OpId::sequence_softmax:
-    case OpId::weighted_sequence_sum:
-    case OpId::sequence_broadcast: return {make(op, {B, L, d})};
-    case OpId::neighbour_shift: return {make(op, {B, L, d, -1})};
-    case OpId::gate_softmax: return {make(op, {5, rows * d})};
-    case OpId::linear_scan: return {make(op, {B, L, 2 * d, d})};
-    case OpId::cross_entropy: return {make(op, {rows, 8000})};
-    case OpId::count: break;
+        case OpId::dense:
+            return {make(op, {rows, d, I}), make(op, {rows, I, d})};
+        case OpId::embedding:
+            return {make(op, {rows, d, 8000})};
+        case OpId::layernorm:
+            return {make(op, {rows, d}, 1e-5)};
+        case OpId::gelu_tanh:
+        case OpId::gelu_erf:
+        case OpId::tanh:
+        case OpId::sigmoid:
+        case OpId::add:
+        case OpId::mul:
+            return {make(op, {rows * I})};
+        case OpId::flip:
+            return {make(op, {B, L, d})};
+        case OpId::dropout:
+            return {make(op, {rows * d, 3, 1}, 0.1, 42)};
+        case OpId::s4d_kernel:
+            return {make(op, {d, 64, L})};
+        case OpId::fft_conv:
+            return {make(op, {B, L, d, d})};
+        case OpId::attention:
+            return {make(op, {B, L, d, 4})};
+        case OpId::spatial_mix:
+            return {make(op, {B, L, I / 2, L, 0})};
+        case OpId::column_slice:
+            return {make(op, {rows, I, I / 2, I / 2})};
+        case OpId::column_concat:
+            return {make(op, {rows, 4 * d, 4, d, d, d, d})};
+        case OpId::mean_pool:
+        case OpId::first_token:
+        case OpId::sequence_softmax:
+        case OpId::weighted_sequence_sum:
+        case OpId::sequence_broadcast:
+            return {make(op, {B, L, d})};
+        case OpId::neighbour_shift:
+            return {make(op, {B, L, d, -1})};
+        case OpId::gate_softmax:
+            return {make(op, {5, rows * d})};
+        case OpId::linear_scan:
+            return {make(op, {B, L, 2 * d, d})};
+        case OpId::cross_entropy:
+            return {make(op, {rows, 8000})};
+        case OpId::count:
+            break;
     }
     return {};
 }
@@ -103,9 +140,11 @@ double input_value(const ops::OpCall& c, const ops::OperandSpec& s, std::int64_t
     std::uniform_real_distribution<double> u01(0.0, 1.0);
     if (s.role == ops::Role::data) {
         if (name == "ids") return static_cast<double>(gen() % static_cast<std::uint64_t>(c.i[2]));
-        if (name == "lengths") return static_cast<double>(std::max<std::int64_t>(1, c.i[1] - 2 * e));
+        if (name == "lengths")
+            return static_cast<double>(std::max<std::int64_t>(1, c.i[1] - 2 * e));
         if (name == "targets")
-            return e % 4 == 3 ? -100.0 : static_cast<double>(gen() % static_cast<std::uint64_t>(c.i[1]));
+            return e % 4 == 3 ? -100.0
+                              : static_cast<double>(gen() % static_cast<std::uint64_t>(c.i[1]));
         throw Error("op_specs: no generator for data input '" + name + "'");
     }
     if (s.role == ops::Role::optional_data) return e % 4 == 2 ? 0.0 : 1.0;  // keep masks
@@ -232,7 +271,8 @@ void OpInstance::set_gradient(int k, const std::vector<double>& g) {
 void OpInstance::zero_gradients() {
     for (int k = 0; k < layout_.size(); ++k)
         if (call_.grad[static_cast<std::size_t>(k)])
-            backend_.zero(call_.grad[static_cast<std::size_t>(k)], call_.t[static_cast<std::size_t>(k)].bytes());
+            backend_.zero(call_.grad[static_cast<std::size_t>(k)],
+                          call_.t[static_cast<std::size_t>(k)].bytes());
 }
 
 }  // namespace routescope

@@ -65,8 +65,8 @@ private slots:
         for (const ops::OpDef& def : ops::op_defs()) {
             const auto specs = op_specs(def.id, SpecSize::tiny);
             for (std::size_t s = 0; s < specs.size(); ++s)
-                QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
-                    QString::fromStdString(specs[s].label))))
+                QTest::newRow(qPrintable(
+                    QString("%1 (%2)").arg(def.name).arg(QString::fromStdString(specs[s].label))))
                     << static_cast<int>(def.id) << static_cast<int>(s);
         }
     }

@@ -74,7 +74,7 @@ using namespace routescope;
 namespace {
 
 RunConfig tiny(const std::string& arch, int n_labels) {
-    nlohmann::json model = {{"arch", arch}, {"d_model", 32}, {"n_layers", 2},
+    nlohmann::json model = {{"arch", arch},  {"d_model", 32},    {"n_layers", 2},
                             {"max_len", 16}, {"vocab_size", 50}, {"n_labels", n_labels},
                             {"dropout", 0.1}};
     if (arch == "bigs" || arch == "stack_ssm") model["ssm"] = {{"n_modes", 8}};
@@ -93,7 +93,8 @@ private slots:
     void steadyStepAllocatesNothing_data() {
         QTest::addColumn<QString>("arch");
         QTest::addColumn<bool>("classify");
-        for (const char* arch : {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp"})
+        for (const char* arch :
+             {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp"})
             QTest::newRow(arch) << QString(arch) << false;
         QTest::newRow("bert classification") << QString("bert") << true;
         QTest::newRow("slstm classification") << QString("slstm") << true;
@@ -109,7 +110,7 @@ private slots:
         train::AdamW adam(config.train, model.params());
 
         std::vector<std::int32_t> tokens(B * L), lengths = {L, L - 5}, labels(B * L, -100),
-            classes = {0, 2}, reset(B * L, 0);
+                                                 classes = {0, 2}, reset(B * L, 0);
         for (int i = 0; i < B * L; ++i) {
             tokens[i] = 4 + (i * 7) % 40;
             if (i % 3 == 0) labels[i] = tokens[i];

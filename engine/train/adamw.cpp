@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/lr_schedule.hpp"
 
@@ -29,63 +30,54 @@ AdamW::AdamW(const TrainConfig& config, const ParamStore& store)
 }
 
 double AdamW::grad_norm(const ParamStore& store) {
-    const float* g = store.grad_data();
-    double sum = 0;
-    for (std::size_t i = 0; i < store.size(); ++i)
-        sum += static_cast<double>(g[i]) * g[i];
-    return std::sqrt(sum);
+    CpuBackend cpu(ThreadPool::serial());
+    return grad_norm(store, cpu);
+}
+
+double AdamW::grad_norm(const ParamStore& store, Backend& backend) {
+    return std::sqrt(backend.sum_squares(store.grad_data(), store.size()));
 }
 
 double AdamW::clip(ParamStore& store) const {
-    const double total = grad_norm(store);
+    CpuBackend cpu(ThreadPool::serial());
+    return clip(store, cpu);
+}
+
+double AdamW::clip(ParamStore& store, Backend& backend) const {
+    const double total = grad_norm(store, backend);
     const double max_norm = config_.clip_grad_norm;
     if (max_norm > 0) {
         const double coef = max_norm / (total + 1e-6);  // torch.nn.utils.clip_grad_norm_
-        if (coef < 1.0) {
-            float* g = store.grad_data();
-            const auto c = static_cast<float>(coef);
-            for (std::size_t i = 0; i < store.size(); ++i)
-                g[i] *= c;
-        }
+        if (coef < 1.0) backend.scale(store.grad_data(), static_cast<float>(coef), store.size());
     }
     return total;
 }
 
 double AdamW::update(ParamStore& store, ThreadPool& pool) {
+    CpuBackend cpu(pool);
+    return update(store, cpu);
+}
+
+double AdamW::update(ParamStore& store, Backend& backend) {
     if (store.size() != m_.size())
         throw Error("AdamW::update: the store has " + std::to_string(store.size()) +
                     " parameters, the optimizer state " + std::to_string(m_.size()));
     const double factor = lr_factor(step_, config_);
-    const double b1 = config_.betas[0], b2 = config_.betas[1];
-    const auto k = static_cast<double>(step_ + 1);
-    const double bc1 = 1.0 - std::pow(b1, k);
-    const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, k));
-    const auto fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
-    const auto one_minus_b1 = static_cast<float>(1.0 - b1),
-               one_minus_b2 = static_cast<float>(1.0 - b2);
-    const auto eps = static_cast<float>(config_.eps);
-    float* p = store.data();
-    const float* g = store.grad_data();
+    AdamWSpan span;
+    span.beta1 = config_.betas[0];
+    span.beta2 = config_.betas[1];
+    span.eps = config_.eps;
+    span.update = step_ + 1;
     for (const Span& s : spans_) {
         const double base = s.group == ParamGroup::ssm ? config_.effective_ssm_lr() : config_.lr;
-        const double lr = base * factor;
-        const double wd = s.group == ParamGroup::decay ? config_.weight_decay : 0.0;
-        // The scalar coefficients in double, the element updates in float, as torch computes
-        // them for float32 tensors (Python floats are doubles; the tensor ops are float).
-        const auto decay = static_cast<float>(1.0 - lr * wd);
-        const auto step_size = static_cast<float>(lr / bc1);
-        const auto denom_scale = static_cast<float>(bc2_sqrt);
-        pool.parallel_for(static_cast<std::int64_t>(s.size), 4096,
-                          [&](std::int64_t b, std::int64_t e) {
-                              for (std::int64_t j = b; j < e; ++j) {
-                                  const std::size_t i = s.offset + static_cast<std::size_t>(j);
-                                  if (wd != 0.0) p[i] *= decay;
-                                  m_[i] = m_[i] * fb1 + one_minus_b1 * g[i];
-                                  v_[i] = v_[i] * fb2 + one_minus_b2 * g[i] * g[i];
-                                  const float denom = std::sqrt(v_[i]) / denom_scale + eps;
-                                  p[i] -= step_size * (m_[i] / denom);
-                              }
-                          });
+        span.params = store.data() + s.offset;
+        span.grads = store.grad_data() + s.offset;
+        span.m = m_.data() + s.offset;
+        span.v = v_.data() + s.offset;
+        span.n = s.size;
+        span.lr = base * factor;
+        span.weight_decay = s.group == ParamGroup::decay ? config_.weight_decay : 0.0;
+        backend.adamw(span);
     }
     ++step_;
     return config_.lr * factor;

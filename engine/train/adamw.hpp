@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/backend.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/param_store.hpp"
 #include "engine/core/thread_pool.hpp"
@@ -34,12 +35,16 @@ public:
     /// Moments start at zero, update count at 0. The store must be allocated.
     AdamW(const TrainConfig& config, const ParamStore& store);
 
-    /// ‖g‖₂ over the whole gradient buffer, summed in double (in a fixed order).
+    /// ‖g‖₂ over the whole gradient buffer, summed in double (in a fixed order), on `backend`
+    /// (the flat-buffer operations of engine/backend/backend.hpp); without one, on the CPU.
+    static double grad_norm(const ParamStore& store, Backend& backend);
     static double grad_norm(const ParamStore& store);
     /// Scales the gradients when clip_grad_norm > 0 and ‖g‖ exceeds it; returns ‖g‖ before.
+    double clip(ParamStore& store, Backend& backend) const;
     double clip(ParamStore& store) const;
-    /// One update with the rate of update `step()` (lr_schedule), then step() += 1.
-    /// Returns the base rate used (train.lr × factor).
+    /// One update with the rate of update `step()` (lr_schedule), then step() += 1: one
+    /// Backend::adamw per parameter span. Returns the base rate used (train.lr × factor).
+    double update(ParamStore& store, Backend& backend);
     double update(ParamStore& store, ThreadPool& pool = ThreadPool::serial());
 
     std::int64_t step() const { return step_; }

@@ -14,6 +14,9 @@
 
 #include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/op_specs.hpp"
+#include "engine/ops/element_math.hpp"
+#include "engine/ops/gelu.hpp"
+#include "engine/ops/sigmoid.hpp"
 #include "finite_difference.hpp"
 
 using namespace routescope;
@@ -118,6 +121,43 @@ private slots:
             ++checked;
         }
         QVERIFY2(checked > 0, "no differentiable input was checked");
+    }
+
+    // The shared element math (written once for every backend) is what the CPU's vectorised
+    // kernels compute: forward and derivative, float32, x in [−6, 6].
+    void elementMathMatchesTheCpuKernels() {
+        const int n = 1201;
+        std::vector<float> x(n), y(n), dy(n, 1.0f), dx(n);
+        for (int i = 0; i < n; ++i)
+            x[i] = -6.0f + 12.0f * static_cast<float>(i) / (n - 1);
+        struct Case {
+            const char* name;
+            void (*fwd)(float*, const float*, std::int64_t, ThreadPool&);
+            void (*bwd)(float*, const float*, const float*, std::int64_t, ThreadPool&);
+            double (*f)(double);
+            double (*df)(double);
+        };
+        const Case cases[] = {
+            {"gelu_tanh", ops::gelu_tanh_forward<float>, ops::gelu_tanh_backward<float>,
+             ops::element::gelu_tanh<double>, ops::element::gelu_tanh_grad<double>},
+            {"gelu_erf", ops::gelu_erf_forward<float>, ops::gelu_erf_backward<float>,
+             ops::element::gelu_erf<double>, ops::element::gelu_erf_grad<double>},
+        };
+        for (const Case& c : cases) {
+            c.fwd(y.data(), x.data(), n, ThreadPool::serial());
+            std::fill(dx.begin(), dx.end(), 0.0f);
+            c.bwd(dx.data(), dy.data(), x.data(), n, ThreadPool::serial());
+            for (int i = 0; i < n; ++i) {
+                const double f = c.f(x[i]), df = c.df(x[i]);
+                QVERIFY2(std::fabs(y[i] - f) <= 2e-6 * std::max(1.0, std::fabs(f)),
+                         qPrintable(QString("%1(%2)").arg(c.name).arg(x[i])));
+                QVERIFY2(std::fabs(dx[i] - df) <= 2e-6 * std::max(1.0, std::fabs(df)),
+                         qPrintable(QString("%1'(%2)").arg(c.name).arg(x[i])));
+            }
+        }
+        ops::sigmoid_forward(y.data(), x.data(), n, ThreadPool::serial());
+        for (int i = 0; i < n; ++i)
+            QVERIFY(std::fabs(y[i] - ops::element::sigmoid<double>(x[i])) <= 2e-6);
     }
 
     void otherBackendsMatchTheCpu() {

@@ -12,6 +12,7 @@
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/dense.hpp"
 #include "engine/ops/dropout.hpp"
+#include "engine/ops/element_math.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/embedding.hpp"
 #include "engine/ops/fft_conv.hpp"
@@ -335,28 +336,23 @@ void CpuBackend::scale(float* x, float a, std::size_t n) {
 
 void CpuBackend::adamw(const AdamWSpan& s) {
     const auto k = static_cast<double>(s.update);
-    const double bc1 = 1.0 - std::pow(s.beta1, k);
-    const double bc2_sqrt = std::sqrt(1.0 - std::pow(s.beta2, k));
-    const auto fb1 = static_cast<float>(s.beta1), fb2 = static_cast<float>(s.beta2);
-    const auto one_minus_b1 = static_cast<float>(1.0 - s.beta1),
-               one_minus_b2 = static_cast<float>(1.0 - s.beta2);
-    const auto eps = static_cast<float>(s.eps);
     // The scalar coefficients in double, the element updates in float, as torch computes them
     // for float32 tensors (Python floats are doubles; the tensor ops are float).
-    const auto decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
-    const auto step_size = static_cast<float>(s.lr / bc1);
-    const auto denom_scale = static_cast<float>(bc2_sqrt);
-    const bool decays = s.weight_decay != 0.0;
+    ops::element::AdamWCoefficients c{};
+    c.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
+    c.step_size = static_cast<float>(s.lr / (1.0 - std::pow(s.beta1, k)));
+    c.denom_scale = static_cast<float>(std::sqrt(1.0 - std::pow(s.beta2, k)));
+    c.beta1 = static_cast<float>(s.beta1);
+    c.beta2 = static_cast<float>(s.beta2);
+    c.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
+    c.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
+    c.eps = static_cast<float>(s.eps);
+    c.decays = s.weight_decay != 0.0;
     float *p = s.params, *m = s.m, *v = s.v;
     const float* g = s.grads;
     pool_.parallel_for(static_cast<std::int64_t>(s.n), 4096, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t i = b; i < e; ++i) {
-            if (decays) p[i] *= decay;
-            m[i] = m[i] * fb1 + one_minus_b1 * g[i];
-            v[i] = v[i] * fb2 + one_minus_b2 * g[i] * g[i];
-            const float denom = std::sqrt(v[i]) / denom_scale + eps;
-            p[i] -= step_size * (m[i] / denom);
-        }
+        for (std::int64_t i = b; i < e; ++i)
+            ops::element::adamw_element(p[i], g[i], m[i], v[i], c);
     });
 }
 

@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/train/finetuner.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
@@ -83,11 +85,13 @@ private:
     std::int64_t steps_;
 };
 
-// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining.
-int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
+// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining. `config`
+// for a fresh run; none to continue the run saved in --resume DIR.
+int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
     train::FinetuneOptions options;
     options.out_dir = out;
     options.threads = a.threads;
+    options.until = a.until;
     const bool terminal = !a.json && isatty(STDOUT_FILENO);
     std::unique_ptr<ProgressBar> bar;
     options.on_record = [&](const nlohmann::ordered_json& r) {
@@ -98,7 +102,11 @@ int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
     };
     std::unique_ptr<train::Finetuner> tuner;
     try {
-        tuner = std::make_unique<train::Finetuner>(std::move(config), options);
+        if (config)
+            tuner = std::make_unique<train::Finetuner>(std::move(*config), options);
+        else
+            tuner = train::Finetuner::resume((fs::path(a.resume) / train::kCheckpointName).string(),
+                                             a.sets, options);
     } catch (const Error& e) {
         std::cerr << "routescope-cli train: error: " << e.what() << "\n";
         return kExitUsage;
@@ -111,10 +119,10 @@ int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
         if (r.interrupted) {
             if (bar) std::printf("\n");
             std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
-                      << r.checkpoint << "\n";
+                      << r.checkpoint << " (continue with --resume " << out << ")\n";
             return kExitInterrupted;
         }
-        if (bar)
+        if (bar && r.status == train::TrainResult::Status::finished)
             std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
                         static_cast<long long>(r.best_step), r.best_checkpoint.c_str());
         return kExitOk;
@@ -152,6 +160,9 @@ int run_train(const TrainArgs& a) {
     };
     try {
         if (!a.resume.empty()) {
+            const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
+            if (train::is_finetuning(read_checkpoint(checkpoint).config))
+                return run_finetune(std::nullopt, a, out);
             trainer = train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
                                              a.sets, options);
         } else {

@@ -2,10 +2,11 @@
 //                      [--threads N] [--until STEP]
 // Pretraining (train.objective mlm, clm, prefix_lm, birdie — the last three also on a built-in
 // data.task: engine/train/trainer.hpp), or fine-tuning when train.objective = classify or data.task
-// is set with another objective (engine/train/finetuner.hpp; also
-// DIR/best.ckpt.h5). Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress bar with
-// the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads). Exit 0
-// done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss included),
+// is set with another objective (engine/train/finetuner.hpp; also DIR/best.ckpt.h5); both run the
+// same step loop (engine/train/training_loop.hpp), and --resume continues either, chosen by the
+// checkpoint's configuration. Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress
+// bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads).
+// Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss included),
 // 130 interrupted after saving a checkpoint.
 #include <unistd.h>
 

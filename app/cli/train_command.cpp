@@ -6,8 +6,8 @@
 // same step loop (engine/train/training_loop.hpp), and --resume continues either, chosen by the
 // checkpoint's configuration. Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress
 // bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads).
-// Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss included),
-// 130 interrupted after saving a checkpoint.
+// Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss
+// included), 130 interrupted after saving a checkpoint.
 #include <unistd.h>
 
 #include <cstdio>

@@ -14,11 +14,12 @@
 //   checkpoint and 6 resumed steps, give the same logged losses (steps and evaluations), the same
 //   best checkpoint and the same final parameters bit for bit — with dropout and gradient
 //   accumulation on, the stop in the middle of an epoch; through the library and through
-//   `routescope-cli train --until` / `--resume`.
+//   `routescope-cli train --until` / `--resume`; the resumed run's best so far is the log's.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 
@@ -304,6 +305,24 @@ private slots:
         const ParamStore& pb = second->model().params();
         QCOMPARE(pa.size(), pb.size());
         QVERIFY(std::memcmp(pa.data(), pb.data(), pa.size() * sizeof(float)) == 0);
+    }
+
+    void resumedRunTakesTheBestSoFarFromItsLog() {
+        // The log says step 5 scored 1.0 (no later evaluation can beat it): the resumed run keeps
+        // that best and writes no new best checkpoint.
+        const RunConfig c = resumable_config();
+        train::Finetuner(c, {path("r_best"), 0, nullptr, /*until=*/6}).run();
+        std::ofstream(path("r_best/log.jsonl"), std::ios::app)
+            << R"({"type":"eval","step":5,"loss":0.1,"accuracy":1.0})"
+            << "\n";
+        std::filesystem::remove(path("r_best/best.ckpt.h5"));
+        auto resumed = train::Finetuner::resume(path("r_best/model.ckpt.h5"), {},
+                                                {path("r_best"), 0, nullptr});
+        const train::FinetuneResult r = resumed->run();
+        QCOMPARE(r.best_metric, 1.0);
+        QCOMPARE(r.best_step, std::int64_t(5));
+        QVERIFY(records(path("r_best/log.jsonl"), "best", {"accuracy"}).rbegin()->first < 6);
+        QVERIFY(!std::filesystem::exists(path("r_best/best.ckpt.h5")));
     }
 
     void cliUntilAndResumeRepeatTheStraightRun() {

@@ -2,19 +2,22 @@
 //                      [--threads N] [--until STEP]
 // Pretraining (train.objective mlm, clm, prefix_lm, birdie — the last three also on a built-in
 // data.task: engine/train/trainer.hpp), or fine-tuning when train.objective = classify or data.task
-// is set with another objective (engine/train/finetuner.hpp; also
-// DIR/best.ckpt.h5). Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress bar with
-// the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads). Exit 0
-// done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss included),
-// 130 interrupted after saving a checkpoint.
+// is set with another objective (engine/train/finetuner.hpp; also DIR/best.ckpt.h5); both run the
+// same step loop (engine/train/training_loop.hpp), and --resume continues either, chosen by the
+// checkpoint's configuration. Writes DIR/log.jsonl and DIR/model.ckpt.h5. On a terminal a progress
+// bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads).
+// Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss
+// included), 130 interrupted after saving a checkpoint.
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/train/finetuner.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
@@ -83,11 +86,13 @@ private:
     std::int64_t steps_;
 };
 
-// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining.
-int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
+// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining. `config`
+// for a fresh run; none to continue the run saved in --resume DIR.
+int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
     train::FinetuneOptions options;
     options.out_dir = out;
     options.threads = a.threads;
+    options.until = a.until;
     const bool terminal = !a.json && isatty(STDOUT_FILENO);
     std::unique_ptr<ProgressBar> bar;
     options.on_record = [&](const nlohmann::ordered_json& r) {
@@ -98,7 +103,11 @@ int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
     };
     std::unique_ptr<train::Finetuner> tuner;
     try {
-        tuner = std::make_unique<train::Finetuner>(std::move(config), options);
+        if (config)
+            tuner = std::make_unique<train::Finetuner>(std::move(*config), options);
+        else
+            tuner = train::Finetuner::resume((fs::path(a.resume) / train::kCheckpointName).string(),
+                                             a.sets, options);
     } catch (const Error& e) {
         std::cerr << "routescope-cli train: error: " << e.what() << "\n";
         return kExitUsage;
@@ -111,10 +120,10 @@ int run_finetune(RunConfig config, const TrainArgs& a, const std::string& out) {
         if (r.interrupted) {
             if (bar) std::printf("\n");
             std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
-                      << r.checkpoint << "\n";
+                      << r.checkpoint << " (continue with --resume " << out << ")\n";
             return kExitInterrupted;
         }
-        if (bar)
+        if (bar && r.status == train::TrainResult::Status::finished)
             std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
                         static_cast<long long>(r.best_step), r.best_checkpoint.c_str());
         return kExitOk;
@@ -152,6 +161,9 @@ int run_train(const TrainArgs& a) {
     };
     try {
         if (!a.resume.empty()) {
+            const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
+            if (train::is_finetuning(read_checkpoint(checkpoint).config))
+                return run_finetune(std::nullopt, a, out);
             trainer = train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
                                              a.sets, options);
         } else {

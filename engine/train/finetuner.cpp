@@ -1,10 +1,8 @@
 #include "engine/train/finetuner.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <filesystem>
-#include <random>
+#include <fstream>
 
 #include "engine/core/error.hpp"
 #include "engine/data/byte_tokenizer.hpp"
@@ -14,21 +12,12 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/set_evaluation.hpp"
-#include "engine/train/stop_signal.hpp"
-#include "engine/train/trainer.hpp"
 
 namespace routescope::train {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-bool is_ssm_param(const std::string& name) {
-    return name.find(".ssm_forward.") != std::string::npos ||
-           name.find(".ssm_backward.") != std::string::npos;
-}
 
 void absolutize(std::optional<std::string>& path) {
     if (path && !path->empty()) *path = fs::absolute(*path).lexically_normal().string();
@@ -42,6 +31,26 @@ std::string vocab_text(const std::vector<std::string>& pieces) {
     return text;
 }
 
+// The best validation metric of a resumed run and its step: the first maximum of the "eval"
+// records of `log_path` up to `step` (a record is "best" when it beats every earlier one).
+void best_from_log(const std::string& log_path, std::int64_t step, double& best,
+                   std::int64_t& best_step) {
+    std::ifstream in(log_path);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || j.value("type", "") != "eval" || !j.contains("step") ||
+            !j["step"].is_number_integer() || !j.contains("accuracy") || !j["accuracy"].is_number())
+            continue;
+        const auto s = j["step"].get<std::int64_t>();
+        const double a = j["accuracy"].get<double>();
+        if (s <= step && a > best) {
+            best = a;
+            best_step = s;
+        }
+    }
+}
+
 }  // namespace
 
 bool is_finetuning(const RunConfig& c) {
@@ -53,30 +62,95 @@ bool is_finetuning(const RunConfig& c) {
 Finetuner::Finetuner(RunConfig config, FinetuneOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
     if (options_.threads > 0) config_.train.threads = options_.threads;
-    if (config_.train.batch_size < 1) throw ConfigError("train.batch_size: must be at least 1");
     absolutize(config_.data.train);
     absolutize(config_.data.valid);
     absolutize(config_.train.init_from);
+    prepare_output();
+    if (config_.data.task && !config_.data.task->empty())
+        prepare_task();
+    else
+        prepare_classification();
+    build_model(/*pretrained=*/config_.train.init_from.has_value());
+    loop_ = std::make_unique<TrainingLoop>(config_, *model_, *tokenizer_, training_examples(),
+                                           loop_options());
+}
+
+Finetuner::Finetuner(ResumeTag, RunConfig config, FinetuneOptions options)
+    : config_(std::move(config)), options_(std::move(options)) {
+    if (options_.threads > 0) config_.train.threads = options_.threads;
+}
+
+std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
+                                             const std::vector<std::string>& overrides,
+                                             FinetuneOptions options) {
+    const Checkpoint ck = read_checkpoint(checkpoint_path);
+    if (!ck.train) throw ConfigError(checkpoint_path + ": has no /train state to resume from");
+    RunConfig config = ck.config;
+    for (const auto& o : overrides)
+        config = config.with_override(o);
+    if (!is_finetuning(config))
+        throw ConfigError(checkpoint_path + ": train.objective = " + config.train.objective +
+                          " is not a fine-tuning run");
+    std::unique_ptr<Finetuner> t(new Finetuner(ResumeTag{}, std::move(config), std::move(options)));
+    t->prepare_output();
+    // The run's own tokenizer: the data are encoded exactly as before.
+    t->tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+    const std::vector<std::string> labels =
+        t->config_.data.labels.value_or(std::vector<std::string>{});
+    const ModelConfig model = t->config_.model;
+    if (t->config_.data.task && !t->config_.data.task->empty())
+        t->prepare_task();
+    else
+        t->prepare_classification();
+    if (t->config_.data.labels.value_or(std::vector<std::string>{}) != labels ||
+        t->config_.model.n_labels != model.n_labels)
+        throw ConfigError("data.labels: the training data of " + checkpoint_path +
+                          " no longer give its labels (data.train or data.task_params changed?)");
+    if (t->tokenizer_->vocab_size() != model.vocab_size)
+        throw ConfigError(checkpoint_path +
+                          ": vocabulary mismatch: the model has model.vocab_size = " +
+                          std::to_string(model.vocab_size) + " but its " + t->tokenizer_->kind() +
+                          " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids");
+    t->config_.model = model;  // the checkpoint's (train.init_from's architecture merged in)
+    t->build_model(/*pretrained=*/false);
+    load_params(ck, t->model_->params());
+    // The best checkpoint so far, as the run logged it before the checkpoint's step.
+    best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), ck.train->step,
+                  t->best_metric_, t->best_step_);
+    t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
+                                              t->training_examples(), t->loop_options(), &*ck.train,
+                                              checkpoint_path);
+    return t;
+}
+
+Finetuner::~Finetuner() = default;
+
+void Finetuner::prepare_output() {
+    if (config_.train.batch_size < 1) throw ConfigError("train.batch_size: must be at least 1");
+    if (config_.train.grad_accum < 1) throw ConfigError("train.grad_accum: must be at least 1");
     std::error_code ec;
     fs::create_directories(options_.out_dir, ec);
     if (ec || !fs::is_directory(options_.out_dir))
         throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
                       ")");
-    if (config_.data.task && !config_.data.task->empty())
-        prepare_task();
-    else
-        prepare_classification();
-    build_model();
-    log_ =
-        std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), false, 0);
 }
 
-Finetuner::~Finetuner() = default;
+LoopOptions Finetuner::loop_options() const {
+    return {options_.out_dir, options_.until, options_.on_record};
+}
+
+std::string Finetuner::best_checkpoint_path() const {
+    return (fs::path(options_.out_dir) / kBestCheckpointName).string();
+}
 
 void Finetuner::prepare_task() {
     const data::TaskData task =
         data::generate_task(*config_.data.task, task_params(config_.data.task_params));
-    tokenizer_ = std::make_unique<data::WordPieceTokenizer>(vocab_text(task.vocab));
+    if (!tokenizer_)
+        tokenizer_ = std::make_unique<data::WordPieceTokenizer>(vocab_text(task.vocab));
+    else if (tokenizer_->vocabulary() != task.vocab)
+        throw ConfigError("data.task: the checkpoint's vocabulary is not task " + task.name +
+                          "'s (data.task_params changed?)");
     train_ = task_examples(task, 0);
     valid_ = task_examples(task, 1);
     if (train_.examples.empty())
@@ -114,7 +188,9 @@ void Finetuner::prepare_classification() {
     if (train.labels.size() < 2)
         throw FormatError(train.path + ": a classifier needs at least 2 distinct labels, found " +
                           std::to_string(train.labels.size()));
-    if (!config_.train.init_from) {
+    if (tokenizer_) {
+        // A resumed run: the checkpoint's tokenizer.
+    } else if (!config_.train.init_from) {
         if (config_.tokenizer.kind == "bytes")
             tokenizer_ = std::make_unique<data::ByteTokenizer>();
         else if (config_.tokenizer.model)
@@ -125,9 +201,8 @@ void Finetuner::prepare_classification() {
                 "tokenizer.model: fine-tuning from scratch needs tokenizer.kind = "
                 "bytes or a tokenizer file (or train.init_from a checkpoint)");
         config_.model.vocab_size = tokenizer_->vocab_size();
-    }
-    // With init_from the tokenizer is the checkpoint's, loaded in build_model() first.
-    if (config_.train.init_from) {
+    } else {
+        // With init_from the tokenizer is the pretrained checkpoint's.
         const Checkpoint ck = read_checkpoint(*config_.train.init_from);
         tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
     }
@@ -150,9 +225,9 @@ void Finetuner::prepare_classification() {
     config_.train.objective = "classify";
 }
 
-void Finetuner::build_model() {
+void Finetuner::build_model(bool pretrained) {
     std::optional<Checkpoint> ck;
-    if (config_.train.init_from) {
+    if (pretrained) {
         ck = read_checkpoint(*config_.train.init_from);
         // The pretrained model's architecture and tokenizer; the head and pooling are this run's.
         ModelConfig m = ck->config.model;
@@ -174,7 +249,9 @@ void Finetuner::build_model() {
                 " is longer than the checkpoint's model.max_len = " + std::to_string(m.max_len));
     }
     const int B = config_.train.batch_size;
-    steps_per_epoch_ = (static_cast<std::int64_t>(train_.examples.size()) + B - 1) / B;
+    const std::int64_t rows_per_step = static_cast<std::int64_t>(B) * config_.train.grad_accum;
+    steps_per_epoch_ =
+        (static_cast<std::int64_t>(train_.examples.size()) + rows_per_step - 1) / rows_per_step;
     if (config_.train.epochs > 0) config_.train.steps = config_.train.epochs * steps_per_epoch_;
     model_ =
         std::make_unique<models::Model>(config_, B, config_.data.seq_len, config_.train.threads);
@@ -200,188 +277,91 @@ void Finetuner::build_model() {
             std::copy_n(ck->params.data() + it->offset, e.size, store.data() + e.offset);
         }
     }
-    if (config_.train.freeze_ssm)
-        for (const auto& e : store.entries())
-            if (is_ssm_param(e.name)) frozen_.push_back(e);
-    optimizer_ = std::make_unique<AdamW>(config_.train, store);
+    const auto n = static_cast<std::size_t>(B) * config_.data.seq_len;
+    tokens_.resize(n);
+    segs_.resize(n);
+    labels_.resize(n);
+    lengths_.resize(static_cast<std::size_t>(B));
+    classes_.resize(static_cast<std::size_t>(B));
 }
 
-void Finetuner::log_record(const nlohmann::ordered_json& record) {
-    log_->write(record);
-    if (options_.on_record) options_.on_record(record);
-}
-
-void Finetuner::save(const std::string& path, bool with_state) {
-    TrainState st;
-    st.step = step_;
-    st.data_position = step_ * config_.train.batch_size;
-    st.rng_state = {static_cast<std::uint64_t>(config_.train.seed),
-                    static_cast<std::uint64_t>(step_)};
-    st.adam_m = optimizer_->m();
-    st.adam_v = optimizer_->v();
-    try {
-        write_checkpoint(path, config_, model_->params(),
-                         {tokenizer_->kind(), tokenizer_->serialize()}, with_state ? &st : nullptr);
-    } catch (const FormatError& e) {
-        throw TrainingDiverged("step " + std::to_string(step_) +
-                               ": the parameters are no longer finite (" + e.what() +
-                               "); training stopped, the last good checkpoint is untouched");
+models::Batch Finetuner::micro_batch(TrainingLoop& loop, int /*micro*/) {
+    const int B = config_.train.batch_size, L = config_.data.seq_len;
+    std::fill(tokens_.begin(), tokens_.end(), data::kPadId);
+    std::fill(segs_.begin(), segs_.end(), 0);
+    std::fill(labels_.begin(), labels_.end(), data::kIgnoreLabel);
+    for (int b = 0; b < B; ++b) {
+        const auto& e = train_.examples[static_cast<std::size_t>(loop.next_example())];
+        const auto row = static_cast<std::size_t>(b) * L;
+        std::copy(e.tokens.begin(), e.tokens.end(), tokens_.begin() + row);
+        std::copy(e.types.begin(), e.types.end(), segs_.begin() + row);
+        if (!e.targets.empty())
+            std::copy(e.targets.begin(), e.targets.end(), labels_.begin() + row);
+        lengths_[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(e.tokens.size());
+        classes_[static_cast<std::size_t>(b)] = e.label;
+        loop.add_tokens(static_cast<std::int64_t>(e.tokens.size()));
     }
+    models::Batch batch;
+    batch.tokens = tokens_.data();
+    batch.lengths = lengths_.data();
+    batch.types = config_.model.type_embeddings ? segs_.data() : nullptr;
+    if (train_.targets)
+        batch.labels = labels_.data();
+    else
+        batch.class_labels = classes_.data();
+    return batch;
 }
 
-void Finetuner::evaluate(FinetuneResult& result) {
+void Finetuner::evaluate(TrainingLoop& loop) {
+    const std::int64_t step = loop.step();
     const auto predictions = predict_set(*model_, valid_);
     const SetScore s = score_set(valid_, predictions);
     nlohmann::ordered_json r;
     r["type"] = "eval";
-    r["step"] = step_;
-    r["epoch"] = static_cast<double>(step_) / static_cast<double>(steps_per_epoch_);
+    r["step"] = step;
+    r["epoch"] = static_cast<double>(step) / static_cast<double>(steps_per_epoch_);
     r["loss"] = s.loss;
     r["accuracy"] = s.accuracy;
     r["metric"] = s.metric;
     if (s.macro_f1 >= 0) r["macro_f1"] = s.macro_f1;
     r["examples"] = s.scored;
     r["held_out"] = valid_is_train_ ? "train" : "valid";
-    log_record(r);
-    if (s.accuracy > result.best_metric) {
-        result.best_metric = s.accuracy;
-        result.best_step = step_;
-        save(result.best_checkpoint, /*with_state=*/false);
+    r["objective"] = config_.train.objective;
+    loop.log_record(r);
+    if (s.accuracy > best_metric_) {
+        best_metric_ = s.accuracy;
+        best_step_ = step;
+        loop.write_checkpoint_file(best_checkpoint_path(), /*with_state=*/false, *this);
         nlohmann::ordered_json b;
         b["type"] = "best";
-        b["step"] = step_;
+        b["step"] = step;
         b[s.metric] = s.accuracy;
-        b["path"] = result.best_checkpoint;
-        log_record(b);
+        b["path"] = best_checkpoint_path();
+        loop.log_record(b);
     }
 }
 
-FinetuneResult Finetuner::run() {
+void Finetuner::describe(nlohmann::ordered_json& start) const {
     const TrainConfig& tc = config_.train;
+    if (config_.data.task) start["task"] = *config_.data.task;
+    start["n_labels"] = config_.model.n_labels;
+    start["train_sequences"] = train_.examples.size();
+    start["valid_sequences"] = valid_.examples.size();
+    start["steps_per_epoch"] = steps_per_epoch_;
+    start["init_from"] = tc.init_from ? nlohmann::ordered_json(*tc.init_from) : nullptr;
+    start["initialised_fresh"] = fresh_;
+}
+
+FinetuneResult Finetuner::run() {
+    const TrainResult r = loop_->run(*this);
     FinetuneResult result;
-    result.checkpoint = (fs::path(options_.out_dir) / kCheckpointName).string();
-    result.best_checkpoint = (fs::path(options_.out_dir) / kBestCheckpointName).string();
-    {
-        nlohmann::ordered_json start;
-        start["type"] = "start";
-        start["step"] = step_;
-        start["steps"] = tc.steps;
-        start["objective"] = tc.objective;
-        if (config_.data.task) start["task"] = *config_.data.task;
-        start["parameters"] = model_->params().size();
-        start["vocab_size"] = config_.model.vocab_size;
-        start["n_labels"] = config_.model.n_labels;
-        start["train_sequences"] = train_.examples.size();
-        start["valid_sequences"] = valid_.examples.size();
-        start["steps_per_epoch"] = steps_per_epoch_;
-        start["init_from"] = tc.init_from ? nlohmann::ordered_json(*tc.init_from) : nullptr;
-        start["initialised_fresh"] = fresh_;
-        start["frozen_parameters"] = frozen_.size();
-        start["threads"] = model_->pool().size();
-        log_record(start);
-    }
-    const int B = tc.batch_size, L = config_.data.seq_len;
-    const bool types = config_.model.type_embeddings;
-    const auto n = static_cast<std::int64_t>(train_.examples.size());
-    std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), segs(tokens.size()),
-        labels(tokens.size()), lengths(static_cast<std::size_t>(B)),
-        classes(static_cast<std::size_t>(B));
-    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-    std::int64_t order_epoch = -1;
-    std::vector<std::vector<float>> frozen_values;
-    for (const auto& e : frozen_)
-        frozen_values.emplace_back(model_->params().data() + e.offset,
-                                   model_->params().data() + e.offset + e.size);
-    ParamStore& params = model_->params();
-    const auto t0 = Clock::now();
-    while (step_ < tc.steps) {
-        // Example order: a fresh permutation per epoch, a pure function of (seed, epoch).
-        std::fill(tokens.begin(), tokens.end(), data::kPadId);
-        std::fill(segs.begin(), segs.end(), 0);
-        std::fill(labels.begin(), labels.end(), data::kIgnoreLabel);
-        for (int b = 0; b < B; ++b) {
-            const std::int64_t pos = step_ * B + b;
-            const std::int64_t epoch = pos / n;
-            if (epoch != order_epoch) {
-                for (std::int64_t i = 0; i < n; ++i)
-                    order[static_cast<std::size_t>(i)] = i;
-                std::mt19937_64 rng(static_cast<std::uint64_t>(tc.seed) * 0x9E3779B97F4A7C15ULL +
-                                    static_cast<std::uint64_t>(epoch));
-                std::shuffle(order.begin(), order.end(), rng);
-                order_epoch = epoch;
-            }
-            const auto& e =
-                train_.examples[static_cast<std::size_t>(order[static_cast<std::size_t>(pos % n)])];
-            const auto row = static_cast<std::size_t>(b) * L;
-            std::copy(e.tokens.begin(), e.tokens.end(), tokens.begin() + row);
-            std::copy(e.types.begin(), e.types.end(), segs.begin() + row);
-            if (!e.targets.empty())
-                std::copy(e.targets.begin(), e.targets.end(), labels.begin() + row);
-            lengths[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(e.tokens.size());
-            classes[static_cast<std::size_t>(b)] = e.label;
-        }
-        models::Batch batch;
-        batch.tokens = tokens.data();
-        batch.lengths = lengths.data();
-        batch.types = types ? segs.data() : nullptr;
-        if (train_.targets)
-            batch.labels = labels.data();
-        else
-            batch.class_labels = classes.data();
-        params.zero_grad();
-        const double loss =
-            model_->forward(batch, /*training=*/true, static_cast<std::uint32_t>(step_));
-        if (!std::isfinite(loss))
-            throw TrainingDiverged("step " + std::to_string(step_ + 1) +
-                                   ": the loss is not finite (train.lr = " + std::to_string(tc.lr) +
-                                   "); training stopped");
-        model_->backward();
-        for (const auto& e : frozen_)
-            std::fill_n(params.grad_data() + e.offset, e.size, 0.0f);
-        const double grad_norm = optimizer_->clip(params);
-        if (!std::isfinite(grad_norm))
-            throw TrainingDiverged("step " + std::to_string(step_ + 1) +
-                                   ": the gradient norm is not finite; training stopped");
-        const double lr = optimizer_->update(params, model_->pool());
-        // Frozen means untouched: whatever the optimizer does with a zero gradient.
-        for (std::size_t k = 0; k < frozen_.size(); ++k)
-            std::copy(frozen_values[k].begin(), frozen_values[k].end(),
-                      params.data() + frozen_[k].offset);
-        ++step_;
-        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-        nlohmann::ordered_json r;
-        r["type"] = "step";
-        r["step"] = step_;
-        r["loss"] = loss;
-        r["lr"] = lr;
-        r["grad_norm"] = grad_norm;
-        r["tokens_per_s"] = elapsed > 0 ? static_cast<double>(step_) * B * L / elapsed : 0.0;
-        r["elapsed"] = elapsed;
-        r["eta"] = elapsed / static_cast<double>(step_) * static_cast<double>(tc.steps - step_);
-        log_record(r);
-        const bool last = step_ == tc.steps;
-        const bool epoch_end = step_ % steps_per_epoch_ == 0;
-        if (last || epoch_end || (tc.eval_every > 0 && step_ % tc.eval_every == 0))
-            evaluate(result);
-        const bool interrupted = StopSignal::requested() && !last;
-        if (last || interrupted || (tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0)) {
-            save(result.checkpoint, /*with_state=*/true);
-            nlohmann::ordered_json c;
-            c["type"] = "checkpoint";
-            c["step"] = step_;
-            c["path"] = result.checkpoint;
-            log_record(c);
-        }
-        if (interrupted) {
-            result.interrupted = true;
-            break;
-        }
-    }
-    if (tc.steps == 0) {
-        evaluate(result);
-        save(result.checkpoint, true);
-    }
-    result.step = step_;
+    result.step = r.step;
+    result.checkpoint = r.checkpoint;
+    result.best_checkpoint = best_checkpoint_path();
+    result.best_metric = best_metric_;
+    result.best_step = best_step_;
+    result.interrupted = r.status == TrainResult::Status::interrupted;
+    result.status = r.status;
     return result;
 }
 

@@ -19,6 +19,13 @@
 // train.freeze_ssm = true: the *.ssm_forward.* / *.ssm_backward.* parameters get no gradient and
 // no update (bit-identical after training; the BiGS "freeze" scripts). When StopSignal fires, the
 // current step finishes and DIR/model.ckpt.h5 is written before run() returns.
+//
+// The step loop (order, train.grad_accum, freezing, logging, checkpoints, divergence, StopSignal,
+// `until`, resuming) is TrainingLoop's (training_loop.hpp), shared with pretraining; this class is
+// the fine-tuning Objective. An epoch is ceil(n_train / (batch_size · grad_accum)) steps; the
+// order is the run's Philox permutation per epoch. resume() continues a run from its
+// DIR/model.ckpt.h5 bit for bit; the best metric so far is read back from the "eval" records of
+// DIR/log.jsonl up to the checkpoint's step (docs/decisions.md).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +40,7 @@
 #include "engine/train/adamw.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/training_log.hpp"
+#include "engine/train/training_loop.hpp"
 
 namespace routescope::train {
 
@@ -42,6 +50,8 @@ struct FinetuneOptions {
     std::string out_dir;
     int threads = 0;  ///< > 0 overrides train.threads
     std::function<void(const nlohmann::ordered_json&)> on_record;
+    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
+    std::int64_t until = 0;
 };
 
 struct FinetuneResult {
@@ -51,18 +61,25 @@ struct FinetuneResult {
     double best_metric = -1;
     std::int64_t best_step = -1;
     bool interrupted = false;  ///< StopSignal fired: model.ckpt.h5 saved after the current step
+    TrainResult::Status status = TrainResult::Status::finished;
 };
 
 /// True for the configurations the Finetuner runs: train.objective = classify, or data.task set
 /// with an objective that is not causal (clm, prefix_lm, birdie train on a task in the Trainer).
 bool is_finetuning(const RunConfig& config);
 
-class Finetuner {
+class Finetuner : private Objective {
 public:
     /// Setup errors: ConfigError (unknown task, missing data.train, a checkpoint whose vocabulary
     /// is not the task's), IoError / FormatError naming the file and line of bad data.
     Finetuner(RunConfig config, FinetuneOptions options);
-    ~Finetuner();
+    /// Continues the fine-tuning run saved in `checkpoint_path` (its configuration plus
+    /// `overrides`, e.g. train.epochs=5); the data are read again and must give the stored labels
+    /// and vocabulary (ConfigError otherwise). train.init_from is not read again.
+    static std::unique_ptr<Finetuner> resume(const std::string& checkpoint_path,
+                                             const std::vector<std::string>& overrides,
+                                             FinetuneOptions options);
+    ~Finetuner() override;
 
     FinetuneResult run();
 
@@ -70,14 +87,29 @@ public:
     models::Model& model() { return *model_; }
     const LabelledSet& train_set() const { return train_; }
     const LabelledSet& valid_set() const { return valid_; }
+    std::int64_t step() const { return loop_->step(); }
 
 private:
+    struct ResumeTag {};
+    Finetuner(ResumeTag, RunConfig config, FinetuneOptions options);
+    void prepare_output();
     void prepare_task();
     void prepare_classification();
-    void build_model();
-    void evaluate(FinetuneResult& result);
-    void save(const std::string& path, bool with_state);
-    void log_record(const nlohmann::ordered_json& record);
+    /// The model from config_ (merged with train.init_from's when `pretrained`).
+    void build_model(bool pretrained);
+    LoopOptions loop_options() const;
+    std::string best_checkpoint_path() const;
+
+    // Objective (training_loop.hpp)
+    std::int64_t training_examples() const override {
+        return static_cast<std::int64_t>(train_.examples.size());
+    }
+    models::Batch micro_batch(TrainingLoop& loop, int micro) override;
+    void evaluate(TrainingLoop& loop) override;
+    bool extra_evaluation_due(std::int64_t step) const override {
+        return step % steps_per_epoch_ == 0;  // every epoch
+    }
+    void describe(nlohmann::ordered_json& start) const override;
 
     RunConfig config_;
     FinetuneOptions options_;
@@ -85,12 +117,12 @@ private:
     LabelledSet train_, valid_;
     bool valid_is_train_ = false;
     std::unique_ptr<models::Model> model_;
-    std::unique_ptr<AdamW> optimizer_;
-    std::unique_ptr<TrainingLog> log_;
+    std::unique_ptr<TrainingLoop> loop_;
     std::vector<std::string> fresh_;  ///< parameters not found in train.init_from
-    std::vector<ParamEntry> frozen_;
-    std::int64_t step_ = 0;
     std::int64_t steps_per_epoch_ = 1;
+    double best_metric_ = -1;
+    std::int64_t best_step_ = -1;
+    std::vector<std::int32_t> tokens_, segs_, labels_, lengths_, classes_;
 };
 
 }  // namespace routescope::train

@@ -1,9 +1,7 @@
 #include "engine/train/trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
 #include "engine/data/byte_tokenizer.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
@@ -24,20 +22,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Seeds of the causal objectives' draws, apart from every other use of train.seed.
 constexpr std::uint64_t kPrefixSalt = 0x7072656669786C6DULL;     // "prefixlm"
 constexpr std::uint64_t kBirdieRowSalt = 0x6269726469657231ULL;  // "birdier1"
 constexpr std::uint64_t kEvalRowSalt = 0x6576616C726F7731ULL;    // "evalrow1"
-
-std::string number_text(double v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
-    std::ostringstream s;
-    s << v;
-    return s.str();
-}
 
 // Paths in the stored configuration are absolute, so `--resume` works from any directory.
 void absolutize(std::optional<std::string>& path) {
@@ -119,13 +107,12 @@ Trainer::Trainer(RunConfig config, TrainerOptions options)
     prepare_data();
     build_model();
     model_->init(static_cast<std::uint64_t>(config_.train.seed));
-    optimizer_ = std::make_unique<AdamW>(config_.train, model_->params());
-    log_ =
-        std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), false, 0);
+    loop_ = std::make_unique<TrainingLoop>(config_, *model_, *tokenizer_, corpus_.train.size(),
+                                           loop_options());
 }
 
 Trainer::Trainer(ResumeTag, RunConfig config, TrainerOptions options)
-    : config_(std::move(config)), options_(std::move(options)), resumed_(true) {
+    : config_(std::move(config)), options_(std::move(options)) {
     if (options_.threads > 0) config_.train.threads = options_.threads;
 }
 
@@ -153,20 +140,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
     t->prepare_data();
     t->build_model();
     load_params(ck, t->model_->params());
-    t->optimizer_ = std::make_unique<AdamW>(t->config_.train, t->model_->params());
     const TrainState& st = *ck.train;
-    if (st.adam_m.size() != t->model_->params().size() ||
-        st.adam_v.size() != t->model_->params().size())
-        throw FormatError(checkpoint_path +
-                          ": /train/adam_m, /train/adam_v: missing or not the "
-                          "size of the parameters");
-    t->optimizer_->m() = st.adam_m;
-    t->optimizer_->v() = st.adam_v;
-    t->optimizer_->set_step(st.step);
-    t->step_ = st.step;
-    t->tokens_seen_ = st.tokens_seen;
-    t->data_position_ = st.data_position;
-    t->last_checkpoint_step_ = st.step;
     if (t->controller_ && st.mixture_controller) {
         // The mixture continues where it was (docs/decisions.md, "Birdie mixture: the controller
         // state is saved"); a checkpoint without it (older) restarts from the uniform mixture.
@@ -180,8 +154,9 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
         t->controller_->restore(mc.updates, mc.mixture, mc.rewards, mc.predicted, mc.losses);
         t->controller_started_ = true;
     }
-    t->log_ = std::make_unique<TrainingLog>((fs::path(t->options_.out_dir) / kLogName).string(),
-                                            true, st.step);
+    t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
+                                              t->corpus_.train.size(), t->loop_options(), &st,
+                                              checkpoint_path);
     return t;
 }
 
@@ -189,6 +164,10 @@ Trainer::~Trainer() = default;
 
 std::string Trainer::checkpoint_path() const {
     return (fs::path(options_.out_dir) / kCheckpointName).string();
+}
+
+LoopOptions Trainer::loop_options() const {
+    return {options_.out_dir, options_.until, options_.on_record};
 }
 
 void Trainer::prepare_data() {
@@ -241,8 +220,6 @@ void Trainer::prepare_data() {
             static_cast<int>(arms_.size()), static_cast<std::uint64_t>(config_.train.seed),
             config_.train.steps);
     }
-    order_ = std::make_unique<SequenceOrder>(corpus_.train.size(),
-                                             static_cast<std::uint64_t>(config_.train.seed));
 }
 
 void Trainer::build_model() {
@@ -256,58 +233,30 @@ void Trainer::build_model() {
     lengths_.resize(static_cast<std::size_t>(B));
 }
 
-void Trainer::log_record(const nlohmann::ordered_json& record) {
-    log_->write(record);
-    if (options_.on_record) options_.on_record(record);
-}
-
-void Trainer::train_step(double& loss, double& grad_norm, double& lr) {
+models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
-    const int accum = config_.train.grad_accum;
-    ParamStore& params = model_->params();
-    params.zero_grad();
-    loss = 0;
-    for (int micro = 0; micro < accum; ++micro) {
-        for (int b = 0; b < B; ++b) {
-            const std::int64_t i = order_->at(data_position_++);
-            std::copy_n(corpus_.train.ids(i), L, ids_.data() + static_cast<std::size_t>(b) * L);
-            lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
-            tokens_seen_ += corpus_.train.length(i);
-        }
-        make_targets(micro);
-        models::Batch batch;
-        batch.tokens = inputs_.data();
-        batch.lengths = lengths_.data();
-        batch.labels = labels_.data();
-        if (config_.train.objective != "mlm") batch.reset_mask = reset_.data();
-        const double l = model_->forward(batch, /*training=*/true,
-                                         static_cast<std::uint32_t>(step_ * accum + micro));
-        if (!std::isfinite(l)) {
-            loss = l;
-            return;
-        }
-        model_->backward();
-        loss += l / accum;
+    for (int b = 0; b < B; ++b) {
+        const std::int64_t i = loop.next_example();
+        std::copy_n(corpus_.train.ids(i), L, ids_.data() + static_cast<std::size_t>(b) * L);
+        lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
+        loop.add_tokens(corpus_.train.length(i));
     }
-    if (accum > 1) {  // the mean of the micro-batch losses, like one batch of B·accum rows
-        float* g = params.grad_data();
-        const float scale = 1.0f / static_cast<float>(accum);
-        for (std::size_t i = 0; i < params.size(); ++i)
-            g[i] *= scale;
-    }
-    grad_norm = optimizer_->clip(params);
-    if (!std::isfinite(grad_norm)) return;
-    lr = optimizer_->update(params, model_->pool());
-    ++step_;
+    make_targets(loop.step(), micro);
+    models::Batch batch;
+    batch.tokens = inputs_.data();
+    batch.lengths = lengths_.data();
+    batch.labels = labels_.data();
+    if (config_.train.objective != "mlm") batch.reset_mask = reset_.data();
+    return batch;
 }
 
-void Trainer::make_targets(int micro) {
+void Trainer::make_targets(std::int64_t step, int micro) {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     const std::string& objective = config_.train.objective;
     if (objective == "mlm") {
         masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
-                             seed, static_cast<std::uint32_t>(step_),
+                             seed, static_cast<std::uint32_t>(step),
                              static_cast<std::uint32_t>(micro * B));
         return;
     }
@@ -320,11 +269,11 @@ void Trainer::make_targets(int micro) {
         if (objective == "clm") {
             length = clm_row(ids, length, pad_, row);
         } else if (objective == "prefix_lm") {
-            data::RandomStream rng(seed ^ kPrefixSalt, static_cast<std::uint32_t>(step_), example);
+            data::RandomStream rng(seed ^ kPrefixSalt, static_cast<std::uint32_t>(step), example);
             const std::int32_t p = data::prefix_split(length, config_.train.prefix_fraction, rng);
             length = prefix_lm_row(ids, length, p, pad_, row);
         } else {  // birdie
-            data::RandomStream rng(seed ^ kBirdieRowSalt, static_cast<std::uint32_t>(step_),
+            data::RandomStream rng(seed ^ kBirdieRowSalt, static_cast<std::uint32_t>(step),
                                    example);
             const int arm = controller_->choose(rng.uniform());
             length = birdie_arm_row(arms_[static_cast<std::size_t>(arm)], ids, length,
@@ -350,7 +299,19 @@ std::int32_t Trainer::eval_row(std::int64_t i, RowView row, int arm) const {
                           rng, row);
 }
 
+void Trainer::before_first_step(TrainingLoop&) {
+    // Birdie: the controller's first measurement (L_old of every arm) before the first step. A
+    // resumed run continues the saved controller (its last update was at or before the saved
+    // step); one from a checkpoint without it starts a fresh controller here (docs/decisions.md).
+    if (controller_ && !controller_started_) update_mixture();
+}
+
+void Trainer::after_step(TrainingLoop& loop) {
+    if (controller_ && loop.step() % config_.train.birdie.update_every == 0) update_mixture();
+}
+
 void Trainer::update_mixture() {
+    const std::int64_t step = loop_->step();
     // Each arm's loss on its fixed validation batch: the first batch of held-out sequences, turned
     // into that arm's rows with the evaluation seed (the same rows at every update).
     std::vector<double> losses(arms_.size());
@@ -366,13 +327,13 @@ void Trainer::update_mixture() {
         controller_->start(losses);
         controller_started_ = true;
     } else {
-        controller_->update(step_, losses);
+        controller_->update(step, losses);
     }
     nlohmann::ordered_json r;
     r["type"] = "mixture";
-    r["step"] = step_;
+    r["step"] = step;
     r["controller"] = kMixtureControllerName;
-    r["exploration"] = controller_->exploration(step_);
+    r["exploration"] = controller_->exploration(step);
     nlohmann::ordered_json mixture, arm_losses, rewards;
     for (std::size_t a = 0; a < arms_.size(); ++a) {
         mixture[arms_[a].name] = controller_->mixture()[a];
@@ -383,10 +344,10 @@ void Trainer::update_mixture() {
     r["mixture"] = mixture;
     r["losses"] = arm_losses;
     r["rewards"] = rewards;
-    log_record(r);
+    loop_->log_record(r);
 }
 
-void Trainer::evaluate() {
+void Trainer::evaluate(TrainingLoop& loop) {
     const std::uint64_t seed = static_cast<std::uint64_t>(config_.train.seed);
     const MlmScore s =
         config_.train.objective == "mlm"
@@ -397,7 +358,7 @@ void Trainer::evaluate() {
                   config_.train.eval_batches);
     nlohmann::ordered_json r;
     r["type"] = "eval";
-    r["step"] = step_;
+    r["step"] = loop.step();
     r["loss"] = s.loss;
     r["accuracy"] = s.accuracy;
     r["targets"] = s.targets;
@@ -412,18 +373,10 @@ void Trainer::evaluate() {
         r["answer_loss"] = t.loss;
         r["examples"] = t.scored;
     }
-    log_record(r);
+    loop.log_record(r);
 }
 
-void Trainer::save_checkpoint() {
-    TrainState st;
-    st.step = step_;
-    st.tokens_seen = tokens_seen_;
-    st.data_position = data_position_;
-    st.rng_state = {static_cast<std::uint64_t>(config_.train.seed),
-                    static_cast<std::uint64_t>(step_)};
-    st.adam_m = optimizer_->m();
-    st.adam_v = optimizer_->v();
+void Trainer::save_state(TrainState& st) const {
     if (controller_ && controller_started_) {
         MixtureControllerState mc;
         for (const auto& a : arms_)
@@ -435,111 +388,15 @@ void Trainer::save_checkpoint() {
         mc.losses = controller_->losses();
         st.mixture_controller = std::move(mc);
     }
-    try {
-        write_checkpoint(checkpoint_path(), config_, model_->params(),
-                         {tokenizer_->kind(), tokenizer_->serialize()}, &st);
-    } catch (const FormatError& e) {
-        // The writer refuses non-finite parameters: the update diverged though the loss was finite.
-        throw TrainingDiverged("step " + std::to_string(step_) +
-                               ": the parameters are no longer finite (" + e.what() +
-                               "); training stopped, the last good checkpoint is untouched");
-    }
-    last_checkpoint_step_ = step_;
-    nlohmann::ordered_json r;
-    r["type"] = "checkpoint";
-    r["step"] = step_;
-    r["path"] = checkpoint_path();
-    log_record(r);
+}
+
+void Trainer::describe(nlohmann::ordered_json& start) const {
+    start["train_sequences"] = corpus_.train.size();
+    start["valid_sequences"] = corpus_.valid.size();
 }
 
 TrainResult Trainer::run() {
-    const TrainConfig& tc = config_.train;
-    TrainResult result;
-    nlohmann::ordered_json start;
-    start["type"] = "start";
-    start["step"] = step_;
-    start["steps"] = tc.steps;
-    start["resumed"] = resumed_;
-    start["parameters"] = model_->params().size();
-    start["vocab_size"] = config_.model.vocab_size;
-    start["train_sequences"] = corpus_.train.size();
-    start["valid_sequences"] = corpus_.valid.size();
-    start["threads"] = model_->pool().size();
-    log_record(start);
-
-    if (tc.steps == 0 || step_ >= tc.steps) {
-        if (last_checkpoint_step_ != step_) save_checkpoint();
-        result.step = step_;
-        result.checkpoint = checkpoint_path();
-        return result;
-    }
-
-    // Birdie: the controller's first measurement (L_old of every arm) before the first step. A
-    // resumed run continues the saved controller (its last update was at or before the saved
-    // step); one from a checkpoint without it starts a fresh controller here (docs/decisions.md).
-    if (controller_ && !controller_started_) update_mixture();
-
-    const auto t0 = Clock::now();
-    const std::int64_t first = step_;
-    const std::int64_t tokens_per_step =
-        static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * config_.data.seq_len;
-    double loss = 0;
-    while (step_ < tc.steps) {
-        double grad_norm = 0, lr = 0;
-        train_step(loss, grad_norm, lr);
-        if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-            const std::int64_t bad = step_ + 1;
-            const std::string what = !std::isfinite(loss)
-                                         ? "loss is " + number_text(loss)
-                                         : "gradient norm is " + number_text(grad_norm);
-            nlohmann::ordered_json r;
-            r["type"] = "diverged";
-            r["step"] = bad;
-            r["message"] = what;
-            log_record(r);
-            throw TrainingDiverged("step " + std::to_string(bad) + ": the " + what +
-                                   " (train.lr = " + number_text(tc.lr) + "); training stopped. " +
-                                   (last_checkpoint_step_ >= 0
-                                        ? "The last good checkpoint, " + checkpoint_path() +
-                                              " (step " + std::to_string(last_checkpoint_step_) +
-                                              "), is intact."
-                                        : std::string("No checkpoint had been written yet.")));
-        }
-        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-        const auto done = static_cast<double>(step_ - first);
-        nlohmann::ordered_json r;
-        r["type"] = "step";
-        r["step"] = step_;
-        r["loss"] = loss;
-        r["lr"] = lr;
-        r["grad_norm"] = grad_norm;
-        r["tokens_per_s"] =
-            elapsed > 0 ? done * static_cast<double>(tokens_per_step) / elapsed : 0.0;
-        r["elapsed"] = elapsed;
-        r["eta"] = elapsed / done * static_cast<double>(tc.steps - step_);
-        log_record(r);
-        result.last_loss = loss;
-
-        const bool last = step_ == tc.steps;
-        const bool until = options_.until > 0 && step_ >= options_.until;
-        if (controller_ && step_ % tc.birdie.update_every == 0) update_mixture();
-        const bool interrupted = StopSignal::requested();
-        if ((tc.eval_every > 0 && step_ % tc.eval_every == 0) || last) evaluate();
-        if ((tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0) || last || until ||
-            interrupted)
-            save_checkpoint();
-        if (interrupted && !last) {
-            result.status = TrainResult::Status::interrupted;
-            break;
-        }
-        if (until && !last) {
-            result.status = TrainResult::Status::until;
-            break;
-        }
-    }
-    result.step = step_;
-    result.checkpoint = checkpoint_path();
-    return result;
+    return loop_->run(*this);
 }
 
 }  // namespace routescope::train

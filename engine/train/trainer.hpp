@@ -21,14 +21,11 @@
 // the validation split (answer_scoring.hpp). data.task with mlm or classify is fine-tuning
 // (finetuner.hpp).
 //
-// Resuming restores parameters, Adam moments, the update count and the data position; masks,
-// dropout and data order are pure functions of (seed, step, index), so `/train rng_state` is
-// (seed, step) and a resumed run repeats an uninterrupted one bit for bit (same thread count).
-//
-// Stops: after train.steps (a final eval and checkpoint); after `until` (checkpoint, as a cluster
-// job with a time limit would); when StopSignal fires (checkpoint after the current step); on a
-// non-finite loss or gradient norm, TrainingDiverged naming the step — no checkpoint is written
-// then, so the last good one stays as it was.
+// The step loop — order, gradient accumulation, clipping, freezing, logging, evaluation times,
+// checkpoints, divergence, StopSignal, `until` and resuming — is TrainingLoop's
+// (training_loop.hpp), shared with fine-tuning; this class is the pretraining Objective. Resuming
+// also restores Birdie's mixture controller; masks and causal rows are pure functions of
+// (seed, step, example), so a resumed run repeats an uninterrupted one bit for bit.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,17 +48,9 @@
 #include "engine/train/mixture_controller.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/training_log.hpp"
+#include "engine/train/training_loop.hpp"
 
 namespace routescope::train {
-
-/// The loss or the gradient norm stopped being finite. The message names the step.
-class TrainingDiverged : public Error {
-public:
-    using Error::Error;
-};
-
-inline constexpr const char* kCheckpointName = "model.ckpt.h5";
-inline constexpr const char* kLogName = "log.jsonl";
 
 struct TrainerOptions {
     std::string out_dir;
@@ -73,15 +62,10 @@ struct TrainerOptions {
     std::function<void(const nlohmann::ordered_json&)> on_record;
 };
 
-struct TrainResult {
-    enum class Status { finished, until, interrupted };
-    Status status = Status::finished;
-    std::int64_t step = 0;
-    std::string checkpoint;
-    double last_loss = 0;
-};
-
-class Trainer {
+/// Pretraining: the data, the model and the pretraining objective (masks or causal rows,
+/// evaluation, Birdie's mixture) of one run, trained by the shared TrainingLoop
+/// (training_loop.hpp).
+class Trainer : private Objective {
 public:
     /// A fresh run of `config`. Setup errors: ConfigError (bad or missing key, data.seq_len >
     /// model.max_len), IoError / FormatError for the corpus or tokenizer file (naming it).
@@ -92,7 +76,7 @@ public:
     static std::unique_ptr<Trainer> resume(const std::string& checkpoint_path,
                                            const std::vector<std::string>& overrides,
                                            TrainerOptions options);
-    ~Trainer();
+    ~Trainer() override;
 
     TrainResult run();
 
@@ -100,7 +84,7 @@ public:
     const data::Tokenizer& tokenizer() const { return *tokenizer_; }
     models::Model& model() { return *model_; }
     const PackedCorpus& corpus() const { return corpus_; }
-    std::int64_t step() const { return step_; }
+    std::int64_t step() const { return loop_->step(); }
     std::string checkpoint_path() const;
 
 private:
@@ -108,32 +92,32 @@ private:
     Trainer(ResumeTag, RunConfig config, TrainerOptions options);
     void prepare_data();
     void build_model();
-    void train_step(double& loss, double& grad_norm, double& lr);
-    /// Turns ids_/lengths_ of micro-batch `micro` into inputs_, labels_ (and reset_, lengths_).
-    void make_targets(int micro);
+    LoopOptions loop_options() const;
+
+    // Objective (training_loop.hpp)
+    std::int64_t training_examples() const override { return corpus_.train.size(); }
+    models::Batch micro_batch(TrainingLoop& loop, int micro) override;
+    void evaluate(TrainingLoop& loop) override;
+    void before_first_step(TrainingLoop& loop) override;
+    void after_step(TrainingLoop& loop) override;
+    void save_state(TrainState& state) const override;
+    void describe(nlohmann::ordered_json& start) const override;
+
+    /// Turns ids_/lengths_ of micro-batch `micro` of update `step` into inputs_, labels_ (and
+    /// reset_, lengths_).
+    void make_targets(std::int64_t step, int micro);
     /// The row of objective clm / prefix_lm / birdie from held-out sequence i (evaluation).
     std::int32_t eval_row(std::int64_t i, RowView row, int arm) const;
     /// Birdie: each arm's loss on its fixed validation batch; the controller update; the log.
     void update_mixture();
-    void evaluate();
-    void save_checkpoint();
-    void log_record(const nlohmann::ordered_json& record);
 
     RunConfig config_;
     TrainerOptions options_;
     std::unique_ptr<data::Tokenizer> tokenizer_;
     PackedCorpus corpus_;
     std::unique_ptr<models::Model> model_;
-    std::unique_ptr<AdamW> optimizer_;
     std::unique_ptr<data::MlmMasker> masker_;
-    std::unique_ptr<SequenceOrder> order_;
-    std::unique_ptr<TrainingLog> log_;
-
-    std::int64_t step_ = 0;
-    std::int64_t tokens_seen_ = 0;
-    std::int64_t data_position_ = 0;
-    std::int64_t last_checkpoint_step_ = -1;
-    bool resumed_ = false;
+    std::unique_ptr<TrainingLoop> loop_;
     std::vector<std::int32_t> ids_, inputs_, labels_, lengths_, reset_;
     std::int32_t pad_ = 0;
     data::BirdieVocabulary birdie_vocab_;

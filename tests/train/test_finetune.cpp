@@ -9,11 +9,18 @@
 //   training while every other parameter group moved;
 // - train.init_from: the encoder is the pretrained checkpoint's, the classifier is fresh;
 // - bad input: a malformed row (file and line in the message), a missing label column, an unknown
-//   task name — errors naming the culprit.
+//   task name — errors naming the culprit;
+// - resume (the shared training loop, training_loop.hpp): 12 steps straight, and 6 steps, a
+//   checkpoint and 6 resumed steps, give the same logged losses (steps and evaluations), the same
+//   best checkpoint and the same final parameters bit for bit — with dropout and gradient
+//   accumulation on, the stop in the middle of an epoch; through the library and through
+//   `routescope-cli train --until` / `--resume`; the resumed run's best so far is the log's.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <random>
 
 #include "engine/core/error.hpp"
@@ -84,6 +91,24 @@ RunConfig tiny_classifier(const std::string& train, const std::string& valid, in
                           {"checkpoint_every", 0},
                           {"threads", 2}}}};
     return RunConfig::from_json(j);
+}
+
+// Every record of `type` in a log, keyed by step, as its JSON text (losses have 17 digits).
+std::map<std::int64_t, std::string> records(const std::string& log, const std::string& type,
+                                            const std::vector<std::string>& fields) {
+    std::map<std::int64_t, std::string> out;
+    for (const auto& j : train_test::read_lines(log)) {
+        if (j.value("type", "") != type) continue;
+        nlohmann::json kept;
+        for (const auto& f : fields)
+            if (j.contains(f)) kept[f] = j[f];
+        out[j["step"].get<std::int64_t>()] = kept.dump();
+    }
+    return out;
+}
+
+bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 double best_accuracy(const std::string& log) {
@@ -210,6 +235,112 @@ private slots:
         QVERIFY(p.contains("classifier.out.weight"));
         QCOMPARE(p.entry("classifier.out.weight").shape, (std::vector<std::int64_t>{2, 32}));
         tuner.run();
+    }
+
+    // 64 rows, batch 8 × accumulation 2: 4 steps an epoch, 3 epochs; dropout on.
+    RunConfig resumable_config() {
+        train_test::write_text(path("r_train.tsv"), keyword_tsv(64, 8));
+        train_test::write_text(path("r_valid.tsv"), keyword_tsv(40, 9));
+        RunConfig c = tiny_classifier(path("r_train.tsv"), path("r_valid.tsv"), 3);
+        c.model.dropout = 0.1;
+        c.train.grad_accum = 2;
+        c.train.clip_grad_norm = 0.5;
+        c.train.threads = 2;
+        return c;
+    }
+
+    void compare_runs(const std::string& straight, const std::string& split) {
+        const std::string a = straight + "/log.jsonl", b = split + "/log.jsonl";
+        const auto steps_a = train_test::step_losses(a), steps_b = train_test::step_losses(b);
+        QCOMPARE(steps_a.size(), std::size_t(12));
+        QCOMPARE(steps_b.size(), std::size_t(12));
+        for (std::size_t k = 0; k < steps_a.size(); ++k)
+            QVERIFY2(steps_a[k] == steps_b[k], qPrintable(QStringLiteral("step %1: %2 vs %3")
+                                                              .arg(k + 1)
+                                                              .arg(steps_a[k], 0, 'g', 17)
+                                                              .arg(steps_b[k], 0, 'g', 17)));
+        const std::vector<std::string> step_fields = {"loss", "lr", "grad_norm"};
+        QCOMPARE(records(b, "step", step_fields), records(a, "step", step_fields));
+        const std::vector<std::string> eval_fields = {"loss", "accuracy", "macro_f1", "examples"};
+        const auto evals = records(a, "eval", eval_fields);
+        QCOMPARE(evals.size(), std::size_t(3));  // after each epoch: steps 4, 8, 12
+        QCOMPARE(records(b, "eval", eval_fields), evals);
+        QCOMPARE(records(b, "best", {"accuracy"}), records(a, "best", {"accuracy"}));
+
+        const Checkpoint ma = read_checkpoint(straight + "/model.ckpt.h5");
+        const Checkpoint mb = read_checkpoint(split + "/model.ckpt.h5");
+        QCOMPARE(mb.train->step, std::int64_t(12));
+        QVERIFY(same_floats(ma.params, mb.params));
+        QVERIFY(same_floats(ma.train->adam_m, mb.train->adam_m));
+        QVERIFY(same_floats(ma.train->adam_v, mb.train->adam_v));
+        QCOMPARE(mb.train->data_position, ma.train->data_position);
+        QVERIFY(same_floats(read_checkpoint(straight + "/best.ckpt.h5").params,
+                            read_checkpoint(split + "/best.ckpt.h5").params));
+    }
+
+    void resumeInTheMiddleOfAnEpochRepeatsTheStraightRunBitForBit() {
+        const RunConfig c = resumable_config();
+        train::Finetuner straight(c, {path("r_straight"), 0, nullptr});
+        const train::FinetuneResult ra = straight.run();
+        QCOMPARE(ra.step, std::int64_t(12));
+        QVERIFY(ra.status == train::TrainResult::Status::finished);
+
+        {
+            train::Finetuner first(c, {path("r_split"), 0, nullptr, /*until=*/6});
+            const train::FinetuneResult r = first.run();
+            QVERIFY(r.status == train::TrainResult::Status::until);
+            QCOMPARE(r.step, std::int64_t(6));
+            QCOMPARE(read_checkpoint(path("r_split/model.ckpt.h5")).train->step, std::int64_t(6));
+        }
+        auto second = train::Finetuner::resume(path("r_split/model.ckpt.h5"), {},
+                                               {path("r_split"), 0, nullptr});
+        QCOMPARE(second->step(), std::int64_t(6));
+        const train::FinetuneResult rb = second->run();
+        QVERIFY(rb.status == train::TrainResult::Status::finished);
+        QCOMPARE(rb.step, std::int64_t(12));
+        QCOMPARE(rb.best_metric, ra.best_metric);
+        QCOMPARE(rb.best_step, ra.best_step);
+        compare_runs(path("r_straight"), path("r_split"));
+        const ParamStore& pa = straight.model().params();
+        const ParamStore& pb = second->model().params();
+        QCOMPARE(pa.size(), pb.size());
+        QVERIFY(std::memcmp(pa.data(), pb.data(), pa.size() * sizeof(float)) == 0);
+    }
+
+    void resumedRunTakesTheBestSoFarFromItsLog() {
+        // The log says step 5 scored 1.0 (no later evaluation can beat it): the resumed run keeps
+        // that best and writes no new best checkpoint.
+        const RunConfig c = resumable_config();
+        train::Finetuner(c, {path("r_best"), 0, nullptr, /*until=*/6}).run();
+        std::ofstream(path("r_best/log.jsonl"), std::ios::app)
+            << R"({"type":"eval","step":5,"loss":0.1,"accuracy":1.0})"
+            << "\n";
+        std::filesystem::remove(path("r_best/best.ckpt.h5"));
+        auto resumed = train::Finetuner::resume(path("r_best/model.ckpt.h5"), {},
+                                                {path("r_best"), 0, nullptr});
+        const train::FinetuneResult r = resumed->run();
+        QCOMPARE(r.best_metric, 1.0);
+        QCOMPARE(r.best_step, std::int64_t(5));
+        QVERIFY(records(path("r_best/log.jsonl"), "best", {"accuracy"}).rbegin()->first < 6);
+        QVERIFY(!std::filesystem::exists(path("r_best/best.ckpt.h5")));
+    }
+
+    void cliUntilAndResumeRepeatTheStraightRun() {
+        const RunConfig c = resumable_config();
+        const std::string config = path("r_cli.json");
+        train_test::write_text(config, c.to_json().dump(2));
+        auto r = train_test::run_cli({"train", "--config", QString::fromStdString(config), "--out",
+                                      QString::fromStdString(path("r_cli_straight")), "--json"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        r = train_test::run_cli({"train", "--config", QString::fromStdString(config), "--out",
+                                 QString::fromStdString(path("r_cli_split")), "--until", "6",
+                                 "--json"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        QCOMPARE(read_checkpoint(path("r_cli_split/model.ckpt.h5")).train->step, std::int64_t(6));
+        r = train_test::run_cli(
+            {"train", "--resume", QString::fromStdString(path("r_cli_split")), "--json"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        compare_runs(path("r_cli_straight"), path("r_cli_split"));
     }
 
     void badInputNamesTheCulprit() {

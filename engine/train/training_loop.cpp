@@ -1,0 +1,243 @@
+#include "engine/train/training_loop.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string number_text(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+    std::ostringstream s;
+    s << v;
+    return s.str();
+}
+
+}  // namespace
+
+bool is_ssm_parameter(const std::string& name) {
+    return name.find(".ssm_forward.") != std::string::npos ||
+           name.find(".ssm_backward.") != std::string::npos;
+}
+
+TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
+                           const data::Tokenizer& tokenizer, std::int64_t training_examples,
+                           LoopOptions options, const TrainState* resume,
+                           const std::string& resume_path)
+    : config_(config),
+      model_(model),
+      tokenizer_(tokenizer),
+      options_(std::move(options)),
+      order_(training_examples, static_cast<std::uint64_t>(config.train.seed)) {
+    if (training_examples < 1) throw ConfigError("data.train: no training example");
+    ParamStore& params = model_.params();
+    optimizer_ = std::make_unique<AdamW>(config_.train, params);
+    if (resume) {
+        if (resume->adam_m.size() != params.size() || resume->adam_v.size() != params.size())
+            throw FormatError(resume_path +
+                              ": /train/adam_m, /train/adam_v: missing or not the "
+                              "size of the parameters");
+        optimizer_->m() = resume->adam_m;
+        optimizer_->v() = resume->adam_v;
+        optimizer_->set_step(resume->step);
+        step_ = resume->step;
+        tokens_seen_ = resume->tokens_seen;
+        data_position_ = resume->data_position;
+        last_checkpoint_step_ = resume->step;
+        resumed_ = true;
+    }
+    if (config_.train.freeze_ssm)
+        for (const auto& e : params.entries())
+            if (is_ssm_parameter(e.name)) frozen_.push_back(e);
+    log_ = std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), resumed_,
+                                         step_);
+}
+
+std::string TrainingLoop::checkpoint_path() const {
+    return (fs::path(options_.out_dir) / kCheckpointName).string();
+}
+
+void TrainingLoop::log_record(const nlohmann::ordered_json& record) {
+    log_->write(record);
+    if (options_.on_record) options_.on_record(record);
+}
+
+bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_norm, double& lr) {
+    const int accum = config_.train.grad_accum;
+    ParamStore& params = model_.params();
+    params.zero_grad();
+    loss = 0;
+    for (int micro = 0; micro < accum; ++micro) {
+        const models::Batch batch = objective.micro_batch(*this, micro);
+        const double l = model_.forward(batch, /*training=*/true,
+                                        static_cast<std::uint32_t>(step_ * accum + micro));
+        if (!std::isfinite(l)) {
+            loss = l;
+            return false;
+        }
+        model_.backward();
+        loss += l / accum;
+    }
+    if (accum > 1) {  // the mean of the micro-batch losses, like one batch of B·accum rows
+        float* g = params.grad_data();
+        const float scale = 1.0f / static_cast<float>(accum);
+        for (std::size_t i = 0; i < params.size(); ++i)
+            g[i] *= scale;
+    }
+    for (const auto& e : frozen_)
+        std::fill_n(params.grad_data() + e.offset, e.size, 0.0f);
+    grad_norm = optimizer_->clip(params);
+    if (!std::isfinite(grad_norm)) return false;
+    lr = optimizer_->update(params, model_.pool());
+    // Frozen means untouched, whatever AdamW's weight decay does with a zero gradient.
+    for (std::size_t k = 0; k < frozen_.size(); ++k)
+        std::copy(frozen_values_[k].begin(), frozen_values_[k].end(),
+                  params.data() + frozen_[k].offset);
+    ++step_;
+    return true;
+}
+
+void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_state,
+                                         const Objective& objective) {
+    TrainState st;
+    if (with_state) {
+        st.step = step_;
+        st.tokens_seen = tokens_seen_;
+        st.data_position = data_position_;
+        st.rng_state = {static_cast<std::uint64_t>(config_.train.seed),
+                        static_cast<std::uint64_t>(step_)};
+        st.adam_m = optimizer_->m();
+        st.adam_v = optimizer_->v();
+        objective.save_state(st);
+    }
+    try {
+        write_checkpoint(path, config_, model_.params(),
+                         {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr);
+    } catch (const FormatError& e) {
+        // The writer refuses non-finite parameters: the update diverged though the loss was finite.
+        throw TrainingDiverged("step " + std::to_string(step_) +
+                               ": the parameters are no longer finite (" + e.what() +
+                               "); training stopped, the last good checkpoint is untouched");
+    }
+}
+
+void TrainingLoop::save_checkpoint(const Objective& objective) {
+    write_checkpoint_file(checkpoint_path(), /*with_state=*/true, objective);
+    last_checkpoint_step_ = step_;
+    nlohmann::ordered_json r;
+    r["type"] = "checkpoint";
+    r["step"] = step_;
+    r["path"] = checkpoint_path();
+    log_record(r);
+}
+
+void TrainingLoop::diverged(double loss, double grad_norm) {
+    const std::int64_t bad = step_ + 1;
+    const std::string what = !std::isfinite(loss) ? "loss is " + number_text(loss)
+                                                  : "gradient norm is " + number_text(grad_norm);
+    nlohmann::ordered_json r;
+    r["type"] = "diverged";
+    r["step"] = bad;
+    r["message"] = what;
+    log_record(r);
+    throw TrainingDiverged(
+        "step " + std::to_string(bad) + ": the " + what +
+        " (train.lr = " + number_text(config_.train.lr) + "); training stopped. " +
+        (last_checkpoint_step_ >= 0 ? "The last good checkpoint, " + checkpoint_path() + " (step " +
+                                          std::to_string(last_checkpoint_step_) + "), is intact."
+                                    : std::string("No checkpoint had been written yet.")));
+}
+
+TrainResult TrainingLoop::run(Objective& objective) {
+    const TrainConfig& tc = config_.train;
+    ParamStore& params = model_.params();
+    frozen_values_.clear();
+    for (const auto& e : frozen_)
+        frozen_values_.emplace_back(params.data() + e.offset, params.data() + e.offset + e.size);
+
+    TrainResult result;
+    result.checkpoint = checkpoint_path();
+    {
+        nlohmann::ordered_json start;
+        start["type"] = "start";
+        start["step"] = step_;
+        start["steps"] = tc.steps;
+        start["resumed"] = resumed_;
+        start["objective"] = tc.objective;
+        start["parameters"] = params.size();
+        start["vocab_size"] = config_.model.vocab_size;
+        start["frozen_parameters"] = frozen_.size();
+        start["threads"] = model_.pool().size();
+        objective.describe(start);
+        log_record(start);
+    }
+
+    if (step_ >= tc.steps) {
+        // Nothing to train (train.steps = 0, or a resumed run already there): the model as it is,
+        // evaluated and saved, unless this step's checkpoint exists (docs/decisions.md).
+        if (last_checkpoint_step_ != step_) {
+            objective.evaluate(*this);
+            save_checkpoint(objective);
+        }
+        result.step = step_;
+        return result;
+    }
+
+    objective.before_first_step(*this);
+
+    const auto t0 = Clock::now();
+    const std::int64_t first = step_;
+    const std::int64_t tokens_per_step =
+        static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * config_.data.seq_len;
+    while (step_ < tc.steps) {
+        double loss = 0, grad_norm = 0, lr = 0;
+        if (!train_step(objective, loss, grad_norm, lr)) diverged(loss, grad_norm);
+        const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+        const auto done = static_cast<double>(step_ - first);
+        nlohmann::ordered_json r;
+        r["type"] = "step";
+        r["step"] = step_;
+        r["loss"] = loss;
+        r["lr"] = lr;
+        r["grad_norm"] = grad_norm;
+        r["tokens_per_s"] =
+            elapsed > 0 ? done * static_cast<double>(tokens_per_step) / elapsed : 0.0;
+        r["elapsed"] = elapsed;
+        r["eta"] = elapsed / done * static_cast<double>(tc.steps - step_);
+        log_record(r);
+        result.last_loss = loss;
+
+        const bool last = step_ == tc.steps;
+        const bool until = options_.until > 0 && step_ >= options_.until;
+        objective.after_step(*this);
+        const bool interrupted = StopSignal::requested();
+        if ((tc.eval_every > 0 && step_ % tc.eval_every == 0) || last ||
+            objective.extra_evaluation_due(step_))
+            objective.evaluate(*this);
+        if ((tc.checkpoint_every > 0 && step_ % tc.checkpoint_every == 0) || last || until ||
+            interrupted)
+            save_checkpoint(objective);
+        if (interrupted && !last) {
+            result.status = TrainResult::Status::interrupted;
+            break;
+        }
+        if (until && !last) {
+            result.status = TrainResult::Status::until;
+            break;
+        }
+    }
+    result.step = step_;
+    return result;
+}
+
+}  // namespace routescope::train

@@ -1,0 +1,156 @@
+#pragma once
+// The one step loop of pretraining (trainer.hpp) and fine-tuning (finetuner.hpp). What differs
+// between them is an Objective: how a micro-batch is made from the next training examples, how
+// the model is evaluated, and what else a step does (Birdie's mixture update) or a checkpoint
+// holds (its controller). Everything else is here, once:
+//
+//   order: the run's k-th training example is SequenceOrder(n, train.seed).at(k) (Philox, a fresh
+//          permutation per epoch; packed_sequences.hpp), k = the data position, saved and restored
+//   step:  zero the gradients; train.grad_accum micro-batches of forward / backward (dropout
+//          stream step·accum + micro); gradients × 1/accum; frozen gradients zeroed
+//          (train.freeze_ssm: *.ssm_forward.* / *.ssm_backward.*); global-norm clip; AdamW; frozen
+//          values put back bit for bit
+//   log:   DIR/log.jsonl (training_log.hpp): start, step, eval (by the objective), checkpoint,
+//          diverged records with the same fields for every objective
+//   eval:  every train.eval_every steps, when the objective asks (fine-tuning: every epoch), and
+//          at the end
+//   save:  DIR/model.ckpt.h5 atomically (temporary file, then rename; io/checkpoint.hpp) every
+//          train.checkpoint_every steps, at the end, at `until`, and after the step in which
+//          StopSignal fired (the caller exits 130)
+//   stop:  a non-finite loss or gradient norm logs a "diverged" record and throws TrainingDiverged
+//          naming the step; no checkpoint is written then, so the last good one stays as it was
+//   resume: parameters, Adam moments and update count, step, tokens seen and data position from
+//          /train; masks, dropout and order are pure functions of (seed, step, index), so a resumed
+//          run repeats an uninterrupted one bit for bit (same thread count).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/tokenizer.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/models/model.hpp"
+#include "engine/train/adamw.hpp"
+#include "engine/train/packed_sequences.hpp"
+#include "engine/train/training_log.hpp"
+
+namespace routescope::train {
+
+/// The loss or the gradient norm stopped being finite. The message names the step.
+class TrainingDiverged : public Error {
+public:
+    using Error::Error;
+};
+
+inline constexpr const char* kCheckpointName = "model.ckpt.h5";
+inline constexpr const char* kLogName = "log.jsonl";
+
+/// What the caller of a run decides besides the configuration.
+struct LoopOptions {
+    std::string out_dir;
+    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
+    std::int64_t until = 0;
+    /// Called with every record written to log.jsonl (progress display).
+    std::function<void(const nlohmann::ordered_json&)> on_record;
+};
+
+struct TrainResult {
+    enum class Status { finished, until, interrupted };
+    Status status = Status::finished;
+    std::int64_t step = 0;
+    std::string checkpoint;
+    double last_loss = 0;
+};
+
+class TrainingLoop;
+
+/// What pretraining and fine-tuning do differently (file comment).
+class Objective {
+public:
+    virtual ~Objective() = default;
+    /// The number of training examples the order permutes.
+    virtual std::int64_t training_examples() const = 0;
+    /// Fills micro-batch `micro` of the update that makes step `loop.step() + 1` from the examples
+    /// loop.next_example() gives (one call per row), counting their tokens with loop.add_tokens().
+    /// The batch points into the objective's buffers and stays valid until the next call.
+    virtual models::Batch micro_batch(TrainingLoop& loop, int micro) = 0;
+    /// Evaluates the model after step loop.step() and logs (loop.log_record) an "eval" record
+    /// (and whatever else it keeps, e.g. a best checkpoint).
+    virtual void evaluate(TrainingLoop& loop) = 0;
+    /// An evaluation after `step` besides every train.eval_every steps and the last step.
+    virtual bool extra_evaluation_due(std::int64_t /*step*/) const { return false; }
+    /// Before the first update of a run (fresh or resumed), and after every update, before the
+    /// evaluation (Birdie's mixture controller).
+    virtual void before_first_step(TrainingLoop& /*loop*/) {}
+    virtual void after_step(TrainingLoop& /*loop*/) {}
+    /// Objective state saved in /train (Birdie's mixture controller).
+    virtual void save_state(TrainState& /*state*/) const {}
+    /// The objective's own fields of the "start" record.
+    virtual void describe(nlohmann::ordered_json& /*start*/) const {}
+};
+
+class TrainingLoop {
+public:
+    /// A loop over `model` (initialised or loaded) with `config.train`. `resume`: the /train state
+    /// of the checkpoint the run continues (moments checked against the model's size: FormatError
+    /// naming `resume_path`), nullptr for a fresh run. Opens DIR/log.jsonl (cut back to the resumed
+    /// step).
+    TrainingLoop(const RunConfig& config, models::Model& model, const data::Tokenizer& tokenizer,
+                 std::int64_t training_examples, LoopOptions options,
+                 const TrainState* resume = nullptr, const std::string& resume_path = {});
+
+    /// Runs to train.steps (or `until`, or StopSignal), then evaluates and saves.
+    TrainResult run(Objective& objective);
+
+    // For the objective.
+    std::int64_t step() const { return step_; }
+    std::int64_t tokens_seen() const { return tokens_seen_; }
+    std::int64_t data_position() const { return data_position_; }
+    /// The index of the next training example in the run's order; advances the data position.
+    std::int64_t next_example() { return order_.at(data_position_++); }
+    void add_tokens(std::int64_t n) { tokens_seen_ += n; }
+    void log_record(const nlohmann::ordered_json& record);
+    /// Writes `path` atomically: parameters, configuration, tokenizer, and with `with_state` the
+    /// state to resume. Non-finite parameters: TrainingDiverged naming the step.
+    void write_checkpoint_file(const std::string& path, bool with_state,
+                               const Objective& objective);
+
+    const RunConfig& config() const { return config_; }
+    models::Model& model() { return model_; }
+    AdamW& optimizer() { return *optimizer_; }
+    bool resumed() const { return resumed_; }
+    std::string checkpoint_path() const;
+    /// The frozen parameters (train.freeze_ssm).
+    const std::vector<ParamEntry>& frozen() const { return frozen_; }
+
+private:
+    /// One update; false (loss or grad_norm non-finite) leaves the step count where it was.
+    bool train_step(Objective& objective, double& loss, double& grad_norm, double& lr);
+    void save_checkpoint(const Objective& objective);
+    [[noreturn]] void diverged(double loss, double grad_norm);
+
+    const RunConfig& config_;
+    models::Model& model_;
+    const data::Tokenizer& tokenizer_;
+    LoopOptions options_;
+    std::unique_ptr<AdamW> optimizer_;
+    std::unique_ptr<TrainingLog> log_;
+    SequenceOrder order_;
+    std::vector<ParamEntry> frozen_;
+    std::vector<std::vector<float>> frozen_values_;
+    std::int64_t step_ = 0;
+    std::int64_t tokens_seen_ = 0;
+    std::int64_t data_position_ = 0;
+    std::int64_t last_checkpoint_step_ = -1;
+    bool resumed_ = false;
+};
+
+/// The parameters train.freeze_ssm freezes: *.ssm_forward.* and *.ssm_backward.*.
+bool is_ssm_parameter(const std::string& name);
+
+}  // namespace routescope::train

@@ -1,0 +1,482 @@
+#include "engine/io/importers/model_import.hpp"
+
+#include <H5Cpp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/core/error.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/io/h5_file.hpp"
+#include "engine/models/model.hpp"
+
+namespace routescope::importers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError(path + ": cannot read");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// ------------------------------------------------------------------ config.json
+
+template <class T>
+T get_or(const nlohmann::json& hf, const std::string& key, T fallback, const std::string& where) {
+    if (!hf.contains(key) || hf[key].is_null()) return fallback;
+    try {
+        return hf[key].get<T>();
+    } catch (const nlohmann::json::exception&) {
+        throw FormatError(where + ": " + key + ": unexpected value " + hf[key].dump());
+    }
+}
+
+template <class T>
+T require(const nlohmann::json& hf, const std::string& key, const std::string& where) {
+    if (!hf.contains(key)) throw FormatError(where + ": missing key " + key);
+    return get_or<T>(hf, key, T{}, where);
+}
+
+// ------------------------------------------------------------------ the BiGS name map
+
+enum class Transform { none, transpose, drop_unit_head };
+
+struct Source {
+    std::string name;
+    Transform transform = Transform::none;
+};
+
+// The source tensor of each engine parameter of a bigs model, in the names of `format`.
+std::map<std::string, Source> bigs_sources(const ModelConfig& m, const std::string& format) {
+    const bool flax = format == "flax";
+    const std::string sep = flax ? "/" : ".";
+    const std::string root = flax ? "s4_bert" : "bigs";
+    const std::string w = flax ? "scale" : "weight";   // LayerNorm
+    const std::string k = flax ? "kernel" : "weight";  // Dense
+    const Transform dense = flax ? Transform::transpose : Transform::none;
+    const auto join = [&](std::initializer_list<std::string> parts) {
+        std::string s;
+        for (const auto& p : parts)
+            s += (s.empty() ? "" : sep) + p;
+        return s;
+    };
+    std::map<std::string, Source> out;
+    const auto linear = [&](const std::string& target, const std::string& source) {
+        out[target + ".weight"] = {source + sep + k, dense};
+        out[target + ".bias"] = {source + sep + "bias"};
+    };
+    const auto norm = [&](const std::string& target, const std::string& source) {
+        out[target + ".weight"] = {source + sep + w};
+        out[target + ".bias"] = {source + sep + "bias"};
+    };
+    const std::string emb = join({root, "embeddings"});
+    const std::string table = flax ? "embedding" : "weight";
+    out["embeddings.word.weight"] = {join({emb, "word_embeddings", table})};
+    out["embeddings.position.weight"] = {join({emb, "position_embeddings", table})};
+    out["embeddings.type.weight"] = {join({emb, "token_type_embeddings", table})};
+    norm("embeddings.norm", join({emb, "LayerNorm"}));
+    for (int i = 0; i < m.n_layers; ++i) {
+        const std::string t = "layers." + std::to_string(i) + ".";
+        const std::string s = join({root, "encoder", "layer", std::to_string(i)});
+        norm(t + "norm", join({s, "LayerNorm"}));
+        for (const char* lin :
+             {"dv", "du_forward", "du_backward", "duc_forward", "duc_backward", "dol", "do"})
+            linear(t + lin, join({s, lin}));
+        for (const auto& [dir, src] : {std::pair{"ssm_forward", "fs4"}, {"ssm_backward", "bs4"}}) {
+            const std::string ssm = join({s, src});
+            // Flax: fs4/{A_re, A_im, C, log_step, D}; the PyTorch port: fs4.kernel.{A_re, A_im,
+            // C, log_step} and fs4.D.
+            const std::string kernel = flax ? ssm : join({ssm, "kernel"});
+            for (const char* leaf : {"A_re", "A_im", "C", "log_step"})
+                out[t + dir + "." + leaf] = {join({kernel, leaf}), Transform::drop_unit_head};
+            out[t + dir + ".D"] = {join({ssm, "D"}), Transform::drop_unit_head};
+        }
+    }
+    const std::string head = join({"cls", "predictions"});
+    linear("mlm.dense", join({head, "transform", "dense"}));
+    norm("mlm.norm", join({head, "transform", "LayerNorm"}));
+    out["mlm.bias"] = {join({head, "bias"})};
+    linear("classifier.pool", join({root, "pooler", "dense"}));
+    linear("classifier.out", "classifier");
+    return out;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// Whether `source` (a tensor of the file) can fill `target`'s shape under `transform`.
+bool shape_fits(const std::vector<std::int64_t>& source, const std::vector<std::int64_t>& target,
+                Transform transform) {
+    switch (transform) {
+        case Transform::none:
+            return source == target;
+        case Transform::transpose:
+            return target.size() == 2 && source == std::vector<std::int64_t>{target[1], target[0]};
+        case Transform::drop_unit_head:
+            // The published SSMs have one kernel (H = 1): A_re [N] for [1, N], C [N, 2] for
+            // [1, N, 2], D and log_step [1] (or a scalar) for [1].
+            if (source == target) return true;
+            return !target.empty() && target[0] == 1 &&
+                   source == std::vector<std::int64_t>(target.begin() + 1, target.end());
+    }
+    return false;
+}
+
+void copy_into(const NamedTensor& source, const ParamEntry& target, Transform transform,
+               float* out) {
+    if (transform == Transform::transpose) {
+        const std::int64_t rows = target.shape[0], cols = target.shape[1];  // [out, in]
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t c = 0; c < cols; ++c)
+                out[r * cols + c] = source.data[static_cast<std::size_t>(c * rows + r)];
+    } else {
+        std::copy(source.data.begin(), source.data.end(), out);
+    }
+}
+
+// Tensors a PyTorch state_dict repeats for a tied decoder: accepted when they equal the tensor
+// they are tied to, bit for bit; otherwise they are a second set of weights the engine lacks.
+const std::map<std::string, std::string>& tied_copies() {
+    static const std::map<std::string, std::string> tied = {
+        {"cls.predictions.decoder.weight", "bigs.embeddings.word_embeddings.weight"},
+        {"cls.predictions.decoder.bias", "cls.predictions.bias"}};
+    return tied;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ files
+
+ImportSource locate_import_source(const std::string& src, const std::string& format,
+                                  const std::string& config, const std::string& vocab) {
+    ImportSource s;
+    std::error_code ec;
+    fs::path dir;
+    if (fs::is_directory(src, ec)) {
+        dir = src;
+        const std::vector<std::pair<std::string, std::string>> candidates = {
+            {"flax", "flax_model.msgpack"},
+            {"safetensors", "model.safetensors"},
+            {"pytorch", "pytorch_model.bin"}};
+        for (const auto& [f, name] : candidates) {
+            if (format != "auto" && format != f) continue;
+            if (fs::is_regular_file(dir / name, ec)) {
+                s.weights = (dir / name).string();
+                s.format = f;
+                break;
+            }
+        }
+        if (s.weights.empty())
+            throw IoError(src + ": no weights file" +
+                          (format == "auto" ? std::string(" (flax_model.msgpack, model.safetensors "
+                                                          "or pytorch_model.bin)")
+                                            : " of format " + format));
+    } else if (fs::is_regular_file(src, ec)) {
+        s.weights = src;
+        s.format = format == "auto" ? detect_tensor_format(src) : format;
+        dir = fs::path(src).parent_path();
+        if (dir.empty()) dir = ".";
+    } else {
+        throw IoError(src + ": no such file or directory");
+    }
+    s.config = config.empty() ? (dir / "config.json").string() : config;
+    if (!fs::is_regular_file(s.config, ec))
+        throw IoError(s.config + ": no config.json (give one with --config)");
+    if (!vocab.empty()) {
+        s.vocab = vocab;
+    } else {
+        for (const char* name : {"vocab.txt", "tokenizer.json"})
+            if (fs::is_regular_file(dir / name, ec)) {
+                s.vocab = (dir / name).string();
+                break;
+            }
+        if (s.vocab.empty())
+            throw IoError(dir.string() +
+                          ": no vocab.txt or tokenizer.json (give one with --vocab)");
+    }
+    return s;
+}
+
+std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
+    std::string text = read_text(path);
+    if (path.ends_with(".json")) {
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception& e) {
+            throw FormatError(path + ": not valid JSON (" + e.what() + ")");
+        }
+        if (!j.contains("model") || !j["model"].is_object() ||
+            j["model"].value("type", "") != "WordPiece" || !j["model"].contains("vocab") ||
+            !j["model"]["vocab"].is_object())
+            throw FormatError(path + ": model: not a WordPiece model with a vocab");
+        const auto& vocab = j["model"]["vocab"];
+        std::vector<std::string> pieces(vocab.size());
+        std::vector<bool> seen(vocab.size(), false);
+        for (const auto& [piece, id] : vocab.items()) {
+            if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= pieces.size() ||
+                seen[id.get<std::size_t>()])
+                throw FormatError(path + ": model.vocab." + piece +
+                                  ": ids are not 0..n-1, each once");
+            if (piece.find('\n') != std::string::npos)
+                throw FormatError(path + ": model.vocab: a piece holds a newline");
+            pieces[id.get<std::size_t>()] = piece;
+            seen[id.get<std::size_t>()] = true;
+        }
+        text.clear();
+        for (const auto& p : pieces)
+            text += p + "\n";
+    }
+    try {
+        data::WordPieceTokenizer tokenizer(text);  // validates ([UNK] present)
+        return tokenizer.serialize();
+    } catch (const Error& e) {
+        throw FormatError(path + ": " + e.what());
+    }
+}
+
+// ------------------------------------------------------------------ configuration
+
+std::string import_arch(const nlohmann::json& hf, const std::string& arch,
+                        const std::string& where) {
+    const std::string type = get_or<std::string>(hf, "model_type", "", where);
+    std::string lower = type;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string found;
+    if (lower == "bigs") found = "bigs";
+    if (lower == "bert") found = "bert";
+    if (found.empty())
+        throw FormatError(where + ": model_type: '" + type +
+                          "' is not a model this importer knows (BiGS, bert)");
+    if (arch != "auto" && arch != found)
+        throw FormatError(where + ": model_type: '" + type + "' is not --arch " + arch);
+    return found;
+}
+
+RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
+                           const TensorFile& file, const std::string& where) {
+    if (arch == "bert")
+        throw FormatError(
+            where +
+            ": model_type: bert: a Hugging Face BERT is post-norm (LN after each residual) and "
+            "pools [CLS] through its pooler; the engine's bert (STACK/ATT) is pre-norm, so the "
+            "weights cannot be imported faithfully (docs/decisions.md, importers)");
+    RunConfig c;
+    ModelConfig& m = c.model;
+    m.arch = "bigs";
+    m.vocab_size = require<int>(hf, "vocab_size", where);
+    m.d_model = require<int>(hf, "hidden_size", where);
+    m.n_layers = require<int>(hf, "num_hidden_layers", where);
+    m.d_inner = require<int>(hf, "intermediate_size", where);
+    m.max_len = require<int>(hf, "max_position_embeddings", where);
+    m.ssm.n_modes = get_or<int>(hf, "num_ssm", 64, where);
+    m.ssm.n_kernels = 1;  // the published BiGS: one kernel shared by all channels
+    m.ln_eps = get_or<double>(hf, "layer_norm_eps", 1e-12, where);
+    m.dropout = get_or<double>(hf, "hidden_dropout_prob", 0.1, where);
+    m.init_std = get_or<double>(hf, "initializer_range", 0.02, where);
+
+    // hidden_act is the gelu inside the blocks; the released JAX model's "gelu" is jax.nn.gelu,
+    // the tanh approximation (MODELS.md, BiGS GATED block).
+    const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
+    if (act == "gelu" || act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh")
+        m.block_gelu = "tanh";
+    else if (act == "gelu_exact" || act == "gelu_erf")
+        m.block_gelu = "erf";
+    else
+        throw FormatError(where + ": hidden_act: '" + act +
+                          "' is not a gelu; the engine's blocks have only gelu (tanh or erf)");
+    if (!get_or<bool>(hf, "pre_norm", true, where))
+        throw FormatError(where + ": pre_norm: false (post-norm) is not a BiGS the engine builds");
+    const std::string positions =
+        get_or<std::string>(hf, "position_embedding_type", "absolute", where);
+    if (positions != "absolute")
+        throw FormatError(where + ": position_embedding_type: '" + positions +
+                          "' (the engine has learned absolute positions only)");
+    const std::string pooler = get_or<std::string>(hf, "pooler_type", "non_padding_mean", where);
+    if (pooler == "non_padding_mean" || pooler == "mean")
+        m.pool = "mean";
+    else if (pooler == "first" || pooler == "cls")
+        m.pool = "first";
+    else
+        throw FormatError(where + ": pooler_type: '" + pooler +
+                          "' (the engine pools by the non-padding mean or the first token)");
+
+    // Type embeddings: the engine has exactly two segments.
+    const auto type_vocab = get_or<int>(hf, "type_vocab_size", 2, where);
+    const bool flax = file.format == "flax";
+    const std::string types = flax ? "s4_bert/embeddings/token_type_embeddings/embedding"
+                                   : "bigs.embeddings.token_type_embeddings.weight";
+    m.type_embeddings = file.find(types) != nullptr;
+    if (m.type_embeddings && type_vocab != 2)
+        throw FormatError(where + ": type_vocab_size: " + std::to_string(type_vocab) +
+                          " (the engine's type embeddings have exactly 2 rows)");
+
+    // A classification checkpoint: the classifier's rows are the labels.
+    const NamedTensor* out = file.find(flax ? "classifier/bias" : "classifier.bias");
+    if (out) {
+        if (out->shape.size() != 1 || out->shape[0] < 1)
+            throw FormatError(file.path + ": " + out->name + ": shape " + shape_text(out->shape) +
+                              " is not [labels]");
+        m.n_labels = static_cast<int>(out->shape[0]);
+        if (hf.contains("id2label") && hf["id2label"].is_object() &&
+            static_cast<int>(hf["id2label"].size()) == m.n_labels) {
+            std::vector<std::string> labels(static_cast<std::size_t>(m.n_labels));
+            for (const auto& [id, name] : hf["id2label"].items()) {
+                std::size_t k = 0;
+                try {
+                    k = std::stoul(id);
+                } catch (const std::exception&) {
+                    k = labels.size();
+                }
+                if (k < labels.size() && name.is_string()) labels[k] = name.get<std::string>();
+            }
+            c.data.labels = labels;
+        }
+    }
+    c.tokenizer.kind = "wordpiece";
+    c.tokenizer.vocab_size = m.vocab_size;
+    c.data.seq_len = m.max_len;  // the released encoder pads to Lmax
+    try {
+        c = RunConfig::from_json(c.to_json());  // the engine's own validation
+        (void)models::Model::parameter_layout(c.model);
+    } catch (const ConfigError& e) {
+        throw FormatError(where + ": the translated configuration is invalid (" + e.what() + ")");
+    }
+    return c;
+}
+
+// ------------------------------------------------------------------ parameters
+
+std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config) {
+    const ModelConfig& m = config.model;
+    if (m.arch != "bigs") throw Error("map_parameters: no name map for arch " + m.arch);
+    auto store = std::make_unique<ParamStore>();
+    for (const auto& e : models::Model::parameter_layout(m))
+        store->add(e.name, e.shape);
+    store->allocate();
+    const auto sources = bigs_sources(m, file.format);
+
+    std::vector<std::string> problems;
+    std::set<std::string> used;
+    for (const auto& e : store->entries()) {
+        const auto it = sources.find(e.name);
+        if (it == sources.end()) {
+            problems.push_back(e.name + ": no source tensor in the name map");
+            continue;
+        }
+        const Source& src = it->second;
+        const NamedTensor* t = file.find(src.name);
+        if (!t) {
+            problems.push_back(src.name + ": missing (for " + e.name + ")");
+            continue;
+        }
+        used.insert(src.name);
+        if (!shape_fits(t->shape, e.shape, src.transform)) {
+            std::vector<std::int64_t> want = e.shape;
+            if (src.transform == Transform::transpose) std::reverse(want.begin(), want.end());
+            problems.push_back(src.name + ": shape " + shape_text(t->shape) + ", expected " +
+                               shape_text(want) + " (for " + e.name + " " + shape_text(e.shape) +
+                               ")");
+            continue;
+        }
+        copy_into(*t, e, src.transform, store->param(e.name));
+    }
+    for (const auto& t : file.tensors) {
+        if (used.count(t.name)) continue;
+        const auto tied = tied_copies().find(t.name);
+        if (file.format != "flax" && tied != tied_copies().end()) {
+            const NamedTensor* original = file.find(tied->second);
+            if (original && original->shape == t.shape &&
+                std::memcmp(original->data.data(), t.data.data(), t.data.size() * 4) == 0)
+                continue;
+            problems.push_back(t.name + ": differs from " + tied->second +
+                               ", to which the engine ties it");
+            continue;
+        }
+        problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");
+    }
+    if (!problems.empty()) {
+        std::string text = file.path + ": " + std::to_string(problems.size()) + " tensor problem" +
+                           (problems.size() == 1 ? "" : "s") + ":";
+        for (const auto& p : problems)
+            text += "\n  " + p;
+        throw FormatError(text);
+    }
+    return store;
+}
+
+ImportedModel import_model(const ImportSource& source, const std::string& arch) {
+    nlohmann::json hf;
+    try {
+        hf = nlohmann::json::parse(read_text(source.config));
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(source.config + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!hf.is_object()) throw FormatError(source.config + ": not a JSON object");
+    const std::string engine_arch = import_arch(hf, arch, source.config);
+    ImportedModel out;
+    out.tokenizer.kind = "wordpiece";
+    out.tokenizer.model = read_wordpiece_vocab(source.vocab);
+    const TensorFile file = read_tensor_file(source.weights, source.format);
+    out.source_format = file.format;
+    out.config = translate_config(hf, engine_arch, file, source.config);
+    const data::WordPieceTokenizer tokenizer(std::string_view(
+        reinterpret_cast<const char*>(out.tokenizer.model.data()), out.tokenizer.model.size()));
+    if (tokenizer.vocab_size() > out.config.model.vocab_size)
+        throw FormatError(source.vocab + ": " + std::to_string(tokenizer.vocab_size()) +
+                          " pieces, more than the model's vocab_size " +
+                          std::to_string(out.config.model.vocab_size));
+    out.params = map_parameters(file, out.config);
+    return out;
+}
+
+void write_imported_checkpoint(const std::string& path, const ImportedModel& model,
+                               const ImportProvenance& provenance) {
+    const fs::path final_path = fs::absolute(path);
+    const fs::path tmp =
+        final_path.parent_path() / ("." + final_path.filename().string() + ".import-" +
+                                    std::to_string(::getpid()) + ".ckpt.h5");
+    std::error_code ec;
+    try {
+        write_checkpoint(tmp.string(), model.config, *model.params, model.tokenizer);
+        h5::quiet_errors();
+        {
+            H5::H5File file(tmp.string(), H5F_ACC_RDWR);
+            h5::write_string_attr(file, "import_source", provenance.source);
+            h5::write_string_attr(file, "import_format", provenance.format);
+            h5::write_string_attr(file, "import_sha256", provenance.sha256);
+            file.close();
+        }
+        read_checkpoint(tmp.string());  // what was written reads back as a checkpoint
+    } catch (const H5::Exception& e) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot write the checkpoint (" + e.getDetailMsg() + ")");
+    } catch (...) {
+        fs::remove(tmp, ec);
+        throw;
+    }
+    fs::rename(tmp, final_path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
+                      ")");
+    }
+}
+
+}  // namespace routescope::importers

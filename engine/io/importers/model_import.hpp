@@ -1,0 +1,81 @@
+#pragma once
+// Importing a published model (issue 16; MODELS.md "Importing the published BiGS weights"): a
+// Hugging Face-style directory (config.json, one of flax_model.msgpack / pytorch_model.bin /
+// model.safetensors, vocab.txt or tokenizer.json) becomes an ordinary checkpoint
+// (CHECKPOINT_FORMAT.md): the configuration translated to Routescope's keys, every tensor mapped
+// by name onto the engine's parameters (Flax Dense kernels transposed, LayerNorm scale → weight,
+// the SSM's [N] vectors → [H = 1, N]), the WordPiece vocabulary embedded.
+//
+// Nothing is skipped silently: every missing, unexpected or wrongly shaped tensor is reported by
+// name (all of them, in one FormatError); a semantic the engine does not have (post-norm, a type
+// vocabulary other than 2, another activation) is a FormatError naming the config.json key.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/importers/tensor_file.hpp"
+
+namespace routescope::importers {
+
+/// The files of one import.
+struct ImportSource {
+    std::string weights;  ///< the weights file
+    std::string format;   ///< flax | pytorch | safetensors
+    std::string config;   ///< config.json
+    std::string vocab;    ///< vocab.txt or tokenizer.json
+};
+
+/// Finds the files of `src`: a directory (config.json, the weights file of `format` — auto takes
+/// the first of flax_model.msgpack, model.safetensors, pytorch_model.bin — and vocab.txt or
+/// tokenizer.json) or one weights file, whose config and vocabulary then come from `config` and
+/// `vocab` or from the file's directory. `config`/`vocab` given explicitly win. IoError naming
+/// what is missing.
+ImportSource locate_import_source(const std::string& src, const std::string& format,
+                                  const std::string& config, const std::string& vocab);
+
+/// The engine architecture of a config.json: its model_type (BiGS → bigs, bert → bert), checked
+/// against `arch` when that is not "auto". FormatError naming model_type when it is unknown.
+std::string import_arch(const nlohmann::json& hf, const std::string& arch,
+                        const std::string& where);
+
+/// The run configuration of a config.json for `arch` (FormatError naming the key for a value the
+/// engine cannot represent). `file` refines it: the classifier head's labels, the type embeddings.
+RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
+                           const TensorFile& file, const std::string& where);
+
+/// The parameters of `config`'s model filled from `file` by the name map of `config.model.arch`.
+/// FormatError listing every missing, unexpected or wrongly shaped tensor by name.
+std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config);
+
+/// The vocabulary bytes (vocab.txt text) of a vocab.txt or a tokenizer.json with a WordPiece
+/// model; validated by building the tokenizer. FormatError naming the file.
+std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path);
+
+struct ImportedModel {
+    RunConfig config;
+    std::unique_ptr<ParamStore> params;
+    TokenizerBlob tokenizer;
+    std::string source_format;
+};
+
+/// Everything above in order: reads the files, translates and maps. `arch`: auto | bigs | bert.
+ImportedModel import_model(const ImportSource& source, const std::string& arch);
+
+/// Provenance recorded as root attributes of the checkpoint (import_source, import_format,
+/// import_sha256: the weights file's SHA-256).
+struct ImportProvenance {
+    std::string source, format, sha256;
+};
+
+/// Writes `model` as a checkpoint at `path` with `provenance`: the checkpoint writer's temporary
+/// file gets the attributes, then is renamed over `path`; on any failure nothing is left there.
+void write_imported_checkpoint(const std::string& path, const ImportedModel& model,
+                               const ImportProvenance& provenance);
+
+}  // namespace routescope::importers

@@ -1,0 +1,604 @@
+// PyTorch zip checkpoints (torch.save since 1.6): a zip holding <prefix>/data.pkl, the pickled
+// state_dict, and <prefix>/data/<key>, the raw little-endian bytes of each storage. The pickle is
+// interpreted here, not by Python: only the opcodes torch.save uses and only the globals a
+// state_dict needs are understood (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
+// _rebuild_parameter, torch.<Type>Storage as persistent ids). Any other global is refused before
+// anything else happens, so loading a file can never run code from it.
+#include <zip.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "engine/core/error.hpp"
+#include "engine/io/importers/tensor_file.hpp"
+
+namespace routescope::importers {
+namespace {
+
+// ------------------------------------------------------------------ zip
+
+class Zip {
+public:
+    explicit Zip(const std::string& path) : path_(path) {
+        int error = 0;
+        zip_ = zip_open(path.c_str(), ZIP_RDONLY, &error);
+        if (!zip_) {
+            zip_error_t e;
+            zip_error_init_with_code(&e, error);
+            const std::string why = zip_error_strerror(&e);
+            zip_error_fini(&e);
+            if (error == ZIP_ER_OPEN || error == ZIP_ER_READ)
+                throw IoError(path + ": cannot open (" + why + ")");
+            throw FormatError(path + ": not a readable zip archive (" + why + ")");
+        }
+    }
+    ~Zip() { zip_discard(zip_); }
+    Zip(const Zip&) = delete;
+    Zip& operator=(const Zip&) = delete;
+
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        const zip_int64_t n = zip_get_num_entries(zip_, 0);
+        for (zip_int64_t i = 0; i < n; ++i)
+            if (const char* name = zip_get_name(zip_, static_cast<zip_uint64_t>(i), 0))
+                out.emplace_back(name);
+        return out;
+    }
+
+    bool has(const std::string& name) const { return zip_name_locate(zip_, name.c_str(), 0) >= 0; }
+
+    /// The entry's bytes. Its declared size is bounded by its compressed size (deflate expands at
+    /// most ~1032×), which the archive's size bounds, so a tiny archive cannot ask for gigabytes.
+    std::vector<unsigned char> read(const std::string& name) const {
+        zip_stat_t st;
+        zip_stat_init(&st);
+        if (zip_stat(zip_, name.c_str(), 0, &st) != 0)
+            throw FormatError(path_ + ": " + name + ": missing from the archive");
+        if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+            throw FormatError(path_ + ": " + name + ": the archive does not give its size");
+        if (st.size > st.comp_size * 1032 + 1024)
+            throw FormatError(path_ + ": " + name + ": declares " + std::to_string(st.size) +
+                              " bytes from " + std::to_string(st.comp_size) +
+                              " compressed (more than deflate can produce)");
+        zip_file_t* f = zip_fopen(zip_, name.c_str(), 0);
+        if (!f)
+            throw FormatError(path_ + ": " + name + ": cannot open in the archive (" +
+                              zip_strerror(zip_) + ")");
+        std::vector<unsigned char> bytes(static_cast<std::size_t>(st.size));
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const zip_int64_t got = zip_fread(f, bytes.data() + done, bytes.size() - done);
+            if (got <= 0) break;
+            done += static_cast<std::size_t>(got);
+        }
+        const std::string why = done == bytes.size() ? "" : zip_file_strerror(f);
+        zip_fclose(f);
+        if (done != bytes.size())
+            throw FormatError(path_ + ": " + name + ": truncated or corrupt entry (" + why + ")");
+        return bytes;
+    }
+
+private:
+    std::string path_;
+    zip_t* zip_ = nullptr;
+};
+
+// ------------------------------------------------------------------ pickle values
+
+struct Value;
+using Ref = std::shared_ptr<Value>;
+
+struct Value {
+    enum Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Global, Storage, Tensor };
+    Kind kind = None;
+    std::int64_t i = 0;
+    double f = 0;
+    std::string s;                             // Str, Bytes; Global "module.name"; Storage dtype
+    std::vector<Ref> items;                    // Tuple, List
+    std::vector<std::pair<Ref, Ref>> entries;  // Dict (ordered)
+    // Storage: key (s2), numel (i). Tensor: storage (items[0]), offset (i), size, stride.
+    std::string s2;
+    std::vector<std::int64_t> size, stride;
+};
+
+Ref make(Value::Kind k) {
+    auto v = std::make_shared<Value>();
+    v->kind = k;
+    return v;
+}
+
+// torch.<Type>Storage → dtype name (the readers convert only the floating ones).
+const std::map<std::string, std::string>& storage_types() {
+    static const std::map<std::string, std::string> types = {
+        {"torch.FloatStorage", "float32"},     {"torch.HalfStorage", "float16"},
+        {"torch.BFloat16Storage", "bfloat16"}, {"torch.DoubleStorage", "float64"},
+        {"torch.LongStorage", "int64"},        {"torch.IntStorage", "int32"},
+        {"torch.ShortStorage", "int16"},       {"torch.CharStorage", "int8"},
+        {"torch.ByteStorage", "uint8"},        {"torch.BoolStorage", "bool"}};
+    return types;
+}
+
+bool allowed_global(const std::string& g) {
+    return g == "collections.OrderedDict" || g == "torch._utils._rebuild_tensor_v2" ||
+           g == "torch._utils._rebuild_parameter" || storage_types().count(g) != 0;
+}
+
+// ------------------------------------------------------------------ the pickle machine
+
+class Unpickler {
+public:
+    Unpickler(const std::string& where, const std::vector<unsigned char>& bytes)
+        : where_(where), p_(bytes.data()), end_(bytes.data() + bytes.size()), begin_(p_) {}
+
+    Ref run() {
+        while (true) {
+            const std::size_t at = static_cast<std::size_t>(p_ - begin_);
+            const unsigned char op = byte();
+            switch (op) {
+                case 0x80:
+                    byte();
+                    break;  // PROTO
+                case 0x95:
+                    take(8);
+                    break;  // FRAME
+                case '.':
+                    return pop();  // STOP
+                case '(':
+                    marks_.push_back(stack_.size());
+                    break;  // MARK
+                case '}':
+                    push(make(Value::Dict));
+                    break;
+                case ']':
+                    push(make(Value::List));
+                    break;
+                case ')':
+                    push(make(Value::Tuple));
+                    break;
+                case 'N':
+                    push(make(Value::None));
+                    break;
+                case 0x88:
+                case 0x89: {
+                    auto v = make(Value::Bool);
+                    v->i = op == 0x88;
+                    push(v);
+                    break;
+                }
+                case 't': {
+                    auto v = make(Value::Tuple);
+                    v->items = pop_mark();
+                    push(v);
+                    break;
+                }
+                case 'l': {
+                    auto v = make(Value::List);
+                    v->items = pop_mark();
+                    push(v);
+                    break;
+                }
+                case 0x85:
+                case 0x86:
+                case 0x87: {
+                    const std::size_t n = op - 0x84u;
+                    need_stack(n);
+                    auto v = make(Value::Tuple);
+                    v->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+                    stack_.resize(stack_.size() - n);
+                    push(v);
+                    break;
+                }
+                case 'd': {
+                    auto items = pop_mark();
+                    auto v = make(Value::Dict);
+                    set_items(*v, items);
+                    push(v);
+                    break;
+                }
+                case 'a': {
+                    auto x = pop();
+                    list_top()->items.push_back(x);
+                    break;
+                }
+                case 'e': {
+                    auto items = pop_mark();
+                    auto l = list_top();
+                    l->items.insert(l->items.end(), items.begin(), items.end());
+                    break;
+                }
+                case 's': {
+                    auto v = pop();
+                    auto k = pop();
+                    set_items(*dict_top(), {k, v});
+                    break;
+                }
+                case 'u': {
+                    auto items = pop_mark();
+                    set_items(*dict_top(), items);
+                    break;
+                }
+                case 'q':
+                    memo_[byte()] = top();
+                    break;
+                case 'r':
+                    memo_[u32()] = top();
+                    break;
+                case 0x94:
+                    memo_[static_cast<std::uint32_t>(memo_.size())] = top();
+                    break;
+                case 'h':
+                    push(memo_get(byte()));
+                    break;
+                case 'j':
+                    push(memo_get(u32()));
+                    break;
+                case '0':
+                    pop();
+                    break;
+                case '1':
+                    pop_mark();
+                    break;
+                case '2':
+                    push(top());
+                    break;
+                case 'J':
+                    push(integer(static_cast<std::int32_t>(u32())));
+                    break;
+                case 'K':
+                    push(integer(byte()));
+                    break;
+                case 'M': {
+                    const std::uint32_t lo = byte();
+                    push(integer(lo | std::uint32_t(byte()) << 8));
+                    break;
+                }
+                case 0x8a: {  // LONG1: n-byte little-endian two's complement
+                    const std::size_t n = byte();
+                    if (n > 8) fail(at, "integer wider than 64 bits");
+                    const unsigned char* b = take(n);
+                    std::uint64_t v = 0;
+                    for (std::size_t k = 0; k < n; ++k)
+                        v |= std::uint64_t(b[k]) << (8 * k);
+                    if (n > 0 && n < 8 && (b[n - 1] & 0x80)) v |= ~std::uint64_t{0} << (8 * n);
+                    push(integer(static_cast<std::int64_t>(v)));
+                    break;
+                }
+                case 'G': {
+                    const unsigned char* b = take(8);
+                    std::uint64_t bits = 0;
+                    for (int k = 0; k < 8; ++k)
+                        bits = bits << 8 | b[k];
+                    auto v = make(Value::Float);
+                    std::memcpy(&v->f, &bits, 8);
+                    push(v);
+                    break;
+                }
+                case 'X':
+                    push(text(Value::Str, u32()));
+                    break;
+                case 0x8c:
+                    push(text(Value::Str, byte()));
+                    break;
+                case 0x8d:
+                    push(text(Value::Str, u64()));
+                    break;
+                case 'B':
+                    push(text(Value::Bytes, u32()));
+                    break;
+                case 'C':
+                    push(text(Value::Bytes, byte()));
+                    break;
+                case 'T':
+                    push(text(Value::Bytes, u32()));
+                    break;
+                case 'U':
+                    push(text(Value::Bytes, byte()));
+                    break;
+                case 'c': {
+                    const std::string module = line(), name = line();
+                    push(global(at, module, name));
+                    break;
+                }
+                case 0x93: {
+                    auto name = pop(), module = pop();
+                    if (module->kind != Value::Str || name->kind != Value::Str)
+                        fail(at, "STACK_GLOBAL of something other than two strings");
+                    push(global(at, module->s, name->s));
+                    break;
+                }
+                case 'Q':
+                    push(persistent(at, pop()));
+                    break;
+                case 'R': {
+                    auto args = pop();
+                    auto callable = pop();
+                    push(reduce(at, callable, args));
+                    break;
+                }
+                case 'b': {
+                    pop();  // the state: an OrderedDict's _metadata (module versions), unused
+                    if (top()->kind != Value::Dict)
+                        fail(at, "BUILD on something other than an OrderedDict");
+                    break;
+                }
+                default: {
+                    char hex[8];
+                    std::snprintf(hex, sizeof hex, "0x%02x", op);
+                    fail(at, std::string("opcode ") + hex +
+                                 " is not one torch.save writes for a state_dict; refused");
+                }
+            }
+        }
+    }
+
+private:
+    [[noreturn]] void fail(std::size_t at, const std::string& what) const {
+        throw FormatError(where_ + ": byte " + std::to_string(at) + ": " + what);
+    }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw FormatError(where_ + ": " + what);
+    }
+
+    const unsigned char* take(std::size_t n) {
+        if (n > static_cast<std::size_t>(end_ - p_)) fail("truncated pickle (the data ends early)");
+        const unsigned char* b = p_;
+        p_ += n;
+        return b;
+    }
+    unsigned char byte() { return *take(1); }
+    std::uint32_t u32() {
+        const unsigned char* b = take(4);
+        return std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 |
+               std::uint32_t(b[3]) << 24;
+    }
+    std::uint64_t u64() {
+        const std::uint64_t lo = u32();
+        return lo | std::uint64_t(u32()) << 32;
+    }
+    std::string line() {
+        const unsigned char* nl = static_cast<const unsigned char*>(
+            std::memchr(p_, '\n', static_cast<std::size_t>(end_ - p_)));
+        if (!nl) fail("truncated pickle (GLOBAL without a newline)");
+        std::string s(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(nl - p_));
+        p_ = nl + 1;
+        return s;
+    }
+    Ref text(Value::Kind k, std::uint64_t n) {
+        if (n > static_cast<std::uint64_t>(end_ - p_))
+            fail("truncated pickle (a string ends early)");
+        auto v = make(k);
+        const unsigned char* b = take(static_cast<std::size_t>(n));
+        v->s.assign(reinterpret_cast<const char*>(b), static_cast<std::size_t>(n));
+        return v;
+    }
+    Ref integer(std::int64_t i) {
+        auto v = make(Value::Int);
+        v->i = i;
+        return v;
+    }
+
+    void push(Ref v) { stack_.push_back(std::move(v)); }
+    void need_stack(std::size_t n) const {
+        const std::size_t floor = marks_.empty() ? 0 : marks_.back();
+        if (stack_.size() < floor + n) fail("pickle stack underflow");
+    }
+    Ref pop() {
+        need_stack(1);
+        Ref v = std::move(stack_.back());
+        stack_.pop_back();
+        return v;
+    }
+    const Ref& top() const {
+        need_stack(1);
+        return stack_.back();
+    }
+    std::vector<Ref> pop_mark() {
+        if (marks_.empty()) fail("pickle MARK missing");
+        const std::size_t m = marks_.back();
+        marks_.pop_back();
+        std::vector<Ref> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+        stack_.resize(m);
+        return items;
+    }
+    Ref memo_get(std::uint32_t key) const {
+        auto it = memo_.find(key);
+        if (it == memo_.end()) fail("pickle memo " + std::to_string(key) + " read before written");
+        return it->second;
+    }
+    Ref list_top() const {
+        const Ref& l = top();
+        if (l->kind != Value::List) fail("APPEND to something other than a list");
+        return l;
+    }
+    Ref dict_top() const {
+        const Ref& d = top();
+        if (d->kind != Value::Dict) fail("SETITEM on something other than a dict");
+        return d;
+    }
+    void set_items(Value& dict, const std::vector<Ref>& items) const {
+        if (items.size() % 2) fail("SETITEMS with an odd number of items");
+        for (std::size_t k = 0; k < items.size(); k += 2)
+            dict.entries.emplace_back(items[k], items[k + 1]);
+    }
+
+    Ref global(std::size_t at, const std::string& module, const std::string& name) const {
+        const std::string g = module + "." + name;
+        if (!allowed_global(g))
+            fail(at, "the pickle references the global '" + g +
+                         "', which a state_dict does not need; refused (only "
+                         "collections.OrderedDict, torch._utils._rebuild_tensor_v2, "
+                         "torch._utils._rebuild_parameter and torch.<Type>Storage are allowed)");
+        auto v = make(Value::Global);
+        v->s = g;
+        return v;
+    }
+
+    // ('storage', torch.<Type>Storage, key, location, numel)
+    Ref persistent(std::size_t at, const Ref& pid) const {
+        const auto& it = pid->items;
+        if (pid->kind != Value::Tuple || it.size() != 5 || it[0]->kind != Value::Str ||
+            it[0]->s != "storage" || it[1]->kind != Value::Global || it[2]->kind != Value::Str ||
+            it[4]->kind != Value::Int || it[4]->i < 0)
+            fail(at, "persistent id is not ('storage', torch.<Type>Storage, key, location, numel)");
+        auto type = storage_types().find(it[1]->s);
+        if (type == storage_types().end()) fail(at, "persistent id names " + it[1]->s);
+        auto v = make(Value::Storage);
+        v->s = type->second;
+        v->s2 = it[2]->s;
+        v->i = it[4]->i;
+        return v;
+    }
+
+    std::vector<std::int64_t> ints(std::size_t at, const Ref& t, const char* what) const {
+        if (t->kind != Value::Tuple) fail(at, std::string("tensor ") + what + " is not a tuple");
+        std::vector<std::int64_t> out;
+        for (const auto& x : t->items) {
+            if (x->kind != Value::Int || x->i < 0)
+                fail(at, std::string("tensor ") + what + " holds a non-integer or negative value");
+            out.push_back(x->i);
+        }
+        return out;
+    }
+
+    Ref reduce(std::size_t at, const Ref& callable, const Ref& args) const {
+        if (callable->kind != Value::Global) fail(at, "REDUCE of something that is not a global");
+        if (args->kind != Value::Tuple) fail(at, "REDUCE arguments are not a tuple");
+        const auto& a = args->items;
+        const std::string& g = callable->s;
+        if (g == "collections.OrderedDict") {
+            if (!a.empty()) fail(at, "OrderedDict built from arguments; torch.save writes none");
+            return make(Value::Dict);
+        }
+        if (g == "torch._utils._rebuild_tensor_v2") {
+            // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
+            if (a.size() < 4 || a[0]->kind != Value::Storage || a[1]->kind != Value::Int ||
+                a[1]->i < 0)
+                fail(at,
+                     "_rebuild_tensor_v2 arguments are not (storage, offset, size, stride, ...)");
+            auto t = make(Value::Tensor);
+            t->items = {a[0]};
+            t->i = a[1]->i;
+            t->size = ints(at, a[2], "size");
+            t->stride = ints(at, a[3], "stride");
+            if (t->size.size() != t->stride.size())
+                fail(at, "tensor size and stride differ in length");
+            return t;
+        }
+        if (g == "torch._utils._rebuild_parameter") {
+            if (a.empty() || a[0]->kind != Value::Tensor)
+                fail(at, "_rebuild_parameter of something that is not a tensor");
+            return a[0];
+        }
+        fail(at, g + " is not callable here");
+    }
+
+    std::string where_;
+    const unsigned char* p_;
+    const unsigned char* end_;
+    const unsigned char* begin_;
+    std::vector<Ref> stack_;
+    std::vector<std::size_t> marks_;
+    std::unordered_map<std::uint32_t, Ref> memo_;
+};
+
+std::size_t width_of(const std::string& dtype) {
+    if (dtype == "float64" || dtype == "int64") return 8;
+    if (dtype == "float32" || dtype == "int32") return 4;
+    if (dtype == "float16" || dtype == "bfloat16" || dtype == "int16") return 2;
+    return 1;
+}
+
+}  // namespace
+
+TensorFile read_pytorch_zip(const std::string& path) {
+    Zip zip(path);
+    std::string prefix;
+    for (const auto& name : zip.names()) {
+        const auto slash = name.find('/');
+        if (slash != std::string::npos && name.substr(slash) == "/data.pkl") {
+            if (!prefix.empty())
+                throw FormatError(path + ": more than one data.pkl in the archive");
+            prefix = name.substr(0, slash + 1);
+        }
+    }
+    if (prefix.empty())
+        throw FormatError(path + ": no <name>/data.pkl in the archive (not a torch.save file)");
+    const auto pickle = zip.read(prefix + "data.pkl");
+    const Ref root = Unpickler(path + ": " + prefix + "data.pkl", pickle).run();
+    if (root->kind != Value::Dict)
+        throw FormatError(path + ": " + prefix + "data.pkl holds no state_dict (not a dict)");
+
+    TensorFile out;
+    out.path = path;
+    out.format = "pytorch";
+    std::map<std::string, std::vector<unsigned char>> storages;  // by key, read once
+    for (const auto& [key, value] : root->entries) {
+        if (key->kind != Value::Str) throw FormatError(path + ": state_dict key is not a string");
+        const std::string& name = key->s;
+        const auto fail = [&](const std::string& what) {
+            throw FormatError(path + ": " + name + ": " + what);
+        };
+        if (value->kind != Value::Tensor) fail("not a tensor (a nested dict is not a state_dict)");
+        const Value& storage = *value->items[0];
+        NamedTensor t;
+        t.name = name;
+        t.dtype = storage.s;
+        t.shape = value->size;
+        if (dtype_size(t.dtype) == 0)
+            fail("unknown dtype '" + t.dtype + "' (float32, float16 or bfloat16)");
+        const std::string entry = prefix + "data/" + storage.s2;
+        if (!zip.has(entry)) fail("its storage " + entry + " is missing from the archive");
+        auto it = storages.find(storage.s2);
+        if (it == storages.end()) it = storages.emplace(storage.s2, zip.read(entry)).first;
+        const auto& bytes = it->second;
+        const std::size_t width = width_of(t.dtype);
+        if (static_cast<std::uint64_t>(storage.i) * width != bytes.size())
+            fail("storage " + entry + " holds " + std::to_string(bytes.size()) +
+                 " bytes, the pickle declares " + std::to_string(storage.i) + " elements of " +
+                 std::to_string(width));
+        const std::size_t capacity = bytes.size() / width;
+        const std::size_t count = checked_numel(t.shape, capacity, path + ": " + name);
+        // The last element the view reads must lie inside the storage.
+        std::uint64_t last = static_cast<std::uint64_t>(value->i);
+        if (count > 0)
+            for (std::size_t d = 0; d < t.shape.size(); ++d) {
+                const auto step = static_cast<std::uint64_t>(value->stride[d]);
+                const auto reach = static_cast<std::uint64_t>(t.shape[d] - 1);
+                if (step > capacity || reach * step > capacity) fail("view runs past its storage");
+                last += reach * step;
+            }
+        if (count > 0 && last >= capacity) fail("view runs past its storage");
+        t.data.resize(count);
+        bool contiguous = true;  // C-order strides: one conversion of one block
+        for (std::size_t d = t.shape.size(), expect = 1; d-- > 0;) {
+            if (t.shape[d] != 1 && static_cast<std::size_t>(value->stride[d]) != expect)
+                contiguous = false;
+            expect *= static_cast<std::size_t>(t.shape[d]);
+        }
+        if (contiguous) {
+            if (count > 0)
+                convert_to_float(t.dtype, bytes.data() + static_cast<std::size_t>(value->i) * width,
+                                 count, t.data.data());
+            out.tensors.push_back(std::move(t));
+            continue;
+        }
+        // Gather in C order through the strides (torch.save keeps views as they are).
+        std::vector<std::int64_t> index(t.shape.size(), 0);
+        for (std::size_t n = 0; n < count; ++n) {
+            std::uint64_t at = static_cast<std::uint64_t>(value->i);
+            for (std::size_t d = 0; d < index.size(); ++d)
+                at += static_cast<std::uint64_t>(index[d] * value->stride[d]);
+            convert_to_float(t.dtype, bytes.data() + at * width, 1, &t.data[n]);
+            for (std::size_t d = index.size(); d-- > 0;) {
+                if (++index[d] < t.shape[d]) break;
+                index[d] = 0;
+            }
+        }
+        out.tensors.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace routescope::importers

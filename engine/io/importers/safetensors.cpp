@@ -1,0 +1,109 @@
+// safetensors (huggingface/safetensors, "Format"): 8 bytes little-endian N, N bytes of JSON header
+// {name: {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
+// then the data; offsets are relative to the first byte after the header. The data is mapped, and
+// every offset is checked against the file before it is read.
+#include <algorithm>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.hpp"
+#include "engine/io/importers/mapped_file.hpp"
+#include "engine/io/importers/tensor_file.hpp"
+
+namespace routescope::importers {
+namespace {
+
+std::string dtype_of(const std::string& code) {
+    if (code == "F32") return "float32";
+    if (code == "F16") return "float16";
+    if (code == "BF16") return "bfloat16";
+    return "";
+}
+
+}  // namespace
+
+TensorFile read_safetensors(const std::string& path) {
+    MappedFile file(path);
+    const auto fail = [&](const std::string& where, const std::string& what) {
+        throw FormatError(path + ": " + where + ": " + what);
+    };
+    if (file.size() < 8) fail("header", "file too short for the 8-byte header length");
+    std::uint64_t header_size = 0;
+    std::memcpy(&header_size, file.data(), 8);
+    if (header_size > file.size() - 8)
+        fail("header", "declares " + std::to_string(header_size) + " header bytes, the file has " +
+                           std::to_string(file.size() - 8) + " after the length");
+    const auto* header_begin = reinterpret_cast<const char*>(file.data() + 8);
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(header_begin, header_begin + header_size);
+    } catch (const nlohmann::json::exception& e) {
+        fail("header", std::string("not valid JSON (") + e.what() + ")");
+    }
+    if (!header.is_object()) fail("header", "not a JSON object");
+    const unsigned char* data = file.data() + 8 + header_size;
+    const std::size_t data_size = file.size() - 8 - header_size;
+
+    TensorFile out;
+    out.path = path;
+    out.format = "safetensors";
+    struct Span {
+        std::size_t begin, end;
+        std::string name;
+    };
+    std::vector<Span> spans;
+    for (const auto& [name, entry] : header.items()) {
+        if (name == "__metadata__") continue;
+        if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
+            !entry.contains("data_offsets"))
+            fail(name, "header entry lacks dtype, shape or data_offsets");
+        const auto& dtype = entry["dtype"];
+        const auto& shape = entry["shape"];
+        const auto& offsets = entry["data_offsets"];
+        if (!dtype.is_string()) fail(name, "dtype is not a string");
+        NamedTensor t;
+        t.name = name;
+        t.dtype = dtype_of(dtype.get<std::string>());
+        if (t.dtype.empty())
+            fail(name, "unknown dtype '" + dtype.get<std::string>() + "' (F32, F16 or BF16)");
+        if (!shape.is_array()) fail(name, "shape is not a list");
+        for (const auto& d : shape) {
+            if (!d.is_number_unsigned()) fail(name, "shape holds something other than a dimension");
+            const auto v = d.get<std::uint64_t>();
+            if (v > (std::uint64_t{1} << 62)) fail(name, "dimension too large");
+            t.shape.push_back(static_cast<std::int64_t>(v));
+        }
+        if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+            !offsets[1].is_number_unsigned())
+            fail(name, "data_offsets is not [begin, end]");
+        const auto begin = offsets[0].get<std::uint64_t>();
+        const auto end = offsets[1].get<std::uint64_t>();
+        if (begin > end) fail(name, "data_offsets end before they begin");
+        if (end > data_size)
+            fail(name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                           "] run past the end of the file (" + std::to_string(data_size) +
+                           " data bytes)");
+        const std::size_t width = dtype_size(t.dtype);
+        const std::size_t count = checked_numel(t.shape, data_size, path + ": " + name);
+        if (count * width != end - begin)
+            fail(name, "data_offsets span " + std::to_string(end - begin) +
+                           " bytes, its shape and dtype need " + std::to_string(count * width));
+        t.data.resize(count);
+        convert_to_float(t.dtype, data + begin, count, t.data.data());
+        spans.push_back({begin, end, name});
+        out.tensors.push_back(std::move(t));
+    }
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    const Span* furthest = nullptr;  // the span reaching furthest so far
+    for (const auto& s : spans) {
+        if (s.end == s.begin) continue;  // an empty tensor occupies nothing
+        if (furthest && s.begin < furthest->end)
+            fail(s.name, "data_offsets overlap those of " + furthest->name);
+        if (!furthest || s.end > furthest->end) furthest = &s;
+    }
+    return out;
+}
+
+}  // namespace routescope::importers

@@ -1,0 +1,136 @@
+#include "engine/io/importers/tensor_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+#include "engine/core/error.hpp"
+#include "engine/io/importers/mapped_file.hpp"
+
+namespace routescope::importers {
+
+MappedFile::MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError(path + ": cannot open (" + std::strerror(errno) + ")");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw IoError(path + ": not a regular file");
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            const int e = errno;
+            ::close(fd);
+            throw IoError(path + ": cannot map (" + std::strerror(e) + ")");
+        }
+        data_ = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+const NamedTensor* TensorFile::find(const std::string& name) const {
+    for (const auto& t : tensors)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1fu;
+    std::uint32_t mantissa = h & 0x3ffu;
+    std::uint32_t bits;
+    if (exponent == 0x1f) {
+        bits = sign | 0x7f800000u | (mantissa << 13);  // inf / NaN
+    } else if (exponent != 0) {
+        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+    } else if (mantissa == 0) {
+        bits = sign;  // ±0
+    } else {
+        // Subnormal: normalise the mantissa.
+        int e = -1;
+        do {
+            ++e;
+            mantissa <<= 1;
+        } while ((mantissa & 0x400u) == 0);
+        bits = sign | std::uint32_t(112 - e) << 23 | ((mantissa & 0x3ffu) << 13);
+    }
+    return std::bit_cast<float>(bits);
+}
+
+float bfloat16_to_float(std::uint16_t bits) {
+    return std::bit_cast<float>(std::uint32_t(bits) << 16);
+}
+
+std::size_t dtype_size(const std::string& dtype) {
+    if (dtype == "float32") return 4;
+    if (dtype == "float16" || dtype == "bfloat16") return 2;
+    return 0;
+}
+
+bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std::size_t count,
+                      float* out) {
+    static_assert(std::endian::native == std::endian::little, "the readers assume little-endian");
+    if (dtype == "float32") {
+        if (count) std::memcpy(out, bytes, count * 4);
+    } else if (dtype == "float16" || dtype == "bfloat16") {
+        const bool half = dtype == "float16";
+        for (std::size_t i = 0; i < count; ++i) {
+            std::uint16_t v;
+            std::memcpy(&v, bytes + 2 * i, 2);
+            out[i] = half ? half_to_float(v) : bfloat16_to_float(v);
+        }
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::size_t checked_numel(const std::vector<std::int64_t>& shape, std::size_t limit,
+                          const std::string& what) {
+    std::size_t n = 1;
+    for (const auto dim : shape) {
+        if (dim < 0) throw FormatError(what + ": negative dimension in the shape");
+        if (dim == 0) return 0;
+        if (static_cast<std::uint64_t>(dim) > limit || n > limit / static_cast<std::size_t>(dim))
+            throw FormatError(what + ": the shape declares more elements than the file can hold");
+        n *= static_cast<std::size_t>(dim);
+    }
+    return n;
+}
+
+std::string detect_tensor_format(const std::string& path) {
+    MappedFile file(path);
+    const unsigned char* p = file.data();
+    const std::size_t n = file.size();
+    if (n >= 4 && p[0] == 'P' && p[1] == 'K' && p[2] == 3 && p[3] == 4) return "pytorch";
+    if (n >= 9) {
+        std::uint64_t header = 0;
+        std::memcpy(&header, p, 8);
+        if (header >= 2 && header <= n - 8 && p[8] == '{') return "safetensors";
+    }
+    if (n >= 1 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf)) return "flax";
+    throw FormatError(path +
+                      ": not a weights file this reader knows (Flax msgpack, safetensors or a "
+                      "PyTorch zip checkpoint)");
+}
+
+TensorFile read_tensor_file(const std::string& path, const std::string& format) {
+    const std::string f = format == "auto" ? detect_tensor_format(path) : format;
+    if (f == "flax") return read_flax_msgpack(path);
+    if (f == "safetensors") return read_safetensors(path);
+    if (f == "pytorch") return read_pytorch_zip(path);
+    throw Error("unknown weights format '" + format + "' (auto, flax, safetensors or pytorch)");
+}
+
+}  // namespace routescope::importers

@@ -1,0 +1,72 @@
+#pragma once
+// Readers of the weight files that published models come in (issue 16; MODELS.md "Importing the
+// published BiGS weights"): Flax msgpack (flax.serialization), safetensors and PyTorch zip
+// checkpoints (torch.save of a state_dict). Each gives the same thing: a list of named tensors with
+// their shape, their dtype in the file and their values converted to float32 (float16 and
+// bfloat16 exactly). Names are the file's own: Flax paths joined with '/', PyTorch and
+// safetensors keys as they are; mapping them onto Routescope's parameters is the importer's work
+// (bigs_import.hpp).
+//
+// The readers never trust a size the file declares: every length, count and offset is checked
+// against the bytes the file has before anything is allocated, so a small hostile file cannot ask
+// for a huge allocation. Every problem is a FormatError naming the file and the tensor or key;
+// nothing in a file is ever executed (the pickle reader interprets only what a state_dict needs).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace routescope::importers {
+
+struct NamedTensor {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::string dtype;        ///< as stored: float32 | float16 | bfloat16
+    std::vector<float> data;  ///< row-major (C order), product(shape) values
+
+    std::size_t size() const { return data.size(); }
+};
+
+struct TensorFile {
+    std::string path;
+    std::string format;  ///< flax | safetensors | pytorch
+    std::vector<NamedTensor> tensors;
+
+    /// The tensor of that name, or nullptr.
+    const NamedTensor* find(const std::string& name) const;
+};
+
+/// Flax msgpack (flax.serialization.to_bytes): nested string-keyed maps whose leaves are ExtType 1
+/// payloads holding msgpack (shape, dtype name, raw little-endian C-order bytes).
+TensorFile read_flax_msgpack(const std::string& path);
+
+/// safetensors: u64 little-endian header length, JSON header {name: {dtype, shape, data_offsets}}
+/// (plus __metadata__), then the data, which is memory-mapped.
+TensorFile read_safetensors(const std::string& path);
+
+/// torch.save zip: <prefix>/data.pkl (pickle of the state_dict) and <prefix>/data/<key> storages.
+TensorFile read_pytorch_zip(const std::string& path);
+
+/// The format of a weights file from its contents (zip magic → pytorch, a plausible safetensors
+/// header → safetensors, a msgpack map → flax); FormatError when it is none of them.
+std::string detect_tensor_format(const std::string& path);
+
+/// Reads `path` as `format` (flax | safetensors | pytorch | auto).
+TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto");
+
+/// float16 / bfloat16 bit patterns to float32 (exact, subnormals, infinities and NaN included).
+float half_to_float(std::uint16_t bits);
+float bfloat16_to_float(std::uint16_t bits);
+
+/// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16) at `bytes` into
+/// `out`. Returns false for another dtype.
+bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std::size_t count,
+                      float* out);
+/// Bytes per element of a dtype this reader knows (0 for an unknown one).
+std::size_t dtype_size(const std::string& dtype);
+
+/// Product of `shape`, checked: FormatError (naming `what`) for a negative dimension or when the
+/// product exceeds `limit` (the elements the file could possibly hold).
+std::size_t checked_numel(const std::vector<std::int64_t>& shape, std::size_t limit,
+                          const std::string& what);
+
+}  // namespace routescope::importers

@@ -1,0 +1,343 @@
+#!/usr/bin/python3
+"""Fixtures for the importers (tests/io/test_importers.cpp): one small BiGS in the published
+layout (MODELS.md "Importing the published BiGS weights") as a Flax msgpack, a PyTorch zip and a
+safetensors directory; reader fixtures in float32/float16/bfloat16; and bad inputs.
+
+The msgpack is written by hand in exactly flax.serialization's layout (nested maps; every array an
+ExtType 1 whose payload is msgpack of (shape, dtype name, raw bytes)), safetensors by hand in its
+format (u64 LE header length, JSON header, data), the PyTorch file by torch.save.
+
+Usage: make_import_fixtures.py OUT_DIR
+"""
+import collections
+import io
+import json
+import os
+import pickle
+import struct
+import sys
+import zipfile
+
+import h5py
+import numpy as np
+import torch
+
+# ---------------------------------------------------------------- msgpack, by hand
+
+
+def mp(obj):
+    """msgpack of str, bytes, int >= 0, list/tuple, dict, or Ext(code, payload)."""
+    if isinstance(obj, Ext):
+        n = len(obj.payload)
+        head = {1: b"\xd4", 2: b"\xd5", 4: b"\xd6", 8: b"\xd7", 16: b"\xd8"}.get(n)
+        if head is None:
+            head = (b"\xc7" + struct.pack(">B", n) if n < 256 else
+                    b"\xc8" + struct.pack(">H", n) if n < 65536 else b"\xc9" + struct.pack(">I", n))
+        return head + struct.pack(">b", obj.code) + obj.payload
+    if isinstance(obj, str):
+        b = obj.encode()
+        n = len(b)
+        return (bytes([0xa0 | n]) if n < 32 else b"\xd9" + struct.pack(">B", n) if n < 256
+                else b"\xda" + struct.pack(">H", n)) + b
+    if isinstance(obj, bytes):
+        n = len(obj)
+        return (b"\xc4" + struct.pack(">B", n) if n < 256 else b"\xc5" + struct.pack(">H", n)
+                if n < 65536 else b"\xc6" + struct.pack(">I", n)) + obj
+    if isinstance(obj, bool):
+        raise TypeError("bool")
+    if isinstance(obj, int):
+        assert obj >= 0
+        return bytes([obj]) if obj < 128 else b"\xcd" + struct.pack(">H", obj)
+    if isinstance(obj, (list, tuple)):
+        n = len(obj)
+        return (bytes([0x90 | n]) if n < 16 else b"\xdc" + struct.pack(">H", n)) + \
+            b"".join(mp(x) for x in obj)
+    if isinstance(obj, dict):
+        n = len(obj)
+        return (bytes([0x80 | n]) if n < 16 else b"\xde" + struct.pack(">H", n)) + \
+            b"".join(mp(k) + mp(v) for k, v in obj.items())
+    raise TypeError(type(obj))
+
+
+class Ext:
+    def __init__(self, code, payload):
+        self.code, self.payload = code, payload
+
+
+def flax_leaf(a, dtype_name=None):
+    """flax.serialization._ndarray_to_bytes: msgpack((shape, dtype.name, bytes)) as ExtType 1."""
+    name = dtype_name or a.dtype.name
+    raw = bf16_bytes(a) if name == "bfloat16" else np.ascontiguousarray(a).tobytes("C")
+    return Ext(1, mp((tuple(a.shape), name, raw)))
+
+
+def flax_tree(flat, dtype_name=None):
+    """{'a/b/c': array} → nested maps with leaves, in insertion order."""
+    root = {}
+    for path, a in flat.items():
+        node = root
+        parts = path.split("/")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = a if isinstance(a, Ext) else flax_leaf(a, dtype_name)
+    return root
+
+
+def bf16_bytes(a):
+    """bfloat16 as torch rounds it (to nearest even), the same values the .bin fixture holds."""
+    t = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(torch.bfloat16)
+    return t.view(torch.int16).numpy().astype("<i2").tobytes()
+
+
+# ---------------------------------------------------------------- safetensors, by hand
+
+ST_CODES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
+
+
+def safetensors_bytes(tensors, dtype_name=None, tamper=None):
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        dn = dtype_name or a.dtype.name
+        raw = bf16_bytes(a) if dn == "bfloat16" else np.ascontiguousarray(a).tobytes()
+        header[name] = {"dtype": ST_CODES[dn], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    header["__metadata__"] = {"format": "pt"}
+    if tamper:
+        tamper(header)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
+
+
+# ---------------------------------------------------------------- the small BiGS
+
+V_PIECES = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat",
+            "##s", ".", "a", "dog", "ran", "far"]
+D, I, LAYERS, N, LMAX, V = 8, 12, 2, 4, 16, len(V_PIECES)
+LINEARS = {"dv": (D, I), "du_forward": (D, D), "du_backward": (D, D), "duc_forward": (D, D),
+           "duc_backward": (D, D), "dol": (D, I), "do": (I, D)}  # (in, out)
+
+
+def small_bigs(rng, classification=False):
+    """Engine-named float32 parameters (CHECKPOINT_FORMAT.md shapes)."""
+    p = collections.OrderedDict()
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)
+    p["embeddings.word.weight"] = f(V, D)
+    p["embeddings.position.weight"] = f(LMAX, D)
+    p["embeddings.type.weight"] = f(2, D)
+    p["embeddings.norm.weight"], p["embeddings.norm.bias"] = f(D), f(D)
+    for i in range(LAYERS):
+        t = f"layers.{i}."
+        p[t + "norm.weight"], p[t + "norm.bias"] = f(D), f(D)
+        for lin, (fin, fout) in LINEARS.items():
+            p[t + lin + ".weight"], p[t + lin + ".bias"] = f(fout, fin), f(fout)
+        for ssm in ("ssm_forward", "ssm_backward"):
+            p[t + ssm + ".A_re"], p[t + ssm + ".A_im"] = f(1, N), f(1, N)
+            p[t + ssm + ".C"], p[t + ssm + ".D"], p[t + ssm + ".log_step"] = f(1, N, 2), f(1), f(1)
+    p["mlm.dense.weight"], p["mlm.dense.bias"] = f(D, D), f(D)
+    p["mlm.norm.weight"], p["mlm.norm.bias"] = f(D), f(D)
+    p["mlm.bias"] = f(V)
+    return p
+
+
+def to_flax(p):
+    out = collections.OrderedDict()
+    e = "s4_bert/embeddings/"
+    out[e + "word_embeddings/embedding"] = p["embeddings.word.weight"]
+    out[e + "position_embeddings/embedding"] = p["embeddings.position.weight"]
+    out[e + "token_type_embeddings/embedding"] = p["embeddings.type.weight"]
+    out[e + "LayerNorm/scale"], out[e + "LayerNorm/bias"] = p["embeddings.norm.weight"], p["embeddings.norm.bias"]
+    for i in range(LAYERS):
+        t, s = f"layers.{i}.", f"s4_bert/encoder/layer/{i}/"
+        out[s + "LayerNorm/scale"], out[s + "LayerNorm/bias"] = p[t + "norm.weight"], p[t + "norm.bias"]
+        for lin in LINEARS:
+            out[s + lin + "/kernel"] = np.ascontiguousarray(p[t + lin + ".weight"].T)
+            out[s + lin + "/bias"] = p[t + lin + ".bias"]
+        for ssm, src in (("ssm_forward", "fs4"), ("ssm_backward", "bs4")):
+            for leaf in ("A_re", "A_im", "C"):
+                out[s + src + "/" + leaf] = p[t + ssm + "." + leaf][0]
+            out[s + src + "/D"], out[s + src + "/log_step"] = p[t + ssm + ".D"], p[t + ssm + ".log_step"]
+    c = "cls/predictions/"
+    out[c + "transform/dense/kernel"] = np.ascontiguousarray(p["mlm.dense.weight"].T)
+    out[c + "transform/dense/bias"] = p["mlm.dense.bias"]
+    out[c + "transform/LayerNorm/scale"], out[c + "transform/LayerNorm/bias"] = p["mlm.norm.weight"], p["mlm.norm.bias"]
+    out[c + "bias"] = p["mlm.bias"]
+    return out
+
+
+def to_torch_names(p):
+    out = collections.OrderedDict()
+    e = "bigs.embeddings."
+    out[e + "word_embeddings.weight"] = p["embeddings.word.weight"]
+    out[e + "position_embeddings.weight"] = p["embeddings.position.weight"]
+    out[e + "token_type_embeddings.weight"] = p["embeddings.type.weight"]
+    out[e + "LayerNorm.weight"], out[e + "LayerNorm.bias"] = p["embeddings.norm.weight"], p["embeddings.norm.bias"]
+    for i in range(LAYERS):
+        t, s = f"layers.{i}.", f"bigs.encoder.layer.{i}."
+        out[s + "LayerNorm.weight"], out[s + "LayerNorm.bias"] = p[t + "norm.weight"], p[t + "norm.bias"]
+        for lin in LINEARS:
+            out[s + lin + ".weight"], out[s + lin + ".bias"] = p[t + lin + ".weight"], p[t + lin + ".bias"]
+        for ssm, src in (("ssm_forward", "fs4"), ("ssm_backward", "bs4")):
+            for leaf in ("A_re", "A_im", "C", "log_step"):
+                a = p[t + ssm + "." + leaf]
+                out[s + src + ".kernel." + leaf] = a[0] if leaf != "log_step" else a
+            out[s + src + ".D"] = p[t + ssm + ".D"]
+    c = "cls.predictions."
+    out[c + "transform.dense.weight"], out[c + "transform.dense.bias"] = p["mlm.dense.weight"], p["mlm.dense.bias"]
+    out[c + "transform.LayerNorm.weight"], out[c + "transform.LayerNorm.bias"] = p["mlm.norm.weight"], p["mlm.norm.bias"]
+    out[c + "bias"] = p["mlm.bias"]
+    out[c + "decoder.weight"] = p["embeddings.word.weight"]  # tied
+    out[c + "decoder.bias"] = p["mlm.bias"]
+    return out
+
+
+def config_json(**over):
+    c = {"architectures": ["BiGSForMaskedLM"], "model_type": "BiGS", "vocab_size": V,
+         "hidden_size": D, "num_hidden_layers": LAYERS, "intermediate_size": I, "num_ssm": N,
+         "max_position_embeddings": LMAX, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "initializer_range": 0.02,
+         "pre_norm": True, "pooler_type": "non_padding_mean", "pad_token_id": 0}
+    c.update(over)
+    return json.dumps(c, indent=2)
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def torch_save_bytes(tensors):
+    sd = collections.OrderedDict((k, torch.from_numpy(np.array(v))) for k, v in tensors.items())
+    buf = io.BytesIO()
+    torch.save(sd, buf)
+    return buf.getvalue()
+
+
+def model_dir(out, name, weights_name, weights, vocab="vocab.txt", config=None):
+    write(f"{out}/{name}/config.json", config or config_json())
+    write(f"{out}/{name}/{weights_name}", weights)
+    if vocab == "vocab.txt":
+        write(f"{out}/{name}/vocab.txt", "\n".join(V_PIECES) + "\n")
+    else:
+        tok = {"version": "1.0", "model": {"type": "WordPiece", "unk_token": "[UNK]",
+                                           "vocab": {p: i for i, p in enumerate(V_PIECES)}}}
+        write(f"{out}/{name}/tokenizer.json", json.dumps(tok))
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(16)
+
+    # ---- readers: the same values in each format and dtype; expected float32 values in JSON
+    values = {"a": (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5) / 8,
+              "b": np.array([1e-7, -65504.0, 3.140625, 0.0, -0.0, 1.0 / 3.0], dtype=np.float32),
+              "scalar": np.array(2.5, dtype=np.float32)}
+    expected = {}
+    for dt in ("float32", "float16", "bfloat16"):
+        conv = {}
+        for k, a in values.items():
+            if dt == "float16":
+                conv[k] = a.astype(np.float16).astype(np.float32)
+            elif dt == "bfloat16":
+                conv[k] = torch.from_numpy(a).to(torch.bfloat16).to(torch.float32).numpy()
+            else:
+                conv[k] = a
+        expected[dt] = {k: {"shape": list(a.shape), "values": [float(x) for x in a.ravel()]}
+                        for k, a in conv.items()}
+        # Flax: nested maps ("group/a").
+        flat = {"group/" + k: (a.astype(np.float16) if dt == "float16" else a) for k, a in values.items()}
+        write(f"{out}/readers/{dt}.msgpack", mp(flax_tree(flat, dt)))
+        st_vals = {k: (a.astype(np.float16) if dt == "float16" else a) for k, a in values.items()}
+        write(f"{out}/readers/{dt}.safetensors", safetensors_bytes(st_vals, dt))
+        tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dt]
+        sd = collections.OrderedDict((k, torch.from_numpy(a).to(tdt)) for k, a in values.items())
+        base = torch.arange(12, dtype=torch.float32).reshape(3, 4).to(tdt)
+        sd["view_t"] = base.t()           # non-contiguous view, shares a storage
+        sd["view_slice"] = base[1:, 2:]   # offset + strides into the same storage
+        expected[dt]["view_t"] = {"shape": [4, 3], "values": [float(x) for x in base.t().float().flatten()]}
+        expected[dt]["view_slice"] = {"shape": [2, 2], "values": [float(x) for x in base[1:, 2:].float().flatten()]}
+        torch.save(sd, f"{out}/readers/{dt}.bin")
+    write(f"{out}/readers/expected.json", json.dumps(expected))
+
+    # ---- the small BiGS in three formats
+    p = small_bigs(rng)
+    with h5py.File(f"{out}/bigs_expected.h5", "w") as h:
+        for k, a in p.items():
+            h[k] = a
+    flax_bytes = mp(flax_tree(to_flax(p)))
+    model_dir(out, "bigs_flax", "flax_model.msgpack", flax_bytes)
+    model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
+    model_dir(out, "bigs_safetensors", "model.safetensors",
+              safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+
+    # ---- bad inputs
+    bad = f"{out}/bad"
+    model_dir(bad, "truncated_msgpack", "flax_model.msgpack", flax_bytes[: len(flax_bytes) * 2 // 3])
+    f = to_flax(p)
+    f["s4_bert/encoder/layer/1/dv/kernel"] = np.zeros((D, I + 1), np.float32)
+    model_dir(bad, "wrong_shape", "flax_model.msgpack", mp(flax_tree(f)))
+    f = to_flax(p)
+    del f["s4_bert/encoder/layer/0/bs4/log_step"]
+    model_dir(bad, "missing_tensor", "flax_model.msgpack", mp(flax_tree(f)))
+    f = to_flax(p)
+    f["s4_bert/encoder/layer/0/extra/kernel"] = np.zeros((2, 2), np.float32)
+    model_dir(bad, "unexpected_tensor", "flax_model.msgpack", mp(flax_tree(f)))
+    f = to_flax(p)
+    leaf = f["s4_bert/embeddings/LayerNorm/bias"]
+    f["s4_bert/embeddings/LayerNorm/bias"] = Ext(1, mp((tuple(leaf.shape), "int8", leaf.astype(np.int8).tobytes())))
+    model_dir(bad, "unknown_dtype_flax", "flax_model.msgpack", mp(flax_tree(f)))
+    t = to_torch_names(p)
+    model_dir(bad, "unknown_dtype_safetensors", "model.safetensors", safetensors_bytes(
+        t, tamper=lambda h: h["bigs.embeddings.LayerNorm.bias"].update(dtype="I8")))
+    model_dir(bad, "unknown_model_type", "flax_model.msgpack", flax_bytes,
+              config=config_json(model_type="gpt2"))
+    model_dir(bad, "untied_decoder", "pytorch_model.bin", torch_save_bytes(
+        {**t, "cls.predictions.decoder.weight": np.zeros((V, D), np.float32)}))
+    # safetensors: overlapping offsets; offsets past the file; a header length past the file
+    def overlap(h):
+        h["bigs.embeddings.LayerNorm.bias"]["data_offsets"] = list(h["bigs.embeddings.LayerNorm.weight"]["data_offsets"])
+    model_dir(bad, "st_overlap", "model.safetensors", safetensors_bytes(t, tamper=overlap))
+    def past(h):
+        b, e = h["cls.predictions.bias"]["data_offsets"]
+        h["cls.predictions.bias"]["data_offsets"] = [b + 10 ** 6, e + 10 ** 6]
+    model_dir(bad, "st_past_end", "model.safetensors", safetensors_bytes(t, tamper=past))
+    write(f"{bad}/st_huge_header.safetensors", struct.pack("<Q", 2 ** 62) + b"{}")
+    write(f"{bad}/st_huge_shape.safetensors", safetensors_bytes(
+        {"x": np.zeros(2, np.float32)}, tamper=lambda h: h["x"].update(shape=[2 ** 31, 2 ** 31])))
+    # msgpack declaring 2^32-1 array elements / a 4 GiB bin in a few bytes
+    write(f"{bad}/mp_huge_array.msgpack", b"\x81\xa1x\xdd\xff\xff\xff\xff")
+    write(f"{bad}/mp_huge_bin.msgpack", b"\x81\xa1x\xc6\xff\xff\xff\xff\x00")
+    # PyTorch: a zip whose storage is missing
+    good = torch_save_bytes(t)
+    zin = zipfile.ZipFile(io.BytesIO(good))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zout:
+        for item in zin.infolist():
+            if not item.filename.endswith("/data/3"):
+                zout.writestr(item, zin.read(item.filename))
+    model_dir(bad, "zip_missing_storage", "pytorch_model.bin", buf.getvalue())
+    # A pickle whose payload would run os.system('touch <marker>') if it were unpickled by Python.
+    marker = os.path.join(os.path.abspath(bad), "PWNED")
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch " + marker,))
+    payload = pickle.dumps(collections.OrderedDict(w=Evil()), protocol=2)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", payload)
+        z.writestr("archive/version", "3\n")
+    model_dir(bad, "evil_pickle", "pytorch_model.bin", buf.getvalue())
+    # A pickle declaring a 4 GiB string in a few bytes
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x02X\xff\xff\xff\xffab")
+    write(f"{bad}/pickle_huge_string.bin", buf.getvalue())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+// The importers (engine/io/importers): the three weight-file readers against values written by
+// Python (tests/io/make_import_fixtures.py), the BiGS name map end to end through
+// `routescope-cli import` (Flax, PyTorch and safetensors of one model give the same checkpoint,
+// equal to the engine-named tensors the fixture computed), and bad input: each a clear error
+// naming the file and the tensor or key, exit 2, nothing written under --out.
+#include <H5Cpp.h>
+
+#include <QProcess>
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/importers/tensor_file.hpp"
+
+namespace fs = std::filesystem;
+using namespace routescope;
+using namespace routescope::importers;
+
+namespace {
+
+const std::string kData = ROUTESCOPE_TEST_DATA "/importers";
+const std::string kOut = ROUTESCOPE_TEST_DATA "/importers-out";
+
+struct Run {
+    int code = -1;
+    std::string out, err;
+};
+
+Run run(const QString& program, const QStringList& args) {
+    QProcess p;
+    p.start(program, args);
+    Run r;
+    if (!p.waitForStarted() || !p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "did not finish";
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput().toStdString();
+    r.err = p.readAllStandardError().toStdString();
+    return r;
+}
+
+Run import_cli(const std::vector<std::string>& args) {
+    QStringList a{"import"};
+    for (const auto& s : args)
+        a << QString::fromStdString(s);
+    return run(QStringLiteral(ROUTESCOPE_CLI), a);
+}
+
+std::string read_error(const std::string& path, const std::string& format = "auto") {
+    try {
+        read_tensor_file(path, format);
+    } catch (const FormatError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+class TestImporters : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        fs::remove_all(kData);
+        fs::remove_all(kOut);
+        fs::create_directories(kOut);
+        const Run r =
+            run(QStringLiteral(ROUTESCOPE_PYTHON),
+                {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/make_import_fixtures.py"),
+                 QString::fromStdString(kData)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+    }
+
+    // Every float16 bit pattern against the definition: (-1)^s 2^(e-15) (1 + m/1024), subnormals
+    // 2^-14 m/1024; bfloat16 is the top half of a float32.
+    void half_and_bfloat16_conversion() {
+        for (std::uint32_t h = 0; h < 65536; ++h) {
+            const int e = (h >> 10) & 31, m = h & 1023;
+            const double sign = (h & 0x8000) ? -1 : 1;
+            const float got = half_to_float(static_cast<std::uint16_t>(h));
+            if (e == 31) {
+                QVERIFY(m ? std::isnan(got) : std::isinf(got) && (got < 0) == (sign < 0));
+                continue;
+            }
+            const double want =
+                e == 0 ? sign * std::ldexp(m, -24) : sign * std::ldexp(1024 + m, e - 25);
+            QCOMPARE(static_cast<double>(got), want);
+            QCOMPARE(std::signbit(got), sign < 0);
+        }
+        QCOMPARE(bfloat16_to_float(0x3f80), 1.0f);
+        QCOMPARE(bfloat16_to_float(0xc040), -3.0f);
+    }
+
+    // The three readers give the values Python wrote, in float32, float16 and bfloat16; PyTorch
+    // views (a transpose, a slice with an offset) are gathered through their strides.
+    void readers_give_the_written_values_data() {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("ext");
+        for (const char* dt : {"float32", "float16", "bfloat16"})
+            for (const char* ext : {"msgpack", "safetensors", "bin"})
+                QTest::newRow((std::string(dt) + "." + ext).c_str()) << dt << ext;
+    }
+    void readers_give_the_written_values() {
+        QFETCH(QString, dtype);
+        QFETCH(QString, ext);
+        std::ifstream in(kData + "/readers/expected.json");
+        const auto expected = nlohmann::json::parse(in)[dtype.toStdString()];
+        const std::string path =
+            kData + "/readers/" + dtype.toStdString() + "." + ext.toStdString();
+        const TensorFile file = read_tensor_file(path);
+        const bool flax = ext == "msgpack";
+        QCOMPARE(QString::fromStdString(file.format), flax ? QStringLiteral("flax")
+                                                      : ext == "bin"
+                                                          ? QStringLiteral("pytorch")
+                                                          : QStringLiteral("safetensors"));
+        std::size_t checked = 0;
+        for (const auto& [name, want] : expected.items()) {
+            const bool view = name.rfind("view", 0) == 0;
+            if (view && ext != "bin") continue;
+            const NamedTensor* t = file.find(flax ? "group/" + name : name);
+            QVERIFY2(t, name.c_str());
+            QCOMPARE(t->dtype, dtype.toStdString());
+            QCOMPARE(t->shape, want["shape"].get<std::vector<std::int64_t>>());
+            const auto values = want["values"].get<std::vector<double>>();
+            QCOMPARE(t->data.size(), values.size());
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                QCOMPARE(static_cast<double>(t->data[i]), values[i]);
+                QCOMPARE(std::signbit(t->data[i]), std::signbit(values[i]));
+            }
+            ++checked;
+        }
+        QCOMPARE(file.tensors.size(), checked);
+    }
+
+    // Flax, PyTorch and safetensors files of one model import to the same checkpoint, bit for
+    // bit, and that checkpoint holds the engine-named tensors the fixture computed.
+    void three_formats_import_to_identical_checkpoints() {
+        std::vector<Checkpoint> cks;
+        for (const char* format : {"flax", "pytorch", "safetensors"}) {
+            const std::string out = kOut + "/" + format + ".ckpt.h5";
+            const Run r = import_cli({kData + "/bigs_" + format, "--out", out});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            QVERIFY(r.out.find(std::string("(") + format + ", sha256 ") != std::string::npos);
+            cks.push_back(read_checkpoint(out));
+            H5::H5File f(out, H5F_ACC_RDONLY);
+            QVERIFY(f.attrExists("import_sha256"));
+            std::string sha;
+            H5::Attribute a = f.openAttribute("import_sha256");
+            a.read(a.getStrType(), sha);
+            QCOMPARE(sha.size(), std::size_t{64});
+        }
+        for (std::size_t k = 1; k < cks.size(); ++k) {
+            QCOMPARE(cks[k].config.to_json_text(), cks[0].config.to_json_text());
+            QCOMPARE(cks[k].params.size(), cks[0].params.size());
+            QVERIFY(std::memcmp(cks[k].params.data(), cks[0].params.data(),
+                                cks[0].params.size() * sizeof(float)) == 0);
+            QVERIFY(cks[k].tokenizer.model == cks[0].tokenizer.model);
+        }
+        const Checkpoint& ck = cks[0];
+        QCOMPARE(ck.config.model.arch, std::string("bigs"));
+        QCOMPARE(ck.config.model.d_model, 8);
+        QCOMPARE(ck.config.model.inner(), 12);
+        QCOMPARE(ck.config.model.ssm.n_modes, 4);
+        QCOMPARE(ck.config.model.max_len, 16);
+        QVERIFY(ck.config.model.type_embeddings);
+        QCOMPARE(ck.config.model.block_gelu, std::string("tanh"));
+        QCOMPARE(ck.tokenizer.kind, std::string("wordpiece"));
+        H5::H5File expected(kData + "/bigs_expected.h5", H5F_ACC_RDONLY);
+        QCOMPARE(static_cast<std::size_t>(expected.getNumObjs()), ck.layout.size());
+        for (const auto& e : ck.layout) {
+            H5::DataSet ds = expected.openDataSet(e.name);
+            std::vector<float> want(e.size);
+            ds.read(want.data(), H5::PredType::NATIVE_FLOAT);
+            std::vector<hsize_t> dims(
+                static_cast<std::size_t>(ds.getSpace().getSimpleExtentNdims()));
+            ds.getSpace().getSimpleExtentDims(dims.data());
+            QCOMPARE(std::vector<std::int64_t>(dims.begin(), dims.end()), e.shape);
+            QVERIFY2(std::memcmp(want.data(), ck.params.data() + e.offset, e.size * 4) == 0,
+                     e.name.c_str());
+        }
+    }
+
+    // One weights file with --config and --vocab.
+    void single_file_with_config() {
+        const std::string out = kOut + "/single.ckpt.h5";
+        const Run r = import_cli({kData + "/bigs_safetensors/model.safetensors", "--config",
+                                  kData + "/bigs_flax/config.json", "--vocab",
+                                  kData + "/bigs_flax/vocab.txt", "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY(fs::exists(out));
+    }
+
+    void bad_input_data() {
+        QTest::addColumn<QString>("src");
+        QTest::addColumn<QStringList>("needles");
+        const auto row = [](const char* name, const char* src, QStringList needles) {
+            QTest::newRow(name) << QString(src) << needles;
+        };
+        row("truncated msgpack", "bad/truncated_msgpack", {"flax_model.msgpack", "truncated"});
+        row("wrong shape", "bad/wrong_shape",
+            {"s4_bert/encoder/layer/1/dv/kernel: shape [8, 13], expected [8, 12]"});
+        row("missing tensor", "bad/missing_tensor",
+            {"s4_bert/encoder/layer/0/bs4/log_step: missing", "layers.0.ssm_backward.log_step"});
+        row("unexpected tensor", "bad/unexpected_tensor",
+            {"s4_bert/encoder/layer/0/extra/kernel: unexpected"});
+        row("unknown dtype (flax)", "bad/unknown_dtype_flax",
+            {"s4_bert/embeddings/LayerNorm/bias", "unknown dtype 'int8'"});
+        row("unknown dtype (safetensors)", "bad/unknown_dtype_safetensors",
+            {"bigs.embeddings.LayerNorm.bias", "unknown dtype 'I8'"});
+        row("unknown model_type", "bad/unknown_model_type", {"config.json", "model_type", "gpt2"});
+        row("untied decoder", "bad/untied_decoder", {"cls.predictions.decoder.weight: differs"});
+        row("safetensors overlap", "bad/st_overlap",
+            {"model.safetensors", "bigs.embeddings.LayerNorm", "overlap"});
+        row("safetensors past the end", "bad/st_past_end",
+            {"cls.predictions.bias", "run past the end of the file"});
+        row("zip missing storage", "bad/zip_missing_storage", {"archive/data/3", "missing"});
+        row("pickle global", "bad/evil_pickle", {"pytorch_model.bin", "posix.system", "refused"});
+    }
+    void bad_input() {
+        QFETCH(QString, src);
+        QFETCH(QStringList, needles);
+        const std::string out = kOut + "/bad.ckpt.h5";
+        fs::remove(out);
+        const Run r = import_cli({kData + "/" + src.toStdString(), "--out", out});
+        QCOMPARE(r.code, 2);
+        for (const auto& n : needles)
+            QVERIFY2(r.err.find(n.toStdString()) != std::string::npos,
+                     ("missing '" + n.toStdString() + "' in: " + r.err).c_str());
+        QVERIFY(!fs::exists(out));
+        for (const auto& e : fs::directory_iterator(kOut))  // no temporary left behind either
+            QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());
+    }
+
+    // The pickle's payload would have created this file had anything executed it.
+    void pickle_payload_never_runs() {
+        QVERIFY(!fs::exists(kData + "/bad/PWNED"));
+        const std::string e = read_error(kData + "/bad/evil_pickle/pytorch_model.bin");
+        QVERIFY2(e.find("refused") != std::string::npos, e.c_str());
+        QVERIFY(!fs::exists(kData + "/bad/PWNED"));
+    }
+
+    // Sizes declared by a tiny hostile file are bounded by the file: an error, not an allocation.
+    void hostile_sizes_are_bounded() {
+        const std::string b = kData + "/bad/";
+        QVERIFY(read_error(b + "st_huge_header.safetensors", "safetensors").find("header") !=
+                std::string::npos);
+        QVERIFY(read_error(b + "st_huge_shape.safetensors").find("more elements") !=
+                std::string::npos);
+        QVERIFY(!read_error(b + "mp_huge_array.msgpack", "flax").empty());
+        QVERIFY(!read_error(b + "mp_huge_bin.msgpack", "flax").empty());
+        QVERIFY(read_error(b + "pickle_huge_string.bin").find("truncated") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestImporters)
+#include "test_importers.moc"

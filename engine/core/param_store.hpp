@@ -16,18 +16,42 @@
 
 namespace routescope {
 
+/// How a parameter is initialised (MODELS.md init), declared with it.
+enum class ParamInit : std::uint8_t {
+    normal,          ///< N(0, model.init_std): dense weights, embedding tables
+    zeros,           ///< biases
+    ones,            ///< LayerNorm weights
+    ssm,             ///< the A_re of one SSM: draws its five tensors together (ops::ssm_init)
+    ssm_part,        ///< A_im, C, D, log_step: drawn with their SSM's A_re
+    spatial_weight,  ///< gMLP's W: uniform(±1e−3/n), strict upper triangle 0 when causal
+    spatial_bias,    ///< gMLP's b = 1
+    forget_bias,     ///< Birdie's forget-gate bias (model.birdie.forget_init)
+};
+
+/// The optimizer group of a parameter (docs/config.md "Parameter groups"), declared with it.
+enum class ParamGroup : std::uint8_t {
+    decay,     ///< train.lr, train.weight_decay
+    no_decay,  ///< train.lr, no decay: biases, LayerNorm, embeddings, Birdie's forget gate
+    ssm,       ///< train.ssm_lr, no decay: the SSM parameters
+};
+
 struct ParamEntry {
     std::string name;
     std::vector<std::int64_t> shape;
     std::size_t offset = 0;  ///< in elements from the start of the buffer
     std::size_t size = 0;    ///< product of shape
+    ParamInit init = ParamInit::normal;
+    ParamGroup group = ParamGroup::decay;
+    int layer = -1;  ///< the block index for per-layer initialisations (forget_bias), else −1
 };
 
 template <class T>
 class BasicParamStore {
 public:
     /// Registers a tensor; only before allocate(). Returns its index in registration order.
-    std::size_t add(const std::string& name, std::vector<std::int64_t> shape) {
+    std::size_t add(const std::string& name, std::vector<std::int64_t> shape,
+                    ParamInit init = ParamInit::normal, ParamGroup group = ParamGroup::decay,
+                    int layer = -1) {
         if (allocated_) throw Error("ParamStore::add('" + name + "'): store already allocated");
         if (index_.count(name)) throw Error("ParamStore::add: duplicate parameter '" + name + "'");
         std::size_t count = 1;
@@ -35,7 +59,7 @@ public:
             if (dim < 0) throw Error("ParamStore::add('" + name + "'): negative dimension");
             count *= static_cast<std::size_t>(dim);
         }
-        entries_.push_back({name, std::move(shape), total_, count});
+        entries_.push_back({name, std::move(shape), total_, count, init, group, layer});
         total_ += count;
         index_.emplace(name, entries_.size() - 1);
         return entries_.size() - 1;

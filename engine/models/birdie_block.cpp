@@ -58,8 +58,26 @@ void BirdieBlock::declare(ParamStore& store, const ModelConfig& m, int index) {
     declare_linear(store, p + "w_i", d, N);
     declare_linear(store, p + "w_z", d, N);
     declare_linear(store, p + "w_o", d, N);
-    declare_linear(store, p + "w_f", d, N);
+    // The forget gate: its bias from model.birdie.forget_init, neither tensor decayed (MODELS.md).
+    store.add(p + "w_f.weight", {N, d}, ParamInit::normal, ParamGroup::no_decay);
+    store.add(p + "w_f.bias", {N}, ParamInit::forget_bias, ParamGroup::no_decay, index);
     declare_linear(store, p + "w_out", N, d);
+}
+
+void birdie_carry_masks(const std::int32_t* mask, int B, int L, std::int32_t* keep_forward,
+                        std::int32_t* keep_reverse, std::int32_t* keep_reverse_prefix) {
+    // Left to right: cut at sample starts. Right to left (position t receives from t + 1): cut
+    // when t + 1 starts a new sample, and in prefix layers also when t or t + 1 lies in the
+    // causal region, so no suffix token reaches the prefix and the suffix sees only itself.
+    const std::int64_t rows = std::int64_t(B) * L;
+    for (std::int64_t r = 0; r < rows; ++r) {
+        keep_forward[r] = (mask[r] & kResetNewSample) ? 0 : 1;
+        const int t = static_cast<int>(r % L);
+        const std::int32_t here = mask[r], next = t + 1 < L ? mask[r + 1] : 0;
+        const bool cut = t + 1 >= L || (next & kResetNewSample);
+        keep_reverse[r] = cut ? 0 : 1;
+        keep_reverse_prefix[r] = cut || ((here | next) & kResetCausal) ? 0 : 1;
+    }
 }
 
 Act BirdieBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
@@ -77,28 +95,12 @@ Act BirdieBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
         capture_("o", O.v, N_);
     }
 
-    // Carry masks (1 = the state flows into this position). Left to right: cut at sample starts.
-    // Right to left (position t receives from t + 1): cut when t + 1 starts a new sample, and in
-    // prefix layers also when t or t + 1 lies in the causal region, so no suffix token reaches
-    // the prefix and the suffix sees only itself. Without a reset mask nothing is cut.
+    // Carry masks (1 = the state flows into this position), made from the batch's reset mask by
+    // Model::forward (birdie_carry_masks); null without one (nothing is cut).
     const int n_forward = mode_ == BirdieLayerMode::causal ? N_ : N_ / 2;
-    // The masks are allocated whether or not this batch has a reset mask: the arena is sized by a
-    // planning pass over a batch without one.
-    const std::int32_t* mask = in.reset_mask;
-    std::int32_t* keep_f = g.scratch<std::int32_t>(rows, "birdie keep");
-    std::int32_t* keep_r = g.scratch<std::int32_t>(rows, "birdie keep");
-    if (!g.planning() && mask) {
-        const bool prefix = mode_ == BirdieLayerMode::prefix;
-        for (std::int64_t r = 0; r < rows; ++r) {
-            keep_f[r] = (mask[r] & kResetNewSample) ? 0 : 1;
-            const int t = static_cast<int>(r % in.L);
-            const std::int32_t here = mask[r], next = t + 1 < in.L ? mask[r + 1] : 0;
-            const bool cut = t + 1 >= in.L || (next & kResetNewSample) ||
-                             (prefix && ((here | next) & kResetCausal));
-            keep_r[r] = cut ? 0 : 1;
-        }
-    }
-    if (!mask) keep_f = keep_r = nullptr;
+    const std::int32_t* keep_f = in.keep_forward;
+    const std::int32_t* keep_r =
+        mode_ == BirdieLayerMode::prefix ? in.keep_reverse_prefix : in.keep_reverse;
     const Act H = g.linear_scan(F, U, in.B, in.L, N_, n_forward, keep_f, keep_r);
     return g.add(h, g.linear(g.mul(O, H), rows, w_out_));
 }

@@ -43,6 +43,12 @@ std::vector<float> birdie_forget_bias(const ModelConfig& m, int index);
 inline constexpr std::int32_t kResetNewSample = 1;
 inline constexpr std::int32_t kResetCausal = 2;
 
+/// The carry masks of the scan from a reset mask [B, L] (1 = the state flows into the position):
+/// left to right, right to left, and right to left in a prefix layer. Host code at the model
+/// boundary (Model::forward), so the step's ops read them like any batch data.
+void birdie_carry_masks(const std::int32_t* reset_mask, int B, int L, std::int32_t* keep_forward,
+                        std::int32_t* keep_reverse, std::int32_t* keep_reverse_prefix);
+
 class BirdieBlock : public Block {
 public:
     BirdieBlock(const ModelConfig& m, int index);

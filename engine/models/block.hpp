@@ -20,6 +20,12 @@ struct BlockInput {
     const std::int32_t* lengths = nullptr;
     /// Birdie's reset mask [B, L] (Batch::reset_mask) or null.
     const std::int32_t* reset_mask = nullptr;
+    /// Birdie's carry masks [B, L] derived from the reset mask at the model boundary (Model::
+    /// forward, before the step's ops run; birdie_block.hpp), or null without a reset mask:
+    /// left to right, right to left, and right to left in a prefix layer.
+    const std::int32_t* keep_forward = nullptr;
+    const std::int32_t* keep_reverse = nullptr;
+    const std::int32_t* keep_reverse_prefix = nullptr;
 };
 
 class Block {
@@ -33,26 +39,28 @@ inline std::string layer_prefix(int index) {
     return "layers." + std::to_string(index) + ".";
 }
 
-/// `<name>.weight` [out, in] and `<name>.bias` [out] (a PyTorch Linear).
+/// `<name>.weight` [out, in] (normal init, decayed) and `<name>.bias` [out] (zero, not decayed):
+/// a PyTorch Linear.
 inline void declare_linear(ParamStore& store, const std::string& name, int in, int out) {
-    store.add(name + ".weight", {out, in});
-    store.add(name + ".bias", {out});
+    store.add(name + ".weight", {out, in}, ParamInit::normal, ParamGroup::decay);
+    store.add(name + ".bias", {out}, ParamInit::zeros, ParamGroup::no_decay);
 }
 
-/// `<name>.weight`, `<name>.bias` [d] (a PyTorch LayerNorm).
+/// `<name>.weight` (1), `<name>.bias` (0) [d], neither decayed: a PyTorch LayerNorm.
 inline void declare_layernorm(ParamStore& store, const std::string& name, int d) {
-    store.add(name + ".weight", {d});
-    store.add(name + ".bias", {d});
+    store.add(name + ".weight", {d}, ParamInit::ones, ParamGroup::no_decay);
+    store.add(name + ".bias", {d}, ParamInit::zeros, ParamGroup::no_decay);
 }
 
-/// One BiGS SSM: A_re, A_im [H, N]; C [H, N, 2]; D, log_step [H] (CHECKPOINT_FORMAT.md).
+/// One BiGS SSM: A_re, A_im [H, N]; C [H, N, 2]; D, log_step [H] (CHECKPOINT_FORMAT.md), in the
+/// ssm group (train.ssm_lr, no decay), drawn together by ops::ssm_init.
 inline void declare_ssm(ParamStore& store, const std::string& name, const SsmConfig& ssm) {
     const std::int64_t H = ssm.n_kernels, N = ssm.n_modes;
-    store.add(name + ".A_re", {H, N});
-    store.add(name + ".A_im", {H, N});
-    store.add(name + ".C", {H, N, 2});
-    store.add(name + ".D", {H});
-    store.add(name + ".log_step", {H});
+    store.add(name + ".A_re", {H, N}, ParamInit::ssm, ParamGroup::ssm);
+    store.add(name + ".A_im", {H, N}, ParamInit::ssm_part, ParamGroup::ssm);
+    store.add(name + ".C", {H, N, 2}, ParamInit::ssm_part, ParamGroup::ssm);
+    store.add(name + ".D", {H}, ParamInit::ssm_part, ParamGroup::ssm);
+    store.add(name + ".log_step", {H}, ParamInit::ssm_part, ParamGroup::ssm);
 }
 
 /// The block gelu of model.block_gelu.

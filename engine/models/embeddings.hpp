@@ -15,8 +15,10 @@ class Embeddings {
 public:
     explicit Embeddings(const ModelConfig& m);
     static void declare(ParamStore& store, const ModelConfig& m);
-    /// tokens, types [B, L] (types may be null: all 0). Dropout p = model.dropout when training.
-    Act forward(Graph& g, const std::int32_t* tokens, const std::int32_t* types, int B, int L,
+    /// tokens, types [B, L] (types may be null: all 0). positions [B, L] (0..L−1 in every row)
+    /// and zeros [B, L] are the model's, made once. Dropout p = model.dropout when training.
+    Act forward(Graph& g, const std::int32_t* tokens, const std::int32_t* types,
+                const std::int32_t* positions, const std::int32_t* zeros, int B, int L,
                 const ops::DropoutSite& dropout);
 
 private:

@@ -25,8 +25,8 @@ void GmlpBlock::declare(ParamStore& store, const ModelConfig& m, int index) {
     declare_layernorm(store, p + "norm", d);
     declare_linear(store, p + "u", d, I);
     declare_layernorm(store, p + "norm_spatial", I / 2);
-    store.add(p + "spatial.weight", {n, n});
-    store.add(p + "spatial.bias", {n});
+    store.add(p + "spatial.weight", {n, n}, ParamInit::spatial_weight, ParamGroup::decay);
+    store.add(p + "spatial.bias", {n}, ParamInit::spatial_bias, ParamGroup::no_decay);
     declare_linear(store, p + "v", I / 2, d);
 }
 

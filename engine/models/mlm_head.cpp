@@ -7,7 +7,7 @@ MlmHead::MlmHead(const ModelConfig& m) : eps_(static_cast<float>(m.ln_eps)) {}
 void MlmHead::declare(ParamStore& store, const ModelConfig& m) {
     declare_linear(store, "mlm.dense", m.d_model, m.d_model);
     declare_layernorm(store, "mlm.norm", m.d_model);
-    store.add("mlm.bias", {m.vocab_size});
+    store.add("mlm.bias", {m.vocab_size}, ParamInit::zeros, ParamGroup::no_decay);
 }
 
 Act MlmHead::forward(Graph& g, const Act& h, std::int64_t rows) {

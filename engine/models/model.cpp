@@ -73,6 +73,16 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
     backend_ = std::make_unique<CpuBackend>(*pool_);
+    const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
+    positions_.resize(rows);
+    for (std::size_t r = 0; r < rows; ++r)
+        positions_[r] = static_cast<std::int32_t>(r % static_cast<std::size_t>(L_));
+    zeros_.assign(rows, 0);
+    if (m.arch == "birdie") {
+        keep_forward_.assign(rows, 1);
+        keep_reverse_.assign(rows, 1);
+        keep_reverse_prefix_.assign(rows, 1);
+    }
     // Planning passes (no compute): the bytes and tape records a training step asks for, for
     // each head; the backend prepares its workspaces (FFT plans, scratch) on the way.
     std::size_t bytes = 0, records = 0;
@@ -109,35 +119,45 @@ void Model::init(std::uint64_t seed) {
         const ParamEntry& p = entries[e];
         float* w = params_.data() + p.offset;
         const auto stream = static_cast<std::uint32_t>(e);
-        const auto dot = p.name.rfind('.');
-        const std::string module = p.name.substr(0, dot);
-        const std::string leaf = p.name.substr(dot + 1);
-        const std::string owner = module.substr(module.rfind('.') + 1);
-        if (module.find(".ssm_") != std::string::npos) {
-            if (leaf != "A_re") continue;  // the five tensors of one SSM are drawn together
-            ops::SsmInitConfig sc;
-            sc.n_modes = m.ssm.n_modes;
-            sc.n_kernels = m.ssm.n_kernels;
-            sc.a_im = ops::parse_a_im_init(m.ssm.a_im_init);
-            sc.dt_min = m.ssm.dt_min;
-            sc.dt_max = m.ssm.dt_max;
-            std::uint64_t n_normal = 0, n_uniform = 0;
-            ops::SsmInitSources sources;
-            sources.standard_normal = [&] {
-                return philox_normal(seed, kSsmStreamBase + stream, n_normal++);
-            };
-            sources.uniform01 = [&] {
-                return open_uniform(philox_bits(seed, 0, kSsmStreamBase + stream + 1, n_uniform++));
-            };
-            ops::ssm_init(params_.param(module + ".A_re"), params_.param(module + ".A_im"),
-                          params_.param(module + ".C"), params_.param(module + ".D"),
-                          params_.param(module + ".log_step"), sc, sources);
-        } else if (owner == "spatial") {
-            // gMLP's W uniform(−1e−3/n, 1e−3/n) and b = 1 (MODELS.md: the block starts as an FFN);
-            // when causal, W's strict upper triangle is 0 (never read, never updated).
-            if (leaf == "bias") {
+        switch (p.init) {
+            case ParamInit::normal:
+                for (std::size_t i = 0; i < p.size; ++i)
+                    w[i] = static_cast<float>(m.init_std * philox_normal(seed, stream, i));
+                break;
+            case ParamInit::zeros:
+                std::fill(w, w + p.size, 0.0f);
+                break;
+            case ParamInit::ones:
                 std::fill(w, w + p.size, 1.0f);
-            } else {
+                break;
+            case ParamInit::ssm_part:
+                break;  // drawn with its SSM's A_re
+            case ParamInit::ssm: {
+                // The five tensors of one SSM, declared together (declare_ssm): A_re first.
+                const std::string module = p.name.substr(0, p.name.rfind('.'));
+                ops::SsmInitConfig sc;
+                sc.n_modes = m.ssm.n_modes;
+                sc.n_kernels = m.ssm.n_kernels;
+                sc.a_im = ops::parse_a_im_init(m.ssm.a_im_init);
+                sc.dt_min = m.ssm.dt_min;
+                sc.dt_max = m.ssm.dt_max;
+                std::uint64_t n_normal = 0, n_uniform = 0;
+                ops::SsmInitSources sources;
+                sources.standard_normal = [&] {
+                    return philox_normal(seed, kSsmStreamBase + stream, n_normal++);
+                };
+                sources.uniform01 = [&] {
+                    return open_uniform(
+                        philox_bits(seed, 0, kSsmStreamBase + stream + 1, n_uniform++));
+                };
+                ops::ssm_init(params_.param(module + ".A_re"), params_.param(module + ".A_im"),
+                              params_.param(module + ".C"), params_.param(module + ".D"),
+                              params_.param(module + ".log_step"), sc, sources);
+                break;
+            }
+            case ParamInit::spatial_weight: {
+                // gMLP's W uniform(−1e−3/n, 1e−3/n) (MODELS.md: the block starts as an FFN); when
+                // causal, W's strict upper triangle is 0 (never read, never updated).
                 const std::int64_t n = p.shape[0];
                 const double a = 1e-3 / static_cast<double>(n);
                 for (std::size_t i = 0; i < p.size; ++i) {
@@ -145,20 +165,17 @@ void Model::init(std::uint64_t seed) {
                     const double u = open_uniform(philox_bits(seed, 0, stream, i));
                     w[i] = m.gmlp.causal && upper ? 0.0f : static_cast<float>(a * (2 * u - 1));
                 }
+                break;
             }
-        } else if (owner.rfind("norm", 0) == 0) {
-            std::fill(w, w + p.size, leaf == "weight" ? 1.0f : 0.0f);  // LayerNorm 1 / 0
-        } else if (m.arch == "birdie" && owner == "w_f" && leaf == "bias") {
-            // model.birdie.forget_init (zero: MODELS.md's zero bias)
-            const std::string layer = module.substr(0, module.rfind('.'));
-            const int index = std::stoi(layer.substr(layer.rfind('.') + 1));
-            const auto bias = birdie_forget_bias(m, index);
-            std::copy(bias.begin(), bias.end(), w);
-        } else if (leaf == "bias") {
-            std::fill(w, w + p.size, 0.0f);  // every bias, mlm.bias included
-        } else {
-            for (std::size_t i = 0; i < p.size; ++i)
-                w[i] = static_cast<float>(m.init_std * philox_normal(seed, stream, i));
+            case ParamInit::spatial_bias:
+                std::fill(w, w + p.size, 1.0f);
+                break;
+            case ParamInit::forget_bias: {  // model.birdie.forget_init (zero: MODELS.md's zero
+                                            // bias)
+                const auto bias = birdie_forget_bias(m, p.layer);
+                std::copy(bias.begin(), bias.end(), w);
+                break;
+            }
         }
     }
 }
@@ -167,10 +184,16 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto& m = config_.model;
     BlockInput in{B_, L_, batch.lengths};
     in.reset_mask = batch.reset_mask;
+    if (batch.reset_mask && !keep_forward_.empty()) {
+        in.keep_forward = keep_forward_.data();
+        in.keep_reverse = keep_reverse_.data();
+        in.keep_reverse_prefix = keep_reverse_prefix_.data();
+    }
     const auto p = static_cast<float>(m.dropout);
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
-    Act h = embeddings_->forward(g, batch.tokens, batch.types, B_, L_, {p, seed, step, 0});
+    Act h = embeddings_->forward(g, batch.tokens, batch.types, positions_.data(), zeros_.data(), B_,
+                                 L_, {p, seed, step, 0});
     // The probe sees inference forwards only (never planning, never training).
     ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
     if (probe) probe->hidden(0, h.v);
@@ -227,6 +250,9 @@ double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
                 throw Error("Model::forward: class_labels[" + std::to_string(b) +
                             "] = " + std::to_string(batch.class_labels[b]) + " is outside [0, " +
                             std::to_string(config_.model.n_labels) + ")");
+    if (batch.reset_mask && !keep_forward_.empty())
+        birdie_carry_masks(batch.reset_mask, B_, L_, keep_forward_.data(), keep_reverse_.data(),
+                           keep_reverse_prefix_.data());
     arena_->reset();
     tape_.clear();
     Graph g(params_, *arena_, tape_, *backend_, training);

@@ -134,6 +134,11 @@ private:
     std::unique_ptr<MlmHead> mlm_;
     std::unique_ptr<ClassifierHead> classifier_;
     std::unique_ptr<Backend> backend_;
+    /// Batch-side data the step reads, made at the model boundary and never inside the ops:
+    /// position ids 0..L−1 and zero type ids (once), Birdie's carry masks (per batch with a reset
+    /// mask). [B, L] each.
+    std::vector<std::int32_t> positions_, zeros_, keep_forward_, keep_reverse_,
+        keep_reverse_prefix_;
     std::unique_ptr<Arena> arena_;
     Tape tape_;
     ops::OpProfile* profile_ = nullptr;

@@ -8,25 +8,10 @@
 
 namespace routescope::train {
 
-ParamGroup param_group(const std::string& name) {
-    if (name.find(".ssm_forward.") != std::string::npos ||
-        name.find(".ssm_backward.") != std::string::npos)
-        return ParamGroup::ssm;
-    const auto dot = name.rfind('.');
-    const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
-    const std::string module = dot == std::string::npos ? "" : name.substr(0, dot);
-    const std::string owner = module.substr(module.rfind('.') + 1);
-    if (owner == "w_f") return ParamGroup::no_decay;  // Birdie's forget gate (MODELS.md)
-    if (leaf == "bias" || name.rfind("embeddings.", 0) == 0 ||
-        (!module.empty() && owner.rfind("norm", 0) == 0))
-        return ParamGroup::no_decay;
-    return ParamGroup::decay;
-}
-
 AdamW::AdamW(const TrainConfig& config, const ParamStore& store)
     : config_(config), m_(store.size(), 0.0f), v_(store.size(), 0.0f) {
     for (const auto& e : store.entries())
-        spans_.push_back({e.offset, e.size, param_group(e.name)});
+        spans_.push_back({e.offset, e.size, e.group});  // declared with the parameter
 }
 
 double AdamW::grad_norm(const ParamStore& store) {

@@ -6,11 +6,11 @@
 //   m ← β1·m + (1 − β1)·g          v ← β2·v + (1 − β2)·g²
 //   p ← p − lr/(1 − β1^k) · m / (√v / √(1 − β2^k) + ε)
 //
-// Parameter groups of docs/config.md (by checkpoint name): `ssm` (names containing
-// `.ssm_forward.` / `.ssm_backward.`; rate train.ssm_lr, no decay), `no_decay` (every `.bias`,
-// LayerNorm weights — modules named norm*, — `embeddings.*`, `mlm.bias`, Birdie's forget gate
-// `layers.<i>.w_f.*`), `decay` (the other
-// weights; train.weight_decay). Every parameter is updated every step, zero gradient or not.
+// Parameter groups of docs/config.md, declared with each parameter (ParamEntry::group, set where
+// the model declares it): `ssm` (the SSM tensors; rate train.ssm_lr, no decay), `no_decay` (every
+// bias, LayerNorm weights, the embedding tables, `mlm.bias`, Birdie's forget gate `w_f`), `decay`
+// (the other weights; train.weight_decay). Every parameter is updated every step, zero gradient or
+// not.
 //
 // Global-norm clipping (train.clip_grad_norm > 0): ‖g‖ over all parameters together, in double;
 // g ← g · min(1, max/(‖g‖ + 1e−6)) — torch.nn.utils.clip_grad_norm_'s formula.
@@ -25,10 +25,7 @@
 
 namespace routescope::train {
 
-enum class ParamGroup { decay, no_decay, ssm };
-
-/// The group of a parameter name (docs/config.md "Parameter groups").
-ParamGroup param_group(const std::string& name);
+using routescope::ParamGroup;
 
 class AdamW {
 public:

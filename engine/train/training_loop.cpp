@@ -25,11 +25,6 @@ std::string number_text(double v) {
 
 }  // namespace
 
-bool is_ssm_parameter(const std::string& name) {
-    return name.find(".ssm_forward.") != std::string::npos ||
-           name.find(".ssm_backward.") != std::string::npos;
-}
-
 TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
                            const data::Tokenizer& tokenizer, std::int64_t training_examples,
                            LoopOptions options, const TrainState* resume,
@@ -58,7 +53,7 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
     }
     if (config_.train.freeze_ssm)
         for (const auto& e : params.entries())
-            if (is_ssm_parameter(e.name)) frozen_.push_back(e);
+            if (e.group == ParamGroup::ssm) frozen_.push_back(e);
     log_ = std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), resumed_,
                                          step_);
 }
@@ -88,21 +83,19 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
         model_.backward();
         loss += l / accum;
     }
-    if (accum > 1) {  // the mean of the micro-batch losses, like one batch of B·accum rows
-        float* g = params.grad_data();
-        const float scale = 1.0f / static_cast<float>(accum);
-        for (std::size_t i = 0; i < params.size(); ++i)
-            g[i] *= scale;
-    }
+    // The rest of the step runs on the backend's flat-buffer operations (engine/backend).
+    Backend& backend = model_.backend();
+    if (accum > 1)  // the mean of the micro-batch losses, like one batch of B·accum rows
+        backend.scale(params.grad_data(), 1.0f / static_cast<float>(accum), params.size());
     for (const auto& e : frozen_)
-        std::fill_n(params.grad_data() + e.offset, e.size, 0.0f);
-    grad_norm = optimizer_->clip(params);
+        backend.zero(params.grad_data() + e.offset, e.size * sizeof(float));
+    grad_norm = optimizer_->clip(params, backend);
     if (!std::isfinite(grad_norm)) return false;
-    lr = optimizer_->update(params, model_.pool());
+    lr = optimizer_->update(params, backend);
     // Frozen means untouched, whatever AdamW's weight decay does with a zero gradient.
     for (std::size_t k = 0; k < frozen_.size(); ++k)
-        std::copy(frozen_values_[k].begin(), frozen_values_[k].end(),
-                  params.data() + frozen_[k].offset);
+        backend.copy(params.data() + frozen_[k].offset, frozen_values_[k].data(),
+                     frozen_[k].size * sizeof(float), Backend::CopyKind::device_to_device);
     ++step_;
     return true;
 }

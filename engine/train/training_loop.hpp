@@ -150,7 +150,4 @@ private:
     bool resumed_ = false;
 };
 
-/// The parameters train.freeze_ssm freezes: *.ssm_forward.* and *.ssm_backward.*.
-bool is_ssm_parameter(const std::string& name);
-
 }  // namespace routescope::train

@@ -2,8 +2,7 @@
 // (engine/backend/op_specs.hpp):
 //   (a) every op's backward on the CPU backend in double precision against central finite
 //       differences of ℓ = Σ r ⊙ outputs (cross_entropy: ℓ = its loss), every float input;
-//   (b) every other backend present against the CPU backend in float32: normalised MSE of every
-//       output and every input gradient (CUDA reports itself skipped without a device);
+//   (b) every other backend present against the CPU backend: test_backend_conformance.cpp;
 //   and a spec must exist for every op of the op table (the suite fails for an op without one).
 // Timing is `routescope-cli bench ops` over the same table at benchmark sizes.
 #include <QtTest>
@@ -149,26 +148,19 @@ private slots:
             c.bwd(dx.data(), dy.data(), x.data(), n, ThreadPool::serial());
             for (int i = 0; i < n; ++i) {
                 const double f = c.f(x[i]), df = c.df(x[i]);
-                QVERIFY2(std::fabs(y[i] - f) <= 2e-6 * std::max(1.0, std::fabs(f)),
-                         qPrintable(QString("%1(%2)").arg(c.name).arg(x[i])));
-                QVERIFY2(std::fabs(dx[i] - df) <= 2e-6 * std::max(1.0, std::fabs(df)),
-                         qPrintable(QString("%1'(%2)").arg(c.name).arg(x[i])));
+                // float kernels (Eigen's vectorised tanh/erf/exp) against the double definition
+                QVERIFY2(
+                    std::fabs(y[i] - f) <= 1e-5 * std::max(1.0, std::fabs(f)),
+                    qPrintable(QString("%1(%2): %3 vs %4").arg(c.name).arg(x[i]).arg(y[i]).arg(f)));
+                QVERIFY2(
+                    std::fabs(dx[i] - df) <= 1e-5 * std::max(1.0, std::fabs(df)),
+                    qPrintable(
+                        QString("%1'(%2): %3 vs %4").arg(c.name).arg(x[i]).arg(dx[i]).arg(df)));
             }
         }
         ops::sigmoid_forward(y.data(), x.data(), n, ThreadPool::serial());
         for (int i = 0; i < n; ++i)
-            QVERIFY(std::fabs(y[i] - ops::element::sigmoid<double>(x[i])) <= 2e-6);
-    }
-
-    void otherBackendsMatchTheCpu() {
-#ifndef ROUTESCOPE_HAVE_CUDA
-        QSKIP("the CUDA backend is not compiled into this build (nvcc was not found)");
-#else
-        QSKIP(
-            "no backend besides the CPU implements the op table in this build: the CUDA backend "
-            "(engine/backend/cuda) has only bench conv's cuFFT path so far, and this machine has "
-            "no GPU");
-#endif
+            QVERIFY(std::fabs(y[i] - ops::element::sigmoid<double>(x[i])) <= 1e-5);
     }
 };
 

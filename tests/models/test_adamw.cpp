@@ -7,28 +7,45 @@
 
 #include "engine/core/config.hpp"
 #include "engine/core/param_store.hpp"
+#include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
 #include "engine/train/lr_schedule.hpp"
 
 using namespace routescope;
 using train::ParamGroup;
 
+namespace {
+// The optimizer group a model declares for parameter `name` (ParamEntry::group), looked up in the
+// layouts of a BiGS, a BERT and a Birdie model of 8 layers with a classifier.
+routescope::ParamGroup declared_group(const std::string& name) {
+    for (const char* arch : {"bigs", "bert", "birdie"}) {
+        nlohmann::json model = {{"arch", arch}, {"d_model", 16},    {"n_layers", 8},
+                                {"max_len", 8}, {"vocab_size", 20}, {"n_labels", 2}};
+        if (std::string(arch) == "bert") model["n_heads"] = 2;
+        const auto config = routescope::RunConfig::from_json({{"model", model}});
+        for (const auto& e : routescope::models::Model::parameter_layout(config.model))
+            if (e.name == name) return e.group;
+    }
+    throw std::runtime_error("no model declares " + name);
+}
+}  // namespace
+
 class TestAdamW : public QObject {
     Q_OBJECT
 private slots:
     void parameterGroupsFollowDocsConfig() {
-        QCOMPARE(train::param_group("layers.0.dv.weight"), ParamGroup::decay);
-        QCOMPARE(train::param_group("mlm.dense.weight"), ParamGroup::decay);
-        QCOMPARE(train::param_group("classifier.out.weight"), ParamGroup::decay);
-        QCOMPARE(train::param_group("layers.3.attn.q.weight"), ParamGroup::decay);
-        QCOMPARE(train::param_group("layers.0.dv.bias"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("mlm.bias"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("layers.1.norm2.weight"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("mlm.norm.weight"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("embeddings.word.weight"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("embeddings.norm.weight"), ParamGroup::no_decay);
-        QCOMPARE(train::param_group("layers.0.ssm_forward.A_re"), ParamGroup::ssm);
-        QCOMPARE(train::param_group("layers.7.ssm_backward.log_step"), ParamGroup::ssm);
+        QCOMPARE(declared_group("layers.0.dv.weight"), ParamGroup::decay);
+        QCOMPARE(declared_group("mlm.dense.weight"), ParamGroup::decay);
+        QCOMPARE(declared_group("classifier.out.weight"), ParamGroup::decay);
+        QCOMPARE(declared_group("layers.3.attn.q.weight"), ParamGroup::decay);
+        QCOMPARE(declared_group("layers.0.dv.bias"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("mlm.bias"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("layers.1.norm2.weight"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("mlm.norm.weight"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("embeddings.word.weight"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("embeddings.norm.weight"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("layers.0.ssm_forward.A_re"), ParamGroup::ssm);
+        QCOMPARE(declared_group("layers.7.ssm_backward.log_step"), ParamGroup::ssm);
     }
 
     void scheduleWarmsUpLinearlyThenDecays() {
@@ -55,9 +72,10 @@ private slots:
         // One parameter per group; after the first update, m̂ = g and v̂ = g², so
         // p₁ = p₀(1 − lr·wd) − lr·g/(|g| + ε)  (Loshchilov & Hutter's AdamW with bias correction).
         ParamStore store;
-        store.add("layers.0.dv.weight", {1});
-        store.add("layers.0.dv.bias", {1});
-        store.add("layers.0.ssm_forward.D", {1});
+        // The groups are declared with the parameters (as declare_linear / declare_ssm do).
+        store.add("layers.0.dv.weight", {1}, ParamInit::normal, ParamGroup::decay);
+        store.add("layers.0.dv.bias", {1}, ParamInit::zeros, ParamGroup::no_decay);
+        store.add("layers.0.ssm_forward.D", {1}, ParamInit::ssm_part, ParamGroup::ssm);
         store.allocate();
         for (int i = 0; i < 3; ++i) {
             store.data()[i] = 0.5f;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 
 namespace routescope::analysis {
 
@@ -32,7 +33,7 @@ ForwardTimings read_forward_timings(const std::string& path) {
     nlohmann::json summary;
     for (std::string line; std::getline(in, line);) {
         if (line.find('{') == std::string::npos) continue;
-        const auto j = nlohmann::json::parse(line, nullptr, false);
+        const auto j = parse_json_or_discarded(line);  // depth-checked (json_text.hpp)
         if (j.is_object() && j.contains("lengths")) summary = j;
     }
     if (summary.is_null())

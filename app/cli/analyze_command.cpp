@@ -269,20 +269,10 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--length", a->length,
                     "kernels from a checkpoint: kernel length L (default 512)");
     return [a]() {
-        Output out;
-        try {
-            out = run_analysis(*a);
-        } catch (const ConfigError& e) {
-            std::cerr << "routescope-cli analyze " << a->kind << ": error: " << e.what() << "\n";
-            return kExitUsage;
-        } catch (const IoError& e) {
-            std::cerr << "routescope-cli analyze " << a->kind << ": error: " << e.what() << "\n";
-            return kExitUsage;
-        } catch (const FormatError& e) {
-            std::cerr << "routescope-cli analyze " << a->kind << ": invalid input: " << e.what()
-                      << "\n";
-            return kExitInvalid;
-        }
+        // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
+        // every command's (1 is validate's and inspect's verdict only).
+        const Output out = run_analysis(*a);
+        inputs_read();
         write_text(a->out,
                    nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(1) + "\n");
         if (!a->csv.empty()) write_text(a->csv, out.table.to_csv());

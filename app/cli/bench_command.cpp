@@ -46,6 +46,7 @@
 #include "app/cli/bench_ops.hpp"
 #include "app/cli/command.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
+#include "engine/core/json_text.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.hpp"
 #endif
@@ -236,7 +237,7 @@ int run_bench_train(const TrainBenchArgs& a) {
         if (status != 0 || last == std::string::npos)
             throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
                         "): " + out);
-        const auto torch = nlohmann::json::parse(out.substr(last));
+        const auto torch = parse_json_text(out.substr(last), "the PyTorch baseline's output");
         // Which BLAS the matmuls really run on: the library mapped after one matmul.
         const std::string blas =
             capture(quoted(a.python) +
@@ -486,7 +487,7 @@ int run_bench_conv(const ConvBenchArgs& a) {
         if (status != 0 || first == std::string::npos || last == std::string::npos)
             throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
                         "): " + out);
-        torch = nlohmann::json::parse(out.substr(first));
+        torch = parse_json_text(out.substr(first), "the PyTorch baseline's output");
         std::printf("torch %s, CUDA %s\n", torch["torch"].get<std::string>().c_str(),
                     torch["cuda"].get<std::string>().c_str());
     }
@@ -762,20 +763,15 @@ CommandRunner setup_bench(CLI::App& app) {
     dump->add_flag("--keep", da->keep, "Keep the dump file");
 
     return [=]() {
-        try {
-            if (ops_cmd->parsed()) return run_bench_ops(*oa);
-            if (dump->parsed()) return run_bench_dump(*da);
-            if (train->parsed()) return run_bench_train(*ta);
-            if (forward->parsed()) return run_bench_forward(*fa);
-            if (conv->parsed()) return run_bench_conv(*ca);
-            return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
-        } catch (const ConfigError& e) {
-            std::cerr << "routescope-cli bench: error: " << e.what() << "\n";
-            return kExitUsage;
-        } catch (const IoError& e) {
-            std::cerr << "routescope-cli bench: error: " << e.what() << "\n";
-            return kExitFailure;
-        }
+        // Errors are thrown to main's handler (exit_codes.hpp). A benchmark reads no input file:
+        // an I/O error (writing its results, running its reference) is a failure at run time.
+        inputs_read();
+        if (ops_cmd->parsed()) return run_bench_ops(*oa);
+        if (dump->parsed()) return run_bench_dump(*da);
+        if (train->parsed()) return run_bench_train(*ta);
+        if (forward->parsed()) return run_bench_forward(*fa);
+        if (conv->parsed()) return run_bench_conv(*ca);
+        return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
     };
 }
 

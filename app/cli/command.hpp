@@ -7,18 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/exit_codes.hpp"
+
 namespace routescope::cli {
 
-/// Exit codes of routescope-cli (docs/cli.md): 0 success, 1 the input is invalid / the check
-/// failed, 2 usage error or unreadable input, 3 runtime failure, 130 interrupted.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitInvalid = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitFailure = 3;
-inline constexpr int kExitInterrupted = 130;
-
 /// A command's setup adds its CLI::App subcommand and returns the function that runs it (returning
-/// the exit code). The function is only called when that subcommand was given.
+/// the exit code: 0, or validate's and inspect's verdict). The function is only called when that
+/// subcommand was given. It reports a failure by throwing; main() maps what it throws to the exit
+/// code through exit_codes.hpp's table.
 using CommandRunner = std::function<int()>;
 using CommandSetup = std::function<CommandRunner(CLI::App& parent)>;
 

@@ -231,40 +231,33 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter() {
 }
 
 int run_dump(const DumpArgs& a) {
-    const auto fail = [](int code, const std::string& what) {
-        std::cerr << "routescope-cli dump: error: " << what << "\n";
-        return code;
-    };
+    // Errors are thrown to main's handler (exit_codes.hpp).
     if (!a.task.empty() && !a.data.empty())
-        return fail(kExitUsage, "--task and --data exclude each other");
+        throw ConfigError("--task and --data exclude each other");
     if (a.dtype != "f16" && a.dtype != "f32")
-        return fail(kExitUsage, "--dtype: '" + a.dtype + "' is not f16 or f32");
-    Checkpoint ck;
+        throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
+    Checkpoint ck = read_checkpoint(a.checkpoint);
     PreparedSource src;
     ActivationDumpOptions o;
-    try {
-        ck = read_checkpoint(a.checkpoint);
-        const RunConfig& config = ck.config;
-        // Checked before any data is prepared: the answer does not depend on it.
-        if (a.gates && !models::Model::has_gates(config.model))
-            throw ConfigError("--gates: " + a.checkpoint + " is a '" + config.model.arch +
-                              "' model, which has no gates to dump (gates exist for bigs: u_f, "
-                              "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
-                              "f, s, o, sentence_weight)");
-        o.layers = parse_dump_layers(a.layers, config.model.n_layers);
-        std::shared_ptr<data::Tokenizer> tokenizer =
-            data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-        if (!a.task.empty() || (a.data.empty() && config.data.task))
-            src = task_source(a, config, *tokenizer);
-        else if (!a.data.empty())
-            src = data_source(a, config, *tokenizer);
-        else
-            src = corpus_source(a, config, tokenizer);
-        if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
-        o.checkpoint_sha256 = file_sha256(a.checkpoint);
-    } catch (const Error& e) {
-        return fail(kExitUsage, e.what());
-    }
+    const RunConfig& config = ck.config;
+    // Checked before any data is prepared: the answer does not depend on it.
+    if (a.gates && !models::Model::has_gates(config.model))
+        throw ConfigError("--gates: " + a.checkpoint + " is a '" + config.model.arch +
+                          "' model, which has no gates to dump (gates exist for bigs: u_f, "
+                          "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
+                          "f, s, o, sentence_weight)");
+    o.layers = parse_dump_layers(a.layers, config.model.n_layers);
+    std::shared_ptr<data::Tokenizer> tokenizer =
+        data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+    if (!a.task.empty() || (a.data.empty() && config.data.task))
+        src = task_source(a, config, *tokenizer);
+    else if (!a.data.empty())
+        src = data_source(a, config, *tokenizer);
+    else
+        src = corpus_source(a, config, tokenizer);
+    if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
+    o.checkpoint_sha256 = file_sha256(a.checkpoint);
+    inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();
     o.name = fs::path(a.checkpoint).filename().string() + " on " + src.description;
     o.producer = "routescope-cli dump";
@@ -274,16 +267,8 @@ int run_dump(const DumpArgs& a) {
     o.prefix_fraction = a.prefix_fraction;
     o.threads = a.threads;
     o.progress = progress_reporter();
-    ActivationDumpSummary s;
-    try {
-        s = write_activation_dump(ck.config, ck.params, src.source, a.out, o);
-    } catch (const ConfigError& e) {
-        return fail(kExitUsage, e.what());
-    } catch (const FormatError& e) {
-        return fail(kExitUsage, e.what());
-    } catch (const Error& e) {
-        return fail(kExitFailure, e.what());
-    }
+    const ActivationDumpSummary s =
+        write_activation_dump(ck.config, ck.params, src.source, a.out, o);
     nlohmann::ordered_json r;
     r["event"] = "done";
     r["out"] = a.out;

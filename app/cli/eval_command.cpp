@@ -108,6 +108,7 @@ void add_corpus_score(nlohmann::ordered_json& r, const EvalArgs& a, const train:
 nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     const train::SequenceSet set = packed_corpus(a, in);
+    inputs_read();
     models::Model model(config, a.batch_size, set.seq_len(), a.threads);
     load_params(in.checkpoint, model.params());
     const data::MlmMasker masker(*in.tokenizer, {config.train.mask_prob, 0.8, 0.1});
@@ -128,6 +129,7 @@ nlohmann::ordered_json evaluate_causal_corpus_command(const EvalArgs& a, EvalInp
     const RunConfig& config = in.checkpoint.config;
     const std::string& objective = config.train.objective;
     const train::SequenceSet set = packed_corpus(a, in);
+    inputs_read();
     models::Model model(config, a.batch_size, set.seq_len(), a.threads);
     load_params(in.checkpoint, model.params());
     const std::int32_t pad = std::max(0, in.tokenizer->specials().pad);
@@ -201,6 +203,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     if (a.out.empty()) throw ConfigError("--out: per-example evaluation needs --out preds.jsonl");
     const RunConfig& config = in.checkpoint.config;
     const train::LabelledSet set = eval_set(a, in);
+    inputs_read();
     // A causal checkpoint (clm, prefix_lm, birdie) writes the answer after the prompt
     // (answer_scoring.hpp); birdie's row is one position longer than the example.
     const std::string& objective = config.train.objective;
@@ -275,44 +278,27 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
 }
 
 int run_eval(const EvalArgs& a) {
-    EvalInputs in;
-    try {
-        in = load_inputs(a);
-    } catch (const Error& e) {
-        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
-        return kExitUsage;
-    }
+    // Errors are thrown to main's handler (exit_codes.hpp); the inputs (checkpoint, tokenizer,
+    // data) are read before inputs_read(), so an unreadable one is exit 2 and a failed write
+    // exit 3.
+    EvalInputs in = load_inputs(a);
     const std::string& objective = in.checkpoint.config.train.objective;
     nlohmann::ordered_json result;
-    try {
-        const bool per_example = !a.task.empty() || objective == "classify" ||
-                                 (in.checkpoint.config.data.task && a.data.empty());
-        if (per_example)
-            result = evaluate_examples_command(a, in);
-        else if (objective == "mlm" && a.data.empty())
-            throw ConfigError("--data: the corpus to evaluate the MLM checkpoint on is required");
-        else if (objective == "mlm")
-            result = evaluate_mlm_command(a, in);
-        else if (train::is_causal_objective(objective) && a.data.empty())
-            throw ConfigError("--data: the corpus to evaluate the " + objective +
-                              " checkpoint on is required (or --task for a task)");
-        else if (train::is_causal_objective(objective))
-            result = evaluate_causal_corpus_command(a, in);
-        else
-            throw ConfigError("train.objective: eval does not support '" + objective + "' yet");
-    } catch (const ConfigError& e) {
-        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
-        return kExitUsage;
-    } catch (const IoError& e) {
-        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
-        return kExitUsage;
-    } catch (const FormatError& e) {
-        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
-        return kExitUsage;
-    } catch (const Error& e) {
-        std::cerr << "routescope-cli eval: error: " << e.what() << "\n";
-        return kExitFailure;
-    }
+    const bool per_example = !a.task.empty() || objective == "classify" ||
+                             (in.checkpoint.config.data.task && a.data.empty());
+    if (per_example)
+        result = evaluate_examples_command(a, in);
+    else if (objective == "mlm" && a.data.empty())
+        throw ConfigError("--data: the corpus to evaluate the MLM checkpoint on is required");
+    else if (objective == "mlm")
+        result = evaluate_mlm_command(a, in);
+    else if (train::is_causal_objective(objective) && a.data.empty())
+        throw ConfigError("--data: the corpus to evaluate the " + objective +
+                          " checkpoint on is required (or --task for a task)");
+    else if (train::is_causal_objective(objective))
+        result = evaluate_causal_corpus_command(a, in);
+    else
+        throw ConfigError("train.objective: eval does not support '" + objective + "' yet");
     std::cout << result.dump() << std::endl;
     return kExitOk;
 }

@@ -272,10 +272,9 @@ int run_experiment(const ExperimentArgs& a) {
         return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});
     const auto found = experiments().find(a.name);
     if (found == experiments().end())
-        return experiment_failure(
-            kExitUsage, "unknown experiment '" + a.name + "' (known: " + known_names() + ")");
+        throw ConfigError("unknown experiment '" + a.name + "' (known: " + known_names() + ")");
     const ExperimentSpec spec = found->second();
-    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
 
     std::vector<RunConfig> configs;
@@ -283,11 +282,12 @@ int run_experiment(const ExperimentArgs& a) {
         for (const auto& m : spec.models)
             configs.push_back(model_config(spec, m, a, steps));
     } catch (const Error& e) {
-        return experiment_failure(kExitUsage, e.what());
+        throw ConfigError(e.what());
     }
 
     const fs::path out = a.out;
-    if (const int failed = prepare_output_directory(a.out)) return failed;
+    prepare_output_directory(a.out);
+    inputs_read();
     json results;
     results["experiment"] = a.name;
     results["task"] = spec.task;
@@ -301,8 +301,8 @@ int run_experiment(const ExperimentArgs& a) {
     std::string self;
     try {
         self = self_executable();
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -326,10 +326,8 @@ int run_experiment(const ExperimentArgs& a) {
                         r.label.c_str(), r.arch.c_str(), static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = run_experiment_stage(
-                    self, "train", r.label, dir,
-                    {"train", "--config", config_path, "--out", r.dir, "--json"}))
-                return rc;
+            run_experiment_stage(self, "train", r.label, dir,
+                                 {"train", "--config", config_path, "--out", r.dir, "--json"});
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), r);
@@ -338,11 +336,9 @@ int run_experiment(const ExperimentArgs& a) {
                                                : (dir / "model.ckpt.h5").string();
 
             const std::string preds = (dir / "test.preds.jsonl").string();
-            if (int rc = run_experiment_stage(
-                    self, "eval", r.label, dir,
-                    {"eval", "--checkpoint", checkpoint, "--split", "test", "--out", preds,
-                     "--batch-size", "32", "--threads", threads}))
-                return rc;
+            run_experiment_stage(self, "eval", r.label, dir,
+                                 {"eval", "--checkpoint", checkpoint, "--split", "test", "--out",
+                                  preds, "--batch-size", "32", "--threads", threads});
             std::vector<std::string> dump = {"dump",
                                              "--checkpoint",
                                              checkpoint,
@@ -353,7 +349,7 @@ int run_experiment(const ExperimentArgs& a) {
                                              "--threads",
                                              threads};
             if (r.arch == "bigs") dump.push_back("--gates");
-            if (int rc = run_experiment_stage(self, "dump", r.label, dir, dump)) return rc;
+            run_experiment_stage(self, "dump", r.label, dir, dump);
             r.predictions = read_json_lines(preds);
             std::printf(
                 "      %.1f s, best validation %.3f at step %lld, test accuracy %s\n",
@@ -362,8 +358,8 @@ int run_experiment(const ExperimentArgs& a) {
             std::fflush(stdout);
             models.push_back(std::move(r));
         }
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
 
     const std::vector<Bin> bins = make_bins(models.front().predictions, spec.attribute, spec.bins);
@@ -397,8 +393,8 @@ int run_experiment(const ExperimentArgs& a) {
         write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
         write_text_atomically((out / "results.md").string(),
                               "# routescope-cli experiment " + a.name + "\n\n" + table);
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

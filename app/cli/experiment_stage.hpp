@@ -11,11 +11,11 @@
 namespace routescope::cli {
 
 /// One stage as a child process of `program` with `args`, its output in DIR/<stage>.stdout and
-/// DIR/<stage>.stderr. Returns 0, or the exit code to end with (130 interrupted, 3 failed) after
-/// repeating the child's stderr, naming the stage and the run `label`.
-int run_experiment_stage(const std::string& program, const std::string& stage,
-                         const std::string& label, const std::filesystem::path& dir,
-                         const std::vector<std::string>& args);
+/// DIR/<stage>.stderr. Throws Interrupted (exit 130) or RuntimeFailure (exit 3) with the child's
+/// stderr, naming the stage and the run `label`, when the child did not succeed.
+void run_experiment_stage(const std::string& program, const std::string& stage,
+                          const std::string& label, const std::filesystem::path& dir,
+                          const std::vector<std::string>& args);
 
 /// The lines of a JSON-lines file (blank lines skipped). IoError when unreadable, FormatError
 /// naming the file and line for a line that is not JSON.
@@ -25,10 +25,12 @@ std::vector<nlohmann::ordered_json> read_json_lines(const std::string& path);
 nlohmann::ordered_json read_json_file(const std::string& path);
 
 /// Creates the output directory and probes that a file can be written there, before hours of
-/// training depend on it. Returns 0, or the exit code (3) after an error naming `dir`.
-int prepare_output_directory(const std::string& dir);
+/// training depend on it. RuntimeFailure (exit 3) naming `dir` when it cannot.
+void prepare_output_directory(const std::string& dir);
 
-/// Prints "routescope-cli experiment: error: <what>" to stderr and returns `code`.
-int experiment_failure(int code, const std::string& what);
+/// Inside a catch block of an experiment's run: Interrupted, RuntimeFailure and ConfigError go on
+/// unchanged; any other routescope::Error (reading what a stage wrote, writing the results) is the
+/// experiment failing at run time: RuntimeFailure with `prefix` + its message (exit 3).
+[[noreturn]] void rethrow_as_runtime_failure(const std::string& prefix = "");
 
 }  // namespace routescope::cli

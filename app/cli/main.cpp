@@ -7,7 +7,6 @@
 
 #include "app/cli/command.hpp"
 #include "engine/core/build_info.hpp"
-#include "engine/core/error.hpp"
 
 namespace routescope::cli {
 std::vector<CommandEntry>& command_registry() {
@@ -48,7 +47,7 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
-        return kExitUsage;
+        return exit_code(ErrorKind::usage);
     }
 
     if (show_version) {
@@ -57,15 +56,13 @@ int main(int argc, char** argv) {
     }
     for (auto& [sub, run] : runners) {
         if (!sub->parsed()) continue;
+        // The one handler of every command: whatever a command throws (routescope errors, HDF5
+        // exceptions, std::bad_alloc, anything) ends here and exits through exit_codes.hpp's table.
         try {
+            reset_stage();
             return run();
-        } catch (const routescope::Error& e) {
-            std::cerr << "routescope-cli " << sub->get_name() << ": error: " << e.what() << "\n";
-            return kExitFailure;
-        } catch (const std::exception& e) {
-            std::cerr << "routescope-cli " << sub->get_name() << ": unexpected error: " << e.what()
-                      << "\n";
-            return kExitFailure;
+        } catch (...) {
+            return exit_for_current_exception(sub->get_name());
         }
     }
     std::cout << app.help();

@@ -230,22 +230,23 @@ std::string markdown(const json& results) {
 }  // namespace
 
 int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
-    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
     std::vector<RunConfig> configs;
     try {
         for (const auto& r : run_specs())
             configs.push_back(run_config(r, a, steps));
     } catch (const Error& e) {
-        return experiment_failure(kExitUsage, e.what());
+        throw ConfigError(e.what());
     }
     const fs::path out = a.out;
-    if (const int failed = prepare_output_directory(a.out)) return failed;
+    prepare_output_directory(a.out);
+    inputs_read();
     std::string self;
     try {
         self = self_executable();
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, a.out + ": " + e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure(a.out + ": ");
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -266,27 +267,25 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
                         static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = run_experiment_stage(
-                    self, "train", r.spec.name, dir,
-                    {"train", "--config", config_path, "--out", dir.string(), "--json"}))
-                return rc;
+            run_experiment_stage(
+                self, "train", r.spec.name, dir,
+                {"train", "--config", config_path, "--out", dir.string(), "--json"});
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), r);
             const std::string preds = (dir / "test.preds.jsonl").string();
-            if (int rc = run_experiment_stage(
-                    self, "eval", r.spec.name, dir,
-                    {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split", "test",
-                     "--out", preds, "--batch-size", "32", "--threads", threads}))
-                return rc;
+            run_experiment_stage(
+                self, "eval", r.spec.name, dir,
+                {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split", "test",
+                 "--out", preds, "--batch-size", "32", "--threads", threads});
             r.predictions = read_json_lines(preds);
             std::printf("      %.1f s, test exact match %s\n", r.train_seconds,
                         percent(score(r.predictions, "", nullptr)["exact_match"]).c_str());
             std::fflush(stdout);
             runs.push_back(std::move(r));
         }
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
 
     json results;
@@ -333,8 +332,8 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
         write_text_atomically((out / "results.md").string(),
                               "# routescope-cli experiment phone-book\n\n" + table);
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

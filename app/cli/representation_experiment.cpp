@@ -35,6 +35,7 @@
 #include "app/cli/experiment_stage.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/stop_signal.hpp"
 
@@ -106,12 +107,7 @@ void read_log(const std::string& path, json& m) {
     std::string line;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
-        json j;
-        try {
-            j = json::parse(line);
-        } catch (const json::exception&) {
-            throw FormatError(path + ": not a JSON line: " + line.substr(0, 80));
-        }
+        const json j = parse_json_text(line, path + ": a log line");
         const std::string type = j.value("type", "");
         if (type == "start") m["parameters"] = j.value("parameters", std::int64_t{0});
         if (type == "step") m["steps"] = j.value("step", std::int64_t{0});
@@ -203,7 +199,7 @@ std::string markdown(const json& results) {
 }  // namespace
 
 int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
-    if (a.steps < 0) return experiment_failure(kExitUsage, "--steps: must be positive");
+    if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
     const fs::path out = a.out;
     const std::string corpus = fs::absolute(out / "corpus.txt").string();
@@ -213,19 +209,18 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         for (const auto& m : specs)
             configs.push_back(model_config(m, a, steps, corpus));
     } catch (const Error& e) {
-        return experiment_failure(kExitUsage, e.what());
+        throw ConfigError(e.what());
     }
     for (const auto& c : configs) {
         if (c.train.objective != "mlm")
-            return experiment_failure(
-                kExitUsage, "train.objective: the comparison is of MLM pretraining, got '" +
-                                c.train.objective + "'");
+            throw ConfigError("train.objective: the comparison is of MLM pretraining, got '" +
+                              c.train.objective + "'");
         if (c.data.task)
-            return experiment_failure(
-                kExitUsage, "data.task: the comparison pretrains on a corpus, not a task");
+            throw ConfigError("data.task: the comparison pretrains on a corpus, not a task");
     }
 
-    if (const int failed = prepare_output_directory(a.out)) return failed;
+    prepare_output_directory(a.out);
+    inputs_read();
     json corpus_info;
     try {
         // The corpus is written once and read by both runs, so they see the same text.
@@ -239,17 +234,16 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             corpus_info = {{"source", configs[0].data.train.value_or("")}};
         }
         if (configs[0].data.train != configs[1].data.train)
-            return experiment_failure(kExitUsage,
-                                      "data.train: the two runs must read the same corpus");
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, a.out + ": " + std::string(e.what()));
+            throw ConfigError("data.train: the two runs must read the same corpus");
+    } catch (const Error&) {
+        rethrow_as_runtime_failure(a.out + ": ");
     }
 
     std::string self;
     try {
         self = self_executable();  // resolved once: a rebuild during the run replaces the file
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -286,10 +280,9 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                         static_cast<long long>(config.train.steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            if (int rc = run_experiment_stage(
-                    self, "train", spec.label, dir,
-                    {"train", "--config", config_path, "--out", dir.string(), "--json"}))
-                return rc;
+            run_experiment_stage(
+                self, "train", spec.label, dir,
+                {"train", "--config", config_path, "--out", dir.string(), "--json"});
             m["train_seconds"] =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), m);
@@ -297,11 +290,9 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 fs::exists(dir / "best.ckpt.h5") ? "best.ckpt.h5" : "model.ckpt.h5";
             const std::string dump_name = config.model.arch + ".dump.h5";
             const std::string dump = (out / dump_name).string();
-            if (int rc =
-                    run_experiment_stage(self, "dump", spec.label, dir,
-                                         {"dump", "--checkpoint", (dir / checkpoint_name).string(),
-                                          "--out", dump, "--threads", threads}))
-                return rc;
+            run_experiment_stage(self, "dump", spec.label, dir,
+                                 {"dump", "--checkpoint", (dir / checkpoint_name).string(), "--out",
+                                  dump, "--threads", threads});
 
             // The analyses, each over every layer, with ANALYSES.md's defaults (M = 5000 or all
             // sequences, sample seed 0, uncentred; p = .90 … .98).
@@ -315,7 +306,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 args.insert(args.end(), kind.begin(), kind.end());
                 const std::string result = (dir / (name + ".json")).string();
                 args.insert(args.end(), {"--dump", dump, "--layer", "all", "--out", result});
-                if (int rc = run_experiment_stage(self, name, spec.label, dir, args)) return rc;
+                run_experiment_stage(self, name, spec.label, dir, args);
                 files[name] = (fs::path(config.model.arch) / (name + ".json")).string();
             }
             const auto token = by_layer(read_json_file((dir / "anisotropy-token.json").string()),
@@ -352,11 +343,10 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             std::fflush(stdout);
             results["models"].push_back(m);
         }
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     } catch (const json::exception& e) {
-        return experiment_failure(kExitFailure,
-                                  std::string("an analysis result lacks a field: ") + e.what());
+        throw RuntimeFailure(std::string("an analysis result lacks a field: ") + e.what());
     }
 
     const std::string table = markdown(results);
@@ -365,8 +355,8 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         write_text_atomically(
             (out / "results.md").string(),
             std::string("# routescope-cli experiment ") + kSlstmVsBert + "\n\n" + table);
-    } catch (const Error& e) {
-        return experiment_failure(kExitFailure, e.what());
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
     }
     std::cout << "\n" << table << std::flush;
     return kExitOk;

@@ -132,6 +132,8 @@ CommandRunner setup_sample_dump(CLI::App& app) {
     cmd->add_option("--state-seed", o->state_seed,
                     "Seed of the hidden states and gates only (same examples as --seed)");
     return [o]() {
+        inputs_read();  // it reads nothing: an I/O error writing the dump is exit 3
+                        // (exit_codes.hpp)
         return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed,
                                  o->state_seed);
     };

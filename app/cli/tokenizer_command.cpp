@@ -26,18 +26,16 @@ struct TokenizerTrainArgs {
 };
 
 int run_tokenizer_train(const TokenizerTrainArgs& a) {
-    std::unique_ptr<data::SentencePieceTokenizer> tokenizer;
-    try {
-        data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
-        data::SentencePieceTraining options;
-        options.vocab_size = a.vocab_size;
-        options.model_type = a.model_type;
-        options.threads = std::max(1, a.threads);
-        tokenizer = data::train_sentencepiece(corpus, options);
-    } catch (const Error& e) {
-        std::cerr << "routescope-cli tokenizer: error: " << e.what() << "\n";
-        return kExitUsage;
-    }
+    // Errors are thrown to main's handler (exit_codes.hpp): an unreadable corpus is exit 2, a
+    // failed write exit 3.
+    data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
+    inputs_read();
+    data::SentencePieceTraining options;
+    options.vocab_size = a.vocab_size;
+    options.model_type = a.model_type;
+    options.threads = std::max(1, a.threads);
+    const std::unique_ptr<data::SentencePieceTokenizer> tokenizer =
+        data::train_sentencepiece(corpus, options);
     const auto bytes = tokenizer->serialize();
     // Temporary name + rename, like checkpoints: an interrupted write never leaves half a model.
     const std::string tmp = a.out + ".tmp";
@@ -46,17 +44,15 @@ int run_tokenizer_train(const TokenizerTrainArgs& a) {
         out.write(reinterpret_cast<const char*>(bytes.data()),
                   static_cast<std::streamsize>(bytes.size()));
         if (!out.flush()) {
-            std::cerr << "routescope-cli tokenizer: error: " << a.out << ": cannot write\n";
             std::filesystem::remove(tmp);
-            return kExitFailure;
+            throw IoError(a.out + ": cannot write");
         }
     }
     std::error_code ec;
     std::filesystem::rename(tmp, a.out, ec);
     if (ec) {
-        std::cerr << "routescope-cli tokenizer: error: " << a.out << ": " << ec.message() << "\n";
         std::filesystem::remove(tmp);
-        return kExitFailure;
+        throw IoError(a.out + ": " + ec.message());
     }
     std::cout << a.out << ": " << tokenizer->vocab_size() << " pieces (" << a.model_type << ")\n";
     return kExitOk;

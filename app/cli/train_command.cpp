@@ -86,8 +86,8 @@ private:
     std::int64_t steps_;
 };
 
-// Fine-tuning (classification files, built-in tasks): same exit codes as pretraining. `config`
-// for a fresh run; none to continue the run saved in --resume DIR.
+// Fine-tuning (classification files, built-in tasks): same errors and exit codes as pretraining.
+// `config` for a fresh run; none to continue the run saved in --resume DIR.
 int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
     train::FinetuneOptions options;
     options.out_dir = out;
@@ -101,17 +101,13 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
         else
             std::cout << r.dump() << std::endl;
     };
-    std::unique_ptr<train::Finetuner> tuner;
-    try {
-        if (config)
-            tuner = std::make_unique<train::Finetuner>(std::move(*config), options);
-        else
-            tuner = train::Finetuner::resume((fs::path(a.resume) / train::kCheckpointName).string(),
-                                             a.sets, options);
-    } catch (const Error& e) {
-        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
-        return kExitUsage;
-    }
+    // Errors are thrown to main's handler (exit_codes.hpp): while the inputs are read (the
+    // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
+    std::unique_ptr<train::Finetuner> tuner =
+        config ? std::make_unique<train::Finetuner>(std::move(*config), options)
+               : train::Finetuner::resume(
+                     (fs::path(a.resume) / train::kCheckpointName).string(), a.sets, options);
+    inputs_read();
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -119,33 +115,31 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
         const train::FinetuneResult r = tuner->run();
         if (r.interrupted) {
             if (bar) std::printf("\n");
-            std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
-                      << r.checkpoint << " (continue with --resume " << out << ")\n";
-            return kExitInterrupted;
+            throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
+                              r.checkpoint + " (continue with --resume " + out + ")");
         }
         if (bar && r.status == train::TrainResult::Status::finished)
             std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
                         static_cast<long long>(r.best_step), r.best_checkpoint.c_str());
         return kExitOk;
-    } catch (const Error& e) {
-        if (bar) std::printf("\n");
-        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
-        return kExitFailure;
+    } catch (const Interrupted&) {
+        throw;
+    } catch (...) {
+        if (bar) std::printf("\n");  // the message starts on its own line after the progress bar
+        throw;
     }
 }
 
 int run_train(const TrainArgs& a) {
     const std::string out = !a.out.empty() ? a.out : a.resume;
-    // Setup: a bad key, an unreadable corpus or tokenizer is a usage-class error (exit 2).
+    // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
+    // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Trainer> trainer;
     {
         std::error_code ec;
         fs::create_directories(out, ec);
-        if (ec || !fs::is_directory(out)) {
-            std::cerr << "routescope-cli train: error: " << out
-                      << ": cannot create the output directory\n";
-            return kExitFailure;
-        }
+        if (ec || !fs::is_directory(out))
+            throw RuntimeFailure(out + ": cannot create the output directory");
     }
     train::TrainerOptions options;
     options.out_dir = out;
@@ -159,43 +153,39 @@ int run_train(const TrainArgs& a) {
         else
             std::cout << r.dump() << std::endl;
     };
-    try {
-        if (!a.resume.empty()) {
-            const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
-            if (train::is_finetuning(read_checkpoint(checkpoint).config))
-                return run_finetune(std::nullopt, a, out);
-            trainer = train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
-                                             a.sets, options);
-        } else {
-            RunConfig config = RunConfig::load(a.config);
-            for (const auto& s : a.sets)
-                config = config.with_override(s);
-            if (!a.init.empty()) config.train.init_from = a.init;
-            if (train::is_finetuning(config)) return run_finetune(std::move(config), a, out);
-            trainer = std::make_unique<train::Trainer>(std::move(config), options);
+    if (!a.resume.empty()) {
+        const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
+        if (train::is_finetuning(read_checkpoint(checkpoint).config))
+            return run_finetune(std::nullopt, a, out);
+        trainer = train::Trainer::resume(checkpoint, a.sets, options);
+    } else {
+        RunConfig config = RunConfig::load(a.config);
+        for (const auto& s : a.sets)
+            config = config.with_override(s);
+        if (!a.init.empty()) {
+            config.train.init_from = a.init;
+            config.check();  // --init is for fine-tuning: a pretraining config refuses it
         }
-    } catch (const Error& e) {
-        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
-        return kExitUsage;
+        if (train::is_finetuning(config)) return run_finetune(std::move(config), a, out);
+        trainer = std::make_unique<train::Trainer>(std::move(config), options);
     }
+    inputs_read();
     if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
 
     train::StopSignal signals;
     train::StopSignal::reset();
+    train::TrainResult r;
     try {
-        const train::TrainResult r = trainer->run();
-        if (bar) std::printf("\n");
-        if (r.status == train::TrainResult::Status::interrupted) {
-            std::cerr << "routescope-cli train: interrupted at step " << r.step << "; saved "
-                      << r.checkpoint << " (continue with --resume " << out << ")\n";
-            return kExitInterrupted;
-        }
-        return kExitOk;
-    } catch (const train::TrainingDiverged& e) {
-        if (bar) std::printf("\n");
-        std::cerr << "routescope-cli train: error: " << e.what() << "\n";
-        return kExitFailure;
+        r = trainer->run();
+    } catch (...) {
+        if (bar) std::printf("\n");  // the message starts on its own line after the progress bar
+        throw;
     }
+    if (bar) std::printf("\n");
+    if (r.status == train::TrainResult::Status::interrupted)
+        throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
+                          r.checkpoint + " (continue with --resume " + out + ")");
+    return kExitOk;
 }
 
 CommandRunner setup_train(CLI::App& app) {
@@ -220,14 +210,9 @@ CommandRunner setup_train(CLI::App& app) {
     cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
     config->excludes(resume);
     return [a]() {
-        if (a->config.empty() && a->resume.empty()) {
-            std::cerr << "routescope-cli train: error: --config or --resume is required\n";
-            return kExitUsage;
-        }
-        if (a->out.empty() && a->resume.empty()) {
-            std::cerr << "routescope-cli train: error: --out is required\n";
-            return kExitUsage;
-        }
+        if (a->config.empty() && a->resume.empty())
+            throw ConfigError("--config or --resume is required");
+        if (a->out.empty() && a->resume.empty()) throw ConfigError("--out is required");
         return run_train(*a);
     };
 }

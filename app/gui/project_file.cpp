@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -125,12 +126,8 @@ Project Project::load(const QString& path) {
     if (!f.open(QIODevice::ReadOnly))
         throw IoError(path.toStdString() +
                       ": cannot read the project: " + f.errorString().toStdString());
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(f.readAll().toStdString());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw FormatError(path.toStdString() + ": not JSON: " + e.what());
-    }
+    // Depth-checked before it is built (engine/core/json_text.hpp): FormatError naming the file.
+    const nlohmann::json j = parse_json_text(f.readAll().toStdString(), path.toStdString());
     try {
         return from_json(j, QFileInfo(path).absoluteDir());
     } catch (const FormatError& e) {

@@ -1,12 +1,14 @@
 #include "engine/core/config.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 
 namespace routescope {
 
@@ -18,29 +20,37 @@ using ojson = nlohmann::ordered_json;
 struct Kind {
     std::string type;                 // int, int?, float, float?, bool, str?, betas, enum
     std::vector<std::string> values;  // enum values
+    std::int64_t lo = 0, hi = 0;      // int, int?: the documented range (docs/config.md)
 };
+
+constexpr std::int64_t kInt32Max = 2147483647;             // the key is an `int` field
+constexpr std::int64_t kInt64Max = 9223372036854775807LL;  // the key is an `int64_t` field
+
+Kind ints(std::int64_t lo, std::int64_t hi, bool nullable = false) {
+    return {nullable ? "int?" : "int", {}, lo, hi};
+}
 
 const std::map<std::string, Kind>& kinds() {
     static const std::map<std::string, Kind> table = {
         {"model.arch",
          {"enum", {"bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp"}}},
-        {"model.vocab_size", {"int", {}}},
-        {"model.d_model", {"int", {}}},
-        {"model.n_layers", {"int", {}}},
-        {"model.d_inner", {"int?", {}}},
-        {"model.max_len", {"int", {}}},
+        {"model.vocab_size", ints(1, kInt32Max)},
+        {"model.d_model", ints(1, kInt32Max)},
+        {"model.n_layers", ints(1, kInt32Max)},
+        {"model.d_inner", ints(1, kInt32Max, true)},
+        {"model.max_len", ints(1, kInt32Max)},
         {"model.type_embeddings", {"bool", {}}},
         {"model.ln_eps", {"float", {}}},
         {"model.block_gelu", {"enum", {"tanh", "erf"}}},
-        {"model.n_heads", {"int?", {}}},
+        {"model.n_heads", ints(1, kInt32Max, true)},
         {"model.dropout", {"float", {}}},
         {"model.init_std", {"float", {}}},
-        {"model.ssm.n_modes", {"int", {}}},
-        {"model.ssm.n_kernels", {"int", {}}},
+        {"model.ssm.n_modes", ints(1, kInt32Max)},
+        {"model.ssm.n_kernels", ints(1, kInt32Max)},
         {"model.ssm.a_im_init", {"enum", {"hippo", "lin", "inv"}}},
         {"model.ssm.dt_min", {"float", {}}},
         {"model.ssm.dt_max", {"float", {}}},
-        {"model.n_labels", {"int", {}}},
+        {"model.n_labels", ints(0, kInt32Max)},
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
@@ -49,52 +59,52 @@ const std::map<std::string, Kind>& kinds() {
         {"model.slstm.gate_norm", {"bool", {}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
         {"tokenizer.model", {"str?", {}}},
-        {"tokenizer.vocab_size", {"int", {}}},
+        {"tokenizer.vocab_size", ints(1, kInt32Max)},
         {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},
         {"data.task", {"str?", {}}},
-        {"data.task_params.seed", {"int", {}}},
-        {"data.task_params.n_train", {"int", {}}},
-        {"data.task_params.n_valid", {"int", {}}},
-        {"data.task_params.n_test", {"int", {}}},
-        {"data.task_params.min_len", {"int", {}}},
-        {"data.task_params.max_len", {"int", {}}},
-        {"data.task_params.n_symbols", {"int", {}}},
-        {"data.task_params.min_entries", {"int", {}}},
-        {"data.task_params.max_entries", {"int", {}}},
-        {"data.task_params.n_queries", {"int", {}}},
-        {"data.task_params.span_len", {"int", {}}},
-        {"data.task_params.question_len", {"int", {}}},
-        {"data.task_params.sentence_len", {"int", {}}},
-        {"data.task_params.max_attractors", {"int", {}}},
+        {"data.task_params.seed", ints(0, kInt64Max)},
+        {"data.task_params.n_train", ints(0, kInt64Max)},
+        {"data.task_params.n_valid", ints(0, kInt64Max)},
+        {"data.task_params.n_test", ints(0, kInt64Max)},
+        {"data.task_params.min_len", ints(0, kInt32Max)},
+        {"data.task_params.max_len", ints(0, kInt32Max)},
+        {"data.task_params.n_symbols", ints(0, kInt32Max)},
+        {"data.task_params.min_entries", ints(0, kInt32Max)},
+        {"data.task_params.max_entries", ints(0, kInt32Max)},
+        {"data.task_params.n_queries", ints(0, kInt32Max)},
+        {"data.task_params.span_len", ints(0, kInt32Max)},
+        {"data.task_params.question_len", ints(0, kInt32Max)},
+        {"data.task_params.sentence_len", ints(0, kInt32Max)},
+        {"data.task_params.max_attractors", ints(0, kInt32Max)},
         {"data.train", {"str?", {}}},
         {"data.valid", {"str?", {}}},
         {"data.doc_sep", {"enum", {"line", "blank"}}},
-        {"data.seq_len", {"int", {}}},
+        {"data.seq_len", ints(1, kInt32Max)},
         {"data.labels", {"strs?", {}}},
         {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
         {"train.mask_prob", {"float", {}}},
         {"train.prefix_fraction", {"float", {}}},
-        {"train.birdie.update_every", {"int", {}}},
+        {"train.birdie.update_every", ints(1, kInt64Max)},
         {"train.birdie.arms", {"strs?", {}}},
-        {"train.batch_size", {"int", {}}},
-        {"train.grad_accum", {"int", {}}},
-        {"train.steps", {"int", {}}},
+        {"train.batch_size", ints(1, kInt32Max)},
+        {"train.grad_accum", ints(1, kInt32Max)},
+        {"train.steps", ints(0, kInt64Max)},
         {"train.lr", {"float", {}}},
         {"train.ssm_lr", {"float?", {}}},
         {"train.betas", {"betas", {}}},
         {"train.eps", {"float", {}}},
         {"train.weight_decay", {"float", {}}},
-        {"train.warmup_steps", {"int", {}}},
+        {"train.warmup_steps", ints(0, kInt64Max)},
         {"train.schedule", {"enum", {"cosine", "linear", "constant"}}},
         {"train.clip_grad_norm", {"float", {}}},
-        {"train.eval_every", {"int", {}}},
-        {"train.eval_batches", {"int", {}}},
-        {"train.checkpoint_every", {"int", {}}},
-        {"train.seed", {"int", {}}},
-        {"train.threads", {"int", {}}},
+        {"train.eval_every", ints(0, kInt64Max)},
+        {"train.eval_batches", ints(0, kInt32Max)},
+        {"train.checkpoint_every", ints(0, kInt64Max)},
+        {"train.seed", ints(0, kInt64Max)},
+        {"train.threads", ints(0, kInt32Max)},
         {"train.init_from", {"str?", {}}},
         {"train.freeze_ssm", {"bool", {}}},
-        {"train.epochs", {"int", {}}},
+        {"train.epochs", ints(0, kInt64Max)},
     };
     return table;
 }
@@ -141,8 +151,17 @@ ojson checked_value(const std::string& key, const ojson& value, const Kind& kind
     if (base == "int") {
         if (value.is_boolean() || !is_integral(value))
             fail(key, "expected an integer, got " + value.dump());
-        if (value.is_number_integer()) return ojson(value.get<std::int64_t>());
-        return ojson(static_cast<std::int64_t>(value.get<double>()));
+        const auto range = [&] {
+            return "must lie in [" + std::to_string(kind.lo) + ", " + std::to_string(kind.hi) +
+                   "], got " + value.dump();
+        };
+        if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t(kInt64Max))
+            fail(key, range());
+        const std::int64_t v = value.is_number_integer()
+                                   ? value.get<std::int64_t>()
+                                   : static_cast<std::int64_t>(value.get<double>());
+        if (v < kind.lo || v > kind.hi) fail(key, range());
+        return ojson(v);
     }
     if (base == "float") {
         if (value.is_boolean() || !value.is_number() || !std::isfinite(value.get<double>()))
@@ -278,6 +297,55 @@ RunConfig from_full_json(const ojson& j) {
     return c;
 }
 
+std::string bytes_text(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 6) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+    return buf;
+}
+
+// A generous estimate of the parameter count from the configuration alone (no allocation): the
+// embeddings, per layer every dense matrix a block of any architecture can have (4·d² attention or
+// spatial projections, 3·d·I gated-block matrices, the SSM's complex modes, gMLP's max_len² spatial
+// matrix), and the classifier. Refused above kMaxParameterBytes for the parameters, their gradients
+// and AdamW's two moments (16 bytes per parameter), naming the key whose term is largest, so that
+// n_layers = 10^9 is a message and not an allocation failure.
+constexpr double kMaxParameterBytes = 64.0 * 1024 * 1024 * 1024;
+
+void check_parameter_memory(const RunConfig& c) {
+    const auto& m = c.model;
+    const double d = m.d_model, inner = m.d_inner ? *m.d_inner : 4.0 * m.d_model;
+    const double layer = 4 * d * d + 3 * d * inner + 8 * double(m.ssm.n_modes) * d + 16 * d +
+                         (m.arch == "gmlp" ? double(m.max_len) * m.max_len : 0.0);
+    const std::vector<std::pair<std::string, double>> terms = {
+        {"model.vocab_size", double(m.vocab_size) * d},
+        {"model.max_len", double(m.max_len) * d},
+        {"model.n_layers", double(m.n_layers) * layer},
+        {"model.n_labels", double(m.n_labels) * (d + 1)},
+    };
+    double parameters = 0;
+    const std::pair<std::string, double>* largest = &terms.front();
+    for (const auto& term : terms) {
+        parameters += term.second;
+        if (term.second > largest->second) largest = &term;
+    }
+    const double bytes = 16 * parameters;
+    if (bytes > kMaxParameterBytes) {
+        char count[32];
+        std::snprintf(count, sizeof count, "%.3g", parameters);
+        fail(largest->first,
+             "the model would need about " + bytes_text(bytes) + " (" + count +
+                 " parameters, estimated from model.*, × 16 bytes for the weights, gradients and "
+                 "AdamW moments); the limit is " +
+                 bytes_text(kMaxParameterBytes) + " (docs/config.md, \"Ranges\")");
+    }
+}
+
 // The value ranges of tests/reference/routescope_ref/config.py, with the same keys in messages.
 void check_ranges(const RunConfig& c) {
     const auto& m = c.model;
@@ -330,6 +398,23 @@ void check_ranges(const RunConfig& c) {
     need(t.threads >= 0, "train.threads", "must be at least 0 (0 = all cores)");
     need(c.data.seq_len >= 1, "data.seq_len", "must be at least 1");
     need(t.epochs >= 0, "train.epochs", "must be at least 0 (0 = train.steps)");
+    need(t.eval_every >= 0, "train.eval_every", "must be at least 0 (0 = only at the end)");
+    need(t.eval_batches >= 0, "train.eval_batches",
+         "must be at least 0 (0 = the whole held-out part)");
+    need(t.checkpoint_every >= 0, "train.checkpoint_every",
+         "must be at least 0 (0 = only at the end)");
+    need(t.seed >= 0, "train.seed", "must be at least 0");
+    need(c.tokenizer.vocab_size >= 1, "tokenizer.vocab_size", "must be at least 1");
+    // engine/train/finetuner.cpp's is_finetuning: classify, or a task with a non-causal objective.
+    const bool causal =
+        t.objective == "clm" || t.objective == "prefix_lm" || t.objective == "birdie";
+    const bool finetuning =
+        t.objective == "classify" || (c.data.task && !c.data.task->empty() && !causal);
+    need(!t.init_from || finetuning, "train.init_from",
+         "is for fine-tuning (train.objective = classify, or a data.task with the mlm objective); "
+         "pretraining with train.objective = " +
+             t.objective + " starts from fresh weights and would ignore it");
+    check_parameter_memory(c);
 }
 
 }  // namespace
@@ -449,11 +534,15 @@ RunConfig RunConfig::from_json(const nlohmann::json& given) {
 RunConfig RunConfig::parse(const std::string& text) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw ConfigError(std::string("<json>: not valid JSON (") + e.what() + ")");
+        j = parse_json_text(text, "<json>");  // depth-checked before it is built (json_text.hpp)
+    } catch (const FormatError& e) {
+        throw ConfigError(e.what());
     }
     return from_json(j);
+}
+
+void RunConfig::check() const {
+    check_ranges(*this);
 }
 
 RunConfig RunConfig::load(const std::string& path) {
@@ -474,10 +563,10 @@ RunConfig RunConfig::with_override(const std::string& assignment) const {
         throw ConfigError("--set " + assignment + ": expected key=value");
     const std::string key = assignment.substr(0, eq);
     const std::string text = assignment.substr(eq + 1);
-    nlohmann::json value;
-    try {
-        value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+    nlohmann::json value = parse_json_or_discarded(text);
+    if (value.is_discarded()) {
+        const std::string problem = json_text_problem(text);
+        if (problem.rfind("nested", 0) == 0) throw ConfigError("--set " + key + ": " + problem);
         value = text;  // a bare word: a string value (`--set train.schedule=linear`)
     }
     // Build {"a": {"b": value}} from "a.b".

@@ -161,6 +161,10 @@ struct RunConfig {
 
     /// `--set model.ssm.n_modes=32`: returns the configuration with that key replaced.
     RunConfig with_override(const std::string& assignment) const;
+
+    /// The checks from_json and with_override make (ranges, cross-key rules, the parameter
+    /// memory estimate), for a configuration changed field by field (`train --init`).
+    void check() const;
 };
 
 }  // namespace routescope

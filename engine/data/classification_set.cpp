@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/data/utf8.hpp"
 
 namespace routescope::data {
@@ -15,6 +16,19 @@ namespace routescope::data {
 namespace {
 std::string where(const std::string& path, std::int64_t line) {
     return path + ":" + std::to_string(line) + ": ";
+}
+
+// docs/decisions.md "Labels with surrounding spaces": rejected, not stripped. "yes " and "yes"
+// would otherwise be two classes (or an eval label missing from the training set) without a word.
+void check_label_spaces(const std::string& label, const std::string& path, std::int64_t line) {
+    if (label.empty()) return;
+    const auto space = [](char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+    };
+    if (space(label.front()) || space(label.back()))
+        throw FormatError(where(path, line) + "label '" + label +
+                          "' has leading or trailing spaces (labels are compared exactly; remove "
+                          "the spaces)");
 }
 
 bool is_integer(const std::string& s, long long& value) {
@@ -131,6 +145,7 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
         e.text_a = fields[static_cast<std::size_t>(col_a)];
         if (col_b >= 0) e.text_b = fields[static_cast<std::size_t>(col_b)];
         if (col_label >= 0) e.label = fields[static_cast<std::size_t>(col_label)];
+        check_label_spaces(e.label, path, n);
         if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
         set.examples.push_back(std::move(e));
     });
@@ -145,12 +160,7 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
     bool first = true;
     for_each_line(path, [&](const std::string& line, std::int64_t n) {
         if (line.find_first_not_of(" \t") == std::string::npos) return;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::parse_error& err) {
-            throw FormatError(where(path, n) + "not valid JSON (" + err.what() + ")");
-        }
+        const nlohmann::json j = parse_json_text(line, path + ":" + std::to_string(n));
         if (!j.is_object()) throw FormatError(where(path, n) + "not a JSON object");
         const auto text = [&](const char* key) -> std::optional<std::string> {
             if (!j.contains(key)) return std::nullopt;
@@ -187,6 +197,7 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                 throw FormatError(where(path, n) + "'label' is not a string or an integer");
             }
         }
+        check_label_spaces(e.label, path, n);
         if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
         set.examples.push_back(std::move(e));
     });

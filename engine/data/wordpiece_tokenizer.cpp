@@ -1,5 +1,7 @@
 #include "engine/data/wordpiece_tokenizer.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 
 #include "engine/core/error.hpp"
@@ -82,7 +84,27 @@ std::string to_utf8(const std::u32string& s) {
 }
 }  // namespace
 
+namespace {
+// Like the corpus reader (text_corpus.cpp): the first invalid byte, with `name`:line.
+void check_vocab_utf8(std::string_view text, const std::string& name) {
+    std::size_t start = 0;
+    for (std::int64_t line = 1; start < text.size(); ++line) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view piece = text.substr(start, end - start);
+        if (const auto bad = first_invalid_utf8(piece)) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(piece[*bad]));
+            throw FormatError(name + ":" + std::to_string(line) + ": invalid UTF-8 byte " + byte +
+                              " at byte " + std::to_string(*bad + 1) + " of the line");
+        }
+        start = end + 1;
+    }
+}
+}  // namespace
+
 WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt) : vocab_txt_(vocab_txt) {
+    check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt");
     std::size_t start = 0;
     while (start < vocab_txt_.size()) {
         std::size_t end = vocab_txt_.find('\n', start);
@@ -110,6 +132,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt) : vocab_txt_(
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_file(const std::string& path) {
     const std::string text = read_file_text(path, "WordPiece vocab.txt");
+    check_vocab_utf8(text, path);
     try {
         return std::make_unique<WordPieceTokenizer>(text);
     } catch (const FormatError& e) {

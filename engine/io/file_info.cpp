@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/io/h5_file.hpp"
 
 namespace routescope {
@@ -116,7 +117,7 @@ void read_dump(const H5::H5File& f, FileInfo& info) {
 void read_checkpoint(const H5::H5File& f, FileInfo& info) {
     if (h5::is_group(f, "config")) {
         info.config_json = h5::read_string_attr(f.openGroup("config"), "json").value_or("");
-        const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
+        const auto cfg = parse_json_or_discarded(info.config_json);  // depth-checked
         if (!cfg.is_discarded() && cfg.contains("model") && cfg["model"].is_object()) {
             const auto& m = cfg["model"];
             if (m.contains("arch") && m["arch"].is_string()) info.arch = m["arch"];

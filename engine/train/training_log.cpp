@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 
 namespace routescope::train {
 
@@ -15,7 +16,7 @@ TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep
         std::ifstream in(path);
         std::string line;
         while (std::getline(in, line)) {
-            const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+            const auto j = parse_json_or_discarded(line);  // depth-checked (json_text.hpp)
             // A torn last line (a crash mid-write) or a step past the checkpoint is dropped.
             if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer()) continue;
             if (j["step"].get<std::int64_t>() <= keep_through_step) kept.push_back(line);

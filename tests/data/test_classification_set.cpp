@@ -126,6 +126,32 @@ private slots:
         const auto p = file("data.csv", "sentence,label\n");
         QVERIFY(error_of([&] { read_classification(p); }).find("data.csv") != std::string::npos);
     }
+    // Issue 17 class 8, docs/decisions.md "Labels with surrounding spaces": rejected naming the
+    // file and line, in TSV and JSON Lines alike ("yes " would otherwise be a class of its own).
+    void labelWithSurroundingSpacesIsRejected() {
+        const std::string tsv = file("spaced.tsv", "sentence\tlabel\nalpha\tyes\nbeta\t no\n");
+        const std::string err = error_of([&] { read_classification(tsv, true); });
+        QVERIFY2(err.find(tsv + ":3:") != std::string::npos, err.c_str());
+        QVERIFY2(err.find("' no'") != std::string::npos, err.c_str());
+        const std::string jsonl = file("spaced.jsonl",
+                                       "{\"text\": \"a\", \"label\": \"yes\"}\n"
+                                       "{\"text\": \"b\", \"label\": \"no \"}\n");
+        const std::string err2 = error_of([&] { read_classification(jsonl, true); });
+        QVERIFY2(err2.find(jsonl + ":2:") != std::string::npos, err2.c_str());
+        // Spaces inside a label are kept.
+        const std::string inner = file("inner.tsv", "sentence\tlabel\nalpha\tvery good\n");
+        QCOMPARE(read_classification(inner, true).labels.front(), std::string("very good"));
+    }
+    // Issue 17 class 1: a JSON line nested thousands deep is a FormatError naming file, line and
+    // the limit, not a stack overflow.
+    void deeplyNestedJsonLineIsRejected() {
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        const std::string jsonl =
+            file("deep.jsonl", "{\"text\": \"a\", \"label\": \"yes\"}\n{\"text\": " + deep + "}\n");
+        const std::string err = error_of([&] { read_classification(jsonl, true); });
+        QVERIFY2(err.find(jsonl + ":2:") != std::string::npos, err.c_str());
+        QVERIFY2(err.find("64") != std::string::npos, err.c_str());
+    }
 };
 
 QTEST_APPLESS_MAIN(TestClassificationSet)

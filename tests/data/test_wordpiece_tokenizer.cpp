@@ -107,6 +107,24 @@ private slots:
     void vocabWithoutUnknownIsRejected() {
         QVERIFY_THROWS_EXCEPTION(FormatError, WordPieceTokenizer("[PAD]\nthe\n"));
     }
+    // Issue 17 class 8: a vocab.txt with invalid UTF-8 is rejected naming the file and the line
+    // (as corpora are), not loaded with pieces no text can ever match.
+    void vocabWithInvalidUtf8NamesFileAndLine() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("bad-vocab.txt").toStdString();
+        std::ofstream(path, std::ios::binary) << "[PAD]\n[UNK]\nthe\nwor\xff"
+                                                 "ld\n##s\n";
+        std::string message;
+        try {
+            load_tokenizer_file("wordpiece", path);
+        } catch (const FormatError& e) {
+            message = e.what();
+        }
+        QVERIFY2(message.find(path + ":4:") != std::string::npos, message.c_str());
+        QVERIFY2(message.find("invalid UTF-8 byte 0xFF") != std::string::npos, message.c_str());
+        // The same check on the text stored in a checkpoint (no file name to give).
+        QVERIFY_THROWS_EXCEPTION(FormatError, WordPieceTokenizer("[UNK]\n\xc3\x28\n"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestWordPieceTokenizer)

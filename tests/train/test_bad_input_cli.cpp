@@ -9,6 +9,16 @@
 //   model.ckpt.h5 nor best.ckpt.h5 under its final name, no temporary left;
 // - dump --gates on a stack_ssm checkpoint (an SSM model without gates; test_dump_command covers
 //   bert): exit 2 naming the architecture.
+// Issue 14 item 5 (one exit-code table, app/cli/exit_codes.hpp) and issue 17 classes 1, 3, 7, 8:
+// - every error kind through two commands: usage/bad config 2, bad input format 2, unreadable
+//   input 2, failure at run time 3 (130 is test_train_cli's SIGTERM case);
+// - JSON nested deeper than 64 (a run configuration, a --set value, a checkpoint's /config
+//   attribute) is exit 2 naming the file and the limit, never a stack overflow;
+// - every numeric key's range, a 400-digit integer, n_layers / n_labels of 10^9 (refused before
+//   allocating, naming the key and the estimate), init_from while pretraining: exit 2 naming
+//   the key;
+// - a WordPiece vocab.txt with invalid UTF-8: exit 2 naming file and line; a classification label
+//   with surrounding spaces: exit 2 naming file and line (docs/decisions.md).
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -42,6 +52,11 @@ nlohmann::json tiny(const std::string& arch) {
               {"eval_every", 1},
               {"checkpoint_every", 0},
               {"threads", 1}}}};
+}
+
+// What a process that crashed looks like to run_cli: exit_code -1 (not a NormalExit).
+bool exited_normally(const train_test::CliResult& r) {
+    return r.exit_code >= 0;
 }
 
 int files_containing(const std::string& dir, const std::string& part) {
@@ -131,6 +146,201 @@ private slots:
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("'stack_ssm'") && r.err.contains("--gates"), qPrintable(r.err));
         QVERIFY(!QFile::exists(qpath("s.h5")));
+    }
+
+    // A classifier on a clean TSV, for the eval / dump cases below.
+    QString classifier() {
+        write_text(path("clean.tsv"), "sentence\tlabel\nalpha beta\tyes\ngamma delta\tno\n");
+        nlohmann::json c = tiny("bigs");
+        c["data"] = {{"train", path("clean.tsv")}, {"seq_len", 16}};
+        c["tokenizer"] = {{"kind", "bytes"}};
+        c["model"]["max_len"] = 16;
+        c["train"]["objective"] = "classify";
+        return train("classifier", c);
+    }
+
+    void everyErrorKindHasOneExitCodeAcrossCommands() {
+        const QString ck = classifier();
+        QVERIFY(!ck.isEmpty());
+        write_text(path("spaced.tsv"), "sentence\tlabel\nalpha beta\tyes\ngamma delta\t no\n");
+
+        // Usage / bad configuration: 2.
+        nlohmann::json neg = tiny("bigs");
+        neg["train"]["eval_every"] = -1;
+        write_text(path("neg.json"), neg.dump());
+        auto r = run_cli({"train", "--config", qpath("neg.json"), "--out", qpath("neg")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.eval_every"), qPrintable(r.err));
+        r = run_cli({"dump", "--checkpoint", ck, "--task", "induction", "--data",
+                     qpath("clean.tsv"), "--out", qpath("u.h5")});
+        QCOMPARE(r.exit_code, 2);
+
+        // An input that breaks its format: 2 (train and eval read the same classification file).
+        nlohmann::json spaced = tiny("bigs");
+        spaced["data"] = {{"train", path("spaced.tsv")}, {"seq_len", 16}};
+        spaced["tokenizer"] = {{"kind", "bytes"}};
+        spaced["model"]["max_len"] = 16;
+        spaced["train"]["objective"] = "classify";
+        write_text(path("spaced.json"), spaced.dump());
+        r = run_cli({"train", "--config", qpath("spaced.json"), "--out", qpath("spaced")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("spaced.tsv:3") && r.err.contains("' no'"), qPrintable(r.err));
+        r = run_cli({"eval", "--checkpoint", ck, "--data", qpath("spaced.tsv"), "--out",
+                     qpath("spaced.preds.jsonl")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("spaced.tsv:3"), qPrintable(r.err));
+
+        // An input that cannot be read: 2.
+        for (const char* command : {"eval", "dump"}) {
+            r = run_cli({command, "--checkpoint", qpath("missing.ckpt.h5"), "--data",
+                         qpath("clean.tsv"), "--out", qpath("m.out")});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains("missing.ckpt.h5"), qPrintable(r.err));
+        }
+        r = run_cli({"inspect", qpath("missing.ckpt.h5")});
+        QCOMPARE(r.exit_code, 2);
+
+        // A failure at run time, after the inputs were read (an output that cannot be written): 3.
+        // (eval's was 2 before the table: docs/decisions.md "One exit-code table".)
+        r = run_cli({"eval", "--checkpoint", ck, "--data", qpath("clean.tsv"), "--out",
+                     qpath("no-such-dir/preds.jsonl")});
+        QCOMPARE(r.exit_code, 3);
+        QVERIFY2(r.err.contains("no-such-dir"), qPrintable(r.err));
+        r = run_cli({"dump", "--checkpoint", ck, "--data", qpath("clean.tsv"), "--out",
+                     qpath("no-such-dir/x.dump.h5")});
+        QCOMPARE(r.exit_code, 3);
+        QVERIFY2(r.err.contains("no-such-dir"), qPrintable(r.err));
+    }
+
+    void deeplyNestedJsonIsRefusedNamingTheLimit() {
+        const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+        write_text(path("deep.json"), "{\"model\": {\"d_model\": " + deep + "}}");
+        auto r = run_cli({"train", "--config", qpath("deep.json"), "--out", qpath("deep")});
+        QVERIFY2(exited_normally(r), "train crashed on a deeply nested configuration");
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("deep.json") && r.err.contains("64"), qPrintable(r.err));
+
+        write_text(path("ok.json"), tiny("bigs").dump());
+        r = run_cli({"train", "--config", qpath("ok.json"), "--out", qpath("deep-set"), "--set",
+                     QString::fromStdString("model.d_model=" + std::string(30000, '[') +
+                                            std::string(30000, ']'))});  // an argument < 128 KiB
+        QVERIFY2(exited_normally(r), "train crashed on a deeply nested --set value");
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("64"), qPrintable(r.err));
+
+        // A checkpoint whose /config attribute is nested 200000 deep: eval and dump refuse it,
+        // inspect summarises it; none crashes.
+        const QString ck = train("deepck", tiny("bigs"));
+        QVERIFY(!ck.isEmpty());
+        const QString hostile = qpath("hostile.ckpt.h5");
+        QVERIFY(QFile::copy(ck, hostile));
+        QProcess py;
+        py.start("/usr/bin/python3",
+                 {"-c",
+                  "import h5py, sys\n"
+                  "with h5py.File(sys.argv[1], 'a') as f:\n"
+                  "    f['config'].attrs['json'] = '{\"model\": {\"d_model\": ' + '['*200000 + "
+                  "']'*200000 + '}}'\n",
+                  hostile});
+        QVERIFY(py.waitForFinished(60000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        for (const char* command : {"eval", "dump"}) {
+            r = run_cli({command, "--checkpoint", hostile, "--task", "induction", "--out",
+                         qpath("hostile.out")});
+            QVERIFY2(exited_normally(r), command);
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains("hostile.ckpt.h5") && r.err.contains("64"), qPrintable(r.err));
+        }
+        r = run_cli({"inspect", hostile});
+        QVERIFY2(exited_normally(r), "inspect crashed");
+        QVERIFY2(r.exit_code == 0 || r.exit_code == 1, qPrintable(r.err));
+    }
+
+    void numericKeysOutsideTheirRangeNameTheKey() {
+        struct Case {
+            std::string key;
+            nlohmann::json value;
+        };
+        const std::vector<Case> cases = {
+            {"train.eval_every", -5},         {"train.checkpoint_every", -1},
+            {"train.eval_batches", -1},       {"train.seed", -1},
+            {"tokenizer.vocab_size", 0},      {"tokenizer.vocab_size", -3},
+            {"model.d_model", 4294967312LL},  {"train.batch_size", 0},
+            {"data.task_params.n_train", -1}, {"train.steps", -1},
+        };
+        for (const auto& c : cases) {
+            nlohmann::json config = tiny("bigs");
+            const auto dot = c.key.find('.');
+            const std::string section = c.key.substr(0, dot), rest = c.key.substr(dot + 1);
+            if (rest.find('.') != std::string::npos)
+                config[section][rest.substr(0, rest.find('.'))][rest.substr(rest.find('.') + 1)] =
+                    c.value;
+            else
+                config[section][rest] = c.value;
+            write_text(path("range.json"), config.dump());
+            const auto r = run_cli({"train", "--config", qpath("range.json"), "--out", qpath("r")});
+            QVERIFY2(r.exit_code == 2, qPrintable(QString::fromStdString(c.key) + ": " + r.err));
+            QVERIFY2(r.err.contains(QString::fromStdString(c.key)), qPrintable(r.err));
+        }
+        // A 400-digit integer is a bad configuration (it was exit 3, an escaped out_of_range).
+        write_text(path("huge.json"), "{\"train\": {\"steps\": " + std::string(400, '9') + "}}");
+        auto r = run_cli({"train", "--config", qpath("huge.json"), "--out", qpath("r")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("huge.json"), qPrintable(r.err));
+        r = run_cli({"train", "--config", qpath("range.json"), "--out", qpath("r"), "--set",
+                     QString::fromStdString("train.steps=" + std::string(400, '9'))});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.steps"), qPrintable(r.err));
+
+        // 10^9 layers or labels: refused from the configuration, before anything is allocated.
+        for (const char* key : {"n_layers", "n_labels"}) {
+            nlohmann::json config = tiny("bigs");
+            config["model"][key] = 1000000000;
+            if (std::string(key) == "n_labels") {
+                config["data"] = {{"train", path("clean.tsv")}, {"seq_len", 16}};
+                config["tokenizer"] = {{"kind", "bytes"}};
+                config["model"]["max_len"] = 16;
+                config["train"]["objective"] = "classify";
+            }
+            write_text(path("huge-model.json"), config.dump());
+            r = run_cli({"train", "--config", qpath("huge-model.json"), "--out", qpath("hm")});
+            QVERIFY2(exited_normally(r), key);
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(QString("model.") + key) && r.err.contains("would need"),
+                     qPrintable(r.err));
+        }
+
+        // init_from during pretraining (the config key and --init).
+        nlohmann::json pre = tiny("bigs");
+        pre["data"] = {{"train", path("clean.tsv")}, {"seq_len", 16}};
+        pre["model"]["max_len"] = 16;
+        pre["train"]["objective"] = "clm";
+        write_text(path("pre.json"), pre.dump());
+        r = run_cli({"train", "--config", qpath("pre.json"), "--out", qpath("pre"), "--init",
+                     qpath("some.ckpt.h5")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.init_from"), qPrintable(r.err));
+        pre["train"]["init_from"] = path("some.ckpt.h5");
+        write_text(path("pre.json"), pre.dump());
+        r = run_cli({"train", "--config", qpath("pre.json"), "--out", qpath("pre")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.init_from"), qPrintable(r.err));
+    }
+
+    void wordpieceVocabWithInvalidUtf8NamesFileAndLine() {
+        write_text(path("bad-vocab.txt"),
+                   "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\nwor\xfe"
+                   "ld\n");
+        write_text(path("corpus.txt"), "the world\nthe words\n");
+        nlohmann::json config = tiny("bigs");
+        config["data"] = {{"train", path("corpus.txt")}, {"seq_len", 16}};
+        config["tokenizer"] = {{"kind", "wordpiece"}, {"model", path("bad-vocab.txt")}};
+        config["model"]["max_len"] = 16;
+        config["train"]["objective"] = "mlm";
+        write_text(path("wp.json"), config.dump());
+        const auto r = run_cli({"train", "--config", qpath("wp.json"), "--out", qpath("wp")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("bad-vocab.txt:7") && r.err.contains("UTF-8"), qPrintable(r.err));
     }
 };
 

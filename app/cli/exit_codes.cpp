@@ -1,0 +1,69 @@
+#include "app/cli/exit_codes.hpp"
+
+#include <H5Cpp.h>
+
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include "engine/core/error.hpp"
+
+namespace routescope::cli {
+
+namespace {
+Stage g_stage = Stage::reading_inputs;
+
+ErrorKind io_kind() {
+    return g_stage == Stage::reading_inputs ? ErrorKind::unreadable_input : ErrorKind::runtime;
+}
+}  // namespace
+
+Stage current_stage() {
+    return g_stage;
+}
+void inputs_read() {
+    g_stage = Stage::running;
+}
+void reset_stage() {
+    g_stage = Stage::reading_inputs;
+}
+
+ClassifiedError classify_current_exception() {
+    try {
+        throw;
+    } catch (const Interrupted& e) {
+        return {ErrorKind::interrupted, e.what()};
+    } catch (const ConfigError& e) {
+        return {ErrorKind::usage, e.what()};
+    } catch (const FormatError& e) {
+        return {ErrorKind::bad_input, e.what()};
+    } catch (const IoError& e) {
+        return {io_kind(), e.what()};
+    } catch (const Error& e) {  // RuntimeFailure, TrainingDiverged, ...
+        return {ErrorKind::runtime, e.what()};
+    } catch (const H5::Exception& e) {
+        std::string what = "HDF5: " + e.getFuncName();
+        if (!e.getDetailMsg().empty()) what += ": " + e.getDetailMsg();
+        return {io_kind(), what};
+    } catch (const std::bad_alloc&) {
+        return {ErrorKind::runtime, "out of memory (std::bad_alloc)"};
+    } catch (const std::exception& e) {
+        return {ErrorKind::internal, e.what()};
+    } catch (...) {
+        return {ErrorKind::internal, "an exception of unknown type"};
+    }
+}
+
+int exit_for_current_exception(std::string_view command) {
+    const ClassifiedError e = classify_current_exception();
+    std::cerr << "routescope-cli " << command << ": ";
+    if (e.kind == ErrorKind::interrupted)
+        std::cerr << e.message << "\n";
+    else if (e.kind == ErrorKind::internal)
+        std::cerr << "internal error: " << e.message << "\n";
+    else
+        std::cerr << "error: " << e.message << "\n";
+    return exit_code(e.kind);
+}
+
+}  // namespace routescope::cli

@@ -76,7 +76,7 @@ case $self in */*) dir=${self%/*} ;; *) dir=. ;; esac
 here=$(cd "$dir/.." && pwd -P)
 libs=$here/lib
 cuda=${CUDA_HOME:-/usr/local/cuda}
-for d in "$cuda/lib64" "$cuda/targets/x86_64-linux/lib"; do
+for d in "$cuda/lib64" "$cuda/lib" "$cuda/targets/x86_64-linux/lib"; do
     [ -d "$d" ] && libs=$libs:$d
 done
 LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

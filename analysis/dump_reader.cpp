@@ -99,7 +99,7 @@ std::vector<std::int64_t> read_int_dataset(const H5::H5File& file, const std::st
 }  // namespace
 
 DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
-    Hdf5Lock lock;
+    std::unique_lock lock(hdf5_mutex());
     h5::quiet_errors();
     ValidateOptions options;
     options.scan_values = false;  // structure only: the values we read are checked as we read them
@@ -169,6 +169,7 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
             layers_[info.index] = std::move(info);
         }
     }
+    lock.unlock();  // hashing a large dump must not hold up every other HDF5 reader
     fingerprint_ = fingerprint_file(path);
 }
 

@@ -1,22 +1,23 @@
 #pragma once
 // The hash a result records for each input file (provenance, and the key of the result cache).
+#include <cstdint>
 #include <string>
 
 namespace routescope::analysis {
 
 struct FileFingerprint {
-    std::string hash;  ///< 64 hex digits
-    /// "sha256" (the whole file) or "sha256-sampled" (see fingerprint_file).
+    std::string hash;  ///< 64 hex digits: the SHA-256 of the whole file, what `sha256sum` prints
+    /// Always "sha256" (before issue 18, files over 256 MiB got a sampled "sha256-sampled" hash).
     std::string kind;
     std::uint64_t size = 0;
 };
 
-/// Files up to kFullHashLimit bytes get the SHA-256 of their content (what `sha256sum` prints).
-/// Larger ones get the SHA-256 of (size, mtime in ns, first MiB, last MiB): hashing a 4 GB dump
-/// would take longer than the analysis itself (about 20 s at 200 MB/s), and the sampled hash still
-/// changes when a dump is rewritten. Throws IoError when the file cannot be read.
+/// The SHA-256 of the file's whole content (sha256_file), remembered for the life of the process by
+/// path, device, inode, size, mtime and ctime (in ns): a dump opened again (every GUI analysis and
+/// every gate timeline opens its dump) is not read again, while a file rewritten or replaced is. A
+/// file changed in the 2 s before it was hashed is not remembered (file times are coarse: a file
+/// rewritten to the same size within one clock tick keeps them). Thread-safe; hashing runs outside
+/// the lock. Throws IoError when the file cannot be read.
 FileFingerprint fingerprint_file(const std::string& path);
-
-inline constexpr std::uint64_t kFullHashLimit = 256ull << 20;
 
 }  // namespace routescope::analysis

@@ -1,26 +1,32 @@
 #pragma once
-// SHA-256 (FIPS 180-4), for the file hashes that results carry as provenance. Written here rather
-// than linking a crypto library: the analysis library needs only this one digest.
-#include <array>
+// SHA-256 through OpenSSL's libcrypto (EVP API): the one digest implementation in Routescope, used
+// for the provenance hashes of analysis inputs (file_fingerprint) and for the checkpoint hash that
+// `routescope-cli dump` records.
 #include <cstddef>
-#include <cstdint>
+#include <memory>
 #include <string>
 
 namespace routescope::analysis {
 
+/// Incremental SHA-256 (FIPS 180-4).
 class Sha256 {
 public:
     Sha256();
+    ~Sha256();
+    Sha256(const Sha256&) = delete;
+    Sha256& operator=(const Sha256&) = delete;
+
     void update(const void* data, std::size_t size);
     /// The digest as 64 lowercase hex digits; the object must not be updated afterwards.
     std::string hex_digest();
 
 private:
-    void compress(const std::uint8_t* block);
-    std::array<std::uint32_t, 8> state_;
-    std::array<std::uint8_t, 64> buffer_{};
-    std::size_t buffered_ = 0;
-    std::uint64_t total_bytes_ = 0;
+    struct Context;
+    std::unique_ptr<Context> context_;
 };
+
+/// SHA-256 of a whole file's content, streamed in 1 MiB chunks (never the whole file in memory):
+/// exactly what `sha256sum` prints. Throws IoError when the file cannot be opened or read.
+std::string sha256_file(const std::string& path);
 
 }  // namespace routescope::analysis

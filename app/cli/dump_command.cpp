@@ -51,18 +51,6 @@ struct DumpArgs {
     bool gates = false;
 };
 
-std::string file_sha256(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError(path + ": cannot read to hash");
-    analysis::Sha256 h;
-    std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
-    }
-    return h.hex_digest();
-}
-
 std::int64_t limit(std::int64_t available, std::int64_t wanted) {
     return wanted > 0 ? std::min(available, wanted) : available;
 }
@@ -256,7 +244,7 @@ int run_dump(const DumpArgs& a) {
     else
         src = corpus_source(a, config, tokenizer);
     if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
-    o.checkpoint_sha256 = file_sha256(a.checkpoint);
+    o.checkpoint_sha256 = analysis::sha256_file(a.checkpoint);
     inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();
     o.name = fs::path(a.checkpoint).filename().string() + " on " + src.description;

@@ -390,12 +390,13 @@ private slots:
         // Documented choice (docs/decisions.md): a NaN/Inf in data an analysis reads is an error
         // naming the dataset and the index, as DUMP_FORMAT.md asks of readers; nothing is silently
         // skipped.
-        expect_cli_error({"pca", "--dump", path("nan.dump.h5"), "--global-m", "0"}, 1,
+        // A format violation is exit 2 like every bad input (docs/cli.md's one table).
+        expect_cli_error({"pca", "--dump", path("nan.dump.h5"), "--global-m", "0"}, 2,
                          "/layers/0/hidden holds NaN or Inf at [7, 0, 3]");
     }
 
     void zeroLengthSentencesAreRejected() {
-        expect_cli_error({"anisotropy", "--dump", path("zerolength.dump.h5")}, 1,
+        expect_cli_error({"anisotropy", "--dump", path("zerolength.dump.h5")}, 2,
                          "/data/lengths[5] = 0");
     }
 

@@ -80,7 +80,8 @@ std::vector<OpSpec> tiny(OpId op) {
     return {};
 }
 
-// The sizes of a bigs-small / bert-small step: B = 8, L = 512, d = 256, inner 1024, V = 8000.
+// The sizes of a bigs-small step: B = 8, L = 512, d = 256, inner 1024, V = 8000, one SSM kernel
+// (H = 1, N = 64), and one kernel per channel (H = d) beside it.
 std::vector<OpSpec> bench(OpId op) {
     constexpr std::int64_t B = 8, L = 512, d = 256, I = 1024, rows = B * L;
     switch (op) {

@@ -45,6 +45,10 @@ private slots:
         QCOMPARE(declared_group("embeddings.word.weight"), ParamGroup::no_decay);
         QCOMPARE(declared_group("embeddings.norm.weight"), ParamGroup::no_decay);
         QCOMPARE(declared_group("layers.0.ssm_forward.A_re"), ParamGroup::ssm);
+        // Birdie's forget gate takes no weight decay; its other projections do.
+        QCOMPARE(declared_group("layers.3.w_f.weight"), ParamGroup::no_decay);
+        QCOMPARE(declared_group("layers.3.w_i.weight"), ParamGroup::decay);
+        QCOMPARE(declared_group("layers.3.w_out.weight"), ParamGroup::decay);
         QCOMPARE(declared_group("layers.7.ssm_backward.log_step"), ParamGroup::ssm);
     }
 

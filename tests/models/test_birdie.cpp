@@ -80,24 +80,6 @@ double change_at(const std::vector<float>& a, const std::vector<float>& b, int r
 
 }  // namespace
 
-using routescope::ParamGroup;
-
-namespace {
-// The optimizer group a model declares for parameter `name` (ParamEntry::group), looked up in the
-// layouts of a BiGS, a BERT and a Birdie model of 8 layers with a classifier.
-routescope::ParamGroup declared_group(const std::string& name) {
-    for (const char* arch : {"bigs", "bert", "birdie"}) {
-        nlohmann::json model = {{"arch", arch}, {"d_model", 16},    {"n_layers", 8},
-                                {"max_len", 8}, {"vocab_size", 20}, {"n_labels", 2}};
-        if (std::string(arch) == "bert") model["n_heads"] = 2;
-        const auto config = routescope::RunConfig::from_json({{"model", model}});
-        for (const auto& e : routescope::models::Model::parameter_layout(config.model))
-            if (e.name == name) return e.group;
-    }
-    throw std::runtime_error("no model declares " + name);
-}
-}  // namespace
-
 class TestBirdie : public QObject {
     Q_OBJECT
 
@@ -154,11 +136,8 @@ private slots:
         QCOMPARE(defaults.model.inner(), 3 * d);
     }
 
-    void forgetGateTakesNoWeightDecay() {
-        QCOMPARE(declared_group("layers.3.w_f.weight"), ParamGroup::no_decay);
-        QCOMPARE(declared_group("layers.3.w_i.weight"), ParamGroup::decay);
-        QCOMPARE(declared_group("layers.3.w_out.weight"), ParamGroup::decay);
-    }
+    // The forget gate takes no weight decay: checked with the other declared groups in
+    // test_adamw.cpp (parameterGroupsFollowDocsConfig).
 
     void oddStateSizeIsRejectedForSplitModes() {
         bool thrown = false;

@@ -1,5 +1,5 @@
-// routescope-cli bench train | forward | ops | conv | gemm | dump — benchmarks, never timed tests (their
-// figures go to docs/benchmarks.md with the command that produced them).
+// routescope-cli bench train | forward | ops | conv | gemm | dump — benchmarks, never timed tests
+// (their figures go to docs/benchmarks.md with the command that produced them).
 //
 //   bench train --config X [--set k=v ...] [--baseline torch] [--threads N] [--steps S] [--warmup
 //   W]
@@ -45,6 +45,7 @@
 
 #include "app/cli/bench_ops.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/device_option.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
 #include "engine/core/json_text.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
@@ -126,6 +127,7 @@ std::string find_torch_script(const std::string& name = "bench_train.py") {
 // bench train
 
 struct TrainBenchArgs {
+    std::string device = "cpu";
     std::string config;
     std::vector<std::string> sets;
     std::string baseline = "none";
@@ -181,6 +183,7 @@ EngineTiming time_engine_steps(models::Model& model, train::AdamW& opt, const Ra
 }
 
 int run_bench_train(const TrainBenchArgs& a) {
+    checked_device(a.device);
     RunConfig config = RunConfig::load(a.config);
     for (const auto& s : a.sets)
         config = config.with_override(s);
@@ -279,6 +282,7 @@ int run_bench_train(const TrainBenchArgs& a) {
 // bench forward
 
 struct ForwardBenchArgs {
+    std::string device = "cpu";
     std::vector<std::string> archs = {"bigs", "bert"};
     std::vector<int> lengths = {128, 256, 512, 1024, 2048, 4096, 8192};
     int d_model = 256;
@@ -347,6 +351,7 @@ ScalingFit scaling_exponent(const std::vector<int>& lengths, const std::vector<d
 }
 
 int run_bench_forward(const ForwardBenchArgs& a) {
+    checked_device(a.device);
     const int threads = resolve_threads(a.threads);
     std::printf(
         "bench forward: d=%d, %d layers, V=%d, one sequence, %d threads, median of %d\n"
@@ -686,13 +691,13 @@ int run_bench_dump(const DumpBenchArgs& a) {
 }
 
 CommandRunner setup_bench(CLI::App& app) {
-    auto* cmd =
-        app.add_subcommand("bench", "Benchmarks: train, forward, ops, conv, gemm, dump");
+    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, ops, conv, gemm, dump");
     cmd->require_subcommand(1);
 
     auto ta = std::make_shared<TrainBenchArgs>();
     auto* train = cmd->add_subcommand("train", "Training throughput, optionally against PyTorch");
     train->add_option("--config", ta->config, "Run configuration")->required();
+    add_device_option(train, ta->device);
     train->add_option("--set", ta->sets, "Override a configuration value");
     train->add_option("--baseline", ta->baseline, "none | torch")
         ->check(CLI::IsMember({"none", "torch"}));
@@ -706,6 +711,7 @@ CommandRunner setup_bench(CLI::App& app) {
 
     auto fa = std::make_shared<ForwardBenchArgs>();
     auto* forward = cmd->add_subcommand("forward", "Inference time per sequence against length");
+    add_device_option(forward, fa->device);
     forward->add_option("--arch", fa->archs, "Architectures (the first is compared to the second)")
         ->delimiter(',');
     forward->add_option("--lengths", fa->lengths, "Sequence lengths")->delimiter(',');

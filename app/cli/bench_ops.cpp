@@ -9,6 +9,7 @@
 
 #include "app/cli/command.hpp"
 #include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/make_backend.hpp"
 #include "engine/backend/op_specs.hpp"
 #include "engine/core/error.hpp"
 
@@ -36,11 +37,9 @@ double median_seconds(F&& fn, double seconds) {
 }  // namespace
 
 int run_bench_ops(const OpsBenchArgs& a) {
+    if (a.backend != "cpu") resolve_device(a.backend);  // cuda: exit 2 naming the reason
     if (a.backend != "cpu")
-        throw ConfigError(
-            "--backend " + a.backend +
-            ": only the CPU backend implements the op table in this build (the CUDA backend "
-            "is the next issue)");
+        throw ConfigError("--backend " + a.backend + ": no such backend (cpu, cuda)");
     std::vector<ops::OpId> selected;
     if (a.op.empty()) {
         for (const ops::OpDef& d : ops::op_defs())

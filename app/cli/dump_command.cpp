@@ -24,6 +24,7 @@
 
 #include "analysis/sha256.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/device_option.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/task.hpp"
@@ -41,6 +42,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct DumpArgs {
+    std::string device = "cpu";
     std::string checkpoint, task, data, out, layers = "all", dtype = "f32", split = "valid";
     std::int64_t examples = 0;
     std::uint64_t seed = 0;
@@ -219,6 +221,7 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter() {
 }
 
 int run_dump(const DumpArgs& a) {
+    checked_device(a.device);
     // Errors are thrown to main's handler (exit_codes.hpp).
     if (!a.task.empty() && !a.data.empty())
         throw ConfigError("--task and --data exclude each other");
@@ -274,6 +277,7 @@ CommandRunner setup_dump(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "dump", "Write the activation dump (hidden states, gates, kernels) of a checkpoint");
     auto a = std::make_shared<DumpArgs>();
+    add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
     cmd->add_option("--out", a->out, "Output dump (*.dump.h5)")->required();
     cmd->add_option("--task", a->task,

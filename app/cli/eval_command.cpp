@@ -21,6 +21,7 @@
 
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/device_option.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
@@ -42,6 +43,7 @@ namespace routescope::cli {
 namespace {
 
 struct EvalArgs {
+    std::string device = "cpu";
     std::string checkpoint;
     std::string data;
     std::string tokenizer;
@@ -278,6 +280,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
 }
 
 int run_eval(const EvalArgs& a) {
+    checked_device(a.device);
     // Errors are thrown to main's handler (exit_codes.hpp); the inputs (checkpoint, tokenizer,
     // data) are read before inputs_read(), so an unreadable one is exit 2 and a failed write
     // exit 3.
@@ -308,6 +311,7 @@ CommandRunner setup_eval(CLI::App& app) {
         "eval",
         "Evaluate a checkpoint: MLM on a corpus, or per example on a task / classification file");
     auto a = std::make_shared<EvalArgs>();
+    add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
     cmd->add_option("--data", a->data,
                     "Corpus (MLM checkpoints) or classification file (TSV/JSONL, classifiers)");

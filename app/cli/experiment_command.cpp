@@ -29,6 +29,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/device_option.hpp"
 #include "app/cli/experiment_stage.hpp"
 #include "app/cli/phone_book_experiment.hpp"
 #include "app/cli/representation_experiment.hpp"
@@ -43,6 +44,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 struct ExperimentArgs {
+    std::string device = "cpu";
     std::string name;
     std::string out;
     std::int64_t steps = 0;
@@ -266,6 +268,7 @@ std::string markdown_table(const json& results) {
 }
 
 int run_experiment(const ExperimentArgs& a) {
+    checked_device(a.device);
     if (a.name == "phone-book")  // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
     if (a.name == kSlstmVsBert)
@@ -407,6 +410,7 @@ CommandRunner setup_experiment(CLI::App& app) {
         "(induction, gap-matching: GATED/SSM, STACK/SSM, STACK/ATT; phone-book: Birdie next-token "
         "vs the mixture; slstm-vs-bert: anisotropy and PCA after MLM)");
     auto a = std::make_shared<ExperimentArgs>();
+    add_device_option(cmd, a->device);
     cmd->add_option("name", a->name, "induction | gap-matching | phone-book | slstm-vs-bert")
         ->required();
     cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")

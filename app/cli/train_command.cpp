@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "app/cli/command.hpp"
+#include "app/cli/device_option.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/finetuner.hpp"
@@ -28,6 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TrainArgs {
+    std::string device = "cpu";
     std::string config;
     std::string out;
     std::string resume;
@@ -105,8 +107,8 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
     // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Finetuner> tuner =
         config ? std::make_unique<train::Finetuner>(std::move(*config), options)
-               : train::Finetuner::resume(
-                     (fs::path(a.resume) / train::kCheckpointName).string(), a.sets, options);
+               : train::Finetuner::resume((fs::path(a.resume) / train::kCheckpointName).string(),
+                                          a.sets, options);
     inputs_read();
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
     train::StopSignal signals;
@@ -131,6 +133,7 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
 }
 
 int run_train(const TrainArgs& a) {
+    checked_device(a.device);  // cuda: exit 2 with the reason until the CUDA backend runs
     const std::string out = !a.out.empty() ? a.out : a.resume;
     // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
     // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
@@ -194,6 +197,7 @@ CommandRunner setup_train(CLI::App& app) {
         "Pretrain (MLM, causal LM, prefix LM, Birdie mixture) or fine-tune a model "
         "(classification, built-in tasks)");
     auto a = std::make_shared<TrainArgs>();
+    add_device_option(cmd, a->device);
     auto* config = cmd->add_option("--config", a->config, "Run configuration (docs/config.md)");
     cmd->add_option("--out", a->out,
                     "Output directory: log.jsonl and model.ckpt.h5 (default: the --resume one)");

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/make_backend.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/philox.hpp"
 #include "engine/models/birdie_block.hpp"
@@ -72,7 +72,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
             blocks_.push_back(make_block(m, i));
     mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
-    backend_ = std::make_unique<CpuBackend>(*pool_);
+    backend_ = make_backend(Device::cpu, *pool_);
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
     positions_.resize(rows);
     for (std::size_t r = 0; r < rows; ++r)

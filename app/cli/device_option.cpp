@@ -1,0 +1,17 @@
+#include "app/cli/device_option.hpp"
+
+#include "engine/backend/make_backend.hpp"
+
+namespace routescope::cli {
+
+void add_device_option(CLI::App* cmd, std::string& device) {
+    cmd->add_option("--device", device,
+                    "cpu | cuda | auto (auto: cuda when a usable GPU and backend are present)")
+        ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+}
+
+Device checked_device(const std::string& device) {
+    return resolve_device(device);
+}
+
+}  // namespace routescope::cli

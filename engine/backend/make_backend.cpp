@@ -1,0 +1,40 @@
+#include "engine/backend/make_backend.hpp"
+
+#include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/core/error.hpp"
+#ifdef ROUTESCOPE_HAVE_CUDA
+#include "engine/backend/cuda/cuda_backend.hpp"
+#endif
+
+namespace routescope {
+
+std::string cuda_unavailable_reason() {
+#ifndef ROUTESCOPE_HAVE_CUDA
+    return "the CUDA backend is not compiled into this build (nvcc was not found when it was "
+           "built)";
+#else
+    const auto info = cuda::query_devices();
+    if (info.count == 0) return "no usable CUDA device: " + info.reason;
+    return "the CUDA backend does not implement the op table yet (only bench conv's cuFFT path "
+           "runs on " +
+           info.name + ")";
+#endif
+}
+
+Device resolve_device(const std::string& name) {
+    if (name == "cpu") return Device::cpu;
+    if (name == "auto") return cuda_unavailable_reason().empty() ? Device::cuda : Device::cpu;
+    if (name == "cuda") {
+        const std::string reason = cuda_unavailable_reason();
+        if (!reason.empty()) throw ConfigError("--device cuda: " + reason);
+        return Device::cuda;
+    }
+    throw ConfigError("--device: '" + name + "' is not cpu, cuda or auto");
+}
+
+std::unique_ptr<Backend> make_backend(Device device, ThreadPool& pool) {
+    if (device == Device::cuda) throw ConfigError("--device cuda: " + cuda_unavailable_reason());
+    return std::make_unique<CpuBackend>(pool);
+}
+
+}  // namespace routescope

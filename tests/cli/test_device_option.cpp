@@ -1,0 +1,75 @@
+// `--device cpu|cuda|auto` (the GPU engine issue, CPU side): every command that runs a model takes
+// it; until the CUDA backend implements the op table, cuda is exit 2 with a message naming why it
+// cannot run here (not compiled in, no device, or no op table on CUDA yet) and nothing is written;
+// auto and cpu run on the CPU.
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+struct Run {
+    int code;
+    QString out, err;
+};
+
+Run cli(const QStringList& args) {
+    QProcess p;
+    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
+    if (!p.waitForFinished(120000)) return {-1, {}, "timed out"};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+const QString kConfig = QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs/bigs-tiny.json");
+}  // namespace
+
+class TestDeviceOption : public QObject {
+    Q_OBJECT
+
+private slots:
+    void cudaWithoutAUsableBackendIsAUsageErrorNamingTheReason() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("run");
+        const QList<QStringList> commands = {
+            {"train", "--config", kConfig, "--out", out, "--set", "train.steps=1"},
+            {"bench", "train", "--config", kConfig, "--steps", "1"},
+            {"bench", "forward", "--arch", "bigs", "--lengths", "16"},
+            {"bench", "ops", "--backend", "cuda"},
+        };
+        for (QStringList args : commands) {
+            if (args[0] != "bench" || args[1] != "ops")
+                args << "--device"
+                     << "cuda";
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2, qPrintable(args.join(' ') + ": exit " + QString::number(r.code) +
+                                             " " + r.err));
+            QVERIFY2(r.err.contains("cuda") && (r.err.contains("not compiled") ||
+                                                r.err.contains("no usable CUDA device") ||
+                                                r.err.contains("does not implement the op table")),
+                     qPrintable(r.err));
+        }
+        QVERIFY(!QFileInfo::exists(out + "/model.ckpt.h5"));
+    }
+
+    void autoAndCpuRunOnTheCpu() {
+        QTemporaryDir dir;
+        for (const char* device : {"cpu", "auto"}) {
+            const QString out = dir.filePath(device);
+            const Run r = cli({"train", "--config", kConfig, "--out", out, "--set", "train.steps=1",
+                               "--set", "model.d_model=16", "--set", "data.seq_len=16", "--set",
+                               "train.batch_size=2", "--device", device});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QVERIFY(QFileInfo::exists(out + "/model.ckpt.h5"));
+        }
+    }
+
+    void anUnknownDeviceIsAUsageError() {
+        const Run r =
+            cli({"bench", "forward", "--arch", "bigs", "--lengths", "16", "--device", "tpu"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("--device"), qPrintable(r.err));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestDeviceOption)
+#include "test_device_option.moc"

@@ -14,7 +14,8 @@ std::string cuda_unavailable_reason() {
            "built)";
 #else
     const auto info = cuda::query_devices();
-    if (info.count == 0) return "no usable CUDA device: " + info.reason;
+    if (info.count == 0)
+        return info.reason;  // names the driver's answer ("no usable CUDA device: ...")
     return "the CUDA backend does not implement the op table yet (only bench conv's cuFFT path "
            "runs on " +
            info.name + ")";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "engine/io/contained_validation.hpp"
 #include "engine/io/h5_file.hpp"
 
 namespace routescope {
@@ -134,6 +135,7 @@ std::optional<H5::DataSet> FormatChecker::dataset_at(const std::string& path) {
             h5::is_group(file_, path.substr(1)) ? "a group" : "another kind of object");
         return std::nullopt;
     }
+    h5::breadcrumb(path);
     H5::DataSet ds = file_.openDataSet(path.substr(1));
     // Declared sizes are untrusted: a dataset that cannot be what the file holds is reported and
     // never scanned (docs/decisions.md, "Declared sizes are checked before reading").

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "engine/core/error.hpp"
+#include "engine/io/contained_validation.hpp"
 
 namespace routescope::h5 {
 
@@ -150,12 +151,25 @@ bool is_string(const H5::DataType& type) {
     return type.getClass() == H5T_STRING;
 }
 
+namespace {
+std::string object_name(const H5::H5Object& obj) {
+    char name[512];
+    const ssize_t n = H5Iget_name(obj.getId(), name, sizeof name);
+    if (n <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return "?";
+    }
+    return name;
+}
+}  // namespace
+
 bool has_attr(const H5::H5Object& obj, const std::string& name) {
     return obj.attrExists(name);
 }
 
 std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         H5::DataType type = attr.getDataType();
@@ -175,6 +189,7 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
 
 std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         if (attr.getDataType().getClass() != H5T_INTEGER) return std::nullopt;
@@ -189,6 +204,7 @@ std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::st
 
 std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         const auto cls = attr.getDataType().getClass();

@@ -14,6 +14,7 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/contained_validation.hpp"
 #include "engine/io/validation.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/trainer.hpp"
@@ -151,6 +152,25 @@ private slots:
         QVERIFY2(loader.empty() == valid, loader.c_str());
         // Declared sizes are refused from metadata: seconds, not minutes.
         QVERIFY2(validate_ms < 10000, qPrintable(QString::number(validate_ms) + " ms"));
+    }
+
+    void aCrashOfTheHdf5LibraryIsAVerdict() {
+        // Issue 17, class 2: validation runs in a child; a child killed by a signal (here SIGSEGV
+        // injected where libhdf5 1.10.8 crashes on a corrupt vlen attribute) becomes exit 1
+        // naming what was being read, and this process goes on.
+        qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name");
+        const ValidationReport r = validate_file_contained(file("valid.dump.h5"));
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
+        QCOMPARE(r.exit_code(), 1);
+        QVERIFY2(r.violations.at(0).found.find("corrupt HDF5 metadata while reading /model attr "
+                                               "name: the HDF5 library crashed") == 0,
+                 r.violations.at(0).found.c_str());
+        // Without a crash the contained report is the in-process one.
+        const ValidationReport ok = validate_file_contained(file("token_past_vocab.dump.h5"));
+        QCOMPARE(ok.exit_code(), 1);
+        QCOMPARE(ok.violations.size(),
+                 validate_file(file("token_past_vocab.dump.h5")).violations.size());
+        QVERIFY(validate_file_contained(file("valid.ckpt.h5")).ok());
     }
 
     void refusalsNameTheDatasetAndTheEstimate() {

@@ -279,7 +279,7 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
         const std::int32_t extra = data::objective_extra_ids(ck.config.train.objective);
         if (tokenizer->vocab_size() + extra != ck.config.model.vocab_size)
             bad(path, "/tokenizer",
-                "the " + ck.tokenizer.kind + " tokenizer has " +
+                "vocabulary mismatch: the " + ck.tokenizer.kind + " tokenizer has " +
                     std::to_string(tokenizer->vocab_size()) + " ids" +
                     (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : "") +
                     " but /config has model.vocab_size = " +

@@ -16,6 +16,7 @@ namespace routescope::analysis {
 
 struct DumpReader::Impl {
     H5::H5File file;
+    std::int64_t vocab_size = -1;  ///< V of /vocab, −1 without one
 };
 
 namespace {
@@ -128,6 +129,13 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
     const auto token_shape = h5::shape_of(file.openDataSet("data/tokens"));
     S_ = static_cast<std::int64_t>(token_shape[0]);
     L_ = static_cast<std::int64_t>(token_shape[1]);
+    // Whole-array reads of S values: refused before allocating when S is absurd (the validator has
+    // checked that the datasets' declared sizes fit the file).
+    h5::require_memory(path,
+                       "/data/lengths, labels and predictions (S = " + std::to_string(S_) + ")",
+                       static_cast<std::uint64_t>(S_) * sizeof(std::int64_t) * 3);
+    if (h5::is_dataset(file, "vocab"))
+        impl_->vocab_size = static_cast<std::int64_t>(h5::shape_of(file.openDataSet("vocab"))[0]);
     lengths_ = read_int_dataset(file, "data/lengths");
     for (std::size_t i = 0; i < lengths_.size(); ++i) {
         // A zero-length example has no token to sample and no token matrix: the format forbids it.
@@ -271,6 +279,8 @@ std::vector<std::string> DumpReader::vocab() const {
 
 std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     Hdf5Lock lock;
+    if (example < 0 || example >= S_)
+        throw ConfigError(path_ + ": example " + std::to_string(example) + " outside /data");
     H5::DataSet ds = impl_->file.openDataSet("data/tokens");
     H5::DataSpace space = ds.getSpace();
     const hsize_t start[2] = {static_cast<hsize_t>(example), 0};
@@ -279,6 +289,15 @@ std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     H5::DataSpace memory(1, &count[1]);
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
     ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    // The validator's rule (dump_validator.cpp, check_tokens): ids index the vocabulary.
+    for (std::size_t t = 0; t < out.size(); ++t)
+        if (out[t] < 0 || (impl_->vocab_size >= 0 && out[t] >= impl_->vocab_size))
+            throw FormatError(
+                path_ + ": /data/tokens[" + std::to_string(example) + ", " + std::to_string(t) +
+                "] = " + std::to_string(out[t]) +
+                (out[t] < 0 ? " is negative"
+                            : " is outside 0..V-1 (V = " + std::to_string(impl_->vocab_size) +
+                                  " from /vocab)"));
     return out;
 }
 
@@ -300,6 +319,11 @@ std::vector<std::int32_t> DumpReader::reset_mask(std::int64_t example) const {
     H5::DataSpace memory(1, &count[1]);
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
     ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    for (std::size_t t = 0; t < out.size(); ++t)
+        if (out[t] < 0 || out[t] > 3)
+            throw FormatError(path_ + ": /data/reset_mask[" + std::to_string(example) + ", " +
+                              std::to_string(t) + "] = " + std::to_string(out[t]) +
+                              " is outside 0..3");
     return out;
 }
 

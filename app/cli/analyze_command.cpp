@@ -17,6 +17,7 @@
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
 #include "analysis/transitions.hpp"
+#include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 
@@ -213,11 +214,10 @@ Output run_analysis(const AnalyzeArgs& a) {
     return out;
 }
 
+// Through a temporary renamed when complete: a full disk never leaves a partial result under the
+// final name (issue 17, class 6).
 void write_text(const std::string& path, const std::string& text) {
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (!file) throw IoError(path + ": cannot open for writing");
-    file << text;
-    if (!file) throw IoError(path + ": write failed");
+    write_text_atomically(path, text);
 }
 
 CommandRunner setup_analyze(CLI::App& app) {

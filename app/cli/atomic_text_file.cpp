@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "engine/core/error.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 
@@ -20,6 +21,7 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     tmp_name += std::to_string(::getpid());
     const fs::path tmp = final_path.parent_path() / tmp_name;
     std::error_code ec;
+    const TemporaryFileGuard guard(tmp.string());  // unlinked if a signal ends the process
     {
         std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
         if (!f) throw IoError(path + ": cannot write (is its directory writable?)");

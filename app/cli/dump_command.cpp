@@ -35,6 +35,7 @@
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/packed_sequences.hpp"
+#include "engine/train/stop_signal.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -257,7 +258,17 @@ int run_dump(const DumpArgs& a) {
     o.batch = a.batch;
     o.prefix_fraction = a.prefix_fraction;
     o.threads = a.threads;
-    o.progress = progress_reporter();
+    // Ctrl-C / SIGTERM (even when the shell started us with SIGINT ignored): the next batch
+    // boundary throws Interrupted; DumpWriter removes its temporary; exit 130, nothing under --out.
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    o.progress = [report = progress_reporter(), out = a.out](std::int64_t done,
+                                                             std::int64_t total) {
+        report(done, total);
+        if (train::StopSignal::requested())
+            throw Interrupted("dump interrupted after " + std::to_string(done) + " of " +
+                              std::to_string(total) + " examples; nothing written to " + out);
+    };
     const ActivationDumpSummary s =
         write_activation_dump(ck.config, ck.params, src.source, a.out, o);
     nlohmann::ordered_json r;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/cli/command.hpp"
+#include "engine/io/contained_validation.hpp"
 #include "engine/io/file_info.hpp"
 #include "engine/io/validation.hpp"
 
@@ -17,7 +18,8 @@ CommandRunner setup_inspect(CLI::App& app) {
     return [file]() {
         ValidateOptions structure_only;
         structure_only.scan_values = false;
-        const ValidationReport report = validate_file(*file, structure_only);
+        // In a child process first: a file that crashes libhdf5 is reported, never summarised.
+        const ValidationReport report = validate_file_contained(*file, structure_only);
         if (!report.readable) {
             std::cerr << *file << ": cannot inspect: " << report.violations.at(0).found << "\n";
             return kExitUsage;

@@ -1,12 +1,17 @@
 // routescope-cli: the engine and analysis without a display (ARCHITECTURE.md). Every subcommand
 // lives in its own file and registers itself (command.hpp).
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <map>
 
 #include "app/cli/command.hpp"
+#include "app/cli/exit_codes.hpp"
 #include "engine/core/build_info.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 std::vector<CommandEntry>& command_registry() {
@@ -15,8 +20,29 @@ std::vector<CommandEntry>& command_registry() {
 }
 }  // namespace routescope::cli
 
+namespace {
+extern "C" void on_terminating_signal(int) {
+    routescope::unlink_registered_temporaries();
+    static const char text[] = "routescope-cli: interrupted\n";
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);
+    ::_exit(routescope::cli::kExitInterrupted);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace routescope::cli;
+    // A file-size limit (ulimit -f) must be a write error (EFBIG: IoError, temporaries removed,
+    // exit 3), not SIGXFSZ killing the process with its temporaries left (issue 17, class 6).
+    std::signal(SIGXFSZ, SIG_IGN);
+    // SIGINT / SIGTERM / SIGHUP in a command that does not stop cooperatively (train, dump and
+    // experiment install their own, engine/train/stop_signal.hpp): unlink the temporaries being
+    // written and exit 130 — nothing under a final name, nothing stray. Installed even when the
+    // shell started us with SIGINT ignored (a background job), as the issue asks.
+    struct sigaction sa {};
+    sa.sa_handler = on_terminating_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        sigaction(sig, &sa, nullptr);
     CLI::App app{
         "routescope-cli — train, evaluate, dump and analyse attention-free language models.\n"
         "Files: checkpoints (*.ckpt.h5) and activation dumps (*.dump.h5), see docs/formats.md."};

@@ -11,7 +11,11 @@
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/data/objectives/birdie_vocabulary.hpp"
+#include "engine/data/tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
+#include "engine/io/validation.hpp"
 #include "engine/models/model.hpp"
 
 namespace routescope {
@@ -168,10 +172,13 @@ void write_bytes(const std::string& tmp, const std::string& path, const std::vec
     throw FormatError(path + ": " + where + ": " + what);
 }
 
-// A float dataset of the expected shape, finite, as float32.
-void read_floats(const std::string& path, const H5::Group& root, const std::string& where,
-                 const std::vector<std::int64_t>& shape, float* out) {
-    if (!h5::is_dataset(root, where)) bad(path, where, "missing dataset");
+// The float dataset at `where`, of the expected shape (metadata only: checked for every
+// dataset before anything is allocated, so a /config declaring a huge model is refused by its
+// shapes, not by bad_alloc).
+H5::DataSet float_dataset(const std::string& path, const H5::Group& root, const std::string& where,
+                          const std::vector<std::int64_t>& shape) {
+    if (!h5::is_dataset(root, where))
+        bad(path, where, h5::is_group(root, where) ? "a group, not a dataset" : "missing dataset");
     H5::DataSet ds = root.openDataSet(where);
     if (!h5::is_float(ds.getDataType()))
         bad(path, where, "type " + h5::type_name(ds.getDataType()) + " is not floating point");
@@ -180,6 +187,13 @@ void read_floats(const std::string& path, const H5::Group& root, const std::stri
         bad(path, where,
             "shape " + h5::shape_text(dims) + " disagrees with /config (expected " +
                 h5::shape_text(dims_of(shape)) + ")");
+    return ds;
+}
+
+// A float dataset of the expected shape, finite, as float32.
+void read_floats(const std::string& path, const H5::Group& root, const std::string& where,
+                 const std::vector<std::int64_t>& shape, float* out) {
+    H5::DataSet ds = float_dataset(path, root, where, shape);
     ds.read(out, H5::PredType::NATIVE_FLOAT);
     std::size_t n = 1;
     for (auto s : shape)
@@ -210,9 +224,17 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
     }
 
     if (!h5::is_group(file, "params")) bad(path, "/params", "missing group");
-    std::size_t total = 0;
-    for (const auto& e : ck.layout)
+    std::uint64_t total = 0;
+    for (const auto& e : ck.layout) {
+        float_dataset(path, file, "/params/" + e.name, e.shape);
         total += e.size;
+    }
+    const bool has_moments =
+        h5::is_group(file, "train/adam_m") || h5::is_group(file, "train/adam_v");
+    h5::require_memory(path,
+                       "/params (" + std::to_string(total) + " float32 parameters of /config" +
+                           (has_moments ? ", twice more for /train/adam_m and adam_v)" : ")"),
+                       total * sizeof(float) * (has_moments ? 3 : 1));
     ck.params.assign(total, 0.0f);
     for (const auto& e : ck.layout)
         read_floats(path, file, "/params/" + e.name, e.shape, ck.params.data() + e.offset);
@@ -245,8 +267,27 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
             bad(path, "/tokenizer/model",
                 "expected uint8 [n], found " + h5::type_name(ds.getDataType()) + " " +
                     h5::shape_text(dims));
+        h5::require_memory(path, "/tokenizer/model", dims[0]);
         ck.tokenizer.model.resize(dims[0]);
         if (dims[0] > 0) ds.read(ck.tokenizer.model.data(), H5::PredType::NATIVE_UINT8);
+    }
+    // The stored tokenizer must parse and give the ids the model has: the tokenizer's plus the
+    // objective's specials (the rule eval and train --resume apply; docs/decisions.md, "One
+    // validation path").
+    try {
+        const auto tokenizer = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+        const std::int32_t extra = data::objective_extra_ids(ck.config.train.objective);
+        if (tokenizer->vocab_size() + extra != ck.config.model.vocab_size)
+            bad(path, "/tokenizer",
+                "vocabulary mismatch: the " + ck.tokenizer.kind + " tokenizer has " +
+                    std::to_string(tokenizer->vocab_size()) + " ids" +
+                    (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : "") +
+                    " but /config has model.vocab_size = " +
+                    std::to_string(ck.config.model.vocab_size));
+    } catch (const FormatError&) {
+        throw;
+    } catch (const Error& e) {
+        bad(path, "/tokenizer/model", e.what());
     }
 
     if (h5::exists(file, "train")) {
@@ -258,10 +299,23 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
         st.step = *step;
         if (const auto v = h5::read_int_attr(tr, "tokens_seen")) st.tokens_seen = *v;
         if (const auto v = h5::read_int_attr(tr, "data_position")) st.data_position = *v;
+        for (const auto& [name, value] :
+             {std::pair{"step", st.step}, std::pair{"tokens_seen", st.tokens_seen},
+              std::pair{"data_position", st.data_position}})
+            if (value < 0)
+                bad(path, std::string("/train attr ") + name,
+                    std::to_string(value) + " is negative");
         if (tr.attrExists("rng_state")) {
             H5::Attribute a = tr.openAttribute("rng_state");
             if (a.getDataType().getClass() != H5T_INTEGER)
                 bad(path, "/train attr rng_state", "not an integer array");
+            // The writer stores [seed, step] (training_loop.cpp).
+            H5::DataSpace space = a.getSpace();
+            if (space.getSimpleExtentType() != H5S_SIMPLE || space.getSimpleExtentNdims() != 1 ||
+                space.getSimpleExtentNpoints() != 2)
+                bad(path, "/train attr rng_state",
+                    "expected 2 integers [seed, step], found " +
+                        h5::attr_type_name(tr, "rng_state"));
             const auto n = static_cast<std::size_t>(a.getSpace().getSimpleExtentNpoints());
             st.rng_state.resize(n);
             if (n > 0) a.read(H5::PredType::NATIVE_UINT64, st.rng_state.data());
@@ -322,6 +376,8 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     tmp_name += ".tmp-";
     tmp_name += std::to_string(::getpid());
     const fs::path tmp = final_path.parent_path() / tmp_name;
+    remove_stale_temporaries(final_path.string());  // of a run killed mid-write (issue 17)
+    const TemporaryFileGuard guard(tmp.string());
     try {
         write_bytes(tmp.string(), path, file_image(tmp.string(), config, store, tokenizer, train));
     } catch (const H5::Exception& e) {
@@ -345,6 +401,21 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
 
 Checkpoint read_checkpoint(const std::string& path) {
     h5::quiet_errors();
+    // The format checker's structural rules first (the same code `validate` runs, so the two
+    // never disagree; the values are checked below, as they are read).
+    ValidateOptions options;
+    options.scan_values = false;
+    options.max_violations = 5;
+    const ValidationReport report = validate_checkpoint_structure(path, options);
+    if (!report.readable)
+        throw IoError(path + ": cannot open: " +
+                      (report.violations.empty() ? "unreadable" : report.violations.front().found));
+    if (!report.violations.empty()) {
+        std::string text = path + ": not a valid checkpoint (CHECKPOINT_FORMAT.md v1):";
+        for (const auto& v : report.violations)
+            text += "\n  " + v.text();
+        throw FormatError(text);
+    }
     H5::H5File file = h5::open_read(path);  // IoError naming the file and why
     try {
         return read_open(path, file);

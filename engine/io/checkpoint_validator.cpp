@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/format_checker.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/validation.hpp"
@@ -165,12 +166,32 @@ private:
 
 }  // namespace
 
-ValidationReport validate_checkpoint(const std::string& path, const ValidateOptions& options) {
+ValidationReport validate_checkpoint_structure(const std::string& path,
+                                               const ValidateOptions& options) {
     ValidationReport report;
     report.file = path;
     report.kind = FileKind::Checkpoint;
     CheckpointChecker checker(path, options, report);
     if (checker.opened()) checker.guarded([&] { checker.run(); });
+    return report;
+}
+
+ValidationReport validate_checkpoint(const std::string& path, const ValidateOptions& options) {
+    ValidationReport report = validate_checkpoint_structure(path, options);
+    if (!report.ok()) return report;
+    try {
+        (void)read_checkpoint(path);
+    } catch (const std::exception& e) {
+        // read_checkpoint's messages start with the file name; the report already carries it.
+        std::string what = e.what();
+        if (what.rfind(path + ": ", 0) == 0) what = what.substr(path.size() + 2);
+        std::string where = "/";
+        if (!what.empty() && what[0] == '/' && what.find(": ") != std::string::npos) {
+            where = what.substr(0, what.find(": "));
+            what = what.substr(where.size() + 2);
+        }
+        report.violations.push_back({where, "what the loaders accept (read_checkpoint)", what});
+    }
     return report;
 }
 

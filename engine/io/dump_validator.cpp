@@ -27,6 +27,7 @@ public:
         check_model();
         check_data();
         check_vocab();
+        check_tokens();
         check_layers();
         check_kernels();
         check_mixing();
@@ -94,14 +95,12 @@ private:
             expect_int32(*ds, "/data/lengths");
             if (expect_shape(*ds, "/data/lengths", {S_}, "[S]") && S_ && L_ &&
                 options_.scan_values) {
-                const auto lengths = h5::read_ints(*ds);
-                for (std::size_t i = 0; i < lengths.size(); ++i) {
-                    if (lengths[i] < 1 || lengths[i] > static_cast<std::int64_t>(*L_)) {
-                        add("/data/lengths", "values in 1..L=" + std::to_string(*L_),
-                            std::to_string(lengths[i]) + " at [" + std::to_string(i) + "]");
-                        break;
-                    }
-                }
+                scan_ints(*ds, "/data/lengths", [&](std::int64_t v, std::uint64_t i) {
+                    if (v >= 1 && v <= static_cast<std::int64_t>(*L_)) return true;
+                    add("/data/lengths", "values in 1..L=" + std::to_string(*L_),
+                        std::to_string(v) + " at [" + std::to_string(i) + "]");
+                    return false;
+                });
             }
         }
         for (const char* name : {"labels", "predictions"}) {
@@ -127,15 +126,13 @@ private:
                 if (expect_shape(*ds, "/data/reset_mask", {S_, L_}, "[S, L]") && int8 &&
                     options_.scan_values) {
                     // Bit flags (MODELS.md): 1 = new packed sample, 2 = causal region.
-                    const auto v = h5::read_ints(*ds);
-                    for (std::size_t i = 0; i < v.size(); ++i)
-                        if (v[i] < 0 || v[i] > 3) {
-                            add("/data/reset_mask",
-                                "values in 0..3 (bit 1 new sample, bit 2 causal)",
-                                std::to_string(v[i]) + " at [" + std::to_string(i / *L_) + ", " +
-                                    std::to_string(i % *L_) + "]");
-                            break;
-                        }
+                    scan_ints(*ds, "/data/reset_mask", [&](std::int64_t v, std::uint64_t i) {
+                        if (v >= 0 && v <= 3) return true;
+                        add("/data/reset_mask", "values in 0..3 (bit 1 new sample, bit 2 causal)",
+                            std::to_string(v) + " at [" + std::to_string(i / *L_) + ", " +
+                                std::to_string(i % *L_) + "]");
+                        return false;
+                    });
                 }
             }
         }
@@ -168,19 +165,24 @@ private:
             return;
         }
         V_ = shape[0];
-        if (!options_.scan_values || !S_ || !h5::is_dataset(file_, "data/tokens")) return;
-        // Token ids must index the vocabulary for token-aligned views.
+    }
+
+    // Token ids index the embedding table and /vocab: never negative, and below V when the dump
+    // has a vocabulary (the dump reader rejects the same ids when it reads them).
+    void check_tokens() {
+        if (!options_.scan_values || !S_ || !L_ || !h5::is_dataset(file_, "data/tokens")) return;
         H5::DataSet tokens = file_.openDataSet("data/tokens");
         if (tokens.getDataType().getClass() != H5T_INTEGER) return;
-        const auto ids = h5::read_ints(tokens);
-        for (std::size_t i = 0; i < ids.size(); ++i) {
-            if (ids[i] < 0 || ids[i] >= static_cast<std::int64_t>(*V_)) {
-                add("/data/tokens", "ids in 0..V−1=" + std::to_string(*V_ - 1) + " (V from /vocab)",
-                    std::to_string(ids[i]) + " at [" + std::to_string(i / *L_) + ", " +
-                        std::to_string(i % *L_) + "]");
-                break;
-            }
-        }
+        if (h5::storage_problem(tokens, file_size_)) return;  // reported by check_data
+        scan_ints(tokens, "/data/tokens", [&](std::int64_t id, std::uint64_t i) {
+            if (id >= 0 && (!V_ || id < static_cast<std::int64_t>(*V_))) return true;
+            add("/data/tokens",
+                V_ ? "ids in 0..V−1=" + std::to_string(*V_ - 1) + " (V from /vocab)"
+                   : std::string("ids ≥ 0"),
+                std::to_string(id) + " at [" + std::to_string(i / *L_) + ", " +
+                    std::to_string(i % *L_) + "]");
+            return false;
+        });
     }
 
     void check_layers() {
@@ -214,15 +216,13 @@ private:
                     rows.reset();
                 } else {
                     rows = shape[0];
-                    if (S_ && options_.scan_values) {
-                        const auto idx = h5::read_ints(*ds);
-                        for (std::size_t i = 0; i < idx.size(); ++i)
-                            if (idx[i] < 0 || idx[i] >= static_cast<std::int64_t>(*S_)) {
-                                add(path, "row indices in 0..S−1=" + std::to_string(*S_ - 1),
-                                    std::to_string(idx[i]) + " at [" + std::to_string(i) + "]");
-                                break;
-                            }
-                    }
+                    if (S_ && options_.scan_values)
+                        scan_ints(*ds, path, [&](std::int64_t v, std::uint64_t i) {
+                            if (v >= 0 && v < static_cast<std::int64_t>(*S_)) return true;
+                            add(path, "row indices in 0..S−1=" + std::to_string(*S_ - 1),
+                                std::to_string(v) + " at [" + std::to_string(i) + "]");
+                            return false;
+                        });
                 }
             }
         }
@@ -265,6 +265,8 @@ private:
                     *ds, path, {rows, len, std::nullopt},
                     std::string("[") + rows_name + (plus_one ? ", L+1, k]" : ", L, k]"));
                 const auto shape = h5::shape_of(*ds);
+                if (shape.size() == 3 && shape[2] == 0)
+                    add(path, "k ≥ 1 gate channels", "k = 0 " + h5::shape_text(shape));
                 if (reverse_from && *reverse_from >= 1 && shape.size() == 3 &&
                     static_cast<hsize_t>(*reverse_from) >= shape[2])
                     add(path,

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/io/validation.hpp"
 
 namespace routescope {
@@ -32,6 +33,8 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
     temp_name += ".tmp-";
     temp_name += std::to_string(::getpid());
     temp_path_ = (dir / temp_name).string();
+    remove_stale_temporaries(final_path_);
+    temp_guard_ = std::make_unique<TemporaryFileGuard>(temp_path_);
     try {
         file_ = H5::H5File(temp_path_, H5F_ACC_TRUNC);
     } catch (const H5::Exception& e) {

@@ -7,9 +7,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope {
 
@@ -77,6 +80,7 @@ public:
 
 private:
     std::string final_path_, temp_path_;
+    std::unique_ptr<TemporaryFileGuard> temp_guard_;  ///< unlinked if a signal ends the process
     DumpSpec spec_;
     H5::H5File file_;
     H5::DataType float_type_;

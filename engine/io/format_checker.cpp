@@ -3,7 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
 
+#include "engine/io/contained_validation.hpp"
 #include "engine/io/h5_file.hpp"
 
 namespace routescope {
@@ -21,6 +23,8 @@ FormatChecker::FormatChecker(const std::string& path, const ValidateOptions& opt
     }
     try {
         file_ = H5::H5File(path, H5F_ACC_RDONLY);
+        std::error_code ec;
+        file_size_ = std::filesystem::file_size(path, ec);
         opened_ = true;
     } catch (const H5::Exception& e) {
         report_.readable = false;
@@ -131,7 +135,48 @@ std::optional<H5::DataSet> FormatChecker::dataset_at(const std::string& path) {
             h5::is_group(file_, path.substr(1)) ? "a group" : "another kind of object");
         return std::nullopt;
     }
-    return file_.openDataSet(path.substr(1));
+    h5::breadcrumb(path);
+    H5::DataSet ds = file_.openDataSet(path.substr(1));
+    // Declared sizes are untrusted: a dataset that cannot be what the file holds is reported and
+    // never scanned (docs/decisions.md, "Declared sizes are checked before reading").
+    if (auto why = h5::storage_problem(ds, file_size_)) {
+        add(path, "a dataset whose declared size the file can hold", *why);
+        return std::nullopt;
+    }
+    return ds;
+}
+
+bool FormatChecker::scan_ints(const H5::DataSet& ds, const std::string& path,
+                              const std::function<bool(std::int64_t, std::uint64_t)>& visit) {
+    const auto shape = h5::shape_of(ds);
+    if (shape.empty()) return true;
+    std::uint64_t row = 1;
+    for (std::size_t i = 1; i < shape.size(); ++i)
+        row *= shape[i];  // storage_problem has bounded the product by the file's size
+    if (row == 0 || shape[0] == 0) return true;
+    const std::uint64_t row_bytes = row * sizeof(std::int64_t);
+    if (row_bytes > h5::read_memory_limit()) {
+        add(path, "rows that fit in memory",
+            "one row of " + h5::bytes_text(row_bytes) + " (limit " +
+                h5::bytes_text(h5::read_memory_limit()) + ")");
+        return false;
+    }
+    const hsize_t rows_per_block = std::max<hsize_t>(1, (8u << 20) / row_bytes);
+    H5::DataSpace file_space = ds.getSpace();
+    std::vector<std::int64_t> buffer;
+    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
+        const hsize_t nrows = std::min<hsize_t>(rows_per_block, shape[0] - r0);
+        std::vector<hsize_t> start(shape.size(), 0), count = shape;
+        start[0] = r0;
+        count[0] = nrows;
+        file_space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data());
+        H5::DataSpace mem_space(static_cast<int>(count.size()), count.data());
+        buffer.resize(nrows * row);
+        ds.read(buffer.data(), H5::PredType::NATIVE_INT64, mem_space, file_space);
+        for (std::size_t i = 0; i < buffer.size(); ++i)
+            if (!visit(buffer[i], r0 * row + i)) return true;
+    }
+    return true;
 }
 
 void FormatChecker::expect_int32(const H5::DataSet& ds, const std::string& path) {
@@ -174,8 +219,14 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
     if (shape.empty()) return;
     hsize_t row = 1;
     for (std::size_t i = 1; i < shape.size(); ++i)
-        row *= shape[i];
+        row *= shape[i];  // storage_problem has bounded the product by the file's size
     if (row == 0 || shape[0] == 0) return;
+    if (row * sizeof(double) > h5::read_memory_limit()) {
+        add(path, "rows that fit in memory",
+            "one row of " + h5::bytes_text(row * sizeof(double)) + " (limit " +
+                h5::bytes_text(h5::read_memory_limit()) + ")");
+        return;
+    }
     // About 8 MB a block: one example per chunk in dumps, so whole rows are the natural unit.
     const hsize_t rows_per_block = std::max<hsize_t>(1, (8u << 20) / (sizeof(double) * row));
     H5::DataSpace file_space = ds.getSpace();

@@ -25,6 +25,7 @@ protected:
     const ValidateOptions& options_;
     ValidationReport& report_;
     bool opened_ = false;
+    std::uint64_t file_size_ = 0;
     bool stopped_ =
         false;  ///< set when going on would only produce noise (wrong format, newer version)
 
@@ -52,6 +53,11 @@ protected:
                              const std::string& text);
     /// Reads the dataset row block by row block and reports the first NaN/Inf and how many.
     void scan_finite(const H5::DataSet& ds, const std::string& path);
+    /// Reads an integer dataset block by block (never the whole of it at once) and calls
+    /// `visit(value, flat index)` until it returns false. Reports (and returns false) when one
+    /// block would not fit the memory limit.
+    bool scan_ints(const H5::DataSet& ds, const std::string& path,
+                   const std::function<bool(std::int64_t, std::uint64_t)>& visit);
 };
 
 }  // namespace routescope

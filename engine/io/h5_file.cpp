@@ -2,12 +2,18 @@
 
 #include <H5Epublic.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "engine/core/error.hpp"
+#include "engine/io/contained_validation.hpp"
 
 namespace routescope::h5 {
 
@@ -145,12 +151,25 @@ bool is_string(const H5::DataType& type) {
     return type.getClass() == H5T_STRING;
 }
 
+namespace {
+std::string object_name(const H5::H5Object& obj) {
+    char name[512];
+    const ssize_t n = H5Iget_name(obj.getId(), name, sizeof name);
+    if (n <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return "?";
+    }
+    return name;
+}
+}  // namespace
+
 bool has_attr(const H5::H5Object& obj, const std::string& name) {
     return obj.attrExists(name);
 }
 
 std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         H5::DataType type = attr.getDataType();
@@ -170,6 +189,7 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
 
 std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         if (attr.getDataType().getClass() != H5T_INTEGER) return std::nullopt;
@@ -184,6 +204,7 @@ std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::st
 
 std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
     try {
         H5::Attribute attr = obj.openAttribute(name);
         const auto cls = attr.getDataType().getClass();
@@ -253,6 +274,76 @@ bool is_group(const H5::Group& group, const std::string& path) {
 
 bool is_dataset(const H5::Group& group, const std::string& path) {
     return object_type(group, path) == H5O_TYPE_DATASET;
+}
+
+std::uint64_t declared_bytes(const H5::DataSet& ds) {
+    std::uint64_t bytes = ds.getDataType().getSize();
+    for (hsize_t d : shape_of(ds)) {
+        if (d != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / d)
+            return std::numeric_limits<std::uint64_t>::max();
+        bytes *= d;
+    }
+    return bytes;
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+    const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1000 && u < 6) {
+        v /= 1000;
+        ++u;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size) {
+    const std::uint64_t declared = declared_bytes(ds);
+    if (declared == 0) return std::nullopt;
+    const auto shape = shape_of(ds);
+    const std::string declares = "declares " + shape_text(shape) + " " +
+                                 type_name(ds.getDataType()) + " (" + bytes_text(declared) + ")";
+    H5::DSetCreatPropList plist = ds.getCreatePlist();
+    const H5D_layout_t layout = plist.getLayout();
+    if (layout != H5D_CHUNKED) {
+        if (declared > file_size) return declares + " but the file holds " + bytes_text(file_size);
+        return std::nullopt;
+    }
+    // Chunked: the bytes stored must account for the declared ones. Unfiltered chunks hold at
+    // least the declared bytes once all are written; with filters, gzip (HDF5's strongest
+    // built-in one) compresses at most about 1000:1, so more than 4096:1 means chunks that were
+    // never written (reading them yields fill values for as long as the declared size says).
+    // (H5Dget_num_chunks would count chunks, but 1.10 fails on h5py's v1 B-tree indexes.)
+    const std::uint64_t stored = ds.getStorageSize();
+    const int filters = plist.getNfilters();
+    if (filters == 0 && stored < declared)
+        return declares + " but stores only " + bytes_text(stored) +
+               " of unfiltered chunks (chunks never written)";
+    if (filters > 0 && declared / 4096 > stored)
+        return declares + " in " + bytes_text(stored) +
+               " of filtered chunks, more than 4096:1, which no HDF5 filter compresses";
+    return std::nullopt;
+}
+
+std::uint64_t read_memory_limit() {
+    if (const char* env = std::getenv("ROUTESCOPE_READ_LIMIT_MB")) {
+        char* end = nullptr;
+        const unsigned long long mb = std::strtoull(env, &end, 10);
+        if (end != env && mb > 0) return static_cast<std::uint64_t>(mb) << 20;
+    }
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return std::uint64_t{4} << 30;
+    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
+}
+
+void require_memory(const std::string& file, const std::string& what, std::uint64_t bytes) {
+    const std::uint64_t limit = read_memory_limit();
+    if (bytes > limit)
+        throw FormatError(file + ": " + what + " needs " + bytes_text(bytes) +
+                          " of memory to read, more than the limit of " + bytes_text(limit) +
+                          " (a quarter of this machine's memory); refusing the file");
 }
 
 std::vector<std::int64_t> read_ints(const H5::DataSet& ds) {

@@ -52,6 +52,27 @@ bool exists(const H5::Group& group, const std::string& path);
 bool is_group(const H5::Group& group, const std::string& path);
 bool is_dataset(const H5::Group& group, const std::string& path);
 
+/// Bytes a dataset declares (elements × the size of its type), saturating at UINT64_MAX: what a
+/// whole read would hold before any conversion.
+std::uint64_t declared_bytes(const H5::DataSet& ds);
+
+/// Why the dataset's declared size cannot be what the file holds, or nullopt when it can: a
+/// contiguous or compact dataset whose bytes do not fit in `file_size`, or a chunked one whose
+/// allocated chunks are fewer than its extent needs (a "2^40-element" dataset of a few KB reads
+/// fill values for hours). Metadata only; never reads the data.
+std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size);
+
+/// The most bytes one in-memory read of untrusted data may take: a quarter of physical memory
+/// (ROUTESCOPE_READ_LIMIT_MB overrides it, for tests).
+std::uint64_t read_memory_limit();
+
+/// "1.5 GB".
+std::string bytes_text(std::uint64_t bytes);
+
+/// Throws FormatError "<file>: <what>: ... needs <estimate>, more than the limit ..." when
+/// `bytes` exceeds read_memory_limit(). Call before allocating for a dataset or key.
+void require_memory(const std::string& file, const std::string& what, std::uint64_t bytes);
+
 /// Reads a whole 1-D integer dataset as int64 (any integer storage type).
 std::vector<std::int64_t> read_ints(const H5::DataSet& ds);
 /// Reads a whole string dataset (fixed or variable length) as UTF-8 strings.

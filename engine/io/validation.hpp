@@ -43,7 +43,12 @@ ValidationReport validate_file(const std::string& path, const ValidateOptions& o
 
 /// The two checks, for a file already known to be of that kind.
 ValidationReport validate_dump(const std::string& path, const ValidateOptions& options = {});
+/// validate_checkpoint is validate_checkpoint_structure (the format's rules, what the file alone
+/// says) and then, when that passes, read_checkpoint (the model of /config, the tokenizer, the
+/// train state): one validation path, so validate accepts exactly what the loaders accept.
 ValidationReport validate_checkpoint(const std::string& path, const ValidateOptions& options = {});
+ValidationReport validate_checkpoint_structure(const std::string& path,
+                                               const ValidateOptions& options = {});
 
 const char* file_kind_name(FileKind kind);
 

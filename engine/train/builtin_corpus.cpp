@@ -1,11 +1,15 @@
 #include "engine/train/builtin_corpus.hpp"
 
+#include <unistd.h>
+
 #include <array>
+#include <cstdio>
 #include <fstream>
 #include <string_view>
 
 #include "engine/core/error.hpp"
 #include "engine/data/random_stream.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::train {
 
@@ -75,7 +79,18 @@ void write_builtin_corpus(const std::string& spec, const std::string& file, std:
     const std::string name = spec.substr(std::string_view(kBuiltinCorpusPrefix).size());
     if (name != "grammar")
         throw ConfigError("data.train: '" + spec + "' is not a built-in corpus (builtin:grammar)");
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    // A temporary beside the file, renamed when complete: a full disk or a kill never leaves a
+    // half-written corpus under the name a resumed run would read.
+    const std::string tmp = file + ".tmp-" + std::to_string(::getpid());
+    struct Cleanup {
+        const std::string& path;
+        bool done = false;
+        ~Cleanup() {
+            if (!done) std::remove(path.c_str());
+        }
+    } cleanup{tmp};
+    const TemporaryFileGuard guard(tmp);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw IoError(file + ": cannot write the built-in corpus");
     for (int d = 0; d < documents; ++d) {
         data::RandomStream rng(seed ^ data::kTaskSalt, 0, static_cast<std::uint32_t>(d));
@@ -87,7 +102,11 @@ void write_builtin_corpus(const std::string& spec, const std::string& file, std:
         }
         out << doc << '\n';
     }
-    if (!out.flush()) throw IoError(file + ": cannot write the built-in corpus");
+    out.close();
+    if (!out) throw IoError(file + ": cannot write the built-in corpus (disk full?)");
+    if (std::rename(tmp.c_str(), file.c_str()) != 0)
+        throw IoError(file + ": cannot rename the built-in corpus into place");
+    cleanup.done = true;
 }
 
 }  // namespace routescope::train

@@ -1,0 +1,64 @@
+#include "engine/io/stale_temporaries.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace routescope {
+
+void remove_stale_temporaries(const std::string& final_path) {
+    namespace fs = std::filesystem;
+    const fs::path target = fs::absolute(final_path);
+    std::string prefix = ".";  // built piecewise: GCC 12 warns (-Wrestrict) on "." + string
+    prefix += target.filename().string();
+    prefix += ".tmp-";
+    std::error_code ec;
+    fs::directory_iterator it(target.parent_path(), ec);
+    if (ec) return;
+    for (const auto& entry : it) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const char* digits = name.c_str() + prefix.size();
+        char* end = nullptr;
+        const long pid = std::strtol(digits, &end, 10);
+        if (end == digits || pid <= 0 || pid == ::getpid()) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still alive
+        std::error_code rm;
+        fs::remove(entry.path(), rm);
+    }
+}
+
+namespace {
+constexpr int kSlots = 16;
+constexpr std::size_t kPathMax = 4096;
+char g_paths[kSlots][kPathMax];
+std::atomic<int> g_state[kSlots];  // 0 free, 1 being written, 2 registered
+}  // namespace
+
+TemporaryFileGuard::TemporaryFileGuard(const std::string& path) {
+    if (path.size() >= kPathMax) return;
+    for (int i = 0; i < kSlots; ++i) {
+        int expected = 0;
+        if (!g_state[i].compare_exchange_strong(expected, 1)) continue;
+        std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+        g_state[i].store(2);
+        slot_ = i;
+        return;
+    }
+}
+
+TemporaryFileGuard::~TemporaryFileGuard() {
+    if (slot_ >= 0) g_state[slot_].store(0);
+}
+
+void unlink_registered_temporaries() {
+    for (int i = 0; i < kSlots; ++i)
+        if (g_state[i].load() == 2) ::unlink(g_paths[i]);
+}
+
+}  // namespace routescope

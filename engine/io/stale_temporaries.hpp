@@ -1,0 +1,31 @@
+#pragma once
+// Writers of Routescope's files write ".<name>.tmp-<pid>" beside the final name and rename it when
+// complete. A process killed mid-write (kill -9, power loss) leaves its temporary behind; the next
+// writer of the same name removes the temporaries of processes that no longer exist.
+#include <string>
+
+namespace routescope {
+
+/// Removes ".<filename of final_path>.tmp-<pid>*" in final_path's directory for every <pid> that
+/// is not a running process (never this process's own). Errors are ignored: this is tidying.
+void remove_stale_temporaries(const std::string& final_path);
+
+/// Registers a temporary file for the lifetime of the object, so that a process ended by a signal
+/// it does not handle cooperatively (routescope-cli's SIGINT/SIGTERM/SIGHUP handler) can unlink it
+/// before exiting: `unlink_registered_temporaries` is async-signal-safe. At most 16 at a time; more
+/// are simply not registered.
+class TemporaryFileGuard {
+public:
+    explicit TemporaryFileGuard(const std::string& path);
+    ~TemporaryFileGuard();
+    TemporaryFileGuard(const TemporaryFileGuard&) = delete;
+    TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+private:
+    int slot_ = -1;
+};
+
+/// Unlinks every registered temporary (async-signal-safe: only unlink(2) on fixed buffers).
+void unlink_registered_temporaries();
+
+}  // namespace routescope

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""Fault suite (issue 17, class 6; docs/reliability.md "Fault suite").
+
+    fault_suite.py ROUTESCOPE_CLI WORKDIR
+
+- kill -9 at random moments of a run that writes a checkpoint every step: the checkpoint is
+  absent or valid (`validate` exits 0), never half-written; a resumed run removes the stale
+  temporary of the killed one.
+- a full disk for every command that writes (train, dump, analyze, experiment): `ulimit -f`
+  (RLIMIT_FSIZE; a tmpfs needs root, which CI lacks): exit 3, nothing under the final name,
+  no temporary left.
+- SIGINT and SIGTERM for train, dump, eval, analyze and experiment: a clear exit (130, or 0 when
+  the command had already finished), never death by the signal; nothing under the final name but
+  a valid file; no temporary left.
+"""
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+CLI, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
+os.makedirs(WORK, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def temporaries(root):
+    out = []
+    for d, _, files in os.walk(root):
+        out += [os.path.join(d, f) for f in files if ".tmp-" in f or ".import-" in f]
+    return out
+
+
+def run(args, limit_bytes=None, timeout=300):
+    def pre():
+        if limit_bytes is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return subprocess.run([CLI] + args, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=pre)
+
+
+def valid(path):
+    return os.path.exists(path) and run(["validate", path]).returncode == 0
+
+
+corpus = os.path.join(WORK, "corpus.txt")
+with open(corpus, "w") as f:
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+    for _ in range(20000):  # long enough that dump and eval are still running when signalled
+        f.write(" ".join(rng.choice(words) for _ in range(12)) + "\n")
+
+
+def config(name, steps, checkpoint_every, d=32):
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"model": {"arch": "bigs", "d_model": d, "n_layers": 2, "max_len": 32,
+                             "ssm": {"n_modes": 8}},
+                   "tokenizer": {"kind": "bytes"},
+                   "data": {"train": corpus, "seq_len": 32},
+                   "train": {"batch_size": 4, "steps": steps, "eval_every": 0,
+                             "checkpoint_every": checkpoint_every, "warmup_steps": 1}}, f)
+    return path
+
+
+# A finished run: the checkpoint and the dump the other commands read.
+base = os.path.join(WORK, "base")
+r = run(["train", "--config", config("base", 4, 0), "--out", base, "--threads", "1"])
+check(r.returncode == 0, "setup: train exits 0 (%s)" % r.stderr[-300:])
+ckpt = os.path.join(base, "model.ckpt.h5")
+dump = os.path.join(WORK, "base.dump.h5")
+r = run(["dump", "--checkpoint", ckpt, "--out", dump, "--examples", "16"])
+check(r.returncode == 0 and valid(dump), "setup: dump exits 0 (%s)" % r.stderr[-300:])
+
+# ---- kill -9 during checkpoint writes
+kill_dir = os.path.join(WORK, "kill9")
+cfg = config("kill9", 100000, 1)
+rng = random.Random(17)
+for attempt in range(6):
+    p = subprocess.Popen([CLI, "train", "--config", cfg, "--out", kill_dir, "--threads", "1"]
+                         if attempt == 0 else
+                         [CLI, "train", "--resume", kill_dir, "--threads", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0 + rng.random() * 1.5)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    ck = os.path.join(kill_dir, "model.ckpt.h5")
+    check(not os.path.exists(ck) or valid(ck),
+          "kill -9 #%d: the checkpoint is absent or valid" % attempt)
+    if not os.path.exists(ck):
+        break
+# A stale temporary of a dead process (as kill -9 leaves mid-write) is removed by the next run.
+if os.path.exists(os.path.join(kill_dir, "model.ckpt.h5")):
+    dead = 1
+    while True:  # a pid that is not running
+        dead = random.randint(4_000_000, 4_190_000)
+        try:
+            os.kill(dead, 0)
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            continue
+    stale = os.path.join(kill_dir, ".model.ckpt.h5.tmp-%d" % dead)
+    open(stale, "wb").write(b"\x89HDF half")
+    p = subprocess.Popen([CLI, "train", "--resume", kill_dir, "--threads", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    check(not os.path.exists(stale), "resume: the stale temporary of a killed run is removed")
+    check(not temporaries(kill_dir), "resume: no temporary left (%s)" % temporaries(kill_dir))
+
+# ---- a full disk (ulimit -f) for every command that writes
+LIMIT = 24 * 1024  # bytes: smaller than each command's output
+cases = {
+    "train": (["train", "--config", config("full", 3, 0), "--out", os.path.join(WORK, "full-train"),
+               "--threads", "1"], os.path.join(WORK, "full-train", "model.ckpt.h5")),
+    "dump": (["dump", "--checkpoint", ckpt, "--out", os.path.join(WORK, "full.dump.h5"),
+              "--examples", "16"], os.path.join(WORK, "full.dump.h5")),
+    "analyze": (["analyze", "anisotropy", "--dump", dump, "--layer", "all", "--out",
+                 os.path.join(WORK, "full-analyze.json"), "--csv",
+                 os.path.join(WORK, "full-analyze.csv")], os.path.join(WORK, "full-analyze.json")),
+    "experiment": (["experiment", "induction", "--out", os.path.join(WORK, "full-exp"), "--steps", "2",
+                    "--threads", "1"], os.path.join(WORK, "full-exp", "results.json")),
+}
+for name, (args, final) in cases.items():
+    limit = 256 if name == "analyze" else LIMIT
+    r = run(args, limit_bytes=limit)
+    check(r.returncode == 3, "full disk, %s: exit 3 (got %d: %s)" % (name, r.returncode,
+                                                                    r.stderr.strip()[-200:]))
+    check(not os.path.exists(final), "full disk, %s: nothing under %s" % (name, final))
+    check(not temporaries(WORK), "full disk, %s: no temporary left %s" % (name, temporaries(WORK)))
+
+# ---- SIGINT / SIGTERM
+sig_cases = {
+    "train": (["train", "--config", config("sig", 100000, 0), "--out", os.path.join(WORK, "sig-train"),
+               "--threads", "1"], os.path.join(WORK, "sig-train", "model.ckpt.h5"), True),
+    "dump": (["dump", "--checkpoint", ckpt, "--out", os.path.join(WORK, "sig.dump.h5"),
+              "--examples", "100000"], os.path.join(WORK, "sig.dump.h5"), False),
+    "eval": (["eval", "--checkpoint", ckpt, "--data", corpus, "--batches", "100000", "--out",
+              os.path.join(WORK, "sig-eval.json")], os.path.join(WORK, "sig-eval.json"), False),
+    "analyze": (["analyze", "anisotropy", "--dump", dump, "--layer", "all", "--out",
+                 os.path.join(WORK, "sig-analyze.json")], os.path.join(WORK, "sig-analyze.json"), False),
+    "experiment": (["experiment", "induction", "--out", os.path.join(WORK, "sig-exp"), "--threads", "1"],
+                   os.path.join(WORK, "sig-exp", "results.json"), False),
+}
+for sig in (signal.SIGINT, signal.SIGTERM):
+    for name, (args, final, saves) in sig_cases.items():
+        if os.path.exists(final):
+            os.remove(final)
+        p = subprocess.Popen([CLI] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        if name == "dump":  # fast: signal at its first progress line, mid-write
+            while "progress" not in p.stderr.readline():
+                pass
+        else:
+            time.sleep(1.5)
+        p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        label = "%s, %s" % (signal.Signals(sig).name, name)
+        if name in ("train", "dump", "eval", "experiment"):  # long enough to be interrupted
+            check(p.returncode == 130, "%s: interrupted, exit 130" % label)
+        check(p.returncode in (0, 130), "%s: exit 130 (or 0 when done), got %d: %s"
+              % (label, p.returncode, err.strip()[-200:]))
+        if p.returncode == 130 and not saves:
+            check(not os.path.exists(final), "%s: nothing under %s" % (label, final))
+        if os.path.exists(final) and final.endswith(".h5"):
+            check(valid(final), "%s: %s is valid" % (label, final))
+        check(not temporaries(WORK), "%s: no temporary left %s" % (label, temporaries(WORK)))
+
+print("%d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)

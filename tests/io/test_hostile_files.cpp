@@ -1,0 +1,195 @@
+// Issue 17, classes 4 and 5: hostile files (tests/fixtures/make_hostile_fixtures.py, written with
+// h5py from a valid checkpoint this test writes) are refused quickly and without huge allocations
+// (declared sizes checked against the file and a memory estimate), and `validate` agrees with the
+// loaders on every one of them: validate_file(f).ok() exactly when read_checkpoint +
+// Trainer::resume (checkpoints) or the dump reader reading everything (dumps) accept f.
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sys/resource.h>
+
+#include "analysis/dump_reader.hpp"
+#include "engine/core/config.hpp"
+#include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/contained_validation.hpp"
+#include "engine/io/validation.hpp"
+#include "engine/models/model.hpp"
+#include "engine/train/trainer.hpp"
+
+using namespace routescope;
+
+namespace {
+
+// A WordPiece vocabulary of 30 pieces and a tiny BiGS model with train state: what `train` writes.
+std::string write_good_checkpoint(const std::string& path) {
+    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+    for (int i = 0; i < 25; ++i)
+        vocab += "w" + std::to_string(i) + "\n";
+    const RunConfig config = RunConfig::from_json({{"model",
+                                                    {{"arch", "bigs"},
+                                                     {"vocab_size", 30},
+                                                     {"d_model", 8},
+                                                     {"n_layers", 1},
+                                                     {"max_len", 8},
+                                                     {"n_labels", 2},
+                                                     {"ssm", {{"n_modes", 4}}}}},
+                                                   {"tokenizer", {{"kind", "wordpiece"}}}});
+    models::Model model(config, 1, 8);
+    model.init(1);
+    TrainState st;
+    st.step = 3;
+    st.tokens_seen = 96;
+    st.data_position = 3;
+    st.rng_state = {1, 3};
+    st.adam_m.assign(model.params().size(), 0.0f);
+    st.adam_v.assign(model.params().size(), 0.0f);
+    write_checkpoint(path, config, model.params(),
+                     {"wordpiece", std::vector<std::uint8_t>(vocab.begin(), vocab.end())}, &st);
+    return path;
+}
+
+// What the loaders say: "" when they accept the file, else the first error.
+std::string checkpoint_loader_error(const std::string& path, const std::string& out_dir) {
+    try {
+        (void)read_checkpoint(path);
+        train::TrainerOptions options;
+        options.out_dir = out_dir;
+        // Resuming needs a corpus: the built-in one (written into out_dir).
+        (void)train::Trainer::resume(path, {"data.train=builtin:grammar", "data.seq_len=8"},
+                                     options);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
+std::string dump_reader_error(const std::string& path) {
+    try {
+        analysis::DumpReader r(path);
+        for (std::int64_t i = 0; i < r.examples(); ++i) {
+            (void)r.tokens(i);
+            (void)r.reset_mask(i);
+        }
+        (void)r.vocab();
+        for (int l : r.layers()) {
+            const auto& info = r.layer(l);
+            for (std::int64_t row = 0; row < info.rows; ++row) {
+                (void)r.hidden_row(l, row);
+                for (const auto& g : info.gates)
+                    (void)r.gate_row(l, g, row);
+            }
+        }
+        for (int l : r.kernel_layers()) {
+            (void)r.kernel(l, true);
+            (void)r.kernel(l, false);
+        }
+        for (int l : r.mixing_layers())
+            (void)r.mixing(l);
+        for (const auto& name : r.attribute_names())
+            (void)r.attribute(name);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
+}  // namespace
+
+class TestHostileFiles : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QJsonObject manifest_;
+
+    std::string file(const QString& name) const { return (dir_.path() + "/" + name).toStdString(); }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        // Allocating hundreds of GB for a declared size would now fail loudly, not swap.
+        const rlim_t cap = rlim_t{16} << 30;
+        rlimit as{cap, cap};
+        setrlimit(RLIMIT_AS, &as);
+        const std::string good = write_good_checkpoint(file("good.ckpt.h5"));
+        QProcess py;
+        py.start(ROUTESCOPE_PYTHON,
+                 {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/fixtures/make_hostile_fixtures.py"),
+                  dir_.path(), QString::fromStdString(good)});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        QFile m(dir_.path() + "/manifest.json");
+        QVERIFY(m.open(QIODevice::ReadOnly));
+        manifest_ = QJsonDocument::fromJson(m.readAll()).object();
+        QVERIFY(manifest_.size() >= 25);
+    }
+
+    void validateAndLoadersAgree_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("valid");
+        for (auto it = manifest_.begin(); it != manifest_.end(); ++it)
+            QTest::newRow(qPrintable(it.key())) << it.key() << it.value().toBool();
+    }
+
+    void validateAndLoadersAgree() {
+        QFETCH(QString, name);
+        QFETCH(bool, valid);
+        const std::string path = file(name);
+        QElapsedTimer timer;
+        timer.start();
+        const ValidationReport report = validate_file(path);
+        const qint64 validate_ms = timer.elapsed();
+        std::string all;
+        for (const auto& v : report.violations)
+            all += v.text() + "\n";
+        const bool is_ckpt = name.endsWith(".ckpt.h5");
+        const std::string loader =
+            is_ckpt ? checkpoint_loader_error(path, file(name + ".run")) : dump_reader_error(path);
+        qInfo().noquote() << name << "validate:" << (all.empty() ? "ok" : all.c_str())
+                          << "| loader:" << (loader.empty() ? "ok" : loader.c_str());
+        QVERIFY2(report.ok() == valid, all.c_str());
+        QVERIFY2(loader.empty() == valid, loader.c_str());
+        // Declared sizes are refused from metadata: seconds, not minutes.
+        QVERIFY2(validate_ms < 10000, qPrintable(QString::number(validate_ms) + " ms"));
+    }
+
+    void aCrashOfTheHdf5LibraryIsAVerdict() {
+        // Issue 17, class 2: validation runs in a child; a child killed by a signal (here SIGSEGV
+        // injected where libhdf5 1.10.8 crashes on a corrupt vlen attribute) becomes exit 1
+        // naming what was being read, and this process goes on.
+        qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name");
+        const ValidationReport r = validate_file_contained(file("valid.dump.h5"));
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
+        QCOMPARE(r.exit_code(), 1);
+        QVERIFY2(r.violations.at(0).found.find("corrupt HDF5 metadata while reading /model attr "
+                                               "name: the HDF5 library crashed") == 0,
+                 r.violations.at(0).found.c_str());
+        // Without a crash the contained report is the in-process one.
+        const ValidationReport ok = validate_file_contained(file("token_past_vocab.dump.h5"));
+        QCOMPARE(ok.exit_code(), 1);
+        QCOMPARE(ok.violations.size(),
+                 validate_file(file("token_past_vocab.dump.h5")).violations.size());
+        QVERIFY(validate_file_contained(file("valid.ckpt.h5")).ok());
+    }
+
+    void refusalsNameTheDatasetAndTheEstimate() {
+        const auto text = [&](const char* n) {
+            std::string all;
+            for (const auto& v : validate_file(file(n)).violations)
+                all += v.text() + "\n";
+            return QString::fromStdString(all);
+        };
+        QVERIFY(text("huge_kernel_2p40.dump.h5").contains("/kernels/1/forward"));
+        QVERIFY(text("huge_kernel_2p40.dump.h5").contains("4.4 TB"));
+        QVERIFY(text("huge_contiguous_mixing.dump.h5").contains("/mixing/1"));
+        QVERIFY(text("billion_examples.dump.h5").contains("/data/tokens"));
+        QVERIFY(text("param_declares_4TB.ckpt.h5").contains("/params/"));
+        QVERIFY(text("n_labels_1e9.ckpt.h5").contains("n_labels"));
+        QVERIFY(text("negative_step.ckpt.h5").contains("step"));
+        QVERIFY(text("gate_width_0.dump.h5").contains("/layers/1/gates/u_f"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestHostileFiles)
+#include "test_hostile_files.moc"

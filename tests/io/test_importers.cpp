@@ -288,6 +288,86 @@ private slots:
         }
     }
 
+    // export writes the import's names (BiGS's official PyTorch port, Hugging Face BERT), and
+    // import(export(x)) is x bit for bit: configuration, parameters, vocabulary; Python reads the
+    // files (safetensors by numpy, pytorch_model.bin by torch.load(weights_only=True)) into
+    // transformers' BERT with the fixture's logits, and the BiGS files equal the official port's
+    // state_dict (tests/io/check_export.py).
+    void export_round_trips_bit_for_bit() {
+        const std::string exports = kOut + "/exports";
+        fs::remove_all(exports);
+        fs::create_directories(exports);
+        const std::vector<std::pair<std::string, std::string>> sources = {
+            {"bigs", "bigs_flax"},
+            {"bert_mlm", "bert_mlm_pytorch"},
+            {"bert_cls", "bert_cls_pytorch"}};
+        for (const auto& [name, dir] : sources) {
+            const std::string x = exports + "/" + name + ".ckpt.h5";
+            Run r = import_cli({kData + "/" + dir, "--out", x});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            const Checkpoint original = read_checkpoint(x);
+            for (const char* to : {"safetensors", "pytorch"}) {
+                const std::string out = exports + "/" + name + "_" + to;
+                r = run(QStringLiteral(ROUTESCOPE_CLI),
+                        {"export", QString::fromStdString(x), "--to", to, "--out",
+                         QString::fromStdString(out)});
+                QVERIFY2(r.code == 0, r.err.c_str());
+                QVERIFY(fs::exists(out + "/config.json") && fs::exists(out + "/vocab.txt"));
+                const std::string back = out + ".ckpt.h5";
+                r = import_cli({out, "--out", back});
+                QVERIFY2(r.code == 0, r.err.c_str());
+                const Checkpoint ck = read_checkpoint(back);
+                QCOMPARE(ck.config.to_json_text(), original.config.to_json_text());
+                QCOMPARE(ck.params.size(), original.params.size());
+                QVERIFY2(std::memcmp(ck.params.data(), original.params.data(),
+                                     ck.params.size() * sizeof(float)) == 0,
+                         (name + " " + to).c_str());
+                QVERIFY(ck.tokenizer.model == original.tokenizer.model);
+            }
+        }
+        const Run py = run(QStringLiteral(ROUTESCOPE_PYTHON),
+                           {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_export.py"),
+                            QString::fromStdString(kData), QString::fromStdString(exports)});
+        qDebug("%s", py.out.c_str());
+        QVERIFY2(py.code == 0, (py.out + py.err).c_str());
+    }
+
+    // A model without a published layout (a pre-norm bert) is refused naming the key, and an
+    // --out that holds something is never overwritten: exit 2, nothing written.
+    void export_refuses() {
+        const std::string dir = kOut + "/refused";
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        const std::string x = dir + "/x.ckpt.h5";
+        QCOMPARE(import_cli({kData + "/bert_mlm_pytorch", "--out", x}).code, 0);
+        Checkpoint ck = read_checkpoint(x);
+        ck.config.model.norm_position = "pre";
+        ParamStore store;
+        for (const auto& e : ck.layout)
+            store.add(e.name, e.shape);
+        store.allocate();
+        std::copy(ck.params.begin(), ck.params.end(), store.data());
+        const std::string pre = dir + "/pre.ckpt.h5";
+        write_checkpoint(pre, ck.config, store, ck.tokenizer);
+        const std::string out = dir + "/out";
+        Run r =
+            run(QStringLiteral(ROUTESCOPE_CLI), {"export", QString::fromStdString(pre), "--to",
+                                                 "pytorch", "--out", QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("model.norm_position") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+        fs::create_directories(out);
+        std::ofstream(out + "/keep.txt") << "mine";
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("not an empty directory") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out + "/config.json"));
+        for (const auto& e : fs::directory_iterator(dir))  // no temporary left behind
+            QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());
+    }
+
     // One weights file with --config and --vocab.
     void single_file_with_config() {
         const std::string out = kOut + "/single.ckpt.h5";

@@ -539,6 +539,40 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
     return store;
 }
 
+std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<ParamEntry>& layout,
+                                        const float* params, bool with_tied_copies) {
+    const auto sources = sources_of(m, "pytorch");
+    std::vector<NamedTensor> out;
+    for (const auto& e : layout) {
+        const auto it = sources.find(e.name);
+        if (it == sources.end())
+            throw Error("export: " + e.name + " has no name in the " + m.arch + " name map");
+        const Source& src = it->second;
+        NamedTensor t;
+        t.name = src.name;
+        t.dtype = "float32";
+        t.shape = e.shape;
+        // The inverse of the import's transforms (the PyTorch names never transpose): the
+        // published SSM's [1, N] and [1, N, 2] drop their unit head; [1] vectors stay [1].
+        if (src.transform == Transform::drop_unit_head && e.shape.size() >= 2 && e.shape[0] == 1)
+            t.shape.erase(t.shape.begin());
+        t.data.assign(params + e.offset, params + e.offset + e.size);
+        out.push_back(std::move(t));
+    }
+    if (with_tied_copies && m.mlm_head) {
+        // torch.save of a transformers state_dict repeats the tied decoder under its own names.
+        for (const auto& [copy, original] : tied_copies(m.arch)) {
+            const auto it = std::find_if(out.begin(), out.end(),
+                                         [&](const NamedTensor& t) { return t.name == original; });
+            if (it == out.end()) throw Error("export: no " + original + " for " + copy);
+            NamedTensor t = *it;
+            t.name = copy;
+            out.push_back(std::move(t));
+        }
+    }
+    return out;
+}
+
 ImportedModel import_model(const ImportSource& source, const std::string& arch) {
     nlohmann::json hf;
     try {

@@ -60,6 +60,14 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
 /// model; validated by building the tokenizer. FormatError naming the file.
 std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path);
 
+/// The inverse of map_parameters for `m` (model_export.hpp): every parameter of `layout` (values
+/// from `params`, in the checkpoint's flat layout) under its PyTorch / safetensors name and shape
+/// as the import reads it, in layout order; with `tied_copies`, the decoder's tied copies
+/// (cls.predictions.decoder.{weight,bias}) appended, as torch.save of a transformers model has
+/// them.
+std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<ParamEntry>& layout,
+                                        const float* params, bool tied_copies);
+
 struct ImportedModel {
     RunConfig config;
     std::unique_ptr<ParamStore> params;

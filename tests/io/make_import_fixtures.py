@@ -381,6 +381,30 @@ def main():
 
     write_bert(out, np.random.default_rng(1616))
 
+    # ---- a BiGS classification fine-tune (BiGS_*_MNLI): no cls/, a pooler and a classifier
+    pc = small_bigs(rng)
+    for k in ("mlm.dense.weight", "mlm.dense.bias", "mlm.norm.weight", "mlm.norm.bias", "mlm.bias"):
+        del pc[k]
+    pc["classifier.pool.weight"], pc["classifier.pool.bias"] = rng.standard_normal((D, D)).astype(np.float32), rng.standard_normal(D).astype(np.float32)
+    pc["classifier.out.weight"], pc["classifier.out.bias"] = rng.standard_normal((3, D)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    with h5py.File(f"{out}/bigs_cls_expected.h5", "w") as h:
+        for k, a in pc.items():
+            h[k] = a
+    fl = collections.OrderedDict((k, v) for k, v in to_flax({**small_bigs(np.random.default_rng(0)), **pc}).items()
+                                 if not k.startswith("cls/"))
+    fl["s4_bert/pooler/dense/kernel"] = np.ascontiguousarray(pc["classifier.pool.weight"].T)
+    fl["s4_bert/pooler/dense/bias"] = pc["classifier.pool.bias"]
+    fl["classifier/kernel"] = np.ascontiguousarray(pc["classifier.out.weight"].T)
+    fl["classifier/bias"] = pc["classifier.out.bias"]
+    tn = collections.OrderedDict((k, v) for k, v in to_torch_names({**small_bigs(np.random.default_rng(0)), **pc}).items()
+                                 if not k.startswith("cls."))
+    tn["bigs.pooler.dense.weight"], tn["bigs.pooler.dense.bias"] = pc["classifier.pool.weight"], pc["classifier.pool.bias"]
+    tn["classifier.weight"], tn["classifier.bias"] = pc["classifier.out.weight"], pc["classifier.out.bias"]
+    mnli = config_json(architectures=["BiGSForSequenceClassification"], num_labels=3,
+                       id2label={"0": "entailment", "1": "neutral", "2": "contradiction"})
+    model_dir(out, "bigs_cls_flax", "flax_model.msgpack", mp(flax_tree(fl)), config=mnli)
+    model_dir(out, "bigs_cls_pytorch", "pytorch_model.bin", torch_save_bytes(tn), config=mnli)
+
     # ---- bad inputs
     bad = f"{out}/bad"
     model_dir(bad, "truncated_msgpack", "flax_model.msgpack", flax_bytes[: len(flax_bytes) * 2 // 3])

@@ -288,6 +288,35 @@ private slots:
         }
     }
 
+    // A BiGS classification fine-tune (BiGS_*_MNLI: no cls/, pooler + classifier) imports as a
+    // model without the MLM head (model.mlm_head = false, said on stderr), pool = mean (the
+    // release's non_padding_mean), every tensor equal to the fixture's.
+    void bigs_classification_imports_without_mlm_head_data() {
+        QTest::addColumn<QString>("format");
+        QTest::newRow("flax") << "flax";
+        QTest::newRow("pytorch") << "pytorch";
+    }
+    void bigs_classification_imports_without_mlm_head() {
+        QFETCH(QString, format);
+        const std::string out = kOut + "/bigs_cls_" + format.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/bigs_cls_" + format.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY(r.err.find("model.mlm_head = false") != std::string::npos);
+        const Checkpoint ck = read_checkpoint(out);
+        QVERIFY(!ck.config.model.mlm_head);
+        QCOMPARE(ck.config.model.n_labels, 3);
+        QCOMPARE(ck.config.model.pool, std::string("mean"));
+        QCOMPARE(ck.config.data.labels->at(0), std::string("entailment"));
+        H5::H5File expected(kData + "/bigs_cls_expected.h5", H5F_ACC_RDONLY);
+        QCOMPARE(static_cast<std::size_t>(expected.getNumObjs()), ck.layout.size());
+        for (const auto& e : ck.layout) {
+            const auto want = read_h5<float>(kData + "/bigs_cls_expected.h5", e.name);
+            QCOMPARE(want.size(), e.size);
+            QVERIFY2(std::memcmp(want.data(), ck.params.data() + e.offset, e.size * 4) == 0,
+                     e.name.c_str());
+        }
+    }
+
     // export writes the import's names (BiGS's official PyTorch port, Hugging Face BERT), and
     // import(export(x)) is x bit for bit: configuration, parameters, vocabulary; Python reads the
     // files (safetensors by numpy, pytorch_model.bin by torch.load(weights_only=True)) into

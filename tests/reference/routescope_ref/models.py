@@ -23,6 +23,8 @@ STACK/SSM (our reading of the paper's ablation, the one that matches its ~12 d^2
 GATED/ATT:  F = do( gelu(dol( duc(MHA(U)) )) * V ),  U = gelu(du(X)), V = gelu(dv(X))
 
 STACK/ATT (BERT, pre-norm):  h <- h + MHA(LN1(h));  h <- h + W2 gelu(W1 LN2(h))
+  model.norm_position = post (Hugging Face BERT): h <- LN1(h + MHA(h));  h <- LN2(h + W2 gelu(W1 h))
+  model.mlm_head = false: no MLM head (classification only)
 
 MHA: heads of width 64 unless model.n_heads; softmax(q k^T / sqrt(d_head)) with padding keys
 masked (probability exactly 0); dropout on the probabilities; output projection o.

@@ -52,11 +52,16 @@ int run_import(const ImportArgs& a) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitFailure;
     }
+    for (const auto& note : model.notes)
+        std::cerr << "routescope-cli import: note: " << note << "\n";
     const auto& m = model.config.model;
     std::cout << a.out << ": " << m.arch << " d=" << m.d_model << " layers=" << m.n_layers
-              << " I=" << m.inner() << " N=" << m.ssm.n_modes << " V=" << m.vocab_size
-              << " Lmax=" << m.max_len << (m.n_labels > 0 ? " labels=" : "")
-              << (m.n_labels > 0 ? std::to_string(m.n_labels) : "") << ", " << model.params->size()
+              << " I=" << m.inner()
+              << (m.arch == "bigs" ? " N=" + std::to_string(m.ssm.n_modes) : "")
+              << " V=" << m.vocab_size << " Lmax=" << m.max_len
+              << (m.n_labels > 0 ? " labels=" : "")
+              << (m.n_labels > 0 ? std::to_string(m.n_labels) : "")
+              << (m.mlm_head ? "" : " (no MLM head)") << ", " << model.params->size()
               << " parameters from " << source.weights << " (" << model.source_format << ", sha256 "
               << sha << ")\n";
     return kExitOk;

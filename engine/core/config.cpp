@@ -52,6 +52,8 @@ const std::map<std::string, Kind>& kinds() {
         {"model.ssm.dt_max", {"float", {}}},
         {"model.n_labels", ints(0, kInt32Max)},
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
+        {"model.norm_position", {"enum", {"pre", "post"}}},
+        {"model.mlm_head", {"bool", {}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
         {"model.birdie.forget_init", {"enum", {"zero", "spread"}}},
@@ -237,6 +239,8 @@ RunConfig from_full_json(const ojson& j) {
     c.model.ssm.dt_max = s["dt_max"];
     c.model.n_labels = m["n_labels"];
     c.model.pool = m["pool"];
+    c.model.norm_position = m["norm_position"];
+    c.model.mlm_head = m["mlm_head"];
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
     c.model.birdie.forget_init = m["birdie"]["forget_init"];
@@ -366,6 +370,11 @@ void check_ranges(const RunConfig& c) {
     need(m.pool != "sentence" || m.arch == "slstm", "model.pool",
          "'sentence' is the S-LSTM sentence node (model.arch = slstm); '" + m.arch +
              "' pools by 'mean' or 'first'");
+    need(m.norm_position == "pre" || m.arch == "bert", "model.norm_position",
+         "'post' is for arch bert (Hugging Face BERT's post-LN blocks); '" + m.arch +
+             "' blocks are pre-norm");
+    need(m.mlm_head || m.n_labels > 0, "model.mlm_head",
+         "false leaves no head: a model without the MLM head needs model.n_labels > 0");
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
     need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
     need(m.init_std > 0, "model.init_std", "must be positive");
@@ -458,6 +467,8 @@ nlohmann::ordered_json RunConfig::to_json() const {
                     {"dt_max", model.ssm.dt_max}}},
                   {"n_labels", model.n_labels},
                   {"pool", model.pool},
+                  {"norm_position", model.norm_position},
+                  {"mlm_head", model.mlm_head},
                   {"birdie",
                    {{"mode", model.birdie.mode},
                     {"layer_pattern", model.birdie.layer_pattern},

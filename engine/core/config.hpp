@@ -61,6 +61,11 @@ struct ModelConfig {
     SsmConfig ssm;
     int n_labels = 0;
     std::string pool = "mean";  ///< mean | first | sentence
+    /// Where a bert block's LayerNorms sit: "pre" (h + F(LN(h)), the STACK/ATT baseline) or
+    /// "post" (LN(h + F(h)), Hugging Face BERT; arch bert only).
+    std::string norm_position = "pre";
+    /// false: no MLM head (mlm.*), a classification-only model (needs n_labels > 0).
+    bool mlm_head = true;
     BirdieConfig birdie;
     GmlpConfig gmlp;
     SlstmConfig slstm;

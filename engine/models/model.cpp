@@ -29,7 +29,7 @@ void declare_all(ParamStore& store, const ModelConfig& m) {
     else
         for (int i = 0; i < m.n_layers; ++i)
             declare_block(store, m, i);
-    MlmHead::declare(store, m);
+    if (m.mlm_head) MlmHead::declare(store, m);
     if (m.n_labels > 0) ClassifierHead::declare(store, m);
 }
 
@@ -70,7 +70,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     else
         for (int i = 0; i < m.n_layers; ++i)
             blocks_.push_back(make_block(m, i));
-    mlm_ = std::make_unique<MlmHead>(m);
+    if (m.mlm_head) mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
     backend_ = make_backend(Device::cpu, *pool_);
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
@@ -87,7 +87,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     // each head; the backend prepares its workspaces (FFT plans, scratch) on the way.
     std::size_t bytes = 0, records = 0;
     std::vector<std::int32_t> dummy(static_cast<std::size_t>(B_) * L_, 1);
-    for (int head = 0; head < (classifier_ ? 2 : 1); ++head) {
+    for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
         Graph plan(params_, *backend_, /*training=*/true);
         Batch b;
         b.tokens = dummy.data();
@@ -226,6 +226,10 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         logits_ = logits.v;
         logits_size_ = logits.n;
     } else {
+        if (!mlm_)
+            throw ConfigError(
+                "model.mlm_head: an MLM batch needs the MLM head (this model has "
+                "only the classifier)");
         const Act logits = mlm_->forward(g, h, std::int64_t(B_) * L_);
         loss = g.cross_entropy(logits, batch.labels, std::int64_t(B_) * L_, m.vocab_size);
         logits_ = logits.v;

@@ -4,6 +4,11 @@
 //   h ← h + MHA(LN1(h))
 //   h ← h + ffn2( gelu(ffn1(LN2(h))) )        ffn1: d→I (I = 4d), ffn2: I→d
 //
+// model.norm_position = "post" gives Hugging Face BERT's post-LN layer instead:
+//
+//   h ← LN1( h + MHA(h) )
+//   h ← LN2( h + ffn2( gelu(ffn1(h)) ) )
+//
 // Heads of width 64 unless model.n_heads; padding keys masked; gelu is the block gelu.
 // Parameters `layers.<i>.{norm1, attn.{q,k,v,o}, norm2, ffn1, ffn2}`.
 #include "engine/models/block.hpp"
@@ -22,6 +27,7 @@ private:
     MultiHeadAttention attn_;
     float eps_;
     Gelu gelu_;
+    bool post_;
 };
 
 }  // namespace routescope::models

@@ -22,6 +22,9 @@ import h5py
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import hf_bert  # noqa: E402  (the published BERT semantics, tests/reference/hf_bert.py)
+
 # ---------------------------------------------------------------- msgpack, by hand
 
 
@@ -91,7 +94,7 @@ def bf16_bytes(a):
 
 # ---------------------------------------------------------------- safetensors, by hand
 
-ST_CODES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
+ST_CODES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64"}
 
 
 def safetensors_bytes(tensors, dtype_name=None, tamper=None):
@@ -227,6 +230,108 @@ def model_dir(out, name, weights_name, weights, vocab="vocab.txt", config=None):
         write(f"{out}/{name}/tokenizer.json", json.dumps(tok))
 
 
+# ---------------------------------------------------------------- a small Hugging Face BERT
+
+BERT_B, BERT_L, BERT_LABELS = 3, 12, 3
+BERT_LENGTHS = [12, 7, 3]
+
+
+def bert_config(**over):
+    c = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "vocab_size": V,
+         "hidden_size": D, "num_hidden_layers": LAYERS, "num_attention_heads": 2,
+         "intermediate_size": 20, "hidden_act": "gelu", "max_position_embeddings": LMAX,
+         "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_dropout_prob": 0.1,
+         "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+         "position_embedding_type": "absolute", "pad_token_id": 0}
+    c.update(over)
+    return c
+
+
+def bert_batch(rng):
+    ids = np.zeros((BERT_B, BERT_L), np.int64)
+    types = np.zeros((BERT_B, BERT_L), np.int64)
+    for b, n in enumerate(BERT_LENGTHS):
+        ids[b, :n] = rng.integers(1, V, n)
+        ids[b, 0] = 2  # [CLS]
+        types[b, n // 2:n] = 1
+    mask = (np.arange(BERT_L)[None, :] < np.array(BERT_LENGTHS)[:, None]).astype(np.int64)
+    return ids, types, mask
+
+
+def bert_logits(model, ids, types, mask):
+    m64 = model.double().eval()  # float64 from the float32 weights: only the engine's rounding
+    with torch.no_grad():
+        out = m64(torch.from_numpy(ids), torch.from_numpy(mask), torch.from_numpy(types))
+    model.float()
+    return out.numpy()
+
+
+def torch_save_state(sd):
+    buf = io.BytesIO()
+    torch.save(collections.OrderedDict(sd), buf)
+    return buf.getvalue()
+
+
+def numpy_state(sd, drop=()):
+    return collections.OrderedDict((k, v.detach().numpy().copy()) for k, v in sd.items()
+                                   if not any(k.startswith(d) for d in drop))
+
+
+def write_bert(out, rng):
+    """BertForMaskedLM and BertForSequenceClassification with random weights, in PyTorch and
+    safetensors, and the logits tests/reference/hf_bert.py computes on a padded batch."""
+    ids, types, mask = bert_batch(rng)
+    mlm = hf_bert.BertForMaskedLM(bert_config())
+    hf_bert.randomize(mlm, rng)
+    cls_cfg = bert_config(architectures=["BertForSequenceClassification"],
+                          num_labels=BERT_LABELS,
+                          id2label={"0": "entailment", "1": "neutral", "2": "contradiction"})
+    clf = hf_bert.BertForSequenceClassification(cls_cfg)
+    hf_bert.randomize(clf, rng)
+    with h5py.File(f"{out}/bert_expected.h5", "w") as h:
+        h["input_ids"] = ids.astype(np.int32)
+        h["token_type_ids"] = types.astype(np.int32)
+        h["lengths"] = np.array(BERT_LENGTHS, np.int32)
+        h["mlm_logits"] = bert_logits(mlm, ids, types, mask)
+        h["cls_logits"] = bert_logits(clf, ids, types, mask)
+    mlm_sd, cls_sd = mlm.state_dict(), clf.state_dict()
+    assert "bert.embeddings.position_ids" in mlm_sd and "cls.predictions.decoder.weight" in mlm_sd
+    # PyTorch: the full state_dict (the position_ids buffer, the tied decoder repeated).
+    model_dir(out, "bert_mlm_pytorch", "pytorch_model.bin", torch_save_state(mlm_sd),
+              config=json.dumps(bert_config()))
+    # safetensors as transformers saves it: tied copies and the buffer left out... except that we
+    # keep the int64 position_ids here to read an I64 tensor.
+    model_dir(out, "bert_mlm_safetensors", "model.safetensors",
+              safetensors_bytes(numpy_state(mlm_sd, drop=("cls.predictions.decoder",))),
+              config=json.dumps(bert_config()))
+    model_dir(out, "bert_cls_pytorch", "pytorch_model.bin", torch_save_state(cls_sd),
+              config=json.dumps(cls_cfg))
+    model_dir(out, "bert_cls_safetensors", "model.safetensors",
+              safetensors_bytes(numpy_state(cls_sd, drop=("bert.embeddings.position_ids",))),
+              config=json.dumps(cls_cfg))
+    # Old BERT names: LayerNorm gamma/beta.
+    old = collections.OrderedDict(
+        (k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"), v)
+        for k, v in mlm_sd.items())
+    model_dir(out, "bert_mlm_gamma", "pytorch_model.bin", torch_save_state(old),
+              config=json.dumps(bert_config()))
+    # A pretraining checkpoint: + the pooler and the next-sentence head (left out, with a note).
+    pre = collections.OrderedDict(mlm_sd)
+    pre["bert.pooler.dense.weight"] = torch.zeros(D, D)
+    pre["bert.pooler.dense.bias"] = torch.zeros(D)
+    pre["cls.seq_relationship.weight"] = torch.zeros(2, D)
+    pre["cls.seq_relationship.bias"] = torch.zeros(2)
+    model_dir(out, "bert_pretraining", "pytorch_model.bin", torch_save_state(pre),
+              config=json.dumps(bert_config(architectures=["BertForPreTraining"])))
+    # Bad: position ids that are not 0..Lmax-1; a hidden_act the MLM head cannot share.
+    bad = collections.OrderedDict(mlm_sd)
+    bad["bert.embeddings.position_ids"] = torch.arange(LMAX).flip(0)[None, :]
+    model_dir(out, "bad/bert_position_ids", "pytorch_model.bin", torch_save_state(bad),
+              config=json.dumps(bert_config()))
+    model_dir(out, "bad/bert_gelu_new", "pytorch_model.bin", torch_save_state(mlm_sd),
+              config=json.dumps(bert_config(hidden_act="gelu_new")))
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -273,6 +378,32 @@ def main():
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+
+    write_bert(out, np.random.default_rng(1616))
+
+    # ---- a BiGS classification fine-tune (BiGS_*_MNLI): no cls/, a pooler and a classifier
+    pc = small_bigs(rng)
+    for k in ("mlm.dense.weight", "mlm.dense.bias", "mlm.norm.weight", "mlm.norm.bias", "mlm.bias"):
+        del pc[k]
+    pc["classifier.pool.weight"], pc["classifier.pool.bias"] = rng.standard_normal((D, D)).astype(np.float32), rng.standard_normal(D).astype(np.float32)
+    pc["classifier.out.weight"], pc["classifier.out.bias"] = rng.standard_normal((3, D)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    with h5py.File(f"{out}/bigs_cls_expected.h5", "w") as h:
+        for k, a in pc.items():
+            h[k] = a
+    fl = collections.OrderedDict((k, v) for k, v in to_flax({**small_bigs(np.random.default_rng(0)), **pc}).items()
+                                 if not k.startswith("cls/"))
+    fl["s4_bert/pooler/dense/kernel"] = np.ascontiguousarray(pc["classifier.pool.weight"].T)
+    fl["s4_bert/pooler/dense/bias"] = pc["classifier.pool.bias"]
+    fl["classifier/kernel"] = np.ascontiguousarray(pc["classifier.out.weight"].T)
+    fl["classifier/bias"] = pc["classifier.out.bias"]
+    tn = collections.OrderedDict((k, v) for k, v in to_torch_names({**small_bigs(np.random.default_rng(0)), **pc}).items()
+                                 if not k.startswith("cls."))
+    tn["bigs.pooler.dense.weight"], tn["bigs.pooler.dense.bias"] = pc["classifier.pool.weight"], pc["classifier.pool.bias"]
+    tn["classifier.weight"], tn["classifier.bias"] = pc["classifier.out.weight"], pc["classifier.out.bias"]
+    mnli = config_json(architectures=["BiGSForSequenceClassification"], num_labels=3,
+                       id2label={"0": "entailment", "1": "neutral", "2": "contradiction"})
+    model_dir(out, "bigs_cls_flax", "flax_model.msgpack", mp(flax_tree(fl)), config=mnli)
+    model_dir(out, "bigs_cls_pytorch", "pytorch_model.bin", torch_save_bytes(tn), config=mnli)
 
     # ---- bad inputs
     bad = f"{out}/bad"

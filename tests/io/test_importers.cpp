@@ -19,6 +19,7 @@
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/importers/tensor_file.hpp"
+#include "engine/models/model.hpp"
 
 namespace fs = std::filesystem;
 using namespace routescope;
@@ -55,6 +56,46 @@ Run import_cli(const std::vector<std::string>& args) {
     for (const auto& s : args)
         a << QString::fromStdString(s);
     return run(QStringLiteral(ROUTESCOPE_CLI), a);
+}
+
+template <class T>
+std::vector<T> read_h5(const std::string& path, const std::string& name) {
+    H5::H5File f(path, H5F_ACC_RDONLY);
+    H5::DataSet ds = f.openDataSet(name);
+    std::vector<T> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+    ds.read(v.data(), std::is_same_v<T, float>    ? H5::PredType::NATIVE_FLOAT
+                      : std::is_same_v<T, double> ? H5::PredType::NATIVE_DOUBLE
+                                                  : H5::PredType::NATIVE_INT32);
+    return v;
+}
+
+// The engine's logits of `ck` on the batch of `expected` (an h5 with input_ids, token_type_ids,
+// lengths [B, L]), MLM or classification, and max|engine − ref| / max|ref| against `dataset`.
+double logit_error(const Checkpoint& ck, const std::string& expected, const std::string& dataset,
+                   bool classify) {
+    const auto ids = read_h5<std::int32_t>(expected, "input_ids");
+    const auto types = read_h5<std::int32_t>(expected, "token_type_ids");
+    const auto lengths = read_h5<std::int32_t>(expected, "lengths");
+    const auto want = read_h5<double>(expected, dataset);
+    const int B = static_cast<int>(lengths.size());
+    const int L = static_cast<int>(ids.size()) / B;
+    models::Model model(ck.config, B, L, 1);
+    std::copy(ck.params.begin(), ck.params.end(), model.params().data());
+    std::vector<std::int32_t> labels(ids.size(), -100), class_labels(std::size_t(B), 0);
+    labels[0] = ids[0];
+    models::Batch batch;
+    batch.tokens = ids.data();
+    batch.types = types.data();
+    batch.lengths = lengths.data();
+    (classify ? batch.class_labels : batch.labels) = classify ? class_labels.data() : labels.data();
+    model.forward(batch, /*training=*/false);
+    if (static_cast<std::size_t>(model.logits_size()) != want.size()) return 1e9;
+    double err = 0, scale = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        err = std::max(err, std::fabs(double(model.logits()[i]) - want[i]));
+        scale = std::max(scale, std::fabs(want[i]));
+    }
+    return err / scale;
 }
 
 std::string read_error(const std::string& path, const std::string& format = "auto") {
@@ -192,6 +233,170 @@ private slots:
         }
     }
 
+    // A Hugging Face BERT (post-LN, learned positions, token types, gelu_erf, [CLS] pooler) in
+    // PyTorch and safetensors, with transformers' names (old gamma/beta too): the engine's logits
+    // on a padded batch match tests/reference/hf_bert.py (transformers' semantics, float64) within
+    // 1e-4 relative, for BertForMaskedLM and BertForSequenceClassification.
+    void bert_logits_match_the_published_semantics_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::addColumn<bool>("classify");
+        QTest::newRow("mlm pytorch") << "bert_mlm_pytorch" << false;
+        QTest::newRow("mlm safetensors") << "bert_mlm_safetensors" << false;
+        QTest::newRow("mlm gamma/beta") << "bert_mlm_gamma" << false;
+        QTest::newRow("mlm pretraining") << "bert_pretraining" << false;
+        QTest::newRow("cls pytorch") << "bert_cls_pytorch" << true;
+        QTest::newRow("cls safetensors") << "bert_cls_safetensors" << true;
+    }
+    void bert_logits_match_the_published_semantics() {
+        QFETCH(QString, dir);
+        QFETCH(bool, classify);
+        const std::string out = kOut + "/" + dir.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/" + dir.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QCOMPARE(ck.config.model.arch, std::string("bert"));
+        QCOMPARE(ck.config.model.norm_position, std::string("post"));
+        QCOMPARE(ck.config.model.pool, std::string("first"));
+        QCOMPARE(ck.config.model.mlm_head, !classify);
+        QCOMPARE(ck.config.model.n_labels, classify ? 3 : 0);
+        if (classify) {
+            QVERIFY(r.err.find("no MLM head") != std::string::npos);
+            QCOMPARE(ck.config.data.labels->at(2), std::string("contradiction"));
+        }
+        if (dir == "bert_pretraining")
+            QVERIFY2(
+                r.err.find("cls.seq_relationship.weight [2, 8]: not imported") != std::string::npos,
+                r.err.c_str());
+        const double err = logit_error(ck, kData + "/bert_expected.h5",
+                                       classify ? "cls_logits" : "mlm_logits", classify);
+        qDebug("%s: max|engine - ref| / max|ref| = %.3g", dir.toUtf8().constData(), err);
+        QVERIFY2(err < 1e-4, std::to_string(err).c_str());
+        if (classify) {  // no MLM head: an MLM batch is refused, naming the key
+            models::Model model(ck.config, 1, 4, 1);
+            std::vector<std::int32_t> ids(4, 5), labels(4, 5), len{4};
+            models::Batch b;
+            b.tokens = ids.data();
+            b.lengths = len.data();
+            b.labels = labels.data();
+            bool refused = false;
+            try {
+                model.forward(b, false);
+            } catch (const ConfigError& e) {
+                refused = std::string(e.what()).find("model.mlm_head") != std::string::npos;
+            }
+            QVERIFY(refused);
+        }
+    }
+
+    // A BiGS classification fine-tune (BiGS_*_MNLI: no cls/, pooler + classifier) imports as a
+    // model without the MLM head (model.mlm_head = false, said on stderr), pool = mean (the
+    // release's non_padding_mean), every tensor equal to the fixture's.
+    void bigs_classification_imports_without_mlm_head_data() {
+        QTest::addColumn<QString>("format");
+        QTest::newRow("flax") << "flax";
+        QTest::newRow("pytorch") << "pytorch";
+    }
+    void bigs_classification_imports_without_mlm_head() {
+        QFETCH(QString, format);
+        const std::string out = kOut + "/bigs_cls_" + format.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/bigs_cls_" + format.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY(r.err.find("model.mlm_head = false") != std::string::npos);
+        const Checkpoint ck = read_checkpoint(out);
+        QVERIFY(!ck.config.model.mlm_head);
+        QCOMPARE(ck.config.model.n_labels, 3);
+        QCOMPARE(ck.config.model.pool, std::string("mean"));
+        QCOMPARE(ck.config.data.labels->at(0), std::string("entailment"));
+        H5::H5File expected(kData + "/bigs_cls_expected.h5", H5F_ACC_RDONLY);
+        QCOMPARE(static_cast<std::size_t>(expected.getNumObjs()), ck.layout.size());
+        for (const auto& e : ck.layout) {
+            const auto want = read_h5<float>(kData + "/bigs_cls_expected.h5", e.name);
+            QCOMPARE(want.size(), e.size);
+            QVERIFY2(std::memcmp(want.data(), ck.params.data() + e.offset, e.size * 4) == 0,
+                     e.name.c_str());
+        }
+    }
+
+    // export writes the import's names (BiGS's official PyTorch port, Hugging Face BERT), and
+    // import(export(x)) is x bit for bit: configuration, parameters, vocabulary; Python reads the
+    // files (safetensors by numpy, pytorch_model.bin by torch.load(weights_only=True)) into
+    // transformers' BERT with the fixture's logits, and the BiGS files equal the official port's
+    // state_dict (tests/io/check_export.py).
+    void export_round_trips_bit_for_bit() {
+        const std::string exports = kOut + "/exports";
+        fs::remove_all(exports);
+        fs::create_directories(exports);
+        const std::vector<std::pair<std::string, std::string>> sources = {
+            {"bigs", "bigs_flax"},
+            {"bert_mlm", "bert_mlm_pytorch"},
+            {"bert_cls", "bert_cls_pytorch"}};
+        for (const auto& [name, dir] : sources) {
+            const std::string x = exports + "/" + name + ".ckpt.h5";
+            Run r = import_cli({kData + "/" + dir, "--out", x});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            const Checkpoint original = read_checkpoint(x);
+            for (const char* to : {"safetensors", "pytorch"}) {
+                const std::string out = exports + "/" + name + "_" + to;
+                r = run(QStringLiteral(ROUTESCOPE_CLI),
+                        {"export", QString::fromStdString(x), "--to", to, "--out",
+                         QString::fromStdString(out)});
+                QVERIFY2(r.code == 0, r.err.c_str());
+                QVERIFY(fs::exists(out + "/config.json") && fs::exists(out + "/vocab.txt"));
+                const std::string back = out + ".ckpt.h5";
+                r = import_cli({out, "--out", back});
+                QVERIFY2(r.code == 0, r.err.c_str());
+                const Checkpoint ck = read_checkpoint(back);
+                QCOMPARE(ck.config.to_json_text(), original.config.to_json_text());
+                QCOMPARE(ck.params.size(), original.params.size());
+                QVERIFY2(std::memcmp(ck.params.data(), original.params.data(),
+                                     ck.params.size() * sizeof(float)) == 0,
+                         (name + " " + to).c_str());
+                QVERIFY(ck.tokenizer.model == original.tokenizer.model);
+            }
+        }
+        const Run py = run(QStringLiteral(ROUTESCOPE_PYTHON),
+                           {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_export.py"),
+                            QString::fromStdString(kData), QString::fromStdString(exports)});
+        qDebug("%s", py.out.c_str());
+        QVERIFY2(py.code == 0, (py.out + py.err).c_str());
+    }
+
+    // A model without a published layout (a pre-norm bert) is refused naming the key, and an
+    // --out that holds something is never overwritten: exit 2, nothing written.
+    void export_refuses() {
+        const std::string dir = kOut + "/refused";
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        const std::string x = dir + "/x.ckpt.h5";
+        QCOMPARE(import_cli({kData + "/bert_mlm_pytorch", "--out", x}).code, 0);
+        Checkpoint ck = read_checkpoint(x);
+        ck.config.model.norm_position = "pre";
+        ParamStore store;
+        for (const auto& e : ck.layout)
+            store.add(e.name, e.shape);
+        store.allocate();
+        std::copy(ck.params.begin(), ck.params.end(), store.data());
+        const std::string pre = dir + "/pre.ckpt.h5";
+        write_checkpoint(pre, ck.config, store, ck.tokenizer);
+        const std::string out = dir + "/out";
+        Run r =
+            run(QStringLiteral(ROUTESCOPE_CLI), {"export", QString::fromStdString(pre), "--to",
+                                                 "pytorch", "--out", QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("model.norm_position") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+        fs::create_directories(out);
+        std::ofstream(out + "/keep.txt") << "mine";
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("not an empty directory") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out + "/config.json"));
+        for (const auto& e : fs::directory_iterator(dir))  // no temporary left behind
+            QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());
+    }
+
     // One weights file with --config and --vocab.
     void single_file_with_config() {
         const std::string out = kOut + "/single.ckpt.h5";
@@ -227,6 +432,9 @@ private slots:
             {"cls.predictions.bias", "run past the end of the file"});
         row("zip missing storage", "bad/zip_missing_storage", {"archive/data/3", "missing"});
         row("pickle global", "bad/evil_pickle", {"pytorch_model.bin", "posix.system", "refused"});
+        row("bert position_ids", "bad/bert_position_ids",
+            {"pytorch_model.bin", "bert.embeddings.position_ids: element 0 is 15"});
+        row("bert hidden_act", "bad/bert_gelu_new", {"config.json", "hidden_act", "gelu_new"});
     }
     void bad_input() {
         QFETCH(QString, src);

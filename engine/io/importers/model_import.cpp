@@ -53,8 +53,12 @@ T require(const nlohmann::json& hf, const std::string& key, const std::string& w
 enum class Transform { none, transpose, drop_unit_head };
 
 struct Source {
+    Source() = default;
+    Source(std::string n, Transform t = Transform::none, std::string a = {})
+        : name(std::move(n)), transform(t), alt(std::move(a)) {}
     std::string name;
     Transform transform = Transform::none;
+    std::string alt;  ///< another name for the same tensor (old BERT LayerNorm gamma/beta)
 };
 
 // The source tensor of each engine parameter of a bigs model, in the names of `format`.
@@ -112,6 +116,50 @@ std::map<std::string, Source> bigs_sources(const ModelConfig& m, const std::stri
     return out;
 }
 
+// The source tensor of each engine parameter of a Hugging Face BERT (BertForMaskedLM,
+// BertForSequenceClassification; PyTorch and safetensors names). Old checkpoints name LayerNorm's
+// weight/bias gamma/beta.
+std::map<std::string, Source> bert_sources(const ModelConfig& m) {
+    std::map<std::string, Source> out;
+    const auto linear = [&](const std::string& target, const std::string& source) {
+        out[target + ".weight"] = {source + ".weight"};
+        out[target + ".bias"] = {source + ".bias"};
+    };
+    const auto norm = [&](const std::string& target, const std::string& source) {
+        out[target + ".weight"] = {source + ".weight", Transform::none, source + ".gamma"};
+        out[target + ".bias"] = {source + ".bias", Transform::none, source + ".beta"};
+    };
+    out["embeddings.word.weight"] = {"bert.embeddings.word_embeddings.weight"};
+    out["embeddings.position.weight"] = {"bert.embeddings.position_embeddings.weight"};
+    out["embeddings.type.weight"] = {"bert.embeddings.token_type_embeddings.weight"};
+    norm("embeddings.norm", "bert.embeddings.LayerNorm");
+    for (int i = 0; i < m.n_layers; ++i) {
+        const std::string t = "layers." + std::to_string(i) + ".";
+        const std::string s = "bert.encoder.layer." + std::to_string(i) + ".";
+        linear(t + "attn.q", s + "attention.self.query");
+        linear(t + "attn.k", s + "attention.self.key");
+        linear(t + "attn.v", s + "attention.self.value");
+        linear(t + "attn.o", s + "attention.output.dense");
+        norm(t + "norm1", s + "attention.output.LayerNorm");
+        linear(t + "ffn1", s + "intermediate.dense");
+        linear(t + "ffn2", s + "output.dense");
+        norm(t + "norm2", s + "output.LayerNorm");
+    }
+    linear("mlm.dense", "cls.predictions.transform.dense");
+    norm("mlm.norm", "cls.predictions.transform.LayerNorm");
+    out["mlm.bias"] = {"cls.predictions.bias"};
+    linear("classifier.pool", "bert.pooler.dense");
+    linear("classifier.out", "classifier");
+    return out;
+}
+
+// The engine parameter → source map of `m.arch` in the names of `format`.
+std::map<std::string, Source> sources_of(const ModelConfig& m, const std::string& format) {
+    if (m.arch == "bigs") return bigs_sources(m, format);
+    if (m.arch == "bert") return bert_sources(m);
+    throw Error("map_parameters: no name map for arch " + m.arch);
+}
+
 std::string shape_text(const std::vector<std::int64_t>& shape) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i)
@@ -151,11 +199,37 @@ void copy_into(const NamedTensor& source, const ParamEntry& target, Transform tr
 
 // Tensors a PyTorch state_dict repeats for a tied decoder: accepted when they equal the tensor
 // they are tied to, bit for bit; otherwise they are a second set of weights the engine lacks.
-const std::map<std::string, std::string>& tied_copies() {
-    static const std::map<std::string, std::string> tied = {
+const std::map<std::string, std::string>& tied_copies(const std::string& arch) {
+    static const std::map<std::string, std::string> bigs = {
         {"cls.predictions.decoder.weight", "bigs.embeddings.word_embeddings.weight"},
         {"cls.predictions.decoder.bias", "cls.predictions.bias"}};
-    return tied;
+    static const std::map<std::string, std::string> bert = {
+        {"cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight"},
+        {"cls.predictions.decoder.bias", "cls.predictions.bias"}};
+    return arch == "bert" ? bert : bigs;
+}
+
+// Integer buffers a transformers state_dict may hold: accepted by name when their values are what
+// the engine computes itself (position ids 0..L-1, token type ids 0), else a problem.
+std::string check_buffer(const NamedTensor& t, int max_len) {
+    const bool positions = t.name.ends_with("embeddings.position_ids");
+    if (t.shape.empty() || t.shape.back() != max_len || t.size() != std::size_t(max_len))
+        return t.name + ": shape " + shape_text(t.shape) + ", expected [1, " +
+               std::to_string(max_len) + "] (a buffer of max_position_embeddings ids)";
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const float want = positions ? static_cast<float>(i) : 0.0f;
+        if (t.data[i] != want)
+            return t.name + ": element " + std::to_string(i) + " is " +
+                   std::to_string(static_cast<double>(t.data[i])) + ", expected " +
+                   std::to_string(static_cast<double>(want)) +
+                   (positions ? " (the engine's positions are 0..L-1)"
+                              : " (the engine's default type ids are 0)");
+    }
+    return "";
+}
+
+bool is_buffer_name(const std::string& name) {
+    return name.ends_with("embeddings.position_ids") || name.ends_with("embeddings.token_type_ids");
 }
 
 }  // namespace
@@ -271,57 +345,70 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
 
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                            const TensorFile& file, const std::string& where) {
-    if (arch == "bert")
-        throw FormatError(
-            where +
-            ": model_type: bert: a Hugging Face BERT is post-norm (LN after each residual) and "
-            "pools [CLS] through its pooler; the engine's bert (STACK/ATT) is pre-norm, so the "
-            "weights cannot be imported faithfully (docs/decisions.md, importers)");
     RunConfig c;
     ModelConfig& m = c.model;
-    m.arch = "bigs";
+    m.arch = arch;
     m.vocab_size = require<int>(hf, "vocab_size", where);
     m.d_model = require<int>(hf, "hidden_size", where);
     m.n_layers = require<int>(hf, "num_hidden_layers", where);
     m.d_inner = require<int>(hf, "intermediate_size", where);
     m.max_len = require<int>(hf, "max_position_embeddings", where);
-    m.ssm.n_modes = get_or<int>(hf, "num_ssm", 64, where);
-    m.ssm.n_kernels = 1;  // the published BiGS: one kernel shared by all channels
     m.ln_eps = get_or<double>(hf, "layer_norm_eps", 1e-12, where);
     m.dropout = get_or<double>(hf, "hidden_dropout_prob", 0.1, where);
     m.init_std = get_or<double>(hf, "initializer_range", 0.02, where);
-
-    // hidden_act is the gelu inside the blocks; the released JAX model's "gelu" is jax.nn.gelu,
-    // the tanh approximation (MODELS.md, BiGS GATED block).
-    const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
-    if (act == "gelu" || act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh")
-        m.block_gelu = "tanh";
-    else if (act == "gelu_exact" || act == "gelu_erf")
-        m.block_gelu = "erf";
-    else
-        throw FormatError(where + ": hidden_act: '" + act +
-                          "' is not a gelu; the engine's blocks have only gelu (tanh or erf)");
-    if (!get_or<bool>(hf, "pre_norm", true, where))
-        throw FormatError(where + ": pre_norm: false (post-norm) is not a BiGS the engine builds");
     const std::string positions =
         get_or<std::string>(hf, "position_embedding_type", "absolute", where);
     if (positions != "absolute")
         throw FormatError(where + ": position_embedding_type: '" + positions +
                           "' (the engine has learned absolute positions only)");
-    const std::string pooler = get_or<std::string>(hf, "pooler_type", "non_padding_mean", where);
-    if (pooler == "non_padding_mean" || pooler == "mean")
-        m.pool = "mean";
-    else if (pooler == "first" || pooler == "cls")
+    const bool flax = file.format == "flax";
+    std::string types, mlm_bias;
+    const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
+    if (arch == "bert") {
+        // Hugging Face BERT: post-LN layers, [CLS] pooler, and hidden_act used by the blocks AND
+        // the MLM head's transform, whose gelu the engine fixes to erf: only transformers'
+        // "gelu" (GELUActivation, the erf form) reproduces the model.
+        if (act != "gelu")
+            throw FormatError(where + ": hidden_act: '" + act +
+                              "' (a BERT imports with 'gelu', the erf form, which its MLM head "
+                              "transform shares; the engine's MLM head is gelu_erf)");
+        m.block_gelu = "erf";
+        m.norm_position = "post";
         m.pool = "first";
-    else
-        throw FormatError(where + ": pooler_type: '" + pooler +
-                          "' (the engine pools by the non-padding mean or the first token)");
+        m.n_heads = require<int>(hf, "num_attention_heads", where);
+        types = "bert.embeddings.token_type_embeddings.weight";
+        mlm_bias = "cls.predictions.bias";
+    } else {
+        m.ssm.n_modes = get_or<int>(hf, "num_ssm", 64, where);
+        m.ssm.n_kernels = 1;  // the published BiGS: one kernel shared by all channels
+        // hidden_act is the gelu inside the blocks; the released JAX model's "gelu" is
+        // jax.nn.gelu, the tanh approximation (MODELS.md, BiGS GATED block).
+        if (act == "gelu" || act == "gelu_new" || act == "gelu_fast" || act == "gelu_pytorch_tanh")
+            m.block_gelu = "tanh";
+        else if (act == "gelu_exact" || act == "gelu_erf")
+            m.block_gelu = "erf";
+        else
+            throw FormatError(where + ": hidden_act: '" + act +
+                              "' is not a gelu; the engine's blocks have only gelu (tanh or erf)");
+        if (!get_or<bool>(hf, "pre_norm", true, where))
+            throw FormatError(where +
+                              ": pre_norm: false (post-norm) is not a BiGS the engine builds");
+        const std::string pooler =
+            get_or<std::string>(hf, "pooler_type", "non_padding_mean", where);
+        if (pooler == "non_padding_mean" || pooler == "mean")
+            m.pool = "mean";
+        else if (pooler == "first" || pooler == "cls")
+            m.pool = "first";
+        else
+            throw FormatError(where + ": pooler_type: '" + pooler +
+                              "' (the engine pools by the non-padding mean or the first token)");
+        types = flax ? "s4_bert/embeddings/token_type_embeddings/embedding"
+                     : "bigs.embeddings.token_type_embeddings.weight";
+        mlm_bias = flax ? "cls/predictions/bias" : "cls.predictions.bias";
+    }
 
     // Type embeddings: the engine has exactly two segments.
     const auto type_vocab = get_or<int>(hf, "type_vocab_size", 2, where);
-    const bool flax = file.format == "flax";
-    const std::string types = flax ? "s4_bert/embeddings/token_type_embeddings/embedding"
-                                   : "bigs.embeddings.token_type_embeddings.weight";
     m.type_embeddings = file.find(types) != nullptr;
     if (m.type_embeddings && type_vocab != 2)
         throw FormatError(where + ": type_vocab_size: " + std::to_string(type_vocab) +
@@ -349,6 +436,9 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
             c.data.labels = labels;
         }
     }
+    // A fine-tuned classifier (BiGS_*_MNLI, BertForSequenceClassification) has no MLM head: the
+    // model is built without one (model.mlm_head = false) rather than with a made-up head.
+    m.mlm_head = m.n_labels == 0 || file.find(mlm_bias) != nullptr;
     c.tokenizer.kind = "wordpiece";
     c.tokenizer.vocab_size = m.vocab_size;
     c.data.seq_len = m.max_len;  // the released encoder pads to Lmax
@@ -363,14 +453,18 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
 
 // ------------------------------------------------------------------ parameters
 
-std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config) {
+std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config,
+                                           std::vector<std::string>* notes) {
     const ModelConfig& m = config.model;
-    if (m.arch != "bigs") throw Error("map_parameters: no name map for arch " + m.arch);
+    if (m.arch == "bert" && file.format == "flax")
+        throw FormatError(file.path +
+                          ": a Flax BERT is not imported (PyTorch or safetensors only; "
+                          "docs/decisions.md, importers)");
+    const auto sources = sources_of(m, file.format);
     auto store = std::make_unique<ParamStore>();
     for (const auto& e : models::Model::parameter_layout(m))
         store->add(e.name, e.shape);
     store->allocate();
-    const auto sources = bigs_sources(m, file.format);
 
     std::vector<std::string> problems;
     std::set<std::string> used;
@@ -382,31 +476,55 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         }
         const Source& src = it->second;
         const NamedTensor* t = file.find(src.name);
+        if (!t && !src.alt.empty()) t = file.find(src.alt);
         if (!t) {
             problems.push_back(src.name + ": missing (for " + e.name + ")");
             continue;
         }
-        used.insert(src.name);
+        used.insert(t->name);
+        if (dtype_size(t->dtype) != 2 && t->dtype != "float32") {
+            problems.push_back(t->name + ": dtype " + t->dtype + " is not a floating-point " +
+                               "parameter (for " + e.name + ")");
+            continue;
+        }
         if (!shape_fits(t->shape, e.shape, src.transform)) {
             std::vector<std::int64_t> want = e.shape;
             if (src.transform == Transform::transpose) std::reverse(want.begin(), want.end());
-            problems.push_back(src.name + ": shape " + shape_text(t->shape) + ", expected " +
+            problems.push_back(t->name + ": shape " + shape_text(t->shape) + ", expected " +
                                shape_text(want) + " (for " + e.name + " " + shape_text(e.shape) +
                                ")");
             continue;
         }
         copy_into(*t, e, src.transform, store->param(e.name));
     }
+    const auto& tied_map = tied_copies(m.arch);
     for (const auto& t : file.tensors) {
         if (used.count(t.name)) continue;
-        const auto tied = tied_copies().find(t.name);
-        if (file.format != "flax" && tied != tied_copies().end()) {
+        if (file.format != "flax" && is_buffer_name(t.name)) {
+            const std::string problem = check_buffer(t, m.max_len);
+            if (!problem.empty()) problems.push_back(problem);
+            continue;
+        }
+        const auto tied = tied_map.find(t.name);
+        if (file.format != "flax" && m.mlm_head && tied != tied_map.end()) {
             const NamedTensor* original = file.find(tied->second);
             if (original && original->shape == t.shape &&
                 std::memcmp(original->data.data(), t.data.data(), t.data.size() * 4) == 0)
                 continue;
             problems.push_back(t.name + ": differs from " + tied->second +
                                ", to which the engine ties it");
+            continue;
+        }
+        // A BERT pretraining checkpoint (BertForPreTraining, e.g. bert-base-uncased) also holds
+        // the pooler and the next-sentence head; an MLM model has neither, so they are left out,
+        // and said so.
+        if (m.arch == "bert" && m.n_labels == 0 &&
+            (t.name.starts_with("bert.pooler.") || t.name.starts_with("cls.seq_relationship."))) {
+            if (notes)
+                notes->push_back(t.name + " " + shape_text(t.shape) +
+                                 ": not imported (the pooler / next-sentence head of a "
+                                 "pretraining checkpoint; the imported model has the MLM head "
+                                 "only)");
             continue;
         }
         problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");
@@ -419,6 +537,40 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         throw FormatError(text);
     }
     return store;
+}
+
+std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<ParamEntry>& layout,
+                                        const float* params, bool with_tied_copies) {
+    const auto sources = sources_of(m, "pytorch");
+    std::vector<NamedTensor> out;
+    for (const auto& e : layout) {
+        const auto it = sources.find(e.name);
+        if (it == sources.end())
+            throw Error("export: " + e.name + " has no name in the " + m.arch + " name map");
+        const Source& src = it->second;
+        NamedTensor t;
+        t.name = src.name;
+        t.dtype = "float32";
+        t.shape = e.shape;
+        // The inverse of the import's transforms (the PyTorch names never transpose): the
+        // published SSM's [1, N] and [1, N, 2] drop their unit head; [1] vectors stay [1].
+        if (src.transform == Transform::drop_unit_head && e.shape.size() >= 2 && e.shape[0] == 1)
+            t.shape.erase(t.shape.begin());
+        t.data.assign(params + e.offset, params + e.offset + e.size);
+        out.push_back(std::move(t));
+    }
+    if (with_tied_copies && m.mlm_head) {
+        // torch.save of a transformers state_dict repeats the tied decoder under its own names.
+        for (const auto& [copy, original] : tied_copies(m.arch)) {
+            const auto it = std::find_if(out.begin(), out.end(),
+                                         [&](const NamedTensor& t) { return t.name == original; });
+            if (it == out.end()) throw Error("export: no " + original + " for " + copy);
+            NamedTensor t = *it;
+            t.name = copy;
+            out.push_back(std::move(t));
+        }
+    }
+    return out;
 }
 
 ImportedModel import_model(const ImportSource& source, const std::string& arch) {
@@ -442,7 +594,11 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
         throw FormatError(source.vocab + ": " + std::to_string(tokenizer.vocab_size()) +
                           " pieces, more than the model's vocab_size " +
                           std::to_string(out.config.model.vocab_size));
-    out.params = map_parameters(file, out.config);
+    if (!out.config.model.mlm_head)
+        out.notes.push_back(
+            "no MLM head in " + file.path +
+            ": a classification-only model (model.mlm_head = false); MLM batches are refused");
+    out.params = map_parameters(file, out.config, &out.notes);
     return out;
 }
 

@@ -7,8 +7,9 @@
 // the SSM's [N] vectors → [H = 1, N]), the WordPiece vocabulary embedded.
 //
 // Nothing is skipped silently: every missing, unexpected or wrongly shaped tensor is reported by
-// name (all of them, in one FormatError); a semantic the engine does not have (post-norm, a type
-// vocabulary other than 2, another activation) is a FormatError naming the config.json key.
+// name (all of them, in one FormatError); a semantic the engine does not have (a type vocabulary
+// other than 2, another activation, relative positions) is a FormatError naming the config.json
+// key.
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,21 +51,34 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                            const TensorFile& file, const std::string& where);
 
 /// The parameters of `config`'s model filled from `file` by the name map of `config.model.arch`.
-/// FormatError listing every missing, unexpected or wrongly shaped tensor by name.
-std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config);
+/// FormatError listing every missing, unexpected or wrongly shaped tensor by name. Tensors left out
+/// on purpose (a pretraining BERT's pooler and next-sentence head) are listed in `notes`.
+std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config,
+                                           std::vector<std::string>* notes = nullptr);
 
 /// The vocabulary bytes (vocab.txt text) of a vocab.txt or a tokenizer.json with a WordPiece
 /// model; validated by building the tokenizer. FormatError naming the file.
 std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path);
+
+/// The inverse of map_parameters for `m` (model_export.hpp): every parameter of `layout` (values
+/// from `params`, in the checkpoint's flat layout) under its PyTorch / safetensors name and shape
+/// as the import reads it, in layout order; with `tied_copies`, the decoder's tied copies
+/// (cls.predictions.decoder.{weight,bias}) appended, as torch.save of a transformers model has
+/// them.
+std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<ParamEntry>& layout,
+                                        const float* params, bool tied_copies);
 
 struct ImportedModel {
     RunConfig config;
     std::unique_ptr<ParamStore> params;
     TokenizerBlob tokenizer;
     std::string source_format;
+    /// What the import left out or added on purpose, for the user to read (printed by the CLI).
+    std::vector<std::string> notes;
 };
 
 /// Everything above in order: reads the files, translates and maps. `arch`: auto | bigs | bert.
+/// bert is a Hugging Face BERT (post-LN, model.norm_position = post, pool = first).
 ImportedModel import_model(const ImportSource& source, const std::string& arch);
 
 /// Provenance recorded as root attributes of the checkpoint (import_source, import_format,

@@ -547,7 +547,7 @@ TensorFile read_pytorch_zip(const std::string& path) {
         t.dtype = storage.s;
         t.shape = value->size;
         if (dtype_size(t.dtype) == 0)
-            fail("unknown dtype '" + t.dtype + "' (float32, float16 or bfloat16)");
+            fail("unknown dtype '" + t.dtype + "' (float32, float16, bfloat16 or int64)");
         const std::string entry = prefix + "data/" + storage.s2;
         if (!zip.has(entry)) fail("its storage " + entry + " is missing from the archive");
         auto it = storages.find(storage.s2);

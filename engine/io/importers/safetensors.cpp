@@ -18,6 +18,7 @@ std::string dtype_of(const std::string& code) {
     if (code == "F32") return "float32";
     if (code == "F16") return "float16";
     if (code == "BF16") return "bfloat16";
+    if (code == "I64") return "int64";
     return "";
 }
 
@@ -66,7 +67,7 @@ TensorFile read_safetensors(const std::string& path) {
         t.name = name;
         t.dtype = dtype_of(dtype.get<std::string>());
         if (t.dtype.empty())
-            fail(name, "unknown dtype '" + dtype.get<std::string>() + "' (F32, F16 or BF16)");
+            fail(name, "unknown dtype '" + dtype.get<std::string>() + "' (F32, F16, BF16 or I64)");
         if (!shape.is_array()) fail(name, "shape is not a list");
         for (const auto& d : shape) {
             if (!d.is_number_unsigned()) fail(name, "shape holds something other than a dimension");

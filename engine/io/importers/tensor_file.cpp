@@ -75,6 +75,7 @@ float bfloat16_to_float(std::uint16_t bits) {
 std::size_t dtype_size(const std::string& dtype) {
     if (dtype == "float32") return 4;
     if (dtype == "float16" || dtype == "bfloat16") return 2;
+    if (dtype == "int64") return 8;  // integer buffers (position_ids); never a parameter
     return 0;
 }
 
@@ -89,6 +90,14 @@ bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std:
             std::uint16_t v;
             std::memcpy(&v, bytes + 2 * i, 2);
             out[i] = half ? half_to_float(v) : bfloat16_to_float(v);
+        }
+    } else if (dtype == "int64") {
+        // Exact for |v| <= 2^24; the importer accepts int64 tensors only as buffers whose values
+        // it checks (position_ids = 0..Lmax-1), never as parameters.
+        for (std::size_t i = 0; i < count; ++i) {
+            std::int64_t v;
+            std::memcpy(&v, bytes + 8 * i, 8);
+            out[i] = static_cast<float>(v);
         }
     } else {
         return false;

@@ -20,7 +20,7 @@ namespace routescope::importers {
 struct NamedTensor {
     std::string name;
     std::vector<std::int64_t> shape;
-    std::string dtype;        ///< as stored: float32 | float16 | bfloat16
+    std::string dtype;        ///< as stored: float32 | float16 | bfloat16 | int64 (buffers)
     std::vector<float> data;  ///< row-major (C order), product(shape) values
 
     std::size_t size() const { return data.size(); }
@@ -57,8 +57,8 @@ TensorFile read_tensor_file(const std::string& path, const std::string& format =
 float half_to_float(std::uint16_t bits);
 float bfloat16_to_float(std::uint16_t bits);
 
-/// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16) at `bytes` into
-/// `out`. Returns false for another dtype.
+/// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16 | int64, the
+/// last exact up to 2^24) at `bytes` into `out`. Returns false for another dtype.
 bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std::size_t count,
                       float* out);
 /// Bytes per element of a dtype this reader knows (0 for an unknown one).

@@ -35,6 +35,8 @@ SCHEMA = {
         },
         "n_labels": (0, "int"),
         "pool": ("mean", ("mean", "first", "sentence")),
+        "norm_position": ("pre", ("pre", "post")),
+        "mlm_head": (True, "bool"),
         "birdie": {
             "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),
             "layer_pattern": ("alternate", ("alternate", "uniform")),

@@ -23,6 +23,8 @@ STACK/SSM (our reading of the paper's ablation, the one that matches its ~12 d^2
 GATED/ATT:  F = do( gelu(dol( duc(MHA(U)) )) * V ),  U = gelu(du(X)), V = gelu(dv(X))
 
 STACK/ATT (BERT, pre-norm):  h <- h + MHA(LN1(h));  h <- h + W2 gelu(W1 LN2(h))
+  model.norm_position = post (Hugging Face BERT): h <- LN1(h + MHA(h));  h <- LN2(h + W2 gelu(W1 h))
+  model.mlm_head = false: no MLM head (classification only)
 
 MHA: heads of width 64 unless model.n_heads; softmax(q k^T / sqrt(d_head)) with padding keys
 masked (probability exactly 0); dropout on the probabilities; output projection o.
@@ -207,8 +209,12 @@ class StackAttBlock(nn.Module):
         self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
         self.ffn1 = nn.Linear(d, inner)
         self.ffn2 = nn.Linear(inner, d)
+        self.post = m["norm_position"] == "post"  # Hugging Face BERT: LN after each residual
 
     def forward(self, h, key_valid):
+        if self.post:
+            h = self.norm1(h + self.attn(h, key_valid))
+            return self.norm2(h + self.ffn2(gelu(self.ffn1(h), self.act)))
         h = h + self.attn(self.norm1(h), key_valid)
         return h + self.ffn2(gelu(self.ffn1(self.norm2(h)), self.act))
 
@@ -278,7 +284,9 @@ class Model(nn.Module):
             self.layers = nn.ModuleList([BLOCKS[m["arch"]](cfg) for _ in range(m["n_layers"])])
         if m["arch"] == "birdie":
             assign_layer_modes(self.layers, cfg)
-        self.mlm = MLMHead(cfg)
+        if m["norm_position"] == "post" and m["arch"] != "bert":
+            raise ConfigError("model.norm_position: 'post' is for arch bert")
+        self.mlm = MLMHead(cfg) if m["mlm_head"] else None
         self.classifier = ClassifierHead(cfg) if m["n_labels"] > 0 else None
         self.reset_parameters()
 
@@ -295,7 +303,8 @@ class Model(nn.Module):
                 module.bias.zero_()
             elif isinstance(module, (SSM, SpatialMix)):
                 module.reset_parameters()
-        self.mlm.bias.zero_()
+        if self.mlm is not None:
+            self.mlm.bias.zero_()
 
     def encode(self, input_ids, lengths, token_type_ids=None, reset_mask=None):
         """Final hidden states [B, L, d] and the validity mask [B, L] (position < length).
@@ -313,6 +322,8 @@ class Model(nn.Module):
         return h, key_valid
 
     def mlm_logits(self, h):
+        if self.mlm is None:
+            raise ValueError("an MLM batch needs the MLM head (model.mlm_head = true)")
         return self.mlm(h, self.embeddings.word.weight)
 
     def class_logits(self, h, key_valid):

@@ -1,0 +1,299 @@
+#include "engine/io/importers/model_export.hpp"
+
+#include <unistd.h>
+#include <zip.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.hpp"
+#include "engine/io/importers/model_import.hpp"
+#include "engine/models/model.hpp"
+
+namespace routescope::importers {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& key, const std::string& why) {
+    throw ConfigError(key + ": " + why);
+}
+
+void labels_into(ojson& j, const RunConfig& c) {
+    const ModelConfig& m = c.model;
+    if (m.n_labels <= 0) return;
+    j["num_labels"] = m.n_labels;
+    if (!c.data.labels || static_cast<int>(c.data.labels->size()) != m.n_labels) return;
+    ojson id2label = ojson::object(), label2id = ojson::object();
+    for (int k = 0; k < m.n_labels; ++k) {
+        id2label[std::to_string(k)] = (*c.data.labels)[static_cast<std::size_t>(k)];
+        label2id[(*c.data.labels)[static_cast<std::size_t>(k)]] = k;
+    }
+    j["id2label"] = id2label;
+    j["label2id"] = label2id;
+}
+
+// ---------------------------------------------------------------- pickle, protocol 2
+class Pickle {
+public:
+    Pickle() { out_ += "\x80\x02"; }
+    void op(char c) { out_ += c; }
+    void global(const char* module, const char* name) {
+        out_ += 'c';
+        out_ += module;
+        out_ += '\n';
+        out_ += name;
+        out_ += '\n';
+    }
+    void str(const std::string& s) {
+        out_ += 'X';  // BINUNICODE
+        le(static_cast<std::uint32_t>(s.size()), 4);
+        out_ += s;
+    }
+    void integer(std::int64_t v) {
+        if (v >= 0 && v < 256) {
+            out_ += 'K';
+            le(static_cast<std::uint64_t>(v), 1);
+        } else if (v >= 0 && v < 65536) {
+            out_ += 'M';
+            le(static_cast<std::uint64_t>(v), 2);
+        } else if (v >= INT32_MIN && v <= INT32_MAX) {
+            out_ += 'J';
+            le(static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)), 4);
+        } else {
+            out_ += '\x8a';  // LONG1, 8 bytes two's complement
+            out_ += '\x08';
+            le(static_cast<std::uint64_t>(v), 8);
+        }
+    }
+    void int_tuple(const std::vector<std::int64_t>& v) {
+        if (v.empty()) {
+            out_ += ')';
+            return;
+        }
+        out_ += '(';
+        for (auto x : v)
+            integer(x);
+        out_ += 't';
+    }
+    std::string take() {
+        out_ += '.';
+        return std::move(out_);
+    }
+
+private:
+    void le(std::uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i)
+            out_ += static_cast<char>((v >> (8 * i)) & 0xff);
+    }
+    std::string out_;
+};
+
+std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
+    std::vector<std::int64_t> s(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;)
+        s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) throw IoError(path.string() + ": cannot write");
+}
+
+}  // namespace
+
+ojson export_config(const RunConfig& c) {
+    const ModelConfig& m = c.model;
+    ojson j;
+    if (m.arch == "bert") {
+        if (m.norm_position != "post")
+            refuse("model.norm_position",
+                   "'" + m.norm_position +
+                       "': a Hugging Face BERT is post-LN; this pre-norm model has no BERT layout");
+        if (m.block_gelu != "erf")
+            refuse("model.block_gelu", "'tanh': BERT's hidden_act 'gelu' is the erf form");
+        if (!m.type_embeddings)
+            refuse("model.type_embeddings", "false: a BERT has token type embeddings");
+        if (m.n_labels > 0 && m.pool != "first")
+            refuse("model.pool", "'" + m.pool + "': BERT's pooler reads [CLS] (pool = first)");
+        j["architectures"] = {m.mlm_head ? "BertForMaskedLM" : "BertForSequenceClassification"};
+        j["model_type"] = "bert";
+        j["vocab_size"] = m.vocab_size;
+        j["hidden_size"] = m.d_model;
+        j["num_hidden_layers"] = m.n_layers;
+        j["num_attention_heads"] = m.heads();
+        j["intermediate_size"] = m.inner();
+        j["hidden_act"] = "gelu";
+        j["max_position_embeddings"] = m.max_len;
+        j["type_vocab_size"] = 2;
+        j["layer_norm_eps"] = m.ln_eps;
+        j["hidden_dropout_prob"] = m.dropout;
+        j["attention_probs_dropout_prob"] = m.dropout;
+        j["initializer_range"] = m.init_std;
+        j["position_embedding_type"] = "absolute";
+        j["pad_token_id"] = 0;
+    } else if (m.arch == "bigs") {
+        if (m.ssm.n_kernels != 1)
+            refuse("model.ssm.n_kernels",
+                   std::to_string(m.ssm.n_kernels) + ": the published BiGS has one SSM kernel");
+        j["architectures"] = {m.mlm_head ? "BiGSForMaskedLM" : "BiGSForSequenceClassification"};
+        j["model_type"] = "BiGS";
+        j["vocab_size"] = m.vocab_size;
+        j["hidden_size"] = m.d_model;
+        j["num_hidden_layers"] = m.n_layers;
+        j["intermediate_size"] = m.inner();
+        j["num_ssm"] = m.ssm.n_modes;
+        j["max_position_embeddings"] = m.max_len;
+        j["type_vocab_size"] = 2;
+        j["layer_norm_eps"] = m.ln_eps;
+        // The release's "gelu" is jax.nn.gelu, the tanh form (model_import.cpp's reading).
+        j["hidden_act"] = m.block_gelu == "tanh" ? "gelu" : "gelu_exact";
+        j["hidden_dropout_prob"] = m.dropout;
+        j["initializer_range"] = m.init_std;
+        j["pre_norm"] = true;
+        j["pooler_type"] = m.pool == "first" ? "first" : "non_padding_mean";
+        j["pad_token_id"] = 0;
+    } else {
+        refuse("model.arch",
+               "'" + m.arch + "' has no published layout to export (bigs and post-LN bert do)");
+    }
+    labels_into(j, c);
+    return j;
+}
+
+std::string safetensors_bytes(const std::vector<NamedTensor>& tensors) {
+    ojson header = ojson::object();
+    std::size_t offset = 0;
+    for (const auto& t : tensors) {
+        const std::size_t bytes = t.data.size() * sizeof(float);
+        header[t.name] = {
+            {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+    }
+    header["__metadata__"] = {{"format", "pt"}};
+    std::string h = header.dump();
+    h.append((8 - h.size() % 8) % 8, ' ');
+    std::string out(8, '\0');
+    const std::uint64_t n = h.size();
+    std::memcpy(out.data(), &n, 8);  // little-endian (checked by the readers' static_assert)
+    out += h;
+    out.reserve(out.size() + offset);
+    for (const auto& t : tensors)
+        out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+    return out;
+}
+
+std::string torch_pickle_bytes(const std::vector<NamedTensor>& tensors) {
+    Pickle p;
+    p.global("collections", "OrderedDict");
+    p.op(')');
+    p.op('R');
+    p.op('(');  // MARK ... SETITEMS
+    for (std::size_t k = 0; k < tensors.size(); ++k) {
+        const NamedTensor& t = tensors[k];
+        p.str(t.name);
+        p.global("torch._utils", "_rebuild_tensor_v2");
+        p.op('(');
+        // persistent id ('storage', torch.FloatStorage, key, location, numel)
+        p.op('(');
+        p.str("storage");
+        p.global("torch", "FloatStorage");
+        p.str(std::to_string(k));
+        p.str("cpu");
+        p.integer(static_cast<std::int64_t>(t.data.size()));
+        p.op('t');
+        p.op('Q');     // BINPERSID
+        p.integer(0);  // storage offset
+        p.int_tuple(t.shape);
+        p.int_tuple(contiguous_strides(t.shape));
+        p.op('\x89');                            // requires_grad = False
+        p.global("collections", "OrderedDict");  // backward hooks
+        p.op(')');
+        p.op('R');
+        p.op('t');
+        p.op('R');
+    }
+    p.op('u');
+    return p.take();
+}
+
+void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& tensors) {
+    int error = 0;
+    zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+    if (!z) throw IoError(path + ": cannot create the zip");
+    const std::string pickle = torch_pickle_bytes(tensors);
+    static const std::string version = "3\n";
+    const auto add = [&](const std::string& name, const void* data, std::size_t n) {
+        zip_source_t* src = zip_source_buffer(z, data, n, 0);
+        const zip_int64_t index =
+            src ? zip_file_add(z, ("archive/" + name).c_str(), src, ZIP_FL_OVERWRITE) : -1;
+        if (index < 0) {
+            if (src) zip_source_free(src);
+            const std::string why = zip_strerror(z);
+            zip_discard(z);
+            throw IoError(path + ": cannot add " + name + " (" + why + ")");
+        }
+        zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+    };
+    add("data.pkl", pickle.data(), pickle.size());
+    for (std::size_t k = 0; k < tensors.size(); ++k)
+        add("data/" + std::to_string(k), tensors[k].data.data(),
+            tensors[k].data.size() * sizeof(float));
+    add("version", version.data(), version.size());
+    if (zip_close(z) != 0) {
+        const std::string why = zip_strerror(z);
+        zip_discard(z);
+        throw IoError(path + ": cannot write the zip (" + why + ")");
+    }
+}
+
+void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir) {
+    if (to != "safetensors" && to != "pytorch")
+        throw ConfigError("--to: '" + to + "' (safetensors or pytorch)");
+    if (ck.tokenizer.kind != "wordpiece")
+        throw FormatError("tokenizer.kind: '" + ck.tokenizer.kind +
+                          "': a published model's vocab.txt is WordPiece; this checkpoint's "
+                          "tokenizer cannot be exported");
+    const ojson config = export_config(ck.config);
+    const auto tensors =
+        export_tensors(ck.config.model, ck.layout, ck.params.data(), to == "pytorch");
+
+    const fs::path final_dir = fs::absolute(dir);
+    std::error_code ec;
+    if (fs::exists(final_dir, ec) &&
+        (!fs::is_directory(final_dir, ec) || !fs::is_empty(final_dir, ec)))
+        throw IoError(dir + ": exists and is not an empty directory (nothing overwritten)");
+    std::string hidden(1, '.');  // (built in steps: GCC 12 misreads "." + s as overlapping)
+    hidden.append(final_dir.filename().string()).append(".export-");
+    hidden.append(std::to_string(::getpid()));
+    const fs::path tmp = final_dir.parent_path() / hidden;
+    try {
+        fs::remove_all(tmp, ec);
+        fs::create_directories(tmp);
+        write_text(tmp / "config.json", config.dump(2) + "\n");
+        write_text(tmp / "vocab.txt",
+                   std::string(ck.tokenizer.model.begin(), ck.tokenizer.model.end()));
+        if (to == "safetensors")
+            write_text(tmp / "model.safetensors", safetensors_bytes(tensors));
+        else
+            write_torch_zip((tmp / "pytorch_model.bin").string(), tensors);
+        if (fs::exists(final_dir, ec)) fs::remove(final_dir);  // the empty directory
+        fs::rename(tmp, final_dir);
+    } catch (const fs::filesystem_error& e) {
+        fs::remove_all(tmp, ec);
+        throw IoError(dir + ": cannot write the export (" + e.what() + ")");
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+}
+
+}  // namespace routescope::importers

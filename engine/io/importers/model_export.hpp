@@ -1,0 +1,43 @@
+#pragma once
+// Exporting a checkpoint as a published model (issue 16; the inverse of model_import.hpp): a
+// directory with config.json (BiGS's or transformers' BertConfig keys), vocab.txt and the weights
+// under the names the import reads — the official BiGS PyTorch port's (`bigs.*`, `cls.*`,
+// `classifier`) for bigs, Hugging Face BERT's (`bert.*`, `cls.*`, `classifier`) for a post-LN
+// bert — as model.safetensors or pytorch_model.bin.
+//
+// pytorch_model.bin is what torch.save writes: a zip (entries stored) of archive/data.pkl, a
+// protocol-2 pickle made only of collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
+// torch.FloatStorage persistent ids, one storage per tensor in archive/data/<n>, and
+// archive/version; torch.load(weights_only=True) reads it. The decoder's tied copies
+// (cls.predictions.decoder.*) are repeated there as a transformers state_dict has them, and left
+// out of safetensors as transformers leaves them out.
+//
+// import(export(x)) gives back x's parameters bit for bit (float32 throughout).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/importers/tensor_file.hpp"
+
+namespace routescope::importers {
+
+/// config.json of `config` for its architecture. ConfigError naming the key for a model the
+/// published layout cannot express (bert: norm_position pre, block_gelu tanh, no type embeddings,
+/// pool mean; bigs: ssm.n_kernels > 1; another arch).
+nlohmann::ordered_json export_config(const RunConfig& config);
+
+/// Writes `ck` as a model directory `dir` in `to` (safetensors | pytorch): config.json, vocab.txt,
+/// model.safetensors or pytorch_model.bin. Everything is written into a hidden temporary directory
+/// beside `dir` and renamed into place; on any failure nothing is left under `dir`. `dir` must not
+/// exist or be an empty directory (IoError otherwise). FormatError when the checkpoint's
+/// tokenizer is not WordPiece (the published models' vocab.txt).
+void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir);
+
+/// The files' bytes, for tests and the command.
+std::string safetensors_bytes(const std::vector<NamedTensor>& tensors);
+std::string torch_pickle_bytes(const std::vector<NamedTensor>& tensors);
+void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& tensors);
+
+}  // namespace routescope::importers

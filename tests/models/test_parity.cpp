@@ -106,6 +106,14 @@ RunConfig small_config(const std::string& arch, int n_labels = 0,
         j["model"]["birdie"] = {{"mode", arch.substr(7)}};
         if (arch == "birdie_bidirectional") j["model"]["birdie"]["layer_pattern"] = "uniform";
     }
+    // Hugging Face BERT's layout: "bert_post" (model.norm_position = post, gelu_erf) and
+    // "bert_post_cls", the same without the MLM head (model.mlm_head = false).
+    if (arch == "bert_post" || arch == "bert_post_cls") {
+        j["model"]["arch"] = "bert";
+        j["model"]["norm_position"] = "post";
+        j["model"]["block_gelu"] = "erf";
+        j["model"]["mlm_head"] = arch == "bert_post";
+    }
     // S-LSTM: "slstm" (2 recurrent steps, shared parameters) and "slstm_norm" with
     // model.slstm.gate_norm (a LayerNorm on each of the 7 pre-activations).
     if (arch == "slstm" || arch == "slstm_norm") {
@@ -287,6 +295,8 @@ const std::vector<Case>& cases() {
         {"bert (STACK/ATT)", "bert", false, "mean"},
         {"bigs, mean pool", "bigs", true, "mean"},
         {"bert, first-token pool, type embeddings", "bert", true, "first"},
+        {"bert post-LN (Hugging Face BERT's layer)", "bert_post", false, "mean"},
+        {"bert post-LN, first-token pool, no MLM head", "bert_post_cls", true, "first"},
         {"birdie causal (next-token targets, packed samples)", "birdie_causal", false, "mean"},
         {"birdie bidirectional (uniform layers, packed samples)", "birdie_bidirectional", false,
          "mean"},

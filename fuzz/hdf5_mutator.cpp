@@ -93,7 +93,11 @@ std::vector<std::string> attr_names(hid_t obj) {
 
 // ---------------------------------------------------------------- values
 
+// v + 1 and friends wrap (two's complement) instead of overflowing.
+std::int64_t wrap(std::uint64_t u) { return static_cast<std::int64_t>(u); }
+
 std::int64_t interesting_int(Rng& rng, std::int64_t v) {
+    const auto u = static_cast<std::uint64_t>(v);
     const std::int64_t pool[] = {0,
                                  1,
                                  -1,
@@ -110,11 +114,11 @@ std::int64_t interesting_int(Rng& rng, std::int64_t v) {
                                  std::numeric_limits<std::int64_t>::max(),
                                  std::numeric_limits<std::int64_t>::min(),
                                  std::int64_t{1} << 40,
-                                 v + 1,
-                                 v - 1,
-                                 v * 2,
-                                 -v,
-                                 v + 1000};
+                                 wrap(u + 1),
+                                 wrap(u - 1),
+                                 wrap(u * 2),
+                                 wrap(0 - u),
+                                 wrap(u + 1000)};
     return pool[pick(rng, std::size(pool))];
 }
 

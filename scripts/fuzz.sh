@@ -45,7 +45,7 @@ seeds() {
     rm -rf "$build/seeds"
     "$build/bin/routescope-fuzz-seeds" "$build/seeds" "$root" >/dev/null
     local fx="$build/seeds/.import-fixtures"
-    if python3 tests/io/make_import_fixtures.py "$fx" >/dev/null 2>&1; then
+    if "${ROUTESCOPE_PYTHON:-/usr/bin/python3}" tests/io/make_import_fixtures.py "$fx" >/dev/null 2>&1; then
         mkdir -p "$build/seeds/fuzz_import_msgpack" "$build/seeds/fuzz_import_safetensors" \
                  "$build/seeds/fuzz_import_pytorch"
         local f n=0
@@ -58,7 +58,7 @@ seeds() {
             esac
         done < <(find "$fx" -type f | sort)
     else
-        echo "fuzz.sh: tests/io/make_import_fixtures.py failed (python3 with torch, numpy, h5py?);" \
+        echo "fuzz.sh: tests/io/make_import_fixtures.py failed (/usr/bin/python3 with torch, numpy, h5py?);" \
              "the importer targets start from an empty corpus" >&2
     fi
     rm -rf "$fx"
@@ -84,7 +84,7 @@ fuzz() {
     case "$t" in
         fuzz_dump_*|fuzz_checkpoint) extra+=(-max_len=262144) ;;
         fuzz_import_*) extra+=(-max_len=131072) ;;
-        fuzz_sentencepiece) extra+=(-max_len=65536) ;;
+        fuzz_sentencepiece) extra+=(-max_len=524288) ;;
     esac
     local regress=()
     [ -d "tests/fuzz/regressions/$t" ] && regress=("tests/fuzz/regressions/$t")

@@ -60,7 +60,7 @@ void write_dump(const fs::path& path, bool full, bool birdie) {
         spec.vocab = {"[PAD]", "[UNK]", "[CLS]", "[MASK]", "the", "model", "routes"};
         spec.float16 = birdie;
         spec.reset_mask = birdie;
-        if (birdie) spec.reverse_from = {{1, 2}, {2, 2}};
+        if (birdie) spec.reverse_from = {{1, 1}, {2, 1}};
     }
     DumpWriter w(path.string(), spec);
     std::vector<float> h(L * d), sentence(d), gate(L * d);
@@ -72,7 +72,7 @@ void write_dump(const fs::path& path, bool full, bool birdie) {
         r.text = "the model routes";
         r.label = s % 2;
         r.prediction = 1 - s % 2;
-        r.attributes = {double(s)};
+        if (full) r.attributes = {double(s)};
         w.write_example(s, r);
         if (spec.reset_mask) {
             std::vector<std::int8_t> mask(L, 0);
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
         corpus_out.close();
         for (const char* type : {"unigram", "bpe"}) {
             data::TextCorpus corpus(corpus_path.string());
-            auto t = data::train_sentencepiece(corpus, {.vocab_size = 80, .model_type = type});
+            auto t = data::train_sentencepiece(corpus, {.vocab_size = 50, .model_type = type});
             const auto bytes = t->serialize();
             put("fuzz_sentencepiece", std::string(type) + ".model", std::string(bytes.begin(), bytes.end()));
         }

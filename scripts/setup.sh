@@ -5,6 +5,8 @@
 #   scripts/setup.sh                 install + configure + build (build/)
 #   ROUTESCOPE_BUILD_DIR=dir ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON" scripts/setup.sh
 #   ROUTESCOPE_SKIP_BUILD=1 scripts/setup.sh     only install packages
+# clang, libfuzzer-14-dev (Debian 12's clang is 14) and libomp-14-dev are for the fuzz build
+# (scripts/fuzz.sh, build-fuzz/; docs/reliability.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +18,7 @@ packages=(
     xvfb xauth poppler-utils clang-format ccache
     python3 python3-torch python3-numpy python3-h5py python3-sentencepiece
     libopenblas0-pthread libssl-dev help2man
+    clang libfuzzer-14-dev libomp-14-dev
 )
 
 missing=()

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test through CTest (build/). GUI tests run on the offscreen
 # platform, so no display is needed. Tests that need a GPU report SKIPPED without one.
+#   ROUTESCOPE_FUZZ_PASS=0 scripts/test.sh       skips the fuzz pass (on by default: scripts/fuzz.sh ci
+#                                                builds build-fuzz/ with clang, replays every
+#                                                regression input, fuzzes a rotating subset of
+#                                                targets for 30 s each; docs/reliability.md)
 #   ROUTESCOPE_SANITIZE_PASS=1 scripts/test.sh   then builds build-asan/ with AddressSanitizer +
 #                                                UndefinedBehaviorSanitizer and runs the tests again
 # The sanitizer pass is opt-in (it doubles the build); it was run clean on the whole suite
@@ -14,6 +18,11 @@ started=$(date +%s)
 scripts/setup.sh
 echo "== tests (build/)"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
+
+if [ "${ROUTESCOPE_FUZZ_PASS:-1}" = "1" ]; then
+    echo "== fuzz pass (build-fuzz/)"
+    scripts/fuzz.sh ci
+fi
 
 if [ "${ROUTESCOPE_SANITIZE_PASS:-0}" = "1" ]; then
     echo "== tests under ASan + UBSan (build-asan/)"

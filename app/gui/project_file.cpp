@@ -78,8 +78,13 @@ nlohmann::json Project::to_json(const QDir& base) const {
 }
 
 Project Project::from_json(const nlohmann::json& j, const QDir& base) {
-    if (!j.is_object() || j.value("format", "") != kFormat)
+    // json::value() throws type_error when the key holds another type: check the types first.
+    if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+        j["format"].get<std::string>() != kFormat)
         throw FormatError(std::string("project: 'format' is not \"") + kFormat + "\"");
+    for (const char* key : {"version", "current"})
+        if (j.contains(key) && !j[key].is_number_integer())
+            throw FormatError(std::string("project: '") + key + "' is not an integer");
     if (j.value("version", 0) > kVersion)
         throw FormatError("project: version " + std::to_string(j.value("version", 0)) +
                           " is newer than this Routescope reads (" + std::to_string(kVersion) +

@@ -569,6 +569,13 @@ RunConfig RunConfig::load(const std::string& path) {
 }
 
 RunConfig RunConfig::with_override(const std::string& assignment) const {
+    // Key and value become JSON strings (a bare word is a string value): text that is not UTF-8
+    // would make every later dump() throw nlohmann's type_error instead of a ConfigError.
+    try {
+        (void)nlohmann::json(assignment).dump();
+    } catch (const nlohmann::json::type_error&) {
+        throw ConfigError("--set: the assignment is not valid UTF-8");
+    }
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
         throw ConfigError("--set " + assignment + ": expected key=value");

@@ -188,6 +188,63 @@ private slots:
                 "2-rank checkpoint resumed by 1 process");
     }
 
+    void shardedDumpReadsAsOne() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        const QString ck = dir("single") + "/model.ckpt.h5";
+        const QStringList common{"dump", "--checkpoint", ck,          "--examples",
+                                 "7",    "--gates",      "--threads", "1"};
+        const Run one = cli(0, common + QStringList{"--out", dir("one.dump.h5")});
+        QVERIFY2(one.code == 0, qPrintable(one.err.right(3000)));
+        const Run two = cli(2, common + QStringList{"--out", dir("two.dump.h5")});
+        QVERIFY2(two.code == 0, qPrintable(two.err.right(3000)));
+        QVERIFY(QFileInfo::exists(dir("two.rank0.dump.h5")));
+        QVERIFY(QFileInfo::exists(dir("two.rank1.dump.h5")));
+        const Run v = cli(0, {"validate", dir("two.dump.h5")});
+        QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+        // h5py: every dataset of the single-process dump, same shape and values, in the master
+        // (virtual datasets under /data and /layers), run from another directory.
+        const char* script = R"(
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], 'r'), h5py.File(sys.argv[2], 'r')
+names = []
+a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+assert len(names) > 10, names
+for n in names:
+    x, y = a[n][()], b[n][()]
+    assert x.shape == y.shape and x.dtype == y.dtype, (n, x.shape, y.shape, x.dtype, y.dtype)
+    assert np.array_equal(x, y), n
+assert b['layers/1/hidden'].is_virtual and b['data/tokens'].is_virtual
+assert dict(a.attrs)['format'] == dict(b.attrs)['format']
+print('ok', len(names))
+)";
+        QProcess py;
+        py.setWorkingDirectory(QDir::rootPath());
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {"-c", script, dir("one.dump.h5"), dir("two.dump.h5")});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, qPrintable(py.readAllStandardError()));
+        // Every analysis that reads a dump gives the same results (provenance aside).
+        for (const char* kind : {"kernels", "gates", "anisotropy", "pca", "transitions"}) {
+            QJsonArray results[2];
+            for (int k = 0; k < 2; ++k) {
+                const QString out = dir(QString("analysis-%1-%2.json").arg(kind).arg(k));
+                const Run r = cli(0, {"analyze", kind, "--dump",
+                                      dir(k ? "two.dump.h5" : "one.dump.h5"), "--out", out});
+                QVERIFY2(r.code == 0, qPrintable(QString(kind) + ": " + r.err));
+                QFile f(out);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                results[k] = QJsonDocument::fromJson(f.readAll()).object()["results"].toArray();
+                for (auto&& x : results[k]) {
+                    QJsonObject o = x.toObject();
+                    o.remove("provenance");
+                    x = o;
+                }
+            }
+            QVERIFY2(!results[0].isEmpty() && results[0] == results[1], kind);
+        }
+    }
+
     void aKilledRankEndsTheRun() {
         REQUIRE_MPI();
         const QString out = dir("killed");

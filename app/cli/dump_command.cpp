@@ -13,12 +13,18 @@
 // file gathers the examples, hashes the checkpoint and reports progress: a bar when stderr is a
 // terminal, JSON lines {"event":"progress","done":n,"total":N} otherwise. Exit 0; 2 for a bad
 // argument or unreadable input; 3 when writing fails (nothing is left under the --out name).
+//
+// Under mpirun / srun with N ranks (docs/scaling.md): every rank reads the checkpoint and the data,
+// rank r writes examples [S·r/N, S·(r+1)/N) into its shard X.rank<r>.dump.h5, and rank 0 then
+// writes X.dump.h5 as HDF5 virtual datasets over the shards (engine/io/sharded_dump.hpp), which
+// every reader takes as one dump. A rank that fails makes all exit with an error.
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -29,8 +35,10 @@
 #include "engine/data/classification_set.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/activation_dump.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/sharded_dump.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/labelled_set.hpp"
@@ -221,33 +229,68 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter() {
     };
 }
 
+// The ranks of a sharded dump agree after each phase: a failing rank rethrows its error, the others
+// stop with one naming it (every rank then exits through main's handler, none waits).
+void agree(std::exception_ptr error, const char* phase) {
+    dist::Communicator& w = dist::world();
+    if (w.size() == 1) {
+        if (error) std::rethrow_exception(error);
+        return;
+    }
+    const int failed = dist::first_rank_with(w, error != nullptr);
+    if (error) std::rethrow_exception(error);
+    if (failed >= 0)
+        throw RuntimeFailure("rank " + std::to_string(failed) + " of " + std::to_string(w.size()) +
+                             " failed " + phase + " (its message says why); every rank stops");
+}
+
+int run_dump(const DumpArgs& a);
+
+int run_dump_on_ranks(const DumpArgs& a) {
+    dist::WorldScope world_scope;
+    return run_dump(a);
+}
+
 int run_dump(const DumpArgs& a) {
     checked_device(a.device);
     // Errors are thrown to main's handler (exit_codes.hpp).
-    if (!a.task.empty() && !a.data.empty())
-        throw ConfigError("--task and --data exclude each other");
-    if (a.dtype != "f16" && a.dtype != "f32")
-        throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
-    Checkpoint ck = read_checkpoint(a.checkpoint);
+    std::exception_ptr setup_error;
+    std::optional<Checkpoint> ck_read;
     PreparedSource src;
     ActivationDumpOptions o;
-    const RunConfig& config = ck.config;
-    // Checked before any data is prepared: the answer does not depend on it.
-    if (a.gates && !models::Model::has_gates(config.model))
-        throw ConfigError("--gates: " + a.checkpoint + " is a '" + config.model.arch +
-                          "' model, which has no gates to dump (gates exist for bigs: u_f, "
-                          "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
-                          "f, s, o, sentence_weight)");
-    o.layers = parse_dump_layers(a.layers, config.model.n_layers);
-    std::shared_ptr<data::Tokenizer> tokenizer =
-        data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-    if (!a.task.empty() || (a.data.empty() && config.data.task))
-        src = task_source(a, config, *tokenizer);
-    else if (!a.data.empty())
-        src = data_source(a, config, *tokenizer);
-    else
-        src = corpus_source(a, config, tokenizer);
-    if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
+    try {
+        if (!a.task.empty() && !a.data.empty())
+            throw ConfigError("--task and --data exclude each other");
+        if (a.dtype != "f16" && a.dtype != "f32")
+            throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
+        ck_read = read_checkpoint(a.checkpoint);
+        const RunConfig& config = ck_read->config;
+        // Checked before any data is prepared: the answer does not depend on it.
+        if (a.gates && !models::Model::has_gates(config.model))
+            throw ConfigError("--gates: " + a.checkpoint + " is a '" + config.model.arch +
+                              "' model, which has no gates to dump (gates exist for bigs: u_f, "
+                              "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
+                              "f, s, o, sentence_weight)");
+        o.layers = parse_dump_layers(a.layers, config.model.n_layers);
+        std::shared_ptr<data::Tokenizer> tokenizer =
+            data::load_tokenizer(ck_read->tokenizer.kind, ck_read->tokenizer.model);
+        if (!a.task.empty() || (a.data.empty() && config.data.task))
+            src = task_source(a, config, *tokenizer);
+        else if (!a.data.empty())
+            src = data_source(a, config, *tokenizer);
+        else
+            src = corpus_source(a, config, tokenizer);
+        if (src.source.count < 1) throw ConfigError("dump: the data has no examples");
+    } catch (...) {
+        setup_error = std::current_exception();
+    }
+    agree(setup_error, "while reading the inputs");
+    const Checkpoint& ck = *ck_read;
+    dist::Communicator& w = dist::world();
+    const int ranks = w.size(), rank = w.rank();
+    if (src.source.count < ranks)
+        throw ConfigError("dump: " + std::to_string(src.source.count) + " examples for " +
+                          std::to_string(ranks) + " ranks (each rank writes at least one)");
     o.checkpoint_sha256 = analysis::sha256_file(a.checkpoint);
     inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();
@@ -262,15 +305,52 @@ int run_dump(const DumpArgs& a) {
     // boundary throws Interrupted; DumpWriter removes its temporary; exit 130, nothing under --out.
     train::StopSignal signals;
     train::StopSignal::reset();
-    o.progress = [report = progress_reporter(), out = a.out](std::int64_t done,
-                                                             std::int64_t total) {
-        report(done, total);
+    o.progress = [report = rank == 0 ? progress_reporter() : decltype(progress_reporter())(),
+                  out = a.out](std::int64_t done, std::int64_t total) {
+        if (report) report(done, total);
         if (train::StopSignal::requested())
             throw Interrupted("dump interrupted after " + std::to_string(done) + " of " +
                               std::to_string(total) + " examples; nothing written to " + out);
     };
-    const ActivationDumpSummary s =
-        write_activation_dump(ck.config, ck.params, src.source, a.out, o);
+    const std::int64_t total = src.source.count;
+    std::vector<std::int64_t> counts;
+    std::vector<std::string> shards;
+    for (int r = 0; r < ranks; ++r) {
+        counts.push_back(total * (r + 1) / ranks - total * r / ranks);
+        shards.push_back(dump_shard_path(a.out, r));
+    }
+    ActivationDumpSummary s;
+    if (ranks == 1) {
+        s = write_activation_dump(ck.config, ck.params, src.source, a.out, o);
+    } else {
+        // This rank's block of examples, written as a complete dump of its own.
+        const std::int64_t first = total * rank / ranks;
+        DumpSource mine = src.source;
+        mine.count = counts[static_cast<std::size_t>(rank)];
+        const auto all = src.source.example;
+        mine.example = [all, first](std::int64_t i) { return all(first + i); };
+        std::exception_ptr error;
+        try {
+            s = write_activation_dump(ck.config, ck.params, mine, shards[rank], o);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        agree(error, "while writing its shard");
+        std::exception_ptr master_error;
+        if (rank == 0) try {
+                write_dump_master(a.out, shards, counts);
+            } catch (...) {
+                master_error = std::current_exception();
+            }
+        agree(master_error, "while writing the master file");
+        if (rank != 0) return kExitOk;
+        s.examples = total;
+        std::error_code ec;
+        s.file_bytes = 0;
+        for (const auto& f : shards)
+            s.file_bytes += fs::file_size(f, ec);
+        s.file_bytes += fs::file_size(a.out, ec);
+    }
     nlohmann::ordered_json r;
     r["event"] = "done";
     r["out"] = a.out;
@@ -280,6 +360,7 @@ int run_dump(const DumpArgs& a) {
     r["bytes"] = s.file_bytes;
     r["seconds"] = s.seconds;
     r["checkpoint_sha256"] = o.checkpoint_sha256;
+    if (ranks > 1) r["shards"] = shards;
     std::cout << r.dump() << std::endl;
     return kExitOk;
 }
@@ -312,7 +393,7 @@ CommandRunner setup_dump(CLI::App& app) {
                     "Birdie prefix mode: the fraction of each example before the prefix split "
                     "(default: the checkpoint's train.prefix_fraction)")
         ->check(CLI::Range(0.0, 1.0));
-    return [a]() { return run_dump(*a); };
+    return [a]() { return run_dump_on_ranks(*a); };
 }
 
 const CommandRegistration registration{"dump", setup_dump};

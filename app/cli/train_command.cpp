@@ -8,16 +8,25 @@
 // bar with the ETA; otherwise the log's JSON lines on stdout (what the GUI's run launcher reads).
 // Exit 0 done, 2 bad configuration or unreadable input, 3 failure at run time (a diverged loss
 // included), 130 interrupted after saving a checkpoint.
+//
+// Under mpirun / srun (docs/scaling.md) every rank runs this command: each sets the run up, then
+// they agree — a rank that failed prints its message, the others say which rank failed, and all
+// exit with an error; ranks whose configuration or tokenizer differ from rank 0's all refuse. Rank
+// 0 alone prints progress and writes the log and the checkpoints. A failure after setup (a
+// checkpoint that cannot be written, a diverged loss) ends every rank through MPI_Abort, with the
+// command's exit code; so does a rank that dies (mpirun ends the job).
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
 #include "engine/core/error.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/finetuner.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -88,6 +97,57 @@ private:
     std::int64_t steps_;
 };
 
+// Data-parallel: after every rank's setup (`error` is its failure or null), the ranks agree (file
+// comment). `fingerprint` is what every rank must share: the configuration and the tokenizer.
+// Afterwards a failure on one rank would leave the others waiting in a collective, so from here on
+// run_train_on_ranks aborts the job on an error.
+bool g_setup_agreed = false;
+
+void agree_after_setup(std::exception_ptr error, const std::function<std::string()>& fingerprint) {
+    dist::Communicator& w = dist::world();
+    if (w.size() == 1) {
+        if (error) std::rethrow_exception(error);
+        return;
+    }
+    const int failed = dist::first_rank_with(w, error != nullptr);
+    if (error) std::rethrow_exception(error);
+    const std::string where =
+        "rank " + std::to_string(w.rank()) + " of " + std::to_string(w.size());
+    if (failed >= 0)
+        throw ConfigError(where + ": rank " + std::to_string(failed) +
+                          " could not set the run up (its message says why); every rank stops");
+    const std::vector<std::uint64_t> all = dist::gather_all(w, dist::fnv1a(fingerprint()));
+    for (std::size_t r = 1; r < all.size(); ++r)
+        if (all[r] != all[0])
+            throw ConfigError(
+                where + ": rank " + std::to_string(r) +
+                "'s configuration or tokenizer differs from rank 0's (every rank must "
+                "read the same configuration, corpus and tokenizer files)");
+    g_setup_agreed = true;
+}
+
+/// make() on every rank, then agree_after_setup; the fingerprint is the configuration (and for
+/// pretraining the tokenizer's bytes).
+template <class Make>
+auto set_up_together(Make&& make) {
+    std::exception_ptr error;
+    decltype(make()) made{};
+    try {
+        made = make();
+    } catch (...) {
+        error = std::current_exception();
+    }
+    agree_after_setup(error, [&] {
+        std::string f = made->config().to_json_text();
+        if constexpr (requires { made->tokenizer(); }) {
+            const std::vector<std::uint8_t> t = made->tokenizer().serialize();
+            f.append(t.begin(), t.end());
+        }
+        return f;
+    });
+    return made;
+}
+
 // Fine-tuning (classification files, built-in tasks): same errors and exit codes as pretraining.
 // `config` for a fresh run; none to continue the run saved in --resume DIR.
 int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
@@ -95,9 +155,9 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
     options.out_dir = out;
     options.threads = a.threads;
     options.until = a.until;
-    const bool terminal = !a.json && isatty(STDOUT_FILENO);
+    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     std::unique_ptr<ProgressBar> bar;
-    options.on_record = [&](const nlohmann::ordered_json& r) {
+    options.on_record = [&](const nlohmann::ordered_json& r) {  // rank 0's records only
         if (bar)
             bar->show(r);
         else
@@ -105,10 +165,12 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
     };
     // Errors are thrown to main's handler (exit_codes.hpp): while the inputs are read (the
     // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
-    std::unique_ptr<train::Finetuner> tuner =
-        config ? std::make_unique<train::Finetuner>(std::move(*config), options)
-               : train::Finetuner::resume((fs::path(a.resume) / train::kCheckpointName).string(),
-                                          a.sets, options);
+    std::unique_ptr<train::Finetuner> tuner = set_up_together([&] {
+        return config
+                   ? std::make_unique<train::Finetuner>(std::move(*config), options)
+                   : train::Finetuner::resume(
+                         (fs::path(a.resume) / train::kCheckpointName).string(), a.sets, options);
+    });
     inputs_read();
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
     train::StopSignal signals;
@@ -148,30 +210,51 @@ int run_train(const TrainArgs& a) {
     options.out_dir = out;
     options.threads = a.threads;
     options.until = a.until;
-    const bool terminal = !a.json && isatty(STDOUT_FILENO);
+    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     std::unique_ptr<ProgressBar> bar;
-    options.on_record = [&](const nlohmann::ordered_json& r) {
+    options.on_record = [&](const nlohmann::ordered_json& r) {  // rank 0's records only
         if (bar)
             bar->show(r);
         else
             std::cout << r.dump() << std::endl;
     };
-    if (!a.resume.empty()) {
-        const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
-        if (train::is_finetuning(read_checkpoint(checkpoint).config))
-            return run_finetune(std::nullopt, a, out);
-        trainer = train::Trainer::resume(checkpoint, a.sets, options);
-    } else {
-        RunConfig config = RunConfig::load(a.config);
-        for (const auto& s : a.sets)
-            config = config.with_override(s);
-        if (!a.init.empty()) {
-            config.train.init_from = a.init;
-            config.check();  // --init is for fine-tuning: a pretraining config refuses it
+    // Which run this is (a fine-tuning one goes to run_finetune, which agrees on its own setup).
+    std::optional<RunConfig> config;
+    std::exception_ptr read_error;
+    bool finetune = false;
+    try {
+        if (!a.resume.empty()) {
+            const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
+            finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
+        } else {
+            config = RunConfig::load(a.config);
+            for (const auto& s : a.sets)
+                config = config->with_override(s);
+            if (!a.init.empty()) {
+                config->train.init_from = a.init;
+                config->check();  // --init is for fine-tuning: a pretraining config refuses it
+            }
+            finetune = train::is_finetuning(*config);
         }
-        if (train::is_finetuning(config)) return run_finetune(std::move(config), a, out);
-        trainer = std::make_unique<train::Trainer>(std::move(config), options);
+    } catch (...) {
+        read_error = std::current_exception();
     }
+    if (read_error || dist::world().size() > 1) {
+        // Every rank must take the same branch: agree on the reading first.
+        const int failed = dist::first_rank_with(dist::world(), read_error != nullptr);
+        if (read_error) std::rethrow_exception(read_error);
+        if (failed >= 0)
+            throw ConfigError("rank " + std::to_string(failed) +
+                              " could not read the configuration (its message says why); every "
+                              "rank stops");
+    }
+    if (finetune) return run_finetune(std::move(config), a, out);
+    trainer = set_up_together([&] {
+        return config
+                   ? std::make_unique<train::Trainer>(std::move(*config), options)
+                   : train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
+                                            a.sets, options);
+    });
     inputs_read();
     if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
 
@@ -189,6 +272,27 @@ int run_train(const TrainArgs& a) {
         throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
                           r.checkpoint + " (continue with --resume " + out + ")");
     return kExitOk;
+}
+
+// run_train on every rank of an MPI job (or alone): MPI starts and ends here; after the ranks
+// agreed on their setup, an error on any rank ends the whole job (MPI_Abort) with its exit code.
+int run_train_on_ranks(const TrainArgs& a) {
+    dist::WorldScope world_scope;
+    dist::Communicator& w = dist::world();
+    if (w.size() == 1) return run_train(a);
+    g_setup_agreed = false;
+    try {
+        return run_train(a);
+    } catch (const Interrupted&) {
+        throw;  // every rank stopped after the same step and saved (training_loop.hpp)
+    } catch (...) {
+        if (!g_setup_agreed) throw;  // every rank is failing together (agree_after_setup)
+        const int code = exit_for_current_exception("train (rank " + std::to_string(w.rank()) +
+                                                    " of " + std::to_string(w.size()) + ")");
+        std::cerr << std::flush;
+        w.abort(code);
+    }
+    return kExitFailure;  // not reached: abort() ends the process
 }
 
 CommandRunner setup_train(CLI::App& app) {
@@ -217,7 +321,7 @@ CommandRunner setup_train(CLI::App& app) {
         if (a->config.empty() && a->resume.empty())
             throw ConfigError("--config or --resume is required");
         if (a->out.empty() && a->resume.empty()) throw ConfigError("--out is required");
-        return run_train(*a);
+        return run_train_on_ranks(*a);
     };
 }
 

@@ -34,6 +34,18 @@ public:
     /// (twice the forward's FLOPs, engine/ops/op_cost.hpp).
     void backward(Backend& backend, ops::OpProfile* profile = nullptr) const;
 
+    /// Points the loss's gradient of the last recorded cross-entropy at `seed` (one double in the
+    /// backend's memory): its backward then starts from ∂total/∂loss = *seed instead of 1 (a rank
+    /// of a data-parallel step weighs its mean loss by its share of the step's targets). nullptr:
+    /// back to 1. No cross-entropy recorded: nothing.
+    void set_loss_seed(const double* seed) {
+        for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
+            if (it->op == ops::OpId::cross_entropy) {
+                it->grad[2] = const_cast<double*>(seed);
+                return;
+            }
+    }
+
     void clear() { entries_.clear(); }
     std::size_t size() const { return entries_.size(); }
     const std::vector<ops::OpCall>& entries() const { return entries_; }

@@ -73,6 +73,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     if (m.mlm_head) mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
     backend_ = make_backend(Device::cpu, *pool_);
+    loss_weight_ = static_cast<double*>(backend_->allocate(sizeof(double)));
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
     positions_.resize(rows);
     for (std::size_t r = 0; r < rows; ++r)
@@ -101,7 +102,9 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
     tape_.reserve(records);
 }
 
-Model::~Model() = default;
+Model::~Model() {
+    if (backend_ && loss_weight_) backend_->release(loss_weight_);
+}
 
 std::vector<ParamEntry> Model::parameter_layout(const ModelConfig& m) {
     ParamStore store;
@@ -264,7 +267,14 @@ double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
     return run(g, batch, step);
 }
 
-void Model::backward() {
+void Model::backward(double loss_weight) {
+    if (loss_weight != 1.0) {
+        backend_->copy(loss_weight_, &loss_weight, sizeof loss_weight,
+                       Backend::CopyKind::host_to_device);
+        tape_.set_loss_seed(loss_weight_);
+    } else {
+        tape_.set_loss_seed(nullptr);
+    }
     tape_.backward(*backend_, profile_);
 }
 

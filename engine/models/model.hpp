@@ -94,8 +94,10 @@ public:
     double forward(const Batch& batch, bool training, std::uint32_t step = 0);
     /// ACCUMULATES ∂loss/∂θ of the last training forward into the gradient buffer (call
     /// params().zero_grad() first, once per optimizer step). The batch given to forward() must
-    /// still be alive: the recorded backwards read its ids, lengths and targets.
-    void backward();
+    /// still be alive: the recorded backwards read its ids, lengths and targets. `loss_weight`
+    /// multiplies the gradient (∂(w·loss)/∂θ, in the loss's backward: the data-parallel step's
+    /// share of a rank, engine/train/training_loop.hpp); 1 is the plain gradient, bit for bit.
+    void backward(double loss_weight = 1.0);
     /// Per-op wall times of training forwards and backwards into `profile` ("<op> forward",
     /// "<op> backward"; the tape's timers), or off with nullptr. For `routescope-cli bench`.
     void set_profile(ops::OpProfile* profile);
@@ -137,6 +139,7 @@ private:
     /// Batch-side data the step reads, made at the model boundary and never inside the ops:
     /// position ids 0..L−1 and zero type ids (once), Birdie's carry masks (per batch with a reset
     /// mask). [B, L] each.
+    double* loss_weight_ = nullptr;  ///< one double of backend memory (Tape::set_loss_seed)
     std::vector<std::int32_t> positions_, zeros_, keep_forward_, keep_reverse_,
         keep_reverse_prefix_;
     std::unique_ptr<Arena> arena_;

@@ -9,12 +9,14 @@
 namespace routescope::train {
 
 MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::MlmMasker& masker,
-                      std::uint64_t seed, std::int64_t max_batches) {
+                      std::uint64_t seed, std::int64_t max_batches, dist::Communicator* comm) {
     const int B = model.batch_size(), L = model.length();
+    const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+    const std::int64_t G = static_cast<std::int64_t>(B) * ranks;  // rows of a batch, all ranks
     if (set.seq_len() != L)
         throw Error("evaluate_mlm: sequences of " + std::to_string(set.seq_len()) +
                     " tokens for a model built for " + std::to_string(L));
-    std::int64_t batches = (set.size() + B - 1) / B;
+    std::int64_t batches = (set.size() + G - 1) / G;
     if (max_batches > 0) batches = std::min(batches, max_batches);
 
     const auto n = static_cast<std::size_t>(B) * L;
@@ -23,7 +25,7 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;
         for (int b = 0; b < B; ++b) {
-            const std::int64_t i = k * B + b;
+            const std::int64_t i = k * G + static_cast<std::int64_t>(rank) * B + b;
             auto* row = ids.data() + static_cast<std::size_t>(b) * L;
             if (i < set.size()) {
                 std::copy_n(set.ids(i), L, row);
@@ -35,7 +37,8 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
             }
         }
         masker.apply_batch(ids.data(), lengths.data(), B, L, inputs.data(), labels.data(),
-                           seed ^ kEvalMaskSalt, static_cast<std::uint32_t>(k));
+                           seed ^ kEvalMaskSalt, static_cast<std::uint32_t>(k),
+                           static_cast<std::uint32_t>(rank * B));
         for (int b = rows; b < B; ++b)
             std::fill_n(labels.data() + static_cast<std::size_t>(b) * L, L, data::kIgnoreLabel);
         models::Batch batch;
@@ -44,7 +47,24 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
         batch.labels = labels.data();
         tally.add_batch(model, batch, rows);
     }
+    if (ranks > 1) tally.merge(*comm);
     return tally.score();
+}
+
+void MlmTally::merge(dist::Communicator& comm) {
+    struct Part {
+        double loss_sum;
+        std::int64_t correct, targets, sequences;
+    };
+    const std::vector<Part> all =
+        dist::gather_all(comm, Part{loss_sum_, correct_, targets_, sequences_});
+    *this = MlmTally();
+    for (const Part& p : all) {
+        loss_sum_ += p.loss_sum;
+        correct_ += p.correct;
+        targets_ += p.targets;
+        sequences_ += p.sequences;
+    }
 }
 
 void MlmTally::add_batch(models::Model& model, const models::Batch& batch, int rows) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "engine/data/mlm_masking.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/packed_sequences.hpp"
 
@@ -31,6 +32,8 @@ public:
     /// skipped (no forward).
     void add_batch(models::Model& model, const models::Batch& batch, int rows);
     MlmScore score() const;
+    /// Every rank's tally added in rank order (a collective), so each rank scores them all.
+    void merge(dist::Communicator& comm);
 
 private:
     double loss_sum_ = 0;
@@ -39,8 +42,11 @@ private:
 
 /// Evaluates the first `max_batches` batches of `set` (0 = all of it) in batches of the model's
 /// batch size (a last partial batch is filled with unscored rows). The model's length must equal
-/// set.seq_len(). Dropout off; nothing is recorded for a backward pass.
+/// set.seq_len(). Dropout off; nothing is recorded for a backward pass. With a communicator of
+/// N ranks a batch is N · B rows, rank r scoring rows r·B … r·B + B − 1 of each, and the tallies
+/// are merged: the score of one process with batch N · B (within rounding), on every rank.
 MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::MlmMasker& masker,
-                      std::uint64_t seed, std::int64_t max_batches = 0);
+                      std::uint64_t seed, std::int64_t max_batches = 0,
+                      dist::Communicator* comm = nullptr);
 
 }  // namespace routescope::train

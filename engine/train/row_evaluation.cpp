@@ -8,9 +8,11 @@
 namespace routescope::train {
 
 MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& build,
-                       std::int64_t max_batches) {
+                       std::int64_t max_batches, dist::Communicator* comm) {
     const int B = model.batch_size(), L = model.length();
-    std::int64_t batches = (n + B - 1) / B;
+    const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+    const std::int64_t G = static_cast<std::int64_t>(B) * ranks;
+    std::int64_t batches = (n + G - 1) / G;
     if (max_batches > 0) batches = std::min(batches, max_batches);
     const auto size = static_cast<std::size_t>(B) * L;
     std::vector<std::int32_t> tokens(size), labels(size), reset(size), lengths(B);
@@ -20,7 +22,7 @@ MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& b
         for (int b = 0; b < B; ++b) {
             const auto off = static_cast<std::size_t>(b) * L;
             RowView row{tokens.data() + off, labels.data() + off, reset.data() + off, L};
-            const std::int64_t i = k * B + b;
+            const std::int64_t i = k * G + static_cast<std::int64_t>(rank) * B + b;
             if (i < n) {
                 lengths[b] = build(i, row);
                 ++rows;
@@ -38,6 +40,7 @@ MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& b
         batch.reset_mask = reset.data();
         tally.add_batch(model, batch, rows);
     }
+    if (ranks > 1) tally.merge(*comm);
     return tally.score();
 }
 

@@ -7,6 +7,7 @@
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/answer_scoring.hpp"
 #include "engine/train/builtin_corpus.hpp"
@@ -194,7 +195,13 @@ void Trainer::prepare_data() {
     } else {
         std::string train_path = *config_.data.train;
         if (is_builtin_corpus(train_path)) {
-            const std::string file = (fs::path(options_.out_dir) / "builtin-corpus.txt").string();
+            // One file per rank of a data-parallel run: ranks never write a file another reads.
+            const int rank = dist::world().rank();
+            const std::string file =
+                (fs::path(options_.out_dir) /
+                 (rank == 0 ? std::string("builtin-corpus.txt")
+                            : "builtin-corpus.rank" + std::to_string(rank) + ".txt"))
+                    .string();
             write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config_.train.seed));
             train_path = file;
         }
@@ -241,7 +248,7 @@ models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
         lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
         loop.add_tokens(corpus_.train.length(i));
     }
-    make_targets(loop.step(), micro);
+    make_targets(loop.step(), loop.row_base(micro));
     models::Batch batch;
     batch.tokens = inputs_.data();
     batch.lengths = lengths_.data();
@@ -250,14 +257,14 @@ models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
     return batch;
 }
 
-void Trainer::make_targets(std::int64_t step, int micro) {
+void Trainer::make_targets(std::int64_t step, std::int64_t row_base) {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     const std::string& objective = config_.train.objective;
     if (objective == "mlm") {
         masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
                              seed, static_cast<std::uint32_t>(step),
-                             static_cast<std::uint32_t>(micro * B));
+                             static_cast<std::uint32_t>(row_base));
         return;
     }
     for (int b = 0; b < B; ++b) {
@@ -265,7 +272,7 @@ void Trainer::make_targets(std::int64_t step, int micro) {
         const RowView row{inputs_.data() + off, labels_.data() + off, reset_.data() + off, L};
         const std::int32_t* ids = ids_.data() + off;
         std::int32_t& length = lengths_[static_cast<std::size_t>(b)];
-        const auto example = static_cast<std::uint32_t>(micro * B + b);
+        const auto example = static_cast<std::uint32_t>(row_base + b);
         if (objective == "clm") {
             length = clm_row(ids, length, pad_, row);
         } else if (objective == "prefix_lm") {
@@ -320,7 +327,7 @@ void Trainer::update_mixture() {
             evaluate_rows(
                 *model_, corpus_.valid.size(),
                 [&](std::int64_t i, RowView row) { return eval_row(i, row, static_cast<int>(a)); },
-                1)
+                1, &loop_->comm())
                 .loss;
     const bool first = !controller_started_;
     if (first) {
@@ -349,13 +356,13 @@ void Trainer::update_mixture() {
 
 void Trainer::evaluate(TrainingLoop& loop) {
     const std::uint64_t seed = static_cast<std::uint64_t>(config_.train.seed);
-    const MlmScore s =
-        config_.train.objective == "mlm"
-            ? evaluate_mlm(*model_, corpus_.valid, *masker_, seed, config_.train.eval_batches)
-            : evaluate_rows(
-                  *model_, corpus_.valid.size(),
-                  [&](std::int64_t i, RowView row) { return eval_row(i, row, -1); },
-                  config_.train.eval_batches);
+    const MlmScore s = config_.train.objective == "mlm"
+                           ? evaluate_mlm(*model_, corpus_.valid, *masker_, seed,
+                                          config_.train.eval_batches, &loop.comm())
+                           : evaluate_rows(
+                                 *model_, corpus_.valid.size(),
+                                 [&](std::int64_t i, RowView row) { return eval_row(i, row, -1); },
+                                 config_.train.eval_batches, &loop.comm());
     nlohmann::ordered_json r;
     r["type"] = "eval";
     r["step"] = loop.step();

@@ -103,9 +103,9 @@ private:
     void save_state(TrainState& state) const override;
     void describe(nlohmann::ordered_json& start) const override;
 
-    /// Turns ids_/lengths_ of micro-batch `micro` of update `step` into inputs_, labels_ (and
-    /// reset_, lengths_).
-    void make_targets(std::int64_t step, int micro);
+    /// Turns ids_/lengths_ of update `step` into inputs_, labels_ (and reset_, lengths_); row b
+    /// is the step's row `row_base + b` (TrainingLoop::row_base) for its per-row draws.
+    void make_targets(std::int64_t step, std::int64_t row_base);
     /// The row of objective clm / prefix_lm / birdie from held-out sequence i (evaluation).
     std::int32_t eval_row(std::int64_t i, RowView row, int arm) const;
     /// Birdie: each arm's loss on its fixed validation batch; the controller update; the log.

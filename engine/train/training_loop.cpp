@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "engine/ops/cross_entropy.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::train {
@@ -33,8 +34,11 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
       model_(model),
       tokenizer_(tokenizer),
       options_(std::move(options)),
+      comm_(options_.comm ? options_.comm : &dist::world()),
       order_(training_examples, static_cast<std::uint64_t>(config.train.seed)) {
     if (training_examples < 1) throw ConfigError("data.train: no training example");
+    if (comm_->size() > 1 && model_.backend().device() != Device::cpu && !dist::nccl_available())
+        (void)dist::make_nccl_communicator();  // throws: a device backend's buffers need NCCL
     ParamStore& params = model_.params();
     optimizer_ = std::make_unique<AdamW>(config_.train, params);
     if (resume) {
@@ -54,8 +58,9 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
     if (config_.train.freeze_ssm)
         for (const auto& e : params.entries())
             if (e.group == ParamGroup::ssm) frozen_.push_back(e);
-    log_ = std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(), resumed_,
-                                         step_);
+    if (comm_->rank() == 0)  // rank 0 alone writes the log and the checkpoints
+        log_ = std::make_unique<TrainingLog>((fs::path(options_.out_dir) / kLogName).string(),
+                                             resumed_, step_);
 }
 
 std::string TrainingLoop::checkpoint_path() const {
@@ -63,26 +68,66 @@ std::string TrainingLoop::checkpoint_path() const {
 }
 
 void TrainingLoop::log_record(const nlohmann::ordered_json& record) {
+    if (!log_) return;
     log_->write(record);
     if (options_.on_record) options_.on_record(record);
 }
 
 bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_norm, double& lr) {
     const int accum = config_.train.grad_accum;
+    const int ranks = comm_->size();
+    const std::int64_t B = config_.train.batch_size;
     ParamStore& params = model_.params();
     params.zero_grad();
     loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
+        // This rank's B rows of the micro-batch's N·B (file comment).
+        const std::int64_t first = data_position_;
+        const std::int64_t tokens_before = tokens_seen_;
+        data_position_ += comm_->rank() * B;
         const models::Batch batch = objective.micro_batch(*this, micro);
-        const double l = model_.forward(batch, /*training=*/true,
-                                        static_cast<std::uint32_t>(step_ * accum + micro));
+        if (ranks > 1 && data_position_ != first + (comm_->rank() + 1) * B)
+            throw Error("data-parallel training: the objective took " +
+                        std::to_string(data_position_ - first - comm_->rank() * B) +
+                        " examples for a micro-batch of train.batch_size = " + std::to_string(B));
+        data_position_ = first + ranks * B;
+        double l = model_.forward(batch, /*training=*/true,
+                                  static_cast<std::uint32_t>(step_ * accum + micro));
+        double weight = 1.0;
+        if (ranks > 1) {
+            // The micro-batch's loss is one mean over every rank's targets: rank r's mean counts
+            // n_r / n of it, and so does its gradient (the loss's backward seed).
+            struct Share {
+                double loss;
+                std::int64_t targets, tokens;
+            };
+            const auto rows = static_cast<std::int64_t>(model_.batch_size());
+            const Share mine{l,
+                             batch.labels
+                                 ? ops::cross_entropy_count(batch.labels, rows * model_.length())
+                                 : ops::cross_entropy_count(batch.class_labels, rows),
+                             tokens_seen_ - tokens_before};
+            const std::vector<Share> all = dist::gather_all(*comm_, mine);
+            std::int64_t n = 0;
+            tokens_seen_ = tokens_before;
+            for (const Share& s : all) {
+                n += s.targets;
+                tokens_seen_ += s.tokens;
+            }
+            l = 0;
+            for (const Share& s : all)  // in rank order: the same bits on every rank
+                if (s.targets > 0) l += s.loss * (static_cast<double>(s.targets) / n);
+            weight = n > 0 ? static_cast<double>(mine.targets) / n : 0.0;
+        }
         if (!std::isfinite(l)) {
             loss = l;
             return false;
         }
-        model_.backward();
+        model_.backward(weight);
         loss += l / accum;
     }
+    // One sum of the flat gradient buffer over the ranks, in rank order (communicator.hpp).
+    if (ranks > 1) comm_->sum_in_rank_order(params.grad_data(), params.size());
     // The rest of the step runs on the backend's flat-buffer operations (engine/backend).
     Backend& backend = model_.backend();
     if (accum > 1)  // the mean of the micro-batch losses, like one batch of B·accum rows
@@ -102,6 +147,7 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
 
 void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_state,
                                          const Objective& objective) {
+    if (comm_->rank() != 0) return;
     TrainState st;
     if (with_state) {
         st.step = step_;
@@ -171,6 +217,10 @@ TrainResult TrainingLoop::run(Objective& objective) {
         start["vocab_size"] = config_.model.vocab_size;
         start["frozen_parameters"] = frozen_.size();
         start["threads"] = model_.pool().size();
+        if (comm_->size() > 1) {
+            start["ranks"] = comm_->size();
+            start["global_batch"] = static_cast<std::int64_t>(comm_->size()) * tc.batch_size;
+        }
         objective.describe(start);
         log_record(start);
     }
@@ -190,8 +240,8 @@ TrainResult TrainingLoop::run(Objective& objective) {
 
     const auto t0 = Clock::now();
     const std::int64_t first = step_;
-    const std::int64_t tokens_per_step =
-        static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * config_.data.seq_len;
+    const std::int64_t tokens_per_step = static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum *
+                                         config_.data.seq_len * comm_->size();
     while (step_ < tc.steps) {
         double loss = 0, grad_norm = 0, lr = 0;
         if (!train_step(objective, loss, grad_norm, lr)) diverged(loss, grad_norm);
@@ -213,7 +263,10 @@ TrainResult TrainingLoop::run(Objective& objective) {
         const bool last = step_ == tc.steps;
         const bool until = options_.until > 0 && step_ >= options_.until;
         objective.after_step(*this);
-        const bool interrupted = StopSignal::requested();
+        // A signal reaches the ranks at different times: every rank stops after the same step.
+        const bool interrupted = comm_->size() > 1
+                                     ? dist::first_rank_with(*comm_, StopSignal::requested()) >= 0
+                                     : StopSignal::requested();
         if ((tc.eval_every > 0 && step_ % tc.eval_every == 0) || last ||
             objective.extra_evaluation_due(step_))
             objective.evaluate(*this);

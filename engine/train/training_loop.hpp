@@ -22,6 +22,17 @@
 //   resume: parameters, Adam moments and update count, step, tokens seen and data position from
 //          /train; masks, dropout and order are pure functions of (seed, step, index), so a resumed
 //          run repeats an uninterrupted one bit for bit (same thread count).
+//   ranks: with a communicator of N > 1 ranks (engine/dist/communicator.hpp; docs/scaling.md) the
+//          step is data-parallel. Micro-batch m of a step is N·B rows of the run's order; rank r
+//          fills rows r·B … r·B + B − 1 of it (the objective numbers them row_base(m) + b, so
+//          masks are those of a single process with batch N·B), and the data position counts
+//          every rank's rows. A rank weighs its mean loss by n_r / n (its targets over all ranks'
+//          targets of the micro-batch: one small gather), so the step's loss is the single
+//          process's one mean over every target; the gradient buffer is summed over ranks once
+//          per step in rank order (deterministic), then clipped and applied identically on every
+//          rank. Rank 0 alone writes the log and the checkpoints; a stop signal on any rank stops
+//          all after the same step. Dropout masks are drawn per rank's tensor, so with
+//          model.dropout > 0 the N-rank run is not the single-process one (docs/scaling.md).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +44,7 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/tokenizer.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
@@ -57,6 +69,8 @@ struct LoopOptions {
     std::int64_t until = 0;
     /// Called with every record written to log.jsonl (progress display).
     std::function<void(const nlohmann::ordered_json&)> on_record;
+    /// The ranks of a data-parallel run (file comment); nullptr: dist::world().
+    dist::Communicator* comm = nullptr;
 };
 
 struct TrainResult {
@@ -113,10 +127,18 @@ public:
     std::int64_t data_position() const { return data_position_; }
     /// The index of the next training example in the run's order; advances the data position.
     std::int64_t next_example() { return order_.at(data_position_++); }
+    /// The number, within the step, of micro-batch `micro`'s first row on this rank (single
+    /// process: micro · B); the objective's per-row draws use row_base(micro) + b.
+    std::int64_t row_base(int micro) const {
+        return (static_cast<std::int64_t>(micro) * comm_->size() + comm_->rank()) *
+               config_.train.batch_size;
+    }
+    dist::Communicator& comm() { return *comm_; }
     void add_tokens(std::int64_t n) { tokens_seen_ += n; }
     void log_record(const nlohmann::ordered_json& record);
     /// Writes `path` atomically: parameters, configuration, tokenizer, and with `with_state` the
-    /// state to resume. Non-finite parameters: TrainingDiverged naming the step.
+    /// state to resume. Non-finite parameters: TrainingDiverged naming the step. Only rank 0
+    /// writes; on the other ranks it does nothing.
     void write_checkpoint_file(const std::string& path, bool with_state,
                                const Objective& objective);
 
@@ -138,6 +160,7 @@ private:
     models::Model& model_;
     const data::Tokenizer& tokenizer_;
     LoopOptions options_;
+    dist::Communicator* comm_;
     std::unique_ptr<AdamW> optimizer_;
     std::unique_ptr<TrainingLog> log_;
     SequenceOrder order_;

@@ -1,0 +1,26 @@
+#pragma once
+// A dump written by N ranks (routescope-cli dump under mpirun; docs/scaling.md): rank r writes the
+// examples [lo_r, hi_r) — contiguous blocks in example order — into its own complete dump, the
+// shard `X.rank<r>.dump.h5` beside X.dump.h5; rank 0 then writes X.dump.h5 itself, the master:
+// root and /model attributes, /vocab, /kernels and /mixing copied from shard 0, and every dataset
+// under /data and /layers an HDF5 virtual dataset (H5Pset_virtual) of shape [S, …] whose rows
+// lo_r … hi_r − 1 are shard r's rows. Any HDF5 reader (h5py, validate, the analyses, the
+// workbench) reads the master as one dump of S examples. The sources are named relative to the
+// master (its directory is searched), so the master and its shards move together; a missing shard
+// reads as fill values (zeros), so keep them with it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace routescope {
+
+/// Shard r of the dump `out`: out without ".dump.h5" (or ".h5") + ".rank<r>.dump.h5".
+std::string dump_shard_path(const std::string& out, int rank);
+
+/// Writes the master `out` (temporary name, then renamed) over `shards` (in rank order, each a
+/// complete dump of `counts[r]` examples). FormatError when the shards disagree on a dataset's
+/// type or trailing shape; IoError when a file cannot be read or written.
+void write_dump_master(const std::string& out, const std::vector<std::string>& shards,
+                       const std::vector<std::int64_t>& counts);
+
+}  // namespace routescope

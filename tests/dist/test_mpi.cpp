@@ -1,0 +1,288 @@
+// Data-parallel training over MPI (issue 19; docs/scaling.md), run as a user runs it:
+//   - `mpirun -np 2` with train.batch_size = 2 against one process with batch 4 (the same global
+//     batch, hence the same data order and masks): every logged step and eval loss within 1e-5
+//     relative (float rounding: the two ranks' gradients are summed after their backwards instead
+//     of inside one backward; measured ~1e-8); gradient accumulation on, so the per-micro-batch
+//     target weighting is exercised; model.dropout = 0 (dropout masks are drawn per rank's tensor);
+//   - two 2-rank runs are bit-identical (loss and gradient norm, as logged);
+//   - a 2-rank run stopped at step 10 and resumed under mpirun repeats the uninterrupted run, and
+//     the 2-rank checkpoint resumed by ONE process with batch 4 continues like the single run;
+//   - kill -9 of one rank ends mpirun with an error within 60 s, and the last checkpoint validates.
+// Skips when MPI is not built in or mpirun is missing. As root, mpirun needs
+// OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM): set here for every child.
+#include <QtTest>
+#include <csignal>
+
+namespace {
+
+struct Run {
+    int code;
+    QString out, err;
+};
+
+QProcessEnvironment child_env() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    env.insert("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    return env;
+}
+
+#ifdef ROUTESCOPE_MPIEXEC
+constexpr const char* kMpiexec = ROUTESCOPE_MPIEXEC;
+#else
+constexpr const char* kMpiexec = "";
+#endif
+
+QString mpiexec() {
+    if (!*kMpiexec) return {};
+    const QString p = QStandardPaths::findExecutable(QString::fromUtf8(kMpiexec));
+    return p.isEmpty() && QFileInfo(kMpiexec).isExecutable() ? QString::fromUtf8(kMpiexec) : p;
+}
+
+QStringList mpi_prefix(int np) {
+    return {"--oversubscribe", "-np", QString::number(np), QStringLiteral(ROUTESCOPE_CLI)};
+}
+
+Run run(const QString& program, const QStringList& args, int timeout_ms = 240000) {
+    QProcess p;
+    p.setProcessEnvironment(child_env());
+    p.start(program, args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        return {-1, {}, "timed out"};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+Run cli(int np, const QStringList& args) {
+    if (np == 0) return run(QStringLiteral(ROUTESCOPE_CLI), args);
+    return run(mpiexec(), mpi_prefix(np) + args);
+}
+
+QStringList tiny_sets(int batch, int steps = 20) {
+    QStringList s;
+    for (const QString& kv :
+         {QString("model.dropout=0"), QString("data.seq_len=64"), QString("model.max_len=64"),
+          QString("train.steps=%1").arg(steps), QString("train.eval_every=10"),
+          QString("train.checkpoint_every=10"), QString("train.threads=1"),
+          QString("train.grad_accum=2"), QString("train.batch_size=%1").arg(batch)})
+        s << "--set" << kv;
+    return s;
+}
+
+QString tiny_config() {
+    return QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs/bigs-tiny.json");
+}
+
+struct Record {
+    QString type;
+    qint64 step;
+    double loss, grad_norm;
+};
+
+QList<Record> losses(const QString& dir) {
+    QFile f(dir + "/log.jsonl");
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QList<Record> out;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        const QString type = o.value("type").toString();
+        if (type == "step" || type == "eval")
+            out.push_back({type, o.value("step").toInteger(), o.value("loss").toDouble(),
+                           o.value("grad_norm").toDouble()});
+    }
+    return out;
+}
+
+}  // namespace
+
+#define REQUIRE_MPI()                                                             \
+    do {                                                                          \
+        if (!*kMpiexec)                                                           \
+            QSKIP(                                                                \
+                "routescope-cli is built without MPI (ROUTESCOPE_MPI off or no "  \
+                "MPI found: libopenmpi-dev, openmpi-bin)");                       \
+        if (mpiexec().isEmpty()) QSKIP("mpiexec is not installed (openmpi-bin)"); \
+    } while (0)
+
+class TestMpi : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    QString dir(const QString& name) const { return tmp_.path() + "/" + name; }
+
+    void train(int np, const QString& out, int batch, const QStringList& extra = {}) {
+        const Run r =
+            cli(np, QStringList{"train", "--config", tiny_config(), "--out", out, "--json"} +
+                        tiny_sets(batch) + extra);
+        QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
+    }
+
+    void compare(const QList<Record>& a, const QList<Record>& b, double rel, const char* what) {
+        QVERIFY2(a.size() == 22 && b.size() == a.size(),
+                 qPrintable(QString("%1: %2 vs %3 records").arg(what).arg(a.size()).arg(b.size())));
+        for (qsizetype i = 0; i < a.size(); ++i) {
+            QCOMPARE(a[i].type, b[i].type);
+            QCOMPARE(a[i].step, b[i].step);
+            const double d = std::abs(a[i].loss - b[i].loss) / std::abs(a[i].loss);
+            if (rel == 0) {
+                QVERIFY2(a[i].loss == b[i].loss && a[i].grad_norm == b[i].grad_norm,
+                         qPrintable(QString("%1: %2 at step %3 differs: %4 vs %5")
+                                        .arg(what, a[i].type)
+                                        .arg(a[i].step)
+                                        .arg(a[i].loss, 0, 'g', 17)
+                                        .arg(b[i].loss, 0, 'g', 17)));
+            } else {
+                QVERIFY2(d <= rel, qPrintable(QString("%1: %2 at step %3: %4 vs %5 (rel %6)")
+                                                  .arg(what, a[i].type)
+                                                  .arg(a[i].step)
+                                                  .arg(a[i].loss, 0, 'g', 17)
+                                                  .arg(b[i].loss, 0, 'g', 17)
+                                                  .arg(d)));
+            }
+        }
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(tmp_.isValid()); }
+
+    void twoRanksMatchOneProcessWithTheGlobalBatch() {
+        REQUIRE_MPI();
+        train(0, dir("single"), 4);
+        train(2, dir("ranks"), 2);
+        compare(losses(dir("single")), losses(dir("ranks")), 1e-5, "2 ranks vs 1 process");
+        // Rank 0 alone wrote the log: one start record, naming the ranks.
+        QFile f(dir("ranks") + "/log.jsonl");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray log = f.readAll();
+        QCOMPARE(log.count("\"type\":\"start\""), 1);
+        QVERIFY(log.contains("\"ranks\":2"));
+    }
+
+    void repeatedRunsAreBitIdentical() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("ranks") + "/log.jsonl")) train(2, dir("ranks"), 2);
+        train(2, dir("ranks_again"), 2);
+        compare(losses(dir("ranks")), losses(dir("ranks_again")), 0, "repeated 2-rank runs");
+    }
+
+    void resumeUnderMpiRepeatsTheRun() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("ranks") + "/log.jsonl")) train(2, dir("ranks"), 2);
+        train(2, dir("stopped"), 2, {"--until", "10"});
+        const Run resumed = cli(2, {"train", "--resume", dir("stopped"), "--json"});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.err.right(3000)));
+        compare(losses(dir("ranks")), losses(dir("stopped")), 0, "2-rank resume");
+
+        // A checkpoint written by 2 ranks, resumed by one process with the same global batch.
+        if (!QFileInfo::exists(dir("single") + "/log.jsonl")) train(0, dir("single"), 4);
+        train(2, dir("stopped_one"), 2, {"--until", "10"});
+        const Run one = cli(
+            0, {"train", "--resume", dir("stopped_one"), "--set", "train.batch_size=4", "--json"});
+        QVERIFY2(one.code == 0, qPrintable(one.err.right(3000)));
+        compare(losses(dir("single")), losses(dir("stopped_one")), 1e-5,
+                "2-rank checkpoint resumed by 1 process");
+    }
+
+    void shardedDumpReadsAsOne() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        const QString ck = dir("single") + "/model.ckpt.h5";
+        const QStringList common{"dump", "--checkpoint", ck,          "--examples",
+                                 "7",    "--gates",      "--threads", "1"};
+        const Run one = cli(0, common + QStringList{"--out", dir("one.dump.h5")});
+        QVERIFY2(one.code == 0, qPrintable(one.err.right(3000)));
+        const Run two = cli(2, common + QStringList{"--out", dir("two.dump.h5")});
+        QVERIFY2(two.code == 0, qPrintable(two.err.right(3000)));
+        QVERIFY(QFileInfo::exists(dir("two.rank0.dump.h5")));
+        QVERIFY(QFileInfo::exists(dir("two.rank1.dump.h5")));
+        const Run v = cli(0, {"validate", dir("two.dump.h5")});
+        QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+        // h5py: every dataset of the single-process dump, same shape and values, in the master
+        // (virtual datasets under /data and /layers), run from another directory.
+        const char* script = R"(
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], 'r'), h5py.File(sys.argv[2], 'r')
+names = []
+a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+assert len(names) > 10, names
+for n in names:
+    x, y = a[n][()], b[n][()]
+    assert x.shape == y.shape and x.dtype == y.dtype, (n, x.shape, y.shape, x.dtype, y.dtype)
+    assert np.array_equal(x, y), n
+assert b['layers/1/hidden'].is_virtual and b['data/tokens'].is_virtual
+assert dict(a.attrs)['format'] == dict(b.attrs)['format']
+print('ok', len(names))
+)";
+        QProcess py;
+        py.setWorkingDirectory(QDir::rootPath());
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {"-c", script, dir("one.dump.h5"), dir("two.dump.h5")});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, qPrintable(py.readAllStandardError()));
+        // Every analysis that reads a dump gives the same results (provenance aside).
+        for (const char* kind : {"kernels", "gates", "anisotropy", "pca", "transitions"}) {
+            QJsonArray results[2];
+            for (int k = 0; k < 2; ++k) {
+                const QString out = dir(QString("analysis-%1-%2.json").arg(kind).arg(k));
+                const Run r = cli(0, {"analyze", kind, "--dump",
+                                      dir(k ? "two.dump.h5" : "one.dump.h5"), "--out", out});
+                QVERIFY2(r.code == 0, qPrintable(QString(kind) + ": " + r.err));
+                QFile f(out);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                results[k] = QJsonDocument::fromJson(f.readAll()).object()["results"].toArray();
+                for (auto&& x : results[k]) {
+                    QJsonObject o = x.toObject();
+                    o.remove("provenance");
+                    x = o;
+                }
+            }
+            QVERIFY2(!results[0].isEmpty() && results[0] == results[1], kind);
+        }
+    }
+
+    void aKilledRankEndsTheRun() {
+        REQUIRE_MPI();
+        const QString out = dir("killed");
+        QProcess p;
+        p.setProcessEnvironment(child_env());
+        QStringList args = mpi_prefix(2) +
+                           QStringList{"train", "--config", tiny_config(), "--out", out, "--json"} +
+                           tiny_sets(2, 100000);
+        args << "--set"
+             << "train.checkpoint_every=5";
+        p.start(mpiexec(), args);
+        QVERIFY(p.waitForStarted());
+        // Wait for a checkpoint, then kill one rank (a child of mpirun) with SIGKILL.
+        QDeadlineTimer ready(120000);
+        while (!QFileInfo::exists(out + "/model.ckpt.h5") && !ready.hasExpired())
+            QTest::qWait(200);
+        QVERIFY2(QFileInfo::exists(out + "/model.ckpt.h5"), "no checkpoint within 120 s");
+        qint64 victim = 0;
+        for (const QString& pid : QDir("/proc").entryList(QDir::Dirs)) {
+            QFile stat("/proc/" + pid + "/stat");
+            if (!stat.open(QIODevice::ReadOnly)) continue;
+            const QString s = QString::fromUtf8(stat.readAll());
+            const QStringList f = s.mid(s.lastIndexOf(')') + 2).split(' ');
+            if (f.size() > 1 && f[1].toLongLong() == p.processId()) victim = pid.toLongLong();
+        }
+        QVERIFY2(victim > 0, "no rank process found under mpirun");
+        QElapsedTimer clock;
+        clock.start();
+        QCOMPARE(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
+        QVERIFY2(p.waitForFinished(60000), "mpirun still runs 60 s after a rank was killed");
+        const qint64 ms = clock.elapsed();
+        qInfo("mpirun ended %lld ms after kill -9 of rank pid %lld (exit %d)",
+              static_cast<long long>(ms), static_cast<long long>(victim), p.exitCode());
+        QVERIFY(p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0);
+        const Run v = run(QStringLiteral(ROUTESCOPE_CLI), {"validate", out + "/model.ckpt.h5"});
+        QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMpi)
+#include "test_mpi.moc"

@@ -13,6 +13,8 @@
 
 #include "views/interval_bar_chart.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 
 nlohmann::json LengthAccuracyViewSettings::to_json() const {
@@ -72,8 +74,8 @@ LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWid
 }
 
 QString LengthAccuracyView::title() const {
-    QString t = tr("Accuracy by length — %1").arg(QFileInfo(settings_.a).fileName());
-    if (!settings_.b.isEmpty()) t += " | " + QFileInfo(settings_.b).fileName();
+    QString t = tr("Accuracy by length — %1").arg(display_name(settings_.a));
+    if (!settings_.b.isEmpty()) t += " | " + display_name(settings_.b);
     return t;
 }
 
@@ -178,9 +180,9 @@ void LengthAccuracyView::redraw() {
     };
     for (const auto& bin : result_->bins)
         d.bins << QStringLiteral("%1–%2").arg(bin.lo, 0, 'g', 4).arg(bin.hi, 0, 'g', 4);
-    d.series.push_back(series(QFileInfo(settings_.a).baseName(), false));
+    d.series.push_back(series(display_stem(settings_.a), false));
     if (result_->compared) {
-        d.series.push_back(series(QFileInfo(settings_.b).baseName(), true));
+        d.series.push_back(series(display_stem(settings_.b), true));
         for (const auto& bin : result_->bins) {
             d.difference.push_back(bin.difference);
             d.p_value.push_back(bin.p_value);

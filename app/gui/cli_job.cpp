@@ -24,6 +24,7 @@ constexpr int kLastLines = 40;  // enough for a configuration error and the line
 constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 3;
 constexpr int kExitInterrupted = 130;
+constexpr int kKillAfterMs = 3000;
 }  // namespace
 
 QString routescope_cli_path() {
@@ -94,6 +95,17 @@ void CliJob::cancel() {
     if (state_ != State::Running) return;
     cancel_requested_ = true;
     terminate_group();  // SIGTERM: train stops after the current step with a checkpoint
+    // Only train has something to save: any other command still running after kKillAfterMs
+    // (an experiment between its stages) is killed with what it runs.
+    if (spec_.command != "train")
+        QTimer::singleShot(kKillAfterMs, this, [this] {
+            if (state_ != State::Running) return;
+#ifdef Q_OS_UNIX
+            const qint64 pid = process_->processId();
+            if (pid > 0) ::kill(static_cast<pid_t>(-pid), SIGKILL);
+#endif
+            process_->kill();
+        });
 }
 
 void CliJob::terminate_group() {

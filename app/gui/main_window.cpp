@@ -1032,6 +1032,8 @@ bool MainWindow::idle() const {
 
 Project MainWindow::project() const {
     Project p;
+    for (const auto& [file, name] : workspace_->given_names().asKeyValueRange())
+        p.names.emplace_back(file, name);
     for (QTreeWidgetItem* top : {workspace_->models(), workspace_->dumps()})
         for (int i = 0; i < top->childCount(); ++i)
             p.files << top->child(i)->toolTip(0);
@@ -1058,6 +1060,8 @@ void MainWindow::open_project(const QString& path) {
     project_path_ = QFileInfo(path).absoluteFilePath();
     setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     const QStringList open = workspace_->paths();
+    for (const auto& [file, name] : p.names)  // before the files load: their items take them
+        workspace_->rename(file, name);
     for (const QString& f : p.files)
         if (!open.contains(f)) {
             opened_by_project_ << QFileInfo(f).absoluteFilePath();

@@ -20,6 +20,7 @@
 #include "app/gui/main_window.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
+#include "views/display_name.hpp"
 #include "views/gates_view.hpp"
 #include "views/length_accuracy_view.hpp"
 
@@ -257,6 +258,36 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!experiment->running(), 30000);
         QCOMPARE(experiment->state(), gui::CliJob::State::Cancelled);
         QVERIFY(!QFileInfo::exists(e.out));
+    }
+
+    void modelsAndDumpsHaveNamesThatAreEditableAndSaved() {
+        const QString project = fresh_dir("names") + "/names.rsproj";
+        {
+            gui::MainWindow window;
+            window.open_file(checkpoint_);
+            QTRY_VERIFY_WITH_TIMEOUT(window.workspace()->item_for(checkpoint_) != nullptr &&
+                                         window.loader()->pending() == 0,
+                                     20000);
+            // Derived from the configuration: architecture, task, step.
+            QCOMPARE(window.workspace()->item_for(checkpoint_)->text(0),
+                     QString("bigs · induction · step 2"));
+            QCOMPARE(views::display_name(checkpoint_), QString("bigs · induction · step 2"));
+            // Renamed in the workspace (the item is editable): views use the name.
+            QTreeWidgetItem* item = window.workspace()->item_for(checkpoint_);
+            QVERIFY(item->flags() & Qt::ItemIsEditable);
+            item->setText(0, "tiny induction");
+            QCOMPARE(views::display_name(checkpoint_), QString("tiny induction"));
+            window.save_project(project);
+        }
+        views::set_display_name(checkpoint_, {});
+        gui::MainWindow window;
+        window.open_project(project);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(checkpoint_) != nullptr && window.loader()->pending() == 0,
+            20000);
+        QCOMPARE(window.workspace()->item_for(checkpoint_)->text(0), QString("tiny induction"));
+        auto* view = window.open_analysis("kernels", {checkpoint_});
+        QVERIFY2(view->title().contains("tiny induction"), qPrintable(view->title()));
     }
 
     void aFailingChildShowsItsError() {

@@ -1,5 +1,7 @@
 #include "analysis/length_accuracy.hpp"
 
+#include <fstream>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -146,30 +148,16 @@ void score_bin(AccuracyBin& bin, const std::vector<std::int64_t>& labels,
 
 }  // namespace
 
-LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
-                                     const LengthAccuracyOptions& options) {
-    if (!a.has_labels() || !a.has_predictions())
-        throw ConfigError(
-            a.path() + ": length-accuracy needs /data/labels and /data/predictions; the dump has " +
-            (a.has_labels()        ? "no predictions"
-             : a.has_predictions() ? "no labels"
-                                   : "neither"));
-    if (b) {
-        if (!b->has_labels() || !b->has_predictions())
-            throw ConfigError(b->path() +
-                              ": length-accuracy needs /data/labels and /data/predictions");
-        require_same_examples(a, *b);
-    }
+namespace {
+/// Bins the examples by `x` and scores each bin (the common part of the dump and file versions).
+LengthAccuracyResult bin_and_score(const std::vector<double>& x,
+                                   const std::vector<std::int64_t>& labels,
+                                   const std::vector<std::int64_t>& pa,
+                                   const std::vector<std::int64_t>* pb,
+                                   const LengthAccuracyOptions& options) {
     LengthAccuracyResult result;
     result.options = options;
-    result.compared = b != nullptr;
-    std::vector<double> x;
-    if (options.variable == "length") {
-        for (auto n : a.lengths())
-            x.push_back(static_cast<double>(n));
-    } else {
-        x = a.attribute(options.variable);
-    }
+    result.compared = pb != nullptr;
     result.edges = bin_edges(x, options);
     const auto& edges = result.edges;
     result.bins.resize(edges.size() - 1);
@@ -191,19 +179,118 @@ LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
     }
     result.overall.lo = edges.front();
     result.overall.hi = edges.back();
-    const auto* pb = b ? &b->predictions() : nullptr;
     for (auto& bin : result.bins)
-        score_bin(bin, a.labels(), a.predictions(), pb);
-    score_bin(result.overall, a.labels(), a.predictions(), pb);
-
+        score_bin(bin, labels, pa, pb);
+    score_bin(result.overall, labels, pa, pb);
     result.provenance.analysis = "length-accuracy";
-    result.provenance.inputs.push_back(dump_input(a, "dump"));
-    if (b) result.provenance.inputs.push_back(dump_input(*b, "dump_b"));
     result.provenance.parameters = {{"variable", options.variable},
                                     {"binning", options.binning},
                                     {"bins", options.bins},
                                     {"edges", options.edges},
                                     {"width", options.width}};
+    return result;
+}
+}  // namespace
+
+LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
+                                     const LengthAccuracyOptions& options) {
+    if (!a.has_labels() || !a.has_predictions())
+        throw ConfigError(
+            a.path() + ": length-accuracy needs /data/labels and /data/predictions; the dump has " +
+            (a.has_labels()        ? "no predictions"
+             : a.has_predictions() ? "no labels"
+                                   : "neither"));
+    if (b) {
+        if (!b->has_labels() || !b->has_predictions())
+            throw ConfigError(b->path() +
+                              ": length-accuracy needs /data/labels and /data/predictions");
+        require_same_examples(a, *b);
+    }
+    std::vector<double> x;
+    if (options.variable == "length") {
+        for (auto n : a.lengths())
+            x.push_back(static_cast<double>(n));
+    } else {
+        x = a.attribute(options.variable);
+    }
+    LengthAccuracyResult result =
+        bin_and_score(x, a.labels(), a.predictions(), b ? &b->predictions() : nullptr, options);
+    result.provenance.inputs.push_back(dump_input(a, "dump"));
+    if (b) result.provenance.inputs.push_back(dump_input(*b, "dump_b"));
+    return result;
+}
+
+PredictionFile PredictionFile::read(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw IoError(path + ": cannot open");
+    PredictionFile f;
+    f.path = path;
+    std::map<std::string, std::int64_t> ids;
+    auto id = [&](const std::string& name) {
+        auto [it, added] = ids.emplace(name, static_cast<std::int64_t>(ids.size()));
+        if (added) f.label_names.push_back(name);
+        return it->second;
+    };
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        try {
+            const auto j = nlohmann::json::parse(line);
+            const std::string label = j.at("label").get<std::string>();
+            const std::string prediction = j.at("prediction").get<std::string>();
+            f.lengths.push_back(j.at("length").get<std::int64_t>());
+            f.labels.push_back(id(label));
+            f.predictions.push_back(id(prediction));
+            f.text.push_back(label + " → " + prediction);
+            if (j.contains("attributes") && j["attributes"].is_object())
+                for (const auto& [k, v] : j["attributes"].items())
+                    if (v.is_number()) {
+                        auto& column = f.attributes[k];
+                        column.resize(f.lengths.size() - 1, 0.0);
+                        column.push_back(v.get<double>());
+                    }
+        } catch (const nlohmann::json::exception& e) {
+            throw FormatError(path + ":" + std::to_string(number) +
+                              ": not an eval prediction line (" + e.what() + ")");
+        }
+    }
+    if (f.lengths.empty()) throw FormatError(path + ": no predictions");
+    return f;
+}
+
+LengthAccuracyResult length_accuracy(const PredictionFile& a, const PredictionFile* b,
+                                     const LengthAccuracyOptions& options) {
+    // B's predictions in A's class ids (each file numbers the names it meets).
+    std::vector<std::int64_t> b_predictions;
+    if (b) {
+        bool same = b->lengths == a.lengths;
+        std::map<std::string, std::int64_t> ids;
+        for (std::size_t i = 0; i < a.label_names.size(); ++i)
+            ids[a.label_names[i]] = static_cast<std::int64_t>(i);
+        for (std::size_t i = 0; same && i < a.labels.size(); ++i)
+            same = a.label_names[a.labels[i]] == b->label_names[b->labels[i]];
+        if (!same) throw ConfigError(a.path + " and " + b->path + " do not hold the same examples");
+        for (auto p : b->predictions)
+            b_predictions.push_back(
+                ids.emplace(b->label_names[p], static_cast<std::int64_t>(ids.size()))
+                    .first->second);
+    }
+    std::vector<double> x;
+    if (options.variable == "length") {
+        x.assign(a.lengths.begin(), a.lengths.end());
+    } else {
+        const auto it = a.attributes.find(options.variable);
+        if (it == a.attributes.end())
+            throw ConfigError(a.path + ": no attribute '" + options.variable + "'");
+        x = it->second;
+        x.resize(a.lengths.size(), 0.0);
+    }
+    LengthAccuracyResult result =
+        bin_and_score(x, a.labels, a.predictions, b ? &b_predictions : nullptr, options);
+    result.provenance.inputs.push_back(file_input(a.path, "predictions"));
+    if (b) result.provenance.inputs.push_back(file_input(b->path, "predictions_b"));
     return result;
 }
 

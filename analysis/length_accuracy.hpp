@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,23 @@ struct LengthAccuracyResult {
 /// `b` may be null. Throws ConfigError when a dump has no labels or predictions, or when the two
 /// dumps do not hold the same examples (S, lengths, labels, and text when both have it).
 LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
+                                     const LengthAccuracyOptions& options);
+
+/// The per-example predictions `routescope-cli eval --out preds.jsonl` writes (docs/cli.md): one
+/// JSON object per line with `length`, `label`, `prediction` and `attributes`. Labels and
+/// predictions are class names; they get ids in order of first appearance (labels first).
+struct PredictionFile {
+    std::string path;
+    std::vector<std::int64_t> lengths, labels, predictions;
+    std::vector<std::string> label_names;  ///< id → name
+    std::vector<std::string> text;         ///< the label and prediction of each example
+    std::map<std::string, std::vector<double>> attributes;
+    /// Reads `path`; throws IoError (unreadable) or FormatError naming the line.
+    static PredictionFile read(const std::string& path);
+};
+/// Accuracy by length (or by an attribute) of an evaluation's predictions; `b` may be null (the
+/// same examples: same count, lengths and labels, else ConfigError).
+LengthAccuracyResult length_accuracy(const PredictionFile& a, const PredictionFile* b,
                                      const LengthAccuracyOptions& options);
 
 }  // namespace routescope::analysis

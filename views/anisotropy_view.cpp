@@ -15,6 +15,8 @@
 #include "views/chart_panel.hpp"
 #include "views/result_table.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 
 nlohmann::json AnisotropyViewSettings::to_json() const {
@@ -65,7 +67,7 @@ AnisotropyView::AnisotropyView(AnisotropyViewSettings settings, QWidget* parent)
 QString AnisotropyView::title() const {
     QStringList names;
     for (const auto& d : settings_.dumps)
-        names << QFileInfo(d).fileName();
+        names << display_name(d);
     return tr("Anisotropy — %1").arg(names.join(" | "));
 }
 

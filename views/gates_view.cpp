@@ -18,6 +18,8 @@
 #include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 
 nlohmann::json GatesViewSettings::to_json() const {
@@ -234,8 +236,8 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
 QString GatesView::title() const {
     if (comparing())
         return tr("Gates — %1 | %2")
-            .arg(QFileInfo(settings_.dump).fileName(), QFileInfo(settings_.dump_b).fileName());
-    return tr("Gates — %1").arg(QFileInfo(settings_.dump).fileName());
+            .arg(display_name(settings_.dump), display_name(settings_.dump_b));
+    return tr("Gates — %1").arg(display_name(settings_.dump));
 }
 QString GatesView::input_stem() const {
     if (comparing())
@@ -277,8 +279,8 @@ void GatesView::start() {
         w->setVisible(comparing());
     run<Out>(
         comparing() ? tr("Computing gate statistics of %1 and %2")
-                          .arg(QFileInfo(path).fileName(), QFileInfo(path_b).fileName())
-                    : tr("Computing gate statistics of %1").arg(QFileInfo(path).fileName()),
+                          .arg(display_name(path), display_name(path_b))
+                    : tr("Computing gate statistics of %1").arg(display_name(path)),
         [path, path_b](AnalysisSteps& steps) {
             auto side = [](const QString& p) {
                 const analysis::DumpReader dump(p.toStdString());
@@ -544,8 +546,8 @@ void GatesView::show_timelines() {
     // Birdie layer are named in the panel's note), on one colour range.
     reverse_map_->set_data({});
     reverse_map_->hide();
-    const QString name_a = QFileInfo(settings_.dump).baseName();
-    const QString name_b = QFileInfo(settings_.dump_b).baseName();
+    const QString name_a = display_stem(settings_.dump);
+    const QString name_b = display_stem(settings_.dump_b);
     HeatmapData a = timeline_panel(timeline_, 0, channels, tr("A (%1) · %2").arg(name_a, title));
     HeatmapData b;
     if (timeline_b_.layer >= 0) {

@@ -17,6 +17,8 @@
 #include "views/chart_panel.hpp"
 #include "views/heatmap_widget.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 namespace {
 
@@ -226,8 +228,8 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
 }
 
 QString KernelView::title() const {
-    QString t = tr("Kernels — %1").arg(QFileInfo(settings_.a.path).fileName());
-    if (settings_.b) t += tr(" | %1").arg(QFileInfo(settings_.b->path).fileName());
+    QString t = tr("Kernels — %1").arg(display_name(settings_.a.path));
+    if (settings_.b) t += tr(" | %1").arg(display_name(settings_.b->path));
     return t;
 }
 
@@ -259,7 +261,7 @@ void KernelView::start() {
     const KernelViewSettings s = settings_;
     using Pair = std::pair<analysis::KernelsResult, std::optional<analysis::KernelsResult>>;
     run<Pair>(
-        tr("Computing kernels of %1").arg(QFileInfo(s.a.path).fileName()),
+        tr("Computing kernels of %1").arg(display_name(s.a.path)),
         [s](AnalysisSteps& steps) {
             analysis::KernelOptions options;
             options.radius = s.radius;
@@ -329,10 +331,10 @@ void KernelView::select_layer(int layer) {
 void KernelView::redraw() {
     if (!a_) return;
     HeatmapData shown_a =
-        heatmap_of(*a_, settings_.scaling, QFileInfo(settings_.a.path).fileName(), settings_.layer);
+        heatmap_of(*a_, settings_.scaling, display_name(settings_.a.path), settings_.layer);
     if (b_) {
-        HeatmapData shown_b = heatmap_of(*b_, settings_.scaling,
-                                         QFileInfo(settings_.b->path).fileName(), settings_.layer);
+        HeatmapData shown_b =
+            heatmap_of(*b_, settings_.scaling, display_name(settings_.b->path), settings_.layer);
         link_colour_ranges(shown_a, shown_b);
         heat_a_->set_data(std::move(shown_a));
         heat_b_->set_data(std::move(shown_b));

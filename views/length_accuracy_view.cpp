@@ -13,6 +13,8 @@
 
 #include "views/interval_bar_chart.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 
 nlohmann::json LengthAccuracyViewSettings::to_json() const {
@@ -72,8 +74,8 @@ LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWid
 }
 
 QString LengthAccuracyView::title() const {
-    QString t = tr("Accuracy by length — %1").arg(QFileInfo(settings_.a).fileName());
-    if (!settings_.b.isEmpty()) t += " | " + QFileInfo(settings_.b).fileName();
+    QString t = tr("Accuracy by length — %1").arg(display_name(settings_.a));
+    if (!settings_.b.isEmpty()) t += " | " + display_name(settings_.b);
     return t;
 }
 
@@ -88,12 +90,46 @@ void LengthAccuracyView::restore_settings(const nlohmann::json& j) {
     start();
 }
 
+namespace {
+analysis::LengthAccuracyOptions options_of(const LengthAccuracyViewSettings& s,
+                                           const std::vector<std::int64_t>& lengths) {
+    analysis::LengthAccuracyOptions o;
+    o.binning = s.binning.toStdString();
+    o.bins = s.bins;
+    if (s.binning == "width") {
+        // A width giving about `bins` bins over the observed lengths.
+        const auto [lo, hi] = std::minmax_element(lengths.begin(), lengths.end());
+        o.width = s.width > 0
+                      ? s.width
+                      : std::max(1.0, std::ceil(static_cast<double>(*hi - *lo + 1) / s.bins));
+    }
+    return o;
+}
+
+/// An evaluation's predictions (routescope-cli eval --out *.jsonl) instead of a dump.
+std::pair<analysis::LengthAccuracyResult, ExampleListing> predictions_result(
+    const LengthAccuracyViewSettings& s) {
+    const auto a = analysis::PredictionFile::read(s.a.toStdString());
+    std::optional<analysis::PredictionFile> b;
+    if (!s.b.isEmpty()) b = analysis::PredictionFile::read(s.b.toStdString());
+    std::pair<analysis::LengthAccuracyResult, ExampleListing> out{
+        analysis::length_accuracy(a, b ? &*b : nullptr, options_of(s, a.lengths)), {}};
+    out.second.text = a.text;
+    out.second.lengths = a.lengths;
+    out.second.labels = a.labels;
+    out.second.predictions_a = a.predictions;
+    if (b) out.second.predictions_b = b->predictions;
+    return out;
+}
+}  // namespace
+
 void LengthAccuracyView::start() {
     const auto s = settings_;
     using Out = std::pair<analysis::LengthAccuracyResult, ExampleListing>;
     run<Out>(
         tr("Computing accuracy by length"),
         [s](AnalysisSteps&) {
+            if (s.a.endsWith(".jsonl")) return predictions_result(s);
             const analysis::DumpReader a(s.a.toStdString());
             std::unique_ptr<analysis::DumpReader> b;
             if (!s.b.isEmpty()) b = std::make_unique<analysis::DumpReader>(s.b.toStdString());
@@ -144,9 +180,9 @@ void LengthAccuracyView::redraw() {
     };
     for (const auto& bin : result_->bins)
         d.bins << QStringLiteral("%1–%2").arg(bin.lo, 0, 'g', 4).arg(bin.hi, 0, 'g', 4);
-    d.series.push_back(series(QFileInfo(settings_.a).baseName(), false));
+    d.series.push_back(series(display_stem(settings_.a), false));
     if (result_->compared) {
-        d.series.push_back(series(QFileInfo(settings_.b).baseName(), true));
+        d.series.push_back(series(display_stem(settings_.b), true));
         for (const auto& bin : result_->bins) {
             d.difference.push_back(bin.difference);
             d.p_value.push_back(bin.p_value);

@@ -15,6 +15,8 @@
 #include "views/chart_panel.hpp"
 #include "views/result_table.hpp"
 
+#include "views/display_name.hpp"
+
 namespace routescope::views {
 
 nlohmann::json PcaViewSettings::to_json() const {
@@ -95,7 +97,7 @@ QString PcaView::model_name(std::size_t m) const {
 QString PcaView::title() const {
     QStringList names;
     for (const auto& d : settings_.dumps)
-        names << QFileInfo(d).fileName();
+        names << display_name(d);
     return tr("PCA — %1").arg(names.join(" | "));
 }
 QString PcaView::input_stem() const {
@@ -134,7 +136,7 @@ void PcaView::start() {
     };
     QStringList names;
     for (const auto& d : s.dumps)
-        names << QFileInfo(d).fileName();
+        names << display_name(d);
     run<Out>(
         tr("Computing PCA redundancy of %1").arg(names.join(", ")),
         [s](AnalysisSteps& steps) {

@@ -4,6 +4,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDateTime>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -16,6 +17,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -25,6 +27,7 @@
 #include <QUndoStack>
 
 #include "app/gui/colour_theme.hpp"
+#include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace_dock.hpp"
@@ -599,7 +602,7 @@ void MainWindow::export_all_dialog() {
     }
 }
 
-// ---- Training runs ------------------------------------------------------------------------
+// ---- Training runs and the other engine actions -------------------------------------------
 
 void MainWindow::create_run_actions() {
     QMenu* run = new QMenu(tr("&Run"), this);
@@ -612,13 +615,43 @@ void MainWindow::create_run_actions() {
            "and watch its curves"));
     connect(launch, &QAction::triggered, this, &MainWindow::new_run_dialog);
     run->addAction(launch);
+    struct ActionEntry {
+        EngineAction action;
+        const char *name, *shortcut, *tip;
+    };
+    const ActionEntry entries[] = {
+        {EngineAction::Dump, "dumpAction", "Ctrl+Shift+D",
+         QT_TR_NOOP("Write a checkpoint's activation dump (routescope-cli dump)")},
+        {EngineAction::Evaluate, "evalAction", "Ctrl+Shift+V",
+         QT_TR_NOOP("Per-example predictions of a checkpoint (routescope-cli eval), shown by "
+                    "length")},
+        {EngineAction::Import, "importAction", "Ctrl+Shift+I",
+         QT_TR_NOOP("Import a published model as a checkpoint (routescope-cli import)")},
+        {EngineAction::Experiment, "experimentAction", "Ctrl+Shift+X",
+         QT_TR_NOOP("Train, evaluate and dump a seed experiment's models "
+                    "(routescope-cli experiment)")},
+    };
+    for (const auto& e : entries) {
+        auto* a = new QAction(engine_action_title(e.action) + QStringLiteral("…"), this);
+        a->setObjectName(e.name);
+        a->setShortcut(QKeySequence(tr(e.shortcut)));
+        a->setStatusTip(tr(e.tip));
+        connect(a, &QAction::triggered, this, [this, action = e.action] {
+            const QStringList sel = selected_paths();
+            action_dialog(action, sel.value(0));
+        });
+        run->addAction(a);
+    }
+    run->addSeparator();
     auto* cancel = new QAction(tr("&Cancel Runs"), this);
     cancel->setObjectName("cancelRunsAction");
     cancel->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
-    cancel->setStatusTip(tr("Stop every running training run (each saves a checkpoint)"));
+    cancel->setStatusTip(
+        tr("Stop every running command (a training run saves a checkpoint; the others leave "
+           "no partial file)"));
     connect(cancel, &QAction::triggered, this, [this] {
-        for (RunProcess* r : training_runs_)
-            r->cancel();
+        for (CliJob* j : jobs_)
+            j->cancel();
     });
     run->addAction(cancel);
 
@@ -632,12 +665,100 @@ void MainWindow::create_run_actions() {
     run_progress_->hide();
     run_cancel_ = new QToolButton(this);
     run_cancel_->setText(tr("Stop Run"));
-    run_cancel_->setToolTip(tr("Stop the training runs (each saves a checkpoint)"));
+    run_cancel_->setToolTip(tr("Stop the running commands (a training run saves a checkpoint)"));
     run_cancel_->hide();
     connect(run_cancel_, &QToolButton::clicked, cancel, &QAction::trigger);
     statusBar()->addPermanentWidget(run_status_);
     statusBar()->addPermanentWidget(run_progress_);
     statusBar()->addPermanentWidget(run_cancel_);
+
+    // The workspace's context menu: the actions that apply to the item under the pointer.
+    QTreeWidget* tree = workspace_->tree();
+    tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(tree, &QWidget::customContextMenuRequested, this, [this, tree](const QPoint& pos) {
+        QTreeWidgetItem* item = tree->itemAt(pos);
+        QString path;
+        for (auto* i = item; i && path.isEmpty(); i = i->parent())
+            path = i->data(0, Qt::UserRole + 1).toString();
+        if (path.isEmpty()) return;
+        auto* menu = new QMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        const QList<QAction*> actions = workspace_actions(path);
+        for (QAction* a : actions)
+            a->setParent(menu);
+        menu->addActions(actions);
+        menu->popup(tree->viewport()->mapToGlobal(pos));
+    });
+}
+
+QList<QAction*> MainWindow::workspace_actions(const QString& path) {
+    QList<QAction*> out;
+    auto add = [&](const QString& text, const QString& name, std::function<void()> f) {
+        auto* a = new QAction(text, this);
+        a->setObjectName(name);
+        connect(a, &QAction::triggered, this, std::move(f));
+        out << a;
+    };
+    const bool checkpoint = path.endsWith(".ckpt.h5");
+    const bool dump = path.endsWith(".dump.h5");
+    if (checkpoint) {
+        add(tr("Dump Activations…"), "dumpAction",
+            [this, path] { action_dialog(EngineAction::Dump, path); });
+        add(tr("Evaluate…"), "evalAction",
+            [this, path] { action_dialog(EngineAction::Evaluate, path); });
+        add(tr("Kernels"), "kernels", [this, path] { open_analysis("kernels", {path}); });
+    }
+    if (dump) {
+        for (const auto& [kind, text] : {std::pair{"kernels", tr("Kernels")},
+                                         {"gates", tr("Gates")},
+                                         {"anisotropy", tr("Anisotropy")},
+                                         {"pca", tr("PCA")},
+                                         {"length_accuracy", tr("Accuracy by Length")}})
+            add(text, kind, [this, path, kind = QString(kind)] { open_analysis(kind, {path}); });
+    }
+    if (path.endsWith(".jsonl"))
+        add(tr("Accuracy by Length"), "length_accuracy",
+            [this, path] { open_analysis("length_accuracy", {path}); });
+    if (QFileInfo(path).isDir() && QFileInfo::exists(QDir(path).filePath("log.jsonl")))
+        add(tr("Training Curves"), "training", [this, path] { open_analysis("training", {path}); });
+    return out;
+}
+
+EngineActionDialog* MainWindow::action_dialog(EngineAction action, const QString& input) {
+    EngineActionSettings s;
+    s.action = action;
+    QString base = QFileInfo(input).absolutePath();
+    if (input.isEmpty())
+        base = QSettings()
+                   .value("runsDir",
+                          QDir(QStandardPaths::writableLocation(QStandardPaths::HomeLocation))
+                              .filePath("routescope-runs"))
+                   .toString();
+    QString stem = QFileInfo(input).fileName();
+    for (const QString suffix : {".ckpt.h5", ".dump.h5"})
+        if (stem.endsWith(suffix)) stem.chop(suffix.size());
+    if (input.endsWith(".ckpt.h5")) {
+        s.checkpoint = input;
+        // "run/model.ckpt.h5" → "run/model.dump.h5"; a second one gets -2, -3, ...
+        auto free_name = [&](const QString& suffix) {
+            QString name = QDir(base).filePath(stem + suffix);
+            for (int i = 2; QFileInfo::exists(name); ++i)
+                name = QDir(base).filePath(QStringLiteral("%1-%2%3").arg(stem).arg(i).arg(suffix));
+            return name;
+        };
+        s.out = action == EngineAction::Dump ? free_name(".dump.h5") : free_name(".preds.jsonl");
+    } else if (action == EngineAction::Import) {
+        s.out = QDir(base).filePath("imported.ckpt.h5");
+    } else if (action == EngineAction::Experiment) {
+        s.out = QDir(base).filePath(
+            QDateTime::currentDateTime().toString("'experiment-'yyyyMMdd-HHmmss"));
+    }
+    auto* dialog = new EngineActionDialog(s, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this,
+            [this, dialog] { launch_action(dialog->settings()); });
+    dialog->open();  // window-modal, never a nested event loop
+    return dialog;
 }
 
 void MainWindow::new_run_dialog() {
@@ -663,59 +784,108 @@ views::TrainingView* MainWindow::training_view_for(const QString& dir) const {
     return nullptr;
 }
 
+QTreeWidgetItem* MainWindow::add_job_item(const QString& key, const QString& title,
+                                          const CliJobSpec& spec) {
+    // A training run's item is its run directory's (projects keep it); an action's item names
+    // no file, so that its output joining the workspace does not replace it.
+    QTreeWidgetItem* item = nullptr;
+    if (spec.command == "train") {
+        item = add_run_item(key);
+    } else {
+        item = new QTreeWidgetItem(workspace_->runs());
+        item->setToolTip(0, key);
+    }
+    item->setText(0, title);
+    item->setIcon(0, style()->standardIcon(QStyle::SP_MediaPlay));
+    new QTreeWidgetItem(item, {tr("starting…")});  // child 0: the state
+    new QTreeWidgetItem(item,
+                        {tr("device: %1").arg(spec.device == "cpu" ? tr("CPU") : spec.device)});
+    auto* command = new QTreeWidgetItem(
+        item, {QStringLiteral("routescope-cli %1").arg(spec.arguments.join(' '))});
+    command->setToolTip(0, command->text(0));
+    item->setExpanded(true);
+    return item;
+}
+
+void MainWindow::watch_job(CliJob* job, QTreeWidgetItem* item) {
+    jobs_ << job;
+    job_items_.insert(job, item);
+    QTreeWidgetItem* state = item->child(0);
+    const QString unit = job->spec().command == "train"        ? tr("step")
+                         : job->spec().command == "experiment" ? tr("model")
+                         : job->spec().command == "dump"       ? tr("example")
+                                                               : QString();
+    connect(job, &CliJob::progressChanged, this,
+            [this, state, unit](qint64 done, qint64 total, double eta) {
+                if (total > 0) {
+                    QString text = QStringLiteral("%1 %2/%3").arg(unit).arg(done).arg(total);
+                    if (eta >= 0) text += tr(", ETA %1").arg(duration_text(eta));
+                    state->setText(0, text.trimmed());
+                } else {
+                    state->setText(0, tr("running…"));
+                }
+                update_run_status();
+            });
+    connect(job, &CliJob::ended, this, [this, job, item, state](CliJob::State end) {
+        const QString title = item->text(0);
+        if (end == CliJob::State::Finished) {
+            state->setText(0, tr("done"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_DialogApplyButton));
+            statusBar()->showMessage(tr("%1 finished").arg(title), 8000);
+        } else if (end == CliJob::State::Cancelled) {
+            state->setText(0, tr("stopped"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MediaStop));
+            statusBar()->showMessage(tr("%1 stopped").arg(title), 8000);
+        } else {
+            state->setText(0, tr("failed"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxCritical));
+            const bool train = job->spec().command == "train";
+            show_error(train ? tr("Training run failed") : tr("%1 failed").arg(title),
+                       tr("%1\n\n%2: %3\n\nLast output:\n%4")
+                           .arg(job->failure(), train ? tr("Run directory") : tr("Command"),
+                                train ? job->spec().working_dir
+                                      : "routescope-cli " + job->spec().arguments.join(' '),
+                                job->last_output().join('\n')));
+        }
+        update_run_status();
+    });
+}
+
 RunProcess* MainWindow::launch_run(const RunSettings& settings) {
     RunSettings s = settings;
     s.out_dir = QFileInfo(s.out_dir).absoluteFilePath();
     auto* run = new RunProcess(s, this);
     training_runs_ << run;
-    QTreeWidgetItem* item = add_run_item(s.out_dir);
-    item->setIcon(0, style()->standardIcon(QStyle::SP_MediaPlay));
-    auto* state = new QTreeWidgetItem(item, {tr("starting…")});
-    new QTreeWidgetItem(item, {tr("%1, %2, %3 steps, lr %4, data %5")
+    CliJobSpec spec = run->spec();
+    QTreeWidgetItem* item = add_job_item(s.out_dir, QFileInfo(s.out_dir).fileName(), spec);
+    item->child(2)->setText(0, tr("%1, %2, %3 steps, lr %4, data %5")
                                    .arg(s.arch, s.size)
                                    .arg(s.steps)
                                    .arg(s.lr)
-                                   .arg(s.data)});
-    item->setExpanded(true);
+                                   .arg(s.data));
+    QTreeWidgetItem* state = item->child(0);
 
     auto* view = qobject_cast<views::TrainingView*>(open_analysis("training", {s.out_dir}));
     QPointer<views::TrainingView> live = view;
-    connect(run, &RunProcess::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
+    connect(run, &CliJob::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
         if (live) live->append_record(dir, r);
     });
-    connect(run, &RunProcess::progressChanged, this,
-            [this, state](qint64 step, qint64 steps, double eta) {
-                state->setText(
-                    0, eta >= 0
-                           ? tr("step %1/%2, ETA %3").arg(step).arg(steps).arg(duration_text(eta))
-                           : tr("step %1/%2").arg(step).arg(steps));
-                update_run_status();
-            });
-    connect(run, &RunProcess::ended, this, [this, run, item, state](RunProcess::State end) {
+    watch_job(run, item);
+    connect(run, &CliJob::ended, this, [this, run, state](CliJob::State end) {
         const bool saved = QFileInfo::exists(run->checkpoint_path());
-        if (end == RunProcess::State::Finished) {
+        if (end == CliJob::State::Finished)
             state->setText(0, tr("done: %1 steps").arg(run->step()));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_DialogApplyButton));
-            statusBar()->showMessage(tr("Run %1 finished").arg(item->text(0)), 8000);
-        } else if (end == RunProcess::State::Cancelled) {
+        else if (end == CliJob::State::Cancelled)
             state->setText(0, saved ? tr("stopped at step %1 (checkpoint saved)").arg(run->step())
                                     : tr("stopped before its first checkpoint"));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MediaStop));
-            statusBar()->showMessage(tr("Run %1 stopped").arg(item->text(0)), 8000);
-        } else {
-            state->setText(0, tr("failed"));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxCritical));
-            show_error(tr("Training run failed"),
-                       tr("%1\n\nRun directory: %2\n\nLast output of the run:\n%3")
-                           .arg(run->failure(), run->out_dir(), run->last_output().join('\n')));
-        }
-        if (end != RunProcess::State::Failed && saved) open_file(run->checkpoint_path());
-        update_run_status();
+        if (end != CliJob::State::Failed && saved) open_file(run->checkpoint_path());
     });
     try {
         run->start();
     } catch (const std::exception& e) {
         training_runs_.removeAll(run);
+        jobs_.removeAll(run);
+        job_items_.remove(run);
         run->deleteLater();
         delete item;
         show_error(tr("Cannot start the run"), QString::fromUtf8(e.what()));
@@ -725,24 +895,80 @@ RunProcess* MainWindow::launch_run(const RunSettings& settings) {
     return run;
 }
 
+CliJob* MainWindow::launch_action(const EngineActionSettings& settings) {
+    EngineActionSettings s = settings;
+    s.out = QFileInfo(s.out).absoluteFilePath();
+    auto* job = new CliJob(s.job(), this);
+    QTreeWidgetItem* item = add_job_item(s.out, s.title(), job->spec());
+    watch_job(job, item);
+    connect(job, &CliJob::ended, this, [this, s](CliJob::State end) {
+        if (end == CliJob::State::Finished) open_action_result(s);
+    });
+    if (s.action != EngineAction::Experiment)
+        QSettings().setValue("runsDir", QFileInfo(s.out).absolutePath());
+    job->start();
+    update_run_status();
+    return job;
+}
+
+void MainWindow::open_action_result(const EngineActionSettings& s) {
+    switch (s.action) {
+        case EngineAction::Dump:
+        case EngineAction::Import:
+            open_file(s.out);
+            break;
+        case EngineAction::Evaluate:
+            open_analysis("length_accuracy", {s.out});
+            break;
+        case EngineAction::Experiment: {
+            // results.json names each model's checkpoint and dump (docs/cli.md).
+            QFile f(QDir(s.out).filePath("results.json"));
+            if (!f.open(QIODevice::ReadOnly)) {
+                show_error(tr("Experiment"), tr("%1 has no results.json").arg(s.out));
+                return;
+            }
+            try {
+                const auto results = nlohmann::json::parse(f.readAll().toStdString());
+                const QString key = results.contains("models") ? "models" : "runs";
+                for (const auto& m : results.value(key.toStdString(), nlohmann::json::array()))
+                    for (const char* file : {"checkpoint", "dump"})
+                        if (m.contains(file) && m[file].is_string()) {
+                            const QString p = QDir(s.out).filePath(
+                                QString::fromStdString(m[file].get<std::string>()));
+                            if (QFileInfo::exists(p)) open_file(p);
+                        }
+            } catch (const std::exception& e) {
+                show_error(tr("Experiment"), QString::fromUtf8(e.what()));
+            }
+            break;
+        }
+    }
+}
+
 void MainWindow::update_run_status() {
-    qint64 step = 0, steps = 0;
+    qint64 done = 0, total = 0;
     double eta = 0;
     int active = 0;
-    for (const RunProcess* r : training_runs_)
-        if (r->running()) {
+    bool all_train = true;
+    for (const CliJob* j : jobs_)
+        if (j->running()) {
             ++active;
-            step += r->step();
-            steps += r->steps();
-            eta = std::max(eta, r->eta_seconds());
+            done += j->done();
+            total += j->total();
+            eta = std::max(eta, j->eta_seconds());
+            all_train = all_train && j->spec().command == "train";
         }
     run_progress_->setVisible(active > 0);
     run_status_->setVisible(active > 0);
     run_cancel_->setVisible(active > 0);
     if (active == 0) return;
-    run_progress_->setRange(0, static_cast<int>(std::max<qint64>(1, steps)));
-    run_progress_->setValue(static_cast<int>(step));
-    run_progress_->setFormat(tr("%v/%m steps"));
+    if (total <= 0) {
+        run_progress_->setRange(0, 0);  // busy: no count yet
+    } else {
+        run_progress_->setRange(0, static_cast<int>(std::min<qint64>(total, INT_MAX)));
+        run_progress_->setValue(static_cast<int>(std::min<qint64>(done, INT_MAX)));
+    }
+    run_progress_->setFormat(all_train ? tr("%v/%m steps") : tr("%p%"));
     run_status_->setText(tr("%n run(s), ETA %1", nullptr, active).arg(duration_text(eta)));
 }
 
@@ -806,11 +1032,14 @@ bool MainWindow::idle() const {
 
 Project MainWindow::project() const {
     Project p;
+    for (const auto& [file, name] : workspace_->given_names().asKeyValueRange())
+        p.names.emplace_back(file, name);
     for (QTreeWidgetItem* top : {workspace_->models(), workspace_->dumps()})
         for (int i = 0; i < top->childCount(); ++i)
             p.files << top->child(i)->toolTip(0);
-    for (int i = 0; i < workspace_->runs()->childCount(); ++i)
-        p.runs << workspace_->runs()->child(i)->toolTip(0);
+    for (int i = 0; i < workspace_->runs()->childCount(); ++i)  // run directories, not actions
+        if (!workspace_->runs()->child(i)->data(0, Qt::UserRole + 1).toString().isEmpty())
+            p.runs << workspace_->runs()->child(i)->toolTip(0);
     for (auto* v : analysis_views()) {
         p.views.push_back(
             {v->kind(), v->property("routescopeInputs").toStringList(), v->settings()});
@@ -831,6 +1060,8 @@ void MainWindow::open_project(const QString& path) {
     project_path_ = QFileInfo(path).absoluteFilePath();
     setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     const QStringList open = workspace_->paths();
+    for (const auto& [file, name] : p.names)  // before the files load: their items take them
+        workspace_->rename(file, name);
     for (const QString& f : p.files)
         if (!open.contains(f)) {
             opened_by_project_ << QFileInfo(f).absoluteFilePath();

@@ -1,9 +1,11 @@
 #pragma once
 // The workbench's main window: workspace dock, one tab per view, menus and toolbar of QActions,
 // recent files, drag-and-drop. Opening a file runs validation and reading in a worker thread.
+#include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 
+#include "app/gui/engine_action.hpp"
 #include "app/gui/file_loader.hpp"
 #include "app/gui/project_file.hpp"
 #include "app/gui/run_process.hpp"
@@ -73,6 +75,23 @@ public:
     /// The Training view showing the run in `dir`, if open.
     views::TrainingView* training_view_for(const QString& dir) const;
 
+    // Engine actions (issue 18): dump, evaluate, import, experiment as `routescope-cli` children.
+    /// Starts the action (no dialog; its settings are not re-checked): a Runs item with its
+    /// state and device, the status-bar progress with ETA and Stop; when it finishes its result
+    /// joins the workspace (a dump or checkpoint opens; evaluation predictions open in the
+    /// Accuracy-by-length view; an experiment's dumps and checkpoints open); a cancel leaves no
+    /// partial output, a failure shows an error dialog with the child's last output.
+    CliJob* launch_action(const EngineActionSettings& settings);
+    /// Opens the action's dialog (window-modal), prefilled for `input` (a checkpoint or dump of
+    /// the workspace, may be empty); launches the action when it is accepted. Returns it.
+    class EngineActionDialog* action_dialog(EngineAction action, const QString& input = {});
+    /// Every child process started from the window (training runs included), oldest first.
+    QList<CliJob*> jobs() const { return jobs_; }
+    /// The job's item under Runs (its first child is the state, its second the device).
+    QTreeWidgetItem* job_item(const CliJob* job) const { return job_items_.value(job); }
+    /// The actions the workspace's context menu offers for the item of `path`.
+    QList<QAction*> workspace_actions(const QString& path);
+
     // Project files (*.rsproj) and undo of view settings.
     /// The open files, runs and analysis views (inputs and settings) as a project.
     Project project() const;
@@ -115,6 +134,11 @@ private:
     void update_analysis_progress();
     QStringList opened_by_project_;  ///< files whose summary tab must not take the front
     QList<RunProcess*> training_runs_;
+    QList<CliJob*> jobs_;
+    QHash<const CliJob*, QTreeWidgetItem*> job_items_;
+    QTreeWidgetItem* add_job_item(const QString& key, const QString& title, const CliJobSpec& spec);
+    void watch_job(CliJob* job, QTreeWidgetItem* item);
+    void open_action_result(const EngineActionSettings& settings);
     QProgressBar* run_progress_ = nullptr;
     QLabel* run_status_ = nullptr;
     QToolButton* run_cancel_ = nullptr;

@@ -69,12 +69,18 @@ nlohmann::json Project::to_json(const QDir& base) const {
                               {"inputs", path_list(v.inputs, base)},
                               {"settings", settings}});
     }
-    return {{"format", kFormat},
-            {"version", kVersion},
-            {"files", path_list(files, base)},
-            {"runs", path_list(runs, base)},
-            {"views", views_json},
-            {"current", current}};
+    nlohmann::json out = {{"format", kFormat},
+                          {"version", kVersion},
+                          {"files", path_list(files, base)},
+                          {"runs", path_list(runs, base)},
+                          {"views", views_json},
+                          {"current", current}};
+    if (!names.empty()) {
+        out["names"] = nlohmann::json::object();
+        for (const auto& [path, name] : names)
+            out["names"][base.relativeFilePath(path).toStdString()] = name.toStdString();
+    }
+    return out;
 }
 
 Project Project::from_json(const nlohmann::json& j, const QDir& base) {
@@ -93,6 +99,16 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
     p.files = read_paths(j, "files", base);
     p.runs = read_paths(j, "runs", base);
     p.current = j.value("current", -1);
+    if (j.contains("names")) {
+        if (!j["names"].is_object()) throw FormatError("project: 'names' is not an object");
+        for (const auto& [rel, name] : j["names"].items()) {
+            if (!name.is_string())
+                throw FormatError("project: names['" + rel + "'] is not a string");
+            p.names.emplace_back(
+                QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(rel))),
+                QString::fromStdString(name.get<std::string>()));
+        }
+    }
     if (j.contains("views") && !j["views"].is_array())
         throw FormatError("project: 'views' is not a list");
     int index = 0;

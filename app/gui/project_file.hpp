@@ -23,6 +23,9 @@ struct Project {
     QStringList runs;                ///< run directories
     std::vector<ProjectView> views;  ///< in tab order
     int current = -1;                ///< the current view's index, -1 none
+    /// Names given to files in the workspace, by absolute path ("names" in the file; optional,
+    /// so that older projects load).
+    std::vector<std::pair<QString, QString>> names;
 
     /// The JSON written to a project file in `base` (paths relative to it).
     nlohmann::json to_json(const QDir& base) const;

@@ -1,9 +1,13 @@
 #include "app/gui/workspace_dock.hpp"
 
 #include <QApplication>
+#include <QDir>
 #include <QFileInfo>
 #include <QStyle>
 #include <QTreeWidget>
+#include <nlohmann/json.hpp>
+
+#include "views/display_name.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -26,6 +30,13 @@ WorkspaceDock::WorkspaceDock(QWidget* parent) : QDockWidget(tr("Workspace"), par
         top->setFlags(Qt::ItemIsEnabled);
     }
     setWidget(tree_);
+    tree_->setEditTriggers(QAbstractItemView::EditKeyPressed | QAbstractItemView::SelectedClicked);
+    connect(tree_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item) {
+        if (updating_) return;
+        const QString path = item->data(0, kPathRole).toString();
+        if (path.isEmpty() || !(item->flags() & Qt::ItemIsEditable)) return;
+        rename(path, item->text(0));
+    });
     connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
         for (auto* i = item; i; i = i->parent()) {
             const QString path = i->data(0, kPathRole).toString();
@@ -63,13 +74,61 @@ void WorkspaceDock::add_pending(const QString& path) {
     item->setToolTip(0, path);
 }
 
+QString WorkspaceDock::derived_name(const LoadedFile& file) {
+    const QFileInfo fi(file.path);
+    if (!file.info) return fi.fileName();
+    const FileInfo& info = *file.info;
+    QStringList parts;
+    if (!info.arch.empty()) parts << QString::fromStdString(info.arch);
+    QString task;
+    try {
+        const auto config = nlohmann::json::parse(info.config_json);
+        if (config.contains("data") && config["data"].is_object())
+            task = QString::fromStdString(config["data"].value("task", std::string()));
+    } catch (const std::exception&) {
+    }
+    parts << (task.isEmpty() ? fi.absoluteDir().dirName() : task);
+    if (file.report.kind == FileKind::Checkpoint) {
+        if (info.train_step) parts << tr("step %1").arg(*info.train_step);
+        if (fi.fileName() != "model.ckpt.h5") parts << fi.completeBaseName().section('.', 0, 0);
+    } else {
+        parts.prepend(fi.fileName().section('.', 0, 0));
+    }
+    return parts.join(QStringLiteral(" · "));
+}
+
+QString WorkspaceDock::name_of(const QString& path) const {
+    const QString given = given_.value(path);
+    return given.isEmpty() ? derived_.value(path, QFileInfo(path).fileName()) : given;
+}
+
+void WorkspaceDock::rename(const QString& path, const QString& name) {
+    if (name.trimmed().isEmpty() || name.trimmed() == derived_.value(path))
+        given_.remove(path);
+    else
+        given_.insert(path, name.trimmed());
+    const QString shown = name_of(path);
+    views::set_display_name(path, shown);
+    if (QTreeWidgetItem* item = item_for(path)) {
+        updating_ = true;
+        item->setText(0, shown);
+        updating_ = false;
+    }
+    emit renamed(path, shown);
+}
+
 QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     remove_file(file.path);
     const bool checkpoint = file.report.kind == FileKind::Checkpoint;
-    auto* item =
-        new QTreeWidgetItem(checkpoint ? models_ : dumps_, {QFileInfo(file.path).fileName()});
+    derived_.insert(file.path, derived_name(file));
+    views::set_display_name(file.path, name_of(file.path));
+    updating_ = true;
+    auto* item = new QTreeWidgetItem(checkpoint ? models_ : dumps_, {name_of(file.path)});
+    item->setFlags(item->flags() | Qt::ItemIsEditable);
     item->setData(0, kPathRole, file.path);
-    item->setToolTip(0, file.path);
+    item->setToolTip(0, file.path);  // the path: MainWindow reads it
+    new QTreeWidgetItem(item, {tr("file: %1").arg(QFileInfo(file.path).fileName())});
+    updating_ = false;
     QStyle* style = QApplication::style();
     if (!file.report.readable) {
         item->setIcon(0, style->standardIcon(QStyle::SP_MessageBoxCritical));

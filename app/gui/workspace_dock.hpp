@@ -2,6 +2,7 @@
 // The workspace dock (ARCHITECTURE.md): models (checkpoints), dumps and runs, one item per opened
 // file with its structure and its validation result.
 #include <QDockWidget>
+#include <QMap>
 
 #include "app/gui/file_loader.hpp"
 
@@ -26,12 +27,25 @@ public:
     QTreeWidgetItem* dumps() const { return dumps_; }
     QTreeWidgetItem* runs() const { return runs_; }
 
+    /// The name shown for `path` (given by a person, or derived: derived_name).
+    QString name_of(const QString& path) const;
+    /// Renames the item of `path` (the name views and legends show; empty: the derived one).
+    void rename(const QString& path, const QString& name);
+    /// The names a person gave, by path (what a project stores).
+    QMap<QString, QString> given_names() const { return given_; }
+    /// "bigs · induction · step 300": architecture, task (else the run directory) and training
+    /// step from the file's configuration.
+    static QString derived_name(const LoadedFile& file);
+
 signals:
     void activated(const QString& path);
+    void renamed(const QString& path, const QString& name);
 
 private:
     QTreeWidget* tree_;
     QTreeWidgetItem *models_, *dumps_, *runs_;
+    QMap<QString, QString> given_, derived_;
+    bool updating_ = false;
 };
 
 }  // namespace routescope::gui

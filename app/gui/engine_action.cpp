@@ -1,0 +1,232 @@
+#include "app/gui/engine_action.hpp"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+
+namespace routescope::gui {
+namespace {
+QString tr(const char* text) {
+    return QObject::tr(text);
+}
+bool missing_parent(const QString& path) {
+    return !QFileInfo(path).absoluteDir().exists();
+}
+}  // namespace
+
+QString engine_action_command(EngineAction action) {
+    switch (action) {
+        case EngineAction::Dump:
+            return "dump";
+        case EngineAction::Evaluate:
+            return "eval";
+        case EngineAction::Import:
+            return "import";
+        case EngineAction::Experiment:
+            return "experiment";
+    }
+    return {};
+}
+
+QString engine_action_title(EngineAction action) {
+    switch (action) {
+        case EngineAction::Dump:
+            return tr("Dump Activations");
+        case EngineAction::Evaluate:
+            return tr("Evaluate");
+        case EngineAction::Import:
+            return tr("Import Model");
+        case EngineAction::Experiment:
+            return tr("Run Experiment");
+    }
+    return {};
+}
+
+QStringList builtin_tasks() {
+    return {"induction",         "phone-book",   "copying",
+            "selective-copying", "gap-matching", "attractors"};
+}
+
+QStringList experiment_names() {
+    return {"induction", "gap-matching", "phone-book", "slstm-vs-bert"};
+}
+
+QStringList EngineActionSettings::problems() const {
+    QStringList out;
+    const bool reads_checkpoint = action == EngineAction::Dump || action == EngineAction::Evaluate;
+    if (reads_checkpoint) {
+        if (checkpoint.trimmed().isEmpty())
+            out << tr("Checkpoint is empty: choose a *.ckpt.h5 file.");
+        else if (!QFileInfo(checkpoint).isFile())
+            out << tr("Checkpoint %1 does not exist.").arg(checkpoint);
+        if (source == "task" && !builtin_tasks().contains(task))
+            out << tr("Task '%1' is not one of %2.").arg(task, builtin_tasks().join(", "));
+        if (source == "data") {
+            if (data.trimmed().isEmpty())
+                out << tr("Data file is empty: choose a *.tsv or *.jsonl file.");
+            else if (!QFileInfo(data).isFile())
+                out << tr("Data file %1 does not exist.").arg(data);
+        }
+        if (!QStringList{"own", "task", "data"}.contains(source))
+            out << tr("Data source '%1' is not own, task or data.").arg(source);
+        if (!QStringList{"valid", "test", "train"}.contains(split))
+            out << tr("Split '%1' is not valid, test or train.").arg(split);
+    }
+    if (action == EngineAction::Dump) {
+        static const QRegularExpression kLayers("^(all|\\d+(,\\d+)*)$");
+        if (!kLayers.match(layers.trimmed()).hasMatch())
+            out << tr("Layers '%1' is not 'all' or indices like 0,4,8.").arg(layers);
+        if (dtype != "f32" && dtype != "f16") out << tr("Dtype '%1' is not f32 or f16.").arg(dtype);
+        if (examples < 0) out << tr("Examples must be 0 (the default) or more.");
+    }
+    if (action == EngineAction::Import) {
+        if (import_source.trimmed().isEmpty())
+            out << tr("Source is empty: choose a model directory or weights file.");
+        else if (!QFileInfo::exists(import_source))
+            out << tr("Source %1 does not exist.").arg(import_source);
+        if (!QStringList{"auto", "flax", "pytorch", "safetensors"}.contains(import_format))
+            out << tr("Format '%1' is not auto, flax, pytorch or safetensors.").arg(import_format);
+    }
+    if (action == EngineAction::Experiment) {
+        if (!experiment_names().contains(experiment))
+            out << tr("Experiment '%1' is not one of %2.")
+                       .arg(experiment, experiment_names().join(", "));
+        if (steps < 0) out << tr("Steps must be 0 (the experiment's) or more.");
+        static const QRegularExpression kOverride("^[A-Za-z_][A-Za-z0-9_.]*=.+$");
+        for (const QString& o : overrides)
+            if (!kOverride.match(o).hasMatch())
+                out << tr("Override '%1' is not key=value (e.g. model.d_model=32).").arg(o);
+    }
+    {
+        const QString suffix = action == EngineAction::Dump       ? ".dump.h5"
+                               : action == EngineAction::Evaluate ? ".jsonl"
+                               : action == EngineAction::Import   ? ".ckpt.h5"
+                                                                  : QString();
+        if (this->out.trimmed().isEmpty())
+            out << tr("Output is empty.");
+        else if (!suffix.isEmpty() && !this->out.endsWith(suffix))
+            out << tr("Output %1 must end in %2.").arg(this->out, suffix);
+        else if (action == EngineAction::Experiment && QFileInfo::exists(this->out) &&
+                 !QDir(this->out).isEmpty())
+            out << tr("Output directory %1 is not empty: choose a new one.").arg(this->out);
+        else if (action != EngineAction::Experiment && QFileInfo::exists(this->out))
+            out << tr("Output %1 already exists: choose a new name.").arg(this->out);
+        else if (action != EngineAction::Experiment && missing_parent(this->out))
+            out << tr("Output directory %1 does not exist.")
+                       .arg(QFileInfo(this->out).absolutePath());
+    }
+    if (threads < 0) out << tr("Threads must be 0 (all cores) or more.");
+    if (device != "cpu")
+        out << tr("Device '%1' is not available: the engine runs on the CPU only so far.")
+                   .arg(device);
+    return out;
+}
+
+CliJobSpec EngineActionSettings::job() const {
+    CliJobSpec spec;
+    spec.command = engine_action_command(action);
+    spec.device = device;
+    const QString o = QFileInfo(out).absoluteFilePath();
+    QStringList& a = spec.arguments;
+    a << spec.command;
+    auto data_args = [&] {
+        if (source == "task") a << "--task" << task;
+        if (source == "data") a << "--data" << QFileInfo(data).absoluteFilePath();
+        if (source != "data" && split != "valid") a << "--split" << split;
+    };
+    switch (action) {
+        case EngineAction::Dump:
+            a << "--checkpoint" << QFileInfo(checkpoint).absoluteFilePath() << "--out" << o;
+            data_args();
+            if (layers.trimmed() != "all") a << "--layers" << layers.trimmed();
+            if (gates) a << "--gates";
+            if (dtype != "f32") a << "--dtype" << dtype;
+            if (examples > 0) a << "--examples" << QString::number(examples);
+            spec.outputs << o;
+            break;
+        case EngineAction::Evaluate: {
+            a << "--checkpoint" << QFileInfo(checkpoint).absoluteFilePath() << "--out" << o;
+            data_args();
+            QString summary = o;
+            summary.replace(QRegularExpression("\\.jsonl$"), ".summary.json");
+            spec.outputs << o << summary;
+            break;
+        }
+        case EngineAction::Import:
+            a << QFileInfo(import_source).absoluteFilePath() << "--out" << o;
+            if (import_format != "auto") a << "--format" << import_format;
+            spec.outputs << o;
+            break;
+        case EngineAction::Experiment:
+            a << experiment << "--out" << o;
+            if (steps > 0) a << "--steps" << QString::number(steps);
+            if (seed != 1) a << "--seed" << QString::number(seed);
+            for (const QString& s : overrides)
+                a << "--set" << s;
+            // A stopped experiment leaves no half-made directory (unless it was there before).
+            spec.outputs << o;
+            break;
+    }
+    if (threads > 0) a << "--threads" << QString::number(threads);
+    return spec;
+}
+
+QString EngineActionSettings::title() const {
+    switch (action) {
+        case EngineAction::Dump:
+        case EngineAction::Evaluate:
+            return QStringLiteral("%1 · %2").arg(engine_action_command(action),
+                                                 QFileInfo(out).fileName());
+        case EngineAction::Import:
+            return QStringLiteral("import · %1").arg(QFileInfo(out).fileName());
+        case EngineAction::Experiment:
+            return QStringLiteral("experiment %1 · %2").arg(experiment, QFileInfo(out).fileName());
+    }
+    return {};
+}
+
+// ---- Device -------------------------------------------------------------------------------
+
+DeviceProbe* DeviceProbe::instance() {
+    static DeviceProbe* probe = new DeviceProbe;
+    return probe;
+}
+
+QString DeviceProbe::reason_from_version(const QString& version_text) {
+    for (const QString& line : version_text.split('\n')) {
+        const QString l = line.trimmed();
+        if (!l.startsWith("CUDA", Qt::CaseInsensitive)) continue;
+        // "CUDA backend: compiled in (runtime 13.0); no usable CUDA device: <why>"
+        const int colon = l.indexOf(':');
+        QString why = colon >= 0 ? l.mid(colon + 1).trimmed() : l;
+        const int device = why.indexOf("no usable CUDA device:");
+        if (device >= 0) why = why.mid(device + int(qstrlen("no usable CUDA device:"))).trimmed();
+        return QObject::tr("%1; the engine actions run on the CPU only so far").arg(why);
+    }
+    return QObject::tr("the CUDA engine is not built yet");
+}
+
+DeviceProbe::DeviceProbe() : reason_(QObject::tr("checking…")) {
+    auto* p = new QProcess(this);
+    connect(p, &QProcess::finished, this, [this, p] {
+        reason_ = reason_from_version(QString::fromUtf8(p->readAllStandardOutput()));
+        known_ = true;
+        p->deleteLater();
+        emit changed();
+    });
+    connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart) return;
+        reason_ = QObject::tr("the CUDA engine is not built yet");
+        known_ = true;
+        p->deleteLater();
+        emit changed();
+    });
+    p->start(routescope_cli_path(), {"--version"});
+}
+
+QString DeviceProbe::cuda_label() const {
+    return QObject::tr("CUDA (not available: %1)").arg(reason_);
+}
+
+}  // namespace routescope::gui

@@ -1,0 +1,339 @@
+// Issue 18, the workbench loop without a terminal: every engine action from the window. Each
+// dialog is driven end to end on a tiny task-trained checkpoint (trained here with
+// `routescope-cli train`): the dump, the evaluation and the experiment run as child processes and
+// their results join the workspace and open in their views; a cancelled action leaves no partial
+// file; a failing child shows its error with its own message; the dialogs refuse settings that
+// cannot work and offer CUDA only disabled, with the reason.
+#include <QtTest>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QTreeWidget>
+
+#include "app/gui/engine_action_dialog.hpp"
+#include "app/gui/main_window.hpp"
+#include "app/gui/workspace_dock.hpp"
+#include "view_test_support.hpp"
+#include "views/display_name.hpp"
+#include "views/gates_view.hpp"
+#include "views/length_accuracy_view.hpp"
+
+using namespace routescope;
+
+namespace {
+QString fresh_dir(const QString& name) {
+    const QString dir = QStringLiteral(ROUTESCOPE_TEST_DATA "/engine_actions/") + name;
+    QDir(dir).removeRecursively();
+    QDir().mkpath(dir);
+    return dir;
+}
+
+template <typename T>
+T* field(QWidget* dialog, const char* name) {
+    T* w = dialog->findChild<T*>(name);
+    if (!w) qFatal("no field %s", name);
+    return w;
+}
+}  // namespace
+
+class TestEngineActions : public QObject {
+    Q_OBJECT
+    QString checkpoint_;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        if (qEnvironmentVariableIsEmpty("ROUTESCOPE_CLI"))
+            qputenv("ROUTESCOPE_CLI", ROUTESCOPE_CLI);
+        // A tiny checkpoint trained on the induction task (2 steps, d 32).
+        const QString dir = fresh_dir("model");
+        QVERIFY(view_test::run_cli(
+            {"train", "--config", ROUTESCOPE_SOURCE_DIR "/resources/configs/bigs-tiny.json",
+             "--out", dir, "--set", "train.steps=2", "--set", "data.task=induction", "--set",
+             "model.d_model=32", "--set", "model.ssm.n_modes=8", "--threads", "1"}));
+        checkpoint_ = QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath();
+        QVERIFY(QFileInfo::exists(checkpoint_));
+    }
+
+    void theDialogsRefuseSettingsThatCannotWorkAndOfferOnlyTheCpu() {
+        gui::EngineActionSettings s;
+        s.action = gui::EngineAction::Dump;
+        s.checkpoint = "/nonexistent/model.ckpt.h5";
+        s.layers = "0,x";
+        s.out = fresh_dir("refused") + "/out.h5";
+        gui::EngineActionDialog dialog(s);
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+        const QString text = dialog.problems_text();
+        QVERIFY2(text.contains("/nonexistent/model.ckpt.h5"), qPrintable(text));
+        QVERIFY2(text.contains("Layers '0,x'"), qPrintable(text));
+        QVERIFY2(text.contains("must end in .dump.h5"), qPrintable(text));
+
+        // The device: CPU, and CUDA shown disabled with the reason routescope-cli gives.
+        QComboBox* device = dialog.device_box();
+        QCOMPARE(device->count(), 2);
+        QCOMPARE(device->itemData(0).toString(), QString("cpu"));
+        auto* model = qobject_cast<QStandardItemModel*>(device->model());
+        QVERIFY(!model->item(1)->isEnabled());
+        QTRY_VERIFY(gui::DeviceProbe::instance()->known());
+        QVERIFY2(device->itemText(1).startsWith("CUDA (not available: "),
+                 qPrintable(device->itemText(1)));
+        QVERIFY(!device->itemText(1).contains("checking"));
+        QCOMPARE(gui::DeviceProbe::reason_from_version("routescope 0.1.0\nHDF5 1.10.8\n"),
+                 QString("the CUDA engine is not built yet"));
+        QVERIFY(gui::DeviceProbe::reason_from_version(
+                    "CUDA backend: compiled in (runtime 13.0); no usable CUDA device: CUDA driver "
+                    "version is insufficient")
+                    .startsWith("CUDA driver version is insufficient"));
+
+        s.checkpoint = checkpoint_;
+        s.layers = "0,1";
+        s.out = fresh_dir("accepted") + "/out.dump.h5";
+        dialog.set_settings(s);
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    }
+
+    void theWorkspaceOffersTheActionsThatApply() {
+        gui::MainWindow window;
+        QStringList names;
+        for (QAction* a : window.workspace_actions(checkpoint_))
+            names << a->objectName();
+        QVERIFY2(names.contains("dumpAction") && names.contains("evalAction"),
+                 qPrintable(names.join(",")));
+        names.clear();
+        for (QAction* a : window.workspace_actions("/x/model.dump.h5"))
+            names << a->objectName();
+        QVERIFY2(names.contains("gates") && names.contains("length_accuracy"),
+                 qPrintable(names.join(",")));
+        QVERIFY(!names.contains("dumpAction"));
+        // The Run menu has every action.
+        for (const char* name : {"newRunAction", "dumpAction", "evalAction", "importAction",
+                                 "experimentAction", "cancelRunsAction"})
+            QVERIFY2(window.findChild<QAction*>(name), name);
+    }
+
+    void aDumpFromTheDialogJoinsTheWorkspaceAndOpensInItsView() {
+        gui::MainWindow window;
+        window.show();
+        // Right-click › Dump Activations… on the checkpoint: the dialog is prefilled.
+        QPointer<gui::EngineActionDialog> dialog =
+            window.action_dialog(gui::EngineAction::Dump, checkpoint_);
+        QVERIFY(dialog);
+        QCOMPARE(field<QLineEdit>(dialog, "checkpoint")->text(), checkpoint_);
+        const QString out = field<QLineEdit>(dialog, "out")->text();
+        QVERIFY2(out.endsWith("model.dump.h5"), qPrintable(out));
+        QFile::remove(out);
+        field<QCheckBox>(dialog, "gates")->setChecked(true);
+        field<QSpinBox>(dialog, "examples")->setValue(24);
+        field<QSpinBox>(dialog, "threads")->setValue(1);
+        dialog->accept();
+        QCOMPARE(window.jobs().size(), 1);
+        gui::CliJob* job = window.jobs().front();
+        QVERIFY(job->spec().arguments.contains("--gates"));
+        QTreeWidgetItem* item = window.job_item(job);
+        QVERIFY(item);
+        QCOMPARE(item->parent(), window.workspace()->runs());
+        QCOMPARE(item->child(1)->text(0), QString("device: CPU"));
+        QTRY_VERIFY_WITH_TIMEOUT(!job->running(), 60000);
+        QVERIFY2(job->state() == gui::CliJob::State::Finished,
+                 qPrintable(job->failure() + job->last_output().join("\n")));
+        QCOMPARE(job->done(), qint64(24));
+        QCOMPARE(item->child(0)->text(0), QString("done"));
+
+        // The dump joins the workspace's dumps and opens in the Gates view.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(out) != nullptr &&
+                window.workspace()->item_for(out)->parent() == window.workspace()->dumps() &&
+                window.loader()->pending() == 0,
+            20000);
+        QAction* gates = nullptr;
+        for (QAction* a : window.workspace_actions(out))
+            if (a->objectName() == "gates") gates = a;
+        QVERIFY(gates);
+        gates->trigger();
+        auto* view = qobject_cast<views::GatesView*>(window.current_analysis());
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->has_result(), qPrintable(view->error()));
+        QVERIFY(view_test::screenshot(&window, "engine_action_dump"));
+    }
+
+    void anEvaluationOpensInTheAccuracyByLengthView() {
+        gui::MainWindow window;
+        window.show();
+        QPointer<gui::EngineActionDialog> dialog =
+            window.action_dialog(gui::EngineAction::Evaluate, checkpoint_);
+        QVERIFY(dialog);
+        const QString out = fresh_dir("eval") + "/preds.jsonl";
+        field<QLineEdit>(dialog, "out")->setText(out);
+        field<QComboBox>(dialog, "split")->setCurrentText("test");
+        dialog->accept();
+        QCOMPARE(window.jobs().size(), 1);
+        gui::CliJob* job = window.jobs().front();
+        QTRY_VERIFY_WITH_TIMEOUT(!job->running(), 60000);
+        QVERIFY2(job->state() == gui::CliJob::State::Finished,
+                 qPrintable(job->failure() + job->last_output().join("\n")));
+        QVERIFY(QFileInfo::exists(out));
+        auto* view = qobject_cast<views::LengthAccuracyView*>(window.current_analysis());
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->result(), qPrintable(view->error()));
+        QVERIFY(view->result()->overall.a.count > 0);
+        QVERIFY(view_test::screenshot(&window, "engine_action_eval"));
+    }
+
+    void anExperimentsDumpsAndModelsJoinTheWorkspace() {
+        gui::MainWindow window;
+        QPointer<gui::EngineActionDialog> dialog =
+            window.action_dialog(gui::EngineAction::Experiment);
+        QVERIFY(dialog);
+        const QString out = fresh_dir("experiment") + "/induction";
+        field<QLineEdit>(dialog, "out")->setText(out);
+        field<QComboBox>(dialog, "experiment")->setCurrentText("induction");
+        field<QSpinBox>(dialog, "steps")->setValue(2);
+        field<QSpinBox>(dialog, "threads")->setValue(1);
+        field<QPlainTextEdit>(dialog, "overrides")->setPlainText("model.d_model=16");
+        dialog->accept();
+        gui::CliJob* job = window.jobs().value(0);
+        QVERIFY(job);
+        QTRY_VERIFY_WITH_TIMEOUT(!job->running(), 180000);
+        QVERIFY2(job->state() == gui::CliJob::State::Finished,
+                 qPrintable(job->failure() + job->last_output().join("\n")));
+        QCOMPARE(job->total(), qint64(3));
+        for (const QString arch : {"bigs", "stack_ssm", "bert"}) {
+            const QString dump = QFileInfo(out + "/" + arch + ".dump.h5").absoluteFilePath();
+            QTRY_VERIFY_WITH_TIMEOUT(window.workspace()->item_for(dump) != nullptr, 20000);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(window.loader()->pending() == 0, 20000);
+        QCOMPARE(window.workspace()->models()->childCount(), 3);
+        auto* view =
+            window.open_analysis("length_accuracy", {out + "/bigs.dump.h5", out + "/bert.dump.h5"});
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->has_result(), qPrintable(view->error()));
+    }
+
+    void aCancelledActionLeavesNoPartialFile() {
+        gui::MainWindow window;
+        // A dump long enough to be stopped (layer 0 only keeps the disk small).
+        gui::EngineActionSettings s;
+        s.action = gui::EngineAction::Dump;
+        s.checkpoint = checkpoint_;
+        s.source = "task";
+        s.task = "induction";
+        s.layers = "0";
+        s.examples = 400000;
+        s.threads = 1;
+        const QString dir = fresh_dir("cancel_dump");
+        s.out = dir + "/big.dump.h5";
+        QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join(" ")));
+        gui::CliJob* dump = window.launch_action(s);
+        QTRY_VERIFY_WITH_TIMEOUT(dump->done() > 0 || !dump->running(), 60000);
+        QVERIFY(dump->running());
+        window.findChild<QAction*>("cancelRunsAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!dump->running(), 30000);
+        QCOMPARE(dump->state(), gui::CliJob::State::Cancelled);
+        QVERIFY(!window.last_error());
+        QCOMPARE(QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList());
+        QCOMPARE(window.job_item(dump)->child(0)->text(0), QString("stopped"));
+
+        // An experiment stopped in its first model: no half-made output directory.
+        gui::EngineActionSettings e;
+        e.action = gui::EngineAction::Experiment;
+        e.experiment = "induction";
+        e.steps = 1000000;
+        e.threads = 1;
+        e.out = fresh_dir("cancel_experiment") + "/run";
+        gui::CliJob* experiment = window.launch_action(e);
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(e.out + "/bigs/config.json"), 60000);
+        experiment->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(!experiment->running(), 30000);
+        QCOMPARE(experiment->state(), gui::CliJob::State::Cancelled);
+        QVERIFY(!QFileInfo::exists(e.out));
+    }
+
+    void modelsAndDumpsHaveNamesThatAreEditableAndSaved() {
+        const QString project = fresh_dir("names") + "/names.rsproj";
+        {
+            gui::MainWindow window;
+            window.open_file(checkpoint_);
+            QTRY_VERIFY_WITH_TIMEOUT(window.workspace()->item_for(checkpoint_) != nullptr &&
+                                         window.loader()->pending() == 0,
+                                     20000);
+            // Derived from the configuration: architecture, task, step.
+            QCOMPARE(window.workspace()->item_for(checkpoint_)->text(0),
+                     QString("bigs · induction · step 2"));
+            QCOMPARE(views::display_name(checkpoint_), QString("bigs · induction · step 2"));
+            // Renamed in the workspace (the item is editable): views use the name.
+            QTreeWidgetItem* item = window.workspace()->item_for(checkpoint_);
+            QVERIFY(item->flags() & Qt::ItemIsEditable);
+            item->setText(0, "tiny induction");
+            QCOMPARE(views::display_name(checkpoint_), QString("tiny induction"));
+            window.save_project(project);
+        }
+        views::set_display_name(checkpoint_, {});
+        gui::MainWindow window;
+        window.open_project(project);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(checkpoint_) != nullptr && window.loader()->pending() == 0,
+            20000);
+        QCOMPARE(window.workspace()->item_for(checkpoint_)->text(0), QString("tiny induction"));
+        auto* view = window.open_analysis("kernels", {checkpoint_});
+        QVERIFY2(view->title().contains("tiny induction"), qPrintable(view->title()));
+    }
+
+    void aFailingChildShowsItsError() {
+        gui::MainWindow window;
+        window.show();
+        // Import of a file that is not a model: the CLI names the problem and exits 2.
+        const QString dir = fresh_dir("fail_import");
+        QFile junk(dir + "/model.safetensors");
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("this is not a safetensors file");
+        junk.close();
+        gui::EngineActionSettings s;
+        s.action = gui::EngineAction::Import;
+        s.import_source = junk.fileName();
+        s.out = dir + "/imported.ckpt.h5";
+        QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join(" ")));
+        gui::CliJob* job = window.launch_action(s);
+        QTRY_VERIFY_WITH_TIMEOUT(!job->running(), 30000);
+        QCOMPARE(job->state(), gui::CliJob::State::Failed);
+        QTRY_VERIFY(window.last_error());
+        const QString text = window.last_error()->text();
+        QVERIFY2(text.contains("routescope-cli import exited with code 2"), qPrintable(text));
+        QVERIFY2(text.contains("Last output:") && text.contains("safetensors"), qPrintable(text));
+        QVERIFY(!QFileInfo::exists(s.out));
+        QCOMPARE(window.job_item(job)->child(0)->text(0), QString("failed"));
+        window.last_error()->close();
+
+        // An evaluation on a task the checkpoint was not trained on: exit 2 with the reason.
+        gui::EngineActionSettings e;
+        e.action = gui::EngineAction::Evaluate;
+        e.checkpoint = checkpoint_;
+        e.source = "task";
+        e.task = "phone-book";
+        e.out = fresh_dir("fail_eval") + "/preds.jsonl";
+        gui::CliJob* eval = window.launch_action(e);
+        QTRY_VERIFY_WITH_TIMEOUT(!eval->running(), 30000);
+        QCOMPARE(eval->state(), gui::CliJob::State::Failed);
+        QTRY_VERIFY(window.last_error());
+        QVERIFY2(window.last_error()->text().contains("phone-book"),
+                 qPrintable(window.last_error()->text()));
+        QCOMPARE(QDir(QFileInfo(e.out).absolutePath())
+                     .entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
+                 QStringList());
+        window.last_error()->close();
+    }
+};
+
+QTEST_MAIN(TestEngineActions)
+#include "test_engine_actions.moc"

@@ -307,6 +307,31 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
                                  type_name(ds.getDataType()) + " (" + bytes_text(declared) + ")";
     H5::DSetCreatPropList plist = ds.getCreatePlist();
     const H5D_layout_t layout = plist.getLayout();
+    if (layout == H5D_VIRTUAL) {
+        // A virtual dataset (a sharded dump's master file) stores nothing itself: its data live
+        // in the source files, each checked when it is validated. Here: every source file exists
+        // (HDF5 would read a missing one as fill values, silently).
+        size_t count = 0;
+        if (H5Pget_virtual_count(plist.getId(), &count) < 0)
+            return declares + " as a virtual dataset whose mappings cannot be read";
+        const std::filesystem::path dir = std::filesystem::path(ds.getFileName()).parent_path();
+        for (size_t i = 0; i < count; ++i) {
+            const ssize_t n = H5Pget_virtual_filename(plist.getId(), i, nullptr, 0);
+            if (n < 0) return declares + " as a virtual dataset whose source names cannot be read";
+            std::string name(static_cast<std::size_t>(n) + 1, '\0');
+            H5Pget_virtual_filename(plist.getId(), i, name.data(), name.size());
+            name.resize(static_cast<std::size_t>(n));
+            if (name == ".") continue;  // the same file
+            const std::filesystem::path source = std::filesystem::path(name).is_absolute()
+                                                     ? std::filesystem::path(name)
+                                                     : dir / name;
+            std::error_code ec;
+            if (!std::filesystem::exists(source, ec))
+                return declares + " as a virtual dataset over " + name +
+                       ", which does not exist (a missing shard would read as fill values)";
+        }
+        return std::nullopt;
+    }
     if (layout != H5D_CHUNKED) {
         if (declared > file_size) return declares + " but the file holds " + bytes_text(file_size);
         return std::nullopt;

@@ -243,6 +243,12 @@ print('ok', len(names))
             }
             QVERIFY2(!results[0].isEmpty() && results[0] == results[1], kind);
         }
+        // A missing shard would read as fill values: validate names it instead (exit 1).
+        QVERIFY(QFile::rename(dir("two.rank1.dump.h5"), dir("moved.dump.h5")));
+        const Run missing = cli(0, {"validate", dir("two.dump.h5")});
+        QVERIFY(QFile::rename(dir("moved.dump.h5"), dir("two.rank1.dump.h5")));
+        QVERIFY2(missing.code == 1 && (missing.out + missing.err).contains("does not exist"),
+                 qPrintable(missing.out + missing.err));
     }
 
     void aKilledRankEndsTheRun() {

@@ -596,7 +596,10 @@ private slots:
 
     // Reverse direction: PyTorch initialises and writes the checkpoint, the engine loads it.
     void engineLoadsAPytorchInitialisedCheckpoint() {
-        const RunConfig cfg = small_config("bigs");
+        // A checkpoint's tokenizer must cover model.vocab_size exactly (read_checkpoint refuses a
+        // mismatch): this one carries the bytes tokenizer, 261 ids.
+        RunConfig cfg = small_config("bigs");
+        cfg.model.vocab_size = 261;
         const QString cfg_path = file("torch-init.json");
         {
             QFile f(cfg_path);

@@ -561,7 +561,11 @@ std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<
     }
     if (with_tied_copies && m.mlm_head) {
         // torch.save of a transformers state_dict repeats the tied decoder under its own names.
-        for (const auto& [copy, original] : tied_copies(m.arch)) {
+        for (const auto& pair : tied_copies(m.arch)) {
+            // (not a structured binding: clang 14, which builds the fuzz targets, cannot capture
+            // one in a lambda)
+            const auto& copy = pair.first;
+            const auto& original = pair.second;
             const auto it = std::find_if(out.begin(), out.end(),
                                          [&](const NamedTensor& t) { return t.name == original; });
             if (it == out.end()) throw Error("export: no " + original + " for " + copy);

@@ -47,7 +47,7 @@ std::vector<OpSpec> tiny(OpId op) {
         case OpId::flip:
             return {make(op, {2, 5, 3})};
         case OpId::dropout:
-            return {make(op, {17, 3, 1}, 0.3, 42)};
+            return {make(op, {17, 3, 1, 0}, 0.3, 42), make(op, {17, 3, 1, 1021}, 0.3, 42)};
         case OpId::s4d_kernel:
             return {make(op, {2, 3, 7})};
         case OpId::fft_conv:
@@ -101,7 +101,7 @@ std::vector<OpSpec> bench(OpId op) {
         case OpId::flip:
             return {make(op, {B, L, d})};
         case OpId::dropout:
-            return {make(op, {rows * d, 3, 1}, 0.1, 42)};
+            return {make(op, {rows * d, 3, 1, 0}, 0.1, 42)};
         case OpId::s4d_kernel:
             return {make(op, {d, 64, L})};
         case OpId::fft_conv:

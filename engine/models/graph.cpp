@@ -208,7 +208,8 @@ Act Graph::flip(const Act& x, int B, int L, int d) {
 
 Act Graph::dropout(const Act& x, const ops::DropoutSite& site) {
     if (!training_ || site.p == 0.0f) return x;  // eval, or p = 0: the identity
-    OpCall c = call(OpId::dropout, {x.n, site.step, site.stream});
+    OpCall c =
+        call(OpId::dropout, {x.n, site.step, site.stream, static_cast<std::int64_t>(site.offset)});
     c.f = site.p;
     c.seed = site.seed;
     input(c, x);

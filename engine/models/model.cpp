@@ -195,8 +195,11 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto p = static_cast<float>(m.dropout);
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
+    // Each site's mask is indexed by global element (rank r's rows continue rank r − 1's).
+    const auto row0 = static_cast<std::uint64_t>(batch.first_row);
+    const auto d = static_cast<std::uint64_t>(m.d_model);
     Act h = embeddings_->forward(g, batch.tokens, batch.types, positions_.data(), zeros_.data(), B_,
-                                 L_, {p, seed, step, 0});
+                                 L_, {p, seed, step, 0, row0 * std::uint64_t(L_) * d});
     // The probe sees inference forwards only (never planning, never training).
     ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
     if (probe) probe->hidden(0, h.v);
@@ -224,7 +227,7 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     if (batch.class_labels) {
         if (!classifier_)
             throw ConfigError("model.n_labels: a classification batch needs n_labels > 0");
-        const Act logits = classifier_->forward(g, h, sentence, in, {p, seed, step, 1});
+        const Act logits = classifier_->forward(g, h, sentence, in, {p, seed, step, 1, row0 * d});
         loss = g.cross_entropy(logits, batch.class_labels, B_, m.n_labels);
         logits_ = logits.v;
         logits_size_ = logits.n;

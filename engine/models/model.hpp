@@ -44,6 +44,9 @@ struct Batch {
     /// Birdie's reset mask [B, L] or null (MODELS.md; birdie_block.hpp): bit 1 = the position
     /// starts a new packed sample, bit 2 = it lies in a prefix-LM sample's causal region.
     const std::int32_t* reset_mask = nullptr;
+    /// The global batch row of row 0: rank r of N data-parallel ranks holds rows [r·B, (r+1)·B) of
+    /// the N·B global batch, and its dropout masks are those rows' masks (ops::DropoutSite).
+    std::int64_t first_row = 0;
 };
 
 /// Receives the activations of a non-training forward (Model::set_capture), e.g. to write an

@@ -24,7 +24,7 @@ void for_each_mask(const DropoutSite& site, std::int64_t s, std::int64_t e, F&& 
                            static_cast<std::uint32_t>(site.seed >> 32)};
     PhiloxCounter block{};
     for (std::int64_t i = s; i < e; ++i) {
-        const auto u = static_cast<std::uint64_t>(i);
+        const auto u = site.offset + static_cast<std::uint64_t>(i);
         if (i == s || (u & 3u) == 0) {
             const std::uint64_t c = u >> 2;
             block = philox4x32_10({static_cast<std::uint32_t>(c),
@@ -38,7 +38,7 @@ void for_each_mask(const DropoutSite& site, std::int64_t s, std::int64_t e, F&& 
 
 bool dropout_keeps(const DropoutSite& site, std::int64_t i) {
     return uniform_from_bits(philox_bits(site.seed, site.step, site.stream,
-                                         static_cast<std::uint64_t>(i))) >= site.p;
+                                         site.offset + static_cast<std::uint64_t>(i))) >= site.p;
 }
 
 template <class T>

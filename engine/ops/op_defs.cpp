@@ -238,7 +238,7 @@ constexpr OpDef kTable[] = {
     {OpId::mul, "mul", "n", 1, binary, [](Args s, int e) { return n_cost(mul_cost, s, e); }},
     {OpId::flip, "flip", "B, L, d", 3, sequence_map,
      [](Args s, int e) { return flip_cost(i32(s[0]), i32(s[1]), i32(s[2]), e); }},
-    {OpId::dropout, "dropout", "n, step, stream", 1, unary,
+    {OpId::dropout, "dropout", "n, step, stream, offset", 1, unary,
      [](Args s, int e) { return n_cost(dropout_cost, s, e); }},
     {OpId::s4d_kernel, "s4d_kernel", "H, N, L", 3, s4d_kernel_layout,
      [](Args s, int e) {

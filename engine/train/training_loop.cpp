@@ -85,7 +85,8 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
         const std::int64_t first = data_position_;
         const std::int64_t tokens_before = tokens_seen_;
         data_position_ += comm_->rank() * B;
-        const models::Batch batch = objective.micro_batch(*this, micro);
+        models::Batch batch = objective.micro_batch(*this, micro);
+        batch.first_row = comm_->rank() * B;  // this rank's dropout rows of the global batch
         if (ranks > 1 && data_position_ != first + (comm_->rank() + 1) * B)
             throw Error("data-parallel training: the objective took " +
                         std::to_string(data_position_ - first - comm_->rank() * B) +

@@ -89,6 +89,29 @@ private slots:
             QCOMPARE(y1[i] != 0.f, ops::dropout_keeps(site, i));
     }
 
+    // Data-parallel ranks: a tensor holding elements [offset, offset + n) of a larger one gets
+    // exactly that slice of the larger tensor's mask (offsets not a multiple of the Philox block
+    // of 4 included), which is what lets N ranks reproduce one process's dropout.
+    void dropoutWithAnOffsetIsTheSliceOfTheWholeMask() {
+        const std::int64_t n = 5003;
+        const auto x = random_floats(n, 9);
+        ops::DropoutSite whole{0.3f, 99, 5, 1};
+        std::vector<float> y(n);
+        ops::dropout_forward(y.data(), x.data(), n, whole);
+        for (const std::int64_t first : {std::int64_t(0), std::int64_t(1), std::int64_t(2501)}) {
+            ops::DropoutSite part = whole;
+            part.offset = static_cast<std::uint64_t>(first);
+            const std::int64_t m = n - first;
+            std::vector<float> z(m), dz(m, 0.f), ones(m, 1.f);
+            ops::dropout_forward(z.data(), x.data() + first, m, part);
+            ops::dropout_backward(dz.data(), ones.data(), m, part);
+            for (std::int64_t i = 0; i < m; ++i) {
+                QCOMPARE(z[i], y[first + i]);
+                QCOMPARE(dz[i] != 0.f, ops::dropout_keeps(whole, first + i));
+            }
+        }
+    }
+
     void dropoutKeepsOneMinusPAndScalesByItsInverse() {
         const std::int64_t n = 100000;
         std::vector<float> x(n, 1.0f), y(n);

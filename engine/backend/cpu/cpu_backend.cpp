@@ -120,7 +120,7 @@ void CpuBackend::backward(const OpCall& c) {
 namespace {
 ops::DropoutSite dropout_site(const OpCall& c) {
     return {static_cast<float>(c.f), c.seed, static_cast<std::uint32_t>(c.i[1]),
-            static_cast<std::uint32_t>(c.i[2])};
+            static_cast<std::uint32_t>(c.i[2]), static_cast<std::uint64_t>(c.i[3])};
 }
 int n32(std::int64_t v) {
     return static_cast<int>(v);

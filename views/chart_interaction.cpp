@@ -189,29 +189,29 @@ void PlotInteraction::change(const VisibleRange& requested, bool cover) {
 void PlotInteraction::zoom(double factor, QPointF anchor, Qt::Orientations orientations) {
     if (!target_->available() || !(factor > 0)) return;
     VisibleRange r = target_->visible();
-    auto zoom_axis = [&](AxisRange a, double at) {
+    auto zoom_axis = [&](AxisRange a, double at, Qt::Orientation o) {
         // Cells: a whole number of them first, so that the cell under the pointer stays there.
-        if (target_->pan_quantum() > 0)
+        if (target_->pan_quantum(o) > 0)
             return zoomed_range(a, a.span() / std::max(1.0, std::round(a.span() / factor)), at);
         return zoomed_range(a, factor, at);
     };
-    if (orientations & Qt::Horizontal) r.x = zoom_axis(r.x, anchor.x());
+    if (orientations & Qt::Horizontal) r.x = zoom_axis(r.x, anchor.x(), Qt::Horizontal);
     if (orientations & Qt::Vertical)
-        r.y = zoom_axis(r.y, target_->y_grows_down() ? anchor.y() : 1.0 - anchor.y());
+        r.y = zoom_axis(r.y, target_->y_grows_down() ? anchor.y() : 1.0 - anchor.y(), Qt::Vertical);
     change(r);
 }
 
 void PlotInteraction::pan(double dx, double dy) {
     if (!target_->available()) return;
     VisibleRange r = target_->visible();
-    auto step = [this](AxisRange a, double fraction) {
+    auto step = [this](AxisRange a, double fraction, Qt::Orientation o) {
         double d = fraction * a.span();
-        const double q = target_->pan_quantum();
+        const double q = target_->pan_quantum(o);
         if (q > 0 && d != 0 && std::abs(d) < q) d = std::copysign(q, d);
         return AxisRange{a.lo + d, a.hi + d};
     };
-    r.x = step(r.x, dx);
-    r.y = step(r.y, target_->y_grows_down() ? dy : -dy);
+    r.x = step(r.x, dx, Qt::Horizontal);
+    r.y = step(r.y, target_->y_grows_down() ? dy : -dy, Qt::Vertical);
     change(r);
 }
 
@@ -382,20 +382,28 @@ bool PlotInteraction::eventFilter(QObject* watched, QEvent* event) {
                 const QPoint d = at - last_;
                 last_ = at;
                 if (plot.width() >= 1 && plot.height() >= 1 && !d.isNull()) {
-                    if (target_->pan_quantum() > 0) {
-                        // Whole cells: pan once the pointer has moved half a cell or more.
-                        const VisibleRange r = target_->visible();
-                        const auto nx =
+                    // The data follow the pointer; an axis of whole cells moves once the
+                    // pointer has moved half a cell or more from where it last moved it.
+                    const VisibleRange r = target_->visible();
+                    const double flip = target_->y_grows_down() ? -1.0 : 1.0;
+                    VisibleRange n = r;
+                    if (target_->pan_quantum(Qt::Horizontal) > 0) {
+                        const auto cells =
                             std::lround((at.x() - press_.x()) / plot.width() * r.x.span());
-                        const auto ny =
-                            std::lround((at.y() - press_.y()) / plot.height() * r.y.span());
-                        if (nx != 0 || ny != 0) {
-                            change({{r.x.lo - nx, r.x.hi - nx}, {r.y.lo - ny, r.y.hi - ny}});
-                            press_ = at;
-                        }
+                        n.x = {r.x.lo - cells, r.x.hi - cells};
+                        if (cells != 0) press_.setX(at.x());
                     } else {
-                        pan(-d.x() / plot.width(), -d.y() / plot.height());
+                        n.x = panned_range(r.x, -d.x() / plot.width());
                     }
+                    if (target_->pan_quantum(Qt::Vertical) > 0) {
+                        const auto cells =
+                            std::lround((at.y() - press_.y()) / plot.height() * r.y.span());
+                        n.y = {r.y.lo + flip * cells, r.y.hi + flip * cells};
+                        if (cells != 0) press_.setY(at.y());
+                    } else {
+                        n.y = panned_range(r.y, flip * d.y() / plot.height());
+                    }
+                    if (n != r) change(n);
                 }
                 return true;
             }

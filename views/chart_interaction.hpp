@@ -51,8 +51,12 @@ public:
     virtual void forget_home() = 0;
     /// Heatmap rows grow downwards; chart values grow upwards.
     virtual bool y_grows_down() const { return false; }
-    /// The smallest pan step in range units (one cell for heatmaps).
-    virtual double pan_quantum() const { return 0; }
+    /// 1: the axis shows whole cells (heatmaps, bar groups): zoom and pan by whole cells; 0: any
+    /// range.
+    virtual double pan_quantum(Qt::Orientation orientation) const {
+        (void)orientation;
+        return 0;
+    }
     /// Charts: the readout at a point of the mouse widget (empty outside the plot). Heatmaps show
     /// their own (HeatmapWidget::readout()) and return false from has_readout().
     virtual bool has_readout() const { return false; }

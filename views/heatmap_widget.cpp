@@ -56,15 +56,8 @@ public:
                                     static_cast<int>(r.x.span()), static_cast<int>(r.y.span())));
     }
     VisibleRange constrain(const VisibleRange& r, bool cover) const override {
-        if (cover) {
-            // Every cell the band touches.
-            auto covered = [](AxisRange a, int count) {
-                const double lo = std::clamp(std::floor(a.lo), 0.0, count - 1.0);
-                const double hi = std::clamp(std::ceil(a.hi), lo + 1, static_cast<double>(count));
-                return AxisRange{lo, hi};
-            };
-            return {covered(r.x, w_->data().columns), covered(r.y, w_->data().rows)};
-        }
+        if (cover)  // every cell the band touches
+            return {covering_cells(r.x, w_->data().columns), covering_cells(r.y, w_->data().rows)};
         return {snapped_to_cells(r.x, w_->data().columns), snapped_to_cells(r.y, w_->data().rows)};
     }
     bool has_home() const override { return true; }
@@ -73,7 +66,7 @@ public:
     void restore_home() override { w_->set_visible_cells(w_->all_cells()); }
     void forget_home() override {}
     bool y_grows_down() const override { return true; }
-    double pan_quantum() const override { return 1; }
+    double pan_quantum(Qt::Orientation) const override { return 1; }
 
 private:
     HeatmapWidget* w_;

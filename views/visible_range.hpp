@@ -42,4 +42,12 @@ inline AxisRange snapped_to_cells(AxisRange r, int count) {
     return {static_cast<double>(first), static_cast<double>(first + n)};
 }
 
+/// The whole cells inside [0, count) that `r` touches (a rubber band), at least one.
+inline AxisRange covering_cells(AxisRange r, int count) {
+    if (count <= 0) return {0, 0};
+    const double lo = std::clamp(std::floor(r.lo), 0.0, count - 1.0);
+    const double hi = std::clamp(std::ceil(r.hi), lo + 1, static_cast<double>(count));
+    return {lo, hi};
+}
+
 }  // namespace routescope::views

@@ -7,6 +7,7 @@
 // - hovering a heatmap cell reports that cell's exact value (the value fed in, bit for bit);
 // - compare mode: the kernel view's A, B and A − B heatmaps and two linked charts move together,
 //   and a reset of B resets A;
+// - the accuracy-by-length bar chart: whole bins across, the value axis up, its exact readout;
 // - a chart refitted while zoomed (a live training run) keeps the zoom and resets to the new fit.
 #include <QtTest>
 
@@ -23,6 +24,7 @@
 #include "views/chart_interaction.hpp"
 #include "views/chart_panel.hpp"
 #include "views/heatmap_widget.hpp"
+#include "views/interval_bar_chart.hpp"
 #include "views/kernel_view.hpp"
 
 using namespace routescope::views;
@@ -338,6 +340,89 @@ private slots:
         w.set_visible_cells(QRect(6, 2, 4, 3));
         mouse(&w, QEvent::MouseMove, cell_centre(w, 3, 8), Qt::NoButton, Qt::NoButton);
         QCOMPARE(w.readout().section(": ", -1).toDouble(), 1.0 / 3.0);
+    }
+
+    void intervalBarChartZoomsBinsAndValuesAndReadsExactly() {
+        IntervalBarData d;
+        d.title = "accuracy by length";
+        d.x_label = "length";
+        d.y_label = "accuracy";
+        d.difference_label = "A − B";
+        d.bins = {"16–31", "32–47", "48–63", "64–79", "80–96"};
+        d.series.push_back({"A",
+                            {0.5, 0.625, 0.7, 0.8125, 0.9},
+                            {0.4, 0.5, 0.6, 0.7, 0.8},
+                            {0.6, 0.7, 0.8, 0.9, 0.95},
+                            {32, 40, 30, 16, 10}});
+        d.series.push_back({"B",
+                            {0.45, 0.6, 2.0 / 3.0, 0.75, 0.85},
+                            {0.35, 0.5, 0.55, 0.6, 0.7},
+                            {0.55, 0.7, 0.75, 0.85, 0.95},
+                            {32, 40, 30, 16, 10}});
+        d.difference = {0.05, 0.025, 0.7 - 2.0 / 3.0, 0.0625, 0.05};
+        d.p_value = {0.5, 0.75, 0.125, 0.25, 0.0625};
+        d.y_lo = 0;
+        d.y_hi = 1;
+        IntervalBarChart c;
+        c.resize(700, 480);
+        c.set_data(d);
+        c.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&c));
+        const VisibleRange full{{0, 5}, {0, 1}};
+        QCOMPARE(c.visible_range(), full);
+
+        // Hover over bin 2: its values, intervals, counts and the difference, exactly.
+        mouse(&c, QEvent::MouseMove, c.bin_centre(2), Qt::NoButton, Qt::NoButton);
+        const QString text = c.interaction()->readout();
+        QVERIFY2(text.startsWith("length 48–63: A 0.7 [0.6, 0.8] n=30; B "), qPrintable(text));
+        const QString b_value = text.section("; B ", 1).section(' ', 0, 0);
+        QCOMPARE(b_value.toDouble(), 2.0 / 3.0);
+        const QString diff = text.section("A − B ", 1).section(' ', 0, 0);
+        QCOMPARE(diff.toDouble(), 0.7 - 2.0 / 3.0);
+        QVERIFY2(text.endsWith("(p = 0.125)"), qPrintable(text));
+
+        // A rubber band from bin 1 to bin 3 over the upper half: those bins, those values.
+        const QRectF bars = c.bars_rect();
+        const QPoint p1(c.bin_centre(1).x(), static_cast<int>(bars.top() + 0.1 * bars.height()));
+        const QPoint p2(c.bin_centre(3).x(), static_cast<int>(bars.top() + 0.5 * bars.height()));
+        drag(&c, p1, p2);
+        VisibleRange r = c.visible_range();
+        QCOMPARE(r.x, (AxisRange{1, 4}));
+        const double px = 1.0 / bars.height();  // one pixel in value units
+        QVERIFY2(std::abs(r.y.hi - (1.0 - (p1.y() - bars.top()) / bars.height())) < px &&
+                     std::abs(r.y.lo - (1.0 - (p2.y() - bars.top()) / bars.height())) < px,
+                 qPrintable(QString("%1..%2").arg(r.y.lo).arg(r.y.hi)));
+        // The bin under a point follows the window.
+        QCOMPARE(c.bin_at(c.bin_centre(3)), 3);
+        QCOMPARE(c.bin_at(QPoint(static_cast<int>(bars.left() + 2), c.bin_centre(1).y())), 1);
+        // Arrows: right by one bin, up by a tenth of the values.
+        const VisibleRange before = c.visible_range();
+        QTest::keyClick(&c, Qt::Key_Right);
+        QTest::keyClick(&c, Qt::Key_Up);
+        r = c.visible_range();
+        QCOMPARE(r.x, (AxisRange{2, 5}));
+        QVERIFY(std::abs(r.y.lo - (before.y.lo + 0.1 * before.y.span())) < 1e-12);
+        QTest::keyClick(&c, Qt::Key_Right);  // the last bin is shown: no further
+        QCOMPARE(c.visible_range().x, (AxisRange{2, 5}));
+        // R resets exactly.
+        QTest::keyClick(&c, Qt::Key_R);
+        QCOMPARE(c.visible_range(), full);
+        // The reset chart draws the same picture as a chart never zoomed.
+        IntervalBarChart fresh;
+        fresh.resize(c.size());
+        fresh.set_data(d);
+        QImage a(c.size(), QImage::Format_RGB32), b(c.size(), QImage::Format_RGB32);
+        QPainter pa(&a), pb(&b);
+        c.paint(pa, c.rect());
+        fresh.paint(pb, fresh.rect());
+        pa.end();
+        pb.end();
+        QCOMPARE(a, b);
+        // A click still selects a bin.
+        QSignalSpy clicked(&c, &IntervalBarChart::binClicked);
+        QTest::mouseClick(&c, Qt::LeftButton, {}, c.bin_centre(3));
+        QCOMPARE(clicked.count(), 1);
+        QCOMPARE(clicked.first().at(0).toInt(), 3);
     }
 
     void compareModeLinksTheKernelHeatmaps() {

@@ -1,5 +1,7 @@
 #include "views/chart_panel.hpp"
 
+#include "views/chart_interaction.hpp"
+
 #include <QScatterSeries>
 #include <QXYSeries>
 
@@ -17,10 +19,12 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(200, 160);
+    attach_chart_interaction(view);  // zoom, pan, reset, hover readout
     return view;
 }
 
 void clear_chart(QChartView* view) {
+    if (PlotInteraction* i = chart_interaction(view)) i->forget();  // new data, new home
     QChart* chart = view->chart();
     chart->removeAllSeries();
     for (QAbstractAxis* a : chart->axes()) {
@@ -67,6 +71,11 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
 }
 
 void fit_axes(QChartView* view) {
+    // Zoomed (a live training run growing): the fit becomes what a reset returns to, the zoom
+    // stays.
+    PlotInteraction* interaction = chart_interaction(view);
+    const bool keep = interaction && interaction->zoomed();
+    const VisibleRange kept = keep ? interaction->visible_range() : VisibleRange{};
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (QAbstractSeries* s : view->chart()->series())
         if (auto* xy = qobject_cast<QXYSeries*>(s))
@@ -83,6 +92,7 @@ void fit_axes(QChartView* view) {
     y_axis(view)->setRange(y0 - pad, y1 + pad);
     x_axis(view)->applyNiceNumbers();
     y_axis(view)->applyNiceNumbers();
+    if (keep) interaction->rebase(kept);
 }
 
 }  // namespace routescope::views

@@ -8,9 +8,10 @@
 
 namespace routescope::views {
 
-/// An empty chart with a title in a view ready to be placed in a figure.
+/// An empty chart with a title in a view ready to be placed in a figure, with zoom, pan, reset and
+/// a hover readout attached (chart_interaction.hpp).
 QChartView* make_chart_view(const QString& title, QWidget* parent);
-/// Removes every series and axis of the view's chart.
+/// Removes every series and axis of the view's chart (and forgets any zoom).
 void clear_chart(QChartView* view);
 /// Adds a line series of (x[i], y[i]) to the chart, attached to its (created on demand) value axes.
 QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<double>& x,
@@ -18,7 +19,8 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
 /// Value axes of the chart, created and attached on first use, with titles.
 QValueAxis* x_axis(QChartView* view, const QString& title = {});
 QValueAxis* y_axis(QChartView* view, const QString& title = {});
-/// Sets both axes' ranges to the data of every series (with a margin), so charts never clip.
+/// Sets both axes' ranges to the data of every series (with a margin), so charts never clip. While
+/// the user has zoomed in, the fitted range becomes the reset target and the zoom stays.
 void fit_axes(QChartView* view);
 
 }  // namespace routescope::views

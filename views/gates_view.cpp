@@ -188,6 +188,9 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     difference_map_ = new HeatmapWidget(figure_);
     difference_map_->setObjectName("timelineDifference");
     difference_map_->hide();
+    // Compare mode: zoom, pan and reset of A, B and A − B move together.
+    link_ranges({timeline_map_->interaction(), timeline_b_map_->interaction(),
+                 difference_map_->interaction()});
     histogram_ = make_chart_view(tr("Histogram"), figure_);
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);

@@ -42,10 +42,45 @@ bool is_vector_device(const QPainter& painter) {
     const auto type = engine->type();
     return type == QPaintEngine::SVG || type == QPaintEngine::Pdf || type == QPaintEngine::Picture;
 }
+
+// The heatmap for the shared interaction: x is the column index, y the row index (growing
+// downwards), both in whole cells; home is every cell.
+class HeatmapTarget : public RangeTarget {
+public:
+    explicit HeatmapTarget(HeatmapWidget* w) : w_(w) {}
+    bool available() const override { return w_->data().rows > 0 && w_->data().columns > 0; }
+    QRectF plot_area() const override { return w_->plot_rect(w_->rect()); }
+    VisibleRange visible() const override { return of(w_->visible_cells()); }
+    void apply(const VisibleRange& r) override {
+        w_->set_visible_cells(QRect(static_cast<int>(r.x.lo), static_cast<int>(r.y.lo),
+                                    static_cast<int>(r.x.span()), static_cast<int>(r.y.span())));
+    }
+    VisibleRange constrain(const VisibleRange& r, bool cover) const override {
+        if (cover)  // every cell the band touches
+            return {covering_cells(r.x, w_->data().columns), covering_cells(r.y, w_->data().rows)};
+        return {snapped_to_cells(r.x, w_->data().columns), snapped_to_cells(r.y, w_->data().rows)};
+    }
+    bool has_home() const override { return true; }
+    void capture_home() override {}
+    VisibleRange home() const override { return of(w_->all_cells()); }
+    void restore_home() override { w_->set_visible_cells(w_->all_cells()); }
+    void forget_home() override {}
+    bool y_grows_down() const override { return true; }
+    double pan_quantum(Qt::Orientation) const override { return 1; }
+
+private:
+    HeatmapWidget* w_;
+    static VisibleRange of(const QRect& c) {
+        return {{static_cast<double>(c.left()), static_cast<double>(c.left() + c.width())},
+                {static_cast<double>(c.top()), static_cast<double>(c.top() + c.height())}};
+    }
+};
 }  // namespace
 
 HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    interaction_ = new PlotInteraction(std::make_unique<HeatmapTarget>(this), this, this);
     setAttribute(Qt::WA_OpaquePaintEvent);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
@@ -59,9 +94,11 @@ double HeatmapWidget::normalised(double v) const {
 }
 
 void HeatmapWidget::set_data(HeatmapData data) {
+    const QRect before = all_cells();
     data_ = std::move(data);
     if (data_.values.size() != static_cast<std::size_t>(data_.rows) * data_.columns)
         data_.rows = data_.columns = 0;
+    if (all_cells() != before || visible_.isEmpty()) visible_ = all_cells();
     double lo = INFINITY, hi = -INFINITY;
     for (double v : data_.values)
         if (std::isfinite(v)) {
@@ -86,6 +123,15 @@ void HeatmapWidget::set_data(HeatmapData data) {
             line[c] = map.at(normalised(value(r, c)));
     }
     if (selected_row_ >= data_.rows) selected_row_ = -1;
+    update();
+}
+
+void HeatmapWidget::set_visible_cells(const QRect& cells) {
+    const QRect all = all_cells();
+    QRect v = cells.intersected(all);
+    if (v.isEmpty()) v = all;
+    if (v == visible_) return;
+    visible_ = v;
     update();
 }
 
@@ -148,32 +194,34 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         return;
     }
 
-    // Cells.
-    const double cw = static_cast<double>(plot.width()) / data_.columns;
-    const double ch = static_cast<double>(plot.height()) / data_.rows;
-    if (is_vector_device(painter) &&
-        static_cast<qint64>(data_.rows) * data_.columns <= kMaxVectorCells) {
+    // Cells: the visible window (every cell unless zoomed).
+    const QRect shown = visible_.isEmpty() ? all_cells() : visible_;
+    const int r0 = shown.top(), c0 = shown.left(), n_rows = shown.height(),
+              n_columns = shown.width();
+    const double cw = static_cast<double>(plot.width()) / n_columns;
+    const double ch = static_cast<double>(plot.height()) / n_rows;
+    if (is_vector_device(painter) && static_cast<qint64>(n_rows) * n_columns <= kMaxVectorCells) {
         painter.setPen(Qt::NoPen);
-        for (int r = 0; r < data_.rows; ++r)
-            for (int c = 0; c < data_.columns; ++c)
+        for (int r = 0; r < n_rows; ++r)
+            for (int c = 0; c < n_columns; ++c)
                 painter.fillRect(
                     QRectF(plot.left() + c * cw, plot.top() + r * ch, cw + 0.02, ch + 0.02),
-                    QColor::fromRgb(image_.pixel(c, r)));
+                    QColor::fromRgb(image_.pixel(c0 + c, r0 + r)));
     } else {
         // Nearest-neighbour scaling keeps cell borders sharp and is what makes a 24 × 4096 redraw
         // cheap (docs/benchmarks.md, "Heatmap redraw").
         painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
-        painter.drawImage(plot, image_);
+        painter.drawImage(QRectF(plot), image_, QRectF(shown));
     }
 
     // Frame, ticks and marks as one path: real vector strokes in SVG/PDF.
     QPainterPath axes;
     axes.addRect(QRectF(plot).adjusted(-0.5, -0.5, 0.5, 0.5));
     painter.setPen(ink);
-    const int row_step = std::max(
-        1, static_cast<int>(std::ceil(data_.rows * fm.height() / std::max(1, plot.height()))));
-    for (int r = 0; r < data_.rows; r += row_step) {
-        const double y = plot.top() + (r + 0.5) * ch;
+    const int row_step =
+        std::max(1, static_cast<int>(std::ceil(n_rows * fm.height() / std::max(1, plot.height()))));
+    for (int r = r0; r < r0 + n_rows; r += row_step) {
+        const double y = plot.top() + (r - r0 + 0.5) * ch;
         axes.moveTo(plot.left() - kTickLength, y);
         axes.lineTo(plot.left(), y);
         const QString text = row_label(r);
@@ -185,16 +233,17 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     for (int c = 0; c < data_.columns; c += std::max(1, data_.columns / 64))
         widest = std::max(widest, fm.horizontalAdvance(column_label(c)));
     const int max_column_ticks = std::max(1, static_cast<int>(plot.width() / (widest + 12)));
-    int column_step = std::max(
-        1, static_cast<int>(std::ceil(static_cast<double>(data_.columns) / max_column_ticks)));
+    int column_step =
+        std::max(1, static_cast<int>(std::ceil(static_cast<double>(n_columns) / max_column_ticks)));
     // Round the step to 1/2/5 × 10^k so that the ticks land on readable positions.
     if (column_step > 1) {
-        const auto ticks = nice_ticks(0, data_.columns, max_column_ticks);
+        const auto ticks = nice_ticks(0, n_columns, max_column_ticks);
         if (ticks.size() >= 2) column_step = std::max(1, static_cast<int>(ticks[1] - ticks[0]));
     }
-    const int first_column = data_.marked_column >= 0 ? data_.marked_column % column_step : 0;
-    for (int c = first_column; c < data_.columns; c += column_step) {
-        const double x = plot.left() + (c + 0.5) * cw;
+    const int phase = data_.marked_column >= 0 ? data_.marked_column % column_step : 0;
+    const int first_column = c0 + ((phase - c0) % column_step + column_step) % column_step;
+    for (int c = first_column; c < c0 + n_columns; c += column_step) {
+        const double x = plot.left() + (c - c0 + 0.5) * cw;
         axes.moveTo(x, plot.bottom() + 1);
         axes.lineTo(x, plot.bottom() + 1 + kTickLength);
         painter.drawText(
@@ -203,17 +252,17 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     }
     painter.setBrush(Qt::NoBrush);
     painter.drawPath(axes);
-    if (data_.marked_column >= 0 && data_.marked_column < data_.columns) {
+    if (data_.marked_column >= c0 && data_.marked_column < c0 + n_columns) {
         QPainterPath mark;
-        const double x = plot.left() + (data_.marked_column + 0.5) * cw;
+        const double x = plot.left() + (data_.marked_column - c0 + 0.5) * cw;
         mark.moveTo(x, plot.top());
         mark.lineTo(x, plot.bottom());
         painter.setPen(QPen(QColor(255, 255, 255, 170), 1, Qt::DashLine));
         painter.drawPath(mark);
     }
-    if (selected_row_ >= 0 && selected_row_ < data_.rows) {
+    if (selected_row_ >= r0 && selected_row_ < r0 + n_rows) {
         painter.setPen(QPen(QColor(230, 30, 30), 2));
-        painter.drawRect(QRectF(plot.left() + 1, plot.top() + selected_row_ * ch + 1,
+        painter.drawRect(QRectF(plot.left() + 1, plot.top() + (selected_row_ - r0) * ch + 1,
                                 plot.width() - 2, std::max(1.0, ch - 2)));
     }
     painter.setPen(ink);
@@ -291,12 +340,15 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
 QPoint HeatmapWidget::cell_at(const QPoint& position) const {
     const QRect plot = plot_rect(rect());
     if (data_.rows == 0 || !plot.contains(position)) return {-1, -1};
-    const int c = std::clamp(static_cast<int>((position.x() - plot.left()) * data_.columns /
-                                              static_cast<double>(plot.width())),
-                             0, data_.columns - 1);
-    const int r = std::clamp(static_cast<int>((position.y() - plot.top()) * data_.rows /
-                                              static_cast<double>(plot.height())),
-                             0, data_.rows - 1);
+    const QRect shown = visible_.isEmpty() ? all_cells() : visible_;
+    const int c =
+        std::clamp(shown.left() + static_cast<int>((position.x() - plot.left()) * shown.width() /
+                                                   static_cast<double>(plot.width())),
+                   shown.left(), shown.left() + shown.width() - 1);
+    const int r =
+        std::clamp(shown.top() + static_cast<int>((position.y() - plot.top()) * shown.height() /
+                                                  static_cast<double>(plot.height())),
+                   shown.top(), shown.top() + shown.height() - 1);
     return {c, r};
 }
 
@@ -308,11 +360,17 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
         return;
     }
     const double v = value(cell.y(), cell.x());
-    readout_ =
-        tr("%1 = %2, %3 = %4: %5")
-            .arg(data_.y_label.isEmpty() ? tr("row") : data_.y_label, row_label(cell.y()),
-                 data_.x_label.isEmpty() ? tr("column") : data_.x_label, column_label(cell.x()))
-            .arg(v, 0, 'g', 5);
+    // A label that is not the index (a token, a layer name) gets the index beside it.
+    auto named = [](const QString& label, int index) {
+        return label == QString::number(index) ? label
+                                               : QStringLiteral("%1 [%2]").arg(label).arg(index);
+    };
+    readout_ = tr("%1 = %2, %3 = %4: %5")
+                   .arg(data_.y_label.isEmpty() ? tr("row") : data_.y_label,
+                        named(row_label(cell.y()), cell.y()),
+                        data_.x_label.isEmpty() ? tr("column") : data_.x_label,
+                        named(column_label(cell.x()), cell.x()),
+                        PlotInteraction::format_value(v));  // exact: reads back as the same double
     QToolTip::showText(event->globalPosition().toPoint(), readout_, this);
     emit hovered(cell.y(), cell.x(), v);
 }

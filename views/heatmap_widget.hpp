@@ -1,8 +1,10 @@
 #pragma once
 // A heatmap of a rows × columns table of values: its own QImage (one pixel per cell, coloured
 // once when the data or the colour map changes, scaled when drawn), axes with tick labels, a
-// colour bar, a hover readout and row clicks. paint() is the only drawing code: paintEvent and
-// figure export both call it, so the screen, PNG, SVG and PDF show the same figure.
+// colour bar, a hover readout (the cell's exact value) and row clicks. Zoom and pan show a
+// window of whole cells (visible_cells(); chart_interaction.hpp handles the mouse and keys).
+// paint() is the only drawing code: paintEvent and figure export both call it, so the screen, PNG,
+// SVG and PDF show the same figure.
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
@@ -10,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "views/chart_interaction.hpp"
 #include "views/colour_map.hpp"
 #include "views/painted_panel.hpp"
 
@@ -54,6 +57,14 @@ public:
     /// The cell under a point of the widget, or {-1, -1}.
     QPoint cell_at(const QPoint& position) const;
     QString readout() const { return readout_; }
+    /// The cells shown: x = first column, y = first row, width = columns, height = rows. Every
+    /// cell until a zoom; set_data keeps the window when the shape stays the same.
+    QRect visible_cells() const { return visible_; }
+    /// Shows `cells` (clipped to the data, at least one cell).
+    void set_visible_cells(const QRect& cells);
+    QRect all_cells() const { return {0, 0, data_.columns, data_.rows}; }
+    /// Zoom, pan, reset (link_ranges ties the A and B panels of compare mode).
+    PlotInteraction* interaction() const { return interaction_; }
     int selected_row() const { return selected_row_; }
     void set_selected_row(int row);
 
@@ -77,6 +88,8 @@ private:
     double lo_ = 0, hi_ = 1;
     int selected_row_ = -1;
     QString readout_;
+    QRect visible_;
+    PlotInteraction* interaction_ = nullptr;
 
     double value(int row, int column) const {
         return data_.values[static_cast<std::size_t>(row) * data_.columns + column];

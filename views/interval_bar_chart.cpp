@@ -15,17 +15,91 @@ namespace {
 // Okabe & Ito's colour-blind-safe palette: blue, orange.
 const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00),
                                  QColor(0x00, 0x9e, 0x73)};
+
+// The chart for the shared interaction: whole bins across, any range of the bars' value axis.
+class IntervalTarget : public RangeTarget {
+public:
+    explicit IntervalTarget(IntervalBarChart* c) : c_(c) {}
+    bool available() const override {
+        return !c_->data().bins.isEmpty() && !c_->data().series.empty() &&
+               c_->data().y_hi > c_->data().y_lo;
+    }
+    QRectF plot_area() const override { return c_->bars_rect(); }
+    VisibleRange visible() const override { return c_->visible_range(); }
+    void apply(const VisibleRange& r) override { c_->set_visible_range(r); }
+    VisibleRange constrain(const VisibleRange& r, bool cover) const override {
+        const int n = static_cast<int>(c_->data().bins.size());
+        return {cover ? covering_cells(r.x, n) : snapped_to_cells(r.x, n), r.y};
+    }
+    bool has_home() const override { return true; }
+    void capture_home() override {}
+    VisibleRange home() const override { return c_->full_range(); }
+    void restore_home() override { c_->set_visible_range(c_->full_range()); }
+    void forget_home() override {}
+    double pan_quantum(Qt::Orientation o) const override { return o == Qt::Horizontal ? 1 : 0; }
+    bool has_readout() const override { return true; }
+    QString readout_at(const QPointF& at) const override { return c_->readout_at(at.toPoint()); }
+
+private:
+    IntervalBarChart* c_;
+};
 }  // namespace
 
 IntervalBarChart::IntervalBarChart(QWidget* parent) : QWidget(parent) {
     setAttribute(Qt::WA_OpaquePaintEvent);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    setFocusPolicy(Qt::StrongFocus);
+    interaction_ = new PlotInteraction(std::make_unique<IntervalTarget>(this), this, this);
 }
 
 void IntervalBarChart::set_data(IntervalBarData data) {
+    if (data.bins.size() != data_.bins.size() || data.y_lo != data_.y_lo || data.y_hi != data_.y_hi)
+        has_view_ = false;  // other bins or another value range: everything again
     data_ = std::move(data);
     if (selected_ >= data_.bins.size()) selected_ = -1;
     update();
+}
+
+VisibleRange IntervalBarChart::full_range() const {
+    return {{0, static_cast<double>(data_.bins.size())}, {data_.y_lo, data_.y_hi}};
+}
+
+VisibleRange IntervalBarChart::visible_range() const {
+    return has_view_ ? view_ : full_range();
+}
+
+void IntervalBarChart::set_visible_range(const VisibleRange& range) {
+    const int n = static_cast<int>(data_.bins.size());
+    VisibleRange r{snapped_to_cells(range.x, n), range.y};
+    if (!(r.y.span() > 0) || !std::isfinite(r.y.lo) || !std::isfinite(r.y.hi)) r.y = full_range().y;
+    has_view_ = r != full_range();
+    view_ = r;
+    update();
+}
+
+QString IntervalBarChart::readout_at(const QPoint& position) const {
+    const int b = bin_at(position);
+    if (b < 0) return {};
+    auto num = [](double v) { return PlotInteraction::format_value(v); };
+    QStringList parts;
+    for (const auto& se : data_.series) {
+        const auto i = static_cast<std::size_t>(b);
+        if (i >= se.value.size()) continue;
+        parts << tr("%1 %2 [%3, %4] n=%5")
+                     .arg(se.name, num(se.value[i]), num(se.low.at(i)), num(se.high.at(i)))
+                     .arg(se.count.at(i));
+    }
+    if (static_cast<std::size_t>(b) < data_.difference.size()) {
+        QString d = tr("%1 %2").arg(
+            data_.difference_label.isEmpty() ? tr("difference") : data_.difference_label,
+            num(data_.difference[static_cast<std::size_t>(b)]));
+        if (static_cast<std::size_t>(b) < data_.p_value.size())
+            d += tr(" (p = %1)").arg(num(data_.p_value[static_cast<std::size_t>(b)]));
+        parts << d;
+    }
+    return tr("%1 %2: %3")
+        .arg(data_.x_label.isEmpty() ? tr("bin") : data_.x_label, data_.bins.value(b),
+             parts.join("; "));
 }
 
 IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
@@ -65,7 +139,12 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         return;
     }
     const Layout lay = layout(target);
-    const double group = lay.bars.width() / n;
+    // The window of bins and values shown (everything unless zoomed).
+    const VisibleRange view = visible_range();
+    const int b0 = static_cast<int>(view.x.lo);
+    const int b1 = std::min(n, static_cast<int>(view.x.hi));
+    const double y_lo = view.y.lo, y_hi = view.y.hi;
+    const double group = lay.bars.width() / std::max(1, b1 - b0);
     const int k = static_cast<int>(data_.series.size());
     const double bar = group * 0.7 / k;
 
@@ -104,27 +183,28 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     };
 
     // Bars with intervals and counts.
-    draw_axis(lay.bars, data_.y_lo, data_.y_hi, data_.y_label);
-    if (selected_ >= 0)
-        painter.fillRect(
-            QRectF(lay.bars.left() + selected_ * group, lay.bars.top(), group, lay.bars.height()),
-            QColor(255, 240, 200));
+    draw_axis(lay.bars, y_lo, y_hi, data_.y_label);
+    if (selected_ >= b0 && selected_ < b1)
+        painter.fillRect(QRectF(lay.bars.left() + (selected_ - b0) * group, lay.bars.top(), group,
+                                lay.bars.height()),
+                         QColor(255, 240, 200));
+    if (has_view_) {
+        painter.save();  // zoomed: bars and whiskers end at the panel's edges
+        painter.setClipRect(lay.bars);
+    }
     for (int s = 0; s < k; ++s) {
         const auto& se = data_.series[static_cast<std::size_t>(s)];
         const QColor colour = kSeriesColours[s % 3];
-        for (int b = 0; b < n && b < static_cast<int>(se.value.size()); ++b) {
-            const double x0 = lay.bars.left() + b * group + group * 0.15 + s * bar;
-            const double yv =
-                y_of(se.value[static_cast<std::size_t>(b)], lay.bars, data_.y_lo, data_.y_hi);
+        for (int b = b0; b < b1 && b < static_cast<int>(se.value.size()); ++b) {
+            const double x0 = lay.bars.left() + (b - b0) * group + group * 0.15 + s * bar;
+            const double yv = y_of(se.value[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
             QPainterPath rect;
             rect.addRect(QRectF(x0, yv, bar * 0.92, lay.bars.bottom() - yv));
             painter.fillPath(rect, colour);
             QPainterPath whisker;
             const double xc = x0 + bar * 0.46;
-            const double y_low =
-                y_of(se.low[static_cast<std::size_t>(b)], lay.bars, data_.y_lo, data_.y_hi);
-            const double y_high =
-                y_of(se.high[static_cast<std::size_t>(b)], lay.bars, data_.y_lo, data_.y_hi);
+            const double y_low = y_of(se.low[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
+            const double y_high = y_of(se.high[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
             whisker.moveTo(xc, y_low);
             whisker.lineTo(xc, y_high);
             whisker.moveTo(xc - bar * 0.2, y_low);
@@ -140,11 +220,12 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
             painter.setFont(font_px);
         }
     }
+    if (has_view_) painter.restore();
     // Bin labels under the lowest panel.
     const QRectF& lowest = lay.difference.isNull() ? lay.bars : lay.difference;
-    for (int b = 0; b < n; ++b)
+    for (int b = b0; b < b1; ++b)
         painter.drawText(
-            QRectF(lay.bars.left() + b * group, lowest.bottom() + 3, group, fm.height()),
+            QRectF(lay.bars.left() + (b - b0) * group, lowest.bottom() + 3, group, fm.height()),
             Qt::AlignHCenter | Qt::AlignTop, data_.bins[b]);
     painter.drawText(
         QRectF(lay.bars.left(), lowest.bottom() + fm.height() + 4, lay.bars.width(), fm.height()),
@@ -160,9 +241,9 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         zero.moveTo(lay.difference.left(), y_of(0, lay.difference, -m, m));
         zero.lineTo(lay.difference.right(), y_of(0, lay.difference, -m, m));
         painter.drawPath(zero);
-        for (int b = 0; b < n && b < static_cast<int>(data_.difference.size()); ++b) {
+        for (int b = b0; b < b1 && b < static_cast<int>(data_.difference.size()); ++b) {
             const double d = data_.difference[static_cast<std::size_t>(b)];
-            const double x0 = lay.difference.left() + b * group + group * 0.3;
+            const double x0 = lay.difference.left() + (b - b0) * group + group * 0.3;
             const double y0 = y_of(0, lay.difference, -m, m), y1 = y_of(d, lay.difference, -m, m);
             QPainterPath rect;
             rect.addRect(QRectF(x0, std::min(y0, y1), group * 0.4, std::abs(y1 - y0)));
@@ -206,13 +287,19 @@ int IntervalBarChart::bin_at(const QPoint& position) const {
     const int n = static_cast<int>(data_.bins.size());
     const QRectF area = lay.difference.isNull() ? lay.bars : lay.bars.united(lay.difference);
     if (n == 0 || !area.contains(position)) return -1;
-    return std::clamp(static_cast<int>((position.x() - area.left()) / area.width() * n), 0, n - 1);
+    const VisibleRange view = visible_range();
+    const int b0 = static_cast<int>(view.x.lo),
+              shown = std::max(1, static_cast<int>(view.x.span()));
+    return std::clamp(b0 + static_cast<int>((position.x() - area.left()) / area.width() * shown), 0,
+                      n - 1);
 }
 
 QPoint IntervalBarChart::bin_centre(int bin) const {
     const Layout lay = layout(rect());
-    const int n = std::max(1, static_cast<int>(data_.bins.size()));
-    return QPointF(lay.bars.left() + (bin + 0.5) * lay.bars.width() / n, lay.bars.center().y())
+    const VisibleRange view = visible_range();
+    const int shown = std::max(1, static_cast<int>(view.x.span()));
+    return QPointF(lay.bars.left() + (bin - view.x.lo + 0.5) * lay.bars.width() / shown,
+                   lay.bars.center().y())
         .toPoint();
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 // Grouped bars with confidence intervals and counts, one group per bin, and an optional panel of
 // per-bin differences below: what accuracy by length needs and Qt Charts lacks (error bars).
-// Painted by one paint() for screen and export; clicking a group emits its bin.
+// Painted by one paint() for screen and export; clicking a group emits its bin. Zoom and pan
+// (chart_interaction.hpp) show a window of whole bins and a range of the bars' value axis; the
+// hover readout gives a bin's exact values, intervals and counts.
 #include <QStringList>
 #include <QWidget>
 
 #include <vector>
 
+#include "views/chart_interaction.hpp"
 #include "views/painted_panel.hpp"
 
 namespace routescope::views {
@@ -38,6 +41,17 @@ public:
     /// Centre of bin `bin`'s group in widget coordinates (for tests and tooltips).
     QPoint bin_centre(int bin) const;
     int selected_bin() const { return selected_; }
+    /// x: the bins shown [first, end), y: the bars' value axis. Every bin and [y_lo, y_hi] until a
+    /// zoom; set_data keeps the window when the bins and the value range stay the same.
+    VisibleRange visible_range() const;
+    VisibleRange full_range() const;
+    void set_visible_range(const VisibleRange& range);
+    /// Where the bars are drawn (widget coordinates).
+    QRectF bars_rect() const { return layout(rect()).bars; }
+    PlotInteraction* interaction() const { return interaction_; }
+    /// The readout at a point: the bin's value, interval and count of every series (exact), and
+    /// the difference; empty outside the bins.
+    QString readout_at(const QPoint& position) const;
     QSize sizeHint() const override { return {640, 420}; }
 
 signals:
@@ -50,6 +64,9 @@ protected:
 private:
     IntervalBarData data_;
     int selected_ = -1;
+    bool has_view_ = false;
+    VisibleRange view_;
+    PlotInteraction* interaction_ = nullptr;
     struct Layout {
         QRectF bars, difference;
     };

@@ -177,6 +177,8 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     heat_diff_ = new HeatmapWidget(figure_);
     heat_b_->setVisible(settings_.b.has_value());
     heat_diff_->setVisible(settings_.b.has_value());
+    // Compare mode: zoom, pan and reset of A, B and A − B move together.
+    link_ranges({heat_a_->interaction(), heat_b_->interaction(), heat_diff_->interaction()});
     curve_ = make_chart_view(tr("Kernel"), figure_);
     response_ = make_chart_view(tr("Frequency response |rfft(K)|"), figure_);
     poles_ = make_chart_view(tr("Poles exp(ΔA_n)"), figure_);

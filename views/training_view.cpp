@@ -84,7 +84,10 @@ TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
 void TrainingLog::add(const QJsonObject& r) {
     const QString type = r.value("type").toString();
     const double step = r.value("step").toDouble();
-    if (type == "step") {
+    if (type == "start") {
+        device = r.value("device").toString();
+        threads = r.value("threads").toInt();
+    } else if (type == "step") {
         while (!steps.empty() && steps.back().step >= step)
             steps.pop_back();
         while (!evals.empty() && evals.back().step >= step)
@@ -136,6 +139,25 @@ TrainingLog TrainingLog::read(const QString& dir) {
     return log;
 }
 
+QString TrainingLog::recorded_device(const QString& dir) {
+    QFile f(QDir(dir).filePath("log.jsonl"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    // The start record is the first line; a resumed run's comes after its first run's records.
+    QString device;
+    for (int lines = 0; lines < 64 && !f.atEnd(); ++lines) {
+        const QJsonDocument doc = QJsonDocument::fromJson(f.readLine().trimmed());
+        if (doc.isObject() && doc.object().value("type").toString() == "start")
+            device = doc.object().value("device").toString();
+    }
+    return device;
+}
+
+QString TrainingLog::device_text(const QString& device) {
+    if (device == "cpu") return QObject::tr("CPU");
+    if (device == "cuda") return QObject::tr("CUDA");
+    return device.isEmpty() ? QObject::tr("not recorded") : device;
+}
+
 TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     : AnalysisView("training", parent), settings_(std::move(settings)) {
     x_box_ = new QComboBox(this);
@@ -147,6 +169,10 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     controls->addWidget(new QLabel(tr("Horizontal axis:"), this));
     controls->addWidget(x_box_);
     controls->addStretch(1);
+    device_label_ = new QLabel(this);
+    device_label_->setObjectName("runDevices");
+    device_label_->setToolTip(tr("The engine device of each run (its log's start record)"));
+    controls->addWidget(device_label_);
     loss_ = make_chart_view(tr("Loss"), figure_);
     lr_ = make_chart_view(tr("Learning rate"), figure_);
     grad_ = make_chart_view(tr("Gradient norm"), figure_);
@@ -186,7 +212,7 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     connect(x_box_, &QComboBox::currentIndexChanged, this,
             [this] { set_x(x_box_->currentData().toString()); });
     for (const QString& dir : settings_.runs)
-        logs_.push_back({dir, {}, {}, {}, {}, {}});
+        logs_.push_back({dir, {}, {}, {}, {}, {}, {}, 0});
 }
 
 QString TrainingView::title() const {
@@ -318,6 +344,21 @@ void TrainingView::update_live() {
     if (mixtures_changed) redraw_mixtures();
     for (QChartView* c : {loss_, lr_, grad_, speed_})
         fit_axes(c);
+    show_devices();
+}
+
+QString TrainingView::device_text() const {
+    QStringList parts;
+    for (const TrainingLog& log : logs_) {
+        QString part = QFileInfo(log.dir).fileName() + " " + TrainingLog::device_text(log.device);
+        if (log.threads > 0) part += tr(" (%n thread(s))", nullptr, log.threads);
+        parts << part;
+    }
+    return tr("Device: %1").arg(parts.join(" · "));
+}
+
+void TrainingView::show_devices() {
+    device_label_->setText(device_text());
 }
 
 void TrainingView::redraw() {
@@ -355,6 +396,7 @@ void TrainingView::redraw() {
     y_axis(speed_, tr("tokens / s"));
     for (QChartView* c : {loss_, lr_, grad_, speed_})
         fit_axes(c);
+    show_devices();
 }
 
 void TrainingView::redraw_mixtures() {

@@ -44,12 +44,19 @@ struct TrainingLog {
     QStringList arms;    ///< the Birdie arms named by the mixture records, in order of appearance
     QString controller;  ///< the mixture records' "controller" (the last one read)
     std::vector<Mixture> mixtures;
-    /// Adds one JSON record ("step", "eval" and "mixture"; others are ignored). A step at or before
-    /// the last one read (a resumed run cuts its log back) drops the records after it; so does a
-    /// mixture record for the mixtures.
+    QString device;   ///< the "start" record's engine device (cpu | cuda); empty: not recorded
+    int threads = 0;  ///< the "start" record's thread count (0: not recorded)
+    /// Adds one JSON record ("start", "step", "eval" and "mixture"; others are ignored). A step at
+    /// or before the last one read (a resumed run cuts its log back) drops the records after it; so
+    /// does a mixture record for the mixtures.
     void add(const QJsonObject& record);
     /// Reads dir/log.jsonl (missing: empty); throws IoError when it exists but cannot be read.
     static TrainingLog read(const QString& dir);
+    /// The device of dir/log.jsonl's last "start" record, read from the log's first lines only
+    /// (a long log is not read for it); empty when there is none.
+    static QString recorded_device(const QString& dir);
+    /// "CPU", "CUDA", or "not recorded" (logs written before the start record named it).
+    static QString device_text(const QString& device);
 };
 
 class TrainingView : public AnalysisView {
@@ -70,6 +77,8 @@ public:
     const std::vector<TrainingLog>& logs() const { return logs_; }
     /// loss | lr | grad_norm | tokens_per_s | mixture | arm_loss
     QChartView* chart(const QString& metric) const;
+    /// "Device: <run> CPU (2 threads) · ..." from each run's start record.
+    QString device_text() const;
 
 protected:
     nlohmann::json result_provenance() const override;
@@ -84,6 +93,8 @@ private:
     QWidget* mixture_panel_;  ///< the mixture charts and the controller's name: Birdie runs only
     QChartView *mixture_, *arm_loss_;
     QLabel* controller_label_;
+    QLabel* device_label_;
+    void show_devices();
     QTimer* redraw_timer_;
     /// What the charts show of each log (same order as logs_), so that a live update refills the
     /// existing series instead of rebuilding every chart, axis and legend.

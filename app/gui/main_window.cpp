@@ -1068,8 +1068,14 @@ void MainWindow::open_project(const QString& path) {
             open_file(f);
         }
     for (const QString& r : p.runs)
-        if (!open.contains(r))
-            add_run_item(r)->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
+        if (!open.contains(r)) {
+            QTreeWidgetItem* item = add_run_item(r);
+            item->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
+            // The device the run trained on, from its log's start record.
+            new QTreeWidgetItem(item, {tr("device: %1")
+                                           .arg(views::TrainingLog::device_text(
+                                               views::TrainingLog::recorded_device(r)))});
+        }
     QList<views::AnalysisView*> opened;
     for (const ProjectView& v : p.views) {
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);

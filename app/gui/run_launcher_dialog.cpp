@@ -18,6 +18,8 @@
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
+#include "app/gui/engine_action_dialog.hpp"
+
 namespace routescope::gui {
 
 RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
@@ -58,6 +60,7 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     threads_->setObjectName("threads");
     threads_->setRange(0, 256);
     threads_->setSpecialValueText(tr("default"));
+    device_ = make_device_box(this);  // the engine dialogs' box: CPU, CUDA when usable
     out_dir_ = new QLineEdit(this);
     out_dir_->setObjectName("outDir");
     auto* browse_out = new QPushButton(tr("Browse…"), this);
@@ -85,6 +88,7 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     form->addRow(tr("S&teps:"), steps_);
     form->addRow(tr("&Learning rate:"), lr_);
     form->addRow(tr("T&hreads:"), threads_);
+    form->addRow(tr("De&vice:"), device_);
     form->addRow(tr("Run &directory:"), out_row);
     form->addRow(tr("&Overrides:"), overrides_);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
@@ -115,6 +119,7 @@ RunSettings RunLauncherDialog::settings() const {
     s.steps = steps_->value();
     s.lr = lr_->value();
     s.threads = threads_->value();
+    s.device = device_->currentData().toString();
     s.out_dir = out_dir_->text().trimmed();
     for (const QString& line : overrides_->toPlainText().split('\n', Qt::SkipEmptyParts))
         if (!line.trimmed().isEmpty()) s.overrides << line.trimmed();
@@ -128,6 +133,7 @@ void RunLauncherDialog::set_settings(const RunSettings& s) {
     steps_->setValue(static_cast<int>(s.steps));
     lr_->setValue(s.lr);
     threads_->setValue(s.threads);
+    device_->setCurrentIndex(std::max(0, device_->findData(s.device)));
     out_dir_->setText(s.out_dir);
     overrides_->setPlainText(s.overrides.join('\n'));
 }

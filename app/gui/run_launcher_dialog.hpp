@@ -23,13 +23,15 @@ public:
     void set_settings(const RunSettings& settings);
     /// The problems shown under the fields (empty when the run can start).
     QString problems_text() const;
+    /// CPU, and CUDA (disabled with the reason while the engine cannot train on it).
+    QComboBox* device_box() const { return device_; }
 
 public slots:
     /// Accepts only when settings().problems() is empty; otherwise shows them.
     void accept() override;
 
 private:
-    QComboBox *arch_, *size_;
+    QComboBox *arch_, *size_, *device_;
     QLineEdit *data_, *out_dir_;
     QSpinBox *steps_, *threads_;
     QDoubleSpinBox* lr_;

@@ -12,7 +12,8 @@ CliJobSpec train_spec(const RunSettings& s) {
     spec.command = "train";
     spec.arguments = s.cli_arguments(QDir(s.out_dir).filePath("run.json"));
     spec.working_dir = s.out_dir;
-    return spec;  // no outputs to remove: a stopped run keeps its checkpoint
+    spec.device = s.device;  // the workspace shows it under the run
+    return spec;             // no outputs to remove: a stopped run keeps its checkpoint
 }
 }  // namespace
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "app/gui/engine_action.hpp"
+
 namespace routescope::gui {
 
 QStringList run_architectures() {
@@ -76,6 +78,7 @@ QStringList RunSettings::cli_arguments(const QString& config_path) const {
     for (const QString& o : overrides)
         args << "--set" << o;
     if (threads > 0) args << "--threads" << QString::number(threads);
+    args << "--device" << device;
     return args;
 }
 
@@ -105,6 +108,11 @@ QStringList RunSettings::problems() const {
         if (!kOverride.match(o).hasMatch())
             out << QObject::tr("Override '%1' is not key=value (e.g. train.batch_size=4).").arg(o);
     if (threads < 0) out << QObject::tr("Threads must be 0 (the default) or more.");
+    if (device != "cpu" && device != "cuda")
+        out << QObject::tr("Device '%1' is not cpu or cuda.").arg(device);
+    else if (device == "cuda" && !DeviceProbe::instance()->cuda_available())
+        out << QObject::tr("Device CUDA is not available: %1.")
+                   .arg(DeviceProbe::instance()->cuda_reason());
     return out;
 }
 

@@ -17,6 +17,7 @@ struct RunSettings {
     QString out_dir;                   ///< the run directory: run.json, log.jsonl, model.ckpt.h5
     QStringList overrides;             ///< extra `key=value` passed as --set (advanced)
     int threads = 0;                   ///< --threads; 0 = the configuration's
+    QString device = "cpu";            ///< --device: cpu | cuda (offered when DeviceProbe allows)
 
     /// The configuration JSON written to out_dir/run.json.
     nlohmann::json config() const;

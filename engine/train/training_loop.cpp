@@ -218,6 +218,7 @@ TrainResult TrainingLoop::run(Objective& objective) {
         start["vocab_size"] = config_.model.vocab_size;
         start["frozen_parameters"] = frozen_.size();
         start["threads"] = model_.pool().size();
+        start["device"] = model_.backend().device() == Device::cpu ? "cpu" : "cuda";
         if (comm_->size() > 1) {
             start["ranks"] = comm_->size();
             start["global_batch"] = static_cast<std::int64_t>(comm_->size()) * tc.batch_size;

@@ -6,13 +6,18 @@
 
 #include <QChartView>
 #include <QComboBox>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTreeWidget>
 #include <QXYSeries>
 
+#include "app/gui/engine_action.hpp"
 #include "app/gui/main_window.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/run_process.hpp"
@@ -96,10 +101,37 @@ private slots:
         QVERIFY2(text.contains("/nonexistent/corpus.txt"), qPrintable(text));
         QVERIFY2(text.contains("'train.steps' is not key=value"), qPrintable(text));
 
+        // The device: the engine dialogs' box, CPU by default and CUDA disabled with the reason
+        // while the engine cannot train on it; a CUDA run is refused with that reason.
+        QComboBox* device = dialog.device_box();
+        QCOMPARE(device->count(), 2);
+        QCOMPARE(device->itemData(0).toString(), QString("cpu"));
+        QCOMPARE(device->itemData(1).toString(), QString("cuda"));
+        QCOMPARE(dialog.settings().device, QString("cpu"));
+        auto* model = qobject_cast<QStandardItemModel*>(device->model());
+        QCOMPARE(model->item(1)->isEnabled(), gui::DeviceProbe::instance()->cuda_available());
+        QTRY_VERIFY(gui::DeviceProbe::instance()->known());
+        QVERIFY2(device->itemText(1).startsWith("CUDA"), qPrintable(device->itemText(1)));
+        if (!gui::DeviceProbe::instance()->cuda_available()) {
+            gui::RunSettings cuda = tiny_run(fresh_dir("cuda"), 20);
+            cuda.device = "cuda";
+            dialog.set_settings(cuda);
+            QCOMPARE(dialog.settings().device, QString("cuda"));
+            dialog.accept();
+            QCOMPARE(dialog.result(), int(QDialog::Rejected));
+            QVERIFY2(dialog.problems_text().contains("Device CUDA is not available: " +
+                                                     gui::DeviceProbe::instance()->cuda_reason()),
+                     qPrintable(dialog.problems_text()));
+        }
+
         dialog.set_settings(tiny_run(fresh_dir("accepted"), 20));
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(dialog.settings().overrides, tiny_run("", 1).overrides);
+        QCOMPARE(dialog.settings().device, QString("cpu"));
+        const QStringList args = dialog.settings().cli_arguments("run.json");
+        QVERIFY(args.indexOf("--device") >= 0);
+        QCOMPARE(args.value(args.indexOf("--device") + 1), QString("cpu"));
     }
 
     void aTinyRunCompletesWithLiveProgressAndJoinsTheWorkspace() {
@@ -146,6 +178,29 @@ private slots:
         window.tabs()->setCurrentWidget(view);
         QVERIFY(window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/training_view.png")));
         QVERIFY(QFileInfo::exists(dir + "/run.json"));
+
+        // The device: passed to the child, shown under the run in the workspace, recorded by the
+        // engine in the log's start record and shown by the Training view.
+        const QStringList args = run->spec().arguments;
+        QCOMPARE(args.value(args.indexOf("--device") + 1), QString("cpu"));
+        QTreeWidgetItem* item = window.workspace()->runs()->child(0);
+        QCOMPARE(item->child(1)->text(0), QString("device: CPU"));
+        QFile log_file(dir + "/log.jsonl");
+        QVERIFY(log_file.open(QIODevice::ReadOnly));
+        const QJsonObject start = QJsonDocument::fromJson(log_file.readLine()).object();
+        QCOMPARE(start.value("type").toString(), QString("start"));
+        QCOMPARE(start.value("device").toString(), QString("cpu"));
+        QCOMPARE(view->logs().at(0).device, QString("cpu"));
+        QCOMPARE(view->logs().at(0).threads, 1);
+        auto* devices = view->findChild<QLabel*>("runDevices");
+        QVERIFY(devices);
+        QCOMPARE(devices->text(), QString("Device: complete CPU (1 thread(s))"));
+        QCOMPARE(views::TrainingLog::recorded_device(dir), QString("cpu"));
+        // Reopened from disk (a project's run), the view reads the same from the log.
+        views::TrainingView reopened({{QFileInfo(dir).absoluteFilePath()}, "step"});
+        reopened.start();
+        QTRY_VERIFY_WITH_TIMEOUT(!reopened.busy(), 20000);
+        QCOMPARE(reopened.device_text(), QString("Device: complete CPU (1 thread(s))"));
     }
 
     // Issue 7's architectures in the launcher: each preset's model is its example configuration's

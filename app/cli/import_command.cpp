@@ -45,6 +45,7 @@ int run_import(const ImportArgs& a) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitUsage;
     }
+    const std::size_t n_params = model.params->size();
     try {
         importers::write_imported_checkpoint(a.out, model,
                                              {source.weights, model.source_format, sha});
@@ -61,9 +62,8 @@ int run_import(const ImportArgs& a) {
               << " V=" << m.vocab_size << " Lmax=" << m.max_len
               << (m.n_labels > 0 ? " labels=" : "")
               << (m.n_labels > 0 ? std::to_string(m.n_labels) : "")
-              << (m.mlm_head ? "" : " (no MLM head)") << ", " << model.params->size()
-              << " parameters from " << source.weights << " (" << model.source_format << ", sha256 "
-              << sha << ")\n";
+              << (m.mlm_head ? "" : " (no MLM head)") << ", " << n_params << " parameters from "
+              << source.weights << " (" << model.source_format << ", sha256 " << sha << ")\n";
     return kExitOk;
 }
 

@@ -73,6 +73,15 @@ public:
         allocated_ = true;
     }
 
+    /// Allocates the parameters only (zero-filled), for a store that is never trained: the
+    /// importer's, a model on its way to a checkpoint, which must not hold twice its size.
+    /// grad_data() / grad() / zero_grad() then throw.
+    void allocate_parameters_only() {
+        if (allocated_) throw Error("ParamStore::allocate: already allocated");
+        params_ = AlignedBuffer<T>(total_);
+        allocated_ = true;
+    }
+
     bool allocated() const { return allocated_; }
     std::size_t size() const { return total_; }
     const std::vector<ParamEntry>& entries() const { return entries_; }
@@ -87,8 +96,8 @@ public:
 
     T* data() { return checked(params_.data()); }
     const T* data() const { return checked(params_.data()); }
-    T* grad_data() { return checked(grads_.data()); }
-    const T* grad_data() const { return checked(grads_.data()); }
+    T* grad_data() { return checked_grads(grads_.data()); }
+    const T* grad_data() const { return checked_grads(grads_.data()); }
 
     T* param(std::string_view name) { return data() + entry(name).offset; }
     const T* param(std::string_view name) const { return data() + entry(name).offset; }
@@ -106,6 +115,12 @@ private:
     template <class P>
     P* checked(P* p) const {
         if (!allocated_) throw Error("ParamStore: buffers used before allocate()");
+        return p;
+    }
+    template <class P>
+    P* checked_grads(P* p) const {
+        if (checked(p) == nullptr && total_ > 0)
+            throw Error("ParamStore: no gradient buffer (allocate_parameters_only)");
         return p;
     }
 

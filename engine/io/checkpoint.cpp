@@ -399,6 +399,45 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     }
 }
 
+void write_checkpoint_streaming(const std::string& path, const RunConfig& config,
+                                const ParamStore& store, const TokenizerBlob& tokenizer) {
+    h5::quiet_errors();
+    namespace fs = std::filesystem;
+    const fs::path final_path = fs::absolute(path);
+    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() +
+                                                     ".tmp-" + std::to_string(::getpid()));
+    // HDF5 1.10 cannot be trusted to fail cleanly when the disk fills mid-file (see file_image),
+    // so the room is checked first: the parameters, the tokenizer and 16 MiB for the rest.
+    std::error_code ec;
+    const auto space = fs::space(final_path.parent_path(), ec);
+    const std::uintmax_t need =
+        store.size() * sizeof(float) + tokenizer.model.size() + (std::uintmax_t{16} << 20);
+    if (!ec && space.available < need)
+        throw IoError(path + ": not enough free space for the checkpoint (" +
+                      std::to_string(space.available >> 20) + " MiB free, " +
+                      std::to_string(need >> 20) + " MiB needed)");
+    remove_stale_temporaries(final_path.string());
+    const TemporaryFileGuard guard(tmp.string());
+    try {
+        H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
+        write_contents(file, tmp.string(), config, store, tokenizer, nullptr);
+        file.close();
+    } catch (const H5::Exception& e) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot write checkpoint (" + e.getDetailMsg() + ": " +
+                      h5::error_stack_text() + ")");
+    } catch (...) {
+        fs::remove(tmp, ec);
+        throw;
+    }
+    fs::rename(tmp, final_path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
+                      ")");
+    }
+}
+
 Checkpoint read_checkpoint(const std::string& path) {
     h5::quiet_errors();
     // The format checker's structural rules first (the same code `validate` runs, so the two

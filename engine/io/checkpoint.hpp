@@ -67,6 +67,13 @@ struct Checkpoint {
 void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
                       const TokenizerBlob& tokenizer, const TrainState* train = nullptr);
 
+/// As write_checkpoint without train state, but HDF5 writes the file as it goes instead of
+/// building it in memory first, so the model is never held twice: for models too large for that
+/// (the importer's published-size ones). The free space is checked before writing (IoError
+/// naming `path` when short); the file is written under a temporary name and renamed.
+void write_checkpoint_streaming(const std::string& path, const RunConfig& config,
+                                const ParamStore& store, const TokenizerBlob& tokenizer);
+
 /// Reads and validates a checkpoint (see above). IoError when the file cannot be opened,
 /// FormatError naming the file and the dataset for every content problem.
 Checkpoint read_checkpoint(const std::string& path);

@@ -16,6 +16,9 @@ public:
 
     const unsigned char* data() const { return data_; }
     std::size_t size() const { return size_; }
+    /// Drops the resident pages wholly inside [p, p + n) (madvise MADV_DONTNEED): the mapping
+    /// stays valid and reads them from the file again when touched.
+    void release(const unsigned char* p, std::size_t n) const;
 
 private:
     const unsigned char* data_ = nullptr;

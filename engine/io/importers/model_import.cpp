@@ -188,13 +188,29 @@ bool shape_fits(const std::vector<std::int64_t>& source, const std::vector<std::
 void copy_into(const NamedTensor& source, const ParamEntry& target, Transform transform,
                float* out) {
     if (transform == Transform::transpose) {
+        const std::vector<float> values = source.values();
         const std::int64_t rows = target.shape[0], cols = target.shape[1];  // [out, in]
         for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t c = 0; c < cols; ++c)
-                out[r * cols + c] = source.data[static_cast<std::size_t>(c * rows + r)];
+                out[r * cols + c] = values[static_cast<std::size_t>(c * rows + r)];
     } else {
-        std::copy(source.data.begin(), source.data.end(), out);
+        source.values_into(out);
     }
+}
+
+// Whether two tensors hold the same float32 values bit for bit (compared in blocks, so that lazy
+// tensors are never converted whole).
+bool same_values(const NamedTensor& a, const NamedTensor& b) {
+    if (a.size() != b.size()) return false;
+    constexpr std::size_t kBlock = std::size_t{1} << 16;
+    std::vector<float> x(kBlock), y(kBlock);
+    for (std::size_t i = 0; i < a.size(); i += kBlock) {
+        const std::size_t n = std::min(kBlock, a.size() - i);
+        a.values_into(x.data(), i, n);
+        b.values_into(y.data(), i, n);
+        if (std::memcmp(x.data(), y.data(), n * sizeof(float)) != 0) return false;
+    }
+    return true;
 }
 
 // Tensors a PyTorch state_dict repeats for a tied decoder: accepted when they equal the tensor
@@ -216,11 +232,12 @@ std::string check_buffer(const NamedTensor& t, int max_len) {
     if (t.shape.empty() || t.shape.back() != max_len || t.size() != std::size_t(max_len))
         return t.name + ": shape " + shape_text(t.shape) + ", expected [1, " +
                std::to_string(max_len) + "] (a buffer of max_position_embeddings ids)";
-    for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::vector<float> values = t.values();
+    for (std::size_t i = 0; i < values.size(); ++i) {
         const float want = positions ? static_cast<float>(i) : 0.0f;
-        if (t.data[i] != want)
+        if (values[i] != want)
             return t.name + ": element " + std::to_string(i) + " is " +
-                   std::to_string(static_cast<double>(t.data[i])) + ", expected " +
+                   std::to_string(static_cast<double>(values[i])) + ", expected " +
                    std::to_string(static_cast<double>(want)) +
                    (positions ? " (the engine's positions are 0..L-1)"
                               : " (the engine's default type ids are 0)");
@@ -464,7 +481,7 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
     auto store = std::make_unique<ParamStore>();
     for (const auto& e : models::Model::parameter_layout(m))
         store->add(e.name, e.shape);
-    store->allocate();
+    store->allocate_parameters_only();  // never trained here: no gradient buffer
 
     std::vector<std::string> problems;
     std::set<std::string> used;
@@ -496,6 +513,7 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
             continue;
         }
         copy_into(*t, e, src.transform, store->param(e.name));
+        file.release(*t);  // the file's pages of this tensor are no longer needed
     }
     const auto& tied_map = tied_copies(m.arch);
     for (const auto& t : file.tensors) {
@@ -508,9 +526,7 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         const auto tied = tied_map.find(t.name);
         if (file.format != "flax" && m.mlm_head && tied != tied_map.end()) {
             const NamedTensor* original = file.find(tied->second);
-            if (original && original->shape == t.shape &&
-                std::memcmp(original->data.data(), t.data.data(), t.data.size() * 4) == 0)
-                continue;
+            if (original && original->shape == t.shape && same_values(*original, t)) continue;
             problems.push_back(t.name + ": differs from " + tied->second +
                                ", to which the engine ties it");
             continue;
@@ -589,7 +605,9 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     ImportedModel out;
     out.tokenizer.kind = "wordpiece";
     out.tokenizer.model = read_wordpiece_vocab(source.vocab);
-    const TensorFile file = read_tensor_file(source.weights, source.format);
+    // Lazy: a safetensors file's tensors are converted straight into the parameter store, one at a
+    // time, and their pages given back (peak memory about the model, not twice it).
+    const TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
     out.source_format = file.format;
     out.config = translate_config(hf, engine_arch, file, source.config);
     const data::WordPieceTokenizer tokenizer(std::string_view(
@@ -606,7 +624,7 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     return out;
 }
 
-void write_imported_checkpoint(const std::string& path, const ImportedModel& model,
+void write_imported_checkpoint(const std::string& path, ImportedModel& model,
                                const ImportProvenance& provenance) {
     const fs::path final_path = fs::absolute(path);
     const fs::path tmp =
@@ -614,7 +632,10 @@ void write_imported_checkpoint(const std::string& path, const ImportedModel& mod
                                     std::to_string(::getpid()) + ".ckpt.h5");
     std::error_code ec;
     try {
-        write_checkpoint(tmp.string(), model.config, *model.params, model.tokenizer);
+        // Streamed (not built in memory) and the parameters freed before the read-back, so that
+        // a published-size import holds the model once (docs/benchmarks.md).
+        write_checkpoint_streaming(tmp.string(), model.config, *model.params, model.tokenizer);
+        model.params.reset();
         h5::quiet_errors();
         {
             H5::H5File file(tmp.string(), H5F_ACC_RDWR);

@@ -89,7 +89,9 @@ struct ImportProvenance {
 
 /// Writes `model` as a checkpoint at `path` with `provenance`: the checkpoint writer's temporary
 /// file gets the attributes, then is renamed over `path`; on any failure nothing is left there.
-void write_imported_checkpoint(const std::string& path, const ImportedModel& model,
+/// The parameters are written as they are (write_checkpoint_streaming) and `model.params` is
+/// released before the checkpoint is read back to check it, so memory peaks at one model.
+void write_imported_checkpoint(const std::string& path, ImportedModel& model,
                                const ImportProvenance& provenance);
 
 }  // namespace routescope::importers

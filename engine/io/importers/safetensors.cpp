@@ -1,9 +1,11 @@
 // safetensors (huggingface/safetensors, "Format"): 8 bytes little-endian N, N bytes of JSON header
 // {name: {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
 // then the data; offsets are relative to the first byte after the header. The data is mapped, and
-// every offset is checked against the file before it is read.
+// every offset is checked against the file before it is read. Lazily read (the importer), the
+// tensors stay in the mapping until their values are taken.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -24,8 +26,9 @@ std::string dtype_of(const std::string& code) {
 
 }  // namespace
 
-TensorFile read_safetensors(const std::string& path) {
-    MappedFile file(path);
+TensorFile read_safetensors(const std::string& path, bool lazy) {
+    auto mapping = std::make_shared<const MappedFile>(path);
+    const MappedFile& file = *mapping;
     const auto fail = [&](const std::string& where, const std::string& what) {
         throw FormatError(path + ": " + where + ": " + what);
     };
@@ -90,8 +93,13 @@ TensorFile read_safetensors(const std::string& path) {
         if (count * width != end - begin)
             fail(name, "data_offsets span " + std::to_string(end - begin) +
                            " bytes, its shape and dtype need " + std::to_string(count * width));
-        t.data.resize(count);
-        convert_to_float(t.dtype, data + begin, count, t.data.data());
+        if (lazy) {  // converted when the importer asks for the values (NamedTensor::raw)
+            t.raw = data + begin;
+            t.count = count;
+        } else {
+            t.data.resize(count);
+            convert_to_float(t.dtype, data + begin, count, t.data.data());
+        }
         spans.push_back({begin, end, name});
         out.tensors.push_back(std::move(t));
     }
@@ -104,6 +112,7 @@ TensorFile read_safetensors(const std::string& path) {
             fail(s.name, "data_offsets overlap those of " + furthest->name);
         if (!furthest || s.end > furthest->end) furthest = &s;
     }
+    if (lazy) out.mapping = std::move(mapping);
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -37,6 +38,32 @@ MappedFile::MappedFile(const std::string& path) {
 
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+}
+
+void MappedFile::release(const unsigned char* p, std::size_t n) const {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+void NamedTensor::values_into(float* out, std::size_t begin, std::size_t n) const {
+    if (!raw) {
+        std::copy(data.begin() + static_cast<std::ptrdiff_t>(begin),
+                  data.begin() + static_cast<std::ptrdiff_t>(begin + n), out);
+        return;
+    }
+    convert_to_float(dtype, raw + begin * dtype_size(dtype), n, out);
+}
+
+std::vector<float> NamedTensor::values() const {
+    std::vector<float> v(size());
+    values_into(v.data());
+    return v;
+}
+
+void TensorFile::release(const NamedTensor& t) const {
+    if (t.raw && mapping) mapping->release(t.raw, t.count * dtype_size(t.dtype));
 }
 
 const NamedTensor* TensorFile::find(const std::string& name) const {
@@ -134,10 +161,10 @@ std::string detect_tensor_format(const std::string& path) {
                       "PyTorch zip checkpoint)");
 }
 
-TensorFile read_tensor_file(const std::string& path, const std::string& format) {
+TensorFile read_tensor_file(const std::string& path, const std::string& format, bool lazy) {
     const std::string f = format == "auto" ? detect_tensor_format(path) : format;
     if (f == "flax") return read_flax_msgpack(path);
-    if (f == "safetensors") return read_safetensors(path);
+    if (f == "safetensors") return read_safetensors(path, lazy);
     if (f == "pytorch") return read_pytorch_zip(path);
     throw Error("unknown weights format '" + format + "' (auto, flax, safetensors or pytorch)");
 }

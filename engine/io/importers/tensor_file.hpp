@@ -12,27 +12,44 @@
 // for a huge allocation. Every problem is a FormatError naming the file and the tensor or key;
 // nothing in a file is ever executed (the pickle reader interprets only what a state_dict needs).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace routescope::importers {
 
+class MappedFile;
+
 struct NamedTensor {
     std::string name;
     std::vector<std::int64_t> shape;
     std::string dtype;        ///< as stored: float32 | float16 | bfloat16 | int64 (buffers)
-    std::vector<float> data;  ///< row-major (C order), product(shape) values
+    std::vector<float> data;  ///< row-major (C order), product(shape) values; empty when lazy
+    /// A lazy tensor (read_tensor_file with lazy = true: safetensors) leaves `data` empty and
+    /// points at its bytes in the file's mapping (TensorFile::mapping keeps it alive); values()
+    /// and values_into() convert them when asked, so a file is never held twice in memory.
+    const unsigned char* raw = nullptr;
+    std::size_t count = 0;  ///< elements of a lazy tensor
 
-    std::size_t size() const { return data.size(); }
+    std::size_t size() const { return raw ? count : data.size(); }
+    /// Values [begin, begin + n) as float32 into `out` (converted from the file when lazy).
+    void values_into(float* out, std::size_t begin, std::size_t n) const;
+    void values_into(float* out) const { values_into(out, 0, size()); }
+    std::vector<float> values() const;
 };
 
 struct TensorFile {
     std::string path;
     std::string format;  ///< flax | safetensors | pytorch
     std::vector<NamedTensor> tensors;
+    std::shared_ptr<const MappedFile> mapping;  ///< the lazy tensors' bytes
 
     /// The tensor of that name, or nullptr.
     const NamedTensor* find(const std::string& name) const;
+    /// Gives a lazy tensor's pages of the mapping back to the system once its values were taken
+    /// (madvise DONTNEED; they are read from the file again if asked for), so that an import's
+    /// resident memory is the model it builds, not that plus the file. No-op for eager tensors.
+    void release(const NamedTensor& t) const;
 };
 
 /// Flax msgpack (flax.serialization.to_bytes): nested string-keyed maps whose leaves are ExtType 1
@@ -41,7 +58,7 @@ TensorFile read_flax_msgpack(const std::string& path);
 
 /// safetensors: u64 little-endian header length, JSON header {name: {dtype, shape, data_offsets}}
 /// (plus __metadata__), then the data, which is memory-mapped.
-TensorFile read_safetensors(const std::string& path);
+TensorFile read_safetensors(const std::string& path, bool lazy = false);
 
 /// torch.save zip: <prefix>/data.pkl (pickle of the state_dict) and <prefix>/data/<key> storages.
 TensorFile read_pytorch_zip(const std::string& path);
@@ -50,8 +67,11 @@ TensorFile read_pytorch_zip(const std::string& path);
 /// header → safetensors, a msgpack map → flax); FormatError when it is none of them.
 std::string detect_tensor_format(const std::string& path);
 
-/// Reads `path` as `format` (flax | safetensors | pytorch | auto).
-TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto");
+/// Reads `path` as `format` (flax | safetensors | pytorch | auto). `lazy`: safetensors tensors are
+/// checked but left in the mapping (NamedTensor::raw) until their values are asked for; the other
+/// formats are always read eagerly.
+TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto",
+                            bool lazy = false);
 
 /// float16 / bfloat16 bit patterns to float32 (exact, subnormals, infinities and NaN included).
 float half_to_float(std::uint16_t bits);

@@ -11,6 +11,9 @@ No factor 2. exp(l*Delta*A_n) is evaluated directly: the product dtA = Delta*A_n
 then multiplied by l (as S4D's reference code orders it), never by repeated powers. The clip is
 torch.clamp(max=-1e-4), whose gradient is zero where it clips. The kernel is written in real
 arithmetic (cos/sin) so that it shares no code path with the complex numpy check in selftest.py.
+
+s4d_kernel and fft_conv live in the Python package (python/routescope/ssm.py, docs/python.md), so
+this oracle and the module that loads an exported BiGS compute the SSM with one implementation.
 """
 import math
 
@@ -18,8 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-# MODELS.md: A_re is clipped at -1e-4 so every mode decays.
-A_RE_MAX = -1e-4
+from routescope.ssm import A_RE_MAX, fft_conv, s4d_kernel  # noqa: F401  (python/routescope)
 
 
 def hippo_legs_imag(n_modes):
@@ -47,43 +49,6 @@ def a_im_init(kind, n_modes):
     if kind == "inv":
         return (n_modes / math.pi) * (n_modes / (2.0 * n + 1.0) - 1.0)
     raise ValueError(f"model.ssm.a_im_init: unknown '{kind}'")
-
-
-def s4d_kernel(A_re, A_im, C, log_step, L):
-    """K [H, L] from the parameters (A_re, A_im [H, N]; C [H, N, 2]; log_step [H])."""
-    a = torch.clamp(A_re, max=A_RE_MAX)
-    b = A_im
-    dt = torch.exp(log_step)[:, None]  # [H, 1]
-    dta, dtb = dt * a, dt * b  # Delta*A = dta + i*dtb, [H, N]
-    # (exp(Delta*A) - 1) / A = (p + iq) / (a + ib)
-    e = torch.exp(dta)
-    p = e * torch.cos(dtb) - 1.0
-    q = e * torch.sin(dtb)
-    den = a * a + b * b
-    br = (p * a + q * b) / den
-    bi = (q * a - p * b) / den
-    # W = C * B_bar
-    cr, ci = C[..., 0], C[..., 1]
-    wr = cr * br - ci * bi
-    wi = cr * bi + ci * br
-    # exp(l*Delta*A) = exp(l*dta) (cos(l*dtb) + i sin(l*dtb)); Re(W * that)
-    l = torch.arange(L, dtype=A_re.dtype, device=A_re.device)
-    la = dta[:, :, None] * l  # [H, N, L]
-    lb = dtb[:, :, None] * l
-    mag = torch.exp(la)
-    return (mag * (wr[:, :, None] * torch.cos(lb) - wi[:, :, None] * torch.sin(lb))).sum(dim=1)
-
-
-def fft_conv(u, K, D):
-    """Causal linear convolution along the sequence via FFT of size 2L, plus the D skip.
-
-    u [B, L, d], K [d, L], D [d] -> y [B, L, d] with y[t] = sum_{k<=t} K[k] u[t-k] + D u[t].
-    """
-    L = u.shape[1]
-    uf = torch.fft.rfft(u.transpose(1, 2), n=2 * L)  # [B, d, L+1]
-    kf = torch.fft.rfft(K, n=2 * L)  # [d, L+1]
-    y = torch.fft.irfft(uf * kf, n=2 * L)[..., :L]
-    return y.transpose(1, 2) + u * D
 
 
 class SSM(nn.Module):

@@ -224,6 +224,8 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(1616)
+    bert_tok.selfcheck()  # the references against their published examples and other forms
+    bigs_published.selfcheck()
 
     # ---- the vocabulary, the texts and their ids
     pieces = vocabulary()

@@ -111,3 +111,21 @@ def encode(text_a, vocab, text_b=None):
         ids += b + [vocab["[SEP]"]]
         types += [1] * (len(b) + 1)
     return ids, types
+
+
+def selfcheck():
+    """Published examples (BERT's tokenization.py docstring, transformers' tokenizer tests)."""
+    assert basic_tokens(" \tHeLLo!how  \n Are yoU?  ") == ["hello", "!", "how", "are", "you", "?"]
+    assert basic_tokens(" \tHäLLo!how  \n Are yoU?  ") == ["hallo", "!", "how", "are", "you", "?"]
+    assert basic_tokens("ah\u535A\u63A8zz") == ["ah", "\u535A", "\u63A8", "zz"]
+    assert wordpiece("unaffable", {"un", "##aff", "##able"}) == ["un", "##aff", "##able"]
+    vocab = {"[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing"}
+    assert tokenize("unwanted running", vocab) == ["un", "##want", "##ed", "runn", "##ing"]
+    assert tokenize("unwantedX running", vocab) == ["[UNK]", "runn", "##ing"]
+    assert tokenize("", vocab) == []
+    assert is_control("\u0005") and not is_control("A") and not is_control(" ")
+    assert not is_control("\t") and not is_control("\r")
+    assert is_whitespace(" ") and is_whitespace("\t") and is_whitespace("\u00A0")
+    assert not is_whitespace("A") and not is_whitespace("-")
+    assert all(is_punctuation(c) for c in "-$`.") and not is_punctuation("A")
+    assert not is_punctuation(" ")

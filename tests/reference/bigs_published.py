@@ -133,3 +133,30 @@ def classification_logits(sd, config, input_ids, token_type_ids, attention_mask)
 def as_float64(state_dict):
     """A state dict's floating tensors in float64 (integer buffers as they are)."""
     return {k: (v.double() if v.is_floating_point() else v) for k, v in state_dict.items()}
+
+
+def selfcheck(seed=0):
+    """The kernel and convolution against the release's other two forms: the discretised SSM run
+    as a recurrence (x_k = e^{dtA} x_{k-1} + (e^{dtA} - 1)/A u_k, y_k = Re(C x_k) + D u_k) and the
+    FFT of size 2L."""
+    g = torch.Generator().manual_seed(seed)
+    N, L, B, d = 5, 9, 2, 3
+    sd = {"s.kernel.A_re": -torch.rand(N, generator=g, dtype=torch.float64),
+          "s.kernel.A_im": 3 * torch.randn(N, generator=g, dtype=torch.float64),
+          "s.kernel.C": torch.randn(N, 2, generator=g, dtype=torch.float64),
+          "s.kernel.log_step": torch.tensor([-1.3], dtype=torch.float64),
+          "s.D": torch.tensor([0.7], dtype=torch.float64)}
+    u = torch.randn(B, L, d, generator=g, dtype=torch.float64)
+    y = s4d(sd, "s", u)
+    A = torch.complex(sd["s.kernel.A_re"], sd["s.kernel.A_im"])
+    dtA = math.exp(-1.3) * A
+    C = torch.complex(sd["s.kernel.C"][:, 0], sd["s.kernel.C"][:, 1])
+    x = torch.zeros(B, d, N, dtype=torch.complex128)
+    for k in range(L):
+        x = torch.exp(dtA) * x + ((torch.exp(dtA) - 1) / A) * u[:, k, :, None]
+        y_k = (x * C).sum(-1).real + 0.7 * u[:, k]
+        assert torch.allclose(y[:, k], y_k, atol=1e-12), k
+    K = s4d_kernel(sd, "s", L)
+    y_fft = torch.fft.irfft(torch.fft.rfft(u.transpose(1, 2), n=2 * L) * torch.fft.rfft(K, n=2 * L),
+                            n=2 * L)[..., :L].transpose(1, 2) + 0.7 * u
+    assert torch.allclose(y, y_fft, atol=1e-12)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes engine/data/unicode_tables.cpp: the Unicode facts BERT's BasicTokenizer takes from
-Python's unicodedata (categories P*, Zs, Cc/Cf, Mn and the uncased folding lower() -> NFD -> drop Mn),
+Python's unicodedata (categories P*, Zs, C*, Mn and the uncased folding lower() -> NFD -> drop Mn),
 so the WordPiece tokenizer needs no ICU. Run with /usr/bin/python3; the Unicode version is
 unicodedata.unidata_version, recorded in the output."""
 import sys
@@ -13,7 +13,7 @@ def char_class(cp):
         return "kPunctuation"
     if cat == "Zs":
         return "kSpace"
-    if cat in ("Cc", "Cf"):
+    if cat.startswith("C"):  # Cc Cf Co Cn Cs: Hugging Face's BERT drops them all (_is_control)
         return "kControl"
     if cat == "Mn":
         return "kMark"

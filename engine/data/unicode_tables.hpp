@@ -9,7 +9,7 @@ namespace routescope::data {
 enum class CharClass : unsigned char { kPunctuation, kSpace, kControl, kMark };
 
 /// Code points first..last (inclusive) of one class: P* → kPunctuation, Zs → kSpace,
-/// Cc/Cf → kControl, Mn → kMark. Sorted, disjoint.
+/// C* (Cc Cf Co Cn Cs) → kControl, Mn → kMark. Sorted, disjoint.
 struct CharRange {
     char32_t first;
     char32_t last;

@@ -2,7 +2,8 @@
 // BERT's WordPiece (Devlin et al. 2019; Google's tokenization.py), for the published BiGS weights
 // (BERT-large-uncased vocab.txt: [PAD]=0 [UNK]=100 [CLS]=101 [SEP]=102 [MASK]=103, MODELS.md).
 //
-// Basic tokenizer, as BERT-uncased: drop NUL, U+FFFD and control characters, map whitespace to
+// Basic tokenizer, as BERT-uncased: drop NUL, U+FFFD and control characters (every category C*, as
+// Hugging Face's BertTokenizer: private-use and unassigned code points too), map whitespace to
 // ' ', put spaces around CJK ideographs, split on whitespace, lower-case and strip accents
 // (lower() → NFD → drop Mn, unicode_tables.hpp), split every punctuation character off (ASCII
 // symbols count as punctuation, as in BERT). The five specials written literally in the text

@@ -303,6 +303,48 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
     return s;
 }
 
+namespace {
+// The engine's WordPiece is BERT-uncased (wordpiece_tokenizer.hpp). A tokenizer.json that says
+// otherwise — a cased BertNormalizer, accents kept, no CJK splitting, another normalizer or
+// pre-tokenizer, another continuation prefix, word limit or unknown piece — would tokenize
+// differently: refused naming the key. Absent fields (a file holding only the model) are read as
+// BERT-uncased's.
+void check_bert_uncased(const nlohmann::json& j, const std::string& path) {
+    const auto refuse = [&](const std::string& key, const nlohmann::json& value,
+                            const std::string& why) {
+        throw FormatError(path + ": " + key + ": " + value.dump() + " (" + why +
+                          "; the engine's WordPiece is BERT-uncased)");
+    };
+    if (j.contains("normalizer") && !j["normalizer"].is_null()) {
+        const auto& n = j["normalizer"];
+        if (!n.is_object() || n.value("type", "") != "BertNormalizer")
+            refuse("normalizer.type", n.is_object() && n.contains("type") ? n["type"] : n,
+                   "not a BertNormalizer");
+        for (const char* key : {"lowercase", "handle_chinese_chars", "clean_text"})
+            if (n.contains(key) && n[key] != true)
+                refuse(std::string("normalizer.") + key, n[key], "must be true");
+        // strip_accents null follows lowercase (true); false keeps accents.
+        if (n.contains("strip_accents") && !n["strip_accents"].is_null() &&
+            n["strip_accents"] != true)
+            refuse("normalizer.strip_accents", n["strip_accents"], "must be true or null");
+    }
+    if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null()) {
+        const auto& p = j["pre_tokenizer"];
+        if (!p.is_object() || p.value("type", "") != "BertPreTokenizer")
+            refuse("pre_tokenizer.type", p.is_object() && p.contains("type") ? p["type"] : p,
+                   "not a BertPreTokenizer");
+    }
+    const auto& m = j["model"];
+    if (m.contains("continuing_subword_prefix") && m["continuing_subword_prefix"] != "##")
+        refuse("model.continuing_subword_prefix", m["continuing_subword_prefix"],
+               "BERT's is \"##\"");
+    if (m.contains("max_input_chars_per_word") && m["max_input_chars_per_word"] != 100)
+        refuse("model.max_input_chars_per_word", m["max_input_chars_per_word"], "BERT's is 100");
+    if (m.contains("unk_token") && m["unk_token"] != "[UNK]")
+        refuse("model.unk_token", m["unk_token"], "BERT's is \"[UNK]\"");
+}
+}  // namespace
+
 std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
     std::string text = read_text(path);
     if (path.ends_with(".json")) {
@@ -316,6 +358,7 @@ std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
             j["model"].value("type", "") != "WordPiece" || !j["model"].contains("vocab") ||
             !j["model"]["vocab"].is_object())
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
+        check_bert_uncased(j, path);
         const auto& vocab = j["model"]["vocab"];
         std::vector<std::string> pieces(vocab.size());
         std::vector<bool> seen(vocab.size(), false);
@@ -456,6 +499,14 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     // A fine-tuned classifier (BiGS_*_MNLI, BertForSequenceClassification) has no MLM head: the
     // model is built without one (model.mlm_head = false) rather than with a made-up head.
     m.mlm_head = m.n_labels == 0 || file.find(mlm_bias) != nullptr;
+    // The release's MLM transform applies hidden_act through transformers' Flax ACT2FN ("gelu"
+    // is the erf form there, "gelu_new"/"gelu_pytorch_tanh" the tanh form) while its blocks call
+    // jax.nn.gelu (tanh) whatever hidden_act says. The engine's MLM head is gelu_erf, so an MLM
+    // BiGS whose hidden_act is a tanh gelu is refused; a classifier has no such head.
+    if (arch == "bigs" && m.mlm_head && act != "gelu" && act != "gelu_exact" && act != "gelu_erf")
+        throw FormatError(where + ": hidden_act: '" + act +
+                          "' (the released BiGS applies it in the MLM head's transform, where the "
+                          "engine has gelu_erf: only 'gelu' imports with an MLM head)");
     c.tokenizer.kind = "wordpiece";
     c.tokenizer.vocab_size = m.vocab_size;
     c.data.seq_len = m.max_len;  // the released encoder pads to Lmax

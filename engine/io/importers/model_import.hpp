@@ -57,7 +57,10 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
                                            std::vector<std::string>* notes = nullptr);
 
 /// The vocabulary bytes (vocab.txt text) of a vocab.txt or a tokenizer.json with a WordPiece
-/// model; validated by building the tokenizer. FormatError naming the file.
+/// model; validated by building the tokenizer. A tokenizer.json must describe BERT-uncased where
+/// it says anything (BertNormalizer lowercase/strip_accents/handle_chinese_chars/clean_text,
+/// BertPreTokenizer, prefix "##", 100 characters a word, [UNK]). FormatError naming the file and
+/// the key.
 std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path);
 
 /// The inverse of map_parameters for `m` (model_export.hpp): every parameter of `layout` (values

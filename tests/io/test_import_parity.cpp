@@ -1,0 +1,281 @@
+// Issue 16's parity items: imported models and tokenizers against the published semantics, the
+// expected values from independent Python references (tests/io/make_import_parity_fixtures.py
+// runs tests/reference/bigs_published.py and tests/reference/bert_uncased_tokenizer.py).
+//
+// - A small random BiGS in the published layouts (PyTorch port state_dict, safetensors, the
+//   release's Flax tree), MLM and classification: `routescope-cli import`, then the engine's
+//   logits on padded batches (L = Lmax and L < Lmax) within 1e-4 relative of the reference.
+// - WordPiece from vocab.txt and from tokenizer.json, each embedded by the import: the ids of
+//   texts with accents, CJK, punctuation, unknown words, a word over 100 characters and control
+//   characters, framed as classification examples ([CLS] a [SEP] (b [SEP])), equal the
+//   reference's BERT-uncased ids; tokenizer.json files that are not BERT-uncased are refused.
+#include <H5Cpp.h>
+
+#include <QProcess>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/data/classification_set.hpp"
+#include "engine/data/tokenizer.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/models/model.hpp"
+#include "engine/train/labelled_set.hpp"
+
+namespace fs = std::filesystem;
+using namespace routescope;
+
+namespace {
+
+const std::string kData = ROUTESCOPE_TEST_DATA "/import-parity";
+const std::string kOut = ROUTESCOPE_TEST_DATA "/import-parity-out";
+
+struct Run {
+    int code = -1;
+    std::string out, err;
+};
+
+Run run(const QString& program, const QStringList& args) {
+    QProcess p;
+    p.start(program, args);
+    Run r;
+    if (!p.waitForStarted() || !p.waitForFinished(180000)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = "did not finish";
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput().toStdString();
+    r.err = p.readAllStandardError().toStdString();
+    return r;
+}
+
+Run import_cli(const std::string& src, const std::string& out) {
+    return run(QStringLiteral(ROUTESCOPE_CLI),
+               {"import", QString::fromStdString(src), "--out", QString::fromStdString(out)});
+}
+
+template <class T>
+std::vector<T> read_h5(const std::string& path, const std::string& name) {
+    H5::H5File f(path, H5F_ACC_RDONLY);
+    H5::DataSet ds = f.openDataSet(name);
+    std::vector<T> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+    ds.read(v.data(),
+            std::is_same_v<T, double> ? H5::PredType::NATIVE_DOUBLE : H5::PredType::NATIVE_INT32);
+    return v;
+}
+
+// max|engine − ref| / max|ref| of the engine's logits of `ck` on the batch of `expected`.
+double logit_error(const Checkpoint& ck, const std::string& expected, bool classify) {
+    const auto ids = read_h5<std::int32_t>(expected, "input_ids");
+    const auto types = read_h5<std::int32_t>(expected, "token_type_ids");
+    const auto lengths = read_h5<std::int32_t>(expected, "lengths");
+    const auto want = read_h5<double>(expected, "logits");
+    const int B = static_cast<int>(lengths.size());
+    const int L = static_cast<int>(ids.size()) / B;
+    models::Model model(ck.config, B, L, 1);
+    std::copy(ck.params.begin(), ck.params.end(), model.params().data());
+    std::vector<std::int32_t> labels(ids.size(), -100), class_labels(std::size_t(B), 0);
+    labels[1] = ids[1];  // one MLM target: the batch needs one, the logits cover every position
+    models::Batch batch;
+    batch.tokens = ids.data();
+    batch.types = types.data();
+    batch.lengths = lengths.data();
+    if (classify)
+        batch.class_labels = class_labels.data();
+    else
+        batch.labels = labels.data();
+    model.forward(batch, /*training=*/false);
+    if (static_cast<std::size_t>(model.logits_size()) != want.size()) return 1e9;
+    double err = 0, scale = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        err = std::max(err, std::fabs(double(model.logits()[i]) - want[i]));
+        scale = std::max(scale, std::fabs(want[i]));
+    }
+    return err / scale;
+}
+
+}  // namespace
+
+class TestImportParity : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        fs::remove_all(kData);
+        fs::remove_all(kOut);
+        fs::create_directories(kOut);
+        const Run r =
+            run(QStringLiteral(ROUTESCOPE_PYTHON),
+                {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/make_import_parity_fixtures.py"),
+                 QString::fromStdString(kData)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+    }
+
+    // The engine's logits of the imported BiGS equal the published model's (bigs_published.py,
+    // float64) within 1e-4 relative, on a batch padded to Lmax and one padded to L < Lmax.
+    void bigs_logits_match_the_published_semantics_data() {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("batch");
+        for (const char* kind : {"mlm", "cls"})
+            for (const char* format : {"pytorch", "safetensors", "flax"})
+                for (const char* batch : {"full", "short"})
+                    QTest::newRow((std::string(kind) + " " + format + " " + batch).c_str())
+                        << kind << format << batch;
+    }
+    void bigs_logits_match_the_published_semantics() {
+        QFETCH(QString, kind);
+        QFETCH(QString, format);
+        QFETCH(QString, batch);
+        const std::string name = "bigs_" + kind.toStdString() + "_" + format.toStdString();
+        const std::string out = kOut + "/" + name + ".ckpt.h5";
+        if (!fs::exists(out)) {
+            const Run r = import_cli(kData + "/" + name, out);
+            QVERIFY2(r.code == 0, r.err.c_str());
+        }
+        const Checkpoint ck = read_checkpoint(out);
+        const bool classify = kind == "cls";
+        QCOMPARE(ck.config.model.arch, std::string("bigs"));
+        QCOMPARE(ck.config.model.mlm_head, !classify);
+        QCOMPARE(ck.config.model.n_labels, classify ? 3 : 0);
+        const double err = logit_error(
+            ck, kData + "/bigs_" + kind.toStdString() + "_" + batch.toStdString() + "_expected.h5",
+            classify);
+        qDebug("%s %s: max|engine - ref| / max|ref| = %.3g", name.c_str(),
+               batch.toUtf8().constData(), err);
+        QVERIFY2(err < 1e-4, std::to_string(err).c_str());
+    }
+
+    // The three files of each model import to the same checkpoint bit for bit, the tokenizer.json
+    // beside the safetensors file to the same vocabulary as the vocab.txt beside the others.
+    void three_formats_give_identical_checkpoints() {
+        for (const char* kind : {"mlm", "cls"}) {
+            std::vector<Checkpoint> cks;
+            for (const char* format : {"pytorch", "safetensors", "flax"}) {
+                const std::string name = std::string("bigs_") + kind + "_" + format;
+                const std::string out = kOut + "/" + name + ".ckpt.h5";
+                if (!fs::exists(out)) {
+                    const Run r = import_cli(kData + "/" + name, out);
+                    QVERIFY2(r.code == 0, r.err.c_str());
+                }
+                cks.push_back(read_checkpoint(out));
+            }
+            for (std::size_t k = 1; k < cks.size(); ++k) {
+                QCOMPARE(cks[k].config.to_json_text(), cks[0].config.to_json_text());
+                QCOMPARE(cks[k].params.size(), cks[0].params.size());
+                QVERIFY(std::memcmp(cks[k].params.data(), cks[0].params.data(),
+                                    cks[0].params.size() * sizeof(float)) == 0);
+                QVERIFY(cks[k].tokenizer.model == cks[0].tokenizer.model);
+            }
+        }
+    }
+
+    // hidden_act is the release's MLM transform activation (its blocks are always tanh): a tanh
+    // gelu cannot be the engine's gelu_erf head, so an MLM BiGS with "gelu_new" is refused naming
+    // the key; a classifier, which has no such head, imports with the same logits.
+    void bigs_hidden_act_is_the_mlm_heads() {
+        const std::string weights = kData + "/bigs_mlm_pytorch/pytorch_model.bin";
+        const std::string out = kOut + "/gelu_new.ckpt.h5";
+        Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                    {"import", QString::fromStdString(weights), "--config",
+                     QString::fromStdString(kData + "/config_mlm_gelu_new.json"), "--out",
+                     QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("hidden_act: 'gelu_new'") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"import", QString::fromStdString(kData + "/bigs_cls_pytorch/pytorch_model.bin"),
+                 "--config", QString::fromStdString(kData + "/config_cls_gelu_new.json"), "--out",
+                 QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const double err =
+            logit_error(read_checkpoint(out), kData + "/bigs_cls_short_expected.h5", true);
+        QVERIFY2(err < 1e-4, std::to_string(err).c_str());
+    }
+
+    // The imported tokenizer (vocab.txt beside the PyTorch file, tokenizer.json beside the
+    // safetensors file) frames and tokenizes the texts exactly as BERT-uncased does.
+    void wordpiece_ids_match_bert_uncased_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::newRow("vocab.txt") << "bigs_mlm_pytorch";
+        QTest::newRow("tokenizer.json") << "bigs_mlm_safetensors";
+    }
+    void wordpiece_ids_match_bert_uncased() {
+        QFETCH(QString, dir);
+        QVERIFY(fs::exists(kData + "/" + dir.toStdString() +
+                           (dir.endsWith("safetensors") ? "/tokenizer.json" : "/vocab.txt")));
+        const std::string out = kOut + "/tok_" + dir.toStdString() + ".ckpt.h5";
+        const Run r = import_cli(kData + "/" + dir.toStdString(), out);
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QCOMPARE(ck.tokenizer.kind, std::string("wordpiece"));
+        const auto tokenizer = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+        std::ifstream in(kData + "/expected_ids.json");
+        const auto expected = nlohmann::json::parse(in);
+        for (const char* set : {"singles", "pairs"}) {
+            const auto examples = train::classification_examples(
+                data::read_classification(kData + "/" + set + ".jsonl"), *tokenizer, 1 << 20);
+            const auto& want = expected[set];
+            QCOMPARE(examples.examples.size(), want.size());
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                const auto& e = examples.examples[i];
+                const auto ids = want[i][0].get<std::vector<std::int32_t>>();
+                const auto types = want[i][1].get<std::vector<std::int32_t>>();
+                if (e.tokens != ids) {
+                    std::string got, exp;
+                    for (const auto t : e.tokens)
+                        got += tokenizer->piece(t) + " ";
+                    for (const auto t : ids)
+                        exp += tokenizer->piece(t) + " ";
+                    QFAIL((std::string(set) + " " + std::to_string(i) + ":\n got  " + got +
+                           "\n want " + exp)
+                              .c_str());
+                }
+                QCOMPARE(e.types, types);
+            }
+        }
+    }
+
+    // A tokenizer.json that is not BERT-uncased WordPiece would tokenize differently from the
+    // engine's (always uncased) WordPiece: refused naming the file and the key, nothing written.
+    void tokenizer_json_that_is_not_bert_uncased_is_refused_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("cased") << "lowercase_false"
+                               << "normalizer.lowercase";
+        QTest::newRow("accents kept") << "strip_accents_false"
+                                      << "normalizer.strip_accents";
+        QTest::newRow("no CJK split") << "chinese_false"
+                                      << "normalizer.handle_chinese_chars";
+        QTest::newRow("prefix") << "prefix"
+                                << "model.continuing_subword_prefix";
+        QTest::newRow("word limit") << "max_chars"
+                                    << "model.max_input_chars_per_word";
+    }
+    void tokenizer_json_that_is_not_bert_uncased_is_refused() {
+        QFETCH(QString, variant);
+        QFETCH(QString, key);
+        const std::string out = kOut + "/refused.ckpt.h5";
+        const std::string json =
+            kData + "/bad_tokenizer/" + variant.toStdString() + "/tokenizer.json";
+        const Run r =
+            run(QStringLiteral(ROUTESCOPE_CLI),
+                {"import", QString::fromStdString(kData + "/bigs_mlm_safetensors"), "--vocab",
+                 QString::fromStdString(json), "--out", QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find(json) != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.find(key.toStdString()) != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestImportParity)
+#include "test_import_parity.moc"

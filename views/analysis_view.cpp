@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 #include <QVBoxLayout>
 
+#include "views/chart_figure.hpp"
 #include "views/painted_panel.hpp"
 
 namespace routescope::views {
@@ -105,8 +106,7 @@ void AnalysisView::paint_figure(QPainter& painter, const QRect& target) const {
         if (panel)
             panel->paint(painter, local);
         else
-            chart->render(&painter, QRectF(local), chart->viewport()->rect(),
-                          Qt::IgnoreAspectRatio);
+            render_chart_figure(chart, painter, QRectF(local));
         painter.restore();
     }
     painter.restore();

@@ -80,7 +80,8 @@ void fit_axes(QChartView* view) {
     if (x1 <= x0) x1 = x0 + 1;
     const double pad = y1 > y0 ? 0.05 * (y1 - y0) : 0.5;
     x_axis(view)->setRange(x0, x1);
-    y_axis(view)->setRange(y0 - pad, y1 + pad);
+    // Data that are never negative (fractions, probabilities, counts) get no axis below 0.
+    y_axis(view)->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);
     x_axis(view)->applyNiceNumbers();
     y_axis(view)->applyNiceNumbers();
 }

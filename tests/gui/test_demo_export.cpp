@@ -5,6 +5,8 @@
 // a PDF, a CSV with a header and rows, and a provenance JSON beside each that names its inputs.
 #include <QtTest>
 
+#include <QChartView>
+#include <QValueAxis>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
@@ -12,7 +14,10 @@
 #include <QTransform>
 #include <QXmlStreamReader>
 
+#include "app/gui/main_window.hpp"
 #include "view_test_support.hpp"
+#include "views/analysis_view.hpp"
+#include "views/interval_bar_chart.hpp"
 
 namespace {
 // Small enough to build in well under a minute on two loaded cores, large enough that every view
@@ -279,6 +284,42 @@ private slots:
                  qPrintable(QString("the unit circle is %1 × %2 in the SVG")
                                 .arg(box.width())
                                 .arg(box.height())));
+    }
+
+    void axesOfFractionsAndProbabilitiesNeverGoBelowZero() {
+        // The demo opened in a window as the export opens it; every axis that shows a fraction,
+        // a probability or an accuracy starts at 0 or above (a histogram's empty bins are 0).
+        routescope::gui::MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        window.open_project(demo_ + "/demo.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 300000);
+        static const QRegularExpression fraction(
+            "fraction|accuracy|explained|probability|mixture weight");
+        QStringList checked;
+        for (routescope::views::AnalysisView* view : window.analysis_views()) {
+            QVERIFY2(view->has_result(), qPrintable(view->title() + ": " + view->error()));
+            for (QChartView* chart : view->figure()->findChildren<QChartView*>())
+                for (QAbstractAxis* axis : chart->chart()->axes()) {
+                    auto* value = qobject_cast<QValueAxis*>(axis);
+                    if (!value || !fraction.match(value->titleText()).hasMatch()) continue;
+                    checked << view->kind() + ": " + value->titleText();
+                    QVERIFY2(value->min() >= 0,
+                             qPrintable(QString("%1: axis '%2' from %3")
+                                            .arg(view->title(), value->titleText())
+                                            .arg(value->min())));
+                }
+            for (auto* bars : view->figure()->findChildren<routescope::views::IntervalBarChart*>())
+                if (fraction.match(bars->data().y_label).hasMatch()) {
+                    checked << view->kind() + ": " + bars->data().y_label;
+                    QVERIFY2(bars->data().y_lo >= 0, qPrintable(view->title()));
+                }
+        }
+        // anisotropy ×2 (fraction of pairs), gates (fraction of values), pca (explained
+        // variance), length_accuracy (accuracy).
+        for (const QString& kind : {"anisotropy", "gates", "pca", "length_accuracy"})
+            QVERIFY2(checked.filter(QRegularExpression("^" + kind + ":")).size() >= 1,
+                     qPrintable(kind + " has no fraction axis among: " + checked.join("; ")));
     }
 
     void theDemoProjectExportsEveryViewHeadless() {

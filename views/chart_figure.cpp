@@ -15,7 +15,7 @@
 
 #include <cmath>
 
-#include "views/axis_ticks.hpp"
+#include "views/figure_font.hpp"
 
 namespace routescope::views {
 namespace {
@@ -24,9 +24,12 @@ constexpr double kSwatchGap = 5;  // between a swatch and its label
 constexpr double kEntryGap = 14;  // between legend entries of one row
 constexpr double kPadding = 4;    // between the title or legend and the chart's plot
 
+// Title and legend fonts are in pixels of the figure (figure_font): a font in points would be
+// measured at the device's resolution and grow 6× in a 600 dpi PDF.
+
 /// The chart's title as a document of `width`, centred, wrapped at word boundaries.
 void set_title_document(QTextDocument& doc, const QChart& chart, double width) {
-    doc.setDefaultFont(chart.titleFont());
+    doc.setDefaultFont(figure_font(chart.titleFont()));
     doc.setDocumentMargin(0);
     QTextOption centred(Qt::AlignHCenter);
     centred.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
@@ -50,7 +53,7 @@ struct LegendLayout {
 
 LegendLayout layout_legend(QLegend* legend, double width) {
     LegendLayout out;
-    const QFontMetricsF fm(legend->font());
+    const QFontMetricsF fm(figure_font(legend->font()));
     out.swatch_height = std::max(fm.height(), kSwatch * 0.6) + 2;
     const double text_room = std::max(10.0, width - kSwatch - kSwatchGap);
     std::vector<Entry> row;
@@ -106,7 +109,7 @@ void draw_swatch(QPainter& painter, QLegendMarker& m, const QRectF& box) {
 
 void draw_legend(QPainter& painter, QLegend* legend, const LegendLayout& lay, const QRectF& area) {
     painter.save();
-    painter.setFont(legend->font());
+    painter.setFont(figure_font(legend->font()));
     double y = area.top();
     for (std::size_t r = 0; r < lay.rows.size(); ++r) {
         double row_width = 0;
@@ -133,14 +136,6 @@ void lay_out_now(QChart* chart) {
         chart->layout()->activate();
 }
 
-void set_round_ticks(QValueAxis* axis, double lo, double hi) {
-    const auto ticks = nice_ticks(lo, hi, 5);
-    axis->setRange(lo, hi);
-    if (ticks.size() < 2) return;
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0);
-    axis->setTickInterval(ticks[1] - ticks[0]);
-}
 }  // namespace
 
 void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& target) {
@@ -219,8 +214,8 @@ void keep_equal_aspect(QChart* chart, const QRectF& bounds) {
         if (same(ax->min(), c.x() - hx) && same(ax->max(), c.x() + hx) &&
             same(ay->min(), c.y() - hy) && same(ay->max(), c.y() + hy))
             return;
-        set_round_ticks(ax, c.x() - hx, c.x() + hx);
-        set_round_ticks(ay, c.y() - hy, c.y() + hy);
+        ax->setRange(c.x() - hx, c.x() + hx);
+        ay->setRange(c.y() - hy, c.y() + hy);
     };
     QObject::connect(chart, &QChart::plotAreaChanged, context, apply);
     apply(chart->plotArea());

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "views/axis_ticks.hpp"
+
 namespace routescope::views {
 
 QChartView* make_chart_view(const QString& title, QWidget* parent) {
@@ -30,6 +32,17 @@ void clear_chart(QChartView* view) {
 }
 
 namespace {
+void set_round_ticks(QValueAxis* axis, double lo, double hi) {
+    const auto ticks = nice_ticks(lo, hi, 5);
+    if (ticks.size() < 2) return;
+    const double step = ticks[1] - ticks[0];
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0);
+    axis->setTickInterval(step);
+    const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
+    axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+}
+
 QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const QString& title) {
     QChart* chart = view->chart();
     for (QAbstractAxis* a : chart->axes(o))
@@ -39,6 +52,10 @@ QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const
         }
     auto* v = new QValueAxis(chart);
     v->setTitleText(title);
+    // Ticks at round numbers whatever range is set (a data range, a zoom): multiples of a
+    // 1/2/5 × 10^k step, labelled with the digits the step needs ("0.25", not "0.2500").
+    QObject::connect(v, &QValueAxis::rangeChanged, v,
+                     [v](double lo, double hi) { set_round_ticks(v, lo, hi); });
     chart->addAxis(v, where);
     return v;
 }

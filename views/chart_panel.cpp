@@ -54,8 +54,13 @@ QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const
     v->setTitleText(title);
     // Ticks at round numbers whatever range is set (a data range, a zoom): multiples of a
     // 1/2/5 × 10^k step, labelled with the digits the step needs ("0.25", not "0.2500").
-    QObject::connect(v, &QValueAxis::rangeChanged, v,
-                     [v](double lo, double hi) { set_round_ticks(v, lo, hi); });
+    // The step follows minChanged/maxChanged, which QValueAxis emits with the new bound
+    // stored and *before* its chart lays the axis out for the new range; rangeChanged comes
+    // after that layout, which would place the old step over the new range (a step of 0.2
+    // over a range of 10^6 makes millions of tick items and hangs the GUI).
+    const auto follow = [v] { set_round_ticks(v, v->min(), v->max()); };
+    QObject::connect(v, &QValueAxis::minChanged, v, follow);
+    QObject::connect(v, &QValueAxis::maxChanged, v, follow);
     chart->addAxis(v, where);
     return v;
 }

@@ -6,12 +6,12 @@
 #include <QtTest>
 
 #include <QChartView>
-#include <QValueAxis>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QSvgRenderer>
 #include <QTransform>
+#include <QValueAxis>
 #include <QXmlStreamReader>
 
 #include "app/gui/main_window.hpp"
@@ -320,6 +320,49 @@ private slots:
         for (const QString& kind : {"anisotropy", "gates", "pca", "length_accuracy"})
             QVERIFY2(checked.filter(QRegularExpression("^" + kind + ":")).size() >= 1,
                      qPrintable(kind + " has no fraction axis among: " + checked.join("; ")));
+    }
+
+    // Issue 18 through the headless flags: --width single --font-pt 8 gives every SVG a declared
+    // width of 89 mm and every PDF a page 89 mm (252.3 pt) wide; a bad preset is refused.
+    void headlessExportTakesTheSizePresets() {
+        const QString out = figures_ + "-single";
+        QDir(out).removeRecursively();
+        QProcess exporter;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        exporter.setProcessEnvironment(env);
+        exporter.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                       {"--export", demo_ + "/demo.rsproj", "--out", out, "--dpi", "96", "--width",
+                        "single", "--font-pt", "8"});
+        QVERIFY(exporter.waitForFinished(300000));
+        const QString log =
+            QString::fromUtf8(exporter.readAllStandardOutput() + exporter.readAllStandardError());
+        QVERIFY2(exporter.exitCode() == 0, qPrintable(log));
+        const auto svgs = QDir(out).entryList({"*.svg"});
+        const auto pdfs = QDir(out).entryList({"*.pdf"});
+        QVERIFY(!svgs.isEmpty());
+        QCOMPARE(pdfs.size(), svgs.size());
+        for (const QString& name : svgs) {
+            QFile f(out + "/" + name);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QVERIFY2(f.read(400).contains("width=\"89mm\""), qPrintable(name));
+        }
+        const QRegularExpression box(R"(/MediaBox\s*\[\s*0\s+0\s+([0-9.]+))");
+        for (const QString& name : pdfs) {
+            QFile f(out + "/" + name);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const auto m = box.match(QString::fromLatin1(f.readAll()));
+            QVERIFY2(m.hasMatch(), qPrintable(name));
+            QVERIFY2(std::abs(m.captured(1).toDouble() - 89 / 25.4 * 72) <= 0.5,
+                     qPrintable(name + ": " + m.captured(1)));
+        }
+        QProcess bad;
+        bad.setProcessEnvironment(env);
+        bad.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                  {"--export", demo_ + "/demo.rsproj", "--out", out, "--width", "wide"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains("figure width 'wide'"));
     }
 
     void theDemoProjectExportsEveryViewHeadless() {

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "views/axis_ticks.hpp"
+
 namespace routescope::views {
 
 QChartView* make_chart_view(const QString& title, QWidget* parent) {
@@ -34,6 +36,17 @@ void clear_chart(QChartView* view) {
 }
 
 namespace {
+void set_round_ticks(QValueAxis* axis, double lo, double hi) {
+    const auto ticks = nice_ticks(lo, hi, 5);
+    if (ticks.size() < 2) return;
+    const double step = ticks[1] - ticks[0];
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0);
+    axis->setTickInterval(step);
+    const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
+    axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+}
+
 QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const QString& title) {
     QChart* chart = view->chart();
     for (QAbstractAxis* a : chart->axes(o))
@@ -43,6 +56,15 @@ QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const
         }
     auto* v = new QValueAxis(chart);
     v->setTitleText(title);
+    // Ticks at round numbers whatever range is set (a data range, a zoom): multiples of a
+    // 1/2/5 × 10^k step, labelled with the digits the step needs ("0.25", not "0.2500").
+    // The step follows minChanged/maxChanged, which QValueAxis emits with the new bound
+    // stored and *before* its chart lays the axis out for the new range; rangeChanged comes
+    // after that layout, which would place the old step over the new range (a step of 0.2
+    // over a range of 10^6 makes millions of tick items and hangs the GUI).
+    const auto follow = [v] { set_round_ticks(v, v->min(), v->max()); };
+    QObject::connect(v, &QValueAxis::minChanged, v, follow);
+    QObject::connect(v, &QValueAxis::maxChanged, v, follow);
     chart->addAxis(v, where);
     return v;
 }
@@ -89,7 +111,8 @@ void fit_axes(QChartView* view) {
     if (x1 <= x0) x1 = x0 + 1;
     const double pad = y1 > y0 ? 0.05 * (y1 - y0) : 0.5;
     x_axis(view)->setRange(x0, x1);
-    y_axis(view)->setRange(y0 - pad, y1 + pad);
+    // Data that are never negative (fractions, probabilities, counts) get no axis below 0.
+    y_axis(view)->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);
     x_axis(view)->applyNiceNumbers();
     y_axis(view)->applyNiceNumbers();
     if (keep) interaction->rebase(kept);

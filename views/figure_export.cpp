@@ -8,6 +8,7 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include "engine/core/error.hpp"
@@ -25,65 +26,136 @@ void check_size(QSize s, const QString& path) {
 }
 
 void write_text(const QString& path, const QByteArray& bytes) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size())
+    QSaveFile f(path);  // a temporary renamed to `path` on commit
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
         throw IoError("cannot write " + path.toStdString() + ": " + f.errorString().toStdString());
 }
 
-void export_png(const FigureSource& source, const QString& path, int dpi) {
-    const QSize logical = source.figure_size();
-    check_size(logical, path);
-    QImage image(png_pixel_size(logical, dpi), QImage::Format_ARGB32_Premultiplied);
+/// The source laid out for the print (FigureSource::prepare_print) while it lives; paints the
+/// figure into the print rectangle (0, 0, print) of the painter's coordinates.
+class PrintLayout {
+public:
+    PrintLayout(const FigureSource& source, const QString& path, const FigureExportOptions& o)
+        : source_(source) {
+        const QSize logical = source.figure_size();
+        check_size(logical, path);
+        print_ = print_size(logical, o);
+        if (o.width_mm > 0 || o.font_pt > 0)
+            restore_ = source.prepare_print(print_, o.font_pt * kLogicalDpi / 72.0);
+    }
+    ~PrintLayout() {
+        if (restore_) restore_();
+    }
+    PrintLayout(const PrintLayout&) = delete;
+    PrintLayout& operator=(const PrintLayout&) = delete;
+    QSizeF print() const { return print_; }
+    void paint(QPainter& painter) const {
+        const QSize layout = source_.figure_size();
+        painter.save();
+        painter.scale(print_.width() / layout.width(), print_.height() / layout.height());
+        source_.paint_figure(painter, QRect(QPoint(0, 0), layout));
+        painter.restore();
+    }
+
+private:
+    const FigureSource& source_;
+    QSizeF print_;
+    std::function<void()> restore_;
+};
+
+/// Writes through `write(temporary)` and renames the temporary to `path` (no half-written file).
+template <typename Write>
+void write_via_temporary(const QString& path, Write write) {
+    const QString tmp = path + QStringLiteral(".part");
+    QFile::remove(tmp);
+    try {
+        write(tmp);
+    } catch (...) {
+        QFile::remove(tmp);
+        throw;
+    }
+    QFile::remove(path);
+    if (!QFile::rename(tmp, path)) {
+        QFile::remove(tmp);
+        throw IoError("cannot write " + path.toStdString() + ": cannot rename " +
+                      tmp.toStdString() + " to it");
+    }
+}
+
+void export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+    const PrintLayout print(source, path, o);
+    QImage image(png_pixel_size(print.print(), o.dpi), QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
-    const double scale = dpi / kLogicalDpi;
+    const double scale = o.dpi / kLogicalDpi;
     // Record the resolution so that viewers and LaTeX place the figure at its physical size.
-    image.setDotsPerMeterX(static_cast<int>(dpi / 0.0254 + 0.5));
-    image.setDotsPerMeterY(static_cast<int>(dpi / 0.0254 + 0.5));
+    image.setDotsPerMeterX(static_cast<int>(o.dpi / 0.0254 + 0.5));
+    image.setDotsPerMeterY(static_cast<int>(o.dpi / 0.0254 + 0.5));
     {
         QPainter painter(&image);
         painter.setRenderHint(QPainter::Antialiasing);
         painter.setRenderHint(QPainter::TextAntialiasing);
         painter.scale(scale, scale);
-        source.paint_figure(painter, QRect(QPoint(0, 0), logical));
+        print.paint(painter);
     }
-    if (!image.save(path, "PNG")) throw IoError("cannot write PNG " + path.toStdString());
+    write_via_temporary(path, [&](const QString& tmp) {
+        if (!image.save(tmp, "PNG")) throw IoError("cannot write PNG " + path.toStdString());
+    });
 }
 
-void export_svg(const FigureSource& source, const QString& path) {
-    const QSize logical = source.figure_size();
-    check_size(logical, path);
-    QSvgGenerator svg;
-    svg.setFileName(path);
-    svg.setSize(logical);
-    svg.setViewBox(QRect(QPoint(0, 0), logical));
-    svg.setResolution(static_cast<int>(kLogicalDpi));
-    svg.setTitle(source.figure_name());
-    svg.setDescription(QStringLiteral("Routescope %1").arg(QString::fromUtf8(kVersion)));
-    QPainter painter;
-    if (!painter.begin(&svg)) throw IoError("cannot write SVG " + path.toStdString());
-    painter.setRenderHint(QPainter::Antialiasing);
-    source.paint_figure(painter, QRect(QPoint(0, 0), logical));
-    painter.end();
-    if (!QFileInfo(path).exists()) throw IoError("cannot write SVG " + path.toStdString());
+void export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+    const PrintLayout print(source, path, o);
+    write_via_temporary(path, [&](const QString& tmp) {
+        QSvgGenerator svg;
+        svg.setFileName(tmp);
+        if (o.width_mm > 0) {
+            // Declared in 0.1 mm (254 dpi), so that width="89mm" is exact; the view box is in
+            // logical pixels (1/96 inch) of the same extent.
+            constexpr int kSvgDpi = 254;
+            const QSize declared(
+                static_cast<int>(print.print().width() * kSvgDpi / kLogicalDpi + 0.5),
+                static_cast<int>(print.print().height() * kSvgDpi / kLogicalDpi + 0.5));
+            svg.setSize(declared);
+            svg.setResolution(kSvgDpi);
+            svg.setViewBox(QRectF(0, 0, declared.width() * kLogicalDpi / kSvgDpi,
+                                  declared.height() * kLogicalDpi / kSvgDpi));
+        } else {
+            const QSize logical = print.print().toSize();
+            svg.setSize(logical);
+            svg.setViewBox(QRect(QPoint(0, 0), logical));
+            svg.setResolution(static_cast<int>(kLogicalDpi));
+        }
+        svg.setTitle(source.figure_name());
+        svg.setDescription(QStringLiteral("Routescope %1").arg(QString::fromUtf8(kVersion)));
+        QPainter painter;
+        if (!painter.begin(&svg)) throw IoError("cannot write SVG " + path.toStdString());
+        painter.setRenderHint(QPainter::Antialiasing);
+        print.paint(painter);
+        painter.end();
+        if (!QFileInfo(tmp).exists()) throw IoError("cannot write SVG " + path.toStdString());
+    });
 }
 
-void export_pdf(const FigureSource& source, const QString& path) {
-    const QSize logical = source.figure_size();
-    check_size(logical, path);
-    QPdfWriter pdf(path);
-    pdf.setResolution(kPdfDpi);
-    pdf.setPageSize(QPageSize(QSizeF(logical.width() / kLogicalDpi, logical.height() / kLogicalDpi),
-                              QPageSize::Inch, source.figure_name(), QPageSize::ExactMatch));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setTitle(source.figure_name());
-    pdf.setCreator(QStringLiteral("Routescope %1").arg(QString::fromUtf8(kVersion)));
-    QPainter painter;
-    if (!painter.begin(&pdf)) throw IoError("cannot write PDF " + path.toStdString());
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.scale(kPdfDpi / kLogicalDpi, kPdfDpi / kLogicalDpi);
-    source.paint_figure(painter, QRect(QPoint(0, 0), logical));
-    painter.end();
-    if (QFileInfo(path).size() == 0) throw IoError("cannot write PDF " + path.toStdString());
+void export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+    const PrintLayout print(source, path, o);
+    write_via_temporary(path, [&](const QString& tmp) {
+        {
+            QPdfWriter pdf(tmp);
+            pdf.setResolution(kPdfDpi);
+            const QSizeF mm = print.print() * (25.4 / kLogicalDpi);
+            pdf.setPageSize(
+                QPageSize(mm, QPageSize::Millimeter, source.figure_name(), QPageSize::ExactMatch));
+            pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+            pdf.setTitle(source.figure_name());
+            pdf.setCreator(QStringLiteral("Routescope %1").arg(QString::fromUtf8(kVersion)));
+            QPainter painter;
+            if (!painter.begin(&pdf)) throw IoError("cannot write PDF " + path.toStdString());
+            painter.setRenderHint(QPainter::Antialiasing);
+            painter.scale(kPdfDpi / kLogicalDpi, kPdfDpi / kLogicalDpi);
+            print.paint(painter);
+            painter.end();
+        }
+        if (QFileInfo(tmp).size() == 0) throw IoError("cannot write PDF " + path.toStdString());
+    });
 }
 }  // namespace
 
@@ -111,7 +183,42 @@ QString figure_format_suffix(FigureFormat format) {
     return {};
 }
 
-QSize png_pixel_size(QSize logical, int dpi) {
+std::function<void()> FigureSource::prepare_print(QSizeF, double) const {
+    return {};
+}
+
+double figure_width_mm_from_text(const QString& text) {
+    const QString t = text.trimmed().toLower();
+    if (t == "single") return kSingleColumnMm;
+    if (t == "double") return kDoubleColumnMm;
+    if (t == "screen") return 0;
+    bool ok = false;
+    const double mm = QString(t).remove(QStringLiteral("mm")).trimmed().toDouble(&ok);
+    if (!ok || !(mm >= 20 && mm <= 1000))
+        throw ConfigError("figure width '" + text.toStdString() +
+                          "': expected single (89 mm), double (183 mm), screen or a width of "
+                          "20..1000 mm");
+    return mm;
+}
+
+void check_export_options(const FigureExportOptions& o) {
+    if (o.dpi < 10 || o.dpi > 2400)
+        throw ConfigError("export DPI must be in 10..2400, got " + std::to_string(o.dpi));
+    if (!(o.width_mm == 0 || (o.width_mm >= 20 && o.width_mm <= 1000)))
+        throw ConfigError("figure width must be 20..1000 mm (or 0 for the on-screen size), got " +
+                          std::to_string(o.width_mm));
+    if (!(o.font_pt == 0 || (o.font_pt >= 4 && o.font_pt <= 36)))
+        throw ConfigError("figure font size must be 4..36 pt (or 0 for the on-screen fonts), got " +
+                          std::to_string(o.font_pt));
+}
+
+QSizeF print_size(QSize logical, const FigureExportOptions& options) {
+    if (options.width_mm <= 0 || logical.width() < 1) return QSizeF(logical);
+    const double w = options.width_mm / 25.4 * kLogicalDpi;
+    return {w, w * logical.height() / logical.width()};
+}
+
+QSize png_pixel_size(QSizeF logical, int dpi) {
     const double scale = dpi / kLogicalDpi;
     return {static_cast<int>(logical.width() * scale + 0.5),
             static_cast<int>(logical.height() * scale + 0.5)};
@@ -123,13 +230,25 @@ QString provenance_path(const QString& figure_path) {
 
 nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
                                    FigureFormat format, int dpi) {
+    FigureExportOptions options;
+    options.dpi = dpi;
+    return provenance_document(source, figure_path, format, options);
+}
+
+nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
+                                   FigureFormat format, const FigureExportOptions& options) {
     nlohmann::json doc = source.figure_provenance();
     doc["figure"] = QFileInfo(figure_path).fileName().toStdString();
     doc["format"] = figure_format_suffix(format).toStdString();
+    const QSizeF print = print_size(source.figure_size(), options);
     if (format == FigureFormat::Png) {
-        doc["dpi"] = dpi;
-        const QSize px = png_pixel_size(source.figure_size(), dpi);
+        doc["dpi"] = options.dpi;
+        const QSize px = png_pixel_size(print, options.dpi);
         doc["pixels"] = {px.width(), px.height()};
+    }
+    if (format != FigureFormat::Csv) {
+        doc["size_mm"] = {print.width() * 25.4 / kLogicalDpi, print.height() * 25.4 / kLogicalDpi};
+        if (options.font_pt > 0) doc["font_pt"] = options.font_pt;
     }
     doc["application"] = {{"name", kProjectName}, {"version", kVersion}};
     doc["created"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
@@ -137,18 +256,17 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
 }
 
 QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
-                          int dpi) {
-    if (dpi < 10 || dpi > 2400)
-        throw ConfigError("export DPI must be in 10..2400, got " + std::to_string(dpi));
+                          const FigureExportOptions& options) {
+    check_export_options(options);
     switch (format) {
         case FigureFormat::Png:
-            export_png(source, path, dpi);
+            export_png(source, path, options);
             break;
         case FigureFormat::Svg:
-            export_svg(source, path);
+            export_svg(source, path, options);
             break;
         case FigureFormat::Pdf:
-            export_pdf(source, path);
+            export_pdf(source, path, options);
             break;
         case FigureFormat::Csv:
             write_text(path, QByteArray::fromStdString(source.figure_table().to_csv()));
@@ -156,22 +274,47 @@ QStringList export_figure(const FigureSource& source, const QString& path, Figur
     }
     const QString prov = provenance_path(path);
     write_text(prov, QByteArray::fromStdString(
-                         provenance_document(source, path, format, dpi).dump(2) + "\n"));
+                         provenance_document(source, path, format, options).dump(2) + "\n"));
     return {path, prov};
 }
 
-QStringList export_figure(const FigureSource& source, const QString& path, int dpi) {
-    return export_figure(source, path, figure_format_from_suffix(QFileInfo(path).suffix()), dpi);
+QStringList export_figure(const FigureSource& source, const QString& path,
+                          const FigureExportOptions& options) {
+    return export_figure(source, path, figure_format_from_suffix(QFileInfo(path).suffix()),
+                         options);
 }
 
-QStringList export_all_formats(const FigureSource& source, const QString& dir, int dpi) {
+QStringList export_all_formats(const FigureSource& source, const QString& dir,
+                               const FigureExportOptions& options) {
+    check_export_options(options);
     if (!QDir().mkpath(dir)) throw IoError("cannot create directory " + dir.toStdString());
     QStringList out;
     for (auto format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv})
         out += export_figure(
             source, QDir(dir).filePath(source.figure_name() + "." + figure_format_suffix(format)),
-            format, dpi);
+            format, options);
     return out;
+}
+
+namespace {
+FigureExportOptions at_dpi(int dpi) {
+    FigureExportOptions o;
+    o.dpi = dpi;
+    return o;
+}
+}  // namespace
+
+QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
+                          int dpi) {
+    return export_figure(source, path, format, at_dpi(dpi));
+}
+
+QStringList export_figure(const FigureSource& source, const QString& path, int dpi) {
+    return export_figure(source, path, at_dpi(dpi));
+}
+
+QStringList export_all_formats(const FigureSource& source, const QString& dir, int dpi) {
+    return export_all_formats(source, dir, at_dpi(dpi));
 }
 
 }  // namespace routescope::views

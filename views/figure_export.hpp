@@ -3,8 +3,10 @@
 // SVG (vector: QSvgGenerator records the painter's paths), a PDF (QPdfWriter), the data shown as
 // CSV, and a provenance JSON beside each figure naming the inputs and their hashes.
 #include <QSize>
+#include <QSizeF>
 #include <QString>
 #include <QStringList>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "analysis/csv_table.hpp"
@@ -26,7 +28,35 @@ public:
     virtual nlohmann::json figure_provenance() const = 0;
     /// A file-name stem ("kernels-model_a").
     virtual QString figure_name() const = 0;
+    /// Before a print-sized export: lay the figure out for a print of `print` logical pixels
+    /// (1/96 inch) with text `font_px` such pixels high (0: the on-screen fonts); figure_size() is
+    /// then the size of that layout, which paint_figure scales to the print. Returns what restores
+    /// the on-screen figure. The default keeps the on-screen layout (its text scales with it).
+    virtual std::function<void()> prepare_print(QSizeF print, double font_px) const;
 };
+
+/// Physical size and text size of an exported figure (issue 18). A width of 0 keeps the on-screen
+/// size (1 logical pixel = 1/96 inch); a font size of 0 keeps the on-screen fonts.
+struct FigureExportOptions {
+    int dpi = 150;        ///< PNG resolution (SVG and PDF are vector)
+    double width_mm = 0;  ///< printed width; the height follows the figure's aspect
+    double font_pt = 0;   ///< every text of the figure at this size in print
+};
+
+/// Journal column widths: Nature's and Science's single column 89 mm, double column 183 mm.
+constexpr double kSingleColumnMm = 89.0;
+constexpr double kDoubleColumnMm = 183.0;
+/// Font sizes offered for print (points at print size).
+inline constexpr double kFontPresetsPt[] = {7.0, 8.0, 9.0, 10.0};
+
+/// "single" (89 mm), "double" (183 mm), "screen" (0: on-screen size) or a width in mm
+/// ("120"); throws ConfigError naming the text otherwise (widths must be 20..1000 mm).
+double figure_width_mm_from_text(const QString& text);
+/// Checks the options (DPI 10..2400, width 0 or 20..1000 mm, font 0 or 4..36 pt); throws
+/// ConfigError naming the bad one.
+void check_export_options(const FigureExportOptions& options);
+/// The printed size in logical pixels (1/96 inch) of a figure of on-screen size `logical`.
+QSizeF print_size(QSize logical, const FigureExportOptions& options);
 
 enum class FigureFormat { Png, Svg, Pdf, Csv };
 
@@ -35,7 +65,7 @@ FigureFormat figure_format_from_suffix(const QString& suffix);
 QString figure_format_suffix(FigureFormat format);
 
 /// The pixel size of a PNG of a `logical` figure at `dpi` (96 dpi = one pixel per logical pixel).
-QSize png_pixel_size(QSize logical, int dpi);
+QSize png_pixel_size(QSizeF logical, int dpi);
 
 /// Writes the figure (or its CSV) to `path` and its provenance to provenance_path(path). Returns
 /// the files written; throws IoError naming the file when one cannot be written.
@@ -45,11 +75,20 @@ QStringList export_figure(const FigureSource& source, const QString& path, Figur
 QStringList export_figure(const FigureSource& source, const QString& path, int dpi = 150);
 /// `dir/stem.png|svg|pdf|csv` for every format; returns the files written.
 QStringList export_all_formats(const FigureSource& source, const QString& dir, int dpi = 150);
+/// The same three with a physical size and font size.
+QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
+                          const FigureExportOptions& options);
+QStringList export_figure(const FigureSource& source, const QString& path,
+                          const FigureExportOptions& options);
+QStringList export_all_formats(const FigureSource& source, const QString& dir,
+                               const FigureExportOptions& options);
 
 /// figure.png → figure.png.provenance.json
 QString provenance_path(const QString& figure_path);
 /// The JSON written beside `figure_path`: the source's provenance plus figure, format, application.
 nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
                                    FigureFormat format, int dpi);
+nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
+                                   FigureFormat format, const FigureExportOptions& options);
 
 }  // namespace routescope::views

@@ -4,11 +4,21 @@
 #include <QFont>
 #include <QFontInfo>
 
+#include <algorithm>
+
 namespace routescope::views {
+
+/// While a figure is laid out for a print with a font size (FigureSource::prepare_print), the
+/// pixel size of every text of it, the smaller annotations included (a journal's minimum text
+/// size applies to them too); 0 otherwise. GUI thread only.
+inline int print_font_px = 0;
 
 inline QFont figure_font(const QFont& base, double scale = 1.0) {
     QFont f = base;
-    f.setPixelSize(std::max(6, static_cast<int>(QFontInfo(base).pixelSize() * scale + 0.5)));
+    if (print_font_px > 0)
+        f.setPixelSize(print_font_px);
+    else
+        f.setPixelSize(std::max(6, static_cast<int>(QFontInfo(base).pixelSize() * scale + 0.5)));
     return f;
 }
 

@@ -468,9 +468,11 @@ void GatesView::draw_histogram() {
     x_axis(histogram_)
         ->setRange(b ? std::min(a->range.lo, b->range.lo) : a->range.lo,
                    b ? std::max(a->range.hi, b->range.hi) : a->range.hi);
-    QString title = stats_text(*a);
+    // A chart title is HTML: "< 0.1" must be escaped or it reads as a tag and vanishes.
+    QString title = stats_text(*a).toHtmlEscaped();
     if (result_b_)
-        title = tr("A: %1<br>B: %2").arg(title, b ? stats_text(*b) : tr("no gate at this layer"));
+        title = tr("A: %1<br>B: %2")
+                    .arg(title, b ? stats_text(*b).toHtmlEscaped() : tr("no gate at this layer"));
     histogram_->chart()->setTitle(title);
 }
 

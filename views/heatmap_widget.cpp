@@ -36,6 +36,13 @@ namespace {
 constexpr int kColourBarWidth = 14;
 constexpr int kTickLength = 4;
 
+/// The note under the figure in full: wrapped over as many lines as `width` needs (never elided,
+/// so that an exported figure holds the whole sentence).
+QRectF note_box(const QFont& small, const QString& note, double width) {
+    return QFontMetricsF(small).boundingRect(QRectF(0, 0, width, 1e6),
+                                             Qt::TextWordWrap | Qt::AlignLeft, note);
+}
+
 bool is_vector_device(const QPainter& painter) {
     const QPaintEngine* engine = painter.paintEngine();
     if (!engine) return false;
@@ -159,8 +166,13 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const int left =
         static_cast<int>(label_width + kTickLength + 6 + (data_.y_label.isEmpty() ? 0 : line + 4));
     const int top = static_cast<int>(data_.title.isEmpty() ? line * 0.6 : line * 1.8);
-    const int bottom = static_cast<int>(line * (data_.x_label.isEmpty() ? 1.6 : 2.8) +
-                                        (data_.note.isEmpty() ? 0 : line) + kTickLength);
+    const int bottom = static_cast<int>(
+        line * (data_.x_label.isEmpty() ? 1.6 : 2.8) +
+        (data_.note.isEmpty()
+             ? 0
+             : note_box(figure_font(font(), 0.85), data_.note, target.width() - 8).height() +
+                   line * 0.2) +
+        kTickLength);
     const int right = static_cast<int>(kColourBarWidth + 12 +
                                        fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
                                        (data_.value_label.isEmpty() ? 0 : line + 4));
@@ -274,11 +286,10 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         QFont small = figure_font(font(), 0.85);
         painter.setFont(small);
         painter.setPen(QColor(90, 90, 90));
-        const QRectF where(target.left() + 4, target.bottom() - fm.height() * 1.1,
-                           target.width() - 8, fm.height());
-        painter.drawText(
-            where, Qt::AlignLeft | Qt::AlignVCenter,
-            QFontMetricsF(small).elidedText(data_.note, Qt::ElideRight, where.width()));
+        const double height = note_box(small, data_.note, target.width() - 8).height();
+        const QRectF where(target.left() + 4, target.bottom() - height - fm.height() * 0.1,
+                           target.width() - 8, height);
+        painter.drawText(where, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, data_.note);
         painter.setFont(font_px);
         painter.setPen(ink);
     }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "views/chart_figure.hpp"
 #include "views/chart_panel.hpp"
 #include "views/heatmap_widget.hpp"
 
@@ -438,8 +439,15 @@ void KernelView::draw_details() {
         }
         auto* circle = add_line(poles_, tr("|λ| = 1"), cx, cy);
         circle->setPen(QPen(Qt::gray, 1, Qt::DashLine));
-        x_axis(poles_)->setRange(-1.1, 1.1);
-        y_axis(poles_)->setRange(-1.1, 1.1);
+        // Equal aspect: the unit circle is a circle, so |λ| reads the same in every direction.
+        QRectF bounds(-1.1, -1.1, 2.2, 2.2);
+        for (const auto& each : shown)
+            for (const auto* poles : {&each.layer->poles_forward, &each.layer->poles_backward})
+                for (const auto& pole : *poles)
+                    if (std::isfinite(pole.real()) && std::isfinite(pole.imag()))
+                        bounds =
+                            bounds.united(QRectF(pole.real() - 0.05, pole.imag() - 0.05, 0.1, 0.1));
+        keep_equal_aspect(poles_->chart(), bounds);
     }
 }
 

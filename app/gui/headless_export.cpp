@@ -15,7 +15,8 @@ namespace {
 constexpr int kWaitMs = 10 * 60 * 1000;
 }  // namespace
 
-int export_project(const QString& project, const QString& out_dir, int dpi, std::ostream& out,
+int export_project(const QString& project, const QString& out_dir,
+                   const views::FigureExportOptions& options, std::ostream& out,
                    std::ostream& err) {
     MainWindow window;
     // Laid out as on screen (charts lay out only when shown); offscreen, nothing is displayed.
@@ -46,7 +47,7 @@ int export_project(const QString& project, const QString& out_dir, int dpi, std:
             status = 3;
         }
     try {
-        for (const QString& f : window.export_all(out_dir, dpi))
+        for (const QString& f : window.export_all(out_dir, options))
             out << f.toStdString() << "\n";
     } catch (const std::exception& e) {
         err << "routescope: error: " << e.what() << "\n";

@@ -5,12 +5,15 @@
 #include <QString>
 #include <iosfwd>
 
+#include "views/figure_export.hpp"
+
 namespace routescope::gui {
 
 /// Returns the process exit code: 0 every view exported, 2 the project cannot be read, 3 a view's
 /// analysis failed or timed out, or a figure could not be written (the other views are still
 /// exported). Lists the files written on `out`, problems on `err`.
-int export_project(const QString& project, const QString& out_dir, int dpi, std::ostream& out,
-                   std::ostream& err);
+/// `options`: the PNG DPI and the print width and font size (`--width`, `--font-pt`).
+int export_project(const QString& project, const QString& out_dir,
+                   const views::FigureExportOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace routescope::gui

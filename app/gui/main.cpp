@@ -12,6 +12,7 @@
 #include "app/gui/headless_export.hpp"
 #include "app/gui/main_window.hpp"
 #include "engine/core/build_info.hpp"
+#include "engine/core/error.hpp"
 #include "routescope/version.hpp"
 
 int main(int argc, char** argv) {
@@ -43,6 +44,17 @@ int main(int argc, char** argv) {
     parser.addOption(export_out);
     QCommandLineOption export_dpi("dpi", "PNG resolution of --export (default 150).", "DPI", "150");
     parser.addOption(export_dpi);
+    QCommandLineOption export_width(
+        "width",
+        "Printed width of --export's figures: single (89 mm), double (183 mm), a width in mm, "
+        "or screen (the on-screen size, the default); the height follows each figure's aspect.",
+        "WIDTH", "screen");
+    parser.addOption(export_width);
+    QCommandLineOption export_font("font-pt",
+                                   "Size in points of every text of --export's figures in print "
+                                   "(journals: 7, 8, 9 or 10; default: the on-screen fonts).",
+                                   "PT", "0");
+    parser.addOption(export_font);
     parser.addPositionalArgument(
         "files", "Dumps (*.dump.h5), checkpoints (*.ckpt.h5) and projects (*.rsproj) to open.",
         "[files...]");
@@ -60,8 +72,22 @@ int main(int argc, char** argv) {
                       << parser.value(export_dpi).toStdString() << "\n";
             return 2;
         }
-        return routescope::gui::export_project(parser.value(export_project),
-                                               parser.value(export_out), dpi, std::cout, std::cerr);
+        routescope::views::FigureExportOptions options;
+        options.dpi = dpi;
+        try {
+            options.width_mm =
+                routescope::views::figure_width_mm_from_text(parser.value(export_width));
+            options.font_pt = parser.value(export_font).toDouble(&ok);
+            if (!ok)
+                throw routescope::ConfigError("--font-pt must be a number of points, got '" +
+                                              parser.value(export_font).toStdString() + "'");
+            routescope::views::check_export_options(options);
+        } catch (const std::exception& e) {
+            std::cerr << "routescope: error: " << e.what() << "\n";
+            return 2;
+        }
+        return routescope::gui::export_project(
+            parser.value(export_project), parser.value(export_out), options, std::cout, std::cerr);
     }
 
     routescope::gui::MainWindow window;

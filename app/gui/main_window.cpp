@@ -1,15 +1,22 @@
 #include "app/gui/main_window.hpp"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDateTime>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -17,6 +24,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
@@ -530,16 +538,29 @@ views::AnalysisView* MainWindow::current_analysis() const {
 }
 
 QStringList MainWindow::export_current(const QString& path, int dpi) {
+    views::FigureExportOptions options;
+    options.dpi = dpi;
+    return export_current(path, options);
+}
+
+QStringList MainWindow::export_current(const QString& path,
+                                       const views::FigureExportOptions& options) {
     auto* view = current_analysis();
     if (!view)
         throw ConfigError(
             "the current tab is not an analysis view: open one from the Analysis menu first");
     if (!view->has_result())
         throw ConfigError("the view has no result yet (its analysis is running or failed)");
-    return view->export_to(path, dpi);
+    return view->export_to(path, options);
 }
 
 QStringList MainWindow::export_all(const QString& dir, int dpi) {
+    views::FigureExportOptions options;
+    options.dpi = dpi;
+    return export_all(dir, options);
+}
+
+QStringList MainWindow::export_all(const QString& dir, const views::FigureExportOptions& options) {
     QStringList out;
     QWidget* was = tabs_->currentWidget();
     for (auto* view : analysis_views()) {
@@ -547,11 +568,65 @@ QStringList MainWindow::export_all(const QString& dir, int dpi) {
         // Charts lay out only when shown: bring each view up once before drawing it.
         tabs_->setCurrentWidget(view);
         QApplication::processEvents();
-        out += views::export_all_formats(*view, dir, dpi);
+        out += views::export_all_formats(*view, dir, options);
     }
     if (was) tabs_->setCurrentWidget(was);
     return out;
 }
+
+namespace {
+/// The export dialog's size, font and resolution (issue 18): a journal column width or a custom
+/// width in mm (the height follows the figure's aspect), a print font size, the PNG's DPI. The
+/// choices are remembered between exports.
+bool ask_export_options(QWidget* parent, bool png, views::FigureExportOptions& options) {
+    QDialog dialog(parent);
+    dialog.setWindowTitle(QObject::tr("Figure size"));
+    auto* form = new QFormLayout(&dialog);
+    auto* width = new QComboBox(&dialog);
+    width->addItem(QObject::tr("On-screen size"), 0.0);
+    width->addItem(QObject::tr("Single column (89 mm)"), views::kSingleColumnMm);
+    width->addItem(QObject::tr("Double column (183 mm)"), views::kDoubleColumnMm);
+    width->addItem(QObject::tr("Custom width"), -1.0);
+    auto* custom = new QDoubleSpinBox(&dialog);
+    custom->setRange(20, 1000);
+    custom->setSuffix(QObject::tr(" mm"));
+    custom->setDecimals(1);
+    auto* font = new QComboBox(&dialog);
+    font->addItem(QObject::tr("On-screen fonts"), 0.0);
+    for (double pt : views::kFontPresetsPt)
+        font->addItem(QObject::tr("%1 pt").arg(pt), pt);
+    auto* dpi = new QSpinBox(&dialog);
+    dpi->setRange(72, 1200);
+    QSettings settings;
+    width->setCurrentIndex(std::clamp(settings.value("export/widthChoice", 0).toInt(), 0, 3));
+    custom->setValue(settings.value("export/customMm", 120.0).toDouble());
+    font->setCurrentIndex(
+        std::clamp(settings.value("export/fontChoice", 0).toInt(), 0, font->count() - 1));
+    dpi->setValue(settings.value("export/dpi", 300).toInt());
+    custom->setEnabled(width->currentData().toDouble() < 0);
+    QObject::connect(width, &QComboBox::currentIndexChanged, custom,
+                     [width, custom] { custom->setEnabled(width->currentData().toDouble() < 0); });
+    form->addRow(QObject::tr("Width:"), width);
+    form->addRow(QObject::tr("Custom width:"), custom);
+    form->addRow(QObject::tr("Text size in print:"), font);
+    form->addRow(QObject::tr("PNG resolution (dpi):"), dpi);
+    dpi->setEnabled(png);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    form->addRow(buttons);
+    if (dialog.exec() != QDialog::Accepted) return false;
+    const double w = width->currentData().toDouble();
+    options.width_mm = w < 0 ? custom->value() : w;
+    options.font_pt = font->currentData().toDouble();
+    options.dpi = dpi->value();
+    settings.setValue("export/widthChoice", width->currentIndex());
+    settings.setValue("export/customMm", custom->value());
+    settings.setValue("export/fontChoice", font->currentIndex());
+    settings.setValue("export/dpi", dpi->value());
+    return true;
+}
+}  // namespace
 
 void MainWindow::export_dialog() {
     auto* view = current_analysis();
@@ -567,15 +642,12 @@ void MainWindow::export_dialog() {
         tr("PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"),
         &filter);
     if (path.isEmpty()) return;
-    int dpi = 150;
-    if (path.endsWith(".png", Qt::CaseInsensitive)) {
-        bool ok = false;
-        dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch:"), 300, 72, 1200,
-                                   1, &ok);
-        if (!ok) return;
-    }
+    views::FigureExportOptions options;
+    if (!path.endsWith(".csv", Qt::CaseInsensitive) &&
+        !ask_export_options(this, path.endsWith(".png", Qt::CaseInsensitive), options))
+        return;
     try {
-        const QStringList files = export_current(path, dpi);
+        const QStringList files = export_current(path, options);
         QSettings().setValue("exportDir", QFileInfo(path).absolutePath());
         statusBar()->showMessage(tr("Wrote %1").arg(files.join(", ")), 8000);
     } catch (const std::exception& e) {
@@ -592,8 +664,10 @@ void MainWindow::export_all_dialog() {
     const QString dir = QFileDialog::getExistingDirectory(
         this, tr("Export all views into"), QSettings().value("exportDir").toString());
     if (dir.isEmpty()) return;
+    views::FigureExportOptions options;
+    if (!ask_export_options(this, true, options)) return;
     try {
-        const QStringList files = export_all(dir, 300);
+        const QStringList files = export_all(dir, options);
         QSettings().setValue("exportDir", dir);
         statusBar()->showMessage(
             tr("Wrote %n file(s) into %1", nullptr, static_cast<int>(files.size())).arg(dir), 8000);

@@ -9,6 +9,7 @@
 #include "app/gui/file_loader.hpp"
 #include "app/gui/project_file.hpp"
 #include "app/gui/run_process.hpp"
+#include "views/figure_export.hpp"
 
 class QTabWidget;
 class QMimeData;
@@ -58,8 +59,10 @@ public:
     views::AnalysisView* current_analysis() const;
     /// Writes the current view to `path` (format from the suffix); throws routescope::Error.
     QStringList export_current(const QString& path, int dpi = 150);
+    QStringList export_current(const QString& path, const views::FigureExportOptions& options);
     /// Writes every open view as PNG, SVG, PDF and CSV (each with provenance) into `dir`.
     QStringList export_all(const QString& dir, int dpi = 150);
+    QStringList export_all(const QString& dir, const views::FigureExportOptions& options);
     QProgressBar* progress_bar() const { return progress_; }
     /// The last error message box shown (non-modal), for tests and for closing it.
     QMessageBox* last_error() const { return last_error_; }

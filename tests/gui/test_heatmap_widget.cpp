@@ -1,12 +1,14 @@
-// The heatmap widget: one image pixel per cell coloured by the published colour map stops, hover
-// and click name the cell under the pointer, and the same paint() draws screen and export. Also
-// prints the redraw time of a 24 × 4096 heatmap (docs/benchmarks.md, "Heatmap redraw"); the time
-// is a printed figure, never an assertion.
+// The colour maps are the published tables (viridis, Moreland's cool-warm: the entries, their
+// CIE L* computed here from sRGB); the heatmap widget: one image pixel per cell coloured by them,
+// hover and click name the cell under the pointer, and the same paint() draws screen and export.
+// Also prints the redraw time of a 24 × 4096 heatmap (docs/benchmarks.md, "Heatmap redraw"); the
+// time is a printed figure, never an assertion.
 #include <QtTest>
 
 #include <QElapsedTimer>
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "views/colour_map.hpp"
@@ -27,6 +29,22 @@ HeatmapData ramp(int rows, int columns) {
     d.y_label = "row";
     return d;
 }
+
+// CIE 1976 L* of an sRGB colour (components in [0, 1]): IEC 61966-2-1 decoding, Y from the sRGB
+// primaries' luminances, then L* relative to a white of Y = 1.
+double lightness(double r, double g, double b) {
+    auto linear = [](double c) {
+        return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+    };
+    const double y = 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    return y > 216.0 / 24389.0 ? 116.0 * std::cbrt(y) - 16.0 : 24389.0 / 27.0 * y;
+}
+double lightness(const ColourEntry& e) {
+    return lightness(e.r, e.g, e.b);
+}
+double lightness(QRgb c) {
+    return lightness(qRed(c) / 255.0, qGreen(c) / 255.0, qBlue(c) / 255.0);
+}
 QPoint centre_of(const HeatmapWidget& w, int row, int column) {
     const QRect plot = w.plot_rect(w.rect());
     return {plot.left() + static_cast<int>((column + 0.5) * plot.width() / w.data().columns),
@@ -37,15 +55,89 @@ QPoint centre_of(const HeatmapWidget& w, int row, int column) {
 class TestHeatmapWidget : public QObject {
     Q_OBJECT
 private slots:
-    void colourMapsEndAtTheirPublishedStops() {
-        // viridis runs from #440154 to #fde725 (van der Walt & Smith's published end colours).
-        QCOMPARE(ColourMap::viridis().at(0.0), qRgb(0x44, 0x01, 0x54));
-        QCOMPARE(ColourMap::viridis().at(1.0), qRgb(0xfd, 0xe7, 0x25));
-        // Diverging: ColorBrewer RdBu ends, the neutral #f7f7f7 at the middle (value 0).
-        QCOMPARE(ColourMap::diverging().at(0.0), qRgb(0x05, 0x30, 0x61));
-        QCOMPARE(ColourMap::diverging().at(1.0), qRgb(0x67, 0x00, 0x1f));
-        const QRgb mid = ColourMap::diverging().at(0.5);
-        QVERIFY(qRed(mid) > 240 && qGreen(mid) > 240 && qBlue(mid) > 240);
+    void viridisIsMatplotlibsTable() {
+        // matplotlib's _cm_listed.py _viridis_data rows 0, 127, 128 and 255, and their hex codes.
+        const ColourMap& v = ColourMap::viridis();
+        QCOMPARE(v.entry(0), qRgb(0x44, 0x01, 0x54));    // (0.267004, 0.004874, 0.329415)
+        QCOMPARE(v.entry(127), qRgb(0x21, 0x90, 0x8d));  // (0.128729, 0.563265, 0.551229)
+        QCOMPARE(v.entry(128), qRgb(0x21, 0x91, 0x8c));  // (0.127568, 0.566949, 0.550556)
+        QCOMPARE(v.entry(255), qRgb(0xfd, 0xe7, 0x25));  // (0.993248, 0.906157, 0.143936)
+        QVERIFY(std::abs(v.published(127).r - 0.128729) < 1e-6);
+        QVERIFY(std::abs(v.published(127).g - 0.563265) < 1e-6);
+        QVERIFY(std::abs(v.published(127).b - 0.551229) < 1e-6);
+        QCOMPARE(v.at(0.0), v.entry(0));
+        QCOMPARE(v.at(1.0), v.entry(255));
+        QCOMPARE(v.at(127.0 / 255.0), v.entry(127));
+        QCOMPARE(v.at(-3.0), v.entry(0));  // clamped
+        QCOMPARE(v.at(7.0), v.entry(255));
+        QCOMPARE(v.at(std::nan("")), qRgb(128, 128, 128));
+    }
+
+    void viridisLightnessRisesMonotonically() {
+        const ColourMap& v = ColourMap::viridis();
+        // The published entries: L* rises at every step, from about 15 to about 91.
+        for (int i = 1; i < ColourMap::kSize; ++i)
+            QVERIFY2(lightness(v.published(i)) > lightness(v.published(i - 1)) + 0.2,
+                     qPrintable(QString("entry %1").arg(i)));
+        QVERIFY(std::abs(lightness(v.published(0)) - 14.95) < 0.05);
+        QVERIFY(std::abs(lightness(v.published(255)) - 90.90) < 0.05);
+        // The 8-bit colours shown: rounding to 8 bits moves L* by at most a few hundredths, so
+        // a step may dip by that much, but every two steps rise.
+        for (int i = 1; i < ColourMap::kSize; ++i) {
+            QVERIFY2(lightness(v.entry(i)) > lightness(v.entry(i - 1)) - 0.05,
+                     qPrintable(QString("entry %1").arg(i)));
+            if (i >= 2) QVERIFY(lightness(v.entry(i)) > lightness(v.entry(i - 2)));
+        }
+    }
+
+    void divergingIsMorelandsCoolWarm() {
+        // Moreland (2009) gives the ends as 8-bit (59, 76, 192) and (180, 4, 38), and the centre
+        // as the unsaturated M = 88, i.e. L* = 88.
+        const ColourMap& d = ColourMap::diverging();
+        QVERIFY(d.is_diverging());
+        QCOMPARE(d.entry(0), qRgb(59, 76, 192));
+        QCOMPARE(d.entry(255), qRgb(180, 4, 38));
+        QCOMPARE(d.at(0.0), d.entry(0));
+        QCOMPARE(d.at(1.0), d.entry(255));
+        QVERIFY(std::abs(lightness(d.published(127)) - 88.0) < 0.1);
+        QVERIFY(std::abs(lightness(d.published(128)) - 88.0) < 0.1);
+        // Value 0 (t = 0.5) is a light grey, neither blue nor red.
+        const QRgb mid = d.at(0.5);
+        QVERIFY(qRed(mid) > 215 && qGreen(mid) > 215 && qBlue(mid) > 215);
+        QVERIFY(std::abs(qRed(mid) - qBlue(mid)) <= 2 && std::abs(qRed(mid) - qGreen(mid)) <= 2);
+        QVERIFY(qBlue(d.at(0.25)) > qRed(d.at(0.25)));  // negative: blue
+        QVERIFY(qRed(d.at(0.75)) > qBlue(d.at(0.75)));  // positive: red
+    }
+
+    void divergingLightnessIsSymmetricAndPeaksAtTheCentre() {
+        const ColourMap& d = ColourMap::diverging();
+        const int n = ColourMap::kSize;
+        for (int i = 0; i < n; ++i)
+            QVERIFY2(std::abs(lightness(d.published(i)) - lightness(d.published(n - 1 - i))) < 0.01,
+                     qPrintable(QString("entry %1").arg(i)));
+        for (int i = 1; i < n / 2; ++i)  // rising to the centre ...
+            QVERIFY(lightness(d.published(i)) > lightness(d.published(i - 1)));
+        for (int i = n / 2 + 1; i < n; ++i)  // ... and falling after it
+            QVERIFY(lightness(d.published(i)) < lightness(d.published(i - 1)));
+        // The 8-bit colours shown: symmetric within what rounding to 8 bits moves L* by.
+        for (int i = 0; i < n; ++i)
+            QVERIFY(std::abs(lightness(d.entry(i)) - lightness(d.entry(n - 1 - i))) < 0.4);
+    }
+
+    void fractionalPositionsInterpolateBetweenEntries() {
+        for (const ColourMap* map : {&ColourMap::viridis(), &ColourMap::diverging()}) {
+            for (int i = 0; i + 1 < ColourMap::kSize; ++i) {
+                const QRgb a = map->entry(i), b = map->entry(i + 1);
+                const QRgb c = map->at((i + 0.5) / (ColourMap::kSize - 1));
+                auto between = [](int x, int lo, int hi) {
+                    return std::min(lo, hi) <= x && x <= std::max(lo, hi);
+                };
+                QVERIFY2(between(qRed(c), qRed(a), qRed(b)) &&
+                             between(qGreen(c), qGreen(a), qGreen(b)) &&
+                             between(qBlue(c), qBlue(a), qBlue(b)),
+                         qPrintable(map->name() + QString(" between %1 and %2").arg(i).arg(i + 1)));
+            }
+        }
     }
 
     void imageHasOnePixelPerCellColouredByValue() {

@@ -235,7 +235,6 @@ private slots:
         qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name");
         window_->open_file(crash);
         QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
-        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
         QMessageBox* box = window_->last_error();
         QVERIFY(box);
         const QString text = box->text();
@@ -248,6 +247,15 @@ private slots:
         QVERIFY2(summary->headline().contains("Cannot read"), qPrintable(summary->headline()));
         QVERIFY(!window_->recent_files().contains(crash));
         QVERIFY(view_test::screenshot(window_, "hostile_gui_crash_verdict"));
+        // An analysis of it is refused (it would read the file in this process).
+        box->close();
+        QTRY_VERIFY(!window_->last_error());
+        QVERIFY(!window_->open_analysis("anisotropy", {crash}));
+        box = window_->last_error();
+        QVERIFY(box);
+        QVERIFY2(box->text().contains("libhdf5_crash.dump.h5") && box->text().contains("crashed"),
+                 qPrintable(box->text()));
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
         stillWorks(true);
         // The same file without the fault opens as the valid dump it is.
         tidy();
@@ -255,6 +263,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
         QVERIFY(!window_->last_error());
         QVERIFY(window_->summary_for(crash)->headline().contains("Valid dump"));
+        auto* view = window_->open_analysis("anisotropy", {crash});
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view, 60000));
+        QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
     }
 
     void everyBrokenProjectShowsItsErrorAndTheWindowGoesOn() {

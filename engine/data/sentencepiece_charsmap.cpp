@@ -85,41 +85,60 @@ std::optional<std::string> charsmap_problem(std::string_view blob) {
     std::memcpy(units.data(), blob.data() + 4, n * 4);
     const std::string_view strings = blob.substr(4 + std::size_t{trie_bytes});
 
+    // The units that match the byte leading to them from a node b are b's children: unit p with
+    // label l (a byte) is reached from b = p ^ l. Listed once (CSR), so that the walk below costs
+    // O(units), not 256 lookups per node.
+    std::vector<std::uint32_t> first(n + 1, 0), child_units;
+    for (std::size_t p = 0; p < n; ++p)
+        if (label(units[p]) <= 0xFF && (p ^ label(units[p])) < n)
+            ++first[(p ^ label(units[p])) + 1];
+    for (std::size_t b = 0; b < n; ++b)
+        first[b + 1] += first[b];
+    child_units.resize(first[n]);
+    {
+        std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+        for (std::size_t p = 0; p < n; ++p)
+            if (label(units[p]) <= 0xFF && (p ^ label(units[p])) < n)
+                child_units[fill[p ^ label(units[p])]++] = static_cast<std::uint32_t>(p);
+    }
+
     // Every node the search can reach, depth first (the array may share subtrees, as darts-clone
     // builds it from a DAWG): a node's state is 0 unseen, 1 on the current path, 2 done; `most`
-    // is the most matches on a path from it. A cycle would make the matches unbounded.
+    // is the most matches on a path from it. A cycle would make the matches unbounded. From node
+    // b the search reads unit b ^ c for any input byte c: all of b's 256-unit block.
     std::vector<std::uint8_t> state(n, 0);
     std::vector<std::uint32_t> most(n, 0);
     struct Frame {
         std::size_t node;
-        unsigned next_byte;
+        std::uint32_t next;  // index into child_units
         std::uint32_t best;
+    };
+    const auto block_problem = [&](std::size_t b) -> std::optional<std::string> {
+        if ((b | 0xFF) < n) return std::nullopt;
+        return "the precompiled charsmap's trie reaches unit " + std::to_string(b | 0xFF) + " of " +
+               std::to_string(n);
     };
     const std::size_t root = offset(units[0]);
     if (root >= n) return "the precompiled charsmap's root points outside its trie";
-    std::vector<Frame> stack{{root, 0, 0}};
+    if (auto problem = block_problem(root)) return problem;
+    std::vector<Frame> stack{{root, first[root], 0}};
     state[root] = 1;
     while (!stack.empty()) {
         Frame& f = stack.back();
-        if (f.next_byte == 256) {
+        if (f.next == first[f.node + 1]) {
             state[f.node] = 2;
             most[f.node] = f.best;
             const std::uint32_t done = f.best;
             stack.pop_back();
-            if (!stack.empty()) {  // the parent reached this node with its last byte
+            if (!stack.empty()) {  // the parent reached this node through its last child unit
                 Frame& parent = stack.back();
-                const std::size_t p = parent.node ^ (parent.next_byte - 1);
+                const std::size_t p = child_units[parent.next - 1];
                 const std::uint32_t via = done + (has_leaf(units[p]) ? 1 : 0);
                 if (via > parent.best) parent.best = via;
             }
             continue;
         }
-        const unsigned c = f.next_byte++;
-        const std::size_t p = f.node ^ c;
-        if (p >= n)
-            return "the precompiled charsmap's trie reaches unit " + std::to_string(p) + " of " +
-                   std::to_string(n);
-        if (label(units[p]) != c) continue;
+        const std::size_t p = child_units[f.next++];
         const std::size_t child = p ^ offset(units[p]);
         if (child >= n)
             return "the precompiled charsmap's trie points to unit " + std::to_string(child) +
@@ -136,8 +155,9 @@ std::optional<std::string> charsmap_problem(std::string_view blob) {
             const std::uint32_t via = most[child] + (has_leaf(units[p]) ? 1 : 0);
             if (via > f.best) f.best = via;
         } else {
+            if (auto problem = block_problem(child)) return problem;
             state[child] = 1;
-            stack.push_back({child, 0, 0});  // (invalidates f)
+            stack.push_back({child, first[child], 0});  // (invalidates f)
         }
     }
     if (most[root] > kMaxTrieResults)

@@ -147,10 +147,7 @@ case "$cmd" in
         # The subset rotates with the day, so every target gets its turn within a few days of CI.
         offset=$(( ($(date +%s) / 86400 * count) % ${#targets[@]} ))
         [ -n "${ROUTESCOPE_FUZZ_CI_OFFSET:-}" ] && offset=$ROUTESCOPE_FUZZ_CI_OFFSET
-        # fuzz_sentencepiece is left out of the fuzzing (not the regressions) until the known
-        # libsentencepiece use-after-free (docs/reliability.md, finding 3) is contained.
-        rotation=()
-        for t in "${targets[@]}"; do [ "$t" = fuzz_sentencepiece ] || rotation+=("$t"); done
+        rotation=("${targets[@]}")
         offset=$(( offset % ${#rotation[@]} ))
         # A regression input that crashes again fails CI. A NEW finding of the time-limited
         # fuzzing is reported loudly with its saved input but does not fail CI unless

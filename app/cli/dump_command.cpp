@@ -31,6 +31,7 @@
 #include "analysis/sha256.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
+#include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/task.hpp"
@@ -60,6 +61,7 @@ struct DumpArgs {
     int batch = 8;
     int threads = 0;
     bool gates = false;
+    bool check = false;  ///< --check: validate the checkpoint in a child process first
 };
 
 std::int64_t limit(std::int64_t available, std::int64_t wanted) {
@@ -371,6 +373,7 @@ CommandRunner setup_dump(CLI::App& app) {
     auto a = std::make_shared<DumpArgs>();
     add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
+    add_check_flag(cmd, a->check);
     cmd->add_option("--out", a->out, "Output dump (*.dump.h5)")->required();
     cmd->add_option("--task", a->task,
                     "Built-in task: induction, phone-book, copying, selective-copying, "
@@ -393,7 +396,11 @@ CommandRunner setup_dump(CLI::App& app) {
                     "Birdie prefix mode: the fraction of each example before the prefix split "
                     "(default: the checkpoint's train.prefix_fraction)")
         ->check(CLI::Range(0.0, 1.0));
-    return [a]() { return run_dump_on_ranks(*a); };
+    return [a]() {
+        if (a->check)
+            if (const int verdict = check_input(a->checkpoint)) return verdict;
+        return run_dump_on_ranks(*a);
+    };
 }
 
 const CommandRegistration registration{"dump", setup_dump};

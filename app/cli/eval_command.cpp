@@ -22,6 +22,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
+#include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
@@ -56,6 +57,7 @@ struct EvalArgs {
     std::int64_t batches = 0;
     int threads = 0;
     std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
+    bool check = false;  ///< --check: validate the checkpoint in a child process first
 };
 
 // What every objective's evaluation starts from.
@@ -313,6 +315,7 @@ CommandRunner setup_eval(CLI::App& app) {
     auto a = std::make_shared<EvalArgs>();
     add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
+    add_check_flag(cmd, a->check);
     cmd->add_option("--data", a->data,
                     "Corpus (MLM checkpoints) or classification file (TSV/JSONL, classifiers)");
     cmd->add_option("--task", a->task, "Built-in task to evaluate on (a task-trained checkpoint)");
@@ -334,7 +337,11 @@ CommandRunner setup_eval(CLI::App& app) {
                     "Task scoring of a birdie checkpoint: the row layout of its prefix_lm arm "
                     "(default) or its next_token arm")
         ->check(CLI::IsMember({"prefix_lm", "next_token"}));
-    return [a]() { return run_eval(*a); };
+    return [a]() {
+        if (a->check)
+            if (const int verdict = check_input(a->checkpoint)) return verdict;
+        return run_eval(*a);
+    };
 }
 
 const CommandRegistration registration{"eval", setup_eval};

@@ -2,6 +2,8 @@
 
 #include <QtConcurrent/QtConcurrent>
 
+#include "analysis/hdf5_lock.hpp"
+#include "engine/io/contained_validation.hpp"
 #include "views/work_thread_pool.hpp"
 
 namespace routescope::gui {
@@ -13,11 +15,20 @@ LoadedFile load_file(const QString& path, bool scan_values) {
     options.scan_values = scan_values;
     out.values_scanned = scan_values;
     try {
-        out.report = validate_file(path.toStdString(), options);
-        if (out.report.readable && !scan_values)
+        // The file is untrusted: libhdf5 itself may crash on its metadata (issue 17, class 2), so
+        // it is first read in a child process; a child killed by a signal is an unreadable file
+        // with the verdict, and this process never opens it. Only a file the child read through
+        // is opened here (its summary). The HDF5 lock is held across the fork only.
+        out.report = validate_file_contained(path.toStdString(), options, &analysis::hdf5_mutex());
+        if (out.report.crashed)
+            out.report.readable = false;  // cannot be opened: the error dialog, no value scan
+        if (!out.report.readable) {
+            if (!out.report.violations.empty())
+                out.error = QString::fromStdString(out.report.violations.front().found);
+        } else if (!scan_values) {
+            analysis::Hdf5Lock lock;
             out.info = read_file_info(path.toStdString());
-        else
-            out.error = QString::fromStdString(out.report.violations.at(0).found);
+        }
     } catch (const std::exception& e) {
         out.error = QString::fromUtf8(e.what());
     }

@@ -4,7 +4,8 @@
 // Two passes, so that a multi-GB dump shows its structure at once (ISSUE 6: ≤ 1 s for 4 GB): the
 // structure (validation without reading values, and the metadata summary), then the scan of every
 // value for NaN/Inf and out-of-range ids, which reads the whole file and arrives as a second
-// `loaded` with the complete report.
+// `loaded` with the complete report. Both passes validate in a child process
+// (validate_file_contained): a file on which libhdf5 crashes is an error, not a dead workbench.
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
@@ -23,7 +24,7 @@ struct LoadedFile {
     bool values_scanned = false;   ///< false: `report` checked the structure only (so far)
 };
 
-/// Validation + summary of one file; pure function, safe to run in any thread.
+/// Validation (in a child process) + summary of one file; safe to run in any thread.
 LoadedFile load_file(const QString& path, bool scan_values);
 
 class FileLoader : public QObject {

@@ -228,6 +228,8 @@ void MainWindow::open_file(const QString& path) {
 }
 
 void MainWindow::on_loaded(const LoadedFile& file) {
+    crashed_files_.removeAll(file.path);
+    if (file.report.crashed) crashed_files_ << file.path;
     if (file.values_scanned) {
         // The second pass: the complete report replaces the structural one, in place, without
         // taking the user away from the tab they are on.
@@ -435,6 +437,15 @@ QStringList MainWindow::selected_paths() const {
 }
 
 views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStringList& paths) {
+    // An analysis reads its files in this process: not one the HDF5 library crashed on.
+    for (const QString& p : paths)
+        if (crashed_files_.contains(QFileInfo(p).absoluteFilePath())) {
+            show_error(tr("Cannot analyse"),
+                       tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); "
+                          "it is not opened in the workbench.")
+                           .arg(p));
+            return nullptr;
+        }
     views::AnalysisView* view = nullptr;
     if (kind == "kernels") {
         views::KernelViewSettings s;

@@ -50,7 +50,8 @@ public:
     int open_dropped(const QMimeData* mime);
     /// Opens the analysis view `kind` ("kernels", "gates", "anisotropy", "pca", "transitions",
     /// "length_accuracy", "efficiency") on `paths` (two or more: compare mode where the view has
-    /// one) and starts its analysis in a worker. Returns the view (its tab is current).
+    /// one) and starts its analysis in a worker. Returns the view (its tab is current), or
+    /// nullptr, with an error dialog, when the HDF5 library crashed on one of the files.
     views::AnalysisView* open_analysis(const QString& kind, const QStringList& paths);
     /// Dumps/checkpoints the Analysis actions apply to: the workspace selection, else the current
     /// tab's file.
@@ -136,6 +137,8 @@ private:
     QList<QPointer<QObject>> running_;  ///< analysis views whose work is under way
     void update_analysis_progress();
     QStringList opened_by_project_;  ///< files whose summary tab must not take the front
+    /// Files on which the HDF5 library crashed in the loader's child process: never read here.
+    QStringList crashed_files_;
     QList<RunProcess*> training_runs_;
     QList<CliJob*> jobs_;
     QHash<const CliJob*, QTreeWidgetItem*> job_items_;

@@ -8,6 +8,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/data/file_text.hpp"
+#include "engine/data/sentencepiece_charsmap.hpp"
 #include "engine/data/text_corpus.hpp"
 
 namespace routescope::data {
@@ -42,6 +43,10 @@ private:
 
 SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized_model)
     : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+    // libsentencepiece reads outside a corrupted normalisation map (docs/reliability.md,
+    // finding 3): check it first.
+    if (const auto problem = sentencepiece_charsmap_problem(serialized_model))
+        throw FormatError("sentencepiece: not a usable SentencePiece model (" + *problem + ")");
     const auto status = sp_->LoadFromSerializedProto(
         absl::string_view(serialized_model.data(), serialized_model.size()));
     if (!status.ok()) {

@@ -21,6 +21,10 @@ struct ValidationReport {
     FileKind kind = FileKind::Unknown;
     bool readable = true;  ///< false: not an HDF5 file we can open at all (CLI exit code 2)
     std::vector<Violation> violations;
+    /// true: the check ran in a child process (validate_file_contained) that died by a signal
+    /// (libhdf5 crashed on the file's metadata); the one violation says what was being read. Such
+    /// a file must not be opened in this process.
+    bool crashed = false;
     bool ok() const { return readable && violations.empty(); }
     /// 0 valid, 1 invalid, 2 unreadable — the `routescope-cli validate` contract.
     int exit_code() const { return !readable ? 2 : (violations.empty() ? 0 : 1); }

@@ -5,6 +5,7 @@
 
 #include <QProcess>
 #include <QTemporaryDir>
+#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
+#include "engine/data/tokenizer.hpp"
 
 using namespace routescope;
 using namespace routescope::data;
@@ -75,6 +77,57 @@ std::vector<std::vector<std::int32_t>> python_ids(const QString& model_path) {
     return nlohmann::json::parse(py.readAllStandardOutput().toStdString())
         .get<std::vector<std::vector<std::int32_t>>>();
 }
+
+// A NormalizerSpec whose precompiled_charsmap is `blob`, appended to a serialized ModelProto as
+// another normalizer_spec (field 3): protobuf merges repeated message fields, so the library uses
+// this charsmap (built by hand below, not by the code under test).
+std::vector<std::uint8_t> with_charsmap(const std::vector<std::uint8_t>& model,
+                                        const std::string& blob) {
+    const auto varint = [](std::uint64_t v) {
+        std::string out;
+        while (v >= 0x80) {
+            out += static_cast<char>((v & 0x7F) | 0x80);
+            v >>= 7;
+        }
+        return out + static_cast<char>(v);
+    };
+    // (appends, not "\x12" + ...: GCC 12 warns wrongly on a literal plus a string)
+    std::string spec(1, '\x12');
+    spec += varint(blob.size());
+    spec += blob;
+    std::vector<std::uint8_t> out = model;
+    std::string tail(1, '\x1a');
+    tail += varint(spec.size());
+    tail += spec;
+    out.insert(out.end(), tail.begin(), tail.end());
+    return out;
+}
+
+// A darts-clone double array (the unit layout of darts.h) that maps "A" to the string at offset
+// `value`: the root (unit 0) has its children at 256; "A" (0x41) is unit 256 ^ 0x41 = 321, with
+// a leaf, its children at `child`; the leaf unit at `child` holds the value. Units no search
+// reaches carry labels that never match the byte that would lead there.
+struct HandTrie {
+    std::uint32_t trie_bytes_override = 0;  // 0: the real size
+    std::uint32_t root_base = 256;
+    std::uint32_t child = 512;
+    bool leaf = true;
+    std::uint32_t value = 0;
+    std::string strings = std::string("a\0", 2);
+    std::string blob() const {
+        std::vector<std::uint32_t> u(768, 0);
+        for (std::uint32_t p = 256; p < 768; ++p)
+            u[p] = (p ^ (p < 512 ? 256u : 512u) ^ 1u) & 0xFF;
+        u[0] = root_base << 10;
+        u[321] = ((321u ^ child) << 10) | (leaf ? 1u << 8 : 0u) | 0x41;
+        if (child < u.size()) u[child] = 0x80000000u | value;
+        std::string out(4 + u.size() * 4, '\0');
+        const std::uint32_t size = trie_bytes_override ? trie_bytes_override : u.size() * 4;
+        std::memcpy(out.data(), &size, 4);
+        std::memcpy(out.data() + 4, u.data(), u.size() * 4);
+        return out + strings;
+    }
+};
 }  // namespace
 
 class TestSentencePieceTokenizer : public QObject {
@@ -146,6 +199,50 @@ private slots:
         framed.insert(framed.end(), body.begin(), body.end());
         framed.insert(framed.end(), {3, 0, 0});
         QCOMPARE(t->decode(framed), std::string("[CLS] the gated model[SEP]"));
+    }
+    void corruptedCharsmapsAreRefusedBeforeTheLibrary() {
+        // docs/reliability.md finding 3: libsentencepiece reads outside a corrupted precompiled
+        // charsmap. A hand-built map that is sound is used by the library ("A" becomes "a");
+        // each corruption of it is a FormatError naming the charsmap, never a library call.
+        TextCorpus corpus(corpus_path_);
+        const auto model = train_sentencepiece(corpus, {.vocab_size = 150})->serialize();
+        const auto good = load_tokenizer("sentencepiece", with_charsmap(model, HandTrie{}.blob()));
+        QCOMPARE(good->encode("Aa gated"), good->encode("aa gated"));
+        QVERIFY(load_tokenizer("sentencepiece", model)->encode("A") !=
+                load_tokenizer("sentencepiece", model)->encode("a"));
+
+        const auto refused = [&](const std::string& blob, const char* what) {
+            try {
+                (void)load_tokenizer("sentencepiece", with_charsmap(model, blob));
+            } catch (const FormatError& e) {
+                QVERIFY2(std::string(e.what()).find("charsmap") != std::string::npos, e.what());
+                QVERIFY2(std::string(e.what()).find(what) != std::string::npos, e.what());
+                return;
+            }
+            QFAIL(what);
+        };
+        refused(HandTrie{.value = 1000}.blob(), "offset 1000");                // past the strings
+        refused(HandTrie{.strings = "a"}.blob(), "offset 0");                  // no NUL after it
+        refused(HandTrie{.child = 5000}.blob(), "unit 5000");                  // child outside
+        refused(HandTrie{.root_base = 4096}.blob(), "root");                   // root outside
+        refused(HandTrie{.trie_bytes_override = 1 << 20}.blob(), "declares");  // trie > blob
+        refused(HandTrie{.trie_bytes_override = 3}.blob(), "empty trie");      // 0 units
+        refused(HandTrie{.child = 256, .leaf = false}.blob(), "cycle");        // "AAAA..." loops
+        refused(std::string("\x05\0\0", 3), "too short");
+
+        // The input fuzz_sentencepiece found (a heap-use-after-free read under ASan in
+        // Normalizer::NormalizePrefix during encode): refused before the library sees it.
+        QFile known(ROUTESCOPE_SOURCE_DIR
+                    "/tests/fuzz/regressions/fuzz_sentencepiece/charsmap-use-after-free.model");
+        QVERIFY(known.open(QIODevice::ReadOnly));
+        const QByteArray bytes = known.readAll();
+        try {
+            (void)load_tokenizer("sentencepiece",
+                                 std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+            QFAIL("the fuzz finding was accepted");
+        } catch (const FormatError& e) {
+            QVERIFY2(std::string(e.what()).find("charsmap") != std::string::npos, e.what());
+        }
     }
     void trainingIsDeterministic() {
         TextCorpus a(corpus_path_), b(corpus_path_);

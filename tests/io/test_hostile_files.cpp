@@ -18,38 +18,11 @@
 #include "engine/io/validation.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/trainer.hpp"
+#include "tests/fixtures/hostile_fixtures.hpp"
 
 using namespace routescope;
 
 namespace {
-
-// A WordPiece vocabulary of 30 pieces and a tiny BiGS model with train state: what `train` writes.
-std::string write_good_checkpoint(const std::string& path) {
-    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
-    for (int i = 0; i < 25; ++i)
-        vocab += "w" + std::to_string(i) + "\n";
-    const RunConfig config = RunConfig::from_json({{"model",
-                                                    {{"arch", "bigs"},
-                                                     {"vocab_size", 30},
-                                                     {"d_model", 8},
-                                                     {"n_layers", 1},
-                                                     {"max_len", 8},
-                                                     {"n_labels", 2},
-                                                     {"ssm", {{"n_modes", 4}}}}},
-                                                   {"tokenizer", {{"kind", "wordpiece"}}}});
-    models::Model model(config, 1, 8);
-    model.init(1);
-    TrainState st;
-    st.step = 3;
-    st.tokens_seen = 96;
-    st.data_position = 3;
-    st.rng_state = {1, 3};
-    st.adam_m.assign(model.params().size(), 0.0f);
-    st.adam_v.assign(model.params().size(), 0.0f);
-    write_checkpoint(path, config, model.params(),
-                     {"wordpiece", std::vector<std::uint8_t>(vocab.begin(), vocab.end())}, &st);
-    return path;
-}
 
 // What the loaders say: "" when they accept the file, else the first error.
 std::string checkpoint_loader_error(const std::string& path, const std::string& out_dir) {
@@ -112,16 +85,9 @@ private slots:
         const rlim_t cap = rlim_t{16} << 30;
         rlimit as{cap, cap};
         setrlimit(RLIMIT_AS, &as);
-        const std::string good = write_good_checkpoint(file("good.ckpt.h5"));
-        QProcess py;
-        py.start(ROUTESCOPE_PYTHON,
-                 {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/fixtures/make_hostile_fixtures.py"),
-                  dir_.path(), QString::fromStdString(good)});
-        QVERIFY(py.waitForFinished(120000));
-        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
-        QFile m(dir_.path() + "/manifest.json");
-        QVERIFY(m.open(QIODevice::ReadOnly));
-        manifest_ = QJsonDocument::fromJson(m.readAll()).object();
+        QString error;
+        manifest_ = hostile_fixtures::write_all(dir_.path(), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         QVERIFY(manifest_.size() >= 25);
     }
 

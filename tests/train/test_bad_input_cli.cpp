@@ -17,6 +17,8 @@
 // - every numeric key's range, a 400-digit integer, n_layers / n_labels of 10^9 (refused before
 //   allocating, naming the key and the estimate), init_from while pretraining: exit 2 naming
 //   the key;
+// - --check (eval, dump, train --init/--resume): a crash of libhdf5 on the input checkpoint
+//   (simulated) is exit 1 with the verdict, an invalid checkpoint exit 1 with validate's report;
 // - a WordPiece vocab.txt with invalid UTF-8: exit 2 naming file and line; a classification label
 //   with surrounding spaces: exit 2 naming file and line (docs/decisions.md).
 #include <QProcess>
@@ -210,6 +212,78 @@ private slots:
                      qpath("no-such-dir/x.dump.h5")});
         QCOMPARE(r.exit_code, 3);
         QVERIFY2(r.err.contains("no-such-dir"), qPrintable(r.err));
+    }
+
+    void checkTurnsACrashOfTheHdf5LibraryIntoAVerdict() {
+        // Issue 17, class 2: eval, dump and train (--init, --resume) --check validate the input
+        // checkpoint in a child process first (docs/cli.md). libhdf5 crashing on the checkpoint's
+        // metadata is simulated: ROUTESCOPE_FAULT_CRASH_AT raises SIGSEGV where /config's "json"
+        // attribute is read, in any process.
+        const QString ck = train("checked", tiny("bigs"));
+        QVERIFY(!ck.isEmpty());
+        auto r = run_cli({"eval", "--check", "--checkpoint", ck, "--task", "induction", "--out",
+                          qpath("checked.jsonl")});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));  // a valid checkpoint: as without --check
+        QVERIFY(QFile::exists(qpath("checked.jsonl")));
+
+        nlohmann::json ft = tiny("bigs");  // a fine-tuning run for --init
+        write_text(path("clean.tsv"), "sentence\tlabel\nalpha beta\tyes\ngamma delta\tno\n");
+        ft["data"] = {{"train", path("clean.tsv")}, {"seq_len", 16}};
+        ft["train"]["objective"] = "classify";
+        write_text(path("ft.json"), ft.dump());
+        const std::vector<std::pair<QStringList, QString>> commands = {
+            {{"eval", "--check", "--checkpoint", ck, "--task", "induction", "--out",
+              qpath("crash.jsonl")},
+             qpath("crash.jsonl")},
+            {{"dump", "--check", "--checkpoint", ck, "--task", "induction", "--out",
+              qpath("crash.dump.h5")},
+             qpath("crash.dump.h5")},
+            {{"train", "--check", "--config", qpath("ft.json"), "--init", ck, "--out",
+              qpath("crash-ft")},
+             qpath("crash-ft/model.ckpt.h5")},
+            {{"train", "--check", "--resume", qpath("checked"), "--until", "4"}, {}},
+        };
+        qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/config attr json");
+        std::vector<train_test::CliResult> results;
+        for (const auto& c : commands)
+            results.push_back(run_cli(c.first));
+        // Without --check the command reads the file itself, and dies with the library.
+        const auto unchecked = run_cli(
+            {"eval", "--checkpoint", ck, "--task", "induction", "--out", qpath("unchecked.jsonl")});
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
+        for (std::size_t i = 0; i < commands.size(); ++i) {
+            const auto& res = results[i];
+            const QString what = commands[i].first.join(' ') + "\n" + res.err;
+            QVERIFY2(exited_normally(res), qPrintable(what));
+            QVERIFY2(res.exit_code == 1, qPrintable(what));
+            QVERIFY2(res.err.contains("corrupt HDF5 metadata while reading /config attr json: the "
+                                      "HDF5 library crashed") &&
+                         res.err.contains(".ckpt.h5"),
+                     qPrintable(what));
+            if (!commands[i].second.isEmpty())
+                QVERIFY2(!QFile::exists(commands[i].second), qPrintable(commands[i].second));
+        }
+        QVERIFY2(!exited_normally(unchecked), qPrintable(unchecked.err));
+
+        // An invalid checkpoint (a NaN parameter) is refused with validate's report, exit 1.
+        const QString nan = qpath("nan.ckpt.h5");
+        QVERIFY(QFile::copy(ck, nan));
+        QProcess py;
+        py.start("/usr/bin/python3", {"-c",
+                                      "import h5py, sys, numpy as np\n"
+                                      "with h5py.File(sys.argv[1], 'a') as f:\n"
+                                      "    name = sorted(f['params'].keys())[0]\n"
+                                      "    v = f['params/' + name][()]\n"
+                                      "    v.flat[0] = np.nan\n"
+                                      "    f['params/' + name][...] = v\n",
+                                      nan});
+        QVERIFY(py.waitForFinished(60000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        r = run_cli({"dump", "--check", "--checkpoint", nan, "--task", "induction", "--out",
+                     qpath("nan.dump.h5")});
+        QVERIFY2(r.exit_code == 1, qPrintable(r.err));
+        QVERIFY2(r.err.contains("nan.ckpt.h5") && r.err.contains("NaN"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(qpath("nan.dump.h5")));
     }
 
     void deeplyNestedJsonIsRefusedNamingTheLimit() {

@@ -1,0 +1,334 @@
+// Issue 17, acceptance 2: "The GUI survives every broken file and project: it shows the error and
+// keeps working." One MainWindow opens, one after another, every hostile file the other tests
+// generate — tests/fixtures/make_hostile_fixtures.py's broken dumps and checkpoints (declared-huge
+// datasets, NaN, contradicting configurations, bad train state), make_dump_fixtures.py's broken
+// dumps (truncated, empty, not HDF5), a checkpoint whose /config is nested 200000 deep, random
+// bytes, a directory, a file on which libhdf5 crashes (simulated: ROUTESCOPE_FAULT_CRASH_AT makes
+// the read of one attribute raise SIGSEGV, engine/io/contained_validation.cpp) — and broken
+// projects (deep-nested, truncated, binary, wrong types, the fuzz regressions, projects whose files
+// and views are broken). After each, the error is shown (the error dialog naming the file, or the
+// summary's "Invalid"/"Cannot read" headline with its violations), and every few files, and at
+// the end, a good dump still opens as valid and an analysis still runs on it.
+#include <QtTest>
+
+#include <QDir>
+#include <QMessageBox>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+
+#include <random>
+
+#include "app/gui/main_window.hpp"
+#include "app/gui/workspace_dock.hpp"
+#include "tests/fixtures/hostile_fixtures.hpp"
+#include "view_test_support.hpp"
+#include "views/analysis_view.hpp"
+#include "views/file_summary_view.hpp"
+
+using namespace routescope;
+
+namespace {
+
+QString dump_fixture(const QString& name) {
+    return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name;
+}
+
+QStringList texts_under(QTreeWidgetItem* item) {
+    QStringList out{item->text(0)};
+    for (int i = 0; i < item->childCount(); ++i)
+        out += texts_under(item->child(i));
+    return out;
+}
+
+bool write_bytes(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+}  // namespace
+
+class TestHostileGui : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    QStringList files_;     // hostile dumps and checkpoints, in the order they are opened
+    QStringList projects_;  // hostile projects
+    QString good_;          // a valid dump
+    gui::MainWindow* window_ = nullptr;
+
+    QString path(const QString& name) const { return dir_.path() + "/" + name; }
+
+    // Closes every tab and the error dialog (the window is reused from file to file).
+    void tidy() {
+        while (window_->tabs()->count() > 0)
+            window_->close_current();
+        if (QMessageBox* box = window_->last_error()) {
+            box->close();
+            QTRY_VERIFY(!window_->last_error());
+        }
+    }
+
+    // The window opens the good dump: its summary says valid, and an analysis runs on it.
+    void stillWorks(bool analysis) {
+        tidy();
+        window_->open_file(good_);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+        QVERIFY(!window_->last_error());
+        auto* summary = window_->summary_for(good_);
+        QVERIFY(summary);
+        QVERIFY2(summary->headline().contains("Valid dump"), qPrintable(summary->headline()));
+        if (!analysis) return;
+        auto* view = window_->open_analysis("anisotropy", {good_});
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view, 60000));
+        QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
+    }
+
+    // After opening `file`: the error dialog names it, or its summary says what is wrong with it.
+    void errorShownFor(const QString& file) {
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 60000);
+        const QString name = QFileInfo(file).fileName();
+        if (QMessageBox* box = window_->last_error()) {
+            QVERIFY2(box->isVisible(), qPrintable(name));
+            QVERIFY2(box->text().contains(name), qPrintable(box->text()));
+            return;
+        }
+        auto* summary = window_->summary_for(QFileInfo(file).absoluteFilePath());
+        QVERIFY2(summary, qPrintable(name + ": neither an error dialog nor a summary"));
+        const QString headline = summary->headline();
+        QVERIFY2(headline.contains("Invalid") || headline.contains("Cannot read"),
+                 qPrintable(name + ": " + headline));
+        auto* item = window_->workspace()->item_for(QFileInfo(file).absoluteFilePath());
+        QVERIFY2(item, qPrintable(name));
+    }
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        QVERIFY(dir_.isValid());
+        QVERIFY2(QFile::exists(dump_fixture("manifest.json")), "run the fixtures_dumps test first");
+        good_ = dump_fixture("valid_full.dump.h5");
+
+        // The hostile dumps and checkpoints of test_hostile_files.
+        QString error;
+        const QJsonObject hostile = hostile_fixtures::write_all(dir_.path(), &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QVERIFY(hostile.size() >= 25);
+        for (auto it = hostile.begin(); it != hostile.end(); ++it)
+            if (!it.value().toBool()) files_ << path(it.key());
+        // The broken dumps and checkpoints of test_validation / test_main_window.
+        QFile m(dump_fixture("manifest.json"));
+        QVERIFY(m.open(QIODevice::ReadOnly));
+        for (const auto& c : QJsonDocument::fromJson(m.readAll()).object()["cases"].toArray())
+            if (c.toObject()["exit"].toInt() != 0)
+                files_ << dump_fixture(c.toObject()["file"].toString());
+
+        // Truncated copies of a valid checkpoint and dump, random bytes, an empty checkpoint, a
+        // directory named like a dump, a file that does not exist.
+        for (const QString& src : {path("valid.ckpt.h5"), path("valid.dump.h5")}) {
+            QFile f(src);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray all = f.readAll();
+            for (double frac : {0.05, 0.5, 0.95}) {
+                const QString name = QFileInfo(src).completeBaseName().replace(".", "_") +
+                                     QStringLiteral("_cut%1").arg(int(frac * 100)) +
+                                     (src.endsWith(".ckpt.h5") ? ".ckpt.h5" : ".dump.h5");
+                QVERIFY(write_bytes(path(name), all.left(qsizetype(all.size() * frac))));
+                files_ << path(name);
+            }
+            // The HDF5 signature and superblock intact, the rest overwritten with random bytes.
+            QByteArray noisy = all;
+            std::mt19937 rng(7);
+            for (qsizetype i = 96; i < noisy.size(); ++i)
+                noisy[i] = char(rng() & 0xff);
+            const QString name = src.endsWith(".ckpt.h5") ? "noise.ckpt.h5" : "noise.dump.h5";
+            QVERIFY(write_bytes(path(name), noisy));
+            files_ << path(name);
+        }
+        QByteArray random(4096, '\0');
+        std::mt19937 rng(11);
+        for (auto& c : random)
+            c = char(rng() & 0xff);
+        QVERIFY(write_bytes(path("random.ckpt.h5"), random));
+        QVERIFY(write_bytes(path("empty.ckpt.h5"), {}));
+        QVERIFY(QDir(dir_.path()).mkdir("directory.dump.h5"));
+        files_ << path("random.ckpt.h5") << path("empty.ckpt.h5") << path("directory.dump.h5")
+               << path("does_not_exist.dump.h5");
+
+        // A checkpoint whose /config attribute is JSON nested 200000 deep (test_bad_input_cli).
+        QVERIFY(QFile::copy(path("valid.ckpt.h5"), path("deep_config.ckpt.h5")));
+        QProcess py;
+        py.start(ROUTESCOPE_PYTHON,
+                 {"-c",
+                  "import h5py, sys\n"
+                  "with h5py.File(sys.argv[1], 'a') as f:\n"
+                  "    del f['config'].attrs['json']\n"
+                  "    f['config'].attrs['json'] = '{\"model\": {\"d_model\": ' + '['*200000 + "
+                  "']'*200000 + '}}'\n",
+                  path("deep_config.ckpt.h5")});
+        QVERIFY(py.waitForFinished(60000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        files_ << path("deep_config.ckpt.h5");
+
+        // Broken projects.
+        const auto project = [&](const QString& name, const QByteArray& text) {
+            QVERIFY(write_bytes(path(name), text));
+            projects_ << path(name);
+        };
+        project("deep.rsproj", "{\"format\": \"routescope-project\", \"views\": " +
+                                   QByteArray(200000, '[') + QByteArray(200000, ']') + "}");
+        project("truncated.rsproj", "{\"format\": \"routescope-project\", \"version\": 1, \"fi");
+        project("binary.rsproj", random);
+        project("empty.rsproj", {});
+        project("array.rsproj", "[1, 2, 3]");
+        project("files_not_a_list.rsproj",
+                "{\"format\": \"routescope-project\", \"version\": 1, \"files\": 7}");
+        project("views_wrong_types.rsproj",
+                "{\"format\": \"routescope-project\", \"version\": 1, \"views\": [{\"kind\": 3, "
+                "\"inputs\": {\"a\": 1}, \"settings\": \"x\"}, 5, null]}");
+        for (const QString& f :
+             QDir(ROUTESCOPE_SOURCE_DIR "/tests/fuzz/regressions/fuzz_project_file")
+                 .entryList({"*.rsproj"}, QDir::Files))
+            projects_ << QStringLiteral(ROUTESCOPE_SOURCE_DIR
+                                        "/tests/fuzz/regressions/fuzz_project_file/") +
+                             f;
+        projects_ << path("missing.rsproj");
+    }
+
+    void init() {
+        if (!window_) {
+            window_ = new gui::MainWindow;
+            window_->show();
+        }
+    }
+
+    void cleanupTestCase() { delete window_; }
+
+    void everyBrokenFileShowsItsErrorAndTheWindowGoesOn() {
+        QVERIFY(files_.size() >= 50);
+        qInfo() << files_.size() << "hostile files," << projects_.size() << "hostile projects";
+        stillWorks(true);
+        int n = 0;
+        for (const QString& file : files_) {
+            tidy();
+            window_->open_file(file);
+            errorShownFor(file);
+            if (QTest::currentTestFailed()) return;
+            if (++n % 10 == 0) {
+                stillWorks(false);
+                if (QTest::currentTestFailed()) return;
+            }
+        }
+        stillWorks(true);
+    }
+
+    void aCrashOfLibhdf5IsAnErrorDialogNotADeadWorkbench() {
+        // Class 2: libhdf5 1.10.8 crashes on some corrupt metadata (a vlen string attribute and the
+        // global heap). The loader validates in a child process first; here the child's read of
+        // /model's "name" attribute raises SIGSEGV where libhdf5 would crash. The window shows
+        // the verdict and never reads the file itself: with the fault set, a read of that
+        // attribute in this process would kill the test.
+        tidy();
+        const QString crash = path("libhdf5_crash.dump.h5");
+        QVERIFY(QFile::copy(path("valid.dump.h5"), crash));
+        qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name");
+        window_->open_file(crash);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+        QMessageBox* box = window_->last_error();
+        QVERIFY(box);
+        const QString text = box->text();
+        QVERIFY2(text.contains("libhdf5_crash.dump.h5") &&
+                     text.contains("corrupt HDF5 metadata while reading /model attr name: the "
+                                   "HDF5 library crashed"),
+                 qPrintable(text));
+        auto* summary = window_->summary_for(crash);
+        QVERIFY(summary);
+        QVERIFY2(summary->headline().contains("Cannot read"), qPrintable(summary->headline()));
+        QVERIFY(!window_->recent_files().contains(crash));
+        QVERIFY(view_test::screenshot(window_, "hostile_gui_crash_verdict"));
+        // An analysis of it is refused (it would read the file in this process).
+        box->close();
+        QTRY_VERIFY(!window_->last_error());
+        QVERIFY(!window_->open_analysis("anisotropy", {crash}));
+        box = window_->last_error();
+        QVERIFY(box);
+        QVERIFY2(box->text().contains("libhdf5_crash.dump.h5") && box->text().contains("crashed"),
+                 qPrintable(box->text()));
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
+        stillWorks(true);
+        // The same file without the fault opens as the valid dump it is.
+        tidy();
+        window_->open_file(crash);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+        QVERIFY(!window_->last_error());
+        QVERIFY(window_->summary_for(crash)->headline().contains("Valid dump"));
+        auto* view = window_->open_analysis("anisotropy", {crash});
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view, 60000));
+        QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
+    }
+
+    void everyBrokenProjectShowsItsErrorAndTheWindowGoesOn() {
+        for (const QString& p : projects_) {
+            tidy();
+            window_->open_file(p);
+            QMessageBox* box = window_->last_error();
+            QVERIFY2(box, qPrintable(p));
+            QVERIFY2(box->text().contains(QFileInfo(p).fileName()), qPrintable(box->text()));
+            stillWorks(false);
+        }
+        stillWorks(true);
+    }
+
+    void aProjectOfBrokenFilesAndViewsShowsTheirErrors() {
+        // A well-formed project whose files are the hostile ones and whose views analyse them:
+        // each file's error shows in the workspace, each view's analysis ends with an error.
+        tidy();
+        const QStringList broken = {path("huge_kernel_2p40.dump.h5"), path("gate_width_0.dump.h5"),
+                                    dump_fixture("truncated.dump.h5"),
+                                    path("param_declares_4TB.ckpt.h5"), path("gone.dump.h5")};
+        nlohmann::json files = nlohmann::json::array();
+        for (const QString& f : broken)
+            files.push_back(f.toStdString());
+        const nlohmann::json j = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"files", files},
+            {"views",
+             {{{"kind", "gates"}, {"inputs", {path("gate_width_0.dump.h5").toStdString()}}},
+              {{"kind", "anisotropy"},
+               {"inputs", {dump_fixture("truncated.dump.h5").toStdString()}}},
+              {{"kind", "pca"}, {"inputs", {path("gone.dump.h5").toStdString()}}},
+              // The kernel analysis reads the SSM parameters only (neither the configuration that
+              // contradicts them nor the 4 TB parameter): it ends, with or without an error.
+              {{"kind", "kernels"},
+               {"inputs", {path("d_model_contradicts.ckpt.h5").toStdString()}}},
+              {{"kind", "kernels"}, {"inputs", {path("param_declares_4TB.ckpt.h5").toStdString()}}},
+              // A good dump with settings of the wrong types: an error dialog, the view goes on.
+              {{"kind", "gates"},
+               {"inputs", {good_.toStdString()}},
+               {"settings", {{"layer", "x"}, {"gate", 7}, {"colour_range", {{"min", "y"}}}}}}}}};
+        QVERIFY(write_bytes(path("broken_files.rsproj"), QByteArray::fromStdString(j.dump(1))));
+        window_->open_file(path("broken_files.rsproj"));
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 60000);
+        const QList<views::AnalysisView*> views = window_->analysis_views();
+        QCOMPARE(views.size(), 6);
+        for (int i = 0; i < views.size(); ++i) {
+            QVERIFY(view_test::wait_for(views[i], 60000));
+            if (i < 3) QVERIFY2(!views[i]->error().isEmpty(), qPrintable(views[i]->title()));
+        }
+        // Files already in the workspace (the earlier cases) are not opened again: their items
+        // still say what is wrong with them.
+        for (const QString& f : broken) {
+            auto* item = window_->workspace()->item_for(f);
+            QVERIFY2(item, qPrintable(f));
+            const QString text = texts_under(item).join('\n');
+            QVERIFY2(text.contains("violation") || text.contains("cannot read"), qPrintable(text));
+        }
+        stillWorks(true);
+    }
+};
+
+QTEST_MAIN(TestHostileGui)
+#include "test_hostile_gui.moc"

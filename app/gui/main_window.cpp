@@ -29,6 +29,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -230,6 +231,16 @@ void MainWindow::open_file(const QString& path) {
 void MainWindow::on_loaded(const LoadedFile& file) {
     crashed_files_.removeAll(file.path);
     if (file.report.crashed) crashed_files_ << file.path;
+    if (project_files_awaited_.removeAll(file.path) && project_files_awaited_.isEmpty() &&
+        project_views_) {
+        // After this file's own handling below (its summary tab, its error dialog).
+        QTimer::singleShot(0, this, [this] {
+            if (!project_views_ || !project_files_awaited_.isEmpty()) return;
+            const Project p = std::move(*project_views_);
+            project_views_.reset();
+            restore_project_views(p);
+        });
+    }
     if (file.values_scanned) {
         // The second pass: the complete report replaces the structural one, in place, without
         // taking the user away from the tab they are on.
@@ -1109,7 +1120,7 @@ QUndoStack* MainWindow::undo_stack() const {
 }
 
 bool MainWindow::idle() const {
-    if (loader_->pending() > 0) return false;
+    if (loader_->pending() > 0 || project_views_) return false;
     for (auto* v : analysis_views())
         if (v->busy()) return false;
     return true;
@@ -1147,9 +1158,13 @@ void MainWindow::open_project(const QString& path) {
     const QStringList open = workspace_->paths();
     for (const auto& [file, name] : p.names)  // before the files load: their items take them
         workspace_->rename(file, name);
+    project_views_.reset();
+    project_files_awaited_.clear();
     for (const QString& f : p.files)
         if (!open.contains(f)) {
-            opened_by_project_ << QFileInfo(f).absoluteFilePath();
+            const QString abs = QFileInfo(f).absoluteFilePath();
+            opened_by_project_ << abs;
+            if (!abs.endsWith(".rsproj", Qt::CaseInsensitive)) project_files_awaited_ << abs;
             open_file(f);
         }
     for (const QString& r : p.runs)
@@ -1161,6 +1176,16 @@ void MainWindow::open_project(const QString& path) {
                                            .arg(views::TrainingLog::device_text(
                                                views::TrainingLog::recorded_device(r)))});
         }
+    // The views open once the loader's child has read every file this project opened (on_loaded):
+    // a file the HDF5 library crashed on is then refused by open_analysis, never read here.
+    if (!project_files_awaited_.isEmpty()) {
+        project_views_ = p;
+        return;
+    }
+    restore_project_views(p);
+}
+
+void MainWindow::restore_project_views(const Project& p) {
     QList<views::AnalysisView*> opened;
     for (const ProjectView& v : p.views) {
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);

@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 // The workbench's main window: workspace dock, one tab per view, menus and toolbar of QActions,
 // recent files, drag-and-drop. Opening a file runs validation and reading in a worker thread.
 #include <QHash>
@@ -139,6 +140,11 @@ private:
     QStringList opened_by_project_;  ///< files whose summary tab must not take the front
     /// Files on which the HDF5 library crashed in the loader's child process: never read here.
     QStringList crashed_files_;
+    /// A project's views wait for the loader's verdict on the files the project opened (a view
+    /// reads its files in this process: not before the child has read them through).
+    std::optional<Project> project_views_;
+    QStringList project_files_awaited_;
+    void restore_project_views(const Project& p);
     QList<RunProcess*> training_runs_;
     QList<CliJob*> jobs_;
     QHash<const CliJob*, QTreeWidgetItem*> job_items_;

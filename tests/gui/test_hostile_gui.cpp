@@ -269,6 +269,34 @@ private slots:
         QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
     }
 
+    void aProjectsViewOnAFileTheLibraryCrashesOnWaitsForTheVerdict() {
+        // Class 2 through a project: its views read their files in this process, so they open
+        // only after the loader's child has read the project's files through; a view on a file
+        // the library crashed on is then refused with the verdict. (Before, the view started at
+        // once and read the file here: with the fault set, the test process died.)
+        tidy();
+        const QString crash = path("libhdf5_crash_in_project.dump.h5");
+        QVERIFY(QFile::copy(path("valid.dump.h5"), crash));
+        const nlohmann::json j = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"files", {crash.toStdString()}},
+            {"views", {{{"kind", "anisotropy"}, {"inputs", {crash.toStdString()}}}}}};
+        QVERIFY(write_bytes(path("crash_view.rsproj"), QByteArray::fromStdString(j.dump(1))));
+        qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name");
+        const int views_before = static_cast<int>(window_->analysis_views().size());
+        window_->open_file(path("crash_view.rsproj"));
+        QTRY_VERIFY_WITH_TIMEOUT(window_->idle(), 60000);
+        qunsetenv("ROUTESCOPE_FAULT_CRASH_AT");
+        QMessageBox* box = window_->last_error();
+        QVERIFY(box);
+        QVERIFY2(box->text().contains("libhdf5_crash_in_project.dump.h5") &&
+                     box->text().contains("crashed"),
+                 qPrintable(box->text()));
+        QCOMPARE(static_cast<int>(window_->analysis_views().size()), views_before);
+        stillWorks(true);
+    }
+
     void everyBrokenProjectShowsItsErrorAndTheWindowGoesOn() {
         for (const QString& p : projects_) {
             tidy();

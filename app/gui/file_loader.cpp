@@ -1,5 +1,6 @@
 #include "app/gui/file_loader.hpp"
 
+#include <QFileInfo>
 #include <QtConcurrent/QtConcurrent>
 
 #include "analysis/hdf5_lock.hpp"
@@ -8,7 +9,7 @@
 
 namespace routescope::gui {
 
-LoadedFile load_file(const QString& path, bool scan_values) {
+LoadedFile load_file(const QString& path, bool scan_values, double timeout_s) {
     LoadedFile out;
     out.path = path;
     ValidateOptions options;
@@ -19,7 +20,12 @@ LoadedFile load_file(const QString& path, bool scan_values) {
         // it is first read in a child process; a child killed by a signal is an unreadable file
         // with the verdict, and this process never opens it. Only a file the child read through
         // is opened here (its summary). The HDF5 lock is held across the fork only.
-        out.report = validate_file_contained(path.toStdString(), options, &analysis::hdf5_mutex());
+        // A library that never returns is stopped too: timeout_s (60 s) for the structure, plus 1 s
+        // per 20 MB for the value scan (a 4 GB dump: 260 s; the scan reads far faster than that).
+        const double limit =
+            timeout_s + (scan_values ? static_cast<double>(QFileInfo(path).size()) / 20e6 : 0.0);
+        out.report =
+            validate_file_contained(path.toStdString(), options, &analysis::hdf5_mutex(), limit);
         if (out.report.crashed)
             out.report.readable = false;  // cannot be opened: the error dialog, no value scan
         if (!out.report.readable) {
@@ -62,14 +68,16 @@ void FileLoader::open(const QString& path) {
             emit loaded(full);
         });
         const QString path = first.path;
-        scan->setFuture(QtConcurrent::run(views::work_thread_pool(), [path] {
+        const double timeout_s = timeout_s_;
+        scan->setFuture(QtConcurrent::run(views::work_thread_pool(), [path, timeout_s] {
             views::lower_thread_priority();
-            return load_file(path, true);
+            return load_file(path, true, timeout_s);
         }));
     });
-    structure->setFuture(QtConcurrent::run(views::work_thread_pool(), [path] {
+    const double timeout_s = timeout_s_;
+    structure->setFuture(QtConcurrent::run(views::work_thread_pool(), [path, timeout_s] {
         views::lower_thread_priority();
-        return load_file(path, false);
+        return load_file(path, false, timeout_s);
     }));
 }
 

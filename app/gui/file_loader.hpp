@@ -24,8 +24,10 @@ struct LoadedFile {
     bool values_scanned = false;   ///< false: `report` checked the structure only (so far)
 };
 
-/// Validation (in a child process) + summary of one file; safe to run in any thread.
-LoadedFile load_file(const QString& path, bool scan_values);
+/// Validation (in a child process) + summary of one file; safe to run in any thread. A child that
+/// has not answered after `timeout_s` (the structure pass; the value scan gets 1 s more per 20 MB
+/// of file) is stopped and the file is unreadable with that verdict.
+LoadedFile load_file(const QString& path, bool scan_values, double timeout_s = 60.0);
 
 class FileLoader : public QObject {
     Q_OBJECT
@@ -36,6 +38,8 @@ public:
     void open(const QString& path);
     /// Files whose structure or value scan is still being read.
     int pending() const { return pending_; }
+    /// How long the child may read a file's structure before it is stopped (default 60 s).
+    void set_timeout(double seconds) { timeout_s_ = seconds; }
 
 signals:
     void started(const QString& path);
@@ -43,6 +47,7 @@ signals:
 
 private:
     int pending_ = 0;
+    double timeout_s_ = 60.0;
 };
 
 }  // namespace routescope::gui

@@ -1,11 +1,15 @@
 #include "engine/io/contained_validation.hpp"
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -56,10 +60,14 @@ void h5::breadcrumb(const std::string& what) {
     // need corrupt files that a later HDF5 release may stop crashing on.
     const char* crash_at = std::getenv("ROUTESCOPE_FAULT_CRASH_AT");
     if (crash_at && what == crash_at) std::raise(SIGSEGV);
+    const char* hang_at = std::getenv("ROUTESCOPE_FAULT_HANG_AT");  // a library that never returns
+    if (hang_at && what == hang_at)
+        for (;;)
+            ::pause();
 }
 
 ValidationReport validate_file_contained(const std::string& path, const ValidateOptions& options,
-                                         std::mutex* fork_lock) {
+                                         std::mutex* fork_lock, double timeout_s) {
     void* shared =
         ::mmap(nullptr, kCrumb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int fds[2];
@@ -92,7 +100,27 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
     ::close(fds[1]);
     std::string text;
     char buf[65536];
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s));
+    bool timed_out = false;
     for (;;) {
+        if (timeout_s > 0) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now())
+                    .count();
+            pollfd p{fds[0], POLLIN, 0};
+            const int ready =
+                left > 0 ? ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000LL * 3600)))
+                         : 0;
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready == 0 && Clock::now() >= deadline) {
+                ::kill(pid, SIGKILL);  // the library never returned: stop it
+                timed_out = true;
+                break;
+            }
+            if (ready == 0) continue;
+        }
         const ssize_t n = ::read(fds[0], buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
@@ -108,6 +136,16 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
     ValidationReport report;
     report.file = path;
     report.kind = path.ends_with(".ckpt.h5") ? FileKind::Checkpoint : FileKind::Dump;
+    if (timed_out) {
+        report.crashed = true;
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+        report.violations.push_back({crumb.empty() ? "/" : crumb, "a read that ends",
+                                     "the HDF5 library did not finish reading " +
+                                         (crumb.empty() ? "the file" : crumb) + " within " +
+                                         seconds + " s (stopped; corrupt metadata?)"});
+        return report;
+    }
     if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         report.crashed = true;

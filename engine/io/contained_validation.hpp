@@ -17,9 +17,13 @@ namespace routescope {
 /// In a multi-threaded process (the GUI) pass `fork_lock`, the mutex every other HDF5 call of the
 /// process holds (analysis::hdf5_mutex()): it is held across fork() only, so that no other thread
 /// is inside libhdf5 (whose thread-safe build keeps a global lock a child would inherit locked).
+///
+/// With `timeout_s` > 0 a child that has not answered by then is killed and the report is the
+/// same kind of verdict ("the HDF5 library did not finish reading … within N s"; `crashed` set):
+/// the GUI's loader, which must never wait forever on a file, passes one.
 ValidationReport validate_file_contained(const std::string& path,
                                          const ValidateOptions& options = {},
-                                         std::mutex* fork_lock = nullptr);
+                                         std::mutex* fork_lock = nullptr, double timeout_s = 0);
 
 namespace h5 {
 /// The object being read, for the verdict above: set by the attribute readers and the format

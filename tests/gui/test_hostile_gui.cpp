@@ -269,6 +269,29 @@ private slots:
         QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
     }
 
+    void aLibraryThatNeverReturnsIsStoppedWithAVerdict() {
+        // Class 2's other face: libhdf5 looping forever on corrupt metadata (simulated:
+        // ROUTESCOPE_FAULT_HANG_AT makes that read wait forever). The loader stops the child
+        // after its time limit (60 s; 3 s here) and the file is unreadable with the verdict.
+        tidy();
+        const QString hang = path("libhdf5_hang.dump.h5");
+        QVERIFY(QFile::copy(path("valid.dump.h5"), hang));
+        window_->loader()->set_timeout(3);
+        qputenv("ROUTESCOPE_FAULT_HANG_AT", "/model attr name");
+        window_->open_file(hang);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+        qunsetenv("ROUTESCOPE_FAULT_HANG_AT");
+        window_->loader()->set_timeout(60);
+        QMessageBox* box = window_->last_error();
+        QVERIFY(box);
+        QVERIFY2(box->text().contains("libhdf5_hang.dump.h5") &&
+                     box->text().contains(
+                         "the HDF5 library did not finish reading /model attr name within 3 s"),
+                 qPrintable(box->text()));
+        QVERIFY(window_->summary_for(hang)->headline().contains("Cannot read"));
+        stillWorks(true);
+    }
+
     void aProjectsViewOnAFileTheLibraryCrashesOnWaitsForTheVerdict() {
         // Class 2 through a project: its views read their files in this process, so they open
         // only after the loader's child has read the project's files through; a view on a file

@@ -47,8 +47,18 @@ SentencePieceTokenizer::SentencePieceTokenizer(std::string_view serialized_model
     // finding 3): check it first.
     if (const auto problem = sentencepiece_charsmap_problem(serialized_model))
         throw FormatError("sentencepiece: not a usable SentencePiece model (" + *problem + ")");
-    const auto status = sp_->LoadFromSerializedProto(
-        absl::string_view(serialized_model.data(), serialized_model.size()));
+    // The library also throws from inside (darts-clone's trie builder refuses a zero-length piece
+    // with a Darts::Details::Exception; found by fuzz_sentencepiece): that is a malformed model
+    // too.
+    sentencepiece::util::Status status;
+    try {
+        status = sp_->LoadFromSerializedProto(
+            absl::string_view(serialized_model.data(), serialized_model.size()));
+    } catch (const std::exception& e) {
+        throw FormatError(std::string("sentencepiece: not a usable SentencePiece model (the "
+                                      "library refused it: ") +
+                          e.what() + ")");
+    }
     if (!status.ok()) {
         throw FormatError("sentencepiece: not a SentencePiece model (" + status.ToString() + ")");
     }

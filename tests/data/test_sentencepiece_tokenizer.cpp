@@ -244,6 +244,23 @@ private slots:
             QVERIFY2(std::string(e.what()).find("charsmap") != std::string::npos, e.what());
         }
     }
+    void aModelTheLibraryThrowsOnIsAFormatError() {
+        // fuzz_sentencepiece's second finding: a piece of length zero makes darts-clone (inside
+        // libsentencepiece) throw its own exception while the model loads; it escaped as a
+        // Darts::Details::Exception, not a routescope::Error.
+        QFile known(ROUTESCOPE_SOURCE_DIR
+                    "/tests/fuzz/regressions/fuzz_sentencepiece/"
+                    "zero-length-piece-darts-exception.model");
+        QVERIFY(known.open(QIODevice::ReadOnly));
+        const QByteArray bytes = known.readAll();
+        try {
+            (void)load_tokenizer("sentencepiece",
+                                 std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+            QFAIL("the fuzz finding was accepted");
+        } catch (const FormatError& e) {
+            QVERIFY2(std::string(e.what()).find("sentencepiece") != std::string::npos, e.what());
+        }
+    }
     void trainingIsDeterministic() {
         TextCorpus a(corpus_path_), b(corpus_path_);
         QCOMPARE(train_sentencepiece(a, {.vocab_size = 120})->serialize(),

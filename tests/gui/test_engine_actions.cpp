@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -21,6 +22,7 @@
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/display_name.hpp"
+#include "views/file_summary_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/length_accuracy_view.hpp"
 
@@ -288,6 +290,50 @@ private slots:
         QCOMPARE(window.workspace()->item_for(checkpoint_)->text(0), QString("tiny induction"));
         auto* view = window.open_analysis("kernels", {checkpoint_});
         QVERIFY2(view->title().contains("tiny induction"), qPrintable(view->title()));
+    }
+
+    void anImportedPublishedBigsJoinsTheWorkspaceAndOpensInTheKernelView() {
+        // Import Model…: a small BiGS in the release's Hugging Face layout (config.json,
+        // model.safetensors, vocab.txt; written by tests/io/make_import_fixtures.py) becomes a
+        // checkpoint in the workspace, valid, and the Kernels view shows its SSM kernels.
+        const QString fixtures = fresh_dir("import_fixtures");
+        QProcess py;
+        py.start(
+            QStringLiteral(ROUTESCOPE_PYTHON),
+            {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/make_import_fixtures.py"), fixtures});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        gui::MainWindow window;
+        window.show();
+        QPointer<gui::EngineActionDialog> dialog = window.action_dialog(gui::EngineAction::Import);
+        QVERIFY(dialog);
+        dialog->reject();
+        gui::EngineActionSettings s;
+        s.action = gui::EngineAction::Import;
+        s.import_source = fixtures + "/bigs_safetensors";
+        s.out = fresh_dir("imported") + "/bigs.ckpt.h5";
+        QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join(" ")));
+        gui::CliJob* job = window.launch_action(s);
+        QTRY_VERIFY_WITH_TIMEOUT(!job->running(), 60000);
+        QVERIFY2(job->state() == gui::CliJob::State::Finished,
+                 qPrintable(job->failure() + job->last_output().join("\n")));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.workspace()->item_for(s.out) != nullptr && window.loader()->pending() == 0,
+            20000);
+        QVERIFY(!window.last_error());
+        auto* summary = window.summary_for(s.out);
+        QVERIFY(summary);
+        QVERIFY2(summary->headline().contains("Valid checkpoint"), qPrintable(summary->headline()));
+        QAction* kernels = nullptr;
+        for (QAction* a : window.workspace_actions(s.out))
+            if (a->objectName() == "kernels") kernels = a;
+        QVERIFY(kernels);
+        kernels->trigger();
+        views::AnalysisView* view = window.current_analysis();
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
+        QVERIFY(view_test::screenshot(&window, "engine_action_import"));
     }
 
     void aFailingChildShowsItsError() {

@@ -27,6 +27,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/labelled_set.hpp"
+#include "tests/process_run.hpp"
 
 namespace fs = std::filesystem;
 using namespace routescope;
@@ -36,25 +37,9 @@ namespace {
 const std::string kData = ROUTESCOPE_TEST_DATA "/import-parity";
 const std::string kOut = ROUTESCOPE_TEST_DATA "/import-parity-out";
 
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
+using test_support::Run;
 Run run(const QString& program, const QStringList& args) {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForStarted() || !p.waitForFinished(180000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "did not finish";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput().toStdString();
-    r.err = p.readAllStandardError().toStdString();
-    return r;
+    return test_support::run_process(program, args, 180000);
 }
 
 Run import_cli(const std::string& src, const std::string& out) {

@@ -20,6 +20,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 #include "engine/models/model.hpp"
+#include "tests/process_run.hpp"
 
 namespace fs = std::filesystem;
 using namespace routescope;
@@ -30,25 +31,9 @@ namespace {
 const std::string kData = ROUTESCOPE_TEST_DATA "/importers";
 const std::string kOut = ROUTESCOPE_TEST_DATA "/importers-out";
 
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
+using test_support::Run;
 Run run(const QString& program, const QStringList& args) {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForStarted() || !p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "did not finish";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput().toStdString();
-    r.err = p.readAllStandardError().toStdString();
-    return r;
+    return test_support::run_process(program, args, 120000);
 }
 
 Run import_cli(const std::vector<std::string>& args) {

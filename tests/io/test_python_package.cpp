@@ -17,6 +17,7 @@
 
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
+#include "tests/process_run.hpp"
 
 namespace fs = std::filesystem;
 using namespace routescope;
@@ -26,25 +27,9 @@ namespace {
 const std::string kOut = ROUTESCOPE_TEST_DATA "/python-package";
 constexpr int kB = 3, kL = 12;
 
-struct Run {
-    int code = -1;
-    std::string out, err;
-};
-
+using test_support::Run;
 Run run(const QString& program, const QStringList& args) {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForStarted() || !p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = "did not finish";
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput().toStdString();
-    r.err = p.readAllStandardError().toStdString();
-    return r;
+    return test_support::run_process(program, args, 300000);
 }
 
 Run cli(const QStringList& args) {

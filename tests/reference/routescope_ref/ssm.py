@@ -1,20 +1,6 @@
-"""The SSM of BiGS: S4D with a zero-order-hold kernel, as the official BiGS code has it (MODELS.md).
-
-Per SSM, H kernels (H = 1: one kernel shared by all d channels; H > 1: H contiguous channel groups),
-N modes each, all N kept (no conjugate-pair halving):
-
-    A_n  = min(A_re_n, -1e-4) + i*A_im_n          Delta = exp(log_step)
-    K[l] = Re( sum_n C_n * (exp(Delta*A_n) - 1) / A_n * exp(l*Delta*A_n) ),   l = 0..L-1
-    y    = irfft( rfft(pad(u, 2L)) * rfft(pad(K, 2L)) )[0:L] + D*u
-
-No factor 2. exp(l*Delta*A_n) is evaluated directly: the product dtA = Delta*A_n is formed first and
-then multiplied by l (as S4D's reference code orders it), never by repeated powers. The clip is
-torch.clamp(max=-1e-4), whose gradient is zero where it clips. The kernel is written in real
-arithmetic (cos/sin) so that it shares no code path with the complex numpy check in selftest.py.
-
-s4d_kernel and fft_conv live in the Python package (python/routescope/ssm.py, docs/python.md), so
-this oracle and the module that loads an exported BiGS compute the SSM with one implementation.
-"""
+"""The SSM of BiGS for the parity oracle: the S4D kernel and the FFT convolution are the Python
+package's (python/routescope/ssm.py, whose docstring states the equations); this module wraps them
+in the engine's parameter layout."""
 import math
 
 import numpy as np

@@ -76,7 +76,9 @@ std::optional<std::string> charsmap_problem(std::string_view blob) {
                " bytes, too short for its header";
     std::uint32_t trie_bytes = 0;
     std::memcpy(&trie_bytes, blob.data(), 4);  // little endian (x86-64, as the library reads it)
-    if (trie_bytes >= blob.size())
+    // The library checks trie_bytes < size before it removes the 4-byte header, so a trie that
+    // runs 1-3 bytes past the blob passes its check and is read out of bounds: refuse it here.
+    if (std::size_t{trie_bytes} > blob.size() - 4)
         return "the precompiled charsmap declares a trie of " + std::to_string(trie_bytes) +
                " bytes in a blob of " + std::to_string(blob.size());
     const std::size_t n = trie_bytes / 4;

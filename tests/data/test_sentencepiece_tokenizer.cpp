@@ -226,8 +226,11 @@ private slots:
         refused(HandTrie{.child = 5000}.blob(), "unit 5000");                  // child outside
         refused(HandTrie{.root_base = 4096}.blob(), "root");                   // root outside
         refused(HandTrie{.trie_bytes_override = 1 << 20}.blob(), "declares");  // trie > blob
-        refused(HandTrie{.trie_bytes_override = 3}.blob(), "empty trie");      // 0 units
-        refused(HandTrie{.child = 256, .leaf = false}.blob(), "cycle");        // "AAAA..." loops
+        // Below the blob's size but past its end once the 4-byte header is counted (the
+        // library's own check lets it through; fuzz_sentencepiece's third finding).
+        refused(HandTrie{.trie_bytes_override = 768 * 4 + 3}.blob(), "declares");
+        refused(HandTrie{.trie_bytes_override = 3}.blob(), "empty trie");  // 0 units
+        refused(HandTrie{.child = 256, .leaf = false}.blob(), "cycle");    // "AAAA..." loops
         refused(std::string("\x05\0\0", 3), "too short");
 
         // The input fuzz_sentencepiece found (a heap-use-after-free read under ASan in
@@ -245,20 +248,25 @@ private slots:
         }
     }
     void aModelTheLibraryThrowsOnIsAFormatError() {
-        // fuzz_sentencepiece's second finding: a piece of length zero makes darts-clone (inside
-        // libsentencepiece) throw its own exception while the model loads; it escaped as a
-        // Darts::Details::Exception, not a routescope::Error.
-        QFile known(ROUTESCOPE_SOURCE_DIR
-                    "/tests/fuzz/regressions/fuzz_sentencepiece/"
-                    "zero-length-piece-darts-exception.model");
-        QVERIFY(known.open(QIODevice::ReadOnly));
-        const QByteArray bytes = known.readAll();
-        try {
-            (void)load_tokenizer("sentencepiece",
-                                 std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-            QFAIL("the fuzz finding was accepted");
-        } catch (const FormatError& e) {
-            QVERIFY2(std::string(e.what()).find("sentencepiece") != std::string::npos, e.what());
+        // fuzz_sentencepiece's later findings, each a FormatError now: a piece of length zero
+        // makes darts-clone (inside libsentencepiece) throw its own exception while the model
+        // loads (it escaped as a Darts::Details::Exception); a charsmap whose trie runs past the
+        // blob made the charsmap check's own substr throw std::out_of_range.
+        for (const char* name :
+             {"zero-length-piece-darts-exception.model", "charsmap-trie-past-the-blob.model"}) {
+            QFile known(QStringLiteral(ROUTESCOPE_SOURCE_DIR
+                                       "/tests/fuzz/regressions/fuzz_sentencepiece/") +
+                        name);
+            QVERIFY(known.open(QIODevice::ReadOnly));
+            const QByteArray bytes = known.readAll();
+            try {
+                (void)load_tokenizer("sentencepiece",
+                                     std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+                QFAIL(name);
+            } catch (const FormatError& e) {
+                QVERIFY2(std::string(e.what()).find("sentencepiece") != std::string::npos,
+                         e.what());
+            }
         }
     }
     void trainingIsDeterministic() {

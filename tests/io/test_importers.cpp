@@ -454,6 +454,12 @@ private slots:
         QVERIFY(!read_error(b + "mp_huge_array.msgpack", "flax").empty());
         QVERIFY(!read_error(b + "mp_huge_bin.msgpack", "flax").empty());
         QVERIFY(read_error(b + "pickle_huge_string.bin").find("truncated") != std::string::npos);
+        // fuzz_import_pytorch's finding (its 10-minute campaign): a 19 KB zip whose entry declares
+        // a compressed size of 4 GB, so the expansion bound allowed a 4 GB allocation.
+        const std::string zip = ROUTESCOPE_SOURCE_DIR
+            "/tests/fuzz/regressions/fuzz_import_pytorch/entry-declares-4GB-compressed.bin";
+        const std::string why = read_error(zip, "pytorch");
+        QVERIFY2(why.find("compressed bytes in an archive of") != std::string::npos, why.c_str());
     }
 };
 

@@ -7,6 +7,7 @@
 #include <zip.h>
 
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -22,6 +23,9 @@ namespace {
 class Zip {
 public:
     explicit Zip(const std::string& path) : path_(path) {
+        std::error_code size_error;
+        archive_bytes_ = std::filesystem::file_size(path, size_error);
+        if (size_error) archive_bytes_ = 0;
         int error = 0;
         zip_ = zip_open(path.c_str(), ZIP_RDONLY, &error);
         if (!zip_) {
@@ -50,7 +54,8 @@ public:
     bool has(const std::string& name) const { return zip_name_locate(zip_, name.c_str(), 0) >= 0; }
 
     /// The entry's bytes. Its declared size is bounded by its compressed size (deflate expands at
-    /// most ~1032×), which the archive's size bounds, so a tiny archive cannot ask for gigabytes.
+    /// most ~1032×), and that by the archive's size (both are declared by the archive itself, so
+    /// both are checked), so a tiny archive cannot ask for gigabytes.
     std::vector<unsigned char> read(const std::string& name) const {
         zip_stat_t st;
         zip_stat_init(&st);
@@ -58,6 +63,10 @@ public:
             throw FormatError(path_ + ": " + name + ": missing from the archive");
         if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
             throw FormatError(path_ + ": " + name + ": the archive does not give its size");
+        if (st.comp_size > archive_bytes_)
+            throw FormatError(path_ + ": " + name + ": declares " + std::to_string(st.comp_size) +
+                              " compressed bytes in an archive of " +
+                              std::to_string(archive_bytes_));
         if (st.size > st.comp_size * 1032 + 1024)
             throw FormatError(path_ + ": " + name + ": declares " + std::to_string(st.size) +
                               " bytes from " + std::to_string(st.comp_size) +
@@ -82,6 +91,7 @@ public:
 
 private:
     std::string path_;
+    std::uintmax_t archive_bytes_ = 0;
     zip_t* zip_ = nullptr;
 };
 

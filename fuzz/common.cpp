@@ -20,10 +20,12 @@ const std::string& write_temp(const std::uint8_t* data, std::size_t size,
     auto& path = paths[suffix];
     if (path.empty()) {
         const char* tmp = std::getenv("TMPDIR");
-        std::string dir = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : (tmp ? tmp : "/tmp");
+        std::string dir =
+            std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : (tmp ? tmp : "/tmp");
         path = dir + "/routescope-fuzz-" + std::to_string(::getpid()) + suffix;
         std::atexit([] {
-            for (const auto& [s, p] : paths) std::remove(p.c_str());
+            for (const auto& [s, p] : paths)
+                std::remove(p.c_str());
         });
     }
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -2,11 +2,12 @@
 // Shared by the fuzz targets (docs/reliability.md).
 //
 // The contract every reader states is "a malformed input is an IoError / FormatError /
-// ConfigError, never a crash", so a target calls the reader inside run_reader(): a routescope::Error
-// is the expected outcome and is swallowed; any other exception escaping the reader (std::bad_alloc,
-// std::out_of_range, nlohmann::json's, H5::Exception) breaks that contract and aborts with the
-// exception's type and message, which libFuzzer records as a crash. ASan and UBSan reports, and
-// assert() failures (the fuzz tree is a Debug build at -O1), are crashes as well.
+// ConfigError, never a crash", so a target calls the reader inside run_reader(): a
+// routescope::Error is the expected outcome and is swallowed; any other exception escaping the
+// reader (std::bad_alloc, std::out_of_range, nlohmann::json's, H5::Exception) breaks that contract
+// and aborts with the exception's type and message, which libFuzzer records as a crash. ASan and
+// UBSan reports, and assert() failures (the fuzz tree is a Debug build at -O1), are crashes as
+// well.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

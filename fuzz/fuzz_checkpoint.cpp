@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::run_reader("validate_checkpoint", [&] {
         const ValidationReport report = validate_checkpoint(path);
         if (std::getenv("RS_FUZZ_VERBOSE"))  // what a seed or a crash input holds
-            for (const auto& v : report.violations) std::fprintf(stderr, "%s\n", v.text().c_str());
+            for (const auto& v : report.violations)
+                std::fprintf(stderr, "%s\n", v.text().c_str());
     });
     fuzz::run_reader("read_checkpoint", [&] {
         const Checkpoint c = read_checkpoint(path);

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::run_reader("DumpReader", [&] {
         DumpReader r(path);
         (void)r.attribute_names();
-        for (const auto& a : r.attribute_names()) (void)r.attribute(a);
+        for (const auto& a : r.attribute_names())
+            (void)r.attribute(a);
         if (r.has_text()) (void)r.text();
         (void)r.vocab();
         if (r.has_labels()) (void)r.labels();
@@ -44,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)r.kernel(l, true), (void)r.kernel(l, false);
             (void)r.kernel_skip(l, true), (void)r.kernel_skip(l, false);
         }
-        for (int l : r.mixing_layers()) (void)r.mixing(l);
+        for (int l : r.mixing_layers())
+            (void)r.mixing(l);
     });
     return 0;
 }

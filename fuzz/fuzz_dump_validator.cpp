@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::run_reader("validate_file", [&] {
         const ValidationReport report = validate_file(path);
         if (std::getenv("RS_FUZZ_VERBOSE"))  // what a seed or a crash input holds
-            for (const auto& v : report.violations) std::fprintf(stderr, "%s\n", v.text().c_str());
+            for (const auto& v : report.violations)
+                std::fprintf(stderr, "%s\n", v.text().c_str());
         (void)validate_dump(path, {.scan_values = false, .max_violations = 5});
     });
     return 0;

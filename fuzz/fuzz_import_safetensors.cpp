@@ -1,23 +1,12 @@
-// Importer reader (engine/io/importers): read_safetensors. Input: the weights file. Every tensor read must
-// hold product(shape) values; detect_tensor_format + read_tensor_file("auto") run on it as well.
-#include <cstdlib>
-
-#include "engine/io/importers/tensor_file.hpp"
-#include "fuzz/common.hpp"
+// Importer reader (engine/io/importers): read_safetensors. Input: the weights file (safetensors).
+// Every tensor read must hold product(shape) values; read_tensor_file("auto") runs on it as well.
+#include "fuzz/tensor_reader.hpp"
 
 using namespace routescope;
 
-static void check(const importers::TensorFile& file) {
-    for (const auto& t : file.tensors) {
-        std::size_t n = 1;
-        for (auto d : t.shape) n *= static_cast<std::size_t>(d);
-        if (n != t.data.size()) std::abort();
-    }
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string& path = fuzz::write_temp(data, size, ".safetensors");
-    fuzz::run_reader("read_safetensors", [&] { check(importers::read_safetensors(path)); });
-    fuzz::run_reader("read_tensor_file(auto)", [&] { check(importers::read_tensor_file(path)); });
+    fuzz::run_tensor_reader(
+        data, size, ".safetensors", "read_safetensors",
+        [](const std::string& path) { return importers::read_safetensors(path); });
     return 0;
 }

@@ -7,7 +7,8 @@
 using namespace routescope;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const std::string text = "The gated model routes tokens without attention. naïve 東京 ▁x";
+    static const std::string text =
+        "The gated model routes tokens without attention. naïve 東京 ▁x";
     fuzz::run_reader("load_tokenizer(sentencepiece)", [&] {
         auto t = data::load_tokenizer("sentencepiece", {data, size});
         const auto ids = t->encode(text);

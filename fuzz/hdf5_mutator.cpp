@@ -31,8 +31,12 @@ using Rng = std::minstd_rand;
 
 constexpr std::size_t kMaxElements = 1 << 18;  // datasets larger than this are left alone
 
-std::size_t pick(Rng& rng, std::size_t n) { return n ? std::uniform_int_distribution<std::size_t>(0, n - 1)(rng) : 0; }
-bool coin(Rng& rng, int one_in) { return pick(rng, static_cast<std::size_t>(one_in)) == 0; }
+std::size_t pick(Rng& rng, std::size_t n) {
+    return n ? std::uniform_int_distribution<std::size_t>(0, n - 1)(rng) : 0;
+}
+bool coin(Rng& rng, int one_in) {
+    return pick(rng, static_cast<std::size_t>(one_in)) == 0;
+}
 
 bool is_hdf5(const std::uint8_t* data, std::size_t size) {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -94,7 +98,9 @@ std::vector<std::string> attr_names(hid_t obj) {
 // ---------------------------------------------------------------- values
 
 // v + 1 and friends wrap (two's complement) instead of overflowing.
-std::int64_t wrap(std::uint64_t u) { return static_cast<std::int64_t>(u); }
+std::int64_t wrap(std::uint64_t u) {
+    return static_cast<std::int64_t>(u);
+}
 
 std::int64_t interesting_int(Rng& rng, std::int64_t v) {
     const auto u = static_cast<std::uint64_t>(v);
@@ -143,13 +149,60 @@ double interesting_double(Rng& rng, double v) {
     return pool[pick(rng, std::size(pool))];
 }
 
-const char* const kWords[] = {
-    "",      "routescope-dump", "routescope-checkpoint", "bigs", "birdie", "slstm", "external",
-    "bytes", "wordpiece", "sentencepiece", "unigram", "float16", "u_f", "u_b", "v", "{}", "[]",
-    "null", "0", "-1", "1", "2", "99", "1e400", "NaN", "\xff\xfe", "{\"model\": {}}", "\"x\"",
-    "[MASK]", "##s", "hidden", "gates", "sentence", "example_index", "labels", "lengths",
-    "tokens", "text", "vocab", "kernels", "mixing", "attributes", "params", "train", "adam_m",
-    "adam_v", "format", "format_version", "json", "kind", "model", "config", "step", "rng_state"};
+const char* const kWords[] = {"",
+                              "routescope-dump",
+                              "routescope-checkpoint",
+                              "bigs",
+                              "birdie",
+                              "slstm",
+                              "external",
+                              "bytes",
+                              "wordpiece",
+                              "sentencepiece",
+                              "unigram",
+                              "float16",
+                              "u_f",
+                              "u_b",
+                              "v",
+                              "{}",
+                              "[]",
+                              "null",
+                              "0",
+                              "-1",
+                              "1",
+                              "2",
+                              "99",
+                              "1e400",
+                              "NaN",
+                              "\xff\xfe",
+                              "{\"model\": {}}",
+                              "\"x\"",
+                              "[MASK]",
+                              "##s",
+                              "hidden",
+                              "gates",
+                              "sentence",
+                              "example_index",
+                              "labels",
+                              "lengths",
+                              "tokens",
+                              "text",
+                              "vocab",
+                              "kernels",
+                              "mixing",
+                              "attributes",
+                              "params",
+                              "train",
+                              "adam_m",
+                              "adam_v",
+                              "format",
+                              "format_version",
+                              "json",
+                              "kind",
+                              "model",
+                              "config",
+                              "step",
+                              "rng_state"};
 
 std::string mutate_json(Rng& rng, const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
@@ -160,14 +213,30 @@ std::string mutate_json(Rng& rng, const std::string& text) {
     std::advance(it, static_cast<long>(pick(rng, flat.size())));
     const std::string key = it.key();
     switch (pick(rng, 8)) {
-        case 0: flat.erase(key); break;
-        case 1: flat[key] = interesting_int(rng, it->is_number_integer() ? it->get<std::int64_t>() : 0); break;
-        case 2: flat[key] = interesting_double(rng, it->is_number() ? it->get<double>() : 0.0); break;
-        case 3: flat[key] = kWords[pick(rng, std::size(kWords))]; break;
-        case 4: flat[key] = nullptr; break;
-        case 5: flat[key] = !(it->is_boolean() && it->get<bool>()); break;
-        case 6: flat[key] = nlohmann::json::array({1, 2}); break;
-        default: flat[key + "_extra"] = 1; break;
+        case 0:
+            flat.erase(key);
+            break;
+        case 1:
+            flat[key] = interesting_int(rng, it->is_number_integer() ? it->get<std::int64_t>() : 0);
+            break;
+        case 2:
+            flat[key] = interesting_double(rng, it->is_number() ? it->get<double>() : 0.0);
+            break;
+        case 3:
+            flat[key] = kWords[pick(rng, std::size(kWords))];
+            break;
+        case 4:
+            flat[key] = nullptr;
+            break;
+        case 5:
+            flat[key] = !(it->is_boolean() && it->get<bool>());
+            break;
+        case 6:
+            flat[key] = nlohmann::json::array({1, 2});
+            break;
+        default:
+            flat[key + "_extra"] = 1;
+            break;
     }
     try {
         return flat.unflatten().dump();
@@ -180,14 +249,20 @@ std::string mutate_string(Rng& rng, const std::string& s) {
     if (!s.empty() && (s[0] == '{' || s[0] == '[') && !coin(rng, 4)) return mutate_json(rng, s);
     std::string out = s;
     switch (pick(rng, 6)) {
-        case 0: return kWords[pick(rng, std::size(kWords))];
-        case 1: out.resize(pick(rng, s.size() + 1)); return out;
+        case 0:
+            return kWords[pick(rng, std::size(kWords))];
+        case 1:
+            out.resize(pick(rng, s.size() + 1));
+            return out;
         case 2:
             if (!out.empty()) out[pick(rng, out.size())] = static_cast<char>(pick(rng, 256));
             return out;
-        case 3: return out + kWords[pick(rng, std::size(kWords))];
-        case 4: return std::string(1 + pick(rng, 4096), 'x');
-        default: return out + "\xc3";  // a cut UTF-8 sequence
+        case 3:
+            return out + kWords[pick(rng, std::size(kWords))];
+        case 4:
+            return std::string(1 + pick(rng, 4096), 'x');
+        default:
+            return out + "\xc3";  // a cut UTF-8 sequence
     }
 }
 
@@ -209,7 +284,8 @@ std::vector<std::string> read_strings(hid_t id, bool is_attr, hid_t ftype, hid_t
         const herr_t rc = is_attr ? H5Aread(id, mem, ptrs.data())
                                   : H5Dread(id, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data());
         if (rc >= 0) {
-            for (char* p : ptrs) out.emplace_back(p ? p : "");
+            for (char* p : ptrs)
+                out.emplace_back(p ? p : "");
             H5Dvlen_reclaim(mem, space, H5P_DEFAULT, ptrs.data());
         }
         H5Tclose(mem);
@@ -259,7 +335,8 @@ void write_string_attr(hid_t obj, const std::string& name, const std::string& va
     H5Sclose(space);
 }
 
-void write_int_attr(hid_t obj, const std::string& name, std::int64_t v, hid_t ftype = H5T_STD_I64LE) {
+void write_int_attr(hid_t obj, const std::string& name, std::int64_t v,
+                    hid_t ftype = H5T_STD_I64LE) {
     hid_t space = H5Screate(H5S_SCALAR);
     write_attr(obj, name, ftype, H5T_NATIVE_INT64, space, &v);
     H5Sclose(space);
@@ -271,13 +348,15 @@ void write_double_attr(hid_t obj, const std::string& name, double v) {
     H5Sclose(space);
 }
 
-// Copies every attribute of `src` onto `dst` (the compaction of the root group, a recreated dataset).
+// Copies every attribute of `src` onto `dst` (the compaction of the root group, a recreated
+// dataset).
 herr_t copy_one_attr(hid_t src, const char* name, const H5A_info_t*, void* dst_ptr) {
     const hid_t dst = *static_cast<hid_t*>(dst_ptr);
     hid_t a = H5Aopen(src, name, H5P_DEFAULT);
     if (a < 0) return 0;
     hid_t type = H5Aget_type(a), space = H5Aget_space(a);
-    const auto n = static_cast<std::size_t>(std::max<hssize_t>(0, H5Sget_simple_extent_npoints(space)));
+    const auto n =
+        static_cast<std::size_t>(std::max<hssize_t>(0, H5Sget_simple_extent_npoints(space)));
     std::vector<unsigned char> buf(std::max<std::size_t>(1, n * H5Tget_size(type)));
     if (H5Aread(a, type, buf.data()) >= 0) {
         write_attr(dst, name, type, type, space, buf.data());
@@ -300,7 +379,8 @@ void mutate_attr(Rng& rng, hid_t obj, const std::string& name) {
     if (a < 0) return;
     hid_t type = H5Aget_type(a), space = H5Aget_space(a);
     const H5T_class_t cls = H5Tget_class(type);
-    const auto n = static_cast<std::size_t>(std::max<hssize_t>(0, H5Sget_simple_extent_npoints(space)));
+    const auto n =
+        static_cast<std::size_t>(std::max<hssize_t>(0, H5Sget_simple_extent_npoints(space)));
     const int action = static_cast<int>(pick(rng, 10));
     if (action == 0) {  // delete
         H5Aclose(a), H5Sclose(space), H5Tclose(type);
@@ -310,9 +390,16 @@ void mutate_attr(Rng& rng, hid_t obj, const std::string& name) {
     if (action == 1) {  // another type, a related value
         H5Aclose(a), H5Sclose(space), H5Tclose(type);
         switch (pick(rng, 4)) {
-            case 0: write_string_attr(obj, name, kWords[pick(rng, std::size(kWords))], coin(rng, 2)); break;
-            case 1: write_int_attr(obj, name, interesting_int(rng, 1), coin(rng, 2) ? H5T_STD_I32LE : H5T_STD_U8LE); break;
-            case 2: write_double_attr(obj, name, interesting_double(rng, 1.0)); break;
+            case 0:
+                write_string_attr(obj, name, kWords[pick(rng, std::size(kWords))], coin(rng, 2));
+                break;
+            case 1:
+                write_int_attr(obj, name, interesting_int(rng, 1),
+                               coin(rng, 2) ? H5T_STD_I32LE : H5T_STD_U8LE);
+                break;
+            case 2:
+                write_double_attr(obj, name, interesting_double(rng, 1.0));
+                break;
             default: {  // an array where a scalar is expected
                 const hsize_t dims[1] = {1 + pick(rng, 3)};
                 hid_t s = H5Screate_simple(1, dims, nullptr);
@@ -331,8 +418,10 @@ void mutate_attr(Rng& rng, hid_t obj, const std::string& name) {
         hid_t mem = is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
         if (H5Aread(a, mem, buf) >= 0) {
             const std::size_t i = pick(rng, n);
-            if (is_int) iv[i] = interesting_int(rng, iv[i]);
-            else dv[i] = interesting_double(rng, dv[i]);
+            if (is_int)
+                iv[i] = interesting_int(rng, iv[i]);
+            else
+                dv[i] = interesting_double(rng, dv[i]);
             H5Awrite(a, mem, buf);
         }
     } else if (cls == H5T_STRING && n == 1) {
@@ -356,7 +445,8 @@ struct Data {
     std::vector<std::string> strings;
     std::size_t count() const {
         std::size_t n = 1;
-        for (auto d : dims) n *= d;
+        for (auto d : dims)
+            n *= d;
         return n;
     }
 };
@@ -377,7 +467,8 @@ bool read_data(hid_t ds, Data& d) {
             ok = H5Dread(ds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.ints.data()) >= 0;
         } else if (d.cls == H5T_FLOAT) {
             d.doubles.resize(n);
-            ok = H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.doubles.data()) >= 0;
+            ok = H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.doubles.data()) >=
+                 0;
         } else if (d.cls == H5T_STRING) {
             d.strings = read_strings(ds, false, d.ftype, space);
             ok = d.strings.size() == n;
@@ -397,7 +488,8 @@ void write_data(hid_t ds, const Data& d) {
         H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, d.doubles.data());
     } else if (d.cls == H5T_STRING) {
         std::vector<const char*> ptrs;
-        for (const auto& s : d.strings) ptrs.push_back(s.c_str());
+        for (const auto& s : d.strings)
+            ptrs.push_back(s.c_str());
         hid_t mem = vlen_string_type();
         if (H5Tis_variable_str(d.ftype) > 0) {
             H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data());
@@ -405,7 +497,8 @@ void write_data(hid_t ds, const Data& d) {
             const std::size_t w = H5Tget_size(d.ftype);
             std::vector<char> buf(d.strings.size() * w, '\0');
             for (std::size_t i = 0; i < d.strings.size(); ++i)
-                std::memcpy(buf.data() + i * w, d.strings[i].data(), std::min(w, d.strings[i].size()));
+                std::memcpy(buf.data() + i * w, d.strings[i].data(),
+                            std::min(w, d.strings[i].size()));
             H5Dwrite(ds, d.ftype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
         }
         H5Tclose(mem);
@@ -417,20 +510,24 @@ void refit(Data& d, std::size_t n) {
     auto cycle = [n](auto& v, auto fill) {
         const std::size_t old = v.size();
         v.resize(n, fill);
-        for (std::size_t i = old; i < n && old > 0; ++i) v[i] = v[i % old];
+        for (std::size_t i = old; i < n && old > 0; ++i)
+            v[i] = v[i % old];
     };
     cycle(d.ints, std::int64_t{0});
     cycle(d.doubles, 0.0);
     cycle(d.strings, std::string());
 }
 
-// Replaces the dataset at `path` by one of `d`'s type and shape (contiguous), keeping its attributes.
+// Replaces the dataset at `path` by one of `d`'s type and shape (contiguous), keeping its
+// attributes.
 void recreate(hid_t file, const std::string& path, const Data& d) {
     const std::string tmp = path + ".routescope-fuzz-old";
     if (H5Lmove(file, path.c_str(), file, tmp.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0) return;
-    hid_t space = d.dims.empty() ? H5Screate(H5S_SCALAR)
-                                 : H5Screate_simple(static_cast<int>(d.dims.size()), d.dims.data(), nullptr);
-    hid_t ds = H5Dcreate2(file, path.c_str(), d.ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t space = d.dims.empty()
+                      ? H5Screate(H5S_SCALAR)
+                      : H5Screate_simple(static_cast<int>(d.dims.size()), d.dims.data(), nullptr);
+    hid_t ds =
+        H5Dcreate2(file, path.c_str(), d.ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Sclose(space);
     if (ds < 0) {
         H5Lmove(file, tmp.c_str(), file, path.c_str(), H5P_DEFAULT, H5P_DEFAULT);
@@ -466,9 +563,12 @@ void mutate_dataset(Rng& rng, hid_t file, const std::string& path) {
     if (action <= 1 && n > 0) {  // values, in place
         for (std::size_t k = 1 + pick(rng, 4); k > 0; --k) {
             const std::size_t i = pick(rng, n);
-            if (d.cls == H5T_INTEGER) d.ints[i] = interesting_int(rng, d.ints[i]);
-            else if (d.cls == H5T_FLOAT) d.doubles[i] = interesting_double(rng, d.doubles[i]);
-            else d.strings[i] = mutate_string(rng, d.strings[i]);
+            if (d.cls == H5T_INTEGER)
+                d.ints[i] = interesting_int(rng, d.ints[i]);
+            else if (d.cls == H5T_FLOAT)
+                d.doubles[i] = interesting_double(rng, d.doubles[i]);
+            else
+                d.strings[i] = mutate_string(rng, d.strings[i]);
         }
         write_data(ds, d);
         H5Tclose(d.ftype);
@@ -484,9 +584,15 @@ void mutate_dataset(Rng& rng, hid_t file, const std::string& path) {
                 dim = choices[pick(rng, std::size(choices))];
                 break;
             }
-            case 1: d.dims.push_back(1 + pick(rng, 2)); break;
-            case 2: d.dims.pop_back(); break;
-            default: std::swap(d.dims.front(), d.dims.back()); break;
+            case 1:
+                d.dims.push_back(1 + pick(rng, 2));
+                break;
+            case 2:
+                d.dims.pop_back();
+                break;
+            default:
+                std::swap(d.dims.front(), d.dims.back());
+                break;
         }
         if (d.count() > kMaxElements) return (void)H5Tclose(d.ftype);
         refit(d, d.count());
@@ -495,27 +601,46 @@ void mutate_dataset(Rng& rng, hid_t file, const std::string& path) {
         hid_t t = -1;
         H5T_class_t cls = H5T_FLOAT;
         switch (k) {
-            case 0: t = H5Tcopy(H5T_IEEE_F32LE); break;
-            case 1: t = H5Tcopy(H5T_IEEE_F64LE); break;
-            case 2: t = float16_type(); break;
-            case 3: t = H5Tcopy(H5T_STD_I32LE), cls = H5T_INTEGER; break;
-            case 4: t = H5Tcopy(H5T_STD_I64BE), cls = H5T_INTEGER; break;
-            case 5: t = H5Tcopy(H5T_STD_I8LE), cls = H5T_INTEGER; break;
-            case 6: t = H5Tcopy(H5T_STD_U8LE), cls = H5T_INTEGER; break;
-            default: t = vlen_string_type(), cls = H5T_STRING; break;
+            case 0:
+                t = H5Tcopy(H5T_IEEE_F32LE);
+                break;
+            case 1:
+                t = H5Tcopy(H5T_IEEE_F64LE);
+                break;
+            case 2:
+                t = float16_type();
+                break;
+            case 3:
+                t = H5Tcopy(H5T_STD_I32LE), cls = H5T_INTEGER;
+                break;
+            case 4:
+                t = H5Tcopy(H5T_STD_I64BE), cls = H5T_INTEGER;
+                break;
+            case 5:
+                t = H5Tcopy(H5T_STD_I8LE), cls = H5T_INTEGER;
+                break;
+            case 6:
+                t = H5Tcopy(H5T_STD_U8LE), cls = H5T_INTEGER;
+                break;
+            default:
+                t = vlen_string_type(), cls = H5T_STRING;
+                break;
         }
         const std::size_t count = d.count();
         if (cls != d.cls) {  // carry the values over where a conversion means something
             if (cls == H5T_STRING) {
                 d.strings.clear();
                 for (std::size_t i = 0; i < count; ++i)
-                    d.strings.push_back(d.cls == H5T_INTEGER ? std::to_string(d.ints[i])
-                                                             : std::to_string(d.doubles.empty() ? 0.0 : d.doubles[i]));
+                    d.strings.push_back(
+                        d.cls == H5T_INTEGER
+                            ? std::to_string(d.ints[i])
+                            : std::to_string(d.doubles.empty() ? 0.0 : d.doubles[i]));
             } else if (cls == H5T_INTEGER) {
                 d.ints.assign(count, 0);
                 for (std::size_t i = 0; i < count && i < d.doubles.size(); ++i)
                     d.ints[i] = std::isfinite(d.doubles[i]) && std::fabs(d.doubles[i]) < 1e15
-                                    ? static_cast<std::int64_t>(d.doubles[i]) : 0;
+                                    ? static_cast<std::int64_t>(d.doubles[i])
+                                    : 0;
             } else {
                 d.doubles.assign(count, 0.0);
                 for (std::size_t i = 0; i < count && i < d.ints.size(); ++i)
@@ -549,11 +674,14 @@ void add_extra(Rng& rng, hid_t file, const std::vector<Object>& objs) {
             if (sub >= 0) H5Gclose(sub);
             break;
         }
-        case 1: write_int_attr(grp, name, interesting_int(rng, 1)); break;
+        case 1:
+            write_int_attr(grp, name, interesting_int(rng, 1));
+            break;
         default: {
             const hsize_t dims[2] = {1 + pick(rng, 3), 1 + pick(rng, 4)};
             hid_t space = H5Screate_simple(1 + static_cast<int>(pick(rng, 2)), dims, nullptr);
-            hid_t ds = H5Dcreate2(grp, name.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            hid_t ds = H5Dcreate2(grp, name.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                  H5P_DEFAULT, H5P_DEFAULT);
             if (ds >= 0) {
                 std::vector<double> v(dims[0] * dims[1], 0.25);
                 H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
@@ -574,7 +702,8 @@ void mutate_file(Rng& rng, hid_t file) {
         for (const auto& o : objs) {
             hid_t obj = H5Oopen(file, o.path.c_str(), H5P_DEFAULT);
             if (obj < 0) continue;
-            for (auto& a : attr_names(obj)) attrs.emplace_back(o.path, a);
+            for (auto& a : attr_names(obj))
+                attrs.emplace_back(o.path, a);
             H5Oclose(obj);
         }
         if (attrs.empty()) return;
@@ -638,7 +767,8 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
     if (raw && coin(rng, 4)) return LLVMFuzzerMutate(data, size, max_size);
     hid_t file = open_image(data, size, true);
     if (file < 0) return raw ? LLVMFuzzerMutate(data, size, max_size) : size;
-    for (std::size_t k = 1 + pick(rng, 2); k > 0; --k) mutate_file(rng, file);
+    for (std::size_t k = 1 + pick(rng, 2); k > 0; --k)
+        mutate_file(rng, file);
     std::vector<std::uint8_t> out(max_size);
     const std::size_t n = save_compacted(file, out.data(), max_size);
     H5Fclose(file);
@@ -661,7 +791,8 @@ extern "C" std::size_t LLVMFuzzerCustomCrossOver(const std::uint8_t* data1, std:
         const auto objs = objects(b);
         if (objs.size() > 1) {
             const std::string path = objs[1 + pick(rng, objs.size() - 1)].path;
-            if (H5Lexists(a, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(a, path.c_str(), H5P_DEFAULT);
+            if (H5Lexists(a, path.c_str(), H5P_DEFAULT) > 0)
+                H5Ldelete(a, path.c_str(), H5P_DEFAULT);
             hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
             H5Pset_create_intermediate_group(lcpl, 1);
             H5Ocopy(b, path.c_str(), a, path.c_str(), H5P_DEFAULT, lcpl);

@@ -1,8 +1,9 @@
 // routescope-fuzz-seeds OUT_DIR [SOURCE_DIR]: writes the seed corpus of every fuzz target
 // (fuzz/, docs/reliability.md) into OUT_DIR/<target>/: small valid inputs made with the product's
 // own writers (DumpWriter, write_checkpoint, RunConfig, train_sentencepiece), so that the seeds
-// follow the formats as they change. The importers' seeds come from tests/io/make_import_fixtures.py
-// (scripts/fuzz.sh runs it); SOURCE_DIR adds resources/configs/*.json to the configuration seeds.
+// follow the formats as they change. The importers' seeds come from
+// tests/io/make_import_fixtures.py (scripts/fuzz.sh runs it); SOURCE_DIR adds
+// resources/configs/*.json to the configuration seeds.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -68,7 +69,8 @@ void write_dump(const fs::path& path, bool full, bool birdie) {
         ExampleRecord r;
         r.length = 3 + s;
         r.tokens.assign(L, 0);
-        for (int t = 0; t < r.length; ++t) r.tokens[t] = 4 + (t + s) % 3;
+        for (int t = 0; t < r.length; ++t)
+            r.tokens[t] = 4 + (t + s) % 3;
         r.text = "the model routes";
         r.label = s % 2;
         r.prediction = 1 - s % 2;
@@ -77,16 +79,19 @@ void write_dump(const fs::path& path, bool full, bool birdie) {
         if (spec.reset_mask) {
             std::vector<std::int8_t> mask(L, 0);
             mask[0] = 1;
-            for (int t = 2; t < r.length; ++t) mask[t] = 2;
+            for (int t = 2; t < r.length; ++t)
+                mask[t] = 2;
             w.write_reset_mask(s, mask.data());
         }
         for (int l : spec.layers) {
-            for (int i = 0; i < L * d; ++i) h[i] = std::sin(0.1f * i + s + l);
+            for (int i = 0; i < L * d; ++i)
+                h[i] = std::sin(0.1f * i + s + l);
             w.write_hidden(l, s, h.data());
             if (spec.sentence) w.write_sentence(l, s, sentence.data());
             if (l == 0) continue;
             for (const auto& g : spec.gates) {
-                for (int i = 0; i < L * d; ++i) gate[i] = 0.5f + 0.4f * std::cos(0.2f * i + l);
+                for (int i = 0; i < L * d; ++i)
+                    gate[i] = 0.5f + 0.4f * std::cos(0.2f * i + l);
                 w.write_gate(l, g, s, gate.data());
             }
         }
@@ -130,16 +135,17 @@ int main(int argc, char** argv) {
     fs::create_directories(scratch);
 
     // ---- dumps
-    for (auto [name, full, birdie] : {std::tuple{"full.dump.h5", true, false},
-                                      std::tuple{"birdie-f16.dump.h5", true, true},
-                                      std::tuple{"minimal.dump.h5", false, false}}) {
+    for (auto [name, full, birdie] :
+         {std::tuple{"full.dump.h5", true, false}, std::tuple{"birdie-f16.dump.h5", true, true},
+          std::tuple{"minimal.dump.h5", false, false}}) {
         write_dump(scratch / name, full, birdie);
         const std::string bytes = slurp(scratch / name);
         put("fuzz_dump_validator", name, bytes);
         put("fuzz_dump_reader", name, bytes);
     }
 
-    // ---- checkpoints: with train state and a byte tokenizer; a WordPiece tokenizer, no train state
+    // ---- checkpoints: with train state and a byte tokenizer; a WordPiece tokenizer, no train
+    // state
     {
         const RunConfig config = tiny_config("bigs");
         models::Model model(config, 1, 8);
@@ -151,7 +157,8 @@ int main(int argc, char** argv) {
         st.rng_state = {1, 2, 3};
         st.adam_m.assign(model.params().size(), 0.01f);
         st.adam_v.assign(model.params().size(), 1e-6f);
-        write_checkpoint((scratch / "bigs.ckpt.h5").string(), config, model.params(), {"bytes", {}}, &st);
+        write_checkpoint((scratch / "bigs.ckpt.h5").string(), config, model.params(), {"bytes", {}},
+                         &st);
         put("fuzz_checkpoint", "bigs.ckpt.h5", slurp(scratch / "bigs.ckpt.h5"));
     }
     for (const char* arch : {"gated_att", "slstm"}) {
@@ -168,7 +175,8 @@ int main(int argc, char** argv) {
     // ---- run configuration and --set
     put("fuzz_run_config", "default.json", RunConfig{}.to_json_text());
     put("fuzz_run_config", "tiny.json", tiny_config("bigs").to_json_text());
-    put("fuzz_run_config", "partial.json", R"({"model": {"arch": "birdie"}, "train": {"steps": 0}})");
+    put("fuzz_run_config", "partial.json",
+        R"({"model": {"arch": "birdie"}, "train": {"steps": 0}})");
     if (!source.empty() && fs::is_directory(source / "resources/configs"))
         for (const auto& e : fs::directory_iterator(source / "resources/configs"))
             if (e.path().extension() == ".json")
@@ -188,25 +196,36 @@ int main(int argc, char** argv) {
             }
         }
         if (!lines.empty()) put("fuzz_config_override", "set-" + std::to_string(file++), lines);
-        put("fuzz_config_override", "arch", "model.arch=birdie\nmodel.ssm.n_modes=32\ntrain.steps=0\n");
+        put("fuzz_config_override", "arch",
+            "model.arch=birdie\nmodel.ssm.n_modes=32\ntrain.steps=0\n");
     }
 
     // ---- classification (first byte: bit 0 TSV, bit 1 require labels)
-    put("fuzz_classification", "single.tsv", std::string("\x03") + "sentence\tlabel\nthe model routes\t1\ngates open\t0\n");
+    put("fuzz_classification", "single.tsv",
+        std::string("\x03") + "sentence\tlabel\nthe model routes\t1\ngates open\t0\n");
     put("fuzz_classification", "pairs.tsv",
-        std::string("\x03") + "idx\tsentence1\tsentence2\tlabel\n0\ta b\tc d\tentailment\n1\te\tf\tneutral\n");
+        std::string("\x03") +
+            "idx\tsentence1\tsentence2\tlabel\n0\ta b\tc d\tentailment\n1\te\tf\tneutral\n");
     put("fuzz_classification", "single.jsonl",
-        std::string("\x02") + "{\"text\": \"the model\", \"label\": 1}\n{\"text\": \"routes\", \"label\": 10}\n");
+        std::string("\x02") +
+            "{\"text\": \"the model\", \"label\": 1}\n{\"text\": \"routes\", \"label\": 10}\n");
     put("fuzz_classification", "pairs.jsonl",
-        std::string("\x00", 1) + "{\"text_a\": \"a\", \"text_b\": \"b\", \"label\": \"yes\"}\n{\"text_a\": \"c\", \"text_b\": \"d\"}\n");
+        std::string("\x00", 1) +
+            "{\"text_a\": \"a\", \"text_b\": \"b\", \"label\": \"yes\"}\n{\"text_a\": \"c\", "
+            "\"text_b\": \"d\"}\n");
 
     // ---- text corpora (first byte: bit 0 blank-line documents)
-    put("fuzz_text_corpus", "lines.txt", std::string("\x00", 1) + "the model routes tokens\n\nsecond document\r\nthird 東京\n");
-    put("fuzz_text_corpus", "blank.txt", std::string("\x01") + "\xEF\xBB\xBF" "first line\nstill first\n\n\nsecond\n");
+    put("fuzz_text_corpus", "lines.txt",
+        std::string("\x00", 1) + "the model routes tokens\n\nsecond document\r\nthird 東京\n");
+    put("fuzz_text_corpus", "blank.txt",
+        std::string("\x01") +
+            "\xEF\xBB\xBF"
+            "first line\nstill first\n\n\nsecond\n");
 
     // ---- tokenizers
     put("fuzz_wordpiece", "vocab.txt", kWordPieceVocab);
-    put("fuzz_wordpiece", "vocab-text", std::string(kWordPieceVocab) + '\0' + "The gated model routes 12.5% tokens!");
+    put("fuzz_wordpiece", "vocab-text",
+        std::string(kWordPieceVocab) + '\0' + "The gated model routes 12.5% tokens!");
     {
         const fs::path corpus_path = scratch / "corpus.txt";
         std::ofstream corpus_out(corpus_path);
@@ -214,13 +233,15 @@ int main(int argc, char** argv) {
                                "a state space layer forgets slowly over long gaps",
                                "the attention baseline matches sentences in every layer",
                                "kernels decay while gates open and close"};
-        for (int i = 0; i < 40; ++i) corpus_out << lines[i % 4] << " " << i << "\n";
+        for (int i = 0; i < 40; ++i)
+            corpus_out << lines[i % 4] << " " << i << "\n";
         corpus_out.close();
         for (const char* type : {"unigram", "bpe"}) {
             data::TextCorpus corpus(corpus_path.string());
             auto t = data::train_sentencepiece(corpus, {.vocab_size = 50, .model_type = type});
             const auto bytes = t->serialize();
-            put("fuzz_sentencepiece", std::string(type) + ".model", std::string(bytes.begin(), bytes.end()));
+            put("fuzz_sentencepiece", std::string(type) + ".model",
+                std::string(bytes.begin(), bytes.end()));
         }
     }
 

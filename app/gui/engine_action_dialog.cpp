@@ -16,6 +16,17 @@
 
 namespace routescope::gui {
 
+bool settings_are_usable(QLabel* label, const QStringList& problems) {
+    if (!problems.isEmpty()) {
+        label->setText(problems.join('\n'));
+        label->show();
+        return false;
+    }
+    label->clear();
+    label->hide();
+    return true;
+}
+
 QComboBox* make_device_box(QWidget* parent) {
     auto* box = new QComboBox(parent);
     box->setObjectName("device");
@@ -238,15 +249,7 @@ QString EngineActionDialog::problems_text() const {
 }
 
 void EngineActionDialog::accept() {
-    const QStringList problems = settings().problems();
-    if (!problems.isEmpty()) {
-        problems_->setText(problems.join('\n'));
-        problems_->show();
-        return;
-    }
-    problems_->clear();
-    problems_->hide();
-    QDialog::accept();
+    if (settings_are_usable(problems_, settings().problems())) QDialog::accept();
 }
 
 }  // namespace routescope::gui

@@ -19,6 +19,10 @@ namespace routescope::gui {
 /// (DeviceProbe), updated when `routescope-cli --version` answers.
 QComboBox* make_device_box(QWidget* parent);
 
+/// The check every engine dialog's accept() makes: shows `problems` in `label` and returns false,
+/// or clears and hides the label and returns true when there are none.
+bool settings_are_usable(QLabel* label, const QStringList& problems);
+
 class EngineActionDialog : public QDialog {
     Q_OBJECT
 public:

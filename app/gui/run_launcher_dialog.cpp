@@ -143,14 +143,7 @@ QString RunLauncherDialog::problems_text() const {
 }
 
 void RunLauncherDialog::accept() {
-    const QStringList problems = settings().problems();
-    if (!problems.isEmpty()) {
-        problems_->setText(problems.join('\n'));
-        problems_->show();
-        return;
-    }
-    problems_->clear();
-    problems_->hide();
+    if (!settings_are_usable(problems_, settings().problems())) return;
     QSettings().setValue("runsDir", QFileInfo(settings().out_dir).absolutePath());
     QDialog::accept();
 }

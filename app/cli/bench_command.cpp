@@ -173,7 +173,7 @@ EngineTiming time_engine_steps(models::Model& model, train::AdamW& opt, const Ra
         t.final_loss = model.forward(batch.view, true, static_cast<std::uint32_t>(s));
         model.backward();
         opt.clip(model.params());
-        opt.update(model.params(), model.pool());
+        opt.update(model.params());
     }
     const double secs = seconds_since(t0);
     const double tokens = double(model.batch_size()) * model.length() * steps;
@@ -183,7 +183,7 @@ EngineTiming time_engine_steps(models::Model& model, train::AdamW& opt, const Ra
 }
 
 int run_bench_train(const TrainBenchArgs& a) {
-    checked_device(a.device);
+    const Device device = checked_device(a.device);
     RunConfig config = RunConfig::load(a.config);
     for (const auto& s : a.sets)
         config = config.with_override(s);
@@ -202,7 +202,7 @@ int run_bench_train(const TrainBenchArgs& a) {
         a.steps, a.warmup, load_average().c_str());
     std::fflush(stdout);
 
-    models::Model model(config, B, L, threads);
+    models::Model model(config, B, L, threads, device);
     model.init(static_cast<std::uint64_t>(config.train.seed));
     train::AdamW opt(config.train, model.params());
     const RandomBatch batch(B, L, V, config.train.mask_prob,
@@ -301,7 +301,7 @@ double time_forward(const std::string& arch, int L, const ForwardBenchArgs& a, i
                               {"n_layers", a.layers},
                               {"vocab_size", a.vocab},
                               {"max_len", L}}}};
-    models::Model model(RunConfig::from_json(j), 1, L, threads);
+    models::Model model(RunConfig::from_json(j), 1, L, threads, checked_device(a.device));
     model.init(1);
     const RandomBatch batch(1, L, a.vocab, 0.15, 1);
     std::vector<double> times;
@@ -351,7 +351,7 @@ ScalingFit scaling_exponent(const std::vector<int>& lengths, const std::vector<d
 }
 
 int run_bench_forward(const ForwardBenchArgs& a) {
-    checked_device(a.device);
+    (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
     const int threads = resolve_threads(a.threads);
     std::printf(
         "bench forward: d=%d, %d layers, V=%d, one sequence, %d threads, median of %d\n"
@@ -617,6 +617,7 @@ struct DumpBenchArgs {
     bool gates = false;
     bool keep = false;
     std::string out = "bench.dump.h5";
+    std::string device = "cpu";
 };
 
 double peak_rss_mib() {
@@ -638,7 +639,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
     {
         models::Model init(config, 1, a.length, 1);
         init.init(1);
-        params.assign(init.params().data(), init.params().data() + init.params().size());
+        params.resize(init.params().size());
+        init.params().download(params.data());
     }
     DumpSource source;
     source.count = a.examples;
@@ -660,6 +662,7 @@ int run_bench_dump(const DumpBenchArgs& a) {
     o.gates = a.gates;
     o.batch = a.batch;
     o.threads = threads;
+    o.device = checked_device(a.device);
     o.name = "bench dump (random init)";
     o.producer = "routescope-cli bench dump";
     std::printf(
@@ -767,6 +770,7 @@ CommandRunner setup_bench(CLI::App& app) {
     dump->add_flag("--gates", da->gates, "Also write the gates u_f, u_b, v");
     dump->add_option("--out", da->out, "Dump file (deleted afterwards unless --keep)");
     dump->add_flag("--keep", da->keep, "Keep the dump file");
+    add_device_option(dump, da->device);
 
     return [=]() {
         // Errors are thrown to main's handler (exit_codes.hpp). A benchmark reads no input file:

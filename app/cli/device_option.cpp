@@ -6,8 +6,9 @@ namespace routescope::cli {
 
 void add_device_option(CLI::App* cmd, std::string& device) {
     cmd->add_option("--device", device,
-                    "cpu | cuda | auto (auto: cuda when a usable GPU and backend are present)")
-        ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+                    "cpu | cuda | auto (auto: cuda when a usable GPU and backend are present) | "
+                    "guard (diagnostic: the CPU kernels over memory the host cannot touch)")
+        ->check(CLI::IsMember({"cpu", "cuda", "auto", "guard"}));
 }
 
 Device checked_device(const std::string& device) {

@@ -254,7 +254,7 @@ int run_dump_on_ranks(const DumpArgs& a) {
 }
 
 int run_dump(const DumpArgs& a) {
-    checked_device(a.device);
+    const Device device = checked_device(a.device);  // cuda: exit 2 with the reason
     // Errors are thrown to main's handler (exit_codes.hpp).
     std::exception_ptr setup_error;
     std::optional<Checkpoint> ck_read;
@@ -303,6 +303,7 @@ int run_dump(const DumpArgs& a) {
     o.batch = a.batch;
     o.prefix_fraction = a.prefix_fraction;
     o.threads = a.threads;
+    o.device = device;
     // Ctrl-C / SIGTERM (even when the shell started us with SIGINT ignored): the next batch
     // boundary throws Interrupted; DumpWriter removes its temporary; exit 130, nothing under --out.
     train::StopSignal signals;

@@ -99,9 +99,18 @@ train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
                                  *in.tokenizer);
 }
 
+// The checkpoint's model for batches of L tokens on --device, its parameters uploaded once.
+std::unique_ptr<models::Model> loaded_model(const EvalArgs& a, const EvalInputs& in, int L) {
+    auto model = std::make_unique<models::Model>(in.checkpoint.config, a.batch_size, L, a.threads,
+                                                 checked_device(a.device));
+    load_params(in.checkpoint, model->params());
+    return model;
+}
+
 // The summary fields every corpus evaluation reports, after its own.
 void add_corpus_score(nlohmann::ordered_json& r, const EvalArgs& a, const train::MlmScore& s) {
     r["checkpoint"] = a.checkpoint;
+    r["device"] = device_name(checked_device(a.device));
     r["data"] = a.data;
     r["loss"] = s.loss;
     r["accuracy"] = s.accuracy;
@@ -113,8 +122,8 @@ nlohmann::ordered_json evaluate_mlm_command(const EvalArgs& a, EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
     const train::SequenceSet set = packed_corpus(a, in);
     inputs_read();
-    models::Model model(config, a.batch_size, set.seq_len(), a.threads);
-    load_params(in.checkpoint, model.params());
+    const auto loaded = loaded_model(a, in, set.seq_len());
+    models::Model& model = *loaded;
     const data::MlmMasker masker(*in.tokenizer, {config.train.mask_prob, 0.8, 0.1});
     const train::MlmScore s = train::evaluate_mlm(
         model, set, masker, static_cast<std::uint64_t>(config.train.seed), a.batches);
@@ -134,8 +143,8 @@ nlohmann::ordered_json evaluate_causal_corpus_command(const EvalArgs& a, EvalInp
     const std::string& objective = config.train.objective;
     const train::SequenceSet set = packed_corpus(a, in);
     inputs_read();
-    models::Model model(config, a.batch_size, set.seq_len(), a.threads);
-    load_params(in.checkpoint, model.params());
+    const auto loaded = loaded_model(a, in, set.seq_len());
+    models::Model& model = *loaded;
     const std::int32_t pad = std::max(0, in.tokenizer->specials().pad);
     const data::BirdieVocabulary vocab{in.tokenizer->vocab_size()};
     const auto& arms = train::birdie_arm_catalogue();
@@ -221,8 +230,8 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
         throw ConfigError(
             set.source + ": rows of " + std::to_string(L) +
             " tokens are longer than model.max_len = " + std::to_string(config.model.max_len));
-    models::Model model(config, a.batch_size, L, a.threads);
-    load_params(in.checkpoint, model.params());
+    const auto loaded = loaded_model(a, in, L);
+    models::Model& model = *loaded;
     const auto predictions =
         causal ? train::predict_answers(model, set, objective,
                                         data::BirdieVocabulary{in.tokenizer->vocab_size()},
@@ -265,6 +274,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     }
     nlohmann::ordered_json r;
     r["checkpoint"] = a.checkpoint;
+    r["device"] = device_name(checked_device(a.device));
     r["data"] = set.source;
     r["examples"] = s.examples;
     r["scored"] = s.scored;
@@ -282,7 +292,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
 }
 
 int run_eval(const EvalArgs& a) {
-    checked_device(a.device);
+    (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
     // Errors are thrown to main's handler (exit_codes.hpp); the inputs (checkpoint, tokenizer,
     // data) are read before inputs_read(), so an unreadable one is exit 2 and a failed write
     // exit 3.

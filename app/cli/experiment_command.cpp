@@ -268,8 +268,9 @@ std::string markdown_table(const json& results) {
 }
 
 int run_experiment(const ExperimentArgs& a) {
-    checked_device(a.device);
-    if (a.name == "phone-book")  // one architecture, three objectives: its own file
+    (void)checked_device(a.device);   // before any work: cuda is exit 2 with the reason
+    set_experiment_device(a.device);  // reaches every train, eval and dump stage
+    if (a.name == "phone-book")       // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
     if (a.name == kSlstmVsBert)
         return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});
@@ -298,6 +299,7 @@ int run_experiment(const ExperimentArgs& a) {
     results["seed"] = a.seed;
     results["steps"] = steps;
     results["threads"] = a.threads;
+    results["device"] = a.device;
     results["sets"] = a.sets;
     // Resolved once: a rebuild during a long run replaces the file, and /proc/self/exe then names
     // the deleted one.

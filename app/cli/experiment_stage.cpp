@@ -21,13 +21,27 @@ std::string read_text(const std::string& path) {
     return s.str();
 }
 
+std::string& experiment_device() {
+    static std::string device = "cpu";
+    return device;
+}
+
 }  // namespace
+
+void set_experiment_device(const std::string& device) {
+    experiment_device() = device;
+}
 
 void run_experiment_stage(const std::string& program, const std::string& stage,
                           const std::string& label, const std::filesystem::path& dir,
-                          const std::vector<std::string>& args) {
+                          const std::vector<std::string>& given) {
     const std::string out = (dir / (stage + ".stdout")).string();
     const std::string err = (dir / (stage + ".stderr")).string();
+    std::vector<std::string> args = given;
+    if (!args.empty() && (args[0] == "train" || args[0] == "eval" || args[0] == "dump")) {
+        args.push_back("--device");
+        args.push_back(experiment_device());
+    }
     const int rc = run_child(program, args, out, err);
     if (rc == kExitOk) return;
     if (rc == kExitInterrupted)

@@ -10,6 +10,10 @@
 
 namespace routescope::cli {
 
+/// The --device of the experiment: every stage that runs a model (train, eval, dump) is started
+/// with `--device <device>` (set once by `experiment`, before its first stage; default cpu).
+void set_experiment_device(const std::string& device);
+
 /// One stage as a child process of `program` with `args`, its output in DIR/<stage>.stdout and
 /// DIR/<stage>.stderr. Throws Interrupted (exit 130) or RuntimeFailure (exit 3) with the child's
 /// stderr, naming the stage and the run `label`, when the child did not succeed.

@@ -150,21 +150,30 @@ auto set_up_together(Make&& make) {
     return made;
 }
 
-// Fine-tuning (classification files, built-in tasks): same errors and exit codes as pretraining.
-// `config` for a fresh run; none to continue the run saved in --resume DIR.
-int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
-    train::FinetuneOptions options;
+// The options of a pretraining or fine-tuning run (one RunOptions for both): output directory,
+// threads, --until, --device, and the records shown on `bar` once it exists, else printed.
+train::RunOptions run_options(const TrainArgs& a, const std::string& out,
+                              std::unique_ptr<ProgressBar>& bar) {
+    train::RunOptions options;
     options.out_dir = out;
     options.threads = a.threads;
     options.until = a.until;
-    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
-    std::unique_ptr<ProgressBar> bar;
-    options.on_record = [&](const nlohmann::ordered_json& r) {  // rank 0's records only
+    options.device = checked_device(a.device);
+    options.on_record = [&bar](const nlohmann::ordered_json& r) {  // rank 0's records only
         if (bar)
             bar->show(r);
         else
             std::cout << r.dump() << std::endl;
     };
+    return options;
+}
+
+// Fine-tuning (classification files, built-in tasks): same errors and exit codes as pretraining.
+// `config` for a fresh run; none to continue the run saved in --resume DIR.
+int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
+    std::unique_ptr<ProgressBar> bar;
+    const train::RunOptions options = run_options(a, out, bar);
+    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     // Errors are thrown to main's handler (exit_codes.hpp): while the inputs are read (the
     // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Finetuner> tuner = set_up_together([&] {
@@ -197,7 +206,7 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
 }
 
 int run_train(const TrainArgs& a) {
-    checked_device(a.device);  // cuda: exit 2 with the reason until the CUDA backend runs
+    (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
     const std::string out = !a.out.empty() ? a.out : a.resume;
     // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
     // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
@@ -208,18 +217,9 @@ int run_train(const TrainArgs& a) {
         if (ec || !fs::is_directory(out))
             throw RuntimeFailure(out + ": cannot create the output directory");
     }
-    train::TrainerOptions options;
-    options.out_dir = out;
-    options.threads = a.threads;
-    options.until = a.until;
-    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     std::unique_ptr<ProgressBar> bar;
-    options.on_record = [&](const nlohmann::ordered_json& r) {  // rank 0's records only
-        if (bar)
-            bar->show(r);
-        else
-            std::cout << r.dump() << std::endl;
-    };
+    const train::RunOptions options = run_options(a, out, bar);
+    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     // Which run this is (a fine-tuning one goes to run_finetune, which agrees on its own setup).
     std::optional<RunConfig> config;
     std::exception_ptr read_error;

@@ -117,9 +117,11 @@ QStringList EngineActionSettings::problems() const {
                        .arg(QFileInfo(this->out).absolutePath());
     }
     if (threads < 0) out << tr("Threads must be 0 (all cores) or more.");
-    if (device != "cpu")
-        out << tr("Device '%1' is not available: the engine runs on the CPU only so far.")
-                   .arg(device);
+    if (device != "cpu" && device != "cuda")
+        out << tr("Device '%1' is not cpu or cuda.").arg(device);
+    else if (device == "cuda" && !DeviceProbe::instance()->cuda_available())
+        out << tr("Device CUDA is not available here: %1.")
+                   .arg(DeviceProbe::instance()->cuda_reason());
     return out;
 }
 
@@ -169,6 +171,8 @@ CliJobSpec EngineActionSettings::job() const {
             break;
     }
     if (threads > 0) a << "--threads" << QString::number(threads);
+    // The dialog's device reaches every command that runs a model (import runs none).
+    if (action != EngineAction::Import) a << "--device" << device;
     return spec;
 }
 
@@ -196,6 +200,20 @@ DeviceProbe* DeviceProbe::instance() {
 QString DeviceProbe::reason_from_version(const QString& version_text) {
     for (const QString& line : version_text.split('\n')) {
         const QString l = line.trimmed();
+        if (!l.startsWith("CUDA engine:")) continue;
+        const QString state = l.mid(int(qstrlen("CUDA engine:"))).trimmed();
+        if (state == "ready") return {};
+        if (state.startsWith("unavailable (") && state.endsWith(')')) {
+            QString why = state.mid(int(qstrlen("unavailable (")));
+            why.chop(1);
+            const int device = why.indexOf("no usable CUDA device:");
+            if (device >= 0)
+                why = why.mid(device + int(qstrlen("no usable CUDA device:"))).trimmed();
+            return why;
+        }
+    }
+    for (const QString& line : version_text.split('\n')) {
+        const QString l = line.trimmed();
         if (!l.startsWith("CUDA", Qt::CaseInsensitive)) continue;
         // "CUDA backend: compiled in (runtime 13.0); no usable CUDA device: <why>"
         const int colon = l.indexOf(':');
@@ -210,7 +228,10 @@ QString DeviceProbe::reason_from_version(const QString& version_text) {
 DeviceProbe::DeviceProbe() : reason_(QObject::tr("checking…")) {
     auto* p = new QProcess(this);
     connect(p, &QProcess::finished, this, [this, p] {
-        reason_ = reason_from_version(QString::fromUtf8(p->readAllStandardOutput()));
+        const QString text = QString::fromUtf8(p->readAllStandardOutput());
+        reason_ = reason_from_version(text);
+        available_ = text.contains(
+            QRegularExpression("^CUDA engine: ready$", QRegularExpression::MultilineOption));
         known_ = true;
         p->deleteLater();
         emit changed();

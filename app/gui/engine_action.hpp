@@ -64,11 +64,13 @@ class DeviceProbe : public QObject {
 public:
     static DeviceProbe* instance();
     bool known() const { return known_; }
-    bool cuda_available() const { return false; }  // no engine action runs on CUDA yet
+    /// Whether `routescope-cli --version` says `--device cuda` runs here ("CUDA engine: ready").
+    bool cuda_available() const { return available_; }
     QString cuda_reason() const { return reason_; }
     /// "CUDA (not available: <reason>)".
     QString cuda_label() const;
-    /// Reads `--version` output (the CUDA line, if any) into a reason; for tests.
+    /// Reads `--version` output (the CUDA lines, if any) into a reason; empty when the CUDA
+    /// engine is ready. For tests.
     static QString reason_from_version(const QString& version_text);
 
 signals:
@@ -77,6 +79,7 @@ signals:
 private:
     DeviceProbe();
     bool known_ = false;
+    bool available_ = false;
     QString reason_;
 };
 

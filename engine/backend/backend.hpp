@@ -47,6 +47,9 @@ public:
     virtual void release(void* p) noexcept = 0;
     virtual void zero(void* p, std::size_t bytes) = 0;
     enum class CopyKind { host_to_device, device_to_host, device_to_device };
+    /// Copies `bytes`; synchronous for device → host and for host → device from pageable memory
+    /// (the caller may read or reuse its host buffer on return). Counts host ↔ device bytes
+    /// (bytes_to_device / bytes_to_host); device → device moves are not counted.
     virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
     /// Waits until every operation issued so far has finished.
     virtual void synchronize() = 0;
@@ -72,7 +75,22 @@ public:
     /// One AdamW update of a span (moments updated in place).
     virtual void adamw(const AdamWSpan& span) = 0;
 
+    // ------------------------------------------------------------ read-outs
+    /// Per row of logits [rows, width] (device memory): argmax[r] = the first index of the
+    /// row's maximum, and, with targets (device, [rows]), nll[r] = −log softmax(row)[targets[r]]
+    /// (log Σ exp(x − max) in double, + max − x[target]); NaN where targets[r] is outside
+    /// [0, width) (an ignored position). argmax [rows] and nll [rows] are device memory; nll may be
+    /// null. What evaluation needs from logits, so a batch moves O(rows) bytes to the host.
+    virtual void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
+                             std::int64_t width, std::int32_t* argmax, double* nll) = 0;
+
 protected:
+    /// For copy(): adds a host ↔ device move to the byte counters.
+    void count_copy(std::size_t bytes, CopyKind kind) {
+        if (kind == CopyKind::host_to_device) to_device_ += bytes;
+        if (kind == CopyKind::device_to_host) to_host_ += bytes;
+    }
+
     std::uint64_t to_device_ = 0;
     std::uint64_t to_host_ = 0;
 };

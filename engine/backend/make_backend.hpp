@@ -8,7 +8,8 @@
 
 namespace routescope {
 
-/// "cpu", "cuda" or "auto" → the device to run on. auto is cuda when a CUDA backend that
+/// "cpu", "cuda", "auto" or "guard" (the diagnostic device of guard_backend.hpp) → the device to
+/// run on. auto is cuda when a CUDA backend that
 /// implements the op table is compiled in and a device is present, else cpu. cuda when it cannot
 /// run throws ConfigError naming the reason (not compiled in; no driver or no device; the CUDA
 /// backend does not implement the op table yet). Any other name is a ConfigError too.

@@ -2,9 +2,14 @@
 // Activation memory sized once (from the configuration, or by a planning pass that records what
 // one step asks for), handed out by bump allocation and reset at the start of every step, so a
 // training step allocates nothing (llm.c). Every block starts on a 64-byte boundary.
+//
+// The memory is a backend's (Arena(bytes, backend): Backend::allocate, so a model's activations
+// live where its ops run) or host memory (Arena(bytes), for tests). The arena only does pointer
+// arithmetic on its base; it never reads or writes what it hands out.
 #include <cstddef>
 #include <string>
 
+#include "engine/backend/device_array.hpp"
 #include "engine/core/aligned_buffer.hpp"
 #include "engine/core/error.hpp"
 
@@ -21,7 +26,16 @@ public:
     }
 
     Arena() = default;
-    explicit Arena(std::size_t bytes) : storage_(bytes / kAlignment + 1), capacity_(bytes) {}
+    /// Host memory.
+    explicit Arena(std::size_t bytes)
+        : storage_(bytes / kAlignment + 1),
+          base_(reinterpret_cast<unsigned char*>(storage_.data())),
+          capacity_(bytes) {}
+    /// `backend`'s memory (which must outlive the arena).
+    Arena(std::size_t bytes, Backend& backend)
+        : device_storage_(backend, bytes / kAlignment + 1),
+          base_(reinterpret_cast<unsigned char*>(device_storage_.data())),
+          capacity_(bytes) {}
 
     /// `count` elements of T, NOT cleared: after reset() they hold whatever the previous step
     /// left there. `what` names the tensor for the error message.
@@ -33,8 +47,7 @@ public:
                         std::to_string(bytes) + " bytes; " + std::to_string(used_) + " of " +
                         std::to_string(capacity_) + " used)");
         }
-        auto* base = reinterpret_cast<unsigned char*>(storage_.data());
-        T* p = reinterpret_cast<T*>(base + used_);
+        T* p = reinterpret_cast<T*>(base_ + used_);
         used_ += bytes;
         if (used_ > high_water_) high_water_ = used_;
         return p;
@@ -52,6 +65,8 @@ private:
         unsigned char bytes[kAlignment];
     };
     AlignedBuffer<Line> storage_;
+    DeviceArray<Line> device_storage_;
+    unsigned char* base_ = nullptr;
     std::size_t capacity_ = 0;
     std::size_t used_ = 0;
     std::size_t high_water_ = 0;

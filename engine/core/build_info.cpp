@@ -1,5 +1,7 @@
 #include "engine/core/build_info.hpp"
 
+#include "engine/backend/make_backend.hpp"
+
 #include <H5public.h>
 #include <fftw3.h>
 
@@ -48,6 +50,10 @@ std::string build_info_text() {
       << "nlohmann-json " << NLOHMANN_JSON_VERSION_MAJOR << "." << NLOHMANN_JSON_VERSION_MINOR
       << "." << NLOHMANN_JSON_VERSION_PATCH << "\n"
       << "CUDA backend: " << cuda_status() << "\n";
+    // Whether `--device cuda` runs here (make_backend.hpp); the workbench's device box reads it.
+    const std::string why = cuda_unavailable_reason();
+    s << "CUDA engine: " << (why.empty() ? std::string("ready") : "unavailable (" + why + ")")
+      << "\n";
     return s.str();
 }
 

@@ -4,6 +4,12 @@
 // both, a data-parallel all-reduce is one call on the gradient buffer. Tensors are registered by
 // name (PyTorch-style names, CHECKPOINT_FORMAT.md) with their shapes, then the buffers are
 // allocated once; tensors are packed in registration order with no gaps.
+//
+// Where the buffers live: allocate(Backend&) puts them in the backend's memory (a model's store:
+// the ops read them there, and host code reaches the values only through upload / download /
+// host_copy, which go through Backend::copy); allocate() keeps them in host memory (an importer's
+// store, a checkpoint's staging copy, tests), where data() and param() may be read directly.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/backend/device_array.hpp"
 #include "engine/core/aligned_buffer.hpp"
 #include "engine/core/error.hpp"
 
@@ -65,11 +72,22 @@ public:
         return entries_.size() - 1;
     }
 
-    /// Allocates both buffers, zero-filled. Pointers stay valid for the store's lifetime.
+    /// Allocates both buffers in host memory, zero-filled. Pointers stay valid for the store's
+    /// lifetime.
     void allocate() {
         if (allocated_) throw Error("ParamStore::allocate: already allocated");
         params_ = AlignedBuffer<T>(total_);
         grads_ = AlignedBuffer<T>(total_);
+        allocated_ = true;
+    }
+
+    /// Allocates both buffers in `backend`'s memory, zero-filled (file comment). The backend must
+    /// outlive the store.
+    void allocate(Backend& backend) {
+        if (allocated_) throw Error("ParamStore::allocate: already allocated");
+        device_params_ = DeviceArray<T>(backend, total_);
+        device_grads_ = DeviceArray<T>(backend, total_);
+        backend_ = &backend;
         allocated_ = true;
     }
 
@@ -94,10 +112,18 @@ public:
         return entries_[it->second];
     }
 
-    T* data() { return checked(params_.data()); }
-    const T* data() const { return checked(params_.data()); }
-    T* grad_data() { return checked_grads(grads_.data()); }
-    const T* grad_data() const { return checked_grads(grads_.data()); }
+    /// The backend whose memory holds the buffers, or null for a host store.
+    Backend* backend() const { return backend_; }
+    bool on_device() const { return backend_ != nullptr; }
+
+    /// The buffers: device pointers for a store on a backend (for its ops only), host pointers
+    /// otherwise.
+    T* data() { return checked(backend_ ? device_params_.data() : params_.data()); }
+    const T* data() const { return checked(backend_ ? device_params_.data() : params_.data()); }
+    T* grad_data() { return checked_grads(backend_ ? device_grads_.data() : grads_.data()); }
+    const T* grad_data() const {
+        return checked_grads(backend_ ? device_grads_.data() : grads_.data());
+    }
 
     T* param(std::string_view name) { return data() + entry(name).offset; }
     const T* param(std::string_view name) const { return data() + entry(name).offset; }
@@ -107,8 +133,40 @@ public:
     /// Once per step: backward passes accumulate (+=) into the gradient buffer.
     void zero_grad() {
         T* g = grad_data();
+        if (backend_) {
+            backend_->zero(g, total_ * sizeof(T));
+            return;
+        }
         for (std::size_t i = 0; i < total_; ++i)
             g[i] = T(0);
+    }
+
+    // ------------------------------------------------------------ host access (file comment)
+    /// Every parameter ← host[0, size()).
+    void upload(const T* host) { upload_range(host, 0, total_); }
+    /// host[0, size()) ← every parameter.
+    void download(T* host) const { download_range(host, 0, total_); }
+    /// One tensor ← host[0, entry.size) / host[0, entry.size) ← one tensor.
+    void upload_entry(std::string_view name, const T* host) {
+        const ParamEntry& e = entry(name);
+        upload_range(host, e.offset, e.size);
+    }
+    std::vector<T> download_entry(std::string_view name) const {
+        const ParamEntry& e = entry(name);
+        std::vector<T> out(e.size);
+        download_range(out.data(), e.offset, e.size);
+        return out;
+    }
+    /// A host store with this store's layout and (with values) its parameters, downloaded once:
+    /// what checkpoints, dumps and initialisation read and write on the host.
+    BasicParamStore host_copy(bool values = true) const {
+        BasicParamStore out;
+        out.entries_ = entries_;
+        out.index_ = index_;
+        out.total_ = total_;
+        out.allocate_parameters_only();
+        if (values) download(out.data());
+        return out;
     }
 
 private:
@@ -132,10 +190,30 @@ private:
         }
     };
     std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> index_;
+    void upload_range(const T* host, std::size_t offset, std::size_t n) {
+        T* dst = data() + offset;
+        if (!n) return;
+        if (backend_)
+            backend_->copy(dst, host, n * sizeof(T), Backend::CopyKind::host_to_device);
+        else
+            std::copy_n(host, n, dst);
+    }
+    void download_range(T* host, std::size_t offset, std::size_t n) const {
+        const T* src = data() + offset;
+        if (!n) return;
+        if (backend_)
+            backend_->copy(host, src, n * sizeof(T), Backend::CopyKind::device_to_host);
+        else
+            std::copy_n(src, n, host);
+    }
+
     std::size_t total_ = 0;
     bool allocated_ = false;
     AlignedBuffer<T> params_;
     AlignedBuffer<T> grads_;
+    Backend* backend_ = nullptr;
+    DeviceArray<T> device_params_;
+    DeviceArray<T> device_grads_;
 };
 
 using ParamStore = BasicParamStore<float>;

@@ -11,7 +11,14 @@
 namespace routescope {
 
 enum class DType : std::uint8_t { f32, f64, i32 };
-enum class Device : std::uint8_t { cpu, cuda };
+/// Where a backend's memory lives. guard: the CPU kernels over memory the host cannot touch
+/// outside the backend's own calls (engine/backend/guard/guard_backend.hpp), a diagnostic device
+/// that proves the engine reaches its tensors only through the backend.
+enum class Device : std::uint8_t { cpu, cuda, guard };
+
+constexpr const char* device_name(Device d) {
+    return d == Device::cpu ? "cpu" : d == Device::cuda ? "cuda" : "guard";
+}
 
 constexpr std::size_t dtype_size(DType t) {
     return t == DType::f64 ? 8 : 4;

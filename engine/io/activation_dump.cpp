@@ -11,7 +11,6 @@
 #include "engine/io/dump_writer.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/model.hpp"
-#include "engine/ops/s4d_kernel.hpp"
 
 namespace routescope {
 namespace {
@@ -144,23 +143,19 @@ private:
 // 0; DUMP_FORMAT.md has one kernel per direction).
 void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
     const ModelConfig& m = model.config().model;
-    const int H = m.ssm.n_kernels, N = m.ssm.n_modes;
-    const ParamStore& p = model.params();
-    std::vector<float> K(static_cast<std::size_t>(H) * L);
     for (int l = 1; l <= m.n_layers; ++l) {
         std::vector<float> k[2];
         double D[2];
         for (int dir = 0; dir < 2; ++dir) {
             const std::string s =
                 "layers." + std::to_string(l - 1) + (dir == 0 ? ".ssm_forward" : ".ssm_backward");
-            ops::s4d_kernel_forward<float>(K.data(), p.param(s + ".A_re"), p.param(s + ".A_im"),
-                                           p.param(s + ".C"), p.param(s + ".log_step"), H, N, L,
-                                           model.pool());
+            // The backend's s4d_kernel op where the parameters live, then one download.
+            const std::vector<float> K = model.ssm_kernel(s, L);
             k[dir].assign(K.begin(), K.begin() + L);
             if (half)
                 for (auto& v : k[dir])
                     v = round_to_half(v);
-            D[dir] = p.param(s + ".D")[0];
+            D[dir] = model.params().download_entry(s + ".D")[0];
         }
         writer.write_kernel(l, k[0], k[1], D[0], D[1]);
     }
@@ -173,8 +168,8 @@ void write_mixing(DumpWriter& writer, const models::Model& model, int L, bool ha
     const int n = m.max_len;
     std::vector<float> w(static_cast<std::size_t>(L) * L);
     for (int l = 1; l <= m.n_layers; ++l) {
-        const float* W =
-            model.params().param("layers." + std::to_string(l - 1) + ".spatial.weight");
+        const std::vector<float> W =
+            model.params().download_entry("layers." + std::to_string(l - 1) + ".spatial.weight");
         for (int i = 0; i < L; ++i)
             for (int j = 0; j < L; ++j) {
                 const float v = W[static_cast<std::size_t>(i) * n + j];
@@ -189,10 +184,6 @@ bool has_prefix_layers(const ModelConfig& m) {
     for (int i = 0; i < m.n_layers; ++i)
         if (models::birdie_layer_mode(m, i) == models::BirdieLayerMode::prefix) return true;
     return false;
-}
-
-int argmax(const float* v, int n) {
-    return static_cast<int>(std::max_element(v, v + n) - v);
 }
 
 }  // namespace
@@ -254,17 +245,18 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     const int L = source.length;
     const int B =
         static_cast<int>(std::min<std::int64_t>(std::max(options.batch, 1), source.count));
-    models::Model model(config, B, L, options.threads);
+    models::Model model(config, B, L, options.threads, options.device);
     if (params.size() != model.params().size())
         throw Error("dump: " + std::to_string(params.size()) + " parameters given, the model of " +
                     "this configuration has " + std::to_string(model.params().size()));
-    std::copy(params.begin(), params.end(), model.params().data());
+    model.params().upload(params.data());
 
     const bool classifier = m.n_labels > 0;
     DumpSpec spec;
     spec.arch = m.arch;
     spec.name = options.name;
     spec.producer = options.producer;
+    spec.device = device_name(options.device);
     spec.n_layers = m.n_layers;
     spec.d_model = m.d_model;
     spec.config_json = config.to_json_text();
@@ -379,19 +371,19 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
             batch.labels = targets.data();
         model.forward(batch, /*training=*/false);
 
-        const float* logits = model.logits();
+        // Per-row argmaxes computed where the logits live (Model::readout): O(rows) bytes down.
+        const std::vector<std::int32_t>& predicted_at = model.readout().argmax;
         for (int b = 0; b < rows; ++b) {
             ExampleRecord& r = records[static_cast<std::size_t>(b)];
             if (classifier) {
-                r.prediction = argmax(logits + std::size_t(b) * m.n_labels, m.n_labels);
+                r.prediction = predicted_at[static_cast<std::size_t>(b)];
             } else if (source.token_targets) {
                 bool all = true;
                 int n_targets = 0;
                 for (int t = 0; t < L; ++t) {
                     const std::int32_t target = targets[std::size_t(b) * L + t];
                     if (target == kIgnore) continue;
-                    const int predicted =
-                        argmax(logits + (std::size_t(b) * L + t) * m.vocab_size, m.vocab_size);
+                    const int predicted = predicted_at[std::size_t(b) * L + t];
                     all = all && predicted == target;
                     if (n_targets++ == 0 && source.single_target) {
                         r.label = target;

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/tensor.hpp"
+
 #include "engine/core/config.hpp"
 
 namespace routescope {
@@ -61,6 +63,7 @@ struct ActivationDumpOptions {
     bool gates = false;  ///< ConfigError naming model.arch when the architecture has none
     int batch = 8;
     int threads = 1;
+    Device device = Device::cpu;  ///< the backend the model runs on (--device)
     /// Birdie with prefix-mode layers: the prefix of an example of n tokens is its first
     /// clamp(round(prefix_fraction · n), 1, max(1, n − 1)) tokens; the rest (and the pads) is the
     /// causal region of /data/reset_mask. Negative: the checkpoint's train.prefix_fraction.

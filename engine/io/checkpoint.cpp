@@ -45,11 +45,12 @@ bool all_finite(const float* data, std::size_t n) {
 
 void write_contents(H5::H5File& file, const std::string& path, const RunConfig& config,
                     const ParamStore& store, const TokenizerBlob& tokenizer,
-                    const TrainState* train) {
+                    const TrainState* train, const std::string& device) {
     h5::write_string_attr(file, "format", kCheckpointFormat);
     h5::write_int_attr(file, "format_version", kVersion);
     h5::write_string_attr(file, "producer", kProducer);
     h5::write_string_attr(file, "created", h5::iso8601_now());
+    if (!device.empty()) h5::write_string_attr(file, "device", device);
     H5::Group cfg = file.createGroup("config");
     h5::write_string_attr(cfg, "json", config.to_json_text());
 
@@ -131,11 +132,11 @@ void write_contents(H5::H5File& file, const std::string& path, const RunConfig& 
 // second close crashes).
 std::vector<char> file_image(const std::string& path, const RunConfig& config,
                              const ParamStore& store, const TokenizerBlob& tokenizer,
-                             const TrainState* train) {
+                             const TrainState* train, const std::string& device) {
     H5::FileAccPropList access;
     H5Pset_fapl_core(access.getId(), std::size_t{1} << 20, /*backing_store=*/0);
     H5::H5File file(path, H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, access);
-    write_contents(file, path, config, store, tokenizer, train);
+    write_contents(file, path, config, store, tokenizer, train, device);
     file.flush(H5F_SCOPE_GLOBAL);
     const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
     std::vector<char> image(size > 0 ? static_cast<std::size_t>(size) : 0);
@@ -367,7 +368,10 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
 }  // namespace
 
 void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
-                      const TokenizerBlob& tokenizer, const TrainState* train) {
+                      const TokenizerBlob& tokenizer, const TrainState* train,
+                      const std::string& device) {
+    if (store.on_device())  // the writer reads values on the host: one staging download
+        return write_checkpoint(path, config, store.host_copy(), tokenizer, train, device);
     h5::quiet_errors();
     namespace fs = std::filesystem;
     const fs::path final_path = fs::absolute(path);
@@ -379,7 +383,8 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     remove_stale_temporaries(final_path.string());  // of a run killed mid-write (issue 17)
     const TemporaryFileGuard guard(tmp.string());
     try {
-        write_bytes(tmp.string(), path, file_image(tmp.string(), config, store, tokenizer, train));
+        write_bytes(tmp.string(), path,
+                    file_image(tmp.string(), config, store, tokenizer, train, device));
     } catch (const H5::Exception& e) {
         std::error_code ec;
         fs::remove(tmp, ec);
@@ -401,6 +406,8 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
 
 void write_checkpoint_streaming(const std::string& path, const RunConfig& config,
                                 const ParamStore& store, const TokenizerBlob& tokenizer) {
+    if (store.on_device())
+        return write_checkpoint_streaming(path, config, store.host_copy(), tokenizer);
     h5::quiet_errors();
     namespace fs = std::filesystem;
     const fs::path final_path = fs::absolute(path);
@@ -420,7 +427,7 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
     const TemporaryFileGuard guard(tmp.string());
     try {
         H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
-        write_contents(file, tmp.string(), config, store, tokenizer, nullptr);
+        write_contents(file, tmp.string(), config, store, tokenizer, nullptr, {});
         file.close();
     } catch (const H5::Exception& e) {
         fs::remove(tmp, ec);
@@ -471,7 +478,7 @@ void load_params(const Checkpoint& checkpoint, ParamStore& store) {
         const auto& target = store.entry(e.name);
         if (target.shape != e.shape)
             throw Error("load_params: '" + e.name + "' has another shape in the model");
-        std::copy_n(checkpoint.params.data() + e.offset, e.size, store.param(e.name));
+        store.upload_entry(e.name, checkpoint.params.data() + e.offset);  // host or device
     }
     if (store.entries().size() != checkpoint.layout.size())
         throw Error("load_params: the model has " + std::to_string(store.entries().size()) +

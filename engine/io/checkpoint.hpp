@@ -64,8 +64,11 @@ struct Checkpoint {
 /// the file cannot be written, FormatError naming /params/<name> for a non-finite value, Error
 /// when train moments do not match the store's size; in every case nothing is left under `path`
 /// that was not there before, and no temporary file remains.
+/// `device`: the device the parameters were trained on, recorded as the root attribute `device`
+/// (provenance; a checkpoint loads on any device). Empty: not recorded.
 void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
-                      const TokenizerBlob& tokenizer, const TrainState* train = nullptr);
+                      const TokenizerBlob& tokenizer, const TrainState* train = nullptr,
+                      const std::string& device = {});
 
 /// As write_checkpoint without train state, but HDF5 writes the file as it goes instead of
 /// building it in memory first, so the model is never held twice: for models too large for that

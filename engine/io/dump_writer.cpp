@@ -48,6 +48,7 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
         h5::write_int_attr(file_, "format_version", kDumpFormatVersion);
         h5::write_string_attr(file_, "producer", spec_.producer);
         h5::write_string_attr(file_, "created", h5::iso8601_now());
+        if (!spec_.device.empty()) h5::write_string_attr(file_, "device", spec_.device);
         H5::Group model = file_.createGroup("model");
         h5::write_string_attr(model, "arch", spec_.arch);
         h5::write_string_attr(model, "name", spec_.name);

@@ -25,6 +25,7 @@ struct DumpSpec {
     std::string checkpoint;         ///< optional
     std::string checkpoint_sha256;  ///< optional
     std::string producer = "routescope";
+    std::string device;  ///< optional: the device the model ran on (root attribute `device`)
 
     int examples = 0;                ///< S
     int length = 0;                  ///< L (padded)

@@ -44,15 +44,9 @@ Act GatedSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act Y_b =
         g.flip(g.linear(g.ssm(U_b, in.B, in.L, d_, ssm_b_), rows, duc_b_), in.B, in.L, d_);
     if (capture_ && !g.planning() && !g.training()) {
-        capture_("u_f", U_f.v, d_);
-        unflipped_.resize(static_cast<std::size_t>(U_b.n));
-        const std::size_t row = static_cast<std::size_t>(in.L) * d_;
-        for (int b = 0; b < in.B; ++b)
-            for (int t = 0; t < in.L; ++t)
-                std::copy_n(U_b.v + b * row + static_cast<std::size_t>(in.L - 1 - t) * d_, d_,
-                            unflipped_.data() + b * row + static_cast<std::size_t>(t) * d_);
-        capture_("u_b", unflipped_.data(), d_);
-        capture_("v", V.v, static_cast<int>(V.n / rows));
+        capture_("u_f", U_f.v, d_, false);
+        capture_("u_b", U_b.v, d_, /*time_reversed=*/true);
+        capture_("v", V.v, static_cast<int>(V.n / rows), false);
     }
     const Act Z = g.mul(g.gelu(g.linear(g.mul(Y_f, Y_b), rows, dol_), gelu_), V);
     return g.add(h, g.linear(Z, rows, do_));

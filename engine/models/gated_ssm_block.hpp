@@ -26,14 +26,15 @@ public:
     Act forward(Graph& g, const Act& h, const BlockInput& in) override;
 
     /// Receives the gates of non-training forwards (DUMP_FORMAT.md, bigs: u_f, u_b [B, L, d],
-    /// v [B, L, I]), all in token order: U_b is computed on flip(X), so it is flipped back here.
-    using GateCapture = std::function<void(const char* name, const float* values, int channels)>;
+    /// v [B, L, I]) as backend memory. U_b is computed on flip(X): it comes with
+    /// time_reversed = true, and the receiver (Model::set_capture) puts it back in token order
+    /// on its host copy.
+    using GateCapture = std::function<void(const char* name, const float* values, int channels,
+                                           bool time_reversed)>;
     void set_gate_capture(GateCapture capture) { capture_ = std::move(capture); }
 
 private:
     GateCapture capture_;
-    std::vector<float>
-        unflipped_;  ///< u_b in token order (outside the arena: planning never sees it)
 
     std::string norm_, dv_, du_f_, du_b_, duc_f_, duc_b_, dol_, do_, ssm_f_, ssm_b_;
     int d_;

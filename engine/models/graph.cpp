@@ -224,13 +224,18 @@ Act Graph::embedding(const std::int32_t* ids, std::int64_t n, std::string_view t
     return apply1(c);
 }
 
-Act Graph::ssm(const Act& u, int B, int L, int d, std::string_view name) {
+Act Graph::s4d_kernel(std::string_view name, int L) {
     const ParamEntry& a = entry(name, "A_re");
     const std::int64_t H = a.shape[0], N = a.shape[1];
     OpCall k = call(OpId::s4d_kernel, {H, N, L});
     for (const char* leaf : {"A_re", "A_im", "C", "log_step"})
         input(k, name, leaf);
-    const Act K = apply1(k);
+    return apply1(k);
+}
+
+Act Graph::ssm(const Act& u, int B, int L, int d, std::string_view name) {
+    const std::int64_t H = entry(name, "A_re").shape[0];
+    const Act K = s4d_kernel(name, L);
     OpCall c = call(OpId::fft_conv, {B, L, d, H});
     input(c, u);
     input(c, K);

@@ -85,6 +85,8 @@ public:
     /// One BiGS SSM (`<name>.A_re`, `.A_im`, `.C`, `.D`, `.log_step`): the S4D kernel of its
     /// parameters, then the FFT convolution with the D skip over u [B, L, d].
     Act ssm(const Act& u, int B, int L, int d, std::string_view name);
+    /// The S4D kernel K [H, L] of the SSM `name` alone (ssm()'s first op; the dump's /kernels).
+    Act s4d_kernel(std::string_view name, int L);
     /// Birdie's gated linear recurrence h_t = f_t ⊙ h_prev + x_t over f, x [B, L, N]
     /// (ops/linear_scan.hpp): channels [0, n_forward) scan left to right with carry mask
     /// keep_forward, channels [n_forward, N) right to left with keep_reverse ([B, L], 1 = the

@@ -54,16 +54,18 @@ constexpr std::uint32_t kSsmStreamBase = 1u << 24;
 
 }  // namespace
 
-Model::Model(const RunConfig& config, int batch, int length, int threads)
+Model::Model(const RunConfig& config, int batch, int length, int threads, Device device)
     : config_(config), B_(batch), L_(length) {
     const auto& m = config_.model;
     if (batch < 1) throw ConfigError("train.batch_size: must be at least 1");
     if (length < 1 || length > m.max_len)
         throw ConfigError("model.max_len: sequence length " + std::to_string(length) +
                           " must lie in [1, " + std::to_string(m.max_len) + "]");
-    declare_all(params_, m);
-    params_.allocate();
     pool_ = std::make_unique<ThreadPool>(threads);
+    backend_ = make_backend(device, *pool_);
+    Backend& be = *backend_;
+    declare_all(params_, m);
+    params_.allocate(be);
     embeddings_ = std::make_unique<Embeddings>(m);
     if (m.arch == "slstm")
         slstm_ = std::make_unique<SlstmRecurrence>(m);
@@ -72,39 +74,48 @@ Model::Model(const RunConfig& config, int batch, int length, int threads)
             blocks_.push_back(make_block(m, i));
     if (m.mlm_head) mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
-    backend_ = make_backend(Device::cpu, *pool_);
-    loss_weight_ = static_cast<double*>(backend_->allocate(sizeof(double)));
+    loss_weight_ = DeviceArray<double>(be, 1);
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
-    positions_.resize(rows);
+    const auto Bn = static_cast<std::size_t>(B_);
+    tokens_ = DeviceArray<std::int32_t>(be, rows);
+    lengths_ = DeviceArray<std::int32_t>(be, Bn);
+    types_ = DeviceArray<std::int32_t>(be, rows);
+    labels_ = DeviceArray<std::int32_t>(be, rows);
+    class_labels_ = DeviceArray<std::int32_t>(be, Bn);
+    readout_argmax_ = DeviceArray<std::int32_t>(be, rows);
+    readout_nll_ = DeviceArray<double>(be, rows);
+    std::vector<std::int32_t> host(rows);
     for (std::size_t r = 0; r < rows; ++r)
-        positions_[r] = static_cast<std::int32_t>(r % static_cast<std::size_t>(L_));
-    zeros_.assign(rows, 0);
+        host[r] = static_cast<std::int32_t>(r % static_cast<std::size_t>(L_));
+    positions_ = DeviceArray<std::int32_t>(be, rows);
+    positions_.upload(host);
+    zeros_ = DeviceArray<std::int32_t>(be, rows);  // zero-filled
     if (m.arch == "birdie") {
-        keep_forward_.assign(rows, 1);
-        keep_reverse_.assign(rows, 1);
-        keep_reverse_prefix_.assign(rows, 1);
+        for (auto* k : {&keep_forward_, &keep_reverse_, &keep_reverse_prefix_})
+            *k = DeviceArray<std::int32_t>(be, rows);
+        host_keep_forward_.assign(rows, 1);
+        host_keep_reverse_.assign(rows, 1);
+        host_keep_reverse_prefix_.assign(rows, 1);
     }
     // Planning passes (no compute): the bytes and tape records a training step asks for, for
-    // each head; the backend prepares its workspaces (FFT plans, scratch) on the way.
+    // each head; the backend prepares its workspaces (FFT plans, scratch) on the way. The batch
+    // pointers are the model's own buffers (never read while planning).
     std::size_t bytes = 0, records = 0;
-    std::vector<std::int32_t> dummy(static_cast<std::size_t>(B_) * L_, 1);
     for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
-        Graph plan(params_, *backend_, /*training=*/true);
+        Graph plan(params_, be, /*training=*/true);
         Batch b;
-        b.tokens = dummy.data();
-        b.lengths = dummy.data();
-        (head == 0 ? b.labels : b.class_labels) = dummy.data();
+        b.tokens = tokens_.data();
+        b.lengths = lengths_.data();
+        (head == 0 ? b.labels : b.class_labels) = head == 0 ? labels_.data() : class_labels_.data();
         run(plan, b, 0);
         bytes = std::max(bytes, plan.planned_bytes());
         records = std::max(records, plan.planned_ops());
     }
-    arena_ = std::make_unique<Arena>(bytes);
+    arena_ = std::make_unique<Arena>(bytes, be);
     tape_.reserve(records);
 }
 
-Model::~Model() {
-    if (backend_ && loss_weight_) backend_->release(loss_weight_);
-}
+Model::~Model() = default;
 
 std::vector<ParamEntry> Model::parameter_layout(const ModelConfig& m) {
     ParamStore store;
@@ -117,10 +128,12 @@ std::vector<ParamEntry> Model::parameter_layout(const ModelConfig& m) {
 
 void Model::init(std::uint64_t seed) {
     const auto& m = config_.model;
-    const auto& entries = params_.entries();
+    // Drawn on the host (Philox, the SSM init), then uploaded once.
+    ParamStore host = params_.host_copy(/*values=*/false);
+    const auto& entries = host.entries();
     for (std::size_t e = 0; e < entries.size(); ++e) {
         const ParamEntry& p = entries[e];
-        float* w = params_.data() + p.offset;
+        float* w = host.data() + p.offset;
         const auto stream = static_cast<std::uint32_t>(e);
         switch (p.init) {
             case ParamInit::normal:
@@ -153,9 +166,9 @@ void Model::init(std::uint64_t seed) {
                     return open_uniform(
                         philox_bits(seed, 0, kSsmStreamBase + stream + 1, n_uniform++));
                 };
-                ops::ssm_init(params_.param(module + ".A_re"), params_.param(module + ".A_im"),
-                              params_.param(module + ".C"), params_.param(module + ".D"),
-                              params_.param(module + ".log_step"), sc, sources);
+                ops::ssm_init(host.param(module + ".A_re"), host.param(module + ".A_im"),
+                              host.param(module + ".C"), host.param(module + ".D"),
+                              host.param(module + ".log_step"), sc, sources);
                 break;
             }
             case ParamInit::spatial_weight: {
@@ -181,6 +194,7 @@ void Model::init(std::uint64_t seed) {
             }
         }
     }
+    params_.upload(host.data());
 }
 
 double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
@@ -192,6 +206,9 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         in.keep_reverse = keep_reverse_.data();
         in.keep_reverse_prefix = keep_reverse_prefix_.data();
     }
+    const auto hd = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_) *
+                    static_cast<std::size_t>(m.d_model);
+    const auto bd = static_cast<std::size_t>(B_) * static_cast<std::size_t>(m.d_model);
     const auto p = static_cast<float>(m.dropout);
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
@@ -200,24 +217,25 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto d = static_cast<std::uint64_t>(m.d_model);
     Act h = embeddings_->forward(g, batch.tokens, batch.types, positions_.data(), zeros_.data(), B_,
                                  L_, {p, seed, step, 0, row0 * std::uint64_t(L_) * d});
+    // A probe gets host copies (to_host), never arena pointers.
     // The probe sees inference forwards only (never planning, never training).
     ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
-    if (probe) probe->hidden(0, h.v);
+    if (probe) probe->hidden(0, to_host(h.v, hd));
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
         h = blocks_[l]->forward(g, h, in);
-        if (probe) probe->hidden(static_cast<int>(l) + 1, h.v);
+        if (probe) probe->hidden(static_cast<int>(l) + 1, to_host(h.v, hd));
     }
     Act sentence;  // S-LSTM's sentence node g after the last step
     if (slstm_) {
         // Layer l of the dump numbering is recurrent step l (0 = the embeddings and g⁰).
         const Act Ux = slstm_->input_projection(g, h, in);
         SlstmState state = slstm_->start(g, h, in);
-        if (probe) probe->sentence(0, state.g.v);
+        if (probe) probe->sentence(0, to_host(state.g.v, bd));
         for (int l = 1; l <= m.n_layers; ++l) {
             state = slstm_->step(g, state, Ux, in, l);
             if (probe) {
-                probe->hidden(l, state.h.v);
-                probe->sentence(l, state.g.v);
+                probe->hidden(l, to_host(state.h.v, hd));
+                probe->sentence(l, to_host(state.g.v, bd));
             }
         }
         h = state.h;
@@ -231,6 +249,7 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         loss = g.cross_entropy(logits, batch.class_labels, B_, m.n_labels);
         logits_ = logits.v;
         logits_size_ = logits.n;
+        last_classification_ = true;
     } else {
         if (!mlm_)
             throw ConfigError(
@@ -240,41 +259,133 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         loss = g.cross_entropy(logits, batch.labels, std::int64_t(B_) * L_, m.vocab_size);
         logits_ = logits.v;
         logits_size_ = logits.n;
+        last_classification_ = false;
     }
+    readout_fresh_ = false;
     return loss;
 }
 
-double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
+Batch Model::upload(const Batch& batch) {
+    const auto& m = config_.model;
     if (!batch.tokens || !batch.lengths || (!batch.labels == !batch.class_labels))
         throw Error(
             "Model::forward: a batch needs tokens, lengths and exactly one of labels / "
             "class_labels");
+    // Every value an op would index with is checked here, on the host: a device kernel cannot
+    // report a bad id (engine/ops keep their own checks for direct callers).
+    const auto fail = [](const char* what, std::size_t i, std::int32_t v,
+                         const std::string& range) {
+        throw Error("Model::forward: " + std::string(what) + "[" + std::to_string(i) +
+                    "] = " + std::to_string(v) + " is outside " + range);
+    };
+    const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
     for (int b = 0; b < B_; ++b)
         if (batch.lengths[b] < 1 || batch.lengths[b] > L_)
-            throw Error("Model::forward: lengths[" + std::to_string(b) +
-                        "] = " + std::to_string(batch.lengths[b]) + " is outside [1, " +
-                        std::to_string(L_) + "]");
+            fail("lengths", std::size_t(b), batch.lengths[b], "[1, " + std::to_string(L_) + "]");
+    for (std::size_t i = 0; i < rows; ++i)
+        if (batch.tokens[i] < 0 || batch.tokens[i] >= m.vocab_size)
+            fail("tokens", i, batch.tokens[i], "[0, " + std::to_string(m.vocab_size) + ")");
+    if (batch.types)
+        for (std::size_t i = 0; i < rows; ++i)
+            if (batch.types[i] < 0 || batch.types[i] > 1)
+                fail("types", i, batch.types[i], "[0, 2)");
+    if (batch.labels)
+        for (std::size_t i = 0; i < rows; ++i)
+            if (batch.labels[i] != -100 && (batch.labels[i] < 0 || batch.labels[i] >= m.vocab_size))
+                fail("labels", i, batch.labels[i],
+                     "[0, " + std::to_string(m.vocab_size) + ") and is not −100");
     if (batch.class_labels)
         for (int b = 0; b < B_; ++b)
-            if (batch.class_labels[b] < 0 || batch.class_labels[b] >= config_.model.n_labels)
-                throw Error("Model::forward: class_labels[" + std::to_string(b) +
-                            "] = " + std::to_string(batch.class_labels[b]) + " is outside [0, " +
-                            std::to_string(config_.model.n_labels) + ")");
-    if (batch.reset_mask && !keep_forward_.empty())
-        birdie_carry_masks(batch.reset_mask, B_, L_, keep_forward_.data(), keep_reverse_.data(),
-                           keep_reverse_prefix_.data());
+            if (batch.class_labels[b] < 0 || batch.class_labels[b] >= m.n_labels)
+                fail("class_labels", std::size_t(b), batch.class_labels[b],
+                     "[0, " + std::to_string(m.n_labels) + ")");
+    Batch d;
+    d.first_row = batch.first_row;
+    tokens_.upload(batch.tokens, rows);
+    d.tokens = tokens_.data();
+    lengths_.upload(batch.lengths, static_cast<std::size_t>(B_));
+    d.lengths = lengths_.data();
+    if (batch.types) {
+        types_.upload(batch.types, rows);
+        d.types = types_.data();
+    }
+    if (batch.labels) {
+        labels_.upload(batch.labels, rows);
+        d.labels = labels_.data();
+    } else {
+        class_labels_.upload(batch.class_labels, static_cast<std::size_t>(B_));
+        d.class_labels = class_labels_.data();
+    }
+    if (batch.reset_mask && !keep_forward_.empty()) {
+        birdie_carry_masks(batch.reset_mask, B_, L_, host_keep_forward_.data(),
+                           host_keep_reverse_.data(), host_keep_reverse_prefix_.data());
+        keep_forward_.upload(host_keep_forward_);
+        keep_reverse_.upload(host_keep_reverse_);
+        keep_reverse_prefix_.upload(host_keep_reverse_prefix_);
+    }
+    // The blocks test the reset mask for null only (the carry masks are the data); the host
+    // pointer is never handed to an op.
+    d.reset_mask = batch.reset_mask;
+    return d;
+}
+
+double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
+    const Batch device_batch = upload(batch);
     arena_->reset();
     tape_.clear();
     Graph g(params_, *arena_, tape_, *backend_, training);
     if (training) g.set_profile(profile_);
-    return run(g, batch, step);
+    return run(g, device_batch, step);
+}
+
+const float* Model::to_host(const float* device, std::size_t n, int slot) {
+    auto& buf = staging_[slot];
+    if (buf.size() < n) buf.resize(n);
+    backend_->copy(buf.data(), device, n * sizeof(float), Backend::CopyKind::device_to_host);
+    return buf.data();
+}
+
+const Model::RowReadout& Model::readout() {
+    if (!logits_) throw Error("Model::readout: no forward has run");
+    if (readout_fresh_) return readout_;
+    const std::int64_t rows = last_classification_ ? B_ : std::int64_t(B_) * L_;
+    const std::int64_t width = logits_size_ / rows;
+    const std::int32_t* targets = last_classification_ ? class_labels_.data() : labels_.data();
+    backend_->row_readout(logits_, targets, rows, width, readout_argmax_.data(),
+                          readout_nll_.data());
+    readout_.argmax.resize(static_cast<std::size_t>(rows));
+    readout_.nll.resize(static_cast<std::size_t>(rows));
+    readout_.width = width;
+    readout_argmax_.download(readout_.argmax.data(), static_cast<std::size_t>(rows));
+    readout_nll_.download(readout_.nll.data(), static_cast<std::size_t>(rows));
+    readout_fresh_ = true;
+    return readout_;
+}
+
+std::vector<float> Model::ssm_kernel(std::string_view module, int L) {
+    Graph plan(params_, *backend_, /*training=*/false);
+    (void)plan.s4d_kernel(module, L);
+    Arena arena(plan.planned_bytes(), *backend_);
+    Tape tape;
+    Graph g(params_, arena, tape, *backend_, /*training=*/false);
+    const Act K = g.s4d_kernel(module, L);
+    std::vector<float> out(static_cast<std::size_t>(K.n));
+    backend_->copy(out.data(), K.v, out.size() * sizeof(float), Backend::CopyKind::device_to_host);
+    return out;
+}
+
+std::vector<float> Model::download_logits() const {
+    std::vector<float> out(static_cast<std::size_t>(logits_size_));
+    if (!out.empty())
+        backend_->copy(out.data(), logits_, out.size() * sizeof(float),
+                       Backend::CopyKind::device_to_host);
+    return out;
 }
 
 void Model::backward(double loss_weight) {
     if (loss_weight != 1.0) {
-        backend_->copy(loss_weight_, &loss_weight, sizeof loss_weight,
-                       Backend::CopyKind::host_to_device);
-        tape_.set_loss_seed(loss_weight_);
+        loss_weight_.upload(&loss_weight, 1);
+        tape_.set_loss_seed(loss_weight_.data());
     } else {
         tape_.set_loss_seed(nullptr);
     }
@@ -288,47 +399,71 @@ void Model::set_profile(ops::OpProfile* profile) {
 void Model::set_capture(ActivationProbe* probe) {
     capture_ = probe;
     const bool gates = probe && probe->wants_gates();
+    const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
+    // The blocks hand over backend memory; the probe gets host copies (to_host).
+    const auto plain = [this, probe, rows](int layer) {
+        return [this, probe, rows, layer](const char* name, const float* v, int k) {
+            probe->gate(layer, name, to_host(v, rows * static_cast<std::size_t>(k)), k);
+        };
+    };
     if (slstm_) {
+        const int d = config_.model.d_model;
         slstm_->set_gate_capture(
-            gates ? SlstmRecurrence::GateCapture(
-                        [probe](int step, const char* name, const float* v, int k) {
-                            if (std::string(name) == "sentence_weight")
-                                probe->sentence_weight(step, v, k);
-                            else
-                                probe->gate(step, name, v, k);
-                        })
+            gates ? SlstmRecurrence::GateCapture([this, probe, rows, d](int step, const char* name,
+                                                                        const float* v, int k,
+                                                                        const float* own) {
+                if (!own) {
+                    probe->gate(step, name, to_host(v, rows * static_cast<std::size_t>(k)), k);
+                    return;
+                }
+                // [B, L + 1, k]: each sequence's token weights, then the node's own weight.
+                const float* tok = to_host(v, rows * static_cast<std::size_t>(k), 0);
+                const float* node = to_host(own, static_cast<std::size_t>(B_) * k, 1);
+                const auto Lk = static_cast<std::size_t>(L_) * static_cast<std::size_t>(k);
+                std::vector<float>& out = weights_;
+                out.resize(static_cast<std::size_t>(B_) * (Lk + static_cast<std::size_t>(k)));
+                for (int b = 0; b < B_; ++b) {
+                    float* o = out.data() + static_cast<std::size_t>(b) * (Lk + k);
+                    std::copy_n(tok + static_cast<std::size_t>(b) * Lk, Lk, o);
+                    std::copy_n(node + static_cast<std::size_t>(b) * k, k, o + Lk);
+                }
+                probe->sentence_weight(step, out.data(), k);
+                (void)d;
+            })
                   : SlstmRecurrence::GateCapture());
     }
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        const int layer = static_cast<int>(l) + 1;
         if (auto* birdie = dynamic_cast<BirdieBlock*>(blocks_[l].get())) {
-            const int layer = static_cast<int>(l) + 1;
-            birdie->set_gate_capture(
-                gates ? BirdieBlock::GateCapture(
-                            [probe, layer](const char* name, const float* v, int k) {
-                                probe->gate(layer, name, v, k);
-                            })
-                      : BirdieBlock::GateCapture());
+            birdie->set_gate_capture(gates ? BirdieBlock::GateCapture(plain(layer))
+                                           : BirdieBlock::GateCapture());
             continue;
         }
         if (auto* gmlp = dynamic_cast<GmlpBlock*>(blocks_[l].get())) {
-            const int layer = static_cast<int>(l) + 1;
-            gmlp->set_gate_capture(
-                gates ? GmlpBlock::GateCapture(
-                            [probe, layer](const char* name, const float* v, int k) {
-                                probe->gate(layer, name, v, k);
-                            })
-                      : GmlpBlock::GateCapture());
+            gmlp->set_gate_capture(gates ? GmlpBlock::GateCapture(plain(layer))
+                                         : GmlpBlock::GateCapture());
             continue;
         }
         auto* gated = dynamic_cast<GatedSsmBlock*>(blocks_[l].get());
         if (!gated) continue;
-        const int layer = static_cast<int>(l) + 1;
-        gated->set_gate_capture(gates
-                                    ? GatedSsmBlock::GateCapture(
-                                          [probe, layer](const char* name, const float* v, int k) {
-                                              probe->gate(layer, name, v, k);
-                                          })
-                                    : GatedSsmBlock::GateCapture());
+        gated->set_gate_capture(gates ? GatedSsmBlock::GateCapture([this, probe, rows, layer](
+                                                                       const char* name,
+                                                                       const float* v, int k,
+                                                                       bool reversed) {
+            const float* host = to_host(v, rows * static_cast<std::size_t>(k), 0);
+            if (reversed) {  // back to token order, sequence by sequence
+                const auto kk = static_cast<std::size_t>(k);
+                const auto row = static_cast<std::size_t>(L_) * kk;
+                weights_.resize(rows * kk);
+                for (int b = 0; b < B_; ++b)
+                    for (int t = 0; t < L_; ++t)
+                        std::copy_n(host + b * row + static_cast<std::size_t>(L_ - 1 - t) * kk, kk,
+                                    weights_.data() + b * row + static_cast<std::size_t>(t) * kk);
+                host = weights_.data();
+            }
+            probe->gate(layer, name, host, k);
+        })
+                                      : GatedSsmBlock::GateCapture());
     }
 }
 

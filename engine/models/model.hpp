@@ -12,11 +12,19 @@
 // (B, L, config) by a planning pass of the same forward code, a tape that replays the ops'
 // backwards. Which head produces the logits is decided by the batch: `labels` → MLM loss (one mean
 // over every target token, −100 ignored), `class_labels` → classification loss (mean over B).
+//
+// Device-resident: a model is built for a device (Device::cpu, cuda, or the diagnostic guard), and
+// everything a step touches (parameters, gradients, the arena, the batch) is that backend's memory
+// (Backend::allocate). The host hands the model a host Batch, which forward() validates and
+// uploads once; the host reads back only what it asks for: the loss, per-row read-outs
+// (readout()), and host copies of activations for an ActivationProbe, all through Backend::copy.
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/device_array.hpp"
 #include "engine/backend/tape.hpp"
 #include "engine/core/arena.hpp"
 #include "engine/core/config.hpp"
@@ -50,8 +58,9 @@ struct Batch {
 };
 
 /// Receives the activations of a non-training forward (Model::set_capture), e.g. to write an
-/// activation dump (DUMP_FORMAT.md). Called during forward(); the pointers are valid only for the
-/// duration of the call (they point into the model's arena), so a probe copies what it keeps.
+/// activation dump (DUMP_FORMAT.md). Called during forward() with HOST copies the model downloads
+/// from the backend; the pointers are valid only for the duration of the call (a staging buffer
+/// reused by the next call), so a probe copies what it keeps.
 class ActivationProbe {
 public:
     virtual ~ActivationProbe() = default;
@@ -79,7 +88,9 @@ class Model {
 public:
     /// Declares and allocates the parameters (zero until init() or a checkpoint load) and sizes
     /// the activation arena for batches of `batch` rows of `length` tokens. threads ≤ 0: all cores.
-    Model(const RunConfig& config, int batch, int length, int threads = 1);
+    /// `device` chooses the backend (make_backend) whose memory holds everything a step touches.
+    Model(const RunConfig& config, int batch, int length, int threads = 1,
+          Device device = Device::cpu);
     ~Model();
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
@@ -93,11 +104,12 @@ public:
     void init(std::uint64_t seed);
 
     /// Runs the forward pass, returns the loss. training = true records the tape (backward() may
-    /// follow) and applies dropout (model.dropout; masks from (train.seed, step)).
+    /// follow) and applies dropout (model.dropout; masks from (train.seed, step)). `batch` is host
+    /// memory: it is validated (ids, types, labels, lengths in range; a bad one is an Error naming
+    /// it) and uploaded into the model's batch buffers, so it may be reused once forward returns.
     double forward(const Batch& batch, bool training, std::uint32_t step = 0);
     /// ACCUMULATES ∂loss/∂θ of the last training forward into the gradient buffer (call
-    /// params().zero_grad() first, once per optimizer step). The batch given to forward() must
-    /// still be alive: the recorded backwards read its ids, lengths and targets. `loss_weight`
+    /// params().zero_grad() first, once per optimizer step). `loss_weight`
     /// multiplies the gradient (∂(w·loss)/∂θ, in the loss's backward: the data-parallel step's
     /// share of a rank, engine/train/training_loop.hpp); 1 is the plain gradient, bit for bit.
     void backward(double loss_weight = 1.0);
@@ -110,16 +122,33 @@ public:
     /// Whether blocks of this model's architecture report gates to an ActivationProbe.
     static bool has_gates(const ModelConfig& m);
 
-    /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels]; valid until the next one.
+    /// Logits of the last forward: [B, L, V] (MLM) or [B, n_labels], in the BACKEND's memory
+    /// (for its ops; host code reads them through readout() or download_logits()); valid until
+    /// the next forward.
     const float* logits() const { return logits_; }
     std::int64_t logits_size() const { return logits_size_; }
+    /// Per row of the last forward's logits ([B·L] rows for MLM, [B] for classification): the
+    /// argmax and the NLL at the batch's target (labels / class_labels; NaN where ignored),
+    /// computed by the backend (Backend::row_readout), 12 bytes a row to the host.
+    struct RowReadout {
+        std::vector<std::int32_t> argmax;
+        std::vector<double> nll;
+        std::int64_t width = 0;  ///< logits per row (V or n_labels)
+    };
+    const RowReadout& readout();
+    /// The S4D kernel K [H, L] of the SSM module `module` (`layers.<i>.ssm_forward`), computed by
+    /// the backend's s4d_kernel op and downloaded (the dump's /kernels).
+    std::vector<float> ssm_kernel(std::string_view module, int L);
+    /// A host copy of the last logits (tests, tools; 4·B·L·V bytes down: evaluation uses readout).
+    std::vector<float> download_logits() const;
 
     const RunConfig& config() const { return config_; }
     ParamStore& params() { return params_; }
     const ParamStore& params() const { return params_; }
     ThreadPool& pool() { return *pool_; }
-    /// The backend the model's ops run on (the CPU backend over pool()).
+    /// The backend the model's ops run on and whose memory holds its tensors.
     Backend& backend() { return *backend_; }
+    Device device() const { return backend_->device(); }
     /// Records the last training forward appended (the tape is data: engine/backend/tape.hpp).
     const Tape& tape() const { return tape_; }
     int batch_size() const { return B_; }
@@ -128,27 +157,40 @@ public:
 
 private:
     double run(Graph& g, const Batch& batch, std::uint32_t step);
+    /// Checks a host batch (ids, types, labels, lengths in range) and uploads it: the device batch.
+    Batch upload(const Batch& batch);
+    /// Host copy of n floats of backend memory into staging slot `slot` (0 or 1).
+    const float* to_host(const float* device, std::size_t n, int slot = 0);
 
     RunConfig config_;
     int B_, L_;
-    ParamStore params_;
+    // Declared first so they are destroyed last: every buffer below is this backend's memory.
     std::unique_ptr<ThreadPool> pool_;
+    std::unique_ptr<Backend> backend_;
+    ParamStore params_;
     std::unique_ptr<Embeddings> embeddings_;
     std::vector<std::unique_ptr<Block>> blocks_;
     std::unique_ptr<SlstmRecurrence> slstm_;  ///< model.arch = slstm (then blocks_ is empty)
     std::unique_ptr<MlmHead> mlm_;
     std::unique_ptr<ClassifierHead> classifier_;
-    std::unique_ptr<Backend> backend_;
-    /// Batch-side data the step reads, made at the model boundary and never inside the ops:
-    /// position ids 0..L−1 and zero type ids (once), Birdie's carry masks (per batch with a reset
-    /// mask). [B, L] each.
-    double* loss_weight_ = nullptr;  ///< one double of backend memory (Tape::set_loss_seed)
-    std::vector<std::int32_t> positions_, zeros_, keep_forward_, keep_reverse_,
-        keep_reverse_prefix_;
+    DeviceArray<double> loss_weight_;  ///< Tape::set_loss_seed
+    /// The batch on the device (upload): ids, lengths, types, MLM labels, class labels; position
+    /// ids 0..L−1 and zero type ids (uploaded once); Birdie's carry masks (made on the host per
+    /// batch with a reset mask, then uploaded). [B, L] each, lengths and class labels [B].
+    DeviceArray<std::int32_t> tokens_, lengths_, types_, labels_, class_labels_, positions_, zeros_,
+        keep_forward_, keep_reverse_, keep_reverse_prefix_;
+    std::vector<std::int32_t> host_keep_forward_, host_keep_reverse_, host_keep_reverse_prefix_;
+    DeviceArray<std::int32_t> readout_argmax_;
+    DeviceArray<double> readout_nll_;
+    RowReadout readout_;
+    bool readout_fresh_ = false;
+    bool last_classification_ = false;
     std::unique_ptr<Arena> arena_;
     Tape tape_;
     ops::OpProfile* profile_ = nullptr;
     ActivationProbe* capture_ = nullptr;
+    std::vector<float> staging_[2];  ///< host copies for the probe (to_host)
+    std::vector<float> weights_;     ///< a gate re-ordered on the host for the probe
     const float* logits_ = nullptr;
     std::int64_t logits_size_ = 0;
 };

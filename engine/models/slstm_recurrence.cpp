@@ -85,16 +85,9 @@ SlstmState SlstmRecurrence::step(Graph& g, const SlstmState& s, const Act& Ux, c
 
     if (capture_ && !g.planning() && !g.training()) {
         for (int k = 0; k < kSoftmaxed; ++k)
-            capture_(index, kGates[k], gate[k].v, d);
-        capture_(index, "o", o.v, d);
-        // [B, L + 1, d]: each sequence's token weights, then the node's own weight.
-        std::vector<float> weights(std::size_t(B) * (L + 1) * d);
-        for (int b = 0; b < B; ++b) {
-            float* out = weights.data() + std::size_t(b) * (L + 1) * d;
-            std::copy_n(w_tok.v + std::int64_t(b) * L * d, std::int64_t(L) * d, out);
-            std::copy_n(w_own.v + std::int64_t(b) * d, d, out + std::int64_t(L) * d);
-        }
-        capture_(index, "sentence_weight", weights.data(), d);
+            capture_(index, kGates[k], gate[k].v, d, nullptr);
+        capture_(index, "o", o.v, d, nullptr);
+        capture_(index, "sentence_weight", w_tok.v, d, w_own.v);
     }
     return {h, c, g_new, c_g};
 }

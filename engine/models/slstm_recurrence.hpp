@@ -53,9 +53,12 @@ public:
 
     /// Receives the probes of non-training forwards with the step index (DUMP_FORMAT.md, slstm):
     /// "i", "l", "r", "f", "s" (the softmaxed token gates) and "o", each [B, L, d];
-    /// "sentence_weight" [B, L + 1, d] (the token weights f̂_i, 0 at pads, then the node's f̂_g).
-    using GateCapture =
-        std::function<void(int step, const char* name, const float* values, int channels)>;
+    /// "sentence_weight" [B, L + 1, d] (the token weights f̂_i, 0 at pads, then the node's f̂_g),
+    /// which comes as the token weights [B, L, d] in `values` and the node's [B, d] in `own`.
+    /// All are backend memory (the receiver, Model::set_capture, downloads them); own is null for
+    /// every other name.
+    using GateCapture = std::function<void(int step, const char* name, const float* values,
+                                           int channels, const float* own)>;
     void set_gate_capture(GateCapture capture) { capture_ = std::move(capture); }
 
 private:

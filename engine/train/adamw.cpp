@@ -2,48 +2,52 @@
 
 #include <cmath>
 
-#include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/lr_schedule.hpp"
 
 namespace routescope::train {
 
+namespace {
+Backend& backend_of(const ParamStore& store) {
+    if (!store.backend())
+        throw Error(
+            "AdamW: the parameter store is not on a backend (ParamStore::allocate(Backend&))");
+    return *store.backend();
+}
+}  // namespace
+
 AdamW::AdamW(const TrainConfig& config, const ParamStore& store)
-    : config_(config), m_(store.size(), 0.0f), v_(store.size(), 0.0f) {
+    : config_(config), m_(backend_of(store), store.size()), v_(backend_of(store), store.size()) {
     for (const auto& e : store.entries())
         spans_.push_back({e.offset, e.size, e.group});  // declared with the parameter
 }
 
-double AdamW::grad_norm(const ParamStore& store) {
-    CpuBackend cpu(ThreadPool::serial());
-    return grad_norm(store, cpu);
+void AdamW::set_moments(const std::vector<float>& m, const std::vector<float>& v) {
+    if (m.size() != m_.size() || v.size() != v_.size())
+        throw Error("AdamW::set_moments: " + std::to_string(m.size()) + " and " +
+                    std::to_string(v.size()) + " moments for " + std::to_string(m_.size()) +
+                    " parameters");
+    m_.upload(m);
+    v_.upload(v);
 }
 
-double AdamW::grad_norm(const ParamStore& store, Backend& backend) {
-    return std::sqrt(backend.sum_squares(store.grad_data(), store.size()));
+double AdamW::grad_norm(const ParamStore& store) {
+    return std::sqrt(backend_of(store).sum_squares(store.grad_data(), store.size()));
 }
 
 double AdamW::clip(ParamStore& store) const {
-    CpuBackend cpu(ThreadPool::serial());
-    return clip(store, cpu);
-}
-
-double AdamW::clip(ParamStore& store, Backend& backend) const {
-    const double total = grad_norm(store, backend);
+    const double total = grad_norm(store);
     const double max_norm = config_.clip_grad_norm;
     if (max_norm > 0) {
         const double coef = max_norm / (total + 1e-6);  // torch.nn.utils.clip_grad_norm_
-        if (coef < 1.0) backend.scale(store.grad_data(), static_cast<float>(coef), store.size());
+        if (coef < 1.0)
+            backend_of(store).scale(store.grad_data(), static_cast<float>(coef), store.size());
     }
     return total;
 }
 
-double AdamW::update(ParamStore& store, ThreadPool& pool) {
-    CpuBackend cpu(pool);
-    return update(store, cpu);
-}
-
-double AdamW::update(ParamStore& store, Backend& backend) {
+double AdamW::update(ParamStore& store) {
+    Backend& backend = backend_of(store);
     if (store.size() != m_.size())
         throw Error("AdamW::update: the store has " + std::to_string(store.size()) +
                     " parameters, the optimizer state " + std::to_string(m_.size()));

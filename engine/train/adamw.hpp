@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "engine/backend/backend.hpp"
+#include "engine/backend/device_array.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/param_store.hpp"
-#include "engine/core/thread_pool.hpp"
 
 namespace routescope::train {
 
@@ -29,28 +29,27 @@ using routescope::ParamGroup;
 
 class AdamW {
 public:
-    /// Moments start at zero, update count at 0. The store must be allocated.
+    /// Moments start at zero (in the memory of the store's backend, beside the gradients), update
+    /// count at 0. The store must be allocated on a backend (ParamStore::allocate(Backend&)).
     AdamW(const TrainConfig& config, const ParamStore& store);
 
-    /// ‖g‖₂ over the whole gradient buffer, summed in double (in a fixed order), on `backend`
-    /// (the flat-buffer operations of engine/backend/backend.hpp); without one, on the CPU.
-    static double grad_norm(const ParamStore& store, Backend& backend);
+    /// ‖g‖₂ over the whole gradient buffer, summed in double (in a fixed order), by the store's
+    /// backend (the flat-buffer operations of engine/backend/backend.hpp).
     static double grad_norm(const ParamStore& store);
     /// Scales the gradients when clip_grad_norm > 0 and ‖g‖ exceeds it; returns ‖g‖ before.
-    double clip(ParamStore& store, Backend& backend) const;
     double clip(ParamStore& store) const;
     /// One update with the rate of update `step()` (lr_schedule), then step() += 1: one
     /// Backend::adamw per parameter span. Returns the base rate used (train.lr × factor).
-    double update(ParamStore& store, Backend& backend);
-    double update(ParamStore& store, ThreadPool& pool = ThreadPool::serial());
+    double update(ParamStore& store);
 
     std::int64_t step() const { return step_; }
     void set_step(std::int64_t step) { step_ = step; }
-    /// Moments in the store's flat layout (torch's exp_avg, exp_avg_sq), for checkpoints.
-    std::vector<float>& m() { return m_; }
-    std::vector<float>& v() { return v_; }
-    const std::vector<float>& m() const { return m_; }
-    const std::vector<float>& v() const { return v_; }
+    /// Host copies of the moments in the store's flat layout (torch's exp_avg, exp_avg_sq), for
+    /// checkpoints: each a download from the backend.
+    std::vector<float> m() const { return m_.download(); }
+    std::vector<float> v() const { return v_.download(); }
+    /// Uploads moments read from a checkpoint (sizes checked by the caller).
+    void set_moments(const std::vector<float>& m, const std::vector<float>& v);
 
 private:
     struct Span {
@@ -59,7 +58,7 @@ private:
     };
     TrainConfig config_;
     std::vector<Span> spans_;
-    std::vector<float> m_, v_;
+    DeviceArray<float> m_, v_;
     std::int64_t step_ = 0;
 };
 

@@ -99,18 +99,18 @@ std::vector<ExamplePrediction> predict_answers(models::Model& model, const Label
         batch.labels = labels.data();
         batch.reset_mask = reset.data();
         model.forward(batch, /*training=*/false);
-        const float* logits = model.logits();
-        const std::int64_t V = model.logits_size() / (static_cast<std::int64_t>(B) * L);
+        const models::Model::RowReadout& readout = model.readout();  // O(rows) bytes down
         for (int b = 0; b < B && start + b < n; ++b) {
             auto& p = out[static_cast<std::size_t>(start + b)];
             if (first_of[b] < 1) continue;
             double loss = 0;
             for (std::int32_t t = answer_at[b]; t <= answer_at[b] + last_of[b] - first_of[b]; ++t) {
                 const std::int32_t gold = labels[static_cast<std::size_t>(b) * L + t];
-                const float* r = logits + (static_cast<std::int64_t>(b) * L + t) * V;
-                p.predicted.push_back(argmax(r, V));
+                const auto at = static_cast<std::size_t>(b) * static_cast<std::size_t>(L) +
+                                static_cast<std::size_t>(t);
+                p.predicted.push_back(readout.argmax[at]);
                 p.expected.push_back(gold);
-                loss += nll_at(r, V, gold);
+                loss += readout.nll[at];
             }
             p.scored = true;
             p.correct = p.predicted == p.expected;

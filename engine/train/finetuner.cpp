@@ -253,8 +253,8 @@ void Finetuner::build_model(bool pretrained) {
     steps_per_epoch_ =
         (static_cast<std::int64_t>(train_.examples.size()) + rows_per_step - 1) / rows_per_step;
     if (config_.train.epochs > 0) config_.train.steps = config_.train.epochs * steps_per_epoch_;
-    model_ =
-        std::make_unique<models::Model>(config_, B, config_.data.seq_len, config_.train.threads);
+    model_ = std::make_unique<models::Model>(config_, B, config_.data.seq_len,
+                                             config_.train.threads, options_.device);
     model_->init(static_cast<std::uint64_t>(config_.train.seed));
     ParamStore& store = model_->params();
     if (ck) {
@@ -274,7 +274,7 @@ void Finetuner::build_model(bool pretrained) {
                 throw ConfigError("train.init_from: " + *config_.train.init_from + ": /params/" +
                                   e.name + " has another shape than this model's");
             }
-            std::copy_n(ck->params.data() + it->offset, e.size, store.data() + e.offset);
+            store.upload_entry(e.name, ck->params.data() + it->offset);
         }
     }
     const auto n = static_cast<std::size_t>(B) * config_.data.seq_len;

@@ -46,13 +46,7 @@ namespace routescope::train {
 
 inline constexpr const char* kBestCheckpointName = "best.ckpt.h5";
 
-struct FinetuneOptions {
-    std::string out_dir;
-    int threads = 0;  ///< > 0 overrides train.threads
-    std::function<void(const nlohmann::ordered_json&)> on_record;
-    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
-    std::int64_t until = 0;
-};
+using FinetuneOptions = RunOptions;
 
 struct FinetuneResult {
     std::int64_t step = 0;

@@ -67,7 +67,8 @@ void MlmTally::merge(dist::Communicator& comm) {
     }
 }
 
-void MlmTally::add_batch(models::Model& model, const models::Batch& batch, int rows) {
+void MlmTally::add_batch(models::Model& model, const models::Batch& batch, int rows,
+                         bool loss_only) {
     const auto positions =
         static_cast<std::size_t>(model.batch_size()) * static_cast<std::size_t>(model.length());
     std::int64_t targets = 0;
@@ -75,12 +76,13 @@ void MlmTally::add_batch(models::Model& model, const models::Batch& batch, int r
         targets += batch.labels[p] != data::kIgnoreLabel;
     if (targets == 0) return;
     loss_sum_ += model.forward(batch, /*training=*/false) * static_cast<double>(targets);
-    const int V = model.config().model.vocab_size;
-    const float* logits = model.logits();
-    for (std::size_t p = 0; p < positions; ++p) {
-        if (batch.labels[p] == data::kIgnoreLabel) continue;
-        const float* row = logits + p * static_cast<std::size_t>(V);
-        correct_ += std::max_element(row, row + V) - row == batch.labels[p];
+    if (!loss_only) {
+        // The argmax of every row, computed where the logits live (Model::readout).
+        const std::vector<std::int32_t>& predicted = model.readout().argmax;
+        for (std::size_t p = 0; p < positions; ++p) {
+            if (batch.labels[p] == data::kIgnoreLabel) continue;
+            correct_ += predicted[p] == batch.labels[p];
+        }
     }
     targets_ += targets;
     sequences_ += rows;

@@ -30,7 +30,10 @@ public:
     /// One non-training forward of `batch` (labels kIgnoreLabel where a position is not scored);
     /// adds its loss, targets and argmax hits, and `rows` sequences. A batch without targets is
     /// skipped (no forward).
-    void add_batch(models::Model& model, const models::Batch& batch, int rows);
+    /// loss_only: the loss alone (no argmax read-out; accuracy then counts no hit), what Birdie's
+    /// mixture update needs: one scalar down per batch.
+    void add_batch(models::Model& model, const models::Batch& batch, int rows,
+                   bool loss_only = false);
     MlmScore score() const;
     /// Every rank's tally added in rank order (a collective), so each rank scores them all.
     void merge(dist::Communicator& comm);

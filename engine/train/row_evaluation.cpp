@@ -8,7 +8,7 @@
 namespace routescope::train {
 
 MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& build,
-                       std::int64_t max_batches, dist::Communicator* comm) {
+                       std::int64_t max_batches, dist::Communicator* comm, bool loss_only) {
     const int B = model.batch_size(), L = model.length();
     const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
     const std::int64_t G = static_cast<std::int64_t>(B) * ranks;
@@ -38,7 +38,7 @@ MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& b
         batch.lengths = lengths.data();
         batch.labels = labels.data();
         batch.reset_mask = reset.data();
-        tally.add_batch(model, batch, rows);
+        tally.add_batch(model, batch, rows, loss_only);
     }
     if (ranks > 1) tally.merge(*comm);
     return tally.score();

@@ -19,7 +19,9 @@ using RowBuilder = std::function<std::int32_t(std::int64_t index, RowView row)>;
 /// Evaluates sequences [0, n) (the first max_batches batches of the model's batch size; 0 = all);
 /// a last partial batch is filled with unscored rows. With a communicator of N ranks a batch is
 /// N · B rows, shared out and merged as in evaluate_mlm.
+/// loss_only: no argmax read-out (the score's accuracy is then 0): Birdie's mixture update.
 MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& build,
-                       std::int64_t max_batches = 0, dist::Communicator* comm = nullptr);
+                       std::int64_t max_batches = 0, dist::Communicator* comm = nullptr,
+                       bool loss_only = false);
 
 }  // namespace routescope::train

@@ -8,18 +8,6 @@
 
 namespace routescope::train {
 
-double nll_at(const float* row, std::int64_t n, std::int32_t k) {
-    const float mx = *std::max_element(row, row + n);
-    double sum = 0;
-    for (std::int64_t i = 0; i < n; ++i)
-        sum += std::exp(static_cast<double>(row[i]) - mx);
-    return std::log(sum) + mx - row[k];
-}
-
-std::int32_t argmax(const float* row, std::int64_t n) {
-    return static_cast<std::int32_t>(std::max_element(row, row + n) - row);
-}
-
 std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledSet& set) {
     const int B = model.batch_size(), L = model.length();
     const bool types = model.config().model.type_embeddings;
@@ -55,28 +43,27 @@ std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledS
         else
             batch.class_labels = classes.data();
         model.forward(batch, /*training=*/false);
-        const float* logits = model.logits();
-        const std::int64_t width = model.logits_size() / (set.targets ? std::int64_t{B} * L : B);
+        // Per row, the argmax and the NLL at the batch's target (the example's label or
+        // targets), computed where the logits live (Model::readout): O(rows) bytes down.
+        const models::Model::RowReadout& r = model.readout();
         for (int b = 0; b < B && first + b < n; ++b) {
             const auto& e = set.examples[static_cast<std::size_t>(first + b)];
             auto& p = out[static_cast<std::size_t>(first + b)];
             if (!set.targets) {
-                const float* row = logits + static_cast<std::int64_t>(b) * width;
-                p.prediction = argmax(row, width);
+                const auto row = static_cast<std::size_t>(b);
+                p.prediction = r.argmax[row];
                 p.scored = e.label >= 0;
                 p.correct = p.scored && p.prediction == e.label;
-                if (p.scored) p.loss = nll_at(row, width, e.label);
+                if (p.scored) p.loss = r.nll[row];
                 continue;
             }
             double loss = 0;
             for (std::size_t t = 0; t < e.targets.size(); ++t) {
                 if (e.targets[t] == data::kIgnoreLabel) continue;
-                const float* row =
-                    logits +
-                    (static_cast<std::int64_t>(b) * L + static_cast<std::int64_t>(t)) * width;
-                p.predicted.push_back(argmax(row, width));
+                const auto row = static_cast<std::size_t>(b) * static_cast<std::size_t>(L) + t;
+                p.predicted.push_back(r.argmax[row]);
                 p.expected.push_back(e.targets[t]);
-                loss += nll_at(row, width, e.targets[t]);
+                loss += r.nll[row];
             }
             p.scored = !p.expected.empty();
             p.correct = p.scored && p.predicted == p.expected;

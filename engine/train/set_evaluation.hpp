@@ -45,10 +45,7 @@ struct SetScore {
 /// otherwise). Dropout off, nothing recorded for backward.
 std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledSet& set);
 
-/// −log softmax(row)[k] over a logits row of n, in double (shared by the task scorers).
-double nll_at(const float* row, std::int64_t n, std::int32_t k);
-/// Index of the largest logit (the first on ties).
-std::int32_t argmax(const float* row, std::int64_t n);
+// The per-row argmax and NLL at the target come from Model::readout (engine/ops/row_readout.hpp).
 
 SetScore score_set(const LabelledSet& set, const std::vector<ExamplePrediction>& predictions);
 

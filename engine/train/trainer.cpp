@@ -231,7 +231,7 @@ void Trainer::prepare_data() {
 
 void Trainer::build_model() {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
-    model_ = std::make_unique<models::Model>(config_, B, L, config_.train.threads);
+    model_ = std::make_unique<models::Model>(config_, B, L, config_.train.threads, options_.device);
     const auto n = static_cast<std::size_t>(B) * L;
     ids_.resize(n);
     inputs_.resize(n);
@@ -327,7 +327,7 @@ void Trainer::update_mixture() {
             evaluate_rows(
                 *model_, corpus_.valid.size(),
                 [&](std::int64_t i, RowView row) { return eval_row(i, row, static_cast<int>(a)); },
-                1, &loop_->comm())
+                1, &loop_->comm(), /*loss_only=*/true)
                 .loss;
     const bool first = !controller_started_;
     if (first) {

@@ -52,15 +52,7 @@
 
 namespace routescope::train {
 
-struct TrainerOptions {
-    std::string out_dir;
-    /// > 0: overrides train.threads (and is recorded in the checkpoint's config).
-    int threads = 0;
-    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
-    std::int64_t until = 0;
-    /// Called with every record written to log.jsonl (progress display).
-    std::function<void(const nlohmann::ordered_json&)> on_record;
-};
+using TrainerOptions = RunOptions;
 
 /// Pretraining: the data, the model and the pretraining objective (masks or causal rows,
 /// evaluation, Birdie's mixture) of one run, trained by the shared TrainingLoop

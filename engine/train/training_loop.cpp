@@ -37,8 +37,6 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
       comm_(options_.comm ? options_.comm : &dist::world()),
       order_(training_examples, static_cast<std::uint64_t>(config.train.seed)) {
     if (training_examples < 1) throw ConfigError("data.train: no training example");
-    if (comm_->size() > 1 && model_.backend().device() != Device::cpu && !dist::nccl_available())
-        (void)dist::make_nccl_communicator();  // throws: a device backend's buffers need NCCL
     ParamStore& params = model_.params();
     optimizer_ = std::make_unique<AdamW>(config_.train, params);
     if (resume) {
@@ -46,8 +44,7 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
             throw FormatError(resume_path +
                               ": /train/adam_m, /train/adam_v: missing or not the "
                               "size of the parameters");
-        optimizer_->m() = resume->adam_m;
-        optimizer_->v() = resume->adam_v;
+        optimizer_->set_moments(resume->adam_m, resume->adam_v);  // uploaded once
         optimizer_->set_step(resume->step);
         step_ = resume->step;
         tokens_seen_ = resume->tokens_seen;
@@ -128,19 +125,33 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
         loss += l / accum;
     }
     // One sum of the flat gradient buffer over the ranks, in rank order (communicator.hpp).
-    if (ranks > 1) comm_->sum_in_rank_order(params.grad_data(), params.size());
+    // On the CPU backend the buffer is host memory and MPI sums it in place; on a device (no NCCL
+    // yet) it is staged through host memory, one download and one upload a step.
+    if (ranks > 1) {
+        if (model_.device() == Device::cpu) {
+            comm_->sum_in_rank_order(params.grad_data(), params.size());
+        } else {
+            grad_staging_.resize(params.size());
+            model_.backend().copy(grad_staging_.data(), params.grad_data(),
+                                  params.size() * sizeof(float), Backend::CopyKind::device_to_host);
+            comm_->sum_in_rank_order(grad_staging_.data(), params.size());
+            model_.backend().copy(params.grad_data(), grad_staging_.data(),
+                                  params.size() * sizeof(float), Backend::CopyKind::host_to_device);
+        }
+    }
     // The rest of the step runs on the backend's flat-buffer operations (engine/backend).
     Backend& backend = model_.backend();
     if (accum > 1)  // the mean of the micro-batch losses, like one batch of B·accum rows
         backend.scale(params.grad_data(), 1.0f / static_cast<float>(accum), params.size());
     for (const auto& e : frozen_)
         backend.zero(params.grad_data() + e.offset, e.size * sizeof(float));
-    grad_norm = optimizer_->clip(params, backend);
+    grad_norm = optimizer_->clip(params);
     if (!std::isfinite(grad_norm)) return false;
-    lr = optimizer_->update(params, backend);
-    // Frozen means untouched, whatever AdamW's weight decay does with a zero gradient.
-    for (std::size_t k = 0; k < frozen_.size(); ++k)
-        backend.copy(params.data() + frozen_[k].offset, frozen_values_[k].data(),
+    lr = optimizer_->update(params);
+    // Frozen means untouched, whatever AdamW's weight decay does with a zero gradient: the values
+    // saved on the device at the start of the run are put back (device to device).
+    for (std::size_t k = 0, at = 0; k < frozen_.size(); at += frozen_[k].size, ++k)
+        backend.copy(params.data() + frozen_[k].offset, frozen_values_.data() + at,
                      frozen_[k].size * sizeof(float), Backend::CopyKind::device_to_device);
     ++step_;
     return true;
@@ -161,8 +172,10 @@ void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_stat
         objective.save_state(st);
     }
     try {
-        write_checkpoint(path, config_, model_.params(),
-                         {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr);
+        // The parameters come to the host once, through the backend (a staging copy).
+        write_checkpoint(path, config_, model_.params().host_copy(),
+                         {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr,
+                         device_name(model_.device()));
     } catch (const FormatError& e) {
         // The writer refuses non-finite parameters: the update diverged though the loss was finite.
         throw TrainingDiverged("step " + std::to_string(step_) +
@@ -201,9 +214,13 @@ void TrainingLoop::diverged(double loss, double grad_norm) {
 TrainResult TrainingLoop::run(Objective& objective) {
     const TrainConfig& tc = config_.train;
     ParamStore& params = model_.params();
-    frozen_values_.clear();
+    std::size_t frozen_size = 0;
     for (const auto& e : frozen_)
-        frozen_values_.emplace_back(params.data() + e.offset, params.data() + e.offset + e.size);
+        frozen_size += e.size;
+    frozen_values_ = DeviceArray<float>(model_.backend(), frozen_size);
+    for (std::size_t k = 0, at = 0; k < frozen_.size(); at += frozen_[k].size, ++k)
+        model_.backend().copy(frozen_values_.data() + at, params.data() + frozen_[k].offset,
+                              frozen_[k].size * sizeof(float), Backend::CopyKind::device_to_device);
 
     TrainResult result;
     result.checkpoint = checkpoint_path();
@@ -218,7 +235,7 @@ TrainResult TrainingLoop::run(Objective& objective) {
         start["vocab_size"] = config_.model.vocab_size;
         start["frozen_parameters"] = frozen_.size();
         start["threads"] = model_.pool().size();
-        start["device"] = model_.backend().device() == Device::cpu ? "cpu" : "cuda";
+        start["device"] = device_name(model_.device());
         if (comm_->size() > 1) {
             start["ranks"] = comm_->size();
             start["global_batch"] = static_cast<std::int64_t>(comm_->size()) * tc.batch_size;

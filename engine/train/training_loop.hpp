@@ -62,6 +62,21 @@ public:
 inline constexpr const char* kCheckpointName = "model.ckpt.h5";
 inline constexpr const char* kLogName = "log.jsonl";
 
+/// What the caller of a pretraining or fine-tuning run decides besides the configuration (one
+/// struct for Trainer and Finetuner; LoopOptions is what reaches the loop).
+struct RunOptions {
+    std::string out_dir;
+    /// > 0: overrides train.threads (and is recorded in the checkpoint's config).
+    int threads = 0;
+    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
+    std::int64_t until = 0;
+    /// Called with every record written to log.jsonl (progress display).
+    std::function<void(const nlohmann::ordered_json&)> on_record;
+    /// The backend the model runs on (--device); recorded in the log's start record and the
+    /// checkpoint's /provenance.
+    Device device = Device::cpu;
+};
+
 /// What the caller of a run decides besides the configuration.
 struct LoopOptions {
     std::string out_dir;
@@ -165,7 +180,8 @@ private:
     std::unique_ptr<TrainingLog> log_;
     SequenceOrder order_;
     std::vector<ParamEntry> frozen_;
-    std::vector<std::vector<float>> frozen_values_;
+    DeviceArray<float> frozen_values_;  ///< the frozen spans, back to back, on the device
+    std::vector<float> grad_staging_;   ///< the gradient sum of a device run over MPI
     std::int64_t step_ = 0;
     std::int64_t tokens_seen_ = 0;
     std::int64_t data_position_ = 0;

@@ -127,7 +127,7 @@ private slots:
             const double loss = model.forward(batch, /*training=*/true, s);
             model.backward();
             adam.clip(model.params());
-            adam.update(model.params(), model.pool());
+            adam.update(model.params());
             return loss;
         };
         step(0);  // warm-up: first-touch work (thread-local state, lazily built tables)

@@ -35,6 +35,8 @@ public:
     double sum_squares(const float*, std::size_t) override { return 0; }
     void scale(float*, float, std::size_t) override {}
     void adamw(const AdamWSpan&) override {}
+    void row_readout(const float*, const std::int32_t*, std::int64_t, std::int64_t, std::int32_t*,
+                     double*) override {}
 };
 
 ops::OpCall make_call(ops::OpId op) {

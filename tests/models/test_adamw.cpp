@@ -2,6 +2,8 @@
 // (the PyTorch parity test checks the same optimizer against torch.optim.AdamW on real models).
 #include <QtTest>
 
+#include "engine/backend/cpu/cpu_backend.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -32,6 +34,7 @@ routescope::ParamGroup declared_group(const std::string& name) {
 
 class TestAdamW : public QObject {
     Q_OBJECT
+    routescope::CpuBackend cpu_{routescope::ThreadPool::serial()};
 private slots:
     void parameterGroupsFollowDocsConfig() {
         QCOMPARE(declared_group("layers.0.dv.weight"), ParamGroup::decay);
@@ -80,7 +83,7 @@ private slots:
         store.add("layers.0.dv.weight", {1}, ParamInit::normal, ParamGroup::decay);
         store.add("layers.0.dv.bias", {1}, ParamInit::zeros, ParamGroup::no_decay);
         store.add("layers.0.ssm_forward.D", {1}, ParamInit::ssm_part, ParamGroup::ssm);
-        store.allocate();
+        store.allocate(cpu_);  // the CPU backend: its memory is host memory
         for (int i = 0; i < 3; ++i) {
             store.data()[i] = 0.5f;
             store.grad_data()[i] = -0.2f;
@@ -106,7 +109,7 @@ private slots:
     void clipScalesToTheMaximumNorm() {
         ParamStore store;
         store.add("a.weight", {2});
-        store.allocate();
+        store.allocate(cpu_);  // the CPU backend: its memory is host memory
         store.grad_data()[0] = 3;
         store.grad_data()[1] = 4;  // ‖g‖ = 5
         TrainConfig t;

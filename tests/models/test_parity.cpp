@@ -260,7 +260,7 @@ std::vector<double> train_steps(models::Model& model, train::AdamW& adamw,
         losses.push_back(model.forward(batch, true, static_cast<std::uint32_t>(adamw.step())));
         model.backward();
         adamw.clip(model.params());
-        adamw.update(model.params(), model.pool());
+        adamw.update(model.params());
     }
     return losses;
 }
@@ -583,7 +583,7 @@ private slots:
                 losses.push_back(model.forward(batch, true, k));
                 model.backward();
                 adamw.clip(model.params());
-                adamw.update(model.params(), model.pool());
+                adamw.update(model.params());
             }
             losses.push_back(model.forward(batch, false));
             return losses;

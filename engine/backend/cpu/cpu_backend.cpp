@@ -24,6 +24,7 @@
 #include "engine/ops/linear_scan.hpp"
 #include "engine/ops/mean_pool.hpp"
 #include "engine/ops/neighbour_shift.hpp"
+#include "engine/ops/row_readout.hpp"
 #include "engine/ops/s4d_kernel.hpp"
 #include "engine/ops/sequence_broadcast.hpp"
 #include "engine/ops/sequence_softmax.hpp"
@@ -62,8 +63,9 @@ void CpuBackend::release(void* p) noexcept {
 void CpuBackend::zero(void* p, std::size_t bytes) {
     if (p && bytes) std::memset(p, 0, bytes);
 }
-void CpuBackend::copy(void* dst, const void* src, std::size_t bytes, CopyKind) {
+void CpuBackend::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) {
     if (bytes) std::memmove(dst, src, bytes);
+    count_copy(bytes, kind);
 }
 
 // ---------------------------------------------------------------- workspaces
@@ -354,6 +356,11 @@ void CpuBackend::adamw(const AdamWSpan& s) {
         for (std::int64_t i = b; i < e; ++i)
             ops::element::adamw_element(p[i], g[i], m[i], v[i], c);
     });
+}
+
+void CpuBackend::row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
+                             std::int64_t width, std::int32_t* argmax, double* nll) {
+    ops::row_readout(logits, targets, rows, width, argmax, nll, pool_);
 }
 
 }  // namespace routescope

@@ -39,6 +39,8 @@ public:
     double sum_squares(const float* x, std::size_t n) override;
     void scale(float* x, float a, std::size_t n) override;
     void adamw(const AdamWSpan& span) override;
+    void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
+                     std::int64_t width, std::int32_t* argmax, double* nll) override;
 
 private:
     template <class T>

@@ -1,0 +1,376 @@
+#!/usr/bin/python3
+"""The guard-backend suite (issue 23): every command that runs a model, on `--device guard` and on
+`--device cpu`, must give bit-identical results.
+
+`--device guard` runs the CPU kernels over memory that is PROT_NONE outside the backend's own calls
+(engine/backend/guard_backend.hpp): any host read or write of a parameter, gradient, moment,
+activation or batch buffer anywhere in the engine, the training loop, evaluation, dumps,
+checkpoints or the CLI kills the run with SIGSEGV and names the address. So a case passes only if
+(1) the guard run finishes, (2) its outputs equal the CPU run's bit for bit (every HDF5 dataset,
+every loss, gradient norm and metric in the logs, every prediction), and (3) the provenance
+records the device (the log's start record, the checkpoint's `device` attribute).
+
+Expected values come from the CPU backend, the reference the rest of the suite checks against
+PyTorch; the guard backend shares its kernels, so any difference is a host access or a device
+mix-up, not numerics.
+
+usage: guard_suite.py --cli build/bin/routescope-cli [--mpiexec mpiexec] [--only SUBSTRING]
+Prints one line per case and "N passed, N failed" at the end; exit 1 on a failure.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+TINY = ["--set", "model.d_model=32", "--set", "model.n_layers=2", "--set", "model.max_len=32",
+        "--set", "data.seq_len=32", "--set", "train.batch_size=2", "--set", "train.steps=3",
+        "--set", "train.eval_every=2", "--set", "train.eval_batches=1",
+        "--set", "train.checkpoint_every=2", "--threads", "1"]
+ARCH = {
+    "bigs": ["--set", "model.ssm.n_modes=8"],
+    "stack_ssm": ["--set", "model.ssm.n_modes=8"],
+    "gated_att": ["--set", "model.n_heads=2"],
+    "bert": ["--set", "model.n_heads=2"],
+    "gmlp": [],
+    "birdie": [],
+    "slstm": [],
+}
+CONFIG = {"bigs": "bigs-tiny", "stack_ssm": "stack-ssm-tiny", "gated_att": "gated-att-tiny",
+          "bert": "bert-tiny", "gmlp": "gmlp-tiny", "birdie": "birdie-tiny",
+          "slstm": "slstm-tiny"}
+GATES = {"bigs", "slstm", "birdie", "gmlp"}
+# Log fields that measure time, not the model.
+TIMING = {"elapsed", "eta", "tokens_per_s", "seconds", "train_seconds", "time", "wall_s"}
+
+
+class Failure(Exception):
+    pass
+
+
+def run(cmd, cwd, env=None, timeout=900):
+    t0 = time.time()
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise Failure("%s exited %d after %.1f s\n--- stderr (last 3000 chars) ---\n%s" %
+                      (" ".join(cmd), p.returncode, time.time() - t0, p.stderr[-3000:]))
+    return p
+
+
+def same_h5(a, b, skip_groups=()):
+    """Every dataset of a and b equal bit for bit (NaN where NaN); the same dataset names."""
+    names = {}
+    for path, which in ((a, 0), (b, 1)):
+        with h5py.File(path, "r") as f:
+            def visit(name, obj):
+                if isinstance(obj, h5py.Dataset):
+                    names.setdefault(name, [None, None])[which] = obj[()]
+            f.visititems(visit)
+    checked = 0
+    for name, (x, y) in sorted(names.items()):
+        if any(name.startswith(g) for g in skip_groups):
+            continue
+        if x is None or y is None:
+            raise Failure("%s: dataset only in %s" % (name, a if y is None else b))
+        x, y = np.asarray(x), np.asarray(y)
+        if x.dtype != y.dtype or x.shape != y.shape:
+            raise Failure("%s: %s%s vs %s%s" % (name, x.dtype, x.shape, y.dtype, y.shape))
+        if x.dtype.kind == "f":
+            equal = np.array_equal(x.view(np.uint8), y.view(np.uint8)) or \
+                np.array_equal(x, y, equal_nan=True)
+        else:
+            equal = np.array_equal(x, y)
+        if not equal:
+            diff = np.argwhere(x != y)[:3] if x.shape else []
+            raise Failure("%s differs between %s and %s (first at %s)" % (name, a, b,
+                                                                          list(map(list, diff))))
+        checked += 1
+    if checked == 0:
+        raise Failure("%s: no dataset compared" % a)
+    return checked
+
+
+def attr(path, name):
+    with h5py.File(path, "r") as f:
+        v = f.attrs.get(name)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def strip(value):
+    """A JSON value without timings and paths (which differ between the two runs' folders)."""
+    if isinstance(value, dict):
+        return {k: strip(v) for k, v in value.items()
+                if k not in TIMING and k not in ("device", "path", "checkpoint", "predictions",
+                                                 "dir", "out", "data", "dump")}
+    if isinstance(value, list):
+        return [strip(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return value
+
+
+def same_json_lines(a, b):
+    la = [strip(json.loads(line)) for line in open(a) if line.strip()]
+    lb = [strip(json.loads(line)) for line in open(b) if line.strip()]
+    if la != lb:
+        for k, (x, y) in enumerate(zip(la, lb)):
+            if x != y:
+                raise Failure("%s and %s differ at line %d:\n  %s\n  %s" % (a, b, k + 1, x, y))
+        raise Failure("%s: %d lines, %s: %d" % (a, len(la), b, len(lb)))
+    return len(la)
+
+
+def same_json(a, b):
+    x, y = strip(json.load(open(a))), strip(json.load(open(b)))
+    if x != y:
+        raise Failure("%s and %s differ:\n  %s\n  %s" % (a, b, json.dumps(x)[:1500],
+                                                        json.dumps(y)[:1500]))
+
+
+def check_log(log, device):
+    start = [json.loads(l) for l in open(log) if '"type":"start"' in l.replace(" ", "")]
+    if not start or start[-1].get("device") != device:
+        raise Failure("%s: the start record does not say device %s: %s" % (log, device,
+                                                                            start[-1:]))
+    steps = [json.loads(l) for l in open(log) if '"type":"step"' in l.replace(" ", "")]
+    if not steps:
+        raise Failure("%s: no step record" % log)
+
+
+class Suite:
+    def __init__(self, cli, mpiexec, root, source):
+        self.cli, self.mpiexec, self.root, self.source = cli, mpiexec, root, source
+        self.passed, self.failed = 0, []
+
+    def case(self, name, fn, only):
+        if only and only not in name:
+            return
+        t0 = time.time()
+        try:
+            detail = fn(name)
+            self.passed += 1
+            print("PASS %-44s %6.1f s  %s" % (name, time.time() - t0, detail or ""), flush=True)
+        except (Failure, subprocess.TimeoutExpired, OSError, KeyError) as e:
+            self.failed.append(name)
+            print("FAIL %-44s %6.1f s\n%s" % (name, time.time() - t0, e), flush=True)
+
+    def dirs(self, name):
+        out = {}
+        for device in ("cpu", "guard"):
+            d = os.path.join(self.root, name, device)
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            out[device] = d
+        return out
+
+    def config(self, arch):
+        return os.path.join(self.source, "resources", "configs", CONFIG[arch] + ".json")
+
+    def cli_both(self, name, make_args, env=None):
+        """Runs make_args(dir, device) on both devices; returns the two directories."""
+        d = self.dirs(name)
+        for device in ("cpu", "guard"):
+            p = run([self.cli] + make_args(d[device], device) + ["--device", device], d[device],
+                    env)
+            with open(os.path.join(d[device], "stdout.jsonl"), "w") as f:
+                f.writelines(l + "\n" for l in p.stdout.splitlines() if l.startswith("{"))
+        return d
+
+    # ------------------------------------------------------------------ cases
+    def train(self, name, arch, extra, resume_at=0):
+        def args(d, device, more=()):
+            return ["train", "--config", self.config(arch), "--out", os.path.join(d, "run"),
+                    "--json"] + TINY + ARCH[arch] + extra + list(more)
+        d = self.dirs(name)
+        for device in ("cpu", "guard"):
+            if resume_at:
+                run([self.cli] + args(d[device], device, ["--until", str(resume_at)]) +
+                    ["--device", device], d[device])
+                run([self.cli, "train", "--resume", os.path.join(d[device], "run"), "--json",
+                     "--threads", "1", "--device", device], d[device])
+            else:
+                run([self.cli] + args(d[device], device) + ["--device", device], d[device])
+        ck = [os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", "guard")]
+        n = same_h5(*ck)
+        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", "guard")])
+        check_log(os.path.join(d["guard"], "run", "log.jsonl"), "guard")
+        if attr(ck[1], "device") != "guard" or attr(ck[0], "device") != "cpu":
+            raise Failure("checkpoint provenance: device attributes %r, %r" %
+                          (attr(ck[0], "device"), attr(ck[1], "device")))
+        best = [os.path.join(d[x], "run", "best.ckpt.h5") for x in ("cpu", "guard")]
+        if os.path.exists(best[0]):
+            n += same_h5(*best)
+        return "%d datasets equal" % n
+
+    def eval_case(self, name, checkpoint_case, arch, extra):
+        ck = os.path.join(self.root, checkpoint_case, "cpu", "run", "model.ckpt.h5")
+        if not os.path.exists(ck):
+            raise Failure("needs the checkpoint of case %s" % checkpoint_case)
+        d = self.cli_both(name, lambda d, device: ["eval", "--checkpoint", ck, "--threads", "1",
+                                                   "--batch-size", "3", "--out",
+                                                   os.path.join(d, "preds.jsonl")] + extra)
+        files = [f for f in os.listdir(d["cpu"]) if f.endswith((".jsonl", ".json"))]
+        lines = 0
+        for f in files:
+            a, b = os.path.join(d["cpu"], f), os.path.join(d["guard"], f)
+            if f.endswith(".jsonl"):
+                lines += same_json_lines(a, b)
+            else:
+                same_json(a, b)
+        # The device was honoured: the summary (stdout; and the .summary.json) says guard.
+        for device in ("cpu", "guard"):
+            said = [json.loads(l).get("device") for l in open(os.path.join(d[device],
+                                                                           "stdout.jsonl"))]
+            if said != [device]:
+                raise Failure("eval on %s reports device %r" % (device, said))
+        return "%d files, %d prediction lines equal" % (len(files), lines)
+
+    def dump(self, name, checkpoint_case, arch, extra):
+        ck = os.path.join(self.root, checkpoint_case, "cpu", "run", "model.ckpt.h5")
+        if not os.path.exists(ck):
+            raise Failure("needs the checkpoint of case %s" % checkpoint_case)
+        gates = ["--gates"] if arch in GATES else []
+        d = self.cli_both(name, lambda d, device: ["dump", "--checkpoint", ck, "--out",
+                                                   os.path.join(d, "a.dump.h5"), "--threads",
+                                                   "1", "--batch", "3", "--examples", "7"] +
+                          gates + extra)
+        n = same_h5(*[os.path.join(d[x], "a.dump.h5") for x in ("cpu", "guard")])
+        for device in ("cpu", "guard"):
+            if attr(os.path.join(d[device], "a.dump.h5"), "device") != device:
+                raise Failure("the %s dump records device %r" % (device, attr(
+                    os.path.join(d[device], "a.dump.h5"), "device")))
+        return "%d datasets equal" % n
+
+    def experiment(self, name, which, extra):
+        d = self.cli_both(name, lambda d, device: ["experiment", which, "--out",
+                                                   os.path.join(d, "exp"), "--steps", "2",
+                                                   "--threads", "1"] + extra)
+        a, b = (os.path.join(d[x], "exp") for x in ("cpu", "guard"))
+        compared = 0
+        for root, _, files in os.walk(a):
+            for f in files:
+                pa = os.path.join(root, f)
+                pb = os.path.join(b, os.path.relpath(pa, a))
+                if not os.path.exists(pb):
+                    raise Failure("%s: missing in the guard run" % os.path.relpath(pa, a))
+                if f.endswith(".h5"):
+                    same_h5(pa, pb)
+                elif f.endswith(".jsonl"):
+                    same_json_lines(pa, pb)
+                elif f == "results.json":
+                    same_json(pa, pb)
+                    if json.load(open(pb)).get("device") != "guard":
+                        raise Failure("%s does not record device guard" % pb)
+                else:
+                    continue
+                if f == "log.jsonl":
+                    check_log(pb, "guard")  # every stage ran on the experiment's device
+                compared += 1
+        return "%d files equal" % compared
+
+    def mpi(self, name):
+        if not self.mpiexec or not shutil.which(self.mpiexec) and not os.path.exists(self.mpiexec):
+            return "SKIPPED: no mpiexec"
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        d = self.dirs(name)
+        for device in ("cpu", "guard"):
+            run([self.mpiexec, "--oversubscribe", "-np", "2", self.cli, "train", "--config",
+                 self.config("bigs"), "--out", os.path.join(d[device], "run"), "--json"] + TINY +
+                ARCH["bigs"] + ["--device", device], d[device], env)
+        n = same_h5(*[os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", "guard")])
+        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", "guard")])
+        return "2 ranks, %d datasets equal" % n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--mpiexec", default="")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = tempfile.mkdtemp(prefix="guard-suite-")
+    s = Suite(os.path.abspath(a.cli), a.mpiexec, root, source)
+
+    # The planted host read that proves this suite can fail is tests/engine/test_guard_backend.
+
+    with open(os.path.join(root, "kw.tsv"), "w") as f:
+        f.write("sentence\tlabel\n")
+        for i in range(40):
+            f.write("%s row %d\t%s\n" % ("a zebra" if i % 2 else "no animal", i,
+                                         "yes" if i % 2 else "no"))
+    tsv = os.path.join(root, "kw.tsv")
+    corpus = os.path.join(root, "corpus.txt")
+    with open(corpus, "w") as f:
+        for i in range(200):
+            f.write("the quick brown fox %d jumps over the lazy dog %d.\n" % (i, i * 7 % 13))
+
+    for arch in ARCH:  # pretraining, MLM, every architecture
+        s.case("train mlm %s" % arch,
+               lambda n, arch=arch: s.train(n, arch, ["--set", "data.train=" + corpus]), a.only)
+    causal = [("clm", "birdie", ["--set", "model.birdie.mode=causal"]),
+              ("clm", "gmlp", ["--set", "model.gmlp.causal=true"]),
+              ("prefix_lm", "birdie", ["--set", "model.birdie.mode=prefix"]),
+              ("birdie", "birdie", ["--set", "model.birdie.mode=prefix"])]
+    for objective, arch, extra in causal:
+        s.case("train %s %s" % (objective, arch),
+               lambda n, o=objective, arch=arch, e=extra: s.train(
+                   n, arch, ["--set", "data.train=" + corpus, "--set", "train.objective=" + o] +
+                   e), a.only)
+    s.case("resume bigs mlm (stop at 2, resume to 3)",
+           lambda n: s.train(n, "bigs", ["--set", "data.train=" + corpus], resume_at=2), a.only)
+    s.case("resume birdie objective", lambda n: s.train(
+        n, "birdie", ["--set", "data.train=" + corpus, "--set", "train.objective=birdie",
+                      "--set", "model.birdie.mode=prefix"], resume_at=2), a.only)
+    for arch in ARCH:  # fine-tuning on a built-in task (the Finetuner), every architecture
+        extra = ["--set", "data.task=induction", "--set", "model.max_len=96",
+                 "--set", "data.task_params.n_valid=12", "--set", "data.task_params.n_test=12"]
+        if arch in ("bigs", "stack_ssm"):
+            extra += ["--set", "train.freeze_ssm=true"]
+        s.case("finetune task %s" % arch, lambda n, arch=arch, e=extra: s.train(n, arch, e),
+               a.only)
+    s.case("finetune classify bigs freeze_ssm", lambda n: s.train(
+        n, "bigs", ["--set", "train.objective=classify", "--set", "data.train=" + tsv,
+                    "--set", "data.valid=" + tsv, "--set", "train.freeze_ssm=true"]), a.only)
+    s.case("finetune classify slstm pool=sentence", lambda n: s.train(
+        n, "slstm", ["--set", "train.objective=classify", "--set", "data.train=" + tsv,
+                     "--set", "data.valid=" + tsv, "--set", "model.pool=sentence"]), a.only)
+
+    s.case("eval mlm corpus", lambda n: s.eval_case(n, "train mlm bigs", "bigs",
+                                                    ["--data", corpus]), a.only)
+    s.case("eval clm corpus", lambda n: s.eval_case(n, "train clm birdie", "birdie",
+                                                    ["--data", corpus]), a.only)
+    s.case("eval classify", lambda n: s.eval_case(n, "finetune classify bigs freeze_ssm", "bigs",
+                                                  ["--data", tsv]), a.only)
+    s.case("eval task", lambda n: s.eval_case(n, "finetune task bert", "bert",
+                                              ["--split", "test"]), a.only)
+    for arch in ARCH:
+        s.case("dump %s" % arch, lambda n, arch=arch: s.dump(
+            n, "finetune task %s" % arch, arch, ["--split", "test"]), a.only)
+    s.case("dump classify f16", lambda n: s.dump(n, "finetune classify bigs freeze_ssm", "bigs",
+                                                 ["--data", tsv, "--dtype", "f16"]), a.only)
+    tiny_exp = ["--set", "model.d_model=16", "--set", "model.ssm.n_modes=4",
+                "--set", "train.batch_size=4"]
+    s.case("experiment induction", lambda n: s.experiment(
+        n, "induction", tiny_exp + ["--set", "data.task_params.n_valid=8",
+                                    "--set", "data.task_params.n_test=8"]), a.only)
+    s.case("mpi 2 ranks bigs", s.mpi, a.only)
+
+    print("guard suite: %s" % root)
+    if not a.keep and not s.failed:
+        shutil.rmtree(root, ignore_errors=True)
+    print("%d passed, %d failed" % (s.passed, len(s.failed)))
+    return 1 if s.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,11 +3,13 @@
 //
 //   bench train --config X [--set k=v ...] [--baseline torch] [--threads N] [--steps S] [--warmup
 //   W]
-//       Full MLM training steps (forward, backward, clip, AdamW) of the configured model on one
-//       random batch of train.batch_size × data.seq_len; with --baseline torch the same
-//       configuration runs through tests/reference/bench_train.py with the same thread count,
-//       batch and steps, and the ratio is printed, with the BLAS library torch loaded. Then the
-//       engine's per-op profile (the tape's timers, engine/ops/op_table.hpp's OpProfile).
+//       Full MLM training steps of the configured model on one random batch of
+//       train.batch_size × data.seq_len, run by the training loop `train` runs (zeroing, forward,
+//       backward, clip, AdamW, its log records; engine/train/fixed_batch_objective.hpp); with
+//       --baseline torch the same configuration runs through tests/reference/bench_train.py with
+//       the same thread count, batch and steps, and the ratio is printed, with the BLAS library
+//       torch loaded. Then the engine's per-op profile (the tape's timers,
+//       engine/ops/op_table.hpp's OpProfile).
 //   bench forward --arch bigs,bert,birdie,slstm,gmlp --lengths 128,...,8192 [--d-model 256
 //   --layers 4 --max-seconds S]
 //       Inference time per sequence against L for any architectures (max_len = L, so gMLP's W is
@@ -54,13 +56,15 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
+#include "engine/data/byte_tokenizer.hpp"
 #include "engine/data/random_stream.hpp"
 #include "engine/data/special_tokens.hpp"
 #include "engine/io/activation_dump.hpp"
 #include "engine/models/model.hpp"
 #include "engine/ops/fft_conv.hpp"
 #include "engine/ops/op_table.hpp"
-#include "engine/train/adamw.hpp"
+#include "engine/train/fixed_batch_objective.hpp"
+#include "engine/train/training_loop.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -163,19 +167,48 @@ struct EngineTiming {
     double tokens_per_s = 0, step_ms = 0, final_loss = 0;
 };
 
-EngineTiming time_engine_steps(models::Model& model, train::AdamW& opt, const RandomBatch& batch,
-                               int warmup, int steps) {
+// The training loop's own steps (engine/train/training_loop.hpp, as `train` runs them, log
+// records included) on one random batch, repeated: the wall time from the end of the warm-up
+// steps to the end of the last, read from the loop's step records. The loop's log and final
+// checkpoint go to a temporary directory, removed afterwards.
+EngineTiming time_training_loop(models::Model& model, const RunConfig& config,
+                                const RandomBatch& batch, int warmup, int steps) {
+    RunConfig c = config;
+    c.train.steps = warmup + steps;
+    c.train.eval_every = 0;
+    c.train.checkpoint_every = 0;
+    const fs::path dir =
+        fs::temp_directory_path() / ("routescope-bench-train-" + std::to_string(getpid()));
+    fs::create_directories(dir);
     EngineTiming t;
-    Clock::time_point t0;
-    for (int s = 0; s < warmup + steps; ++s) {
-        if (s == warmup) t0 = Clock::now();
-        model.params().zero_grad();
-        t.final_loss = model.forward(batch.view, true, static_cast<std::uint32_t>(s));
-        model.backward();
-        opt.clip(model.params());
-        opt.update(model.params());
+    Clock::time_point t0 = Clock::now(), t1 = t0;
+    train::LoopOptions o;
+    o.out_dir = dir.string();
+    o.on_record = [&](const nlohmann::ordered_json& r) {
+        const std::string type = r.value("type", "");
+        if (type == "start" && warmup == 0) t0 = Clock::now();
+        if (type != "step") return;
+        const auto step = r["step"].get<std::int64_t>();
+        if (step == warmup) t0 = Clock::now();
+        if (step == warmup + steps) {
+            t1 = Clock::now();
+            t.final_loss = r["loss"].get<double>();
+        }
+    };
+    const data::ByteTokenizer tokenizer;
+    try {
+        train::TrainingLoop loop(c, model, tokenizer, model.batch_size(), o);
+        train::FixedBatchObjective objective(batch.view, model.batch_size(),
+                                             std::int64_t(model.batch_size()) * model.length());
+        loop.run(objective);
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        throw;
     }
-    const double secs = seconds_since(t0);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    const double secs = std::chrono::duration<double>(t1 - t0).count();
     const double tokens = double(model.batch_size()) * model.length() * steps;
     t.tokens_per_s = tokens / secs;
     t.step_ms = 1e3 * secs / steps;
@@ -204,10 +237,9 @@ int run_bench_train(const TrainBenchArgs& a) {
 
     models::Model model(config, B, L, threads, device);
     model.init(static_cast<std::uint64_t>(config.train.seed));
-    train::AdamW opt(config.train, model.params());
     const RandomBatch batch(B, L, V, config.train.mask_prob,
                             static_cast<std::uint64_t>(config.train.seed));
-    const EngineTiming engine = time_engine_steps(model, opt, batch, a.warmup, a.steps);
+    const EngineTiming engine = time_training_loop(model, config, batch, a.warmup, a.steps);
     std::printf("engine: %10.1f tokens/s  (%.1f ms per step, %zu parameters, final loss %.4f)\n",
                 engine.tokens_per_s, engine.step_ms, model.params().size(), engine.final_loss);
     std::fflush(stdout);
@@ -263,13 +295,12 @@ int run_bench_train(const TrainBenchArgs& a) {
     if (a.profile_steps > 0) {
         ops::OpProfile profile;
         model.set_profile(&profile);
-        const auto t0 = Clock::now();
-        time_engine_steps(model, opt, batch, 0, a.profile_steps);
-        const double wall = seconds_since(t0);
+        const double wall = 1e-3 * a.profile_steps *
+                            time_training_loop(model, config, batch, 0, a.profile_steps).step_ms;
         model.set_profile(nullptr);
         std::printf(
             "\nengine per-op profile, %d steps (%.0f ms per step; ops %.0f%% of it, the rest "
-            "is the optimizer and clipping):\n%s",
+            "is the optimizer, clipping and the loop's logging):\n%s",
             a.profile_steps, 1e3 * wall / a.profile_steps, 100.0 * profile.total_seconds() / wall,
             profile.report().c_str());
     }

@@ -16,7 +16,6 @@ namespace routescope::data {
 /// drives dropout (same seed, step, stream numbers) never yields correlated data draws.
 inline constexpr std::uint64_t kMlmSalt = 0x6D6C6D5F6D61736BULL;      // "mlm_mask"
 inline constexpr std::uint64_t kShuffleSalt = 0x73687566666C6531ULL;  // "shuffle1"
-inline constexpr std::uint64_t kSplitSalt = 0x73706C6974766131ULL;    // "splitva1"
 inline constexpr std::uint64_t kTaskSalt = 0x7461736B67656E31ULL;     // "taskgen1"
 
 class RandomStream {

@@ -3,10 +3,11 @@
 // "sentencepiece" (unigram or BPE, trained by the engine or loaded from a .model file) and
 // "wordpiece" (BERT's vocab.txt, for the published BiGS weights).
 //
-// encode() never adds [CLS]/[SEP]: framing a sequence is the batcher's job, so the same ids serve
-// packing, classification pairs and the built-in tasks. serialize() gives the bytes a checkpoint
-// stores in /tokenizer/model (CHECKPOINT_FORMAT.md) and load_tokenizer() rebuilds the tokenizer
-// from them and the kind, so a checkpoint is self-contained.
+// encode() never adds [CLS]/[SEP]: framing a sequence is its user's job, so the same ids serve
+// packing (engine/train/packed_sequences.hpp), classification pairs and the built-in tasks.
+// serialize() gives the bytes a checkpoint stores in /tokenizer/model (CHECKPOINT_FORMAT.md) and
+// load_tokenizer() rebuilds the tokenizer from them and the kind, so a checkpoint is
+// self-contained.
 #include <cstdint>
 #include <memory>
 #include <span>

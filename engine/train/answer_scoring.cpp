@@ -6,6 +6,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/special_tokens.hpp"
 #include "engine/models/birdie_block.hpp"
+#include "engine/train/host_batch.hpp"
 #include "engine/train/task_corpus.hpp"
 
 namespace routescope::train {
@@ -69,13 +70,10 @@ std::vector<ExamplePrediction> predict_answers(models::Model& model, const Label
     const int B = model.batch_size(), L = model.length();
     const auto n = static_cast<std::int64_t>(set.examples.size());
     std::vector<ExamplePrediction> out(static_cast<std::size_t>(n));
-    const auto size = static_cast<std::size_t>(B) * L;
-    std::vector<std::int32_t> tokens(size), labels(size), reset(size), lengths(B);
+    HostBatch batch(B, L);
     std::vector<std::int32_t> answer_at(B, -1), first_of(B, -1), last_of(B, -1);
     for (std::int64_t start = 0; start < n; start += B) {
         for (int b = 0; b < B; ++b) {
-            const auto off = static_cast<std::size_t>(b) * L;
-            RowView row{tokens.data() + off, labels.data() + off, reset.data() + off, L};
             const std::int64_t i = start + b;
             const auto [first, last] =
                 i < n ? answer_span(set.examples[static_cast<std::size_t>(i)].targets)
@@ -83,29 +81,21 @@ std::vector<ExamplePrediction> predict_answers(models::Model& model, const Label
             first_of[b] = first;
             last_of[b] = last;
             if (first < 1) {  // past the end, or an example without targets: an unscored row
-                std::fill_n(row.tokens, L, data::kPadId);
-                std::fill_n(row.labels, L, data::kIgnoreLabel);
-                std::fill_n(row.reset, L, 0);
-                lengths[b] = 1;
+                batch.clear_row(b);
                 continue;
             }
             const auto& e = set.examples[static_cast<std::size_t>(i)];
-            lengths[b] = answer_row(objective, completed_sequence(e.tokens, e.targets), first, last,
-                                    vocab, row, &answer_at[b], layout);
+            batch.length(b) = answer_row(objective, completed_sequence(e.tokens, e.targets), first,
+                                         last, vocab, batch.row(b), &answer_at[b], layout);
         }
-        models::Batch batch;
-        batch.tokens = tokens.data();
-        batch.lengths = lengths.data();
-        batch.labels = labels.data();
-        batch.reset_mask = reset.data();
-        model.forward(batch, /*training=*/false);
+        model.forward(batch.view(HostBatch::Head::mlm, false, /*reset=*/true), /*training=*/false);
         const models::Model::RowReadout& readout = model.readout();  // O(rows) bytes down
         for (int b = 0; b < B && start + b < n; ++b) {
             auto& p = out[static_cast<std::size_t>(start + b)];
             if (first_of[b] < 1) continue;
             double loss = 0;
             for (std::int32_t t = answer_at[b]; t <= answer_at[b] + last_of[b] - first_of[b]; ++t) {
-                const std::int32_t gold = labels[static_cast<std::size_t>(b) * L + t];
+                const std::int32_t gold = batch.labels(b)[t];
                 const auto at = static_cast<std::size_t>(b) * static_cast<std::size_t>(L) +
                                 static_cast<std::size_t>(t);
                 p.predicted.push_back(readout.argmax[at]);

@@ -277,39 +277,16 @@ void Finetuner::build_model(bool pretrained) {
             store.upload_entry(e.name, ck->params.data() + it->offset);
         }
     }
-    const auto n = static_cast<std::size_t>(B) * config_.data.seq_len;
-    tokens_.resize(n);
-    segs_.resize(n);
-    labels_.resize(n);
-    lengths_.resize(static_cast<std::size_t>(B));
-    classes_.resize(static_cast<std::size_t>(B));
+    batch_ = std::make_unique<HostBatch>(B, config_.data.seq_len);
 }
 
 models::Batch Finetuner::micro_batch(TrainingLoop& loop, int /*micro*/) {
-    const int B = config_.train.batch_size, L = config_.data.seq_len;
-    std::fill(tokens_.begin(), tokens_.end(), data::kPadId);
-    std::fill(segs_.begin(), segs_.end(), 0);
-    std::fill(labels_.begin(), labels_.end(), data::kIgnoreLabel);
-    for (int b = 0; b < B; ++b) {
+    for (int b = 0; b < batch_->rows(); ++b) {
         const auto& e = train_.examples[static_cast<std::size_t>(loop.next_example())];
-        const auto row = static_cast<std::size_t>(b) * L;
-        std::copy(e.tokens.begin(), e.tokens.end(), tokens_.begin() + row);
-        std::copy(e.types.begin(), e.types.end(), segs_.begin() + row);
-        if (!e.targets.empty())
-            std::copy(e.targets.begin(), e.targets.end(), labels_.begin() + row);
-        lengths_[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(e.tokens.size());
-        classes_[static_cast<std::size_t>(b)] = e.label;
-        loop.add_tokens(static_cast<std::int64_t>(e.tokens.size()));
+        loop.add_tokens(batch_->put(b, e, train_.source));
     }
-    models::Batch batch;
-    batch.tokens = tokens_.data();
-    batch.lengths = lengths_.data();
-    batch.types = config_.model.type_embeddings ? segs_.data() : nullptr;
-    if (train_.targets)
-        batch.labels = labels_.data();
-    else
-        batch.class_labels = classes_.data();
-    return batch;
+    return batch_->view(train_.targets ? HostBatch::Head::mlm : HostBatch::Head::classification,
+                        config_.model.type_embeddings);
 }
 
 void Finetuner::evaluate(TrainingLoop& loop) {

@@ -38,6 +38,7 @@
 #include "engine/data/tokenizer.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
+#include "engine/train/host_batch.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/training_log.hpp"
 #include "engine/train/training_loop.hpp"
@@ -116,7 +117,7 @@ private:
     std::int64_t steps_per_epoch_ = 1;
     double best_metric_ = -1;
     std::int64_t best_step_ = -1;
-    std::vector<std::int32_t> tokens_, segs_, labels_, lengths_, classes_;
+    std::unique_ptr<HostBatch> batch_;  ///< the micro-batch's host arrays
 };
 
 }  // namespace routescope::train

@@ -5,6 +5,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/data/special_tokens.hpp"
+#include "engine/train/host_batch.hpp"
 
 namespace routescope::train {
 
@@ -19,8 +20,8 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
     std::int64_t batches = (set.size() + G - 1) / G;
     if (max_batches > 0) batches = std::min(batches, max_batches);
 
-    const auto n = static_cast<std::size_t>(B) * L;
-    std::vector<std::int32_t> ids(n), inputs(n), labels(n), lengths(B);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(B) * L);
+    HostBatch batch(B, L);  // the masked inputs and their targets
     MlmTally tally;
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;
@@ -29,23 +30,19 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
             auto* row = ids.data() + static_cast<std::size_t>(b) * L;
             if (i < set.size()) {
                 std::copy_n(set.ids(i), L, row);
-                lengths[b] = set.length(i);
+                batch.length(b) = set.length(i);
                 ++rows;
             } else {  // filler row: one [PAD], never chosen (a special), hence never scored
                 std::fill_n(row, L, data::kPadId);
-                lengths[b] = 1;
+                batch.length(b) = 1;
             }
         }
-        masker.apply_batch(ids.data(), lengths.data(), B, L, inputs.data(), labels.data(),
+        masker.apply_batch(ids.data(), batch.lengths(), B, L, batch.tokens(0), batch.labels(0),
                            seed ^ kEvalMaskSalt, static_cast<std::uint32_t>(k),
                            static_cast<std::uint32_t>(rank * B));
         for (int b = rows; b < B; ++b)
-            std::fill_n(labels.data() + static_cast<std::size_t>(b) * L, L, data::kIgnoreLabel);
-        models::Batch batch;
-        batch.tokens = inputs.data();
-        batch.lengths = lengths.data();
-        batch.labels = labels.data();
-        tally.add_batch(model, batch, rows);
+            std::fill_n(batch.labels(b), L, data::kIgnoreLabel);
+        tally.add_batch(model, batch.view(HostBatch::Head::mlm), rows);
     }
     if (ranks > 1) tally.merge(*comm);
     return tally.score();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/data/special_tokens.hpp"
+#include "engine/train/host_batch.hpp"
 
 namespace routescope::train {
 
@@ -14,31 +15,21 @@ MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& b
     const std::int64_t G = static_cast<std::int64_t>(B) * ranks;
     std::int64_t batches = (n + G - 1) / G;
     if (max_batches > 0) batches = std::min(batches, max_batches);
-    const auto size = static_cast<std::size_t>(B) * L;
-    std::vector<std::int32_t> tokens(size), labels(size), reset(size), lengths(B);
+    HostBatch batch(B, L);
     MlmTally tally;
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;
         for (int b = 0; b < B; ++b) {
-            const auto off = static_cast<std::size_t>(b) * L;
-            RowView row{tokens.data() + off, labels.data() + off, reset.data() + off, L};
             const std::int64_t i = k * G + static_cast<std::int64_t>(rank) * B + b;
             if (i < n) {
-                lengths[b] = build(i, row);
+                batch.length(b) = build(i, batch.row(b));
                 ++rows;
             } else {
-                std::fill_n(row.tokens, L, data::kPadId);
-                std::fill_n(row.labels, L, data::kIgnoreLabel);
-                std::fill_n(row.reset, L, 0);
-                lengths[b] = 1;
+                batch.clear_row(b);  // never scored
             }
         }
-        models::Batch batch;
-        batch.tokens = tokens.data();
-        batch.lengths = lengths.data();
-        batch.labels = labels.data();
-        batch.reset_mask = reset.data();
-        tally.add_batch(model, batch, rows, loss_only);
+        tally.add_batch(model, batch.view(HostBatch::Head::mlm, false, /*reset=*/true), rows,
+                        loss_only);
     }
     if (ranks > 1) tally.merge(*comm);
     return tally.score();

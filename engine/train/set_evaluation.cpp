@@ -5,6 +5,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/data/special_tokens.hpp"
+#include "engine/train/host_batch.hpp"
 
 namespace routescope::train {
 
@@ -13,36 +14,15 @@ std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledS
     const bool types = model.config().model.type_embeddings;
     const auto n = static_cast<std::int64_t>(set.examples.size());
     std::vector<ExamplePrediction> out(static_cast<std::size_t>(n));
-    std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), segs(tokens.size()),
-        labels(tokens.size()), lengths(static_cast<std::size_t>(B)),
-        classes(static_cast<std::size_t>(B));
+    HostBatch batch(B, L);
     for (std::int64_t first = 0; first < n; first += B) {
-        std::fill(tokens.begin(), tokens.end(), data::kPadId);
-        std::fill(segs.begin(), segs.end(), 0);
-        std::fill(labels.begin(), labels.end(), data::kIgnoreLabel);
-        for (int b = 0; b < B; ++b) {
-            const auto& e = set.examples[static_cast<std::size_t>(std::min(first + b, n - 1))];
-            const auto len = static_cast<int>(e.tokens.size());
-            if (len > L || len < 1)
-                throw Error(set.source + ": an example of " + std::to_string(len) +
-                            " tokens does not fit the model's length " + std::to_string(L));
-            const auto row = static_cast<std::size_t>(b) * L;
-            std::copy(e.tokens.begin(), e.tokens.end(), tokens.begin() + row);
-            std::copy(e.types.begin(), e.types.end(), segs.begin() + row);
-            if (!e.targets.empty())
-                std::copy(e.targets.begin(), e.targets.end(), labels.begin() + row);
-            lengths[static_cast<std::size_t>(b)] = len;
-            classes[static_cast<std::size_t>(b)] = std::max(0, e.label);
-        }
-        models::Batch batch;
-        batch.tokens = tokens.data();
-        batch.lengths = lengths.data();
-        batch.types = types ? segs.data() : nullptr;
-        if (set.targets)
-            batch.labels = labels.data();
-        else
-            batch.class_labels = classes.data();
-        model.forward(batch, /*training=*/false);
+        // Rows past the end repeat the last example (their predictions are dropped).
+        for (int b = 0; b < B; ++b)
+            batch.put(b, set.examples[static_cast<std::size_t>(std::min(first + b, n - 1))],
+                      set.source);
+        model.forward(
+            batch.view(set.targets ? HostBatch::Head::mlm : HostBatch::Head::classification, types),
+            /*training=*/false);
         // Per row, the argmax and the NLL at the batch's target (the example's label or
         // targets), computed where the logits live (Model::readout): O(rows) bytes down.
         const models::Model::RowReadout& r = model.readout();

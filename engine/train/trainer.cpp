@@ -234,10 +234,7 @@ void Trainer::build_model() {
     model_ = std::make_unique<models::Model>(config_, B, L, config_.train.threads, options_.device);
     const auto n = static_cast<std::size_t>(B) * L;
     ids_.resize(n);
-    inputs_.resize(n);
-    labels_.resize(n);
-    reset_.resize(n);
-    lengths_.resize(static_cast<std::size_t>(B));
+    batch_ = std::make_unique<HostBatch>(B, L);
 }
 
 models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
@@ -245,16 +242,12 @@ models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
     for (int b = 0; b < B; ++b) {
         const std::int64_t i = loop.next_example();
         std::copy_n(corpus_.train.ids(i), L, ids_.data() + static_cast<std::size_t>(b) * L);
-        lengths_[static_cast<std::size_t>(b)] = corpus_.train.length(i);
+        batch_->length(b) = corpus_.train.length(i);
         loop.add_tokens(corpus_.train.length(i));
     }
     make_targets(loop.step(), loop.row_base(micro));
-    models::Batch batch;
-    batch.tokens = inputs_.data();
-    batch.lengths = lengths_.data();
-    batch.labels = labels_.data();
-    if (config_.train.objective != "mlm") batch.reset_mask = reset_.data();
-    return batch;
+    return batch_->view(HostBatch::Head::mlm, false,
+                        /*reset=*/config_.train.objective != "mlm");
 }
 
 void Trainer::make_targets(std::int64_t step, std::int64_t row_base) {
@@ -262,16 +255,16 @@ void Trainer::make_targets(std::int64_t step, std::int64_t row_base) {
     const auto seed = static_cast<std::uint64_t>(config_.train.seed);
     const std::string& objective = config_.train.objective;
     if (objective == "mlm") {
-        masker_->apply_batch(ids_.data(), lengths_.data(), B, L, inputs_.data(), labels_.data(),
-                             seed, static_cast<std::uint32_t>(step),
+        masker_->apply_batch(ids_.data(), batch_->lengths(), B, L, batch_->tokens(0),
+                             batch_->labels(0), seed, static_cast<std::uint32_t>(step),
                              static_cast<std::uint32_t>(row_base));
         return;
     }
     for (int b = 0; b < B; ++b) {
         const auto off = static_cast<std::size_t>(b) * L;
-        const RowView row{inputs_.data() + off, labels_.data() + off, reset_.data() + off, L};
+        const RowView row = batch_->row(b);
         const std::int32_t* ids = ids_.data() + off;
-        std::int32_t& length = lengths_[static_cast<std::size_t>(b)];
+        std::int32_t& length = batch_->length(b);
         const auto example = static_cast<std::uint32_t>(row_base + b);
         if (objective == "clm") {
             length = clm_row(ids, length, pad_, row);

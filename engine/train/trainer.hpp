@@ -44,6 +44,7 @@
 #include "engine/models/model.hpp"
 #include "engine/train/adamw.hpp"
 #include "engine/train/birdie_arms.hpp"
+#include "engine/train/host_batch.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/mixture_controller.hpp"
 #include "engine/train/packed_sequences.hpp"
@@ -95,7 +96,8 @@ private:
     void save_state(TrainState& state) const override;
     void describe(nlohmann::ordered_json& start) const override;
 
-    /// Turns ids_/lengths_ of update `step` into inputs_, labels_ (and reset_, lengths_); row b
+    /// Turns ids_ and the batch's lengths of update `step` into its inputs, labels (and reset
+    /// mask, lengths); row b
     /// is the step's row `row_base + b` (TrainingLoop::row_base) for its per-row draws.
     void make_targets(std::int64_t step, std::int64_t row_base);
     /// The row of objective clm / prefix_lm / birdie from held-out sequence i (evaluation).
@@ -110,7 +112,8 @@ private:
     std::unique_ptr<models::Model> model_;
     std::unique_ptr<data::MlmMasker> masker_;
     std::unique_ptr<TrainingLoop> loop_;
-    std::vector<std::int32_t> ids_, inputs_, labels_, lengths_, reset_;
+    std::vector<std::int32_t> ids_;     ///< the packed corpus rows of a micro-batch
+    std::unique_ptr<HostBatch> batch_;  ///< what the objective makes of them
     std::int32_t pad_ = 0;
     data::BirdieVocabulary birdie_vocab_;
     std::vector<BirdieArm> arms_;

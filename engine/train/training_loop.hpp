@@ -68,10 +68,10 @@ struct RunOptions {
     std::string out_dir;
     /// > 0: overrides train.threads (and is recorded in the checkpoint's config).
     int threads = 0;
-    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
-    std::int64_t until = 0;
     /// Called with every record written to log.jsonl (progress display).
     std::function<void(const nlohmann::ordered_json&)> on_record;
+    /// > 0: stop after this step with a checkpoint (the schedule still runs to train.steps).
+    std::int64_t until = 0;
     /// The backend the model runs on (--device); recorded in the log's start record and the
     /// checkpoint's /provenance.
     Device device = Device::cpu;

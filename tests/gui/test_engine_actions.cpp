@@ -140,6 +140,9 @@ private slots:
         QCOMPARE(window.jobs().size(), 1);
         gui::CliJob* job = window.jobs().front();
         QVERIFY(job->spec().arguments.contains("--gates"));
+        // The dialog's device reaches the command (issue 23): `--device cpu`.
+        const QStringList& args = job->spec().arguments;
+        QVERIFY(args.indexOf("--device") >= 0 && args.value(args.indexOf("--device") + 1) == "cpu");
         QTreeWidgetItem* item = window.job_item(job);
         QVERIFY(item);
         QCOMPARE(item->parent(), window.workspace()->runs());

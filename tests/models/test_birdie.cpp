@@ -356,7 +356,7 @@ private slots:
             last = model.forward(b, true, std::uint32_t(k));
             if (k == 0) first = last;
             model.backward();
-            adamw.update(model.params(), model.pool());
+            adamw.update(model.params());
         }
         QVERIFY(std::isfinite(last));
         QVERIFY(last < first);

@@ -213,7 +213,7 @@ private slots:
             const double loss = model.forward(b, true, static_cast<std::uint32_t>(step));
             model.backward();
             adamw.clip(model.params());
-            adamw.update(model.params(), model.pool());
+            adamw.update(model.params());
             (step == 0 ? first : last) = loss;
         }
         qDebug("previous-token loss %.3f -> %.3f", first, last);

@@ -215,7 +215,7 @@ private slots:
         auto pre = RunConfig::from_json(train_test::tiny_bigs(path("corpus.txt")));
         pre.train.steps = 5;
         pre.train.threads = 2;
-        train::Trainer trainer(pre, {path("pre"), 0, 0, nullptr});
+        train::Trainer trainer(pre, {path("pre"), 0, nullptr, 0});  // RunOptions
         trainer.run();
         const Checkpoint ck = read_checkpoint(path("pre/model.ckpt.h5"));
 

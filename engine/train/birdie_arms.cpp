@@ -55,33 +55,36 @@ std::int32_t birdie_arm_row(const BirdieArm& arm, const std::int32_t* ids, std::
         return std::span<const std::int32_t>(ids + 1,
                                              static_cast<std::size_t>(std::clamp(n, 0, available)));
     };
-    data::ObjectiveSample s;
+    thread_local data::ObjectiveSample s;  // reused: a training step allocates nothing here
+    // Every transform's input and target fit twice the row (their sizes are bounded by it).
+    s.input.reserve(2 * static_cast<std::size_t>(row.L));
+    s.target.reserve(2 * static_cast<std::size_t>(row.L));
     switch (arm.paradigm) {
         case Paradigm::infilling:
-            s = data::infilling(original(room / 2), arm.spans, vocab, rng);
+            data::infilling(original(room / 2), arm.spans, vocab, rng, s);
             break;
         case Paradigm::autoencoding:
-            s = data::autoencoding(original(room / 2), arm.spans, vocab, rng);
+            data::autoencoding(original(room / 2), arm.spans, vocab, rng, s);
             break;
         case Paradigm::deshuffling:
-            s = data::deshuffling(original(room / 2), arm.fraction, rng);
+            data::deshuffling(original(room / 2), arm.fraction, rng, s);
             break;
         case Paradigm::copying:
-            s = data::copying(original(room / 2));
+            data::copying(original(room / 2), s);
             break;
         case Paradigm::selective_copying: {
             data::SelectiveCopyingParams p;
             const std::int32_t per_query = 2 * p.context + 2 + p.max_span + 1;
             p.queries = std::clamp(room / 40, 1, 3);
-            s = data::selective_copying(original(std::max(1, room - p.queries * per_query - 1)), p,
-                                        vocab, rng);
+            data::selective_copying(original(std::max(1, room - p.queries * per_query - 1)), p,
+                                    vocab, rng, s);
             break;
         }
         case Paradigm::prefix_lm:
-            s = data::prefix_lm(original(room), prefix_fraction, rng);
+            data::prefix_lm(original(room), prefix_fraction, rng, s);
             break;
         case Paradigm::next_token:
-            s = data::next_token(original(room));
+            data::next_token(original(room), s);
             break;
     }
     return birdie_row(s, vocab.paradigm(arm.paradigm), vocab.start(), pad, row);

@@ -4,11 +4,10 @@
 
 namespace routescope::data {
 
-ObjectiveSample autoencoding(std::span<const std::int32_t> original, SpanParams p,
-                             const BirdieVocabulary& vocab, RandomStream& rng) {
-    ObjectiveSample s = infilling(original, p, vocab, rng);
+void autoencoding(std::span<const std::int32_t> original, SpanParams p,
+                  const BirdieVocabulary& vocab, RandomStream& rng, ObjectiveSample& s) {
+    infilling(original, p, vocab, rng, s);
     s.target.assign(original.begin(), original.end());
-    return s;
 }
 
 }  // namespace routescope::data

@@ -52,17 +52,26 @@ std::pair<std::int32_t, std::int32_t> span_length_bounds(double mean_span);
 /// min(0.95, 2r)) and ℓ ~ Poisson(μ) clipped by span_length_bounds (and to the positions left);
 /// with probability r'/ℓ the next ℓ positions form a span, else one position is kept. Spans are
 /// returned in order, disjoint (adjacent spans stay separate).
-std::vector<Span> sample_spans(std::int32_t n, SpanParams p, RandomStream& rng);
+/// Into `spans` (cleared first; its capacity is reused).
+void sample_spans(std::int32_t n, SpanParams p, RandomStream& rng, std::vector<Span>& spans);
+inline std::vector<Span> sample_spans(std::int32_t n, SpanParams p, RandomStream& rng) {
+    std::vector<Span> spans;
+    sample_spans(n, p, rng, spans);
+    return spans;
+}
 
-ObjectiveSample infilling(std::span<const std::int32_t> original, SpanParams p,
-                          const BirdieVocabulary& vocab, RandomStream& rng);
-ObjectiveSample autoencoding(std::span<const std::int32_t> original, SpanParams p,
-                             const BirdieVocabulary& vocab, RandomStream& rng);
+// Every transform writes into a caller's ObjectiveSample (both vectors replaced, their capacity
+// reused: the Birdie objective's row builders allocate nothing once warm), and has a form that
+// returns a fresh one.
+void infilling(std::span<const std::int32_t> original, SpanParams p, const BirdieVocabulary& vocab,
+               RandomStream& rng, ObjectiveSample& out);
+void autoencoding(std::span<const std::int32_t> original, SpanParams p,
+                  const BirdieVocabulary& vocab, RandomStream& rng, ObjectiveSample& out);
 /// `fraction` of the positions (rounded to the nearest count) are chosen uniformly and their
 /// tokens permuted uniformly among them (a chosen position may keep its token by chance).
-ObjectiveSample deshuffling(std::span<const std::int32_t> original, double fraction,
-                            RandomStream& rng);
-ObjectiveSample copying(std::span<const std::int32_t> original);
+void deshuffling(std::span<const std::int32_t> original, double fraction, RandomStream& rng,
+                 ObjectiveSample& out);
+void copying(std::span<const std::int32_t> original, ObjectiveSample& out);
 
 struct SelectiveCopyingParams {
     std::int32_t queries = 3;   ///< k
@@ -71,14 +80,57 @@ struct SelectiveCopyingParams {
     std::int32_t max_span = 6;
 };
 /// Input and target sizes: n + k·(2·context + 2) and at most k·(max_span + 1) + 1.
-ObjectiveSample selective_copying(std::span<const std::int32_t> original, SelectiveCopyingParams p,
-                                  const BirdieVocabulary& vocab, RandomStream& rng);
+void selective_copying(std::span<const std::int32_t> original, SelectiveCopyingParams p,
+                       const BirdieVocabulary& vocab, RandomStream& rng, ObjectiveSample& out);
 
 /// The split point of a prefix-LM sample of n ≥ 2 tokens: φ ~ U(max(0, 2f − 1), min(1, 2f)) (mean
 /// f = train.prefix_fraction), p = round(φ·n) clamped to [1, n − 1]; n < 2 gives n (no target).
 std::int32_t prefix_split(std::int32_t n, double fraction, RandomStream& rng);
-ObjectiveSample prefix_lm(std::span<const std::int32_t> original, double fraction,
-                          RandomStream& rng);
-ObjectiveSample next_token(std::span<const std::int32_t> original);
+void prefix_lm(std::span<const std::int32_t> original, double fraction, RandomStream& rng,
+               ObjectiveSample& out);
+void next_token(std::span<const std::int32_t> original, ObjectiveSample& out);
+
+// The same, returning a fresh sample.
+inline ObjectiveSample infilling(std::span<const std::int32_t> original, SpanParams p,
+                                 const BirdieVocabulary& vocab, RandomStream& rng) {
+    ObjectiveSample s;
+    infilling(original, p, vocab, rng, s);
+    return s;
+}
+inline ObjectiveSample autoencoding(std::span<const std::int32_t> original, SpanParams p,
+                                    const BirdieVocabulary& vocab, RandomStream& rng) {
+    ObjectiveSample s;
+    autoencoding(original, p, vocab, rng, s);
+    return s;
+}
+inline ObjectiveSample deshuffling(std::span<const std::int32_t> original, double fraction,
+                                   RandomStream& rng) {
+    ObjectiveSample s;
+    deshuffling(original, fraction, rng, s);
+    return s;
+}
+inline ObjectiveSample copying(std::span<const std::int32_t> original) {
+    ObjectiveSample s;
+    copying(original, s);
+    return s;
+}
+inline ObjectiveSample selective_copying(std::span<const std::int32_t> original,
+                                         SelectiveCopyingParams p, const BirdieVocabulary& vocab,
+                                         RandomStream& rng) {
+    ObjectiveSample s;
+    selective_copying(original, p, vocab, rng, s);
+    return s;
+}
+inline ObjectiveSample prefix_lm(std::span<const std::int32_t> original, double fraction,
+                                 RandomStream& rng) {
+    ObjectiveSample s;
+    prefix_lm(original, fraction, rng, s);
+    return s;
+}
+inline ObjectiveSample next_token(std::span<const std::int32_t> original) {
+    ObjectiveSample s;
+    next_token(original, s);
+    return s;
+}
 
 }  // namespace routescope::data

@@ -3,11 +3,9 @@
 
 namespace routescope::data {
 
-ObjectiveSample copying(std::span<const std::int32_t> original) {
-    ObjectiveSample s;
+void copying(std::span<const std::int32_t> original, ObjectiveSample& s) {
     s.input.assign(original.begin(), original.end());
-    s.target = s.input;
-    return s;
+    s.target.assign(original.begin(), original.end());
 }
 
 }  // namespace routescope::data

@@ -4,11 +4,14 @@
 
 namespace routescope::data {
 
-ObjectiveSample infilling(std::span<const std::int32_t> original, SpanParams p,
-                          const BirdieVocabulary& vocab, RandomStream& rng) {
+void infilling(std::span<const std::int32_t> original, SpanParams p, const BirdieVocabulary& vocab,
+               RandomStream& rng, ObjectiveSample& s) {
     const auto n = static_cast<std::int32_t>(original.size());
-    const std::vector<Span> spans = sample_spans(n, p, rng);
-    ObjectiveSample s;
+    thread_local std::vector<Span> spans;  // reused: a training step allocates nothing here
+    spans.reserve(static_cast<std::size_t>(n));  // at most n spans
+    sample_spans(n, p, rng, spans);
+    s.input.clear();
+    s.target.clear();
     std::int32_t pos = 0, k = 0;
     for (const Span& sp : spans) {
         s.input.insert(s.input.end(), original.begin() + pos, original.begin() + sp.begin);
@@ -20,7 +23,6 @@ ObjectiveSample infilling(std::span<const std::int32_t> original, SpanParams p,
         ++k;
     }
     s.input.insert(s.input.end(), original.begin() + pos, original.end());
-    return s;
 }
 
 }  // namespace routescope::data

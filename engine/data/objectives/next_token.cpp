@@ -4,10 +4,9 @@
 
 namespace routescope::data {
 
-ObjectiveSample next_token(std::span<const std::int32_t> original) {
-    ObjectiveSample s;
+void next_token(std::span<const std::int32_t> original, ObjectiveSample& s) {
+    s.input.clear();
     s.target.assign(original.begin(), original.end());
-    return s;
 }
 
 }  // namespace routescope::data

@@ -15,14 +15,12 @@ std::int32_t prefix_split(std::int32_t n, double fraction, RandomStream& rng) {
     return std::clamp<std::int32_t>(static_cast<std::int32_t>(std::lround(phi * n)), 1, n - 1);
 }
 
-ObjectiveSample prefix_lm(std::span<const std::int32_t> original, double fraction,
-                          RandomStream& rng) {
+void prefix_lm(std::span<const std::int32_t> original, double fraction, RandomStream& rng,
+               ObjectiveSample& s) {
     const auto n = static_cast<std::int32_t>(original.size());
     const std::int32_t p = prefix_split(n, fraction, rng);
-    ObjectiveSample s;
     s.input.assign(original.begin(), original.begin() + p);
     s.target.assign(original.begin() + p, original.end());
-    return s;
 }
 
 }  // namespace routescope::data

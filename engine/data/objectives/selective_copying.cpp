@@ -7,11 +7,11 @@
 
 namespace routescope::data {
 
-ObjectiveSample selective_copying(std::span<const std::int32_t> original, SelectiveCopyingParams p,
-                                  const BirdieVocabulary& vocab, RandomStream& rng) {
+void selective_copying(std::span<const std::int32_t> original, SelectiveCopyingParams p,
+                       const BirdieVocabulary& vocab, RandomStream& rng, ObjectiveSample& s) {
     const auto n = static_cast<std::int32_t>(original.size());
-    ObjectiveSample s;
     s.input.assign(original.begin(), original.end());
+    s.target.clear();
     for (std::int32_t q = 0; q < p.queries && n > 0; ++q) {
         const std::int32_t len =
             std::min(n, static_cast<std::int32_t>(rng.between(p.min_span, p.max_span)));
@@ -26,7 +26,6 @@ ObjectiveSample selective_copying(std::span<const std::int32_t> original, Select
         s.target.insert(s.target.end(), original.begin() + begin, original.begin() + begin + len);
     }
     s.target.push_back(vocab.done());
-    return s;
 }
 
 }  // namespace routescope::data

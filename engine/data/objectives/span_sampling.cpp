@@ -34,10 +34,10 @@ std::pair<std::int32_t, std::int32_t> span_length_bounds(double mean_span) {
     return {lo, hi};
 }
 
-std::vector<Span> sample_spans(std::int32_t n, SpanParams p, RandomStream& rng) {
+void sample_spans(std::int32_t n, SpanParams p, RandomStream& rng, std::vector<Span>& spans) {
     const auto [lo, hi] = span_length_bounds(p.mean_span);
     const double r_lo = 0.5 * p.rate, r_hi = std::min(0.95, 2 * p.rate);
-    std::vector<Span> spans;
+    spans.clear();
     std::int32_t pos = 0;
     while (pos < n) {
         const double r = r_lo + (r_hi - r_lo) * rng.uniform();
@@ -49,7 +49,6 @@ std::vector<Span> sample_spans(std::int32_t n, SpanParams p, RandomStream& rng) 
             ++pos;
         }
     }
-    return spans;
 }
 
 }  // namespace routescope::data

@@ -5,6 +5,7 @@
 #   scripts/setup.sh                 install + configure + build (build/)
 #   ROUTESCOPE_BUILD_DIR=dir ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON" scripts/setup.sh
 #   ROUTESCOPE_SKIP_BUILD=1 scripts/setup.sh     only install packages
+#   ROUTESCOPE_BUILD_TARGETS="routescope_engine routescope-cli" scripts/setup.sh   only these targets
 # clang, libfuzzer-14-dev (Debian 12's clang is 14) and libomp-14-dev are for the fuzz build
 # (scripts/fuzz.sh, build-fuzz/; docs/reliability.md).
 set -euo pipefail
@@ -45,5 +46,11 @@ if [ ! -f "$build/build.ninja" ]; then
     # shellcheck disable=SC2086
     cmake -S . -B "$build" -G Ninja ${ROUTESCOPE_CMAKE_ARGS:-}
 fi
-cmake --build "$build" -j "$(nproc)"
-echo "setup: built $build/bin/routescope and $build/bin/routescope-cli"
+if [ -n "${ROUTESCOPE_BUILD_TARGETS:-}" ]; then
+    # shellcheck disable=SC2086
+    cmake --build "$build" -j "$(nproc)" --target ${ROUTESCOPE_BUILD_TARGETS}
+    echo "setup: built ${ROUTESCOPE_BUILD_TARGETS} in $build"
+else
+    cmake --build "$build" -j "$(nproc)"
+    echo "setup: built $build/bin/routescope and $build/bin/routescope-cli"
+fi

@@ -9,8 +9,8 @@
 #include <map>
 #include <mutex>
 
-#include "analysis/sha256.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/sha256.hpp"
 
 namespace routescope::analysis {
 namespace {

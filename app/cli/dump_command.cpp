@@ -28,7 +28,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/sha256.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
@@ -39,6 +38,7 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/io/activation_dump.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/sha256.hpp"
 #include "engine/io/sharded_dump.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/builtin_corpus.hpp"
@@ -293,7 +293,7 @@ int run_dump(const DumpArgs& a) {
     if (src.source.count < ranks)
         throw ConfigError("dump: " + std::to_string(src.source.count) + " examples for " +
                           std::to_string(ranks) + " ranks (each rank writes at least one)");
-    o.checkpoint_sha256 = analysis::sha256_file(a.checkpoint);
+    o.checkpoint_sha256 = sha256_file(a.checkpoint);
     inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();
     o.name = fs::path(a.checkpoint).filename().string() + " on " + src.description;

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "analysis/sha256.hpp"
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/importers/model_import.hpp"
+#include "engine/io/sha256.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -21,18 +21,6 @@ struct ImportArgs {
     std::string src, out, format = "auto", arch = "auto", config, vocab;
 };
 
-std::string sha256_of(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError(path + ": cannot read to hash");
-    analysis::Sha256 h;
-    std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        h.update(buf.data(), static_cast<std::size_t>(in.gcount()));
-    }
-    return h.hex_digest();
-}
-
 int run_import(const ImportArgs& a) {
     importers::ImportedModel model;
     importers::ImportSource source;
@@ -40,7 +28,7 @@ int run_import(const ImportArgs& a) {
     try {
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
         model = importers::import_model(source, a.arch);
-        sha = sha256_of(source.weights);
+        sha = sha256_file(source.weights);
     } catch (const Error& e) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitUsage;

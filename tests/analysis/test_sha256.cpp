@@ -1,4 +1,4 @@
-// SHA-256 (analysis/sha256, OpenSSL's libcrypto) and the provenance fingerprint of files: FIPS
+// SHA-256 (engine/io/sha256, OpenSSL's libcrypto) and the provenance fingerprint of files: FIPS
 // 180-4's test vectors, the same digest whatever the update sizes, and a 300 MiB file (over the
 // 256 MiB that used to get a sampled hash) hashed exactly as `sha256sum` hashes it, including after
 // a byte in its middle changes (the fingerprint's cache notices).
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "analysis/file_fingerprint.hpp"
-#include "analysis/sha256.hpp"
+#include "engine/io/sha256.hpp"
 #include "engine/core/error.hpp"
 
 using namespace routescope;

@@ -1,4 +1,4 @@
-#include "analysis/sha256.hpp"
+#include "engine/io/sha256.hpp"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -10,7 +10,7 @@
 
 #include "engine/core/error.hpp"
 
-namespace routescope::analysis {
+namespace routescope {
 
 struct Sha256::Context {
     EVP_MD_CTX* ctx = nullptr;
@@ -67,4 +67,4 @@ std::string sha256_file(const std::string& path) {
     return sha.hex_digest();
 }
 
-}  // namespace routescope::analysis
+}  // namespace routescope

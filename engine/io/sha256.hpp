@@ -1,12 +1,13 @@
 #pragma once
-// SHA-256 through OpenSSL's libcrypto (EVP API): the one digest implementation in Routescope, used
-// for the provenance hashes of analysis inputs (file_fingerprint) and for the checkpoint hash that
-// `routescope-cli dump` records.
+// SHA-256 through OpenSSL's libcrypto (EVP API): the one digest implementation in Routescope, in
+// the engine so that the engine's own records (the checkpoint hash `dump` records, the weights hash
+// `import` prints) and the analysis library's provenance hashes (analysis/file_fingerprint) share
+// it.
 #include <cstddef>
 #include <memory>
 #include <string>
 
-namespace routescope::analysis {
+namespace routescope {
 
 /// Incremental SHA-256 (FIPS 180-4).
 class Sha256 {
@@ -29,4 +30,4 @@ private:
 /// exactly what `sha256sum` prints. Throws IoError when the file cannot be opened or read.
 std::string sha256_file(const std::string& path);
 
-}  // namespace routescope::analysis
+}  // namespace routescope

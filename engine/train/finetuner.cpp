@@ -280,13 +280,15 @@ void Finetuner::build_model(bool pretrained) {
     batch_ = std::make_unique<HostBatch>(B, config_.data.seq_len);
 }
 
-models::Batch Finetuner::micro_batch(TrainingLoop& loop, int /*micro*/) {
-    for (int b = 0; b < batch_->rows(); ++b) {
-        const auto& e = train_.examples[static_cast<std::size_t>(loop.next_example())];
-        loop.add_tokens(batch_->put(b, e, train_.source));
-    }
-    return batch_->view(train_.targets ? HostBatch::Head::mlm : HostBatch::Head::classification,
-                        config_.model.type_embeddings);
+Objective::MicroBatch Finetuner::micro_batch(std::span<const std::int64_t> examples,
+                                             std::int64_t /*step*/, std::int64_t /*row_base*/) {
+    std::int64_t tokens = 0;
+    for (int b = 0; b < batch_->rows(); ++b)
+        tokens +=
+            batch_->put(b, train_.examples[static_cast<std::size_t>(examples[b])], train_.source);
+    return {batch_->view(train_.targets ? HostBatch::Head::mlm : HostBatch::Head::classification,
+                         config_.model.type_embeddings),
+            tokens};
 }
 
 void Finetuner::evaluate(TrainingLoop& loop) {

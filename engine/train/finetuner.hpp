@@ -99,7 +99,8 @@ private:
     std::int64_t training_examples() const override {
         return static_cast<std::int64_t>(train_.examples.size());
     }
-    models::Batch micro_batch(TrainingLoop& loop, int micro) override;
+    MicroBatch micro_batch(std::span<const std::int64_t> examples, std::int64_t step,
+                           std::int64_t row_base) override;
     void evaluate(TrainingLoop& loop) override;
     bool extra_evaluation_due(std::int64_t step) const override {
         return step % steps_per_epoch_ == 0;  // every epoch

@@ -237,17 +237,20 @@ void Trainer::build_model() {
     batch_ = std::make_unique<HostBatch>(B, L);
 }
 
-models::Batch Trainer::micro_batch(TrainingLoop& loop, int micro) {
+Objective::MicroBatch Trainer::micro_batch(std::span<const std::int64_t> examples,
+                                           std::int64_t step, std::int64_t row_base) {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
+    std::int64_t tokens = 0;
     for (int b = 0; b < B; ++b) {
-        const std::int64_t i = loop.next_example();
+        const std::int64_t i = examples[static_cast<std::size_t>(b)];
         std::copy_n(corpus_.train.ids(i), L, ids_.data() + static_cast<std::size_t>(b) * L);
         batch_->length(b) = corpus_.train.length(i);
-        loop.add_tokens(corpus_.train.length(i));
+        tokens += corpus_.train.length(i);
     }
-    make_targets(loop.step(), loop.row_base(micro));
-    return batch_->view(HostBatch::Head::mlm, false,
-                        /*reset=*/config_.train.objective != "mlm");
+    make_targets(step, row_base);
+    return {batch_->view(HostBatch::Head::mlm, false,
+                         /*reset=*/config_.train.objective != "mlm"),
+            tokens};
 }
 
 void Trainer::make_targets(std::int64_t step, std::int64_t row_base) {

@@ -89,7 +89,8 @@ private:
 
     // Objective (training_loop.hpp)
     std::int64_t training_examples() const override { return corpus_.train.size(); }
-    models::Batch micro_batch(TrainingLoop& loop, int micro) override;
+    MicroBatch micro_batch(std::span<const std::int64_t> examples, std::int64_t step,
+                           std::int64_t row_base) override;
     void evaluate(TrainingLoop& loop) override;
     void before_first_step(TrainingLoop& loop) override;
     void after_step(TrainingLoop& loop) override;

@@ -38,6 +38,7 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
       order_(training_examples, static_cast<std::uint64_t>(config.train.seed)) {
     if (training_examples < 1) throw ConfigError("data.train: no training example");
     ParamStore& params = model_.params();
+    examples_.resize(static_cast<std::size_t>(config_.train.batch_size));
     optimizer_ = std::make_unique<AdamW>(config_.train, params);
     if (resume) {
         if (resume->adam_m.size() != params.size() || resume->adam_v.size() != params.size())
@@ -78,17 +79,17 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
     params.zero_grad();
     loss = 0;
     for (int micro = 0; micro < accum; ++micro) {
-        // This rank's B rows of the micro-batch's N·B (file comment).
-        const std::int64_t first = data_position_;
+        // This rank's B rows of the micro-batch's N·B (file comment), chosen here from the run's
+        // order and handed to the objective.
         const std::int64_t tokens_before = tokens_seen_;
-        data_position_ += comm_->rank() * B;
-        models::Batch batch = objective.micro_batch(*this, micro);
+        for (std::int64_t b = 0; b < B; ++b)
+            examples_[static_cast<std::size_t>(b)] =
+                order_.at(data_position_ + comm_->rank() * B + b);
+        data_position_ += ranks * B;
+        const Objective::MicroBatch mb = objective.micro_batch(examples_, step_, row_base(micro));
+        models::Batch batch = mb.batch;
+        tokens_seen_ += mb.tokens;
         batch.first_row = comm_->rank() * B;  // this rank's dropout rows of the global batch
-        if (ranks > 1 && data_position_ != first + (comm_->rank() + 1) * B)
-            throw Error("data-parallel training: the objective took " +
-                        std::to_string(data_position_ - first - comm_->rank() * B) +
-                        " examples for a micro-batch of train.batch_size = " + std::to_string(B));
-        data_position_ = first + ranks * B;
         double l = model_.forward(batch, /*training=*/true,
                                   static_cast<std::uint32_t>(step_ * accum + micro));
         double weight = 1.0;
@@ -104,7 +105,7 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
                              batch.labels
                                  ? ops::cross_entropy_count(batch.labels, rows * model_.length())
                                  : ops::cross_entropy_count(batch.class_labels, rows),
-                             tokens_seen_ - tokens_before};
+                             mb.tokens};
             const std::vector<Share> all = dist::gather_all(*comm_, mine);
             std::int64_t n = 0;
             tokens_seen_ = tokens_before;

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -104,10 +105,18 @@ public:
     virtual ~Objective() = default;
     /// The number of training examples the order permutes.
     virtual std::int64_t training_examples() const = 0;
-    /// Fills micro-batch `micro` of the update that makes step `loop.step() + 1` from the examples
-    /// loop.next_example() gives (one call per row), counting their tokens with loop.add_tokens().
-    /// The batch points into the objective's buffers and stays valid until the next call.
-    virtual models::Batch micro_batch(TrainingLoop& loop, int micro) = 0;
+    /// What micro_batch hands back: the batch (host memory in the objective's buffers, valid
+    /// until the next call) and the tokens of its examples, counted as seen.
+    struct MicroBatch {
+        models::Batch batch;
+        std::int64_t tokens = 0;
+    };
+    /// A micro-batch of the update that makes step `step + 1` from the training examples
+    /// `examples` (this rank's rows, in order, chosen by the loop from the run's order). Row b is
+    /// row `row_base + b` of the step (TrainingLoop::row_base), which the objective's per-row
+    /// draws use. The objective never reaches back into the loop for its data.
+    virtual MicroBatch micro_batch(std::span<const std::int64_t> examples, std::int64_t step,
+                                   std::int64_t row_base) = 0;
     /// Evaluates the model after step loop.step() and logs (loop.log_record) an "eval" record
     /// (and whatever else it keeps, e.g. a best checkpoint).
     virtual void evaluate(TrainingLoop& loop) = 0;
@@ -140,8 +149,6 @@ public:
     std::int64_t step() const { return step_; }
     std::int64_t tokens_seen() const { return tokens_seen_; }
     std::int64_t data_position() const { return data_position_; }
-    /// The index of the next training example in the run's order; advances the data position.
-    std::int64_t next_example() { return order_.at(data_position_++); }
     /// The number, within the step, of micro-batch `micro`'s first row on this rank (single
     /// process: micro · B); the objective's per-row draws use row_base(micro) + b.
     std::int64_t row_base(int micro) const {
@@ -149,7 +156,6 @@ public:
                config_.train.batch_size;
     }
     dist::Communicator& comm() { return *comm_; }
-    void add_tokens(std::int64_t n) { tokens_seen_ += n; }
     void log_record(const nlohmann::ordered_json& record);
     /// Writes `path` atomically: parameters, configuration, tokenizer, and with `with_state` the
     /// state to resume. Non-finite parameters: TrainingDiverged naming the step. Only rank 0
@@ -186,6 +192,7 @@ private:
     std::int64_t tokens_seen_ = 0;
     std::int64_t data_position_ = 0;
     std::int64_t last_checkpoint_step_ = -1;
+    std::vector<std::int64_t> examples_;  ///< a micro-batch's example indices (sized once)
     bool resumed_ = false;
 };
 

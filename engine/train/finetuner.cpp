@@ -19,10 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void absolutize(std::optional<std::string>& path) {
-    if (path && !path->empty()) *path = fs::absolute(*path).lexically_normal().string();
-}
-
 // The task's pieces as a WordPiece vocab.txt: one piece per line, id = line (docs/decisions.md).
 std::string vocab_text(const std::vector<std::string>& pieces) {
     std::string text;
@@ -61,10 +57,8 @@ bool is_finetuning(const RunConfig& c) {
 
 Finetuner::Finetuner(RunConfig config, FinetuneOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
-    if (options_.threads > 0) config_.train.threads = options_.threads;
-    absolutize(config_.data.train);
-    absolutize(config_.data.valid);
-    absolutize(config_.train.init_from);
+    apply_threads(options_, config_);
+    absolutize_paths(config_);
     prepare_output();
     if (config_.data.task && !config_.data.task->empty())
         prepare_task();
@@ -72,22 +66,20 @@ Finetuner::Finetuner(RunConfig config, FinetuneOptions options)
         prepare_classification();
     build_model(/*pretrained=*/config_.train.init_from.has_value());
     loop_ = std::make_unique<TrainingLoop>(config_, *model_, *tokenizer_, training_examples(),
-                                           loop_options());
+                                           LoopOptions(options_));
 }
 
 Finetuner::Finetuner(ResumeTag, RunConfig config, FinetuneOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
-    if (options_.threads > 0) config_.train.threads = options_.threads;
+    apply_threads(options_, config_);
 }
 
 std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
                                              const std::vector<std::string>& overrides,
                                              FinetuneOptions options) {
-    const Checkpoint ck = read_checkpoint(checkpoint_path);
-    if (!ck.train) throw ConfigError(checkpoint_path + ": has no /train state to resume from");
-    RunConfig config = ck.config;
-    for (const auto& o : overrides)
-        config = config.with_override(o);
+    ResumePoint point = read_resume_point(checkpoint_path, overrides);
+    const Checkpoint& ck = point.checkpoint;
+    RunConfig& config = point.config;
     if (!is_finetuning(config))
         throw ConfigError(checkpoint_path + ": train.objective = " + config.train.objective +
                           " is not a fine-tuning run");
@@ -118,8 +110,8 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
     best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), ck.train->step,
                   t->best_metric_, t->best_step_);
     t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
-                                              t->training_examples(), t->loop_options(), &*ck.train,
-                                              checkpoint_path);
+                                              t->training_examples(), LoopOptions(t->options_),
+                                              &*ck.train, checkpoint_path);
     return t;
 }
 
@@ -133,10 +125,6 @@ void Finetuner::prepare_output() {
     if (ec || !fs::is_directory(options_.out_dir))
         throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
                       ")");
-}
-
-LoopOptions Finetuner::loop_options() const {
-    return {options_.out_dir, options_.until, options_.on_record};
 }
 
 std::string Finetuner::best_checkpoint_path() const {

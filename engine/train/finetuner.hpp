@@ -92,7 +92,6 @@ private:
     void prepare_classification();
     /// The model from config_ (merged with train.init_from's when `pretrained`).
     void build_model(bool pretrained);
-    LoopOptions loop_options() const;
     std::string best_checkpoint_path() const;
 
     // Objective (training_loop.hpp)

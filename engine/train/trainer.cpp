@@ -28,12 +28,6 @@ constexpr std::uint64_t kPrefixSalt = 0x7072656669786C6DULL;     // "prefixlm"
 constexpr std::uint64_t kBirdieRowSalt = 0x6269726469657231ULL;  // "birdier1"
 constexpr std::uint64_t kEvalRowSalt = 0x6576616C726F7731ULL;    // "evalrow1"
 
-// Paths in the stored configuration are absolute, so `--resume` works from any directory.
-void absolutize(std::optional<std::string>& path) {
-    if (path && !path->empty() && !is_builtin_corpus(*path))
-        *path = fs::absolute(*path).lexically_normal().string();
-}
-
 std::unique_ptr<data::Tokenizer> make_tokenizer(const RunConfig& c, const std::string& corpus_path,
                                                 int threads) {
     const auto& t = c.tokenizer;
@@ -91,7 +85,7 @@ void check_training_config(const RunConfig& c) {
 
 Trainer::Trainer(RunConfig config, TrainerOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
-    if (options_.threads > 0) config_.train.threads = options_.threads;
+    apply_threads(options_, config_);
     if (config_.data.task && !config_.data.task->empty() &&
         is_causal_objective(config_.train.objective)) {
         // The task sets the length and the tokenizer (task_corpus.hpp).
@@ -102,29 +96,25 @@ Trainer::Trainer(RunConfig config, TrainerOptions options)
         config_.tokenizer.model.reset();
     }
     check_training_config(config_);
-    absolutize(config_.data.train);
-    absolutize(config_.data.valid);
-    absolutize(config_.tokenizer.model);
+    absolutize_paths(config_);
     prepare_data();
     build_model();
     model_->init(static_cast<std::uint64_t>(config_.train.seed));
     loop_ = std::make_unique<TrainingLoop>(config_, *model_, *tokenizer_, corpus_.train.size(),
-                                           loop_options());
+                                           LoopOptions(options_));
 }
 
 Trainer::Trainer(ResumeTag, RunConfig config, TrainerOptions options)
     : config_(std::move(config)), options_(std::move(options)) {
-    if (options_.threads > 0) config_.train.threads = options_.threads;
+    apply_threads(options_, config_);
 }
 
 std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
                                          const std::vector<std::string>& overrides,
                                          TrainerOptions options) {
-    Checkpoint ck = read_checkpoint(checkpoint_path);
-    if (!ck.train) throw ConfigError(checkpoint_path + ": has no /train state to resume from");
-    RunConfig config = ck.config;
-    for (const auto& o : overrides)
-        config = config.with_override(o);
+    ResumePoint point = read_resume_point(checkpoint_path, overrides);
+    const Checkpoint& ck = point.checkpoint;
+    RunConfig& config = point.config;
     if (config.model.vocab_size != ck.config.model.vocab_size)
         throw ConfigError("model.vocab_size: a resumed run keeps its vocabulary (" +
                           std::to_string(ck.config.model.vocab_size) + ")");
@@ -156,8 +146,8 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
         t->controller_started_ = true;
     }
     t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
-                                              t->corpus_.train.size(), t->loop_options(), &st,
-                                              checkpoint_path);
+                                              t->corpus_.train.size(), LoopOptions(t->options_),
+                                              &st, checkpoint_path);
     return t;
 }
 
@@ -165,10 +155,6 @@ Trainer::~Trainer() = default;
 
 std::string Trainer::checkpoint_path() const {
     return (fs::path(options_.out_dir) / kCheckpointName).string();
-}
-
-LoopOptions Trainer::loop_options() const {
-    return {options_.out_dir, options_.until, options_.on_record};
 }
 
 void Trainer::prepare_data() {

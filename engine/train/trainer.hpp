@@ -85,7 +85,6 @@ private:
     Trainer(ResumeTag, RunConfig config, TrainerOptions options);
     void prepare_data();
     void build_model();
-    LoopOptions loop_options() const;
 
     // Objective (training_loop.hpp)
     std::int64_t training_examples() const override { return corpus_.train.size(); }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/ops/cross_entropy.hpp"
+#include "engine/train/builtin_corpus.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::train {
@@ -25,6 +26,28 @@ std::string number_text(double v) {
 }
 
 }  // namespace
+
+void apply_threads(const RunOptions& options, RunConfig& config) {
+    if (options.threads > 0) config.train.threads = options.threads;
+}
+
+void absolutize_paths(RunConfig& config) {
+    for (std::optional<std::string>* path :
+         {&config.data.train, &config.data.valid, &config.tokenizer.model, &config.train.init_from})
+        if (*path && !(*path)->empty() && !is_builtin_corpus(**path))
+            **path = fs::absolute(**path).lexically_normal().string();
+}
+
+ResumePoint read_resume_point(const std::string& checkpoint_path,
+                              const std::vector<std::string>& overrides) {
+    ResumePoint r{read_checkpoint(checkpoint_path), {}};
+    if (!r.checkpoint.train)
+        throw ConfigError(checkpoint_path + ": has no /train state to resume from");
+    r.config = r.checkpoint.config;
+    for (const auto& o : overrides)
+        r.config = r.config.with_override(o);
+    return r;
+}
 
 TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
                            const data::Tokenizer& tokenizer, std::int64_t training_examples,

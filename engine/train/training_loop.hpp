@@ -78,6 +78,23 @@ struct RunOptions {
     Device device = Device::cpu;
 };
 
+struct LoopOptions;
+
+/// The setup a pretraining and a fine-tuning run share (Trainer, Finetuner), written once.
+/// --threads into the configuration (train.threads, recorded in the checkpoint).
+void apply_threads(const RunOptions& options, RunConfig& config);
+/// The paths of a configuration made absolute (data.train, data.valid, tokenizer.model,
+/// train.init_from; built-in corpora stay as they are), so `--resume` works from any directory.
+void absolutize_paths(RunConfig& config);
+/// A run to resume: its checkpoint (which must hold /train: ConfigError naming it otherwise) and
+/// its configuration with `overrides` applied.
+struct ResumePoint {
+    Checkpoint checkpoint;
+    RunConfig config;
+};
+ResumePoint read_resume_point(const std::string& checkpoint_path,
+                              const std::vector<std::string>& overrides);
+
 /// What the caller of a run decides besides the configuration.
 struct LoopOptions {
     std::string out_dir;
@@ -87,6 +104,11 @@ struct LoopOptions {
     std::function<void(const nlohmann::ordered_json&)> on_record;
     /// The ranks of a data-parallel run (file comment); nullptr: dist::world().
     dist::Communicator* comm = nullptr;
+
+    LoopOptions() = default;
+    /// The loop's part of a run's options.
+    explicit LoopOptions(const RunOptions& run)
+        : out_dir(run.out_dir), until(run.until), on_record(run.on_record) {}
 };
 
 struct TrainResult {

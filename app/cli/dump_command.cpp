@@ -44,6 +44,7 @@
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/packed_sequences.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::cli {
@@ -126,37 +127,23 @@ PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
 PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
     const std::string name = !a.task.empty() ? a.task : config.data.task.value_or("");
-    const int split = train::split_index(a.split, "--split");
-    data::TaskParams p = train::task_params(config.data.task_params);
-    if (a.seed > 0) p.seed = a.seed;
-    std::int64_t* sizes[] = {&p.n_train, &p.n_valid, &p.n_test};
-    for (int k = 0; k < 3; ++k)
-        if (k != split) *sizes[k] = 0;
-    if (a.examples > 0) *sizes[split] = a.examples;
-    const data::TaskData task = data::generate_task(name, p);
-    if (task.vocab != tokenizer.vocabulary())
-        throw ConfigError("--task " + name + ": " + a.checkpoint +
-                          " was not trained on this task (its vocabulary of " +
-                          std::to_string(tokenizer.vocab_size()) + " ids is not the task's " +
-                          std::to_string(task.vocab.size()) + ")");
-    return labelled_source(train::task_examples(task, split), a.examples, task.vocab,
-                           task.n_classes > 0, /*file_lines=*/false);
+    train::TaskSplit t =
+        train::task_split(config, tokenizer, name, a.split, a.checkpoint, a.seed, a.examples);
+    return labelled_source(std::move(t.set), a.examples, t.task.vocab, t.task.n_classes > 0,
+                           /*file_lines=*/false);
 }
 
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
 PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
-    data::ClassificationSet set = data::read_classification(a.data, /*require_labels=*/false);
-    if (config.data.labels && config.model.n_labels > 0) {
-        data::assign_label_ids(set, *config.data.labels);
-        set.labels = *config.data.labels;
-    }
+    const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
+    train::LabelledSet set = train::classification_file(config, tokenizer, a.data, L, a.checkpoint,
+                                                        /*require_classifier=*/false);
     bool labelled = false;
     for (const auto& e : set.examples)
-        labelled = labelled || e.label_id >= 0;
-    const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
-    return labelled_source(train::classification_examples(set, tokenizer, L), a.examples,
-                           tokenizer.vocabulary(), labelled, /*file_lines=*/true);
+        labelled = labelled || e.label >= 0;
+    return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
+                           /*file_lines=*/true);
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
@@ -275,7 +262,7 @@ int run_dump(const DumpArgs& a) {
                               "f, s, o, sentence_weight)");
         o.layers = parse_dump_layers(a.layers, config.model.n_layers);
         std::shared_ptr<data::Tokenizer> tokenizer =
-            data::load_tokenizer(ck_read->tokenizer.kind, ck_read->tokenizer.model);
+            train::checkpoint_tokenizer(*ck_read, a.checkpoint);
         if (!a.task.empty() || (a.data.empty() && config.data.task))
             src = task_source(a, config, *tokenizer);
         else if (!a.data.empty())

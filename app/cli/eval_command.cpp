@@ -37,6 +37,7 @@
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/row_evaluation.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/set_evaluation.hpp"
 #include "engine/train/task_corpus.hpp"
 
@@ -66,25 +67,9 @@ struct EvalInputs {
     std::unique_ptr<data::Tokenizer> tokenizer;
 };
 
-// A tokenizer file's kind by its name: *.model SentencePiece, anything else a WordPiece vocab.txt.
-std::string tokenizer_kind_of(const std::string& path) {
-    return path.size() >= 6 && path.ends_with(".model") ? "sentencepiece" : "wordpiece";
-}
-
 EvalInputs load_inputs(const EvalArgs& a) {
     EvalInputs in{read_checkpoint(a.checkpoint), nullptr};
-    const auto& ck = in.checkpoint;
-    in.tokenizer = a.tokenizer.empty()
-                       ? data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model)
-                       : data::load_tokenizer_file(tokenizer_kind_of(a.tokenizer), a.tokenizer);
-    // objective birdie appends its specials after the tokenizer's ids (birdie_vocabulary.hpp)
-    if (in.tokenizer->vocab_size() + data::objective_extra_ids(ck.config.train.objective) !=
-        ck.config.model.vocab_size)
-        throw ConfigError("vocabulary mismatch: " + a.checkpoint +
-                          " has model.vocab_size = " + std::to_string(ck.config.model.vocab_size) +
-                          " but the " + in.tokenizer->kind() + " tokenizer" +
-                          (a.tokenizer.empty() ? " it stores" : " " + a.tokenizer) + " has " +
-                          std::to_string(in.tokenizer->vocab_size()) + " ids");
+    in.tokenizer = train::checkpoint_tokenizer(in.checkpoint, a.checkpoint, a.tokenizer);
     return in;
 }
 
@@ -184,25 +169,13 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
         if (name.empty())
             throw ConfigError("--task or --data: " + a.checkpoint +
                               " was not trained on a built-in task; give the examples to score");
-        const data::TaskData task =
-            data::generate_task(name, train::task_params(config.data.task_params));
-        if (task.vocab != in.tokenizer->vocabulary())
-            throw ConfigError("--task " + name + ": " + a.checkpoint +
-                              " was not trained on this task (its vocabulary of " +
-                              std::to_string(in.tokenizer->vocab_size()) +
-                              " ids is not the task's " + std::to_string(task.vocab.size()) + ")");
-        if (task.n_classes != (config.data.task ? config.model.n_labels : task.n_classes))
+        train::TaskSplit t = train::task_split(config, *in.tokenizer, name, a.split, a.checkpoint);
+        if (t.task.n_classes != (config.data.task ? config.model.n_labels : t.task.n_classes))
             throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
-        return train::task_examples(task, train::split_index(a.split, "--split"));
+        return std::move(t.set);
     }
-    if (!config.data.labels || config.model.n_labels <= 0)
-        throw ConfigError(a.checkpoint +
-                          " is not a classifier (no data.labels): --data FILE needs a checkpoint "
-                          "fine-tuned with train.objective = classify");
-    data::ClassificationSet set = data::read_classification(a.data, /*require_labels=*/false);
-    data::assign_label_ids(set, *config.data.labels);
-    set.labels = *config.data.labels;
-    return train::classification_examples(set, *in.tokenizer, config.data.seq_len);
+    return train::classification_file(config, *in.tokenizer, a.data, config.data.seq_len,
+                                      a.checkpoint, /*require_classifier=*/true);
 }
 
 nlohmann::ordered_json attributes_json(const std::map<std::string, double>& attributes) {

@@ -27,6 +27,7 @@
 // docs/decisions.md.
 #include <H5Cpp.h>
 
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -39,9 +40,11 @@
 #include <vector>
 
 #include "engine/core/config.hpp"
+#include "engine/data/byte_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
-#include "engine/train/adamw.hpp"
+#include "engine/train/fixed_batch_objective.hpp"
+#include "engine/train/training_loop.hpp"
 
 using namespace routescope;
 
@@ -251,18 +254,39 @@ void note(const std::string& quantity, double rel) {
     g_worst[quantity] = std::max(g_worst[quantity], rel);
 }
 
-// n AdamW updates on one batch, as parity.py runs them: loss → backward → clip → update.
-std::vector<double> train_steps(models::Model& model, train::AdamW& adamw,
-                                const models::Batch& batch, int n) {
-    std::vector<double> losses;
-    for (int k = 0; k < n; ++k) {
-        model.params().zero_grad();
-        losses.push_back(model.forward(batch, true, static_cast<std::uint32_t>(adamw.step())));
-        model.backward();
-        adamw.clip(model.params());
-        adamw.update(model.params());
-    }
-    return losses;
+// n updates on one batch by the training loop's own step (TrainingLoop on a FixedBatchObjective:
+// zero, forward, backward, clip, AdamW), as parity.py runs them: loss → backward → clip → update.
+// `resume` continues a run from its /train state; the run stops after its n-th update (--until),
+// so the schedule is train.steps' whatever n is. The loop logs and saves into `dir`.
+struct LoopRun {
+    std::vector<double> losses, norms;
+    std::vector<float> m, v;
+    std::int64_t step = 0;
+};
+LoopRun train_steps(models::Model& model, const RunConfig& cfg, const models::Batch& batch, int n,
+                    const std::string& dir, const TrainState* resume = nullptr) {
+    RunConfig c = cfg;  // train.steps stays the schedule's length; --until stops the run
+    c.train.eval_every = 0;
+    c.train.checkpoint_every = 0;
+    QDir().mkpath(QString::fromStdString(dir));
+    LoopRun run;
+    train::LoopOptions o;
+    o.out_dir = dir;
+    o.until = (resume ? resume->step : 0) + n;
+    o.on_record = [&run](const nlohmann::ordered_json& r) {
+        if (r.value("type", "") != "step") return;
+        run.losses.push_back(r["loss"].get<double>());
+        run.norms.push_back(r["grad_norm"].get<double>());
+    };
+    const data::ByteTokenizer tokenizer;
+    train::TrainingLoop loop(c, model, tokenizer, model.batch_size(), o, resume, dir);
+    train::FixedBatchObjective objective(batch, model.batch_size(),
+                                         std::int64_t(model.batch_size()) * model.length());
+    loop.run(objective);
+    run.m = loop.optimizer().m();
+    run.v = loop.optimizer().v();
+    run.step = loop.optimizer().step();
+    return run;
 }
 
 models::Batch mlm_batch(const BatchData& data) {
@@ -349,12 +373,12 @@ class TestModelParity : public QObject {
         const BatchData data = make_batch();
         models::Model model(cfg, kB, kL, 1);
         model.init(kInitSeed);
-        train::AdamW adamw(cfg.train, model.params());
-        train_steps(model, adamw, mlm_batch(data), kResumeAfter);
+        const LoopRun run = train_steps(model, cfg, mlm_batch(data), kResumeAfter,
+                                        file("resume-run").toStdString());
         TrainState st;
-        st.step = adamw.step();
-        st.adam_m = adamw.m();
-        st.adam_v = adamw.v();
+        st.step = run.step;
+        st.adam_m = run.m;
+        st.adam_v = run.v;
         const QString ckpt = file("resume.ckpt.h5"), batch_path = file("resume.batch.h5");
         write_checkpoint(ckpt.toStdString(), cfg, model.params(), TokenizerBlob{}, &st);
         write_batch(batch_path.toStdString(), data, false);
@@ -395,24 +419,17 @@ class TestModelParity : public QObject {
         if (!data.reset_mask.empty()) batch.reset_mask = data.reset_mask.data();
 
         auto& params = model.params();
-        train::AdamW adamw(cfg.train, params);
-        std::vector<float> logits0, grads0;
-        std::vector<double> step_losses, step_norms;
-        double loss0 = 0;
-        for (int k = 0; k < kSteps; ++k) {
-            params.zero_grad();
-            const double loss =
-                model.forward(batch, /*training=*/true, static_cast<std::uint32_t>(k));
-            model.backward();
-            if (k == 0) {
-                loss0 = loss;
-                logits0.assign(model.logits(), model.logits() + model.logits_size());
-                grads0.assign(params.grad_data(), params.grad_data() + params.size());
-            }
-            step_losses.push_back(loss);
-            step_norms.push_back(adamw.clip(params));
-            adamw.update(params);
-        }
+        // Step 0's logits and gradients (the same forward and backward the loop's first step
+        // runs, on the same parameters), then kSteps updates by the training loop's own step.
+        params.zero_grad();
+        const double loss0 = model.forward(batch, /*training=*/true, 0);
+        model.backward();
+        const std::vector<float> logits0(model.logits(), model.logits() + model.logits_size());
+        const std::vector<float> grads0(params.grad_data(), params.grad_data() + params.size());
+        const LoopRun trained =
+            train_steps(model, cfg, batch, kSteps, file(tag + "-run").toStdString());
+        const std::vector<double>& step_losses = trained.losses;
+        const std::vector<double>& step_norms = trained.norms;
 
         H5::H5File ref(result_path, H5F_ACC_RDONLY);
         double lr_sum = 0;  // the largest displacement AdamW can give one element
@@ -462,7 +479,7 @@ class TestModelParity : public QObject {
                 worst_after_name = e.name;
             }
             const auto m = read_doubles(ref, "adam_m/" + e.name);
-            const Comparison cm = compare(adamw.m().data() + e.offset, m);
+            const Comparison cm = compare(trained.m.data() + e.offset, m);
             if (!zero_in_theory(e.name) && cm.rel() > worst_m) {
                 worst_m = cm.rel();
                 worst_m_name = e.name;
@@ -517,9 +534,14 @@ private slots:
         const BatchData data = make_batch();
         models::Model model(cfg, kB, kL, 1);
         model.init(kInitSeed);
-        train::AdamW adamw(cfg.train, model.params());
-        train_steps(model, adamw, mlm_batch(data), kResumeAfter);
-        const auto losses = train_steps(model, adamw, mlm_batch(data), kResumeSteps);
+        const std::string dir = file("resumed-run").toStdString();
+        const LoopRun first = train_steps(model, cfg, mlm_batch(data), kResumeAfter, dir);
+        TrainState st;
+        st.step = first.step;
+        st.adam_m = first.m;
+        st.adam_v = first.v;
+        const LoopRun resumed = train_steps(model, cfg, mlm_batch(data), kResumeSteps, dir, &st);
+        const auto& losses = resumed.losses;
 
         H5::H5File ref(file("resume.result.h5").toStdString(), H5F_ACC_RDONLY);
         std::int64_t first_step = -1;
@@ -536,7 +558,7 @@ private slots:
         double worst_v = 0;
         for (const auto& e : model.params().entries()) {
             const auto v = read_doubles(ref, "adam_v/" + e.name);
-            worst_v = std::max(worst_v, compare(adamw.v().data() + e.offset, v).rel());
+            worst_v = std::max(worst_v, compare(resumed.v.data() + e.offset, v).rel());
         }
         qDebug("resumed bigs: adam_v worst rel %.2e", worst_v);
         QVERIFY(worst_v <= 1e-3);
@@ -573,18 +595,14 @@ private slots:
         batch.tokens = data.tokens.data();
         batch.lengths = data.lengths.data();
         batch.labels = data.labels.data();
+        int runs = 0;
         auto train3 = [&](int threads) {
             models::Model model(cfg, kB, kL, threads);
             model.init(kInitSeed);
-            train::AdamW adamw(cfg.train, model.params());
-            std::vector<double> losses;
-            for (std::uint32_t k = 0; k < 3; ++k) {
-                model.params().zero_grad();
-                losses.push_back(model.forward(batch, true, k));
-                model.backward();
-                adamw.clip(model.params());
-                adamw.update(model.params());
-            }
+            std::vector<double> losses =
+                train_steps(model, cfg, batch, 3,
+                            file(QStringLiteral("threads-%1").arg(runs++)).toStdString())
+                    .losses;
             losses.push_back(model.forward(batch, false));
             return losses;
         };

@@ -5,6 +5,7 @@
 // not from the engine: h_t of a left-to-right scan reads x_{≤t}; the right-to-left half reads
 // x_{≥t} inside the prefix and only x_t in the causal region; a reset cuts both at sample ends.
 // Also: the layer pattern, the parameter layout and count, W_f's AdamW group, config errors.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
@@ -14,11 +15,12 @@
 #include <tuple>
 #include <vector>
 
+#include "../loop_steps.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/model.hpp"
-#include "engine/train/adamw.hpp"
+#include "engine/train/fixed_batch_objective.hpp"
 
 using namespace routescope;
 
@@ -344,20 +346,17 @@ private slots:
             d.reset[l] = models::kResetCausal;
         models::Model model(cfg, kB, kL, 2);
         model.init(3);
-        train::AdamW adamw(cfg.train, model.params());
         models::Batch b;
         b.tokens = d.tokens.data();
         b.lengths = d.lengths.data();
         b.labels = d.labels.data();
         b.reset_mask = d.reset.data();
-        double first = 0, last = 0;
-        for (int k = 0; k < 8; ++k) {
-            model.params().zero_grad();
-            last = model.forward(b, true, std::uint32_t(k));
-            if (k == 0) first = last;
-            model.backward();
-            adamw.update(model.params());
-        }
+        // Eight updates by the training loop's own step on this batch.
+        train::FixedBatchObjective objective(b, kB, std::int64_t(kB) * kL);
+        QTemporaryDir dir;
+        const std::vector<double> losses =
+            loop_steps::run(model, cfg, objective, 8, dir.filePath("run").toStdString());
+        const double first = losses.front(), last = losses.back();
         QVERIFY(std::isfinite(last));
         QVERIFY(last < first);
     }

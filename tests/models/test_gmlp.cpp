@@ -7,16 +7,18 @@
 //     the logits of the same tokens run at L = max_len (W is sized by max_len and sliced to L).
 //   - Layout and init: no embeddings.position.weight; I = 6d; W [n, n] within ±1e−3/n, 0 above the
 //     diagonal when causal; b = 1 (the block starts as an FFN).
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "../loop_steps.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/models/model.hpp"
-#include "engine/train/adamw.hpp"
+#include "engine/train/training_loop.hpp"
 
 using namespace routescope;
 
@@ -98,6 +100,7 @@ std::pair<double, double> change_at(bool causal, int t) {
 
 class TestGmlp : public QObject {
     Q_OBJECT
+    QTemporaryDir dir_;
 
 private slots:
     void causalModelIgnoresFutureTokens() {
@@ -195,27 +198,32 @@ private slots:
               {{"lr", 2e-3}, {"warmup_steps", 0}, {"schedule", "constant"}, {"steps", 300}}}});
         models::Model model(cfg, B, L, 2);
         model.init(1);
-        train::AdamW adamw(cfg.train, model.params());
-        std::mt19937 gen(5);
-        std::uniform_int_distribution<int> tok(1, V - 1);
-        std::vector<std::int32_t> ids(B * L), labels(B * L), lengths(B, L);
-        double first = 0, last = 0;
-        for (int step = 0; step < 300; ++step) {
-            for (int k = 0; k < B * L; ++k)
-                ids[k] = tok(gen);
-            for (int k = 0; k < B * L; ++k)
-                labels[k] = k % L == 0 ? -100 : ids[k - 1];
-            models::Batch b;
-            b.tokens = ids.data();
-            b.lengths = lengths.data();
-            b.labels = labels.data();
-            model.params().zero_grad();
-            const double loss = model.forward(b, true, static_cast<std::uint32_t>(step));
-            model.backward();
-            adamw.clip(model.params());
-            adamw.update(model.params());
-            (step == 0 ? first : last) = loss;
-        }
+        // Fresh random sequences every step, trained by the training loop's own step.
+        struct PreviousToken final : train::Objective {
+            int B, L, V;
+            std::mt19937 gen{5};
+            std::vector<std::int32_t> ids, labels, lengths;
+            PreviousToken(int b, int l, int v)
+                : B(b), L(l), V(v), ids(b * l), labels(b * l), lengths(b, l) {}
+            std::int64_t training_examples() const override { return B; }
+            MicroBatch micro_batch(std::span<const std::int64_t>, std::int64_t,
+                                   std::int64_t) override {
+                std::uniform_int_distribution<int> tok(1, V - 1);
+                for (int k = 0; k < B * L; ++k)
+                    ids[k] = tok(gen);
+                for (int k = 0; k < B * L; ++k)
+                    labels[k] = k % L == 0 ? -100 : ids[k - 1];
+                models::Batch b;
+                b.tokens = ids.data();
+                b.lengths = lengths.data();
+                b.labels = labels.data();
+                return {b, std::int64_t(B) * L};
+            }
+            void evaluate(train::TrainingLoop&) override {}
+        } objective(B, L, V);
+        const std::vector<double> losses =
+            loop_steps::run(model, cfg, objective, 300, dir_.filePath("gmlp").toStdString());
+        const double first = losses.front(), last = losses.back();
         qDebug("previous-token loss %.3f -> %.3f", first, last);
         QVERIFY(first > 2.5);
         QVERIFY(last < 0.5);

@@ -10,6 +10,7 @@
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
 #include "engine/models/birdie_block.hpp"
+#include "engine/models/host_batch.hpp"
 #include "engine/models/model.hpp"
 
 namespace routescope {
@@ -299,17 +300,12 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     DumpProbe probe(writer, m, layers, options.gates, L, options.float16);
     model.set_capture(&probe);
 
-    std::vector<std::int32_t> tokens(static_cast<std::size_t>(B) * L), types(tokens.size()),
-        targets(tokens.size()), lengths(B), class_labels(B), reset(tokens.size());
+    models::HostBatch hb(B, L, source.pad_id);  // rows past the end: one pad token, no target
     std::vector<std::int8_t> reset_row(static_cast<std::size_t>(L));
     const bool any_types = m.type_embeddings;
     for (std::int64_t first = 0; first < source.count; first += B) {
         const int rows = static_cast<int>(std::min<std::int64_t>(B, source.count - first));
-        std::fill(tokens.begin(), tokens.end(), source.pad_id);
-        std::fill(types.begin(), types.end(), 0);
-        std::fill(targets.begin(), targets.end(), kIgnore);
-        std::fill(lengths.begin(), lengths.end(), 1);  // rows past the end: one pad token
-        std::fill(class_labels.begin(), class_labels.end(), 0);
+        hb.clear();
         std::vector<ExampleRecord> records(static_cast<std::size_t>(rows));
         for (int b = 0; b < rows; ++b) {
             const std::int64_t s = first + b;
@@ -326,14 +322,13 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                                       " is outside the model's vocabulary [0, " +
                                       std::to_string(m.vocab_size) + ")");
             }
-            std::copy(e.tokens.begin(), e.tokens.end(), tokens.begin() + b * L);
+            std::copy(e.tokens.begin(), e.tokens.end(), hb.tokens(b));
             if (!e.types.empty() && any_types)
-                std::copy_n(e.types.begin(), std::min<std::size_t>(e.types.size(), n),
-                            types.begin() + b * L);
+                std::copy_n(e.types.begin(), std::min<std::size_t>(e.types.size(), n), hb.types(b));
             if (!e.targets.empty())
                 std::copy_n(e.targets.begin(), std::min<std::size_t>(e.targets.size(), n),
-                            targets.begin() + b * L);
-            lengths[b] = n;
+                            hb.labels(b));
+            hb.length(b) = n;
             if (reset_mask) {
                 // The prefix-LM split of objective_rows.cpp at a fixed fraction: [0, p) prefix,
                 // [p, L) causal region (pads included), a new sample at position 0.
@@ -342,14 +337,14 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                 for (int t = 0; t < L; ++t) {
                     const std::int32_t v = (t == 0 ? models::kResetNewSample : 0) |
                                            (t >= p ? models::kResetCausal : 0);
-                    reset[static_cast<std::size_t>(b) * L + t] = v;
+                    hb.reset(b)[t] = v;
                     reset_row[static_cast<std::size_t>(t)] = static_cast<std::int8_t>(v);
                 }
                 writer.write_reset_mask(static_cast<int>(s), reset_row.data());
             }
-            if (classifier && e.label >= 0 && e.label < m.n_labels) class_labels[b] = e.label;
+            if (classifier && e.label >= 0 && e.label < m.n_labels) hb.class_label(b) = e.label;
             ExampleRecord& r = records[static_cast<std::size_t>(b)];
-            r.tokens.assign(tokens.begin() + b * L, tokens.begin() + (b + 1) * L);
+            r.tokens.assign(hb.tokens(b), hb.tokens(b) + L);
             r.length = n;
             r.label = e.label;
             r.text = std::move(e.text);
@@ -359,17 +354,11 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                             std::to_string(r.attributes.size()) + " attributes, the source names " +
                             std::to_string(source.attributes.size()));
         }
-        probe.set_batch(first, rows, lengths.data());
-        models::Batch batch;
-        batch.tokens = tokens.data();
-        batch.lengths = lengths.data();
-        batch.types = any_types ? types.data() : nullptr;
-        batch.reset_mask = reset_mask ? reset.data() : nullptr;
-        if (classifier)
-            batch.class_labels = class_labels.data();
-        else
-            batch.labels = targets.data();
-        model.forward(batch, /*training=*/false);
+        probe.set_batch(first, rows, hb.lengths());
+        model.forward(hb.view(classifier ? models::HostBatch::Head::classification
+                                         : models::HostBatch::Head::mlm,
+                              any_types, reset_mask),
+                      /*training=*/false);
 
         // Per-row argmaxes computed where the logits live (Model::readout): O(rows) bytes down.
         const std::vector<std::int32_t>& predicted_at = model.readout().argmax;
@@ -381,7 +370,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                 bool all = true;
                 int n_targets = 0;
                 for (int t = 0; t < L; ++t) {
-                    const std::int32_t target = targets[std::size_t(b) * L + t];
+                    const std::int32_t target = hb.labels(b)[t];
                     if (target == kIgnore) continue;
                     const int predicted = predicted_at[std::size_t(b) * L + t];
                     all = all && predicted == target;

@@ -1,53 +1,20 @@
 #pragma once
-// The host arrays of one batch — B rows of L tokens: ids, segment ids, MLM targets, Birdie's reset
-// mask, lengths, class labels — and the models::Batch that views them: the one place a batch is
-// filled, for the objectives (fine-tuning), evaluation, task scoring and the mixture update. The
-// model validates and uploads what the view points at (Model::forward); the arrays are reused
-// from batch to batch, so filling one allocates nothing.
-#include <algorithm>
+// A batch's host arrays (models::HostBatch, engine/models/host_batch.hpp) as the training side
+// fills them: a labelled example into a row (fine-tuning, predict_set), and a row as the objective
+// row builders write it (objective_rows.hpp).
 #include <cstdint>
-#include <vector>
+#include <string>
 
 #include "engine/core/error.hpp"
-#include "engine/data/special_tokens.hpp"
-#include "engine/models/model.hpp"
+#include "engine/models/host_batch.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/objective_rows.hpp"
 
 namespace routescope::train {
 
-class HostBatch {
+class HostBatch : public models::HostBatch {
 public:
-    HostBatch(int B, int L)
-        : B_(B),
-          L_(L),
-          tokens_(std::size_t(B) * L),
-          types_(tokens_.size()),
-          labels_(tokens_.size()),
-          reset_(tokens_.size()),
-          lengths_(std::size_t(B)),
-          classes_(std::size_t(B)) {
-        clear();
-    }
-
-    int rows() const { return B_; }
-    int length() const { return L_; }
-
-    /// Every row empty: [PAD] ids, segment 0, no target (−100), no reset bit, length 1, class 0.
-    /// An empty row is never scored (no target) and costs the model nothing it reports.
-    void clear() {
-        for (int b = 0; b < B_; ++b)
-            clear_row(b);
-    }
-    void clear_row(int b) {
-        const auto off = offset(b);
-        std::fill_n(tokens_.begin() + off, L_, data::kPadId);
-        std::fill_n(types_.begin() + off, L_, 0);
-        std::fill_n(labels_.begin() + off, L_, data::kIgnoreLabel);
-        std::fill_n(reset_.begin() + off, L_, 0);
-        lengths_[std::size_t(b)] = 1;
-        classes_[std::size_t(b)] = 0;
-    }
+    using models::HostBatch::HostBatch;
 
     /// Row b ← a labelled example (tokens, segments, targets, class label ≥ 0 or 0); its length.
     /// Error naming `source` when the example does not fit L.
@@ -58,7 +25,8 @@ public:
                         " tokens does not fit the model's length " + std::to_string(L_));
         clear_row(b);
         const auto off = offset(b);
-        std::copy(e.tokens.begin(), e.tokens.end(), tokens_.begin() + off);
+        std::copy(e.tokens.begin(), e.tokens.end(),
+                  tokens_.begin() + static_cast<std::ptrdiff_t>(off));
         std::copy(e.types.begin(), e.types.end(), types_.begin() + off);
         if (!e.targets.empty())
             std::copy(e.targets.begin(), e.targets.end(), labels_.begin() + off);
@@ -72,33 +40,6 @@ public:
         const auto off = offset(b);
         return {tokens_.data() + off, labels_.data() + off, reset_.data() + off, L_};
     }
-    std::int32_t* tokens(int b) { return tokens_.data() + offset(b); }
-    std::int32_t* labels(int b) { return labels_.data() + offset(b); }
-    const std::int32_t* labels(int b) const { return labels_.data() + offset(b); }
-    std::int32_t& length(int b) { return lengths_[std::size_t(b)]; }
-    std::int32_t* lengths() { return lengths_.data(); }
-    std::int32_t& class_label(int b) { return classes_[std::size_t(b)]; }
-
-    /// The view: MLM targets (`labels`) or class labels; segments and the reset mask when asked.
-    enum class Head { mlm, classification };
-    models::Batch view(Head head, bool types = false, bool reset = false) const {
-        models::Batch batch;
-        batch.tokens = tokens_.data();
-        batch.lengths = lengths_.data();
-        batch.types = types ? types_.data() : nullptr;
-        if (head == Head::mlm)
-            batch.labels = labels_.data();
-        else
-            batch.class_labels = classes_.data();
-        batch.reset_mask = reset ? reset_.data() : nullptr;
-        return batch;
-    }
-
-private:
-    std::size_t offset(int b) const { return std::size_t(b) * std::size_t(L_); }
-
-    int B_, L_;
-    std::vector<std::int32_t> tokens_, types_, labels_, reset_, lengths_, classes_;
 };
 
 }  // namespace routescope::train

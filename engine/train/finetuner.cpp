@@ -11,6 +11,7 @@
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/causal_capability.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/set_evaluation.hpp"
 
 namespace routescope::train {
@@ -18,14 +19,6 @@ namespace routescope::train {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The task's pieces as a WordPiece vocab.txt: one piece per line, id = line (docs/decisions.md).
-std::string vocab_text(const std::vector<std::string>& pieces) {
-    std::string text;
-    for (const auto& p : pieces)
-        text += p + "\n";
-    return text;
-}
 
 // The best validation metric of a resumed run and its step: the first maximum of the "eval"
 // records of `log_path` up to `step` (a record is "best" when it beats every earlier one).
@@ -132,10 +125,9 @@ std::string Finetuner::best_checkpoint_path() const {
 }
 
 void Finetuner::prepare_task() {
-    const data::TaskData task =
-        data::generate_task(*config_.data.task, task_params(config_.data.task_params));
+    const data::TaskData task = run_task(config_);
     if (!tokenizer_)
-        tokenizer_ = std::make_unique<data::WordPieceTokenizer>(vocab_text(task.vocab));
+        tokenizer_ = task_tokenizer(task);
     else if (tokenizer_->vocabulary() != task.vocab)
         throw ConfigError("data.task: the checkpoint's vocabulary is not task " + task.name +
                           "'s (data.task_params changed?)");

@@ -3,8 +3,20 @@
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/train/task_corpus.hpp"
 
 namespace routescope::train {
+
+data::TaskData run_task(const RunConfig& config) {
+    if (!config.data.task || config.data.task->empty())
+        throw ConfigError("data.task: the run has no built-in task");
+    return data::generate_task(*config.data.task, task_params(config.data.task_params));
+}
+
+std::unique_ptr<data::Tokenizer> task_tokenizer(const data::TaskData& task) {
+    return std::make_unique<data::WordPieceTokenizer>(task_vocab_text(task.vocab));
+}
 
 std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
                                                       const std::string& checkpoint_path,

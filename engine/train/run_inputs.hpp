@@ -1,7 +1,8 @@
 #pragma once
-// The engine's front door for a checkpoint's inputs: what `eval` and `dump` (and any tool that
-// runs a trained model on data) resolve from a checkpoint — its tokenizer, a built-in task's split,
-// a classification file — written once here instead of in each command.
+// The engine's front door for a run's and a checkpoint's inputs: what training (Trainer,
+// Finetuner), `eval` and `dump` resolve from a configuration or a checkpoint — a built-in task and
+// its tokenizer, a checkpoint's tokenizer, a task's split, a classification file — written once
+// here instead of in each of them.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,12 @@
 #include "engine/train/labelled_set.hpp"
 
 namespace routescope::train {
+
+/// The run's built-in task: data.task generated with data.task_params, every split.
+data::TaskData run_task(const RunConfig& config);
+/// The WordPiece tokenizer over a task's vocabulary (one piece per line, id = line; a task's
+/// checkpoints store it, docs/decisions.md).
+std::unique_ptr<data::Tokenizer> task_tokenizer(const data::TaskData& task);
 
 /// The tokenizer a checkpoint was trained with (or `tokenizer_file` instead: a *.model is
 /// SentencePiece, anything else a WordPiece vocab.txt), checked against model.vocab_size with the

@@ -14,6 +14,7 @@
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/row_evaluation.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/task_corpus.hpp"
 
@@ -89,8 +90,7 @@ Trainer::Trainer(RunConfig config, TrainerOptions options)
     if (config_.data.task && !config_.data.task->empty() &&
         is_causal_objective(config_.train.objective)) {
         // The task sets the length and the tokenizer (task_corpus.hpp).
-        task_ = std::make_unique<data::TaskData>(
-            data::generate_task(*config_.data.task, task_params(config_.data.task_params)));
+        task_ = std::make_unique<data::TaskData>(run_task(config_));
         config_.data.seq_len = task_sequence_length(*task_, config_.train.objective);
         config_.tokenizer.kind = "wordpiece";
         config_.tokenizer.model.reset();
@@ -164,11 +164,9 @@ void Trainer::prepare_data() {
         throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
                       ")");
     if (config_.data.task && !config_.data.task->empty()) {
-        if (!task_)
-            task_ = std::make_unique<data::TaskData>(
-                data::generate_task(*config_.data.task, task_params(config_.data.task_params)));
+        if (!task_) task_ = std::make_unique<data::TaskData>(run_task(config_));
         if (!tokenizer_) {
-            tokenizer_ = std::make_unique<data::WordPieceTokenizer>(task_vocab_text(task_->vocab));
+            tokenizer_ = task_tokenizer(*task_);
             config_.model.vocab_size =
                 tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
         } else if (tokenizer_->vocabulary() != task_->vocab) {

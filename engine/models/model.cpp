@@ -407,11 +407,10 @@ void Model::set_capture(ActivationProbe* probe) {
         };
     };
     if (slstm_) {
-        const int d = config_.model.d_model;
         slstm_->set_gate_capture(
-            gates ? SlstmRecurrence::GateCapture([this, probe, rows, d](int step, const char* name,
-                                                                        const float* v, int k,
-                                                                        const float* own) {
+            gates ? SlstmRecurrence::GateCapture([this, probe, rows](int step, const char* name,
+                                                                     const float* v, int k,
+                                                                     const float* own) {
                 if (!own) {
                     probe->gate(step, name, to_host(v, rows * static_cast<std::size_t>(k)), k);
                     return;
@@ -428,7 +427,6 @@ void Model::set_capture(ActivationProbe* probe) {
                     std::copy_n(node + static_cast<std::size_t>(b) * k, k, o + Lk);
                 }
                 probe->sentence_weight(step, out.data(), k);
-                (void)d;
             })
                   : SlstmRecurrence::GateCapture());
     }

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "analysis/file_fingerprint.hpp"
-#include "engine/io/sha256.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/sha256.hpp"
 
 using namespace routescope;
 using namespace routescope::analysis;

@@ -7,7 +7,7 @@ namespace routescope::data {
 void infilling(std::span<const std::int32_t> original, SpanParams p, const BirdieVocabulary& vocab,
                RandomStream& rng, ObjectiveSample& s) {
     const auto n = static_cast<std::int32_t>(original.size());
-    thread_local std::vector<Span> spans;  // reused: a training step allocates nothing here
+    thread_local std::vector<Span> spans;        // reused: a training step allocates nothing here
     spans.reserve(static_cast<std::size_t>(n));  // at most n spans
     sample_spans(n, p, rng, spans);
     s.input.clear();

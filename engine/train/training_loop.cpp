@@ -196,8 +196,8 @@ void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_stat
         objective.save_state(st);
     }
     try {
-        // The parameters come to the host once, through the backend (a staging copy).
-        write_checkpoint(path, config_, model_.params().host_copy(),
+        // The writer stages the parameters to the host itself (one download).
+        write_checkpoint(path, config_, model_.params(),
                          {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr,
                          device_name(model_.device()));
     } catch (const FormatError& e) {

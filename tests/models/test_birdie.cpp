@@ -355,7 +355,7 @@ private slots:
         train::FixedBatchObjective objective(b, kB, std::int64_t(kB) * kL);
         QTemporaryDir dir;
         const std::vector<double> losses =
-            loop_steps::run(model, cfg, objective, 8, dir.filePath("run").toStdString());
+            loop_steps::run(model, cfg, objective, 8, dir.filePath("run").toStdString()).losses;
         const double first = losses.front(), last = losses.back();
         QVERIFY(std::isfinite(last));
         QVERIFY(last < first);

@@ -222,7 +222,7 @@ private slots:
             void evaluate(train::TrainingLoop&) override {}
         } objective(B, L, V);
         const std::vector<double> losses =
-            loop_steps::run(model, cfg, objective, 300, dir_.filePath("gmlp").toStdString());
+            loop_steps::run(model, cfg, objective, 300, dir_.filePath("gmlp").toStdString()).losses;
         const double first = losses.front(), last = losses.back();
         qDebug("previous-token loss %.3f -> %.3f", first, last);
         QVERIFY(first > 2.5);

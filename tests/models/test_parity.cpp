@@ -27,7 +27,6 @@
 // docs/decisions.md.
 #include <H5Cpp.h>
 
-#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -39,8 +38,8 @@
 #include <string>
 #include <vector>
 
+#include "../loop_steps.hpp"
 #include "engine/core/config.hpp"
-#include "engine/data/byte_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/fixed_batch_objective.hpp"
@@ -254,39 +253,14 @@ void note(const std::string& quantity, double rel) {
     g_worst[quantity] = std::max(g_worst[quantity], rel);
 }
 
-// n updates on one batch by the training loop's own step (TrainingLoop on a FixedBatchObjective:
-// zero, forward, backward, clip, AdamW), as parity.py runs them: loss → backward → clip → update.
-// `resume` continues a run from its /train state; the run stops after its n-th update (--until),
-// so the schedule is train.steps' whatever n is. The loop logs and saves into `dir`.
-struct LoopRun {
-    std::vector<double> losses, norms;
-    std::vector<float> m, v;
-    std::int64_t step = 0;
-};
+// n updates on one batch by the training loop's own step (tests/loop_steps.hpp), as parity.py
+// runs them: loss → backward → clip → update; `resume` continues from a /train state.
+using LoopRun = loop_steps::Run;
 LoopRun train_steps(models::Model& model, const RunConfig& cfg, const models::Batch& batch, int n,
                     const std::string& dir, const TrainState* resume = nullptr) {
-    RunConfig c = cfg;  // train.steps stays the schedule's length; --until stops the run
-    c.train.eval_every = 0;
-    c.train.checkpoint_every = 0;
-    QDir().mkpath(QString::fromStdString(dir));
-    LoopRun run;
-    train::LoopOptions o;
-    o.out_dir = dir;
-    o.until = (resume ? resume->step : 0) + n;
-    o.on_record = [&run](const nlohmann::ordered_json& r) {
-        if (r.value("type", "") != "step") return;
-        run.losses.push_back(r["loss"].get<double>());
-        run.norms.push_back(r["grad_norm"].get<double>());
-    };
-    const data::ByteTokenizer tokenizer;
-    train::TrainingLoop loop(c, model, tokenizer, model.batch_size(), o, resume, dir);
     train::FixedBatchObjective objective(batch, model.batch_size(),
                                          std::int64_t(model.batch_size()) * model.length());
-    loop.run(objective);
-    run.m = loop.optimizer().m();
-    run.v = loop.optimizer().v();
-    run.step = loop.optimizer().step();
-    return run;
+    return loop_steps::run(model, cfg, objective, n, dir, resume);
 }
 
 models::Batch mlm_batch(const BatchData& data) {

@@ -17,6 +17,13 @@ using namespace routescope;
 using namespace routescope::data;
 
 namespace {
+// The sample a transform writes (every transform fills a caller's ObjectiveSample).
+template <class Write>
+ObjectiveSample out_of(Write&& write) {
+    ObjectiveSample s;
+    write(s);
+    return s;
+}
 
 const BirdieVocabulary kVocab{300};  // a tokenizer of 300 ids: the Birdie specials are 300..341
 
@@ -130,8 +137,9 @@ private slots:
         for (std::uint32_t s = 0; s < 200; ++s) {
             const auto original = random_text(60 + static_cast<int>(s % 40), s);
             RandomStream rng(11, 3, s);
-            const auto sample =
-                infilling(original, {s % 2 ? 0.5 : 0.15, s % 2 ? 8.0 : 3.0}, kVocab, rng);
+            const auto sample = out_of([&](ObjectiveSample& out) {
+                infilling(original, {s % 2 ? 0.5 : 0.15, s % 2 ? 8.0 : 3.0}, kVocab, rng, out);
+            });
             const auto segs = segments(sample.target);
             QVERIFY(sample.target.empty() || kVocab.is_sentinel(sample.target.front()));
             std::vector<std::int32_t> rebuilt;
@@ -156,7 +164,9 @@ private slots:
         for (std::uint32_t s = 0; s < 50; ++s) {
             const auto original = random_text(80, s);
             RandomStream rng(12, 0, s);
-            const auto sample = autoencoding(original, {0.3, 3.0}, kVocab, rng);
+            const auto sample = out_of([&](ObjectiveSample& out) {
+                autoencoding(original, {0.3, 3.0}, kVocab, rng, out);
+            });
             QCOMPARE(sample.target, original);
             // The input keeps the unmasked tokens in order around its sentinels.
             std::vector<std::int32_t> kept;
@@ -181,7 +191,8 @@ private slots:
         std::int64_t moved_total = 0;
         for (std::uint32_t s = 0; s < 50; ++s) {
             RandomStream rng(13, 0, s);
-            const auto sample = deshuffling(original, fraction, rng);
+            const auto sample =
+                out_of([&](ObjectiveSample& out) { deshuffling(original, fraction, rng, out); });
             QCOMPARE(sample.target, original);
             auto a = sample.input, b = original;
             std::sort(a.begin(), a.end());
@@ -202,7 +213,7 @@ private slots:
 
     void copying_targets_the_input() {
         const auto original = random_text(40, 1);
-        const auto sample = copying(original);
+        const auto sample = out_of([&](ObjectiveSample& out) { copying(original, out); });
         QCOMPARE(sample.input, original);
         QCOMPARE(sample.target, original);
     }
@@ -212,7 +223,8 @@ private slots:
         for (std::uint32_t s = 0; s < 100; ++s) {
             RandomStream rng(14, 0, s);
             SelectiveCopyingParams p;
-            const auto sample = selective_copying(original, p, kVocab, rng);
+            const auto sample = out_of(
+                [&](ObjectiveSample& out) { selective_copying(original, p, kVocab, rng, out); });
             QVERIFY(std::equal(original.begin(), original.end(), sample.input.begin()));
             QCOMPARE(sample.target.back(), kVocab.done());
             // Queries: [query] before S_q after; the target: S_q span, in query order.
@@ -253,7 +265,8 @@ private slots:
         const int draws = 20000;
         for (int s = 0; s < draws; ++s) {
             RandomStream rng(15, 0, static_cast<std::uint32_t>(s));
-            const auto sample = prefix_lm(original, 0.75, rng);
+            const auto sample =
+                out_of([&](ObjectiveSample& out) { prefix_lm(original, 0.75, rng, out); });
             auto joined = sample.input;
             joined.insert(joined.end(), sample.target.begin(), sample.target.end());
             if (s < 100) QCOMPARE(joined, original);
@@ -275,7 +288,7 @@ private slots:
 
     void next_token_targets_everything() {
         const auto original = random_text(30, 2);
-        const auto sample = next_token(original);
+        const auto sample = out_of([&](ObjectiveSample& out) { next_token(original, out); });
         QVERIFY(sample.input.empty());
         QCOMPARE(sample.target, original);
     }
@@ -284,11 +297,14 @@ private slots:
         const auto original = random_text(120, 3);
         const auto run = [&](std::uint32_t stream) {
             RandomStream a(21, 4, stream);
-            auto x = infilling(original, {0.15, 3.0}, kVocab, a);
+            auto x = out_of([&](ObjectiveSample& out) {
+                infilling(original, {0.15, 3.0}, kVocab, a, out);
+            });
             RandomStream b(21, 4, stream);
-            auto y = deshuffling(original, 0.5, b);
+            auto y = out_of([&](ObjectiveSample& out) { deshuffling(original, 0.5, b, out); });
             RandomStream c(21, 4, stream);
-            auto z = selective_copying(original, {}, kVocab, c);
+            auto z = out_of(
+                [&](ObjectiveSample& out) { selective_copying(original, {}, kVocab, c, out); });
             return std::vector<std::vector<std::int32_t>>{x.input, x.target, y.input, z.input,
                                                           z.target};
         };

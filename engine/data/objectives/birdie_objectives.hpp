@@ -61,8 +61,7 @@ inline std::vector<Span> sample_spans(std::int32_t n, SpanParams p, RandomStream
 }
 
 // Every transform writes into a caller's ObjectiveSample (both vectors replaced, their capacity
-// reused: the Birdie objective's row builders allocate nothing once warm), and has a form that
-// returns a fresh one.
+// reused: the Birdie objective's row builders allocate nothing once warm).
 void infilling(std::span<const std::int32_t> original, SpanParams p, const BirdieVocabulary& vocab,
                RandomStream& rng, ObjectiveSample& out);
 void autoencoding(std::span<const std::int32_t> original, SpanParams p,
@@ -89,48 +88,5 @@ std::int32_t prefix_split(std::int32_t n, double fraction, RandomStream& rng);
 void prefix_lm(std::span<const std::int32_t> original, double fraction, RandomStream& rng,
                ObjectiveSample& out);
 void next_token(std::span<const std::int32_t> original, ObjectiveSample& out);
-
-// The same, returning a fresh sample.
-inline ObjectiveSample infilling(std::span<const std::int32_t> original, SpanParams p,
-                                 const BirdieVocabulary& vocab, RandomStream& rng) {
-    ObjectiveSample s;
-    infilling(original, p, vocab, rng, s);
-    return s;
-}
-inline ObjectiveSample autoencoding(std::span<const std::int32_t> original, SpanParams p,
-                                    const BirdieVocabulary& vocab, RandomStream& rng) {
-    ObjectiveSample s;
-    autoencoding(original, p, vocab, rng, s);
-    return s;
-}
-inline ObjectiveSample deshuffling(std::span<const std::int32_t> original, double fraction,
-                                   RandomStream& rng) {
-    ObjectiveSample s;
-    deshuffling(original, fraction, rng, s);
-    return s;
-}
-inline ObjectiveSample copying(std::span<const std::int32_t> original) {
-    ObjectiveSample s;
-    copying(original, s);
-    return s;
-}
-inline ObjectiveSample selective_copying(std::span<const std::int32_t> original,
-                                         SelectiveCopyingParams p, const BirdieVocabulary& vocab,
-                                         RandomStream& rng) {
-    ObjectiveSample s;
-    selective_copying(original, p, vocab, rng, s);
-    return s;
-}
-inline ObjectiveSample prefix_lm(std::span<const std::int32_t> original, double fraction,
-                                 RandomStream& rng) {
-    ObjectiveSample s;
-    prefix_lm(original, fraction, rng, s);
-    return s;
-}
-inline ObjectiveSample next_token(std::span<const std::int32_t> original) {
-    ObjectiveSample s;
-    next_token(original, s);
-    return s;
-}
 
 }  // namespace routescope::data

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "engine/core/error.hpp"
@@ -74,6 +75,59 @@ std::vector<OpSpec> tiny(OpId op) {
             return {make(op, {2, 6, 4, 2})};
         case OpId::cross_entropy:
             return {make(op, {5, 7})};
+        case OpId::count:
+            break;
+    }
+    return {};
+}
+
+// Prime sizes, a few hundred to a few thousand elements: partial blocks on a GPU, rows longer than
+// a warp, more heads and channels than the tiny specs.
+std::vector<OpSpec> odd(OpId op) {
+    switch (op) {
+        case OpId::dense:
+            return {make(op, {37, 29, 41})};
+        case OpId::embedding:
+            return {make(op, {211, 19, 53})};
+        case OpId::layernorm:
+            return {make(op, {43, 131}, 1e-5)};
+        case OpId::gelu_tanh:
+        case OpId::gelu_erf:
+        case OpId::tanh:
+        case OpId::sigmoid:
+        case OpId::add:
+        case OpId::mul:
+            return {make(op, {4099})};
+        case OpId::flip:
+            return {make(op, {3, 37, 11})};
+        case OpId::dropout:
+            return {make(op, {4099, 7, 2, 13}, 0.1, 7)};
+        case OpId::s4d_kernel:
+            return {make(op, {5, 16, 67})};
+        case OpId::fft_conv:
+            return {make(op, {3, 37, 10, 5}), make(op, {2, 33, 7, 1})};
+        case OpId::attention:
+            return {make(op, {3, 19, 24, 3})};
+        case OpId::spatial_mix:
+            return {make(op, {3, 23, 13, 29, 0}), make(op, {2, 29, 11, 29, 1})};
+        case OpId::column_slice:
+            return {make(op, {37, 29, 5, 17})};
+        case OpId::column_concat:
+            return {make(op, {41, 40, 5, 7, 3, 11, 13, 6})};
+        case OpId::mean_pool:
+        case OpId::first_token:
+        case OpId::sequence_softmax:
+        case OpId::weighted_sequence_sum:
+        case OpId::sequence_broadcast:
+            return {make(op, {3, 37, 19})};
+        case OpId::neighbour_shift:
+            return {make(op, {3, 37, 19, -1}), make(op, {3, 37, 19, 1})};
+        case OpId::gate_softmax:
+            return {make(op, {5, 1031})};
+        case OpId::linear_scan:
+            return {make(op, {3, 41, 13, 5})};
+        case OpId::cross_entropy:
+            return {make(op, {37, 263})};
         case OpId::count:
             break;
     }
@@ -191,7 +245,114 @@ std::vector<double> from_bytes(const unsigned char* p, std::size_t n, DType t) {
 }  // namespace
 
 std::vector<OpSpec> op_specs(OpId op, SpecSize size) {
+    if (size == SpecSize::odd) return odd(op);
     return size == SpecSize::tiny ? tiny(op) : bench(op);
+}
+
+OpTolerance op_tolerance(OpId op) {
+    // float32 against float32: different summation orders (GEMM tiling, FFT against direct sums,
+    // exp/tanh implementations) give relative errors of a few ulp per term. Reductions over long
+    // rows and the FFT convolution get more headroom; the S4D kernel is computed in double.
+    switch (op) {
+        case OpId::dense:
+        case OpId::attention:
+        case OpId::spatial_mix:
+            return {1e-10, 1e-4};
+        case OpId::fft_conv:
+            return {1e-9, 5e-4};
+        case OpId::s4d_kernel:
+            return {1e-10, 1e-4};
+        case OpId::layernorm:
+        case OpId::cross_entropy:
+        case OpId::linear_scan:
+        case OpId::sequence_softmax:
+        case OpId::weighted_sequence_sum:
+        case OpId::mean_pool:
+        case OpId::gate_softmax:
+            return {1e-11, 5e-5};
+        case OpId::gelu_tanh:
+        case OpId::gelu_erf:
+        case OpId::tanh:
+        case OpId::sigmoid:
+            return {1e-12, 1e-5};
+        case OpId::embedding:
+        case OpId::add:
+        case OpId::mul:
+        case OpId::flip:
+        case OpId::dropout:
+        case OpId::column_slice:
+        case OpId::column_concat:
+        case OpId::first_token:
+        case OpId::neighbour_shift:
+        case OpId::sequence_broadcast:
+            return {1e-13, 1e-6};
+        case OpId::count:
+            break;
+    }
+    throw Error("op_tolerance: no tolerance for op " + std::to_string(static_cast<int>(op)));
+}
+
+Agreement compare_values(std::string what, const std::vector<double>& got,
+                         const std::vector<double>& want) {
+    Agreement a;
+    a.what = std::move(what);
+    if (got.size() != want.size()) {
+        a.nmse = a.max_abs = std::numeric_limits<double>::infinity();
+        return a;
+    }
+    double err = 0, norm = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = got[i] - want[i];
+        // NaN on either side only where both are NaN (an ignored row's read-out).
+        if (std::isnan(got[i]) || std::isnan(want[i])) {
+            if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+            a.nmse = a.max_abs = std::numeric_limits<double>::infinity();
+            a.worst = static_cast<std::int64_t>(i);
+            return a;
+        }
+        err += d * d;
+        norm += want[i] * want[i];
+        if (std::fabs(d) > a.max_abs) {
+            a.max_abs = std::fabs(d);
+            a.worst = static_cast<std::int64_t>(i);
+        }
+    }
+    a.nmse = norm > 0 ? err / norm : err;
+    return a;
+}
+
+std::vector<Agreement> conformance_run(const OpSpec& spec, Backend& reference, Backend& other,
+                                       std::uint64_t seed) {
+    OpInstance want(spec, DType::f32, reference, seed);
+    OpInstance got(spec, DType::f32, other, seed);
+    const ops::Layout& l = want.layout();
+    std::vector<Agreement> out;
+    reference.forward(want.call());
+    other.forward(got.call());
+    for (int k = 0; k < l.size(); ++k) {
+        const bool loss = l[k].role == ops::Role::saved && std::string(l[k].name) == "loss";
+        if (l[k].role == ops::Role::output || loss)
+            out.push_back(compare_values(std::string(loss ? "loss " : "output ") + l[k].name,
+                                         got.values(k), want.values(k)));
+    }
+    std::mt19937_64 gen(seed + 1);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (int k = 0; k < l.size(); ++k) {
+        const bool input = l[k].role == ops::Role::input || l[k].role == ops::Role::optional;
+        if (l[k].role != ops::Role::output && !input) continue;
+        std::vector<double> g(static_cast<std::size_t>(l[k].numel));
+        for (double& x : g)
+            x = input ? 0.25 * normal(gen) : normal(gen);  // prefilled: backward accumulates
+        want.set_gradient(k, g);
+        got.set_gradient(k, g);
+    }
+    reference.backward(want.call());
+    other.backward(got.call());
+    for (int k = 0; k < l.size(); ++k)
+        if (l[k].role == ops::Role::input || l[k].role == ops::Role::optional)
+            out.push_back(compare_values(std::string("gradient of ") + l[k].name, got.gradient(k),
+                                         want.gradient(k)));
+    return out;
 }
 
 OpInstance::OpInstance(const OpSpec& spec, DType real, Backend& backend, std::uint64_t seed)

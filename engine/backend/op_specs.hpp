@@ -24,10 +24,40 @@ struct OpSpec {
     std::string label;               ///< the arguments as text, e.g. "rows=7, in=5, out=3"
 };
 
-enum class SpecSize { tiny, bench };
+/// tiny: every element perturbed by the finite-difference check; odd: a few hundred to a few
+/// thousand elements with prime sizes (partial blocks, rows longer than a warp), the comparison of
+/// backends; bench: a bigs-small step's sizes (`bench ops`).
+enum class SpecSize { tiny, odd, bench };
 
 /// The specs of one op: at least one for every op (a test fails for an op without one).
 std::vector<OpSpec> op_specs(ops::OpId op, SpecSize size);
+
+/// How closely a float32 backend must agree with the CPU backend on an op, for every output and
+/// input gradient: normalised MSE (Σ(a − b)² / Σb²) and the largest absolute difference, with the
+/// inputs of op_specs (unit normals). Every op has an entry (the suite fails for one without).
+struct OpTolerance {
+    double nmse = 0;
+    double max_abs = 0;
+};
+OpTolerance op_tolerance(ops::OpId op);
+
+/// One compared tensor of a conformance run.
+struct Agreement {
+    std::string what;  ///< e.g. "output y", "gradient of weight"
+    double nmse = 0;
+    double max_abs = 0;
+    std::int64_t worst = -1;  ///< element of the largest difference
+    bool within(const OpTolerance& t) const { return nmse <= t.nmse && max_abs <= t.max_abs; }
+};
+Agreement compare_values(std::string what, const std::vector<double>& got,
+                         const std::vector<double>& want);
+
+/// Runs a spec in float32 on `reference` (the CPU backend) and on `other` with the same inputs:
+/// forward, then backward with the same random output gradients and the same nonzero prefilled
+/// input gradients (so accumulation is checked). Compares every output, cross_entropy's loss and
+/// every float input's gradient.
+std::vector<Agreement> conformance_run(const OpSpec& spec, Backend& reference, Backend& other,
+                                       std::uint64_t seed = 1234);
 
 /// One call of a spec on a backend with its operands allocated there and its inputs filled from
 /// `seed`; every float input and output also gets a gradient buffer (zeroed). Saved tensors have

@@ -2,16 +2,19 @@
 // Philox4x32-10, the counter-based generator of Salmon, Moraes, Dror & Shaw, "Parallel random
 // numbers: as easy as 1, 2, 3" (SC 2011). A value is a pure function f(key, counter), so a dropout
 // mask for (seed, step, stream, element) is the same whatever thread computes it and in whatever
-// order. Round constants and multipliers are the paper's (Random123 philox.h).
+// order (and on the host or a GPU: ROUTESCOPE_HD, core/hd.hpp). Round constants and multipliers are
+// the paper's (Random123 philox.h).
 #include <array>
 #include <cstdint>
+
+#include "engine/core/hd.hpp"
 
 namespace routescope {
 
 using PhiloxCounter = std::array<std::uint32_t, 4>;
 using PhiloxKey = std::array<std::uint32_t, 2>;
 
-inline PhiloxCounter philox4x32_10(PhiloxCounter ctr, PhiloxKey key) {
+ROUTESCOPE_HD inline PhiloxCounter philox4x32_10(PhiloxCounter ctr, PhiloxKey key) {
     constexpr std::uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;    // Philox4x32 multipliers
     constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;  // golden ratio, sqrt(3)-1
     for (int round = 0; round < 10; ++round) {
@@ -27,15 +30,15 @@ inline PhiloxCounter philox4x32_10(PhiloxCounter ctr, PhiloxKey key) {
 }
 
 /// The uniform in [0, 1) carried by the top 24 bits of a 32-bit draw (exact in float).
-inline float uniform_from_bits(std::uint32_t bits) {
+ROUTESCOPE_HD inline float uniform_from_bits(std::uint32_t bits) {
     return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);  // 2^-24
 }
 
 /// The engine's one way of drawing: element `index` of stream `stream` at step `step` under
 /// `seed`. Four consecutive indices share one Philox block, so filling a buffer costs one block
 /// per four values.
-inline std::uint32_t philox_bits(std::uint64_t seed, std::uint32_t step, std::uint32_t stream,
-                                 std::uint64_t index) {
+ROUTESCOPE_HD inline std::uint32_t philox_bits(std::uint64_t seed, std::uint32_t step,
+                                               std::uint32_t stream, std::uint64_t index) {
     const std::uint64_t block = index >> 2;
     const PhiloxCounter out = philox4x32_10(
         {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), stream, step},

@@ -6,11 +6,7 @@
 // AdamW runs adamw_element itself.
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define ROUTESCOPE_HD __host__ __device__
-#else
-#define ROUTESCOPE_HD
-#endif
+#include "engine/core/hd.hpp"
 
 namespace routescope::ops::element {
 

@@ -1,0 +1,114 @@
+#pragma once
+// How the CUDA backend's ops are written: once, as function templates over an executor X, so that
+// the host test suite runs the same code the GPU runs (docs/engine.md, "The CUDA backend").
+//
+// An op (engine/backend/cuda/ops/*.hpp) is a short host-side orchestration of three kinds of step:
+//
+//   x.each(n, body)          body(i) for every i in [0, n), in any order and concurrently: one
+//                            GPU thread per index. A body is a small struct of pointers and sizes
+//                            with `ROUTESCOPE_HD void operator()(std::int64_t i) const`; it writes
+//                            only what index i owns, so no two indices write the same element and
+//                            no atomics are needed (deterministic by construction). A reduction
+//                            is owned by one index and runs in a fixed order.
+//   x.gemm(g)                a GEMM as cuBLAS takes it (Gemm below: column-major, strided batch).
+//   x.rfft(in, out, n, b) /  batched real FFTs of size n as cuFFT computes them (unnormalised;
+//   x.irfft(in, out, n, b)   irfft may overwrite its input, as cuFFT's C2R does).
+//
+// and device scratch from x.scratch<U>(count), valid until the op returns. The op never reads
+// device memory on the host: its control flow depends only on the call's arguments.
+//
+// Executors:
+//   CudaExec (cuda_exec.cuh)     launches the bodies as kernels on the backend's stream, cuBLAS,
+//                                cuFFT with the plans made in prepare(), scratch from prepare().
+//   PlanExec (plan_exec.hpp)     runs nothing; records the scratch bytes and FFT plans a call
+//                                needs, so prepare() makes them (none are made inside a step).
+//   HostExec (host_exec.hpp)     runs the bodies in a loop on the host, the GEMMs by cuBLAS's
+//                                definition and the FFTs by the DFT's: the test suite checks every
+//                                op's indexing, transposes and layouts against the CPU backend
+//                                without a GPU. What only a GPU can show: launch limits, the
+//                                libraries themselves, memory errors (compute-sanitizer).
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/core/hd.hpp"
+
+namespace routescope::cuda {
+
+/// Interleaved complex, layout-compatible with cufftComplex / cufftDoubleComplex.
+template <class T>
+struct Complex {
+    T re, im;
+};
+
+enum class Trans : std::uint8_t { n, t };
+
+/// For b < batch: C_b = alpha·op(A_b)·op(B_b) + beta·C_b in column-major storage, op(A) m×k,
+/// op(B) k×n, C m×n; X_b = X + b·stride_x. Exactly cublas<t>gemmStridedBatched's arguments.
+template <class T>
+struct Gemm {
+    Trans ta = Trans::n, tb = Trans::n;
+    int m = 0, n = 0, k = 0;
+    T alpha = 1;
+    const T* A = nullptr;
+    int lda = 0;
+    long long stride_a = 0;
+    const T* B = nullptr;
+    int ldb = 0;
+    long long stride_b = 0;
+    T beta = 0;
+    T* C = nullptr;
+    int ldc = 0;
+    long long stride_c = 0;
+    int batch = 1;
+};
+
+/// The same GEMM for row-major matrices: C [M, N] = alpha·op(A)·op(B) + beta·C with op(A) [M, K],
+/// op(B) [K, N]; lda, ldb, ldc are the row strides (elements) of A, B, C as stored. Row-major C is
+/// column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, and a row-major matrix read column-major is its transpose, so
+/// the column-major call takes B's memory first with B's flag and A's second with A's.
+template <class T>
+Gemm<T> row_major_gemm(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A, int lda,
+                       const T* B, int ldb, T beta, T* C, int ldc) {
+    Gemm<T> g;
+    g.ta = tb;
+    g.tb = ta;
+    g.m = N;
+    g.n = M;
+    g.k = K;
+    g.alpha = alpha;
+    g.A = B;
+    g.lda = ldb;
+    g.B = A;
+    g.ldb = lda;
+    g.beta = beta;
+    g.C = C;
+    g.ldc = ldc;
+    return g;
+}
+
+/// Batched row-major GEMM: the same with matrix b at A + b·stride_a (and so on) for b < batch.
+template <class T>
+Gemm<T> row_major_gemm_batched(Trans ta, Trans tb, int M, int N, int K, T alpha, const T* A,
+                               int lda, long long stride_a, const T* B, int ldb, long long stride_b,
+                               T beta, T* C, int ldc, long long stride_c, int batch) {
+    Gemm<T> g = row_major_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    g.stride_a = stride_b;
+    g.stride_b = stride_a;
+    g.stride_c = stride_c;
+    g.batch = batch;
+    return g;
+}
+
+/// Scratch is handed out by bumping an offset; every piece starts on a 256-byte boundary (what
+/// cudaMalloc guarantees, and enough for any vector load).
+inline std::size_t scratch_bump(std::size_t& top, std::size_t bytes) {
+    const std::size_t at = (top + 255) / 256 * 256;
+    top = at + bytes;
+    return at;
+}
+
+/// Threads' share of a flat reduction: sum_squares sums chunks of this many elements (one index
+/// each, in order), then one index sums the chunks in order.
+inline constexpr std::int64_t kReduceChunk = 4096;
+
+}  // namespace routescope::cuda

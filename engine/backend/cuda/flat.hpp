@@ -1,0 +1,143 @@
+#pragma once
+// The CUDA backend's flat-buffer operations and read-outs (Backend's second half), for any
+// executor (exec.hpp): Σx² in double in a fixed order, x ← a·x, AdamW over several spans in one
+// launch, and the per-row read-outs of evaluation.
+#include <cmath>
+#include <cstdint>
+
+#include "engine/backend/backend.hpp"
+#include "engine/backend/cuda/exec.hpp"
+#include "engine/ops/element_math.hpp"
+
+namespace routescope::cuda::flat {
+
+/// partial[j] = Σ x² over chunk j (kReduceChunk elements, in order, in double).
+struct SquaresChunk {
+    double* partial;
+    const float* x;
+    std::int64_t n;
+    ROUTESCOPE_HD void operator()(std::int64_t j) const {
+        const std::int64_t begin = j * kReduceChunk;
+        const std::int64_t end = begin + kReduceChunk < n ? begin + kReduceChunk : n;
+        double sum = 0;
+        for (std::int64_t i = begin; i < end; ++i)
+            sum += static_cast<double>(x[i]) * x[i];
+        partial[j] = sum;
+    }
+};
+/// out[0] = Σ partial, in order (one index).
+struct SumPartials {
+    double* out;
+    const double* partial;
+    std::int64_t chunks;
+    ROUTESCOPE_HD void operator()(std::int64_t) const {
+        double sum = 0;
+        for (std::int64_t j = 0; j < chunks; ++j)
+            sum += partial[j];
+        out[0] = sum;
+    }
+};
+
+inline std::int64_t chunks_of(std::int64_t n) {
+    return (n + kReduceChunk - 1) / kReduceChunk;
+}
+
+/// Σ x² into result[0] (device memory); scratch from the executor (chunks_of(n) doubles).
+template <class X>
+void sum_squares(X& x, const float* data, std::int64_t n, double* result) {
+    const std::int64_t chunks = chunks_of(n);
+    double* partial = x.template scratch<double>(chunks);
+    x.each(chunks, SquaresChunk{partial, data, n});
+    x.each(1, SumPartials{result, partial, chunks});
+}
+
+struct Scale {
+    float* x;
+    float a;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const { x[i] *= a; }
+};
+
+/// Up to this many AdamW spans go to one launch (by value, in the kernel's parameters).
+inline constexpr int kAdamWSpans = 32;
+
+/// One span's pointers and per-element coefficients (computed on the host in double, as the CPU).
+struct AdamWPiece {
+    float* p;
+    const float* g;
+    float* m;
+    float* v;
+    std::int64_t begin;  ///< first global index of the span in this launch
+    ops::element::AdamWCoefficients c;
+};
+struct AdamWBody {
+    AdamWPiece piece[kAdamWSpans];
+    int count;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        int k = 0;
+        while (k + 1 < count && i >= piece[k + 1].begin)
+            ++k;
+        const AdamWPiece& s = piece[k];
+        const std::int64_t j = i - s.begin;
+        ops::element::adamw_element(s.p[j], s.g[j], s.m[j], s.v[j], s.c);
+    }
+};
+
+/// The coefficients torch computes in Python floats for a span (CpuBackend::adamw's).
+inline ops::element::AdamWCoefficients adamw_coefficients(const AdamWSpan& s) {
+    const auto k = static_cast<double>(s.update);
+    ops::element::AdamWCoefficients c{};
+    c.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
+    c.step_size = static_cast<float>(s.lr / (1.0 - std::pow(s.beta1, k)));
+    c.denom_scale = static_cast<float>(std::sqrt(1.0 - std::pow(s.beta2, k)));
+    c.beta1 = static_cast<float>(s.beta1);
+    c.beta2 = static_cast<float>(s.beta2);
+    c.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
+    c.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
+    c.eps = static_cast<float>(s.eps);
+    c.decays = s.weight_decay != 0.0;
+    return c;
+}
+
+/// AdamW over all spans: one launch per kAdamWSpans spans.
+template <class X>
+void adamw(X& x, const AdamWSpan* spans, std::size_t count) {
+    for (std::size_t first = 0; first < count; first += kAdamWSpans) {
+        AdamWBody body{};
+        std::int64_t total = 0;
+        for (std::size_t k = first; k < count && k < first + kAdamWSpans; ++k) {
+            const AdamWSpan& s = spans[k];
+            body.piece[body.count++] = {s.params, s.grads, s.m, s.v, total, adamw_coefficients(s)};
+            total += static_cast<std::int64_t>(s.n);
+        }
+        x.each(total, body);
+    }
+}
+
+/// Per row: the first index of the maximum, and −log softmax at the target (NaN when ignored).
+struct RowReadout {
+    const float* logits;
+    const std::int32_t* targets;
+    std::int64_t width;
+    std::int32_t* argmax;
+    double* nll;
+    ROUTESCOPE_HD void operator()(std::int64_t r) const {
+        const float* row = logits + r * width;
+        std::int64_t best = 0;
+        for (std::int64_t j = 1; j < width; ++j)
+            if (row[j] > row[best]) best = j;
+        argmax[r] = static_cast<std::int32_t>(best);
+        if (!targets || !nll) return;
+        const std::int32_t t = targets[r];
+        if (t < 0 || t >= width) {
+            nll[r] = NAN;
+            return;
+        }
+        const double mx = row[best];
+        double sum = 0;
+        for (std::int64_t j = 0; j < width; ++j)
+            sum += std::exp(static_cast<double>(row[j]) - mx);
+        nll[r] = std::log(sum) + mx - static_cast<double>(row[t]);
+    }
+};
+
+}  // namespace routescope::cuda::flat

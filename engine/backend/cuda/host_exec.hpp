@@ -1,0 +1,125 @@
+#pragma once
+// The host executor (exec.hpp): runs a CUDA-backend op on host memory with the GPU's semantics, so
+// the test suite checks the backend's indexing, transposes and layouts on any machine
+// (tests/engine/test_cuda_emulation.cpp). Bodies run in a loop over their indices; GEMMs follow
+// cublas<t>gemmStridedBatched's definition (column-major; C is not read when beta = 0); FFTs are
+// the DFT computed in long double, unnormalised, with cuFFT's layouts (n/2 + 1 complex per row; a
+// C2R ignores the imaginary parts of bins 0 and n/2). To catch what would only go wrong on a GPU:
+// scratch is filled with NaN bytes at the start of every op, and irfft overwrites its input with
+// NaN afterwards (cuFFT's C2R may destroy its input).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/backend/cuda/exec.hpp"
+
+namespace routescope::cuda {
+
+class HostExec {
+public:
+    /// Starts an op: scratch from the beginning, poisoned.
+    void begin_op() {
+        top_ = 0;
+        std::memset(arena_.data(), 0xFF, arena_.size());
+    }
+
+    template <class Body>
+    void each(std::int64_t n, const Body& body) {
+        for (std::int64_t i = 0; i < n; ++i)
+            body(i);
+    }
+
+    template <class T>
+    void gemm(const Gemm<T>& g) {
+        if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) throw std::invalid_argument("gemm: size");
+        if (g.lda < std::max(1, g.ta == Trans::n ? g.m : g.k) ||
+            g.ldb < std::max(1, g.tb == Trans::n ? g.k : g.n) || g.ldc < std::max(1, g.m))
+            throw std::invalid_argument("gemm: leading dimension smaller than cuBLAS allows");
+        for (int b = 0; b < g.batch; ++b) {
+            const T* A = g.A + b * g.stride_a;
+            const T* B = g.B + b * g.stride_b;
+            T* C = g.C + b * g.stride_c;
+            for (int j = 0; j < g.n; ++j)
+                for (int i = 0; i < g.m; ++i) {
+                    T sum = 0;
+                    for (int p = 0; p < g.k; ++p) {
+                        const T a = g.ta == Trans::n ? A[i + static_cast<std::int64_t>(p) * g.lda]
+                                                     : A[p + static_cast<std::int64_t>(i) * g.lda];
+                        const T bb = g.tb == Trans::n ? B[p + static_cast<std::int64_t>(j) * g.ldb]
+                                                      : B[j + static_cast<std::int64_t>(p) * g.ldb];
+                        sum += a * bb;
+                    }
+                    T& c = C[i + static_cast<std::int64_t>(j) * g.ldc];
+                    c = g.beta == T(0) ? g.alpha * sum : g.alpha * sum + g.beta * c;
+                }
+        }
+    }
+
+    template <class T>
+    void rfft(const T* in, Complex<T>* out, int n, int batch) {
+        const int bins = n / 2 + 1;
+        for (int b = 0; b < batch; ++b)
+            for (int k = 0; k < bins; ++k) {
+                long double re = 0, im = 0;
+                for (int j = 0; j < n; ++j) {
+                    const long double w =
+                        -2.0L * std::numbers::pi_v<long double> *
+                        static_cast<long double>((static_cast<std::int64_t>(j) * k) % n) / n;
+                    re += in[static_cast<std::int64_t>(b) * n + j] * std::cos(w);
+                    im += in[static_cast<std::int64_t>(b) * n + j] * std::sin(w);
+                }
+                out[static_cast<std::int64_t>(b) * bins + k] = {static_cast<T>(re),
+                                                                static_cast<T>(im)};
+            }
+    }
+
+    template <class T>
+    void irfft(Complex<T>* in, T* out, int n, int batch) {
+        const int bins = n / 2 + 1;
+        for (int b = 0; b < batch; ++b) {
+            const Complex<T>* X = in + static_cast<std::int64_t>(b) * bins;
+            for (int j = 0; j < n; ++j) {
+                long double sum = X[0].re;
+                for (int k = 1; k < bins; ++k) {
+                    const long double w =
+                        2.0L * std::numbers::pi_v<long double> *
+                        static_cast<long double>((static_cast<std::int64_t>(j) * k) % n) / n;
+                    const long double term = X[k].re * std::cos(w) - X[k].im * std::sin(w);
+                    sum +=
+                        (2 * k == n) ? static_cast<long double>(X[k].re) * std::cos(w) : 2 * term;
+                }
+                out[static_cast<std::int64_t>(b) * n + j] = static_cast<T>(sum);
+            }
+        }
+        const T nan = std::numeric_limits<T>::quiet_NaN();
+        for (std::int64_t i = 0; i < static_cast<std::int64_t>(batch) * bins; ++i)
+            in[i] = {nan, nan};
+    }
+
+    /// Scratch within what reserve() set aside: more than the plan measured is a bug in the op
+    /// (on the GPU it would overrun the workspace prepare() made).
+    template <class U>
+    U* scratch(std::int64_t count) {
+        const std::size_t at = scratch_bump(top_, static_cast<std::size_t>(count) * sizeof(U));
+        if (top_ > arena_.size())
+            throw std::logic_error("HostExec: an op asked for more scratch than its plan measured");
+        return reinterpret_cast<U*>(arena_.data() + at);
+    }
+
+    /// Sets aside the scratch an op's plan (PlanExec) measured.
+    void reserve(std::size_t bytes) {
+        if (arena_.size() < bytes) arena_.resize(bytes);
+    }
+
+private:
+    std::vector<std::byte> arena_;
+    std::size_t top_ = 0;
+};
+
+}  // namespace routescope::cuda

@@ -1,0 +1,56 @@
+#pragma once
+// The planning executor (exec.hpp): an op run through it executes nothing and records what its
+// call needs — scratch bytes and FFT plans — so CudaBackend::prepare() makes them before a step.
+// Pointers it hands out are null; no body ever runs.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend/cuda/exec.hpp"
+
+namespace routescope::cuda {
+
+/// One cuFFT plan: `batch` transforms of size n, real→complex (forward) or complex→real, in the
+/// float type of `real_bytes` (4 or 8).
+struct FftShape {
+    int n = 0;
+    int batch = 0;
+    bool forward = true;
+    int real_bytes = 4;
+    bool operator==(const FftShape&) const = default;
+};
+
+class PlanExec {
+public:
+    template <class Body>
+    void each(std::int64_t, const Body&) {}
+    template <class T>
+    void gemm(const Gemm<T>&) {}
+    template <class T>
+    void rfft(const T*, Complex<T>*, int n, int batch) {
+        add({n, batch, true, static_cast<int>(sizeof(T))});
+    }
+    template <class T>
+    void irfft(Complex<T>*, T*, int n, int batch) {
+        add({n, batch, false, static_cast<int>(sizeof(T))});
+    }
+    template <class U>
+    U* scratch(std::int64_t count) {
+        scratch_bump(top_, static_cast<std::size_t>(count) * sizeof(U));
+        return nullptr;
+    }
+
+    std::size_t scratch_bytes() const { return top_; }
+    const std::vector<FftShape>& ffts() const { return ffts_; }
+
+private:
+    void add(const FftShape& s) {
+        for (const FftShape& f : ffts_)
+            if (f == s) return;
+        ffts_.push_back(s);
+    }
+    std::size_t top_ = 0;
+    std::vector<FftShape> ffts_;
+};
+
+}  // namespace routescope::cuda

@@ -1,0 +1,83 @@
+#pragma once
+// The CUDA backend's op table and flat-buffer operations (engine/backend/cuda/dispatch.hpp,
+// flat.hpp) run on the host through HostExec: the code the GPU runs, minus the launches and the
+// libraries, behind the Backend interface. The test suite compares it with the CPU backend op by
+// op (test_cuda_emulation) so the CUDA backend's indexing, transposes and layouts are checked on
+// every machine. Memory is plain host memory; float32 only, as the CUDA backend.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <span>
+
+#include "engine/backend/backend.hpp"
+#include "engine/backend/cuda/dispatch.hpp"
+#include "engine/backend/cuda/flat.hpp"
+#include "engine/backend/cuda/host_exec.hpp"
+#include "engine/backend/cuda/plan_exec.hpp"
+
+namespace routescope::test {
+
+class EmulatedCudaBackend final : public Backend {
+public:
+    const char* name() const override { return "cuda (emulated on the host)"; }
+    Device device() const override { return Device::cpu; }
+    bool supports(ops::OpId op, DType real) const override {
+        return real == DType::f32 && cuda::implements(op);
+    }
+
+    void* allocate(std::size_t bytes) override {
+        void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+        if (!p) throw std::bad_alloc();
+        std::memset(p, 0xFF, (bytes + 255) / 256 * 256 + 256);  // uninitialised: NaN bytes
+        return p;
+    }
+    void release(void* p) noexcept override { std::free(p); }
+    void zero(void* p, std::size_t bytes) override {
+        if (p && bytes) std::memset(p, 0, bytes);
+    }
+    void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) override {
+        if (bytes) std::memmove(dst, src, bytes);
+        count_copy(bytes, kind);
+    }
+    void synchronize() override {}
+
+    void prepare(const ops::OpCall& c) override { plan(c); }
+    void forward(const ops::OpCall& c) override { run(c, false); }
+    void backward(const ops::OpCall& c) override { run(c, true); }
+
+    double sum_squares(const float* x, std::size_t n) override {
+        cuda::PlanExec p;
+        double result = 0;
+        cuda::flat::sum_squares(p, x, static_cast<std::int64_t>(n), &result);
+        host_.reserve(p.scratch_bytes());
+        host_.begin_op();
+        cuda::flat::sum_squares(host_, x, static_cast<std::int64_t>(n), &result);
+        return result;
+    }
+    void scale(float* x, float a, std::size_t n) override {
+        host_.each(static_cast<std::int64_t>(n), cuda::flat::Scale{x, a});
+    }
+    void adamw(const AdamWSpan& span) override { cuda::flat::adamw(host_, &span, 1); }
+    void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
+                     std::int64_t width, std::int32_t* argmax, double* nll) override {
+        host_.each(rows, cuda::flat::RowReadout{logits, targets, width, argmax, nll});
+    }
+
+private:
+    void plan(const ops::OpCall& c) {
+        cuda::PlanExec p;
+        cuda::run_op<float>(p, c, false);
+        cuda::run_op<float>(p, c, true);
+        host_.reserve(p.scratch_bytes());
+    }
+    void run(const ops::OpCall& c, bool backward) {
+        if (ops::call_real_type(c) != DType::f32)
+            throw Error("the CUDA backend runs float32 calls only");
+        plan(c);
+        host_.begin_op();
+        cuda::run_op<float>(host_, c, backward);
+    }
+    cuda::HostExec host_;
+};
+
+}  // namespace routescope::test

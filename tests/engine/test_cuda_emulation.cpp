@@ -1,0 +1,208 @@
+// The CUDA backend's code on the host (emulated_cuda_backend.hpp: its op table and flat-buffer
+// operations through HostExec) against the CPU backend: every op spec, tiny and odd sizes, every
+// output and input gradient within the op's tolerance (op_specs.hpp, the table the GPU suite
+// uses); AdamW, Σx², scaling and the read-outs against the CPU backend. What this cannot show (the
+// launches, cuBLAS, cuFFT, memory errors) is test_backend_conformance's on a GPU.
+#include <QtTest>
+
+#include <random>
+#include <vector>
+
+#include "emulated_cuda_backend.hpp"
+#include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/op_specs.hpp"
+
+using namespace routescope;
+
+class TestCudaEmulation : public QObject {
+    Q_OBJECT
+
+private slots:
+    void everyOpHasAKernelAndATolerance() {
+        test::EmulatedCudaBackend emu;
+        QStringList missing;
+        for (const ops::OpDef& def : ops::op_defs()) {
+            (void)op_tolerance(def.id);  // throws for an op without one
+            QVERIFY2(!op_specs(def.id, SpecSize::odd).empty(),
+                     qPrintable(QString("op %1 has no odd-size spec").arg(def.name)));
+            if (!emu.supports(def.id, DType::f32)) missing << def.name;
+        }
+        QVERIFY2(missing.isEmpty(), qPrintable("no CUDA kernel for: " + missing.join(", ")));
+    }
+
+    void opsMatchTheCpu_data() {
+        QTest::addColumn<int>("op");
+        QTest::addColumn<int>("size");
+        QTest::addColumn<int>("which");
+        for (const ops::OpDef& def : ops::op_defs())
+            for (SpecSize size : {SpecSize::tiny, SpecSize::odd}) {
+                const auto specs = op_specs(def.id, size);
+                for (std::size_t s = 0; s < specs.size(); ++s)
+                    QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
+                        QString::fromStdString(specs[s].label))))
+                        << static_cast<int>(def.id) << static_cast<int>(size)
+                        << static_cast<int>(s);
+            }
+    }
+
+    void opsMatchTheCpu() {
+        QFETCH(int, op);
+        QFETCH(int, size);
+        QFETCH(int, which);
+        const auto id = static_cast<ops::OpId>(op);
+        test::EmulatedCudaBackend emu;
+        if (!emu.supports(id, DType::f32))
+            QSKIP("no CUDA kernel for this op yet (everyOpHasAKernelAndATolerance fails for it)");
+        const OpSpec spec = op_specs(id, static_cast<SpecSize>(size))[which];
+        ThreadPool pool(2);
+        CpuBackend cpu(pool);
+        const OpTolerance tol = op_tolerance(id);
+        for (const Agreement& a : conformance_run(spec, cpu, emu))
+            QVERIFY2(a.within(tol), qPrintable(QString("%1: nmse %2 (tolerance %3), max |Δ| %4 "
+                                                       "(tolerance %5) at element %6")
+                                                   .arg(QString::fromStdString(a.what))
+                                                   .arg(a.nmse)
+                                                   .arg(tol.nmse)
+                                                   .arg(a.max_abs)
+                                                   .arg(tol.max_abs)
+                                                   .arg(a.worst)));
+    }
+
+    void flatBuffersMatchTheCpu() {
+        ThreadPool pool(2);
+        CpuBackend cpu(pool);
+        test::EmulatedCudaBackend emu;
+        std::mt19937 gen(5);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const std::size_t n = 3 * cuda::kReduceChunk + 77;
+        std::vector<float> x(n);
+        for (float& v : x)
+            v = normal(gen);
+        // Σx²: both in double, in different orders (the GPU's chunks, then the chunks' sums).
+        const double want = cpu.sum_squares(x.data(), n), got = emu.sum_squares(x.data(), n);
+        QVERIFY(std::fabs(got - want) <= 1e-12 * want);
+
+        // AdamW over three spans with different rates and decays, two updates: bit-identical
+        // (the same element function, the same float coefficients).
+        std::vector<float> p1 = x, p2 = x, m1(n, 0.f), m2(n, 0.f), v1(n, 0.f), v2(n, 0.f), g(n);
+        for (float& v : g)
+            v = normal(gen);
+        const std::size_t cut[] = {0, 1000, 9000, n};
+        for (int update = 1; update <= 2; ++update) {
+            std::vector<AdamWSpan> a(3), b(3);
+            for (int k = 0; k < 3; ++k) {
+                const std::size_t o = cut[k], len = cut[k + 1] - cut[k];
+                a[k] = {p1.data() + o,  g.data() + o,        m1.data() + o, v1.data() + o, len,
+                        1e-3 * (k + 1), k == 1 ? 0.0 : 0.01, 0.9,           0.999,         1e-8,
+                        update};
+                b[k] = a[k];
+                b[k].params = p2.data() + o;
+                b[k].m = m2.data() + o;
+                b[k].v = v2.data() + o;
+                cpu.adamw(a[k]);
+            }
+            cuda::HostExec host;
+            cuda::flat::adamw(host, b.data(), b.size());  // one launch for the three spans
+        }
+        QVERIFY(p1 == p2);
+        QVERIFY(m1 == m2);
+        QVERIFY(v1 == v2);
+
+        std::vector<float> s1 = x, s2 = x;
+        cpu.scale(s1.data(), 0.37f, n);
+        emu.scale(s2.data(), 0.37f, n);
+        QVERIFY(s1 == s2);
+
+        // Read-outs: the first maximum (ties planted), the NLL in double, NaN where ignored.
+        const std::int64_t rows = 9, width = 131;
+        std::vector<float> logits(static_cast<std::size_t>(rows * width));
+        for (float& v : logits)
+            v = normal(gen);
+        logits[2 * width + 5] = logits[2 * width + 77] = 9.0f;
+        std::vector<std::int32_t> targets = {0, 5, 77, -100, 130, 131, 3, 4, 5};
+        std::vector<std::int32_t> am1(rows), am2(rows);
+        std::vector<double> nll1(rows), nll2(rows);
+        cpu.row_readout(logits.data(), targets.data(), rows, width, am1.data(), nll1.data());
+        emu.row_readout(logits.data(), targets.data(), rows, width, am2.data(), nll2.data());
+        QCOMPARE(am2, am1);
+        QCOMPARE(am2[2], 5);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            if (std::isnan(nll1[r])) {
+                QVERIFY(std::isnan(nll2[r]));
+                continue;
+            }
+            QVERIFY(std::fabs(nll1[r] - nll2[r]) <= 1e-12 * std::max(1.0, nll1[r]));
+        }
+    }
+
+    // The GEMM helper's row-major mapping, against a direct row-major product, all four
+    // transpose combinations and a batch: the layouts every GEMM-based op relies on.
+    void rowMajorGemmIsTheRowMajorProduct() {
+        const int M = 5, N = 7, K = 3, batch = 2;
+        std::mt19937 gen(3);
+        std::normal_distribution<double> normal(0.0, 1.0);
+        for (cuda::Trans ta : {cuda::Trans::n, cuda::Trans::t})
+            for (cuda::Trans tb : {cuda::Trans::n, cuda::Trans::t}) {
+                // A stored [M, K] (n) or [K, M] (t), padded rows to check the strides.
+                const int lda = (ta == cuda::Trans::n ? K : M) + 2;
+                const int ldb = (tb == cuda::Trans::n ? N : K) + 1;
+                const int ldc = N + 3;
+                const int arows = ta == cuda::Trans::n ? M : K,
+                          brows = tb == cuda::Trans::n ? K : N;
+                std::vector<double> A(static_cast<std::size_t>(batch * arows * lda)),
+                    B(static_cast<std::size_t>(batch * brows * ldb)),
+                    C(static_cast<std::size_t>(batch * M * ldc), 0.5);
+                for (double& v : A)
+                    v = normal(gen);
+                for (double& v : B)
+                    v = normal(gen);
+                std::vector<double> want = C;
+                for (int b = 0; b < batch; ++b)
+                    for (int i = 0; i < M; ++i)
+                        for (int j = 0; j < N; ++j) {
+                            double s = 0;
+                            for (int p = 0; p < K; ++p) {
+                                const double a = ta == cuda::Trans::n
+                                                     ? A[b * arows * lda + i * lda + p]
+                                                     : A[b * arows * lda + p * lda + i];
+                                const double bb = tb == cuda::Trans::n
+                                                      ? B[b * brows * ldb + p * ldb + j]
+                                                      : B[b * brows * ldb + j * ldb + p];
+                                s += a * bb;
+                            }
+                            double& c = want[static_cast<std::size_t>(b * M * ldc + i * ldc + j)];
+                            c = 2.0 * s + 0.5 * c;
+                        }
+                cuda::HostExec host;
+                host.gemm(cuda::row_major_gemm_batched<double>(
+                    ta, tb, M, N, K, 2.0, A.data(), lda, arows * lda, B.data(), ldb, brows * ldb,
+                    0.5, C.data(), ldc, M * ldc, batch));
+                for (std::size_t i = 0; i < C.size(); ++i)
+                    QVERIFY(std::fabs(C[i] - want[i]) < 1e-12);
+            }
+    }
+
+    // The host FFTs are cuFFT's transforms: irfft(rfft(x)) = n·x for even and odd n.
+    void hostFftsRoundTrip() {
+        for (int n : {8, 9}) {
+            std::vector<double> x(static_cast<std::size_t>(2 * n)), y(x.size());
+            for (std::size_t i = 0; i < x.size(); ++i)
+                x[i] = std::sin(0.7 * static_cast<double>(i)) + 0.1 * static_cast<double>(i);
+            std::vector<cuda::Complex<double>> X(static_cast<std::size_t>(2 * (n / 2 + 1)));
+            cuda::HostExec host;
+            host.rfft(x.data(), X.data(), n, 2);
+            QVERIFY(std::fabs(X[0].re - [&] {
+                        double s = 0;
+                        for (int j = 0; j < n; ++j)
+                            s += x[static_cast<std::size_t>(j)];
+                        return s;
+                    }()) < 1e-12);
+            host.irfft(X.data(), y.data(), n, 2);
+            for (std::size_t i = 0; i < x.size(); ++i)
+                QVERIFY(std::fabs(y[i] - n * x[i]) < 1e-9);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCudaEmulation)
+#include "test_cuda_emulation.moc"

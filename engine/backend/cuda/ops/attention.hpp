@@ -1,33 +1,304 @@
 #pragma once
-// CUDA backend ops: attention and spatial_mix (exec.hpp says how an op is written).
-// NOT YET WRITTEN: each function below throws; attention_implements() says which ops are done.
+// CUDA backend ops: attention and spatial_mix (exec.hpp says how an op is written; the math is
+// engine/ops/attention.hpp's and engine/ops/spatial_mix.hpp's).
+//
+// attention: per (batch b, head h), with head h owning columns [h·dh, (h+1)·dh) of the [B, L, d]
+// inputs (dh = d / heads) and nk = lengths[b] valid keys (L without lengths),
+//   P = softmax(Q_h K_hᵀ / √dh) over the keys j < nk (P = 0 for j ≥ nk; all of P and out_h are 0
+//   when nk = 0),  out_h = P V_h.
+// Forward: (1) S = (1/√dh)·Q Kᵀ into probs by cuBLAS over all L keys (the lengths are device data,
+// so the GEMM cannot be cut at nk); (2) one index per row of probs takes the max, exponentiates and
+// normalises over j < nk and writes exact zeros for j ≥ nk; (3) out = P V (beta = 0). The masked
+// columns are zero, so the padded keys' rows of V contribute exactly nothing (as long as they are
+// finite, which the padded positions of a projection are).
+// Backward (accumulates): dV += Pᵀ dO; dP = dO Vᵀ into scratch; one index per row turns it into
+// dS = P ⊙ (dP − Σ_j P_j dP_j) / √dh over j < nk (zero beyond); dQ += dS K, dK += dSᵀ Q.
+// Heads are interleaved in [B, L, d], so no single stride walks every (b, h): per_head_gemm
+// batches the longer of the two axes (stride L·d over b, or dh over h) and loops over the other.
+// A length outside [0, L] (which the CPU rejects) is clamped to it: the host never reads lengths.
+//
+// spatial_mix: y[b] = W X_b + bias ⊗ 1 with W the top-left L×L block of weight [n, n] (leading
+// dimension n), bias [n] using its first L; causal keeps only W[i, j] with j ≤ i.
+// Forward: (1) causal only: the masked block (lower triangle of W, zeros above; the upper triangle
+// is never read, whatever it holds) is copied into scratch, one index per element; (2) y = bias
+// broadcast along C, one index per element; (3) one GEMM strided over B adds W X_b (beta = 1),
+// W shared by the batch (stride 0).
+// Backward (accumulates): dX_b += Wᵀ dY_b (the masked W when causal), one GEMM strided over B;
+// G_b = dY_b X_bᵀ into scratch [B, L, L], one GEMM strided over B, then one index per (i, j) adds
+// G_0 … G_{B−1} in order into dweight (only j ≤ i when causal); dbias[i] += Σ_b Σ_c dY[b, i, c],
+// one index per i, b in order (the CPU's order: per sequence, then over sequences).
+//
+// Operands (op_defs.cpp): attention q = 0, k = 1, v = 2, lengths = 3 (int32, optional), y = 4,
+// saved probs = 5; spatial_mix x = 0, weight = 1, bias = 2, y = 3.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
 #include "engine/backend/cuda/exec.hpp"
-#include "engine/backend/cuda/ops/not_implemented.hpp"
+#include "engine/core/error.hpp"
 #include "engine/ops/op.hpp"
 
 namespace routescope::cuda::kernels {
 
 /// The ops of this file that have a CUDA implementation.
-constexpr bool attention_implements(ops::OpId) {
-    return false;
+constexpr bool attention_implements(ops::OpId op) {
+    return op == ops::OpId::attention || op == ops::OpId::spatial_mix;
+}
+
+// ---------------------------------------------------------------- attention
+
+/// Valid keys of sequence b: lengths[b] clamped to [0, L], or L without lengths.
+ROUTESCOPE_HD inline std::int64_t valid_keys(const std::int32_t* lengths, std::int64_t b,
+                                             std::int64_t L) {
+    if (!lengths) return L;
+    const std::int64_t n = lengths[b];
+    return n < 0 ? 0 : (n > L ? L : n);
+}
+
+/// Row r of probs [B, heads, L, L] (scores on entry): softmax over its nk valid keys, 0 beyond.
+template <class T>
+struct MaskedSoftmaxRow {
+    T* p;
+    const std::int32_t* lengths;
+    std::int64_t heads, L;
+    ROUTESCOPE_HD void operator()(std::int64_t r) const {
+        const std::int64_t nk = valid_keys(lengths, r / (heads * L), L);
+        T* row = p + r * L;
+        if (nk > 0) {
+            T m = row[0];
+            for (std::int64_t j = 1; j < nk; ++j)
+                m = row[j] > m ? row[j] : m;
+            T sum = 0;
+            for (std::int64_t j = 0; j < nk; ++j) {
+                row[j] = std::exp(row[j] - m);
+                sum += row[j];
+            }
+            for (std::int64_t j = 0; j < nk; ++j)
+                row[j] /= sum;
+        }
+        for (std::int64_t j = nk; j < L; ++j)
+            row[j] = 0;
+    }
+};
+
+/// Row r of ds (dP on entry): dS = P ⊙ (dP − Σ_j P_j dP_j) · scale over the nk valid keys, 0
+/// beyond.
+template <class T>
+struct SoftmaxBackwardRow {
+    T* ds;
+    const T* p;
+    const std::int32_t* lengths;
+    std::int64_t heads, L;
+    T scale;
+    ROUTESCOPE_HD void operator()(std::int64_t r) const {
+        const std::int64_t nk = valid_keys(lengths, r / (heads * L), L);
+        T* row = ds + r * L;
+        const T* pr = p + r * L;
+        T dot = 0;
+        for (std::int64_t j = 0; j < nk; ++j)
+            dot += pr[j] * row[j];
+        for (std::int64_t j = 0; j < nk; ++j)
+            row[j] = pr[j] * (row[j] - dot) * scale;
+        for (std::int64_t j = nk; j < L; ++j)
+            row[j] = 0;
+    }
+};
+
+/// Where the (b, h) matrix of an operand starts: base + b·per_b + h·per_h (elements).
+struct HeadStrides {
+    long long per_b, per_h;
+};
+
+/// The row-major GEMM (exec.hpp's row_major_gemm) once per (b, h), b < B, h < heads, each operand
+/// offset by its HeadStrides: one strided batch over the longer axis, a host loop over the other.
+template <class T, class X>
+void per_head_gemm(X& x, int B, int heads, Trans ta, Trans tb, int M, int N, int K, T alpha,
+                   const T* A, int lda, HeadStrides sa, const T* Bm, int ldb, HeadStrides sb,
+                   T beta, T* C, int ldc, HeadStrides sc) {
+    const bool batch_heads = heads >= B;
+    const int outer = batch_heads ? B : heads, batch = batch_heads ? heads : B;
+    const auto stride = [&](HeadStrides s) { return batch_heads ? s.per_h : s.per_b; };
+    const auto at = [&](auto* p, HeadStrides s, int o) {
+        return p ? p + (batch_heads ? o * s.per_b : o * s.per_h) : p;  // PlanExec: null
+    };
+    for (int o = 0; o < outer; ++o)
+        x.gemm(row_major_gemm_batched<T>(ta, tb, M, N, K, alpha, at(A, sa, o), lda, stride(sa),
+                                         at(Bm, sb, o), ldb, stride(sb), beta, at(C, sc, o), ldc,
+                                         stride(sc), batch));
+}
+
+namespace detail {
+inline void check_attention(const ops::OpCall& c) {
+    if (c.i[3] < 1 || c.i[2] % c.i[3] != 0)
+        throw Error("attention: width " + std::to_string(c.i[2]) +
+                    " is not divisible by n_heads = " + std::to_string(c.i[3]));
+    if (c.i[2] == 0 && c.i[0] * c.i[1] > 0)
+        throw Error("attention: width 0 is not supported by the CUDA backend");
+}
+}  // namespace detail
+
+/// Arguments: B, L, d, heads.
+template <class T, class X>
+void attention_forward(X& x, const ops::OpCall& c) {
+    detail::check_attention(c);
+    if (c.i[0] * c.i[1] == 0) return;
+    const auto B = static_cast<int>(c.i[0]), L = static_cast<int>(c.i[1]),
+               d = static_cast<int>(c.i[2]), heads = static_cast<int>(c.i[3]);
+    const int dh = d / heads;
+    const T scale = T(1) / std::sqrt(T(dh));
+    const HeadStrides act{static_cast<long long>(L) * d, dh},
+        prob{static_cast<long long>(heads) * L * L, static_cast<long long>(L) * L};
+    T* probs = c.value<T>(5);
+    per_head_gemm<T>(x, B, heads, Trans::n, Trans::t, L, L, dh, scale, c.value<T>(0), d, act,
+                     c.value<T>(1), d, act, T(0), probs, L, prob);
+    x.each(c.i[0] * c.i[3] * c.i[1],
+           MaskedSoftmaxRow<T>{probs, c.value<std::int32_t>(3), c.i[3], c.i[1]});
+    per_head_gemm<T>(x, B, heads, Trans::n, Trans::n, L, dh, L, T(1), probs, L, prob, c.value<T>(2),
+                     d, act, T(0), c.value<T>(4), d, act);
 }
 
 template <class T, class X>
-void attention_forward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void attention_backward(X& x, const ops::OpCall& c) {
+    detail::check_attention(c);
+    if (c.i[0] * c.i[1] == 0) return;
+    const auto B = static_cast<int>(c.i[0]), L = static_cast<int>(c.i[1]),
+               d = static_cast<int>(c.i[2]), heads = static_cast<int>(c.i[3]);
+    const int dh = d / heads;
+    const T scale = T(1) / std::sqrt(T(dh));
+    const HeadStrides act{static_cast<long long>(L) * d, dh},
+        prob{static_cast<long long>(heads) * L * L, static_cast<long long>(L) * L};
+    const T* dout = c.gradient<T>(4);
+    const T* probs = c.value<T>(5);
+    // Requested whatever the gradients: the plan and the run must ask for the same scratch.
+    T* ds = x.template scratch<T>(c.i[0] * c.i[3] * c.i[1] * c.i[1]);
+    if (T* dv = c.gradient<T>(2))
+        per_head_gemm<T>(x, B, heads, Trans::t, Trans::n, L, dh, L, T(1), probs, L, prob, dout, d,
+                         act, T(1), dv, d, act);
+    T* dq = c.gradient<T>(0);
+    T* dk = c.gradient<T>(1);
+    if (!dq && !dk) return;
+    per_head_gemm<T>(x, B, heads, Trans::n, Trans::t, L, L, dh, T(1), dout, d, act, c.value<T>(2),
+                     d, act, T(0), ds, L, prob);
+    x.each(c.i[0] * c.i[3] * c.i[1],
+           SoftmaxBackwardRow<T>{ds, probs, c.value<std::int32_t>(3), c.i[3], c.i[1], scale});
+    if (dq)
+        per_head_gemm<T>(x, B, heads, Trans::n, Trans::n, L, dh, L, T(1), ds, L, prob,
+                         c.value<T>(1), d, act, T(1), dq, d, act);
+    if (dk)
+        per_head_gemm<T>(x, B, heads, Trans::t, Trans::n, L, dh, L, T(1), ds, L, prob,
+                         c.value<T>(0), d, act, T(1), dk, d, act);
 }
+
+// ---------------------------------------------------------------- spatial_mix
+
+/// wm[i, j] = W[i, j] for j ≤ i, 0 above the diagonal (W read with leading dimension n).
+template <class T>
+struct CausalBlock {
+    T* wm;
+    const T* w;
+    std::int64_t L, n;
+    ROUTESCOPE_HD void operator()(std::int64_t e) const {
+        const std::int64_t i = e / L, j = e % L;
+        wm[e] = j <= i ? w[i * n + j] : T(0);
+    }
+};
+
+/// y[b, i, c] = bias[i]
+template <class T>
+struct BroadcastPosition {
+    T* y;
+    const T* bias;
+    std::int64_t L, C;
+    ROUTESCOPE_HD void operator()(std::int64_t e) const { y[e] = bias[(e / C) % L]; }
+};
+
+/// dW[i, j] += G_0[i, j] + … + G_{B−1}[i, j] in order (only j ≤ i when causal); G [B, L, L].
+template <class T>
+struct SumIntoWeight {
+    T* dw;
+    const T* g;
+    std::int64_t B, L, n;
+    bool causal;
+    ROUTESCOPE_HD void operator()(std::int64_t e) const {
+        const std::int64_t i = e / L, j = e % L;
+        if (causal && j > i) return;
+        T acc = dw[i * n + j];
+        for (std::int64_t b = 0; b < B; ++b)
+            acc += g[b * L * L + e];
+        dw[i * n + j] = acc;
+    }
+};
+
+/// dbias[i] += Σ_b (Σ_c dy[b, i, c]), c then b in order.
+template <class T>
+struct PositionSum {
+    T* db;
+    const T* dy;
+    std::int64_t B, L, C;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        T acc = db[i];
+        for (std::int64_t b = 0; b < B; ++b) {
+            const T* row = dy + (b * L + i) * C;
+            T s = 0;
+            for (std::int64_t c = 0; c < C; ++c)
+                s += row[c];
+            acc += s;
+        }
+        db[i] = acc;
+    }
+};
+
+/// The mixing matrix the GEMMs use: weight's L×L block (leading dimension n), or its causal
+/// masking in scratch (leading dimension L).
 template <class T, class X>
-void attention_backward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+const T* mixing_matrix(X& x, const ops::OpCall& c, int& ld) {
+    const std::int64_t L = c.i[1], n = c.i[3];
+    if (L > n) throw Error("spatial_mix: sequence length exceeds the mixing matrix size n");
+    if (c.i[4] == 0) {
+        ld = static_cast<int>(n);
+        return c.value<T>(1);
+    }
+    T* wm = x.template scratch<T>(L * L);
+    x.each(L * L, CausalBlock<T>{wm, c.value<T>(1), L, n});
+    ld = static_cast<int>(L);
+    return wm;
+}
+
+/// Arguments: B, L, C, n, causal.
+template <class T, class X>
+void spatial_mix_forward(X& x, const ops::OpCall& c) {
+    const auto B = static_cast<int>(c.i[0]), L = static_cast<int>(c.i[1]),
+               C = static_cast<int>(c.i[2]);
+    if (c.i[0] * c.i[1] * c.i[2] == 0) return;
+    int ld = 0;
+    const T* w = mixing_matrix<T>(x, c, ld);
+    T* y = c.value<T>(3);
+    x.each(c.i[0] * c.i[1] * c.i[2], BroadcastPosition<T>{y, c.value<T>(2), c.i[1], c.i[2]});
+    const long long seq = static_cast<long long>(L) * C;
+    x.gemm(row_major_gemm_batched<T>(Trans::n, Trans::n, L, C, L, T(1), w, ld, 0, c.value<T>(0), C,
+                                     seq, T(1), y, C, seq, B));
 }
 
 template <class T, class X>
-void spatial_mix_forward(X&, const ops::OpCall& c) {
-    not_implemented(c);
-}
-template <class T, class X>
-void spatial_mix_backward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void spatial_mix_backward(X& x, const ops::OpCall& c) {
+    const auto B = static_cast<int>(c.i[0]), L = static_cast<int>(c.i[1]),
+               C = static_cast<int>(c.i[2]);
+    if (c.i[0] * c.i[1] * c.i[2] == 0) return;
+    int ld = 0;
+    const T* w = mixing_matrix<T>(x, c, ld);
+    const T* dy = c.gradient<T>(3);
+    const long long seq = static_cast<long long>(L) * C, block = static_cast<long long>(L) * L;
+    // Requested whatever the gradients: the plan and the run must ask for the same scratch.
+    T* g = x.template scratch<T>(c.i[0] * c.i[1] * c.i[1]);
+    if (T* dx = c.gradient<T>(0))
+        x.gemm(row_major_gemm_batched<T>(Trans::t, Trans::n, L, C, L, T(1), w, ld, 0, dy, C, seq,
+                                         T(1), dx, C, seq, B));
+    if (T* dw = c.gradient<T>(1)) {
+        x.gemm(row_major_gemm_batched<T>(Trans::n, Trans::t, L, L, C, T(1), dy, C, seq,
+                                         c.value<T>(0), C, seq, T(0), g, L, block, B));
+        x.each(c.i[1] * c.i[1], SumIntoWeight<T>{dw, g, c.i[0], c.i[1], c.i[3], c.i[4] != 0});
+    }
+    if (T* db = c.gradient<T>(2)) x.each(c.i[1], PositionSum<T>{db, dy, c.i[0], c.i[1], c.i[2]});
 }
 
 }  // namespace routescope::cuda::kernels

@@ -1,33 +1,190 @@
 #pragma once
-// CUDA backend ops: embedding and cross_entropy (exec.hpp says how an op is written).
-// NOT YET WRITTEN: each function below throws; tokens_implements() says which ops are done.
+// CUDA backend ops over token ids: embedding and cross_entropy (exec.hpp says how an op is written;
+// the math is engine/ops/embedding.hpp's and cross_entropy.hpp's).
+//
+// embedding       y[t] = table[ids[t]]: one index per element of y. The backward scatter-adds
+//                 dtable[ids[t]] += dy[t] without atomics: one index per column of the table (d
+//                 of them) walks all n tokens in order, so repeated ids sum in the CPU's order
+//                 (bit-identical to it). Cost: n·d adds, as a scatter needs, but only d indices
+//                 (768 for BERT-base: a few dozen warps), each a serial chain of n dependent
+//                 read-add-writes, so the launch is latency-bound (~n global round trips). The
+//                 alternative, one index per (vocabulary row, column) scanning all ids, keeps the
+//                 GPU busy but costs V·n·d reads (V = 30,522: ~10⁴× the work), so it was not
+//                 taken; sorting the ids first (segments per row) is the faster fix for later.
+// cross_entropy   PyTorch's mean CE with ignore index −100. Forward: one index per row computes
+//                 max, Σ exp(z − max) in column order and lse = max + log Σ (saved, [rows]); then
+//                 ONE index walks the rows in order, summing lse − logits[r, t_r] in double over
+//                 the non-ignored rows and writing their mean (0 when all are ignored) into the
+//                 double loss. A row is up to V = 30,522 wide and one index walks it serially:
+//                 correct and deterministic, slow for the MLM head (a block per row with a
+//                 fixed-shape tree reduction is the later speed fix). Backward: one index computes
+//                 the count and scale = seed / count (seed = the loss's gradient, read on the
+//                 device, 1 when absent) into scratch; then one index per logit adds
+//                 scale·exp(z − lse) on non-ignored rows and subtracts scale at the target, in the
+//                 CPU's order.
+//
+// Ids and targets are checked on the host before they are uploaded (Model::forward); a kernel
+// cannot report a bad one. To stay inside its tensors it writes NaN instead: an embedding row for
+// an id outside [0, vocab) is NaN (its gradient is dropped), a target neither −100 nor in [0, V)
+// makes the loss NaN (and its row gets no one-hot term).
+//
+// Operands (op_defs.cpp): embedding ids = 0, table = 1, y = 2; cross_entropy logits = 0,
+// targets = 1, saved loss = 2 (f64, [1]), saved lse = 3 ([rows]).
+#include <cmath>
+#include <cstdint>
+
 #include "engine/backend/cuda/exec.hpp"
-#include "engine/backend/cuda/ops/not_implemented.hpp"
+#include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/op.hpp"
 
 namespace routescope::cuda::kernels {
 
 /// The ops of this file that have a CUDA implementation.
-constexpr bool tokens_implements(ops::OpId) {
-    return false;
+constexpr bool tokens_implements(ops::OpId op) {
+    return op == ops::OpId::embedding || op == ops::OpId::cross_entropy;
 }
 
+// ---------------------------------------------------------------- embedding
+/// i runs over y [n, d]: y[t, c] = table[ids[t], c] (NaN for an id outside the vocabulary).
+template <class T>
+struct EmbeddingForward {
+    T* y;
+    const std::int32_t* ids;
+    const T* table;
+    std::int64_t d, vocab;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t t = i / d, c = i % d, id = ids[t];
+        y[i] = id >= 0 && id < vocab ? table[id * d + c] : static_cast<T>(NAN);
+    }
+};
+
+/// i = c runs over the d columns: dtable[ids[t], c] += dy[t, c] for t = 0 … n − 1 in order.
+template <class T>
+struct EmbeddingBackwardColumn {
+    T* dtable;
+    const T* dy;
+    const std::int32_t* ids;
+    std::int64_t n, d, vocab;
+    ROUTESCOPE_HD void operator()(std::int64_t c) const {
+        for (std::int64_t t = 0; t < n; ++t) {
+            const std::int64_t id = ids[t];
+            if (id >= 0 && id < vocab) dtable[id * d + c] += dy[t * d + c];
+        }
+    }
+};
+
+/// Arguments: tokens, d, vocab.
 template <class T, class X>
-void embedding_forward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void embedding_forward(X& x, const ops::OpCall& c) {
+    x.each(c.i[0] * c.i[1], EmbeddingForward<T>{c.value<T>(2), c.value<std::int32_t>(0),
+                                                c.value<T>(1), c.i[1], c.i[2]});
 }
 template <class T, class X>
-void embedding_backward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void embedding_backward(X& x, const ops::OpCall& c) {
+    T* dtable = c.gradient<T>(1);
+    const T* dy = c.gradient<T>(2);
+    if (!dtable || !dy) return;
+    x.each(c.i[1], EmbeddingBackwardColumn<T>{dtable, dy, c.value<std::int32_t>(0), c.i[0], c.i[1],
+                                              c.i[2]});
 }
 
+// ---------------------------------------------------------------- cross_entropy
+/// i = r runs over the rows: lse[r] = max + log Σ_j exp(z_j − max), columns in order.
+template <class T>
+struct CrossEntropyRow {
+    T* lse;
+    const T* logits;
+    std::int64_t V;
+    ROUTESCOPE_HD void operator()(std::int64_t r) const {
+        const T* z = logits + r * V;
+        T top = z[0];
+        for (std::int64_t j = 1; j < V; ++j)
+            top = z[j] > top ? z[j] : top;
+        T sum = 0;
+        for (std::int64_t j = 0; j < V; ++j)
+            sum += std::exp(z[j] - top);
+        lse[r] = top + std::log(sum);
+    }
+};
+
+/// One index: loss = (1/N) Σ_{r: t_r ≠ −100} (lse_r − logits[r, t_r]) in double, rows in order;
+/// 0 when N = 0, NaN when a target is out of range.
+template <class T>
+struct CrossEntropyLoss {
+    double* loss;
+    const T* lse;
+    const T* logits;
+    const std::int32_t* targets;
+    std::int64_t rows, V;
+    ROUTESCOPE_HD void operator()(std::int64_t) const {
+        std::int64_t count = 0;
+        double total = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const std::int64_t t = targets[r];
+            if (t == ops::kIgnoreIndex) continue;
+            ++count;
+            total += t >= 0 && t < V ? static_cast<double>(lse[r] - logits[r * V + t]) : NAN;
+        }
+        loss[0] = count == 0 ? 0.0 : total / static_cast<double>(count);
+    }
+};
+
+/// One index: scale[0] = seed / N (T arithmetic, as the CPU), N the non-ignored rows; 0 if none.
+template <class T>
+struct CrossEntropyScale {
+    T* scale;
+    const double* seed;  ///< ∂L/∂loss, or null for 1
+    const std::int32_t* targets;
+    std::int64_t rows;
+    ROUTESCOPE_HD void operator()(std::int64_t) const {
+        std::int64_t count = 0;
+        for (std::int64_t r = 0; r < rows; ++r)
+            count += targets[r] != ops::kIgnoreIndex;
+        const T dloss = seed ? static_cast<T>(seed[0]) : T(1);
+        scale[0] = count == 0 ? T(0) : dloss / T(count);
+    }
+};
+
+/// i runs over dlogits [rows, V]: on a non-ignored row, += scale·exp(z − lse), then −= scale at
+/// the target.
+template <class T>
+struct CrossEntropyBackward {
+    T* dlogits;
+    const T* logits;
+    const T* lse;
+    const std::int32_t* targets;
+    const T* scale;
+    std::int64_t V;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t r = i / V, j = i % V, t = targets[r];
+        if (t == ops::kIgnoreIndex) return;
+        const T s = scale[0];
+        T g = dlogits[i] + s * std::exp(logits[i] - lse[r]);
+        if (j == t) g -= s;
+        dlogits[i] = g;
+    }
+};
+
+/// Arguments: rows, V.
 template <class T, class X>
-void cross_entropy_forward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void cross_entropy_forward(X& x, const ops::OpCall& c) {
+    const std::int64_t rows = c.i[0], V = c.i[1];
+    T* lse = c.value<T>(3);
+    const T* logits = c.value<T>(0);
+    if (V > 0) x.each(rows, CrossEntropyRow<T>{lse, logits, V});
+    x.each(1,
+           CrossEntropyLoss<T>{c.value<double>(2), lse, logits, c.value<std::int32_t>(1), rows, V});
 }
 template <class T, class X>
-void cross_entropy_backward(X&, const ops::OpCall& c) {
-    not_implemented(c);
+void cross_entropy_backward(X& x, const ops::OpCall& c) {
+    T* scale = x.template scratch<T>(1);  // requested first: the same scratch on every call
+    T* dlogits = c.gradient<T>(0);
+    if (!dlogits) return;
+    const std::int64_t rows = c.i[0], V = c.i[1];
+    const std::int32_t* targets = c.value<std::int32_t>(1);
+    x.each(1, CrossEntropyScale<T>{scale, c.gradient<double>(2), targets, rows});
+    x.each(rows * V,
+           CrossEntropyBackward<T>{dlogits, c.value<T>(0), c.value<T>(3), targets, scale, V});
 }
 
 }  // namespace routescope::cuda::kernels

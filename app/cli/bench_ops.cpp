@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "app/cli/command.hpp"
-#include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/make_backend.hpp"
 #include "engine/backend/op_specs.hpp"
 #include "engine/core/error.hpp"
@@ -37,9 +37,9 @@ double median_seconds(F&& fn, double seconds) {
 }  // namespace
 
 int run_bench_ops(const OpsBenchArgs& a) {
-    if (a.backend != "cpu") resolve_device(a.backend);  // cuda: exit 2 naming the reason
-    if (a.backend != "cpu")
+    if (a.backend != "cpu" && a.backend != "cuda")
         throw ConfigError("--backend " + a.backend + ": no such backend (cpu, cuda)");
+    const Device device = resolve_device(a.backend);  // cuda: exit 2 naming the reason
     std::vector<ops::OpId> selected;
     if (a.op.empty()) {
         for (const ops::OpDef& d : ops::op_defs())
@@ -50,9 +50,12 @@ int run_bench_ops(const OpsBenchArgs& a) {
         selected.push_back(*id);
     }
     ThreadPool pool(a.threads);
-    CpuBackend backend(pool);
-    std::printf("# bench ops: backend %s, %d threads, float32, median of >= 3 runs\n",
-                backend.name(), pool.size());
+    const std::unique_ptr<Backend> owned = make_backend(device, pool);
+    Backend& backend = *owned;
+    std::printf(
+        "# bench ops: backend %s, %d threads, float32, median of >= 3 runs "
+        "(each run synchronised)\n",
+        backend.name(), pool.size());
     std::printf("%-22s %-44s %11s %9s %8s %11s %9s %8s\n", "op", "shape", "fwd us", "GFLOP/s",
                 "GB/s", "bwd us", "GFLOP/s", "GB/s");
     for (ops::OpId id : selected) {
@@ -69,8 +72,22 @@ int run_bench_ops(const OpsBenchArgs& a) {
                 inst.set_gradient(k, r);
             }
             ops::OpCall& call = inst.call();
-            const double fwd = median_seconds([&] { backend.forward(call); }, a.seconds);
-            const double bwd = median_seconds([&] { backend.backward(call); }, a.seconds);
+            // One untimed run of each first (a GPU's first launch loads its kernels).
+            backend.forward(call);
+            backend.backward(call);
+            backend.synchronize();
+            const double fwd = median_seconds(
+                [&] {
+                    backend.forward(call);
+                    backend.synchronize();
+                },
+                a.seconds);
+            const double bwd = median_seconds(
+                [&] {
+                    backend.backward(call);
+                    backend.synchronize();
+                },
+                a.seconds);
             const ops::OpCost cost = ops::call_cost(call);
             std::printf("%-22s %-44s %11.1f %9.2f %8.2f %11.1f %9.2f %8.2f\n", ops::op_def(id).name,
                         spec.label.c_str(), fwd * 1e6, cost.flops / fwd * 1e-9,

@@ -74,6 +74,12 @@ public:
     virtual void scale(float* x, float a, std::size_t n) = 0;
     /// One AdamW update of a span (moments updated in place).
     virtual void adamw(const AdamWSpan& span) = 0;
+    /// The updates of several spans (a step's parameter groups): by default one adamw() each; a
+    /// GPU backend fuses them into one launch.
+    virtual void adamw_spans(const AdamWSpan* spans, std::size_t count) {
+        for (std::size_t k = 0; k < count; ++k)
+            adamw(spans[k]);
+    }
 
     // ------------------------------------------------------------ read-outs
     /// Per row of logits [rows, width] (device memory): argmax[r] = the first index of the

@@ -14,12 +14,12 @@ std::string cuda_unavailable_reason() {
     return "the CUDA backend is not compiled into this build (nvcc was not found when it was "
            "built)";
 #else
+    const std::string missing = cuda::missing_kernels();
+    if (!missing.empty()) return "the CUDA backend has no kernels yet for: " + missing;
     const auto info = cuda::query_devices();
     if (info.count == 0)
         return info.reason;  // names the driver's answer ("no usable CUDA device: ...")
-    return "the CUDA backend does not implement the op table yet (only bench conv's cuFFT path "
-           "runs on " +
-           info.name + ")";
+    return {};
 #endif
 }
 
@@ -36,7 +36,15 @@ Device resolve_device(const std::string& name) {
 }
 
 std::unique_ptr<Backend> make_backend(Device device, ThreadPool& pool) {
-    if (device == Device::cuda) throw ConfigError("--device cuda: " + cuda_unavailable_reason());
+    if (device == Device::cuda) {
+#ifdef ROUTESCOPE_HAVE_CUDA
+        const std::string reason = cuda_unavailable_reason();
+        if (reason.empty()) return cuda::make_cuda_backend();
+        throw ConfigError("--device cuda: " + reason);
+#else
+        throw ConfigError("--device cuda: " + cuda_unavailable_reason());
+#endif
+    }
     if (device == Device::guard) return std::make_unique<GuardBackend>(pool);
     return std::make_unique<CpuBackend>(pool);
 }

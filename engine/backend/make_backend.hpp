@@ -11,8 +11,8 @@ namespace routescope {
 /// "cpu", "cuda", "auto" or "guard" (the diagnostic device of guard_backend.hpp) → the device to
 /// run on. auto is cuda when a CUDA backend that
 /// implements the op table is compiled in and a device is present, else cpu. cuda when it cannot
-/// run throws ConfigError naming the reason (not compiled in; no driver or no device; the CUDA
-/// backend does not implement the op table yet). Any other name is a ConfigError too.
+/// run throws ConfigError naming the reason (not compiled in; an op without CUDA kernels; no
+/// driver or no device). Any other name is a ConfigError too.
 Device resolve_device(const std::string& name);
 
 /// Why the CUDA backend cannot run here, or an empty string when it can.

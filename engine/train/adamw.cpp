@@ -18,8 +18,16 @@ Backend& backend_of(const ParamStore& store) {
 
 AdamW::AdamW(const TrainConfig& config, const ParamStore& store)
     : config_(config), m_(backend_of(store), store.size()), v_(backend_of(store), store.size()) {
-    for (const auto& e : store.entries())
-        spans_.push_back({e.offset, e.size, e.group});  // declared with the parameter
+    // The group is declared with each parameter; adjacent parameters of one group update as one
+    // span (the same rate and decay per element, so the result is the same as per parameter).
+    for (const auto& e : store.entries()) {
+        if (!spans_.empty() && spans_.back().group == e.group &&
+            spans_.back().offset + spans_.back().size == e.offset)
+            spans_.back().size += e.size;
+        else
+            spans_.push_back({e.offset, e.size, e.group});
+    }
+    updates_.resize(spans_.size());
 }
 
 void AdamW::set_moments(const std::vector<float>& m, const std::vector<float>& v) {
@@ -57,7 +65,8 @@ double AdamW::update(ParamStore& store) {
     span.beta2 = config_.betas[1];
     span.eps = config_.eps;
     span.update = step_ + 1;
-    for (const Span& s : spans_) {
+    for (std::size_t k = 0; k < spans_.size(); ++k) {
+        const Span& s = spans_[k];
         const double base = s.group == ParamGroup::ssm ? config_.effective_ssm_lr() : config_.lr;
         span.params = store.data() + s.offset;
         span.grads = store.grad_data() + s.offset;
@@ -66,8 +75,9 @@ double AdamW::update(ParamStore& store) {
         span.n = s.size;
         span.lr = base * factor;
         span.weight_decay = s.group == ParamGroup::decay ? config_.weight_decay : 0.0;
-        backend.adamw(span);
+        updates_[k] = span;
     }
+    backend.adamw_spans(updates_.data(), updates_.size());
     ++step_;
     return config_.lr * factor;
 }

@@ -39,7 +39,8 @@ public:
     /// Scales the gradients when clip_grad_norm > 0 and ‖g‖ exceeds it; returns ‖g‖ before.
     double clip(ParamStore& store) const;
     /// One update with the rate of update `step()` (lr_schedule), then step() += 1: one
-    /// Backend::adamw per parameter span. Returns the base rate used (train.lr × factor).
+    /// Backend::adamw_spans over the store's runs of parameters with the same group (adjacent
+    /// parameters of one group form one span). Returns the base rate used (train.lr × factor).
     double update(ParamStore& store);
 
     std::int64_t step() const { return step_; }
@@ -58,6 +59,7 @@ private:
     };
     TrainConfig config_;
     std::vector<Span> spans_;
+    std::vector<AdamWSpan> updates_;  ///< one per span, refilled every update (no allocation)
     DeviceArray<float> m_, v_;
     std::int64_t step_ = 0;
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The guard-backend suite (issue 23): every command that runs a model, on `--device guard` and on
-`--device cpu`, must give bit-identical results.
+"""The device suite: every command that runs a model, on `--device guard` (or `--device cuda`) and
+on `--device cpu`, must give the same results — bit-identical for the guard device, within a
+float32 tolerance for CUDA.
 
 `--device guard` runs the CPU kernels over memory that is PROT_NONE outside the backend's own calls
 (engine/backend/guard_backend.hpp): any host read or write of a parameter, gradient, moment,
@@ -14,7 +15,15 @@ Expected values come from the CPU backend, the reference the rest of the suite c
 PyTorch; the guard backend shares its kernels, so any difference is a host access or a device
 mix-up, not numerics.
 
-usage: guard_suite.py --cli build/bin/routescope-cli [--mpiexec mpiexec] [--only SUBSTRING]
+With `--device cuda` (scripts/gpu-check.sh, on a machine with a GPU) the same cases run on the
+CUDA backend and compare with the CPU backend within --rtol/--atol (float32 kernels in other
+orders: GEMM tiling, FFT against direct sums), and three cases are added: a resumed CUDA run equals
+the uninterrupted CUDA run bit for bit; a CUDA-trained checkpoint evaluated on the CPU gives the
+metric the CUDA evaluation gives within 1e-4. (The residency byte check on CUDA is
+test_guard_backend's, run by gpu-check.sh with ROUTESCOPE_TEST_DEVICE=cuda.)
+
+usage: guard_suite.py --cli build/bin/routescope-cli [--device guard|cuda] [--rtol R --atol A]
+                      [--mpiexec mpiexec] [--only SUBSTRING] [--keep]
 Prints one line per case and "N passed, N failed" at the end; exit 1 on a failure.
 """
 import argparse
@@ -64,8 +73,23 @@ def run(cmd, cwd, env=None, timeout=900):
     return p
 
 
+# Set by main(): None for bit-identical comparisons (guard), else (rtol, atol) (cuda).
+TOL = None
+
+
+def floats_equal(x, y):
+    """x and y (arrays or scalars) equal bit for bit, or within TOL when set."""
+    if TOL is None:
+        x, y = np.asarray(x), np.asarray(y)
+        return np.array_equal(x.view(np.uint8), y.view(np.uint8)) or \
+            np.array_equal(x, y, equal_nan=True)
+    return np.allclose(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                       rtol=TOL[0], atol=TOL[1], equal_nan=True)
+
+
 def same_h5(a, b, skip_groups=()):
-    """Every dataset of a and b equal bit for bit (NaN where NaN); the same dataset names."""
+    """Every dataset of a and b equal bit for bit, or within TOL (NaN where NaN); the same
+    dataset names."""
     names = {}
     for path, which in ((a, 0), (b, 1)):
         with h5py.File(path, "r") as f:
@@ -83,8 +107,7 @@ def same_h5(a, b, skip_groups=()):
         if x.dtype != y.dtype or x.shape != y.shape:
             raise Failure("%s: %s%s vs %s%s" % (name, x.dtype, x.shape, y.dtype, y.shape))
         if x.dtype.kind == "f":
-            equal = np.array_equal(x.view(np.uint8), y.view(np.uint8)) or \
-                np.array_equal(x, y, equal_nan=True)
+            equal = floats_equal(x, y)
         else:
             equal = np.array_equal(x, y)
         if not equal:
@@ -116,12 +139,23 @@ def strip(value):
     return value
 
 
+def close(x, y):
+    """JSON values equal, floats within TOL when set."""
+    if TOL is not None and isinstance(x, float) and isinstance(y, (int, float)):
+        return floats_equal(x, float(y))
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(close(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(close(p, q) for p, q in zip(x, y))
+    return x == y
+
+
 def same_json_lines(a, b):
     la = [strip(json.loads(line)) for line in open(a) if line.strip()]
     lb = [strip(json.loads(line)) for line in open(b) if line.strip()]
-    if la != lb:
+    if not close(la, lb):
         for k, (x, y) in enumerate(zip(la, lb)):
-            if x != y:
+            if not close(x, y):
                 raise Failure("%s and %s differ at line %d:\n  %s\n  %s" % (a, b, k + 1, x, y))
         raise Failure("%s: %d lines, %s: %d" % (a, len(la), b, len(lb)))
     return len(la)
@@ -129,7 +163,7 @@ def same_json_lines(a, b):
 
 def same_json(a, b):
     x, y = strip(json.load(open(a))), strip(json.load(open(b)))
-    if x != y:
+    if not close(x, y):
         raise Failure("%s and %s differ:\n  %s\n  %s" % (a, b, json.dumps(x)[:1500],
                                                         json.dumps(y)[:1500]))
 
@@ -145,8 +179,9 @@ def check_log(log, device):
 
 
 class Suite:
-    def __init__(self, cli, mpiexec, root, source):
+    def __init__(self, cli, mpiexec, root, source, device):
         self.cli, self.mpiexec, self.root, self.source = cli, mpiexec, root, source
+        self.dev = device  # the device under test, beside cpu
         self.passed, self.failed = 0, []
 
     def case(self, name, fn, only):
@@ -163,7 +198,7 @@ class Suite:
 
     def dirs(self, name):
         out = {}
-        for device in ("cpu", "guard"):
+        for device in ("cpu", self.dev):
             d = os.path.join(self.root, name, device)
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
@@ -176,7 +211,7 @@ class Suite:
     def cli_both(self, name, make_args, env=None):
         """Runs make_args(dir, device) on both devices; returns the two directories."""
         d = self.dirs(name)
-        for device in ("cpu", "guard"):
+        for device in ("cpu", self.dev):
             p = run([self.cli] + make_args(d[device], device) + ["--device", device], d[device],
                     env)
             with open(os.path.join(d[device], "stdout.jsonl"), "w") as f:
@@ -189,7 +224,7 @@ class Suite:
             return ["train", "--config", self.config(arch), "--out", os.path.join(d, "run"),
                     "--json"] + TINY + ARCH[arch] + extra + list(more)
         d = self.dirs(name)
-        for device in ("cpu", "guard"):
+        for device in ("cpu", self.dev):
             if resume_at:
                 run([self.cli] + args(d[device], device, ["--until", str(resume_at)]) +
                     ["--device", device], d[device])
@@ -197,14 +232,14 @@ class Suite:
                      "--threads", "1", "--device", device], d[device])
             else:
                 run([self.cli] + args(d[device], device) + ["--device", device], d[device])
-        ck = [os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", "guard")]
+        ck = [os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", self.dev)]
         n = same_h5(*ck)
-        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", "guard")])
-        check_log(os.path.join(d["guard"], "run", "log.jsonl"), "guard")
-        if attr(ck[1], "device") != "guard" or attr(ck[0], "device") != "cpu":
+        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", self.dev)])
+        check_log(os.path.join(d[self.dev], "run", "log.jsonl"), self.dev)
+        if attr(ck[1], "device") != self.dev or attr(ck[0], "device") != "cpu":
             raise Failure("checkpoint provenance: device attributes %r, %r" %
                           (attr(ck[0], "device"), attr(ck[1], "device")))
-        best = [os.path.join(d[x], "run", "best.ckpt.h5") for x in ("cpu", "guard")]
+        best = [os.path.join(d[x], "run", "best.ckpt.h5") for x in ("cpu", self.dev)]
         if os.path.exists(best[0]):
             n += same_h5(*best)
         return "%d datasets equal" % n
@@ -219,13 +254,13 @@ class Suite:
         files = [f for f in os.listdir(d["cpu"]) if f.endswith((".jsonl", ".json"))]
         lines = 0
         for f in files:
-            a, b = os.path.join(d["cpu"], f), os.path.join(d["guard"], f)
+            a, b = os.path.join(d["cpu"], f), os.path.join(d[self.dev], f)
             if f.endswith(".jsonl"):
                 lines += same_json_lines(a, b)
             else:
                 same_json(a, b)
-        # The device was honoured: the summary (stdout; and the .summary.json) says guard.
-        for device in ("cpu", "guard"):
+        # The device was honoured: the summary (stdout; and the .summary.json) says so.
+        for device in ("cpu", self.dev):
             said = [json.loads(l).get("device") for l in open(os.path.join(d[device],
                                                                            "stdout.jsonl"))]
             if said != [device]:
@@ -241,8 +276,8 @@ class Suite:
                                                    os.path.join(d, "a.dump.h5"), "--threads",
                                                    "1", "--batch", "3", "--examples", "7"] +
                           gates + extra)
-        n = same_h5(*[os.path.join(d[x], "a.dump.h5") for x in ("cpu", "guard")])
-        for device in ("cpu", "guard"):
+        n = same_h5(*[os.path.join(d[x], "a.dump.h5") for x in ("cpu", self.dev)])
+        for device in ("cpu", self.dev):
             if attr(os.path.join(d[device], "a.dump.h5"), "device") != device:
                 raise Failure("the %s dump records device %r" % (device, attr(
                     os.path.join(d[device], "a.dump.h5"), "device")))
@@ -252,28 +287,71 @@ class Suite:
         d = self.cli_both(name, lambda d, device: ["experiment", which, "--out",
                                                    os.path.join(d, "exp"), "--steps", "2",
                                                    "--threads", "1"] + extra)
-        a, b = (os.path.join(d[x], "exp") for x in ("cpu", "guard"))
+        a, b = (os.path.join(d[x], "exp") for x in ("cpu", self.dev))
         compared = 0
         for root, _, files in os.walk(a):
             for f in files:
                 pa = os.path.join(root, f)
                 pb = os.path.join(b, os.path.relpath(pa, a))
                 if not os.path.exists(pb):
-                    raise Failure("%s: missing in the guard run" % os.path.relpath(pa, a))
+                    raise Failure("%s: missing in the %s run" % (os.path.relpath(pa, a),
+                                                                 self.dev))
                 if f.endswith(".h5"):
                     same_h5(pa, pb)
                 elif f.endswith(".jsonl"):
                     same_json_lines(pa, pb)
                 elif f == "results.json":
                     same_json(pa, pb)
-                    if json.load(open(pb)).get("device") != "guard":
-                        raise Failure("%s does not record device guard" % pb)
+                    if json.load(open(pb)).get("device") != self.dev:
+                        raise Failure("%s does not record device %s" % (pb, self.dev))
                 else:
                     continue
                 if f == "log.jsonl":
-                    check_log(pb, "guard")  # every stage ran on the experiment's device
+                    check_log(pb, self.dev)  # every stage ran on the experiment's device
                 compared += 1
         return "%d files equal" % compared
+
+    def resume_exact(self, name, arch, extra):
+        """On the device under test: stop at 2 and resume to 3 equals 3 uninterrupted, bit for
+        bit (a deterministic backend)."""
+        global TOL
+        d = os.path.join(self.root, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        base = ["train", "--config", self.config(arch), "--json"] + TINY + ARCH[arch] + extra + \
+            ["--device", self.dev]
+        run([self.cli] + base + ["--out", os.path.join(d, "whole")], d)
+        run([self.cli] + base + ["--out", os.path.join(d, "parts"), "--until", "2"], d)
+        run([self.cli, "train", "--resume", os.path.join(d, "parts"), "--json", "--threads", "1",
+             "--device", self.dev], d)
+        saved, TOL = TOL, None
+        try:
+            n = same_h5(os.path.join(d, "whole", "model.ckpt.h5"),
+                        os.path.join(d, "parts", "model.ckpt.h5"))
+        finally:
+            TOL = saved
+        return "%d datasets bit-identical" % n
+
+    def cross_device_eval(self, name, checkpoint_case, extra):
+        """A checkpoint trained on the device under test, evaluated on it and on the CPU: every
+        metric of the summary within 1e-4."""
+        ck = os.path.join(self.root, checkpoint_case, self.dev, "run", "model.ckpt.h5")
+        if not os.path.exists(ck):
+            raise Failure("needs the checkpoint of case %s" % checkpoint_case)
+        d = self.cli_both(name, lambda d, device: ["eval", "--checkpoint", ck, "--threads", "1",
+                                                   "--batch-size", "3"] + extra)
+        said = {}
+        for device in ("cpu", self.dev):
+            said[device] = json.loads(open(os.path.join(d[device], "stdout.jsonl")).readline())
+        metrics = [k for k, v in said["cpu"].items()
+                   if isinstance(v, float) and k not in TIMING]
+        if not metrics:
+            raise Failure("no metric in the eval summary: %s" % said["cpu"])
+        for k in metrics:
+            if abs(said["cpu"][k] - said[self.dev][k]) > 1e-4:
+                raise Failure("%s: %r on cpu, %r on %s" % (k, said["cpu"][k], said[self.dev][k],
+                                                           self.dev))
+        return ", ".join("%s %.6g" % (k, said["cpu"][k]) for k in metrics)
 
     def mpi(self, name):
         if not self.mpiexec or not shutil.which(self.mpiexec) and not os.path.exists(self.mpiexec):
@@ -281,12 +359,12 @@ class Suite:
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_rmaps_base_oversubscribe="1")
         d = self.dirs(name)
-        for device in ("cpu", "guard"):
+        for device in ("cpu", self.dev):
             run([self.mpiexec, "--oversubscribe", "-np", "2", self.cli, "train", "--config",
                  self.config("bigs"), "--out", os.path.join(d[device], "run"), "--json"] + TINY +
                 ARCH["bigs"] + ["--device", device], d[device], env)
-        n = same_h5(*[os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", "guard")])
-        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", "guard")])
+        n = same_h5(*[os.path.join(d[x], "run", "model.ckpt.h5") for x in ("cpu", self.dev)])
+        same_json_lines(*[os.path.join(d[x], "run", "log.jsonl") for x in ("cpu", self.dev)])
         return "2 ranks, %d datasets equal" % n
 
 
@@ -296,10 +374,15 @@ def main():
     ap.add_argument("--mpiexec", default="")
     ap.add_argument("--only", default="")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--device", default="guard", choices=["guard", "cuda"])
+    ap.add_argument("--rtol", type=float, default=2e-3)
+    ap.add_argument("--atol", type=float, default=2e-4)
     a = ap.parse_args()
+    global TOL
+    TOL = None if a.device == "guard" else (a.rtol, a.atol)
     source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    root = tempfile.mkdtemp(prefix="guard-suite-")
-    s = Suite(os.path.abspath(a.cli), a.mpiexec, root, source)
+    root = tempfile.mkdtemp(prefix="%s-suite-" % a.device)
+    s = Suite(os.path.abspath(a.cli), a.mpiexec, root, source, a.device)
 
     # The planted host read that proves this suite can fail is tests/engine/test_guard_backend.
 
@@ -364,8 +447,14 @@ def main():
         n, "induction", tiny_exp + ["--set", "data.task_params.n_valid=8",
                                     "--set", "data.task_params.n_test=8"]), a.only)
     s.case("mpi 2 ranks bigs", s.mpi, a.only)
+    if a.device != "guard":
+        for arch in ("bigs", "birdie"):
+            s.case("resume on %s is bit-identical (%s)" % (a.device, arch), lambda n, arch=arch:
+                   s.resume_exact(n, arch, ["--set", "data.train=" + corpus]), a.only)
+        s.case("%s checkpoint evaluated on cpu" % a.device, lambda n: s.cross_device_eval(
+            n, "train mlm bigs", ["--data", corpus]), a.only)
 
-    print("guard suite: %s" % root)
+    print("%s suite: %s" % (a.device, root))
     if not a.keep and not s.failed:
         shutil.rmtree(root, ignore_errors=True)
     print("%d passed, %d failed" % (s.passed, len(s.failed)))

@@ -7,7 +7,9 @@
 //   - the per-row read-outs evaluation uses (Backend::row_readout, Model::readout) equal an
 //     independent host computation on the same logits (long double log-sum-exp, first maximum);
 //   - byte accounting: a steady training step of the real TrainingLoop (Trainer::run) moves its
-//     batch up and only the loss down, and an evaluation batch moves O(rows) bytes down.
+//     batch up and only the loss down, and an evaluation batch moves O(rows) bytes down. These two
+//     run on ROUTESCOPE_TEST_DEVICE when set (scripts/gpu-check.sh: cuda), else on the guard
+//     device.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_device.hpp"
 #include "../train/train_test_support.hpp"
 #include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/device_array.hpp"
@@ -255,7 +258,8 @@ private slots:
         train::TrainerOptions options;
         options.out_dir = dir_.filePath("bytes-" + arch + objective).toStdString();
         options.threads = 1;
-        options.device = Device::guard;
+        const Device device = test::test_device(Device::guard);
+        options.device = device;
         train::Trainer* trainer = nullptr;
         std::vector<std::pair<std::uint64_t, std::uint64_t>> at_step;
         options.on_record = [&](const nlohmann::ordered_json& r) {
@@ -265,7 +269,7 @@ private slots:
         };
         train::Trainer t(config, options);
         trainer = &t;
-        QCOMPARE(t.model().device(), Device::guard);
+        QCOMPARE(t.model().device(), device);
         t.run();
         QCOMPARE(at_step.size(), std::size_t(5));
         const std::uint64_t B = 4, L = 32;
@@ -275,14 +279,17 @@ private slots:
             const std::uint64_t up = at_step[k].first - at_step[k - 1].first;
             const std::uint64_t down = at_step[k].second - at_step[k - 1].second;
             QCOMPARE(up, per_batch * static_cast<std::uint64_t>(accum));
-            QCOMPARE(down, std::uint64_t(8) * static_cast<std::uint64_t>(accum));  // the losses
+            // The losses; and on CUDA the gradient norm, a download there (the backends over host
+            // memory return Σg² without a copy).
+            const std::uint64_t norm = device == Device::cuda ? 8 : 0;
+            QCOMPARE(down, std::uint64_t(8) * static_cast<std::uint64_t>(accum) + norm);
         }
     }
 
     // One evaluation batch: the batch up, the loss and 12 bytes per row (argmax + NLL) down,
     // never the [rows, V] logits.
     void anEvaluationBatchMovesRowsNotLogits() {
-        models::Model model(tiny("bigs"), 2, 16, 1, Device::guard);
+        models::Model model(tiny("bigs"), 2, 16, 1, test::test_device(Device::guard));
         model.init(5);
         std::vector<std::int32_t> tokens(32, 7), labels(32, -100), lengths = {16, 16};
         labels[0] = 9;

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "../loop_steps.hpp"
+#include "../test_device.hpp"
 #include "engine/core/config.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
@@ -240,7 +241,7 @@ struct RunResult {
 RunResult run_python(const QStringList& args) {
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QStringLiteral(ROUTESCOPE_PYTHON),
+    p.start(test::test_python(ROUTESCOPE_PYTHON),
             QStringList{QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/parity.py")} + args);
     if (!p.waitForFinished(240000)) return {-1, QStringLiteral("timed out")};
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
@@ -325,7 +326,7 @@ class TestModelParity : public QObject {
     // starts parity.py on them. Every case's oracle is started up front (initTestCase) so the
     // Python start-ups (≈ 2 s each, importing torch) overlap instead of adding up.
     void start_oracle(const RunConfig& cfg, bool classify, const QString& tag) {
-        models::Model model(cfg, kB, kL, /*threads=*/1);
+        models::Model model(cfg, kB, kL, /*threads=*/1, test::test_device());
         model.init(kInitSeed);
         const QString ckpt = file(tag + ".ckpt.h5");
         const QString batch_path = file(tag + ".batch.h5");
@@ -333,7 +334,7 @@ class TestModelParity : public QObject {
         write_batch(batch_path.toStdString(), batch_for(cfg), classify, cfg.model.type_embeddings);
         auto p = std::make_unique<QProcess>();
         p->setProcessChannelMode(QProcess::MergedChannels);
-        p->start(QStringLiteral(ROUTESCOPE_PYTHON),
+        p->start(test::test_python(ROUTESCOPE_PYTHON),
                  {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/parity.py"),
                   "--checkpoint", ckpt, "--batch", batch_path, "--out", file(tag + ".result.h5"),
                   "--steps", QString::number(kSteps), "--float64", "--threads", "1"});
@@ -345,7 +346,7 @@ class TestModelParity : public QObject {
     void start_resume_oracle() {
         const RunConfig cfg = small_config("bigs");
         const BatchData data = make_batch();
-        models::Model model(cfg, kB, kL, 1);
+        models::Model model(cfg, kB, kL, 1, test::test_device());
         model.init(kInitSeed);
         const LoopRun run = train_steps(model, cfg, mlm_batch(data), kResumeAfter,
                                         file("resume-run").toStdString());
@@ -359,7 +360,7 @@ class TestModelParity : public QObject {
         auto p = std::make_unique<QProcess>();
         p->setProcessChannelMode(QProcess::MergedChannels);
         p->start(
-            QStringLiteral(ROUTESCOPE_PYTHON),
+            test::test_python(ROUTESCOPE_PYTHON),
             {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/parity.py"), "--checkpoint",
              ckpt, "--batch", batch_path, "--out", file("resume.result.h5"), "--steps",
              QString::number(kResumeSteps), "--float64", "--threads", "1", "--resume"});
@@ -380,7 +381,7 @@ class TestModelParity : public QObject {
         const auto run = wait_oracle(tag);
         QVERIFY2(run.exit_code == 0, qPrintable(run.output));
         const BatchData data = batch_for(cfg);
-        models::Model model(cfg, kB, kL, /*threads=*/1);
+        models::Model model(cfg, kB, kL, /*threads=*/1, test::test_device());
         model.init(kInitSeed);  // the same parameters as the checkpoint the oracle read
         const std::string result_path = file(tag + ".result.h5").toStdString();
 
@@ -506,7 +507,7 @@ private slots:
         QVERIFY2(run.exit_code == 0, qPrintable(run.output));
         const RunConfig cfg = small_config("bigs");
         const BatchData data = make_batch();
-        models::Model model(cfg, kB, kL, 1);
+        models::Model model(cfg, kB, kL, 1, test::test_device());
         model.init(kInitSeed);
         const std::string dir = file("resumed-run").toStdString();
         const LoopRun first = train_steps(model, cfg, mlm_batch(data), kResumeAfter, dir);
@@ -610,7 +611,7 @@ private slots:
         QVERIFY2(run.exit_code == 0, qPrintable(run.output));
 
         const Checkpoint ck = read_checkpoint(ckpt.toStdString());
-        models::Model model(ck.config, kB, kL, 1);
+        models::Model model(ck.config, kB, kL, 1, test::test_device());
         load_params(ck, model.params());
         models::Batch batch;
         batch.tokens = data.tokens.data();

@@ -2,8 +2,13 @@
 // The CUDA backend's host-side interface. No CUDA header leaks out of this file, so the rest of the
 // engine (and routescope-cli) compiles with a plain C++ compiler.
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+namespace routescope {
+class Backend;
+}
 
 namespace routescope::cuda {
 
@@ -21,6 +26,13 @@ struct DeviceInfo {
 
 /// Asks the CUDA runtime which devices are present. Never throws: a missing driver is a reason.
 DeviceInfo query_devices();
+
+/// The ops of the op table without CUDA kernels, comma-separated; empty when every op has them.
+std::string missing_kernels();
+
+/// The CUDA backend on device 0 (device_backend.cu): device memory, one stream, cuBLAS, cuFFT.
+/// Throws CudaError when the device cannot be used.
+std::unique_ptr<Backend> make_cuda_backend();
 
 /// y ← a·x + y on device 0 (host arrays in and out). The elementwise path of the backend.
 void axpy(float a, const float* x, float* y, std::size_t n);

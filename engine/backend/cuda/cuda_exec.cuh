@@ -1,0 +1,133 @@
+#pragma once
+// The CUDA executor (exec.hpp): runs an op's steps on the backend's one stream. A body becomes a
+// grid-stride kernel over its indices; a GEMM becomes cublas<t>gemm(StridedBatched) on the
+// backend's handle (its workspace set in the constructor, so cuBLAS allocates nothing in a step);
+// an FFT runs with the plan prepare() made for its shape; scratch comes from the workspace
+// prepare() sized with PlanExec. Nothing here allocates.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_backend.hpp"
+#include "engine/backend/cuda/exec.hpp"
+#include "engine/backend/cuda/plan_exec.hpp"
+
+namespace routescope::cuda {
+
+inline void check_cuda(cudaError_t err, const char* what) {
+    if (err != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(err));
+}
+inline void check_blas(cublasStatus_t st, const char* what) {
+    if (st != CUBLAS_STATUS_SUCCESS)
+        throw CudaError(std::string(what) + ": cuBLAS status " +
+                        std::to_string(static_cast<int>(st)));
+}
+inline void check_cufft(cufftResult res, const char* what) {
+    if (res != CUFFT_SUCCESS)
+        throw CudaError(std::string(what) + ": cuFFT error " +
+                        std::to_string(static_cast<int>(res)));
+}
+
+template <class Body>
+__global__ void each_kernel(Body body, std::int64_t n) {
+    const std::int64_t stride = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        body(i);
+}
+
+/// The FFT plans prepare() made, by shape.
+using FftPlans = std::vector<std::pair<FftShape, cufftHandle>>;
+
+class CudaExec {
+public:
+    static constexpr unsigned kThreads = 256;
+    static constexpr std::int64_t kMaxBlocks = 1 << 20;
+
+    CudaExec(cudaStream_t stream, cublasHandle_t blas, const FftPlans& plans, std::byte* scratch,
+             std::size_t scratch_bytes)
+        : stream_(stream), blas_(blas), plans_(plans), scratch_(scratch), size_(scratch_bytes) {}
+
+    template <class Body>
+    void each(std::int64_t n, const Body& body) {
+        if (n <= 0) return;
+        std::int64_t blocks = (n + kThreads - 1) / kThreads;
+        if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+        each_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream_>>>(body, n);
+        check_cuda(cudaGetLastError(), "kernel launch");
+    }
+
+    void gemm(const Gemm<float>& g) {
+        if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return;
+        if (g.batch == 1)
+            check_blas(cublasSgemm(blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha, g.A, g.lda,
+                                   g.B, g.ldb, &g.beta, g.C, g.ldc),
+                       "cublasSgemm");
+        else
+            check_blas(cublasSgemmStridedBatched(blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha,
+                                                 g.A, g.lda, g.stride_a, g.B, g.ldb, g.stride_b,
+                                                 &g.beta, g.C, g.ldc, g.stride_c, g.batch),
+                       "cublasSgemmStridedBatched");
+    }
+    void gemm(const Gemm<double>& g) {
+        if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return;
+        check_blas(cublasDgemmStridedBatched(blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha,
+                                             g.A, g.lda, g.stride_a, g.B, g.ldb, g.stride_b,
+                                             &g.beta, g.C, g.ldc, g.stride_c, g.batch),
+                   "cublasDgemmStridedBatched");
+    }
+
+    void rfft(const float* in, Complex<float>* out, int n, int batch) {
+        check_cufft(cufftExecR2C(plan({n, batch, true, 4}), const_cast<float*>(in),
+                                 reinterpret_cast<cufftComplex*>(out)),
+                    "cufftExecR2C");
+    }
+    void irfft(Complex<float>* in, float* out, int n, int batch) {
+        check_cufft(
+            cufftExecC2R(plan({n, batch, false, 4}), reinterpret_cast<cufftComplex*>(in), out),
+            "cufftExecC2R");
+    }
+    void rfft(const double* in, Complex<double>* out, int n, int batch) {
+        check_cufft(cufftExecD2Z(plan({n, batch, true, 8}), const_cast<double*>(in),
+                                 reinterpret_cast<cufftDoubleComplex*>(out)),
+                    "cufftExecD2Z");
+    }
+    void irfft(Complex<double>* in, double* out, int n, int batch) {
+        check_cufft(cufftExecZ2D(plan({n, batch, false, 8}),
+                                 reinterpret_cast<cufftDoubleComplex*>(in), out),
+                    "cufftExecZ2D");
+    }
+
+    template <class U>
+    U* scratch(std::int64_t count) {
+        const std::size_t at = scratch_bump(top_, static_cast<std::size_t>(count) * sizeof(U));
+        if (top_ > size_)
+            throw CudaError("CUDA backend: an op asked for more scratch than prepare() made (" +
+                            std::to_string(top_) + " > " + std::to_string(size_) + " bytes)");
+        return reinterpret_cast<U*>(scratch_ + at);
+    }
+
+private:
+    static cublasOperation_t op(Trans t) { return t == Trans::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
+    cufftHandle plan(const FftShape& s) const {
+        for (const auto& [shape, handle] : plans_)
+            if (shape == s) return handle;
+        throw CudaError("CUDA backend: no cuFFT plan prepared for size " + std::to_string(s.n) +
+                        " × " + std::to_string(s.batch));
+    }
+
+    cudaStream_t stream_;
+    cublasHandle_t blas_;
+    const FftPlans& plans_;
+    std::byte* scratch_;
+    std::size_t size_;
+    std::size_t top_ = 0;
+};
+
+}  // namespace routescope::cuda

@@ -12,20 +12,76 @@
 #   --build DIR  the build whose bin/routescope-cli is packed (default build/)
 #   --out DIR    the bundle folder (default dist/routescope-cli-bundle; replaced)
 #   --xz         also write DIR.tar.xz next to it
+#
+# scripts/bundle.sh --gpu-check [--build DIR]
+#   packs what scripts/gpu-check.sh runs on a GPU machine, which builds nothing: the CLI and the
+#   GPU test binaries of a CUDA build inside the source tree (default build-gpu/, configured with
+#   -DROUTESCOPE_NATIVE=OFF -DROUTESCOPE_MPI=OFF -DROUTESCOPE_GUI=OFF; docs/engine.md), in the
+#   build's own layout (bin/, tests/) with lib/ beside them, as dist/gpu-check.tar.xz. The tests
+#   find the CLI, the sources and the Python references at the paths compiled into them, which
+#   gpu-check.sh recreates from the MANIFEST's `source:` and `build:` lines.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$src/build
 out=$src/dist/routescope-cli-bundle
 xz=0
+gpu_check=0
 while [ $# -gt 0 ]; do
     case $1 in
-        --build) build=$2; shift 2 ;;
+        --gpu-check) gpu_check=1; build=$src/build-gpu; shift ;;
+        --build) build=$(cd "$2" && pwd); shift 2 ;;
         --out) out=$2; shift 2 ;;
         --xz) xz=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bundle.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
+if [ "$gpu_check" = 1 ]; then
+    # GPU test binaries: the op-level conformance suite, the PyTorch parity of every architecture,
+    # the residency byte checks (test_guard_backend), and the host emulation as a control.
+    tests=(test_backend_conformance test_model_parity test_guard_backend test_cuda_emulation)
+    case $build/ in "$src"/*) ;; *) echo "bundle.sh: --gpu-check needs a build inside $src" >&2; exit 1 ;; esac
+    rel=${build#"$src"/}
+    [ -x "$build/bin/routescope-cli" ] || { echo "bundle.sh: $build/bin/routescope-cli not found (ninja -C $build routescope-cli ${tests[*]})" >&2; exit 1; }
+    grep -qx "ROUTESCOPE_NATIVE:BOOL=OFF" "$build/CMakeCache.txt" ||
+        echo "bundle.sh: warning: $build is not configured with -DROUTESCOPE_NATIVE=OFF" >&2
+    stage=$src/dist/gpu-check
+    rm -rf "$stage" "$src/dist/gpu-check.tar.xz"
+    mkdir -p "$stage/$rel/bin" "$stage/$rel/tests" "$stage/$rel/lib"
+    files=("$build/bin/routescope-cli")
+    cp "$build/bin/routescope-cli" "$stage/$rel/bin/"
+    for t in "${tests[@]}"; do
+        [ -x "$build/tests/$t" ] || { echo "bundle.sh: $build/tests/$t not built" >&2; exit 1; }
+        cp "$build/tests/$t" "$stage/$rel/tests/"
+        files+=("$build/tests/$t")
+    done
+    declare -A seen=()
+    for f in "${files[@]}"; do
+        while read -r soname arrow path _; do
+            [ "$arrow" = "=>" ] || continue
+            [ "$path" != "not" ] || { echo "bundle.sh: $soname (needed by $f) is not found by ldd" >&2; exit 1; }
+            case $soname in
+                libcuda.so*|libcudart.so*|libcublas*.so*|libcufft*.so*|libnvidia-*|libnvJitLink.so*) continue ;;
+                libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*.so.*|libmvec.so.*) continue ;;
+            esac
+            case $path in /usr/local/cuda*) continue ;; esac
+            [ -n "${seen[$soname]:-}" ] && continue
+            seen[$soname]=1
+            cp -L "$path" "$stage/$rel/lib/$soname"
+        done < <(env -u LD_LIBRARY_PATH ldd "$f")
+    done
+    {
+        echo "source: $src"
+        echo "build: $build"
+        echo "commit: $(git -C "$src" rev-parse HEAD 2>/dev/null)$(git -C "$src" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+        echo "cli: $("$build/bin/routescope-cli" --version 2>/dev/null | head -1)"
+        echo "libraries: ${!seen[*]}"
+    } >"$stage/MANIFEST"
+    tar -C "$stage" -cJf "$src/dist/gpu-check.tar.xz" .
+    echo "bundle.sh: $src/dist/gpu-check.tar.xz ($(du -h "$src/dist/gpu-check.tar.xz" | cut -f1)); carry dist/gpu-check.tar.xz and run scripts/gpu-check.sh"
+    exit 0
+fi
+
 bin=$build/bin/routescope-cli
 [ -x "$bin" ] || { echo "bundle.sh: $bin not found; build it first (ninja -C $build routescope-cli)" >&2; exit 1; }
 if grep -qx "ROUTESCOPE_NATIVE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then

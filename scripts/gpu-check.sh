@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# One call verifies the CUDA backend on a machine with a GPU (docs/engine.md, "Verifying the CUDA
+# backend on a GPU"). It builds nothing: it runs what `scripts/bundle.sh --gpu-check` packed
+# (dist/gpu-check.tar.xz: the CLI and the GPU test binaries with their libraries) from the
+# repository root, against the node's NVIDIA driver and CUDA libraries, and writes one report.
+#
+#   1. device       nvidia-smi, the driver, the CUDA runtime, the CLI's --version
+#   2. conformance  every op spec (tiny, odd, benchmark sizes) on CUDA against the CPU backend
+#                   within the tolerance table; run-to-run determinism (test_backend_conformance)
+#   3. parity       the engine on CUDA against the PyTorch reference (float64), every
+#                   architecture: logits, loss, every gradient, 10 AdamW steps, resume
+#                   (test_model_parity with ROUTESCOPE_TEST_DEVICE=cuda)
+#   4. residency    a steady training step moves its batch up and the losses and the gradient
+#                   norm down; an evaluation batch moves O(rows) (test_guard_backend's byte
+#                   checks on cuda)
+#   5. commands     train (each objective, each architecture), fine-tuning, eval, dump,
+#                   experiment on --device cuda against --device cpu; resume bit-identical on
+#                   the GPU; a CUDA-trained checkpoint evaluated on the CPU within 1e-4
+#                   (tests/cli/guard_suite.py --device cuda)
+#   6. sanitizer    compute-sanitizer memcheck (with leak check), racecheck and initcheck over
+#                   the conformance suite's tiny and odd specs, and memcheck over a short
+#                   training run of each architecture
+#   7. bench        routescope-cli bench ops --backend cuda
+#
+# Usage: scripts/gpu-check.sh [--bundle FILE] [--out DIR] [--budget SECONDS] [--only SECTION]
+#   --bundle   default dist/gpu-check.tar.xz
+#   --out      where the report and logs go (default $OUT when set, else gpu-check-out/)
+#   --budget   wall-clock seconds for all sections (default 540: one 10-minute device call);
+#              a section that would start with too little left is reported "not run (budget)"
+#   --only     run one section (device is always run)
+# Writes OUT/gpu-check-report.txt (one line per section and its key results) and
+# OUT/gpu-check-logs.tar.xz (every section's full output). Exit 0 when every section that ran
+# passed.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$src/dist/gpu-check.tar.xz
+out=${OUT:-$src/gpu-check-out}
+budget=540
+only=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --bundle) bundle=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --budget) budget=$2; shift 2 ;;
+        --only) only=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "gpu-check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+start=$(date +%s)
+mkdir -p "$out"
+logs=$(mktemp -d)
+report=$out/gpu-check-report.txt
+: >"$report"
+say() { echo "$*" | tee -a "$report"; }
+
+[ -f "$bundle" ] || { echo "gpu-check.sh: $bundle not found; run scripts/bundle.sh --gpu-check on the build machine" >&2; exit 2; }
+stage=$(mktemp -d)
+tar -C "$stage" -xJf "$bundle" || { echo "gpu-check.sh: cannot unpack $bundle" >&2; exit 2; }
+manifest=$stage/MANIFEST
+built_src=$(sed -n 's/^source: //p' "$manifest")
+built_build=$(sed -n 's/^build: //p' "$manifest")
+rel=${built_build#"$built_src"/}
+# The tests call the CLI and the Python references at the paths compiled into them: put the
+# bundle at the build's place in this tree, and this tree at the built source path.
+rm -rf "${src:?}/$rel"
+mkdir -p "$src/$rel"
+cp -a "$stage/$rel/." "$src/$rel/"
+if [ "$built_src" != "$src" ] && [ ! -e "$built_src" ]; then
+    mkdir -p "$(dirname "$built_src")" && ln -s "$src" "$built_src"
+fi
+build=$src/$rel
+cuda=${CUDA_HOME:-/usr/local/cuda}
+libs=$build/lib
+for d in "$cuda/lib64" "$cuda/lib" "$cuda/targets/x86_64-linux/lib"; do
+    [ -d "$d" ] && libs=$libs:$d
+done
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export QT_QPA_PLATFORM=offscreen
+export ROUTESCOPE_PYTHON=${ROUTESCOPE_PYTHON:-$(command -v python3)}
+export PYTHONUNBUFFERED=1
+cli=$build/bin/routescope-cli
+failed=0
+
+left() { echo $((budget - ($(date +%s) - start))); }
+# section NAME NEED_SECONDS CAP_SECONDS COMMAND...: runs COMMAND with a timeout of
+# min(CAP, time left), logs to NAME.log, appends "NAME: STATUS (seconds)" to the report.
+section() {
+    local name=$1 need=$2 cap=$3
+    shift 3
+    if [ -n "$only" ] && [ "$only" != "$name" ]; then return 0; fi
+    local l
+    l=$(left)
+    if [ "$l" -lt "$need" ]; then
+        say "== $name: not run (budget: ${l}s left, needs ${need}s)"
+        return 0
+    fi
+    [ "$cap" -gt "$l" ] && cap=$l
+    local t0 rc status
+    t0=$(date +%s)
+    timeout --kill-after=10 "$cap" "$@" >"$logs/$name.log" 2>&1
+    rc=$?
+    case $rc in
+        0) status=PASS ;;
+        124|137) status="TIMEOUT after ${cap}s"; failed=1 ;;
+        *) status="FAIL (exit $rc)"; failed=1 ;;
+    esac
+    say "== $name: $status ($(($(date +%s) - t0)) s)"
+}
+# Key lines of a log into the report.
+keep() { grep -E "$2" "$logs/$1.log" 2>/dev/null | head -"${3:-200}" | sed 's/^/   /' >>"$report"; }
+
+say "Routescope gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+sed 's/^/bundle /' "$manifest" | grep -v "^bundle libraries" >>"$report"
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+    nvidia-smi 2>/dev/null | grep -o "CUDA Version: [0-9.]*" | sed 's/^/driver /'
+    (nvcc --version 2>/dev/null || "$cuda/bin/nvcc" --version 2>/dev/null) | tail -1 | sed 's/^/nvcc: /'
+    "$cli" --version 2>&1 | sed 's/^/cli: /'
+} | tee -a "$report"
+
+section conformance 60 200 "$build/tests/test_backend_conformance"
+keep conformance "^(FAIL|QINFO|SKIP|Totals)" 400
+keep conformance "Loc:" 20
+
+section residency 20 90 env ROUTESCOPE_TEST_DEVICE=cuda "$build/tests/test_guard_backend" \
+    aSteadyTrainingStepMovesItsBatchUpAndScalarsDown anEvaluationBatchMovesRowsNotLogits
+keep residency "^(FAIL|PASS|Totals|   Actual|   Expected)"
+
+section parity 60 200 env ROUTESCOPE_TEST_DEVICE=cuda "$build/tests/test_model_parity"
+keep parity "^(FAIL|PASS|QDEBUG.*worst|Totals)" 120
+
+section commands 60 260 "$ROUTESCOPE_PYTHON" "$src/tests/cli/guard_suite.py" --device cuda --cli "$cli"
+keep commands "^(PASS|FAIL|[0-9]+ passed)"
+
+sanitize() {  # the three tools over the conformance suite's small specs, then training runs
+    local cs=compute-sanitizer rc=0
+    command -v $cs >/dev/null || cs=$cuda/bin/compute-sanitizer
+    export ROUTESCOPE_CONFORMANCE_SIZES=tiny,odd
+    for tool in "memcheck --leak-check full" racecheck initcheck; do
+        echo "### compute-sanitizer --tool $tool: test_backend_conformance cudaMatchesTheCpu"
+        # shellcheck disable=SC2086
+        $cs --tool $tool --error-exitcode 9 "$build/tests/test_backend_conformance" \
+            cudaMatchesTheCpu | grep -E "ERROR SUMMARY|LEAK SUMMARY|^=========.*(Invalid|Leak|race|Uninitialized)|Totals" | head -40
+        [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    done
+    local t
+    t=$(mktemp -d)
+    for cfg in bigs-tiny stack-ssm-tiny gated-att-tiny bert-tiny gmlp-tiny birdie-tiny slstm-tiny; do
+        echo "### compute-sanitizer --tool memcheck --leak-check full: train $cfg, 2 steps"
+        $cs --tool memcheck --leak-check full --error-exitcode 9 "$cli" train \
+            --config "$src/resources/configs/$cfg.json" --out "$t/$cfg" --device cuda --threads 1 \
+            --set model.d_model=32 --set model.n_layers=2 --set model.max_len=32 \
+            --set data.seq_len=32 --set train.batch_size=2 --set train.steps=2 \
+            --set train.eval_every=0 --set train.checkpoint_every=0 2>&1 |
+            grep -E "ERROR SUMMARY|LEAK SUMMARY|Invalid|error" | head -20
+        [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+    done
+    return $rc
+}
+if [ -z "$only" ] || [ "$only" = sanitizer ]; then
+    export -f sanitize
+    export build cli src cuda
+fi
+section sanitizer 60 240 bash -c sanitize
+keep sanitizer "^###|SUMMARY|Invalid|race|Uninitialized|Totals"
+
+section bench 20 90 "$cli" bench ops --backend cuda --seconds 0.2
+keep bench "." 80
+
+say "== total: $(($(date +%s) - start)) s, $([ $failed = 0 ] && echo 'every section that ran passed' || echo 'FAILURES above')"
+tar -C "$logs" -cJf "$out/gpu-check-logs.tar.xz" .
+echo "gpu-check.sh: $report, $out/gpu-check-logs.tar.xz"
+exit $failed

@@ -30,7 +30,7 @@
 #   --only     run one section (device is always run)
 # Writes OUT/gpu-check-report.txt (one line per section and its key results) and
 # OUT/gpu-check-logs.tar.xz (every section's full output). Exit 0 when every section that ran
-# passed.
+# passed, 3 when the CUDA engine cannot run on this machine (no section is run).
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$src/dist/gpu-check.tar.xz
@@ -63,9 +63,15 @@ built_build=$(sed -n 's/^build: //p' "$manifest")
 rel=${built_build#"$built_src"/}
 # The tests call the CLI and the Python references at the paths compiled into them: put the
 # bundle at the build's place in this tree, and this tree at the built source path.
-rm -rf "${src:?}/$rel"
-mkdir -p "$src/$rel"
-cp -a "$stage/$rel/." "$src/$rel/"
+if [ -f "$src/$rel/CMakeCache.txt" ]; then
+    # The machine that built the bundle (a dry run without a GPU): its build is used in place.
+    echo "gpu-check.sh: $src/$rel is a build tree; using it in place of the bundle's copy" >&2
+    cp -a "$stage/$rel/lib" "$src/$rel/" 2>/dev/null || true
+else
+    rm -rf "${src:?}/$rel"
+    mkdir -p "$src/$rel"
+    cp -a "$stage/$rel/." "$src/$rel/"
+fi
 if [ "$built_src" != "$src" ] && [ ! -e "$built_src" ]; then
     mkdir -p "$(dirname "$built_src")" && ln -s "$src" "$built_src"
 fi
@@ -118,6 +124,12 @@ sed 's/^/bundle /' "$manifest" | grep -v "^bundle libraries" >>"$report"
     (nvcc --version 2>/dev/null || "$cuda/bin/nvcc" --version 2>/dev/null) | tail -1 | sed 's/^/nvcc: /'
     "$cli" --version 2>&1 | sed 's/^/cli: /'
 } | tee -a "$report"
+
+if ! "$cli" --version 2>/dev/null | grep -q "^CUDA engine: ready"; then
+    say "== no section run: the CUDA engine cannot run here ($("$cli" --version 2>&1 | grep '^CUDA engine' || echo 'no CUDA line in --version'))"
+    tar -C "$logs" -cJf "$out/gpu-check-logs.tar.xz" .
+    exit 3
+fi
 
 section conformance 60 200 "$build/tests/test_backend_conformance"
 keep conformance "^(FAIL|QINFO|SKIP|Totals)" 400

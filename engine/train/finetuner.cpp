@@ -5,8 +5,6 @@
 #include <fstream>
 
 #include "engine/core/error.hpp"
-#include "engine/data/byte_tokenizer.hpp"
-#include "engine/data/classification_set.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -79,7 +77,7 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
     std::unique_ptr<Finetuner> t(new Finetuner(ResumeTag{}, std::move(config), std::move(options)));
     t->prepare_output();
     // The run's own tokenizer: the data are encoded exactly as before.
-    t->tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+    t->tokenizer_ = checkpoint_tokenizer(ck, checkpoint_path, {}, &t->config_);
     const std::vector<std::string> labels =
         t->config_.data.labels.value_or(std::vector<std::string>{});
     const ModelConfig model = t->config_.model;
@@ -91,11 +89,6 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
         t->config_.model.n_labels != model.n_labels)
         throw ConfigError("data.labels: the training data of " + checkpoint_path +
                           " no longer give its labels (data.train or data.task_params changed?)");
-    if (t->tokenizer_->vocab_size() != model.vocab_size)
-        throw ConfigError(checkpoint_path +
-                          ": vocabulary mismatch: the model has model.vocab_size = " +
-                          std::to_string(model.vocab_size) + " but its " + t->tokenizer_->kind() +
-                          " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids");
     t->config_.model = model;  // the checkpoint's (train.init_from's architecture merged in)
     t->build_model(/*pretrained=*/false);
     load_params(ck, t->model_->params());
@@ -160,48 +153,17 @@ void Finetuner::prepare_task() {
 }
 
 void Finetuner::prepare_classification() {
-    if (!config_.data.train || config_.data.train->empty())
-        throw ConfigError(
-            "data.train: no classification file given (TSV with a header or JSON "
-            "Lines; --set data.train=FILE), nor a built-in data.task");
-    data::ClassificationSet train = data::read_classification(*config_.data.train);
-    if (train.labels.size() < 2)
-        throw FormatError(train.path + ": a classifier needs at least 2 distinct labels, found " +
-                          std::to_string(train.labels.size()));
-    if (tokenizer_) {
-        // A resumed run: the checkpoint's tokenizer.
-    } else if (!config_.train.init_from) {
-        if (config_.tokenizer.kind == "bytes")
-            tokenizer_ = std::make_unique<data::ByteTokenizer>();
-        else if (config_.tokenizer.model)
-            tokenizer_ =
-                data::load_tokenizer_file(config_.tokenizer.kind, *config_.tokenizer.model);
-        else
-            throw ConfigError(
-                "tokenizer.model: fine-tuning from scratch needs tokenizer.kind = "
-                "bytes or a tokenizer file (or train.init_from a checkpoint)");
-        config_.model.vocab_size = tokenizer_->vocab_size();
-    } else {
-        // With init_from the tokenizer is the pretrained checkpoint's.
-        const Checkpoint ck = read_checkpoint(*config_.train.init_from);
-        tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-    }
-    config_.model.n_labels = static_cast<int>(train.labels.size());
-    config_.data.labels = train.labels;
-    train_ = classification_examples(train, *tokenizer_, config_.data.seq_len);
-    if (config_.data.valid && !config_.data.valid->empty()) {
-        data::ClassificationSet valid = data::read_classification(*config_.data.valid);
-        if (valid.pairs != train.pairs)
-            throw FormatError(valid.path + ": " + (valid.pairs ? "pairs" : "single sentences") +
-                              " but the training file " + train.path + " has " +
-                              (train.pairs ? "pairs" : "single sentences"));
-        data::assign_label_ids(valid, train.labels);
-        valid.labels = train.labels;
-        valid_ = classification_examples(valid, *tokenizer_, config_.data.seq_len);
-    } else {
-        valid_ = train_;
-        valid_is_train_ = true;
-    }
+    // The classification files and the tokenizer (run_inputs.hpp); a resumed run keeps its
+    // checkpoint's, train.init_from gives the pretrained one's.
+    const bool from_scratch = !tokenizer_ && !config_.train.init_from;
+    ClassificationInputs in = classification_inputs(config_, std::move(tokenizer_));
+    tokenizer_ = std::move(in.tokenizer);
+    if (from_scratch) config_.model.vocab_size = tokenizer_->vocab_size();
+    config_.model.n_labels = static_cast<int>(in.labels.size());
+    config_.data.labels = std::move(in.labels);
+    train_ = std::move(in.train);
+    valid_ = std::move(in.valid);
+    valid_is_train_ = in.valid_is_train;
     config_.train.objective = "classify";
 }
 

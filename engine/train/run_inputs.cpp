@@ -1,12 +1,61 @@
 #include "engine/train/run_inputs.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
 #include "engine/core/error.hpp"
+#include "engine/data/byte_tokenizer.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
+#include "engine/data/sentencepiece_tokenizer.hpp"
+#include "engine/data/text_corpus.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/train/builtin_corpus.hpp"
 #include "engine/train/task_corpus.hpp"
 
 namespace routescope::train {
+
+namespace {
+
+// A pretraining run's tokenizer from its configuration: bytes, tokenizer.model, or a SentencePiece
+// model trained on the corpus at `corpus_path`.
+std::unique_ptr<data::Tokenizer> corpus_tokenizer(const RunConfig& c,
+                                                  const std::string& corpus_path) {
+    const auto& t = c.tokenizer;
+    if (t.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
+    if (t.model) return data::load_tokenizer_file(t.kind, *t.model);
+    if (t.kind != "sentencepiece")
+        throw ConfigError("tokenizer.model: a " + t.kind + " tokenizer needs its vocabulary file");
+    data::TextCorpus corpus(corpus_path, data::parse_doc_separator(c.data.doc_sep));
+    data::SentencePieceTraining options;
+    options.vocab_size = t.vocab_size;
+    options.model_type = t.model_type;
+    options.threads = std::max(1, c.train.threads);
+    return data::train_sentencepiece(corpus, options);
+}
+
+// A fine-tuning run's tokenizer when it does not resume: train.init_from's, or from scratch bytes
+// or tokenizer.model.
+std::unique_ptr<data::Tokenizer> finetuning_tokenizer(const RunConfig& c) {
+    if (c.train.init_from) {
+        const Checkpoint ck = read_checkpoint(*c.train.init_from);
+        return data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+    }
+    if (c.tokenizer.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
+    if (c.tokenizer.model) return data::load_tokenizer_file(c.tokenizer.kind, *c.tokenizer.model);
+    throw ConfigError(
+        "tokenizer.model: fine-tuning from scratch needs tokenizer.kind = "
+        "bytes or a tokenizer file (or train.init_from a checkpoint)");
+}
+
+// `set` numbered with another label set (a classifier's, or the training file's), in its order.
+void number_with(data::ClassificationSet& set, const std::vector<std::string>& labels) {
+    data::assign_label_ids(set, labels);
+    set.labels = labels;
+}
+
+}  // namespace
 
 data::TaskData run_task(const RunConfig& config) {
     if (!config.data.task || config.data.task->empty())
@@ -20,7 +69,8 @@ std::unique_ptr<data::Tokenizer> task_tokenizer(const data::TaskData& task) {
 
 std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
                                                       const std::string& checkpoint_path,
-                                                      const std::string& tokenizer_file) {
+                                                      const std::string& tokenizer_file,
+                                                      const RunConfig* run) {
     const bool file = !tokenizer_file.empty();
     const std::string kind = tokenizer_file.size() >= 6 && tokenizer_file.ends_with(".model")
                                  ? "sentencepiece"
@@ -28,12 +78,15 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
     std::unique_ptr<data::Tokenizer> t =
         file ? data::load_tokenizer_file(kind, tokenizer_file)
              : data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-    if (t->vocab_size() + data::objective_extra_ids(ck.config.train.objective) !=
-        ck.config.model.vocab_size)
-        throw ConfigError("vocabulary mismatch: " + checkpoint_path + " has model.vocab_size = " +
-                          std::to_string(ck.config.model.vocab_size) + " but the " + t->kind() +
-                          " tokenizer" + (file ? " " + tokenizer_file : " it stores") + " has " +
-                          std::to_string(t->vocab_size()) + " ids");
+    const RunConfig& config = run ? *run : ck.config;
+    const std::int32_t extra = data::objective_extra_ids(config.train.objective);
+    if (t->vocab_size() + extra != config.model.vocab_size)
+        throw ConfigError(
+            "vocabulary mismatch: " + checkpoint_path +
+            " has model.vocab_size = " + std::to_string(config.model.vocab_size) + " but the " +
+            t->kind() + " tokenizer" + (file ? " " + tokenizer_file : " it stores") + " has " +
+            std::to_string(t->vocab_size()) + " ids" +
+            (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : ""));
     return t;
 }
 
@@ -67,11 +120,70 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                           " is not a classifier (no data.labels): --data FILE needs a checkpoint "
                           "fine-tuned with train.objective = classify");
     data::ClassificationSet set = data::read_classification(path, /*require_labels=*/false);
-    if (classifier) {
-        data::assign_label_ids(set, *config.data.labels);
-        set.labels = *config.data.labels;
-    }
+    if (classifier) number_with(set, *config.data.labels);
     return classification_examples(set, tokenizer, seq_len);
+}
+
+PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string& out_dir, int rank,
+                                     std::unique_ptr<data::Tokenizer> tokenizer,
+                                     const data::TaskData* task) {
+    PretrainingInputs r{std::move(tokenizer), {}, {}};
+    if (config.data.task && !config.data.task->empty()) {
+        std::optional<data::TaskData> generated;
+        if (!task) task = &generated.emplace(run_task(config));
+        if (!r.tokenizer)
+            r.tokenizer = task_tokenizer(*task);
+        else if (r.tokenizer->vocabulary() != task->vocab)
+            throw ConfigError("data.task: the checkpoint's vocabulary is not task " + task->name +
+                              "'s (data.task_params changed?)");
+        r.corpus = task_corpus(*task, config.data.seq_len);
+        r.task_valid = task_examples(*task, task->valid.empty() ? 0 : 1);
+        return r;
+    }
+    std::string train_path = *config.data.train;
+    if (is_builtin_corpus(train_path)) {
+        const std::string file =
+            (std::filesystem::path(out_dir) /
+             (rank == 0 ? std::string("builtin-corpus.txt")
+                        : "builtin-corpus.rank" + std::to_string(rank) + ".txt"))
+                .string();
+        write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config.train.seed));
+        train_path = file;
+    }
+    if (!r.tokenizer) r.tokenizer = corpus_tokenizer(config, train_path);
+    const std::string* valid = config.data.valid ? &*config.data.valid : nullptr;
+    r.corpus =
+        pack_corpus(train_path, valid, config.data.doc_sep, config.data.seq_len, *r.tokenizer);
+    return r;
+}
+
+ClassificationInputs classification_inputs(const RunConfig& config,
+                                           std::unique_ptr<data::Tokenizer> tokenizer) {
+    if (!config.data.train || config.data.train->empty())
+        throw ConfigError(
+            "data.train: no classification file given (TSV with a header or JSON "
+            "Lines; --set data.train=FILE), nor a built-in data.task");
+    data::ClassificationSet train = data::read_classification(*config.data.train);
+    if (train.labels.size() < 2)
+        throw FormatError(train.path + ": a classifier needs at least 2 distinct labels, found " +
+                          std::to_string(train.labels.size()));
+    ClassificationInputs r;
+    r.tokenizer = tokenizer ? std::move(tokenizer) : finetuning_tokenizer(config);
+    r.labels = train.labels;
+    r.train = classification_examples(train, *r.tokenizer, config.data.seq_len);
+    if (config.data.valid && !config.data.valid->empty()) {
+        data::ClassificationSet valid = data::read_classification(*config.data.valid);
+        if (valid.pairs != train.pairs)
+            throw FormatError(valid.path + ": " + (valid.pairs ? "pairs" : "single sentences") +
+                              " but the training file " + train.path + " has " +
+                              (train.pairs ? "pairs" : "single sentences"));
+        number_with(valid, train.labels);
+        r.valid = classification_examples(valid, *r.tokenizer, config.data.seq_len);
+    } else {
+        r.valid = r.train;
+        r.valid_is_train = true;
+    }
+    return r;
 }
 
 }  // namespace routescope::train

@@ -1,17 +1,20 @@
 #pragma once
 // The engine's front door for a run's and a checkpoint's inputs: what training (Trainer,
 // Finetuner), `eval` and `dump` resolve from a configuration or a checkpoint — a built-in task and
-// its tokenizer, a checkpoint's tokenizer, a task's split, a classification file — written once
-// here instead of in each of them.
+// its tokenizer, a checkpoint's tokenizer, a task's split, a classification file, pretraining's
+// tokenizer and packed corpus, fine-tuning's labelled classification sets — written once here
+// instead of in each of them.
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/core/config.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/labelled_set.hpp"
+#include "engine/train/packed_sequences.hpp"
 
 namespace routescope::train {
 
@@ -23,10 +26,13 @@ std::unique_ptr<data::Tokenizer> task_tokenizer(const data::TaskData& task);
 
 /// The tokenizer a checkpoint was trained with (or `tokenizer_file` instead: a *.model is
 /// SentencePiece, anything else a WordPiece vocab.txt), checked against model.vocab_size with the
-/// objective's extra ids (birdie_vocabulary.hpp): ConfigError naming `checkpoint_path` otherwise.
+/// objective's extra ids (birdie_vocabulary.hpp) of `run` — the configuration the model is built
+/// from (a resumed run's, with its overrides), the checkpoint's own when null: ConfigError naming
+/// `checkpoint_path` otherwise.
 std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& checkpoint,
                                                       const std::string& checkpoint_path,
-                                                      const std::string& tokenizer_file = {});
+                                                      const std::string& tokenizer_file = {},
+                                                      const RunConfig* run = nullptr);
 
 /// Split `split` (train | valid | test) of built-in task `name` as the checkpoint's run generated
 /// it (data.task_params; `seed` > 0 and `examples` > 0 override the seed and the split's size;
@@ -47,5 +53,39 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier);
+
+/// Pretraining's data: the tokenizer and the corpus packed into sequences of data.seq_len.
+struct PretrainingInputs {
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    PackedCorpus corpus;
+    LabelledSet task_valid;  ///< data.task: the validation examples, as generated (exact match)
+};
+/// What a pretraining run of `config` (check_training_config'd, paths absolute) reads. data.task:
+/// the task's train split completed (task_corpus.hpp), one example per sequence, and its
+/// vocabulary as the tokenizer (`task`: the task already generated, else generated here).
+/// Otherwise data.train (builtin:grammar is written first to `out_dir`/builtin-corpus.txt, or
+/// builtin-corpus.rankR.txt on rank R > 0: ranks never write a file another reads) and data.valid,
+/// with tokenizer.kind = bytes, tokenizer.model, or a SentencePiece model trained on the corpus.
+/// `tokenizer`: a resumed run's (its checkpoint's), kept: ConfigError when it is not data.task's
+/// vocabulary. IoError / FormatError naming the corpus or tokenizer file.
+PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string& out_dir, int rank,
+                                     std::unique_ptr<data::Tokenizer> tokenizer = nullptr,
+                                     const data::TaskData* task = nullptr);
+
+/// Classification fine-tuning's data: the tokenizer, the labelled training and validation sets.
+struct ClassificationInputs {
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    LabelledSet train, valid;
+    bool valid_is_train = false;      ///< no data.valid: validation reuses the training set
+    std::vector<std::string> labels;  ///< the training file's label set, in id order
+};
+/// What a fine-tuning run of `config` on classification files (data.train, optional data.valid;
+/// the label set is the training file's, at least 2 labels) reads, framed at data.seq_len. The
+/// tokenizer: `tokenizer` when given (a resumed run's), else train.init_from's checkpoint's, else
+/// tokenizer.kind = bytes or tokenizer.model (ConfigError otherwise). FormatError naming the file
+/// for bad data, a validation file of pairs where the training file has single sentences (or the
+/// reverse), or a validation label the training file lacks.
+ClassificationInputs classification_inputs(const RunConfig& config,
+                                           std::unique_ptr<data::Tokenizer> tokenizer = nullptr);
 
 }  // namespace routescope::train

@@ -3,14 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "engine/data/byte_tokenizer.hpp"
-#include "engine/data/sentencepiece_tokenizer.hpp"
-#include "engine/data/text_corpus.hpp"
-#include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/answer_scoring.hpp"
-#include "engine/train/builtin_corpus.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/mlm_evaluation.hpp"
 #include "engine/train/row_evaluation.hpp"
@@ -28,21 +23,6 @@ namespace {
 constexpr std::uint64_t kPrefixSalt = 0x7072656669786C6DULL;     // "prefixlm"
 constexpr std::uint64_t kBirdieRowSalt = 0x6269726469657231ULL;  // "birdier1"
 constexpr std::uint64_t kEvalRowSalt = 0x6576616C726F7731ULL;    // "evalrow1"
-
-std::unique_ptr<data::Tokenizer> make_tokenizer(const RunConfig& c, const std::string& corpus_path,
-                                                int threads) {
-    const auto& t = c.tokenizer;
-    if (t.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
-    if (t.model) return data::load_tokenizer_file(t.kind, *t.model);
-    if (t.kind != "sentencepiece")
-        throw ConfigError("tokenizer.model: a " + t.kind + " tokenizer needs its vocabulary file");
-    data::TextCorpus corpus(corpus_path, data::parse_doc_separator(c.data.doc_sep));
-    data::SentencePieceTraining options;
-    options.vocab_size = t.vocab_size;
-    options.model_type = t.model_type;
-    options.threads = std::max(1, threads);
-    return data::train_sentencepiece(corpus, options);
-}
 
 }  // namespace
 
@@ -120,14 +100,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& checkpoint_path,
                           std::to_string(ck.config.model.vocab_size) + ")");
     std::unique_ptr<Trainer> t(new Trainer(ResumeTag{}, std::move(config), std::move(options)));
     check_training_config(t->config_);
-    t->tokenizer_ = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
-    const std::int32_t extra = data::objective_extra_ids(t->config_.train.objective);
-    if (t->tokenizer_->vocab_size() + extra != t->config_.model.vocab_size)
-        throw ConfigError(
-            checkpoint_path + ": vocabulary mismatch: the model has model.vocab_size = " +
-            std::to_string(t->config_.model.vocab_size) + " but its " + t->tokenizer_->kind() +
-            " tokenizer has " + std::to_string(t->tokenizer_->vocab_size()) + " ids" +
-            (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : ""));
+    t->tokenizer_ = checkpoint_tokenizer(ck, checkpoint_path, {}, &t->config_);
     t->prepare_data();
     t->build_model();
     load_params(ck, t->model_->params());
@@ -163,43 +136,19 @@ void Trainer::prepare_data() {
     if (ec || !fs::is_directory(options_.out_dir))
         throw IoError(options_.out_dir + ": cannot create the output directory (" + ec.message() +
                       ")");
-    if (config_.data.task && !config_.data.task->empty()) {
-        if (!task_) task_ = std::make_unique<data::TaskData>(run_task(config_));
-        if (!tokenizer_) {
-            tokenizer_ = task_tokenizer(*task_);
-            config_.model.vocab_size =
-                tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
-        } else if (tokenizer_->vocabulary() != task_->vocab) {
-            throw ConfigError("data.task: the checkpoint's vocabulary is not task " + task_->name +
-                              "'s (data.task_params changed?)");
-        }
-        corpus_ = task_corpus(*task_, config_.data.seq_len);
-        task_valid_ = task_examples(*task_, task_->valid.empty() ? 0 : 1);
-        task_.reset();
-    } else {
-        std::string train_path = *config_.data.train;
-        if (is_builtin_corpus(train_path)) {
-            // One file per rank of a data-parallel run: ranks never write a file another reads.
-            const int rank = dist::world().rank();
-            const std::string file =
-                (fs::path(options_.out_dir) /
-                 (rank == 0 ? std::string("builtin-corpus.txt")
-                            : "builtin-corpus.rank" + std::to_string(rank) + ".txt"))
-                    .string();
-            write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config_.train.seed));
-            train_path = file;
-        }
-        if (!tokenizer_) {
-            tokenizer_ = make_tokenizer(config_, train_path, config_.train.threads);
-            // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie
-            // specials after it for objective birdie (birdie_vocabulary.hpp).
-            config_.model.vocab_size =
-                tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
-        }
-        const std::string* valid = config_.data.valid ? &*config_.data.valid : nullptr;
-        corpus_ =
-            pack_corpus(train_path, valid, config_.data.doc_sep, config_.data.seq_len, *tokenizer_);
-    }
+    // The corpus and the tokenizer (run_inputs.hpp); a resumed run keeps its checkpoint's.
+    const bool fresh = !tokenizer_;
+    PretrainingInputs in = pretraining_inputs(config_, options_.out_dir, dist::world().rank(),
+                                              std::move(tokenizer_), task_.get());
+    task_.reset();
+    tokenizer_ = std::move(in.tokenizer);
+    corpus_ = std::move(in.corpus);
+    task_valid_ = std::move(in.task_valid);
+    // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie specials
+    // after it for objective birdie (birdie_vocabulary.hpp).
+    if (fresh)
+        config_.model.vocab_size =
+            tokenizer_->vocab_size() + data::objective_extra_ids(config_.train.objective);
     pad_ = std::max(0, tokenizer_->specials().pad);
     birdie_vocab_ = data::BirdieVocabulary{tokenizer_->vocab_size()};
     if (config_.train.objective == "mlm")

@@ -16,6 +16,7 @@
 
 #include "views/figure_export.hpp"
 #include "views/work_thread_pool.hpp"
+#include "views/worker_errors.hpp"
 
 class QLabel;
 
@@ -95,7 +96,8 @@ protected:
     virtual QString input_stem() const = 0;
 
     /// Runs `work` in a worker; `work` may report progress and check cancellation through the
-    /// promise. `done` runs on the GUI thread with the result. Exceptions end in analysisFailed.
+    /// promise. `done` runs on the GUI thread with the result. Every exception (std::exception,
+    /// H5::Exception, anything else) of `work` or `done` ends in analysisFailed, never escapes.
     template <typename T>
     void run(const QString& what, std::function<T(AnalysisSteps&)> work,
              std::function<void(T&)> done);
@@ -133,9 +135,16 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
         watcher->deleteLater();
         if (watcher_ == watcher) watcher_ = nullptr;
         if (*cancelled) return;  // cancelled: whatever came back is dropped
-        if (watcher->future().resultCount() == 0)
-            return end_failed(tr("The analysis stopped without a result."));
-        Outcome out = watcher->future().result();
+        // The worker catches everything, so result() has nothing to rethrow; guarded all the same
+        // (issue 25: an exception rethrown here, on the GUI thread, terminated the workbench).
+        Outcome out;
+        try {
+            if (watcher->future().resultCount() == 0)
+                return end_failed(tr("The analysis stopped without a result."));
+            out = watcher->future().result();
+        } catch (...) {
+            return end_failed(current_exception_message(tr("in the analysis")));
+        }
         if (!out.value) return end_failed(out.error);
         // Not busy while `done` runs, so that it may start a follow-up job (a detail to read).
         busy_ = false;
@@ -145,25 +154,30 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
                 end_ok();
             else
                 has_result_ = true;
-        } catch (const std::exception& e) {
-            end_failed(QString::fromUtf8(e.what()));
+        } catch (...) {
+            end_failed(current_exception_message(tr("while showing the analysis")));
         }
     });
     watcher->setFuture(
         QtConcurrent::run(work_thread_pool(), [work, cancelled](QPromise<Outcome>& promise) {
-            lower_thread_priority();
-            AnalysisSteps steps(
-                [&promise](int value, int maximum) {
-                    promise.setProgressRange(0, maximum);
-                    promise.setProgressValue(value);
-                },
-                cancelled);
             Outcome out;
             try {
+                lower_thread_priority();
+                AnalysisSteps steps(
+                    [&promise](int value, int maximum) {
+                        promise.setProgressRange(0, maximum);
+                        promise.setProgressValue(value);
+                    },
+                    cancelled);
+                fault_throw_point("analysis");  // tests only (issue 25)
                 out.value = std::make_shared<T>(work(steps));
             } catch (const AnalysisSteps::Cancelled&) {
-            } catch (const std::exception& e) {
-                out.error = QString::fromUtf8(e.what());
+            } catch (...) {
+                // std::exception, H5::Exception (not a std::exception), anything: the view's error.
+                try {
+                    out.error = current_exception_message(tr("in the analysis"));
+                } catch (...) {
+                }
             }
             promise.addResult(std::move(out));
         }));

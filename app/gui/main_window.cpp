@@ -252,6 +252,10 @@ void MainWindow::on_loaded(const LoadedFile& file) {
                                         static_cast<int>(file.report.violations.size()))
                                          .arg(QFileInfo(file.path).fileName()),
                                      10000);
+        // The structure was read, the values could not be (a worker that failed, issue 25; a
+        // library that crashed or hung on the values): the error dialog names the file.
+        if (!file.report.readable)
+            show_error(tr("Cannot read file"), tr("%1\n\n%2").arg(file.path, file.error));
         return;
     }
     workspace_->add_file(file);

@@ -4,11 +4,12 @@
 // datasets, NaN, contradicting configurations, bad train state), make_dump_fixtures.py's broken
 // dumps (truncated, empty, not HDF5), a checkpoint whose /config is nested 200000 deep, random
 // bytes, a directory, a file on which libhdf5 crashes (simulated: ROUTESCOPE_FAULT_CRASH_AT makes
-// the read of one attribute raise SIGSEGV, engine/io/contained_validation.cpp) — and broken
-// projects (deep-nested, truncated, binary, wrong types, the fuzz regressions, projects whose files
-// and views are broken). After each, the error is shown (the error dialog naming the file, or the
-// summary's "Invalid"/"Cannot read" headline with its violations), and every few files, and at
-// the end, a good dump still opens as valid and an analysis still runs on it.
+// the read of one attribute raise SIGSEGV, engine/io/contained_validation.cpp), workers that throw
+// what is not a std::exception (ROUTESCOPE_FAULT_THROW, views/worker_errors.hpp; issue 25) — and
+// broken projects (deep-nested, truncated, binary, wrong types, the fuzz regressions, projects
+// whose files and views are broken). After each, the error is shown (the error dialog naming the
+// file, or the summary's "Invalid"/"Cannot read" headline with its violations), and every few
+// files, and at the end, a good dump still opens as valid and an analysis still runs on it.
 #include <QtTest>
 
 #include <QDir>
@@ -317,6 +318,71 @@ private slots:
                      box->text().contains("crashed"),
                  qPrintable(box->text()));
         QCOMPARE(static_cast<int>(window_->analysis_views().size()), views_before);
+        stillWorks(true);
+    }
+
+    void aWorkerThatThrowsIsAnErrorNotATerminate() {
+        // Issue 25: an exception that left a worker task (QtConcurrent) became a
+        // QUnhandledException that QFuture::result() rethrew on the GUI thread: terminate. The
+        // HDF5 C++ API's exceptions are not std::exceptions, so the loader's catch missed them
+        // (h5::open_read's H5::FileIException on a damaged dump). Simulated with
+        // ROUTESCOPE_FAULT_THROW (views/worker_errors.hpp): each kind of worker throws an int, or
+        // an H5::FileIException (`-h5`); the window shows the error and goes on.
+        struct Case {
+            const char* fault;
+            const char* expected;
+        };
+        // The file opens in two passes: the structure (`loader`), then the value scan (`scan`).
+        for (const Case& c : {Case{"loader",
+                                   "an unexpected error (not a standard exception) "
+                                   "while reading throw_loader.dump.h5"},
+                              Case{"loader-h5",
+                                   "the HDF5 library failed while reading "
+                                   "throw_loader-h5.dump.h5: injected fault"},
+                              Case{"scan",
+                                   "an unexpected error (not a standard exception) while "
+                                   "reading throw_scan.dump.h5"},
+                              Case{"scan-h5",
+                                   "the HDF5 library failed while reading "
+                                   "throw_scan-h5.dump.h5: injected fault"}}) {
+            tidy();
+            const QString file = path(QStringLiteral("throw_%1.dump.h5").arg(c.fault));
+            QVERIFY(QFile::copy(good_, file));
+            qputenv("ROUTESCOPE_FAULT_THROW", c.fault);
+            window_->open_file(file);
+            QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+            qunsetenv("ROUTESCOPE_FAULT_THROW");
+            QMessageBox* box = window_->last_error();
+            QVERIFY2(box, c.fault);
+            QVERIFY2(box->isVisible(), c.fault);
+            QVERIFY2(box->text().contains(file) && box->text().contains(c.expected),
+                     qPrintable(box->text()));
+            if (QByteArray(c.fault).endsWith("-h5"))
+                QVERIFY2(box->text().contains("(in H5File::openFile)"), qPrintable(box->text()));
+            auto* summary = window_->summary_for(file);
+            QVERIFY(summary);
+            QVERIFY2(summary->headline().contains("Cannot read"), qPrintable(summary->headline()));
+            stillWorks(false);
+            if (QTest::currentTestFailed()) return;
+        }
+        // An analysis view's worker: the view's error, and the "Analysis failed" dialog.
+        for (const Case& c :
+             {Case{"analysis", "an unexpected error (not a standard exception) in the analysis"},
+              Case{"analysis-h5", "the HDF5 library failed in the analysis: injected fault"}}) {
+            stillWorks(false);
+            if (QTest::currentTestFailed()) return;
+            qputenv("ROUTESCOPE_FAULT_THROW", c.fault);
+            auto* view = window_->open_analysis("anisotropy", {good_});
+            QVERIFY(view);
+            QVERIFY(view_test::wait_for(view, 60000));
+            qunsetenv("ROUTESCOPE_FAULT_THROW");
+            QVERIFY2(view->error().contains(c.expected), qPrintable(view->error()));
+            QVERIFY(!view->has_result());
+            QTRY_VERIFY(window_->last_error());
+            QVERIFY2(window_->last_error()->text().contains(c.expected),
+                     qPrintable(window_->last_error()->text()));
+        }
+        qunsetenv("ROUTESCOPE_FAULT_THROW");
         stillWorks(true);
     }
 

@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 import hf_bert  # noqa: E402  (the published BERT semantics, tests/reference/hf_bert.py)
+import official_keys  # noqa: E402  (the published classes' state_dict key sets)
 
 # ---------------------------------------------------------------- msgpack, by hand
 
@@ -378,6 +379,31 @@ def main():
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+
+    # ---- BiGSForMaskedLM exactly as the official PyTorch port saves it (official_keys.py): the
+    # position_ids buffer, the pooler BiGSModel always creates (unused by an MLM model: skipped
+    # with a note), the tied decoder repeated. safetensors as transformers saves it: the tied
+    # copies left out (they share storage with what they repeat).
+    full = to_torch_names(p)
+    full["bigs.embeddings.position_ids"] = np.arange(LMAX, dtype=np.int64)[None, :]
+    full["bigs.pooler.dense.weight"] = rng.standard_normal((D, D)).astype(np.float32)
+    full["bigs.pooler.dense.bias"] = rng.standard_normal(D).astype(np.float32)
+    official = official_keys.bigs_for_masked_lm(V, D, I, N, LMAX, 2, LAYERS)
+    assert set(full) == set(official), sorted(set(full) ^ set(official))
+    for name, shape in official.items():
+        got = tuple(np.shape(full[name]))
+        # The engine-named fixture stores some S4D leaves with a unit head ([1, N]); the port's
+        # are [N]: write them in the port's shapes.
+        if got != shape:
+            full[name] = np.asarray(full[name]).reshape(shape)
+    full = collections.OrderedDict((n, full[n]) for n in official)  # the port's order
+    model_dir(out, "bigs_official_pytorch", "pytorch_model.bin", torch_save_bytes(full))
+    model_dir(out, "bigs_official_safetensors", "model.safetensors",
+              safetensors_bytes(collections.OrderedDict(
+                  (n, v) for n, v in full.items() if not n.startswith("cls.predictions.decoder"))))
+    unknown = collections.OrderedDict(full)
+    unknown["bigs.encoder.layer.0.extra.weight"] = np.zeros((2, 2), np.float32)
+    model_dir(out, "bad/bigs_official_unknown", "pytorch_model.bin", torch_save_bytes(unknown))
 
     write_bert(out, np.random.default_rng(1616))
 

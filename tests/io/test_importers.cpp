@@ -218,6 +218,35 @@ private slots:
         }
     }
 
+    // BiGSForMaskedLM with the official PyTorch port's full state_dict (tests/io/official_keys.py,
+    // written from BiGS/modeling_bigs.py): the position_ids buffer, the pooler BiGSModel always
+    // creates and the tied decoder. It imports in both PyTorch layouts to the same parameters as
+    // the engine-named fixture; the unused pooler is left out with a note naming it.
+    void bigs_official_key_set_imports_data() {
+        QTest::addColumn<QString>("format");
+        QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("safetensors") << "safetensors";
+    }
+    void bigs_official_key_set_imports() {
+        QFETCH(QString, format);
+        const std::string out = kOut + "/official_" + format.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/bigs_official_" + format.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        for (const char* note : {"bigs.pooler.dense.weight [8, 8]: not imported",
+                                 "bigs.pooler.dense.bias [8]: not imported"})
+            QVERIFY2(r.err.find(note) != std::string::npos, r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QVERIFY(ck.config.model.mlm_head);
+        H5::H5File expected(kData + "/bigs_expected.h5", H5F_ACC_RDONLY);
+        QCOMPARE(static_cast<std::size_t>(expected.getNumObjs()), ck.layout.size());
+        for (const auto& e : ck.layout) {
+            std::vector<float> want(e.size);
+            expected.openDataSet(e.name).read(want.data(), H5::PredType::NATIVE_FLOAT);
+            QVERIFY2(std::memcmp(want.data(), ck.params.data() + e.offset, e.size * 4) == 0,
+                     e.name.c_str());
+        }
+    }
+
     // A Hugging Face BERT (post-LN, learned positions, token types, gelu_erf, [CLS] pooler) in
     // PyTorch and safetensors, with transformers' names (old gamma/beta too): the engine's logits
     // on a padded batch match tests/reference/hf_bert.py (transformers' semantics, float64) within
@@ -420,6 +449,8 @@ private slots:
         row("bert position_ids", "bad/bert_position_ids",
             {"pytorch_model.bin", "bert.embeddings.position_ids: element 0 is 15"});
         row("bert hidden_act", "bad/bert_gelu_new", {"config.json", "hidden_act", "gelu_new"});
+        row("official bigs key set + an unknown tensor", "bad/bigs_official_unknown",
+            {"pytorch_model.bin", "bigs.encoder.layer.0.extra.weight: unexpected"});
     }
     void bad_input() {
         QFETCH(QString, src);

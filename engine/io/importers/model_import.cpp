@@ -225,6 +225,21 @@ const std::map<std::string, std::string>& tied_copies(const std::string& arch) {
     return arch == "bert" ? bert : bigs;
 }
 
+// What a tensor of a published class is when the engine's model (no classifier) does not use it:
+// a phrase for the import's notes, or null when the name is no such module.
+const char* unused_module(const ModelConfig& m, const std::string& name) {
+    if (m.n_labels != 0) return nullptr;  // a classifier uses the pooler
+    if (m.arch == "bert") {
+        if (name.starts_with("bert.pooler.")) return "the pooler of a pretraining checkpoint";
+        if (name.starts_with("cls.seq_relationship."))
+            return "the next-sentence head of a pretraining checkpoint";
+    }
+    if (m.arch == "bigs" &&
+        (name.starts_with("bigs.pooler.") || name.starts_with("s4_bert/pooler/")))
+        return "the pooler the official BiGSModel always creates";
+    return nullptr;
+}
+
 // Integer buffers a transformers state_dict may hold: accepted by name when their values are what
 // the engine computes itself (position ids 0..L-1, token type ids 0), else a problem.
 std::string check_buffer(const NamedTensor& t, int max_len) {
@@ -582,16 +597,26 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
                                ", to which the engine ties it");
             continue;
         }
-        // A BERT pretraining checkpoint (BertForPreTraining, e.g. bert-base-uncased) also holds
-        // the pooler and the next-sentence head; an MLM model has neither, so they are left out,
-        // and said so.
-        if (m.arch == "bert" && m.n_labels == 0 &&
-            (t.name.starts_with("bert.pooler.") || t.name.starts_with("cls.seq_relationship."))) {
+        // Modules a published class creates that a model without a classifier does not use:
+        // a BERT pretraining checkpoint (BertForPreTraining, e.g. bert-base-uncased) holds the
+        // pooler and the next-sentence head; the official BiGS port's BiGSModel creates its
+        // pooler whatever add_pooling_layer says, so BiGSForMaskedLM's state_dict holds
+        // bigs.pooler.dense.* (the Flax port's s4_bert/pooler/ when it was run). They are left
+        // out, and said so; their shapes are still checked against the model's width.
+        if (const char* what = unused_module(m, t.name)) {
+            // The next-sentence head's bias has its two classes; everything else of these
+            // modules (the pooler's dense layer, the head's weight) ends in the model's width.
+            const bool two_classes = t.name.ends_with("seq_relationship.bias");
+            const std::int64_t want = two_classes ? 2 : m.d_model;
+            if (t.shape.empty() || t.shape.back() != want) {
+                problems.push_back(t.name + ": shape " + shape_text(t.shape) +
+                                   ", expected a last dimension of " + std::to_string(want) + " (" +
+                                   what + ")");
+                continue;
+            }
             if (notes)
-                notes->push_back(t.name + " " + shape_text(t.shape) +
-                                 ": not imported (the pooler / next-sentence head of a "
-                                 "pretraining checkpoint; the imported model has the MLM head "
-                                 "only)");
+                notes->push_back(t.name + " " + shape_text(t.shape) + ": not imported (" + what +
+                                 "; the imported model has the MLM head only)");
             continue;
         }
         problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");

@@ -401,6 +401,13 @@ def main():
     model_dir(out, "bigs_official_safetensors", "model.safetensors",
               safetensors_bytes(collections.OrderedDict(
                   (n, v) for n, v in full.items() if not n.startswith("cls.predictions.decoder"))))
+    # FlaxBiGSForPreTraining: the MLM model's parameters plus the pooler and the next-sentence
+    # head (official_keys.py), both unused by an MLM model.
+    pre = to_flax(p)
+    for name, shape in official_keys.flax_bigs_pretraining_extra(D).items():
+        pre[name] = rng.standard_normal(shape).astype(np.float32)
+    model_dir(out, "bigs_official_flax_pretraining", "flax_model.msgpack", mp(flax_tree(pre)),
+              config=config_json(architectures=["BiGSForPreTraining"]))
     unknown = collections.OrderedDict(full)
     unknown["bigs.encoder.layer.0.extra.weight"] = np.zeros((2, 2), np.float32)
     model_dir(out, "bad/bigs_official_unknown", "pytorch_model.bin", torch_save_bytes(unknown))

@@ -16,6 +16,14 @@ BiGS (github.com/jxiw/BiGS, BiGS/modeling_bigs.py, the PyTorch port):
                    bias [V], decoder.weight [V, H] (tied to the word embeddings) and decoder.bias
                    (the same Parameter as predictions.bias): torch.save repeats both.
   BiGSForSequenceClassification  bigs.* (pooler used) and classifier [n_labels, H] + bias.
+
+The Flax port (BiGS/modeling_flax_bigs.py) creates parameters lazily, when a module is called:
+  FlaxBiGSForMaskedLM       s4_bert/{embeddings,encoder}/... and cls/predictions/{transform, bias};
+                            no pooler (add_pooling_layer=False) and no decoder kernel (the word
+                            embeddings are applied through decoder.apply when tied).
+  FlaxBiGSForPreTraining    the same plus s4_bert/pooler/dense/{kernel [H, H], bias [H]} and
+                            cls/seq_relationship/{kernel [H, 2], bias [2]} (Dense kernels are
+                            [in, out]).
 """
 import collections
 
@@ -57,3 +65,10 @@ def bigs_for_sequence_classification(V, H, I, N, P, T, layers, labels):
                                 if not n.startswith("cls."))
     k["classifier.weight"], k["classifier.bias"] = (labels, H), (labels,)
     return k
+
+
+def flax_bigs_pretraining_extra(H):
+    """What FlaxBiGSForPreTraining holds beyond FlaxBiGSForMaskedLM: name -> shape."""
+    return collections.OrderedDict([
+        ("s4_bert/pooler/dense/kernel", (H, H)), ("s4_bert/pooler/dense/bias", (H,)),
+        ("cls/seq_relationship/kernel", (H, 2)), ("cls/seq_relationship/bias", (2,))])

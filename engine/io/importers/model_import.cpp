@@ -234,9 +234,12 @@ const char* unused_module(const ModelConfig& m, const std::string& name) {
         if (name.starts_with("cls.seq_relationship."))
             return "the next-sentence head of a pretraining checkpoint";
     }
-    if (m.arch == "bigs" &&
-        (name.starts_with("bigs.pooler.") || name.starts_with("s4_bert/pooler/")))
-        return "the pooler the official BiGSModel always creates";
+    if (m.arch == "bigs") {
+        if (name.starts_with("bigs.pooler.") || name.starts_with("s4_bert/pooler/"))
+            return "the pooler the official BiGSModel always creates";
+        if (name.starts_with("cls.seq_relationship.") || name.starts_with("cls/seq_relationship/"))
+            return "the next-sentence head of a pretraining checkpoint (BiGSForPreTraining)";
+    }
     return nullptr;
 }
 
@@ -604,14 +607,20 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         // bigs.pooler.dense.* (the Flax port's s4_bert/pooler/ when it was run). They are left
         // out, and said so; their shapes are still checked against the model's width.
         if (const char* what = unused_module(m, t.name)) {
-            // The next-sentence head's bias has its two classes; everything else of these
-            // modules (the pooler's dense layer, the head's weight) ends in the model's width.
-            const bool two_classes = t.name.ends_with("seq_relationship.bias");
-            const std::int64_t want = two_classes ? 2 : m.d_model;
-            if (t.shape.empty() || t.shape.back() != want) {
-                problems.push_back(t.name + ": shape " + shape_text(t.shape) +
-                                   ", expected a last dimension of " + std::to_string(want) + " (" +
-                                   what + ")");
+            // Their shapes are still checked: the pooler's dense layer is [d, d] with a bias [d];
+            // the next-sentence head maps d to 2 classes ([2, d] in PyTorch, a Flax kernel [d, 2]).
+            const std::int64_t d = m.d_model;
+            const bool nsp = t.name.find("seq_relationship") != std::string::npos;
+            const bool bias = t.name.ends_with("bias");
+            const bool flax_kernel = t.name.ends_with("/kernel");
+            const std::vector<std::int64_t> want =
+                bias  ? std::vector<std::int64_t>{nsp ? 2 : d}
+                : nsp ? (flax_kernel ? std::vector<std::int64_t>{d, 2}
+                                     : std::vector<std::int64_t>{2, d})
+                      : std::vector<std::int64_t>{d, d};
+            if (t.shape != want) {
+                problems.push_back(t.name + ": shape " + shape_text(t.shape) + ", expected " +
+                                   shape_text(want) + " (" + what + ")");
                 continue;
             }
             if (notes)

@@ -278,6 +278,26 @@ def numpy_state(sd, drop=()):
                                    if not any(k.startswith(d) for d in drop))
 
 
+def bert_flax(sd):
+    """A transformers BERT state_dict in the Flax port's names (transformers' FlaxBert*: Dense
+    `kernel` [in, out], LayerNorm `scale`/`bias`, Embed `embedding`; no position_ids buffer and no
+    decoder kernel: the MLM decoder is the word embeddings applied when tied)."""
+    out = collections.OrderedDict()
+    for k, v in sd.items():
+        if k.endswith("position_ids") or k.startswith("cls.predictions.decoder"):
+            continue
+        a = v.detach().numpy().copy()
+        *mod, leaf = k.split(".")
+        if mod[-1].endswith("_embeddings"):
+            leaf = "embedding"
+        elif mod[-1] == "LayerNorm":
+            leaf = {"weight": "scale", "bias": "bias"}[leaf]
+        elif leaf == "weight":
+            leaf, a = "kernel", np.ascontiguousarray(a.T)
+        out["/".join(mod + [leaf])] = a
+    return out
+
+
 def write_bert(out, rng):
     """BertForMaskedLM and BertForSequenceClassification with random weights, in PyTorch and
     safetensors, and the logits tests/reference/hf_bert.py computes on a padded batch."""
@@ -310,6 +330,11 @@ def write_bert(out, rng):
     model_dir(out, "bert_cls_safetensors", "model.safetensors",
               safetensors_bytes(numpy_state(cls_sd, drop=("bert.embeddings.position_ids",))),
               config=json.dumps(cls_cfg))
+    # Flax (FlaxBertForMaskedLM, FlaxBertForSequenceClassification).
+    model_dir(out, "bert_mlm_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(mlm_sd))),
+              config=json.dumps(bert_config()))
+    model_dir(out, "bert_cls_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(cls_sd))),
+              config=json.dumps(cls_cfg))
     # Old BERT names: LayerNorm gamma/beta.
     old = collections.OrderedDict(
         (k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"), v)
@@ -323,6 +348,8 @@ def write_bert(out, rng):
     pre["cls.seq_relationship.weight"] = torch.zeros(2, D)
     pre["cls.seq_relationship.bias"] = torch.zeros(2)
     model_dir(out, "bert_pretraining", "pytorch_model.bin", torch_save_state(pre),
+              config=json.dumps(bert_config(architectures=["BertForPreTraining"])))
+    model_dir(out, "bert_pretraining_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(pre))),
               config=json.dumps(bert_config(architectures=["BertForPreTraining"])))
     # Bad: position ids that are not 0..Lmax-1; a hidden_act the MLM head cannot share.
     bad = collections.OrderedDict(mlm_sd)

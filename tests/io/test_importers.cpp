@@ -267,8 +267,11 @@ private slots:
         QTest::newRow("mlm safetensors") << "bert_mlm_safetensors" << false;
         QTest::newRow("mlm gamma/beta") << "bert_mlm_gamma" << false;
         QTest::newRow("mlm pretraining") << "bert_pretraining" << false;
+        QTest::newRow("mlm flax") << "bert_mlm_flax" << false;
+        QTest::newRow("mlm pretraining flax") << "bert_pretraining_flax" << false;
         QTest::newRow("cls pytorch") << "bert_cls_pytorch" << true;
         QTest::newRow("cls safetensors") << "bert_cls_safetensors" << true;
+        QTest::newRow("cls flax") << "bert_cls_flax" << true;
     }
     void bert_logits_match_the_published_semantics() {
         QFETCH(QString, dir);
@@ -289,6 +292,10 @@ private slots:
         if (dir == "bert_pretraining")
             QVERIFY2(
                 r.err.find("cls.seq_relationship.weight [2, 8]: not imported") != std::string::npos,
+                r.err.c_str());
+        if (dir == "bert_pretraining_flax")
+            QVERIFY2(
+                r.err.find("cls/seq_relationship/kernel [8, 2]: not imported") != std::string::npos,
                 r.err.c_str());
         const double err = logit_error(ck, kData + "/bert_expected.h5",
                                        classify ? "cls_logits" : "mlm_logits", classify);

@@ -117,21 +117,36 @@ std::map<std::string, Source> bigs_sources(const ModelConfig& m, const std::stri
 }
 
 // The source tensor of each engine parameter of a Hugging Face BERT (BertForMaskedLM,
-// BertForSequenceClassification; PyTorch and safetensors names). Old checkpoints name LayerNorm's
-// weight/bias gamma/beta.
-std::map<std::string, Source> bert_sources(const ModelConfig& m) {
+// BertForSequenceClassification, BertForPreTraining) in the names of `format`: PyTorch and
+// safetensors ("bert.encoder.layer.0.attention.self.query.weight"; old checkpoints name
+// LayerNorm's weight/bias gamma/beta) or Flax ("bert/encoder/layer/0/attention/self/query/kernel",
+// Dense kernels [in, out], LayerNorm scale/bias, embeddings "embedding").
+std::map<std::string, Source> bert_sources(const ModelConfig& m, const std::string& format) {
+    const bool flax = format == "flax";
+    const std::string sep = flax ? "/" : ".";
+    const Transform dense = flax ? Transform::transpose : Transform::none;
+    const auto name = [&](std::string dotted) {
+        if (flax) std::replace(dotted.begin(), dotted.end(), '.', '/');
+        return dotted;
+    };
     std::map<std::string, Source> out;
     const auto linear = [&](const std::string& target, const std::string& source) {
-        out[target + ".weight"] = {source + ".weight"};
-        out[target + ".bias"] = {source + ".bias"};
+        out[target + ".weight"] = {name(source) + sep + (flax ? "kernel" : "weight"), dense};
+        out[target + ".bias"] = {name(source) + sep + "bias"};
     };
     const auto norm = [&](const std::string& target, const std::string& source) {
-        out[target + ".weight"] = {source + ".weight", Transform::none, source + ".gamma"};
-        out[target + ".bias"] = {source + ".bias", Transform::none, source + ".beta"};
+        if (flax) {
+            out[target + ".weight"] = {name(source) + "/scale"};
+            out[target + ".bias"] = {name(source) + "/bias"};
+        } else {
+            out[target + ".weight"] = {source + ".weight", Transform::none, source + ".gamma"};
+            out[target + ".bias"] = {source + ".bias", Transform::none, source + ".beta"};
+        }
     };
-    out["embeddings.word.weight"] = {"bert.embeddings.word_embeddings.weight"};
-    out["embeddings.position.weight"] = {"bert.embeddings.position_embeddings.weight"};
-    out["embeddings.type.weight"] = {"bert.embeddings.token_type_embeddings.weight"};
+    const std::string table = flax ? "/embedding" : ".weight";
+    out["embeddings.word.weight"] = {name("bert.embeddings.word_embeddings") + table};
+    out["embeddings.position.weight"] = {name("bert.embeddings.position_embeddings") + table};
+    out["embeddings.type.weight"] = {name("bert.embeddings.token_type_embeddings") + table};
     norm("embeddings.norm", "bert.embeddings.LayerNorm");
     for (int i = 0; i < m.n_layers; ++i) {
         const std::string t = "layers." + std::to_string(i) + ".";
@@ -147,7 +162,7 @@ std::map<std::string, Source> bert_sources(const ModelConfig& m) {
     }
     linear("mlm.dense", "cls.predictions.transform.dense");
     norm("mlm.norm", "cls.predictions.transform.LayerNorm");
-    out["mlm.bias"] = {"cls.predictions.bias"};
+    out["mlm.bias"] = {name("cls.predictions.bias")};
     linear("classifier.pool", "bert.pooler.dense");
     linear("classifier.out", "classifier");
     return out;
@@ -156,7 +171,7 @@ std::map<std::string, Source> bert_sources(const ModelConfig& m) {
 // The engine parameter → source map of `m.arch` in the names of `format`.
 std::map<std::string, Source> sources_of(const ModelConfig& m, const std::string& format) {
     if (m.arch == "bigs") return bigs_sources(m, format);
-    if (m.arch == "bert") return bert_sources(m);
+    if (m.arch == "bert") return bert_sources(m, format);
     throw Error("map_parameters: no name map for arch " + m.arch);
 }
 
@@ -230,8 +245,9 @@ const std::map<std::string, std::string>& tied_copies(const std::string& arch) {
 const char* unused_module(const ModelConfig& m, const std::string& name) {
     if (m.n_labels != 0) return nullptr;  // a classifier uses the pooler
     if (m.arch == "bert") {
-        if (name.starts_with("bert.pooler.")) return "the pooler of a pretraining checkpoint";
-        if (name.starts_with("cls.seq_relationship."))
+        if (name.starts_with("bert.pooler.") || name.starts_with("bert/pooler/"))
+            return "the pooler of a pretraining checkpoint";
+        if (name.starts_with("cls.seq_relationship.") || name.starts_with("cls/seq_relationship/"))
             return "the next-sentence head of a pretraining checkpoint";
     }
     if (m.arch == "bigs") {
@@ -454,8 +470,9 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
         m.norm_position = "post";
         m.pool = "first";
         m.n_heads = require<int>(hf, "num_attention_heads", where);
-        types = "bert.embeddings.token_type_embeddings.weight";
-        mlm_bias = "cls.predictions.bias";
+        types = flax ? "bert/embeddings/token_type_embeddings/embedding"
+                     : "bert.embeddings.token_type_embeddings.weight";
+        mlm_bias = flax ? "cls/predictions/bias" : "cls.predictions.bias";
     } else {
         m.ssm.n_modes = get_or<int>(hf, "num_ssm", 64, where);
         m.ssm.n_kernels = 1;  // the published BiGS: one kernel shared by all channels
@@ -542,10 +559,6 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
 std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config,
                                            std::vector<std::string>* notes) {
     const ModelConfig& m = config.model;
-    if (m.arch == "bert" && file.format == "flax")
-        throw FormatError(file.path +
-                          ": a Flax BERT is not imported (PyTorch or safetensors only; "
-                          "docs/decisions.md, importers)");
     const auto sources = sources_of(m, file.format);
     auto store = std::make_unique<ParamStore>();
     for (const auto& e : models::Model::parameter_layout(m))

@@ -19,6 +19,7 @@
 #include "analysis/transitions.hpp"
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::cli {
@@ -29,6 +30,7 @@ using namespace routescope::analysis;
 struct AnalyzeArgs {
     std::string kind;
     std::vector<std::string> dumps, checkpoints;
+    InputCheck check;  ///< --check / --no-check: the contained check of every input
     std::string layer = "all";
     std::string out, csv;
     // anisotropy / pca sampling
@@ -229,6 +231,7 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "Activation dump (*.dump.h5); a second one compares two models");
     cmd->add_option("--checkpoint", a->checkpoints,
                     "Checkpoint (*.ckpt.h5); two for kernel-change");
+    add_check_flags(cmd, a->check, "every --dump and --checkpoint");
     cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
     cmd->add_option("--out", a->out, "Result JSON (with provenance)")->required();
     cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
@@ -270,7 +273,13 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "kernels from a checkpoint: kernel length L (default 512)");
     return [a]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
-        // every command's (1 is validate's and inspect's verdict only).
+        // every command's (1 is validate's and inspect's verdict only, and the input check's
+        // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.
+        // A crash is refused; format violations are left to the analyses' readers (they work on
+        // partial files, a checkpoint of parameters only, and refuse what they cannot use).
+        a->check.refuse_invalid = false;
+        if (const int verdict = check_inputs(a->dumps, a->check)) return verdict;
+        if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
         const Output out = run_analysis(*a);
         inputs_read();
         write_text(a->out,

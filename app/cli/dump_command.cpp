@@ -62,7 +62,7 @@ struct DumpArgs {
     int batch = 8;
     int threads = 0;
     bool gates = false;
-    bool check = false;  ///< --check: validate the checkpoint in a child process first
+    InputCheck check;  ///< --check / --no-check: the contained check of --checkpoint
 };
 
 std::int64_t limit(std::int64_t available, std::int64_t wanted) {
@@ -361,7 +361,7 @@ CommandRunner setup_dump(CLI::App& app) {
     auto a = std::make_shared<DumpArgs>();
     add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
-    add_check_flag(cmd, a->check);
+    add_check_flags(cmd, a->check);
     cmd->add_option("--out", a->out, "Output dump (*.dump.h5)")->required();
     cmd->add_option("--task", a->task,
                     "Built-in task: induction, phone-book, copying, selective-copying, "
@@ -385,8 +385,8 @@ CommandRunner setup_dump(CLI::App& app) {
                     "(default: the checkpoint's train.prefix_fraction)")
         ->check(CLI::Range(0.0, 1.0));
     return [a]() {
-        if (a->check)
-            if (const int verdict = check_input(a->checkpoint)) return verdict;
+        // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
+        if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
         return run_dump_on_ranks(*a);
     };
 }

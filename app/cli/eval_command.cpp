@@ -58,7 +58,7 @@ struct EvalArgs {
     std::int64_t batches = 0;
     int threads = 0;
     std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
-    bool check = false;  ///< --check: validate the checkpoint in a child process first
+    InputCheck check;  ///< --check / --no-check: the contained check of --checkpoint
 };
 
 // What every objective's evaluation starts from.
@@ -298,7 +298,7 @@ CommandRunner setup_eval(CLI::App& app) {
     auto a = std::make_shared<EvalArgs>();
     add_device_option(cmd, a->device);
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
-    add_check_flag(cmd, a->check);
+    add_check_flags(cmd, a->check);
     cmd->add_option("--data", a->data,
                     "Corpus (MLM checkpoints) or classification file (TSV/JSONL, classifiers)");
     cmd->add_option("--task", a->task, "Built-in task to evaluate on (a task-trained checkpoint)");
@@ -321,8 +321,8 @@ CommandRunner setup_eval(CLI::App& app) {
                     "(default) or its next_token arm")
         ->check(CLI::IsMember({"prefix_lm", "next_token"}));
     return [a]() {
-        if (a->check)
-            if (const int verdict = check_input(a->checkpoint)) return verdict;
+        // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
+        if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
         return run_eval(*a);
     };
 }

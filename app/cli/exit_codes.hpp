@@ -2,7 +2,8 @@
 // routescope-cli's one mapping from what went wrong to an exit code (docs/cli.md "Exit codes").
 // Commands throw; main() catches whatever a command lets out and ends through
 // exit_for_current_exception, which prints the message and looks the code up in kExitTable. The
-// only codes a command returns itself are validate's and inspect's verdicts (0 valid, 1 invalid,
+// only codes a command returns itself are validate's and inspect's verdicts and the input check's
+// (app/cli/input_check.hpp; 0 valid, 1 invalid,
 // 2 unreadable) and 0 for success.
 #include <array>
 #include <string>

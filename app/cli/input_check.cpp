@@ -7,22 +7,40 @@
 
 namespace routescope::cli {
 
-void add_check_flag(CLI::App* cmd, bool& check) {
-    cmd->add_flag("--check", check,
-                  "Validate the input checkpoint (as `validate` does) in a child process before "
-                  "opening it: an invalid file, or one on which the HDF5 library crashes, is "
-                  "refused with validate's report and exit code (1 invalid, 2 unreadable)");
+void add_check_flags(CLI::App* cmd, InputCheck& check, const std::string& what) {
+    auto* values = cmd->add_flag(
+        "--check", check.values,
+        "Validate " + what +
+            " fully (structure and values, as `validate` does) in a child process before opening "
+            "it; the default checks its structure only (exit 1 invalid or the HDF5 library "
+            "crashed on it, 2 unreadable)");
+    auto* skip = cmd->add_flag("--no-check", check.skip,
+                               "Skip the check of " + what +
+                                   " in a child process (a file you trust; a crash of the HDF5 "
+                                   "library on it then ends this command)");
+    values->excludes(skip);
 }
 
-int check_input(const std::string& path) {
-    const ValidationReport report = validate_file_contained(path);
+int check_input(const std::string& path, const InputCheck& check) {
+    if (check.skip) return 0;
+    ValidateOptions options;
+    options.scan_values = check.values;
+    const ValidationReport report = validate_file_contained(path, options);
     if (report.ok()) return 0;
-    std::cerr << path << ": --check: " << (report.readable ? "invalid " : "unreadable ")
+    if (!check.refuse_invalid && report.readable && !report.crashed) return 0;
+    std::cerr << path << ": " << (check.values ? "--check" : "input check (--no-check skips it)")
+              << ": " << (report.readable ? "invalid " : "unreadable ")
               << (report.readable ? file_kind_name(report.kind) : "file") << ", "
               << report.violations.size() << " violation(s)\n";
     for (const auto& v : report.violations)
         std::cerr << "  " << v.text() << "\n";
     return report.exit_code();
+}
+
+int check_inputs(const std::vector<std::string>& paths, const InputCheck& check) {
+    for (const auto& path : paths)
+        if (const int verdict = check_input(path, check)) return verdict;
+    return 0;
 }
 
 }  // namespace routescope::cli

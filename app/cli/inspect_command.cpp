@@ -1,5 +1,8 @@
 // routescope-cli inspect FILE: a readable summary of a dump or checkpoint (metadata only, fast on
 // multi-GB files). A file with structural violations is summarised after its violations, exit 1.
+// Both the structural check and the summary run in a child process (inspect_file_contained): a
+// file on which libhdf5 crashes is "FILE: cannot summarise: corrupt HDF5 metadata while reading
+// …", exit 1.
 #include <iostream>
 
 #include "app/cli/command.hpp"
@@ -18,8 +21,10 @@ CommandRunner setup_inspect(CLI::App& app) {
     return [file]() {
         ValidateOptions structure_only;
         structure_only.scan_values = false;
-        // In a child process first: a file that crashes libhdf5 is reported, never summarised.
-        const ValidationReport report = validate_file_contained(*file, structure_only);
+        // The check and the summary in a child process (issue 25): read_file_info can crash
+        // libhdf5 where the check did not, and a crash of either is a verdict, never ours.
+        const ContainedInspection inspection = inspect_file_contained(*file, structure_only);
+        const ValidationReport& report = inspection.report;
         if (!report.readable) {
             std::cerr << *file << ": cannot inspect: " << report.violations.at(0).found << "\n";
             return kExitUsage;
@@ -30,7 +35,15 @@ CommandRunner setup_inspect(CLI::App& app) {
             for (const auto& v : report.violations)
                 std::cout << "  " << v.text() << "\n";
         }
-        std::cout << summary_text(read_file_info(*file));
+        if (!inspection.summary) {
+            std::cout << std::flush;
+            std::cerr << *file << ": cannot summarise: "
+                      << (inspection.summary_error.empty() ? "no summary"
+                                                           : inspection.summary_error)
+                      << "\n";
+            return kExitInvalid;
+        }
+        std::cout << *inspection.summary;
         return report.ok() ? kExitOk : kExitInvalid;
     };
 }

@@ -48,7 +48,7 @@ struct TrainArgs {
     int threads = 0;
     std::int64_t until = 0;
     bool json = false;
-    bool check = false;
+    InputCheck check;
 };
 
 std::string clock_text(double seconds) {
@@ -227,8 +227,7 @@ int run_train(const TrainArgs& a) {
     try {
         if (!a.resume.empty()) {
             const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
-            if (a.check)
-                if (const int verdict = check_input(checkpoint)) return verdict;
+            if (const int verdict = check_input(checkpoint, a.check)) return verdict;
             finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
         } else {
             config = RunConfig::load(a.config);
@@ -238,8 +237,9 @@ int run_train(const TrainArgs& a) {
                 config->train.init_from = a.init;
                 config->check();  // --init is for fine-tuning: a pretraining config refuses it
             }
-            if (a.check && config->train.init_from)  // --init or train.init_from
-                if (const int verdict = check_input(*config->train.init_from)) return verdict;
+            if (config->train.init_from)  // --init or train.init_from
+                if (const int verdict = check_input(*config->train.init_from, a.check))
+                    return verdict;
             finetune = train::is_finetuning(*config);
         }
     } catch (...) {
@@ -322,7 +322,7 @@ CommandRunner setup_train(CLI::App& app) {
                     "Stop after this step with a checkpoint (the schedule still ends at "
                     "train.steps)");
     cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
-    add_check_flag(cmd, a->check);
+    add_check_flags(cmd, a->check, "the --init or --resume checkpoint");
     config->excludes(resume);
     return [a]() {
         if (a->config.empty() && a->resume.empty())

@@ -13,6 +13,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <H5Cpp.h>
+
+#include "engine/io/file_info.hpp"
+
 namespace routescope {
 
 namespace {
@@ -50,30 +54,117 @@ std::vector<std::string> split(const std::string& s, char sep) {
     }
     return out;
 }
+ValidationReport decode(const std::string& text) {
+    ValidationReport report;
+    const auto records = split(text, '\x1e');
+    const auto fields = records.empty() ? std::vector<std::string>{} : split(records[0], '\x1f');
+    report.readable = !fields.empty() && fields[0] == "1";
+    report.kind =
+        fields.size() > 1 ? static_cast<FileKind>(std::atoi(fields[1].c_str())) : FileKind::Unknown;
+    for (std::size_t i = 1; i < records.size(); ++i) {
+        const auto f = split(records[i], '\x1f');
+        if (f.size() == 3) report.violations.push_back({f[0], f[1], f[2]});
+    }
+    return report;
+}
+
+// A message on the pipe: a tag ('M' a message, 'X' the exception that ended the work), 16 hex
+// digits of length, the bytes.
+std::string frame(char tag, const std::string& payload) {
+    char length[17];
+    std::snprintf(length, sizeof length, "%016zx", payload.size());
+    return std::string(1, tag) + length + payload;
+}
+
+// The report of a file whose check did not end normally: one violation naming what was read.
+ValidationReport not_finished_report(const std::string& path, const ContainedRun& run) {
+    ValidationReport report;
+    report.file = path;
+    report.kind = path.ends_with(".ckpt.h5") ? FileKind::Checkpoint : FileKind::Dump;
+    report.crashed = true;
+    const std::string where = run.reading.empty() ? "/" : run.reading;
+    report.violations.push_back(
+        {where,
+         run.end == ContainedRun::End::timed_out ? "a read that ends" : "well-formed HDF5 metadata",
+         run.verdict()});
+    return report;
+}
+
+std::string exception_text() {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (const H5::Exception& e) {
+        return e.getFuncName() + ": " + e.getDetailMsg();
+    } catch (...) {
+        return "an unknown exception";
+    }
+}
+
 }  // namespace
 
 void h5::breadcrumb(const std::string& what) {
     const std::size_t n = std::min(what.size(), kCrumb - 1);
     std::memcpy(g_crumb, what.data(), n);
     g_crumb[n] = '\0';
-    // Fault injection for the tests (tests/io/test_hostile_files.cpp): libhdf5's real crashes
-    // need corrupt files that a later HDF5 release may stop crashing on.
-    const char* crash_at = std::getenv("ROUTESCOPE_FAULT_CRASH_AT");
-    if (crash_at && what == crash_at) std::raise(SIGSEGV);
+    // Fault injection for the tests (tests/io/test_hostile_files.cpp, tests/cli/
+    // test_contained_inputs.cpp): libhdf5's real crashes need corrupt files that a later HDF5
+    // release may stop crashing on. "WHAT#N" crashes on the N-th read of WHAT in this process.
+    if (const char* crash_at = std::getenv("ROUTESCOPE_FAULT_CRASH_AT")) {
+        const std::string target = crash_at;
+        const std::size_t hash = target.rfind('#');
+        if (hash == std::string::npos) {
+            if (what == target) std::raise(SIGSEGV);
+        } else if (what == target.substr(0, hash)) {
+            static int reads = 0;
+            if (++reads == std::atoi(target.c_str() + hash + 1)) std::raise(SIGSEGV);
+        }
+    }
     const char* hang_at = std::getenv("ROUTESCOPE_FAULT_HANG_AT");  // a library that never returns
     if (hang_at && what == hang_at)
         for (;;)
             ::pause();
 }
 
-ValidationReport validate_file_contained(const std::string& path, const ValidateOptions& options,
-                                         std::mutex* fork_lock, double timeout_s) {
+std::string ContainedRun::verdict() const {
+    const std::string what = reading.empty() ? "the file" : reading;
+    switch (end) {
+        case End::finished:
+            return {};
+        case End::threw:
+            return "error while reading " + what + ": " + error;
+        case End::timed_out: {
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
+            return "the HDF5 library did not finish reading " + what + " within " + seconds +
+                   " s (stopped; corrupt metadata?)";
+        }
+        case End::crashed:
+            break;
+    }
+    return "corrupt HDF5 metadata while reading " + what + ": the HDF5 library crashed" +
+           (signal ? " (" + std::string(strsignal(signal)) + ")" : std::string());
+}
+
+ContainedRun run_contained(const ContainedWork& work, std::mutex* fork_lock, double timeout_s) {
+    ContainedRun run;
+    run.timeout_s = timeout_s;
+    const auto in_this_process = [&] {
+        try {
+            work([&](const std::string& m) { run.messages.push_back(m); });
+        } catch (...) {
+            run.end = ContainedRun::End::threw;
+            run.error = exception_text();
+        }
+        return run;
+    };
     void* shared =
         ::mmap(nullptr, kCrumb, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int fds[2];
     if (shared == MAP_FAILED || ::pipe(fds) != 0) {
         if (shared != MAP_FAILED) ::munmap(shared, kCrumb);
-        return validate_file(path, options);
+        return in_this_process();
     }
     static_cast<char*>(shared)[0] = '\0';
     std::unique_lock<std::mutex> held;
@@ -84,7 +175,7 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
         ::close(fds[0]);
         ::close(fds[1]);
         ::munmap(shared, kCrumb);
-        return validate_file(path, options);
+        return in_this_process();
     }
     if (pid == 0) {
         ::close(fds[0]);
@@ -94,8 +185,12 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
         // stack-trace printer, a crash reporter) runs in it.
         for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL})
             std::signal(sig, SIG_DFL);
-        write_all(fds[1], encode(validate_file(path, options)));
-        ::_exit(0);
+        try {
+            work([&](const std::string& m) { write_all(fds[1], frame('M', m)); });
+        } catch (...) {
+            write_all(fds[1], frame('X', exception_text()));
+        }
+        ::_exit(0);  // no atexit handlers, no flush of the parent's stdio buffers
     }
     ::close(fds[1]);
     std::string text;
@@ -130,43 +225,79 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    const std::string crumb(static_cast<const char*>(shared));
+    run.reading = static_cast<const char*>(shared);
     ::munmap(shared, kCrumb);
 
-    ValidationReport report;
-    report.file = path;
-    report.kind = path.ends_with(".ckpt.h5") ? FileKind::Checkpoint : FileKind::Dump;
+    // Complete frames only: a child that died mid-write leaves a partial one, dropped.
+    std::size_t at = 0;
+    while (text.size() - at >= 17) {
+        const std::size_t length = std::strtoull(text.substr(at + 1, 16).c_str(), nullptr, 16);
+        if (text.size() - at - 17 < length) break;
+        std::string payload = text.substr(at + 17, length);
+        if (text[at] == 'X') {
+            run.end = ContainedRun::End::threw;
+            run.error = std::move(payload);
+        } else {
+            run.messages.push_back(std::move(payload));
+        }
+        at += 17 + length;
+    }
     if (timed_out) {
-        report.crashed = true;
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", timeout_s);
-        report.violations.push_back({crumb.empty() ? "/" : crumb, "a read that ends",
-                                     "the HDF5 library did not finish reading " +
-                                         (crumb.empty() ? "the file" : crumb) + " within " +
-                                         seconds + " s (stopped; corrupt metadata?)"});
-        return report;
+        run.end = ContainedRun::End::timed_out;
+    } else if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        run.end = ContainedRun::End::crashed;
+        run.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     }
-    if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        report.crashed = true;
-        report.violations.push_back(
-            {crumb.empty() ? "/" : crumb, "well-formed HDF5 metadata",
-             "corrupt HDF5 metadata while reading " + (crumb.empty() ? "the file" : crumb) +
-                 ": the HDF5 library crashed" +
-                 (sig ? " (" + std::string(strsignal(sig)) + ")" : std::string())});
-        return report;
-    }
-    const auto records = split(text, '\x1e');
-    if (records.empty()) return validate_file(path, options);  // cannot happen: retry in-process
-    const auto head = split(records[0], '\x1f');
-    report.readable = !head.empty() && head[0] == "1";
-    report.kind =
-        head.size() > 1 ? static_cast<FileKind>(std::atoi(head[1].c_str())) : FileKind::Unknown;
-    for (std::size_t i = 1; i < records.size(); ++i) {
-        const auto f = split(records[i], '\x1f');
-        if (f.size() == 3) report.violations.push_back({f[0], f[1], f[2]});
-    }
+    return run;
+}
+
+ValidationReport validate_file_contained(const std::string& path, const ValidateOptions& options,
+                                         std::mutex* fork_lock, double timeout_s) {
+    const ContainedRun run =
+        run_contained([&](const auto& send) { send(encode(validate_file(path, options))); },
+                      fork_lock, timeout_s);
+    if (!run.ok()) return not_finished_report(path, run);
+    if (run.messages.empty()) return validate_file(path, options);  // cannot happen
+    ValidationReport report = decode(run.messages.front());
+    report.file = path;
     return report;
+}
+
+ContainedInspection inspect_file_contained(const std::string& path, const ValidateOptions& options,
+                                           std::mutex* fork_lock, double timeout_s) {
+    const ContainedRun run = run_contained(
+        [&](const auto& send) {
+            const ValidationReport report = validate_file(path, options);
+            send(encode(report));
+            if (!report.readable) return;
+            std::string summary;
+            try {
+                summary = "S" + summary_text(read_file_info(path));
+            } catch (...) {
+                summary = "E" + exception_text();
+            }
+            send(summary);
+        },
+        fork_lock, timeout_s);
+    ContainedInspection out;
+    if (run.messages.empty()) {
+        out.report = run.ok() ? validate_file(path, options) : not_finished_report(path, run);
+        out.summary_error = out.report.crashed ? run.verdict() : "";
+        return out;
+    }
+    out.report = decode(run.messages.front());
+    out.report.file = path;
+    if (run.messages.size() > 1) {
+        const std::string& m = run.messages[1];
+        if (!m.empty() && m[0] == 'S')
+            out.summary = m.substr(1);
+        else
+            out.summary_error = m.substr(std::min<std::size_t>(1, m.size()));
+    } else if (!run.ok()) {
+        out.report.crashed = true;  // the library crashed on this file: never open it here
+        out.summary_error = run.verdict();
+    }
+    return out;
 }
 
 }  // namespace routescope

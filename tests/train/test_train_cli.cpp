@@ -214,14 +214,23 @@ private slots:
         QDir().mkpath(QString::fromStdString(run));
         write_checkpoint(run + "/model.ckpt.h5", config, model.params(), {"bytes", {}}, &st);
 
-        const auto r = run_cli(args_of({"train", "--resume", run}));
+        // The input check (issue 25, on by default) refuses the checkpoint: exit 1, its report.
+        const auto checked = run_cli(args_of({"train", "--resume", run}));
+        QVERIFY2(checked.exit_code == 1 && checked.err.contains("model.ckpt.h5") &&
+                     checked.err.contains("100") && checked.err.contains("261"),
+                 qPrintable(checked.err));
+        // Without it, the resume's own check: exit 2.
+        const auto r = run_cli(args_of({"train", "--no-check", "--resume", run}));
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(
             r.err.contains("vocabulary mismatch") && r.err.contains("100") && r.err.contains("261"),
             qPrintable(r.err));
 
-        const auto e = run_cli(
+        const auto ec = run_cli(
             args_of({"eval", "--checkpoint", run + "/model.ckpt.h5", "--data", path("words.txt")}));
+        QVERIFY2(ec.exit_code == 1 && ec.err.contains("261"), qPrintable(ec.err));
+        const auto e = run_cli(args_of({"eval", "--no-check", "--checkpoint",
+                                        run + "/model.ckpt.h5", "--data", path("words.txt")}));
         QCOMPARE(e.exit_code, 2);
         QVERIFY2(e.err.contains("vocabulary mismatch"), qPrintable(e.err));
     }

@@ -1,5 +1,7 @@
 #include "app/cli/input_check.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "engine/io/contained_validation.hpp"
@@ -21,11 +23,25 @@ void add_check_flags(CLI::App* cmd, InputCheck& check, const std::string& what) 
     values->excludes(skip);
 }
 
+double check_timeout_s(const std::string& path, bool values) {
+    if (const char* s = std::getenv("ROUTESCOPE_CHECK_TIMEOUT_S")) {
+        const double v = std::atof(s);
+        if (v > 0) return v;
+    }
+    // The structure takes milliseconds (docs/reliability.md, "Cost of the check"): 120 s is a
+    // library that never returns, even on a slow filesystem. The value scan reads every byte: as
+    // the GUI's loader, 1 s more per 20 MB.
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    return 120.0 + (values && !ec ? static_cast<double>(size) / 20e6 : 0.0);
+}
+
 int check_input(const std::string& path, const InputCheck& check) {
     if (check.skip) return 0;
     ValidateOptions options;
     options.scan_values = check.values;
-    const ValidationReport report = validate_file_contained(path, options);
+    const ValidationReport report =
+        validate_file_contained(path, options, nullptr, check_timeout_s(path, check.values));
     if (report.ok()) return 0;
     if (!check.refuse_invalid && report.readable && !report.crashed) return 0;
     std::cerr << path << ": " << (check.values ? "--check" : "input check (--no-check skips it)")

@@ -6,7 +6,9 @@
 // crashed", exit 1), never a dead command. By default the check is structure-only (metadata; see
 // docs/reliability.md for its cost); --check also scans the values (as `validate` does);
 // --no-check skips it for a file the user trusts. An invalid file is refused with validate's
-// report and exit code (1 invalid, 2 unreadable).
+// report and exit code (1 invalid, 2 unreadable). A child that has not answered after 120 s (plus
+// 1 s per 20 MB with --check; ROUTESCOPE_CHECK_TIMEOUT_S overrides) is stopped: exit 1, "the HDF5
+// library did not finish reading …".
 #include <CLI/CLI.hpp>
 
 #include <string>

@@ -179,6 +179,24 @@ private slots:
                         qpath("exported/model.safetensors"));
     }
 
+    void aLibraryThatNeverReturnsIsStopped() {
+        // A hang instead of a crash (ROUTESCOPE_FAULT_HANG_AT): the child is killed after
+        // ROUTESCOPE_CHECK_TIMEOUT_S and the command ends with the verdict, exit 1.
+        qputenv("ROUTESCOPE_FAULT_HANG_AT", kCheckpointCrash);
+        qputenv("ROUTESCOPE_CHECK_TIMEOUT_S", "2");
+        const QStringList args{"eval",  "--checkpoint",        ck_, "--task", "induction",
+                               "--out", qpath("h.preds.jsonl")};
+        const CliResult r = run_cli(args);
+        qunsetenv("ROUTESCOPE_FAULT_HANG_AT");
+        qunsetenv("ROUTESCOPE_CHECK_TIMEOUT_S");
+        QVERIFY2(r.exit_code == 1, qPrintable(r.err));
+        QVERIFY2(r.err.contains(ck_) &&
+                     r.err.contains(QStringLiteral("the HDF5 library did not finish reading ") +
+                                    kCheckpointCrash + " within 2 s"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(qpath("h.preds.jsonl")));
+    }
+
     void noCheckSkipsTheChild() {
         // --no-check opens the file in the command's own process: the simulated crash is then
         // the command's (a signal), which shows no child checked it first.

@@ -1,6 +1,7 @@
 #include "engine/backend/make_backend.hpp"
 
 #include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/emulated_cuda_backend.hpp"
 #include "engine/backend/guard_backend.hpp"
 #include "engine/core/error.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
@@ -25,14 +26,15 @@ std::string cuda_unavailable_reason() {
 
 Device resolve_device(const std::string& name) {
     if (name == "cpu") return Device::cpu;
-    if (name == "guard") return Device::guard;  // diagnostic (guard_backend.hpp)
+    if (name == "guard") return Device::guard;                  // diagnostic (guard_backend.hpp)
+    if (name == "cuda-emulated") return Device::cuda_emulated;  // diagnostic (emulated_cuda_…)
     if (name == "auto") return cuda_unavailable_reason().empty() ? Device::cuda : Device::cpu;
     if (name == "cuda") {
         const std::string reason = cuda_unavailable_reason();
         if (!reason.empty()) throw ConfigError("--device cuda: " + reason);
         return Device::cuda;
     }
-    throw ConfigError("--device: '" + name + "' is not cpu, cuda, auto or guard");
+    throw ConfigError("--device: '" + name + "' is not cpu, cuda, auto, guard or cuda-emulated");
 }
 
 std::unique_ptr<Backend> make_backend(Device device, ThreadPool& pool) {
@@ -46,6 +48,7 @@ std::unique_ptr<Backend> make_backend(Device device, ThreadPool& pool) {
 #endif
     }
     if (device == Device::guard) return std::make_unique<GuardBackend>(pool);
+    if (device == Device::cuda_emulated) return std::make_unique<EmulatedCudaBackend>();
     return std::make_unique<CpuBackend>(pool);
 }
 

@@ -8,8 +8,8 @@
 
 namespace routescope {
 
-/// "cpu", "cuda", "auto" or "guard" (the diagnostic device of guard_backend.hpp) → the device to
-/// run on. auto is cuda when a CUDA backend that
+/// "cpu", "cuda", "auto", "guard" or "cuda-emulated" (the diagnostic devices of guard_backend.hpp
+/// and emulated_cuda_backend.hpp) → the device to run on. auto is cuda when a CUDA backend that
 /// implements the op table is compiled in and a device is present, else cpu. cuda when it cannot
 /// run throws ConfigError naming the reason (not compiled in; an op without CUDA kernels; no
 /// driver or no device). Any other name is a ConfigError too.

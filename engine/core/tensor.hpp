@@ -14,10 +14,13 @@ enum class DType : std::uint8_t { f32, f64, i32 };
 /// Where a backend's memory lives. guard: the CPU kernels over memory the host cannot touch
 /// outside the backend's own calls (engine/backend/guard/guard_backend.hpp), a diagnostic device
 /// that proves the engine reaches its tensors only through the backend.
-enum class Device : std::uint8_t { cpu, cuda, guard };
+enum class Device : std::uint8_t { cpu, cuda, guard, cuda_emulated };
 
 constexpr const char* device_name(Device d) {
-    return d == Device::cpu ? "cpu" : d == Device::cuda ? "cuda" : "guard";
+    return d == Device::cpu     ? "cpu"
+           : d == Device::cuda  ? "cuda"
+           : d == Device::guard ? "guard"
+                                : "cuda-emulated";
 }
 
 constexpr std::size_t dtype_size(DType t) {

@@ -374,7 +374,7 @@ def main():
     ap.add_argument("--mpiexec", default="")
     ap.add_argument("--only", default="")
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--device", default="guard", choices=["guard", "cuda"])
+    ap.add_argument("--device", default="guard", choices=["guard", "cuda", "cuda-emulated"])
     ap.add_argument("--rtol", type=float, default=2e-3)
     ap.add_argument("--atol", type=float, default=2e-4)
     a = ap.parse_args()

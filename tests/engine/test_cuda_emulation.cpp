@@ -1,15 +1,15 @@
-// The CUDA backend's code on the host (emulated_cuda_backend.hpp: its op table and flat-buffer
-// operations through HostExec) against the CPU backend: every op spec, tiny and odd sizes, every
-// output and input gradient within the op's tolerance (op_specs.hpp, the table the GPU suite
-// uses); AdamW, Σx², scaling and the read-outs against the CPU backend. What this cannot show (the
-// launches, cuBLAS, cuFFT, memory errors) is test_backend_conformance's on a GPU.
+// The CUDA backend's code on the host (engine/backend/emulated_cuda_backend.hpp: its op table and
+// flat-buffer operations through HostExec) against the CPU backend: every op spec, tiny and odd
+// sizes, every output and input gradient within the op's tolerance (op_specs.hpp, the table the GPU
+// suite uses); AdamW, Σx², scaling and the read-outs against the CPU backend. What this cannot show
+// (the launches, cuBLAS, cuFFT, memory errors) is test_backend_conformance's on a GPU.
 #include <QtTest>
 
 #include <random>
 #include <vector>
 
-#include "emulated_cuda_backend.hpp"
 #include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/emulated_cuda_backend.hpp"
 #include "engine/backend/op_specs.hpp"
 
 using namespace routescope;
@@ -19,7 +19,7 @@ class TestCudaEmulation : public QObject {
 
 private slots:
     void everyOpHasAKernelAndATolerance() {
-        test::EmulatedCudaBackend emu;
+        EmulatedCudaBackend emu;
         QStringList missing;
         for (const ops::OpDef& def : ops::op_defs()) {
             (void)op_tolerance(def.id);  // throws for an op without one
@@ -50,7 +50,7 @@ private slots:
         QFETCH(int, size);
         QFETCH(int, which);
         const auto id = static_cast<ops::OpId>(op);
-        test::EmulatedCudaBackend emu;
+        EmulatedCudaBackend emu;
         if (!emu.supports(id, DType::f32))
             QSKIP("no CUDA kernel for this op yet (everyOpHasAKernelAndATolerance fails for it)");
         const OpSpec spec = op_specs(id, static_cast<SpecSize>(size))[which];
@@ -71,7 +71,7 @@ private slots:
     void flatBuffersMatchTheCpu() {
         ThreadPool pool(2);
         CpuBackend cpu(pool);
-        test::EmulatedCudaBackend emu;
+        EmulatedCudaBackend emu;
         std::mt19937 gen(5);
         std::normal_distribution<float> normal(0.0f, 1.0f);
         const std::size_t n = 3 * cuda::kReduceChunk + 77;

@@ -1,9 +1,13 @@
 #pragma once
-// The CUDA backend's op table and flat-buffer operations (engine/backend/cuda/dispatch.hpp,
-// flat.hpp) run on the host through HostExec: the code the GPU runs, minus the launches and the
-// libraries, behind the Backend interface. The test suite compares it with the CPU backend op by
-// op (test_cuda_emulation) so the CUDA backend's indexing, transposes and layouts are checked on
-// every machine. Memory is plain host memory; float32 only, as the CUDA backend.
+// The emulated CUDA device (`--device cuda-emulated`, diagnostic): the CUDA backend's op table and
+// flat-buffer operations (engine/backend/cuda/dispatch.hpp, flat.hpp) run on the host through
+// HostExec — the code the GPU runs, minus the launches and the libraries (GEMMs by cuBLAS's
+// definition, FFTs as DFTs) — behind the Backend interface. test_cuda_emulation compares it with
+// the CPU backend op by op, and the device suite (tests/cli/guard_suite.py --device cuda-emulated)
+// runs every command on it, so the CUDA backend's indexing, layouts, scratch plans and its
+// integration with the engine are checked on any machine. Memory is plain host memory (fresh
+// allocations are NaN bytes, as uninitialised device memory may hold anything); float32 only, as
+// the CUDA backend. Slow: naive GEMMs and O(n²) DFTs — for tests with small models.
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,12 +19,12 @@
 #include "engine/backend/cuda/host_exec.hpp"
 #include "engine/backend/cuda/plan_exec.hpp"
 
-namespace routescope::test {
+namespace routescope {
 
 class EmulatedCudaBackend final : public Backend {
 public:
     const char* name() const override { return "cuda (emulated on the host)"; }
-    Device device() const override { return Device::cpu; }
+    Device device() const override { return Device::cuda_emulated; }
     bool supports(ops::OpId op, DType real) const override {
         return real == DType::f32 && cuda::implements(op);
     }
@@ -80,4 +84,4 @@ private:
     cuda::HostExec host_;
 };
 
-}  // namespace routescope::test
+}  // namespace routescope

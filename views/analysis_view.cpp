@@ -74,7 +74,16 @@ void AnalysisView::end_failed(const QString& message) {
     emit analysisFailed(message);
 }
 
+void AnalysisView::recheck_inputs() {
+    if (!held_run_) return;
+    auto pending = std::move(held_run_);
+    held_run_ = nullptr;
+    busy_ = false;  // the waiting run counted as busy; it asks the gate again
+    pending();
+}
+
 void AnalysisView::cancel() {
+    held_run_ = nullptr;  // an analysis that waits for its files and is cancelled never starts
     if (!busy_) return;
     *cancelled_ = true;
     busy_ = false;

@@ -65,6 +65,23 @@ public:
     virtual nlohmann::json settings() const = 0;
     virtual void restore_settings(const nlohmann::json& settings) = 0;
 
+    /// Issue 25: a view reads its files in this process, so the workbench lets an analysis start
+    /// only on files its loader has read through in a child process. The gate answers, for the
+    /// files the analysis is about to read (input_files(), as the current settings say): go, wait
+    /// (the analysis waits, busy, "waiting for the check of …", until recheck_inputs()), or refuse
+    /// (the analysis fails with the gate's message, naming the file; it is never read here).
+    struct InputCheck {
+        enum class State { go, wait, refuse } state = State::go;
+        QString text;  ///< wait: the files waited for; refuse: the message
+    };
+    using InputGate = std::function<InputCheck(const QStringList& files)>;
+    void set_input_gate(InputGate gate) { gate_ = std::move(gate); }
+    /// The dumps, checkpoints (or other files) the analysis reads with the current settings.
+    virtual QStringList input_files() const { return {}; }
+    /// Asks the gate again for an analysis that waits: it starts, waits on, or fails.
+    void recheck_inputs();
+    bool waiting_for_inputs() const { return static_cast<bool>(held_run_); }
+
     bool busy() const { return busy_; }
     bool has_result() const { return has_result_; }
     QString error() const { return error_; }
@@ -112,6 +129,8 @@ private:
     QString error_;
     std::shared_ptr<std::atomic<bool>> cancelled_;
     QPointer<QObject> watcher_;
+    InputGate gate_;
+    std::function<void()> held_run_;  ///< the analysis that waits for the gate
     void begin(const QString& what);
     void end_ok();
     void end_failed(const QString& message);
@@ -120,6 +139,25 @@ private:
 template <typename T>
 void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> work,
                        std::function<void(T&)> done) {
+    if (gate_) {
+        const InputCheck check = gate_(input_files());
+        if (check.state == InputCheck::State::refuse) {  // never read here
+            held_run_ = nullptr;
+            cancel();
+            begin(what);
+            return end_failed(check.text);
+        }
+        if (check.state == InputCheck::State::wait) {  // starts when the files have passed
+            if (!held_run_) {
+                cancel();
+                begin(what);
+            }
+            set_status(tr("%1: waiting for the check of %2…").arg(what, check.text));
+            held_run_ = [this, what, work, done] { run<T>(what, work, done); };
+            return;
+        }
+        held_run_ = nullptr;
+    }
     cancel();
     begin(what);
     struct Outcome {

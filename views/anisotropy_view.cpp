@@ -71,6 +71,10 @@ QString AnisotropyView::title() const {
     return tr("Anisotropy — %1").arg(names.join(" | "));
 }
 
+QStringList AnisotropyView::input_files() const {
+    return settings_.dumps;
+}
+
 QString AnisotropyView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)

@@ -242,6 +242,12 @@ QString GatesView::title() const {
             .arg(display_name(settings_.dump), display_name(settings_.dump_b));
     return tr("Gates — %1").arg(display_name(settings_.dump));
 }
+QStringList GatesView::input_files() const {
+    QStringList out{settings_.dump};
+    if (!settings_.dump_b.isEmpty()) out << settings_.dump_b;
+    return out;
+}
+
 QString GatesView::input_stem() const {
     if (comparing())
         return QFileInfo(settings_.dump).baseName() + "-vs-" +

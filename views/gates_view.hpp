@@ -93,6 +93,7 @@ public:
 protected:
     nlohmann::json result_provenance() const override;
     QString input_stem() const override;
+    QStringList input_files() const override;
 
 private:
     GatesViewSettings settings_;

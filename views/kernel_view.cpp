@@ -236,6 +236,12 @@ QString KernelView::title() const {
     return t;
 }
 
+QStringList KernelView::input_files() const {
+    QStringList out{settings_.a.path};
+    if (settings_.b) out << settings_.b->path;
+    return out;
+}
+
 QString KernelView::input_stem() const {
     QString s = QFileInfo(settings_.a.path).baseName();
     if (settings_.b) s += "-vs-" + QFileInfo(settings_.b->path).baseName();

@@ -63,6 +63,7 @@ signals:
 protected:
     nlohmann::json result_provenance() const override;
     QString input_stem() const override;
+    QStringList input_files() const override;
 
 private:
     KernelViewSettings settings_;

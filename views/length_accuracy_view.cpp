@@ -79,6 +79,12 @@ QString LengthAccuracyView::title() const {
     return t;
 }
 
+QStringList LengthAccuracyView::input_files() const {
+    QStringList out{settings_.a};
+    if (!settings_.b.isEmpty()) out << settings_.b;
+    return out;
+}
+
 QString LengthAccuracyView::input_stem() const {
     QString s = QFileInfo(settings_.a).baseName();
     if (!settings_.b.isEmpty()) s += "-vs-" + QFileInfo(settings_.b).baseName();

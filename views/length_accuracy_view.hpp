@@ -48,6 +48,7 @@ public:
 protected:
     nlohmann::json result_provenance() const override;
     QString input_stem() const override;
+    QStringList input_files() const override;
 
 private:
     LengthAccuracyViewSettings settings_;

@@ -100,6 +100,10 @@ QString PcaView::title() const {
         names << display_name(d);
     return tr("PCA — %1").arg(names.join(" | "));
 }
+QStringList PcaView::input_files() const {
+    return settings_.dumps;
+}
+
 QString PcaView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)

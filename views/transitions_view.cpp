@@ -90,6 +90,10 @@ QString TransitionsView::title() const {
     return tr("Transitions — %1").arg(names.join(" | "));
 }
 
+QStringList TransitionsView::input_files() const {
+    return settings_.dumps;
+}
+
 QString TransitionsView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)

@@ -42,6 +42,7 @@ public:
 protected:
     nlohmann::json result_provenance() const override;
     QString input_stem() const override;
+    QStringList input_files() const override;
 
 private:
     TransitionsViewSettings settings_;

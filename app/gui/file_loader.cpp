@@ -24,24 +24,36 @@ LoadedFile load_file(const QString& path, bool scan_values, double timeout_s) {
     try {
         views::fault_throw_point(scan_values ? "scan" : "loader");  // tests only (issue 25)
         // The file is untrusted: libhdf5 itself may crash on its metadata (issue 17, class 2), so
-        // it is first read in a child process; a child killed by a signal is an unreadable file
-        // with the verdict, and this process never opens it. Only a file the child read through
-        // is opened here (its summary). The HDF5 lock is held across the fork only.
-        // A library that never returns is stopped too: timeout_s (60 s) for the structure, plus 1 s
-        // per 20 MB for the value scan (a 4 GB dump: 260 s; the scan reads far faster than that).
+        // this process never parses it. The structure pass reads it in a child process: the check
+        // and the summary (read_file_info, handed back as a FileInfo: inspect_file_contained, the
+        // code `routescope-cli inspect` runs); a child killed by a signal is an unreadable file
+        // with the verdict. The value scan is a second child. The HDF5 lock is held across each
+        // fork only. A library that never returns is stopped too: timeout_s (60 s) for the
+        // structure, plus 1 s per 20 MB for the value scan (a 4 GB dump: 260 s; the scan reads far
+        // faster than that).
         const double limit =
             timeout_s + (scan_values ? static_cast<double>(QFileInfo(path).size()) / 20e6 : 0.0);
-        out.report =
-            validate_file_contained(path.toStdString(), options, &analysis::hdf5_mutex(), limit);
+        if (scan_values) {
+            out.report = validate_file_contained(path.toStdString(), options,
+                                                 &analysis::hdf5_mutex(), limit);
+        } else {
+            ContainedInspection inspection = inspect_file_contained(
+                path.toStdString(), options, &analysis::hdf5_mutex(), limit);
+            out.report = std::move(inspection.report);
+            out.info = std::move(inspection.info);
+            if (out.report.readable && !out.info) {
+                // The check passed, the summary did not: a crash (report.crashed) or an exception
+                // of read_file_info, in the child. Unreadable: the error dialog names the file.
+                out.report.readable = false;
+                out.error = QString::fromStdString(inspection.summary_error.empty()
+                                                       ? std::string("no summary")
+                                                       : inspection.summary_error);
+            }
+        }
         if (out.report.crashed)
             out.report.readable = false;  // cannot be opened: the error dialog, no value scan
-        if (!out.report.readable) {
-            if (!out.report.violations.empty())
-                out.error = QString::fromStdString(out.report.violations.front().found);
-        } else if (!scan_values) {
-            analysis::Hdf5Lock lock;
-            out.info = read_file_info(path.toStdString());
-        }
+        if (!out.report.readable && out.error.isEmpty() && !out.report.violations.empty())
+            out.error = QString::fromStdString(out.report.violations.front().found);
     } catch (...) {
         // Anything: a std::exception, an H5::Exception (not a std::exception: h5::open_read's
         // H5::FileIException on a damaged file), or something else. The file cannot be read: the

@@ -4,8 +4,10 @@
 // Two passes, so that a multi-GB dump shows its structure at once (ISSUE 6: ≤ 1 s for 4 GB): the
 // structure (validation without reading values, and the metadata summary), then the scan of every
 // value for NaN/Inf and out-of-range ids, which reads the whole file and arrives as a second
-// `loaded` with the complete report. Both passes validate in a child process
-// (validate_file_contained): a file on which libhdf5 crashes is an error, not a dead workbench.
+// `loaded` with the complete report. Both passes read the file in a child process only — the
+// structure pass validates and reads the summary there (inspect_file_contained, the FileInfo handed
+// back serialised), the scan validates values (validate_file_contained): a file on which libhdf5
+// crashes is an error, not a dead workbench, and this process never parses its metadata.
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
@@ -24,7 +26,7 @@ struct LoadedFile {
     bool values_scanned = false;   ///< false: `report` checked the structure only (so far)
 };
 
-/// Validation (in a child process) + summary of one file; safe to run in any thread. A child that
+/// Validation + summary of one file, both in a child process; safe to run in any thread. A child that
 /// has not answered after `timeout_s` (the structure pass; the value scan gets 1 s more per 20 MB
 /// of file) is stopped and the file is unreadable with that verdict.
 LoadedFile load_file(const QString& path, bool scan_values, double timeout_s = 60.0);

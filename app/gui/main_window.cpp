@@ -225,13 +225,29 @@ void MainWindow::open_file(const QString& path) {
         return;
     }
     workspace_->add_pending(abs);
+    verdicts_.remove(abs);  // until the loader's child has read it (again)
+    if (!checking_.contains(abs)) checking_ << abs;
     loader_->open(abs);
 }
 
 void MainWindow::on_loaded(const LoadedFile& file) {
     crashed_files_.removeAll(file.path);
     if (file.report.crashed) crashed_files_ << file.path;
-    if (project_files_awaited_.removeAll(file.path) && project_files_awaited_.isEmpty() &&
+    // The verdict is final after the value scan, or after a structure pass that found the file
+    // unreadable (no scan follows).
+    const bool final = file.values_scanned || !file.report.readable;
+    Verdict& verdict = verdicts_[file.path];
+    verdict.final = final;
+    verdict.readable = file.report.readable;
+    verdict.crashed = file.report.crashed;
+    verdict.error = file.error;
+    if (final) {
+        checking_.removeAll(file.path);
+        // After this file's own handling below (its summary, its error dialog): a view's refusal
+        // names the file in the dialog that stays up.
+        QTimer::singleShot(0, this, [this] { release_held_views(); });
+    }
+    if (final && project_files_awaited_.removeAll(file.path) && project_files_awaited_.isEmpty() &&
         project_views_) {
         // After this file's own handling below (its summary tab, its error dialog).
         QTimer::singleShot(0, this, [this] {
@@ -451,16 +467,64 @@ QStringList MainWindow::selected_paths() const {
     return out;
 }
 
+QStringList MainWindow::files_to_check(const QString& kind, const QStringList& paths) {
+    QStringList out;
+    if (kind == "training" || kind == "efficiency") return out;  // run logs, no HDF5
+    for (const QString& p : paths) {
+        const QFileInfo info(p);
+        if (info.isDir() || p.endsWith(".jsonl", Qt::CaseInsensitive) ||
+            p.endsWith(".json", Qt::CaseInsensitive) || p.endsWith(".rsproj", Qt::CaseInsensitive))
+            continue;  // evaluation predictions (Accuracy by length), not HDF5
+        out << info.absoluteFilePath();
+    }
+    return out;
+}
+
+QString MainWindow::refusal(const QString& path) const {
+    const auto it = verdicts_.find(path);
+    if (it == verdicts_.end() || !it->final || it->readable) return {};
+    if (it->crashed || crashed_files_.contains(path))
+        return tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); it is not "
+                  "opened in the workbench.%2")
+            .arg(path, it->error.isEmpty() ? QString() : "\n\n" + it->error);
+    return tr("%1\n\nThis file cannot be read (%2); it is not opened in the workbench.")
+        .arg(path, it->error.isEmpty() ? tr("unreadable") : it->error);
+}
+
+void MainWindow::release_held_views() {
+    for (views::AnalysisView* v : analysis_views())
+        v->recheck_inputs();  // a view that waits for a verdict starts or fails now
+}
+
+views::AnalysisView::InputCheck MainWindow::input_check(const QString& kind,
+                                                        const QStringList& paths) {
+    using Check = views::AnalysisView::InputCheck;
+    QStringList waiting;
+    for (const QString& f : files_to_check(kind, paths)) {
+        const QString refused = refusal(f);
+        if (!refused.isEmpty()) return {Check::State::refuse, refused};
+        if (verdicts_.value(f).final) continue;
+        waiting << QFileInfo(f).fileName();
+        if (!checking_.contains(f)) {  // not read by the loader yet: it reads it first
+            opened_by_project_ << f;   // its summary opens behind the view
+            open_file(f);
+        }
+    }
+    if (waiting.isEmpty()) return {};
+    return {Check::State::wait, waiting.join(", ")};
+}
+
 views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStringList& paths) {
-    // An analysis reads its files in this process: not one the HDF5 library crashed on.
-    for (const QString& p : paths)
-        if (crashed_files_.contains(QFileInfo(p).absoluteFilePath())) {
-            show_error(tr("Cannot analyse"),
-                       tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); "
-                          "it is not opened in the workbench.")
-                           .arg(p));
+    // An analysis reads its files in this process (issue 25): only files the loader's child has
+    // read through. One it found unreadable (the HDF5 library crashed on it, ...) is refused; one
+    // it has not read yet is read by it first, the view waiting for the verdict.
+    for (const QString& f : files_to_check(kind, paths)) {
+        const QString refused = refusal(f);
+        if (!refused.isEmpty()) {
+            show_error(tr("Cannot analyse"), refused);
             return nullptr;
         }
+    }
     views::AnalysisView* view = nullptr;
     if (kind == "kernels") {
         views::KernelViewSettings s;
@@ -503,6 +567,10 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     tabs_->addTab(view, view->title());
     tabs_->setTabToolTip(tabs_->indexOf(view), paths.join("\n"));
     tabs_->setCurrentWidget(view);
+    // Every analysis the view starts (now, after a settings change, an undo, a project's
+    // settings naming other files) asks the loader's verdicts on the files it will read first.
+    view->set_input_gate(
+        [this, kind](const QStringList& files) { return input_check(kind, files); });
     view->start();
     return view;
 }
@@ -1171,6 +1239,17 @@ void MainWindow::open_project(const QString& path) {
             if (!abs.endsWith(".rsproj", Qt::CaseInsensitive)) project_files_awaited_ << abs;
             open_file(f);
         }
+    // The views' own inputs too (a project may list a view on a file it does not list): each
+    // view opens once the loader has a final verdict on every file it reads.
+    for (const ProjectView& v : p.views)
+        for (const QString& f : files_to_check(v.kind, v.inputs))
+            if (!verdicts_.value(f).final) {
+                if (!project_files_awaited_.contains(f)) project_files_awaited_ << f;
+                if (!checking_.contains(f)) {
+                    opened_by_project_ << f;
+                    open_file(f);
+                }
+            }
     for (const QString& r : p.runs)
         if (!open.contains(r)) {
             QTreeWidgetItem* item = add_run_item(r);

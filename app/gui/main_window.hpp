@@ -10,6 +10,7 @@
 #include "app/gui/file_loader.hpp"
 #include "app/gui/project_file.hpp"
 #include "app/gui/run_process.hpp"
+#include "views/analysis_view.hpp"
 #include "views/figure_export.hpp"
 
 class QTabWidget;
@@ -52,7 +53,10 @@ public:
     /// Opens the analysis view `kind` ("kernels", "gates", "anisotropy", "pca", "transitions",
     /// "length_accuracy", "efficiency") on `paths` (two or more: compare mode where the view has
     /// one) and starts its analysis in a worker. Returns the view (its tab is current), or
-    /// nullptr, with an error dialog, when the HDF5 library crashed on one of the files.
+    /// nullptr, with an error dialog naming the file, when the loader's child process found one of
+    /// the files unreadable (the HDF5 library crashed on it, it is not HDF5, ...). A file the
+    /// loader has not read through yet is opened by it first (in the background): the view waits
+    /// for its verdict (AnalysisView::hold) and starts, or fails naming the file, when it comes.
     views::AnalysisView* open_analysis(const QString& kind, const QStringList& paths);
     /// Dumps/checkpoints the Analysis actions apply to: the workspace selection, else the current
     /// tab's file.
@@ -140,6 +144,25 @@ private:
     QStringList opened_by_project_;  ///< files whose summary tab must not take the front
     /// Files on which the HDF5 library crashed in the loader's child process: never read here.
     QStringList crashed_files_;
+    /// The loader's verdict on each file it has read (issue 25): a view reads a dump or checkpoint
+    /// in this process only once its final verdict (structure and value scan) says readable.
+    struct Verdict {
+        bool final = false;  ///< both passes done (or the first one found it unreadable)
+        bool readable = false;
+        bool crashed = false;
+        QString error;
+    };
+    QHash<QString, Verdict> verdicts_;
+    QStringList checking_;  ///< files the loader is reading (no final verdict yet)
+    /// Asks every view that waits for a verdict again (a verdict came in).
+    void release_held_views();
+    /// The gate of every analysis view (AnalysisView::set_input_gate): refuse a file with an
+    /// unreadable verdict, wait for (and have the loader read) one without a final verdict.
+    views::AnalysisView::InputCheck input_check(const QString& kind, const QStringList& paths);
+    /// The files among `paths` (absolute) whose verdict the view must wait for.
+    static QStringList files_to_check(const QString& kind, const QStringList& paths);
+    /// Why `path` (absolute) must not be read here, or empty when its verdict allows it / is not in.
+    QString refusal(const QString& path) const;
     /// A project's views wait for the loader's verdict on the files the project opened (a view
     /// reads its files in this process: not before the child has read them through).
     std::optional<Project> project_views_;

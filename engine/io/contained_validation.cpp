@@ -90,6 +90,17 @@ ValidationReport not_finished_report(const std::string& path, const ContainedRun
     return report;
 }
 
+// A child that ended normally without a report (its pipe failed): unreadable, not read here.
+ValidationReport no_report(const std::string& path) {
+    ValidationReport report;
+    report.file = path;
+    report.readable = false;
+    report.crashed = true;
+    report.violations.push_back(
+        {"/", "a report from the check's child process", "the check ended without a report"});
+    return report;
+}
+
 std::string exception_text() {
     try {
         throw;
@@ -257,7 +268,7 @@ ValidationReport validate_file_contained(const std::string& path, const Validate
         run_contained([&](const auto& send) { send(encode(validate_file(path, options))); },
                       fork_lock, timeout_s);
     if (!run.ok()) return not_finished_report(path, run);
-    if (run.messages.empty()) return validate_file(path, options);  // cannot happen
+    if (run.messages.empty()) return no_report(path);  // the child said nothing: never open it here
     ValidationReport report = decode(run.messages.front());
     report.file = path;
     return report;
@@ -272,7 +283,7 @@ ContainedInspection inspect_file_contained(const std::string& path, const Valida
             if (!report.readable) return;
             std::string summary;
             try {
-                summary = "S" + summary_text(read_file_info(path));
+                summary = "S" + encode_file_info(read_file_info(path));
             } catch (...) {
                 summary = "E" + exception_text();
             }
@@ -281,7 +292,7 @@ ContainedInspection inspect_file_contained(const std::string& path, const Valida
         fork_lock, timeout_s);
     ContainedInspection out;
     if (run.messages.empty()) {
-        out.report = run.ok() ? validate_file(path, options) : not_finished_report(path, run);
+        out.report = run.ok() ? no_report(path) : not_finished_report(path, run);
         out.summary_error = out.report.crashed ? run.verdict() : "";
         return out;
     }
@@ -289,9 +300,13 @@ ContainedInspection inspect_file_contained(const std::string& path, const Valida
     out.report.file = path;
     if (run.messages.size() > 1) {
         const std::string& m = run.messages[1];
-        if (!m.empty() && m[0] == 'S')
-            out.summary = m.substr(1);
-        else
+        if (!m.empty() && m[0] == 'S') {
+            out.info = decode_file_info(m.substr(1));
+            if (out.info)
+                out.summary = summary_text(*out.info);
+            else
+                out.summary_error = "the summary read in the child process could not be decoded";
+        } else
             out.summary_error = m.substr(std::min<std::size_t>(1, m.size()));
     } else if (!run.ok()) {
         out.report.crashed = true;  // the library crashed on this file: never open it here

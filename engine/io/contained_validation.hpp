@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/file_info.hpp"
 #include "engine/io/validation.hpp"
 
 namespace routescope {
@@ -58,13 +59,16 @@ using ContainedWork = std::function<void(const std::function<void(const std::str
 ContainedRun run_contained(const ContainedWork& work, std::mutex* fork_lock = nullptr,
                            double timeout_s = 0);
 
-/// `routescope-cli inspect` (issue 25): the structural check and, when the file is readable, the
-/// summary (summary_text(read_file_info(path))) in one child process, the report sent first. A
-/// crash while summarising keeps the report and leaves `summary` empty with `summary_error` the
-/// verdict; a crash while validating is the report's verdict (as validate_file_contained's).
+/// `routescope-cli inspect` and the workbench's loader (issue 25): the structural check and, when
+/// the file is readable, its metadata (read_file_info(path)) in one child process, the report sent
+/// first, then the FileInfo (encode_file_info); this process only formats it (summary_text). A
+/// crash while summarising keeps the report and leaves `info`/`summary` empty with `summary_error`
+/// the verdict (and report.crashed set); a crash while validating is the report's verdict (as
+/// validate_file_contained's).
 struct ContainedInspection {
     ValidationReport report;
-    std::optional<std::string> summary;
+    std::optional<FileInfo> info;        ///< what the child read (read_file_info)
+    std::optional<std::string> summary;  ///< summary_text(*info)
     std::string summary_error;  ///< why there is no summary (empty when the file is unreadable)
 };
 ContainedInspection inspect_file_contained(const std::string& path,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -219,6 +220,202 @@ std::string summary_text(const FileInfo& info) {
     }
     if (!info.mixing.empty()) s << "  mixing:    " << info.mixing.size() << " spatial matrices\n";
     return s.str();
+}
+
+namespace {
+
+// Length-prefixed fields (8-byte little-endian counts), no separators to escape: the strings come
+// from a user's file and may hold any byte.
+struct Writer {
+    std::string out;
+    void u64(std::uint64_t v) {
+        for (int i = 0; i < 8; ++i)
+            out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    }
+    void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+    void f64(double v) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        u64(bits);
+    }
+    void str(const std::string& s) {
+        u64(s.size());
+        out += s;
+    }
+    void dataset(const DatasetInfo& d) {
+        str(d.path);
+        str(d.dtype);
+        u64(d.shape.size());
+        for (auto x : d.shape)
+            u64(x);
+    }
+    void opt(const std::optional<DatasetInfo>& d) {
+        u64(d ? 1 : 0);
+        if (d) dataset(*d);
+    }
+    void opt(const std::optional<double>& d) {
+        u64(d ? 1 : 0);
+        if (d) f64(*d);
+    }
+    void datasets(const std::vector<DatasetInfo>& v) {
+        u64(v.size());
+        for (const auto& d : v)
+            dataset(d);
+    }
+};
+
+struct Reader {
+    const std::string& in;
+    std::size_t at = 0;
+    bool ok = true;
+    std::uint64_t u64() {
+        if (!ok || in.size() - at < 8) {
+            ok = false;
+            return 0;
+        }
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i)
+            v |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[at + i])) << (8 * i);
+        at += 8;
+        return v;
+    }
+    std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
+    double f64() {
+        const std::uint64_t bits = u64();
+        double v;
+        std::memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+    // A count of items each at least `min_bytes` long: no more than the bytes left can hold.
+    std::uint64_t count(std::size_t min_bytes) {
+        const std::uint64_t n = u64();
+        if (ok && n > (in.size() - at) / std::max<std::size_t>(1, min_bytes)) ok = false;
+        return ok ? n : 0;
+    }
+    std::string str() {
+        const std::uint64_t n = count(1);
+        if (!ok) return {};
+        std::string s = in.substr(at, n);
+        at += n;
+        return s;
+    }
+    DatasetInfo dataset() {
+        DatasetInfo d;
+        d.path = str();
+        d.dtype = str();
+        const std::uint64_t n = count(8);
+        for (std::uint64_t i = 0; i < n && ok; ++i)
+            d.shape.push_back(u64());
+        return d;
+    }
+    std::optional<DatasetInfo> opt_dataset() {
+        if (u64() == 0 || !ok) return std::nullopt;
+        return dataset();
+    }
+    std::optional<double> opt_double() {
+        if (u64() == 0 || !ok) return std::nullopt;
+        return f64();
+    }
+    std::vector<DatasetInfo> datasets() {
+        std::vector<DatasetInfo> v;
+        const std::uint64_t n = count(24);
+        for (std::uint64_t i = 0; i < n && ok; ++i)
+            v.push_back(dataset());
+        return v;
+    }
+};
+
+constexpr const char* kInfoTag = "RSFI1";
+
+}  // namespace
+
+std::string encode_file_info(const FileInfo& info) {
+    Writer w;
+    w.out = kInfoTag;
+    w.str(info.file);
+    w.u64(info.file_size);
+    w.i64(static_cast<std::int64_t>(info.kind));
+    w.i64(info.format_version);
+    for (const std::string* s : {&info.producer, &info.created, &info.arch, &info.name,
+                                 &info.config_json, &info.checkpoint, &info.checkpoint_sha256})
+        w.str(*s);
+    w.i64(info.n_layers);
+    w.i64(info.d_model);
+    w.u64(info.examples);
+    w.u64(info.length);
+    w.u64(info.vocab);
+    w.datasets(info.data);
+    w.u64(info.layers.size());
+    for (const auto& l : info.layers) {
+        w.i64(l.index);
+        w.opt(l.hidden);
+        w.opt(l.sentence);
+        w.opt(l.example_index);
+        w.datasets(l.gates);
+    }
+    w.u64(info.kernels.size());
+    for (const auto& k : info.kernels) {
+        w.i64(k.index);
+        w.opt(k.forward);
+        w.opt(k.backward);
+        w.opt(k.d_forward);
+        w.opt(k.d_backward);
+    }
+    w.datasets(info.mixing);
+    w.datasets(info.params);
+    w.u64(info.parameter_count);
+    w.str(info.tokenizer_kind);
+    w.u64(info.train_step ? 1 : 0);
+    if (info.train_step) w.i64(*info.train_step);
+    return w.out;
+}
+
+std::optional<FileInfo> decode_file_info(const std::string& bytes) {
+    if (!bytes.starts_with(kInfoTag)) return std::nullopt;
+    Reader r{bytes, std::strlen(kInfoTag)};
+    FileInfo info;
+    info.file = r.str();
+    info.file_size = r.u64();
+    const std::int64_t kind = r.i64();
+    if (kind < 0 || kind > static_cast<std::int64_t>(FileKind::Checkpoint)) return std::nullopt;
+    info.kind = static_cast<FileKind>(kind);
+    info.format_version = r.i64();
+    for (std::string* s : {&info.producer, &info.created, &info.arch, &info.name,
+                           &info.config_json, &info.checkpoint, &info.checkpoint_sha256})
+        *s = r.str();
+    info.n_layers = r.i64();
+    info.d_model = r.i64();
+    info.examples = r.u64();
+    info.length = r.u64();
+    info.vocab = r.u64();
+    info.data = r.datasets();
+    const std::uint64_t layers = r.count(40);
+    for (std::uint64_t i = 0; i < layers && r.ok; ++i) {
+        LayerInfo l;
+        l.index = static_cast<int>(r.i64());
+        l.hidden = r.opt_dataset();
+        l.sentence = r.opt_dataset();
+        l.example_index = r.opt_dataset();
+        l.gates = r.datasets();
+        info.layers.push_back(std::move(l));
+    }
+    const std::uint64_t kernels = r.count(40);
+    for (std::uint64_t i = 0; i < kernels && r.ok; ++i) {
+        KernelInfo k;
+        k.index = static_cast<int>(r.i64());
+        k.forward = r.opt_dataset();
+        k.backward = r.opt_dataset();
+        k.d_forward = r.opt_double();
+        k.d_backward = r.opt_double();
+        info.kernels.push_back(std::move(k));
+    }
+    info.mixing = r.datasets();
+    info.params = r.datasets();
+    info.parameter_count = r.u64();
+    info.tokenizer_kind = r.str();
+    if (r.u64() != 0) info.train_step = r.i64();
+    if (!r.ok || r.at != bytes.size()) return std::nullopt;
+    return info;
 }
 
 }  // namespace routescope

@@ -58,6 +58,12 @@ FileInfo read_file_info(const std::string& path);
 /// The readable multi-line summary printed by `routescope-cli inspect`.
 std::string summary_text(const FileInfo& info);
 
+/// A FileInfo as bytes and back, exactly (issue 25: the workbench's loader and `inspect` read the
+/// summary in a child process, which hands it over this way). decode_file_info returns nullopt
+/// for bytes that are not an encode_file_info result (truncated, wrong tag, counts past the end).
+std::string encode_file_info(const FileInfo& info);
+std::optional<FileInfo> decode_file_info(const std::string& bytes);
+
 /// "1.2 MB".
 std::string human_bytes(std::uint64_t bytes);
 

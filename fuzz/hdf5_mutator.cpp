@@ -11,8 +11,12 @@
 //
 // The cross-over copies one dataset or group of the second input into the first (same path).
 // RS_FUZZ_HDF5_RAW=1 adds libFuzzer's byte mutations as well (a campaign against libhdf5 itself;
-// expect crashes inside libhdf5 frames, the known class of docs/reliability.md).
+// expect crashes inside libhdf5 frames, the known class of docs/reliability.md). The API mutation
+// then runs in a forked child, so that libhdf5 crashing on a byte-mutated input kills the child,
+// not the campaign.
 #include <hdf5.h>
+
+#include <functional>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +28,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "engine/io/contained_validation.hpp"
 
 namespace {
 
@@ -759,14 +765,13 @@ void quiet() {
 
 extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
 
-extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size,
-                                               std::size_t max_size, unsigned int seed) {
-    quiet();
-    Rng rng(seed);
-    static const bool raw = std::getenv("RS_FUZZ_HDF5_RAW") != nullptr;
-    if (raw && coin(rng, 4)) return LLVMFuzzerMutate(data, size, max_size);
+namespace {
+
+// The API mutation of one input: writes into `data` (up to max_size), returns the new size; 0 when
+// the input is not an HDF5 image the library opens.
+std::size_t api_mutate(std::uint8_t* data, std::size_t size, std::size_t max_size, Rng& rng) {
     hid_t file = open_image(data, size, true);
-    if (file < 0) return raw ? LLVMFuzzerMutate(data, size, max_size) : size;
+    if (file < 0) return 0;
     for (std::size_t k = 1 + pick(rng, 2); k > 0; --k)
         mutate_file(rng, file);
     std::vector<std::uint8_t> out(max_size);
@@ -777,16 +782,12 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
     return n;
 }
 
-extern "C" std::size_t LLVMFuzzerCustomCrossOver(const std::uint8_t* data1, std::size_t size1,
-                                                 const std::uint8_t* data2, std::size_t size2,
-                                                 std::uint8_t* out, std::size_t max_out_size,
-                                                 unsigned int seed) {
-    quiet();
-    Rng rng(seed);
+std::size_t api_cross_over(const std::uint8_t* data1, std::size_t size1, const std::uint8_t* data2,
+                           std::size_t size2, std::uint8_t* out, std::size_t max_out_size,
+                           Rng& rng) {
     hid_t a = open_image(data1, size1, true);
     if (a < 0) return 0;
     hid_t b = open_image(data2, size2, false);
-    std::size_t n = 0;
     if (b >= 0) {
         const auto objs = objects(b);
         if (objs.size() > 1) {
@@ -800,7 +801,66 @@ extern "C" std::size_t LLVMFuzzerCustomCrossOver(const std::uint8_t* data1, std:
         }
         H5Fclose(b);
     }
-    n = save_compacted(a, out, max_out_size);
+    const std::size_t n = save_compacted(a, out, max_out_size);
     H5Fclose(a);
     return n;
+}
+
+// RS_FUZZ_HDF5_RAW=1: the inputs are byte-mutated, so opening them through the HDF5 API may crash
+// libhdf5 (or have it allocate gigabytes) in the fuzzer's own process — the harness, not the
+// target. The API mutation then runs in a forked child (run_contained, 5 s), its result sent back;
+// a child that dies leaves the input to libFuzzer's byte mutations.
+bool raw_mode() {
+    static const bool raw = std::getenv("RS_FUZZ_HDF5_RAW") != nullptr;
+    return raw;
+}
+
+std::size_t contained(const std::function<std::string()>& work, std::uint8_t* out,
+                      std::size_t max_size) {
+    const routescope::ContainedRun run =
+        routescope::run_contained([&](const auto& send) { send(work()); }, nullptr, 5.0);
+    if (!run.ok() || run.messages.empty() || run.messages[0].empty() ||
+        run.messages[0].size() > max_size)
+        return 0;
+    std::memcpy(out, run.messages[0].data(), run.messages[0].size());
+    return run.messages[0].size();
+}
+
+}  // namespace
+
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size,
+                                               std::size_t max_size, unsigned int seed) {
+    quiet();
+    Rng rng(seed);
+    if (!raw_mode()) {
+        const std::size_t n = api_mutate(data, size, max_size, rng);
+        return n == 0 ? size : n;
+    }
+    if (coin(rng, 4)) return LLVMFuzzerMutate(data, size, max_size);
+    const std::size_t n = contained(
+        [&] {
+            std::vector<std::uint8_t> copy(data, data + size);
+            copy.resize(std::max(size, max_size));
+            const std::size_t m = api_mutate(copy.data(), size, max_size, rng);
+            return std::string(reinterpret_cast<const char*>(copy.data()), m);
+        },
+        data, max_size);
+    return n == 0 ? LLVMFuzzerMutate(data, size, max_size) : n;
+}
+
+extern "C" std::size_t LLVMFuzzerCustomCrossOver(const std::uint8_t* data1, std::size_t size1,
+                                                 const std::uint8_t* data2, std::size_t size2,
+                                                 std::uint8_t* out, std::size_t max_out_size,
+                                                 unsigned int seed) {
+    quiet();
+    Rng rng(seed);
+    if (!raw_mode()) return api_cross_over(data1, size1, data2, size2, out, max_out_size, rng);
+    return contained(
+        [&] {
+            std::vector<std::uint8_t> buf(max_out_size);
+            const std::size_t m =
+                api_cross_over(data1, size1, data2, size2, buf.data(), max_out_size, rng);
+            return std::string(reinterpret_cast<const char*>(buf.data()), m);
+        },
+        out, max_out_size);
 }

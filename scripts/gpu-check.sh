@@ -23,11 +23,15 @@
 #   7. bench        routescope-cli bench ops --backend cuda
 #
 # Usage: scripts/gpu-check.sh [--bundle FILE] [--out DIR] [--budget SECONDS] [--only SECTION]
+#                             [--device cuda|cuda-emulated]
 #   --bundle   default dist/gpu-check.tar.xz
 #   --out      where the report and logs go (default $OUT when set, else gpu-check-out/)
 #   --budget   wall-clock seconds for all sections (default 540: one 10-minute device call);
 #              a section that would start with too little left is reported "not run (budget)"
 #   --only     run one section (device is always run)
+#   --device   cuda-emulated: a dry run without a GPU — residency, parity and commands run on the
+#              CUDA backend's code on the host; conformance, sanitizer and bench need a GPU and
+#              are skipped. It checks this script's plumbing (paths, wrappers, Python).
 # Writes OUT/gpu-check-report.txt (one line per section and its key results) and
 # OUT/gpu-check-logs.tar.xz (every section's full output). Exit 0 when every section that ran
 # passed, 3 when the CUDA engine cannot run on this machine (no section is run).
@@ -37,12 +41,14 @@ bundle=$src/dist/gpu-check.tar.xz
 out=${OUT:-$src/gpu-check-out}
 budget=540
 only=""
+dut=cuda
 while [ $# -gt 0 ]; do
     case $1 in
         --bundle) bundle=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --budget) budget=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
+        --device) dut=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu-check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -81,11 +87,31 @@ libs=$build/lib
 for d in "$cuda/lib64" "$cuda/lib" "$cuda/targets/x86_64-linux/lib"; do
     [ -d "$d" ] && libs=$libs:$d
 done
-export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The bundle's libraries (Debian's libstdc++, ICU, OpenSSL, ...) are for our binaries only: the
+# machine's Python (PyTorch) and NVIDIA's tools keep the machine's own. So our binaries run through
+# wrappers that set LD_LIBRARY_PATH, and the Python our tests start runs through one that puts the
+# machine's back.
+ours_ld=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+wrap=$(mktemp -d)
+python=${ROUTESCOPE_PYTHON:-$(command -v python3)}
+{
+    echo '#!/bin/sh'
+    if [ -n "${LD_LIBRARY_PATH:-}" ]; then
+        echo "LD_LIBRARY_PATH='$LD_LIBRARY_PATH'; export LD_LIBRARY_PATH"
+    else
+        echo "unset LD_LIBRARY_PATH"
+    fi
+    echo "exec '$python' \"\$@\""
+} >"$wrap/python"
+for bin in "$build"/bin/* "$build"/tests/*; do
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "'$ours_ld'" "'$bin'" >"$wrap/${bin##*/}"
+done
+chmod +x "$wrap"/*
 export QT_QPA_PLATFORM=offscreen
-export ROUTESCOPE_PYTHON=${ROUTESCOPE_PYTHON:-$(command -v python3)}
+export ROUTESCOPE_PYTHON=$wrap/python
 export PYTHONUNBUFFERED=1
-cli=$build/bin/routescope-cli
+cli=$wrap/routescope-cli
+tests=$wrap
 failed=0
 
 left() { echo $((budget - ($(date +%s) - start))); }
@@ -125,24 +151,25 @@ sed 's/^/bundle /' "$manifest" | grep -v "^bundle libraries" >>"$report"
     "$cli" --version 2>&1 | sed 's/^/cli: /'
 } | tee -a "$report"
 
-if ! "$cli" --version 2>/dev/null | grep -q "^CUDA engine: ready"; then
+gpu() { [ "$dut" = cuda ]; }
+if gpu && ! "$cli" --version 2>/dev/null | grep -q "^CUDA engine: ready"; then
     say "== no section run: the CUDA engine cannot run here ($("$cli" --version 2>&1 | grep '^CUDA engine' || echo 'no CUDA line in --version'))"
     tar -C "$logs" -cJf "$out/gpu-check-logs.tar.xz" .
     exit 3
 fi
 
-section conformance 60 200 "$build/tests/test_backend_conformance"
+gpu && section conformance 60 200 "$tests/test_backend_conformance"
 keep conformance "^(FAIL|QINFO|SKIP|Totals)" 400
 keep conformance "Loc:" 20
 
-section residency 20 90 env ROUTESCOPE_TEST_DEVICE=cuda "$build/tests/test_guard_backend" \
+section residency 20 90 env ROUTESCOPE_TEST_DEVICE=$dut "$tests/test_guard_backend" \
     aSteadyTrainingStepMovesItsBatchUpAndScalarsDown anEvaluationBatchMovesRowsNotLogits
 keep residency "^(FAIL|PASS|Totals|   Actual|   Expected)"
 
-section parity 60 200 env ROUTESCOPE_TEST_DEVICE=cuda "$build/tests/test_model_parity"
+section parity 60 200 env ROUTESCOPE_TEST_DEVICE=$dut "$tests/test_model_parity"
 keep parity "^(FAIL|PASS|QDEBUG.*worst|Totals)" 120
 
-section commands 60 260 "$ROUTESCOPE_PYTHON" "$src/tests/cli/guard_suite.py" --device cuda --cli "$cli"
+section commands 60 260 "$python" "$src/tests/cli/guard_suite.py" --device "$dut" --cli "$cli"
 keep commands "^(PASS|FAIL|[0-9]+ passed)"
 
 sanitize() {  # the three tools over the conformance suite's small specs, then training runs
@@ -152,7 +179,7 @@ sanitize() {  # the three tools over the conformance suite's small specs, then t
     for tool in "memcheck --leak-check full" racecheck initcheck; do
         echo "### compute-sanitizer --tool $tool: test_backend_conformance cudaMatchesTheCpu"
         # shellcheck disable=SC2086
-        $cs --tool $tool --error-exitcode 9 "$build/tests/test_backend_conformance" \
+        $cs --tool $tool --target-processes all --error-exitcode 9 "$tests/test_backend_conformance" \
             cudaMatchesTheCpu | grep -E "ERROR SUMMARY|LEAK SUMMARY|^=========.*(Invalid|Leak|race|Uninitialized)|Totals" | head -40
         [ "${PIPESTATUS[0]}" = 0 ] || rc=1
     done
@@ -160,7 +187,7 @@ sanitize() {  # the three tools over the conformance suite's small specs, then t
     t=$(mktemp -d)
     for cfg in bigs-tiny stack-ssm-tiny gated-att-tiny bert-tiny gmlp-tiny birdie-tiny slstm-tiny; do
         echo "### compute-sanitizer --tool memcheck --leak-check full: train $cfg, 2 steps"
-        $cs --tool memcheck --leak-check full --error-exitcode 9 "$cli" train \
+        $cs --tool memcheck --leak-check full --target-processes all --error-exitcode 9 "$cli" train \
             --config "$src/resources/configs/$cfg.json" --out "$t/$cfg" --device cuda --threads 1 \
             --set model.d_model=32 --set model.n_layers=2 --set model.max_len=32 \
             --set data.seq_len=32 --set train.batch_size=2 --set train.steps=2 \
@@ -172,12 +199,12 @@ sanitize() {  # the three tools over the conformance suite's small specs, then t
 }
 if [ -z "$only" ] || [ "$only" = sanitizer ]; then
     export -f sanitize
-    export build cli src cuda
+    export build cli src cuda tests
 fi
-section sanitizer 60 240 bash -c sanitize
+gpu && section sanitizer 60 240 bash -c sanitize
 keep sanitizer "^###|SUMMARY|Invalid|race|Uninitialized|Totals"
 
-section bench 20 90 "$cli" bench ops --backend cuda --seconds 0.2
+gpu && section bench 20 90 "$cli" bench ops --backend cuda --seconds 0.2
 keep bench "." 80
 
 say "== total: $(($(date +%s) - start)) s, $([ $failed = 0 ] && echo 'every section that ran passed' || echo 'FAILURES above')"

@@ -33,10 +33,6 @@ void declare_all(ParamStore& store, const ModelConfig& m) {
     if (m.n_labels > 0) ClassifierHead::declare(store, m);
 }
 
-bool has_ssm(const ModelConfig& m) {
-    return m.arch == "bigs" || m.arch == "stack_ssm";
-}
-
 // A uniform in (0, 1) from 32 random bits (never 0, so log() is finite).
 double open_uniform(std::uint32_t bits) {
     return (bits + 0.5) * (1.0 / 4294967296.0);

@@ -54,7 +54,7 @@ std::vector<OpSpec> tiny(OpId op) {
         case OpId::fft_conv:
             return {make(op, {2, 7, 4, 2})};
         case OpId::attention:
-            return {make(op, {2, 5, 6, 2})};
+            return {make(op, {2, 5, 6, 2, 0}), make(op, {2, 5, 6, 2, 1})};
         case OpId::spatial_mix:
             return {make(op, {2, 5, 3, 6, 0}), make(op, {2, 5, 3, 6, 1})};
         case OpId::column_slice:
@@ -107,7 +107,7 @@ std::vector<OpSpec> odd(OpId op) {
         case OpId::fft_conv:
             return {make(op, {3, 37, 10, 5}), make(op, {2, 33, 7, 1})};
         case OpId::attention:
-            return {make(op, {3, 19, 24, 3})};
+            return {make(op, {3, 19, 24, 3, 0}), make(op, {3, 19, 24, 3, 1})};
         case OpId::spatial_mix:
             return {make(op, {3, 23, 13, 29, 0}), make(op, {2, 29, 11, 29, 1})};
         case OpId::column_slice:
@@ -161,7 +161,7 @@ std::vector<OpSpec> bench(OpId op) {
         case OpId::fft_conv:
             return {make(op, {B, L, d, d})};
         case OpId::attention:
-            return {make(op, {B, L, d, 4})};
+            return {make(op, {B, L, d, 4, 0}), make(op, {B, L, d, 4, 1})};
         case OpId::spatial_mix:
             return {make(op, {B, L, I / 2, L, 0})};
         case OpId::column_slice:

@@ -254,8 +254,8 @@ Act Graph::linear_scan(const Act& f, const Act& x, int B, int L, int N, int n_fo
 }
 
 Act Graph::attention(const Act& q, const Act& k, const Act& v, const std::int32_t* lengths, int B,
-                     int L, int d, int heads) {
-    OpCall c = call(OpId::attention, {B, L, d, heads});
+                     int L, int d, int heads, bool causal) {
+    OpCall c = call(OpId::attention, {B, L, d, heads, causal ? 1 : 0});
     input(c, q);
     input(c, k);
     input(c, v);

@@ -1,5 +1,6 @@
 #include "engine/ops/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -30,7 +31,7 @@ void check_shapes(const std::int32_t* lengths, int B, int L, int d, int n_heads,
 
 template <class T>
 void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v,
-                       const std::int32_t* lengths, int B, int L, int d, int n_heads,
+                       const std::int32_t* lengths, int B, int L, int d, int n_heads, bool causal,
                        ThreadPool& pool) {
     check_shapes(lengths, B, L, d, n_heads, "attention_forward");
     const int dh = d / n_heads;
@@ -54,10 +55,13 @@ void attention_forward(T* out, T* probs, const T* q, const T* k, const T* v,
             S.noalias() = Q * K.transpose();  // then scaled in place: no temporary
             S *= scale;
             for (int i = 0; i < L; ++i) {
-                auto row = S.row(i);
+                // Keys j < n: the valid ones, and only j ≤ i when causal (n ≥ 1: key 0 stays).
+                const int n = causal ? std::min(nk, i + 1) : nk;
+                auto row = S.row(i).head(n);
                 const T m = row.maxCoeff();
                 row = (row.array() - m).exp();
                 row /= row.sum();
+                S.row(i).tail(nk - n).setZero();
             }
             O.noalias() = S * V;
         }
@@ -71,7 +75,7 @@ std::int64_t attention_backward_scratch_size(int L, const ThreadPool& pool) {
 template <class T>
 void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* probs, const T* q,
                         const T* k, const T* v, const std::int32_t* lengths, int B, int L, int d,
-                        int n_heads, ThreadPool& pool) {
+                        int n_heads, bool causal, ThreadPool& pool) {
     check_shapes(lengths, B, L, d, n_heads, "attention_backward");
     const int dh = d / n_heads;
     const T scale = T(1) / std::sqrt(T(dh));
@@ -94,10 +98,15 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
 
                 dV.noalias() += P.transpose() * dO;
                 dS.noalias() = dO * V.transpose();  // dP
-                // softmax backward per row: dS = P ⊙ (dP − Σ_j P_j dP_j)
+                // softmax backward per row over the forward's keys: dS = P ⊙ (dP − Σ_j P_j dP_j),
+                // 0 for the masked keys (P = 0 there)
                 for (int i = 0; i < L; ++i) {
-                    const T dot = P.row(i).dot(dS.row(i));
-                    dS.row(i) = (P.row(i).array() * (dS.row(i).array() - dot)).matrix();
+                    const int n = causal ? std::min(nk, i + 1) : nk;
+                    const auto p = P.row(i).head(n);
+                    auto ds = dS.row(i).head(n);
+                    const T dot = p.dot(ds);
+                    ds = (p.array() * (ds.array() - dot)).matrix();
+                    dS.row(i).tail(nk - n).setZero();
                 }
                 dS *= scale;
                 dQ.noalias() += dS * K;
@@ -114,15 +123,16 @@ OpCost attention_cost(int B, int L, int d, int n_heads, int bytes_per_element) {
 }
 
 template void attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                       const std::int32_t*, int, int, int, int, ThreadPool&);
+                                       const std::int32_t*, int, int, int, int, bool, ThreadPool&);
 template void attention_forward<double>(double*, double*, const double*, const double*,
                                         const double*, const std::int32_t*, int, int, int, int,
-                                        ThreadPool&);
+                                        bool, ThreadPool&);
 template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
                                         const float*, const float*, const float*,
-                                        const std::int32_t*, int, int, int, int, ThreadPool&);
+                                        const std::int32_t*, int, int, int, int, bool, ThreadPool&);
 template void attention_backward<double>(double*, double*, double*, double*, const double*,
                                          const double*, const double*, const double*, const double*,
-                                         const std::int32_t*, int, int, int, int, ThreadPool&);
+                                         const std::int32_t*, int, int, int, int, bool,
+                                         ThreadPool&);
 
 }  // namespace routescope::ops

@@ -116,9 +116,10 @@ void fft_conv_layout(const OpCall& c, Layout& l) {  // B, L, d, H
     l.input("D", {s[3]});
     l.output("y", {s[0], s[1], s[2]});
 }
-void attention_layout(const OpCall& c, Layout& l) {  // B, L, d, heads
+void attention_layout(const OpCall& c, Layout& l) {  // B, L, d, heads, causal
     const auto* s = a(c);
     require(s[3] >= 1 && s[2] % s[3] == 0, c, "d must be a multiple of heads");
+    require(s[4] == 0 || s[4] == 1, c, "causal must be 0 or 1");
     l.input("q", {s[0], s[1], s[2]});
     l.input("k", {s[0], s[1], s[2]});
     l.input("v", {s[0], s[1], s[2]});
@@ -249,7 +250,7 @@ constexpr OpDef kTable[] = {
          return fft_conv_cost(i32(s[0]), i32(s[1]), i32(s[2]), i32(s[3]),
                               static_cast<std::size_t>(e));
      }},
-    {OpId::attention, "attention", "B, L, d, n_heads", 4, attention_layout,
+    {OpId::attention, "attention", "B, L, d, n_heads, causal", 4, attention_layout,
      [](Args s, int e) { return attention_cost(i32(s[0]), i32(s[1]), i32(s[2]), i32(s[3]), e); }},
     {OpId::spatial_mix, "spatial_mix", "B, L, C, n, causal", 5, spatial_mix_layout,
      [](Args s, int e) { return spatial_mix_cost(i32(s[0]), i32(s[1]), i32(s[2]), s[4] != 0, e); }},

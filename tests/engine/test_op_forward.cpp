@@ -220,7 +220,7 @@ private slots:
         const std::vector<std::int32_t> lengths = {1, 1};
         std::vector<float> out(B * L * d), probs(B * H * L * L);
         ops::attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(),
-                               lengths.data(), B, L, d, H);
+                               lengths.data(), B, L, d, H, false);
         // every query (pads too) sees only token 0: out[b, l] = v[b, 0]
         for (int b = 0; b < B; ++b) {
             for (int l = 0; l < L; ++l) {
@@ -237,7 +237,7 @@ private slots:
         const std::vector<std::int32_t> lengths = {3};  // token 3 is a pad
         std::vector<double> out(B * L * d), probs(H * L * L);
         ops::attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(),
-                               lengths.data(), B, L, d, H);
+                               lengths.data(), B, L, d, H, false);
         for (int l = 0; l < L; ++l) {
             QVERIFY(std::fabs(out[l * d] - 2.0) < 1e-14);       // (1 + 2 + 3) / 3
             QVERIFY(std::fabs(out[l * d + 1] - 20.0) < 1e-13);  // (10 + 20 + 30) / 3
@@ -245,10 +245,30 @@ private slots:
         }
     }
 
+    // Causal: query i averages the valid values at positions ≤ i (equal scores), the keys after it
+    // get probability exactly 0.
+    void causalAttentionAveragesTheValidValuesUpToEachPosition() {
+        const int B = 1, L = 4, d = 2, H = 1;
+        const std::vector<double> q(B * L * d, 0.0), k = {1, 2, 3, 4, 5, 6, 7, 8};
+        const std::vector<double> v = {1, 10, 2, 20, 3, 30, 100, 1000};
+        const std::vector<std::int32_t> lengths = {3};  // token 3 is a pad
+        std::vector<double> out(B * L * d), probs(H * L * L);
+        ops::attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(),
+                               lengths.data(), B, L, d, H, true);
+        const double want[L] = {1.0, 1.5, 2.0, 2.0};  // the pad query sees keys 0..2
+        for (int l = 0; l < L; ++l) {
+            QVERIFY(std::fabs(out[l * d] - want[l]) < 1e-14);
+            QVERIFY(std::fabs(out[l * d + 1] - 10 * want[l]) < 1e-13);
+            for (int j = l + 1; j < L; ++j)
+                QCOMPARE(probs[l * L + j], 0.0);
+        }
+    }
+
     void attentionRejectsWidthNotDivisibleByHeads() {
         float x[6] = {};
         float p[9] = {};
-        QVERIFY_THROWS_EXCEPTION(Error, ops::attention_forward(x, p, x, x, x, nullptr, 1, 1, 6, 4));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 ops::attention_forward(x, p, x, x, x, nullptr, 1, 1, 6, 4, false));
     }
 
     void crossEntropyOfUniformLogitsIsLogV() {

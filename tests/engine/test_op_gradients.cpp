@@ -168,7 +168,13 @@ private slots:
         CHECK_GRAD(x, dx, loss);
     }
 
+    void attentionWithPadding_data() {
+        QTest::addColumn<bool>("causal");
+        QTest::newRow("padding mask") << false;
+        QTest::newRow("padding and causal mask") << true;
+    }
     void attentionWithPadding() {
+        QFETCH(bool, causal);
         const int B = 3, L = 4, d = 6, H = 2;
         const std::vector<std::int32_t> lengths = {4, 2, 1};
         Vec q = random_vector(B * L * d, gen), k = random_vector(B * L * d, gen),
@@ -176,14 +182,14 @@ private slots:
             probs(B * H * L * L), scratch(ops::attention_backward_scratch_size(L, pool2));
         auto loss = [&] {
             ops::attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(),
-                                   lengths.data(), B, L, d, H, pool2);
+                                   lengths.data(), B, L, d, H, causal, pool2);
             return dot(out, r);
         };
         loss();
         Vec dq = prefilled(q.size()), dk = prefilled(k.size()), dv = prefilled(v.size());
         ops::attention_backward(dq.data(), dk.data(), dv.data(), scratch.data(), r.data(),
                                 probs.data(), q.data(), k.data(), v.data(), lengths.data(), B, L, d,
-                                H, pool2);
+                                H, causal, pool2);
         CHECK_GRAD(q, dq, loss);
         CHECK_GRAD(k, dk, loss);  // pad keys: zero gradient, and FD agrees (masked out)
         CHECK_GRAD(v, dv, loss);

@@ -168,7 +168,7 @@ void CpuBackend::forward_as(const OpCall& c) {
                 *static_cast<ops::FftConvWorkspace<T>*>(fft_workspace<T>(c)), P);
         case OpId::attention:
             return ops::attention_forward(v(4), v(5), v(0), v(1), v(2), id(3), B, L, d, n32(s[3]),
-                                          P);
+                                          s[4] != 0, P);
         case OpId::spatial_mix:
             return ops::spatial_mix_forward(v(3), v(0), v(1), v(2), B, L, d, n32(s[3]), s[4] != 0,
                                             P);
@@ -264,7 +264,8 @@ void CpuBackend::backward_as(const OpCall& c) {
                 *static_cast<ops::FftConvWorkspace<T>*>(fft_workspace<T>(c)), P);
         case OpId::attention:
             return ops::attention_backward(g(0), g(1), g(2), attention_scratch<T>(L), g(4), v(5),
-                                           v(0), v(1), v(2), id(3), B, L, d, n32(s[3]), P);
+                                           v(0), v(1), v(2), id(3), B, L, d, n32(s[3]), s[4] != 0,
+                                           P);
         case OpId::spatial_mix:
             return ops::spatial_mix_backward(g(0), g(1), g(2), g(3), v(0), v(1), B, L, d, n32(s[3]),
                                              s[4] != 0, P);

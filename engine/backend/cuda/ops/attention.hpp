@@ -6,13 +6,16 @@
 // inputs (dh = d / heads) and nk = lengths[b] valid keys (L without lengths),
 //   P = softmax(Q_h K_hᵀ / √dh) over the keys j < nk (P = 0 for j ≥ nk; all of P and out_h are 0
 //   when nk = 0),  out_h = P V_h.
+// causal (argument 4): query row i keeps only the keys j < min(nk, i + 1) (P = 0 beyond).
 // Forward: (1) S = (1/√dh)·Q Kᵀ into probs by cuBLAS over all L keys (the lengths are device data,
 // so the GEMM cannot be cut at nk); (2) one index per row of probs takes the max, exponentiates and
-// normalises over j < nk and writes exact zeros for j ≥ nk; (3) out = P V (beta = 0). The masked
+// normalises over its kept keys (j < nk, and j ≤ i when causal) and writes exact zeros beyond;
+// (3) out = P V (beta = 0). The masked
 // columns are zero, so the padded keys' rows of V contribute exactly nothing (as long as they are
 // finite, which the padded positions of a projection are).
 // Backward (accumulates): dV += Pᵀ dO; dP = dO Vᵀ into scratch; one index per row turns it into
-// dS = P ⊙ (dP − Σ_j P_j dP_j) / √dh over j < nk (zero beyond); dQ += dS K, dK += dSᵀ Q.
+// dS = P ⊙ (dP − Σ_j P_j dP_j) / √dh over the row's kept keys (zero beyond); dQ += dS K,
+// dK += dSᵀ Q.
 // Heads are interleaved in [B, L, d], so no single stride walks every (b, h): per_head_gemm
 // batches the longer of the two axes (stride L·d over b, or dh over h) and loops over the other.
 // A length outside [0, L] (which the CPU rejects) is clamped to it: the host never reads lengths.
@@ -55,14 +58,23 @@ ROUTESCOPE_HD inline std::int64_t valid_keys(const std::int32_t* lengths, std::i
     return n < 0 ? 0 : (n > L ? L : n);
 }
 
-/// Row r of probs [B, heads, L, L] (scores on entry): softmax over its nk valid keys, 0 beyond.
+/// Keys query row r of probs [B, heads, L, L] reads: the valid keys of its sequence, and only
+/// j ≤ i (i = r mod L, the query's position) when causal.
+ROUTESCOPE_HD inline std::int64_t kept_keys(const std::int32_t* lengths, std::int64_t r,
+                                            std::int64_t heads, std::int64_t L, bool causal) {
+    const std::int64_t nk = valid_keys(lengths, r / (heads * L), L), i = r % L;
+    return causal && i + 1 < nk ? i + 1 : nk;
+}
+
+/// Row r of probs [B, heads, L, L] (scores on entry): softmax over its kept keys, 0 beyond.
 template <class T>
 struct MaskedSoftmaxRow {
     T* p;
     const std::int32_t* lengths;
     std::int64_t heads, L;
+    bool causal;
     ROUTESCOPE_HD void operator()(std::int64_t r) const {
-        const std::int64_t nk = valid_keys(lengths, r / (heads * L), L);
+        const std::int64_t nk = kept_keys(lengths, r, heads, L, causal);
         T* row = p + r * L;
         if (nk > 0) {
             T m = row[0];
@@ -81,7 +93,7 @@ struct MaskedSoftmaxRow {
     }
 };
 
-/// Row r of ds (dP on entry): dS = P ⊙ (dP − Σ_j P_j dP_j) · scale over the nk valid keys, 0
+/// Row r of ds (dP on entry): dS = P ⊙ (dP − Σ_j P_j dP_j) · scale over the row's kept keys, 0
 /// beyond.
 template <class T>
 struct SoftmaxBackwardRow {
@@ -90,8 +102,9 @@ struct SoftmaxBackwardRow {
     const std::int32_t* lengths;
     std::int64_t heads, L;
     T scale;
+    bool causal;
     ROUTESCOPE_HD void operator()(std::int64_t r) const {
-        const std::int64_t nk = valid_keys(lengths, r / (heads * L), L);
+        const std::int64_t nk = kept_keys(lengths, r, heads, L, causal);
         T* row = ds + r * L;
         const T* pr = p + r * L;
         T dot = 0;
@@ -134,10 +147,11 @@ inline void check_attention(const ops::OpCall& c) {
                     " is not divisible by n_heads = " + std::to_string(c.i[3]));
     if (c.i[2] == 0 && c.i[0] * c.i[1] > 0)
         throw Error("attention: width 0 is not supported by the CUDA backend");
+    if (c.i[4] != 0 && c.i[4] != 1) throw Error("attention: causal must be 0 or 1");
 }
 }  // namespace detail
 
-/// Arguments: B, L, d, heads.
+/// Arguments: B, L, d, heads, causal.
 template <class T, class X>
 void attention_forward(X& x, const ops::OpCall& c) {
     detail::check_attention(c);
@@ -152,7 +166,7 @@ void attention_forward(X& x, const ops::OpCall& c) {
     per_head_gemm<T>(x, B, heads, Trans::n, Trans::t, L, L, dh, scale, c.value<T>(0), d, act,
                      c.value<T>(1), d, act, T(0), probs, L, prob);
     x.each(c.i[0] * c.i[3] * c.i[1],
-           MaskedSoftmaxRow<T>{probs, c.value<std::int32_t>(3), c.i[3], c.i[1]});
+           MaskedSoftmaxRow<T>{probs, c.value<std::int32_t>(3), c.i[3], c.i[1], c.i[4] != 0});
     per_head_gemm<T>(x, B, heads, Trans::n, Trans::n, L, dh, L, T(1), probs, L, prob, c.value<T>(2),
                      d, act, T(0), c.value<T>(4), d, act);
 }
@@ -179,8 +193,8 @@ void attention_backward(X& x, const ops::OpCall& c) {
     if (!dq && !dk) return;
     per_head_gemm<T>(x, B, heads, Trans::n, Trans::t, L, L, dh, T(1), dout, d, act, c.value<T>(2),
                      d, act, T(0), ds, L, prob);
-    x.each(c.i[0] * c.i[3] * c.i[1],
-           SoftmaxBackwardRow<T>{ds, probs, c.value<std::int32_t>(3), c.i[3], c.i[1], scale});
+    x.each(c.i[0] * c.i[3] * c.i[1], SoftmaxBackwardRow<T>{ds, probs, c.value<std::int32_t>(3),
+                                                           c.i[3], c.i[1], scale, c.i[4] != 0});
     if (dq)
         per_head_gemm<T>(x, B, heads, Trans::n, Trans::n, L, dh, L, T(1), ds, L, prob,
                          c.value<T>(1), d, act, T(1), dq, d, act);

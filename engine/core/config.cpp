@@ -54,6 +54,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
         {"model.norm_position", {"enum", {"pre", "post"}}},
         {"model.mlm_head", {"bool", {}}},
+        {"model.causal", {"bool", {}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
         {"model.birdie.forget_init", {"enum", {"zero", "spread"}}},
@@ -241,6 +242,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.pool = m["pool"];
     c.model.norm_position = m["norm_position"];
     c.model.mlm_head = m["mlm_head"];
+    c.model.causal = m["causal"];
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
     c.model.birdie.forget_init = m["birdie"]["forget_init"];
@@ -373,6 +375,15 @@ void check_ranges(const RunConfig& c) {
     need(m.norm_position == "pre" || m.arch == "bert", "model.norm_position",
          "'post' is for arch bert (Hugging Face BERT's post-LN blocks); '" + m.arch +
              "' blocks are pre-norm");
+    if (m.causal && m.arch != "bigs" && m.arch != "stack_ssm" && m.arch != "gated_att" &&
+        m.arch != "bert") {
+        const std::string why = m.arch == "gmlp" ? "has its own switch, model.gmlp.causal = true"
+                                : m.arch == "birdie"
+                                    ? "has its own switch, model.birdie.mode = causal"
+                                    : "has no causal variant";
+        fail("model.causal",
+             "true is for arch bigs, stack_ssm, gated_att and bert; '" + m.arch + "' " + why);
+    }
     need(m.mlm_head || m.n_labels > 0, "model.mlm_head",
          "false leaves no head: a model without the MLM head needs model.n_labels > 0");
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
@@ -469,6 +480,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
                   {"pool", model.pool},
                   {"norm_position", model.norm_position},
                   {"mlm_head", model.mlm_head},
+                  {"causal", model.causal},
                   {"birdie",
                    {{"mode", model.birdie.mode},
                     {"layer_pattern", model.birdie.layer_pattern},

@@ -66,6 +66,10 @@ struct ModelConfig {
     std::string norm_position = "pre";
     /// false: no MLM head (mlm.*), a classification-only model (needs n_labels > 0).
     bool mlm_head = true;
+    /// Causal variants of bigs, stack_ssm (the forward SSM only: no backward branch, none of its
+    /// parameters), gated_att and bert (a causal attention mask: position t attends to t' ≤ t).
+    /// gMLP and Birdie have their own switches (gmlp.causal, birdie.mode); docs/config.md.
+    bool causal = false;
     BirdieConfig birdie;
     GmlpConfig gmlp;
     SlstmConfig slstm;

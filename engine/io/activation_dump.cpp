@@ -18,8 +18,10 @@ namespace {
 
 constexpr std::int32_t kIgnore = -100;  // MLM target of an unscored position (PyTorch's index)
 
+// A causal bigs / stack_ssm has no backward SSM, and /kernels holds both directions
+// (DUMP_FORMAT.md): its dump has no /kernels.
 bool has_ssm_kernels(const ModelConfig& m) {
-    return m.arch == "bigs" || m.arch == "stack_ssm";
+    return (m.arch == "bigs" || m.arch == "stack_ssm") && !m.causal;
 }
 
 // x rounded to the nearest binary16 value (ties to even), kept in a float. The dump's float16
@@ -279,6 +281,10 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     } else if (options.gates && m.arch == "gmlp") {
         spec.gates = {"spatial_gate"};  // W · LN(Z2) + b (docs/decisions.md)
         spec.gate_channels = m.inner() / 2;
+    } else if (options.gates && m.causal) {  // causal bigs: no backward branch, no u_b
+        spec.gates = {"u_f", "v"};
+        spec.gate_channels = m.d_model;
+        spec.gate_channels_of["v"] = m.inner();
     } else if (options.gates) {
         spec.gates = {"u_f", "u_b", "v"};
         spec.gate_channels = m.d_model;

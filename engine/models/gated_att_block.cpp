@@ -9,7 +9,7 @@ GatedAttBlock::GatedAttBlock(const ModelConfig& m, int index)
       duc_(layer_prefix(index) + "duc"),
       dol_(layer_prefix(index) + "dol"),
       do_(layer_prefix(index) + "do"),
-      attn_(layer_prefix(index) + "attn", m.d_model, m.heads()),
+      attn_(layer_prefix(index) + "attn", m.d_model, m.heads(), m.causal),
       eps_(static_cast<float>(m.ln_eps)),
       gelu_(block_gelu(m)) {}
 

@@ -6,6 +6,8 @@
 //   F = do( gelu(dol( duc(MHA(U)) )) ⊙ V ),   h ← h + F
 //
 // Parameters `layers.<i>.{norm, dv, du, attn.{q,k,v,o}, duc, dol, do}`; padding keys masked.
+// model.causal: MHA with the causal mask (multi_head_attention.hpp), position t attends to t' ≤ t;
+// the rest acts on one position, so F at t reads h at positions ≤ t only. Same parameters.
 #include "engine/models/block.hpp"
 #include "engine/models/multi_head_attention.hpp"
 

@@ -16,6 +16,7 @@ GatedSsmBlock::GatedSsmBlock(const ModelConfig& m, int index)
       ssm_f_(layer_prefix(index) + "ssm_forward"),
       ssm_b_(layer_prefix(index) + "ssm_backward"),
       d_(m.d_model),
+      causal_(m.causal),
       eps_(static_cast<float>(m.ln_eps)),
       gelu_(block_gelu(m)) {}
 
@@ -25,13 +26,13 @@ void GatedSsmBlock::declare(ParamStore& store, const ModelConfig& m, int index) 
     declare_layernorm(store, p + "norm", d);
     declare_linear(store, p + "dv", d, I);
     declare_linear(store, p + "du_forward", d, d);
-    declare_linear(store, p + "du_backward", d, d);
+    if (!m.causal) declare_linear(store, p + "du_backward", d, d);
     declare_linear(store, p + "duc_forward", d, d);
-    declare_linear(store, p + "duc_backward", d, d);
+    if (!m.causal) declare_linear(store, p + "duc_backward", d, d);
     declare_linear(store, p + "dol", d, I);
     declare_linear(store, p + "do", I, d);
     declare_ssm(store, p + "ssm_forward", m.ssm);
-    declare_ssm(store, p + "ssm_backward", m.ssm);
+    if (!m.causal) declare_ssm(store, p + "ssm_backward", m.ssm);
 }
 
 Act GatedSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
@@ -39,6 +40,15 @@ Act GatedSsmBlock::forward(Graph& g, const Act& h, const BlockInput& in) {
     const Act X = g.layernorm(h, rows, norm_, eps_);
     const Act V = g.gelu(g.linear(X, rows, dv_), gelu_);
     const Act U_f = g.gelu(g.linear(X, rows, du_f_), gelu_);
+    if (causal_) {  // F = do( gelu(dol(Y_f)) ⊙ V ): the forward path alone gates V
+        const Act Y_f = g.linear(g.ssm(U_f, in.B, in.L, d_, ssm_f_), rows, duc_f_);
+        if (capture_ && !g.planning() && !g.training()) {
+            capture_("u_f", U_f.v, d_, false);
+            capture_("v", V.v, static_cast<int>(V.n / rows), false);
+        }
+        const Act Z = g.mul(g.gelu(g.linear(Y_f, rows, dol_), gelu_), V);
+        return g.add(h, g.linear(Z, rows, do_));
+    }
     const Act U_b = g.gelu(g.linear(g.flip(X, in.B, in.L, d_), rows, du_b_), gelu_);
     const Act Y_f = g.linear(g.ssm(U_f, in.B, in.L, d_, ssm_f_), rows, duc_f_);
     const Act Y_b =

@@ -12,6 +12,19 @@
 // gelu is the block gelu (gelu_tanh by default). No dropout and no attention mask inside the
 // block: pads go through the SSMs. Parameters `layers.<i>.{norm, dv, du_forward, du_backward,
 // duc_forward, duc_backward, dol, do, ssm_forward, ssm_backward}`.
+//
+// Causal variant (model.causal; docs/decisions.md "Causal variants of bigs, stack_ssm, gated_att
+// and bert"): no backward branch, so the multiplicative gate is the forward SSM path alone:
+//
+//   V   = gelu(dv(X))                       dv: d→I
+//   U_f = gelu(du_forward(X))               d→d
+//   Y_f = duc_forward(SSM_f(U_f))           d→d, no activation
+//   F   = do( gelu(dol(Y_f)) ⊙ V )
+//
+// SSM_f is a causal convolution (y_t depends on u_{t'} for t' ≤ t) and every other map acts on
+// one position, so F at t reads h at positions ≤ t only. Parameters `layers.<i>.{norm, dv,
+// du_forward, duc_forward, dol, do, ssm_forward}` (du_backward, duc_backward and ssm_backward do
+// not exist); gates for dumps are u_f and v.
 #include <functional>
 #include <vector>
 
@@ -38,6 +51,7 @@ private:
 
     std::string norm_, dv_, du_f_, du_b_, duc_f_, duc_b_, dol_, do_, ssm_f_, ssm_b_;
     int d_;
+    bool causal_;
     float eps_;
     Gelu gelu_;
 };

@@ -2,8 +2,14 @@
 
 namespace routescope::models {
 
-MultiHeadAttention::MultiHeadAttention(const std::string& name, int d, int heads)
-    : q_(name + ".q"), k_(name + ".k"), v_(name + ".v"), o_(name + ".o"), d_(d), heads_(heads) {}
+MultiHeadAttention::MultiHeadAttention(const std::string& name, int d, int heads, bool causal)
+    : q_(name + ".q"),
+      k_(name + ".k"),
+      v_(name + ".v"),
+      o_(name + ".o"),
+      d_(d),
+      heads_(heads),
+      causal_(causal) {}
 
 void MultiHeadAttention::declare(ParamStore& store, const std::string& name, int d) {
     for (const char* p : {".q", ".k", ".v", ".o"})
@@ -15,7 +21,7 @@ Act MultiHeadAttention::forward(Graph& g, const Act& x, const BlockInput& in) {
     const Act q = g.linear(x, rows, q_);
     const Act k = g.linear(x, rows, k_);
     const Act v = g.linear(x, rows, v_);
-    return g.linear(g.attention(q, k, v, in.lengths, in.B, in.L, d_, heads_), rows, o_);
+    return g.linear(g.attention(q, k, v, in.lengths, in.B, in.L, d_, heads_, causal_), rows, o_);
 }
 
 }  // namespace routescope::models

@@ -8,19 +8,23 @@
 //
 // Padding keys (positions ≥ length) get probability exactly 0. Dropout on the probabilities is not
 // applied (docs/decisions.md, "Models: attention-probability dropout").
+//
+// Causal (model.causal, bert and gated_att): mask_{ij} = −∞ also for every key j > i, so P_j[i, j]
+// is exactly 0 for j > i and out_j at position i reads positions ≤ i only.
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
 
 class MultiHeadAttention {
 public:
-    MultiHeadAttention(const std::string& name, int d, int heads);
+    MultiHeadAttention(const std::string& name, int d, int heads, bool causal = false);
     static void declare(ParamStore& store, const std::string& name, int d);
     Act forward(Graph& g, const Act& x, const BlockInput& in);
 
 private:
     std::string q_, k_, v_, o_;
     int d_, heads_;
+    bool causal_;
 };
 
 }  // namespace routescope::models

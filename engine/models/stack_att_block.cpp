@@ -7,7 +7,7 @@ StackAttBlock::StackAttBlock(const ModelConfig& m, int index)
       norm2_(layer_prefix(index) + "norm2"),
       ffn1_(layer_prefix(index) + "ffn1"),
       ffn2_(layer_prefix(index) + "ffn2"),
-      attn_(layer_prefix(index) + "attn", m.d_model, m.heads()),
+      attn_(layer_prefix(index) + "attn", m.d_model, m.heads(), m.causal),
       eps_(static_cast<float>(m.ln_eps)),
       gelu_(block_gelu(m)),
       post_(m.norm_position == "post") {}

@@ -10,6 +10,8 @@
 //   h ← LN2( h + ffn2( gelu(ffn1(h)) ) )
 //
 // Heads of width 64 unless model.n_heads; padding keys masked; gelu is the block gelu.
+// model.causal: MHA with the causal mask (multi_head_attention.hpp), position t attends to t' ≤ t,
+// in either norm position; same parameters.
 // Parameters `layers.<i>.{norm1, attn.{q,k,v,o}, norm2, ffn1, ffn2}`.
 #include "engine/models/block.hpp"
 #include "engine/models/multi_head_attention.hpp"

@@ -9,6 +9,16 @@
 //
 // Parameters `layers.<i>.{norm1, wi_forward, ssm_forward, wo_forward, norm2, wi_backward,
 // ssm_backward, wo_backward, norm3, ffn1, ffn2}`; gelu is the block gelu; pads go through the SSMs.
+//
+// Causal variant (model.causal; docs/decisions.md "Causal variants of bigs, stack_ssm, gated_att
+// and bert"): the backward (flipped) SSM sub-block is left out, the forward one feeds the FFN:
+//
+//   a1 = h  + wo_forward( SSM_f( wi_forward(LN1(h)) ) )
+//   h' = a1 + ffn2( gelu(ffn1(LN3(a1))) )
+//
+// SSM_f is a causal convolution and everything else acts on one position, so h' at t reads h at
+// positions ≤ t only. Parameters `layers.<i>.{norm1, wi_forward, ssm_forward, wo_forward, norm3,
+// ffn1, ffn2}` (norm2, wi_backward, ssm_backward and wo_backward do not exist).
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -22,6 +32,7 @@ public:
 private:
     std::string norm1_, wi_f_, ssm_f_, wo_f_, norm2_, wi_b_, ssm_b_, wo_b_, norm3_, ffn1_, ffn2_;
     int d_;
+    bool causal_;
     float eps_;
     Gelu gelu_;
 };

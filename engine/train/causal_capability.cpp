@@ -26,17 +26,20 @@ void check_causal_objective(const RunConfig& c) {
                           "false mixes every position into every other; set model.gmlp.causal = "
                           "true");
     }
-    std::string why;
-    if (m.arch == "bert" || m.arch == "gated_att")
-        why = "its attention has a padding mask only (no causal or prefix mask in the engine)";
-    else if (m.arch == "slstm")
-        why = "its right neighbours and sentence node read the whole row";
-    else
-        why = "its backward SSM reads the row right to left";
+    if (m.arch == "slstm")
+        throw ConfigError(head +
+                          "model must not read, but model.arch = slstm is bidirectional: "
+                          "its right neighbours and sentence node read the whole row; use "
+                          "model.arch = birdie (mode causal or prefix), gmlp with "
+                          "model.gmlp.causal = true, or bigs, stack_ssm, gated_att or bert "
+                          "with model.causal = true");
+    if (m.causal) return;  // bigs, stack_ssm: forward SSM only; bert, gated_att: causal mask
+    const std::string why = m.arch == "bert" || m.arch == "gated_att"
+                                ? "its attention masks padding keys only"
+                                : "its backward SSM reads the row right to left";
     throw ConfigError(head + "model must not read, but model.arch = " + m.arch +
-                      " is bidirectional: " + why +
-                      "; use model.arch = birdie (mode causal or prefix) or gmlp with "
-                      "model.gmlp.causal = true");
+                      " with model.causal = false is bidirectional: " + why +
+                      "; set model.causal = true");
 }
 
 }  // namespace routescope::train

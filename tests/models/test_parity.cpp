@@ -64,10 +64,20 @@ constexpr Tolerance kParamsAfterTol{1e-4, 0};
 constexpr double kParamsAfterLrFraction = 1e-3;
 constexpr double kZeroGradParamsAbs = 1e-5;
 
-RunConfig small_config(const std::string& arch, int n_labels = 0,
-                       const std::string& pool = "mean") {
+// "<arch>_causal" (bigs, stack_ssm, gated_att, bert): that architecture with model.causal, its
+// other options as below.
+bool causal_case(const std::string& arch) {
+    const std::string suffix = "_causal";
+    return arch != "gmlp_causal" && arch != "birdie_causal" && arch.size() > suffix.size() &&
+           arch.compare(arch.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+RunConfig small_config(std::string arch, int n_labels = 0, const std::string& pool = "mean") {
+    const bool causal = causal_case(arch);
+    if (causal) arch.resize(arch.size() - 7);
     nlohmann::json j = {{"model",
                          {{"arch", arch},
+                          {"causal", causal},
                           {"vocab_size", kV},
                           {"d_model", 64},
                           {"n_layers", 2},
@@ -180,7 +190,24 @@ BatchData birdie_batch(const std::string& mode) {
     return b;
 }
 
+// The batch of a model.causal case: clm targets (each valid position predicts the next token; the
+// last one an end token, id 1), no reset mask. The last position has a target so that every
+// parameter has a gradient in theory: without it, E_pos's row 31 reaches no loss in a causal model,
+// and the rounding noise the FFT convolution leaves there is turned by AdamW into updates of a
+// fraction of lr that the reference's noise does not share.
+BatchData clm_batch() {
+    BatchData b = make_batch();
+    for (int r = 0; r < kB; ++r)
+        for (int l = 0; l < kL; ++l) {
+            const std::int32_t next =
+                l + 1 < b.lengths[r] ? b.tokens[std::size_t(r) * kL + l + 1] : 1;
+            b.labels[std::size_t(r) * kL + l] = l < b.lengths[r] ? next : -100;
+        }
+    return b;
+}
+
 BatchData batch_for(const RunConfig& cfg) {
+    if (cfg.model.causal) return clm_batch();
     return cfg.model.arch == "birdie" ? birdie_batch(cfg.model.birdie.mode) : make_batch();
 }
 
@@ -303,6 +330,13 @@ const std::vector<Case>& cases() {
          "mean"},
         {"gmlp (spatial gating unit; I=96)", "gmlp", false, "mean"},
         {"gmlp causal (lower-triangular W)", "gmlp_causal", false, "mean"},
+        {"bigs causal (forward SSM only, next-token targets)", "bigs_causal", false, "mean"},
+        {"stack_ssm causal (forward SSM only; H=4, gelu_erf, inv init; next-token targets)",
+         "stack_ssm_causal", false, "mean"},
+        {"gated_att causal (causal mask; I=96; next-token targets)", "gated_att_causal", false,
+         "mean"},
+        {"bert causal (causal mask, next-token targets)", "bert_causal", false, "mean"},
+        {"bigs causal, mean pool", "bigs_causal", true, "mean"},
         {"gmlp, mean pool", "gmlp", true, "mean"},
         {"slstm (2 shared recurrent steps)", "slstm", false, "mean"},
         {"slstm, gate LayerNorms", "slstm_norm", false, "mean"},

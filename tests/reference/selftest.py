@@ -207,6 +207,27 @@ class Architecture(unittest.TestCase):
         # the backward branch (flipped back to text order) at positions <= t sees the change
         self.assertGreater((torch.flip(captured["Y_b"], [1])[:, :t + 1] - y_b[:, :t + 1]).abs().max().item(), 1e-6)
 
+    def test_causal_variants_at_t_ignore_tokens_after_t(self):
+        # model.causal: every output at positions <= t is the same whatever the tokens after t (the
+        # reference's SSM convolution is an FFT too, so float64 rounding, not exact zeros).
+        torch.manual_seed(8)
+        for arch in ("bigs", "stack_ssm", "gated_att", "bert"):
+            model = Model(tiny_config(arch, causal=True)).double().eval()
+            if arch in ("bigs", "stack_ssm"):  # no backward branch, none of its parameters
+                names = [n for n, _ in model.named_parameters()]
+                self.assertFalse([n for n in names if "backward" in n or ".norm2." in n], arch)
+            ids = torch.randint(0, 50, (2, 16))
+            lengths = torch.tensor([16, 12])
+            h1, _ = model.encode(ids, lengths)
+            t = 7
+            changed = ids.clone()
+            changed[:, t + 1:] = (changed[:, t + 1:] + 1) % 50
+            h2, _ = model.encode(changed, lengths)
+            torch.testing.assert_close(h2[:, :t + 1], h1[:, :t + 1], rtol=0, atol=1e-12, msg=arch)
+            self.assertGreater((h2[:, t + 1:] - h1[:, t + 1:]).abs().max().item(), 1e-6, arch)
+        with self.assertRaisesRegex(ConfigError, r"^model\.causal: .*model\.gmlp\.causal"):
+            tiny_config("gmlp", causal=True)
+
     def test_attention_models_ignore_padding_and_bigs_does_not(self):
         torch.manual_seed(7)
         for arch, pads_matter in (("bigs", True), ("stack_ssm", True), ("gated_att", False), ("bert", False)):

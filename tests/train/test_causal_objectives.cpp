@@ -182,9 +182,13 @@ private slots:
             QTest::addRow("%s birdie bidirectional", o) << o << "model.birdie.mode=bidirectional"
                                                         << "model.birdie.mode";
             QTest::addRow("%s bigs", o) << o << "model.arch=bigs"
-                                        << "model.arch = bigs";
+                                        << "model.causal";
+            QTest::addRow("%s stack_ssm", o) << o << "model.arch=stack_ssm"
+                                             << "model.causal";
             QTest::addRow("%s bert", o) << o << "model.arch=bert"
-                                        << "model.arch = bert";
+                                        << "model.causal";
+            QTest::addRow("%s gated_att", o) << o << "model.arch=gated_att"
+                                             << "model.causal";
             QTest::addRow("%s slstm", o) << o << "model.arch=slstm"
                                          << "model.arch = slstm";
             QTest::addRow("%s gmlp", o) << o << "model.arch=gmlp"
@@ -211,6 +215,13 @@ private slots:
                 config_error(
                     c.with_override("model.arch=gmlp").with_override("model.gmlp.causal=true")),
                 QString());
+            // model.causal (issue 27): the forward SSM only, or a causal attention mask.
+            for (const char* arch : {"bigs", "stack_ssm", "gated_att", "bert"}) {
+                RunConfig m = c.with_override(std::string("model.arch=") + arch);
+                if (std::string(arch) == "gated_att" || std::string(arch) == "bert")
+                    m = m.with_override("model.n_heads=2");
+                QCOMPARE(config_error(m.with_override("model.causal=true")), QString());
+            }
         }
         RunConfig c = RunConfig::from_json(tiny(corpus_, "birdie"));
         QVERIFY(config_error(c.with_override("train.birdie.arms=[\"copying\", \"nope\"]"))
@@ -332,6 +343,26 @@ private slots:
         j["model"]["gmlp"] = {{"causal", true}};
         j["model"].erase("birdie");
         train_and_check_learning(j, "gmlp_clm");
+    }
+
+    // model.causal (issue 27): clm trains the causal SSM and attention models.
+    void clm_trains_causal_variants_data() {
+        QTest::addColumn<QString>("arch");
+        QTest::newRow("bigs") << "bigs";
+        QTest::newRow("stack_ssm") << "stack_ssm";
+        QTest::newRow("gated_att") << "gated_att";
+        QTest::newRow("bert") << "bert";
+    }
+    void clm_trains_causal_variants() {
+        QFETCH(QString, arch);
+        auto j = tiny(corpus_, "clm");
+        j["model"]["arch"] = arch.toStdString();
+        j["model"]["causal"] = true;
+        j["model"]["ssm"] = {{"n_modes", 16}};
+        j["model"].erase("birdie");
+        j["model"].erase("d_inner");
+        if (arch == "gated_att" || arch == "bert") j["model"]["n_heads"] = 2;
+        train_and_check_learning(j, arch + "_causal_clm");
     }
 
     void birdie_mixture_is_logged_and_loss_falls() {

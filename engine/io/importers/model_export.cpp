@@ -113,6 +113,10 @@ void write_text(const fs::path& path, const std::string& text) {
 ojson export_config(const RunConfig& c) {
     const ModelConfig& m = c.model;
     ojson j;
+    if (m.causal && (m.arch == "bert" || m.arch == "bigs"))
+        refuse("model.causal", "true: the published " +
+                                   std::string(m.arch == "bert" ? "BERT" : "BiGS") +
+                                   " layout is bidirectional (no causal variant to export)");
     if (m.arch == "bert") {
         if (m.norm_position != "post")
             refuse("model.norm_position",

@@ -37,6 +37,7 @@ SCHEMA = {
         "pool": ("mean", ("mean", "first", "sentence")),
         "norm_position": ("pre", ("pre", "post")),
         "mlm_head": (True, "bool"),
+        "causal": (False, "bool"),
         "birdie": {
             "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),
             "layer_pattern": ("alternate", ("alternate", "uniform")),
@@ -108,6 +109,9 @@ SCHEMA = {
         "epochs": (0, "int"),
     },
 }
+
+# The architectures model.causal applies to (docs/config.md); gmlp and birdie have their own switches.
+CAUSAL_SWITCH_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert")
 
 # The architectures this reference implements (MODELS.md, the BiGS paper's 2x2 ablation).
 REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp")
@@ -190,6 +194,10 @@ def _check_ranges(cfg):
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)")
     need(m["pool"] != "sentence" or m["arch"] == "slstm", "model.pool",
          f"'sentence' is the S-LSTM sentence node (model.arch = slstm); '{m['arch']}' pools by 'mean' or 'first'")
+    if m["causal"] and m["arch"] not in CAUSAL_SWITCH_ARCHS:
+        why = {"gmlp": "has its own switch, model.gmlp.causal = true",
+               "birdie": "has its own switch, model.birdie.mode = causal"}.get(m["arch"], "has no causal variant")
+        raise ConfigError(f"model.causal: true is for arch bigs, stack_ssm, gated_att and bert; '{m['arch']}' {why}")
     need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
     need(0 <= m["dropout"] < 1, "model.dropout", "must lie in [0, 1)")
     need(m["init_std"] > 0, "model.init_std", "must be positive")

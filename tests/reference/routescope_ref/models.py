@@ -29,6 +29,14 @@ STACK/ATT (BERT, pre-norm):  h <- h + MHA(LN1(h));  h <- h + W2 gelu(W1 LN2(h))
 MHA: heads of width 64 unless model.n_heads; softmax(q k^T / sqrt(d_head)) with padding keys
 masked (probability exactly 0); dropout on the probabilities; output projection o.
 
+model.causal = true (docs/config.md; bigs, stack_ssm, gated_att, bert):
+    GATED/SSM: no backward branch (no du_backward, duc_backward, ssm_backward):
+        V = gelu(dv(X)),  U_f = gelu(du_forward(X)),  Y_f = duc_forward(SSM_f(U_f))
+        F = do( gelu(dol(Y_f)) * V )
+    STACK/SSM: no backward sub-block (no norm2, wi_backward, ssm_backward, wo_backward):
+        a1 = h + Wo_f( SSM_f( Wi_f LN1(h) ) );  h' = a1 + W2 gelu(W1 LN3(a1))
+    GATED/ATT, STACK/ATT: MHA also masks every key j > query i (probability exactly 0)
+
 No final LN after the last block. Heads:
     MLM:            logits = LN(gelu_erf(dense(h))) E_word^T + bias        (decoder tied to E_word)
     classification: pool (masked mean | first | S-LSTM sentence node) -> dense -> tanh -> dropout -> out
@@ -85,11 +93,12 @@ class Embeddings(nn.Module):
 
 
 class MultiHeadAttention(nn.Module):
-    """Bidirectional multi-head self-attention; padding keys are masked."""
+    """Multi-head self-attention; padding keys are masked, and with causal every key after the query."""
 
-    def __init__(self, d_model, n_heads, dropout):
+    def __init__(self, d_model, n_heads, dropout, causal=False):
         super().__init__()
         self.n_heads = n_heads
+        self.causal = causal
         self.q = nn.Linear(d_model, d_model)
         self.k = nn.Linear(d_model, d_model)
         self.v = nn.Linear(d_model, d_model)
@@ -106,6 +115,9 @@ class MultiHeadAttention(nn.Module):
         q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
         scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # [B, h, Lq, Lk]
         scores = scores.masked_fill(~key_valid[:, None, None, :], float("-inf"))
+        if self.causal:  # query i reads keys j <= i only
+            later = torch.ones(L, L, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(later[None, None], float("-inf"))
         probs = self.dropout(torch.softmax(scores, dim=-1))
         ctx = (probs @ v).transpose(1, 2).reshape(B, L, d)
         return self.o(ctx)
@@ -125,21 +137,28 @@ class GatedSSMBlock(nn.Module):
         d, inner = m["d_model"], config_mod.d_inner(cfg)
         self.act = m["block_gelu"]
         self.norm = nn.LayerNorm(d, eps=m["ln_eps"])
+        self.causal = m["causal"]  # no backward branch: du_backward, duc_backward, ssm_backward
         self.dv = nn.Linear(d, inner)
         self.du_forward = nn.Linear(d, d)
-        self.du_backward = nn.Linear(d, d)
+        if not self.causal:
+            self.du_backward = nn.Linear(d, d)
         self.duc_forward = nn.Linear(d, d)
-        self.duc_backward = nn.Linear(d, d)
+        if not self.causal:
+            self.duc_backward = nn.Linear(d, d)
         self.dol = nn.Linear(d, inner)
         self.do = nn.Linear(inner, d)
         self.ssm_forward = _ssm(cfg)
-        self.ssm_backward = _ssm(cfg)
+        if not self.causal:
+            self.ssm_backward = _ssm(cfg)
 
     def forward(self, h, key_valid):
         del key_valid  # MODELS.md: no attention mask inside the BiGS block
         X = self.norm(h)
         V = gelu(self.dv(X), self.act)
         U_f = gelu(self.du_forward(X), self.act)
+        if self.causal:  # the forward path alone gates V
+            Y_f = self.duc_forward(self.ssm_forward(U_f))
+            return h + self.do(gelu(self.dol(Y_f), self.act) * V)
         U_b = gelu(self.du_backward(flip(X)), self.act)
         Y_f = self.duc_forward(self.ssm_forward(U_f))
         Y_b = flip(self.duc_backward(self.ssm_backward(U_b)))
@@ -158,10 +177,12 @@ class StackSSMBlock(nn.Module):
         self.wi_forward = nn.Linear(d, d)
         self.ssm_forward = _ssm(cfg)
         self.wo_forward = nn.Linear(d, d)
-        self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
-        self.wi_backward = nn.Linear(d, d)
-        self.ssm_backward = _ssm(cfg)
-        self.wo_backward = nn.Linear(d, d)
+        self.causal = m["causal"]
+        if not self.causal:
+            self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
+            self.wi_backward = nn.Linear(d, d)
+            self.ssm_backward = _ssm(cfg)
+            self.wo_backward = nn.Linear(d, d)
         self.norm3 = nn.LayerNorm(d, eps=m["ln_eps"])
         self.ffn1 = nn.Linear(d, inner)
         self.ffn2 = nn.Linear(inner, d)
@@ -169,6 +190,8 @@ class StackSSMBlock(nn.Module):
     def forward(self, h, key_valid):
         del key_valid  # as the BiGS block: pads go through the SSMs
         a1 = h + self.wo_forward(self.ssm_forward(self.wi_forward(self.norm1(h))))
+        if self.causal:  # no backward sub-block
+            return a1 + self.ffn2(gelu(self.ffn1(self.norm3(a1)), self.act))
         a2 = a1 + flip(self.wo_backward(self.ssm_backward(self.wi_backward(flip(self.norm2(a1))))))
         return a2 + self.ffn2(gelu(self.ffn1(self.norm3(a2)), self.act))
 
@@ -184,7 +207,7 @@ class GatedAttBlock(nn.Module):
         self.norm = nn.LayerNorm(d, eps=m["ln_eps"])
         self.dv = nn.Linear(d, inner)
         self.du = nn.Linear(d, d)
-        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"])
+        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"], m["causal"])
         self.duc = nn.Linear(d, d)
         self.dol = nn.Linear(d, inner)
         self.do = nn.Linear(inner, d)
@@ -205,7 +228,7 @@ class StackAttBlock(nn.Module):
         d, inner = m["d_model"], config_mod.d_inner(cfg)
         self.act = m["block_gelu"]
         self.norm1 = nn.LayerNorm(d, eps=m["ln_eps"])
-        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"])
+        self.attn = MultiHeadAttention(d, config_mod.n_heads(cfg), m["dropout"], m["causal"])
         self.norm2 = nn.LayerNorm(d, eps=m["ln_eps"])
         self.ffn1 = nn.Linear(d, inner)
         self.ffn2 = nn.Linear(inner, d)

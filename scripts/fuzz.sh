@@ -20,7 +20,8 @@ jobs=${ROUTESCOPE_FUZZ_JOBS:-$(nproc)}
 
 targets=(fuzz_dump_validator fuzz_dump_reader fuzz_checkpoint fuzz_run_config fuzz_config_override
          fuzz_classification fuzz_text_corpus fuzz_wordpiece fuzz_sentencepiece fuzz_import_msgpack
-         fuzz_import_safetensors fuzz_import_pytorch fuzz_project_file)
+         fuzz_import_safetensors fuzz_import_pytorch fuzz_project_file
+         fuzz_inspect_entry fuzz_analyze_entry fuzz_loader_entry)
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
@@ -82,7 +83,7 @@ fuzz() {
     mkdir -p "$build/corpus/$t" "$build/artifacts/$t" "$build/logs" "$build/seeds/$t"
     local extra=()
     case "$t" in
-        fuzz_dump_*|fuzz_checkpoint) extra+=(-max_len=262144) ;;
+        fuzz_dump_*|fuzz_checkpoint|fuzz_*_entry) extra+=(-max_len=262144) ;;
         fuzz_import_*) extra+=(-max_len=131072) ;;
         fuzz_sentencepiece) extra+=(-max_len=524288) ;;
     esac

@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
         const std::string bytes = slurp(scratch / name);
         put("fuzz_dump_validator", name, bytes);
         put("fuzz_dump_reader", name, bytes);
+        for (const char* entry : {"fuzz_inspect_entry", "fuzz_analyze_entry", "fuzz_loader_entry"})
+            put(entry, name, bytes);  // the product's entry points (issue 25)
     }
 
     // ---- checkpoints: with train state and a byte tokenizer; a WordPiece tokenizer, no train
@@ -160,6 +162,7 @@ int main(int argc, char** argv) {
         write_checkpoint((scratch / "bigs.ckpt.h5").string(), config, model.params(), {"bytes", {}},
                          &st);
         put("fuzz_checkpoint", "bigs.ckpt.h5", slurp(scratch / "bigs.ckpt.h5"));
+        put("fuzz_inspect_entry", "bigs.ckpt.h5", slurp(scratch / "bigs.ckpt.h5"));
     }
     for (const char* arch : {"gated_att", "slstm"}) {
         const RunConfig config = tiny_config(arch);
@@ -170,6 +173,7 @@ int main(int argc, char** argv) {
         write_checkpoint((scratch / name).string(), config, model.params(),
                          {"wordpiece", std::vector<std::uint8_t>(vocab.begin(), vocab.end())});
         put("fuzz_checkpoint", name, slurp(scratch / name));
+        put("fuzz_inspect_entry", name, slurp(scratch / name));
     }
 
     // ---- run configuration and --set

@@ -460,10 +460,18 @@ def main():
                                  if not k.startswith("cls."))
     tn["bigs.pooler.dense.weight"], tn["bigs.pooler.dense.bias"] = pc["classifier.pool.weight"], pc["classifier.pool.bias"]
     tn["classifier.weight"], tn["classifier.bias"] = pc["classifier.out.weight"], pc["classifier.out.bias"]
+    # BiGSForSequenceClassification's state_dict as the official port saves it (official_keys.py):
+    # the position_ids buffer too.
+    tn["bigs.embeddings.position_ids"] = np.arange(LMAX, dtype=np.int64)[None, :]
+    official_cls = official_keys.bigs_for_sequence_classification(V, D, I, N, LMAX, 2, LAYERS, 3)
+    assert set(tn) == set(official_cls), sorted(set(tn) ^ set(official_cls))
+    assert all(tuple(np.shape(tn[n])) == s for n, s in official_cls.items())
+    tn = collections.OrderedDict((n, tn[n]) for n in official_cls)
     mnli = config_json(architectures=["BiGSForSequenceClassification"], num_labels=3,
                        id2label={"0": "entailment", "1": "neutral", "2": "contradiction"})
     model_dir(out, "bigs_cls_flax", "flax_model.msgpack", mp(flax_tree(fl)), config=mnli)
     model_dir(out, "bigs_cls_pytorch", "pytorch_model.bin", torch_save_bytes(tn), config=mnli)
+    model_dir(out, "bigs_cls_safetensors", "model.safetensors", safetensors_bytes(tn), config=mnli)
 
     # ---- bad inputs
     bad = f"{out}/bad"

@@ -318,13 +318,15 @@ private slots:
         }
     }
 
-    // A BiGS classification fine-tune (BiGS_*_MNLI: no cls/, pooler + classifier) imports as a
+    // A BiGS classification fine-tune (BiGS_*_MNLI: no cls/, pooler + classifier; the PyTorch and
+    // safetensors files hold BiGSForSequenceClassification's official key set) imports as a
     // model without the MLM head (model.mlm_head = false, said on stderr), pool = mean (the
     // release's non_padding_mean), every tensor equal to the fixture's.
     void bigs_classification_imports_without_mlm_head_data() {
         QTest::addColumn<QString>("format");
         QTest::newRow("flax") << "flax";
         QTest::newRow("pytorch") << "pytorch";
+        QTest::newRow("safetensors") << "safetensors";
     }
     void bigs_classification_imports_without_mlm_head() {
         QFETCH(QString, format);

@@ -141,6 +141,13 @@ public:
         for (int i = 0;
              h5::is_dataset(file_, "params/layers." + std::to_string(i) + ".ssm_forward.A_re"); ++i)
             layers_.push_back(i + 1);
+        // A causal model (model.causal = true) has forward SSMs only: say so, instead of
+        // "missing parameter" for the first backward one.
+        if (!layers_.empty() && !h5::is_dataset(file_, "params/layers.0.ssm_backward.A_re"))
+            throw ConfigError(path +
+                              ": the model is causal (model.causal = true): its SSMs read left "
+                              "to right only, so it has no backward kernels, and the kernel "
+                              "analysis compares the two directions of a bidirectional model");
     }
     const std::vector<int>& layers() const { return layers_; }
 

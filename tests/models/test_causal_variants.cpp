@@ -11,6 +11,7 @@
 //   - Layout: causal bigs and stack_ssm have no backward branch (no *_backward parameters, no
 //     norm2 in stack_ssm); causal bert and gated_att have the parameters of the bidirectional ones.
 //   - The switch: model.causal is refused for gmlp, birdie (their own switches) and slstm.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
@@ -20,8 +21,10 @@
 #include <vector>
 
 #include "../test_device.hpp"
+#include "analysis/kernels.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/models/model.hpp"
 
 using namespace routescope;
@@ -175,6 +178,24 @@ private slots:
             // log_step); stack_ssm: norm2, wi_backward, wo_backward and ssm_backward.
             const std::size_t per_layer = std::string(arch) == "bigs" ? 2 * 2 + 5 : 3 * 2 + 5;
             QCOMPARE(missing.size(), 2 * per_layer);
+        }
+    }
+
+    // The kernel analysis compares the two directions of a bidirectional SSM: on a causal
+    // checkpoint it says so, naming the file and model.causal (not "missing parameter").
+    void kernelAnalysisOfACausalCheckpointSaysWhy() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("causal.ckpt.h5").toStdString();
+        models::Model model(config("bigs", true), 1, kN);
+        model.init(3);
+        write_checkpoint(path, config("bigs", true), model.params(), TokenizerBlob{});
+        try {
+            analysis::kernels_from_checkpoint(path, {}, analysis::KernelOptions{});
+            QFAIL("the kernel analysis accepted a causal checkpoint");
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find(path) != std::string::npos, e.what());
+            QVERIFY2(what.find("model.causal") != std::string::npos, e.what());
         }
     }
 

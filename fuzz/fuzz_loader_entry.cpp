@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::run_reader("loader", [&] {
         ValidateOptions structure;
         structure.scan_values = false;
-        ContainedInspection first = inspect_file_contained(path, structure, &analysis::hdf5_mutex(),
-                                                           fuzz::child_timeout());
+        ContainedInspection first =
+            inspect_file_contained(path, structure, &analysis::hdf5_mutex(), fuzz::child_timeout());
         if (first.report.readable && !first.info) first.report.readable = false;  // as load_file
         if (first.report.crashed) first.report.readable = false;
         if (!first.report.readable) {
@@ -33,9 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)summary_text(*first.info);  // the summary view formats what the child read
         ValidateOptions scan;
         scan.scan_values = true;
-        ValidationReport full = validate_file_contained(
-            path, scan, &analysis::hdf5_mutex(),
-            fuzz::child_timeout() + static_cast<double>(size) / 20e6);
+        ValidationReport full =
+            validate_file_contained(path, scan, &analysis::hdf5_mutex(),
+                                    fuzz::child_timeout() + static_cast<double>(size) / 20e6);
         if (full.crashed) full.readable = false;
         v.count(full);
         if (!full.readable) return;  // input_check refuses it

@@ -37,8 +37,8 @@ LoadedFile load_file(const QString& path, bool scan_values, double timeout_s) {
             out.report = validate_file_contained(path.toStdString(), options,
                                                  &analysis::hdf5_mutex(), limit);
         } else {
-            ContainedInspection inspection = inspect_file_contained(
-                path.toStdString(), options, &analysis::hdf5_mutex(), limit);
+            ContainedInspection inspection =
+                inspect_file_contained(path.toStdString(), options, &analysis::hdf5_mutex(), limit);
             out.report = std::move(inspection.report);
             out.info = std::move(inspection.info);
             if (out.report.readable && !out.info) {

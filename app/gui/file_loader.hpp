@@ -26,9 +26,9 @@ struct LoadedFile {
     bool values_scanned = false;   ///< false: `report` checked the structure only (so far)
 };
 
-/// Validation + summary of one file, both in a child process; safe to run in any thread. A child that
-/// has not answered after `timeout_s` (the structure pass; the value scan gets 1 s more per 20 MB
-/// of file) is stopped and the file is unreadable with that verdict.
+/// Validation + summary of one file, both in a child process; safe to run in any thread. A child
+/// that has not answered after `timeout_s` (the structure pass; the value scan gets 1 s more per 20
+/// MB of file) is stopped and the file is unreadable with that verdict.
 LoadedFile load_file(const QString& path, bool scan_values, double timeout_s = 60.0);
 
 class FileLoader : public QObject {

@@ -161,7 +161,8 @@ private:
     views::AnalysisView::InputCheck input_check(const QString& kind, const QStringList& paths);
     /// The files among `paths` (absolute) whose verdict the view must wait for.
     static QStringList files_to_check(const QString& kind, const QStringList& paths);
-    /// Why `path` (absolute) must not be read here, or empty when its verdict allows it / is not in.
+    /// Why `path` (absolute) must not be read here, or empty when its verdict allows it / is not
+    /// in.
     QString refusal(const QString& path) const;
     /// A project's views wait for the loader's verdict on the files the project opened (a view
     /// reads its files in this process: not before the child has read them through).

@@ -380,8 +380,8 @@ std::optional<FileInfo> decode_file_info(const std::string& bytes) {
     if (kind < 0 || kind > static_cast<std::int64_t>(FileKind::Checkpoint)) return std::nullopt;
     info.kind = static_cast<FileKind>(kind);
     info.format_version = r.i64();
-    for (std::string* s : {&info.producer, &info.created, &info.arch, &info.name,
-                           &info.config_json, &info.checkpoint, &info.checkpoint_sha256})
+    for (std::string* s : {&info.producer, &info.created, &info.arch, &info.name, &info.config_json,
+                           &info.checkpoint, &info.checkpoint_sha256})
         *s = r.str();
     info.n_layers = r.i64();
     info.d_model = r.i64();

@@ -64,7 +64,8 @@ private slots:
         QTest::addColumn<int>("which");
         // ROUTESCOPE_CONFORMANCE_SIZES=tiny,odd leaves out the benchmark sizes (gpu-check.sh's
         // compute-sanitizer pass, where every access is checked).
-        const QString sizes = qEnvironmentVariable("ROUTESCOPE_CONFORMANCE_SIZES", "tiny,odd,bench");
+        const QString sizes =
+            qEnvironmentVariable("ROUTESCOPE_CONFORMANCE_SIZES", "tiny,odd,bench");
         std::vector<SpecSize> chosen;
         if (sizes.contains("tiny")) chosen.push_back(SpecSize::tiny);
         if (sizes.contains("odd")) chosen.push_back(SpecSize::odd);

@@ -422,8 +422,7 @@ private slots:
             {"version", 1},
             {"files", {crash.toStdString()}},
             {"views", {{{"kind", "transitions"}, {"inputs", {crash.toStdString()}}}}}};
-        QVERIFY(
-            write_bytes(path("summary_crash.rsproj"), QByteArray::fromStdString(j.dump(1))));
+        QVERIFY(write_bytes(path("summary_crash.rsproj"), QByteArray::fromStdString(j.dump(1))));
         qputenv("ROUTESCOPE_FAULT_CRASH_AT", "/model attr name#2");
         const int views_before = static_cast<int>(window_->analysis_views().size());
         window_->open_file(path("summary_crash.rsproj"));

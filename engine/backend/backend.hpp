@@ -10,10 +10,12 @@
 //
 // A backend allocates only in allocate() and prepare(): a Graph prepares every op of a step in its
 // planning pass, so the steps themselves allocate nothing.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "engine/core/tensor.hpp"
+#include "engine/ops/element_math.hpp"
 #include "engine/ops/op.hpp"
 
 namespace routescope {
@@ -31,6 +33,24 @@ struct AdamWSpan {
     double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
     std::int64_t update = 1;  ///< k ≥ 1: the bias corrections use β^k
 };
+
+/// A span's per-element coefficients, as torch computes them for float32 tensors: the scalars
+/// in double (Python floats), then float for the element updates (ops::element::adamw_element).
+/// Every backend's AdamW uses these.
+inline ops::element::AdamWCoefficients adamw_coefficients(const AdamWSpan& s) {
+    const auto k = static_cast<double>(s.update);
+    ops::element::AdamWCoefficients c{};
+    c.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
+    c.step_size = static_cast<float>(s.lr / (1.0 - std::pow(s.beta1, k)));
+    c.denom_scale = static_cast<float>(std::sqrt(1.0 - std::pow(s.beta2, k)));
+    c.beta1 = static_cast<float>(s.beta1);
+    c.beta2 = static_cast<float>(s.beta2);
+    c.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
+    c.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
+    c.eps = static_cast<float>(s.eps);
+    c.decays = s.weight_decay != 0.0;
+    return c;
+}
 
 class Backend {
 public:

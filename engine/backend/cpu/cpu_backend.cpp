@@ -338,19 +338,7 @@ void CpuBackend::scale(float* x, float a, std::size_t n) {
 }
 
 void CpuBackend::adamw(const AdamWSpan& s) {
-    const auto k = static_cast<double>(s.update);
-    // The scalar coefficients in double, the element updates in float, as torch computes them
-    // for float32 tensors (Python floats are doubles; the tensor ops are float).
-    ops::element::AdamWCoefficients c{};
-    c.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
-    c.step_size = static_cast<float>(s.lr / (1.0 - std::pow(s.beta1, k)));
-    c.denom_scale = static_cast<float>(std::sqrt(1.0 - std::pow(s.beta2, k)));
-    c.beta1 = static_cast<float>(s.beta1);
-    c.beta2 = static_cast<float>(s.beta2);
-    c.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
-    c.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
-    c.eps = static_cast<float>(s.eps);
-    c.decays = s.weight_decay != 0.0;
+    const ops::element::AdamWCoefficients c = adamw_coefficients(s);
     float *p = s.params, *m = s.m, *v = s.v;
     const float* g = s.grads;
     pool_.parallel_for(static_cast<std::int64_t>(s.n), 4096, [&](std::int64_t b, std::int64_t e) {

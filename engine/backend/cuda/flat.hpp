@@ -82,22 +82,6 @@ struct AdamWBody {
     }
 };
 
-/// The coefficients torch computes in Python floats for a span (CpuBackend::adamw's).
-inline ops::element::AdamWCoefficients adamw_coefficients(const AdamWSpan& s) {
-    const auto k = static_cast<double>(s.update);
-    ops::element::AdamWCoefficients c{};
-    c.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
-    c.step_size = static_cast<float>(s.lr / (1.0 - std::pow(s.beta1, k)));
-    c.denom_scale = static_cast<float>(std::sqrt(1.0 - std::pow(s.beta2, k)));
-    c.beta1 = static_cast<float>(s.beta1);
-    c.beta2 = static_cast<float>(s.beta2);
-    c.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
-    c.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
-    c.eps = static_cast<float>(s.eps);
-    c.decays = s.weight_decay != 0.0;
-    return c;
-}
-
 /// AdamW over all spans: one launch per kAdamWSpans spans.
 template <class X>
 void adamw(X& x, const AdamWSpan* spans, std::size_t count) {
@@ -106,7 +90,8 @@ void adamw(X& x, const AdamWSpan* spans, std::size_t count) {
         std::int64_t total = 0;
         for (std::size_t k = first; k < count && k < first + kAdamWSpans; ++k) {
             const AdamWSpan& s = spans[k];
-            body.piece[body.count++] = {s.params, s.grads, s.m, s.v, total, adamw_coefficients(s)};
+            body.piece[body.count++] = {s.params, s.grads, s.m,
+                                        s.v,      total,   routescope::adamw_coefficients(s)};
             total += static_cast<std::int64_t>(s.n);
         }
         x.each(total, body);

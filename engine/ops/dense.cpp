@@ -1,36 +1,32 @@
 #include "engine/ops/dense.hpp"
 
-#include "engine/backend/cpu/eigen_map.hpp"
+#include "engine/backend/cpu/blas.hpp"
 
 namespace routescope::ops {
 
-using cpu::matrix;
+using cpu::gemm;
+using cpu::Trans;
 
 template <class T>
 void dense_forward(T* y, const T* x, const T* weight, const std::type_identity_t<T>* bias,
                    std::int64_t rows, int in, int out, ThreadPool& pool) {
-    const auto X = matrix(x, rows, in);
-    const auto W = matrix(weight, out, in);
-    auto Y = matrix(y, rows, out);
+    // Each block first holds the bias (or zeros), then the GEMM accumulates onto it (beta = 1).
     const bool by_rows = rows >= out;
     pool.parallel_for(by_rows ? rows : out, [&](std::int64_t b, std::int64_t e) {
-        const Eigen::Index n = e - b;
+        const std::int64_t n = e - b;
+        const std::int64_t r0 = by_rows ? b : 0, r1 = by_rows ? e : rows;
+        const std::int64_t c0 = by_rows ? 0 : b, c1 = by_rows ? out : e;
+        for (std::int64_t r = r0; r < r1; ++r) {
+            T* row = y + r * out;
+            for (std::int64_t o = c0; o < c1; ++o)
+                row[o] = bias ? bias[o] : T(0);
+        }
         if (by_rows) {
-            auto Yb = Y.middleRows(b, n);
-            if (bias) {
-                Yb.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(bias, out);
-            } else {
-                Yb.setZero();
-            }
-            Yb.noalias() += X.middleRows(b, n) * W.transpose();
+            gemm<T>(Trans::no, Trans::yes, n, out, in, T(1), x + b * in, in, weight, in, T(1),
+                    y + b * out, out);
         } else {
-            auto Yb = Y.middleCols(b, n);
-            if (bias) {
-                Yb.rowwise() = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(bias + b, n);
-            } else {
-                Yb.setZero();
-            }
-            Yb.noalias() += X * W.middleRows(b, n).transpose();
+            gemm<T>(Trans::no, Trans::yes, rows, n, in, T(1), x, in, weight + b * in, in, T(1),
+                    y + b, out);
         }
     });
 }
@@ -39,17 +35,16 @@ template <class T>
 void dense_backward(std::type_identity_t<T>* dx, std::type_identity_t<T>* dweight,
                     std::type_identity_t<T>* dbias, const T* dy, const T* x, const T* weight,
                     std::int64_t rows, int in, int out, ThreadPool& pool) {
-    const auto X = matrix(x, rows, in);
-    const auto W = matrix(weight, out, in);
-    const auto dY = matrix(dy, rows, out);
     if (dx) {
-        auto dX = matrix(dx, rows, in);
+        // dx += dy W: [rows, out] · [out, in].
         const bool by_rows = rows >= in;
         pool.parallel_for(by_rows ? rows : in, [&](std::int64_t b, std::int64_t e) {
             if (by_rows) {
-                dX.middleRows(b, e - b).noalias() += dY.middleRows(b, e - b) * W;
+                gemm<T>(Trans::no, Trans::no, e - b, in, out, T(1), dy + b * out, out, weight, in,
+                        T(1), dx + b * in, in);
             } else {
-                dX.middleCols(b, e - b).noalias() += dY * W.middleCols(b, e - b);
+                gemm<T>(Trans::no, Trans::no, rows, e - b, out, T(1), dy, out, weight + b, in,
+                        T(1), dx + b, in);
             }
         });
     }
@@ -57,10 +52,10 @@ void dense_backward(std::type_identity_t<T>* dx, std::type_identity_t<T>* dweigh
         // Each worker owns a slice of output features, so every gradient element is one
         // sequential sum over rows: no cross-thread reduction, bit-identical per thread count.
         pool.parallel_for(out, [&](std::int64_t b, std::int64_t e) {
-            const Eigen::Index n = e - b;
             if (dweight) {
-                auto dW = matrix(dweight, out, in);
-                dW.middleRows(b, n).noalias() += dY.middleCols(b, n).transpose() * X;
+                // dweight[b:e] += dy[:, b:e]ᵀ x: [e-b, rows] · [rows, in].
+                gemm<T>(Trans::yes, Trans::no, e - b, in, rows, T(1), dy + b, out, x, in, T(1),
+                        dweight + b * in, in);
             }
             if (dbias) {
                 for (std::int64_t r = 0; r < rows; ++r) {

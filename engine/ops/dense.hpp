@@ -1,7 +1,8 @@
 #pragma once
 // Dense (Linear) layer: y = x Wᵀ + b, x [rows, in] (rows = B·L), W [out, in] (PyTorch layout),
-// b [out] or null. The GEMM is Eigen on row-major maps, split across the pool by rows (or by
-// output features when there are fewer rows than features); Eigen itself runs single-threaded.
+// b [out] or null. The GEMM is OpenBLAS (cpu::gemm, engine/backend/cpu/blas.hpp) on the
+// row-major buffers, split across the pool by rows (or by output features when there are fewer
+// rows than features); OpenBLAS itself runs single-threaded in each worker.
 // Pointers that may be null are declared std::type_identity_t<T>* (here and in every op) so a
 // caller can pass nullptr without spelling out T: T is deduced from the other arguments.
 #include <cstdint>

@@ -60,6 +60,13 @@ covered() {  # covered BINARY: each NEEDED library resolves and its package is i
         # A library behind update-alternatives (liblapack.so.3) may be named by its virtual package.
         elif grep -qx "$pkg" <<<"$depends"; then echo "$lib -> $pkg"
         elif grep -qx "$lib" <<<"$depends"; then echo "$lib -> $lib (virtual; $pkg provides it)"
+        # A metapackage that picks one build of a library (libopenblas0: pthread, openmp or
+        # serial) covers the build installed here when it lists it among its alternatives.
+        elif meta=$(for d in $depends; do
+                        dpkg-query -W -f='${Depends}\n' "$d" 2>/dev/null | tr ',|' '\n\n' |
+                            sed 's/(.*)//; s/^ *//; s/ *$//' | grep -qx "$pkg" && echo "$d"
+                    done | head -1) && [ -n "$meta" ]; then
+            echo "$lib -> $meta (metapackage; $pkg is one of its alternatives)"
         else echo "$lib ($path): $pkg is not in Depends"; ok=1; fi
     done
     return $ok

@@ -1,5 +1,6 @@
 #include "views/axis_ticks.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace routescope::views {
@@ -18,9 +19,20 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
             step = m * magnitude;
             break;
         }
+    // A range narrower than the values' own precision (1 ± 2e-16) has a step below one ulp:
+    // adding it would never move v. Such a range gets its one value, and the ticks are counted
+    // by index, never more than max_ticks + 1.
+    const double scale = std::max(std::abs(lo), std::abs(hi));
+    if (step <= scale * 1e-12) {
+        out.push_back(lo);
+        return out;
+    }
     const double first = std::ceil(lo / step - 1e-9) * step;
-    for (double v = first; v <= hi + step * 1e-9; v += step)
+    for (int i = 0; i <= max_ticks + 1; ++i) {
+        const double v = first + i * step;
+        if (v > hi + step * 1e-9) break;
         out.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    }
     return out;
 }
 

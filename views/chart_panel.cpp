@@ -5,6 +5,7 @@
 #include <QScatterSeries>
 #include <QXYSeries>
 
+#include <algorithm>
 #include <cmath>
 
 #include "views/axis_ticks.hpp"
@@ -108,8 +109,12 @@ void fit_axes(QChartView* view) {
                 y1 = std::max(y1, p.y());
             }
     if (!std::isfinite(x0)) return;
-    if (x1 <= x0) x1 = x0 + 1;
-    const double pad = y1 > y0 ? 0.05 * (y1 - y0) : 0.5;
+    // A range within rounding of one value (CKA of a model with itself: 1 ± 2e-16) is one value.
+    auto flat = [](double a, double b) {
+        return !(b - a > 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}));
+    };
+    if (flat(x0, x1)) x1 = x0 + 1;
+    const double pad = flat(y0, y1) ? 0.5 : 0.05 * (y1 - y0);
     x_axis(view)->setRange(x0, x1);
     // Data that are never negative (fractions, probabilities, counts) get no axis below 0.
     y_axis(view)->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);

@@ -1,6 +1,7 @@
 #include "views/gates_view.hpp"
 
 #include "analysis/cached_analyses.hpp"
+#include "analysis/layer_pairing.hpp"
 
 #include <QChartView>
 #include <QComboBox>
@@ -72,18 +73,7 @@ std::pair<int, QString> counterpart(const analysis::GatesResult& from, std::int6
     const auto layers = layers_of(to);
     int target = -1;
     if (depth) {
-        const double rel =
-            static_cast<double>(layer) / static_cast<double>(std::max<std::int64_t>(1, n_from));
-        double best = std::numeric_limits<double>::infinity();
-        for (int l : layers) {
-            const double d = std::abs(static_cast<double>(l) /
-                                          static_cast<double>(std::max<std::int64_t>(1, n_to)) -
-                                      rel);
-            if (d < best - 1e-12) {
-                best = d;
-                target = l;
-            }
-        }
+        target = analysis::nearest_depth_layer(layer, n_from, layers, n_to);
     } else if (std::find(layers.begin(), layers.end(), layer) != layers.end()) {
         target = layer;
     }

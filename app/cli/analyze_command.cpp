@@ -16,6 +16,7 @@
 #include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
+#include "analysis/similarity.hpp"
 #include "analysis/transitions.hpp"
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
@@ -53,11 +54,15 @@ struct AnalyzeArgs {
     // kernels
     int radius = 10;
     std::int64_t length = 512;
+    // similarity
+    std::string vectors = "token", layer_a, layer_b;
+    std::vector<std::string> measures;
+    SimilarityOptions similarity;
 };
 
 const std::vector<std::string> kKinds = {"kernels",         "kernel-change", "gates",
                                          "anisotropy",      "pca",           "transitions",
-                                         "length-accuracy", "flops"};
+                                         "length-accuracy", "flops",         "similarity"};
 
 int parse_layer(const std::string& text) {
     try {
@@ -199,6 +204,27 @@ Output run_analysis(const AnalyzeArgs& a) {
             const auto r = kernels_from_dump(need_dump(dumps, a.kind), layers, o);
             out.add(r.to_json(), r.table());
         }
+    } else if (a.kind == "similarity") {
+        if (dumps.size() != 2)
+            throw ConfigError(
+                "analyze similarity needs two --dump FILE options (model A, model B)");
+        SimilarityOptions o = a.similarity;
+        o.seed = a.seed;
+        if (a.vectors != "token" && a.vectors != "sentence")
+            throw ConfigError("--vectors must be 'token' or 'sentence', got '" + a.vectors + "'");
+        o.sentence_vectors = a.vectors == "sentence";
+        o.measures = a.measures;
+        // --layer sets both sides; --layer-a / --layer-b one side each.
+        auto side = [&](const std::string& own, const DumpReader& dump) {
+            const std::string text = !own.empty() ? own : a.layer;
+            return text == "all" ? std::vector<int>{} : selected_layers(dump, text);
+        };
+        o.layers_a = side(a.layer_a, *dumps[0]);
+        o.layers_b = side(a.layer_b, *dumps[1]);
+        const auto r = representation_similarity(*dumps[0], *dumps[1], o);
+        for (const auto& note : r.notes)
+            std::cerr << "routescope-cli analyze similarity: " << note << "\n";
+        out.add(r.to_json(), r.table());
     } else if (a.kind == "kernel-change") {
         if (a.checkpoints.size() != 2)
             throw ConfigError(
@@ -271,6 +297,24 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--radius", a->radius, "kernels: relative positions −R..R (default 10)");
     cmd->add_option("--length", a->length,
                     "kernels from a checkpoint: kernel length L (default 512)");
+    cmd->add_option("--vectors", a->vectors,
+                    "similarity: 'token' (default: every real token, sampled) or 'sentence'");
+    cmd->add_option("--max-vectors", a->similarity.max_vectors,
+                    "similarity: vectors sampled uniformly (default 100000; all when fewer)");
+    cmd->add_option("--layer-a", a->layer_a, "similarity: layer of the first dump, or 'all'");
+    cmd->add_option("--layer-b", a->layer_b, "similarity: layer of the second dump, or 'all'");
+    cmd->add_option("--measures", a->measures,
+                    "similarity: linear_cka, linear_cka_unbiased, rbf_cka, svcca, pwcca, "
+                    "procrustes (default all)")
+        ->delimiter(',');
+    cmd->add_option("--gram-m", a->similarity.gram_m,
+                    "similarity: examples in the Gram sample (RBF CKA, null, bootstrap; 1000)");
+    cmd->add_option("--permutations", a->similarity.permutations,
+                    "similarity: permutations of the null (default 100, 0 none)");
+    cmd->add_option("--bootstrap", a->similarity.bootstrap,
+                    "similarity: bootstrap resamples of the interval (default 100, 0 none)");
+    cmd->add_option("--svcca-variance", a->similarity.svcca_variance,
+                    "similarity: share of the variance SVCCA keeps (default 0.99)");
     return [a]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's

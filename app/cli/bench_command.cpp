@@ -46,6 +46,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_ops.hpp"
+#include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
@@ -125,6 +126,56 @@ std::string find_torch_script(const std::string& name = "bench_train.py") {
     for (const auto& r : roots)
         if (fs::exists(r / rel)) return (r / rel).string();
     return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench similarity: tests/reference/analysis/bench_similarity.py, which writes the dumps, runs
+// this executable's `analyze similarity` under /usr/bin/time and numpy on the same sample.
+
+struct SimilarityBenchArgs {
+    std::int64_t sentences = 3000, length = 128, d_model = 768, layers = 13, m = 100000;
+    int threads = 2;
+    std::string work = "bench-similarity";
+    std::string python = "/usr/bin/python3";
+    std::string script;
+    bool skip_numpy = false;
+};
+
+int run_bench_similarity(const SimilarityBenchArgs& a) {
+    const std::string script =
+        a.script.empty() ? find_torch_script("analysis/bench_similarity.py") : a.script;
+    if (script.empty())
+        throw IoError("tests/reference/analysis/bench_similarity.py not found; give --script");
+    std::vector<std::string> args = {script,
+                                     "--cli",
+                                     self_executable(),
+                                     "--work",
+                                     a.work,
+                                     "--sentences",
+                                     std::to_string(a.sentences),
+                                     "--length",
+                                     std::to_string(a.length),
+                                     "--d",
+                                     std::to_string(a.d_model),
+                                     "--layers",
+                                     std::to_string(a.layers),
+                                     "--m",
+                                     std::to_string(a.m),
+                                     "--threads",
+                                     std::to_string(a.threads)};
+    if (a.skip_numpy) args.push_back("--skip-numpy");
+    fs::create_directories(a.work);
+    const std::string out = (fs::path(a.work) / "bench.out").string();
+    const std::string err = (fs::path(a.work) / "bench.err").string();
+    const int status = run_child(a.python, args, out, err);
+    for (const auto& path : {out, err}) {
+        std::ifstream in(path);
+        std::cout << in.rdbuf();
+    }
+    if (status != 0)
+        throw RuntimeFailure("bench similarity: " + a.python + " " + script + " exited " +
+                             std::to_string(status));
+    return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,7 +776,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
 }
 
 CommandRunner setup_bench(CLI::App& app) {
-    auto* cmd = app.add_subcommand("bench", "Benchmarks: train, forward, ops, conv, gemm, dump");
+    auto* cmd = app.add_subcommand("bench",
+                                   "Benchmarks: train, forward, ops, conv, gemm, dump, similarity");
     cmd->require_subcommand(1);
 
     auto ta = std::make_shared<TrainBenchArgs>();
@@ -803,6 +855,23 @@ CommandRunner setup_bench(CLI::App& app) {
     dump->add_flag("--keep", da->keep, "Keep the dump file");
     add_device_option(dump, da->device);
 
+    auto sa = std::make_shared<SimilarityBenchArgs>();
+    auto* similarity = cmd->add_subcommand(
+        "similarity",
+        "Linear CKA of every layer pair of two dumps, beside numpy on the same sample");
+    similarity->add_option("--sentences", sa->sentences, "Examples per dump")
+        ->check(CLI::PositiveNumber);
+    similarity->add_option("--length", sa->length, "Tokens per example")
+        ->check(CLI::PositiveNumber);
+    similarity->add_option("--d-model", sa->d_model, "Width d")->check(CLI::PositiveNumber);
+    similarity->add_option("--layers", sa->layers, "Layers per dump")->check(CLI::PositiveNumber);
+    similarity->add_option("--m", sa->m, "Token vectors sampled")->check(CLI::PositiveNumber);
+    similarity->add_option("--threads", sa->threads, "Threads (OMP_NUM_THREADS)");
+    similarity->add_option("--work", sa->work, "Folder for the dumps (kept and reused)");
+    similarity->add_option("--python", sa->python, "Python with numpy and h5py");
+    similarity->add_option("--script", sa->script, "tests/reference/analysis/bench_similarity.py");
+    similarity->add_flag("--skip-numpy", sa->skip_numpy, "Time Routescope only");
+
     return [=]() {
         // Errors are thrown to main's handler (exit_codes.hpp). A benchmark reads no input file:
         // an I/O error (writing its results, running its reference) is a failure at run time.
@@ -812,6 +881,7 @@ CommandRunner setup_bench(CLI::App& app) {
         if (train->parsed()) return run_bench_train(*ta);
         if (forward->parsed()) return run_bench_forward(*fa);
         if (conv->parsed()) return run_bench_conv(*ca);
+        if (similarity->parsed()) return run_bench_similarity(*sa);
         return run_bench_gemm(*sizes, *gemm_threads, *gemm_seconds);
     };
 }

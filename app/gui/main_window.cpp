@@ -50,6 +50,7 @@
 #include "views/kernel_view.hpp"
 #include "views/length_accuracy_view.hpp"
 #include "views/pca_view.hpp"
+#include "views/similarity_view.hpp"
 #include "views/training_view.hpp"
 #include "views/transitions_view.hpp"
 
@@ -422,6 +423,9 @@ void MainWindow::create_analysis_actions() {
          QT_TR_NOOP("Accuracy per length bin with Wilson intervals (two dumps: the difference)")},
         {"efficiency", QT_TR_NOOP("&Efficiency"), "Ctrl+Shift+F",
          QT_TR_NOOP("FLOPs against sequence length per architecture")},
+        {"similarity", QT_TR_NOOP("Representation &Similarity"), "Ctrl+Shift+M",
+         QT_TR_NOOP("CKA, SVCCA, PWCCA and Procrustes of every layer pair of two dumps of the same "
+                    "examples")},
     };
     for (const Entry& e : entries) {
         auto* a = new QAction(tr(e.text), this);
@@ -553,6 +557,11 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
                                              tabs_);
     } else if (kind == "efficiency") {
         view = new views::EfficiencyView({}, tabs_);
+    } else if (kind == "similarity") {
+        views::SimilarityViewSettings s;
+        s.dump_a = paths.value(0);
+        s.dump_b = paths.value(1);
+        view = new views::SimilarityView(s, tabs_);
     } else if (kind == "training") {
         views::TrainingViewSettings s;
         s.runs = paths;

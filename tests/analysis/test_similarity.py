@@ -20,7 +20,7 @@ b. closed forms: a vs same gives 1 for both CKAs, RBF CKA, SVCCA and PWCCA on th
    the gram sample: noted, and at most max(3, 5%) of them allowed); a vs same has p = 1/(K+1) on the
    diagonal and the interval [1, 1]. The permutation null's mean, std and p and the bootstrap
    interval agree with the reference's own permutation null and bootstrap within Monte-Carlo error.
-   The options echo of a default run holds the contract's defaults (permutations and bootstrap 200).
+   The options echo of a default run holds the defaults (permutations and bootstrap 100).
 c. options: --layer-a/--layer-b/--layer, --max-vectors with --seed (deterministic, seed-dependent),
    --svcca-variance, --gram-m, --measures, --csv.
 d. bad input, exit 2 with a message: a vs other_examples names the differing example; --layer-b 1
@@ -44,7 +44,7 @@ sys.path.insert(0, REFERENCE)
 import similarity_reference as ref  # noqa: E402
 
 TOL = 1e-6
-K_DEFAULT = 200  # the contract's default --permutations
+K_DEFAULT = 100  # the default --permutations (docs/analyses.md)
 REPORTED = {}
 REF_PERM = 4000  # the reference's own permutation null
 MEASURES = ref.MEASURES
@@ -180,7 +180,7 @@ def check_default_options(res, what):
     """The options echo of a run with every option left out: the contract's defaults."""
     o = res.get("options", {})
     defaults = {"vectors": "token", "max_vectors": 100000, "seed": 0, "gram_m": 1000,  # permutations_of: K
-                "bootstrap": 200, "svcca_variance": 0.99, "measures": list(MEASURES)}
+                "bootstrap": 100, "svcca_variance": 0.99, "measures": list(MEASURES)}
     for k, v in defaults.items():
         if k in o:
             echo = o[k].split(",") if k == "measures" and isinstance(o[k], str) else o[k]
@@ -276,11 +276,11 @@ def check_gram(res, A, B, closed, what, gram_m=1000, gram_stats=True):
 
 
 def permutations_of(res, what):
-    """K of the run: the contract's default 200 (a different echo is reported once, then used)."""
+    """K of the run: the default 100 (a different echo is reported once, then used)."""
     k = res.get("options", {}).get("permutations", K_DEFAULT)
     if k != K_DEFAULT and not REPORTED.get("permutations"):
         REPORTED["permutations"] = True
-        C.check(False, f"{what}: options.permutations = {k}: the contract's default is {K_DEFAULT} "
+        C.check(False, f"{what}: options.permutations = {k}: the default is {K_DEFAULT} "
                 f"(the checks below use {k})")
     return int(k)
 

@@ -16,9 +16,11 @@
 #include "views/kernel_view.hpp"
 #include "views/length_accuracy_view.hpp"
 #include "views/pca_view.hpp"
+#include "views/similarity_view.hpp"
 #include "views/transitions_view.hpp"
 
 #include <QComboBox>
+#include <QDir>
 #include <QLineEdit>
 #include <QTableWidget>
 
@@ -308,6 +310,60 @@ private slots:
         QVERIFY(std::abs(bigs->at(5).y() / 2.6e12 - 1) < 0.10);
         QCOMPARE(bigs->at(5).y(), view.results()[0].rows[5].forward);
         QVERIFY(view_test::screenshot(&view, "view_efficiency"));
+    }
+
+    void similarityViewDrawsTheLayerMatrixAndTheDepthDiagonal() {
+        // A model and a rotated, translated copy of its layers (make_similarity_dumps.py): CKA 1
+        // on the diagonal, the layers' own structure off it.
+        const QString sim_dir = QDir(dir_).filePath("similarity");
+        QDir().mkpath(sim_dir);
+        const QString first = view_test::similarity_dump(sim_dir, "a.dump.h5");
+        const QString twin = view_test::similarity_dump(sim_dir, "rotated.dump.h5");
+        QVERIFY(!first.isEmpty() && !twin.isEmpty());
+        SimilarityViewSettings s;
+        s.dump_a = first;
+        s.dump_b = twin;
+        s.permutations = 20;
+        s.bootstrap = 20;
+        SimilarityView view(s);
+        view.resize(1100, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view, 120000));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto& r = view.result();
+        const auto& d = view.heatmap()->data();
+        QCOMPARE(d.rows, static_cast<int>(r.layers_a.size()));
+        QCOMPARE(d.columns, static_cast<int>(r.layers_b.size()));
+        QCOMPARE(d.values[1], r.values[0][0][1]);  // linear_cka first: the row-major cell (0, 1)
+        QCOMPARE(lines(view.diagonal_chart()).size(), 5);
+        for (std::size_t i = 0; i < r.layers_a.size(); ++i)
+            QVERIFY(std::abs(r.values[0][i][i] - 1.0) < 1e-6);
+        QVERIFY(view_test::screenshot(&view, "view_similarity"));
+        // The same model's dump against itself: CKA 1 on the diagonal.
+        SimilarityViewSettings self = s;
+        self.dump_b = first;
+        view.restore_settings(self.to_json());
+        QVERIFY(view_test::wait_for(&view, 120000));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        for (std::size_t i = 0; i < view.result().layers_a.size(); ++i)
+            QVERIFY(std::abs(view.result().values[0][i][i] - 1.0) < 1e-9);
+        const auto curves = lines(view.diagonal_chart());
+        // The score (all N), the Gram sample's score, its bootstrap interval, the null's mean.
+        QCOMPARE(curves.size(), 5);
+        QCOMPARE(curves[0]->count(), static_cast<int>(view.result().layers_a.size()));
+        view.set_measure("procrustes");
+        QCOMPARE(view.heatmap()->data().values[0], view.result().values[5][0][0]);
+        const auto table = view.figure_table();
+        QCOMPARE(table.columns[0], std::string("model_a"));
+        // One dump only: a message that says what to select.
+        SimilarityViewSettings one;
+        one.dump_a = dump_a_;
+        SimilarityView lone(one);
+        lone.start();
+        QVERIFY(view_test::wait_for(&lone));
+        QVERIFY(!lone.has_result());
+        QVERIFY2(lone.error().contains("two dumps"), qPrintable(lone.error()));
     }
 
     void settingsRoundTripThroughJson() {

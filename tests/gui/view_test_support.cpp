@@ -46,6 +46,21 @@ QString ssm_checkpoint(const QString& dir, const QString& name) {
     return out;
 }
 
+QString similarity_dump(const QString& dir, const QString& name) {
+    const QString out = QDir(dir).filePath(name);
+    if (QFile::exists(out)) return out;
+    QProcess p;
+    p.start(
+        QStringLiteral(ROUTESCOPE_PYTHON),
+        {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/analysis/make_similarity_dumps.py"),
+         dir});
+    if (!p.waitForFinished(60000) || p.exitCode() != 0) {
+        qWarning("make_similarity_dumps.py failed: %s", p.readAllStandardError().constData());
+        return {};
+    }
+    return out;
+}
+
 bool run_cli(const QStringList& args) {
     QProcess p;
     p.start(QStringLiteral(ROUTESCOPE_CLI), args);

@@ -21,6 +21,9 @@ QString sample_dump(const QString& dir, const QString& name, const QStringList& 
 /// before.ckpt.h5 and after.ckpt.h5 with two BiGS SSM layers (tests/reference/analysis/
 /// make_analysis_dumps.py) in `dir`; returns the path of `name`.
 QString ssm_checkpoint(const QString& dir, const QString& name);
+/// The dumps of tests/reference/analysis/make_similarity_dumps.py (a, same, rotated, noise, ...)
+/// in `dir`, written once; returns the path of `name`.
+QString similarity_dump(const QString& dir, const QString& name);
 /// Runs `routescope-cli args` to the end (3 minutes at most); false, with its stderr as a
 /// warning, when it fails.
 bool run_cli(const QStringList& args);

@@ -1,0 +1,79 @@
+#pragma once
+// Representation similarity between the layers of two models dumped on the same examples (issue
+// 28): for every pair (layer i of A, layer j of B), on the same token (or sentence) vectors,
+//   linear CKA            Kornblith et al. 2019, ‖X̃ᵀỸ‖²_F / (‖X̃ᵀX̃‖_F ‖ỸᵀỸ‖_F), X̃ centred;
+//   linear CKA, unbiased  the same with the unbiased HSIC estimator of Song et al. 2012;
+//   RBF CKA               Gaussian kernels, bandwidth σ = the median pairwise distance (σ² = the
+//                         median of the squared distances, diagonal included), on the Gram sample;
+//   SVCCA                 Raghu et al. 2017: keep the principal directions holding 99% of the
+//                         variance, then the mean canonical correlation;
+//   PWCCA                 Morcos et al. 2018: canonical correlations weighted by how much of the
+//                         representation (of the side with fewer dimensions) each variate accounts
+//                         for;
+//   Procrustes            Ding et al. 2021: 2 − 2‖X̂ᵀŶ‖_* with X̂ = X̃/‖X̃‖_F (0 = same shape).
+// Everything but RBF CKA comes from d×d statistics accumulated over the vectors in chunks (never an
+// N×N matrix), so N = 100,000 tokens at d = 1024 runs in bounded memory. The Gram sample (n
+// vectors, one per example) carries the Gram-matrix statistics: RBF CKA, and for linear and RBF
+// CKA a permutation null (which example of B pairs with which of A) and a bootstrap interval over
+// examples. docs/analyses.md, "Representation similarity", states every definition.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/csv_table.hpp"
+#include "analysis/dump_reader.hpp"
+#include "analysis/provenance.hpp"
+
+namespace routescope::analysis {
+
+/// The measures, in the order results list them.
+const std::vector<std::string>& similarity_measures();
+
+struct SimilarityOptions {
+    bool sentence_vectors = false;      ///< false: token vectors; true: one vector per example
+    std::int64_t max_vectors = 100000;  ///< M: vectors sampled uniformly without replacement
+    std::uint64_t seed = 0;
+    std::vector<int> layers_a, layers_b;  ///< empty: every layer of the dump
+    std::vector<std::string> measures;    ///< empty: all of similarity_measures()
+    std::int64_t gram_m = 1000;           ///< n: the Gram sample (one vector per example)
+    int permutations = 100;               ///< K of the permutation null (0: none)
+    int bootstrap = 100;                  ///< B bootstrap resamples of the Gram sample (0: none)
+    double svcca_variance = 0.99;         ///< share of the variance SVCCA keeps
+    std::int64_t chunk = 512;             ///< vectors per streamed chunk
+    std::int64_t accumulator_bytes = std::int64_t{512} << 20;  ///< per pass over the data
+};
+
+/// A len(layers_a) × len(layers_b) matrix of one statistic, row-major.
+using LayerMatrix = std::vector<std::vector<double>>;
+
+struct GramStatistics {
+    LayerMatrix observed, null_mean, null_std, p_value, ci_low, ci_high;
+};
+
+struct SimilarityResult {
+    Provenance provenance;
+    SimilarityOptions options;
+    std::string vector_source_a, vector_source_b;  ///< "token", "sentence dataset", "masked mean"
+    std::vector<int> layers_a, layers_b;
+    std::int64_t available = 0;                     ///< vectors available before sampling
+    std::vector<std::int64_t> examples, positions;  ///< the sample (positions empty: sentences)
+    std::vector<std::int64_t> gram_sample;          ///< indices into the sample
+    std::vector<std::string> measures;
+    std::vector<LayerMatrix> values;  ///< one per measure
+    std::vector<int> svcca_dims_a, svcca_dims_b;
+    bool has_linear_gram = false, has_rbf_gram = false;
+    GramStatistics linear_gram, rbf_gram;
+    std::vector<std::string> notes;  ///< measures left out and why
+    nlohmann::json to_json() const;
+    CsvTable table() const;
+};
+
+/// Throws ConfigError (naming the file and the example) when the dumps do not hold the same
+/// examples, a requested layer is absent, or the sample is too small for a measure (CCA needs
+/// more vectors than d_A + d_B).
+SimilarityResult representation_similarity(const DumpReader& a, const DumpReader& b,
+                                           const SimilarityOptions& options);
+
+}  // namespace routescope::analysis

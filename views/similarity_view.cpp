@@ -1,0 +1,277 @@
+#include "views/similarity_view.hpp"
+
+#include <QChartView>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QVBoxLayout>
+
+#include "analysis/layer_pairing.hpp"
+#include "views/chart_panel.hpp"
+#include "views/heatmap_widget.hpp"
+#include "views/result_table.hpp"
+
+namespace routescope::views {
+
+nlohmann::json SimilarityViewSettings::to_json() const {
+    return {{"dump_a", dump_a.toStdString()},   {"dump_b", dump_b.toStdString()},
+            {"measure", measure.toStdString()}, {"vectors", vectors.toStdString()},
+            {"max_vectors", max_vectors},       {"gram_m", gram_m},
+            {"permutations", permutations},     {"bootstrap", bootstrap}};
+}
+
+SimilarityViewSettings SimilarityViewSettings::from_json(const nlohmann::json& j) {
+    SimilarityViewSettings s;
+    s.dump_a = QString::fromStdString(j.value("dump_a", std::string()));
+    s.dump_b = QString::fromStdString(j.value("dump_b", std::string()));
+    s.measure = QString::fromStdString(j.value("measure", s.measure.toStdString()));
+    s.vectors = QString::fromStdString(j.value("vectors", s.vectors.toStdString()));
+    s.max_vectors = j.value("max_vectors", s.max_vectors);
+    s.gram_m = j.value("gram_m", s.gram_m);
+    s.permutations = j.value("permutations", s.permutations);
+    s.bootstrap = j.value("bootstrap", s.bootstrap);
+    return s;
+}
+
+namespace {
+
+QString measure_title(const QString& m) {
+    if (m == "linear_cka") return QObject::tr("linear CKA");
+    if (m == "linear_cka_unbiased") return QObject::tr("linear CKA (unbiased HSIC)");
+    if (m == "rbf_cka") return QObject::tr("RBF CKA (σ = median distance)");
+    if (m == "svcca") return QObject::tr("SVCCA (99% variance)");
+    if (m == "pwcca") return QObject::tr("PWCCA");
+    if (m == "procrustes") return QObject::tr("Procrustes distance (0 = same shape)");
+    return m;
+}
+
+QString name_of(const QString& path) {
+    QString n = QFileInfo(path).fileName();
+    if (n.endsWith(".dump.h5")) n.chop(8);
+    return n;
+}
+
+}  // namespace
+
+SimilarityView::SimilarityView(SimilarityViewSettings settings, QWidget* parent)
+    : AnalysisView("similarity", parent), settings_(std::move(settings)) {
+    measure_box_ = new QComboBox(this);
+    measure_box_->setObjectName("measure");
+    for (const auto& m : analysis::similarity_measures())
+        measure_box_->addItem(measure_title(QString::fromStdString(m)), QString::fromStdString(m));
+    vectors_box_ = new QComboBox(this);
+    vectors_box_->setObjectName("vectors");
+    vectors_box_->addItem(tr("token vectors"), "token");
+    vectors_box_->addItem(tr("sentence vectors"), "sentence");
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Measure:"), this));
+    controls->addWidget(measure_box_);
+    controls->addWidget(new QLabel(tr("Vectors:"), this));
+    controls->addWidget(vectors_box_);
+    controls->addStretch(1);
+    heatmap_ = new HeatmapWidget(figure_);
+    heatmap_->setObjectName("similarityMatrix");
+    diagonal_ = make_chart_view(tr("By relative depth"), figure_);
+    diagonal_->setObjectName("similarityDiagonal");
+    auto* fl = new QHBoxLayout(figure_);
+    fl->setContentsMargins(0, 0, 0, 0);
+    fl->addWidget(heatmap_, 3);
+    fl->addWidget(diagonal_, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 1);
+    measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
+    vectors_box_->setCurrentIndex(std::max(0, vectors_box_->findData(settings_.vectors)));
+    connect(measure_box_, &QComboBox::currentIndexChanged, this,
+            [this] { set_measure(measure_box_->currentData().toString()); });
+    connect(vectors_box_, &QComboBox::currentIndexChanged, this, [this] {
+        settings_.vectors = vectors_box_->currentData().toString();
+        start();
+    });
+}
+
+QString SimilarityView::title() const {
+    return tr("Similarity — %1 | %2").arg(name_of(settings_.dump_a), name_of(settings_.dump_b));
+}
+
+QStringList SimilarityView::input_files() const {
+    return {settings_.dump_a, settings_.dump_b};
+}
+
+QString SimilarityView::input_stem() const {
+    return QFileInfo(settings_.dump_a).baseName() + "-vs-" + QFileInfo(settings_.dump_b).baseName();
+}
+
+void SimilarityView::restore_settings(const nlohmann::json& j) {
+    const auto s = SimilarityViewSettings::from_json(j);
+    const bool rerun = s.dump_a != settings_.dump_a || s.dump_b != settings_.dump_b ||
+                       s.vectors != settings_.vectors || s.max_vectors != settings_.max_vectors ||
+                       s.gram_m != settings_.gram_m || s.permutations != settings_.permutations ||
+                       s.bootstrap != settings_.bootstrap;
+    settings_ = s;
+    {
+        QSignalBlocker block(measure_box_);
+        measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
+    }
+    {
+        QSignalBlocker block(vectors_box_);
+        vectors_box_->setCurrentIndex(std::max(0, vectors_box_->findData(settings_.vectors)));
+    }
+    if (rerun && has_result())
+        start();
+    else
+        redraw();
+}
+
+void SimilarityView::start() {
+    const auto s = settings_;
+    struct Out {
+        analysis::SimilarityResult result;
+        int n_a = 1, n_b = 1;
+    };
+    run<Out>(
+        tr("Computing representation similarity"),
+        [s](AnalysisSteps& steps) {
+            steps.set_total(1);
+            if (s.dump_b.isEmpty())
+                throw std::runtime_error(
+                    "Similarity compares two dumps: select two dumps of the same examples (A "
+                    "and B) in the workspace, then choose Analysis › Similarity.");
+            const analysis::DumpReader a(s.dump_a.toStdString());
+            const analysis::DumpReader b(s.dump_b.toStdString());
+            analysis::SimilarityOptions o;
+            o.sentence_vectors = s.vectors == "sentence";
+            o.max_vectors = s.max_vectors;
+            o.gram_m = s.gram_m;
+            o.permutations = s.permutations;
+            o.bootstrap = s.bootstrap;
+            Out out;
+            out.result = analysis::representation_similarity(a, b, o);
+            out.n_a = static_cast<int>(std::max<std::int64_t>(1, a.n_layers()));
+            out.n_b = static_cast<int>(std::max<std::int64_t>(1, b.n_layers()));
+            steps.done(1);
+            return out;
+        },
+        [this](Out& r) {
+            result_ = std::move(r.result);
+            n_layers_a_ = r.n_a;
+            n_layers_b_ = r.n_b;
+            redraw();
+        });
+}
+
+void SimilarityView::set_measure(const QString& measure) {
+    settings_.measure = measure;
+    {
+        QSignalBlocker block(measure_box_);
+        measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(measure)));
+    }
+    redraw();
+}
+
+void SimilarityView::redraw() {
+    const auto& r = result_;
+    const auto it =
+        std::find(r.measures.begin(), r.measures.end(), settings_.measure.toStdString());
+    clear_chart(diagonal_);
+    if (it == r.measures.end() || r.layers_a.empty() || r.layers_b.empty()) {
+        HeatmapData empty;
+        empty.title = tr("%1 was not computed").arg(measure_title(settings_.measure));
+        for (const auto& n : r.notes)
+            empty.note += QString::fromStdString(n);
+        heatmap_->set_data(empty);
+        return;
+    }
+    const auto& values = r.values[static_cast<std::size_t>(it - r.measures.begin())];
+    const QString name_a = name_of(settings_.dump_a), name_b = name_of(settings_.dump_b);
+    const QString title = measure_title(settings_.measure);
+    HeatmapData d;
+    d.rows = static_cast<int>(r.layers_a.size());
+    d.columns = static_cast<int>(r.layers_b.size());
+    for (int l : r.layers_a)
+        d.row_labels << QString::number(l);
+    for (int l : r.layers_b)
+        d.column_labels << QString::number(l);
+    for (const auto& row : values)
+        for (double v : row)
+            d.values.push_back(v);
+    d.title = tr("%1: %2 against %3").arg(title, name_a, name_b);
+    d.y_label = tr("layer of %1").arg(name_a);
+    d.x_label = tr("layer of %1").arg(name_b);
+    d.value_label = title;
+    const bool distance = settings_.measure == "procrustes";
+    d.lo = 0;
+    d.hi = distance ? 2.0 : 1.0;
+    if (settings_.measure == "linear_cka_unbiased") d.lo = std::numeric_limits<double>::quiet_NaN();
+    d.note = tr("N = %1 %2 vectors (of %3); the interval and null on a Gram sample of n = %4 "
+                "examples")
+                 .arg(static_cast<qint64>(r.examples.size()))
+                 .arg(r.options.sentence_vectors ? tr("sentence") : tr("token"))
+                 .arg(r.available)
+                 .arg(static_cast<qint64>(r.gram_sample.size()));
+    heatmap_->set_data(d);
+
+    // The diagonal: each layer of A against B's layer at the nearest relative depth.
+    const analysis::GramStatistics* gram =
+        settings_.measure == "linear_cka" && r.has_linear_gram ? &r.linear_gram
+        : settings_.measure == "rbf_cka" && r.has_rbf_gram     ? &r.rbf_gram
+                                                               : nullptr;
+    std::vector<double> x, y, observed, null_mean, low, high, xg;
+    for (std::size_t i = 0; i < r.layers_a.size(); ++i) {
+        const int partner =
+            analysis::nearest_depth_layer(r.layers_a[i], n_layers_a_, r.layers_b, n_layers_b_);
+        const auto j = static_cast<std::size_t>(
+            std::find(r.layers_b.begin(), r.layers_b.end(), partner) - r.layers_b.begin());
+        if (j >= r.layers_b.size()) continue;
+        x.push_back(analysis::relative_depth(r.layers_a[i], n_layers_a_));
+        y.push_back(values[i][j]);
+        if (gram && !gram->null_mean.empty()) {
+            xg.push_back(x.back());
+            observed.push_back(gram->observed[i][j]);
+            null_mean.push_back(gram->null_mean[i][j]);
+            low.push_back(gram->ci_low[i][j]);
+            high.push_back(gram->ci_high[i][j]);
+        }
+    }
+    // Short legend names (the figure's note says what n and N are).
+    add_line(diagonal_, tr("N = %1").arg(static_cast<qint64>(r.examples.size())), x, y)
+        ->setPointsVisible(true);
+    if (gram && !xg.empty()) {
+        const QString n = QString::number(static_cast<qint64>(r.gram_sample.size()));
+        auto* sample = add_line(diagonal_, tr("n = %1").arg(n), xg, observed);
+        sample->setPointsVisible(true);
+        auto dashed = [&](const QString& label, const std::vector<double>& v, QColor colour) {
+            auto* s = add_line(diagonal_, label, xg, v);
+            QPen pen = s->pen();
+            pen.setStyle(Qt::DashLine);
+            pen.setColor(colour);
+            s->setPen(pen);
+            return s;
+        };
+        const QColor band = sample->pen().color();
+        dashed(tr("95% CI (n)"), low, band);
+        auto* upper = dashed(QString(), high, band);
+        for (auto* marker : diagonal_->chart()->legend()->markers(upper))
+            marker->setVisible(false);  // one legend entry for the interval
+        dashed(tr("null mean (n)"), null_mean, Qt::gray);
+    }
+    x_axis(diagonal_, tr("relative depth ℓ / n_layers of %1").arg(name_a));
+    y_axis(diagonal_, title);
+    fit_axes(diagonal_);
+    diagonal_->chart()->setTitle(tr("Each layer against %1's at the same depth").arg(name_b));
+}
+
+analysis::CsvTable SimilarityView::figure_table() const {
+    return with_keys(
+        result_.table(), {"model_a", "model_b"},
+        {name_of(settings_.dump_a).toStdString(), name_of(settings_.dump_b).toStdString()});
+}
+
+nlohmann::json SimilarityView::result_provenance() const {
+    return result_.provenance.to_json();
+}
+
+}  // namespace routescope::views

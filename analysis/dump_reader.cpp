@@ -88,7 +88,7 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
                 where += std::to_string(index[a]);
             }
             throw FormatError(file + ": " + path + " holds NaN or Inf at [" + where +
-                              "]; DUMP_FORMAT.md asks readers to reject non-finite values");
+                              "]; a dump's values must be finite (docs/formats/dump.md)");
         }
     }
 }
@@ -111,7 +111,7 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
                       (report.violations.empty() ? "unreadable" : report.violations.front().found));
     }
     if (!report.violations.empty()) {
-        std::string text = path + ": not a valid dump (DUMP_FORMAT.md v1):";
+        std::string text = path + ": not a valid dump (docs/formats/dump.md, version 1):";
         for (const auto& v : report.violations)
             text += "\n  " + v.text();
         throw FormatError(text);

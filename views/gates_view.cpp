@@ -295,7 +295,8 @@ void GatesView::start() {
                 if (out.result.gates.empty())
                     throw routescope::ConfigError(
                         p.toStdString() +
-                        " has no /layers/<l>/gates datasets (DUMP_FORMAT.md): nothing to show");
+                        " has no /layers/<l>/gates datasets (docs/formats/dump.md): nothing to "
+                        "show");
                 return out;
             };
             steps.set_total(path_b.isEmpty() ? 1 : 2);

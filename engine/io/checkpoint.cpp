@@ -457,7 +457,8 @@ Checkpoint read_checkpoint(const std::string& path) {
         throw IoError(path + ": cannot open: " +
                       (report.violations.empty() ? "unreadable" : report.violations.front().found));
     if (!report.violations.empty()) {
-        std::string text = path + ": not a valid checkpoint (CHECKPOINT_FORMAT.md v1):";
+        std::string text =
+            path + ": not a valid checkpoint (docs/formats/checkpoint.md, version 1):";
         for (const auto& v : report.violations)
             text += "\n  " + v.text();
         throw FormatError(text);

@@ -130,7 +130,8 @@ if [ -e "$t/bin/routescope" ]; then
 fi
 
 # ---------------------------------------------------------------- documentation
-for doc in copyright formats.md config.md cli.md user-guide.md; do
+for doc in copyright formats.md config.md cli.md user-guide.md formats/README.md formats/dump.md \
+           formats/checkpoint.md formats/predictions.md formats/project.md; do
     check "/usr/share/doc/routescope/$doc installed" test -s "$t/share/doc/routescope/$doc"
 done
 

@@ -32,7 +32,28 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
     if (layers.empty())
         for (int l : dump.layers())
             if (!dump.layer(l).gates.empty()) layers.push_back(l);
-    if (layers.empty()) throw ConfigError(dump.path() + ": the dump has no /layers/<l>/gates");
+    if (layers.empty()) {
+        // In the user's terms: which models have gates, and how a dump gets them.
+        const std::string& arch = dump.arch();
+        const std::string name = arch == "bert"        ? "BERT"
+                                 : arch == "gated_att" ? "GATED/ATT"
+                                 : arch == "stack_ssm" ? "STACK/SSM"
+                                 : arch == "gmlp"      ? "gMLP"
+                                 : arch == "bigs"      ? "BiGS"
+                                 : arch == "birdie"    ? "Birdie"
+                                 : arch == "slstm"     ? "S-LSTM"
+                                                       : std::string();
+        const bool gated = arch == "bigs" || arch == "birdie" || arch == "slstm" || arch == "gmlp";
+        throw ConfigError(
+            dump.path() + ": " +
+            (gated ? "this " + name +
+                         " dump holds no gates: dump it again with --gates (Gates in the Dump "
+                         "Activations dialog)"
+             : name.empty() ? "this dump holds no gates; gates come from BiGS, Birdie, S-LSTM "
+                              "and gMLP dumps"
+                            : name + " dumps have no gates; open a BiGS, Birdie, S-LSTM or gMLP "
+                                     "dump"));
+    }
     for (int layer : layers) {
         const LayerInfo& info = dump.layer(layer);
         if (info.gates.empty())

@@ -9,11 +9,15 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-deb}
 out=${2:-$build}
+# Absolute paths: cpack runs inside the build folder, where a relative OUT_DIR would name
+# BUILD_DIR/OUT_DIR (the .deb landed in build-deb/build-deb/ and the ls below failed).
+mkdir -p "$build" "$out"
+build=$(cd "$build" && pwd)
+out=$(cd "$out" && pwd)
 cpack=${CPACK:-cpack}
 # shellcheck disable=SC2086
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROUTESCOPE_NATIVE=OFF \
     -DROUTESCOPE_CUDA=OFF -DROUTESCOPE_TESTS=OFF -DROUTESCOPE_SANITIZE=OFF ${ROUTESCOPE_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build"
-mkdir -p "$out"
 (cd "$build" && "$cpack" -G DEB -B "$out")
 ls "$out"/routescope_*.deb

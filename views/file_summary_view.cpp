@@ -40,6 +40,20 @@ void FileSummaryView::show_file(const QString& path, const ValidationReport& rep
     if (!report.readable) {
         status_->setText(tr("<b style='color:#b00020'>Cannot read this file:</b> %1")
                              .arg(error.toHtmlEscaped()));
+    } else if (!report.violations.empty() && report.violations.front().path == "/" &&
+               report.violations.front().expected.rfind("attr format = ", 0) == 0) {
+        // An HDF5 file without Routescope's root attribute `format` (or with another format's):
+        // not a broken dump, another kind of file.
+        const std::string& found = report.violations.front().found;
+        status_->setText(
+            tr("<b style='color:#b00020'>Not a Routescope file:</b> an HDF5 file %1. Routescope "
+               "opens activation dumps and checkpoints (the root attribute format is "
+               "routescope-dump or routescope-checkpoint; docs/formats/). Its contents are "
+               "listed below.")
+                .arg(found == "no format attribute"
+                         ? tr("without the root attribute format")
+                         : tr("whose root attribute format is %1")
+                               .arg(QString::fromStdString(found).toHtmlEscaped())));
     } else if (report.ok()) {
         status_->setText(tr("<b style='color:#1b7f3b'>Valid %1</b> (format version 1)")
                              .arg(QString::fromUtf8(file_kind_name(report.kind))));

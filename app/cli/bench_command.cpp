@@ -89,28 +89,32 @@ int resolve_threads(int threads) {
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-// Runs a shell command, returns its standard output and sets `status` to its exit status.
-std::string capture(const std::string& command, int& status) {
-    std::string out;
-    FILE* p = popen(command.c_str(), "r");
-    if (!p) {
+// Runs `program` with `args` (no shell, no quoting) through the child-process helper, returns
+// its standard output and sets `status` to its exit status (−1 when it could not start);
+// `errors` receives its standard error.
+std::string capture(const std::string& program, const std::vector<std::string>& args, int& status,
+                    std::string* errors = nullptr) {
+    const fs::path dir = fs::temp_directory_path();
+    const std::string stem = "routescope-bench-" + std::to_string(getpid());
+    const std::string out_path = (dir / (stem + ".out")).string();
+    const std::string err_path = (dir / (stem + ".err")).string();
+    try {
+        status = run_child(program, args, out_path, err_path);
+    } catch (const Error& e) {
         status = -1;
-        return out;
+        if (errors) *errors = e.what();
     }
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
-        out.append(buf, n);
-    const int rc = pclose(p);
-    status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    auto slurp = [](const std::string& path) {
+        std::ifstream in(path);
+        std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        std::error_code ec;
+        fs::remove(path, ec);
+        return text;
+    };
+    const std::string out = slurp(out_path);
+    const std::string err = slurp(err_path);
+    if (errors && status != -1) *errors = err;
     return out;
-}
-
-std::string quoted(const std::string& s) {
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
 }
 
 // tests/reference/<name>: next to the working directory, or above the executable (a build
@@ -313,24 +317,28 @@ int run_bench_train(const TrainBenchArgs& a) {
                 .string();
         std::ofstream(cfg_path) << config.to_json_text();
         int status = 0;
+        std::string errors;
         const std::string out =
-            capture(quoted(a.python) + " " + quoted(script) + " --config " + quoted(cfg_path) +
-                        " --threads " + std::to_string(threads) + " --steps " +
-                        std::to_string(a.steps) + " --warmup " + std::to_string(a.warmup),
-                    status);
+            capture(a.python,
+                    {script, "--config", cfg_path, "--threads", std::to_string(threads), "--steps",
+                     std::to_string(a.steps), "--warmup", std::to_string(a.warmup)},
+                    status, &errors);
         fs::remove(cfg_path);
         const auto last = out.find_last_of('{');
         if (status != 0 || last == std::string::npos)
             throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
-                        "): " + out);
+                        "): " + out + errors);
         const auto torch = parse_json_text(out.substr(last), "the PyTorch baseline's output");
         // Which BLAS the matmuls really run on: the library mapped after one matmul.
-        const std::string blas =
-            capture(quoted(a.python) +
-                        " -c \"import torch; torch.ones(64,64)@torch.ones(64,64); "
-                        "print(' '.join(sorted({l.split()[-1] for l in open('/proc/self/maps') "
-                        "if 'blas' in l.lower() and '.so' in l})))\"",
-                    status);
+        int blas_status = 0;
+        std::string blas =
+            capture(a.python,
+                    {"-c",
+                     "import torch; torch.ones(64,64)@torch.ones(64,64); "
+                     "print(' '.join(sorted({l.split()[-1] for l in open('/proc/self/maps') "
+                     "if 'blas' in l.lower() and '.so' in l})))"},
+                    blas_status);
+        if (blas_status != 0) blas.clear();
         const double tps = torch["tokens_per_s"].get<double>();
         std::printf("torch:  %10.1f tokens/s  (%.1f ms per step, %d threads, final loss %.4f)\n",
                     tps, torch["step_ms"].get<double>(), torch["threads"].get<int>(),
@@ -564,16 +572,17 @@ int run_bench_conv(const ConvBenchArgs& a) {
         for (int L : a.lengths)
             lengths += (lengths.empty() ? "" : ",") + std::to_string(L);
         int status = 0;
+        std::string errors;
         const std::string out =
-            capture(quoted(a.python) + " " + quoted(script) + " --lengths " + lengths +
-                        " --channels " + std::to_string(C) + " --threads " +
-                        std::to_string(threads) + " --repeats " + std::to_string(a.repeats),
-                    status);
+            capture(a.python,
+                    {script, "--lengths", lengths, "--channels", std::to_string(C), "--threads",
+                     std::to_string(threads), "--repeats", std::to_string(a.repeats)},
+                    status, &errors);
         const auto last = out.find_last_of('{');
         const auto first = out.find('{');
         if (status != 0 || first == std::string::npos || last == std::string::npos)
             throw Error("the PyTorch baseline failed (exit " + std::to_string(status) +
-                        "): " + out);
+                        "): " + out + errors);
         torch = parse_json_text(out.substr(first), "the PyTorch baseline's output");
         std::printf("torch %s, CUDA %s\n", torch["torch"].get<std::string>().c_str(),
                     torch["cuda"].get<std::string>().c_str());

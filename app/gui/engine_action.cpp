@@ -10,8 +10,17 @@ namespace {
 QString tr(const char* text) {
     return QObject::tr(text);
 }
-bool missing_parent(const QString& path) {
-    return !QFileInfo(path).absoluteDir().exists();
+/// The output's folder is missing and cannot be made: its nearest existing ancestor is not a
+/// writable folder. A missing folder that can be made is made when the action starts.
+bool parent_not_creatable(const QString& path) {
+    QString dir = QFileInfo(path).absolutePath();
+    while (!QFileInfo::exists(dir)) {
+        const QString up = QFileInfo(dir).absolutePath();
+        if (up == dir) return true;
+        dir = up;
+    }
+    const QFileInfo existing(dir);
+    return !existing.isDir() || !existing.isWritable();
 }
 }  // namespace
 
@@ -112,8 +121,8 @@ QStringList EngineActionSettings::problems() const {
             out << tr("Output directory %1 is not empty: choose a new one.").arg(this->out);
         else if (action != EngineAction::Experiment && QFileInfo::exists(this->out))
             out << tr("Output %1 already exists: choose a new name.").arg(this->out);
-        else if (action != EngineAction::Experiment && missing_parent(this->out))
-            out << tr("Output directory %1 does not exist.")
+        else if (parent_not_creatable(this->out))
+            out << tr("Output directory %1 cannot be created (no writable folder above it).")
                        .arg(QFileInfo(this->out).absolutePath());
     }
     if (threads < 0) out << tr("Threads must be 0 (all cores) or more.");

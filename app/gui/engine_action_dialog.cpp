@@ -14,6 +14,8 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include "app/gui/form_buddies.hpp"
+
 namespace routescope::gui {
 
 bool settings_are_usable(QLabel* label, const QStringList& problems) {
@@ -156,6 +158,7 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
     form->addRow(tr("T&hreads:"), threads_);
     device_ = make_device_box(this);
     form->addRow(tr("De&vice:"), device_);
+    set_form_buddies(form);  // rows with a Browse… button: no literal '&' in their labels
 
     problems_ = new QLabel(this);
     problems_->setObjectName("problems");

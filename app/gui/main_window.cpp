@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -14,27 +15,35 @@
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QHeaderView>
 #include <QInputDialog>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTableWidget>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include <QVBoxLayout>
 
+#include "app/gui/analysis_registry.hpp"
 #include "app/gui/colour_theme.hpp"
 #include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
@@ -66,6 +75,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setObjectName("mainWindow");
     setAcceptDrops(true);
     resize(1200, 760);
+    qApp->installEventFilter(this);
 
     tabs_ = new QTabWidget(this);
     tabs_->setTabsClosable(true);
@@ -198,7 +208,20 @@ void MainWindow::create_actions() {
     apply_colour_theme(current_theme);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    auto* guide = new QAction(tr("&User Guide"), this);
+    guide->setObjectName("helpUserGuide");
+    guide->setShortcut(QKeySequence::HelpContents);
+    guide->setStatusTip(tr("The analyses, the views and how to read them"));
+    connect(guide, &QAction::triggered, this, &MainWindow::show_user_guide);
+    help->addAction(guide);
+    auto* keys = new QAction(tr("&Keyboard Shortcuts"), this);
+    keys->setObjectName("helpShortcuts");
+    keys->setStatusTip(tr("Every menu shortcut and the keys of charts and heatmaps"));
+    connect(keys, &QAction::triggered, this, &MainWindow::show_shortcuts);
+    help->addAction(keys);
+    help->addSeparator();
     auto* about = new QAction(tr("&About Routescope"), this);
+    about->setObjectName("helpAbout");
     about->setStatusTip(tr("Version and the libraries built in"));
     connect(about, &QAction::triggered, this, &MainWindow::show_about);
     help->addAction(about);
@@ -373,6 +396,98 @@ void MainWindow::show_about() {
                  QString::fromUtf8(qVersion())));
 }
 
+QString MainWindow::user_guide_path() {
+    // Installed: <prefix>/share/doc/routescope; in a build tree: docs/ of a folder above the
+    // executable (the build folder inside the source tree).
+    const QDir exe(QCoreApplication::applicationDirPath());
+    const QString installed = exe.absoluteFilePath("../share/doc/routescope/user-guide.md");
+    if (QFileInfo::exists(installed)) return QFileInfo(installed).canonicalFilePath();
+    for (QDir d = exe; !d.isRoot(); d.cdUp())
+        if (QFileInfo::exists(d.filePath("docs/user-guide.md")))
+            return QFileInfo(d.filePath("docs/user-guide.md")).canonicalFilePath();
+    return {};
+}
+
+void MainWindow::show_user_guide() {
+    const QString path = user_guide_path();
+    if (path.isEmpty()) {
+        show_error(tr("User guide not found"),
+                   tr("The user guide (user-guide.md) is neither installed beside Routescope "
+                      "(share/doc/routescope) nor in a docs/ folder above it."));
+        return;
+    }
+    auto* dialog = new QDialog(this);
+    dialog->setObjectName("userGuideDialog");
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Routescope User Guide"));
+    auto* browser = new QTextBrowser(dialog);
+    browser->setObjectName("userGuide");
+    browser->setOpenExternalLinks(true);
+    browser->setSearchPaths({QFileInfo(path).absolutePath()});
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly)) browser->setMarkdown(QString::fromUtf8(file.readAll()));
+    auto* layout = new QVBoxLayout(dialog);
+    layout->addWidget(browser);
+    dialog->resize(900, 700);
+    dialog->show();
+}
+
+void MainWindow::show_shortcuts() {
+    auto* dialog = new QDialog(this);
+    dialog->setObjectName("shortcutDialog");
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Keyboard Shortcuts"));
+    auto* table = new QTableWidget(dialog);
+    table->setObjectName("shortcutTable");
+    table->setColumnCount(2);
+    table->setHorizontalHeaderLabels({tr("Keys"), tr("Action")});
+    QList<QPair<QString, QString>> rows;
+    for (QAction* a : findChildren<QAction*>())
+        if (!a->shortcut().isEmpty())
+            rows.append({a->shortcut().toString(QKeySequence::NativeText),
+                         a->text().remove(QRegularExpression("&(?!&)"))});
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& x, const auto& y) { return x.second < y.second; });
+    // Keys of the charts and heatmaps (chart_interaction.hpp) and of the tabs.
+    rows.append({tr("Ctrl+Tab, Ctrl+PgDown"), tr("Next tab")});
+    rows.append({tr("Ctrl+Shift+Tab, Ctrl+PgUp"), tr("Previous tab")});
+    rows.append({tr("Wheel, + / −"), tr("Zoom a chart or heatmap")});
+    rows.append({tr("Drag, arrow keys"), tr("Pan a zoomed chart or heatmap")});
+    rows.append({tr("R, Home"), tr("Reset a chart's or heatmap's zoom")});
+    table->setRowCount(static_cast<int>(rows.size()));
+    for (int i = 0; i < rows.size(); ++i) {
+        table->setItem(i, 0, new QTableWidgetItem(rows[i].first));
+        table->setItem(i, 1, new QTableWidgetItem(rows[i].second));
+    }
+    table->resizeColumnsToContents();
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->addWidget(table);
+    dialog->resize(560, 600);
+    dialog->show();
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() != QEvent::KeyPress && event->type() != QEvent::ShortcutOverride)
+        return QMainWindow::eventFilter(watched, event);
+    auto* key = static_cast<QKeyEvent*>(event);
+    auto* widget = qobject_cast<QWidget*>(watched);
+    if (!widget || widget->window() != this || !(key->modifiers() & Qt::ControlModifier) ||
+        (key->modifiers() & (Qt::AltModifier | Qt::MetaModifier)))
+        return QMainWindow::eventFilter(watched, event);
+    int step = 0;
+    if (key->key() == Qt::Key_PageDown || (key->key() == Qt::Key_Tab)) step = 1;
+    if (key->key() == Qt::Key_PageUp || key->key() == Qt::Key_Backtab) step = -1;
+    if (step == 0 || tabs_->count() < 2) return QMainWindow::eventFilter(watched, event);
+    if (event->type() == QEvent::ShortcutOverride) {
+        event->accept();  // a key press follows, which this filter takes
+        return true;
+    }
+    tabs_->setCurrentIndex((tabs_->currentIndex() + step + tabs_->count()) % tabs_->count());
+    return true;
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
     if (event->mimeData()->hasUrls()) event->acceptProposedAction();
 }
@@ -401,41 +516,17 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 void MainWindow::create_analysis_actions() {
     analysis_menu_ = new QMenu(tr("&Analysis"), this);
     menuBar()->insertMenu(menuBar()->actions().value(2), analysis_menu_);
-    struct Entry {
-        const char* kind;
-        const char* text;
-        const char* shortcut;
-        const char* tip;
-    };
-    const Entry entries[] = {
-        {"kernels", QT_TR_NOOP("&Kernels"), "Ctrl+Shift+K",
-         QT_TR_NOOP("SSM kernels by layer and relative position (two files: A | B | A − B)")},
-        {"gates", QT_TR_NOOP("&Gates"), "Ctrl+Shift+G",
-         QT_TR_NOOP("Gate statistics, histograms and a token-aligned timeline")},
-        {"anisotropy", QT_TR_NOOP("&Anisotropy"), "Ctrl+Shift+A",
-         QT_TR_NOOP(
-             "Cosine similarity of token and sentence vectors per layer (several dumps overlaid)")},
-        {"pca", QT_TR_NOOP("&PCA Redundancy"), "Ctrl+Shift+P",
-         QT_TR_NOOP("Principal components k(p) per sentence and layer")},
-        {"transitions", QT_TR_NOOP("Layer &Transitions"), "Ctrl+Shift+T",
-         QT_TR_NOOP("How far each layer moves token and sentence vectors, per model")},
-        {"length_accuracy", QT_TR_NOOP("Accuracy by &Length"), "Ctrl+Shift+L",
-         QT_TR_NOOP("Accuracy per length bin with Wilson intervals (two dumps: the difference)")},
-        {"efficiency", QT_TR_NOOP("&Efficiency"), "Ctrl+Shift+F",
-         QT_TR_NOOP("FLOPs against sequence length per architecture")},
-        {"similarity", QT_TR_NOOP("Representation &Similarity"), "Ctrl+Shift+M",
-         QT_TR_NOOP("CKA, SVCCA, PWCCA and Procrustes of every layer pair of two dumps of the same "
-                    "examples")},
-    };
-    for (const Entry& e : entries) {
-        auto* a = new QAction(tr(e.text), this);
-        a->setObjectName(QString("analysis_%1").arg(e.kind));
-        a->setShortcut(QKeySequence(QString::fromLatin1(e.shortcut)));
-        a->setStatusTip(tr(e.tip));
-        const QString kind = QString::fromLatin1(e.kind);
-        connect(a, &QAction::triggered, this, [this, kind] {
+    for (const AnalysisKind& k : analysis_kinds()) {
+        if (!k.in_menu) continue;
+        auto* a = new QAction(tr(k.menu), this);
+        a->setObjectName(QString("analysis_%1").arg(k.kind));
+        a->setShortcut(QKeySequence(QString::fromLatin1(k.shortcut)));
+        a->setStatusTip(tr(k.tip));
+        const QString kind = k.kind;
+        const bool needs_files = !k.accepts.empty();
+        connect(a, &QAction::triggered, this, [this, kind, needs_files] {
             const QStringList paths = selected_paths();
-            if (paths.isEmpty() && kind != "efficiency") {
+            if (paths.isEmpty() && needs_files) {
                 show_error(
                     tr("No dump selected"),
                     tr("Select a dump (or checkpoint, for kernels) in the workspace, or open "
@@ -446,13 +537,8 @@ void MainWindow::create_analysis_actions() {
         });
         analysis_menu_->addAction(a);
     }
-    QTreeWidget* tree = workspace_->tree();
-    tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    tree->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(tree, &QWidget::customContextMenuRequested, this, [this, tree](const QPoint& at) {
-        if (selected_paths().isEmpty()) return;
-        analysis_menu_->popup(tree->viewport()->mapToGlobal(at));
-    });
+    // The workspace's one context menu is set up with the status bar (create_status_bar).
+    workspace_->tree()->setSelectionMode(QAbstractItemView::ExtendedSelection);
 }
 
 QStringList MainWindow::selected_paths() const {
@@ -529,47 +615,12 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
             return nullptr;
         }
     }
-    views::AnalysisView* view = nullptr;
-    if (kind == "kernels") {
-        views::KernelViewSettings s;
-        s.a = views::KernelSource::from_path(paths.value(0));
-        if (paths.size() > 1) s.b = views::KernelSource::from_path(paths[1]);
-        view = new views::KernelView(s, tabs_);
-    } else if (kind == "gates") {
-        views::GatesViewSettings s;
-        s.dump = paths.value(0);
-        s.dump_b = paths.value(1);  // compare mode with a second selected dump
-        view = new views::GatesView(s, tabs_);
-    } else if (kind == "anisotropy") {
-        views::AnisotropyViewSettings s;
-        s.dumps = paths;
-        view = new views::AnisotropyView(s, tabs_);
-    } else if (kind == "pca") {
-        views::PcaViewSettings s;
-        s.dumps = paths;  // several: compare mode
-        view = new views::PcaView(s, tabs_);
-    } else if (kind == "transitions") {
-        views::TransitionsViewSettings s;
-        s.dumps = paths;
-        view = new views::TransitionsView(s, tabs_);
-    } else if (kind == "length_accuracy") {
-        view = new views::LengthAccuracyView({paths.value(0), paths.value(1), "quantile", 5, 0},
-                                             tabs_);
-    } else if (kind == "efficiency") {
-        view = new views::EfficiencyView({}, tabs_);
-    } else if (kind == "similarity") {
-        views::SimilarityViewSettings s;
-        s.dump_a = paths.value(0);
-        s.dump_b = paths.value(1);
-        view = new views::SimilarityView(s, tabs_);
-    } else if (kind == "training") {
-        views::TrainingViewSettings s;
-        s.runs = paths;
-        view = new views::TrainingView(s, tabs_);
-    } else {
+    const AnalysisKind* entry = find_analysis(kind);
+    if (!entry) {
         show_error(tr("Unknown analysis"), tr("There is no analysis view named '%1'.").arg(kind));
         return nullptr;
     }
+    views::AnalysisView* view = entry->make(paths, tabs_);
     view->setProperty("routescopeInputs", paths);
     if (history_) history_->track(view);
     watch(view);
@@ -611,17 +662,28 @@ void MainWindow::watch(views::AnalysisView* view) {
         progress_->setRange(0, std::max(1, maximum));
         progress_->setValue(value);
     });
-    connect(view, &views::AnalysisView::analysisFinished, this, [this, finished, view] {
-        finished();
-        statusBar()->showMessage(tr("%1: done").arg(view->title()), 5000);
-    });
+    // The status bar tells the truth: "done" names the view that finished and says what is
+    // still computing; a failure replaces "Computing…" (issue 26).
+    auto still_running = [this] {
+        running_.removeAll(nullptr);
+        return running_.isEmpty() ? QString()
+                                  : tr("; %n other analysis(es) still computing", nullptr,
+                                       static_cast<int>(running_.size()));
+    };
+    connect(
+        view, &views::AnalysisView::analysisFinished, this, [this, finished, view, still_running] {
+            finished();
+            statusBar()->showMessage(tr("%1: done%2").arg(view->title(), still_running()), 5000);
+        });
     connect(view, &views::AnalysisView::analysisCancelled, this, [this, finished] {
         finished();
         statusBar()->showMessage(tr("Analysis cancelled"), 5000);
     });
     connect(view, &views::AnalysisView::analysisFailed, this,
-            [this, finished, view](const QString& message) {
+            [this, finished, view, still_running](const QString& message) {
                 finished();
+                statusBar()->showMessage(tr("%1: failed%2").arg(view->title(), still_running()),
+                                         10000);
                 show_error(tr("Analysis failed"),
                            tr("%1\n\n%2\n\nCheck that the file holds what this analysis reads (its "
                               "structure is in its summary tab) or change the view's settings.")
@@ -852,15 +914,21 @@ void MainWindow::create_run_actions() {
     // The workspace's context menu: the actions that apply to the item under the pointer.
     QTreeWidget* tree = workspace_->tree();
     tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    // One handler: several selected files get the analyses that take them together (compare
+    // modes, similarity), one file its engine actions and analyses.
     connect(tree, &QWidget::customContextMenuRequested, this, [this, tree](const QPoint& pos) {
         QTreeWidgetItem* item = tree->itemAt(pos);
         QString path;
         for (auto* i = item; i && path.isEmpty(); i = i->parent())
             path = i->data(0, Qt::UserRole + 1).toString();
-        if (path.isEmpty()) return;
+        QStringList selected = selected_paths();
+        if (path.isEmpty() && selected.isEmpty()) return;
+        if (!path.isEmpty() && !selected.contains(path)) selected = {path};
         auto* menu = new QMenu(this);
+        menu->setObjectName("workspaceMenu");
         menu->setAttribute(Qt::WA_DeleteOnClose);
-        const QList<QAction*> actions = workspace_actions(path);
+        const QList<QAction*> actions = selected.size() > 1 ? workspace_actions(selected)
+                                                            : workspace_actions(selected.value(0));
         for (QAction* a : actions)
             a->setParent(menu);
         menu->addActions(actions);
@@ -877,27 +945,27 @@ QList<QAction*> MainWindow::workspace_actions(const QString& path) {
         out << a;
     };
     const bool checkpoint = path.endsWith(".ckpt.h5");
-    const bool dump = path.endsWith(".dump.h5");
     if (checkpoint) {
         add(tr("Dump Activations…"), "dumpAction",
             [this, path] { action_dialog(EngineAction::Dump, path); });
         add(tr("Evaluate…"), "evalAction",
             [this, path] { action_dialog(EngineAction::Evaluate, path); });
-        add(tr("Kernels"), "kernels", [this, path] { open_analysis("kernels", {path}); });
     }
-    if (dump) {
-        for (const auto& [kind, text] : {std::pair{"kernels", tr("Kernels")},
-                                         {"gates", tr("Gates")},
-                                         {"anisotropy", tr("Anisotropy")},
-                                         {"pca", tr("PCA")},
-                                         {"length_accuracy", tr("Accuracy by Length")}})
-            add(text, kind, [this, path, kind = QString(kind)] { open_analysis(kind, {path}); });
+    out << workspace_actions(QStringList{path});
+    return out;
+}
+
+QList<QAction*> MainWindow::workspace_actions(const QStringList& paths) {
+    QList<QAction*> out;
+    for (const AnalysisKind& k : analysis_kinds()) {
+        if (k.accepts.empty() || !k.applies_to(paths)) continue;
+        auto* a = new QAction(tr(k.label), this);
+        a->setObjectName(k.kind);
+        a->setStatusTip(tr(k.tip));
+        connect(a, &QAction::triggered, this,
+                [this, paths, kind = k.kind] { open_analysis(kind, paths); });
+        out << a;
     }
-    if (path.endsWith(".jsonl"))
-        add(tr("Accuracy by Length"), "length_accuracy",
-            [this, path] { open_analysis("length_accuracy", {path}); });
-    if (QFileInfo(path).isDir() && QFileInfo::exists(QDir(path).filePath("log.jsonl")))
-        add(tr("Training Curves"), "training", [this, path] { open_analysis("training", {path}); });
     return out;
 }
 
@@ -925,7 +993,10 @@ EngineActionDialog* MainWindow::action_dialog(EngineAction action, const QString
         };
         s.out = action == EngineAction::Dump ? free_name(".dump.h5") : free_name(".preds.jsonl");
     } else if (action == EngineAction::Import) {
+        // A name the dialog's own check accepts: not an existing file (imported-2, -3, ...).
         s.out = QDir(base).filePath("imported.ckpt.h5");
+        for (int i = 2; QFileInfo::exists(s.out); ++i)
+            s.out = QDir(base).filePath(QStringLiteral("imported-%1.ckpt.h5").arg(i));
     } else if (action == EngineAction::Experiment) {
         s.out = QDir(base).filePath(
             QDateTime::currentDateTime().toString("'experiment-'yyyyMMdd-HHmmss"));
@@ -1075,13 +1146,18 @@ RunProcess* MainWindow::launch_run(const RunSettings& settings) {
 CliJob* MainWindow::launch_action(const EngineActionSettings& settings) {
     EngineActionSettings s = settings;
     s.out = QFileInfo(s.out).absoluteFilePath();
+    // The output's folder (the dialog accepted a missing one that can be made).
+    QDir().mkpath(QFileInfo(s.out).absolutePath());
     auto* job = new CliJob(s.job(), this);
     QTreeWidgetItem* item = add_job_item(s.out, s.title(), job->spec());
     watch_job(job, item);
     connect(job, &CliJob::ended, this, [this, s](CliJob::State end) {
         if (end == CliJob::State::Finished) open_action_result(s);
     });
-    if (s.action != EngineAction::Experiment)
+    // Where new runs, imports and experiments are proposed: the folder that holds them. A dump or
+    // an evaluation lands beside its checkpoint, inside a run: it must not move that folder there
+    // (New Training Run then proposed a run inside another run).
+    if (s.action == EngineAction::Import || s.action == EngineAction::Experiment)
         QSettings().setValue("runsDir", QFileInfo(s.out).absolutePath());
     job->start();
     update_run_status();

@@ -50,13 +50,13 @@ public:
     QStringList recent_files() const;
     /// Opens every local file in `mime` (what a drop does); returns how many.
     int open_dropped(const QMimeData* mime);
-    /// Opens the analysis view `kind` ("kernels", "gates", "anisotropy", "pca", "transitions",
-    /// "length_accuracy", "efficiency") on `paths` (two or more: compare mode where the view has
-    /// one) and starts its analysis in a worker. Returns the view (its tab is current), or
-    /// nullptr, with an error dialog naming the file, when the loader's child process found one of
-    /// the files unreadable (the HDF5 library crashed on it, it is not HDF5, ...). A file the
-    /// loader has not read through yet is opened by it first (in the background): the view waits
-    /// for its verdict (AnalysisView::hold) and starts, or fails naming the file, when it comes.
+    /// Opens the analysis view `kind` (an entry of analysis_kinds(), analysis_registry.hpp) on
+    /// `paths` (two or more: compare mode where the view has one) and starts its analysis in a
+    /// worker. Returns the view (its tab is current), or nullptr, with an error dialog naming the
+    /// file, when the loader's child process found one of the files unreadable (the HDF5 library
+    /// crashed on it, it is not HDF5, ...). A file the loader has not read through yet is opened by
+    /// it first (in the background): the view waits for its verdict (AnalysisView::hold) and
+    /// starts, or fails naming the file, when it comes.
     views::AnalysisView* open_analysis(const QString& kind, const QStringList& paths);
     /// Dumps/checkpoints the Analysis actions apply to: the workspace selection, else the current
     /// tab's file.
@@ -98,8 +98,17 @@ public:
     QList<CliJob*> jobs() const { return jobs_; }
     /// The job's item under Runs (its first child is the state, its second the device).
     QTreeWidgetItem* job_item(const CliJob* job) const { return job_items_.value(job); }
-    /// The actions the workspace's context menu offers for the item of `path`.
+    /// Help › User Guide: docs/user-guide.md in a browser dialog (installed copy, else the source
+    /// tree's); empty when neither is found.
+    static QString user_guide_path();
+    void show_user_guide();
+    /// Help › Keyboard Shortcuts: every action's shortcut and the keys of charts and tabs.
+    void show_shortcuts();
+    /// The actions the workspace's context menu offers for the item of `path`: its engine actions
+    /// (dump, evaluate a checkpoint) and the analyses that take it (analysis_registry.hpp).
     QList<QAction*> workspace_actions(const QString& path);
+    /// The analyses that take these files together (two dumps: compare modes, similarity).
+    QList<QAction*> workspace_actions(const QStringList& paths);
 
     // Project files (*.rsproj) and undo of view settings.
     /// The open files, runs and analysis views (inputs and settings) as a project.
@@ -126,6 +135,10 @@ public slots:
     void export_all_dialog();
 
 protected:
+    /// Ctrl+Tab / Ctrl+PgDown (next tab) and Ctrl+Shift+Tab / Ctrl+PgUp (previous) switch the
+    /// window's tabs wherever the focus is: a combo box used to keep them (Ctrl+PgDown changed
+    /// the gate instead). An application event filter, so it sees the keys first.
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;

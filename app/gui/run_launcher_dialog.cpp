@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "app/gui/engine_action_dialog.hpp"
+#include "app/gui/form_buddies.hpp"
 
 namespace routescope::gui {
 
@@ -91,6 +92,7 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     form->addRow(tr("De&vice:"), device_);
     form->addRow(tr("Run &directory:"), out_row);
     form->addRow(tr("&Overrides:"), overrides_);
+    set_form_buddies(form);  // rows with a Browse… button: no literal '&' in their labels
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("&Start Run"));
     connect(buttons, &QDialogButtonBox::accepted, this, &RunLauncherDialog::accept);

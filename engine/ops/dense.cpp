@@ -43,8 +43,8 @@ void dense_backward(std::type_identity_t<T>* dx, std::type_identity_t<T>* dweigh
                 gemm<T>(Trans::no, Trans::no, e - b, in, out, T(1), dy + b * out, out, weight, in,
                         T(1), dx + b * in, in);
             } else {
-                gemm<T>(Trans::no, Trans::no, rows, e - b, out, T(1), dy, out, weight + b, in,
-                        T(1), dx + b, in);
+                gemm<T>(Trans::no, Trans::no, rows, e - b, out, T(1), dy, out, weight + b, in, T(1),
+                        dx + b, in);
             }
         });
     }

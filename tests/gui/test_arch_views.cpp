@@ -183,6 +183,25 @@ private slots:
         QVERIFY(view.timeline_heatmap()->data().rows > 0);
         QVERIFY(view_test::screenshot(&view, "view_arch_slstm_gates"));
     }
+
+    void gatesOfAGatelessModelSayWhichModelsHaveGates() {
+        // Issue 26: in the user's terms, not "no /layers/<l>/gates".
+        const QString bert = view_test::arch_dump(
+            dir_, "bert",
+            R"({"arch": "bert", "d_model": 32, "n_layers": 2, "max_len": 64, "n_heads": 2})",
+            /*gates=*/false);
+        QVERIFY(!bert.isEmpty());
+        GatesViewSettings s;
+        s.dump = bert;
+        GatesView view(s);
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY(!view.has_result());
+        QVERIFY2(view.error().contains("BERT dumps have no gates; open a BiGS, Birdie, S-LSTM "
+                                       "or gMLP dump"),
+                 qPrintable(view.error()));
+        QVERIFY(!view.error().contains("/layers/"));
+    }
 };
 
 QTEST_MAIN(TestArchViews)

@@ -8,17 +8,23 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTreeWidget>
 
+#include "app/gui/analysis_registry.hpp"
+#include "app/gui/cli_job.hpp"
 #include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/main_window.hpp"
+#include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/display_name.hpp"
@@ -62,6 +68,74 @@ private slots:
              "model.d_model=32", "--set", "model.ssm.n_modes=8", "--threads", "1"}));
         checkpoint_ = QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath();
         QVERIFY(QFileInfo::exists(checkpoint_));
+    }
+
+    void noLabelOfAnyDialogShowsALiteralAmpersand() {
+        // A label with a mnemonic shows "&" as text unless it has a buddy (the rows whose field is
+        // a line edit with a Browse… button had none: "&Output dump:", "Training &data:").
+        auto check = [](QDialog& dialog, const char* name) {
+            for (QLabel* label : dialog.findChildren<QLabel*>()) {
+                const QString t = label->text();
+                if (!QRegularExpression("&[^&\\s]").match(t).hasMatch()) continue;
+                QVERIFY2(label->buddy(), qPrintable(QString("%1: '%2' has no buddy").arg(name, t)));
+            }
+        };
+        for (auto action : {gui::EngineAction::Dump, gui::EngineAction::Evaluate,
+                            gui::EngineAction::Import, gui::EngineAction::Experiment}) {
+            gui::EngineActionSettings s;
+            s.action = action;
+            gui::EngineActionDialog dialog(s);
+            check(dialog, "engine action dialog");
+        }
+        gui::RunLauncherDialog launcher;
+        check(launcher, "new training run");
+    }
+
+    void everyProposedDefaultPassesItsOwnCheck() {
+        // Issue 26: Import proposed ~/routescope-runs/imported.ckpt.h5, which its own check
+        // refused when that folder did not exist yet or the file did; a dump beside a run's
+        // checkpoint moved the runs folder into that run.
+        const QString base = fresh_dir("defaults") + "/runs/not-yet";
+        QSettings().setValue("runsDir", base);
+        gui::MainWindow window;
+        auto output_problems = [](const gui::EngineActionSettings& s) {
+            QStringList out;
+            for (const QString& p : s.problems())
+                if (p.contains("Output") || p.contains("output")) out << p;
+            return out.join("; ");
+        };
+        for (auto action : {gui::EngineAction::Import, gui::EngineAction::Experiment}) {
+            auto* dialog = window.action_dialog(action);
+            const auto s = dialog->settings();
+            QVERIFY2(output_problems(s).isEmpty(), qPrintable(output_problems(s)));
+            QVERIFY2(s.out.startsWith(base), qPrintable(s.out));
+            dialog->close();
+        }
+        // An existing imported.ckpt.h5: the next proposal is a free name.
+        QDir().mkpath(base);
+        QFile(base + "/imported.ckpt.h5").open(QIODevice::WriteOnly);
+        auto* again = window.action_dialog(gui::EngineAction::Import);
+        QCOMPARE(again->settings().out, base + "/imported-2.ckpt.h5");
+        QVERIFY(output_problems(again->settings()).isEmpty());
+        again->close();
+        // An output folder that cannot be created (a file is in the way) is refused, naming it.
+        gui::EngineActionSettings bad;
+        bad.action = gui::EngineAction::Import;
+        bad.import_source = base;
+        bad.out = base + "/imported.ckpt.h5/sub/x.ckpt.h5";
+        QVERIFY2(output_problems(bad).contains("cannot be created"),
+                 qPrintable(output_problems(bad)));
+        // A dump next to a run's checkpoint leaves the runs folder where it is.
+        gui::EngineActionSettings dump;
+        dump.action = gui::EngineAction::Dump;
+        dump.checkpoint = base + "/run-1/model.ckpt.h5";
+        dump.out = base + "/run-1/model.dump.h5";
+        window.launch_action(dump);
+        QCOMPARE(QSettings().value("runsDir").toString(), base);
+        QVERIFY(QFileInfo(base + "/run-1").isDir());  // the output's folder was made
+        for (auto* job : window.jobs())
+            job->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
     }
 
     void theDialogsRefuseSettingsThatCannotWorkAndOfferOnlyTheCpu() {
@@ -116,6 +190,36 @@ private slots:
         QVERIFY2(names.contains("gates") && names.contains("length_accuracy"),
                  qPrintable(names.join(",")));
         QVERIFY(!names.contains("dumpAction"));
+        // Every analysis that takes one dump is offered for it (transitions was missing), and
+        // the list is the registry's: no kind is offered that the registry does not take.
+        for (const auto& k : gui::analysis_kinds()) {
+            const bool takes =
+                k.in_menu && !k.accepts.empty() && k.applies_to(QStringList{"/x/model.dump.h5"});
+            QVERIFY2(names.contains(k.kind) == takes, qPrintable(k.kind));
+        }
+        QVERIFY(names.contains("transitions"));
+        QVERIFY(!names.contains("similarity"));  // it takes two dumps
+        // Two dumps selected together: the analyses that compare them, similarity included.
+        names.clear();
+        for (QAction* a : window.workspace_actions(QStringList{"/x/a.dump.h5", "/x/b.dump.h5"}))
+            names << a->objectName();
+        QVERIFY2(names.contains("similarity") && names.contains("kernels") &&
+                     names.contains("anisotropy") && !names.contains("dumpAction"),
+                 qPrintable(names.join(",")));
+        names.clear();
+        for (QAction* a : window.workspace_actions("/x/preds.jsonl"))
+            names << a->objectName();
+        QCOMPARE(names, QStringList{"length_accuracy"});
+        // One handler on the workspace's context-menu signal (two used to open two menus).
+        QTreeWidget* tree = window.workspace()->tree();
+        QCOMPARE(tree->contextMenuPolicy(), Qt::CustomContextMenu);
+        struct Receivers : QObject {
+            static int count(QObject* o) {
+                return static_cast<Receivers*>(o)->receivers(
+                    SIGNAL(customContextMenuRequested(QPoint)));
+            }
+        };
+        QCOMPARE(Receivers::count(tree), 1);
         // The Run menu has every action.
         for (const char* name : {"newRunAction", "dumpAction", "evalAction", "importAction",
                                  "experimentAction", "cancelRunsAction"})

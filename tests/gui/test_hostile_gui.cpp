@@ -12,6 +12,8 @@
 // files, and at the end, a good dump still opens as valid and an analysis still runs on it.
 #include <QtTest>
 
+#include <H5Cpp.h>
+
 #include <QDir>
 #include <QMessageBox>
 #include <QTabWidget>
@@ -97,7 +99,8 @@ class TestHostileGui : public QObject {
         auto* summary = window_->summary_for(QFileInfo(file).absoluteFilePath());
         QVERIFY2(summary, qPrintable(name + ": neither an error dialog nor a summary"));
         const QString headline = summary->headline();
-        QVERIFY2(headline.contains("Invalid") || headline.contains("Cannot read"),
+        QVERIFY2(headline.contains("Invalid") || headline.contains("Cannot read") ||
+                     headline.contains("Not a Routescope file"),
                  qPrintable(name + ": " + headline));
         auto* item = window_->workspace()->item_for(QFileInfo(file).absoluteFilePath());
         QVERIFY2(item, qPrintable(name));
@@ -222,6 +225,26 @@ private slots:
             }
         }
         stillWorks(true);
+    }
+
+    void aPlainHdf5FileIsNotARoutescopeFile() {
+        // Issue 26: an HDF5 file of another program is "not a Routescope file", not an invalid
+        // dump.
+        const QString path = dir_.filePath("someone_elses.h5");
+        {
+            H5::H5File f(path.toStdString(), H5F_ACC_TRUNC);
+            const hsize_t n = 3;
+            f.createDataSet("x", H5::PredType::NATIVE_FLOAT, H5::DataSpace(1, &n));
+        }
+        tidy();
+        window_->open_file(path);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 60000);
+        auto* summary = window_->summary_for(QFileInfo(path).absoluteFilePath());
+        QVERIFY(summary);
+        QVERIFY2(summary->headline().contains("Not a Routescope file") &&
+                     summary->headline().contains("without the root attribute format") &&
+                     !summary->headline().contains("Invalid"),
+                 qPrintable(summary->headline()));
     }
 
     void aCrashOfLibhdf5IsAnErrorDialogNotADeadWorkbench() {

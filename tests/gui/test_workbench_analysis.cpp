@@ -3,10 +3,15 @@
 // error dialog, and "Export…"/"Export All" write figures with their provenance.
 #include <QtTest>
 
+#include <QComboBox>
+#include <QTableWidget>
+#include <QTextBrowser>
+
 #include <QAction>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QProgressBar>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTreeWidget>
 
@@ -33,13 +38,94 @@ private slots:
         QVERIFY(!dump_.isEmpty());
     }
 
+    void helpHasTheUserGuideAndTheShortcutList() {
+        gui::MainWindow window;
+        QMenu* help = nullptr;
+        for (QAction* a : window.menuBar()->actions())
+            if (a->text().remove('&') == "Help") help = a->menu();
+        QVERIFY(help);
+        QStringList names;
+        for (QAction* a : help->actions())
+            if (!a->isSeparator()) names << a->objectName();
+        QCOMPARE(names, (QStringList{"helpUserGuide", "helpShortcuts", "helpAbout"}));
+        // The guide is the repository's docs/user-guide.md, rendered (no literal Markdown).
+        QVERIFY(!gui::MainWindow::user_guide_path().isEmpty());
+        window.findChild<QAction*>("helpUserGuide")->trigger();
+        auto* guide = window.findChild<QTextBrowser*>("userGuide");
+        QVERIFY(guide);
+        const QString text = guide->toPlainText();
+        QVERIFY2(text.contains("Representation similarity") && text.contains("Kernels"),
+                 qPrintable(text.left(200)));
+        QVERIFY(!text.contains("## "));
+        // Every action with a shortcut is listed with its keys.
+        window.findChild<QAction*>("helpShortcuts")->trigger();
+        auto* table = window.findChild<QTableWidget*>("shortcutTable");
+        QVERIFY(table);
+        QStringList keys;
+        for (int r = 0; r < table->rowCount(); ++r)
+            keys << table->item(r, 0)->text();
+        for (QAction* a : window.findChildren<QAction*>())
+            if (!a->shortcut().isEmpty())
+                QVERIFY2(keys.contains(a->shortcut().toString(QKeySequence::NativeText)),
+                         qPrintable(a->text()));
+        QVERIFY(keys.contains("Ctrl+Shift+M"));
+    }
+
+    void theStatusBarSaysWhenAnAnalysisFailed() {
+        // Issue 26: "Computing…" stayed after a failure.
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dump_);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        auto* view = window.open_analysis("similarity", {dump_});  // needs two dumps: fails
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY(!view->has_result());
+        QTRY_VERIFY2(window.statusBar()->currentMessage().contains("failed"),
+                     qPrintable(window.statusBar()->currentMessage()));
+        if (auto* box = window.last_error()) box->close();
+    }
+
+    void ctrlTabAndCtrlPageSwitchTabsEvenFromAComboBox() {
+        // Issue 26: with the focus in a combo box, Ctrl+PgDown changed the combo (the gate) and
+        // Ctrl+Tab did nothing; both switch tabs now, and the combo keeps its value.
+        gui::MainWindow window;
+        window.resize(1300, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.open_file(dump_);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        auto* first = window.open_analysis("transitions", {dump_});
+        auto* second = window.open_analysis("pca", {dump_});
+        QVERIFY(first && second);
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
+        window.tabs()->setCurrentWidget(first);
+        auto* combo = first->findChild<QComboBox*>("measure");
+        QVERIFY(combo);
+        combo->setFocus();
+        const int before = combo->currentIndex();
+        const int at = window.tabs()->currentIndex();
+        const int n = window.tabs()->count();
+        QVERIFY(n >= 2);
+        QTest::keyClick(combo, Qt::Key_PageDown, Qt::ControlModifier);
+        QCOMPARE(window.tabs()->currentIndex(), (at + 1) % n);
+        QCOMPARE(combo->currentIndex(), before);
+        QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : &window,
+                        Qt::Key_PageUp, Qt::ControlModifier);
+        QCOMPARE(window.tabs()->currentIndex(), at);
+        combo->setFocus();
+        QTest::keyClick(combo, Qt::Key_Tab, Qt::ControlModifier);
+        QCOMPARE(window.tabs()->currentIndex(), (at + 1) % n);
+        QCOMPARE(combo->currentIndex(), before);
+    }
+
     void everyAnalysisActionHasAShortcutAndAStatusTip() {
         gui::MainWindow window;
         QMenu* analysis = nullptr;
         for (QAction* a : window.menuBar()->actions())
             if (a->text().remove('&') == "Analysis") analysis = a->menu();
         QVERIFY(analysis);
-        QCOMPARE(analysis->actions().size(), 7);
+        QCOMPARE(analysis->actions().size(), 8);  // every in_menu entry of analysis_kinds()
         for (QAction* a : analysis->actions()) {
             QVERIFY2(!a->shortcut().isEmpty(), qPrintable(a->text()));
             QVERIFY2(!a->statusTip().isEmpty(), qPrintable(a->text()));

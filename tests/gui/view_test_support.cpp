@@ -72,7 +72,7 @@ bool run_cli(const QStringList& args) {
     return true;
 }
 
-QString arch_dump(const QString& dir, const QString& name, const QString& model_json) {
+QString arch_dump(const QString& dir, const QString& name, const QString& model_json, bool gates) {
     const QString dump = QDir(dir).filePath(name + ".dump.h5");
     if (QFile::exists(dump)) return dump;
     const QString config = QDir(dir).filePath(name + ".json");
@@ -86,9 +86,11 @@ QString arch_dump(const QString& dir, const QString& name, const QString& model_
     f.close();
     const QString run = QDir(dir).filePath(name);
     if (!run_cli({"train", "--config", config, "--out", run, "--threads", "2"})) return {};
-    if (!run_cli({"dump", "--checkpoint", run + "/model.ckpt.h5", "--out", dump, "--gates",
-                  "--examples", "6", "--threads", "2"}))
-        return {};
+    QStringList args{"dump",  "--checkpoint", run + "/model.ckpt.h5",
+                     "--out", dump,           "--examples",
+                     "6",     "--threads",    "2"};
+    if (gates) args << "--gates";
+    if (!run_cli(args)) return {};
     return dump;
 }
 

@@ -17,7 +17,9 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
 echo "building the package in $pkgbuild"
-CPACK=$cpack "$src/scripts/package.sh" "$pkgbuild" "$root/out" >"$root/package.log" 2>&1 ||
+# OUT_DIR relative to the working directory, as a user types it (it used to land inside the
+# build folder and the script then failed).
+(cd "$root" && CPACK=$cpack "$src/scripts/package.sh" "$pkgbuild" out) >"$root/package.log" 2>&1 ||
     { tail -50 "$root/package.log"; exit 1; }
 deb=$(ls "$root"/out/routescope_*.deb)
 echo "built $deb ($(du -h "$deb" | cut -f1))"

@@ -14,7 +14,9 @@ void one_blas_thread() {
     std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
-CBLAS_TRANSPOSE op(Trans t) { return t == Trans::yes ? CblasTrans : CblasNoTrans; }
+CBLAS_TRANSPOSE op(Trans t) {
+    return t == Trans::yes ? CblasTrans : CblasNoTrans;
+}
 
 }  // namespace
 
@@ -42,6 +44,8 @@ void gemm<double>(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, 
                 static_cast<blasint>(ldc));
 }
 
-const char* blas_config() { return openblas_get_config(); }
+const char* blas_config() {
+    return openblas_get_config();
+}
 
 }  // namespace routescope::cpu

@@ -238,6 +238,12 @@ PredictionFile PredictionFile::read(const std::string& path) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         try {
             const auto j = nlohmann::json::parse(line);
+            // An example without a label (a test split without answers: eval writes null) has
+            // no accuracy; it is counted and left out.
+            if (j.contains("label") && j["label"].is_null()) {
+                ++f.unlabelled;
+                continue;
+            }
             const std::string label = j.at("label").get<std::string>();
             const std::string prediction = j.at("prediction").get<std::string>();
             f.lengths.push_back(j.at("length").get<std::int64_t>());
@@ -256,7 +262,13 @@ PredictionFile PredictionFile::read(const std::string& path) {
                               ": not an eval prediction line (" + e.what() + ")");
         }
     }
-    if (f.lengths.empty()) throw FormatError(path + ": no predictions");
+    if (f.lengths.empty())
+        throw FormatError(path +
+                          (f.unlabelled > 0
+                               ? ": no labelled predictions (all " + std::to_string(f.unlabelled) +
+                                     " examples have label null: the evaluated data had no "
+                                     "labels, so there is no accuracy to show)"
+                               : ": no predictions"));
     return f;
 }
 

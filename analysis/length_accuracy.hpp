@@ -81,6 +81,7 @@ struct PredictionFile {
     std::vector<std::string> label_names;  ///< id → name
     std::vector<std::string> text;         ///< the label and prediction of each example
     std::map<std::string, std::vector<double>> attributes;
+    std::int64_t unlabelled = 0;  ///< lines with label null (no answer to score), left out
     /// Reads `path`; throws IoError (unreadable) or FormatError naming the line.
     static PredictionFile read(const std::string& path);
 };

@@ -231,8 +231,9 @@ void MainWindow::open_dialog() {
     const QString dir = QSettings().value("lastDir").toString();
     const QStringList files =
         QFileDialog::getOpenFileNames(this, tr("Open dump or checkpoint"), dir,
-                                      tr("Routescope files (*.h5 *.hdf5);;Activation dumps "
-                                         "(*.dump.h5);;Checkpoints (*.ckpt.h5);;All files (*)"));
+                                      tr("Routescope files (*.h5 *.hdf5 *.jsonl);;Activation "
+                                         "dumps (*.dump.h5);;Checkpoints (*.ckpt.h5);;Evaluation "
+                                         "predictions (*.jsonl);;All files (*)"));
     for (const auto& f : files)
         open_file(f);
     if (!files.isEmpty()) QSettings().setValue("lastDir", QFileInfo(files.first()).absolutePath());
@@ -246,6 +247,12 @@ void MainWindow::open_file(const QString& path) {
         } catch (const std::exception& e) {
             show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
         }
+        return;
+    }
+    if (abs.endsWith(".jsonl", Qt::CaseInsensitive)) {
+        // An evaluation's predictions (docs/formats/predictions.md): not HDF5, so not the loader's;
+        // they open in the view that reads them, which reports a malformed line by number.
+        open_analysis("length_accuracy", {abs});
         return;
     }
     workspace_->add_pending(abs);

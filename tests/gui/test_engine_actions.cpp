@@ -297,6 +297,52 @@ private slots:
         QVERIFY2(view->result(), qPrintable(view->error()));
         QVERIFY(view->result()->overall.a.count > 0);
         QVERIFY(view_test::screenshot(&window, "engine_action_eval"));
+        // Issue 26: the file Evaluate wrote opens again from File › Open (open_file).
+        const int views_before = static_cast<int>(window.analysis_views().size());
+        window.open_file(out);
+        QCOMPARE(static_cast<int>(window.analysis_views().size()), views_before + 1);
+        auto* again = qobject_cast<views::LengthAccuracyView*>(window.current_analysis());
+        QVERIFY(again && again != view);
+        QVERIFY(view_test::wait_for(again));
+        QVERIFY2(again->result(), qPrintable(again->error()));
+        QCOMPARE(again->result()->overall.a.count, view->result()->overall.a.count);
+    }
+
+    void predictionsWithUnlabelledExamplesOpenAndSayWhatIsLeftOut() {
+        // eval writes "label": null for an example without a label (a test split without
+        // answers); such lines are left out, and a file of only those says why it shows nothing.
+        const QString dir = fresh_dir("unlabelled");
+        const QString mixed = dir + "/mixed.jsonl", none = dir + "/none.jsonl";
+        {
+            QFile f(mixed);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                R"({"id": 0, "length": 5, "label": "a", "prediction": "a", "correct": true, "attributes": {}}
+{"id": 1, "length": 7, "label": null, "prediction": "b", "correct": null, "attributes": {}}
+{"id": 2, "length": 9, "label": "b", "prediction": "a", "correct": false, "attributes": {}}
+)");
+        }
+        {
+            QFile f(none);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                R"({"id": 0, "length": 5, "label": null, "prediction": "a", "correct": null, "attributes": {}}
+)");
+        }
+        gui::MainWindow window;
+        window.open_file(mixed);
+        auto* view = qobject_cast<views::LengthAccuracyView*>(window.current_analysis());
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view));
+        QVERIFY2(view->result(), qPrintable(view->error()));
+        QCOMPARE(view->result()->overall.a.count, std::int64_t{2});
+        window.open_file(none);
+        auto* empty = qobject_cast<views::LengthAccuracyView*>(window.current_analysis());
+        QVERIFY(empty && empty != view);
+        QVERIFY(view_test::wait_for(empty));
+        QVERIFY(!empty->result());
+        QVERIFY2(empty->error().contains("no labelled predictions"), qPrintable(empty->error()));
+        if (auto* box = window.last_error()) box->close();
     }
 
     void anExperimentsDumpsAndModelsJoinTheWorkspace() {

@@ -19,7 +19,7 @@ packages=(
     liblapack-dev nlohmann-json3-dev libcli11-dev libmsgpack-cxx-dev libzip-dev
     xvfb xauth poppler-utils clang-format ccache
     python3 python3-torch python3-numpy python3-h5py python3-sentencepiece
-    libopenblas0-pthread libopenblas-dev libssl-dev help2man
+    libopenblas0-pthread libopenblas-dev libboost-dev libssl-dev help2man
     clang libfuzzer-14-dev libomp-14-dev
 )
 

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,7 @@
 #include "app/cli/experiment_stage.hpp"
 #include "app/cli/phone_book_experiment.hpp"
 #include "app/cli/representation_experiment.hpp"
+#include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -51,6 +53,8 @@ struct ExperimentArgs {
     int threads = 0;
     std::uint64_t seed = 1;
     std::vector<std::string> sets;
+    int seeds = 1, jobs = 1;          ///< seed_grid.hpp
+    std::optional<double> threshold;  ///< of the seed grid's share column
 };
 
 struct ModelSpec {
@@ -423,7 +427,25 @@ CommandRunner setup_experiment(CLI::App& app) {
     cmd->add_option("--set", a->sets,
                     "Override a configuration value of every run, e.g. model.d_model=32")
         ->allow_extra_args(false);
-    return [a]() { return run_experiment(*a); };
+    cmd->add_option("--seeds", a->seeds,
+                    "Run the experiment for seeds --seed … --seed+N−1 (DIR/seed-S each) and report "
+                    "means with 95% intervals (default 1)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--jobs", a->jobs, "With --seeds: seeds run at the same time (default 1)")
+        ->check(CLI::Range(1, 256));
+    cmd->add_option("--threshold", a->threshold,
+                    "With --seeds: the pass mark of the share column (default: the protocol's)");
+    return [a]() {
+        if (a->seeds > 1) {
+            if (!experiments().count(a->name) && a->name != "phone-book" && a->name != kSlstmVsBert)
+                throw ConfigError("unknown experiment '" + a->name + "' (known: " + known_names() +
+                                  ")");
+            (void)checked_device(a->device);
+            return run_seed_grid({a->name, a->out, a->device, a->seeds, a->jobs, a->seed, a->steps,
+                                  a->threads, a->sets, a->threshold});
+        }
+        return run_experiment(*a);
+    };
 }
 
 const CommandRegistration registration{"experiment", setup_experiment};

@@ -47,6 +47,16 @@ fi
 # ---------------------------------------------------------------- Depends covers every library
 depends=$(dpkg-deb -f "$deb" Depends | tr ',|' '\n\n' | sed 's/(.*)//; s/^ *//; s/ *$//' | grep -v '^$' | sort -u)
 echo "Depends: $(echo $depends)"
+metapackage_of() {  # metapackage_of PKG: the package of Depends whose own Depends lists PKG
+    local d alts
+    for d in $depends; do
+        # No grep -q in a pipe: with pipefail its early exit fails the pipe (SIGPIPE upstream).
+        alts=$(dpkg-query -W -f='${Depends}\n' "$d" 2>/dev/null | tr ',|' '\n\n' |
+               sed 's/(.*)//; s/^ *//; s/ *$//') || true
+        if grep -qx "$1" <<<"$alts"; then echo "$d"; return 0; fi
+    done
+    return 0
+}
 covered() {  # covered BINARY: each NEEDED library resolves and its package is in Depends
     local bin=$1 lib path pkg ok=0
     for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}'); do
@@ -64,10 +74,7 @@ covered() {  # covered BINARY: each NEEDED library resolves and its package is i
         elif grep -qx "$lib" <<<"$depends"; then echo "$lib -> $lib (virtual; $pkg provides it)"
         # A metapackage that picks one build of a library (libopenblas0: pthread, openmp or
         # serial) covers the build installed here when it lists it among its alternatives.
-        elif meta=$(for d in $depends; do
-                        dpkg-query -W -f='${Depends}\n' "$d" 2>/dev/null | tr ',|' '\n\n' |
-                            sed 's/(.*)//; s/^ *//; s/ *$//' | grep -qx "$pkg" && echo "$d"
-                    done | head -1) && [ -n "$meta" ]; then
+        elif meta=$(metapackage_of "$pkg"); [ -n "$meta" ]; then
             echo "$lib -> $meta (metapackage; $pkg is one of its alternatives)"
         else echo "$lib ($path): $pkg is not in Depends"; ok=1; fi
     done

@@ -1,0 +1,281 @@
+#include "app/cli/seed_grid.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "analysis/seed_statistics.hpp"
+#include "app/cli/atomic_text_file.hpp"
+#include "app/cli/child_process.hpp"
+#include "app/cli/command.hpp"
+#include "app/cli/experiment_stage.hpp"
+#include "engine/core/error.hpp"
+#include "engine/train/stop_signal.hpp"
+
+namespace routescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+double number(const json& v) {
+    return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+json optional_number(const std::optional<double>& v) {
+    return v && std::isfinite(*v) ? json(*v) : json(nullptr);
+}
+
+std::string fixed(const json& v, int digits) {
+    if (!v.is_number()) return "–";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+    return buf;
+}
+
+}  // namespace
+
+std::optional<double> default_threshold(const std::string& name) {
+    if (name == "induction" || name == "gap-matching") return 0.95;
+    if (name == "phone-book") return 0.5;
+    return std::nullopt;
+}
+
+std::vector<SeedMetric> seed_metrics(const std::string& name, const json& results) {
+    std::vector<SeedMetric> out;
+    if (name == "phone-book") {
+        for (const auto& r : results.value("runs", json::array())) {
+            const std::string label = r.value("label", r.value("run", std::string("?")));
+            out.push_back({label, "exact match", number(r["test"]["exact_match"]), true});
+            out.push_back({label, "digit accuracy", number(r["test"]["digit_accuracy"]), false});
+        }
+    } else if (results.contains("bins") && results["bins"].is_array()) {  // induction, gap
+        for (const auto& m : results.value("models", json::array())) {
+            const std::string label = m.value("label", std::string("?"));
+            out.push_back({label, "test accuracy", number(m["test"]["accuracy"]), true});
+            const auto& bins = results["bins"];
+            for (std::size_t b = 0; b < bins.size() && b < m["bins"].size(); ++b)
+                out.push_back({label, bins[b].value("name", "bin " + std::to_string(b)),
+                               number(m["bins"][b]["accuracy"]), false});
+        }
+    } else {  // slstm-vs-bert: the last layer
+        for (const auto& m : results.value("models", json::array())) {
+            const std::string label = m.value("label", std::string("?"));
+            const auto& layers = m.value("layers", json::array());
+            if (layers.empty()) continue;
+            const auto& last = layers.back();
+            const std::string at = " (layer " + std::to_string(last.value("layer", -1)) + ")";
+            out.push_back({label, "token mean cosine" + at, number(last["token"]["mean"]), false});
+            out.push_back(
+                {label, "sentence mean cosine" + at, number(last["sentence"]["mean"]), false});
+            const auto& k = last["pca"]["mean_k"];
+            if (k.is_array() && !k.empty())
+                out.push_back({label, "mean k(0.90)" + at, number(k[0]), false});
+            else if (k.is_object() && !k.empty())
+                out.push_back({label, "mean k(" + k.begin().key() + ")" + at,
+                               number(k.begin().value()), false});
+        }
+    }
+    return out;
+}
+
+json aggregate_seeds(const std::string& name, const std::vector<std::uint64_t>& seeds,
+                     const std::vector<json>& results, std::optional<double> threshold) {
+    // (model, metric) in the order of the first seed's results; values in seed order.
+    std::vector<std::pair<std::string, std::string>> order;
+    std::map<std::pair<std::string, std::string>, std::vector<double>> values;
+    std::map<std::pair<std::string, std::string>, bool> headline;
+    for (std::size_t s = 0; s < results.size(); ++s)
+        for (const auto& m : seed_metrics(name, results[s])) {
+            const auto key = std::make_pair(m.model, m.metric);
+            if (!values.count(key)) {
+                order.push_back(key);
+                values[key].assign(results.size(), std::numeric_limits<double>::quiet_NaN());
+            }
+            values[key][s] = m.value;
+            headline[key] = m.headline;
+        }
+    json out;
+    out["experiment"] = name;
+    out["seeds"] = seeds;
+    out["interval"] =
+        "95% Student t interval of the mean over seeds: mean ± t(0.975, n−1)·sd/√n, sd the sample "
+        "standard deviation (n − 1); null with fewer than two seeds";
+    out["threshold"] = optional_number(threshold);
+    out["rows"] = json::array();
+    for (const auto& key : order) {
+        const auto& v = values[key];
+        const bool head = headline[key];
+        const auto s = analysis::summarise_seeds(v, head ? threshold : std::nullopt);
+        json row;
+        row["model"] = key.first;
+        row["metric"] = key.second;
+        row["headline"] = head;
+        json per_seed = json::array();
+        for (double x : v)
+            per_seed.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+        row["values"] = per_seed;
+        row["n"] = s.n;
+        row["mean"] = s.n > 0 ? json(s.mean) : json(nullptr);
+        row["sd"] = optional_number(s.sd);
+        row["ci_low"] = optional_number(s.ci_low);
+        row["ci_high"] = optional_number(s.ci_high);
+        row["share_at_or_above_threshold"] = optional_number(s.share_at_or_above);
+        out["rows"].push_back(row);
+    }
+    return out;
+}
+
+std::string seed_table_markdown(const json& a) {
+    std::ostringstream md;
+    const auto& seeds = a["seeds"];
+    md << "Seeds " << seeds.front().get<std::uint64_t>() << "–" << seeds.back().get<std::uint64_t>()
+       << " (" << seeds.size() << "); intervals: " << a["interval"].get<std::string>() << ".\n\n";
+    const bool share = a["threshold"].is_number();
+    md << "| model | metric | n | mean | 95% interval | sd |";
+    if (share) md << " share ≥ " << fixed(a["threshold"], 2) << " |";
+    md << "\n|---|---|---:|---:|---|---:|" << (share ? "---:|" : "") << "\n";
+    for (const auto& r : a["rows"]) {
+        md << "| " << r["model"].get<std::string>() << " | " << r["metric"].get<std::string>()
+           << " | " << r["n"].get<int>() << " | " << fixed(r["mean"], 3) << " | ";
+        if (r["ci_low"].is_number())
+            md << "[" << fixed(r["ci_low"], 3) << ", " << fixed(r["ci_high"], 3) << "]";
+        else
+            md << "–";
+        md << " | " << fixed(r["sd"], 3) << " |";
+        if (share) {
+            const auto& v = r["share_at_or_above_threshold"];
+            md << " " << (v.is_number() ? fixed(v, 2) : std::string("")) << " |";
+        }
+        md << "\n";
+    }
+    return md.str();
+}
+
+int run_seed_grid(const SeedGridArgs& a) {
+    if (a.seeds < 1) throw ConfigError("--seeds must be at least 1");
+    if (a.jobs < 1) throw ConfigError("--jobs must be at least 1");
+    prepare_output_directory(a.out);
+    inputs_read();
+    std::string self;
+    try {
+        self = self_executable();
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
+    }
+    const fs::path out = a.out;
+    std::vector<std::uint64_t> seeds;
+    for (int k = 0; k < a.seeds; ++k)
+        seeds.push_back(a.seed + static_cast<std::uint64_t>(k));
+    auto dir_of = [&](std::uint64_t s) { return out / ("seed-" + std::to_string(s)); };
+
+    std::vector<std::uint64_t> pending;
+    for (auto s : seeds) {
+        if (fs::exists(dir_of(s) / "results.json")) {
+            std::printf("seed %llu: finished earlier (%s), skipped\n",
+                        static_cast<unsigned long long>(s), dir_of(s).string().c_str());
+            continue;
+        }
+        std::error_code ec;
+        fs::remove_all(dir_of(s), ec);  // an interrupted seed starts again from scratch
+        pending.push_back(s);
+    }
+    std::fflush(stdout);
+
+    train::StopSignal signals;
+    train::StopSignal::reset();
+    std::atomic<std::size_t> next{0};
+    std::mutex lock;
+    std::vector<std::string> failures;
+    auto worker = [&] {
+        for (std::size_t i = next++; i < pending.size(); i = next++) {
+            if (train::StopSignal::requested()) return;
+            const std::uint64_t s = pending[i];
+            std::vector<std::string> args = {"experiment", a.name,
+                                             "--out",      dir_of(s).string(),
+                                             "--seed",     std::to_string(s),
+                                             "--threads",  std::to_string(a.threads),
+                                             "--device",   a.device};
+            if (a.steps > 0) args.insert(args.end(), {"--steps", std::to_string(a.steps)});
+            for (const auto& set : a.sets)
+                args.insert(args.end(), {"--set", set});
+            const std::string log = (out / ("seed-" + std::to_string(s))).string();
+            {
+                std::lock_guard<std::mutex> g(lock);
+                std::printf("seed %llu: running (%s.stdout, .stderr)\n",
+                            static_cast<unsigned long long>(s), log.c_str());
+                std::fflush(stdout);
+            }
+            int status = -1;
+            std::string error;
+            try {
+                status = run_child(self, args, log + ".stdout", log + ".stderr");
+            } catch (const Error& e) {
+                error = e.what();
+            }
+            std::lock_guard<std::mutex> g(lock);
+            if (status == 0) {
+                std::printf("seed %llu: finished\n", static_cast<unsigned long long>(s));
+            } else {
+                std::string tail;
+                try {
+                    std::ifstream in(log + ".stderr");
+                    std::string all{std::istreambuf_iterator<char>(in),
+                                    std::istreambuf_iterator<char>()};
+                    tail = all.size() > 2000 ? all.substr(all.size() - 2000) : all;
+                } catch (...) {
+                }
+                failures.push_back("seed " + std::to_string(s) + " (exit " +
+                                   std::to_string(status) + "): " + (error.empty() ? tail : error));
+                std::printf("seed %llu: failed (exit %d)\n", static_cast<unsigned long long>(s),
+                            status);
+            }
+            std::fflush(stdout);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int j = 0; j < std::min<int>(a.jobs, static_cast<int>(pending.size())); ++j)
+        threads.emplace_back(worker);
+    for (auto& t : threads)
+        t.join();
+    if (train::StopSignal::requested())
+        throw Interrupted("experiment " + a.name +
+                          " --seeds: interrupted; run the same command "
+                          "again to resume (finished seeds are skipped)");
+    if (!failures.empty()) {
+        std::string text;
+        for (const auto& f : failures)
+            text += "\n" + f;
+        throw RuntimeFailure("experiment " + a.name +
+                             " --seeds: " + std::to_string(failures.size()) +
+                             " seed(s) failed; run the same "
+                             "command again to retry them:" +
+                             text);
+    }
+
+    std::vector<json> results;
+    try {
+        for (auto s : seeds)
+            results.push_back(read_json_file((dir_of(s) / "results.json").string()));
+        const std::optional<double> threshold =
+            a.threshold ? a.threshold : default_threshold(a.name);
+        const json aggregate = aggregate_seeds(a.name, seeds, results, threshold);
+        const std::string table = seed_table_markdown(aggregate);
+        write_text_atomically((out / "results.json").string(), aggregate.dump(2) + "\n");
+        write_text_atomically((out / "results.md").string(),
+                              "# routescope-cli experiment " + a.name + " --seeds " +
+                                  std::to_string(a.seeds) + "\n\n" + table);
+        std::cout << "\n" << table << std::flush;
+    } catch (const Error&) {
+        rethrow_as_runtime_failure();
+    }
+    return kExitOk;
+}
+
+}  // namespace routescope::cli

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""experiment NAME --seeds N (issue 27): the grid of seeds, its resume, and the interval arithmetic.
+
+    test_seed_grid.py --cli build/bin/routescope-cli --work DIR
+
+1. Interval arithmetic against an independent reference: four seed folders with hand-written
+   results.json files (all "finished"), so the grid runs nothing and only aggregates. The mean,
+   the sample standard deviation and the 95% interval mean ± t·sd/√n are recomputed here with the
+   t quantiles of a published table (t_{0.975, 1} = 12.7062, t_{0.975, 3} = 3.1824; e.g. NIST/
+   SEMATECH e-Handbook, table 1.3.6.7.2), and the share of seeds at or above the threshold.
+2. A real grid: induction with 2 seeds, 2 jobs, 2 steps, a tiny model; one seed folder left
+   half-written (no results.json) is run again from scratch, the other finished one is skipped.
+3. Bad options: --seeds 0 and --jobs 0 exit 2.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+T_975 = {1: 12.7062047, 2: 4.3026527, 3: 3.1824463, 4: 2.7764451}  # published table values
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def induction_results(acc, bins):
+    models = []
+    for label, a, b in zip(("GATED/SSM", "STACK/SSM", "STACK/ATT"), acc, bins):
+        models.append({"label": label, "arch": label.lower(), "test": {"accuracy": a},
+                       "bins": [{"accuracy": x} for x in b]})
+    return {"experiment": "induction", "attribute": "distance",
+            "bins": [{"name": "distance 1–10"}, {"name": "distance 11–20"}], "models": models}
+
+
+def run(cli, args, expect=0):
+    p = subprocess.run([cli] + args, capture_output=True, text=True)
+    if p.returncode != expect:
+        print(p.stdout[-3000:], p.stderr[-3000:])
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+
+    # 1. Arithmetic.
+    grid = os.path.join(a.work, "arith")
+    acc = {1: (0.97, 0.41, 1.0), 2: (0.99, 0.38, 0.93), 3: (0.96, 0.52, 0.99), 4: (0.90, 0.44, 1.0)}
+    bins = {s: ((0.99, 0.95), (0.5, 0.3), (1.0, None)) for s in acc}
+    for s in acc:
+        os.makedirs(os.path.join(grid, f"seed-{s}"))
+        with open(os.path.join(grid, f"seed-{s}", "results.json"), "w") as f:
+            json.dump(induction_results(acc[s], bins[s]), f)
+    p = run(a.cli, ["experiment", "induction", "--seeds", "4", "--seed", "1", "--out", grid])
+    check(p.returncode == 0, "a grid of finished seeds aggregates (exit 0)")
+    check(p.stdout.count("skipped") == 4, "every finished seed is skipped, none is run again")
+    r = json.load(open(os.path.join(grid, "results.json")))
+    rows = {(x["model"], x["metric"]): x for x in r["rows"]}
+    for i, label in enumerate(("GATED/SSM", "STACK/SSM", "STACK/ATT")):
+        v = [acc[s][i] for s in sorted(acc)]
+        n = len(v)
+        mean = sum(v) / n
+        sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1))
+        half = T_975[n - 1] * sd / math.sqrt(n)
+        row = rows[(label, "test accuracy")]
+        check(abs(row["mean"] - mean) < 1e-12, f"{label}: mean {row['mean']} = {mean}")
+        check(abs(row["sd"] - sd) < 1e-12, f"{label}: sd {row['sd']} = {sd}")
+        check(abs(row["ci_low"] - (mean - half)) < 1e-6 and abs(row["ci_high"] - (mean + half)) < 1e-6,
+              f"{label}: interval [{row['ci_low']:.6f}, {row['ci_high']:.6f}] = "
+              f"[{mean - half:.6f}, {mean + half:.6f}] (t table)")
+        share = sum(x >= 0.95 for x in v) / n
+        check(abs(row["share_at_or_above_threshold"] - share) < 1e-12,
+              f"{label}: share at or above 0.95 = {share}")
+        check(row["values"] == v, f"{label}: the per-seed values in seed order")
+    # A bin that is null in every seed: n = 0, no mean, no interval.
+    empty = rows[("STACK/ATT", "distance 11–20")]
+    check(empty["n"] == 0 and empty["mean"] is None and empty["ci_low"] is None,
+          "a metric with no value in any seed has n = 0 and no mean")
+    check(rows[("GATED/SSM", "distance 1–10")]["share_at_or_above_threshold"] is None,
+          "the threshold applies to the headline metric only")
+    md = open(os.path.join(grid, "results.md")).read()
+    check("95% interval" in md and "share ≥ 0.95" in md, "results.md has the interval and share columns")
+    # Two seeds, another threshold: t_{0.975, 1}.
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "2", "--out", grid,
+                    "--threshold", "0.97"])
+    r = json.load(open(os.path.join(grid, "results.json")))
+    row = [x for x in r["rows"] if x["model"] == "GATED/SSM" and x["metric"] == "test accuracy"][0]
+    v = [acc[2][0], acc[3][0]]
+    mean = sum(v) / 2
+    sd = math.sqrt(sum((x - mean) ** 2 for x in v))
+    check(p.returncode == 0 and abs(row["ci_high"] - (mean + T_975[1] * sd / math.sqrt(2))) < 1e-5,
+          "two seeds: the interval uses t(0.975, 1) = 12.706")
+    check(abs(row["share_at_or_above_threshold"] - 0.5) < 1e-12 and r["threshold"] == 0.97,
+          "--threshold sets the pass mark")
+
+    # 2. A real grid with one finished and one half-written seed.
+    real = os.path.join(a.work, "real")
+    half = os.path.join(real, "seed-8")
+    os.makedirs(half)
+    open(os.path.join(half, "junk.txt"), "w").write("an interrupted run\n")
+    tiny = ["--steps", "2", "--threads", "1", "--set", "model.d_model=16",
+            "--set", "data.task_params.n_test=40", "--set", "data.task_params.n_valid=20"]
+    p = run(a.cli, ["experiment", "induction", "--seeds", "1", "--seed", "7", "--out",
+                    os.path.join(real, "seed-7")] + tiny)
+    check(p.returncode == 0, "a single seed runs as before (seed 7, into the grid's folder)")
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "7", "--jobs", "2",
+                    "--out", real] + tiny)
+    check(p.returncode == 0, "the grid of seeds 7 and 8 finishes")
+    check("seed 7: finished earlier" in p.stdout and "seed 8: running" in p.stdout,
+          "the finished seed is skipped and the half-written one run")
+    check(not os.path.exists(os.path.join(half, "junk.txt")) and
+          os.path.exists(os.path.join(half, "results.json")),
+          "the half-written seed was run again from scratch")
+    r = json.load(open(os.path.join(real, "results.json"))) if p.returncode == 0 else {"rows": []}
+    heads = [x for x in r["rows"] if x["headline"]]
+    check(len(heads) == 3 and all(x["n"] == 2 and x["ci_low"] is not None for x in heads),
+          "three models, each with two seeds and an interval")
+    seed8 = json.load(open(os.path.join(half, "results.json")))
+    check(seed8.get("seed") == 8, "seed 8's run used --seed 8")
+
+    # 3. Bad options.
+    for bad in (["--seeds", "0"], ["--seeds", "2", "--jobs", "0"]):
+        p = run(a.cli, ["experiment", "induction", "--out", os.path.join(a.work, "bad")] + bad, 2)
+        check(p.returncode == 2, f"{' '.join(bad)} exits 2")
+    p = run(a.cli, ["experiment", "nonsense", "--seeds", "2", "--out", os.path.join(a.work, "bad")], 2)
+    check(p.returncode == 2 and "unknown experiment" in p.stderr, "an unknown experiment exits 2")
+
+    print(f"{len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@
 #include "views/analysis_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
+#include "views/similarity_view.hpp"
 #include "views/transitions_view.hpp"
 
 using namespace routescope;
@@ -154,6 +155,42 @@ private slots:
         QCOMPARE(view->findChild<QComboBox*>("measure")->currentData().toString(),
                  QString("angle"));
         QCOMPARE(window.undo_stack()->count(), 0);  // a freshly opened project has no history
+    }
+
+    void aSimilarityViewOfTwoDumpsReopensWithItsMeasure() {
+        // Issue 28: the Similarity view (two dumps, compare by nature) in a project, its measure
+        // kept, and its measure change undoable like every view's.
+        const QString dir = fresh_dir("similarity");
+        const QString dump = fixture("valid_full.dump.h5");
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view = qobject_cast<views::SimilarityView*>(
+                window.open_analysis("similarity", {dump, dump}));
+            QVERIFY(view);
+            QVERIFY(view_test::wait_for(view, 120000));
+            QVERIFY2(view->has_result(), qPrintable(view->error()));
+            auto* measure = view->findChild<QComboBox*>("measure");
+            measure->setCurrentIndex(measure->findData("procrustes"));
+            QTRY_COMPARE(window.undo_stack()->count(), 1);
+            window.undo_stack()->undo();
+            QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("linear_cka"));
+            window.undo_stack()->redo();
+            QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("procrustes"));
+            window.save_project(dir + "/p.rsproj");
+        }
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 120000);
+        QCOMPARE(window.analysis_views().size(), 1);
+        auto* view = qobject_cast<views::SimilarityView*>(window.analysis_views()[0]);
+        QVERIFY(view);
+        QVERIFY2(view->has_result(), qPrintable(view->error()));
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("procrustes"));
+        QCOMPARE(view->settings()["dump_b"].get<std::string>(), dump.toStdString());
     }
 
     void viewSettingsChangesUndoAndRedo() {

@@ -1133,7 +1133,15 @@ RunProcess* MainWindow::launch_run(const RunSettings& settings) {
         else if (end == CliJob::State::Cancelled)
             state->setText(0, saved ? tr("stopped at step %1 (checkpoint saved)").arg(run->step())
                                     : tr("stopped before its first checkpoint"));
-        if (end != CliJob::State::Failed && saved) open_file(run->checkpoint_path());
+        // The checkpoint joins the workspace behind the tab the user is on (the live training
+        // curves, usually): finished work does not take the front (issue 26).
+        if (end != CliJob::State::Failed && saved) {
+            opened_by_project_ << QFileInfo(run->checkpoint_path()).absoluteFilePath();
+            open_file(run->checkpoint_path());
+            statusBar()->showMessage(tr("%1: the checkpoint joined the workspace")
+                                         .arg(QFileInfo(run->checkpoint_path()).absolutePath()),
+                                     8000);
+        }
     });
     try {
         run->start();

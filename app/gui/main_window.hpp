@@ -154,7 +154,9 @@ private:
     QMenu* analysis_menu_;
     QList<QPointer<QObject>> running_;  ///< analysis views whose work is under way
     void update_analysis_progress();
-    QStringList opened_by_project_;  ///< files whose summary tab must not take the front
+    /// Files whose summary tab opens behind the current tab: a project's files, a finished run's
+    /// checkpoint.
+    QStringList opened_by_project_;
     /// Files on which the HDF5 library crashed in the loader's child process: never read here.
     QStringList crashed_files_;
     /// The loader's verdict on each file it has read (issue 25): a view reads a dump or checkpoint

@@ -175,6 +175,10 @@ private slots:
             window.workspace()->item_for(ckpt) != nullptr && window.loader()->pending() == 0,
             20000);
         QCOMPARE(window.workspace()->item_for(ckpt)->parent(), window.workspace()->models());
+        // Issue 26: the finished run's checkpoint opened behind the live curves, which stay in
+        // front.
+        QCOMPARE(window.tabs()->currentWidget(), static_cast<QWidget*>(view));
+        QVERIFY(window.summary_for(ckpt));
         window.tabs()->setCurrentWidget(view);
         QVERIFY(window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/training_view.png")));
         QVERIFY(QFileInfo::exists(dir + "/run.json"));

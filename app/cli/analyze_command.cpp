@@ -13,6 +13,7 @@
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
 #include "analysis/gates.hpp"
+#include "analysis/implicit_attention.hpp"
 #include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
@@ -58,11 +59,14 @@ struct AnalyzeArgs {
     std::string vectors = "token", layer_a, layer_b;
     std::vector<std::string> measures;
     SimilarityOptions similarity;
+    // implicit-attention
+    std::int64_t example = 0;
+    std::string mode = "sum", normalise = "raw";
 };
 
-const std::vector<std::string> kKinds = {"kernels",         "kernel-change", "gates",
-                                         "anisotropy",      "pca",           "transitions",
-                                         "length-accuracy", "flops",         "similarity"};
+const std::vector<std::string> kKinds = {
+    "kernels",     "kernel-change",   "gates", "anisotropy", "pca",
+    "transitions", "length-accuracy", "flops", "similarity", "implicit-attention"};
 
 int parse_layer(const std::string& text) {
     try {
@@ -225,6 +229,17 @@ Output run_analysis(const AnalyzeArgs& a) {
         for (const auto& note : r.notes)
             std::cerr << "routescope-cli analyze similarity: " << note << "\n";
         out.add(r.to_json(), r.table());
+    } else if (a.kind == "implicit-attention") {
+        const DumpReader& dump = need_dump(dumps, a.kind);
+        if (a.layer == "all")
+            throw ConfigError("analyze implicit-attention needs --layer L (one SSM layer)");
+        ImplicitAttentionOptions o;
+        o.layer = parse_layer(a.layer);
+        o.example = a.example;
+        o.mode = a.mode;
+        o.normalise = a.normalise;
+        const auto r = implicit_attention(dump, o);
+        out.add(r.to_json(), r.table());
     } else if (a.kind == "kernel-change") {
         if (a.checkpoints.size() != 2)
             throw ConfigError(
@@ -315,6 +330,12 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "similarity: bootstrap resamples of the interval (default 100, 0 none)");
     cmd->add_option("--svcca-variance", a->similarity.svcca_variance,
                     "similarity: share of the variance SVCCA keeps (default 0.99)");
+    cmd->add_option("--example", a->example,
+                    "implicit-attention: the example (row of /data; default 0)");
+    cmd->add_option("--mode", a->mode,
+                    "implicit-attention: forward, backward, sum (default) or gated");
+    cmd->add_option("--normalise", a->normalise,
+                    "implicit-attention: raw (default), minmax or rownorm per row");
     return [a]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's

@@ -15,7 +15,11 @@
 
 #include <filesystem>
 
+#include "analysis/dump_reader.hpp"
+#include "analysis/implicit_attention.hpp"
 #include "analysis_test_support.hpp"
+#include "engine/core/thread_pool.hpp"
+#include "engine/ops/fft_conv.hpp"
 
 using namespace analysis_test;
 
@@ -139,6 +143,93 @@ private slots:
         mismatch = cli_matches_reference("length-accuracy", {after_dump(), file("before.dump.h5")},
                                          {"--variable", "distance", "--bins", "3"});
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    void implicitAttentionAppliedToTheSsmInputsGivesTheSsmOutputs() {
+        // Issue 28, acceptance 2: the implicit attention of a BiGS layer (the Toeplitz matrices of
+        // its kernels with D, analysis/implicit_attention), applied to the layer's own SSM inputs
+        // (the dumped gates u_f and u_b of an example, in token order), equals the SSM outputs
+        // that the engine's convolution op (ops::fft_conv_forward, checked against PyTorch by
+        // test_model_parity) computes from the same inputs and kernels: per channel, within 1e-5
+        // of the outputs' scale. The backward SSM runs on the reversed sequence, as in the block.
+        const routescope::analysis::DumpReader dump(after_dump().toStdString());
+        const auto layers = dump.kernel_layers();
+        QVERIFY(!layers.empty());
+        const int L = static_cast<int>(dump.padded_length());
+        routescope::ThreadPool& pool = routescope::ThreadPool::serial();
+        for (int layer : layers) {
+            for (std::int64_t example : {0, 1, 5}) {
+                const auto rows = dump.example_of_row(layer);
+                const auto row = std::find(rows.begin(), rows.end(), example) - rows.begin();
+                for (const bool forward : {true, false}) {
+                    const auto kernel32 = dump.kernel(layer, forward);
+                    const double skip = dump.kernel_skip(layer, forward);
+                    QCOMPARE(static_cast<int>(kernel32.size()), L);
+                    const auto u = dump.gate_row(layer, forward ? "u_f" : "u_b", row);
+                    const int d = static_cast<int>(u.cols());
+                    // The engine's op: y = K * u + D u (causal), on u reversed for backward.
+                    std::vector<float> in(static_cast<std::size_t>(L) * d), out(in.size());
+                    for (int t = 0; t < L; ++t)
+                        for (int c = 0; c < d; ++c)
+                            in[static_cast<std::size_t>(t) * d + c] = u(forward ? t : L - 1 - t, c);
+                    const float D = static_cast<float>(skip);
+                    routescope::ops::FftConvWorkspace<float> ws(1, L, d, 1, 1);
+                    routescope::ops::fft_conv_forward(out.data(), in.data(), kernel32.data(), &D, 1,
+                                                      L, d, 1, ws, pool);
+                    // The analysis: A (L × L, padding included as the block sees it) times u.
+                    const std::vector<double> kernel(kernel32.begin(), kernel32.end());
+                    const auto a =
+                        routescope::analysis::toeplitz_attention(kernel, skip, L, forward);
+                    for (int c = 0; c < d; ++c) {
+                        double scale = 0, worst = 0;
+                        for (int t = 0; t < L; ++t) {
+                            double y = 0;
+                            for (int s2 = 0; s2 < L; ++s2)
+                                y += a[static_cast<std::size_t>(t) * L + s2] * u(s2, c);
+                            const double ref =
+                                out[static_cast<std::size_t>(forward ? t : L - 1 - t) * d + c];
+                            scale = std::max(scale, std::abs(ref));
+                            worst = std::max(worst, std::abs(y - ref));
+                        }
+                        QVERIFY2(worst <= 1e-5 * std::max(scale, 1e-3),
+                                 qPrintable(QString("layer %1 example %2 %3 channel %4: |Au − y| "
+                                                    "%5 against max |y| %6")
+                                                .arg(layer)
+                                                .arg(example)
+                                                .arg(forward ? "forward" : "backward")
+                                                .arg(c)
+                                                .arg(worst)
+                                                .arg(scale)));
+                    }
+                }
+            }
+        }
+        // The CLI's per-example matrix (real tokens) is the same Toeplitz matrix's top-left block.
+        const QString out = file("implicit.json");
+        QCOMPARE(run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
+                          QString::number(layers.front()), "--example", "1", "--mode", "forward",
+                          "--out", out})
+                     .exit_code,
+                 0);
+        const auto r = read_json(out)["results"][0];
+        const auto n = r["length"].get<std::int64_t>();
+        QCOMPARE(n, dump.lengths()[1]);
+        const auto kf = dump.kernel(layers.front(), true);
+        const double df = dump.kernel_skip(layers.front(), true);
+        QCOMPARE(r["matrix"][0][0].get<double>(), double(kf[0]) + df);
+        QCOMPARE(r["matrix"][3][1].get<double>(), double(kf[2]));
+        QCOMPARE(r["matrix"][1][3].get<double>(), 0.0);
+        QCOMPARE(static_cast<std::int64_t>(r["tokens"].size()), n);
+        // Bad input: BERT has no kernels; gated needs the gates; an unknown mode.
+        const QString bad = file("implicit-bad.json");
+        auto refused = run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
+                                "0", "--out", bad});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.output.contains("no SSM kernels"), qPrintable(refused.output));
+        refused = run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
+                           QString::number(layers.front()), "--mode", "softmax", "--out", bad});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY(!QFileInfo::exists(bad));
     }
 
     void flopsOfTheCheckpointsModelCountItsOwnParameters() {

@@ -1,0 +1,60 @@
+#pragma once
+// The implicit attention of an SSM layer (issue 28): the token-to-token matrix that the layer's
+// two long convolutions realise for one example of length n, from the dump's kernels and gates.
+// With the forward kernel K_f, the backward kernel K_b (/kernels/<l>, the first channel group when
+// the model has several) and their skips D_f, D_b:
+//
+//   A_f[t, s] = K_f[t − s] for s < t,  K_f[0] + D_f for s = t,  0 for s > t   (causal)
+//   A_b[t, s] = K_b[s − t] for s > t,  K_b[0] + D_b for s = t,  0 for s < t   (anti-causal)
+//
+// so the SSM outputs of one channel are y_f = A_f u_f and y_b = A_b u_b exactly (u the SSM's
+// inputs in token order: a BiGS dump's gates u_f and u_b). Views of it (`mode`):
+//   forward, backward  A_f or A_b;
+//   sum                A_f + A_b, the pair's token mixing without the gates;
+//   gated              (BiGS, needs the u_f and u_b gates) the channel-averaged magnitude of what
+//                      token s contributes to the SSM outputs at t given the example's own inputs,
+//                      mean_c |A_f[t, s] u_f,c[s]| + mean_c |A_b[t, s] u_b,c[s]| (the norm-based
+//                      view of attention of Kobayashi et al. 2020, applied to the convolutions).
+// and a normalisation per row (`normalise`): raw; minmax, |·| scaled to [0, 1] by the row's own
+// min and max; rownorm, |·| divided by the row's sum (rows sum to 1, no softmax).
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/csv_table.hpp"
+#include "analysis/dump_reader.hpp"
+#include "analysis/provenance.hpp"
+
+namespace routescope::analysis {
+
+/// A_f (forward = true) or A_b of length n from a kernel of length ≥ n and its skip, row-major
+/// [n, n], in double.
+std::vector<double> toeplitz_attention(const std::vector<double>& kernel, double skip,
+                                       std::int64_t n, bool forward);
+
+struct ImplicitAttentionOptions {
+    int layer = 1;
+    std::int64_t example = 0;
+    std::string mode = "sum";       ///< forward | backward | sum | gated
+    std::string normalise = "raw";  ///< raw | minmax | rownorm
+};
+
+struct ImplicitAttentionResult {
+    Provenance provenance;
+    ImplicitAttentionOptions options;
+    std::int64_t length = 0;          ///< n, the example's real tokens
+    std::vector<double> matrix;       ///< [n, n] row-major: row t (query), column s (source)
+    std::vector<std::string> tokens;  ///< the example's tokens (vocabulary pieces), when known
+    nlohmann::json to_json() const;
+    CsvTable table() const;
+};
+
+/// Throws ConfigError naming the file when the layer has no kernels (a causal SSM, BERT, a dump
+/// written without them), the example is out of range, `gated` lacks the u_f/u_b gates, or an
+/// option is unknown.
+ImplicitAttentionResult implicit_attention(const DumpReader& dump,
+                                           const ImplicitAttentionOptions& options);
+
+}  // namespace routescope::analysis

@@ -4,6 +4,7 @@
 #include <QFileInfo>
 
 #include "views/anisotropy_view.hpp"
+#include "views/attention_view.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/kernel_view.hpp"
@@ -127,6 +128,22 @@ const std::vector<AnalysisKind>& analysis_kinds() {
              s.dump_a = p.value(0);
              s.dump_b = p.value(1);
              return new views::SimilarityView(s, parent);
+         }},
+        {"implicit_attention",
+         QT_TR_NOOP("&Implicit Attention"),
+         QT_TR_NOOP("Implicit Attention"),
+         "Ctrl+Shift+J",
+         QT_TR_NOOP("The token-to-token matrix of an SSM layer's convolutions for one example (two "
+                    "dumps: A | B | A − B)"),
+         {FK::dump},
+         1,
+         2,
+         true,
+         [](const QStringList& p, QWidget* parent) -> views::AnalysisView* {
+             views::AttentionViewSettings s;
+             s.dump = p.value(0);
+             s.dump_b = p.value(1);
+             return new views::AttentionView(s, parent);
          }},
         {"length_accuracy",
          QT_TR_NOOP("Accuracy by &Length"),

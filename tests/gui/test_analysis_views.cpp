@@ -9,6 +9,7 @@
 
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
+#include "views/attention_view.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
@@ -364,6 +365,65 @@ private slots:
         QVERIFY(view_test::wait_for(&lone));
         QVERIFY(!lone.has_result());
         QVERIFY2(lone.error().contains("two dumps"), qPrintable(lone.error()));
+    }
+
+    void attentionViewShowsTheExamplesTokensAndComparesTwoDumps() {
+        AttentionViewSettings s;
+        s.dump = dump_a_;
+        s.layer = 2;
+        s.example = 3;
+        AttentionView view(s);
+        view.resize(1300, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto& r = view.results().at(0);
+        const auto& d = view.heatmap_a()->data();
+        QCOMPARE(static_cast<std::int64_t>(d.rows), r.length);
+        QCOMPARE(static_cast<std::int64_t>(d.columns), r.length);
+        QCOMPARE(static_cast<std::int64_t>(d.row_labels.size()), r.length);  // the tokens
+        QCOMPARE(d.values[1], r.matrix[1]);
+        QVERIFY(d.note.contains("raw"));  // the normalisation is named on the figure
+        QVERIFY(!view.heatmap_b()->isVisible());
+        // Gated and normalised by the row sum: every row sums to 1.
+        view.findChild<QComboBox*>("mode")->setCurrentIndex(
+            view.findChild<QComboBox*>("mode")->findData("gated"));
+        QVERIFY(view_test::wait_for(&view));
+        view.findChild<QComboBox*>("normalise")
+            ->setCurrentIndex(view.findChild<QComboBox*>("normalise")->findData("rownorm"));
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto& g = view.results().at(0);
+        QCOMPARE(g.options.mode, std::string("gated"));
+        for (std::int64_t t = 0; t < g.length; ++t) {
+            double sum = 0;
+            for (std::int64_t s2 = 0; s2 < g.length; ++s2)
+                sum += g.matrix[static_cast<std::size_t>(t * g.length + s2)];
+            QVERIFY(std::abs(sum - 1.0) < 1e-12);
+        }
+        QVERIFY(view.heatmap_a()->data().note.contains("row sum"));
+        QVERIFY(view_test::screenshot(&view, "view_implicit_attention"));
+        // Compare mode: A | B | A − B (a dump against itself: the difference is 0).
+        AttentionViewSettings two = s;
+        two.dump_b = dump_a_;
+        AttentionView pair(two);
+        pair.resize(1500, 600);
+        pair.show();
+        pair.start();
+        QVERIFY(view_test::wait_for(&pair));
+        QVERIFY2(pair.has_result(), qPrintable(pair.error()));
+        QVERIFY(pair.heatmap_b()->isVisible() && pair.heatmap_difference()->isVisible());
+        for (double v : pair.heatmap_difference()->data().values)
+            QCOMPARE(v, 0.0);
+        // A layer without kernels says so.
+        AttentionViewSettings none = s;
+        none.layer = 0;
+        AttentionView refused(none);
+        refused.start();
+        QVERIFY(view_test::wait_for(&refused));
+        QVERIFY(!refused.has_result());
+        QVERIFY2(refused.error().contains("no SSM kernels"), qPrintable(refused.error()));
     }
 
     void settingsRoundTripThroughJson() {

@@ -1,0 +1,235 @@
+#include "views/attention_view.hpp"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "views/heatmap_widget.hpp"
+#include "views/result_table.hpp"
+
+namespace routescope::views {
+
+nlohmann::json AttentionViewSettings::to_json() const {
+    return {{"dump", dump.toStdString()},
+            {"dump_b", dump_b.toStdString()},
+            {"layer", layer},
+            {"example", example},
+            {"mode", mode.toStdString()},
+            {"normalise", normalise.toStdString()}};
+}
+
+AttentionViewSettings AttentionViewSettings::from_json(const nlohmann::json& j) {
+    AttentionViewSettings s;
+    s.dump = QString::fromStdString(j.value("dump", std::string()));
+    s.dump_b = QString::fromStdString(j.value("dump_b", std::string()));
+    s.layer = j.value("layer", s.layer);
+    s.example = j.value("example", s.example);
+    s.mode = QString::fromStdString(j.value("mode", s.mode.toStdString()));
+    s.normalise = QString::fromStdString(j.value("normalise", s.normalise.toStdString()));
+    return s;
+}
+
+namespace {
+
+QString stem(const QString& path) {
+    QString n = QFileInfo(path).fileName();
+    if (n.endsWith(".dump.h5")) n.chop(8);
+    return n;
+}
+
+QString normalise_text(const QString& n) {
+    if (n == "minmax") return QObject::tr("|·| min-max per row");
+    if (n == "rownorm") return QObject::tr("|·| / row sum");
+    return QObject::tr("raw");
+}
+
+}  // namespace
+
+AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
+    : AnalysisView("implicit_attention", parent), settings_(std::move(settings)) {
+    mode_box_ = new QComboBox(this);
+    mode_box_->setObjectName("mode");
+    mode_box_->addItem(tr("A_f + A_b (both convolutions)"), "sum");
+    mode_box_->addItem(tr("forward A_f"), "forward");
+    mode_box_->addItem(tr("backward A_b"), "backward");
+    mode_box_->addItem(tr("gated by the inputs (BiGS)"), "gated");
+    normalise_box_ = new QComboBox(this);
+    normalise_box_->setObjectName("normalise");
+    normalise_box_->addItem(tr("raw"), "raw");
+    normalise_box_->addItem(tr("|·| min-max per row"), "minmax");
+    normalise_box_->addItem(tr("|·| / row sum"), "rownorm");
+    layer_box_ = new QSpinBox(this);
+    layer_box_->setObjectName("layer");
+    layer_box_->setRange(0, 4096);
+    example_box_ = new QSpinBox(this);
+    example_box_->setObjectName("example");
+    example_box_->setRange(0, 1 << 30);
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Layer:"), this));
+    controls->addWidget(layer_box_);
+    controls->addWidget(new QLabel(tr("Example:"), this));
+    controls->addWidget(example_box_);
+    controls->addWidget(new QLabel(tr("Matrix:"), this));
+    controls->addWidget(mode_box_);
+    controls->addWidget(new QLabel(tr("Rows:"), this));
+    controls->addWidget(normalise_box_);
+    controls->addStretch(1);
+    a_ = new HeatmapWidget(figure_);
+    a_->setObjectName("attentionA");
+    b_ = new HeatmapWidget(figure_);
+    b_->setObjectName("attentionB");
+    diff_ = new HeatmapWidget(figure_);
+    diff_->setObjectName("attentionDifference");
+    auto* fl = new QHBoxLayout(figure_);
+    fl->setContentsMargins(0, 0, 0, 0);
+    fl->addWidget(a_);
+    fl->addWidget(b_);
+    fl->addWidget(diff_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(status_);
+    layout->addWidget(figure_, 1);
+    sync_controls();
+    auto rerun = [this] {
+        settings_.layer = layer_box_->value();
+        settings_.example = example_box_->value();
+        settings_.mode = mode_box_->currentData().toString();
+        settings_.normalise = normalise_box_->currentData().toString();
+        start();
+    };
+    connect(mode_box_, &QComboBox::currentIndexChanged, this, rerun);
+    connect(normalise_box_, &QComboBox::currentIndexChanged, this, rerun);
+    connect(layer_box_, &QSpinBox::valueChanged, this, rerun);
+    connect(example_box_, &QSpinBox::valueChanged, this, rerun);
+}
+
+void AttentionView::sync_controls() {
+    const QSignalBlocker b1(mode_box_), b2(normalise_box_), b3(layer_box_), b4(example_box_);
+    mode_box_->setCurrentIndex(std::max(0, mode_box_->findData(settings_.mode)));
+    normalise_box_->setCurrentIndex(std::max(0, normalise_box_->findData(settings_.normalise)));
+    layer_box_->setValue(settings_.layer);
+    example_box_->setValue(static_cast<int>(settings_.example));
+}
+
+QString AttentionView::title() const {
+    return settings_.dump_b.isEmpty() ? tr("Implicit attention — %1").arg(stem(settings_.dump))
+                                      : tr("Implicit attention — %1 | %2")
+                                            .arg(stem(settings_.dump), stem(settings_.dump_b));
+}
+
+QStringList AttentionView::input_files() const {
+    QStringList out{settings_.dump};
+    if (!settings_.dump_b.isEmpty()) out << settings_.dump_b;
+    return out;
+}
+
+QString AttentionView::input_stem() const {
+    return settings_.dump_b.isEmpty() ? QFileInfo(settings_.dump).baseName()
+                                      : QFileInfo(settings_.dump).baseName() + "-vs-" +
+                                            QFileInfo(settings_.dump_b).baseName();
+}
+
+void AttentionView::restore_settings(const nlohmann::json& j) {
+    const auto s = AttentionViewSettings::from_json(j);
+    const bool rerun = s.to_json() != settings_.to_json();
+    settings_ = s;
+    sync_controls();
+    if (rerun && has_result())
+        start();
+    else
+        redraw();
+}
+
+void AttentionView::start() {
+    const auto s = settings_;
+    run<std::vector<analysis::ImplicitAttentionResult>>(
+        tr("Computing implicit attention"),
+        [s](AnalysisSteps& steps) {
+            std::vector<analysis::ImplicitAttentionResult> out;
+            const QStringList files =
+                s.dump_b.isEmpty() ? QStringList{s.dump} : QStringList{s.dump, s.dump_b};
+            steps.set_total(static_cast<int>(files.size()));
+            for (const auto& f : files) {
+                const analysis::DumpReader dump(f.toStdString());
+                analysis::ImplicitAttentionOptions o;
+                o.layer = s.layer;
+                o.example = s.example;
+                o.mode = s.mode.toStdString();
+                o.normalise = s.normalise.toStdString();
+                out.push_back(analysis::implicit_attention(dump, o));
+                steps.done(static_cast<int>(out.size()));
+            }
+            if (out.size() == 2 && out[0].length != out[1].length)
+                throw std::runtime_error(
+                    "the two dumps hold different examples: example " + std::to_string(s.example) +
+                    " has " + std::to_string(out[0].length) + " tokens in the first and " +
+                    std::to_string(out[1].length) + " in the second");
+            return out;
+        },
+        [this](std::vector<analysis::ImplicitAttentionResult>& r) {
+            results_ = std::move(r);
+            redraw();
+        });
+}
+
+void AttentionView::redraw() {
+    const bool compare = results_.size() == 2;
+    b_->setVisible(compare);
+    diff_->setVisible(compare);
+    if (results_.empty()) return;
+    auto data_of = [&](const analysis::ImplicitAttentionResult& r, const QString& name) {
+        HeatmapData d;
+        d.rows = d.columns = static_cast<int>(r.length);
+        d.values = r.matrix;
+        for (const auto& t : r.tokens) {
+            d.row_labels << QString::fromStdString(t);
+            d.column_labels << QString::fromStdString(t);
+        }
+        d.title =
+            tr("%1, layer %2, example %3").arg(name).arg(r.options.layer).arg(r.options.example);
+        d.x_label = tr("source token s");
+        d.y_label = tr("query token t");
+        d.value_label =
+            tr("%1 (%2)").arg(mode_box_->currentText(), normalise_text(settings_.normalise));
+        d.diverging = settings_.normalise == "raw" && settings_.mode != "gated";
+        d.note = tr("Matrix: %1; rows: %2")
+                     .arg(mode_box_->currentText(), normalise_text(settings_.normalise));
+        return d;
+    };
+    HeatmapData a = data_of(results_[0], stem(settings_.dump));
+    if (!compare) {
+        a_->set_data(a);
+        return;
+    }
+    HeatmapData b = data_of(results_[1], stem(settings_.dump_b));
+    link_colour_ranges(a, b);
+    HeatmapData d = a;
+    for (std::size_t i = 0; i < d.values.size(); ++i)
+        d.values[i] = results_[0].matrix[i] - results_[1].matrix[i];
+    d.title = tr("A − B");
+    d.diverging = true;
+    d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
+    a_->set_data(a);
+    b_->set_data(b);
+    diff_->set_data(d);
+}
+
+analysis::CsvTable AttentionView::figure_table() const {
+    analysis::CsvTable out;
+    const QStringList names{stem(settings_.dump), stem(settings_.dump_b)};
+    for (std::size_t i = 0; i < results_.size(); ++i)
+        append_rows(out, with_keys(results_[i].table(), {"model"},
+                                   {names.value(static_cast<int>(i)).toStdString()}));
+    return out;
+}
+
+nlohmann::json AttentionView::result_provenance() const {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : results_)
+        out.push_back(r.provenance.to_json());
+    return out;
+}
+
+}  // namespace routescope::views

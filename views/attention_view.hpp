@@ -1,0 +1,58 @@
+#pragma once
+// The implicit attention of an SSM layer for one example (issue 28; docs/analyses.md, "Implicit
+// attention of an SSM layer"): the example's tokens on both axes (rows: the query t, columns: the
+// source s), the mode (forward, backward, sum, gated) and the row normalisation named on the
+// figure. With a second dump of the same examples: A | B | A − B on one colour range.
+#include <QSpinBox>
+
+#include "analysis/implicit_attention.hpp"
+#include "views/analysis_view.hpp"
+
+class QComboBox;
+
+namespace routescope::views {
+
+class HeatmapWidget;
+
+struct AttentionViewSettings {
+    QString dump, dump_b;
+    int layer = 1;
+    qint64 example = 0;
+    QString mode = "sum";       ///< forward | backward | sum | gated
+    QString normalise = "raw";  ///< raw | minmax | rownorm
+    nlohmann::json to_json() const;
+    static AttentionViewSettings from_json(const nlohmann::json& j);
+};
+
+class AttentionView : public AnalysisView {
+    Q_OBJECT
+public:
+    explicit AttentionView(AttentionViewSettings settings, QWidget* parent = nullptr);
+    QString title() const override;
+    void start() override;
+    nlohmann::json settings() const override { return settings_.to_json(); }
+    void restore_settings(const nlohmann::json& j) override;
+    analysis::CsvTable figure_table() const override;
+    const std::vector<analysis::ImplicitAttentionResult>& results() const { return results_; }
+    HeatmapWidget* heatmap_a() const { return a_; }
+    HeatmapWidget* heatmap_b() const { return b_; }
+    HeatmapWidget* heatmap_difference() const { return diff_; }
+
+protected:
+    nlohmann::json result_provenance() const override;
+    QString input_stem() const override;
+    QStringList input_files() const override;
+
+private:
+    AttentionViewSettings settings_;
+    std::vector<analysis::ImplicitAttentionResult> results_;
+    QComboBox* mode_box_;
+    QComboBox* normalise_box_;
+    QSpinBox* layer_box_;
+    QSpinBox* example_box_;
+    HeatmapWidget *a_, *b_, *diff_;
+    void redraw();
+    void sync_controls();
+};
+
+}  // namespace routescope::views

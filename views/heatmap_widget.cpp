@@ -124,10 +124,21 @@ void HeatmapWidget::set_data(HeatmapData data) {
     image_ = QImage(std::max(1, data_.columns), std::max(1, data_.rows), QImage::Format_RGB32);
     image_.fill(Qt::lightGray);
     const ColourMap& map = colour_map();
+    const bool any_marked =
+        data_.marked.size() == static_cast<std::size_t>(data_.rows) * data_.columns;
     for (int r = 0; r < data_.rows; ++r) {
         auto* line = reinterpret_cast<QRgb*>(image_.scanLine(r));
-        for (int c = 0; c < data_.columns; ++c)
-            line[c] = map.at(normalised(value(r, c)));
+        for (int c = 0; c < data_.columns; ++c) {
+            const double v = value(r, c);
+            if (std::isnan(v))
+                line[c] = qRgb(255, 0, 255);
+            else if (std::isinf(v))
+                line[c] = v > 0 ? qRgb(255, 255, 255) : qRgb(0, 0, 0);
+            else if (any_marked && data_.marked[static_cast<std::size_t>(r) * data_.columns + c])
+                line[c] = qRgb(255, 32, 32);
+            else
+                line[c] = map.at(normalised(v));
+        }
     }
     if (selected_row_ >= data_.rows) selected_row_ = -1;
     update();

@@ -28,7 +28,11 @@ struct HeatmapData {
     double lo = std::numeric_limits<double>::quiet_NaN();  ///< colour range; NaN: the data's
     double hi = std::numeric_limits<double>::quiet_NaN();
     int marked_column = -1;  ///< a vertical line through this column (lag 0, a boundary)
-    QString note;            ///< one line under the figure
+    /// Cells drawn in the marker colour instead of their value's (outliers in the array
+    /// browser); empty or rows × columns. Non-finite values are always marked: NaN magenta,
+    /// +Inf white, −Inf black.
+    std::vector<bool> marked;
+    QString note;  ///< one line under the figure
 };
 
 /// Compare mode: A and B share one colour range, the union of their values (symmetric about 0

@@ -4,6 +4,7 @@
 #include <QFileInfo>
 
 #include "views/anisotropy_view.hpp"
+#include "views/array_browser_view.hpp"
 #include "views/attention_view.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
@@ -144,6 +145,21 @@ const std::vector<AnalysisKind>& analysis_kinds() {
              s.dump = p.value(0);
              s.dump_b = p.value(1);
              return new views::AttentionView(s, parent);
+         }},
+        {"array_browser",
+         QT_TR_NOOP("A&rray Browser"),
+         QT_TR_NOOP("Array Browser"),
+         "Ctrl+Shift+B",
+         QT_TR_NOOP("Any dataset of a dump or checkpoint as a colour grid: choose the axes, step "
+                    "through the others; NaN, ±Inf and outliers marked"),
+         {FK::dump, FK::checkpoint},
+         1,
+         1,
+         true,
+         [](const QStringList& p, QWidget* parent) -> views::AnalysisView* {
+             views::ArrayBrowserSettings s;
+             s.file = p.value(0);
+             return new views::ArrayBrowserView(s, parent);
          }},
         {"length_accuracy",
          QT_TR_NOOP("Accuracy by &Length"),

@@ -2,13 +2,17 @@
 // view go to ROUTESCOPE_TEST_OUTPUT.
 #include <QtTest>
 
+#include <H5Cpp.h>
+
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
 #include <QScatterSeries>
 
+#include "analysis/dump_reader.hpp"
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
+#include "views/array_browser_view.hpp"
 #include "views/attention_view.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
@@ -424,6 +428,113 @@ private slots:
         QVERIFY(view_test::wait_for(&refused));
         QVERIFY(!refused.has_result());
         QVERIFY2(refused.error().contains("no SSM kernels"), qPrintable(refused.error()));
+    }
+
+    void arrayBrowserShowsAnyDatasetSliceByItsNamedAxes() {
+        ArrayBrowserSettings s;
+        s.file = dump_a_;
+        s.dataset = "/layers/1/hidden";
+        ArrayBrowserView view(s);
+        view.resize(1100, 650);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const routescope::analysis::DumpReader dump(dump_a_.toStdString());
+        // Rows: positions, columns: channels, rows axis fixed at 0: example 0's hidden states.
+        const auto& d = view.heatmap()->data();
+        QCOMPARE(d.rows, static_cast<int>(dump.padded_length()));
+        QCOMPARE(d.columns, static_cast<int>(dump.width()));
+        QCOMPARE(d.y_label, QString("positions"));
+        QCOMPARE(d.x_label, QString("channels"));
+        const auto h = dump.hidden_row(1, 0);
+        QCOMPARE(d.values[static_cast<std::size_t>(2 * d.columns + 5)], double(h(2, 5)));
+        QCOMPARE(static_cast<std::int64_t>(d.row_labels.size()), dump.padded_length());  // tokens
+        // The slider of the rows axis: row 7.
+        view.set_index(0, 7);
+        QVERIFY(view_test::wait_for(&view));
+        const auto h7 = dump.hidden_row(1, 7);
+        QCOMPARE(view.heatmap()->data().values[1], double(h7(0, 1)));
+        QVERIFY(view.heatmap()->data().title.contains("rows = 7"));
+        // Rows and columns swapped: channels × positions, the same numbers transposed.
+        view.set_axes(2, 1);
+        QVERIFY(view_test::wait_for(&view));
+        const auto& t = view.heatmap()->data();
+        QCOMPARE(t.rows, static_cast<int>(dump.width()));
+        QCOMPARE(t.values[static_cast<std::size_t>(1 * t.columns + 0)], double(h7(0, 1)));
+        // A rank-1 dataset is one row.
+        view.set_dataset("/data/lengths");
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.heatmap()->data().rows, 1);
+        QCOMPARE(view.heatmap()->data().columns, static_cast<int>(dump.examples()));
+        QCOMPARE(view.heatmap()->data().values[4], double(dump.lengths()[4]));
+
+        // NaN is shown and marked (magenta), not refused.
+        const QString fixtures = QDir(dir_).filePath("browser_fixtures");
+        QDir().mkpath(fixtures);
+        QVERIFY(!view_test::ssm_checkpoint(fixtures, "before.ckpt.h5").isEmpty());
+        ArrayBrowserSettings n;
+        n.file = QDir(fixtures).filePath("nan.dump.h5");
+        n.dataset = "/layers/0/hidden";
+        n.index = {7, 0, 0};
+        ArrayBrowserView nan_view(n);
+        nan_view.resize(900, 500);
+        nan_view.show();
+        nan_view.start();
+        QVERIFY(view_test::wait_for(&nan_view));
+        QVERIFY2(nan_view.has_result(), qPrintable(nan_view.error()));
+        QCOMPARE(nan_view.slice().non_finite, std::int64_t{1});
+        QVERIFY(std::isnan(nan_view.heatmap()->data().values[3]));
+        QCOMPARE(nan_view.heatmap()->image().pixel(3, 0), qRgb(255, 0, 255));
+        QVERIFY(nan_view.heatmap()->data().note.startsWith("1 NaN"));
+        QVERIFY(view_test::screenshot(&nan_view, "view_array_browser"));
+        // A checkpoint's parameters browse the same way.
+        ArrayBrowserSettings c;
+        c.file = QDir(fixtures).filePath("before.ckpt.h5");
+        ArrayBrowserView ckpt(c);
+        ckpt.start();
+        QVERIFY(view_test::wait_for(&ckpt));
+        QVERIFY2(ckpt.has_result(), qPrintable(ckpt.error()));
+        QVERIFY(!ckpt.datasets().empty());
+
+        // A [20000, 512, 1024] float16 dataset (chunks never written: 20 GB on paper, nothing on
+        // disk): each new slice is one hyperslab read. Redraw times are printed, not asserted.
+        const QString big = QDir(dir_).filePath("big.h5");
+        {
+            H5::H5File f(big.toStdString(), H5F_ACC_TRUNC);
+            const hsize_t dims[3] = {20000, 512, 1024}, chunk[3] = {1, 512, 1024};
+            H5::DSetCreatPropList plist;
+            plist.setChunk(3, chunk);
+            H5::FloatType half(H5::PredType::IEEE_F32LE);
+            half.setFields(15, 10, 5, 0, 10);
+            half.setEbias(15);
+            half.setSize(2);
+            f.createDataSet("values", half, H5::DataSpace(3, dims), plist);
+        }
+        ArrayBrowserSettings b;
+        b.file = big;
+        ArrayBrowserView browse(b);
+        browse.resize(1100, 650);
+        browse.show();
+        browse.start();
+        QVERIFY(view_test::wait_for(&browse));
+        QVERIFY2(browse.has_result(), qPrintable(browse.error()));
+        QCOMPARE(browse.heatmap()->data().rows, 512);
+        QCOMPARE(browse.heatmap()->data().columns, 1024);
+        QElapsedTimer clock;
+        clock.start();
+        const int frames = 10;
+        for (int i = 1; i <= frames; ++i) {
+            browse.set_index(0, i * 1999);
+            QVERIFY(view_test::wait_for(&browse));
+            browse.heatmap()->repaint();
+        }
+        qInfo(
+            "array browser, [20000, 512, 1024] float16: %d slices of 512 x 1024 in %lld ms "
+            "(%.1f per second; last read + redraw %.1f ms)",
+            frames, static_cast<long long>(clock.elapsed()),
+            1000.0 * frames / std::max<qint64>(1, clock.elapsed()), browse.last_redraw_ms());
     }
 
     void settingsRoundTripThroughJson() {

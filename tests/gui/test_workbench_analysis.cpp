@@ -125,7 +125,7 @@ private slots:
         for (QAction* a : window.menuBar()->actions())
             if (a->text().remove('&') == "Analysis") analysis = a->menu();
         QVERIFY(analysis);
-        QCOMPARE(analysis->actions().size(), 9);  // every in_menu entry of analysis_kinds()
+        QCOMPARE(analysis->actions().size(), 10);  // every in_menu entry of analysis_kinds()
         for (QAction* a : analysis->actions()) {
             QVERIFY2(!a->shortcut().isEmpty(), qPrintable(a->text()));
             QVERIFY2(!a->statusTip().isEmpty(), qPrintable(a->text()));

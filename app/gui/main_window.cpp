@@ -1302,13 +1302,19 @@ Project MainWindow::project() const {
     Project p;
     for (const auto& [file, name] : workspace_->given_names().asKeyValueRange())
         p.names.emplace_back(file, name);
+    // A file the loader found unreadable (not HDF5, a library crash) stays in the workspace with
+    // its error but is not saved: the project would complain about it on every reopen (issue 26).
     for (QTreeWidgetItem* top : {workspace_->models(), workspace_->dumps()})
         for (int i = 0; i < top->childCount(); ++i)
-            p.files << top->child(i)->toolTip(0);
+            if (refusal(top->child(i)->toolTip(0)).isEmpty()) p.files << top->child(i)->toolTip(0);
     for (int i = 0; i < workspace_->runs()->childCount(); ++i)  // run directories, not actions
         if (!workspace_->runs()->child(i)->data(0, Qt::UserRole + 1).toString().isEmpty())
             p.runs << workspace_->runs()->child(i)->toolTip(0);
     for (auto* v : analysis_views()) {
+        const QStringList inputs = v->property("routescopeInputs").toStringList();
+        if (std::any_of(inputs.begin(), inputs.end(),
+                        [this](const QString& f) { return !refusal(f).isEmpty(); }))
+            continue;
         p.views.push_back(
             {v->kind(), v->property("routescopeInputs").toStringList(), v->settings()});
         if (v == tabs_->currentWidget()) p.current = static_cast<int>(p.views.size()) - 1;

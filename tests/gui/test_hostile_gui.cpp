@@ -247,6 +247,28 @@ private slots:
                  qPrintable(summary->headline()));
     }
 
+    void anUnreadableFileIsNotSavedIntoTheProject() {
+        // Issue 26: broken files were saved in projects and complained on every reopen.
+        const QString garbage = dir_.filePath("garbage.dump.h5");
+        {
+            QFile f(garbage);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not an HDF5 file at all\n");
+        }
+        tidy();
+        window_->open_file(good_);
+        window_->open_file(garbage);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 60000);
+        if (auto* box = window_->last_error()) box->close();
+        const auto p = window_->project();
+        QVERIFY2(p.files.contains(QFileInfo(good_).absoluteFilePath()),
+                 qPrintable(p.files.join(", ")));
+        QVERIFY2(!p.files.contains(QFileInfo(garbage).absoluteFilePath()),
+                 qPrintable(p.files.join(", ")));
+        // Still shown in the workspace, with its error.
+        QVERIFY(window_->workspace()->item_for(QFileInfo(garbage).absoluteFilePath()));
+    }
+
     void aCrashOfLibhdf5IsAnErrorDialogNotADeadWorkbench() {
         // Class 2: libhdf5 1.10.8 crashes on some corrupt metadata (a vlen string attribute and the
         // global heap). The loader validates in a child process first; here the child's read of

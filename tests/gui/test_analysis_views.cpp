@@ -538,11 +538,12 @@ private slots:
         }
         QVERIFY2(browse.has_result(), qPrintable(browse.error()));
         const double wall = static_cast<double>(clock.nsecsElapsed()) / 1e6;
-        qInfo("array browser, [20000, 512, 1024] float16: %d slices of 512 x 1024 in %.0f ms "
-              "(%.1f per second, each step read + redraw + repaint); read + redraw alone %.1f ms "
-              "per slice (%.1f per second)",
-              frames, wall, 1000.0 * frames / wall, worker_and_redraw / frames,
-              1000.0 * frames / worker_and_redraw);
+        qInfo(
+            "array browser, [20000, 512, 1024] float16: %d slices of 512 x 1024 in %.0f ms "
+            "(%.1f per second, each step read + redraw + repaint); read + redraw alone %.1f ms "
+            "per slice (%.1f per second)",
+            frames, wall, 1000.0 * frames / wall, worker_and_redraw / frames,
+            1000.0 * frames / worker_and_redraw);
     }
 
     void settingsRoundTripThroughJson() {

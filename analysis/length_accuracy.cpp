@@ -158,7 +158,19 @@ LengthAccuracyResult bin_and_score(const std::vector<double>& x,
     LengthAccuracyResult result;
     result.options = options;
     result.compared = pb != nullptr;
-    result.edges = bin_edges(x, options);
+    // An example without a label (−1 in a dump: a test split without answers) has no accuracy:
+    // it is counted, left out of the bins, and does not shape the quantile edges.
+    std::vector<double> labelled;
+    for (std::size_t e = 0; e < x.size(); ++e) {
+        if (e < labels.size() && labels[e] < 0)
+            ++result.unlabelled;
+        else
+            labelled.push_back(x[e]);
+    }
+    if (labelled.empty())
+        throw ConfigError("length-accuracy: no example has a label (all " +
+                          std::to_string(result.unlabelled) + " are unlabelled, −1)");
+    result.edges = bin_edges(labelled, options);
     const auto& edges = result.edges;
     result.bins.resize(edges.size() - 1);
     for (std::size_t i = 0; i + 1 < edges.size(); ++i) {
@@ -166,6 +178,7 @@ LengthAccuracyResult bin_and_score(const std::vector<double>& x,
         result.bins[i].hi = edges[i + 1];
     }
     for (std::size_t e = 0; e < x.size(); ++e) {
+        if (e < labels.size() && labels[e] < 0) continue;
         if (x[e] < edges.front() || x[e] > edges.back()) {
             ++result.out_of_range;
             continue;
@@ -334,6 +347,7 @@ nlohmann::json LengthAccuracyResult::to_json() const {
                         {"variable", options.variable},
                         {"edges", edges},
                         {"out_of_range", out_of_range},
+                        {"unlabelled", unlabelled},
                         {"compared", compared},
                         {"overall", bin_json(overall, compared)}};
     j["bins"] = nlohmann::json::array();

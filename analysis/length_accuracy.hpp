@@ -59,6 +59,7 @@ struct LengthAccuracyResult {
     Provenance provenance;
     LengthAccuracyOptions options;
     std::vector<double> edges;
+    std::int64_t unlabelled = 0;  ///< examples with label −1 (no answer to score), left out
     std::vector<AccuracyBin> bins;
     AccuracyBin overall;
     bool compared = false;

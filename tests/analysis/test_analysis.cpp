@@ -226,6 +226,13 @@ private slots:
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
+    void lengthAccuracyLeavesUnlabelledExamplesOut() {
+        // Label -1 (an unlabelled example) is not a class: left out and counted.
+        const auto mismatch =
+            cli_matches_reference("length-accuracy", {path("unlabelled.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
     void lengthAccuracyFixedEdgesAndWidthMatchNumpy() {
         auto mismatch = cli_matches_reference("length-accuracy", {path("random.dump.h5")},
                                               {"--edges", "2,8,16,20"});

@@ -15,6 +15,7 @@ rank.dump.h5          sentence token matrices of rank k ∈ {1, 2, 3, 5} with eq
 nan.dump.h5           random.dump.h5's layer 0 with a NaN in example 7
 nolabels.dump.h5      no labels or predictions
 zerolength.dump.h5    /data/lengths holds a 0
+unlabelled.dump.h5    random.dump.h5's layer 0 with every seventh label -1 (unlabelled)
 """
 import os
 import sys
@@ -106,6 +107,11 @@ def random_dumps(out):
     zero = lengths.copy()
     zero[5] = 0
     write_dump(os.path.join(out, "zerolength.dump.h5"), {0: hidden[0]}, zero, labels, predictions)
+    # Every seventh example unlabelled (-1, as dump writes a test split without answers); no draw
+    # from rng, so the files above stay as they were.
+    partly = labels.copy()
+    partly[::7] = -1
+    write_dump(os.path.join(out, "unlabelled.dump.h5"), {0: hidden[0]}, lengths, partly, predictions)
 
 
 def closed_form_dumps(out):

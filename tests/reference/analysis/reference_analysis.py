@@ -153,18 +153,21 @@ def length_accuracy(f, res, fb):
     pb = fb["data/predictions"][()] if fb is not None else None
     x = (f["data/lengths"][()].astype(float) if p["variable"] == "length"
          else f[f"data/attributes/{p['variable']}"][()])
+    # Unlabelled examples (label -1) have no accuracy: left out, and not used for the edges.
+    labelled = y >= 0
+    xl = x[labelled]
     if p["binning"] == "quantile":
-        edges = np.unique(np.quantile(x, np.linspace(0, 1, p["bins"] + 1)))
+        edges = np.unique(np.quantile(xl, np.linspace(0, 1, p["bins"] + 1)))
         if len(edges) == 1:
             edges = np.array([edges[0], edges[0]])
     elif p["binning"] == "edges":
         edges = np.array(p["edges"], float)
     else:
-        edges = [x.min()]
-        while edges[-1] <= x.max():
-            edges.append(x.min() + len(edges) * p["width"])
+        edges = [xl.min()]
+        while edges[-1] <= xl.max():
+            edges.append(xl.min() + len(edges) * p["width"])
         edges = np.array(edges)
-    inside = (x >= edges[0]) & (x <= edges[-1])
+    inside = (x >= edges[0]) & (x <= edges[-1]) & labelled
     index = np.minimum(np.searchsorted(edges, x, side="right") - 1, len(edges) - 2)
 
     def bin_of(mask):
@@ -177,7 +180,8 @@ def length_accuracy(f, res, fb):
                        difference=float(rb.mean() - ra.mean()) if len(ex) else 0.0)
         return out
 
-    return {"edges": [float(e) for e in edges], "out_of_range": int((~inside).sum()),
+    return {"edges": [float(e) for e in edges], "out_of_range": int((~inside & labelled).sum()),
+            "unlabelled": int((~labelled).sum()),
             "bins": [bin_of(inside & (index == i)) for i in range(len(edges) - 1)], "overall": bin_of(inside)}
 
 

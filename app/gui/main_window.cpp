@@ -1375,11 +1375,14 @@ void MainWindow::open_project(const QString& path) {
 }
 
 void MainWindow::restore_project_views(const Project& p) {
-    QList<views::AnalysisView*> opened;
-    for (const ProjectView& v : p.views) {
+    // The project's current view by its place in the project's list: a view before it that
+    // cannot open (its file refused) must not shift which tab comes to the front.
+    views::AnalysisView* current = nullptr;
+    for (int i = 0; i < static_cast<int>(p.views.size()); ++i) {
+        const ProjectView& v = p.views[static_cast<std::size_t>(i)];
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);
         if (!view) continue;
-        opened << view;
+        if (i == p.current) current = view;
         if (!v.settings.is_object() || v.settings.empty()) continue;
         try {
             history_->apply(view, v.settings);
@@ -1389,7 +1392,7 @@ void MainWindow::restore_project_views(const Project& p) {
                        tr("%1: %2").arg(view->title(), QString::fromUtf8(e.what())));
         }
     }
-    if (p.current >= 0 && p.current < opened.size()) tabs_->setCurrentWidget(opened[p.current]);
+    if (current) tabs_->setCurrentWidget(current);
     history_->stack()->clear();
 }
 

@@ -193,6 +193,35 @@ private slots:
         QCOMPARE(view->settings()["dump_b"].get<std::string>(), dump.toStdString());
     }
 
+    void theCurrentViewComesToTheFrontWhenAViewBeforeItCannotOpen() {
+        // The project's `current` is the view's place in the project's list; a view before it
+        // on a file the loader refused used to shift it onto the wrong tab.
+        const QString dir = fresh_dir("current");
+        const QString dump = fixture("valid_full.dump.h5");
+        const QString garbage = dir + "/garbage.dump.h5";
+        {
+            QFile f(garbage);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not HDF5\n");
+        }
+        gui::Project p;
+        p.views.push_back({"transitions", {garbage}, {}});
+        p.views.push_back({"transitions", {dump}, {}});
+        p.views.push_back({"pca", {dump}, {}});
+        p.current = 1;  // the transitions view on the good dump (the last to open is pca)
+        p.save(dir + "/p.rsproj");
+        gui::MainWindow window;
+        window.show();
+        window.open_file(garbage);  // the loader's verdict first: the first view is refused
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        if (auto* box = window.last_error()) box->close();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        if (auto* box = window.last_error()) box->close();
+        QCOMPARE(window.analysis_views().size(), 2);
+        QVERIFY(qobject_cast<views::TransitionsView*>(window.tabs()->currentWidget()));
+    }
+
     void viewSettingsChangesUndoAndRedo() {
         const QString dump = fixture("valid_full.dump.h5");
         gui::MainWindow window;

@@ -221,18 +221,24 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
     return out;
 }
 
-RowMatrixF sentence_vectors(const DumpReader& dump, int layer,
-                            const std::vector<std::int64_t>& rows, std::string* source) {
+Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> sentence_vectors_double(
+    const DumpReader& dump, int layer, const std::vector<std::int64_t>& rows, std::string* source) {
     if (dump.layer(layer).has_sentence) {
         if (source) *source = "sentence dataset";
-        return dump.sentence_rows(layer, rows);
+        return dump.sentence_rows(layer, rows).cast<double>();
     }
     if (source) *source = "masked mean";
-    RowMatrixF out(static_cast<Eigen::Index>(rows.size()), dump.width());
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(
+        static_cast<Eigen::Index>(rows.size()), dump.width());
     for (std::size_t i = 0; i < rows.size(); ++i)
         out.row(static_cast<Eigen::Index>(i)) =
-            dump.hidden_row(layer, rows[i]).cast<double>().colwise().mean().cast<float>();
+            dump.hidden_row(layer, rows[i]).cast<double>().colwise().mean();
     return out;
+}
+
+RowMatrixF sentence_vectors(const DumpReader& dump, int layer,
+                            const std::vector<std::int64_t>& rows, std::string* source) {
+    return sentence_vectors_double(dump, layer, rows, source).cast<float>();
 }
 
 AnisotropyResult anisotropy(const DumpReader& dump, const AnisotropyOptions& options) {

@@ -57,5 +57,8 @@ AnisotropyResult anisotropy(const DumpReader& dump, const AnisotropyOptions& opt
 /// row's real tokens. `source` receives which one was used.
 RowMatrixF sentence_vectors(const DumpReader& dump, int layer,
                             const std::vector<std::int64_t>& rows, std::string* source);
+/// The same in double, the means not rounded to float (representation similarity's 1e-6).
+Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> sentence_vectors_double(
+    const DumpReader& dump, int layer, const std::vector<std::int64_t>& rows, std::string* source);
 
 }  // namespace routescope::analysis

@@ -301,6 +301,21 @@ std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     return out;
 }
 
+std::vector<std::string> DumpReader::token_pieces(std::int64_t example) const {
+    std::vector<std::string> vocab;
+    try {
+        vocab = this->vocab();
+    } catch (const Error&) {
+        // No /vocab: token ids along the axis.
+    }
+    std::vector<std::string> out;
+    for (std::int32_t id : tokens(example))
+        out.push_back(id >= 0 && static_cast<std::size_t>(id) < vocab.size()
+                          ? vocab[static_cast<std::size_t>(id)]
+                          : std::to_string(id));
+    return out;
+}
+
 std::vector<std::int32_t> DumpReader::reset_mask(std::int64_t example) const {
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, "data/reset_mask")) return {};

@@ -76,6 +76,9 @@ public:
     std::vector<std::string> text() const;
     std::vector<std::string> vocab() const;
     std::vector<std::int32_t> tokens(std::int64_t example) const;
+    /// The example's L tokens as text: its /vocab piece, or the id when the dump has no /vocab or
+    /// the id is outside it (labels of position axes).
+    std::vector<std::string> token_pieces(std::int64_t example) const;
     /// Birdie's /data/reset_mask row of one example (L values), empty when the dump has none.
     std::vector<std::int32_t> reset_mask(std::int64_t example) const;
     /// The first position of the example's causal region (reset-mask bit 2) among its real

@@ -129,18 +129,8 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
             }
     }
     normalise_rows(r.matrix, n, o.normalise);
-    try {
-        const auto vocab = dump.vocab();
-        const auto ids = dump.tokens(o.example);
-        for (std::int64_t t = 0; t < n; ++t) {
-            const auto id = ids[static_cast<std::size_t>(t)];
-            r.tokens.push_back(id >= 0 && id < static_cast<std::int32_t>(vocab.size())
-                                   ? vocab[static_cast<std::size_t>(id)]
-                                   : std::to_string(id));
-        }
-    } catch (const Error&) {
-        r.tokens.clear();  // a dump without /vocab: positions only
-    }
+    const auto pieces = dump.token_pieces(o.example);
+    r.tokens.assign(pieces.begin(), pieces.begin() + n);
     r.provenance.analysis = "implicit-attention";
     r.provenance.inputs.push_back(dump_input(dump));
     r.provenance.parameters = {

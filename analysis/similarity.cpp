@@ -8,6 +8,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "analysis/anisotropy.hpp"
 #include "analysis/blas_threads.hpp"
 #include "analysis/symmetric_eigen.hpp"
 #include "engine/backend/cpu/blas.hpp"
@@ -127,18 +128,7 @@ MatrixXdR read_vectors(const LayerSource& src, const SimilarityResult& r, std::s
     std::vector<std::int64_t> rows;
     for (std::size_t i = begin; i < end; ++i)
         rows.push_back(src.row_of[static_cast<std::size_t>(r.examples[i])]);
-    if (r.positions.empty()) {
-        if (src.dump->layer(src.layer).has_sentence) {
-            if (source) *source = "sentence dataset";
-            return src.dump->sentence_rows(src.layer, rows).cast<double>();
-        }
-        if (source) *source = "masked mean";
-        MatrixXdR out(static_cast<Index>(rows.size()), src.d);
-        for (std::size_t i = 0; i < rows.size(); ++i)
-            out.row(static_cast<Index>(i)) =
-                src.dump->hidden_row(src.layer, rows[i]).cast<double>().colwise().mean();
-        return out;
-    }
+    if (r.positions.empty()) return sentence_vectors_double(*src.dump, src.layer, rows, source);
     std::vector<TokenRef> refs;
     refs.reserve(rows.size());
     for (std::size_t i = begin; i < end; ++i)

@@ -55,11 +55,8 @@ QStringList tokens_for(const std::string& file, const analysis::DatasetEntry& e,
                 example = rows[static_cast<std::size_t>(row)];
         }
         if (example < 0) return out;
-        const auto vocab = dump.vocab();
-        for (auto id : dump.tokens(example))
-            out << (id >= 0 && id < static_cast<std::int32_t>(vocab.size())
-                        ? QString::fromStdString(vocab[static_cast<std::size_t>(id)])
-                        : QString::number(id));
+        for (const auto& piece : dump.token_pieces(example))
+            out << QString::fromStdString(piece);
     } catch (const std::exception&) {
         out.clear();  // not a dump, no vocabulary: indices only
     }

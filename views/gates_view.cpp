@@ -119,16 +119,8 @@ GateTimeline read_timeline(const QString& path, int layer, const QString& gate, 
                    {},
                    dump.gate_reverse_from(layer),
                    dump.prefix_end(example)};
-    std::vector<std::string> vocab;
-    try {
-        vocab = dump.vocab();
-    } catch (const std::exception&) {
-        // No /vocab: token ids along the axis.
-    }
-    for (std::int32_t id : dump.tokens(example))
-        t.tokens << (id >= 0 && static_cast<std::size_t>(id) < vocab.size()
-                         ? QString::fromStdString(vocab[static_cast<std::size_t>(id)])
-                         : QString::number(id));
+    for (const auto& piece : dump.token_pieces(example))
+        t.tokens << QString::fromStdString(piece);
     return t;
 }
 

@@ -1,5 +1,7 @@
 #include "app/cli/experiment_stage.hpp"
 
+#include <cstdio>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -100,6 +102,13 @@ void rethrow_as_runtime_failure(const std::string& prefix) {
     } catch (const Error& e) {
         throw RuntimeFailure(prefix + e.what());
     }
+}
+
+std::string fixed(const nlohmann::ordered_json& v, int digits) {
+    if (!v.is_number()) return "–";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
+    return buf;
 }
 
 }  // namespace routescope::cli

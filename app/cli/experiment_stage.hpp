@@ -28,6 +28,9 @@ std::vector<nlohmann::ordered_json> read_json_lines(const std::string& path);
 /// A whole JSON file. IoError when unreadable, FormatError naming the file when not JSON.
 nlohmann::ordered_json read_json_file(const std::string& path);
 
+/// A JSON number with `digits` decimals, "–" for anything else (null, missing): tables' cells.
+std::string fixed(const nlohmann::ordered_json& value, int digits);
+
 /// Creates the output directory and probes that a file can be written there, before hours of
 /// training depend on it. RuntimeFailure (exit 3) naming `dir` when it cannot.
 void prepare_output_directory(const std::string& dir);

@@ -149,13 +149,6 @@ std::map<int, json> by_layer(const json& analysis, const std::string& path) {
     return out;
 }
 
-std::string fixed(const json& v, int digits) {
-    if (!v.is_number()) return "–";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
-    return buf;
-}
-
 std::string markdown(const json& results) {
     std::ostringstream md;
     md << "| model | arch | parameters | steps | train time (s) | valid MLM loss (step) | "

@@ -32,13 +32,6 @@ json optional_number(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? json(*v) : json(nullptr);
 }
 
-std::string fixed(const json& v, int digits) {
-    if (!v.is_number()) return "–";
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v.get<double>());
-    return buf;
-}
-
 }  // namespace
 
 std::optional<double> default_threshold(const std::string& name) {

@@ -7,7 +7,10 @@
 #include <QPointer>
 #include <QRegularExpression>
 #include <QVBoxLayout>
+
 #include <QValueAxis>
+#include <algorithm>
+#include <cmath>
 
 #include "views/chart_figure.hpp"
 #include "views/figure_font.hpp"
@@ -146,18 +149,46 @@ QStringList AnalysisView::export_to(const QString& path, const FigureExportOptio
     return export_figure(*this, path, options);
 }
 
+namespace {
+bool is_panel(QWidget* w) {
+    return dynamic_cast<PaintedPanel*>(w) || qobject_cast<QChartView*>(w);
+}
+
+/// The figure's panels (painted panels and charts, at any depth but not inside another panel),
+/// visible, with their rectangles in the figure, in reading order of the on-screen figure: by
+/// rows (tops within a fifth of the smaller height), then left to right.
+std::vector<std::pair<QWidget*, QRect>> print_units(QWidget* figure) {
+    std::vector<std::pair<QWidget*, QRect>> units;
+    for (QWidget* c : figure->findChildren<QWidget*>()) {
+        if (!is_panel(c) || !c->isVisibleTo(figure)) continue;
+        bool nested = false;
+        for (QWidget* p = c->parentWidget(); p && p != figure; p = p->parentWidget())
+            nested = nested || is_panel(p);
+        if (!nested) units.emplace_back(c, QRect(c->mapTo(figure, QPoint(0, 0)), c->size()));
+    }
+    std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) {
+        const QRect &ga = a.second, &gb = b.second;
+        const int slack = std::min(ga.height(), gb.height()) / 5;
+        if (std::abs(ga.top() - gb.top()) > slack) return ga.top() < gb.top();
+        return ga.left() < gb.left();
+    });
+    return units;
+}
+}  // namespace
+
 std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) const {
-    // The panels are laid out at kLayoutScale × the print and drawn scaled down to it: a print
-    // 89 mm wide (336 logical pixels) is too narrow for the panels' minimum sizes at 1:1, and the
-    // text, `font_px` in print, is font_px × kLayoutScale in the layout, so that text and drawing
+    // The panels are laid out at kLayoutScale × the print and drawn scaled down to it, so that
+    // the text, `font_px` in print, is font_px × kLayoutScale in the layout and text and drawing
     // keep the proportions of the print (as a matplotlib figure of the same size and font).
-    double scale = kLayoutScale;
-    const QSize min = figure_->minimumSizeHint();
-    while (scale < 64 &&
-           (print.width() * scale < min.width() || print.height() * scale < min.height()))
-        scale *= 2;
-    const QSize layout(static_cast<int>(print.width() * scale + 0.5),
-                       static_cast<int>(print.height() * scale + 0.5));
+    //
+    // A print narrower than the on-screen arrangement needs reflows it (issue 26): the panels
+    // go into as many columns as kMinPanelMm allows (one at 89 mm, two at 183 mm), in reading
+    // order, each as wide as its column and as high as its aspect makes it (below).
+    // Secondary panels (the property printSecondary) are left out when the figure would be
+    // taller than kMaxHeightMm. The figure's height follows (PrintLayout).
+    constexpr double kMinPanelMm = 80, kMaxHeightMm = 180, kGapMm = 2;
+    const double mm = 96 / 25.4;  // logical pixels per mm
+    const double scale = kLayoutScale;
 
     struct ChartFonts {
         QPointer<QChart> chart;
@@ -169,10 +200,8 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) 
     const bool had_font = figure_->testAttribute(Qt::WA_SetFont);
     const QSize size_before = figure_->size();
     if (font_px > 0) {
-        // Whole layout pixels: the text is font_px × scale rounded, within 1/(2 × 4 × 3) of a
-        // point.
-        const int px =
-            std::max(1, static_cast<int>(font_px * layout.width() / print.width() + 0.5));
+        // Whole layout pixels: within 1/(2 × 4 × 3) of a point.
+        const int px = std::max(1, static_cast<int>(font_px * scale + 0.5));
         auto sized = [px](QFont f) {
             f.setPixelSize(px);
             return f;
@@ -192,9 +221,96 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) 
             saved.push_back(std::move(s));
         }
     }
-    figure_->resize(layout);
-    if (figure_->layout()) figure_->layout()->activate();
-    return [this, saved, figure_font_before, had_font, size_before] {
+
+    const auto placed = print_units(figure_);
+    std::vector<QWidget*> units;
+    for (const auto& [w, g] : placed)
+        units.push_back(w);
+    const double width_mm = print.width() / mm;
+    const int columns = std::clamp(static_cast<int>(width_mm / kMinPanelMm), 1,
+                                   std::max(1, static_cast<int>(units.size())));
+    // A print narrower than the on-screen figure is reflowed (a print of the on-screen width,
+    // only the fonts changed, keeps the on-screen arrangement). Each panel's aspect is its own
+    // (printAspect) or a fixed one, taller for narrow prints, where text takes a larger share of
+    // a panel: never the on-screen one, so that an export does not depend on the window's size.
+    const double default_aspect = width_mm < 120 ? 0.62 : 0.55;
+    const bool reflow = !units.empty() && print.width() < size_before.width() - 0.5;
+    std::vector<std::pair<QPointer<QWidget>, QRect>> geometry_before;
+    std::vector<QPointer<QWidget>> left_out;
+    std::vector<QPointer<QLayout>> disabled_layouts;
+    QSize layout(static_cast<int>(print.width() * scale + 0.5),
+                 static_cast<int>(print.height() * scale + 0.5));
+    if (reflow) {
+        const double gap = kGapMm * mm * scale;
+        const double column_width = (layout.width() - gap * (columns - 1)) / columns;
+        auto aspect = [default_aspect](QWidget* w) {
+            const QVariant a = w->property("printAspect");
+            return a.isValid() ? a.toDouble() : default_aspect;
+        };
+        auto height_of = [&](const std::vector<QWidget*>& shown) {
+            double h = 0;
+            for (std::size_t i = 0; i < shown.size(); i += columns) {
+                double row = 0;
+                for (std::size_t j = i; j < std::min(shown.size(), i + columns); ++j)
+                    row = std::max(row, column_width * aspect(shown[j]));
+                h += row + (i > 0 ? gap : 0);
+            }
+            return h;
+        };
+        std::vector<QWidget*> shown = units;
+        if (height_of(shown) > kMaxHeightMm * mm * scale) {
+            std::vector<QWidget*> primary;
+            for (QWidget* w : units)
+                if (w->property("printSecondary").toBool())
+                    left_out.emplace_back(w);
+                else
+                    primary.push_back(w);
+            if (!primary.empty()) shown = primary;
+        }
+        // The panels are placed by hand: the figure's layouts stand still, and a box that holds
+        // panels (not itself drawn) spans the whole figure, so that its panels' coordinates are
+        // the figure's.
+        layout.setHeight(static_cast<int>(std::ceil(height_of(shown))));
+        if (figure_->layout()) {
+            disabled_layouts.emplace_back(figure_->layout());
+            figure_->layout()->setEnabled(false);
+        }
+        for (QWidget* w : units) {
+            geometry_before.emplace_back(w, w->geometry());
+            for (QWidget* p = w->parentWidget(); p && p != figure_; p = p->parentWidget()) {
+                if (std::any_of(geometry_before.begin(), geometry_before.end(),
+                                [p](const auto& g) { return g.first == p; }))
+                    continue;
+                geometry_before.emplace_back(p, p->geometry());
+                if (p->layout()) {
+                    disabled_layouts.emplace_back(p->layout());
+                    p->layout()->setEnabled(false);
+                }
+            }
+        }
+        for (const auto& w : left_out)
+            w->setVisible(false);
+        figure_->resize(layout);
+        for (QWidget* w : units)
+            for (QWidget* p = w->parentWidget(); p && p != figure_; p = p->parentWidget())
+                p->setGeometry(QRect(QPoint(0, 0), layout));
+        double y = 0;
+        for (std::size_t i = 0; i < shown.size(); i += columns) {
+            double row = 0;
+            for (std::size_t j = i; j < std::min(shown.size(), i + columns); ++j) {
+                const double h = column_width * aspect(shown[j]);
+                row = std::max(row, h);
+                shown[j]->setGeometry(
+                    QRectF((j - i) * (column_width + gap), y, column_width, h).toRect());
+            }
+            y += row + gap;
+        }
+    } else {
+        figure_->resize(layout);
+        if (figure_->layout()) figure_->layout()->activate();
+    }
+    return [this, saved, figure_font_before, had_font, size_before, geometry_before, left_out,
+            disabled_layouts] {
         print_font_px = 0;
         for (const auto& s : saved) {
             if (!s.chart) continue;
@@ -206,7 +322,14 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) 
                     axis->setTitleFont(title);
                 }
         }
+        if (!figure_) return;
         figure_->setFont(had_font ? figure_font_before : QFont());
+        for (const auto& w : left_out)
+            if (QWidget* p = w.data()) p->setVisible(true);
+        for (const auto& [w, g] : geometry_before)
+            if (QWidget* p = w.data()) p->setGeometry(g);
+        for (const auto& l : disabled_layouts)
+            if (QLayout* p = l.data()) p->setEnabled(true);
         figure_->resize(size_before);
         if (figure_->layout()) figure_->layout()->activate();
     };

@@ -9,6 +9,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QPainter>
+#include <QPointer>
 #include <QScatterSeries>
 #include <QTextDocument>
 #include <QValueAxis>
@@ -16,6 +17,7 @@
 #include <cmath>
 
 #include "views/figure_font.hpp"
+#include "views/figure_layout.hpp"
 
 namespace routescope::views {
 namespace {
@@ -129,6 +131,38 @@ void draw_legend(QPainter& painter, QLegend* legend, const LegendLayout& lay, co
     painter.restore();
 }
 
+/// An axis title the figure draws itself: wrapped along its axis instead of elided.
+struct AxisTitle {
+    QAbstractAxis* axis;
+    QString text;
+    Qt::Alignment side;  // where the axis sits: left, right, bottom or top
+    double height = 0;   // wrapped to the plot's extent along the axis
+};
+
+QString plain(const QString& text) {
+    if (!Qt::mightBeRichText(text)) return text;
+    QTextDocument doc;
+    doc.setHtml(text);
+    return doc.toPlainText();
+}
+
+double wrapped_height(const QFont& font, const QString& text, double width) {
+    return QFontMetricsF(font)
+        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
+                      text)
+        .height();
+}
+
+/// A value axis's ticks land on its minimum (a tick count from min to max, or a tick anchor and
+/// interval that hit it).
+bool tick_at_minimum(const QValueAxis* a) {
+    const double span = a->max() - a->min();
+    if (!(span > 0)) return false;
+    if (a->tickType() == QValueAxis::TicksFixed) return true;
+    const double k = (a->min() - a->tickAnchor()) / a->tickInterval();
+    return std::abs(k - std::round(k)) * a->tickInterval() < 1e-9 * span;
+}
+
 /// Lays the chart out now (Qt defers it to the event loop), twice when the first layout changed
 /// something that asks for another (an equal-aspect plot widening an axis).
 void lay_out_now(QChart* chart) {
@@ -158,23 +192,110 @@ void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& targ
     if (legend_shown) legend_layout = layout_legend(legend, width);
     const double legend_height = legend_layout.rows.empty() ? 0 : legend_layout.height + kPadding;
 
-    // The chart lays out its plot and axes without a title or legend, in the room they leave.
+    // Axis titles: drawn by the figure, wrapped along the plot (Qt Charts elides a title longer
+    // than its axis). The chart keeps the room for them as margins.
+    std::vector<AxisTitle> axis_titles;
+    for (QAbstractAxis* a : chart->axes())
+        if (a->isVisible() && a->isTitleVisible() && !a->titleText().isEmpty()) {
+            axis_titles.push_back({a, plain(a->titleText()), a->alignment()});
+            a->setTitleVisible(false);
+        }
+    // The first tick label of the x axis and the lowest of the y axis both sit at the plot's
+    // corner when both axes have a tick at their minimum: the x axis gets a margin of 5% of its
+    // range on each side, as matplotlib's default axes margins, so that the two never collide.
+    struct XRange {
+        QPointer<QValueAxis> axis;
+        double min, max;
+        QValueAxis::TickType type;
+        double anchor, interval;
+    };
+    std::vector<XRange> widened;
+    {
+        QValueAxis* y_bottom = nullptr;
+        for (QAbstractAxis* a : chart->axes(Qt::Vertical))
+            if (auto* v = qobject_cast<QValueAxis*>(a); v && v->isVisible() && v->labelsVisible())
+                y_bottom = v;
+        for (QAbstractAxis* a : chart->axes(Qt::Horizontal)) {
+            auto* x = qobject_cast<QValueAxis*>(a);
+            if (!x || !y_bottom || !x->labelsVisible() || !tick_at_minimum(x) ||
+                !tick_at_minimum(y_bottom))
+                continue;
+            widened.push_back(
+                {x, x->min(), x->max(), x->tickType(), x->tickAnchor(), x->tickInterval()});
+            const double span = x->max() - x->min();
+            if (x->tickType() == QValueAxis::TicksFixed) {
+                // The same ticks, anchored, so that widening the range does not move them.
+                x->setTickAnchor(x->min());
+                x->setTickInterval(span / std::max(1, x->tickCount() - 1));
+                x->setTickType(QValueAxis::TicksDynamic);
+            }
+            x->setRange(x->min() - 0.05 * span, x->max() + 0.05 * span);
+        }
+    }
+
+    // The chart lays out its plot and axes without a title, legend or axis titles, in the room
+    // they leave: laid out once, the titles wrapped to the plot it gives, and again if their
+    // height changed.
     chart->setTitle(QString());
     legend->setVisible(false);
-    chart->setMargins(margins + QMargins(0, static_cast<int>(std::ceil(title_height)), 0,
-                                         static_cast<int>(std::ceil(legend_height))));
-    lay_out_now(chart);
+    QMargins room;
+    for (int pass = 0; pass < 3; ++pass) {
+        QMargins needed(0, static_cast<int>(std::ceil(title_height)), 0,
+                        static_cast<int>(std::ceil(legend_height)));
+        for (const AxisTitle& t : axis_titles) {
+            const int h = static_cast<int>(std::ceil(t.height + kPadding));
+            if (t.side & Qt::AlignLeft) needed.setLeft(needed.left() + h);
+            if (t.side & Qt::AlignRight) needed.setRight(needed.right() + h);
+            if (t.side & Qt::AlignBottom) needed.setBottom(needed.bottom() + h);
+            if (t.side & Qt::AlignTop) needed.setTop(needed.top() + h);
+        }
+        if (pass > 0 && needed == room) break;
+        room = needed;
+        chart->setMargins(margins + room);
+        lay_out_now(chart);
+        const QRectF plot = chart->plotArea();
+        for (AxisTitle& t : axis_titles)
+            t.height = wrapped_height(
+                figure_font(t.axis->titleFont()), t.text,
+                (t.side & (Qt::AlignLeft | Qt::AlignRight)) ? plot.height() : plot.width());
+    }
 
     painter.save();
     view->render(&painter, target, source.toRect(), Qt::IgnoreAspectRatio);
     painter.translate(target.topLeft());
     painter.scale(target.width() / source.width(), target.height() / source.height());
+    const QRectF plot = chart->plotArea();
+    note_plot_area(painter, plot);
     if (title_height > 0) {
         painter.save();
         painter.translate(margins.left(), margins.top());
         QAbstractTextDocumentLayout::PaintContext context;
         context.palette.setColor(QPalette::Text, chart->titleBrush().color());
         title_doc.documentLayout()->draw(&painter, context);
+        painter.restore();
+    }
+    // Each axis title in the outermost strip of its side's room, centred on the plot.
+    double left = margins.left(), right = source.width() - margins.right();
+    double top = margins.top() + title_height;
+    double bottom = source.height() - margins.bottom() - legend_height;
+    for (const AxisTitle& t : axis_titles) {
+        painter.save();
+        painter.setFont(figure_font(t.axis->titleFont()));
+        painter.setPen(t.axis->titleBrush().color());
+        const int flags = Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop;
+        if (t.side & (Qt::AlignLeft | Qt::AlignRight)) {
+            const double x = (t.side & Qt::AlignLeft) ? left : right - t.height;
+            painter.translate(x, plot.center().y());
+            painter.rotate(-90);  // read bottom to top
+            painter.drawText(QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags, t.text);
+            (t.side & Qt::AlignLeft ? left : right) +=
+                (t.side & Qt::AlignLeft ? 1 : -1) * (t.height + kPadding);
+        } else {
+            const double y = (t.side & Qt::AlignBottom) ? bottom - t.height : top;
+            painter.drawText(QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
+            (t.side & Qt::AlignBottom ? bottom : top) +=
+                (t.side & Qt::AlignBottom ? -1 : 1) * (t.height + kPadding);
+        }
         painter.restore();
     }
     if (legend_height > 0)
@@ -184,6 +305,15 @@ void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& targ
                    width, legend_layout.height));
     painter.restore();
 
+    for (const AxisTitle& t : axis_titles)
+        t.axis->setTitleVisible(true);
+    for (const XRange& r : widened)
+        if (r.axis) {
+            r.axis->setTickType(r.type);
+            r.axis->setTickAnchor(r.anchor);
+            r.axis->setTickInterval(r.interval);
+            r.axis->setRange(r.min, r.max);
+        }
     chart->setTitle(title);
     legend->setVisible(legend_shown);
     chart->setMargins(margins);

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.hpp"
 #include "routescope/version.hpp"
+#include "views/figure_layout.hpp"
 
 namespace routescope::views {
 namespace {
@@ -40,8 +41,14 @@ public:
         const QSize logical = source.figure_size();
         check_size(logical, path);
         print_ = print_size(logical, o);
-        if (o.width_mm > 0 || o.font_pt > 0)
+        if (o.width_mm > 0 || o.font_pt > 0) {
             restore_ = source.prepare_print(print_, o.font_pt * kLogicalDpi / 72.0);
+            // A print layout may reflow the panels (stacked in one column at 89 mm): the
+            // figure's height follows the layout's aspect, its width is the print's.
+            const QSize laid = source.figure_size();
+            if (o.width_mm > 0 && laid.width() > 0)
+                print_.setHeight(print_.width() * laid.height() / laid.width());
+        }
     }
     ~PrintLayout() {
         if (restore_) restore_();
@@ -82,7 +89,7 @@ void write_via_temporary(const QString& path, Write write) {
     }
 }
 
-void export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+QSizeF export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     QImage image(png_pixel_size(print.print(), o.dpi), QImage::Format_ARGB32_Premultiplied);
     image.fill(Qt::white);
@@ -100,9 +107,10 @@ void export_png(const FigureSource& source, const QString& path, const FigureExp
     write_via_temporary(path, [&](const QString& tmp) {
         if (!image.save(tmp, "PNG")) throw IoError("cannot write PNG " + path.toStdString());
     });
+    return print.print();
 }
 
-void export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+QSizeF export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     write_via_temporary(path, [&](const QString& tmp) {
         QSvgGenerator svg;
@@ -133,9 +141,10 @@ void export_svg(const FigureSource& source, const QString& path, const FigureExp
         painter.end();
         if (!QFileInfo(tmp).exists()) throw IoError("cannot write SVG " + path.toStdString());
     });
+    return print.print();
 }
 
-void export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+QSizeF export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     write_via_temporary(path, [&](const QString& tmp) {
         {
@@ -156,6 +165,7 @@ void export_pdf(const FigureSource& source, const QString& path, const FigureExp
         }
         if (QFileInfo(tmp).size() == 0) throw IoError("cannot write PDF " + path.toStdString());
     });
+    return print.print();
 }
 }  // namespace
 
@@ -237,10 +247,16 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
 
 nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
                                    FigureFormat format, const FigureExportOptions& options) {
+    return provenance_document(source, figure_path, format, options,
+                               print_size(source.figure_size(), options));
+}
+
+nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
+                                   FigureFormat format, const FigureExportOptions& options,
+                                   QSizeF print) {
     nlohmann::json doc = source.figure_provenance();
     doc["figure"] = QFileInfo(figure_path).fileName().toStdString();
     doc["format"] = figure_format_suffix(format).toStdString();
-    const QSizeF print = print_size(source.figure_size(), options);
     if (format == FigureFormat::Png) {
         doc["dpi"] = options.dpi;
         const QSize px = png_pixel_size(print, options.dpi);
@@ -258,15 +274,16 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
 QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
                           const FigureExportOptions& options) {
     check_export_options(options);
+    QSizeF print = print_size(source.figure_size(), options);
     switch (format) {
         case FigureFormat::Png:
-            export_png(source, path, options);
+            print = export_png(source, path, options);
             break;
         case FigureFormat::Svg:
-            export_svg(source, path, options);
+            print = export_svg(source, path, options);
             break;
         case FigureFormat::Pdf:
-            export_pdf(source, path, options);
+            print = export_pdf(source, path, options);
             break;
         case FigureFormat::Csv:
             write_text(path, QByteArray::fromStdString(source.figure_table().to_csv()));
@@ -274,7 +291,7 @@ QStringList export_figure(const FigureSource& source, const QString& path, Figur
     }
     const QString prov = provenance_path(path);
     write_text(prov, QByteArray::fromStdString(
-                         provenance_document(source, path, format, options).dump(2) + "\n"));
+                         provenance_document(source, path, format, options, print).dump(2) + "\n"));
     return {path, prov};
 }
 
@@ -294,6 +311,12 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
             source, QDir(dir).filePath(source.figure_name() + "." + figure_format_suffix(format)),
             format, options);
     return out;
+}
+
+FigureLayout figure_layout(const FigureSource& source, const FigureExportOptions& options) {
+    check_export_options(options);
+    const PrintLayout print(source, source.figure_name(), options);
+    return record_figure_layout(print.print(), [&](QPainter& painter) { print.paint(painter); });
 }
 
 namespace {

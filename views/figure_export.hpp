@@ -90,5 +90,14 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
                                    FigureFormat format, int dpi);
 nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
                                    FigureFormat format, const FigureExportOptions& options);
+/// The same for a figure exported at `print` logical pixels (a print layout's reflowed size).
+nlohmann::json provenance_document(const FigureSource& source, const QString& figure_path,
+                                   FigureFormat format, const FigureExportOptions& options,
+                                   QSizeF print);
+
+/// The figure as the export with `options` lays it out (figure_layout.hpp): every text with its
+/// box on the page and every plot area, for figure_layout_problems.
+struct FigureLayout;
+FigureLayout figure_layout(const FigureSource& source, const FigureExportOptions& options);
 
 }  // namespace routescope::views

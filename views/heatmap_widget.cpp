@@ -12,6 +12,7 @@
 
 #include "views/axis_ticks.hpp"
 #include "views/figure_font.hpp"
+#include "views/figure_layout.hpp"
 
 namespace routescope::views {
 
@@ -41,6 +42,16 @@ constexpr int kTickLength = 4;
 QRectF note_box(const QFont& small, const QString& note, double width) {
     return QFontMetricsF(small).boundingRect(QRectF(0, 0, width, 1e6),
                                              Qt::TextWordWrap | Qt::AlignLeft, note);
+}
+
+/// A title or axis label of `text`, wrapped at word boundaries to `width`: its height (one line
+/// when it fits, more when not: a figure never elides a label).
+double wrapped_height(const QFontMetricsF& fm, const QString& text, double width) {
+    if (text.isEmpty()) return 0;
+    return fm
+        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
+                      text)
+        .height();
 }
 
 bool is_vector_device(const QPainter& painter) {
@@ -174,19 +185,28 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const int step = std::max(1, data_.rows / 40);
     for (int r = 0; r < data_.rows; r += step)
         label_width = std::max(label_width, fm.horizontalAdvance(row_label(r)));
-    const int left =
-        static_cast<int>(label_width + kTickLength + 6 + (data_.y_label.isEmpty() ? 0 : line + 4));
-    const int top = static_cast<int>(data_.title.isEmpty() ? line * 0.6 : line * 1.8);
+    QFont bold = figure_font(font());
+    bold.setBold(true);
+    const int top = static_cast<int>(
+        data_.title.isEmpty()
+            ? line * 0.6
+            : wrapped_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6);
     const int bottom = static_cast<int>(
-        line * (data_.x_label.isEmpty() ? 1.6 : 2.8) +
+        line * 1.6 + wrapped_height(fm, data_.x_label, target.width() * 0.8) +
+        (data_.x_label.isEmpty() ? 0 : line * 0.2) +
         (data_.note.isEmpty()
              ? 0
              : note_box(figure_font(font(), 0.85), data_.note, target.width() - 8).height() +
                    line * 0.2) +
         kTickLength);
-    const int right = static_cast<int>(kColourBarWidth + 12 +
-                                       fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
-                                       (data_.value_label.isEmpty() ? 0 : line + 4));
+    // The axis labels run along the plot's height, over two lines when one is too short.
+    const double along = std::max(1, target.height() - top - bottom);
+    const int left = static_cast<int>(
+        label_width + kTickLength + 6 +
+        (data_.y_label.isEmpty() ? 0 : wrapped_height(fm, data_.y_label, along) + 4));
+    const int right = static_cast<int>(
+        kColourBarWidth + 12 + fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
+        (data_.value_label.isEmpty() ? 0 : wrapped_height(fm, data_.value_label, along) + 4));
     return target.adjusted(left, top, -right, -bottom);
 }
 
@@ -205,9 +225,9 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         bold.setBold(true);
         painter.setFont(bold);
         painter.setPen(ink);
-        painter.drawText(
-            QRect(target.left(), target.top(), target.width(), static_cast<int>(fm.height() * 1.6)),
-            Qt::AlignCenter, data_.title);
+        painter.drawText(QRectF(target.left(), target.top() + fm.height() * 0.2, target.width(),
+                                plot.top() - target.top()),
+                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.title);
         painter.setFont(font_px);
     }
     if (data_.rows == 0 || data_.columns == 0 || plot.width() < 4 || plot.height() < 4) {
@@ -223,13 +243,19 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
               n_columns = shown.width();
     const double cw = static_cast<double>(plot.width()) / n_columns;
     const double ch = static_cast<double>(plot.height()) / n_rows;
-    if (is_vector_device(painter) && static_cast<qint64>(n_rows) * n_columns <= kMaxVectorCells) {
-        painter.setPen(Qt::NoPen);
-        for (int r = 0; r < n_rows; ++r)
-            for (int c = 0; c < n_columns; ++c)
-                painter.fillRect(
-                    QRectF(plot.left() + c * cw, plot.top() + r * ch, cw + 0.02, ch + 0.02),
-                    QColor::fromRgb(image_.pixel(c0 + c, r0 + r)));
+    note_plot_area(painter, QRectF(plot));
+    if (is_vector_device(painter)) {
+        // One image, not a rectangle per cell: renderers antialias the edges of abutting
+        // rectangles into hairline seams (librsvg, pdf viewers). Scaled up by whole pixels per
+        // cell beforehand, so that a viewer's smoothing of a small image cannot blur the cells.
+        const QImage cells = image_.copy(shown);
+        const int factor = std::clamp(static_cast<int>(std::min(2400.0 / std::max(1, n_columns),
+                                                                2400.0 / std::max(1, n_rows))),
+                                      1, 16);
+        painter.drawImage(QRectF(plot),
+                          factor > 1 ? cells.scaled(cells.size() * factor, Qt::IgnoreAspectRatio,
+                                                    Qt::FastTransformation)
+                                     : cells);
     } else {
         // Nearest-neighbour scaling keeps cell borders sharp and is what makes a 24 × 4096 redraw
         // cheap (docs/benchmarks.md, "Heatmap redraw").
@@ -289,10 +315,15 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
                                 plot.width() - 2, std::max(1.0, ch - 2)));
     }
     painter.setPen(ink);
-    if (!data_.x_label.isEmpty())
-        painter.drawText(QRectF(plot.left(), plot.bottom() + kTickLength + 2 + fm.height(),
-                                plot.width(), fm.height() * 1.3),
-                         Qt::AlignCenter, data_.x_label);
+    if (!data_.x_label.isEmpty()) {
+        // Centred under the plot, within the panel.
+        const double width = target.width() * 0.8;
+        painter.drawText(QRectF(std::clamp(plot.center().x() - width / 2, double(target.left()),
+                                           target.left() + target.width() - width),
+                                plot.bottom() + kTickLength + 2 + fm.height() * 1.1, width,
+                                wrapped_height(fm, data_.x_label, width)),
+                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
+    }
     if (!data_.note.isEmpty()) {
         QFont small = figure_font(font(), 0.85);
         painter.setFont(small);
@@ -304,15 +335,17 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         painter.setFont(font_px);
         painter.setPen(ink);
     }
-    if (!data_.y_label.isEmpty()) {
+    // The axis labels along the plot's height, read bottom to top, wrapped when longer.
+    auto draw_along = [&](const QString& text, double left) {
+        const double h = wrapped_height(fm, text, plot.height());
         painter.save();
-        painter.translate(target.left() + fm.height() * 0.9, plot.center().y());
+        painter.translate(left, plot.center().y());
         painter.rotate(-90);
-        painter.drawText(
-            QRectF(-plot.height() / 2.0, -fm.height(), plot.height(), fm.height() * 1.2),
-            Qt::AlignCenter, data_.y_label);
+        painter.drawText(QRectF(-plot.height() / 2.0, 0, plot.height(), h),
+                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, text);
         painter.restore();
-    }
+    };
+    if (!data_.y_label.isEmpty()) draw_along(data_.y_label, target.left() + 1);
 
     // Colour bar: 64 bands are indistinguishable from the 256-entry table at this size.
     const QRectF bar(plot.right() + 10, plot.top(), kColourBarWidth, plot.height());
@@ -325,13 +358,16 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         painter.fillRect(QRectF(bar.left(), y0, bar.width(), bar.height() / kBands + 0.5),
                          QColor::fromRgb(map.at(t)));
     }
+    note_plot_area(painter, bar);
     QPainterPath bar_axes;
     bar_axes.addRect(bar);
     const auto ticks =
         nice_ticks(lo_, hi_, std::max(2, static_cast<int>(bar.height() / (fm.height() * 2.5))));
     const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : std::abs(hi_ - lo_);
     painter.setPen(ink);
+    double widest_tick = 0;
     for (double t : ticks) {
+        widest_tick = std::max(widest_tick, fm.horizontalAdvance(tick_text(t, step)));
         const double y =
             hi_ > lo_ ? bar.bottom() - (t - lo_) / (hi_ - lo_) * bar.height() : bar.center().y();
         bar_axes.moveTo(bar.right(), y);
@@ -343,13 +379,10 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     painter.setBrush(Qt::NoBrush);
     painter.drawPath(bar_axes);
     if (!data_.value_label.isEmpty()) {
-        painter.save();
-        painter.translate(target.right() - fm.height() * 0.2, plot.center().y());
-        painter.rotate(-90);
-        painter.drawText(
-            QRectF(-plot.height() / 2.0, -fm.height(), plot.height(), fm.height() * 1.2),
-            Qt::AlignCenter, data_.value_label);
-        painter.restore();
+        // Beside the colour bar's numbers, as a colour bar's label is.
+        const double h = wrapped_height(fm, data_.value_label, plot.height());
+        draw_along(data_.value_label, std::min(bar.right() + 5 + widest_tick + fm.height() * 0.4,
+                                               target.right() - 1 - h));
     }
     painter.restore();
 }

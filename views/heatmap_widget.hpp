@@ -54,7 +54,8 @@ public:
     const ColourMap& colour_map() const;
 
     /// Draws the whole figure (title, axes, cells, colour bar) into `target`. On vector devices
-    /// (SVG, PDF) cells become rectangles when there are at most kMaxVectorCells of them.
+    /// (SVG, PDF) the cells are one embedded image, each cell a block of whole pixels (no
+    /// seams between cells in any renderer); axes, ticks and text stay vector.
     void paint(QPainter& painter, const QRect& target) const override;
     /// The rectangle the cells occupy when the figure is drawn into `target`.
     QRect plot_rect(const QRect& target) const;
@@ -74,7 +75,6 @@ public:
 
     QSize sizeHint() const override { return {640, 360}; }
     QSize minimumSizeHint() const override { return {240, 160}; }
-    static constexpr int kMaxVectorCells = 60000;
 
 signals:
     void hovered(int row, int column, double value);

@@ -9,12 +9,61 @@
 
 #include "views/axis_ticks.hpp"
 #include "views/figure_font.hpp"
+#include "views/figure_layout.hpp"
 
 namespace routescope::views {
 namespace {
 // Okabe & Ito's colour-blind-safe palette: blue, orange.
 const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00),
                                  QColor(0x00, 0x9e, 0x73)};
+
+/// A label wrapped at word boundaries to `width`: its height (a figure never elides a label).
+double wrapped_height(const QFontMetricsF& fm, const QString& text, double width) {
+    if (text.isEmpty()) return 0;
+    return fm
+        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
+                      text)
+        .height();
+}
+
+/// The legend's entries (a swatch and a series name each, then the whiskers' note) in rows
+/// that fit `width`, as matplotlib's legend wraps with ncol.
+struct LegendEntry {
+    QString text;
+    int series;  ///< -1: the note
+    double width;
+};
+std::vector<std::vector<LegendEntry>> legend_rows(const QFontMetricsF& fm,
+                                                  const QFontMetricsF& small,
+                                                  const std::vector<QString>& names,
+                                                  const QString& note, double width) {
+    std::vector<LegendEntry> entries;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        entries.push_back(
+            {names[i], static_cast<int>(i), fm.height() + fm.horizontalAdvance(names[i]) + 4});
+    entries.push_back({note, -1, small.horizontalAdvance(note) + 4});
+    std::vector<std::vector<LegendEntry>> rows(1);
+    double used = 0;
+    const double gap = fm.height();
+    for (const LegendEntry& e : entries) {
+        if (!rows.back().empty() && used + gap + e.width > width) {
+            rows.emplace_back();
+            used = 0;
+        }
+        used += (rows.back().empty() ? 0 : gap) + e.width;
+        rows.back().push_back(e);
+    }
+    return rows;
+}
+
+/// A bin's label over two lines, broken after its range's dash ("29.4–" over "47.6") or at a
+/// space; unchanged when it has neither.
+QString two_lines(const QString& label) {
+    int at = label.indexOf(QChar(0x2013));
+    if (at >= 0) return label.left(at + 1) + "\n" + label.mid(at + 1);
+    at = label.indexOf(' ');
+    return at >= 0 ? label.left(at) + "\n" + label.mid(at + 1) : label;
+}
 
 // The chart for the shared interaction: whole bins across, any range of the bars' value axis.
 class IntervalTarget : public RangeTarget {
@@ -102,19 +151,62 @@ QString IntervalBarChart::readout_at(const QPoint& position) const {
              parts.join("; "));
 }
 
+IntervalBarChart::BinLabels IntervalBarChart::bin_labels(double group) const {
+    const QFontMetricsF fm(figure_font(font()));
+    double one = 0, two = 0;
+    for (const QString& b : data_.bins) {
+        one = std::max(one, fm.horizontalAdvance(b));
+        for (const QString& part : two_lines(b).split('\n'))
+            two = std::max(two, fm.horizontalAdvance(part));
+    }
+    BinLabels out;
+    out.mode = one <= group * 0.95 ? 0 : two <= group * 0.95 ? 1 : 2;
+    out.height = out.mode == 0 ? fm.height() * 1.3 : out.mode == 1 ? fm.height() * 2.3 : one + 6;
+    return out;
+}
+
+QString IntervalBarChart::whiskers_note() const {
+    return tr("whiskers: 95% Wilson interval");
+}
+
+double IntervalBarChart::legend_height(const QRect& target) const {
+    const QFontMetricsF fm(figure_font(font())), small(figure_font(font(), 0.85));
+    std::vector<QString> names;
+    for (const auto& se : data_.series)
+        names.push_back(se.name);
+    return legend_rows(fm, small, names, whiskers_note(), target.width()).size() * fm.height() *
+           1.25;
+}
+
 IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     const QFontMetricsF fm(figure_font(font()));
+    QFont bold = figure_font(font());
+    bold.setBold(true);
     const double line = fm.height();
-    const double left = fm.horizontalAdvance("0.000") + line * 2;
-    const double top = line * 2;
-    const double legend = line * 1.6;
-    const double labels = line * 2.6;  // bin labels and x title
-    QRectF all = QRectF(target).adjusted(left, top, -line, -(labels + legend));
+    const double top =
+        wrapped_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6;
+    const double legend = legend_height(target) + line * 0.3;
+    // Bin labels (on one line, two, or turned to read upwards, whichever fits a bin), then the
+    // x title (wrapped when longer than the plot).
+    const VisibleRange view = visible_range();
+    const double shown = std::max(1.0, view.x.span());
+    const double group_estimate =
+        (target.width() - fm.horizontalAdvance("0.000") - 10 - line * 2 - 2) / shown;
+    const double labels = bin_labels(group_estimate).height +
+                          wrapped_height(fm, data_.x_label, target.width() * 0.8) + line * 0.2;
+    const double bottom = labels + legend;
+    const double gap = data_.difference.empty() ? 0 : line * 2.2;
+    const double all_height = std::max(1.0, target.height() - top - bottom);
+    const double bars_h = data_.difference.empty() ? all_height : (all_height - gap) * 0.68;
+    const double diff_h = data_.difference.empty() ? 0 : (all_height - gap) * 0.32;
+    // The axis titles run along their panel's height, over two lines when one is too short.
+    const double title_room = std::max(wrapped_height(fm, data_.y_label, bars_h),
+                                       wrapped_height(fm, data_.difference_label, diff_h));
+    const double left = fm.horizontalAdvance("0.000") + 10 + title_room + 2;
+    const QRectF all = QRectF(target).adjusted(left, top, -line, -bottom);
     if (data_.difference.empty()) return {all, {}};
-    const double gap = line * 2.2;
-    const double h = all.height() - gap;
-    return {QRectF(all.left(), all.top(), all.width(), h * 0.68),
-            QRectF(all.left(), all.top() + h * 0.68 + gap, all.width(), h * 0.32)};
+    return {QRectF(all.left(), all.top(), all.width(), bars_h),
+            QRectF(all.left(), all.top() + bars_h + gap, all.width(), diff_h)};
 }
 
 void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
@@ -129,8 +221,9 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     QFont bold = font_px;
     bold.setBold(true);
     painter.setFont(bold);
-    painter.drawText(QRectF(target.left(), target.top(), target.width(), fm.height() * 1.8),
-                     Qt::AlignCenter, data_.title);
+    painter.drawText(
+        QRectF(target.left(), target.top() + fm.height() * 0.2, target.width(), target.height()),
+        Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.title);
     painter.setFont(font_px);
     const int n = static_cast<int>(data_.bins.size());
     if (n == 0 || data_.series.empty()) {
@@ -174,11 +267,14 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         painter.drawPath(grid);
         painter.setPen(ink);
         painter.drawPath(axes);
+        note_plot_area(painter, r);
+        // The title along the panel's height, read bottom to top, wrapped when longer.
         painter.save();
-        painter.translate(target.left() + fm.height() * 0.8, r.center().y());
+        painter.translate(target.left() + 1, r.center().y());
         painter.rotate(-90);
-        painter.drawText(QRectF(-r.height() / 2, -fm.height(), r.height(), fm.height() * 1.2),
-                         Qt::AlignCenter, title);
+        painter.drawText(
+            QRectF(-r.height() / 2, 0, r.height(), wrapped_height(fm, title, r.height())),
+            Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, title);
         painter.restore();
     };
 
@@ -213,23 +309,59 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
             whisker.lineTo(xc + bar * 0.2, y_high);
             painter.setPen(QPen(ink, 1.2));
             painter.drawPath(whisker);
-            painter.setFont(small);
-            painter.drawText(QRectF(x0 - bar, y_high - fm.height() * 1.1, bar * 3, fm.height()),
-                             Qt::AlignHCenter | Qt::AlignBottom,
-                             QStringLiteral("n=%1").arg(se.count[static_cast<std::size_t>(b)]));
-            painter.setFont(font_px);
         }
     }
+    // The examples behind each bin, once above its highest whisker: "n=40" when every series
+    // counts the same (the same examples), "n=40/38" in series order when not; left out where
+    // the label is wider than its bin (the counts are in the CSV and the readout).
+    painter.setFont(small);
+    const QFontMetricsF small_fm(small);
+    for (int b = b0; b < b1; ++b) {
+        QStringList counts;
+        double y_top = lay.bars.bottom();
+        for (const auto& se : data_.series) {
+            const auto i = static_cast<std::size_t>(b);
+            if (i >= se.value.size()) continue;
+            const QString c = QString::number(se.count[i]);
+            if (!counts.contains(c)) counts << c;
+            y_top = std::min(y_top, y_of(se.high[i], lay.bars, y_lo, y_hi));
+        }
+        const QString label = "n=" + counts.join('/');
+        if (counts.isEmpty() || small_fm.horizontalAdvance(label) > group * 0.95) continue;
+        const double x = lay.bars.left() + (b - b0) * group;
+        InPlotText in_plot(painter);
+        painter.drawText(
+            QRectF(x, std::max(lay.bars.top(), y_top - fm.height() * 1.1) - 1, group, fm.height()),
+            Qt::AlignHCenter | Qt::AlignBottom, label);
+    }
+    painter.setFont(font_px);
     if (has_view_) painter.restore();
     // Bin labels under the lowest panel.
     const QRectF& lowest = lay.difference.isNull() ? lay.bars : lay.difference;
-    for (int b = b0; b < b1; ++b)
-        painter.drawText(
-            QRectF(lay.bars.left() + (b - b0) * group, lowest.bottom() + 3, group, fm.height()),
-            Qt::AlignHCenter | Qt::AlignTop, data_.bins[b]);
-    painter.drawText(
-        QRectF(lay.bars.left(), lowest.bottom() + fm.height() + 4, lay.bars.width(), fm.height()),
-        Qt::AlignCenter, data_.x_label);
+    const BinLabels bins = bin_labels(group);
+    for (int b = b0; b < b1; ++b) {
+        const double x = lay.bars.left() + (b - b0) * group;
+        if (bins.mode < 2) {
+            painter.drawText(QRectF(x, lowest.bottom() + 3, group, bins.height),
+                             Qt::AlignHCenter | Qt::AlignTop,
+                             bins.mode == 0 ? data_.bins[b] : two_lines(data_.bins[b]));
+        } else {
+            painter.save();  // turned: reads upwards, ending under its bin
+            painter.translate(x + group / 2 - fm.height() / 2, lowest.bottom() + 3);
+            painter.rotate(-90);
+            painter.drawText(QRectF(-(bins.height - 3), 0, bins.height - 3, fm.height()),
+                             Qt::AlignRight | Qt::AlignVCenter, data_.bins[b]);
+            painter.restore();
+        }
+    }
+    {
+        const double width = target.width() * 0.8;
+        painter.drawText(QRectF(std::clamp(lay.bars.center().x() - width / 2, double(target.left()),
+                                           target.left() + target.width() - width),
+                                lowest.bottom() + bins.height + 4, width,
+                                wrapped_height(fm, data_.x_label, width)),
+                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
+    }
 
     if (!lay.difference.isNull()) {
         double m = 0.05;
@@ -248,31 +380,47 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
             QPainterPath rect;
             rect.addRect(QRectF(x0, std::min(y0, y1), group * 0.4, std::abs(y1 - y0)));
             painter.fillPath(rect, d >= 0 ? QColor(0xb2, 0x18, 0x2b) : QColor(0x21, 0x66, 0xac));
-            if (b < static_cast<int>(data_.p_value.size())) {
+            // The p-value above its bin, left out where wider than the bin (it is in the CSV).
+            const QString p_text = b < static_cast<int>(data_.p_value.size())
+                                       ? QStringLiteral("p=%1").arg(
+                                             data_.p_value[static_cast<std::size_t>(b)], 0, 'g', 2)
+                                       : QString();
+            if (!p_text.isEmpty() && small_fm.horizontalAdvance(p_text) <= group * 0.95) {
                 painter.setFont(small);
                 painter.drawText(QRectF(x0 - group * 0.3, lay.difference.top() - fm.height() * 1.1,
                                         group, fm.height()),
-                                 Qt::AlignHCenter | Qt::AlignBottom,
-                                 QStringLiteral("p=%1").arg(
-                                     data_.p_value[static_cast<std::size_t>(b)], 0, 'g', 2));
+                                 Qt::AlignHCenter | Qt::AlignBottom, p_text);
                 painter.setFont(font_px);
             }
         }
     }
-    // Legend.
-    double lx = lay.bars.left();
-    const double ly = target.bottom() - fm.height() * 1.3;
-    for (int s = 0; s < k; ++s) {
-        painter.fillRect(QRectF(lx, ly + 2, fm.height() - 4, fm.height() - 4),
-                         kSeriesColours[s % 3]);
-        const QString name = data_.series[static_cast<std::size_t>(s)].name;
-        painter.drawText(QRectF(lx + fm.height(), ly, fm.horizontalAdvance(name) + 4, fm.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, name);
-        lx += fm.height() + fm.horizontalAdvance(name) + 20;
+    // Legend: under everything, in rows that fit the panel's width.
+    std::vector<QString> names;
+    for (const auto& se : data_.series)
+        names.push_back(se.name);
+    const auto rows = legend_rows(fm, small_fm, names, whiskers_note(), target.width());
+    double ly = target.bottom() - legend_height(target);
+    for (const auto& row : rows) {
+        double row_width = 0;
+        for (const LegendEntry& e : row)
+            row_width += (row_width > 0 ? fm.height() : 0) + e.width;
+        double lx = target.left() + std::max(0.0, (target.width() - row_width) / 2);
+        for (const LegendEntry& e : row) {
+            if (e.series >= 0) {
+                painter.fillRect(QRectF(lx, ly + 2, fm.height() - 4, fm.height() - 4),
+                                 kSeriesColours[e.series % 3]);
+                painter.drawText(QRectF(lx + fm.height(), ly, e.width - fm.height(), fm.height()),
+                                 Qt::AlignLeft | Qt::AlignVCenter, e.text);
+            } else {
+                painter.setFont(small);
+                painter.drawText(QRectF(lx, ly, e.width, fm.height()),
+                                 Qt::AlignLeft | Qt::AlignVCenter, e.text);
+                painter.setFont(font_px);
+            }
+            lx += e.width + fm.height();
+        }
+        ly += fm.height() * 1.25;
     }
-    painter.setFont(small);
-    painter.drawText(QRectF(lx, ly, target.right() - lx, fm.height()),
-                     Qt::AlignLeft | Qt::AlignVCenter, tr("whiskers: 95% Wilson interval"));
     painter.restore();
 }
 

@@ -71,6 +71,16 @@ private:
         QRectF bars, difference;
     };
     Layout layout(const QRect& target) const;
+    QString whiskers_note() const;
+    /// How the bin labels fit bins `group` wide: mode 0 one line, 1 two lines (broken after the
+    /// range's dash), 2 turned to read upwards; height: the room they take under the bins.
+    struct BinLabels {
+        int mode;
+        double height;
+    };
+    BinLabels bin_labels(double group) const;
+    /// The legend's rows (series, then the whiskers' note) at the bottom of `target`.
+    double legend_height(const QRect& target) const;
 };
 
 }  // namespace routescope::views

@@ -183,6 +183,10 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     curve_ = make_chart_view(tr("Kernel"), figure_);
     response_ = make_chart_view(tr("Frequency response |rfft(K)|"), figure_);
     poles_ = make_chart_view(tr("Poles exp(ΔA_n)"), figure_);
+    // A print narrower than the three columns leaves these out when the stacked figure would be
+    // taller than a page (AnalysisView::prepare_print).
+    for (QWidget* secondary : std::initializer_list<QWidget*>{heat_diff_, response_, poles_})
+        secondary->setProperty("printSecondary", true);
     auto* grid = new QGridLayout(figure_);
     grid->setContentsMargins(0, 0, 0, 0);
     auto* top = new QHBoxLayout;

@@ -50,6 +50,7 @@ LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWid
     controls->addWidget(bins_box_);
     controls->addStretch(1);
     chart_ = new IntervalBarChart(figure_);
+    chart_->setProperty("printAspect", 0.8);  // bars over differences: taller than a chart
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
     fl->addWidget(chart_);

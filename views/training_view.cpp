@@ -177,6 +177,9 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     lr_ = make_chart_view(tr("Learning rate"), figure_);
     grad_ = make_chart_view(tr("Gradient norm"), figure_);
     speed_ = make_chart_view(tr("Tokens per second"), figure_);
+    // A single-column print keeps loss and gradient norm when four panels would be too tall.
+    lr_->setProperty("printSecondary", true);
+    speed_->setProperty("printSecondary", true);
     auto* grid = new QGridLayout(figure_);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(loss_, 0, 0);

@@ -8,6 +8,7 @@
 
 #include "app/gui/main_window.hpp"
 #include "views/analysis_view.hpp"
+#include "views/figure_layout.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -16,8 +17,8 @@ constexpr int kWaitMs = 10 * 60 * 1000;
 }  // namespace
 
 int export_project(const QString& project, const QString& out_dir,
-                   const views::FigureExportOptions& options, std::ostream& out,
-                   std::ostream& err) {
+                   const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
+                   bool check_layout) {
     MainWindow window;
     // Laid out as on screen (charts lay out only when shown); offscreen, nothing is displayed.
     window.resize(1400, 900);
@@ -53,6 +54,17 @@ int export_project(const QString& project, const QString& out_dir,
         err << "routescope: error: " << e.what() << "\n";
         status = 3;
     }
+    if (check_layout)
+        for (auto* view : window.analysis_views()) {
+            if (!view->has_result()) continue;
+            window.show_view(view);
+            const views::FigureLayout layout = views::figure_layout(*view, options);
+            const QStringList problems = views::figure_layout_problems(layout);
+            for (const QString& p : problems)
+                err << "routescope: " << view->figure_name().toStdString()
+                    << ": does not read: " << p.toStdString() << "\n";
+            if (!problems.isEmpty() && status == 0) status = 4;
+        }
     if (auto* box = window.last_error()) box->close();
     return status;
 }

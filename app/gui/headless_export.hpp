@@ -13,7 +13,11 @@ namespace routescope::gui {
 /// analysis failed or timed out, or a figure could not be written (the other views are still
 /// exported). Lists the files written on `out`, problems on `err`.
 /// `options`: the PNG DPI and the print width and font size (`--width`, `--font-pt`).
+/// `check_layout` (`--check-layout`): also lists, on `err`, every text of a figure that a reader
+/// would not read in full (elided, clipped, off the page, on another text or on a plot;
+/// views/figure_layout.hpp) and returns 4 when there is one and nothing worse happened.
 int export_project(const QString& project, const QString& out_dir,
-                   const views::FigureExportOptions& options, std::ostream& out, std::ostream& err);
+                   const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
+                   bool check_layout = false);
 
 }  // namespace routescope::gui

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
                                    "(journals: 7, 8, 9 or 10; default: the on-screen fonts).",
                                    "PT", "0");
     parser.addOption(export_font);
+    QCommandLineOption export_check(
+        "check-layout",
+        "With --export: list every text of a figure that a reader would not read in full "
+        "(elided, clipped, off the page, on another text or on a plot) and exit with 4 if any.");
+    parser.addOption(export_check);
     parser.addPositionalArgument(
         "files", "Dumps (*.dump.h5), checkpoints (*.ckpt.h5) and projects (*.rsproj) to open.",
         "[files...]");
@@ -86,8 +91,9 @@ int main(int argc, char** argv) {
             std::cerr << "routescope: error: " << e.what() << "\n";
             return 2;
         }
-        return routescope::gui::export_project(
-            parser.value(export_project), parser.value(export_out), options, std::cout, std::cerr);
+        return routescope::gui::export_project(parser.value(export_project),
+                                               parser.value(export_out), options, std::cout,
+                                               std::cerr, parser.isSet(export_check));
     }
 
     routescope::gui::MainWindow window;

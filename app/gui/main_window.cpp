@@ -726,6 +726,12 @@ QStringList MainWindow::export_current(const QString& path,
     return view->export_to(path, options);
 }
 
+void MainWindow::show_view(QWidget* view) {
+    // Charts lay out only when shown: bring the view up before drawing it.
+    tabs_->setCurrentWidget(view);
+    QApplication::processEvents();
+}
+
 QStringList MainWindow::export_all(const QString& dir, int dpi) {
     views::FigureExportOptions options;
     options.dpi = dpi;
@@ -737,9 +743,7 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
     QWidget* was = tabs_->currentWidget();
     for (auto* view : analysis_views()) {
         if (!view->has_result()) continue;
-        // Charts lay out only when shown: bring each view up once before drawing it.
-        tabs_->setCurrentWidget(view);
-        QApplication::processEvents();
+        show_view(view);
         out += views::export_all_formats(*view, dir, options);
     }
     if (was) tabs_->setCurrentWidget(was);

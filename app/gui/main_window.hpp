@@ -63,6 +63,9 @@ public:
     QStringList selected_paths() const;
     QList<views::AnalysisView*> analysis_views() const;
     views::AnalysisView* current_analysis() const;
+    /// Brings `view` to the front and lets it lay out (charts lay out only when shown), as an
+    /// export does before drawing a view.
+    void show_view(QWidget* view);
     /// Writes the current view to `path` (format from the suffix); throws routescope::Error.
     QStringList export_current(const QString& path, int dpi = 150);
     QStringList export_current(const QString& path, const views::FigureExportOptions& options);

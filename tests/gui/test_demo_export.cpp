@@ -15,8 +15,11 @@
 #include <QXmlStreamReader>
 
 #include "app/gui/main_window.hpp"
+#include "figure_render_check.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 #include "views/interval_bar_chart.hpp"
 
 namespace {
@@ -322,6 +325,51 @@ private slots:
         for (const QString& kind : {"anisotropy", "gates", "pca", "length_accuracy"})
             QVERIFY2(checked.filter(QRegularExpression("^" + kind + ":")).size() >= 1,
                      qPrintable(kind + " has no fraction axis among: " + checked.join("; ")));
+    }
+
+    // Issue 26, acceptance 1: every view of the demo, exported at a journal's single (89 mm) and
+    // double (183 mm) column with 8 pt text, reads in full: no text elided, clipped, off the page,
+    // on another text or on a plot, by the figure's own layout and by independent renderings of
+    // the SVG (librsvg) and the PDF (poppler). Layout alone at 7 and 10 pt too.
+    void everyViewReadsAtJournalSizes() {
+        if (const QString missing = view_test::renderers_missing(); !missing.isEmpty())
+            QSKIP(qPrintable(missing));
+        routescope::gui::MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        window.open_project(demo_ + "/demo.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 300000);
+        const QString work = figures_ + "-journal";
+        QDir(work).removeRecursively();
+        QStringList problems, checked;
+        for (routescope::views::AnalysisView* view : window.analysis_views()) {
+            QVERIFY2(view->has_result(), qPrintable(view->title() + ": " + view->error()));
+            window.show_view(view);
+            for (const double mm :
+                 {routescope::views::kSingleColumnMm, routescope::views::kDoubleColumnMm})
+                for (const double pt : {7.0, 8.0, 10.0}) {
+                    routescope::views::FigureExportOptions o;
+                    o.width_mm = mm;
+                    o.font_pt = pt;
+                    const QString stem = QStringLiteral("%1/%2-%3mm-%4pt")
+                                             .arg(work, view->figure_name())
+                                             .arg(mm)
+                                             .arg(pt);
+                    const auto layout = routescope::views::figure_layout(*view, o);
+                    QVERIFY2(layout.texts.size() >= 5, qPrintable(stem));
+                    for (const QString& p : routescope::views::figure_layout_problems(layout))
+                        problems << stem + ": " + p;
+                    if (pt != 8.0) continue;
+                    QDir().mkpath(work);
+                    view->export_to(stem + ".svg", o);
+                    view->export_to(stem + ".pdf", o);
+                    problems << view_test::svg_rendering_problems(layout, stem + ".svg", work)
+                             << view_test::pdf_rendering_problems(layout, stem + ".pdf", work);
+                    checked << stem;
+                }
+        }
+        QVERIFY2(checked.size() == 2 * kViewKinds.size(), qPrintable(checked.join("\n")));
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
     }
 
     // Issue 18 through the headless flags: --width single --font-pt 8 gives every SVG a declared

@@ -1,0 +1,79 @@
+#pragma once
+// What a reader of an exported figure sees, taken from the figure's own drawing (issue 26): every
+// text drawn, with its box on the page, its font size and whether the painter clipped it, and
+// every plot area a panel drew into. A figure is painted once into a recording device that keeps
+// these instead of pixels; figure_layout_problems then names each text that is elided, clipped,
+// off the page, on top of another text or on top of a plot. The export test verifies the boxes
+// against independent renderings of the SVG and PDF (librsvg, poppler).
+#include <QRectF>
+#include <QSizeF>
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+class QPainter;
+
+namespace routescope::views {
+
+struct FigureText {
+    QString text;
+    QRectF box;            ///< on the page, in the page's units (1/96 inch)
+    double font_px = 0;    ///< the text's height (ascent + descent) on the page
+    bool clipped = false;  ///< the painter's clip did not hold the whole box
+    bool in_plot = false;  ///< drawn as a label inside a plot (a cell's value): may sit on it
+};
+
+struct FigureLayout {
+    QSizeF page;  ///< 1/96 inch
+    std::vector<FigureText> texts;
+    std::vector<QRectF> plot_areas;  ///< on the page
+};
+
+/// Paints with `paint(painter)` into a recording device of `page` and returns what it drew.
+template <typename Paint>
+FigureLayout record_figure_layout(QSizeF page, Paint paint);
+
+/// Each problem a reader would see, one sentence each naming the text: elided ("…" or "..."),
+/// clipped by the painter, outside the page, overlapping another text, or on a plot area. Empty
+/// when the figure reads.
+QStringList figure_layout_problems(const FigureLayout& layout);
+
+/// Called by a panel as it paints: `area` (the painter's coordinates) is where its data is drawn.
+/// Does nothing unless the painter records a figure's layout.
+void note_plot_area(QPainter& painter, const QRectF& area);
+
+/// While one lives, texts the painter draws are labels inside a plot (cell values, a circle's
+/// name), allowed on a plot area. Does nothing unless the painter records a figure's layout.
+class InPlotText {
+public:
+    explicit InPlotText(QPainter& painter);
+    ~InPlotText();
+    InPlotText(const InPlotText&) = delete;
+    InPlotText& operator=(const InPlotText&) = delete;
+
+private:
+    QPainter& painter_;
+    bool before_ = false;
+};
+
+namespace detail {
+class FigureRecorder;
+FigureRecorder* make_figure_recorder(QSizeF page);
+QPainter* begin_recording(FigureRecorder* recorder);
+FigureLayout finish_recording(FigureRecorder* recorder, QPainter* painter);
+}  // namespace detail
+
+template <typename Paint>
+FigureLayout record_figure_layout(QSizeF page, Paint paint) {
+    detail::FigureRecorder* recorder = detail::make_figure_recorder(page);
+    QPainter* painter = detail::begin_recording(recorder);
+    try {
+        paint(*painter);
+    } catch (...) {
+        detail::finish_recording(recorder, painter);
+        throw;
+    }
+    return detail::finish_recording(recorder, painter);
+}
+
+}  // namespace routescope::views

@@ -6,6 +6,7 @@
 #include <QPainter>
 #include <QPointer>
 #include <QRegularExpression>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <QValueAxis>
@@ -14,6 +15,8 @@
 
 #include "views/chart_figure.hpp"
 #include "views/figure_font.hpp"
+#include "views/heatmap_widget.hpp"
+#include "views/interval_bar_chart.hpp"
 #include "views/painted_panel.hpp"
 
 namespace routescope::views {
@@ -22,6 +25,58 @@ constexpr QSize kDefaultFigure{960, 600};  // logical pixels: 10 × 6.25 in at 9
 // A print-sized figure is laid out at 3× its print size (prepare_print): 1 mm of print = 11.3
 // layout pixels, and a point of text 4 whole layout pixels.
 constexpr double kLayoutScale = 3.0;
+}  // namespace
+
+namespace {
+bool is_panel(QWidget* w) {
+    return dynamic_cast<PaintedPanel*>(w) || qobject_cast<QChartView*>(w);
+}
+
+/// The figure's panels (painted panels and charts, at any depth but not inside another panel),
+/// visible, with their rectangles in the figure, in reading order of the on-screen figure: by
+/// rows (tops within a fifth of the smaller height), then left to right.
+std::vector<std::pair<QWidget*, QRect>> print_units(QWidget* figure) {
+    std::vector<std::pair<QWidget*, QRect>> units;
+    for (QWidget* c : figure->findChildren<QWidget*>()) {
+        if (!is_panel(c) || !c->isVisibleTo(figure)) continue;
+        bool nested = false;
+        for (QWidget* p = c->parentWidget(); p && p != figure; p = p->parentWidget())
+            nested = nested || is_panel(p);
+        if (!nested) units.emplace_back(c, QRect(c->mapTo(figure, QPoint(0, 0)), c->size()));
+    }
+    std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) {
+        const QRect &ga = a.second, &gb = b.second;
+        const int slack = std::min(ga.height(), gb.height()) / 5;
+        if (std::abs(ga.top() - gb.top()) > slack) return ga.top() < gb.top();
+        return ga.left() < gb.left();
+    });
+    return units;
+}
+
+/// A panel's title as the figure shows it (chart titles are HTML to Qt Charts).
+QString panel_title(QWidget* w) {
+    QString t;
+    if (auto* chart = qobject_cast<QChartView*>(w))
+        t = chart->chart()->title();
+    else if (auto* heat = dynamic_cast<HeatmapWidget*>(w))
+        t = heat->data().title;
+    else if (auto* bars = dynamic_cast<IntervalBarChart*>(w))
+        t = bars->data().title;
+    if (Qt::mightBeRichText(t)) {
+        QTextDocument doc;
+        doc.setHtml(t);
+        t = doc.toPlainText();
+    }
+    return t.simplified();
+}
+
+/// The zoom, pan and reset of a panel, if it has them.
+PlotInteraction* panel_interaction(QWidget* w) {
+    if (auto* chart = qobject_cast<QChartView*>(w)) return chart_interaction(chart);
+    if (auto* heat = dynamic_cast<HeatmapWidget*>(w)) return heat->interaction();
+    if (auto* bars = dynamic_cast<IntervalBarChart*>(w)) return bars->interaction();
+    return nullptr;
+}
 }  // namespace
 
 AnalysisView::AnalysisView(QString kind, QWidget* parent)
@@ -137,8 +192,29 @@ QString AnalysisView::figure_name() const {
 }
 
 nlohmann::json AnalysisView::figure_provenance() const {
-    return {
+    nlohmann::json doc = {
         {"view", kind_.toStdString()}, {"results", result_provenance()}, {"settings", settings()}};
+    // A zoomed panel shows less than its data: the range it shows is part of the figure.
+    nlohmann::json zoom = nlohmann::json::array();
+    const auto units = print_units(figure_);
+    for (std::size_t i = 0; i < units.size(); ++i) {
+        PlotInteraction* interaction = panel_interaction(units[i].first);
+        if (!interaction || !interaction->zoomed()) continue;
+        const VisibleRange r = interaction->visible_range();
+        zoom.push_back({{"panel", i + 1},
+                        {"title", panel_title(units[i].first).toStdString()},
+                        {"x", {r.x.lo, r.x.hi}},
+                        {"y", {r.y.lo, r.y.hi}}});
+    }
+    if (!zoom.empty()) doc["zoom"] = zoom;
+    return doc;
+}
+
+QStringList AnalysisView::panel_titles() const {
+    QStringList out;
+    for (const auto& [w, g] : print_units(figure_))
+        out << panel_title(w);
+    return out;
 }
 
 QStringList AnalysisView::export_to(const QString& path, int dpi) const {
@@ -149,34 +225,7 @@ QStringList AnalysisView::export_to(const QString& path, const FigureExportOptio
     return export_figure(*this, path, options);
 }
 
-namespace {
-bool is_panel(QWidget* w) {
-    return dynamic_cast<PaintedPanel*>(w) || qobject_cast<QChartView*>(w);
-}
-
-/// The figure's panels (painted panels and charts, at any depth but not inside another panel),
-/// visible, with their rectangles in the figure, in reading order of the on-screen figure: by
-/// rows (tops within a fifth of the smaller height), then left to right.
-std::vector<std::pair<QWidget*, QRect>> print_units(QWidget* figure) {
-    std::vector<std::pair<QWidget*, QRect>> units;
-    for (QWidget* c : figure->findChildren<QWidget*>()) {
-        if (!is_panel(c) || !c->isVisibleTo(figure)) continue;
-        bool nested = false;
-        for (QWidget* p = c->parentWidget(); p && p != figure; p = p->parentWidget())
-            nested = nested || is_panel(p);
-        if (!nested) units.emplace_back(c, QRect(c->mapTo(figure, QPoint(0, 0)), c->size()));
-    }
-    std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) {
-        const QRect &ga = a.second, &gb = b.second;
-        const int slack = std::min(ga.height(), gb.height()) / 5;
-        if (std::abs(ga.top() - gb.top()) > slack) return ga.top() < gb.top();
-        return ga.left() < gb.left();
-    });
-    return units;
-}
-}  // namespace
-
-std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) const {
+std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, int panel) const {
     // The panels are laid out at kLayoutScale × the print and drawn scaled down to it, so that
     // the text, `font_px` in print, is font_px × kLayoutScale in the layout and text and drawing
     // keep the proportions of the print (as a matplotlib figure of the same size and font).
@@ -222,10 +271,16 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) 
         }
     }
 
-    const auto placed = print_units(figure_);
     std::vector<QWidget*> units;
-    for (const auto& [w, g] : placed)
+    for (const auto& [w, g] : print_units(figure_))
         units.push_back(w);
+    // One panel alone: the others are left out, and it fills the print's width.
+    std::vector<QPointer<QWidget>> left_out;
+    if (panel >= 0 && panel < static_cast<int>(units.size())) {
+        for (int i = 0; i < static_cast<int>(units.size()); ++i)
+            if (i != panel) left_out.emplace_back(units[static_cast<std::size_t>(i)]);
+        units = {units[static_cast<std::size_t>(panel)]};
+    }
     const double width_mm = print.width() / mm;
     const int columns = std::clamp(static_cast<int>(width_mm / kMinPanelMm), 1,
                                    std::max(1, static_cast<int>(units.size())));
@@ -234,9 +289,8 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px) 
     // (printAspect) or a fixed one, taller for narrow prints, where text takes a larger share of
     // a panel: never the on-screen one, so that an export does not depend on the window's size.
     const double default_aspect = width_mm < 120 ? 0.62 : 0.55;
-    const bool reflow = !units.empty() && print.width() < size_before.width() - 0.5;
+    const bool reflow = !units.empty() && (panel >= 0 || print.width() < size_before.width() - 0.5);
     std::vector<std::pair<QPointer<QWidget>, QRect>> geometry_before;
-    std::vector<QPointer<QWidget>> left_out;
     std::vector<QPointer<QLayout>> disabled_layouts;
     QSize layout(static_cast<int>(print.width() * scale + 0.5),
                  static_cast<int>(print.height() * scale + 0.5));

@@ -92,7 +92,8 @@ public:
     void paint_figure(QPainter& painter, const QRect& target) const override;
     QString figure_name() const override;
     nlohmann::json figure_provenance() const override;
-    std::function<void()> prepare_print(QSizeF print, double font_px) const override;
+    std::function<void()> prepare_print(QSizeF print, double font_px, int panel) const override;
+    QStringList panel_titles() const override;
     /// Writes `path` (format from its suffix) and its provenance JSON; returns the files.
     QStringList export_to(const QString& path, int dpi = 150) const;
     QStringList export_to(const QString& path, const FigureExportOptions& options) const;

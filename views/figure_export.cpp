@@ -41,8 +41,12 @@ public:
         const QSize logical = source.figure_size();
         check_size(logical, path);
         print_ = print_size(logical, o);
-        if (o.width_mm > 0 || o.font_pt > 0) {
-            restore_ = source.prepare_print(print_, o.font_pt * kLogicalDpi / 72.0);
+        if (o.width_mm > 0 || o.font_pt > 0 || o.panel >= 0) {
+            if (o.panel >= source.panel_titles().size())
+                throw ConfigError("cannot export panel " + std::to_string(o.panel + 1) + " of " +
+                                  path.toStdString() + ": the figure has " +
+                                  std::to_string(source.panel_titles().size()) + " panels");
+            restore_ = source.prepare_print(print_, o.font_pt * kLogicalDpi / 72.0, o.panel);
             // A print layout may reflow the panels (stacked in one column at 89 mm): the
             // figure's height follows the layout's aspect, its width is the print's.
             const QSize laid = source.figure_size();
@@ -193,7 +197,7 @@ QString figure_format_suffix(FigureFormat format) {
     return {};
 }
 
-std::function<void()> FigureSource::prepare_print(QSizeF, double) const {
+std::function<void()> FigureSource::prepare_print(QSizeF, double, int) const {
     return {};
 }
 
@@ -217,6 +221,9 @@ void check_export_options(const FigureExportOptions& o) {
     if (!(o.width_mm == 0 || (o.width_mm >= 20 && o.width_mm <= 1000)))
         throw ConfigError("figure width must be 20..1000 mm (or 0 for the on-screen size), got " +
                           std::to_string(o.width_mm));
+    if (o.panel < -1)
+        throw ConfigError("the panel to export must be 1 or more, got " +
+                          std::to_string(o.panel + 1));
     if (!(o.font_pt == 0 || (o.font_pt >= 4 && o.font_pt <= 36)))
         throw ConfigError("figure font size must be 4..36 pt (or 0 for the on-screen fonts), got " +
                           std::to_string(o.font_pt));
@@ -265,6 +272,9 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
     if (format != FigureFormat::Csv) {
         doc["size_mm"] = {print.width() * 25.4 / kLogicalDpi, print.height() * 25.4 / kLogicalDpi};
         if (options.font_pt > 0) doc["font_pt"] = options.font_pt;
+        if (options.panel >= 0)
+            doc["panel"] = {{"number", options.panel + 1},
+                            {"title", source.panel_titles().value(options.panel).toStdString()}};
     }
     doc["application"] = {{"name", kProjectName}, {"version", kVersion}};
     doc["created"] = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();

@@ -29,10 +29,14 @@ public:
     /// A file-name stem ("kernels-model_a").
     virtual QString figure_name() const = 0;
     /// Before a print-sized export: lay the figure out for a print of `print` logical pixels
-    /// (1/96 inch) with text `font_px` such pixels high (0: the on-screen fonts); figure_size() is
-    /// then the size of that layout, which paint_figure scales to the print. Returns what restores
-    /// the on-screen figure. The default keeps the on-screen layout (its text scales with it).
-    virtual std::function<void()> prepare_print(QSizeF print, double font_px) const;
+    /// (1/96 inch) with text `font_px` such pixels high (0: the on-screen fonts), only panel
+    /// `panel` of panel_titles() when it is 0 or more; figure_size() is then the size of that
+    /// layout, which paint_figure scales to the print. Returns what restores the on-screen
+    /// figure. The default keeps the on-screen layout (its text scales with it) and has no
+    /// panels to choose from.
+    virtual std::function<void()> prepare_print(QSizeF print, double font_px, int panel) const;
+    /// The figure's panels in reading order, by their titles (for choosing one to export).
+    virtual QStringList panel_titles() const { return {}; }
 };
 
 /// Physical size and text size of an exported figure (issue 18). A width of 0 keeps the on-screen
@@ -41,6 +45,7 @@ struct FigureExportOptions {
     int dpi = 150;        ///< PNG resolution (SVG and PDF are vector)
     double width_mm = 0;  ///< printed width; the height follows the figure's aspect
     double font_pt = 0;   ///< every text of the figure at this size in print
+    int panel = -1;       ///< export only this panel (FigureSource::panel_titles); -1: all
 };
 
 /// Journal column widths: Nature's and Science's single column 89 mm, double column 183 mm.

@@ -754,10 +754,24 @@ namespace {
 /// The export dialog's size, font and resolution (issue 18): a journal column width or a custom
 /// width in mm (the height follows the figure's aspect), a print font size, the PNG's DPI. The
 /// choices are remembered between exports.
-bool ask_export_options(QWidget* parent, bool png, views::FigureExportOptions& options) {
+/// `panels`: the view's panels by title, offered for exporting one alone (none: the whole figure).
+bool ask_export_options(QWidget* parent, bool png, views::FigureExportOptions& options,
+                        const QStringList& panels = {}) {
     QDialog dialog(parent);
     dialog.setWindowTitle(QObject::tr("Figure size"));
     auto* form = new QFormLayout(&dialog);
+    auto* panel = new QComboBox(&dialog);
+    panel->setObjectName("exportPanel");
+    panel->addItem(QObject::tr("The whole figure"), -1);
+    for (int i = 0; i < panels.size(); ++i)
+        panel->addItem(QObject::tr("Panel %1: %2")
+                           .arg(i + 1)
+                           .arg(panels[i].isEmpty() ? QObject::tr("(untitled)") : panels[i]),
+                       i);
+    if (panels.size() > 1)
+        form->addRow(QObject::tr("Export:"), panel);
+    else
+        panel->hide();
     auto* width = new QComboBox(&dialog);
     width->addItem(QObject::tr("On-screen size"), 0.0);
     width->addItem(QObject::tr("Single column (89 mm)"), views::kSingleColumnMm);
@@ -796,6 +810,7 @@ bool ask_export_options(QWidget* parent, bool png, views::FigureExportOptions& o
     options.width_mm = w < 0 ? custom->value() : w;
     options.font_pt = font->currentData().toDouble();
     options.dpi = dpi->value();
+    options.panel = panel->currentData().toInt();
     settings.setValue("export/widthChoice", width->currentIndex());
     settings.setValue("export/customMm", custom->value());
     settings.setValue("export/fontChoice", font->currentIndex());
@@ -820,7 +835,8 @@ void MainWindow::export_dialog() {
     if (path.isEmpty()) return;
     views::FigureExportOptions options;
     if (!path.endsWith(".csv", Qt::CaseInsensitive) &&
-        !ask_export_options(this, path.endsWith(".png", Qt::CaseInsensitive), options))
+        !ask_export_options(this, path.endsWith(".png", Qt::CaseInsensitive), options,
+                            view->panel_titles()))
         return;
     try {
         const QStringList files = export_current(path, options);

@@ -304,6 +304,71 @@ private slots:
         }
     }
 
+    // Issue 26: one panel exported alone, at a journal's width, reads in full; its provenance
+    // names it; a zoomed panel's range is in the provenance; a panel the figure lacks is an error.
+    void onePanelExportsAlone() {
+        const QStringList panels = view_->panel_titles();
+        // The one-dump kernel view: the heatmap, then the kernel curve, its frequency response
+        // and the poles (reading order).
+        QCOMPARE(panels.size(), 4);
+        QVERIFY2(panels[2].startsWith("Frequency response"), qPrintable(panels.join(" | ")));
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 8;
+        o.panel = 2;
+        const QString path = out_ + "/kernels-panel3.svg";
+        view_->export_to(path, o);
+        const QStringList texts = [&] {
+            QStringList out;
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return out;
+            QXmlStreamReader xml(&f);
+            while (!xml.atEnd())
+                if (xml.readNext() == QXmlStreamReader::StartElement &&
+                    xml.name() == QLatin1String("text"))
+                    out << xml.readElementText(QXmlStreamReader::IncludeChildElements);
+            return out;
+        }();
+        const QString all = texts.join(" ");
+        QVERIFY2(all.contains("Frequency response"), qPrintable(all));
+        QVERIFY2(!all.contains("Poles") && !all.contains("layer"), qPrintable(all));
+        // Alone, the panel is as high as 0.62 of the column (89 mm wide).
+        const SvgText svg = read_svg_text(path);
+        QVERIFY2(std::abs(svg.height_mm - 89 * 0.62) <= 0.15,
+                 qPrintable(QString::number(svg.height_mm)));
+        QVERIFY2(figure_layout_problems(figure_layout(*view_, o)).isEmpty(),
+                 qPrintable(figure_layout_problems(figure_layout(*view_, o)).join("\n")));
+        QFile prov(provenance_path(path));
+        QVERIFY(prov.open(QIODevice::ReadOnly));
+        const auto doc = nlohmann::json::parse(prov.readAll().toStdString());
+        QCOMPARE(doc["panel"]["number"].get<int>(), 3);
+        QVERIFY(QString::fromStdString(doc["panel"]["title"].get<std::string>())
+                    .startsWith("Frequency response"));
+        QVERIFY(!doc.contains("zoom"));
+
+        // Zoomed in on the heatmap: the provenance records the range shown.
+        PlotInteraction* zoom = view_->heatmap_a()->interaction();
+        const VisibleRange home = zoom->visible_range();
+        VisibleRange part = home;
+        part.x = {home.x.lo + 2, home.x.lo + 8};
+        zoom->set_visible_range(part);
+        const QString zoomed = out_ + "/kernels-zoomed.pdf";
+        FigureExportOptions whole;
+        view_->export_to(zoomed, whole);
+        zoom->set_visible_range(home);
+        QFile zoomed_prov(provenance_path(zoomed));
+        QVERIFY(zoomed_prov.open(QIODevice::ReadOnly));
+        const auto z = nlohmann::json::parse(zoomed_prov.readAll().toStdString());
+        QVERIFY2(z.contains("zoom") && z["zoom"].size() == 1, z.dump().c_str());
+        QCOMPARE(z["zoom"][0]["panel"].get<int>(), 1);
+        QCOMPARE(z["zoom"][0]["x"][0].get<double>(), home.x.lo + 2);
+        QCOMPARE(z["zoom"][0]["x"][1].get<double>(), home.x.lo + 8);
+
+        o.panel = 4;
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, view_->export_to(out_ + "/none.svg", o));
+        QVERIFY(!QFile::exists(out_ + "/none.svg"));
+    }
+
     void provenanceNamesTheInputHash() {
         const QString path = out_ + "/kernels_prov.png";
         const QStringList written = view_->export_to(path, 96);

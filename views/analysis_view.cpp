@@ -57,7 +57,7 @@ std::vector<std::pair<QWidget*, QRect>> print_units(QWidget* figure) {
 QString panel_title(QWidget* w) {
     QString t;
     if (auto* chart = qobject_cast<QChartView*>(w))
-        t = chart->chart()->title();
+        t = chart_title(chart);
     else if (auto* heat = dynamic_cast<HeatmapWidget*>(w))
         t = heat->data().title;
     else if (auto* bars = dynamic_cast<IntervalBarChart*>(w))

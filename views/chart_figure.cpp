@@ -10,6 +10,7 @@
 #include <QLineSeries>
 #include <QPainter>
 #include <QPointer>
+#include <QResizeEvent>
 #include <QScatterSeries>
 #include <QTextDocument>
 #include <QValueAxis>
@@ -30,14 +31,15 @@ constexpr double kPadding = 4;    // between the title or legend and the chart's
 // measured at the device's resolution and grow 6× in a 600 dpi PDF.
 
 /// The chart's title as a document of `width`, centred, wrapped at word boundaries.
-void set_title_document(QTextDocument& doc, const QChart& chart, double width) {
+void set_title_document(QTextDocument& doc, const QChart& chart, const QString& title,
+                        double width) {
     doc.setDefaultFont(figure_font(chart.titleFont()));
     doc.setDocumentMargin(0);
     QTextOption centred(Qt::AlignHCenter);
     centred.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
     doc.setDefaultTextOption(centred);
     // Qt Charts reads every title as HTML (a "<" must be "&lt;"); so does the figure.
-    doc.setHtml(chart.title());
+    doc.setHtml(title);
     doc.setTextWidth(width);
 }
 
@@ -61,7 +63,9 @@ LegendLayout layout_legend(QLegend* legend, double width) {
     std::vector<Entry> row;
     double used = 0;
     for (QLegendMarker* m : legend->markers()) {
-        if (!m->isVisible() || m->label().isEmpty()) continue;
+        // Not the marker's isVisible(): the legend itself is hidden (the view draws it), which
+        // hides every marker. A marker left out of the legend has the property legendHidden.
+        if (m->property("legendHidden").toBool() || m->label().isEmpty()) continue;
         const double w =
             kSwatch + kSwatchGap + std::min(text_room, fm.horizontalAdvance(m->label()) + 1);
         if (!row.empty() && used + kEntryGap + w > width) {
@@ -163,6 +167,68 @@ bool tick_at_minimum(const QValueAxis* a) {
     return std::abs(k - std::round(k)) * a->tickInterval() < 1e-9 * span;
 }
 
+/// A tick label as Qt Charts writes it with the axis's printf-style format (an estimate for
+/// sizing: integers for %d and %i).
+QString tick_label(const QString& format, double v) {
+    const QByteArray f = format.toLatin1();
+    if (format.contains('d') || format.contains('i'))
+        return QString::asprintf(f.constData(), static_cast<int>(std::llround(v)));
+    return QString::asprintf(f.constData(), v);
+}
+
+/// The next coarser round step after `step`: 1, 2, 5 × 10^k.
+double coarser(double step) {
+    const double e = std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    const double m = step / e;
+    return (m < 1.5 ? 2 : m < 3.5 ? 5 : 10) * e;
+}
+
+/// Thins the ticks of the chart's value axes until their labels have room on the plot (Qt Charts
+/// shortens a tick label to "..." when its neighbours crowd it). The step the axis was given is
+/// kept (wantedTickInterval, wantedTickCount) and started from at every fit, so a larger plot
+/// (a print) gets its ticks back.
+void fit_ticks(QChart* chart) {
+    const QRectF plot = chart->plotArea();
+    for (QAbstractAxis* a : chart->axes()) {
+        auto* v = qobject_cast<QValueAxis*>(a);
+        if (!v || !v->labelsVisible() || !(v->max() > v->min())) continue;
+        const bool horizontal = v->orientation() == Qt::Horizontal;
+        const double extent = horizontal ? plot.width() : plot.height();
+        if (extent < 1) continue;
+        const QFontMetricsF fm(v->labelsFont());
+        const double label =
+            horizontal ? std::max(fm.horizontalAdvance(tick_label(v->labelFormat(), v->min())),
+                                  fm.horizontalAdvance(tick_label(v->labelFormat(), v->max()))) +
+                             fm.height()
+                       : fm.height() * 1.4;
+        const double range = v->max() - v->min();
+        if (v->tickType() == QValueAxis::TicksDynamic) {
+            const double current = v->tickInterval();
+            const double fitted = v->property("fittedTickInterval").toDouble();
+            const double wanted = fitted > 0 && current == fitted
+                                      ? v->property("wantedTickInterval").toDouble()
+                                      : current;
+            double step = wanted;
+            while (step > 0 && step < range && extent * step / range < label)
+                step = coarser(step);
+            v->setProperty("wantedTickInterval", wanted);
+            v->setProperty("fittedTickInterval", step);
+            if (step != current) v->setTickInterval(step);
+        } else {
+            const int current = v->tickCount();
+            const int fitted = v->property("fittedTickCount").toInt();
+            const int wanted =
+                fitted > 0 && current == fitted ? v->property("wantedTickCount").toInt() : current;
+            int count = wanted;
+            while (count > 2 && extent / (count - 1) < label)
+                --count;
+            v->setProperty("wantedTickCount", wanted);
+            v->setProperty("fittedTickCount", count);
+            if (count != current) v->setTickCount(count);
+        }
+    }
+}
+
 /// Lays the chart out now (Qt defers it to the event loop), twice when the first layout changed
 /// something that asks for another (an equal-aspect plot widening an axis).
 void lay_out_now(QChart* chart) {
@@ -172,34 +238,169 @@ void lay_out_now(QChart* chart) {
 
 }  // namespace
 
-void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& target) {
-    QChart* chart = view->chart();
-    const QRectF source = view->viewport()->rect();
-    QLegend* legend = chart->legend();
-    const bool legend_shown = legend->isVisible();
-    const QString title = chart->title();
-    const QMargins margins = chart->margins();
-    // Everything below is in the viewport's (the chart's) coordinates.
-    const double width = source.width() - margins.left() - margins.right();
+FigureChartView::FigureChartView(QChart* chart, QWidget* parent)
+    : QChartView(chart, parent), base_(chart->margins()) {}
 
-    QTextDocument title_doc;
-    double title_height = 0;
-    if (!title.isEmpty()) {
-        set_title_document(title_doc, *chart, width);
-        title_height = title_doc.size().height() + kPadding;
+QString FigureChartView::title() const {
+    const QString pending = chart()->title();
+    return pending.isEmpty() ? title_ : pending;
+}
+
+void FigureChartView::take_decorations() {
+    QChart* c = chart();
+    // The chart draws none of its title, legend and axis titles: this view does, in full.
+    if (!c->title().isEmpty()) {
+        title_ = c->title();
+        c->setTitle(QString());
     }
-    LegendLayout legend_layout;
-    if (legend_shown) legend_layout = layout_legend(legend, width);
-    const double legend_height = legend_layout.rows.empty() ? 0 : legend_layout.height + kPadding;
-
-    // Axis titles: drawn by the figure, wrapped along the plot (Qt Charts elides a title longer
-    // than its axis). The chart keeps the room for them as margins.
-    std::vector<AxisTitle> axis_titles;
-    for (QAbstractAxis* a : chart->axes())
-        if (a->isVisible() && a->isTitleVisible() && !a->titleText().isEmpty()) {
-            axis_titles.push_back({a, plain(a->titleText()), a->alignment()});
+    if (c->legend()->isVisible()) {
+        legend_ = true;
+        c->legend()->setVisible(false);
+    }
+    for (QAbstractAxis* a : c->axes())
+        if (a->isTitleVisible() && !a->titleText().isEmpty()) {
+            a->setProperty("figureDrawsTitle", true);
             a->setTitleVisible(false);
         }
+}
+
+namespace {
+/// The axis titles this view draws: wrapped along the plot's extent.
+std::vector<AxisTitle> axis_titles_of(QChart* chart) {
+    std::vector<AxisTitle> out;
+    const QRectF plot = chart->plotArea();
+    for (QAbstractAxis* a : chart->axes()) {
+        if (!a->isVisible() || !a->property("figureDrawsTitle").toBool() ||
+            a->titleText().isEmpty())
+            continue;
+        AxisTitle t{a, plain(a->titleText()), a->alignment()};
+        t.height = wrapped_height(
+            figure_font(a->titleFont()), t.text,
+            (t.side & (Qt::AlignLeft | Qt::AlignRight)) ? plot.height() : plot.width());
+        out.push_back(t);
+    }
+    return out;
+}
+}  // namespace
+
+QMargins FigureChartView::decoration_room() const {
+    QChart* c = chart();
+    const double width = viewport()->width() - base_.left() - base_.right();
+    QMargins room;
+    if (!title_.isEmpty()) {
+        QTextDocument doc;
+        set_title_document(doc, *c, title_, width);
+        room.setTop(static_cast<int>(std::ceil(doc.size().height() + kPadding)));
+    }
+    if (legend_) {
+        const LegendLayout legend = layout_legend(c->legend(), width);
+        if (!legend.rows.empty())
+            room.setBottom(static_cast<int>(std::ceil(legend.height + kPadding)));
+    }
+    for (const AxisTitle& t : axis_titles_of(c)) {
+        const int h = static_cast<int>(std::ceil(t.height + kPadding));
+        if (t.side & Qt::AlignLeft) room.setLeft(room.left() + h);
+        if (t.side & Qt::AlignRight) room.setRight(room.right() + h);
+        if (t.side & Qt::AlignBottom) room.setBottom(room.bottom() + h);
+        if (t.side & Qt::AlignTop) room.setTop(room.top() + h);
+    }
+    return room;
+}
+
+void FigureChartView::fit_decorations() {
+    take_decorations();
+    // The room depends on the plot (axis titles wrap along it) and the plot on the room: a few
+    // rounds settle it (the same room twice).
+    for (int pass = 0; pass < 3; ++pass) {
+        const QMargins room = decoration_room();
+        if (pass > 0 && room == room_) break;
+        room_ = room;
+        if (chart()->margins() != base_ + room_) chart()->setMargins(base_ + room_);
+        lay_out_now(chart());
+    }
+    fit_ticks(chart());
+    lay_out_now(chart());
+}
+
+void FigureChartView::resizeEvent(QResizeEvent* event) {
+    QChartView::resizeEvent(event);
+    fit_decorations();
+}
+
+void FigureChartView::paintEvent(QPaintEvent* event) {
+    // A view may have set a title, added a series (a legend entry) or an axis since the last
+    // paint: the room follows before anything is drawn.
+    const QMargins before = room_;
+    fit_decorations();
+    if (room_ != before) viewport()->update();
+    QChartView::paintEvent(event);
+}
+
+void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
+    QChartView::drawForeground(painter, rect);
+    QChart* c = chart();
+    // Scene coordinates are the chart's (QChartView keeps the chart at the scene's origin).
+    const QRectF source(QPointF(0, 0), c->size());
+    const double width = source.width() - base_.left() - base_.right();
+    painter->save();
+    double title_height = 0;
+    if (!title_.isEmpty()) {
+        QTextDocument doc;
+        set_title_document(doc, *c, title_, width);
+        title_height = doc.size().height() + kPadding;
+        painter->save();
+        painter->translate(base_.left(), base_.top());
+        QAbstractTextDocumentLayout::PaintContext context;
+        context.palette.setColor(QPalette::Text, c->titleBrush().color());
+        doc.documentLayout()->draw(painter, context);
+        painter->restore();
+    }
+    LegendLayout legend;
+    if (legend_) legend = layout_legend(c->legend(), width);
+    const double legend_height = legend.rows.empty() ? 0 : legend.height + kPadding;
+    // Each axis title in the outermost strip of its side's room, centred on the plot.
+    const QRectF plot = c->plotArea();
+    double left = base_.left(), right = source.width() - base_.right();
+    double top = base_.top() + title_height;
+    double bottom = source.height() - base_.bottom() - legend_height;
+    for (const AxisTitle& t : axis_titles_of(c)) {
+        painter->save();
+        painter->setFont(figure_font(t.axis->titleFont()));
+        painter->setPen(t.axis->titleBrush().color());
+        const int flags = Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop;
+        if (t.side & (Qt::AlignLeft | Qt::AlignRight)) {
+            const double x = (t.side & Qt::AlignLeft) ? left : right - t.height;
+            painter->translate(x, plot.center().y());
+            painter->rotate(-90);  // read bottom to top
+            painter->drawText(QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags,
+                              t.text);
+            (t.side & Qt::AlignLeft ? left : right) +=
+                (t.side & Qt::AlignLeft ? 1 : -1) * (t.height + kPadding);
+        } else {
+            const double y = (t.side & Qt::AlignBottom) ? bottom - t.height : top;
+            painter->drawText(QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
+            (t.side & Qt::AlignBottom ? bottom : top) +=
+                (t.side & Qt::AlignBottom ? -1 : 1) * (t.height + kPadding);
+        }
+        painter->restore();
+    }
+    if (legend_height > 0)
+        draw_legend(
+            *painter, c->legend(), legend,
+            QRectF(base_.left(), source.height() - base_.bottom() - legend_height + kPadding, width,
+                   legend.height));
+    painter->restore();
+}
+
+QString chart_title(QChartView* view) {
+    if (auto* figure = dynamic_cast<FigureChartView*>(view)) return figure->title();
+    return view->chart()->title();
+}
+
+void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& target) {
+    auto* figure = dynamic_cast<FigureChartView*>(view);
+    QChart* chart = view->chart();
+    const QRectF source = view->viewport()->rect();
     // The first tick label of the x axis and the lowest of the y axis both sit at the plot's
     // corner when both axes have a tick at their minimum: the x axis gets a margin of 5% of its
     // range on each side, as matplotlib's default axes margins, so that the two never collide.
@@ -232,81 +433,19 @@ void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& targ
             x->setRange(x->min() - 0.05 * span, x->max() + 0.05 * span);
         }
     }
-
-    // The chart lays out its plot and axes without a title, legend or axis titles, in the room
-    // they leave: laid out once, the titles wrapped to the plot it gives, and again if their
-    // height changed.
-    chart->setTitle(QString());
-    legend->setVisible(false);
-    QMargins room;
-    for (int pass = 0; pass < 3; ++pass) {
-        QMargins needed(0, static_cast<int>(std::ceil(title_height)), 0,
-                        static_cast<int>(std::ceil(legend_height)));
-        for (const AxisTitle& t : axis_titles) {
-            const int h = static_cast<int>(std::ceil(t.height + kPadding));
-            if (t.side & Qt::AlignLeft) needed.setLeft(needed.left() + h);
-            if (t.side & Qt::AlignRight) needed.setRight(needed.right() + h);
-            if (t.side & Qt::AlignBottom) needed.setBottom(needed.bottom() + h);
-            if (t.side & Qt::AlignTop) needed.setTop(needed.top() + h);
-        }
-        if (pass > 0 && needed == room) break;
-        room = needed;
-        chart->setMargins(margins + room);
-        lay_out_now(chart);
-        const QRectF plot = chart->plotArea();
-        for (AxisTitle& t : axis_titles)
-            t.height = wrapped_height(
-                figure_font(t.axis->titleFont()), t.text,
-                (t.side & (Qt::AlignLeft | Qt::AlignRight)) ? plot.height() : plot.width());
-    }
+    // The room for the title, legend and axis titles at this size and with these fonts.
+    if (figure) figure->fit_decorations();
+    lay_out_now(chart);
 
     painter.save();
+    // The scene's foreground (FigureChartView::drawForeground) holds the title, legend and axis
+    // titles, drawn in full.
     view->render(&painter, target, source.toRect(), Qt::IgnoreAspectRatio);
     painter.translate(target.topLeft());
     painter.scale(target.width() / source.width(), target.height() / source.height());
-    const QRectF plot = chart->plotArea();
-    note_plot_area(painter, plot);
-    if (title_height > 0) {
-        painter.save();
-        painter.translate(margins.left(), margins.top());
-        QAbstractTextDocumentLayout::PaintContext context;
-        context.palette.setColor(QPalette::Text, chart->titleBrush().color());
-        title_doc.documentLayout()->draw(&painter, context);
-        painter.restore();
-    }
-    // Each axis title in the outermost strip of its side's room, centred on the plot.
-    double left = margins.left(), right = source.width() - margins.right();
-    double top = margins.top() + title_height;
-    double bottom = source.height() - margins.bottom() - legend_height;
-    for (const AxisTitle& t : axis_titles) {
-        painter.save();
-        painter.setFont(figure_font(t.axis->titleFont()));
-        painter.setPen(t.axis->titleBrush().color());
-        const int flags = Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop;
-        if (t.side & (Qt::AlignLeft | Qt::AlignRight)) {
-            const double x = (t.side & Qt::AlignLeft) ? left : right - t.height;
-            painter.translate(x, plot.center().y());
-            painter.rotate(-90);  // read bottom to top
-            painter.drawText(QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags, t.text);
-            (t.side & Qt::AlignLeft ? left : right) +=
-                (t.side & Qt::AlignLeft ? 1 : -1) * (t.height + kPadding);
-        } else {
-            const double y = (t.side & Qt::AlignBottom) ? bottom - t.height : top;
-            painter.drawText(QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
-            (t.side & Qt::AlignBottom ? bottom : top) +=
-                (t.side & Qt::AlignBottom ? -1 : 1) * (t.height + kPadding);
-        }
-        painter.restore();
-    }
-    if (legend_height > 0)
-        draw_legend(
-            painter, legend, legend_layout,
-            QRectF(margins.left(), source.height() - margins.bottom() - legend_height + kPadding,
-                   width, legend_layout.height));
+    note_plot_area(painter, chart->plotArea());
     painter.restore();
 
-    for (const AxisTitle& t : axis_titles)
-        t.axis->setTitleVisible(true);
     for (const XRange& r : widened)
         if (r.axis) {
             r.axis->setTickType(r.type);
@@ -314,9 +453,6 @@ void render_chart_figure(QChartView* view, QPainter& painter, const QRectF& targ
             r.axis->setTickInterval(r.interval);
             r.axis->setRange(r.min, r.max);
         }
-    chart->setTitle(title);
-    legend->setVisible(legend_shown);
-    chart->setMargins(margins);
     lay_out_now(chart);
 }
 

@@ -1,16 +1,53 @@
 #pragma once
-// A Qt Charts panel drawn into a figure (PNG, SVG, PDF) with nothing elided. On screen Qt Charts
-// shortens a title or a legend entry that does not fit ("A K_f (b..."); a figure for a paper must
-// hold the whole text, so the figure draws the title (wrapped over as many lines as it needs) and
-// the legend (entries in rows that wrap, as matplotlib's legend with ncol) itself and lets the
-// chart lay out its plot in the rest. Also: equal aspect for plots whose geometry demands it.
+// A Qt Charts panel with nothing elided, on screen and drawn into a figure (PNG, SVG, PDF). Qt
+// Charts shortens a title, axis title or legend entry that does not fit ("A K_f (b..."); a
+// figure for a paper, and a window at its default size, must hold the whole text, so the view
+// draws them itself (wrapped over as many lines as they need, the legend's entries in rows as
+// matplotlib's legend with ncol) and lets the chart lay out its plot in the rest. Also: equal
+// aspect for plots whose geometry demands it.
+#include <QChartView>
+#include <QMargins>
 #include <QRectF>
+#include <QString>
 
 class QChart;
-class QChartView;
 class QPainter;
+class QPaintEvent;
+class QResizeEvent;
+class QWidget;
 
 namespace routescope::views {
+
+/// A chart view whose title, legend and axis titles are drawn by the view in full, on screen and
+/// in every figure, instead of by Qt Charts, which shortens them with "..." when they do not fit:
+/// the title and axis titles wrap over as many lines as they need, the legend's entries wrap into
+/// rows under the plot (matplotlib's legend with ncol), and the chart lays its plot out in the
+/// room left (its margins). Code sets the title, legend and axis titles on the chart as usual;
+/// the view takes them over before it next draws (the chart's title() is then empty: use
+/// chart_title()).
+class FigureChartView : public QChartView {
+public:
+    FigureChartView(QChart* chart, QWidget* parent);
+    QString title() const;
+    /// Takes over the chart's title, legend and axis titles and fits the chart's margins to the
+    /// room they need at the view's size and fonts.
+    void fit_decorations();
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
+    void drawForeground(QPainter* painter, const QRectF& rect) override;
+
+private:
+    void take_decorations();
+    QMargins decoration_room() const;
+    QString title_;
+    bool legend_ = false;
+    QMargins base_, room_;
+};
+
+/// The chart's title, whether it is still on the chart or a FigureChartView has taken it.
+QString chart_title(QChartView* view);
 
 /// Draws `view`'s chart into `target` (the painter's coordinates) as QChartView::render does,
 /// except that the title and legend are drawn in full. The chart is laid out again for the

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "views/axis_ticks.hpp"
+#include "views/chart_figure.hpp"
 
 namespace routescope::views {
 
@@ -19,7 +20,8 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->setBackgroundRoundness(0);
     chart->setAnimationOptions(QChart::NoAnimation);
-    auto* view = new QChartView(chart, parent);
+    // The title, legend and axis titles in full, on screen and in figures (chart_figure.hpp).
+    auto* view = new FigureChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(200, 160);
     attach_chart_interaction(view);  // zoom, pan, reset, hover readout

@@ -135,6 +135,9 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     search_->setObjectName("exampleSearch");
     search_->setPlaceholderText(tr("Search examples by text…"));
     search_->setClearButtonEnabled(true);
+    // Wide enough for its placeholder in full (a narrower field elides it).
+    search_->setMinimumWidth(search_->fontMetrics().horizontalAdvance(search_->placeholderText()) +
+                             48);
     example_box_ = new QComboBox(this);
     example_box_->setObjectName("example");
     example_box_->setMinimumContentsLength(30);

@@ -401,9 +401,9 @@ void KernelView::draw_details() {
         if (const auto* l = find_layer(*b_, settings_.layer)) shown.push_back({l, "B "});
     if (shown.empty()) return;
     for (const auto& s : shown) {
-        add_line(curve_, s.name + tr("K_f (before)"), iota(s.layer->forward.size()),
+        add_line(curve_, s.name + tr("K_f (tokens to the left)"), iota(s.layer->forward.size()),
                  s.layer->forward);
-        add_line(curve_, s.name + tr("K_b (after)"), iota(s.layer->backward.size()),
+        add_line(curve_, s.name + tr("K_b (tokens to the right)"), iota(s.layer->backward.size()),
                  s.layer->backward);
         auto freq = [](std::size_t bins, std::size_t n) {
             std::vector<double> f(bins);

@@ -254,8 +254,10 @@ void SimilarityView::redraw() {
         const QColor band = sample->pen().color();
         dashed(tr("95% CI (n)"), low, band);
         auto* upper = dashed(QString(), high, band);
-        for (auto* marker : diagonal_->chart()->legend()->markers(upper))
+        for (auto* marker : diagonal_->chart()->legend()->markers(upper)) {
             marker->setVisible(false);  // one legend entry for the interval
+            marker->setProperty("legendHidden", true);
+        }
         dashed(tr("null mean (n)"), null_mean, Qt::gray);
     }
     x_axis(diagonal_, tr("relative depth ℓ / n_layers of %1").arg(name_a));

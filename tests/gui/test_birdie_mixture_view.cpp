@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "view_test_support.hpp"
+#include "views/chart_figure.hpp"
 #include "views/training_view.hpp"
 
 using namespace routescope;
@@ -107,7 +108,7 @@ private slots:
             for (const QPointF& p : static_cast<QLineSeries*>(s)->points())
                 QVERIFY(std::isfinite(p.y()) && p.y() > 0);
         // The controller is named what it is: a bandit.
-        QVERIFY(view.chart("mixture")->chart()->title().contains("bandit"));
+        QVERIFY(routescope::views::chart_title(view.chart("mixture")).contains("bandit"));
         QVERIFY(view.findChild<QLabel*>("mixtureController")->text().contains("simpler bandit"));
         // The figure's table carries the mixture rows (one per arm and update).
         const auto table = view.figure_table();

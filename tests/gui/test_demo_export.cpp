@@ -8,6 +8,7 @@
 #include <QChartView>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 #include <QRegularExpression>
 #include <QSvgRenderer>
 #include <QTransform>
@@ -61,10 +62,10 @@ const QList<FigureLabels> kLabels = {
       R"(Layer \d+ kernel — effective length \(90% of Σ\|K\|\): \d+ \| B: \d+)",
       "lag l",
       R"(K\[l\])",
-      R"(A K_f \(before\))",
-      R"(A K_b \(after\))",
-      R"(B K_f \(before\))",
-      R"(B K_b \(after\))",
+      R"(A K_f \(tokens to the left\))",
+      R"(A K_b \(tokens to the right\))",
+      R"(B K_f \(tokens to the left\))",
+      R"(B K_b \(tokens to the right\))",
       R"(Frequency response \|rfft\(K\)\|)",
       R"(frequency \(cycles per token\))",
       R"(\|rfft\(K\)\|)",
@@ -375,6 +376,52 @@ private slots:
         }
         QVERIFY2(checked.size() == 2 * (kViewKinds.size() + 3), qPrintable(checked.join("\n")));
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    }
+
+    // Issue 26, acceptance 3: at the window's default size (1200 × 760) and at 1024 × 700, no
+    // text of any view of the demo is elided (shortened with "…" or "..."): the window as it
+    // draws itself, recorded text by text (views/figure_layout.hpp), and a screenshot of each
+    // view saved beside the figures.
+    void noTextIsElidedAtTheDefaultWindowSizes() {
+        routescope::gui::MainWindow window;
+        window.show();
+        window.open_project(demo_ + "/demo.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 300000);
+        const QString shots = figures_ + "-screens";
+        QDir().mkpath(shots);
+        QStringList elided;
+        for (const QSize size : {QSize(1200, 760), QSize(1024, 700)}) {
+            window.resize(size);
+            QApplication::processEvents();
+            for (routescope::views::AnalysisView* view : window.analysis_views()) {
+                window.show_view(view);
+                QTest::qWait(50);
+                const auto layout = routescope::views::record_figure_layout(
+                    QSizeF(view->size()), [&](QPainter& p) { view->render(&p); });
+                QVERIFY2(layout.texts.size() > 10, qPrintable(view->title()));
+                // A field's placeholder ("Search examples …") and an action's name ("Export…")
+                // end in an ellipsis by convention: they are not shortened.
+                QStringList conventional;
+                for (auto* edit : view->findChildren<QLineEdit*>())
+                    conventional << edit->placeholderText();
+                for (const auto& t : layout.texts)
+                    if ((t.text.contains(QChar(0x2026)) || t.text.contains("...")) &&
+                        !conventional.contains(t.text))
+                        elided << QStringLiteral("%1 × %2, %3: '%4'")
+                                      .arg(size.width())
+                                      .arg(size.height())
+                                      .arg(view->kind(), t.text);
+                window.grab().save(QStringLiteral("%1/%2-%3x%4.png")
+                                       .arg(shots, view->kind())
+                                       .arg(size.width())
+                                       .arg(size.height()));
+            }
+        }
+        QFile list(shots + "/elided.txt");
+        if (list.open(QIODevice::WriteOnly)) list.write(elided.join("\n").toUtf8());
+        QVERIFY2(elided.isEmpty(),
+                 qPrintable(QString::number(elided.size()) + " elided texts (" + shots +
+                            "/elided.txt): " + elided.mid(0, 12).join("\n")));
     }
 
     // Issue 18 through the headless flags: --width single --font-pt 8 gives every SVG a declared

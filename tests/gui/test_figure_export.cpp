@@ -510,9 +510,18 @@ private slots:
         x_axis(chart)->setRange(0, 1e7);
         QCoreApplication::processEvents();
         QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
-        QCOMPARE(x_axis(chart)->tickInterval(), 2e6);
+        // The round step of 5 ticks, or a coarser round one where the labels need the room
+        // (FigureChartView thins ticks whose labels would crowd each other).
+        auto round_step = [](double step, double want) {
+            return step == want || std::abs(step - 2.5 * want) < 1e-9 * want ||
+                   std::abs(step - 5 * want) < 1e-9 * want;
+        };
+        QVERIFY2(round_step(x_axis(chart)->tickInterval(), 2e6),
+                 qPrintable(QString::number(x_axis(chart)->tickInterval())));
         x_axis(chart)->setRange(0, 1e-3);
-        QCOMPARE(x_axis(chart)->tickInterval(), 2e-4);
+        QCoreApplication::processEvents();
+        QVERIFY2(round_step(x_axis(chart)->tickInterval(), 2e-4),
+                 qPrintable(QString::number(x_axis(chart)->tickInterval())));
     }
 
     // Issue 26, acceptance 1, the test of the test: the export check passes a figure whose

@@ -7,6 +7,7 @@
 #include <QLogValueAxis>
 #include <QMouseEvent>
 #include <QRubberBand>
+#include <QTextDocument>
 #include <QToolTip>
 #include <QValueAxis>
 #include <QWheelEvent>
@@ -91,10 +92,10 @@ public:
                 const double d = (px - at.x()) * (px - at.x()) + (py - at.y()) * (py - at.y());
                 if (d <= best) {
                     best = d;
-                    best_text = QObject::tr("%1: x = %2, y = %3")
+                    best_text = QObject::tr("%1: %2 = %3, %4 = %5")
                                     .arg(xy->name().isEmpty() ? QObject::tr("point") : xy->name(),
-                                         PlotInteraction::format_value(p.x()),
-                                         PlotInteraction::format_value(p.y()));
+                                         axis_name(ax, "x"), shown(ax, r.x, p.x()),
+                                         axis_name(ay, "y"), shown(ay, r.y, p.y()));
                 }
             }
         }
@@ -102,11 +103,36 @@ public:
         const double x = from_axis(ax, r.x.lo + (at.x() - area.left()) / area.width() * r.x.span());
         const double y =
             from_axis(ay, r.y.lo + (area.bottom() - at.y()) / area.height() * r.y.span());
-        return QObject::tr("pointer at x = %1, y = %2")
-            .arg(QString::number(x, 'g', 6), QString::number(y, 'g', 6));
+        return QObject::tr("pointer at %1 = %2, %3 = %4")
+            .arg(axis_name(ax, "x"), shown(ax, r.x, x), axis_name(ay, "y"), shown(ay, r.y, y));
     }
 
 private:
+    /// The axis's title as the reader sees it ("step", "loss (nats)"), or `fallback`.
+    static QString axis_name(QAbstractAxis* a, const char* fallback) {
+        QString t = a ? a->titleText() : QString();
+        if (Qt::mightBeRichText(t)) {
+            QTextDocument doc;
+            doc.setHtml(t);
+            t = doc.toPlainText();
+        }
+        t = t.simplified();
+        return t.isEmpty() ? QString::fromLatin1(fallback) : t;
+    }
+    /// `v` to the precision the axis shows: one digit finer than a thousandth of the visible
+    /// range (its transformed range `r`), so that 0.25000000000000006 reads 0.250 on a 0..1 axis.
+    static QString shown(QAbstractAxis* a, AxisRange r, double v) {
+        if (!std::isfinite(v)) return QString::number(v);
+        if (is_log(a)) return QString::number(v, 'g', 4);
+        const double span = std::abs(r.span());
+        if (!(span > 0)) return PlotInteraction::format_value(v);
+        const int decimals =
+            std::clamp(static_cast<int>(std::ceil(-std::log10(span / 1000))), 0, 12);
+        if (std::abs(v) >= 1e7 || (v != 0 && std::abs(v) < 1e-4 && decimals > 8))
+            return QString::number(v, 'g', 4);
+        return QString::number(v, 'f', decimals);
+    }
+
     QChartView* view_;
     QPointer<QAbstractAxis> home_x_, home_y_;
     AxisRange raw_x_, raw_y_;
@@ -415,8 +441,9 @@ bool PlotInteraction::eventFilter(QObject* watched, QEvent* event) {
                 }
                 if (readout_.isEmpty())
                     QToolTip::hideText();
-                else
-                    QToolTip::showText(m->globalPosition().toPoint(), readout_, mouse_widget_);
+                else  // stays while the pointer rests (until it moves off the point)
+                    QToolTip::showText(m->globalPosition().toPoint(), readout_, mouse_widget_,
+                                       QRect(), 24 * 3600 * 1000);
             }
             return false;
         }

@@ -129,7 +129,14 @@ void IntervalBarChart::set_visible_range(const VisibleRange& range) {
 QString IntervalBarChart::readout_at(const QPoint& position) const {
     const int b = bin_at(position);
     if (b < 0) return {};
-    auto num = [](double v) { return PlotInteraction::format_value(v); };
+    // To the precision the value axis shows (one digit finer than a thousandth of its range),
+    // p-values to 3 significant digits: "0.667", not 0.66666666666666663.
+    const VisibleRange shown_range = visible_range();
+    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(
+                                        std::max(1e-12, std::abs(shown_range.y.span())) / 1000))),
+                                    0, 12);
+    auto num = [decimals](double v) { return QString::number(v, 'f', decimals); };
+    auto p_num = [](double v) { return QString::number(v, 'g', 3); };
     QStringList parts;
     for (const auto& se : data_.series) {
         const auto i = static_cast<std::size_t>(b);
@@ -143,7 +150,7 @@ QString IntervalBarChart::readout_at(const QPoint& position) const {
             data_.difference_label.isEmpty() ? tr("difference") : data_.difference_label,
             num(data_.difference[static_cast<std::size_t>(b)]));
         if (static_cast<std::size_t>(b) < data_.p_value.size())
-            d += tr(" (p = %1)").arg(num(data_.p_value[static_cast<std::size_t>(b)]));
+            d += tr(" (p = %1)").arg(p_num(data_.p_value[static_cast<std::size_t>(b)]));
         parts << d;
     }
     return tr("%1 %2: %3")

@@ -3,18 +3,23 @@
 #include <QChartView>
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/file_fingerprint.hpp"
+#include "analysis/smoothing.hpp"
 #include "engine/core/error.hpp"
 #include "views/chart_panel.hpp"
 
@@ -70,7 +75,10 @@ nlohmann::json TrainingViewSettings::to_json() const {
     nlohmann::json r = nlohmann::json::array();
     for (const auto& p : runs)
         r.push_back(p.toStdString());
-    return {{"runs", r}, {"x", x.toStdString()}};
+    return {{"runs", r},
+            {"x", x.toStdString()},
+            {"smoothing", smoothing},
+            {"run_filter", run_filter.toStdString()}};
 }
 
 TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
@@ -78,6 +86,8 @@ TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
     for (const auto& p : j.value("runs", nlohmann::json::array()))
         s.runs << QString::fromStdString(p.get<std::string>());
     s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    s.smoothing = std::clamp(j.value("smoothing", s.smoothing), 0.0, 0.99);
+    s.run_filter = QString::fromStdString(j.value("run_filter", std::string()));
     return s;
 }
 
@@ -168,6 +178,35 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Horizontal axis:"), this));
     controls->addWidget(x_box_);
+    smoothing_box_ = new QDoubleSpinBox(this);
+    smoothing_box_->setObjectName("smoothing");
+    smoothing_box_->setRange(0, 0.99);
+    smoothing_box_->setSingleStep(0.05);
+    smoothing_box_->setDecimals(2);
+    smoothing_box_->setValue(settings_.smoothing);
+    smoothing_box_->setToolTip(
+        tr("Exponential moving average of the training curves, as TensorBoard's smoothing "
+           "(0: none); the raw curve stays faint beneath"));
+    auto* smoothing_label = new QLabel(tr("&Smoothing:"), this);
+    smoothing_label->setBuddy(smoothing_box_);
+    controls->addWidget(smoothing_label);
+    controls->addWidget(smoothing_box_);
+    filter_edit_ = new QLineEdit(this);
+    filter_edit_->setObjectName("runFilter");
+    filter_edit_->setPlaceholderText(tr("all runs"));
+    filter_edit_->setToolTip(
+        tr("Show the runs whose directory name matches this regular "
+           "expression (case-insensitive)"));
+    filter_edit_->setClearButtonEnabled(true);
+    filter_edit_->setText(settings_.run_filter);
+    auto* filter_label = new QLabel(tr("&Runs:"), this);
+    filter_label->setBuddy(filter_edit_);
+    controls->addWidget(filter_label);
+    controls->addWidget(filter_edit_);
+    connect(smoothing_box_, &QDoubleSpinBox::valueChanged, this,
+            [this](double w) { set_smoothing(w); });
+    connect(filter_edit_, &QLineEdit::textChanged, this,
+            [this](const QString& t) { set_run_filter(t); });
     controls->addStretch(1);
     device_label_ = new QLabel(this);
     device_label_->setObjectName("runDevices");
@@ -248,6 +287,10 @@ void TrainingView::restore_settings(const nlohmann::json& j) {
     {
         QSignalBlocker block(x_box_);
         x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
+        QSignalBlocker block_smoothing(smoothing_box_);
+        smoothing_box_->setValue(settings_.smoothing);
+        QSignalBlocker block_filter(filter_edit_);
+        filter_edit_->setText(settings_.run_filter);
     }
     if (reread)
         start();
@@ -298,7 +341,46 @@ void TrainingView::set_x(const QString& x) {
     redraw();
 }
 
+void TrainingView::set_smoothing(double weight) {
+    weight = std::clamp(weight, 0.0, 0.99);
+    if (weight == settings_.smoothing) return;
+    settings_.smoothing = weight;
+    {
+        QSignalBlocker block(smoothing_box_);
+        smoothing_box_->setValue(weight);
+    }
+    redraw();
+}
+
+void TrainingView::set_run_filter(const QString& pattern) {
+    if (pattern == settings_.run_filter) return;
+    settings_.run_filter = pattern;
+    {
+        QSignalBlocker block(filter_edit_);
+        filter_edit_->setText(pattern);
+    }
+    const QRegularExpression re(pattern, QRegularExpression::CaseInsensitiveOption);
+    // A pattern being typed may not parse yet: every run stays shown, the field says so.
+    filter_edit_->setStyleSheet(re.isValid() ? QString() : QStringLiteral("color: #b00020"));
+    redraw();
+}
+
+bool TrainingView::shown_run(const QString& dir) const {
+    if (settings_.run_filter.isEmpty()) return true;
+    const QRegularExpression re(settings_.run_filter, QRegularExpression::CaseInsensitiveOption);
+    return !re.isValid() || re.match(QFileInfo(dir).fileName()).hasMatch();
+}
+
+QColor TrainingView::run_colour(std::size_t i) {
+    // Okabe & Ito: blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow,
+    // black: a run keeps its colour in every chart, train and held-out alike.
+    static const char* const kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
+                                           "#cc79a7", "#56b4e9", "#f0e442", "#000000"};
+    return QColor(kColours[i % 8]);
+}
+
 void TrainingView::draw_steps(const TrainingLog& log, Drawn& d) const {
+    if (!d.shown) return;
     const bool time = settings_.x == "time";
     std::vector<double> x, loss, lr, grad, speed, ex, el;
     for (const auto& st : log.steps) {
@@ -312,10 +394,14 @@ void TrainingView::draw_steps(const TrainingLog& log, Drawn& d) const {
         ex.push_back(time ? e.elapsed : e.step);
         el.push_back(e.loss);
     }
-    d.loss->replace(drawn_points(x, loss));
+    const double w = settings_.smoothing;
+    if (d.loss_raw) d.loss_raw->replace(drawn_points(x, loss));
+    if (d.grad_raw) d.grad_raw->replace(drawn_points(x, grad));
+    if (d.speed_raw) d.speed_raw->replace(drawn_points(x, speed));
+    d.loss->replace(drawn_points(x, w > 0 ? analysis::debiased_ema(loss, w) : loss));
     d.lr->replace(drawn_points(x, lr));
-    d.grad->replace(drawn_points(x, grad));
-    d.speed->replace(drawn_points(x, speed));
+    d.grad->replace(drawn_points(x, w > 0 ? analysis::debiased_ema(grad, w) : grad));
+    d.speed->replace(drawn_points(x, w > 0 ? analysis::debiased_ema(speed, w) : speed));
     if (d.eval) d.eval->replace(drawn_points(ex, el));
     d.steps = log.steps.size();
     d.evals = log.evals.size();
@@ -335,6 +421,7 @@ void TrainingView::update_live() {
     for (std::size_t i = 0; i < logs_.size(); ++i) {
         const TrainingLog& log = logs_[i];
         const Drawn& d = drawn_[i];
+        if (!d.shown) continue;
         const bool cut = log.steps.size() < d.steps || log.evals.size() < d.evals ||
                          (d.steps > 0 && log.steps[d.steps - 1].step != d.last_step) ||
                          (d.evals > 0 && log.evals[d.evals - 1].step != d.last_eval);
@@ -370,19 +457,41 @@ void TrainingView::redraw() {
         clear_chart(c);
     drawn_.clear();
     drawn_x_ = settings_.x;
-    for (const TrainingLog& log : logs_) {
+    const bool smooth = settings_.smoothing > 0;
+    for (std::size_t i = 0; i < logs_.size(); ++i) {
+        const TrainingLog& log = logs_[i];
         Drawn d;
+        d.shown = shown_run(log.dir);
+        if (!d.shown) {
+            drawn_.push_back(d);
+            continue;
+        }
         const QString name = QFileInfo(log.dir).fileName();
-        d.loss = add_line(loss_, tr("%1 train").arg(name), {}, {});
-        d.lr = add_line(lr_, name, {}, {});
-        d.grad = add_line(grad_, name, {}, {});
-        d.speed = add_line(speed_, name, {}, {});
+        // The run's colour everywhere: its place among the view's runs, filtered or not.
+        const auto at = settings_.runs.indexOf(log.dir);
+        const QColor colour = run_colour(at >= 0 ? static_cast<std::size_t>(at) : i);
+        auto styled = [&](QLineSeries* s, Qt::PenStyle style = Qt::SolidLine, int alpha = 255) {
+            QPen pen = s->pen();
+            QColor c = colour;
+            c.setAlpha(alpha);
+            pen.setColor(c);
+            pen.setStyle(style);
+            s->setPen(pen);
+            return s;
+        };
+        // The raw curves first (beneath), faint and unnamed: no legend entry of their own.
+        if (smooth) {
+            d.loss_raw = styled(add_line(loss_, QString(), {}, {}), Qt::SolidLine, 60);
+            d.grad_raw = styled(add_line(grad_, QString(), {}, {}), Qt::SolidLine, 60);
+            d.speed_raw = styled(add_line(speed_, QString(), {}, {}), Qt::SolidLine, 60);
+        }
+        d.loss = styled(add_line(loss_, tr("%1 train").arg(name), {}, {}));
+        d.lr = styled(add_line(lr_, name, {}, {}));
+        d.grad = styled(add_line(grad_, name, {}, {}));
+        d.speed = styled(add_line(speed_, name, {}, {}));
         if (!log.evals.empty()) {
-            d.eval = add_line(loss_, tr("%1 held-out").arg(name), {}, {});
+            d.eval = styled(add_line(loss_, tr("%1 held-out").arg(name), {}, {}), Qt::DashLine);
             d.eval->setPointsVisible(true);
-            QPen pen = d.eval->pen();
-            pen.setStyle(Qt::DashLine);
-            d.eval->setPen(pen);
         }
         draw_steps(log, d);
         drawn_.push_back(d);

@@ -12,6 +12,8 @@
 class QChartView;
 class QLineSeries;
 class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
 class QLabel;
 class QTimer;
 
@@ -20,6 +22,12 @@ namespace routescope::views {
 struct TrainingViewSettings {
     QStringList runs;    ///< run directories (each holds log.jsonl)
     QString x = "step";  ///< step | time (elapsed seconds)
+    /// TensorBoard's smoothing weight (analysis/smoothing.hpp) of the training loss, gradient
+    /// norm and throughput curves, in [0, 0.99]; 0 draws the raw curves only. The raw curve stays
+    /// under the smoothed one, faint.
+    double smoothing = 0.6;
+    /// A regular expression (case-insensitive) the shown runs' directory names match; empty: all.
+    QString run_filter;
     nlohmann::json to_json() const;
     static TrainingViewSettings from_json(const nlohmann::json& j);
 };
@@ -72,6 +80,10 @@ public:
     /// A record of a running run in `dir` (from its process): appended and redrawn shortly after.
     void append_record(const QString& dir, const QJsonObject& record);
     void set_x(const QString& x);
+    void set_smoothing(double weight);
+    void set_run_filter(const QString& pattern);
+    /// The colour of run `i` of the settings' runs in every chart (Okabe and Ito's palette).
+    static QColor run_colour(std::size_t i);
     /// Draws the records appended since the last draw now (what the redraw timer does).
     void draw_pending();
     const std::vector<TrainingLog>& logs() const { return logs_; }
@@ -89,6 +101,9 @@ private:
     std::vector<TrainingLog> logs_;
     std::vector<std::pair<QString, QJsonObject>> pending_;  ///< live records while reading the logs
     QComboBox* x_box_;
+    QDoubleSpinBox* smoothing_box_;
+    QLineEdit* filter_edit_;
+    bool shown_run(const QString& dir) const;
     QChartView *loss_, *lr_, *grad_, *speed_;
     QWidget* mixture_panel_;  ///< the mixture charts and the controller's name: Birdie runs only
     QChartView *mixture_, *arm_loss_;
@@ -101,8 +116,11 @@ private:
     struct Drawn {
         std::size_t steps = 0, evals = 0, mixtures = 0;
         double last_step = -1, last_eval = -1;
+        bool shown = true;  ///< matches the run filter
         QLineSeries *loss = nullptr, *lr = nullptr, *grad = nullptr, *speed = nullptr,
                     *eval = nullptr;
+        /// The raw curves under the smoothed ones (null without smoothing).
+        QLineSeries *loss_raw = nullptr, *grad_raw = nullptr, *speed_raw = nullptr;
     };
     std::vector<Drawn> drawn_;
     QString drawn_x_;

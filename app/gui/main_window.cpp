@@ -949,6 +949,19 @@ void MainWindow::create_run_actions() {
         for (auto* i = item; i && path.isEmpty(); i = i->parent())
             path = i->data(0, Qt::UserRole + 1).toString();
         QStringList selected = selected_paths();
+        // A running run's item: stop that run alone.
+        if (const QList<QAction*> run_actions = run_item_actions(item);
+            path.isEmpty() && !run_actions.isEmpty()) {
+            auto* menu = new QMenu(this);
+            menu->setObjectName("workspaceMenu");
+            menu->setAttribute(Qt::WA_DeleteOnClose);
+            for (QAction* a : run_actions) {
+                a->setParent(menu);
+                menu->addAction(a);
+            }
+            menu->popup(tree->viewport()->mapToGlobal(pos));
+            return;
+        }
         if (path.isEmpty() && selected.isEmpty()) return;
         if (!path.isEmpty() && !selected.contains(path)) selected = {path};
         auto* menu = new QMenu(this);
@@ -961,6 +974,26 @@ void MainWindow::create_run_actions() {
         menu->addActions(actions);
         menu->popup(tree->viewport()->mapToGlobal(pos));
     });
+}
+
+QList<QAction*> MainWindow::run_item_actions(QTreeWidgetItem* item) {
+    QList<QAction*> out;
+    for (auto it = job_items_.cbegin(); it != job_items_.cend(); ++it) {
+        bool mine = false;
+        for (auto* i = item; i && !mine; i = i->parent())
+            mine = i == it.value();
+        auto* job = const_cast<CliJob*>(it.key());
+        if (!mine || !job->running()) continue;
+        auto* stop = new QAction(tr("Stop This Run"), this);
+        stop->setObjectName("stopRunAction");
+        stop->setStatusTip(
+            tr("Stop %1 alone (a training run saves a checkpoint first)").arg(it.value()->text(0)));
+        connect(stop, &QAction::triggered, this, [this, job] {
+            if (jobs_.contains(job) && job->running()) job->cancel();
+        });
+        out << stop;
+    }
+    return out;
 }
 
 QList<QAction*> MainWindow::workspace_actions(const QString& path) {

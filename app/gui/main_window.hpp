@@ -101,6 +101,9 @@ public:
     QList<CliJob*> jobs() const { return jobs_; }
     /// The job's item under Runs (its first child is the state, its second the device).
     QTreeWidgetItem* job_item(const CliJob* job) const { return job_items_.value(job); }
+    /// The actions of a run's item in the workspace (or one of its rows): "Stop This Run" while
+    /// it runs, which stops that run alone (Run › Cancel Runs stops them all).
+    QList<QAction*> run_item_actions(QTreeWidgetItem* item);
     /// Help › User Guide: docs/user-guide.md in a browser dialog (installed copy, else the source
     /// tree's); empty when neither is found.
     static QString user_guide_path();

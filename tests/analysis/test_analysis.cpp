@@ -12,6 +12,7 @@
 #include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
+#include "analysis/smoothing.hpp"
 #include "analysis_test_support.hpp"
 #include "engine/core/error.hpp"
 
@@ -416,6 +417,39 @@ private slots:
     void missingDumpFileIsUnreadable() {
         expect_cli_error({"anisotropy", "--dump", dump_dir() + "/no-such.dump.h5"}, 2,
                          "no-such.dump.h5");
+    }
+
+    // Training-curve smoothing (issue 26): TensorBoard's debiased EMA, against its closed form
+    // s_t = Σ_{i≤t} w^{t−i} (1 − w) x_i / (1 − w^{t+1}), summed here term by term.
+    void smoothingIsTheDebiasedMovingAverage() {
+        std::mt19937 rng(7);
+        std::normal_distribution<double> noise(2.0, 0.5);
+        std::vector<double> x(200);
+        for (double& v : x)
+            v = noise(rng);
+        for (const double w : {0.0, 0.3, 0.6, 0.95}) {
+            const auto s = routescope::analysis::debiased_ema(x, w);
+            QCOMPARE(s.size(), x.size());
+            for (std::size_t t = 0; t < x.size(); t += 17) {
+                double num = 0;
+                for (std::size_t i = 0; i <= t; ++i)
+                    num += std::pow(w, double(t - i)) * (1 - w) * x[i];
+                const double expected = w == 0 ? x[t] : num / (1 - std::pow(w, double(t + 1)));
+                QVERIFY2(
+                    std::abs(s[t] - expected) <= 1e-12 * std::abs(expected),
+                    qPrintable(
+                        QString("w %1, t %2: %3 vs %4").arg(w).arg(t).arg(s[t]).arg(expected)));
+            }
+        }
+        // The first point is the first value (no pull towards 0); a constant stays constant; a
+        // NaN passes through and is left out of the average.
+        const auto c = routescope::analysis::debiased_ema({3, 3, NAN, 3}, 0.9);
+        QCOMPARE(c[0], 3.0);
+        QVERIFY(std::abs(c[1] - 3.0) < 1e-12);
+        QVERIFY(std::isnan(c[2]));
+        QVERIFY(std::abs(c[3] - 3.0) < 1e-12);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 routescope::analysis::debiased_ema({1.0}, 1.0));
     }
 };
 

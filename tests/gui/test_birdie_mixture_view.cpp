@@ -6,8 +6,11 @@
 // replaces the later ones. Screenshot: training_birdie_mixture.png.
 #include <QChartView>
 #include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QProcess>
 #include <QtTest>
@@ -133,6 +136,86 @@ private slots:
         QVERIFY(view_test::wait_for(&view));
         QVERIFY(view.logs().front().mixtures.empty());
         QVERIFY(!view.findChild<QWidget*>("mixturePanel")->isVisible());
+    }
+
+    // Issue 26: one colour per run in every chart; TensorBoard-style smoothing with the raw
+    // curve faint beneath; a run filter; both kept in the view's settings (projects, undo).
+    void runs_keep_one_colour_smoothing_and_filter() {
+        const QString root = view_test::data_dir("test_birdie_mixture_view");
+        QStringList dirs;
+        for (const QString name : {"alpha", "beta"}) {
+            const QString dir = QDir(root).filePath(name);
+            QDir().mkpath(dir);
+            std::ofstream log(QDir(dir).filePath("log.jsonl").toStdString());
+            for (int step = 1; step <= 10; ++step)
+                log << R"({"type":"step","step":)" << step << R"(,"loss":)"
+                    << (step % 2 ? 4.0 : 2.0)
+                    << R"(,"lr":0.001,"grad_norm":1.0,"tokens_per_s":10,"elapsed":)" << step * 0.1
+                    << "}\n";
+            log << R"({"type":"eval","step":10,"loss":3.0,"accuracy":0.5})"
+                << "\n";
+            dirs << dir;
+        }
+        views::TrainingViewSettings settings{dirs, "step"};
+        settings.smoothing = 0.5;
+        views::TrainingView view(settings);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        // Each run's series have its colour in all four charts (held-out dashed, raw faint).
+        for (int r = 0; r < 2; ++r) {
+            const QColor colour = views::TrainingView::run_colour(static_cast<std::size_t>(r));
+            const QString name = QFileInfo(dirs[r]).fileName();
+            for (const QString metric : {"loss", "lr", "grad_norm", "tokens_per_s"})
+                for (QAbstractSeries* s : view.chart(metric)->chart()->series()) {
+                    auto* line = qobject_cast<QLineSeries*>(s);
+                    if (!line || !line->name().startsWith(name)) continue;
+                    QCOMPARE(line->pen().color().rgb(), colour.rgb());
+                    QCOMPARE(line->pen().color().alpha(), 255);
+                }
+        }
+        QVERIFY(views::TrainingView::run_colour(0) != views::TrainingView::run_colour(1));
+        // Smoothing 0.5 of 4, 2, 4, 2, …: the debiased average, computed here by its recursion
+        // (s_1 = 4, s_2 = (0.25·4 + 0.5·2) / 0.75 = 2.667); the raw points beneath, unnamed.
+        QLineSeries *smoothed = nullptr, *raw = nullptr;
+        for (QAbstractSeries* s : view.chart("loss")->chart()->series()) {
+            auto* line = qobject_cast<QLineSeries*>(s);
+            if (line && line->name() == "alpha train") smoothed = line;
+            if (line && line->name().isEmpty() && !raw) raw = line;
+        }
+        QVERIFY(smoothed && raw);
+        QCOMPARE(raw->pen().color().alpha(), 60);
+        QCOMPARE(raw->points().at(1).y(), 2.0);
+        QCOMPARE(smoothed->points().at(0).y(), 4.0);
+        QVERIFY(std::abs(smoothed->points().at(1).y() - (0.25 * 4 + 0.5 * 2) / 0.75) < 1e-12);
+        // No smoothing: the raw curve alone.
+        view.set_smoothing(0);
+        int lines = 0;
+        for (QAbstractSeries* s : view.chart("loss")->chart()->series())
+            lines += qobject_cast<QLineSeries*>(s) != nullptr;
+        QCOMPARE(lines, 4);  // two runs × (train, held-out)
+        // The filter: only beta; beta keeps its colour.
+        view.set_run_filter("^be");
+        QStringList names;
+        for (QAbstractSeries* s : view.chart("lr")->chart()->series())
+            names << s->name();
+        QCOMPARE(names, QStringList{"beta"});
+        auto* beta = qobject_cast<QLineSeries*>(view.chart("lr")->chart()->series().front());
+        QCOMPARE(beta->pen().color().rgb(), views::TrainingView::run_colour(1).rgb());
+        // A pattern that does not parse shows every run.
+        view.set_run_filter("(");
+        QCOMPARE(view.chart("lr")->chart()->series().size(), 2);
+        // Both are settings: saved and restored.
+        view.set_run_filter("alpha");
+        view.set_smoothing(0.8);
+        const nlohmann::json saved = view.settings();
+        QCOMPARE(saved["smoothing"].get<double>(), 0.8);
+        QCOMPARE(saved["run_filter"].get<std::string>(), std::string("alpha"));
+        views::TrainingView other(views::TrainingViewSettings{dirs, "step"});
+        other.restore_settings(saved);
+        QCOMPARE(other.settings()["smoothing"].get<double>(), 0.8);
+        QCOMPARE(other.findChild<QLineEdit*>("runFilter")->text(), QString("alpha"));
+        QCOMPARE(other.findChild<QDoubleSpinBox*>("smoothing")->value(), 0.8);
     }
 
     void resumed_mixture_replaces_the_later_ones() {

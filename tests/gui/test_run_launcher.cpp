@@ -17,6 +17,7 @@
 #include <QTreeWidget>
 #include <QXYSeries>
 
+#include <QTreeWidgetItem>
 #include "app/gui/engine_action.hpp"
 #include "app/gui/main_window.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
@@ -274,6 +275,30 @@ private slots:
         QCOMPARE(window.workspace()->item_for(ckpt)->parent(), window.workspace()->models());
         const QString runText = run_state_text(window);
         QVERIFY2(runText.contains("checkpoint saved"), qPrintable(runText));
+    }
+
+    // Issue 26: stopping one run rather than all, from its item in the workspace.
+    void oneRunStopsAlone() {
+        gui::MainWindow window;
+        gui::RunProcess* first = window.launch_run(tiny_run(fresh_dir("stop_first"), 1'000'000));
+        gui::RunProcess* second = window.launch_run(tiny_run(fresh_dir("stop_second"), 1'000'000));
+        QVERIFY(first && second);
+        QTRY_VERIFY_WITH_TIMEOUT(first->step() >= 2 && second->step() >= 2, 60000);
+        QTreeWidgetItem* item = window.job_item(first);
+        QVERIFY(item);
+        // The item's rows (its state line) offer the same action as the item.
+        const QList<QAction*> actions =
+            window.run_item_actions(item->childCount() > 0 ? item->child(0) : item);
+        QCOMPARE(actions.size(), 1);
+        QCOMPARE(actions[0]->objectName(), QString("stopRunAction"));
+        actions[0]->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!first->running(), 30000);
+        QCOMPARE(first->state(), gui::RunProcess::State::Cancelled);
+        QVERIFY(second->running());
+        QVERIFY(window.run_item_actions(item).isEmpty());  // a stopped run has nothing to stop
+        window.findChild<QAction*>("cancelRunsAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!second->running(), 30000);
+        qDeleteAll(actions);
     }
 
     void aFailingChildShowsAnErrorWithItsOutput() {

@@ -292,10 +292,14 @@ QMargins FigureChartView::decoration_room() const {
         set_title_document(doc, *c, title_, width);
         room.setTop(static_cast<int>(std::ceil(doc.size().height() + kPadding)));
     }
-    if (legend_) {
+    if (legend_ && legend_position_ == LegendPosition::Below) {
         const LegendLayout legend = layout_legend(c->legend(), width);
         if (!legend.rows.empty())
             room.setBottom(static_cast<int>(std::ceil(legend.height + kPadding)));
+    }
+    if (legend_ && legend_position_ == LegendPosition::Right) {
+        const double w = right_legend_width();
+        if (w > 0) room.setRight(static_cast<int>(std::ceil(w + 2 * kPadding)));
     }
     for (const AxisTitle& t : axis_titles_of(c)) {
         const int h = static_cast<int>(std::ceil(t.height + kPadding));
@@ -356,7 +360,8 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
         painter->restore();
     }
     LegendLayout legend;
-    if (legend_) legend = layout_legend(c->legend(), width);
+    if (legend_ && legend_position_ == LegendPosition::Below)
+        legend = layout_legend(c->legend(), width);
     const double legend_height = legend.rows.empty() ? 0 : legend.height + kPadding;
     // Each axis title in the outermost strip of its side's room, centred on the plot.
     const QRectF plot = c->plotArea();
@@ -389,7 +394,35 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
             *painter, c->legend(), legend,
             QRectF(base_.left(), source.height() - base_.bottom() - legend_height + kPadding, width,
                    legend.height));
+    if (legend_ && legend_position_ == LegendPosition::Right) {
+        // One entry per row (the column as wide as the widest), centred on the plot's height.
+        const double w = right_legend_width();
+        if (w > 0) {
+            const LegendLayout column = layout_legend(c->legend(), w);
+            draw_legend(
+                *painter, c->legend(), column,
+                QRectF(source.width() - base_.right() - w - kPadding,
+                       std::max(top, plot.center().y() - column.height / 2), w, column.height));
+        }
+    }
     painter->restore();
+}
+
+void FigureChartView::set_legend_position(LegendPosition position) {
+    if (position == legend_position_) return;
+    legend_position_ = position;
+    fit_decorations();
+    viewport()->update();
+}
+
+double FigureChartView::right_legend_width() const {
+    // As wide as the widest entry, at most 40% of the chart (a longer name wraps).
+    const QFontMetricsF fm(figure_font(chart()->legend()->font()));
+    double widest = 0;
+    for (QLegendMarker* m : chart()->legend()->markers())
+        if (!m->property("legendHidden").toBool() && !m->label().isEmpty())
+            widest = std::max(widest, kSwatch + kSwatchGap + fm.horizontalAdvance(m->label()) + 1);
+    return std::min(widest, 0.4 * viewport()->width());
 }
 
 QString chart_title(QChartView* view) {

@@ -29,6 +29,11 @@ class FigureChartView : public QChartView {
 public:
     FigureChartView(QChart* chart, QWidget* parent);
     QString title() const;
+    /// Where the legend goes: under the plot in rows (the default), right of it in a column, or
+    /// nowhere (LabPlot's legend position).
+    enum class LegendPosition { Below, Right, Hidden };
+    LegendPosition legend_position() const { return legend_position_; }
+    void set_legend_position(LegendPosition position);
     /// Takes over the chart's title, legend and axis titles and fits the chart's margins to the
     /// room they need at the view's size and fonts.
     void fit_decorations();
@@ -41,8 +46,11 @@ protected:
 private:
     void take_decorations();
     QMargins decoration_room() const;
+    /// The legend's column width when it is right of the plot (0: no entries).
+    double right_legend_width() const;
     QString title_;
     bool legend_ = false;
+    LegendPosition legend_position_ = LegendPosition::Below;
     QMargins base_, room_;
 };
 

@@ -212,6 +212,10 @@ void PlotInteraction::change(const VisibleRange& requested, bool cover) {
     emit rangeChanged(target_->visible());
 }
 
+void PlotInteraction::set_limits(const VisibleRange& range) {
+    change(range);
+}
+
 void PlotInteraction::zoom(double factor, QPointF anchor, Qt::Orientations orientations) {
     if (!target_->available() || !(factor > 0)) return;
     VisibleRange r = target_->visible();

@@ -93,6 +93,9 @@ public:
     /// pixels leaves that axis alone.
     void zoom_to(const QRectF& area);
     void reset();
+    /// Shows `range` (the axes' drawn coordinates) as a zoom the user asked for: a reset returns
+    /// home, linked panels follow (the Axis Limits dialog).
+    void set_limits(const VisibleRange& range);
 
     // Programmatic changes, no signals (what a link applies, what a redraw keeps).
     void set_visible_range(const VisibleRange& range);

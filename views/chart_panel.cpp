@@ -10,6 +10,7 @@
 
 #include "views/axis_ticks.hpp"
 #include "views/chart_figure.hpp"
+#include "views/chart_options.hpp"
 
 namespace routescope::views {
 
@@ -25,6 +26,7 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(200, 160);
     attach_chart_interaction(view);  // zoom, pan, reset, hover readout
+    attach_chart_options(view);      // right-click: axis limits, legend position
     return view;
 }
 

@@ -21,8 +21,11 @@
 #include <random>
 
 #include "view_test_support.hpp"
+#include "views/chart_figure.hpp"
 #include "views/chart_interaction.hpp"
+#include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
+#include "views/figure_layout.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/interval_bar_chart.hpp"
 #include "views/kernel_view.hpp"
@@ -211,6 +214,52 @@ private slots:
         QCOMPARE(r.y0, home.y0);
         QCOMPARE(r.y1, home.y1);
         QVERIFY(!chart_interaction(v.get())->zoomed());
+    }
+
+    // Issue 26 (LabPlot's per-plot settings): axis limits typed in are a zoom that Reset undoes;
+    // limits that cannot be shown are refused with the reason; the legend goes below, right or
+    // nowhere.
+    void axisLimitsAndLegendPositionPerChart() {
+        std::unique_ptr<QChartView> v(sine_chart("sine"));
+        v->show();
+        QVERIFY(QTest::qWaitForWindowExposed(v.get()));
+        const Ranges home = ranges(v.get());
+        QCOMPARE(set_axis_limits(v.get(), 10, 20, -1, 2), QString());
+        Ranges r = ranges(v.get());
+        QCOMPARE(r.x0, 10.0);
+        QCOMPARE(r.x1, 20.0);
+        QCOMPARE(r.y0, -1.0);
+        QCOMPARE(r.y1, 2.0);
+        QVERIFY(chart_interaction(v.get())->zoomed());
+        QVERIFY(set_axis_limits(v.get(), 5, 5, 0, 1).contains("smaller to a larger"));
+        QVERIFY(set_axis_limits(v.get(), 0, 1, NAN, 1).contains("numbers"));
+        QCOMPARE(ranges(v.get()).x0, 10.0);  // a refused change changes nothing
+        chart_interaction(v.get())->reset();
+        r = ranges(v.get());
+        QCOMPARE(r.x0, home.x0);
+        QCOMPARE(r.y1, home.y1);
+
+        auto* figure = dynamic_cast<FigureChartView*>(v.get());
+        QVERIFY(figure);
+        auto legend_box = [&]() -> QRectF {
+            // The title and the legend entry both read "sine": the legend is drawn after it.
+            const FigureLayout layout = record_figure_layout(
+                QSizeF(v->size()), [&](QPainter& p) { v->render(&p); });
+            std::vector<QRectF> found;
+            for (const FigureText& t : layout.texts)
+                if (t.text == "sine") found.push_back(t.box);
+            return found.size() >= 2 ? found.back() : QRectF();
+        };
+        const QRectF plot = v->chart()->plotArea();
+        QRectF box = legend_box();
+        QVERIFY2(box.top() >= plot.bottom(), "the legend is below the plot by default");
+        figure->set_legend_position(FigureChartView::LegendPosition::Right);
+        QApplication::processEvents();
+        box = legend_box();
+        QVERIFY2(box.left() >= v->chart()->plotArea().right(), "the legend is right of the plot");
+        figure->set_legend_position(FigureChartView::LegendPosition::Hidden);
+        QApplication::processEvents();
+        QVERIFY(legend_box().isNull());
     }
 
     void chartHoverReadsTheNearestPointExactly() {

@@ -1,0 +1,140 @@
+#include "views/chart_options.hpp"
+
+#include <QAbstractAxis>
+#include <QActionGroup>
+#include <QChart>
+#include <QChartView>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLogValueAxis>
+#include <QMenu>
+#include <QValueAxis>
+
+#include <cmath>
+
+#include "views/chart_figure.hpp"
+#include "views/chart_interaction.hpp"
+
+namespace routescope::views {
+namespace {
+QAbstractAxis* first_axis(QChartView* view, Qt::Orientation o) {
+    const auto axes = view->chart()->axes(o);
+    return axes.isEmpty() ? nullptr : axes.first();
+}
+
+bool is_log(QAbstractAxis* a) {
+    return qobject_cast<QLogValueAxis*>(a) != nullptr;
+}
+
+/// The axis's visible range in its own values.
+std::pair<double, double> raw_range(QAbstractAxis* a) {
+    if (auto* v = qobject_cast<QValueAxis*>(a)) return {v->min(), v->max()};
+    if (auto* l = qobject_cast<QLogValueAxis*>(a)) return {l->min(), l->max()};
+    return {NAN, NAN};
+}
+
+QString check(QAbstractAxis* a, double lo, double hi, const QString& name) {
+    if (!a) return QObject::tr("the chart has no %1 axis").arg(name);
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+        return QObject::tr("the %1 limits must be numbers").arg(name);
+    if (!(lo < hi))
+        return QObject::tr("the %1 axis must run from a smaller to a larger value").arg(name);
+    if (is_log(a) && lo <= 0)
+        return QObject::tr("the %1 axis is logarithmic: its limits must be above 0").arg(name);
+    return {};
+}
+}  // namespace
+
+QString set_axis_limits(QChartView* view, double x0, double x1, double y0, double y1) {
+    QAbstractAxis* ax = first_axis(view, Qt::Horizontal);
+    QAbstractAxis* ay = first_axis(view, Qt::Vertical);
+    for (const QString& e :
+         {check(ax, x0, x1, QObject::tr("horizontal")), check(ay, y0, y1, QObject::tr("vertical"))})
+        if (!e.isEmpty()) return e;
+    PlotInteraction* interaction = chart_interaction(view);
+    if (!interaction) return QObject::tr("the chart cannot be zoomed");
+    // The interaction's ranges are in the axes' drawn coordinates (log10 on a log axis).
+    auto drawn = [](QAbstractAxis* a, double v) { return is_log(a) ? std::log10(v) : v; };
+    interaction->set_limits({{drawn(ax, x0), drawn(ax, x1)}, {drawn(ay, y0), drawn(ay, y1)}});
+    return {};
+}
+
+void edit_axis_limits(QChartView* view) {
+    QAbstractAxis* ax = first_axis(view, Qt::Horizontal);
+    QAbstractAxis* ay = first_axis(view, Qt::Vertical);
+    if (!ax || !ay) return;
+    QDialog dialog(view);
+    dialog.setWindowTitle(QObject::tr("Axis Limits"));
+    auto* form = new QFormLayout(&dialog);
+    auto field = [&](double v, const char* name) {
+        auto* e = new QLineEdit(QString::number(v, 'g', 6), &dialog);
+        e->setObjectName(name);
+        return e;
+    };
+    const auto [x0, x1] = raw_range(ax);
+    const auto [y0, y1] = raw_range(ay);
+    auto* x_from = field(x0, "xFrom");
+    auto* x_to = field(x1, "xTo");
+    auto* y_from = field(y0, "yFrom");
+    auto* y_to = field(y1, "yTo");
+    auto name = [](QAbstractAxis* a, const QString& fallback) {
+        const QString t = a->titleText().simplified();
+        return t.isEmpty() ? fallback : t;
+    };
+    form->addRow(QObject::tr("%1 from:").arg(name(ax, QObject::tr("Horizontal"))), x_from);
+    form->addRow(QObject::tr("%1 to:").arg(name(ax, QObject::tr("Horizontal"))), x_to);
+    form->addRow(QObject::tr("%1 from:").arg(name(ay, QObject::tr("Vertical"))), y_from);
+    form->addRow(QObject::tr("%1 to:").arg(name(ay, QObject::tr("Vertical"))), y_to);
+    auto* error = new QLabel(&dialog);
+    error->setObjectName("limitsError");
+    error->setStyleSheet(QStringLiteral("color: #b00020"));
+    error->setWordWrap(true);
+    form->addRow(error);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    form->addRow(buttons);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, [&] {
+        auto number = [](QLineEdit* e) {
+            bool ok = false;
+            const double v = e->text().trimmed().toDouble(&ok);
+            return ok ? v : NAN;
+        };
+        const QString e =
+            set_axis_limits(view, number(x_from), number(x_to), number(y_from), number(y_to));
+        if (e.isEmpty())
+            dialog.accept();
+        else
+            error->setText(e);  // the dialog stays open with the reason
+    });
+    dialog.exec();
+}
+
+void attach_chart_options(FigureChartView* view) {
+    view->setContextMenuPolicy(Qt::CustomContextMenu);
+    QObject::connect(view, &QWidget::customContextMenuRequested, view, [view](const QPoint& pos) {
+        auto* menu = new QMenu(view);
+        menu->setObjectName("chartMenu");
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->addAction(QObject::tr("Axis &Limits…"), view, [view] { edit_axis_limits(view); });
+        if (PlotInteraction* i = chart_interaction(view))
+            menu->addAction(QObject::tr("&Reset Zoom"), i, [i] { i->reset(); });
+        QMenu* legend = menu->addMenu(QObject::tr("L&egend"));
+        auto* group = new QActionGroup(legend);
+        using P = FigureChartView::LegendPosition;
+        for (const auto& [position, text] : {std::pair{P::Below, QObject::tr("&Below the Plot")},
+                                             std::pair{P::Right, QObject::tr("&Right of the Plot")},
+                                             std::pair{P::Hidden, QObject::tr("&Hidden")}}) {
+            QAction* a = legend->addAction(
+                text, view, [view, position = position] { view->set_legend_position(position); });
+            a->setCheckable(true);
+            a->setChecked(view->legend_position() == position);
+            group->addAction(a);
+        }
+        menu->popup(view->mapToGlobal(pos));
+    });
+}
+
+}  // namespace routescope::views

@@ -40,6 +40,7 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QUndoCommand>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -64,6 +65,31 @@
 #include "views/transitions_view.hpp"
 
 namespace routescope::gui {
+
+/// A rename in the workspace, undone by giving the file its name before (an empty name: the
+/// derived one).
+class RenameCommand : public QUndoCommand {
+public:
+    RenameCommand(MainWindow* window, QString path, QString before, QString after)
+        : QUndoCommand(QObject::tr("Rename %1").arg(QFileInfo(path).fileName())),
+          window_(window),
+          path_(std::move(path)),
+          before_(std::move(before)),
+          after_(std::move(after)) {}
+    void undo() override { window_->rename_for_undo(path_, before_); }
+    void redo() override {
+        if (first_) {  // pushed after the rename happened
+            first_ = false;
+            return;
+        }
+        window_->rename_for_undo(path_, after_);
+    }
+
+private:
+    MainWindow* window_;
+    QString path_, before_, after_;
+    bool first_ = true;
+};
 namespace {
 constexpr int kMaxRecent = 10;
 constexpr const char* kRecentKey = "recentFiles";
@@ -125,6 +151,29 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QSettings settings;
     restoreGeometry(settings.value("window/geometry").toByteArray());
     restoreState(settings.value("window/state").toByteArray());
+
+    // A rename is a change of the workspace: undoable (Edit › Undo), shown at once in every view
+    // that reads the file, and saved with the project.
+    connect(workspace_, &WorkspaceDock::renamed, this, [this](const QString& path, const QString&) {
+        const QString before = given_names_.value(path);
+        const QString after = workspace_->given_names().value(path);
+        given_names_ = workspace_->given_names();
+        if (!renaming_ && before != after)
+            history_->stack()->push(new RenameCommand(this, path, before, after));
+        for (views::AnalysisView* v : analysis_views())
+            if (v->input_files().contains(path) ||
+                v->property("routescopeInputs").toStringList().contains(path)) {
+                v->start();  // titles, legends and tables take the new name
+                if (const int i = tabs_->indexOf(v); i >= 0) tabs_->setTabText(i, v->title());
+            }
+    });
+    remember_saved();  // an empty workspace has nothing to save
+}
+
+void MainWindow::rename_for_undo(const QString& path, const QString& name) {
+    renaming_ = true;
+    workspace_->rename(path, name);
+    renaming_ = false;
 }
 
 void MainWindow::create_actions() {
@@ -514,6 +563,29 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (modified()) {
+        QMessageBox ask(QMessageBox::Question, tr("Unsaved changes"),
+                        project_path_.isEmpty()
+                            ? tr("The workspace has views, files or names that are not saved in "
+                                 "a project. Save them before quitting?")
+                            : tr("%1 has changes that are not saved. Save them before quitting?")
+                                  .arg(QFileInfo(project_path_).fileName()),
+                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+        ask.setObjectName("unsavedPrompt");
+        ask.setDefaultButton(QMessageBox::Save);
+        const int answer = ask.exec();
+        if (answer == QMessageBox::Cancel) {
+            event->ignore();
+            return;
+        }
+        if (answer == QMessageBox::Save) {
+            save_project_dialog(false);
+            if (modified()) {  // the save was cancelled or failed: stay
+                event->ignore();
+                return;
+            }
+        }
+    }
     QSettings settings;
     settings.setValue("window/geometry", saveGeometry());
     settings.setValue("window/state", saveState());
@@ -1375,10 +1447,22 @@ Project MainWindow::project() const {
     return p;
 }
 
+bool MainWindow::modified() const {
+    nlohmann::json now = project().to_json(QDir("/"));
+    now.erase("current");
+    return now != saved_project_;
+}
+
+void MainWindow::remember_saved() {
+    saved_project_ = project().to_json(QDir("/"));
+    saved_project_.erase("current");
+}
+
 void MainWindow::save_project(const QString& path) {
     project().save(path);
     project_path_ = QFileInfo(path).absoluteFilePath();
     history_->stack()->setClean();
+    remember_saved();
     setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
 }
 
@@ -1447,6 +1531,7 @@ void MainWindow::restore_project_views(const Project& p) {
     }
     if (current) tabs_->setCurrentWidget(current);
     history_->stack()->clear();
+    remember_saved();  // as opened: changes from here on ask before quitting
 }
 
 void MainWindow::open_project_dialog() {

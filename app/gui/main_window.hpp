@@ -1,4 +1,5 @@
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 // The workbench's main window: workspace dock, one tab per view, menus and toolbar of QActions,
 // recent files, drag-and-drop. Opening a file runs validation and reading in a worker thread.
@@ -104,6 +105,11 @@ public:
     /// The actions of a run's item in the workspace (or one of its rows): "Stop This Run" while
     /// it runs, which stops that run alone (Run › Cancel Runs stops them all).
     QList<QAction*> run_item_actions(QTreeWidgetItem* item);
+    /// Whether the workspace differs from the project last saved or opened (files, names, views
+    /// and their settings; not which tab is in front). Quitting with changes asks first.
+    bool modified() const;
+    /// Renames without recording a command (what undo and redo of a rename do).
+    void rename_for_undo(const QString& path, const QString& name);
     /// Help › User Guide: docs/user-guide.md in a browser dialog (installed copy, else the source
     /// tree's); empty when neither is found.
     static QString user_guide_path();
@@ -192,6 +198,10 @@ private:
     void restore_project_views(const Project& p);
     QList<RunProcess*> training_runs_;
     QList<CliJob*> jobs_;
+    nlohmann::json saved_project_;  ///< project() when last saved or opened (modified())
+    void remember_saved();
+    QMap<QString, QString> given_names_;  ///< the workspace's given names before the last rename
+    bool renaming_ = false;               ///< an undo or redo is renaming: no new command
     QHash<const CliJob*, QTreeWidgetItem*> job_items_;
     QTreeWidgetItem* add_job_item(const QString& key, const QString& title, const CliJobSpec& spec);
     void watch_job(CliJob* job, QTreeWidgetItem* item);

@@ -8,8 +8,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSvgRenderer>
 #include <QTabWidget>
+#include <QTimer>
 #include <QUndoStack>
 
 #include "app/gui/main_window.hpp"
@@ -155,6 +158,76 @@ private slots:
         QCOMPARE(view->findChild<QComboBox*>("measure")->currentData().toString(),
                  QString("angle"));
         QCOMPARE(window.undo_stack()->count(), 0);  // a freshly opened project has no history
+    }
+
+    // Issue 26: a rename reaches every open view at once, is undoable, is saved with the
+    // project, and quitting with unsaved changes asks (Cancel stays, Discard quits).
+    void aRenameReachesTheViewsUndoesAndIsSaved() {
+        const QString dir = fresh_dir("rename");
+        const QString dump = fixture("valid_full.dump.h5");
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view = window.open_analysis("anisotropy", {dump});
+            QVERIFY(view_test::wait_for(view));
+            window.save_project(dir + "/p.rsproj");
+            QVERIFY(!window.modified());
+            auto* tabs = window.findChild<QTabWidget*>();
+            window.workspace()->rename(dump, "Our BiGS");
+            QVERIFY(window.modified());
+            QVERIFY2(view->title().contains("Our BiGS"), qPrintable(view->title()));
+            QVERIFY(tabs->tabText(tabs->indexOf(view)).contains("Our BiGS"));
+            QVERIFY(view_test::wait_for(view));
+            QCOMPARE(window.undo_stack()->count(), 1);
+            window.undo_stack()->undo();
+            QVERIFY(!view->title().contains("Our BiGS"));
+            QCOMPARE(window.workspace()->given_names().value(dump), QString());
+            QVERIFY(!window.modified());
+            window.undo_stack()->redo();
+            QCOMPARE(window.workspace()->name_of(dump), QString("Our BiGS"));
+            QVERIFY(view->title().contains("Our BiGS"));
+            QVERIFY(view_test::wait_for(view));
+
+            // Quitting: Cancel keeps the window; Discard closes it without saving.
+            auto answer = [](QMessageBox::StandardButton b) {
+                QTimer::singleShot(0, [b] {
+                    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                    QVERIFY(box && box->objectName() == "unsavedPrompt");
+                    box->button(b)->click();
+                });
+            };
+            answer(QMessageBox::Cancel);
+            QVERIFY(!window.close());
+            QVERIFY(window.isVisible());
+            window.save_project(dir + "/p.rsproj");
+            QVERIFY(!window.modified());
+            QVERIFY(window.close());  // saved: no question
+        }
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_project(dir + "/p.rsproj");
+            QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+            QCOMPARE(window.workspace()->name_of(dump), QString("Our BiGS"));
+            QCOMPARE(window.analysis_views().size(), 1);
+            QVERIFY(window.analysis_views()[0]->title().contains("Our BiGS"));
+            QVERIFY(!window.modified());  // as opened
+            window.workspace()->rename(dump, "");
+            QVERIFY(window.modified());
+            QTimer::singleShot(0, [] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                QVERIFY(box && box->objectName() == "unsavedPrompt");
+                box->button(QMessageBox::Discard)->click();
+            });
+            QVERIFY(window.close());
+        }
+        // Discarded: the project still holds the name.
+        QString kept;
+        for (const auto& [file, name] : gui::Project::load(dir + "/p.rsproj").names)
+            if (file == dump) kept = name;
+        QCOMPARE(kept, QString("Our BiGS"));
     }
 
     void aSimilarityViewOfTwoDumpsReopensWithItsMeasure() {

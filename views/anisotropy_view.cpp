@@ -179,11 +179,13 @@ void AnisotropyView::redraw() {
                                 : 0.0);
             }
             QChartView* chart = kind == 0 ? token_ : sentence_;
-            add_line(chart,
-                     tr("%1 (mean %2)")
-                         .arg(QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName())
-                         .arg(r.stats.mean, 0, 'f', 3),
-                     x, y);
+            style_as_model(
+                add_line(chart,
+                         tr("%1 (mean %2)")
+                             .arg(QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName())
+                             .arg(r.stats.mean, 0, 'f', 3),
+                         x, y),
+                d);
         }
     for (QChartView* c : {token_, sentence_}) {
         x_axis(c, tr("cosine"));

@@ -30,6 +30,20 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
     return view;
 }
 
+QColor model_colour(std::size_t i) {
+    static const char* const kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
+                                           "#cc79a7", "#56b4e9", "#f0e442", "#000000"};
+    return QColor(kColours[i % 8]);
+}
+
+void style_as_model(QXYSeries* series, std::size_t i, Qt::PenStyle style) {
+    QPen pen = series->pen();
+    pen.setColor(model_colour(i));
+    pen.setStyle(style);
+    series->setPen(pen);
+    series->setColor(model_colour(i));  // a scatter's markers
+}
+
 void clear_chart(QChartView* view) {
     if (PlotInteraction* i = chart_interaction(view)) i->forget();  // new data, new home
     QChart* chart = view->chart();

@@ -3,6 +3,7 @@
 #include <QChartView>
 #include <QLineSeries>
 #include <QValueAxis>
+#include <QXYSeries>
 
 #include <vector>
 
@@ -16,6 +17,13 @@ void clear_chart(QChartView* view);
 /// Adds a line series of (x[i], y[i]) to the chart, attached to its (created on demand) value axes.
 QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<double>& x,
                       const std::vector<double>& y);
+/// The colour of a view's model (or run) `i`, the same in every chart and view: A, the first,
+/// is blue; B orange; then bluish green, vermillion, reddish purple, sky blue, yellow, black
+/// (Okabe and Ito's colour-blind-safe palette).
+QColor model_colour(std::size_t i);
+/// Draws `series` in model `i`'s colour with `style` (a model's second curve dashed).
+void style_as_model(QXYSeries* series, std::size_t i, Qt::PenStyle style = Qt::SolidLine);
+
 /// Value axes of the chart, created and attached on first use, with titles.
 QValueAxis* x_axis(QChartView* view, const QString& title = {});
 QValueAxis* y_axis(QChartView* view, const QString& title = {});

@@ -115,8 +115,10 @@ void EfficiencyView::redraw() {
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);
     double lo = INFINITY, hi = 0;
-    for (const auto& r : results_) {
+    for (std::size_t model = 0; model < results_.size(); ++model) {
+        const auto& r = results_[model];
         auto* s = new QLineSeries();
+        style_as_model(s, model);  // the models in their order, as in every view
         s->setName(QString("%1 (%2 layers, d = %3)")
                        .arg(QString::fromStdString(r.config.arch))
                        .arg(r.config.layers)
@@ -168,9 +170,10 @@ void EfficiencyView::draw_timings() {
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](const auto* a, const auto* b) { return rank(a->arch) < rank(b->arch); });
-    for (const auto* series : order) {
-        const auto& t = *series;
+    for (std::size_t model = 0; model < order.size(); ++model) {
+        const auto& t = *order[model];
         auto* s = new QLineSeries();
+        style_as_model(s, model);
         s->setName(QString::fromStdString(t.arch));
         for (std::size_t i = 0; i < t.lengths.size(); ++i) {
             if (!(t.ms[i] > 0)) continue;  // a log axis cannot show 0

@@ -437,7 +437,7 @@ void GatesView::draw_histogram() {
             .arg(sat);
     };
     // Steps over the histogram's equal-width bins on the gate's range.
-    auto add = [this](const analysis::GateStats& g, const QString& name) {
+    auto add = [this](const analysis::GateStats& g, const QString& name, std::size_t model) {
         const double w = (g.range.hi - g.range.lo) / std::max<std::size_t>(1, g.histogram.size());
         std::vector<double> x, y;
         for (std::size_t bin = 0; bin < g.histogram.size(); ++bin) {
@@ -449,11 +449,13 @@ void GatesView::draw_histogram() {
             x.push_back(g.range.lo + (bin + 1) * w);
             y.push_back(f);
         }
-        add_line(histogram_, name, x, y);
+        style_as_model(add_line(histogram_, name, x, y), model);
     };
-    add(*a, result_b_ ? tr("A: %1").arg(QString::fromStdString(a->gate))
-                      : QString::fromStdString(a->gate));
-    if (b) add(*b, tr("B: layer %1 %2").arg(b->layer).arg(QString::fromStdString(b->gate)));
+    add(*a,
+        result_b_ ? tr("A: %1").arg(QString::fromStdString(a->gate))
+                  : QString::fromStdString(a->gate),
+        0);
+    if (b) add(*b, tr("B: layer %1 %2").arg(b->layer).arg(QString::fromStdString(b->gate)), 1);
     x_axis(histogram_, tr("gate value (%1 range)").arg(QString::fromStdString(a->range.source)));
     y_axis(histogram_, tr("fraction of values"));
     fit_axes(histogram_);

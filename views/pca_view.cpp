@@ -240,7 +240,9 @@ void PcaView::redraw() {
             x.push_back(depth ? r.options.layer / n : r.options.layer);
             y.push_back(r.overall.mean_k[at]);
         }
-        add_line(k_chart_, model_name(m), x, y)->setPointsVisible(true);
+        auto* line = add_line(k_chart_, model_name(m), x, y);
+        line->setPointsVisible(true);
+        style_as_model(line, m);
     }
     x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));

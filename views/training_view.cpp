@@ -198,6 +198,9 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
         tr("Show the runs whose directory name matches this regular "
            "expression (case-insensitive)"));
     filter_edit_->setClearButtonEnabled(true);
+    // Wide enough for its placeholder in full (a narrower field elides it).
+    filter_edit_->setMinimumWidth(
+        filter_edit_->fontMetrics().horizontalAdvance(filter_edit_->placeholderText()) + 48);
     filter_edit_->setText(settings_.run_filter);
     auto* filter_label = new QLabel(tr("&Runs:"), this);
     filter_label->setBuddy(filter_edit_);
@@ -372,11 +375,8 @@ bool TrainingView::shown_run(const QString& dir) const {
 }
 
 QColor TrainingView::run_colour(std::size_t i) {
-    // Okabe & Ito: blue, orange, bluish green, vermillion, reddish purple, sky blue, yellow,
-    // black: a run keeps its colour in every chart, train and held-out alike.
-    static const char* const kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
-                                           "#cc79a7", "#56b4e9", "#f0e442", "#000000"};
-    return QColor(kColours[i % 8]);
+    // A run keeps its colour in every chart, train and held-out alike: the views' model colours.
+    return model_colour(i);
 }
 
 void TrainingView::draw_steps(const TrainingLog& log, Drawn& d) const {

@@ -177,12 +177,12 @@ void TransitionsView::redraw() {
             tok.push_back(measure_of(row.tokens, settings_.measure));
             sen.push_back(measure_of(row.sentences, settings_.measure));
         }
-        add_line(chart_, tr("%1 tokens").arg(name), x, tok)->setPointsVisible(true);
+        auto* t = add_line(chart_, tr("%1 tokens").arg(name), x, tok);
+        t->setPointsVisible(true);
+        style_as_model(t, d);
         auto* s = add_line(chart_, tr("%1 sentences").arg(name), x, sen);
         s->setPointsVisible(true);
-        QPen pen = s->pen();
-        pen.setStyle(Qt::DashLine);
-        s->setPen(pen);
+        style_as_model(s, d, Qt::DashLine);  // the model's colour, sentences dashed
     }
     x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());

@@ -13,12 +13,14 @@
 #include <QSvgRenderer>
 #include <QTransform>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <QXmlStreamReader>
 
 #include "app/gui/main_window.hpp"
 #include "figure_render_check.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/chart_panel.hpp"
 #include "views/figure_export.hpp"
 #include "views/figure_layout.hpp"
 #include "views/interval_bar_chart.hpp"
@@ -422,6 +424,37 @@ private slots:
         QVERIFY2(elided.isEmpty(),
                  qPrintable(QString::number(elided.size()) + " elided texts (" + shots +
                             "/elided.txt): " + elided.mid(0, 12).join("\n")));
+    }
+
+    // Issue 26: a model has one colour in every chart of every view: the demo's BiGS (the
+    // first model wherever it is compared) blue, its BERT orange.
+    void eachModelHasOneColourInEveryView() {
+        routescope::gui::MainWindow window;
+        window.resize(1400, 900);
+        window.show();
+        window.open_project(demo_ + "/demo.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 300000);
+        QStringList checked;
+        for (routescope::views::AnalysisView* view : window.analysis_views())
+            for (QChartView* chart : view->figure()->findChildren<QChartView*>())
+                for (QAbstractSeries* s : chart->chart()->series()) {
+                    auto* xy = qobject_cast<QXYSeries*>(s);
+                    if (!xy || xy->name().isEmpty()) continue;  // a raw curve under a smoothed one
+                    const int model = xy->name().startsWith("bigs")   ? 0
+                                      : xy->name().startsWith("bert") ? 1
+                                                                      : -1;
+                    if (model < 0) continue;
+                    const QColor want = routescope::views::model_colour(std::size_t(model));
+                    QVERIFY2(xy->pen().color().rgb() == want.rgb(),
+                             qPrintable(QString("%1: '%2' is %3, not %4")
+                                            .arg(view->kind(), xy->name(), xy->pen().color().name(),
+                                                 want.name())));
+                    checked << view->kind() + ": " + xy->name();
+                }
+        // anisotropy, transitions, efficiency and training draw both models by name.
+        for (const QString kind : {"anisotropy", "transitions", "efficiency", "training"})
+            QVERIFY2(checked.filter(QRegularExpression("^" + kind + ": bert")).size() >= 1,
+                     qPrintable(kind + ": " + checked.join("; ")));
     }
 
     // Issue 18 through the headless flags: --width single --font-pt 8 gives every SVG a declared

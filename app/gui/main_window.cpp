@@ -12,6 +12,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -30,6 +31,7 @@
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
@@ -115,9 +117,32 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     workspace_ = new WorkspaceDock(this);
     addDockWidget(Qt::LeftDockWidgetArea, workspace_);
-    connect(workspace_, &WorkspaceDock::activated, this, [this](const QString& path) {
-        if (auto* view = summary_for(path)) tabs_->setCurrentWidget(view);
-    });
+    // The inspector: the summary of the file chosen in the workspace, in one panel (not a tab per
+    // file: a project of twenty files would bring back twenty tabs).
+    inspector_ = new QDockWidget(tr("Inspector"), this);
+    inspector_->setObjectName("inspectorDock");
+    inspector_stack_ = new QStackedWidget(inspector_);
+    inspector_stack_->setObjectName("inspector");
+    auto* none =
+        new QLabel(tr("Choose a file in the workspace to see what it holds."), inspector_stack_);
+    none->setWordWrap(true);
+    none->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    none->setMargin(8);
+    inspector_stack_->addWidget(none);
+    inspector_->setWidget(inspector_stack_);
+    addDockWidget(Qt::LeftDockWidgetArea, inspector_);
+    splitDockWidget(workspace_, inspector_, Qt::Vertical);
+    connect(workspace_, &WorkspaceDock::activated, this,
+            [this](const QString& path) { inspect(path); });
+    connect(workspace_->tree(), &QTreeWidget::currentItemChanged, this,
+            [this](QTreeWidgetItem* item, QTreeWidgetItem*) {
+                for (auto* i = item; i; i = i->parent())
+                    if (const QString path = i->data(0, Qt::UserRole + 1).toString();
+                        !path.isEmpty() && summary_for(path)) {
+                        inspect(path);
+                        return;
+                    }
+            });
 
     loader_ = new FileLoader(this);
     connect(loader_, &FileLoader::started, this, [this](const QString& path) {
@@ -372,22 +397,30 @@ void MainWindow::on_loaded(const LoadedFile& file) {
 }
 
 views::FileSummaryView* MainWindow::summary_for(const QString& path) const {
-    for (int i = 0; i < tabs_->count(); ++i)
-        if (tabs_->widget(i)->property("routescopePath").toString() == path)
-            return qobject_cast<views::FileSummaryView*>(tabs_->widget(i));
+    for (int i = 0; i < inspector_stack_->count(); ++i)
+        if (inspector_stack_->widget(i)->property("routescopePath").toString() == path)
+            return qobject_cast<views::FileSummaryView*>(inspector_stack_->widget(i));
     return nullptr;
 }
 
 void MainWindow::show_summary(const LoadedFile& file) {
     auto* view = summary_for(file.path);
     if (!view) {
-        view = new views::FileSummaryView(tabs_);
+        view = new views::FileSummaryView(inspector_stack_);
         view->setProperty("routescopePath", file.path);
-        tabs_->addTab(view, QFileInfo(file.path).fileName());
+        inspector_stack_->addWidget(view);
     }
     view->show_file(file.path, file.report, file.info, file.error);
-    // A project's files open behind its views: the project's current view stays in front.
-    if (!opened_by_project_.removeAll(file.path)) tabs_->setCurrentWidget(view);
+    // A file opened by hand is inspected; a project's files load without taking the panel.
+    if (!opened_by_project_.removeAll(file.path)) inspect(file.path);
+}
+
+void MainWindow::inspect(const QString& path) {
+    if (auto* view = summary_for(path)) {
+        inspector_stack_->setCurrentWidget(view);
+        inspector_->setWindowTitle(tr("Inspector — %1").arg(QFileInfo(path).fileName()));
+        inspector_->show();
+    }
 }
 
 void MainWindow::show_error(const QString& title, const QString& text) {

@@ -23,6 +23,8 @@ class QProgressBar;
 class QToolButton;
 class QLabel;
 class QTreeWidgetItem;
+class QDockWidget;
+class QStackedWidget;
 class QUndoStack;
 
 namespace routescope::views {
@@ -48,6 +50,9 @@ public:
     FileLoader* loader() const { return loader_; }
     /// The summary tab of `path`, if open.
     views::FileSummaryView* summary_for(const QString& path) const;
+    /// Shows the summary of `path` (a file in the workspace) in the Inspector panel.
+    void inspect(const QString& path);
+    QDockWidget* inspector() const { return inspector_; }
     QStringList recent_files() const;
     /// Opens every local file in `mime` (what a drop does); returns how many.
     int open_dropped(const QMimeData* mime);
@@ -198,6 +203,8 @@ private:
     void restore_project_views(const Project& p);
     QList<RunProcess*> training_runs_;
     QList<CliJob*> jobs_;
+    QDockWidget* inspector_ = nullptr;
+    QStackedWidget* inspector_stack_ = nullptr;
     nlohmann::json saved_project_;  ///< project() when last saved or opened (modified())
     void remember_saved();
     QMap<QString, QString> given_names_;  ///< the workspace's given names before the last rename

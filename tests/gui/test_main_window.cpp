@@ -63,11 +63,15 @@ private slots:
         QVERIFY(
             window.summary_for(fixture("valid_full.dump.h5"))->headline().contains("Valid dump"));
 
-        window.tabs()->setCurrentWidget(window.summary_for(fixture("valid_full.dump.h5")));
+        // File summaries are in the Inspector panel, not in tabs (issue 26): no tab per file.
+        QCOMPARE(window.tabs()->count(), 0);
+        window.inspect(fixture("valid_full.dump.h5"));
+        QVERIFY(window.summary_for(fixture("valid_full.dump.h5"))->isVisible());
         const QString shot = QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/main_window.png");
         QVERIFY(window.grab().save(shot));
         QVERIFY(QFileInfo(shot).size() > 1000);
-        window.tabs()->setCurrentWidget(summary);
+        window.inspect(fixture("nan_hidden.dump.h5"));
+        QVERIFY(summary->isVisible());
         QVERIFY(
             window.grab().save(QStringLiteral(ROUTESCOPE_TEST_OUTPUT "/main_window_invalid.png")));
     }

@@ -1,5 +1,6 @@
 // routescope-cli dump --checkpoint F (--task T | --data FILE) --out X.dump.h5 [--layers all|0,4,8]
-//                     [--examples N] [--dtype f16|f32] [--gates] [--batch B] [--threads N]
+//                     [--examples N] [--dtype f16|f32] [--gates] [--attention] [--batch B]
+//                     [--threads N]
 //                     [--split valid|test|train] [--seed S] [--length L] [--prefix-fraction F]
 // Writes the activation dump (DUMP_FORMAT.md v1) of a checkpoint over
 //   --task T     a built-in task's split (TASKS.md) from the checkpoint's data.task_params, for a
@@ -62,6 +63,7 @@ struct DumpArgs {
     int batch = 8;
     int threads = 0;
     bool gates = false;
+    bool attention = false;
     InputCheck check;  ///< --check / --no-check: the contained check of --checkpoint
 };
 
@@ -260,6 +262,11 @@ int run_dump(const DumpArgs& a) {
                               "' model, which has no gates to dump (gates exist for bigs: u_f, "
                               "u_b, v; birdie: f, i, z, o; gmlp: spatial_gate; slstm: i, l, r, "
                               "f, s, o, sentence_weight)");
+        if (a.attention && config.model.arch != "bert" && config.model.arch != "gated_att")
+            throw ConfigError("--attention: " + a.checkpoint + " is a '" + config.model.arch +
+                              "' model, which has no attention probabilities to dump (bert and "
+                              "gated_att have; an SSM layer's implicit attention comes from "
+                              "`analyze implicit-attention` on a dump with --gates)");
         o.layers = parse_dump_layers(a.layers, config.model.n_layers);
         std::shared_ptr<data::Tokenizer> tokenizer =
             train::checkpoint_tokenizer(*ck_read, a.checkpoint);
@@ -287,6 +294,7 @@ int run_dump(const DumpArgs& a) {
     o.producer = "routescope-cli dump";
     o.float16 = a.dtype == "f16";
     o.gates = a.gates;
+    o.attention = a.attention;
     o.batch = a.batch;
     o.prefix_fraction = a.prefix_fraction;
     o.threads = a.threads;
@@ -374,6 +382,9 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_flag("--gates", a->gates,
                   "Also write the blocks' gates (bigs: u_f, u_b, v; birdie: f, i, z, o; gmlp: "
                   "spatial_gate; slstm: i, l, r, f, s, o, sentence_weight)");
+    cmd->add_flag("--attention", a->attention,
+                  "Also write each attention block's probabilities, /layers/<l>/attention "
+                  "[S, heads, L, L] (bert, gated_att; S·heads·L² values per layer)");
     cmd->add_option("--batch", a->batch, "Examples per forward")->check(CLI::Range(1, 4096));
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
     cmd->add_option("--split", a->split, "Task split: valid (default), test, train");

@@ -46,10 +46,11 @@ float round_to_half(float x) {
 class DumpProbe : public models::ActivationProbe {
 public:
     DumpProbe(DumpWriter& writer, const ModelConfig& m, const std::vector<int>& layers, bool gates,
-              int L, bool half)
+              bool attention, int L, bool half)
         : writer_(writer),
           wanted_(static_cast<std::size_t>(m.n_layers) + 1, false),
           gates_(gates),
+          attention_(attention),
           half_(half),
           first_token_(m.pool == "first"),
           slstm_(m.arch == "slstm"),
@@ -89,6 +90,16 @@ public:
     }
 
     bool wants_gates() const override { return gates_; }
+    bool wants_attention() const override { return attention_; }
+
+    void attention(int layer, const float* probs, int heads) override {
+        if (!wanted_[static_cast<std::size_t>(layer)]) return;
+        const std::size_t row = static_cast<std::size_t>(heads) * L_ * L_;
+        for (int b = 0; b < rows_; ++b)
+            writer_.write_attention(layer, static_cast<int>(first_ + b),
+                                    stored(probs + b * row, row));
+        bytes_ += row * rows_ * sizeof(float);
+    }
 
     void gate(int layer, const char* name, const float* values, int channels) override {
         if (!wanted_[static_cast<std::size_t>(layer)]) return;
@@ -132,7 +143,7 @@ private:
 
     DumpWriter& writer_;
     std::vector<bool> wanted_;
-    bool gates_, half_, first_token_;
+    bool gates_, attention_, half_, first_token_;
     bool slstm_;  // the sentence vector is the model's node g (sentence()), not a pool of h
     int L_, d_;
     std::vector<float> sentence_, rounded_;
@@ -269,6 +280,14 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     spec.length = L;
     spec.layers = layers;
     spec.sentence = true;
+    if (options.attention) {
+        if (m.arch != "bert" && m.arch != "gated_att")
+            throw ConfigError("--attention: model.arch '" + m.arch +
+                              "' has no attention probabilities to dump (bert and gated_att have; "
+                              "for the implicit attention of an SSM layer use `analyze "
+                              "implicit-attention` on a dump with --gates)");
+        spec.attention_heads = m.heads();
+    }
     if (options.gates && m.arch == "slstm") {
         spec.gates = {"i", "l", "r", "f", "s", "o", "sentence_weight"};  // DUMP_FORMAT.md
         spec.gate_channels = m.d_model;
@@ -303,7 +322,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     spec.vocab = source.vocab;
 
     DumpWriter writer(out, spec);
-    DumpProbe probe(writer, m, layers, options.gates, L, options.float16);
+    DumpProbe probe(writer, m, layers, options.gates, options.attention, L, options.float16);
     model.set_capture(&probe);
 
     models::HostBatch hb(B, L, source.pad_id);  // rows past the end: one pad token, no target

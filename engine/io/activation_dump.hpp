@@ -61,6 +61,9 @@ struct ActivationDumpOptions {
     std::vector<int> layers;  ///< DUMP_FORMAT.md layer indices; empty: all 0..n_layers
     bool float16 = false;
     bool gates = false;  ///< ConfigError naming model.arch when the architecture has none
+    /// Write each attention block's probabilities, /layers/<l>/attention [S, H, L, L] (bert,
+    /// gated_att); ConfigError naming model.arch for an architecture without attention.
+    bool attention = false;
     int batch = 8;
     int threads = 1;
     Device device = Device::cpu;  ///< the backend the model runs on (--device)

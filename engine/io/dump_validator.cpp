@@ -238,6 +238,13 @@ private:
                 check_float_dataset(*ds, base + "/sentence", {rows, d},
                                     std::string("[") + rows_name + ", d]");
         }
+        if (h5::exists(g, "attention")) {
+            // Attention probabilities [rows, H, L, L] (`dump --attention`): each row of a head a
+            // distribution over the keys.
+            if (auto ds = dataset_at(base + "/attention"))
+                check_float_dataset(*ds, base + "/attention", {rows, std::nullopt, L_, L_},
+                                    std::string("[") + rows_name + ", H, L, L]");
+        }
         if (h5::exists(g, "gates")) {
             if (!h5::is_group(g, "gates")) {
                 add(base + "/gates", "a group", "a dataset");

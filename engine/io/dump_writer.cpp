@@ -102,6 +102,10 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
             create_float(base + "/hidden", {S, L, d}, {1, L, d});
             if (spec_.sentence)
                 create_float(base + "/sentence", {S, d}, {std::min<hsize_t>(S, 256), d});
+            if (l >= 1 && spec_.attention_heads > 0) {
+                const auto H = static_cast<hsize_t>(spec_.attention_heads);
+                create_float(base + "/attention", {S, H, L, L}, {1, 1, L, L});
+            }
             if (l >= 1 && !spec_.gates.empty()) {
                 H5::Group gates = file_.createGroup(base + "/gates");
                 if (const auto r = spec_.reverse_from.find(l); r != spec_.reverse_from.end())
@@ -229,6 +233,11 @@ void DumpWriter::write_sentence(int layer, int s, const float* vec) {
 
 void DumpWriter::write_gate(int layer, const std::string& gate, int s, const float* rows) {
     write_row("layers/" + std::to_string(layer) + "/gates/" + gate, s, rows,
+              H5::PredType::NATIVE_FLOAT);
+}
+
+void DumpWriter::write_attention(int layer, int s, const float* probs) {
+    write_row("layers/" + std::to_string(layer) + "/attention", s, probs,
               H5::PredType::NATIVE_FLOAT);
 }
 

@@ -33,7 +33,10 @@ struct DumpSpec {
     bool sentence = false;           ///< write /layers/<l>/sentence
     std::vector<std::string> gates;  ///< gate names written for every layer ≥ 1
     int gate_channels = 0;           ///< k
-    bool float16 = false;            ///< float16 instead of float32 for float datasets
+    /// H > 0: write /layers/<l>/attention [S, H, L, L] for every layer ≥ 1 (attention blocks'
+    /// probabilities, `dump --attention`).
+    int attention_heads = 0;
+    bool float16 = false;  ///< float16 instead of float32 for float datasets
     bool labels = false;
     /// k of single gates where it differs from gate_channels (BiGS v has I channels, not d).
     std::map<std::string, int> gate_channels_of;
@@ -70,6 +73,7 @@ public:
     void write_hidden(int layer, int s, const float* rows /*[L, d]*/);
     void write_sentence(int layer, int s, const float* vec /*[d]*/);
     void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);
+    void write_attention(int layer, int s, const float* probs /*[H, L, L]*/);
     void write_kernel(int layer, const std::vector<float>& forward,
                       const std::vector<float>& backward, double d_forward, double d_backward);
     void write_mixing(int layer, const float* w, int n);

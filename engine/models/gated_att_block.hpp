@@ -18,6 +18,8 @@ public:
     GatedAttBlock(const ModelConfig& m, int index);
     static void declare(ParamStore& store, const ModelConfig& m, int index);
     Act forward(Graph& g, const Act& h, const BlockInput& in) override;
+    /// The block's self-attention (its probabilities are captured for `dump --attention`).
+    MultiHeadAttention& attention() { return attn_; }
 
 private:
     std::string norm_, dv_, du_, duc_, dol_, do_;

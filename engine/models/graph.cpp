@@ -254,13 +254,17 @@ Act Graph::linear_scan(const Act& f, const Act& x, int B, int L, int N, int n_fo
 }
 
 Act Graph::attention(const Act& q, const Act& k, const Act& v, const std::int32_t* lengths, int B,
-                     int L, int d, int heads, bool causal) {
+                     int L, int d, int heads, bool causal, const float** probs) {
     OpCall c = call(OpId::attention, {B, L, d, heads, causal ? 1 : 0});
     input(c, q);
     input(c, k);
     input(c, v);
     input(c, lengths, B);
-    return apply1(c);
+    const Act out = apply1(c);
+    // The saved probabilities follow the output in the op's layout (op_defs.cpp: q, k, v,
+    // lengths, y, probs).
+    if (probs) *probs = static_cast<const float*>(c.t[5].data);
+    return out;
 }
 
 Act Graph::spatial_mix(const Act& x, int B, int L, int C, std::string_view name, bool causal) {

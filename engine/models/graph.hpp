@@ -96,7 +96,8 @@ public:
     /// Multi-head self-attention over projected q, k, v [B, L, d], padding keys masked (and the
     /// keys after each query when causal).
     Act attention(const Act& q, const Act& k, const Act& v, const std::int32_t* lengths, int B,
-                  int L, int d, int heads, bool causal = false);
+                  int L, int d, int heads, bool causal = false,
+                  const float** probs = nullptr);  ///< probs: the op's [B, heads, L, L] (backend)
     /// gMLP's token mixing (ops/spatial_mix.hpp) over x [B, L, C] with `<name>.weight` [n, n]
     /// and `<name>.bias` [n] (n = model.max_len; their leading [L, L] / [L] part is used).
     Act spatial_mix(const Act& x, int B, int L, int C, std::string_view name, bool causal);

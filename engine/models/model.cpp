@@ -1,4 +1,6 @@
 #include "engine/models/model.hpp"
+#include "engine/models/gated_att_block.hpp"
+#include "engine/models/stack_att_block.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -426,8 +428,25 @@ void Model::set_capture(ActivationProbe* probe) {
             })
                   : SlstmRecurrence::GateCapture());
     }
+    const bool attention = probe && probe->wants_attention();
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
         const int layer = static_cast<int>(l) + 1;
+        MultiHeadAttention* mha = nullptr;
+        if (auto* stack = dynamic_cast<StackAttBlock*>(blocks_[l].get())) mha = &stack->attention();
+        if (auto* gated_att = dynamic_cast<GatedAttBlock*>(blocks_[l].get()))
+            mha = &gated_att->attention();
+        if (mha) {
+            mha->set_capture(attention ? MultiHeadAttention::ProbsCapture(
+                                             [this, probe, layer](const float* p, int heads) {
+                                                 const auto n = static_cast<std::size_t>(B_) *
+                                                                static_cast<std::size_t>(heads) *
+                                                                static_cast<std::size_t>(L_) *
+                                                                static_cast<std::size_t>(L_);
+                                                 probe->attention(layer, to_host(p, n), heads);
+                                             })
+                                       : MultiHeadAttention::ProbsCapture());
+            continue;
+        }
         if (auto* birdie = dynamic_cast<BirdieBlock*>(blocks_[l].get())) {
             birdie->set_gate_capture(gates ? BirdieBlock::GateCapture(plain(layer))
                                            : BirdieBlock::GateCapture());

@@ -74,6 +74,13 @@ public:
     virtual void gate(int layer, const char* name, const float* values, int channels) {
         (void)layer, (void)name, (void)values, (void)channels;
     }
+    /// Whether attention() should be called (the probabilities cost a copy of B·H·L² per block).
+    virtual bool wants_attention() const { return false; }
+    /// The attention probabilities [B, heads, L, L] of block `layer` ≥ 1 (bert, gated_att):
+    /// row i of head h is query i's distribution over the keys (pad keys 0).
+    virtual void attention(int layer, const float* probs, int heads) {
+        (void)layer, (void)probs, (void)heads;
+    }
     /// The sentence vector [B, d] at layer `layer` ≥ 0 (S-LSTM: the sentence node g after step
     /// `layer`, g⁰ = the mean of the embeddings at 0). Only architectures with one call it.
     virtual void sentence(int layer, const float* values) { (void)layer, (void)values; }

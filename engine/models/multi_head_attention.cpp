@@ -21,7 +21,12 @@ Act MultiHeadAttention::forward(Graph& g, const Act& x, const BlockInput& in) {
     const Act q = g.linear(x, rows, q_);
     const Act k = g.linear(x, rows, k_);
     const Act v = g.linear(x, rows, v_);
-    return g.linear(g.attention(q, k, v, in.lengths, in.B, in.L, d_, heads_, causal_), rows, o_);
+    const bool capture = capture_ && !g.planning() && !g.training();
+    const float* probs = nullptr;
+    const Act ctx = g.attention(q, k, v, in.lengths, in.B, in.L, d_, heads_, causal_,
+                                capture ? &probs : nullptr);
+    if (capture && probs) capture_(probs, heads_);
+    return g.linear(ctx, rows, o_);
 }
 
 }  // namespace routescope::models

@@ -11,6 +11,8 @@
 //
 // Causal (model.causal, bert and gated_att): mask_{ij} = −∞ also for every key j > i, so P_j[i, j]
 // is exactly 0 for j > i and out_j at position i reads positions ≤ i only.
+#include <functional>
+
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -20,8 +22,14 @@ public:
     MultiHeadAttention(const std::string& name, int d, int heads, bool causal = false);
     static void declare(ParamStore& store, const std::string& name, int d);
     Act forward(Graph& g, const Act& x, const BlockInput& in);
+    /// Receives the attention probabilities [B, heads, L, L] (backend memory, valid during the
+    /// call) of every non-training forward while set (`dump --attention`).
+    using ProbsCapture = std::function<void(const float* probs, int heads)>;
+    void set_capture(ProbsCapture capture) { capture_ = std::move(capture); }
+    int heads() const { return heads_; }
 
 private:
+    ProbsCapture capture_;
     std::string q_, k_, v_, o_;
     int d_, heads_;
     bool causal_;

@@ -23,6 +23,8 @@ public:
     StackAttBlock(const ModelConfig& m, int index);
     static void declare(ParamStore& store, const ModelConfig& m, int index);
     Act forward(Graph& g, const Act& h, const BlockInput& in) override;
+    /// The block's self-attention (its probabilities are captured for `dump --attention`).
+    MultiHeadAttention& attention() { return attn_; }
 
 private:
     std::string norm1_, norm2_, ffn1_, ffn2_;

@@ -392,6 +392,47 @@ private slots:
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
     }
 
+    // Issue 28, acceptance 2: BERT's attention probabilities (`dump --attention`), [S, H, L, L],
+    // equal the PyTorch reference's (recompute_dump.py: softmax(q kᵀ/√dh) with padding keys
+    // masked); each query row is a distribution; an architecture without attention is refused.
+    void bertAttentionProbabilitiesMatchThePyTorchReference() {
+        const std::string out = path("bert_attention.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", bert_, "--out", out, "--attention",
+                                        "--examples", "7", "--batch", "3", "--threads", "2"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        const auto dims = shape(out, "layers/1/attention");
+        QCOMPARE(dims.size(), std::size_t(4));
+        QCOMPARE(dims[0], hsize_t(7));
+        QCOMPARE(dims[2], dims[3]);
+        QCOMPARE(dims[2], shape(out, "layers/1/hidden")[1]);  // L × L
+        {
+            H5::H5File f(out, H5F_ACC_RDONLY);
+            QVERIFY(!h5_has(f, "layers/0/attention"));  // the embeddings have none
+            std::vector<float> a(dims[0] * dims[1] * dims[2] * dims[3]);
+            f.openDataSet("layers/2/attention").read(a.data(), H5::PredType::NATIVE_FLOAT);
+            for (std::size_t row = 0; row < a.size() / dims[3]; ++row) {
+                double sum = 0;
+                for (std::size_t j = 0; j < dims[3]; ++j) {
+                    const float p = a[row * dims[3] + j];
+                    QVERIFY(p >= 0 && p <= 1);
+                    sum += p;
+                }
+                QVERIFY2(std::abs(sum - 1) < 1e-5, qPrintable(QString::number(sum)));
+            }
+        }
+        const auto ref = recompute(out, bert_, 7);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        QVERIFY(ref.out.contains("\"ok\": true"));
+
+        const std::string refused = path("bigs_attention.dump.h5");
+        const auto no = run_cli(args_of(
+            {"dump", "--checkpoint", bigs_, "--out", refused, "--attention", "--examples", "2"}));
+        QCOMPARE(no.exit_code, 2);
+        QVERIFY2(no.err.contains("'bigs'") && no.err.contains("--attention"), qPrintable(no.err));
+        QVERIFY(!std::filesystem::exists(refused));
+    }
+
     void gatesOfAnArchitectureWithoutGatesIsAClearError() {
         const std::string out = path("bert.dump.h5");
         const auto r = run_cli(args_of({"dump", "--checkpoint", bert_, "--out", out, "--gates"}));

@@ -8,6 +8,8 @@ model (in float64, so the reference's own rounding is negligible) on the first N
   - /layers/<l>/hidden   the embeddings output (l = 0) and block outputs, every position;
   - /layers/<l>/sentence the mean of the hidden state over the first `length` positions
                          (or position 0 when model.pool = first); slstm: see below;
+  - /layers/<l>/attention  bert, gated_att: softmax(q k^T / sqrt(dh)) per head with the padding
+                         keys (and, causal, the later keys) at 0, [S, H, L, L];
   - /layers/<l>/gates/*  for bigs: u_f = gelu(du_forward X), u_b = flip(gelu(du_backward flip X))
                          (token order), v = gelu(dv X), X = LN(h_{l-1}) (MODELS.md);
                          for birdie: f = σ(w_f X), i = σ(w_i X), z = w_z X, o = gelu(w_o X), and
@@ -130,6 +132,7 @@ def main():
         with torch.no_grad():
             hidden = [model.embeddings(tokens)]
             gates = [None]
+            attention = [None]
             for block in model.layers:
                 h = hidden[-1]
                 if m["arch"] == "bigs":
@@ -150,6 +153,9 @@ def main():
                     hidden.append(block(h, valid.bool(), reset))
                 else:
                     hidden.append(block(h, valid.bool()))
+                # The block's attention probabilities (bert, gated_att): its MHA keeps them.
+                mha = [mod for mod in block.modules() if hasattr(mod, "probs")]
+                attention.append(mha[0].probs.numpy() if mha else None)
             sentences = None
             if m["arch"] == "slstm":
                 # One shared recurrence: state 0 is the embeddings and g⁰ (their masked mean), state
@@ -174,6 +180,12 @@ def main():
                     w = valid.numpy()[:, :, None]
                     sent = (ref * w).sum(axis=1) / w.sum(axis=1)
                 compare(f"/layers/{l}/sentence", group["sentence"][:n], sent, problems, stats)
+            if "attention" in group:
+                if attention[l] is None:
+                    problems.append(f"/layers/{l}/attention: the reference block has no attention")
+                else:
+                    compare(f"/layers/{l}/attention", group["attention"][:n], attention[l],
+                            problems, stats)
             if "gates" in group and m["arch"] == "birdie":
                 want = None if modes[l - 1] == "causal" else config_d_inner(cfg) // 2
                 got = group["gates"].attrs.get("reverse_from")

@@ -119,6 +119,7 @@ class MultiHeadAttention(nn.Module):
             later = torch.ones(L, L, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(later[None, None], float("-inf"))
         probs = self.dropout(torch.softmax(scores, dim=-1))
+        self.probs = probs.detach()  # [B, h, Lq, Lk]: what `dump --attention` is compared with
         ctx = (probs @ v).transpose(1, 2).reshape(B, L, d)
         return self.o(ctx)
 

@@ -438,6 +438,31 @@ RowMatrixF DumpReader::gate_row(int index, const std::string& gate, std::int64_t
     return out;
 }
 
+int DumpReader::attention_heads(int index) const {
+    const std::string path = "layers/" + std::to_string(index) + "/attention";
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, path)) return 0;
+    const auto shape = h5::shape_of(impl_->file.openDataSet("/" + path));
+    if (shape.size() != 4 || shape[2] != shape[3] || static_cast<std::int64_t>(shape[2]) != L_)
+        throw FormatError(path_ + ": /" + path + " is " + h5::shape_text(shape) +
+                          ", expected [S, H, L, L] with L = " + std::to_string(L_));
+    return static_cast<int>(shape[1]);
+}
+
+RowMatrixF DumpReader::attention_row(int index, std::int64_t row) const {
+    const int heads = attention_heads(index);
+    const std::string path = "/layers/" + std::to_string(index) + "/attention";
+    if (heads == 0)
+        throw ConfigError(path_ + ": layer " + std::to_string(index) +
+                          " has no attention probabilities (dump --attention)");
+    RowMatrixF out(static_cast<Eigen::Index>(heads) * L_, L_);
+    Hdf5Lock lock;
+    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0, 0},
+              {1, static_cast<hsize_t>(heads), static_cast<hsize_t>(L_), static_cast<hsize_t>(L_)},
+              out.data());
+    return out;
+}
+
 std::vector<int> DumpReader::kernel_layers() const {
     Hdf5Lock lock;
     std::vector<int> out;

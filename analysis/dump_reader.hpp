@@ -99,6 +99,11 @@ public:
     /// Shape [rows, positions, k] of a gate dataset.
     std::vector<std::int64_t> gate_shape(int layer, const std::string& gate) const;
 
+    /// Layer `layer`'s attention probabilities (`dump --attention`): the number of heads H, or 0
+    /// when the layer has none.
+    int attention_heads(int layer) const;
+    /// Row `row` of /layers/<layer>/attention: [H · L, L] (head h's query i at row h·L + i).
+    RowMatrixF attention_row(int layer, std::int64_t row) const;
     std::vector<int> kernel_layers() const;
     /// /kernels/<l>/forward or backward; empty when absent.
     std::vector<float> kernel(int layer, bool forward) const;

@@ -52,6 +52,54 @@ std::vector<double> as_double(const std::vector<float>& v) {
 
 }  // namespace
 
+namespace {
+/// The layer's own attention probabilities for the example: head `o.head`, or the heads' mean.
+ImplicitAttentionResult real_attention(const DumpReader& dump, const ImplicitAttentionOptions& o,
+                                       int heads) {
+    if (o.head < -1 || o.head >= heads)
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) + " has " +
+                          std::to_string(heads) + " attention heads (0.." +
+                          std::to_string(heads - 1) + ", or −1 for their mean), not head " +
+                          std::to_string(o.head));
+    if (o.example < 0 || o.example >= dump.examples())
+        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) +
+                          " is outside 0.." + std::to_string(dump.examples() - 1));
+    const auto& rows = dump.example_of_row(o.layer);
+    const auto it = std::find(rows.begin(), rows.end(), o.example);
+    if (it == rows.end())
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                          " does not store example " + std::to_string(o.example));
+    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
+    if (n < 1)
+        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " is empty");
+    const RowMatrixF p = dump.attention_row(o.layer, static_cast<std::int64_t>(it - rows.begin()));
+    const std::int64_t L = dump.padded_length();
+    ImplicitAttentionResult r;
+    r.options = o;
+    r.length = n;
+    r.source = "attention";
+    r.heads = heads;
+    r.matrix.assign(static_cast<std::size_t>(n * n), 0.0);
+    const int h0 = o.head < 0 ? 0 : o.head, h1 = o.head < 0 ? heads : o.head + 1;
+    for (int h = h0; h < h1; ++h)
+        for (std::int64_t t = 0; t < n; ++t)
+            for (std::int64_t s = 0; s < n; ++s)
+                r.matrix[static_cast<std::size_t>(t * n + s)] +=
+                    static_cast<double>(p(h * L + t, s)) / (h1 - h0);
+    normalise_rows(r.matrix, n, o.normalise);
+    const auto pieces = dump.token_pieces(o.example);
+    r.tokens.assign(pieces.begin(), pieces.begin() + n);
+    r.provenance.analysis = "implicit-attention";
+    r.provenance.inputs.push_back(dump_input(dump));
+    r.provenance.parameters = {{"layer", o.layer},
+                               {"example", o.example},
+                               {"source", "attention"},
+                               {"head", o.head},
+                               {"normalise", o.normalise}};
+    return r;
+}
+}  // namespace
+
 ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                                            const ImplicitAttentionOptions& o) {
     static const std::vector<std::string> modes = {"forward", "backward", "sum", "gated"};
@@ -62,6 +110,8 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
     if (std::find(norms.begin(), norms.end(), o.normalise) == norms.end())
         throw ConfigError("implicit attention: normalisation '" + o.normalise +
                           "' is not raw, minmax or rownorm");
+    if (const int heads = dump.attention_heads(o.layer); heads > 0)
+        return real_attention(dump, o, heads);
     const auto kf = dump.kernel(o.layer, true), kb = dump.kernel(o.layer, false);
     if (kf.empty() || kb.empty()) {
         const auto have = dump.kernel_layers();
@@ -148,6 +198,8 @@ nlohmann::json ImplicitAttentionResult::to_json() const {
             {"example", options.example},
             {"mode", options.mode},
             {"normalise", options.normalise},
+            {"source", source},
+            {"head", options.head},
             {"length", length},
             {"tokens", tokens},
             {"matrix", rows}};

@@ -15,7 +15,11 @@
 //                      token s contributes to the SSM outputs at t given the example's own inputs,
 //                      mean_c |A_f[t, s] u_f,c[s]| + mean_c |A_b[t, s] u_b,c[s]| (the norm-based
 //                      view of attention of Kobayashi et al. 2020, applied to the convolutions).
-// and a normalisation per row (`normalise`): raw; minmax, |·| scaled to [0, 1] by the row's own
+// A dump that holds a layer's real attention probabilities (BERT, GATED/ATT: `dump --attention`,
+// /layers/<l>/attention [S, H, L, L]) gives them instead, for the same example and tokens: one
+// head, or the mean of the heads (`head` = −1), over the example's n real tokens, so a BiGS
+// layer's implicit attention and a BERT layer's attention compare side by side.
+// And a normalisation per row (`normalise`): raw; minmax, |·| scaled to [0, 1] by the row's own
 // min and max; rownorm, |·| divided by the row's sum (rows sum to 1, no softmax).
 #include <nlohmann/json.hpp>
 
@@ -39,6 +43,9 @@ struct ImplicitAttentionOptions {
     std::int64_t example = 0;
     std::string mode = "sum";       ///< forward | backward | sum | gated
     std::string normalise = "raw";  ///< raw | minmax | rownorm
+    /// A dump with the layer's real attention probabilities (BERT, `dump --attention`): the head
+    /// shown, or −1 for the mean of the heads. The mode does not apply to them.
+    int head = -1;
 };
 
 struct ImplicitAttentionResult {
@@ -47,6 +54,10 @@ struct ImplicitAttentionResult {
     std::int64_t length = 0;          ///< n, the example's real tokens
     std::vector<double> matrix;       ///< [n, n] row-major: row t (query), column s (source)
     std::vector<std::string> tokens;  ///< the example's tokens (vocabulary pieces), when known
+    /// What the matrix is: "convolutions" (an SSM layer's implicit attention, `mode`), or
+    /// "attention" (the layer's own softmax probabilities, `head`).
+    std::string source = "convolutions";
+    int heads = 0;  ///< the layer's attention heads (source attention)
     nlohmann::json to_json() const;
     CsvTable table() const;
 };

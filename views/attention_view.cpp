@@ -17,7 +17,8 @@ nlohmann::json AttentionViewSettings::to_json() const {
             {"layer", layer},
             {"example", example},
             {"mode", mode.toStdString()},
-            {"normalise", normalise.toStdString()}};
+            {"normalise", normalise.toStdString()},
+            {"head", head}};
 }
 
 AttentionViewSettings AttentionViewSettings::from_json(const nlohmann::json& j) {
@@ -28,6 +29,7 @@ AttentionViewSettings AttentionViewSettings::from_json(const nlohmann::json& j) 
     s.example = j.value("example", s.example);
     s.mode = QString::fromStdString(j.value("mode", s.mode.toStdString()));
     s.normalise = QString::fromStdString(j.value("normalise", s.normalise.toStdString()));
+    s.head = j.value("head", s.head);
     return s;
 }
 
@@ -60,6 +62,13 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
     normalise_box_->addItem(tr("raw"), "raw");
     normalise_box_->addItem(tr("|·| min-max per row"), "minmax");
     normalise_box_->addItem(tr("|·| / row sum"), "rownorm");
+    head_box_ = new QSpinBox(this);
+    head_box_->setObjectName("head");
+    head_box_->setRange(-1, 1024);
+    head_box_->setSpecialValueText(tr("mean of heads"));
+    head_box_->setToolTip(
+        tr("For a dump with attention probabilities (BERT, dump --attention): "
+           "one head, or the mean of the heads"));
     layer_box_ = new QSpinBox(this);
     layer_box_->setObjectName("layer");
     layer_box_->setRange(0, 4096);
@@ -75,6 +84,8 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
     controls->addWidget(mode_box_);
     controls->addWidget(new QLabel(tr("Rows:"), this));
     controls->addWidget(normalise_box_);
+    controls->addWidget(new QLabel(tr("Head:"), this));
+    controls->addWidget(head_box_);
     controls->addStretch(1);
     a_ = new HeatmapWidget(figure_);
     a_->setObjectName("attentionA");
@@ -97,8 +108,10 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
         settings_.example = example_box_->value();
         settings_.mode = mode_box_->currentData().toString();
         settings_.normalise = normalise_box_->currentData().toString();
+        settings_.head = head_box_->value();
         start();
     };
+    connect(head_box_, &QSpinBox::valueChanged, this, rerun);
     connect(mode_box_, &QComboBox::currentIndexChanged, this, rerun);
     connect(normalise_box_, &QComboBox::currentIndexChanged, this, rerun);
     connect(layer_box_, &QSpinBox::valueChanged, this, rerun);
@@ -106,11 +119,21 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
 }
 
 void AttentionView::sync_controls() {
-    const QSignalBlocker b1(mode_box_), b2(normalise_box_), b3(layer_box_), b4(example_box_);
+    const QSignalBlocker b1(mode_box_), b2(normalise_box_), b3(layer_box_), b4(example_box_),
+        b5(head_box_);
+    head_box_->setValue(settings_.head);
     mode_box_->setCurrentIndex(std::max(0, mode_box_->findData(settings_.mode)));
     normalise_box_->setCurrentIndex(std::max(0, normalise_box_->findData(settings_.normalise)));
     layer_box_->setValue(settings_.layer);
     example_box_->setValue(static_cast<int>(settings_.example));
+}
+
+QString AttentionView::matrix_text(const analysis::ImplicitAttentionResult& r) const {
+    if (r.source != "attention")
+        return mode_box_->itemText(
+            std::max(0, mode_box_->findData(QString::fromStdString(r.options.mode))));
+    return r.options.head < 0 ? tr("attention, mean of %n head(s)", nullptr, r.heads)
+                              : tr("attention, head %1 of %2").arg(r.options.head).arg(r.heads);
 }
 
 QString AttentionView::title() const {
@@ -158,6 +181,7 @@ void AttentionView::start() {
                 o.example = s.example;
                 o.mode = s.mode.toStdString();
                 o.normalise = s.normalise.toStdString();
+                o.head = s.head;
                 out.push_back(analysis::implicit_attention(dump, o));
                 steps.done(static_cast<int>(out.size()));
             }
@@ -191,13 +215,22 @@ void AttentionView::redraw() {
             tr("%1, layer %2, example %3").arg(name).arg(r.options.layer).arg(r.options.example);
         d.x_label = tr("source token s");
         d.y_label = tr("query token t");
-        d.value_label =
-            tr("%1 (%2)").arg(mode_box_->currentText(), normalise_text(settings_.normalise));
-        d.diverging = settings_.normalise == "raw" && settings_.mode != "gated";
-        d.note = tr("Matrix: %1; rows: %2")
-                     .arg(mode_box_->currentText(), normalise_text(settings_.normalise));
+        d.value_label = tr("%1 (%2)").arg(matrix_text(r), normalise_text(settings_.normalise));
+        // Probabilities and magnitudes are never negative; raw convolution weights are.
+        d.diverging =
+            settings_.normalise == "raw" && settings_.mode != "gated" && r.source != "attention";
+        d.note =
+            tr("Matrix: %1; rows: %2").arg(matrix_text(r), normalise_text(settings_.normalise));
         return d;
     };
+    // The mode applies to convolutions; the head to attention probabilities.
+    bool any_attention = false, any_convolution = false;
+    for (const auto& r : results_) {
+        any_attention = any_attention || r.source == "attention";
+        any_convolution = any_convolution || r.source != "attention";
+    }
+    mode_box_->setEnabled(any_convolution);
+    head_box_->setEnabled(any_attention);
     HeatmapData a = data_of(results_[0], stem(settings_.dump));
     if (!compare) {
         a_->set_data(a);

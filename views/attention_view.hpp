@@ -20,6 +20,7 @@ struct AttentionViewSettings {
     qint64 example = 0;
     QString mode = "sum";       ///< forward | backward | sum | gated
     QString normalise = "raw";  ///< raw | minmax | rownorm
+    int head = -1;              ///< a BERT dump's attention head (−1: the mean of the heads)
     nlohmann::json to_json() const;
     static AttentionViewSettings from_json(const nlohmann::json& j);
 };
@@ -48,6 +49,9 @@ private:
     std::vector<analysis::ImplicitAttentionResult> results_;
     QComboBox* mode_box_;
     QComboBox* normalise_box_;
+    QSpinBox* head_box_;
+    /// "A_f + A_b (both convolutions)" or "attention, mean of 4 heads" for result `r`.
+    QString matrix_text(const analysis::ImplicitAttentionResult& r) const;
     QSpinBox* layer_box_;
     QSpinBox* example_box_;
     HeatmapWidget *a_, *b_, *diff_;

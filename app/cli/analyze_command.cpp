@@ -62,6 +62,7 @@ struct AnalyzeArgs {
     // implicit-attention
     std::int64_t example = 0;
     std::string mode = "sum", normalise = "raw";
+    int head = -1;
 };
 
 const std::vector<std::string> kKinds = {
@@ -238,6 +239,7 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.example = a.example;
         o.mode = a.mode;
         o.normalise = a.normalise;
+        o.head = a.head;
         const auto r = implicit_attention(dump, o);
         out.add(r.to_json(), r.table());
     } else if (a.kind == "kernel-change") {
@@ -336,6 +338,9 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "implicit-attention: forward, backward, sum (default) or gated");
     cmd->add_option("--normalise", a->normalise,
                     "implicit-attention: raw (default), minmax or rownorm per row");
+    cmd->add_option("--head", a->head,
+                    "implicit-attention of a dump with attention probabilities (bert, dump "
+                    "--attention): the head, or -1 (default) for the mean of the heads");
     return [a]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's

@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QtTest>
 
+#include <H5Cpp.h>
 #include <filesystem>
 
 #include "analysis/dump_reader.hpp"
@@ -230,6 +231,65 @@ private slots:
                            QString::number(layers.front()), "--mode", "softmax", "--out", bad});
         QCOMPARE(refused.exit_code, 2);
         QVERIFY(!QFileInfo::exists(bad));
+    }
+
+    // Issue 28: a BERT dump's own attention probabilities (dump --attention) in the implicit
+    // attention analysis: the mean of the heads, or one head, over the example's real tokens,
+    // read here from the dataset directly.
+    void aBertDumpsAttentionIsItsProbabilities() {
+        // A BERT on the induction task (its examples have different lengths: padding keys).
+        auto c = induction_config(2);
+        c["model"]["arch"] = "bert";
+        c["model"].erase("ssm");
+        const QString config = file("bert_attention.json");
+        QFile cf(config);
+        QVERIFY(cf.open(QIODevice::WriteOnly));
+        cf.write(QByteArray::fromStdString(c.dump(2)));
+        cf.close();
+        const auto t = run_cli(
+            {"train", "--config", config, "--out", file("bert_attention"), "--threads", "2"});
+        QVERIFY2(t.exit_code == 0, qPrintable(t.output));
+        const QString dump = file("bert_attention.dump.h5");
+        const auto d =
+            run_cli({"dump", "--checkpoint", file("bert_attention/model.ckpt.h5"), "--out", dump,
+                     "--task", "induction", "--attention", "--examples", "3", "--threads", "2"});
+        QVERIFY2(d.exit_code == 0, qPrintable(d.output));
+        H5::H5File f(dump.toStdString(), H5F_ACC_RDONLY);
+        H5::DataSet ds = f.openDataSet("/layers/2/attention");
+        hsize_t dims[4];
+        ds.getSpace().getSimpleExtentDims(dims);
+        std::vector<float> all(dims[0] * dims[1] * dims[2] * dims[3]);
+        ds.read(all.data(), H5::PredType::NATIVE_FLOAT);
+        std::int32_t lengths[3];
+        f.openDataSet("/data/lengths").read(lengths, H5::PredType::NATIVE_INT32);
+        const int H = static_cast<int>(dims[1]), L = static_cast<int>(dims[2]);
+        const int example = 1, n = lengths[example];
+        auto at = [&](int h, int t, int s) {
+            return static_cast<double>(
+                all[((static_cast<std::size_t>(example) * H + h) * L + t) * L + s]);
+        };
+        for (const int head : {-1, H - 1}) {
+            const QString out = file(QString("bert_attention_%1.json").arg(head + 1));
+            const auto r = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "2",
+                                    "--example", QString::number(example), "--head",
+                                    QString::number(head), "--out", out});
+            QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+            const auto res = read_json(out)["results"][0];
+            QCOMPARE(res["source"].get<std::string>(), std::string("attention"));
+            QCOMPARE(res["length"].get<int>(), n);
+            const auto& m = res["matrix"];
+            for (int t = 0; t < n; ++t)
+                for (int s = 0; s < n; ++s) {
+                    double want = 0;
+                    for (int h = head < 0 ? 0 : head; h < (head < 0 ? H : head + 1); ++h)
+                        want += at(h, t, s) / (head < 0 ? H : 1);
+                    QVERIFY(std::abs(m[t][s].get<double>() - want) <= 1e-7);
+                }
+        }
+        const auto bad = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "2",
+                                  "--head", QString::number(H), "--out", file("none.json")});
+        QCOMPARE(bad.exit_code, 2);
+        QVERIFY2(bad.output.contains("attention heads"), qPrintable(bad.output));
     }
 
     void flopsOfTheCheckpointsModelCountItsOwnParameters() {

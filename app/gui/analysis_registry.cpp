@@ -134,8 +134,9 @@ const std::vector<AnalysisKind>& analysis_kinds() {
          QT_TR_NOOP("&Implicit Attention"),
          QT_TR_NOOP("Implicit Attention"),
          "Ctrl+Shift+J",
-         QT_TR_NOOP("The token-to-token matrix of an SSM layer's convolutions for one example (two "
-                    "dumps: A | B | A − B)"),
+         QT_TR_NOOP("The token-to-token matrix of an SSM layer's convolutions, or a BERT "
+                    "layer's attention (dump --attention), for one example (two dumps: "
+                    "A | B | A − B)"),
          {FK::dump},
          1,
          2,

@@ -273,6 +273,9 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         const double y = plot.top() + (r - r0 + 0.5) * ch;
         axes.moveTo(plot.left() - kTickLength, y);
         axes.lineTo(plot.left(), y);
+        // A label reaching below the plot into the column labels' row (the bottom row thinner
+        // than a line of text) would sit on the first column's label: the tick stays, unlabelled.
+        if (r > r0 && y + fm.height() / 2 > plot.bottom() + kTickLength + 2) continue;
         const QString text = row_label(r);
         painter.drawText(QRectF(target.left(), y - fm.height() / 2,
                                 plot.left() - kTickLength - 3 - target.left(), fm.height()),

@@ -84,7 +84,7 @@ const QList<FigureLabels> kLabels = {
      {R"(Layer \d+ gate u_b, example \d+)", "token", "channel", "gate value",
       R"(Layer \d+ u_b: mean \d\.\d{3}, std \d\.\d{3} · < 0\.1: \d+\.\d%, > 0\.9: \d+\.\d%)",
       R"(gate value \(data range\))", "fraction of values", "u_b"},
-     R"(\[CLS\]|\[SEP\]|\[PAD\]|\[MASK\]|s\d+)"},
+     R"(\[CLS\]|\[SEP\]|\[PAD\]|\[MASK\]|s\d+|trigger)"},
     {"anisotropy",
      {R"(Layer \d+, token vectors \(one random token per sentence\))", "cosine",
       "fraction of pairs", R"(bigs \(mean −?\d\.\d{3}\))", R"(bert \(mean −?\d\.\d{3}\))",

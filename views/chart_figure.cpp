@@ -150,13 +150,6 @@ QString plain(const QString& text) {
     return doc.toPlainText();
 }
 
-double wrapped_height(const QFont& font, const QString& text, double width) {
-    return QFontMetricsF(font)
-        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
-                      text)
-        .height();
-}
-
 /// A value axis's ticks land on its minimum (a tick count from min to max, or a tick anchor and
 /// interval that hit it).
 bool tick_at_minimum(const QValueAxis* a) {
@@ -274,8 +267,8 @@ std::vector<AxisTitle> axis_titles_of(QChart* chart) {
             a->titleText().isEmpty())
             continue;
         AxisTitle t{a, plain(a->titleText()), a->alignment()};
-        t.height = wrapped_height(
-            figure_font(a->titleFont()), t.text,
+        t.height = wrapped_text_height(
+            QFontMetricsF(figure_font(a->titleFont())), t.text,
             (t.side & (Qt::AlignLeft | Qt::AlignRight)) ? plot.height() : plot.width());
         out.push_back(t);
     }

@@ -22,4 +22,14 @@ inline QFont figure_font(const QFont& base, double scale = 1.0) {
     return f;
 }
 
+/// The height of `text` wrapped at word boundaries to `width` (one line when it fits, more when
+/// not: a figure wraps a title or axis label rather than eliding it); 0 for no text.
+inline double wrapped_text_height(const QFontMetricsF& fm, const QString& text, double width) {
+    if (text.isEmpty()) return 0;
+    return fm
+        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
+                      text)
+        .height();
+}
+
 }  // namespace routescope::views

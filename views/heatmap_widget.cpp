@@ -44,16 +44,6 @@ QRectF note_box(const QFont& small, const QString& note, double width) {
                                              Qt::TextWordWrap | Qt::AlignLeft, note);
 }
 
-/// A title or axis label of `text`, wrapped at word boundaries to `width`: its height (one line
-/// when it fits, more when not: a figure never elides a label).
-double wrapped_height(const QFontMetricsF& fm, const QString& text, double width) {
-    if (text.isEmpty()) return 0;
-    return fm
-        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
-                      text)
-        .height();
-}
-
 bool is_vector_device(const QPainter& painter) {
     const QPaintEngine* engine = painter.paintEngine();
     if (!engine) return false;
@@ -190,9 +180,9 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const int top = static_cast<int>(
         data_.title.isEmpty()
             ? line * 0.6
-            : wrapped_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6);
+            : wrapped_text_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6);
     const int bottom = static_cast<int>(
-        line * 1.6 + wrapped_height(fm, data_.x_label, target.width() * 0.8) +
+        line * 1.6 + wrapped_text_height(fm, data_.x_label, target.width() * 0.8) +
         (data_.x_label.isEmpty() ? 0 : line * 0.2) +
         (data_.note.isEmpty()
              ? 0
@@ -203,10 +193,10 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const double along = std::max(1, target.height() - top - bottom);
     const int left = static_cast<int>(
         label_width + kTickLength + 6 +
-        (data_.y_label.isEmpty() ? 0 : wrapped_height(fm, data_.y_label, along) + 4));
+        (data_.y_label.isEmpty() ? 0 : wrapped_text_height(fm, data_.y_label, along) + 4));
     const int right = static_cast<int>(
         kColourBarWidth + 12 + fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
-        (data_.value_label.isEmpty() ? 0 : wrapped_height(fm, data_.value_label, along) + 4));
+        (data_.value_label.isEmpty() ? 0 : wrapped_text_height(fm, data_.value_label, along) + 4));
     return target.adjusted(left, top, -right, -bottom);
 }
 
@@ -324,7 +314,7 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         painter.drawText(QRectF(std::clamp(plot.center().x() - width / 2, double(target.left()),
                                            target.left() + target.width() - width),
                                 plot.bottom() + kTickLength + 2 + fm.height() * 1.1, width,
-                                wrapped_height(fm, data_.x_label, width)),
+                                wrapped_text_height(fm, data_.x_label, width)),
                          Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
     }
     if (!data_.note.isEmpty()) {
@@ -340,7 +330,7 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     }
     // The axis labels along the plot's height, read bottom to top, wrapped when longer.
     auto draw_along = [&](const QString& text, double left) {
-        const double h = wrapped_height(fm, text, plot.height());
+        const double h = wrapped_text_height(fm, text, plot.height());
         painter.save();
         painter.translate(left, plot.center().y());
         painter.rotate(-90);
@@ -383,7 +373,7 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     painter.drawPath(bar_axes);
     if (!data_.value_label.isEmpty()) {
         // Beside the colour bar's numbers, as a colour bar's label is.
-        const double h = wrapped_height(fm, data_.value_label, plot.height());
+        const double h = wrapped_text_height(fm, data_.value_label, plot.height());
         draw_along(data_.value_label, std::min(bar.right() + 5 + widest_tick + fm.height() * 0.4,
                                                target.right() - 1 - h));
     }

@@ -17,15 +17,6 @@ namespace {
 const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00),
                                  QColor(0x00, 0x9e, 0x73)};
 
-/// A label wrapped at word boundaries to `width`: its height (a figure never elides a label).
-double wrapped_height(const QFontMetricsF& fm, const QString& text, double width) {
-    if (text.isEmpty()) return 0;
-    return fm
-        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
-                      text)
-        .height();
-}
-
 /// The legend's entries (a swatch and a series name each, then the whiskers' note) in rows
 /// that fit `width`, as matplotlib's legend wraps with ncol.
 struct LegendEntry {
@@ -191,7 +182,7 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     bold.setBold(true);
     const double line = fm.height();
     const double top =
-        wrapped_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6;
+        wrapped_text_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6;
     const double legend = legend_height(target) + line * 0.3;
     // Bin labels (on one line, two, or turned to read upwards, whichever fits a bin), then the
     // x title (wrapped when longer than the plot).
@@ -200,15 +191,15 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     const double group_estimate =
         (target.width() - fm.horizontalAdvance("0.000") - 10 - line * 2 - 2) / shown;
     const double labels = bin_labels(group_estimate).height +
-                          wrapped_height(fm, data_.x_label, target.width() * 0.8) + line * 0.2;
+                          wrapped_text_height(fm, data_.x_label, target.width() * 0.8) + line * 0.2;
     const double bottom = labels + legend;
     const double gap = data_.difference.empty() ? 0 : line * 2.2;
     const double all_height = std::max(1.0, target.height() - top - bottom);
     const double bars_h = data_.difference.empty() ? all_height : (all_height - gap) * 0.68;
     const double diff_h = data_.difference.empty() ? 0 : (all_height - gap) * 0.32;
     // The axis titles run along their panel's height, over two lines when one is too short.
-    const double title_room = std::max(wrapped_height(fm, data_.y_label, bars_h),
-                                       wrapped_height(fm, data_.difference_label, diff_h));
+    const double title_room = std::max(wrapped_text_height(fm, data_.y_label, bars_h),
+                                       wrapped_text_height(fm, data_.difference_label, diff_h));
     const double left = fm.horizontalAdvance("0.000") + 10 + title_room + 2;
     const QRectF all = QRectF(target).adjusted(left, top, -line, -bottom);
     if (data_.difference.empty()) return {all, {}};
@@ -280,7 +271,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         painter.translate(target.left() + 1, r.center().y());
         painter.rotate(-90);
         painter.drawText(
-            QRectF(-r.height() / 2, 0, r.height(), wrapped_height(fm, title, r.height())),
+            QRectF(-r.height() / 2, 0, r.height(), wrapped_text_height(fm, title, r.height())),
             Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, title);
         painter.restore();
     };
@@ -366,7 +357,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         painter.drawText(QRectF(std::clamp(lay.bars.center().x() - width / 2, double(target.left()),
                                            target.left() + target.width() - width),
                                 lowest.bottom() + bins.height + 4, width,
-                                wrapped_height(fm, data_.x_label, width)),
+                                wrapped_text_height(fm, data_.x_label, width)),
                          Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
     }
 

@@ -16,6 +16,7 @@
 
 #include <QDir>
 #include <QMessageBox>
+#include <QProcess>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
@@ -614,6 +615,44 @@ private slots:
             QVERIFY2(text.contains("violation") || text.contains("cannot read"), qPrintable(text));
         }
         stillWorks(true);
+    }
+
+    // Issue 25, acceptance 2: the damaged dumps a fuzzing campaign of the workbench's loader grew
+    // (tests/fuzz/corpus/fuzz_loader_entry, byte-level mutations of valid dumps, libhdf5's
+    // metadata included) open in the workbench from its command line and through File › Open,
+    // and it stays up: each file is a summary (valid, invalid or unreadable), never a signal.
+    void theWorkbenchOpensTheLoaderCampaignsCorpus() {
+        const QDir corpus(
+            QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/fuzz/corpus/fuzz_loader_entry"));
+        const QStringList names = corpus.entryList(QDir::Files, QDir::Name);
+        QVERIFY2(names.size() >= 10, qPrintable(corpus.path()));
+        QStringList files;
+        for (const QString& n : names)
+            files << corpus.filePath(n);
+        // From the command line: every file at once, a screenshot when idle, exit 0.
+        QProcess gui;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        gui.setProcessEnvironment(env);
+        gui.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                  files + QStringList{"--screenshot", dir_.path() + "/corpus.png"});
+        QVERIFY(gui.waitForFinished(300000));
+        QCOMPARE(gui.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(gui.exitCode() == 0, qPrintable(QString::fromUtf8(gui.readAll())));
+        // Through File › Open in this window, one after another.
+        for (const QString& f : files) {
+            tidy();
+            window_->open_file(f);
+            QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 60000);
+            auto* summary = window_->summary_for(QFileInfo(f).absoluteFilePath());
+            QVERIFY2(summary, qPrintable(f));
+            const QString headline = summary->headline();
+            QVERIFY2(headline.contains("Valid") || headline.contains("Invalid") ||
+                         headline.contains("Cannot read") || headline.contains("Not a Routescope"),
+                     qPrintable(f + ": " + headline));
+        }
+        tidy();
+        QVERIFY(window_->isVisible());
     }
 };
 

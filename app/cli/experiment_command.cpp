@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/length_accuracy.hpp"
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
@@ -225,9 +226,16 @@ json accuracy_of(const std::vector<json>& predictions, const std::string& attrib
         ++n;
         right += p["correct"].get<bool>() ? 1 : 0;
     }
-    return {{"examples", n},
-            {"correct", right},
-            {"accuracy", n > 0 ? json(double(right) / double(n)) : json(nullptr)}};
+    json out = {{"examples", n},
+                {"correct", right},
+                {"accuracy", n > 0 ? json(double(right) / double(n)) : json(nullptr)}};
+    // One model, one seed: the interval is over the examples (95% Wilson score interval, as the
+    // accuracy-by-length analysis has it); across seeds, --seeds N gives Student's t.
+    if (n > 0) {
+        const auto [lo, hi] = analysis::wilson_interval(right, n);
+        out["wilson"] = {lo, hi};
+    }
+    return out;
 }
 
 std::string bin_name(const std::string& attribute, const Bin& b) {
@@ -236,6 +244,15 @@ std::string bin_name(const std::string& attribute, const Bin& b) {
         std::snprintf(buf, sizeof buf, "%s %g", attribute.c_str(), b.lo);
     else
         std::snprintf(buf, sizeof buf, "%s %g–%g", attribute.c_str(), b.lo, b.hi);
+    return buf;
+}
+
+/// "81.2% [74.0–86.9]": the accuracy and its 95% Wilson interval, in percent.
+std::string percent_with_interval(const json& a) {
+    if (a["accuracy"].is_null() || !a.contains("wilson")) return "–";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f%% [%.1f–%.1f]", 100.0 * a["accuracy"].get<double>(),
+                  100.0 * a["wilson"][0].get<double>(), 100.0 * a["wilson"][1].get<double>());
     return buf;
 }
 
@@ -248,7 +265,7 @@ std::string percent(const json& accuracy) {
 
 std::string markdown_table(const json& results) {
     std::ostringstream md;
-    md << "| model | arch | parameters | steps | train time (s) | test accuracy |";
+    md << "| model | arch | parameters | steps | train time (s) | test accuracy [95% Wilson] |";
     for (const auto& b : results["bins"])
         md << " " << b["name"].get<std::string>() << " |";
     md << "\n|---|---|---:|---:|---:|---:|";
@@ -261,10 +278,10 @@ std::string markdown_table(const json& results) {
         md << "| " << r["label"].get<std::string>() << " | " << r["arch"].get<std::string>()
            << " | " << r["parameters"].get<std::int64_t>() << " | "
            << r["steps"].get<std::int64_t>() << " | " << seconds << " | "
-           << percent(r["test"]["accuracy"]) << " (" << r["test"]["correct"].get<std::int64_t>()
+           << percent_with_interval(r["test"]) << " (" << r["test"]["correct"].get<std::int64_t>()
            << "/" << r["test"]["examples"].get<std::int64_t>() << ") |";
         for (const auto& b : r["bins"])
-            md << " " << percent(b["accuracy"]) << " (" << b["examples"].get<std::int64_t>()
+            md << " " << percent_with_interval(b) << " (" << b["examples"].get<std::int64_t>()
                << ") |";
         md << "\n";
     }

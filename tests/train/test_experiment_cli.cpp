@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 
@@ -82,6 +84,16 @@ private slots:
             QCOMPARE(m["test"]["examples"].get<int>(), 40);
             QCOMPARE(m["test"]["correct"].get<std::int64_t>(), correct);
             QCOMPARE(m["test"]["accuracy"].get<double>(), double(correct) / 40.0);
+            // One seed: the 95% Wilson score interval over the 40 examples, computed here from
+            // its formula (Wilson 1927), z = 1.959964.
+            {
+                const double z = 1.959963984540054, nn = 40, p = double(correct) / nn;
+                const double centre = (p + z * z / (2 * nn)) / (1 + z * z / nn);
+                const double half =
+                    z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
+                QVERIFY(std::abs(m["test"]["wilson"][0].get<double>() - (centre - half)) < 1e-12);
+                QVERIFY(std::abs(m["test"]["wilson"][1].get<double>() - (centre + half)) < 1e-12);
+            }
             QCOMPARE(m["bins"].size(), bins.size());
             std::int64_t binned = 0;
             for (std::size_t b = 0; b < bins.size(); ++b) {
@@ -121,6 +133,7 @@ private slots:
                 if (line.rfind("| " + label + " |", 0) == 0) ++rows;
         QCOMPARE(rows, 3);
         QVERIFY2(r.out.contains("| GATED/SSM | bigs |"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("test accuracy [95% Wilson]"), qPrintable(r.out));
 
         const auto v = run_cli(dumps);
         QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));

@@ -210,6 +210,34 @@ nlohmann::json AnalysisView::figure_provenance() const {
     return doc;
 }
 
+nlohmann::json AnalysisView::chart_options() const {
+    using P = FigureChartView::LegendPosition;
+    nlohmann::json out = nlohmann::json::array();
+    bool any = false;
+    for (auto* chart : figure_->findChildren<FigureChartView*>()) {
+        nlohmann::json o = nlohmann::json::object();
+        if (chart->legend_position() == P::Right) o["legend"] = "right";
+        if (chart->legend_position() == P::Hidden) o["legend"] = "hidden";
+        any = any || !o.empty();
+        out.push_back(o);
+    }
+    return any ? out : nlohmann::json::array();
+}
+
+void AnalysisView::apply_chart_options(const nlohmann::json& options) {
+    using P = FigureChartView::LegendPosition;
+    if (!options.is_array()) return;
+    const auto charts = figure_->findChildren<FigureChartView*>();
+    for (qsizetype i = 0; i < charts.size() && i < static_cast<qsizetype>(options.size()); ++i) {
+        const auto& o = options[static_cast<std::size_t>(i)];
+        if (!o.is_object() || !o.contains("legend") || !o["legend"].is_string()) continue;
+        const std::string legend = o["legend"].get<std::string>();
+        charts[i]->set_legend_position(legend == "right"    ? P::Right
+                                       : legend == "hidden" ? P::Hidden
+                                                            : P::Below);
+    }
+}
+
 QStringList AnalysisView::panel_titles() const {
     QStringList out;
     for (const auto& [w, g] : print_units(figure_))

@@ -99,6 +99,11 @@ public:
     QStringList export_to(const QString& path, const FigureExportOptions& options) const;
 
     QWidget* figure() const { return figure_; }
+    /// Each chart's own options (its legend position), in the figure's chart order:
+    /// [{"legend": "right"}, {}, ...]; empty when every chart has the defaults.
+    nlohmann::json chart_options() const;
+    /// Applies what chart_options() returned (unknown entries and values are ignored).
+    void apply_chart_options(const nlohmann::json& options);
 
 signals:
     void analysisStarted(const QString& what);

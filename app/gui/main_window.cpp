@@ -1473,8 +1473,8 @@ Project MainWindow::project() const {
         if (std::any_of(inputs.begin(), inputs.end(),
                         [this](const QString& f) { return !refusal(f).isEmpty(); }))
             continue;
-        p.views.push_back(
-            {v->kind(), v->property("routescopeInputs").toStringList(), v->settings()});
+        p.views.push_back({v->kind(), v->property("routescopeInputs").toStringList(), v->settings(),
+                           v->chart_options()});
         if (v == tabs_->currentWidget()) p.current = static_cast<int>(p.views.size()) - 1;
     }
     return p;
@@ -1553,6 +1553,7 @@ void MainWindow::restore_project_views(const Project& p) {
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);
         if (!view) continue;
         if (i == p.current) current = view;
+        view->apply_chart_options(v.charts);
         if (!v.settings.is_object() || v.settings.empty()) continue;
         try {
             history_->apply(view, v.settings);

@@ -65,9 +65,11 @@ nlohmann::json Project::to_json(const QDir& base) const {
     for (const auto& v : views) {
         nlohmann::json settings = v.settings;
         map_paths(settings, abs, rel);
-        views_json.push_back({{"kind", v.kind.toStdString()},
-                              {"inputs", path_list(v.inputs, base)},
-                              {"settings", settings}});
+        nlohmann::json view = {{"kind", v.kind.toStdString()},
+                               {"inputs", path_list(v.inputs, base)},
+                               {"settings", settings}};
+        if (v.charts.is_array() && !v.charts.empty()) view["charts"] = v.charts;
+        views_json.push_back(std::move(view));
     }
     nlohmann::json out = {{"format", kFormat},
                           {"version", kVersion},
@@ -119,6 +121,9 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
         view.kind = QString::fromStdString(v["kind"].get<std::string>());
         view.inputs = read_paths(v, "inputs", base);
         view.settings = v.value("settings", nlohmann::json::object());
+        view.charts = v.value("charts", nlohmann::json::array());
+        if (!view.charts.is_array())
+            throw FormatError("project: views[" + std::to_string(index) + "].charts is not a list");
         p.views.push_back(std::move(view));
         ++index;
     }

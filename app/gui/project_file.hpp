@@ -15,6 +15,9 @@ struct ProjectView {
     QString kind;             ///< the analysis view ("kernels", "gates", ..., "training")
     QStringList inputs;       ///< the dumps, checkpoints or run directories it was opened on
     nlohmann::json settings;  ///< the view's settings() (paths inside made relative on disk)
+    /// The view's charts' own options (AnalysisView::chart_options: legend position), in the
+    /// view's chart order; empty when every chart has the defaults.
+    nlohmann::json charts = nlohmann::json::array();
 };
 
 struct Project {

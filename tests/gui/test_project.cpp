@@ -20,6 +20,7 @@
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/chart_figure.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -228,6 +229,43 @@ private slots:
         for (const auto& [file, name] : gui::Project::load(dir + "/p.rsproj").names)
             if (file == dump) kept = name;
         QCOMPARE(kept, QString("Our BiGS"));
+    }
+
+    // Issue 26: a chart's legend position (its right-click menu) is saved with the project.
+    void aChartsLegendPositionIsSaved() {
+        const QString dir = fresh_dir("chart_options");
+        const QString dump = fixture("valid_full.dump.h5");
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view = window.open_analysis("transitions", {dump});
+            QVERIFY(view_test::wait_for(view));
+            window.save_project(dir + "/p.rsproj");
+            auto* chart = view->figure()->findChild<views::FigureChartView*>();
+            QVERIFY(chart);
+            chart->set_legend_position(views::FigureChartView::LegendPosition::Right);
+            QVERIFY(window.modified());
+            window.save_project(dir + "/p.rsproj");
+        }
+        QVERIFY(read_json(dir + "/p.rsproj")["views"]
+                    .toArray()
+                    .at(0)
+                    .toObject()["charts"]
+                    .toArray()
+                    .at(0)
+                    .toObject()["legend"]
+                    .toString() == "right");
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        QCOMPARE(window.analysis_views().size(), 1);
+        auto* chart = window.analysis_views()[0]->figure()->findChild<views::FigureChartView*>();
+        QVERIFY(chart);
+        QVERIFY(chart->legend_position() == views::FigureChartView::LegendPosition::Right);
+        QVERIFY(!window.modified());
     }
 
     void aSimilarityViewOfTwoDumpsReopensWithItsMeasure() {

@@ -243,8 +243,8 @@ private slots:
         QVERIFY(figure);
         auto legend_box = [&]() -> QRectF {
             // The title and the legend entry both read "sine": the legend is drawn after it.
-            const FigureLayout layout = record_figure_layout(
-                QSizeF(v->size()), [&](QPainter& p) { v->render(&p); });
+            const FigureLayout layout =
+                record_figure_layout(QSizeF(v->size()), [&](QPainter& p) { v->render(&p); });
             std::vector<QRectF> found;
             for (const FigureText& t : layout.texts)
                 if (t.text == "sine") found.push_back(t.box);

@@ -8,14 +8,12 @@
 #include <cmath>
 
 #include "views/axis_ticks.hpp"
+#include "views/chart_panel.hpp"
 #include "views/figure_font.hpp"
 #include "views/figure_layout.hpp"
 
 namespace routescope::views {
 namespace {
-// Okabe & Ito's colour-blind-safe palette: blue, orange.
-const QColor kSeriesColours[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00),
-                                 QColor(0x00, 0x9e, 0x73)};
 
 /// The legend's entries (a swatch and a series name each, then the whiskers' note) in rows
 /// that fit `width`, as matplotlib's legend wraps with ncol.
@@ -288,7 +286,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     }
     for (int s = 0; s < k; ++s) {
         const auto& se = data_.series[static_cast<std::size_t>(s)];
-        const QColor colour = kSeriesColours[s % 3];
+        const QColor colour = model_colour(static_cast<std::size_t>(s));
         for (int b = b0; b < b1 && b < static_cast<int>(se.value.size()); ++b) {
             const double x0 = lay.bars.left() + (b - b0) * group + group * 0.15 + s * bar;
             const double yv = y_of(se.value[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
@@ -406,7 +404,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         for (const LegendEntry& e : row) {
             if (e.series >= 0) {
                 painter.fillRect(QRectF(lx, ly + 2, fm.height() - 4, fm.height() - 4),
-                                 kSeriesColours[e.series % 3]);
+                                 model_colour(static_cast<std::size_t>(e.series)));
                 painter.drawText(QRectF(lx + fm.height(), ly, e.width - fm.height(), fm.height()),
                                  Qt::AlignLeft | Qt::AlignVCenter, e.text);
             } else {

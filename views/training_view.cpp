@@ -374,11 +374,6 @@ bool TrainingView::shown_run(const QString& dir) const {
     return !re.isValid() || re.match(QFileInfo(dir).fileName()).hasMatch();
 }
 
-QColor TrainingView::run_colour(std::size_t i) {
-    // A run keeps its colour in every chart, train and held-out alike: the views' model colours.
-    return model_colour(i);
-}
-
 void TrainingView::draw_steps(const TrainingLog& log, Drawn& d) const {
     if (!d.shown) return;
     const bool time = settings_.x == "time";
@@ -469,7 +464,7 @@ void TrainingView::redraw() {
         const QString name = QFileInfo(log.dir).fileName();
         // The run's colour everywhere: its place among the view's runs, filtered or not.
         const auto at = settings_.runs.indexOf(log.dir);
-        const QColor colour = run_colour(at >= 0 ? static_cast<std::size_t>(at) : i);
+        const QColor colour = model_colour(at >= 0 ? static_cast<std::size_t>(at) : i);
         auto styled = [&](QLineSeries* s, Qt::PenStyle style = Qt::SolidLine, int alpha = 255) {
             QPen pen = s->pen();
             QColor c = colour;

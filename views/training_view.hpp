@@ -82,8 +82,6 @@ public:
     void set_x(const QString& x);
     void set_smoothing(double weight);
     void set_run_filter(const QString& pattern);
-    /// The colour of run `i` of the settings' runs in every chart (Okabe and Ito's palette).
-    static QColor run_colour(std::size_t i);
     /// Draws the records appended since the last draw now (what the redraw timer does).
     void draw_pending();
     const std::vector<TrainingLog>& logs() const { return logs_; }

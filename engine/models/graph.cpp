@@ -261,9 +261,9 @@ Act Graph::attention(const Act& q, const Act& k, const Act& v, const std::int32_
     input(c, v);
     input(c, lengths, B);
     const Act out = apply1(c);
-    // The saved probabilities follow the output in the op's layout (op_defs.cpp: q, k, v,
-    // lengths, y, probs).
-    if (probs) *probs = static_cast<const float*>(c.t[5].data);
+    // The saved probabilities follow the one output in the op's layout (op_defs.cpp: the
+    // inputs q, k, v, lengths, then y, then probs).
+    if (probs) *probs = static_cast<const float*>(c.t[c.n_inputs + 1u].data);
     return out;
 }
 

@@ -22,6 +22,7 @@
 
 #include "view_test_support.hpp"
 #include "views/chart_figure.hpp"
+#include "views/chart_panel.hpp"
 #include "views/training_view.hpp"
 
 using namespace routescope;
@@ -164,7 +165,7 @@ private slots:
         QVERIFY(view_test::wait_for(&view));
         // Each run's series have its colour in all four charts (held-out dashed, raw faint).
         for (int r = 0; r < 2; ++r) {
-            const QColor colour = views::TrainingView::run_colour(static_cast<std::size_t>(r));
+            const QColor colour = views::model_colour(static_cast<std::size_t>(r));
             const QString name = QFileInfo(dirs[r]).fileName();
             for (const QString metric : {"loss", "lr", "grad_norm", "tokens_per_s"})
                 for (QAbstractSeries* s : view.chart(metric)->chart()->series()) {
@@ -174,7 +175,7 @@ private slots:
                     QCOMPARE(line->pen().color().alpha(), 255);
                 }
         }
-        QVERIFY(views::TrainingView::run_colour(0) != views::TrainingView::run_colour(1));
+        QVERIFY(views::model_colour(0) != views::model_colour(1));
         // Smoothing 0.5 of 4, 2, 4, 2, …: the debiased average, computed here by its recursion
         // (s_1 = 4, s_2 = (0.25·4 + 0.5·2) / 0.75 = 2.667); the raw points beneath, unnamed.
         QLineSeries *smoothed = nullptr, *raw = nullptr;
@@ -201,7 +202,7 @@ private slots:
             names << s->name();
         QCOMPARE(names, QStringList{"beta"});
         auto* beta = qobject_cast<QLineSeries*>(view.chart("lr")->chart()->series().front());
-        QCOMPARE(beta->pen().color().rgb(), views::TrainingView::run_colour(1).rgb());
+        QCOMPARE(beta->pen().color().rgb(), views::model_colour(1).rgb());
         // A pattern that does not parse shows every run.
         view.set_run_filter("(");
         QCOMPARE(view.chart("lr")->chart()->series().size(), 2);

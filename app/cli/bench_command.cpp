@@ -196,6 +196,7 @@ struct TrainBenchArgs {
     int profile_steps = 3;
     std::string python = "/usr/bin/python3";
     std::string torch_script;
+    bool torch_compile = false;
 };
 
 // A random MLM batch like bench_train.py's: ids uniform over the non-special ids, 15% targets.
@@ -318,11 +319,19 @@ int run_bench_train(const TrainBenchArgs& a) {
         std::ofstream(cfg_path) << config.to_json_text();
         int status = 0;
         std::string errors;
-        const std::string out =
-            capture(a.python,
-                    {script, "--config", cfg_path, "--threads", std::to_string(threads), "--steps",
-                     std::to_string(a.steps), "--warmup", std::to_string(a.warmup)},
-                    status, &errors);
+        std::vector<std::string> torch_args = {script,
+                                               "--config",
+                                               cfg_path,
+                                               "--threads",
+                                               std::to_string(threads),
+                                               "--steps",
+                                               std::to_string(a.steps),
+                                               "--warmup",
+                                               std::to_string(a.warmup),
+                                               "--device",
+                                               device == Device::cuda ? "cuda" : "cpu"};
+        if (a.torch_compile) torch_args.push_back("--compile");
+        const std::string out = capture(a.python, torch_args, status, &errors);
         fs::remove(cfg_path);
         const auto last = out.find_last_of('{');
         if (status != 0 || last == std::string::npos)
@@ -803,6 +812,8 @@ CommandRunner setup_bench(CLI::App& app) {
                       "Steps of the per-op profile (0: none)");
     train->add_option("--python", ta->python, "Python with torch");
     train->add_option("--torch-script", ta->torch_script, "tests/reference/bench_train.py");
+    train->add_flag("--torch-compile", ta->torch_compile,
+                    "The baseline's forward and loss through torch.compile");
 
     auto fa = std::make_shared<ForwardBenchArgs>();
     auto* forward = cmd->add_subcommand("forward", "Inference time per sequence against length");

@@ -146,6 +146,14 @@ public:
     void upload(const T* host) { upload_range(host, 0, total_); }
     /// host[0, size()) ← every parameter.
     void download(T* host) const { download_range(host, 0, total_); }
+    /// host[0, size()) ← every gradient (tests and tools; training never reads them on the host).
+    void download_grads(T* host) const {
+        const T* src = grad_data();
+        if (backend_)
+            backend_->copy(host, src, total_ * sizeof(T), Backend::CopyKind::device_to_host);
+        else
+            std::copy_n(src, total_, host);
+    }
     /// One tensor ← host[0, entry.size) / host[0, entry.size) ← one tensor.
     void upload_entry(std::string_view name, const T* host) {
         const ParamEntry& e = entry(name);

@@ -59,13 +59,14 @@ private slots:
         const OpTolerance tol = op_tolerance(id);
         for (const Agreement& a : conformance_run(spec, cpu, emu))
             QVERIFY2(a.within(tol), qPrintable(QString("%1: nmse %2 (tolerance %3), max |Δ| %4 "
-                                                       "(tolerance %5) at element %6")
+                                                       "(tolerance %5 × scale %7) at element %6")
                                                    .arg(QString::fromStdString(a.what))
                                                    .arg(a.nmse)
                                                    .arg(tol.nmse)
                                                    .arg(a.max_abs)
                                                    .arg(tol.max_abs)
-                                                   .arg(a.worst)));
+                                                   .arg(a.worst)
+                                                   .arg(a.scale)));
     }
 
     void flatBuffersMatchTheCpu() {

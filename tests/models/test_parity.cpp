@@ -433,8 +433,10 @@ class TestModelParity : public QObject {
         params.zero_grad();
         const double loss0 = model.forward(batch, /*training=*/true, 0);
         model.backward();
-        const std::vector<float> logits0(model.logits(), model.logits() + model.logits_size());
-        const std::vector<float> grads0(params.grad_data(), params.grad_data() + params.size());
+        // Host copies: on a device the buffers are device memory the host cannot read.
+        const std::vector<float> logits0 = model.download_logits();
+        std::vector<float> grads0(params.size());
+        params.download_grads(grads0.data());
         const LoopRun trained =
             train_steps(model, cfg, batch, kSteps, file(tag + "-run").toStdString());
         const std::vector<double>& step_losses = trained.losses;
@@ -473,7 +475,7 @@ class TestModelParity : public QObject {
                 worst_grad_name = e.name;
             }
             const auto after = read_doubles(ref, "params_after/" + e.name);
-            const Comparison ca = compare(params.param(e.name), after);
+            const Comparison ca = compare(params.download_entry(e.name).data(), after);
             const Tolerance ta{kParamsAfterTol.rel, zero_in_theory(e.name)
                                                         ? kZeroGradParamsAbs
                                                         : kParamsAfterLrFraction * lr_sum};

@@ -42,6 +42,36 @@ __global__ void each_kernel(Body body, std::int64_t n) {
         body(i);
 }
 
+__device__ inline float shuffle_down(float v, int off) {
+    return __shfl_down_sync(0xffffffffu, v, off);
+}
+__device__ inline double shuffle_down(double v, int off) {
+    return __shfl_down_sync(0xffffffffu, v, off);
+}
+template <class T>
+__device__ inline Acc2<T> shuffle_down(Acc2<T> v, int off) {
+    return {shuffle_down(v.a, off), shuffle_down(v.b, off)};
+}
+
+/// One warp per row (exec.hpp: x.reduce_rows); the order is reduce_row_in_warp_order's.
+template <class Body>
+__global__ void reduce_rows_kernel(Body body, std::int64_t rows, std::int64_t width) {
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const std::int64_t warps = static_cast<std::int64_t>(blockDim.x / 32) * gridDim.x;
+    for (std::int64_t r = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+         r < rows; r += warps) {
+        typename Body::Acc a = body.identity();
+        for (std::int64_t c = lane; c < width; c += 32)
+            a = body.combine(a, body.term(r, c));
+        for (int off = 16; off > 0; off /= 2) {
+            const typename Body::Acc other = shuffle_down(a, off);
+            if (lane < off) a = body.combine(a, other);
+        }
+        if (lane == 0) body.finish(r, a);
+        __syncwarp();
+    }
+}
+
 /// The FFT plans prepare() made, by shape.
 using FftPlans = std::vector<std::pair<FftShape, cufftHandle>>;
 
@@ -60,6 +90,16 @@ public:
         std::int64_t blocks = (n + kThreads - 1) / kThreads;
         if (blocks > kMaxBlocks) blocks = kMaxBlocks;
         each_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream_>>>(body, n);
+        check_cuda(cudaGetLastError(), "kernel launch");
+    }
+
+    template <class Body>
+    void reduce_rows(std::int64_t rows, std::int64_t width, const Body& body) {
+        if (rows <= 0) return;
+        std::int64_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+        if (blocks > kMaxBlocks) blocks = kMaxBlocks;
+        reduce_rows_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream_>>>(body, rows,
+                                                                                    width);
         check_cuda(cudaGetLastError(), "kernel launch");
     }
 

@@ -10,6 +10,15 @@
 //                            only what index i owns, so no two indices write the same element and
 //                            no atomics are needed (deterministic by construction). A reduction
 //                            is owned by one index and runs in a fixed order.
+//   x.reduce_rows(rows, w, body)
+//                            for every row r < rows, body.finish(r, a) with a = the terms
+//                            body.term(r, c), c < w, combined by body.combine in a fixed order:
+//                            lane l = c mod 32 folds its columns in order, then the 32 lanes
+//                            combine as a shuffle tree (l += l + 16, l + 8, …, l + 1; lane 0's is
+//                            a). One warp per row on the GPU (coalesced, and a row of 30,522
+//                            logits is 954 steps, not 30,522); the host runs the same order
+//                            (reduce_row_in_warp_order below). Body: `using Acc` (float, double
+//                            or Acc2<double>), identity(), term(r, c), combine(a, b), finish(r, a).
 //   x.gemm(g)                a GEMM as cuBLAS takes it (Gemm below: column-major, strided batch).
 //   x.rfft(in, out, n, b) /  batched real FFTs of size n as cuFFT computes them (unnormalised;
 //   x.irfft(in, out, n, b)   irfft may overwrite its input, as cuFFT's C2R does).
@@ -97,6 +106,42 @@ Gemm<T> row_major_gemm_batched(Trans ta, Trans tb, int M, int N, int K, T alpha,
     g.stride_c = stride_c;
     g.batch = batch;
     return g;
+}
+
+/// Two sums carried together through a row reduction (x.reduce_rows).
+template <class T>
+struct Acc2 {
+    T a, b;
+};
+
+/// x.reduce_rows's order for one row, as the GPU's warp computes it (exec.hpp's file comment).
+template <class Body>
+ROUTESCOPE_HD typename Body::Acc reduce_row_in_warp_order(const Body& body, std::int64_t r,
+                                                          std::int64_t width) {
+    typename Body::Acc lane[32];
+    for (int l = 0; l < 32; ++l)
+        lane[l] = body.identity();
+    for (std::int64_t c = 0; c < width; ++c)
+        lane[c % 32] = body.combine(lane[c % 32], body.term(r, c));
+    for (int off = 16; off > 0; off /= 2)
+        for (int l = 0; l < off; ++l)
+            lane[l] = body.combine(lane[l], lane[l + off]);
+    return lane[0];
+}
+
+/// Chunks of a column reduction over many rows (dense's bias gradient, LayerNorm's parameter
+/// gradients, fft_conv's kernel correlation): one index per (chunk, column) sums its rows in
+/// order, then one index per column sums the chunks in order. A function of the shape only, so
+/// the order (and the result) is the same on every run. Enough chunks that chunks·width is about
+/// 64 Ki indices, each at least 32 rows.
+inline std::int64_t column_chunks(std::int64_t rows, std::int64_t width) {
+    const std::int64_t want = (65536 + width - 1) / (width > 0 ? width : 1);
+    const std::int64_t most = (rows + 31) / 32;
+    const std::int64_t n = want < most ? want : most;
+    return n > 1 ? n : 1;
+}
+inline std::int64_t chunk_rows(std::int64_t rows, std::int64_t chunks) {
+    return (rows + chunks - 1) / chunks;
 }
 
 /// Scratch is handed out by bumping an offset; every piece starts on a 256-byte boundary (what

@@ -34,6 +34,11 @@ public:
         for (std::int64_t i = 0; i < n; ++i)
             body(i);
     }
+    template <class Body>
+    void reduce_rows(std::int64_t rows, std::int64_t width, const Body& body) {
+        for (std::int64_t r = 0; r < rows; ++r)
+            body.finish(r, reduce_row_in_warp_order(body, r, width));
+    }
 
     template <class T>
     void gemm(const Gemm<T>& g) {

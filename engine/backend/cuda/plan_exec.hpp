@@ -24,6 +24,8 @@ class PlanExec {
 public:
     template <class Body>
     void each(std::int64_t, const Body&) {}
+    template <class Body>
+    void reduce_rows(std::int64_t, std::int64_t, const Body&) {}
     template <class T>
     void gemm(const Gemm<T>&) {}
     template <class T>

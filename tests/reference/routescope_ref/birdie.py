@@ -37,14 +37,14 @@ def layer_mode(cfg, index):
     return b["mode"]
 
 
-def carry_masks(reset_mask, mode, B, L, dtype):
+def carry_masks(reset_mask, mode, B, L, dtype, device=None):
     """(keep_forward, keep_reverse) [B, L] of 0/1: 1 = the state flows into that position."""
     if reset_mask is None:
-        ones = torch.ones(B, L, dtype=dtype)
+        ones = torch.ones(B, L, dtype=dtype, device=device)
         return ones, ones
     m = reset_mask.long()
     keep_f = ((m & NEW_SAMPLE) == 0).to(dtype)
-    nxt = torch.cat([m[:, 1:], torch.zeros(B, 1, dtype=torch.long)], dim=1)
+    nxt = torch.cat([m[:, 1:], torch.zeros(B, 1, dtype=torch.long, device=m.device)], dim=1)
     cut = (nxt & NEW_SAMPLE) != 0
     if mode == "prefix":
         cut = cut | (((m | nxt) & CAUSAL) != 0)
@@ -55,7 +55,7 @@ def carry_masks(reset_mask, mode, B, L, dtype):
 def scan(f, u, keep, reverse):
     """h_t = keep_t * f_t * h_prev + u_t over dim 1 of [B, L, C], prev = t-1 (or t+1 if reverse)."""
     B, L, C = u.shape
-    state = torch.zeros(B, C, dtype=u.dtype)
+    state = torch.zeros(B, C, dtype=u.dtype, device=u.device)
     out = [None] * L
     order = range(L - 1, -1, -1) if reverse else range(L)
     for t in order:
@@ -87,7 +87,7 @@ class BirdieBlock(nn.Module):
         f = torch.sigmoid(self.w_f(X))
         u = i * z
         B, L, N = u.shape
-        keep_f, keep_r = carry_masks(reset_mask, self.mode, B, L, u.dtype)
+        keep_f, keep_r = carry_masks(reset_mask, self.mode, B, L, u.dtype, u.device)
         if self.mode == "causal":
             H = scan(f, u, keep_f, reverse=False)
         else:

@@ -253,25 +253,46 @@ struct FftConvUnpad {
     }
 };
 
-/// P[g, k] = Σ_b Σ_{c∈g} conj(U[b·d + c, k])·DY[b·d + c, k] in double (b outer, channels in
-/// order); S[g, k] = P rounded to T, the spectrum dK's inverse transform takes.
+/// i = (g, j, k): chunk j of group g's B·gs rows (b outer, channels of g inner, in order) sums
+/// conj(U[b·d + c, k])·DY[b·d + c, k] in double into part[(g·chunks + j)·nf + k].
+template <class T>
+struct FftConvCorrelationPartial {
+    Complex<double>* part;
+    const Complex<T>* U;
+    const Complex<T>* DY;
+    std::int64_t B, d, gs, nf, chunks, per_chunk;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t k = i % nf, gj = i / nf, j = gj % chunks, g = gj / chunks;
+        const std::int64_t m = B * gs;
+        const std::int64_t end = (j + 1) * per_chunk < m ? (j + 1) * per_chunk : m;
+        double re = 0, im = 0;
+        for (std::int64_t q = j * per_chunk; q < end; ++q) {
+            const std::int64_t b = q / gs, ch = g * gs + q % gs;
+            const std::int64_t at = (b * d + ch) * nf + k;
+            const double xr = U[at].re, xi = U[at].im, yr = DY[at].re, yi = DY[at].im;
+            re += xr * yr + xi * yi;
+            im += xr * yi - xi * yr;
+        }
+        part[i] = {re, im};
+    }
+};
+
+/// P[g, k] = Σ_j part[g, j, k] in double, chunks in order; S[g, k] = P rounded to T, the spectrum
+/// dK's inverse transform takes.
 template <class T>
 struct FftConvCorrelation {
     Complex<double>* P;
     Complex<T>* S;
-    const Complex<T>* U;
-    const Complex<T>* DY;
-    std::int64_t B, d, gs, nf;
+    const Complex<double>* part;
+    std::int64_t nf, chunks;
     ROUTESCOPE_HD void operator()(std::int64_t i) const {
         const std::int64_t g = i / nf, k = i % nf;
         double re = 0, im = 0;
-        for (std::int64_t b = 0; b < B; ++b)
-            for (std::int64_t c = g * gs; c < (g + 1) * gs; ++c) {
-                const std::int64_t at = (b * d + c) * nf + k;
-                const double xr = U[at].re, xi = U[at].im, yr = DY[at].re, yi = DY[at].im;
-                re += xr * yr + xi * yi;
-                im += xr * yi - xi * yr;
-            }
+        for (std::int64_t j = 0; j < chunks; ++j) {
+            const Complex<double> v = part[(g * chunks + j) * nf + k];
+            re += v.re;
+            im += v.im;
+        }
         P[i] = {re, im};
         S[i] = {static_cast<T>(re), static_cast<T>(im)};
     }
@@ -465,7 +486,14 @@ void fft_conv_backward(X& x, const ops::OpCall& c) {
     if (params) {
         x.each(s.rows * s.n, FftConvPad<T>{real, u, s.L, s.d, s.n});
         x.rfft(real, uspec, n, rows);
-        x.each(s.H * s.nf, FftConvCorrelation<T>{P, S, uspec, yspec, s.B, s.d, s.gs, s.nf});
+        // B·gs rows per group: with one kernel for all channels (H = 1, the default) that is
+        // B·d rows and only nf indices, so the rows are summed in fixed chunks first.
+        const std::int64_t chunks = column_chunks(s.B * s.gs, s.H * s.nf);
+        auto* part = x.template scratch<Complex<double>>(s.H * chunks * s.nf);
+        x.each(s.H * chunks * s.nf,
+               FftConvCorrelationPartial<T>{part, uspec, yspec, s.B, s.d, s.gs, s.nf, chunks,
+                                            chunk_rows(s.B * s.gs, chunks)});
+        x.each(s.H * s.nf, FftConvCorrelation<T>{P, S, part, s.nf, chunks});
     }
     if (du) {
         x.each(s.H * s.n, FftConvPad<T>{kreal, c.value<T>(1), s.L, 1, s.n});

@@ -197,6 +197,7 @@ struct TrainBenchArgs {
     std::string python = "/usr/bin/python3";
     std::string torch_script;
     bool torch_compile = false;
+    std::string precision;  ///< train.precision for both sides (empty: the config's)
 };
 
 // A random MLM batch like bench_train.py's: ids uniform over the non-special ids, 15% targets.
@@ -276,6 +277,7 @@ int run_bench_train(const TrainBenchArgs& a) {
     RunConfig config = RunConfig::load(a.config);
     for (const auto& s : a.sets)
         config = config.with_override(s);
+    if (!a.precision.empty()) config = config.with_override("train.precision=" + a.precision);
     const int threads = resolve_threads(a.threads);
     config.train.threads = threads;
     // The vocabulary `train` would give the model (it adopts the tokenizer's size).
@@ -292,6 +294,7 @@ int run_bench_train(const TrainBenchArgs& a) {
     std::fflush(stdout);
 
     models::Model model(config, B, L, threads, device);
+    model.backend().set_precision(parse_precision(config.train.precision));
     model.init(static_cast<std::uint64_t>(config.train.seed));
     const RandomBatch batch(B, L, V, config.train.mask_prob,
                             static_cast<std::uint64_t>(config.train.seed));
@@ -331,6 +334,8 @@ int run_bench_train(const TrainBenchArgs& a) {
                                                "--device",
                                                device == Device::cuda ? "cuda" : "cpu"};
         if (a.torch_compile) torch_args.push_back("--compile");
+        torch_args.push_back("--precision");
+        torch_args.push_back(config.train.precision);
         const std::string out = capture(a.python, torch_args, status, &errors);
         fs::remove(cfg_path);
         const auto last = out.find_last_of('{');
@@ -735,13 +740,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
     config.model.n_layers = a.layers;
     config.model.max_len = a.length;
     config.data.seq_len = a.length;
-    std::vector<float> params;
-    {
-        models::Model init(config, 1, a.length, 1);
-        init.init(1);
-        params.resize(init.params().size());
-        init.params().download(params.data());
-    }
+    // Drawn straight into a host vector (Model::init's values, no training model built).
+    const std::vector<float> params = models::Model::initial_parameters(config.model, 1);
     DumpSource source;
     source.count = a.examples;
     source.length = a.length;
@@ -812,6 +812,8 @@ CommandRunner setup_bench(CLI::App& app) {
                       "Steps of the per-op profile (0: none)");
     train->add_option("--python", ta->python, "Python with torch");
     train->add_option("--torch-script", ta->torch_script, "tests/reference/bench_train.py");
+    train->add_option("--precision", ta->precision, "fp32 | tf32 (both sides) | bf16-mixed")
+        ->check(CLI::IsMember({"fp32", "tf32", "bf16-mixed"}));
     train->add_flag("--torch-compile", ta->torch_compile,
                     "The baseline's forward and loss through torch.compile");
 

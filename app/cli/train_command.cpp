@@ -45,6 +45,7 @@ struct TrainArgs {
     std::string resume;
     std::string init;
     std::vector<std::string> sets;
+    std::string precision;  ///< --precision: appended to sets as train.precision
     int threads = 0;
     std::int64_t until = 0;
     bool json = false;
@@ -322,9 +323,13 @@ CommandRunner setup_train(CLI::App& app) {
                     "Stop after this step with a checkpoint (the schedule still ends at "
                     "train.steps)");
     cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
+    cmd->add_option("--precision", a->precision,
+                    "fp32 | tf32 (CUDA) | bf16-mixed: train.precision (docs/config.md)")
+        ->check(CLI::IsMember({"fp32", "tf32", "bf16-mixed"}));
     add_check_flags(cmd, a->check, "the --init or --resume checkpoint");
     config->excludes(resume);
     return [a]() {
+        if (!a->precision.empty()) a->sets.push_back("train.precision=" + a->precision);
         if (a->config.empty() && a->resume.empty())
             throw ConfigError("--config or --resume is required");
         if (a->out.empty() && a->resume.empty()) throw ConfigError("--out is required");

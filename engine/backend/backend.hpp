@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/core/tensor.hpp"
 #include "engine/ops/element_math.hpp"
@@ -52,12 +53,27 @@ inline ops::element::AdamWCoefficients adamw_coefficients(const AdamWSpan& s) {
     return c;
 }
 
+/// A training run's arithmetic (train.precision, docs/config.md): fp32 everywhere (the default
+/// and the parity reference); tf32: the float32 GEMMs on TF32 tensor cores (10-bit mantissa
+/// products, fp32 sums), everything else fp32; bf16-mixed: bf16 GEMMs and convolutions with fp32
+/// master weights (not implemented yet: refused).
+enum class Precision : std::uint8_t { fp32, tf32, bf16_mixed };
+
+/// "fp32" | "tf32" | "bf16-mixed"; throws ConfigError for anything else.
+Precision parse_precision(const std::string& name);
+const char* precision_name(Precision p);
+
 class Backend {
 public:
     virtual ~Backend() = default;
 
     virtual const char* name() const = 0;
     virtual Device device() const = 0;
+    /// Sets the arithmetic of the ops that follow (the trainer calls it once, before the first
+    /// step). A backend computes in fp32 unless it overrides this: it throws ConfigError naming
+    /// the precision and the backend for anything else (the CPU has no TF32 or bf16 GEMMs).
+    virtual void set_precision(Precision p);
+    Precision precision() const { return precision_; }
     /// Whether forward/backward of `op` run on this backend for float type `real` (f32 or f64).
     virtual bool supports(ops::OpId op, DType real) const = 0;
 
@@ -119,6 +135,7 @@ protected:
 
     std::uint64_t to_device_ = 0;
     std::uint64_t to_host_ = 0;
+    Precision precision_ = Precision::fp32;
 };
 
 }  // namespace routescope

@@ -10,6 +10,34 @@
 
 namespace routescope {
 
+Precision parse_precision(const std::string& name) {
+    if (name == "fp32") return Precision::fp32;
+    if (name == "tf32") return Precision::tf32;
+    if (name == "bf16-mixed") return Precision::bf16_mixed;
+    throw ConfigError("train.precision: '" + name + "' is not fp32, tf32 or bf16-mixed");
+}
+
+const char* precision_name(Precision p) {
+    switch (p) {
+        case Precision::fp32:
+            return "fp32";
+        case Precision::tf32:
+            return "tf32";
+        case Precision::bf16_mixed:
+            return "bf16-mixed";
+    }
+    return "fp32";
+}
+
+void Backend::set_precision(Precision p) {
+    if (p != Precision::fp32)
+        throw ConfigError(std::string("train.precision = ") + precision_name(p) + ": the " +
+                          name() +
+                          " backend computes in fp32 only (tf32 needs --device cuda; "
+                          "docs/config.md)");
+    precision_ = p;
+}
+
 std::string cuda_unavailable_reason() {
 #ifndef ROUTESCOPE_HAVE_CUDA
     return "the CUDA backend is not compiled into this build (nvcc was not found when it was "

@@ -99,6 +99,7 @@ const std::map<std::string, Kind>& kinds() {
         {"train.weight_decay", {"float", {}}},
         {"train.warmup_steps", ints(0, kInt64Max)},
         {"train.schedule", {"enum", {"cosine", "linear", "constant"}}},
+        {"train.precision", {"enum", {"fp32", "tf32", "bf16-mixed"}}},
         {"train.clip_grad_norm", {"float", {}}},
         {"train.eval_every", ints(0, kInt64Max)},
         {"train.eval_batches", ints(0, kInt32Max)},
@@ -291,6 +292,7 @@ RunConfig from_full_json(const ojson& j) {
     c.train.weight_decay = t["weight_decay"];
     c.train.warmup_steps = t["warmup_steps"];
     c.train.schedule = t["schedule"];
+    c.train.precision = t["precision"];
     c.train.clip_grad_norm = t["clip_grad_norm"];
     c.train.eval_every = t["eval_every"];
     c.train.eval_batches = t["eval_batches"];
@@ -529,6 +531,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
         {"weight_decay", train.weight_decay},
         {"warmup_steps", train.warmup_steps},
         {"schedule", train.schedule},
+        {"precision", train.precision},
         {"clip_grad_norm", train.clip_grad_norm},
         {"eval_every", train.eval_every},
         {"eval_batches", train.eval_batches},

@@ -136,6 +136,7 @@ struct TrainConfig {
     double eps = 1e-8;
     double weight_decay = 0.01;
     std::int64_t warmup_steps = 100;
+    std::string precision = "fp32";   ///< fp32 | tf32 | bf16-mixed (docs/config.md)
     std::string schedule = "cosine";  ///< cosine | linear | constant
     double clip_grad_norm = 1.0;      ///< 0 = off
     std::int64_t eval_every = 100;

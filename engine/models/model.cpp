@@ -125,13 +125,32 @@ std::vector<ParamEntry> Model::parameter_layout(const ModelConfig& m) {
 }
 
 void Model::init(std::uint64_t seed) {
-    const auto& m = config_.model;
     // Drawn on the host (Philox, the SSM init), then uploaded once.
     ParamStore host = params_.host_copy(/*values=*/false);
-    const auto& entries = host.entries();
+    draw_parameters(host.entries(), host.data(), config_.model, seed);
+    params_.upload(host.data());
+}
+
+std::vector<float> Model::initial_parameters(const ModelConfig& m, std::uint64_t seed) {
+    const std::vector<ParamEntry> entries = parameter_layout(m);
+    std::size_t total = 0;
+    for (const ParamEntry& e : entries)
+        total = std::max(total, e.offset + e.size);
+    std::vector<float> out(total, 0.0f);
+    draw_parameters(entries, out.data(), m, seed);
+    return out;
+}
+
+void Model::draw_parameters(const std::vector<ParamEntry>& entries, float* base,
+                            const ModelConfig& m, std::uint64_t seed) {
+    const auto param = [&](const std::string& name) {
+        for (const ParamEntry& e : entries)
+            if (e.name == name) return base + e.offset;
+        throw Error("Model::init: no parameter named '" + name + "'");
+    };
     for (std::size_t e = 0; e < entries.size(); ++e) {
         const ParamEntry& p = entries[e];
-        float* w = host.data() + p.offset;
+        float* w = base + p.offset;
         const auto stream = static_cast<std::uint32_t>(e);
         switch (p.init) {
             case ParamInit::normal:
@@ -164,9 +183,9 @@ void Model::init(std::uint64_t seed) {
                     return open_uniform(
                         philox_bits(seed, 0, kSsmStreamBase + stream + 1, n_uniform++));
                 };
-                ops::ssm_init(host.param(module + ".A_re"), host.param(module + ".A_im"),
-                              host.param(module + ".C"), host.param(module + ".D"),
-                              host.param(module + ".log_step"), sc, sources);
+                ops::ssm_init(param(module + ".A_re"), param(module + ".A_im"),
+                              param(module + ".C"), param(module + ".D"),
+                              param(module + ".log_step"), sc, sources);
                 break;
             }
             case ParamInit::spatial_weight: {
@@ -192,7 +211,6 @@ void Model::init(std::uint64_t seed) {
             }
         }
     }
-    params_.upload(host.data());
 }
 
 double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {

@@ -109,6 +109,10 @@ public:
     /// LayerNorm 1/0, SSM parameters by ops::ssm_init. Draws are Philox(seed, tensor, element), so
     /// they depend on nothing but the seed and the parameter list.
     void init(std::uint64_t seed);
+    /// The same parameters drawn into a host vector (Model::parameter_layout's order) without
+    /// building a model: what a tool that only needs initial weights uses (`bench dump` at
+    /// published size: 1.2 GB of host memory, not a training model's 6 GB).
+    static std::vector<float> initial_parameters(const ModelConfig& m, std::uint64_t seed);
 
     /// Runs the forward pass, returns the loss. training = true records the tape (backward() may
     /// follow) and applies dropout (model.dropout; masks from (train.seed, step)). `batch` is host
@@ -163,6 +167,9 @@ public:
     std::size_t arena_bytes() const { return arena_->capacity(); }
 
 private:
+    /// Model::init's draws into `base` laid out as `entries`.
+    static void draw_parameters(const std::vector<ParamEntry>& entries, float* base,
+                                const ModelConfig& m, std::uint64_t seed);
     double run(Graph& g, const Batch& batch, std::uint32_t step);
     /// Checks a host batch (ids, types, labels, lengths in range) and uploads it: the device batch.
     Batch upload(const Batch& batch);

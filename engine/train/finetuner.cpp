@@ -197,6 +197,7 @@ void Finetuner::build_model(bool pretrained) {
     if (config_.train.epochs > 0) config_.train.steps = config_.train.epochs * steps_per_epoch_;
     model_ = std::make_unique<models::Model>(config_, B, config_.data.seq_len,
                                              config_.train.threads, options_.device);
+    model_->backend().set_precision(parse_precision(config_.train.precision));
     model_->init(static_cast<std::uint64_t>(config_.train.seed));
     ParamStore& store = model_->params();
     if (ck) {

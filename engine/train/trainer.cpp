@@ -165,6 +165,8 @@ void Trainer::prepare_data() {
 void Trainer::build_model() {
     const int B = config_.train.batch_size, L = config_.data.seq_len;
     model_ = std::make_unique<models::Model>(config_, B, L, config_.train.threads, options_.device);
+    // train.precision: refused (ConfigError) by a backend without it, before any step.
+    model_->backend().set_precision(parse_precision(config_.train.precision));
     const auto n = static_cast<std::size_t>(B) * L;
     ids_.resize(n);
     batch_ = std::make_unique<HostBatch>(B, L);

@@ -260,6 +260,7 @@ TrainResult TrainingLoop::run(Objective& objective) {
         start["frozen_parameters"] = frozen_.size();
         start["threads"] = model_.pool().size();
         start["device"] = device_name(model_.device());
+        start["precision"] = precision_name(model_.backend().precision());
         if (comm_->size() > 1) {
             start["ranks"] = comm_->size();
             start["global_batch"] = static_cast<std::int64_t>(comm_->size()) * tc.batch_size;

@@ -63,6 +63,45 @@ private slots:
         }
     }
 
+    // train.precision (issue 29): fp32 runs and is recorded in the start record; tf32 and
+    // bf16-mixed are exit 2 on a backend that computes in fp32 only, naming the precision and the
+    // backend, before anything is written; a misspelt value names the allowed ones.
+    void aPrecisionTheBackendLacksIsRefusedBeforeAnyStep() {
+        QTemporaryDir dir;
+        const QStringList small = {"--set", "train.steps=1",   "--set", "model.d_model=16",
+                                   "--set", "data.seq_len=16", "--set", "train.batch_size=2"};
+        const QString ok = dir.filePath("fp32");
+        Run r = cli(QStringList{"train", "--config", kConfig, "--out", ok, "--precision", "fp32"} +
+                    small);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile log(ok + "/log.jsonl");
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QByteArray first = log.readLine();
+        QVERIFY2(first.contains("\"type\":\"start\"") && first.contains("\"precision\":\"fp32\""),
+                 first.constData());
+
+        const QList<QStringList> refused = {
+            {"--device", "cpu", "--precision", "tf32"},
+            {"--device", "cpu", "--precision", "bf16-mixed"},
+            {"--device", "guard", "--set", "train.precision=tf32"},
+        };
+        for (const QStringList& extra : refused) {
+            const QString out = dir.filePath("refused");
+            r = cli(QStringList{"train", "--config", kConfig, "--out", out} + small + extra);
+            QVERIFY2(r.code == 2, qPrintable(extra.join(' ') + ": exit " + QString::number(r.code) +
+                                             " " + r.err));
+            QVERIFY2(r.err.contains("train.precision") && r.err.contains("fp32 only"),
+                     qPrintable(r.err));
+            QVERIFY2(r.err.contains(extra[1] == "guard" ? "guard" : "cpu"), qPrintable(r.err));
+            QVERIFY(!QFileInfo::exists(out + "/model.ckpt.h5"));
+        }
+        r = cli(QStringList{"train", "--config", kConfig, "--out", dir.filePath("typo"), "--set",
+                            "train.precision=bf16"} +
+                small);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("train.precision") && r.err.contains("tf32"), qPrintable(r.err));
+    }
+
     void anUnknownDeviceIsAUsageError() {
         const Run r =
             cli({"bench", "forward", "--arch", "bigs", "--lengths", "16", "--device", "tpu"});

@@ -112,6 +112,25 @@ private slots:
         QVERIFY(config_error([&] { (void)c.with_override("train.steps"); }).contains("key=value"));
     }
 
+    // train.precision (docs/config.md): fp32 by default, one of three names, anything else an
+    // error naming the key and the names.
+    void precisionIsOneOfThreeNames() {
+        QCOMPARE(RunConfig{}.train.precision, std::string("fp32"));
+        QCOMPARE(RunConfig{}.with_override("train.precision=tf32").train.precision,
+                 std::string("tf32"));
+        QCOMPARE(RunConfig{}.with_override("train.precision=bf16-mixed").train.precision,
+                 std::string("bf16-mixed"));
+        try {
+            (void)RunConfig{}.with_override("train.precision=fp16");
+            QFAIL("fp16 accepted");
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find("train.precision") != std::string::npos &&
+                         what.find("bf16-mixed") != std::string::npos,
+                     e.what());
+        }
+    }
+
     void toJsonRoundTripsEveryKey() {
         const RunConfig c = RunConfig::parse(
             R"({"model": {"arch": "stack_ssm", "d_inner": 100, "n_heads": 2, "d_model": 64,
@@ -129,8 +148,9 @@ private slots:
         QCOMPARE(j.size(), std::size_t(4));
         QCOMPARE(j["model"].size(), std::size_t(21));          // 18 + model.birdie, .gmlp, .slstm
         QCOMPARE(j["model"]["slstm"].size(), std::size_t(1));  // gate_norm
-        QCOMPARE(j["train"].size(), std::size_t(23));  // 18 + init_from, freeze_ssm, epochs,
-                                                       // prefix_fraction, birdie
+        QCOMPARE(j["train"].size(), std::size_t(24));  // 18 + init_from, freeze_ssm, epochs,
+                                                       // prefix_fraction, birdie, precision
+        QCOMPARE(j["train"]["precision"].get<std::string>(), std::string("fp32"));  // the default
         QCOMPARE(j["train"]["birdie"].size(), std::size_t(2));  // update_every, arms
     }
 };

@@ -52,6 +52,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu | cuda (the same GPU as the engine)")
     ap.add_argument("--compile", action="store_true", help="torch.compile the forward and loss")
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "tf32", "bf16-mixed"),
+                    help="fp32; tf32: TF32 matmuls (GPU); bf16-mixed: autocast to bfloat16 (GPU)")
     args = ap.parse_args(argv)
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
@@ -75,14 +77,17 @@ def main(argv=None):
         return 2
     dev = torch.device(args.device)
     gpu = dev.type == "cuda"
+    if args.precision != "fp32" and not gpu:
+        print(f"bench_train.py: error: --precision {args.precision} needs --device cuda", file=sys.stderr)
+        return 2
     model.to(dev)
     batch = {k: (v.to(dev) if torch.is_tensor(v) else v) for k, v in batch.items()}
     model.train()
     if gpu:
         # What a PyTorch user on a GPU writes: the fused AdamW and the foreach global-norm clip
         # (no host round trip per step); TF32 off, as the engine's fp32 default.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = args.precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
         t = cfg["train"]
         opt = torch.optim.AdamW(adamw.param_groups(model, cfg), lr=t["lr"], betas=tuple(t["betas"]),
                                 eps=t["eps"], weight_decay=t["weight_decay"], fused=True)
@@ -97,7 +102,11 @@ def main(argv=None):
                 torch.cuda.synchronize()
             start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        _, loss = step_fn(model, batch)
+        if args.precision == "bf16-mixed":
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                _, loss = step_fn(model, batch)
+        else:
+            _, loss = step_fn(model, batch)
         loss.backward()
         adamw.fill_missing_grads(model)
         if gpu:
@@ -116,7 +125,8 @@ def main(argv=None):
                       "threads": torch.get_num_threads(), "arch": cfg["model"]["arch"],
                       "final_loss": loss.item(), "device": args.device,
                       "device_name": torch.cuda.get_device_name(dev) if gpu else "cpu",
-                      "compiled": bool(args.compile), "torch": torch.__version__}))
+                      "compiled": bool(args.compile), "precision": args.precision,
+                      "torch": torch.__version__}))
     return 0
 
 

@@ -5,8 +5,9 @@
 //
 // Determinism: no kernel uses atomics (exec.hpp), cuBLAS runs on one stream with a fixed
 // workspace, cuFFT plans are fixed per shape, so the same inputs on the same GPU and toolkit give
-// the same bits. TF32 stays off: the handle's math mode is CUBLAS_DEFAULT_MATH, which keeps SGEMM
-// in FP32 unless the environment (NVIDIA_TF32_OVERRIDE=1) forces otherwise.
+// the same bits. TF32 stays off unless train.precision = tf32 (set_precision): the handle's math
+// mode is CUBLAS_DEFAULT_MATH, which keeps SGEMM in FP32 unless the environment
+// (NVIDIA_TF32_OVERRIDE=1) forces otherwise.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -66,6 +67,18 @@ public:
 
     const char* name() const override { return "cuda"; }
     Device device() const override { return Device::cuda; }
+    /// tf32: cuBLAS's TF32 tensor-core math for the float32 GEMMs (dense, attention, spatial_mix);
+    /// the elementwise kernels, reductions and cuFFT stay fp32. bf16-mixed is refused.
+    void set_precision(Precision p) override {
+        if (p == Precision::bf16_mixed)
+            throw ConfigError(
+                "train.precision = bf16-mixed: not implemented yet by the CUDA backend (fp32 and "
+                "tf32 are; docs/config.md)");
+        check_blas(cublasSetMathMode(blas_, p == Precision::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                 : CUBLAS_DEFAULT_MATH),
+                   "cublasSetMathMode");
+        precision_ = p;
+    }
     bool supports(ops::OpId op, DType real) const override {
         return real == DType::f32 && implements(op);
     }

@@ -98,6 +98,7 @@ SCHEMA = {
         "weight_decay": (0.01, "float"),
         "warmup_steps": (100, "int"),
         "schedule": ("cosine", ("cosine", "linear", "constant")),
+        "precision": ("fp32", ("fp32", "tf32", "bf16-mixed")),
         "clip_grad_norm": (1.0, "float"),
         "eval_every": (100, "int"),
         "eval_batches": (4, "int"),

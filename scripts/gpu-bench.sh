@@ -6,6 +6,7 @@
 #   bench conv --baseline torch                 (cuFFT path against torch.fft on the GPU)
 #   bench forward --device cuda                 (scaling with L)
 #   bench dump --device cuda                    (published-size BiGS dump)
+# and first, tests/io/hf_real_checkpoints.py (real transformers checkpoints through `import`).
 # Usage: scripts/gpu-bench.sh [--budget SECONDS] [--only NAME[,NAME]] ; writes $OUT/gpu-bench.txt
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +44,10 @@ run() {  # run NAME CAP COMMAND...
     echo "== $name: exit ${PIPESTATUS[0]} ($(($(date +%s) - t0)) s)" | tee -a "$log"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$log"
+# Not a benchmark: real Hugging Face BERT checkpoints (transformers is on the GPU machine, not in
+# Debian) in the three layouts through `import`, and the imported model's hidden states against
+# transformers' (tests/io/hf_real_checkpoints.py; issue 25). The key sets land in $out/hf/keys.
+run hf-import 90 "$py" "$src/tests/io/hf_real_checkpoints.py" --cli "$cli" --out "$out/hf"
 run train-small 60 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
     --python "$py" --threads 8 --steps 10 --warmup 3 --profile-steps 2
 run train-base 70 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \

@@ -35,7 +35,8 @@ json optional_number(const std::optional<double>& v) {
 }  // namespace
 
 std::optional<double> default_threshold(const std::string& name) {
-    if (name == "induction" || name == "gap-matching") return 0.95;
+    if (name == "induction" || name == "induction-bidirectional" || name == "gap-matching")
+        return 0.95;
     if (name == "phone-book") return 0.5;
     return std::nullopt;
 }

@@ -58,7 +58,7 @@ QStringList builtin_tasks() {
 }
 
 QStringList experiment_names() {
-    return {"induction", "gap-matching", "phone-book", "slstm-vs-bert"};
+    return {"induction", "induction-bidirectional", "gap-matching", "phone-book", "slstm-vs-bert"};
 }
 
 QStringList EngineActionSettings::problems() const {

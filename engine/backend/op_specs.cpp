@@ -294,6 +294,20 @@ OpTolerance op_tolerance(OpId op) {
     throw Error("op_tolerance: no tolerance for op " + std::to_string(static_cast<int>(op)));
 }
 
+OpTolerance op_tolerance(OpId op, Precision p) {
+    switch (p) {
+        case Precision::fp32:
+            return op_tolerance(op);
+        case Precision::tf32:
+            if (op == OpId::dense || op == OpId::attention || op == OpId::spatial_mix)
+                return {1e-5, 2e-2};
+            return op_tolerance(op);
+        case Precision::bf16_mixed:
+            break;
+    }
+    throw Error(std::string("op_tolerance: no tolerance table for precision ") + precision_name(p));
+}
+
 Agreement compare_values(std::string what, const std::vector<double>& got,
                          const std::vector<double>& want) {
     Agreement a;

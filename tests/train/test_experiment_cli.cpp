@@ -58,6 +58,7 @@ private slots:
 
         const auto results = read_json(out + "/results.json");
         QCOMPARE(results["experiment"].get<std::string>(), std::string("induction"));
+        QVERIFY(results["protocol"].get<std::string>().find("H3") != std::string::npos);
         QCOMPARE(results["attribute"].get<std::string>(), std::string("distance"));
         QCOMPARE(results["seed"].get<int>(), 7);
         const auto& models = results["models"];
@@ -120,6 +121,22 @@ private slots:
             QCOMPARE(config["data"]["task"].get<std::string>(), std::string("induction"));
             QCOMPARE(config["data"]["task_params"]["seed"].get<int>(), 7);
             QCOMPARE(config["train"]["seed"].get<int>(), 7);
+            // H3's protocol (issue 27; HazyResearch/safari's induction_head configs): causal
+            // models, a fixed training set of 5,000, lr 5e-4 with weight decay 0.1, embedding
+            // dropout 0.1, one attention head, one SSM kernel per channel (after --set d = 16).
+            QVERIFY(config["model"]["causal"].get<bool>());
+            QCOMPARE(config["model"]["n_layers"].get<int>(), 2);
+            QCOMPARE(config["model"]["dropout"].get<double>(), 0.1);
+            QCOMPARE(config["data"]["task_params"]["n_train"].get<int>(), 5000);
+            QCOMPARE(config["data"]["task_params"]["n_test"].get<int>(), 40);  // the --set
+            QCOMPARE(config["train"]["lr"].get<double>(), 5e-4);
+            QCOMPARE(config["train"]["weight_decay"].get<double>(), 0.1);
+            QCOMPARE(config["train"]["batch_size"].get<int>(), 32);
+            QCOMPARE(config["train"]["epochs"].get<int>(), 0);  // --steps 6 replaces the 400
+            if (archs[i] == "bert")
+                QCOMPARE(config["model"]["n_heads"].get<int>(), 1);
+            else
+                QCOMPARE(config["model"]["ssm"]["n_kernels"].get<int>(), 16);
             QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
             dumps << QString::fromStdString(out + "/" + m["dump"].get<std::string>());
         }
@@ -154,6 +171,22 @@ private slots:
             QCOMPARE(pa.size(), pb.size());
             for (std::size_t k = 0; k < pa.size(); ++k)
                 QCOMPARE(pa[k].dump(), pb[k].dump());
+        }
+    }
+
+    // The earlier bidirectional MLM variant stays available under its own name and says so.
+    void theBidirectionalVariantIsKeptAndLabelled() {
+        const std::string out = path("ind-bi");
+        const auto r = run_cli(tiny_experiment("induction-bidirectional", qpath("ind-bi")), 300000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+        const auto results = read_json(out + "/results.json");
+        QVERIFY(results["protocol"].get<std::string>().find("bidirectional") != std::string::npos);
+        QVERIFY2(r.out.contains("Protocol: bidirectional variant"), qPrintable(r.out));
+        for (const auto& m : results["models"]) {
+            const auto config = read_json(out + "/" + m["config"].get<std::string>());
+            QVERIFY(!config["model"]["causal"].get<bool>());
+            QCOMPARE(config["train"]["lr"].get<double>(), 3e-3);
+            QCOMPARE(config["data"]["task_params"]["n_train"].get<int>(), 1000);  // max(1000, 6·32)
         }
     }
 

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Real Hugging Face BERT checkpoints against `routescope-cli import` (issue 25: the official key
+sets). Runs where `transformers` is installed (the GPU machine; Debian has no transformers), so the
+key sets come from the library itself, not from reading its code:
+
+    python3 tests/io/hf_real_checkpoints.py --cli build-gpu/bin/routescope-cli --out OUT/hf
+
+For BertForPreTraining, BertForMaskedLM and BertForSequenceClassification (a tiny BertConfig) it
+saves each model with `save_pretrained` as pytorch_model.bin (safe_serialization=False),
+model.safetensors and, through FlaxBert*.from_pretrained(from_pt=True), flax_model.msgpack; writes
+each state_dict's key set with shapes and dtypes to OUT/keys/<class>.<layout>.json (the fixtures
+tests/io/fixtures/hf_bert_keys/ are copied from there); imports every directory with the CLI and
+records the exit code and the notes (the skipped tensors); then imports a safetensors file with one
+unknown tensor added, which must be refused naming it; and, for BertForMaskedLM, compares the
+engine's last hidden state (`routescope-cli dump`) with transformers' on the same tokens.
+
+Prints one line per case (PASS/FAIL) and a summary JSON line; exit 0 when every case passed, 1
+otherwise, 3 when transformers (or flax for the Flax layout, reported as SKIP) is missing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    try:
+        import torch
+        import transformers
+        from transformers import BertConfig
+    except ImportError as e:
+        print(f"hf_real_checkpoints.py: needs transformers and torch: {e}", file=sys.stderr)
+        return 3
+    try:
+        import flax  # noqa: F401
+        have_flax = True
+    except ImportError:
+        have_flax = False
+    os.makedirs(os.path.join(a.out, "keys"), exist_ok=True)
+    torch.manual_seed(0)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"tok{i}" for i in range(94)]
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=2, intermediate_size=37, max_position_embeddings=64,
+                     type_vocab_size=2, num_labels=3)
+    classes = ["BertForPreTraining", "BertForMaskedLM", "BertForSequenceClassification"]
+    results = []
+
+    def case(name, ok, detail):
+        results.append({"case": name, "ok": bool(ok), "detail": detail})
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+    def keys_of(state, path):
+        with open(path, "w") as f:
+            json.dump({k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in state.items()},
+                      f, indent=1, sort_keys=True)
+
+    def run_import(src, dst, extra=()):
+        p = subprocess.run([a.cli, "import", src, "--out", dst, *extra], capture_output=True,
+                           text=True)
+        return p.returncode, (p.stdout + p.stderr).strip()
+
+    for cls_name in classes:
+        cls = getattr(transformers, cls_name)
+        model = cls(cfg).eval()
+        base = os.path.join(a.out, cls_name)
+        layouts = {}
+        for layout, safe in (("pytorch", False), ("safetensors", True)):
+            d = os.path.join(base, layout)
+            model.save_pretrained(d, safe_serialization=safe)
+            with open(os.path.join(d, "vocab.txt"), "w") as f:
+                f.write("\n".join(vocab) + "\n")
+            layouts[layout] = d
+        keys_of(model.state_dict(), os.path.join(a.out, "keys", f"{cls_name}.pytorch.json"))
+        if have_flax:
+            try:
+                fcls = getattr(transformers, "Flax" + cls_name)
+                fmodel = fcls.from_pretrained(layouts["pytorch"], from_pt=True)
+                d = os.path.join(base, "flax")
+                fmodel.save_pretrained(d)
+                with open(os.path.join(d, "vocab.txt"), "w") as f:
+                    f.write("\n".join(vocab) + "\n")
+                layouts["flax"] = d
+                from flax.traverse_util import flatten_dict
+                flat = flatten_dict(fmodel.params, sep="/")
+                with open(os.path.join(a.out, "keys", f"{cls_name}.flax.json"), "w") as f:
+                    json.dump({k: {"shape": list(v.shape), "dtype": str(v.dtype)}
+                               for k, v in flat.items()}, f, indent=1, sort_keys=True)
+            except Exception as e:  # noqa: BLE001 - reported, not hidden
+                case(f"{cls_name} flax save", False, f"{type(e).__name__}: {e}")
+        else:
+            print(f"SKIP {cls_name} flax: flax is not installed", flush=True)
+        for layout, d in layouts.items():
+            code, text = run_import(d, os.path.join(base, f"{layout}.ckpt.h5"))
+            case(f"import {cls_name} {layout}", code == 0, f"exit {code}: {text[-600:]}")
+
+    # An unknown tensor is still refused, naming it.
+    try:
+        from safetensors.torch import load_file, save_file
+        src = os.path.join(a.out, "BertForMaskedLM", "safetensors")
+        bad = os.path.join(a.out, "unknown-tensor")
+        os.makedirs(bad, exist_ok=True)
+        tensors = load_file(os.path.join(src, "model.safetensors"))
+        tensors["bert.encoder.layer.0.surprise.weight"] = torch.zeros(4, 4)
+        save_file(tensors, os.path.join(bad, "model.safetensors"), metadata={"format": "pt"})
+        for name in ("config.json", "vocab.txt"):
+            with open(os.path.join(src, name)) as f, open(os.path.join(bad, name), "w") as g:
+                g.write(f.read())
+        code, text = run_import(bad, os.path.join(bad, "out.ckpt.h5"))
+        case("unknown tensor refused", code != 0 and "surprise" in text, f"exit {code}: {text[-400:]}")
+    except ImportError as e:
+        case("unknown tensor refused", False, f"safetensors missing: {e}")
+
+    # The imported BertForMaskedLM computes what transformers computes: last hidden state.
+    try:
+        import h5py
+        import numpy as np
+        mlm_dir = os.path.join(a.out, "BertForMaskedLM")
+        ckpt = os.path.join(mlm_dir, "safetensors.ckpt.h5")
+        ids = [2] + [5 + (7 * i) % 90 for i in range(14)] + [3]
+        corpus = os.path.join(a.out, "tokens.jsonl")
+        with open(corpus, "w") as f:
+            f.write(json.dumps({"text": " ".join(vocab[i] for i in ids[1:-1]), "label": 0}) + "\n")
+        dump = os.path.join(a.out, "mlm.dump.h5")
+        p = subprocess.run([a.cli, "dump", "--checkpoint", ckpt, "--data", corpus, "--out", dump,
+                            "--length", str(len(ids))], capture_output=True, text=True)
+        if p.returncode != 0:
+            case("BertForMaskedLM hidden states", False, f"dump exit {p.returncode}: "
+                 f"{(p.stdout + p.stderr)[-600:]}")
+        else:
+            with h5py.File(dump, "r") as f:
+                layers = sorted(int(k) for k in f["layers"].keys())
+                n = int(f["data"]["lengths"][0])
+                our_ids = [int(t) for t in f["data"]["tokens"][0][:n]]
+                ours = np.asarray(f["layers"][str(layers[-1])]["hidden"][0][:n], dtype=np.float64)
+            model = transformers.BertForMaskedLM.from_pretrained(os.path.join(mlm_dir, "pytorch")).eval()
+            with torch.no_grad():
+                ref = model.bert(torch.tensor([our_ids])).last_hidden_state[0].double().numpy()
+            err = float(np.max(np.abs(ours - ref)) / max(1e-12, np.max(np.abs(ref))))
+            case("BertForMaskedLM hidden states", err < 1e-4 and our_ids == ids,
+                 f"ids {our_ids}; max |engine − transformers| / max |transformers| = {err:.2e} "
+                 f"over {n} tokens")
+    except Exception as e:  # noqa: BLE001
+        case("BertForMaskedLM hidden states", False, f"{type(e).__name__}: {e}")
+
+    failed = [r for r in results if not r["ok"]]
+    print(json.dumps({"transformers": transformers.__version__, "torch": torch.__version__,
+                      "flax": have_flax, "passed": len(results) - len(failed),
+                      "failed": len(failed)}))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

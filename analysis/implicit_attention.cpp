@@ -23,6 +23,31 @@ std::vector<double> toeplitz_attention(const std::vector<double>& kernel, double
     return a;
 }
 
+std::vector<double> decay_attention(const RowMatrixF& f, Eigen::Index channel, std::int64_t n,
+                                    bool forward, std::int64_t prefix_end) {
+    if (n > f.rows())
+        throw ConfigError("implicit attention: " + std::to_string(n) + " positions asked of " +
+                          std::to_string(f.rows()) + " gate rows");
+    std::vector<double> a(static_cast<std::size_t>(n * n), 0.0);
+    for (std::int64_t t = 0; t < n; ++t) {
+        a[static_cast<std::size_t>(t * n + t)] = 1.0;
+        double prod = 1.0;
+        if (forward) {
+            for (std::int64_t s = t - 1; s >= 0; --s) {
+                prod *= static_cast<double>(f(s + 1, channel));
+                a[static_cast<std::size_t>(t * n + s)] = prod;
+            }
+        } else {
+            for (std::int64_t s = t + 1; s < n; ++s) {
+                if (prefix_end >= 0 && s >= prefix_end) break;  // no carry into s − 1 from s
+                prod *= static_cast<double>(f(s - 1, channel));
+                a[static_cast<std::size_t>(t * n + s)] = prod;
+            }
+        }
+    }
+    return a;
+}
+
 namespace {
 
 void normalise_rows(std::vector<double>& m, std::int64_t n, const std::string& how) {
@@ -98,6 +123,133 @@ ImplicitAttentionResult real_attention(const DumpReader& dump, const ImplicitAtt
                                {"normalise", o.normalise}};
     return r;
 }
+/// The dump's row of `example` in `layer`; ConfigError when out of range or not stored.
+std::int64_t row_of(const DumpReader& dump, int layer, std::int64_t example) {
+    if (example < 0 || example >= dump.examples())
+        throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is outside 0.." +
+                          std::to_string(dump.examples() - 1));
+    const auto& rows = dump.example_of_row(layer);
+    const auto it = std::find(rows.begin(), rows.end(), example);
+    if (it == rows.end())
+        throw ConfigError(dump.path() + ": layer " + std::to_string(layer) +
+                          " does not store example " + std::to_string(example));
+    return static_cast<std::int64_t>(it - rows.begin());
+}
+
+/// A Birdie layer's forget-gate decay (the header's A_c), from its dumped gates.
+ImplicitAttentionResult birdie_attention(const DumpReader& dump,
+                                         const ImplicitAttentionOptions& o) {
+    const LayerInfo& info = dump.layer(o.layer);
+    const auto has = [&](const char* g) {
+        return std::find(info.gates.begin(), info.gates.end(), g) != info.gates.end();
+    };
+    if (!has("f"))
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                          " has no forget gates f, so no implicit attention (a Birdie dump written "
+                          "with --gates has them)");
+    if (o.mode == "gated" && !(has("i") && has("z") && has("o")))
+        throw ConfigError(dump.path() + ": mode gated needs the gates i, z and o of layer " +
+                          std::to_string(o.layer) + " (a dump written with --gates)");
+    const std::int64_t row = row_of(dump, o.layer, o.example);
+    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
+    if (n < 1)
+        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " is empty");
+    const RowMatrixF f = dump.gate_row(o.layer, "f", row);
+    const Eigen::Index N = f.cols();
+    // The dump says which channels scan right to left (attr reverse_from; none: a causal layer),
+    // and a prefix model's rows carry a reset mask whose causal region stops the reverse carry.
+    const int reverse_from = dump.gate_reverse_from(o.layer);
+    const Eigen::Index nf = reverse_from < 0 ? N : std::min<Eigen::Index>(reverse_from, N);
+    if (o.mode == "backward" && nf == N)
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                          " is a causal Birdie layer: it has no reverse scan (modes forward, sum, "
+                          "gated)");
+    const std::int64_t prefix_end =
+        nf < N && !dump.reset_mask(o.example).empty() ? dump.prefix_end(o.example) : -1;
+    const std::string mode = nf == N ? "causal" : prefix_end >= 0 ? "prefix" : "bidirectional";
+    const Eigen::Index c0 = o.mode == "backward" ? nf : 0;
+    const Eigen::Index c1 = o.mode == "forward" ? nf : N;
+    RowMatrixF ig, zg, og;
+    if (o.mode == "gated") {
+        ig = dump.gate_row(o.layer, "i", row);
+        zg = dump.gate_row(o.layer, "z", row);
+        og = dump.gate_row(o.layer, "o", row);
+    }
+    ImplicitAttentionResult r;
+    r.options = o;
+    r.length = n;
+    r.source = "decay";
+    r.matrix.assign(static_cast<std::size_t>(n * n), 0.0);
+    const double share = 1.0 / static_cast<double>(std::max<Eigen::Index>(1, c1 - c0));
+    for (Eigen::Index c = c0; c < c1; ++c) {
+        const auto a = decay_attention(f, c, n, c < nf, c < nf ? -1 : prefix_end);
+        for (std::int64_t t = 0; t < n; ++t)
+            for (std::int64_t s = 0; s < n; ++s) {
+                const auto i = static_cast<std::size_t>(t * n + s);
+                if (o.mode == "gated")
+                    r.matrix[i] += share * std::abs(static_cast<double>(og(t, c)) * a[i] *
+                                                    static_cast<double>(ig(s, c)) *
+                                                    static_cast<double>(zg(s, c)));
+                else
+                    r.matrix[i] += share * a[i];
+            }
+    }
+    normalise_rows(r.matrix, n, o.normalise);
+    const auto pieces = dump.token_pieces(o.example);
+    r.tokens.assign(pieces.begin(), pieces.begin() + n);
+    r.provenance.analysis = "implicit-attention";
+    r.provenance.inputs.push_back(dump_input(dump));
+    r.provenance.parameters = {{"layer", o.layer},   {"example", o.example},
+                               {"mode", o.mode},     {"normalise", o.normalise},
+                               {"source", "decay"},  {"layer_mode", mode},
+                               {"reverse_from", nf}, {"channels", c1 - c0}};
+    return r;
+}
+
+/// A gMLP layer's spatial weight W (/mixing/<l>, W[:L, :L]) over the example's n tokens.
+ImplicitAttentionResult gmlp_attention(const DumpReader& dump, const ImplicitAttentionOptions& o) {
+    const auto have = dump.mixing_layers();
+    if (std::find(have.begin(), have.end(), o.layer) == have.end())
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                          " has no spatial matrix in /mixing (gMLP blocks are layers 1.." +
+                          std::to_string(dump.n_layers()) + ")");
+    if (o.mode == "gated")
+        throw ConfigError(dump.path() +
+                          ": mode gated is for BiGS and Birdie; a gMLP layer's token mixing is its "
+                          "spatial weight W (modes sum, forward = its lower triangle, backward = "
+                          "its upper triangle)");
+    if (o.example < 0 || o.example >= dump.examples())
+        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) +
+                          " is outside 0.." + std::to_string(dump.examples() - 1));
+    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
+    const RowMatrixF w = dump.mixing(o.layer);
+    if (n < 1 || n > w.rows())
+        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " has " +
+                          std::to_string(n) + " tokens; the spatial matrix covers " +
+                          std::to_string(w.rows()));
+    ImplicitAttentionResult r;
+    r.options = o;
+    r.length = n;
+    r.source = "spatial";
+    r.matrix.assign(static_cast<std::size_t>(n * n), 0.0);
+    for (std::int64_t t = 0; t < n; ++t)
+        for (std::int64_t s = 0; s < n; ++s) {
+            if ((o.mode == "forward" && s > t) || (o.mode == "backward" && s < t)) continue;
+            r.matrix[static_cast<std::size_t>(t * n + s)] = static_cast<double>(w(t, s));
+        }
+    normalise_rows(r.matrix, n, o.normalise);
+    const auto pieces = dump.token_pieces(o.example);
+    r.tokens.assign(pieces.begin(), pieces.begin() + n);
+    r.provenance.analysis = "implicit-attention";
+    r.provenance.inputs.push_back(dump_input(dump));
+    r.provenance.parameters = {{"layer", o.layer},
+                               {"example", o.example},
+                               {"mode", o.mode},
+                               {"normalise", o.normalise},
+                               {"source", "spatial"}};
+    return r;
+}
+
 }  // namespace
 
 ImplicitAttentionResult implicit_attention(const DumpReader& dump,
@@ -112,6 +264,8 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                           "' is not raw, minmax or rownorm");
     if (const int heads = dump.attention_heads(o.layer); heads > 0)
         return real_attention(dump, o, heads);
+    if (dump.arch() == "birdie") return birdie_attention(dump, o);
+    if (dump.arch() == "gmlp") return gmlp_attention(dump, o);
     const auto kf = dump.kernel(o.layer, true), kb = dump.kernel(o.layer, false);
     if (kf.empty() || kb.empty()) {
         const auto have = dump.kernel_layers();
@@ -122,7 +276,8 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                           " has no SSM kernels in this dump, so no implicit attention" +
                           (have.empty()
                                ? std::string(" (only bidirectional BiGS and STACK/SSM dumps carry "
-                                             "kernels; BERT's attention is its own)")
+                                             "kernels, Birdie dumps with --gates give the decay of "
+                                             "their forget gates; BERT's attention is its own)")
                                : " (layers with kernels: " + list + ")"));
     }
     if (o.example < 0 || o.example >= dump.examples())

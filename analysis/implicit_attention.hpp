@@ -15,12 +15,26 @@
 //                      token s contributes to the SSM outputs at t given the example's own inputs,
 //                      mean_c |A_f[t, s] u_f,c[s]| + mean_c |A_b[t, s] u_b,c[s]| (the norm-based
 //                      view of attention of Kobayashi et al. 2020, applied to the convolutions).
-// A dump that holds a layer's real attention probabilities (BERT, GATED/ATT: `dump --attention`,
-// /layers/<l>/attention [S, H, L, L]) gives them instead, for the same example and tokens: one
-// head, or the mean of the heads (`head` = −1), over the example's n real tokens, so a BiGS
-// layer's implicit attention and a BERT layer's attention compare side by side.
-// And a normalisation per row (`normalise`): raw; minmax, |·| scaled to [0, 1] by the row's own
-// min and max; rownorm, |·| divided by the row's sum (rows sum to 1, no softmax).
+// A Birdie layer (gated linear recurrence, MODELS.md) has no kernels: its token mixing is the
+// decay of its forget gates. State channel c of h_t = f_t ⊙ h_{t−1} + i_t ⊙ z_t gives
+//
+//   A_c[t, s] = Π_{k=s+1..t} f_c[k] for s ≤ t (forward channels),
+//   A_c[t, s] = Π_{k=t..s−1} f_c[k] for s ≥ t (reverse channels of a bidirectional or prefix
+//               layer: the second half; in a prefix layer no carry enters k from k + 1 once
+//               k + 1 reaches the causal suffix),
+//
+// so the layer's states are h_c = A_c (i_c ⊙ z_c) exactly (from the dumped gates f, i, z of a dump
+// written with --gates). Modes: forward / backward, the mean of A_c over the forward / reverse
+// channels; sum, the mean over all channels; gated, mean_c |o_c[t] · A_c[t, s] · i_c[s] z_c[s]|,
+// what token s contributes to the input of W_out at t (o the output gate). A gMLP layer mixes
+// tokens through its spatial weight: the matrix is W[t, s] over the example's tokens (/mixing/<l>;
+// source "spatial"), forward / backward its lower / upper triangle (a causal gMLP's W is
+// lower-triangular). A dump that holds a layer's real attention probabilities (BERT, GATED/ATT:
+// `dump --attention`, /layers/<l>/attention [S, H, L, L]) gives them instead, for the same example
+// and tokens: one head, or the mean of the heads (`head` = −1), over the example's n real tokens,
+// so a BiGS layer's implicit attention and a BERT layer's attention compare side by side. And a
+// normalisation per row (`normalise`): raw; minmax, |·| scaled to [0, 1] by the row's own min and
+// max; rownorm, |·| divided by the row's sum (rows sum to 1, no softmax).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -38,6 +52,13 @@ namespace routescope::analysis {
 std::vector<double> toeplitz_attention(const std::vector<double>& kernel, double skip,
                                        std::int64_t n, bool forward);
 
+/// Birdie: A_c of one state channel (a column of `f`, the layer's forget gates [L, N] of one
+/// example) over its first n positions, row-major [n, n], in double. `forward` false: the reverse
+/// scan; `prefix_end` ≥ 0: the first position of a prefix layer's causal suffix (no reverse carry
+/// into k from k + 1 once k + 1 ≥ prefix_end), −1 for none.
+std::vector<double> decay_attention(const RowMatrixF& f, Eigen::Index channel, std::int64_t n,
+                                    bool forward, std::int64_t prefix_end = -1);
+
 struct ImplicitAttentionOptions {
     int layer = 1;
     std::int64_t example = 0;
@@ -54,8 +75,9 @@ struct ImplicitAttentionResult {
     std::int64_t length = 0;          ///< n, the example's real tokens
     std::vector<double> matrix;       ///< [n, n] row-major: row t (query), column s (source)
     std::vector<std::string> tokens;  ///< the example's tokens (vocabulary pieces), when known
-    /// What the matrix is: "convolutions" (an SSM layer's implicit attention, `mode`), or
-    /// "attention" (the layer's own softmax probabilities, `head`).
+    /// What the matrix is: "convolutions" (an SSM layer's implicit attention, `mode`), "decay"
+    /// (a Birdie layer's forget-gate products), "spatial" (a gMLP layer's W), or "attention" (the
+    /// layer's own softmax probabilities, `head`).
     std::string source = "convolutions";
     int heads = 0;  ///< the layer's attention heads (source attention)
     nlohmann::json to_json() const;

@@ -129,6 +129,16 @@ void AttentionView::sync_controls() {
 }
 
 QString AttentionView::matrix_text(const analysis::ImplicitAttentionResult& r) const {
+    if (r.source == "decay")  // Birdie: the forget gates' decay products (implicit_attention.hpp)
+        return tr("forget-gate decay, %1")
+            .arg(r.options.mode == "sum"        ? tr("all state channels")
+                 : r.options.mode == "forward"  ? tr("forward scan")
+                 : r.options.mode == "backward" ? tr("reverse scan")
+                                                : tr("gated by o, i, z"));
+    if (r.source == "spatial")  // gMLP: the spatial weight W
+        return r.options.mode == "forward"    ? tr("spatial weight W, lower triangle")
+               : r.options.mode == "backward" ? tr("spatial weight W, upper triangle")
+                                              : tr("spatial weight W");
     if (r.source != "attention")
         return mode_box_->itemText(
             std::max(0, mode_box_->findData(QString::fromStdString(r.options.mode))));
@@ -217,8 +227,8 @@ void AttentionView::redraw() {
         d.y_label = tr("query token t");
         d.value_label = tr("%1 (%2)").arg(matrix_text(r), normalise_text(settings_.normalise));
         // Probabilities and magnitudes are never negative; raw convolution weights are.
-        d.diverging =
-            settings_.normalise == "raw" && settings_.mode != "gated" && r.source != "attention";
+        d.diverging = settings_.normalise == "raw" && settings_.mode != "gated" &&
+                      r.source != "attention" && r.source != "decay";
         d.note =
             tr("Matrix: %1; rows: %2").arg(matrix_text(r), normalise_text(settings_.normalise));
         return d;

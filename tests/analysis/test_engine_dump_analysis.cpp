@@ -20,6 +20,7 @@
 #include "analysis/implicit_attention.hpp"
 #include "analysis_test_support.hpp"
 #include "engine/core/thread_pool.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/ops/fft_conv.hpp"
 
 using namespace analysis_test;
@@ -290,6 +291,191 @@ private slots:
                                   "--head", QString::number(H), "--out", file("none.json")});
         QCOMPARE(bad.exit_code, 2);
         QVERIFY2(bad.output.contains("attention heads"), qPrintable(bad.output));
+    }
+
+    // Issue 28: a Birdie layer's implicit attention is the decay of its forget gates. Applied to
+    // the layer's own scan inputs i ⊙ z (the dumped gates, every position: pads go through the
+    // scan), with the output gate and the checkpoint's W_out, it gives the layer's residual update
+    // hidden[l] − hidden[l − 1] that the engine computed (its scan op is checked against PyTorch
+    // by test_model_parity): a bidirectional block (reverse_from = N/2) and a causal one
+    // (alternate pattern), and a prefix-mode model whose reverse carry stops at the causal suffix.
+    // Reading every channel as forward instead fails the same check (the directions matter).
+    void birdieDecayAppliedToTheScanInputsGivesTheLayersUpdate() {
+        for (const char* mode : {"bidirectional", "prefix"}) {
+            auto c = induction_config(0);
+            c["model"]["arch"] = "birdie";
+            c["model"].erase("ssm");
+            c["model"]["birdie"] = {{"mode", mode}, {"layer_pattern", "alternate"}};
+            const QString name = QString("birdie_%1").arg(mode);
+            QFile cf(file(name + ".json"));
+            QVERIFY(cf.open(QIODevice::WriteOnly));
+            cf.write(QByteArray::fromStdString(c.dump(2)));
+            cf.close();
+            const auto t = run_cli({"train", "--config", file(name + ".json"), "--out", file(name),
+                                    "--set", "train.steps=3", "--threads", "2"});
+            QVERIFY2(t.exit_code == 0, qPrintable(t.output));
+            const QString dump = file(name + ".dump.h5");
+            const auto d =
+                run_cli({"dump", "--checkpoint", file(name + "/model.ckpt.h5"), "--out", dump,
+                         "--task", "induction", "--gates", "--examples", "4", "--threads", "2"});
+            QVERIFY2(d.exit_code == 0, qPrintable(d.output));
+            const routescope::Checkpoint ck =
+                routescope::read_checkpoint(file(name + "/model.ckpt.h5").toStdString());
+            const auto param = [&](const std::string& n) {
+                for (const auto& e : ck.layout)
+                    if (e.name == n) return ck.params.data() + e.offset;
+                return static_cast<const float*>(nullptr);
+            };
+            const routescope::analysis::DumpReader r(dump.toStdString());
+            const std::int64_t L = r.padded_length(), D = r.width();
+            for (int layer : {1, 2}) {
+                const float* W = param("layers." + std::to_string(layer - 1) + ".w_out.weight");
+                const float* bias = param("layers." + std::to_string(layer - 1) + ".w_out.bias");
+                QVERIFY(W && bias);
+                const int reverse_from = r.gate_reverse_from(layer);
+                QCOMPARE(reverse_from >= 0, layer == 1);  // alternate: block 1 is causal
+                for (std::int64_t example : {0, 3}) {
+                    const auto row = std::find(r.example_of_row(layer).begin(),
+                                               r.example_of_row(layer).end(), example) -
+                                     r.example_of_row(layer).begin();
+                    const auto f = r.gate_row(layer, "f", row), i = r.gate_row(layer, "i", row),
+                               z = r.gate_row(layer, "z", row), o = r.gate_row(layer, "o", row);
+                    const Eigen::Index N = f.cols();
+                    const Eigen::Index nf = reverse_from < 0 ? N : reverse_from;
+                    const std::int64_t p = reverse_from >= 0 ? r.prefix_end(example) : -1;
+                    QCOMPARE(p >= 0, std::string(mode) == "prefix" && layer == 1);
+                    const auto h1 = r.hidden_row(layer, row), h0 = r.hidden_row(layer - 1, row);
+                    const std::int64_t n = h1.rows();
+                    // 0: the layer's own directions and prefix cut; 1: every channel forward; 2:
+                    // the directions without the prefix cut (differs only in a prefix layer).
+                    for (const int variant : {0, 1, 2}) {
+                        const bool right = variant != 1;
+                        // state H[t, c] = Σ_s A_c[t, s] i z [s, c], over all L positions.
+                        Eigen::MatrixXd H = Eigen::MatrixXd::Zero(L, N);
+                        for (Eigen::Index ch = 0; ch < N; ++ch) {
+                            const bool fwd = !right || ch < nf;
+                            const auto a = routescope::analysis::decay_attention(
+                                f, ch, L, fwd, fwd || variant != 0 ? -1 : p);
+                            for (std::int64_t tt = 0; tt < L; ++tt)
+                                for (std::int64_t s = 0; s < L; ++s)
+                                    H(tt, ch) += a[static_cast<std::size_t>(tt * L + s)] *
+                                                 double(i(s, ch)) * double(z(s, ch));
+                        }
+                        double worst = 0, scale = 0;
+                        for (std::int64_t tt = 0; tt < n; ++tt)
+                            for (std::int64_t k = 0; k < D; ++k) {
+                                double y = bias[k];
+                                for (Eigen::Index ch = 0; ch < N; ++ch)
+                                    y += double(W[k * N + ch]) * double(o(tt, ch)) * H(tt, ch);
+                                const double want = double(h1(tt, k)) - double(h0(tt, k));
+                                scale = std::max(scale, std::abs(want));
+                                worst = std::max(worst, std::abs(y - want));
+                            }
+                        const QString what = QString(
+                                                 "%1 layer %2 example %3: |W_out(o ⊙ A iz) − "
+                                                 "Δhidden| %4 against max |Δhidden| %5")
+                                                 .arg(mode)
+                                                 .arg(layer)
+                                                 .arg(example)
+                                                 .arg(worst)
+                                                 .arg(scale);
+                        const char* label[] = {"", "all forward: ", "no prefix cut: "};
+                        qDebug("%s%s", label[variant], qPrintable(what));
+                        if (variant == 0)
+                            QVERIFY2(worst <= 2e-3 * scale + 1e-6, qPrintable(what));
+                        else if (variant == 1 && reverse_from >= 0)  // some channels scan back
+                            QVERIFY2(worst > 2e-2 * scale, qPrintable(label[1] + what));
+                        else if (variant == 2 && p >= 0)
+                            QVERIFY2(worst > 2e-2 * scale, qPrintable(label[2] + what));
+                    }
+                }
+            }
+            // The CLI: sum is the mean of A_c over every channel; a causal layer has no
+            // backward; the matrix covers the example's real tokens.
+            const QString out = file(name + "-implicit.json");
+            auto a = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "1",
+                              "--example", "0", "--mode", "sum", "--out", out});
+            QVERIFY2(a.exit_code == 0, qPrintable(a.output));
+            const auto res = read_json(out)["results"][0];
+            QCOMPARE(res["source"].get<std::string>(), std::string("decay"));
+            const auto f = r.gate_row(1, "f", 0);
+            const std::int64_t n = r.lengths()[0];
+            QCOMPARE(res["length"].get<std::int64_t>(), n);
+            const Eigen::Index N = f.cols(), nf = r.gate_reverse_from(1);
+            const std::int64_t p = r.prefix_end(0);
+            for (const auto& [tt, s] : {std::pair<int, int>{3, 1}, {1, 3}, {5, 5}, {2, 7}}) {
+                double want = 0;
+                for (Eigen::Index ch = 0; ch < N; ++ch) {
+                    double prod = 1;
+                    if (s <= tt) {
+                        if (ch >= nf && s < tt) prod = 0;
+                        for (int k = s + 1; k <= tt && ch < nf; ++k)
+                            prod *= f(k, ch);
+                    } else {
+                        if (ch < nf || (p >= 0 && s >= p)) prod = 0;
+                        for (int k = tt; k < s && prod != 0; ++k)
+                            prod *= f(k, ch);
+                    }
+                    want += prod / double(N);
+                }
+                QVERIFY2(std::abs(res["matrix"][tt][s].get<double>() - want) <= 1e-9,
+                         qPrintable(QString("%1 (%2, %3): %4 against %5")
+                                        .arg(mode)
+                                        .arg(tt)
+                                        .arg(s)
+                                        .arg(res["matrix"][tt][s].get<double>())
+                                        .arg(want)));
+            }
+            a = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "2", "--mode",
+                         "backward", "--out", file("none.json")});
+            QCOMPARE(a.exit_code, 2);
+            QVERIFY2(a.output.contains("causal Birdie layer"), qPrintable(a.output));
+        }
+    }
+
+    // Issue 28: a gMLP layer's implicit attention is its spatial weight W over the example's
+    // tokens, as the dump's /mixing/<l> holds it (forward: its lower triangle).
+    void gmlpImplicitAttentionIsItsSpatialWeight() {
+        auto c = induction_config(0);
+        c["model"]["arch"] = "gmlp";
+        c["model"].erase("ssm");
+        QFile cf(file("gmlp_mixing.json"));
+        QVERIFY(cf.open(QIODevice::WriteOnly));
+        cf.write(QByteArray::fromStdString(c.dump(2)));
+        cf.close();
+        const auto t = run_cli({"train", "--config", file("gmlp_mixing.json"), "--out",
+                                file("gmlp_mixing"), "--threads", "2"});
+        QVERIFY2(t.exit_code == 0, qPrintable(t.output));
+        const QString dump = file("gmlp_mixing.dump.h5");
+        const auto d = run_cli({"dump", "--checkpoint", file("gmlp_mixing/model.ckpt.h5"), "--out",
+                                dump, "--task", "induction", "--examples", "2", "--threads", "2"});
+        QVERIFY2(d.exit_code == 0, qPrintable(d.output));
+        H5::H5File h5(dump.toStdString(), H5F_ACC_RDONLY);
+        H5::DataSet ds = h5.openDataSet("/mixing/2");
+        hsize_t dims[2];
+        ds.getSpace().getSimpleExtentDims(dims);
+        std::vector<float> w(dims[0] * dims[1]);
+        ds.read(w.data(), H5::PredType::NATIVE_FLOAT);
+        for (const char* mode : {"sum", "forward"}) {
+            const QString out = file(QString("gmlp-%1.json").arg(mode));
+            const auto r = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "2",
+                                    "--example", "1", "--mode", mode, "--out", out});
+            QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+            const auto res = read_json(out)["results"][0];
+            QCOMPARE(res["source"].get<std::string>(), std::string("spatial"));
+            const int n = res["length"].get<int>();
+            for (int tt = 0; tt < n; ++tt)
+                for (int s = 0; s < n; ++s) {
+                    const double want = std::string(mode) == "forward" && s > tt
+                                            ? 0.0
+                                            : double(w[static_cast<std::size_t>(tt) * dims[1] + s]);
+                    QCOMPARE(res["matrix"][tt][s].get<double>(), want);
+                }
+        }
+        const auto bad = run_cli({"analyze", "implicit-attention", "--dump", dump, "--layer", "2",
+                                  "--mode", "gated", "--out", file("none.json")});
+        QCOMPARE(bad.exit_code, 2);
+        QVERIFY2(bad.output.contains("spatial weight"), qPrintable(bad.output));
     }
 
     void flopsOfTheCheckpointsModelCountItsOwnParameters() {

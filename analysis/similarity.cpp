@@ -545,10 +545,17 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         src_a.push_back({&a, l, rows_of_examples(a, l), a.width()});
     for (int l : r.layers_b)
         src_b.push_back({&b, l, rows_of_examples(b, l), b.width()});
-    // Examples stored by every chosen layer of both dumps, with at least one real token.
+    if (options.min_length < 0 || options.max_length < 0 ||
+        (options.max_length > 0 && options.max_length < options.min_length))
+        throw ConfigError("similarity: the length range " + str(options.min_length) + ".." +
+                          str(options.max_length) + " is empty");
+    // Examples stored by every chosen layer of both dumps, with at least one real token (and
+    // within the length range when one is given).
     std::vector<std::int64_t> common;
     for (std::int64_t e = 0; e < a.examples(); ++e) {
-        bool in_all = a.lengths()[static_cast<std::size_t>(e)] > 0;
+        const std::int64_t len = a.lengths()[static_cast<std::size_t>(e)];
+        bool in_all = len > 0 && len >= options.min_length &&
+                      (options.max_length == 0 || len <= options.max_length);
         for (const auto* list : {&src_a, &src_b})
             for (const auto& s : *list)
                 in_all = in_all && s.row_of[static_cast<std::size_t>(e)] >= 0;
@@ -770,9 +777,34 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                                {"permutations", options.permutations},
                                {"bootstrap", options.bootstrap},
                                {"svcca_variance", options.svcca_variance},
+                               {"min_length", options.min_length},
+                               {"max_length", options.max_length},
                                {"rbf_bandwidth", "median pairwise distance"},
                                {"interval", "bootstrap percentile 2.5-97.5 over examples"}};
     return r;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> length_bins(const DumpReader& a, int k) {
+    if (k < 1) throw ConfigError("similarity: --length-bins must be at least 1");
+    std::vector<std::int64_t> lens;
+    for (auto l : a.lengths())
+        if (l > 0) lens.push_back(l);
+    if (lens.empty()) throw ConfigError(a.path() + ": no example has a real token");
+    std::sort(lens.begin(), lens.end());
+    const auto n = static_cast<std::int64_t>(lens.size());
+    std::vector<std::pair<std::int64_t, std::int64_t>> bins;
+    std::int64_t lo = lens.front();
+    for (int b = 1; b <= k; ++b) {
+        // The upper edge: the length at the b-th k-quantile; a bin ends below the next bin's
+        // first length, so equal lengths stay together.
+        const std::int64_t at = std::min(n - 1, (static_cast<std::int64_t>(b) * n) / k);
+        const std::int64_t next = b == k ? lens.back() + 1 : lens[static_cast<std::size_t>(at)];
+        if (next <= lo) continue;
+        bins.emplace_back(lo, next - 1);
+        lo = next;
+    }
+    if (bins.empty() || bins.back().second < lens.back()) bins.emplace_back(lo, lens.back());
+    return bins;
 }
 
 nlohmann::json SimilarityResult::to_json() const {
@@ -800,7 +832,10 @@ nlohmann::json SimilarityResult::to_json() const {
             {"svcca_dims_a", svcca_dims_a},
             {"svcca_dims_b", svcca_dims_b},
             {"gram", gram},
-            {"notes", notes}};
+            {"notes", notes},
+            {"length_range", options.min_length > 0 || options.max_length > 0
+                                 ? nlohmann::json{options.min_length, options.max_length}
+                                 : nlohmann::json()}};
 }
 
 CsvTable SimilarityResult::table() const {
@@ -808,6 +843,11 @@ CsvTable SimilarityResult::table() const {
     // value: the full sample; gram_value, null_mean, p_value and the interval: the Gram sample.
     t.columns = {"layer_a",   "layer_b", "measure", "value",  "gram_value",
                  "null_mean", "p_value", "ci_low",  "ci_high"};
+    const bool lengths = options.length_columns || options.min_length > 0 || options.max_length > 0;
+    if (lengths) {
+        t.columns.push_back("min_length");
+        t.columns.push_back("max_length");
+    }
     for (std::size_t k = 0; k < measures.size(); ++k) {
         const GramStatistics* g = measures[k] == "linear_cka" && has_linear_gram ? &linear_gram
                                   : measures[k] == "rbf_cka" && has_rbf_gram     ? &rbf_gram
@@ -824,6 +864,14 @@ CsvTable SimilarityResult::table() const {
                                   g ? cell(g->p_value) : nlohmann::json(),
                                   g ? cell(g->ci_low) : nlohmann::json(),
                                   g ? cell(g->ci_high) : nlohmann::json()});
+                if (lengths) {
+                    t.rows.back().push_back(options.min_length > 0
+                                                ? nlohmann::json(options.min_length)
+                                                : nlohmann::json());
+                    t.rows.back().push_back(options.max_length > 0
+                                                ? nlohmann::json(options.max_length)
+                                                : nlohmann::json());
+                }
             }
     }
     return t;

@@ -43,7 +43,18 @@ struct SimilarityOptions {
     double svcca_variance = 0.99;         ///< share of the variance SVCCA keeps
     std::int64_t chunk = 512;             ///< vectors per streamed chunk
     std::int64_t accumulator_bytes = std::int64_t{512} << 20;  ///< per pass over the data
+    /// Only examples of min_length … max_length real tokens (0: no bound): one bin of
+    /// `analyze similarity --length-bins` (length_bins below).
+    std::int64_t min_length = 0, max_length = 0;
+    /// Write the length columns (min_length, max_length) in the table even without bounds: the
+    /// unbinned result beside its bins.
+    bool length_columns = false;
 };
+
+/// The bins of input length that `--length-bins k` compares separately: the examples' real-token
+/// counts (of dump `a`, > 0) split at their k-quantiles into at most k non-empty, non-overlapping
+/// ranges [lo, hi] of lengths (ties keep a length in one bin, so there may be fewer than k).
+std::vector<std::pair<std::int64_t, std::int64_t>> length_bins(const DumpReader& a, int k);
 
 /// A len(layers_a) × len(layers_b) matrix of one statistic, row-major.
 using LayerMatrix = std::vector<std::vector<double>>;

@@ -59,6 +59,7 @@ struct AnalyzeArgs {
     std::string vectors = "token", layer_a, layer_b;
     std::vector<std::string> measures;
     SimilarityOptions similarity;
+    int length_bins = 0;  ///< similarity: --length-bins k (0: none)
     // implicit-attention
     std::int64_t example = 0;
     std::string mode = "sum", normalise = "raw";
@@ -226,10 +227,23 @@ Output run_analysis(const AnalyzeArgs& a) {
         };
         o.layers_a = side(a.layer_a, *dumps[0]);
         o.layers_b = side(a.layer_b, *dumps[1]);
+        // --length-bins k: the result over every example, then one per bin of input length.
+        o.length_columns = a.length_bins > 0;
         const auto r = representation_similarity(*dumps[0], *dumps[1], o);
         for (const auto& note : r.notes)
             std::cerr << "routescope-cli analyze similarity: " << note << "\n";
         out.add(r.to_json(), r.table());
+        if (a.length_bins > 0)
+            for (const auto& [lo, hi] : length_bins(*dumps[0], a.length_bins)) {
+                SimilarityOptions ob = o;
+                ob.min_length = lo;
+                ob.max_length = hi;
+                const auto rb = representation_similarity(*dumps[0], *dumps[1], ob);
+                for (const auto& note : rb.notes)
+                    std::cerr << "routescope-cli analyze similarity (lengths " << lo << "-" << hi
+                              << "): " << note << "\n";
+                out.add(rb.to_json(), rb.table());
+            }
     } else if (a.kind == "implicit-attention") {
         const DumpReader& dump = need_dump(dumps, a.kind);
         if (a.layer == "all")
@@ -330,6 +344,10 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "similarity: permutations of the null (default 100, 0 none)");
     cmd->add_option("--bootstrap", a->similarity.bootstrap,
                     "similarity: bootstrap resamples of the interval (default 100, 0 none)");
+    cmd->add_option("--length-bins", a->length_bins,
+                    "similarity: also each of k bins of input length (quantiles of dump A's "
+                    "example lengths), one result per bin after the overall one")
+        ->check(CLI::Range(0, 64));
     cmd->add_option("--svcca-variance", a->similarity.svcca_variance,
                     "similarity: share of the variance SVCCA keeps (default 0.99)");
     cmd->add_option("--example", a->example,

@@ -481,6 +481,44 @@ def main():
         checked(res, B["tiny"], B["tiny"], "tiny vs tiny", measures=("linear_cka", "procrustes"),
                      closed={"linear_cka": diag(2), "procrustes": diag(2)}, gram_stats=False)
 
+    # --length-bins 3: the overall result, then one per bin of input length. The bins follow the
+    # documented definition (docs/analyses.md): A's example lengths sorted, cut at their 3-quantiles,
+    # equal lengths kept together; each bin's sample holds exactly the real tokens of its examples,
+    # and its linear CKA and Procrustes match numpy on that sample.
+    binned_out = os.path.join(out_dir, "bins.json")
+    rc, so, se = run(cli, ["--dump", D["a"], "--dump", D["rotated"], "--length-bins", "3", "--measures",
+                           "linear_cka,procrustes", "--permutations", "0", "--bootstrap", "0",
+                           "--csv", os.path.join(out_dir, "bins.csv"), "--out", binned_out])
+    if C.check(rc == 0, f"--length-bins 3: exit {rc}; stderr: {se.strip()[-600:]}"):
+        results = json.load(open(binned_out))["results"]
+        lens = sorted(int(x) for x in A.lengths if x > 0)
+        want_bins, lo = [], lens[0]
+        for b in range(1, 4):
+            nxt = lens[-1] + 1 if b == 3 else lens[min(len(lens) - 1, b * len(lens) // 3)]
+            if nxt > lo:
+                want_bins.append((lo, nxt - 1))
+                lo = nxt
+        C.check(len(results) == 1 + len(want_bins),
+                f"--length-bins 3: {len(results)} results, expected 1 + {len(want_bins)} bins {want_bins}")
+        C.check(results[0].get("length_range") is None, "--length-bins: the first result is not the overall one")
+        for res, (blo, bhi) in zip(results[1:], want_bins):
+            what = f"--length-bins 3, lengths {blo}-{bhi}"
+            C.check(res.get("length_range") == [blo, bhi], f"{what}: length_range {res.get('length_range')}")
+            ex = np.asarray(res["sample"]["examples"], np.int64)
+            in_bin = [e for e in range(A.S) if blo <= A.lengths[e] <= bhi]
+            C.check(sorted(set(ex.tolist())) == in_bin, f"{what}: sampled examples are not the bin's")
+            C.check(res["n"] == int(sum(A.lengths[e] for e in in_bin)),
+                    f"{what}: n = {res['n']}, the bin's examples hold {int(sum(A.lengths[e] for e in in_bin))}")
+            want, _, _, _ = ref.reference_matrices(A, B["rotated"], res, 0.99)
+            shape = (len(res["layers_a"]), len(res["layers_b"]))
+            for name in ("linear_cka", "procrustes"):
+                M = matrix(res["measures"][name], shape, f"{what} {name}")
+                if M is not None:
+                    compare(name, M, want[name], what)
+        header = open(os.path.join(out_dir, "bins.csv")).readline().strip().split(",")
+        C.check(header[-2:] == ["min_length", "max_length"], f"--length-bins: CSV header {header}")
+        print(f"  --length-bins 3: bins {want_bins}", flush=True)
+
     # independent representations: p uniform, so about 1% of the p-values are <= 0.01 by chance
     small = sum(p <= 0.01 for p in NOISE_P)
     C.check(len(NOISE_P) > 0 and small <= max(3, len(NOISE_P) // 20),

@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "views/chart_figure.hpp"
+#include "views/chart_options.hpp"
 #include "views/figure_font.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/interval_bar_chart.hpp"
@@ -118,6 +119,7 @@ void AnalysisView::end_ok() {
     busy_ = false;
     has_result_ = true;
     set_status({});
+    apply_pending_limits();
     emit analysisFinished();
 }
 
@@ -214,12 +216,18 @@ nlohmann::json AnalysisView::chart_options() const {
     using P = FigureChartView::LegendPosition;
     nlohmann::json out = nlohmann::json::array();
     bool any = false;
+    qsizetype index = 0;
     for (auto* chart : figure_->findChildren<FigureChartView*>()) {
         nlohmann::json o = nlohmann::json::object();
         if (chart->legend_position() == P::Right) o["legend"] = "right";
         if (chart->legend_position() == P::Hidden) o["legend"] = "hidden";
+        if (const auto p = pending_limits_.find(index); p != pending_limits_.end())
+            o["limits"] = p->second;  // restored, not yet shown: as they will be
+        else if (const auto l = zoomed_axis_limits(chart))
+            o["limits"] = {{"x", {(*l)[0], (*l)[1]}}, {"y", {(*l)[2], (*l)[3]}}};
         any = any || !o.empty();
         out.push_back(o);
+        ++index;
     }
     return any ? out : nlohmann::json::array();
 }
@@ -230,12 +238,35 @@ void AnalysisView::apply_chart_options(const nlohmann::json& options) {
     const auto charts = figure_->findChildren<FigureChartView*>();
     for (qsizetype i = 0; i < charts.size() && i < static_cast<qsizetype>(options.size()); ++i) {
         const auto& o = options[static_cast<std::size_t>(i)];
-        if (!o.is_object() || !o.contains("legend") || !o["legend"].is_string()) continue;
+        if (!o.is_object()) continue;
+        if (o.contains("limits")) {
+            const auto& l = o["limits"];
+            const auto pair = [&](const char* k) {
+                return l.is_object() && l.contains(k) && l[k].is_array() && l[k].size() == 2 &&
+                       l[k][0].is_number() && l[k][1].is_number();
+            };
+            if (pair("x") && pair("y")) pending_limits_[i] = l;
+        }
+        if (!o.contains("legend") || !o["legend"].is_string()) continue;
         const std::string legend = o["legend"].get<std::string>();
         charts[i]->set_legend_position(legend == "right"    ? P::Right
                                        : legend == "hidden" ? P::Hidden
                                                             : P::Below);
     }
+    if (has_result_ && !busy_) apply_pending_limits();
+}
+
+void AnalysisView::apply_pending_limits() {
+    if (pending_limits_.empty()) return;
+    const auto charts = figure_->findChildren<FigureChartView*>();
+    for (const auto& [i, l] : pending_limits_) {
+        if (i >= charts.size()) continue;
+        // Limits that no longer fit the data (another file, a log axis) are dropped quietly: the
+        // chart shows its data, as before the project was saved with them.
+        (void)set_axis_limits(charts[i], l["x"][0].get<double>(), l["x"][1].get<double>(),
+                              l["y"][0].get<double>(), l["y"][1].get<double>());
+    }
+    pending_limits_.clear();
 }
 
 QStringList AnalysisView::panel_titles() const {

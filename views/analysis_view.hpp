@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -99,10 +100,14 @@ public:
     QStringList export_to(const QString& path, const FigureExportOptions& options) const;
 
     QWidget* figure() const { return figure_; }
-    /// Each chart's own options (its legend position), in the figure's chart order:
-    /// [{"legend": "right"}, {}, ...]; empty when every chart has the defaults.
+    /// Each chart's own options, in the figure's chart order: its legend position and, when it
+    /// is zoomed, the limits it shows in the axes' own values,
+    /// [{"legend": "right", "limits": {"x": [x0, x1], "y": [y0, y1]}}, {}, ...]; empty when every
+    /// chart has the defaults.
     nlohmann::json chart_options() const;
-    /// Applies what chart_options() returned (unknown entries and values are ignored).
+    /// Applies what chart_options() returned (unknown entries and values are ignored). Limits
+    /// wait for the next result to be shown (a chart fits its data when it arrives) and are then
+    /// applied as typed-in limits; until then chart_options() reports them as they will be.
     void apply_chart_options(const nlohmann::json& options);
 
 signals:
@@ -136,7 +141,9 @@ private:
     std::shared_ptr<std::atomic<bool>> cancelled_;
     QPointer<QObject> watcher_;
     InputGate gate_;
-    std::function<void()> held_run_;  ///< the analysis that waits for the gate
+    std::function<void()> held_run_;                      ///< the analysis that waits for the gate
+    std::map<qsizetype, nlohmann::json> pending_limits_;  ///< chart index → limits (above)
+    void apply_pending_limits();
     void begin(const QString& what);
     void end_ok();
     void end_failed(const QString& message);

@@ -62,6 +62,18 @@ QString set_axis_limits(QChartView* view, double x0, double x1, double y0, doubl
     return {};
 }
 
+std::optional<std::array<double, 4>> zoomed_axis_limits(QChartView* view) {
+    PlotInteraction* interaction = chart_interaction(view);
+    QAbstractAxis* ax = first_axis(view, Qt::Horizontal);
+    QAbstractAxis* ay = first_axis(view, Qt::Vertical);
+    if (!interaction || !interaction->zoomed() || !ax || !ay) return std::nullopt;
+    const auto [x0, x1] = raw_range(ax);
+    const auto [y0, y1] = raw_range(ay);
+    if (!std::isfinite(x0) || !std::isfinite(x1) || !std::isfinite(y0) || !std::isfinite(y1))
+        return std::nullopt;
+    return std::array<double, 4>{x0, x1, y0, y1};
+}
+
 void edit_axis_limits(QChartView* view) {
     QAbstractAxis* ax = first_axis(view, Qt::Horizontal);
     QAbstractAxis* ay = first_axis(view, Qt::Vertical);

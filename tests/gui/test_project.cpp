@@ -2,6 +2,7 @@
 // with its data), the workbench reopens its files and views with their settings, view settings
 // changes are undoable, and `routescope --export` redraws every view of a project without a
 // display.
+#include <QValueAxis>
 #include <QtTest>
 
 #include <QComboBox>
@@ -21,6 +22,7 @@
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
 #include "views/chart_figure.hpp"
+#include "views/chart_options.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -265,6 +267,71 @@ private slots:
         auto* chart = window.analysis_views()[0]->figure()->findChild<views::FigureChartView*>();
         QVERIFY(chart);
         QVERIFY(chart->legend_position() == views::FigureChartView::LegendPosition::Right);
+        QVERIFY(!window.modified());
+    }
+
+    // Issue 26: a chart's typed axis limits are saved with the project and shown again when it is
+    // reopened (after the view's analysis has drawn its data); reopening is not a change.
+    void aChartsAxisLimitsAreSaved() {
+        const QString dir = fresh_dir("axis_limits");
+        const QString dump = fixture("valid_full.dump.h5");
+        double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view = window.open_analysis("transitions", {dump});
+            QVERIFY(view_test::wait_for(view));
+            window.save_project(dir + "/p.rsproj");
+            auto* chart = view->figure()->findChild<views::FigureChartView*>();
+            QVERIFY(chart);
+            auto* ax = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Horizontal).first());
+            auto* ay = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).first());
+            QVERIFY(ax && ay);
+            // A quarter of each range in from its ends: inside the data whatever they are.
+            x0 = ax->min() + 0.25 * (ax->max() - ax->min());
+            x1 = ax->max() - 0.25 * (ax->max() - ax->min());
+            y0 = ay->min() + 0.25 * (ay->max() - ay->min());
+            y1 = ay->max() - 0.25 * (ay->max() - ay->min());
+            QCOMPARE(views::set_axis_limits(chart, x0, x1, y0, y1), QString());
+            QVERIFY(window.modified());
+            window.save_project(dir + "/p.rsproj");
+        }
+        const auto limits = read_json(dir + "/p.rsproj")["views"]
+                                .toArray()
+                                .at(0)
+                                .toObject()["charts"]
+                                .toArray()
+                                .at(0)
+                                .toObject()["limits"]
+                                .toObject();
+        QVERIFY(std::abs(limits["x"].toArray().at(0).toDouble() - x0) <=
+                1e-9 * std::abs(x0) + 1e-12);
+        QVERIFY(std::abs(limits["y"].toArray().at(1).toDouble() - y1) <=
+                1e-9 * std::abs(y1) + 1e-12);
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        QCOMPARE(window.analysis_views().size(), 1);
+        auto* chart = window.analysis_views()[0]->figure()->findChild<views::FigureChartView*>();
+        QVERIFY(chart);
+        auto* ax = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Horizontal).first());
+        auto* ay = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).first());
+        QVERIFY(ax && ay);
+        auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * (std::abs(b) + 1); };
+        QVERIFY2(near(ax->min(), x0) && near(ax->max(), x1) && near(ay->min(), y0) &&
+                     near(ay->max(), y1),
+                 qPrintable(QString("shown x %1..%2 y %3..%4, saved x %5..%6 y %7..%8")
+                                .arg(ax->min())
+                                .arg(ax->max())
+                                .arg(ay->min())
+                                .arg(ay->max())
+                                .arg(x0)
+                                .arg(x1)
+                                .arg(y0)
+                                .arg(y1)));
         QVERIFY(!window.modified());
     }
 

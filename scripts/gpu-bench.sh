@@ -8,6 +8,8 @@
 #   bench dump --device cuda                    (published-size BiGS dump)
 # and first, tests/io/hf_real_checkpoints.py (real transformers checkpoints through `import`).
 # Usage: scripts/gpu-bench.sh [--budget SECONDS] [--only NAME[,NAME]] ; writes $OUT/gpu-bench.txt
+#   names: hf-import train-small train-base conv train-bert-base dump forward train-base-tf32
+#   train-small-compiled, and induction (only when named)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$src/gpu-check-out}
@@ -64,6 +66,16 @@ run dump 60 "$cli" bench dump --device cuda --examples 200 --length 512 --d-mode
 rm -f "$out/bench-dump.h5"
 run forward 45 "$cli" bench forward --device cuda --arch bigs,bert,birdie,gmlp --lengths 512,2048,8192 \
     --d-model 1024 --layers 4 --repeats 3 --max-seconds 2
+run train-base-tf32 60 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
+    --python "$py" --threads 8 --steps 5 --warmup 2 --profile-steps 0 --precision tf32 --set model.d_model=768 \
+    --set model.n_layers=12 --set data.seq_len=512 --set model.max_len=512 --set train.batch_size=32
 run train-small-compiled 90 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
     --torch-compile --python "$py" --threads 8 --steps 10 --warmup 3 --profile-steps 0
+# Only when asked for (--only induction; about 5 minutes): issue 27's induction on H3's protocol,
+# 3 seeds of the three models as three processes sharing the GPU.
+if [[ $only == *",induction,"* ]]; then
+    run induction 420 "$cli" experiment induction --seeds 3 --jobs 3 --threads 2 --device cuda \
+        --out "$out/induction"
+    cp "$out/induction/results.md" "$out/induction-results.md" 2>/dev/null
+fi
 echo "== total $(($(date +%s) - start)) s" | tee -a "$log"

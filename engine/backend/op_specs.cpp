@@ -127,7 +127,9 @@ std::vector<OpSpec> odd(OpId op) {
         case OpId::gate_softmax:
             return {make(op, {5, 1031})};
         case OpId::linear_scan:
-            return {make(op, {3, 41, 13, 5})};
+            // The second: one sequence of 131 steps, 5 channels (the CUDA backend's chunked
+            // scan: 5 chunks, the last partial, cut carries inside chunks).
+            return {make(op, {3, 41, 13, 5}), make(op, {1, 131, 5, 2})};
         case OpId::cross_entropy:
             return {make(op, {37, 263})};
         case OpId::count:
@@ -181,7 +183,8 @@ std::vector<OpSpec> bench(OpId op) {
         case OpId::gate_softmax:
             return {make(op, {5, rows * d})};
         case OpId::linear_scan:
-            return {make(op, {B, L, 2 * d, d})};
+            // And Birdie at batch 1 and a long sequence (B·N small, L long: the chunked scan).
+            return {make(op, {B, L, 2 * d, d}), make(op, {1, 8192, 2 * d, d})};
         case OpId::cross_entropy:
             return {make(op, {rows, 8000})};
         case OpId::count:

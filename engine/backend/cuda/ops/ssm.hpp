@@ -394,6 +394,155 @@ struct LinearScanBackward {
     }
 };
 
+// ---------------------------------------------------------------- chunked linear_scan
+// One index per (b, c) walking all L steps leaves the GPU idle when B·N is small and L long (a
+// Birdie layer at batch 1 and L = 8192 did not finish a forward in 2 s on an H200). With L longer
+// than kScanChunk the scan runs in chunks of kScanChunk steps instead, for any shape (the order of
+// every sum is fixed by the shape, so runs stay bit-identical):
+//   1. one index per (b, c, chunk): the chunk's scan from a zero carry, written in place, and the
+//      factor A its incoming carry gets by the chunk's end (the product of f where the carry
+//      passes, 0 once it is cut) and the chunk's end value E;
+//   2. one index per (b, c): carry_in[k] over the chunks in order (carry = A_k·carry + E_k);
+//   3. one index per (b, c, chunk): h += (product of the passing f from the chunk's start to the
+//      step)·carry_in, walking the chunk again.
+// The backward's g = dh + f·g_next is the same recurrence over the steps in reverse (the factor of
+// step s is f at s + 1 where the carry into s + 1 passes), solved the same way into scratch; then
+// one index per element adds dx += g and df += g·h_prev where the carry passed.
+inline constexpr std::int64_t kScanChunk = 32;
+
+/// The step order of one recurrence: `reverse_steps` walks the scan's steps from last to first
+/// (the backward's g), and `factor(b, c, s)` is what the value carried into step s is multiplied
+/// by (0 where the carry is cut).
+template <class T>
+struct ScanRecurrence {
+    const T* f;
+    ScanShape s;
+    bool reverse_steps;
+    /// The scan step of the k-th element of this recurrence's order.
+    ROUTESCOPE_HD std::int64_t step(std::int64_t k) const {
+        return reverse_steps ? s.L - 1 - k : k;
+    }
+    ROUTESCOPE_HD std::int64_t at(std::int64_t b, std::int64_t c, std::int64_t st,
+                                  bool forward) const {
+        return (b * s.L + s.position(st, forward)) * s.N + c;
+    }
+    /// The factor on the carry entering order element k (k > 0).
+    ROUTESCOPE_HD T factor(std::int64_t b, std::int64_t c, std::int64_t k) const {
+        const bool forward = c < s.nf;
+        // The forward scan: the carry enters step k through f at k where it passes. The reverse
+        // order (the backward): g of step st receives f·g from step st + 1, where the carry passed
+        // into st + 1.
+        const std::int64_t st = reverse_steps ? step(k - 1) : step(k);
+        const std::int64_t t = s.position(st, forward);
+        return s.passes(b, st, t, forward) ? f[at(b, c, st, forward)] : T(0);
+    }
+};
+
+/// Phase 1: i = (b, c, chunk): y (in place over `v`, the recurrence's inputs) from a zero carry;
+/// A and E of the chunk into aux[2·i], aux[2·i + 1].
+template <class T>
+struct ScanChunkLocal {
+    T* v;
+    T* aux;
+    ScanRecurrence<T> r;
+    std::int64_t chunks;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t k0 = (i % chunks) * kScanChunk, bc = i / chunks;
+        const std::int64_t b = bc / r.s.N, c = bc % r.s.N;
+        const bool forward = c < r.s.nf;
+        const std::int64_t k1 = k0 + kScanChunk < r.s.L ? k0 + kScanChunk : r.s.L;
+        T carry = 0, a = 1;
+        for (std::int64_t k = k0; k < k1; ++k) {
+            const T g = k > 0 ? r.factor(b, c, k) : T(0);
+            T& y = v[r.at(b, c, r.step(k), forward)];
+            carry = k == k0 ? y : g * carry + y;
+            if (k > k0) a *= g;
+            y = carry;
+        }
+        aux[2 * i] = k0 > 0 ? a * r.factor(b, c, k0) : T(0);
+        aux[2 * i + 1] = carry;
+    }
+};
+
+/// Phase 2: i = (b, c): carry_in of every chunk, in order, into aux[2·(i·chunks + k)] (A's slot,
+/// no longer needed).
+template <class T>
+struct ScanChunkCarries {
+    T* aux;
+    std::int64_t chunks;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        T carry = 0;
+        for (std::int64_t k = 0; k < chunks; ++k) {
+            T* e = aux + 2 * (i * chunks + k);
+            const T a = e[0], end = e[1];
+            e[0] = carry;
+            carry = a * carry + end;
+        }
+    }
+};
+
+/// Phase 3: i = (b, c, chunk): y += (product of the factors from the chunk's start)·carry_in.
+template <class T>
+struct ScanChunkFix {
+    T* v;
+    const T* aux;
+    ScanRecurrence<T> r;
+    std::int64_t chunks;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t k0 = (i % chunks) * kScanChunk, bc = i / chunks;
+        if (k0 == 0) return;
+        const std::int64_t b = bc / r.s.N, c = bc % r.s.N;
+        const bool forward = c < r.s.nf;
+        const std::int64_t k1 = k0 + kScanChunk < r.s.L ? k0 + kScanChunk : r.s.L;
+        const T carry_in = aux[2 * i];
+        T p = 1;
+        for (std::int64_t k = k0; k < k1; ++k) {
+            p *= r.factor(b, c, k);
+            v[r.at(b, c, r.step(k), forward)] += p * carry_in;
+        }
+    }
+};
+
+/// out[i] = in[i] (the recurrence's inputs copied where it is solved in place).
+template <class T>
+struct CopyValues {
+    T* out;
+    const T* in;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const { out[i] = in[i]; }
+};
+
+/// The backward's last step, per element: dx += g; df += g·h_prev where the carry passed.
+template <class T>
+struct ScanGradApply {
+    T* df;
+    T* dx;
+    const T* g;
+    const T* h;
+    ScanShape s;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t c = i % s.N, bt = i / s.N, t = bt % s.L, b = bt / s.L;
+        const bool forward = c < s.nf;
+        const std::int64_t st = forward ? t : s.L - 1 - t;
+        if (dx) dx[i] += g[i];
+        if (df && s.passes(b, st, t, forward))
+            df[i] += g[i] * h[(b * s.L + s.position(st - 1, forward)) * s.N + c];
+    }
+};
+
+inline std::int64_t scan_chunks(std::int64_t L) {
+    return (L + kScanChunk - 1) / kScanChunk;
+}
+
+/// Solves the recurrence in place over v [B, L, N] in chunks (phases 1–3 above); aux holds
+/// 2·B·N·scan_chunks(L) values.
+template <class T, class X>
+void chunked_scan(X& x, T* v, T* aux, const ScanRecurrence<T>& r, std::int64_t B) {
+    const std::int64_t chunks = scan_chunks(r.s.L);
+    x.each(B * r.s.N * chunks, ScanChunkLocal<T>{v, aux, r, chunks});
+    x.each(B * r.s.N, ScanChunkCarries<T>{aux, chunks});
+    x.each(B * r.s.N * chunks, ScanChunkFix<T>{v, aux, r, chunks});
+}
+
 // ---------------------------------------------------------------- ops
 /// Arguments: H, N, L.
 template <class T, class X>
@@ -519,8 +668,16 @@ inline ScanShape scan_shape(const ops::OpCall& c) {
 
 template <class T, class X>
 void linear_scan_forward(X& x, const ops::OpCall& c) {
-    x.each(c.i[0] * c.i[2],
-           LinearScanForward<T>{c.value<T>(4), c.value<T>(0), c.value<T>(1), scan_shape(c)});
+    const ScanShape s = scan_shape(c);
+    if (s.L <= kScanChunk) {
+        x.each(c.i[0] * c.i[2],
+               LinearScanForward<T>{c.value<T>(4), c.value<T>(0), c.value<T>(1), s});
+        return;
+    }
+    T* h = c.value<T>(4);
+    T* aux = x.template scratch<T>(2 * c.i[0] * s.N * scan_chunks(s.L));
+    x.each(c.i[0] * s.L * s.N, CopyValues<T>{h, c.value<T>(1)});
+    chunked_scan<T>(x, h, aux, ScanRecurrence<T>{c.value<T>(0), s, false}, c.i[0]);
 }
 
 template <class T, class X>
@@ -528,9 +685,19 @@ void linear_scan_backward(X& x, const ops::OpCall& c) {
     T* df = c.gradient<T>(0);
     T* dx = c.gradient<T>(1);
     const T* dh = c.gradient<T>(4);
+    const ScanShape s = scan_shape(c);
+    // Requested on every call (the plan's sizes): g and the chunks' aux.
+    T* g = s.L > kScanChunk ? x.template scratch<T>(c.i[0] * s.L * s.N) : nullptr;
+    T* aux =
+        s.L > kScanChunk ? x.template scratch<T>(2 * c.i[0] * s.N * scan_chunks(s.L)) : nullptr;
     if (!dh || (!df && !dx)) return;
-    x.each(c.i[0] * c.i[2],
-           LinearScanBackward<T>{df, dx, dh, c.value<T>(4), c.value<T>(0), scan_shape(c)});
+    if (s.L <= kScanChunk) {
+        x.each(c.i[0] * c.i[2], LinearScanBackward<T>{df, dx, dh, c.value<T>(4), c.value<T>(0), s});
+        return;
+    }
+    x.each(c.i[0] * s.L * s.N, CopyValues<T>{g, dh});
+    chunked_scan<T>(x, g, aux, ScanRecurrence<T>{c.value<T>(0), s, true}, c.i[0]);
+    x.each(c.i[0] * s.L * s.N, ScanGradApply<T>{df, dx, g, c.value<T>(4), s});
 }
 
 }  // namespace routescope::cuda::kernels

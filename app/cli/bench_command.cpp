@@ -771,11 +771,16 @@ int run_bench_dump(const DumpBenchArgs& a) {
         static_cast<long long>(a.examples), a.length, a.d_model, a.layers, a.dtype.c_str(),
         a.gates ? "on" : "off", a.batch, threads, load_average().c_str(), peak_rss_mib());
     const auto t0 = Clock::now();
+    double last_print = -1e9;
     o.progress = [&](std::int64_t done, std::int64_t total) {
-        if (done % 2000 < a.batch || done == total)
-            std::printf("  %lld/%lld examples, %.0f s, peak RSS %.1f MiB\n",
-                        static_cast<long long>(done), static_cast<long long>(total),
-                        seconds_since(t0), peak_rss_mib());
+        // Every 5 s (and at the end): a run cut short still shows its rate.
+        const double now = seconds_since(t0);
+        if (now - last_print >= 5.0 || done == total) {
+            last_print = now;
+            std::printf("  %lld/%lld examples, %.1f s, %.2f examples/s, peak RSS %.1f MiB\n",
+                        static_cast<long long>(done), static_cast<long long>(total), now,
+                        now > 0 ? static_cast<double>(done) / now : 0.0, peak_rss_mib());
+        }
         std::fflush(stdout);
     };
     const ActivationDumpSummary s = write_activation_dump(config, params, source, a.out, o);

@@ -170,15 +170,21 @@ ExperimentSpec induction_bidirectional_spec() {
     return s;
 }
 
-// The BiGS talk's matching across gaps, binned by the question-to-sentence distance.
+// The BiGS talk's matching across gaps, binned by the question-to-sentence distance. The budget
+// is set by the pipeline's own check, the no-gap task (one sentence right after the question):
+// at 1500 steps and lr 3e-3 (the first defaults) no model left chance, attention included; at
+// 6000 steps and lr 1e-3 attention reaches 93.8% on it (docs/experiments.md, "Gap matching").
 ExperimentSpec gap_matching_spec() {
     ExperimentSpec s;
     s.task = "gap-matching";
     s.attribute = "distance";
     s.task_params = {{"n_valid", 200}, {"n_test", 500}};
-    s.train = shared_train(3e-3);
+    s.train = shared_train(1e-3);
     s.models = three_models(64, 128, 32);
-    s.default_steps = 1500;
+    s.default_steps = 6000;
+    s.protocol =
+        "synthetic matching across gaps (question, then 4-8 sentences; label 1 iff one sentence "
+        "holds every question word), bidirectional classifiers, mean pool, 6000 steps, lr 1e-3";
     return s;
 }
 

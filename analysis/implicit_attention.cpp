@@ -78,6 +78,39 @@ std::vector<double> as_double(const std::vector<float>& v) {
 }  // namespace
 
 namespace {
+/// The example's real tokens; ConfigError when it is out of range or empty.
+std::int64_t example_length(const DumpReader& dump, std::int64_t example) {
+    if (example < 0 || example >= dump.examples())
+        throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is outside 0.." +
+                          std::to_string(dump.examples() - 1));
+    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(example)];
+    if (n < 1)
+        throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is empty");
+    return n;
+}
+
+/// The dump's row of `example` in `layer`; ConfigError when it is not stored there.
+std::int64_t row_of(const DumpReader& dump, int layer, std::int64_t example) {
+    const auto& rows = dump.example_of_row(layer);
+    const auto it = std::find(rows.begin(), rows.end(), example);
+    if (it == rows.end())
+        throw ConfigError(dump.path() + ": layer " + std::to_string(layer) +
+                          " does not store example " + std::to_string(example));
+    return static_cast<std::int64_t>(it - rows.begin());
+}
+
+/// What every source ends with: the rows normalised, the example's tokens, the provenance.
+ImplicitAttentionResult& finish(ImplicitAttentionResult& r, const DumpReader& dump,
+                                nlohmann::json parameters) {
+    normalise_rows(r.matrix, r.length, r.options.normalise);
+    const auto pieces = dump.token_pieces(r.options.example);
+    r.tokens.assign(pieces.begin(), pieces.begin() + r.length);
+    r.provenance.analysis = "implicit-attention";
+    r.provenance.inputs.push_back(dump_input(dump));
+    r.provenance.parameters = std::move(parameters);
+    return r;
+}
+
 /// The layer's own attention probabilities for the example: head `o.head`, or the heads' mean.
 ImplicitAttentionResult real_attention(const DumpReader& dump, const ImplicitAttentionOptions& o,
                                        int heads) {
@@ -86,18 +119,8 @@ ImplicitAttentionResult real_attention(const DumpReader& dump, const ImplicitAtt
                           std::to_string(heads) + " attention heads (0.." +
                           std::to_string(heads - 1) + ", or −1 for their mean), not head " +
                           std::to_string(o.head));
-    if (o.example < 0 || o.example >= dump.examples())
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) +
-                          " is outside 0.." + std::to_string(dump.examples() - 1));
-    const auto& rows = dump.example_of_row(o.layer);
-    const auto it = std::find(rows.begin(), rows.end(), o.example);
-    if (it == rows.end())
-        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
-                          " does not store example " + std::to_string(o.example));
-    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
-    if (n < 1)
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " is empty");
-    const RowMatrixF p = dump.attention_row(o.layer, static_cast<std::int64_t>(it - rows.begin()));
+    const std::int64_t n = example_length(dump, o.example);
+    const RowMatrixF p = dump.attention_row(o.layer, row_of(dump, o.layer, o.example));
     const std::int64_t L = dump.padded_length();
     ImplicitAttentionResult r;
     r.options = o;
@@ -111,29 +134,12 @@ ImplicitAttentionResult real_attention(const DumpReader& dump, const ImplicitAtt
             for (std::int64_t s = 0; s < n; ++s)
                 r.matrix[static_cast<std::size_t>(t * n + s)] +=
                     static_cast<double>(p(h * L + t, s)) / (h1 - h0);
-    normalise_rows(r.matrix, n, o.normalise);
-    const auto pieces = dump.token_pieces(o.example);
-    r.tokens.assign(pieces.begin(), pieces.begin() + n);
-    r.provenance.analysis = "implicit-attention";
-    r.provenance.inputs.push_back(dump_input(dump));
-    r.provenance.parameters = {{"layer", o.layer},
-                               {"example", o.example},
-                               {"source", "attention"},
-                               {"head", o.head},
-                               {"normalise", o.normalise}};
-    return r;
-}
-/// The dump's row of `example` in `layer`; ConfigError when out of range or not stored.
-std::int64_t row_of(const DumpReader& dump, int layer, std::int64_t example) {
-    if (example < 0 || example >= dump.examples())
-        throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is outside 0.." +
-                          std::to_string(dump.examples() - 1));
-    const auto& rows = dump.example_of_row(layer);
-    const auto it = std::find(rows.begin(), rows.end(), example);
-    if (it == rows.end())
-        throw ConfigError(dump.path() + ": layer " + std::to_string(layer) +
-                          " does not store example " + std::to_string(example));
-    return static_cast<std::int64_t>(it - rows.begin());
+    return finish(r, dump,
+                  {{"layer", o.layer},
+                   {"example", o.example},
+                   {"source", "attention"},
+                   {"head", o.head},
+                   {"normalise", o.normalise}});
 }
 
 /// A Birdie layer's forget-gate decay (the header's A_c), from its dumped gates.
@@ -150,10 +156,8 @@ ImplicitAttentionResult birdie_attention(const DumpReader& dump,
     if (o.mode == "gated" && !(has("i") && has("z") && has("o")))
         throw ConfigError(dump.path() + ": mode gated needs the gates i, z and o of layer " +
                           std::to_string(o.layer) + " (a dump written with --gates)");
+    const std::int64_t n = example_length(dump, o.example);
     const std::int64_t row = row_of(dump, o.layer, o.example);
-    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
-    if (n < 1)
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " is empty");
     const RowMatrixF f = dump.gate_row(o.layer, "f", row);
     const Eigen::Index N = f.cols();
     // The dump says which channels scan right to left (attr reverse_from; none: a causal layer),
@@ -194,16 +198,15 @@ ImplicitAttentionResult birdie_attention(const DumpReader& dump,
                     r.matrix[i] += share * a[i];
             }
     }
-    normalise_rows(r.matrix, n, o.normalise);
-    const auto pieces = dump.token_pieces(o.example);
-    r.tokens.assign(pieces.begin(), pieces.begin() + n);
-    r.provenance.analysis = "implicit-attention";
-    r.provenance.inputs.push_back(dump_input(dump));
-    r.provenance.parameters = {{"layer", o.layer},   {"example", o.example},
-                               {"mode", o.mode},     {"normalise", o.normalise},
-                               {"source", "decay"},  {"layer_mode", mode},
-                               {"reverse_from", nf}, {"channels", c1 - c0}};
-    return r;
+    return finish(r, dump,
+                  {{"layer", o.layer},
+                   {"example", o.example},
+                   {"mode", o.mode},
+                   {"normalise", o.normalise},
+                   {"source", "decay"},
+                   {"layer_mode", mode},
+                   {"reverse_from", nf},
+                   {"channels", c1 - c0}});
 }
 
 /// A gMLP layer's spatial weight W (/mixing/<l>, W[:L, :L]) over the example's n tokens.
@@ -218,12 +221,9 @@ ImplicitAttentionResult gmlp_attention(const DumpReader& dump, const ImplicitAtt
                           ": mode gated is for BiGS and Birdie; a gMLP layer's token mixing is its "
                           "spatial weight W (modes sum, forward = its lower triangle, backward = "
                           "its upper triangle)");
-    if (o.example < 0 || o.example >= dump.examples())
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) +
-                          " is outside 0.." + std::to_string(dump.examples() - 1));
-    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
+    const std::int64_t n = example_length(dump, o.example);
     const RowMatrixF w = dump.mixing(o.layer);
-    if (n < 1 || n > w.rows())
+    if (n > w.rows())
         throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " has " +
                           std::to_string(n) + " tokens; the spatial matrix covers " +
                           std::to_string(w.rows()));
@@ -237,17 +237,12 @@ ImplicitAttentionResult gmlp_attention(const DumpReader& dump, const ImplicitAtt
             if ((o.mode == "forward" && s > t) || (o.mode == "backward" && s < t)) continue;
             r.matrix[static_cast<std::size_t>(t * n + s)] = static_cast<double>(w(t, s));
         }
-    normalise_rows(r.matrix, n, o.normalise);
-    const auto pieces = dump.token_pieces(o.example);
-    r.tokens.assign(pieces.begin(), pieces.begin() + n);
-    r.provenance.analysis = "implicit-attention";
-    r.provenance.inputs.push_back(dump_input(dump));
-    r.provenance.parameters = {{"layer", o.layer},
-                               {"example", o.example},
-                               {"mode", o.mode},
-                               {"normalise", o.normalise},
-                               {"source", "spatial"}};
-    return r;
+    return finish(r, dump,
+                  {{"layer", o.layer},
+                   {"example", o.example},
+                   {"mode", o.mode},
+                   {"normalise", o.normalise},
+                   {"source", "spatial"}});
 }
 
 }  // namespace
@@ -280,12 +275,7 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                                              "their forget gates; BERT's attention is its own)")
                                : " (layers with kernels: " + list + ")"));
     }
-    if (o.example < 0 || o.example >= dump.examples())
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) +
-                          " is outside 0.." + std::to_string(dump.examples() - 1));
-    const std::int64_t n = dump.lengths()[static_cast<std::size_t>(o.example)];
-    if (n < 1)
-        throw ConfigError(dump.path() + ": example " + std::to_string(o.example) + " is empty");
+    const std::int64_t n = example_length(dump, o.example);
     const double df = dump.kernel_skip(o.layer, true), db = dump.kernel_skip(o.layer, false);
     const auto af = toeplitz_attention(as_double(kf), df, n, true);
     const auto ab = toeplitz_attention(as_double(kb), db, n, false);
@@ -311,12 +301,7 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                               ": mode gated needs the SSM inputs u_f and u_b of layer " +
                               std::to_string(o.layer) +
                               " (a BiGS dump written with --gates); sum shows the kernels alone");
-        const auto& rows = dump.example_of_row(o.layer);
-        const auto it = std::find(rows.begin(), rows.end(), o.example);
-        if (it == rows.end())
-            throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
-                              " does not store example " + std::to_string(o.example));
-        const auto row = static_cast<std::int64_t>(it - rows.begin());
+        const std::int64_t row = row_of(dump, o.layer, o.example);
         const RowMatrixF uf = dump.gate_row(o.layer, "u_f", row);
         const RowMatrixF ub = dump.gate_row(o.layer, "u_b", row);
         const Eigen::Index channels = uf.cols();
@@ -333,14 +318,9 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                               std::abs(ab[i]) * mb[static_cast<std::size_t>(s)];
             }
     }
-    normalise_rows(r.matrix, n, o.normalise);
-    const auto pieces = dump.token_pieces(o.example);
-    r.tokens.assign(pieces.begin(), pieces.begin() + n);
-    r.provenance.analysis = "implicit-attention";
-    r.provenance.inputs.push_back(dump_input(dump));
-    r.provenance.parameters = {
-        {"layer", o.layer}, {"example", o.example}, {"mode", o.mode}, {"normalise", o.normalise}};
-    return r;
+    return finish(
+        r, dump,
+        {{"layer", o.layer}, {"example", o.example}, {"mode", o.mode}, {"normalise", o.normalise}});
 }
 
 nlohmann::json ImplicitAttentionResult::to_json() const {

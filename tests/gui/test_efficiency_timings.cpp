@@ -13,6 +13,8 @@
 
 #include "view_test_support.hpp"
 #include "views/efficiency_view.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 
 using namespace routescope::views;
 
@@ -84,6 +86,41 @@ private slots:
         QVERIFY(view_test::wait_for(&view));
         QVERIFY(!view.has_result() || !view.error().isEmpty());
         QVERIFY2(view.error().contains("not-bench.txt"), qPrintable(view.error()));
+    }
+
+    // CI, 2026-11-26: timings whose fastest point was near 2 ms gave a time axis from about 1 ms,
+    // and with the lengths' axis ending on the first length, "1" and "128" met at the corner of
+    // the double-column figure at 10 pt. Here the time axis starts at exactly 1 ms (the fastest
+    // point is 2 ms); every size and text size must read.
+    void cornerLabelsOfLogAxesNeverMeet() {
+        const QString dir = view_test::data_dir("efficiency_corner");
+        const QString timings = dir + "/forward.txt";
+        QFile f(timings);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"lengths": [128, 256, 512, 1024], "bigs_ms": [2, 3.1, 5.2, 9.5],)"
+                R"( "bert_ms": [2.5, 4.2, 9.1, 20.4], "crossover": 256})"
+                "\n");
+        f.close();
+        EfficiencyViewSettings s;
+        s.models = {{"bigs", 2, 32, 0, 64}, {"bert", 2, 32, 0, 0}};
+        s.lengths = {128, 256, 512, 1024};
+        s.timings = timings;
+        EfficiencyView view(s);
+        view.resize(1200, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QStringList problems;
+        for (const double mm : {kSingleColumnMm, kDoubleColumnMm})
+            for (const double pt : {7.0, 8.0, 10.0}) {
+                FigureExportOptions o;
+                o.width_mm = mm;
+                o.font_pt = pt;
+                for (const QString& p : figure_layout_problems(figure_layout(view, o)))
+                    problems << QString("%1 mm, %2 pt: %3").arg(mm).arg(pt).arg(p);
+            }
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
     }
 };
 

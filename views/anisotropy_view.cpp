@@ -179,13 +179,12 @@ void AnisotropyView::redraw() {
                                 : 0.0);
             }
             QChartView* chart = kind == 0 ? token_ : sentence_;
-            style_as_model(
+            const QString dump = settings_.dumps.value(static_cast<int>(d));
+            style_as_model_of(
                 add_line(chart,
-                         tr("%1 (mean %2)")
-                             .arg(QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName())
-                             .arg(r.stats.mean, 0, 'f', 3),
-                         x, y),
-                d);
+                         tr("%1 (mean %2)").arg(display_stem(dump)).arg(r.stats.mean, 0, 'f', 3), x,
+                         y),
+                dump);
         }
     for (QChartView* c : {token_, sentence_}) {
         x_axis(c, tr("cosine"));

@@ -11,6 +11,7 @@
 #include "views/axis_ticks.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
+#include "views/display_name.hpp"
 
 namespace routescope::views {
 
@@ -36,12 +37,29 @@ QColor model_colour(std::size_t i) {
     return QColor(kColours[i % 8]);
 }
 
-void style_as_model(QXYSeries* series, std::size_t i, Qt::PenStyle style) {
+void style_in(QXYSeries* series, const QColor& colour, Qt::PenStyle style) {
     QPen pen = series->pen();
-    pen.setColor(model_colour(i));
+    pen.setColor(colour);
     pen.setStyle(style);
     series->setPen(pen);
-    series->setColor(model_colour(i));  // a scatter's markers
+    series->setColor(colour);  // a scatter's markers
+}
+
+void style_as_model(QXYSeries* series, std::size_t i, Qt::PenStyle style) {
+    style_in(series, model_colour(i), style);
+}
+
+QColor compared_colour(const QString& a, const QString& b) {
+    const QColor c = model_colour_of(b);
+    return model_key(a) == model_key(b) ? c.lighter(160) : c;
+}
+
+QColor model_colour_of(const QString& path) {
+    return model_colour(static_cast<std::size_t>(model_colour_slot(path)));
+}
+
+void style_as_model_of(QXYSeries* series, const QString& path, Qt::PenStyle style) {
+    style_as_model(series, static_cast<std::size_t>(model_colour_slot(path)), style);
 }
 
 void clear_chart(QChartView* view) {

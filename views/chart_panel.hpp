@@ -23,6 +23,17 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
 QColor model_colour(std::size_t i);
 /// Draws `series` in model `i`'s colour with `style` (a model's second curve dashed).
 void style_as_model(QXYSeries* series, std::size_t i, Qt::PenStyle style = Qt::SolidLine);
+/// The colour of the model `path` (a dump, checkpoint or run directory) belongs to: its slot in
+/// the workspace (display_name.hpp, model_colour_slot), so one model has one colour in every
+/// chart and view whatever its place among a view's inputs.
+QColor model_colour_of(const QString& path);
+/// The colour of B in a comparison of A and B: the colour of B's model, lightened when B is the
+/// same model as A (a checkpoint beside its own dump, two layers of one dump).
+QColor compared_colour(const QString& a, const QString& b);
+/// Draws `series` in `colour` with `style`.
+void style_in(QXYSeries* series, const QColor& colour, Qt::PenStyle style = Qt::SolidLine);
+/// Draws `series` in the colour of the model of `path` with `style`.
+void style_as_model_of(QXYSeries* series, const QString& path, Qt::PenStyle style = Qt::SolidLine);
 
 /// Value axes of the chart, created and attached on first use, with titles.
 QValueAxis* x_axis(QChartView* view, const QString& title = {});

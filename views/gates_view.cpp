@@ -437,7 +437,8 @@ void GatesView::draw_histogram() {
             .arg(sat);
     };
     // Steps over the histogram's equal-width bins on the gate's range.
-    auto add = [this](const analysis::GateStats& g, const QString& name, std::size_t model) {
+    // Each model's colour (B's lightened when it is A's model: two layers of one dump).
+    auto add = [this](const analysis::GateStats& g, const QString& name, const QColor& colour) {
         const double w = (g.range.hi - g.range.lo) / std::max<std::size_t>(1, g.histogram.size());
         std::vector<double> x, y;
         for (std::size_t bin = 0; bin < g.histogram.size(); ++bin) {
@@ -449,13 +450,17 @@ void GatesView::draw_histogram() {
             x.push_back(g.range.lo + (bin + 1) * w);
             y.push_back(f);
         }
-        style_as_model(add_line(histogram_, name, x, y), model);
+        style_in(add_line(histogram_, name, x, y), colour);
     };
     add(*a,
         result_b_ ? tr("A: %1").arg(QString::fromStdString(a->gate))
                   : QString::fromStdString(a->gate),
-        0);
-    if (b) add(*b, tr("B: layer %1 %2").arg(b->layer).arg(QString::fromStdString(b->gate)), 1);
+        model_colour_of(settings_.dump));
+    if (b) {
+        const QString dump_b = settings_.dump_b.isEmpty() ? settings_.dump : settings_.dump_b;
+        add(*b, tr("B: layer %1 %2").arg(b->layer).arg(QString::fromStdString(b->gate)),
+            compared_colour(settings_.dump, dump_b));
+    }
     x_axis(histogram_, tr("gate value (%1 range)").arg(QString::fromStdString(a->range.source)));
     y_axis(histogram_, tr("fraction of values"));
     fit_axes(histogram_);

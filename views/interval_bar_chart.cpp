@@ -205,6 +205,12 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
             QRectF(all.left(), all.top() + bars_h + gap, all.width(), diff_h)};
 }
 
+QColor IntervalBarChart::series_colour(int s) const {
+    const auto i = static_cast<std::size_t>(s);
+    if (i < data_.series.size() && data_.series[i].colour.isValid()) return data_.series[i].colour;
+    return model_colour(i);
+}
+
 void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     painter.save();
     painter.fillRect(target, Qt::white);
@@ -286,7 +292,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     }
     for (int s = 0; s < k; ++s) {
         const auto& se = data_.series[static_cast<std::size_t>(s)];
-        const QColor colour = model_colour(static_cast<std::size_t>(s));
+        const QColor colour = series_colour(s);
         for (int b = b0; b < b1 && b < static_cast<int>(se.value.size()); ++b) {
             const double x0 = lay.bars.left() + (b - b0) * group + group * 0.15 + s * bar;
             const double yv = y_of(se.value[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
@@ -404,7 +410,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         for (const LegendEntry& e : row) {
             if (e.series >= 0) {
                 painter.fillRect(QRectF(lx, ly + 2, fm.height() - 4, fm.height() - 4),
-                                 model_colour(static_cast<std::size_t>(e.series)));
+                                 series_colour(e.series));
                 painter.drawText(QRectF(lx + fm.height(), ly, e.width - fm.height(), fm.height()),
                                  Qt::AlignLeft | Qt::AlignVCenter, e.text);
             } else {

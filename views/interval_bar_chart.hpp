@@ -4,6 +4,7 @@
 // Painted by one paint() for screen and export; clicking a group emits its bin. Zoom and pan
 // (chart_interaction.hpp) show a window of whole bins and a range of the bars' value axis; the
 // hover readout gives a bin's exact values, intervals and counts.
+#include <QColor>
 #include <QStringList>
 #include <QWidget>
 
@@ -18,6 +19,7 @@ struct IntervalBarSeries {
     QString name;
     std::vector<double> value, low, high;  ///< per bin
     std::vector<qint64> count;
+    QColor colour;  ///< invalid: model_colour(the series' place)
 };
 
 struct IntervalBarData {
@@ -72,6 +74,8 @@ private:
     };
     Layout layout(const QRect& target) const;
     QString whiskers_note() const;
+    /// The colour of series `s`: its own, else model_colour(s).
+    QColor series_colour(int s) const;
     /// How the bin labels fit bins `group` wide: mode 0 one line, 1 two lines (broken after the
     /// range's dash), 2 turned to read upwards; height: the room they take under the bins.
     struct BinLabels {

@@ -394,35 +394,38 @@ void KernelView::draw_details() {
     struct Shown {
         const analysis::LayerKernel* layer;
         QString name;
+        QColor colour;  ///< the model's (B's lightened when it is A's model)
     };
     std::vector<Shown> shown;
-    if (const auto* l = find_layer(*a_, settings_.layer)) shown.push_back({l, b_ ? "A " : ""});
-    if (b_)
-        if (const auto* l = find_layer(*b_, settings_.layer)) shown.push_back({l, "B "});
+    if (const auto* l = find_layer(*a_, settings_.layer))
+        shown.push_back({l, b_ ? "A " : "", model_colour_of(settings_.a.path)});
+    if (b_ && settings_.b)
+        if (const auto* l = find_layer(*b_, settings_.layer))
+            shown.push_back({l, "B ", compared_colour(settings_.a.path, settings_.b->path)});
     if (shown.empty()) return;
     for (std::size_t model = 0; model < shown.size(); ++model) {
         const Shown& s = shown[model];
-        // The model's colour (A blue, B orange, as in every view); backward curves dashed.
-        style_as_model(add_line(curve_, s.name + tr("K_f (tokens to the left)"),
-                                iota(s.layer->forward.size()), s.layer->forward),
-                       model);
-        style_as_model(add_line(curve_, s.name + tr("K_b (tokens to the right)"),
-                                iota(s.layer->backward.size()), s.layer->backward),
-                       model, Qt::DashLine);
+        // The model's colour, as in every view; backward curves dashed.
+        style_in(add_line(curve_, s.name + tr("K_f (tokens to the left)"),
+                          iota(s.layer->forward.size()), s.layer->forward),
+                 s.colour);
+        style_in(add_line(curve_, s.name + tr("K_b (tokens to the right)"),
+                          iota(s.layer->backward.size()), s.layer->backward),
+                 s.colour, Qt::DashLine);
         auto freq = [](std::size_t bins, std::size_t n) {
             std::vector<double> f(bins);
             for (std::size_t k = 0; k < bins; ++k)
                 f[k] = static_cast<double>(k) / static_cast<double>(std::max<std::size_t>(1, n));
             return f;
         };
-        style_as_model(add_line(response_, s.name + tr("forward"),
-                                freq(s.layer->response_forward.size(), s.layer->forward.size()),
-                                s.layer->response_forward),
-                       model);
-        style_as_model(add_line(response_, s.name + tr("backward"),
-                                freq(s.layer->response_backward.size(), s.layer->backward.size()),
-                                s.layer->response_backward),
-                       model, Qt::DashLine);
+        style_in(add_line(response_, s.name + tr("forward"),
+                          freq(s.layer->response_forward.size(), s.layer->forward.size()),
+                          s.layer->response_forward),
+                 s.colour);
+        style_in(add_line(response_, s.name + tr("backward"),
+                          freq(s.layer->response_backward.size(), s.layer->backward.size()),
+                          s.layer->response_backward),
+                 s.colour, Qt::DashLine);
         for (const auto* poles : {&s.layer->poles_forward, &s.layer->poles_backward}) {
             if (poles->empty()) continue;
             auto* scatter = new QScatterSeries();
@@ -430,8 +433,8 @@ void KernelView::draw_details() {
                              (poles == &s.layer->poles_forward ? tr("forward") : tr("backward")));
             scatter->setMarkerSize(7);
             // The model's colour; backward poles as squares.
-            scatter->setColor(model_colour(model));
-            scatter->setBorderColor(model_colour(model));
+            scatter->setColor(s.colour);
+            scatter->setBorderColor(s.colour);
             if (poles == &s.layer->poles_backward)
                 scatter->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
             for (const auto& p : *poles)

@@ -11,6 +11,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "views/chart_panel.hpp"
 #include "views/interval_bar_chart.hpp"
 
 #include "views/display_name.hpp"
@@ -173,9 +174,10 @@ void LengthAccuracyView::redraw() {
     d.x_label = tr("input length (tokens), bin");
     d.y_label = tr("accuracy");
     d.difference_label = tr("B − A");
-    auto series = [&](const QString& name, bool second) {
+    auto series = [&](const QString& path, bool second) {
         IntervalBarSeries s;
-        s.name = name;
+        s.name = display_stem(path);
+        s.colour = model_colour_of(path);  // the model's colour in every view
         for (const auto& bin : result_->bins) {
             const auto& c = second ? bin.b : bin.a;
             s.value.push_back(c.accuracy);
@@ -187,9 +189,9 @@ void LengthAccuracyView::redraw() {
     };
     for (const auto& bin : result_->bins)
         d.bins << QStringLiteral("%1–%2").arg(bin.lo, 0, 'g', 4).arg(bin.hi, 0, 'g', 4);
-    d.series.push_back(series(display_stem(settings_.a), false));
+    d.series.push_back(series(settings_.a, false));
     if (result_->compared) {
-        d.series.push_back(series(display_stem(settings_.b), true));
+        d.series.push_back(series(settings_.b, true));
         for (const auto& bin : result_->bins) {
             d.difference.push_back(bin.difference);
             d.p_value.push_back(bin.p_value);

@@ -91,7 +91,7 @@ PcaView::PcaView(PcaViewSettings settings, QWidget* parent)
 }
 
 QString PcaView::model_name(std::size_t m) const {
-    return QFileInfo(settings_.dumps.value(static_cast<int>(m))).baseName();
+    return display_stem(settings_.dumps.value(static_cast<int>(m)));
 }
 
 QString PcaView::title() const {
@@ -242,7 +242,7 @@ void PcaView::redraw() {
         }
         auto* line = add_line(k_chart_, model_name(m), x, y);
         line->setPointsVisible(true);
-        style_as_model(line, m);
+        style_as_model_of(line, settings_.dumps.value(static_cast<int>(m)));
     }
     x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));

@@ -22,6 +22,7 @@
 #include "analysis/smoothing.hpp"
 #include "engine/core/error.hpp"
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 
 namespace routescope::views {
 namespace {
@@ -260,6 +261,13 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
         logs_.push_back({dir, {}, {}, {}, {}, {}, {}, 0});
 }
 
+QColor TrainingView::run_colour(const QString& dir) {
+    // A run is the model of the checkpoint it writes: one colour for both in every view.
+    if (model_key(dir) == QFileInfo(dir).absoluteFilePath())
+        set_model_source(dir, QDir(dir).filePath("model.ckpt.h5"));
+    return model_colour_of(dir);
+}
+
 QString TrainingView::title() const {
     QStringList names;
     for (const auto& d : settings_.runs)
@@ -462,9 +470,8 @@ void TrainingView::redraw() {
             continue;
         }
         const QString name = QFileInfo(log.dir).fileName();
-        // The run's colour everywhere: its place among the view's runs, filtered or not.
-        const auto at = settings_.runs.indexOf(log.dir);
-        const QColor colour = model_colour(at >= 0 ? static_cast<std::size_t>(at) : i);
+        // The run's colour everywhere: its model's (the checkpoint it writes), filtered or not.
+        const QColor colour = run_colour(log.dir);
         auto styled = [&](QLineSeries* s, Qt::PenStyle style = Qt::SolidLine, int alpha = 255) {
             QPen pen = s->pen();
             QColor c = colour;

@@ -5,6 +5,7 @@
 // also the objective mixture per arm and each arm's loss against step, from the "mixture" records
 // of its controller (an EMA bandit, named as such). Like every view it only draws: the numbers are
 // the log's own.
+#include <QColor>
 #include <QJsonObject>
 
 #include "views/analysis_view.hpp"
@@ -95,6 +96,8 @@ protected:
     QString input_stem() const override;
 
 private:
+    /// The colour of the run in `dir`: that of the model of the checkpoint it writes.
+    static QColor run_colour(const QString& dir);
     TrainingViewSettings settings_;
     std::vector<TrainingLog> logs_;
     std::vector<std::pair<QString, QJsonObject>> pending_;  ///< live records while reading the logs

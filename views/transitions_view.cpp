@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
 
@@ -169,7 +170,8 @@ void TransitionsView::redraw() {
     clear_chart(chart_);
     const bool depth = settings_.x == "depth";
     for (std::size_t d = 0; d < results_.size(); ++d) {
-        const QString name = QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName();
+        const QString dump = settings_.dumps.value(static_cast<int>(d));
+        const QString name = display_stem(dump);
         const double n = d < n_layers_.size() && n_layers_[d] > 0 ? double(n_layers_[d]) : 1.0;
         std::vector<double> x, tok, sen;
         for (const auto& row : results_[d].layers) {
@@ -179,10 +181,10 @@ void TransitionsView::redraw() {
         }
         auto* t = add_line(chart_, tr("%1 tokens").arg(name), x, tok);
         t->setPointsVisible(true);
-        style_as_model(t, d);
+        style_as_model_of(t, dump);
         auto* s = add_line(chart_, tr("%1 sentences").arg(name), x, sen);
         s->setPointsVisible(true);
-        style_as_model(s, d, Qt::DashLine);  // the model's colour, sentences dashed
+        style_as_model_of(s, dump, Qt::DashLine);  // the model's colour, sentences dashed
     }
     x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());

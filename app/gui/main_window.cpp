@@ -51,11 +51,14 @@
 #include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/view_settings_history.hpp"
+#include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
 #include "routescope/version.hpp"
 #include "views/anisotropy_view.hpp"
+#include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/file_summary_view.hpp"
 #include "views/gates_view.hpp"
@@ -70,28 +73,6 @@ namespace routescope::gui {
 
 /// A rename in the workspace, undone by giving the file its name before (an empty name: the
 /// derived one).
-class RenameCommand : public QUndoCommand {
-public:
-    RenameCommand(MainWindow* window, QString path, QString before, QString after)
-        : QUndoCommand(QObject::tr("Rename %1").arg(QFileInfo(path).fileName())),
-          window_(window),
-          path_(std::move(path)),
-          before_(std::move(before)),
-          after_(std::move(after)) {}
-    void undo() override { window_->rename_for_undo(path_, before_); }
-    void redo() override {
-        if (first_) {  // pushed after the rename happened
-            first_ = false;
-            return;
-        }
-        window_->rename_for_undo(path_, after_);
-    }
-
-private:
-    MainWindow* window_;
-    QString path_, before_, after_;
-    bool first_ = true;
-};
 namespace {
 constexpr int kMaxRecent = 10;
 constexpr const char* kRecentKey = "recentFiles";
@@ -115,7 +96,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     setCentralWidget(tabs_);
 
-    workspace_ = new WorkspaceDock(this);
+    document_ = new Workspace(this);
+    views::forget_model_identities();  // a new window starts a new workspace (names, colours)
+    workspace_ = new WorkspaceDock(document_, this);
     addDockWidget(Qt::LeftDockWidgetArea, workspace_);
     // The inspector: the summary of the file chosen in the workspace, in one panel (not a tab per
     // file: a project of twenty files would bring back twenty tabs).
@@ -177,28 +160,31 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     restoreGeometry(settings.value("window/geometry").toByteArray());
     restoreState(settings.value("window/state").toByteArray());
 
-    // A rename is a change of the workspace: undoable (Edit › Undo), shown at once in every view
-    // that reads the file, and saved with the project.
-    connect(workspace_, &WorkspaceDock::renamed, this, [this](const QString& path, const QString&) {
-        const QString before = given_names_.value(path);
-        const QString after = workspace_->given_names().value(path);
-        given_names_ = workspace_->given_names();
-        if (!renaming_ && before != after)
-            history_->stack()->push(new RenameCommand(this, path, before, after));
-        for (views::AnalysisView* v : analysis_views())
-            if (v->input_files().contains(path) ||
-                v->property("routescopeInputs").toStringList().contains(path)) {
-                v->start();  // titles, legends and tables take the new name
-                if (const int i = tabs_->indexOf(v); i >= 0) tabs_->setTabText(i, v->title());
-            }
+    // A rename or a new colour is a command of the workspace document (Edit › Undo), shown at
+    // once in every view that reads a file of that model, and saved with the project.
+    connect(document_, &Workspace::renamed, this,
+            [this](const QString& path, const QString&) { redraw_views_of(path); });
+    connect(document_, &Workspace::recoloured, this,
+            [this](const QString& model) { redraw_views_of(model); });
+    connect(document_, &Workspace::project_path_changed, this, [this](const QString& path) {
+        setWindowTitle(path.isEmpty() ? tr("Routescope")
+                                      : tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     });
     remember_saved();  // an empty workspace has nothing to save
 }
 
-void MainWindow::rename_for_undo(const QString& path, const QString& name) {
-    renaming_ = true;
-    workspace_->rename(path, name);
-    renaming_ = false;
+void MainWindow::redraw_views_of(const QString& path) {
+    const QString model = views::model_key(path);
+    for (views::AnalysisView* v : analysis_views()) {
+        QStringList inputs = v->input_files();
+        inputs << v->property("routescopeInputs").toStringList();
+        if (std::none_of(inputs.begin(), inputs.end(), [&](const QString& f) {
+                return f == path || views::model_key(f) == model;
+            }))
+            continue;
+        v->start();  // titles, legends, tables and colours take the new name or colour
+        if (const int i = tabs_->indexOf(v); i >= 0) tabs_->setTabText(i, v->title());
+    }
 }
 
 void MainWindow::create_actions() {
@@ -598,11 +584,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (modified()) {
         QMessageBox ask(QMessageBox::Question, tr("Unsaved changes"),
-                        project_path_.isEmpty()
+                        document_->project_path().isEmpty()
                             ? tr("The workspace has views, files or names that are not saved in "
                                  "a project. Save them before quitting?")
                             : tr("%1 has changes that are not saved. Save them before quitting?")
-                                  .arg(QFileInfo(project_path_).fileName()),
+                                  .arg(QFileInfo(document_->project_path()).fileName()),
                         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
         ask.setObjectName("unsavedPrompt");
         ask.setDefaultButton(QMessageBox::Save);
@@ -1117,6 +1103,25 @@ QList<QAction*> MainWindow::workspace_actions(const QString& path) {
             [this, path] { action_dialog(EngineAction::Evaluate, path); });
     }
     out << workspace_actions(QStringList{path});
+    // The model's colour in every view (an undoable command of the workspace document).
+    auto* colour = new QAction(tr("Model Colour"), this);
+    colour->setObjectName("modelColourAction");
+    auto* menu = new QMenu(this);
+    static const char* const kNames[] = {"blue",           "orange",   "bluish green", "vermillion",
+                                         "reddish purple", "sky blue", "yellow",       "black"};
+    for (int slot = 0; slot < 8; ++slot) {
+        QPixmap swatch(12, 12);
+        swatch.fill(views::model_colour(static_cast<std::size_t>(slot)));
+        QAction* a = menu->addAction(QIcon(swatch), tr(kNames[slot]));
+        a->setObjectName(QStringLiteral("modelColour%1").arg(slot));
+        a->setCheckable(true);
+        a->setChecked(document_->colour_slot(path) == slot);
+        connect(a, &QAction::triggered, this,
+                [this, path, slot] { document_->set_colour(path, slot); });
+    }
+    colour->setMenu(menu);
+    connect(colour, &QObject::destroyed, menu, &QObject::deleteLater);
+    out << colour;
     return out;
 }
 
@@ -1399,6 +1404,7 @@ void MainWindow::update_run_status() {
 }
 
 QTreeWidgetItem* MainWindow::add_run_item(const QString& dir) {
+    document_->add_run(dir);  // the model of the checkpoint the run writes (its colour)
     auto* item = new QTreeWidgetItem(workspace_->runs(), {QFileInfo(dir).fileName()});
     item->setToolTip(0, dir);
     item->setData(0, Qt::UserRole + 1, dir);  // WorkspaceDock's path role: activation, paths()
@@ -1408,7 +1414,7 @@ QTreeWidgetItem* MainWindow::add_run_item(const QString& dir) {
 // ---- Project files and undo ---------------------------------------------------------------
 
 void MainWindow::create_project_actions() {
-    history_ = new ViewSettingsHistory(this);
+    history_ = new ViewSettingsHistory(document_->undo_stack(), this);
     QMenu* file = nullptr;
     for (QAction* a : menuBar()->actions())
         if (a->menu() && a->text() == tr("&File")) file = a->menu();
@@ -1433,11 +1439,11 @@ void MainWindow::create_project_actions() {
 
     QMenu* edit = new QMenu(tr("&Edit"), this);
     menuBar()->insertMenu(menuBar()->actions().value(1), edit);
-    QAction* undo = history_->stack()->createUndoAction(this, tr("&Undo"));
+    QAction* undo = document_->undo_stack()->createUndoAction(this, tr("&Undo"));
     undo->setObjectName("undoAction");
     undo->setShortcut(QKeySequence::Undo);
     undo->setStatusTip(tr("Undo the last change of a view's settings"));
-    QAction* redo = history_->stack()->createRedoAction(this, tr("&Redo"));
+    QAction* redo = document_->undo_stack()->createRedoAction(this, tr("&Redo"));
     redo->setObjectName("redoAction");
     redo->setShortcut(QKeySequence::Redo);
     redo->setStatusTip(tr("Redo the last undone change of a view's settings"));
@@ -1446,7 +1452,7 @@ void MainWindow::create_project_actions() {
 }
 
 QUndoStack* MainWindow::undo_stack() const {
-    return history_->stack();
+    return document_->undo_stack();
 }
 
 bool MainWindow::idle() const {
@@ -1458,16 +1464,15 @@ bool MainWindow::idle() const {
 
 Project MainWindow::project() const {
     Project p;
-    for (const auto& [file, name] : workspace_->given_names().asKeyValueRange())
+    for (const auto& [file, name] : document_->given_names().asKeyValueRange())
         p.names.emplace_back(file, name);
+    for (const auto& [model, slot] : document_->colour_slots().asKeyValueRange())
+        p.colours.emplace_back(model, slot);
     // A file the loader found unreadable (not HDF5, a library crash) stays in the workspace with
     // its error but is not saved: the project would complain about it on every reopen (issue 26).
-    for (QTreeWidgetItem* top : {workspace_->models(), workspace_->dumps()})
-        for (int i = 0; i < top->childCount(); ++i)
-            if (refusal(top->child(i)->toolTip(0)).isEmpty()) p.files << top->child(i)->toolTip(0);
-    for (int i = 0; i < workspace_->runs()->childCount(); ++i)  // run directories, not actions
-        if (!workspace_->runs()->child(i)->data(0, Qt::UserRole + 1).toString().isEmpty())
-            p.runs << workspace_->runs()->child(i)->toolTip(0);
+    for (const QString& f : document_->files())
+        if (refusal(f).isEmpty()) p.files << f;
+    p.runs = document_->runs();  // run directories, not actions
     for (auto* v : analysis_views()) {
         const QStringList inputs = v->property("routescopeInputs").toStringList();
         if (std::any_of(inputs.begin(), inputs.end(),
@@ -1480,32 +1485,36 @@ Project MainWindow::project() const {
     return p;
 }
 
+// What modified() compares: the project without the tab in front.
+static nlohmann::json snapshot_of(const Project& p) {
+    nlohmann::json j = p.to_json(QDir("/"));
+    j.erase("current");
+    return j;
+}
+
 bool MainWindow::modified() const {
-    nlohmann::json now = project().to_json(QDir("/"));
-    now.erase("current");
-    return now != saved_project_;
+    return document_->modified(snapshot_of(project()));
 }
 
 void MainWindow::remember_saved() {
-    saved_project_ = project().to_json(QDir("/"));
-    saved_project_.erase("current");
+    document_->mark_saved(snapshot_of(project()));
 }
 
 void MainWindow::save_project(const QString& path) {
     project().save(path);
-    project_path_ = QFileInfo(path).absoluteFilePath();
-    history_->stack()->setClean();
+    document_->set_project_path(path);
     remember_saved();
-    setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
 }
 
 void MainWindow::open_project(const QString& path) {
     const Project p = Project::load(path);
-    project_path_ = QFileInfo(path).absoluteFilePath();
-    setWindowTitle(tr("Routescope — %1").arg(QFileInfo(path).fileName()));
+    document_->set_project_path(path);
     const QStringList open = workspace_->paths();
-    for (const auto& [file, name] : p.names)  // before the files load: their items take them
-        workspace_->rename(file, name);
+    // Before the files load: their items take the names, their models the colours.
+    for (const auto& [file, name] : p.names)
+        document_->set_given_name(file, name);
+    for (const auto& [model, slot] : p.colours)
+        document_->set_colour_slot(model, slot);
     project_views_.reset();
     project_files_awaited_.clear();
     for (const QString& f : p.files)
@@ -1564,7 +1573,7 @@ void MainWindow::restore_project_views(const Project& p) {
         }
     }
     if (current) tabs_->setCurrentWidget(current);
-    history_->stack()->clear();
+    document_->undo_stack()->clear();
     remember_saved();  // as opened: changes from here on ask before quitting
 }
 
@@ -1578,7 +1587,7 @@ void MainWindow::open_project_dialog() {
 }
 
 void MainWindow::save_project_dialog(bool choose_path) {
-    QString path = project_path_;
+    QString path = document_->project_path();
     if (choose_path || path.isEmpty()) {
         path = QFileDialog::getSaveFileName(
             this, tr("Save project"),

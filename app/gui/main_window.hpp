@@ -35,6 +35,7 @@ class TrainingView;
 
 namespace routescope::gui {
 
+class Workspace;
 class WorkspaceDock;
 
 class MainWindow : public QMainWindow {
@@ -45,7 +46,10 @@ public:
     /// Opens a dump or checkpoint in a worker; a project (*.rsproj) opens as open_project does,
     /// with an error dialog when it cannot be read.
     void open_file(const QString& path);
+    /// The workspace dock (the document's files, names and colours as a tree).
     WorkspaceDock* workspace() const { return workspace_; }
+    /// The workspace document: files, runs, names, colours, the project and its undo stack.
+    Workspace* document() const { return document_; }
     QTabWidget* tabs() const { return tabs_; }
     FileLoader* loader() const { return loader_; }
     /// The summary tab of `path`, if open.
@@ -113,8 +117,6 @@ public:
     /// Whether the workspace differs from the project last saved or opened (files, names, views
     /// and their settings; not which tab is in front). Quitting with changes asks first.
     bool modified() const;
-    /// Renames without recording a command (what undo and redo of a rename do).
-    void rename_for_undo(const QString& path, const QString& name);
     /// Help › User Guide: docs/user-guide.md in a browser dialog (installed copy, else the source
     /// tree's); empty when neither is found.
     static QString user_guide_path();
@@ -135,7 +137,7 @@ public:
     void open_project(const QString& path);
     /// Writes project() to `path`; throws IoError.
     void save_project(const QString& path);
-    QString project_path() const { return project_path_; }
+    QString project_path() const;
     /// Undo/redo of the analysis views' settings (Edit › Undo, Redo).
     QUndoStack* undo_stack() const;
     /// True once no file is loading and no analysis is running (headless export waits for it).
@@ -161,6 +163,7 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    Workspace* document_;
     WorkspaceDock* workspace_;
     QTabWidget* tabs_;
     FileLoader* loader_;
@@ -205,10 +208,10 @@ private:
     QList<CliJob*> jobs_;
     QDockWidget* inspector_ = nullptr;
     QStackedWidget* inspector_stack_ = nullptr;
-    nlohmann::json saved_project_;  ///< project() when last saved or opened (modified())
+    /// Tells the document that project() as it is now is what was saved or opened.
     void remember_saved();
-    QMap<QString, QString> given_names_;  ///< the workspace's given names before the last rename
-    bool renaming_ = false;               ///< an undo or redo is renaming: no new command
+    /// Restarts every view that reads `path` or another file of its model (a rename, a colour).
+    void redraw_views_of(const QString& path);
     QHash<const CliJob*, QTreeWidgetItem*> job_items_;
     QTreeWidgetItem* add_job_item(const QString& key, const QString& title, const CliJobSpec& spec);
     void watch_job(CliJob* job, QTreeWidgetItem* item);
@@ -219,7 +222,6 @@ private:
     void create_run_actions();
     void create_project_actions();
     QTreeWidgetItem* add_run_item(const QString& dir);
-    QString project_path_;
     class ViewSettingsHistory* history_ = nullptr;
     void update_run_status();
     QTreeWidgetItem* run_item(const RunProcess* run) const;

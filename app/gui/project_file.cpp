@@ -82,6 +82,11 @@ nlohmann::json Project::to_json(const QDir& base) const {
         for (const auto& [path, name] : names)
             out["names"][base.relativeFilePath(path).toStdString()] = name.toStdString();
     }
+    if (!colours.empty()) {
+        out["colours"] = nlohmann::json::object();
+        for (const auto& [path, slot] : colours)
+            out["colours"][base.relativeFilePath(path).toStdString()] = slot;
+    }
     return out;
 }
 
@@ -109,6 +114,17 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
             p.names.emplace_back(
                 QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(rel))),
                 QString::fromStdString(name.get<std::string>()));
+        }
+    }
+    if (j.contains("colours")) {
+        if (!j["colours"].is_object()) throw FormatError("project: 'colours' is not an object");
+        for (const auto& [rel, slot] : j["colours"].items()) {
+            if (!slot.is_number_integer() || slot.get<std::int64_t>() < 0 ||
+                slot.get<std::int64_t>() > 7)
+                throw FormatError("project: colours['" + rel + "'] is not a colour slot 0–7");
+            p.colours.emplace_back(
+                QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(rel))),
+                static_cast<int>(slot.get<std::int64_t>()));
         }
     }
     if (j.contains("views") && !j["views"].is_array())

@@ -29,6 +29,9 @@ struct Project {
     /// Names given to files in the workspace, by absolute path ("names" in the file; optional,
     /// so that older projects load).
     std::vector<std::pair<QString, QString>> names;
+    /// Each model's colour slot (0–7, the palette of views::model_colour), by its model key: the
+    /// checkpoint a model's files belong to ("colours" in the file; optional).
+    std::vector<std::pair<QString, int>> colours;
 
     /// The JSON written to a project file in `base` (paths relative to it).
     nlohmann::json to_json(const QDir& base) const;

@@ -44,8 +44,8 @@ private:
 constexpr const char* kConnected = "routescopeUndoConnected";
 }  // namespace
 
-ViewSettingsHistory::ViewSettingsHistory(QObject* parent)
-    : QObject(parent), stack_(new QUndoStack(this)) {}
+ViewSettingsHistory::ViewSettingsHistory(QUndoStack* stack, QObject* parent)
+    : QObject(parent), stack_(stack) {}
 
 void ViewSettingsHistory::track(views::AnalysisView* view) {
     known_[view] = view->settings();

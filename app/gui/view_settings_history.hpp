@@ -20,7 +20,8 @@ namespace routescope::gui {
 class ViewSettingsHistory : public QObject {
     Q_OBJECT
 public:
-    explicit ViewSettingsHistory(QObject* parent = nullptr);
+    /// Records on `stack` (the workspace document's: one Edit › Undo for every change).
+    explicit ViewSettingsHistory(QUndoStack* stack, QObject* parent = nullptr);
     QUndoStack* stack() const { return stack_; }
     /// Starts recording the settings changes of `view` (its current settings are the baseline).
     void track(views::AnalysisView* view);

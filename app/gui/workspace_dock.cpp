@@ -7,6 +7,9 @@
 #include <QTreeWidget>
 #include <nlohmann/json.hpp>
 
+#include <QPainter>
+
+#include "app/gui/workspace.hpp"
 #include "views/display_name.hpp"
 
 namespace routescope::gui {
@@ -14,7 +17,8 @@ namespace {
 constexpr int kPathRole = Qt::UserRole + 1;
 }
 
-WorkspaceDock::WorkspaceDock(QWidget* parent) : QDockWidget(tr("Workspace"), parent) {
+WorkspaceDock::WorkspaceDock(Workspace* document, QWidget* parent)
+    : QDockWidget(tr("Workspace"), parent), document_(document) {
     setObjectName("workspaceDock");
     tree_ = new QTreeWidget(this);
     tree_->setHeaderHidden(true);
@@ -37,6 +41,15 @@ WorkspaceDock::WorkspaceDock(QWidget* parent) : QDockWidget(tr("Workspace"), par
         if (path.isEmpty() || !(item->flags() & Qt::ItemIsEditable)) return;
         rename(path, item->text(0));
     });
+    connect(document_, &Workspace::renamed, this, [this](const QString& path, const QString& name) {
+        if (QTreeWidgetItem* item = item_for(path)) {
+            updating_ = true;
+            item->setText(0, name);
+            updating_ = false;
+        }
+        emit renamed(path, name);
+    });
+    connect(document_, &Workspace::recoloured, this, [this] { refresh_colours(); });
     connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
         for (auto* i = item; i; i = i->parent()) {
             const QString path = i->data(0, kPathRole).toString();
@@ -91,37 +104,57 @@ QString WorkspaceDock::derived_name(const LoadedFile& file) {
     if (file.report.kind == FileKind::Checkpoint) {
         if (info.train_step) parts << tr("step %1").arg(*info.train_step);
         if (fi.fileName() != "model.ckpt.h5") parts << fi.completeBaseName().section('.', 0, 0);
-    } else {
-        parts.prepend(fi.fileName().section('.', 0, 0));
+    } else if (const QString stem = fi.fileName().section('.', 0, 0);
+               stem != QString::fromStdString(info.arch)) {
+        parts.prepend(stem);  // "bigs.dump.h5" of a bigs model: "bigs · induction", not twice
     }
     return parts.join(QStringLiteral(" · "));
 }
 
 QString WorkspaceDock::name_of(const QString& path) const {
-    const QString given = given_.value(path);
-    return given.isEmpty() ? derived_.value(path, QFileInfo(path).fileName()) : given;
+    return document_->name_of(path);
 }
 
 void WorkspaceDock::rename(const QString& path, const QString& name) {
-    if (name.trimmed().isEmpty() || name.trimmed() == derived_.value(path))
-        given_.remove(path);
-    else
-        given_.insert(path, name.trimmed());
-    const QString shown = name_of(path);
-    views::set_display_name(path, shown);
-    if (QTreeWidgetItem* item = item_for(path)) {
-        updating_ = true;
-        item->setText(0, shown);
-        updating_ = false;
-    }
-    emit renamed(path, shown);
+    document_->rename(path, name);
+}
+
+QMap<QString, QString> WorkspaceDock::given_names() const {
+    return document_->given_names();
+}
+
+// The item's icon: its validation state, then a swatch of its model's colour (the colour its
+// curves have in every view).
+void WorkspaceDock::set_icon(QTreeWidgetItem* item, const QString& path) {
+    const int side = 16;
+    QPixmap pixmap(2 * side + 2, side);
+    pixmap.fill(Qt::transparent);
+    QPainter painter(&pixmap);
+    const QIcon status = status_icons_.value(path);
+    if (!status.isNull()) status.paint(&painter, QRect(0, 0, side, side));
+    painter.setPen(QPen(QColor(60, 60, 60), 1));
+    painter.setBrush(document_->colour(path));
+    painter.drawRect(QRectF(side + 4.5, 2.5, side - 5, side - 5));
+    painter.end();
+    item->setIcon(0, QIcon(pixmap));
+    item->setData(0, Qt::UserRole + 2, document_->colour(path));  // the swatch's colour (tests)
+}
+
+void WorkspaceDock::refresh_colours() {
+    for (auto* top : {models_, dumps_, runs_})
+        for (int i = 0; i < top->childCount(); ++i) {
+            const QString path = top->child(i)->data(0, kPathRole).toString();
+            if (!path.isEmpty() && status_icons_.contains(path)) set_icon(top->child(i), path);
+        }
 }
 
 QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     remove_file(file.path);
     const bool checkpoint = file.report.kind == FileKind::Checkpoint;
-    derived_.insert(file.path, derived_name(file));
-    views::set_display_name(file.path, name_of(file.path));
+    // A dump made from a checkpoint belongs to that checkpoint's model (its colour).
+    document_->add_file(
+        file.path, derived_name(file),
+        !checkpoint && file.info ? QString::fromStdString(file.info->checkpoint) : QString());
     updating_ = true;
     auto* item = new QTreeWidgetItem(checkpoint ? models_ : dumps_, {name_of(file.path)});
     item->setFlags(item->flags() | Qt::ItemIsEditable);
@@ -131,13 +164,16 @@ QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     updating_ = false;
     QStyle* style = QApplication::style();
     if (!file.report.readable) {
-        item->setIcon(0, style->standardIcon(QStyle::SP_MessageBoxCritical));
+        status_icons_.insert(file.path, style->standardIcon(QStyle::SP_MessageBoxCritical));
+        set_icon(item, file.path);
         new QTreeWidgetItem(item, {tr("cannot read: %1").arg(file.error)});
         item->setExpanded(true);
         return item;
     }
-    item->setIcon(0, style->standardIcon(file.report.ok() ? QStyle::SP_DialogApplyButton
-                                                          : QStyle::SP_MessageBoxWarning));
+    status_icons_.insert(file.path,
+                         style->standardIcon(file.report.ok() ? QStyle::SP_DialogApplyButton
+                                                              : QStyle::SP_MessageBoxWarning));
+    set_icon(item, file.path);
     if (!file.report.ok()) {
         auto* v = new QTreeWidgetItem(item, {tr("%n violation(s)", nullptr,
                                                 static_cast<int>(file.report.violations.size()))});

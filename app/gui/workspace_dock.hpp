@@ -1,6 +1,7 @@
 #pragma once
 // The workspace dock (ARCHITECTURE.md): models (checkpoints), dumps and runs, one item per opened
-// file with its structure and its validation result.
+// file with its structure, its validation result and its model's colour. A view of the workspace
+// document (workspace.hpp), which owns the names and colours: renaming an item asks it.
 #include <QDockWidget>
 #include <QMap>
 
@@ -11,10 +12,13 @@ class QTreeWidgetItem;
 
 namespace routescope::gui {
 
+class Workspace;
+
 class WorkspaceDock : public QDockWidget {
     Q_OBJECT
 public:
-    explicit WorkspaceDock(QWidget* parent = nullptr);
+    explicit WorkspaceDock(Workspace* document, QWidget* parent = nullptr);
+    Workspace* document() const { return document_; }
     /// Adds (or refreshes) the item of `file`; returns it.
     QTreeWidgetItem* add_file(const LoadedFile& file);
     /// Marks `path` as being opened (a placeholder item with a busy label).
@@ -27,12 +31,15 @@ public:
     QTreeWidgetItem* dumps() const { return dumps_; }
     QTreeWidgetItem* runs() const { return runs_; }
 
-    /// The name shown for `path` (given by a person, or derived: derived_name).
+    /// The name shown for `path` (the document's: given by a person, or derived_name).
     QString name_of(const QString& path) const;
-    /// Renames the item of `path` (the name views and legends show; empty: the derived one).
+    /// Renames `path` (the name views and legends show; empty: the derived one): an undoable
+    /// command of the document.
     void rename(const QString& path, const QString& name);
-    /// The names a person gave, by path (what a project stores).
-    QMap<QString, QString> given_names() const { return given_; }
+    /// The names a person gave, by path (the document's).
+    QMap<QString, QString> given_names() const;
+    /// Redraws the colour swatches (a model's colour changed).
+    void refresh_colours();
     /// "bigs · induction · step 300": architecture, task (else the run directory) and training
     /// step from the file's configuration.
     static QString derived_name(const LoadedFile& file);
@@ -42,10 +49,12 @@ signals:
     void renamed(const QString& path, const QString& name);
 
 private:
+    Workspace* document_;
     QTreeWidget* tree_;
     QTreeWidgetItem *models_, *dumps_, *runs_;
-    QMap<QString, QString> given_, derived_;
+    QMap<QString, QIcon> status_icons_;  ///< each file's validation icon, beside its swatch
     bool updating_ = false;
+    void set_icon(QTreeWidgetItem* item, const QString& path);
 };
 
 }  // namespace routescope::gui

@@ -23,6 +23,7 @@
 #include "view_test_support.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/training_view.hpp"
 
 using namespace routescope;
@@ -159,6 +160,8 @@ private slots:
         }
         views::TrainingViewSettings settings{dirs, "step"};
         settings.smoothing = 0.5;
+        // A fresh workspace: the runs' models take the first two colours, in the view's order.
+        views::forget_model_identities();
         views::TrainingView view(settings);
         view.show();
         view.start();

@@ -209,7 +209,8 @@ private slots:
         names.clear();
         for (QAction* a : window.workspace_actions("/x/preds.jsonl"))
             names << a->objectName();
-        QCOMPARE(names, QStringList{"length_accuracy"});
+        // Its analysis, then the colour of its model (every file has one).
+        QCOMPARE(names, (QStringList{"length_accuracy", "modelColourAction"}));
         // One handler on the workspace's context-menu signal (two used to open two menus).
         QTreeWidget* tree = window.workspace()->tree();
         QCOMPARE(tree->contextMenuPolicy(), Qt::CustomContextMenu);

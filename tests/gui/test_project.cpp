@@ -2,7 +2,12 @@
 // with its data), the workbench reopens its files and views with their settings, view settings
 // changes are undoable, and `routescope --export` redraws every view of a project without a
 // display.
+#include <QChartView>
+#include <QMenu>
+#include <QProcess>
+#include <QTreeWidget>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <QtTest>
 
 #include <QComboBox>
@@ -18,11 +23,13 @@
 
 #include "app/gui/main_window.hpp"
 #include "app/gui/project_file.hpp"
+#include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
+#include "views/chart_panel.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -231,6 +238,109 @@ private slots:
         for (const auto& [file, name] : gui::Project::load(dir + "/p.rsproj").names)
             if (file == dump) kept = name;
         QCOMPARE(kept, QString("Our BiGS"));
+    }
+
+    // Issue 26, one colour per model: the workspace gives each model a colour when it joins; every
+    // view draws the model in it, whatever the model's place among the view's inputs; a dump made
+    // from a checkpoint (its /model `checkpoint` attribute, written here with h5py) has the
+    // checkpoint's colour; a new colour is an undoable command that every view and the workspace
+    // dock take at once; the project keeps it.
+    void aModelHasOneColourInEveryViewAndTheProjectKeepsIt() {
+        const QString dir = fresh_dir("colours");
+        const QString a = fixture("valid_full.dump.h5"), b = fixture("valid_sparse_f16.dump.h5");
+        const QString ckpt = fixture("valid.ckpt.h5"), made = dir + "/made.dump.h5";
+        QVERIFY(QFile::copy(a, made));
+        QFile::setPermissions(made, QFile::ReadOwner | QFile::WriteOwner);
+        QProcess h5py;
+        h5py.start("/usr/bin/python3", {"-c",
+                                        "import h5py, sys\n"
+                                        "with h5py.File(sys.argv[1], 'r+') as f: "
+                                        "f['model'].attrs['checkpoint'] = sys.argv[2]",
+                                        made, ckpt});
+        QVERIFY(h5py.waitForFinished(60000));
+        QVERIFY2(h5py.exitCode() == 0, h5py.readAllStandardError().constData());
+        // The colour of the first curve of `view` named after `path`'s model.
+        auto colour_in = [](views::AnalysisView* view, gui::MainWindow& window,
+                            const QString& path) -> QColor {
+            const QString name = window.workspace()->name_of(path);
+            for (QChartView* chart : view->figure()->findChildren<QChartView*>())
+                for (QAbstractSeries* s : chart->chart()->series())
+                    if (auto* xy = qobject_cast<QXYSeries*>(s); xy && xy->name().startsWith(name))
+                        return xy->pen().color();
+            return {};
+        };
+        int slot_a = -1;
+        {
+            gui::MainWindow window;
+            window.show();
+            for (const QString& f : {a, b, ckpt, made})
+                window.open_file(f);
+            QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+            gui::Workspace* doc = window.document();
+            auto* ab = window.open_analysis("anisotropy", {a, b});
+            auto* ba = window.open_analysis("anisotropy", {b, a});
+            QVERIFY(view_test::wait_for(ab) && view_test::wait_for(ba));
+            const QColor ca = colour_in(ab, window, a), cb = colour_in(ab, window, b);
+            QVERIFY(ca.isValid() && cb.isValid());
+            QVERIFY(ca != cb);
+            QCOMPARE(colour_in(ba, window, a), ca);  // B first: A keeps its colour
+            QCOMPARE(colour_in(ba, window, b), cb);
+            slot_a = doc->colour_slot(a);
+            QCOMPARE(ca, views::model_colour(std::size_t(slot_a)));
+            // The dump made from the checkpoint: one model, one colour, in the dock too.
+            QCOMPARE(doc->model_of(made), QFileInfo(ckpt).absoluteFilePath());
+            QCOMPARE(doc->colour_slot(made), doc->colour_slot(ckpt));
+            QVERIFY(doc->colour_slot(ckpt) != slot_a &&
+                    doc->colour_slot(ckpt) != doc->colour_slot(b));
+            auto swatch = [&](const QString& f) {
+                return window.workspace()->item_for(f)->data(0, Qt::UserRole + 2).value<QColor>();
+            };
+            QCOMPARE(swatch(made), swatch(ckpt));
+            QCOMPARE(swatch(a), ca);
+
+            window.save_project(dir + "/p.rsproj");
+            QVERIFY(!window.modified());
+            // A new colour for A, from the workspace's context menu: a command.
+            QAction* colour = nullptr;
+            for (QAction* act : window.workspace_actions(a))
+                if (act->objectName() == "modelColourAction") colour = act;
+            QVERIFY(colour && colour->menu());
+            QAction* sky = colour->menu()->findChild<QAction*>("modelColour5");
+            QVERIFY(sky);
+            QVERIFY(slot_a != 5 && doc->colour_slot(b) != 5);
+            sky->trigger();
+            QCOMPARE(doc->colour_slot(a), 5);
+            QVERIFY(window.modified());
+            QCOMPARE(window.undo_stack()->count(), 1);
+            QVERIFY(view_test::wait_for(ab) && view_test::wait_for(ba));
+            QCOMPARE(colour_in(ab, window, a), views::model_colour(5));
+            QCOMPARE(colour_in(ba, window, a), views::model_colour(5));
+            QCOMPARE(colour_in(ab, window, b), cb);
+            QCOMPARE(swatch(a), views::model_colour(5));
+            window.undo_stack()->undo();
+            QVERIFY(view_test::wait_for(ab));
+            QCOMPARE(colour_in(ab, window, a), ca);
+            QCOMPARE(swatch(a), ca);
+            QVERIFY(!window.modified());
+            window.undo_stack()->redo();
+            QVERIFY(view_test::wait_for(ab));
+            QCOMPARE(colour_in(ab, window, a), views::model_colour(5));
+            window.save_project(dir + "/p.rsproj");
+        }
+        // The project file holds the colour by model; a new window shows it.
+        const QJsonObject saved = read_json(dir + "/p.rsproj");
+        QVERIFY2(saved["colours"].isObject(), "no 'colours' in the project");
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_project(dir + "/p.rsproj");
+            QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+            QCOMPARE(window.document()->colour_slot(a), 5);
+            QCOMPARE(window.analysis_views().size(), 2);
+            for (views::AnalysisView* v : window.analysis_views())
+                QCOMPARE(colour_in(v, window, a), views::model_colour(5));
+            QVERIFY(!window.modified());
+        }
     }
 
     // Issue 26: a chart's legend position (its right-click menu) is saved with the project.

@@ -221,6 +221,8 @@ nlohmann::json AnalysisView::chart_options() const {
         nlohmann::json o = nlohmann::json::object();
         if (chart->legend_position() == P::Right) o["legend"] = "right";
         if (chart->legend_position() == P::Hidden) o["legend"] = "hidden";
+        if (log_scale_wanted(chart, Qt::Horizontal)) o["log_x"] = true;
+        if (log_scale_wanted(chart, Qt::Vertical)) o["log_y"] = true;
         if (const auto p = pending_limits_.find(index); p != pending_limits_.end())
             o["limits"] = p->second;  // restored, not yet shown: as they will be
         else if (const auto l = zoomed_axis_limits(chart))
@@ -239,6 +241,11 @@ void AnalysisView::apply_chart_options(const nlohmann::json& options) {
     for (qsizetype i = 0; i < charts.size() && i < static_cast<qsizetype>(options.size()); ++i) {
         const auto& o = options[static_cast<std::size_t>(i)];
         if (!o.is_object()) continue;
+        // Log scales (Axis › Logarithmic): taken now if the chart has its data, else when it does.
+        for (const auto& [key, orientation] :
+             {std::pair{"log_x", Qt::Horizontal}, std::pair{"log_y", Qt::Vertical}})
+            if (o.contains(key) && o[key].is_boolean() && o[key].get<bool>())
+                (void)set_log_scale(charts[i], orientation, true);
         if (o.contains("limits")) {
             const auto& l = o["limits"];
             const auto pair = [&](const char* k) {
@@ -261,6 +268,7 @@ void AnalysisView::apply_pending_limits() {
     const auto charts = figure_->findChildren<FigureChartView*>();
     for (const auto& [i, l] : pending_limits_) {
         if (i >= charts.size()) continue;
+        apply_log_scales(charts[i]);  // limits saved on a log axis are log values
         // Limits that no longer fit the data (another file, a log axis) are dropped quietly: the
         // chart shows its data, as before the project was saved with them.
         (void)set_axis_limits(charts[i], l["x"][0].get<double>(), l["x"][1].get<double>(),

@@ -11,12 +11,16 @@
 #include <QLineEdit>
 #include <QLogValueAxis>
 #include <QMenu>
+#include <QMessageBox>
 #include <QValueAxis>
+#include <QXYSeries>
 
+#include <algorithm>
 #include <cmath>
 
 #include "views/chart_figure.hpp"
 #include "views/chart_interaction.hpp"
+#include "views/chart_panel.hpp"
 
 namespace routescope::views {
 namespace {
@@ -34,6 +38,70 @@ std::pair<double, double> raw_range(QAbstractAxis* a) {
     if (auto* v = qobject_cast<QValueAxis*>(a)) return {v->min(), v->max()};
     if (auto* l = qobject_cast<QLogValueAxis*>(a)) return {l->min(), l->max()};
     return {NAN, NAN};
+}
+
+const char* scale_property(Qt::Orientation o) {
+    return o == Qt::Horizontal ? "routescopeLogX" : "routescopeLogY";
+}
+
+/// The smallest and largest value along `o` of the series attached to `axis`; whether all are > 0.
+struct Extent {
+    double lo = INFINITY, hi = -INFINITY;
+    bool positive = true;
+};
+Extent extent_of(QChart* chart, QAbstractAxis* axis, Qt::Orientation o) {
+    Extent e;
+    for (QAbstractSeries* s : chart->series()) {
+        auto* xy = qobject_cast<QXYSeries*>(s);
+        if (!xy || !s->attachedAxes().contains(axis)) continue;
+        for (const QPointF& p : xy->points()) {
+            const double v = o == Qt::Horizontal ? p.x() : p.y();
+            if (!std::isfinite(v)) continue;
+            e.lo = std::min(e.lo, v);
+            e.hi = std::max(e.hi, v);
+            e.positive = e.positive && v > 0;
+        }
+    }
+    return e;
+}
+
+/// Swaps the axis along `o` to the kind the view asks for (its property), if it is not already.
+QString apply_scale(QChartView* view, Qt::Orientation o) {
+    const bool want = view->property(scale_property(o)).toBool();
+    QAbstractAxis* axis = first_axis(view, o);
+    if (!axis) return {};  // no data drawn yet: the choice applies when it is
+    const bool log = is_log(axis);
+    if (want == log) return {};
+    if (!log && !qobject_cast<QValueAxis*>(axis))
+        return QObject::tr("the axis is not a numeric axis");
+    QChart* chart = view->chart();
+    const Extent e = extent_of(chart, axis, o);
+    if (want && !e.positive)
+        return QObject::tr("a logarithmic axis cannot show values ≤ 0; these data have some");
+    if (want) {
+        auto* fresh = new QLogValueAxis();
+        fresh->setBase(10);
+        fresh->setLabelFormat("%g");
+        fresh->setMinorTickCount(-1);                     // the 2…9 ticks of every decade
+        fresh->setProperty("routescopeScaleAxis", true);  // made here: linear again on a redraw
+        replace_axis(chart, axis, fresh);
+        if (e.lo <= e.hi) {
+            const double a = std::log10(e.lo), b = std::log10(e.hi);
+            const double pad = std::max(0.05 * (b - a), 0.05);
+            fresh->setRange(std::pow(10.0, a - pad), std::pow(10.0, b + pad));
+        }
+    } else {
+        // The workbench's linear axis (round ticks), then the data's range as fit_axes gives it.
+        QValueAxis* fresh = linear_axis(view, o, axis);
+        if (e.lo <= e.hi) {
+            const double pad = e.hi > e.lo ? 0.05 * (e.hi - e.lo) : 0.5;
+            fresh->setRange(e.lo >= 0 ? std::max(0.0, e.lo - pad) : e.lo - pad, e.hi + pad);
+            fresh->applyNiceNumbers();
+        }
+    }
+    if (PlotInteraction* i = chart_interaction(view)) i->forget();  // a new home range
+    if (auto* figure = dynamic_cast<FigureChartView*>(view)) figure->fit_decorations();
+    return {};
 }
 
 QString check(QAbstractAxis* a, double lo, double hi, const QString& name) {
@@ -124,6 +192,41 @@ void edit_axis_limits(QChartView* view) {
     dialog.exec();
 }
 
+void apply_log_scales(QChartView* view) {
+    for (const Qt::Orientation o : {Qt::Horizontal, Qt::Vertical})
+        if (view->property(scale_property(o)).toBool()) (void)apply_scale(view, o);
+}
+
+void keep_log_scales(QChartView* view) {
+    if (!view->property("routescopeLogX").toBool() && !view->property("routescopeLogY").toBool())
+        return;
+    if (view->property("routescopeScalePending").toBool()) return;
+    view->setProperty("routescopeScalePending", true);
+    QMetaObject::invokeMethod(
+        view,
+        [view] {
+            view->setProperty("routescopeScalePending", false);
+            apply_log_scales(view);
+        },
+        Qt::QueuedConnection);
+}
+
+bool log_scale_wanted(QChartView* view, Qt::Orientation orientation) {
+    return view->property(scale_property(orientation)).toBool();
+}
+
+bool log_scale(QChartView* view, Qt::Orientation orientation) {
+    return is_log(first_axis(view, orientation));
+}
+
+QString set_log_scale(QChartView* view, Qt::Orientation orientation, bool on) {
+    const bool before = view->property(scale_property(orientation)).toBool();
+    view->setProperty(scale_property(orientation), on);
+    const QString e = apply_scale(view, orientation);
+    if (!e.isEmpty()) view->setProperty(scale_property(orientation), before && !on);
+    return e;
+}
+
 void attach_chart_options(FigureChartView* view) {
     view->setContextMenuPolicy(Qt::CustomContextMenu);
     QObject::connect(view, &QWidget::customContextMenuRequested, view, [view](const QPoint& pos) {
@@ -133,6 +236,20 @@ void attach_chart_options(FigureChartView* view) {
         menu->addAction(QObject::tr("Axis &Limits…"), view, [view] { edit_axis_limits(view); });
         if (PlotInteraction* i = chart_interaction(view))
             menu->addAction(QObject::tr("&Reset Zoom"), i, [i] { i->reset(); });
+        for (const auto& [o, text] :
+             {std::pair{Qt::Horizontal, QObject::tr("Logarithmic &Horizontal Axis")},
+              std::pair{Qt::Vertical, QObject::tr("Logarithmic &Vertical Axis")}}) {
+            QAbstractAxis* axis = first_axis(view, o);
+            QAction* a = menu->addAction(text);
+            a->setObjectName(o == Qt::Horizontal ? "logX" : "logY");
+            a->setCheckable(true);
+            a->setChecked(is_log(axis));
+            a->setEnabled(axis && (is_log(axis) || qobject_cast<QValueAxis*>(axis)));
+            QObject::connect(a, &QAction::toggled, view, [view, o = o](bool on) {
+                const QString e = set_log_scale(view, o, on);
+                if (!e.isEmpty()) QMessageBox::information(view, QObject::tr("Axis Scale"), e);
+            });
+        }
         QMenu* legend = menu->addMenu(QObject::tr("L&egend"));
         auto* group = new QActionGroup(legend);
         using P = FigureChartView::LegendPosition;

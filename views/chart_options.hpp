@@ -2,6 +2,7 @@
 // A chart's own settings, as LabPlot offers them per plot: the axis limits typed in, and where the
 // legend goes. make_chart_view attaches them as the chart's right-click menu.
 #include <QString>
+#include <Qt>
 
 #include <array>
 #include <optional>
@@ -28,5 +29,24 @@ std::optional<std::array<double, 4>> zoomed_axis_limits(QChartView* view);
 
 /// Opens the Axis Limits dialog of `view` (modal), filled with the visible ranges.
 void edit_axis_limits(QChartView* view);
+
+/// Whether the chart's horizontal or vertical axis is drawn logarithmic (base 10).
+bool log_scale(QChartView* view, Qt::Orientation orientation);
+/// Draws the chart's axis along `orientation` logarithmic (base 10) or linear, as LabPlot's axis
+/// scale: the axis is replaced by one of the other kind with the same title, side and series,
+/// its range the data's (a twentieth of the span added on each side, in decades on a log
+/// axis), and the zoom's home is the new range. The view keeps the choice: the chart takes it
+/// again each time its data is redrawn. Returns why a log axis cannot show the data (a value ≤ 0
+/// along it; the axis then stays linear) or that the chart has no such axis; empty when done.
+QString set_log_scale(QChartView* view, Qt::Orientation orientation, bool on);
+/// After a redraw: the axes `view` was asked to draw logarithmic become so again once the event
+/// loop runs (add_line calls it; one pass however many series are added).
+void keep_log_scales(QChartView* view);
+/// The same at once: the axes `view` was asked to draw logarithmic become so now (a no-op for the
+/// others).
+void apply_log_scales(QChartView* view);
+/// Whether a person asked for the axis along `orientation` to be logarithmic (set_log_scale): what
+/// a project saves.
+bool log_scale_wanted(QChartView* view, Qt::Orientation orientation);
 
 }  // namespace routescope::views

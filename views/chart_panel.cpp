@@ -84,15 +84,8 @@ void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
 
-QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const QString& title) {
-    QChart* chart = view->chart();
-    for (QAbstractAxis* a : chart->axes(o))
-        if (auto* v = qobject_cast<QValueAxis*>(a)) {
-            if (!title.isEmpty()) v->setTitleText(title);
-            return v;
-        }
+QValueAxis* new_linear_axis(QChart* chart) {
     auto* v = new QValueAxis(chart);
-    v->setTitleText(title);
     // Ticks at round numbers whatever range is set (a data range, a zoom): multiples of a
     // 1/2/5 × 10^k step, labelled with the digits the step needs ("0.25", not "0.2500").
     // The step follows minChanged/maxChanged, which QValueAxis emits with the new bound
@@ -102,10 +95,66 @@ QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const
     const auto follow = [v] { set_round_ticks(v, v->min(), v->max()); };
     QObject::connect(v, &QValueAxis::minChanged, v, follow);
     QObject::connect(v, &QValueAxis::maxChanged, v, follow);
+    return v;
+}
+
+QValueAxis* axis(QChartView* view, Qt::Orientation o, Qt::Alignment where, const QString& title) {
+    QChart* chart = view->chart();
+    for (QAbstractAxis* a : chart->axes(o)) {
+        if (auto* v = qobject_cast<QValueAxis*>(a)) {
+            if (!title.isEmpty()) v->setTitleText(title);
+            return v;
+        }
+        // A logarithmic axis a person asked for (set_log_scale) is linear while the chart is
+        // redrawn; keep_log_scales makes it logarithmic again afterwards.
+        if (a->property("routescopeScaleAxis").toBool()) {
+            QValueAxis* v = linear_axis(view, o, a);
+            if (!title.isEmpty()) v->setTitleText(title);
+            keep_log_scales(view);
+            return v;
+        }
+    }
+    QValueAxis* v = new_linear_axis(chart);
+    v->setTitleText(title);
     chart->addAxis(v, where);
     return v;
 }
 }  // namespace
+
+/// Replaces `old` by `fresh` on the chart: same title (drawn by the figure or not), side, fonts,
+/// colours and series.
+void replace_axis(QChart* chart, QAbstractAxis* old, QAbstractAxis* fresh) {
+    fresh->setTitleText(old->titleText());
+    fresh->setTitleFont(old->titleFont());
+    fresh->setTitleBrush(old->titleBrush());
+    fresh->setTitleVisible(old->isTitleVisible());
+    fresh->setProperty("figureDrawsTitle", old->property("figureDrawsTitle"));
+    fresh->setLabelsFont(old->labelsFont());
+    fresh->setLabelsBrush(old->labelsBrush());
+    fresh->setLinePen(old->linePen());
+    fresh->setGridLinePen(old->gridLinePen());
+    fresh->setGridLineVisible(old->isGridLineVisible());
+    const Qt::Alignment side = old->alignment();
+    QList<QAbstractSeries*> attached;
+    for (QAbstractSeries* s : chart->series())
+        if (s->attachedAxes().contains(old)) attached << s;
+    for (QAbstractSeries* s : attached)
+        s->detachAxis(old);
+    chart->removeAxis(old);
+    delete old;
+    chart->addAxis(fresh, side);
+    for (QAbstractSeries* s : attached)
+        s->attachAxis(fresh);
+}
+
+QValueAxis* linear_axis(QChartView* view, Qt::Orientation o, QAbstractAxis* replacing) {
+    QValueAxis* v = new_linear_axis(view->chart());
+    if (replacing)
+        replace_axis(view->chart(), replacing, v);
+    else
+        view->chart()->addAxis(v, o == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    return v;
+}
 
 QValueAxis* x_axis(QChartView* view, const QString& title) {
     return axis(view, Qt::Horizontal, Qt::AlignBottom, title);
@@ -126,6 +175,7 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
     view->chart()->addSeries(series);
     series->attachAxis(x_axis(view));
     series->attachAxis(y_axis(view));
+    keep_log_scales(view);
     return series;
 }
 

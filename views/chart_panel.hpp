@@ -35,6 +35,13 @@ void style_in(QXYSeries* series, const QColor& colour, Qt::PenStyle style = Qt::
 /// Draws `series` in the colour of the model of `path` with `style`.
 void style_as_model_of(QXYSeries* series, const QString& path, Qt::PenStyle style = Qt::SolidLine);
 
+/// Replaces `old` by `fresh` on the chart: same title (drawn by the figure or not), side, fonts,
+/// colours and series; `old` is deleted.
+void replace_axis(QChart* chart, QAbstractAxis* old, QAbstractAxis* fresh);
+/// A linear axis along `o` with the workbench's round ticks, in place of `replacing` (its title,
+/// side and series), or added at the bottom or left.
+QValueAxis* linear_axis(QChartView* view, Qt::Orientation o, QAbstractAxis* replacing = nullptr);
+
 /// Value axes of the chart, created and attached on first use, with titles.
 QValueAxis* x_axis(QChartView* view, const QString& title = {});
 QValueAxis* y_axis(QChartView* view, const QString& title = {});

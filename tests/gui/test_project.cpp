@@ -3,6 +3,7 @@
 // changes are undoable, and `routescope --export` redraws every view of a project without a
 // display.
 #include <QChartView>
+#include <QLogValueAxis>
 #include <QMenu>
 #include <QProcess>
 #include <QTreeWidget>
@@ -30,6 +31,8 @@
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -443,6 +446,83 @@ private slots:
                                 .arg(y0)
                                 .arg(y1)));
         QVERIFY(!window.modified());
+    }
+
+    // Issue 26: a log scale per axis (the chart's menu, LabPlot's axis scale): the axis becomes a
+    // base-10 log axis with the same title and series and a range holding every point; data
+    // with a value <= 0 along an axis are refused with the reason and the axis stays linear; the
+    // scale survives a redraw, is saved with the project and reopens.
+    void aChartsLogScaleIsKeptAndSaved() {
+        const QString dir = fresh_dir("log_scale");
+        const QString dump = fixture("valid_full.dump.h5");
+        auto vertical = [](QChartView* c) { return c->chart()->axes(Qt::Vertical).value(0); };
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_file(dump);
+            QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+            auto* view = window.open_analysis("transitions", {dump});
+            QVERIFY(view_test::wait_for(view));
+            window.save_project(dir + "/p.rsproj");
+            auto* chart = view->figure()->findChild<views::FigureChartView*>();
+            QVERIFY(chart && vertical(chart));
+            const QString title = vertical(chart)->titleText();
+            double lo = INFINITY, hi = -INFINITY;
+            for (QAbstractSeries* s : chart->chart()->series())
+                for (const QPointF& p : qobject_cast<QXYSeries*>(s)->points()) {
+                    lo = std::min(lo, p.y());
+                    hi = std::max(hi, p.y());
+                }
+            QVERIFY2(lo > 0, "the fixture's ratios are > 0");
+            QCOMPARE(views::set_log_scale(chart, Qt::Vertical, true), QString());
+            auto* log = qobject_cast<QLogValueAxis*>(vertical(chart));
+            QVERIFY(log);
+            QCOMPARE(log->base(), 10.0);
+            QCOMPARE(log->titleText(), title);
+            QVERIFY(log->min() <= lo && log->max() >= hi);
+            for (QAbstractSeries* s : chart->chart()->series())
+                QVERIFY(s->attachedAxes().contains(log));
+            QVERIFY(window.modified());
+            // Cosines from −1 on anisotropy's horizontal axis: refused, with the reason; the axis
+            // stays linear and the choice is not kept.
+            auto* cosines = window.open_analysis("anisotropy", {dump});
+            QVERIFY(view_test::wait_for(cosines));
+            auto* histogram = cosines->figure()->findChild<views::FigureChartView*>();
+            const QString refused = views::set_log_scale(histogram, Qt::Horizontal, true);
+            QVERIFY2(refused.contains("≤ 0"), qPrintable(refused));
+            QVERIFY(qobject_cast<QValueAxis*>(histogram->chart()->axes(Qt::Horizontal).value(0)));
+            QVERIFY(!views::log_scale_wanted(histogram, Qt::Horizontal));
+            window.close_current();
+            window.show_view(view);
+            // A redraw (the analysis run again) keeps the log scale.
+            view->start();
+            QVERIFY(view_test::wait_for(view));
+            QTRY_VERIFY(qobject_cast<QLogValueAxis*>(vertical(chart)) != nullptr);
+            QCOMPARE(vertical(chart)->titleText(), title);
+            // A journal's single column with the log axis: every text reads (figure_layout.hpp).
+            views::FigureExportOptions o;
+            o.width_mm = views::kSingleColumnMm;
+            o.font_pt = 8;
+            const QStringList problems =
+                views::figure_layout_problems(views::figure_layout(*view, o));
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+            window.save_project(dir + "/p.rsproj");
+        }
+        const auto options =
+            read_json(dir + "/p.rsproj")["views"].toArray().at(0).toObject()["charts"].toArray();
+        QCOMPARE(options.at(0).toObject()["log_y"].toBool(), true);
+        QVERIFY(!options.at(0).toObject().contains("log_x"));
+        gui::MainWindow window;
+        window.show();
+        window.open_project(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        auto* chart = window.analysis_views()[0]->figure()->findChild<views::FigureChartView*>();
+        QTRY_VERIFY(qobject_cast<QLogValueAxis*>(vertical(chart)) != nullptr);
+        QVERIFY(!window.modified());
+        // Back to linear: the workbench's linear axis, the same title.
+        QCOMPARE(views::set_log_scale(chart, Qt::Vertical, false), QString());
+        QVERIFY(qobject_cast<QValueAxis*>(vertical(chart)));
+        QVERIFY(window.modified());
     }
 
     void aSimilarityViewOfTwoDumpsReopensWithItsMeasure() {

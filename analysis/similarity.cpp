@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <unordered_set>
 
 #include "analysis/anisotropy.hpp"
@@ -875,6 +876,104 @@ CsvTable SimilarityResult::table() const {
             }
     }
     return t;
+}
+
+namespace {
+
+/// Centred vectors reduced to the principal directions holding `share` of their variance, then
+/// whitened: columns of unit norm, orthogonal (X̃ P Λ^{−1/2}).
+MatrixXd reduced_whitened(const MatrixXdR& x, double share, int* dims) {
+    const MatrixXd centred = x.rowwise() - x.colwise().mean();
+    const MatrixXd cov = centred.transpose() * centred;
+    const SymmetricEigen e = symmetric_eigen(cov, true);  // ascending
+    const VectorXd values = e.values.reverse().cwiseMax(0.0);
+    const MatrixXd vectors = e.vectors.rowwise().reverse();
+    const double total = values.sum(), top = values.size() ? values[0] : 0.0;
+    Index k = 0;
+    for (double cum = 0; k < values.size();) {
+        cum += values[k];
+        ++k;
+        if (cum >= share * total) break;
+    }
+    while (k > 0 && !(values[k - 1] > 1e-12 * top))  // directions without variance
+        --k;
+    *dims = static_cast<int>(k);
+    return centred * vectors.leftCols(k) * values.head(k).cwiseSqrt().cwiseInverse().asDiagonal();
+}
+
+}  // namespace
+
+CanonicalScatter canonical_scatter(const DumpReader& a, const DumpReader& b,
+                                   const SimilarityResult& r, int layer_a, int layer_b,
+                                   std::int64_t max_points) {
+    for (const auto& [layers, layer, dump] :
+         {std::tuple{&r.layers_a, layer_a, &a}, std::tuple{&r.layers_b, layer_b, &b}})
+        if (std::find(layers->begin(), layers->end(), layer) == layers->end())
+            throw ConfigError(dump->path() + ": layer " + str(layer) +
+                              " is not among the layers compared");
+    CanonicalScatter s;
+    s.layer_a = layer_a;
+    s.layer_b = layer_b;
+    // Up to max_points entries of the sample, evenly spaced (the sample is uniform already).
+    const auto total = static_cast<std::int64_t>(r.examples.size());
+    const std::int64_t n = std::min(total, std::max<std::int64_t>(1, max_points));
+    SimilarityResult part;
+    for (std::int64_t k = 0; k < n; ++k) {
+        const std::int64_t entry = k * total / n;
+        s.entries.push_back(entry);
+        part.examples.push_back(r.examples[static_cast<std::size_t>(entry)]);
+        if (!r.positions.empty())
+            part.positions.push_back(r.positions[static_cast<std::size_t>(entry)]);
+    }
+    const LayerSource src_a{&a, layer_a, rows_of_examples(a, layer_a), a.width()};
+    const LayerSource src_b{&b, layer_b, rows_of_examples(b, layer_b), b.width()};
+    const MatrixXdR xa = read_vectors(src_a, part, 0, part.examples.size(), nullptr);
+    const MatrixXdR xb = read_vectors(src_b, part, 0, part.examples.size(), nullptr);
+    check_finite(xa, src_a);
+    check_finite(xb, src_b);
+    const double share = r.options.svcca_variance;
+    const MatrixXd wa = reduced_whitened(xa, share, &s.dims_a);
+    const MatrixXd wb = reduced_whitened(xb, share, &s.dims_b);
+    if (n <= s.dims_a + s.dims_b || s.dims_a == 0 || s.dims_b == 0)
+        throw ConfigError("similarity scatter of layers " + str(layer_a) + " and " + str(layer_b) +
+                          ": " + str(n) + " vectors are not more than the directions kept (" +
+                          str(s.dims_a) + " + " + str(s.dims_b) +
+                          "); the first canonical correlation would be 1 by construction");
+    const MatrixXd m = wa.transpose() * wb;
+    // The leading singular pair of m through the eigenvectors of m mᵀ (dims_a × dims_a).
+    const SymmetricEigen e = symmetric_eigen(m * m.transpose(), true);
+    const Index last = e.values.size() - 1;
+    VectorXd u = e.vectors.col(last);
+    s.rho = std::sqrt(std::max(0.0, e.values[last]));
+    VectorXd v = m.transpose() * u;
+    v /= v.norm() > 0 ? v.norm() : 1.0;
+    VectorXd x = wa * u, y = wb * v;
+    Index big = 0;
+    x.cwiseAbs().maxCoeff(&big);
+    if (x[big] < 0) {
+        x = -x;
+        y = -y;
+    }
+    const double scale = std::sqrt(static_cast<double>(n));  // unit norm → unit variance
+    for (Index i = 0; i < x.size(); ++i) {
+        s.x.push_back(x[i] * scale);
+        s.y.push_back(y[i] * scale);
+    }
+    return s;
+}
+
+nlohmann::json CanonicalScatter::to_json(const SimilarityResult& r) const {
+    nlohmann::json examples = nlohmann::json::array(), positions = nlohmann::json::array();
+    for (const auto k : entries) {
+        examples.push_back(r.examples[static_cast<std::size_t>(k)]);
+        if (!r.positions.empty()) positions.push_back(r.positions[static_cast<std::size_t>(k)]);
+    }
+    nlohmann::json j = {
+        {"layer_a", layer_a}, {"layer_b", layer_b},   {"rho", rho}, {"dims_a", dims_a},
+        {"dims_b", dims_b},   {"examples", examples}, {"x", x},     {"y", y},
+        {"points", x.size()}};
+    if (!r.positions.empty()) j["positions"] = positions;
+    return j;
 }
 
 }  // namespace routescope::analysis

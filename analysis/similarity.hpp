@@ -87,4 +87,27 @@ struct SimilarityResult {
 SimilarityResult representation_similarity(const DumpReader& a, const DumpReader& b,
                                            const SimilarityOptions& options);
 
+/// One cell of the layers × layers matrix seen as points (the Similarity view's scatter, `analyze
+/// similarity --scatter LA,LB`): the vectors of layer_a of A and layer_b of B on (up to
+/// max_points evenly spaced entries of) the result's sample, each side centred and reduced to the
+/// principal directions holding options.svcca_variance of its variance (as SVCCA), then the first
+/// canonical pair: x_i = X̃_i P_A Λ_A^{−1/2} u, y_i = Ỹ_i P_B Λ_B^{−1/2} v with (u, v) the leading
+/// singular pair of the whitened cross-covariance and ρ its singular value, the first canonical
+/// correlation (= corr(x, y)). x and y are scaled to unit variance (mean 0); the pair's sign makes
+/// x's largest value positive.
+struct CanonicalScatter {
+    int layer_a = 0, layer_b = 0;
+    std::vector<std::int64_t> entries;  ///< indices into the result's sample (examples/positions)
+    std::vector<double> x, y;
+    double rho = 0;
+    int dims_a = 0, dims_b = 0;  ///< principal directions kept on each side
+    nlohmann::json to_json(const SimilarityResult& r) const;
+};
+
+/// Throws ConfigError when a layer is not among the result's, or the points are not more than
+/// dims_a + dims_b (the first canonical correlation would be 1 by construction).
+CanonicalScatter canonical_scatter(const DumpReader& a, const DumpReader& b,
+                                   const SimilarityResult& r, int layer_a, int layer_b,
+                                   std::int64_t max_points = 5000);
+
 }  // namespace routescope::analysis

@@ -428,6 +428,7 @@ void HeatmapWidget::mousePressEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton || cell.y() < 0) return;
     set_selected_row(cell.y());
     emit rowClicked(cell.y());
+    if (cell.x() >= 0) emit cellClicked(cell.y(), cell.x());
 }
 
 void HeatmapWidget::leaveEvent(QEvent*) {

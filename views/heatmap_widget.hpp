@@ -79,6 +79,7 @@ public:
 signals:
     void hovered(int row, int column, double value);
     void rowClicked(int row);
+    void cellClicked(int row, int column);
 
 protected:
     void paintEvent(QPaintEvent* event) override;

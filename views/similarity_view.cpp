@@ -6,10 +6,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegendMarker>
+#include <QScatterSeries>
 #include <QVBoxLayout>
 
 #include "analysis/layer_pairing.hpp"
+#include "engine/core/error.hpp"
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
 
@@ -19,7 +22,8 @@ nlohmann::json SimilarityViewSettings::to_json() const {
     return {{"dump_a", dump_a.toStdString()},   {"dump_b", dump_b.toStdString()},
             {"measure", measure.toStdString()}, {"vectors", vectors.toStdString()},
             {"max_vectors", max_vectors},       {"gram_m", gram_m},
-            {"permutations", permutations},     {"bootstrap", bootstrap}};
+            {"permutations", permutations},     {"bootstrap", bootstrap},
+            {"scatter", {scatter_a, scatter_b}}};
 }
 
 SimilarityViewSettings SimilarityViewSettings::from_json(const nlohmann::json& j) {
@@ -32,6 +36,11 @@ SimilarityViewSettings SimilarityViewSettings::from_json(const nlohmann::json& j
     s.gram_m = j.value("gram_m", s.gram_m);
     s.permutations = j.value("permutations", s.permutations);
     s.bootstrap = j.value("bootstrap", s.bootstrap);
+    if (j.contains("scatter") && j["scatter"].is_array() && j["scatter"].size() == 2 &&
+        j["scatter"][0].is_number_integer() && j["scatter"][1].is_number_integer()) {
+        s.scatter_a = j["scatter"][0].get<int>();
+        s.scatter_b = j["scatter"][1].get<int>();
+    }
     return s;
 }
 
@@ -47,9 +56,10 @@ QString measure_title(const QString& m) {
     return m;
 }
 
+// The workspace's name of the model (display_name.hpp), else the file's stem.
 QString name_of(const QString& path) {
-    QString n = QFileInfo(path).fileName();
-    if (n.endsWith(".dump.h5")) n.chop(8);
+    QString n = display_stem(path);
+    if (n.endsWith(".dump")) n.chop(5);
     return n;
 }
 
@@ -75,10 +85,24 @@ SimilarityView::SimilarityView(SimilarityViewSettings settings, QWidget* parent)
     heatmap_->setObjectName("similarityMatrix");
     diagonal_ = make_chart_view(tr("By relative depth"), figure_);
     diagonal_->setObjectName("similarityDiagonal");
+    scatter_ = make_chart_view(tr("First canonical pair"), figure_);
+    scatter_->setObjectName("similarityScatter");
+    scatter_->setVisible(false);  // until a cell is clicked
     auto* fl = new QHBoxLayout(figure_);
     fl->setContentsMargins(0, 0, 0, 0);
     fl->addWidget(heatmap_, 3);
-    fl->addWidget(diagonal_, 2);
+    auto* right = new QVBoxLayout;
+    right->addWidget(diagonal_, 1);
+    right->addWidget(scatter_, 1);
+    fl->addLayout(right, 2);
+    connect(heatmap_, &HeatmapWidget::cellClicked, this, [this](int row, int column) {
+        const auto& r = result_;
+        if (row < 0 || column < 0 || row >= static_cast<int>(r.layers_a.size()) ||
+            column >= static_cast<int>(r.layers_b.size()))
+            return;
+        show_scatter(r.layers_a[static_cast<std::size_t>(row)],
+                     r.layers_b[static_cast<std::size_t>(column)]);
+    });
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(status_);
@@ -107,6 +131,8 @@ QString SimilarityView::input_stem() const {
 
 void SimilarityView::restore_settings(const nlohmann::json& j) {
     const auto s = SimilarityViewSettings::from_json(j);
+    const bool other_cell =
+        s.scatter_a != settings_.scatter_a || s.scatter_b != settings_.scatter_b;
     const bool rerun = s.dump_a != settings_.dump_a || s.dump_b != settings_.dump_b ||
                        s.vectors != settings_.vectors || s.max_vectors != settings_.max_vectors ||
                        s.gram_m != settings_.gram_m || s.permutations != settings_.permutations ||
@@ -120,10 +146,16 @@ void SimilarityView::restore_settings(const nlohmann::json& j) {
         QSignalBlocker block(vectors_box_);
         vectors_box_->setCurrentIndex(std::max(0, vectors_box_->findData(settings_.vectors)));
     }
-    if (rerun && has_result())
-        start();
+    if (rerun && has_result()) {
+        start();  // the scatter follows the new result
+        return;
+    }
+    redraw();
+    if (!other_cell) return;
+    if (settings_.scatter_a >= 0 && settings_.scatter_b >= 0 && has_result())
+        show_scatter(settings_.scatter_a, settings_.scatter_b);
     else
-        redraw();
+        draw_scatter();  // hidden
 }
 
 void SimilarityView::start() {
@@ -159,8 +191,83 @@ void SimilarityView::start() {
             result_ = std::move(r.result);
             n_layers_a_ = r.n_a;
             n_layers_b_ = r.n_b;
+            scatter_result_ = {};
+            scatter_error_.clear();
             redraw();
+            if (settings_.scatter_a >= 0 && settings_.scatter_b >= 0)
+                QMetaObject::invokeMethod(
+                    this, [this] { show_scatter(settings_.scatter_a, settings_.scatter_b); },
+                    Qt::QueuedConnection);
         });
+}
+
+void SimilarityView::show_scatter(int layer_a, int layer_b) {
+    settings_.scatter_a = layer_a;
+    settings_.scatter_b = layer_b;
+    const auto s = settings_;
+    const analysis::SimilarityResult r = result_;
+    struct Out {
+        analysis::CanonicalScatter scatter;
+        QString error;
+    };
+    run<Out>(
+        tr("Computing the first canonical pair of layers %1 and %2").arg(layer_a).arg(layer_b),
+        [s, r, layer_a, layer_b](AnalysisSteps& steps) {
+            steps.set_total(1);
+            Out out;
+            try {
+                const analysis::DumpReader a(s.dump_a.toStdString());
+                const analysis::DumpReader b(s.dump_b.toStdString());
+                out.scatter = analysis::canonical_scatter(a, b, r, layer_a, layer_b);
+            } catch (const ConfigError& e) {
+                out.error = QString::fromUtf8(e.what());  // shown on the panel; the matrix stays
+            }
+            steps.done(1);
+            return out;
+        },
+        [this](Out& out) {
+            scatter_result_ = std::move(out.scatter);
+            scatter_error_ = out.error;
+            draw_scatter();
+        });
+}
+
+void SimilarityView::draw_scatter() {
+    clear_chart(scatter_);
+    scatter_->setVisible(settings_.scatter_a >= 0 && settings_.scatter_b >= 0);
+    if (!scatter_->isVisible()) return;
+    const QString name_a = name_of(settings_.dump_a), name_b = name_of(settings_.dump_b);
+    if (!scatter_error_.isEmpty()) {
+        scatter_->chart()->setTitle(scatter_error_);
+        return;
+    }
+    const auto& p = scatter_result_;
+    auto* points = new QScatterSeries();
+    points->setName(tr("%n vector(s)", nullptr, static_cast<int>(p.x.size())));
+    points->setMarkerSize(4);
+    points->setColor(model_colour_of(settings_.dump_a));
+    points->setBorderColor(Qt::transparent);
+    QList<QPointF> xy;
+    for (std::size_t i = 0; i < p.x.size(); ++i)
+        xy.append({p.x[i], p.y[i]});
+    points->replace(xy);
+    scatter_->chart()->addSeries(points);
+    points->attachAxis(
+        x_axis(scatter_,
+               tr("canonical variate of %1, layer %2 (unit variance)").arg(name_a).arg(p.layer_a)));
+    points->attachAxis(
+        y_axis(scatter_,
+               tr("canonical variate of %1, layer %2 (unit variance)").arg(name_b).arg(p.layer_b)));
+    fit_axes(scatter_);
+    scatter_->chart()->setTitle(tr("Layer %1 of %2 against layer %3 of %4: first canonical "
+                                   "pair, ρ = %5 (on %6 + %7 principal directions)")
+                                    .arg(p.layer_a)
+                                    .arg(name_a)
+                                    .arg(p.layer_b)
+                                    .arg(name_b)
+                                    .arg(p.rho, 0, 'f', 3)
+                                    .arg(p.dims_a)
+                                    .arg(p.dims_b));
 }
 
 void SimilarityView::set_measure(const QString& measure) {

@@ -4,6 +4,8 @@
 // B), and beside it the "diagonal by relative depth": for each layer of A at depth ℓ / n_A, the
 // score against the layer of B at the nearest relative depth, with the permutation null's mean and
 // the bootstrap interval where the measure has them (linear and RBF CKA, on the Gram sample).
+// Clicking a cell shows its points: the first canonical pair of the two layers
+// (analysis::canonical_scatter), one point per sampled vector, with ρ in the title.
 #include "analysis/similarity.hpp"
 #include "views/analysis_view.hpp"
 
@@ -22,6 +24,8 @@ struct SimilarityViewSettings {
     qint64 gram_m = 1000;
     int permutations = 100;
     int bootstrap = 100;
+    /// The cell whose canonical pair is shown: layer of A, layer of B (−1: none).
+    int scatter_a = -1, scatter_b = -1;
     nlohmann::json to_json() const;
     static SimilarityViewSettings from_json(const nlohmann::json& j);
 };
@@ -39,6 +43,12 @@ public:
     const analysis::SimilarityResult& result() const { return result_; }
     HeatmapWidget* heatmap() const { return heatmap_; }
     QChartView* diagonal_chart() const { return diagonal_; }
+    QChartView* scatter_chart() const { return scatter_; }
+    /// Shows the first canonical pair of layer `layer_a` of A and `layer_b` of B (computed in a
+    /// worker), as a click on their cell does.
+    void show_scatter(int layer_a, int layer_b);
+    /// The pair shown (empty until one is).
+    const analysis::CanonicalScatter& scatter() const { return scatter_result_; }
 
 protected:
     nlohmann::json result_provenance() const override;
@@ -53,7 +63,11 @@ private:
     QComboBox* vectors_box_;
     HeatmapWidget* heatmap_;
     QChartView* diagonal_;
+    QChartView* scatter_;
+    analysis::CanonicalScatter scatter_result_;
+    QString scatter_error_;
     void redraw();
+    void draw_scatter();
 };
 
 }  // namespace routescope::views

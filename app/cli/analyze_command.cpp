@@ -60,6 +60,7 @@ struct AnalyzeArgs {
     std::vector<std::string> measures;
     SimilarityOptions similarity;
     int length_bins = 0;  ///< similarity: --length-bins k (0: none)
+    std::string scatter;  ///< similarity: --scatter LA,LB (the first canonical pair of one cell)
     // implicit-attention
     std::int64_t example = 0;
     std::string mode = "sum", normalise = "raw";
@@ -232,7 +233,16 @@ Output run_analysis(const AnalyzeArgs& a) {
         const auto r = representation_similarity(*dumps[0], *dumps[1], o);
         for (const auto& note : r.notes)
             std::cerr << "routescope-cli analyze similarity: " << note << "\n";
-        out.add(r.to_json(), r.table());
+        nlohmann::json j = r.to_json();
+        if (!a.scatter.empty()) {
+            const auto comma = a.scatter.find(',');
+            if (comma == std::string::npos)
+                throw ConfigError("--scatter: give two layers, LA,LB (got '" + a.scatter + "')");
+            const int la = parse_layer(a.scatter.substr(0, comma));
+            const int lb = parse_layer(a.scatter.substr(comma + 1));
+            j["scatter"] = canonical_scatter(*dumps[0], *dumps[1], r, la, lb).to_json(r);
+        }
+        out.add(j, r.table());
         if (a.length_bins > 0)
             for (const auto& [lo, hi] : length_bins(*dumps[0], a.length_bins)) {
                 SimilarityOptions ob = o;
@@ -348,6 +358,9 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "similarity: also each of k bins of input length (quantiles of dump A's "
                     "example lengths), one result per bin after the overall one")
         ->check(CLI::Range(0, 64));
+    cmd->add_option("--scatter", a->scatter,
+                    "similarity: LA,LB: also the first canonical pair of layer LA of A and LB of "
+                    "B, point by point (up to 5000 vectors of the sample)");
     cmd->add_option("--svcca-variance", a->similarity.svcca_variance,
                     "similarity: share of the variance SVCCA keeps (default 0.99)");
     cmd->add_option("--example", a->example,

@@ -519,6 +519,50 @@ def main():
         C.check(header[-2:] == ["min_length", "max_length"], f"--length-bins: CSV header {header}")
         print(f"  --length-bins 3: bins {want_bins}", flush=True)
 
+    # --scatter LA,LB: the first canonical pair of one cell, point by point, against numpy on the
+    # vectors the result lists (SVCCA's reduction to 99% of the variance, then the SVD of the
+    # orthonormal bases' cross product: Raghu et al. 2017); the pair's sign is free, so the
+    # comparison takes the reference's sign that matches x. a vs rotated: rho = 1.
+    for other, la, lb in (("rotated", 1, 1), ("noise", 2, 0), ("rotated", 0, 2)):
+        what = f"--scatter {la},{lb} (a vs {other})"
+        res = run_ok(cli, ["--dump", D["a"], "--dump", D[other], "--measures", "linear_cka", "--permutations", "0",
+                           "--bootstrap", "0", "--scatter", f"{la},{lb}"],
+                     os.path.join(out_dir, f"scatter-{other}-{la}{lb}.json"), what)
+        if not res or not C.check(isinstance(res.get("scatter"), dict), f"{what}: no 'scatter' in the result"):
+            continue
+        s = res["scatter"]
+        X = A.tokens(la, s["examples"], s["positions"])
+        Y = B[other].tokens(lb, s["examples"], s["positions"])
+        Ux, _, _ = np.linalg.svd(ref.centre(X), full_matrices=False)
+        Uy, _, _ = np.linalg.svd(ref.centre(Y), full_matrices=False)
+        kx, ky = ref.svcca_dims(X), ref.svcca_dims(Y)
+        P, rho, Rt = np.linalg.svd(Ux[:, :kx].T @ Uy[:, :ky])
+        n = X.shape[0]
+        xr, yr = Ux[:, :kx] @ P[:, 0] * math.sqrt(n), Uy[:, :ky] @ Rt[0] * math.sqrt(n)
+        x, y = np.asarray(s["x"]), np.asarray(s["y"])
+        sign = 1.0 if float(x @ xr) >= 0 else -1.0
+        C.check(s["layer_a"] == la and s["layer_b"] == lb and s["points"] == n == len(y),
+                f"{what}: layers {s['layer_a']},{s['layer_b']}, points {s['points']}")
+        C.check((s["dims_a"], s["dims_b"]) == (kx, ky), f"{what}: dims {s['dims_a']},{s['dims_b']}, numpy {kx},{ky}")
+        C.check(abs(s["rho"] - rho[0]) <= TOL, f"{what}: rho {s['rho']}, numpy {rho[0]}")
+        if len(rho) > 1 and rho[0] - rho[1] < 1e-6:
+            # A repeated first canonical correlation (a rotation: every one is 1) leaves the first
+            # pair's directions free within its eigenspace; a pair with rho = 1 still has y = x.
+            if rho[0] > 1 - TOL:
+                C.check(np.max(np.abs(x - y)) <= 1e-5, f"{what}: rho = 1 but y differs from x")
+        else:
+            C.check(np.max(np.abs(x - sign * xr)) <= 1e-5 and np.max(np.abs(y - sign * yr)) <= 1e-5,
+                    f"{what}: the points differ from numpy's by {np.max(np.abs(x - sign * xr)):.2e}, "
+                    f"{np.max(np.abs(y - sign * yr)):.2e}")
+        C.check(abs(float(np.corrcoef(x, y)[0, 1]) - s["rho"]) <= 1e-9, f"{what}: corr(x, y) is not rho")
+        C.check(x[int(np.argmax(np.abs(x)))] > 0, f"{what}: x's largest value is not positive")
+        if other == "rotated" and la == lb:
+            C.check(abs(s["rho"] - 1) <= TOL, f"{what}: rho {s['rho']}, not 1 for a rotation")
+        print(f"  {what}: rho {s['rho']:.6f} (numpy {rho[0]:.6f}), {n} points, dims {kx},{ky}", flush=True)
+    for bad, pattern in (("1", r"LA,LB"), ("7,0", r"\b7\b")):
+        expect_failure(cli, ["--dump", D["a"], "--dump", D["rotated"], "--scatter", bad], work,
+                       "scatter-" + bad.replace(",", "-"), pattern, f"--scatter {bad}")
+
     # independent representations: p uniform, so about 1% of the p-values are <= 0.01 by chance
     small = sum(p <= 0.01 for p in NOISE_P)
     C.check(len(NOISE_P) > 0 and small <= max(3, len(NOISE_P) // 20),

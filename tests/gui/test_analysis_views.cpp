@@ -14,6 +14,7 @@
 #include "views/anisotropy_view.hpp"
 #include "views/array_browser_view.hpp"
 #include "views/attention_view.hpp"
+#include "views/chart_figure.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
@@ -344,7 +345,38 @@ private slots:
         QCOMPARE(lines(view.diagonal_chart()).size(), 5);
         for (std::size_t i = 0; i < r.layers_a.size(); ++i)
             QVERIFY(std::abs(r.values[0][i][i] - 1.0) < 1e-6);
-        QVERIFY(view_test::screenshot(&view, "view_similarity"));
+        // A click on the cell (layer 0 of A, layer 2 of B): its first canonical pair as points,
+        // one per vector, with ρ in the title; ρ is the points' own correlation (computed here).
+        QVERIFY(!view.scatter_chart()->isVisible());
+        const QRect plot = view.heatmap()->plot_rect(view.heatmap()->rect());
+        const QPoint cell(plot.left() + plot.width() * 5 / (2 * d.columns),
+                          plot.top() + plot.height() / (2 * d.rows));
+        QCOMPARE(view.heatmap()->cell_at(cell), QPoint(2, 0));
+        QTest::mouseClick(view.heatmap(), Qt::LeftButton, {}, cell);
+        QVERIFY(view_test::wait_for(&view, 120000));
+        QTRY_VERIFY(view.scatter_chart()->isVisible());
+        const auto& sc = view.scatter();
+        QCOMPARE(sc.layer_a, r.layers_a[0]);
+        QCOMPARE(sc.layer_b, r.layers_b[2]);
+        auto* points = qobject_cast<QXYSeries*>(view.scatter_chart()->chart()->series().value(0));
+        QVERIFY(points);
+        QCOMPARE(points->count(), static_cast<int>(sc.x.size()));
+        double sx = 0, sy = 0, sxy = 0, sxx = 0, syy = 0;
+        const auto n = static_cast<double>(points->count());
+        for (const QPointF& p : points->points()) {
+            sx += p.x();
+            sy += p.y();
+        }
+        for (const QPointF& p : points->points()) {
+            sxy += (p.x() - sx / n) * (p.y() - sy / n);
+            sxx += (p.x() - sx / n) * (p.x() - sx / n);
+            syy += (p.y() - sy / n) * (p.y() - sy / n);
+        }
+        QVERIFY(std::abs(sxy / std::sqrt(sxx * syy) - sc.rho) < 1e-9);
+        QVERIFY2(chart_title(view.scatter_chart()).contains(QString::number(sc.rho, 'f', 3)),
+                 qPrintable(chart_title(view.scatter_chart())));
+        QCOMPARE(view.settings()["scatter"], nlohmann::json({sc.layer_a, sc.layer_b}));
+        QVERIFY(view_test::screenshot(&view, "view_similarity_scatter"));
         // The same model's dump against itself: CKA 1 on the diagonal.
         SimilarityViewSettings self = s;
         self.dump_b = first;

@@ -58,6 +58,8 @@ struct EvalArgs {
     std::int64_t batches = 0;
     int threads = 0;
     std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
+    /// --task-set KEY=VALUE: data.task_params of the evaluated split (longer phone books, …).
+    std::vector<std::string> task_sets;
     InputCheck check;  ///< --check / --no-check: the contained check of --checkpoint
 };
 
@@ -169,7 +171,13 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
         if (name.empty())
             throw ConfigError("--task or --data: " + a.checkpoint +
                               " was not trained on a built-in task; give the examples to score");
-        train::TaskSplit t = train::task_split(config, *in.tokenizer, name, a.split, a.checkpoint);
+        // --task-set: the checkpoint's task parameters with the user's changes (ConfigError
+        // naming the key for a bad one).
+        RunConfig task_config = config;
+        for (const auto& kv : a.task_sets)
+            task_config = task_config.with_override("data.task_params." + kv);
+        train::TaskSplit t =
+            train::task_split(task_config, *in.tokenizer, name, a.split, a.checkpoint);
         if (t.task.n_classes != (config.data.task ? config.model.n_labels : t.task.n_classes))
             throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
         return std::move(t.set);
@@ -258,6 +266,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     if (causal)
         r["scoring"] = "answer after the prompt, teacher-forced argmax (= greedy exact match)";
     if (causal && objective == "birdie") r["birdie_layout"] = a.birdie_layout;
+    if (!a.task_sets.empty()) r["task_sets"] = a.task_sets;
     r["predictions"] = a.out;
     write_text_atomically(a.out, lines);
     write_text_atomically(summary_path(a.out), r.dump(2) + "\n");
@@ -320,6 +329,9 @@ CommandRunner setup_eval(CLI::App& app) {
                     "Task scoring of a birdie checkpoint: the row layout of its prefix_lm arm "
                     "(default) or its next_token arm")
         ->check(CLI::IsMember({"prefix_lm", "next_token"}));
+    cmd->add_option("--task-set", a->task_sets,
+                    "KEY=VALUE: a data.task_params value of the split evaluated (repeatable), e.g. "
+                    "min_entries=8 for longer phone books than training had");
     return [a]() {
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
         if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;

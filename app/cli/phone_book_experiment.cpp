@@ -9,10 +9,15 @@
 //                   prefix: separates the effect of the objective from bidirectionality)
 // — on the task's training examples rendered complete (engine/train/task_corpus.hpp), then scored
 // on the test split: the phone number written after the prompt (book and query name), exact match
-// of the whole answer (engine/train/answer_scoring.hpp). Each stage is routescope-cli's own train
-// and eval, run as a child process:
+// of the whole answer (engine/train/answer_scoring.hpp). Then each model is scored on 1024 new
+// books at 1, 2, 4 and 8 times the training books' size (m to 2m entries for the multiple m: the
+// Birdie paper's effect is retrieval past the training length), with Wilson 95% intervals. The
+// model has no position embeddings (model.position_embeddings = false): its recurrence carries
+// order, so a longer book holds no position it never saw. Each stage is routescope-cli's own
+// train and eval, run as a child process:
 //   DIR/<run>/config.json, log.jsonl, model.ckpt.h5   train
 //   DIR/<run>/test.preds.jsonl (+ .summary.json)      eval --split test of model.ckpt.h5
+//   DIR/<run>/length-<m>x.preds.jsonl (+ summary)     eval --split test with --task-set entries
 //   DIR/<run>/{train,eval}.{stdout,stderr}            each child's output
 //   DIR/results.json, DIR/results.md                  the tables, recounted from the preds files
 // Exit codes as `experiment` (experiment_command.cpp).
@@ -29,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/length_accuracy.hpp"
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
@@ -45,6 +51,22 @@ using json = nlohmann::ordered_json;
 
 constexpr std::int64_t kDefaultSteps = 3000;
 constexpr std::int64_t kBatch = 32;
+/// Book sizes scored after training: m to 2m entries for each multiple m of the training books'
+/// 1 to 2, on kLengthBooks new books each (the EMNLP version's 1024 per cell).
+constexpr int kMultiples[] = {1, 2, 4, 8};
+constexpr std::int64_t kLengthBooks = 1024;
+constexpr int kTrainMinEntries = 1, kTrainMaxEntries = 2;
+/// Tokens of a book of n entries with its query and answer: [CLS], 16 per entry ("First Last :
+/// ddd - ddd - dddd ;"), [SEP], the query's 15, [SEP], the answer's 12 and one more (a causal row).
+int book_tokens(int entries) {
+    return 16 * entries + 31;
+}
+
+/// The training books' entries, lo to hi (the task's defaults, 4 to 16, where unset).
+std::pair<int, int> train_entries(const RunConfig& c) {
+    const auto& p = c.data.task_params;
+    return {p.min_entries > 0 ? p.min_entries : 4, p.max_entries > 0 ? p.max_entries : 16};
+}
 
 struct RunSpec {
     std::string name;       ///< directory and row name
@@ -70,7 +92,8 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
         {"arch", "birdie"},
         {"d_model", 64},
         {"n_layers", 2},
-        {"max_len", 320},
+        {"max_len", 320},  // raised below to hold the 8× books of the training entries
+        {"position_embeddings", false},
         {"dropout", 0.0},
         {"birdie", {{"mode", r.mode}, {"layer_pattern", "alternate"}, {"forget_init", "spread"}}}};
     c["data"] = {{"task", "phone-book"},
@@ -78,8 +101,8 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
                   {{"n_train", std::max<std::int64_t>(1000, steps * kBatch)},
                    {"n_valid", 200},
                    {"n_test", 500},
-                   {"min_entries", 1},
-                   {"max_entries", 2},
+                   {"min_entries", kTrainMinEntries},
+                   {"max_entries", kTrainMaxEntries},
                    {"seed", a.seed}}}};
     c["train"] = {{"objective", r.objective},
                   {"batch_size", kBatch},
@@ -95,8 +118,16 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
                   {"seed", a.seed},
                   {"threads", a.threads}};
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
-    for (const auto& s : a.sets)
+    bool max_len_set = false;
+    for (const auto& s : a.sets) {
         config = config.with_override(s);
+        max_len_set = max_len_set || s.starts_with("model.max_len=");
+    }
+    // Rows long enough for the largest books scored (8 × the training books), unless set.
+    const int longest =
+        book_tokens(kMultiples[std::size(kMultiples) - 1] * train_entries(config).second);
+    if (!max_len_set && config.model.max_len < longest)
+        config = config.with_override("model.max_len=" + std::to_string(longest));
     return config;
 }
 
@@ -106,6 +137,7 @@ struct RunResult {
     double train_seconds = 0;
     json valid_exact_match = nullptr;  ///< the last evaluation's
     std::vector<json> predictions;
+    std::vector<std::vector<json>> by_length;  ///< the predictions at each of kMultiples
 };
 
 void read_log(const std::string& path, RunResult& r) {
@@ -180,6 +212,18 @@ json score(const std::vector<json>& predictions, const std::string& attribute, c
              digits > 0 ? json(double(digits_right) / double(digits)) : json(nullptr)}};
 }
 
+// Exact match with its Wilson 95% interval, and digit accuracy, of one length cell.
+json length_cell(const std::vector<json>& predictions, int multiple, std::pair<int, int> train) {
+    json cell = score(predictions, "", nullptr);
+    const auto [lo, hi] = analysis::wilson_interval(cell["correct"].get<std::int64_t>(),
+                                                    cell["examples"].get<std::int64_t>());
+    cell["multiple"] = multiple;
+    cell["entries"] = {multiple * train.first, multiple * train.second};
+    cell["wilson_low"] = lo;
+    cell["wilson_high"] = hi;
+    return cell;
+}
+
 std::string percent(const json& v) {
     if (v.is_null()) return "–";
     char buf[32];
@@ -203,6 +247,30 @@ std::string markdown(const json& results) {
            << r["test"]["examples"].get<std::int64_t>() << ") | "
            << percent(r["test"]["digit_accuracy"]) << " |\n";
     }
+    // Past the training length: exact match [Wilson 95%] at each multiple of the training books.
+    const auto& train = results["lengths"]["train_entries"];
+    md << "\nExact match [Wilson 95% interval] on " << kLengthBooks
+       << " new books at each multiple of the training books' size (" << train[0].get<int>() << "–"
+       << train[1].get<int>() << " entries):\n\n| run |";
+    for (const int m : kMultiples)
+        md << " " << m << "× (" << m * train[0].get<int>() << "–" << m * train[1].get<int>()
+           << " entries) |";
+    md << "\n|---|";
+    for (std::size_t i = 0; i < std::size(kMultiples); ++i)
+        md << "---:|";
+    md << "\n";
+    for (const auto& r : results["runs"]) {
+        md << "| " << r["run"].get<std::string>() << " |";
+        for (const auto& c : r["lengths"]) {
+            char buf[96];
+            std::snprintf(
+                buf, sizeof buf, " %.1f%% [%.1f, %.1f] |", 100.0 * c["exact_match"].get<double>(),
+                100.0 * c["wilson_low"].get<double>(), 100.0 * c["wilson_high"].get<double>());
+            md << buf;
+        }
+        md << "\n";
+    }
+    md << "\n" << results["scale"].get<std::string>() << "\n";
     for (const auto& [attribute, title] :
          {std::pair<std::string, std::string>{"entries", "entries in the book"},
           {"query_position", "position of the queried entry (0 = first)"}}) {
@@ -252,6 +320,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     train::StopSignal::reset();
     const std::string threads = std::to_string(a.threads);
     std::vector<RunResult> runs;
+    const std::pair<int, int> train = train_entries(configs.front());
     try {
         for (std::size_t i = 0; i < run_specs().size(); ++i) {
             RunResult r;
@@ -279,8 +348,26 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
                 {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split", "test",
                  "--out", preds, "--batch-size", "32", "--threads", threads});
             r.predictions = read_json_lines(preds);
-            std::printf("      %.1f s, test exact match %s\n", r.train_seconds,
+            std::printf("      %.1f s, test exact match %s; by book size:", r.train_seconds,
                         percent(score(r.predictions, "", nullptr)["exact_match"]).c_str());
+            std::fflush(stdout);
+            for (const int m : kMultiples) {
+                const std::string at =
+                    (dir / ("length-" + std::to_string(m) + "x.preds.jsonl")).string();
+                run_experiment_stage(
+                    self, "eval", r.spec.name, dir,
+                    {"eval", "--checkpoint", (dir / "model.ckpt.h5").string(), "--split", "test",
+                     "--task-set", "min_entries=" + std::to_string(m * train.first), "--task-set",
+                     "max_entries=" + std::to_string(m * train.second), "--task-set",
+                     "n_test=" + std::to_string(kLengthBooks), "--task-set",
+                     "seed=" + std::to_string(a.seed + 1000 * static_cast<std::uint64_t>(m)),
+                     "--out", at, "--batch-size", "32", "--threads", threads});
+                r.by_length.push_back(read_json_lines(at));
+                std::printf(" %d× %s", m,
+                            percent(score(r.by_length.back(), "", nullptr)["exact_match"]).c_str());
+                std::fflush(stdout);
+            }
+            std::printf("\n");
             std::fflush(stdout);
             runs.push_back(std::move(r));
         }
@@ -298,6 +385,24 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     results["scoring"] =
         "exact match of the whole answer span written after the prompt (teacher-forced argmax = "
         "greedy decoding); digit accuracy over the answer's ten digits";
+    results["lengths"] = {
+        {"multiples", kMultiples},
+        {"books", kLengthBooks},
+        {"train_entries", {train.first, train.second}},
+        {"entries", "m·lo to m·hi entries for the multiple m of the training books' lo to hi"},
+        {"interval", "Wilson score interval, 95%"}};
+    std::int64_t most_parameters = 0;
+    for (const auto& r : runs)
+        most_parameters = std::max(most_parameters, r.parameters);
+    results["scale"] =
+        "Scale: each model here has at most " + std::to_string(most_parameters) +
+        " parameters and is trained on " + std::to_string(steps * kBatch) + " phone books of " +
+        std::to_string(train.first) + "-" + std::to_string(train.second) +
+        " entries alone. The Birdie paper's contrast (the mixture retrieves at 2-8x the "
+        "training length where next-token training scores 0) appears at 1.4 B parameters after "
+        "about 32 B tokens of pretraining on the Pile and a phone-book fine-tune; its own 400 M "
+        "models fail with either objective (1.8% and 3.4%). A difference here, or its absence, "
+        "is not evidence for or against the paper's claim at its scale.";
     std::map<std::string, std::vector<Bin>> bins;
     for (const std::string attribute : {"entries", "query_position"}) {
         bins[attribute] = make_bins(runs.front().predictions, attribute);
@@ -317,6 +422,9 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         m["train_seconds"] = r.train_seconds;
         m["valid_exact_match"] = r.valid_exact_match;
         m["test"] = score(r.predictions, "", nullptr);
+        m["lengths"] = json::array();
+        for (std::size_t i = 0; i < r.by_length.size(); ++i)
+            m["lengths"].push_back(length_cell(r.by_length[i], kMultiples[i], train));
         for (const auto& [attribute, list] : bins) {
             m["bins"][attribute] = json::array();
             for (const auto& b : list)

@@ -53,6 +53,9 @@ struct ModelConfig {
     std::optional<int> d_inner;  ///< null → 3d (gated blocks) or 4d (stack blocks)
     int max_len = 512;
     bool type_embeddings = false;
+    /// E_pos (learned absolute positions; MODELS.md). false: none, for a recurrent or convolutional
+    /// model meant to run past the lengths it was trained on (gMLP never has them).
+    bool position_embeddings = true;
     double ln_eps = 1e-12;
     std::string block_gelu = "tanh";  ///< tanh | erf
     std::optional<int> n_heads;       ///< null → d/64, at least 1

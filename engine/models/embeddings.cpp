@@ -5,14 +5,20 @@
 namespace routescope::models {
 
 Embeddings::Embeddings(const ModelConfig& m)
-    : types_(m.type_embeddings), positions_(m.arch != "gmlp"), eps_(static_cast<float>(m.ln_eps)) {}
+    : types_(m.type_embeddings),
+      positions_(has_position_embeddings(m)),
+      eps_(static_cast<float>(m.ln_eps)) {}
+
+bool Embeddings::has_position_embeddings(const ModelConfig& m) {
+    return m.arch != "gmlp" && m.position_embeddings;
+}
 
 void Embeddings::declare(ParamStore& store, const ModelConfig& m) {
     // Embedding tables: normal init, no weight decay (docs/config.md "Parameter groups").
     constexpr auto init = ParamInit::normal;
     constexpr auto group = ParamGroup::no_decay;
     store.add("embeddings.word.weight", {m.vocab_size, m.d_model}, init, group);
-    if (m.arch != "gmlp")
+    if (has_position_embeddings(m))
         store.add("embeddings.position.weight", {m.max_len, m.d_model}, init, group);
     if (m.type_embeddings) store.add("embeddings.type.weight", {2, m.d_model}, init, group);
     declare_layernorm(store, "embeddings.norm", m.d_model);

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -197,6 +198,34 @@ private slots:
             QVERIFY2(what.find(path) != std::string::npos, e.what());
             QVERIFY2(what.find("model.causal") != std::string::npos, e.what());
         }
+    }
+
+    // model.position_embeddings = false (issue 27, the phone book past its training length): the
+    // model has no E_pos, exactly one tensor fewer, and its parameters no longer grow with
+    // max_len; it runs; the published layouts refuse to export it.
+    void positionEmbeddingsCanBeLeftOut() {
+        for (const char* arch : {"bigs", "birdie", "bert"}) {
+            RunConfig with = config(arch, false), without = with, longer = with;
+            without.model.position_embeddings = false;
+            longer.model.position_embeddings = false;
+            longer.model.max_len = 4 * kN;
+            models::Model a(with, kB, kN), b(without, kB, kN), c(longer, kB, kN);
+            std::set<std::string> names;
+            for (const auto& e : b.params().entries())
+                names.insert(e.name);
+            QCOMPARE(b.params().entries().size() + 1, a.params().entries().size());
+            QCOMPARE(a.params().size() - b.params().size(), std::size_t(kN) * kD);
+            QVERIFY(!names.count("embeddings.position.weight"));
+            for (const auto& e : a.params().entries())
+                QVERIFY2(e.name == "embeddings.position.weight" || names.count(e.name),
+                         e.name.c_str());
+            QCOMPARE(c.params().size(), b.params().size());
+            b.init(5);
+            const auto out = logits(b, tokens());
+            QVERIFY(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+        }
+        QVERIFY(config_error({{"arch", "birdie"}, {"position_embeddings", 3}})
+                    .contains("model.position_embeddings"));
     }
 
     void causalAttentionModelsKeepTheirParameters() {

@@ -362,13 +362,48 @@ private slots:
                 QCOMPARE(binned, std::int64_t{24});  // the bins cover every example once
             }
             QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
+            // No position embeddings (a longer book has no unseen position), rows long enough
+            // for 8 × 5 entries: [CLS], 16 per entry, [SEP], the query's 15, [SEP], the answer.
+            QCOMPARE(config["model"]["position_embeddings"].get<bool>(), false);
+            QVERIFY(config["model"]["max_len"].get<int>() >= 1 + 16 * 40 + 1 + 15 + 1 + 12);
+            // Past the training length: 1024 new books at 1, 2, 4 and 8 × the training books'
+            // 1-5 entries, each cell recounted from its predictions, with the Wilson score
+            // interval recomputed here (z = 1.959964).
+            const auto& lengths = m["lengths"];
+            QCOMPARE(lengths.size(), std::size_t{4});
+            for (std::size_t c = 0; c < 4; ++c) {
+                const int mult = 1 << c;
+                const auto& cell = lengths[c];
+                QCOMPARE(cell["multiple"].get<int>(), mult);
+                QCOMPARE(cell["entries"], nlohmann::json({mult, 5 * mult}));
+                const auto at = read_lines(out + "/" + names[k] + "/length-" +
+                                           std::to_string(mult) + "x.preds.jsonl");
+                QCOMPARE(at.size(), std::size_t{1024});
+                std::int64_t right = 0;
+                for (const auto& p : at) {
+                    const auto entries = p["attributes"]["entries"].get<double>();
+                    QVERIFY(entries >= mult && entries <= 5 * mult);
+                    right += p["correct"].get<bool>() ? 1 : 0;
+                }
+                QCOMPARE(cell["examples"].get<std::int64_t>(), std::int64_t{1024});
+                QCOMPARE(cell["correct"].get<std::int64_t>(), right);
+                const double n = 1024, p = double(right) / n, z = 1.959963984540054;
+                const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+                const double half =
+                    z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
+                QVERIFY(std::abs(cell["wilson_low"].get<double>() - std::max(0.0, centre - half)) <
+                        1e-12);
+                QVERIFY(std::abs(cell["wilson_high"].get<double>() - std::min(1.0, centre + half)) <
+                        1e-12);
+            }
         }
         std::ifstream md_file(out + "/results.md");
         const auto md = QString::fromStdString(
             std::string(std::istreambuf_iterator<char>(md_file), std::istreambuf_iterator<char>()));
         QVERIFY2(md.contains("| next_token | clm | causal |") &&
                      md.contains("| birdie_prefix | birdie | prefix |") &&
-                     md.contains("| birdie_causal | birdie | causal |"),
+                     md.contains("| birdie_causal | birdie | causal |") &&
+                     md.contains("| 8× (8–40 entries) |") && md.contains("Scale:"),
                  qPrintable(md));
     }
 };

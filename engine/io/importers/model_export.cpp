@@ -117,6 +117,10 @@ ojson export_config(const RunConfig& c) {
         refuse("model.causal", "true: the published " +
                                    std::string(m.arch == "bert" ? "BERT" : "BiGS") +
                                    " layout is bidirectional (no causal variant to export)");
+    if (!m.position_embeddings && (m.arch == "bert" || m.arch == "bigs"))
+        refuse("model.position_embeddings", "false: the published " +
+                                                std::string(m.arch == "bert" ? "BERT" : "BiGS") +
+                                                " layout has learned position embeddings");
     if (m.arch == "bert") {
         if (m.norm_position != "post")
             refuse("model.norm_position",

@@ -21,6 +21,7 @@ SCHEMA = {
         "d_inner": (None, "int?"),
         "max_len": (512, "int"),
         "type_embeddings": (False, "bool"),
+        "position_embeddings": (True, "bool"),
         "ln_eps": (1e-12, "float"),
         "block_gelu": ("tanh", ("tanh", "erf")),
         "n_heads": (None, "int?"),

@@ -72,7 +72,9 @@ class Embeddings(nn.Module):
         m = cfg["model"]
         self.word = nn.Embedding(m["vocab_size"], m["d_model"])
         # gMLP has no E_pos (MODELS.md: order comes from its spatial gate).
-        self.position = nn.Embedding(m["max_len"], m["d_model"]) if m["arch"] != "gmlp" else None
+        # E_pos unless gMLP (order from its spatial gate) or model.position_embeddings is false
+        has_pos = m["arch"] != "gmlp" and m.get("position_embeddings", True)
+        self.position = nn.Embedding(m["max_len"], m["d_model"]) if has_pos else None
         self.type = nn.Embedding(2, m["d_model"]) if m["type_embeddings"] else None
         self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
         self.dropout = nn.Dropout(m["dropout"])

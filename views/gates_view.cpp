@@ -586,14 +586,8 @@ void GatesView::show_timelines() {
                     .arg(b.rows)
                     .arg(b.columns);
         else {
-            HeatmapData d = a;
-            for (std::size_t i = 0; i < d.values.size(); ++i)
-                d.values[i] = a.values[i] - b.values[i];
-            d.title = tr("A − B · %1").arg(title);
-            d.value_label = tr("A − B");
-            d.diverging = true;
-            d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
-            difference_map_->set_data(std::move(d));
+            difference_map_->set_data(
+                difference_of(a, b, tr("A − B · %1").arg(title), tr("A − B is not drawn")));
             difference_shown_ = true;
             compare_note_text_.clear();
         }

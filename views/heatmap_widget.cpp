@@ -9,12 +9,35 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "analysis/comparison.hpp"
 #include "views/axis_ticks.hpp"
 #include "views/figure_font.hpp"
 #include "views/figure_layout.hpp"
 
 namespace routescope::views {
+
+HeatmapData difference_of(const HeatmapData& a, const HeatmapData& b, const QString& title,
+                          const QString& undefined) {
+    HeatmapData d = a;
+    const auto values =
+        a.row_labels == b.row_labels && a.column_labels == b.column_labels
+            ? analysis::difference({a.rows, a.columns, &a.values}, {b.rows, b.columns, &b.values})
+            : std::nullopt;
+    if (values) {
+        d.values = *values;
+        d.title = title;
+    } else {
+        d.rows = d.columns = 0;
+        d.values.clear();
+        d.title = undefined;
+    }
+    d.value_label = QObject::tr("A − B");
+    d.diverging = true;
+    d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
+    return d;
+}
 
 void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
     if (!std::isnan(a.lo) || !std::isnan(b.lo)) return;

@@ -39,6 +39,11 @@ struct HeatmapData {
 /// when either is diverging), so that one colour means one value in both. Leaves both alone when
 /// either has a fixed range already (lo set).
 void link_colour_ranges(HeatmapData& a, HeatmapData& b);
+/// The A − B panel of compare mode: a's axes and labels, analysis::difference of the values on a
+/// diverging map centred on 0 titled `title` (value label "A − B"); no cells (rows = columns = 0)
+/// when the two differ in shape or labels, titled `undefined` instead.
+HeatmapData difference_of(const HeatmapData& a, const HeatmapData& b, const QString& title,
+                          const QString& undefined);
 
 class HeatmapWidget : public QWidget, public PaintedPanel {
     Q_OBJECT

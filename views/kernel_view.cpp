@@ -352,20 +352,8 @@ void KernelView::redraw() {
         heat_a_->set_data(std::move(shown_a));
         heat_b_->set_data(std::move(shown_b));
         // A − B of what is shown, when both have the same layers and positions.
-        HeatmapData da = heat_a_->data(), db = heat_b_->data();
-        HeatmapData diff = da;
-        if (da.rows == db.rows && da.columns == db.columns && da.row_labels == db.row_labels) {
-            for (std::size_t i = 0; i < diff.values.size(); ++i)
-                diff.values[i] = da.values[i] - db.values[i];
-            diff.title = tr("A − B");
-        } else {
-            diff.rows = diff.columns = 0;
-            diff.values.clear();
-            diff.title = tr("A − B undefined: the layers or positions differ");
-        }
-        diff.diverging = true;
-        diff.lo = diff.hi = std::numeric_limits<double>::quiet_NaN();
-        diff.value_label = tr("A − B");
+        HeatmapData diff = difference_of(heat_a_->data(), heat_b_->data(), tr("A − B"),
+                                         tr("A − B undefined: the layers or positions differ"));
         heat_diff_->set_data(diff);
     } else {
         heat_a_->set_data(std::move(shown_a));

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "analysis/anisotropy.hpp"
+#include "analysis/comparison.hpp"
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
 #include "analysis/gates.hpp"
@@ -35,6 +36,22 @@ class TestAnalysis : public QObject {
     }
 
 private slots:
+    // The compare panels' A − B (issue 26: in analysis/, not in each view): element by element
+    // for one shape, undefined (not zero-padded) for two, NaN where either is NaN.
+    void differenceIsDefinedForOneShapeOnly() {
+        const std::vector<double> a{1, 2, 3, 4, 5, 6}, b{0.5, 2, 4, 4, NAN, -6}, c{1, 2, 3};
+        const auto d = analysis::difference({2, 3, &a}, {2, 3, &b});
+        QVERIFY(d.has_value());
+        QCOMPARE(d->size(), std::size_t(6));
+        QCOMPARE((*d)[0], 0.5);
+        QCOMPARE((*d)[2], -1.0);
+        QVERIFY(std::isnan((*d)[4]));
+        QCOMPARE((*d)[5], 12.0);
+        QVERIFY(!analysis::difference({2, 3, &a}, {3, 2, &b}).has_value());  // transposed shape
+        QVERIFY(!analysis::difference({2, 3, &a}, {1, 3, &c}).has_value());
+        QVERIFY(!analysis::difference({2, 3, &a}, {2, 3, &c}).has_value());  // values short
+    }
+
     void initTestCase() {
         const QString error = make_dumps();
         QVERIFY2(error.isEmpty(), qPrintable(error));

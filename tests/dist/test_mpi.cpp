@@ -8,7 +8,10 @@
 //   - two 2-rank runs are bit-identical (loss and gradient norm, as logged);
 //   - a 2-rank run stopped at step 10 and resumed under mpirun repeats the uninterrupted run, and
 //     the 2-rank checkpoint resumed by ONE process with batch 4 continues like the single run;
-//   - kill -9 of one rank ends mpirun with an error within 60 s, and the last checkpoint validates.
+//   - kill -9 of one rank ends mpirun with an error within 60 s, and the last checkpoint validates;
+//   - on a device (issue 29): the same 2 ranks against 1 process, both `--device cuda` (skipped
+//     without a GPU, with the reason) and `--device cuda-emulated` (the CUDA backend's kernels on
+//     the host: the gradients downloaded, summed over MPI in rank order and uploaded, as on a GPU).
 // Skips when MPI is not built in or mpirun is missing. As root, mpirun needs
 // OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM): set here for every child.
 #include <QtTest>
@@ -123,8 +126,9 @@ class TestMpi : public QObject {
         QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
     }
 
-    void compare(const QList<Record>& a, const QList<Record>& b, double rel, const char* what) {
-        QVERIFY2(a.size() == 22 && b.size() == a.size(),
+    void compare(const QList<Record>& a, const QList<Record>& b, double rel, const char* what,
+                 qsizetype records = 22) {
+        QVERIFY2(a.size() == records && b.size() == a.size(),
                  qPrintable(QString("%1: %2 vs %3 records").arg(what).arg(a.size()).arg(b.size())));
         for (qsizetype i = 0; i < a.size(); ++i) {
             QCOMPARE(a[i].type, b[i].type);
@@ -162,6 +166,40 @@ private slots:
         const QByteArray log = f.readAll();
         QCOMPARE(log.count("\"type\":\"start\""), 1);
         QVERIFY(log.contains("\"ranks\":2"));
+    }
+
+    // The emulation runs every kernel on the host, about 2 s a step even for d = 16: a 6-step run
+    // of a smaller bigs there; on a GPU the 20 steps of the others.
+    void twoRanksMatchOneProcessOnADevice_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("steps");
+        QTest::newRow("cuda-emulated") << "cuda-emulated" << 6;
+        QTest::newRow("cuda") << "cuda" << 20;
+    }
+    void twoRanksMatchOneProcessOnADevice() {
+        REQUIRE_MPI();
+        QFETCH(QString, device);
+        QFETCH(int, steps);
+        if (device == "cuda") {
+            const Run v = run(QStringLiteral(ROUTESCOPE_CLI), {"--version"});
+            if (!v.out.contains("CUDA engine: ready"))
+                QSKIP(qPrintable("no usable CUDA device: routescope-cli --version says " +
+                                 v.out.section("CUDA engine:", 1).section('\n', 0, 0).trimmed()));
+        }
+        QStringList on{"--device", device};
+        if (steps != 20)
+            on << "--set" << QString("train.steps=%1").arg(steps) << "--set"
+               << QString("train.eval_every=%1").arg(steps / 2) << "--set"
+               << QString("train.checkpoint_every=%1").arg(steps / 2) << "--set"
+               << "model.d_model=16"
+               << "--set"
+               << "data.seq_len=16"
+               << "--set"
+               << "model.max_len=16";
+        train(0, dir("single-" + device), 4, on);
+        train(2, dir("ranks-" + device), 2, on);
+        compare(losses(dir("single-" + device)), losses(dir("ranks-" + device)), 1e-5,
+                qPrintable("2 ranks vs 1 process on " + device), steps + 2);
     }
 
     void repeatedRunsAreBitIdentical() {

@@ -249,7 +249,7 @@ std::string markdown(const json& results) {
     }
     // Past the training length: exact match [Wilson 95%] at each multiple of the training books.
     const auto& train = results["lengths"]["train_entries"];
-    md << "\nExact match [Wilson 95% interval] on " << kLengthBooks
+    md << "\nExact match [Wilson 95% interval] (digit accuracy) on " << kLengthBooks
        << " new books at each multiple of the training books' size (" << train[0].get<int>() << "–"
        << train[1].get<int>() << " entries):\n\n| run |";
     for (const int m : kMultiples)
@@ -262,10 +262,11 @@ std::string markdown(const json& results) {
     for (const auto& r : results["runs"]) {
         md << "| " << r["run"].get<std::string>() << " |";
         for (const auto& c : r["lengths"]) {
-            char buf[96];
+            char buf[128];
             std::snprintf(
-                buf, sizeof buf, " %.1f%% [%.1f, %.1f] |", 100.0 * c["exact_match"].get<double>(),
-                100.0 * c["wilson_low"].get<double>(), 100.0 * c["wilson_high"].get<double>());
+                buf, sizeof buf, " %.1f%% [%.1f, %.1f] (%s) |",
+                100.0 * c["exact_match"].get<double>(), 100.0 * c["wilson_low"].get<double>(),
+                100.0 * c["wilson_high"].get<double>(), percent(c["digit_accuracy"]).c_str());
             md << buf;
         }
         md << "\n";

@@ -316,24 +316,17 @@ void MainWindow::open_file(const QString& path) {
         return;
     }
     workspace_->add_pending(abs);
-    verdicts_.remove(abs);  // until the loader's child has read it (again)
-    if (!checking_.contains(abs)) checking_ << abs;
+    document_->start_check(abs);  // no verdict until the loader's child has read it (again)
     loader_->open(abs);
 }
 
 void MainWindow::on_loaded(const LoadedFile& file) {
-    crashed_files_.removeAll(file.path);
-    if (file.report.crashed) crashed_files_ << file.path;
     // The verdict is final after the value scan, or after a structure pass that found the file
     // unreadable (no scan follows).
     const bool final = file.values_scanned || !file.report.readable;
-    Verdict& verdict = verdicts_[file.path];
-    verdict.final = final;
-    verdict.readable = file.report.readable;
-    verdict.crashed = file.report.crashed;
-    verdict.error = file.error;
+    document_->set_verdict(file.path,
+                           {final, file.report.readable, file.report.crashed, file.error});
     if (final) {
-        checking_.removeAll(file.path);
         // After this file's own handling below (its summary, its error dialog): a view's refusal
         // names the file in the dialog that stays up.
         QTimer::singleShot(0, this, [this] { release_held_views(); });
@@ -669,14 +662,14 @@ QStringList MainWindow::files_to_check(const QString& kind, const QStringList& p
 }
 
 QString MainWindow::refusal(const QString& path) const {
-    const auto it = verdicts_.find(path);
-    if (it == verdicts_.end() || !it->final || it->readable) return {};
-    if (it->crashed || crashed_files_.contains(path))
+    const Workspace::Verdict v = document_->verdict(path);
+    if (!v.final || v.readable) return {};
+    if (v.crashed)
         return tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); it is not "
                   "opened in the workbench.%2")
-            .arg(path, it->error.isEmpty() ? QString() : "\n\n" + it->error);
+            .arg(path, v.error.isEmpty() ? QString() : "\n\n" + v.error);
     return tr("%1\n\nThis file cannot be read (%2); it is not opened in the workbench.")
-        .arg(path, it->error.isEmpty() ? tr("unreadable") : it->error);
+        .arg(path, v.error.isEmpty() ? tr("unreadable") : v.error);
 }
 
 void MainWindow::release_held_views() {
@@ -691,10 +684,10 @@ views::AnalysisView::InputCheck MainWindow::input_check(const QString& kind,
     for (const QString& f : files_to_check(kind, paths)) {
         const QString refused = refusal(f);
         if (!refused.isEmpty()) return {Check::State::refuse, refused};
-        if (verdicts_.value(f).final) continue;
+        if (document_->verdict(f).final) continue;
         waiting << QFileInfo(f).fileName();
-        if (!checking_.contains(f)) {  // not read by the loader yet: it reads it first
-            opened_by_project_ << f;   // its summary opens behind the view
+        if (!document_->checking(f)) {  // not read by the loader yet: it reads it first
+            opened_by_project_ << f;    // its summary opens behind the view
             open_file(f);
         }
     }
@@ -1528,9 +1521,9 @@ void MainWindow::open_project(const QString& path) {
     // view opens once the loader has a final verdict on every file it reads.
     for (const ProjectView& v : p.views)
         for (const QString& f : files_to_check(v.kind, v.inputs))
-            if (!verdicts_.value(f).final) {
+            if (!document_->verdict(f).final) {
                 if (!project_files_awaited_.contains(f)) project_files_awaited_ << f;
-                if (!checking_.contains(f)) {
+                if (!document_->checking(f)) {
                     opened_by_project_ << f;
                     open_file(f);
                 }

@@ -177,18 +177,6 @@ private:
     /// Files whose summary tab opens behind the current tab: a project's files, a finished run's
     /// checkpoint.
     QStringList opened_by_project_;
-    /// Files on which the HDF5 library crashed in the loader's child process: never read here.
-    QStringList crashed_files_;
-    /// The loader's verdict on each file it has read (issue 25): a view reads a dump or checkpoint
-    /// in this process only once its final verdict (structure and value scan) says readable.
-    struct Verdict {
-        bool final = false;  ///< both passes done (or the first one found it unreadable)
-        bool readable = false;
-        bool crashed = false;
-        QString error;
-    };
-    QHash<QString, Verdict> verdicts_;
-    QStringList checking_;  ///< files the loader is reading (no final verdict yet)
     /// Asks every view that waits for a verdict again (a verdict came in).
     void release_held_views();
     /// The gate of every analysis view (AnalysisView::set_input_gate): refuse a file with an

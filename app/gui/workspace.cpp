@@ -62,6 +62,16 @@ void Workspace::remove_file(const QString& path) {
     derived_.remove(path);
 }
 
+void Workspace::start_check(const QString& path) {
+    verdicts_.remove(path);
+    if (!checking_.contains(path)) checking_ << path;
+}
+
+void Workspace::set_verdict(const QString& path, const Verdict& verdict) {
+    verdicts_.insert(path, verdict);
+    if (verdict.final) checking_.removeAll(path);
+}
+
 void Workspace::add_run(const QString& dir) {
     if (!runs_.contains(dir)) runs_ << dir;
     if (views::model_key(dir) == QFileInfo(dir).absoluteFilePath())
@@ -141,6 +151,8 @@ void Workspace::mark_saved(nlohmann::json snapshot) {
 void Workspace::clear() {
     files_.clear();
     runs_.clear();
+    verdicts_.clear();
+    checking_.clear();
     given_.clear();
     derived_.clear();
     stack_->clear();

@@ -35,6 +35,23 @@ public:
     void add_run(const QString& dir);
     QStringList runs() const { return runs_; }
 
+    /// What the loader's child process found reading a file (issue 25): a view reads a dump or
+    /// checkpoint in this process only once its final verdict says readable.
+    struct Verdict {
+        bool final = false;  ///< both passes done (or the first found the file unreadable)
+        bool readable = false;
+        bool crashed = false;  ///< the HDF5 library crashed on it (in the child)
+        QString error;
+    };
+    /// `path` is being read by the loader (again): no verdict until it answers.
+    void start_check(const QString& path);
+    /// The loader's answer on `path`; a final one ends its check.
+    void set_verdict(const QString& path, const Verdict& verdict);
+    /// The verdict on `path` (default: none yet, not final).
+    Verdict verdict(const QString& path) const { return verdicts_.value(path); }
+    /// Whether the loader is reading `path` (no final verdict yet).
+    bool checking(const QString& path) const { return checking_.contains(path); }
+
     // Names ------------------------------------------------------------------------------------
     /// The name shown for `path`: given by a person, else derived (else the file name).
     QString name_of(const QString& path) const;
@@ -80,6 +97,8 @@ signals:
 private:
     QUndoStack* stack_;
     QStringList files_, runs_;
+    QMap<QString, Verdict> verdicts_;
+    QStringList checking_;
     QMap<QString, QString> given_, derived_;
     QString project_path_;
     nlohmann::json saved_;

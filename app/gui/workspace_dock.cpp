@@ -196,6 +196,18 @@ QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
         } else {
             new QTreeWidgetItem(item,
                                 {tr("examples: %1 × L %2").arg(info.examples).arg(info.length)});
+            // One model with the checkpoint it was dumped from (its colour, in every view).
+            if (!info.checkpoint.empty()) {
+                const QString from = QString::fromStdString(info.checkpoint);
+                auto* made = new QTreeWidgetItem(
+                    item,
+                    {tr("model: %1")
+                         .arg(item_for(from) ? name_of(from)
+                                             : QFileInfo(from).dir().dirName() + " (" +
+                                                   QFileInfo(from).fileName() + ", not open)")});
+                made->setToolTip(0, from);
+                made->setData(0, Qt::UserRole + 3, from);  // the model's checkpoint (tests)
+            }
             QStringList layers, gates;
             for (const auto& l : info.layers) {
                 layers << QString::number(l.index);

@@ -276,8 +276,10 @@ private slots:
         {
             gui::MainWindow window;
             window.show();
-            for (const QString& f : {a, b, ckpt, made})
+            for (const QString& f : {a, b, ckpt})
                 window.open_file(f);
+            QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+            window.open_file(made);  // after its checkpoint: its item names the model
             QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
             gui::Workspace* doc = window.document();
             auto* ab = window.open_analysis("anisotropy", {a, b});
@@ -299,6 +301,13 @@ private slots:
                 return window.workspace()->item_for(f)->data(0, Qt::UserRole + 2).value<QColor>();
             };
             QCOMPARE(swatch(made), swatch(ckpt));
+            // The dump's item names its model (the checkpoint's workspace name).
+            QTreeWidgetItem* made_item = window.workspace()->item_for(made);
+            QString model_line;
+            for (int i = 0; i < made_item->childCount(); ++i)
+                if (made_item->child(i)->data(0, Qt::UserRole + 3).toString() == ckpt)
+                    model_line = made_item->child(i)->text(0);
+            QCOMPARE(model_line, "model: " + window.workspace()->name_of(ckpt));
             QCOMPARE(swatch(a), ca);
 
             window.save_project(dir + "/p.rsproj");

@@ -16,10 +16,15 @@
 # scripts/bundle.sh --gpu-check [--build DIR]
 #   packs what scripts/gpu-check.sh runs on a GPU machine, which builds nothing: the CLI and the
 #   GPU test binaries of a CUDA build inside the source tree (default build-gpu/, configured with
-#   -DROUTESCOPE_NATIVE=OFF -DROUTESCOPE_MPI=OFF -DROUTESCOPE_GUI=OFF; docs/engine.md), in the
+#   -DROUTESCOPE_NATIVE=OFF -DROUTESCOPE_MPI=ON -DROUTESCOPE_GUI=OFF; docs/engine.md), in the
 #   build's own layout (bin/, tests/) with lib/ beside them, as dist/gpu-check.tar.xz. The tests
 #   find the CLI, the sources and the Python references at the paths compiled into them, which
-#   gpu-check.sh recreates from the MANIFEST's `source:` and `build:` lines.
+#   gpu-check.sh recreates from the MANIFEST's `source:` and `build:` lines. A build configured
+#   with -DROUTESCOPE_MPI=ON adds test_mpi and the Open MPI launcher (issue 29: several ranks on
+#   one GPU) under mpi/: mpirun (orterun), the MCA components a single node needs (shared memory
+#   and TCP; no InfiniBand, UCX, OFI or PSM ones), PMIx's, their help texts and default
+#   parameters, with their libraries in lib/. gpu-check.sh points Open MPI at them (OPAL_* and
+#   PMIX_MCA_* variables), so the node needs no MPI of its own.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$src/build
@@ -40,6 +45,11 @@ if [ "$gpu_check" = 1 ]; then
     # GPU test binaries: the op-level conformance suite, the PyTorch parity of every architecture,
     # the residency byte checks (test_guard_backend), and the host emulation as a control.
     tests=(test_backend_conformance test_model_parity test_guard_backend test_cuda_emulation)
+    mpi=0
+    if grep -qx "ROUTESCOPE_MPI:BOOL=ON" "$build/CMakeCache.txt" && [ -x "$build/tests/test_mpi" ]; then
+        mpi=1
+        tests+=(test_mpi)
+    fi
     case $build/ in "$src"/*) ;; *) echo "bundle.sh: --gpu-check needs a build inside $src" >&2; exit 1 ;; esac
     rel=${build#"$src"/}
     [ -x "$build/bin/routescope-cli" ] || { echo "bundle.sh: $build/bin/routescope-cli not found (ninja -C $build routescope-cli ${tests[*]})" >&2; exit 1; }
@@ -55,6 +65,25 @@ if [ "$gpu_check" = 1 ]; then
         cp "$build/tests/$t" "$stage/$rel/tests/"
         files+=("$build/tests/$t")
     done
+    if [ "$mpi" = 1 ]; then
+        # The Open MPI runtime of this machine (Debian's openmpi-bin, libopenmpi3, libpmix2).
+        ompi=/usr/lib/x86_64-linux-gnu/openmpi
+        pmix=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+        orterun=$(readlink -f "$(command -v mpirun)")
+        m=$stage/$rel/mpi
+        mkdir -p "$m/bin" "$m/lib/openmpi3" "$m/lib/pmix" "$m/share" "$m/etc"
+        cp "$orterun" "$m/bin/mpirun"
+        files+=("$orterun")
+        for c in "$ompi"/lib/openmpi3/mca_*.so; do
+            case ${c##*/} in *_ucx*|*_uct*|*_ofi*|*_psm*|*_openib*|*_verbs*|*_portals4*|*_usnic*) continue ;; esac
+            cp "$c" "$m/lib/openmpi3/"
+            files+=("$c")
+        done
+        for c in "$pmix"/*.so; do cp "$c" "$m/lib/pmix/"; files+=("$c"); done
+        cp -r /usr/share/openmpi "$m/share/openmpi"
+        [ -d /usr/share/pmix ] && cp -r /usr/share/pmix "$m/share/pmix"
+        cp /etc/openmpi/openmpi-mca-params.conf "$m/etc/" 2>/dev/null || true
+    fi
     declare -A seen=()
     for f in "${files[@]}"; do
         while read -r soname arrow path _; do
@@ -76,6 +105,7 @@ if [ "$gpu_check" = 1 ]; then
         echo "commit: $(git -C "$src" rev-parse HEAD 2>/dev/null)$(git -C "$src" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
         echo "cli: $("$build/bin/routescope-cli" --version 2>/dev/null | head -1)"
         echo "libraries: ${!seen[*]}"
+        [ "$mpi" = 1 ] && echo "mpi: $rel/mpi ($("$m/bin/mpirun" --version 2>/dev/null | head -1))"
     } >"$stage/MANIFEST"
     tar -C "$stage" -cJf "$src/dist/gpu-check.tar.xz" .
     echo "bundle.sh: $src/dist/gpu-check.tar.xz ($(du -h "$src/dist/gpu-check.tar.xz" | cut -f1)); carry dist/gpu-check.tar.xz and run scripts/gpu-check.sh"

@@ -17,10 +17,13 @@
 #                   experiment on --device cuda against --device cpu; resume bit-identical on
 #                   the GPU; a CUDA-trained checkpoint evaluated on the CPU within 1e-4
 #                   (tests/cli/guard_suite.py --device cuda)
-#   6. sanitizer    compute-sanitizer memcheck (with leak check), racecheck and initcheck over
+#   6. mpi          2 ranks against 1 process, both on the device, 20 steps (test_mpi; issue 29),
+#                   with the Open MPI launcher the bundle packs when its build has MPI; the
+#                   commands section's 2-rank case uses it too
+#   7. sanitizer    compute-sanitizer memcheck (with leak check), racecheck and initcheck over
 #                   the conformance suite's tiny and odd specs, and memcheck over a short
 #                   training run of each architecture
-#   7. bench        routescope-cli bench ops --backend cuda
+#   8. bench        routescope-cli bench ops --backend cuda
 #
 # Usage: scripts/gpu-check.sh [--bundle FILE] [--out DIR] [--budget SECONDS] [--only SECTION]
 #                             [--device cuda|cuda-emulated]
@@ -73,6 +76,8 @@ if [ -f "$src/$rel/CMakeCache.txt" ]; then
     # The machine that built the bundle (a dry run without a GPU): its build is used in place.
     echo "gpu-check.sh: $src/$rel is a build tree; using it in place of the bundle's copy" >&2
     cp -a "$stage/$rel/lib" "$src/$rel/" 2>/dev/null || true
+    rm -rf "${src:?}/$rel/mpi"
+    [ -d "$stage/$rel/mpi" ] && cp -a "$stage/$rel/mpi" "$src/$rel/"
 else
     rm -rf "${src:?}/$rel"
     mkdir -p "$src/$rel"
@@ -106,6 +111,25 @@ python=${ROUTESCOPE_PYTHON:-$(command -v python3)}
 for bin in "$build"/bin/* "$build"/tests/*; do
     printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "'$ours_ld'" "'$bin'" >"$wrap/${bin##*/}"
 done
+# The Open MPI launcher packed with the bundle (scripts/bundle.sh, a build with MPI): Open MPI
+# finds its components, help texts and defaults through OPAL_* and PMIx's through PMIX_MCA_*, so
+# the machine needs no MPI of its own. Shared memory without single-copy (no ptrace in
+# containers) and TCP; root allowed; more ranks than cores allowed.
+mpiexec=
+if [ -x "$build/mpi/bin/mpirun" ]; then
+    m=$build/mpi
+    export OPAL_PREFIX=$m OPAL_EXEC_PREFIX=$m OPAL_BINDIR=$m/bin OPAL_LIBDIR=$build/lib \
+        OPAL_PKGLIBDIR=$m/lib/openmpi3 OPAL_DATAROOTDIR=$m/share OPAL_DATADIR=$m/share \
+        OPAL_PKGDATADIR=$m/share/openmpi OPAL_SYSCONFDIR=$m/etc \
+        PMIX_MCA_mca_base_component_path=$m/lib/pmix PMIX_INSTALL_PREFIX=$m \
+        OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_vader_single_copy_mechanism=none \
+        OMPI_MCA_pml=ob1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        OMPI_MCA_rmaps_base_oversubscribe=1
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "'$ours_ld'" "'$m/bin/mpirun'" >"$wrap/mpirun"
+    chmod +x "$wrap/mpirun"
+    mpiexec=$wrap/mpirun
+    export ROUTESCOPE_MPIEXEC=$mpiexec  # test_mpi's launcher
+fi
 chmod +x "$wrap"/*
 export QT_QPA_PLATFORM=offscreen
 export ROUTESCOPE_PYTHON=$wrap/python
@@ -169,8 +193,16 @@ keep residency "^(FAIL|PASS|Totals|   Actual|   Expected)"
 section parity 60 200 env ROUTESCOPE_TEST_DEVICE=$dut "$tests/test_model_parity"
 keep parity "^(FAIL|PASS|QDEBUG.*worst|Totals)" 120
 
-section commands 60 260 "$python" "$src/tests/cli/guard_suite.py" --device "$dut" --cli "$cli"
+section commands 60 260 "$python" "$src/tests/cli/guard_suite.py" --device "$dut" --cli "$cli" \
+    ${mpiexec:+--mpiexec "$mpiexec"}
 keep commands "^(PASS|FAIL|[0-9]+ passed)"
+
+if [ -n "$mpiexec" ]; then
+    section mpi 30 200 env ROUTESCOPE_TEST_DEVICE=$dut "$tests/test_mpi" twoRanksMatchOneProcessOnADevice
+    keep mpi "^(FAIL|PASS|SKIP|Totals)|rel "
+else
+    say "== mpi: not run (the bundle has no MPI: build it with -DROUTESCOPE_MPI=ON)"
+fi
 
 sanitize() {  # the three tools over the conformance suite's small specs, then training runs
     local cs=compute-sanitizer rc=0

@@ -16,6 +16,7 @@
 // OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM): set here for every child.
 #include <QtTest>
 #include <csignal>
+#include <cstdlib>
 
 namespace {
 
@@ -38,7 +39,11 @@ constexpr const char* kMpiexec = ROUTESCOPE_MPIEXEC;
 constexpr const char* kMpiexec = "";
 #endif
 
+// The mpiexec of the build, or ROUTESCOPE_MPIEXEC from the environment (scripts/gpu-check.sh: the
+// Open MPI launcher packed beside a GPU machine's bundle).
 QString mpiexec() {
+    if (const char* env = std::getenv("ROUTESCOPE_MPIEXEC"); env && *env)
+        return QFileInfo(QString::fromUtf8(env)).isExecutable() ? QString::fromUtf8(env) : QString();
     if (!*kMpiexec) return {};
     const QString p = QStandardPaths::findExecutable(QString::fromUtf8(kMpiexec));
     return p.isEmpty() && QFileInfo(kMpiexec).isExecutable() ? QString::fromUtf8(kMpiexec) : p;

@@ -43,7 +43,8 @@ constexpr const char* kMpiexec = "";
 // Open MPI launcher packed beside a GPU machine's bundle).
 QString mpiexec() {
     if (const char* env = std::getenv("ROUTESCOPE_MPIEXEC"); env && *env)
-        return QFileInfo(QString::fromUtf8(env)).isExecutable() ? QString::fromUtf8(env) : QString();
+        return QFileInfo(QString::fromUtf8(env)).isExecutable() ? QString::fromUtf8(env)
+                                                                : QString();
     if (!*kMpiexec) return {};
     const QString p = QStandardPaths::findExecutable(QString::fromUtf8(kMpiexec));
     return p.isEmpty() && QFileInfo(kMpiexec).isExecutable() ? QString::fromUtf8(kMpiexec) : p;

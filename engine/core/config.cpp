@@ -429,15 +429,9 @@ void check_ranges(const RunConfig& c) {
          "must be at least 0 (0 = only at the end)");
     need(t.seed >= 0, "train.seed", "must be at least 0");
     need(c.tokenizer.vocab_size >= 1, "tokenizer.vocab_size", "must be at least 1");
-    // engine/train/finetuner.cpp's is_finetuning: classify, or a task with a non-causal objective.
-    const bool causal =
-        t.objective == "clm" || t.objective == "prefix_lm" || t.objective == "birdie";
-    const bool finetuning =
-        t.objective == "classify" || (c.data.task && !c.data.task->empty() && !causal);
-    need(!t.init_from || finetuning, "train.init_from",
-         "is for fine-tuning (train.objective = classify, or a data.task with the mlm objective); "
-         "pretraining with train.objective = " +
-             t.objective + " starts from fresh weights and would ignore it");
+    // train.init_from: fine-tuning (classify, a task with mlm: engine/train/finetuner.cpp) takes
+    // the pretrained encoder; every other run starts from the checkpoint's weights
+    // (engine/train/trainer.cpp: a task fine-tune of a causal model, continued pretraining).
     check_parameter_memory(c);
 }
 

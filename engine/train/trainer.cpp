@@ -80,8 +80,37 @@ Trainer::Trainer(RunConfig config, TrainerOptions options)
     prepare_data();
     build_model();
     model_->init(static_cast<std::uint64_t>(config_.train.seed));
+    if (config_.train.init_from) start_from(*config_.train.init_from);
     loop_ = std::make_unique<TrainingLoop>(config_, *model_, *tokenizer_, corpus_.train.size(),
                                            LoopOptions(options_));
+}
+
+void Trainer::start_from(const std::string& path) {
+    // train.init_from: this run's model with the weights of a checkpoint of the same architecture
+    // and vocabulary (a task fine-tune of a causal model, continued pretraining); the optimiser,
+    // the schedule and the step start afresh (docs/config.md).
+    const Checkpoint ck = read_checkpoint(path);
+    const ModelConfig& m = config_.model;
+    const ModelConfig& c = ck.config.model;
+    if (c.arch != m.arch || c.d_model != m.d_model || c.n_layers != m.n_layers ||
+        c.vocab_size != m.vocab_size)
+        throw ConfigError("train.init_from: " + path + " is a " + c.arch + " of " +
+                          std::to_string(c.n_layers) + " layers, d = " + std::to_string(c.d_model) +
+                          ", vocabulary " + std::to_string(c.vocab_size) + "; this run's model is a " +
+                          m.arch + " of " + std::to_string(m.n_layers) + " layers, d = " +
+                          std::to_string(m.d_model) + ", vocabulary " +
+                          std::to_string(m.vocab_size));
+    const auto vocab = checkpoint_tokenizer(ck, path, {}, nullptr);
+    if (vocab->vocabulary() != tokenizer_->vocabulary())
+        throw ConfigError("train.init_from: " + path + " has another vocabulary than this run's " +
+                          tokenizer_->kind() + " tokenizer (" +
+                          std::to_string(tokenizer_->vocab_size()) + " ids)");
+    try {
+        load_params(ck, model_->params());
+    } catch (const Error& e) {
+        throw ConfigError("train.init_from: " + path + ": " + e.what() +
+                          " (the two models differ: compare their model.* settings)");
+    }
 }
 
 Trainer::Trainer(ResumeTag, RunConfig config, TrainerOptions options)

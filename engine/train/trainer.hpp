@@ -81,6 +81,8 @@ public:
     std::string checkpoint_path() const;
 
 private:
+    /// Loads train.init_from's weights into the freshly initialised model (checked first).
+    void start_from(const std::string& path);
     struct ResumeTag {};
     Trainer(ResumeTag, RunConfig config, TrainerOptions options);
     void prepare_data();

@@ -25,6 +25,24 @@ QString config_error(F&& fn) {
 class TestRunConfig : public QObject {
     Q_OBJECT
 private slots:
+    // Every configuration shipped in resources/configs parses and validates (the paper-scale
+    // phone-book file included, which no test trains: 1.4 B parameters).
+    void everyShippedConfigurationValidates() {
+        const QDir dir(QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs"));
+        const QStringList files = dir.entryList({"*.json"}, QDir::Files);
+        QVERIFY(files.contains("birdie-phone-book-1.4b.json"));
+        for (const QString& f : files) {
+            QFile in(dir.filePath(f));
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            try {
+                const RunConfig c = RunConfig::parse(in.readAll().toStdString());
+                QVERIFY(c.model.d_model > 0);
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(f + ": " + QString::fromUtf8(e.what())));
+            }
+        }
+    }
+
     void emptyObjectGivesTheDocumentedDefaults() {
         const RunConfig c = RunConfig::parse("{}");
         QCOMPARE(c.model.arch, std::string("bigs"));

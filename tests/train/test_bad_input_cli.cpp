@@ -15,8 +15,8 @@
 // - JSON nested deeper than 64 (a run configuration, a --set value, a checkpoint's /config
 //   attribute) is exit 2 naming the file and the limit, never a stack overflow;
 // - every numeric key's range, a 400-digit integer, n_layers / n_labels of 10^9 (refused before
-//   allocating, naming the key and the estimate), init_from while pretraining: exit 2 naming
-//   the key;
+//   allocating, naming the key and the estimate); init_from while pretraining: a missing
+//   checkpoint named, one of another size exit 2 naming train.init_from and both models;
 // - --check (eval, dump, train --init/--resume): a crash of libhdf5 on the input checkpoint
 //   (simulated) is exit 1 with the verdict, an invalid checkpoint exit 1 with validate's report
 //   (--no-check: the command dies with the library);
@@ -393,21 +393,38 @@ private slots:
                      qPrintable(r.err));
         }
 
-        // init_from during pretraining (the config key and --init).
+        // init_from of a pretraining run (a causal model continues from a checkpoint's weights):
+        // a missing checkpoint is named (--init and the config key); one of another size names
+        // train.init_from and both models.
         nlohmann::json pre = tiny("bigs");
         pre["data"] = {{"train", path("clean.tsv")}, {"seq_len", 16}};
         pre["model"]["max_len"] = 16;
+        pre["model"]["causal"] = true;
         pre["train"]["objective"] = "clm";
         write_text(path("pre.json"), pre.dump());
         r = run_cli({"train", "--config", qpath("pre.json"), "--out", qpath("pre"), "--init",
                      qpath("some.ckpt.h5")});
         QCOMPARE(r.exit_code, 2);
-        QVERIFY2(r.err.contains("train.init_from"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("some.ckpt.h5"), qPrintable(r.err));
         pre["train"]["init_from"] = path("some.ckpt.h5");
         write_text(path("pre.json"), pre.dump());
         r = run_cli({"train", "--config", qpath("pre.json"), "--out", qpath("pre")});
         QCOMPARE(r.exit_code, 2);
-        QVERIFY2(r.err.contains("train.init_from"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("some.ckpt.h5"), qPrintable(r.err));
+        nlohmann::json wider = pre;
+        wider["train"].erase("init_from");
+        wider["model"]["d_model"] = 32;
+        write_text(path("wider.json"), wider.dump());
+        r = run_cli({"train", "--config", qpath("wider.json"), "--out", qpath("wider")});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        pre["train"].erase("init_from");
+        write_text(path("pre.json"), pre.dump());
+        r = run_cli({"train", "--config", qpath("pre.json"), "--out", qpath("pre"), "--init",
+                     qpath("wider/model.ckpt.h5")});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("train.init_from") && r.err.contains("d = 32") &&
+                     r.err.contains("d = 16"),
+                 qPrintable(r.err));
     }
 
     void wordpieceVocabWithInvalidUtf8NamesFileAndLine() {

@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "engine/data/task.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/train/task_corpus.hpp"
 #include "train_test_support.hpp"
 
@@ -96,6 +97,33 @@ class TestPhoneBookCli : public QObject {
     }
 
 private slots:
+    // train.init_from on a causal task run (the experiment's fine-tune stage): the run starts
+    // from the checkpoint's weights. With lr 0 one step changes nothing (AdamW's update and its
+    // decoupled decay both scale with lr), so the new checkpoint's parameters are the old ones,
+    // bit for bit; the same run without init_from starts elsewhere.
+    void aCausalTaskRunStartsFromACheckpoint() {
+        const std::string first = train("init-source", "birdie", "prefix");
+        QVERIFY(!first.empty());
+        auto cfg = tiny_task_config("birdie", "prefix");
+        cfg["train"]["lr"] = 0.0;
+        cfg["train"]["steps"] = 1;
+        cfg["train"]["seed"] = 99;                      // another fresh init than the source's
+        cfg["data"]["task_params"]["max_entries"] = 6;  // longer books than the source saw
+        const QString from = QString::fromStdString(first + "/model.ckpt.h5");
+        for (const bool start_from : {true, false}) {
+            const std::string out = path(start_from ? "init-on" : "init-off");
+            QStringList args{"train", "--config", config_file("init", cfg), "--out",
+                             QString::fromStdString(out)};
+            if (start_from) args << "--init" << from;
+            const auto r = run_cli(args);
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            const auto a = routescope::read_checkpoint(first + "/model.ckpt.h5");
+            const auto b = routescope::read_checkpoint(out + "/model.ckpt.h5");
+            QCOMPARE(a.params.size(), b.params.size());
+            QCOMPARE(a.params == b.params, start_from);
+        }
+    }
+
     void causalEvalMatchesTheReference_data() {
         QTest::addColumn<QString>("objective");
         QTest::addColumn<QString>("mode");
@@ -297,23 +325,32 @@ private slots:
                     300000);
         QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
         const auto results = read_json(out + "/results.json");
-        QCOMPARE(results["runs"].size(), std::size_t{3});
-        const std::vector<std::string> names = {"next_token", "birdie_prefix", "birdie_causal"};
-        for (std::size_t k = 0; k < 3; ++k) {
+        QCOMPARE(results["runs"].size(), std::size_t{4});
+        const std::vector<std::string> names = {"next_token", "birdie_prefix", "birdie_causal",
+                                                "transformer_next_token"};
+        for (std::size_t k = 0; k < 4; ++k) {
+            const bool transformer = k == 3;  // the positive control: a causal BERT
             const auto& m = results["runs"][k];
             QCOMPARE(m["run"].get<std::string>(), names[k]);
             QCOMPARE(m["steps"].get<std::int64_t>(), std::int64_t{4});
             const auto config = read_json(out + "/" + m["config"].get<std::string>());
             QCOMPARE(config["model"]["d_model"].get<int>(), 16);
             QCOMPARE(config["train"]["seed"].get<int>(), 5);
-            QCOMPARE(config["model"]["birdie"]["mode"].get<std::string>(),
-                     std::string(k == 1 ? "prefix" : "causal"));
-            // Every run: forget gates initialised near 1 (docs/decisions.md), books from 1 entry.
-            QCOMPARE(config["model"]["birdie"]["forget_init"].get<std::string>(),
-                     std::string("spread"));
-            QCOMPARE(config["data"]["task_params"]["min_entries"].get<int>(), 1);
+            QCOMPARE(config["model"]["arch"].get<std::string>(),
+                     std::string(transformer ? "bert" : "birdie"));
+            if (transformer) {
+                QCOMPARE(config["model"]["causal"].get<bool>(), true);
+                QCOMPARE(config["model"]["position_embeddings"].get<bool>(), true);
+            } else {
+                QCOMPARE(config["model"]["birdie"]["mode"].get<std::string>(),
+                         std::string(k == 1 ? "prefix" : "causal"));
+                // Forget gates initialised near 1 (docs/decisions.md).
+                QCOMPARE(config["model"]["birdie"]["forget_init"].get<std::string>(),
+                         std::string("spread"));
+            }
+            QCOMPARE(config["data"]["task_params"]["min_entries"].get<int>(), 1);  // books from 1
             QCOMPARE(config["train"]["objective"].get<std::string>(),
-                     std::string(k == 0 ? "clm" : "birdie"));
+                     std::string(k == 0 || transformer ? "clm" : "birdie"));
             const auto preds = read_lines(out + "/" + m["predictions"].get<std::string>());
             QCOMPARE(preds.size(), std::size_t{24});
             // Recount: overall, and each bin of each attribute.
@@ -362,9 +399,10 @@ private slots:
                 QCOMPARE(binned, std::int64_t{24});  // the bins cover every example once
             }
             QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
-            // No position embeddings (a longer book has no unseen position), rows long enough
-            // for 8 × 5 entries: [CLS], 16 per entry, [SEP], the query's 15, [SEP], the answer.
-            QCOMPARE(config["model"]["position_embeddings"].get<bool>(), false);
+            // Birdie: no position embeddings (a longer book has no unseen position); rows long
+            // enough for 8 × 5 entries: [CLS], 16 per entry, [SEP], the query's 15, [SEP], the
+            // answer.
+            QCOMPARE(config["model"]["position_embeddings"].get<bool>(), transformer);
             QVERIFY(config["model"]["max_len"].get<int>() >= 1 + 16 * 40 + 1 + 15 + 1 + 12);
             // Past the training length: 1024 new books at 1, 2, 4 and 8 × the training books'
             // 1-5 entries, each cell recounted from its predictions, with the Wilson score
@@ -396,6 +434,26 @@ private slots:
                 QVERIFY(std::abs(cell["wilson_high"].get<double>() - std::min(1.0, centre + half)) <
                         1e-12);
             }
+            // The fine-tune stage: min(100, 4) steps from the trained weights, books of 1-40
+            // entries, no weight decay; its checkpoint scored at the same four sizes.
+            const auto ft = read_json(out + "/" + names[k] + "/finetune/config.json");
+            QCOMPARE(ft["train"]["steps"].get<int>(), 4);
+            QCOMPARE(ft["train"]["weight_decay"].get<double>(), 0.0);
+            QCOMPARE(ft["data"]["task_params"]["max_entries"].get<int>(), 40);
+            QCOMPARE(ft["train"]["objective"], config["train"]["objective"]);
+            QVERIFY(
+                std::filesystem::exists(out + "/" + m["finetune_checkpoint"].get<std::string>()));
+            QCOMPARE(m["lengths_finetuned"].size(), std::size_t{4});
+            for (std::size_t c = 0; c < 4; ++c) {
+                const auto at = read_lines(out + "/" + names[k] + "/finetuned-" +
+                                           std::to_string(1 << c) + "x.preds.jsonl");
+                std::int64_t right = 0;
+                for (const auto& p : at)
+                    right += p["correct"].get<bool>() ? 1 : 0;
+                QCOMPARE(m["lengths_finetuned"][c]["examples"].get<std::int64_t>(),
+                         std::int64_t(at.size()));
+                QCOMPARE(m["lengths_finetuned"][c]["correct"].get<std::int64_t>(), right);
+            }
         }
         std::ifstream md_file(out + "/results.md");
         const auto md = QString::fromStdString(
@@ -403,7 +461,10 @@ private slots:
         QVERIFY2(md.contains("| next_token | clm | causal |") &&
                      md.contains("| birdie_prefix | birdie | prefix |") &&
                      md.contains("| birdie_causal | birdie | causal |") &&
-                     md.contains("| 8× (8–40 entries) |") && md.contains("Scale:"),
+                     md.contains("| transformer_next_token | clm | causal |") &&
+                     md.contains("| 8× (8–40 entries) |") && md.contains("Scale:") &&
+                     md.contains("Not reproduced at this scale") &&
+                     md.contains("after the fine-tune (4 steps"),
                  qPrintable(md));
     }
 };

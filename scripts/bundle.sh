@@ -92,6 +92,7 @@ if [ "$gpu_check" = 1 ]; then
             case $soname in
                 libcuda.so*|libcudart.so*|libcublas*.so*|libcufft*.so*|libnvidia-*|libnvJitLink.so*) continue ;;
                 libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*.so.*|libmvec.so.*) continue ;;
+                libresolv.so.*|libutil.so.*|libanl.so.*) continue ;;  # glibc's too (Open MPI's deps)
             esac
             case $path in /usr/local/cuda*) continue ;; esac
             [ -n "${seen[$soname]:-}" ] && continue

@@ -252,19 +252,13 @@ void SimilarityView::draw_scatter() {
         xy.append({p.x[i], p.y[i]});
     points->replace(xy);
     scatter_->chart()->addSeries(points);
-    points->attachAxis(
-        x_axis(scatter_,
-               tr("canonical variate of %1, layer %2 (unit variance)").arg(name_a).arg(p.layer_a)));
-    points->attachAxis(
-        y_axis(scatter_,
-               tr("canonical variate of %1, layer %2 (unit variance)").arg(name_b).arg(p.layer_b)));
+    // Short axis titles (a long one wraps past the panel's height at 183 mm and 10 pt); what the
+    // variates are goes into the chart's title, which wraps across the width.
+    points->attachAxis(x_axis(scatter_, tr("%1, layer %2").arg(name_a).arg(p.layer_a)));
+    points->attachAxis(y_axis(scatter_, tr("%1, layer %2").arg(name_b).arg(p.layer_b)));
     fit_axes(scatter_);
-    scatter_->chart()->setTitle(tr("Layer %1 of %2 against layer %3 of %4: first canonical "
-                                   "pair, ρ = %5 (on %6 + %7 principal directions)")
-                                    .arg(p.layer_a)
-                                    .arg(name_a)
-                                    .arg(p.layer_b)
-                                    .arg(name_b)
+    scatter_->chart()->setTitle(tr("First canonical pair (unit variance): ρ = %1 on %2 + %3 "
+                                   "principal directions")
                                     .arg(p.rho, 0, 'f', 3)
                                     .arg(p.dims_a)
                                     .arg(p.dims_b));

@@ -3,19 +3,21 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <numeric>
+#include <random>
 
 #include "analysis/sentence_sample.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
 
-std::vector<double> component_weights(const RowMatrixF& H, bool energy) {
+std::vector<double> component_weights(const RowMatrixF& H, bool energy, bool centre) {
     if (H.rows() < 2) return {};
     const Eigen::MatrixXd x = H.cast<double>();
-    const Eigen::MatrixXd centred = x.rowwise() - x.colwise().mean();
+    const Eigen::MatrixXd centred = centre ? Eigen::MatrixXd(x.rowwise() - x.colwise().mean()) : x;
     // σ_j² are the eigenvalues of HHᵀ or HᵀH, whichever is smaller: n ≤ 300 rows against d = 1024
     // makes this a 300×300 eigenproblem instead of a 300×1024 SVD.
     Eigen::MatrixXd gram;
@@ -77,6 +79,9 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
         if (!(p > 0 && p <= 1))
             throw ConfigError("pca threshold " + std::to_string(p) + " is outside (0, 1]");
     if (options.bucket_width < 1) throw ConfigError("pca bucket width must be at least 1");
+    if (options.passage < 0 || options.passage == 1)
+        throw ConfigError("pca passage length must be 0 (whole sentences) or at least 2");
+    if (options.bootstrap < 0) throw ConfigError("pca bootstrap resamples cannot be negative");
     PcaResult result;
     result.options = options;
     const auto row_lengths = dump.row_lengths(options.layer);
@@ -89,16 +94,33 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
         sample_sentences(row_lengths, std::max<std::int64_t>(wanted, 1), options.seed).rows;
 
     result.sampled_rows = rows;
-    const auto n_rows = static_cast<std::ptrdiff_t>(rows.size());
-    std::vector<std::vector<double>> weights(rows.size());
+    // The units: every sampled sentence, or each of its passages of options.passage tokens.
+    struct Unit {
+        std::int64_t row = 0, start = 0, length = 0;
+    };
+    std::vector<Unit> units;
+    for (const std::int64_t r : rows) {
+        const std::int64_t n = row_lengths[static_cast<std::size_t>(r)];
+        if (options.passage == 0) {
+            units.push_back({r, 0, n});
+            continue;
+        }
+        for (std::int64_t s = 0; s + options.passage <= n; s += options.passage)
+            units.push_back({r, s, options.passage});
+    }
+    const auto n_units = static_cast<std::ptrdiff_t>(units.size());
+    std::vector<std::vector<double>> weights(units.size());
     std::exception_ptr failure;
-    // Sentences are independent: one per thread (reads serialise on the HDF5 lock, the
-    // eigenproblems run in parallel).
+    // Units are independent: one per thread (reads serialise on the HDF5 lock, the eigenproblems
+    // run in parallel).
 #pragma omp parallel for schedule(dynamic, 4)
-    for (std::ptrdiff_t i = 0; i < n_rows; ++i) {
+    for (std::ptrdiff_t i = 0; i < n_units; ++i) {
         try {
+            const Unit& u = units[static_cast<std::size_t>(i)];
+            const RowMatrixF h = dump.hidden_row(options.layer, u.row);
             weights[static_cast<std::size_t>(i)] = component_weights(
-                dump.hidden_row(options.layer, rows[static_cast<std::size_t>(i)]), options.energy);
+                options.passage > 0 ? RowMatrixF(h.middleRows(u.start, u.length)) : h,
+                options.energy, options.centred);
         } catch (...) {
 #pragma omp critical
             if (!failure) failure = std::current_exception();
@@ -107,21 +129,26 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     if (failure) std::rethrow_exception(failure);
 
     std::int64_t max_n = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t i = 0; i < units.size(); ++i) {
         const std::vector<double>& w = weights[i];
         if (w.empty() || !(std::accumulate(w.begin(), w.end(), 0.0) > 0)) {
             ++result.skipped;
             continue;
         }
-        const std::int64_t n = row_lengths[static_cast<std::size_t>(rows[i])];
-        result.rows.push_back(rows[i]);
-        result.examples.push_back(example_of_row[static_cast<std::size_t>(rows[i])]);
-        result.lengths.push_back(n);
+        const Unit& u = units[i];
+        result.rows.push_back(u.row);
+        result.examples.push_back(example_of_row[static_cast<std::size_t>(u.row)]);
+        result.lengths.push_back(u.length);
+        if (options.passage > 0) result.starts.push_back(u.start);
         result.k.push_back(components_for(w, options.thresholds));
-        max_n = std::max(max_n, n);
+        max_n = std::max(max_n, u.length);
     }
     if (result.rows.empty())
-        throw Error(dump.path() + ": no sentence of layer " + std::to_string(options.layer) +
+        throw Error(dump.path() + ": no " +
+                    (options.passage > 0
+                         ? "passage of " + std::to_string(options.passage) + " tokens"
+                         : std::string("sentence")) +
+                    " of layer " + std::to_string(options.layer) +
                     " has 2 or more tokens with non-zero variance; PCA redundancy is undefined");
 
     // Mean cumulative curve; a sentence of rank r contributes 1 beyond k = r.
@@ -129,7 +156,7 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
                               ? options.curve_points
                               : std::min<std::int64_t>({max_n, dump.width(), 512});
     result.mean_curve.assign(static_cast<std::size_t>(points), 0.0);
-    for (std::size_t i = 0, used = 0; i < rows.size(); ++i) {
+    for (std::size_t i = 0, used = 0; i < units.size(); ++i) {
         const std::vector<double>& w = weights[i];
         const double total = std::accumulate(w.begin(), w.end(), 0.0);
         if (w.empty() || !(total > 0)) continue;
@@ -149,6 +176,34 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     std::vector<std::size_t> all(result.rows.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
     result.overall = make_group("all", 1, max_n, all, result.k, nt);
+    if (options.bootstrap > 0) {
+        // Percentile bootstrap of the overall mean k(p): the units resampled with replacement.
+        std::mt19937_64 rng(options.seed + 0x9e3779b97f4a7c15ULL);
+        const std::size_t n = result.k.size();
+        std::vector<std::vector<double>> means(nt);
+        for (int b = 0; b < options.bootstrap; ++b) {
+            std::vector<double> sum(nt, 0.0);
+            for (std::size_t j = 0; j < n; ++j) {
+                const auto& k = result.k[static_cast<std::size_t>(rng() % n)];
+                for (std::size_t t = 0; t < nt; ++t)
+                    sum[t] += k[t];
+            }
+            for (std::size_t t = 0; t < nt; ++t)
+                means[t].push_back(sum[t] / static_cast<double>(n));
+        }
+        for (std::size_t t = 0; t < nt; ++t) {
+            std::sort(means[t].begin(), means[t].end());
+            const auto at = [&](double q) {
+                const double pos = q * static_cast<double>(means[t].size() - 1);
+                const auto lo = static_cast<std::size_t>(std::floor(pos));
+                const auto hi = std::min(lo + 1, means[t].size() - 1);
+                return means[t][lo] +
+                       (pos - static_cast<double>(lo)) * (means[t][hi] - means[t][lo]);
+            };
+            result.overall.ci_low.push_back(at(0.025));
+            result.overall.ci_high.push_back(at(0.975));
+        }
+    }
     std::map<std::int64_t, std::vector<std::size_t>> buckets, exact;
     for (std::size_t s = 0; s < result.rows.size(); ++s) {
         buckets[(result.lengths[s] - 1) / options.bucket_width].push_back(s);
@@ -170,28 +225,35 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
             refs.push_back({sample.rows[i], sample.tokens[i]});
         result.global_rows = sample.rows;
         result.global_tokens = sample.tokens;
-        result.global_k = components_for(
-            component_weights(dump.hidden_tokens(options.layer, refs), options.energy),
-            options.thresholds);
+        result.global_k = components_for(component_weights(dump.hidden_tokens(options.layer, refs),
+                                                           options.energy, options.centred),
+                                         options.thresholds);
     }
 
     result.provenance.analysis = "pca";
     result.provenance.inputs.push_back(dump_input(dump));
     result.provenance.parameters = {
-        {"layer", options.layer},   {"thresholds", options.thresholds},
-        {"energy", options.energy}, {"max_sentences", options.max_sentences},
-        {"seed", options.seed},     {"bucket_width", options.bucket_width},
-        {"curve_points", points},   {"global_m", options.global_m}};
+        {"layer", options.layer},        {"thresholds", options.thresholds},
+        {"energy", options.energy},      {"max_sentences", options.max_sentences},
+        {"seed", options.seed},          {"bucket_width", options.bucket_width},
+        {"curve_points", points},        {"global_m", options.global_m},
+        {"centred", options.centred},    {"passage", options.passage},
+        {"bootstrap", options.bootstrap}};
     return result;
 }
 
 namespace {
 nlohmann::json group_json(const PcaGroup& g) {
-    return {{"name", g.name},
-            {"lo", g.lo},
-            {"hi", g.hi},
-            {"sentences", g.sentences},
-            {"mean_k", g.mean_k}};
+    nlohmann::json j = {{"name", g.name},
+                        {"lo", g.lo},
+                        {"hi", g.hi},
+                        {"sentences", g.sentences},
+                        {"mean_k", g.mean_k}};
+    if (!g.ci_low.empty()) {
+        j["ci_low"] = g.ci_low;
+        j["ci_high"] = g.ci_high;
+    }
+    return j;
 }
 }  // namespace
 
@@ -206,7 +268,15 @@ nlohmann::json PcaResult::to_json() const {
             {"thresholds", options.thresholds},
             {"weights", options.energy ? "sigma" : "sigma^2"},
             {"sampled_rows", sampled_rows},
-            {"sentences", {{"rows", rows}, {"examples", examples}, {"lengths", lengths}, {"k", k}}},
+            {"sentences", options.passage > 0 ? nlohmann::json{{"rows", rows},
+                                                               {"examples", examples},
+                                                               {"lengths", lengths},
+                                                               {"starts", starts},
+                                                               {"k", k}}
+                                              : nlohmann::json{{"rows", rows},
+                                                               {"examples", examples},
+                                                               {"lengths", lengths},
+                                                               {"k", k}}},
             {"skipped", skipped},
             {"overall", group_json(overall)},
             {"by_bucket", buckets},

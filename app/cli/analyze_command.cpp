@@ -44,6 +44,9 @@ struct AnalyzeArgs {
     std::vector<double> thresholds;
     bool energy = false;
     std::int64_t max_sentences = 0, bucket_width = 50, global_m = 5000;
+    bool uncentred = false;    ///< pca: the uncentred SVD (the S-LSTM paper's)
+    std::int64_t passage = 0;  ///< pca: passages of this many tokens (0: sentences)
+    int pca_bootstrap = 0;     ///< pca: bootstrap resamples of the overall mean k
     // length-accuracy
     std::string variable = "length", binning = "quantile";
     std::vector<double> edges;
@@ -144,6 +147,9 @@ Output run_analysis(const AnalyzeArgs& a) {
             o.seed = a.seed;
             o.bucket_width = a.bucket_width;
             o.global_m = a.global_m;
+            o.centred = !a.uncentred;
+            o.passage = a.passage;
+            o.bootstrap = a.pca_bootstrap;
             const auto r = pca_redundancy(dump, o);
             out.add(r.to_json(), r.table());
         }
@@ -320,6 +326,14 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "pca: width of the length buckets (default 50)");
     cmd->add_option("--global-m", a->global_m,
                     "pca: tokens of the global variant (default 5000, 0 off)");
+    cmd->add_flag("--uncentred", a->uncentred,
+                  "pca: the spectrum of the tokens as they are, mean included (the S-LSTM paper's "
+                  "uncentred SVD)");
+    cmd->add_option("--passage", a->passage,
+                    "pca: per passage of this many tokens (consecutive, from each sentence's "
+                    "start; a shorter rest dropped) instead of per sentence");
+    cmd->add_option("--pca-bootstrap", a->pca_bootstrap,
+                    "pca: resamples of a 95% bootstrap interval of the overall mean k (0 none)");
     cmd->add_option("--variable", a->variable,
                     "length-accuracy: 'length' or a /data/attributes name");
     cmd->add_option("--binning", a->binning, "length-accuracy: quantile (default), edges or width");

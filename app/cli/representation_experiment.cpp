@@ -186,6 +186,30 @@ std::string markdown(const json& results) {
                 md << " " << fixed(k, 2) << " |";
             md << "\n";
         }
+    const auto passage = results["models"].empty() || results["models"][0]["layers"].empty()
+                             ? json(100)
+                             : results["models"][0]["layers"][0]["passage_pca"]["passage"];
+    md << "\nPer passage of " << passage.dump()
+       << " tokens (each sequence's first), uncentred SVD (the S-LSTM paper's Table 6 statistic; "
+          "its 300-token passages need longer sequences than these): mean k(p) [95% bootstrap "
+          "interval over passages, 1000 resamples].\n\n"
+          "| model | layer | passages |";
+    for (double p : kThresholds)
+        md << " k(" << fixed(p, 2) << ") |";
+    md << "\n|---|---:|---:|";
+    for (std::size_t i = 0; i < kThresholds.size(); ++i)
+        md << "---:|";
+    md << "\n";
+    for (const auto& m : results["models"])
+        for (const auto& l : m["layers"]) {
+            const json& q = l["passage_pca"];
+            md << "| " << m["label"].get<std::string>() << " | " << l["layer"].get<int>() << " | "
+               << q["passages"].get<std::int64_t>() << " |";
+            for (std::size_t t = 0; t < q["mean_k"].size(); ++t)
+                md << " " << fixed(q["mean_k"][t], 2) << " [" << fixed(q["ci_low"][t], 2) << ", "
+                   << fixed(q["ci_high"][t], 2) << "] |";
+            md << "\n";
+        }
     return md.str();
 }
 
@@ -289,10 +313,18 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
 
             // The analyses, each over every layer, with ANALYSES.md's defaults (M = 5000 or all
             // sequences, sample seed 0, uncentred; p = .90 … .98).
+            // Passages of 100 tokens, or of the whole sequence when it is shorter (a tiny run).
+            const std::int64_t passage = std::min<std::int64_t>(100, config.data.seq_len);
             const std::vector<std::pair<std::string, std::vector<std::string>>> analyses = {
                 {"anisotropy-token", {"anisotropy"}},
                 {"anisotropy-sentence", {"anisotropy", "--sentence"}},
-                {"pca", {"pca"}}};
+                {"pca", {"pca"}},
+                // The S-LSTM paper's Table 6 statistic: k(p) per passage of 100 tokens from the
+                // uncentred SVD, with a bootstrap interval over passages (its 300-token passages
+                // need sequences longer than this experiment's 128).
+                {"pca-passage100",
+                 {"pca", "--uncentred", "--passage", std::to_string(passage), "--pca-bootstrap",
+                  "1000", "--global-m", "0"}}};
             json files = json::object();
             for (const auto& [name, kind] : analyses) {
                 std::vector<std::string> args = {"analyze"};
@@ -308,9 +340,11 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 by_layer(read_json_file((dir / "anisotropy-sentence.json").string()),
                          "anisotropy-sentence.json");
             const auto pca = by_layer(read_json_file((dir / "pca.json").string()), "pca.json");
+            const auto passages = by_layer(read_json_file((dir / "pca-passage100.json").string()),
+                                           "pca-passage100.json");
             m["layers"] = json::array();
             for (const auto& [layer, t] : token) {
-                if (!sentence.count(layer) || !pca.count(layer))
+                if (!sentence.count(layer) || !pca.count(layer) || !passages.count(layer))
                     throw FormatError(dir.string() + ": layer " + std::to_string(layer) +
                                       " is missing from an analysis");
                 const json& p = pca.at(layer);
@@ -322,7 +356,14 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                      {"pca",
                       {{"sentences", p["overall"]["sentences"]},
                        {"mean_k", p["overall"]["mean_k"]},
-                       {"global_k", p["global"]["k"]}}}});
+                       {"global_k", p["global"]["k"]}}},
+                     {"passage_pca",
+                      {{"passage", passage},
+                       {"centred", false},
+                       {"passages", passages.at(layer)["overall"]["sentences"]},
+                       {"mean_k", passages.at(layer)["overall"]["mean_k"]},
+                       {"ci_low", passages.at(layer)["overall"]["ci_low"]},
+                       {"ci_high", passages.at(layer)["overall"]["ci_high"]}}}});
             }
             m["config"] = (fs::path(config.model.arch) / "config.json").string();
             m["checkpoint"] = (fs::path(config.model.arch) / checkpoint_name).string();

@@ -209,6 +209,43 @@ private slots:
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
+    // The S-LSTM paper's statistic (issue 27): k(p) per passage of a fixed number of tokens, from
+    // the uncentred SVD, against numpy; and the bootstrap interval of its mean (percentiles of 2000
+    // resamples) holds the mean and has about the width of the normal approximation computed
+    // here, 2 × 1.96 × sd / sqrt(n) (within 30%).
+    void pcaPerPassageUncentredMatchesNumpy() {
+        const auto mismatch = cli_matches_reference(
+            "pca", {path("random.dump.h5")}, {"--uncentred", "--passage", "5", "--global-m", "20"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        const DumpReader dump(path("random.dump.h5").toStdString());
+        PcaOptions o;
+        o.passage = 4;
+        o.centred = false;
+        o.bootstrap = 2000;
+        o.seed = 3;
+        const auto r = pca_redundancy(dump, o);
+        QVERIFY(r.starts.size() == r.rows.size() && !r.rows.empty());
+        for (std::size_t i = 0; i < r.rows.size(); ++i)
+            QVERIFY(r.lengths[i] == 4 && r.starts[i] % 4 == 0);
+        for (std::size_t t = 0; t < o.thresholds.size(); ++t) {
+            const double mean = r.overall.mean_k[t];
+            QVERIFY(r.overall.ci_low[t] <= mean && mean <= r.overall.ci_high[t]);
+            // The normal approximation's width: 2 × 1.96 × sd / sqrt(n), computed here.
+            double ss = 0;
+            for (const auto& k : r.k)
+                ss += (k[t] - mean) * (k[t] - mean);
+            const double n = static_cast<double>(r.k.size());
+            const double width = 2 * 1.959964 * std::sqrt(ss / (n - 1) / n);
+            const double got = r.overall.ci_high[t] - r.overall.ci_low[t];
+            if (width > 0)
+                QVERIFY2(std::abs(got - width) <= 0.3 * width,
+                         qPrintable(QString("p %1: interval width %2, normal approximation %3")
+                                        .arg(o.thresholds[t])
+                                        .arg(got)
+                                        .arg(width)));
+        }
+    }
+
     void pcaOfRankKTokenMatricesIsK() {
         DumpReader dump(analysis_test::dump("rank.dump.h5"));
         const auto ranks = dump.attribute("rank");

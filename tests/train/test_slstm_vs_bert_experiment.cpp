@@ -109,7 +109,7 @@ private slots:
         int rows = 0;
         while (std::getline(md, line))
             rows += line.rfind("| S-LSTM | ", 0) == 0 || line.rfind("| BERT | ", 0) == 0;
-        QCOMPARE(rows, 2 + 6);  // the model table, then the layer table
+        QCOMPARE(rows, 2 + 6 + 6);  // the model table, the layer table, the passage table
         QVERIFY2(r.out.contains("| S-LSTM | slstm |"), qPrintable(r.out));
 
         const auto check =

@@ -105,7 +105,7 @@ def main():
 
         expect(f"{label} layers", [l["layer"] for l in m["layers"]], list(range(n_layers + 1)))
         analyses = {}
-        for name in ("anisotropy-token", "anisotropy-sentence", "pca"):
+        for name in ("anisotropy-token", "anisotropy-sentence", "pca", "pca-passage100"):
             with open(os.path.join(out, m["analyses"][name])) as fh:
                 analyses[name] = {r["layer"]: r for r in json.load(fh)["results"]}
         for row in m["layers"]:
@@ -152,6 +152,18 @@ def main():
                    int((lengths >= 2).sum()))
             expect(f"{where} pca mean_k", row["pca"]["mean_k"], want["overall"]["mean_k"])
             expect(f"{where} pca global_k", row["pca"]["global_k"], want["global"]["k"])
+            # Per passage, uncentred (the S-LSTM paper's Table 6 statistic), recomputed by numpy;
+            # the bootstrap interval holds the mean.
+            res = analyses["pca-passage100"][l]
+            p = res["provenance"]["parameters"]
+            if p["centred"] or p["passage"] != row["passage_pca"]["passage"]:
+                problems.append(f"{where} passage pca: analysed with {p}")
+            want = ref.pca(f, res)
+            q = row["passage_pca"]
+            expect(f"{where} passage pca passages", q["passages"], want["overall"]["sentences"])
+            expect(f"{where} passage pca mean_k", q["mean_k"], want["overall"]["mean_k"])
+            if not all(lo <= k <= hi for lo, k, hi in zip(q["ci_low"], q["mean_k"], q["ci_high"])):
+                problems.append(f"{where} passage pca: an interval does not hold its mean")
 
     for f in dumps:
         f.close()

@@ -68,8 +68,8 @@ def k_of(weights, thresholds):
             for t in thresholds]
 
 
-def spectrum(H, energy):
-    Hc = H - H.mean(axis=0)
+def spectrum(H, energy, centred=True):
+    Hc = H - H.mean(axis=0) if centred else H  # uncentred: the S-LSTM paper's SVD of H itself
     s = np.linalg.svd(Hc, compute_uv=False)
     return s if energy else s ** 2
 
@@ -80,25 +80,35 @@ def pca(f, res):
     hidden = f[f"layers/{layer}/hidden"]
     _, lengths = layer_rows(f, layer)
     rows = range(len(lengths)) if p["max_sentences"] == 0 else res["sampled_rows"]
-    used, ks, curves, skipped = [], [], [], 0
-    points = p["curve_points"]
+    centred, passage = p.get("centred", True), int(p.get("passage", 0))
+    # The units: each sentence, or each of its consecutive passages of `passage` tokens.
+    units = []
     for r in rows:
         n = int(lengths[r])
+        if passage == 0:
+            units.append((r, 0, n))
+        else:
+            units += [(r, s, passage) for s in range(0, n - passage + 1, passage)]
+    used, starts, lens, ks, curves, skipped = [], [], [], [], [], 0
+    points = p["curve_points"]
+    for r, s, n in units:
         if n < 2:
             skipped += 1
             continue
-        w = spectrum(hidden[r, :n].astype(np.float64), p["energy"])
+        w = spectrum(hidden[r, s:s + n].astype(np.float64), p["energy"], centred)
         if not w.sum() > 0:
             skipped += 1
             continue
         used.append(r)
+        starts.append(s)
+        lens.append(n)
         ks.append(k_of(w, th))
         cum = np.cumsum(w) / w.sum()
         curve = np.ones(points)
         curve[: min(points, len(cum))] = cum[:points]
         curves.append(curve)
     ks = np.array(ks)
-    lens = np.array([int(lengths[r]) for r in used])
+    lens = np.array(lens)
 
     def group(mask):
         return {"sentences": int(mask.sum()), "mean_k": [float(v) for v in ks[mask].mean(axis=0)]}
@@ -113,7 +123,9 @@ def pca(f, res):
     if p["global_m"] > 0:
         g = res["global"]
         H = np.stack([hidden[r, t].astype(np.float64) for r, t in zip(g["rows"], g["tokens"])])
-        out["global"] = {"k": k_of(spectrum(H, p["energy"]), th)}
+        out["global"] = {"k": k_of(spectrum(H, p["energy"], centred), th)}
+    if passage:
+        out["sentences"]["starts"] = [int(s) for s in starts]
     return out
 
 

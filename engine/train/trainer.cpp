@@ -96,10 +96,10 @@ void Trainer::start_from(const std::string& path) {
         c.vocab_size != m.vocab_size)
         throw ConfigError("train.init_from: " + path + " is a " + c.arch + " of " +
                           std::to_string(c.n_layers) + " layers, d = " + std::to_string(c.d_model) +
-                          ", vocabulary " + std::to_string(c.vocab_size) + "; this run's model is a " +
-                          m.arch + " of " + std::to_string(m.n_layers) + " layers, d = " +
-                          std::to_string(m.d_model) + ", vocabulary " +
-                          std::to_string(m.vocab_size));
+                          ", vocabulary " + std::to_string(c.vocab_size) +
+                          "; this run's model is a " + m.arch + " of " +
+                          std::to_string(m.n_layers) + " layers, d = " + std::to_string(m.d_model) +
+                          ", vocabulary " + std::to_string(m.vocab_size));
     const auto vocab = checkpoint_tokenizer(ck, path, {}, nullptr);
     if (vocab->vocabulary() != tokenizer_->vocabulary())
         throw ConfigError("train.init_from: " + path + " has another vocabulary than this run's " +

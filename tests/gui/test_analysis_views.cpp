@@ -16,8 +16,6 @@
 #include "views/attention_view.hpp"
 #include "views/chart_figure.hpp"
 #include "views/efficiency_view.hpp"
-#include "views/figure_export.hpp"
-#include "views/figure_layout.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/interval_bar_chart.hpp"
@@ -380,15 +378,7 @@ private slots:
         QCOMPARE(view.settings()["scatter"], nlohmann::json({sc.layer_a, sc.layer_b}));
         QVERIFY(view_test::screenshot(&view, "view_similarity_scatter"));
         // With the scatter shown, the figure still reads at a journal's column widths.
-        QStringList problems;
-        for (const double mm : {kSingleColumnMm, kDoubleColumnMm})
-            for (const double pt : {7.0, 8.0, 10.0}) {
-                FigureExportOptions o;
-                o.width_mm = mm;
-                o.font_pt = pt;
-                for (const QString& p : figure_layout_problems(figure_layout(view, o)))
-                    problems << QString("%1 mm, %2 pt: %3").arg(mm).arg(pt).arg(p);
-            }
+        const QStringList problems = view_test::journal_layout_problems(view);
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
         // The same model's dump against itself: CKA 1 on the diagonal.
         SimilarityViewSettings self = s;

@@ -13,8 +13,6 @@
 
 #include "view_test_support.hpp"
 #include "views/efficiency_view.hpp"
-#include "views/figure_export.hpp"
-#include "views/figure_layout.hpp"
 
 using namespace routescope::views;
 
@@ -111,15 +109,7 @@ private slots:
         view.start();
         QVERIFY(view_test::wait_for(&view));
         QVERIFY2(view.has_result(), qPrintable(view.error()));
-        QStringList problems;
-        for (const double mm : {kSingleColumnMm, kDoubleColumnMm})
-            for (const double pt : {7.0, 8.0, 10.0}) {
-                FigureExportOptions o;
-                o.width_mm = mm;
-                o.font_pt = pt;
-                for (const QString& p : figure_layout_problems(figure_layout(view, o)))
-                    problems << QString("%1 mm, %2 pt: %3").arg(mm).arg(pt).arg(p);
-            }
+        const QStringList problems = view_test::journal_layout_problems(view);
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
     }
 };

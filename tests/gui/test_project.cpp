@@ -31,8 +31,6 @@
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
-#include "views/figure_export.hpp"
-#include "views/figure_layout.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -508,12 +506,8 @@ private slots:
             QVERIFY(view_test::wait_for(view));
             QTRY_VERIFY(qobject_cast<QLogValueAxis*>(vertical(chart)) != nullptr);
             QCOMPARE(vertical(chart)->titleText(), title);
-            // A journal's single column with the log axis: every text reads (figure_layout.hpp).
-            views::FigureExportOptions o;
-            o.width_mm = views::kSingleColumnMm;
-            o.font_pt = 8;
-            const QStringList problems =
-                views::figure_layout_problems(views::figure_layout(*view, o));
+            // A journal's columns with the log axis: every text reads (figure_layout.hpp).
+            const QStringList problems = view_test::journal_layout_problems(*view);
             QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
             window.save_project(dir + "/p.rsproj");
         }

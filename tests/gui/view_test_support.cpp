@@ -8,6 +8,8 @@
 #include <QWidget>
 
 #include "views/analysis_view.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 
 namespace view_test {
 
@@ -114,6 +116,20 @@ QString sha256_of(const QString& path) {
     QCryptographicHash h(QCryptographicHash::Sha256);
     h.addData(&f);
     return QString::fromLatin1(h.result().toHex());
+}
+
+QStringList journal_layout_problems(const routescope::views::AnalysisView& view) {
+    using namespace routescope::views;
+    QStringList problems;
+    for (const double mm : {kSingleColumnMm, kDoubleColumnMm})
+        for (const double pt : {7.0, 8.0, 10.0}) {
+            FigureExportOptions o;
+            o.width_mm = mm;
+            o.font_pt = pt;
+            for (const QString& p : figure_layout_problems(figure_layout(view, o)))
+                problems << QString("%1 mm, %2 pt: %3").arg(mm).arg(pt).arg(p);
+        }
+    return problems;
 }
 
 }  // namespace view_test

@@ -38,5 +38,9 @@ bool wait_for(routescope::views::AnalysisView* view, int timeout_ms = 30000);
 bool screenshot(QWidget* widget, const QString& name);
 /// SHA-256 of a file's bytes, as `sha256sum` prints it.
 QString sha256_of(const QString& path);
+/// Every text of `view`'s figure laid out at a journal's single and double column (89, 183 mm) at
+/// 7, 8 and 10 pt that is elided, clipped, off the page or on another text or a plot
+/// (views/figure_layout.hpp), each prefixed with its size; empty when the figure reads.
+QStringList journal_layout_problems(const routescope::views::AnalysisView& view);
 
 }  // namespace view_test

@@ -87,10 +87,6 @@ void set_model_colour_slot(const QString& path, int slot) {
     identities().colours.insert(model_key(path), std::max(0, slot));
 }
 
-QHash<QString, int> model_colour_slots() {
-    return identities().colours;
-}
-
 void forget_model_identities() {
     identities() = Identities{};
 }

@@ -30,8 +30,6 @@ int model_colour_slot(const QString& path);
 /// Gives the model of `path` the colour slot `slot` (≥ 0); the model holding it before keeps its
 /// own, so two models may share a colour only when a person chooses so.
 void set_model_colour_slot(const QString& path, int slot);
-/// The colour slots by model key (what a project stores).
-QHash<QString, int> model_colour_slots();
 /// Forgets every name, source and colour (a new workspace).
 void forget_model_identities();
 

@@ -57,11 +57,6 @@ void Workspace::add_file(const QString& path, const QString& derived_name,
     views::model_colour_slot(path);  // in the order models join the workspace
 }
 
-void Workspace::remove_file(const QString& path) {
-    files_.removeAll(path);
-    derived_.remove(path);
-}
-
 void Workspace::start_check(const QString& path) {
     verdicts_.remove(path);
     if (!checking_.contains(path)) checking_ << path;
@@ -146,18 +141,6 @@ void Workspace::set_project_path(const QString& path) {
 void Workspace::mark_saved(nlohmann::json snapshot) {
     saved_ = std::move(snapshot);
     stack_->setClean();
-}
-
-void Workspace::clear() {
-    files_.clear();
-    runs_.clear();
-    verdicts_.clear();
-    checking_.clear();
-    given_.clear();
-    derived_.clear();
-    stack_->clear();
-    views::forget_model_identities();
-    set_project_path({});
 }
 
 }  // namespace routescope::gui

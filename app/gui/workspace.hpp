@@ -29,7 +29,6 @@ public:
     /// checkpoint (its /model `checkpoint` attribute), that checkpoint (the dump joins its model).
     /// A model new to the workspace takes the first colour no other model holds.
     void add_file(const QString& path, const QString& derived_name, const QString& checkpoint = {});
-    void remove_file(const QString& path);
     QStringList files() const { return files_; }
     /// Adds a run directory: the model of the checkpoint it writes (DIR/model.ckpt.h5).
     void add_run(const QString& dir);
@@ -85,8 +84,6 @@ public:
     void mark_saved(nlohmann::json snapshot);
     /// Whether `snapshot` differs from the one last marked saved.
     bool modified(const nlohmann::json& snapshot) const { return snapshot != saved_; }
-    /// Forgets everything (a new, empty workspace): files, runs, names, colours, the project.
-    void clear();
 
 signals:
     void renamed(const QString& path, const QString& name);

@@ -2,17 +2,19 @@
 //                                          [--set key=value ...]
 // The S-LSTM paper's representation comparison (issue 7; docs/experiments.md): S-LSTM and a BERT
 // baseline of comparable size are MLM-pretrained on the same corpus with the same budget and seed,
-// each best checkpoint is dumped on the same held-out text, and `analyze anisotropy` (token and
-// sentence vectors) and `analyze pca` run on every layer of each dump. Every stage is
-// routescope-cli's own train / dump / analyze, run as a child process exactly as a user runs it:
-//   DIR/corpus.txt                    the training corpus: builtin:grammar, 20,000 documents from
-//                                     --seed (not written when --set data.train names a file)
-//   DIR/<arch>/config.json            the run configuration (then --steps, --seed, --threads,
-//   --set) DIR/<arch>/log.jsonl, model.ckpt.h5, best.ckpt.h5     train's outputs DIR/<arch>.dump.h5
-//   dump of best.ckpt.h5 over the corpus's held-out part DIR/<arch>/anisotropy-token.json,
-//   anisotropy-sentence.json, pca.json   analyze's results
-//   DIR/<arch>/{train,dump,anisotropy-token,anisotropy-sentence,pca}.{stdout,stderr}
-//   DIR/results.json, DIR/results.md  the tables (results.md is also printed)
+// each final checkpoint is dumped on the same held-out text, and `analyze anisotropy` (token and
+// sentence vectors) and `analyze pca` run on every layer of each dump. The model that ends at the
+// lower validation loss is also dumped and analysed at its kept checkpoint nearest the other's
+// final loss (the comparison at matched loss). Every stage is routescope-cli's own train / dump /
+// analyze, run as a child process exactly as a user runs it. Files (docs/cli.md):
+// - DIR/corpus.txt: the training corpus, builtin:grammar, 20,000 documents from --seed (not
+//   written when --set data.train names a file);
+// - DIR/<arch>/config.json: the run configuration (then --steps, --seed, --threads, --set);
+// - DIR/<arch>/log.jsonl, model.ckpt.h5, step-N.ckpt.h5: train's outputs (the kept history);
+// - DIR/<arch>.dump.h5, DIR/<arch>-matched.dump.h5: the dumps over the held-out part;
+// - DIR/<arch>/[matched-]{anisotropy-token,anisotropy-sentence,pca,pca-passage100}.json: analyze's
+//   results, and each stage's .stdout / .stderr beside them;
+// - DIR/results.json, DIR/results.md: the tables (results.md is also printed).
 // Layer ℓ of S-LSTM is its recurrent step ℓ (ℓ = 0: the embeddings; sentence vector: the node g);
 // layer ℓ of BERT is block ℓ (sentence vector: the masked mean of h, the dump's pool). Both have
 // the same number of layers, so they are aligned one to one (relative depth ℓ / n_layers).
@@ -47,6 +49,7 @@ using json = nlohmann::ordered_json;
 
 constexpr std::int64_t kDefaultSteps = 2000;
 constexpr int kCorpusDocuments = 20000;
+constexpr std::int64_t kEvaluations = 40;
 const std::vector<double> kThresholds = {0.90, 0.92, 0.94, 0.96, 0.98};  // ANALYSES.md §4
 
 struct Model {
@@ -84,9 +87,12 @@ RunConfig model_config(const Model& m, const RepresentationExperimentArgs& a, st
                   {"schedule", "cosine"},
                   {"weight_decay", 0.01},
                   {"clip_grad_norm", 1.0},
-                  {"eval_every", std::max<std::int64_t>(1, steps / 5)},
+                  // 40 evaluations, each step's weights kept: the history the matched-loss
+                  // comparison picks its checkpoint from.
+                  {"eval_every", std::max<std::int64_t>(1, steps / kEvaluations)},
                   {"eval_batches", 0},  // the whole held-out part, the same masks for both
-                  {"checkpoint_every", 0},
+                  {"checkpoint_every", std::max<std::int64_t>(1, steps / kEvaluations)},
+                  {"keep_checkpoints", true},
                   {"seed", a.seed},
                   {"threads", a.threads}};
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
@@ -102,6 +108,7 @@ void read_log(const std::string& path, json& m) {
     std::ifstream in(path);
     if (!in) throw IoError(path + ": cannot read");
     std::int64_t best = -1;
+    m["valid_curve"] = json::array();
     json evals = json::object();
     json last_eval;
     std::string line;
@@ -118,6 +125,7 @@ void read_log(const std::string& path, json& m) {
                             {"accuracy", j.value("accuracy", std::nan(""))},
                             {"targets", j.value("targets", std::int64_t{0})}};
             evals[std::to_string(e["step"].get<std::int64_t>())] = e;
+            m["valid_curve"].push_back(e);
             last_eval = e;
         }
     }
@@ -149,6 +157,58 @@ std::map<int, json> by_layer(const json& analysis, const std::string& path) {
     return out;
 }
 
+// The comparison at matched masked-LM loss (docs/decisions.md, "S-LSTM against BERT at matched
+// loss"): the target is the final validation loss of the model that ends higher; the other model
+// is also taken at the kept checkpoint (train.keep_checkpoints) whose validation loss is nearest
+// the target, the earliest on a tie. Returns the summary for results.json, with "entry" (that
+// model's row, to be dumped and analysed) unless the nearest is its final checkpoint.
+json matched_loss(const std::vector<json>& trained, const fs::path& out) {
+    if (trained.size() != 2 || trained[0]["valid"].is_null() || trained[1]["valid"].is_null())
+        return {{"status", "no validation loss"}};
+    const double l0 = trained[0]["valid"]["loss"], l1 = trained[1]["valid"]["loss"];
+    const std::size_t worse = l0 >= l1 ? 0 : 1, better = 1 - worse;
+    const double target = std::max(l0, l1);
+    json summary = {{"target_model", trained[worse]["label"]},
+                    {"target_step", trained[worse]["valid"]["step"]},
+                    {"target_loss", target},
+                    {"matched_model", trained[better]["label"]}};
+    const json& b = trained[better];
+    const std::string arch = b["arch"];
+    json pick;
+    for (const auto& e : b["valid_curve"]) {
+        const std::int64_t step = e["step"];
+        const fs::path kept = fs::path(arch) / ("step-" + std::to_string(step) + ".ckpt.h5");
+        if (!fs::exists(out / kept)) continue;
+        const double gap = std::abs(e["loss"].get<double>() - target);
+        if (pick.is_null() || gap < pick["gap"].get<double>())
+            pick = {{"eval", e}, {"gap", gap}, {"checkpoint", kept.string()}};
+    }
+    if (pick.is_null()) {
+        summary["status"] = "no kept checkpoint with a validation loss";
+        return summary;
+    }
+    const json& e = pick["eval"];
+    if (e["step"] == b["valid"]["step"]) {
+        summary["status"] = "the final checkpoints are the nearest in loss";
+        return summary;
+    }
+    summary["status"] = "matched";
+    summary["step"] = e["step"];
+    summary["loss"] = e["loss"];
+    summary["relative_difference"] = (e["loss"].get<double>() - target) / target;
+    json entry = b;
+    entry["label"] = b["label"].get<std::string>() + " at " +
+                     trained[worse]["label"].get<std::string>() + "'s loss";
+    entry["matched"] = {
+        {"to", trained[worse]["label"]}, {"target_loss", target}, {"step", e["step"]}};
+    entry["steps"] = e["step"];
+    entry["valid"] = e;
+    entry["best_step"] = -1;
+    entry["checkpoint"] = pick["checkpoint"];
+    summary["entry"] = entry;
+    return summary;
+}
+
 std::string markdown(const json& results) {
     std::ostringstream md;
     md << "| model | arch | parameters | steps | train time (s) | valid MLM loss (step) | "
@@ -161,6 +221,17 @@ std::string markdown(const json& results) {
            << (v.is_null() ? "–" : fixed(v["loss"], 4) + " (" + v["step"].dump() + ")") << " | "
            << (v.is_null() ? "–" : fixed(v["accuracy"], 3)) << " |\n";
     }
+    const json& ml = results.value("matched_loss", json::object());
+    if (ml.value("status", "") == "matched")
+        md << "\nMatched loss: " << ml["target_model"].get<std::string>()
+           << " ends at validation MLM loss " << fixed(ml["target_loss"], 4) << "; "
+           << ml["matched_model"].get<std::string>() << "'s kept checkpoint nearest it is step "
+           << ml["step"].dump() << " (" << fixed(ml["loss"], 4) << ", "
+           << fixed(100 * ml["relative_difference"].get<double>(), 2)
+           << "%), compared in the rows \"" << ml["matched_model"].get<std::string>() << " at "
+           << ml["target_model"].get<std::string>() << "'s loss\".\n";
+    else if (ml.contains("status"))
+        md << "\nMatched loss: " << ml["status"].get<std::string>() << ".\n";
     md << "\nPer layer (S-LSTM: step ℓ; 0 = embeddings). Cosine of one random token per sequence "
           "(token) and of the sentence vectors (S-LSTM: g; BERT: masked mean of h), uncentred: "
           "mean ± std, fraction < 0, Mu & Viswanath isotropy; mean k(p) of the per-sequence "
@@ -276,6 +347,8 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
     results["thresholds"] = kThresholds;
     results["models"] = json::array();
     try {
+        // 1. Both trainings, each keeping its checkpoint history.
+        std::vector<json> trained;
         for (std::size_t i = 0; i < specs.size(); ++i) {
             const Model& spec = specs[i];
             const RunConfig& config = configs[i];
@@ -305,16 +378,48 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             read_log((dir / "log.jsonl").string(), m);
             const std::string checkpoint_name =
                 fs::exists(dir / "best.ckpt.h5") ? "best.ckpt.h5" : "model.ckpt.h5";
-            const std::string dump_name = config.model.arch + ".dump.h5";
+            m["config"] = (fs::path(config.model.arch) / "config.json").string();
+            m["checkpoint"] = (fs::path(config.model.arch) / checkpoint_name).string();
+            const json& v = m["valid"];
+            std::printf("      %.1f s, validation MLM loss %s at step %s\n",
+                        m["train_seconds"].get<double>(),
+                        v.is_null() ? "–" : fixed(v["loss"], 4).c_str(),
+                        v.is_null() ? "–" : v["step"].dump().c_str());
+            std::fflush(stdout);
+            trained.push_back(std::move(m));
+        }
+
+        // 2. The comparison at matched loss: the model that ends lower, also at its kept
+        //    checkpoint whose loss is nearest the other's final one.
+        json entries = json::array();
+        for (const auto& m : trained)
+            entries.push_back(m);
+        json matched = matched_loss(trained, out);
+        if (matched.contains("entry")) {
+            entries.push_back(matched["entry"]);
+            matched.erase("entry");
+        }
+        results["matched_loss"] = matched;
+
+        // 3. Each entry dumped over the same held-out text and analysed.
+        for (auto& m : entries) {
+            const std::string arch = m["arch"];
+            const bool at_match = m.contains("matched");
+            const std::string prefix = at_match ? "matched-" : "";
+            const fs::path dir = out / arch;
+            const std::string dump_name = arch + (at_match ? "-matched" : "") + ".dump.h5";
             const std::string dump = (out / dump_name).string();
-            run_experiment_stage(self, "dump", spec.label, dir,
-                                 {"dump", "--checkpoint", (dir / checkpoint_name).string(), "--out",
-                                  dump, "--threads", threads});
+            const std::string label = m["label"];
+            run_experiment_stage(
+                self, prefix + "dump", label, dir,
+                {"dump", "--checkpoint", (out / m["checkpoint"].get<std::string>()).string(),
+                 "--out", dump, "--threads", threads});
 
             // The analyses, each over every layer, with ANALYSES.md's defaults (M = 5000 or all
             // sequences, sample seed 0, uncentred; p = .90 … .98).
             // Passages of 100 tokens, or of the whole sequence when it is shorter (a tiny run).
-            const std::int64_t passage = std::min<std::int64_t>(100, config.data.seq_len);
+            const std::int64_t seq_len = configs[0].data.seq_len;
+            const std::int64_t passage = std::min<std::int64_t>(100, seq_len);
             const std::vector<std::pair<std::string, std::vector<std::string>>> analyses = {
                 {"anisotropy-token", {"anisotropy"}},
                 {"anisotropy-sentence", {"anisotropy", "--sentence"}},
@@ -326,55 +431,46 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                  {"pca", "--uncentred", "--passage", std::to_string(passage), "--pca-bootstrap",
                   "1000", "--global-m", "0"}}};
             json files = json::object();
+            std::map<std::string, std::map<int, json>> layers_of;
             for (const auto& [name, kind] : analyses) {
                 std::vector<std::string> args = {"analyze"};
                 args.insert(args.end(), kind.begin(), kind.end());
-                const std::string result = (dir / (name + ".json")).string();
+                const std::string file = prefix + name + ".json";
+                const std::string result = (dir / file).string();
                 args.insert(args.end(), {"--dump", dump, "--layer", "all", "--out", result});
-                run_experiment_stage(self, name, spec.label, dir, args);
-                files[name] = (fs::path(config.model.arch) / (name + ".json")).string();
+                run_experiment_stage(self, prefix + name, label, dir, args);
+                files[name] = (fs::path(arch) / file).string();
+                layers_of[name] = by_layer(read_json_file(result), file);
             }
-            const auto token = by_layer(read_json_file((dir / "anisotropy-token.json").string()),
-                                        "anisotropy-token.json");
-            const auto sentence =
-                by_layer(read_json_file((dir / "anisotropy-sentence.json").string()),
-                         "anisotropy-sentence.json");
-            const auto pca = by_layer(read_json_file((dir / "pca.json").string()), "pca.json");
-            const auto passages = by_layer(read_json_file((dir / "pca-passage100.json").string()),
-                                           "pca-passage100.json");
+            const auto& token = layers_of["anisotropy-token"];
+            const auto& sentence = layers_of["anisotropy-sentence"];
+            const auto& pca = layers_of["pca"];
+            const auto& passages = layers_of["pca-passage100"];
+            const int n_layers = m["n_layers"];
             m["layers"] = json::array();
             for (const auto& [layer, t] : token) {
                 if (!sentence.count(layer) || !pca.count(layer) || !passages.count(layer))
                     throw FormatError(dir.string() + ": layer " + std::to_string(layer) +
                                       " is missing from an analysis");
                 const json& p = pca.at(layer);
-                m["layers"].push_back(
-                    {{"layer", layer},
-                     {"relative_depth", double(layer) / double(config.model.n_layers)},
-                     {"token", cosine_summary(t)},
-                     {"sentence", cosine_summary(sentence.at(layer))},
-                     {"pca",
-                      {{"sentences", p["overall"]["sentences"]},
-                       {"mean_k", p["overall"]["mean_k"]},
-                       {"global_k", p["global"]["k"]}}},
-                     {"passage_pca",
-                      {{"passage", passage},
-                       {"centred", false},
-                       {"passages", passages.at(layer)["overall"]["sentences"]},
-                       {"mean_k", passages.at(layer)["overall"]["mean_k"]},
-                       {"ci_low", passages.at(layer)["overall"]["ci_low"]},
-                       {"ci_high", passages.at(layer)["overall"]["ci_high"]}}}});
+                m["layers"].push_back({{"layer", layer},
+                                       {"relative_depth", double(layer) / double(n_layers)},
+                                       {"token", cosine_summary(t)},
+                                       {"sentence", cosine_summary(sentence.at(layer))},
+                                       {"pca",
+                                        {{"sentences", p["overall"]["sentences"]},
+                                         {"mean_k", p["overall"]["mean_k"]},
+                                         {"global_k", p["global"]["k"]}}},
+                                       {"passage_pca",
+                                        {{"passage", passage},
+                                         {"centred", false},
+                                         {"passages", passages.at(layer)["overall"]["sentences"]},
+                                         {"mean_k", passages.at(layer)["overall"]["mean_k"]},
+                                         {"ci_low", passages.at(layer)["overall"]["ci_low"]},
+                                         {"ci_high", passages.at(layer)["overall"]["ci_high"]}}}});
             }
-            m["config"] = (fs::path(config.model.arch) / "config.json").string();
-            m["checkpoint"] = (fs::path(config.model.arch) / checkpoint_name).string();
             m["dump"] = dump_name;
             m["analyses"] = files;
-            const json& v = m["valid"];
-            std::printf("      %.1f s, validation MLM loss %s at step %s\n",
-                        m["train_seconds"].get<double>(),
-                        v.is_null() ? "–" : fixed(v["loss"], 4).c_str(),
-                        v.is_null() ? "–" : v["step"].dump().c_str());
-            std::fflush(stdout);
             results["models"].push_back(m);
         }
     } catch (const Error&) {
@@ -382,7 +478,6 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
     } catch (const json::exception& e) {
         throw RuntimeFailure(std::string("an analysis result lacks a field: ") + e.what());
     }
-
     const std::string table = markdown(results);
     try {
         write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");

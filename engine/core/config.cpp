@@ -105,6 +105,7 @@ const std::map<std::string, Kind>& kinds() {
         {"train.eval_every", ints(0, kInt64Max)},
         {"train.eval_batches", ints(0, kInt32Max)},
         {"train.checkpoint_every", ints(0, kInt64Max)},
+        {"train.keep_checkpoints", {"bool", {}}},
         {"train.seed", ints(0, kInt64Max)},
         {"train.threads", ints(0, kInt32Max)},
         {"train.init_from", {"str?", {}}},
@@ -299,6 +300,7 @@ RunConfig from_full_json(const ojson& j) {
     c.train.eval_every = t["eval_every"];
     c.train.eval_batches = t["eval_batches"];
     c.train.checkpoint_every = t["checkpoint_every"];
+    c.train.keep_checkpoints = t["keep_checkpoints"];
     c.train.seed = t["seed"];
     c.train.threads = t["threads"];
     c.train.init_from = opt<std::string>(t["init_from"]);
@@ -533,6 +535,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
         {"eval_every", train.eval_every},
         {"eval_batches", train.eval_batches},
         {"checkpoint_every", train.checkpoint_every},
+        {"keep_checkpoints", train.keep_checkpoints},
         {"seed", train.seed},
         {"threads", train.threads},
         {"init_from", opt_json(train.init_from)},

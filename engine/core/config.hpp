@@ -145,6 +145,9 @@ struct TrainConfig {
     std::int64_t eval_every = 100;
     int eval_batches = 4;
     std::int64_t checkpoint_every = 500;
+    /// true: each checkpoint of a run is also kept, weights only, as DIR/step-<N>.ckpt.h5 (a
+    /// checkpoint history, e.g. to compare two models at the same loss).
+    bool keep_checkpoints = false;
     std::int64_t seed = 1234;
     int threads = 0;                       ///< 0 = all cores
     std::optional<std::string> init_from;  ///< fine-tuning: pretrained checkpoint to start from

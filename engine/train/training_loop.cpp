@@ -215,7 +215,17 @@ void TrainingLoop::save_checkpoint(const Objective& objective) {
     r["type"] = "checkpoint";
     r["step"] = step_;
     r["path"] = checkpoint_path();
+    if (config_.train.keep_checkpoints) {
+        // The history: this step's weights, kept beside the resumable model.ckpt.h5.
+        const std::string kept = kept_checkpoint_path(step_);
+        write_checkpoint_file(kept, /*with_state=*/false, objective);
+        r["kept"] = kept;
+    }
     log_record(r);
+}
+
+std::string TrainingLoop::kept_checkpoint_path(std::int64_t step) const {
+    return (fs::path(options_.out_dir) / ("step-" + std::to_string(step) + ".ckpt.h5")).string();
 }
 
 void TrainingLoop::diverged(double loss, double grad_norm) {

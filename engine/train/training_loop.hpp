@@ -190,6 +190,8 @@ public:
     AdamW& optimizer() { return *optimizer_; }
     bool resumed() const { return resumed_; }
     std::string checkpoint_path() const;
+    /// train.keep_checkpoints: DIR/step-<step>.ckpt.h5, the weights of that step.
+    std::string kept_checkpoint_path(std::int64_t step) const;
     /// The frozen parameters (train.freeze_ssm).
     const std::vector<ParamEntry>& frozen() const { return frozen_; }
 

@@ -7,12 +7,16 @@
 // - bad input stops with a message naming the culprit and the documented exit code (docs/cli.md):
 //   an unknown key, an empty corpus, data.seq_len > model.max_len, a checkpoint whose vocabulary
 //   disagrees with its tokenizer (resume, eval), a NaN loss (the last good checkpoint intact);
-// - SIGTERM saves a checkpoint after the current step and exits 130, and the run resumes.
+// - SIGTERM saves a checkpoint after the current step and exits 130, and the run resumes;
+// - train.keep_checkpoints keeps each checkpoint step's weights (step-N.ckpt.h5).
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "engine/core/config.hpp"
@@ -164,6 +168,41 @@ private slots:
                     std::abs(a_im[63] - 1303.274) < 5e-3);
         }
         QVERIFY(run_cli(args_of({"validate", out + "/model.ckpt.h5"})).exit_code == 0);
+    }
+
+    // train.keep_checkpoints: each checkpoint step's weights are kept as step-N.ckpt.h5, without
+    // optimizer state; step 2's file holds what a run of 2 steps ends with (the same seed and
+    // threads give bit-identical runs), and the last one the final model's weights.
+    void keptCheckpointsHoldEachStepsWeights() {
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["train"]["threads"] = 1;
+        const std::string out = path("kept"), two = path("kept-two");
+        const auto r =
+            run_cli(args_of({"train", "--config", config_file("kept", config), "--out", out,
+                             "--set", "train.steps=4", "--set", "train.checkpoint_every=2", "--set",
+                             "train.keep_checkpoints=true"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const auto s = run_cli(args_of({"train", "--config", config_file("kept", config), "--out",
+                                        two, "--set", "train.steps=2"}));
+        QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+
+        const Checkpoint kept2 = read_checkpoint(out + "/step-2.ckpt.h5");
+        const Checkpoint kept4 = read_checkpoint(out + "/step-4.ckpt.h5");
+        const Checkpoint final4 = read_checkpoint(out + "/model.ckpt.h5");
+        const Checkpoint run2 = read_checkpoint(two + "/model.ckpt.h5");
+        QVERIFY(!kept2.train && !kept4.train && final4.train);
+        QVERIFY(kept2.params == run2.params);
+        QVERIFY(kept4.params == final4.params);
+        QVERIFY(kept2.params != kept4.params);
+        QVERIFY(!std::filesystem::exists(two + "/step-2.ckpt.h5"));  // off by default
+        std::ifstream log_file(out + "/log.jsonl");
+        const QString log = QString::fromStdString(std::string(
+            std::istreambuf_iterator<char>(log_file), std::istreambuf_iterator<char>()));
+        QVERIFY2(
+            log.contains(
+                QStringLiteral("\"kept\":\"%1/step-2.ckpt.h5\"").arg(QString::fromStdString(out))),
+            qPrintable(log));
+        QVERIFY(run_cli(args_of({"validate", out + "/step-2.ckpt.h5"})).exit_code == 0);
     }
 
     void unknownConfigKeyIsAnErrorNamingTheKey() {

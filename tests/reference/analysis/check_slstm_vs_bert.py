@@ -8,7 +8,7 @@ Every number of the table is recomputed from the files the experiment left, with
 use) and with the PyTorch reference's checkpoint reader; from Routescope's own analysis results it
 takes only the random sample indices it wrote out (rows and tokens), and checks those are a valid
 sample (distinct rows, every row when there are at most M, tokens inside the sequence):
-  - both dumps hold the same held-out text (/data/tokens, /data/lengths) and the model of their row
+  - every dump holds the same held-out text (/data/tokens, /data/lengths) and the model of their row
     (arch, n_layers, d_model); layers 0..n_layers are all in the table with depth ℓ / n_layers;
   - per layer, token and sentence vectors: m, pairs, mean, median, std, fraction < 0, mean norm,
     PC1 variance, isotropy score; the sentence vectors are S-LSTM's node g (g⁰ = the masked mean
@@ -17,7 +17,9 @@ sample (distinct rows, every row when there are at most M, tokens inside the seq
     and the global k(p);
   - parameters: the sum of the checkpoint's parameter sizes; the validation loss: the log's
     evaluation of the dumped checkpoint (the best step's when train kept a best.ckpt.h5, else the
-    final step's).
+    final step's);
+  - matched loss: the third row (when there is one) is the model that ends lower, at the kept
+    checkpoint whose validation loss is nearest the other's final loss, chosen again from the logs.
 Prints one JSON line; exit 0 when everything matches, 1 listing the mismatches.
 """
 import json
@@ -64,12 +66,48 @@ def main():
         results = json.load(fh)
     expect("thresholds", results["thresholds"], THRESHOLDS)
     models = results["models"]
-    expect("models", [m["arch"] for m in models], ["slstm", "bert"])
+    expect("models", [m["arch"] for m in models[:2]], ["slstm", "bert"])
     dumps = [h5py.File(os.path.join(out, m["dump"]), "r") for m in models]
-    if not np.array_equal(dumps[0]["data/tokens"][()], dumps[1]["data/tokens"][()]) or \
-            not np.array_equal(dumps[0]["data/lengths"][()], dumps[1]["data/lengths"][()]):
-        problems.append("the two dumps do not hold the same held-out text")
-    compared += 1
+    for f in dumps[1:]:
+        if not np.array_equal(dumps[0]["data/tokens"][()], f["data/tokens"][()]) or \
+                not np.array_equal(dumps[0]["data/lengths"][()], f["data/lengths"][()]):
+            problems.append("the dumps do not hold the same held-out text")
+        compared += 1
+
+    # Matched loss, chosen again from the logs: the target is the higher of the two final
+    # validation losses; the other model is taken at its evaluated step (each one's weights kept as
+    # step-N.ckpt.h5) whose loss is nearest the target, the earliest on a tie; no third row when
+    # that is its final step.
+    def log_evals(m):
+        evals = {}
+        with open(os.path.join(out, os.path.dirname(m["config"]), "log.jsonl")) as fh:
+            for line in fh:
+                j = json.loads(line)
+                if j.get("type") == "eval":
+                    evals[j["step"]] = j
+        return evals
+    finals = [log_evals(m) for m in models[:2]]
+    final_loss = [e[max(e)]["loss"] for e in finals]
+    worse = 0 if final_loss[0] >= final_loss[1] else 1
+    better = 1 - worse
+    target = final_loss[worse]
+    nearest = min(sorted(finals[better]), key=lambda s: abs(finals[better][s]["loss"] - target))
+    ml = results["matched_loss"]
+    expect("matched target model", ml["target_model"], models[worse]["label"])
+    expect("matched target loss", ml["target_loss"], target, 1e-12)
+    if nearest == max(finals[better]):
+        expect("models (no matched row)", len(models), 2)
+    else:
+        expect("models (with the matched row)", len(models), 3)
+        expect("matched status", ml["status"], "matched")
+        expect("matched step", ml["step"], nearest)
+        expect("matched loss", ml["loss"], finals[better][nearest]["loss"], 1e-12)
+        if len(models) == 3:
+            m = models[2]
+            expect("matched row arch", m["arch"], models[better]["arch"])
+            expect("matched row step", m["matched"]["step"], nearest)
+            expect("matched row checkpoint", os.path.basename(m["checkpoint"]),
+                   f"step-{nearest}.ckpt.h5")
 
     for m, f in zip(models, dumps):
         label = m["label"]
@@ -93,12 +131,17 @@ def main():
                     best = j["step"]
                 if j.get("type") == "step":
                     last = j["step"]
-        # The dumped checkpoint: best.ckpt.h5 when train kept one, else the final model.ckpt.h5.
-        expect(f"{label} best step", m["best_step"], best)
-        expect(f"{label} checkpoint", os.path.basename(m["checkpoint"]),
-               "best.ckpt.h5" if best >= 0 else "model.ckpt.h5")
-        expect(f"{label} steps", m["steps"], last)
-        step = best if best >= 0 else max(evals)
+        # The dumped checkpoint: best.ckpt.h5 when train kept one, else the final model.ckpt.h5;
+        # the matched row's: its kept step (checked above).
+        expect(f"{label} best step", m["best_step"], -1 if "matched" in m else best)
+        if "matched" in m:
+            step = m["matched"]["step"]
+            expect(f"{label} steps", m["steps"], step)
+        else:
+            expect(f"{label} checkpoint", os.path.basename(m["checkpoint"]),
+                   "best.ckpt.h5" if best >= 0 else "model.ckpt.h5")
+            expect(f"{label} steps", m["steps"], last)
+            step = best if best >= 0 else max(evals)
         expect(f"{label} valid step", m["valid"]["step"], step)
         expect(f"{label} valid loss", m["valid"]["loss"], evals[step]["loss"], 1e-12)
         expect(f"{label} valid accuracy", m["valid"]["accuracy"], evals[step]["accuracy"], 1e-12)

@@ -104,6 +104,7 @@ SCHEMA = {
         "eval_every": (100, "int"),
         "eval_batches": (4, "int"),
         "checkpoint_every": (500, "int"),
+        "keep_checkpoints": (False, "bool"),
         "seed": (1234, "int"),
         "threads": (0, "int"),
         "init_from": (None, "str?"),

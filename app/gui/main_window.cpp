@@ -49,6 +49,7 @@
 #include "app/gui/analysis_registry.hpp"
 #include "app/gui/colour_theme.hpp"
 #include "app/gui/engine_action_dialog.hpp"
+#include "app/gui/job_list.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace.hpp"
@@ -999,10 +1000,7 @@ void MainWindow::create_run_actions() {
     cancel->setStatusTip(
         tr("Stop every running command (a training run saves a checkpoint; the others leave "
            "no partial file)"));
-    connect(cancel, &QAction::triggered, this, [this] {
-        for (CliJob* j : jobs_)
-            j->cancel();
-    });
+    connect(cancel, &QAction::triggered, document_->jobs(), &JobList::cancel_all);
     run->addAction(cancel);
 
     run_status_ = new QLabel(this);
@@ -1018,6 +1016,7 @@ void MainWindow::create_run_actions() {
     run_cancel_->setToolTip(tr("Stop the running commands (a training run saves a checkpoint)"));
     run_cancel_->hide();
     connect(run_cancel_, &QToolButton::clicked, cancel, &QAction::trigger);
+    connect(document_->jobs(), &JobList::changed, this, &MainWindow::update_run_status);
     statusBar()->addPermanentWidget(run_status_);
     statusBar()->addPermanentWidget(run_progress_);
     statusBar()->addPermanentWidget(run_cancel_);
@@ -1060,24 +1059,30 @@ void MainWindow::create_run_actions() {
     });
 }
 
+QList<CliJob*> MainWindow::jobs() const {
+    return document_->jobs()->jobs();
+}
+
+QList<RunProcess*> MainWindow::training_runs() const {
+    return document_->jobs()->training_runs();
+}
+
+QTreeWidgetItem* MainWindow::job_item(const CliJob* job) const {
+    return workspace_->job_item(job);
+}
+
 QList<QAction*> MainWindow::run_item_actions(QTreeWidgetItem* item) {
-    QList<QAction*> out;
-    for (auto it = job_items_.cbegin(); it != job_items_.cend(); ++it) {
-        bool mine = false;
-        for (auto* i = item; i && !mine; i = i->parent())
-            mine = i == it.value();
-        auto* job = const_cast<CliJob*>(it.key());
-        if (!mine || !job->running()) continue;
-        auto* stop = new QAction(tr("Stop This Run"), this);
-        stop->setObjectName("stopRunAction");
-        stop->setStatusTip(
-            tr("Stop %1 alone (a training run saves a checkpoint first)").arg(it.value()->text(0)));
-        connect(stop, &QAction::triggered, this, [this, job] {
-            if (jobs_.contains(job) && job->running()) job->cancel();
-        });
-        out << stop;
-    }
-    return out;
+    const CliJob* found = workspace_->job_at(item);
+    if (!found || !found->running()) return {};
+    QPointer<CliJob> job = const_cast<CliJob*>(found);
+    auto* stop = new QAction(tr("Stop This Run"), this);
+    stop->setObjectName("stopRunAction");
+    stop->setStatusTip(tr("Stop %1 alone (a training run saves a checkpoint first)")
+                           .arg(workspace_->job_item(job)->text(0)));
+    connect(stop, &QAction::triggered, this, [job] {
+        if (job && job->running()) job->cancel();
+    });
+    return {stop};
 }
 
 QList<QAction*> MainWindow::workspace_actions(const QString& path) {
@@ -1179,13 +1184,6 @@ void MainWindow::new_run_dialog() {
     dialog->open();  // window-modal, never a nested event loop
 }
 
-QTreeWidgetItem* MainWindow::run_item(const RunProcess* run) const {
-    QTreeWidgetItem* runs = workspace_->runs();
-    for (int i = 0; i < runs->childCount(); ++i)
-        if (runs->child(i)->toolTip(0) == run->out_dir()) return runs->child(i);
-    return nullptr;
-}
-
 views::TrainingView* MainWindow::training_view_for(const QString& dir) const {
     for (auto* v : analysis_views())
         if (auto* t = qobject_cast<views::TrainingView*>(v))
@@ -1195,61 +1193,17 @@ views::TrainingView* MainWindow::training_view_for(const QString& dir) const {
     return nullptr;
 }
 
-QTreeWidgetItem* MainWindow::add_job_item(const QString& key, const QString& title,
-                                          const CliJobSpec& spec) {
-    // A training run's item is its run directory's (projects keep it); an action's item names
-    // no file, so that its output joining the workspace does not replace it.
-    QTreeWidgetItem* item = nullptr;
-    if (spec.command == "train") {
-        item = add_run_item(key);
-    } else {
-        item = new QTreeWidgetItem(workspace_->runs());
-        item->setToolTip(0, key);
-    }
-    item->setText(0, title);
-    item->setIcon(0, style()->standardIcon(QStyle::SP_MediaPlay));
-    new QTreeWidgetItem(item, {tr("starting…")});  // child 0: the state
-    new QTreeWidgetItem(item,
-                        {tr("device: %1").arg(spec.device == "cpu" ? tr("CPU") : spec.device)});
-    auto* command = new QTreeWidgetItem(
-        item, {QStringLiteral("routescope-cli %1").arg(spec.arguments.join(' '))});
-    command->setToolTip(0, command->text(0));
-    item->setExpanded(true);
-    return item;
-}
-
-void MainWindow::watch_job(CliJob* job, QTreeWidgetItem* item) {
-    jobs_ << job;
-    job_items_.insert(job, item);
-    QTreeWidgetItem* state = item->child(0);
-    const QString unit = job->spec().command == "train"        ? tr("step")
-                         : job->spec().command == "experiment" ? tr("model")
-                         : job->spec().command == "dump"       ? tr("example")
-                                                               : QString();
-    connect(job, &CliJob::progressChanged, this,
-            [this, state, unit](qint64 done, qint64 total, double eta) {
-                if (total > 0) {
-                    QString text = QStringLiteral("%1 %2/%3").arg(unit).arg(done).arg(total);
-                    if (eta >= 0) text += tr(", ETA %1").arg(duration_text(eta));
-                    state->setText(0, text.trimmed());
-                } else {
-                    state->setText(0, tr("running…"));
-                }
-                update_run_status();
-            });
-    connect(job, &CliJob::ended, this, [this, job, item, state](CliJob::State end) {
-        const QString title = item->text(0);
+QTreeWidgetItem* MainWindow::watch_job(CliJob* job, const QString& key, const QString& title) {
+    // The document keeps the job; the dock shows it (its state follows the job); the window
+    // tells how it ended: a message in the status bar, an error dialog when it failed.
+    document_->jobs()->add(job);
+    QTreeWidgetItem* item = workspace_->add_job(job, key, title);
+    connect(job, &CliJob::ended, this, [this, job, title](CliJob::State end) {
         if (end == CliJob::State::Finished) {
-            state->setText(0, tr("done"));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_DialogApplyButton));
             statusBar()->showMessage(tr("%1 finished").arg(title), 8000);
         } else if (end == CliJob::State::Cancelled) {
-            state->setText(0, tr("stopped"));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MediaStop));
             statusBar()->showMessage(tr("%1 stopped").arg(title), 8000);
         } else {
-            state->setText(0, tr("failed"));
-            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxCritical));
             const bool train = job->spec().command == "train";
             show_error(train ? tr("Training run failed") : tr("%1 failed").arg(title),
                        tr("%1\n\n%2: %3\n\nLast output:\n%4")
@@ -1258,17 +1212,15 @@ void MainWindow::watch_job(CliJob* job, QTreeWidgetItem* item) {
                                       : "routescope-cli " + job->spec().arguments.join(' '),
                                 job->last_output().join('\n')));
         }
-        update_run_status();
     });
+    return item;
 }
 
 RunProcess* MainWindow::launch_run(const RunSettings& settings) {
     RunSettings s = settings;
     s.out_dir = QFileInfo(s.out_dir).absoluteFilePath();
-    auto* run = new RunProcess(s, this);
-    training_runs_ << run;
-    CliJobSpec spec = run->spec();
-    QTreeWidgetItem* item = add_job_item(s.out_dir, QFileInfo(s.out_dir).fileName(), spec);
+    auto* run = new RunProcess(s);
+    QTreeWidgetItem* item = watch_job(run, s.out_dir, QFileInfo(s.out_dir).fileName());
     item->child(2)->setText(0, tr("%1, %2, %3 steps, lr %4, data %5")
                                    .arg(s.arch, s.size)
                                    .arg(s.steps)
@@ -1281,7 +1233,6 @@ RunProcess* MainWindow::launch_run(const RunSettings& settings) {
     connect(run, &CliJob::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
         if (live) live->append_record(dir, r);
     });
-    watch_job(run, item);
     connect(run, &CliJob::ended, this, [this, run, state](CliJob::State end) {
         const bool saved = QFileInfo::exists(run->checkpoint_path());
         if (end == CliJob::State::Finished)
@@ -1302,15 +1253,11 @@ RunProcess* MainWindow::launch_run(const RunSettings& settings) {
     try {
         run->start();
     } catch (const std::exception& e) {
-        training_runs_.removeAll(run);
-        jobs_.removeAll(run);
-        job_items_.remove(run);
-        run->deleteLater();
-        delete item;
+        workspace_->remove_job(run);
+        document_->jobs()->discard(run);
         show_error(tr("Cannot start the run"), QString::fromUtf8(e.what()));
         return nullptr;
     }
-    update_run_status();
     return run;
 }
 
@@ -1319,9 +1266,8 @@ CliJob* MainWindow::launch_action(const EngineActionSettings& settings) {
     s.out = QFileInfo(s.out).absoluteFilePath();
     // The output's folder (the dialog accepted a missing one that can be made).
     QDir().mkpath(QFileInfo(s.out).absolutePath());
-    auto* job = new CliJob(s.job(), this);
-    QTreeWidgetItem* item = add_job_item(s.out, s.title(), job->spec());
-    watch_job(job, item);
+    auto* job = new CliJob(s.job());
+    watch_job(job, s.out, s.title());
     connect(job, &CliJob::ended, this, [this, s](CliJob::State end) {
         if (end == CliJob::State::Finished) open_action_result(s);
     });
@@ -1331,7 +1277,6 @@ CliJob* MainWindow::launch_action(const EngineActionSettings& settings) {
     if (s.action == EngineAction::Import || s.action == EngineAction::Experiment)
         QSettings().setValue("runsDir", QFileInfo(s.out).absolutePath());
     job->start();
-    update_run_status();
     return job;
 }
 
@@ -1370,18 +1315,7 @@ void MainWindow::open_action_result(const EngineActionSettings& s) {
 }
 
 void MainWindow::update_run_status() {
-    qint64 done = 0, total = 0;
-    double eta = 0;
-    int active = 0;
-    bool all_train = true;
-    for (const CliJob* j : jobs_)
-        if (j->running()) {
-            ++active;
-            done += j->done();
-            total += j->total();
-            eta = std::max(eta, j->eta_seconds());
-            all_train = all_train && j->spec().command == "train";
-        }
+    const auto [active, done, total, eta, all_train] = document_->jobs()->totals();
     run_progress_->setVisible(active > 0);
     run_status_->setVisible(active > 0);
     run_cancel_->setVisible(active > 0);
@@ -1394,14 +1328,6 @@ void MainWindow::update_run_status() {
     }
     run_progress_->setFormat(all_train ? tr("%v/%m steps") : tr("%p%"));
     run_status_->setText(tr("%n run(s), ETA %1", nullptr, active).arg(duration_text(eta)));
-}
-
-QTreeWidgetItem* MainWindow::add_run_item(const QString& dir) {
-    document_->add_run(dir);  // the model of the checkpoint the run writes (its colour)
-    auto* item = new QTreeWidgetItem(workspace_->runs(), {QFileInfo(dir).fileName()});
-    item->setToolTip(0, dir);
-    item->setData(0, Qt::UserRole + 1, dir);  // WorkspaceDock's path role: activation, paths()
-    return item;
 }
 
 // ---- Project files and undo ---------------------------------------------------------------
@@ -1530,7 +1456,7 @@ void MainWindow::open_project(const QString& path) {
             }
     for (const QString& r : p.runs)
         if (!open.contains(r)) {
-            QTreeWidgetItem* item = add_run_item(r);
+            QTreeWidgetItem* item = workspace_->add_run(r);
             item->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
             // The device the run trained on, from its log's start record.
             new QTreeWidgetItem(item, {tr("device: %1")

@@ -91,7 +91,8 @@ public:
     /// checkpoint joins the workspace when it ends or is cancelled; a failure shows an error
     /// dialog with the child's last output. Returns the run (owned by the window).
     RunProcess* launch_run(const RunSettings& settings);
-    QList<RunProcess*> training_runs() const { return training_runs_; }
+    /// The document's training runs (Workspace::jobs()).
+    QList<RunProcess*> training_runs() const;
     QProgressBar* run_progress_bar() const { return run_progress_; }
     QLabel* run_status_label() const { return run_status_; }
     /// The Training view showing the run in `dir`, if open.
@@ -108,9 +109,9 @@ public:
     /// the workspace, may be empty); launches the action when it is accepted. Returns it.
     class EngineActionDialog* action_dialog(EngineAction action, const QString& input = {});
     /// Every child process started from the window (training runs included), oldest first.
-    QList<CliJob*> jobs() const { return jobs_; }
+    QList<CliJob*> jobs() const;
     /// The job's item under Runs (its first child is the state, its second the device).
-    QTreeWidgetItem* job_item(const CliJob* job) const { return job_items_.value(job); }
+    QTreeWidgetItem* job_item(const CliJob* job) const;
     /// The actions of a run's item in the workspace (or one of its rows): "Stop This Run" while
     /// it runs, which stops that run alone (Run › Cancel Runs stops them all).
     QList<QAction*> run_item_actions(QTreeWidgetItem* item);
@@ -192,27 +193,22 @@ private:
     std::optional<Project> project_views_;
     QStringList project_files_awaited_;
     void restore_project_views(const Project& p);
-    QList<RunProcess*> training_runs_;
-    QList<CliJob*> jobs_;
     QDockWidget* inspector_ = nullptr;
     QStackedWidget* inspector_stack_ = nullptr;
     /// Tells the document that project() as it is now is what was saved or opened.
     void remember_saved();
     /// Restarts every view that reads `path` or another file of its model (a rename, a colour).
     void redraw_views_of(const QString& path);
-    QHash<const CliJob*, QTreeWidgetItem*> job_items_;
-    QTreeWidgetItem* add_job_item(const QString& key, const QString& title, const CliJobSpec& spec);
-    void watch_job(CliJob* job, QTreeWidgetItem* item);
+    /// Gives `job` to the document, its item to the dock, and reports its end; returns its item.
+    QTreeWidgetItem* watch_job(CliJob* job, const QString& key, const QString& title);
     void open_action_result(const EngineActionSettings& settings);
     QProgressBar* run_progress_ = nullptr;
     QLabel* run_status_ = nullptr;
     QToolButton* run_cancel_ = nullptr;
     void create_run_actions();
     void create_project_actions();
-    QTreeWidgetItem* add_run_item(const QString& dir);
     class ViewSettingsHistory* history_ = nullptr;
     void update_run_status();
-    QTreeWidgetItem* run_item(const RunProcess* run) const;
 
     void create_actions();
     void on_loaded(const LoadedFile& file);

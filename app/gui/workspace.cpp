@@ -5,6 +5,7 @@
 #include <QUndoCommand>
 #include <QUndoStack>
 
+#include "app/gui/job_list.hpp"
 #include "views/chart_panel.hpp"
 #include "views/display_name.hpp"
 
@@ -46,7 +47,8 @@ private:
 
 }  // namespace
 
-Workspace::Workspace(QObject* parent) : QObject(parent), stack_(new QUndoStack(this)) {}
+Workspace::Workspace(QObject* parent)
+    : QObject(parent), stack_(new QUndoStack(this)), jobs_(new JobList(this)) {}
 
 void Workspace::add_file(const QString& path, const QString& derived_name,
                          const QString& checkpoint) {

@@ -3,7 +3,8 @@
 // apart from any window — the files and run directories in it, each model's name (given by a
 // person, else derived from its configuration) and colour, which checkpoint a dump or run belongs
 // to (one model: one name and one colour in every view), the project file it was last saved to or
-// opened from, and whether it differs from that. Every change a person makes to it is a
+// opened from, whether it differs from that, and the child processes (training runs and engine
+// actions) started in it. Every change a person makes to it is a
 // QUndoCommand on its undo stack (Edit › Undo; LabPlot's model: a setter is a command), and the
 // views' setting changes go on the same stack. The window and the workspace dock show it and ask
 // it for changes; it holds no widget.
@@ -18,11 +19,15 @@ class QUndoStack;
 
 namespace routescope::gui {
 
+class JobList;
+
 class Workspace : public QObject {
     Q_OBJECT
 public:
     explicit Workspace(QObject* parent = nullptr);
     QUndoStack* undo_stack() const { return stack_; }
+    /// The training runs and engine actions started in this workspace (job_list.hpp).
+    JobList* jobs() const { return jobs_; }
 
     // Files and runs -------------------------------------------------------------------------
     /// Adds (or refreshes) a dump or checkpoint: its derived name and, for a dump made from a
@@ -93,6 +98,7 @@ signals:
 
 private:
     QUndoStack* stack_;
+    JobList* jobs_;
     QStringList files_, runs_;
     QMap<QString, Verdict> verdicts_;
     QStringList checking_;

@@ -9,6 +9,7 @@
 
 #include <QPainter>
 
+#include "app/gui/cli_job.hpp"
 #include "app/gui/workspace.hpp"
 #include "views/display_name.hpp"
 
@@ -228,6 +229,77 @@ QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     }
     item->setExpanded(true);
     return item;
+}
+
+QTreeWidgetItem* WorkspaceDock::add_run(const QString& dir) {
+    document_->add_run(dir);  // the model of the checkpoint the run writes (its colour)
+    auto* item = new QTreeWidgetItem(runs_, {QFileInfo(dir).fileName()});
+    item->setToolTip(0, dir);
+    item->setData(0, kPathRole, dir);  // activation, paths()
+    return item;
+}
+
+QTreeWidgetItem* WorkspaceDock::add_job(CliJob* job, const QString& key, const QString& title) {
+    const CliJobSpec& spec = job->spec();
+    // A training run's item is its run directory's (projects keep it); an action's item names
+    // no file, so that its output joining the workspace does not replace it.
+    QTreeWidgetItem* item = nullptr;
+    if (spec.command == "train") {
+        item = add_run(key);
+    } else {
+        item = new QTreeWidgetItem(runs_);
+        item->setToolTip(0, key);
+    }
+    item->setText(0, title);
+    item->setIcon(0, style()->standardIcon(QStyle::SP_MediaPlay));
+    auto* state = new QTreeWidgetItem(item, {tr("starting…")});  // child 0: the state
+    new QTreeWidgetItem(item,
+                        {tr("device: %1").arg(spec.device == "cpu" ? tr("CPU") : spec.device)});
+    auto* command = new QTreeWidgetItem(
+        item, {QStringLiteral("routescope-cli %1").arg(spec.arguments.join(' '))});
+    command->setToolTip(0, command->text(0));
+    item->setExpanded(true);
+    job_items_.insert(job, item);
+
+    const QString unit = spec.command == "train"        ? tr("step")
+                         : spec.command == "experiment" ? tr("model")
+                         : spec.command == "dump"       ? tr("example")
+                                                        : QString();
+    connect(job, &CliJob::progressChanged, this,
+            [state, unit](qint64 done, qint64 total, double eta) {
+                if (total > 0) {
+                    QString text = QStringLiteral("%1 %2/%3").arg(unit).arg(done).arg(total);
+                    if (eta >= 0) text += tr(", ETA %1").arg(duration_text(eta));
+                    state->setText(0, text.trimmed());
+                } else {
+                    state->setText(0, tr("running…"));
+                }
+            });
+    connect(job, &CliJob::ended, this, [this, item, state](CliJob::State end) {
+        if (end == CliJob::State::Finished) {
+            state->setText(0, tr("done"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_DialogApplyButton));
+        } else if (end == CliJob::State::Cancelled) {
+            state->setText(0, tr("stopped"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MediaStop));
+        } else {
+            state->setText(0, tr("failed"));
+            item->setIcon(0, style()->standardIcon(QStyle::SP_MessageBoxCritical));
+        }
+    });
+    return item;
+}
+
+const CliJob* WorkspaceDock::job_at(QTreeWidgetItem* item) const {
+    for (auto it = job_items_.cbegin(); it != job_items_.cend(); ++it)
+        for (auto* i = item; i; i = i->parent())
+            if (i == it.value()) return it.key();
+    return nullptr;
+}
+
+void WorkspaceDock::remove_job(CliJob* job) {
+    disconnect(job, nullptr, this, nullptr);
+    delete job_items_.take(job);
 }
 
 }  // namespace routescope::gui

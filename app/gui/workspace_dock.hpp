@@ -1,7 +1,9 @@
 #pragma once
 // The workspace dock (ARCHITECTURE.md): models (checkpoints), dumps and runs, one item per opened
-// file with its structure, its validation result and its model's colour. A view of the workspace
-// document (workspace.hpp), which owns the names and colours: renaming an item asks it.
+// file with its structure, its validation result and its model's colour, and one item per child
+// process (training run or engine action) with its state, device and command line. A view of the
+// workspace document (workspace.hpp), which owns the names, colours and jobs: renaming an item
+// asks it.
 #include <QDockWidget>
 #include <QMap>
 
@@ -13,6 +15,7 @@ class QTreeWidgetItem;
 namespace routescope::gui {
 
 class Workspace;
+class CliJob;
 
 class WorkspaceDock : public QDockWidget {
     Q_OBJECT
@@ -30,6 +33,18 @@ public:
     QTreeWidgetItem* models() const { return models_; }
     QTreeWidgetItem* dumps() const { return dumps_; }
     QTreeWidgetItem* runs() const { return runs_; }
+
+    /// Adds a run directory to the document and its item under Runs; returns the item.
+    QTreeWidgetItem* add_run(const QString& dir);
+    /// The item of `job` (a job of the document's JobList) under Runs: for a training run its
+    /// run directory's (`key`), for an action a new one titled `title`. Its children are the
+    /// state (kept up to date from the job's progress and end), the device and the command line.
+    QTreeWidgetItem* add_job(CliJob* job, const QString& key, const QString& title);
+    QTreeWidgetItem* job_item(const CliJob* job) const { return job_items_.value(job); }
+    /// The job whose item is `item` or one of its ancestors (nullptr: none).
+    const CliJob* job_at(QTreeWidgetItem* item) const;
+    /// Forgets `job`'s item (deleting it): a job that could not start.
+    void remove_job(CliJob* job);
 
     /// The name shown for `path` (the document's: given by a person, or derived_name).
     QString name_of(const QString& path) const;
@@ -52,6 +67,7 @@ private:
     Workspace* document_;
     QTreeWidget* tree_;
     QTreeWidgetItem *models_, *dumps_, *runs_;
+    QMap<const CliJob*, QTreeWidgetItem*> job_items_;
     QMap<QString, QIcon> status_icons_;  ///< each file's validation icon, beside its swatch
     bool updating_ = false;
     void set_icon(QTreeWidgetItem* item, const QString& path);

@@ -15,6 +15,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
@@ -23,8 +24,10 @@
 #include "app/gui/analysis_registry.hpp"
 #include "app/gui/cli_job.hpp"
 #include "app/gui/engine_action_dialog.hpp"
+#include "app/gui/job_list.hpp"
 #include "app/gui/main_window.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
+#include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/display_name.hpp"
@@ -488,6 +491,42 @@ private slots:
         QVERIFY(view_test::wait_for(view));
         QVERIFY2(view->error().isEmpty(), qPrintable(view->error()));
         QVERIFY(view_test::screenshot(&window, "engine_action_import"));
+    }
+
+    // The workspace document keeps the jobs, with no window (issue 26: MainWindow no longer
+    // holds them): a failing child and one that is stopped, the totals the status bar shows,
+    // `changed` on each end, and a job that could not start dropped.
+    void theDocumentKeepsItsJobsWithoutAWindow() {
+        gui::Workspace document;
+        gui::JobList* list = document.jobs();
+        QSignalSpy changed(list, &gui::JobList::changed);
+        auto* failing = new gui::CliJob({"inspect", {"inspect", fresh_dir("none") + "/x.h5"}});
+        const QString tmp = fresh_dir("jobs");
+        auto* stopped =
+            new gui::CliJob({"dump",
+                             {"dump", "--checkpoint", checkpoint_, "--out", tmp + "/long.dump.h5",
+                              "--split", "train", "--threads", "1"},
+                             {},
+                             {tmp + "/long.dump.h5"}});
+        list->add(failing);
+        list->add(stopped);
+        QCOMPARE(failing->parent(), list);
+        QCOMPARE(list->jobs(), (QList<gui::CliJob*>{failing, stopped}));
+        QVERIFY(list->training_runs().isEmpty());
+        failing->start();
+        stopped->start();
+        QCOMPARE(list->totals().active, 2);
+        QVERIFY(!list->totals().all_train);
+        QTRY_VERIFY_WITH_TIMEOUT(!failing->running(), 30000);
+        QCOMPARE(failing->state(), gui::CliJob::State::Failed);
+        list->cancel_all();
+        QTRY_VERIFY_WITH_TIMEOUT(!stopped->running(), 30000);
+        QVERIFY(stopped->state() == gui::CliJob::State::Cancelled ||
+                stopped->state() == gui::CliJob::State::Finished);
+        QCOMPARE(list->totals().active, 0);
+        QVERIFY(changed.count() >= 4);  // two adds, two ends
+        list->discard(failing);
+        QCOMPARE(list->jobs(), (QList<gui::CliJob*>{stopped}));
     }
 
     void aFailingChildShowsItsError() {

@@ -74,6 +74,10 @@ std::vector<SeedMetric> seed_metrics(const std::string& name, const json& result
             else if (k.is_object() && !k.empty())
                 out.push_back({label, "mean k(" + k.begin().key() + ")" + at,
                                number(k.begin().value()), false});
+            if (last.contains("passage_pca") && last["passage_pca"]["mean_k"].is_array() &&
+                !last["passage_pca"]["mean_k"].empty())
+                out.push_back({label, "passage k(0.90)" + at,
+                               number(last["passage_pca"]["mean_k"][0]), false});
         }
     }
     return out;

@@ -79,8 +79,22 @@ void Workspace::add_run(const QString& dir) {
 QString Workspace::name_of(const QString& path) const {
     const QString given = given_.value(path);
     if (!given.isEmpty()) return given;
+    // A dump or run of a model a person has named: that name, and for a dump its file's stem
+    // ("My BiGS · induction-test"), so that two dumps of one model stay apart.
+    if (const QString model = model_name(path); !model.isEmpty())
+        return runs_.contains(path)
+                   ? model
+                   : model + QStringLiteral(" · ") + QFileInfo(path).fileName().section('.', 0, 0);
     const QString derived = derived_.value(path);
     return derived.isEmpty() ? QFileInfo(path).fileName() : derived;
+}
+
+QString Workspace::model_name(const QString& path) const {
+    const QString model = views::model_key(path);
+    if (model == QFileInfo(path).absoluteFilePath()) return {};  // its own model
+    for (auto it = given_.cbegin(); it != given_.cend(); ++it)
+        if (it.key() != path && QFileInfo(it.key()).absoluteFilePath() == model) return it.value();
+    return {};
 }
 
 void Workspace::rename(const QString& path, const QString& name) {
@@ -102,6 +116,14 @@ void Workspace::set_given_name(const QString& path, const QString& name) {
         given_.insert(path, name.trimmed());
     views::set_display_name(path, name_of(path));
     emit renamed(path, name_of(path));
+    // The dumps and runs of this model take its name (unless they have their own).
+    const QString model = QFileInfo(path).absoluteFilePath();
+    for (const QStringList* list : {&files_, &runs_})
+        for (const QString& other : *list)
+            if (other != path && views::model_key(other) == model) {
+                views::set_display_name(other, name_of(other));
+                emit renamed(other, name_of(other));
+            }
 }
 
 QString Workspace::model_of(const QString& path) const {

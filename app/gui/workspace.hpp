@@ -57,7 +57,9 @@ public:
     bool checking(const QString& path) const { return checking_.contains(path); }
 
     // Names ------------------------------------------------------------------------------------
-    /// The name shown for `path`: given by a person, else derived (else the file name).
+    /// The name shown for `path`: given by a person; else, for a dump or run of a model that a
+    /// person named, that name (a dump's with its file's stem: "My BiGS · induction-test");
+    /// else derived (else the file name). Renaming a model renames its dumps and runs with it.
     QString name_of(const QString& path) const;
     QString derived_name(const QString& path) const { return derived_.value(path); }
     /// The names a person gave, by path (what a project stores).
@@ -97,6 +99,8 @@ signals:
     void project_path_changed(const QString& path);
 
 private:
+    /// The name a person gave the model `path` belongs to, when that is another file.
+    QString model_name(const QString& path) const;
     QUndoStack* stack_;
     JobList* jobs_;
     QStringList files_, runs_;

@@ -6,6 +6,7 @@
 #include <QLogValueAxis>
 #include <QMenu>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QTreeWidget>
 #include <QValueAxis>
 #include <QXYSeries>
@@ -31,6 +32,7 @@
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -459,6 +461,43 @@ private slots:
     // base-10 log axis with the same title and series and a range holding every point; data
     // with a value <= 0 along an axis are refused with the reason and the axis stays linear; the
     // scale survives a redraw, is saved with the project and reopens.
+    // One name per model: naming a checkpoint names its dumps and run with it ("My BiGS · <the
+    // dump's stem>", so two dumps of one model stay apart), a dump's own name wins, and undo takes
+    // the model's name back from all of them.
+    void namingAModelNamesItsDumpsAndRuns() {
+        const QString dir = fresh_dir("merged");
+        const QString ckpt = QFileInfo(dir + "/run/model.ckpt.h5").absoluteFilePath();
+        const QString d1 = dir + "/induction-test.dump.h5", d2 = dir + "/gap.dump.h5";
+        const QString other = dir + "/other.dump.h5";
+        gui::Workspace doc;
+        doc.add_file(ckpt, "bigs · run · step 30");
+        doc.add_file(d1, "induction-test · bigs · induction", ckpt);
+        doc.add_file(d2, "gap · bigs · gap", ckpt);
+        doc.add_file(other, "other · bert · induction");
+        doc.add_run(dir + "/run");
+        QCOMPARE(doc.name_of(d1), QString("induction-test · bigs · induction"));  // derived
+        QSignalSpy renamed(&doc, &gui::Workspace::renamed);
+        doc.rename(ckpt, "My BiGS");
+        QCOMPARE(doc.name_of(ckpt), QString("My BiGS"));
+        QCOMPARE(doc.name_of(d1), QString("My BiGS · induction-test"));
+        QCOMPARE(doc.name_of(d2), QString("My BiGS · gap"));
+        QCOMPARE(doc.name_of(dir + "/run"), QString("My BiGS"));
+        QCOMPARE(doc.name_of(other), QString("other · bert · induction"));       // another model
+        QCOMPARE(views::display_name(d1), QString("My BiGS · induction-test"));  // views see it
+        QStringList told;
+        for (const auto& args : renamed)
+            told << args.at(0).toString();
+        QVERIFY2(told.contains(d1) && told.contains(d2) && told.contains(dir + "/run"),
+                 qPrintable(told.join(", ")));
+        doc.rename(d2, "Gap probe");  // a dump's own name wins
+        QCOMPARE(doc.name_of(d2), QString("Gap probe"));
+        doc.undo_stack()->undo();
+        doc.undo_stack()->undo();
+        QCOMPARE(doc.name_of(ckpt), QString("bigs · run · step 30"));
+        QCOMPARE(doc.name_of(d1), QString("induction-test · bigs · induction"));
+        QCOMPARE(views::display_name(d2), QString("gap · bigs · gap"));
+    }
+
     void aChartsLogScaleIsKeptAndSaved() {
         const QString dir = fresh_dir("log_scale");
         const QString dump = fixture("valid_full.dump.h5");

@@ -49,6 +49,7 @@ using json = nlohmann::ordered_json;
 
 constexpr int kCorpusDocuments = 20000;
 constexpr std::int64_t kEvaluations = 40;
+constexpr std::int64_t kLongPassage = 300;  // the S-LSTM paper's longer passages
 const std::vector<double> kThresholds = {0.90, 0.92, 0.94, 0.96, 0.98};  // ANALYSES.md §4
 
 struct Model {
@@ -221,6 +222,37 @@ json matched_loss(const std::vector<json>& trained, const fs::path& out) {
     return summary;
 }
 
+// The per-passage table of `key` (passage_pca, passage_pca_300), when the layers have it.
+void passage_table(std::ostringstream& md, const json& results, const std::string& key) {
+    if (results["models"].empty() || results["models"][0]["layers"].empty() ||
+        !results["models"][0]["layers"][0].contains(key))
+        return;
+    const json passage = results["models"][0]["layers"][0][key]["passage"];
+    md << "\nPer passage of " << passage.dump()
+       << " tokens (each sequence's first), uncentred SVD (the S-LSTM paper's Table 6 statistic"
+       << (key == "passage_pca" && passage.get<std::int64_t>() < kLongPassage
+               ? "; its 300-token passages need sequences of at least 300"
+               : "")
+       << "): mean k(p) [95% bootstrap interval over passages, 1000 resamples].\n\n"
+          "| model | layer | passages |";
+    for (double p : kThresholds)
+        md << " k(" << fixed(p, 2) << ") |";
+    md << "\n|---|---:|---:|";
+    for (std::size_t i = 0; i < kThresholds.size(); ++i)
+        md << "---:|";
+    md << "\n";
+    for (const auto& m : results["models"])
+        for (const auto& l : m["layers"]) {
+            const json& q = l[key];
+            md << "| " << m["label"].get<std::string>() << " | " << l["layer"].get<int>() << " | "
+               << q["passages"].get<std::int64_t>() << " |";
+            for (std::size_t t = 0; t < q["mean_k"].size(); ++t)
+                md << " " << fixed(q["mean_k"][t], 2) << " [" << fixed(q["ci_low"][t], 2) << ", "
+                   << fixed(q["ci_high"][t], 2) << "] |";
+            md << "\n";
+        }
+}
+
 std::string markdown(const json& results) {
     std::ostringstream md;
     md << "| model | arch | parameters | steps | train time (s) | valid MLM loss (step) | "
@@ -269,30 +301,8 @@ std::string markdown(const json& results) {
                 md << " " << fixed(k, 2) << " |";
             md << "\n";
         }
-    const auto passage = results["models"].empty() || results["models"][0]["layers"].empty()
-                             ? json(100)
-                             : results["models"][0]["layers"][0]["passage_pca"]["passage"];
-    md << "\nPer passage of " << passage.dump()
-       << " tokens (each sequence's first), uncentred SVD (the S-LSTM paper's Table 6 statistic; "
-          "its 300-token passages need longer sequences than these): mean k(p) [95% bootstrap "
-          "interval over passages, 1000 resamples].\n\n"
-          "| model | layer | passages |";
-    for (double p : kThresholds)
-        md << " k(" << fixed(p, 2) << ") |";
-    md << "\n|---|---:|---:|";
-    for (std::size_t i = 0; i < kThresholds.size(); ++i)
-        md << "---:|";
-    md << "\n";
-    for (const auto& m : results["models"])
-        for (const auto& l : m["layers"]) {
-            const json& q = l["passage_pca"];
-            md << "| " << m["label"].get<std::string>() << " | " << l["layer"].get<int>() << " | "
-               << q["passages"].get<std::int64_t>() << " |";
-            for (std::size_t t = 0; t < q["mean_k"].size(); ++t)
-                md << " " << fixed(q["mean_k"][t], 2) << " [" << fixed(q["ci_low"][t], 2) << ", "
-                   << fixed(q["ci_high"][t], 2) << "] |";
-            md << "\n";
-        }
+    passage_table(md, results, "passage_pca");
+    passage_table(md, results, "passage_pca_300");
     return md.str();
 }
 
@@ -431,7 +441,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             // Passages of 100 tokens, or of the whole sequence when it is shorter (a tiny run).
             const std::int64_t seq_len = configs[0].data.seq_len;
             const std::int64_t passage = std::min<std::int64_t>(100, seq_len);
-            const std::vector<std::pair<std::string, std::vector<std::string>>> analyses = {
+            std::vector<std::pair<std::string, std::vector<std::string>>> analyses = {
                 {"anisotropy-token", {"anisotropy"}},
                 {"anisotropy-sentence", {"anisotropy", "--sentence"}},
                 {"pca", {"pca"}},
@@ -441,6 +451,14 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                 {"pca-passage100",
                  {"pca", "--uncentred", "--passage", std::to_string(passage), "--pca-bootstrap",
                   "1000", "--global-m", "0"}}};
+            // Its 300-token passages too, when the sequences are that long (--set data.seq_len
+            // and model.max_len of at least 300).
+            const bool long_passages = seq_len >= kLongPassage;
+            if (long_passages)
+                analyses.push_back(
+                    {"pca-passage300",
+                     {"pca", "--uncentred", "--passage", std::to_string(kLongPassage),
+                      "--pca-bootstrap", "1000", "--global-m", "0"}});
             json files = json::object();
             std::map<std::string, std::map<int, json>> layers_of;
             for (const auto& [name, kind] : analyses) {
@@ -457,13 +475,23 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             const auto& sentence = layers_of["anisotropy-sentence"];
             const auto& pca = layers_of["pca"];
             const auto& passages = layers_of["pca-passage100"];
+            const auto& long_ones = layers_of["pca-passage300"];  // empty unless long_passages
             const int n_layers = m["n_layers"];
             m["layers"] = json::array();
             for (const auto& [layer, t] : token) {
-                if (!sentence.count(layer) || !pca.count(layer) || !passages.count(layer))
+                if (!sentence.count(layer) || !pca.count(layer) || !passages.count(layer) ||
+                    (long_passages && !long_ones.count(layer)))
                     throw FormatError(dir.string() + ": layer " + std::to_string(layer) +
                                       " is missing from an analysis");
                 const json& p = pca.at(layer);
+                const auto passage_pca = [](std::int64_t length, const json& r) {
+                    return json{{"passage", length},
+                                {"centred", false},
+                                {"passages", r["overall"]["sentences"]},
+                                {"mean_k", r["overall"]["mean_k"]},
+                                {"ci_low", r["overall"]["ci_low"]},
+                                {"ci_high", r["overall"]["ci_high"]}};
+                };
                 m["layers"].push_back({{"layer", layer},
                                        {"relative_depth", double(layer) / double(n_layers)},
                                        {"token", cosine_summary(t)},
@@ -472,13 +500,10 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
                                         {{"sentences", p["overall"]["sentences"]},
                                          {"mean_k", p["overall"]["mean_k"]},
                                          {"global_k", p["global"]["k"]}}},
-                                       {"passage_pca",
-                                        {{"passage", passage},
-                                         {"centred", false},
-                                         {"passages", passages.at(layer)["overall"]["sentences"]},
-                                         {"mean_k", passages.at(layer)["overall"]["mean_k"]},
-                                         {"ci_low", passages.at(layer)["overall"]["ci_low"]},
-                                         {"ci_high", passages.at(layer)["overall"]["ci_high"]}}}});
+                                       {"passage_pca", passage_pca(passage, passages.at(layer))}});
+                if (long_passages)
+                    m["layers"].back()["passage_pca_300"] =
+                        passage_pca(kLongPassage, long_ones.at(layer));
             }
             m["dump"] = dump_name;
             m["analyses"] = files;

@@ -138,6 +138,30 @@ private slots:
         QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
     }
 
+    // Sequences of at least 300 tokens add the S-LSTM paper's 300-token passages (a fourth
+    // table), recomputed by the same numpy check.
+    void longSequencesAddThe300TokenPassages() {
+        const auto r =
+            run_cli({"experiment", "slstm-vs-bert", "--out", qpath("long"), "--steps", "4",
+                     "--threads", "2", "--seed", "3", "--set", "model.d_model=16", "--set",
+                     "model.n_layers=1", "--set", "data.seq_len=320", "--set", "model.max_len=320"},
+                    600000);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err + r.out));
+        const auto results = read_json(path("long") + "/results.json");
+        for (const auto& m : results["models"])
+            for (const auto& l : m["layers"]) {
+                QCOMPARE(l["passage_pca"]["passage"].get<int>(), 100);
+                QCOMPARE(l["passage_pca_300"]["passage"].get<int>(), 300);
+                QVERIFY(l["passage_pca_300"]["passages"].get<int>() > 0);
+            }
+        QVERIFY2(r.out.contains("Per passage of 300 tokens"), qPrintable(r.out));
+        const auto check =
+            run_python({QStringLiteral(ROUTESCOPE_SOURCE_DIR
+                                       "/tests/reference/analysis/check_slstm_vs_bert.py"),
+                        qpath("long")});
+        QVERIFY2(check.exit_code == 0 && check.out.contains("\"ok\": true"), qPrintable(check.out));
+    }
+
     void settingsThatBreakTheComparisonAreUsageErrors() {
         auto task = tiny_experiment(qpath("task"));
         task << "--set"

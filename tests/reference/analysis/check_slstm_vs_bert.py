@@ -148,7 +148,10 @@ def main():
 
         expect(f"{label} layers", [l["layer"] for l in m["layers"]], list(range(n_layers + 1)))
         analyses = {}
-        for name in ("anisotropy-token", "anisotropy-sentence", "pca", "pca-passage100"):
+        for name in ("anisotropy-token", "anisotropy-sentence", "pca", "pca-passage100",
+                     "pca-passage300"):
+            if name == "pca-passage300" and name not in m["analyses"]:
+                continue
             with open(os.path.join(out, m["analyses"][name])) as fh:
                 analyses[name] = {r["layer"]: r for r in json.load(fh)["results"]}
         for row in m["layers"]:
@@ -197,16 +200,23 @@ def main():
             expect(f"{where} pca global_k", row["pca"]["global_k"], want["global"]["k"])
             # Per passage, uncentred (the S-LSTM paper's Table 6 statistic), recomputed by numpy;
             # the bootstrap interval holds the mean.
-            res = analyses["pca-passage100"][l]
-            p = res["provenance"]["parameters"]
-            if p["centred"] or p["passage"] != row["passage_pca"]["passage"]:
-                problems.append(f"{where} passage pca: analysed with {p}")
-            want = ref.pca(f, res)
-            q = row["passage_pca"]
-            expect(f"{where} passage pca passages", q["passages"], want["overall"]["sentences"])
-            expect(f"{where} passage pca mean_k", q["mean_k"], want["overall"]["mean_k"])
-            if not all(lo <= k <= hi for lo, k, hi in zip(q["ci_low"], q["mean_k"], q["ci_high"])):
-                problems.append(f"{where} passage pca: an interval does not hold its mean")
+            # The 300-token passages exist exactly when the sequences are that long.
+            seq_len = int(f["data/tokens"].shape[1])
+            expect(f"{where} has 300-token passages", "passage_pca_300" in row, seq_len >= 300)
+            for name, key in (("pca-passage100", "passage_pca"), ("pca-passage300", "passage_pca_300")):
+                if key not in row:
+                    continue
+                res = analyses[name][l]
+                p = res["provenance"]["parameters"]
+                want_len = min(100, seq_len) if key == "passage_pca" else 300
+                if p["centred"] or p["passage"] != row[key]["passage"] or p["passage"] != want_len:
+                    problems.append(f"{where} {key}: analysed with {p}")
+                want = ref.pca(f, res)
+                q = row[key]
+                expect(f"{where} {key} passages", q["passages"], want["overall"]["sentences"])
+                expect(f"{where} {key} mean_k", q["mean_k"], want["overall"]["mean_k"])
+                if not all(lo <= k <= hi for lo, k, hi in zip(q["ci_low"], q["mean_k"], q["ci_high"])):
+                    problems.append(f"{where} {key}: an interval does not hold its mean")
 
     for f in dumps:
         f.close()

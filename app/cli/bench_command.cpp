@@ -551,6 +551,7 @@ struct ConvBenchArgs {
     std::string torch_script;
 };
 
+#ifdef ROUTESCOPE_HAVE_CUDA
 // Largest |a - b| over the largest |b|: the two sides' agreement, printed with every row.
 double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
     double diff = 0, scale = 0;
@@ -560,6 +561,7 @@ double max_relative_difference(const std::vector<float>& a, const std::vector<fl
     }
     return scale > 0 ? diff / scale : diff;
 }
+#endif
 
 int run_bench_conv(const ConvBenchArgs& a) {
     const int threads = resolve_threads(a.threads);

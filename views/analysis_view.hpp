@@ -62,6 +62,10 @@ public:
     virtual QString title() const = 0;
     /// Starts (or restarts) the analysis with the current settings.
     virtual void start() = 0;
+    /// Draws again with the workspace's current names and colours (a rename, a new colour). By
+    /// default the analysis restarts (views whose analyses are cached pay only the reading); a view
+    /// that keeps its last result redraws from it without computing anything.
+    virtual void restyle() { start(); }
     /// The view's settings as JSON (for project files) and back; restore re-runs when needed.
     virtual nlohmann::json settings() const = 0;
     virtual void restore_settings(const nlohmann::json& settings) = 0;

@@ -201,6 +201,15 @@ void SimilarityView::start() {
         });
 }
 
+void SimilarityView::restyle() {
+    if (!has_result() || busy()) {
+        start();
+        return;
+    }
+    redraw();
+    draw_scatter();
+}
+
 void SimilarityView::show_scatter(int layer_a, int layer_b) {
     settings_.scatter_a = layer_a;
     settings_.scatter_b = layer_b;

@@ -36,6 +36,8 @@ public:
     explicit SimilarityView(SimilarityViewSettings settings, QWidget* parent = nullptr);
     QString title() const override;
     void start() override;
+    /// Redraws the last result (matrix, diagonal, scatter) with the current names: no recompute.
+    void restyle() override;
     nlohmann::json settings() const override { return settings_.to_json(); }
     void restore_settings(const nlohmann::json& j) override;
     analysis::CsvTable figure_table() const override;

@@ -183,7 +183,7 @@ void MainWindow::redraw_views_of(const QString& path) {
                 return f == path || views::model_key(f) == model;
             }))
             continue;
-        v->start();  // titles, legends, tables and colours take the new name or colour
+        v->restyle();  // titles, legends, tables and colours take the new name or colour
         if (const int i = tabs_->indexOf(v); i >= 0) tabs_->setTabText(i, v->title());
     }
 }

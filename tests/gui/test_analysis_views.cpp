@@ -1,5 +1,6 @@
 // Each analysis view renders a fixture and draws exactly the analysis result. Screenshots of every
 // view go to ROUTESCOPE_TEST_OUTPUT.
+#include <QSignalSpy>
 #include <QtTest>
 
 #include <H5Cpp.h>
@@ -15,6 +16,7 @@
 #include "views/array_browser_view.hpp"
 #include "views/attention_view.hpp"
 #include "views/chart_figure.hpp"
+#include "views/display_name.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
@@ -377,6 +379,25 @@ private slots:
                  qPrintable(chart_title(view.scatter_chart())));
         QCOMPARE(view.settings()["scatter"], nlohmann::json({sc.layer_a, sc.layer_b}));
         QVERIFY(view_test::screenshot(&view, "view_similarity_scatter"));
+        // A rename redraws the last result with the new name: nothing is computed again.
+        {
+            QSignalSpy started(&view, &AnalysisView::analysisStarted);
+            routescope::views::set_display_name(first, "Model Alpha");
+            view.restyle();
+            QCOMPARE(started.count(), 0);
+            QVERIFY2(view.heatmap()->data().title.contains("Model Alpha"),
+                     qPrintable(view.heatmap()->data().title));
+            QVERIFY(view.scatter_chart()->isVisible());
+            auto* again =
+                qobject_cast<QXYSeries*>(view.scatter_chart()->chart()->series().value(0));
+            QVERIFY(again && again->count() == static_cast<int>(sc.x.size()));
+            QTest::qWait(50);
+            const QStringList named = view_test::journal_layout_problems(view);
+            QVERIFY2(named.isEmpty(), qPrintable(named.join("\n")));
+            routescope::views::set_display_name(first, {});
+            view.restyle();
+            QTest::qWait(50);  // let the redrawn charts lay out, as a shown view does
+        }
         // With the scatter shown, the figure still reads at a journal's column widths.
         const QStringList problems = view_test::journal_layout_problems(view);
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));

@@ -154,20 +154,24 @@ private slots:
             R"({"model": {"arch": "stack_ssm", "d_inner": 100, "n_heads": 2, "d_model": 64,
                           "ssm": {"a_im_init": "inv", "dt_min": 0.001}},
                 "tokenizer": {"kind": "sentencepiece", "model": "sp.model"},
-                "train": {"betas": [0.8, 0.95], "ssm_lr": 0.002, "seed": 9007199254740993}})");
+                "train": {"betas": [0.8, 0.95], "ssm_lr": 0.002, "seed": 9007199254740993,
+                          "keep_checkpoints": true}})");
         const RunConfig back = RunConfig::parse(c.to_json_text());
         QCOMPARE(back.to_json_text(), c.to_json_text());
         QCOMPARE(back.model.d_inner.value(), 100);
         QCOMPARE(back.tokenizer.model.value(), std::string("sp.model"));
         QCOMPARE(back.train.betas[0], 0.8);
         QCOMPARE(back.train.seed, std::int64_t(9007199254740993));  // > 2^53: kept exact
+        QVERIFY(back.train.keep_checkpoints);
+        QVERIFY(!RunConfig::parse("{}").train.keep_checkpoints);  // off by default
         // Every documented section and key is written.
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
         QCOMPARE(j["model"].size(), std::size_t(22));          // 19 + model.birdie, .gmlp, .slstm
         QCOMPARE(j["model"]["slstm"].size(), std::size_t(1));  // gate_norm
-        QCOMPARE(j["train"].size(), std::size_t(24));  // 18 + init_from, freeze_ssm, epochs,
-                                                       // prefix_fraction, birdie, precision
+        QCOMPARE(j["train"].size(), std::size_t(25));  // 18 + init_from, freeze_ssm, epochs,
+                                                       // prefix_fraction, birdie, precision,
+                                                       // keep_checkpoints
         QCOMPARE(j["train"]["precision"].get<std::string>(), std::string("fp32"));  // the default
         QCOMPARE(j["train"]["birdie"].size(), std::size_t(2));  // update_every, arms
     }

@@ -102,6 +102,23 @@ AnalysisView::~AnalysisView() {
     *cancelled_ = true;
 }
 
+void AnalysisView::apply_settings(const nlohmann::json& settings) {
+    const OwnChange own(this);
+    restore_settings(settings);
+}
+
+void AnalysisView::edit(const QString& what, const std::function<void()>& change) {
+    if (own_changes_ > 0) return change();
+    nlohmann::json before = settings();
+    {
+        // Whatever the setter sets in other controls on the way is part of this one edit.
+        const OwnChange own(this);
+        change();
+    }
+    nlohmann::json after = settings();
+    if (after != before) emit settingsEdited(what, before, after);
+}
+
 void AnalysisView::set_status(const QString& text) {
     status_->setText(text);
     status_->setVisible(!text.isEmpty());

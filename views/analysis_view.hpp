@@ -69,6 +69,8 @@ public:
     /// The view's settings as JSON (for project files) and back; restore re-runs when needed.
     virtual nlohmann::json settings() const = 0;
     virtual void restore_settings(const nlohmann::json& settings) = 0;
+    /// restore_settings(settings), not reported as an edit (what undo, redo and a project do).
+    void apply_settings(const nlohmann::json& settings);
 
     /// Issue 25: a view reads its files in this process, so the workbench lets an analysis start
     /// only on files its loader has read through in a child process. The gate answers, for the
@@ -120,6 +122,12 @@ signals:
     void analysisFinished();
     void analysisFailed(const QString& message);
     void analysisCancelled();
+    /// A person changed the view's settings (a control, a click on a plot): settings() before
+    /// and after the setter. The workspace records it as an undoable command (a setter is a
+    /// command). Changes the view makes itself — showing a result, applying settings — are not
+    /// reported.
+    void settingsEdited(const QString& what, const nlohmann::json& before,
+                        const nlohmann::json& after);
 
 protected:
     /// Provenance JSON of every result shown (filled by subclasses).
@@ -135,12 +143,25 @@ protected:
              std::function<void(T&)> done);
 
     void set_status(const QString& text);
+    /// Runs a setter — `change` updates the settings and redraws or restarts — as one edit named
+    /// `what`: settingsEdited when settings() changed, unless the view is showing a result or
+    /// applying settings (then it is the view's own change).
+    void edit(const QString& what, const std::function<void()>& change);
+    /// Counts the scopes in which settings changes are the view's own (see edit).
+    struct OwnChange {
+        explicit OwnChange(AnalysisView* v) : view(v) { ++view->own_changes_; }
+        ~OwnChange() { --view->own_changes_; }
+        OwnChange(const OwnChange&) = delete;
+        OwnChange& operator=(const OwnChange&) = delete;
+        AnalysisView* view;
+    };
     QWidget* figure_ = nullptr;
     QLabel* status_ = nullptr;
 
 private:
     QString kind_;
     bool busy_ = false, has_result_ = false;
+    int own_changes_ = 0;
     QString error_;
     std::shared_ptr<std::atomic<bool>> cancelled_;
     QPointer<QObject> watcher_;
@@ -202,7 +223,9 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
         }
         if (!out.value) return end_failed(out.error);
         // Not busy while `done` runs, so that it may start a follow-up job (a detail to read).
+        // What it sets in the controls (a layer picker filled, a default gate) is the view's own.
         busy_ = false;
+        const OwnChange own(this);
         try {
             done(*out.value);
             if (!busy_)

@@ -60,7 +60,8 @@ AnisotropyView::AnisotropyView(AnisotropyViewSettings settings, QWidget* parent)
     layout->addWidget(figure_, 3);
     layout->addWidget(summary_, 1);
     connect(layer_box_, &QComboBox::currentIndexChanged, this, [this] {
-        if (layer_box_->currentIndex() >= 0) select_layer(layer_box_->currentData().toInt());
+        if (layer_box_->currentIndex() >= 0)
+            edit(tr("layer"), [this] { select_layer(layer_box_->currentData().toInt()); });
     });
 }
 

@@ -102,15 +102,22 @@ ArrayBrowserView::ArrayBrowserView(ArrayBrowserSettings settings, QWidget* paren
     layout->addLayout(controls);
     layout->addWidget(status_);
     layout->addWidget(figure_, 1);
-    connect(dataset_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_dataset(dataset_box_->currentData().toString()); });
-    connect(rows_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_axes(rows_box_->currentData().toInt(), settings_.column_axis); });
-    connect(columns_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_axes(settings_.row_axis, columns_box_->currentData().toInt()); });
+    connect(dataset_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("dataset"), [this] { set_dataset(dataset_box_->currentData().toString()); });
+    });
+    connect(rows_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("rows"),
+             [this] { set_axes(rows_box_->currentData().toInt(), settings_.column_axis); });
+    });
+    connect(columns_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("columns"),
+             [this] { set_axes(settings_.row_axis, columns_box_->currentData().toInt()); });
+    });
     connect(outlier_box_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        settings_.outlier_sd = v;
-        redraw();
+        edit(tr("outlier threshold"), [this, v] {
+            settings_.outlier_sd = v;
+            redraw();
+        });
     });
 }
 
@@ -288,7 +295,8 @@ void ArrayBrowserView::rebuild_controls() {
         box->setValue(a < static_cast<int>(settings_.index.size())
                           ? static_cast<int>(settings_.index[static_cast<std::size_t>(a)])
                           : 0);
-        connect(box, &QSpinBox::valueChanged, this, [this, a](int v) { set_index(a, v); });
+        connect(box, &QSpinBox::valueChanged, this,
+                [this, a](int v) { edit(tr("index"), [this, a, v] { set_index(a, v); }); });
         sliders_->addWidget(box);
         index_boxes_ << box;
     }

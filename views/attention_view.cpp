@@ -104,12 +104,14 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
     layout->addWidget(figure_, 1);
     sync_controls();
     auto rerun = [this] {
-        settings_.layer = layer_box_->value();
-        settings_.example = example_box_->value();
-        settings_.mode = mode_box_->currentData().toString();
-        settings_.normalise = normalise_box_->currentData().toString();
-        settings_.head = head_box_->value();
-        start();
+        edit({}, [this] {
+            settings_.layer = layer_box_->value();
+            settings_.example = example_box_->value();
+            settings_.mode = mode_box_->currentData().toString();
+            settings_.normalise = normalise_box_->currentData().toString();
+            settings_.head = head_box_->value();
+            start();
+        });
     };
     connect(head_box_, &QSpinBox::valueChanged, this, rerun);
     connect(mode_box_, &QComboBox::currentIndexChanged, this, rerun);

@@ -200,24 +200,26 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
 
     connect(gate_box_, &QComboBox::currentIndexChanged, this, [this] {
         const auto key = gate_box_->currentData().toStringList();
-        if (key.size() == 2) select_gate(key[0].toInt(), key[1]);
+        if (key.size() == 2) edit(tr("gate"), [this, key] { select_gate(key[0].toInt(), key[1]); });
     });
     connect(example_box_, &QComboBox::currentIndexChanged, this, [this] {
         if (example_box_->currentIndex() >= 0)
-            select_example(example_box_->currentData().toLongLong());
+            edit(tr("example"),
+                 [this] { select_example(example_box_->currentData().toLongLong()); });
     });
-    connect(align_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_align(align_box_->currentData().toString()); });
+    connect(align_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("alignment"), [this] { set_align(align_box_->currentData().toString()); });
+    });
     connect(search_, &QLineEdit::textChanged, this, [this] { fill_examples(); });
     connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) {
         if (row < 0 || row >= static_cast<int>(table_rows_.size())) return;
-        const auto& [side, layer, gate] = table_rows_[static_cast<std::size_t>(row)];
-        if (side == 0) return select_gate(layer, gate);
+        const auto [side, layer, gate] = table_rows_[static_cast<std::size_t>(row)];
+        if (side == 0) return edit(tr("gate"), [&] { select_gate(layer, gate); });
         // A row of B: A's gate linked to it.
         if (!result_ || !result_b_) return;
         const auto a = counterpart(*result_b_, n_layers_b_, *result_, n_layers_a_, layer, gate,
                                    settings_.align == "depth");
-        if (a.first >= 0) select_gate(a.first, a.second);
+        if (a.first >= 0) edit(tr("gate"), [&] { select_gate(a.first, a.second); });
     });
 }
 

@@ -171,7 +171,8 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     controls->addWidget(readout_);
 
     connect(mixing_box_, &QComboBox::currentIndexChanged, this, [this] {
-        if (mixing_box_->currentIndex() >= 0) select_layer(mixing_box_->currentData().toInt());
+        if (mixing_box_->currentIndex() >= 0)
+            edit(tr("layer"), [this] { select_layer(mixing_box_->currentData().toInt()); });
     });
     heat_a_ = new HeatmapWidget(figure_);
     heat_b_ = new HeatmapWidget(figure_);
@@ -208,29 +209,35 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     for (HeatmapWidget* h : {heat_a_, heat_b_, heat_diff_}) {
         connect(h, &HeatmapWidget::rowClicked, this, [this](int row) {
             if (a_ && row < static_cast<int>(a_->layers.size()))
-                select_layer(a_->layers[static_cast<std::size_t>(row)].layer);
+                edit(tr("layer"), [this, row] {
+                    select_layer(a_->layers[static_cast<std::size_t>(row)].layer);
+                });
         });
         connect(h, &HeatmapWidget::hovered, this,
                 [this, h](int, int, double) { readout_->setText(h->readout()); });
     }
     connect(heat_b_, &HeatmapWidget::rowClicked, this, [this](int row) {
         if (b_ && row < static_cast<int>(b_->layers.size()))
-            select_layer(b_->layers[static_cast<std::size_t>(row)].layer);
+            edit(tr("layer"),
+                 [this, row] { select_layer(b_->layers[static_cast<std::size_t>(row)].layer); });
     });
     restore_settings(settings_.to_json());
-    connect(scaling_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_scaling(scaling_box_->currentData().toString()); });
+    connect(scaling_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("scaling"), [this] { set_scaling(scaling_box_->currentData().toString()); });
+    });
     connect(radius_box_, &QSpinBox::editingFinished, this, [this] {
-        if (radius_box_->value() != settings_.radius) {
-            settings_.radius = radius_box_->value();
-            start();
-        }
+        if (radius_box_->value() != settings_.radius)
+            edit(tr("radius"), [this] {
+                settings_.radius = radius_box_->value();
+                start();
+            });
     });
     connect(length_box_, &QSpinBox::editingFinished, this, [this] {
-        if (length_box_->value() != settings_.length) {
-            settings_.length = length_box_->value();
-            start();
-        }
+        if (length_box_->value() != settings_.length)
+            edit(tr("length"), [this] {
+                settings_.length = length_box_->value();
+                start();
+            });
     });
 }
 

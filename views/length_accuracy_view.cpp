@@ -65,13 +65,17 @@ LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWid
     connect(chart_, &IntervalBarChart::binClicked, this, &LengthAccuracyView::show_bin);
     connect(bins_box_, &QSpinBox::editingFinished, this, [this] {
         if (bins_box_->value() != settings_.bins) {
-            settings_.bins = bins_box_->value();
-            start();
+            edit(tr("bins"), [this] {
+                settings_.bins = bins_box_->value();
+                start();
+            });
         }
     });
     connect(binning_box_, &QComboBox::currentIndexChanged, this, [this] {
-        settings_.binning = binning_box_->currentData().toString();
-        start();
+        edit(tr("binning"), [this] {
+            settings_.binning = binning_box_->currentData().toString();
+            start();
+        });
     });
 }
 

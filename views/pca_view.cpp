@@ -85,9 +85,9 @@ PcaView::PcaView(PcaViewSettings settings, QWidget* parent)
     layout->addWidget(table_, 2);
     layout->addWidget(figure_, 3);
     connect(x_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_x(x_box_->currentData().toString()); });
+            [this] { edit(tr("x axis"), [this] { set_x(x_box_->currentData().toString()); }); });
     connect(p_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_p(p_box_->currentData().toDouble()); });
+            [this] { edit(tr("threshold"), [this] { set_p(p_box_->currentData().toDouble()); }); });
 }
 
 QString PcaView::model_name(std::size_t m) const {

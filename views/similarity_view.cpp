@@ -100,8 +100,10 @@ SimilarityView::SimilarityView(SimilarityViewSettings settings, QWidget* parent)
         if (row < 0 || column < 0 || row >= static_cast<int>(r.layers_a.size()) ||
             column >= static_cast<int>(r.layers_b.size()))
             return;
-        show_scatter(r.layers_a[static_cast<std::size_t>(row)],
-                     r.layers_b[static_cast<std::size_t>(column)]);
+        edit(tr("cell"), [&] {
+            show_scatter(r.layers_a[static_cast<std::size_t>(row)],
+                         r.layers_b[static_cast<std::size_t>(column)]);
+        });
     });
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
@@ -109,11 +111,14 @@ SimilarityView::SimilarityView(SimilarityViewSettings settings, QWidget* parent)
     layout->addWidget(figure_, 1);
     measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
     vectors_box_->setCurrentIndex(std::max(0, vectors_box_->findData(settings_.vectors)));
-    connect(measure_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_measure(measure_box_->currentData().toString()); });
+    connect(measure_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("measure"), [this] { set_measure(measure_box_->currentData().toString()); });
+    });
     connect(vectors_box_, &QComboBox::currentIndexChanged, this, [this] {
-        settings_.vectors = vectors_box_->currentData().toString();
-        start();
+        edit(tr("vectors"), [this] {
+            settings_.vectors = vectors_box_->currentData().toString();
+            start();
+        });
     });
 }
 

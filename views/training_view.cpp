@@ -208,9 +208,9 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     controls->addWidget(filter_label);
     controls->addWidget(filter_edit_);
     connect(smoothing_box_, &QDoubleSpinBox::valueChanged, this,
-            [this](double w) { set_smoothing(w); });
+            [this](double w) { edit(tr("smoothing"), [this, w] { set_smoothing(w); }); });
     connect(filter_edit_, &QLineEdit::textChanged, this,
-            [this](const QString& t) { set_run_filter(t); });
+            [this](const QString& t) { edit(tr("run filter"), [this, t] { set_run_filter(t); }); });
     controls->addStretch(1);
     device_label_ = new QLabel(this);
     device_label_->setObjectName("runDevices");
@@ -256,7 +256,7 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     redraw_timer_->setInterval(kRedrawMs);
     connect(redraw_timer_, &QTimer::timeout, this, &TrainingView::update_live);
     connect(x_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_x(x_box_->currentData().toString()); });
+            [this] { edit(tr("x axis"), [this] { set_x(x_box_->currentData().toString()); }); });
     for (const QString& dir : settings_.runs)
         logs_.push_back({dir, {}, {}, {}, {}, {}, {}, 0});
 }

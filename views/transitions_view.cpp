@@ -77,11 +77,12 @@ TransitionsView::TransitionsView(TransitionsViewSettings settings, QWidget* pare
     layout->addWidget(status_);
     layout->addWidget(figure_, 1);
     measure_box_->setCurrentIndex(std::max(0, measure_box_->findData(settings_.measure)));
-    connect(measure_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_measure(measure_box_->currentData().toString()); });
+    connect(measure_box_, &QComboBox::currentIndexChanged, this, [this] {
+        edit(tr("measure"), [this] { set_measure(measure_box_->currentData().toString()); });
+    });
     x_box_->setCurrentIndex(std::max(0, x_box_->findData(settings_.x)));
     connect(x_box_, &QComboBox::currentIndexChanged, this,
-            [this] { set_x(x_box_->currentData().toString()); });
+            [this] { edit(tr("x axis"), [this] { set_x(x_box_->currentData().toString()); }); });
 }
 
 QString TransitionsView::title() const {

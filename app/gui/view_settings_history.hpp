@@ -1,12 +1,10 @@
 #pragma once
-// Undo/redo of view settings (QUndoStack). Every analysis view keeps its settings as JSON
-// (AnalysisView::settings); the history remembers each view's last settings and, whenever one of
-// the view's controls reports a change, records the step from the old JSON to the new one. Undo
-// and redo restore_settings() the recorded JSON. This works for every view without the views
-// knowing about undo.
-#include <QHash>
+// Undo/redo of view settings (QUndoStack). A view reports each setter a person triggers — a
+// control, a click on a plot — with its settings before and after (AnalysisView::settingsEdited,
+// from AnalysisView::edit); the history makes that an undoable command on the workspace
+// document's stack (LabPlot's model: a setter is a command). Undo and redo apply the recorded
+// settings (AnalysisView::apply_settings), which the view does not report again.
 #include <QObject>
-#include <QPointer>
 #include <nlohmann/json.hpp>
 
 class QUndoStack;
@@ -23,18 +21,13 @@ public:
     /// Records on `stack` (the workspace document's: one Edit › Undo for every change).
     explicit ViewSettingsHistory(QUndoStack* stack, QObject* parent = nullptr);
     QUndoStack* stack() const { return stack_; }
-    /// Starts recording the settings changes of `view` (its current settings are the baseline).
+    /// Records the setting edits of `view` from now on.
     void track(views::AnalysisView* view);
-    /// Records a change of `view`'s settings since the last one seen (no-op when unchanged).
-    void check(views::AnalysisView* view);
-    /// Restores `settings` into `view` without recording it (what undo and redo do).
+    /// Applies `settings` to `view` without recording it (what undo and redo do).
     void apply(views::AnalysisView* view, const nlohmann::json& settings);
 
 private:
     QUndoStack* stack_;
-    QHash<views::AnalysisView*, nlohmann::json> known_;
-    bool applying_ = false;
-    void connect_controls(views::AnalysisView* view);
 };
 
 }  // namespace routescope::gui

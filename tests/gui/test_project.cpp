@@ -589,6 +589,21 @@ private slots:
             QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("linear_cka"));
             window.undo_stack()->redo();
             QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("procrustes"));
+            // A click on the matrix is a setter too (the cell whose scatter is shown): one
+            // command, named; undo hides the scatter again. Showing its result adds none.
+            const auto& d = view->heatmap()->data();
+            const QRect plot = view->heatmap()->plot_rect(view->heatmap()->rect());
+            QTest::mouseClick(view->heatmap(), Qt::LeftButton, {},
+                              QPoint(plot.left() + plot.width() / (2 * d.columns),
+                                     plot.top() + plot.height() / (2 * d.rows)));
+            QCOMPARE(window.undo_stack()->count(), 2);
+            QVERIFY2(window.undo_stack()->undoText().contains("cell"),
+                     qPrintable(window.undo_stack()->undoText()));
+            QVERIFY(view_test::wait_for(view, 120000));
+            QCOMPARE(window.undo_stack()->count(), 2);
+            QVERIFY(view->settings()["scatter"][0].get<int>() >= 0);
+            window.undo_stack()->undo();
+            QCOMPARE(view->settings()["scatter"], nlohmann::json({-1, -1}));
             window.save_project(dir + "/p.rsproj");
         }
         gui::MainWindow window;

@@ -107,7 +107,7 @@ void AnalysisView::apply_settings(const nlohmann::json& settings) {
     restore_settings(settings);
 }
 
-void AnalysisView::edit(const QString& what, const std::function<void()>& change) {
+void AnalysisView::edit(const QString& what, const std::function<void()>& change, bool continuous) {
     if (own_changes_ > 0) return change();
     nlohmann::json before = settings();
     {
@@ -116,7 +116,7 @@ void AnalysisView::edit(const QString& what, const std::function<void()>& change
         change();
     }
     nlohmann::json after = settings();
-    if (after != before) emit settingsEdited(what, before, after);
+    if (after != before) emit settingsEdited(what, before, after, continuous);
 }
 
 void AnalysisView::set_status(const QString& text) {

@@ -126,8 +126,10 @@ signals:
     /// and after the setter. The workspace records it as an undoable command (a setter is a
     /// command). Changes the view makes itself — showing a result, applying settings — are not
     /// reported.
+    /// `continuous`: one step of a change made in steps (typing, a spin box's arrows), which the
+    /// history merges with the steps just before it.
     void settingsEdited(const QString& what, const nlohmann::json& before,
-                        const nlohmann::json& after);
+                        const nlohmann::json& after, bool continuous);
 
 protected:
     /// Provenance JSON of every result shown (filled by subclasses).
@@ -146,7 +148,11 @@ protected:
     /// Runs a setter — `change` updates the settings and redraws or restarts — as one edit named
     /// `what`: settingsEdited when settings() changed, unless the view is showing a result or
     /// applying settings (then it is the view's own change).
-    void edit(const QString& what, const std::function<void()>& change);
+    void edit(const QString& what, const std::function<void()>& change, bool continuous = false);
+    /// An edit made in steps (typing, a spin box's value): see settingsEdited.
+    void edit_steps(const QString& what, const std::function<void()>& change) {
+        edit(what, change, true);
+    }
     /// Counts the scopes in which settings changes are the view's own (see edit).
     struct OwnChange {
         explicit OwnChange(AnalysisView* v) : view(v) { ++view->own_changes_; }

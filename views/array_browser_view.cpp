@@ -114,7 +114,7 @@ ArrayBrowserView::ArrayBrowserView(ArrayBrowserSettings settings, QWidget* paren
              [this] { set_axes(settings_.row_axis, columns_box_->currentData().toInt()); });
     });
     connect(outlier_box_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-        edit(tr("outlier threshold"), [this, v] {
+        edit_steps(tr("outlier threshold"), [this, v] {
             settings_.outlier_sd = v;
             redraw();
         });
@@ -296,7 +296,7 @@ void ArrayBrowserView::rebuild_controls() {
                           ? static_cast<int>(settings_.index[static_cast<std::size_t>(a)])
                           : 0);
         connect(box, &QSpinBox::valueChanged, this,
-                [this, a](int v) { edit(tr("index"), [this, a, v] { set_index(a, v); }); });
+                [this, a](int v) { edit_steps(tr("index"), [this, a, v] { set_index(a, v); }); });
         sliders_->addWidget(box);
         index_boxes_ << box;
     }

@@ -103,21 +103,28 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
     layout->addWidget(status_);
     layout->addWidget(figure_, 1);
     sync_controls();
-    auto rerun = [this] {
-        edit({}, [this] {
-            settings_.layer = layer_box_->value();
-            settings_.example = example_box_->value();
-            settings_.mode = mode_box_->currentData().toString();
-            settings_.normalise = normalise_box_->currentData().toString();
-            settings_.head = head_box_->value();
-            start();
-        });
+    // The spin boxes step (their arrows: one edit per control while they move); the two menus
+    // are choices.
+    auto rerun = [this](const QString& what, bool steps) {
+        edit(
+            what,
+            [this] {
+                settings_.layer = layer_box_->value();
+                settings_.example = example_box_->value();
+                settings_.mode = mode_box_->currentData().toString();
+                settings_.normalise = normalise_box_->currentData().toString();
+                settings_.head = head_box_->value();
+                start();
+            },
+            steps);
     };
-    connect(head_box_, &QSpinBox::valueChanged, this, rerun);
-    connect(mode_box_, &QComboBox::currentIndexChanged, this, rerun);
-    connect(normalise_box_, &QComboBox::currentIndexChanged, this, rerun);
-    connect(layer_box_, &QSpinBox::valueChanged, this, rerun);
-    connect(example_box_, &QSpinBox::valueChanged, this, rerun);
+    connect(head_box_, &QSpinBox::valueChanged, this, [rerun] { rerun(tr("head"), true); });
+    connect(mode_box_, &QComboBox::currentIndexChanged, this,
+            [rerun] { rerun(tr("mode"), false); });
+    connect(normalise_box_, &QComboBox::currentIndexChanged, this,
+            [rerun] { rerun(tr("normalisation"), false); });
+    connect(layer_box_, &QSpinBox::valueChanged, this, [rerun] { rerun(tr("layer"), true); });
+    connect(example_box_, &QSpinBox::valueChanged, this, [rerun] { rerun(tr("example"), true); });
 }
 
 void AttentionView::sync_controls() {

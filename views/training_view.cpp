@@ -208,9 +208,10 @@ TrainingView::TrainingView(TrainingViewSettings settings, QWidget* parent)
     controls->addWidget(filter_label);
     controls->addWidget(filter_edit_);
     connect(smoothing_box_, &QDoubleSpinBox::valueChanged, this,
-            [this](double w) { edit(tr("smoothing"), [this, w] { set_smoothing(w); }); });
-    connect(filter_edit_, &QLineEdit::textChanged, this,
-            [this](const QString& t) { edit(tr("run filter"), [this, t] { set_run_filter(t); }); });
+            [this](double w) { edit_steps(tr("smoothing"), [this, w] { set_smoothing(w); }); });
+    connect(filter_edit_, &QLineEdit::textChanged, this, [this](const QString& t) {
+        edit_steps(tr("run filter"), [this, t] { set_run_filter(t); });
+    });
     controls->addStretch(1);
     device_label_ = new QLabel(this);
     device_label_->setObjectName("runDevices");

@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -29,6 +30,7 @@
 #include "app/gui/workspace_dock.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/array_browser_view.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
@@ -675,6 +677,27 @@ private slots:
         QCOMPARE(window.undo_stack()->index(), 1);
         auto* undo = window.findChild<QAction*>("undoAction");
         QVERIFY(undo && !undo->shortcut().isEmpty() && !undo->statusTip().isEmpty());
+
+        // A change made in steps (a spin box's arrows, typing) is one command; two steps apart
+        // in time, or of two different settings, are two.
+        auto* browser =
+            qobject_cast<views::ArrayBrowserView*>(window.open_analysis("array_browser", {dump}));
+        QVERIFY(browser && view_test::wait_for(browser));
+        auto* sd = browser->findChild<QDoubleSpinBox*>("outlierSd");
+        QVERIFY(sd);
+        const int before = window.undo_stack()->index();  // a push drops the redo tail
+        const double start = sd->value();
+        for (int i = 1; i <= 4; ++i)
+            sd->setValue(start + i);
+        QCOMPARE(window.undo_stack()->count(), before + 1);
+        window.undo_stack()->undo();
+        QCOMPARE(sd->value(), start);
+        QCOMPARE(browser->settings()["outlier_sd"].get<double>(), start);
+        window.undo_stack()->redo();
+        QCOMPARE(sd->value(), start + 4);
+        QTest::qWait(900);
+        sd->setValue(start + 5);
+        QCOMPARE(window.undo_stack()->count(), before + 2);
     }
 
     // The compare settings of Gates (B, the alignment, the linked selection) and PCA (several

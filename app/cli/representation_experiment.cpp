@@ -222,6 +222,17 @@ json matched_loss(const std::vector<json>& trained, const fs::path& out) {
     return summary;
 }
 
+// Ends a table's header with one k(p) column per threshold, then its rule: `rule` for the
+// columns before them, right-aligned for theirs.
+void threshold_columns(std::ostringstream& md, const std::string& rule) {
+    for (double p : kThresholds)
+        md << " k(" << fixed(p, 2) << ") |";
+    md << "\n" << rule;
+    for (std::size_t i = 0; i < kThresholds.size(); ++i)
+        md << "---:|";
+    md << "\n";
+}
+
 // The per-passage table of `key` (passage_pca, passage_pca_300), when the layers have it.
 void passage_table(std::ostringstream& md, const json& results, const std::string& key) {
     if (results["models"].empty() || results["models"][0]["layers"].empty() ||
@@ -235,12 +246,7 @@ void passage_table(std::ostringstream& md, const json& results, const std::strin
                : "")
        << "): mean k(p) [95% bootstrap interval over passages, 1000 resamples].\n\n"
           "| model | layer | passages |";
-    for (double p : kThresholds)
-        md << " k(" << fixed(p, 2) << ") |";
-    md << "\n|---|---:|---:|";
-    for (std::size_t i = 0; i < kThresholds.size(); ++i)
-        md << "---:|";
-    md << "\n";
+    threshold_columns(md, "|---|---:|---:|");
     for (const auto& m : results["models"])
         for (const auto& l : m["layers"]) {
             const json& q = l[key];
@@ -282,12 +288,7 @@ std::string markdown(const json& results) {
           "token PCA.\n\n";
     md << "| model | layer | depth | token cos | token <0 | token isotropy | sentence cos | "
           "sentence <0 | sentence isotropy |";
-    for (double p : kThresholds)
-        md << " k(" << fixed(p, 2) << ") |";
-    md << "\n|---|---:|---:|---:|---:|---:|---:|---:|---:|";
-    for (std::size_t i = 0; i < kThresholds.size(); ++i)
-        md << "---:|";
-    md << "\n";
+    threshold_columns(md, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const auto& m : results["models"])
         for (const auto& l : m["layers"]) {
             const json &t = l["token"], &s = l["sentence"];

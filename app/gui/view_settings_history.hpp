@@ -20,7 +20,6 @@ class ViewSettingsHistory : public QObject {
 public:
     /// Records on `stack` (the workspace document's: one Edit › Undo for every change).
     explicit ViewSettingsHistory(QUndoStack* stack, QObject* parent = nullptr);
-    QUndoStack* stack() const { return stack_; }
     /// Records the setting edits of `view` from now on.
     void track(views::AnalysisView* view);
     /// Applies `settings` to `view` without recording it (what undo and redo do).

@@ -190,12 +190,12 @@ public:
     AdamW& optimizer() { return *optimizer_; }
     bool resumed() const { return resumed_; }
     std::string checkpoint_path() const;
-    /// train.keep_checkpoints: DIR/step-<step>.ckpt.h5, the weights of that step.
-    std::string kept_checkpoint_path(std::int64_t step) const;
     /// The frozen parameters (train.freeze_ssm).
     const std::vector<ParamEntry>& frozen() const { return frozen_; }
 
 private:
+    /// train.keep_checkpoints: DIR/step-<step>.ckpt.h5, the weights of that step.
+    std::string kept_checkpoint_path(std::int64_t step) const;
     /// One update; false (loss or grad_norm non-finite) leaves the step count where it was.
     bool train_step(Objective& objective, double& loss, double& grad_norm, double& lr);
     void save_checkpoint(const Objective& objective);

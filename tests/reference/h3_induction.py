@@ -1,0 +1,357 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""H3's induction-head experiment (Dao, Fu et al., "Hungry Hungry Hippos", Table 1: S4D 35.6,
+H3 100, attention 100), re-stated in PyTorch from the public configuration it was run with
+(HazyResearch/safari: configs/experiment/synthetics/induction_head/{base,s4d,transformer}.yaml,
+configs/pipeline/induction_head.yaml, configs/dataset/icl_synthetics.yaml,
+configs/model/layer/s4d.yaml, src/models/sequence/simple_lm.py, src/models/sequence/ssm/s4d.py,
+src/dataloaders/synthetics.py). Independent of the engine: it exists to find out, by measurement,
+why Routescope's `experiment induction` shows no contrast between the plain SSM stack and the
+gated one (issue 27, docs/experiments.md).
+
+What it states, from those files:
+- data: 18 content symbols, the copy prefix `=>` and `.` (vocabulary 20, ids in the sorted order
+  of safari's string vocabulary); 30 uniform content tokens, `=>` written over a uniform position
+  in [0, 28) (the token after it is the one to copy), `=>` appended, then the copied token:
+  32 tokens, the model reads the first 31 and predicts the next token at every position. 5000
+  training and 500 test sequences from numpy's default_rng(seed), de-duplicated and shuffled as
+  safari does. Training loss on every position; the metric is the accuracy at the last one.
+- model `lm_simple`: token embeddings (std 0.02, tied to the output), two pre-norm blocks
+  (dropout 0.1 on the embeddings, LayerNorm -> mixer -> add -> LayerNorm -> MLP 32-128-32 with
+  tanh-GELU), a final LayerNorm; output projections of the MLP and of attention at std
+  0.02 / sqrt(2 n_layer).
+- S4D mixer: no input projection; per channel a diagonal SSM of N = 64 (32 complex modes, A shared
+  by the channels, S4D-Inv imaginary parts, real part -0.5), ZOH, dt ~ logU[1e-3, 1e-1], C and B
+  complex normal with B normalised, D ~ N(0, 1); y = K * u + D u, then GELU, then a 32 x 32
+  output linear. log dt, A's real (as log) and imaginary parts train at lr min(1e-3, lr) without
+  weight decay.
+- attention: one causal head, attention dropout 0.1, learned absolute position embeddings.
+- AdamW lr 5e-4, weight decay 0.1 on every other parameter, betas (0.9, 0.999), no clipping,
+  batch 32, 400 epochs (62,800 steps); timm's cosine with a linear warm-up from 1e-6 over 40
+  epochs and a floor of 0.1 lr.
+
+Variants (each one difference towards Routescope's STACK/SSM, see --help): `--mixer stack` is
+our block (input projection, SSM, output projection, no activation between; LegS A, dt in
+[0.01, 1], C ~ N(0, sqrt 0.5), D = 1, one A per channel), `--ssm-act none` removes the GELU
+from safari's S4D, `--dt` sets the step range, `--a-init` the imaginary parts.
+
+Prints one JSON line per epoch and a final summary line.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+N_SYMBOLS = 18
+VOCAB = 20
+# safari's vocabulary is the sorted list of strings ['.', '0', '1', '10', ..., '17', '2', ..., '9', '=>']
+NOOP_ID = 0
+PREFIX_ID = 19
+CONTENT_IDS = list(range(1, 19))
+
+
+def generate(seed, n_train, n_test, input_len=30):
+    """Examples [n, 32] (int64), as safari's ICLDataModule.setup for copy_method induction_head."""
+    rng = np.random.default_rng(seed)
+    p = np.array([0.0] + [1.0 / N_SYMBOLS] * N_SYMBOLS + [0.0])
+
+    def one():
+        seq = rng.choice(VOCAB, input_len, replace=True, p=p).tolist()
+        seq.append(PREFIX_ID)
+        rng.uniform()  # safari draws it to choose between 1 and num_triggers (= 1) triggers
+        pos = int(rng.integers(input_len - 2, size=1)[0])
+        to_copy = seq[pos + 1]
+        seq[pos] = PREFIX_ID
+        return seq + [to_copy]
+
+    sets = []
+    for count in (n_train, n_test):
+        ex = torch.tensor([one() for _ in range(count)], dtype=torch.long)
+        ex = torch.unique(ex, dim=0, sorted=False).tolist()
+        while len(ex) < count:
+            new = one()
+            if new not in ex:
+                ex.append(new)
+        rng.shuffle(ex)
+        sets.append(torch.tensor(ex, dtype=torch.long))
+    return sets
+
+
+# ---------------------------------------------------------------------------------------- SSMs
+
+
+def legs_imag(n_modes):
+    n = np.arange(n_modes, dtype=np.float64)
+    r = np.sqrt(2.0 * n + 1.0)
+    legs = np.where(n[:, None] > n[None, :], r[:, None] * r[None, :], 0.0) + np.diag(n + 1.0)
+    p = np.sqrt(n + 0.5)
+    s = -legs + p[:, None] * p[None, :] + 0.5 * np.eye(n_modes)
+    return np.linalg.eigvalsh(-1j * s)
+
+
+class SafariS4DKernel(nn.Module):
+    """K[h, l] = 2 Re sum_n C'[h, n] exp(dt_h w_n l), C' = C (exp(dt_h w_n) - 1) / w_n."""
+
+    def __init__(self, H, N=64, dt=(1e-3, 1e-1), a_init="inv", shared_a=True):
+        super().__init__()
+        half = N // 2
+        n = torch.arange(half, dtype=torch.float64)
+        if a_init == "inv":
+            imag = 1.0 / math.pi * N * (N / (1 + 2 * n) - 1)
+        elif a_init == "lin":
+            imag = math.pi * n
+        elif a_init == "legs":
+            imag = torch.from_numpy(legs_imag(N))[half:]  # the non-negative half (conjugate pairs)
+        else:
+            raise ValueError(a_init)
+        rows = 1 if shared_a else H
+        w = (-0.5 * torch.ones(rows, half, dtype=torch.float64)) + 1j * imag.expand(rows, half)
+        B = torch.randn(rows, half, dtype=torch.cdouble)
+        zeta = 2 * torch.sum(torch.abs(-B / w) ** 2, dim=-1, keepdim=True)
+        B = B / zeta**0.5
+        C = torch.randn(1, H, half, dtype=torch.cdouble) * B.expand(H, half)
+        self.C = nn.Parameter(torch.view_as_real(C.to(torch.cfloat)).contiguous())
+        lo, hi = math.log(dt[0]), math.log(dt[1])
+        self.log_dt = nn.Parameter(torch.rand(H) * (hi - lo) + lo)
+        self.log_w_real = nn.Parameter(torch.log(-w.real + 1e-4).float())
+        self.w_imag = nn.Parameter(w.imag.float())
+        self.H = H
+
+    def ssm_parameters(self):
+        return [self.log_dt, self.log_w_real, self.w_imag]
+
+    def forward(self, L):
+        dt = torch.exp(self.log_dt)
+        C = torch.view_as_complex(self.C)
+        w = (-torch.exp(self.log_w_real) + 1j * self.w_imag).expand(self.H, -1)
+        dtA = w * dt.unsqueeze(-1)
+        K = dtA.unsqueeze(-1) * torch.arange(L)
+        C = C * (torch.exp(dtA) - 1.0) / w
+        return 2 * torch.einsum("chn,hnl->chl", C, torch.exp(K)).real[0]  # [H, L]
+
+
+class RoutescopeKernel(nn.Module):
+    """Routescope's S4D (MODELS.md): A_re = -0.5 (bounded), A_im from the named init, C ~
+    N(0, sqrt 0.5) per part, log_step ~ U[log dt_min, log dt_max], one A per channel; the kernel
+    is the python package's s4d_kernel."""
+
+    def __init__(self, H, N=64, dt=(0.01, 1.0), a_init="legs"):
+        super().__init__()
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # or PYTHONPATH
+        from routescope.ssm import s4d_kernel  # noqa: E402
+
+        self._kernel = s4d_kernel
+        n = np.arange(N, dtype=np.float64)
+        imag = {"legs": legs_imag(N), "lin": math.pi * n, "inv": (N / math.pi) * (N / (2 * n + 1) - 1)}[a_init]
+        self.A_re = nn.Parameter(torch.full((H, N), -0.5))
+        self.A_im = nn.Parameter(torch.tensor(imag, dtype=torch.float32).expand(H, N).clone())
+        self.C = nn.Parameter(torch.randn(H, N, 2) * math.sqrt(0.5))
+        self.log_step = nn.Parameter(torch.empty(H).uniform_(math.log(dt[0]), math.log(dt[1])))
+
+    def ssm_parameters(self):
+        return [self.A_re, self.A_im, self.log_step]
+
+    def forward(self, L):
+        return self._kernel(self.A_re, self.A_im, self.C, self.log_step, L).float()
+
+
+def causal_conv(u, K):
+    """u [B, L, H], K [H, L] -> y[b, t, h] = sum_{s <= t} K[h, t - s] u[b, s, h]."""
+    L = u.shape[1]
+    uf = torch.fft.rfft(u.transpose(1, 2), n=2 * L)
+    kf = torch.fft.rfft(K, n=2 * L)
+    return torch.fft.irfft(uf * kf, n=2 * L)[..., :L].transpose(1, 2)
+
+
+class S4DMixer(nn.Module):
+    """safari's S4D (transposed = False): y = act(K * u + D u), then the output linear."""
+
+    def __init__(self, d, args):
+        super().__init__()
+        self.kernel = SafariS4DKernel(d, dt=args.dt, a_init=args.a_init, shared_a=True)
+        self.D = nn.Parameter(torch.randn(1, d))
+        self.act = nn.GELU() if args.ssm_act == "gelu" else nn.Identity()
+        self.output_linear = nn.Linear(d, d)
+
+    def forward(self, u):
+        y = causal_conv(u, self.kernel(u.shape[1])) + u * self.D[0]
+        return self.output_linear(self.act(y))
+
+
+class StackMixer(nn.Module):
+    """Routescope's causal STACK/SSM sub-block without its residual: wo(SSM(wi(x))), D = 1."""
+
+    def __init__(self, d, args):
+        super().__init__()
+        self.wi = nn.Linear(d, d)
+        self.kernel = RoutescopeKernel(d, dt=args.dt, a_init=args.a_init)
+        self.D = nn.Parameter(torch.ones(d))
+        self.act = nn.GELU() if args.ssm_act == "gelu" else nn.Identity()
+        self.wo = nn.Linear(d, d)
+
+    def forward(self, x):
+        u = self.wi(x)
+        y = causal_conv(u, self.kernel(u.shape[1])) + u * self.D
+        return self.wo(self.act(y))
+
+
+class Attention(nn.Module):
+    """safari's MHA with one head, causal, attention dropout."""
+
+    def __init__(self, d, args):
+        super().__init__()
+        self.Wqkv = nn.Linear(d, 3 * d)
+        self.out_proj = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        q, k, v = self.Wqkv(x).chunk(3, dim=-1)
+        s = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+        L = x.shape[1]
+        s = s + torch.triu(torch.full((L, L), -10000.0), 1)
+        return self.out_proj(self.drop(torch.softmax(s, dim=-1)) @ v)
+
+
+class Block(nn.Module):
+    def __init__(self, d, mixer, drop1):
+        super().__init__()
+        self.drop1 = nn.Dropout(drop1)
+        self.norm1 = nn.LayerNorm(d, eps=1e-5)
+        self.mixer = mixer
+        self.norm2 = nn.LayerNorm(d, eps=1e-5)
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, h, residual):
+        residual = self.drop1(h) + (residual if residual is not None else 0)
+        h = self.mixer(self.norm1(residual))
+        residual = h + residual
+        h = self.fc2(F.gelu(self.fc1(self.norm2(residual)), approximate="tanh"))
+        return h, residual
+
+
+class LM(nn.Module):
+    def __init__(self, args, d=32, n_layer=2):
+        super().__init__()
+        mixers = {"s4d": S4DMixer, "stack": StackMixer, "attention": Attention}
+        self.emb = nn.Embedding(VOCAB, d)
+        self.pos = nn.Embedding(32, d) if args.pos_emb else None
+        self.blocks = nn.ModuleList(
+            [Block(d, mixers[args.mixer](d, args), 0.1 if i == 0 else 0.0) for i in range(n_layer)]
+        )
+        self.ln_f = nn.LayerNorm(d, eps=1e-5)
+        for name, p in self.named_parameters():  # simple_lm's _init_weights
+            leaf = name.rsplit(".", 2)
+            if name.endswith("weight") and p.dim() == 2 and "kernel" not in name:
+                std = 0.02
+                if leaf[-2] in ("fc2", "out_proj"):
+                    std = 0.02 / math.sqrt(2 * n_layer)
+                nn.init.normal_(p, std=std)
+            elif name.endswith("bias") and "norm" not in name and "ln_f" not in name:
+                nn.init.zeros_(p)
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        if self.pos is not None:
+            h = h + self.pos(torch.arange(ids.shape[1]))
+        residual = None
+        for b in self.blocks:
+            h, residual = b(h, residual)
+        return self.ln_f(h + residual) @ self.emb.weight.t()
+
+    def ssm_parameters(self):
+        out = []
+        for b in self.blocks:
+            if hasattr(b.mixer, "kernel"):
+                out += b.mixer.kernel.ssm_parameters()
+        return out
+
+
+def lr_at(step, lr, total, warmup, lr_min, warmup_init=1e-6):
+    """timm CosineLRScheduler(t_initial=total, warmup_t=warmup, warmup_prefix=False)."""
+    if step < warmup:
+        return warmup_init + step * (lr - warmup_init) / warmup
+    return lr_min + 0.5 * (lr - lr_min) * (1 + math.cos(math.pi * step / total))
+
+
+def accuracy(model, test):
+    model.eval()
+    with torch.no_grad():
+        logits = model(test[:, :-1])[:, -1]
+    model.train()
+    return float((logits.argmax(-1) == test[:, -1]).float().mean())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mixer", choices=["s4d", "stack", "attention"], default="s4d")
+    ap.add_argument("--ssm-act", choices=["gelu", "none"], default=None,
+                    help="activation after the SSM (default: gelu for s4d, none for stack)")
+    ap.add_argument("--dt", type=lambda s: tuple(float(x) for x in s.split(",")), default=None,
+                    help="dt_min,dt_max (default 1e-3,1e-1 for s4d; 0.01,1 for stack)")
+    ap.add_argument("--a-init", choices=["inv", "lin", "legs"], default=None,
+                    help="imaginary parts of A (default inv for s4d, legs for stack)")
+    ap.add_argument("--pos-emb", action="store_true", help="learned position embeddings (on for attention)")
+    ap.add_argument("--data-seed", type=int, default=0, help="safari's dataset seed (0)")
+    ap.add_argument("--seed", type=int, default=0, help="initialisation and data order")
+    ap.add_argument("--epochs", type=int, default=400)
+    ap.add_argument("--lr", type=float, default=5e-4)
+    ap.add_argument("--eval-every", type=int, default=10, help="epochs between test evaluations")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    stack = args.mixer == "stack"
+    args.ssm_act = args.ssm_act or ("none" if stack else "gelu")
+    args.dt = args.dt or ((0.01, 1.0) if stack else (1e-3, 1e-1))
+    args.a_init = args.a_init or ("legs" if stack else "inv")
+    args.pos_emb = args.pos_emb or args.mixer == "attention"
+    torch.set_num_threads(args.threads)
+
+    train, test = generate(args.data_seed, 5000, 500)
+    torch.manual_seed(args.seed)
+    model = LM(args)
+    ssm = {id(p) for p in model.ssm_parameters()}
+    groups = [{"params": [p for p in model.parameters() if id(p) not in ssm], "weight_decay": 0.1}]
+    if ssm:
+        groups.append({"params": model.ssm_parameters(), "weight_decay": 0.0, "lr": min(1e-3, args.lr)})
+    opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.999), foreach=True)
+    base = [g["lr"] for g in opt.param_groups]
+    steps_per_epoch = math.ceil(len(train) / 32)
+    total, warmup = steps_per_epoch * args.epochs, steps_per_epoch * math.ceil(args.epochs / 10)
+    gen = torch.Generator().manual_seed(args.seed)
+    step, best, t0 = 0, 0.0, time.time()
+    n_params = sum(p.numel() for p in model.parameters())
+    for epoch in range(1, args.epochs + 1):
+        order = torch.randperm(len(train), generator=gen)
+        loss_sum = 0.0
+        for i in range(0, len(train), 32):
+            batch = train[order[i : i + 32]]
+            logits = model(batch[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            for g, b in zip(opt.param_groups, base):
+                g["lr"] = lr_at(step, b, total, warmup, 0.1 * b)
+            opt.step()
+            step += 1
+            loss_sum += float(loss)
+        if epoch % args.eval_every == 0 or epoch == args.epochs:
+            acc = accuracy(model, test)
+            best = max(best, acc)
+            print(json.dumps({"epoch": epoch, "step": step, "train_loss": loss_sum / steps_per_epoch,
+                              "test_accuracy": acc, "seconds": round(time.time() - t0, 1)}), flush=True)
+    print(json.dumps({"summary": True, "mixer": args.mixer, "ssm_act": args.ssm_act, "dt": args.dt,
+                      "a_init": args.a_init, "pos_emb": args.pos_emb, "seed": args.seed,
+                      "data_seed": args.data_seed, "parameters": n_params, "steps": step,
+                      "final_test_accuracy": acc, "best_test_accuracy": best,
+                      "seconds": round(time.time() - t0, 1)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -273,9 +273,8 @@ def torch_save_state(sd):
     return buf.getvalue()
 
 
-def numpy_state(sd, drop=()):
-    return collections.OrderedDict((k, v.detach().numpy().copy()) for k, v in sd.items()
-                                   if not any(k.startswith(d) for d in drop))
+def numpy_state(sd):
+    return collections.OrderedDict((k, v.detach().numpy().copy()) for k, v in sd.items())
 
 
 def bert_flax(sd):
@@ -298,9 +297,30 @@ def bert_flax(sd):
     return out
 
 
+def as_official(tensors, official, what):
+    """tensors in the official key set's order, asserting the same names and shapes."""
+    assert set(tensors) == set(official), (what, sorted(set(tensors) ^ set(official)))
+    for name, shape in official.items():
+        assert tuple(tensors[name].shape) == shape, (what, name, tuple(tensors[name].shape), shape)
+    return collections.OrderedDict((n, tensors[n]) for n in official)
+
+
+def recent_safetensors(sd):
+    """A state_dict as a recent release's save_pretrained(safe_serialization=True) writes it: no
+    position_ids (a non-persistent buffer there) and one name per shared storage (here the
+    first in sorted order, the one the tied-weight patterns leave), as numpy arrays."""
+    by_storage = collections.defaultdict(list)
+    for name, t in sd.items():
+        if not name.endswith("position_ids"):
+            by_storage[t.data_ptr()].append(name)  # tied: the same Parameter
+    keep = {sorted(names)[0] for names in by_storage.values()}
+    return numpy_state(collections.OrderedDict((n, t) for n, t in sd.items() if n in keep))
+
+
 def write_bert(out, rng):
-    """BertForMaskedLM and BertForSequenceClassification with random weights, in PyTorch and
-    safetensors, and the logits tests/reference/hf_bert.py computes on a padded batch."""
+    """BertForMaskedLM, BertForSequenceClassification and BertForPreTraining with random weights in
+    PyTorch, safetensors and Flax, and the logits tests/reference/hf_bert.py computes on a padded
+    batch. Each file holds exactly the key set official_keys.py reads from transformers' code."""
     ids, types, mask = bert_batch(rng)
     mlm = hf_bert.BertForMaskedLM(bert_config())
     hf_bert.randomize(mlm, rng)
@@ -315,42 +335,67 @@ def write_bert(out, rng):
         h["lengths"] = np.array(BERT_LENGTHS, np.int32)
         h["mlm_logits"] = bert_logits(mlm, ids, types, mask)
         h["cls_logits"] = bert_logits(clf, ids, types, mask)
-    mlm_sd, cls_sd = mlm.state_dict(), clf.state_dict()
-    assert "bert.embeddings.position_ids" in mlm_sd and "cls.predictions.decoder.weight" in mlm_sd
-    # PyTorch: the full state_dict (the position_ids buffer, the tied decoder repeated).
+    # The official key sets (official_keys.py) at this size. The PyTorch files are those of a
+    # release that persists the position_ids buffer (transformers 004ad5f: torch.save repeats the
+    # tied decoder); safetensors as a recent release writes it (8ec5810 + 040ba146: no position_ids
+    # buffer, the tied aliases left out); Flax as FlaxBert*'s params tree.
+    dims = (V, D, bert_config()["intermediate_size"], LMAX, 2, LAYERS)
+    mlm_keys = official_keys.bert_for_masked_lm(*dims)
+    cls_keys = official_keys.bert_for_sequence_classification(*dims, BERT_LABELS)
+    pre_keys = official_keys.bert_for_pretraining(*dims)
+    st = official_keys.bert_safetensors
+    mlm_st = st(official_keys.bert_for_masked_lm(*dims, position_ids=False))
+    cls_st = st(official_keys.bert_for_sequence_classification(*dims, BERT_LABELS,
+                                                                position_ids=False))
+    pre_st = st(official_keys.bert_for_pretraining(*dims, position_ids=False))
+    mlm_sd = as_official(mlm.state_dict(), mlm_keys, "BertForMaskedLM")
+    cls_sd = as_official(clf.state_dict(), cls_keys, "BertForSequenceClassification")
+    assert mlm_sd["bert.embeddings.position_ids"].dtype == torch.int64
     model_dir(out, "bert_mlm_pytorch", "pytorch_model.bin", torch_save_state(mlm_sd),
               config=json.dumps(bert_config()))
-    # safetensors as transformers saves it: tied copies and the buffer left out... except that we
-    # keep the int64 position_ids here to read an I64 tensor.
-    model_dir(out, "bert_mlm_safetensors", "model.safetensors",
-              safetensors_bytes(numpy_state(mlm_sd, drop=("cls.predictions.decoder",))),
-              config=json.dumps(bert_config()))
+    model_dir(out, "bert_mlm_safetensors", "model.safetensors", safetensors_bytes(
+        as_official(recent_safetensors(mlm_sd), mlm_st, "BertForMaskedLM safetensors")),
+        config=json.dumps(bert_config()))
     model_dir(out, "bert_cls_pytorch", "pytorch_model.bin", torch_save_state(cls_sd),
               config=json.dumps(cls_cfg))
-    model_dir(out, "bert_cls_safetensors", "model.safetensors",
-              safetensors_bytes(numpy_state(cls_sd, drop=("bert.embeddings.position_ids",))),
-              config=json.dumps(cls_cfg))
+    model_dir(out, "bert_cls_safetensors", "model.safetensors", safetensors_bytes(
+        as_official(recent_safetensors(cls_sd), cls_st, "BertForSequenceClassification st")),
+        config=json.dumps(cls_cfg))
     # Flax (FlaxBertForMaskedLM, FlaxBertForSequenceClassification).
-    model_dir(out, "bert_mlm_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(mlm_sd))),
+    mlm_flax = as_official(bert_flax(mlm_sd), official_keys.flax_bert_for_masked_lm(*dims),
+                           "FlaxBertForMaskedLM")
+    model_dir(out, "bert_mlm_flax", "flax_model.msgpack", mp(flax_tree(mlm_flax)),
               config=json.dumps(bert_config()))
-    model_dir(out, "bert_cls_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(cls_sd))),
+    cls_flax = as_official(bert_flax(cls_sd), official_keys.flax_bert_for_sequence_classification(
+        *dims, BERT_LABELS), "FlaxBertForSequenceClassification")
+    model_dir(out, "bert_cls_flax", "flax_model.msgpack", mp(flax_tree(cls_flax)),
               config=json.dumps(cls_cfg))
-    # Old BERT names: LayerNorm gamma/beta.
+    # Old BERT names (pytorch-pretrained-bert's files, not read in transformers' code here):
+    # LayerNorm gamma/beta for weight/bias, otherwise BertForMaskedLM's key set.
     old = collections.OrderedDict(
         (k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"), v)
         for k, v in mlm_sd.items())
+    assert len(old) == len(mlm_sd) and sum("LayerNorm.gamma" in k for k in old) == 2 * LAYERS + 2
     model_dir(out, "bert_mlm_gamma", "pytorch_model.bin", torch_save_state(old),
               config=json.dumps(bert_config()))
-    # A pretraining checkpoint: + the pooler and the next-sentence head (left out, with a note).
+    # A pretraining checkpoint (BertForPreTraining) in the three layouts: the MLM model plus the
+    # pooler and the next-sentence head, which an MLM import leaves out with a note. The tied
+    # decoder stays tied in the .bin (the same tensors as the embeddings and the bias).
     pre = collections.OrderedDict(mlm_sd)
     pre["bert.pooler.dense.weight"] = torch.zeros(D, D)
     pre["bert.pooler.dense.bias"] = torch.zeros(D)
     pre["cls.seq_relationship.weight"] = torch.zeros(2, D)
     pre["cls.seq_relationship.bias"] = torch.zeros(2)
-    model_dir(out, "bert_pretraining", "pytorch_model.bin", torch_save_state(pre),
-              config=json.dumps(bert_config(architectures=["BertForPreTraining"])))
-    model_dir(out, "bert_pretraining_flax", "flax_model.msgpack", mp(flax_tree(bert_flax(pre))),
-              config=json.dumps(bert_config(architectures=["BertForPreTraining"])))
+    pre = as_official(pre, pre_keys, "BertForPreTraining")
+    pre_cfg = json.dumps(bert_config(architectures=["BertForPreTraining"]))
+    model_dir(out, "bert_pretraining", "pytorch_model.bin", torch_save_state(pre), config=pre_cfg)
+    model_dir(out, "bert_pretraining_safetensors", "model.safetensors", safetensors_bytes(
+        as_official(recent_safetensors(pre), pre_st, "BertForPreTraining safetensors")),
+        config=pre_cfg)
+    pre_flax = as_official(bert_flax(pre), official_keys.flax_bert_for_pretraining(*dims),
+                           "FlaxBertForPreTraining")
+    model_dir(out, "bert_pretraining_flax", "flax_model.msgpack", mp(flax_tree(pre_flax)),
+              config=pre_cfg)
     # Bad: position ids that are not 0..Lmax-1; a hidden_act the MLM head cannot share.
     bad = collections.OrderedDict(mlm_sd)
     bad["bert.embeddings.position_ids"] = torch.arange(LMAX).flip(0)[None, :]

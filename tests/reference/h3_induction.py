@@ -202,6 +202,28 @@ class StackMixer(nn.Module):
         return self.wo(self.act(y))
 
 
+class GatedMixer(nn.Module):
+    """Routescope's causal GATED/SSM block body (the BiGS block, forward path only) without its
+    residual: V = gelu(dv X), U = gelu(du X), Y = duc(SSM(U)), out = do(gelu(dol Y) * V), inner
+    3d; the SSM as StackMixer's. A block of it has no MLP (the BiGS layer has none)."""
+
+    has_mlp = False
+
+    def __init__(self, d, args):
+        super().__init__()
+        inner = 3 * d
+        self.dv, self.du, self.duc = nn.Linear(d, inner), nn.Linear(d, d), nn.Linear(d, d)
+        self.dol, self.do = nn.Linear(d, inner), nn.Linear(inner, d)
+        self.kernel = RoutescopeKernel(d, dt=args.dt, a_init=args.a_init)
+        self.D = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        g = lambda t: F.gelu(t, approximate="tanh")  # noqa: E731
+        v, u = g(self.dv(x)), g(self.du(x))
+        y = self.duc(causal_conv(u, self.kernel(u.shape[1])) + u * self.D)
+        return self.do(g(self.dol(y)) * v)
+
+
 class Attention(nn.Module):
     """safari's MHA with one head, causal, attention dropout."""
 
@@ -225,13 +247,17 @@ class Block(nn.Module):
         self.drop1 = nn.Dropout(drop1)
         self.norm1 = nn.LayerNorm(d, eps=1e-5)
         self.mixer = mixer
-        self.norm2 = nn.LayerNorm(d, eps=1e-5)
-        self.fc1 = nn.Linear(d, 4 * d)
-        self.fc2 = nn.Linear(4 * d, d)
+        self.has_mlp = getattr(mixer, "has_mlp", True)
+        if self.has_mlp:
+            self.norm2 = nn.LayerNorm(d, eps=1e-5)
+            self.fc1 = nn.Linear(d, 4 * d)
+            self.fc2 = nn.Linear(4 * d, d)
 
     def forward(self, h, residual):
         residual = self.drop1(h) + (residual if residual is not None else 0)
         h = self.mixer(self.norm1(residual))
+        if not self.has_mlp:
+            return h, residual
         residual = h + residual
         h = self.fc2(F.gelu(self.fc1(self.norm2(residual)), approximate="tanh"))
         return h, residual
@@ -240,7 +266,7 @@ class Block(nn.Module):
 class LM(nn.Module):
     def __init__(self, args, d=32, n_layer=2):
         super().__init__()
-        mixers = {"s4d": S4DMixer, "stack": StackMixer, "attention": Attention}
+        mixers = {"s4d": S4DMixer, "stack": StackMixer, "gated": GatedMixer, "attention": Attention}
         self.emb = nn.Embedding(VOCAB, d)
         self.pos = nn.Embedding(32, d) if args.pos_emb else None
         self.blocks = nn.ModuleList(
@@ -250,7 +276,7 @@ class LM(nn.Module):
         for name, p in self.named_parameters():  # simple_lm's _init_weights
             leaf = name.rsplit(".", 2)
             if name.endswith("weight") and p.dim() == 2 and "kernel" not in name:
-                std = 0.02
+                std = args.init_std if ".mixer." in name else 0.02
                 if leaf[-2] in ("fc2", "out_proj"):
                     std = 0.02 / math.sqrt(2 * n_layer)
                 nn.init.normal_(p, std=std)
@@ -291,7 +317,10 @@ def accuracy(model, test):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mixer", choices=["s4d", "stack", "attention"], default="s4d")
+    ap.add_argument("--mixer", choices=["s4d", "stack", "gated", "attention"], default="s4d")
+    ap.add_argument("--init-std", type=float, default=None,
+                    help="std of the mixer's linear layers (default 0.3 for gated, as Routescope's "
+                    "experiment; 0.02 otherwise, as safari)")
     ap.add_argument("--ssm-act", choices=["gelu", "none"], default=None,
                     help="activation after the SSM (default: gelu for s4d, none for stack)")
     ap.add_argument("--dt", type=lambda s: tuple(float(x) for x in s.split(",")), default=None,
@@ -299,6 +328,8 @@ def main():
     ap.add_argument("--a-init", choices=["inv", "lin", "legs"], default=None,
                     help="imaginary parts of A (default inv for s4d, legs for stack)")
     ap.add_argument("--pos-emb", action="store_true", help="learned position embeddings (on for attention)")
+    ap.add_argument("--loss", choices=["all", "last"], default="all",
+                    help="next-token loss on every position (H3) or on the last (the copy) only")
     ap.add_argument("--data-seed", type=int, default=0, help="safari's dataset seed (0)")
     ap.add_argument("--seed", type=int, default=0, help="initialisation and data order")
     ap.add_argument("--epochs", type=int, default=400)
@@ -306,7 +337,8 @@ def main():
     ap.add_argument("--eval-every", type=int, default=10, help="epochs between test evaluations")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    stack = args.mixer == "stack"
+    stack = args.mixer in ("stack", "gated")
+    args.init_std = args.init_std if args.init_std is not None else (0.3 if args.mixer == "gated" else 0.02)
     args.ssm_act = args.ssm_act or ("none" if stack else "gelu")
     args.dt = args.dt or ((0.01, 1.0) if stack else (1e-3, 1e-1))
     args.a_init = args.a_init or ("legs" if stack else "inv")
@@ -333,7 +365,10 @@ def main():
         for i in range(0, len(train), 32):
             batch = train[order[i : i + 32]]
             logits = model(batch[:, :-1])
-            loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
+            if args.loss == "all":
+                loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
+            else:
+                loss = F.cross_entropy(logits[:, -1], batch[:, -1])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             for g, b in zip(opt.param_groups, base):
@@ -347,7 +382,7 @@ def main():
             print(json.dumps({"epoch": epoch, "step": step, "train_loss": loss_sum / steps_per_epoch,
                               "test_accuracy": acc, "seconds": round(time.time() - t0, 1)}), flush=True)
     print(json.dumps({"summary": True, "mixer": args.mixer, "ssm_act": args.ssm_act, "dt": args.dt,
-                      "a_init": args.a_init, "pos_emb": args.pos_emb, "seed": args.seed,
+                      "a_init": args.a_init, "pos_emb": args.pos_emb, "loss": args.loss, "init_std": args.init_std, "seed": args.seed,
                       "data_seed": args.data_seed, "parameters": n_params, "steps": step,
                       "final_test_accuracy": acc, "best_test_accuracy": best,
                       "seconds": round(time.time() - t0, 1)}), flush=True)

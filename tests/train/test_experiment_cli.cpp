@@ -133,6 +133,12 @@ private slots:
             QCOMPARE(config["train"]["weight_decay"].get<double>(), 0.1);
             QCOMPARE(config["train"]["batch_size"].get<int>(), 32);
             QCOMPARE(config["train"]["epochs"].get<int>(), 0);  // --steps 6 replaces the 400
+            // safari's loss: next-token prediction at every position (the pretraining loop on
+            // the task's completed sequences), validated once an epoch (at most 5 times here).
+            QCOMPARE(config["train"]["objective"].get<std::string>(), std::string("clm"));
+            QCOMPARE(config["train"]["eval_every"].get<int>(), 1);
+            QVERIFY(m["valid_step"].get<int>() == 6 && m["best_step"].get<int>() == -1);
+            QVERIFY(m["valid_metric"].get<double>() >= 0.0);
             if (archs[i] == "bert")
                 QCOMPARE(config["model"]["n_heads"].get<int>(), 1);
             else

@@ -330,6 +330,9 @@ def main():
     ap.add_argument("--pos-emb", action="store_true", help="learned position embeddings (on for attention)")
     ap.add_argument("--loss", choices=["all", "last"], default="all",
                     help="next-token loss on every position (H3) or on the last (the copy) only")
+    ap.add_argument("--wd", choices=["all", "routescope"], default="all",
+                    help="weight decay on every parameter but the SSM's (safari) or not on biases, "
+                    "LayerNorms and embeddings either (Routescope's AdamW groups)")
     ap.add_argument("--data-seed", type=int, default=0, help="safari's dataset seed (0)")
     ap.add_argument("--seed", type=int, default=0, help="initialisation and data order")
     ap.add_argument("--epochs", type=int, default=400)
@@ -349,7 +352,14 @@ def main():
     torch.manual_seed(args.seed)
     model = LM(args)
     ssm = {id(p) for p in model.ssm_parameters()}
-    groups = [{"params": [p for p in model.parameters() if id(p) not in ssm], "weight_decay": 0.1}]
+    exempt = set(ssm)
+    if args.wd == "routescope":
+        for name, p in model.named_parameters():
+            if p.dim() < 2 or name.startswith(("emb.", "pos.")) or name.endswith(".D"):
+                exempt.add(id(p))
+    groups = [{"params": [p for p in model.parameters() if id(p) not in exempt], "weight_decay": 0.1},
+              {"params": [p for p in model.parameters() if id(p) in exempt and id(p) not in ssm],
+               "weight_decay": 0.0}]
     if ssm:
         groups.append({"params": model.ssm_parameters(), "weight_decay": 0.0, "lr": min(1e-3, args.lr)})
     opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.999), foreach=True)
@@ -382,7 +392,7 @@ def main():
             print(json.dumps({"epoch": epoch, "step": step, "train_loss": loss_sum / steps_per_epoch,
                               "test_accuracy": acc, "seconds": round(time.time() - t0, 1)}), flush=True)
     print(json.dumps({"summary": True, "mixer": args.mixer, "ssm_act": args.ssm_act, "dt": args.dt,
-                      "a_init": args.a_init, "pos_emb": args.pos_emb, "loss": args.loss, "init_std": args.init_std, "seed": args.seed,
+                      "a_init": args.a_init, "pos_emb": args.pos_emb, "loss": args.loss, "init_std": args.init_std, "wd": args.wd, "seed": args.seed,
                       "data_seed": args.data_seed, "parameters": n_params, "steps": step,
                       "final_test_accuracy": acc, "best_test_accuracy": best,
                       "seconds": round(time.time() - t0, 1)}), flush=True)

@@ -87,15 +87,32 @@ classifier}. Dense kernels are [in, out]; LayerNorm holds scale and bias; nn.Emb
 import collections
 
 
-def bigs_for_masked_lm(V, H, I, N, P, T, layers):
-    """name -> shape of BiGSForMaskedLM.state_dict() (position_ids is int64, the rest float)."""
-    k = collections.OrderedDict()
-    e = "bigs.embeddings."
-    k[e + "position_ids"] = (1, P)
+def _embeddings(k, e, V, H, P, T, position_ids):
+    """The embeddings module's entries under prefix e, in state_dict order (BiGSEmbeddings and
+    BertEmbeddings hold the same ones): the int64 position_ids buffer when persisted."""
+    if position_ids:
+        k[e + "position_ids"] = (1, P)
     k[e + "word_embeddings.weight"] = (V, H)
     k[e + "position_embeddings.weight"] = (P, H)
     k[e + "token_type_embeddings.weight"] = (T, H)
     k[e + "LayerNorm.weight"], k[e + "LayerNorm.bias"] = (H,), (H,)
+
+
+def _mlm_head(k, V, H):
+    """cls.predictions of BiGSForMaskedLM and BertForMaskedLM/BertForPreTraining: the decoder
+    weight (tied to the word embeddings) and bias (the same Parameter as predictions.bias)
+    repeated."""
+    c = "cls.predictions."
+    k[c + "bias"] = (V,)
+    k[c + "transform.dense.weight"], k[c + "transform.dense.bias"] = (H, H), (H,)
+    k[c + "transform.LayerNorm.weight"], k[c + "transform.LayerNorm.bias"] = (H,), (H,)
+    k[c + "decoder.weight"], k[c + "decoder.bias"] = (V, H), (V,)
+
+
+def bigs_for_masked_lm(V, H, I, N, P, T, layers):
+    """name -> shape of BiGSForMaskedLM.state_dict() (position_ids is int64, the rest float)."""
+    k = collections.OrderedDict()
+    _embeddings(k, "bigs.embeddings.", V, H, P, T, position_ids=True)
     for i in range(layers):
         s = f"bigs.encoder.layer.{i}."
         k[s + "LayerNorm.weight"], k[s + "LayerNorm.bias"] = (H,), (H,)
@@ -110,11 +127,7 @@ def bigs_for_masked_lm(V, H, I, N, P, T, layers):
                             ("do", (H, I))):
             k[s + name + ".weight"], k[s + name + ".bias"] = shape, (shape[0],)
     k["bigs.pooler.dense.weight"], k["bigs.pooler.dense.bias"] = (H, H), (H,)
-    c = "cls.predictions."
-    k[c + "bias"] = (V,)
-    k[c + "transform.dense.weight"], k[c + "transform.dense.bias"] = (H, H), (H,)
-    k[c + "transform.LayerNorm.weight"], k[c + "transform.LayerNorm.bias"] = (H,), (H,)
-    k[c + "decoder.weight"], k[c + "decoder.bias"] = (V, H), (V,)
+    _mlm_head(k, V, H)
     return k
 
 
@@ -138,13 +151,7 @@ def flax_bigs_pretraining_extra(H):
 
 def _bert_base(k, V, H, I, P, T, layers, position_ids, pooler):
     """BertModel's entries under bert. (PyTorch names), in state_dict order."""
-    e = "bert.embeddings."
-    if position_ids:
-        k[e + "position_ids"] = (1, P)
-    k[e + "word_embeddings.weight"] = (V, H)
-    k[e + "position_embeddings.weight"] = (P, H)
-    k[e + "token_type_embeddings.weight"] = (T, H)
-    k[e + "LayerNorm.weight"], k[e + "LayerNorm.bias"] = (H,), (H,)
+    _embeddings(k, "bert.embeddings.", V, H, P, T, position_ids)
     for i in range(layers):
         s = f"bert.encoder.layer.{i}."
         for name, shape in (("attention.self.query", (H, H)), ("attention.self.key", (H, H)),
@@ -156,20 +163,12 @@ def _bert_base(k, V, H, I, P, T, layers, position_ids, pooler):
         k["bert.pooler.dense.weight"], k["bert.pooler.dense.bias"] = (H, H), (H,)
 
 
-def _bert_mlm_head(k, V, H):
-    c = "cls.predictions."
-    k[c + "bias"] = (V,)
-    k[c + "transform.dense.weight"], k[c + "transform.dense.bias"] = (H, H), (H,)
-    k[c + "transform.LayerNorm.weight"], k[c + "transform.LayerNorm.bias"] = (H,), (H,)
-    k[c + "decoder.weight"], k[c + "decoder.bias"] = (V, H), (V,)
-
-
 def bert_for_masked_lm(V, H, I, P, T, layers, position_ids=True):
     """name -> shape of BertForMaskedLM.state_dict(); position_ids: whether the release persists
     the embeddings' position_ids buffer (004ad5f: yes, int64; 8ec5810: no)."""
     k = collections.OrderedDict()
     _bert_base(k, V, H, I, P, T, layers, position_ids, pooler=False)
-    _bert_mlm_head(k, V, H)
+    _mlm_head(k, V, H)
     return k
 
 
@@ -177,7 +176,7 @@ def bert_for_pretraining(V, H, I, P, T, layers, position_ids=True):
     """name -> shape of BertForPreTraining.state_dict(): the pooler and the next-sentence head too."""
     k = collections.OrderedDict()
     _bert_base(k, V, H, I, P, T, layers, position_ids, pooler=True)
-    _bert_mlm_head(k, V, H)
+    _mlm_head(k, V, H)
     k["cls.seq_relationship.weight"], k["cls.seq_relationship.bias"] = (2, H), (2,)
     return k
 
@@ -220,7 +219,7 @@ def _flax_bert_base(k, V, H, I, P, T, layers, pooler):
         k["bert/pooler/dense/kernel"], k["bert/pooler/dense/bias"] = (H, H), (H,)
 
 
-def _flax_bert_mlm_head(k, V, H):
+def _flax_mlm_head(k, V, H):
     c = "cls/predictions/"
     k[c + "transform/dense/kernel"], k[c + "transform/dense/bias"] = (H, H), (H,)
     k[c + "transform/LayerNorm/scale"], k[c + "transform/LayerNorm/bias"] = (H,), (H,)
@@ -231,14 +230,14 @@ def flax_bert_for_masked_lm(V, H, I, P, T, layers):
     """'a/b/c' -> shape of FlaxBertForMaskedLM's params (tied word embeddings: no decoder kernel)."""
     k = collections.OrderedDict()
     _flax_bert_base(k, V, H, I, P, T, layers, pooler=False)
-    _flax_bert_mlm_head(k, V, H)
+    _flax_mlm_head(k, V, H)
     return k
 
 
 def flax_bert_for_pretraining(V, H, I, P, T, layers):
     k = collections.OrderedDict()
     _flax_bert_base(k, V, H, I, P, T, layers, pooler=True)
-    _flax_bert_mlm_head(k, V, H)
+    _flax_mlm_head(k, V, H)
     k["cls/seq_relationship/kernel"], k["cls/seq_relationship/bias"] = (H, 2), (2,)
     return k
 

@@ -232,14 +232,13 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
     t["steps"] = steps;
     if (spec.epochs > 0 && steps == spec.default_steps) t["epochs"] = spec.epochs;
     t["warmup_steps"] = std::max<std::int64_t>(1, steps / 10);
-    t["eval_every"] = std::max<std::int64_t>(1, steps / 5);
-    // A fixed training set: validate once an epoch (the fine-tuner does with train.epochs; a
-    // causal objective trains through the pretraining loop, which counts steps), at most 5 times
-    // over a short --steps run.
+    // Five validations; on a fixed training set one an epoch (the fine-tuner does so with
+    // train.epochs; a causal objective trains through the pretraining loop, which counts steps),
+    // at most 5 over a short --steps run.
+    std::int64_t every = steps / 5;
     if (spec.epochs > 0)
-        t["eval_every"] = std::max<std::int64_t>(
-            1, std::min<std::int64_t>((params["n_train"].get<std::int64_t>() + batch - 1) / batch,
-                                      steps / 5));
+        every = std::min(every, (params["n_train"].get<std::int64_t>() + batch - 1) / batch);
+    t["eval_every"] = std::max<std::int64_t>(1, every);
     t["seed"] = a.seed;
     t["threads"] = a.threads;
     c["train"] = t;

@@ -49,6 +49,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Routescope's A_im inits and S4D kernel: the parity oracle's (routescope_ref/ssm.py, which takes
+# the kernel from python/routescope/ssm.py).
+from routescope_ref.ssm import a_im_init, hippo_legs_imag, s4d_kernel  # noqa: E402
+
 N_SYMBOLS = 18
 VOCAB = 20
 # safari's vocabulary is the sorted list of strings ['.', '0', '1', '10', ..., '17', '2', ..., '9', '=>']
@@ -87,15 +92,6 @@ def generate(seed, n_train, n_test, input_len=30):
 # ---------------------------------------------------------------------------------------- SSMs
 
 
-def legs_imag(n_modes):
-    n = np.arange(n_modes, dtype=np.float64)
-    r = np.sqrt(2.0 * n + 1.0)
-    legs = np.where(n[:, None] > n[None, :], r[:, None] * r[None, :], 0.0) + np.diag(n + 1.0)
-    p = np.sqrt(n + 0.5)
-    s = -legs + p[:, None] * p[None, :] + 0.5 * np.eye(n_modes)
-    return np.linalg.eigvalsh(-1j * s)
-
-
 class SafariS4DKernel(nn.Module):
     """K[h, l] = 2 Re sum_n C'[h, n] exp(dt_h w_n l), C' = C (exp(dt_h w_n) - 1) / w_n."""
 
@@ -108,7 +104,7 @@ class SafariS4DKernel(nn.Module):
         elif a_init == "lin":
             imag = math.pi * n
         elif a_init == "legs":
-            imag = torch.from_numpy(legs_imag(N))[half:]  # the non-negative half (conjugate pairs)
+            imag = torch.from_numpy(hippo_legs_imag(N))[half:]  # the non-negative half (conjugate pairs)
         else:
             raise ValueError(a_init)
         rows = 1 if shared_a else H
@@ -144,12 +140,7 @@ class RoutescopeKernel(nn.Module):
 
     def __init__(self, H, N=64, dt=(0.01, 1.0), a_init="legs"):
         super().__init__()
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # or PYTHONPATH
-        from routescope.ssm import s4d_kernel  # noqa: E402
-
-        self._kernel = s4d_kernel
-        n = np.arange(N, dtype=np.float64)
-        imag = {"legs": legs_imag(N), "lin": math.pi * n, "inv": (N / math.pi) * (N / (2 * n + 1) - 1)}[a_init]
+        imag = a_im_init({"legs": "hippo"}.get(a_init, a_init), N)  # the engine's inits
         self.A_re = nn.Parameter(torch.full((H, N), -0.5))
         self.A_im = nn.Parameter(torch.tensor(imag, dtype=torch.float32).expand(H, N).clone())
         self.C = nn.Parameter(torch.randn(H, N, 2) * math.sqrt(0.5))
@@ -159,7 +150,7 @@ class RoutescopeKernel(nn.Module):
         return [self.A_re, self.A_im, self.log_step]
 
     def forward(self, L):
-        return self._kernel(self.A_re, self.A_im, self.C, self.log_step, L).float()
+        return s4d_kernel(self.A_re, self.A_im, self.C, self.log_step, L).float()
 
 
 def causal_conv(u, K):

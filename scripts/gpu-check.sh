@@ -7,6 +7,9 @@
 #   1. device       nvidia-smi, the driver, the CUDA runtime, the CLI's --version
 #   2. conformance  every op spec (tiny, odd, benchmark sizes) on CUDA against the CPU backend
 #                   within the tolerance table; run-to-run determinism (test_backend_conformance)
+#   2b. precision   bigs-small trained 200 steps at fp32 and at bf16-mixed on the GPU: the mean
+#                   loss of the last 10 steps within 1% (issue 29); the conformance section's
+#                   tf32 and bf16-mixed rows check the GEMM ops against their tolerances
 #   3. parity       the engine on CUDA against the PyTorch reference (float64), every
 #                   architecture: logits, loss, every gradient, 10 AdamW steps, resume
 #                   (test_model_parity with ROUTESCOPE_TEST_DEVICE=cuda)
@@ -185,6 +188,48 @@ fi
 gpu && section conformance 60 200 "$tests/test_backend_conformance"
 keep conformance "^(FAIL|QINFO|SKIP|Totals)" 400
 keep conformance "Loc:" 20
+
+precision_check() {  # bigs-small, 200 steps, fp32 against bf16-mixed on the GPU (issue 29)
+    set -o pipefail
+    local t p
+    t=$(mktemp -d)
+    "$python" - "$t/corpus.txt" <<'PY'
+import random, sys
+r = random.Random(0)
+words = ["w%d" % i for i in range(2000)]
+weights = [1.0 / (i + 1) for i in range(2000)]  # Zipf-like word frequencies
+with open(sys.argv[1], "w") as f:
+    for _ in range(40000):
+        f.write(" ".join(r.choices(words, weights, k=r.randint(5, 30))) + ".\n")
+PY
+    for p in fp32 bf16-mixed; do
+        echo "### train bigs-small --precision $p, 200 steps"
+        "$cli" train --config "$src/resources/configs/bigs-small.json" --out "$t/$p" \
+            --device cuda --precision "$p" --set data.train="$t/corpus.txt" \
+            --set tokenizer.kind=bytes --set train.steps=200 --set train.eval_every=0 \
+            --set train.checkpoint_every=0 2>&1 | tail -2 || return 1
+    done
+    "$python" - "$t" <<'PY'
+import json, sys
+def last10(p):
+    steps = [json.loads(l) for l in open("%s/%s/log.jsonl" % (sys.argv[1], p))]
+    losses = [x["loss"] for x in steps if x.get("type") == "step"]
+    assert len(losses) == 200, len(losses)
+    return sum(losses[-10:]) / 10
+a, b = last10("fp32"), last10("bf16-mixed")
+rel = abs(b - a) / a
+print("precision: bigs-small 200 steps, last-10 mean loss fp32 %.5f, bf16-mixed %.5f, "
+      "relative %.3g (goal <= 0.01; identical losses would mean bf16 was not applied: %s)"
+      % (a, b, rel, a == b))
+sys.exit(0 if rel <= 0.01 and a != b else 1)
+PY
+}
+if [ -z "$only" ] || [ "$only" = precision ]; then
+    export -f precision_check
+    export cli src python
+fi
+gpu && section precision 20 120 bash -c precision_check
+keep precision "^(###|precision:|Error|error)"
 
 section residency 20 90 env ROUTESCOPE_TEST_DEVICE=$dut "$tests/test_guard_backend" \
     aSteadyTrainingStepMovesItsBatchUpAndScalarsDown anEvaluationBatchMovesRowsNotLogits

@@ -55,8 +55,8 @@ inline ops::element::AdamWCoefficients adamw_coefficients(const AdamWSpan& s) {
 
 /// A training run's arithmetic (train.precision, docs/config.md): fp32 everywhere (the default
 /// and the parity reference); tf32: the float32 GEMMs on TF32 tensor cores (10-bit mantissa
-/// products, fp32 sums), everything else fp32; bf16-mixed: bf16 GEMMs and convolutions with fp32
-/// master weights (not implemented yet: refused).
+/// products, fp32 sums), everything else fp32; bf16-mixed: the same GEMMs with bfloat16 inputs
+/// (8-bit mantissa products, fp32 sums), everything else fp32 (fp32 master weights and FFTs).
 enum class Precision : std::uint8_t { fp32, tf32, bf16_mixed };
 
 /// "fp32" | "tf32" | "bf16-mixed"; throws ConfigError for anything else.

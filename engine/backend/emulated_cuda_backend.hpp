@@ -7,7 +7,9 @@
 // runs every command on it, so the CUDA backend's indexing, layouts, scratch plans and its
 // integration with the engine are checked on any machine. Memory is plain host memory (fresh
 // allocations are NaN bytes, as uninitialised device memory may hold anything); float32 only, as
-// the CUDA backend. Slow: naive GEMMs and O(n²) DFTs — for tests with small models.
+// the CUDA backend. train.precision tf32 and bf16-mixed round the float GEMMs' inputs as the
+// tensor cores do (HostExec::set_gemm_inputs), so a reduced-precision run can be tried on the
+// host. Slow: naive GEMMs and O(n²) DFTs — for tests with small models.
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -27,6 +29,13 @@ public:
     Device device() const override { return Device::cuda_emulated; }
     bool supports(ops::OpId op, DType real) const override {
         return real == DType::f32 && cuda::implements(op);
+    }
+
+    void set_precision(Precision p) override {
+        host_.set_gemm_inputs(p == Precision::tf32         ? cuda::GemmInputs::tf32
+                              : p == Precision::bf16_mixed ? cuda::GemmInputs::bf16
+                                                           : cuda::GemmInputs::fp32);
+        precision_ = p;
     }
 
     void* allocate(std::size_t bytes) override {

@@ -33,7 +33,7 @@ void Backend::set_precision(Precision p) {
     if (p != Precision::fp32)
         throw ConfigError(std::string("train.precision = ") + precision_name(p) + ": the " +
                           name() +
-                          " backend computes in fp32 only (tf32 needs --device cuda; "
+                          " backend computes in fp32 only (tf32 and bf16-mixed need --device cuda; "
                           "docs/config.md)");
     precision_ = p;
 }

@@ -306,7 +306,9 @@ OpTolerance op_tolerance(OpId op, Precision p) {
                 return {1e-5, 2e-2};
             return op_tolerance(op);
         case Precision::bf16_mixed:
-            break;
+            if (op == OpId::dense || op == OpId::attention || op == OpId::spatial_mix)
+                return {2e-4, 8e-2};
+            return op_tolerance(op);
     }
     throw Error(std::string("op_tolerance: no tolerance table for precision ") + precision_name(p));
 }

@@ -111,26 +111,35 @@ private slots:
               tol.max_abs);
     }
 
-    // train.precision = tf32 (issue 29): the GEMM ops on TF32 tensor cores against the CPU's fp32
-    // within op_tolerance(op, tf32), at the odd and benchmark sizes; and the setting takes effect
-    // (the largest dense spec differs from the CPU by more than fp32 rounding does).
-    void cudaTf32GemmsMatchTheCpuWithinTheirTolerance() {
+    // train.precision = tf32 and bf16-mixed (issue 29): the GEMM ops on tensor cores (TF32 math
+    // mode; CUBLAS_COMPUTE_32F_FAST_16BF) against the CPU's fp32 within op_tolerance(op, p), at
+    // the odd and benchmark sizes; and the setting takes effect (the largest dense spec differs
+    // from the CPU by more than fp32 rounding does).
+    void cudaReducedPrecisionGemmsMatchTheCpuWithinTheirTolerance_data() {
+        QTest::addColumn<int>("precision");
+        QTest::newRow("tf32") << static_cast<int>(Precision::tf32);
+        QTest::newRow("bf16-mixed") << static_cast<int>(Precision::bf16_mixed);
+    }
+    void cudaReducedPrecisionGemmsMatchTheCpuWithinTheirTolerance() {
         if (const QString why = skip_reason(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QFETCH(int, precision);
+        const auto p = static_cast<Precision>(precision);
         ThreadPool pool(std::max(1u, std::thread::hardware_concurrency()));
         CpuBackend cpu(pool);
         auto cuda = make_backend(Device::cuda, pool);
-        cuda->set_precision(Precision::tf32);
+        cuda->set_precision(p);
         double dense_bench_nmse = 0;
         for (ops::OpId id : {ops::OpId::dense, ops::OpId::attention, ops::OpId::spatial_mix})
             for (SpecSize size : {SpecSize::odd, SpecSize::bench})
                 for (const OpSpec& spec : op_specs(id, size)) {
-                    const OpTolerance tol = op_tolerance(id, Precision::tf32);
+                    const OpTolerance tol = op_tolerance(id, p);
                     double worst = 0;
                     for (const Agreement& a : conformance_run(spec, cpu, *cuda)) {
                         worst = std::max(worst, a.nmse);
                         QVERIFY2(a.within(tol),
-                                 qPrintable(QString("tf32 %1 (%2): %3: nmse %4 (tolerance %5), "
-                                                    "max |Δ| %6 (tolerance %7 × scale %8)")
+                                 qPrintable(QString("%1 %2 (%3): %4: nmse %5 (tolerance %6), "
+                                                    "max |Δ| %7 (tolerance %8 × scale %9)")
+                                                .arg(precision_name(p))
                                                 .arg(ops::op_def(id).name)
                                                 .arg(QString::fromStdString(spec.label))
                                                 .arg(QString::fromStdString(a.what))
@@ -142,12 +151,13 @@ private slots:
                     }
                     if (id == ops::OpId::dense && size == SpecSize::bench)
                         dense_bench_nmse = std::max(dense_bench_nmse, worst);
-                    qInfo("tf32 conformance %s (%s): worst nmse %.3g", ops::op_def(id).name,
-                          spec.label.c_str(), worst);
+                    qInfo("%s conformance %s (%s): worst nmse %.3g", precision_name(p),
+                          ops::op_def(id).name, spec.label.c_str(), worst);
                 }
         QVERIFY2(dense_bench_nmse > 1e-10,
-                 qPrintable(QString("tf32 seems not applied: dense at benchmark size agrees with "
-                                    "the CPU to nmse %1, as fp32 does")
+                 qPrintable(QString("%1 seems not applied: dense at benchmark size agrees with "
+                                    "the CPU to nmse %2, as fp32 does")
+                                .arg(precision_name(p))
                                 .arg(dense_bench_nmse)));
     }
 

@@ -3,8 +3,13 @@
 // sizes, every output and input gradient within the op's tolerance (op_specs.hpp, the table the GPU
 // suite uses); AdamW, Σx², scaling and the read-outs against the CPU backend. What this cannot show
 // (the launches, cuBLAS, cuFFT, memory errors) is test_backend_conformance's on a GPU.
+// Reduced precision (train.precision tf32 | bf16-mixed): the rounding of the GEMMs' inputs against
+// Eigen's bfloat16 and a frexp/nearbyint computation, and the GEMM ops within their per-precision
+// tolerance (op_tolerance(op, p)) but not at fp32's agreement.
 #include <QtTest>
 
+#include <Eigen/Core>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -181,6 +186,86 @@ private slots:
                 for (std::size_t i = 0; i < C.size(); ++i)
                     QVERIFY(std::fabs(C[i] - want[i]) < 1e-12);
             }
+    }
+
+    // round_mantissa(x, 7) is the float → bfloat16 conversion (round to nearest, ties to even):
+    // Eigen's Eigen::bfloat16 as the reference, on random values of many magnitudes, exact ties
+    // and values next to them; round_mantissa(x, 10) (TF32) against frexp and nearbyint
+    // (the default rounding mode is to nearest even) at 11 significant bits.
+    void inputRoundingIsRoundToNearestEven() {
+        std::mt19937 gen(11);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::uniform_int_distribution<int> exponent(-30, 30);
+        std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, 3.0f, 65504.0f, 1e-30f};
+        for (int i = 0; i < 20000; ++i)
+            xs.push_back(std::ldexp(normal(gen), exponent(gen)));
+        // ties and their neighbours: 1 + (2k + 1)·2⁻⁸ is halfway between two bfloat16 values
+        for (int k = 0; k < 64; ++k) {
+            const float tie = 1.0f + static_cast<float>(2 * k + 1) / 256.0f;
+            xs.insert(xs.end(), {tie, -tie, std::nextafter(tie, 0.0f), std::nextafter(tie, 4.0f)});
+        }
+        for (float x : xs) {
+            const float want = static_cast<float>(Eigen::bfloat16(x));
+            QVERIFY2(cuda::round_mantissa(x, 7) == want,
+                     qPrintable(QString("bf16(%1): %2, Eigen %3")
+                                    .arg(double(x), 0, 'g', 9)
+                                    .arg(double(cuda::round_mantissa(x, 7)), 0, 'g', 9)
+                                    .arg(double(want), 0, 'g', 9)));
+            int e = 0;
+            const double m = std::frexp(static_cast<double>(x), &e);  // x = m·2^e, |m| ∈ [0.5, 1)
+            const auto tf32 =
+                static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
+            QVERIFY2(cuda::round_mantissa(x, 10) == tf32,
+                     qPrintable(QString("tf32(%1)").arg(double(x), 0, 'g', 9)));
+            QCOMPARE(cuda::round_mantissa(x, 23), x);
+        }
+        QVERIFY(std::isnan(cuda::round_mantissa(std::nanf(""), 7)));
+        QCOMPARE(cuda::round_mantissa(INFINITY, 7), INFINITY);
+    }
+
+    // The emulated CUDA backend at train.precision tf32 and bf16-mixed: dense, attention and
+    // spatial_mix (the ops that run GEMMs on float32 data) within op_tolerance(op, p) of the CPU's
+    // fp32, every output and input gradient, at the tiny and odd sizes; and the rounding takes
+    // effect (dense at the odd size differs by more than fp32 does). A non-GEMM op keeps fp32's
+    // tolerance. What cuBLAS's tensor cores do is checked by test_backend_conformance on a GPU.
+    void reducedPrecisionGemmsStayWithinTheirTolerance() {
+        ThreadPool pool(2);
+        CpuBackend cpu(pool);
+        for (Precision p : {Precision::tf32, Precision::bf16_mixed}) {
+            EmulatedCudaBackend emu;
+            emu.set_precision(p);
+            QCOMPARE(emu.precision(), p);
+            double dense_odd = 0;
+            for (ops::OpId id : {ops::OpId::dense, ops::OpId::attention, ops::OpId::spatial_mix,
+                                 ops::OpId::layernorm})
+                for (SpecSize size : {SpecSize::tiny, SpecSize::odd})
+                    for (const OpSpec& spec : op_specs(id, size)) {
+                        const OpTolerance tol = op_tolerance(id, p);
+                        double worst = 0;
+                        for (const Agreement& a : conformance_run(spec, cpu, emu)) {
+                            worst = std::max(worst, a.nmse);
+                            QVERIFY2(a.within(tol),
+                                     qPrintable(QString("%1 %2 (%3): %4: nmse %5 (tolerance %6), "
+                                                        "max |Δ| %7 (tolerance %8 × scale %9)")
+                                                    .arg(precision_name(p))
+                                                    .arg(ops::op_def(id).name)
+                                                    .arg(QString::fromStdString(spec.label))
+                                                    .arg(QString::fromStdString(a.what))
+                                                    .arg(a.nmse)
+                                                    .arg(tol.nmse)
+                                                    .arg(a.max_abs)
+                                                    .arg(tol.max_abs)
+                                                    .arg(a.scale)));
+                        }
+                        if (id == ops::OpId::dense && size == SpecSize::odd)
+                            dense_odd = std::max(dense_odd, worst);
+                        qInfo("%s %s (%s): worst nmse %.3g (tolerance %.1g)", precision_name(p),
+                              ops::op_def(id).name, spec.label.c_str(), worst, tol.nmse);
+                    }
+            QVERIFY2(dense_odd > 1e-9, qPrintable(QString("%1 not applied: dense nmse %2")
+                                                      .arg(precision_name(p))
+                                                      .arg(dense_odd)));
+        }
     }
 
     // The host FFTs are cuFFT's transforms: irfft(rfft(x)) = n·x for even and odd n.

@@ -80,9 +80,18 @@ public:
     static constexpr unsigned kThreads = 256;
     static constexpr std::int64_t kMaxBlocks = 1 << 20;
 
+    /// inputs: how the float GEMMs multiply. tf32 is the handle's math mode (set_precision sets
+    /// it), so only bf16 changes the calls here: cublasGemm(StridedBatched)Ex on the float32
+    /// matrices with CUBLAS_COMPUTE_32F_FAST_16BF (inputs converted to bfloat16 on the tensor
+    /// cores, products summed in fp32, float32 out).
     CudaExec(cudaStream_t stream, cublasHandle_t blas, const FftPlans& plans, std::byte* scratch,
-             std::size_t scratch_bytes)
-        : stream_(stream), blas_(blas), plans_(plans), scratch_(scratch), size_(scratch_bytes) {}
+             std::size_t scratch_bytes, GemmInputs inputs = GemmInputs::fp32)
+        : stream_(stream),
+          blas_(blas),
+          plans_(plans),
+          scratch_(scratch),
+          size_(scratch_bytes),
+          bf16_(inputs == GemmInputs::bf16) {}
 
     template <class Body>
     void each(std::int64_t n, const Body& body) {
@@ -105,6 +114,22 @@ public:
 
     void gemm(const Gemm<float>& g) {
         if (g.batch <= 0 || g.m <= 0 || g.n <= 0) return;
+        if (bf16_) {
+            if (g.batch == 1)
+                check_blas(cublasGemmEx(blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha, g.A,
+                                        CUDA_R_32F, g.lda, g.B, CUDA_R_32F, g.ldb, &g.beta, g.C,
+                                        CUDA_R_32F, g.ldc, CUBLAS_COMPUTE_32F_FAST_16BF,
+                                        CUBLAS_GEMM_DEFAULT),
+                           "cublasGemmEx (bf16 inputs)");
+            else
+                check_blas(cublasGemmStridedBatchedEx(
+                               blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha, g.A, CUDA_R_32F,
+                               g.lda, g.stride_a, g.B, CUDA_R_32F, g.ldb, g.stride_b, &g.beta, g.C,
+                               CUDA_R_32F, g.ldc, g.stride_c, g.batch, CUBLAS_COMPUTE_32F_FAST_16BF,
+                               CUBLAS_GEMM_DEFAULT),
+                           "cublasGemmStridedBatchedEx (bf16 inputs)");
+            return;
+        }
         if (g.batch == 1)
             check_blas(cublasSgemm(blas_, op(g.ta), op(g.tb), g.m, g.n, g.k, &g.alpha, g.A, g.lda,
                                    g.B, g.ldb, &g.beta, g.C, g.ldc),
@@ -168,6 +193,7 @@ private:
     std::byte* scratch_;
     std::size_t size_;
     std::size_t top_ = 0;
+    bool bf16_ = false;
 };
 
 }  // namespace routescope::cuda

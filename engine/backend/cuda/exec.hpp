@@ -36,6 +36,8 @@
 //                                op's indexing, transposes and layouts against the CPU backend
 //                                without a GPU. What only a GPU can show: launch limits, the
 //                                libraries themselves, memory errors (compute-sanitizer).
+#include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -50,6 +52,29 @@ struct Complex {
 };
 
 enum class Trans : std::uint8_t { n, t };
+
+/// How an executor's float32 GEMMs multiply (train.precision, Backend::set_precision): fp32
+/// products, or the inputs rounded to TF32 (10 explicit mantissa bits) or bfloat16 (7) with the
+/// products summed in fp32 — cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF on float32
+/// matrices. Outputs stay float32 in every case; double GEMMs are never rounded.
+enum class GemmInputs : std::uint8_t { fp32, tf32, bf16 };
+
+/// Explicit mantissa bits a GemmInputs keeps (float32: 23).
+constexpr int mantissa_bits(GemmInputs g) {
+    return g == GemmInputs::tf32 ? 10 : g == GemmInputs::bf16 ? 7 : 23;
+}
+
+/// x rounded to nearest, ties to even, at `bits` explicit mantissa bits (as the conversion to
+/// bfloat16 or TF32 rounds); infinities and NaN unchanged, a carry into the exponent as in IEEE.
+inline float round_mantissa(float x, int bits) {
+    if (bits >= 23 || !std::isfinite(x)) return x;
+    auto u = std::bit_cast<std::uint32_t>(x);
+    const int drop = 23 - bits;
+    const std::uint32_t lsb = (u >> drop) & 1u;
+    u += (1u << (drop - 1)) - 1u + lsb;
+    u &= ~((1u << drop) - 1u);
+    return std::bit_cast<float>(u);
+}
 
 /// For b < batch: C_b = alpha·op(A_b)·op(B_b) + beta·C_b in column-major storage, op(A) m×k,
 /// op(B) k×n, C m×n; X_b = X + b·stride_x. Exactly cublas<t>gemmStridedBatched's arguments.

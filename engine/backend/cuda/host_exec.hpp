@@ -4,9 +4,10 @@
 // (tests/engine/test_cuda_emulation.cpp). Bodies run in a loop over their indices; GEMMs follow
 // cublas<t>gemmStridedBatched's definition (column-major; C is not read when beta = 0); FFTs are
 // the DFT computed in long double, unnormalised, with cuFFT's layouts (n/2 + 1 complex per row; a
-// C2R ignores the imaginary parts of bins 0 and n/2). To catch what would only go wrong on a GPU:
-// scratch is filled with NaN bytes at the start of every op, and irfft overwrites its input with
-// NaN afterwards (cuFFT's C2R may destroy its input).
+// C2R ignores the imaginary parts of bins 0 and n/2); with set_gemm_inputs(tf32 | bf16) a float
+// GEMM rounds its inputs as the tensor cores' conversion does and sums in fp32. To catch what would
+// only go wrong on a GPU: scratch is filled with NaN bytes at the start of every op, and irfft
+// overwrites its input with NaN afterwards (cuFFT's C2R may destroy its input).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <limits>
 #include <numbers>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "engine/backend/cuda/exec.hpp"
@@ -40,6 +42,9 @@ public:
             body.finish(r, reduce_row_in_warp_order(body, r, width));
     }
 
+    /// How float GEMMs multiply from now on (GemmInputs; fp32 at construction).
+    void set_gemm_inputs(GemmInputs g) { gemm_bits_ = mantissa_bits(g); }
+
     template <class T>
     void gemm(const Gemm<T>& g) {
         if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) throw std::invalid_argument("gemm: size");
@@ -58,7 +63,10 @@ public:
                                                      : A[p + static_cast<std::int64_t>(i) * g.lda];
                         const T bb = g.tb == Trans::n ? B[p + static_cast<std::int64_t>(j) * g.ldb]
                                                       : B[j + static_cast<std::int64_t>(p) * g.ldb];
-                        sum += a * bb;
+                        if constexpr (std::is_same_v<T, float>)
+                            sum += round_mantissa(a, gemm_bits_) * round_mantissa(bb, gemm_bits_);
+                        else
+                            sum += a * bb;
                     }
                     T& c = C[i + static_cast<std::int64_t>(j) * g.ldc];
                     c = g.beta == T(0) ? g.alpha * sum : g.alpha * sum + g.beta * c;
@@ -125,6 +133,7 @@ public:
 private:
     std::vector<std::byte> arena_;
     std::size_t top_ = 0;
+    int gemm_bits_ = 23;  ///< mantissa_bits of the float GEMMs' inputs
 };
 
 }  // namespace routescope::cuda

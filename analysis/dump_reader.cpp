@@ -406,7 +406,9 @@ RowMatrixF DumpReader::hidden_tokens(int index, const std::vector<TokenRef>& tok
 RowMatrixF DumpReader::sentence_rows(int index, const std::vector<std::int64_t>& rows) const {
     const LayerInfo& info = layer(index);
     const std::string path = "/layers/" + std::to_string(index) + "/sentence";
-    if (!info.has_sentence) throw ConfigError(path_ + ": the dump has no " + path);
+    if (!info.has_sentence)
+        throw ConfigError(path_ + ": layer " + std::to_string(index) +
+                          " has no sentence vectors (only S-LSTM dumps record its sentence node)");
     RowMatrixF out(static_cast<Eigen::Index>(rows.size()), d_);
     Hdf5Lock lock;
     H5::DataSet ds = impl_->file.openDataSet(path);
@@ -420,8 +422,14 @@ RowMatrixF DumpReader::sentence_rows(int index, const std::vector<std::int64_t>&
 
 std::vector<std::int64_t> DumpReader::gate_shape(int index, const std::string& gate) const {
     const LayerInfo& info = layer(index);
-    if (std::find(info.gates.begin(), info.gates.end(), gate) == info.gates.end())
-        throw ConfigError(path_ + ": no gate /layers/" + std::to_string(index) + "/gates/" + gate);
+    if (std::find(info.gates.begin(), info.gates.end(), gate) == info.gates.end()) {
+        std::string have;
+        for (const std::string& g : info.gates)
+            have += (have.empty() ? "" : ", ") + g;
+        throw ConfigError(path_ + ": layer " + std::to_string(index) + " has no gate '" + gate +
+                          "' (" + (have.empty() ? "it records no gates" : "its gates: " + have) +
+                          ")");
+    }
     Hdf5Lock lock;
     const auto shape =
         h5::shape_of(impl_->file.openDataSet("layers/" + std::to_string(index) + "/gates/" + gate));

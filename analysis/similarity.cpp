@@ -150,7 +150,7 @@ MatrixXdR read_gram_vectors(const LayerSource& src, const SimilarityResult& r) {
 
 void check_finite(const MatrixXdR& x, const LayerSource& src) {
     if (!x.allFinite())
-        throw FormatError(src.dump->path() + ": /layers/" + std::to_string(src.layer) +
+        throw FormatError(src.dump->path() + ": layer " + std::to_string(src.layer) +
                           " holds NaN or ±Inf among the sampled vectors; similarity needs finite "
                           "values (routescope-cli validate names them)");
 }

@@ -9,6 +9,7 @@
 # and first, tests/io/hf_real_checkpoints.py (real transformers checkpoints through `import`).
 # Usage: scripts/gpu-bench.sh [--budget SECONDS] [--only NAME[,NAME]] ; writes $OUT/gpu-bench.txt
 #   names: hf-import train-small train-base conv train-bert-base dump forward train-base-tf32
+#   train-base-bf16 (PyTorch side: autocast to bfloat16),
 #   train-small-compiled, and induction (only when named)
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +69,9 @@ run forward 45 "$cli" bench forward --device cuda --arch bigs,bert,birdie,gmlp -
     --d-model 1024 --layers 4 --repeats 3 --max-seconds 2
 run train-base-tf32 60 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
     --python "$py" --threads 8 --steps 5 --warmup 2 --profile-steps 0 --precision tf32 --set model.d_model=768 \
+    --set model.n_layers=12 --set data.seq_len=512 --set model.max_len=512 --set train.batch_size=32
+run train-base-bf16 60 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
+    --python "$py" --threads 8 --steps 5 --warmup 2 --profile-steps 0 --precision bf16-mixed --set model.d_model=768 \
     --set model.n_layers=12 --set data.seq_len=512 --set model.max_len=512 --set train.batch_size=32
 run train-small-compiled 90 "$cli" bench train --config "$cfg/bigs-small.json" --device cuda --baseline torch \
     --torch-compile --python "$py" --threads 8 --steps 10 --warmup 3 --profile-steps 0

@@ -292,8 +292,9 @@ void GatesView::start() {
                 if (out.result.gates.empty())
                     throw routescope::ConfigError(
                         p.toStdString() +
-                        " has no /layers/<l>/gates datasets (docs/formats/dump.md): nothing to "
-                        "show");
+                        ": this dump holds no gate activations, so there is nothing to show "
+                        "(dumps of BiGS, Birdie, S-LSTM and gMLP models record them; "
+                        "docs/formats/dump.md)");
                 return out;
             };
             steps.set_total(path_b.isEmpty() ? 1 : 2);

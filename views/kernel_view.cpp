@@ -145,7 +145,8 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     scaling_box_->addItem(tr("|K| min-max per layer"), "minmax");
     scaling_box_->addItem(tr("Signed values (diverging)"), "signed");
     scaling_box_->addItem(tr("|K|, no scaling"), "magnitude");
-    scaling_box_->setToolTip(tr("How the heatmap shows each layer's kernel (ANALYSES.md §1)"));
+    scaling_box_->setToolTip(
+        tr("How the heatmap shows each layer's kernel (docs/user-guide.md, \"Kernels\")"));
     radius_box_ = new QSpinBox(this);
     radius_box_->setRange(1, 65535);
     radius_box_->setPrefix(tr("R = "));

@@ -296,8 +296,8 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 CommandRunner setup_analyze(CLI::App& app) {
-    auto* cmd =
-        app.add_subcommand("analyze", "Compute one analysis of ANALYSES.md; write JSON (and CSV)");
+    auto* cmd = app.add_subcommand(
+        "analyze", "Compute one analysis (the kinds: docs/cli.md); write JSON (and CSV)");
     auto a = std::make_shared<AnalyzeArgs>();
     cmd->add_option("kind", a->kind, "What to compute")->required()->check(CLI::IsMember(kKinds));
     cmd->add_option("--dump", a->dumps,

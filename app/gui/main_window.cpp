@@ -771,16 +771,17 @@ void MainWindow::watch(views::AnalysisView* view) {
         finished();
         statusBar()->showMessage(tr("Analysis cancelled"), 5000);
     });
-    connect(view, &views::AnalysisView::analysisFailed, this,
-            [this, finished, view, still_running](const QString& message) {
-                finished();
-                statusBar()->showMessage(tr("%1: failed%2").arg(view->title(), still_running()),
-                                         10000);
-                show_error(tr("Analysis failed"),
-                           tr("%1\n\n%2\n\nCheck that the file holds what this analysis reads (its "
-                              "structure is in its summary tab) or change the view's settings.")
-                               .arg(view->title(), message));
-            });
+    connect(
+        view, &views::AnalysisView::analysisFailed, this,
+        [this, finished, view, still_running](const QString& message) {
+            finished();
+            statusBar()->showMessage(tr("%1: failed%2").arg(view->title(), still_running()), 10000);
+            show_error(tr("Analysis failed"),
+                       tr("%1\n\n%2\n\nCheck that the file holds what this analysis reads (select "
+                          "it in the workspace: the Inspector shows its structure) or change "
+                          "the view's settings.")
+                           .arg(view->title(), message));
+        });
 }
 
 QList<views::AnalysisView*> MainWindow::analysis_views() const {

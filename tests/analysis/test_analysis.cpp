@@ -457,6 +457,32 @@ private slots:
                          "/layers/0/hidden holds NaN or Inf at [7, 0, 3]");
     }
 
+    void missingGatesAndSentencesAreNamedInTheReadersTerms() {
+        // Issue 26, "errors in the user's terms": asking a dump for a gate or a sentence vector
+        // it does not hold names the layer and what it does hold, not an HDF5 path.
+        DumpReader dump(analysis_test::dump("random.dump.h5"));  // gates f, i on layer 1
+        const auto message = [&](auto&& call) {
+            try {
+                call();
+            } catch (const ConfigError& e) {
+                return std::string(e.what());
+            }
+            return std::string("(no error)");
+        };
+        const std::string other = message([&] { dump.gate_shape(1, "z"); });
+        QVERIFY2(other.find("layer 1 has no gate 'z' (its gates: f, i)") != std::string::npos,
+                 other.c_str());
+        const std::string none = message([&] { dump.gate_shape(0, "f"); });
+        QVERIFY2(none.find("layer 0 has no gate 'f' (it records no gates)") != std::string::npos,
+                 none.c_str());
+        const std::string sentence = message([&] { dump.sentence_rows(0, {0}); });
+        QVERIFY2(sentence.find("layer 0 has no sentence vectors") != std::string::npos,
+                 sentence.c_str());
+        for (const std::string& m : {other, none, sentence})
+            QVERIFY2(m.find("/layers/") == std::string::npos && m.rfind(dump.path(), 0) == 0,
+                     m.c_str());
+    }
+
     void zeroLengthSentencesAreRejected() {
         expect_cli_error({"anisotropy", "--dump", path("zerolength.dump.h5")}, 2,
                          "/data/lengths[5] = 0");

@@ -141,6 +141,56 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
     }
 
+    void theDumpEvaluateAndNewRunDefaultsPassTheirOwnChecks() {
+        // Issue 26, the dialogs the test above leaves out: Dump and Evaluate on a run's checkpoint
+        // propose an output beside it that their own check accepts (a free name when one is
+        // taken), and after a dump was launched there, New Training Run proposes a new run folder
+        // in the runs folder, not inside that run, and its every default passes its check.
+        const QString base = fresh_dir("defaults-2") + "/runs";
+        QSettings().setValue("runsDir", base);
+        const QString run = base + "/run-1";
+        QDir().mkpath(run);
+        const QString ckpt = run + "/model.ckpt.h5";
+        QFile(ckpt).open(QIODevice::WriteOnly);
+        gui::MainWindow window;
+        auto output_problems = [](const gui::EngineActionSettings& s) {
+            QStringList out;
+            for (const QString& p : s.problems())
+                if (p.contains("Output") || p.contains("output")) out << p;
+            return out.join("; ");
+        };
+        const QList<QPair<gui::EngineAction, QString>> proposals = {
+            {gui::EngineAction::Dump, run + "/model.dump.h5"},
+            {gui::EngineAction::Evaluate, run + "/model.preds.jsonl"}};
+        for (const auto& [action, expected] : proposals) {
+            auto* dialog = window.action_dialog(action, ckpt);
+            const auto s = dialog->settings();
+            QCOMPARE(s.checkpoint, ckpt);
+            QCOMPARE(s.out, expected);
+            QVERIFY2(output_problems(s).isEmpty(), qPrintable(output_problems(s)));
+            dialog->close();
+            QFile(expected).open(QIODevice::WriteOnly);  // now taken
+            auto* again = window.action_dialog(action, ckpt);
+            const auto next = again->settings();
+            QVERIFY2(next.out != expected && QFileInfo(next.out).absolutePath() == run,
+                     qPrintable(next.out));
+            QVERIFY2(output_problems(next).isEmpty(), qPrintable(output_problems(next)));
+            again->close();
+        }
+        gui::EngineActionSettings dump;
+        dump.action = gui::EngineAction::Dump;
+        dump.checkpoint = ckpt;
+        dump.out = run + "/model-3.dump.h5";
+        window.launch_action(dump);
+        for (auto* job : window.jobs())
+            job->cancel();
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        gui::RunLauncherDialog dialog;
+        const gui::RunSettings proposed = dialog.settings();
+        QCOMPARE(QFileInfo(proposed.out_dir).absolutePath(), base);
+        QVERIFY2(proposed.problems().isEmpty(), qPrintable(proposed.problems().join("; ")));
+    }
+
     void theDialogsRefuseSettingsThatCannotWorkAndOfferOnlyTheCpu() {
         gui::EngineActionSettings s;
         s.action = gui::EngineAction::Dump;

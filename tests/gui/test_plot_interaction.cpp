@@ -8,13 +8,15 @@
 // - compare mode: the kernel view's A, B and A − B heatmaps and two linked charts move together,
 //   and a reset of B resets A;
 // - the accuracy-by-length bar chart: whole bins across, the value axis up, its exact readout;
-// - a chart refitted while zoomed (a live training run) keeps the zoom and resets to the new fit.
+// - a chart refitted while zoomed (a live training run) keeps the zoom and resets to the new fit;
+// - a readout names the axes by their titles, rounds to the axis's precision and stays up.
 #include <QtTest>
 
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
+#include <QToolTip>
 #include <QValueAxis>
 
 #include <cmath>
@@ -280,6 +282,42 @@ private slots:
         QVERIFY2(std::abs(y_text.toDouble() - y) <= 0.5 * std::pow(10.0, -decimals) + 1e-12,
                  qPrintable(text));
         QVERIFY(text.startsWith("sine"));
+    }
+
+    // Issue 26's readout complaints, on a chart with titled axes: the readout names the axes by
+    // their titles ("step = …, loss (nats) = …"), prints the value to the precision the axis shows
+    // (0.25000000000000006 on a 0..1 axis reads 0.250), and its tooltip is still up 1.5 s later
+    // while the pointer rests (it used to vanish after about a second).
+    void chartReadoutNamesTheAxesRoundsAndStaysWhileThePointerRests() {
+        std::unique_ptr<QChartView> v(make_chart_view("loss", nullptr));
+        add_line(v.get(), "run A", {0.0, 12.0, 24.0}, {0.0, 0.25000000000000006, 1.0});
+        fit_axes(v.get());
+        v->chart()->axes(Qt::Horizontal).first()->setTitleText("step");
+        v->chart()->axes(Qt::Vertical).first()->setTitleText("loss (nats)");
+        v->resize(640, 420);
+        v->show();
+        QVERIFY(QTest::qWaitForWindowExposed(v.get()));
+        const auto* y = qobject_cast<QValueAxis*>(v->chart()->axes(Qt::Vertical).first());
+        QVERIFY2(y->max() - y->min() > 0.5 && y->max() - y->min() < 2.0,
+                 "the test needs a y axis of about one unit (three decimals)");
+        const QPoint at = pixel_of(v.get(), {12.0, 0.25000000000000006});
+        mouse(v->viewport(), QEvent::MouseMove, at, Qt::NoButton, Qt::NoButton);
+        const QString text = chart_interaction(v.get())->readout();
+        QVERIFY2(text.startsWith("run A: step = 12"), qPrintable(text));
+        QVERIFY2(text.endsWith("loss (nats) = 0.250"), qPrintable(text));
+        QVERIFY2(!text.contains("00000000"), qPrintable(text));
+        QTRY_VERIFY(QToolTip::isVisible());
+        QCOMPARE(QToolTip::text(), text);
+        QTest::qWait(1500);
+        QVERIFY2(QToolTip::isVisible(), "the readout vanished while the pointer rested");
+        QCOMPARE(QToolTip::text(), text);
+        // Moving off every point turns the readout into the pointer's position, still named.
+        mouse(v->viewport(), QEvent::MouseMove, plot_pixel(v.get(), 0.9, 0.1), Qt::NoButton,
+              Qt::NoButton);
+        const QString away = chart_interaction(v.get())->readout();
+        QVERIFY2(away.startsWith("pointer at step = ") && away.contains(", loss (nats) = "),
+                 qPrintable(away));
+        QToolTip::hideText();
     }
 
     void heatmapZoomPanAndResetFromTheMouseAndKeys() {

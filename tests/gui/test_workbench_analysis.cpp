@@ -3,6 +3,11 @@
 // error dialog, and "Export…"/"Export All" write figures with their provenance.
 #include <QtTest>
 
+#include <QSignalSpy>
+
+#include <QChartView>
+#include <QValueAxis>
+
 #include <QComboBox>
 #include <QTableWidget>
 #include <QTextBrowser>
@@ -20,6 +25,7 @@
 #include "engine/core/error.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
+#include "views/chart_interaction.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/kernel_view.hpp"
 
@@ -84,6 +90,71 @@ private slots:
         QTRY_VERIFY2(window.statusBar()->currentMessage().contains("failed"),
                      qPrintable(window.statusBar()->currentMessage()));
         if (auto* box = window.last_error()) box->close();
+    }
+
+    void theStatusBarSaysDoneOnlyForWhatIsDone() {
+        // Issue 26: the status bar said "done" at 32/60. Two analyses started together: the one
+        // that finishes first names itself and says the other is still computing; the last says
+        // plainly that it is done; no message claims "done" without naming the view.
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dump_);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        QSignalSpy messages(window.statusBar(), &QStatusBar::messageChanged);
+        auto* a = window.open_analysis("transitions", {dump_});
+        auto* b = window.open_analysis("pca", {dump_});
+        QVERIFY(a && b);
+        QVERIFY(view_test::wait_for(a) && view_test::wait_for(b));
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
+        QStringList done;
+        for (const QList<QVariant>& m : messages) {
+            const QString text = m.value(0).toString();
+            if (text.contains("done")) done << text;
+        }
+        QCOMPARE(done.size(), 2);
+        const QString first = done[0], last = done[1];
+        const bool a_first = first.startsWith(a->title() + ": done");
+        QVERIFY2(a_first || first.startsWith(b->title() + ": done"), qPrintable(first));
+        QVERIFY2(first.endsWith("; 1 other analysis(es) still computing"), qPrintable(first));
+        QCOMPARE(last, (a_first ? b->title() : a->title()) + ": done");
+    }
+
+    void doubleClickResetsTheZoomOfAChartInsideAView() {
+        // Issue 26: double-click did not reset the zoom of a chart in a view of the window (the
+        // bare-chart test passed). Every chart of a PCA view, zoomed with the wheel, is back at
+        // its home ranges after a double-click on its plot area.
+        gui::MainWindow window;
+        window.resize(1300, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.open_file(dump_);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        auto* view = window.open_analysis("pca", {dump_});
+        QVERIFY(view && view_test::wait_for(view));
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
+        int checked = 0;
+        for (QChartView* chart : view->findChildren<QChartView*>()) {
+            auto* x = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Horizontal).value(0));
+            auto* y = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).value(0));
+            if (!chart->isVisible() || !x || !y || !views::chart_interaction(chart)) continue;
+            const QRectF home(x->min(), y->min(), x->max() - x->min(), y->max() - y->min());
+            const QRectF area = chart->chart()->plotArea();
+            const QPoint at = chart->mapFromScene(chart->chart()->mapToScene(area.center()));
+            QWheelEvent wheel(QPointF(at), QPointF(chart->viewport()->mapToGlobal(at)), QPoint(),
+                              QPoint(0, 240), Qt::NoButton, {}, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(chart->viewport(), &wheel);
+            QVERIFY2(x->max() - x->min() < home.width(), "the wheel did not zoom in");
+            for (QEvent::Type type : {QEvent::MouseButtonPress, QEvent::MouseButtonRelease,
+                                      QEvent::MouseButtonDblClick, QEvent::MouseButtonRelease}) {
+                const bool down = type != QEvent::MouseButtonRelease;
+                QMouseEvent e(type, QPointF(at), QPointF(chart->viewport()->mapToGlobal(at)),
+                              Qt::LeftButton, down ? Qt::LeftButton : Qt::NoButton, {});
+                QApplication::sendEvent(chart->viewport(), &e);
+            }
+            QCOMPARE(QRectF(x->min(), y->min(), x->max() - x->min(), y->max() - y->min()), home);
+            ++checked;
+        }
+        QVERIFY2(checked > 0, "the PCA view shows no chart with value axes");
     }
 
     void ctrlTabAndCtrlPageSwitchTabsEvenFromAComboBox() {

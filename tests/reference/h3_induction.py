@@ -35,6 +35,16 @@ our block (input projection, SSM, output projection, no activation between; LegS
 [0.01, 1], C ~ N(0, sqrt 0.5), D = 1, one A per channel), `--ssm-act none` removes the GELU
 from safari's S4D, `--dt` sets the step range, `--a-init` the imaginary parts.
 
+`--mixer routescope-bert` is not safari's model: it is Routescope's STACK/ATT as `experiment
+induction` trains it, built from the engine's parity oracle (routescope_ref.models.Model: the
+causal pre-norm BERT with the embeddings' LayerNorm, the MLM head's dense + gelu + LayerNorm
+before the tied decoder and its bias, no final LayerNorm, LayerNorm eps 1e-12, init 0.02, dropout
+0.1 on the embeddings and the attention probabilities), on the engine's layout ([CLS] sequence
+[SEP] over its vocabulary of 24, next-token loss at every position up to the [SEP]) with the
+engine's optimiser (routescope_ref.adamw: its groups, warm-up (s+1)/6280, cosine to 0 after the
+warm-up, global-norm clipping at 1). The `--rb-*` options move one of those properties at a time
+to safari's, to find which one keeps the engine's attention at chance (docs/experiments.md).
+
 Prints one JSON line per epoch and a final summary line.
 """
 import argparse
@@ -291,6 +301,66 @@ class LM(nn.Module):
         return out
 
 
+# ------------------------------------------------------------ Routescope's STACK/ATT (the engine)
+
+# The engine's task vocabulary (engine/data/special_tokens.hpp, induction_task.cpp): [PAD] [UNK]
+# [CLS] [SEP] [MASK], the 18 symbols, the trigger.
+RS_PAD, RS_CLS, RS_SEP, RS_VOCAB = 0, 2, 3, 24
+RS_ID = torch.tensor([RS_PAD] + [5 + i for i in range(N_SYMBOLS)] + [5 + N_SYMBOLS])  # safari id -> engine id
+
+
+class SafariHead(nn.Module):
+    """safari's output: a final LayerNorm, then the tied embeddings (no dense, no bias)."""
+
+    def __init__(self, d, eps):
+        super().__init__()
+        self.norm = nn.LayerNorm(d, eps=eps)
+
+    def forward(self, h, word_weight):
+        return F.linear(self.norm(h), word_weight)
+
+
+class RoutescopeBert(nn.Module):
+    """routescope_ref's Model for the engine's induction STACK/ATT, with the --rb-* changes."""
+
+    def __init__(self, args, n_layer=2):
+        super().__init__()
+        from routescope_ref import config as rcfg
+        from routescope_ref.models import Model
+
+        cfg = rcfg.defaults()
+        cfg["model"].update(arch="bert", vocab_size=RS_VOCAB, d_model=32, n_layers=n_layer, max_len=34,
+                            dropout=0.1, n_heads=1, causal=True, init_std=0.02,
+                            ln_eps=1e-5 if args.rb_ln_eps else 1e-12)
+        self.cfg = cfg
+        self.safari_layout = args.rb_layout
+        self.net = Model(cfg)
+        if args.rb_emb_norm:
+            self.net.embeddings.norm = nn.Identity()
+        if args.rb_head:
+            self.net.mlm = SafariHead(32, cfg["model"]["ln_eps"])
+        if args.rb_init:  # simple_lm's scaled output projections
+            with torch.no_grad():
+                for layer in self.net.layers:
+                    nn.init.normal_(layer.attn.o.weight, std=0.02 / math.sqrt(2 * n_layer))
+                    nn.init.normal_(layer.ffn2.weight, std=0.02 / math.sqrt(2 * n_layer))
+
+    def rows(self, ex):
+        """(input ids, next-token labels, the answer's position) of safari examples [n, 32]."""
+        ids = RS_ID[ex]
+        if self.safari_layout:
+            return ids[:, :-1], ids[:, 1:], ids.shape[1] - 2
+        n = ids.shape[0]
+        full = torch.cat([torch.full((n, 1), RS_CLS), ids, torch.full((n, 1), RS_SEP)], dim=1)  # 34
+        labels = torch.cat([full[:, 1:], torch.full((n, 1), -100)], dim=1)  # nothing after [SEP]
+        return full, labels, full.shape[1] - 3  # the second trigger predicts the answer
+
+    def forward(self, ids):
+        lengths = torch.full((ids.shape[0],), ids.shape[1])
+        h, _ = self.net.encode(ids, lengths)
+        return self.net.mlm_logits(h)
+
+
 def lr_at(step, lr, total, warmup, lr_min, warmup_init=1e-6):
     """timm CosineLRScheduler(t_initial=total, warmup_t=warmup, warmup_prefix=False)."""
     if step < warmup:
@@ -301,14 +371,19 @@ def lr_at(step, lr, total, warmup, lr_min, warmup_init=1e-6):
 def accuracy(model, test):
     model.eval()
     with torch.no_grad():
-        logits = model(test[:, :-1])[:, -1]
+        if isinstance(model, RoutescopeBert):
+            ids, labels, at = model.rows(test)
+            logits, answers = model(ids)[:, at], labels[:, at]
+        else:
+            logits, answers = model(test[:, :-1])[:, -1], test[:, -1]
     model.train()
-    return float((logits.argmax(-1) == test[:, -1]).float().mean())
+    return float((logits.argmax(-1) == answers).float().mean())
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mixer", choices=["s4d", "stack", "gated", "attention"], default="s4d")
+    ap.add_argument("--mixer", choices=["s4d", "stack", "gated", "attention", "routescope-bert"],
+                    default="s4d")
     ap.add_argument("--init-std", type=float, default=None,
                     help="std of the mixer's linear layers (default 0.3 for gated, as Routescope's "
                     "experiment; 0.02 otherwise, as safari)")
@@ -324,6 +399,17 @@ def main():
     ap.add_argument("--wd", choices=["all", "routescope"], default="all",
                     help="weight decay on every parameter but the SSM's (safari) or not on biases, "
                     "LayerNorms and embeddings either (Routescope's AdamW groups)")
+    rb = ap.add_argument_group("routescope-bert: one engine property at a time set to safari's")
+    rb.add_argument("--rb-emb-norm", action="store_true", help="no LayerNorm after the embeddings")
+    rb.add_argument("--rb-head", action="store_true",
+                    help="a final LayerNorm and the tied decoder instead of the MLM head")
+    rb.add_argument("--rb-ln-eps", action="store_true", help="LayerNorm eps 1e-5 instead of 1e-12")
+    rb.add_argument("--rb-init", action="store_true", help="output projections at std 0.02/sqrt(4)")
+    rb.add_argument("--rb-layout", action="store_true",
+                    help="safari's 31 input tokens without [CLS] and [SEP]")
+    rb.add_argument("--rb-clip", action="store_true", help="no gradient clipping")
+    rb.add_argument("--rb-schedule", action="store_true",
+                    help="safari's schedule (warm-up from 1e-6, cosine over all steps to 0.1 lr)")
     ap.add_argument("--data-seed", type=int, default=0, help="safari's dataset seed (0)")
     ap.add_argument("--seed", type=int, default=0, help="initialisation and data order")
     ap.add_argument("--epochs", type=int, default=400)
@@ -341,6 +427,8 @@ def main():
 
     train, test = generate(args.data_seed, 5000, 500)
     torch.manual_seed(args.seed)
+    if args.mixer == "routescope-bert":
+        return train_routescope_bert(args, train, test)
     model = LM(args)
     ssm = {id(p) for p in model.ssm_parameters()}
     exempt = set(ssm)
@@ -357,37 +445,88 @@ def main():
     base = [g["lr"] for g in opt.param_groups]
     steps_per_epoch = math.ceil(len(train) / 32)
     total, warmup = steps_per_epoch * args.epochs, steps_per_epoch * math.ceil(args.epochs / 10)
+
+    def update(idx, step):
+        batch = train[idx]
+        logits = model(batch[:, :-1])
+        if args.loss == "all":
+            loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
+        else:
+            loss = F.cross_entropy(logits[:, -1], batch[:, -1])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        for g, b in zip(opt.param_groups, base):
+            g["lr"] = lr_at(step, b, total, warmup, 0.1 * b)
+        opt.step()
+        return float(loss)
+
+    train_epochs(args, model, test, len(train), update,
+                 {"mixer": args.mixer, "ssm_act": args.ssm_act, "dt": args.dt, "a_init": args.a_init,
+                  "pos_emb": args.pos_emb, "loss": args.loss, "init_std": args.init_std, "wd": args.wd})
+
+
+def train_epochs(args, model, test, n_train, update, summary, epoch_start=None, epoch_fields=None):
+    """The epoch loop of both trainers: a fresh order of the training set each epoch (a generator
+    seeded with --seed), `update(indices, step)` trains one batch of 32 and returns its loss; the
+    test accuracy every --eval-every epochs (one JSON line, with `epoch_fields()`), then the
+    summary line (`summary` and the run's facts)."""
+    steps_per_epoch = math.ceil(n_train / 32)
     gen = torch.Generator().manual_seed(args.seed)
-    step, best, t0 = 0, 0.0, time.time()
-    n_params = sum(p.numel() for p in model.parameters())
+    step, best, acc, t0 = 0, 0.0, 0.0, time.time()
     for epoch in range(1, args.epochs + 1):
-        order = torch.randperm(len(train), generator=gen)
+        order = torch.randperm(n_train, generator=gen)
+        if epoch_start:
+            epoch_start()
         loss_sum = 0.0
-        for i in range(0, len(train), 32):
-            batch = train[order[i : i + 32]]
-            logits = model(batch[:, :-1])
-            if args.loss == "all":
-                loss = F.cross_entropy(logits.reshape(-1, VOCAB), batch[:, 1:].reshape(-1))
-            else:
-                loss = F.cross_entropy(logits[:, -1], batch[:, -1])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            for g, b in zip(opt.param_groups, base):
-                g["lr"] = lr_at(step, b, total, warmup, 0.1 * b)
-            opt.step()
+        for i in range(0, n_train, 32):
+            loss_sum += update(order[i : i + 32], step)
             step += 1
-            loss_sum += float(loss)
         if epoch % args.eval_every == 0 or epoch == args.epochs:
             acc = accuracy(model, test)
             best = max(best, acc)
-            print(json.dumps({"epoch": epoch, "step": step, "train_loss": loss_sum / steps_per_epoch,
-                              "test_accuracy": acc, "seconds": round(time.time() - t0, 1)}), flush=True)
-    print(json.dumps({"summary": True, "mixer": args.mixer, "ssm_act": args.ssm_act, "dt": args.dt,
-                      "a_init": args.a_init, "pos_emb": args.pos_emb, "loss": args.loss, "init_std": args.init_std, "wd": args.wd, "seed": args.seed,
-                      "data_seed": args.data_seed, "parameters": n_params, "steps": step,
+            line = {"epoch": epoch, "step": step, "train_loss": loss_sum / steps_per_epoch}
+            line.update(epoch_fields() if epoch_fields else {})
+            line.update(test_accuracy=acc, seconds=round(time.time() - t0, 1))
+            print(json.dumps(line), flush=True)
+    print(json.dumps({"summary": True, **summary, "seed": args.seed, "data_seed": args.data_seed,
+                      "parameters": sum(p.numel() for p in model.parameters()), "steps": step,
                       "final_test_accuracy": acc, "best_test_accuracy": best,
                       "seconds": round(time.time() - t0, 1)}), flush=True)
 
+def train_routescope_bert(args, train, test):
+    from routescope_ref import adamw
+
+    model = RoutescopeBert(args)
+    steps_per_epoch = math.ceil(len(train) / 32)
+    total, warmup = steps_per_epoch * args.epochs, steps_per_epoch * math.ceil(args.epochs / 10)
+    cfg = model.cfg
+    cfg["train"].update(lr=args.lr, weight_decay=0.1, warmup_steps=warmup, steps=total,
+                        schedule="cosine", clip_grad_norm=0.0 if args.rb_clip else 1.0)
+    opt = torch.optim.AdamW(adamw.param_groups(model.net, cfg), lr=args.lr, betas=(0.9, 0.999),
+                            eps=1e-8, foreach=True)
+    rows, labels, _ = model.rows(train)
+    norm = {"max": 0.0}  # the largest gradient norm of the epoch (before clipping)
+
+    def update(idx, step):
+        logits = model(rows[idx])
+        loss = F.cross_entropy(logits.reshape(-1, RS_VOCAB), labels[idx].reshape(-1), ignore_index=-100)
+        opt.zero_grad(set_to_none=False)
+        loss.backward()
+        max_norm = cfg["train"]["clip_grad_norm"] or float("inf")
+        norm["max"] = max(norm["max"], float(torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)))
+        if args.rb_schedule:
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, g["base_lr"], total, warmup, 0.1 * g["base_lr"])
+        else:
+            adamw.set_lr(opt, step, cfg)
+        opt.step()
+        return float(loss)
+
+    train_epochs(args, model, test, len(train), update,
+                 {"mixer": args.mixer, "changed_to_safari": [k for k, v in vars(args).items()
+                                                              if k.startswith("rb_") and v]},
+                 epoch_start=lambda: norm.update(max=0.0),
+                 epoch_fields=lambda: {"max_grad_norm": round(norm["max"], 4)})
 
 if __name__ == "__main__":
     main()

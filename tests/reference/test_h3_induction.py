@@ -8,6 +8,8 @@ configuration says, computed here independently:
   in [0, 28), the last token equal to the one after that first prefix, no `.` (noop), no repeated
   sequence, 5000 / 500;
 - causality: changing the token at t leaves every logit before t unchanged, for each mixer;
+- --mixer routescope-bert: the engine's [CLS] … [SEP] layout, ids and labels, the answer's
+  position, and causality;
 - the S4D kernel: its closed form (ZOH, C' = C (exp(dt w) - 1) / w, K = 2 Re sum C' exp(dt w l))
   equals running the diagonal recurrence x <- exp(dt w) x + u, y = 2 Re(C' . x) on an impulse.
 Exit 0 when all hold."""
@@ -59,6 +61,37 @@ def check_causal():
                 assert not torch.allclose(a[:, t:], b[:, t:]), (mixer, t, "no effect at all")
 
 
+def check_routescope_bert():
+    """--mixer routescope-bert: the engine's layout (34 tokens: [CLS] 32 [SEP] in the engine's ids,
+    labels the next token, none after [SEP], the answer predicted at the second trigger), every
+    parameter name of the engine's bert ([CLS]/[SEP] layout and safari's 31 tokens), causal."""
+    train, _ = h3.generate(0, 20, 1)
+    for layout in (False, True):
+        args = argparse.Namespace(**{k: False for k in ("rb_emb_norm", "rb_head", "rb_ln_eps", "rb_init",
+                                                        "rb_layout", "rb_clip", "rb_schedule")})
+        args.rb_layout = layout
+        torch.manual_seed(3)
+        model = h3.RoutescopeBert(args).eval()
+        ids, labels, at = model.rows(train)
+        if layout:
+            assert ids.shape == (20, 31) and at == 30, (ids.shape, at)
+        else:
+            assert ids.shape == (20, 34) and at == 31, (ids.shape, at)
+            assert (ids[:, 0] == h3.RS_CLS).all() and (ids[:, 33] == h3.RS_SEP).all()
+            assert (labels[:, :33] == ids[:, 1:]).all() and (labels[:, 33] == -100).all()
+        # the trigger (engine id 23) at the answer's position, the answer the symbol after the first
+        assert (ids[:, at] == 23).all() and (labels[:, at] == h3.RS_ID[train[:, 31]]).all()
+        names = set(dict(model.net.named_parameters()))
+        assert "embeddings.norm.weight" in names and "mlm.dense.weight" in names, sorted(names)
+        with torch.no_grad():
+            for t in (5, 17, 30):
+                changed = ids.clone()
+                changed[:, t] = 5 + (changed[:, t] - 4) % 18
+                a, b = model(ids), model(changed)
+                assert torch.allclose(a[:, :t], b[:, :t], atol=1e-5), ("routescope-bert", t)
+                assert not torch.allclose(a[:, t:], b[:, t:]), ("routescope-bert", t, "no effect")
+
+
 def check_kernel():
     torch.manual_seed(5)
     k = h3.SafariS4DKernel(4, N=8)
@@ -81,5 +114,6 @@ def check_kernel():
 if __name__ == "__main__":
     check_data()
     check_causal()
+    check_routescope_bert()
     check_kernel()
-    print("h3_induction: data, causality and the S4D kernel hold")
+    print("h3_induction: data, causality, the engine-layout mirror and the S4D kernel hold")

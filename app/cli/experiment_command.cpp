@@ -105,12 +105,15 @@ std::vector<ModelSpec> three_models(int d, int max_len, int n_modes) {
 // configs/experiment/synthetics/induction_head): d 32, 2 layers, the SSMs with 64 modes and one
 // kernel per channel (safari's S4D), forward direction only (model.causal), attention with one
 // head and a causal mask; dropout 0.1 on the embeddings (safari's embed_dropout; Routescope's
-// model.dropout is applied there only). BiGS keeps init_std 0.3 (three_models).
+// model.dropout is applied there only); no LayerNorm after the embeddings (safari's lm_simple has
+// none; with it our attention stayed at chance in every seed: docs/experiments.md, "Session 16").
+// BiGS keeps init_std 0.3 (three_models).
 std::vector<ModelSpec> causal_models(int d, int max_len, int n_modes) {
     std::vector<ModelSpec> m = three_models(d, max_len, n_modes);
     for (ModelSpec& s : m) {
         s.model["causal"] = true;
         s.model["dropout"] = 0.1;
+        s.model["embedding_norm"] = false;
         s.kernel_per_channel = s.model["arch"] != "bert";
     }
     m[2].model["n_heads"] = 1;

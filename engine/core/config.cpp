@@ -41,6 +41,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.max_len", ints(1, kInt32Max)},
         {"model.type_embeddings", {"bool", {}}},
         {"model.position_embeddings", {"bool", {}}},
+        {"model.embedding_norm", {"bool", {}}},
         {"model.ln_eps", {"float", {}}},
         {"model.block_gelu", {"enum", {"tanh", "erf"}}},
         {"model.n_heads", ints(1, kInt32Max, true)},
@@ -231,6 +232,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.max_len = m["max_len"];
     c.model.type_embeddings = m["type_embeddings"];
     c.model.position_embeddings = m["position_embeddings"];
+    c.model.embedding_norm = m["embedding_norm"];
     c.model.ln_eps = m["ln_eps"];
     c.model.block_gelu = m["block_gelu"];
     c.model.n_heads = opt<int>(m["n_heads"]);
@@ -466,6 +468,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
                   {"max_len", model.max_len},
                   {"type_embeddings", model.type_embeddings},
                   {"position_embeddings", model.position_embeddings},
+                  {"embedding_norm", model.embedding_norm},
                   {"ln_eps", model.ln_eps},
                   {"block_gelu", model.block_gelu},
                   {"n_heads", opt_json(model.n_heads)},

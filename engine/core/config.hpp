@@ -56,6 +56,9 @@ struct ModelConfig {
     /// E_pos (learned absolute positions; MODELS.md). false: none, for a recurrent or convolutional
     /// model meant to run past the lengths it was trained on (gMLP never has them).
     bool position_embeddings = true;
+    /// The LayerNorm after the embedding sum (MODELS.md; BERT's and BiGS's). false: none, the sum
+    /// goes straight to dropout and the first block, as in GPT-2 and H3's lm_simple (issue 27).
+    bool embedding_norm = true;
     double ln_eps = 1e-12;
     std::string block_gelu = "tanh";  ///< tanh | erf
     std::optional<int> n_heads;       ///< null → d/64, at least 1

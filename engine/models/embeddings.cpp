@@ -7,6 +7,7 @@ namespace routescope::models {
 Embeddings::Embeddings(const ModelConfig& m)
     : types_(m.type_embeddings),
       positions_(has_position_embeddings(m)),
+      norm_(m.embedding_norm),
       eps_(static_cast<float>(m.ln_eps)) {}
 
 bool Embeddings::has_position_embeddings(const ModelConfig& m) {
@@ -21,7 +22,7 @@ void Embeddings::declare(ParamStore& store, const ModelConfig& m) {
     if (has_position_embeddings(m))
         store.add("embeddings.position.weight", {m.max_len, m.d_model}, init, group);
     if (m.type_embeddings) store.add("embeddings.type.weight", {2, m.d_model}, init, group);
-    declare_layernorm(store, "embeddings.norm", m.d_model);
+    if (m.embedding_norm) declare_layernorm(store, "embeddings.norm", m.d_model);
 }
 
 Act Embeddings::forward(Graph& g, const std::int32_t* tokens, const std::int32_t* types,
@@ -31,7 +32,7 @@ Act Embeddings::forward(Graph& g, const std::int32_t* tokens, const std::int32_t
     Act x = g.embedding(tokens, rows, "embeddings.word.weight");
     if (positions_) x = g.add(x, g.embedding(positions, rows, "embeddings.position.weight"));
     if (types_) x = g.add(x, g.embedding(types ? types : zeros, rows, "embeddings.type.weight"));
-    return g.dropout(g.layernorm(x, rows, "embeddings.norm", eps_), dropout);
+    return g.dropout(norm_ ? g.layernorm(x, rows, "embeddings.norm", eps_) : x, dropout);
 }
 
 }  // namespace routescope::models

@@ -3,6 +3,8 @@
 //
 //   x = E_word[token] + E_pos[position] (+ E_type[segment]) → LN → dropout
 //
+// model.embedding_norm = false leaves out the LN (and its parameters): x = sum → dropout.
+//
 // E_pos is learned absolute (max_len rows; none for gMLP or with model.position_embeddings =
 // false); positions are 0..L−1 for every row, padding included; segment ids default to 0.
 // Parameters `embeddings.{word, position, type, norm}`.
@@ -27,6 +29,7 @@ public:
 private:
     bool types_;
     bool positions_;  ///< false for gmlp (MODELS.md: order comes from its spatial gate)
+    bool norm_;       ///< model.embedding_norm
     float eps_;
 };
 

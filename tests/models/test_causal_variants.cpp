@@ -228,6 +228,31 @@ private slots:
                     .contains("model.position_embeddings"));
     }
 
+    // model.embedding_norm = false (issue 27, H3's lm_simple has none): no embeddings.norm, one
+    // LayerNorm (2·d parameters) fewer, every other parameter kept; the published layouts refuse
+    // to export it; a non-boolean value is a configuration error naming the key.
+    void theEmbeddingLayerNormCanBeLeftOut() {
+        for (const char* arch : {"bigs", "stack_ssm", "bert"}) {
+            RunConfig with = config(arch, true), without = with;
+            without.model.embedding_norm = false;
+            models::Model a(with, kB, kN), b(without, kB, kN);
+            std::set<std::string> names;
+            for (const auto& e : b.params().entries())
+                names.insert(e.name);
+            QCOMPARE(b.params().entries().size() + 2, a.params().entries().size());
+            QCOMPARE(a.params().size() - b.params().size(), std::size_t(2) * kD);
+            for (const auto& e : a.params().entries())
+                QVERIFY2(e.name.rfind("embeddings.norm.", 0) == 0 || names.count(e.name),
+                         e.name.c_str());
+            QVERIFY(!names.count("embeddings.norm.weight") && !names.count("embeddings.norm.bias"));
+            b.init(5);
+            const auto out = logits(b, tokens());
+            QVERIFY(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+        }
+        QVERIFY(config_error({{"arch", "bert"}, {"embedding_norm", "no"}})
+                    .contains("model.embedding_norm"));
+    }
+
     void causalAttentionModelsKeepTheirParameters() {
         for (const char* arch : {"bert", "gated_att"}) {
             models::Model causal(config(arch, true), 1, kN), full(config(arch, false), 1, kN);

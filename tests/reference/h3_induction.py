@@ -331,12 +331,11 @@ class RoutescopeBert(nn.Module):
         cfg = rcfg.defaults()
         cfg["model"].update(arch="bert", vocab_size=RS_VOCAB, d_model=32, n_layers=n_layer, max_len=34,
                             dropout=0.1, n_heads=1, causal=True, init_std=0.02,
-                            ln_eps=1e-5 if args.rb_ln_eps else 1e-12)
+                            ln_eps=1e-5 if args.rb_ln_eps else 1e-12,
+                            embedding_norm=not args.rb_emb_norm)
         self.cfg = cfg
         self.safari_layout = args.rb_layout
         self.net = Model(cfg)
-        if args.rb_emb_norm:
-            self.net.embeddings.norm = nn.Identity()
         if args.rb_head:
             self.net.mlm = SafariHead(32, cfg["model"]["ln_eps"])
         if args.rb_init:  # simple_lm's scaled output projections

@@ -121,6 +121,10 @@ ojson export_config(const RunConfig& c) {
         refuse("model.position_embeddings", "false: the published " +
                                                 std::string(m.arch == "bert" ? "BERT" : "BiGS") +
                                                 " layout has learned position embeddings");
+    if (!m.embedding_norm && (m.arch == "bert" || m.arch == "bigs"))
+        refuse("model.embedding_norm", "false: the published " +
+                                           std::string(m.arch == "bert" ? "BERT" : "BiGS") +
+                                           " layout has a LayerNorm after the embeddings");
     if (m.arch == "bert") {
         if (m.norm_position != "post")
             refuse("model.norm_position",

@@ -22,6 +22,7 @@ SCHEMA = {
         "max_len": (512, "int"),
         "type_embeddings": (False, "bool"),
         "position_embeddings": (True, "bool"),
+        "embedding_norm": (True, "bool"),
         "ln_eps": (1e-12, "float"),
         "block_gelu": ("tanh", ("tanh", "erf")),
         "n_heads": (None, "int?"),

@@ -7,6 +7,7 @@ gelu_erf. Dense layers have a bias. Init: normal(0, init_std) weights (embedding
 bias, LN scale 1 / bias 0; SSM parameters as ssm.py.
 
 Embeddings:  x = E_word[token] + E_pos[position] (+ E_type[segment]) -> LN -> dropout
+  (model.embedding_norm = false: no LN, x = sum -> dropout)
 
 GATED/SSM (BiGS), pre-norm h <- h + F(LN(h)), X = LN(h):
     V   = gelu(dv(X))                        U_f = gelu(du_forward(X))
@@ -76,7 +77,8 @@ class Embeddings(nn.Module):
         has_pos = m["arch"] != "gmlp" and m.get("position_embeddings", True)
         self.position = nn.Embedding(m["max_len"], m["d_model"]) if has_pos else None
         self.type = nn.Embedding(2, m["d_model"]) if m["type_embeddings"] else None
-        self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
+        # model.embedding_norm = false: no LayerNorm after the sum (GPT-2, H3's lm_simple)
+        self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"]) if m.get("embedding_norm", True) else None
         self.dropout = nn.Dropout(m["dropout"])
 
     def forward(self, input_ids, token_type_ids=None):
@@ -91,7 +93,7 @@ class Embeddings(nn.Module):
             if token_type_ids is None:
                 token_type_ids = torch.zeros_like(input_ids)
             x = x + type_table(token_type_ids)
-        return self.dropout(self.norm(x))
+        return self.dropout(self.norm(x) if self.norm is not None else x)
 
 
 class MultiHeadAttention(nn.Module):

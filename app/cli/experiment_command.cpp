@@ -152,9 +152,9 @@ ExperimentSpec induction_spec() {
     s.epochs = 400;
     s.default_steps = 400 * ((5000 + 31) / 32);  // 62,800, as train.epochs makes it
     s.protocol =
-        "H3's synthetic induction head: causal 2-layer models, 5,000 fixed training sequences × "
-        "400 epochs, next-token loss on every position, lr 5e-4, weight decay 0.1, accuracy of "
-        "the copied token";
+        "H3's synthetic induction head: causal 2-layer models without a LayerNorm after the "
+        "embeddings, 5,000 fixed training sequences × 400 epochs, next-token loss on every "
+        "position, lr 5e-4, weight decay 0.1, accuracy of the copied token";
     return s;
 }
 

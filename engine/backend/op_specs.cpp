@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "engine/core/error.hpp"
 
@@ -311,6 +312,13 @@ OpTolerance op_tolerance(OpId op, Precision p) {
             return op_tolerance(op);
     }
     throw Error(std::string("op_tolerance: no tolerance table for precision ") + precision_name(p));
+}
+
+std::string agreement_text(const Agreement& a, const OpTolerance& t) {
+    std::ostringstream out;
+    out << a.what << ": nmse " << a.nmse << " (tolerance " << t.nmse << "), max |Δ| " << a.max_abs
+        << " (tolerance " << t.max_abs << " × scale " << a.scale << ")";
+    return out.str();
 }
 
 Agreement compare_values(std::string what, const std::vector<double>& got,

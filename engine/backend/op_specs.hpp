@@ -51,6 +51,10 @@ OpTolerance op_tolerance(ops::OpId op);
 /// op_tolerance(op).
 OpTolerance op_tolerance(ops::OpId op, Precision p);
 
+struct Agreement;
+/// "WHAT: nmse N (tolerance T), max |Δ| M (tolerance U × scale S)": a conformance failure's text.
+std::string agreement_text(const Agreement& a, const OpTolerance& t);
+
 /// One compared tensor of a conformance run.
 struct Agreement {
     std::string what;  ///< e.g. "output y", "gradient of weight"

@@ -53,6 +53,16 @@ T* field(QWidget* dialog, const char* name) {
 }
 }  // namespace
 
+namespace {
+// The problems a dialog's settings have with their output (not with their inputs).
+QString output_problems(const gui::EngineActionSettings& s) {
+    QStringList out;
+    for (const QString& p : s.problems())
+        if (p.contains("Output") || p.contains("output")) out << p;
+    return out.join("; ");
+}
+}  // namespace
+
 class TestEngineActions : public QObject {
     Q_OBJECT
     QString checkpoint_;
@@ -101,12 +111,6 @@ private slots:
         const QString base = fresh_dir("defaults") + "/runs/not-yet";
         QSettings().setValue("runsDir", base);
         gui::MainWindow window;
-        auto output_problems = [](const gui::EngineActionSettings& s) {
-            QStringList out;
-            for (const QString& p : s.problems())
-                if (p.contains("Output") || p.contains("output")) out << p;
-            return out.join("; ");
-        };
         for (auto action : {gui::EngineAction::Import, gui::EngineAction::Experiment}) {
             auto* dialog = window.action_dialog(action);
             const auto s = dialog->settings();
@@ -153,12 +157,6 @@ private slots:
         const QString ckpt = run + "/model.ckpt.h5";
         QFile(ckpt).open(QIODevice::WriteOnly);
         gui::MainWindow window;
-        auto output_problems = [](const gui::EngineActionSettings& s) {
-            QStringList out;
-            for (const QString& p : s.problems())
-                if (p.contains("Output") || p.contains("output")) out << p;
-            return out.join("; ");
-        };
         const QList<QPair<gui::EngineAction, QString>> proposals = {
             {gui::EngineAction::Dump, run + "/model.dump.h5"},
             {gui::EngineAction::Evaluate, run + "/model.preds.jsonl"}};

@@ -35,6 +35,15 @@ class TestWorkbenchAnalysis : public QObject {
     Q_OBJECT
     QString dir_, dump_;
 
+    // The window at 1300×800, exposed, with the sample dump loaded.
+    bool show_with_dump(gui::MainWindow& window) {
+        window.resize(1300, 800);
+        window.show();
+        if (!QTest::qWaitForWindowExposed(&window)) return false;
+        window.open_file(dump_);
+        return QTest::qWaitFor([&] { return window.loader()->pending() == 0; }, 20000);
+    }
+
 private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
@@ -124,11 +133,7 @@ private slots:
         // bare-chart test passed). Every chart of a PCA view, zoomed with the wheel, is back at
         // its home ranges after a double-click on its plot area.
         gui::MainWindow window;
-        window.resize(1300, 800);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        window.open_file(dump_);
-        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        QVERIFY(show_with_dump(window));
         auto* view = window.open_analysis("pca", {dump_});
         QVERIFY(view && view_test::wait_for(view));
         QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
@@ -161,11 +166,7 @@ private slots:
         // Issue 26: with the focus in a combo box, Ctrl+PgDown changed the combo (the gate) and
         // Ctrl+Tab did nothing; both switch tabs now, and the combo keeps its value.
         gui::MainWindow window;
-        window.resize(1300, 800);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        window.open_file(dump_);
-        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        QVERIFY(show_with_dump(window));
         auto* first = window.open_analysis("transitions", {dump_});
         auto* second = window.open_analysis("pca", {dump_});
         QVERIFY(first && second);

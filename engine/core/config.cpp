@@ -56,6 +56,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.pool", {"enum", {"mean", "first", "sentence"}}},
         {"model.norm_position", {"enum", {"pre", "post"}}},
         {"model.mlm_head", {"bool", {}}},
+        {"model.mlm_transform", {"bool", {}}},
         {"model.causal", {"bool", {}}},
         {"model.birdie.mode", {"enum", {"causal", "bidirectional", "prefix"}}},
         {"model.birdie.layer_pattern", {"enum", {"alternate", "uniform"}}},
@@ -248,6 +249,7 @@ RunConfig from_full_json(const ojson& j) {
     c.model.pool = m["pool"];
     c.model.norm_position = m["norm_position"];
     c.model.mlm_head = m["mlm_head"];
+    c.model.mlm_transform = m["mlm_transform"];
     c.model.causal = m["causal"];
     c.model.birdie.mode = m["birdie"]["mode"];
     c.model.birdie.layer_pattern = m["birdie"]["layer_pattern"];
@@ -484,6 +486,7 @@ nlohmann::ordered_json RunConfig::to_json() const {
                   {"pool", model.pool},
                   {"norm_position", model.norm_position},
                   {"mlm_head", model.mlm_head},
+                  {"mlm_transform", model.mlm_transform},
                   {"causal", model.causal},
                   {"birdie",
                    {{"mode", model.birdie.mode},

@@ -72,6 +72,10 @@ struct ModelConfig {
     std::string norm_position = "pre";
     /// false: no MLM head (mlm.*), a classification-only model (needs n_labels > 0).
     bool mlm_head = true;
+    /// The MLM head's transform, dense + gelu before its LayerNorm (BERT's and BiGS's head). false:
+    /// logits = LN(h)·E_wordᵀ + bias, the final LayerNorm and tied decoder of GPT-2 and H3's
+    /// lm_simple (no mlm.dense; issue 27).
+    bool mlm_transform = true;
     /// Causal variants of bigs, stack_ssm (the forward SSM only: no backward branch, none of its
     /// parameters), gated_att and bert (a causal attention mask: position t attends to t' ≤ t).
     /// gMLP and Birdie have their own switches (gmlp.causal, birdie.mode); docs/config.md.

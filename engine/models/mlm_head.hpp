@@ -5,6 +5,9 @@
 //
 // Parameters `mlm.dense` [d, d], `mlm.norm` [d], `mlm.bias` [V]; the decoder weight is
 // `embeddings.word.weight` itself (no parameter of its own), so its gradient adds to the lookup's.
+//
+// model.mlm_transform = false leaves out the transform (and `mlm.dense`): logits = LN(h)·E_wordᵀ +
+// bias, the final LayerNorm and tied decoder of GPT-2 and H3's lm_simple (issue 27).
 #include "engine/models/block.hpp"
 
 namespace routescope::models {
@@ -17,6 +20,7 @@ public:
 
 private:
     float eps_;
+    bool transform_;  ///< model.mlm_transform
 };
 
 }  // namespace routescope::models

@@ -26,6 +26,7 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/importers/model_export.hpp"
 #include "engine/models/model.hpp"
 
 using namespace routescope;
@@ -251,6 +252,50 @@ private slots:
         }
         QVERIFY(config_error({{"arch", "bert"}, {"embedding_norm", "no"}})
                     .contains("model.embedding_norm"));
+    }
+
+    // model.mlm_transform = false (issue 27, safari's lm_simple: a final LayerNorm and the tied
+    // decoder): no mlm.dense (d² + d parameters fewer), mlm.norm and mlm.bias kept, finite logits
+    // (their values: test_model_parity's causal BERT case, against PyTorch). The published layouts
+    // refuse to export either of lm_simple's options, naming it; a non-boolean value is a
+    // configuration error naming the key.
+    void theMlmHeadTransformCanBeLeftOut() {
+        for (const char* arch : {"bigs", "stack_ssm", "bert"}) {
+            RunConfig with = config(arch, true), without = with;
+            without.model.mlm_transform = false;
+            models::Model a(with, kB, kN), b(without, kB, kN);
+            std::set<std::string> names;
+            for (const auto& e : b.params().entries())
+                names.insert(e.name);
+            QCOMPARE(b.params().entries().size() + 2, a.params().entries().size());
+            QCOMPARE(a.params().size() - b.params().size(), std::size_t(kD) * kD + kD);
+            for (const auto& e : a.params().entries())
+                QVERIFY2(e.name.rfind("mlm.dense.", 0) == 0 || names.count(e.name), e.name.c_str());
+            QVERIFY(names.count("mlm.norm.weight") && names.count("mlm.bias"));
+            b.init(5);
+            const auto out = logits(b, tokens());
+            QVERIFY(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+        }
+        QVERIFY(
+            config_error({{"arch", "bert"}, {"mlm_transform", 0}}).contains("model.mlm_transform"));
+        for (const char* arch : {"bigs", "bert"}) {
+            RunConfig c = config(arch, false, arch == std::string("bert") ? "post" : "pre");
+            c.model.embedding_norm = false;
+            try {
+                importers::export_config(c);
+                QFAIL("exported a model without the embeddings' LayerNorm");
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).contains("model.embedding_norm"), e.what());
+            }
+            c.model.embedding_norm = true;
+            c.model.mlm_transform = false;
+            try {
+                importers::export_config(c);
+                QFAIL("exported a head without its transform");
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).contains("model.mlm_transform"), e.what());
+            }
+        }
     }
 
     void causalAttentionModelsKeepTheirParameters() {

@@ -102,8 +102,15 @@ RunConfig small_config(std::string arch, int n_labels = 0, const std::string& po
         j["model"]["ssm"]["a_im_init"] = "inv";
     }
     if (arch == "gated_att") j["model"]["d_inner"] = 96;
-    // The causal BERT as experiment induction trains it on H3's protocol: no embedding LayerNorm.
-    if (arch == "bert" && causal) j["model"]["embedding_norm"] = false;
+    // The causal BERT on safari's lm_simple backbone (H3's induction; experiment induction drops
+    // the embedding LayerNorm, `--set model.mlm_transform=false --set model.ln_eps=1e-5` the
+    // rest): no embedding LayerNorm, the MLM head without its transform (the final LayerNorm and
+    // the tied decoder), LayerNorm eps 1e-5.
+    if (arch == "bert" && causal) {
+        j["model"]["embedding_norm"] = false;
+        j["model"]["mlm_transform"] = false;
+        j["model"]["ln_eps"] = 1e-5;
+    }
     if (arch == "bert" && n_labels > 0) j["model"]["type_embeddings"] = true;
     // gMLP: I = 96 (halves of 48); "gmlp_causal" is gmlp with model.gmlp.causal (the lower
     // triangle).
@@ -337,8 +344,9 @@ const std::vector<Case>& cases() {
          "stack_ssm_causal", false, "mean"},
         {"gated_att causal (causal mask; I=96; next-token targets)", "gated_att_causal", false,
          "mean"},
-        {"bert causal (causal mask, no embedding LayerNorm, next-token targets)", "bert_causal",
-         false, "mean"},
+        {"bert causal (causal mask, no embedding LayerNorm, head without transform, next-token "
+         "targets)",
+         "bert_causal", false, "mean"},
         {"bigs causal, mean pool", "bigs_causal", true, "mean"},
         {"gmlp, mean pool", "gmlp", true, "mean"},
         {"slstm (2 shared recurrent steps)", "slstm", false, "mean"},

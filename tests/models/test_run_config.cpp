@@ -167,7 +167,7 @@ private slots:
         // Every documented section and key is written.
         const auto j = c.to_json();
         QCOMPARE(j.size(), std::size_t(4));
-        QCOMPARE(j["model"].size(), std::size_t(23));          // 20 + model.birdie, .gmlp, .slstm
+        QCOMPARE(j["model"].size(), std::size_t(24));          // 21 + model.birdie, .gmlp, .slstm
         QCOMPARE(j["model"]["slstm"].size(), std::size_t(1));  // gate_norm
         QCOMPARE(j["train"].size(), std::size_t(25));  // 18 + init_from, freeze_ssm, epochs,
                                                        // prefix_fraction, birdie, precision,

@@ -127,6 +127,10 @@ private slots:
             QVERIFY(config["model"]["causal"].get<bool>());
             QCOMPARE(config["model"]["n_layers"].get<int>(), 2);
             QCOMPARE(config["model"]["dropout"].get<double>(), 0.1);
+            // No LayerNorm after the embeddings (lm_simple has none; docs/experiments.md,
+            // "Session 16"); the MLM head keeps its transform (docs/experiments.md, "Session 17").
+            QVERIFY(!config["model"]["embedding_norm"].get<bool>());
+            QVERIFY(config["model"]["mlm_transform"].get<bool>());
             QCOMPARE(config["data"]["task_params"]["n_train"].get<int>(), 5000);
             QCOMPARE(config["data"]["task_params"]["n_test"].get<int>(), 40);  // the --set
             QCOMPARE(config["train"]["lr"].get<double>(), 5e-4);

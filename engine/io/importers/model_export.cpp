@@ -125,6 +125,11 @@ ojson export_config(const RunConfig& c) {
         refuse("model.embedding_norm", "false: the published " +
                                            std::string(m.arch == "bert" ? "BERT" : "BiGS") +
                                            " layout has a LayerNorm after the embeddings");
+    if (m.mlm_head && !m.mlm_transform && (m.arch == "bert" || m.arch == "bigs"))
+        refuse("model.mlm_transform", "false: the published " +
+                                          std::string(m.arch == "bert" ? "BERT" : "BiGS") +
+                                          " MLM head has its transform (dense + gelu) before "
+                                          "the LayerNorm");
     if (m.arch == "bert") {
         if (m.norm_position != "post")
             refuse("model.norm_position",

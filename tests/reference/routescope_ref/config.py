@@ -39,6 +39,7 @@ SCHEMA = {
         "pool": ("mean", ("mean", "first", "sentence")),
         "norm_position": ("pre", ("pre", "post")),
         "mlm_head": (True, "bool"),
+        "mlm_transform": (True, "bool"),
         "causal": (False, "bool"),
         "birdie": {
             "mode": ("bidirectional", ("causal", "bidirectional", "prefix")),

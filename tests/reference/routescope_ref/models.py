@@ -26,6 +26,7 @@ GATED/ATT:  F = do( gelu(dol( duc(MHA(U)) )) * V ),  U = gelu(du(X)), V = gelu(d
 STACK/ATT (BERT, pre-norm):  h <- h + MHA(LN1(h));  h <- h + W2 gelu(W1 LN2(h))
   model.norm_position = post (Hugging Face BERT): h <- LN1(h + MHA(h));  h <- LN2(h + W2 gelu(W1 h))
   model.mlm_head = false: no MLM head (classification only)
+  model.mlm_transform = false: the MLM head without dense + gelu, LN(h) -> tied E_word (+ bias)
 
 MHA: heads of width 64 unless model.n_heads; softmax(q k^T / sqrt(d_head)) with padding keys
 masked (probability exactly 0); dropout on the probabilities; output projection o.
@@ -252,17 +253,20 @@ BLOCKS["birdie"] = BirdieBlock  # birdie.py; layer modes set by assign_layer_mod
 
 
 class MLMHead(nn.Module):
-    """dense d->d -> gelu_erf -> LN -> tied E_word (+ bias [V]); the decoder weight is not a parameter."""
+    """dense d->d -> gelu_erf -> LN -> tied E_word (+ bias [V]); the decoder weight is not a parameter.
+    model.mlm_transform = false: no dense and gelu, LN -> tied E_word (+ bias), GPT-2's and H3's
+    lm_simple's final LayerNorm and decoder."""
 
     def __init__(self, cfg):
         super().__init__()
         m = cfg["model"]
-        self.dense = nn.Linear(m["d_model"], m["d_model"])
+        self.dense = nn.Linear(m["d_model"], m["d_model"]) if m.get("mlm_transform", True) else None
         self.norm = nn.LayerNorm(m["d_model"], eps=m["ln_eps"])
         self.bias = nn.Parameter(torch.zeros(m["vocab_size"]))
 
     def forward(self, h, word_weight):
-        return F.linear(self.norm(gelu(self.dense(h), "erf")), word_weight, self.bias)
+        x = gelu(self.dense(h), "erf") if self.dense is not None else h
+        return F.linear(self.norm(x), word_weight, self.bias)
 
 
 class ClassifierHead(nn.Module):

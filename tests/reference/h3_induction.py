@@ -36,7 +36,8 @@ our block (input projection, SSM, output projection, no activation between; LegS
 from safari's S4D, `--dt` sets the step range, `--a-init` the imaginary parts.
 
 `--mixer routescope-bert` is not safari's model: it is Routescope's STACK/ATT as `experiment
-induction` trains it, built from the engine's parity oracle (routescope_ref.models.Model: the
+induction` trained it until session 16 (`--rb-emb-norm` gives today's, which has no LayerNorm
+after the embeddings), built from the engine's parity oracle (routescope_ref.models.Model: the
 causal pre-norm BERT with the embeddings' LayerNorm, the MLM head's dense + gelu + LayerNorm
 before the tied decoder and its bias, no final LayerNorm, LayerNorm eps 1e-12, init 0.02, dropout
 0.1 on the embeddings and the attention probabilities), on the engine's layout ([CLS] sequence

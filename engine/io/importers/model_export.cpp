@@ -113,23 +113,24 @@ void write_text(const fs::path& path, const std::string& text) {
 ojson export_config(const RunConfig& c) {
     const ModelConfig& m = c.model;
     ojson j;
-    if (m.causal && (m.arch == "bert" || m.arch == "bigs"))
-        refuse("model.causal", "true: the published " +
-                                   std::string(m.arch == "bert" ? "BERT" : "BiGS") +
-                                   " layout is bidirectional (no causal variant to export)");
-    if (!m.position_embeddings && (m.arch == "bert" || m.arch == "bigs"))
-        refuse("model.position_embeddings", "false: the published " +
-                                                std::string(m.arch == "bert" ? "BERT" : "BiGS") +
-                                                " layout has learned position embeddings");
-    if (!m.embedding_norm && (m.arch == "bert" || m.arch == "bigs"))
-        refuse("model.embedding_norm", "false: the published " +
-                                           std::string(m.arch == "bert" ? "BERT" : "BiGS") +
-                                           " layout has a LayerNorm after the embeddings");
-    if (m.mlm_head && !m.mlm_transform && (m.arch == "bert" || m.arch == "bigs"))
-        refuse("model.mlm_transform", "false: the published " +
-                                          std::string(m.arch == "bert" ? "BERT" : "BiGS") +
-                                          " MLM head has its transform (dense + gelu) before "
-                                          "the LayerNorm");
+    if (m.arch == "bert" || m.arch == "bigs") {
+        // The switches the published BERT and BiGS layouts have no place for.
+        const std::string published =
+            std::string("the published ") + (m.arch == "bert" ? "BERT" : "BiGS");
+        if (m.causal)
+            refuse("model.causal",
+                   "true: " + published + " layout is bidirectional (no causal variant to export)");
+        if (!m.position_embeddings)
+            refuse("model.position_embeddings",
+                   "false: " + published + " layout has learned position embeddings");
+        if (!m.embedding_norm)
+            refuse("model.embedding_norm",
+                   "false: " + published + " layout has a LayerNorm after the embeddings");
+        if (m.mlm_head && !m.mlm_transform)
+            refuse("model.mlm_transform",
+                   "false: " + published +
+                       " MLM head has its transform (dense + gelu) before the LayerNorm");
+    }
     if (m.arch == "bert") {
         if (m.norm_position != "post")
             refuse("model.norm_position",

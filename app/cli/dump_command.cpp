@@ -34,6 +34,7 @@
 #include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
+#include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/dist/communicator.hpp"
@@ -42,11 +43,14 @@
 #include "engine/io/sha256.hpp"
 #include "engine/io/sharded_dump.hpp"
 #include "engine/models/model.hpp"
+#include "engine/train/answer_scoring.hpp"
 #include "engine/train/builtin_corpus.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/labelled_set.hpp"
 #include "engine/train/packed_sequences.hpp"
 #include "engine/train/run_inputs.hpp"
 #include "engine/train/stop_signal.hpp"
+#include "engine/train/task_corpus.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -56,6 +60,7 @@ namespace fs = std::filesystem;
 struct DumpArgs {
     std::string device = "cpu";
     std::string checkpoint, task, data, out, layers = "all", dtype = "f32", split = "valid";
+    std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
     std::int64_t examples = 0;
     std::uint64_t seed = 0;
     int length = 0;
@@ -80,9 +85,15 @@ struct PreparedSource {
 
 // A labelled set (a task split or a classification file, framed as fine-tuning and eval frame
 // them: engine/train/labelled_set.hpp) as a dump source.
+// `resets`: each example's reset flags (DumpExample::reset), or none.
 PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
-                               std::vector<std::string> vocab, bool class_labels, bool file_lines) {
+                               std::vector<std::string> vocab, bool class_labels, bool file_lines,
+                               std::vector<std::vector<std::int32_t>> row_resets = {}) {
     auto keep = std::make_shared<train::LabelledSet>(std::move(set));
+    auto resets =
+        row_resets.empty()
+            ? nullptr
+            : std::make_shared<std::vector<std::vector<std::int32_t>>>(std::move(row_resets));
     if (examples > 0 && static_cast<std::int64_t>(keep->examples.size()) > examples)
         keep->examples.resize(static_cast<std::size_t>(examples));
     PreparedSource r;
@@ -101,12 +112,13 @@ PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
     auto pieces = std::make_shared<std::vector<std::string>>(std::move(vocab));
     s.vocab = *pieces;
     const auto names = s.attributes;
-    s.example = [keep, pieces, names, file_lines](std::int64_t i) {
+    s.example = [keep, pieces, names, file_lines, resets](std::int64_t i) {
         const train::LabelledExample& x = keep->examples[static_cast<std::size_t>(i)];
         DumpExample e;
         e.tokens = x.tokens;
         e.types = x.types;
         e.targets = x.targets;
+        if (resets) e.reset = (*resets)[static_cast<std::size_t>(i)];
         e.label = x.label;
         for (std::size_t k = 0; k < x.tokens.size(); ++k) {
             const auto id = static_cast<std::size_t>(x.tokens[k]);
@@ -123,16 +135,58 @@ PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
     return r;
 }
 
+// A causal checkpoint (train.objective clm, prefix_lm or birdie) writes a task's answer after
+// its prompt; it never saw the [MASK] an MLM row puts there. Each example becomes the row eval
+// scores (engine/train/answer_scoring.hpp): the completed example (for birdie, the layout of the
+// arm `layout` names, one position longer), its targets at the positions whose next-token logits
+// predict the answer; returns each row's reset flags. `vocab` gains Birdie's pieces for its extra
+// ids.
+std::vector<std::vector<std::int32_t>> as_answer_rows(train::LabelledSet& set,
+                                                      const std::string& objective,
+                                                      const std::string& layout,
+                                                      const data::BirdieVocabulary& birdie,
+                                                      std::vector<std::string>& vocab) {
+    std::vector<std::vector<std::int32_t>> resets;
+    if (objective == "birdie" && static_cast<std::int32_t>(vocab.size()) == birdie.base)
+        for (std::int32_t id = birdie.base; id < birdie.size(); ++id)
+            vocab.push_back(data::birdie_piece(birdie, id));
+    for (train::LabelledExample& e : set.examples) {
+        const auto [first, last] = train::answer_span(e.targets);
+        if (first < 1) {  // no answer: the example stays as it is, unscored
+            resets.emplace_back();
+            continue;
+        }
+        const std::vector<std::int32_t> sequence = train::completed_sequence(e.tokens, e.targets);
+        const int L = static_cast<int>(sequence.size()) + 1;
+        std::vector<std::int32_t> tokens(L), labels(L), reset(L);
+        const std::int32_t n = train::answer_row(
+            objective, sequence, first, last, birdie,
+            {tokens.data(), labels.data(), reset.data(), L}, nullptr,
+            layout == "next_token" ? data::Paradigm::next_token : data::Paradigm::prefix_lm);
+        e.tokens.assign(tokens.begin(), tokens.begin() + n);
+        e.targets.assign(labels.begin(), labels.begin() + n);
+        e.types.assign(static_cast<std::size_t>(n), 0);
+        resets.emplace_back(reset.begin(), reset.begin() + n);
+    }
+    return resets;
+}
+
 // --task T (or the checkpoint's own data.task): the split regenerated from the checkpoint's
 // data.task_params (example i of a split depends only on (seed, split, i), so --examples only
-// sizes the split), as `routescope-cli eval` does.
+// sizes the split), as `routescope-cli eval` does, and scored as eval scores it: a causal
+// checkpoint's rows are its answer rows.
 PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
     const std::string name = !a.task.empty() ? a.task : config.data.task.value_or("");
     train::TaskSplit t =
         train::task_split(config, tokenizer, name, a.split, a.checkpoint, a.seed, a.examples);
-    return labelled_source(std::move(t.set), a.examples, t.task.vocab, t.task.n_classes > 0,
-                           /*file_lines=*/false);
+    std::vector<std::string> vocab = t.task.vocab;
+    std::vector<std::vector<std::int32_t>> resets;
+    if (t.set.targets && train::is_causal_objective(config.train.objective))
+        resets = as_answer_rows(t.set, config.train.objective, a.birdie_layout,
+                                data::BirdieVocabulary{tokenizer.vocab_size()}, vocab);
+    return labelled_source(std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0,
+                           /*file_lines=*/false, std::move(resets));
 }
 
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
@@ -391,6 +445,10 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--seed", a->seed, "Task seed (default: the checkpoint's data.task_params)");
     cmd->add_option("--length", a->length,
                     "--data: truncate examples to this many tokens (default data.seq_len)");
+    cmd->add_option("--birdie-layout", a->birdie_layout,
+                    "Task rows of a birdie checkpoint: the layout of its prefix_lm arm (default) "
+                    "or its next_token arm, as eval scores them")
+        ->check(CLI::IsMember({"prefix_lm", "next_token"}));
     cmd->add_option("--prefix-fraction", a->prefix_fraction,
                     "Birdie prefix mode: the fraction of each example before the prefix split "
                     "(default: the checkpoint's train.prefix_fraction)")

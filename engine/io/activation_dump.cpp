@@ -356,12 +356,17 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
             hb.length(b) = n;
             if (reset_mask) {
                 // The prefix-LM split of objective_rows.cpp at a fixed fraction: [0, p) prefix,
-                // [p, L) causal region (pads included), a new sample at position 0.
+                // [p, L) causal region (pads included), a new sample at position 0. An example with
+                // its own flags (a causal checkpoint's answer row) keeps them; the pads after it
+                // are causal.
                 const int p = std::clamp(static_cast<int>(std::lround(prefix_fraction * n)), 1,
                                          std::max(1, n - 1));
                 for (int t = 0; t < L; ++t) {
-                    const std::int32_t v = (t == 0 ? models::kResetNewSample : 0) |
-                                           (t >= p ? models::kResetCausal : 0);
+                    const std::int32_t v =
+                        t < static_cast<int>(e.reset.size())
+                            ? e.reset[static_cast<std::size_t>(t)]
+                            : (t == 0 ? models::kResetNewSample : 0) |
+                                  (t >= p || !e.reset.empty() ? models::kResetCausal : 0);
                     hb.reset(b)[t] = v;
                     reset_row[static_cast<std::size_t>(t)] = static_cast<std::int8_t>(v);
                 }

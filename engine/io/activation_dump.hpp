@@ -36,9 +36,15 @@ namespace routescope {
 /// One example as the model sees it: ids framed as in training ([CLS] … [SEP]), unpadded.
 struct DumpExample {
     std::vector<std::int32_t> tokens;
-    std::vector<std::int32_t> types;    ///< segment ids, or empty (all 0)
-    std::vector<std::int32_t> targets;  ///< MLM target per token, −100 elsewhere; empty: none
-    std::int32_t label = -1;            ///< gold class, −1 when unknown
+    std::vector<std::int32_t> types;  ///< segment ids, or empty (all 0)
+    /// Target per token (−100 elsewhere; empty: none), read from the logits at the same position:
+    /// the masked token's id for an MLM task, the next token's for a causal checkpoint's answer
+    /// row (its label sits one position before the token it predicts).
+    std::vector<std::int32_t> targets;
+    /// Models with prefix-mode layers: the reset flags of each token (models::kReset*), as the
+    /// row was scored; empty: the prefix split of ActivationDumpOptions::prefix_fraction.
+    std::vector<std::int32_t> reset;
+    std::int32_t label = -1;  ///< gold class, −1 when unknown
     std::string text;
     std::vector<double> attributes;  ///< in DumpSource::attributes order
 };

@@ -28,6 +28,7 @@
 #include <QtTest>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../train/train_test_support.hpp"
 
@@ -224,6 +225,133 @@ private slots:
         QCOMPARE(w.exit_code, 2);
         QVERIFY2(w.err.contains("not trained on this task"), qPrintable(w.err));
         QVERIFY(!std::filesystem::exists(wrong));
+    }
+
+    void causalCheckpointsTaskDumpHoldsTheRowsEvalScores() {
+        // A causal BERT trained with the next-token loss on the induction task (H3's protocol)
+        // writes the answer after the prompt; it never saw the [MASK] an MLM row puts there. The
+        // dump holds the row eval scores — the answer written after the second trigger — and its
+        // prediction is the next-token argmax before it: the reference recomputes the logits from
+        // the dumped tokens (--answer-after), and eval's predictions file agrees example by
+        // example. (Before, the dump read the logits after a [MASK] and called a model that eval
+        // scored at 100% wrong on nearly every example.)
+        const nlohmann::json config = {
+            {"model",
+             {{"arch", "bert"},
+              {"d_model", 32},
+              {"n_layers", 2},
+              {"n_heads", 1},
+              {"max_len", 40},
+              {"causal", true},
+              {"embedding_norm", false}}},
+            {"data",
+             {{"task", "induction"},
+              {"task_params",
+               {{"n_train", 64},
+                {"n_valid", 16},
+                {"n_test", 16},
+                {"min_len", 32},
+                {"max_len", 32},
+                {"n_symbols", 18}}}}},
+            {"train", {{"objective", "clm"}, {"batch_size", 8}, {"steps", 30}, {"lr", 3e-3}}}};
+        train_test::write_text(path("causal.json"), config.dump(2));
+        const auto t = run_cli(args_of(
+            {"train", "--config", path("causal.json"), "--out", path("causal"), "--threads", "2"}));
+        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
+        const std::string ck = path("causal/model.ckpt.h5");
+        const std::string out = path("causal.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
+                                        "induction", "--split", "test", "--attention"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        const auto ref =
+            run_process(QStringLiteral(ROUTESCOPE_PYTHON),
+                        args_of({ROUTESCOPE_SOURCE_DIR "/tests/reference/recompute_dump.py", out,
+                                 ck, "--examples", "16", "--answer-after", "trigger"}));
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        QVERIFY2(nlohmann::json::parse(ref.out.toStdString()).value("answers_compared", 0) >= 8,
+                 qPrintable(ref.out));
+
+        const std::string preds = path("causal.preds.jsonl");
+        const auto e = run_cli(args_of({"eval", "--checkpoint", ck, "--task", "induction",
+                                        "--split", "test", "--out", preds}));
+        QVERIFY2(e.exit_code == 0, qPrintable(e.err));
+        H5::H5File f(out, H5F_ACC_RDONLY);
+        std::vector<std::int32_t> predicted(16);
+        f.openDataSet("data/predictions").read(predicted.data(), H5::PredType::NATIVE_INT32);
+        std::vector<double> correct(16);
+        f.openDataSet("data/attributes/correct").read(correct.data(), H5::PredType::NATIVE_DOUBLE);
+        H5::DataSet vocab_set = f.openDataSet("vocab");
+        std::vector<char*> vocab(vocab_set.getSpace().getSimpleExtentNpoints());
+        vocab_set.read(vocab.data(), vocab_set.getStrType());
+        std::ifstream lines(preds);
+        std::string line;
+        int i = 0;
+        for (; std::getline(lines, line); ++i) {
+            const auto p = nlohmann::json::parse(line);
+            QCOMPARE(QString::fromStdString(p["prediction"].get<std::string>()),
+                     QString::fromUtf8(vocab.at(static_cast<std::size_t>(predicted.at(i)))));
+            QCOMPARE(correct.at(static_cast<std::size_t>(i)), p["correct"].get<bool>() ? 1.0 : 0.0);
+        }
+        QCOMPARE(i, 16);
+        H5Dvlen_reclaim(vocab_set.getStrType().getId(), vocab_set.getSpace().getId(), H5P_DEFAULT,
+                        vocab.data());
+    }
+
+    void birdieCheckpointsTaskDumpHoldsItsAnswerRows() {
+        // A Birdie checkpoint (prefix layers, the Birdie mixture) on the phone book: each dumped
+        // row is the prefix-LM arm's answer row eval scores ([prefix] prompt [start] answer),
+        // causal after [start] — the reference derives the reset mask from the row and recomputes
+        // the blocks with it — and `correct` is eval's exact match, example by example.
+        const nlohmann::json config = {{"model",
+                                        {{"arch", "birdie"},
+                                         {"d_model", 16},
+                                         {"n_layers", 2},
+                                         {"max_len", 128},
+                                         {"ln_eps", 1e-5},
+                                         {"birdie", {{"mode", "prefix"}}}}},
+                                       {"data",
+                                        {{"task", "phone-book"},
+                                         {"task_params",
+                                          {{"n_train", 32},
+                                           {"n_valid", 8},
+                                           {"n_test", 8},
+                                           {"min_entries", 2},
+                                           {"max_entries", 3}}}}},
+                                       {"train",
+                                        {{"objective", "birdie"},
+                                         {"batch_size", 8},
+                                         {"steps", 3},
+                                         {"birdie", {{"update_every", 3}}}}}};
+        train_test::write_text(path("birdie-pb.json"), config.dump(2));
+        const auto t = run_cli(args_of({"train", "--config", path("birdie-pb.json"), "--out",
+                                        path("birdie-pb"), "--threads", "2"}));
+        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
+        const std::string ck = path("birdie-pb/model.ckpt.h5");
+        const std::string out = path("birdie-pb.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
+                                        "phone-book", "--split", "test", "--gates"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        const auto ref = recompute(out, ck, 8);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        QVERIFY2(nlohmann::json::parse(ref.out.toStdString()).value("birdie_answer_rows", 0) == 8,
+                 qPrintable(ref.out));
+
+        const std::string preds = path("birdie-pb.preds.jsonl");
+        const auto e = run_cli(args_of({"eval", "--checkpoint", ck, "--task", "phone-book",
+                                        "--split", "test", "--out", preds}));
+        QVERIFY2(e.exit_code == 0, qPrintable(e.err));
+        H5::H5File f(out, H5F_ACC_RDONLY);
+        std::vector<double> correct(8);
+        f.openDataSet("data/attributes/correct").read(correct.data(), H5::PredType::NATIVE_DOUBLE);
+        std::ifstream lines(preds);
+        std::string line;
+        int i = 0;
+        for (; std::getline(lines, line); ++i)
+            QCOMPARE(correct.at(static_cast<std::size_t>(i)),
+                     nlohmann::json::parse(line)["correct"].get<bool>() ? 1.0 : 0.0);
+        QCOMPARE(i, 8);
     }
 
     void classificationDataDumpCarriesTextAndLabels() {

@@ -22,10 +22,20 @@ model (in float64, so the reference's own rounding is negligible) on the first N
                          mean of the embeddings), whatever model.pool says;
   - /data/reset_mask     birdie with prefix layers: bit 1 at position 0, bit 2 from
                          p = clamp(floor(φ·n + 0.5), 1, max(1, n − 1)) on (φ = train.prefix_fraction
-                         or --prefix-fraction), and the blocks run with that mask;
+                         or --prefix-fraction), and the blocks run with that mask; a row of a Birdie
+                         checkpoint's task dump (a paradigm piece "[prefix]" or "[next]" first,
+                         then the prompt, "[start]" and the answer, as it was trained) is causal
+                         from the position after "[start]";
   - /mixing/<l>          gmlp: the checkpoint's layers.<l−1>.spatial.weight[:L, :L];
   - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D;
-  - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash.
+  - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash;
+  - with --answer-after PIECE, a task dump of a causal (clm) checkpoint whose single answer token
+                         follows the last PIECE of the prompt (induction: the second "trigger"):
+                         the row holds the answer written after the prompt (/data/labels = that
+                         token), /data/predictions is the argmax of the reference's MLM-head logits
+                         at the position before it (the next-token prediction; rows whose two best
+                         logits lie within 1e-6 are not compared), and attribute `correct` is
+                         prediction = label.
 Tolerance |dump − ref| ≤ atol + rtol·|ref| with (1e-4, 1e-4) for float32 datasets and
 (4e-3, 2e-3) for float16 (binary16 has an 11-bit significand: relative rounding 2^-11 ≈ 4.9e-4,
 plus the float32 engine's own error). Prints one JSON line; exit 0 when everything matches, 1 with
@@ -67,12 +77,46 @@ def compare(name, dumped, ref, problems, stats):
                         f"{list(map(int, i))}: dump {dumped[i]:.6g}, reference {ref[i]:.6g}")
 
 
+def check_answers(f, model, final, tokens, piece, n, problems, stats):
+    """A causal checkpoint's answer rows (--answer-after): see the module docstring."""
+    vocab = [v.decode() if isinstance(v, bytes) else v for v in f["vocab"][()]]
+    if piece not in vocab:
+        problems.append(f"--answer-after: /vocab has no piece {piece!r}")
+        return
+    marker = vocab.index(piece)
+    with torch.no_grad():
+        logits = model.mlm_logits(final).numpy()
+    labels = f["data/labels"][:n]
+    predictions = f["data/predictions"][:n]
+    correct = f["data/attributes/correct"][:n]
+    stats["answers_compared"] = 0
+    for i in range(n):
+        at = int(np.nonzero(tokens[i].numpy() == marker)[0][-1]) + 1  # the answer's position
+        if int(tokens[i, at]) != int(labels[i]):
+            problems.append(f"example {i}: the row holds {vocab[int(tokens[i, at])]!r} after the "
+                            f"last {piece!r}, /data/labels {vocab[int(labels[i])]!r}: the answer "
+                            "is not written after the prompt")
+            continue
+        row = logits[i, at - 1]
+        best = np.sort(row)[-2:]
+        if best[1] - best[0] > 1e-6:
+            stats["answers_compared"] += 1
+            if int(np.argmax(row)) != int(predictions[i]):
+                problems.append(f"example {i}: /data/predictions {vocab[int(predictions[i])]!r}, "
+                                f"reference next-token argmax {vocab[int(np.argmax(row))]!r}")
+        if bool(correct[i]) != (int(predictions[i]) == int(labels[i])):
+            problems.append(f"example {i}: correct = {correct[i]}, prediction "
+                            f"{int(predictions[i])} against label {int(labels[i])}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dump")
     ap.add_argument("checkpoint")
     ap.add_argument("--examples", type=int, default=4)
     ap.add_argument("--prefix-fraction", type=float, default=None)
+    ap.add_argument("--answer-after", default=None,
+                    help="check the causal answer rows: the answer follows the last PIECE")
     args = ap.parse_args()
 
     model, ck = ref_checkpoint.load_model(args.checkpoint, dtype=torch.float64)
@@ -111,11 +155,23 @@ def main():
             phi = args.prefix_fraction
             if phi is None:
                 phi = cfg.get("train", {}).get("prefix_fraction", 0.75)
+            # A Birdie checkpoint's task rows (its answer rows: a paradigm piece first, the prompt,
+            # [start], the answer) are causal after [start], as the model was trained.
+            pieces = [v.decode() if isinstance(v, bytes) else v
+                      for v in (f["vocab"][()] if "vocab" in f else [])]
+            start = pieces.index("[start]") if "[start]" in pieces else None
+            answer_rows = 0
             reset = np.zeros((n, L), dtype=np.int64)
             for s_, length in enumerate(lengths.tolist()):
                 p = min(max(int(np.floor(phi * length + 0.5)), 1), max(1, length - 1))
+                row = tokens[s_].numpy()
+                if (start is not None and pieces[int(row[0])] in ("[prefix]", "[next]")
+                        and (row[:length] == start).any()):
+                    p = int(np.nonzero(row[:length] == start)[0][0]) + 1
+                    answer_rows += 1
                 reset[s_, 0] |= 1
                 reset[s_, p:] |= 2
+            stats["birdie_answer_rows"] = answer_rows
             if "data/reset_mask" not in f:
                 problems.append("/data/reset_mask: missing (the model has prefix layers)")
             else:
@@ -124,7 +180,7 @@ def main():
                     problems.append(f"/data/reset_mask: dtype {got.dtype}, expected int8")
                 if got.shape != reset.shape or (got.astype(np.int64) != reset).any():
                     problems.append("/data/reset_mask: differs from the prefix split at phi "
-                                    f"= {phi}")
+                                    f"= {phi} (or after [start] in a Birdie answer row)")
                 stats["compared"] += 1
             reset = torch.from_numpy(reset)
         elif "data/reset_mask" in f:
@@ -221,6 +277,9 @@ def main():
                     got = float(f["kernels"][name].attrs[f"D_{direction}"])
                     if abs(got - D) > 1e-6 * max(1.0, abs(D)):
                         problems.append(f"/kernels/{l} attr D_{direction}: {got}, reference {D}")
+
+        if args.answer_after is not None:
+            check_answers(f, model, hidden[-1], tokens, args.answer_after, n, problems, stats)
 
     stats["ok"] = not problems
     stats["problems"] = problems[:10]

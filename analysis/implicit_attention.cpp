@@ -261,8 +261,14 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         return real_attention(dump, o, heads);
     if (dump.arch() == "birdie") return birdie_attention(dump, o);
     if (dump.arch() == "gmlp") return gmlp_attention(dump, o);
+    // kb empty: a causal layer (model.causal), whose SSM reads left to right only: A_b = 0.
     const auto kf = dump.kernel(o.layer, true), kb = dump.kernel(o.layer, false);
-    if (kf.empty() || kb.empty()) {
+    const bool causal = !kf.empty() && kb.empty();
+    if (causal && o.mode == "backward")
+        throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                          " is causal (forward SSM only): it has no backward kernel; forward, sum "
+                          "or gated show what it mixes");
+    if (kf.empty()) {
         const auto have = dump.kernel_layers();
         std::string list;
         for (int l : have)
@@ -270,19 +276,21 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
                           " has no SSM kernels in this dump, so no implicit attention" +
                           (have.empty()
-                               ? std::string(" (only bidirectional BiGS and STACK/SSM dumps carry "
-                                             "kernels, Birdie dumps with --gates give the decay of "
-                                             "their forget gates; BERT's attention is its own)")
+                               ? std::string(" (BiGS and STACK/SSM dumps carry kernels, Birdie "
+                                             "dumps with --gates give the decay of their forget "
+                                             "gates; BERT's attention is its own)")
                                : " (layers with kernels: " + list + ")"));
     }
     const std::int64_t n = example_length(dump, o.example);
     const double df = dump.kernel_skip(o.layer, true), db = dump.kernel_skip(o.layer, false);
     const auto af = toeplitz_attention(as_double(kf), df, n, true);
-    const auto ab = toeplitz_attention(as_double(kb), db, n, false);
+    const auto ab = causal ? std::vector<double>(static_cast<std::size_t>(n * n), 0.0)
+                           : toeplitz_attention(as_double(kb), db, n, false);
 
     ImplicitAttentionResult r;
     r.options = o;
     r.length = n;
+    r.causal = causal;
     r.matrix.assign(static_cast<std::size_t>(n * n), 0.0);
     if (o.mode == "forward") {
         r.matrix = af;
@@ -293,17 +301,18 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
             r.matrix[i] = af[i] + ab[i];
     } else {  // gated: the channel-averaged magnitude of each source token's contribution
         const LayerInfo& info = dump.layer(o.layer);
-        const bool has =
-            std::find(info.gates.begin(), info.gates.end(), "u_f") != info.gates.end() &&
-            std::find(info.gates.begin(), info.gates.end(), "u_b") != info.gates.end();
-        if (!has)
-            throw ConfigError(dump.path() +
-                              ": mode gated needs the SSM inputs u_f and u_b of layer " +
+        auto holds = [&](const char* g) {
+            return std::find(info.gates.begin(), info.gates.end(), g) != info.gates.end();
+        };
+        if (!holds("u_f") || (!causal && !holds("u_b")))
+            throw ConfigError(dump.path() + ": mode gated needs the SSM inputs " +
+                              (causal ? "u_f" : "u_f and u_b") + " of layer " +
                               std::to_string(o.layer) +
                               " (a BiGS dump written with --gates); sum shows the kernels alone");
         const std::int64_t row = row_of(dump, o.layer, o.example);
         const RowMatrixF uf = dump.gate_row(o.layer, "u_f", row);
-        const RowMatrixF ub = dump.gate_row(o.layer, "u_b", row);
+        const RowMatrixF ub =
+            causal ? RowMatrixF::Zero(uf.rows(), uf.cols()) : dump.gate_row(o.layer, "u_b", row);
         const Eigen::Index channels = uf.cols();
         // |A[t, s]| · mean_c |u_c[s]|: the |·| of a product of one scalar per (t, s) and one per c.
         std::vector<double> mf(static_cast<std::size_t>(n)), mb(static_cast<std::size_t>(n));
@@ -334,6 +343,7 @@ nlohmann::json ImplicitAttentionResult::to_json() const {
             {"mode", options.mode},
             {"normalise", options.normalise},
             {"source", source},
+            {"causal", causal},
             {"head", options.head},
             {"length", length},
             {"tokens", tokens},

@@ -8,7 +8,9 @@
 //   A_b[t, s] = K_b[s − t] for s > t,  K_b[0] + D_b for s = t,  0 for s < t   (anti-causal)
 //
 // so the SSM outputs of one channel are y_f = A_f u_f and y_b = A_b u_b exactly (u the SSM's
-// inputs in token order: a BiGS dump's gates u_f and u_b). Views of it (`mode`):
+// inputs in token order: a BiGS dump's gates u_f and u_b). A causal layer (model.causal: its dump
+// holds K_f and D_f alone) has A_b = 0, so sum is A_f and gated uses u_f alone; backward is an
+// error. Views of it (`mode`):
 //   forward, backward  A_f or A_b;
 //   sum                A_f + A_b, the pair's token mixing without the gates;
 //   gated              (BiGS, needs the u_f and u_b gates) the channel-averaged magnitude of what
@@ -80,6 +82,8 @@ struct ImplicitAttentionResult {
     /// layer's own softmax probabilities, `head`).
     std::string source = "convolutions";
     int heads = 0;  ///< the layer's attention heads (source attention)
+    /// Source convolutions: the layer is causal (forward SSM only, A_b = 0).
+    bool causal = false;
     nlohmann::json to_json() const;
     CsvTable table() const;
 };

@@ -40,16 +40,19 @@ std::vector<std::complex<double>> s4d_poles(const S4dParameters& p) {
 std::vector<double> relative_kernel(const std::vector<double>& forward,
                                     const std::vector<double>& backward, double d_forward,
                                     double d_backward, int radius) {
-    if (forward.empty() || backward.empty())
-        throw FormatError("relative kernel: a direction's kernel is empty");
-    const int r_max =
-        std::min<int>(radius, static_cast<int>(std::min(forward.size(), backward.size())) - 1);
+    if (forward.empty()) throw FormatError("relative kernel: the forward kernel is empty");
+    const bool causal = backward.empty();
+    const int r_max = std::min<int>(
+        radius,
+        static_cast<int>(causal ? forward.size() : std::min(forward.size(), backward.size())) - 1);
     std::vector<double> v;
     for (int r = -r_max; r <= r_max; ++r) {
         if (r < 0)
             v.push_back(forward[static_cast<std::size_t>(-r)]);
         else if (r > 0)
-            v.push_back(backward[static_cast<std::size_t>(r)]);
+            v.push_back(causal ? 0.0 : backward[static_cast<std::size_t>(r)]);
+        else if (causal)
+            v.push_back(forward[0] + d_forward);
         else
             v.push_back(
                 0.5 * ((forward[0] + d_forward) + (backward[0] + d_backward)));  // lag 0 is in both
@@ -113,8 +116,11 @@ LayerKernel describe(int layer, std::vector<double> forward, std::vector<double>
     k.relative = relative_kernel(forward, backward, d_f, d_b, radius);
     k.scaled = min_max_scaled(k.relative);
     k.response_forward = frequency_response(forward);
-    k.response_backward = frequency_response(backward);
-    const int full = static_cast<int>(std::min(forward.size(), backward.size())) - 1;
+    if (!backward.empty()) k.response_backward = frequency_response(backward);
+    const int full =
+        static_cast<int>(backward.empty() ? forward.size()
+                                          : std::min(forward.size(), backward.size())) -
+        1;
     k.effective_length = effective_length(relative_kernel(forward, backward, d_f, d_b, full));
     k.forward = std::move(forward);
     k.backward = std::move(backward);
@@ -141,15 +147,11 @@ public:
         for (int i = 0;
              h5::is_dataset(file_, "params/layers." + std::to_string(i) + ".ssm_forward.A_re"); ++i)
             layers_.push_back(i + 1);
-        // A causal model (model.causal = true) has forward SSMs only: say so, instead of
-        // "missing parameter" for the first backward one.
-        if (!layers_.empty() && !h5::is_dataset(file_, "params/layers.0.ssm_backward.A_re"))
-            throw ConfigError(path +
-                              ": the model is causal (model.causal = true): its SSMs read left "
-                              "to right only, so it has no backward kernels, and the kernel "
-                              "analysis compares the two directions of a bidirectional model");
+        // A causal model (model.causal = true) has forward SSMs only.
+        causal_ = !layers_.empty() && !h5::is_dataset(file_, "params/layers.0.ssm_backward.A_re");
     }
     const std::vector<int>& layers() const { return layers_; }
+    bool causal() const { return causal_; }
 
     S4dParameters read(int layer, bool forward) const {
         Hdf5Lock lock;
@@ -203,6 +205,7 @@ private:
     std::string path_;
     H5::H5File file_;
     std::vector<int> layers_;
+    bool causal_ = false;
 };
 
 std::vector<int> pick(const std::vector<int>& present, const std::vector<int>& wanted,
@@ -222,7 +225,14 @@ std::vector<int> pick(const std::vector<int>& present, const std::vector<int>& w
 }
 
 LayerKernel checkpoint_layer(const CheckpointSsm& ckpt, int layer, const KernelOptions& options) {
-    const S4dParameters f = ckpt.read(layer, true), b = ckpt.read(layer, false);
+    const S4dParameters f = ckpt.read(layer, true);
+    if (ckpt.causal()) {  // forward only
+        LayerKernel k =
+            describe(layer, s4d_kernel(f, options.length), {}, f.d, 0.0, options.radius);
+        k.poles_forward = s4d_poles(f);
+        return k;
+    }
+    const S4dParameters b = ckpt.read(layer, false);
     LayerKernel k = describe(layer, s4d_kernel(f, options.length), s4d_kernel(b, options.length),
                              f.d, b.d, options.radius);
     k.poles_forward = s4d_poles(f);
@@ -249,10 +259,10 @@ KernelsResult kernels_from_dump(const DumpReader& dump, const std::vector<int>& 
         else if (std::find(mixing.begin(), mixing.end(), l) == mixing.end())
             pick(present, {l}, dump.path());  // throws naming the layers present
     for (int l : layers) {
-        auto f = dump.kernel(l, true), b = dump.kernel(l, false);
-        if (f.empty() || b.empty())
+        auto f = dump.kernel(l, true), b = dump.kernel(l, false);  // b empty: a causal layer
+        if (f.empty())
             throw FormatError(dump.path() + ": /kernels/" + std::to_string(l) +
-                              " lacks forward or backward");
+                              " has no forward kernel");
         result.layers.push_back(describe(l, {f.begin(), f.end()}, {b.begin(), b.end()},
                                          dump.kernel_skip(l, true), dump.kernel_skip(l, false),
                                          options.radius));
@@ -288,6 +298,8 @@ KernelsResult kernels_from_checkpoint(const std::string& path, const std::vector
 KernelChangeResult kernel_change(const std::string& before, const std::string& after,
                                  const std::vector<int>& wanted, const KernelOptions& options) {
     CheckpointSsm a(before), b(after);
+    if (a.causal() != b.causal())
+        throw ConfigError(before + " and " + after + ": one model is causal, the other not");
     if (a.layers() != b.layers())
         throw ConfigError(before + " and " + after + " have different SSM layers (" +
                           std::to_string(a.layers().size()) + " against " +
@@ -337,6 +349,7 @@ nlohmann::json KernelsResult::to_json() const {
     out["layers"] = nlohmann::json::array();
     for (const auto& k : layers) {
         nlohmann::json j = {{"layer", k.layer},
+                            {"causal", k.backward.empty()},
                             {"relative", k.relative},
                             {"scaled", k.scaled},
                             {"forward", k.forward},

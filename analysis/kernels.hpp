@@ -35,7 +35,8 @@ std::vector<double> s4d_kernel(const S4dParameters& p, std::int64_t length);
 std::vector<std::complex<double>> s4d_poles(const S4dParameters& p);
 
 /// value(r) for r = −R..R: K_f[−r] for r < 0, K_b[r] for r > 0, mean of K_f[0] + D_f and
-/// K_b[0] + D_b at r = 0. R is clamped to the kernels' length − 1.
+/// K_b[0] + D_b at r = 0. R is clamped to the kernels' length − 1. A causal layer (`backward`
+/// empty: forward SSMs only): 0 for r > 0 and K_f[0] + D_f at r = 0.
 std::vector<double> relative_kernel(const std::vector<double>& forward,
                                     const std::vector<double>& backward, double d_forward,
                                     double d_backward, int radius);
@@ -48,7 +49,7 @@ std::int64_t effective_length(const std::vector<double>& full_relative);
 
 struct LayerKernel {
     int layer = 0;
-    std::vector<double> forward, backward;
+    std::vector<double> forward, backward;  ///< backward empty: a causal layer
     double d_forward = 0, d_backward = 0;
     std::vector<double> relative, scaled;  ///< r = −R..R
     std::vector<double> response_forward, response_backward;

@@ -148,6 +148,10 @@ QString AttentionView::matrix_text(const analysis::ImplicitAttentionResult& r) c
         return r.options.mode == "forward"    ? tr("spatial weight W, lower triangle")
                : r.options.mode == "backward" ? tr("spatial weight W, upper triangle")
                                               : tr("spatial weight W");
+    if (r.source != "attention" && r.causal && r.options.mode != "forward")
+        return r.options.mode == "sum"
+                   ? tr("A_f alone (a causal layer: no backward convolution)")
+                   : tr("gated by u_f (a causal layer: no backward convolution)");
     if (r.source != "attention")
         return mode_box_->itemText(
             std::max(0, mode_box_->findData(QString::fromStdString(r.options.mode))));

@@ -86,8 +86,14 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
     d.x_label = QObject::tr("relative position r (< 0: tokens before)");
     d.y_label = QObject::tr("layer");
     d.value_label = scaling_label(scaling);
-    d.note =
-        QObject::tr("r = 0: mean of K_f[0] + D_f and K_b[0] + D_b (lag 0 is in both directions)");
+    // A causal model (forward SSMs only) reads nothing to its right: its lag 0 is K_f[0] + D_f.
+    const bool causal = !r.layers.empty() && r.layers.front().backward.empty();
+    d.note = causal ? QObject::tr(
+                          "causal model (forward SSMs only): r = 0 is K_f[0] + D_f, and "
+                          "r > 0 is 0")
+                    : QObject::tr(
+                          "r = 0: mean of K_f[0] + D_f and K_b[0] + D_b (lag 0 is in both "
+                          "directions)");
     return d;
 }
 
@@ -405,9 +411,11 @@ void KernelView::draw_details() {
         style_in(add_line(curve_, s.name + tr("K_f (tokens to the left)"),
                           iota(s.layer->forward.size()), s.layer->forward),
                  s.colour);
-        style_in(add_line(curve_, s.name + tr("K_b (tokens to the right)"),
-                          iota(s.layer->backward.size()), s.layer->backward),
-                 s.colour, Qt::DashLine);
+        // A causal model (forward SSMs only) has no K_b: no curve for it.
+        if (!s.layer->backward.empty())
+            style_in(add_line(curve_, s.name + tr("K_b (tokens to the right)"),
+                              iota(s.layer->backward.size()), s.layer->backward),
+                     s.colour, Qt::DashLine);
         auto freq = [](std::size_t bins, std::size_t n) {
             std::vector<double> f(bins);
             for (std::size_t k = 0; k < bins; ++k)
@@ -418,10 +426,11 @@ void KernelView::draw_details() {
                           freq(s.layer->response_forward.size(), s.layer->forward.size()),
                           s.layer->response_forward),
                  s.colour);
-        style_in(add_line(response_, s.name + tr("backward"),
-                          freq(s.layer->response_backward.size(), s.layer->backward.size()),
-                          s.layer->response_backward),
-                 s.colour, Qt::DashLine);
+        if (!s.layer->backward.empty())
+            style_in(add_line(response_, s.name + tr("backward"),
+                              freq(s.layer->response_backward.size(), s.layer->backward.size()),
+                              s.layer->response_backward),
+                     s.colour, Qt::DashLine);
         for (const auto* poles : {&s.layer->poles_forward, &s.layer->poles_backward}) {
             if (poles->empty()) continue;
             auto* scatter = new QScatterSeries();

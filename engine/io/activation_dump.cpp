@@ -18,10 +18,10 @@ namespace {
 
 constexpr std::int32_t kIgnore = -100;  // MLM target of an unscored position (PyTorch's index)
 
-// A causal bigs / stack_ssm has no backward SSM, and /kernels holds both directions
-// (DUMP_FORMAT.md): its dump has no /kernels.
+// bigs and stack_ssm carry /kernels; a causal one (model.causal) has no backward SSM, so its
+// /kernels/<l> holds the forward kernel and D_forward alone (docs/formats/dump.md).
 bool has_ssm_kernels(const ModelConfig& m) {
-    return (m.arch == "bigs" || m.arch == "stack_ssm") && !m.causal;
+    return m.arch == "bigs" || m.arch == "stack_ssm";
 }
 
 // x rounded to the nearest binary16 value (ties to even), kept in a float. The dump's float16
@@ -159,8 +159,8 @@ void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
     const ModelConfig& m = model.config().model;
     for (int l = 1; l <= m.n_layers; ++l) {
         std::vector<float> k[2];
-        double D[2];
-        for (int dir = 0; dir < 2; ++dir) {
+        double D[2] = {0, 0};
+        for (int dir = 0; dir < (m.causal ? 1 : 2); ++dir) {
             const std::string s =
                 "layers." + std::to_string(l - 1) + (dir == 0 ? ".ssm_forward" : ".ssm_backward");
             // The backend's s4d_kernel op where the parameters live, then one download.

@@ -19,7 +19,8 @@
 //   /data/reset_mask  Birdie models with prefix-mode layers: int8 [S, L], the mask the forward ran
 //                with (bit 1 at position 0, bit 2 from the prefix split on, pads included)
 //   /kernels/<l> forward/backward [L] and D_forward/D_backward for SSM architectures (every block;
-//                with model.ssm.n_kernels > 1, the first channel group's kernel)
+//                with model.ssm.n_kernels > 1, the first channel group's kernel; a causal model:
+//                forward and D_forward alone)
 //   /mixing/<l>  gmlp: the spatial matrix W[:L, :L] of every block (what acts on a row of length L)
 //   /model       arch, name, n_layers, d_model, config, checkpoint, checkpoint_sha256
 #include <cstdint>

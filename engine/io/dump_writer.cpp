@@ -253,9 +253,11 @@ void DumpWriter::write_kernel(int layer, const std::vector<float>& forward,
             ds.write(k.data(), H5::PredType::NATIVE_FLOAT);
         };
         put("forward", forward);
-        put("backward", backward);
         h5::write_float_attr(g, "D_forward", d_forward);
-        h5::write_float_attr(g, "D_backward", d_backward);
+        if (!backward.empty()) {  // empty: a causal layer, forward only
+            put("backward", backward);
+            h5::write_float_attr(g, "D_backward", d_backward);
+        }
     } catch (const H5::Exception& e) {
         fail("cannot write kernels of layer " + std::to_string(layer), e);
     }

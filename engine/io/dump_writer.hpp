@@ -74,6 +74,7 @@ public:
     void write_sentence(int layer, int s, const float* vec /*[d]*/);
     void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);
     void write_attention(int layer, int s, const float* probs /*[H, L, L]*/);
+    /// /kernels/<layer>: both directions, or (`backward` empty: a causal layer) forward alone.
     void write_kernel(int layer, const std::vector<float>& forward,
                       const std::vector<float>& backward, double d_forward, double d_backward);
     void write_mixing(int layer, const float* w, int n);

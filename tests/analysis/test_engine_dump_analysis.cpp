@@ -35,32 +35,36 @@ QString file(const QString& name) {
     return engine_dir() + "/" + name;
 }
 
-/// A BiGS of d = 32, 2 layers, N = 16 on the induction task (70 valid examples, 66 tokens each).
-nlohmann::json induction_config(int steps) {
-    return {{"model",
-             {{"arch", "bigs"},
-              {"d_model", 32},
-              {"n_layers", 2},
-              {"max_len", 128},
-              {"ssm", {{"n_modes", 16}}}}},
-            {"data",
-             {{"task", "induction"},
-              {"task_params", {{"n_train", 256}, {"n_valid", 70}, {"n_test", 16}}}}},
-            {"train",
-             {{"batch_size", 8},
-              {"steps", steps},
-              {"lr", 3e-3},
-              {"warmup_steps", 3},
-              {"eval_every", 1000},
-              {"checkpoint_every", 1000},
-              {"seed", 7}}}};
+/// A BiGS of d = 32, 2 layers, N = 16 on the induction task (70 valid examples, 66 tokens each);
+/// `causal`: model.causal (forward SSMs only) trained with the next-token loss.
+nlohmann::json induction_config(int steps, bool causal = false) {
+    nlohmann::json c = {{"model",
+                         {{"arch", "bigs"},
+                          {"d_model", 32},
+                          {"n_layers", 2},
+                          {"max_len", 128},
+                          {"causal", causal},
+                          {"ssm", {{"n_modes", 16}}}}},
+                        {"data",
+                         {{"task", "induction"},
+                          {"task_params", {{"n_train", 256}, {"n_valid", 70}, {"n_test", 16}}}}},
+                        {"train",
+                         {{"batch_size", 8},
+                          {"steps", steps},
+                          {"lr", 3e-3},
+                          {"warmup_steps", 3},
+                          {"eval_every", 1000},
+                          {"checkpoint_every", 1000},
+                          {"seed", 7}}}};
+    if (causal) c["train"]["objective"] = "clm";
+    return c;
 }
 
-QString train(const QString& name, int steps) {
+QString train(const QString& name, int steps, bool causal = false) {
     const QString config = file(name + ".json");
     QFile out(config);
     if (!out.open(QIODevice::WriteOnly)) return "cannot write " + config;
-    out.write(QByteArray::fromStdString(induction_config(steps).dump(2)));
+    out.write(QByteArray::fromStdString(induction_config(steps, causal).dump(2)));
     out.close();
     const auto r = run_cli({"train", "--config", config, "--out", file(name), "--threads", "2"});
     return r.exit_code == 0 ? QString() : "train " + name + " failed: " + r.output;
@@ -73,6 +77,60 @@ QString dump_of(const QString& name) {
     if (r.exit_code != 0) return "dump " + name + " failed: " + r.output;
     const auto v = run_cli({"validate", file(name + ".dump.h5")});
     return v.exit_code == 0 ? QString() : "the engine's dump does not validate: " + v.output;
+}
+
+/// The implicit attention of one SSM direction of `layer` (analysis::toeplitz_attention of its
+/// dumped kernel and D), applied to the example's dumped SSM inputs (u_f, or u_b in token order),
+/// against the SSM outputs the engine's convolution op (ops::fft_conv_forward, checked against
+/// PyTorch by test_model_parity) computes from the same inputs and kernel: per channel within 1e-5
+/// of the outputs' scale. The backward SSM runs on the reversed sequence, as in the block. Returns
+/// the first mismatch, or empty.
+QString toeplitz_reproduces_the_convolution(const routescope::analysis::DumpReader& dump, int layer,
+                                            std::int64_t example, bool forward) {
+    const int L = static_cast<int>(dump.padded_length());
+    const auto rows = dump.example_of_row(layer);
+    const auto row = std::find(rows.begin(), rows.end(), example) - rows.begin();
+    const auto kernel32 = dump.kernel(layer, forward);
+    const double skip = dump.kernel_skip(layer, forward);
+    if (static_cast<int>(kernel32.size()) != L)
+        return QString("layer %1: kernel of %2 values for L = %3")
+            .arg(layer)
+            .arg(kernel32.size())
+            .arg(L);
+    const auto u = dump.gate_row(layer, forward ? "u_f" : "u_b", row);
+    const int d = static_cast<int>(u.cols());
+    // The engine's op: y = K * u + D u (causal), on u reversed for backward.
+    std::vector<float> in(static_cast<std::size_t>(L) * d), out(in.size());
+    for (int t = 0; t < L; ++t)
+        for (int c = 0; c < d; ++c)
+            in[static_cast<std::size_t>(t) * d + c] = u(forward ? t : L - 1 - t, c);
+    const float D = static_cast<float>(skip);
+    routescope::ops::FftConvWorkspace<float> ws(1, L, d, 1, 1);
+    routescope::ops::fft_conv_forward(out.data(), in.data(), kernel32.data(), &D, 1, L, d, 1, ws,
+                                      routescope::ThreadPool::serial());
+    // The analysis: A (L × L, padding included as the block sees it) times u.
+    const std::vector<double> kernel(kernel32.begin(), kernel32.end());
+    const auto a = routescope::analysis::toeplitz_attention(kernel, skip, L, forward);
+    for (int c = 0; c < d; ++c) {
+        double scale = 0, worst = 0;
+        for (int t = 0; t < L; ++t) {
+            double y = 0;
+            for (int s2 = 0; s2 < L; ++s2)
+                y += a[static_cast<std::size_t>(t) * L + s2] * u(s2, c);
+            const double ref = out[static_cast<std::size_t>(forward ? t : L - 1 - t) * d + c];
+            scale = std::max(scale, std::abs(ref));
+            worst = std::max(worst, std::abs(y - ref));
+        }
+        if (worst > 1e-5 * std::max(scale, 1e-3))
+            return QString("layer %1 example %2 %3 channel %4: |Au − y| %5 against max |y| %6")
+                .arg(layer)
+                .arg(example)
+                .arg(forward ? "forward" : "backward")
+                .arg(c)
+                .arg(worst)
+                .arg(scale);
+    }
+    return {};
 }
 
 }  // namespace
@@ -157,55 +215,13 @@ private slots:
         const routescope::analysis::DumpReader dump(after_dump().toStdString());
         const auto layers = dump.kernel_layers();
         QVERIFY(!layers.empty());
-        const int L = static_cast<int>(dump.padded_length());
-        routescope::ThreadPool& pool = routescope::ThreadPool::serial();
-        for (int layer : layers) {
-            for (std::int64_t example : {0, 1, 5}) {
-                const auto rows = dump.example_of_row(layer);
-                const auto row = std::find(rows.begin(), rows.end(), example) - rows.begin();
+        for (int layer : layers)
+            for (std::int64_t example : {0, 1, 5})
                 for (const bool forward : {true, false}) {
-                    const auto kernel32 = dump.kernel(layer, forward);
-                    const double skip = dump.kernel_skip(layer, forward);
-                    QCOMPARE(static_cast<int>(kernel32.size()), L);
-                    const auto u = dump.gate_row(layer, forward ? "u_f" : "u_b", row);
-                    const int d = static_cast<int>(u.cols());
-                    // The engine's op: y = K * u + D u (causal), on u reversed for backward.
-                    std::vector<float> in(static_cast<std::size_t>(L) * d), out(in.size());
-                    for (int t = 0; t < L; ++t)
-                        for (int c = 0; c < d; ++c)
-                            in[static_cast<std::size_t>(t) * d + c] = u(forward ? t : L - 1 - t, c);
-                    const float D = static_cast<float>(skip);
-                    routescope::ops::FftConvWorkspace<float> ws(1, L, d, 1, 1);
-                    routescope::ops::fft_conv_forward(out.data(), in.data(), kernel32.data(), &D, 1,
-                                                      L, d, 1, ws, pool);
-                    // The analysis: A (L × L, padding included as the block sees it) times u.
-                    const std::vector<double> kernel(kernel32.begin(), kernel32.end());
-                    const auto a =
-                        routescope::analysis::toeplitz_attention(kernel, skip, L, forward);
-                    for (int c = 0; c < d; ++c) {
-                        double scale = 0, worst = 0;
-                        for (int t = 0; t < L; ++t) {
-                            double y = 0;
-                            for (int s2 = 0; s2 < L; ++s2)
-                                y += a[static_cast<std::size_t>(t) * L + s2] * u(s2, c);
-                            const double ref =
-                                out[static_cast<std::size_t>(forward ? t : L - 1 - t) * d + c];
-                            scale = std::max(scale, std::abs(ref));
-                            worst = std::max(worst, std::abs(y - ref));
-                        }
-                        QVERIFY2(worst <= 1e-5 * std::max(scale, 1e-3),
-                                 qPrintable(QString("layer %1 example %2 %3 channel %4: |Au − y| "
-                                                    "%5 against max |y| %6")
-                                                .arg(layer)
-                                                .arg(example)
-                                                .arg(forward ? "forward" : "backward")
-                                                .arg(c)
-                                                .arg(worst)
-                                                .arg(scale)));
-                    }
+                    const QString mismatch =
+                        toeplitz_reproduces_the_convolution(dump, layer, example, forward);
+                    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
                 }
-            }
-        }
         // The CLI's per-example matrix (real tokens) is the same Toeplitz matrix's top-left block.
         const QString out = file("implicit.json");
         QCOMPARE(run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
@@ -232,6 +248,69 @@ private slots:
                            QString::number(layers.front()), "--mode", "softmax", "--out", bad});
         QCOMPARE(refused.exit_code, 2);
         QVERIFY(!QFileInfo::exists(bad));
+    }
+
+    // A causal BiGS (model.causal: forward SSMs only, the H3-protocol induction experiment's
+    // GATED/SSM) dumps its forward kernels and D_forward alone; the kernel analyses read them as a
+    // layer that sees nothing to its right (numpy: relative kernel 0 for r > 0, K_f[0] + D_f at
+    // lag 0), from the dump, the checkpoint and between two checkpoints; its implicit attention is
+    // the forward Toeplitz matrix, which applied to u_f gives the forward SSM's outputs, sum equals
+    // forward, gated uses u_f alone, and backward is refused naming the causal layer.
+    void aCausalBigsHasForwardKernelsAndImplicitAttention() {
+        for (const auto& [name, steps] :
+             {std::pair{"causal-before", 0}, std::pair{"causal-after", 30}}) {
+            const QString error = train(name, steps, /*causal=*/true);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+        }
+        const QString error = dump_of("causal-after");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const QString dump_path = file("causal-after.dump.h5");
+        auto mismatch = cli_matches_reference("kernels", {dump_path}, {"--radius", "8"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        mismatch = cli_matches_reference("kernels", {file("causal-after/model.ckpt.h5")},
+                                         {"--length", "66"}, "--checkpoint");
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        mismatch = cli_matches_reference(
+            "kernel-change",
+            {file("causal-before/model.ckpt.h5"), file("causal-after/model.ckpt.h5")},
+            {"--length", "66"}, "--checkpoint");
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+
+        const routescope::analysis::DumpReader dump(dump_path.toStdString());
+        QCOMPARE(dump.kernel_layers(), (std::vector<int>{1, 2}));
+        for (int layer : {1, 2}) {
+            QVERIFY(dump.kernel(layer, false).empty());
+            for (std::int64_t example : {0, 3}) {
+                const QString m = toeplitz_reproduces_the_convolution(dump, layer, example, true);
+                QVERIFY2(m.isEmpty(), qPrintable(m));
+            }
+        }
+        auto matrix = [&](const QString& mode) {
+            const QString out = file("causal-implicit-" + mode + ".json");
+            const auto r = run_cli({"analyze", "implicit-attention", "--dump", dump_path, "--layer",
+                                    "2", "--example", "3", "--mode", mode, "--out", out});
+            return r.exit_code == 0 ? read_json(out)["results"][0]
+                                    : nlohmann::json(r.output.toStdString());
+        };
+        const auto forward = matrix("forward"), sum = matrix("sum"), gated = matrix("gated");
+        QVERIFY2(forward.is_object(), forward.dump().c_str());
+        QCOMPARE(sum["matrix"], forward["matrix"]);
+        QVERIFY2(gated.is_object(), gated.dump().c_str());
+        // gated[t][s] = |A_f[t, s]| · mean_c |u_f,c[s]| (no backward term), here at t = 5, s = 2.
+        const auto rows = dump.example_of_row(2);
+        const auto row = std::find(rows.begin(), rows.end(), 3) - rows.begin();
+        const auto uf = dump.gate_row(2, "u_f", row);
+        const auto kf = dump.kernel(2, true);
+        const double want = std::abs(double(kf[3])) * uf.row(2).cast<double>().cwiseAbs().mean();
+        QVERIFY2(std::abs(gated["matrix"][5][2].get<double>() - want) <= 1e-9 * std::max(1.0, want),
+                 qPrintable(QString("gated %1, expected %2")
+                                .arg(gated["matrix"][5][2].get<double>())
+                                .arg(want)));
+        QCOMPARE(gated["matrix"][2][5].get<double>(), 0.0);
+        const auto refused = matrix("backward");
+        QVERIFY2(
+            refused.is_string() && refused.get<std::string>().find("causal") != std::string::npos,
+            refused.dump().c_str());
     }
 
     // Issue 28: a BERT dump's own attention probabilities (dump --attention) in the implicit

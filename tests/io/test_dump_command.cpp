@@ -298,6 +298,45 @@ private slots:
                         vocab.data());
     }
 
+    void causalSsmDumpHoldsItsForwardKernelsAlone() {
+        // A causal BiGS (model.causal: forward SSMs only) dumps /kernels/<l>/forward with
+        // D_forward and nothing of a backward direction; the reference recomputes the forward
+        // kernels, the gates u_f and v and the hidden states, and reports a backward kernel if one
+        // were written.
+        const nlohmann::json config = {
+            {"model",
+             {{"arch", "bigs"},
+              {"d_model", 16},
+              {"n_layers", 2},
+              {"max_len", 40},
+              {"causal", true},
+              {"ssm", {{"n_modes", 8}}}}},
+            {"data",
+             {{"task", "induction"},
+              {"task_params",
+               {{"n_train", 32},
+                {"n_valid", 8},
+                {"n_test", 8},
+                {"min_len", 32},
+                {"max_len", 32}}}}},
+            {"train", {{"objective", "clm"}, {"batch_size", 8}, {"steps", 3}}}};
+        train_test::write_text(path("causal-bigs.json"), config.dump(2));
+        const auto t = run_cli(args_of({"train", "--config", path("causal-bigs.json"), "--out",
+                                        path("causal-bigs"), "--threads", "2"}));
+        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
+        const std::string ck = path("causal-bigs/model.ckpt.h5");
+        const std::string out = path("causal-bigs.dump.h5");
+        const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
+                                        "induction", "--gates", "--dtype", "f16"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QCOMPARE(members(out, "kernels"), (std::vector<std::string>{"1", "2"}));
+        QCOMPARE(members(out, "kernels/2"), (std::vector<std::string>{"forward"}));
+        QCOMPARE(members(out, "layers/1/gates"), (std::vector<std::string>{"u_f", "v"}));
+        const auto ref = recompute(out, ck, 8);
+        QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+    }
+
     void birdieCheckpointsTaskDumpHoldsItsAnswerRows() {
         // A Birdie checkpoint (prefix layers, the Birdie mixture) on the phone book: each dumped
         // row is the prefix-LM arm's answer row eval scores ([prefix] prompt [start] answer),

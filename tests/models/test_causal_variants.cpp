@@ -220,21 +220,26 @@ private slots:
         }
     }
 
-    // The kernel analysis compares the two directions of a bidirectional SSM: on a causal
-    // checkpoint it says so, naming the file and model.causal (not "missing parameter").
-    void kernelAnalysisOfACausalCheckpointSaysWhy() {
+    // The kernel analysis of a causal checkpoint reads its forward SSMs alone: no backward kernel,
+    // nothing to the right of the token (relative kernel 0 for r > 0), K_f[0] + D_f at lag 0
+    // (numpy checks the values: test_engine_dump_analysis, aCausalBigsHasForwardKernels…).
+    void kernelAnalysisOfACausalCheckpointReadsItsForwardSsms() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("causal.ckpt.h5").toStdString();
         models::Model model(config("bigs", true), 1, kN);
         model.init(3);
         write_checkpoint(path, config("bigs", true), model.params(), TokenizerBlob{});
-        try {
-            analysis::kernels_from_checkpoint(path, {}, analysis::KernelOptions{});
-            QFAIL("the kernel analysis accepted a causal checkpoint");
-        } catch (const ConfigError& e) {
-            const std::string what = e.what();
-            QVERIFY2(what.find(path) != std::string::npos, e.what());
-            QVERIFY2(what.find("model.causal") != std::string::npos, e.what());
+        analysis::KernelOptions options;
+        options.radius = 4;
+        const auto r = analysis::kernels_from_checkpoint(path, {}, options);
+        QCOMPARE(static_cast<int>(r.layers.size()), config("bigs", true).model.n_layers);
+        for (const auto& k : r.layers) {
+            QVERIFY(k.backward.empty() && k.poles_backward.empty() && k.response_backward.empty());
+            QCOMPARE(static_cast<int>(k.relative.size()), 9);
+            for (int i = 5; i < 9; ++i)
+                QCOMPARE(k.relative[static_cast<std::size_t>(i)], 0.0);
+            QCOMPARE(k.relative[4], k.forward[0] + k.d_forward);
+            QCOMPARE(k.relative[3], k.forward[1]);
         }
     }
 

@@ -27,7 +27,8 @@ model (in float64, so the reference's own rounding is negligible) on the first N
                          then the prompt, "[start]" and the answer, as it was trained) is causal
                          from the position after "[start]";
   - /mixing/<l>          gmlp: the checkpoint's layers.<l−1>.spatial.weight[:L, :L];
-  - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D;
+  - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D; a causal
+                         model's (model.causal) the forward kernel and D_forward alone;
   - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash;
   - with --answer-after PIECE, a task dump of a causal (clm) checkpoint whose single answer token
                          follows the last PIECE of the prompt (induction: the second "trigger"):
@@ -193,9 +194,11 @@ def main():
                 h = hidden[-1]
                 if m["arch"] == "bigs":
                     X = block.norm(h)
-                    gates.append({"u_f": gelu(block.du_forward(X), block.act),
-                                  "u_b": flip(gelu(block.du_backward(flip(X)), block.act)),
-                                  "v": gelu(block.dv(X), block.act)})
+                    g = {"u_f": gelu(block.du_forward(X), block.act),
+                         "v": gelu(block.dv(X), block.act)}
+                    if not block.causal:  # a causal block has no backward branch
+                        g["u_b"] = flip(gelu(block.du_backward(flip(X)), block.act))
+                    gates.append(g)
                 elif m["arch"] == "birdie":
                     X = block.norm(h)
                     gates.append({"f": torch.sigmoid(block.w_f(X)), "i": torch.sigmoid(block.w_i(X)),
@@ -268,7 +271,15 @@ def main():
             for name in f["kernels"]:
                 l = int(name)
                 block = model.layers[l - 1]
-                for direction, ssm in (("forward", block.ssm_forward), ("backward", block.ssm_backward)):
+                directions = [("forward", block.ssm_forward)]
+                if m.get("causal", False):  # forward SSMs only: no backward kernel, no D_backward
+                    group = f["kernels"][name]
+                    if "backward" in group or "D_backward" in group.attrs:
+                        problems.append(f"/kernels/{l}: a causal model's dump holds a backward "
+                                        "kernel or D_backward")
+                else:
+                    directions.append(("backward", block.ssm_backward))
+                for direction, ssm in directions:
                     ds = f["kernels"][name][direction]
                     with torch.no_grad():
                         K = ssm.kernel(ds.shape[0])[0].numpy()

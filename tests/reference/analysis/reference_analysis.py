@@ -278,6 +278,12 @@ def gates(f, res):
 
 
 def relative(kf, kb, df, db, radius):
+    """The weight of the token r positions away (r < 0: to the left). kb None: a causal layer
+    (model.causal, forward SSMs only), which reads nothing to its right (0 for r > 0) and whose
+    lag 0 is K_f[0] + D_f alone."""
+    if kb is None:
+        R = min(radius, len(kf) - 1)
+        return np.array([kf[-r] if r < 0 else 0.0 if r > 0 else kf[0] + df for r in range(-R, R + 1)])
     R = min(radius, len(kf) - 1, len(kb) - 1)
     v = [kf[-r] if r < 0 else kb[r] if r > 0 else 0.5 * ((kf[0] + df) + (kb[0] + db)) for r in range(-R, R + 1)]
     return np.array(v)
@@ -295,11 +301,14 @@ def describe(kf, kb, df, db, radius):
     rel = relative(kf, kb, df, db, radius)
     mag = np.abs(rel)
     span = mag.max() - mag.min()
-    full = np.abs(relative(kf, kb, df, db, min(len(kf), len(kb)) - 1))
+    full = np.abs(relative(kf, kb, df, db, (len(kf) if kb is None else min(len(kf), len(kb))) - 1))
     c = len(full) // 2
     covered = np.array([full[c - m: c + m + 1].sum() for m in range(c + 1)])
+    causal = {"backward": []} if kb is None else {}  # a causal layer has no backward kernel
     return {"relative": rel.tolist(), "scaled": ((mag - mag.min()) / span if span > 0 else 0 * mag).tolist(),
-            "response_forward": np.abs(np.fft.rfft(kf)).tolist(), "response_backward": np.abs(np.fft.rfft(kb)).tolist(),
+            "causal": kb is None, **causal,
+            "response_forward": np.abs(np.fft.rfft(kf)).tolist(),
+            "response_backward": [] if kb is None else np.abs(np.fft.rfft(kb)).tolist(),
             "effective_length": int(np.argmax(covered >= 0.9 * full.sum()))}
 
 
@@ -310,12 +319,14 @@ def kernels(f, res):
         layer = entry["layer"]
         if res["source"] == "dump":
             g = f[f"kernels/{layer}"]
-            kf, kb = g["forward"][()].astype(np.float64), g["backward"][()].astype(np.float64)
+            kf = g["forward"][()].astype(np.float64)
+            kb = g["backward"][()].astype(np.float64) if "backward" in g else None  # None: causal
             item = describe(kf, kb, float(g.attrs.get("D_forward", 0)), float(g.attrs.get("D_backward", 0)), radius)
         else:
             L = res["provenance"]["parameters"]["length"]
             kf, df, pf = s4d(f, f"params/layers.{layer - 1}.ssm_forward.", L)
-            kb, db, pb = s4d(f, f"params/layers.{layer - 1}.ssm_backward.", L)
+            backward = f"params/layers.{layer - 1}.ssm_backward."
+            kb, db, pb = s4d(f, backward, L) if backward + "A_re" in f else (None, 0.0, [])
             item = describe(kf, kb, df, db, radius)
             item["poles_forward"] = [[z.real, z.imag] for z in pf]
             item["poles_backward"] = [[z.real, z.imag] for z in pb]
@@ -333,7 +344,8 @@ def kernel_change(f, res, fb):
         rel = {}
         for name, h in (("before", f), ("after", fb)):
             kf, df, _ = s4d(h, f"params/layers.{i}.ssm_forward.", p["length"])
-            kb, db, _ = s4d(h, f"params/layers.{i}.ssm_backward.", p["length"])
+            backward = f"params/layers.{i}.ssm_backward."
+            kb, db, _ = s4d(h, backward, p["length"]) if backward + "A_re" in h else (None, 0.0, None)
             rel[name] = (relative(kf, kb, df, db, p["radius"]), relative(kf, kb, df, db, p["length"] - 1))
         a, b = rel["before"][1], rel["after"][1]
         out.append({"layer": entry["layer"], "before": rel["before"][0].tolist(), "after": rel["after"][0].tolist(),

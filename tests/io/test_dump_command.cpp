@@ -122,6 +122,15 @@ class TestDumpCommand : public QObject {
         return path(name + "/model.ckpt.h5");
     }
 
+    /// Trains `config` as run `name`; its checkpoint's path, or empty (with the error printed).
+    std::string train_config(const std::string& name, const nlohmann::json& config) {
+        train_test::write_text(path(name + ".json"), config.dump(2));
+        const auto r = run_cli(args_of(
+            {"train", "--config", path(name + ".json"), "--out", path(name), "--threads", "2"}));
+        if (r.exit_code != 0) qWarning() << r.err;
+        return r.exit_code == 0 ? path(name + "/model.ckpt.h5") : std::string();
+    }
+
     void expect_valid(const std::string& dump) {
         const auto v = run_cli(args_of({"validate", dump}));
         QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));
@@ -254,11 +263,8 @@ private slots:
                 {"max_len", 32},
                 {"n_symbols", 18}}}}},
             {"train", {{"objective", "clm"}, {"batch_size", 8}, {"steps", 30}, {"lr", 3e-3}}}};
-        train_test::write_text(path("causal.json"), config.dump(2));
-        const auto t = run_cli(args_of(
-            {"train", "--config", path("causal.json"), "--out", path("causal"), "--threads", "2"}));
-        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
-        const std::string ck = path("causal/model.ckpt.h5");
+        const std::string ck = train_config("causal", config);
+        QVERIFY(!ck.empty());
         const std::string out = path("causal.dump.h5");
         const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
                                         "induction", "--split", "test", "--attention"}));
@@ -320,11 +326,8 @@ private slots:
                 {"min_len", 32},
                 {"max_len", 32}}}}},
             {"train", {{"objective", "clm"}, {"batch_size", 8}, {"steps", 3}}}};
-        train_test::write_text(path("causal-bigs.json"), config.dump(2));
-        const auto t = run_cli(args_of({"train", "--config", path("causal-bigs.json"), "--out",
-                                        path("causal-bigs"), "--threads", "2"}));
-        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
-        const std::string ck = path("causal-bigs/model.ckpt.h5");
+        const std::string ck = train_config("causal-bigs", config);
+        QVERIFY(!ck.empty());
         const std::string out = path("causal-bigs.dump.h5");
         const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
                                         "induction", "--gates", "--dtype", "f16"}));
@@ -362,11 +365,8 @@ private slots:
                                          {"batch_size", 8},
                                          {"steps", 3},
                                          {"birdie", {{"update_every", 3}}}}}};
-        train_test::write_text(path("birdie-pb.json"), config.dump(2));
-        const auto t = run_cli(args_of({"train", "--config", path("birdie-pb.json"), "--out",
-                                        path("birdie-pb"), "--threads", "2"}));
-        QVERIFY2(t.exit_code == 0, qPrintable(t.err));
-        const std::string ck = path("birdie-pb/model.ckpt.h5");
+        const std::string ck = train_config("birdie-pb", config);
+        QVERIFY(!ck.empty());
         const std::string out = path("birdie-pb.dump.h5");
         const auto r = run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--task",
                                         "phone-book", "--split", "test", "--gates"}));

@@ -14,6 +14,7 @@
 #include "analysis/flops.hpp"
 #include "analysis/gates.hpp"
 #include "analysis/implicit_attention.hpp"
+#include "analysis/induction_heads.hpp"
 #include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
@@ -68,11 +69,14 @@ struct AnalyzeArgs {
     std::int64_t example = 0;
     std::string mode = "sum", normalise = "raw";
     int head = -1;
+    // induction-heads
+    std::string marker = "trigger";
 };
 
 const std::vector<std::string> kKinds = {
-    "kernels",     "kernel-change",   "gates", "anisotropy", "pca",
-    "transitions", "length-accuracy", "flops", "similarity", "implicit-attention"};
+    "kernels",    "kernel-change",      "gates",           "anisotropy",
+    "pca",        "transitions",        "length-accuracy", "flops",
+    "similarity", "implicit-attention", "induction-heads"};
 
 int parse_layer(const std::string& text) {
     try {
@@ -272,6 +276,9 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.head = a.head;
         const auto r = implicit_attention(dump, o);
         out.add(r.to_json(), r.table());
+    } else if (a.kind == "induction-heads") {
+        const auto r = induction_heads(need_dump(dumps, a.kind), a.marker);
+        out.add(r.to_json(), r.table());
     } else if (a.kind == "kernel-change") {
         if (a.checkpoints.size() != 2)
             throw ConfigError(
@@ -386,6 +393,9 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--head", a->head,
                     "implicit-attention of a dump with attention probabilities (bert, dump "
                     "--attention): the head, or -1 (default) for the mean of the heads");
+    cmd->add_option("--marker", a->marker,
+                    "induction-heads: the /vocab piece before the copied symbol and at the query "
+                    "(default trigger)");
     return [a]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's

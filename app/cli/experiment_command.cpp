@@ -28,6 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/dump_reader.hpp"
+#include "analysis/induction_heads.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
@@ -39,6 +41,7 @@
 #include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::cli {
@@ -264,6 +267,9 @@ struct ModelResult {
     std::int64_t valid_step = -1;  ///< the best step, else the last evaluation's
     double train_seconds = 0, valid_metric = -1;
     std::vector<json> predictions;
+    /// Induction with a causal objective, attention models: the circuit's two heads per layer
+    /// (analysis/induction_heads.hpp) from the test dump's attention probabilities; else null.
+    json induction_heads;
 };
 
 // The training log's facts: parameters (start record), last step, best validation step/value.
@@ -386,6 +392,27 @@ std::string markdown_table(const json& results) {
                << ") |";
         md << "\n";
     }
+    // The attention models' induction heads (analyze induction-heads on their dumps).
+    for (const auto& r : results["models"]) {
+        if (!r.contains("induction_heads")) continue;
+        md << "\n"
+           << r["label"].get<std::string>()
+           << "'s induction circuit (attention weights over the test set, `analyze "
+              "induction-heads`):";
+        for (const auto& l : r["induction_heads"]) {
+            char line[256];
+            std::snprintf(
+                line, sizeof line,
+                "\n- layer %d: copied symbol → the trigger before it %.3f (uniform %.3f); "
+                "query → copied symbol %.3f (uniform %.3f, the largest weight in %.0f%% "
+                "of examples)",
+                l["layer"].get<int>(), l["previous_token"].get<double>(),
+                l["previous_uniform"].get<double>(), l["induction"].get<double>(),
+                l["induction_uniform"].get<double>(), 100 * l["induction_largest"].get<double>());
+            md << line;
+        }
+        md << "\n";
+    }
     return md.str();
 }
 
@@ -477,7 +504,17 @@ int run_experiment(const ExperimentArgs& a) {
                                              "--threads",
                                              threads};
             if (r.arch == "bigs") dump.push_back("--gates");
+            // Where an attention model's copy is made or missed: its induction heads, read from
+            // the probabilities of the rows it answers in (a causal objective's answer rows).
+            const bool heads = spec.task == "induction" &&
+                               train::is_causal_objective(config.train.objective) &&
+                               (r.arch == "bert" || r.arch == "gated_att");
+            if (heads) dump.push_back("--attention");
             run_experiment_stage(self, "dump", r.label, dir, dump);
+            if (heads) {
+                const analysis::DumpReader reader((out / (r.arch + ".dump.h5")).string());
+                r.induction_heads = analysis::induction_heads(reader).to_json()["layers"];
+            }
             r.predictions = read_json_lines(preds);
             std::printf(
                 "      %.1f s, %s validation %.3f at step %lld, test accuracy %s\n",
@@ -516,6 +553,7 @@ int run_experiment(const ExperimentArgs& a) {
             (fs::path(r.arch) / (r.best_step >= 0 ? "best.ckpt.h5" : "model.ckpt.h5")).string();
         m["predictions"] = (fs::path(r.arch) / "test.preds.jsonl").string();
         m["dump"] = r.arch + ".dump.h5";
+        if (!r.induction_heads.is_null()) m["induction_heads"] = r.induction_heads;
         results["models"].push_back(m);
     }
     const std::string table = markdown_table(results);

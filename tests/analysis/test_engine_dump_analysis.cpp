@@ -326,9 +326,9 @@ private slots:
         QVERIFY(cf.open(QIODevice::WriteOnly));
         cf.write(QByteArray::fromStdString(c.dump(2)));
         cf.close();
-        const auto t = run_cli(
+        const auto trained = run_cli(
             {"train", "--config", config, "--out", file("bert_attention"), "--threads", "2"});
-        QVERIFY2(t.exit_code == 0, qPrintable(t.output));
+        QVERIFY2(trained.exit_code == 0, qPrintable(trained.output));
         const QString dump = file("bert_attention.dump.h5");
         const auto d =
             run_cli({"dump", "--checkpoint", file("bert_attention/model.ckpt.h5"), "--out", dump,
@@ -370,6 +370,27 @@ private slots:
                                   "--head", QString::number(H), "--out", file("none.json")});
         QCOMPARE(bad.exit_code, 2);
         QVERIFY2(bad.output.contains("attention heads"), qPrintable(bad.output));
+
+        // The induction circuit's two heads (analysis/induction_heads.hpp) from the same
+        // checkpoint's probabilities over 40 examples of several lengths (padding keys), the
+        // heads' mean, against numpy written from the definition; a dump without attention
+        // probabilities and a marker the vocabulary lacks are clear errors.
+        const QString many = file("bert_attention_40.dump.h5");
+        QCOMPARE(
+            run_cli({"dump", "--checkpoint", file("bert_attention/model.ckpt.h5"), "--out", many,
+                     "--task", "induction", "--attention", "--examples", "40", "--threads", "2"})
+                .exit_code,
+            0);
+        const auto mismatch = cli_matches_reference("induction-heads", {many}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        auto refused = run_cli(
+            {"analyze", "induction-heads", "--dump", after_dump(), "--out", file("none.json")});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.output.contains("no attention probabilities"), qPrintable(refused.output));
+        refused = run_cli({"analyze", "induction-heads", "--dump", many, "--marker", "=>", "--out",
+                           file("none.json")});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.output.contains("no piece '=>'"), qPrintable(refused.output));
     }
 
     // Issue 28: a Birdie layer's implicit attention is the decay of its forget gates. Applied to

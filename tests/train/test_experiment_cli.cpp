@@ -149,6 +149,34 @@ private slots:
                 QCOMPARE(config["model"]["ssm"]["n_kernels"].get<int>(), 16);
             QVERIFY(std::filesystem::exists(out + "/" + m["checkpoint"].get<std::string>()));
             dumps << QString::fromStdString(out + "/" + m["dump"].get<std::string>());
+            // The attention model's induction heads, from its dump (written with --attention),
+            // equal numpy's reading of that dump (tests/reference/analysis/reference_analysis.py,
+            // from the definition); the SSM models have none.
+            QCOMPARE(m.contains("induction_heads"), archs[i] == "bert");
+            if (archs[i] == "bert") {
+                const std::string request = out + "/heads-request.json", ref = out + "/heads.json";
+                write_text(request, R"({"results": [{"provenance": {"parameters": )"
+                                    R"({"marker": "trigger"}}}]})");
+                QProcess py;
+                py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                         {QStringLiteral(ROUTESCOPE_SOURCE_DIR
+                                         "/tests/reference/analysis/reference_analysis.py"),
+                          "induction-heads",
+                          QString::fromStdString(out + "/" + m["dump"].get<std::string>()),
+                          QString::fromStdString(request), QString::fromStdString(ref)});
+                QVERIFY(py.waitForFinished(120000) && py.exitCode() == 0);
+                const auto want = read_json(ref)["results"][0]["layers"];
+                const auto& got = m["induction_heads"];
+                QCOMPARE(got.size(), std::size_t{2});
+                QCOMPARE(want.size(), got.size());
+                for (std::size_t l = 0; l < got.size(); ++l)
+                    for (const char* key :
+                         {"previous_token", "previous_uniform", "previous_largest", "induction",
+                          "induction_uniform", "induction_largest"})
+                        QVERIFY2(std::abs(got[l][key].get<double>() - want[l][key].get<double>()) <=
+                                     1e-9,
+                                 key);
+            }
         }
 
         // results.md: the header, the separator and one row per model.
@@ -161,6 +189,7 @@ private slots:
         QCOMPARE(rows, 3);
         QVERIFY2(r.out.contains("| GATED/SSM | bigs |"), qPrintable(r.out));
         QVERIFY2(r.out.contains("test accuracy [95% Wilson]"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("STACK/ATT's induction circuit"), qPrintable(r.out));
 
         const auto v = run_cli(dumps);
         QVERIFY2(v.exit_code == 0, qPrintable(v.out + v.err));

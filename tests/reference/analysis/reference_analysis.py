@@ -371,12 +371,48 @@ def flops(f, res):
     return {"non_embedding_parameters": float(P), "rows": rows}
 
 
+def induction_heads(f, res):
+    """The induction circuit's two heads (analysis/induction_heads.hpp), per layer with attention:
+    the copied symbol (after the first marker) -> the marker before it, and the query (the last
+    marker) -> the copied symbol; the heads' mean; averaged over examples with two markers."""
+    marker = res["provenance"]["parameters"]["marker"]
+    vocab = [v.decode() if isinstance(v, bytes) else v for v in f["vocab"][()]]
+    m = vocab.index(marker)
+    tokens, lengths = f["data/tokens"][()], f["data/lengths"][()]
+    out = []
+    for name in sorted(f["layers"], key=int):
+        g = f["layers"][name]
+        if "attention" not in g:
+            continue
+        probs = g["attention"][()].astype(np.float64).mean(axis=1)  # [S, L, L], the heads' mean
+        rows = g["example_index"][()] if "example_index" in g else np.arange(probs.shape[0])
+        acc = np.zeros(6)
+        n = 0
+        for r, ex in enumerate(rows):
+            at = np.nonzero(tokens[ex, :lengths[ex]] == m)[0]
+            if len(at) < 2 or at[0] + 1 >= at[-1]:
+                continue
+            first, query = int(at[0]), int(at[-1])
+            copied = first + 1
+            prev, ind = probs[r, copied, :copied + 1], probs[r, query, :query + 1]
+            acc += [prev[first], 1 / (copied + 1), np.argmax(prev) == first,
+                    ind[copied], 1 / (query + 1), np.argmax(ind) == copied]
+            n += 1
+        acc /= n
+        out.append({"layer": int(name), "heads": int(g["attention"].shape[1]),
+                    **dict(zip(["previous_token", "previous_uniform", "previous_largest",
+                                "induction", "induction_uniform", "induction_largest"],
+                               map(float, acc)))})
+    return {"marker": marker, "examples": n, "layers": out}
+
+
 def main():
     kind, dump, result_path, out_path = sys.argv[1:5]
     fb = h5py.File(sys.argv[5], "r") if len(sys.argv) > 5 else None
     with open(result_path) as fh:
         results = json.load(fh)["results"]
-    fn = {"anisotropy": anisotropy, "pca": pca, "transitions": transitions, "gates": gates, "kernels": kernels, "flops": flops}
+    fn = {"anisotropy": anisotropy, "pca": pca, "transitions": transitions, "gates": gates, "kernels": kernels, "flops": flops,
+          "induction-heads": induction_heads}
     with h5py.File(dump, "r") as f:
         if kind == "length-accuracy":
             out = [length_accuracy(f, r, fb) for r in results]

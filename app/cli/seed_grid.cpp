@@ -57,6 +57,12 @@ std::vector<SeedMetric> seed_metrics(const std::string& name, const json& result
             for (std::size_t b = 0; b < bins.size() && b < m["bins"].size(); ++b)
                 out.push_back({label, bins[b].value("name", "bin " + std::to_string(b)),
                                number(m["bins"][b]["accuracy"]), false});
+            // An attention model on induction: its induction heads (analysis/induction_heads.hpp)
+            for (const auto& l : m.value("induction_heads", json::array()))
+                out.push_back({label,
+                               "layer " + std::to_string(l.value("layer", -1)) +
+                                   ": query → copied symbol (induction head)",
+                               number(l["induction"]), false});
         }
     } else {  // slstm-vs-bert: the last layer
         for (const auto& m : results.value("models", json::array())) {

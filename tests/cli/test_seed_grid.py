@@ -31,11 +31,13 @@ def check(ok, what):
         failures.append(what)
 
 
-def induction_results(acc, bins):
+def induction_results(acc, bins, heads=None):
     models = []
     for label, a, b in zip(("GATED/SSM", "STACK/SSM", "STACK/ATT"), acc, bins):
         models.append({"label": label, "arch": label.lower(), "test": {"accuracy": a},
                        "bins": [{"accuracy": x} for x in b]})
+    if heads is not None:  # STACK/ATT's induction heads, layers 1 and 2 (analyze induction-heads)
+        models[2]["induction_heads"] = [{"layer": l + 1, "induction": h} for l, h in enumerate(heads)]
     return {"experiment": "induction", "attribute": "distance",
             "bins": [{"name": "distance 1–10"}, {"name": "distance 11–20"}], "models": models}
 
@@ -59,10 +61,11 @@ def main():
     grid = os.path.join(a.work, "arith")
     acc = {1: (0.97, 0.41, 1.0), 2: (0.99, 0.38, 0.93), 3: (0.96, 0.52, 0.99), 4: (0.90, 0.44, 1.0)}
     bins = {s: ((0.99, 0.95), (0.5, 0.3), (1.0, None)) for s in acc}
+    heads = {1: (0.03, 0.98), 2: (0.02, 0.0), 3: (0.04, 0.97), 4: (0.03, 0.99)}
     for s in acc:
         os.makedirs(os.path.join(grid, f"seed-{s}"))
         with open(os.path.join(grid, f"seed-{s}", "results.json"), "w") as f:
-            json.dump(induction_results(acc[s], bins[s]), f)
+            json.dump(induction_results(acc[s], bins[s], heads[s]), f)
     p = run(a.cli, ["experiment", "induction", "--seeds", "4", "--seed", "1", "--out", grid])
     check(p.returncode == 0, "a grid of finished seeds aggregates (exit 0)")
     check(p.stdout.count("skipped") == 4, "every finished seed is skipped, none is run again")
@@ -84,6 +87,13 @@ def main():
         check(abs(row["share_at_or_above_threshold"] - share) < 1e-12,
               f"{label}: share at or above 0.95 = {share}")
         check(row["values"] == v, f"{label}: the per-seed values in seed order")
+    # STACK/ATT's induction head per layer, a row of its own (not the headline: no share).
+    for layer in (1, 2):
+        row = rows.get(("STACK/ATT", f"layer {layer}: query → copied symbol (induction head)"))
+        v = [heads[s][layer - 1] for s in sorted(heads)]
+        check(row is not None and row["values"] == v and abs(row["mean"] - sum(v) / 4) < 1e-12
+              and row["share_at_or_above_threshold"] is None,
+              f"STACK/ATT's layer-{layer} induction head aggregates over the seeds")
     # A bin that is null in every seed: n = 0, no mean, no interval.
     empty = rows[("STACK/ATT", "distance 11–20")]
     check(empty["n"] == 0 and empty["mean"] is None and empty["ci_low"] is None,

@@ -1,5 +1,6 @@
 #include "app/gui/run_launcher_dialog.hpp"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDialogButtonBox>
@@ -62,6 +63,15 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     threads_->setRange(0, 256);
     threads_->setSpecialValueText(tr("default"));
     device_ = make_device_box(this);  // the engine dialogs' box: CPU, CUDA when usable
+    causal_ = new QCheckBox(tr("&Causal: left to right, next-token loss"), this);
+    causal_->setObjectName("causal");
+    causal_->setToolTip(
+        tr("A causal language model: every position reads only the ones before it (BiGS and "
+           "the SSM stack keep their forward SSM, the attention models get a causal mask, Birdie "
+           "scans left to right, gMLP's spatial weight is lower-triangular), trained to predict "
+           "the next token. S-LSTM has no causal variant."));
+    connect(arch_, &QComboBox::currentTextChanged, this,
+            [this](const QString& a) { causal_->setEnabled(a != "slstm"); });
     out_dir_ = new QLineEdit(this);
     out_dir_->setObjectName("outDir");
     auto* browse_out = new QPushButton(tr("Browse…"), this);
@@ -85,6 +95,7 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     auto* form = new QFormLayout;
     form->addRow(tr("&Architecture:"), arch_);
     form->addRow(tr("&Size:"), size_);
+    form->addRow(QString(), causal_);
     form->addRow(tr("Training &data:"), data_row);
     form->addRow(tr("S&teps:"), steps_);
     form->addRow(tr("&Learning rate:"), lr_);
@@ -122,6 +133,7 @@ RunSettings RunLauncherDialog::settings() const {
     s.lr = lr_->value();
     s.threads = threads_->value();
     s.device = device_->currentData().toString();
+    s.causal = causal_->isChecked() && causal_->isEnabled();
     s.out_dir = out_dir_->text().trimmed();
     for (const QString& line : overrides_->toPlainText().split('\n', Qt::SkipEmptyParts))
         if (!line.trimmed().isEmpty()) s.overrides << line.trimmed();
@@ -136,6 +148,7 @@ void RunLauncherDialog::set_settings(const RunSettings& s) {
     lr_->setValue(s.lr);
     threads_->setValue(s.threads);
     device_->setCurrentIndex(std::max(0, device_->findData(s.device)));
+    causal_->setChecked(s.causal);
     out_dir_->setText(s.out_dir);
     overrides_->setPlainText(s.overrides.join('\n'));
 }

@@ -6,6 +6,7 @@
 
 #include "app/gui/run_settings.hpp"
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -37,6 +38,7 @@ private:
     QDoubleSpinBox* lr_;
     QPlainTextEdit* overrides_;
     QLabel* problems_;
+    QCheckBox* causal_;
 };
 
 }  // namespace routescope::gui

@@ -56,21 +56,32 @@ nlohmann::json RunSettings::config() const {
     // architectures without their own); the byte tokenizer keeps a run free of a tokenizer
     // training step.
     const bool small = size == "small";
-    const nlohmann::json model = preset_model(arch, small);
+    nlohmann::json model = preset_model(arch, small);
+    if (causal) {  // the key each architecture's causal variant has (docs/config.md)
+        if (arch == "birdie")
+            model["birdie"]["mode"] = "causal";
+        else if (arch == "gmlp")
+            model["gmlp"] = {{"causal", true}};
+        else
+            model["causal"] = true;
+    }
     const qint64 warmup = std::min<qint64>(small ? 500 : 50, std::max<qint64>(1, steps / 10));
     const qint64 every = std::max<qint64>(1, steps / 4);
-    return {{"model", model},
-            {"tokenizer", {{"kind", "bytes"}}},
-            {"data", {{"train", data.toStdString()}, {"seq_len", small ? 512 : 128}}},
-            {"train",
-             {{"batch_size", 8},
-              {"steps", steps},
-              {"lr", lr},
-              {"warmup_steps", warmup},
-              {"schedule", "cosine"},
-              {"eval_every", every},
-              {"eval_batches", 4},
-              {"checkpoint_every", every}}}};
+    nlohmann::json config = {
+        {"model", model},
+        {"tokenizer", {{"kind", "bytes"}}},
+        {"data", {{"train", data.toStdString()}, {"seq_len", small ? 512 : 128}}},
+        {"train",
+         {{"batch_size", 8},
+          {"steps", steps},
+          {"lr", lr},
+          {"warmup_steps", warmup},
+          {"schedule", "cosine"},
+          {"eval_every", every},
+          {"eval_batches", 4},
+          {"checkpoint_every", every}}}};
+    if (causal) config["train"]["objective"] = "clm";  // the next-token loss
+    return config;
 }
 
 QStringList RunSettings::cli_arguments(const QString& config_path) const {
@@ -89,6 +100,10 @@ QStringList RunSettings::problems() const {
                    .arg(arch, run_architectures().join(", "));
     if (!size_presets().contains(size))
         out << QObject::tr("Size '%1' is not one of %2.").arg(size, size_presets().join(", "));
+    if (causal && arch == "slstm")
+        out << QObject::tr(
+            "Causal: S-LSTM has no causal variant (each step reads the right neighbours and the "
+            "sentence node); choose another architecture or leave Causal off.");
     if (steps < 1) out << QObject::tr("Steps must be at least 1, got %1.").arg(steps);
     if (!(std::isfinite(lr) && lr > 0 && lr <= 1))
         out << QObject::tr("Learning rate must be in (0, 1], got %1.").arg(lr);

@@ -18,6 +18,11 @@ struct RunSettings {
     QStringList overrides;             ///< extra `key=value` passed as --set (advanced)
     int threads = 0;                   ///< --threads; 0 = the configuration's
     QString device = "cpu";            ///< --device: cpu | cuda (offered when DeviceProbe allows)
+    /// A causal language model: each position reads only the ones before it (bigs, stack_ssm:
+    /// model.causal, the forward SSM only; bert, gated_att: a causal mask; birdie: mode causal;
+    /// gmlp: gmlp.causal), trained with the next-token loss (train.objective clm). S-LSTM has no
+    /// causal variant.
+    bool causal = false;
 
     /// The configuration JSON written to out_dir/run.json.
     nlohmann::json config() const;

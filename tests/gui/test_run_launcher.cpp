@@ -4,7 +4,10 @@
 // the child's own message. The dialog refuses settings that cannot work.
 #include <QtTest>
 
+#include <map>
+
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -251,6 +254,51 @@ private slots:
             const auto config = nlohmann::json::parse(written.readAll().toStdString());
             QCOMPARE(QString::fromStdString(config["model"]["arch"].get<std::string>()), arch);
         }
+    }
+
+    // The Causal box: each architecture's causal variant (docs/config.md) with the next-token
+    // loss, which the engine's causal-capability check accepts (the run trains to a valid
+    // checkpoint); S-LSTM has none: the box is disabled and the settings say why.
+    void causalRunsUseEachArchitecturesCausalVariant() {
+        gui::RunLauncherDialog dialog;
+        auto* box = dialog.findChild<QCheckBox*>("causal");
+        QVERIFY(box);
+        const std::map<QString, std::pair<std::string, nlohmann::json>> key = {
+            {"bigs", {"/model/causal", true}},
+            {"bert", {"/model/causal", true}},
+            {"birdie", {"/model/birdie/mode", "causal"}},
+            {"gmlp", {"/model/gmlp/causal", true}}};
+        for (const auto& [arch, want] : key) {
+            gui::RunSettings s = tiny_run(fresh_dir("causal_" + arch), 3);
+            s.arch = arch;
+            s.causal = true;
+            s.overrides = {"data.seq_len=32", "train.batch_size=2"};
+            const auto config = s.config();
+            QCOMPARE(config.at(nlohmann::json::json_pointer(want.first)), want.second);
+            QCOMPARE(config["train"]["objective"].get<std::string>(), std::string("clm"));
+            QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join(" ")));
+            dialog.set_settings(s);
+            QVERIFY(box->isEnabled() && dialog.settings().causal);
+            gui::MainWindow window;
+            gui::RunProcess* run = window.launch_run(s);
+            QVERIFY(run);
+            QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 120000);
+            QVERIFY2(
+                run->state() == gui::RunProcess::State::Finished,
+                qPrintable(arch + ": " + run->failure() + "\n" + run->last_output().join("\n")));
+            QString out;
+            QCOMPARE(validate(run->checkpoint_path(), &out), 0);
+        }
+        gui::RunSettings plain = tiny_run(fresh_dir("causal_off"), 3);
+        QVERIFY(!plain.config()["model"].contains("causal") &&
+                !plain.config()["train"].contains("objective"));
+        gui::RunSettings slstm = tiny_run(fresh_dir("causal_slstm"), 3);
+        slstm.arch = "slstm";
+        slstm.causal = true;
+        QVERIFY2(slstm.problems().join(" ").contains("S-LSTM has no causal variant"),
+                 qPrintable(slstm.problems().join(" ")));
+        dialog.set_settings(slstm);
+        QVERIFY(!box->isEnabled() && !dialog.settings().causal);
     }
 
     void aCancelledRunLeavesAValidCheckpoint() {

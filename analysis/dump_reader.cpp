@@ -501,6 +501,42 @@ double DumpReader::kernel_skip(int index, bool forward) const {
         .value_or(0.0);
 }
 
+RowMatrixF DumpReader::kernel_groups(int index, bool forward) const {
+    const std::string path =
+        "/kernels/" + std::to_string(index) + (forward ? "/forward_groups" : "/backward_groups");
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, path.substr(1))) return {};
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    const auto shape = h5::shape_of(ds);
+    if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1 ||
+        d_ % static_cast<std::int64_t>(shape[0]))
+        throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
+                          ", expected [H, Lk] with H dividing d_model = " + std::to_string(d_));
+    RowMatrixF out(static_cast<Eigen::Index>(shape[0]), static_cast<Eigen::Index>(shape[1]));
+    read_slab(ds, path_, path, {0, 0}, {shape[0], shape[1]}, out.data());
+    return out;
+}
+
+std::vector<double> DumpReader::kernel_group_skips(int index, bool forward) const {
+    const std::string path = "/kernels/" + std::to_string(index) +
+                             (forward ? "/D_forward_groups" : "/D_backward_groups");
+    const RowMatrixF k = kernel_groups(index, forward);
+    if (k.size() == 0) return {};
+    Hdf5Lock lock;
+    if (!h5::is_dataset(impl_->file, path.substr(1)))
+        throw FormatError(path_ + ": " + path + " is missing beside the kernel groups");
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    const auto shape = h5::shape_of(ds);
+    if (shape.size() != 1 || static_cast<Eigen::Index>(shape[0]) != k.rows())
+        throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
+                          ", expected [" + std::to_string(k.rows()) + "]");
+    std::vector<double> out(shape[0]);
+    ds.read(out.data(), H5::PredType::NATIVE_DOUBLE);
+    for (double v : out)
+        if (!std::isfinite(v)) throw FormatError(path_ + ": " + path + " holds NaN or Inf");
+    return out;
+}
+
 std::vector<int> DumpReader::mixing_layers() const {
     Hdf5Lock lock;
     std::vector<int> out;

@@ -109,6 +109,11 @@ public:
     std::vector<float> kernel(int layer, bool forward) const;
     /// D_forward / D_backward attributes of /kernels/<l> (0 when absent).
     double kernel_skip(int layer, bool forward) const;
+    /// /kernels/<l>/<direction>_groups [H, Lk]: every channel group's kernel of a model with H > 1
+    /// kernels per SSM (group g acts on channels [g·d/H, (g+1)·d/H)); empty when absent. With it,
+    /// D_<direction>_groups [H] (FormatError when absent, of another length, or not finite).
+    RowMatrixF kernel_groups(int layer, bool forward) const;
+    std::vector<double> kernel_group_skips(int layer, bool forward) const;
     std::vector<int> mixing_layers() const;
     RowMatrixF mixing(int layer) const;
 

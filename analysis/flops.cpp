@@ -1,5 +1,6 @@
 #include "analysis/flops.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/config.hpp"
@@ -29,10 +30,11 @@ double real_fft(double n) {
 }
 
 /// One causal FFT convolution of d channels (MODELS.md: size 2L, rfft of input, product, irfft),
-/// plus generating the kernel K[l] for l < L from N modes (≈ 8 FLOPs per mode and position).
-double ssm_convolution(double L, double d, double N) {
+/// plus generating each of the H kernels K[l] for l < L from N modes (≈ 8 FLOPs per mode and
+/// position) and its rfft.
+double ssm_convolution(double L, double d, double N, double H) {
     const double per_channel = 2 * real_fft(2 * L) + 6 * (L + 1);
-    return d * per_channel + 8 * N * L + real_fft(2 * L);
+    return d * per_channel + H * (8 * N * L + real_fft(2 * L));
 }
 
 }  // namespace
@@ -41,11 +43,16 @@ double block_parameters(const FlopConfig& c) {
     const double d = static_cast<double>(c.d_model), I = intermediate(c),
                  N = static_cast<double>(c.state);
     const double norm = 2 * d;
-    const double ssm = 4 * N + 2;  // A_re, A_im [N]; C [N, 2]; D, log_step (H = 1)
-    if (c.arch == "bigs")          // dv, du_{f,b}, duc_{f,b}, dol, do, LN, two SSMs
-        return dense(d, I) + 4 * dense(d, d) + dense(d, I) + dense(I, d) + norm + 2 * ssm;
+    // A_re, A_im [H, N]; C [H, N, 2]; D, log_step [H]
+    const double ssm = static_cast<double>(std::max<std::int64_t>(1, c.kernels)) * (4 * N + 2);
+    // model.causal: no backward branch (bigs: du_b, duc_b, ssm_b; stack_ssm: its second LN, Wi/Wo
+    // and SSM of the backward direction).
+    const double directions = c.causal ? 1 : 2;
+    if (c.arch == "bigs")  // dv, du_{f,b}, duc_{f,b}, dol, do, LN, two SSMs
+        return dense(d, I) + directions * (2 * dense(d, d) + ssm) + dense(d, I) + dense(I, d) +
+               norm;
     if (c.arch == "stack_ssm")  // Wi/Wo per direction, FFN, three LNs, two SSMs
-        return 4 * dense(d, d) + dense(d, I) + dense(I, d) + 3 * norm + 2 * ssm;
+        return directions * (2 * dense(d, d) + norm + ssm) + dense(d, I) + dense(I, d) + norm;
     if (c.arch == "gated_att")  // dv, du, duc, dol, do, LN, and MHA's Q, K, V, O
         return dense(d, I) + 2 * dense(d, d) + dense(d, I) + dense(I, d) + norm + 4 * dense(d, d);
     if (c.arch == "bert")  // Q, K, V, O; FFN; two LNs
@@ -79,6 +86,8 @@ FlopConfig flop_config_of_file(const std::string& path) {
         c.d_model = m.d_model;
         c.intermediate = m.inner();
         c.state = m.arch == "birdie" ? m.inner() : m.ssm.n_modes;
+        c.kernels = m.ssm.n_kernels;
+        c.causal = m.causal && (m.arch == "bigs" || m.arch == "stack_ssm");
         return c;
     }
     c.arch = info.arch;
@@ -113,7 +122,8 @@ FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>&
         row.dense = 2 * result.parameters * L;
         if (attention) row.attention = layers * 4 * L * L * d;
         if (config.arch == "bigs" || config.arch == "stack_ssm")
-            row.mixing = layers * 2 * ssm_convolution(L, d, N);  // forward and backward SSM
+            row.mixing = layers * (config.causal ? 1 : 2) *  // forward (and backward) SSM
+                         ssm_convolution(L, d, N, static_cast<double>(config.kernels));
         else if (config.arch == "gmlp")
             row.mixing =
                 layers * (2 * L * L * (intermediate(config) / 2) + 2 * L * L);  // W·Z2 + W, b
@@ -131,7 +141,8 @@ FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>&
     result.provenance.parameters = {
         {"arch", config.arch},       {"layers", config.layers},
         {"d_model", config.d_model}, {"intermediate", intermediate(config)},
-        {"state", config.state},     {"lengths", lengths}};
+        {"state", config.state},     {"kernels", config.kernels},
+        {"causal", config.causal},   {"lengths", lengths}};
     return result;
 }
 

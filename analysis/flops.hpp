@@ -24,6 +24,8 @@ struct FlopConfig {
     std::int64_t d_model = 1024;
     std::int64_t intermediate = 0;  ///< I; 0: 3d for gated blocks and gMLP's 6d... see flops.cpp
     std::int64_t state = 64;        ///< SSM modes N (BiGS, STACK/SSM); Birdie state size (0: d)
+    std::int64_t kernels = 1;       ///< SSM kernels per SSM H (model.ssm.n_kernels)
+    bool causal = false;  ///< BiGS, STACK/SSM with model.causal: the forward SSM branch only
 };
 
 struct FlopRow {

@@ -282,10 +282,37 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                                : " (layers with kernels: " + list + ")"));
     }
     const std::int64_t n = example_length(dump, o.example);
-    const double df = dump.kernel_skip(o.layer, true), db = dump.kernel_skip(o.layer, false);
-    const auto af = toeplitz_attention(as_double(kf), df, n, true);
-    const auto ab = causal ? std::vector<double>(static_cast<std::size_t>(n * n), 0.0)
-                           : toeplitz_attention(as_double(kb), db, n, false);
+    // One direction's Toeplitz matrix per channel group (a model with H > 1 kernels per SSM has
+    // /kernels/<l>/<direction>_groups: group g acts on channels [g·d/H, (g+1)·d/H)); one group, the
+    // dumped kernel, otherwise. Empty for a causal layer's backward direction.
+    const auto group_matrices = [&](bool forward) {
+        std::vector<std::vector<double>> out;
+        if (!forward && causal) return out;
+        const RowMatrixF k = dump.kernel_groups(o.layer, forward);
+        if (k.size() == 0) {
+            out.push_back(toeplitz_attention(as_double(dump.kernel(o.layer, forward)),
+                                             dump.kernel_skip(o.layer, forward), n, forward));
+            return out;
+        }
+        const auto skips = dump.kernel_group_skips(o.layer, forward);
+        for (Eigen::Index g = 0; g < k.rows(); ++g) {
+            const std::vector<double> kernel(k.row(g).begin(), k.row(g).end());
+            out.push_back(
+                toeplitz_attention(kernel, skips[static_cast<std::size_t>(g)], n, forward));
+        }
+        return out;
+    };
+    const auto gf = group_matrices(true), gb = group_matrices(false);
+    // The mean over the channels (groups are of equal size): what modes forward, backward and sum
+    // show.
+    const auto channel_mean = [&](const std::vector<std::vector<double>>& groups) {
+        std::vector<double> m(static_cast<std::size_t>(n * n), 0.0);
+        for (const auto& a : groups)
+            for (std::size_t i = 0; i < m.size(); ++i)
+                m[i] += a[i] / static_cast<double>(groups.size());
+        return m;
+    };
+    const auto af = channel_mean(gf), ab = channel_mean(gb);
 
     ImplicitAttentionResult r;
     r.options = o;
@@ -314,18 +341,26 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         const RowMatrixF ub =
             causal ? RowMatrixF::Zero(uf.rows(), uf.cols()) : dump.gate_row(o.layer, "u_b", row);
         const Eigen::Index channels = uf.cols();
-        // |A[t, s]| · mean_c |u_c[s]|: the |·| of a product of one scalar per (t, s) and one per c.
-        std::vector<double> mf(static_cast<std::size_t>(n)), mb(static_cast<std::size_t>(n));
-        for (std::int64_t s = 0; s < n; ++s) {
-            mf[static_cast<std::size_t>(s)] = uf.row(s).cast<double>().cwiseAbs().sum() / channels;
-            mb[static_cast<std::size_t>(s)] = ub.row(s).cast<double>().cwiseAbs().sum() / channels;
-        }
-        for (std::int64_t t = 0; t < n; ++t)
-            for (std::int64_t s = 0; s < n; ++s) {
-                const auto i = static_cast<std::size_t>(t * n + s);
-                r.matrix[i] = std::abs(af[i]) * mf[static_cast<std::size_t>(s)] +
-                              std::abs(ab[i]) * mb[static_cast<std::size_t>(s)];
+        // mean_c |A_g(c)[t, s] u_c[s]| = Σ_g |A_g[t, s]| · Σ_{c in g} |u_c[s]| / d: per group the
+        // |·| of a product of one scalar per (t, s) and one per channel.
+        const auto add = [&](const std::vector<std::vector<double>>& groups, const RowMatrixF& u) {
+            const auto H = static_cast<Eigen::Index>(groups.size());
+            const Eigen::Index per = channels / H;
+            for (Eigen::Index g = 0; g < H; ++g) {
+                std::vector<double> m(static_cast<std::size_t>(n));
+                for (std::int64_t s = 0; s < n; ++s)
+                    m[static_cast<std::size_t>(s)] =
+                        u.row(s).segment(g * per, per).cast<double>().cwiseAbs().sum() / channels;
+                const auto& a = groups[static_cast<std::size_t>(g)];
+                for (std::int64_t t = 0; t < n; ++t)
+                    for (std::int64_t s = 0; s < n; ++s) {
+                        const auto i = static_cast<std::size_t>(t * n + s);
+                        r.matrix[i] += std::abs(a[i]) * m[static_cast<std::size_t>(s)];
+                    }
             }
+        };
+        add(gf, uf);
+        if (!causal) add(gb, ub);
     }
     return finish(
         r, dump,

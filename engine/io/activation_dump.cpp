@@ -157,21 +157,26 @@ private:
 // 0; DUMP_FORMAT.md has one kernel per direction).
 void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
     const ModelConfig& m = model.config().model;
+    const int H = m.ssm.n_kernels;  // H > 1: every group's kernel too (<direction>_groups)
     for (int l = 1; l <= m.n_layers; ++l) {
-        std::vector<float> k[2];
-        double D[2] = {0, 0};
+        std::vector<float> k[2], all[2];
+        std::vector<double> D[2];
         for (int dir = 0; dir < (m.causal ? 1 : 2); ++dir) {
             const std::string s =
                 "layers." + std::to_string(l - 1) + (dir == 0 ? ".ssm_forward" : ".ssm_backward");
-            // The backend's s4d_kernel op where the parameters live, then one download.
-            const std::vector<float> K = model.ssm_kernel(s, L);
-            k[dir].assign(K.begin(), K.begin() + L);
+            // The backend's s4d_kernel op where the parameters live, then one download: [H, L].
+            all[dir] = model.ssm_kernel(s, L);
             if (half)
-                for (auto& v : k[dir])
+                for (auto& v : all[dir])
                     v = round_to_half(v);
-            D[dir] = model.params().download_entry(s + ".D")[0];
+            k[dir].assign(all[dir].begin(), all[dir].begin() + L);
+            const std::vector<float> d = model.params().download_entry(s + ".D");
+            D[dir].assign(d.begin(), d.end());
         }
-        writer.write_kernel(l, k[0], k[1], D[0], D[1]);
+        writer.write_kernel(l, k[0], k[1], D[0][0], m.causal ? 0.0 : D[1][0]);
+        if (H > 1)
+            for (int dir = 0; dir < (m.causal ? 1 : 2); ++dir)
+                writer.write_kernel_groups(l, dir == 0, all[dir], H, D[dir]);
     }
 }
 

@@ -304,6 +304,34 @@ private:
                 if (auto ds = dataset_at(base + "/" + dir))
                     check_float_dataset(*ds, base + "/" + dir, {std::nullopt}, "[Lk]");
             }
+            // Every channel group's kernel (H > 1 kernels per SSM): [H, Lk] with H dividing d,
+            // and its skips D_<direction>_groups [H], float64.
+            for (const char* dir : {"forward", "backward"}) {
+                const std::string groups = std::string(dir) + "_groups";
+                const std::string skips = "D_" + groups;
+                if (!h5::exists(g, groups)) {
+                    if (h5::exists(g, skips)) add(base + "/" + skips, "beside " + groups, "alone");
+                    continue;
+                }
+                auto ds = dataset_at(base + "/" + groups);
+                if (!ds) continue;
+                check_float_dataset(*ds, base + "/" + groups, {std::nullopt, std::nullopt},
+                                    "[H, Lk]");
+                const auto shape = h5::shape_of(*ds);
+                if (shape.size() != 2) continue;
+                if (d_model_ && (shape[0] < 1 || *d_model_ % static_cast<std::int64_t>(shape[0])))
+                    add(base + "/" + groups, "H dividing d_model = " + std::to_string(*d_model_),
+                        "H = " + std::to_string(shape[0]));
+                auto d = h5::exists(g, skips) ? dataset_at(base + "/" + skips) : std::nullopt;
+                if (!d) {
+                    add(base + "/" + skips, "present beside " + groups, "missing");
+                    continue;
+                }
+                if (!h5::is_float(d->getDataType()))
+                    add(base + "/" + skips, "a float dataset", h5::type_name(d->getDataType()));
+                else if (expect_shape(*d, base + "/" + skips, {shape[0]}, "[H]"))
+                    scan_finite(*d, base + "/" + skips);
+            }
             for (const char* attr : {"D_forward", "D_backward"}) {
                 if (!h5::has_attr(g, attr)) continue;
                 auto v = h5::read_float_attr(g, attr);

@@ -263,6 +263,24 @@ void DumpWriter::write_kernel(int layer, const std::vector<float>& forward,
     }
 }
 
+void DumpWriter::write_kernel_groups(int layer, bool forward, const std::vector<float>& kernels,
+                                     int groups, const std::vector<double>& skips) {
+    try {
+        H5::Group g = file_.openGroup("kernels/" + std::to_string(layer));
+        const std::string dir = forward ? "forward" : "backward";
+        const hsize_t dims[2] = {static_cast<hsize_t>(groups),
+                                 static_cast<hsize_t>(kernels.size() / groups)};
+        H5::DataSet k = g.createDataSet(dir + "_groups", float_type_, H5::DataSpace(2, dims));
+        k.write(kernels.data(), H5::PredType::NATIVE_FLOAT);
+        const hsize_t h = skips.size();
+        H5::DataSet d =
+            g.createDataSet("D_" + dir + "_groups", H5::PredType::IEEE_F64LE, H5::DataSpace(1, &h));
+        d.write(skips.data(), H5::PredType::NATIVE_DOUBLE);
+    } catch (const H5::Exception& e) {
+        fail("cannot write the kernel groups of layer " + std::to_string(layer), e);
+    }
+}
+
 void DumpWriter::write_mixing(int layer, const float* w, int n) {
     try {
         if (!h5::exists(file_, "mixing")) file_.createGroup("mixing");

@@ -77,6 +77,11 @@ public:
     /// /kernels/<layer>: both directions, or (`backward` empty: a causal layer) forward alone.
     void write_kernel(int layer, const std::vector<float>& forward,
                       const std::vector<float>& backward, double d_forward, double d_backward);
+    /// /kernels/<layer>/<direction>_groups [H, Lk] and D_<direction>_groups float64 [H]: every
+    /// channel group's kernel and skip of a model with H > 1 kernels per SSM (the group
+    /// /kernels/<layer> exists: write_kernel first).
+    void write_kernel_groups(int layer, bool forward, const std::vector<float>& kernels, int groups,
+                             const std::vector<double>& skips);
     void write_mixing(int layer, const float* w, int n);
     /// Flushes, closes and renames the temporary file to the final path.
     void finish();

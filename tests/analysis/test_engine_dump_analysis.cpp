@@ -35,8 +35,10 @@ QString file(const QString& name) {
     return engine_dir() + "/" + name;
 }
 
-/// A BiGS of d = 32, 2 layers, N = 16 on the induction task (70 valid examples, 66 tokens each);
-/// `causal`: model.causal (forward SSMs only) trained with the next-token loss.
+/// A BiGS of d = 32, 2 layers, N = 16 on the induction task (70 valid examples, 66 tokens each),
+/// with 2 kernels per SSM (each of 16 channels; its dump holds every group's:
+/// /kernels/<l>/<direction>_groups); `causal`: model.causal (forward SSMs only) with 4 kernels,
+/// trained with the next-token loss.
 nlohmann::json induction_config(int steps, bool causal = false) {
     nlohmann::json c = {{"model",
                          {{"arch", "bigs"},
@@ -44,7 +46,7 @@ nlohmann::json induction_config(int steps, bool causal = false) {
                           {"n_layers", 2},
                           {"max_len", 128},
                           {"causal", causal},
-                          {"ssm", {{"n_modes", 16}}}}},
+                          {"ssm", {{"n_modes", 16}, {"n_kernels", causal ? 4 : 2}}}}},
                         {"data",
                          {{"task", "induction"},
                           {"task_params", {{"n_train", 256}, {"n_valid", 70}, {"n_test", 16}}}}},
@@ -80,22 +82,32 @@ QString dump_of(const QString& name) {
 }
 
 /// The implicit attention of one SSM direction of `layer` (analysis::toeplitz_attention of its
-/// dumped kernel and D), applied to the example's dumped SSM inputs (u_f, or u_b in token order),
+/// dumped kernel and D; with H > 1 kernels per SSM, channel c's group's: /kernels/<l>/
+/// <direction>_groups), applied to the example's dumped SSM inputs (u_f, or u_b in token order),
 /// against the SSM outputs the engine's convolution op (ops::fft_conv_forward, checked against
-/// PyTorch by test_model_parity) computes from the same inputs and kernel: per channel within 1e-5
-/// of the outputs' scale. The backward SSM runs on the reversed sequence, as in the block. Returns
-/// the first mismatch, or empty.
+/// PyTorch by test_model_parity) computes from the same inputs and kernels: per channel within
+/// 1e-5 of the outputs' scale. The backward SSM runs on the reversed sequence, as in the block.
+/// Returns the first mismatch, or empty.
 QString toeplitz_reproduces_the_convolution(const routescope::analysis::DumpReader& dump, int layer,
                                             std::int64_t example, bool forward) {
     const int L = static_cast<int>(dump.padded_length());
     const auto rows = dump.example_of_row(layer);
     const auto row = std::find(rows.begin(), rows.end(), example) - rows.begin();
-    const auto kernel32 = dump.kernel(layer, forward);
-    const double skip = dump.kernel_skip(layer, forward);
-    if (static_cast<int>(kernel32.size()) != L)
-        return QString("layer %1: kernel of %2 values for L = %3")
+    std::vector<float> kernels;  // [H, L]
+    std::vector<double> skips;   // [H]
+    if (const auto groups = dump.kernel_groups(layer, forward); groups.size() > 0) {
+        kernels.assign(groups.data(), groups.data() + groups.size());
+        skips = dump.kernel_group_skips(layer, forward);
+    } else {
+        kernels = dump.kernel(layer, forward);
+        skips = {dump.kernel_skip(layer, forward)};
+    }
+    const int H = static_cast<int>(skips.size());
+    if (static_cast<int>(kernels.size()) != H * L)
+        return QString("layer %1: %2 kernel values for H = %3, L = %4")
             .arg(layer)
-            .arg(kernel32.size())
+            .arg(kernels.size())
+            .arg(H)
             .arg(L);
     const auto u = dump.gate_row(layer, forward ? "u_f" : "u_b", row);
     const int d = static_cast<int>(u.cols());
@@ -104,14 +116,17 @@ QString toeplitz_reproduces_the_convolution(const routescope::analysis::DumpRead
     for (int t = 0; t < L; ++t)
         for (int c = 0; c < d; ++c)
             in[static_cast<std::size_t>(t) * d + c] = u(forward ? t : L - 1 - t, c);
-    const float D = static_cast<float>(skip);
-    routescope::ops::FftConvWorkspace<float> ws(1, L, d, 1, 1);
-    routescope::ops::fft_conv_forward(out.data(), in.data(), kernel32.data(), &D, 1, L, d, 1, ws,
-                                      routescope::ThreadPool::serial());
-    // The analysis: A (L × L, padding included as the block sees it) times u.
-    const std::vector<double> kernel(kernel32.begin(), kernel32.end());
-    const auto a = routescope::analysis::toeplitz_attention(kernel, skip, L, forward);
+    const std::vector<float> D(skips.begin(), skips.end());
+    routescope::ops::FftConvWorkspace<float> ws(1, L, d, H, 1);
+    routescope::ops::fft_conv_forward(out.data(), in.data(), kernels.data(), D.data(), 1, L, d, H,
+                                      ws, routescope::ThreadPool::serial());
+    // The analysis: A of channel c's group (L × L, padding included as the block sees it) times u.
     for (int c = 0; c < d; ++c) {
+        const int g = c / (d / H);
+        const std::vector<double> kernel(kernels.begin() + static_cast<std::ptrdiff_t>(g) * L,
+                                         kernels.begin() + static_cast<std::ptrdiff_t>(g + 1) * L);
+        const auto a = routescope::analysis::toeplitz_attention(
+            kernel, skips[static_cast<std::size_t>(g)], L, forward);
         double scale = 0, worst = 0;
         for (int t = 0; t < L; ++t) {
             double y = 0;
@@ -232,10 +247,18 @@ private slots:
         const auto r = read_json(out)["results"][0];
         const auto n = r["length"].get<std::int64_t>();
         QCOMPARE(n, dump.lengths()[1]);
-        const auto kf = dump.kernel(layers.front(), true);
-        const double df = dump.kernel_skip(layers.front(), true);
-        QCOMPARE(r["matrix"][0][0].get<double>(), double(kf[0]) + df);
-        QCOMPARE(r["matrix"][3][1].get<double>(), double(kf[2]));
+        // With 2 kernels per SSM, the mean over the channels: the groups' mean kernel and skip.
+        const auto kf = dump.kernel_groups(layers.front(), true);
+        const auto df = dump.kernel_group_skips(layers.front(), true);
+        QCOMPARE(kf.rows(), Eigen::Index{2});
+        QCOMPARE(kf.row(0), Eigen::RowVectorXf(Eigen::Map<const Eigen::RowVectorXf>(
+                                dump.kernel(layers.front(), true).data(), kf.cols())));
+        const auto near = [](double a, double b) {
+            return std::abs(a - b) <= 1e-12 * (1 + std::abs(b));
+        };
+        QVERIFY(near(r["matrix"][0][0].get<double>(),
+                     0.5 * (double(kf(0, 0)) + df[0] + double(kf(1, 0)) + df[1])));
+        QVERIFY(near(r["matrix"][3][1].get<double>(), 0.5 * (double(kf(0, 2)) + double(kf(1, 2)))));
         QCOMPARE(r["matrix"][1][3].get<double>(), 0.0);
         QCOMPARE(static_cast<std::int64_t>(r["tokens"].size()), n);
         // Bad input: BERT has no kernels; gated needs the gates; an unknown mode.
@@ -296,12 +319,16 @@ private slots:
         QVERIFY2(forward.is_object(), forward.dump().c_str());
         QCOMPARE(sum["matrix"], forward["matrix"]);
         QVERIFY2(gated.is_object(), gated.dump().c_str());
-        // gated[t][s] = |A_f[t, s]| · mean_c |u_f,c[s]| (no backward term), here at t = 5, s = 2.
+        // gated[t][s] = mean_c |A_f,g(c)[t, s] u_f,c[s]| (no backward term; 4 kernels, each of 8
+        // channels), here at t = 5, s = 2, where A_f,g[5, 2] = K_g[3].
         const auto rows = dump.example_of_row(2);
         const auto row = std::find(rows.begin(), rows.end(), 3) - rows.begin();
         const auto uf = dump.gate_row(2, "u_f", row);
-        const auto kf = dump.kernel(2, true);
-        const double want = std::abs(double(kf[3])) * uf.row(2).cast<double>().cwiseAbs().mean();
+        const auto kf = dump.kernel_groups(2, true);
+        QCOMPARE(kf.rows(), Eigen::Index{4});
+        double want = 0;
+        for (int c = 0; c < 32; ++c)
+            want += std::abs(double(kf(c / 8, 3)) * double(uf(2, c))) / 32;
         QVERIFY2(std::abs(gated["matrix"][5][2].get<double>() - want) <= 1e-9 * std::max(1.0, want),
                  qPrintable(QString("gated %1, expected %2")
                                 .arg(gated["matrix"][5][2].get<double>())
@@ -589,6 +616,12 @@ private slots:
                  0);
         QCOMPARE(run_cli({"analyze", "flops", "--dump", after_dump(), "--out", b}).exit_code, 0);
         QCOMPARE(read_json(a)["results"][0]["rows"], read_json(b)["results"][0]["rows"]);
+        // The causal BiGS with 4 kernels per SSM (written by the causal test above): one SSM
+        // branch per block, H groups of SSM parameters — counted from its own tensors by numpy.
+        QVERIFY(QFileInfo::exists(file("causal-after/model.ckpt.h5")));
+        const auto causal = cli_matches_reference("flops", {file("causal-after/model.ckpt.h5")},
+                                                  {"--lengths", "66"}, "--checkpoint");
+        QVERIFY2(causal.isEmpty(), qPrintable(causal));
     }
 };
 

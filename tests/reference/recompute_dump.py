@@ -28,7 +28,9 @@ model (in float64, so the reference's own rounding is negligible) on the first N
                          from the position after "[start]";
   - /mixing/<l>          gmlp: the checkpoint's layers.<l−1>.spatial.weight[:L, :L];
   - /kernels/<l>         the S4D kernels of each direction (channel group 0) and D; a causal
-                         model's (model.causal) the forward kernel and D_forward alone;
+                         model's (model.causal) the forward kernel and D_forward alone; with
+                         H > 1 kernels per SSM every group's, <direction>_groups [H, L] and
+                         D_<direction>_groups [H];
   - /model               arch, n_layers, d_model and checkpoint_sha256 against the file's hash;
   - with --answer-after PIECE, a task dump of a causal (clm) checkpoint whose single answer token
                          follows the last PIECE of the prompt (induction: the second "trigger"):
@@ -284,6 +286,17 @@ def main():
                     with torch.no_grad():
                         K = ssm.kernel(ds.shape[0])[0].numpy()
                     compare(f"/kernels/{l}/{direction}", ds[()], K, problems, stats)
+                    groups = f"{direction}_groups"  # every group's kernel, with H > 1 kernels
+                    H = int(ssm.D.shape[0])
+                    if H > 1 and groups not in f["kernels"][name]:
+                        problems.append(f"/kernels/{l}: {groups} missing for H = {H} kernels")
+                    elif groups in f["kernels"][name]:
+                        with torch.no_grad():
+                            KH = ssm.kernel(ds.shape[0]).numpy()
+                        compare(f"/kernels/{l}/{groups}", f["kernels"][name][groups][()], KH,
+                                problems, stats)
+                        compare(f"/kernels/{l}/D_{groups}", f["kernels"][name][f"D_{groups}"][()],
+                                ssm.D.detach().numpy().astype(np.float64), problems, stats)
                     D = float(ssm.D[0])
                     got = float(f["kernels"][name].attrs[f"D_{direction}"])
                     if abs(got - D) > 1e-6 * max(1.0, abs(D)):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "analysis/hdf5_lock.hpp"
@@ -512,6 +513,12 @@ RowMatrixF DumpReader::kernel_groups(int index, bool forward) const {
         d_ % static_cast<std::int64_t>(shape[0]))
         throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
                           ", expected [H, Lk] with H dividing d_model = " + std::to_string(d_));
+    // Saturating: absurd extents must not wrap around to a small product.
+    const std::uint64_t limit = h5::read_memory_limit();
+    h5::require_memory(path_, path,
+                       shape[1] > limit / (sizeof(float) * shape[0])
+                           ? std::numeric_limits<std::uint64_t>::max()
+                           : shape[0] * shape[1] * sizeof(float));
     RowMatrixF out(static_cast<Eigen::Index>(shape[0]), static_cast<Eigen::Index>(shape[1]));
     read_slab(ds, path_, path, {0, 0}, {shape[0], shape[1]}, out.data());
     return out;

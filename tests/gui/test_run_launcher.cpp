@@ -75,6 +75,20 @@ int validate(const QString& path, QString* output) {
     *output = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
 }
+
+/// Launches `s` from `window` and waits for it: empty when it finished with a checkpoint that
+/// validates, else what went wrong (named by `what`).
+QString run_to_valid_checkpoint(gui::MainWindow& window, const gui::RunSettings& s,
+                                const QString& what) {
+    gui::RunProcess* run = window.launch_run(s);
+    if (!run) return what + ": the run did not start";
+    if (!QTest::qWaitFor([run] { return !run->running(); }, 120000))
+        return what + ": still running after 120 s";
+    if (run->state() != gui::RunProcess::State::Finished)
+        return what + ": " + run->failure() + "\n" + run->last_output().join("\n");
+    QString out;
+    return validate(run->checkpoint_path(), &out) == 0 ? QString() : what + ": " + out;
+}
 }  // namespace
 
 class TestRunLauncher : public QObject {
@@ -241,14 +255,8 @@ private slots:
             gui::RunSettings s = tiny_run(fresh_dir(arch + "_run"), 3);
             s.arch = arch;
             s.overrides = {"data.seq_len=32", "train.batch_size=2"};
-            gui::RunProcess* run = window.launch_run(s);
-            QVERIFY(run);
-            QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 120000);
-            QVERIFY2(
-                run->state() == gui::RunProcess::State::Finished,
-                qPrintable(arch + ": " + run->failure() + "\n" + run->last_output().join("\n")));
-            QString out;
-            QCOMPARE(validate(run->checkpoint_path(), &out), 0);
+            const QString problem = run_to_valid_checkpoint(window, s, arch);
+            QVERIFY2(problem.isEmpty(), qPrintable(problem));
             QFile written(QDir(s.out_dir).filePath("run.json"));
             QVERIFY(written.open(QIODevice::ReadOnly));
             const auto config = nlohmann::json::parse(written.readAll().toStdString());
@@ -280,14 +288,8 @@ private slots:
             dialog.set_settings(s);
             QVERIFY(box->isEnabled() && dialog.settings().causal);
             gui::MainWindow window;
-            gui::RunProcess* run = window.launch_run(s);
-            QVERIFY(run);
-            QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 120000);
-            QVERIFY2(
-                run->state() == gui::RunProcess::State::Finished,
-                qPrintable(arch + ": " + run->failure() + "\n" + run->last_output().join("\n")));
-            QString out;
-            QCOMPARE(validate(run->checkpoint_path(), &out), 0);
+            const QString problem = run_to_valid_checkpoint(window, s, arch + " (causal)");
+            QVERIFY2(problem.isEmpty(), qPrintable(problem));
         }
         gui::RunSettings plain = tiny_run(fresh_dir("causal_off"), 3);
         QVERIFY(!plain.config()["model"].contains("causal") &&

@@ -71,7 +71,7 @@ std::shared_ptr<const LengthAccuracyResult> cached_length_accuracy(const DumpRea
 
 namespace {
 nlohmann::json kernel_key(const std::vector<int>& layers, const KernelOptions& o) {
-    return {{"layers", layers}, {"radius", o.radius}, {"length", o.length}};
+    return {{"layers", layers}, {"radius", o.radius}, {"length", o.length}, {"group", o.group}};
 }
 }  // namespace
 

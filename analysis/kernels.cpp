@@ -153,7 +153,7 @@ public:
     const std::vector<int>& layers() const { return layers_; }
     bool causal() const { return causal_; }
 
-    S4dParameters read(int layer, bool forward) const {
+    S4dParameters read(int layer, bool forward, std::int64_t group = 0) const {
         Hdf5Lock lock;
         const std::string base = "params/layers." + std::to_string(layer - 1) +
                                  (forward ? ".ssm_forward." : ".ssm_backward.");
@@ -185,14 +185,21 @@ public:
                               h5::shape_text(shape) + ")");
         S4dParameters p;
         p.groups = static_cast<std::int64_t>(shape[0]);
-        p.a_re.assign(a_re.begin(), a_re.begin() + static_cast<std::ptrdiff_t>(n));
-        p.a_im.assign(a_im.begin(), a_im.begin() + static_cast<std::ptrdiff_t>(n));
+        if (group < 0 || group >= p.groups)
+            throw ConfigError(path_ + ": --group " + std::to_string(group) + " is outside 0.." +
+                              std::to_string(p.groups - 1) + " (the model has " +
+                              std::to_string(p.groups) + " kernel(s) per SSM)");
+        const auto g = static_cast<std::size_t>(group);
+        p.a_re.assign(a_re.begin() + static_cast<std::ptrdiff_t>(g * n),
+                      a_re.begin() + static_cast<std::ptrdiff_t>((g + 1) * n));
+        p.a_im.assign(a_im.begin() + static_cast<std::ptrdiff_t>(g * n),
+                      a_im.begin() + static_cast<std::ptrdiff_t>((g + 1) * n));
         for (std::size_t i = 0; i < n; ++i) {
-            p.c_re.push_back(c[2 * i]);
-            p.c_im.push_back(c[2 * i + 1]);
+            p.c_re.push_back(c[2 * (g * n + i)]);
+            p.c_im.push_back(c[2 * (g * n + i) + 1]);
         }
-        p.d = d[0];
-        p.log_step = step[0];
+        p.d = d[g];
+        p.log_step = step[g];
         return p;
     }
 
@@ -225,14 +232,14 @@ std::vector<int> pick(const std::vector<int>& present, const std::vector<int>& w
 }
 
 LayerKernel checkpoint_layer(const CheckpointSsm& ckpt, int layer, const KernelOptions& options) {
-    const S4dParameters f = ckpt.read(layer, true);
+    const S4dParameters f = ckpt.read(layer, true, options.group);
     if (ckpt.causal()) {  // forward only
         LayerKernel k =
             describe(layer, s4d_kernel(f, options.length), {}, f.d, 0.0, options.radius);
         k.poles_forward = s4d_poles(f);
         return k;
     }
-    const S4dParameters b = ckpt.read(layer, false);
+    const S4dParameters b = ckpt.read(layer, false, options.group);
     LayerKernel k = describe(layer, s4d_kernel(f, options.length), s4d_kernel(b, options.length),
                              f.d, b.d, options.radius);
     k.poles_forward = s4d_poles(f);
@@ -258,21 +265,48 @@ KernelsResult kernels_from_dump(const DumpReader& dump, const std::vector<int>& 
             layers.push_back(l);
         else if (std::find(mixing.begin(), mixing.end(), l) == mixing.end())
             pick(present, {l}, dump.path());  // throws naming the layers present
+    if (options.group < 0) throw ConfigError("kernels: --group must be ≥ 0");
     for (int l : layers) {
         auto f = dump.kernel(l, true), b = dump.kernel(l, false);  // b empty: a causal layer
         if (f.empty())
             throw FormatError(dump.path() + ": /kernels/" + std::to_string(l) +
                               " has no forward kernel");
-        result.layers.push_back(describe(l, {f.begin(), f.end()}, {b.begin(), b.end()},
-                                         dump.kernel_skip(l, true), dump.kernel_skip(l, false),
-                                         options.radius));
+        double df = dump.kernel_skip(l, true), db = dump.kernel_skip(l, false);
+        const RowMatrixF fg = dump.kernel_groups(l, true);
+        result.groups = std::max<std::int64_t>(1, fg.rows());
+        if (options.group > 0) {  // another group's kernels: <direction>_groups row g
+            if (options.group >= fg.rows())
+                throw ConfigError(
+                    dump.path() + ": --group " + std::to_string(options.group) +
+                    (fg.rows() > 1
+                         ? " is outside 0.." + std::to_string(fg.rows() - 1) + " (the model has " +
+                               std::to_string(fg.rows()) + " kernels per SSM)"
+                         : ": layer " + std::to_string(l) +
+                               " holds one kernel group (a model with one kernel per SSM, or a "
+                               "dump written before /kernels/<l>/forward_groups existed)"));
+            const auto g = static_cast<Eigen::Index>(options.group);
+            f.assign(fg.row(g).begin(), fg.row(g).end());
+            df = dump.kernel_group_skips(l, true)[static_cast<std::size_t>(g)];
+            if (!b.empty()) {
+                const RowMatrixF bg = dump.kernel_groups(l, false);
+                if (g >= bg.rows())
+                    throw FormatError(dump.path() + ": /kernels/" + std::to_string(l) +
+                                      "/backward_groups has fewer groups than forward_groups");
+                b.assign(bg.row(g).begin(), bg.row(g).end());
+                db = dump.kernel_group_skips(l, false)[static_cast<std::size_t>(g)];
+            }
+        }
+        result.layers.push_back(
+            describe(l, {f.begin(), f.end()}, {b.begin(), b.end()}, df, db, options.radius));
     }
+    result.group = options.group;
     for (int l : mixing)
         if (wanted.empty() || std::find(wanted.begin(), wanted.end(), l) != wanted.end())
             result.mixing.push_back({l, dump.mixing(l)});
     result.provenance.analysis = "kernels";
     result.provenance.inputs.push_back(dump_input(dump));
-    result.provenance.parameters = {{"radius", options.radius}, {"layers", wanted}};
+    result.provenance.parameters = {
+        {"radius", options.radius}, {"layers", wanted}, {"group", options.group}};
     return result;
 }
 
@@ -288,10 +322,14 @@ KernelsResult kernels_from_checkpoint(const std::string& path, const std::vector
         throw ConfigError(path + ": the checkpoint has no layers.<i>.ssm_forward parameters");
     for (int l : pick(ckpt.layers(), wanted, path))
         result.layers.push_back(checkpoint_layer(ckpt, l, options));
+    result.group = options.group;
+    result.groups = ckpt.read(ckpt.layers().front(), true).groups;
     result.provenance.analysis = "kernels";
     result.provenance.inputs.push_back(file_input(path, "checkpoint"));
-    result.provenance.parameters = {
-        {"radius", options.radius}, {"length", options.length}, {"layers", wanted}};
+    result.provenance.parameters = {{"radius", options.radius},
+                                    {"length", options.length},
+                                    {"layers", wanted},
+                                    {"group", options.group}};
     return result;
 }
 
@@ -329,8 +367,10 @@ KernelChangeResult kernel_change(const std::string& before, const std::string& a
     result.provenance.analysis = "kernel-change";
     result.provenance.inputs = {file_input(before, "checkpoint_before"),
                                 file_input(after, "checkpoint_after")};
-    result.provenance.parameters = {
-        {"radius", options.radius}, {"length", options.length}, {"layers", wanted}};
+    result.provenance.parameters = {{"radius", options.radius},
+                                    {"length", options.length},
+                                    {"layers", wanted},
+                                    {"group", options.group}};
     return result;
 }
 
@@ -344,8 +384,11 @@ nlohmann::json complex_json(const std::vector<std::complex<double>>& v) {
 }  // namespace
 
 nlohmann::json KernelsResult::to_json() const {
-    nlohmann::json out = {
-        {"provenance", provenance.to_json()}, {"source", source}, {"radius", radius}};
+    nlohmann::json out = {{"provenance", provenance.to_json()},
+                          {"source", source},
+                          {"radius", radius},
+                          {"group", group},
+                          {"groups", groups}};
     out["layers"] = nlohmann::json::array();
     for (const auto& k : layers) {
         nlohmann::json j = {{"layer", k.layer},

@@ -19,6 +19,10 @@ namespace routescope::analysis {
 struct KernelOptions {
     int radius = 10;            ///< R (up to L − 1)
     std::int64_t length = 512;  ///< L of kernels computed from checkpoint parameters
+    /// The channel group whose kernels are analysed, 0..H−1 of a model with H = model.ssm.n_kernels
+    /// kernels per SSM (group g acts on channels [g·d/H, (g+1)·d/H)); a dump holds groups > 0
+    /// only when written since session 18 (/kernels/<l>/<direction>_groups).
+    std::int64_t group = 0;
 };
 
 /// One direction's S4D parameters (MODELS.md, "The SSM of BiGS"), group h = 0 of H.
@@ -66,6 +70,8 @@ struct KernelsResult {
     Provenance provenance;
     std::string source;  ///< "dump" or "checkpoint"
     int radius = 0;
+    std::int64_t group = 0;   ///< the channel group analysed
+    std::int64_t groups = 1;  ///< H, the kernels per SSM the input holds (1 when unknown)
     std::vector<LayerKernel> layers;
     std::vector<MixingMatrix> mixing;
     nlohmann::json to_json() const;

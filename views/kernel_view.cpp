@@ -94,6 +94,8 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
                     : QObject::tr(
                           "r = 0: mean of K_f[0] + D_f and K_b[0] + D_b (lag 0 is in both "
                           "directions)");
+    if (r.groups > 1)  // several kernels per SSM: which one this is
+        d.note += QObject::tr("; channel group %1 of %2").arg(r.group).arg(r.groups);
     return d;
 }
 
@@ -123,7 +125,8 @@ nlohmann::json KernelViewSettings::to_json() const {
                         {"radius", radius},
                         {"length", length},
                         {"scaling", scaling.toStdString()},
-                        {"layer", layer}};
+                        {"layer", layer},
+                        {"group", group}};
     if (b) j["b"] = {{"path", b->path.toStdString()}, {"checkpoint", b->checkpoint}};
     return j;
 }
@@ -140,6 +143,7 @@ KernelViewSettings KernelViewSettings::from_json(const nlohmann::json& j) {
     s.length = j.value("length", s.length);
     s.scaling = QString::fromStdString(j.value("scaling", s.scaling.toStdString()));
     s.layer = j.value("layer", s.layer);
+    s.group = j.value("group", s.group);
     return s;
 }
 
@@ -162,6 +166,13 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     length_box_->setPrefix(tr("L = "));
     length_box_->setToolTip(tr("Length of kernels computed from checkpoint parameters"));
     length_box_->setEnabled(settings_.a.checkpoint || (settings_.b && settings_.b->checkpoint));
+    group_box_ = new QSpinBox(this);
+    group_box_->setObjectName("kernelGroup");
+    group_box_->setPrefix(tr("channel group "));
+    group_box_->setToolTip(
+        tr("The model has several kernels per SSM (model.ssm.n_kernels), each acting on a group "
+           "of channels: the group whose kernels are shown"));
+    group_box_->hide();  // shown once a result says the model has several groups
     readout_ = new QLabel(this);
     readout_->setObjectName("readout");
     readout_->setMinimumWidth(260);
@@ -169,6 +180,7 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
     controls->addWidget(scaling_box_);
     controls->addWidget(radius_box_);
     controls->addWidget(length_box_);
+    controls->addWidget(group_box_);
     mixing_box_ = new QComboBox(this);
     mixing_box_->setObjectName("mixingLayer");
     mixing_box_->setToolTip(tr("gMLP: the layer whose spatial matrix W is shown"));
@@ -239,6 +251,13 @@ KernelView::KernelView(KernelViewSettings settings, QWidget* parent)
                 start();
             });
     });
+    connect(group_box_, &QSpinBox::valueChanged, this, [this](int g) {
+        if (g != settings_.group)
+            edit(tr("channel group"), [this, g] {
+                settings_.group = g;
+                start();
+            });
+    });
     connect(length_box_, &QSpinBox::editingFinished, this, [this] {
         if (length_box_->value() != settings_.length)
             edit(tr("length"), [this] {
@@ -269,13 +288,16 @@ QString KernelView::input_stem() const {
 void KernelView::restore_settings(const nlohmann::json& j) {
     const KernelViewSettings s = KernelViewSettings::from_json(j);
     const bool rerun = s.a.path != settings_.a.path || s.radius != settings_.radius ||
-                       s.length != settings_.length || s.b.has_value() != settings_.b.has_value() ||
+                       s.length != settings_.length || s.group != settings_.group ||
+                       s.b.has_value() != settings_.b.has_value() ||
                        (s.b && s.b->path != settings_.b->path);
     settings_ = s;
-    QSignalBlocker b1(scaling_box_), b2(radius_box_), b3(length_box_);
+    QSignalBlocker b1(scaling_box_), b2(radius_box_), b3(length_box_), b4(group_box_);
     scaling_box_->setCurrentIndex(std::max(0, scaling_box_->findData(settings_.scaling)));
     radius_box_->setValue(settings_.radius);
     length_box_->setValue(settings_.length);
+    group_box_->setMaximum(std::max(group_box_->maximum(), settings_.group));
+    group_box_->setValue(settings_.group);
     heat_b_->setVisible(settings_.b.has_value());
     heat_diff_->setVisible(settings_.b.has_value());
     if (rerun && has_result())
@@ -293,6 +315,7 @@ void KernelView::start() {
             analysis::KernelOptions options;
             options.radius = s.radius;
             options.length = s.length;
+            options.group = s.group;
             steps.set_total(s.b ? 2 : 1);
             Pair out{compute(s.a, options), std::nullopt};
             steps.done(1);
@@ -313,6 +336,14 @@ void KernelView::start() {
                 mixing_box_->setVisible(mixing_box_->count() > 0);
             }
             b_ = std::move(r.second);
+            {
+                // Several kernels per SSM: the group box, 0..H−1 (the fewer of the two models').
+                QSignalBlocker block(group_box_);
+                const std::int64_t groups = b_ ? std::min(a_->groups, b_->groups) : a_->groups;
+                group_box_->setRange(0, static_cast<int>(std::max<std::int64_t>(1, groups) - 1));
+                group_box_->setValue(settings_.group);
+                group_box_->setVisible(groups > 1 || settings_.group > 0);
+            }
             if (settings_.layer < 0 || !find_layer(*a_, settings_.layer))
                 settings_.layer = a_->layers.empty() ? -1 : a_->layers.back().layer;
             redraw();

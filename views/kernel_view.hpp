@@ -29,6 +29,8 @@ struct KernelViewSettings {
     int length = 512;               ///< L of kernels computed from a checkpoint
     QString scaling = "minmax";     ///< minmax (per row, the paper's) | signed | magnitude
     int layer = -1;                 ///< selected layer (−1: none yet)
+    /// The channel group shown, 0..H−1 of a model with H kernels per SSM (model.ssm.n_kernels).
+    int group = 0;
     nlohmann::json to_json() const;
     static KernelViewSettings from_json(const nlohmann::json& j);
 };
@@ -69,7 +71,7 @@ private:
     KernelViewSettings settings_;
     std::optional<analysis::KernelsResult> a_, b_;
     QComboBox *scaling_box_, *mixing_box_;  ///< mixing_box_: gMLP's layer of W (dumps with /mixing)
-    QSpinBox *radius_box_, *length_box_;
+    QSpinBox *radius_box_, *length_box_, *group_box_ = nullptr;
     QLabel* readout_;
     HeatmapWidget *heat_a_, *heat_b_, *heat_diff_;
     QChartView *curve_, *response_, *poles_;

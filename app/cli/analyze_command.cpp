@@ -58,6 +58,7 @@ struct AnalyzeArgs {
     std::vector<std::int64_t> lengths;
     // kernels
     int radius = 10;
+    std::int64_t group = 0;  ///< kernels, kernel-change: the channel group
     std::int64_t length = 512;
     // similarity
     std::string vectors = "token", layer_a, layer_b;
@@ -209,6 +210,7 @@ Output run_analysis(const AnalyzeArgs& a) {
     } else if (a.kind == "kernels") {
         KernelOptions o;
         o.radius = a.radius;
+        o.group = a.group;
         o.length = a.length;
         const std::vector<int> layers =
             a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
@@ -285,6 +287,7 @@ Output run_analysis(const AnalyzeArgs& a) {
                 "analyze kernel-change needs two --checkpoint FILE options (before, after)");
         KernelOptions o;
         o.radius = a.radius;
+        o.group = a.group;
         o.length = a.length;
         const std::vector<int> layers =
             a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
@@ -357,6 +360,10 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--lengths", a->lengths, "flops: sequence lengths (default 128,512,1024,4096)")
         ->delimiter(',');
     cmd->add_option("--radius", a->radius, "kernels: relative positions −R..R (default 10)");
+    cmd->add_option(
+        "--group", a->group,
+        "kernels, kernel-change: the channel group 0..H−1 of a model with H kernels per "
+        "SSM (model.ssm.n_kernels; default 0)");
     cmd->add_option("--length", a->length,
                     "kernels from a checkpoint: kernel length L (default 512)");
     cmd->add_option("--vectors", a->vectors,

@@ -200,6 +200,21 @@ private slots:
         mismatch = cli_matches_reference("kernels", {checkpoint("after")}, {"--length", "66"},
                                          "--checkpoint");
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        // The model has 2 kernels per SSM: the second channel group's, from the dump's
+        // <direction>_groups and from the checkpoint's group-1 parameters.
+        mismatch =
+            cli_matches_reference("kernels", {after_dump()}, {"--radius", "8", "--group", "1"});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        mismatch = cli_matches_reference("kernels", {checkpoint("after")},
+                                         {"--length", "66", "--group", "1"}, "--checkpoint");
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        for (const QStringList& input : {QStringList{"--dump", after_dump()},
+                                         QStringList{"--checkpoint", checkpoint("after")}}) {
+            const auto r = run_cli(QStringList{"analyze", "kernels"} + input +
+                                   QStringList{"--group", "2", "--out", file("none.json")});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.output.contains("outside 0..1"), qPrintable(r.output));
+        }
     }
 
     void kernelChangeBetweenInitialisationAndTrainingMatchesNumpy() {
@@ -207,6 +222,10 @@ private slots:
             cli_matches_reference("kernel-change", {checkpoint("before"), checkpoint("after")},
                                   {"--length", "66"}, "--checkpoint");
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        const auto second =
+            cli_matches_reference("kernel-change", {checkpoint("before"), checkpoint("after")},
+                                  {"--length", "66", "--group", "1"}, "--checkpoint");
+        QVERIFY2(second.isEmpty(), qPrintable(second));
     }
 
     void accuracyByTriggerDistanceMatchesNumpy() {

@@ -30,6 +30,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QLineEdit>
+#include <QSpinBox>
 #include <QTableWidget>
 
 using namespace routescope::views;
@@ -113,6 +114,48 @@ private slots:
         QCOMPARE(scatter_points, static_cast<int>(r->layers[0].poles_forward.size() +
                                                   r->layers[0].poles_backward.size()));
         QVERIFY(view_test::screenshot(&view, "view_kernels_checkpoint"));
+    }
+
+    // A model with several kernels per SSM: the group box appears (0..H−1), and choosing a group
+    // shows that group's kernels — the dump's <direction>_groups row — with the group named under
+    // the heatmap; the choice is one settings edit (what the workspace's undo records), and
+    // restoring the settings before it brings group 0 back.
+    void kernelViewShowsAChosenChannelGroup() {
+        const QString dump = view_test::arch_dump(
+            dir_, "bigs_groups",
+            R"({"arch": "bigs", "d_model": 16, "n_layers": 2, "max_len": 32, "ssm": {"n_modes": 8, "n_kernels": 4}})");
+        QVERIFY(!dump.isEmpty());
+        KernelViewSettings s;
+        s.a = KernelSource::from_path(dump);
+        KernelView view(s);
+        QSignalSpy edits(&view, &KernelView::settingsEdited);
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        auto* box = view.findChild<QSpinBox*>("kernelGroup");
+        QVERIFY(box && box->isVisible());
+        QCOMPARE(box->maximum(), 3);
+        QCOMPARE(view.result_a()->groups, std::int64_t{4});
+        box->setValue(2);
+        QVERIFY(view_test::wait_for(&view));
+        const routescope::analysis::DumpReader reader(dump.toStdString());
+        const auto groups = reader.kernel_groups(2, true);
+        const auto* layer2 = &view.result_a()->layers.back();
+        QCOMPARE(layer2->layer, 2);
+        for (Eigen::Index t = 0; t < groups.cols(); ++t)
+            QCOMPARE(layer2->forward[static_cast<std::size_t>(t)], double(groups(2, t)));
+        QVERIFY2(view.heatmap_a()->data().note.contains("channel group 2 of 4"),
+                 qPrintable(view.heatmap_a()->data().note));
+        QCOMPARE(view.settings()["group"].get<int>(), 2);
+        QCOMPARE(edits.count(), 1);
+        const auto before = edits.at(0).at(1).value<nlohmann::json>();
+        QCOMPARE(before["group"].get<int>(), 0);
+        view.restore_settings(before);
+        QVERIFY(view_test::wait_for(&view));
+        QCOMPARE(view.settings()["group"].get<int>(), 0);
+        QCOMPARE(box->value(), 0);
     }
 
     void kernelCompareModeDrawsTheDifferenceAndLinksLayers() {

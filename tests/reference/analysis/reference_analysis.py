@@ -289,12 +289,13 @@ def relative(kf, kb, df, db, radius):
     return np.array(v)
 
 
-def s4d(f, base, L):
-    a = np.minimum(f[base + "A_re"][0].astype(np.float64), -1e-4) + 1j * f[base + "A_im"][0].astype(np.float64)
-    c = f[base + "C"][0, :, 0].astype(np.float64) + 1j * f[base + "C"][0, :, 1].astype(np.float64)
-    dt = np.exp(float(f[base + "log_step"][0]))
+def s4d(f, base, L, g=0):
+    """Channel group g's kernel (MODELS.md's S4D), skip and poles, from a checkpoint's tensors."""
+    a = np.minimum(f[base + "A_re"][g].astype(np.float64), -1e-4) + 1j * f[base + "A_im"][g].astype(np.float64)
+    c = f[base + "C"][g, :, 0].astype(np.float64) + 1j * f[base + "C"][g, :, 1].astype(np.float64)
+    dt = np.exp(float(f[base + "log_step"][g]))
     k = (c * (np.exp(dt * a) - 1) / a)[None, :] * np.exp(np.arange(L)[:, None] * dt * a[None, :])
-    return k.sum(axis=1).real, float(f[base + "D"][0]), np.exp(dt * a)
+    return k.sum(axis=1).real, float(f[base + "D"][g]), np.exp(dt * a)
 
 
 def describe(kf, kb, df, db, radius):
@@ -314,19 +315,26 @@ def describe(kf, kb, df, db, radius):
 
 def kernels(f, res):
     radius = res["provenance"]["parameters"]["radius"]
+    grp = res["provenance"]["parameters"].get("group", 0)  # the channel group analysed
     out = []
     for entry in res["layers"]:
         layer = entry["layer"]
         if res["source"] == "dump":
             g = f[f"kernels/{layer}"]
-            kf = g["forward"][()].astype(np.float64)
-            kb = g["backward"][()].astype(np.float64) if "backward" in g else None  # None: causal
-            item = describe(kf, kb, float(g.attrs.get("D_forward", 0)), float(g.attrs.get("D_backward", 0)), radius)
+            if grp == 0:
+                kf = g["forward"][()].astype(np.float64)
+                kb = g["backward"][()].astype(np.float64) if "backward" in g else None  # None: causal
+                df, db = float(g.attrs.get("D_forward", 0)), float(g.attrs.get("D_backward", 0))
+            else:  # row grp of every group's kernels and skips
+                kf, df = g["forward_groups"][grp].astype(np.float64), float(g["D_forward_groups"][grp])
+                kb, db = ((g["backward_groups"][grp].astype(np.float64), float(g["D_backward_groups"][grp]))
+                          if "backward_groups" in g else (None, 0.0))
+            item = describe(kf, kb, df, db, radius)
         else:
             L = res["provenance"]["parameters"]["length"]
-            kf, df, pf = s4d(f, f"params/layers.{layer - 1}.ssm_forward.", L)
+            kf, df, pf = s4d(f, f"params/layers.{layer - 1}.ssm_forward.", L, grp)
             backward = f"params/layers.{layer - 1}.ssm_backward."
-            kb, db, pb = s4d(f, backward, L) if backward + "A_re" in f else (None, 0.0, [])
+            kb, db, pb = s4d(f, backward, L, grp) if backward + "A_re" in f else (None, 0.0, [])
             item = describe(kf, kb, df, db, radius)
             item["poles_forward"] = [[z.real, z.imag] for z in pf]
             item["poles_backward"] = [[z.real, z.imag] for z in pb]
@@ -342,10 +350,11 @@ def kernel_change(f, res, fb):
     for entry in res["layers"]:
         i = entry["layer"] - 1
         rel = {}
+        grp = p.get("group", 0)
         for name, h in (("before", f), ("after", fb)):
-            kf, df, _ = s4d(h, f"params/layers.{i}.ssm_forward.", p["length"])
+            kf, df, _ = s4d(h, f"params/layers.{i}.ssm_forward.", p["length"], grp)
             backward = f"params/layers.{i}.ssm_backward."
-            kb, db, _ = s4d(h, backward, p["length"]) if backward + "A_re" in h else (None, 0.0, None)
+            kb, db, _ = s4d(h, backward, p["length"], grp) if backward + "A_re" in h else (None, 0.0, None)
             rel[name] = (relative(kf, kb, df, db, p["radius"]), relative(kf, kb, df, db, p["length"] - 1))
         a, b = rel["before"][1], rel["after"][1]
         out.append({"layer": entry["layer"], "before": rel["before"][0].tolist(), "after": rel["after"][0].tolist(),

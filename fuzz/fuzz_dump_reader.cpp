@@ -44,6 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (int l : r.kernel_layers()) {
             (void)r.kernel(l, true), (void)r.kernel(l, false);
             (void)r.kernel_skip(l, true), (void)r.kernel_skip(l, false);
+            (void)r.kernel_groups(l, true), (void)r.kernel_groups(l, false);
+            (void)r.kernel_group_skips(l, true), (void)r.kernel_group_skips(l, false);
         }
         for (int l : r.mixing_layers())
             (void)r.mixing(l);

@@ -4,6 +4,7 @@
 // follow the formats as they change. The importers' seeds come from
 // tests/io/make_import_fixtures.py (scripts/fuzz.sh runs it); SOURCE_DIR adds
 // resources/configs/*.json to the configuration seeds.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -97,8 +98,14 @@ void write_dump(const fs::path& path, bool full, bool birdie) {
         }
     }
     if (full) {
-        for (int l = 1; l <= layers; ++l)
+        for (int l = 1; l <= layers; ++l) {
             w.write_kernel(l, std::vector<float>(L, 0.5f), std::vector<float>(L, 0.25f), 1.0, 0.5);
+            // Two kernels per SSM (/kernels/<l>/<direction>_groups), row 0 the kernel above.
+            std::vector<float> groups(2 * L, 0.5f);
+            std::fill(groups.begin() + L, groups.end(), -0.125f);
+            w.write_kernel_groups(l, true, groups, 2, {1.0, 0.75});
+            w.write_kernel_groups(l, false, groups, 2, {0.5, 0.25});
+        }
         const std::vector<float> mix(4, 0.25f);
         w.write_mixing(1, mix.data(), 2);
     }

@@ -327,7 +327,7 @@ private slots:
         }
         // anisotropy ×2 (fraction of pairs), gates (fraction of values), pca (explained
         // variance), length_accuracy (accuracy).
-        for (const QString& kind : {"anisotropy", "gates", "pca", "length_accuracy"})
+        for (const QString kind : {"anisotropy", "gates", "pca", "length_accuracy"})
             QVERIFY2(checked.filter(QRegularExpression("^" + kind + ":")).size() >= 1,
                      qPrintable(kind + " has no fraction axis among: " + checked.join("; ")));
     }

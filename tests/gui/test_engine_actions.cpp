@@ -548,7 +548,10 @@ private slots:
         gui::Workspace document;
         gui::JobList* list = document.jobs();
         QSignalSpy changed(list, &gui::JobList::changed);
-        auto* failing = new gui::CliJob({"inspect", {"inspect", fresh_dir("none") + "/x.h5"}});
+        gui::CliJobSpec inspect;
+        inspect.command = "inspect";
+        inspect.arguments = {"inspect", fresh_dir("none") + "/x.h5"};
+        auto* failing = new gui::CliJob(inspect);
         const QString tmp = fresh_dir("jobs");
         auto* stopped =
             new gui::CliJob({"dump",

@@ -219,7 +219,9 @@ private slots:
         QCOMPARE(devices->text(), QString("Device: complete CPU (1 thread(s))"));
         QCOMPARE(views::TrainingLog::recorded_device(dir), QString("cpu"));
         // Reopened from disk (a project's run), the view reads the same from the log.
-        views::TrainingView reopened({{QFileInfo(dir).absoluteFilePath()}, "step"});
+        views::TrainingViewSettings settings;
+        settings.runs = {QFileInfo(dir).absoluteFilePath()};
+        views::TrainingView reopened(settings);
         reopened.start();
         QTRY_VERIFY_WITH_TIMEOUT(!reopened.busy(), 20000);
         QCOMPARE(reopened.device_text(), QString("Device: complete CPU (1 thread(s))"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/implicit_attention.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
@@ -35,10 +36,16 @@ InductionHeadsResult induction_heads(const DumpReader& dump, const std::string& 
     const std::int64_t L = dump.padded_length();
     for (int layer : dump.layers()) {
         const int heads = dump.attention_heads(layer);
-        if (heads <= 0) continue;
+        // A causal SSM layer with its SSM inputs: the gated implicit attention's row shares.
+        const auto& gates = dump.layer(layer).gates;
+        const bool ssm = heads <= 0 && layer >= 1 && !dump.kernel(layer, true).empty() &&
+                         dump.kernel(layer, false).empty() &&
+                         std::find(gates.begin(), gates.end(), "u_f") != gates.end();
+        if (heads <= 0 && !ssm) continue;
         InductionHeadsLayer out;
         out.layer = layer;
-        out.heads = heads;
+        out.heads = std::max(heads, 0);
+        out.source = ssm ? "gated convolution" : "attention";
         const auto& examples = dump.example_of_row(layer);
         const auto lengths = dump.row_lengths(layer);
         std::int64_t n = 0;
@@ -49,9 +56,25 @@ InductionHeadsResult induction_heads(const DumpReader& dump, const std::string& 
                 if (tokens[static_cast<std::size_t>(t)] == marker_id) at.push_back(t);
             if (at.size() < 2 || at.front() + 1 >= at.back()) continue;
             const std::int64_t first = at.front(), copied = first + 1, query = at.back();
-            const RowMatrixF p = dump.attention_row(layer, static_cast<std::int64_t>(row));
-            const auto prev = mean_row(p, heads, L, copied);
-            const auto ind = mean_row(p, heads, L, query);
+            std::vector<double> prev, ind;
+            if (ssm) {
+                ImplicitAttentionOptions o;
+                o.layer = layer;
+                o.example = examples[row];
+                o.mode = "gated";
+                o.normalise = "rownorm";
+                const auto a = implicit_attention(dump, o);
+                const auto row_of = [&](std::int64_t t) {
+                    const auto begin = a.matrix.begin() + t * a.length;
+                    return std::vector<double>(begin, begin + t + 1);
+                };
+                prev = row_of(copied);
+                ind = row_of(query);
+            } else {
+                const RowMatrixF p = dump.attention_row(layer, static_cast<std::int64_t>(row));
+                prev = mean_row(p, heads, L, copied);
+                ind = mean_row(p, heads, L, query);
+            }
             out.previous_token += prev[static_cast<std::size_t>(first)];
             out.previous_uniform += 1.0 / static_cast<double>(copied + 1);
             out.previous_largest += largest_at(prev, first) ? 1.0 : 0.0;
@@ -72,7 +95,8 @@ InductionHeadsResult induction_heads(const DumpReader& dump, const std::string& 
     if (r.layers.empty())
         throw ConfigError(dump.path() +
                           ": the dump has no attention probabilities (dump a BERT or GATED/ATT "
-                          "checkpoint with --attention)");
+                          "checkpoint with --attention) and no causal SSM layer with its gates "
+                          "(dump a causal BiGS with --gates)");
     r.provenance.analysis = "induction-heads";
     r.provenance.inputs.push_back(dump_input(dump));
     r.provenance.parameters = {{"marker", marker}};
@@ -84,6 +108,7 @@ nlohmann::json InductionHeadsResult::to_json() const {
     for (const auto& l : layers)
         layers_json.push_back({{"layer", l.layer},
                                {"heads", l.heads},
+                               {"source", l.source},
                                {"previous_token", l.previous_token},
                                {"previous_uniform", l.previous_uniform},
                                {"previous_largest", l.previous_largest},
@@ -99,6 +124,7 @@ nlohmann::json InductionHeadsResult::to_json() const {
 CsvTable InductionHeadsResult::table() const {
     CsvTable t;
     t.columns = {"layer",
+                 "source",
                  "heads",
                  "previous_token",
                  "previous_uniform",
@@ -107,7 +133,7 @@ CsvTable InductionHeadsResult::table() const {
                  "induction_uniform",
                  "induction_largest"};
     for (const auto& l : layers)
-        t.rows.push_back({l.layer, l.heads, l.previous_token, l.previous_uniform,
+        t.rows.push_back({l.layer, l.source, l.heads, l.previous_token, l.previous_uniform,
                           l.previous_largest, l.induction, l.induction_uniform,
                           l.induction_largest});
     return t;

@@ -12,6 +12,12 @@
 // query at position t: every position a causal model can read), and the share of examples in
 // which it is the largest weight among positions 0..t (the first one on a tie). Examples with
 // fewer than two markers, or with the first marker right before the last, are skipped.
+//
+// A causal SSM layer (a causal BiGS dump written with --gates: forward kernels and u_f) has no
+// probabilities; in their place the same two readings come from its gated implicit attention
+// (implicit_attention.hpp, mode gated: mean_c |A_c[t, s] u_c[s]|, what token s contributes to
+// the forward SSM's outputs at t) with each row divided by its sum (rownorm), so a value is the
+// share of the row. Other layers (bidirectional SSMs, a dump without gates) are left out.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -26,7 +32,9 @@ namespace routescope::analysis {
 
 struct InductionHeadsLayer {
     int layer = 0;
-    int heads = 0;
+    int heads = 0;  ///< attention heads; 0 for an SSM layer
+    /// "attention" (the probabilities) or "gated convolution" (an SSM layer's row shares).
+    std::string source = "attention";
     double previous_token = 0, previous_uniform = 0, previous_largest = 0;
     double induction = 0, induction_uniform = 0, induction_largest = 0;
 };

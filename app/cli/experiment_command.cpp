@@ -267,8 +267,8 @@ struct ModelResult {
     std::int64_t valid_step = -1;  ///< the best step, else the last evaluation's
     double train_seconds = 0, valid_metric = -1;
     std::vector<json> predictions;
-    /// Induction with a causal objective, attention models: the circuit's two heads per layer
-    /// (analysis/induction_heads.hpp) from the test dump's attention probabilities; else null.
+    /// Induction with a causal objective, attention models and causal BiGS: the circuit's two
+    /// heads per layer (analysis/induction_heads.hpp) from the test dump; else null.
     json induction_heads;
 };
 
@@ -397,8 +397,8 @@ std::string markdown_table(const json& results) {
         if (!r.contains("induction_heads")) continue;
         md << "\n"
            << r["label"].get<std::string>()
-           << "'s induction circuit (attention weights over the test set, `analyze "
-              "induction-heads`):";
+           << "'s induction circuit (over the test set, `analyze induction-heads`: attention "
+              "weights, or an SSM's gated implicit attention as row shares):";
         for (const auto& l : r["induction_heads"]) {
             char line[256];
             std::snprintf(
@@ -504,12 +504,14 @@ int run_experiment(const ExperimentArgs& a) {
                                              "--threads",
                                              threads};
             if (r.arch == "bigs") dump.push_back("--gates");
-            // Where an attention model's copy is made or missed: its induction heads, read from
-            // the probabilities of the rows it answers in (a causal objective's answer rows).
+            // Where a model's copy is made or missed: its induction heads, read from the rows it
+            // answers in (a causal objective's answer rows) — an attention model's probabilities,
+            // a causal BiGS's gated implicit attention (its dump has the gates).
+            const bool attention = r.arch == "bert" || r.arch == "gated_att";
             const bool heads = spec.task == "induction" &&
                                train::is_causal_objective(config.train.objective) &&
-                               (r.arch == "bert" || r.arch == "gated_att");
-            if (heads) dump.push_back("--attention");
+                               (attention || (r.arch == "bigs" && config.model.causal));
+            if (heads && attention) dump.push_back("--attention");
             run_experiment_stage(self, "dump", r.label, dir, dump);
             if (heads) {
                 const analysis::DumpReader reader((out / (r.arch + ".dump.h5")).string());

@@ -353,6 +353,10 @@ private slots:
                                 .arg(gated["matrix"][5][2].get<double>())
                                 .arg(want)));
         QCOMPARE(gated["matrix"][2][5].get<double>(), 0.0);
+        // The induction circuit's two readings for a causal SSM layer: its gated implicit
+        // attention's row shares (analysis/induction_heads.hpp), against numpy.
+        const auto heads = cli_matches_reference("induction-heads", {dump_path}, {});
+        QVERIFY2(heads.isEmpty(), qPrintable(heads));
         const auto refused = matrix("backward");
         QVERIFY2(
             refused.is_string() && refused.get<std::string>().find("causal") != std::string::npos,

@@ -391,9 +391,31 @@ def induction_heads(f, res):
     out = []
     for name in sorted(f["layers"], key=int):
         g = f["layers"][name]
-        if "attention" not in g:
+        k = f["kernels"].get(name) if "kernels" in f else None
+        ssm = ("attention" not in g and k is not None and "backward" not in k
+               and "gates" in g and "u_f" in g["gates"])
+        if "attention" in g:
+            probs = g["attention"][()].astype(np.float64).mean(axis=1)  # [S, L, L], the heads' mean
+        elif ssm:
+            # A causal SSM layer: its gated implicit attention, mean_c |A_c[t, s] u_c[s]| with
+            # A_c[t, s] = K_g(c)[t - s] (+ D_g(c) at s = t) for s <= t, each row divided by its sum.
+            if "forward_groups" in k:
+                K, D = k["forward_groups"][()].astype(np.float64), k["D_forward_groups"][()]
+            else:
+                K, D = k["forward"][()].astype(np.float64)[None, :], np.array([k.attrs.get("D_forward", 0.0)])
+            u = np.abs(g["gates"]["u_f"][()].astype(np.float64))  # [S, L, d]
+            per = u.shape[2] // K.shape[0]
+            Kc = np.repeat(K, per, axis=0)  # [d, Lk], channel c's kernel
+            Dc = np.repeat(D, per)
+            S, L = u.shape[0], u.shape[1]
+            probs = np.zeros((S, L, L))
+            for t in range(L):
+                for s in range(t + 1):
+                    a = Kc[:, t - s] + (Dc if s == t else 0.0)  # [d]
+                    probs[:, t, s] = (np.abs(a)[None, :] * u[:, s, :]).mean(axis=1)
+            probs /= np.maximum(probs.sum(axis=2, keepdims=True), 1e-300)
+        else:
             continue
-        probs = g["attention"][()].astype(np.float64).mean(axis=1)  # [S, L, L], the heads' mean
         rows = g["example_index"][()] if "example_index" in g else np.arange(probs.shape[0])
         acc = np.zeros(6)
         n = 0
@@ -408,7 +430,8 @@ def induction_heads(f, res):
                     ind[copied], 1 / (query + 1), np.argmax(ind) == copied]
             n += 1
         acc /= n
-        out.append({"layer": int(name), "heads": int(g["attention"].shape[1]),
+        out.append({"layer": int(name), "heads": int(g["attention"].shape[1]) if "attention" in g else 0,
+                    "source": "attention" if "attention" in g else "gated convolution",
                     **dict(zip(["previous_token", "previous_uniform", "previous_largest",
                                 "induction", "induction_uniform", "induction_largest"],
                                map(float, acc)))})

@@ -502,17 +502,36 @@ double DumpReader::kernel_skip(int index, bool forward) const {
         .value_or(0.0);
 }
 
-RowMatrixF DumpReader::kernel_groups(int index, bool forward) const {
-    const std::string path =
-        "/kernels/" + std::to_string(index) + (forward ? "/forward_groups" : "/backward_groups");
+namespace {
+std::string kernel_groups_path(int index, bool forward) {
+    return "/kernels/" + std::to_string(index) + (forward ? "/forward_groups" : "/backward_groups");
+}
+}  // namespace
+
+std::pair<std::int64_t, std::int64_t> DumpReader::kernel_groups_shape(int index,
+                                                                      bool forward) const {
+    const std::string path = kernel_groups_path(index, forward);
     Hdf5Lock lock;
-    if (!h5::is_dataset(impl_->file, path.substr(1))) return {};
-    H5::DataSet ds = impl_->file.openDataSet(path);
-    const auto shape = h5::shape_of(ds);
+    if (!h5::is_dataset(impl_->file, path.substr(1))) return {0, 0};
+    const auto shape = h5::shape_of(impl_->file.openDataSet(path));
     if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1 ||
         d_ % static_cast<std::int64_t>(shape[0]))
         throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
                           ", expected [H, Lk] with H dividing d_model = " + std::to_string(d_));
+    return {static_cast<std::int64_t>(shape[0]), static_cast<std::int64_t>(shape[1])};
+}
+
+std::int64_t DumpReader::kernel_group_count(int index, bool forward) const {
+    return kernel_groups_shape(index, forward).first;
+}
+
+RowMatrixF DumpReader::kernel_groups(int index, bool forward) const {
+    const std::string path = kernel_groups_path(index, forward);
+    const auto [groups, taps] = kernel_groups_shape(index, forward);
+    if (groups == 0) return {};
+    const std::vector<hsize_t> shape{static_cast<hsize_t>(groups), static_cast<hsize_t>(taps)};
+    Hdf5Lock lock;
+    H5::DataSet ds = impl_->file.openDataSet(path);
     // Saturating: absurd extents must not wrap around to a small product.
     const std::uint64_t limit = h5::read_memory_limit();
     h5::require_memory(path_, path,
@@ -527,16 +546,16 @@ RowMatrixF DumpReader::kernel_groups(int index, bool forward) const {
 std::vector<double> DumpReader::kernel_group_skips(int index, bool forward) const {
     const std::string path = "/kernels/" + std::to_string(index) +
                              (forward ? "/D_forward_groups" : "/D_backward_groups");
-    const RowMatrixF k = kernel_groups(index, forward);
-    if (k.size() == 0) return {};
+    const std::int64_t H = kernel_group_count(index, forward);  // the groups' shape only
+    if (H == 0) return {};
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, path.substr(1)))
         throw FormatError(path_ + ": " + path + " is missing beside the kernel groups");
     H5::DataSet ds = impl_->file.openDataSet(path);
     const auto shape = h5::shape_of(ds);
-    if (shape.size() != 1 || static_cast<Eigen::Index>(shape[0]) != k.rows())
+    if (shape.size() != 1 || static_cast<std::int64_t>(shape[0]) != H)
         throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
-                          ", expected [" + std::to_string(k.rows()) + "]");
+                          ", expected [" + std::to_string(H) + "]");
     std::vector<double> out(shape[0]);
     ds.read(out.data(), H5::PredType::NATIVE_DOUBLE);
     for (double v : out)

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/file_fingerprint.hpp"
@@ -113,6 +114,8 @@ public:
     /// kernels per SSM (group g acts on channels [g·d/H, (g+1)·d/H)); empty when absent. With it,
     /// D_<direction>_groups [H] (FormatError when absent, of another length, or not finite).
     RowMatrixF kernel_groups(int layer, bool forward) const;
+    /// H of <direction>_groups from its shape alone (no values read); 0 when absent.
+    std::int64_t kernel_group_count(int layer, bool forward) const;
     std::vector<double> kernel_group_skips(int layer, bool forward) const;
     std::vector<int> mixing_layers() const;
     RowMatrixF mixing(int layer) const;
@@ -123,6 +126,8 @@ private:
     std::string path_;
     FileFingerprint fingerprint_;
     std::int64_t S_ = 0, L_ = 0, d_ = 0, n_layers_ = 0;
+    /// <direction>_groups' checked shape {H, Lk}, or {0, 0} when absent.
+    std::pair<std::int64_t, std::int64_t> kernel_groups_shape(int layer, bool forward) const;
     std::string config_;
     std::string arch_, name_;
     std::map<int, LayerInfo> layers_;

@@ -152,6 +152,12 @@ public:
     }
     const std::vector<int>& layers() const { return layers_; }
     bool causal() const { return causal_; }
+    /// H, the kernels per SSM: the first dimension of layer 1's forward A_re (metadata only).
+    std::int64_t groups() const {
+        Hdf5Lock lock;
+        const auto shape = h5::shape_of(file_.openDataSet("params/layers.0.ssm_forward.A_re"));
+        return shape.empty() ? 1 : static_cast<std::int64_t>(shape[0]);
+    }
 
     S4dParameters read(int layer, bool forward, std::int64_t group = 0) const {
         Hdf5Lock lock;
@@ -272,19 +278,20 @@ KernelsResult kernels_from_dump(const DumpReader& dump, const std::vector<int>& 
             throw FormatError(dump.path() + ": /kernels/" + std::to_string(l) +
                               " has no forward kernel");
         double df = dump.kernel_skip(l, true), db = dump.kernel_skip(l, false);
-        const RowMatrixF fg = dump.kernel_groups(l, true);
-        result.groups = std::max<std::int64_t>(1, fg.rows());
+        const std::int64_t groups = dump.kernel_group_count(l, true);  // shape only
+        result.groups = std::max<std::int64_t>(1, groups);
         if (options.group > 0) {  // another group's kernels: <direction>_groups row g
-            if (options.group >= fg.rows())
+            if (options.group >= groups)
                 throw ConfigError(
                     dump.path() + ": --group " + std::to_string(options.group) +
-                    (fg.rows() > 1
-                         ? " is outside 0.." + std::to_string(fg.rows() - 1) + " (the model has " +
-                               std::to_string(fg.rows()) + " kernels per SSM)"
+                    (groups > 1
+                         ? " is outside 0.." + std::to_string(groups - 1) + " (the model has " +
+                               std::to_string(groups) + " kernels per SSM)"
                          : ": layer " + std::to_string(l) +
                                " holds one kernel group (a model with one kernel per SSM, or a "
                                "dump written before /kernels/<l>/forward_groups existed)"));
             const auto g = static_cast<Eigen::Index>(options.group);
+            const RowMatrixF fg = dump.kernel_groups(l, true);
             f.assign(fg.row(g).begin(), fg.row(g).end());
             df = dump.kernel_group_skips(l, true)[static_cast<std::size_t>(g)];
             if (!b.empty()) {
@@ -323,7 +330,7 @@ KernelsResult kernels_from_checkpoint(const std::string& path, const std::vector
     for (int l : pick(ckpt.layers(), wanted, path))
         result.layers.push_back(checkpoint_layer(ckpt, l, options));
     result.group = options.group;
-    result.groups = ckpt.read(ckpt.layers().front(), true).groups;
+    result.groups = ckpt.groups();
     result.provenance.analysis = "kernels";
     result.provenance.inputs.push_back(file_input(path, "checkpoint"));
     result.provenance.parameters = {{"radius", options.radius},

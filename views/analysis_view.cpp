@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "views/chart_figure.hpp"
+#include "views/chart_interaction.hpp"
 #include "views/chart_options.hpp"
 #include "views/figure_font.hpp"
 #include "views/heatmap_widget.hpp"
@@ -137,6 +138,7 @@ void AnalysisView::end_ok() {
     has_result_ = true;
     set_status({});
     apply_pending_limits();
+    watch_charts();
     emit analysisFinished();
 }
 
@@ -278,6 +280,25 @@ void AnalysisView::apply_chart_options(const nlohmann::json& options) {
                                                             : P::Below);
     }
     if (has_result_ && !busy_) apply_pending_limits();
+    watch_charts();
+}
+
+void AnalysisView::watch_charts() {
+    // A chart's zoom is its PlotInteraction's (a heatmap's too: it reports, chart_options() then
+    // reads the same); the legend and log scales are the FigureChartView's. A view that redraws
+    // may add charts: each new one is connected once.
+    for (auto* chart : figure_->findChildren<FigureChartView*>())
+        chart->on_options_changed([this] { note_chart_change(); });
+    for (auto* plot : figure_->findChildren<PlotInteraction*>()) {
+        connect(plot, &PlotInteraction::rangeChanged, this, &AnalysisView::note_chart_change,
+                Qt::UniqueConnection);
+        connect(plot, &PlotInteraction::wasReset, this, &AnalysisView::note_chart_change,
+                Qt::UniqueConnection);
+    }
+}
+
+void AnalysisView::note_chart_change() {
+    emit chartOptionsChanged();
 }
 
 void AnalysisView::apply_pending_limits() {

@@ -130,6 +130,9 @@ signals:
     /// history merges with the steps just before it.
     void settingsEdited(const QString& what, const nlohmann::json& before,
                         const nlohmann::json& after, bool continuous);
+    /// What chart_options() returns may have changed: a chart zoomed or reset, its legend moved,
+    /// an axis made logarithmic (at once: the workspace document records them as they happen).
+    void chartOptionsChanged();
 
 protected:
     /// Provenance JSON of every result shown (filled by subclasses).
@@ -175,6 +178,9 @@ private:
     std::function<void()> held_run_;                      ///< the analysis that waits for the gate
     std::map<qsizetype, nlohmann::json> pending_limits_;  ///< chart index → limits (above)
     void apply_pending_limits();
+    /// Has every chart and plot of the figure report its option changes (chartOptionsChanged).
+    void watch_charts();
+    void note_chart_change();
     void begin(const QString& what);
     void end_ok();
     void end_failed(const QString& message);

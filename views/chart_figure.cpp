@@ -406,6 +406,7 @@ void FigureChartView::set_legend_position(LegendPosition position) {
     legend_position_ = position;
     fit_decorations();
     viewport()->update();
+    notify_options_changed();
 }
 
 double FigureChartView::right_legend_width() const {

@@ -5,6 +5,8 @@
 // draws them itself (wrapped over as many lines as they need, the legend's entries in rows as
 // matplotlib's legend with ncol) and lets the chart lay out its plot in the rest. Also: equal
 // aspect for plots whose geometry demands it.
+#include <functional>
+
 #include <QChartView>
 #include <QMargins>
 #include <QRectF>
@@ -34,6 +36,12 @@ public:
     enum class LegendPosition { Below, Right, Hidden };
     LegendPosition legend_position() const { return legend_position_; }
     void set_legend_position(LegendPosition position);
+    /// Called whenever a chart option a project saves changes here: the legend's position, an
+    /// axis made logarithmic or linear (set_log_scale). Zooms are PlotInteraction's signals.
+    void on_options_changed(std::function<void()> f) { options_changed_ = std::move(f); }
+    void notify_options_changed() {
+        if (options_changed_) options_changed_();
+    }
     /// Takes over the chart's title, legend and axis titles and fits the chart's margins to the
     /// room they need at the view's size and fonts.
     void fit_decorations();
@@ -52,6 +60,7 @@ private:
     bool legend_ = false;
     LegendPosition legend_position_ = LegendPosition::Below;
     QMargins base_, room_;
+    std::function<void()> options_changed_;
 };
 
 /// The chart's title, whether it is still on the chart or a FigureChartView has taken it.

@@ -224,6 +224,8 @@ QString set_log_scale(QChartView* view, Qt::Orientation orientation, bool on) {
     view->setProperty(scale_property(orientation), on);
     const QString e = apply_scale(view, orientation);
     if (!e.isEmpty()) view->setProperty(scale_property(orientation), before && !on);
+    if (auto* figure = dynamic_cast<FigureChartView*>(view); figure && before != on)
+        figure->notify_options_changed();
     return e;
 }
 

@@ -111,18 +111,29 @@ void EfficiencyView::start() {
         });
 }
 
-void EfficiencyView::redraw() {
-    clear_chart(chart_);
-    QChart* chart = chart_->chart();
+namespace {
+// Both charts' axes: the sequence length in powers of two against a quantity in decades.
+std::pair<QLogValueAxis*, QLogValueAxis*> length_axes(QChart* chart, const char* y_format,
+                                                      const QString& y_title) {
     auto* ax = new QLogValueAxis(chart);
     ax->setBase(2);
     ax->setLabelFormat("%d");
-    ax->setTitleText(tr("sequence length L"));
+    ax->setTitleText(QObject::tr("sequence length L"));
     auto* ay = new QLogValueAxis(chart);
     ay->setBase(10);
-    ay->setLabelFormat("%.0e");
-    ay->setTitleText(settings_.forward_backward ? tr("FLOPs, forward + backward (≈ 3 × forward)")
-                                                : tr("FLOPs, forward"));
+    ay->setLabelFormat(y_format);
+    ay->setTitleText(y_title);
+    return {ax, ay};
+}
+}  // namespace
+
+void EfficiencyView::redraw() {
+    clear_chart(chart_);
+    QChart* chart = chart_->chart();
+    const auto [ax, ay] =
+        length_axes(chart, "%.0e",
+                    settings_.forward_backward ? tr("FLOPs, forward + backward (≈ 3 × forward)")
+                                               : tr("FLOPs, forward"));
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);
     double lo = INFINITY, hi = 0;
@@ -159,14 +170,7 @@ void EfficiencyView::draw_timings() {
     time_chart_->setVisible(timings_.has_value());
     if (!timings_) return;
     QChart* chart = time_chart_->chart();
-    auto* ax = new QLogValueAxis(chart);
-    ax->setBase(2);
-    ax->setLabelFormat("%d");
-    ax->setTitleText(tr("sequence length L"));
-    auto* ay = new QLogValueAxis(chart);
-    ay->setBase(10);
-    ay->setLabelFormat("%g");
-    ay->setTitleText(tr("measured time per sequence (ms, forward)"));
+    const auto [ax, ay] = length_axes(chart, "%g", tr("measured time per sequence (ms, forward)"));
     chart->addAxis(ax, Qt::AlignBottom);
     chart->addAxis(ay, Qt::AlignLeft);
     double lo = INFINITY, hi = 0, lmin = INFINITY, lmax = 0;

@@ -51,7 +51,6 @@
 #include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
-#include "app/gui/view_settings_history.hpp"
 #include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "engine/core/build_info.hpp"
@@ -92,12 +91,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setDocumentMode(true);
     tabs_->setObjectName("viewTabs");
     connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int i) {
-        delete tabs_->widget(i);
+        delete tabs_->widget(i);  // its view leaves the document (open_analysis)
         update_analysis_progress();
     });
     setCentralWidget(tabs_);
 
     document_ = new Workspace(this);
+    connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) {
+        const QVariant id = i < 0 ? QVariant() : tabs_->widget(i)->property(kViewId);
+        document_->set_current_view(id.isValid() ? id.toInt() : -1);
+    });
+    // An undo, a redo or a project changed a view's settings in the document: its widget takes
+    // them (a change the person made in the widget is there already).
+    connect(document_, &Workspace::view_settings_changed, this,
+            [this](int id, const nlohmann::json& settings) {
+                views::AnalysisView* view = view_widget(id);
+                if (view && view->settings() != settings) view->apply_settings(settings);
+            });
     views::forget_model_identities();  // a new window starts a new workspace (names, colours)
     workspace_ = new WorkspaceDock(document_, this);
     addDockWidget(Qt::LeftDockWidgetArea, workspace_);
@@ -332,14 +342,11 @@ void MainWindow::on_loaded(const LoadedFile& file) {
         // names the file in the dialog that stays up.
         QTimer::singleShot(0, this, [this] { release_held_views(); });
     }
-    if (final && project_files_awaited_.removeAll(file.path) && project_files_awaited_.isEmpty() &&
-        project_views_) {
-        // After this file's own handling below (its summary tab, its error dialog).
+    if (final && document_->views_waiting()) {
+        // A project's views open once every file they wait for has its verdict; after this
+        // file's own handling below (its summary tab, its error dialog).
         QTimer::singleShot(0, this, [this] {
-            if (!project_views_ || !project_files_awaited_.isEmpty()) return;
-            const Project p = std::move(*project_views_);
-            project_views_.reset();
-            restore_project_views(p);
+            if (std::optional<Project> p = document_->take_ready_views()) restore_project_views(*p);
         });
     }
     if (file.values_scanned) {
@@ -662,17 +669,6 @@ QStringList MainWindow::files_to_check(const QString& kind, const QStringList& p
     return out;
 }
 
-QString MainWindow::refusal(const QString& path) const {
-    const Workspace::Verdict v = document_->verdict(path);
-    if (!v.final || v.readable) return {};
-    if (v.crashed)
-        return tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); it is not "
-                  "opened in the workbench.%2")
-            .arg(path, v.error.isEmpty() ? QString() : "\n\n" + v.error);
-    return tr("%1\n\nThis file cannot be read (%2); it is not opened in the workbench.")
-        .arg(path, v.error.isEmpty() ? tr("unreadable") : v.error);
-}
-
 void MainWindow::release_held_views() {
     for (views::AnalysisView* v : analysis_views())
         v->recheck_inputs();  // a view that waits for a verdict starts or fails now
@@ -683,7 +679,7 @@ views::AnalysisView::InputCheck MainWindow::input_check(const QString& kind,
     using Check = views::AnalysisView::InputCheck;
     QStringList waiting;
     for (const QString& f : files_to_check(kind, paths)) {
-        const QString refused = refusal(f);
+        const QString refused = document_->refusal(f);
         if (!refused.isEmpty()) return {Check::State::refuse, refused};
         if (document_->verdict(f).final) continue;
         waiting << QFileInfo(f).fileName();
@@ -701,7 +697,7 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     // read through. One it found unreadable (the HDF5 library crashed on it, ...) is refused; one
     // it has not read yet is read by it first, the view waiting for the verdict.
     for (const QString& f : files_to_check(kind, paths)) {
-        const QString refused = refusal(f);
+        const QString refused = document_->refusal(f);
         if (!refused.isEmpty()) {
             show_error(tr("Cannot analyse"), refused);
             return nullptr;
@@ -714,7 +710,20 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     }
     views::AnalysisView* view = entry->make(paths, tabs_);
     view->setProperty("routescopeInputs", paths);
-    if (history_) history_->track(view);
+    // The view joins the document (kind, inputs, settings, charts); the tab shows it. A change a
+    // person makes in it is the document's command; its charts' zoom, legend and scales are
+    // recorded as they change. Closing the tab (deleting the widget) takes it out.
+    const int id =
+        document_->add_view(view->kind(), paths, view->settings(), view->chart_options());
+    view->setProperty(kViewId, id);
+    connect(view, &QObject::destroyed, document_, [doc = document_, id] { doc->remove_view(id); });
+    connect(view, &views::AnalysisView::settingsEdited, document_,
+            [doc = document_, id](const QString& what, const nlohmann::json& before,
+                                  const nlohmann::json& after, bool continuous) {
+                doc->edit_view_settings(id, what, before, after, continuous);
+            });
+    connect(view, &views::AnalysisView::chartOptionsChanged, document_,
+            [doc = document_, view, id] { doc->set_view_charts(id, view->chart_options()); });
     watch(view);
     tabs_->addTab(view, view->title());
     tabs_->setTabToolTip(tabs_->indexOf(view), paths.join("\n"));
@@ -789,6 +798,12 @@ QList<views::AnalysisView*> MainWindow::analysis_views() const {
     for (int i = 0; i < tabs_->count(); ++i)
         if (auto* v = qobject_cast<views::AnalysisView*>(tabs_->widget(i))) out << v;
     return out;
+}
+
+views::AnalysisView* MainWindow::view_widget(int id) const {
+    for (views::AnalysisView* v : analysis_views())
+        if (v->property(kViewId).toInt() == id) return v;
+    return nullptr;
 }
 
 views::AnalysisView* MainWindow::current_analysis() const {
@@ -1334,7 +1349,6 @@ void MainWindow::update_run_status() {
 // ---- Project files and undo ---------------------------------------------------------------
 
 void MainWindow::create_project_actions() {
-    history_ = new ViewSettingsHistory(document_->undo_stack(), this);
     QMenu* file = nullptr;
     for (QAction* a : menuBar()->actions())
         if (a->menu() && a->text() == tr("&File")) file = a->menu();
@@ -1376,48 +1390,22 @@ QUndoStack* MainWindow::undo_stack() const {
 }
 
 bool MainWindow::idle() const {
-    if (loader_->pending() > 0 || project_views_) return false;
+    if (loader_->pending() > 0 || document_->views_waiting()) return false;
     for (auto* v : analysis_views())
         if (v->busy()) return false;
     return true;
 }
 
 Project MainWindow::project() const {
-    Project p;
-    for (const auto& [file, name] : document_->given_names().asKeyValueRange())
-        p.names.emplace_back(file, name);
-    for (const auto& [model, slot] : document_->colour_slots().asKeyValueRange())
-        p.colours.emplace_back(model, slot);
-    // A file the loader found unreadable (not HDF5, a library crash) stays in the workspace with
-    // its error but is not saved: the project would complain about it on every reopen (issue 26).
-    for (const QString& f : document_->files())
-        if (refusal(f).isEmpty()) p.files << f;
-    p.runs = document_->runs();  // run directories, not actions
-    for (auto* v : analysis_views()) {
-        const QStringList inputs = v->property("routescopeInputs").toStringList();
-        if (std::any_of(inputs.begin(), inputs.end(),
-                        [this](const QString& f) { return !refusal(f).isEmpty(); }))
-            continue;
-        p.views.push_back({v->kind(), v->property("routescopeInputs").toStringList(), v->settings(),
-                           v->chart_options()});
-        if (v == tabs_->currentWidget()) p.current = static_cast<int>(p.views.size()) - 1;
-    }
-    return p;
-}
-
-// What modified() compares: the project without the tab in front.
-static nlohmann::json snapshot_of(const Project& p) {
-    nlohmann::json j = p.to_json(QDir("/"));
-    j.erase("current");
-    return j;
+    return document_->project();
 }
 
 bool MainWindow::modified() const {
-    return document_->modified(snapshot_of(project()));
+    return document_->modified();
 }
 
 void MainWindow::remember_saved() {
-    document_->mark_saved(snapshot_of(project()));
+    document_->mark_saved();
 }
 
 void MainWindow::save_project(const QString& path) {
@@ -1435,13 +1423,12 @@ void MainWindow::open_project(const QString& path) {
         document_->set_given_name(file, name);
     for (const auto& [model, slot] : p.colours)
         document_->set_colour_slot(model, slot);
-    project_views_.reset();
-    project_files_awaited_.clear();
+    QStringList awaited;  // the files whose verdicts the project's views wait for
     for (const QString& f : p.files)
         if (!open.contains(f)) {
             const QString abs = QFileInfo(f).absoluteFilePath();
             opened_by_project_ << abs;
-            if (!abs.endsWith(".rsproj", Qt::CaseInsensitive)) project_files_awaited_ << abs;
+            if (!abs.endsWith(".rsproj", Qt::CaseInsensitive)) awaited << abs;
             open_file(f);
         }
     // The views' own inputs too (a project may list a view on a file it does not list): each
@@ -1449,7 +1436,7 @@ void MainWindow::open_project(const QString& path) {
     for (const ProjectView& v : p.views)
         for (const QString& f : files_to_check(v.kind, v.inputs))
             if (!document_->verdict(f).final) {
-                if (!project_files_awaited_.contains(f)) project_files_awaited_ << f;
+                if (!awaited.contains(f)) awaited << f;
                 if (!document_->checking(f)) {
                     opened_by_project_ << f;
                     open_file(f);
@@ -1466,11 +1453,8 @@ void MainWindow::open_project(const QString& path) {
         }
     // The views open once the loader's child has read every file this project opened (on_loaded):
     // a file the HDF5 library crashed on is then refused by open_analysis, never read here.
-    if (!project_files_awaited_.isEmpty()) {
-        project_views_ = p;
-        return;
-    }
-    restore_project_views(p);
+    document_->await_views(p, awaited);
+    if (std::optional<Project> ready = document_->take_ready_views()) restore_project_views(*ready);
 }
 
 void MainWindow::restore_project_views(const Project& p) {
@@ -1483,9 +1467,12 @@ void MainWindow::restore_project_views(const Project& p) {
         if (!view) continue;
         if (i == p.current) current = view;
         view->apply_chart_options(v.charts);
+        const int id = view->property(kViewId).toInt();
+        document_->set_view_charts(id, view->chart_options());
         if (!v.settings.is_object() || v.settings.empty()) continue;
         try {
-            history_->apply(view, v.settings);
+            view->apply_settings(v.settings);
+            document_->set_view_settings(id, view->settings());
             view->start();  // the settings may change what the analysis reads: run it with them
         } catch (const std::exception& e) {
             show_error(tr("Cannot restore a view"),

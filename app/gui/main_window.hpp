@@ -185,18 +185,15 @@ private:
     views::AnalysisView::InputCheck input_check(const QString& kind, const QStringList& paths);
     /// The files among `paths` (absolute) whose verdict the view must wait for.
     static QStringList files_to_check(const QString& kind, const QStringList& paths);
-    /// Why `path` (absolute) must not be read here, or empty when its verdict allows it / is not
-    /// in.
-    QString refusal(const QString& path) const;
-    /// A project's views wait for the loader's verdict on the files the project opened (a view
-    /// reads its files in this process: not before the child has read them through).
-    std::optional<Project> project_views_;
-    QStringList project_files_awaited_;
     void restore_project_views(const Project& p);
     QDockWidget* inspector_ = nullptr;
     QStackedWidget* inspector_stack_ = nullptr;
     /// Tells the document that project() as it is now is what was saved or opened.
     void remember_saved();
+    /// The property of a view's widget that holds its id in the document (Workspace::View).
+    static constexpr const char* kViewId = "routescopeViewId";
+    /// The widget (tab) of the document's view `id`, or nullptr.
+    views::AnalysisView* view_widget(int id) const;
     /// Restarts every view that reads `path` or another file of its model (a rename, a colour).
     void redraw_views_of(const QString& path);
     /// Gives `job` to the document, its item to the dock, and reports its end; returns its item.
@@ -207,7 +204,6 @@ private:
     QToolButton* run_cancel_ = nullptr;
     void create_run_actions();
     void create_project_actions();
-    class ViewSettingsHistory* history_ = nullptr;
     void update_run_status();
 
     void create_actions();

@@ -1,6 +1,9 @@
 #include "app/gui/workspace.hpp"
 
+#include <algorithm>
+
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QUndoCommand>
 #include <QUndoStack>
@@ -43,6 +46,49 @@ private:
     Workspace* w_;
     QString path_;
     int before_, after_;
+};
+
+// Steps of one continuous edit of one setting of one view closer together than this are one
+// command: typing a run filter, or holding a spin box's arrow, is one change to undo (as an editor
+// merges typing). A choice (a combo box, a click) is always its own.
+constexpr qint64 kMergeWithinMs = 800;
+
+// One setter of one view (LabPlot's model: a setter is a command): its settings before and after.
+class ViewSettingsCommand : public QUndoCommand {
+public:
+    ViewSettingsCommand(Workspace* w, int id, const QString& kind, const QString& what,
+                        nlohmann::json before, nlohmann::json after, bool continuous)
+        : w_(w),
+          id_(id),
+          what_(what),
+          continuous_(continuous),
+          before_(std::move(before)),
+          after_(std::move(after)) {
+        setText(what.isEmpty() ? QObject::tr("Change %1 settings").arg(kind)
+                               : QObject::tr("Change %1 (%2)").arg(what, kind));
+        made_.start();
+    }
+    int id() const override { return 1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* o = dynamic_cast<const ViewSettingsCommand*>(other);
+        if (!o || !continuous_ || !o->continuous_ || o->id_ != id_ || o->what_ != what_ ||
+            made_.elapsed() > kMergeWithinMs)
+            return false;
+        after_ = o->after_;
+        made_.start();
+        return true;
+    }
+    // A view closed since is no longer in the workspace: its commands change nothing.
+    void undo() override { w_->set_view_settings(id_, before_); }
+    void redo() override { w_->set_view_settings(id_, after_); }
+
+private:
+    Workspace* w_;
+    int id_;
+    QString what_;
+    bool continuous_ = false;
+    nlohmann::json before_, after_;
+    QElapsedTimer made_;  ///< since the last edit merged into this one
 };
 
 }  // namespace
@@ -162,8 +208,122 @@ void Workspace::set_project_path(const QString& path) {
     emit project_path_changed(project_path_);
 }
 
-void Workspace::mark_saved(nlohmann::json snapshot) {
-    saved_ = std::move(snapshot);
+QString Workspace::refusal(const QString& path) const {
+    const Verdict v = verdict(path);
+    if (!v.final || v.readable) return {};
+    if (v.crashed)
+        return tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); it is not "
+                  "opened in the workbench.%2")
+            .arg(path, v.error.isEmpty() ? QString() : "\n\n" + v.error);
+    return tr("%1\n\nThis file cannot be read (%2); it is not opened in the workbench.")
+        .arg(path, v.error.isEmpty() ? tr("unreadable") : v.error);
+}
+
+// Views ------------------------------------------------------------------------------------------
+
+int Workspace::add_view(const QString& kind, const QStringList& inputs, nlohmann::json settings,
+                        nlohmann::json charts) {
+    View v;
+    v.id = next_view_++;
+    v.kind = kind;
+    v.inputs = inputs;
+    v.settings = settings.is_object() ? std::move(settings) : nlohmann::json::object();
+    v.charts = charts.is_array() ? std::move(charts) : nlohmann::json::array();
+    views_ << v;
+    return v.id;
+}
+
+void Workspace::remove_view(int id) {
+    views_.removeIf([id](const View& v) { return v.id == id; });
+    if (current_view_ == id) current_view_ = -1;
+}
+
+Workspace::View* Workspace::find_view(int id) {
+    for (View& v : views_)
+        if (v.id == id) return &v;
+    return nullptr;
+}
+
+const Workspace::View* Workspace::view(int id) const {
+    return const_cast<Workspace*>(this)->find_view(id);
+}
+
+void Workspace::edit_view_settings(int id, const QString& what, nlohmann::json before,
+                                   nlohmann::json after, bool continuous) {
+    const View* v = view(id);
+    if (!v || before == after) return;
+    stack_->push(new ViewSettingsCommand(this, id, v->kind, what, std::move(before),
+                                         std::move(after), continuous));
+}
+
+void Workspace::set_view_settings(int id, nlohmann::json settings) {
+    View* v = find_view(id);
+    if (!v) return;
+    v->settings = settings.is_object() ? std::move(settings) : nlohmann::json::object();
+    emit view_settings_changed(id, v->settings);
+}
+
+void Workspace::set_view_charts(int id, nlohmann::json charts) {
+    if (View* v = find_view(id))
+        v->charts = charts.is_array() ? std::move(charts) : nlohmann::json::array();
+}
+
+void Workspace::await_views(const Project& project, QStringList awaited) {
+    waiting_ = project;
+    awaited_ = std::move(awaited);
+}
+
+std::optional<Project> Workspace::take_ready_views() {
+    if (!waiting_) return std::nullopt;
+    for (const QString& f : awaited_)
+        if (!verdict(f).final) return std::nullopt;
+    std::optional<Project> out = std::move(waiting_);
+    waiting_.reset();
+    awaited_.clear();
+    return out;
+}
+
+// The project ------------------------------------------------------------------------------------
+
+Project Workspace::project() const {
+    Project p;
+    for (const auto& [file, name] : given_names().asKeyValueRange())
+        p.names.emplace_back(file, name);
+    for (const auto& [model, slot] : colour_slots().asKeyValueRange())
+        p.colours.emplace_back(model, slot);
+    // A file the loader found unreadable (not HDF5, a library crash) stays in the workspace with
+    // its error but is not saved: the project would complain about it on every reopen (issue 26).
+    const auto refused = [this](const QStringList& files) {
+        return std::any_of(files.begin(), files.end(),
+                           [this](const QString& f) { return !refusal(f).isEmpty(); });
+    };
+    for (const QString& f : files_)
+        if (refusal(f).isEmpty()) p.files << f;
+    p.runs = runs_;  // run directories, not actions
+    for (const View& v : views_) {
+        if (refused(v.inputs)) continue;
+        p.views.push_back({v.kind, v.inputs, v.settings, v.charts});
+        if (v.id == current_view_) p.current = static_cast<int>(p.views.size()) - 1;
+    }
+    // A project's views still waiting for their files are the workspace's too.
+    if (waiting_)
+        for (const ProjectView& v : waiting_->views)
+            if (!refused(v.inputs)) p.views.push_back(v);
+    return p;
+}
+
+nlohmann::json Workspace::snapshot() const {
+    nlohmann::json j = project().to_json(QDir("/"));
+    j.erase("current");
+    return j;
+}
+
+bool Workspace::modified() const {
+    return snapshot() != saved_;
+}
+
+void Workspace::mark_saved() {
+    saved_ = snapshot();
     stack_->setClean();
 }
 

@@ -3,8 +3,9 @@
 // apart from any window — the files and run directories in it, each model's name (given by a
 // person, else derived from its configuration) and colour, which checkpoint a dump or run belongs
 // to (one model: one name and one colour in every view), the project file it was last saved to or
-// opened from, whether it differs from that, and the child processes (training runs and engine
-// actions) started in it. Every change a person makes to it is a
+// opened from, whether it differs from that, the analysis views open on it (each one's kind,
+// inputs, settings and chart options; the window draws a tab per view), and the child processes
+// (training runs and engine actions) started in it. Every change a person makes to it is a
 // QUndoCommand on its undo stack (Edit › Undo; LabPlot's model: a setter is a command), and the
 // views' setting changes go on the same stack. The window and the workspace dock show it and ask
 // it for changes; it holds no widget.
@@ -14,6 +15,9 @@
 #include <QString>
 #include <QStringList>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "app/gui/project_file.hpp"
 
 class QUndoStack;
 
@@ -83,20 +87,73 @@ public:
     /// The colour slot of every model in the workspace, by model key (what a project stores).
     QMap<QString, int> colour_slots() const;
 
+    /// Why `path` must not be read in the workbench (the loader found it unreadable, the HDF5
+    /// library crashed on it), naming it; empty while its verdict allows it or is not in.
+    QString refusal(const QString& path) const;
+
+    // Analysis views ---------------------------------------------------------------------------
+    /// An analysis view of the workspace: what a project stores of it. The window shows each as
+    /// a tab; the view's widget follows its settings here (view_settings_changed).
+    struct View {
+        int id = 0;
+        QString kind;
+        QStringList inputs;
+        nlohmann::json settings = nlohmann::json::object();
+        nlohmann::json charts = nlohmann::json::array();  ///< AnalysisView::chart_options()
+    };
+    /// Adds a view (a new tab); returns its id (never reused).
+    int add_view(const QString& kind, const QStringList& inputs,
+                 nlohmann::json settings = nlohmann::json::object(),
+                 nlohmann::json charts = nlohmann::json::array());
+    /// Removes a view (its tab closed).
+    void remove_view(int id);
+    /// The view `id`, or nullptr.
+    const View* view(int id) const;
+    /// Every view, in the order they were opened (the tabs' order).
+    const QList<View>& views() const { return views_; }
+    /// A change a person made to a view's settings (a control, a click on a plot; the view
+    /// shows it already): one undoable command, `after` now and `before` on undo. Steps of a
+    /// continuous change (typing, a spin box's arrows) of one setting closer together than 0.8 s
+    /// merge into one command, as an editor merges typing.
+    void edit_view_settings(int id, const QString& what, nlohmann::json before,
+                            nlohmann::json after, bool continuous);
+    /// Sets a view's settings without a command (what a command and a project do); emits
+    /// view_settings_changed, which the window follows.
+    void set_view_settings(int id, nlohmann::json settings);
+    /// Sets a view's chart options (a zoom, a legend moved, a log axis: not commands).
+    void set_view_charts(int id, nlohmann::json charts);
+    /// The view in front (-1: none); not a change of the workspace (modified() ignores it).
+    void set_current_view(int id) { current_view_ = id; }
+    int current_view() const { return current_view_; }
+    /// A project's views that wait for the loader's final verdict on `awaited` before they open
+    /// (their files are being read); saved with the project meanwhile. Replaces any earlier ones.
+    void await_views(const Project& project, QStringList awaited);
+    /// Whether views are waiting (await_views) for files.
+    bool views_waiting() const { return waiting_.has_value(); }
+    /// The waiting views, taken, once every awaited file has its final verdict; else nothing.
+    std::optional<Project> take_ready_views();
+
     // The project ------------------------------------------------------------------------------
+    /// The workspace as a project: its readable files, runs, names, colours and views (a view on
+    /// a refused file is left out: it would complain on every reopen).
+    Project project() const;
     QString project_path() const { return project_path_; }
     void set_project_path(const QString& path);
-    /// Records `snapshot` (the project as saved or opened, without the current tab) as the
-    /// state modified() compares with, and marks the undo stack clean.
-    void mark_saved(nlohmann::json snapshot);
-    /// Whether `snapshot` differs from the one last marked saved.
-    bool modified(const nlohmann::json& snapshot) const { return snapshot != saved_; }
+    /// Records the project as it is now (saved or opened) as what modified() compares with,
+    /// and marks the undo stack clean.
+    void mark_saved();
+    /// Whether the workspace differs from the project last saved or opened (files, names,
+    /// colours, views and their settings; not which view is in front).
+    bool modified() const;
 
 signals:
     void renamed(const QString& path, const QString& name);
     /// The colour of `model` (a model key) changed.
     void recoloured(const QString& model);
     void project_path_changed(const QString& path);
+    /// The settings of view `id` changed here (an undo, a redo, a project): the view's widget
+    /// takes them unless it shows them already.
+    void view_settings_changed(int id, const nlohmann::json& settings);
 
 private:
     /// The name a person gave the model `path` belongs to, when that is another file.
@@ -109,6 +166,14 @@ private:
     QMap<QString, QString> given_, derived_;
     QString project_path_;
     nlohmann::json saved_;
+    QList<View> views_;
+    int next_view_ = 1;
+    int current_view_ = -1;
+    std::optional<Project> waiting_;
+    QStringList awaited_;
+    View* find_view(int id);
+    /// The project as modified() compares it: without the view in front.
+    nlohmann::json snapshot() const;
 };
 
 }  // namespace routescope::gui

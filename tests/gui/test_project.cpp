@@ -700,6 +700,98 @@ private slots:
         QCOMPARE(window.undo_stack()->count(), before + 2);
     }
 
+    // Issue 26 acceptance 6: the workspace document, not the window, holds the views — their
+    // kind, inputs, settings and chart options — and a project is made from it alone. The
+    // window's tabs follow it: a person's change in a view is the document's command (undone in
+    // the document, the widget follows), a zoom is recorded as it happens, a closed tab leaves
+    // the document.
+    void theDocumentHoldsTheViewsAndTheWindowFollowsIt() {
+        const QString dump = fixture("valid_full.dump.h5");
+        {
+            // Without any window: a document's views, commands and project.
+            gui::Workspace doc;
+            doc.add_file(dump, "valid_full");
+            const int a = doc.add_view("transitions", {dump}, {{"measure", "relative"}});
+            const int b = doc.add_view("pca", {dump});
+            QCOMPARE(doc.views().size(), 2);
+            doc.mark_saved();
+            QVERIFY(!doc.modified());
+            QSignalSpy follow(&doc, &gui::Workspace::view_settings_changed);
+            doc.edit_view_settings(a, "measure", {{"measure", "relative"}}, {{"measure", "l2"}},
+                                   false);
+            QCOMPARE(doc.undo_stack()->count(), 1);
+            QCOMPARE(doc.view(a)->settings["measure"].get<std::string>(), std::string("l2"));
+            QVERIFY(doc.modified());
+            gui::Project p = doc.project();
+            QCOMPARE(p.views.size(), std::size_t{2});
+            QCOMPARE(p.views[0].kind, QString("transitions"));
+            QCOMPARE(p.views[0].settings["measure"].get<std::string>(), std::string("l2"));
+            QCOMPARE(p.views[1].kind, QString("pca"));
+            doc.undo_stack()->undo();
+            QCOMPARE(doc.view(a)->settings["measure"].get<std::string>(), std::string("relative"));
+            QCOMPARE(follow.count(), 2);  // the command's change and its undo, each announced
+            QVERIFY(!doc.modified());
+            doc.set_view_charts(b, nlohmann::json::array({{{"legend", "right"}}}));
+            QVERIFY(doc.modified());
+            QCOMPARE(doc.project().views[1].charts[0]["legend"].get<std::string>(),
+                     std::string("right"));
+            doc.remove_view(a);
+            doc.undo_stack()->redo();  // a closed view's command changes nothing
+            QCOMPARE(doc.views().size(), 1);
+            QCOMPARE(doc.project().views.size(), std::size_t{1});
+        }
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dump);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        gui::Workspace* doc = window.document();
+        auto* view =
+            qobject_cast<views::TransitionsView*>(window.open_analysis("transitions", {dump}));
+        QVERIFY(view_test::wait_for(view));
+        QCOMPARE(doc->views().size(), 1);
+        const int id = doc->views()[0].id;
+        QCOMPARE(doc->views()[0].kind, QString("transitions"));
+        QCOMPARE(doc->views()[0].inputs, QStringList{dump});
+        QCOMPARE(doc->current_view(), id);
+        // A person's change in the widget reaches the document.
+        auto* measure = view->findChild<QComboBox*>("measure");
+        measure->setCurrentIndex(measure->findData("angle"));
+        QTRY_COMPARE(doc->view(id)->settings["measure"].get<std::string>(), std::string("angle"));
+        // The document's own change (what undo, redo and a project do) reaches the widget.
+        nlohmann::json settings = doc->view(id)->settings;
+        settings["measure"] = "l2";
+        doc->set_view_settings(id, settings);
+        QCOMPARE(view->settings()["measure"].get<std::string>(), std::string("l2"));
+        QCOMPARE(measure->currentData().toString(), QString("l2"));
+        doc->undo_stack()->undo();  // the person's change undone: back to the first measure
+        QCOMPARE(measure->currentData().toString(), QString("relative"));
+        QCOMPARE(doc->view(id)->settings["measure"].get<std::string>(), std::string("relative"));
+        // A chart zoomed in the widget is in the document at once; the project is the document's.
+        QVERIFY(view_test::wait_for(view));
+        auto* chart = view->figure()->findChild<views::FigureChartView*>();
+        QVERIFY(chart);
+        auto* ax = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Horizontal).first());
+        auto* ay = qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).first());
+        QVERIFY(ax && ay);
+        const double x0 = ax->min() + 0.25 * (ax->max() - ax->min());
+        const double x1 = ax->max() - 0.25 * (ax->max() - ax->min());
+        const double y0 = ay->min() + 0.25 * (ay->max() - ay->min());
+        const double y1 = ay->max() - 0.25 * (ay->max() - ay->min());
+        QCOMPARE(views::set_axis_limits(chart, x0, x1, y0, y1), QString());
+        const nlohmann::json charts = doc->view(id)->charts;
+        QVERIFY2(charts.is_array() && !charts.empty() && charts[0].contains("limits"),
+                 charts.dump().c_str());
+        QCOMPARE(charts[0]["limits"]["x"][0].get<double>(), x0);
+        QCOMPARE(window.project().to_json(QDir("/")), doc->project().to_json(QDir("/")));
+        chart->set_legend_position(views::FigureChartView::LegendPosition::Hidden);
+        QCOMPARE(doc->view(id)->charts[0]["legend"].get<std::string>(), std::string("hidden"));
+        // Closing the tab takes the view out of the document.
+        window.close_current();
+        QCOMPARE(doc->views().size(), 0);
+        QCOMPARE(doc->current_view(), -1);
+        QCOMPARE(doc->project().views.size(), std::size_t{0});
+    }
+
     // The compare settings of Gates (B, the alignment, the linked selection) and PCA (several
     // dumps, the x axis) are undoable and saved with the project like every other setting.
     void compareSettingsUndoAndReopen() {

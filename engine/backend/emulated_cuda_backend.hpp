@@ -38,6 +38,13 @@ public:
         precision_ = p;
     }
 
+    /// Visits each launch's indices scattered (HostExec::Order), not in memory order, so that
+    /// every comparison with the CPU backend (conformance, model parity, the device suite) also
+    /// shows that no op's body depends on the order its launch's indices run in — a race on the
+    /// GPU. set_index_order changes it.
+    EmulatedCudaBackend() { host_.set_order(cuda::HostExec::Order::scattered); }
+    void set_index_order(cuda::HostExec::Order o) { host_.set_order(o); }
+
     void* allocate(std::size_t bytes) override {
         void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
         if (!p) throw std::bad_alloc();

@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -72,6 +73,79 @@ private slots:
                                                    .arg(tol.max_abs)
                                                    .arg(a.worst)
                                                    .arg(a.scale)));
+    }
+
+    // On the GPU a launch's indices run concurrently; the host runs them in a loop. An op whose
+    // body reads what another index of the same launch writes (an in-place update read by a
+    // neighbour, a reduction that two indices share) would pass against the CPU in the loop's
+    // order and race on the GPU. So every spec runs again with the indices (and reduce_rows' rows)
+    // visited backwards and scattered: the outputs and gradients must be the same bits.
+    void opsDoNotDependOnTheOrderOfIndices_data() {
+        QTest::addColumn<int>("op");
+        QTest::addColumn<int>("size");
+        QTest::addColumn<int>("which");
+        for (const ops::OpDef& def : ops::op_defs())
+            for (SpecSize size : {SpecSize::tiny, SpecSize::odd}) {
+                const auto specs = op_specs(def.id, size);
+                for (std::size_t s = 0; s < specs.size(); ++s)
+                    QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
+                        QString::fromStdString(specs[s].label))))
+                        << static_cast<int>(def.id) << static_cast<int>(size)
+                        << static_cast<int>(s);
+            }
+    }
+
+    void opsDoNotDependOnTheOrderOfIndices() {
+        QFETCH(int, op);
+        QFETCH(int, size);
+        QFETCH(int, which);
+        const auto id = static_cast<ops::OpId>(op);
+        EmulatedCudaBackend forward;
+        forward.set_index_order(cuda::HostExec::Order::forward);
+        if (!forward.supports(id, DType::f32)) QSKIP("no CUDA kernel for this op yet");
+        const OpSpec spec = op_specs(id, static_cast<SpecSize>(size))[which];
+        for (const auto& [order, name] :
+             {std::pair{cuda::HostExec::Order::reverse, "backwards"},
+              std::pair{cuda::HostExec::Order::scattered, "scattered"}}) {
+            EmulatedCudaBackend other;
+            other.set_index_order(order);
+            for (const Agreement& a : conformance_run(spec, forward, other))
+                QVERIFY2(a.max_abs == 0 && a.nmse == 0,
+                         qPrintable(QString("%1 with the indices visited %2: max |Δ| %3 at "
+                                            "element %4 — a body depends on another index of its "
+                                            "launch (a race on the GPU)")
+                                        .arg(QString::fromStdString(a.what), name)
+                                        .arg(a.max_abs)
+                                        .arg(a.worst)));
+        }
+    }
+
+    // The host executor's orders are permutations: every index once.
+    void hostOrdersVisitEveryIndexOnce() {
+        for (const auto order : {cuda::HostExec::Order::forward, cuda::HostExec::Order::reverse,
+                                 cuda::HostExec::Order::scattered})
+            for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{97},
+                                         std::int64_t{1000003}, std::int64_t{2000006}}) {
+                cuda::HostExec host;
+                host.set_order(order);
+                std::vector<int> seen(static_cast<std::size_t>(n), 0);
+                struct Mark {
+                    int* seen;
+                    void operator()(std::int64_t i) const { ++seen[i]; }
+                };
+                host.each(n, Mark{seen.data()});
+                QVERIFY(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+                if (order == cuda::HostExec::Order::scattered && n == 97) {
+                    // Not the memory order: the second index visited is not 1.
+                    std::vector<std::int64_t> visits;
+                    struct Record {
+                        std::vector<std::int64_t>* v;
+                        void operator()(std::int64_t i) const { v->push_back(i); }
+                    };
+                    host.each(n, Record{&visits});
+                    QVERIFY(visits[1] != 1 && visits[1] != n - 2);
+                }
+            }
     }
 
     void flatBuffersMatchTheCpu() {

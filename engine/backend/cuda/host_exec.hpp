@@ -6,8 +6,11 @@
 // the DFT computed in long double, unnormalised, with cuFFT's layouts (n/2 + 1 complex per row; a
 // C2R ignores the imaginary parts of bins 0 and n/2); with set_gemm_inputs(tf32 | bf16) a float
 // GEMM rounds its inputs as the tensor cores' conversion does and sums in fp32. To catch what would
-// only go wrong on a GPU: scratch is filled with NaN bytes at the start of every op, and irfft
-// overwrites its input with NaN afterwards (cuFFT's C2R may destroy its input).
+// only go wrong on a GPU: scratch is filled with NaN bytes at the start of every op, irfft
+// overwrites its input with NaN afterwards (cuFFT's C2R may destroy its input), and the indices of
+// a launch can be visited backwards or scattered (set_order): on the GPU they run concurrently, so
+// a body whose result depends on the order — it reads what another index of the same launch
+// writes — races there, and gives other bits here (test_cuda_emulation compares the orders).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -31,15 +34,23 @@ public:
         std::memset(arena_.data(), 0xFF, arena_.size());
     }
 
+    /// The order in which each() and reduce_rows() visit a launch's indices (rows): 0, 1, …;
+    /// n − 1, …, 0; or scattered, k ↦ k·p mod n for a prime p (a permutation of [0, n) that
+    /// does not follow the memory order). A correct op gives the same bits in every order.
+    enum class Order : std::uint8_t { forward, reverse, scattered };
+    void set_order(Order o) { order_ = o; }
+
     template <class Body>
     void each(std::int64_t n, const Body& body) {
-        for (std::int64_t i = 0; i < n; ++i)
-            body(i);
+        for (std::int64_t k = 0; k < n; ++k)
+            body(index(k, n));
     }
     template <class Body>
     void reduce_rows(std::int64_t rows, std::int64_t width, const Body& body) {
-        for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t k = 0; k < rows; ++k) {
+            const std::int64_t r = index(k, rows);
             body.finish(r, reduce_row_in_warp_order(body, r, width));
+        }
     }
 
     /// How float GEMMs multiply from now on (GemmInputs; fp32 at construction).
@@ -131,6 +142,22 @@ public:
     }
 
 private:
+    /// The k-th index visited of a launch of n (see Order).
+    std::int64_t index(std::int64_t k, std::int64_t n) const {
+        constexpr std::int64_t kPrime = 1000003;  // coprime with every n it does not divide
+        switch (order_) {
+            case Order::forward:
+                return k;
+            case Order::reverse:
+                return n - 1 - k;
+            case Order::scattered:
+                if (n % kPrime == 0) return n - 1 - k;
+                return static_cast<std::int64_t>(static_cast<unsigned __int128>(k) * kPrime %
+                                                 static_cast<unsigned __int128>(n));
+        }
+        return k;
+    }
+    Order order_ = Order::forward;
     std::vector<std::byte> arena_;
     std::size_t top_ = 0;
     int gemm_bits_ = 23;  ///< mantissa_bits of the float GEMMs' inputs

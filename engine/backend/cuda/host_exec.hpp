@@ -151,9 +151,11 @@ private:
             case Order::reverse:
                 return n - 1 - k;
             case Order::scattered:
-                if (n % kPrime == 0) return n - 1 - k;
-                return static_cast<std::int64_t>(static_cast<unsigned __int128>(k) * kPrime %
-                                                 static_cast<unsigned __int128>(n));
+                // k·p < 2⁶³ for every n below 9·10¹²; a larger launch (or a multiple of p) is
+                // visited backwards.
+                if (n % kPrime == 0 || n > std::numeric_limits<std::int64_t>::max() / kPrime)
+                    return n - 1 - k;
+                return k * kPrime % n;
         }
         return k;
     }

@@ -31,7 +31,7 @@ public:
     /// Starts an op: scratch from the beginning, poisoned.
     void begin_op() {
         top_ = 0;
-        std::memset(arena_.data(), 0xFF, arena_.size());
+        if (!arena_.empty()) std::memset(arena_.data(), 0xFF, arena_.size());
     }
 
     /// The order in which each() and reduce_rows() visit a launch's indices (rows): 0, 1, …;

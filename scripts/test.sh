@@ -39,7 +39,10 @@ if [ "${ROUTESCOPE_SANITIZE_PASS:-0}" = "1" ]; then
     ROUTESCOPE_BUILD_DIR=build-asan \
         ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROUTESCOPE_CUDA=OFF" \
         scripts/setup.sh
-    # Heavy benchmark-sized and Python-reference tests run once, in the normal pass.
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1500 -LE "reference|slow|packaging"
+    # Heavy benchmark-sized and Python-reference tests run once, in the normal pass. The GUI tests
+    # are left out: the workbench reads files in forked children, and GCC 12's AddressSanitizer
+    # allocator is not fork-safe (a child forked while another thread holds an allocator lock
+    # waits on it until the loader's 60 s limit; docs/decisions.md, "the sanitizer pass").
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1500 -LE "reference|slow|packaging|gui"
 fi
 echo "test.sh: all passed in $(( $(date +%s) - started )) s"

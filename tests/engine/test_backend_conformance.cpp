@@ -18,6 +18,7 @@
 #include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/make_backend.hpp"
 #include "engine/backend/op_specs.hpp"
+#include "op_spec_rows.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.hpp"
 #endif
@@ -59,9 +60,6 @@ private slots:
     }
 
     void cudaMatchesTheCpu_data() {
-        QTest::addColumn<int>("op");
-        QTest::addColumn<int>("size");
-        QTest::addColumn<int>("which");
         // ROUTESCOPE_CONFORMANCE_SIZES=tiny,odd leaves out the benchmark sizes (gpu-check.sh's
         // compute-sanitizer pass, where every access is checked).
         const QString sizes =
@@ -70,15 +68,7 @@ private slots:
         if (sizes.contains("tiny")) chosen.push_back(SpecSize::tiny);
         if (sizes.contains("odd")) chosen.push_back(SpecSize::odd);
         if (sizes.contains("bench")) chosen.push_back(SpecSize::bench);
-        for (const ops::OpDef& def : ops::op_defs())
-            for (SpecSize size : chosen) {
-                const auto specs = op_specs(def.id, size);
-                for (std::size_t s = 0; s < specs.size(); ++s)
-                    QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
-                        QString::fromStdString(specs[s].label))))
-                        << static_cast<int>(def.id) << static_cast<int>(size)
-                        << static_cast<int>(s);
-            }
+        test::add_op_spec_rows(chosen);
     }
 
     void cudaMatchesTheCpu() {

@@ -17,6 +17,7 @@
 #include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/emulated_cuda_backend.hpp"
 #include "engine/backend/op_specs.hpp"
+#include "op_spec_rows.hpp"
 
 using namespace routescope;
 
@@ -36,20 +37,7 @@ private slots:
         QVERIFY2(missing.isEmpty(), qPrintable("no CUDA kernel for: " + missing.join(", ")));
     }
 
-    void opsMatchTheCpu_data() {
-        QTest::addColumn<int>("op");
-        QTest::addColumn<int>("size");
-        QTest::addColumn<int>("which");
-        for (const ops::OpDef& def : ops::op_defs())
-            for (SpecSize size : {SpecSize::tiny, SpecSize::odd}) {
-                const auto specs = op_specs(def.id, size);
-                for (std::size_t s = 0; s < specs.size(); ++s)
-                    QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
-                        QString::fromStdString(specs[s].label))))
-                        << static_cast<int>(def.id) << static_cast<int>(size)
-                        << static_cast<int>(s);
-            }
-    }
+    void opsMatchTheCpu_data() { test::add_op_spec_rows({SpecSize::tiny, SpecSize::odd}); }
 
     void opsMatchTheCpu() {
         QFETCH(int, op);
@@ -81,18 +69,7 @@ private slots:
     // order and race on the GPU. So every spec runs again with the indices (and reduce_rows' rows)
     // visited backwards and scattered: the outputs and gradients must be the same bits.
     void opsDoNotDependOnTheOrderOfIndices_data() {
-        QTest::addColumn<int>("op");
-        QTest::addColumn<int>("size");
-        QTest::addColumn<int>("which");
-        for (const ops::OpDef& def : ops::op_defs())
-            for (SpecSize size : {SpecSize::tiny, SpecSize::odd}) {
-                const auto specs = op_specs(def.id, size);
-                for (std::size_t s = 0; s < specs.size(); ++s)
-                    QTest::newRow(qPrintable(QString("%1 (%2)").arg(def.name).arg(
-                        QString::fromStdString(specs[s].label))))
-                        << static_cast<int>(def.id) << static_cast<int>(size)
-                        << static_cast<int>(s);
-            }
+        test::add_op_spec_rows({SpecSize::tiny, SpecSize::odd});
     }
 
     void opsDoNotDependOnTheOrderOfIndices() {

@@ -1454,7 +1454,11 @@ void MainWindow::open_project(const QString& path) {
     // The views open once the loader's child has read every file this project opened (on_loaded):
     // a file the HDF5 library crashed on is then refused by open_analysis, never read here.
     document_->await_views(p, awaited);
-    if (std::optional<Project> ready = document_->take_ready_views()) restore_project_views(*ready);
+    if (std::optional<Project> ready = document_->take_ready_views()) {
+        restore_project_views(*ready);
+        return;
+    }
+    remember_saved();  // as opened, while its files are read (and again when its views open)
 }
 
 void MainWindow::restore_project_views(const Project& p) {

@@ -305,10 +305,16 @@ Project Workspace::project() const {
         p.views.push_back({v.kind, v.inputs, v.settings, v.charts});
         if (v.id == current_view_) p.current = static_cast<int>(p.views.size()) - 1;
     }
-    // A project's views still waiting for their files are the workspace's too.
-    if (waiting_)
+    // A project being opened is the workspace's already: its files still being read, its runs
+    // and its views waiting for those files.
+    if (waiting_) {
+        for (const QString& f : waiting_->files)
+            if (!p.files.contains(f) && refusal(f).isEmpty()) p.files << f;
+        for (const QString& r : waiting_->runs)
+            if (!p.runs.contains(r)) p.runs << r;
         for (const ProjectView& v : waiting_->views)
             if (!refused(v.inputs)) p.views.push_back(v);
+    }
     return p;
 }
 

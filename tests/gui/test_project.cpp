@@ -173,6 +173,22 @@ private slots:
         QCOMPARE(view->findChild<QComboBox*>("measure")->currentData().toString(),
                  QString("angle"));
         QCOMPARE(window.undo_stack()->count(), 0);  // a freshly opened project has no history
+        // The views of a project whose files are still being read are the workspace's: saved
+        // with it meanwhile, and once (not twice) when they have opened.
+        gui::MainWindow again;
+        again.show();
+        again.open_project(dir + "/p.rsproj");
+        QVERIFY(!again.idle());  // the loader's children are reading the dump
+        QCOMPARE(again.analysis_views().size(), 0);
+        gui::Project waiting = again.project();
+        QCOMPARE(waiting.views.size(), std::size_t{1});
+        QCOMPARE(waiting.views[0].kind, QString("transitions"));
+        QCOMPARE(waiting.views[0].settings["measure"].get<std::string>(), std::string("angle"));
+        QVERIFY(!again.modified());  // as opened
+        QTRY_VERIFY_WITH_TIMEOUT(again.idle(), 30000);
+        QCOMPARE(again.analysis_views().size(), 1);
+        QCOMPARE(again.project().views.size(), std::size_t{1});
+        QVERIFY(!again.modified());
     }
 
     // Issue 26: a rename reaches every open view at once, is undoable, is saved with the

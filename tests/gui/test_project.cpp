@@ -755,6 +755,29 @@ private slots:
             doc.undo_stack()->redo();  // a closed view's command changes nothing
             QCOMPARE(doc.views().size(), 1);
             QCOMPARE(doc.project().views.size(), std::size_t{1});
+
+            // A project's views waiting for a file being read: the workspace's meanwhile; ready
+            // once its verdict is final; left out of the project when it is refused.
+            const QString other = "/nonexistent/other.dump.h5";
+            gui::Project opened;
+            opened.files = {other};
+            opened.views.push_back({"anisotropy", {other}, {{"centred", true}}});
+            doc.start_check(other);
+            doc.await_views(opened, {other});
+            QVERIFY(doc.views_waiting());
+            QVERIFY(!doc.take_ready_views());
+            gui::Project meanwhile = doc.project();
+            QVERIFY(meanwhile.files.contains(other));
+            QCOMPARE(meanwhile.views.size(), std::size_t{2});
+            QCOMPARE(meanwhile.views[1].kind, QString("anisotropy"));
+            doc.set_verdict(other, {true, false, false, "not an HDF5 file"});
+            QVERIFY(doc.refusal(other).contains("not an HDF5 file"));
+            QVERIFY(doc.refusal(other).contains(other));
+            QVERIFY(!doc.project().files.contains(other));
+            QCOMPARE(doc.project().views.size(), std::size_t{1});
+            const std::optional<gui::Project> ready = doc.take_ready_views();
+            QVERIFY(ready && ready->views.size() == 1);
+            QVERIFY(!doc.views_waiting());
         }
         gui::MainWindow window;
         window.show();

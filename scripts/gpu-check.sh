@@ -101,7 +101,20 @@ done
 # machine's back.
 ours_ld=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 wrap=$(mktemp -d)
-python=${ROUTESCOPE_PYTHON:-$(command -v python3)}
+# The references need PyTorch, NumPy and h5py: the first python3 on PATH that has them (the GPU
+# machine's), else Debian's /usr/bin/python3 (a dry run on a build machine whose PATH leads to
+# another interpreter); ROUTESCOPE_PYTHON chooses.
+python=${ROUTESCOPE_PYTHON:-}
+if [ -z "$python" ]; then
+    for candidate in "$(command -v python3 || true)" /usr/bin/python3; do
+        if [ -n "$candidate" ] && [ -x "$candidate" ] &&
+            "$candidate" -c 'import torch, numpy, h5py' >/dev/null 2>&1; then
+            python=$candidate
+            break
+        fi
+    done
+    python=${python:-$(command -v python3)}
+fi
 {
     echo '#!/bin/sh'
     if [ -n "${LD_LIBRARY_PATH:-}" ]; then
@@ -176,6 +189,7 @@ sed 's/^/bundle /' "$manifest" | grep -v "^bundle libraries" >>"$report"
     nvidia-smi 2>/dev/null | grep -o "CUDA Version: [0-9.]*" | sed 's/^/driver /'
     (nvcc --version 2>/dev/null || "$cuda/bin/nvcc" --version 2>/dev/null) | tail -1 | sed 's/^/nvcc: /'
     "$cli" --version 2>&1 | sed 's/^/cli: /'
+    echo "python: $python"
 } | tee -a "$report"
 
 gpu() { [ "$dut" = cuda ]; }

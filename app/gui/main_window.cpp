@@ -188,7 +188,8 @@ void MainWindow::redraw_views_of(const QString& path) {
     const QString model = views::model_key(path);
     for (views::AnalysisView* v : analysis_views()) {
         QStringList inputs = v->input_files();
-        inputs << v->property("routescopeInputs").toStringList();
+        if (const Workspace::View* record = document_->view(v->property(kViewId).toInt()))
+            inputs << record->inputs;
         if (std::none_of(inputs.begin(), inputs.end(), [&](const QString& f) {
                 return f == path || views::model_key(f) == model;
             }))
@@ -709,7 +710,6 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
         return nullptr;
     }
     views::AnalysisView* view = entry->make(paths, tabs_);
-    view->setProperty("routescopeInputs", paths);
     // The view joins the document (kind, inputs, settings, charts); the tab shows it. A change a
     // person makes in it is the document's command; its charts' zoom, legend and scales are
     // recorded as they change. Closing the tab (deleting the widget) takes it out.

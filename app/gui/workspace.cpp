@@ -260,7 +260,8 @@ void Workspace::set_view_settings(int id, nlohmann::json settings) {
     View* v = find_view(id);
     if (!v) return;
     v->settings = settings.is_object() ? std::move(settings) : nlohmann::json::object();
-    emit view_settings_changed(id, v->settings);
+    const nlohmann::json now = v->settings;  // a slot may add or close views: not a reference
+    emit view_settings_changed(id, now);
 }
 
 void Workspace::set_view_charts(int id, nlohmann::json charts) {

@@ -107,7 +107,7 @@ public:
                  nlohmann::json charts = nlohmann::json::array());
     /// Removes a view (its tab closed).
     void remove_view(int id);
-    /// The view `id`, or nullptr.
+    /// The view `id`, or nullptr; valid until a view is added or removed.
     const View* view(int id) const;
     /// Every view, in the order they were opened (the tabs' order).
     const QList<View>& views() const { return views_; }

@@ -290,7 +290,7 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         if (!forward && causal) return out;
         const RowMatrixF k = dump.kernel_groups(o.layer, forward);
         if (k.size() == 0) {
-            out.push_back(toeplitz_attention(as_double(dump.kernel(o.layer, forward)),
+            out.push_back(toeplitz_attention(as_double(forward ? kf : kb),
                                              dump.kernel_skip(o.layer, forward), n, forward));
             return out;
         }
@@ -304,7 +304,7 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
     };
     const auto gf = group_matrices(true), gb = group_matrices(false);
     // The mean over the channels (groups are of equal size): what modes forward, backward and sum
-    // show.
+    // show (gated weighs each group by its own channels' inputs instead).
     const auto channel_mean = [&](const std::vector<std::vector<double>>& groups) {
         std::vector<double> m(static_cast<std::size_t>(n * n), 0.0);
         for (const auto& a : groups)
@@ -312,7 +312,9 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                 m[i] += a[i] / static_cast<double>(groups.size());
         return m;
     };
-    const auto af = channel_mean(gf), ab = channel_mean(gb);
+    const bool gated = o.mode == "gated";
+    const auto af = gated ? std::vector<double>{} : channel_mean(gf);
+    const auto ab = gated ? std::vector<double>{} : channel_mean(gb);
 
     ImplicitAttentionResult r;
     r.options = o;
@@ -338,8 +340,7 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                               " (a BiGS dump written with --gates); sum shows the kernels alone");
         const std::int64_t row = row_of(dump, o.layer, o.example);
         const RowMatrixF uf = dump.gate_row(o.layer, "u_f", row);
-        const RowMatrixF ub =
-            causal ? RowMatrixF::Zero(uf.rows(), uf.cols()) : dump.gate_row(o.layer, "u_b", row);
+        const RowMatrixF ub = causal ? RowMatrixF() : dump.gate_row(o.layer, "u_b", row);
         const Eigen::Index channels = uf.cols();
         // mean_c |A_g(c)[t, s] u_c[s]| = Σ_g |A_g[t, s]| · Σ_{c in g} |u_c[s]| / d: per group the
         // |·| of a product of one scalar per (t, s) and one per channel.

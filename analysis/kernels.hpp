@@ -20,12 +20,12 @@ struct KernelOptions {
     int radius = 10;            ///< R (up to L − 1)
     std::int64_t length = 512;  ///< L of kernels computed from checkpoint parameters
     /// The channel group whose kernels are analysed, 0..H−1 of a model with H = model.ssm.n_kernels
-    /// kernels per SSM (group g acts on channels [g·d/H, (g+1)·d/H)); a dump holds groups > 0
-    /// only when written since session 18 (/kernels/<l>/<direction>_groups).
+    /// kernels per SSM (group g acts on channels [g·d/H, (g+1)·d/H)); from a dump, groups > 0
+    /// need its /kernels/<l>/<direction>_groups (dumps of older versions hold group 0 only).
     std::int64_t group = 0;
 };
 
-/// One direction's S4D parameters (MODELS.md, "The SSM of BiGS"), group h = 0 of H.
+/// One direction's S4D parameters (MODELS.md, "The SSM of BiGS"): one group h of its H.
 struct S4dParameters {
     std::vector<double> a_re, a_im, c_re, c_im;  ///< [N]
     double d = 0, log_step = 0;

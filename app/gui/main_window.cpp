@@ -52,6 +52,7 @@
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/workspace.hpp"
+#include "app/gui/workspace_controller.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
@@ -71,8 +72,6 @@
 
 namespace routescope::gui {
 
-/// A rename in the workspace, undone by giving the file its name before (an empty name: the
-/// derived one).
 namespace {
 constexpr int kMaxRecent = 10;
 constexpr const char* kRecentKey = "recentFiles";
@@ -138,11 +137,44 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                     }
             });
 
-    loader_ = new FileLoader(this);
-    connect(loader_, &FileLoader::started, this, [this](const QString& path) {
-        statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+    // The controller does the work on the document; the window draws what it reports.
+    controller_ = new WorkspaceController(document_, this);
+    connect(controller_, &WorkspaceController::message, this,
+            [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(controller_, &WorkspaceController::failed, this, &MainWindow::show_error);
+    connect(controller_, &WorkspaceController::fileOpening, workspace_,
+            &WorkspaceDock::add_pending);
+    connect(controller_, &WorkspaceController::fileRead, this,
+            [this](const LoadedFile& file, bool behind) {
+                workspace_->add_file(file);
+                show_summary(file, behind);
+                if (file.report.readable) add_recent(file.path);
+            });
+    connect(controller_, &WorkspaceController::fileScanned, this, [this](const LoadedFile& file) {
+        // The second pass: the complete report replaces the structural one, in place, without
+        // taking the person away from the tab they are on.
+        workspace_->add_file(file);
+        if (auto* view = summary_for(file.path))
+            view->show_file(file.path, file.report, file.info, file.error);
     });
-    connect(loader_, &FileLoader::loaded, this, &MainWindow::on_loaded);
+    connect(controller_, &WorkspaceController::verdictsChanged, this,
+            &MainWindow::release_held_views);
+    connect(controller_, &WorkspaceController::viewsReady, this,
+            &MainWindow::restore_project_views);
+    connect(controller_, &WorkspaceController::runAdded, this, [this](const QString& dir) {
+        QTreeWidgetItem* item = workspace_->add_run(dir);
+        item->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
+        // The device the run trained on, from its log's start record.
+        new QTreeWidgetItem(
+            item,
+            {tr("device: %1")
+                 .arg(views::TrainingLog::device_text(views::TrainingLog::recorded_device(dir)))});
+    });
+    connect(controller_, &WorkspaceController::analysisRequested, this,
+            [this](const QString& kind, const QStringList& paths) { open_analysis(kind, paths); });
+    connect(controller_, &WorkspaceController::jobAdded, this, &MainWindow::show_job);
+    connect(controller_, &WorkspaceController::jobDiscarded, workspace_,
+            &WorkspaceDock::remove_job);
 
     progress_ = new QProgressBar(this);
     progress_->setObjectName("analysisProgress");
@@ -181,7 +213,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         setWindowTitle(path.isEmpty() ? tr("Routescope")
                                       : tr("Routescope — %1").arg(QFileInfo(path).fileName()));
     });
-    remember_saved();  // an empty workspace has nothing to save
+    document_->mark_saved();  // an empty workspace has nothing to save
+}
+
+FileLoader* MainWindow::loader() const {
+    return controller_->loader();
 }
 
 void MainWindow::redraw_views_of(const QString& path) {
@@ -312,76 +348,7 @@ void MainWindow::open_dialog() {
 }
 
 void MainWindow::open_file(const QString& path) {
-    const QString abs = QFileInfo(path).absoluteFilePath();
-    if (abs.endsWith(".rsproj", Qt::CaseInsensitive)) {
-        try {
-            open_project(abs);
-        } catch (const std::exception& e) {
-            show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
-        }
-        return;
-    }
-    if (abs.endsWith(".jsonl", Qt::CaseInsensitive)) {
-        // An evaluation's predictions (docs/formats/predictions.md): not HDF5, so not the loader's;
-        // they open in the view that reads them, which reports a malformed line by number.
-        open_analysis("length_accuracy", {abs});
-        return;
-    }
-    workspace_->add_pending(abs);
-    document_->start_check(abs);  // no verdict until the loader's child has read it (again)
-    loader_->open(abs);
-}
-
-void MainWindow::on_loaded(const LoadedFile& file) {
-    // The verdict is final after the value scan, or after a structure pass that found the file
-    // unreadable (no scan follows).
-    const bool final = file.values_scanned || !file.report.readable;
-    document_->set_verdict(file.path,
-                           {final, file.report.readable, file.report.crashed, file.error});
-    if (final) {
-        // After this file's own handling below (its summary, its error dialog): a view's refusal
-        // names the file in the dialog that stays up.
-        QTimer::singleShot(0, this, [this] { release_held_views(); });
-    }
-    if (final && document_->views_waiting()) {
-        // A project's views open once every file they wait for has its verdict; after this
-        // file's own handling below (its summary tab, its error dialog).
-        QTimer::singleShot(0, this, [this] {
-            if (std::optional<Project> p = document_->take_ready_views()) restore_project_views(*p);
-        });
-    }
-    if (file.values_scanned) {
-        // The second pass: the complete report replaces the structural one, in place, without
-        // taking the user away from the tab they are on.
-        workspace_->add_file(file);
-        if (auto* view = summary_for(file.path))
-            view->show_file(file.path, file.report, file.info, file.error);
-        if (!file.report.ok())
-            statusBar()->showMessage(tr("%1: %n format violation(s) found in its values", nullptr,
-                                        static_cast<int>(file.report.violations.size()))
-                                         .arg(QFileInfo(file.path).fileName()),
-                                     10000);
-        // The structure was read, the values could not be (a worker that failed, issue 25; a
-        // library that crashed or hung on the values): the error dialog names the file.
-        if (!file.report.readable)
-            show_error(tr("Cannot read file"), tr("%1\n\n%2").arg(file.path, file.error));
-        return;
-    }
-    workspace_->add_file(file);
-    show_summary(file);
-    if (!file.report.readable) {
-        statusBar()->showMessage(tr("Cannot read %1").arg(QFileInfo(file.path).fileName()), 10000);
-        show_error(tr("Cannot open file"), tr("%1\n\n%2").arg(file.path, file.error));
-        return;
-    }
-    add_recent(file.path);
-    if (file.report.ok())
-        statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(file.path).fileName()), 5000);
-    else
-        statusBar()->showMessage(tr("Opened %1 with %n format violation(s)", nullptr,
-                                    static_cast<int>(file.report.violations.size()))
-                                     .arg(QFileInfo(file.path).fileName()),
-                                 10000);
+    controller_->open_file(path);
 }
 
 views::FileSummaryView* MainWindow::summary_for(const QString& path) const {
@@ -391,7 +358,7 @@ views::FileSummaryView* MainWindow::summary_for(const QString& path) const {
     return nullptr;
 }
 
-void MainWindow::show_summary(const LoadedFile& file) {
+void MainWindow::show_summary(const LoadedFile& file, bool behind) {
     auto* view = summary_for(file.path);
     if (!view) {
         view = new views::FileSummaryView(inspector_stack_);
@@ -400,7 +367,7 @@ void MainWindow::show_summary(const LoadedFile& file) {
     }
     view->show_file(file.path, file.report, file.info, file.error);
     // A file opened by hand is inspected; a project's files load without taking the panel.
-    if (!opened_by_project_.removeAll(file.path)) inspect(file.path);
+    if (!behind) inspect(file.path);
 }
 
 void MainWindow::inspect(const QString& path) {
@@ -657,52 +624,18 @@ QStringList MainWindow::selected_paths() const {
     return out;
 }
 
-QStringList MainWindow::files_to_check(const QString& kind, const QStringList& paths) {
-    QStringList out;
-    if (kind == "training" || kind == "efficiency") return out;  // run logs, no HDF5
-    for (const QString& p : paths) {
-        const QFileInfo info(p);
-        if (info.isDir() || p.endsWith(".jsonl", Qt::CaseInsensitive) ||
-            p.endsWith(".json", Qt::CaseInsensitive) || p.endsWith(".rsproj", Qt::CaseInsensitive))
-            continue;  // evaluation predictions (Accuracy by length), not HDF5
-        out << info.absoluteFilePath();
-    }
-    return out;
-}
-
 void MainWindow::release_held_views() {
     for (views::AnalysisView* v : analysis_views())
         v->recheck_inputs();  // a view that waits for a verdict starts or fails now
-}
-
-views::AnalysisView::InputCheck MainWindow::input_check(const QString& kind,
-                                                        const QStringList& paths) {
-    using Check = views::AnalysisView::InputCheck;
-    QStringList waiting;
-    for (const QString& f : files_to_check(kind, paths)) {
-        const QString refused = document_->refusal(f);
-        if (!refused.isEmpty()) return {Check::State::refuse, refused};
-        if (document_->verdict(f).final) continue;
-        waiting << QFileInfo(f).fileName();
-        if (!document_->checking(f)) {  // not read by the loader yet: it reads it first
-            opened_by_project_ << f;    // its summary opens behind the view
-            open_file(f);
-        }
-    }
-    if (waiting.isEmpty()) return {};
-    return {Check::State::wait, waiting.join(", ")};
 }
 
 views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStringList& paths) {
     // An analysis reads its files in this process (issue 25): only files the loader's child has
     // read through. One it found unreadable (the HDF5 library crashed on it, ...) is refused; one
     // it has not read yet is read by it first, the view waiting for the verdict.
-    for (const QString& f : files_to_check(kind, paths)) {
-        const QString refused = document_->refusal(f);
-        if (!refused.isEmpty()) {
-            show_error(tr("Cannot analyse"), refused);
-            return nullptr;
-        }
+    if (const QString refused = controller_->refusal(kind, paths); !refused.isEmpty()) {
+        show_error(tr("Cannot analyse"), refused);
+        return nullptr;
     }
     const AnalysisKind* entry = find_analysis(kind);
     if (!entry) {
@@ -730,8 +663,15 @@ views::AnalysisView* MainWindow::open_analysis(const QString& kind, const QStrin
     tabs_->setCurrentWidget(view);
     // Every analysis the view starts (now, after a settings change, an undo, a project's
     // settings naming other files) asks the loader's verdicts on the files it will read first.
-    view->set_input_gate(
-        [this, kind](const QStringList& files) { return input_check(kind, files); });
+    view->set_input_gate([controller = controller_, kind](const QStringList& files) {
+        const WorkspaceController::InputCheck c = controller->check_inputs(kind, files);
+        using State = views::AnalysisView::InputCheck::State;
+        return views::AnalysisView::InputCheck{
+            c.state == WorkspaceController::InputCheck::State::refuse ? State::refuse
+            : c.state == WorkspaceController::InputCheck::State::wait ? State::wait
+                                                                      : State::go,
+            c.text};
+    });
     view->start();
     return view;
 }
@@ -1209,125 +1149,39 @@ views::TrainingView* MainWindow::training_view_for(const QString& dir) const {
     return nullptr;
 }
 
-QTreeWidgetItem* MainWindow::watch_job(CliJob* job, const QString& key, const QString& title) {
-    // The document keeps the job; the dock shows it (its state follows the job); the window
-    // tells how it ended: a message in the status bar, an error dialog when it failed.
-    document_->jobs()->add(job);
+void MainWindow::show_job(CliJob* job, const QString& key, const QString& title) {
     QTreeWidgetItem* item = workspace_->add_job(job, key, title);
-    connect(job, &CliJob::ended, this, [this, job, title](CliJob::State end) {
-        if (end == CliJob::State::Finished) {
-            statusBar()->showMessage(tr("%1 finished").arg(title), 8000);
-        } else if (end == CliJob::State::Cancelled) {
-            statusBar()->showMessage(tr("%1 stopped").arg(title), 8000);
-        } else {
-            const bool train = job->spec().command == "train";
-            show_error(train ? tr("Training run failed") : tr("%1 failed").arg(title),
-                       tr("%1\n\n%2: %3\n\nLast output:\n%4")
-                           .arg(job->failure(), train ? tr("Run directory") : tr("Command"),
-                                train ? job->spec().working_dir
-                                      : "routescope-cli " + job->spec().arguments.join(' '),
-                                job->last_output().join('\n')));
-        }
-    });
-    return item;
-}
-
-RunProcess* MainWindow::launch_run(const RunSettings& settings) {
-    RunSettings s = settings;
-    s.out_dir = QFileInfo(s.out_dir).absoluteFilePath();
-    auto* run = new RunProcess(s);
-    QTreeWidgetItem* item = watch_job(run, s.out_dir, QFileInfo(s.out_dir).fileName());
+    auto* run = qobject_cast<RunProcess*>(job);
+    if (!run) return;
+    const RunSettings& s = run->settings();
     item->child(2)->setText(0, tr("%1, %2, %3 steps, lr %4, data %5")
                                    .arg(s.arch, s.size)
                                    .arg(s.steps)
                                    .arg(s.lr)
                                    .arg(s.data));
     QTreeWidgetItem* state = item->child(0);
-
-    auto* view = qobject_cast<views::TrainingView*>(open_analysis("training", {s.out_dir}));
-    QPointer<views::TrainingView> live = view;
+    // The run's live curves.
+    QPointer<views::TrainingView> live =
+        qobject_cast<views::TrainingView*>(open_analysis("training", {s.out_dir}));
     connect(run, &CliJob::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
         if (live) live->append_record(dir, r);
     });
-    connect(run, &CliJob::ended, this, [this, run, state](CliJob::State end) {
+    connect(run, &CliJob::ended, this, [run, state](CliJob::State end) {
         const bool saved = QFileInfo::exists(run->checkpoint_path());
         if (end == CliJob::State::Finished)
             state->setText(0, tr("done: %1 steps").arg(run->step()));
         else if (end == CliJob::State::Cancelled)
             state->setText(0, saved ? tr("stopped at step %1 (checkpoint saved)").arg(run->step())
                                     : tr("stopped before its first checkpoint"));
-        // The checkpoint joins the workspace behind the tab the user is on (the live training
-        // curves, usually): finished work does not take the front (issue 26).
-        if (end != CliJob::State::Failed && saved) {
-            opened_by_project_ << QFileInfo(run->checkpoint_path()).absoluteFilePath();
-            open_file(run->checkpoint_path());
-            statusBar()->showMessage(tr("%1: the checkpoint joined the workspace")
-                                         .arg(QFileInfo(run->checkpoint_path()).absolutePath()),
-                                     8000);
-        }
     });
-    try {
-        run->start();
-    } catch (const std::exception& e) {
-        workspace_->remove_job(run);
-        document_->jobs()->discard(run);
-        show_error(tr("Cannot start the run"), QString::fromUtf8(e.what()));
-        return nullptr;
-    }
-    return run;
+}
+
+RunProcess* MainWindow::launch_run(const RunSettings& settings) {
+    return controller_->launch_run(settings);
 }
 
 CliJob* MainWindow::launch_action(const EngineActionSettings& settings) {
-    EngineActionSettings s = settings;
-    s.out = QFileInfo(s.out).absoluteFilePath();
-    // The output's folder (the dialog accepted a missing one that can be made).
-    QDir().mkpath(QFileInfo(s.out).absolutePath());
-    auto* job = new CliJob(s.job());
-    watch_job(job, s.out, s.title());
-    connect(job, &CliJob::ended, this, [this, s](CliJob::State end) {
-        if (end == CliJob::State::Finished) open_action_result(s);
-    });
-    // Where new runs, imports and experiments are proposed: the folder that holds them. A dump or
-    // an evaluation lands beside its checkpoint, inside a run: it must not move that folder there
-    // (New Training Run then proposed a run inside another run).
-    if (s.action == EngineAction::Import || s.action == EngineAction::Experiment)
-        QSettings().setValue("runsDir", QFileInfo(s.out).absolutePath());
-    job->start();
-    return job;
-}
-
-void MainWindow::open_action_result(const EngineActionSettings& s) {
-    switch (s.action) {
-        case EngineAction::Dump:
-        case EngineAction::Import:
-            open_file(s.out);
-            break;
-        case EngineAction::Evaluate:
-            open_analysis("length_accuracy", {s.out});
-            break;
-        case EngineAction::Experiment: {
-            // results.json names each model's checkpoint and dump (docs/cli.md).
-            QFile f(QDir(s.out).filePath("results.json"));
-            if (!f.open(QIODevice::ReadOnly)) {
-                show_error(tr("Experiment"), tr("%1 has no results.json").arg(s.out));
-                return;
-            }
-            try {
-                const auto results = nlohmann::json::parse(f.readAll().toStdString());
-                const QString key = results.contains("models") ? "models" : "runs";
-                for (const auto& m : results.value(key.toStdString(), nlohmann::json::array()))
-                    for (const char* file : {"checkpoint", "dump"})
-                        if (m.contains(file) && m[file].is_string()) {
-                            const QString p = QDir(s.out).filePath(
-                                QString::fromStdString(m[file].get<std::string>()));
-                            if (QFileInfo::exists(p)) open_file(p);
-                        }
-            } catch (const std::exception& e) {
-                show_error(tr("Experiment"), QString::fromUtf8(e.what()));
-            }
-            break;
-        }
-    }
+    return controller_->launch_action(settings);
 }
 
 void MainWindow::update_run_status() {
@@ -1390,7 +1244,7 @@ QUndoStack* MainWindow::undo_stack() const {
 }
 
 bool MainWindow::idle() const {
-    if (loader_->pending() > 0 || document_->views_waiting()) return false;
+    if (controller_->loading()) return false;
     for (auto* v : analysis_views())
         if (v->busy()) return false;
     return true;
@@ -1404,61 +1258,12 @@ bool MainWindow::modified() const {
     return document_->modified();
 }
 
-void MainWindow::remember_saved() {
-    document_->mark_saved();
-}
-
 void MainWindow::save_project(const QString& path) {
-    project().save(path);
-    document_->set_project_path(path);
-    remember_saved();
+    controller_->save_project(path);
 }
 
 void MainWindow::open_project(const QString& path) {
-    const Project p = Project::load(path);
-    document_->set_project_path(path);
-    const QStringList open = workspace_->paths();
-    // Before the files load: their items take the names, their models the colours.
-    for (const auto& [file, name] : p.names)
-        document_->set_given_name(file, name);
-    for (const auto& [model, slot] : p.colours)
-        document_->set_colour_slot(model, slot);
-    QStringList awaited;  // the files whose verdicts the project's views wait for
-    for (const QString& f : p.files)
-        if (!open.contains(f)) {
-            const QString abs = QFileInfo(f).absoluteFilePath();
-            opened_by_project_ << abs;
-            if (!abs.endsWith(".rsproj", Qt::CaseInsensitive)) awaited << abs;
-            open_file(f);
-        }
-    // The views' own inputs too (a project may list a view on a file it does not list): each
-    // view opens once the loader has a final verdict on every file it reads.
-    for (const ProjectView& v : p.views)
-        for (const QString& f : files_to_check(v.kind, v.inputs))
-            if (!document_->verdict(f).final) {
-                if (!awaited.contains(f)) awaited << f;
-                if (!document_->checking(f)) {
-                    opened_by_project_ << f;
-                    open_file(f);
-                }
-            }
-    for (const QString& r : p.runs)
-        if (!open.contains(r)) {
-            QTreeWidgetItem* item = workspace_->add_run(r);
-            item->setIcon(0, style()->standardIcon(QStyle::SP_DirIcon));
-            // The device the run trained on, from its log's start record.
-            new QTreeWidgetItem(item, {tr("device: %1")
-                                           .arg(views::TrainingLog::device_text(
-                                               views::TrainingLog::recorded_device(r)))});
-        }
-    // The views open once the loader's child has read every file this project opened (on_loaded):
-    // a file the HDF5 library crashed on is then refused by open_analysis, never read here.
-    document_->await_views(p, awaited);
-    if (std::optional<Project> ready = document_->take_ready_views()) {
-        restore_project_views(*ready);
-        return;
-    }
-    remember_saved();  // as opened, while its files are read (and again when its views open)
+    controller_->open_project(path);
 }
 
 void MainWindow::restore_project_views(const Project& p) {
@@ -1484,8 +1289,7 @@ void MainWindow::restore_project_views(const Project& p) {
         }
     }
     if (current) tabs_->setCurrentWidget(current);
-    document_->undo_stack()->clear();
-    remember_saved();  // as opened: changes from here on ask before quitting
+    // The controller then clears the undo history and records the project as opened.
 }
 
 void MainWindow::open_project_dialog() {

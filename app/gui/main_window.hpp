@@ -36,6 +36,7 @@ class TrainingView;
 namespace routescope::gui {
 
 class Workspace;
+class WorkspaceController;
 class WorkspaceDock;
 
 class MainWindow : public QMainWindow {
@@ -50,8 +51,11 @@ public:
     WorkspaceDock* workspace() const { return workspace_; }
     /// The workspace document: files, runs, names, colours, the project and its undo stack.
     Workspace* document() const { return document_; }
+    /// What the window does to the document (opens files and projects, gates analyses, starts
+    /// jobs); the window draws what it reports.
+    WorkspaceController* controller() const { return controller_; }
     QTabWidget* tabs() const { return tabs_; }
-    FileLoader* loader() const { return loader_; }
+    FileLoader* loader() const;
     /// The summary tab of `path`, if open.
     views::FileSummaryView* summary_for(const QString& path) const;
     /// Shows the summary of `path` (a file in the workspace) in the Inspector panel.
@@ -165,9 +169,9 @@ protected:
 
 private:
     Workspace* document_;
+    WorkspaceController* controller_;
     WorkspaceDock* workspace_;
     QTabWidget* tabs_;
-    FileLoader* loader_;
     QMenu* recent_menu_;
     QPointer<QMessageBox> last_error_;
     QProgressBar* progress_;
@@ -175,30 +179,20 @@ private:
     QMenu* analysis_menu_;
     QList<QPointer<QObject>> running_;  ///< analysis views whose work is under way
     void update_analysis_progress();
-    /// Files whose summary tab opens behind the current tab: a project's files, a finished run's
-    /// checkpoint.
-    QStringList opened_by_project_;
     /// Asks every view that waits for a verdict again (a verdict came in).
     void release_held_views();
-    /// The gate of every analysis view (AnalysisView::set_input_gate): refuse a file with an
-    /// unreadable verdict, wait for (and have the loader read) one without a final verdict.
-    views::AnalysisView::InputCheck input_check(const QString& kind, const QStringList& paths);
-    /// The files among `paths` (absolute) whose verdict the view must wait for.
-    static QStringList files_to_check(const QString& kind, const QStringList& paths);
+    /// Opens a project's views (WorkspaceController::viewsReady) with their settings and charts.
     void restore_project_views(const Project& p);
     QDockWidget* inspector_ = nullptr;
     QStackedWidget* inspector_stack_ = nullptr;
-    /// Tells the document that project() as it is now is what was saved or opened.
-    void remember_saved();
     /// The property of a view's widget that holds its id in the document (Workspace::View).
     static constexpr const char* kViewId = "routescopeViewId";
     /// The widget (tab) of the document's view `id`, or nullptr.
     views::AnalysisView* view_widget(int id) const;
     /// Restarts every view that reads `path` or another file of its model (a rename, a colour).
     void redraw_views_of(const QString& path);
-    /// Gives `job` to the document, its item to the dock, and reports its end; returns its item.
-    QTreeWidgetItem* watch_job(CliJob* job, const QString& key, const QString& title);
-    void open_action_result(const EngineActionSettings& settings);
+    /// Draws a job the controller added: its item, and for a training run its live curves.
+    void show_job(CliJob* job, const QString& key, const QString& title);
     QProgressBar* run_progress_ = nullptr;
     QLabel* run_status_ = nullptr;
     QToolButton* run_cancel_ = nullptr;
@@ -207,8 +201,9 @@ private:
     void update_run_status();
 
     void create_actions();
-    void on_loaded(const LoadedFile& file);
-    void show_summary(const LoadedFile& file);
+    /// Shows the summary of a file the loader read in the Inspector (brought to the front
+    /// unless `behind`).
+    void show_summary(const LoadedFile& file, bool behind);
     void add_recent(const QString& path);
     void rebuild_recent_menu();
     void show_error(const QString& title, const QString& text);

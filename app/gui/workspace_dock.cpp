@@ -5,7 +5,6 @@
 #include <QFileInfo>
 #include <QStyle>
 #include <QTreeWidget>
-#include <nlohmann/json.hpp>
 
 #include <QPainter>
 
@@ -88,30 +87,6 @@ void WorkspaceDock::add_pending(const QString& path) {
     item->setToolTip(0, path);
 }
 
-QString WorkspaceDock::derived_name(const LoadedFile& file) {
-    const QFileInfo fi(file.path);
-    if (!file.info) return fi.fileName();
-    const FileInfo& info = *file.info;
-    QStringList parts;
-    if (!info.arch.empty()) parts << QString::fromStdString(info.arch);
-    QString task;
-    try {
-        const auto config = nlohmann::json::parse(info.config_json);
-        if (config.contains("data") && config["data"].is_object())
-            task = QString::fromStdString(config["data"].value("task", std::string()));
-    } catch (const std::exception&) {
-    }
-    parts << (task.isEmpty() ? fi.absoluteDir().dirName() : task);
-    if (file.report.kind == FileKind::Checkpoint) {
-        if (info.train_step) parts << tr("step %1").arg(*info.train_step);
-        if (fi.fileName() != "model.ckpt.h5") parts << fi.completeBaseName().section('.', 0, 0);
-    } else if (const QString stem = fi.fileName().section('.', 0, 0);
-               stem != QString::fromStdString(info.arch)) {
-        parts.prepend(stem);  // "bigs.dump.h5" of a bigs model: "bigs · induction", not twice
-    }
-    return parts.join(QStringLiteral(" · "));
-}
-
 QString WorkspaceDock::name_of(const QString& path) const {
     return document_->name_of(path);
 }
@@ -152,10 +127,6 @@ void WorkspaceDock::refresh_colours() {
 QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
     remove_file(file.path);
     const bool checkpoint = file.report.kind == FileKind::Checkpoint;
-    // A dump made from a checkpoint belongs to that checkpoint's model (its colour).
-    document_->add_file(
-        file.path, derived_name(file),
-        !checkpoint && file.info ? QString::fromStdString(file.info->checkpoint) : QString());
     updating_ = true;
     auto* item = new QTreeWidgetItem(checkpoint ? models_ : dumps_, {name_of(file.path)});
     item->setFlags(item->flags() | Qt::ItemIsEditable);
@@ -232,7 +203,6 @@ QTreeWidgetItem* WorkspaceDock::add_file(const LoadedFile& file) {
 }
 
 QTreeWidgetItem* WorkspaceDock::add_run(const QString& dir) {
-    document_->add_run(dir);  // the model of the checkpoint the run writes (its colour)
     auto* item = new QTreeWidgetItem(runs_, {QFileInfo(dir).fileName()});
     item->setToolTip(0, dir);
     item->setData(0, kPathRole, dir);  // activation, paths()

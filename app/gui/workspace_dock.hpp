@@ -22,7 +22,8 @@ class WorkspaceDock : public QDockWidget {
 public:
     explicit WorkspaceDock(Workspace* document, QWidget* parent = nullptr);
     Workspace* document() const { return document_; }
-    /// Adds (or refreshes) the item of `file`; returns it.
+    /// Adds (or refreshes) the item of `file` (a file of the document: WorkspaceController adds
+    /// it there first); returns it.
     QTreeWidgetItem* add_file(const LoadedFile& file);
     /// Marks `path` as being opened (a placeholder item with a busy label).
     void add_pending(const QString& path);
@@ -34,7 +35,7 @@ public:
     QTreeWidgetItem* dumps() const { return dumps_; }
     QTreeWidgetItem* runs() const { return runs_; }
 
-    /// Adds a run directory to the document and its item under Runs; returns the item.
+    /// Adds the item of a run directory of the document under Runs; returns the item.
     QTreeWidgetItem* add_run(const QString& dir);
     /// The item of `job` (a job of the document's JobList) under Runs: for a training run its
     /// run directory's (`key`), for an action a new one titled `title`. Its children are the
@@ -46,7 +47,7 @@ public:
     /// Forgets `job`'s item (deleting it): a job that could not start.
     void remove_job(CliJob* job);
 
-    /// The name shown for `path` (the document's: given by a person, or derived_name).
+    /// The name shown for `path` (the document's: given by a person, or derived).
     QString name_of(const QString& path) const;
     /// Renames `path` (the name views and legends show; empty: the derived one): an undoable
     /// command of the document.
@@ -55,9 +56,6 @@ public:
     QMap<QString, QString> given_names() const;
     /// Redraws the colour swatches (a model's colour changed).
     void refresh_colours();
-    /// "bigs · induction · step 300": architecture, task (else the run directory) and training
-    /// step from the file's configuration.
-    static QString derived_name(const LoadedFile& file);
 
 signals:
     void activated(const QString& path);

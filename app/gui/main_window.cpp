@@ -1030,13 +1030,14 @@ QTreeWidgetItem* MainWindow::job_item(const CliJob* job) const {
 QList<QAction*> MainWindow::run_item_actions(QTreeWidgetItem* item) {
     const CliJob* found = workspace_->job_at(item);
     if (!found || !found->running()) return {};
-    QPointer<CliJob> job = const_cast<CliJob*>(found);
+    auto* job = const_cast<CliJob*>(found);
     auto* stop = new QAction(tr("Stop This Run"), this);
     stop->setObjectName("stopRunAction");
     stop->setStatusTip(tr("Stop %1 alone (a training run saves a checkpoint first)")
                            .arg(workspace_->job_item(job)->text(0)));
-    connect(stop, &QAction::triggered, this, [job] {
-        if (job && job->running()) job->cancel();
+    // The job is the connection's context: a job that is gone takes the connection with it.
+    connect(stop, &QAction::triggered, job, [job] {
+        if (job->running()) job->cancel();
     });
     return {stop};
 }

@@ -52,6 +52,34 @@ QString engine_action_title(EngineAction action) {
     return {};
 }
 
+EngineActionSettings proposed_action(EngineAction action, const QString& input,
+                                     const QString& runs_dir, const QDateTime& now) {
+    EngineActionSettings s;
+    s.action = action;
+    const QString base = input.isEmpty() ? runs_dir : QFileInfo(input).absolutePath();
+    QString stem = QFileInfo(input).fileName();
+    for (const QString suffix : {".ckpt.h5", ".dump.h5"})
+        if (stem.endsWith(suffix)) stem.chop(suffix.size());
+    // A name the dialog's own check accepts: not an existing file (-2, -3, ...).
+    auto free_name = [&](const QString& name, const QString& suffix) {
+        QString path = QDir(base).filePath(name + suffix);
+        for (int i = 2; QFileInfo::exists(path); ++i)
+            path = QDir(base).filePath(QStringLiteral("%1-%2%3").arg(name).arg(i).arg(suffix));
+        return path;
+    };
+    if (input.endsWith(".ckpt.h5")) {
+        s.checkpoint = input;
+        // "run/model.ckpt.h5" → "run/model.dump.h5"
+        s.out = action == EngineAction::Dump ? free_name(stem, ".dump.h5")
+                                             : free_name(stem, ".preds.jsonl");
+    } else if (action == EngineAction::Import) {
+        s.out = free_name("imported", ".ckpt.h5");
+    } else if (action == EngineAction::Experiment) {
+        s.out = QDir(base).filePath(now.toString("'experiment-'yyyyMMdd-HHmmss"));
+    }
+    return s;
+}
+
 QStringList builtin_tasks() {
     return {"induction",         "phone-book",   "copying",
             "selective-copying", "gap-matching", "attractors"};
@@ -62,76 +90,76 @@ QStringList experiment_names() {
 }
 
 QStringList EngineActionSettings::problems() const {
-    QStringList out;
+    QStringList found;
     const bool reads_checkpoint = action == EngineAction::Dump || action == EngineAction::Evaluate;
     if (reads_checkpoint) {
         if (checkpoint.trimmed().isEmpty())
-            out << tr("Checkpoint is empty: choose a *.ckpt.h5 file.");
+            found << tr("Checkpoint is empty: choose a *.ckpt.h5 file.");
         else if (!QFileInfo(checkpoint).isFile())
-            out << tr("Checkpoint %1 does not exist.").arg(checkpoint);
+            found << tr("Checkpoint %1 does not exist.").arg(checkpoint);
         if (source == "task" && !builtin_tasks().contains(task))
-            out << tr("Task '%1' is not one of %2.").arg(task, builtin_tasks().join(", "));
+            found << tr("Task '%1' is not one of %2.").arg(task, builtin_tasks().join(", "));
         if (source == "data") {
             if (data.trimmed().isEmpty())
-                out << tr("Data file is empty: choose a *.tsv or *.jsonl file.");
+                found << tr("Data file is empty: choose a *.tsv or *.jsonl file.");
             else if (!QFileInfo(data).isFile())
-                out << tr("Data file %1 does not exist.").arg(data);
+                found << tr("Data file %1 does not exist.").arg(data);
         }
         if (!QStringList{"own", "task", "data"}.contains(source))
-            out << tr("Data source '%1' is not own, task or data.").arg(source);
+            found << tr("Data source '%1' is not own, task or data.").arg(source);
         if (!QStringList{"valid", "test", "train"}.contains(split))
-            out << tr("Split '%1' is not valid, test or train.").arg(split);
+            found << tr("Split '%1' is not valid, test or train.").arg(split);
     }
     if (action == EngineAction::Dump) {
         static const QRegularExpression kLayers("^(all|\\d+(,\\d+)*)$");
         if (!kLayers.match(layers.trimmed()).hasMatch())
-            out << tr("Layers '%1' is not 'all' or indices like 0,4,8.").arg(layers);
-        if (dtype != "f32" && dtype != "f16") out << tr("Dtype '%1' is not f32 or f16.").arg(dtype);
-        if (examples < 0) out << tr("Examples must be 0 (the default) or more.");
+            found << tr("Layers '%1' is not 'all' or indices like 0,4,8.").arg(layers);
+        if (dtype != "f32" && dtype != "f16") found << tr("Dtype '%1' is not f32 or f16.").arg(dtype);
+        if (examples < 0) found << tr("Examples must be 0 (the default) or more.");
     }
     if (action == EngineAction::Import) {
         if (import_source.trimmed().isEmpty())
-            out << tr("Source is empty: choose a model directory or weights file.");
+            found << tr("Source is empty: choose a model directory or weights file.");
         else if (!QFileInfo::exists(import_source))
-            out << tr("Source %1 does not exist.").arg(import_source);
+            found << tr("Source %1 does not exist.").arg(import_source);
         if (!QStringList{"auto", "flax", "pytorch", "safetensors"}.contains(import_format))
-            out << tr("Format '%1' is not auto, flax, pytorch or safetensors.").arg(import_format);
+            found << tr("Format '%1' is not auto, flax, pytorch or safetensors.").arg(import_format);
     }
     if (action == EngineAction::Experiment) {
         if (!experiment_names().contains(experiment))
-            out << tr("Experiment '%1' is not one of %2.")
+            found << tr("Experiment '%1' is not one of %2.")
                        .arg(experiment, experiment_names().join(", "));
-        if (steps < 0) out << tr("Steps must be 0 (the experiment's) or more.");
+        if (steps < 0) found << tr("Steps must be 0 (the experiment's) or more.");
         static const QRegularExpression kOverride("^[A-Za-z_][A-Za-z0-9_.]*=.+$");
         for (const QString& o : overrides)
             if (!kOverride.match(o).hasMatch())
-                out << tr("Override '%1' is not key=value (e.g. model.d_model=32).").arg(o);
+                found << tr("Override '%1' is not key=value (e.g. model.d_model=32).").arg(o);
     }
     {
         const QString suffix = action == EngineAction::Dump       ? ".dump.h5"
                                : action == EngineAction::Evaluate ? ".jsonl"
                                : action == EngineAction::Import   ? ".ckpt.h5"
                                                                   : QString();
-        if (this->out.trimmed().isEmpty())
-            out << tr("Output is empty.");
-        else if (!suffix.isEmpty() && !this->out.endsWith(suffix))
-            out << tr("Output %1 must end in %2.").arg(this->out, suffix);
-        else if (action == EngineAction::Experiment && QFileInfo::exists(this->out) &&
-                 !QDir(this->out).isEmpty())
-            out << tr("Output directory %1 is not empty: choose a new one.").arg(this->out);
-        else if (action != EngineAction::Experiment && QFileInfo::exists(this->out))
-            out << tr("Output %1 already exists: choose a new name.").arg(this->out);
-        else if (parent_not_creatable(this->out))
-            out << tr("Output directory %1 cannot be created (no writable folder above it).")
-                       .arg(QFileInfo(this->out).absolutePath());
+        if (out.trimmed().isEmpty())
+            found << tr("Output is empty.");
+        else if (!suffix.isEmpty() && !out.endsWith(suffix))
+            found << tr("Output %1 must end in %2.").arg(out, suffix);
+        else if (action == EngineAction::Experiment && QFileInfo::exists(out) &&
+                 !QDir(out).isEmpty())
+            found << tr("Output directory %1 is not empty: choose a new one.").arg(out);
+        else if (action != EngineAction::Experiment && QFileInfo::exists(out))
+            found << tr("Output %1 already exists: choose a new name.").arg(out);
+        else if (parent_not_creatable(out))
+            found << tr("Output directory %1 cannot be created (no writable folder above it).")
+                       .arg(QFileInfo(out).absolutePath());
     }
-    if (threads < 0) out << tr("Threads must be 0 (all cores) or more.");
+    if (threads < 0) found << tr("Threads must be 0 (all cores) or more.");
     if (device != "cpu" && device != "cuda")
-        out << tr("Device '%1' is not cpu or cuda.").arg(device);
+        found << tr("Device '%1' is not cpu or cuda.").arg(device);
     else if (device == "cuda" && !DeviceProbe::instance()->cuda_available())
-        out << tr("Device CUDA is not available here: %1.")
+        found << tr("Device CUDA is not available here: %1.")
                    .arg(DeviceProbe::instance()->cuda_reason());
-    return out;
+    return found;
 }
 
 CliJobSpec EngineActionSettings::job() const {

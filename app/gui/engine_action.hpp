@@ -3,6 +3,7 @@
 // activations, evaluate, import a model, run an experiment. Each is the settings its dialog edits,
 // checked before launch (problems()), and the `routescope-cli` command it becomes (job()), run as
 // a CliJob by the main window. The training run keeps its own RunSettings (run_settings.hpp).
+#include <QDateTime>
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -50,6 +51,14 @@ struct EngineActionSettings {
     /// What the workspace calls the job ("dump · model.ckpt.h5").
     QString title() const;
 };
+
+/// What the action's dialog proposes for `input` (a checkpoint or dump of the workspace, may be
+/// empty), outputs named so that its own check accepts them: for a checkpoint, its dump or
+/// predictions beside it ("model.dump.h5", then "model-2.dump.h5", ... while one exists); an import
+/// "imported.ckpt.h5" (-2, -3, ...) and an experiment "experiment-<yyyyMMdd-HHmmss of now>" in
+/// `runs_dir` (the folder new runs go to) when there is no input.
+EngineActionSettings proposed_action(EngineAction action, const QString& input,
+                                     const QString& runs_dir, const QDateTime& now);
 
 /// Built-in tasks of `dump --task` / `eval --task`.
 QStringList builtin_tasks();

@@ -1095,37 +1095,13 @@ QList<QAction*> MainWindow::workspace_actions(const QStringList& paths) {
 }
 
 EngineActionDialog* MainWindow::action_dialog(EngineAction action, const QString& input) {
-    EngineActionSettings s;
-    s.action = action;
-    QString base = QFileInfo(input).absolutePath();
-    if (input.isEmpty())
-        base = QSettings()
-                   .value("runsDir",
-                          QDir(QStandardPaths::writableLocation(QStandardPaths::HomeLocation))
-                              .filePath("routescope-runs"))
-                   .toString();
-    QString stem = QFileInfo(input).fileName();
-    for (const QString suffix : {".ckpt.h5", ".dump.h5"})
-        if (stem.endsWith(suffix)) stem.chop(suffix.size());
-    if (input.endsWith(".ckpt.h5")) {
-        s.checkpoint = input;
-        // "run/model.ckpt.h5" → "run/model.dump.h5"; a second one gets -2, -3, ...
-        auto free_name = [&](const QString& suffix) {
-            QString name = QDir(base).filePath(stem + suffix);
-            for (int i = 2; QFileInfo::exists(name); ++i)
-                name = QDir(base).filePath(QStringLiteral("%1-%2%3").arg(stem).arg(i).arg(suffix));
-            return name;
-        };
-        s.out = action == EngineAction::Dump ? free_name(".dump.h5") : free_name(".preds.jsonl");
-    } else if (action == EngineAction::Import) {
-        // A name the dialog's own check accepts: not an existing file (imported-2, -3, ...).
-        s.out = QDir(base).filePath("imported.ckpt.h5");
-        for (int i = 2; QFileInfo::exists(s.out); ++i)
-            s.out = QDir(base).filePath(QStringLiteral("imported-%1.ckpt.h5").arg(i));
-    } else if (action == EngineAction::Experiment) {
-        s.out = QDir(base).filePath(
-            QDateTime::currentDateTime().toString("'experiment-'yyyyMMdd-HHmmss"));
-    }
+    const QString runs_dir =
+        QSettings()
+            .value("runsDir", QDir(QStandardPaths::writableLocation(QStandardPaths::HomeLocation))
+                                  .filePath("routescope-runs"))
+            .toString();
+    const EngineActionSettings s =
+        proposed_action(action, input, runs_dir, QDateTime::currentDateTime());
     auto* dialog = new EngineActionDialog(s, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this,

@@ -12,6 +12,7 @@
 #include <QStandardPaths>
 
 #include "app/gui/cli_job.hpp"
+#include "app/gui/engine_action.hpp"
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_process.hpp"
 #include "app/gui/workspace.hpp"
@@ -167,6 +168,34 @@ private slots:
         c.open_file(bad);
         QCOMPARE(failed.count(), 1);
         QVERIFY(failed.at(0).at(1).toString().contains("bad.rsproj"));
+    }
+
+    void anActionProposesOutputsThatDoNotExistYet() {
+        const QString dir = fresh_dir("proposed");
+        auto touch = [](const QString& path) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        };
+        const QString ckpt = dir + "/run/model.ckpt.h5";
+        QDir().mkpath(dir + "/run");
+        touch(ckpt);
+        touch(dir + "/run/model.dump.h5");
+        const QDateTime now(QDate(2026, 11, 27), QTime(1, 30, 5));
+        const QString runs = dir + "/runs";
+        auto out = [&](gui::EngineAction a, const QString& input) {
+            return gui::proposed_action(a, input, runs, now).out;
+        };
+        // Beside the checkpoint, never over a file that is there.
+        QCOMPARE(out(gui::EngineAction::Dump, ckpt), dir + "/run/model-2.dump.h5");
+        QCOMPARE(gui::proposed_action(gui::EngineAction::Dump, ckpt, runs, now).checkpoint, ckpt);
+        QCOMPARE(out(gui::EngineAction::Evaluate, ckpt), dir + "/run/model.preds.jsonl");
+        // Without an input: in the runs folder (which may not exist yet).
+        QCOMPARE(out(gui::EngineAction::Import, {}), runs + "/imported.ckpt.h5");
+        QDir().mkpath(runs);
+        touch(runs + "/imported.ckpt.h5");
+        touch(runs + "/imported-2.ckpt.h5");
+        QCOMPARE(out(gui::EngineAction::Import, {}), runs + "/imported-3.ckpt.h5");
+        QCOMPARE(out(gui::EngineAction::Experiment, {}), runs + "/experiment-20261127-013005");
     }
 
     void aRunsCheckpointAndAnActionsDumpJoinTheWorkspace() {

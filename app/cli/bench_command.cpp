@@ -405,7 +405,8 @@ double time_forward(const std::string& arch, int L, const ForwardBenchArgs& a, i
                               {"n_layers", a.layers},
                               {"vocab_size", a.vocab},
                               {"max_len", L}}}};
-    models::Model model(RunConfig::from_json(j), 1, L, threads, checked_device(a.device));
+    models::Model model(RunConfig::from_json(j), 1, L, threads, checked_device(a.device),
+                        models::ModelUse::inference);
     model.init(1);
     const RandomBatch batch(1, L, a.vocab, 0.15, 1);
     std::vector<double> times;
@@ -743,7 +744,7 @@ int run_bench_dump(const DumpBenchArgs& a) {
     config.model.max_len = a.length;
     config.data.seq_len = a.length;
     // Drawn straight into a host vector (Model::init's values, no training model built).
-    const std::vector<float> params = models::Model::initial_parameters(config.model, 1);
+    std::vector<float> params = models::Model::initial_parameters(config.model, 1);
     DumpSource source;
     source.count = a.examples;
     source.length = a.length;
@@ -785,7 +786,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
         }
         std::fflush(stdout);
     };
-    const ActivationDumpSummary s = write_activation_dump(config, params, source, a.out, o);
+    const ActivationDumpSummary s =
+        write_activation_dump(config, std::move(params), source, a.out, o);
     const double mb = static_cast<double>(s.file_bytes) / 1e6;
     nlohmann::ordered_json r;
     r["examples"] = s.examples;

@@ -335,7 +335,7 @@ int run_dump(const DumpArgs& a) {
         setup_error = std::current_exception();
     }
     agree(setup_error, "while reading the inputs");
-    const Checkpoint& ck = *ck_read;
+    Checkpoint& ck = *ck_read;  // its parameters move into the dump's model
     dist::Communicator& w = dist::world();
     const int ranks = w.size(), rank = w.rank();
     if (src.source.count < ranks)
@@ -373,7 +373,7 @@ int run_dump(const DumpArgs& a) {
     }
     ActivationDumpSummary s;
     if (ranks == 1) {
-        s = write_activation_dump(ck.config, ck.params, src.source, a.out, o);
+        s = write_activation_dump(ck.config, std::move(ck.params), src.source, a.out, o);
     } else {
         // This rank's block of examples, written as a complete dump of its own.
         const std::int64_t first = total * rank / ranks;
@@ -383,7 +383,7 @@ int run_dump(const DumpArgs& a) {
         mine.example = [all, first](std::int64_t i) { return all(first + i); };
         std::exception_ptr error;
         try {
-            s = write_activation_dump(ck.config, ck.params, mine, shards[rank], o);
+            s = write_activation_dump(ck.config, std::move(ck.params), mine, shards[rank], o);
         } catch (...) {
             error = std::current_exception();
         }

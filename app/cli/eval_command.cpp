@@ -88,8 +88,9 @@ train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
 
 // The checkpoint's model for batches of L tokens on --device, its parameters uploaded once.
 std::unique_ptr<models::Model> loaded_model(const EvalArgs& a, const EvalInputs& in, int L) {
-    auto model = std::make_unique<models::Model>(in.checkpoint.config, a.batch_size, L, a.threads,
-                                                 checked_device(a.device));
+    auto model =
+        std::make_unique<models::Model>(in.checkpoint.config, a.batch_size, L, a.threads,
+                                        checked_device(a.device), models::ModelUse::inference);
     load_params(in.checkpoint, model->params());
     return model;
 }

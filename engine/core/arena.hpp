@@ -55,6 +55,14 @@ public:
 
     /// Start of a step: everything handed out before is free again.
     void reset() { used_ = 0; }
+    /// Everything handed out since used() was `mark` is free again (an inference step's layer
+    /// done with: engine/models/graph.hpp, release_to).
+    void rewind(std::size_t mark) {
+        if (mark > used_)
+            throw Error("Arena::rewind: mark " + std::to_string(mark) + " lies beyond the " +
+                        std::to_string(used_) + " bytes in use");
+        used_ = mark;
+    }
 
     std::size_t used() const { return used_; }
     std::size_t capacity() const { return capacity_; }

@@ -91,6 +91,16 @@ public:
         allocated_ = true;
     }
 
+    /// The parameters only (zero-filled) in `backend`'s memory, for a model that is never
+    /// trained (evaluation, dumps: Model's ModelUse::inference). grad_data() / grad() /
+    /// zero_grad() then throw.
+    void allocate_parameters_only(Backend& backend) {
+        if (allocated_) throw Error("ParamStore::allocate: already allocated");
+        device_params_ = DeviceArray<T>(backend, total_);
+        backend_ = &backend;
+        allocated_ = true;
+    }
+
     /// Allocates the parameters only (zero-filled), for a store that is never trained: the
     /// importer's, a model on its way to a checkpoint, which must not hold twice its size.
     /// grad_data() / grad() / zero_grad() then throw.

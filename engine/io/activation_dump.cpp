@@ -238,8 +238,7 @@ std::vector<int> parse_dump_layers(const std::string& text, int n_layers) {
     return layers;
 }
 
-ActivationDumpSummary write_activation_dump(const RunConfig& config,
-                                            const std::vector<float>& params,
+ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector<float> params,
                                             const DumpSource& source, const std::string& out,
                                             const ActivationDumpOptions& options) {
     const auto start = std::chrono::steady_clock::now();
@@ -264,11 +263,12 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     const int L = source.length;
     const int B =
         static_cast<int>(std::min<std::int64_t>(std::max(options.batch, 1), source.count));
-    models::Model model(config, B, L, options.threads, options.device);
+    models::Model model(config, B, L, options.threads, options.device, models::ModelUse::inference);
     if (params.size() != model.params().size())
         throw Error("dump: " + std::to_string(params.size()) + " parameters given, the model of " +
                     "this configuration has " + std::to_string(model.params().size()));
     model.params().upload(params.data());
+    std::vector<float>().swap(params);  // the model holds them now (on the CPU: a second copy)
 
     const bool classifier = m.n_labels > 0;
     DumpSpec spec;

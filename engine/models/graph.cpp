@@ -22,10 +22,22 @@ Graph::Graph(ParamStore& params, Backend& backend, bool training)
 template <class T>
 T* Graph::scratch(std::int64_t n, const char* what) {
     if (planning_) {
-        planned_ += Arena::footprint<T>(static_cast<std::size_t>(n));
+        planned_used_ += Arena::footprint<T>(static_cast<std::size_t>(n));
+        if (planned_used_ > planned_) planned_ = planned_used_;
         return nullptr;
     }
     return arena_->alloc<T>(static_cast<std::size_t>(n), what);
+}
+
+void Graph::release_to(std::size_t mark) {
+    if (training_)
+        throw Error("Graph::release_to: a training step's tape still reads its activations");
+    if (planning_) {
+        if (mark > planned_used_) throw Error("Graph::release_to: a mark beyond the bytes in use");
+        planned_used_ = mark;
+        return;
+    }
+    arena_->rewind(mark);
 }
 template float* Graph::scratch<float>(std::int64_t, const char*);
 template double* Graph::scratch<double>(std::int64_t, const char*);

@@ -50,6 +50,8 @@ public:
 
     bool planning() const { return planning_; }
     bool training() const { return training_; }
+    /// The arena bytes the graph needed at most (planning; release_to lowers the bytes in use,
+    /// not this peak).
     std::size_t planned_bytes() const { return planned_; }
     std::size_t planned_ops() const { return planned_ops_; }
     /// Times every op's forward into `profile` ("<op> forward", with its cost), or off.
@@ -57,6 +59,12 @@ public:
 
     /// An activation (with a zeroed gradient when training).
     Act alloc(std::int64_t n, const char* what);
+    /// The arena bytes in use (planning: counted so far), a mark for release_to.
+    std::size_t mark() const { return planning_ ? planned_used_ : arena_->used(); }
+    /// Frees everything allocated since `mark`: what an inference step is done with (a layer's
+    /// internals once its output is copied out). A training graph refuses: its tape still needs
+    /// them. Pointers handed out since `mark` are invalid after it.
+    void release_to(std::size_t mark);
     /// Scratch without a gradient.
     template <class T>
     T* scratch(std::int64_t n, const char* what);
@@ -147,7 +155,8 @@ private:
     ops::OpProfile* profile_ = nullptr;
     bool training_ = false;
     bool planning_ = false;
-    std::size_t planned_ = 0;
+    std::size_t planned_ = 0;       ///< peak
+    std::size_t planned_used_ = 0;  ///< in use now
     std::size_t planned_ops_ = 0;
 };
 

@@ -52,8 +52,9 @@ constexpr std::uint32_t kSsmStreamBase = 1u << 24;
 
 }  // namespace
 
-Model::Model(const RunConfig& config, int batch, int length, int threads, Device device)
-    : config_(config), B_(batch), L_(length) {
+Model::Model(const RunConfig& config, int batch, int length, int threads, Device device,
+             ModelUse use)
+    : config_(config), B_(batch), L_(length), use_(use) {
     const auto& m = config_.model;
     if (batch < 1) throw ConfigError("train.batch_size: must be at least 1");
     if (length < 1 || length > m.max_len)
@@ -63,7 +64,10 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     backend_ = make_backend(device, *pool_);
     Backend& be = *backend_;
     declare_all(params_, m);
-    params_.allocate(be);
+    if (use == ModelUse::training)
+        params_.allocate(be);
+    else
+        params_.allocate_parameters_only(be);
     embeddings_ = std::make_unique<Embeddings>(m);
     if (m.arch == "slstm")
         slstm_ = std::make_unique<SlstmRecurrence>(m);
@@ -95,19 +99,24 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
         host_keep_reverse_.assign(rows, 1);
         host_keep_reverse_prefix_.assign(rows, 1);
     }
-    // Planning passes (no compute): the bytes and tape records a training step asks for, for
-    // each head; the backend prepares its workspaces (FFT plans, scratch) on the way. The batch
+    // Planning passes (no compute): the bytes and tape records a step asks for, for each head —
+    // a training step (training models) and an inference step (both: a training model
+    // evaluates); the backend prepares its workspaces (FFT plans, scratch) on the way. The batch
     // pointers are the model's own buffers (never read while planning).
     std::size_t bytes = 0, records = 0;
-    for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
-        Graph plan(params_, be, /*training=*/true);
-        Batch b;
-        b.tokens = tokens_.data();
-        b.lengths = lengths_.data();
-        (head == 0 ? b.labels : b.class_labels) = head == 0 ? labels_.data() : class_labels_.data();
-        run(plan, b, 0);
-        bytes = std::max(bytes, plan.planned_bytes());
-        records = std::max(records, plan.planned_ops());
+    for (const bool training : {true, false}) {
+        if (training && use == ModelUse::inference) continue;
+        for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
+            Graph plan(params_, be, training);
+            Batch b;
+            b.tokens = tokens_.data();
+            b.lengths = lengths_.data();
+            (head == 0 ? b.labels : b.class_labels) =
+                head == 0 ? labels_.data() : class_labels_.data();
+            run(plan, b, 0);
+            bytes = std::max(bytes, plan.planned_bytes());
+            records = std::max(records, plan.planned_ops());
+        }
     }
     arena_ = std::make_unique<Arena>(bytes, be);
     tape_.reserve(records);
@@ -237,9 +246,25 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     // The probe sees inference forwards only (never planning, never training).
     ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
     if (probe) probe->hidden(0, to_host(h.v, hd));
+    // An inference step keeps one layer's internals at a time: each block's output is copied into
+    // one of two residual buffers (not the one holding its input) and the arena is rewound to
+    // where the block began. A training step keeps everything (its tape reads it).
+    const bool layer_by_layer = !g.training() && !blocks_.empty();
+    Act residual[2];
+    if (layer_by_layer)
+        for (Act& r : residual)
+            r = g.alloc(static_cast<std::int64_t>(hd), "residual stream");
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
+        const std::size_t mark = layer_by_layer ? g.mark() : 0;
         h = blocks_[l]->forward(g, h, in);
         if (probe) probe->hidden(static_cast<int>(l) + 1, to_host(h.v, hd));
+        if (layer_by_layer) {
+            const Act& to = residual[l % 2];
+            if (!g.planning())
+                backend_->copy(to.v, h.v, hd * sizeof(float), Backend::CopyKind::device_to_device);
+            g.release_to(mark);
+            h = to;
+        }
     }
     Act sentence;  // S-LSTM's sentence node g after the last step
     if (slstm_) {
@@ -346,6 +371,11 @@ Batch Model::upload(const Batch& batch) {
 }
 
 double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
+    if (training && use_ == ModelUse::inference)
+        throw Error(
+            "Model::forward: this model was built for inference (ModelUse::inference: no "
+            "gradients, one layer's activations at a time); a training step needs a training "
+            "model");
     const Batch device_batch = upload(batch);
     arena_->reset();
     tape_.clear();
@@ -399,6 +429,8 @@ std::vector<float> Model::download_logits() const {
 }
 
 void Model::backward(double loss_weight) {
+    if (use_ == ModelUse::inference)
+        throw Error("Model::backward: this model was built for inference (no gradients)");
     if (loss_weight != 1.0) {
         loss_weight_.upload(&loss_weight, 1);
         tape_.set_loss_seed(loss_weight_.data());

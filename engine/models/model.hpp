@@ -91,13 +91,21 @@ public:
     }
 };
 
+/// What a model is built for. A training model holds a gradient per parameter and an arena for a
+/// training step (every activation, its gradient and what the backward reads); an inference
+/// model holds the parameters only and an arena for one layer at a time (an inference forward
+/// frees a layer's internals once its output is copied out), so a dump or an evaluation of a
+/// published-size model needs about its weights' memory, not several times it.
+enum class ModelUse { training, inference };
+
 class Model {
 public:
     /// Declares and allocates the parameters (zero until init() or a checkpoint load) and sizes
     /// the activation arena for batches of `batch` rows of `length` tokens. threads ≤ 0: all cores.
     /// `device` chooses the backend (make_backend) whose memory holds everything a step touches.
+    /// An inference model (ModelUse) refuses a training forward and has no gradients.
     Model(const RunConfig& config, int batch, int length, int threads = 1,
-          Device device = Device::cpu);
+          Device device = Device::cpu, ModelUse use = ModelUse::training);
     ~Model();
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
@@ -115,7 +123,8 @@ public:
     static std::vector<float> initial_parameters(const ModelConfig& m, std::uint64_t seed);
 
     /// Runs the forward pass, returns the loss. training = true records the tape (backward() may
-    /// follow) and applies dropout (model.dropout; masks from (train.seed, step)). `batch` is host
+    /// follow) and applies dropout (model.dropout; masks from (train.seed, step)); an inference
+    /// model refuses it. `batch` is host
     /// memory: it is validated (ids, types, labels, lengths in range; a bad one is an Error naming
     /// it) and uploaded into the model's batch buffers, so it may be reused once forward returns.
     double forward(const Batch& batch, bool training, std::uint32_t step = 0);
@@ -162,6 +171,7 @@ public:
     Device device() const { return backend_->device(); }
     /// Records the last training forward appended (the tape is data: engine/backend/tape.hpp).
     const Tape& tape() const { return tape_; }
+    ModelUse use() const { return use_; }
     int batch_size() const { return B_; }
     int length() const { return L_; }
     std::size_t arena_bytes() const { return arena_->capacity(); }
@@ -178,6 +188,7 @@ private:
 
     RunConfig config_;
     int B_, L_;
+    ModelUse use_;
     // Declared first so they are destroyed last: every buffer below is this backend's memory.
     std::unique_ptr<ThreadPool> pool_;
     std::unique_ptr<Backend> backend_;

@@ -430,6 +430,8 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector
     std::error_code ec;
     summary.file_bytes = std::filesystem::file_size(out, ec);
     summary.activation_bytes = probe.bytes();
+    summary.parameter_bytes = model.params().size() * sizeof(float);
+    summary.arena_bytes = model.arena_bytes();
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return summary;

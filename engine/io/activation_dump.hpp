@@ -87,6 +87,8 @@ struct ActivationDumpSummary {
     std::int64_t examples = 0;
     std::uint64_t file_bytes = 0;
     std::uint64_t activation_bytes = 0;  ///< bytes of hidden/sentence/gate rows written
+    std::uint64_t parameter_bytes = 0;   ///< the model's parameters on its device
+    std::uint64_t arena_bytes = 0;       ///< its activation arena (an inference step's)
     double seconds = 0;
 };
 

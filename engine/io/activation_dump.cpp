@@ -263,7 +263,11 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector
     const int L = source.length;
     const int B =
         static_cast<int>(std::min<std::int64_t>(std::max(options.batch, 1), source.count));
-    models::Model model(config, B, L, options.threads, options.device, models::ModelUse::inference);
+    // The heads run only when a prediction is recorded (a classifier's, a token task's); a corpus
+    // dump needs the blocks alone (models::ModelUse::encoding: no [B·L, V] logits in memory).
+    const bool heads = m.n_labels > 0 || source.token_targets || source.single_target;
+    models::Model model(config, B, L, options.threads, options.device,
+                        heads ? models::ModelUse::inference : models::ModelUse::encoding);
     if (params.size() != model.params().size())
         throw Error("dump: " + std::to_string(params.size()) + " parameters given, the model of " +
                     "this configuration has " + std::to_string(model.params().size()));
@@ -396,7 +400,8 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector
                       /*training=*/false);
 
         // Per-row argmaxes computed where the logits live (Model::readout): O(rows) bytes down.
-        const std::vector<std::int32_t>& predicted_at = model.readout().argmax;
+        static const std::vector<std::int32_t> kNone;
+        const std::vector<std::int32_t>& predicted_at = heads ? model.readout().argmax : kNone;
         for (int b = 0; b < rows; ++b) {
             ExampleRecord& r = records[static_cast<std::size_t>(b)];
             if (classifier) {

@@ -95,8 +95,9 @@ struct ActivationDumpSummary {
 /// Writes the dump of the model of `config` with parameters `params` (ParamStore layout of
 /// Model::parameter_layout) over `source` to `out`. ConfigError for options the model cannot
 /// honour, IoError when the file cannot be created or written (nothing is left under `out`).
-/// The model is an inference model (models::ModelUse); `params` is released once it is on the
-/// model's device (pass it moved: a published-size model's host copy is 1.4 GB).
+/// The model is an inference model (models::ModelUse; an encoding model, without the heads, when
+/// nothing the dump records needs them); `params` is released once it is on the model's device
+/// (pass it moved: a published-size model's host copy is 1.4 GB).
 ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector<float> params,
                                             const DumpSource& source, const std::string& out,
                                             const ActivationDumpOptions& options);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "engine/backend/make_backend.hpp"
@@ -105,7 +106,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     // pointers are the model's own buffers (never read while planning).
     std::size_t bytes = 0, records = 0;
     for (const bool training : {true, false}) {
-        if (training && use == ModelUse::inference) continue;
+        if (training && use != ModelUse::training) continue;
         for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
             Graph plan(params_, be, training);
             Batch b;
@@ -282,6 +283,12 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         h = state.h;
         sentence = state.g;
     }
+    if (use_ == ModelUse::encoding) {  // the blocks only (ModelUse)
+        logits_ = nullptr;
+        logits_size_ = 0;
+        readout_fresh_ = false;
+        return std::numeric_limits<double>::quiet_NaN();
+    }
     double loss = 0;
     if (batch.class_labels) {
         if (!classifier_)
@@ -371,9 +378,10 @@ Batch Model::upload(const Batch& batch) {
 }
 
 double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
-    if (training && use_ == ModelUse::inference)
+    if (training && use_ != ModelUse::training)
         throw Error(
-            "Model::forward: this model was built for inference (ModelUse::inference: no "
+            "Model::forward: this model was built for inference (ModelUse::inference or encoding: "
+            "no "
             "gradients, one layer's activations at a time); a training step needs a training "
             "model");
     const Batch device_batch = upload(batch);
@@ -392,7 +400,10 @@ const float* Model::to_host(const float* device, std::size_t n, int slot) {
 }
 
 const Model::RowReadout& Model::readout() {
-    if (!logits_) throw Error("Model::readout: no forward has run");
+    if (!logits_)
+        throw Error(use_ == ModelUse::encoding
+                        ? "Model::readout: an encoding model computes no logits (ModelUse)"
+                        : "Model::readout: no forward has run");
     if (readout_fresh_) return readout_;
     const std::int64_t rows = last_classification_ ? B_ : std::int64_t(B_) * L_;
     const std::int64_t width = logits_size_ / rows;
@@ -429,7 +440,7 @@ std::vector<float> Model::download_logits() const {
 }
 
 void Model::backward(double loss_weight) {
-    if (use_ == ModelUse::inference)
+    if (use_ != ModelUse::training)
         throw Error("Model::backward: this model was built for inference (no gradients)");
     if (loss_weight != 1.0) {
         loss_weight_.upload(&loss_weight, 1);

@@ -95,8 +95,11 @@ public:
 /// training step (every activation, its gradient and what the backward reads); an inference
 /// model holds the parameters only and an arena for one layer at a time (an inference forward
 /// frees a layer's internals once its output is copied out), so a dump or an evaluation of a
-/// published-size model needs about its weights' memory, not several times it.
-enum class ModelUse { training, inference };
+/// published-size model needs about its weights' memory, not several times it. An encoding model
+/// is an inference model that stops after the last block: its forward hands the probe every
+/// layer and computes no head (no logits, no loss: NaN), for a dump that records no prediction
+/// (the MLM head's [B·L, V] logits are most of an inference arena at a 30,522-token vocabulary).
+enum class ModelUse { training, inference, encoding };
 
 class Model {
 public:

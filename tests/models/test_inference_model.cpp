@@ -6,9 +6,12 @@
 //     forward's.
 //   - Less memory: no gradient buffer, and an arena that holds one layer's internals at a time,
 //     so it does not grow with depth (a training model's grows with every layer).
+//   - Encoding models (ModelUse::encoding, a corpus dump's): the same probed arrays without the
+//     heads, in a smaller arena.
 //   - Refusals: a training forward, a backward, the gradients.
 #include <QtTest>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -25,9 +28,9 @@ namespace {
 
 constexpr int kB = 2, kL = 12, kV = 40, kD = 16;
 
-RunConfig config(const std::string& arch, int layers, int n_labels = 0) {
-    nlohmann::json m = {{"arch", arch},        {"vocab_size", kV}, {"d_model", kD},
-                        {"n_layers", layers},  {"max_len", kL},    {"dropout", 0.0},
+RunConfig config(const std::string& arch, int layers, int n_labels = 0, int vocab = kV) {
+    nlohmann::json m = {{"arch", arch},        {"vocab_size", vocab}, {"d_model", kD},
+                        {"n_layers", layers},  {"max_len", kL},       {"dropout", 0.0},
                         {"n_labels", n_labels}};
     if (arch == "bert" || arch == "gated_att") m["n_heads"] = 2;
     if (arch == "bigs" || arch == "stack_ssm") m["ssm"] = {{"n_modes", 4}};
@@ -144,6 +147,32 @@ private slots:
             QVERIFY2(t8 > t2, arch);   // a training step keeps every layer's
             QVERIFY2(i8 * 3 < t8, arch);
         }
+    }
+
+    void anEncodingModelStopsAfterTheBlocks_data() {
+        QTest::addColumn<QString>("arch");
+        for (const char* arch : kArchs)
+            QTest::newRow(arch) << QString(arch);
+    }
+    void anEncodingModelStopsAfterTheBlocks() {
+        // What a corpus dump builds: every layer for the probe, no head. Same arrays as an
+        // inference model's, a smaller arena (the logits are B·L·V: a vocabulary of 2000 makes
+        // them the largest tensor, as 30,522 does at d 1024), no logits to read.
+        QFETCH(QString, arch);
+        const RunConfig c = config(arch.toStdString(), 3, 0, 2000);
+        models::Model infer(c, kB, kL, 1, Device::cpu, ModelUse::inference);
+        models::Model enc(c, kB, kL, 1, Device::cpu, ModelUse::encoding);
+        infer.init(5);
+        enc.init(5);
+        const Outcome a = run(infer, false), b = run(enc, false);
+        QVERIFY(std::isnan(b.loss));
+        QVERIFY(b.logits.empty());
+        QVERIFY_THROWS_EXCEPTION(Error, enc.readout());
+        QCOMPARE(b.seen.size(), a.seen.size());
+        for (const auto& [name, values] : a.seen)
+            QVERIFY2(same_bits(values, b.seen.at(name)), name.c_str());
+        QVERIFY(enc.arena_bytes() < infer.arena_bytes());
+        QVERIFY_THROWS_EXCEPTION(Error, enc.backward());
     }
 
     void itRefusesToTrain() {

@@ -308,7 +308,7 @@ int run_dump(const DumpArgs& a) {
             throw ConfigError("--task and --data exclude each other");
         if (a.dtype != "f16" && a.dtype != "f32")
             throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
-        ck_read = read_checkpoint(a.checkpoint);
+        ck_read = read_checkpoint(a.checkpoint, CheckpointRead::without_values);
         const RunConfig& config = ck_read->config;
         // Checked before any data is prepared: the answer does not depend on it.
         if (a.gates && !models::Model::has_gates(config.model))
@@ -335,7 +335,10 @@ int run_dump(const DumpArgs& a) {
         setup_error = std::current_exception();
     }
     agree(setup_error, "while reading the inputs");
-    Checkpoint& ck = *ck_read;  // its parameters move into the dump's model
+    // Read without its values: they go straight from the file into the dump's model, one tensor at
+    // a time (a published-size checkpoint is never held in host memory beside the model).
+    const Checkpoint& ck = *ck_read;
+    const auto load = [&](ParamStore& store) { read_params_into(a.checkpoint, ck.layout, store); };
     dist::Communicator& w = dist::world();
     const int ranks = w.size(), rank = w.rank();
     if (src.source.count < ranks)
@@ -373,7 +376,7 @@ int run_dump(const DumpArgs& a) {
     }
     ActivationDumpSummary s;
     if (ranks == 1) {
-        s = write_activation_dump(ck.config, std::move(ck.params), src.source, a.out, o);
+        s = write_activation_dump(ck.config, load, src.source, a.out, o);
     } else {
         // This rank's block of examples, written as a complete dump of its own.
         const std::int64_t first = total * rank / ranks;
@@ -383,7 +386,7 @@ int run_dump(const DumpArgs& a) {
         mine.example = [all, first](std::int64_t i) { return all(first + i); };
         std::exception_ptr error;
         try {
-            s = write_activation_dump(ck.config, std::move(ck.params), mine, shards[rank], o);
+            s = write_activation_dump(ck.config, load, mine, shards[rank], o);
         } catch (...) {
             error = std::current_exception();
         }

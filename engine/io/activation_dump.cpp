@@ -241,6 +241,23 @@ std::vector<int> parse_dump_layers(const std::string& text, int n_layers) {
 ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector<float> params,
                                             const DumpSource& source, const std::string& out,
                                             const ActivationDumpOptions& options) {
+    return write_activation_dump(
+        config,
+        [&params](ParamStore& store) {
+            if (params.size() != store.size())
+                throw Error("dump: " + std::to_string(params.size()) +
+                            " parameters given, the model of this configuration has " +
+                            std::to_string(store.size()));
+            store.upload(params.data());
+            std::vector<float>().swap(params);  // the model holds them now
+        },
+        source, out, options);
+}
+
+ActivationDumpSummary write_activation_dump(const RunConfig& config,
+                                            const std::function<void(ParamStore&)>& load,
+                                            const DumpSource& source, const std::string& out,
+                                            const ActivationDumpOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     const ModelConfig& m = config.model;
     if (options.gates && !models::Model::has_gates(m))
@@ -268,11 +285,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector
     const bool heads = m.n_labels > 0 || source.token_targets || source.single_target;
     models::Model model(config, B, L, options.threads, options.device,
                         heads ? models::ModelUse::inference : models::ModelUse::encoding);
-    if (params.size() != model.params().size())
-        throw Error("dump: " + std::to_string(params.size()) + " parameters given, the model of " +
-                    "this configuration has " + std::to_string(model.params().size()));
-    model.params().upload(params.data());
-    std::vector<float>().swap(params);  // the model holds them now (on the CPU: a second copy)
+    load(model.params());
 
     const bool classifier = m.n_labels > 0;
     DumpSpec spec;

@@ -31,6 +31,7 @@
 #include "engine/core/tensor.hpp"
 
 #include "engine/core/config.hpp"
+#include "engine/core/param_store.hpp"
 
 namespace routescope {
 
@@ -92,12 +93,18 @@ struct ActivationDumpSummary {
     double seconds = 0;
 };
 
-/// Writes the dump of the model of `config` with parameters `params` (ParamStore layout of
-/// Model::parameter_layout) over `source` to `out`. ConfigError for options the model cannot
-/// honour, IoError when the file cannot be created or written (nothing is left under `out`).
-/// The model is an inference model (models::ModelUse; an encoding model, without the heads, when
-/// nothing the dump records needs them); `params` is released once it is on the model's device
-/// (pass it moved: a published-size model's host copy is 1.4 GB).
+/// Writes the dump of the model of `config` over `source` to `out`; `load` fills the model's
+/// parameters (its ParamStore, on the model's device, laid out as Model::parameter_layout), e.g.
+/// by read_params_into from a checkpoint, one tensor at a time. ConfigError for options the model
+/// cannot honour, IoError when the file cannot be created or written (nothing is left under
+/// `out`). The model is an inference model (models::ModelUse; an encoding model, without the
+/// heads, when nothing the dump records needs them).
+ActivationDumpSummary write_activation_dump(const RunConfig& config,
+                                            const std::function<void(ParamStore&)>& load,
+                                            const DumpSource& source, const std::string& out,
+                                            const ActivationDumpOptions& options);
+/// The same with the parameters in a host vector, released once they are on the model's device
+/// (pass it moved).
 ActivationDumpSummary write_activation_dump(const RunConfig& config, std::vector<float> params,
                                             const DumpSource& source, const std::string& out,
                                             const ActivationDumpOptions& options);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -202,7 +203,8 @@ void read_floats(const std::string& path, const H5::Group& root, const std::stri
     if (!all_finite(out, n)) bad(path, where, "non-finite value");
 }
 
-Checkpoint read_open(const std::string& path, H5::H5File& file) {
+Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead what) {
+    const bool values = what == CheckpointRead::all;
     const auto format = h5::read_string_attr(file, "format");
     if (!format) bad(path, "/", "missing string attr format");
     if (*format != kCheckpointFormat)
@@ -232,13 +234,15 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
     }
     const bool has_moments =
         h5::is_group(file, "train/adam_m") || h5::is_group(file, "train/adam_v");
-    h5::require_memory(path,
-                       "/params (" + std::to_string(total) + " float32 parameters of /config" +
-                           (has_moments ? ", twice more for /train/adam_m and adam_v)" : ")"),
-                       total * sizeof(float) * (has_moments ? 3 : 1));
-    ck.params.assign(total, 0.0f);
-    for (const auto& e : ck.layout)
-        read_floats(path, file, "/params/" + e.name, e.shape, ck.params.data() + e.offset);
+    if (values) {
+        h5::require_memory(path,
+                           "/params (" + std::to_string(total) + " float32 parameters of /config" +
+                               (has_moments ? ", twice more for /train/adam_m and adam_v)" : ")"),
+                           total * sizeof(float) * (has_moments ? 3 : 1));
+        ck.params.assign(total, 0.0f);
+        for (const auto& e : ck.layout)
+            read_floats(path, file, "/params/" + e.name, e.shape, ck.params.data() + e.offset);
+    }
     {
         H5::Group params = file.openGroup("params");
         std::vector<std::string> known;
@@ -322,7 +326,7 @@ Checkpoint read_open(const std::string& path, H5::H5File& file) {
             if (n > 0) a.read(H5::PredType::NATIVE_UINT64, st.rng_state.data());
         }
         for (const char* moment : {"adam_m", "adam_v"}) {
-            if (!h5::exists(tr, moment)) continue;
+            if (!values || !h5::exists(tr, moment)) continue;
             auto& values = std::string(moment) == "adam_m" ? st.adam_m : st.adam_v;
             values.assign(total, 0.0f);
             for (const auto& e : ck.layout)
@@ -445,7 +449,7 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
     }
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
+Checkpoint read_checkpoint(const std::string& path, CheckpointRead what) {
     h5::quiet_errors();
     // The format checker's structural rules first (the same code `validate` runs, so the two
     // never disagree; the values are checked below, as they are read).
@@ -465,7 +469,33 @@ Checkpoint read_checkpoint(const std::string& path) {
     }
     H5::H5File file = h5::open_read(path);  // IoError naming the file and why
     try {
-        return read_open(path, file);
+        return read_open(path, file, what);
+    } catch (const H5::Exception& e) {
+        throw FormatError(path + ": malformed checkpoint (" + e.getDetailMsg() + ": " +
+                          h5::error_stack_text() + ")");
+    }
+}
+
+void read_params_into(const std::string& path, const std::vector<ParamEntry>& layout,
+                      ParamStore& store) {
+    h5::quiet_errors();
+    if (store.entries().size() != layout.size())
+        throw Error("read_params_into: the model has " + std::to_string(store.entries().size()) +
+                    " parameters, " + path + " " + std::to_string(layout.size()));
+    std::size_t largest = 0;
+    for (const auto& e : layout)
+        largest = std::max(largest, e.size);
+    std::vector<float> buffer(largest);
+    H5::H5File file = h5::open_read(path);
+    try {
+        for (const auto& e : layout) {
+            if (!store.contains(e.name))
+                throw Error("read_params_into: the model has no parameter '" + e.name + "'");
+            if (store.entry(e.name).shape != e.shape)
+                throw Error("read_params_into: '" + e.name + "' has another shape in the model");
+            read_floats(path, file, "/params/" + e.name, e.shape, buffer.data());
+            store.upload_entry(e.name, buffer.data());  // host or device
+        }
     } catch (const H5::Exception& e) {
         throw FormatError(path + ": malformed checkpoint (" + e.getDetailMsg() + ": " +
                           h5::error_stack_text() + ")");

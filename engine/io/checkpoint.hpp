@@ -77,9 +77,23 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
 void write_checkpoint_streaming(const std::string& path, const RunConfig& config,
                                 const ParamStore& store, const TokenizerBlob& tokenizer);
 
+/// What read_checkpoint reads: everything, or the model without its values — the configuration,
+/// the parameter layout (every /params dataset checked for its shape), the tokenizer and the
+/// training state's step and counters, but not the parameters' values nor Adam's moments
+/// (`params` and the moments stay empty): for a tool that streams the values into a model on
+/// its device (read_params_into) instead of holding them, up to three times over, in host memory.
+enum class CheckpointRead { all, without_values };
+
 /// Reads and validates a checkpoint (see above). IoError when the file cannot be opened,
 /// FormatError naming the file and the dataset for every content problem.
-Checkpoint read_checkpoint(const std::string& path);
+Checkpoint read_checkpoint(const std::string& path, CheckpointRead what = CheckpointRead::all);
+
+/// Reads the parameters of the checkpoint at `path` straight into `store` (laid out as the
+/// checkpoint's /config model; a host store or one on a device), one tensor at a time through a
+/// host buffer of the largest tensor, with read_checkpoint's checks (shape, finite values;
+/// FormatError naming /params/<name>). Error when the store's layout differs.
+void read_params_into(const std::string& path, const std::vector<ParamEntry>& layout,
+                      ParamStore& store);
 
 /// Copies a checkpoint's parameters into a store of the same layout (by name; Error naming the
 /// parameter when a name or shape differs).

@@ -29,6 +29,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <vector>
 
 #include "../train/train_test_support.hpp"
 
@@ -611,6 +613,28 @@ private slots:
             run_cli(args_of({"dump", "--checkpoint", bert_, "--out", out, "--examples", "4"}));
         QVERIFY2(ok.exit_code == 0, qPrintable(ok.err));
         expect_valid(out);
+    }
+
+    void aNonFiniteParameterIsNamedAndLeavesNothing() {
+        // The dump streams the checkpoint's values into its model (CheckpointRead::without_values,
+        // read_params_into): a NaN is still refused, named, before any output exists.
+        const std::string bad = path("nan-param.ckpt.h5");
+        std::filesystem::copy_file(bigs_, bad, std::filesystem::copy_options::overwrite_existing);
+        {
+            H5::H5File f(bad, H5F_ACC_RDWR);
+            H5::DataSet ds = f.openDataSet("/params/layers.0.dv.weight");
+            std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+            ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
+            v[2] = std::numeric_limits<float>::infinity();
+            ds.write(v.data(), H5::PredType::NATIVE_FLOAT);
+        }
+        const std::string out = path("nan-param.dump.h5");
+        const auto r = run_cli(
+            args_of({"dump", "--checkpoint", bad, "--out", out, "--examples", "4", "--no-check"}));
+        QVERIFY2(r.exit_code != 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("/params/layers.0.dv.weight") && r.err.contains("non-finite"),
+                 qPrintable(r.err));
+        QVERIFY(!std::filesystem::exists(out));
     }
 
     void unwritableOutputIsAClearErrorAndLeavesNothing() {

@@ -234,6 +234,53 @@ private slots:
         QVERIFY(format_error(p).contains("/train/adam_v/layers.0.ssm_forward.C: non-finite value"));
     }
 
+    void theValuesCanBeStreamedIntoAModel() {
+        // CheckpointRead::without_values + read_params_into: what `dump` does. The model's
+        // parameters equal the full read's; nothing of the values is held; a non-finite value is
+        // named as the full read names it.
+        models::Model model(tiny_config(), 1, 4);
+        model.init(3);
+        const std::string p = write_good("stream.ckpt.h5", model);
+        const Checkpoint full = read_checkpoint(p);
+        const Checkpoint bare = read_checkpoint(p, CheckpointRead::without_values);
+        QVERIFY(bare.params.empty());
+        QVERIFY(bare.train && bare.train->adam_m.empty() && bare.train->adam_v.empty());
+        QCOMPARE(bare.train->step, 7);
+        QCOMPARE(bare.layout.size(), full.layout.size());
+        QCOMPARE(bare.config.to_json_text(), full.config.to_json_text());
+        QCOMPARE(bare.tokenizer.kind, full.tokenizer.kind);
+        models::Model into(bare.config, 1, 4, 1, Device::cpu, models::ModelUse::inference);
+        read_params_into(p, bare.layout, into.params());
+        std::vector<float> got(into.params().size());
+        into.params().download(got.data());
+        QVERIFY(got == full.params);
+        std::vector<float> written(model.params().size());
+        model.params().download(written.data());
+        QVERIFY(got == written);
+    }
+
+    void aStreamedValueThatIsNotFiniteIsNamed() {
+        models::Model model(tiny_config(), 1, 4);
+        const std::string p = write_good("stream-nan.ckpt.h5", model);
+        {
+            H5::H5File f(p, H5F_ACC_RDWR);
+            H5::DataSet ds = f.openDataSet("/params/layers.1.dv.weight");
+            std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+            ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
+            v[5] = std::numeric_limits<float>::quiet_NaN();
+            ds.write(v.data(), H5::PredType::NATIVE_FLOAT);
+        }
+        const Checkpoint bare = read_checkpoint(p, CheckpointRead::without_values);  // no values
+        models::Model into(bare.config, 1, 4, 1, Device::cpu, models::ModelUse::inference);
+        try {
+            read_params_into(p, bare.layout, into.params());
+            QFAIL("a NaN parameter was read");
+        } catch (const FormatError& e) {
+            QVERIFY2(QString(e.what()).contains("/params/layers.1.dv.weight: non-finite value"),
+                     e.what());
+        }
+    }
+
     void unknownVersionAndUnknownConfigKeyAreRejected() {
         models::Model model(tiny_config(), 1, 4);
         const std::string p = write_good("version.ckpt.h5", model);

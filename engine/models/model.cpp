@@ -380,10 +380,9 @@ Batch Model::upload(const Batch& batch) {
 double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
     if (training && use_ != ModelUse::training)
         throw Error(
-            "Model::forward: this model was built for inference (ModelUse::inference or encoding: "
-            "no "
-            "gradients, one layer's activations at a time); a training step needs a training "
-            "model");
+            "Model::forward: this model was built for inference (ModelUse::inference or "
+            "encoding: no gradients, one layer's activations at a time); a training step needs a "
+            "training model");
     const Batch device_batch = upload(batch);
     arena_->reset();
     tape_.clear();

@@ -45,6 +45,17 @@ std::string read_bytes(const std::string& path) {
     return bytes;
 }
 
+// Sets element `at` of the float dataset `where` of the file at `path` to `value` (HDF5 C++ API,
+// not the writer under test).
+void set_element(const std::string& path, const std::string& where, std::size_t at, float value) {
+    H5::H5File f(path, H5F_ACC_RDWR);
+    H5::DataSet ds = f.openDataSet(where);
+    std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
+    ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
+    v.at(at) = value;
+    ds.write(v.data(), H5::PredType::NATIVE_FLOAT);
+}
+
 // The FormatError message read_checkpoint throws for `path`, or "" when it reads fine.
 QString format_error(const std::string& path) {
     try {
@@ -223,14 +234,8 @@ private slots:
     void nonFiniteValueNamesTheDataset() {
         models::Model model(tiny_config(), 1, 4);
         const std::string p = write_good("nan.ckpt.h5", model);
-        {
-            H5::H5File f(p, H5F_ACC_RDWR);
-            H5::DataSet ds = f.openDataSet("/train/adam_v/layers.0.ssm_forward.C");
-            std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
-            ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
-            v[3] = std::numeric_limits<float>::infinity();
-            ds.write(v.data(), H5::PredType::NATIVE_FLOAT);
-        }
+        set_element(p, "/train/adam_v/layers.0.ssm_forward.C", 3,
+                    std::numeric_limits<float>::infinity());
         QVERIFY(format_error(p).contains("/train/adam_v/layers.0.ssm_forward.C: non-finite value"));
     }
 
@@ -262,14 +267,7 @@ private slots:
     void aStreamedValueThatIsNotFiniteIsNamed() {
         models::Model model(tiny_config(), 1, 4);
         const std::string p = write_good("stream-nan.ckpt.h5", model);
-        {
-            H5::H5File f(p, H5F_ACC_RDWR);
-            H5::DataSet ds = f.openDataSet("/params/layers.1.dv.weight");
-            std::vector<float> v(static_cast<std::size_t>(ds.getSpace().getSimpleExtentNpoints()));
-            ds.read(v.data(), H5::PredType::NATIVE_FLOAT);
-            v[5] = std::numeric_limits<float>::quiet_NaN();
-            ds.write(v.data(), H5::PredType::NATIVE_FLOAT);
-        }
+        set_element(p, "/params/layers.1.dv.weight", 5, std::numeric_limits<float>::quiet_NaN());
         const Checkpoint bare = read_checkpoint(p, CheckpointRead::without_values);  // no values
         models::Model into(bare.config, 1, 4, 1, Device::cpu, models::ModelUse::inference);
         try {

@@ -114,7 +114,8 @@ QStringList EngineActionSettings::problems() const {
         static const QRegularExpression kLayers("^(all|\\d+(,\\d+)*)$");
         if (!kLayers.match(layers.trimmed()).hasMatch())
             found << tr("Layers '%1' is not 'all' or indices like 0,4,8.").arg(layers);
-        if (dtype != "f32" && dtype != "f16") found << tr("Dtype '%1' is not f32 or f16.").arg(dtype);
+        if (dtype != "f32" && dtype != "f16")
+            found << tr("Dtype '%1' is not f32 or f16.").arg(dtype);
         if (examples < 0) found << tr("Examples must be 0 (the default) or more.");
     }
     if (action == EngineAction::Import) {
@@ -123,12 +124,13 @@ QStringList EngineActionSettings::problems() const {
         else if (!QFileInfo::exists(import_source))
             found << tr("Source %1 does not exist.").arg(import_source);
         if (!QStringList{"auto", "flax", "pytorch", "safetensors"}.contains(import_format))
-            found << tr("Format '%1' is not auto, flax, pytorch or safetensors.").arg(import_format);
+            found
+                << tr("Format '%1' is not auto, flax, pytorch or safetensors.").arg(import_format);
     }
     if (action == EngineAction::Experiment) {
         if (!experiment_names().contains(experiment))
             found << tr("Experiment '%1' is not one of %2.")
-                       .arg(experiment, experiment_names().join(", "));
+                         .arg(experiment, experiment_names().join(", "));
         if (steps < 0) found << tr("Steps must be 0 (the experiment's) or more.");
         static const QRegularExpression kOverride("^[A-Za-z_][A-Za-z0-9_.]*=.+$");
         for (const QString& o : overrides)
@@ -151,14 +153,14 @@ QStringList EngineActionSettings::problems() const {
             found << tr("Output %1 already exists: choose a new name.").arg(out);
         else if (parent_not_creatable(out))
             found << tr("Output directory %1 cannot be created (no writable folder above it).")
-                       .arg(QFileInfo(out).absolutePath());
+                         .arg(QFileInfo(out).absolutePath());
     }
     if (threads < 0) found << tr("Threads must be 0 (all cores) or more.");
     if (device != "cpu" && device != "cuda")
         found << tr("Device '%1' is not cpu or cuda.").arg(device);
     else if (device == "cuda" && !DeviceProbe::instance()->cuda_available())
         found << tr("Device CUDA is not available here: %1.")
-                   .arg(DeviceProbe::instance()->cuda_reason());
+                     .arg(DeviceProbe::instance()->cuda_reason());
     return found;
 }
 

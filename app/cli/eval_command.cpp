@@ -70,7 +70,8 @@ struct EvalInputs {
 };
 
 EvalInputs load_inputs(const EvalArgs& a) {
-    EvalInputs in{read_checkpoint(a.checkpoint), nullptr};
+    // Without its values: they go from the file into the model on its device (loaded_model).
+    EvalInputs in{read_checkpoint(a.checkpoint, CheckpointRead::without_values), nullptr};
     in.tokenizer = train::checkpoint_tokenizer(in.checkpoint, a.checkpoint, a.tokenizer);
     return in;
 }
@@ -86,12 +87,13 @@ train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
                                  *in.tokenizer);
 }
 
-// The checkpoint's model for batches of L tokens on --device, its parameters uploaded once.
+// The checkpoint's model for batches of L tokens on --device (an inference model), its parameters
+// read from the file into it, one tensor at a time.
 std::unique_ptr<models::Model> loaded_model(const EvalArgs& a, const EvalInputs& in, int L) {
     auto model =
         std::make_unique<models::Model>(in.checkpoint.config, a.batch_size, L, a.threads,
                                         checked_device(a.device), models::ModelUse::inference);
-    load_params(in.checkpoint, model->params());
+    read_params_into(a.checkpoint, in.checkpoint.layout, model->params());
     return model;
 }
 

@@ -476,12 +476,27 @@ Checkpoint read_checkpoint(const std::string& path, CheckpointRead what) {
     }
 }
 
+namespace {
+/// Whether `store` has the parameters of `layout`, by name and shape: Error naming the first that
+/// differs, before anything is copied.
+void check_same_layout(const std::vector<ParamEntry>& layout, const ParamStore& store,
+                       const char* who) {
+    for (const auto& e : layout) {
+        if (!store.contains(e.name))
+            throw Error(std::string(who) + ": the model has no parameter '" + e.name + "'");
+        if (store.entry(e.name).shape != e.shape)
+            throw Error(std::string(who) + ": '" + e.name + "' has another shape in the model");
+    }
+    if (store.entries().size() != layout.size())
+        throw Error(std::string(who) + ": the model has " + std::to_string(store.entries().size()) +
+                    " parameters, the checkpoint " + std::to_string(layout.size()));
+}
+}  // namespace
+
 void read_params_into(const std::string& path, const std::vector<ParamEntry>& layout,
                       ParamStore& store) {
     h5::quiet_errors();
-    if (store.entries().size() != layout.size())
-        throw Error("read_params_into: the model has " + std::to_string(store.entries().size()) +
-                    " parameters, " + path + " " + std::to_string(layout.size()));
+    check_same_layout(layout, store, "read_params_into");
     std::size_t largest = 0;
     for (const auto& e : layout)
         largest = std::max(largest, e.size);
@@ -489,10 +504,6 @@ void read_params_into(const std::string& path, const std::vector<ParamEntry>& la
     H5::H5File file = h5::open_read(path);
     try {
         for (const auto& e : layout) {
-            if (!store.contains(e.name))
-                throw Error("read_params_into: the model has no parameter '" + e.name + "'");
-            if (store.entry(e.name).shape != e.shape)
-                throw Error("read_params_into: '" + e.name + "' has another shape in the model");
             read_floats(path, file, "/params/" + e.name, e.shape, buffer.data());
             store.upload_entry(e.name, buffer.data());  // host or device
         }
@@ -503,17 +514,9 @@ void read_params_into(const std::string& path, const std::vector<ParamEntry>& la
 }
 
 void load_params(const Checkpoint& checkpoint, ParamStore& store) {
-    for (const auto& e : checkpoint.layout) {
-        if (!store.contains(e.name))
-            throw Error("load_params: the model has no parameter '" + e.name + "'");
-        const auto& target = store.entry(e.name);
-        if (target.shape != e.shape)
-            throw Error("load_params: '" + e.name + "' has another shape in the model");
+    check_same_layout(checkpoint.layout, store, "load_params");
+    for (const auto& e : checkpoint.layout)
         store.upload_entry(e.name, checkpoint.params.data() + e.offset);  // host or device
-    }
-    if (store.entries().size() != checkpoint.layout.size())
-        throw Error("load_params: the model has " + std::to_string(store.entries().size()) +
-                    " parameters, the checkpoint " + std::to_string(checkpoint.layout.size()));
 }
 
 }  // namespace routescope

@@ -798,6 +798,7 @@ int run_bench_dump(const DumpBenchArgs& a) {
     r["peak_rss_mib"] = peak_rss_mib();
     r["parameters_mib"] = static_cast<double>(s.parameter_bytes) / (1 << 20);
     r["arena_mib"] = static_cast<double>(s.arena_bytes) / (1 << 20);
+    r["write_queue_peak_mib"] = static_cast<double>(s.queue_peak_bytes) / (1 << 20);
     r["load_after"] = load_average();
     std::cout << r.dump() << std::endl;
     if (!a.keep) fs::remove(a.out);

@@ -9,12 +9,19 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
+#include "engine/io/half.hpp"
+#include "engine/io/write_queue.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/host_batch.hpp"
 #include "engine/models/model.hpp"
 
 namespace routescope {
 namespace {
+
+// The most bytes of rows waiting for the disk: about one batch of a published-size BiGS (8 × 512
+// tokens × d 1024 × 24 layers in float16 is 192 MiB), so the model runs a batch ahead of the
+// writes and no further.
+constexpr std::size_t kWriteQueueBytes = std::size_t(256) << 20;
 
 constexpr std::int32_t kIgnore = -100;  // MLM target of an unscored position (PyTorch's index)
 
@@ -24,30 +31,16 @@ bool has_ssm_kernels(const ModelConfig& m) {
     return m.arch == "bigs" || m.arch == "stack_ssm";
 }
 
-// x rounded to the nearest binary16 value (ties to even), kept in a float. The dump's float16
-// datasets are written through HDF5's float → half conversion, and a BiGS dump written that way
-// held 0.0625 where the value was 0.124983 (the carry of a rounding that crosses a power of two
-// was lost; HDF5 1.10). Values that are already representable convert without rounding.
-float round_to_half(float x) {
-    const float a = std::fabs(x);
-    if (!(a < 65520.0f)) return x;  // inf, NaN, or rounds to inf: HDF5's overflow handling
-    if (a < 6.103515625e-05f)       // 2^-14: half subnormals, a fixed step of 2^-24
-        return std::nearbyint(x * 16777216.0f) / 16777216.0f;
-    std::uint32_t u;
-    std::memcpy(&u, &x, sizeof u);
-    u += 0x0FFFu + ((u >> 13) & 1u);  // float has 23 significand bits, half 10: drop 13
-    u &= ~0x1FFFu;
-    std::memcpy(&x, &u, sizeof u);
-    return x;
-}
-
-// Writes each example's rows of the chosen layers while the forward runs (DUMP_FORMAT.md
-// numbering), so no activation outlives its batch.
+// Queues each example's rows of the chosen layers while the forward runs (DUMP_FORMAT.md
+// numbering): a row is copied, or converted to halves for a float16 dump, into a buffer of the
+// write queue, and written on the queue's thread while the model computes the next layers. No
+// activation outlives the queue's bound (kWriteQueueBytes).
 class DumpProbe : public models::ActivationProbe {
 public:
-    DumpProbe(DumpWriter& writer, const ModelConfig& m, const std::vector<int>& layers, bool gates,
-              bool attention, int L, bool half)
+    DumpProbe(DumpWriter& writer, WriteQueue& queue, const ModelConfig& m,
+              const std::vector<int>& layers, bool gates, bool attention, int L, bool half)
         : writer_(writer),
+          queue_(queue),
           wanted_(static_cast<std::size_t>(m.n_layers) + 1, false),
           gates_(gates),
           attention_(attention),
@@ -73,8 +66,7 @@ public:
         for (int b = 0; b < rows_; ++b) {
             const float* h = values + b * row;
             const int s = static_cast<int>(first_ + b);
-            writer_.write_hidden(layer, s, stored(h, row));
-            bytes_ += row * sizeof(float);
+            queue_row(h, row, [this, layer, s](FloatRow r) { writer_.write_hidden(layer, s, r); });
             if (slstm_) continue;
             // The classification pool (MODELS.md "Heads"): masked mean, or the first token.
             const int n = first_token_ ? 1 : lengths_[b];
@@ -84,8 +76,8 @@ public:
                     sentence_[c] += h[static_cast<std::size_t>(t) * d_ + c];
             for (auto& v : sentence_)
                 v /= static_cast<float>(n);
-            writer_.write_sentence(layer, s, stored(sentence_.data(), sentence_.size()));
-            bytes_ += d_ * sizeof(float);
+            queue_row(sentence_.data(), sentence_.size(),
+                      [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
         }
     }
 
@@ -95,58 +87,77 @@ public:
     void attention(int layer, const float* probs, int heads) override {
         if (!wanted_[static_cast<std::size_t>(layer)]) return;
         const std::size_t row = static_cast<std::size_t>(heads) * L_ * L_;
-        for (int b = 0; b < rows_; ++b)
-            writer_.write_attention(layer, static_cast<int>(first_ + b),
-                                    stored(probs + b * row, row));
-        bytes_ += row * rows_ * sizeof(float);
+        for (int b = 0; b < rows_; ++b) {
+            const int s = static_cast<int>(first_ + b);
+            queue_row(probs + b * row, row,
+                      [this, layer, s](FloatRow r) { writer_.write_attention(layer, s, r); });
+        }
     }
 
     void gate(int layer, const char* name, const float* values, int channels) override {
         if (!wanted_[static_cast<std::size_t>(layer)]) return;
         const std::size_t row = static_cast<std::size_t>(L_) * channels;
-        for (int b = 0; b < rows_; ++b)
-            writer_.write_gate(layer, name, static_cast<int>(first_ + b),
-                               stored(values + b * row, row));
-        bytes_ += row * rows_ * sizeof(float);
+        for (int b = 0; b < rows_; ++b) {
+            const int s = static_cast<int>(first_ + b);
+            queue_row(values + b * row, row,
+                      [this, layer, s, gate = std::string(name)](FloatRow r) {
+                          writer_.write_gate(layer, gate, s, r);
+                      });
+        }
     }
 
     // S-LSTM's sentence node g [B, d] (DUMP_FORMAT.md /layers/<l>/sentence).
     void sentence(int layer, const float* values) override {
         if (!slstm_ || !wanted_[static_cast<std::size_t>(layer)]) return;
-        for (int b = 0; b < rows_; ++b)
-            writer_.write_sentence(layer, static_cast<int>(first_ + b),
-                                   stored(values + static_cast<std::size_t>(b) * d_, d_));
-        bytes_ += static_cast<std::uint64_t>(rows_) * d_ * sizeof(float);
+        for (int b = 0; b < rows_; ++b) {
+            const int s = static_cast<int>(first_ + b);
+            queue_row(values + static_cast<std::size_t>(b) * d_, static_cast<std::size_t>(d_),
+                      [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
+        }
     }
 
     // S-LSTM's sentence-node weights [B, L + 1, k] (gate `sentence_weight`).
     void sentence_weight(int layer, const float* values, int channels) override {
         if (!wanted_[static_cast<std::size_t>(layer)]) return;
         const std::size_t row = static_cast<std::size_t>(L_ + 1) * channels;
-        for (int b = 0; b < rows_; ++b)
-            writer_.write_gate(layer, "sentence_weight", static_cast<int>(first_ + b),
-                               stored(values + b * row, row));
-        bytes_ += row * rows_ * sizeof(float);
+        for (int b = 0; b < rows_; ++b) {
+            const int s = static_cast<int>(first_ + b);
+            queue_row(values + b * row, row, [this, layer, s](FloatRow r) {
+                writer_.write_gate(layer, "sentence_weight", s, r);
+            });
+        }
     }
 
+    /// Float32 bytes of the activations handed over (what the model produced, whatever the
+    /// stored type).
     std::uint64_t bytes() const { return bytes_; }
 
 private:
-    // The values to hand to the writer: as they are, or rounded to halves (round_to_half).
-    const float* stored(const float* v, std::size_t n) {
-        if (!half_) return v;
-        rounded_.resize(n);
-        for (std::size_t i = 0; i < n; ++i)
-            rounded_[i] = round_to_half(v[i]);
-        return rounded_.data();
+    // One row of n values: copied (float32) or converted to halves (float16, half_bits: ties to
+    // even) into a queue buffer here, on the model's thread; `write` stores it on the queue's.
+    template <class Write>
+    void queue_row(const float* v, std::size_t n, Write write) {
+        WriteQueue::Buffer buf = queue_.buffer(n * (half_ ? sizeof(std::uint16_t) : sizeof(float)));
+        if (half_)
+            to_half(v, n, reinterpret_cast<std::uint16_t*>(buf.data()));
+        else
+            std::memcpy(buf.data(), v, n * sizeof(float));
+        bytes_ += n * sizeof(float);
+        queue_.push(std::move(buf), [write = std::move(write), half = half_](const auto& data) {
+            if (half)
+                write(FloatRow(reinterpret_cast<const std::uint16_t*>(data.data())));
+            else
+                write(FloatRow(reinterpret_cast<const float*>(data.data())));
+        });
     }
 
     DumpWriter& writer_;
+    WriteQueue& queue_;
     std::vector<bool> wanted_;
     bool gates_, attention_, half_, first_token_;
     bool slstm_;  // the sentence vector is the model's node g (sentence()), not a pool of h
     int L_, d_;
-    std::vector<float> sentence_, rounded_;
+    std::vector<float> sentence_;
     std::int64_t first_ = 0;
     int rows_ = 0;
     const std::int32_t* lengths_ = nullptr;
@@ -155,7 +166,7 @@ private:
 
 // /kernels/<l> of every block: the S4D kernel of length L of each direction and D (channel group
 // 0; DUMP_FORMAT.md has one kernel per direction).
-void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
+void write_kernels(DumpWriter& writer, models::Model& model, int L) {
     const ModelConfig& m = model.config().model;
     const int H = m.ssm.n_kernels;  // H > 1: every group's kernel too (<direction>_groups)
     for (int l = 1; l <= m.n_layers; ++l) {
@@ -166,9 +177,6 @@ void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
                 "layers." + std::to_string(l - 1) + (dir == 0 ? ".ssm_forward" : ".ssm_backward");
             // The backend's s4d_kernel op where the parameters live, then one download: [H, L].
             all[dir] = model.ssm_kernel(s, L);
-            if (half)
-                for (auto& v : all[dir])
-                    v = round_to_half(v);
             k[dir].assign(all[dir].begin(), all[dir].begin() + L);
             const std::vector<float> d = model.params().download_entry(s + ".D");
             D[dir].assign(d.begin(), d.end());
@@ -182,7 +190,7 @@ void write_kernels(DumpWriter& writer, models::Model& model, int L, bool half) {
 
 // /mixing/<l> of every gMLP block: W[:L, :L] (the model uses only that block on rows of length L;
 // docs/decisions.md "Dump: gMLP's /mixing and spatial_gate").
-void write_mixing(DumpWriter& writer, const models::Model& model, int L, bool half) {
+void write_mixing(DumpWriter& writer, const models::Model& model, int L) {
     const ModelConfig& m = model.config().model;
     const int n = m.max_len;
     std::vector<float> w(static_cast<std::size_t>(L) * L);
@@ -192,7 +200,7 @@ void write_mixing(DumpWriter& writer, const models::Model& model, int L, bool ha
         for (int i = 0; i < L; ++i)
             for (int j = 0; j < L; ++j) {
                 const float v = W[static_cast<std::size_t>(i) * n + j];
-                w[static_cast<std::size_t>(i) * L + j] = half ? round_to_half(v) : v;
+                w[static_cast<std::size_t>(i) * L + j] = v;
             }
         writer.write_mixing(l, w.data(), L);
     }
@@ -344,7 +352,10 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     spec.vocab = source.vocab;
 
     DumpWriter writer(out, spec);
-    DumpProbe probe(writer, m, layers, options.gates, options.attention, L, options.float16);
+    // Declared after the writer: on an error its destructor drops the queued rows and joins
+    // before the writer removes its temporary file.
+    WriteQueue queue(kWriteQueueBytes);
+    DumpProbe probe(writer, queue, m, layers, options.gates, options.attention, L, options.float16);
     model.set_capture(&probe);
 
     models::HostBatch hb(B, L, source.pad_id);  // rows past the end: one pad token, no target
@@ -392,7 +403,12 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                     hb.reset(b)[t] = v;
                     reset_row[static_cast<std::size_t>(t)] = static_cast<std::int8_t>(v);
                 }
-                writer.write_reset_mask(static_cast<int>(s), reset_row.data());
+                WriteQueue::Buffer mask = queue.buffer(reset_row.size());
+                std::memcpy(mask.data(), reset_row.data(), reset_row.size());
+                queue.push(std::move(mask), [&writer, s](const WriteQueue::Buffer& row) {
+                    writer.write_reset_mask(static_cast<int>(s),
+                                            reinterpret_cast<const std::int8_t*>(row.data()));
+                });
             }
             if (classifier && e.label >= 0 && e.label < m.n_labels) hb.class_label(b) = e.label;
             ExampleRecord& r = records[static_cast<std::size_t>(b)];
@@ -434,13 +450,15 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                 }
                 r.attributes.push_back(all && n_targets > 0 ? 1.0 : 0.0);
             }
-            writer.write_example(static_cast<int>(first + b), r);
+            queue.push({}, [&writer, s = static_cast<int>(first + b), r = std::move(r)](
+                               const WriteQueue::Buffer&) { writer.write_example(s, r); });
         }
         if (options.progress) options.progress(first + rows, source.count);
     }
     model.set_capture(nullptr);
-    if (has_ssm_kernels(m)) write_kernels(writer, model, L, options.float16);
-    if (m.arch == "gmlp") write_mixing(writer, model, L, options.float16);
+    queue.drain();  // every row is in the file; the writer is this thread's again
+    if (has_ssm_kernels(m)) write_kernels(writer, model, L);
+    if (m.arch == "gmlp") write_mixing(writer, model, L);
     writer.finish();
 
     ActivationDumpSummary summary;
@@ -448,6 +466,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     std::error_code ec;
     summary.file_bytes = std::filesystem::file_size(out, ec);
     summary.activation_bytes = probe.bytes();
+    summary.queue_peak_bytes = queue.peak_bytes();
     summary.parameter_bytes = model.params().size() * sizeof(float);
     summary.arena_bytes = model.arena_bytes();
     summary.seconds =

@@ -90,6 +90,7 @@ struct ActivationDumpSummary {
     std::uint64_t activation_bytes = 0;  ///< bytes of hidden/sentence/gate rows written
     std::uint64_t parameter_bytes = 0;   ///< the model's parameters on its device
     std::uint64_t arena_bytes = 0;       ///< its activation arena (an inference step's)
+    std::uint64_t queue_peak_bytes = 0;  ///< the most row bytes that waited for the disk at once
     double seconds = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/half.hpp"
 #include "engine/io/stale_temporaries.hpp"
 #include "engine/io/validation.hpp"
 
@@ -41,8 +42,8 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
         throw IoError(final_path_ + ": cannot create (in " + (dir.empty() ? "." : dir.string()) +
                       "): " + h5::error_stack_text());
     }
-    float_type_ =
-        spec_.float16 ? H5::DataType(float16_type()) : H5::DataType(H5::PredType::IEEE_F32LE);
+    half_type_ = float16_type();
+    float_type_ = spec_.float16 ? H5::DataType(half_type_) : H5::DataType(H5::PredType::IEEE_F32LE);
     try {
         h5::write_string_attr(file_, "format", "routescope-dump");
         h5::write_int_attr(file_, "format_version", kDumpFormatVersion);
@@ -171,6 +172,7 @@ H5::DataSet& DumpWriter::dataset(const std::string& path) {
 
 void DumpWriter::write_row(const std::string& path, int s, const void* data,
                            const H5::DataType& mem_type) {
+    h5::quiet_errors();  // per thread in a thread-safe HDF5: a dump writes on a thread of its own
     if (s < 0 || s >= spec_.examples)
         throw FormatError(final_path_ + ": example " + std::to_string(s) + " outside 0.." +
                           std::to_string(spec_.examples - 1));
@@ -223,22 +225,37 @@ void DumpWriter::write_reset_mask(int s, const std::int8_t* row) {
     write_row("data/reset_mask", s, row, H5::PredType::NATIVE_INT8);
 }
 
-void DumpWriter::write_hidden(int layer, int s, const float* rows) {
-    write_row("layers/" + std::to_string(layer) + "/hidden", s, rows, H5::PredType::NATIVE_FLOAT);
+std::pair<const void*, const H5::DataType*> DumpWriter::stored(const float* x, std::size_t n) {
+    if (!spec_.float16) return {x, &H5::PredType::NATIVE_FLOAT};
+    halves_.resize(n);
+    to_half(x, n, halves_.data());
+    return {halves_.data(), &half_type_};
 }
 
-void DumpWriter::write_sentence(int layer, int s, const float* vec) {
-    write_row("layers/" + std::to_string(layer) + "/sentence", s, vec, H5::PredType::NATIVE_FLOAT);
+void DumpWriter::write_float_row(const std::string& path, int s, FloatRow row) {
+    if (row.f16) return write_row(path, s, row.f16, half_type_);
+    const std::vector<hsize_t> dims = h5::shape_of(dataset(path));
+    std::size_t n = 1;
+    for (std::size_t i = 1; i < dims.size(); ++i)
+        n *= static_cast<std::size_t>(dims[i]);
+    const auto [data, type] = stored(row.f32, n);
+    write_row(path, s, data, *type);
 }
 
-void DumpWriter::write_gate(int layer, const std::string& gate, int s, const float* rows) {
-    write_row("layers/" + std::to_string(layer) + "/gates/" + gate, s, rows,
-              H5::PredType::NATIVE_FLOAT);
+void DumpWriter::write_hidden(int layer, int s, FloatRow rows) {
+    write_float_row("layers/" + std::to_string(layer) + "/hidden", s, rows);
 }
 
-void DumpWriter::write_attention(int layer, int s, const float* probs) {
-    write_row("layers/" + std::to_string(layer) + "/attention", s, probs,
-              H5::PredType::NATIVE_FLOAT);
+void DumpWriter::write_sentence(int layer, int s, FloatRow vec) {
+    write_float_row("layers/" + std::to_string(layer) + "/sentence", s, vec);
+}
+
+void DumpWriter::write_gate(int layer, const std::string& gate, int s, FloatRow rows) {
+    write_float_row("layers/" + std::to_string(layer) + "/gates/" + gate, s, rows);
+}
+
+void DumpWriter::write_attention(int layer, int s, FloatRow probs) {
+    write_float_row("layers/" + std::to_string(layer) + "/attention", s, probs);
 }
 
 void DumpWriter::write_kernel(int layer, const std::vector<float>& forward,
@@ -250,7 +267,8 @@ void DumpWriter::write_kernel(int layer, const std::vector<float>& forward,
         auto put = [&](const char* name, const std::vector<float>& k) {
             const hsize_t n = k.size();
             H5::DataSet ds = g.createDataSet(name, float_type_, H5::DataSpace(1, &n));
-            ds.write(k.data(), H5::PredType::NATIVE_FLOAT);
+            const auto [data, type] = stored(k.data(), k.size());
+            ds.write(data, *type);
         };
         put("forward", forward);
         h5::write_float_attr(g, "D_forward", d_forward);
@@ -271,7 +289,8 @@ void DumpWriter::write_kernel_groups(int layer, bool forward, const std::vector<
         const hsize_t dims[2] = {static_cast<hsize_t>(groups),
                                  static_cast<hsize_t>(kernels.size() / groups)};
         H5::DataSet k = g.createDataSet(dir + "_groups", float_type_, H5::DataSpace(2, dims));
-        k.write(kernels.data(), H5::PredType::NATIVE_FLOAT);
+        const auto [data, type] = stored(kernels.data(), kernels.size());
+        k.write(data, *type);
         const hsize_t h = skips.size();
         H5::DataSet d =
             g.createDataSet("D_" + dir + "_groups", H5::PredType::IEEE_F64LE, H5::DataSpace(1, &h));
@@ -287,7 +306,8 @@ void DumpWriter::write_mixing(int layer, const float* w, int n) {
         const hsize_t dims[2] = {static_cast<hsize_t>(n), static_cast<hsize_t>(n)};
         H5::DataSet ds = file_.createDataSet("mixing/" + std::to_string(layer), float_type_,
                                              H5::DataSpace(2, dims));
-        ds.write(w, H5::PredType::NATIVE_FLOAT);
+        const auto [data, type] = stored(w, static_cast<std::size_t>(n) * n);
+        ds.write(data, *type);
     } catch (const H5::Exception& e) {
         fail("cannot write the mixing matrix of layer " + std::to_string(layer), e);
     }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/io/stale_temporaries.hpp"
@@ -59,6 +60,16 @@ struct ExampleRecord {
     std::vector<double> attributes;  ///< in DumpSpec::attributes order
 };
 
+/// The values of one row of a float dataset: floats, or binary16 bits already converted
+/// (half_bits, engine/io/half.hpp) for a float16 dump. The writer converts floats to a float16
+/// dataset's halves itself (to_half: ties to even), so HDF5 only copies.
+struct FloatRow {
+    FloatRow(const float* v) : f32(v) {}          // NOLINT(google-explicit-constructor)
+    FloatRow(const std::uint16_t* v) : f16(v) {}  // NOLINT(google-explicit-constructor)
+    const float* f32 = nullptr;
+    const std::uint16_t* f16 = nullptr;
+};
+
 class DumpWriter {
 public:
     DumpWriter(std::string final_path, DumpSpec spec);
@@ -70,10 +81,10 @@ public:
     void write_example(int s, const ExampleRecord& record);
     /// Row s of /data/reset_mask (L values; bit 1 = new packed sample, bit 2 = causal region).
     void write_reset_mask(int s, const std::int8_t* row);
-    void write_hidden(int layer, int s, const float* rows /*[L, d]*/);
-    void write_sentence(int layer, int s, const float* vec /*[d]*/);
-    void write_gate(int layer, const std::string& gate, int s, const float* rows /*[L, k]*/);
-    void write_attention(int layer, int s, const float* probs /*[H, L, L]*/);
+    void write_hidden(int layer, int s, FloatRow rows /*[L, d]*/);
+    void write_sentence(int layer, int s, FloatRow vec /*[d]*/);
+    void write_gate(int layer, const std::string& gate, int s, FloatRow rows /*[L, k]*/);
+    void write_attention(int layer, int s, FloatRow probs /*[H, L, L]*/);
     /// /kernels/<layer>: both directions, or (`backward` empty: a causal layer) forward alone.
     void write_kernel(int layer, const std::vector<float>& forward,
                       const std::vector<float>& backward, double d_forward, double d_backward);
@@ -95,6 +106,8 @@ private:
     DumpSpec spec_;
     H5::H5File file_;
     H5::DataType float_type_;
+    H5::FloatType half_type_;            ///< binary16 in memory: what a FloatRow's f16 holds
+    std::vector<std::uint16_t> halves_;  ///< floats converted for a float16 dataset
     std::map<std::string, H5::DataSet> sets_;
     bool finished_ = false;
 
@@ -102,6 +115,10 @@ private:
     void create_float(const std::string& path, const std::vector<hsize_t>& dims,
                       const std::vector<hsize_t>& chunk);
     void write_row(const std::string& path, int s, const void* data, const H5::DataType& mem_type);
+    void write_float_row(const std::string& path, int s, FloatRow row);
+    /// n floats as this dump stores them: `x` itself (float32) or its halves (float16), with the
+    /// memory type to hand to HDF5.
+    std::pair<const void*, const H5::DataType*> stored(const float* x, std::size_t n);
     [[noreturn]] void fail(const std::string& what, const H5::Exception& e) const;
 };
 

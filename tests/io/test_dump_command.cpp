@@ -215,6 +215,46 @@ private slots:
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
     }
 
+    void float16DumpHoldsNumpysHalvesOfTheFloat32Dump() {
+        // The same model on the same examples, dumped in float32 and float16 (the float16 rows
+        // converted by the writer, half_bits, not by HDF5): every float dataset of the float16
+        // dump — hidden states, sentence vectors, gates, kernels — holds exactly numpy's
+        // astype(float16) of the float32 one (round to nearest, ties to even), bit for bit, and
+        // everything else is equal. Batch 3 over 7 examples: a last, partial batch.
+        const std::string f32 = path("exact32.dump.h5"), f16 = path("exact16.dump.h5");
+        for (const auto& [out, dtype] : {std::pair{f32, "f32"}, std::pair{f16, "f16"}}) {
+            const auto r = run_cli(args_of({"dump", "--checkpoint", bigs_, "--out", out, "--gates",
+                                            "--dtype", dtype, "--examples", "7", "--batch", "3"}));
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        }
+        const auto py =
+            run_process(QStringLiteral(ROUTESCOPE_PYTHON),
+                        {"-c",
+                         "import sys, h5py, numpy as np\n"
+                         "a, b = h5py.File(sys.argv[1], 'r'), h5py.File(sys.argv[2], 'r')\n"
+                         "seen = []\n"
+                         "def check(name, x):\n"
+                         "    if not isinstance(x, h5py.Dataset): return\n"
+                         "    y = b[name]\n"
+                         "    if x.dtype == np.float32:\n"
+                         "        assert y.dtype == np.float16, (name, y.dtype)\n"
+                         "        want = x[()].astype(np.float16).view(np.uint16)\n"
+                         "        got = y[()].view(np.uint16)\n"
+                         "        bad = np.flatnonzero(want.ravel() != got.ravel())\n"
+                         "        assert bad.size == 0, (name, bad[:5], want.ravel()[bad[:5]], "
+                         "got.ravel()[bad[:5]])\n"
+                         "        seen.append(name)\n"
+                         "    elif x.dtype.kind in 'iu':\n"
+                         "        assert np.array_equal(x[()], y[()]), name\n"
+                         "a.visititems(check)\n"
+                         "need = ['layers/2/hidden', 'layers/1/sentence', 'layers/2/gates/u_f', "
+                         "'kernels/1/forward']\n"
+                         "assert all(n in seen for n in need), seen\n"
+                         "print(len(seen), 'float datasets equal')\n",
+                         QString::fromStdString(f32), QString::fromStdString(f16)});
+        QVERIFY2(py.exit_code == 0, qPrintable(py.out + py.err));
+    }
+
     void taskDumpCarriesAttributesLabelsAndPredictions() {
         const std::string out = path("induction.dump.h5");
         const auto r = run_cli(args_of({"dump", "--checkpoint", induction_, "--out", out, "--task",

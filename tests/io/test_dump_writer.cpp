@@ -1,13 +1,26 @@
 // DumpWriter writes files that pass validation, stream row by row, and never leave a partial file
-// under the final name.
+// under the final name. Its float16 conversion (half_bits, to_half) gives numpy's astype(float16)
+// bit for bit; its write queue keeps order, bounds memory and hands back the first error.
 #include <QtTest>
 
+#include <QProcess>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <thread>
 
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
 #include "engine/io/file_info.hpp"
+#include "engine/io/half.hpp"
 #include "engine/io/validation.hpp"
+#include "engine/io/write_queue.hpp"
 
 using namespace routescope;
 
@@ -93,6 +106,179 @@ private slots:
         }
         QVERIFY(!std::filesystem::exists(path));
         QVERIFY(!std::filesystem::exists(temp));
+    }
+
+    void halfBitsAreNumpysFloat16() {
+        // Every binary16 value, its neighbours one float ulp away, the exact midpoints between
+        // consecutive halves (ties: to even) and one float ulp either side of them, the overflow
+        // edge (65504, 65520), the subnormal range and below, random normals, ±0, ±inf, a quiet
+        // NaN. numpy (not this code) says what each must become.
+        std::vector<float> x;
+        auto as_float = [](std::uint32_t u) {
+            float f;
+            std::memcpy(&f, &u, sizeof f);
+            return f;
+        };
+        const float inf = std::numeric_limits<float>::infinity();
+        for (std::uint32_t h = 0; h < 0x7C00u; ++h) {
+            // the half h as a float: (1 + m/1024) · 2^(e − 15), or m · 2^-24 for e = 0
+            const int e = static_cast<int>(h >> 10), m = static_cast<int>(h & 0x3FFu);
+            const float v = e == 0 ? std::ldexp(static_cast<float>(m), -24)
+                                   : std::ldexp(1.0f + m / 1024.0f, e - 15);
+            const float up = std::nextafter(v, inf), down = std::nextafter(v, -inf);
+            for (float s : {1.0f, -1.0f})
+                for (float w : {v, up, down})
+                    x.push_back(s * w);
+        }
+        for (std::uint32_t h = 0; h + 1 < 0x7C00u; ++h) {  // midpoints: exact in float
+            const int e0 = static_cast<int>(h >> 10), m0 = static_cast<int>(h & 0x3FFu);
+            const int e1 = static_cast<int>((h + 1) >> 10), m1 = static_cast<int>((h + 1) & 0x3FFu);
+            const double a = e0 == 0 ? std::ldexp(m0, -24) : std::ldexp(1.0 + m0 / 1024.0, e0 - 15);
+            const double b = e1 == 0 ? std::ldexp(m1, -24) : std::ldexp(1.0 + m1 / 1024.0, e1 - 15);
+            const float mid = static_cast<float>((a + b) / 2);
+            for (float s : {1.0f, -1.0f})
+                for (float w : {mid, std::nextafter(mid, inf), std::nextafter(mid, -inf)})
+                    x.push_back(s * w);
+        }
+        for (float v : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 1e10f, 3e38f, 2.9802322e-8f,
+                        2.9802326e-8f, 5.9604645e-8f, 1e-30f, 1.4e-45f, 0.0f, -0.0f, inf, -inf,
+                        0.124983f, std::nextafter(65520.0f, 0.0f)})
+            x.push_back(v), x.push_back(-v);
+        std::mt19937 rng(7);
+        std::normal_distribution<float> normal(0.0f, 4.0f);
+        for (int i = 0; i < 200000; ++i)
+            x.push_back(normal(rng) * std::exp2(static_cast<float>(i % 60 - 40)));
+        x.push_back(as_float(0x7FC00000u));  // quiet NaN, both signs
+        x.push_back(as_float(0xFFC00000u));
+
+        const QString in = dir_.filePath("halves.f32"), out = dir_.filePath("halves.u16");
+        {
+            std::ofstream f(in.toStdString(), std::ios::binary);
+            f.write(reinterpret_cast<const char*>(x.data()),
+                    static_cast<std::streamsize>(x.size() * sizeof(float)));
+        }
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {"-c",
+                  "import sys, numpy as np\n"
+                  "x = np.fromfile(sys.argv[1], dtype='<f4')\n"
+                  "x.astype(np.float16).view('<u2').tofile(sys.argv[2])\n",
+                  in, out});
+        QVERIFY(py.waitForFinished(120000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        std::vector<std::uint16_t> want(x.size());
+        {
+            std::ifstream f(out.toStdString(), std::ios::binary);
+            f.read(reinterpret_cast<char*>(want.data()),
+                   static_cast<std::streamsize>(want.size() * sizeof(std::uint16_t)));
+            QCOMPARE(static_cast<std::size_t>(f.gcount()), want.size() * sizeof(std::uint16_t));
+        }
+        std::vector<std::uint16_t> vectorised(x.size());
+        to_half(x.data(), x.size(), vectorised.data());
+        int bad = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const std::uint16_t scalar = half_bits(x[i]);
+            if ((scalar != want[i] || vectorised[i] != want[i]) && bad++ < 5)
+                qWarning("x = %.9g: numpy %04x, half_bits %04x, to_half %04x",
+                         static_cast<double>(x[i]), want[i], scalar, vectorised[i]);
+        }
+        QCOMPARE(bad, 0);
+        QVERIFY(x.size() > 300000);
+    }
+
+    void float16RowsGivenAsHalvesAreStoredAsTheyAre() {
+        // A FloatRow of binary16 bits goes to the file unchanged; floats are converted by the
+        // writer; both read back (HDF5 half → float, exact) as the same values.
+        const std::string path = dir_.filePath("halves.dump.h5").toStdString();
+        DumpSpec spec = small_spec(true);
+        {
+            DumpWriter w(path, spec);
+            fill(w);
+            std::vector<float> h(12);
+            std::vector<std::uint16_t> bits(12);
+            for (int i = 0; i < 12; ++i)
+                h[i] = 0.1f * static_cast<float>(i) - 0.3f;
+            to_half(h.data(), h.size(), bits.data());
+            w.write_hidden(0, 1, bits.data());
+            w.write_hidden(2, 1, h.data());
+            w.finish();
+        }
+        H5::H5File f(path, H5F_ACC_RDONLY);
+        std::vector<float> a(24), b(24);
+        f.openDataSet("layers/0/hidden").read(a.data(), H5::PredType::NATIVE_FLOAT);
+        f.openDataSet("layers/2/hidden").read(b.data(), H5::PredType::NATIVE_FLOAT);
+        for (int i = 0; i < 12; ++i) {
+            QCOMPARE(a[12 + i], b[12 + i]);
+            QVERIFY(std::fabs(a[12 + i] - (0.1f * static_cast<float>(i) - 0.3f)) < 5e-4f);
+        }
+    }
+
+    void writeQueueKeepsOrderBoundsMemoryAndRethrows() {
+        std::vector<int> seen;
+        {
+            WriteQueue q(100);
+            for (int i = 0; i < 50; ++i) {
+                WriteQueue::Buffer b = q.buffer(40);
+                b[0] = static_cast<std::byte>(i);
+                q.push(std::move(b), [&seen](const WriteQueue::Buffer& d) {
+                    seen.push_back(static_cast<int>(d[0]));
+                });
+            }
+            WriteQueue::Buffer big = q.buffer(1000);  // larger than the bound: waits for empty
+            q.push(std::move(big), [&seen](const WriteQueue::Buffer& d) {
+                seen.push_back(static_cast<int>(d.size()));
+            });
+            q.drain();
+            QVERIFY(q.peak_bytes() <= 1000);
+            QVERIFY(q.peak_bytes() >= 40);
+        }
+        QCOMPARE(seen.size(), std::size_t(51));
+        for (int i = 0; i < 50; ++i)
+            QCOMPARE(seen[static_cast<std::size_t>(i)], i);
+        QCOMPARE(seen.back(), 1000);
+
+        // The first error reaches the producer; nothing queued after it runs.
+        std::atomic<int> ran{0};
+        WriteQueue q(1 << 20);
+        q.push({}, [&](const WriteQueue::Buffer&) { throw std::runtime_error("disk full"); });
+        bool thrown = false;
+        try {
+            for (int i = 0; i < 1000; ++i)
+                q.push({}, [&](const WriteQueue::Buffer&) { ++ran; });
+            q.drain();
+        } catch (const std::runtime_error& e) {
+            thrown = QString(e.what()) == "disk full";
+        }
+        QVERIFY(thrown);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, q.drain());
+        QCOMPARE(ran.load(), 0);
+    }
+
+    void abandonedWriteQueueDropsWhatIsQueued() {
+        // A producer's error part-way: the queue is destroyed with writes still queued; they are
+        // dropped (not run against a writer about to remove its file), and the join returns.
+        std::atomic<int> ran{0};
+        std::atomic<bool> release{false}, started{false};
+        std::thread releaser;
+        {
+            WriteQueue q(1 << 20);
+            q.push({}, [&](const WriteQueue::Buffer&) {
+                started = true;
+                while (!release)
+                    std::this_thread::yield();
+                ++ran;
+            });
+            for (int i = 0; i < 100; ++i)
+                q.push({}, [&](const WriteQueue::Buffer&) { ++ran; });
+            while (!started)  // the first write is running; the 100 wait behind it
+                std::this_thread::yield();
+            releaser = std::thread([&] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                release = true;
+            });
+        }  // ~WriteQueue: drops the 100, waits for the running write
+        releaser.join();
+        QCOMPARE(ran.load(), 1);  // the one that was running finished; the 100 queued did not run
     }
 
     void unwritableDirectoryIsAClearError() {

@@ -8,7 +8,7 @@
 #include "analysis/hdf5_lock.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/h5_file.hpp"
-#include "engine/io/importers/tensor_file.hpp"
+#include "engine/io/half.hpp"
 
 namespace routescope::analysis {
 namespace {
@@ -123,11 +123,14 @@ Slice read_slice(const std::string& file, const SliceRequest& r) {
         H5::DataSpace memory(rank, count.data());
         std::vector<double> raw(n);
         const H5::DataType type = ds.getDataType();
-        if (type.getClass() == H5T_FLOAT && type.getSize() == 2) {
+        if (h5::is_binary16_le(type)) {
+            // Read as stored and converted here (engine/io/half.hpp: HDF5's own float16
+            // conversion is a soft-float path, ~200 ns a value); any other 2-byte float (bfloat16,
+            // big-endian) goes through HDF5.
             std::vector<std::uint16_t> half(n);
             ds.read(half.data(), type, memory, space);
             for (std::size_t i = 0; i < n; ++i)
-                raw[i] = importers::half_to_float(half[i]);
+                raw[i] = half_to_float(half[i]);
         } else {
             ds.read(raw.data(), H5::PredType::NATIVE_DOUBLE, memory, space);
         }

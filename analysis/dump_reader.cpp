@@ -11,6 +11,7 @@
 #include "analysis/hdf5_lock.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/half.hpp"
 #include "engine/io/validation.hpp"
 
 namespace routescope::analysis {
@@ -22,34 +23,10 @@ struct DumpReader::Impl {
 
 namespace {
 
-/// IEEE 754 binary16 → binary32, exactly (every half is a float). HDF5's own float16 conversion is
-/// a generic soft-float path at ~200 ns per value (measured: 40 ms per 200×1024 row), which made
-/// reading float16 dumps the bottleneck of PCA.
-float half_to_float(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-    std::uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits;
-    if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13);  // Inf / NaN
-    } else if (exponent != 0) {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa == 0) {
-        bits = sign;
-    } else {  // subnormal half: normalise
-        exponent = 113;
-        while (!(mantissa & 0x400u)) {
-            mantissa <<= 1;
-            --exponent;
-        }
-        bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
 /// Reads the hyperslab [start, start + count) of a float dataset into `out` as float (float16 is
-/// converted by half_to_float, float64 by HDF5), then rejects NaN/Inf as DUMP_FORMAT.md asks of
-/// readers.
+/// converted by from_half, engine/io/half.hpp: HDF5's own conversion is a soft-float path at
+/// ~200 ns a value, which made reading float16 dumps the bottleneck of PCA; float64 by HDF5), then
+/// rejects NaN/Inf as DUMP_FORMAT.md asks of readers.
 void read_slab(const H5::DataSet& ds, const std::string& file, const std::string& path,
                const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, float* out) {
     H5::DataSpace space = ds.getSpace();
@@ -62,13 +39,11 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
     H5::DataSpace memory(static_cast<int>(count.size()), count.data());
     try {
         const H5::DataType type = ds.getDataType();
-        if (type.getClass() == H5T_FLOAT && type.getSize() == 2 &&
-            H5::FloatType(ds).getOrder() == H5T_ORDER_LE) {
+        if (h5::is_binary16_le(type)) {
             thread_local std::vector<std::uint16_t> raw;
             raw.resize(n);
             ds.read(raw.data(), type, memory, space);  // the file's own type: no conversion
-            for (hsize_t i = 0; i < n; ++i)
-                out[i] = half_to_float(raw[i]);
+            from_half(raw.data(), n, out);
         } else {
             ds.read(out, H5::PredType::NATIVE_FLOAT, memory, space);
         }

@@ -129,6 +129,16 @@ std::vector<hsize_t> shape_of(const H5::DataSet& ds) {
     return dims;
 }
 
+bool is_binary16_le(const H5::DataType& type) {
+    const hid_t id = type.getId();
+    if (H5Tget_class(id) != H5T_FLOAT || H5Tget_size(id) != 2 || H5Tget_order(id) != H5T_ORDER_LE)
+        return false;
+    std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+    if (H5Tget_fields(id, &spos, &epos, &esize, &mpos, &msize) < 0) return false;
+    return spos == 15 && epos == 10 && esize == 5 && mpos == 0 && msize == 10 &&
+           H5Tget_ebias(id) == 15 && H5Tget_norm(id) == H5T_NORM_IMPLIED;
+}
+
 std::string shape_text(const std::vector<hsize_t>& shape) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i) {

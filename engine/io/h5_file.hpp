@@ -30,6 +30,10 @@ std::string type_name(const H5::DataType& type);
 
 /// Dimensions of a dataset's dataspace.
 std::vector<hsize_t> shape_of(const H5::DataSet& ds);
+/// Whether `type` is little-endian IEEE binary16 (numpy's float16; what a float16 dump holds), so
+/// its bits can be read as they are and converted by engine/io/half.hpp. Any other 2-byte float
+/// (bfloat16, big-endian, another bias) is not.
+bool is_binary16_le(const H5::DataType& type);
 
 /// "[3, 32, 64]".
 std::string shape_text(const std::vector<hsize_t>& shape);

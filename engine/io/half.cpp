@@ -23,6 +23,19 @@ __attribute__((target("avx,f16c"))) void to_half_f16c(const float* x, std::size_
         out[i] = half_bits(x[i]);
 }
 
+__attribute__((target("avx,f16c"))) void from_half_f16c(const unsigned char* h, std::size_t n,
+                                                        float* out) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(
+            out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 2 * i))));
+    for (; i < n; ++i) {
+        std::uint16_t v;
+        std::memcpy(&v, h + 2 * i, sizeof v);
+        out[i] = half_to_float(v);
+    }
+}
+
 bool has_f16c() {
     static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
     return yes;
@@ -37,6 +50,22 @@ void to_half(const float* x, std::size_t n, std::uint16_t* out) {
 #endif
     for (std::size_t i = 0; i < n; ++i)
         out[i] = half_bits(x[i]);
+}
+
+}  // namespace routescope
+
+namespace routescope {
+
+void from_half(const void* halves, std::size_t n, float* out) {
+    const auto* h = static_cast<const unsigned char*>(halves);
+#ifdef ROUTESCOPE_F16C
+    if (has_f16c()) return from_half_f16c(h, n, out);
+#endif
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t v;
+        std::memcpy(&v, h + 2 * i, sizeof v);
+        out[i] = half_to_float(v);
+    }
 }
 
 }  // namespace routescope

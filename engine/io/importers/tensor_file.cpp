@@ -72,29 +72,6 @@ const NamedTensor* TensorFile::find(const std::string& name) const {
     return nullptr;
 }
 
-float half_to_float(std::uint16_t h) {
-    const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-    const std::uint32_t exponent = (h >> 10) & 0x1fu;
-    std::uint32_t mantissa = h & 0x3ffu;
-    std::uint32_t bits;
-    if (exponent == 0x1f) {
-        bits = sign | 0x7f800000u | (mantissa << 13);  // inf / NaN
-    } else if (exponent != 0) {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-    } else if (mantissa == 0) {
-        bits = sign;  // ±0
-    } else {
-        // Subnormal: normalise the mantissa.
-        int e = -1;
-        do {
-            ++e;
-            mantissa <<= 1;
-        } while ((mantissa & 0x400u) == 0);
-        bits = sign | std::uint32_t(112 - e) << 23 | ((mantissa & 0x3ffu) << 13);
-    }
-    return std::bit_cast<float>(bits);
-}
-
 float bfloat16_to_float(std::uint16_t bits) {
     return std::bit_cast<float>(std::uint32_t(bits) << 16);
 }
@@ -111,12 +88,13 @@ bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std:
     static_assert(std::endian::native == std::endian::little, "the readers assume little-endian");
     if (dtype == "float32") {
         if (count) std::memcpy(out, bytes, count * 4);
-    } else if (dtype == "float16" || dtype == "bfloat16") {
-        const bool half = dtype == "float16";
+    } else if (dtype == "float16") {
+        from_half(bytes, count, out);
+    } else if (dtype == "bfloat16") {
         for (std::size_t i = 0; i < count; ++i) {
             std::uint16_t v;
             std::memcpy(&v, bytes + 2 * i, 2);
-            out[i] = half ? half_to_float(v) : bfloat16_to_float(v);
+            out[i] = bfloat16_to_float(v);
         }
     } else if (dtype == "int64") {
         // Exact for |v| <= 2^24; the importer accepts int64 tensors only as buffers whose values

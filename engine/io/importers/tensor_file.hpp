@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/half.hpp"
+
 namespace routescope::importers {
 
 class MappedFile;
@@ -73,8 +75,9 @@ std::string detect_tensor_format(const std::string& path);
 TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto",
                             bool lazy = false);
 
-/// float16 / bfloat16 bit patterns to float32 (exact, subnormals, infinities and NaN included).
-float half_to_float(std::uint16_t bits);
+/// bfloat16 bit patterns to float32 (exact, infinities and NaN included); float16's is
+/// routescope::half_to_float (engine/io/half.hpp).
+using routescope::half_to_float;
 float bfloat16_to_float(std::uint16_t bits);
 
 /// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16 | int64, the

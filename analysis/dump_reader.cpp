@@ -29,6 +29,7 @@ namespace {
 /// rejects NaN/Inf as DUMP_FORMAT.md asks of readers.
 void read_slab(const H5::DataSet& ds, const std::string& file, const std::string& path,
                const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, float* out) {
+    h5::quiet_errors();  // per thread: an analysis reads on worker threads
     H5::DataSpace space = ds.getSpace();
     space.selectHyperslab(H5S_SELECT_SET, count.data(), start.data());
     hsize_t n = 1;

@@ -17,29 +17,60 @@
 
 namespace routescope::h5 {
 
-void quiet_errors() {
-    // In a thread-safe HDF5 build the automatic error printer is per thread, so every thread that
-    // touches HDF5 (GUI workers included) silences its own.
-    thread_local bool quiet = false;
-    if (quiet) return;
-    H5::Exception::dontPrint();
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    quiet = true;
-}
-
 namespace {
+
 herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
     auto* out = static_cast<std::vector<std::string>*>(data);
     (void)n;
     if (err->desc && *err->desc) out->emplace_back(err->desc);
     return 0;
 }
+
+// The messages of the last failed HDF5 call on this thread, innermost first. HDF5 clears its
+// error stack at the start of every API call, so a handle closed while an exception unwinds (an
+// H5::DataType destroyed before the catch) would leave nothing to report; HDF5 calls this when
+// an API call fails, before anything else can run.
+thread_local std::vector<std::string> last_failure;
+
+herr_t capture_failure(hid_t stack, void*) {
+    std::vector<std::string> messages;
+    H5Ewalk2(stack, H5E_WALK_UPWARD, collect_error, &messages);
+    if (!messages.empty()) last_failure = std::move(messages);
+    return 0;
+}
+
 }  // namespace
+
+void quiet_errors() {
+    // In a thread-safe HDF5 build the automatic error handler is per thread, so every thread that
+    // touches HDF5 (GUI workers, analysis threads, a dump's writer) installs its own: nothing is
+    // printed, and the failure is kept for error_stack_text.
+    thread_local bool quiet = false;
+    if (quiet) return;
+    H5::Exception::dontPrint();
+    H5Eset_auto2(H5E_DEFAULT, capture_failure, nullptr);
+    quiet = true;
+}
 
 std::string error_stack_text() {
     std::vector<std::string> messages;
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &messages);
     H5Eclear2(H5E_DEFAULT);
+    if (messages.empty()) messages = last_failure;
+    last_failure.clear();
+    // A compression filter the library lacks (h5py's lzf, a blosc or bitshuffle plugin): say so,
+    // not the plugin search's own complaint, which is innermost.
+    for (const auto& m : messages) {
+        const auto at = m.find("required filter '");
+        if (at == std::string::npos || m.find("not registered") == std::string::npos) continue;
+        const auto end = m.find('\'', at + 17);
+        const std::string name = m.substr(at + 17, end == std::string::npos ? 0 : end - at - 17);
+        return "the data is compressed with the '" + name +
+               "' filter, which this HDF5 library does not have (h5py's lzf and the blosc, "
+               "bitshuffle or zstd plugins are not built in; gzip is): rewrite the file with "
+               "gzip or without compression, e.g. `h5repack -f NONE in.h5 out.h5`, or install "
+               "the filter's HDF5 plugin";
+    }
     // The innermost (first when walking upward) messages say what actually went wrong.
     std::string text;
     for (std::size_t i = 0; i < messages.size() && i < 2; ++i) {

@@ -817,7 +817,8 @@ CommandRunner setup_bench(CLI::App& app) {
     train->add_option("--set", ta->sets, "Override a configuration value");
     train->add_option("--baseline", ta->baseline, "none | torch")
         ->check(CLI::IsMember({"none", "torch"}));
-    train->add_option("--threads", ta->threads, "Threads on both sides (0 = all cores)");
+    train->add_option("--threads", ta->threads, "Threads on both sides (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     train->add_option("--steps", ta->steps, "Timed steps")->check(CLI::PositiveNumber);
     train->add_option("--warmup", ta->warmup, "Untimed steps first");
     train->add_option("--profile-steps", ta->profile_steps,
@@ -838,7 +839,8 @@ CommandRunner setup_bench(CLI::App& app) {
     forward->add_option("--d-model", fa->d_model, "Width");
     forward->add_option("--layers", fa->layers, "Layers");
     forward->add_option("--vocab", fa->vocab, "Vocabulary size");
-    forward->add_option("--threads", fa->threads, "Threads (0 = all cores)");
+    forward->add_option("--threads", fa->threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     forward->add_option("--repeats", fa->repeats, "Timed runs per point (median)");
     forward->add_option(
         "--max-seconds", fa->max_seconds,
@@ -849,7 +851,8 @@ CommandRunner setup_bench(CLI::App& app) {
     auto gemm_seconds = std::make_shared<double>(0.5);
     auto* gemm = cmd->add_subcommand("gemm", "Engine GEMM against the measured FMA peak");
     gemm->add_option("--sizes", *sizes, "m = n = k sizes")->delimiter(',');
-    gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)");
+    gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement");
 
     auto ca = std::make_shared<ConvBenchArgs>();
@@ -860,7 +863,8 @@ CommandRunner setup_bench(CLI::App& app) {
         ->check(CLI::Range(1, 1 << 22));
     conv->add_option("--channels", ca->channels, "Channels, one kernel each")
         ->check(CLI::PositiveNumber);
-    conv->add_option("--threads", ca->threads, "CPU threads on both sides (0 = all cores)");
+    conv->add_option("--threads", ca->threads, "CPU threads on both sides (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     conv->add_option("--repeats", ca->repeats, "Timed runs per point (median)")
         ->check(CLI::PositiveNumber);
     conv->add_option("--baseline", ca->baseline, "none | torch")
@@ -872,7 +876,8 @@ CommandRunner setup_bench(CLI::App& app) {
     auto* ops_cmd = cmd->add_subcommand("ops", "Every op of the op table, forward and backward");
     ops_cmd->add_option("--backend", oa->backend, "cpu | cuda");
     ops_cmd->add_option("--op", oa->op, "One op by name (default: all)");
-    ops_cmd->add_option("--threads", oa->threads, "Threads (0 = all cores)");
+    ops_cmd->add_option("--threads", oa->threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     ops_cmd->add_option("--seconds", oa->seconds, "Seconds per measurement");
 
     auto da = std::make_shared<DumpBenchArgs>();
@@ -882,7 +887,8 @@ CommandRunner setup_bench(CLI::App& app) {
     dump->add_option("--d-model", da->d_model, "Width d")->check(CLI::PositiveNumber);
     dump->add_option("--layers", da->layers, "Blocks (the dump holds layers 0..n)");
     dump->add_option("--batch", da->batch, "Examples per forward")->check(CLI::PositiveNumber);
-    dump->add_option("--threads", da->threads, "Threads (0 = all cores)");
+    dump->add_option("--threads", da->threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     dump->add_option("--dtype", da->dtype, "f32 | f16")->check(CLI::IsMember({"f32", "f16"}));
     dump->add_flag("--gates", da->gates, "Also write the gates u_f, u_b, v");
     dump->add_option("--out", da->out, "Dump file (deleted afterwards unless --keep)");
@@ -900,7 +906,8 @@ CommandRunner setup_bench(CLI::App& app) {
     similarity->add_option("--d-model", sa->d_model, "Width d")->check(CLI::PositiveNumber);
     similarity->add_option("--layers", sa->layers, "Layers per dump")->check(CLI::PositiveNumber);
     similarity->add_option("--m", sa->m, "Token vectors sampled")->check(CLI::PositiveNumber);
-    similarity->add_option("--threads", sa->threads, "Threads (OMP_NUM_THREADS)");
+    similarity->add_option("--threads", sa->threads, "Threads (OMP_NUM_THREADS)")
+        ->check(CLI::Range(0, kMaxThreads));
     similarity->add_option("--work", sa->work, "Folder for the dumps (kept and reused)");
     similarity->add_option("--python", sa->python, "Python with numpy and h5py");
     similarity->add_option("--script", sa->script, "tests/reference/analysis/bench_similarity.py");

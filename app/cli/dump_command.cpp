@@ -33,6 +33,7 @@
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
@@ -443,7 +444,8 @@ CommandRunner setup_dump(CLI::App& app) {
                   "Also write each attention block's probabilities, /layers/<l>/attention "
                   "[S, heads, L, L] (bert, gated_att; S·heads·L² values per layer)");
     cmd->add_option("--batch", a->batch, "Examples per forward")->check(CLI::Range(1, 4096));
-    cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+    cmd->add_option("--threads", a->threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--split", a->split, "Task split: valid (default), test, train");
     cmd->add_option("--seed", a->seed, "Task seed (default: the checkpoint's data.task_params)");
     cmd->add_option("--length", a->length,

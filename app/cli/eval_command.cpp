@@ -24,6 +24,7 @@
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
@@ -327,7 +328,8 @@ CommandRunner setup_eval(CLI::App& app) {
     cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)");
-    cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+    cmd->add_option("--threads", a->threads, "Threads (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--birdie-layout", a->birdie_layout,
                     "Task scoring of a birdie checkpoint: the row layout of its prefix_lm arm "
                     "(default) or its next_token arm")

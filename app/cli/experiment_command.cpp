@@ -41,6 +41,7 @@
 #include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/stop_signal.hpp"
 
@@ -586,7 +587,8 @@ CommandRunner setup_experiment(CLI::App& app) {
     cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")
         ->required();
     cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)");
-    cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)");
+    cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)")
+        ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)");
     cmd->add_option("--set", a->sets,
                     "Override a configuration value of every run, e.g. model.d_model=32")

@@ -10,6 +10,7 @@
 
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
 
@@ -71,7 +72,8 @@ CommandRunner setup_tokenizer(CLI::App& app) {
         ->check(CLI::IsMember({"unigram", "bpe"}));
     train->add_option("--doc-sep", a->doc_sep, "line | blank")
         ->check(CLI::IsMember({"line", "blank"}));
-    train->add_option("--threads", a->threads, "Trainer threads");
+    train->add_option("--threads", a->threads, "Trainer threads")
+        ->check(CLI::Range(0, kMaxThreads));
     return [a]() { return run_tokenizer_train(*a); };
 }
 

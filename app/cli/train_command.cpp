@@ -27,6 +27,7 @@
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/thread_pool.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/train/finetuner.hpp"
@@ -318,7 +319,8 @@ CommandRunner setup_train(CLI::App& app) {
                                    "Continue the run saved in this directory (its model.ckpt.h5)");
     cmd->add_option("--init", a->init,
                     "Fine-tuning: start from this pretrained checkpoint (train.init_from)");
-    cmd->add_option("--threads", a->threads, "Threads (overrides train.threads; 0 = the config's)");
+    cmd->add_option("--threads", a->threads, "Threads (overrides train.threads; 0 = the config's)")
+        ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--until", a->until,
                     "Stop after this step with a checkpoint (the schedule still ends at "
                     "train.steps)");

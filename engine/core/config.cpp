@@ -9,6 +9,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/core/thread_pool.hpp"
 
 namespace routescope {
 
@@ -109,7 +110,7 @@ const std::map<std::string, Kind>& kinds() {
         {"train.checkpoint_every", ints(0, kInt64Max)},
         {"train.keep_checkpoints", {"bool", {}}},
         {"train.seed", ints(0, kInt64Max)},
-        {"train.threads", ints(0, kInt32Max)},
+        {"train.threads", ints(0, kMaxThreads)},
         {"train.init_from", {"str?", {}}},
         {"train.freeze_ssm", {"bool", {}}},
         {"train.epochs", ints(0, kInt64Max)},

@@ -1,5 +1,7 @@
 #include "engine/core/thread_pool.hpp"
 
+#include "engine/core/error.hpp"
+
 #include <exception>
 
 namespace routescope {
@@ -11,6 +13,9 @@ thread_local bool t_inside_pool = false;
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
+    if (threads > kMaxThreads)
+        throw ConfigError("threads: " + std::to_string(threads) + " is more than " +
+                          std::to_string(kMaxThreads) + " (0 = one per core)");
     if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
     n_threads_ = threads > 0 ? threads : 1;
     errors_.resize(static_cast<std::size_t>(n_threads_));

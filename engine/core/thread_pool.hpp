@@ -18,6 +18,11 @@
 
 namespace routescope {
 
+/// The most threads a pool (and every --threads option, and train.threads) accepts. Far beyond
+/// any machine's cores; a pool of a hundred thousand threads took minutes only to start on two
+/// cores, so a mistyped count is refused instead.
+inline constexpr int kMaxThreads = 1024;
+
 class ThreadPool {
 public:
     /// fn(begin, end, thread): the chunk [begin, end) handled by worker `thread` (0-based).

@@ -539,6 +539,16 @@ def main():
         t, tamper=lambda h: h["bigs.embeddings.LayerNorm.bias"].update(dtype="I8")))
     model_dir(bad, "unknown_model_type", "flax_model.msgpack", flax_bytes,
               config=config_json(model_type="gpt2"))
+    # config.json integers read as they are (session 21: 2^32 + D wrapped to D, 16.5 became 16,
+    # true became 1), and a vocab_size whose model would be gigabytes refused before allocating.
+    model_dir(bad, "config_wrapped_width", "flax_model.msgpack", flax_bytes,
+              config=config_json(hidden_size=2 ** 32 + D))
+    model_dir(bad, "config_fractional_layers", "flax_model.msgpack", flax_bytes,
+              config=config_json(num_hidden_layers=LAYERS + 0.5))
+    model_dir(bad, "config_boolean_width", "flax_model.msgpack", flax_bytes,
+              config=config_json(hidden_size=True))
+    model_dir(bad, "config_vocab_1e8", "model.safetensors", safetensors_bytes(to_torch_names(p)),
+              config=config_json(vocab_size=10 ** 8))
     model_dir(bad, "untied_decoder", "pytorch_model.bin", torch_save_bytes(
         {**t, "cls.predictions.decoder.weight": np.zeros((V, D), np.float32)}))
     # safetensors: overlapping offsets; offsets past the file; a header length past the file
@@ -581,6 +591,31 @@ def main():
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("archive/data.pkl", b"\x80\x02X\xff\xff\xff\xffab")
     write(f"{bad}/pickle_huge_string.bin", buf.getvalue())
+
+    # Pickles found by an adversarial sweep (session 21): nesting 300,000 deep (the recursive free
+    # of the value tree overflowed the stack: SIGSEGV), a state_dict naming one key twice (a dict
+    # keeps the last: a model the file does not describe), an unknown protocol.
+    def pickle_zip(name, body):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("archive/data.pkl", body)
+        write(f"{bad}/{name}", buf.getvalue())
+    pickle_zip("pickle_deep_tuples.bin", b"\x80\x02)" + b"\x85" * 300000 + b".")
+    pickle_zip("pickle_deep_lists.bin", b"\x80\x02]" + b"(]" * 300000 + b"e" * 300000 + b".")
+    sd = collections.OrderedDict([("a", torch.zeros(2)), ("b", torch.ones(2))])
+    dup = io.BytesIO()
+    torch.save(sd, dup)
+    out = io.BytesIO()
+    with zipfile.ZipFile(dup) as z, zipfile.ZipFile(out, "w") as w:
+        for info in z.infolist():
+            body = z.read(info.filename)
+            if info.filename.endswith("/data.pkl"):
+                renamed = body.replace(b"X\x01\x00\x00\x00b", b"X\x01\x00\x00\x00a")
+                assert renamed != body, "the key 'b' was not found in the pickle"
+                body = renamed
+            w.writestr(info.filename, body)
+    write(f"{bad}/pickle_duplicate_key.bin", out.getvalue())
+    pickle_zip("pickle_protocol_9.bin", b"\x80\x09}.")
 
 
 if __name__ == "__main__":

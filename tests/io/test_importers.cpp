@@ -460,6 +460,12 @@ private slots:
         row("unknown dtype (safetensors)", "bad/unknown_dtype_safetensors",
             {"bigs.embeddings.LayerNorm.bias", "unknown dtype 'I8'"});
         row("unknown model_type", "bad/unknown_model_type", {"config.json", "model_type", "gpt2"});
+        row("config.json integer past int32", "bad/config_wrapped_width",
+            {"config.json", "hidden_size: expected an integer", "got 4294967304"});
+        row("config.json fractional integer", "bad/config_fractional_layers",
+            {"config.json", "num_hidden_layers: expected an integer", "got 2.5"});
+        row("config.json boolean integer", "bad/config_boolean_width",
+            {"config.json", "hidden_size: expected an integer", "got true"});
         row("untied decoder", "bad/untied_decoder", {"cls.predictions.decoder.weight: differs"});
         row("safetensors overlap", "bad/st_overlap",
             {"model.safetensors", "bigs.embeddings.LayerNorm", "overlap"});
@@ -512,6 +518,40 @@ private slots:
             "/tests/fuzz/regressions/fuzz_import_pytorch/entry-declares-4GB-compressed.bin";
         const std::string why = read_error(zip, "pytorch");
         QVERIFY2(why.find("compressed bytes in an archive of") != std::string::npos, why.c_str());
+    }
+
+    // A config.json whose vocab_size is 10^8 against a small weights file: the shapes are checked
+    // before the parameters are allocated, so the import is refused (exit 2, the tensor named)
+    // inside a 1.5 GB address space; it used to allocate gigabytes first (out of memory: exit 3,
+    // nothing named). Not under AddressSanitizer, whose shadow memory needs terabytes of
+    // address space.
+    void shapes_are_checked_before_allocating() {
+#if defined(__SANITIZE_ADDRESS__)
+        QSKIP("an address-space limit and AddressSanitizer do not mix");
+#endif
+        const std::string out = kOut + "/vocab1e8.ckpt.h5";
+        const Run r = run(QStringLiteral("/usr/bin/prlimit"),
+                          {"--as=1500000000", QStringLiteral(ROUTESCOPE_CLI), "import",
+                           QString::fromStdString(kData + "/bad/config_vocab_1e8"), "--out",
+                           QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("expected [100000000") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+    }
+
+    // An adversarial sweep's findings (session 21): a pickle nested 300,000 deep crashed the
+    // importer freeing its value tree (SIGSEGV, no message); a repeated state_dict key and an
+    // unknown protocol were accepted.
+    void hostile_pickles_are_refused() {
+        const std::string b = kData + "/bad/";
+        for (const char* deep : {"pickle_deep_tuples.bin", "pickle_deep_lists.bin"}) {
+            const std::string e = read_error(b + deep, "pytorch");
+            QVERIFY2(e.find("holds no state_dict") != std::string::npos, e.c_str());
+        }
+        const std::string dup = read_error(b + "pickle_duplicate_key.bin", "pytorch");
+        QVERIFY2(dup.find("state_dict key 'a' appears twice") != std::string::npos, dup.c_str());
+        const std::string proto = read_error(b + "pickle_protocol_9.bin", "pytorch");
+        QVERIFY2(proto.find("pickle protocol 9") != std::string::npos, proto.c_str());
     }
 };
 

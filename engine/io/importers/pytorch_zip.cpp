@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
@@ -111,6 +113,32 @@ struct Value {
     // Storage: key (s2), numel (i). Tensor: storage (items[0]), offset (i), size, stride.
     std::string s2;
     std::vector<std::int64_t> size, stride;
+
+    Value() = default;
+    Value(const Value&) = delete;
+    Value& operator=(const Value&) = delete;
+    // Iterative: a pickle nests containers as deep as its bytes allow (200,000 TUPLE1 opcodes are
+    // 200 kB), and the default destructor's recursion overflowed the stack freeing them. Children
+    // this value holds the last reference to are emptied into a worklist before they die.
+    ~Value() {
+        std::vector<Ref> pending;
+        const auto detach = [&pending](Value& v) {
+            for (auto& r : v.items)
+                if (r) pending.push_back(std::move(r));
+            for (auto& [k, x] : v.entries) {
+                if (k) pending.push_back(std::move(k));
+                if (x) pending.push_back(std::move(x));
+            }
+            v.items.clear();
+            v.entries.clear();
+        };
+        detach(*this);
+        while (!pending.empty()) {
+            Ref r = std::move(pending.back());
+            pending.pop_back();
+            if (r.use_count() == 1) detach(*r);  // r dies at the end of this iteration, childless
+        }
+    }
 };
 
 Ref make(Value::Kind k) {
@@ -147,9 +175,13 @@ public:
             const std::size_t at = static_cast<std::size_t>(p_ - begin_);
             const unsigned char op = byte();
             switch (op) {
-                case 0x80:
-                    byte();
-                    break;  // PROTO
+                case 0x80: {  // PROTO: torch.save writes 2 (legacy) to 5
+                    const unsigned protocol = byte();
+                    if (protocol > 5)
+                        fail(at, "pickle protocol " + std::to_string(protocol) +
+                                     " (Python's pickle knows 0 to 5)");
+                    break;
+                }
                 case 0x95:
                     take(8);
                     break;  // FRAME
@@ -544,9 +576,14 @@ TensorFile read_pytorch_zip(const std::string& path) {
     out.path = path;
     out.format = "pytorch";
     std::map<std::string, std::vector<unsigned char>> storages;  // by key, read once
+    std::set<std::string> names;
     for (const auto& [key, value] : root->entries) {
         if (key->kind != Value::Str) throw FormatError(path + ": state_dict key is not a string");
         const std::string& name = key->s;
+        // A dict keeps the last value of a repeated key; a state_dict never repeats one, and
+        // taking either copy silently would import a model the file does not describe.
+        if (!names.insert(name).second)
+            throw FormatError(path + ": state_dict key '" + name + "' appears twice");
         const auto fail = [&](const std::string& what) {
             throw FormatError(path + ": " + name + ": " + what);
         };

@@ -349,7 +349,8 @@ private slots:
             {"train.eval_batches", -1},       {"train.seed", -1},
             {"tokenizer.vocab_size", 0},      {"tokenizer.vocab_size", -3},
             {"model.d_model", 4294967312LL},  {"train.batch_size", 0},
-            {"data.task_params.n_train", -1}, {"train.steps", -1},
+            {"train.threads", 100000},        {"train.threads", -2},
+            {"data.task_params.n_train", -1}, {"train.steps", -1},  // last: range.json below
         };
         for (const auto& c : cases) {
             nlohmann::json config = tiny("bigs");
@@ -365,6 +366,17 @@ private slots:
             QVERIFY2(r.exit_code == 2, qPrintable(QString::fromStdString(c.key) + ": " + r.err));
             QVERIFY2(r.err.contains(QString::fromStdString(c.key)), qPrintable(r.err));
         }
+        // --threads of every command has the same range as train.threads (100,000 threads took
+        // minutes only to start on two cores).
+        for (const QStringList& command :
+             {QStringList{"train", "--config", qpath("range.json"), "--out", qpath("r")},
+              QStringList{"eval", "--checkpoint", qpath("none.ckpt.h5")},
+              QStringList{"dump", "--checkpoint", qpath("none.ckpt.h5"), "--out", qpath("d.h5")}})
+            for (const char* n : {"100000", "-3"}) {
+                const auto t = run_cli(QStringList(command) << "--threads" << n);
+                QVERIFY2(t.exit_code == 2, qPrintable(command.front() + ": " + t.err));
+                QVERIFY2(t.err.contains("--threads") && t.err.contains("1024"), qPrintable(t.err));
+            }
         // A 400-digit integer is a bad configuration (it was exit 3, an escaped out_of_range).
         write_text(path("huge.json"), "{\"train\": {\"steps\": " + std::string(400, '9') + "}}");
         auto r = run_cli({"train", "--config", qpath("huge.json"), "--out", qpath("r")});

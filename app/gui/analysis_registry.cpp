@@ -38,6 +38,22 @@ bool AnalysisKind::applies_to(const QStringList& paths) const {
     return true;
 }
 
+QString accepted_files_text(const AnalysisKind& entry) {
+    QStringList kinds;
+    for (FileKind k : entry.accepts)
+        kinds << (k == FileKind::dump          ? QStringLiteral("dumps (*.dump.h5)")
+                  : k == FileKind::checkpoint  ? QStringLiteral("checkpoints (*.ckpt.h5)")
+                  : k == FileKind::predictions ? QStringLiteral("predictions (*.jsonl)")
+                  : k == FileKind::run         ? QStringLiteral("run directories (with log.jsonl)")
+                                               : QStringLiteral("files"));
+    const QString count =
+        entry.max_files == entry.min_files ? QString::number(entry.min_files)
+        : entry.max_files < 0
+            ? QStringLiteral("%1 or more").arg(entry.min_files)
+            : QStringLiteral("%1 to %2").arg(entry.min_files).arg(entry.max_files);
+    return count + " of: " + kinds.join(", ");
+}
+
 const std::vector<AnalysisKind>& analysis_kinds() {
     using FK = FileKind;
     static const std::vector<AnalysisKind> kinds = {

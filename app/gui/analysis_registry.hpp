@@ -36,6 +36,9 @@ struct AnalysisKind {
     bool applies_to(const QStringList& paths) const;
 };
 
+/// What `entry` reads, in words: "2 dumps", "1 to any number of dumps or checkpoints", "a run".
+QString accepted_files_text(const AnalysisKind& entry);
+
 /// Every analysis view, in menu order.
 const std::vector<AnalysisKind>& analysis_kinds();
 /// The entry of `kind`, or nullptr.

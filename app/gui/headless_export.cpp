@@ -44,14 +44,30 @@ int export_project(const QString& project, const QString& out_dir,
             status = 3;
         } else if (!view->has_result()) {
             err << "routescope: error: " << view->title().toStdString() << ": "
-                << view->error().toStdString() << "\n";
+                << (view->error().isEmpty() ? std::string("the view has no result")
+                                            : view->error().toStdString())
+                << "\n";
             status = 3;
         }
+    // What the window showed in dialogs: a file it refused, an unknown view kind, settings that
+    // could not be restored. Each left a view out of the export.
+    for (const QString& e : window.errors_shown()) {
+        err << "routescope: error: " << e.toStdString() << "\n";
+        status = 3;
+    }
+    int written = 0;
     try {
-        for (const QString& f : window.export_all(out_dir, options))
+        for (const QString& f : window.export_all(out_dir, options)) {
             out << f.toStdString() << "\n";
+            ++written;
+        }
     } catch (const std::exception& e) {
         err << "routescope: error: " << e.what() << "\n";
+        status = 3;
+    }
+    if (written == 0) {
+        err << "routescope: error: " << project.toStdString()
+            << ": nothing was exported (no view of the project has a result)\n";
         status = 3;
     }
     if (check_layout)

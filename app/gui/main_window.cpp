@@ -380,6 +380,7 @@ void MainWindow::inspect(const QString& path) {
 
 void MainWindow::show_error(const QString& title, const QString& text) {
     // Non-modal: the event loop (and any running work) goes on while the message is up.
+    errors_shown_ << title + ": " + QString(text).replace("\n\n", " ").replace('\n', ' ');
     if (last_error_) last_error_->close();
     auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
@@ -1249,6 +1250,17 @@ void MainWindow::restore_project_views(const Project& p) {
     views::AnalysisView* current = nullptr;
     for (int i = 0; i < static_cast<int>(p.views.size()); ++i) {
         const ProjectView& v = p.views[static_cast<std::size_t>(i)];
+        // A project file is not a menu: its view may name files the analysis cannot read (one
+        // checkpoint for a similarity of two dumps, a run directory that no longer exists).
+        if (const AnalysisKind* entry = find_analysis(v.kind);
+            entry && !entry->applies_to(v.inputs)) {
+            show_error(
+                tr("Cannot restore a view"),
+                tr("The project's %1 view cannot read %2: it needs %3.")
+                    .arg(tr(entry->label), v.inputs.isEmpty() ? tr("no file") : v.inputs.join(", "),
+                         accepted_files_text(*entry)));
+            continue;
+        }
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);
         if (!view) continue;
         if (i == p.current) current = view;
@@ -1257,7 +1269,12 @@ void MainWindow::restore_project_views(const Project& p) {
         document_->set_view_charts(id, view->chart_options());
         if (!v.settings.is_object() || v.settings.empty()) continue;
         try {
-            view->apply_settings(v.settings);
+            // Keys the project leaves out keep the view's own values (those its inputs gave it):
+            // settings of {"bins": 10} must not turn a gates view's dump into "".
+            nlohmann::json settings = view->settings();
+            if (!settings.is_object()) settings = nlohmann::json::object();
+            settings.update(v.settings);
+            view->apply_settings(settings);
             document_->set_view_settings(id, view->settings());
             view->start();  // the settings may change what the analysis reads: run it with them
         } catch (const std::exception& e) {

@@ -89,6 +89,9 @@ public:
     QProgressBar* progress_bar() const { return progress_; }
     /// The last error message box shown (non-modal), for tests and for closing it.
     QMessageBox* last_error() const { return last_error_; }
+    /// Every error shown in a dialog since the window opened, "title: text" (a headless export
+    /// reports them: a view that could not be opened leaves only its dialog behind).
+    const QStringList& errors_shown() const { return errors_shown_; }
 
     // Training runs (run launcher): `routescope-cli train` as a child process.
     /// Starts a run (a Runs item, status-bar progress with ETA, a live Training view); its
@@ -174,6 +177,7 @@ private:
     QTabWidget* tabs_;
     QMenu* recent_menu_;
     QPointer<QMessageBox> last_error_;
+    QStringList errors_shown_;
     QProgressBar* progress_;
     QToolButton* cancel_button_;
     QMenu* analysis_menu_;

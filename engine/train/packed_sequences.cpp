@@ -52,6 +52,19 @@ std::vector<std::vector<std::int32_t>> encode_all(const std::vector<std::string>
     return out;
 }
 
+// Whether some sequence holds a token the MLM objective can predict (not [UNK], not a special):
+// a corpus the tokenizer reads as [UNK] alone trained and evaluated with "loss 0.0" on 0 targets.
+void require_predictable(const SequenceSet& set, const data::Tokenizer& tokenizer,
+                         const std::string& what) {
+    for (std::int64_t i = 0; i < set.size(); ++i)
+        for (std::int32_t t = 0; t < set.length(i); ++t)
+            if (!tokenizer.is_special(set.ids(i)[t])) return;
+    throw ConfigError(what + ": every token is [UNK] or a special token of the " +
+                      tokenizer.kind() +
+                      " tokenizer, so nothing is left to predict (is the tokenizer this "
+                      "corpus's language?)");
+}
+
 }  // namespace
 
 PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid_path,
@@ -95,6 +108,7 @@ PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid
     }
     if (out.train.size() == 0)
         throw ConfigError("data.train: " + train_path + " gives no sequence");
+    require_predictable(out.train, tokenizer, "data.train: " + train_path);
     return out;
 }
 
@@ -108,6 +122,7 @@ SequenceSet pack_documents(const std::string& path, const std::string& doc_sep, 
     data::TextCorpus corpus(path, data::parse_doc_separator(doc_sep));
     SequenceSet set(seq_len, sp.pad);
     set.pack(encode_all(corpus.read_all(), tokenizer), sp.cls, sp.sep);
+    require_predictable(set, tokenizer, path);
     return set;
 }
 

@@ -966,6 +966,66 @@ private slots:
         QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains("missing.rsproj"));
         QVERIFY(!QFileInfo::exists(dir + "/out2"));
     }
+
+    // Found by an adversarial sweep (session 21): an export whose views could not be opened
+    // printed nothing and exited 0, and settings that leave out the view's file (a gates view's
+    // {"layer": 1}) replaced it with "" ("no such file").
+    void headlessExportReportsWhatItCouldNotExport() {
+        const QString dir = fresh_dir("export-bad");
+        const QString rel = QDir(dir).relativeFilePath(fixture("valid_full.dump.h5"));
+        const auto write_project = [&](const QString& name, const QJsonArray& views) {
+            QFile f(dir + "/" + name);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QJsonDocument(QJsonObject{{"format", "routescope-project"},
+                                              {"version", 1},
+                                              {"files", QJsonArray{rel}},
+                                              {"views", views}})
+                        .toJson());
+        };
+        const auto run_export = [&](const QString& project, const QString& out, QString* err) {
+            QProcess p;
+            p.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                    {"--export", dir + "/" + project, "--out", dir + "/" + out, "--dpi", "72"});
+            if (!p.waitForFinished(180000)) return -1;
+            *err = QString::fromUtf8(p.readAllStandardError());
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        };
+        // Settings that name only what they change: the rest is the view's own.
+        write_project("partial.rsproj",
+                      QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                             {"inputs", QJsonArray{rel}},
+                                             {"settings", QJsonObject{{"m", 50}}}},
+                                 QJsonObject{{"kind", "gates"},
+                                             {"inputs", QJsonArray{rel}},
+                                             {"settings", QJsonObject{{"layer", 1}}}}});
+        QString err;
+        QCOMPARE(run_export("partial.rsproj", "partial", &err), 0);
+        const QJsonObject prov =
+            read_json(dir + "/partial/anisotropy-valid_full.png.provenance.json");
+        QCOMPARE(prov["settings"].toObject()["m"].toInt(), 50);
+        QVERIFY2(QFileInfo::exists(dir + "/partial/gates-valid_full.png"), qPrintable(err));
+
+        // An unknown kind and a similarity of one dump are named, exit 3; the view that could
+        // be drawn still is.
+        write_project("mixed.rsproj",
+                      QJsonArray{QJsonObject{{"kind", "holography"}, {"inputs", QJsonArray{rel}}},
+                                 QJsonObject{{"kind", "similarity"}, {"inputs", QJsonArray{rel}}},
+                                 QJsonObject{{"kind", "anisotropy"}, {"inputs", QJsonArray{rel}}}});
+        QCOMPARE(run_export("mixed.rsproj", "mixed", &err), 3);
+        QVERIFY2(err.contains("holography"), qPrintable(err));
+        QVERIFY2(err.contains("Representation Similarity view cannot read") &&
+                     err.contains("it needs 2 of: dumps"),
+                 qPrintable(err));
+        QVERIFY(QFileInfo::exists(dir + "/mixed/anisotropy-valid_full.png"));
+
+        // Nothing to draw at all: said, exit 3.
+        write_project("missing.rsproj",
+                      QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                             {"inputs", QJsonArray{"no-such.dump.h5"}}}});
+        QCOMPARE(run_export("missing.rsproj", "missing", &err), 3);
+        QVERIFY2(err.contains("no-such.dump.h5") && err.contains("nothing was exported"),
+                 qPrintable(err));
+    }
 };
 
 QTEST_MAIN(TestProject)

@@ -324,10 +324,12 @@ CommandRunner setup_eval(CLI::App& app) {
         "Tokenizer file instead of the stored one: *.model (SentencePiece) or vocab.txt");
     cmd->add_option("--doc-sep", a->doc_sep,
                     "line | blank (default: the checkpoint's data.doc_sep)");
-    cmd->add_option("--seq-len", a->seq_len, "Sequence length (default: the checkpoint's)");
+    cmd->add_option("--seq-len", a->seq_len, "Sequence length (default: the checkpoint's)")
+        ->check(CLI::Range(2, 1 << 20));
     cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)");
+    cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--birdie-layout", a->birdie_layout,

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -579,6 +580,9 @@ void RunConfig::check() const {
 }
 
 RunConfig RunConfig::load(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw ConfigError(path + ": a directory, not a run configuration file (a JSON file)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path + ": cannot read");
     std::ostringstream text;

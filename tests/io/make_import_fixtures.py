@@ -549,6 +549,17 @@ def main():
               config=config_json(hidden_size=True))
     model_dir(bad, "config_vocab_1e8", "model.safetensors", safetensors_bytes(to_torch_names(p)),
               config=config_json(vocab_size=10 ** 8))
+    # A NaN in a tensor is named as the input's tensor (it was exit 3, naming the import's
+    # temporary checkpoint).
+    t_nan = to_torch_names(p)
+    t_nan["bigs.embeddings.LayerNorm.weight"] = np.array(t_nan["bigs.embeddings.LayerNorm.weight"],
+                                                         np.float32)
+    t_nan["bigs.embeddings.LayerNorm.weight"][3] = np.nan
+    model_dir(bad, "nan_weight", "model.safetensors", safetensors_bytes(t_nan))
+    # A vocabulary padded past the tokenizer: config.json says V, vocab.txt has V - 2 pieces and
+    # the embeddings V rows. Imports, the last two rows with placeholder pieces.
+    model_dir(out, "padded_vocab", "model.safetensors", safetensors_bytes(to_torch_names(p)))
+    write(f"{out}/padded_vocab/vocab.txt", "\n".join(V_PIECES[:-2]) + "\n")
     model_dir(bad, "untied_decoder", "pytorch_model.bin", torch_save_bytes(
         {**t, "cls.predictions.decoder.weight": np.zeros((V, D), np.float32)}))
     # safetensors: overlapping offsets; offsets past the file; a header length past the file

@@ -10,6 +10,9 @@
 
 #include <sys/resource.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "analysis/dump_reader.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
@@ -30,9 +33,19 @@ std::string checkpoint_loader_error(const std::string& path, const std::string& 
         (void)read_checkpoint(path);
         train::TrainerOptions options;
         options.out_dir = out_dir;
-        // Resuming needs a corpus: the built-in one (written into out_dir).
-        (void)train::Trainer::resume(path, {"data.train=builtin:grammar", "data.seq_len=8"},
-                                     options);
+        // Resuming needs a corpus: one in the checkpoint's vocabulary (pieces w0 … w24,
+        // hostile_fixtures.hpp; the built-in grammar corpus would be [UNK] alone, refused).
+        std::filesystem::create_directories(out_dir);
+        const std::string corpus = out_dir + "/corpus.txt";
+        {
+            std::ofstream text(corpus);
+            for (int line = 0; line < 40; ++line) {
+                for (int w = 0; w < 8; ++w)
+                    text << 'w' << (line * 3 + w) % 25 << ' ';
+                text << '\n';
+            }
+        }
+        (void)train::Trainer::resume(path, {"data.train=" + corpus, "data.seq_len=8"}, options);
     } catch (const std::exception& e) {
         return e.what();
     }

@@ -20,6 +20,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 #include "engine/models/model.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "tests/process_run.hpp"
 
 namespace fs = std::filesystem;
@@ -466,6 +467,8 @@ private slots:
             {"config.json", "num_hidden_layers: expected an integer", "got 2.5"});
         row("config.json boolean integer", "bad/config_boolean_width",
             {"config.json", "hidden_size: expected an integer", "got true"});
+        row("NaN in a tensor", "bad/nan_weight",
+            {"model.safetensors: bigs.embeddings.LayerNorm.weight: NaN at element 3"});
         row("untied decoder", "bad/untied_decoder", {"cls.predictions.decoder.weight: differs"});
         row("safetensors overlap", "bad/st_overlap",
             {"model.safetensors", "bigs.embeddings.LayerNorm", "overlap"});
@@ -537,6 +540,21 @@ private slots:
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.find("expected [100000000") != std::string::npos, r.err.c_str());
         QVERIFY(!fs::exists(out));
+    }
+
+    // A vocab.txt with fewer pieces than the embedding has rows (a vocabulary padded to a round
+    // size) imports; the extra rows get placeholder pieces, said in a note, and the checkpoint's
+    // tokenizer covers every row.
+    void padded_vocabulary_imports() {
+        const std::string out = kOut + "/padded.ckpt.h5";
+        const Run r = import_cli({kData + "/padded_vocab", "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2((r.out + r.err).find("[routescope_unused_<id>]") != std::string::npos,
+                 (r.out + r.err).c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        const auto tok = train::checkpoint_tokenizer(ck, out);
+        QCOMPARE(tok->vocab_size(), ck.config.model.vocab_size);
+        QVERIFY(tok->is_special(ck.config.model.vocab_size - 1));
     }
 
     // An adversarial sweep's findings (session 21): a pickle nested 300,000 deep crashed the

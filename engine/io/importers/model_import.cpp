@@ -686,8 +686,16 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
     }
     store->allocate_parameters_only();  // never trained here: no gradient buffer
     for (const auto& [e, t] : copies) {
-        copy_into(*t, *e, sources.at(e->name).transform, store->param(e->name));
+        float* values = store->param(e->name);
+        copy_into(*t, *e, sources.at(e->name).transform, values);
         file.release(*t);  // the file's pages of this tensor are no longer needed
+        // Named here, as the input's tensor (the checkpoint's own check would name the
+        // temporary file the import writes).
+        for (std::size_t k = 0; k < e->size; ++k)
+            if (!std::isfinite(values[k]))
+                throw FormatError(file.path + ": " + t->name + ": " +
+                                  (std::isnan(values[k]) ? "NaN" : "an infinity") + " at element " +
+                                  std::to_string(k) + "; a model's parameters must be finite");
     }
     return store;
 }
@@ -758,6 +766,24 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
             "no MLM head in " + file.path +
             ": a classification-only model (model.mlm_head = false); MLM batches are refused");
     out.params = map_parameters(file, out.config, &out.notes);
+    // Fewer pieces than embedding rows: a vocabulary padded to a round size (the extra rows are
+    // never produced by the tokenizer). The rows get placeholder pieces, bracketed like the
+    // specials so that they are never an MLM target, and the checkpoint's tokenizer covers every
+    // row (it refused the mismatch with a message naming its own temporary file). After the
+    // shapes are checked: a vocab_size of 10^8 is refused there, not padded to.
+    if (const std::int32_t pieces = tokenizer.vocab_size(); pieces < out.config.model.vocab_size) {
+        auto& text = out.tokenizer.model;
+        if (!text.empty() && text.back() != '\n') text.push_back('\n');
+        for (std::int32_t id = pieces; id < out.config.model.vocab_size; ++id) {
+            const std::string piece = "[routescope_unused_" + std::to_string(id) + "]\n";
+            text.insert(text.end(), piece.begin(), piece.end());
+        }
+        out.notes.push_back(source.vocab + ": " + std::to_string(pieces) + " pieces for " +
+                            std::to_string(out.config.model.vocab_size) + " embedding rows: rows " +
+                            std::to_string(pieces) + ".." +
+                            std::to_string(out.config.model.vocab_size - 1) +
+                            " get the placeholder pieces [routescope_unused_<id>]");
+    }
     return out;
 }
 

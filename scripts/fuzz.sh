@@ -32,7 +32,12 @@ build_fuzz() {
             -DROUTESCOPE_CUDA=OFF -DROUTESCOPE_NATIVE=OFF >/dev/null
     fi
     local started=$(date +%s)
-    cmake --build "$build" --target fuzz_all -j "$jobs" | grep -v '^\[' || true
+    # A failed build stops here: fuzzing the previous build's binaries would test old code.
+    if ! cmake --build "$build" --target fuzz_all -j "$jobs" >"$build/build.log" 2>&1; then
+        grep -v '^\[' "$build/build.log" | tail -n 40 >&2 || true
+        echo "fuzz.sh: the fuzz build failed (whole log: $build/build.log)" >&2
+        exit 1
+    fi
     [ -x "$build/bin/fuzz_dump_reader" ] || { echo "fuzz.sh: the fuzz build failed" >&2; exit 1; }
     echo "fuzz.sh: build-fuzz up to date ($(( $(date +%s) - started )) s)"
     seeds

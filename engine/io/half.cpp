@@ -1,6 +1,7 @@
 #include "engine/io/half.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define ROUTESCOPE_F16C 1
 #endif
@@ -36,8 +37,14 @@ __attribute__((target("avx,f16c"))) void from_half_f16c(const unsigned char* h, 
     }
 }
 
+// AVX usable (the CPU has it and the OS saves its registers) and F16C (CPUID leaf 1, ECX bit 29;
+// clang's __builtin_cpu_supports does not know "f16c").
 bool has_f16c() {
-    static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    static const bool yes = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) != 0 &&
+               (c & bit_F16C) != 0;
+    }();
     return yes;
 }
 #endif

@@ -61,7 +61,7 @@ const char* type_name(msgpack::type::object_type t) {
         case BIN:
             return "bytes";
         case ARRAY:
-            return "an array";
+            return "a msgpack list";
         case MAP:
             return "a map";
         case EXT:
@@ -99,7 +99,9 @@ public:
             fail("/",
                  std::string("the file holds ") + type_name(o.type) + ", not a map of parameters");
         if (o.type != msgpack::type::EXT)
-            fail(name, std::string("holds ") + type_name(o.type) + ", not an array");
+            fail(name, std::string("holds ") + type_name(o.type) +
+                           ", not an array (flax writes a parameter as a numpy ndarray, msgpack "
+                           "extension type 1)");
         if (o.via.ext.type() != kExtNdarray)
             fail(name, "msgpack extension type " + std::to_string(o.via.ext.type()) +
                            " (flax writes arrays as type 1; complex values and numpy scalars are "

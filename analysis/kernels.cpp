@@ -185,6 +185,9 @@ public:
         const auto d = dataset("D", 1).first;
         const auto step = dataset("log_step", 1).first;
         const std::size_t n = shape[1];
+        if (n == 0 || shape[0] == 0)
+            throw FormatError(path_ + ": /" + base + "A_re is " + h5::shape_text(shape) +
+                              ": an SSM without modes has no kernel");
         if (a_im.size() != a_re.size() || c.size() != 2 * a_re.size() || d.size() != shape[0] ||
             step.size() != shape[0])
             throw FormatError(path_ + ": /" + base + "* shapes disagree (A_re " +

@@ -259,7 +259,16 @@ PredictionFile PredictionFile::read(const std::string& path) {
             }
             const std::string label = j.at("label").get<std::string>();
             const std::string prediction = j.at("prediction").get<std::string>();
-            f.lengths.push_back(j.at("length").get<std::int64_t>());
+            // A length is a count of tokens: a positive integer (get<int64> would wrap 2^64 + 5
+            // and truncate 10.5).
+            const auto& length = j.at("length");
+            if (!length.is_number_integer() ||
+                (length.is_number_unsigned() && length.get<std::uint64_t>() > (1ULL << 40)) ||
+                length.get<std::int64_t>() < 1)
+                throw FormatError(path + ":" + std::to_string(number) +
+                                  ": length must be a positive integer (tokens), got " +
+                                  length.dump());
+            f.lengths.push_back(length.get<std::int64_t>());
             f.labels.push_back(id(label));
             f.predictions.push_back(id(prediction));
             f.text.push_back(label + " → " + prediction);

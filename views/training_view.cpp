@@ -138,21 +138,34 @@ TrainingLog TrainingLog::read(const QString& dir) {
     log.dir = dir;
     QFile f(QDir(dir).filePath("log.jsonl"));
     if (!f.exists()) return log;
+    // A named pipe (or a device) would block the reader for good.
+    if (!QFileInfo(f.fileName()).isFile())
+        throw FormatError(f.fileName().toStdString() + ": not a regular file");
     if (!f.open(QIODevice::ReadOnly))
         throw IoError(f.fileName().toStdString() +
                       ": cannot read: " + f.errorString().toStdString());
+    int complete = 0, records = 0;
     while (!f.atEnd()) {
-        const QByteArray line = f.readLine().trimmed();
-        const QJsonDocument doc = QJsonDocument::fromJson(line);
+        const QByteArray raw = f.readLine();
+        if (raw.endsWith('\n')) ++complete;
+        const QJsonDocument doc = QJsonDocument::fromJson(raw.trimmed());
         // A line being written by a running run is incomplete: skipped, it arrives live.
-        if (doc.isObject()) log.add(doc.object());
+        if (doc.isObject()) {
+            log.add(doc.object());
+            ++records;
+        }
     }
+    // Whole lines and not one record: not a training log (binary, UTF-16, another format).
+    if (complete > 0 && records == 0)
+        throw FormatError(f.fileName().toStdString() + ": " + std::to_string(complete) +
+                          " lines and not one JSON record; not a training log "
+                          "(docs/cli.md, \"train\")");
     return log;
 }
 
 QString TrainingLog::recorded_device(const QString& dir) {
     QFile f(QDir(dir).filePath("log.jsonl"));
-    if (!f.open(QIODevice::ReadOnly)) return {};
+    if (!QFileInfo(f.fileName()).isFile() || !f.open(QIODevice::ReadOnly)) return {};
     // The start record is the first line; a resumed run's comes after its first run's records.
     QString device;
     for (int lines = 0; lines < 64 && !f.atEnd(); ++lines) {

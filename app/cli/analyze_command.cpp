@@ -409,7 +409,9 @@ CommandRunner setup_analyze(CLI::App& app) {
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.
         // A crash is refused; format violations are left to the analyses' readers (they work on
         // partial files, a checkpoint of parameters only, and refuse what they cannot use).
-        a->check.refuse_invalid = false;
+        // An explicit --check asks for validate's verdict (its help says so): then an invalid
+        // file is refused, as every other command refuses it.
+        a->check.refuse_invalid = a->check.values;
         if (const int verdict = check_inputs(a->dumps, a->check)) return verdict;
         if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
         const Output out = run_analysis(*a);

@@ -291,6 +291,16 @@ bool exists(const H5::Group& group, const std::string& path) {
             H5Eclear2(H5E_DEFAULT);
             return false;
         }
+        // An external link is never followed: Routescope's files do not use them, and following
+        // one opens whatever file it names (a named pipe blocked the reader for good).
+        H5L_info_t link;
+        if (!partial.empty() &&
+            H5Lget_info(group.getId(), partial.c_str(), &link, H5P_DEFAULT) >= 0 &&
+            link.type == H5L_TYPE_EXTERNAL)
+            throw FormatError(group.getFileName() + ": /" + partial +
+                              " is an external link to another file; Routescope's files do not "
+                              "use external links (a sharded dump's master uses virtual "
+                              "datasets), and it is not followed");
         if (slash == std::string::npos) break;
         start = slash + 1;
     }
@@ -362,14 +372,50 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
             std::string name(static_cast<std::size_t>(n) + 1, '\0');
             H5Pget_virtual_filename(plist.getId(), i, name.data(), name.size());
             name.resize(static_cast<std::size_t>(n));
-            if (name == ".") continue;  // the same file
             const std::filesystem::path source = std::filesystem::path(name).is_absolute()
                                                      ? std::filesystem::path(name)
                                                      : dir / name;
             std::error_code ec;
+            // A source in the file itself, or a source that is itself virtual, can make a cycle
+            // (a 30 kB master naming itself took 13 GB and a crash of the HDF5 library): a
+            // sharded dump's sources are its shard files, which hold their data.
+            if (name == "." || std::filesystem::equivalent(source, ds.getFileName(), ec))
+                return declares +
+                       " as a virtual dataset over its own file (a sharded dump's "
+                       "sources are its shard files)";
             if (!std::filesystem::exists(source, ec))
                 return declares + " as a virtual dataset over " + name +
                        ", which does not exist (a missing shard would read as fill values)";
+            if (!std::filesystem::is_regular_file(source, ec))
+                return declares + " as a virtual dataset over " + name +
+                       ", which is not a regular file";
+            const ssize_t dn = H5Pget_virtual_dsetname(plist.getId(), i, nullptr, 0);
+            if (dn < 0) return declares + " as a virtual dataset whose source names cannot be read";
+            std::string dset(static_cast<std::size_t>(dn) + 1, '\0');
+            H5Pget_virtual_dsetname(plist.getId(), i, dset.data(), dset.size());
+            dset.resize(static_cast<std::size_t>(dn));
+            const hid_t f = H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+            if (f < 0) {
+                H5Eclear2(H5E_DEFAULT);
+                return declares + " as a virtual dataset over " + name +
+                       ", which is not a readable HDF5 file";
+            }
+            bool nested = false;
+            if (H5Lexists(f, dset.c_str(), H5P_DEFAULT) > 0) {
+                const hid_t d = H5Dopen2(f, dset.c_str(), H5P_DEFAULT);
+                if (d >= 0) {
+                    const hid_t dcpl = H5Dget_create_plist(d);
+                    nested = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+                    if (dcpl >= 0) H5Pclose(dcpl);
+                    H5Dclose(d);
+                }
+            }
+            H5Eclear2(H5E_DEFAULT);
+            H5Fclose(f);
+            if (nested)
+                return declares + " as a virtual dataset over " + name + ":" + dset +
+                       ", itself a virtual dataset (a shard must hold its data; virtual datasets "
+                       "over virtual datasets can form a cycle)";
         }
         return std::nullopt;
     }

@@ -12,6 +12,10 @@
 #include <QXYSeries>
 #include <QtTest>
 
+#include <sys/stat.h>
+
+#include <tuple>
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QJsonArray>
@@ -1017,6 +1021,31 @@ private slots:
                      err.contains("it needs 2 of: dumps"),
                  qPrintable(err));
         QVERIFY(QFileInfo::exists(dir + "/mixed/anisotropy-valid_full.png"));
+
+        // A run whose log.jsonl is a named pipe (it blocked the export for good), one whose log
+        // is binary (an empty chart, exit 0), a predictions file with a negative length (a bin
+        // edge at -5): each named, exit 3.
+        QVERIFY(QDir(dir).mkpath("fiforun") && QDir(dir).mkpath("binrun"));
+        QVERIFY(::mkfifo(qPrintable(dir + "/fiforun/log.jsonl"), 0600) == 0);
+        {
+            QFile bin(dir + "/binrun/log.jsonl");
+            QVERIFY(bin.open(QIODevice::WriteOnly));
+            for (int i = 0; i < 20; ++i)
+                bin.write(QByteArray("\x01\xfe\x00garbage\xff\n", 13));
+            QFile preds(dir + "/preds.jsonl");
+            QVERIFY(preds.open(QIODevice::WriteOnly));
+            preds.write("{\"label\": \"a\", \"prediction\": \"a\", \"length\": -5}\n");
+        }
+        for (const auto& [kind, input, needle] :
+             {std::tuple{"training", "fiforun", "log.jsonl: not a regular file"},
+              std::tuple{"training", "binrun", "not one JSON record"},
+              std::tuple{"length_accuracy", "preds.jsonl", "length must be a positive integer"}}) {
+            write_project(
+                "one.rsproj",
+                QJsonArray{QJsonObject{{"kind", kind}, {"inputs", QJsonArray{QString(input)}}}});
+            QCOMPARE(run_export("one.rsproj", QString("one-") + kind, &err), 3);
+            QVERIFY2(err.contains(needle), qPrintable(err));
+        }
 
         // Nothing to draw at all: said, exit 3.
         write_project("missing.rsproj",

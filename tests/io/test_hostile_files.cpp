@@ -178,6 +178,13 @@ private slots:
         QVERIFY2(text("inf_gate_float16.dump.h5").contains("/layers/1/gates/u_f") &&
                      text("inf_gate_float16.dump.h5").contains("Inf at [3, 7, 0]"),
                  qPrintable(text("inf_gate_float16.dump.h5")));
+        // Links to other files are refused before anything is read.
+        QVERIFY2(text("external_link.dump.h5").contains("/layers/1/gates/u_f is an external link"),
+                 qPrintable(text("external_link.dump.h5")));
+        QVERIFY2(text("vds_over_itself.dump.h5").contains("virtual dataset over its own file"),
+                 qPrintable(text("vds_over_itself.dump.h5")));
+        QVERIFY2(text("vds_over_virtual.dump.h5").contains("itself a virtual dataset"),
+                 qPrintable(text("vds_over_virtual.dump.h5")));
         // A filter the library lacks is named as such (not HDF5's plugin search, not "unknown
         // HDF5 error"), where validate finds it and where the dump reader does.
         QVERIFY2(text("unknown_filter.dump.h5").contains("compressed with the 'lzf' filter"),

@@ -461,6 +461,10 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
     std::string found;
     if (lower == "bigs") found = "bigs";
     if (lower == "bert") found = "bert";
+    if (found.empty() && !hf.contains("model_type"))
+        throw FormatError(where +
+                          ": no model_type key (a Hugging Face config.json names its "
+                          "model: \"BiGS\" or \"bert\")");
     if (found.empty())
         throw FormatError(where + ": model_type: '" + type +
                           "' is not a model this importer knows (BiGS, bert)");

@@ -289,6 +289,7 @@ bool exists(const H5::Group& group, const std::string& path) {
         partial = path.substr(0, slash == std::string::npos ? path.size() : slash);
         if (!partial.empty() && H5Lexists(group.getId(), partial.c_str(), H5P_DEFAULT) <= 0) {
             H5Eclear2(H5E_DEFAULT);
+            last_failure.clear();  // an expected failure: not a reason to report later
             return false;
         }
         // An external link is never followed: Routescope's files do not use them, and following
@@ -313,6 +314,7 @@ std::optional<H5O_type_t> object_type(const H5::Group& group, const std::string&
     H5O_info_t info;
     if (H5Oget_info_by_name(group.getId(), path.c_str(), &info, H5P_DEFAULT) < 0) {
         H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
         return std::nullopt;
     }
     return info.type;

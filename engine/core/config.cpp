@@ -71,11 +71,13 @@ const std::map<std::string, Kind>& kinds() {
         {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},
         {"data.task", {"str?", {}}},
         {"data.task_params.seed", ints(0, kInt64Max)},
-        {"data.task_params.n_train", ints(0, kInt64Max)},
-        {"data.task_params.n_valid", ints(0, kInt64Max)},
-        {"data.task_params.n_test", ints(0, kInt64Max)},
-        {"data.task_params.min_len", ints(0, kInt32Max)},
-        {"data.task_params.max_len", ints(0, kInt32Max)},
+        // A task's splits are generated in memory: at most 10^8 examples a split, of at most
+        // 2^20 tokens (data/task_builder.hpp, kMaxTaskSplit and kMaxTaskLength).
+        {"data.task_params.n_train", ints(0, 100'000'000)},
+        {"data.task_params.n_valid", ints(0, 100'000'000)},
+        {"data.task_params.n_test", ints(0, 100'000'000)},
+        {"data.task_params.min_len", ints(0, 1 << 20)},
+        {"data.task_params.max_len", ints(0, 1 << 20)},
         {"data.task_params.n_symbols", ints(0, kInt32Max)},
         {"data.task_params.min_entries", ints(0, kInt32Max)},
         {"data.task_params.max_entries", ints(0, kInt32Max)},

@@ -8,6 +8,7 @@ TaskData generate_copying(const TaskParams& p) {
     const int v = or_default(p.n_symbols, 16);
     const int min_len = or_default(p.min_len, 8), max_len = or_default(p.max_len, 32);
     require_range("copying", "n_symbols", v, 2, 100000);
+    require_range("copying", "max_len", max_len, 1, kMaxTaskLength);
     require_range("copying", "min_len", min_len, 1, max_len);
     TaskData data = make_task_data("copying", TaskMetric::ExactMatch);
     TaskVocab vocab;

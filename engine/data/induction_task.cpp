@@ -12,6 +12,7 @@ TaskData generate_induction(const TaskParams& p) {
     const int v = or_default(p.n_symbols, 16);
     const int min_len = or_default(p.min_len, 64), max_len = or_default(p.max_len, 64);
     require_range("induction", "n_symbols", v, 2, 100000);
+    require_range("induction", "max_len", max_len, 1, kMaxTaskLength);
     require_range("induction", "min_len", min_len, 4, max_len);
     TaskData data = make_task_data("induction", TaskMetric::Accuracy);
     TaskVocab vocab;

@@ -19,6 +19,7 @@ TaskData generate_selective_copying(const TaskParams& p) {
     const int k = or_default(p.n_queries, 2), s = or_default(p.span_len, 3);
     require_range("selective-copying", "n_symbols", v, 4, 100000);
     require_range("selective-copying", "n_queries", k, 1, 64);
+    require_range("selective-copying", "max_len", max_len, 1, kMaxTaskLength);
     require_range("selective-copying", "min_len", min_len, k * (s + 2 * kWindow) + 1, max_len);
     TaskData data = make_task_data("selective-copying", TaskMetric::ExactMatch);
     TaskVocab vocab;

@@ -24,6 +24,11 @@ private:
     std::vector<std::string> pieces_;
 };
 
+/// The most examples a split may hold, and the longest example a task generates (tokens).
+inline constexpr std::int64_t kMaxTaskSplit = 100'000'000;
+inline constexpr int kMaxTaskLength = 1 << 20;
+inline constexpr const char* kSplitNames[] = {"n_train", "n_valid", "n_test"};
+
 /// Fills the three splits with make(rng), one RandomStream per example (task.hpp).
 inline void generate_splits(TaskData& data, const TaskParams& p,
                             const std::function<TaskExample(RandomStream&)>& make) {
@@ -31,6 +36,11 @@ inline void generate_splits(TaskData& data, const TaskParams& p,
     const std::int64_t sizes[] = {p.n_train, p.n_valid, p.n_test};
     for (std::uint32_t s = 0; s < 3; ++s) {
         if (sizes[s] < 0) throw ConfigError("task " + data.name + ": negative split size");
+        // Generated in memory: 2^40 examples would be an out-of-memory error naming nothing.
+        if (sizes[s] > kMaxTaskSplit)
+            throw ConfigError("task " + data.name + ": " + kSplitNames[s] + " = " +
+                              std::to_string(sizes[s]) + " examples, more than " +
+                              std::to_string(kMaxTaskSplit) + " (the splits are held in memory)");
         splits[s]->reserve(static_cast<std::size_t>(sizes[s]));
         for (std::int64_t i = 0; i < sizes[s]; ++i) {
             RandomStream rng(p.seed ^ kTaskSalt, s, static_cast<std::uint32_t>(i));

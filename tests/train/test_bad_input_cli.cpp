@@ -345,12 +345,20 @@ private slots:
             nlohmann::json value;
         };
         const std::vector<Case> cases = {
-            {"train.eval_every", -5},         {"train.checkpoint_every", -1},
-            {"train.eval_batches", -1},       {"train.seed", -1},
-            {"tokenizer.vocab_size", 0},      {"tokenizer.vocab_size", -3},
-            {"model.d_model", 4294967312LL},  {"train.batch_size", 0},
-            {"train.threads", 100000},        {"train.threads", -2},
-            {"data.task_params.n_train", -1}, {"train.steps", -1},  // last: range.json below
+            {"train.eval_every", -5},
+            {"train.checkpoint_every", -1},
+            {"train.eval_batches", -1},
+            {"train.seed", -1},
+            {"tokenizer.vocab_size", 0},
+            {"tokenizer.vocab_size", -3},
+            {"model.d_model", 4294967312LL},
+            {"train.batch_size", 0},
+            {"train.threads", 100000},
+            {"train.threads", -2},
+            {"data.task_params.n_valid", 1099511627776LL},
+            {"data.task_params.max_len", 1000000000},
+            {"data.task_params.n_train", -1},
+            {"train.steps", -1},  // last: range.json below
         };
         for (const auto& c : cases) {
             nlohmann::json config = tiny("bigs");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/data/file_text.hpp"
 
 namespace routescope::analysis {
 
@@ -234,6 +235,7 @@ LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
 }
 
 PredictionFile PredictionFile::read(const std::string& path) {
+    data::require_regular_file(path, "predictions");
     std::ifstream in(path);
     if (!in) throw IoError(path + ": cannot open");
     PredictionFile f;

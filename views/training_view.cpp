@@ -21,6 +21,7 @@
 #include "analysis/file_fingerprint.hpp"
 #include "analysis/smoothing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/file_text.hpp"
 #include "views/chart_panel.hpp"
 #include "views/display_name.hpp"
 
@@ -138,9 +139,7 @@ TrainingLog TrainingLog::read(const QString& dir) {
     log.dir = dir;
     QFile f(QDir(dir).filePath("log.jsonl"));
     if (!f.exists()) return log;
-    // A named pipe (or a device) would block the reader for good.
-    if (!QFileInfo(f.fileName()).isFile())
-        throw FormatError(f.fileName().toStdString() + ": not a regular file");
+    data::require_regular_file(f.fileName().toStdString(), "training log");
     if (!f.open(QIODevice::ReadOnly))
         throw IoError(f.fileName().toStdString() +
                       ": cannot read: " + f.errorString().toStdString());

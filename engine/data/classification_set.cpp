@@ -9,6 +9,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/file_text.hpp"
 #include "engine/data/utf8.hpp"
 
 namespace routescope::data {
@@ -52,6 +53,7 @@ std::vector<std::string> split_tabs(const std::string& line) {
 // Reads lines with their numbers; UTF-8 is checked here so both formats report it alike.
 template <class F>
 void for_each_line(const std::string& path, F&& fn) {
+    require_regular_file(path, "classification");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError(path + ": cannot open classification file");
     std::string line;

@@ -8,10 +8,18 @@
 
 namespace routescope::data {
 
-std::string read_file_text(const std::string& path, const std::string& what) {
+void require_regular_file(const std::string& path, const std::string& what) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw FormatError(path + ": a directory, not a " + what + " file");
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return;
+    throw FormatError(
+        path + (std::filesystem::is_directory(status)
+                    ? ": a directory, not a " + what + " file"
+                    : ": not a regular file (a named pipe or a device), not a " + what + " file"));
+}
+
+std::string read_file_text(const std::string& path, const std::string& what) {
+    require_regular_file(path, what);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError(path + ": cannot open " + what);
     std::ostringstream text;

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/data/file_text.hpp"
 #include "engine/data/utf8.hpp"
 
 namespace routescope::data {
@@ -81,6 +82,7 @@ bool TextCorpus::open_next_file() {
     in_.clear();
     if (file_ >= files_.size()) return false;
     const std::string& name = files_[file_++];
+    require_regular_file(name, "corpus");
     in_.open(name, std::ios::binary);
     if (!in_) throw IoError(name + ": cannot open corpus file");
     line_ = 0;

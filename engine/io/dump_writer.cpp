@@ -233,7 +233,10 @@ std::pair<const void*, const H5::DataType*> DumpWriter::stored(const float* x, s
 }
 
 void DumpWriter::write_float_row(const std::string& path, int s, FloatRow row) {
+    // Halves, or floats to a float32 dump (what `dump` hands over): written as they are. Floats to
+    // a float16 dump are converted here, a row's worth.
     if (row.f16) return write_row(path, s, row.f16, half_type_);
+    if (!spec_.float16) return write_row(path, s, row.f32, H5::PredType::NATIVE_FLOAT);
     const std::vector<hsize_t> dims = h5::shape_of(dataset(path));
     std::size_t n = 1;
     for (std::size_t i = 1; i < dims.size(); ++i)

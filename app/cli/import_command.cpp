@@ -1,11 +1,14 @@
 // routescope-cli import SRC --out model.ckpt.h5 [--format auto|flax|pytorch|safetensors]
 //                           [--arch auto|bigs|bert] [--config config.json] [--vocab vocab.txt]
 // Imports a published model (engine/io/importers/model_import.hpp): SRC is a Hugging Face-style
-// directory (config.json, flax_model.msgpack | model.safetensors | pytorch_model.bin, vocab.txt or
-// tokenizer.json) or one weights file (config and vocabulary from --config/--vocab or its
-// directory). Writes an ordinary checkpoint with the weights file's SHA-256 as root attr
-// import_sha256. Exit 0; 2 for bad arguments or bad input (the message names the file and the
-// tensor or key; nothing is written under --out); 3 when the checkpoint cannot be written.
+// directory (config.json, flax_model.msgpack | model.safetensors | pytorch_model.bin or one of them
+// sharded as <name>.index.json, vocab.txt or tokenizer.json) or one weights file or shard index
+// (config and vocabulary from --config/--vocab or its directory). Writes an ordinary checkpoint
+// with the weights file's SHA-256 as root attr import_sha256 (a sharded checkpoint: the index's,
+// and each shard's in import_shards_sha256). Exit 0; 2 for bad arguments or bad input (the message
+// names the file and the tensor or key; nothing is written under --out); 3 when the checkpoint
+// cannot be written.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -25,10 +28,15 @@ int run_import(const ImportArgs& a) {
     importers::ImportedModel model;
     importers::ImportSource source;
     std::string sha;
+    std::vector<std::pair<std::string, std::string>> shards;  // a sharded checkpoint's files
     try {
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
         model = importers::import_model(source, a.arch);
         sha = sha256_file(source.weights);
+        if (importers::is_shard_index(source.weights))
+            for (const auto& shard : importers::shard_files(source.weights))
+                shards.emplace_back(std::filesystem::path(shard).filename().string(),
+                                    sha256_file(shard));
     } catch (const Error& e) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitUsage;
@@ -36,7 +44,7 @@ int run_import(const ImportArgs& a) {
     const std::size_t n_params = model.params->size();
     try {
         importers::write_imported_checkpoint(a.out, model,
-                                             {source.weights, model.source_format, sha});
+                                             {source.weights, model.source_format, sha, shards});
     } catch (const Error& e) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitFailure;
@@ -51,7 +59,9 @@ int run_import(const ImportArgs& a) {
               << (m.n_labels > 0 ? " labels=" : "")
               << (m.n_labels > 0 ? std::to_string(m.n_labels) : "")
               << (m.mlm_head ? "" : " (no MLM head)") << ", " << n_params << " parameters from "
-              << source.weights << " (" << model.source_format << ", sha256 " << sha << ")\n";
+              << source.weights
+              << (shards.empty() ? "" : " (" + std::to_string(shards.size()) + " shards)") << " ("
+              << model.source_format << ", sha256 " << sha << ")\n";
     return kExitOk;
 }
 
@@ -61,7 +71,8 @@ CommandRunner setup_import(CLI::App& app) {
         "Import a published model (Flax msgpack, PyTorch or safetensors) as a checkpoint");
     auto a = std::make_shared<ImportArgs>();
     cmd->add_option("src", a->src,
-                    "Model directory (config.json + weights + vocab) or weights file")
+                    "Model directory (config.json + weights + vocab), weights file or shard "
+                    "index (*.index.json)")
         ->required();
     cmd->add_option("--out", a->out, "The checkpoint to write (*.ckpt.h5)")->required();
     cmd->add_option("--format", a->format, "auto | flax | pytorch | safetensors")

@@ -128,7 +128,8 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
     if (action_ == EngineAction::Import) {
         import_source_ = line("importSource");
         import_source_->setToolTip(
-            tr("A model directory (config.json + weights + vocab) or one weights file"));
+            tr("A model directory (config.json + weights + vocab), one weights file or a "
+               "sharded checkpoint's index (*.index.json)"));
         form->addRow(tr("&Source:"),
                      with_browse(this, import_source_, tr("Model directory"), true, false));
         format_ = combo("format", {"auto", "flax", "pytorch", "safetensors"});

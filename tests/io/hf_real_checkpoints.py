@@ -10,7 +10,9 @@ saves each model with `save_pretrained` as pytorch_model.bin (safe_serialization
 model.safetensors and, through FlaxBert*.from_pretrained(from_pt=True), flax_model.msgpack; writes
 each state_dict's key set with shapes and dtypes to OUT/keys/<class>.<layout>.json (the fixtures
 tests/io/fixtures/hf_bert_keys/ are copied from there); imports every directory with the CLI and
-records the exit code and the notes (the skipped tensors); then imports a safetensors file with one
+records the exit code and the notes (the skipped tensors); imports BertForMaskedLM saved sharded
+(max_shard_size="20KB": an index and its shards) in each layout, which must give the unsharded
+import's parameters exactly; then imports a safetensors file with one
 unknown tensor added, which must be refused naming it; and, for BertForMaskedLM, compares the
 engine's last hidden state (`routescope-cli dump`) with transformers' on the same tokens.
 
@@ -97,6 +99,43 @@ def main(argv=None):
         for layout, d in layouts.items():
             code, text = run_import(d, os.path.join(base, f"{layout}.ckpt.h5"))
             case(f"import {cls_name} {layout}", code == 0, f"exit {code}: {text[-600:]}")
+
+    # Sharded: save_pretrained past max_shard_size writes <weights>.index.json beside the shards;
+    # each layout imports to exactly the unsharded file's parameters.
+    try:
+        import h5py
+        import numpy as np
+        mlm_base = os.path.join(a.out, "BertForMaskedLM")
+        model = transformers.BertForMaskedLM.from_pretrained(os.path.join(mlm_base, "pytorch"))
+        sharded = {}
+        for layout, safe in (("pytorch", False), ("safetensors", True)):
+            d = os.path.join(mlm_base, layout + "-sharded")
+            model.save_pretrained(d, safe_serialization=safe, max_shard_size="20KB")
+            sharded[layout] = d
+        if have_flax and os.path.isdir(os.path.join(mlm_base, "flax")):
+            fmodel = transformers.FlaxBertForMaskedLM.from_pretrained(os.path.join(mlm_base, "flax"))
+            d = os.path.join(mlm_base, "flax-sharded")
+            fmodel.save_pretrained(d, max_shard_size="20KB")
+            sharded["flax"] = d
+        for layout, d in sharded.items():
+            with open(os.path.join(d, "vocab.txt"), "w") as f:
+                f.write("\n".join(vocab) + "\n")
+            shards = sorted(f for f in os.listdir(d) if "-of-" in f)
+            out = os.path.join(mlm_base, f"{layout}-sharded.ckpt.h5")
+            code, text = run_import(d, out)
+            detail = f"{len(shards)} shards; exit {code}: {text[-400:]}"
+            same = False
+            if code == 0:
+                with h5py.File(out, "r") as g, \
+                        h5py.File(os.path.join(mlm_base, f"{layout}.ckpt.h5"), "r") as w:
+                    names = sorted(w["params"].keys())
+                    same = names == sorted(g["params"].keys()) and all(
+                        np.array_equal(g["params"][k][()], w["params"][k][()]) for k in names)
+                    detail += f"; {len(names)} parameters equal to the unsharded import: {same}"
+            case(f"import BertForMaskedLM {layout} sharded", code == 0 and same and len(shards) > 1,
+                 detail)
+    except Exception as e:  # noqa: BLE001
+        case("sharded imports", False, f"{type(e).__name__}: {e}")
 
     # An unknown tensor is still refused, naming it.
     try:

@@ -231,6 +231,43 @@ def model_dir(out, name, weights_name, weights, vocab="vocab.txt", config=None):
         write(f"{out}/{name}/tokenizer.json", json.dumps(tok))
 
 
+# ---------------------------------------------------------------- sharded checkpoints
+
+SHARD_NAMES = {"safetensors": ("model.safetensors", "model-{:05d}-of-{:05d}.safetensors"),
+               "pytorch": ("pytorch_model.bin", "pytorch_model-{:05d}-of-{:05d}.bin"),
+               "flax": ("flax_model.msgpack", "flax_model-{:05d}-of-{:05d}.msgpack")}
+
+
+def shard_bytes(fmt, tensors):
+    if fmt == "safetensors":
+        return safetensors_bytes(tensors)
+    if fmt == "pytorch":
+        return torch_save_bytes(tensors)
+    return mp(flax_tree(tensors))
+
+
+def sharded_dir(out, name, fmt, tensors, n, tamper=None, vocab="vocab.txt", config=None):
+    """A sharded checkpoint as transformers' save_pretrained writes one past max_shard_size
+    (modeling_utils / modeling_flax_utils "shard_checkpoint": the tensors in order, cut into
+    consecutive shards named <stem>-0000k-of-0000n<ext>, and <weights name>.index.json
+    {"metadata": {"total_size": bytes}, "weight_map": {tensor: shard}}); Flax names are the
+    parameter paths joined with "/". `tamper(shards, index)` edits both before they are written."""
+    index_name, pattern = SHARD_NAMES[fmt]
+    names = list(tensors)
+    cuts = [round(k * len(names) / n) for k in range(n + 1)]
+    shards = collections.OrderedDict()
+    for k in range(n):
+        shards[pattern.format(k + 1, n)] = collections.OrderedDict(
+            (t, tensors[t]) for t in names[cuts[k]:cuts[k + 1]])
+    index = {"metadata": {"total_size": int(sum(np.asarray(a).nbytes for a in tensors.values()))},
+             "weight_map": {t: f for f, part in shards.items() for t in part}}
+    if tamper:
+        tamper(shards, index)
+    model_dir(out, name, index_name + ".index.json", json.dumps(index, indent=2), vocab, config)
+    for f, part in shards.items():
+        write(f"{out}/{name}/{f}", part if isinstance(part, bytes) else shard_bytes(fmt, part))
+
+
 # ---------------------------------------------------------------- a small Hugging Face BERT
 
 BERT_B, BERT_L, BERT_LABELS = 3, 12, 3
@@ -451,6 +488,47 @@ def main():
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+    # ---- the same BiGS sharded, in each format (3 shards), and bad shard indexes
+    sharded_dir(out, "bigs_sharded_safetensors", "safetensors", to_torch_names(p), 3)
+    sharded_dir(out, "bigs_sharded_pytorch", "pytorch", to_torch_names(p), 3)
+    sharded_dir(out, "bigs_sharded_flax", "flax", to_flax(p), 3)
+    sb = f"{out}/bad"
+
+    def drop_last_shard(shards, index):
+        shards.popitem()
+    sharded_dir(sb, "sharded_missing_shard", "safetensors", to_torch_names(p), 3,
+                tamper=drop_last_shard)
+
+    def escape(shards, index):
+        first = next(iter(index["weight_map"]))
+        index["weight_map"][first] = "../bigs_sharded_safetensors/model-00001-of-00003.safetensors"
+    sharded_dir(sb, "sharded_escape", "safetensors", to_torch_names(p), 3, tamper=escape)
+
+    def unlisted(shards, index):
+        del index["weight_map"]["bigs.embeddings.LayerNorm.bias"]
+    sharded_dir(sb, "sharded_unlisted", "safetensors", to_torch_names(p), 3, tamper=unlisted)
+
+    def misplaced(shards, index):
+        index["weight_map"]["bigs.embeddings.LayerNorm.bias"] = "model-00003-of-00003.safetensors"
+    sharded_dir(sb, "sharded_misplaced", "safetensors", to_torch_names(p), 3, tamper=misplaced)
+
+    def absent(shards, index):
+        index["weight_map"]["bigs.encoder.layer.9.dv.weight"] = "model-00002-of-00003.safetensors"
+    sharded_dir(sb, "sharded_absent", "safetensors", to_torch_names(p), 3, tamper=absent)
+
+    def mixed(shards, index):  # the second shard written as a PyTorch zip under the same name
+        name, part = list(shards.items())[1]
+        shards[name] = torch_save_bytes(part)
+    sharded_dir(sb, "sharded_mixed", "safetensors", to_torch_names(p), 3, tamper=mixed)
+
+    def no_map(shards, index):
+        index.pop("weight_map")
+    sharded_dir(sb, "sharded_no_weight_map", "safetensors", to_torch_names(p), 3, tamper=no_map)
+
+    def split_tensor(shards, index):  # one tensor in two shards (the map can name only one)
+        parts = list(shards.values())
+        parts[2]["bigs.embeddings.LayerNorm.bias"] = parts[0]["bigs.embeddings.LayerNorm.bias"]
+    sharded_dir(sb, "sharded_twice", "safetensors", to_torch_names(p), 3, tamper=split_tensor)
 
     # ---- BiGSForMaskedLM exactly as the official PyTorch port saves it (official_keys.py): the
     # position_ids buffer, the pooler BiGSModel always creates (unused by an MLM model: skipped

@@ -219,6 +219,53 @@ private slots:
         }
     }
 
+    // A sharded checkpoint (save_pretrained past max_shard_size: <name>.index.json and three
+    // shards) imports to the same checkpoint as the unsharded file, in each format, from its
+    // directory and from the index given as SRC; the provenance records each shard's SHA-256,
+    // checked against sha256sum.
+    void sharded_checkpoints_import_as_one_file_data() {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("index");
+        QTest::newRow("safetensors") << "safetensors"
+                                     << "model.safetensors.index.json";
+        QTest::newRow("pytorch") << "pytorch"
+                                 << "pytorch_model.bin.index.json";
+        QTest::newRow("flax") << "flax"
+                              << "flax_model.msgpack.index.json";
+    }
+    void sharded_checkpoints_import_as_one_file() {
+        QFETCH(QString, format);
+        QFETCH(QString, index);
+        const std::string f = format.toStdString();
+        const std::string whole = kOut + "/unsharded_" + f + ".ckpt.h5";
+        QVERIFY(import_cli({kData + "/bigs_" + f, "--out", whole}).code == 0);
+        const Checkpoint want = read_checkpoint(whole);
+        const std::string dir = kData + "/bigs_sharded_" + f;
+        for (const std::string& src : {dir, dir + "/" + index.toStdString()}) {
+            const std::string out = kOut + "/sharded_" + f + ".ckpt.h5";
+            fs::remove(out);
+            const Run r = import_cli({src, "--out", out, "--vocab", dir + "/vocab.txt"});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            QVERIFY2(r.out.find("(3 shards) (" + f + ", sha256 ") != std::string::npos,
+                     r.out.c_str());
+            const Checkpoint got = read_checkpoint(out);
+            QCOMPARE(got.config.to_json_text(), want.config.to_json_text());
+            QCOMPARE(got.params.size(), want.params.size());
+            QVERIFY(std::memcmp(got.params.data(), want.params.data(),
+                                want.params.size() * sizeof(float)) == 0);
+            H5::H5File file(out, H5F_ACC_RDONLY);
+            H5::Attribute a = file.openAttribute("import_shards_sha256");
+            std::string text;
+            a.read(a.getStrType(), text);
+            const auto shards = nlohmann::json::parse(text);
+            QCOMPARE(shards.size(), std::size_t{3});
+            for (const auto& [name, sha] : shards.items()) {
+                const Run sum = run("sha256sum", {QString::fromStdString(dir + "/" + name)});
+                QCOMPARE(sum.out.substr(0, 64), sha.get<std::string>());
+            }
+        }
+    }
+
     // BiGSForMaskedLM with the official PyTorch port's full state_dict (tests/io/official_keys.py,
     // written from BiGS/modeling_bigs.py): the position_ids buffer, the pooler BiGSModel always
     // creates and the tied decoder; and FlaxBiGSForPreTraining's parameters (the Flax port, with
@@ -481,6 +528,30 @@ private slots:
         row("bert hidden_act", "bad/bert_gelu_new", {"config.json", "hidden_act", "gelu_new"});
         row("official bigs key set + an unknown tensor", "bad/bigs_official_unknown",
             {"pytorch_model.bin", "bigs.encoder.layer.0.extra.weight: unexpected"});
+        row("sharded: a shard missing", "bad/sharded_missing_shard",
+            {"model.safetensors.index.json", "shard model-00003-of-00003.safetensors",
+             "does not exist"});
+        row("sharded: a shard outside the folder", "bad/sharded_escape",
+            {"model.safetensors.index.json", "../bigs_sharded_safetensors",
+             "not a file name in the index's folder"});
+        row("sharded: a tensor the index does not list", "bad/sharded_unlisted",
+            {"model.safetensors.index.json",
+             "shard model-00001-of-00003.safetensors holds "
+             "bigs.embeddings.LayerNorm.bias, which the weight_map "
+             "does not list"});
+        row("sharded: a tensor in another shard than listed", "bad/sharded_misplaced",
+            {"bigs.embeddings.LayerNorm.bias, which the weight_map places in "
+             "model-00003-of-00003.safetensors"});
+        row("sharded: a listed tensor no shard holds", "bad/sharded_absent",
+            {"places bigs.encoder.layer.9.dv.weight in shard model-00002-of-00003.safetensors, "
+             "which does not hold it"});
+        row("sharded: shards of two formats", "bad/sharded_mixed/model.safetensors.index.json",
+            {"shard model-00002-of-00003.safetensors is pytorch", "one format"});
+        row("sharded: no weight_map", "bad/sharded_no_weight_map",
+            {"model.safetensors.index.json", "no \"weight_map\""});
+        row("sharded: a tensor in two shards", "bad/sharded_twice",
+            {"shard model-00003-of-00003.safetensors holds bigs.embeddings.LayerNorm.bias, which "
+             "the weight_map places in model-00001-of-00003.safetensors"});
     }
     void bad_input() {
         QFETCH(QString, src);

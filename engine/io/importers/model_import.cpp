@@ -326,10 +326,12 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
     fs::path dir;
     if (fs::is_directory(src, ec)) {
         dir = src;
+        // Each file, then its sharded form (transformers writes the index when a model exceeds
+        // save_pretrained's max_shard_size).
         const std::vector<std::pair<std::string, std::string>> candidates = {
-            {"flax", "flax_model.msgpack"},
-            {"safetensors", "model.safetensors"},
-            {"pytorch", "pytorch_model.bin"}};
+            {"flax", "flax_model.msgpack"},       {"flax", "flax_model.msgpack.index.json"},
+            {"safetensors", "model.safetensors"}, {"safetensors", "model.safetensors.index.json"},
+            {"pytorch", "pytorch_model.bin"},     {"pytorch", "pytorch_model.bin.index.json"}};
         for (const auto& [f, name] : candidates) {
             if (format != "auto" && format != f) continue;
             if (fs::is_regular_file(dir / name, ec)) {
@@ -341,11 +343,13 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
         if (s.weights.empty())
             throw IoError(src + ": no weights file" +
                           (format == "auto" ? std::string(" (flax_model.msgpack, model.safetensors "
-                                                          "or pytorch_model.bin)")
+                                                          "or pytorch_model.bin, or one of them "
+                                                          "sharded: <name>.index.json)")
                                             : " of format " + format));
     } else if (fs::is_regular_file(src, ec)) {
         s.weights = src;
-        s.format = format == "auto" ? detect_tensor_format(src) : format;
+        // An index's format is its shards' (read_sharded detects and checks them).
+        s.format = format == "auto" && !is_shard_index(src) ? detect_tensor_format(src) : format;
         dir = fs::path(src).parent_path();
         if (dir.empty()) dir = ".";
     } else {
@@ -549,8 +553,8 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     const NamedTensor* out = file.find(flax ? "classifier/bias" : "classifier.bias");
     if (out) {
         if (out->shape.size() != 1 || out->shape[0] < 1)
-            throw FormatError(file.path + ": " + out->name + ": shape " + shape_text(out->shape) +
-                              " is not [labels]");
+            throw FormatError(file.path_of(*out) + ": " + out->name + ": shape " +
+                              shape_text(out->shape) + " is not [labels]");
         m.n_labels = static_cast<int>(out->shape[0]);
         if (hf.contains("id2label") && hf["id2label"].is_object() &&
             static_cast<int>(hf["id2label"].size()) == m.n_labels) {
@@ -697,7 +701,7 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         // temporary file the import writes).
         for (std::size_t k = 0; k < e->size; ++k)
             if (!std::isfinite(values[k]))
-                throw FormatError(file.path + ": " + t->name + ": " +
+                throw FormatError(file.path_of(*t) + ": " + t->name + ": " +
                                   (std::isnan(values[k]) ? "NaN" : "an infinity") + " at element " +
                                   std::to_string(k) + "; a model's parameters must be finite");
     }
@@ -809,6 +813,12 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
             h5::write_string_attr(file, "import_source", provenance.source);
             h5::write_string_attr(file, "import_format", provenance.format);
             h5::write_string_attr(file, "import_sha256", provenance.sha256);
+            if (!provenance.shards.empty()) {
+                nlohmann::json shards = nlohmann::json::object();
+                for (const auto& [name, sha] : provenance.shards)
+                    shards[name] = sha;
+                h5::write_string_attr(file, "import_shards_sha256", shards.dump());
+            }
             file.close();
         }
         read_checkpoint(tmp.string());  // what was written reads back as a checkpoint

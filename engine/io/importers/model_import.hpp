@@ -26,16 +26,17 @@ namespace routescope::importers {
 
 /// The files of one import.
 struct ImportSource {
-    std::string weights;  ///< the weights file
-    std::string format;   ///< flax | pytorch | safetensors
+    std::string weights;  ///< the weights file, or a sharded checkpoint's index (*.index.json)
+    std::string format;   ///< flax | pytorch | safetensors (auto: an index's shards say)
     std::string config;   ///< config.json
     std::string vocab;    ///< vocab.txt or tokenizer.json
 };
 
 /// Finds the files of `src`: a directory (config.json, the weights file of `format` — auto takes
-/// the first of flax_model.msgpack, model.safetensors, pytorch_model.bin — and vocab.txt or
-/// tokenizer.json) or one weights file, whose config and vocabulary then come from `config` and
-/// `vocab` or from the file's directory. `config`/`vocab` given explicitly win. IoError naming
+/// the first of flax_model.msgpack, model.safetensors, pytorch_model.bin, each followed by its
+/// sharded form <name>.index.json — and vocab.txt or tokenizer.json) or one weights file or
+/// shard index, whose config and vocabulary then come from `config` and `vocab` or from the
+/// file's directory. `config`/`vocab` given explicitly win. IoError naming
 /// what is missing.
 ImportSource locate_import_source(const std::string& src, const std::string& format,
                                   const std::string& config, const std::string& vocab);
@@ -85,9 +86,11 @@ struct ImportedModel {
 ImportedModel import_model(const ImportSource& source, const std::string& arch);
 
 /// Provenance recorded as root attributes of the checkpoint (import_source, import_format,
-/// import_sha256: the weights file's SHA-256).
+/// import_sha256: the weights file's SHA-256 — a sharded checkpoint's index's — and, for a sharded
+/// checkpoint, import_shards_sha256: a JSON object {shard file name: its SHA-256}).
 struct ImportProvenance {
     std::string source, format, sha256;
+    std::vector<std::pair<std::string, std::string>> shards;  ///< (file name, SHA-256)
 };
 
 /// Writes `model` as a checkpoint at `path` with `provenance`: the checkpoint writer's temporary

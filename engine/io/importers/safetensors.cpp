@@ -112,7 +112,7 @@ TensorFile read_safetensors(const std::string& path, bool lazy) {
             fail(s.name, "data_offsets overlap those of " + furthest->name);
         if (!furthest || s.end > furthest->end) furthest = &s;
     }
-    if (lazy) out.mapping = std::move(mapping);
+    if (lazy) out.mappings.push_back(std::move(mapping));
     return out;
 }
 

@@ -63,7 +63,18 @@ std::vector<float> NamedTensor::values() const {
 }
 
 void TensorFile::release(const NamedTensor& t) const {
-    if (t.raw && mapping) mapping->release(t.raw, t.count * dtype_size(t.dtype));
+    if (!t.raw) return;
+    for (const auto& m : mappings)
+        if (t.raw >= m->data() && t.raw < m->data() + m->size()) {
+            m->release(t.raw, t.count * dtype_size(t.dtype));
+            return;
+        }
+}
+
+const std::string& TensorFile::path_of(const NamedTensor& t) const {
+    return t.shard >= 0 && static_cast<std::size_t>(t.shard) < shards.size()
+               ? shards[static_cast<std::size_t>(t.shard)]
+               : path;
 }
 
 const NamedTensor* TensorFile::find(const std::string& name) const {
@@ -140,6 +151,7 @@ std::string detect_tensor_format(const std::string& path) {
 }
 
 TensorFile read_tensor_file(const std::string& path, const std::string& format, bool lazy) {
+    if (is_shard_index(path)) return read_sharded(path, format, lazy);
     const std::string f = format == "auto" ? detect_tensor_format(path) : format;
     if (f == "flax") return read_flax_msgpack(path);
     if (f == "safetensors") return read_safetensors(path, lazy);

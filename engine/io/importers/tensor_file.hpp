@@ -28,10 +28,12 @@ struct NamedTensor {
     std::string dtype;        ///< as stored: float32 | float16 | bfloat16 | int64 (buffers)
     std::vector<float> data;  ///< row-major (C order), product(shape) values; empty when lazy
     /// A lazy tensor (read_tensor_file with lazy = true: safetensors) leaves `data` empty and
-    /// points at its bytes in the file's mapping (TensorFile::mapping keeps it alive); values()
+    /// points at its bytes in the file's mapping (TensorFile::mappings keep it alive); values()
     /// and values_into() convert them when asked, so a file is never held twice in memory.
     const unsigned char* raw = nullptr;
     std::size_t count = 0;  ///< elements of a lazy tensor
+    /// The shard it was read from (TensorFile::shards), -1 when the file is not sharded.
+    int shard = -1;
 
     std::size_t size() const { return raw ? count : data.size(); }
     /// Values [begin, begin + n) as float32 into `out` (converted from the file when lazy).
@@ -41,13 +43,17 @@ struct NamedTensor {
 };
 
 struct TensorFile {
-    std::string path;
+    std::string path;    ///< the weights file, or a sharded checkpoint's index
     std::string format;  ///< flax | safetensors | pytorch
     std::vector<NamedTensor> tensors;
-    std::shared_ptr<const MappedFile> mapping;  ///< the lazy tensors' bytes
+    std::vector<std::shared_ptr<const MappedFile>> mappings;  ///< the lazy tensors' bytes
+    /// A sharded checkpoint's shard files, in the order they were read (empty otherwise).
+    std::vector<std::string> shards;
 
     /// The tensor of that name, or nullptr.
     const NamedTensor* find(const std::string& name) const;
+    /// The file holding `t`: its shard, or `path`.
+    const std::string& path_of(const NamedTensor& t) const;
     /// Gives a lazy tensor's pages of the mapping back to the system once its values were taken
     /// (madvise DONTNEED; they are read from the file again if asked for), so that an import's
     /// resident memory is the model it builds, not that plus the file. No-op for eager tensors.
@@ -65,13 +71,30 @@ TensorFile read_safetensors(const std::string& path, bool lazy = false);
 /// torch.save zip: <prefix>/data.pkl (pickle of the state_dict) and <prefix>/data/<key> storages.
 TensorFile read_pytorch_zip(const std::string& path);
 
+/// A sharded checkpoint as transformers' save_pretrained writes one when a model exceeds
+/// max_shard_size: an index (model.safetensors.index.json, pytorch_model.bin.index.json,
+/// flax_model.msgpack.index.json) {"metadata": {...}, "weight_map": {tensor name: shard file}}
+/// beside the shards, each an ordinary weights file of `format` (auto: detected per shard; every
+/// shard must have the same). The tensors of all shards, in shard order. Shard names are plain
+/// file names in the index's folder; every tensor of a shard must be listed there for that shard,
+/// and every listed tensor must be in its shard, else a FormatError naming the index, the shard
+/// and the tensor.
+TensorFile read_sharded(const std::string& index_path, const std::string& format = "auto",
+                        bool lazy = false);
+/// True for a sharded checkpoint's index by its name (ends with ".index.json").
+bool is_shard_index(const std::string& path);
+/// The shard files an index names, in the order read_sharded reads them (checked as it checks
+/// them: plain names, regular files).
+std::vector<std::string> shard_files(const std::string& index_path);
+
 /// The format of a weights file from its contents (zip magic → pytorch, a plausible safetensors
 /// header → safetensors, a msgpack map → flax); FormatError when it is none of them.
 std::string detect_tensor_format(const std::string& path);
 
-/// Reads `path` as `format` (flax | safetensors | pytorch | auto). `lazy`: safetensors tensors are
-/// checked but left in the mapping (NamedTensor::raw) until their values are asked for; the other
-/// formats are always read eagerly.
+/// Reads `path` as `format` (flax | safetensors | pytorch | auto); a sharded checkpoint's index
+/// (is_shard_index) is read with read_sharded. `lazy`: safetensors tensors are checked but left in
+/// the mapping (NamedTensor::raw) until their values are asked for; the other formats are always
+/// read eagerly.
 TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto",
                             bool lazy = false);
 

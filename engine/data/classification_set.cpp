@@ -111,26 +111,82 @@ void assign_label_ids(ClassificationSet& set, const std::vector<std::string>& la
     }
 }
 
+namespace {
+// The text columns of GLUE's files as distributed and of the common exports, in order of
+// preference: a pair when both of its columns are present, else a single text. QNLI's header is
+// index/question/sentence/label: reading `sentence` alone would drop the question.
+constexpr std::pair<const char*, const char*> kPairColumns[] = {
+    {"sentence1", "sentence2"},  // RTE, WNLI, MNLI, SNLI
+    {"question", "sentence"},    // QNLI
+    {"question1", "question2"},  // QQP
+    {"#1 String", "#2 String"},  // MRPC
+    {"premise", "hypothesis"},   // ANLI, SNLI and MNLI as Hugging Face datasets export them
+    {"text_a", "text_b"}};       // the JSON Lines names
+constexpr const char* kSingleColumns[] = {"sentence", "text", "sentence1", "text_a"};
+// The label column: GLUE's `label`; MNLI's and SNLI's `gold_label` (beside label1…label5, the
+// annotators' votes); QQP's `is_duplicate`; MRPC's `Quality`.
+constexpr const char* kLabelColumns[] = {"label", "gold_label", "is_duplicate", "Quality"};
+}  // namespace
+
 ClassificationSet read_classification_tsv(const std::string& path, bool require_labels) {
     ClassificationSet set;
     set.path = path;
     std::vector<std::string> header;
     int col_a = -1, col_b = -1, col_label = -1;
+    bool gold = false;  // a gold_label column: "-" is no consensus (SNLI), the row is left out
     for_each_line(path, [&](const std::string& line, std::int64_t n) {
         if (header.empty()) {
             header = split_tabs(line);
-            for (int c = 0; c < static_cast<int>(header.size()); ++c) {
-                const std::string& h = header[static_cast<std::size_t>(c)];
-                if (h == "sentence" || h == "sentence1") col_a = c;
-                if (h == "sentence2") col_b = c;
-                if (h == "label") col_label = c;
+            const auto column = [&](const char* name) {
+                int found = -1;
+                for (int c = 0; c < static_cast<int>(header.size()); ++c)
+                    if (header[static_cast<std::size_t>(c)] == name) {
+                        if (found >= 0)
+                            throw FormatError(where(path, n) + "the header names column '" + name +
+                                              "' twice");
+                        found = c;
+                    }
+                return found;
+            };
+            for (const auto& [a, b] : kPairColumns) {
+                const int ca = column(a), cb = column(b);
+                if (ca >= 0 && cb >= 0) {
+                    col_a = ca;
+                    col_b = cb;
+                    break;
+                }
+            }
+            for (const char* name : kSingleColumns) {
+                if (col_a >= 0) break;
+                col_a = column(name);
+            }
+            for (const char* name : kLabelColumns) {
+                col_label = column(name);
+                if (col_label >= 0) {
+                    gold = std::string(name) == "gold_label";
+                    break;
+                }
             }
             if (col_a < 0) {
-                throw FormatError(where(path, n) +
-                                  "header has no 'sentence' or 'sentence1' column");
+                long long v = 0;
+                const bool cola = header.size() == 4 && is_integer(header[1], v);
+                throw FormatError(
+                    where(path, n) +
+                    "header has no text column ('sentence', 'text', or a pair: 'sentence1' + "
+                    "'sentence2', 'question' + 'sentence', 'question1' + 'question2', "
+                    "'#1 String' + '#2 String', 'premise' + 'hypothesis')" +
+                    (cola ? "; GLUE's CoLA train and dev files have no header: add a first line "
+                            "naming the four columns source, label, label_orig and sentence, "
+                            "tab-separated"
+                          : ""));
             }
             if (col_label < 0 && require_labels) {
-                throw FormatError(where(path, n) + "header has no 'label' column");
+                throw FormatError(where(path, n) + "header has no label column ('label', " +
+                                  "'gold_label', 'is_duplicate' or 'Quality')" +
+                                  (column("score") >= 0 ? "; a 'score' column is a regression "
+                                                          "target (STS-B), and Routescope "
+                                                          "fine-tunes classifiers only"
+                                                        : ""));
             }
             set.pairs = col_b >= 0;
             return;
@@ -147,6 +203,10 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
         e.text_a = fields[static_cast<std::size_t>(col_a)];
         if (col_b >= 0) e.text_b = fields[static_cast<std::size_t>(col_b)];
         if (col_label >= 0) e.label = fields[static_cast<std::size_t>(col_label)];
+        if (gold && e.label == "-") {
+            ++set.no_consensus;
+            return;
+        }
         check_label_spaces(e.label, path, n);
         if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
         set.examples.push_back(std::move(e));
@@ -159,34 +219,63 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
 ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels) {
     ClassificationSet set;
     set.path = path;
-    bool first = true;
+    // The text fields, chosen by the first record: "text", or "text_a" with an optional "text_b"
+    // (TASKS.md), or one of the pairs / single texts of kPairColumns and kSingleColumns (Hugging
+    // Face datasets' to_json of GLUE: sentence, question + sentence, premise + hypothesis, …).
+    std::string key_a, key_b;
+    bool b_optional = false;
+    bool all_minus_one = true;  // every label the integer −1: a test split, unlabelled
+    std::int64_t first_label_line = 0;
     for_each_line(path, [&](const std::string& line, std::int64_t n) {
         if (line.find_first_not_of(" \t") == std::string::npos) return;
         const nlohmann::json j = parse_json_text(line, path + ":" + std::to_string(n));
         if (!j.is_object()) throw FormatError(where(path, n) + "not a JSON object");
-        const auto text = [&](const char* key) -> std::optional<std::string> {
+        const auto text = [&](const std::string& key) -> std::optional<std::string> {
             if (!j.contains(key)) return std::nullopt;
             if (!j[key].is_string()) {
                 throw FormatError(where(path, n) + "'" + key + "' is not a string");
             }
             return j[key].get<std::string>();
         };
+        if (key_a.empty()) {
+            if (j.contains("text")) {
+                key_a = "text";
+            } else if (j.contains("text_a")) {
+                key_a = "text_a";
+                key_b = "text_b";
+                b_optional = true;
+                set.pairs = j.contains("text_b");
+            } else {
+                for (const auto& [a, b] : kPairColumns)
+                    if (j.contains(a) && j.contains(b)) {
+                        key_a = a;
+                        key_b = b;
+                        set.pairs = true;
+                        break;
+                    }
+                for (const char* name : kSingleColumns)
+                    if (key_a.empty() && j.contains(name)) key_a = name;
+            }
+            if (key_a.empty())
+                throw FormatError(where(path, n) +
+                                  "no text field ('text', 'text_a' [+ 'text_b'], 'sentence', or "
+                                  "a pair: 'sentence1' + 'sentence2', 'question' + 'sentence', "
+                                  "'question1' + 'question2', 'premise' + 'hypothesis')");
+        }
         ClassificationExample e;
         e.line = n;
-        if (auto t = text("text")) {
-            e.text_a = *t;
-        } else if (auto a = text("text_a")) {
-            e.text_a = *a;
-            e.text_b = text("text_b");
-        } else {
-            throw FormatError(where(path, n) + "no 'text' or 'text_a' field");
+        const auto a = text(key_a);
+        if (!a) throw FormatError(where(path, n) + "no '" + key_a + "' field");
+        e.text_a = *a;
+        if (!key_b.empty()) {
+            e.text_b = text(key_b);
+            if (!b_optional && !e.text_b)
+                throw FormatError(where(path, n) + "no '" + key_b + "' field");
         }
-        if (first) set.pairs = e.text_b.has_value();
         if (e.text_b.has_value() != set.pairs) {
             throw FormatError(where(path, n) + (set.pairs ? "no 'text_b' field in a file of pairs"
                                                           : "'text_b' in a file of single texts"));
         }
-        first = false;
         if (j.contains("label") && !j["label"].is_null()) {
             const auto& l = j["label"];
             if (l.is_string()) {
@@ -198,11 +287,26 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
             } else {
                 throw FormatError(where(path, n) + "'label' is not a string or an integer");
             }
+            if (!first_label_line) first_label_line = n;
+            if (!(l.is_number_integer() && l.get<long long>() == -1)) all_minus_one = false;
         }
         check_label_spaces(e.label, path, n);
-        if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
         set.examples.push_back(std::move(e));
     });
+    // Hugging Face datasets label a split without gold labels (GLUE's test sets) −1 throughout.
+    // Only a file whose every label is the integer −1 is read as unlabelled: −1 among other labels
+    // is a class ({−1, 0, 1} sentiment).
+    if (first_label_line && all_minus_one)
+        for (auto& e : set.examples)
+            e.label.clear();
+    if (require_labels)
+        for (const auto& e : set.examples)
+            if (e.label.empty())
+                throw FormatError(where(path, e.line) +
+                                  (first_label_line && all_minus_one
+                                       ? "missing label (every label in the file is -1: a split "
+                                         "without gold labels)"
+                                       : "missing label"));
     finish(set);
     return set;
 }

@@ -1,7 +1,12 @@
 #pragma once
-// Classification data (TASKS.md): GLUE-style TSV with a header (`sentence`, or `sentence1` and
-// `sentence2`, and `label`; other columns such as `idx` are ignored) or JSON Lines
-// ({"text": …, "label": …} or {"text_a": …, "text_b": …, "label": …}). Every problem is a
+// Classification data (TASKS.md): GLUE-style TSV with a header or JSON Lines. The text is
+// `sentence` (or `text`), or a pair — `sentence1` + `sentence2` (RTE, WNLI, MNLI), `question` +
+// `sentence` (QNLI), `question1` + `question2` (QQP), `#1 String` + `#2 String` (MRPC), `premise` +
+// `hypothesis` — as GLUE's files are distributed; the label `label`, or `gold_label` (MNLI, SNLI;
+// "-" rows left out), `is_duplicate` (QQP), `Quality` (MRPC); other columns (index, ids, parses,
+// the annotators' votes) are ignored. JSON Lines: {"text": …, "label": …} or {"text_a": …,
+// "text_b": …, "label": …}, or the same field names as the TSV columns (Hugging Face datasets'
+// to_json); a file whose every label is −1 (a test split there) is unlabelled. Every problem is a
 // FormatError naming the file and the line: a row with the wrong number of fields, invalid JSON
 // or UTF-8, a missing text or label.
 //
@@ -29,6 +34,9 @@ struct ClassificationSet {
     bool pairs = false;
     std::vector<ClassificationExample> examples;
     std::vector<std::string> labels;  ///< the label set, in id order
+    /// Rows left out because their gold_label is "-" (no annotator consensus: SNLI's convention,
+    /// which every NLI loader drops).
+    std::int64_t no_consensus = 0;
 };
 
 /// TSV when the name ends in .tsv, JSON Lines when it ends in .jsonl or .json. `require_labels`

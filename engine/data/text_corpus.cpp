@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <initializer_list>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
 #include "engine/data/utf8.hpp"
 
@@ -22,6 +25,44 @@ bool is_blank(const std::string& line) {
 bool hidden(const fs::path& p) {
     const std::string name = p.filename().string();
     return !name.empty() && name[0] == '.';
+}
+
+bool is_json_lines(const std::string& file) {
+    return file.ends_with(".jsonl") || file.ends_with(".json");
+}
+
+// What a file is when it is not text, from its first bytes: compressed or columnar data that
+// would otherwise fail as "invalid UTF-8" at line 1 (a gzip header may not even hold an invalid
+// byte before its first newline). Empty when it may be text.
+std::string binary_kind(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    unsigned char b[10] = {};
+    in.read(reinterpret_cast<char*>(b), sizeof b);
+    const auto n = in.gcount();
+    const auto starts = [&](std::initializer_list<int> magic) {
+        if (n < static_cast<std::streamsize>(magic.size())) return false;
+        std::size_t i = 0;
+        for (const int m : magic)
+            if (b[i++] != m) return false;
+        return true;
+    };
+    if (starts({0x1f, 0x8b})) return "gzip-compressed (gunzip it first)";
+    if (starts({0x28, 0xb5, 0x2f, 0xfd})) return "zstd-compressed (unzstd it first)";
+    if (starts({0xfd, '7', 'z', 'X', 'Z', 0})) return "xz-compressed (unxz it first)";
+    if (starts({'P', 'K', 3, 4})) return "a zip archive (unzip it first)";
+    // bzip2: "BZh", the block size digit, then the block magic (a line of text may begin "BZh").
+    if (starts({'B', 'Z', 'h'}) && n == 10 && b[3] >= '1' && b[3] <= '9' && b[4] == 0x31 &&
+        b[5] == 0x41 && b[6] == 0x59 && b[7] == 0x26 && b[8] == 0x53 && b[9] == 0x59)
+        return "bzip2-compressed (bunzip2 it first)";
+    // Parquet: "PAR1" at both ends.
+    if (starts({'P', 'A', 'R', '1'})) {
+        char tail[4] = {};
+        in.clear();
+        in.seekg(-4, std::ios::end);
+        if (in.read(tail, 4) && std::string(tail, 4) == "PAR1")
+            return "a Parquet file (export it as JSON Lines or text)";
+    }
+    return "";
 }
 
 std::vector<std::string> list_files(const std::string& path) {
@@ -55,6 +96,13 @@ DocSeparator parse_doc_separator(const std::string& name) {
 TextCorpus::TextCorpus(std::string path, DocSeparator separator)
     : path_(std::move(path)), separator_(separator), files_(list_files(path_)) {
     // One validating pass: fail before training rather than hours into it.
+    for (const auto& file : files_) {
+        require_regular_file(file, "corpus");
+        if (const std::string kind = binary_kind(file); !kind.empty())
+            throw FormatError(file + ": " + kind +
+                              ", not a text corpus (UTF-8 text, or JSON Lines "
+                              "with a \"text\" field)");
+    }
     std::string line, doc;
     reset();
     while (next_line(line)) {
@@ -121,6 +169,23 @@ bool TextCorpus::next(std::string& doc) {
         }
         if (file_ended_ || is_blank(line)) {  // a document ends at a blank line or a file's end
             if (!have) continue;
+            ++position_;
+            return true;
+        }
+        if (is_json_lines(files_[file_ - 1])) {
+            // One record per line, the document its "text" (C4, The Pile, RedPajama and Hugging
+            // Face datasets' to_json all write this); its other fields are ignored.
+            const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
+            const nlohmann::json record = parse_json_text(line, where);
+            if (!record.is_object() || !record.contains("text") || !record["text"].is_string())
+                throw FormatError(where + ": " +
+                                  (!record.is_object() ? std::string("not a JSON object")
+                                   : !record.contains("text")
+                                       ? std::string("no \"text\" field")
+                                       : std::string("\"text\" is not a string")) +
+                                  " (a JSON Lines corpus holds one {\"text\": ...} per line)");
+            doc = record["text"].get<std::string>();
+            if (is_blank(doc)) continue;
             ++position_;
             return true;
         }

@@ -8,7 +8,10 @@
 //
 // Documents: in "line" mode every line that is not blank; in "blank" mode the lines between blank
 // lines, joined with '\n'. A trailing '\r' is dropped and a UTF-8 byte-order mark at the start of
-// a file is skipped. A file boundary always ends a document.
+// a file is skipped. A file boundary always ends a document. A file named *.jsonl or *.json is
+// JSON Lines whatever the mode: each non-blank line a JSON object whose "text" string is one
+// document (blank texts skipped); anything else is a FormatError naming file and line. A
+// compressed file (gzip, zstd, bzip2, xz, zip) or a Parquet file is refused by name.
 #include <cstdint>
 #include <fstream>
 #include <string>

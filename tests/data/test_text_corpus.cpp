@@ -1,7 +1,9 @@
-// The plain-text corpus of TASKS.md: files or directories, line or blank-line documents, UTF-8
-// errors with file and line, the empty-corpus error, and resuming at a document position.
+// The plain-text corpus of TASKS.md: files or directories, line or blank-line documents, JSON
+// Lines records, UTF-8 errors with file and line, compressed files refused, the empty-corpus
+// error, and resuming at a document position.
 #include <QtTest>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include "corpus_writer.hpp"
@@ -93,6 +95,90 @@ private slots:
         QVERIFY2(dir_msg.find("nothing") != std::string::npos, dir_msg.c_str());
         QVERIFY_THROWS_EXCEPTION(FormatError, TextCorpus{blank});
         QVERIFY_THROWS_EXCEPTION(IoError, TextCorpus(dir_.filePath("missing").toStdString()));
+    }
+    // JSON Lines corpora (C4, The Pile, Hugging Face datasets' to_json): one record per line, its
+    // "text" the document whatever data.doc_sep says, the other fields ignored; in a directory
+    // beside plain text files. Expected documents are the JSON strings' values as written here.
+    void jsonLinesRecordsAreDocuments() {
+        const auto c4 =
+            file("c4/c4-train.00000-of-01024.json",
+                 "{\"text\": \"First line.\\nSecond line \\u00e9.\", \"timestamp\": "
+                 "\"2019-04-25T12:57:54Z\", \"url\": \"https://example.com/a\"}\n"
+                 "\n"
+                 "{\"text\": \"   \", \"url\": \"blank text, skipped\"}\n"
+                 "{\"meta\": {\"pile_set_name\": \"Pile-CC\"}, \"text\": \"Third.\"}\n");
+        file("c4/notes.txt", "plain one\nplain two\n");
+        for (const auto sep : {DocSeparator::Line, DocSeparator::Blank}) {
+            TextCorpus corpus(dir_.filePath("c4").toStdString(), sep);
+            const Docs want = {"First line.\nSecond line \xC3\xA9.", "Third."};
+            Docs docs = corpus.read_all();
+            QCOMPARE(Docs(docs.begin(), docs.begin() + 2), want);
+            QCOMPARE(docs.size(), sep == DocSeparator::Line ? std::size_t(4) : std::size_t(3));
+        }
+        TextCorpus single(c4);
+        QCOMPARE(single.size(), 2);
+        single.seek(1);
+        std::string doc;
+        QVERIFY(single.next(doc));
+        QCOMPARE(doc, std::string("Third."));
+    }
+    void badJsonLinesRecordsNameFileAndLine_data() {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("needle");
+        QTest::newRow("no text") << "{\"text\": \"a\"}\n{\"content\": \"b\"}\n"
+                                 << "bad.jsonl:2: no \"text\" field";
+        QTest::newRow("text not a string") << "{\"text\": 3}\n"
+                                           << "bad.jsonl:1: \"text\" is not";
+        QTest::newRow("not an object") << "[\"text\"]\n"
+                                       << "bad.jsonl:1: not a JSON object";
+        QTest::newRow("not JSON") << "{\"text\": \"a\"}\nplain words\n"
+                                  << "bad.jsonl:2";
+    }
+    void badJsonLinesRecordsNameFileAndLine() {
+        QFETCH(QString, body);
+        QFETCH(QString, needle);
+        const auto p = file("bad.jsonl", body.toStdString());
+        const std::string msg = error_of([&] { TextCorpus{p}; });
+        QVERIFY2(msg.find(needle.toStdString()) != std::string::npos, msg.c_str());
+    }
+    // Compressed files, made by the system's own tools, are refused by name with what to do (a
+    // gzip stream failed as "invalid UTF-8" at best); a text line beginning "BZh" or "PAR1" is
+    // text.
+    void compressedFilesAreRefusedByName() {
+        const auto plain = file("z/plain.txt", "one document\nanother document\n");
+        const struct {
+            const char* program;
+            QStringList args;
+            const char* out;
+            const char* needle;
+        } tools[] = {{"gzip", {"-k", "-f", "plain.txt"}, "plain.txt.gz", "gzip-compressed"},
+                     {"xz", {"-k", "-f", "plain.txt"}, "plain.txt.xz", "xz-compressed"},
+                     {"bzip2", {"-k", "-f", "plain.txt"}, "plain.txt.bz2", "bzip2-compressed"},
+                     {"zstd",
+                      {"-q", "-f", "plain.txt", "-o", "plain.txt.zst"},
+                      "plain.txt.zst",
+                      "zstd-compressed"},
+                     {"zip", {"-q", "plain.zip", "plain.txt"}, "plain.zip", "zip archive"}};
+        int ran = 0;
+        for (const auto& t : tools) {
+            QProcess p;
+            p.setWorkingDirectory(dir_.filePath("z"));
+            p.start(t.program, t.args);
+            if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit ||
+                p.exitCode() != 0) {
+                qInfo("%s not available here: not checked", t.program);
+                continue;
+            }
+            ++ran;
+            const std::string path = dir_.filePath(QString("z/") + t.out).toStdString();
+            const std::string msg = error_of([&] { TextCorpus{path}; });
+            QVERIFY2(msg.find(path + ": ") == 0 && msg.find(t.needle) != std::string::npos,
+                     msg.c_str());
+        }
+        QVERIFY(ran >= 1);  // gzip is in every Debian
+        QCOMPARE(TextCorpus(file("bzh.txt", "BZh is a line of text\n")).size(), 1);
+        QCOMPARE(TextCorpus(file("par.txt", "PAR1 is not Parquet\n")).size(), 1);
+        QCOMPARE(TextCorpus(plain).size(), 2);
     }
     void resumesAtARecordedPosition() {
         const auto p = file("resume.txt", "d0\nd1\n\nd2\nd3\nd4\n");

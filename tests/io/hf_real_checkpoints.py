@@ -137,6 +137,24 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001
         case("sharded imports", False, f"{type(e).__name__}: {e}")
 
+    # Heads the engine does not have are refused by name, not imported as something else: a causal
+    # decoder, multiple choice (one output row), token classification, question answering.
+    for cls_name, needle in (("BertLMHeadModel", "is_decoder"),
+                             ("BertForMultipleChoice", "BertForMultipleChoice"),
+                             ("BertForTokenClassification", "BertForTokenClassification"),
+                             ("BertForQuestionAnswering", "BertForQuestionAnswering")):
+        try:
+            kw = {"is_decoder": True} if cls_name == "BertLMHeadModel" else {}
+            model = getattr(transformers, cls_name)(BertConfig(**{**cfg.to_dict(), **kw})).eval()
+            d = os.path.join(a.out, "refused", cls_name)
+            model.save_pretrained(d)
+            with open(os.path.join(d, "vocab.txt"), "w") as f:
+                f.write("\n".join(vocab) + "\n")
+            code, text = run_import(d, os.path.join(d, "out.ckpt.h5"))
+            case(f"{cls_name} refused", code == 2 and needle in text, f"exit {code}: {text[-300:]}")
+        except Exception as e:  # noqa: BLE001
+            case(f"{cls_name} refused", False, f"{type(e).__name__}: {e}")
+
     # An unknown tensor is still refused, naming it.
     try:
         from safetensors.torch import load_file, save_file

@@ -440,6 +440,22 @@ def write_bert(out, rng):
               config=json.dumps(bert_config()))
     model_dir(out, "bad/bert_gelu_new", "pytorch_model.bin", torch_save_state(mlm_sd),
               config=json.dumps(bert_config(hidden_act="gelu_new")))
+    # Heads the engine does not have, which would import as something else (session 22): a causal
+    # decoder, a one-output (regression / multiple-choice) head, a sigmoid multi-label head.
+    model_dir(out, "bad/bert_lm_head", "pytorch_model.bin", torch_save_state(mlm_sd),
+              config=json.dumps(bert_config(architectures=["BertLMHeadModel"], is_decoder=True)))
+    model_dir(out, "bad/bert_lm_head_architecture", "pytorch_model.bin", torch_save_state(mlm_sd),
+              config=json.dumps(bert_config(architectures=["BertLMHeadModel"])))
+    one = collections.OrderedDict(cls_sd)
+    one["classifier.weight"] = one["classifier.weight"][:1].clone()
+    one["classifier.bias"] = one["classifier.bias"][:1].clone()
+    model_dir(out, "bad/bert_one_output", "pytorch_model.bin", torch_save_state(one),
+              config=json.dumps(bert_config(architectures=["BertForSequenceClassification"])))
+    model_dir(out, "bad/bert_multi_label", "pytorch_model.bin", torch_save_state(cls_sd),
+              config=json.dumps(bert_config(architectures=["BertForSequenceClassification"],
+                                            problem_type="multi_label_classification")))
+    model_dir(out, "bad/bert_multiple_choice", "pytorch_model.bin", torch_save_state(one),
+              config=json.dumps(bert_config(architectures=["BertForMultipleChoice"])))
 
 
 def main():

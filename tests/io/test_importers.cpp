@@ -528,6 +528,15 @@ private slots:
         row("bert hidden_act", "bad/bert_gelu_new", {"config.json", "hidden_act", "gelu_new"});
         row("official bigs key set + an unknown tensor", "bad/bigs_official_unknown",
             {"pytorch_model.bin", "bigs.encoder.layer.0.extra.weight: unexpected"});
+        row("bert causal decoder", "bad/bert_lm_head", {"config.json", "is_decoder: true"});
+        row("bert LM head class", "bad/bert_lm_head_architecture",
+            {"config.json", "architectures: 'BertLMHeadModel'"});
+        row("bert one-output head", "bad/bert_one_output",
+            {"pytorch_model.bin", "classifier.bias: one output"});
+        row("bert multi-label head", "bad/bert_multi_label",
+            {"config.json", "problem_type: 'multi_label_classification'"});
+        row("bert multiple choice", "bad/bert_multiple_choice",
+            {"config.json", "architectures: 'BertForMultipleChoice'"});
         row("sharded: a shard missing", "bad/sharded_missing_shard",
             {"model.safetensors.index.json", "shard model-00003-of-00003.safetensors",
              "does not exist"});

@@ -495,6 +495,30 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     if (positions != "absolute")
         throw FormatError(where + ": position_embedding_type: '" + positions +
                           "' (the engine has learned absolute positions only)");
+    // Heads and attention the engine does not have, which would otherwise import as something
+    // else: a causal decoder (BertLMHeadModel: is_decoder) as a bidirectional encoder, a
+    // multiple-choice or regression head (one output row) as a one-label classifier, a sigmoid
+    // multi-label head as a softmax one. Token classification and question answering would fail
+    // later on a missing pooler or an unexpected tensor; named here by their class.
+    if (get_or<bool>(hf, "is_decoder", false, where))
+        throw FormatError(where +
+                          ": is_decoder: true (a causal decoder such as BertLMHeadModel; the "
+                          "importer reads bidirectional encoders)");
+    const std::string problem = get_or<std::string>(hf, "problem_type", "", where);
+    if (problem == "regression" || problem == "multi_label_classification")
+        throw FormatError(where + ": problem_type: '" + problem +
+                          "' (the engine's classifier is single-label softmax classification)");
+    if (hf.contains("architectures") && hf["architectures"].is_array())
+        for (const auto& a : hf["architectures"]) {
+            if (!a.is_string()) continue;
+            const std::string name = a.get<std::string>();
+            for (const char* head : {"ForMultipleChoice", "ForTokenClassification",
+                                     "ForQuestionAnswering", "LMHeadModel", "ForCausalLM"})
+                if (name.find(head) != std::string::npos)
+                    throw FormatError(where + ": architectures: '" + name +
+                                      "' (the importer reads masked-LM, pretraining and "
+                                      "sequence-classification models)");
+        }
     const bool flax = file.format == "flax";
     std::string types, mlm_bias;
     const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
@@ -556,6 +580,10 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
             throw FormatError(file.path_of(*out) + ": " + out->name + ": shape " +
                               shape_text(out->shape) + " is not [labels]");
         m.n_labels = static_cast<int>(out->shape[0]);
+        if (m.n_labels == 1)
+            throw FormatError(file.path_of(*out) + ": " + out->name +
+                              ": one output (a regression head, as STS-B's, or a multiple-choice "
+                              "scorer; the engine's classifier needs at least 2 labels)");
         if (hf.contains("id2label") && hf["id2label"].is_object() &&
             static_cast<int>(hf["id2label"].size()) == m.n_labels) {
             std::vector<std::string> labels(static_cast<std::size_t>(m.n_labels));

@@ -1,5 +1,6 @@
 // Plain-text corpora (engine/data/text_corpus). Input: first byte picks the document separator
-// (bit 0: blank / line); the rest is the corpus file. Reads every document, then seeks back.
+// (bit 0: blank / line) and the file's name (bit 1: *.jsonl, JSON Lines records; else *.txt); the
+// rest is the corpus file. Reads every document, then seeks back.
 #include "engine/data/text_corpus.hpp"
 #include "fuzz/common.hpp"
 
@@ -8,7 +9,8 @@ using namespace routescope;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const auto sep = (data[0] & 1) ? data::DocSeparator::Blank : data::DocSeparator::Line;
-    const std::string& path = fuzz::write_temp(data + 1, size - 1, ".txt");
+    const std::string& path =
+        fuzz::write_temp(data + 1, size - 1, (data[0] & 2) ? ".jsonl" : ".txt");
     fuzz::run_reader("TextCorpus", [&] {
         data::TextCorpus corpus(path, sep);
         const auto docs = corpus.read_all();

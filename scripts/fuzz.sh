@@ -20,7 +20,7 @@ jobs=${ROUTESCOPE_FUZZ_JOBS:-$(nproc)}
 
 targets=(fuzz_dump_validator fuzz_dump_reader fuzz_checkpoint fuzz_run_config fuzz_config_override
          fuzz_classification fuzz_text_corpus fuzz_wordpiece fuzz_sentencepiece fuzz_import_msgpack
-         fuzz_import_safetensors fuzz_import_pytorch fuzz_project_file
+         fuzz_import_safetensors fuzz_import_pytorch fuzz_import_sharded fuzz_project_file
          fuzz_inspect_entry fuzz_analyze_entry fuzz_loader_entry)
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

@@ -225,7 +225,34 @@ int main(int argc, char** argv) {
             "{\"text_a\": \"a\", \"text_b\": \"b\", \"label\": \"yes\"}\n{\"text_a\": \"c\", "
             "\"text_b\": \"d\"}\n");
 
-    // ---- text corpora (first byte: bit 0 blank-line documents)
+    // GLUE's own headers (QNLI's question + sentence, MNLI's gold_label beside the votes, MRPC's
+    // "#1 String") and Hugging Face datasets' JSON Lines names.
+    put("fuzz_classification", "qnli.tsv",
+        std::string("\x03") + "index\tquestion\tsentence\tlabel\n0\tWhy?\tBecause.\tentailment\n");
+    put("fuzz_classification", "mnli.tsv",
+        std::string("\x03") +
+            "index\tsentence1\tsentence2\tlabel1\tgold_label\n0\ta\tb\tneutral\t-\n1\tc\td\t"
+            "neutral\tneutral\n");
+    put("fuzz_classification", "mrpc.tsv",
+        std::string("\x03") + "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\ta\tb\n");
+    put("fuzz_classification", "hf.jsonl",
+        std::string("\x02") +
+            "{\"premise\": \"p\", \"hypothesis\": \"h\", \"label\": -1, \"idx\": 0}\n"
+            "{\"premise\": \"q\", \"hypothesis\": \"i\", \"label\": -1, \"idx\": 1}\n");
+
+    // ---- a sharded checkpoint's index (fuzz_import_sharded's folder holds the two shards)
+    put("fuzz_import_sharded", "index.json",
+        "{\"metadata\": {\"total_size\": 14}, \"weight_map\": {\"a\": "
+        "\"model-00001-of-00002.safetensors\", \"b\": \"model-00002-of-00002.safetensors\"}}");
+    put("fuzz_import_sharded", "escape.json",
+        "{\"weight_map\": {\"a\": \"../model-00001-of-00002.safetensors\"}}");
+
+    // ---- text corpora (first byte: bit 0 blank-line documents, bit 1 JSON Lines)
+    put("fuzz_text_corpus", "c4.jsonl",
+        std::string("\x02") +
+            "{\"text\": \"one\\ntwo \\u00e9\", \"timestamp\": \"2019-04-25T12:57:54Z\", \"url\": "
+            "\"https://example.com\"}\n\n{\"text\": \"  \"}\n{\"meta\": {}, \"text\": "
+            "\"three\"}\n");
     put("fuzz_text_corpus", "lines.txt",
         std::string("\x00", 1) + "the model routes tokens\n\nsecond document\r\nthird 東京\n");
     put("fuzz_text_corpus", "blank.txt",

@@ -213,10 +213,10 @@ def write(path, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
-def torch_save_bytes(tensors):
+def torch_save_bytes(tensors, legacy=False):
     sd = collections.OrderedDict((k, torch.from_numpy(np.array(v))) for k, v in tensors.items())
     buf = io.BytesIO()
-    torch.save(sd, buf)
+    torch.save(sd, buf, _use_new_zipfile_serialization=not legacy)
     return buf.getvalue()
 
 
@@ -492,6 +492,7 @@ def main():
         expected[dt]["view_t"] = {"shape": [4, 3], "values": [float(x) for x in base.t().float().flatten()]}
         expected[dt]["view_slice"] = {"shape": [2, 2], "values": [float(x) for x in base[1:, 2:].float().flatten()]}
         torch.save(sd, f"{out}/readers/{dt}.bin")
+        torch.save(sd, f"{out}/readers/{dt}.legacy.bin", _use_new_zipfile_serialization=False)
     write(f"{out}/readers/expected.json", json.dumps(expected))
 
     # ---- the small BiGS in three formats
@@ -502,8 +503,27 @@ def main():
     flax_bytes = mp(flax_tree(to_flax(p)))
     model_dir(out, "bigs_flax", "flax_model.msgpack", flax_bytes)
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
+    model_dir(out, "bigs_pytorch_legacy", "pytorch_model.bin",
+              torch_save_bytes(to_torch_names(p), legacy=True))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+    # ---- legacy torch.save, damaged: cut inside the last storage; a storage whose element count
+    # (written before its bytes) disagrees with the pickle; a pickle calling os.system.
+    legacy = torch_save_bytes(to_torch_names(p), legacy=True)
+    model_dir(f"{out}/bad", "legacy_truncated", "pytorch_model.bin", legacy[:-7])
+    small = torch_save_bytes(collections.OrderedDict(a=np.arange(6, dtype=np.float32)), legacy=True)
+    six = struct.pack("<Q", 6) + np.arange(6, dtype=np.float32).tobytes()
+    assert small.endswith(six)
+    model_dir(f"{out}/bad", "legacy_count", "pytorch_model.bin",
+              small[:-len(six)] + struct.pack("<Q", 5) + six[8:])
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch /tmp/routescope-legacy-pwned",))
+    evil = io.BytesIO()
+    torch.save(collections.OrderedDict(a=Evil()), evil, _use_new_zipfile_serialization=False)
+    model_dir(f"{out}/bad", "legacy_evil", "pytorch_model.bin", evil.getvalue())
+
     # ---- the same BiGS sharded, in each format (3 shards), and bad shard indexes
     sharded_dir(out, "bigs_sharded_safetensors", "safetensors", to_torch_names(p), 3)
     sharded_dir(out, "bigs_sharded_pytorch", "pytorch", to_torch_names(p), 3)

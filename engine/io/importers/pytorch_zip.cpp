@@ -1,13 +1,15 @@
-// PyTorch zip checkpoints (torch.save since 1.6): a zip holding <prefix>/data.pkl, the pickled
-// state_dict, and <prefix>/data/<key>, the raw little-endian bytes of each storage. The pickle is
-// interpreted here, not by Python: only the opcodes torch.save uses and only the globals a
-// state_dict needs are understood (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
+// PyTorch checkpoints: torch.save's zip (since 1.6), holding <prefix>/data.pkl, the pickled
+// state_dict, and <prefix>/data/<key>, the raw little-endian bytes of each storage; and the
+// legacy format before it (read_pytorch_legacy below: pickles then the storages in a row). The
+// pickle is interpreted here, not by Python: only the opcodes torch.save uses and only the globals
+// a state_dict needs are understood (collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
 // _rebuild_parameter, torch.<Type>Storage as persistent ids). Any other global is refused before
 // anything else happens, so loading a file can never run code from it.
 #include <zip.h>
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +17,7 @@
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/io/importers/mapped_file.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 
 namespace routescope::importers {
@@ -168,7 +171,11 @@ bool allowed_global(const std::string& g) {
 class Unpickler {
 public:
     Unpickler(const std::string& where, const std::vector<unsigned char>& bytes)
-        : where_(where), p_(bytes.data()), end_(bytes.data() + bytes.size()), begin_(p_) {}
+        : Unpickler(where, bytes.data(), bytes.size()) {}
+    Unpickler(const std::string& where, const unsigned char* data, std::size_t size)
+        : where_(where), p_(data), end_(data + size), begin_(p_) {}
+    /// Bytes read up to and including the STOP of the last run().
+    std::size_t consumed() const { return static_cast<std::size_t>(p_ - begin_); }
 
     Ref run() {
         while (true) {
@@ -477,13 +484,18 @@ private:
         return v;
     }
 
-    // ('storage', torch.<Type>Storage, key, location, numel)
+    // ('storage', torch.<Type>Storage, key, location, numel); the legacy format adds
+    // view_metadata, None unless the tensor shares a storage view (torch before 0.4 wrote those).
     Ref persistent(std::size_t at, const Ref& pid) const {
         const auto& it = pid->items;
-        if (pid->kind != Value::Tuple || it.size() != 5 || it[0]->kind != Value::Str ||
-            it[0]->s != "storage" || it[1]->kind != Value::Global || it[2]->kind != Value::Str ||
-            it[4]->kind != Value::Int || it[4]->i < 0)
+        if (pid->kind != Value::Tuple || (it.size() != 5 && it.size() != 6) ||
+            it[0]->kind != Value::Str || it[0]->s != "storage" || it[1]->kind != Value::Global ||
+            it[2]->kind != Value::Str || it[4]->kind != Value::Int || it[4]->i < 0)
             fail(at, "persistent id is not ('storage', torch.<Type>Storage, key, location, numel)");
+        if (it.size() == 6 && it[5]->kind != Value::None)
+            fail(at,
+                 "persistent id has view metadata (a storage view, as torch before 0.4 saved "
+                 "them; re-save the state_dict with a recent torch)");
         auto type = storage_types().find(it[1]->s);
         if (type == storage_types().end()) fail(at, "persistent id names " + it[1]->s);
         auto v = make(Value::Storage);
@@ -554,28 +566,20 @@ std::size_t width_of(const std::string& dtype) {
 
 }  // namespace
 
-TensorFile read_pytorch_zip(const std::string& path) {
-    Zip zip(path);
-    std::string prefix;
-    for (const auto& name : zip.names()) {
-        const auto slash = name.find('/');
-        if (slash != std::string::npos && name.substr(slash) == "/data.pkl") {
-            if (!prefix.empty())
-                throw FormatError(path + ": more than one data.pkl in the archive");
-            prefix = name.substr(0, slash + 1);
-        }
-    }
-    if (prefix.empty())
-        throw FormatError(path + ": no <name>/data.pkl in the archive (not a torch.save file)");
-    const auto pickle = zip.read(prefix + "data.pkl");
-    const Ref root = Unpickler(path + ": " + prefix + "data.pkl", pickle).run();
-    if (root->kind != Value::Dict)
-        throw FormatError(path + ": " + prefix + "data.pkl holds no state_dict (not a dict)");
+namespace {
 
+struct Span {
+    const unsigned char* data = nullptr;
+    std::size_t size = 0;
+};
+
+// The state_dict `root` of `path` as tensors; `storage(key)` gives a storage's bytes, or throws
+// naming what is missing. Shared by the zip and the legacy format.
+template <class Storage>
+TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&& storage) {
     TensorFile out;
     out.path = path;
     out.format = "pytorch";
-    std::map<std::string, std::vector<unsigned char>> storages;  // by key, read once
     std::set<std::string> names;
     for (const auto& [key, value] : root->entries) {
         if (key->kind != Value::Str) throw FormatError(path + ": state_dict key is not a string");
@@ -588,24 +592,19 @@ TensorFile read_pytorch_zip(const std::string& path) {
             throw FormatError(path + ": " + name + ": " + what);
         };
         if (value->kind != Value::Tensor) fail("not a tensor (a nested dict is not a state_dict)");
-        const Value& storage = *value->items[0];
+        const Value& declared = *value->items[0];
         NamedTensor t;
         t.name = name;
-        t.dtype = storage.s;
+        t.dtype = declared.s;
         t.shape = value->size;
         if (dtype_size(t.dtype) == 0)
             fail("unknown dtype '" + t.dtype + "' (float32, float16, bfloat16 or int64)");
-        const std::string entry = prefix + "data/" + storage.s2;
-        if (!zip.has(entry)) fail("its storage " + entry + " is missing from the archive");
-        auto it = storages.find(storage.s2);
-        if (it == storages.end()) it = storages.emplace(storage.s2, zip.read(entry)).first;
-        const auto& bytes = it->second;
+        const auto [what, bytes] = storage(declared.s2, fail);
         const std::size_t width = width_of(t.dtype);
-        if (static_cast<std::uint64_t>(storage.i) * width != bytes.size())
-            fail("storage " + entry + " holds " + std::to_string(bytes.size()) +
-                 " bytes, the pickle declares " + std::to_string(storage.i) + " elements of " +
-                 std::to_string(width));
-        const std::size_t capacity = bytes.size() / width;
+        if (static_cast<std::uint64_t>(declared.i) * width != bytes.size)
+            fail(what + " holds " + std::to_string(bytes.size) + " bytes, the pickle declares " +
+                 std::to_string(declared.i) + " elements of " + std::to_string(width));
+        const std::size_t capacity = bytes.size / width;
         const std::size_t count = checked_numel(t.shape, capacity, path + ": " + name);
         // The last element the view reads must lie inside the storage.
         std::uint64_t last = static_cast<std::uint64_t>(value->i);
@@ -626,7 +625,7 @@ TensorFile read_pytorch_zip(const std::string& path) {
         }
         if (contiguous) {
             if (count > 0)
-                convert_to_float(t.dtype, bytes.data() + static_cast<std::size_t>(value->i) * width,
+                convert_to_float(t.dtype, bytes.data + static_cast<std::size_t>(value->i) * width,
                                  count, t.data.data());
             out.tensors.push_back(std::move(t));
             continue;
@@ -637,7 +636,7 @@ TensorFile read_pytorch_zip(const std::string& path) {
             std::uint64_t at = static_cast<std::uint64_t>(value->i);
             for (std::size_t d = 0; d < index.size(); ++d)
                 at += static_cast<std::uint64_t>(index[d] * value->stride[d]);
-            convert_to_float(t.dtype, bytes.data() + at * width, 1, &t.data[n]);
+            convert_to_float(t.dtype, bytes.data + at * width, 1, &t.data[n]);
             for (std::size_t d = index.size(); d-- > 0;) {
                 if (++index[d] < t.shape[d]) break;
                 index[d] = 0;
@@ -646,6 +645,133 @@ TensorFile read_pytorch_zip(const std::string& path) {
         out.tensors.push_back(std::move(t));
     }
     return out;
+}
+
+// torch.save's format before 1.6 (torch/serialization.py _legacy_save; still written with
+// _use_new_zipfile_serialization=False, and what most BERT checkpoints of 2018–2020 are): five
+// pickles in a row — the magic number 0x1950a86a20f9469cfc6c, the protocol version 1001, sys_info
+// {protocol_version, little_endian, type_sizes}, the state_dict (persistent ids ('storage', type,
+// key, location, numel, view_metadata)), the sorted list of storage keys — then, for each key
+// in that order, its element count (8 bytes, little-endian) and its bytes.
+constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+                                          0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+
+TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) {
+    const unsigned char* p = file.data() + sizeof kLegacyMagic;
+    std::size_t left = file.size() - sizeof kLegacyMagic;
+    std::size_t offset = sizeof kLegacyMagic;
+    const auto next_pickle = [&](const char* what) {
+        Unpickler u(
+            path + ": " + what + " (legacy torch.save, byte " + std::to_string(offset) + ")", p,
+            left);
+        Ref v = u.run();
+        p += u.consumed();
+        left -= u.consumed();
+        offset += u.consumed();
+        return v;
+    };
+    const Ref version = next_pickle("protocol version");
+    if (version->kind != Value::Int || version->i != 1001)
+        throw FormatError(path + ": legacy torch.save protocol version is not 1001");
+    const Ref info = next_pickle("sys_info");
+    if (info->kind != Value::Dict)
+        throw FormatError(path + ": legacy torch.save sys_info is not a dict");
+    for (const auto& [k, v] : info->entries)
+        if (k->kind == Value::Str && k->s == "little_endian" &&
+            !(v->kind == Value::Bool && v->i == 1))
+            throw FormatError(path +
+                              ": saved on a big-endian machine (sys_info little_endian is "
+                              "not True); the readers are little-endian");
+    const Ref root = next_pickle("state_dict");
+    if (root->kind != Value::Dict)
+        throw FormatError(path + ": the legacy torch.save pickle holds no state_dict (not a dict)");
+    const Ref keys = next_pickle("storage keys");
+    if (keys->kind != Value::List)
+        throw FormatError(path + ": the legacy torch.save storage keys are not a list");
+    // The storages follow in the keys' order; each one's size is in the pickle (numel × width of
+    // its type), checked against the count written before its bytes.
+    std::map<std::string, std::pair<std::string, std::int64_t>> declared;  // key → dtype, numel
+    const std::function<void(const Ref&)> collect = [&](const Ref& v) {
+        if (v->kind == Value::Storage) declared.emplace(v->s2, std::make_pair(v->s, v->i));
+        for (const auto& x : v->items)
+            collect(x);
+    };
+    for (const auto& [k, v] : root->entries)
+        if (v->kind == Value::Tensor) collect(v);
+    std::map<std::string, Span> storages;
+    for (const auto& key : keys->items) {
+        if (key->kind != Value::Str)
+            throw FormatError(path + ": a legacy torch.save storage key is not a string");
+        const auto it = declared.find(key->s);
+        if (it == declared.end())
+            throw FormatError(path + ": storage " + key->s +
+                              " is listed but no tensor of the state_dict uses it");
+        if (left < 8)
+            throw FormatError(path + ": truncated: storage " + key->s + " (byte " +
+                              std::to_string(offset) + ") is missing");
+        std::uint64_t count = 0;
+        std::memcpy(&count, p, 8);
+        p += 8;
+        left -= 8;
+        offset += 8;
+        const std::size_t width = width_of(it->second.first);
+        if (count != static_cast<std::uint64_t>(it->second.second))
+            throw FormatError(path + ": storage " + key->s + " holds " + std::to_string(count) +
+                              " elements, the pickle declares " +
+                              std::to_string(it->second.second));
+        if (count > left / width)
+            throw FormatError(path + ": truncated: storage " + key->s + " needs " +
+                              std::to_string(count * width) + " bytes at byte " +
+                              std::to_string(offset) + ", the file has " + std::to_string(left));
+        storages[key->s] = Span{p, count * width};
+        p += count * width;
+        left -= count * width;
+        offset += count * width;
+    }
+    return state_dict_tensors(
+        path, root, [&](const std::string& key, const auto& fail) -> std::pair<std::string, Span> {
+            const auto it = storages.find(key);
+            if (it == storages.end()) fail("its storage " + key + " is not in the file");
+            return {"storage " + key, it->second};
+        });
+}
+
+}  // namespace
+
+bool is_legacy_torch_save(const unsigned char* data, std::size_t size) {
+    return size >= sizeof kLegacyMagic && std::memcmp(data, kLegacyMagic, sizeof kLegacyMagic) == 0;
+}
+
+TensorFile read_pytorch_zip(const std::string& path) {
+    {
+        const MappedFile file(path);
+        if (is_legacy_torch_save(file.data(), file.size())) return read_pytorch_legacy(path, file);
+    }
+    Zip zip(path);
+    std::string prefix;
+    for (const auto& name : zip.names()) {
+        const auto slash = name.find('/');
+        if (slash != std::string::npos && name.substr(slash) == "/data.pkl") {
+            if (!prefix.empty())
+                throw FormatError(path + ": more than one data.pkl in the archive");
+            prefix = name.substr(0, slash + 1);
+        }
+    }
+    if (prefix.empty())
+        throw FormatError(path + ": no <name>/data.pkl in the archive (not a torch.save file)");
+    const auto pickle = zip.read(prefix + "data.pkl");
+    const Ref root = Unpickler(path + ": " + prefix + "data.pkl", pickle).run();
+    if (root->kind != Value::Dict)
+        throw FormatError(path + ": " + prefix + "data.pkl holds no state_dict (not a dict)");
+    std::map<std::string, std::vector<unsigned char>> storages;  // by key, read once
+    return state_dict_tensors(
+        path, root, [&](const std::string& key, const auto& fail) -> std::pair<std::string, Span> {
+            const std::string entry = prefix + "data/" + key;
+            if (!zip.has(entry)) fail("its storage " + entry + " is missing from the archive");
+            auto it = storages.find(key);
+            if (it == storages.end()) it = storages.emplace(key, zip.read(entry)).first;
+            return {"storage " + entry, Span{it->second.data(), it->second.size()}};
+        });
 }
 
 }  // namespace routescope::importers

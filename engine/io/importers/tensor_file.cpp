@@ -139,6 +139,8 @@ std::string detect_tensor_format(const std::string& path) {
     const unsigned char* p = file.data();
     const std::size_t n = file.size();
     if (n >= 4 && p[0] == 'P' && p[1] == 'K' && p[2] == 3 && p[3] == 4) return "pytorch";
+    // Before the msgpack test: a pickle's PROTO opcode 0x80 is also a msgpack fixmap's first byte.
+    if (is_legacy_torch_save(p, n)) return "pytorch";
     if (n >= 9) {
         std::uint64_t header = 0;
         std::memcpy(&header, p, 8);
@@ -147,7 +149,7 @@ std::string detect_tensor_format(const std::string& path) {
     if (n >= 1 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf)) return "flax";
     throw FormatError(path +
                       ": not a weights file this reader knows (Flax msgpack, safetensors or a "
-                      "PyTorch zip checkpoint)");
+                      "PyTorch checkpoint, zip or legacy)");
 }
 
 TensorFile read_tensor_file(const std::string& path, const std::string& format, bool lazy) {

@@ -68,8 +68,12 @@ TensorFile read_flax_msgpack(const std::string& path);
 /// (plus __metadata__), then the data, which is memory-mapped.
 TensorFile read_safetensors(const std::string& path, bool lazy = false);
 
-/// torch.save zip: <prefix>/data.pkl (pickle of the state_dict) and <prefix>/data/<key> storages.
+/// torch.save zip: <prefix>/data.pkl (pickle of the state_dict) and <prefix>/data/<key> storages;
+/// also torch.save's legacy format (before 1.6, or _use_new_zipfile_serialization=False), told by
+/// its magic number.
 TensorFile read_pytorch_zip(const std::string& path);
+/// True when `data` starts as torch.save's legacy format does (a pickled 0x1950a86a20f9469cfc6c).
+bool is_legacy_torch_save(const unsigned char* data, std::size_t size);
 
 /// A sharded checkpoint as transformers' save_pretrained writes one when a model exceeds
 /// max_shard_size: an index (model.safetensors.index.json, pytorch_model.bin.index.json,
@@ -87,8 +91,9 @@ bool is_shard_index(const std::string& path);
 /// them: plain names, regular files).
 std::vector<std::string> shard_files(const std::string& index_path);
 
-/// The format of a weights file from its contents (zip magic → pytorch, a plausible safetensors
-/// header → safetensors, a msgpack map → flax); FormatError when it is none of them.
+/// The format of a weights file from its contents (zip magic or torch.save's legacy magic →
+/// pytorch, a plausible safetensors header → safetensors, a msgpack map → flax); FormatError when
+/// it is none of them.
 std::string detect_tensor_format(const std::string& path);
 
 /// Reads `path` as `format` (flax | safetensors | pytorch | auto); a sharded checkpoint's index

@@ -117,23 +117,31 @@ def main(argv=None):
             d = os.path.join(mlm_base, "flax-sharded")
             fmodel.save_pretrained(d, max_shard_size="20KB")
             sharded["flax"] = d
+        # torch.save's legacy format, as transformers' files of 2018–2020 are.
+        d = os.path.join(mlm_base, "pytorch-legacy")
+        os.makedirs(d, exist_ok=True)
+        torch.save(model.state_dict(), os.path.join(d, "pytorch_model.bin"),
+                   _use_new_zipfile_serialization=False)
+        model.config.to_json_file(os.path.join(d, "config.json"))
+        sharded["pytorch-legacy"] = d
         for layout, d in sharded.items():
             with open(os.path.join(d, "vocab.txt"), "w") as f:
                 f.write("\n".join(vocab) + "\n")
             shards = sorted(f for f in os.listdir(d) if "-of-" in f)
-            out = os.path.join(mlm_base, f"{layout}-sharded.ckpt.h5")
+            out = os.path.join(mlm_base, f"{layout}-imported.ckpt.h5")
             code, text = run_import(d, out)
             detail = f"{len(shards)} shards; exit {code}: {text[-400:]}"
             same = False
             if code == 0:
                 with h5py.File(out, "r") as g, \
-                        h5py.File(os.path.join(mlm_base, f"{layout}.ckpt.h5"), "r") as w:
+                        h5py.File(os.path.join(mlm_base, f"{layout.split('-')[0]}.ckpt.h5"),
+                                  "r") as w:
                     names = sorted(w["params"].keys())
                     same = names == sorted(g["params"].keys()) and all(
                         np.array_equal(g["params"][k][()], w["params"][k][()]) for k in names)
                     detail += f"; {len(names)} parameters equal to the unsharded import: {same}"
-            case(f"import BertForMaskedLM {layout} sharded", code == 0 and same and len(shards) > 1,
-                 detail)
+            case(f"import BertForMaskedLM {layout}" + ("" if "legacy" in layout else " sharded"),
+                 code == 0 and same and (len(shards) > 1 or "legacy" in layout), detail)
     except Exception as e:  # noqa: BLE001
         case("sharded imports", False, f"{type(e).__name__}: {e}")
 

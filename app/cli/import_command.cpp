@@ -58,8 +58,10 @@ int run_import(const ImportArgs& a) {
               << " V=" << m.vocab_size << " Lmax=" << m.max_len
               << (m.n_labels > 0 ? " labels=" : "")
               << (m.n_labels > 0 ? std::to_string(m.n_labels) : "")
-              << (m.mlm_head ? "" : " (no MLM head)") << ", " << n_params << " parameters from "
-              << source.weights
+              << (m.mlm_head       ? ""
+                  : m.n_labels > 0 ? " (no MLM head)"
+                                   : " (no head: an encoder)")
+              << ", " << n_params << " parameters from " << source.weights
               << (shards.empty() ? "" : " (" + std::to_string(shards.size()) + " shards)") << " ("
               << model.source_format << ", sha256 " << sha << ")\n";
     return kExitOk;

@@ -398,8 +398,9 @@ void check_ranges(const RunConfig& c) {
         fail("model.causal",
              "true is for arch bigs, stack_ssm, gated_att and bert; '" + m.arch + "' " + why);
     }
-    need(m.mlm_head || m.n_labels > 0, "model.mlm_head",
-         "false leaves no head: a model without the MLM head needs model.n_labels > 0");
+    // mlm_head = false with n_labels = 0 is an encoder without heads (an imported BertModel or
+    // BiGSModel): it dumps, and fine-tunes through train.init_from; an MLM or classification batch
+    // is refused by the model, naming the key.
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
     need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
     need(m.init_std > 0, "model.init_std", "must be positive");

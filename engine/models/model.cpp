@@ -107,7 +107,9 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     std::size_t bytes = 0, records = 0;
     for (const bool training : {true, false}) {
         if (training && use != ModelUse::training) continue;
-        for (int head = mlm_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
+        // A model without heads (an imported encoder) plans with the MLM batch: an encoding
+        // model stops before the head; any other use throws there, naming model.mlm_head.
+        for (int head = mlm_ || !classifier_ ? 0 : 1; head < (classifier_ ? 2 : 1); ++head) {
             Graph plan(params_, be, training);
             Batch b;
             b.tokens = tokens_.data();
@@ -301,8 +303,8 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     } else {
         if (!mlm_)
             throw ConfigError(
-                "model.mlm_head: an MLM batch needs the MLM head (this model has "
-                "only the classifier)");
+                std::string("model.mlm_head: an MLM batch needs the MLM head (this model has ") +
+                (classifier_ ? "only the classifier)" : "no head: an encoder)"));
         const Act logits = mlm_->forward(g, h, std::int64_t(B_) * L_);
         loss = g.cross_entropy(logits, batch.labels, std::int64_t(B_) * L_, m.vocab_size);
         logits_ = logits.v;

@@ -433,6 +433,21 @@ def write_bert(out, rng):
                            "FlaxBertForPreTraining")
     model_dir(out, "bert_pretraining_flax", "flax_model.msgpack", mp(flax_tree(pre_flax)),
               config=pre_cfg)
+    # BertModel as save_pretrained writes the encoder on its own: the pretraining model's "bert."
+    # tensors without that prefix (embeddings, encoder, pooler), config architectures BertModel;
+    # in PyTorch and Flax names.
+    base = collections.OrderedDict((k[len("bert."):], v) for k, v in pre.items()
+                                   if k.startswith("bert."))
+    assert "pooler.dense.weight" in base and not any(k.startswith("cls") for k in base)
+    base_cfg = json.dumps(bert_config(architectures=["BertModel"]))
+    model_dir(out, "bert_base_model", "pytorch_model.bin", torch_save_state(base), config=base_cfg)
+    base_flax = collections.OrderedDict((k[len("bert/"):], v) for k, v in pre_flax.items()
+                                        if k.startswith("bert/"))
+    model_dir(out, "bert_base_model_flax", "flax_model.msgpack", mp(flax_tree(base_flax)),
+              config=base_cfg)
+    # The same encoder under a config naming BertForMaskedLM: the MLM head is missing, not absent.
+    model_dir(out, "bad/bert_mlm_without_head", "pytorch_model.bin", torch_save_state(base),
+              config=json.dumps(bert_config()))
     # Bad: position ids that are not 0..Lmax-1; a hidden_act the MLM head cannot share.
     bad = collections.OrderedDict(mlm_sd)
     bad["bert.embeddings.position_ids"] = torch.arange(LMAX).flip(0)[None, :]

@@ -222,6 +222,68 @@ private slots:
         }
     }
 
+    // A BertModel saved on its own (no "bert." prefix, no head; PyTorch and Flax) imports as an
+    // encoder: its parameters are the pretraining checkpoint's encoder, bit for bit, it has no
+    // head, and it dumps the same hidden states as that checkpoint does.
+    void base_model_imports_as_an_encoder_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::newRow("pytorch") << "bert_base_model";
+        QTest::newRow("flax") << "bert_base_model_flax";
+    }
+    void base_model_imports_as_an_encoder() {
+        QFETCH(QString, dir);
+        const std::string pre_out = kOut + "/pretraining.ckpt.h5";
+        QVERIFY(import_cli({kData + "/bert_pretraining", "--out", pre_out}).code == 0);
+        const std::string out = kOut + "/" + dir.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/" + dir.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.find("a base model's names") != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.find("an encoder (model.mlm_head = false, model.n_labels = 0)") !=
+                     std::string::npos,
+                 r.err.c_str());
+        QVERIFY2(
+            r.err.find(dir == "bert_base_model" ? "bert.pooler.dense.weight"
+                                                : "bert/pooler/dense/kernel") != std::string::npos,
+            r.err.c_str());
+        const Checkpoint base = read_checkpoint(out);
+        const Checkpoint pre = read_checkpoint(pre_out);
+        QVERIFY(!base.config.model.mlm_head);
+        QCOMPARE(base.config.model.n_labels, 0);
+        std::size_t compared = 0;
+        for (const auto& e : base.layout) {
+            const auto it = std::find_if(pre.layout.begin(), pre.layout.end(),
+                                         [&](const ParamEntry& p) { return p.name == e.name; });
+            QVERIFY2(it != pre.layout.end(), e.name.c_str());
+            QVERIFY2(std::memcmp(base.params.data() + e.offset, pre.params.data() + it->offset,
+                                 e.size * sizeof(float)) == 0,
+                     e.name.c_str());
+            ++compared;
+        }
+        QVERIFY(compared > 0 && compared < pre.layout.size());  // the encoder, not the MLM head
+        const std::string texts = kOut + "/base_texts.jsonl";
+        std::ofstream(texts) << "{\"text\": \"the cat sat on the mat\"}\n{\"text\": \"a dog\"}\n";
+        std::vector<std::vector<float>> hidden;
+        for (const std::string& ck : {out, pre_out}) {
+            const std::string dump = ck + ".dump.h5";
+            fs::remove(dump);
+            const Run d = run(QStringLiteral(ROUTESCOPE_CLI),
+                              {"dump", "--checkpoint", QString::fromStdString(ck), "--data",
+                               QString::fromStdString(texts), "--out", QString::fromStdString(dump),
+                               "--no-check"});
+            QVERIFY2(d.code == 0, d.err.c_str());
+            hidden.push_back(read_h5<float>(dump, "/layers/2/hidden"));
+        }
+        QVERIFY(!hidden[0].empty());
+        QVERIFY(hidden[0] == hidden[1]);
+        // MLM evaluation of an encoder is refused naming the key.
+        const std::string corpus = kOut + "/base_corpus.txt";
+        std::ofstream(corpus) << "the cat sat on the mat\na dog ran far\n";
+        const Run e = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"eval", "--checkpoint", QString::fromStdString(out), "--data",
+                           QString::fromStdString(corpus)});
+        QVERIFY2(e.code != 0 && e.err.find("model.mlm_head") != std::string::npos, e.err.c_str());
+    }
+
     // A sharded checkpoint (save_pretrained past max_shard_size: <name>.index.json and three
     // shards) imports to the same checkpoint as the unsharded file, in each format, from its
     // directory and from the index given as SRC; the provenance records each shard's SHA-256,
@@ -546,6 +608,8 @@ private slots:
             {"pytorch_model.bin", "holds 5 elements, the pickle declares"});
         row("legacy torch.save with a code global", "bad/legacy_evil",
             {"pytorch_model.bin", "posix.system", "refused"});
+        row("bert MLM config without the head", "bad/bert_mlm_without_head",
+            {"cls.predictions.bias: missing"});
         row("sharded: a shard missing", "bad/sharded_missing_shard",
             {"model.safetensors.index.json", "shard model-00003-of-00003.safetensors",
              "does not exist"});

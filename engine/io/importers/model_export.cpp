@@ -142,7 +142,9 @@ ojson export_config(const RunConfig& c) {
             refuse("model.type_embeddings", "false: a BERT has token type embeddings");
         if (m.n_labels > 0 && m.pool != "first")
             refuse("model.pool", "'" + m.pool + "': BERT's pooler reads [CLS] (pool = first)");
-        j["architectures"] = {m.mlm_head ? "BertForMaskedLM" : "BertForSequenceClassification"};
+        j["architectures"] = {m.mlm_head       ? "BertForMaskedLM"
+                              : m.n_labels > 0 ? "BertForSequenceClassification"
+                                               : "BertModel"};
         j["model_type"] = "bert";
         j["vocab_size"] = m.vocab_size;
         j["hidden_size"] = m.d_model;
@@ -162,7 +164,9 @@ ojson export_config(const RunConfig& c) {
         if (m.ssm.n_kernels != 1)
             refuse("model.ssm.n_kernels",
                    std::to_string(m.ssm.n_kernels) + ": the published BiGS has one SSM kernel");
-        j["architectures"] = {m.mlm_head ? "BiGSForMaskedLM" : "BiGSForSequenceClassification"};
+        j["architectures"] = {m.mlm_head       ? "BiGSForMaskedLM"
+                              : m.n_labels > 0 ? "BiGSForSequenceClassification"
+                                               : "BiGSModel"};
         j["model_type"] = "BiGS";
         j["vocab_size"] = m.vocab_size;
         j["hidden_size"] = m.d_model;

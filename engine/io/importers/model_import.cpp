@@ -477,6 +477,18 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
     return found;
 }
 
+bool add_base_prefix(TensorFile& file, const std::string& arch) {
+    const bool flax = file.format == "flax";
+    const std::string sep = flax ? "/" : ".";
+    const std::string root = (arch == "bert" ? "bert" : flax ? "s4_bert" : "bigs") + sep;
+    const std::string probe =
+        flax ? "embeddings/word_embeddings/embedding" : "embeddings.word_embeddings.weight";
+    if (file.find(root + probe) || !file.find(probe)) return false;
+    for (auto& t : file.tensors)
+        t.name = root + t.name;
+    return true;
+}
+
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                            const TensorFile& file, const std::string& where) {
     RunConfig c;
@@ -602,6 +614,19 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     // A fine-tuned classifier (BiGS_*_MNLI, BertForSequenceClassification) has no MLM head: the
     // model is built without one (model.mlm_head = false) rather than with a made-up head.
     m.mlm_head = m.n_labels == 0 || file.find(mlm_bias) != nullptr;
+    // Neither head: an encoder saved on its own (BertModel, BiGSModel), imported without heads —
+    // unless config.json names a class that has one, when the head's tensors are reported missing
+    // (a damaged or partial file, not an encoder).
+    if (m.n_labels == 0 && !file.find(mlm_bias)) {
+        bool headed = false;
+        if (hf.contains("architectures") && hf["architectures"].is_array())
+            for (const auto& a : hf["architectures"])
+                if (a.is_string())
+                    for (const char* head : {"ForMaskedLM", "ForPreTraining",
+                                             "ForSequenceClassification", "ForNextSentence"})
+                        headed = headed || a.get<std::string>().find(head) != std::string::npos;
+        if (!headed) m.mlm_head = false;
+    }
     // The release's MLM transform applies hidden_act through transformers' Flax ACT2FN ("gelu"
     // is the erf form there, "gelu_new"/"gelu_pytorch_tanh" the tanh form) while its blocks call
     // jax.nn.gelu (tanh) whatever hidden_act says. The engine's MLM head is gelu_erf, so an MLM
@@ -788,16 +813,25 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     out.tokenizer.model = read_wordpiece_vocab(source.vocab);
     // Lazy: a safetensors file's tensors are converted straight into the parameter store, one at a
     // time, and their pages given back (peak memory about the model, not twice it).
-    const TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
+    TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
     out.source_format = file.format;
+    if (add_base_prefix(file, engine_arch))
+        out.notes.push_back(file.path + ": a base model's names (no '" +
+                            std::string(engine_arch == "bert" ? "bert" : "bigs") +
+                            "' prefix, as BertModel and BiGSModel save them): read as the "
+                            "encoder of the task classes");
     out.config = translate_config(hf, engine_arch, file, source.config);
+    if (out.config.model.n_labels == 0 && !out.config.model.mlm_head)
+        out.notes.push_back("no MLM head and no classifier in " + file.path +
+                            ": an encoder (model.mlm_head = false, model.n_labels = 0); it dumps, "
+                            "and fine-tunes with train --init; MLM batches are refused");
     const data::WordPieceTokenizer tokenizer(std::string_view(
         reinterpret_cast<const char*>(out.tokenizer.model.data()), out.tokenizer.model.size()));
     if (tokenizer.vocab_size() > out.config.model.vocab_size)
         throw FormatError(source.vocab + ": " + std::to_string(tokenizer.vocab_size()) +
                           " pieces, more than the model's vocab_size " +
                           std::to_string(out.config.model.vocab_size));
-    if (!out.config.model.mlm_head)
+    if (!out.config.model.mlm_head && out.config.model.n_labels > 0)
         out.notes.push_back(
             "no MLM head in " + file.path +
             ": a classification-only model (model.mlm_head = false); MLM batches are refused");

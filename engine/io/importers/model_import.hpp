@@ -46,8 +46,17 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
 std::string import_arch(const nlohmann::json& hf, const std::string& arch,
                         const std::string& where);
 
+/// A base model saved on its own (BertModel, BiGSModel: save_pretrained of the encoder) names its
+/// tensors without the prefix the task classes add ("embeddings.word_embeddings.weight" for
+/// "bert.embeddings.word_embeddings.weight"; Flax "embeddings/…" for "bert/…" or "s4_bert/…");
+/// transformers' from_pretrained adds it when it loads one into a task class, and so does this:
+/// every tensor of such a file is renamed. True when it renamed.
+bool add_base_prefix(TensorFile& file, const std::string& arch);
+
 /// The run configuration of a config.json for `arch` (FormatError naming the key for a value the
-/// engine cannot represent). `file` refines it: the classifier head's labels, the type embeddings.
+/// engine cannot represent). `file` refines it: the classifier head's labels, the type embeddings,
+/// and the heads: a file with neither an MLM head nor a classifier, whose config.json names no
+/// class with a head, is an encoder (model.mlm_head = false, model.n_labels = 0).
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                            const TensorFile& file, const std::string& where);
 

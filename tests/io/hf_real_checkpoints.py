@@ -145,6 +145,31 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001
         case("sharded imports", False, f"{type(e).__name__}: {e}")
 
+    # BertModel (the encoder alone, no prefix, no head) imports as an encoder whose parameters
+    # are BertForMaskedLM's encoder: saved from that model's .bert, compared by name.
+    try:
+        import h5py
+        import numpy as np
+        mlm_base = os.path.join(a.out, "BertForMaskedLM")
+        bert = transformers.BertForMaskedLM.from_pretrained(os.path.join(mlm_base, "pytorch")).bert
+        d = os.path.join(a.out, "BertModel", "safetensors")
+        bert.save_pretrained(d)
+        with open(os.path.join(d, "vocab.txt"), "w") as f:
+            f.write("\n".join(vocab) + "\n")
+        out = os.path.join(a.out, "BertModel", "safetensors.ckpt.h5")
+        code, text = run_import(d, out)
+        same = False
+        if code == 0:
+            with h5py.File(out, "r") as g, \
+                    h5py.File(os.path.join(mlm_base, "safetensors.ckpt.h5"), "r") as w:
+                names = sorted(g["params"].keys())
+                same = all(np.array_equal(g["params"][k][()], w["params"][k][()]) for k in names)
+                same = same and not any(k.startswith("mlm.") for k in names)
+        case("import BertModel as an encoder", code == 0 and same and "an encoder" in text,
+             f"exit {code}; encoder parameters equal to BertForMaskedLM's: {same}; {text[-300:]}")
+    except Exception as e:  # noqa: BLE001
+        case("import BertModel as an encoder", False, f"{type(e).__name__}: {e}")
+
     # Heads the engine does not have are refused by name, not imported as something else: a causal
     # decoder, multiple choice (one output row), token classification, question answering.
     for cls_name, needle in (("BertLMHeadModel", "is_decoder"),

@@ -95,7 +95,8 @@ def bf16_bytes(a):
 
 # ---------------------------------------------------------------- safetensors, by hand
 
-ST_CODES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64"}
+ST_CODES = {"float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
+            "float64": "F64"}
 
 
 def safetensors_bytes(tensors, dtype_name=None, tamper=None):
@@ -483,24 +484,33 @@ def main():
               "b": np.array([1e-7, -65504.0, 3.140625, 0.0, -0.0, 1.0 / 3.0], dtype=np.float32),
               "scalar": np.array(2.5, dtype=np.float32)}
     expected = {}
-    for dt in ("float32", "float16", "bfloat16"):
+    # float64: the float32 values plus doubles float32 cannot hold, which the readers round to
+    # nearest (numpy's astype(float32) gives the expected values).
+    doubles = np.array([1.0 / 3.0, 1e-40, 0.1, -2.5e-7, 16777217.0], dtype=np.float64)
+    for dt in ("float32", "float16", "bfloat16", "float64"):
+        stored = dict(values)
+        if dt == "float64":
+            stored = {k: a.astype(np.float64) for k, a in values.items()}
+            stored["double"] = doubles
         conv = {}
-        for k, a in values.items():
+        for k, a in stored.items():
             if dt == "float16":
                 conv[k] = a.astype(np.float16).astype(np.float32)
             elif dt == "bfloat16":
                 conv[k] = torch.from_numpy(a).to(torch.bfloat16).to(torch.float32).numpy()
             else:
-                conv[k] = a
+                conv[k] = a.astype(np.float32)
         expected[dt] = {k: {"shape": list(a.shape), "values": [float(x) for x in a.ravel()]}
                         for k, a in conv.items()}
         # Flax: nested maps ("group/a").
-        flat = {"group/" + k: (a.astype(np.float16) if dt == "float16" else a) for k, a in values.items()}
+        flat = {"group/" + k: (a.astype(np.float16) if dt == "float16" else a) for k, a in stored.items()}
         write(f"{out}/readers/{dt}.msgpack", mp(flax_tree(flat, dt)))
-        st_vals = {k: (a.astype(np.float16) if dt == "float16" else a) for k, a in values.items()}
+        st_vals = {k: (a.astype(np.float16) if dt == "float16" else a) for k, a in stored.items()}
         write(f"{out}/readers/{dt}.safetensors", safetensors_bytes(st_vals, dt))
-        tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dt]
-        sd = collections.OrderedDict((k, torch.from_numpy(a).to(tdt)) for k, a in values.items())
+        tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+               "float64": torch.float64}[dt]
+        sd = collections.OrderedDict((k, torch.from_numpy(np.asarray(a)).to(tdt))
+                                     for k, a in stored.items())
         base = torch.arange(12, dtype=torch.float32).reshape(3, 4).to(tdt)
         sd["view_t"] = base.t()           # non-contiguous view, shares a storage
         sd["view_slice"] = base[1:, 2:]   # offset + strides into the same storage
@@ -520,6 +530,9 @@ def main():
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))
     model_dir(out, "bigs_pytorch_legacy", "pytorch_model.bin",
               torch_save_bytes(to_torch_names(p), legacy=True))
+    # float64 storage (exact doubles of the float32 values): rounds back to them exactly.
+    model_dir(out, "bigs_safetensors_f64", "model.safetensors", safetensors_bytes(
+        collections.OrderedDict((k, np.asarray(v, np.float64)) for k, v in to_torch_names(p).items())))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
     # ---- legacy torch.save, damaged: cut inside the last storage; a storage whose element count

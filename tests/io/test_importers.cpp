@@ -135,7 +135,7 @@ private slots:
     void readers_give_the_written_values_data() {
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("ext");
-        for (const char* dt : {"float32", "float16", "bfloat16"})
+        for (const char* dt : {"float32", "float16", "bfloat16", "float64"})
             for (const char* ext : {"msgpack", "safetensors", "bin", "legacy.bin"})
                 QTest::newRow((std::string(dt) + "." + ext).c_str()) << dt << ext;
     }
@@ -177,11 +177,15 @@ private slots:
         std::vector<Checkpoint> cks;
         // pytorch_legacy: torch.save(..., _use_new_zipfile_serialization=False), the format of
         // torch before 1.6 and of most BERT checkpoints of 2018–2020.
-        for (const char* dir : {"flax", "pytorch", "safetensors", "pytorch_legacy"}) {
+        // safetensors_f64: float64 storage, rounded to float32 with a note.
+        for (const char* dir :
+             {"flax", "pytorch", "safetensors", "pytorch_legacy", "safetensors_f64"}) {
             const std::string out = kOut + "/" + dir + ".ckpt.h5";
             const Run r = import_cli({kData + "/bigs_" + dir, "--out", out});
             QVERIFY2(r.code == 0, r.err.c_str());
-            const std::string format = std::string(dir) == "pytorch_legacy" ? "pytorch" : dir;
+            const std::string format = std::string(dir).substr(0, std::string(dir).find('_'));
+            if (std::string(dir) == "safetensors_f64")
+                QVERIFY2(r.err.find("stored as float64") != std::string::npos, r.err.c_str());
             QVERIFY(r.out.find("(" + format + ", sha256 ") != std::string::npos);
             cks.push_back(read_checkpoint(out));
             H5::H5File f(out, H5F_ACC_RDONLY);

@@ -137,7 +137,8 @@ private:
         t.dtype.assign(dtype.via.str.ptr, dtype.via.str.size);
         const std::size_t width = dtype_size(t.dtype);
         if (width == 0)
-            fail(name, "unknown dtype '" + t.dtype + "' (float32, float16, bfloat16 or int64)");
+            fail(name,
+                 "unknown dtype '" + t.dtype + "' (float32, float16, bfloat16, float64 or int64)");
         const std::size_t have =
             bytes.type == msgpack::type::BIN ? bytes.via.bin.size : bytes.via.str.size;
         const char* raw = bytes.type == msgpack::type::BIN ? bytes.via.bin.ptr : bytes.via.str.ptr;

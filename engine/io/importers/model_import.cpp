@@ -374,6 +374,14 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
 }
 
 namespace {
+// j["type"] when it is a string, else "" (nlohmann's value(key, default) for the same; GCC 12
+// warns of a null dereference inside it here, a false positive of its inlining).
+std::string type_of(const nlohmann::json& j) {
+    if (!j.is_object() || !j.contains("type")) return "";
+    const nlohmann::json& t = j.at("type");
+    return t.is_string() ? t.get_ref<const std::string&>() : std::string();
+}
+
 // The engine's WordPiece is BERT-uncased (wordpiece_tokenizer.hpp). A tokenizer.json that says
 // otherwise — a cased BertNormalizer, accents kept, no CJK splitting, another normalizer or
 // pre-tokenizer, another continuation prefix, word limit or unknown piece — would tokenize
@@ -387,7 +395,7 @@ void check_bert_uncased(const nlohmann::json& j, const std::string& path) {
     };
     if (j.contains("normalizer") && !j["normalizer"].is_null()) {
         const auto& n = j["normalizer"];
-        if (!n.is_object() || n.value("type", "") != "BertNormalizer")
+        if (!n.is_object() || type_of(n) != "BertNormalizer")
             refuse("normalizer.type", n.is_object() && n.contains("type") ? n["type"] : n,
                    "not a BertNormalizer");
         for (const char* key : {"lowercase", "handle_chinese_chars", "clean_text"})
@@ -400,7 +408,7 @@ void check_bert_uncased(const nlohmann::json& j, const std::string& path) {
     }
     if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null()) {
         const auto& p = j["pre_tokenizer"];
-        if (!p.is_object() || p.value("type", "") != "BertPreTokenizer")
+        if (!p.is_object() || type_of(p) != "BertPreTokenizer")
             refuse("pre_tokenizer.type", p.is_object() && p.contains("type") ? p["type"] : p,
                    "not a BertPreTokenizer");
     }
@@ -424,9 +432,8 @@ std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
         } catch (const nlohmann::json::exception& e) {
             throw FormatError(path + ": not valid JSON (" + e.what() + ")");
         }
-        if (!j.contains("model") || !j["model"].is_object() ||
-            j["model"].value("type", "") != "WordPiece" || !j["model"].contains("vocab") ||
-            !j["model"]["vocab"].is_object())
+        if (!j.contains("model") || !j["model"].is_object() || type_of(j["model"]) != "WordPiece" ||
+            !j["model"].contains("vocab") || !j["model"]["vocab"].is_object())
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
         check_bert_uncased(j, path);
         const auto& vocab = j["model"]["vocab"];
@@ -677,7 +684,7 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
             continue;
         }
         used.insert(t->name);
-        if (dtype_size(t->dtype) != 2 && t->dtype != "float32") {
+        if (dtype_size(t->dtype) != 2 && t->dtype != "float32" && t->dtype != "float64") {
             problems.push_back(t->name + ": dtype " + t->dtype + " is not a floating-point " +
                                "parameter (for " + e.name + ")");
             continue;
@@ -746,8 +753,10 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         throw FormatError(text);
     }
     store->allocate_parameters_only();  // never trained here: no gradient buffer
+    std::size_t doubles = 0;
     for (const auto& [e, t] : copies) {
         float* values = store->param(e->name);
+        if (t->dtype == "float64") ++doubles;
         copy_into(*t, *e, sources.at(e->name).transform, values);
         file.release(*t);  // the file's pages of this tensor are no longer needed
         // Named here, as the input's tensor (the checkpoint's own check would name the
@@ -756,8 +765,15 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
             if (!std::isfinite(values[k]))
                 throw FormatError(file.path_of(*t) + ": " + t->name + ": " +
                                   (std::isnan(values[k]) ? "NaN" : "an infinity") + " at element " +
-                                  std::to_string(k) + "; a model's parameters must be finite");
+                                  std::to_string(k) + "; a model's parameters must be finite" +
+                                  (t->dtype == "float64" ? " (a float64 beyond float32's range "
+                                                           "rounds to an infinity)"
+                                                         : ""));
     }
+    if (doubles && notes)
+        notes->push_back(std::to_string(doubles) + " tensor" + (doubles == 1 ? "" : "s") +
+                         " stored as float64 in " + file.path +
+                         ": rounded to float32, the engine's parameter type");
     return store;
 }
 

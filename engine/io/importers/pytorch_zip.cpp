@@ -598,7 +598,7 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&
         t.dtype = declared.s;
         t.shape = value->size;
         if (dtype_size(t.dtype) == 0)
-            fail("unknown dtype '" + t.dtype + "' (float32, float16, bfloat16 or int64)");
+            fail("unknown dtype '" + t.dtype + "' (float32, float16, bfloat16, float64 or int64)");
         const auto [what, bytes] = storage(declared.s2, fail);
         const std::size_t width = width_of(t.dtype);
         if (static_cast<std::uint64_t>(declared.i) * width != bytes.size)

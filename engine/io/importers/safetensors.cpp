@@ -21,6 +21,7 @@ std::string dtype_of(const std::string& code) {
     if (code == "F16") return "float16";
     if (code == "BF16") return "bfloat16";
     if (code == "I64") return "int64";
+    if (code == "F64") return "float64";
     return "";
 }
 
@@ -70,7 +71,8 @@ TensorFile read_safetensors(const std::string& path, bool lazy) {
         t.name = name;
         t.dtype = dtype_of(dtype.get<std::string>());
         if (t.dtype.empty())
-            fail(name, "unknown dtype '" + dtype.get<std::string>() + "' (F32, F16, BF16 or I64)");
+            fail(name,
+                 "unknown dtype '" + dtype.get<std::string>() + "' (F32, F16, BF16, F64 or I64)");
         if (!shape.is_array()) fail(name, "shape is not a list");
         for (const auto& d : shape) {
             if (!d.is_number_unsigned()) fail(name, "shape holds something other than a dimension");

@@ -90,7 +90,8 @@ float bfloat16_to_float(std::uint16_t bits) {
 std::size_t dtype_size(const std::string& dtype) {
     if (dtype == "float32") return 4;
     if (dtype == "float16" || dtype == "bfloat16") return 2;
-    if (dtype == "int64") return 8;  // integer buffers (position_ids); never a parameter
+    if (dtype == "int64") return 8;    // integer buffers (position_ids); never a parameter
+    if (dtype == "float64") return 8;  // rounded to float32 (the import says so)
     return 0;
 }
 
@@ -99,6 +100,12 @@ bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std:
     static_assert(std::endian::native == std::endian::little, "the readers assume little-endian");
     if (dtype == "float32") {
         if (count) std::memcpy(out, bytes, count * 4);
+    } else if (dtype == "float64") {
+        for (std::size_t i = 0; i < count; ++i) {  // round to nearest; beyond float's range: ±inf
+            double v;
+            std::memcpy(&v, bytes + 8 * i, 8);
+            out[i] = static_cast<float>(v);
+        }
     } else if (dtype == "float16") {
         from_half(bytes, count, out);
     } else if (dtype == "bfloat16") {

@@ -3,9 +3,9 @@
 // published BiGS weights"): Flax msgpack (flax.serialization), safetensors and PyTorch zip
 // checkpoints (torch.save of a state_dict). Each gives the same thing: a list of named tensors with
 // their shape, their dtype in the file and their values converted to float32 (float16 and
-// bfloat16 exactly). Names are the file's own: Flax paths joined with '/', PyTorch and
-// safetensors keys as they are; mapping them onto Routescope's parameters is the importer's work
-// (bigs_import.hpp).
+// bfloat16 exactly, float64 rounded to nearest). Names are the file's own: Flax paths joined with
+// '/', PyTorch and safetensors keys as they are; mapping them onto Routescope's parameters is the
+// importer's work (bigs_import.hpp).
 //
 // The readers never trust a size the file declares: every length, count and offset is checked
 // against the bytes the file has before anything is allocated, so a small hostile file cannot ask
@@ -25,7 +25,7 @@ class MappedFile;
 struct NamedTensor {
     std::string name;
     std::vector<std::int64_t> shape;
-    std::string dtype;        ///< as stored: float32 | float16 | bfloat16 | int64 (buffers)
+    std::string dtype;  ///< as stored: float32 | float16 | bfloat16 | float64 | int64 (buffers)
     std::vector<float> data;  ///< row-major (C order), product(shape) values; empty when lazy
     /// A lazy tensor (read_tensor_file with lazy = true: safetensors) leaves `data` empty and
     /// points at its bytes in the file's mapping (TensorFile::mappings keep it alive); values()
@@ -108,8 +108,9 @@ TensorFile read_tensor_file(const std::string& path, const std::string& format =
 using routescope::half_to_float;
 float bfloat16_to_float(std::uint16_t bits);
 
-/// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16 | int64, the
-/// last exact up to 2^24) at `bytes` into `out`. Returns false for another dtype.
+/// Converts `count` little-endian values of `dtype` (float32 | float16 | bfloat16 exactly;
+/// float64 rounded to nearest; int64 exact up to 2^24) at `bytes` into `out`. Returns false for
+/// another dtype.
 bool convert_to_float(const std::string& dtype, const unsigned char* bytes, std::size_t count,
                       float* out);
 /// Bytes per element of a dtype this reader knows (0 for an unknown one).

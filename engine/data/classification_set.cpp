@@ -229,7 +229,11 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
     for_each_line(path, [&](const std::string& line, std::int64_t n) {
         if (line.find_first_not_of(" \t") == std::string::npos) return;
         const nlohmann::json j = parse_json_text(line, path + ":" + std::to_string(n));
-        if (!j.is_object()) throw FormatError(where(path, n) + "not a JSON object");
+        if (!j.is_object())
+            throw FormatError(where(path, n) +
+                              (j.is_array() ? "a JSON array, not one record per line (JSON Lines: "
+                                              "write each record on its own line)"
+                                            : "not a JSON object"));
         const auto text = [&](const std::string& key) -> std::optional<std::string> {
             if (!j.contains(key)) return std::nullopt;
             if (!j[key].is_string()) {

@@ -179,7 +179,9 @@ bool TextCorpus::next(std::string& doc) {
             const nlohmann::json record = parse_json_text(line, where);
             if (!record.is_object() || !record.contains("text") || !record["text"].is_string())
                 throw FormatError(where + ": " +
-                                  (!record.is_object() ? std::string("not a JSON object")
+                                  (record.is_array()     ? std::string("a JSON array, not one "
+                                                                           "record per line")
+                                   : !record.is_object() ? std::string("not a JSON object")
                                    : !record.contains("text")
                                        ? std::string("no \"text\" field")
                                        : std::string("\"text\" is not a string")) +

@@ -204,6 +204,10 @@ private slots:
         });
         QVERIFY2(half.find("half.jsonl:2: no 'hypothesis' field") != std::string::npos,
                  half.c_str());
+        const std::string array = error_of([&] {
+            read_classification(file("array.json", "[{\"text\": \"a\", \"label\": 1}]\n"));
+        });
+        QVERIFY2(array.find("array.json:1: a JSON array") != std::string::npos, array.c_str());
     }
     void integerLabelsSortNumerically() {
         const auto p = file("num.jsonl",

@@ -129,8 +129,10 @@ private slots:
                                  << "bad.jsonl:2: no \"text\" field";
         QTest::newRow("text not a string") << "{\"text\": 3}\n"
                                            << "bad.jsonl:1: \"text\" is not";
-        QTest::newRow("not an object") << "[\"text\"]\n"
+        QTest::newRow("not an object") << "\"text\"\n"
                                        << "bad.jsonl:1: not a JSON object";
+        QTest::newRow("a JSON array") << "[{\"text\": \"a\"}, {\"text\": \"b\"}]\n"
+                                      << "bad.jsonl:1: a JSON array, not one record per line";
         QTest::newRow("not JSON") << "{\"text\": \"a\"}\nplain words\n"
                                   << "bad.jsonl:2";
     }

@@ -432,7 +432,7 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--task", a->task,
                     "Built-in task: induction, phone-book, copying, selective-copying, "
                     "gap-matching, attractors");
-    cmd->add_option("--data", a->data, "Classification data (*.tsv, *.jsonl)");
+    cmd->add_option("--data", a->data, "Classification data (*.tsv, *.csv, *.jsonl)");
     cmd->add_option("--layers", a->layers, "all, or layer indices 0,4,8 (0 = embeddings)");
     cmd->add_option("--examples", a->examples,
                     "Number of examples (0 = all; a task generates 1000 by default)");

@@ -313,7 +313,7 @@ CommandRunner setup_eval(CLI::App& app) {
     cmd->add_option("--checkpoint", a->checkpoint, "Checkpoint (*.ckpt.h5)")->required();
     add_check_flags(cmd, a->check);
     cmd->add_option("--data", a->data,
-                    "Corpus (MLM checkpoints) or classification file (TSV/JSONL, classifiers)");
+                    "Corpus (MLM checkpoints) or classification file (TSV/CSV/JSONL, classifiers)");
     cmd->add_option("--task", a->task, "Built-in task to evaluate on (a task-trained checkpoint)");
     cmd->add_option("--split", a->split, "Task split: valid (default) | test | train");
     cmd->add_option("--out", a->out,

@@ -101,7 +101,7 @@ QStringList EngineActionSettings::problems() const {
             found << tr("Task '%1' is not one of %2.").arg(task, builtin_tasks().join(", "));
         if (source == "data") {
             if (data.trimmed().isEmpty())
-                found << tr("Data file is empty: choose a *.tsv or *.jsonl file.");
+                found << tr("Data file is empty: choose a *.tsv, *.csv or *.jsonl file.");
             else if (!QFileInfo(data).isFile())
                 found << tr("Data file %1 does not exist.").arg(data);
         }

@@ -25,7 +25,7 @@ struct EngineActionSettings {
     QString checkpoint;       ///< *.ckpt.h5
     QString source = "own";   ///< own (the checkpoint's task or held-out corpus) | task | data
     QString task;             ///< source = task: a built-in task
-    QString data;             ///< source = data: a classification file (*.tsv, *.jsonl)
+    QString data;             ///< source = data: a classification file (*.tsv, *.csv, *.jsonl)
     QString split = "valid";  ///< task split: valid | test | train
     QString layers = "all";   ///< dump: all, or 0,4,8
     bool gates = false;       ///< dump: also the gates

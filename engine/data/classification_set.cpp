@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include <csv.h>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
@@ -128,90 +130,183 @@ constexpr const char* kSingleColumns[] = {"sentence", "text", "sentence1", "text
 constexpr const char* kLabelColumns[] = {"label", "gold_label", "is_duplicate", "Quality"};
 }  // namespace
 
-ClassificationSet read_classification_tsv(const std::string& path, bool require_labels) {
-    ClassificationSet set;
-    set.path = path;
-    std::vector<std::string> header;
-    int col_a = -1, col_b = -1, col_label = -1;
-    bool gold = false;  // a gold_label column: "-" is no consensus (SNLI), the row is left out
-    for_each_line(path, [&](const std::string& line, std::int64_t n) {
-        if (header.empty()) {
-            header = split_tabs(line);
-            const auto column = [&](const char* name) {
-                int found = -1;
-                for (int c = 0; c < static_cast<int>(header.size()); ++c)
-                    if (header[static_cast<std::size_t>(c)] == name) {
-                        if (found >= 0)
-                            throw FormatError(where(path, n) + "the header names column '" + name +
-                                              "' twice");
-                        found = c;
-                    }
-                return found;
-            };
-            for (const auto& [a, b] : kPairColumns) {
-                const int ca = column(a), cb = column(b);
-                if (ca >= 0 && cb >= 0) {
-                    col_a = ca;
-                    col_b = cb;
-                    break;
-                }
-            }
-            for (const char* name : kSingleColumns) {
-                if (col_a >= 0) break;
-                col_a = column(name);
-            }
-            for (const char* name : kLabelColumns) {
-                col_label = column(name);
-                if (col_label >= 0) {
-                    gold = std::string(name) == "gold_label";
-                    break;
-                }
-            }
-            if (col_a < 0) {
-                long long v = 0;
-                const bool cola = header.size() == 4 && is_integer(header[1], v);
-                throw FormatError(
-                    where(path, n) +
-                    "header has no text column ('sentence', 'text', or a pair: 'sentence1' + "
-                    "'sentence2', 'question' + 'sentence', 'question1' + 'question2', "
-                    "'#1 String' + '#2 String', 'premise' + 'hypothesis')" +
-                    (cola ? "; GLUE's CoLA train and dev files have no header: add a first line "
-                            "naming the four columns source, label, label_orig and sentence, "
-                            "tab-separated"
-                          : ""));
-            }
-            if (col_label < 0 && require_labels) {
-                throw FormatError(where(path, n) + "header has no label column ('label', " +
-                                  "'gold_label', 'is_duplicate' or 'Quality')" +
-                                  (column("score") >= 0 ? "; a 'score' column is a regression "
-                                                          "target (STS-B), and Routescope "
-                                                          "fine-tunes classifiers only"
-                                                        : ""));
-            }
-            set.pairs = col_b >= 0;
-            return;
-        }
-        if (line.empty()) return;
-        const auto fields = split_tabs(line);
-        if (fields.size() != header.size()) {
-            throw FormatError(where(path, n) + "expected " + std::to_string(header.size()) +
-                              " tab-separated fields (as the header), found " +
+namespace {
+// The header and rows of a table (TSV or CSV) as examples: the columns found by name (above),
+// every row as wide as the header. `kind` names the separator in messages.
+class TableReader {
+public:
+    TableReader(ClassificationSet& set, bool require_labels, const char* kind)
+        : set_(set), require_labels_(require_labels), kind_(kind) {}
+
+    void row(const std::vector<std::string>& fields, std::int64_t n) {
+        if (header_.empty()) return read_header(fields, n);
+        if (fields.size() != header_.size()) {
+            throw FormatError(where(set_.path, n) + "expected " + std::to_string(header_.size()) +
+                              " " + kind_ + " fields (as the header), found " +
                               std::to_string(fields.size()));
         }
         ClassificationExample e;
         e.line = n;
-        e.text_a = fields[static_cast<std::size_t>(col_a)];
-        if (col_b >= 0) e.text_b = fields[static_cast<std::size_t>(col_b)];
-        if (col_label >= 0) e.label = fields[static_cast<std::size_t>(col_label)];
-        if (gold && e.label == "-") {
-            ++set.no_consensus;
+        e.text_a = fields[static_cast<std::size_t>(col_a_)];
+        if (col_b_ >= 0) e.text_b = fields[static_cast<std::size_t>(col_b_)];
+        if (col_label_ >= 0) e.label = fields[static_cast<std::size_t>(col_label_)];
+        if (gold_ && e.label == "-") {  // no annotator consensus (SNLI): the row is left out
+            ++set_.no_consensus;
             return;
         }
-        check_label_spaces(e.label, path, n);
-        if (e.label.empty() && require_labels) throw FormatError(where(path, n) + "missing label");
-        set.examples.push_back(std::move(e));
+        check_label_spaces(e.label, set_.path, n);
+        if (e.label.empty() && require_labels_)
+            throw FormatError(where(set_.path, n) + "missing label");
+        set_.examples.push_back(std::move(e));
+    }
+    bool have_header() const { return !header_.empty(); }
+
+private:
+    void read_header(const std::vector<std::string>& header, std::int64_t n) {
+        header_ = header;
+        const auto column = [&](const char* name) {
+            int found = -1;
+            for (int c = 0; c < static_cast<int>(header_.size()); ++c)
+                if (header_[static_cast<std::size_t>(c)] == name) {
+                    if (found >= 0)
+                        throw FormatError(where(set_.path, n) + "the header names column '" + name +
+                                          "' twice");
+                    found = c;
+                }
+            return found;
+        };
+        for (const auto& [a, b] : kPairColumns) {
+            const int ca = column(a), cb = column(b);
+            if (ca >= 0 && cb >= 0) {
+                col_a_ = ca;
+                col_b_ = cb;
+                break;
+            }
+        }
+        for (const char* name : kSingleColumns) {
+            if (col_a_ >= 0) break;
+            col_a_ = column(name);
+        }
+        for (const char* name : kLabelColumns) {
+            col_label_ = column(name);
+            if (col_label_ >= 0) {
+                gold_ = std::string(name) == "gold_label";
+                break;
+            }
+        }
+        if (col_a_ < 0) {
+            long long v = 0;
+            const bool cola = header_.size() == 4 && is_integer(header_[1], v);
+            throw FormatError(
+                where(set_.path, n) +
+                "header has no text column ('sentence', 'text', or a pair: 'sentence1' + "
+                "'sentence2', 'question' + 'sentence', 'question1' + 'question2', "
+                "'#1 String' + '#2 String', 'premise' + 'hypothesis')" +
+                (cola ? "; GLUE's CoLA train and dev files have no header: add a first line "
+                        "naming the four columns source, label, label_orig and sentence"
+                      : ""));
+        }
+        if (col_label_ < 0 && require_labels_) {
+            throw FormatError(where(set_.path, n) + "header has no label column ('label', " +
+                              "'gold_label', 'is_duplicate' or 'Quality')" +
+                              (column("score") >= 0 ? "; a 'score' column is a regression "
+                                                      "target (STS-B), and Routescope "
+                                                      "fine-tunes classifiers only"
+                                                    : ""));
+        }
+        set_.pairs = col_b_ >= 0;
+    }
+
+    ClassificationSet& set_;
+    bool require_labels_;
+    const char* kind_;
+    std::vector<std::string> header_;
+    int col_a_ = -1, col_b_ = -1, col_label_ = -1;
+    bool gold_ = false;
+};
+}  // namespace
+
+ClassificationSet read_classification_tsv(const std::string& path, bool require_labels) {
+    ClassificationSet set;
+    set.path = path;
+    TableReader table(set, require_labels, "tab-separated");
+    for_each_line(path, [&](const std::string& line, std::int64_t n) {
+        if (line.empty() && table.have_header()) return;
+        table.row(split_tabs(line), n);
     });
-    if (header.empty()) throw FormatError(path + ": empty file (no header)");
+    if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
+    finish(set);
+    return set;
+}
+
+ClassificationSet read_classification_csv(const std::string& path, bool require_labels) {
+    ClassificationSet set;
+    set.path = path;
+    TableReader table(set, require_labels, "comma-separated");
+    // libcsv (RFC 4180: quoted fields with "" for a quote, commas and line breaks inside quotes),
+    // fed a line at a time so that each record knows the line it ends on. Fields are kept as
+    // written (no trimming of spaces, as Python's csv module and pandas read them); blank lines
+    // are skipped; an unterminated quote at the end of the file is an error, not a swallowed tail.
+    struct State {
+        std::vector<std::string> fields;
+        std::vector<std::vector<std::string>> done;
+        std::vector<std::int64_t> lines;
+        std::int64_t line = 0;
+    } st;
+    csv_parser parser{};
+    if (csv_init(&parser, CSV_APPEND_NULL) != 0)
+        throw Error(path + ": cannot start the CSV parser");
+    csv_set_space_func(&parser, [](unsigned char) { return 0; });
+    const auto on_field = [](void* data, std::size_t len, void* state) {
+        static_cast<State*>(state)->fields.emplace_back(static_cast<const char*>(data), len);
+    };
+    const auto on_record = [](int, void* state) {
+        auto& s = *static_cast<State*>(state);
+        s.done.push_back(std::move(s.fields));
+        s.lines.push_back(s.line);
+        s.fields.clear();
+    };
+    const auto drain = [&] {
+        for (std::size_t r = 0; r < st.done.size(); ++r) {
+            for (const auto& f : st.done[r])
+                if (const auto bad = first_invalid_utf8(f))
+                    throw FormatError(where(path, st.lines[r]) + "invalid UTF-8 in a field");
+            table.row(st.done[r], st.lines[r]);
+        }
+        st.done.clear();
+        st.lines.clear();
+    };
+    try {
+        require_regular_file(path, "classification");
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw IoError(path + ": cannot open classification file");
+        std::string line;
+        while (std::getline(in, line)) {
+            ++st.line;
+            if (st.line == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+            line.push_back('\n');
+            if (csv_parse(&parser, line.data(), line.size(), on_field, on_record, &st) !=
+                line.size())
+                throw FormatError(where(path, st.line) +
+                                  "CSV: " + csv_strerror(csv_error(&parser)));
+            drain();
+        }
+        if (in.bad()) throw IoError(path + ": read error");
+        // Inside a quoted field at the end (libcsv's FIELD_BEGUN state, 2, with `quoted` set; its
+        // CSV_STRICT_FINI needs CSV_STRICT, which would also refuse a stray quote inside an
+        // unquoted field that Python's csv reads as written): an unclosed quote.
+        if (parser.pstate == 2 && parser.quoted)
+            throw FormatError(where(path, st.line) +
+                              "CSV: a quoted field is not closed before the end of the file");
+        if (csv_fini(&parser, on_field, on_record, &st) != 0)
+            throw FormatError(where(path, st.line) + "CSV: " + csv_strerror(csv_error(&parser)));
+        drain();
+    } catch (...) {
+        csv_free(&parser);
+        throw;
+    }
+    csv_free(&parser);
+    if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
     finish(set);
     return set;
 }
@@ -321,8 +416,10 @@ ClassificationSet read_classification(const std::string& path, bool require_labe
         return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
     };
     if (ends(".tsv")) return read_classification_tsv(path, require_labels);
+    if (ends(".csv")) return read_classification_csv(path, require_labels);
     if (ends(".jsonl") || ends(".json")) return read_classification_jsonl(path, require_labels);
-    throw FormatError(path + ": unknown classification format (expected .tsv, .jsonl or .json)");
+    throw FormatError(path +
+                      ": unknown classification format (expected .tsv, .csv, .jsonl or .json)");
 }
 
 }  // namespace routescope::data

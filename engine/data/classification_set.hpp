@@ -1,5 +1,5 @@
 #pragma once
-// Classification data (TASKS.md): GLUE-style TSV with a header or JSON Lines. The text is
+// Classification data (TASKS.md): GLUE-style TSV (or CSV) with a header, or JSON Lines. The text is
 // `sentence` (or `text`), or a pair — `sentence1` + `sentence2` (RTE, WNLI, MNLI), `question` +
 // `sentence` (QNLI), `question1` + `question2` (QQP), `#1 String` + `#2 String` (MRPC), `premise` +
 // `hypothesis` — as GLUE's files are distributed; the label `label`, or `gold_label` (MNLI, SNLI;
@@ -39,11 +39,14 @@ struct ClassificationSet {
     std::int64_t no_consensus = 0;
 };
 
-/// TSV when the name ends in .tsv, JSON Lines when it ends in .jsonl or .json. `require_labels`
-/// false accepts unlabelled rows (prediction only; label_id −1). Labels are numbered from the
-/// file's own label set.
+/// TSV when the name ends in .tsv, CSV for .csv, JSON Lines when it ends in .jsonl or .json.
+/// `require_labels` false accepts unlabelled rows (prediction only; label_id −1). Labels are
+/// numbered from the file's own label set.
 ClassificationSet read_classification(const std::string& path, bool require_labels = true);
 ClassificationSet read_classification_tsv(const std::string& path, bool require_labels = true);
+/// Comma-separated values (RFC 4180 quoting, as pandas' and Hugging Face datasets' to_csv write)
+/// with the TSV's header rules; a record's line is the line it ends on.
+ClassificationSet read_classification_csv(const std::string& path, bool require_labels = true);
 ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels = true);
 
 /// The sorted label set of some examples (see above).

@@ -209,6 +209,48 @@ private slots:
         });
         QVERIFY2(array.find("array.json:1: a JSON array") != std::string::npos, array.c_str());
     }
+    // CSV as Python's csv module writes it (the bytes below are csv.writer's output for the rows
+    // in the comments, byte for byte: quotes doubled, a comma and a line break inside quotes,
+    // CRLF record endings),
+    // read with the TSV's header rules; a record's line is the line it ends on.
+    void readsCsvAsPythonWritesIt() {
+        // rows: ["question", "sentence", "label", "idx"],
+        //       ["Why, \"exactly\"?", "Because\nof it.", "entailment", "0"],
+        //       [" padded ", "plain", "not_entailment", "1"]
+        const auto p = file("qnli.csv",
+                            "question,sentence,label,idx\r\n"
+                            "\"Why, \"\"exactly\"\"?\",\"Because\nof it.\",entailment,0\r\n"
+                            " padded ,plain,not_entailment,1\r\n");
+        const auto s = read_classification(p);
+        QVERIFY(s.pairs);
+        QCOMPARE(s.examples.size(), std::size_t(2));
+        QCOMPARE(s.examples[0].text_a, std::string("Why, \"exactly\"?"));
+        QCOMPARE(*s.examples[0].text_b, std::string("Because\nof it."));
+        QCOMPARE(s.examples[0].line, std::int64_t(3));
+        QCOMPARE(s.examples[1].text_a, std::string(" padded "));  // kept as written
+        QCOMPARE(s.labels, (std::vector<std::string>{"entailment", "not_entailment"}));
+        QCOMPARE(s.examples[1].line, std::int64_t(4));
+        // A stray quote inside an unquoted field and a last line without its newline, as
+        // Python's csv.reader reads them: [["sentence", "label"], ['ab"c', "1"], ["last", "0"]].
+        const auto stray =
+            read_classification(file("stray.csv", "sentence,label\nab\"c,1\nlast,0"));
+        QCOMPARE(stray.examples.size(), std::size_t(2));
+        QCOMPARE(stray.examples[0].text_a, std::string("ab\"c"));
+        QCOMPARE(stray.examples[1].text_a, std::string("last"));
+        const std::string wide = error_of(
+            [&] { read_classification(file("wide.csv", "sentence,label\na,1\nb,0,extra\n")); });
+        QVERIFY2(wide.find("wide.csv:3: expected 2 comma-separated fields") != std::string::npos,
+                 wide.c_str());
+        const std::string open = error_of([&] {
+            read_classification(file("open.csv", "sentence,label\n\"never closed,1\nb,0\n"));
+        });
+        QVERIFY2(open.find("open.csv:3:") != std::string::npos &&
+                     open.find("not closed") != std::string::npos,
+                 open.c_str());
+        const std::string utf =
+            error_of([&] { read_classification(file("utf.csv", "sentence,label\nbad \xFF,1\n")); });
+        QVERIFY2(utf.find("utf.csv:2: invalid UTF-8") != std::string::npos, utf.c_str());
+    }
     void integerLabelsSortNumerically() {
         const auto p = file("num.jsonl",
                             "{\"text\": \"a\", \"label\": 10}\n{\"text\": \"b\", \"label\": 2}\n"
@@ -272,8 +314,8 @@ private slots:
                 std::string::npos);
     }
     void unknownExtensionIsRejected() {
-        const auto p = file("data.csv", "sentence,label\n");
-        QVERIFY(error_of([&] { read_classification(p); }).find("data.csv") != std::string::npos);
+        const auto p = file("data.xlsx", "sentence,label\n");
+        QVERIFY(error_of([&] { read_classification(p); }).find("data.xlsx") != std::string::npos);
     }
     // Issue 17 class 8, docs/decisions.md "Labels with surrounding spaces": rejected naming the
     // file and line, in TSV and JSON Lines alike ("yes " would otherwise be a class of its own).

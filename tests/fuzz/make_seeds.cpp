@@ -235,6 +235,11 @@ int main(int argc, char** argv) {
             "neutral\tneutral\n");
     put("fuzz_classification", "mrpc.tsv",
         std::string("\x03") + "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\ta\tb\n");
+    put("fuzz_classification", "qnli.csv",
+        std::string("\x06") +
+            "question,sentence,label,idx\r\n\"Why, \"\"so\"\"?\",\"Because\nof "
+            "it.\",entailment,0\r\n"
+            "q2,s2,not_entailment,1\r\n");
     put("fuzz_classification", "hf.jsonl",
         std::string("\x02") +
             "{\"premise\": \"p\", \"hypothesis\": \"h\", \"label\": -1, \"idx\": 0}\n"

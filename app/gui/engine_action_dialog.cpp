@@ -48,9 +48,10 @@ QComboBox* make_device_box(QWidget* parent) {
 
 namespace {
 /// A line edit with a Browse… button; `dir`: choose a directory.
-QHBoxLayout* with_browse(QDialog* dialog, QLineEdit* edit, const QString& caption, bool dir,
-                         bool save) {
-    auto* button = new QPushButton(QObject::tr("Browse…"), dialog);
+// A button that opens a file dialog (never modal-blocking) and writes the choice into `edit`.
+QPushButton* browse_button(QDialog* dialog, QLineEdit* edit, const QString& caption, bool dir,
+                           bool save, const QString& label) {
+    auto* button = new QPushButton(label, dialog);
     QObject::connect(button, &QPushButton::clicked, dialog, [=] {
         auto* fd = new QFileDialog(dialog, caption, edit->text());
         fd->setAttribute(Qt::WA_DeleteOnClose);
@@ -61,9 +62,14 @@ QHBoxLayout* with_browse(QDialog* dialog, QLineEdit* edit, const QString& captio
         QObject::connect(fd, &QFileDialog::fileSelected, edit, &QLineEdit::setText);
         fd->open();  // never a nested event loop
     });
+    return button;
+}
+
+QHBoxLayout* with_browse(QDialog* dialog, QLineEdit* edit, const QString& caption, bool dir,
+                         bool save) {
     auto* row = new QHBoxLayout;
     row->addWidget(edit, 1);
-    row->addWidget(button);
+    row->addWidget(browse_button(dialog, edit, caption, dir, save, QObject::tr("Browse…")));
     return row;
 }
 }  // namespace
@@ -103,7 +109,7 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
                              : tr("the checkpoint's task"),
                          "own");
         source_->addItem(tr("a built-in task"), "task");
-        source_->addItem(tr("a data file (TSV, JSONL)"), "data");
+        source_->addItem(tr("a data file (TSV, CSV, JSONL)"), "data");
         form->addRow(tr("&Examples from:"), source_);
         task_ = combo("task", builtin_tasks());
         form->addRow(tr("&Task:"), task_);
@@ -130,8 +136,14 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
         import_source_->setToolTip(
             tr("A model directory (config.json + weights + vocab), one weights file or a "
                "sharded checkpoint's index (*.index.json)"));
-        form->addRow(tr("&Source:"),
-                     with_browse(this, import_source_, tr("Model directory"), true, false));
+        // A model directory, or one weights file or sharded checkpoint index.
+        auto* source_row = new QHBoxLayout;
+        source_row->addWidget(import_source_, 1);
+        source_row->addWidget(
+            browse_button(this, import_source_, tr("Model directory"), true, false, tr("Folder…")));
+        source_row->addWidget(browse_button(this, import_source_, tr("Weights file or shard index"),
+                                            false, false, tr("File…")));
+        form->addRow(tr("&Source:"), source_row);
         format_ = combo("format", {"auto", "flax", "pytorch", "safetensors"});
         form->addRow(tr("&Format:"), format_);
     }

@@ -13,6 +13,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
@@ -514,6 +515,12 @@ private slots:
         window.show();
         QPointer<gui::EngineActionDialog> dialog = window.action_dialog(gui::EngineAction::Import);
         QVERIFY(dialog);
+        // The source is a model directory or one weights file / shard index: a button for each.
+        QStringList buttons;
+        for (auto* b : dialog->findChildren<QPushButton*>())
+            buttons << b->text();
+        QVERIFY2(buttons.contains("Folder…") && buttons.contains("File…"),
+                 qPrintable(buttons.join(", ")));
         dialog->reject();
         gui::EngineActionSettings s;
         s.action = gui::EngineAction::Import;

@@ -164,6 +164,7 @@ void Finetuner::prepare_classification() {
     train_ = std::move(in.train);
     valid_ = std::move(in.valid);
     valid_is_train_ = in.valid_is_train;
+    no_consensus_ = in.no_consensus;
     config_.train.objective = "classify";
 }
 
@@ -269,6 +270,8 @@ void Finetuner::describe(nlohmann::ordered_json& start) const {
     start["n_labels"] = config_.model.n_labels;
     start["train_sequences"] = train_.examples.size();
     start["valid_sequences"] = valid_.examples.size();
+    // Rows whose gold_label is "-" (SNLI: no consensus), left out of the files: said, not silent.
+    if (no_consensus_ > 0) start["left_out_no_consensus"] = no_consensus_;
     start["steps_per_epoch"] = steps_per_epoch_;
     start["init_from"] = tc.init_from ? nlohmann::ordered_json(*tc.init_from) : nullptr;
     start["initialised_fresh"] = fresh_;

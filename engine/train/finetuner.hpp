@@ -111,6 +111,7 @@ private:
     std::unique_ptr<data::Tokenizer> tokenizer_;
     LabelledSet train_, valid_;
     bool valid_is_train_ = false;
+    std::int64_t no_consensus_ = 0;  ///< gold_label "-" rows left out (the start record says so)
     std::unique_ptr<models::Model> model_;
     std::unique_ptr<TrainingLoop> loop_;
     std::vector<std::string> fresh_;  ///< parameters not found in train.init_from

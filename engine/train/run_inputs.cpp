@@ -170,6 +170,7 @@ ClassificationInputs classification_inputs(const RunConfig& config,
     ClassificationInputs r;
     r.tokenizer = tokenizer ? std::move(tokenizer) : finetuning_tokenizer(config);
     r.labels = train.labels;
+    r.no_consensus = train.no_consensus;
     r.train = classification_examples(train, *r.tokenizer, config.data.seq_len);
     if (config.data.valid && !config.data.valid->empty()) {
         data::ClassificationSet valid = data::read_classification(*config.data.valid);
@@ -177,6 +178,7 @@ ClassificationInputs classification_inputs(const RunConfig& config,
             throw FormatError(valid.path + ": " + (valid.pairs ? "pairs" : "single sentences") +
                               " but the training file " + train.path + " has " +
                               (train.pairs ? "pairs" : "single sentences"));
+        r.no_consensus += valid.no_consensus;
         number_with(valid, train.labels);
         r.valid = classification_examples(valid, *r.tokenizer, config.data.seq_len);
     } else {

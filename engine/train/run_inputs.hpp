@@ -78,6 +78,9 @@ struct ClassificationInputs {
     LabelledSet train, valid;
     bool valid_is_train = false;      ///< no data.valid: validation reuses the training set
     std::vector<std::string> labels;  ///< the training file's label set, in id order
+    /// Rows left out of the training and validation files for a gold_label "-" (no annotator
+    /// consensus, SNLI's convention; data::ClassificationSet::no_consensus).
+    std::int64_t no_consensus = 0;
 };
 /// What a fine-tuning run of `config` on classification files (data.train, optional data.valid;
 /// the label set is the training file's, at least 2 labels) reads, framed at data.seq_len. The

@@ -166,6 +166,27 @@ private slots:
         QVERIFY2(r.best_metric >= 0.85, qPrintable(QString::number(r.best_metric)));
     }
 
+    // SNLI-style gold_label "-" rows (no annotator consensus) are left out of training and
+    // validation, and the start record says how many.
+    void noConsensusRowsAreLeftOutAndCounted() {
+        train_test::write_text(path("snli_train.tsv"),
+                               "gold_label\tsentence1\tsentence2\nneutral\ta b\tc\n-\td\te\n"
+                               "entailment\tf\tg\ncontradiction\th\ti\n");
+        train_test::write_text(path("snli_valid.tsv"),
+                               "gold_label\tsentence1\tsentence2\n-\tj\tk\nneutral\tl\tm\n");
+        RunConfig c = tiny_classifier(path("snli_train.tsv"), path("snli_valid.tsv"), 1);
+        train::Finetuner tuner(c, {path("snli"), 0, nullptr});
+        QCOMPARE(tuner.train_set().examples.size(), std::size_t(3));
+        QVERIFY(tuner.config().data.labels ==
+                std::vector<std::string>({"contradiction", "entailment", "neutral"}));
+        tuner.run();
+        const auto start = records(path("snli/log.jsonl"), "start",
+                                   {"left_out_no_consensus", "train_sequences", "valid_sequences"});
+        QCOMPARE(
+            start.begin()->second,
+            std::string(R"({"left_out_no_consensus":2,"train_sequences":3,"valid_sequences":1})"));
+    }
+
     void jsonLinesPairsAreFramedWithSegments() {
         // {"text_a","text_b","label"} with integer labels: numeric label order, [CLS] a [SEP] b
         // [SEP] with segment 1 from b on (bytes: one id per character, plus 5 specials offset).

@@ -396,6 +396,14 @@ def write_bert(out, rng):
         config=json.dumps(bert_config()))
     model_dir(out, "bert_cls_pytorch", "pytorch_model.bin", torch_save_state(cls_sd),
               config=json.dumps(cls_cfg))
+    # The same classifier as transformers writes config.json when the label names are its
+    # defaults: no id2label (a binary classifier's defaults are left out of the diff), or the
+    # placeholders LABEL_0..LABEL_2.
+    no_names = {k: v for k, v in cls_cfg.items() if k not in ("id2label", "label2id")}
+    model_dir(out, "bert_cls_no_id2label", "pytorch_model.bin", torch_save_state(cls_sd),
+              config=json.dumps(no_names))
+    model_dir(out, "bert_cls_placeholder_labels", "pytorch_model.bin", torch_save_state(cls_sd),
+              config=json.dumps({**no_names, "id2label": {str(i): f"LABEL_{i}" for i in range(3)}}))
     model_dir(out, "bert_cls_safetensors", "model.safetensors", safetensors_bytes(
         as_official(recent_safetensors(cls_sd), cls_st, "BertForSequenceClassification st")),
         config=json.dumps(cls_cfg))

@@ -288,6 +288,34 @@ private slots:
         QVERIFY2(e.code != 0 && e.err.find("model.mlm_head") != std::string::npos, e.err.c_str());
     }
 
+    // A classifier whose config.json has no id2label (transformers leaves default names out) or
+    // only the LABEL_<i> placeholders gets the class indices as labels, so integer-labelled data
+    // (GLUE's TSVs, Hugging Face exports) is scored against the right outputs.
+    void classifierLabelsDefaultToClassIndices_data() {
+        QTest::addColumn<QString>("dir");
+        QTest::newRow("no id2label") << "bert_cls_no_id2label";
+        QTest::newRow("LABEL_i placeholders") << "bert_cls_placeholder_labels";
+    }
+    void classifierLabelsDefaultToClassIndices() {
+        QFETCH(QString, dir);
+        const std::string out = kOut + "/" + dir.toStdString() + ".ckpt.h5";
+        const Run r = import_cli({kData + "/" + dir.toStdString(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.find("the labels are the class indices 0..2") != std::string::npos,
+                 r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QVERIFY(ck.config.data.labels ==
+                std::optional<std::vector<std::string>>({{"0", "1", "2"}}));
+        const std::string data = kOut + "/indices.tsv";
+        std::ofstream(data) << "sentence\tlabel\nthe cat sat\t2\na dog\t0\n";
+        const std::string preds = kOut + "/" + dir.toStdString() + ".preds.jsonl";
+        const Run e = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"eval", "--checkpoint", QString::fromStdString(out), "--data",
+                           QString::fromStdString(data), "--out", QString::fromStdString(preds)});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        QVERIFY(fs::exists(preds));
+    }
+
     // A sharded checkpoint (save_pretrained past max_shard_size: <name>.index.json and three
     // shards) imports to the same checkpoint as the unsharded file, in each format, from its
     // directory and from the index given as SRC; the provenance records each shard's SHA-256,

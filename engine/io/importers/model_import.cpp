@@ -497,7 +497,8 @@ bool add_base_prefix(TensorFile& file, const std::string& arch) {
 }
 
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
-                           const TensorFile& file, const std::string& where) {
+                           const TensorFile& file, const std::string& where,
+                           std::vector<std::string>* notes) {
     RunConfig c;
     ModelConfig& m = c.model;
     m.arch = arch;
@@ -603,20 +604,46 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
             throw FormatError(file.path_of(*out) + ": " + out->name +
                               ": one output (a regression head, as STS-B's, or a multiple-choice "
                               "scorer; the engine's classifier needs at least 2 labels)");
-        if (hf.contains("id2label") && hf["id2label"].is_object() &&
-            static_cast<int>(hf["id2label"].size()) == m.n_labels) {
-            std::vector<std::string> labels(static_cast<std::size_t>(m.n_labels));
+        // The label names: id2label's, except where config.json has none (transformers writes
+        // only what differs from its defaults, so a binary classifier with the default names has
+        // no id2label) or only transformers' placeholders LABEL_<i>, incomplete or repeated
+        // names: then the class indices "0".."n-1", as GLUE's files and Hugging Face datasets
+        // write labels, so that such data is scored against the right outputs.
+        const auto n = static_cast<std::size_t>(m.n_labels);
+        std::vector<std::string> labels(n);
+        for (std::size_t k = 0; k < n; ++k)
+            labels[k] = std::to_string(k);
+        std::string why;
+        if (hf.contains("id2label") && hf["id2label"].is_object() && hf["id2label"].size() == n) {
+            std::vector<std::string> named(n);
             for (const auto& [id, name] : hf["id2label"].items()) {
-                std::size_t k = 0;
-                try {
-                    k = std::stoul(id);
-                } catch (const std::exception&) {
-                    k = labels.size();
-                }
-                if (k < labels.size() && name.is_string()) labels[k] = name.get<std::string>();
+                const bool digits = !id.empty() && id.size() < 10 &&
+                                    id.find_first_not_of("0123456789") == std::string::npos;
+                const std::size_t k = digits ? std::stoul(id) : n;
+                if (k < n && name.is_string()) named[k] = name.get<std::string>();
             }
-            c.data.labels = labels;
+            bool placeholders = true;
+            for (std::size_t k = 0; k < n; ++k)
+                placeholders = placeholders && named[k] == "LABEL_" + std::to_string(k);
+            const std::set<std::string> distinct(named.begin(), named.end());
+            if (placeholders)
+                why = "id2label holds transformers' placeholders LABEL_0..LABEL_" +
+                      std::to_string(n - 1);
+            else if (distinct.size() != n || distinct.count(""))
+                why = "id2label's names are incomplete or repeated";
+            else
+                labels = named;
+        } else {
+            why = "config.json has no id2label for the classifier's " + std::to_string(n) +
+                  " outputs";
         }
+        if (!why.empty() && notes)
+            notes->push_back(why + ": the labels are the class indices 0.." +
+                             std::to_string(n - 1) + " (data.labels)");
+        c.data.labels = labels;
+        // What the model is for: `eval --data` scores a classifier per example (an imported
+        // BiGS_*_MNLI was evaluated as an MLM on its classification file, and refused).
+        c.train.objective = "classify";
     }
     // A fine-tuned classifier (BiGS_*_MNLI, BertForSequenceClassification) has no MLM head: the
     // model is built without one (model.mlm_head = false) rather than with a made-up head.
@@ -836,7 +863,7 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
                             std::string(engine_arch == "bert" ? "bert" : "bigs") +
                             "' prefix, as BertModel and BiGSModel save them): read as the "
                             "encoder of the task classes");
-    out.config = translate_config(hf, engine_arch, file, source.config);
+    out.config = translate_config(hf, engine_arch, file, source.config, &out.notes);
     if (out.config.model.n_labels == 0 && !out.config.model.mlm_head)
         out.notes.push_back("no MLM head and no classifier in " + file.path +
                             ": an encoder (model.mlm_head = false, model.n_labels = 0); it dumps, "

@@ -56,9 +56,12 @@ bool add_base_prefix(TensorFile& file, const std::string& arch);
 /// The run configuration of a config.json for `arch` (FormatError naming the key for a value the
 /// engine cannot represent). `file` refines it: the classifier head's labels, the type embeddings,
 /// and the heads: a file with neither an MLM head nor a classifier, whose config.json names no
-/// class with a head, is an encoder (model.mlm_head = false, model.n_labels = 0).
+/// class with a head, is an encoder (model.mlm_head = false, model.n_labels = 0). A classifier's
+/// labels are id2label's names, or the class indices "0".."n-1" where config.json has none or only
+/// transformers' LABEL_<i> placeholders (said in `notes`).
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
-                           const TensorFile& file, const std::string& where);
+                           const TensorFile& file, const std::string& where,
+                           std::vector<std::string>* notes = nullptr);
 
 /// The parameters of `config`'s model filled from `file` by the name map of `config.model.arch`.
 /// FormatError listing every missing, unexpected or wrongly shaped tensor by name. Tensors left out

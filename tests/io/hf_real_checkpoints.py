@@ -170,6 +170,33 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001
         case("import BertModel as an encoder", False, f"{type(e).__name__}: {e}")
 
+    # A binary classifier with transformers' default label names: its config.json has no id2label
+    # (written as a diff against the defaults). It imports with labels 0/1 and `eval --data`
+    # scores an integer-labelled TSV.
+    try:
+        binary = transformers.BertForSequenceClassification(
+            BertConfig(**{**cfg.to_dict(), "num_labels": 2, "id2label": {0: "LABEL_0", 1: "LABEL_1"},
+                          "label2id": {"LABEL_0": 0, "LABEL_1": 1}})).eval()
+        d = os.path.join(a.out, "binary", "safetensors")
+        binary.save_pretrained(d)
+        with open(os.path.join(d, "vocab.txt"), "w") as f:
+            f.write("\n".join(vocab) + "\n")
+        with open(os.path.join(d, "config.json")) as f:
+            has_names = "id2label" in json.load(f)
+        out = os.path.join(a.out, "binary", "model.ckpt.h5")
+        code, text = run_import(d, out)
+        tsv = os.path.join(a.out, "binary", "dev.tsv")
+        with open(tsv, "w") as f:
+            f.write("sentence\tlabel\ntok1 tok2\t1\ntok3\t0\n")
+        p = subprocess.run([a.cli, "eval", "--checkpoint", out, "--data", tsv, "--out",
+                            os.path.join(a.out, "binary", "preds.jsonl")],
+                           capture_output=True, text=True)
+        case("binary classifier with default labels", code == 0 and p.returncode == 0,
+             f"config.json id2label present: {has_names}; import exit {code}; eval exit "
+             f"{p.returncode}: {(text + p.stderr)[-300:]}")
+    except Exception as e:  # noqa: BLE001
+        case("binary classifier with default labels", False, f"{type(e).__name__}: {e}")
+
     # Heads the engine does not have are refused by name, not imported as something else: a causal
     # decoder, multiple choice (one output row), token classification, question answering.
     for cls_name, needle in (("BertLMHeadModel", "is_decoder"),

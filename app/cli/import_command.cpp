@@ -33,10 +33,9 @@ int run_import(const ImportArgs& a) {
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
         model = importers::import_model(source, a.arch);
         sha = sha256_file(source.weights);
-        if (importers::is_shard_index(source.weights))
-            for (const auto& shard : importers::shard_files(source.weights))
-                shards.emplace_back(std::filesystem::path(shard).filename().string(),
-                                    sha256_file(shard));
+        for (const auto& shard : model.shards)
+            shards.emplace_back(std::filesystem::path(shard).filename().string(),
+                                sha256_file(shard));
     } catch (const Error& e) {
         std::cerr << "routescope-cli import: error: " << e.what() << "\n";
         return kExitUsage;

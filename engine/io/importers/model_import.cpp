@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
@@ -484,16 +485,30 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
     return found;
 }
 
-bool add_base_prefix(TensorFile& file, const std::string& arch) {
+namespace {
+// The first class config.json's `architectures` lists whose name contains one of `parts`, or "".
+std::string architecture_with(const nlohmann::json& hf, std::initializer_list<const char*> parts) {
+    if (!hf.contains("architectures") || !hf["architectures"].is_array()) return "";
+    for (const auto& a : hf["architectures"]) {
+        if (!a.is_string()) continue;
+        const std::string name = a.get<std::string>();
+        for (const char* part : parts)
+            if (name.find(part) != std::string::npos) return name;
+    }
+    return "";
+}
+}  // namespace
+
+std::string add_base_prefix(TensorFile& file, const std::string& arch) {
     const bool flax = file.format == "flax";
     const std::string sep = flax ? "/" : ".";
     const std::string root = (arch == "bert" ? "bert" : flax ? "s4_bert" : "bigs") + sep;
     const std::string probe =
         flax ? "embeddings/word_embeddings/embedding" : "embeddings.word_embeddings.weight";
-    if (file.find(root + probe) || !file.find(probe)) return false;
+    if (file.find(root + probe) || !file.find(probe)) return "";
     for (auto& t : file.tensors)
         t.name = root + t.name;
-    return true;
+    return root;
 }
 
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
@@ -528,17 +543,13 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     if (problem == "regression" || problem == "multi_label_classification")
         throw FormatError(where + ": problem_type: '" + problem +
                           "' (the engine's classifier is single-label softmax classification)");
-    if (hf.contains("architectures") && hf["architectures"].is_array())
-        for (const auto& a : hf["architectures"]) {
-            if (!a.is_string()) continue;
-            const std::string name = a.get<std::string>();
-            for (const char* head : {"ForMultipleChoice", "ForTokenClassification",
-                                     "ForQuestionAnswering", "LMHeadModel", "ForCausalLM"})
-                if (name.find(head) != std::string::npos)
-                    throw FormatError(where + ": architectures: '" + name +
-                                      "' (the importer reads masked-LM, pretraining and "
-                                      "sequence-classification models)");
-        }
+    if (const std::string name =
+            architecture_with(hf, {"ForMultipleChoice", "ForTokenClassification",
+                                   "ForQuestionAnswering", "LMHeadModel", "ForCausalLM"});
+        !name.empty())
+        throw FormatError(where + ": architectures: '" + name +
+                          "' (the importer reads masked-LM, pretraining and "
+                          "sequence-classification models)");
     const bool flax = file.format == "flax";
     std::string types, mlm_bias;
     const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
@@ -651,16 +662,11 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     // Neither head: an encoder saved on its own (BertModel, BiGSModel), imported without heads —
     // unless config.json names a class that has one, when the head's tensors are reported missing
     // (a damaged or partial file, not an encoder).
-    if (m.n_labels == 0 && !file.find(mlm_bias)) {
-        bool headed = false;
-        if (hf.contains("architectures") && hf["architectures"].is_array())
-            for (const auto& a : hf["architectures"])
-                if (a.is_string())
-                    for (const char* head : {"ForMaskedLM", "ForPreTraining",
-                                             "ForSequenceClassification", "ForNextSentence"})
-                        headed = headed || a.get<std::string>().find(head) != std::string::npos;
-        if (!headed) m.mlm_head = false;
-    }
+    if (m.n_labels == 0 && !file.find(mlm_bias) &&
+        architecture_with(
+            hf, {"ForMaskedLM", "ForPreTraining", "ForSequenceClassification", "ForNextSentence"})
+            .empty())
+        m.mlm_head = false;
     // The release's MLM transform applies hidden_act through transformers' Flax ACT2FN ("gelu"
     // is the erf form there, "gelu_new"/"gelu_pytorch_tanh" the tanh form) while its blocks call
     // jax.nn.gelu (tanh) whatever hidden_act says. The engine's MLM head is gelu_erf, so an MLM
@@ -858,9 +864,9 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     // time, and their pages given back (peak memory about the model, not twice it).
     TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
     out.source_format = file.format;
-    if (add_base_prefix(file, engine_arch))
-        out.notes.push_back(file.path + ": a base model's names (no '" +
-                            std::string(engine_arch == "bert" ? "bert" : "bigs") +
+    out.shards = file.shards;
+    if (const std::string prefix = add_base_prefix(file, engine_arch); !prefix.empty())
+        out.notes.push_back(file.path + ": a base model's names (no '" + prefix +
                             "' prefix, as BertModel and BiGSModel save them): read as the "
                             "encoder of the task classes");
     out.config = translate_config(hf, engine_arch, file, source.config, &out.notes);

@@ -50,8 +50,8 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
 /// tensors without the prefix the task classes add ("embeddings.word_embeddings.weight" for
 /// "bert.embeddings.word_embeddings.weight"; Flax "embeddings/…" for "bert/…" or "s4_bert/…");
 /// transformers' from_pretrained adds it when it loads one into a task class, and so does this:
-/// every tensor of such a file is renamed. True when it renamed.
-bool add_base_prefix(TensorFile& file, const std::string& arch);
+/// every tensor of such a file is renamed. Returns the prefix it added ("" when none).
+std::string add_base_prefix(TensorFile& file, const std::string& arch);
 
 /// The run configuration of a config.json for `arch` (FormatError naming the key for a value the
 /// engine cannot represent). `file` refines it: the classifier head's labels, the type embeddings,
@@ -89,6 +89,8 @@ struct ImportedModel {
     std::unique_ptr<ParamStore> params;
     TokenizerBlob tokenizer;
     std::string source_format;
+    /// A sharded checkpoint's shard files, in the order read (empty for one weights file).
+    std::vector<std::string> shards;
     /// What the import left out or added on purpose, for the user to read (printed by the CLI).
     std::vector<std::string> notes;
 };

@@ -9,7 +9,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -691,13 +690,9 @@ TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) 
     // The storages follow in the keys' order; each one's size is in the pickle (numel × width of
     // its type), checked against the count written before its bytes.
     std::map<std::string, std::pair<std::string, std::int64_t>> declared;  // key → dtype, numel
-    const std::function<void(const Ref&)> collect = [&](const Ref& v) {
-        if (v->kind == Value::Storage) declared.emplace(v->s2, std::make_pair(v->s, v->i));
-        for (const auto& x : v->items)
-            collect(x);
-    };
     for (const auto& [k, v] : root->entries)
-        if (v->kind == Value::Tensor) collect(v);
+        if (v->kind == Value::Tensor)  // a tensor's storage is its one item (_rebuild_tensor_v2)
+            declared.emplace(v->items[0]->s2, std::make_pair(v->items[0]->s, v->items[0]->i));
     std::map<std::string, Span> storages;
     for (const auto& key : keys->items) {
         if (key->kind != Value::Str)

@@ -93,10 +93,6 @@ bool is_shard_index(const std::string& path) {
     return path.ends_with(".index.json");
 }
 
-std::vector<std::string> shard_files(const std::string& index_path) {
-    return read_index(index_path).paths;
-}
-
 TensorFile read_sharded(const std::string& index_path, const std::string& format, bool lazy) {
     const ShardIndex index = read_index(index_path);
     const auto fail = [&](const std::string& what) { throw FormatError(index_path + ": " + what); };

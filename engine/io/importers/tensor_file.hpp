@@ -87,9 +87,6 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
                         bool lazy = false);
 /// True for a sharded checkpoint's index by its name (ends with ".index.json").
 bool is_shard_index(const std::string& path);
-/// The shard files an index names, in the order read_sharded reads them (checked as it checks
-/// them: plain names, regular files).
-std::vector<std::string> shard_files(const std::string& index_path);
 
 /// The format of a weights file from its contents (zip magic or torch.save's legacy magic →
 /// pytorch, a plausible safetensors header → safetensors, a msgpack map → flax); FormatError when

@@ -89,6 +89,11 @@ public:
     virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
     /// Waits until every operation issued so far has finished.
     virtual void synchronize() = 0;
+    /// `bytes` of host memory that device → host copies fill at the link's full speed (page-locked
+    /// on a GPU; ordinary 64-byte aligned memory elsewhere, the default), for buffers that take
+    /// many copies: a dump's rows (WriteQueue). Throws on failure.
+    virtual void* allocate_host(std::size_t bytes);
+    virtual void release_host(void* p) noexcept;
     /// Bytes copied host → device and device → host since construction (a resident training step
     /// copies only its batch up and a few scalars down).
     std::uint64_t bytes_to_device() const { return to_device_; }
@@ -125,6 +130,11 @@ public:
     /// null. What evaluation needs from logits, so a batch moves O(rows) bytes to the host.
     virtual void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                              std::int64_t width, std::int32_t* argmax, double* nll) = 0;
+
+    /// out[i] = half_bits(x[i]) for i < n (engine/core/half_bits.hpp: binary16 bits, ties to
+    /// even), device memory in and out: a float16 dump's conversion made where the activations
+    /// are, so half the bytes cross to the host and the host converts nothing.
+    virtual void to_half(const float* x, std::uint16_t* out, std::size_t n) = 0;
 
 protected:
     /// For copy(): adds a host ↔ device move to the byte counters.

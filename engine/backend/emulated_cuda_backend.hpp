@@ -82,6 +82,9 @@ public:
                      std::int64_t width, std::int32_t* argmax, double* nll) override {
         host_.each(rows, cuda::flat::RowReadout{logits, targets, width, argmax, nll});
     }
+    void to_half(const float* x, std::uint16_t* out, std::size_t n) override {
+        host_.each(static_cast<std::int64_t>(n), cuda::flat::ToHalf{x, out});
+    }
 
 private:
     void plan(const ops::OpCall& c) {

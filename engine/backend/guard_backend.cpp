@@ -260,4 +260,9 @@ void GuardBackend::row_readout(const float* logits, const std::int32_t* targets,
     cpu_->row_readout(logits, targets, rows, width, argmax, nll);
 }
 
+void GuardBackend::to_half(const float* x, std::uint16_t* out, std::size_t n) {
+    Open open(*this);
+    cpu_->to_half(x, out, n);
+}
+
 }  // namespace routescope

@@ -46,6 +46,7 @@ public:
     void adamw(const AdamWSpan& span) override;
     void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                      std::int64_t width, std::int32_t* argmax, double* nll) override;
+    void to_half(const float* x, std::uint16_t* out, std::size_t n) override;
 
     /// Whether `p` lies in memory of a live guard backend (for tests).
     static bool owns(const void* p);

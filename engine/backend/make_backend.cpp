@@ -1,5 +1,8 @@
 #include "engine/backend/make_backend.hpp"
 
+#include <algorithm>
+#include <new>
+
 #include "engine/backend/cpu/cpu_backend.hpp"
 #include "engine/backend/emulated_cuda_backend.hpp"
 #include "engine/backend/guard_backend.hpp"
@@ -36,6 +39,14 @@ void Backend::set_precision(Precision p) {
                           " backend computes in fp32 only (tf32 and bf16-mixed need --device cuda; "
                           "docs/config.md)");
     precision_ = p;
+}
+
+void* Backend::allocate_host(std::size_t bytes) {
+    return ::operator new (std::max<std::size_t>(bytes, 1), std::align_val_t{64});
+}
+
+void Backend::release_host(void* p) noexcept {
+    ::operator delete (p, std::align_val_t{64});
 }
 
 std::string cuda_unavailable_reason() {

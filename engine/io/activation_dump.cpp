@@ -32,9 +32,11 @@ bool has_ssm_kernels(const ModelConfig& m) {
 }
 
 // Queues each example's rows of the chosen layers while the forward runs (DUMP_FORMAT.md
-// numbering): a row is copied, or converted to halves for a float16 dump, into a buffer of the
-// write queue, and written on the queue's thread while the model computes the next layers. No
-// activation outlives the queue's bound (kWriteQueueBytes).
+// numbering), to be written on the queue's thread while the model computes the next layers. The
+// hidden states and their sentence pools come as device rows (ActivationProbe::DeviceRows): pooled,
+// and converted to float16 for a float16 dump, where the model runs, then downloaded straight into
+// the queue's buffers. Gates, attention and S-LSTM's node come as host copies, copied or converted
+// (to_half) into a buffer here. No activation outlives the queue's bound (kWriteQueueBytes).
 class DumpProbe : public models::ActivationProbe {
 public:
     DumpProbe(DumpWriter& writer, WriteQueue& queue, const ModelConfig& m,
@@ -45,39 +47,47 @@ public:
           gates_(gates),
           attention_(attention),
           half_(half),
-          first_token_(m.pool == "first"),
           slstm_(m.arch == "slstm"),
           L_(L),
-          d_(m.d_model),
-          sentence_(static_cast<std::size_t>(m.d_model)) {
+          d_(m.d_model) {
         for (int l : layers)
             wanted_[static_cast<std::size_t>(l)] = true;
     }
 
-    void set_batch(std::int64_t first, int rows, const std::int32_t* lengths) {
+    void set_batch(std::int64_t first, int rows) {
         first_ = first;
         rows_ = rows;
-        lengths_ = lengths;
     }
 
-    void hidden(int layer, const float* values) override {
-        if (!wanted_[static_cast<std::size_t>(layer)]) return;
+    // The hidden rows where the model computed them: each example's row downloaded straight into
+    // a queue buffer (page-locked on a GPU), in float16 bits when the dump is float16 (converted
+    // on the device), and the sentence pool computed there too. The host neither converts nor
+    // pools, and copies each stored byte once.
+    bool takes_device_rows() const override { return true; }
+    bool wants_layer(int layer) const override { return wanted_[static_cast<std::size_t>(layer)]; }
+    bool wants_half() const override { return half_; }
+
+    void hidden_rows(int layer, const DeviceRows& rows) override {
         const std::size_t row = static_cast<std::size_t>(L_) * d_;
+        const std::size_t elt = half_ ? sizeof(std::uint16_t) : sizeof(float);
+        const std::size_t d = static_cast<std::size_t>(d_);
+        if (rows.pooled) {
+            pooled_.resize(static_cast<std::size_t>(rows_) * d);
+            rows.backend->copy(pooled_.data(), rows.pooled, pooled_.size() * sizeof(float),
+                               Backend::CopyKind::device_to_host);
+        }
         for (int b = 0; b < rows_; ++b) {
-            const float* h = values + b * row;
             const int s = static_cast<int>(first_ + b);
-            queue_row(h, row, [this, layer, s](FloatRow r) { writer_.write_hidden(layer, s, r); });
-            if (slstm_) continue;
-            // The classification pool (MODELS.md "Heads"): masked mean, or the first token.
-            const int n = first_token_ ? 1 : lengths_[b];
-            std::fill(sentence_.begin(), sentence_.end(), 0.0f);
-            for (int t = 0; t < n; ++t)
-                for (int c = 0; c < d_; ++c)
-                    sentence_[c] += h[static_cast<std::size_t>(t) * d_ + c];
-            for (auto& v : sentence_)
-                v /= static_cast<float>(n);
-            queue_row(sentence_.data(), sentence_.size(),
-                      [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
+            WriteQueue::Buffer buf = queue_.buffer(row * elt);
+            const void* from = half_ ? static_cast<const void*>(rows.half + b * row)
+                                     : static_cast<const void*>(rows.hidden + b * row);
+            rows.backend->copy(buf.data(), from, row * elt, Backend::CopyKind::device_to_host);
+            bytes_ += row * sizeof(float);
+            push_row(std::move(buf),
+                     [this, layer, s](FloatRow r) { writer_.write_hidden(layer, s, r); });
+            if (rows.pooled)
+                queue_row(pooled_.data() + static_cast<std::size_t>(b) * d, d,
+                          [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
         }
     }
 
@@ -143,6 +153,12 @@ private:
         else
             std::memcpy(buf.data(), v, n * sizeof(float));
         bytes_ += n * sizeof(float);
+        push_row(std::move(buf), std::move(write));
+    }
+
+    // Queues a row already in the stored type (float16 bits for a float16 dump).
+    template <class Write>
+    void push_row(WriteQueue::Buffer buf, Write write) {
         queue_.push(std::move(buf), [write = std::move(write), half = half_](const auto& data) {
             if (half)
                 write(FloatRow(reinterpret_cast<const std::uint16_t*>(data.data())));
@@ -154,13 +170,12 @@ private:
     DumpWriter& writer_;
     WriteQueue& queue_;
     std::vector<bool> wanted_;
-    bool gates_, attention_, half_, first_token_;
+    bool gates_, attention_, half_;
     bool slstm_;  // the sentence vector is the model's node g (sentence()), not a pool of h
     int L_, d_;
-    std::vector<float> sentence_;
+    std::vector<float> pooled_;  // a batch's sentence pools [rows, d] (hidden_rows)
     std::int64_t first_ = 0;
     int rows_ = 0;
-    const std::int32_t* lengths_ = nullptr;
     std::uint64_t bytes_ = 0;
 };
 
@@ -354,7 +369,12 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     DumpWriter writer(out, spec);
     // Declared after the writer: on an error its destructor drops the queued rows and joins
     // before the writer removes its temporary file.
-    WriteQueue queue(kWriteQueueBytes);
+    // Its buffers are the backend's host memory: page-locked on a GPU, so each row's download
+    // is one DMA (Backend::allocate_host).
+    Backend& backend = model.backend();
+    WriteQueue queue(kWriteQueueBytes,
+                     HostMemory{[&backend](std::size_t n) { return backend.allocate_host(n); },
+                                [&backend](void* p) { backend.release_host(p); }});
     DumpProbe probe(writer, queue, m, layers, options.gates, options.attention, L, options.float16);
     model.set_capture(&probe);
 
@@ -422,7 +442,7 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
                             std::to_string(r.attributes.size()) + " attributes, the source names " +
                             std::to_string(source.attributes.size()));
         }
-        probe.set_batch(first, rows, hb.lengths());
+        probe.set_batch(first, rows);
         model.forward(hb.view(classifier ? models::HostBatch::Head::classification
                                          : models::HostBatch::Head::mlm,
                               any_types, reset_mask),

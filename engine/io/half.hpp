@@ -8,33 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
-namespace routescope {
+#include "engine/core/half_bits.hpp"  // half_bits: one value, host and device
 
-/// The binary16 bits nearest to x, ties to even (numpy's astype(float16), CUDA's
-/// __float2half_rn): |x| ≥ 65520 gives ±inf, a NaN stays a quiet NaN of the same sign, values
-/// below 2^-14 become subnormals (steps of 2^-24) or a signed zero.
-inline std::uint16_t half_bits(float x) {
-    std::uint32_t u;
-    std::memcpy(&u, &x, sizeof u);
-    const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
-    u &= 0x7FFFFFFFu;
-    if (u >= 0x7F800000u)  // inf, or NaN (quiet bit set, the top payload bits kept)
-        return sign | (u == 0x7F800000u ? 0x7C00u : 0x7E00u | ((u >> 13) & 0x3FFu));
-    if (u >= 0x477FF000u) return sign | 0x7C00u;  // 65520 = 65504 + half an ulp: rounds to inf
-    if (u >= 0x38800000u) {                       // 2^-14 and up: a normal half
-        u += 0x0FFFu + ((u >> 13) & 1u);          // round the 13 dropped bits, ties to even
-        return static_cast<std::uint16_t>(sign | ((u - 0x38000000u) >> 13));  // rebias 127 → 15
-    }
-    // Below 2^-14: x / 2^-24 rounded to an integer n ≤ 1024 (1024 is 2^-14's own bits).
-    const std::uint32_t e = u >> 23;
-    if (e < 102) return sign;  // below 2^-25: rounds to zero
-    const std::uint32_t m = (u & 0x7FFFFFu) | 0x800000u;
-    const std::uint32_t shift = 126 - e;  // x = m · 2^(e − 150), so x / 2^-24 = m / 2^shift
-    std::uint32_t n = m >> shift;
-    const std::uint32_t rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (n & 1u))) ++n;
-    return static_cast<std::uint16_t>(sign | n);
-}
+namespace routescope {
 
 /// half_bits of n values (the CPU's F16C conversion where it has one: the same bits, 8 at a time).
 void to_half(const float* x, std::size_t n, std::uint16_t* out);

@@ -1,12 +1,33 @@
 #include "engine/io/write_queue.hpp"
 
 #include <algorithm>
+#include <new>
 #include <utility>
 
 namespace routescope {
 
-WriteQueue::WriteQueue(std::size_t capacity_bytes)
-    : capacity_(std::max<std::size_t>(capacity_bytes, 1)), thread_([this] { run(); }) {}
+namespace {
+HostMemory or_ordinary(HostMemory m) {
+    if (!m.allocate || !m.release) {
+        m.allocate = [](std::size_t bytes) {
+            return ::operator new (std::max<std::size_t>(bytes, 1), std::align_val_t{64});
+        };
+        m.release = [](void* p) { ::operator delete (p, std::align_val_t{64}); };
+    }
+    return m;
+}
+}  // namespace
+
+void WriteQueue::Buffer::reset() noexcept {
+    if (data_ && memory_) memory_->release(data_);
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+}
+
+WriteQueue::WriteQueue(std::size_t capacity_bytes, HostMemory memory)
+    : capacity_(std::max<std::size_t>(capacity_bytes, 1)),
+      memory_(or_ordinary(std::move(memory))),
+      thread_([this] { run(); }) {}
 
 WriteQueue::~WriteQueue() {
     {
@@ -21,15 +42,40 @@ WriteQueue::~WriteQueue() {
 
 WriteQueue::Buffer WriteQueue::buffer(std::size_t bytes) {
     Buffer b;
+    if (bytes == 0) return b;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!free_.empty()) {
-            b = std::move(free_.back());
-            free_.pop_back();
+        // The smallest finished buffer that holds `bytes`, unless it is more than twice that
+        // (a small row would pin a large buffer while large rows allocate afresh).
+        const auto it = free_.lower_bound(bytes);
+        if (it != free_.end() && it->first / 2 <= bytes) {
+            b = std::move(it->second);
+            free_bytes_ -= it->first;
+            free_.erase(it);
+        } else {
+            ++allocations_;
         }
     }
-    b.resize(bytes);
+    if (!b.data_) {
+        b.data_ = static_cast<std::byte*>(memory_.allocate(bytes));
+        b.memory_ = &memory_;
+        b.capacity_ = bytes;
+    }
+    b.size_ = bytes;
     return b;
+}
+
+void WriteQueue::keep_locked(Buffer b) {
+    // Kept while the finished and the queued bytes together fit the capacity; released otherwise.
+    if (!b.data_ || free_bytes_ + queued_bytes_ + b.capacity_ > capacity_) return;
+    free_bytes_ += b.capacity_;
+    const std::size_t c = b.capacity_;
+    free_.emplace(c, std::move(b));
+}
+
+std::size_t WriteQueue::allocations() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return allocations_;
 }
 
 void WriteQueue::rethrow_locked() {
@@ -83,7 +129,7 @@ void WriteQueue::run() {
             jobs_.clear();  // nothing after a failed write is written
             queued_bytes_ = 0;
         }
-        if (free_.size() < 8) free_.push_back(std::move(job.data));
+        keep_locked(std::move(job.data));
         room_.notify_all();
     }
 }

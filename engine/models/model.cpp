@@ -245,10 +245,11 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto d = static_cast<std::uint64_t>(m.d_model);
     Act h = embeddings_->forward(g, batch.tokens, batch.types, positions_.data(), zeros_.data(), B_,
                                  L_, {p, seed, step, 0, row0 * std::uint64_t(L_) * d});
-    // A probe gets host copies (to_host), never arena pointers.
-    // The probe sees inference forwards only (never planning, never training).
+    // A probe gets host copies (to_host) or, if it takes them, device rows made for it
+    // (hand_over), never the arena's pointers to keep. It sees inference forwards only (never
+    // planning, never training).
     ActivationProbe* probe = g.planning() || g.training() ? nullptr : capture_;
-    if (probe) probe->hidden(0, to_host(h.v, hd));
+    if (probe) hand_over(*probe, 0, h.v, in.lengths);
     // An inference step keeps one layer's internals at a time: each block's output is copied into
     // one of two residual buffers (not the one holding its input) and the arena is rewound to
     // where the block began. A training step keeps everything (its tape reads it).
@@ -260,7 +261,7 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     for (std::size_t l = 0; l < blocks_.size(); ++l) {
         const std::size_t mark = layer_by_layer ? g.mark() : 0;
         h = blocks_[l]->forward(g, h, in);
-        if (probe) probe->hidden(static_cast<int>(l) + 1, to_host(h.v, hd));
+        if (probe) hand_over(*probe, static_cast<int>(l) + 1, h.v, in.lengths);
         if (layer_by_layer) {
             const Act& to = residual[l % 2];
             if (!g.planning())
@@ -278,7 +279,7 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
         for (int l = 1; l <= m.n_layers; ++l) {
             state = slstm_->step(g, state, Ux, in, l);
             if (probe) {
-                probe->hidden(l, to_host(state.h.v, hd));
+                hand_over(*probe, l, state.h.v, in.lengths);
                 probe->sentence(l, to_host(state.g.v, bd));
             }
         }
@@ -393,6 +394,41 @@ double Model::forward(const Batch& batch, bool training, std::uint32_t step) {
     return run(g, device_batch, step);
 }
 
+Act Model::pool_hidden(Graph& g, const Act& h, const std::int32_t* lengths) {
+    const ModelConfig& m = config_.model;
+    Act x = h;
+    x.n = static_cast<std::int64_t>(B_) * L_ * m.d_model;
+    return m.pool == "first" ? g.first_token(x, B_, L_, m.d_model)
+                             : g.mean_pool(x, lengths, B_, L_, m.d_model);
+}
+
+void Model::hand_over(ActivationProbe& probe, int layer, const float* h,
+                      const std::int32_t* lengths) {
+    const auto hd = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_) *
+                    static_cast<std::size_t>(config_.model.d_model);
+    if (!probe.wants_layer(layer)) return;
+    if (!probe.takes_device_rows()) {
+        probe.hidden(layer, to_host(h, hd));
+        return;
+    }
+    ActivationProbe::DeviceRows rows;
+    rows.backend = backend_.get();
+    rows.hidden = h;
+    if (!probe_half_.empty()) {
+        backend_->to_half(h, probe_half_.data(), hd);
+        rows.half = probe_half_.data();
+    }
+    if (probe_arena_) {
+        probe_arena_->reset();
+        probe_tape_.clear();
+        Graph g(params_, *probe_arena_, probe_tape_, *backend_, /*training=*/false);
+        Act x;
+        x.v = const_cast<float*>(h);
+        rows.pooled = pool_hidden(g, x, lengths).v;
+    }
+    probe.hidden_rows(layer, rows);
+}
+
 const float* Model::to_host(const float* device, std::size_t n, int slot) {
     auto& buf = staging_[slot];
     if (buf.size() < n) buf.resize(n);
@@ -458,6 +494,21 @@ void Model::set_profile(ops::OpProfile* profile) {
 
 void Model::set_capture(ActivationProbe* probe) {
     capture_ = probe;
+    // A probe that takes device rows: the float16 bits and the pool's arena, made here (never
+    // inside a forward), once per probe.
+    probe_half_ = {};
+    probe_arena_.reset();
+    if (probe && probe->takes_device_rows()) {
+        const auto hd = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_) *
+                        static_cast<std::size_t>(config_.model.d_model);
+        if (probe->wants_half()) probe_half_ = DeviceArray<std::uint16_t>(*backend_, hd);
+        if (!slstm_) {
+            Graph plan(params_, *backend_, /*training=*/false);
+            const Act h{};
+            (void)pool_hidden(plan, h, nullptr);
+            probe_arena_ = std::make_unique<Arena>(plan.planned_bytes(), *backend_);
+        }
+    }
     const bool gates = probe && probe->wants_gates();
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
     // The blocks hand over backend memory; the probe gets host copies (to_host).

@@ -36,6 +36,7 @@ namespace routescope::models {
 
 class Block;
 class Graph;
+struct Act;
 class Embeddings;
 class MlmHead;
 class ClassifierHead;
@@ -66,7 +67,31 @@ public:
     virtual ~ActivationProbe() = default;
     /// The hidden state [B, L, d] after layer `layer` (DUMP_FORMAT.md numbering: 0 = embeddings
     /// output, l ≥ 1 = output of block l, parameters `layers.<l−1>.*`).
-    virtual void hidden(int layer, const float* values) = 0;
+    /// Not called for a probe that takes device rows (hidden_rows instead).
+    virtual void hidden(int layer, const float* values) { (void)layer, (void)values; }
+    /// Whether layer `layer`'s hidden state is wanted at all (a dump of chosen layers): the model
+    /// hands over, converts and pools only those.
+    virtual bool wants_layer(int layer) const { return (void)layer, true; }
+
+    /// A hidden state where the model computed it (takes_device_rows()): backend memory, read
+    /// only through `backend`'s copies during the call. `half` is the state in binary16 bits
+    /// (half_bits) when wants_half(), else null; `pooled` is the classification pool of it
+    /// (model.pool: the masked mean over each example's length, or the first token) [B, d],
+    /// null for S-LSTM (whose sentence vector is its node, sentence()).
+    struct DeviceRows {
+        Backend* backend = nullptr;
+        const float* hidden = nullptr;        ///< [B, L, d] float32
+        const std::uint16_t* half = nullptr;  ///< [B, L, d] binary16 bits, or null
+        const float* pooled = nullptr;        ///< [B, d] float32, or null
+    };
+    /// Whether the probe takes hidden states as DeviceRows (hidden_rows) instead of host copies
+    /// (hidden): then the model pools, and converts to float16 when asked, on its own device, and
+    /// the probe downloads only the bytes it keeps, straight into its own buffers.
+    virtual bool takes_device_rows() const { return false; }
+    /// With takes_device_rows(): whether DeviceRows::half is wanted (a float16 dump).
+    virtual bool wants_half() const { return false; }
+    /// The hidden state of layer `layer` as DeviceRows (called instead of hidden()).
+    virtual void hidden_rows(int layer, const DeviceRows& rows) { (void)layer, (void)rows; }
     /// Whether gate() should be called (collecting gates costs a copy per block).
     virtual bool wants_gates() const { return false; }
     /// Gate `name` of block `layer` ≥ 1, [B, L, channels] in token order (DUMP_FORMAT.md names,
@@ -188,6 +213,12 @@ private:
     Batch upload(const Batch& batch);
     /// Host copy of n floats of backend memory into staging slot `slot` (0 or 1).
     const float* to_host(const float* device, std::size_t n, int slot = 0);
+    /// Hands the hidden state [B, L, d] of `layer` to the probe: a host copy (hidden), or, for a
+    /// probe that takes device rows, the state with its pool and float16 bits made on the device.
+    void hand_over(ActivationProbe& probe, int layer, const float* h, const std::int32_t* lengths);
+    /// The classification pool (model.pool: first token or masked mean) of a hidden state [B, L, d]
+    /// `h` (h.v only is read), with `lengths` the batch's device lengths.
+    Act pool_hidden(Graph& g, const Act& h, const std::int32_t* lengths);
 
     RunConfig config_;
     int B_, L_;
@@ -218,7 +249,12 @@ private:
     ops::OpProfile* profile_ = nullptr;
     ActivationProbe* capture_ = nullptr;
     std::vector<float> staging_[2];  ///< host copies for the probe (to_host)
-    std::vector<float> weights_;     ///< a gate re-ordered on the host for the probe
+    /// For a probe that takes device rows (set_capture): the float16 bits of a hidden state
+    /// [B, L, d], and the arena and tape of the pool's one op (planned once).
+    DeviceArray<std::uint16_t> probe_half_;
+    std::unique_ptr<Arena> probe_arena_;
+    Tape probe_tape_;
+    std::vector<float> weights_;  ///< a gate re-ordered on the host for the probe
     const float* logits_ = nullptr;
     std::int64_t logits_size_ = 0;
 };

@@ -11,13 +11,16 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.hpp"
+#include "engine/backend/device_array.hpp"
 #include "engine/backend/make_backend.hpp"
 #include "engine/backend/op_specs.hpp"
+#include "half_test_values.hpp"
 #include "op_spec_rows.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
 #include "engine/backend/cuda/cuda_backend.hpp"
@@ -148,6 +151,34 @@ private slots:
 
     // The CUDA backend runs the same inputs to the same bits twice (no atomics; fixed plans and
     // workspaces): every op's forward and backward at its odd size.
+    void cudaHalfConversionMatchesTheCpu() {
+        // Backend::to_half (a float16 dump's conversion, on the device) gives the CPU backend's
+        // bits, which test_dump_writer checks against numpy's astype(float16).
+        if (const QString why = skip_reason(); !why.isEmpty()) QSKIP(qPrintable(why));
+        ThreadPool pool(2);
+        auto cuda = make_backend(Device::cuda, pool);
+        auto cpu = make_backend(Device::cpu, pool);
+        const std::vector<float> x = half_test_values();
+        std::vector<std::uint16_t> want(x.size());
+        cpu->to_half(x.data(), want.data(), x.size());
+        DeviceArray<float> in(*cuda, x.size());
+        DeviceArray<std::uint16_t> out(*cuda, x.size());
+        in.upload(x);
+        cuda->to_half(in.data(), out.data(), x.size());
+        const std::vector<std::uint16_t> got = out.download();
+        int wrong = 0;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            if (got[i] != want[i] && wrong++ < 5)
+                qWarning("x = %.9g: cpu %04x, cuda %04x", static_cast<double>(x[i]), want[i],
+                         got[i]);
+        QCOMPARE(wrong, 0);
+        // Page-locked host memory: a device → host copy lands in it.
+        void* host = cuda->allocate_host(x.size() * sizeof(std::uint16_t));
+        cuda->copy(host, out.data(), x.size() * sizeof(std::uint16_t),
+                   Backend::CopyKind::device_to_host);
+        QVERIFY(std::memcmp(host, want.data(), x.size() * sizeof(std::uint16_t)) == 0);
+        cuda->release_host(host);
+    }
     void cudaIsDeterministic() {
         if (const QString why = skip_reason(); !why.isEmpty()) QSKIP(qPrintable(why));
         ThreadPool pool(1);

@@ -37,6 +37,7 @@ public:
     void adamw(const AdamWSpan&) override {}
     void row_readout(const float*, const std::int32_t*, std::int64_t, std::int64_t, std::int32_t*,
                      double*) override {}
+    void to_half(const float*, std::uint16_t*, std::size_t) override {}
 };
 
 ops::OpCall make_call(ops::OpId op) {

@@ -15,6 +15,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../engine/half_test_values.hpp"
+#include "engine/backend/device_array.hpp"
+#include "engine/backend/make_backend.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
 #include "engine/io/file_info.hpp"
@@ -109,48 +112,9 @@ private slots:
     }
 
     void halfBitsAreNumpysFloat16() {
-        // Every binary16 value, its neighbours one float ulp away, the exact midpoints between
-        // consecutive halves (ties: to even) and one float ulp either side of them, the overflow
-        // edge (65504, 65520), the subnormal range and below, random normals, ±0, ±inf, a quiet
-        // NaN. numpy (not this code) says what each must become.
-        std::vector<float> x;
-        auto as_float = [](std::uint32_t u) {
-            float f;
-            std::memcpy(&f, &u, sizeof f);
-            return f;
-        };
-        const float inf = std::numeric_limits<float>::infinity();
-        for (std::uint32_t h = 0; h < 0x7C00u; ++h) {
-            // the half h as a float: (1 + m/1024) · 2^(e − 15), or m · 2^-24 for e = 0
-            const int e = static_cast<int>(h >> 10), m = static_cast<int>(h & 0x3FFu);
-            const float v = e == 0 ? std::ldexp(static_cast<float>(m), -24)
-                                   : std::ldexp(1.0f + m / 1024.0f, e - 15);
-            const float up = std::nextafter(v, inf), down = std::nextafter(v, -inf);
-            for (float s : {1.0f, -1.0f})
-                for (float w : {v, up, down})
-                    x.push_back(s * w);
-        }
-        for (std::uint32_t h = 0; h + 1 < 0x7C00u; ++h) {  // midpoints: exact in float
-            const int e0 = static_cast<int>(h >> 10), m0 = static_cast<int>(h & 0x3FFu);
-            const int e1 = static_cast<int>((h + 1) >> 10), m1 = static_cast<int>((h + 1) & 0x3FFu);
-            const double a = e0 == 0 ? std::ldexp(m0, -24) : std::ldexp(1.0 + m0 / 1024.0, e0 - 15);
-            const double b = e1 == 0 ? std::ldexp(m1, -24) : std::ldexp(1.0 + m1 / 1024.0, e1 - 15);
-            const float mid = static_cast<float>((a + b) / 2);
-            for (float s : {1.0f, -1.0f})
-                for (float w : {mid, std::nextafter(mid, inf), std::nextafter(mid, -inf)})
-                    x.push_back(s * w);
-        }
-        for (float v : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 1e10f, 3e38f, 2.9802322e-8f,
-                        2.9802326e-8f, 5.9604645e-8f, 1e-30f, 1.4e-45f, 0.0f, -0.0f, inf, -inf,
-                        0.124983f, std::nextafter(65520.0f, 0.0f)})
-            x.push_back(v), x.push_back(-v);
-        std::mt19937 rng(7);
-        std::normal_distribution<float> normal(0.0f, 4.0f);
-        for (int i = 0; i < 200000; ++i)
-            x.push_back(normal(rng) * std::exp2(static_cast<float>(i % 60 - 40)));
-        x.push_back(as_float(0x7FC00000u));  // quiet NaN, both signs
-        x.push_back(as_float(0xFFC00000u));
-
+        // half_test_values(): every half, its neighbours, the ties, the edges, NaN. numpy (not
+        // this code) says what each must become.
+        const std::vector<float> x = half_test_values();
         const QString in = dir_.filePath("halves.f32"), out = dir_.filePath("halves.u16");
         {
             std::ofstream f(in.toStdString(), std::ios::binary);
@@ -184,6 +148,24 @@ private slots:
         }
         QCOMPARE(bad, 0);
         QVERIFY(x.size() > 300000);
+
+        // Backend::to_half, the conversion a float16 dump makes where the activations are, on
+        // each backend this build runs without a GPU (the CUDA one: test_backend_conformance).
+        ThreadPool pool(2);
+        for (Device dev : {Device::cpu, Device::guard, Device::cuda_emulated}) {
+            auto backend = make_backend(dev, pool);
+            DeviceArray<float> in_dev(*backend, x.size());
+            DeviceArray<std::uint16_t> out_dev(*backend, x.size());
+            in_dev.upload(x);
+            backend->to_half(in_dev.data(), out_dev.data(), x.size());
+            const std::vector<std::uint16_t> got = out_dev.download();
+            int wrong = 0;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (got[i] != want[i] && wrong++ < 5)
+                    qWarning("%s: x = %.9g: numpy %04x, Backend::to_half %04x", backend->name(),
+                             static_cast<double>(x[i]), want[i], got[i]);
+            QVERIFY2(wrong == 0, backend->name());
+        }
     }
 
     void float16RowsGivenAsHalvesAreStoredAsTheyAre() {
@@ -252,6 +234,44 @@ private slots:
         QVERIFY(thrown);
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, q.drain());
         QCOMPARE(ran.load(), 0);
+    }
+
+    void writeQueueReusesItsBuffersInItsOwnMemory() {
+        // A dump on a GPU gives the queue page-locked memory (Backend::allocate_host), which is
+        // slow to allocate: rows of two sizes, interleaved, must come from a few buffers reused,
+        // all of them from the given memory and all given back.
+        std::atomic<int> live{0}, made{0};
+        std::size_t allocations = 0;
+        std::size_t written = 0;
+        {
+            HostMemory memory{[&](std::size_t n) {
+                                  ++made, ++live;
+                                  return ::operator new(n);
+                              },
+                              [&](void* p) {
+                                  --live;
+                                  ::operator delete(p);
+                              }};
+            WriteQueue q(1 << 20, memory);
+            for (int i = 0; i < 2000; ++i) {
+                const std::size_t bytes = i % 2 ? 2048 : 65536;
+                WriteQueue::Buffer b = q.buffer(bytes);
+                QCOMPARE(b.size(), bytes);
+                std::memset(b.data(), i & 0xFF, bytes);
+                q.push(std::move(b), [&written, i, bytes](const WriteQueue::Buffer& d) {
+                    if (d.size() == bytes && d[bytes - 1] == static_cast<std::byte>(i & 0xFF))
+                        ++written;
+                });
+            }
+            q.drain();
+            allocations = q.allocations();
+            QCOMPARE(static_cast<std::size_t>(made.load()), allocations);
+        }
+        QCOMPARE(written, std::size_t(2000));
+        QCOMPARE(live.load(), 0);
+        // At most a queue's worth of each size (16 of 64 KiB, 512 of 2 KiB) and a few more.
+        qInfo("%zu buffers allocated for 2000 rows", allocations);
+        QVERIFY2(allocations < 600, qPrintable(QString::number(allocations)));
     }
 
     void abandonedWriteQueueDropsWhatIsQueued() {

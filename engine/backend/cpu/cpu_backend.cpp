@@ -6,6 +6,7 @@
 #include <new>
 
 #include "engine/core/error.hpp"
+#include "engine/io/half.hpp"
 #include "engine/ops/attention.hpp"
 #include "engine/ops/column_concat.hpp"
 #include "engine/ops/column_slice.hpp"
@@ -350,6 +351,17 @@ void CpuBackend::adamw(const AdamWSpan& s) {
 void CpuBackend::row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                              std::int64_t width, std::int32_t* argmax, double* nll) {
     ops::row_readout(logits, targets, rows, width, argmax, nll, pool_);
+}
+
+// F16C, 8 values an instruction (engine/io/half.cpp), on the pool's threads: the bits of half_bits.
+void CpuBackend::to_half(const float* x, std::uint16_t* out, std::size_t n) {
+    constexpr std::int64_t kBlock = 1 << 16;
+    const auto blocks = static_cast<std::int64_t>((n + kBlock - 1) / kBlock);
+    pool_.parallel_for(blocks, [&](std::int64_t s, std::int64_t e) {
+        const auto begin = static_cast<std::size_t>(s * kBlock);
+        const auto end = std::min(n, static_cast<std::size_t>(e * kBlock));
+        routescope::to_half(x + begin, end - begin, out + begin);
+    });
 }
 
 }  // namespace routescope

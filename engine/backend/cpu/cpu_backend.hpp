@@ -41,6 +41,7 @@ public:
     void adamw(const AdamWSpan& span) override;
     void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                      std::int64_t width, std::int32_t* argmax, double* nll) override;
+    void to_half(const float* x, std::uint16_t* out, std::size_t n) override;
 
 private:
     template <class T>

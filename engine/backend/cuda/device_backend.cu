@@ -157,6 +157,21 @@ public:
         CudaExec e = exec(nullptr, 0);
         e.each(rows, flat::RowReadout{logits, targets, width, argmax, nll});
     }
+    void to_half(const float* x, std::uint16_t* out, std::size_t n) override {
+        CudaExec e = exec(nullptr, 0);
+        e.each(static_cast<std::int64_t>(n), flat::ToHalf{x, out});
+    }
+    /// Page-locked, so a device → host copy into it is one DMA at the link's speed (a pageable
+    /// destination is staged through the driver's own pinned buffer and a host memcpy).
+    void* allocate_host(std::size_t bytes) override {
+        void* p = nullptr;
+        check_cuda(cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault),
+                   "cudaHostAlloc");
+        return p;
+    }
+    void release_host(void* p) noexcept override {
+        if (p) cudaFreeHost(p);
+    }
 
 private:
     static void require_f32(const ops::OpCall& c) {

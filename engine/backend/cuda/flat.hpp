@@ -7,6 +7,7 @@
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/cuda/exec.hpp"
+#include "engine/core/half_bits.hpp"
 #include "engine/ops/element_math.hpp"
 
 namespace routescope::cuda::flat {
@@ -123,6 +124,13 @@ struct RowReadout {
             sum += std::exp(static_cast<double>(row[j]) - mx);
         nll[r] = std::log(sum) + mx - static_cast<double>(row[t]);
     }
+};
+
+/// A float16 dump's conversion (Backend::to_half): the bits of half_bits, the host's function.
+struct ToHalf {
+    const float* x;
+    std::uint16_t* out;
+    ROUTESCOPE_HD void operator()(std::int64_t i) const { out[i] = half_bits(x[i]); }
 };
 
 }  // namespace routescope::cuda::flat

@@ -65,7 +65,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.birdie.forget_init", {"enum", {"zero", "spread"}}},
         {"model.gmlp.causal", {"bool", {}}},
         {"model.slstm.gate_norm", {"bool", {}}},
-        {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece"}}},
+        {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece", "wordpiece_cased"}}},
         {"tokenizer.model", {"str?", {}}},
         {"tokenizer.vocab_size", ints(1, kInt32Max)},
         {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},

@@ -91,7 +91,7 @@ struct ModelConfig {
 };
 
 struct TokenizerConfig {
-    std::string kind = "bytes";  ///< bytes | sentencepiece | wordpiece
+    std::string kind = "bytes";  ///< bytes | sentencepiece | wordpiece | wordpiece_cased
     std::optional<std::string> model;
     int vocab_size = 8000;
     std::string model_type = "unigram";  ///< unigram | bpe

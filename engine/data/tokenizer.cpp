@@ -27,16 +27,19 @@ std::unique_ptr<Tokenizer> load_tokenizer(std::string_view kind,
     }
     if (kind == "sentencepiece") return std::make_unique<SentencePieceTokenizer>(bytes);
     if (kind == "wordpiece") return std::make_unique<WordPieceTokenizer>(bytes);
+    if (kind == "wordpiece_cased")
+        return std::make_unique<WordPieceTokenizer>(bytes, Casing::cased);
     throw ConfigError("tokenizer.kind: '" + std::string(kind) +
-                      "' is not one of bytes, sentencepiece, wordpiece");
+                      "' is not one of bytes, sentencepiece, wordpiece, wordpiece_cased");
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_file(std::string_view kind, const std::string& path) {
     if (kind == "bytes") return std::make_unique<ByteTokenizer>();
     if (kind == "sentencepiece") return SentencePieceTokenizer::from_file(path);
     if (kind == "wordpiece") return WordPieceTokenizer::from_file(path);
+    if (kind == "wordpiece_cased") return WordPieceTokenizer::from_file(path, Casing::cased);
     throw ConfigError("tokenizer.kind: '" + std::string(kind) +
-                      "' is not one of bytes, sentencepiece, wordpiece");
+                      "' is not one of bytes, sentencepiece, wordpiece, wordpiece_cased");
 }
 
 }  // namespace routescope::data

@@ -1,7 +1,8 @@
 #pragma once
 // A tokenizer turns text into token ids and back. Three kinds (TASKS.md): "bytes" (no training),
 // "sentencepiece" (unigram or BPE, trained by the engine or loaded from a .model file) and
-// "wordpiece" (BERT's vocab.txt, for the published BiGS weights).
+// "wordpiece" (BERT's vocab.txt, uncased, for the published BiGS weights) or "wordpiece_cased"
+// (a cased BERT's, bert-base-cased).
 //
 // encode() never adds [CLS]/[SEP]: framing a sequence is its user's job, so the same ids serve
 // packing (engine/train/packed_sequences.hpp), classification pairs and the built-in tasks.
@@ -23,7 +24,7 @@ class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
 
-    /// "bytes" | "sentencepiece" | "wordpiece" (the /tokenizer attr `kind`).
+    /// "bytes" | "sentencepiece" | "wordpiece" | "wordpiece_cased" (the /tokenizer attr `kind`).
     virtual std::string kind() const = 0;
     /// Token ids of `text`, without any framing specials.
     virtual std::vector<std::int32_t> encode(std::string_view text) const = 0;

@@ -103,7 +103,8 @@ void check_vocab_utf8(std::string_view text, const std::string& name) {
 }
 }  // namespace
 
-WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt) : vocab_txt_(vocab_txt) {
+WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt, Casing casing)
+    : vocab_txt_(vocab_txt), casing_(casing) {
     check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt");
     std::size_t start = 0;
     while (start < vocab_txt_.size()) {
@@ -130,11 +131,12 @@ WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt) : vocab_txt_(
     }
 }
 
-std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_file(const std::string& path) {
+std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_file(const std::string& path,
+                                                                  Casing casing) {
     const std::string text = read_file_text(path, "WordPiece vocab.txt");
     check_vocab_utf8(text, path);
     try {
-        return std::make_unique<WordPieceTokenizer>(text);
+        return std::make_unique<WordPieceTokenizer>(text, casing);
     } catch (const FormatError& e) {
         throw FormatError(path + ": " + e.what());
     }
@@ -162,13 +164,17 @@ std::vector<std::string> WordPieceTokenizer::basic_tokens(std::string_view text)
     };
     std::size_t i = 0;
     while (i < cleaned.size()) {
-        // One whitespace-separated token: fold it, then split punctuation off.
+        // One whitespace-separated token: fold it (uncased), then split punctuation off.
         std::size_t j = i;
         while (j < cleaned.size() && cleaned[j] != ' ')
             ++j;
         std::u32string folded;
-        for (std::size_t k = i; k < j; ++k)
-            fold_uncased(cleaned[k], folded);
+        if (casing_ == Casing::cased)
+            folded.assign(cleaned.begin() + static_cast<std::ptrdiff_t>(i),
+                          cleaned.begin() + static_cast<std::ptrdiff_t>(j));
+        else
+            for (std::size_t k = i; k < j; ++k)
+                fold_uncased(cleaned[k], folded);
         for (const char32_t cp : folded) {
             if (is_punctuation(cp)) {
                 flush();

@@ -6,13 +6,18 @@
 // Hugging Face's BertTokenizer: private-use and unassigned code points too), map whitespace to
 // ' ', put spaces around CJK ideographs, split on whitespace, lower-case and strip accents
 // (lower() → NFD → drop Mn, unicode_tables.hpp), split every punctuation character off (ASCII
-// symbols count as punctuation, as in BERT). The five specials written literally in the text
+// symbols count as punctuation, as in BERT). A cased vocabulary (bert-base-cased: tokenizer_config
+// do_lower_case false; Casing::cased, kind "wordpiece_cased") keeps case and accents: the same
+// steps without the lower-casing and accent stripping, as BertTokenizerFast's BertNormalizer with
+// lowercase false and strip_accents unset (no Unicode normalisation either). The five specials
+// written literally in the text
 // ("[MASK]") are kept whole, as Hugging Face's tokenizer does. Then WordPiece: greedy longest
 // match first, continuation pieces prefixed "##"; a word with no full segmentation, or longer than
 // 100 characters, becomes [UNK].
 //
 // vocab.txt: one piece per line, id = line number from 0 (a repeated piece keeps its last id, as
-// Hugging Face's loader does). Always uncased (the BiGS vocabulary is). serialize() returns the
+// Hugging Face's loader does). Uncased unless built cased (the BiGS vocabulary is uncased);
+// vocab.txt does not say which, the checkpoint's tokenizer kind does. serialize() returns the
 // vocab.txt bytes.
 #include <memory>
 #include <string>
@@ -22,13 +27,22 @@
 
 namespace routescope::data {
 
+/// Whether the basic tokenizer lower-cases and strips accents (BERT-uncased) or keeps both
+/// (BERT-cased).
+enum class Casing { uncased, cased };
+
 class WordPieceTokenizer final : public Tokenizer {
 public:
     /// From the text of a vocab.txt. FormatError when it has no [UNK] piece.
-    explicit WordPieceTokenizer(std::string_view vocab_txt);
-    static std::unique_ptr<WordPieceTokenizer> from_file(const std::string& path);
+    explicit WordPieceTokenizer(std::string_view vocab_txt, Casing casing = Casing::uncased);
+    static std::unique_ptr<WordPieceTokenizer> from_file(const std::string& path,
+                                                         Casing casing = Casing::uncased);
 
-    std::string kind() const override { return "wordpiece"; }
+    /// "wordpiece" (uncased) or "wordpiece_cased".
+    std::string kind() const override {
+        return casing_ == Casing::cased ? "wordpiece_cased" : "wordpiece";
+    }
+    Casing casing() const { return casing_; }
     std::vector<std::int32_t> encode(std::string_view text) const override;
     /// Pieces joined by spaces, "##" continuations glued to the previous piece; [PAD] skipped.
     std::string decode(std::span<const std::int32_t> ids) const override;
@@ -46,6 +60,7 @@ private:
     void wordpiece(const std::string& word, std::vector<std::int32_t>& ids) const;
 
     std::string vocab_txt_;
+    Casing casing_ = Casing::uncased;
     std::vector<std::string> pieces_;
     std::unordered_map<std::string, std::int32_t> ids_;
     SpecialIds specials_;

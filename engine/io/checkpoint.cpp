@@ -259,9 +259,10 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
     H5::Group tok = file.openGroup("tokenizer");
     const auto kind = h5::read_string_attr(tok, "kind");
     if (!kind) bad(path, "/tokenizer", "missing string attr kind");
-    if (*kind != "bytes" && *kind != "sentencepiece" && *kind != "wordpiece")
+    if (*kind != "bytes" && *kind != "sentencepiece" && *kind != "wordpiece" &&
+        *kind != "wordpiece_cased")
         bad(path, "/tokenizer",
-            "attr kind '" + *kind + "' is not bytes, sentencepiece or wordpiece");
+            "attr kind '" + *kind + "' is not bytes, sentencepiece, wordpiece or wordpiece_cased");
     ck.tokenizer.kind = *kind;
     if (h5::exists(tok, "model")) {
         if (!h5::is_dataset(tok, "model")) bad(path, "/tokenizer/model", "not a dataset");

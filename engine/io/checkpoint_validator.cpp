@@ -78,9 +78,10 @@ private:
         }
         H5::Group tok = file_.openGroup("tokenizer");
         auto kind = require_string_attr(tok, "/tokenizer", "kind");
-        static const std::set<std::string> kinds = {"sentencepiece", "bytes", "wordpiece"};
+        static const std::set<std::string> kinds = {"sentencepiece", "bytes", "wordpiece",
+                                                    "wordpiece_cased"};
         if (kind && !kinds.count(*kind))
-            add("/tokenizer", "attr kind one of sentencepiece, bytes, wordpiece",
+            add("/tokenizer", "attr kind one of sentencepiece, bytes, wordpiece, wordpiece_cased",
                 "'" + *kind + "'");
         const bool needs_model = kind && *kind != "bytes";
         if (!h5::exists(tok, "model")) {

@@ -72,9 +72,11 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
                                                       const std::string& tokenizer_file,
                                                       const RunConfig* run) {
     const bool file = !tokenizer_file.empty();
+    // A vocab.txt given for a cased checkpoint is read cased, as the checkpoint's own.
     const std::string kind = tokenizer_file.size() >= 6 && tokenizer_file.ends_with(".model")
                                  ? "sentencepiece"
-                                 : "wordpiece";
+                             : ck.tokenizer.kind == "wordpiece_cased" ? "wordpiece_cased"
+                                                                      : "wordpiece";
     std::unique_ptr<data::Tokenizer> t =
         file ? data::load_tokenizer_file(kind, tokenizer_file)
              : data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);

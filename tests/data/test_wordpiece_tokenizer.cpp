@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "engine/core/error.hpp"
+#include "engine/data/tokenizer.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 
 using namespace routescope;
@@ -53,6 +54,25 @@ private slots:
                  (Ids{23}));  // Über
         // ASCII symbols are punctuation in BERT: "$5" → "$", "5" (5 is not in the vocabulary).
         QCOMPARE(t.encode("$5"), (Ids{18, 1}));
+    }
+    void casedKeepsCaseAndAccents() {
+        // transformers' BasicTokenizer(do_lower_case=False) examples: " \tHeLLo!how  \n Are yoU?  "
+        // → HeLLo ! how Are yoU ?, and "HäLLo" keeps its umlaut.
+        const WordPieceTokenizer t(kVocab, Casing::cased);
+        QCOMPARE(t.kind(), std::string("wordpiece_cased"));
+        QCOMPARE(t.basic_tokens(" \tHeLLo!how  \n Are yoU?  "),
+                 (std::vector<std::string>{"HeLLo", "!", "how", "Are", "yoU", "?"}));
+        QCOMPARE(t.basic_tokens(" \tH\xC3\xA4LLo!how  \n Are yoU?  "),
+                 (std::vector<std::string>{"H\xC3\xA4LLo", "!", "how", "Are", "yoU", "?"}));
+        // The vocabulary's lower-case pieces no longer match capitalised words; accents stay.
+        QCOMPARE(t.encode("Running running"), (Ids{1, 9, 10}));
+        QCOMPARE(t.encode("caf\xC3\xA9 cafe"), (Ids{1, 14}));
+        // Controls, CJK spacing and literal specials are as uncased.
+        QCOMPARE(t.encode("the\x07\xE4\xB8\xAD[MASK]"), (Ids{5, 20, 4}));
+        // The checkpoint kind round-trips the casing.
+        const auto back = load_tokenizer(t.kind(), t.serialize());
+        QCOMPARE(back->encode("Running"), (Ids{1}));
+        QCOMPARE(load_tokenizer("wordpiece", t.serialize())->encode("Running"), (Ids{9, 10}));
     }
     void wordWithoutFullSegmentationIsOneUnknown() {
         WordPieceTokenizer t(kVocab);

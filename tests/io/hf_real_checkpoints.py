@@ -14,7 +14,9 @@ records the exit code and the notes (the skipped tensors); imports BertForMasked
 (max_shard_size="20KB": an index and its shards) in each layout, which must give the unsharded
 import's parameters exactly; then imports a safetensors file with one
 unknown tensor added, which must be refused naming it; and, for BertForMaskedLM, compares the
-engine's last hidden state (`routescope-cli dump`) with transformers' on the same tokens.
+engine's last hidden state (`routescope-cli dump`) with transformers' on the same tokens; and a
+cased BERT's tokenizer files (BertTokenizerFast, do_lower_case false) import as wordpiece_cased
+and give transformers' input_ids.
 
 Prints one line per case (PASS/FAIL) and a summary JSON line; exit 0 when every case passed, 1
 otherwise, 3 when transformers (or flax for the Flax layout, reported as SKIP) is missing.
@@ -263,6 +265,59 @@ def main(argv=None):
                  f"over {n} tokens")
     except Exception as e:  # noqa: BLE001
         case("BertForMaskedLM hidden states", False, f"{type(e).__name__}: {e}")
+
+    # A cased BERT (bert-base-cased's tokenizer files): BertTokenizerFast(do_lower_case=False)
+    # saved beside the model (tokenizer_config.json, tokenizer.json, vocab.txt) imports as
+    # wordpiece_cased, and the dump's tokens are transformers' input_ids for texts with capitals,
+    # accents, punctuation and CJK; with vocab.txt alone (the tokenizer files removed) the import
+    # reads it uncased and says so.
+    try:
+        import h5py
+        texts = ["Café au lait, DON'T stop: naïve Ångström!", "The U.S.A. and Straße 中文 x",
+                 "unknown Wörds HeLLo yoU"]
+        cased_vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(set(
+            "Café au lait , DON ' T stop : naïve Å ##ng ##st ##röm ! The U . S A and Straße 中 文 x "
+            "unknown W ##ö ##rds He ##LL ##o yo ##U don t caf ##é the".split()))
+        cased_vocab += [f"tok{i}" for i in range(len(vocab) - len(cased_vocab))]
+        d = os.path.join(a.out, "BertCased")
+        transformers.BertForMaskedLM(cfg).eval().save_pretrained(d, safe_serialization=True)
+        with open(os.path.join(d, "vocab.txt"), "w") as f:
+            f.write("\n".join(cased_vocab) + "\n")
+        tok = transformers.BertTokenizerFast(os.path.join(d, "vocab.txt"), do_lower_case=False)
+        tok.save_pretrained(d)
+        ckpt = os.path.join(d, "cased.ckpt.h5")
+        code, text = run_import(d, ckpt)
+        corpus = os.path.join(d, "texts.jsonl")
+        with open(corpus, "w") as f:
+            for t in texts:
+                f.write(json.dumps({"text": t, "label": 0}) + "\n")
+        dump = os.path.join(d, "cased.dump.h5")
+        p = subprocess.run([a.cli, "dump", "--checkpoint", ckpt, "--data", corpus, "--out", dump,
+                            "--length", "48"], capture_output=True, text=True) if code == 0 else None
+        ok, detail = False, f"import exit {code}: {text[-300:]}"
+        if p is not None and p.returncode != 0:
+            detail = f"dump exit {p.returncode}: {(p.stdout + p.stderr)[-400:]}"
+        elif p is not None:
+            with h5py.File(dump, "r") as f:
+                ours = [[int(t) for t in f["data"]["tokens"][i][:int(f["data"]["lengths"][i])]]
+                        for i in range(len(texts))]
+            want = [tok(t)["input_ids"] for t in texts]
+            with h5py.File(ckpt, "r") as f:
+                kind = f["tokenizer"].attrs["kind"]
+                kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+            ok = ours == want and kind == "wordpiece_cased"
+            detail = f"kind {kind}; ids equal to BertTokenizerFast(do_lower_case=False): {ours == want}"
+            if ours != want:
+                detail += f"; ours {ours}; transformers {want}"
+        case("cased BERT tokenizer", ok, detail)
+        for name in ("tokenizer_config.json", "tokenizer.json", "special_tokens_map.json"):
+            if os.path.exists(os.path.join(d, name)):
+                os.remove(os.path.join(d, name))
+        code, text = run_import(d, os.path.join(d, "bare.ckpt.h5"))
+        case("cased vocab.txt alone: uncased with a note", code == 0 and "capital letters" in text,
+             f"exit {code}: {text[-300:]}")
+    except Exception as e:  # noqa: BLE001
+        case("cased BERT tokenizer", False, f"{type(e).__name__}: {e}")
 
     failed = [r for r in results if not r["ok"]]
     print(json.dumps({"transformers": transformers.__version__, "torch": torch.__version__,

@@ -16,7 +16,11 @@ semantics, with expected values from the independent references in tests/referen
   the ids tests/reference/bert_uncased_tokenizer.py gives them. The BiGS above uses this
   vocabulary, so importing it embeds the tokenizer under test.
 * config.json with hidden_act "gelu_new" (the MLM transform's activation in the release).
-* tokenizer.json files that are not BERT-uncased WordPiece (cased, accents kept, no CJK
+* A cased vocabulary of the same size (capitalised and accented pieces in place of the tail),
+  as vocab.txt with tokenizer_config.json {"do_lower_case": false}, as a tokenizer.json with
+  lowercase false, and as a bare vocab.txt (nothing says cased: read uncased, with a note), with
+  the ids the reference gives the texts cased (lower=False).
+* Tokenizers that are not BERT's (accents stripped but case kept or the reverse, no CJK
   splitting, another continuation prefix or word limit), which the importer must refuse.
 
 Usage: make_import_parity_fixtures.py OUT_DIR
@@ -90,6 +94,20 @@ SINGLES = [
 PAIRS = [("Café au lait?", "中文 naïve!"),
          ("Don't — U.S.A.", "unknown€word résumé"),
          ("x" * 120, "ΑΘΗΝΑ 한국어 ひらがな")]
+
+
+# Pieces a cased vocabulary holds that the uncased one cannot (the texts' capitals and accents).
+CASED = ["Café", "C", "##afé", "The", "Don", "U", "S", "A", "Crème", "BR", "##Û", "##LÉ", "##E",
+         "Ångström", "İ", "##stanbul", "Straße", "É", "é", "##é", "ï", "##ï", "Å", "##è", "GDP",
+         "Α", "##Θ", "##Η", "##Ν", "Ελληνικά", "Привет", "мир", "##ç", "##ade", "naïve", "résumé",
+         "X", "Y", "Z", "Q", "##s"]
+
+
+def cased_vocabulary(pieces):
+    """The uncased vocabulary with its tail replaced by CASED: the same number of pieces, so the
+    small BiGS (V rows) takes it."""
+    extra = [p for p in CASED if p not in pieces]
+    return pieces[:len(pieces) - len(extra)] + extra
 
 
 def tokenizer_json(pieces, **over):
@@ -243,7 +261,23 @@ def main():
                 "pairs": [bert_tok.encode(a, vocab, b) for a, b in PAIRS],
                 "pieces": [bert_tok.tokenize(t, vocab) for t in SINGLES]}
     write(f"{out}/expected_ids.json", json.dumps(expected, ensure_ascii=False, indent=1))
-    for name, over in {"lowercase_false": {"lowercase": False},
+    cased = cased_vocabulary(pieces)
+    assert len(cased) == len(pieces) and len(set(cased)) == len(cased)
+    cased_ids = {p: i for i, p in enumerate(cased)}
+    cased_txt = "\n".join(cased) + "\n"
+    write(f"{out}/cased_vocab/vocab.txt", cased_txt)
+    write(f"{out}/cased_vocab/tokenizer_config.json",
+          json.dumps({"do_lower_case": False, "tokenizer_class": "BertTokenizer"}))
+    write(f"{out}/cased_json/tokenizer.json", tokenizer_json(cased, lowercase=False))
+    write(f"{out}/cased_bare/vocab.txt", cased_txt)
+    write(f"{out}/cased_stripping/vocab.txt", cased_txt)
+    write(f"{out}/cased_stripping/tokenizer_config.json",
+          json.dumps({"do_lower_case": False, "strip_accents": True}))
+    expected_cased = {"singles": [bert_tok.encode(t, cased_ids, lower=False) for t in SINGLES],
+                      "pairs": [bert_tok.encode(a, cased_ids, b, lower=False) for a, b in PAIRS]}
+    write(f"{out}/expected_ids_cased.json",
+          json.dumps(expected_cased, ensure_ascii=False, indent=1))
+    for name, over in {"cased_stripping": {"lowercase": False, "strip_accents": True},
                        "strip_accents_false": {"strip_accents": False},
                        "chinese_false": {"handle_chinese_chars": False},
                        "prefix": {"continuing_subword_prefix": "@@"},

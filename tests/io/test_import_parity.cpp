@@ -9,6 +9,9 @@
 //   texts with accents, CJK, punctuation, unknown words, a word over 100 characters and control
 //   characters, framed as classification examples ([CLS] a [SEP] (b [SEP])), equal the
 //   reference's BERT-uncased ids; tokenizer.json files that are not BERT-uncased are refused.
+// - A cased vocabulary (bert-base-cased's case: tokenizer_config.json do_lower_case false, or a
+//   tokenizer.json with lowercase false) imports as wordpiece_cased and gives the reference's
+//   cased ids; a bare vocab.txt stays uncased with a note; the export writes the casing back.
 #include <H5Cpp.h>
 
 #include <QProcess>
@@ -229,13 +232,106 @@ private slots:
         }
     }
 
-    // A tokenizer.json that is not BERT-uncased WordPiece would tokenize differently from the
-    // engine's (always uncased) WordPiece: refused naming the file and the key, nothing written.
+    // A cased vocabulary: the casing comes from tokenizer_config.json beside vocab.txt, or from a
+    // tokenizer.json's normalizer; the ids are the cased reference's (capitals and accents kept).
+    void cased_wordpiece_ids_match_bert_cased_data() {
+        QTest::addColumn<QString>("vocab");
+        QTest::newRow("vocab.txt + tokenizer_config.json") << "cased_vocab/vocab.txt";
+        QTest::newRow("tokenizer.json") << "cased_json/tokenizer.json";
+    }
+    void cased_wordpiece_ids_match_bert_cased() {
+        QFETCH(QString, vocab);
+        const std::string out = kOut + "/cased.ckpt.h5";
+        fs::remove(out);
+        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
+                           QString::fromStdString(kData + "/" + vocab.toStdString()), "--out",
+                           QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2((r.out + r.err).find("cased WordPiece") != std::string::npos, r.out.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QCOMPARE(ck.tokenizer.kind, std::string("wordpiece_cased"));
+        QCOMPARE(ck.config.tokenizer.kind, std::string("wordpiece_cased"));
+        const auto tokenizer = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+        std::ifstream in(kData + "/expected_ids_cased.json");
+        const auto expected = nlohmann::json::parse(in);
+        int capitals = 0;  // the texts do exercise the cased pieces
+        for (const char* set : {"singles", "pairs"}) {
+            const auto examples = train::classification_examples(
+                data::read_classification(kData + "/" + set + ".jsonl"), *tokenizer, 1 << 20);
+            const auto& want = expected[set];
+            QCOMPARE(examples.examples.size(), want.size());
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                const auto& e = examples.examples[i];
+                const auto ids = want[i][0].get<std::vector<std::int32_t>>();
+                std::string got, exp;
+                for (const auto t : e.tokens)
+                    got += tokenizer->piece(t) + " ";
+                for (const auto t : ids)
+                    exp += tokenizer->piece(t) + " ";
+                QVERIFY2(e.tokens == ids, (std::string(set) + " " + std::to_string(i) +
+                                           ":\n got  " + got + "\n want " + exp)
+                                              .c_str());
+                for (const char* p : {"Café ", "Crème ", "The ", "GDP ", "naïve ", "Straße "})
+                    capitals += exp.find(p) != std::string::npos;
+            }
+        }
+        QVERIFY(capitals >= 4);
+
+        // The export writes the casing beside vocab.txt, and importing the export reads it back.
+        const std::string dir = kOut + "/cased_export";
+        fs::remove_all(dir);
+        const Run x = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"export", QString::fromStdString(out), "--to", "safetensors", "--out",
+                           QString::fromStdString(dir)});
+        QVERIFY2(x.code == 0, x.err.c_str());
+        std::ifstream cfg(dir + "/tokenizer_config.json");
+        QCOMPARE(nlohmann::json::parse(cfg).at("do_lower_case"), nlohmann::json(false));
+        const std::string back = kOut + "/cased_back.ckpt.h5";
+        fs::remove(back);
+        const Run b = import_cli(dir, back);
+        QVERIFY2(b.code == 0, b.err.c_str());
+        QCOMPARE(read_checkpoint(back).tokenizer.kind, std::string("wordpiece_cased"));
+    }
+
+    // A vocab.txt with nothing beside it that says cased is read uncased, as transformers'
+    // BertTokenizer reads it (do_lower_case defaults to true), and the import says that its
+    // capitalised pieces can never be produced.
+    void bare_cased_vocab_is_uncased_with_a_note() {
+        const std::string out = kOut + "/bare.ckpt.h5";
+        fs::remove(out);
+        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
+                           QString::fromStdString(kData + "/cased_bare/vocab.txt"), "--out",
+                           QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2((r.out + r.err).find("capital letters") != std::string::npos, r.out.c_str());
+        QVERIFY2((r.out + r.err).find("do_lower_case") != std::string::npos, r.out.c_str());
+        QCOMPARE(read_checkpoint(out).tokenizer.kind, std::string("wordpiece"));
+    }
+
+    // Accents stripped while case is kept is no BERT tokenizer the engine has: refused, naming
+    // the file and the key.
+    void cased_vocab_with_accent_stripping_is_refused() {
+        const std::string out = kOut + "/stripping.ckpt.h5";
+        const std::string cfg = kData + "/cased_stripping/tokenizer_config.json";
+        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
+                           QString::fromStdString(kData + "/cased_stripping/vocab.txt"), "--out",
+                           QString::fromStdString(out)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find(cfg) != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.find("strip_accents") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
+    }
+
+    // A tokenizer.json that is not BERT's WordPiece (uncased or cased) would tokenize differently
+    // from the engine's: refused naming the file and the key, nothing written.
     void tokenizer_json_that_is_not_bert_uncased_is_refused_data() {
         QTest::addColumn<QString>("variant");
         QTest::addColumn<QString>("key");
-        QTest::newRow("cased") << "lowercase_false"
-                               << "normalizer.lowercase";
+        QTest::newRow("cased, accents stripped") << "cased_stripping"
+                                                 << "normalizer.strip_accents";
         QTest::newRow("accents kept") << "strip_accents_false"
                                       << "normalizer.strip_accents";
         QTest::newRow("no CJK split") << "chinese_false"

@@ -1,6 +1,9 @@
 """BERT-uncased tokenisation (Devlin et al. 2019) as Hugging Face's BertTokenizer applies it to
-bert-*-uncased (do_lower_case, strip_accents following it, tokenize_chinese_chars), for the
-WordPiece parity test (tests/io/test_import_parity.cpp). Written from the published algorithm,
+bert-*-uncased (do_lower_case, strip_accents following it, tokenize_chinese_chars), and BERT-cased
+(lower=False: bert-*-cased, do_lower_case false, strip_accents following it: neither lower-casing
+nor accent stripping, as BertTokenizerFast's BertNormalizer(lowercase=False); the slow
+BertTokenizer also NFC-normalises first since transformers 4.x, which only differs on decomposed
+input), for the WordPiece parity test (tests/io/test_import_parity.cpp). Written from the published algorithm,
 independent of the engine (engine/data/wordpiece_tokenizer.cpp) and of transformers (not
 installed here). Python's unicodedata supplies the Unicode facts.
 
@@ -10,7 +13,7 @@ BasicTokenizer
     chinese     a space on both sides of every CJK ideograph (the CJK Unified Ideographs blocks
                 and extensions A-E, the compatibility ideographs and their supplement)
     words       split on whitespace; each word lower-cased (str.lower), NFD-normalised with the
-                nonspacing marks (Mn) dropped, then split around every punctuation character:
+                nonspacing marks (Mn) dropped (uncased only), then split around every punctuation character:
                 ASCII 33-47, 58-64, 91-96, 123-126 and every Unicode category P*
 WordpieceTokenizer
     a word of more than 100 characters is [UNK]; otherwise greedy longest match first from the
@@ -48,7 +51,7 @@ def is_cjk(ch):
     return any(a <= cp <= b for a, b in CJK_RANGES)
 
 
-def basic_tokens(text):
+def basic_tokens(text, lower=True):
     cleaned = []
     for ch in text:
         if ord(ch) == 0 or ord(ch) == 0xFFFD or is_control(ch):
@@ -61,8 +64,9 @@ def basic_tokens(text):
             cleaned.append(ch)
     words = []
     for word in "".join(cleaned).split():
-        word = unicodedata.normalize("NFD", word.lower())
-        word = "".join(ch for ch in word if unicodedata.category(ch) != "Mn")
+        if lower:
+            word = unicodedata.normalize("NFD", word.lower())
+            word = "".join(ch for ch in word if unicodedata.category(ch) != "Mn")
         current = ""
         for ch in word:
             if is_punctuation(ch):
@@ -96,18 +100,18 @@ def wordpiece(word, vocab, unk="[UNK]"):
     return pieces
 
 
-def tokenize(text, vocab):
+def tokenize(text, vocab, lower=True):
     """The WordPiece pieces of `text` (no framing)."""
-    return [p for w in basic_tokens(text) for p in wordpiece(w, vocab)]
+    return [p for w in basic_tokens(text, lower) for p in wordpiece(w, vocab)]
 
 
-def encode(text_a, vocab, text_b=None):
+def encode(text_a, vocab, text_b=None, lower=True):
     """(ids, token types) of [CLS] a [SEP] (b [SEP]); `vocab` maps piece -> id."""
-    a = [vocab[p] for p in tokenize(text_a, vocab)]
+    a = [vocab[p] for p in tokenize(text_a, vocab, lower)]
     ids = [vocab["[CLS]"]] + a + [vocab["[SEP]"]]
     types = [0] * len(ids)
     if text_b is not None:
-        b = [vocab[p] for p in tokenize(text_b, vocab)]
+        b = [vocab[p] for p in tokenize(text_b, vocab, lower)]
         ids += b + [vocab["[SEP]"]]
         types += [1] * (len(b) + 1)
     return ids, types
@@ -118,6 +122,11 @@ def selfcheck():
     assert basic_tokens(" \tHeLLo!how  \n Are yoU?  ") == ["hello", "!", "how", "are", "you", "?"]
     assert basic_tokens(" \tHäLLo!how  \n Are yoU?  ") == ["hallo", "!", "how", "are", "you", "?"]
     assert basic_tokens("ah\u535A\u63A8zz") == ["ah", "\u535A", "\u63A8", "zz"]
+    # transformers' tests of BasicTokenizer(do_lower_case=False) (accents kept by default)
+    assert basic_tokens(" \tHeLLo!how  \n Are yoU?  ", lower=False) == \
+        ["HeLLo", "!", "how", "Are", "yoU", "?"]
+    assert basic_tokens(" \tHäLLo!how  \n Are yoU?  ", lower=False) == \
+        ["HäLLo", "!", "how", "Are", "yoU", "?"]
     assert wordpiece("unaffable", {"un", "##aff", "##able"}) == ["un", "##aff", "##able"]
     vocab = {"[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing"}
     assert tokenize("unwanted running", vocab) == ["un", "##want", "##ed", "runn", "##ing"]

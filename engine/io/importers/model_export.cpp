@@ -280,7 +280,7 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
 void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir) {
     if (to != "safetensors" && to != "pytorch")
         throw ConfigError("--to: '" + to + "' (safetensors or pytorch)");
-    if (ck.tokenizer.kind != "wordpiece")
+    if (ck.tokenizer.kind != "wordpiece" && ck.tokenizer.kind != "wordpiece_cased")
         throw FormatError("tokenizer.kind: '" + ck.tokenizer.kind +
                           "': a published model's vocab.txt is WordPiece; this checkpoint's "
                           "tokenizer cannot be exported");
@@ -303,6 +303,17 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
         write_text(tmp / "config.json", config.dump(2) + "\n");
         write_text(tmp / "vocab.txt",
                    std::string(ck.tokenizer.model.begin(), ck.tokenizer.model.end()));
+        // vocab.txt does not say whether it is cased; transformers reads it from here (and the
+        // import reads it back).
+        const bool lower = ck.tokenizer.kind == "wordpiece";
+        write_text(tmp / "tokenizer_config.json",
+                   ojson{{"tokenizer_class", "BertTokenizer"},
+                         {"do_lower_case", lower},
+                         {"strip_accents", nullptr},
+                         {"tokenize_chinese_chars", true},
+                         {"model_max_length", ck.config.model.max_len}}
+                           .dump(2) +
+                       "\n");
         if (to == "safetensors")
             write_text(tmp / "model.safetensors", safetensors_bytes(tensors));
         else

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -383,29 +384,37 @@ std::string type_of(const nlohmann::json& j) {
     return t.is_string() ? t.get_ref<const std::string&>() : std::string();
 }
 
-// The engine's WordPiece is BERT-uncased (wordpiece_tokenizer.hpp). A tokenizer.json that says
-// otherwise — a cased BertNormalizer, accents kept, no CJK splitting, another normalizer or
-// pre-tokenizer, another continuation prefix, word limit or unknown piece — would tokenize
-// differently: refused naming the key. Absent fields (a file holding only the model) are read as
-// BERT-uncased's.
-void check_bert_uncased(const nlohmann::json& j, const std::string& path) {
+// The engine's WordPiece is BERT's basic tokenizer, uncased (lower-case, strip accents) or cased
+// (neither), with clean_text and CJK splitting (wordpiece_tokenizer.hpp). A tokenizer.json that
+// says otherwise — accents stripped but case kept or the reverse, no CJK splitting, another
+// normalizer or pre-tokenizer, another continuation prefix, word limit or unknown piece — would
+// tokenize differently: refused naming the key. Absent fields (a file holding only the model) are
+// read as BERT-uncased's. Returns the casing it describes.
+data::Casing check_bert_tokenizer_json(const nlohmann::json& j, const std::string& path) {
     const auto refuse = [&](const std::string& key, const nlohmann::json& value,
                             const std::string& why) {
         throw FormatError(path + ": " + key + ": " + value.dump() + " (" + why +
-                          "; the engine's WordPiece is BERT-uncased)");
+                          "; the engine's WordPiece is BERT's, uncased or cased)");
     };
+    data::Casing casing = data::Casing::uncased;
     if (j.contains("normalizer") && !j["normalizer"].is_null()) {
         const auto& n = j["normalizer"];
         if (!n.is_object() || type_of(n) != "BertNormalizer")
             refuse("normalizer.type", n.is_object() && n.contains("type") ? n["type"] : n,
                    "not a BertNormalizer");
-        for (const char* key : {"lowercase", "handle_chinese_chars", "clean_text"})
+        for (const char* key : {"handle_chinese_chars", "clean_text"})
             if (n.contains(key) && n[key] != true)
                 refuse(std::string("normalizer.") + key, n[key], "must be true");
-        // strip_accents null follows lowercase (true); false keeps accents.
+        if (n.contains("lowercase") && !n["lowercase"].is_boolean())
+            refuse("normalizer.lowercase", n["lowercase"], "must be true or false");
+        if (n.contains("lowercase") && n["lowercase"] == false) casing = data::Casing::cased;
+        // strip_accents null follows lowercase; only that (or the same value) is BERT's.
         if (n.contains("strip_accents") && !n["strip_accents"].is_null() &&
-            n["strip_accents"] != true)
-            refuse("normalizer.strip_accents", n["strip_accents"], "must be true or null");
+            n["strip_accents"] != (casing == data::Casing::uncased))
+            refuse("normalizer.strip_accents", n["strip_accents"],
+                   casing == data::Casing::uncased
+                       ? "accents kept while lower-casing: must be true or null"
+                       : "accents stripped while keeping case: must be false or null");
     }
     if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null()) {
         const auto& p = j["pre_tokenizer"];
@@ -421,11 +430,57 @@ void check_bert_uncased(const nlohmann::json& j, const std::string& path) {
         refuse("model.max_input_chars_per_word", m["max_input_chars_per_word"], "BERT's is 100");
     if (m.contains("unk_token") && m["unk_token"] != "[UNK]")
         refuse("model.unk_token", m["unk_token"], "BERT's is \"[UNK]\"");
+    return casing;
+}
+
+// What tokenizer_config.json (transformers' BertTokenizer arguments) says of the casing, or
+// nothing when the file or its do_lower_case is absent. The same refusals as a tokenizer.json's.
+std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return std::nullopt;
+    const std::string where = file.string();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(read_text(where));
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(where + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw FormatError(where + ": not a JSON object");
+    const auto refuse = [&](const char* key, const std::string& why) {
+        throw FormatError(where + ": " + key + ": " + j[key].dump() + " (" + why +
+                          "; the engine's WordPiece is BERT's, uncased or cased)");
+    };
+    if (j.contains("tokenize_chinese_chars") && j["tokenize_chinese_chars"] != true)
+        refuse("tokenize_chinese_chars", "must be true");
+    if (!j.contains("do_lower_case") || j["do_lower_case"].is_null()) return std::nullopt;
+    if (!j["do_lower_case"].is_boolean()) refuse("do_lower_case", "must be true or false");
+    const bool lower = j["do_lower_case"].get<bool>();
+    if (j.contains("strip_accents") && !j["strip_accents"].is_null() && j["strip_accents"] != lower)
+        refuse("strip_accents", lower
+                                    ? "accents kept while lower-casing: must be true or null"
+                                    : "accents stripped while keeping case: must be false or null");
+    return lower ? data::Casing::uncased : data::Casing::cased;
+}
+
+// Pieces of an uncased reading that it can never produce: any with an upper-case ASCII letter,
+// bracketed specials ("[CLS]", "[unused7]") aside. Many of them mean a cased vocabulary.
+std::vector<std::string> capitalised_pieces(const data::WordPieceTokenizer& t) {
+    std::vector<std::string> out;
+    for (std::int32_t id = 0; id < t.vocab_size(); ++id) {
+        if (t.is_special(id)) continue;
+        const std::string p = t.piece(id);
+        if (std::any_of(p.begin(), p.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; }))
+            out.push_back(p);
+    }
+    return out;
 }
 }  // namespace
 
-std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
+WordPieceVocab read_wordpiece_vocab(const std::string& path) {
     std::string text = read_text(path);
+    WordPieceVocab out;
+    std::optional<data::Casing> casing;
+    std::string said_by;
     if (path.ends_with(".json")) {
         nlohmann::json j;
         try {
@@ -436,7 +491,8 @@ std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
         if (!j.contains("model") || !j["model"].is_object() || type_of(j["model"]) != "WordPiece" ||
             !j["model"].contains("vocab") || !j["model"]["vocab"].is_object())
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
-        check_bert_uncased(j, path);
+        casing = check_bert_tokenizer_json(j, path);
+        said_by = path + "'s normalizer";
         const auto& vocab = j["model"]["vocab"];
         std::vector<std::string> pieces(vocab.size());
         std::vector<bool> seen(vocab.size(), false);
@@ -453,13 +509,52 @@ std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path) {
         text.clear();
         for (const auto& p : pieces)
             text += p + "\n";
+    } else {
+        // vocab.txt does not say; transformers reads do_lower_case from tokenizer_config.json
+        // beside it (default true), and a tokenizer.json there says it too.
+        fs::path dir = fs::path(path).parent_path();
+        if (dir.empty()) dir = ".";
+        casing = tokenizer_config_casing(dir / "tokenizer_config.json");
+        said_by = (dir / "tokenizer_config.json").string() + "'s do_lower_case";
+        std::error_code ec;
+        if (!casing && fs::is_regular_file(dir / "tokenizer.json", ec)) {
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(read_text((dir / "tokenizer.json").string()));
+            } catch (const nlohmann::json::exception& e) {
+                throw FormatError((dir / "tokenizer.json").string() + ": not valid JSON (" +
+                                  e.what() + ")");
+            }
+            if (j.is_object() && j.contains("model") && j["model"].is_object()) {
+                casing = check_bert_tokenizer_json(j, (dir / "tokenizer.json").string());
+                said_by = (dir / "tokenizer.json").string() + "'s normalizer";
+            }
+        }
     }
     try {
-        data::WordPieceTokenizer tokenizer(text);  // validates ([UNK] present)
-        return tokenizer.serialize();
+        const data::WordPieceTokenizer tokenizer(text, casing.value_or(data::Casing::uncased));
+        out.kind = tokenizer.kind();
+        out.bytes = tokenizer.serialize();
+        if (!casing) {
+            const std::vector<std::string> caps = capitalised_pieces(tokenizer);
+            if (!caps.empty())
+                out.notes.push_back(
+                    path +
+                    ": read as uncased (nothing beside it says otherwise: transformers' "
+                    "default), but " +
+                    std::to_string(caps.size()) + " of its pieces hold capital letters (e.g. '" +
+                    caps.front() +
+                    "'), which an uncased tokenizer never produces; for a cased vocabulary put "
+                    "tokenizer_config.json with {\"do_lower_case\": false} beside it and import "
+                    "again");
+        } else if (*casing == data::Casing::cased) {
+            out.notes.push_back(path + ": cased WordPiece (as " + said_by +
+                                " says): case and accents kept");
+        }
     } catch (const Error& e) {
         throw FormatError(path + ": " + e.what());
     }
+    return out;
 }
 
 // ------------------------------------------------------------------ configuration
@@ -858,8 +953,10 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     if (!hf.is_object()) throw FormatError(source.config + ": not a JSON object");
     const std::string engine_arch = import_arch(hf, arch, source.config);
     ImportedModel out;
-    out.tokenizer.kind = "wordpiece";
-    out.tokenizer.model = read_wordpiece_vocab(source.vocab);
+    WordPieceVocab vocab = read_wordpiece_vocab(source.vocab);
+    out.tokenizer.kind = vocab.kind;
+    out.tokenizer.model = std::move(vocab.bytes);
+    out.notes.insert(out.notes.end(), vocab.notes.begin(), vocab.notes.end());
     // Lazy: a safetensors file's tensors are converted straight into the parameter store, one at a
     // time, and their pages given back (peak memory about the model, not twice it).
     TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
@@ -870,6 +967,7 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
                             "' prefix, as BertModel and BiGSModel save them): read as the "
                             "encoder of the task classes");
     out.config = translate_config(hf, engine_arch, file, source.config, &out.notes);
+    out.config.tokenizer.kind = out.tokenizer.kind;  // wordpiece or wordpiece_cased
     if (out.config.model.n_labels == 0 && !out.config.model.mlm_head)
         out.notes.push_back("no MLM head and no classifier in " + file.path +
                             ": an encoder (model.mlm_head = false, model.n_labels = 0); it dumps, "

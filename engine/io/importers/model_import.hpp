@@ -69,12 +69,22 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
 std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConfig& config,
                                            std::vector<std::string>* notes = nullptr);
 
-/// The vocabulary bytes (vocab.txt text) of a vocab.txt or a tokenizer.json with a WordPiece
-/// model; validated by building the tokenizer. A tokenizer.json must describe BERT-uncased where
-/// it says anything (BertNormalizer lowercase/strip_accents/handle_chinese_chars/clean_text,
-/// BertPreTokenizer, prefix "##", 100 characters a word, [UNK]). FormatError naming the file and
-/// the key.
-std::vector<std::uint8_t> read_wordpiece_vocab(const std::string& path);
+/// A published tokenizer as the engine keeps it: the vocab.txt bytes and the kind, "wordpiece"
+/// (uncased) or "wordpiece_cased"; `notes` for the user (the casing and what said it).
+struct WordPieceVocab {
+    std::vector<std::uint8_t> bytes;
+    std::string kind;
+    std::vector<std::string> notes;
+};
+
+/// The vocabulary of a vocab.txt or a tokenizer.json with a WordPiece model, validated by building
+/// the tokenizer, and its casing: a tokenizer.json's BertNormalizer lowercase; for a vocab.txt,
+/// do_lower_case of the tokenizer_config.json beside it, else the normalizer of a tokenizer.json
+/// beside it, else uncased (transformers' default; a note when pieces hold capital letters). What
+/// is said must be BERT's basic tokenizer, uncased or cased (strip_accents following the casing,
+/// handle_chinese_chars/tokenize_chinese_chars and clean_text true, BertPreTokenizer, prefix "##",
+/// 100 characters a word, [UNK]). FormatError naming the file and the key.
+WordPieceVocab read_wordpiece_vocab(const std::string& path);
 
 /// The inverse of map_parameters for `m` (model_export.hpp): every parameter of `layout` (values
 /// from `params`, in the checkpoint's flat layout) under its PyTorch / safetensors name and shape

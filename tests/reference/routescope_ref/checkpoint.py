@@ -3,7 +3,8 @@
     /                 attrs format = "routescope-checkpoint", format_version = 1, producer, created
     /config           attr json: the full run configuration
     /params/<name>    float32, PyTorch names and shapes (Linear weight [out, in])
-    /tokenizer        attr kind (bytes | sentencepiece | wordpiece); /tokenizer/model uint8 [n]
+    /tokenizer        attr kind (bytes | sentencepiece | wordpiece | wordpiece_cased);
+                      /tokenizer/model uint8 [n]
     /train            optional: attrs step, tokens_seen, rng_state (uint64 [k]), data_position;
                       /train/adam_m/<name>, /train/adam_v/<name>
 
@@ -155,8 +156,9 @@ def _read_open(f, path, expected_shapes):
     if "tokenizer" not in f:
         raise CheckpointError("/tokenizer: missing group")
     kind = _text_attr(f["tokenizer"], "kind", "/tokenizer")
-    if kind not in ("bytes", "sentencepiece", "wordpiece"):
-        raise CheckpointError(f"/tokenizer: attr kind '{kind}' is not bytes, sentencepiece or wordpiece")
+    if kind not in ("bytes", "sentencepiece", "wordpiece", "wordpiece_cased"):
+        raise CheckpointError(f"/tokenizer: attr kind '{kind}' is not bytes, sentencepiece, "
+                              "wordpiece or wordpiece_cased")
     model_bytes = None
     if "model" in f["tokenizer"]:
         model_bytes = bytes(np.asarray(f["tokenizer/model"][()], dtype=np.uint8))

@@ -54,7 +54,7 @@ SCHEMA = {
         },
     },
     "tokenizer": {
-        "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece")),
+        "kind": ("bytes", ("bytes", "sentencepiece", "wordpiece", "wordpiece_cased")),
         "model": (None, "str?"),
         "vocab_size": (8000, "int"),
         "model_type": ("unigram", ("unigram", "bpe")),

@@ -27,8 +27,42 @@ bool hidden(const fs::path& p) {
     return !name.empty() && name[0] == '.';
 }
 
-bool is_json_lines(const std::string& file) {
-    return file.ends_with(".jsonl") || file.ends_with(".json");
+// A file's format: by name (*.jsonl, *.json), else by its first non-blank line (a BOM skipped):
+// a JSON object with a "text" string is JSON Lines, a WikiExtractor `<doc id=…>` tag opens a
+// doc-tagged file. Prose does not begin with either.
+CorpusFileFormat file_format(const std::string& file) {
+    if (file.ends_with(".jsonl") || file.ends_with(".json")) return CorpusFileFormat::json_lines;
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    for (int n = 0; n < 1000 && std::getline(in, line); ++n) {
+        if (n == 0 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (is_blank(line)) continue;
+        const std::size_t at = line.find_first_not_of(" \t");
+        if (line.compare(at, 5, "<doc ") == 0 && line.back() == '>')
+            return CorpusFileFormat::doc_tagged;
+        if (line[at] == '{') {
+            const nlohmann::json j =
+                nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+            if (j.is_object() && j.contains("text") && j["text"].is_string())
+                return CorpusFileFormat::json_lines;
+        }
+        return CorpusFileFormat::text;
+    }
+    return CorpusFileFormat::text;
+}
+
+bool is_doc_open(const std::string& line) {
+    const std::size_t at = line.find_first_not_of(" \t");
+    return at != std::string::npos && line.compare(at, 4, "<doc") == 0 &&
+           (line.size() == at + 4 || line[at + 4] == ' ' || line[at + 4] == '>') &&
+           line.back() == '>';
+}
+
+bool is_doc_close(const std::string& line) {
+    const std::size_t at = line.find_first_not_of(" \t");
+    const std::size_t end = line.find_last_not_of(" \t");
+    return at != std::string::npos && line.compare(at, end - at + 1, "</doc>") == 0;
 }
 
 // What a file is when it is not text, from its first bytes: compressed or columnar data that
@@ -102,6 +136,7 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
             throw FormatError(file + ": " + kind +
                               ", not a text corpus (UTF-8 text, or JSON Lines "
                               "with a \"text\" field)");
+        formats_.push_back(file_format(file));
     }
     std::string line, doc;
     reset();
@@ -135,6 +170,7 @@ bool TextCorpus::open_next_file() {
     if (!in_) throw IoError(name + ": cannot open corpus file");
     line_ = 0;
     file_ended_ = false;
+    in_doc_ = false;
     return true;
 }
 
@@ -167,12 +203,49 @@ bool TextCorpus::next(std::string& doc) {
             ++position_;
             return true;
         }
+        const CorpusFileFormat format = formats_[file_ - 1];
+        if (format == CorpusFileFormat::doc_tagged) {
+            // WikiExtractor: <doc id=… url=… title=…> the article's lines </doc>.
+            const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
+            if (file_ended_) {
+                if (in_doc_)
+                    throw FormatError(files_[file_ - 1] + ":" + std::to_string(doc_line_) +
+                                      ": <doc> not closed by </doc> before the end of the file");
+                continue;
+            }
+            if (is_doc_open(line)) {
+                if (in_doc_)
+                    throw FormatError(where + ": <doc> inside the <doc> opened at line " +
+                                      std::to_string(doc_line_) + " (no </doc> between)");
+                in_doc_ = true;
+                doc_line_ = line_;
+                doc.clear();
+                have = false;
+                continue;
+            }
+            if (is_doc_close(line)) {
+                if (!in_doc_) throw FormatError(where + ": </doc> without a <doc> before it");
+                in_doc_ = false;
+                if (!have) continue;  // an empty article
+                ++position_;
+                return true;
+            }
+            if (is_blank(line)) continue;
+            if (!in_doc_)
+                throw FormatError(where +
+                                  ": text outside <doc> … </doc> (the file begins with a "
+                                  "WikiExtractor <doc> tag, so every document must be inside one)");
+            if (have) doc.push_back('\n');
+            doc += line;
+            have = true;
+            continue;
+        }
         if (file_ended_ || is_blank(line)) {  // a document ends at a blank line or a file's end
             if (!have) continue;
             ++position_;
             return true;
         }
-        if (is_json_lines(files_[file_ - 1])) {
+        if (format == CorpusFileFormat::json_lines) {
             // One record per line, the document its "text" (C4, The Pile, RedPajama and Hugging
             // Face datasets' to_json all write this); its other fields are ignored.
             const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
@@ -208,6 +281,7 @@ void TextCorpus::reset() {
     file_ = 0;
     line_ = 0;
     file_ended_ = false;
+    in_doc_ = false;
     position_ = 0;
 }
 

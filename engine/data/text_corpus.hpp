@@ -8,10 +8,15 @@
 //
 // Documents: in "line" mode every line that is not blank; in "blank" mode the lines between blank
 // lines, joined with '\n'. A trailing '\r' is dropped and a UTF-8 byte-order mark at the start of
-// a file is skipped. A file boundary always ends a document. A file named *.jsonl or *.json is
-// JSON Lines whatever the mode: each non-blank line a JSON object whose "text" string is one
-// document (blank texts skipped); anything else is a FormatError naming file and line. A
-// compressed file (gzip, zstd, bzip2, xz, zip) or a Parquet file is refused by name.
+// a file is skipped. A file boundary always ends a document. A file named *.jsonl or *.json, or
+// whose first non-blank line is a JSON object with a "text" string (WikiExtractor --json writes
+// wiki_00, without an extension), is JSON Lines whatever the mode: each non-blank line a JSON
+// object whose "text" string is one document (blank texts skipped); anything else is a
+// FormatError naming file and line. A file whose first non-blank line is a `<doc ...>` tag is
+// WikiExtractor's own output: whatever the mode, a document is the text between `<doc ...>` and
+// `</doc>` (its non-blank lines joined with '\n', the tags dropped); text outside a document or a
+// document left open at the end of its file is a FormatError naming file and line. A compressed
+// file (gzip, zstd, bzip2, xz, zip) or a Parquet file is refused by name.
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -20,6 +25,9 @@
 namespace routescope::data {
 
 enum class DocSeparator { Line, Blank };
+
+/// How one file of a corpus holds its documents (TextCorpus, from its name and first line).
+enum class CorpusFileFormat { text, json_lines, doc_tagged };
 
 /// "line" | "blank" (config key data.doc_sep); ConfigError naming the key otherwise.
 DocSeparator parse_doc_separator(const std::string& name);
@@ -41,6 +49,8 @@ public:
     std::int64_t size() const { return size_; }
     const std::string& path() const { return path_; }
     const std::vector<std::string>& files() const { return files_; }
+    /// files()[i]'s format.
+    const std::vector<CorpusFileFormat>& formats() const { return formats_; }
     /// Every document from the start (leaves the stream at the end).
     std::vector<std::string> read_all();
 
@@ -51,12 +61,15 @@ private:
     std::string path_;
     DocSeparator separator_;
     std::vector<std::string> files_;
+    std::vector<CorpusFileFormat> formats_;
     std::int64_t size_ = 0;
 
     std::size_t file_ = 0;  // index of the open file + 1 (0: none opened yet)
     std::ifstream in_;
     std::int64_t line_ = 0;  // 1-based number of the last line read in the open file
     bool file_ended_ = false;
+    bool in_doc_ = false;        // inside <doc> … </doc> of a doc-tagged file
+    std::int64_t doc_line_ = 0;  // the line of the <doc> tag in_doc_ opened
     std::int64_t position_ = 0;
 };
 

@@ -1,6 +1,6 @@
 // The plain-text corpus of TASKS.md: files or directories, line or blank-line documents, JSON
-// Lines records, UTF-8 errors with file and line, compressed files refused, the empty-corpus
-// error, and resuming at a document position.
+// Lines records, WikiExtractor's <doc> files, UTF-8 errors with file and line, compressed files
+// refused, the empty-corpus error, and resuming at a document position.
 #include <QtTest>
 
 #include <QProcess>
@@ -121,6 +121,71 @@ private slots:
         std::string doc;
         QVERIFY(single.next(doc));
         QCOMPARE(doc, std::string("Third."));
+    }
+    // WikiExtractor's two outputs, as its README gives them: files AA/wiki_00, AA/wiki_01, … (no
+    // extension) holding `<doc id="…" url="…" title="…">`, the title, the article, `</doc>`; or,
+    // with --json, one {"id", "revid", "url", "title", "text"} object per line. Each article is one
+    // document whatever data.doc_sep says; the expected documents are the articles as written here.
+    void wikiExtractorOutputIsReadByArticle() {
+        file("wiki/AA/wiki_00",
+             "<doc id=\"12\" url=\"https://en.wikipedia.org/wiki?curid=12\" title=\"Anarchism\">\n"
+             "Anarchism\n"
+             "\n"
+             "Anarchism is a political philosophy.\n"
+             "It is sceptical of authority.\n"
+             "</doc>\n"
+             "<doc id=\"25\" url=\"https://en.wikipedia.org/wiki?curid=25\" title=\"Empty\">\n"
+             "</doc>\n"
+             "<doc id=\"39\" url=\"https://en.wikipedia.org/wiki?curid=39\" title=\"Albedo\">\n"
+             "Albedo\n"
+             "\n"
+             "Albedo is the fraction of light reflected.\n"
+             "</doc>\n");
+        file("wiki/AB/wiki_00",
+             "{\"id\": \"290\", \"revid\": \"1\", \"url\": "
+             "\"https://en.wikipedia.org/wiki?curid=290\", "
+             "\"title\": \"A\", \"text\": \"A\\n\\nA is the first letter.\"}\n"
+             "{\"id\": \"303\", \"revid\": \"2\", \"url\": \"u\", \"title\": \"Alabama\", "
+             "\"text\": \"Alabama is a state.\"}\n");
+        for (const auto sep : {DocSeparator::Line, DocSeparator::Blank}) {
+            TextCorpus c(dir_.filePath("wiki").toStdString(), sep);
+            QCOMPARE(c.formats(), (std::vector<CorpusFileFormat>{CorpusFileFormat::doc_tagged,
+                                                                 CorpusFileFormat::json_lines}));
+            QCOMPARE(c.read_all(),
+                     (Docs{"Anarchism\nAnarchism is a political philosophy.\nIt is sceptical of "
+                           "authority.",
+                           "Albedo\nAlbedo is the fraction of light reflected.",
+                           "A\n\nA is the first letter.", "Alabama is a state."}));
+            c.seek(2);
+            std::string doc;
+            QVERIFY(c.next(doc));
+            QCOMPARE(doc, std::string("A\n\nA is the first letter."));
+        }
+        // Prose that merely begins with a brace or an angle bracket stays text.
+        const auto prose = file("prose.txt", "{not json} at all\n<document> is a word here\n");
+        TextCorpus p(prose);
+        QCOMPARE(p.formats(), (std::vector<CorpusFileFormat>{CorpusFileFormat::text}));
+        QCOMPARE(p.size(), 2);
+    }
+    void brokenWikiExtractorFilesNameFileAndLine_data() {
+        QTest::addColumn<QString>("body");
+        QTest::addColumn<QString>("needle");
+        QTest::newRow("text outside") << "<doc id=\"1\" title=\"a\">\na\n</doc>\nstray line\n"
+                                      << "wiki_09:4: text outside <doc>";
+        QTest::newRow("not closed") << "<doc id=\"1\" title=\"a\">\na\n</doc>\n"
+                                       "<doc id=\"2\" title=\"b\">\nb\n"
+                                    << "wiki_09:4: <doc> not closed";
+        QTest::newRow("nested") << "<doc id=\"1\" title=\"a\">\na\n<doc id=\"2\" title=\"b\">\n"
+                                << "wiki_09:3: <doc> inside the <doc> opened at line 1";
+        QTest::newRow("close without open") << "<doc id=\"1\" title=\"a\">\na\n</doc>\n</doc>\n"
+                                            << "wiki_09:4: </doc> without a <doc>";
+    }
+    void brokenWikiExtractorFilesNameFileAndLine() {
+        QFETCH(QString, body);
+        QFETCH(QString, needle);
+        const auto p = file("broken/wiki_09", body.toStdString());
+        const std::string msg = error_of([&] { TextCorpus{p}; });
+        QVERIFY2(msg.find(needle.toStdString()) != std::string::npos, msg.c_str());
     }
     void badJsonLinesRecordsNameFileAndLine_data() {
         QTest::addColumn<QString>("body");

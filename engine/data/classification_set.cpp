@@ -120,6 +120,7 @@ namespace {
 constexpr std::pair<const char*, const char*> kPairColumns[] = {
     {"sentence1", "sentence2"},  // RTE, WNLI, MNLI, SNLI
     {"question", "sentence"},    // QNLI
+    {"question", "passage"},     // BoolQ (SuperGLUE)
     {"question1", "question2"},  // QQP
     {"#1 String", "#2 String"},  // MRPC
     {"premise", "hypothesis"},   // ANLI, SNLI and MNLI as Hugging Face datasets export them
@@ -200,7 +201,7 @@ private:
             throw FormatError(
                 where(set_.path, n) +
                 "header has no text column ('sentence', 'text', or a pair: 'sentence1' + "
-                "'sentence2', 'question' + 'sentence', 'question1' + 'question2', "
+                "'sentence2', 'question' + 'sentence' or 'passage', 'question1' + 'question2', "
                 "'#1 String' + '#2 String', 'premise' + 'hypothesis')" +
                 (cola ? "; GLUE's CoLA train and dev files have no header: add a first line "
                         "naming the four columns source, label, label_orig and sentence"
@@ -356,10 +357,11 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                     if (key_a.empty() && j.contains(name)) key_a = name;
             }
             if (key_a.empty())
-                throw FormatError(where(path, n) +
-                                  "no text field ('text', 'text_a' [+ 'text_b'], 'sentence', or "
-                                  "a pair: 'sentence1' + 'sentence2', 'question' + 'sentence', "
-                                  "'question1' + 'question2', 'premise' + 'hypothesis')");
+                throw FormatError(
+                    where(path, n) +
+                    "no text field ('text', 'text_a' [+ 'text_b'], 'sentence', or "
+                    "a pair: 'sentence1' + 'sentence2', 'question' + 'sentence' or 'passage', "
+                    "'question1' + 'question2', 'premise' + 'hypothesis')");
         }
         ClassificationExample e;
         e.line = n;
@@ -375,8 +377,17 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
             throw FormatError(where(path, n) + (set.pairs ? "no 'text_b' field in a file of pairs"
                                                           : "'text_b' in a file of single texts"));
         }
-        if (j.contains("label") && !j["label"].is_null()) {
-            const auto& l = j["label"];
+        // "label", or SNLI's and MultiNLI's own JSON Lines "gold_label" ("-": no annotator
+        // consensus, the record left out and counted, as in their TSVs).
+        const char* label_key = j.contains("label")        ? "label"
+                                : j.contains("gold_label") ? "gold_label"
+                                                           : nullptr;
+        if (label_key && std::string_view(label_key) == "gold_label" && j[label_key] == "-") {
+            ++set.no_consensus;
+            return;
+        }
+        if (label_key && !j[label_key].is_null()) {
+            const auto& l = j[label_key];
             if (l.is_string()) {
                 e.label = l.get<std::string>();
             } else if (l.is_number_integer()) {
@@ -384,7 +395,8 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
             } else if (l.is_boolean()) {
                 e.label = l.get<bool>() ? "1" : "0";
             } else {
-                throw FormatError(where(path, n) + "'label' is not a string or an integer");
+                throw FormatError(where(path, n) + "'" + label_key +
+                                  "' is not a string, an integer or a boolean");
             }
             if (!first_label_line) first_label_line = n;
             if (!(l.is_number_integer() && l.get<long long>() == -1)) all_minus_one = false;

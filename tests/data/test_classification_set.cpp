@@ -209,6 +209,40 @@ private slots:
         });
         QVERIFY2(array.find("array.json:1: a JSON array") != std::string::npos, array.c_str());
     }
+
+    // The datasets' own JSON Lines, as their authors distribute them: SNLI 1.0's
+    // snli_1.0_train.jsonl (gold_label, sentence1/2 and parses; "-" where the annotators did not
+    // agree) and SuperGLUE's BoolQ (question, passage, boolean label). Expected values are the
+    // records' fields as written here.
+    void readsTheDatasetsOwnJsonLines() {
+        const auto snli = read_classification(file(
+            "snli_1.0_dev.jsonl",
+            "{\"annotator_labels\": [\"neutral\"], \"captionID\": \"1.jpg#4\", \"gold_label\": "
+            "\"neutral\", \"pairID\": \"1.jpg#4r1n\", \"sentence1\": \"A person on a horse.\", "
+            "\"sentence1_binary_parse\": \"( ( A person ) )\", \"sentence2\": \"A person is "
+            "training.\"}\n"
+            "{\"annotator_labels\": [\"neutral\", \"contradiction\"], \"gold_label\": \"-\", "
+            "\"sentence1\": \"Two dogs.\", \"sentence2\": \"Cats.\"}\n"
+            "{\"annotator_labels\": [\"entailment\"], \"gold_label\": \"entailment\", "
+            "\"sentence1\": \"Children smiling.\", \"sentence2\": \"Children are happy.\"}\n"));
+        QVERIFY(snli.pairs);
+        QCOMPARE(snli.examples.size(), std::size_t(2));
+        QCOMPARE(snli.no_consensus, std::int64_t(1));
+        QCOMPARE(snli.examples[1].text_a, std::string("Children smiling."));
+        QCOMPARE(*snli.examples[0].text_b, std::string("A person is training."));
+        QCOMPARE(snli.labels, (std::vector<std::string>{"entailment", "neutral"}));
+        const auto boolq = read_classification(file(
+            "boolq_val.jsonl",
+            "{\"question\": \"is the sky blue\", \"passage\": \"Rayleigh scattering.\", "
+            "\"idx\": 0, \"label\": true}\n"
+            "{\"question\": \"is ice hot\", \"passage\": \"Ice is frozen water.\", \"idx\": 1, "
+            "\"label\": false}\n"));
+        QVERIFY(boolq.pairs);
+        QCOMPARE(boolq.examples[0].text_a, std::string("is the sky blue"));
+        QCOMPARE(*boolq.examples[1].text_b, std::string("Ice is frozen water."));
+        QCOMPARE(boolq.examples[0].label, std::string("1"));
+        QCOMPARE(boolq.examples[1].label, std::string("0"));
+    }
     // CSV as Python's csv module writes it (the bytes below are csv.writer's output for the rows
     // in the comments, byte for byte: quotes doubled, a comma and a line break inside quotes,
     // CRLF record endings),

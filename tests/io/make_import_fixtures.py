@@ -710,6 +710,19 @@ def main():
     # the embeddings V rows. Imports, the last two rows with placeholder pieces.
     model_dir(out, "padded_vocab", "model.safetensors", safetensors_bytes(to_torch_names(p)))
     write(f"{out}/padded_vocab/vocab.txt", "\n".join(V_PIECES[:-2]) + "\n")
+    # TensorFlow weights: Google's original release (bert_config.json, bert_model.ckpt.*) and
+    # transformers' Keras file; import names them and the conversion (their contents are not read:
+    # placeholder bytes, and an HDF5 file for the Keras one).
+    write(f"{bad}/tf_checkpoint/bert_config.json", config_json())
+    write(f"{bad}/tf_checkpoint/vocab.txt", "\n".join(V_PIECES) + "\n")
+    write(f"{bad}/tf_checkpoint/bert_model.ckpt.index", b"\0" * 64)
+    write(f"{bad}/tf_checkpoint/bert_model.ckpt.data-00000-of-00001", b"\0" * 256)
+    write(f"{bad}/tf_checkpoint/bert_model.ckpt.meta", b"\0" * 64)
+    os.makedirs(f"{bad}/tf_keras", exist_ok=True)
+    write(f"{bad}/tf_keras/config.json", config_json())
+    write(f"{bad}/tf_keras/vocab.txt", "\n".join(V_PIECES) + "\n")
+    with h5py.File(f"{bad}/tf_keras/tf_model.h5", "w") as h:
+        h["bert/embeddings/word_embeddings/weight:0"] = np.zeros((V, D), np.float32)
     model_dir(bad, "untied_decoder", "pytorch_model.bin", torch_save_bytes(
         {**t, "cls.predictions.decoder.weight": np.zeros((V, D), np.float32)}))
     # safetensors: overlapping offsets; offsets past the file; a header length past the file

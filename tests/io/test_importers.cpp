@@ -614,6 +614,11 @@ private slots:
         row("NaN in a tensor", "bad/nan_weight",
             {"model.safetensors: bigs.embeddings.LayerNorm.weight: NaN at element 3"});
         row("untied decoder", "bad/untied_decoder", {"cls.predictions.decoder.weight: differs"});
+        row("TensorFlow checkpoint (Google's BERT release)", "bad/tf_checkpoint",
+            {"bert_model.ckpt.index", "a TensorFlow checkpoint", "transformers-cli convert"});
+        row("TensorFlow checkpoint given as a file", "bad/tf_checkpoint/bert_model.ckpt.index",
+            {"bert_model.ckpt.index", "a TensorFlow checkpoint"});
+        row("Keras weights", "bad/tf_keras", {"tf_model.h5", "from_tf=True"});
         row("safetensors overlap", "bad/st_overlap",
             {"model.safetensors", "bigs.embeddings.LayerNorm", "overlap"});
         row("safetensors past the end", "bad/st_past_end",

@@ -321,6 +321,29 @@ bool is_buffer_name(const std::string& name) {
 
 // ------------------------------------------------------------------ files
 
+namespace {
+// TensorFlow weights, which import does not read: Google's original BERT release
+// (bert_model.ckpt.index + .data-00000-of-00001, bert_config.json) and any tf.train checkpoint
+// (*.ckpt*.index), or transformers' TF/Keras weights (tf_model.h5). What to run instead.
+std::string tensorflow_weights(const fs::path& file) {
+    const std::string name = file.filename().string();
+    if (name == "tf_model.h5")
+        return file.string() +
+               ": TensorFlow (Keras) weights, which import does not read; convert them with "
+               "transformers: BertForPreTraining.from_pretrained(DIR, from_tf=True)"
+               ".save_pretrained(OUT), then import OUT";
+    if (name.ends_with(".index") && name.find(".ckpt") != std::string::npos)
+        return file.string() +
+               ": a TensorFlow checkpoint (Google's original BERT release writes "
+               "bert_model.ckpt.index and .data-*), which import does not read; convert it with "
+               "transformers: `transformers-cli convert --model_type bert --tf_checkpoint "
+               "DIR/bert_model.ckpt --config DIR/bert_config.json --pytorch_dump_output "
+               "OUT/pytorch_model.bin`, copy bert_config.json to OUT/config.json and vocab.txt "
+               "beside it, then import OUT";
+    return "";
+}
+}  // namespace
+
 ImportSource locate_import_source(const std::string& src, const std::string& format,
                                   const std::string& config, const std::string& vocab) {
     ImportSource s;
@@ -342,6 +365,10 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
                 break;
             }
         }
+        if (s.weights.empty() && format == "auto")
+            for (const auto& e : fs::directory_iterator(dir, ec))
+                if (const std::string why = tensorflow_weights(e.path()); !why.empty())
+                    throw FormatError(why);
         if (s.weights.empty())
             throw IoError(src + ": no weights file" +
                           (format == "auto" ? std::string(" (flax_model.msgpack, model.safetensors "
@@ -349,6 +376,7 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
                                                           "sharded: <name>.index.json)")
                                             : " of format " + format));
     } else if (fs::is_regular_file(src, ec)) {
+        if (const std::string why = tensorflow_weights(src); !why.empty()) throw FormatError(why);
         s.weights = src;
         // An index's format is its shards' (read_sharded detects and checks them).
         s.format = format == "auto" && !is_shard_index(src) ? detect_tensor_format(src) : format;

@@ -88,6 +88,12 @@ std::string binary_kind(const std::string& file) {
     if (starts({'B', 'Z', 'h'}) && n == 10 && b[3] >= '1' && b[3] <= '9' && b[4] == 0x31 &&
         b[5] == 0x41 && b[6] == 0x59 && b[7] == 0x26 && b[8] == 0x53 && b[9] == 0x59)
         return "bzip2-compressed (bunzip2 it first)";
+    // Arrow: the IPC file format (Feather 2) opens with "ARROW1" and two padding NULs; the stream
+    // format Hugging Face datasets' save_to_disk and cache files use opens with the continuation
+    // marker 0xFFFFFFFF (not UTF-8: 0xFF never is).
+    if (starts({'A', 'R', 'R', 'O', 'W', '1', 0, 0}) || starts({0xff, 0xff, 0xff, 0xff}))
+        return "an Arrow file (Hugging Face datasets' save_to_disk or cache; export it with "
+               "dataset.to_json(\"corpus.jsonl\"))";
     // Parquet: "PAR1" at both ends.
     if (starts({'P', 'A', 'R', '1'})) {
         char tail[4] = {};

@@ -16,7 +16,8 @@
 // WikiExtractor's own output: whatever the mode, a document is the text between `<doc ...>` and
 // `</doc>` (its non-blank lines joined with '\n', the tags dropped); text outside a document or a
 // document left open at the end of its file is a FormatError naming file and line. A compressed
-// file (gzip, zstd, bzip2, xz, zip) or a Parquet file is refused by name.
+// file (gzip, zstd, bzip2, xz, zip), a Parquet file or an Arrow file (Hugging Face datasets'
+// save_to_disk) is refused by name, with what to do.
 #include <cstdint>
 #include <fstream>
 #include <string>

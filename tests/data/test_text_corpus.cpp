@@ -243,6 +243,19 @@ private slots:
                      msg.c_str());
         }
         QVERIFY(ran >= 1);  // gzip is in every Debian
+        // Arrow, by the format's own magic (no Arrow writer here): the IPC file's "ARROW1" and the
+        // stream's continuation marker, which Hugging Face datasets' .arrow files begin with.
+        for (const auto& [name, bytes] :
+             {std::pair<const char*, std::string>{"z/data.arrow", std::string("ARROW1\0\0", 8)},
+              std::pair<const char*, std::string>{"z/data-00000-of-00001.arrow",
+                                                  std::string("\xff\xff\xff\xff\x78\0\0\0", 8)}}) {
+            const std::string path = file(name, bytes + "more bytes\n");
+            const std::string msg = error_of([&] { TextCorpus{path}; });
+            QVERIFY2(
+                msg.find(path + ": an Arrow file") == 0 && msg.find("to_json") != std::string::npos,
+                msg.c_str());
+        }
+        QCOMPARE(TextCorpus(file("arrowhead.txt", "ARROW1 is a word\n")).size(), 1);
         QCOMPARE(TextCorpus(file("bzh.txt", "BZh is a line of text\n")).size(), 1);
         QCOMPARE(TextCorpus(file("par.txt", "PAR1 is not Parquet\n")).size(), 1);
         QCOMPARE(TextCorpus(plain).size(), 2);

@@ -1,6 +1,7 @@
 // Plain-text corpora (engine/data/text_corpus). Input: first byte picks the document separator
 // (bit 0: blank / line) and the file's name (bit 1: *.jsonl, JSON Lines records; else *.txt); the
-// rest is the corpus file. Reads every document, then seeks back.
+// rest is the corpus file (whose first line may make a .txt file JSON Lines or WikiExtractor's
+// <doc> format). Reads every document, then seeks back.
 #include "engine/data/text_corpus.hpp"
 #include "fuzz/common.hpp"
 

@@ -260,6 +260,15 @@ int main(int argc, char** argv) {
             "\"three\"}\n");
     put("fuzz_text_corpus", "lines.txt",
         std::string("\x00", 1) + "the model routes tokens\n\nsecond document\r\nthird 東京\n");
+    // WikiExtractor's outputs (a .txt name: the format comes from the first line).
+    put("fuzz_text_corpus", "wiki_00",
+        std::string("\x00", 1) +
+            "<doc id=\"12\" url=\"https://en.wikipedia.org/wiki?curid=12\" title=\"A\">\nA\n\n"
+            "A is a letter.\n</doc>\n<doc id=\"13\" title=\"B\">\n</doc>\n");
+    put("fuzz_text_corpus", "wiki_00_json",
+        std::string("\x01") +
+            "{\"id\": \"12\", \"url\": \"u\", \"title\": \"A\", \"text\": \"A\\n\\nA is a "
+            "letter.\"}\n{\"id\": \"13\", \"text\": \"\"}\n");
     put("fuzz_text_corpus", "blank.txt",
         std::string("\x01") +
             "\xEF\xBB\xBF"

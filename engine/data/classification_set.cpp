@@ -430,6 +430,11 @@ ClassificationSet read_classification(const std::string& path, bool require_labe
     if (ends(".tsv")) return read_classification_tsv(path, require_labels);
     if (ends(".csv")) return read_classification_csv(path, require_labels);
     if (ends(".jsonl") || ends(".json")) return read_classification_jsonl(path, require_labels);
+    if (ends(".parquet") || ends(".arrow"))
+        throw FormatError(path +
+                          ": a Hugging Face datasets file (Parquet or Arrow), which is not read; "
+                          "export the split with dataset.to_json(\"train.jsonl\") or "
+                          "to_csv(\"train.tsv\", sep=\"\\t\", index=False)");
     throw FormatError(path +
                       ": unknown classification format (expected .tsv, .csv, .jsonl or .json)");
 }

@@ -214,6 +214,22 @@ private slots:
     // snli_1.0_train.jsonl (gold_label, sentence1/2 and parses; "-" where the annotators did not
     // agree) and SuperGLUE's BoolQ (question, passage, boolean label). Expected values are the
     // records' fields as written here.
+    // Files of other formats are named: a Hugging Face datasets split (Parquet, Arrow) with the
+    // export to use, anything else with the formats read.
+    void otherFormatsAreNamed() {
+        const std::string parquet =
+            error_of([&] { read_classification(file("train-00000-of-00001.parquet", "PAR1")); });
+        QVERIFY2(parquet.find("train-00000-of-00001.parquet: a Hugging Face datasets file") !=
+                         std::string::npos &&
+                     parquet.find("to_json") != std::string::npos,
+                 parquet.c_str());
+        const std::string arrow =
+            error_of([&] { read_classification(file("data-00000-of-00001.arrow", "x")); });
+        QVERIFY2(arrow.find("Parquet or Arrow") != std::string::npos, arrow.c_str());
+        const std::string xlsx = error_of([&] { read_classification(file("train.xlsx", "x")); });
+        QVERIFY2(xlsx.find("expected .tsv, .csv, .jsonl or .json") != std::string::npos,
+                 xlsx.c_str());
+    }
     void readsTheDatasetsOwnJsonLines() {
         const auto snli = read_classification(file(
             "snli_1.0_dev.jsonl",

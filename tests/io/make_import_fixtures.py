@@ -396,6 +396,14 @@ def write_bert(out, rng):
         config=json.dumps(bert_config()))
     model_dir(out, "bert_cls_pytorch", "pytorch_model.bin", torch_save_state(cls_sd),
               config=json.dumps(cls_cfg))
+    # Google's original release's config (bert_config.json: no model_type, architectures or
+    # layer_norm_eps) beside the same MLM weights, as transformers' TF conversion leaves them.
+    google = {k: v for k, v in bert_config().items()
+              if k not in ("architectures", "model_type", "layer_norm_eps", "pad_token_id",
+                           "position_embedding_type")}
+    write(f"{out}/bert_google_config/bert_config.json", json.dumps(google, indent=2))
+    write(f"{out}/bert_google_config/pytorch_model.bin", torch_save_state(mlm_sd))
+    write(f"{out}/bert_google_config/vocab.txt", "\n".join(V_PIECES) + "\n")
     # The same classifier as transformers writes config.json when the label names are its
     # defaults: no id2label (a binary classifier's defaults are left out of the diff), or the
     # placeholders LABEL_0..LABEL_2.

@@ -406,7 +406,8 @@ private slots:
     // from transformers' code (old gamma/beta names too): the engine's logits on a padded batch
     // match tests/reference/hf_bert.py (transformers' semantics, float64) within 1e-4 relative,
     // for BertForMaskedLM, BertForPreTraining (pooler and next-sentence head left out with a
-    // note) and BertForSequenceClassification.
+    // note) and BertForSequenceClassification; and for the MLM weights beside Google's original
+    // bert_config.json.
     void bert_logits_match_the_published_semantics_data() {
         QTest::addColumn<QString>("dir");
         QTest::addColumn<bool>("classify");
@@ -416,6 +417,8 @@ private slots:
         QTest::newRow("mlm pretraining") << "bert_pretraining" << false;
         QTest::newRow("mlm pretraining safetensors") << "bert_pretraining_safetensors" << false;
         QTest::newRow("mlm flax") << "bert_mlm_flax" << false;
+        // Google's bert_config.json (no model_type) beside the converted pytorch_model.bin.
+        QTest::newRow("mlm, Google's bert_config.json") << "bert_google_config" << false;
         QTest::newRow("mlm pretraining flax") << "bert_pretraining_flax" << false;
         QTest::newRow("cls pytorch") << "bert_cls_pytorch" << true;
         QTest::newRow("cls safetensors") << "bert_cls_safetensors" << true;
@@ -672,6 +675,28 @@ private slots:
             {"shard model-00003-of-00003.safetensors holds bigs.embeddings.LayerNorm.bias, which "
              "the weight_map places in model-00001-of-00003.safetensors"});
     }
+    // A config.json without model_type (Google's keys under transformers' name): --arch says what
+    // the file does not; without it the error says to give it.
+    void config_without_model_type_takes_arch() {
+        const fs::path dir = kOut + "/no_model_type";
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        for (const char* f : {"pytorch_model.bin", "vocab.txt"})
+            fs::copy_file(kData + "/bert_google_config/" + f, dir / f);
+        fs::copy_file(kData + "/bert_google_config/bert_config.json", dir / "config.json");
+        const std::string out = kOut + "/no_model_type.ckpt.h5";
+        fs::remove(out);
+        const Run bare = import_cli({dir.string(), "--out", out});
+        QCOMPARE(bare.code, 2);
+        QVERIFY2(bare.err.find("no model_type key") != std::string::npos &&
+                     bare.err.find("--arch") != std::string::npos,
+                 bare.err.c_str());
+        QVERIFY(!fs::exists(out));
+        const Run given = import_cli({dir.string(), "--arch", "bert", "--out", out});
+        QVERIFY2(given.code == 0, given.err.c_str());
+        QCOMPARE(read_checkpoint(out).config.model.arch, std::string("bert"));
+    }
+
     void bad_input() {
         QFETCH(QString, src);
         QFETCH(QStringList, needles);

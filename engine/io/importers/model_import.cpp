@@ -338,8 +338,8 @@ std::string tensorflow_weights(const fs::path& file) {
                "bert_model.ckpt.index and .data-*), which import does not read; convert it with "
                "transformers: `transformers-cli convert --model_type bert --tf_checkpoint "
                "DIR/bert_model.ckpt --config DIR/bert_config.json --pytorch_dump_output "
-               "OUT/pytorch_model.bin`, copy bert_config.json to OUT/config.json and vocab.txt "
-               "beside it, then import OUT";
+               "OUT/pytorch_model.bin`, copy bert_config.json and vocab.txt beside it, then "
+               "import OUT";
     return "";
 }
 }  // namespace
@@ -386,6 +386,11 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
         throw IoError(src + ": no such file or directory");
     }
     s.config = config.empty() ? (dir / "config.json").string() : config;
+    // Google's original BERT release names it bert_config.json (transformers' TF conversion
+    // leaves it so beside the converted pytorch_model.bin).
+    if (config.empty() && !fs::is_regular_file(s.config, ec) &&
+        fs::is_regular_file(dir / "bert_config.json", ec))
+        s.config = (dir / "bert_config.json").string();
     if (!fs::is_regular_file(s.config, ec))
         throw IoError(s.config + ": no config.json (give one with --config)");
     if (!vocab.empty()) {
@@ -596,10 +601,15 @@ std::string import_arch(const nlohmann::json& hf, const std::string& arch,
     std::string found;
     if (lower == "bigs") found = "bigs";
     if (lower == "bert") found = "bert";
-    if (found.empty() && !hf.contains("model_type"))
+    if (found.empty() && !hf.contains("model_type")) {
+        // Google's bert_config.json has no model_type: its name says BERT. Otherwise --arch may
+        // say what the file does not.
+        if (arch != "auto") return arch;
+        if (fs::path(where).filename() == "bert_config.json") return "bert";
         throw FormatError(where +
                           ": no model_type key (a Hugging Face config.json names its "
-                          "model: \"BiGS\" or \"bert\")");
+                          "model: \"BiGS\" or \"bert\"; or give --arch bigs|bert)");
+    }
     if (found.empty())
         throw FormatError(where + ": model_type: '" + type +
                           "' is not a model this importer knows (BiGS, bert)");

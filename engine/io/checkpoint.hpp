@@ -46,7 +46,8 @@ struct TrainState {
     std::optional<MixtureControllerState> mixture_controller;
 };
 
-/// /tokenizer: kind (bytes | sentencepiece | wordpiece | wordpiece_cased) and the serialized model (may be empty).
+/// /tokenizer: kind (bytes | sentencepiece | wordpiece | wordpiece_cased) and the serialized model
+/// (may be empty).
 struct TokenizerBlob {
     std::string kind = "bytes";
     std::vector<std::uint8_t> model;

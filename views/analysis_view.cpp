@@ -353,11 +353,17 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
     const QFont figure_font_before = figure_->font();
     const bool had_font = figure_->testAttribute(Qt::WA_SetFont);
     const QSize size_before = figure_->size();
-    if (font_px > 0) {
-        // Whole layout pixels: within 1/(2 × 4 × 3) of a point.
-        const int px = std::max(1, static_cast<int>(font_px * scale + 0.5));
-        auto sized = [px](QFont f) {
-            f.setPixelSize(px);
+    {
+        // With a font size: every text at font_px in print, whole layout pixels (within
+        // 1/(2 × 4 × 3) of a point). Without ("on-screen fonts"): every text at its on-screen
+        // size in print (one screen pixel = 1/96 inch), so the layout's fonts grow with it; a
+        // font the screen gave in points is set in pixels too, which every device (SVG's 0.1 mm
+        // units included) draws at the same size.
+        const int px = font_px > 0 ? std::max(1, static_cast<int>(font_px * scale + 0.5)) : 0;
+        auto sized = [px, scale](QFont f) {
+            f.setPixelSize(
+                px > 0 ? px
+                       : std::max(1, static_cast<int>(QFontInfo(f).pixelSize() * scale + 0.5)));
             return f;
         };
         figure_->setFont(sized(figure_->font()));  // painted panels draw in their widget's font

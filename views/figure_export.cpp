@@ -119,17 +119,20 @@ QSizeF export_svg(const FigureSource& source, const QString& path, const FigureE
     write_via_temporary(path, [&](const QString& tmp) {
         QSvgGenerator svg;
         svg.setFileName(tmp);
+        double units_per_pixel = 1;  // SVG user units per logical pixel
         if (o.width_mm > 0) {
-            // Declared in 0.1 mm (254 dpi), so that width="89mm" is exact; the view box is in
-            // logical pixels (1/96 inch) of the same extent.
+            // Declared in 0.1 mm (254 dpi), so that width="89mm" is exact, and drawn in the same
+            // units (the painter scaled from logical pixels): QSvgGenerator turns a font given in
+            // points into user units by its resolution, so a view box in other units would
+            // print such text 254/96 times too large.
             constexpr int kSvgDpi = 254;
             const QSize declared(
                 static_cast<int>(print.print().width() * kSvgDpi / kLogicalDpi + 0.5),
                 static_cast<int>(print.print().height() * kSvgDpi / kLogicalDpi + 0.5));
             svg.setSize(declared);
             svg.setResolution(kSvgDpi);
-            svg.setViewBox(QRectF(0, 0, declared.width() * kLogicalDpi / kSvgDpi,
-                                  declared.height() * kLogicalDpi / kSvgDpi));
+            svg.setViewBox(QRect(QPoint(0, 0), declared));
+            units_per_pixel = kSvgDpi / kLogicalDpi;
         } else {
             const QSize logical = print.print().toSize();
             svg.setSize(logical);
@@ -141,6 +144,7 @@ QSizeF export_svg(const FigureSource& source, const QString& path, const FigureE
         QPainter painter;
         if (!painter.begin(&svg)) throw IoError("cannot write SVG " + path.toStdString());
         painter.setRenderHint(QPainter::Antialiasing);
+        painter.scale(units_per_pixel, units_per_pixel);
         print.paint(painter);
         painter.end();
         if (!QFileInfo(tmp).exists()) throw IoError("cannot write SVG " + path.toStdString());

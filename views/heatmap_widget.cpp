@@ -259,16 +259,23 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     note_plot_area(painter, QRectF(plot));
     if (is_vector_device(painter)) {
         // One image, not a rectangle per cell: renderers antialias the edges of abutting
-        // rectangles into hairline seams (librsvg, pdf viewers). Scaled up by whole pixels per
-        // cell beforehand, so that a viewer's smoothing of a small image cannot blur the cells.
+        // rectangles into hairline seams (librsvg, pdf viewers). Scaled up beforehand by whole
+        // pixels per cell, each axis on its own, until the image has the plot's size at 600 dpi:
+        // a viewer's smoothing of a small image (librsvg and poppler interpolate) then blurs a
+        // cell's edge by a fraction of a printed dot instead of a band across the cell.
         const QImage cells = image_.copy(shown);
-        const int factor = std::clamp(static_cast<int>(std::min(2400.0 / std::max(1, n_columns),
-                                                                2400.0 / std::max(1, n_rows))),
-                                      1, 16);
+        const QRectF on_device = painter.combinedTransform().mapRect(QRectF(plot));
+        const QPaintDevice* device = painter.device();
+        auto factor = [](double extent, int dpi, int n) {  // extent in device units
+            const double pixels = extent / std::max(1, dpi) * 600.0;
+            return std::clamp(static_cast<int>(std::ceil(pixels / std::max(1, n))), 1, 1024);
+        };
+        const QSize scaled(n_columns * factor(on_device.width(), device->logicalDpiX(), n_columns),
+                           n_rows * factor(on_device.height(), device->logicalDpiY(), n_rows));
         painter.drawImage(QRectF(plot),
-                          factor > 1 ? cells.scaled(cells.size() * factor, Qt::IgnoreAspectRatio,
-                                                    Qt::FastTransformation)
-                                     : cells);
+                          scaled != cells.size()
+                              ? cells.scaled(scaled, Qt::IgnoreAspectRatio, Qt::FastTransformation)
+                              : cells);
     } else {
         // Nearest-neighbour scaling keeps cell borders sharp and is what makes a 24 × 4096 redraw
         // cheap (docs/benchmarks.md, "Heatmap redraw").

@@ -280,8 +280,16 @@ QStringList KernelView::input_files() const {
 }
 
 QString KernelView::input_stem() const {
-    QString s = QFileInfo(settings_.a.path).baseName();
-    if (settings_.b) s += "-vs-" + QFileInfo(settings_.b->path).baseName();
+    // A run's checkpoint is RUN/model.ckpt.h5: its run directory names the file ("bigs-init",
+    // not "model"; its display name, "bigs · induction · step 0", is no file name).
+    auto stem = [](const QString& path) {
+        const QFileInfo info(path);
+        if (info.baseName() == QLatin1String("model") && !info.absoluteDir().dirName().isEmpty())
+            return info.absoluteDir().dirName();
+        return display_stem(path);
+    };
+    QString s = stem(settings_.a.path);
+    if (settings_.b) s += "-vs-" + stem(settings_.b->path);
     return s;
 }
 
@@ -413,11 +421,11 @@ QString KernelView::effective_length_text() const {
     if (!a_) return {};
     const auto* la = find_layer(*a_, settings_.layer);
     if (!la) return {};
-    QString t = tr("effective length (90% of Σ|K|): %1").arg(la->effective_length);
-    if (b_)
-        if (const auto* lb = find_layer(*b_, settings_.layer))
-            t += tr(" | B: %1").arg(lb->effective_length);
-    return t;
+    const auto* lb = b_ ? find_layer(*b_, settings_.layer) : nullptr;
+    if (!lb) return tr("effective length (90% of Σ|K|): %1").arg(la->effective_length);
+    return tr("effective length (90% of Σ|K|): A %1 | B %2")
+        .arg(la->effective_length)
+        .arg(lb->effective_length);
 }
 
 void KernelView::draw_details() {

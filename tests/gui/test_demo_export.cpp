@@ -61,7 +61,7 @@ const QList<FigureLabels> kLabels = {
       "layer",
       R"(\|kernel\|, min-max per layer)",
       "A − B",
-      R"(Layer \d+ kernel — effective length \(90% of Σ\|K\|\): \d+ \| B: \d+)",
+      R"(Layer \d+ kernel — effective length \(90% of Σ\|K\|\): A \d+ \| B \d+)",
       "lag l",
       R"(K\[l\])",
       R"(A K_f \(tokens to the left\))",
@@ -195,7 +195,7 @@ class TestDemoExport : public QObject {
 
     QString demo_, figures_, output_;
 
-    /// The one figure of view `kind` with `suffix` ("kernels-model-vs-model.svg").
+    /// The one figure of view `kind` with `suffix` ("kernels-bigs-init-vs-bigs.svg").
     QString figure(const QString& kind, const QString& suffix) const {
         const QStringList files =
             QDir(figures_).entryList({kind + "-*" + suffix}, QDir::Files, QDir::Name);

@@ -105,6 +105,32 @@ SvgText read_svg_text(const QString& path) {
     return out;
 }
 
+/// A heatmap of 2 × 3 cells in a checkerboard of 0 and 1 (viridis' two ends) as a figure.
+struct CheckerFigure : FigureSource {
+    static constexpr int kRows = 2, kColumns = 3;
+    std::unique_ptr<HeatmapWidget> heatmap = std::make_unique<HeatmapWidget>();
+    CheckerFigure() {
+        HeatmapData d;
+        d.rows = kRows;
+        d.columns = kColumns;
+        for (int r = 0; r < kRows; ++r)
+            for (int c = 0; c < kColumns; ++c)
+                d.values.push_back((r + c) % 2);
+        d.title = "checkerboard";
+        d.lo = 0;
+        d.hi = 1;
+        heatmap->set_data(std::move(d));
+    }
+    QSize figure_size() const override { return {480, 300}; }
+    void paint_figure(QPainter& p, const QRect& target) const override {
+        p.fillRect(target, Qt::white);
+        heatmap->paint(p, target);
+    }
+    routescope::analysis::CsvTable figure_table() const override { return {}; }
+    nlohmann::json figure_provenance() const override { return nlohmann::json::object(); }
+    QString figure_name() const override { return "checker"; }
+};
+
 /// A figure for the test of the export check: a plot area and labels, each of which can be made
 /// unreadable in one way.
 struct LabelFigure : FigureSource {
@@ -269,6 +295,78 @@ private slots:
         const QSize logical = view_->figure_size();
         QVERIFY(std::abs(page.width() - logical.width() / 2) <= 2);
         QVERIFY(std::abs(page.height() - logical.height() / 2) <= 2);
+    }
+
+    // A heatmap's cells stay flat up to their edges when librsvg and poppler render the exported
+    // SVG and PDF: the renderers smooth an embedded image as they scale it, so a figure that
+    // embeds a few pixels per cell shows a blurred band across every cell border (the demo's
+    // kernels figure, two layers tall, lost a sixth of each row to it).
+    void heatmapCellsStaySharpWhenRendered_data() {
+        QTest::addColumn<QString>("format");
+        QTest::newRow("svg, librsvg") << "svg";
+        QTest::newRow("pdf, poppler") << "pdf";
+    }
+    void heatmapCellsStaySharpWhenRendered() {
+        QFETCH(QString, format);
+        if (const QString missing = view_test::renderers_missing(); !missing.isEmpty())
+            QSKIP(qPrintable(missing));
+        CheckerFigure figure;
+        FigureExportOptions o;
+        o.width_mm = 89;
+        const FigureLayout layout = figure_layout(figure, o);
+        QVERIFY(!layout.plot_areas.empty());
+        const QRectF heat = layout.plot_areas.front();
+        const QString path = out_ + "/checker." + format, png = out_ + "/checker_" + format;
+        export_figure(figure, path, o);
+        constexpr int kDpi = 300;
+        QProcess p;
+        if (format == "svg")
+            p.start(QStandardPaths::findExecutable("rsvg-convert"),
+                    {"--dpi-x", QString::number(kDpi), "--dpi-y", QString::number(kDpi),
+                     "--background-color", "white", "--output", png + ".png", path});
+        else
+            p.start(QStandardPaths::findExecutable("pdftoppm"),
+                    {"-png", "-r", QString::number(kDpi), "-singlefile", path, png});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QImage page = QImage(png + ".png").convertToFormat(QImage::Format_RGB32);
+        QVERIFY(!page.isNull());
+        const double scale = page.width() / layout.page.width();  // rendering pixels per unit
+        QVERIFY(std::abs(scale - kDpi / 96.0) < 0.05);
+        auto distance = [](QRgb a, QRgb b) {
+            return std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) +
+                   std::abs(qBlue(a) - qBlue(b));
+        };
+        // Down each column, from the first row's centre to the second's, and along each row
+        // from one column's centre to the next: every pixel has the colour of one of the two
+        // cells (viridis' ends), but for the border's antialiasing (2 pixels at 300 dpi).
+        const int rows = CheckerFigure::kRows, columns = CheckerFigure::kColumns;
+        const double cell_w = heat.width() * scale / columns, cell_h = heat.height() * scale / rows;
+        QVERIFY2(cell_h > 100 && cell_w > 100,
+                 qPrintable(QString("%1 × %2").arg(cell_w).arg(cell_h)));
+        auto check = [&](QPoint from, QPoint to, const QString& where) {
+            const QRgb a = page.pixel(from), b = page.pixel(to);
+            QVERIFY2(distance(a, b) > 300, qPrintable(where + ": the two cells look alike"));
+            const int steps = std::max(std::abs(to.x() - from.x()), std::abs(to.y() - from.y()));
+            int between = 0;
+            for (int i = 0; i <= steps; ++i) {
+                const QRgb c = page.pixel(from + (to - from) * i / steps);
+                if (distance(c, a) > 24 && distance(c, b) > 24) ++between;
+            }
+            QVERIFY2(between <= 2, qPrintable(QString("%1, %2: %3 pixels of neither cell's colour")
+                                                  .arg(path, where)
+                                                  .arg(between)));
+        };
+        auto centre = [&](int r, int c) {
+            return QPoint(static_cast<int>(heat.left() * scale + (c + 0.5) * cell_w),
+                          static_cast<int>(heat.top() * scale + (r + 0.5) * cell_h));
+        };
+        for (int c = 0; c < columns; ++c)
+            check(centre(0, c), centre(1, c), QString("column %1, rows 1/2").arg(c + 1));
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c + 1 < columns; ++c)
+                check(centre(r, c), centre(r, c + 1),
+                      QString("row %1, columns %2/%3").arg(r + 1).arg(c + 1).arg(c + 2));
     }
 
     void csvHoldsTheKernelValues() {
@@ -451,6 +549,56 @@ private slots:
         for (double f : svg.font_pt)
             QVERIFY2(std::abs(f - pt) <= 1.0 / 24 + 1e-9,
                      qPrintable(QString("a text of %1 pt, not %2 pt").arg(f).arg(pt)));
+    }
+
+    // "On-screen fonts" at a print width: each text prints at its size on the screen (one screen
+    // pixel = 1/96 inch), as in the on-screen size export, in SVG and PDF alike. The layout is
+    // three times the print, so its fonts grow with it; before, painted panels printed at a third
+    // of their size (2.3 pt) and the charts' point-sized fonts, in the SVG, at 254/96 of theirs.
+    void onScreenFontsPrintAtTheirScreenSize() {
+        FigureExportOptions screen, print;
+        print.width_mm = kSingleColumnMm;
+        view_->export_to(out_ + "/fonts-screen.svg", screen);
+        view_->export_to(out_ + "/fonts-print.svg", print);
+        const SvgText a = read_svg_text(out_ + "/fonts-screen.svg");
+        const SvgText b = read_svg_text(out_ + "/fonts-print.svg");
+        QVERIFY2(a.error.isEmpty() && b.error.isEmpty(), qPrintable(a.error + b.error));
+        QVERIFY(a.font_pt.size() > 10 && b.font_pt.size() > 10);
+        // Every printed size is one of the screen's (to the layout's whole pixels: 1/4 pt).
+        for (double f : b.font_pt) {
+            double nearest = 1e9;
+            for (double g : a.font_pt)
+                nearest = std::min(nearest, std::abs(f - g));
+            QVERIFY2(nearest <= 0.26, qPrintable(QString("a %1 pt text in print, %2 pt from "
+                                                         "every on-screen size")
+                                                     .arg(f)
+                                                     .arg(nearest)));
+        }
+        // The PDF's words as poppler reads them: the tallest as tall as on the screen's PDF.
+        const QString pdftotext = QStandardPaths::findExecutable("pdftotext");
+        if (pdftotext.isEmpty()) QSKIP("pdftotext (poppler-utils) is not installed");
+        auto tallest_word = [&](const QString& pdf) {
+            QProcess p;
+            p.start(pdftotext, {"-bbox", pdf, "-"});
+            if (!p.waitForFinished(30000)) return -1.0;
+            const QRegularExpression word(
+                R"re(yMin="([0-9.]+)" xMax="[0-9.]+" yMax="([0-9.]+)")re");
+            double tallest = 0;
+            for (auto it = word.globalMatch(QString::fromUtf8(p.readAllStandardOutput()));
+                 it.hasNext();) {
+                const auto m = it.next();
+                tallest = std::max(tallest, m.captured(2).toDouble() - m.captured(1).toDouble());
+            }
+            return tallest;
+        };
+        view_->export_to(out_ + "/fonts-screen.pdf", screen);
+        view_->export_to(out_ + "/fonts-print.pdf", print);
+        const double on_screen = tallest_word(out_ + "/fonts-screen.pdf"),
+                     printed = tallest_word(out_ + "/fonts-print.pdf");
+        QVERIFY2(on_screen > 5 && std::abs(printed / on_screen - 1) < 0.1,
+                 qPrintable(QString("tallest word %1 pt in print, %2 pt on screen")
+                                .arg(printed)
+                                .arg(on_screen)));
     }
 
     void pdfPageIsThePresetSize() {

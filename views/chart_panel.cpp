@@ -73,10 +73,13 @@ void clear_chart(QChartView* view) {
 }
 
 namespace {
+constexpr const char* kIntegerTicks = "routescopeIntegerTicks";
+
 void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     const auto ticks = nice_ticks(lo, hi, 5);
     if (ticks.size() < 2) return;
-    const double step = ticks[1] - ticks[0];
+    double step = ticks[1] - ticks[0];
+    if (axis->property(kIntegerTicks).toBool()) step = std::max(1.0, std::round(step));
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(0);
     axis->setTickInterval(step);
@@ -84,6 +87,14 @@ void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
 
+}  // namespace
+
+void set_integer_ticks(QValueAxis* axis) {
+    axis->setProperty(kIntegerTicks, true);
+    set_round_ticks(axis, axis->min(), axis->max());
+}
+
+namespace {
 QValueAxis* new_linear_axis(QChart* chart) {
     auto* v = new QValueAxis(chart);
     // Ticks at round numbers whatever range is set (a data range, a zoom): multiples of a

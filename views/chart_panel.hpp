@@ -45,6 +45,9 @@ QValueAxis* linear_axis(QChartView* view, Qt::Orientation o, QAbstractAxis* repl
 /// Value axes of the chart, created and attached on first use, with titles.
 QValueAxis* x_axis(QChartView* view, const QString& title = {});
 QValueAxis* y_axis(QChartView* view, const QString& title = {});
+/// Ticks of the axis at whole numbers only (layers, components, steps), whatever range it is given
+/// (a zoom, a print's margins): round steps of at least 1, labelled without decimals.
+void set_integer_ticks(QValueAxis* axis);
 /// Sets both axes' ranges to the data of every series (with a margin), so charts never clip. While
 /// the user has zoomed in, the fitted range becomes the reset target and the zoom stays.
 void fit_axes(QChartView* view);

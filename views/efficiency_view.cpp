@@ -204,7 +204,12 @@ void EfficiencyView::draw_timings() {
         s->attachAxis(ay);
     }
     if (lmax > 0) set_length_range(ax, lmin, lmax);
-    if (hi > 0) ay->setRange(lo / 2, hi * 2);
+    if (hi > 0) {
+        ay->setRange(lo / 2, hi * 2);
+        // Labels sit at powers of the base: times within two decades (4 to 25 ms) would show
+        // one label, "10"; in octaves they show 4, 8, 16, 32.
+        if (hi * 2 < 100 * (lo / 2)) ay->setBase(2);
+    }
     chart->setTitle(
         timings_->crossover > 0
             ? tr("Measured time against L (crossover at L = %1)").arg(timings_->crossover)

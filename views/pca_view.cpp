@@ -221,6 +221,7 @@ void PcaView::redraw() {
     // keeps every label whole, where the row under the chart cut them to "model_a …".
     chart_->chart()->legend()->setAlignment(several ? Qt::AlignRight : Qt::AlignBottom);
     x_axis(chart_, tr("components k"));
+    set_integer_ticks(x_axis(chart_));
     y_axis(chart_, settings_.energy ? tr("explained energy (σ)") : tr("explained variance (σ²)"));
     fit_axes(chart_);
     y_axis(chart_)->setRange(0, 1);
@@ -247,10 +248,14 @@ void PcaView::redraw() {
     x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));
     fit_axes(k_chart_);
-    x_axis(k_chart_)->setTickType(QValueAxis::TicksDynamic);
-    x_axis(k_chart_)->setTickInterval(depth ? 0.25 : 1);
-    x_axis(k_chart_)->setTickAnchor(0);
-    x_axis(k_chart_)->setLabelFormat(depth ? "%.2f" : "%d");
+    if (depth) {
+        x_axis(k_chart_)->setTickType(QValueAxis::TicksDynamic);
+        x_axis(k_chart_)->setTickInterval(0.25);
+        x_axis(k_chart_)->setTickAnchor(0);
+        x_axis(k_chart_)->setLabelFormat("%.2f");
+    } else {
+        set_integer_ticks(x_axis(k_chart_));  // layers are whole numbers at any range
+    }
     k_chart_->chart()->setTitle(tr("Mean k(%1) of all sentences").arg(settings_.p, 0, 'f', 2));
     show_table(table_, figure_table());
 }

@@ -16,8 +16,11 @@
 #include "views/array_browser_view.hpp"
 #include "views/attention_view.hpp"
 #include "views/chart_figure.hpp"
+#include "views/chart_options.hpp"
 #include "views/display_name.hpp"
 #include "views/efficiency_view.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/interval_bar_chart.hpp"
@@ -315,6 +318,35 @@ private slots:
         view.set_measure("angle");
         QCOMPARE(lines(view.chart())[1]->at(1).y(), r.layers[1].sentences.angle_degrees);
         QVERIFY(view_test::screenshot(&view, "view_transitions"));
+
+        // Layers are whole numbers: the printed figure's x tick labels (the numbers just under
+        // the plot) are integers, also after the print's 5% margins widened the range and when
+        // zoomed to two layers (they read 1.0, 1.5, 2.0 and 1.0, 1.2, … before).
+        for (const double mm : {kSingleColumnMm, kDoubleColumnMm, 0.0}) {
+            if (mm == 0) {
+                QVERIFY(set_axis_limits(view.chart(), 1, 2, 0, 90).isEmpty());
+            }
+            FigureExportOptions o;
+            o.width_mm = mm > 0 ? mm : kSingleColumnMm;
+            o.font_pt = 8;
+            const FigureLayout layout = figure_layout(view, o);
+            QVERIFY(!layout.plot_areas.empty());
+            const QRectF plot = layout.plot_areas.front();
+            QStringList ticks;
+            for (const FigureText& t : layout.texts) {
+                bool number = false;
+                QString(t.text).replace(QChar(0x2212), '-').toDouble(&number);
+                if (number && t.box.top() >= plot.bottom() - 1 &&
+                    t.box.top() <= plot.bottom() + 2 * t.font_px)
+                    ticks << t.text;
+            }
+            QVERIFY2(ticks.size() >= 2, qPrintable(ticks.join(", ")));
+            for (const QString& t : ticks)
+                QVERIFY2(!t.contains('.'),
+                         qPrintable(QString("%1: x ticks %2")
+                                        .arg(mm > 0 ? QString("%1 mm").arg(mm) : "zoomed")
+                                        .arg(ticks.join(", "))));
+        }
     }
 
     void accuracyViewComparesTwoModelsAndListsABinsExamples() {

@@ -268,6 +268,12 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
                           " is causal (forward SSM only): it has no backward kernel; forward, sum "
                           "or gated show what it mixes");
+    if (kf.empty() && (dump.arch() == "bert" || dump.arch() == "gated_att"))
+        throw ConfigError(dump.path() + ": this " + dump.arch() +
+                          " dump holds no attention probabilities (layer " +
+                          std::to_string(o.layer) +
+                          "): dump the checkpoint again with `routescope-cli dump --attention` "
+                          "to show its attention beside an SSM's implicit attention");
     if (kf.empty()) {
         const auto have = dump.kernel_layers();
         std::string list;

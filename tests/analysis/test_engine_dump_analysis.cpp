@@ -420,6 +420,19 @@ private slots:
                                   "--head", QString::number(H), "--out", file("none.json")});
         QCOMPARE(bad.exit_code, 2);
         QVERIFY2(bad.output.contains("attention heads"), qPrintable(bad.output));
+        // The same BERT dumped without --attention: the error says how to get its attention
+        // (it said "no SSM kernels … BERT's attention is its own").
+        const QString plain = file("bert_no_attention.dump.h5");
+        QCOMPARE(run_cli({"dump", "--checkpoint", file("bert_attention/model.ckpt.h5"), "--out",
+                          plain, "--task", "induction", "--examples", "3", "--threads", "2"})
+                     .exit_code,
+                 0);
+        const auto none = run_cli({"analyze", "implicit-attention", "--dump", plain, "--layer", "2",
+                                   "--out", file("none.json")});
+        QCOMPARE(none.exit_code, 2);
+        QVERIFY2(none.output.contains("no attention probabilities") &&
+                     none.output.contains("dump --attention"),
+                 qPrintable(none.output));
 
         // The induction circuit's two heads (analysis/induction_heads.hpp) from the same
         // checkpoint's probabilities over 40 examples of several lengths (padding keys), the

@@ -270,8 +270,12 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
             const double pixels = extent / std::max(1, dpi) * 600.0;
             return std::clamp(static_cast<int>(std::ceil(pixels / std::max(1, n))), 1, 1024);
         };
-        const QSize scaled(n_columns * factor(on_device.width(), device->logicalDpiX(), n_columns),
-                           n_rows * factor(on_device.height(), device->logicalDpiY(), n_rows));
+        int fx = factor(on_device.width(), device->logicalDpiX(), n_columns),
+            fy = factor(on_device.height(), device->logicalDpiY(), n_rows);
+        // At most 16 M pixels (64 MB while it is encoded), halving the larger factor first.
+        while (static_cast<double>(n_columns) * fx * n_rows * fy > 16e6 && (fx > 1 || fy > 1))
+            (fx >= fy ? fx : fy) = std::max(1, (fx >= fy ? fx : fy) / 2);
+        const QSize scaled(n_columns * fx, n_rows * fy);
         painter.drawImage(QRectF(plot),
                           scaled != cells.size()
                               ? cells.scaled(scaled, Qt::IgnoreAspectRatio, Qt::FastTransformation)

@@ -94,6 +94,17 @@ void set_integer_ticks(QValueAxis* axis) {
     set_round_ticks(axis, axis->min(), axis->max());
 }
 
+void set_layer_ticks(QValueAxis* axis, bool relative_depth) {
+    if (!relative_depth) {
+        set_integer_ticks(axis);
+        return;
+    }
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickInterval(0.25);
+    axis->setTickAnchor(0);
+    axis->setLabelFormat("%.2f");
+}
+
 namespace {
 QValueAxis* new_linear_axis(QChart* chart) {
     auto* v = new QValueAxis(chart);

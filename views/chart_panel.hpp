@@ -48,6 +48,8 @@ QValueAxis* y_axis(QChartView* view, const QString& title = {});
 /// Ticks of the axis at whole numbers only (layers, components, steps), whatever range it is given
 /// (a zoom, a print's margins): round steps of at least 1, labelled without decimals.
 void set_integer_ticks(QValueAxis* axis);
+/// An axis of layers: whole-number ticks, or quarters for the relative depth ℓ / n_layers.
+void set_layer_ticks(QValueAxis* axis, bool relative_depth);
 /// Sets both axes' ranges to the data of every series (with a margin), so charts never clip. While
 /// the user has zoomed in, the fitted range becomes the reset target and the zoom stays.
 void fit_axes(QChartView* view);

@@ -4,10 +4,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QFont>
+#include <QFontInfo>
+#include <QHash>
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 
@@ -73,6 +77,43 @@ private:
     QSizeF print_;
     std::function<void()> restore_;
 };
+
+/// QSvgGenerator names a font by the family the figure asked for, Qt's generic "Sans Serif",
+/// which is no CSS family: renderers that do not ask fontconfig (browsers, resvg, Illustrator)
+/// fall back to their default, a serif face with other metrics, and labels laid out for the face
+/// Qt measured overrun their boxes. Each family becomes the face Qt drew with (as the PDF embeds
+/// it), then CSS's generic sans-serif.
+void name_drawn_fonts(const QString& svg_path) {
+    QFile in(svg_path);
+    if (!in.open(QIODevice::ReadOnly))
+        throw IoError("cannot read back SVG " + svg_path.toStdString());
+    const QString xml = QString::fromUtf8(in.readAll());
+    in.close();
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    QHash<QString, QString> drawn;
+    QString out;
+    out.reserve(xml.size() + xml.size() / 16);
+    qsizetype at = 0;
+    for (auto it = family.globalMatch(xml); it.hasNext();) {
+        const auto m = it.next();
+        const QString asked = m.captured(1);
+        auto face = drawn.constFind(asked);
+        if (face == drawn.constEnd()) {
+            QString name = QFontInfo(QFont(asked)).family();
+            name.remove(QLatin1Char('\'')).remove(QLatin1Char('"')).remove(QLatin1Char('&'));
+            face =
+                drawn.insert(asked, name.isEmpty() ? QStringLiteral("sans-serif")
+                                                   : QStringLiteral("'%1', sans-serif").arg(name));
+        }
+        out += QStringView(xml).mid(at, m.capturedStart() - at);
+        out += QStringLiteral("font-family=\"%1\"").arg(face.value());
+        at = m.capturedEnd();
+    }
+    out += QStringView(xml).mid(at);
+    QFile f(svg_path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(out.toUtf8()) < 0)
+        throw IoError("cannot write SVG " + svg_path.toStdString());
+}
 
 /// Writes through `write(temporary)` and renames the temporary to `path` (no half-written file).
 template <typename Write>
@@ -148,6 +189,7 @@ QSizeF export_svg(const FigureSource& source, const QString& path, const FigureE
         print.paint(painter);
         painter.end();
         if (!QFileInfo(tmp).exists()) throw IoError("cannot write SVG " + path.toStdString());
+        name_drawn_fonts(tmp);
     });
     return print.print();
 }

@@ -248,14 +248,7 @@ void PcaView::redraw() {
     x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));
     fit_axes(k_chart_);
-    if (depth) {
-        x_axis(k_chart_)->setTickType(QValueAxis::TicksDynamic);
-        x_axis(k_chart_)->setTickInterval(0.25);
-        x_axis(k_chart_)->setTickAnchor(0);
-        x_axis(k_chart_)->setLabelFormat("%.2f");
-    } else {
-        set_integer_ticks(x_axis(k_chart_));  // layers are whole numbers at any range
-    }
+    set_layer_ticks(x_axis(k_chart_), depth);
     k_chart_->chart()->setTitle(tr("Mean k(%1) of all sentences").arg(settings_.p, 0, 'f', 2));
     show_table(table_, figure_table());
 }

@@ -190,14 +190,7 @@ void TransitionsView::redraw() {
     x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());
     fit_axes(chart_);
-    if (depth) {
-        x_axis(chart_)->setTickType(QValueAxis::TicksDynamic);
-        x_axis(chart_)->setTickInterval(0.25);
-        x_axis(chart_)->setTickAnchor(0);
-        x_axis(chart_)->setLabelFormat("%.2f");
-    } else {
-        set_integer_ticks(x_axis(chart_));  // layers are whole numbers at any range
-    }
+    set_layer_ticks(x_axis(chart_), depth);
     chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
 }
 

@@ -277,6 +277,37 @@ private slots:
         QVERIFY(texts > 10);
     }
 
+    // The SVG names the face its text was measured and drawn in, as fontconfig resolves the
+    // figure's generic family, then CSS's sans-serif: Qt wrote font-family="Sans Serif", no CSS
+    // family, which browsers and resvg replace with a serif default of other widths.
+    void svgNamesTheFontItWasDrawnIn() {
+        const QString fc_match = QStandardPaths::findExecutable("fc-match");
+        if (fc_match.isEmpty()) QSKIP("fc-match (fontconfig) is not installed");
+        QProcess p;
+        p.start(fc_match, {"--format=%{family[0]}", QFont().family()});
+        QVERIFY(p.waitForFinished(30000));
+        const QString face = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+        QVERIFY(!face.isEmpty());
+        const QString path = out_ + "/fonts.svg";
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 7;
+        view_->export_to(path, o);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&f);
+        int named = 0;
+        while (!xml.atEnd()) {
+            if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+            const QString family = xml.attributes().value("font-family").toString();
+            if (family.isEmpty()) continue;
+            ++named;
+            QCOMPARE(family, QString("'%1', sans-serif").arg(face));
+        }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY(named > 10);
+    }
+
     void pdfIsAPdfThatRendersToAPage() {
         const QString path = out_ + "/kernels.pdf";
         view_->export_to(path);

@@ -5,6 +5,9 @@
 // the provenance names the timings file; a file that is not bench output is an error naming it.
 #include <QtTest>
 
+#include <QLogValueAxis>
+#include <cmath>
+
 #include <QChartView>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -68,6 +71,25 @@ private slots:
         QVERIFY(view.figure_provenance().dump().find(view_test::sha256_of(timings).toStdString()) !=
                 std::string::npos);
         QVERIFY(view_test::screenshot(&view, "view_efficiency_measured"));
+        // Each log axis carries at least two labels: Qt labels the powers of its base inside
+        // the range, and these FLOPs (3e6 to 4e7) and times span less than two decades (the
+        // FLOP axis showed "1e+07" alone, the time axis one "1").
+        for (QChartView* chart : {view.chart(), view.time_chart()})
+            for (QAbstractAxis* a : chart->chart()->axes()) {
+                auto* log = qobject_cast<QLogValueAxis*>(a);
+                QVERIFY(log);
+                const double b = log->base();
+                const int labels =
+                    static_cast<int>(std::floor(std::log(log->max()) / std::log(b) + 1e-9) -
+                                     std::ceil(std::log(log->min()) / std::log(b) - 1e-9)) +
+                    1;
+                QVERIFY2(labels >= 2, qPrintable(QString("%1: %2 labels from %3 to %4, base %5")
+                                                     .arg(a->titleText())
+                                                     .arg(labels)
+                                                     .arg(log->min())
+                                                     .arg(log->max())
+                                                     .arg(b)));
+            }
 
         // Without a timings file: FLOPs only, no measured chart.
         view.restore_settings(nlohmann::json{{"models", {{{"arch", "bigs"}}}}, {"timings", ""}});

@@ -162,6 +162,13 @@ train::RunOptions run_options(const TrainArgs& a, const std::string& out,
     options.until = a.until;
     options.device = checked_device(a.device);
     options.on_record = [&bar](const nlohmann::ordered_json& r) {  // rank 0's records only
+        // A fine-tune whose tokenizer reads much of the text as [UNK]: said where it is seen.
+        if (r.value("type", "") == "start" && r.contains("unk_fraction") &&
+            r["unk_fraction"].get<double>() > 0.2)
+            std::fprintf(stderr,
+                         "warning: %.0f%% of the training file's tokens are [UNK] under the "
+                         "checkpoint's tokenizer: the model sees little of this text\n",
+                         100 * r["unk_fraction"].get<double>());
         if (bar)
             bar->show(r);
         else
@@ -232,14 +239,24 @@ int run_train(const TrainArgs& a) {
             if (const int verdict = check_input(checkpoint, a.check)) return verdict;
             finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
         } else {
-            config = RunConfig::load(a.config);
+            // Fine-tuning from --init needs no file: the model and tokenizer are the
+            // checkpoint's, the rest docs/config.md's defaults and the --set overrides.
+            if (a.config.empty()) {
+                // The sequences no longer than the checkpoint's positions (a BiGS_128: 128).
+                if (const int verdict = check_input(a.init, a.check)) return verdict;
+                config = RunConfig::from_json(nlohmann::json::object());
+                const Checkpoint ck = read_checkpoint(a.init, CheckpointRead::without_values);
+                config->data.seq_len = std::min(config->data.seq_len, ck.config.model.max_len);
+            } else {
+                config = RunConfig::load(a.config);
+            }
             for (const auto& s : a.sets)
                 config = config->with_override(s);
             if (!a.init.empty()) {
                 config->train.init_from = a.init;
                 config->check();  // --init is for fine-tuning: a pretraining config refuses it
             }
-            if (config->train.init_from)  // --init or train.init_from
+            if (config->train.init_from && !a.config.empty())  // checked above without one
                 if (const int verdict = check_input(*config->train.init_from, a.check))
                     return verdict;
             finetune = train::is_finetuning(*config);
@@ -332,8 +349,8 @@ CommandRunner setup_train(CLI::App& app) {
     config->excludes(resume);
     return [a]() {
         if (!a->precision.empty()) a->sets.push_back("train.precision=" + a->precision);
-        if (a->config.empty() && a->resume.empty())
-            throw ConfigError("--config or --resume is required");
+        if (a->config.empty() && a->resume.empty() && a->init.empty())
+            throw ConfigError("--config, --init or --resume is required");
         if (a->out.empty() && a->resume.empty()) throw ConfigError("--out is required");
         return run_train_on_ranks(*a);
     };

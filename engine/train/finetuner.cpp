@@ -1,6 +1,7 @@
 #include "engine/train/finetuner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -166,6 +167,28 @@ void Finetuner::prepare_classification() {
     valid_is_train_ = in.valid_is_train;
     no_consensus_ = in.no_consensus;
     config_.train.objective = "classify";
+    check_coverage();
+}
+
+void Finetuner::check_coverage() {
+    // A tokenizer that does not cover the text (a checkpoint trained on a built-in task's symbols,
+    // or on another language) reads it as [UNK]s, and the classifier learns from lengths alone.
+    const data::SpecialIds sp = tokenizer_->specials();
+    std::int64_t words = 0, unknown = 0;
+    for (const LabelledExample& e : train_.examples)
+        for (const std::int32_t t : e.tokens) {
+            if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
+            ++words;
+            if (t == sp.unk) ++unknown;
+        }
+    unk_fraction_ = words > 0 ? static_cast<double>(unknown) / static_cast<double>(words) : 0.0;
+    const std::string by =
+        "the " + tokenizer_->kind() + " tokenizer (" + std::to_string(tokenizer_->vocab_size()) +
+        " ids" + (config_.train.init_from ? ", from " + *config_.train.init_from : "") + ")";
+    if (words > 0 && unknown == words)
+        throw ConfigError(train_.source + ": every token is [UNK] under " + by +
+                          ": the model cannot read this text (fine-tune a checkpoint whose "
+                          "vocabulary covers its language)");
 }
 
 void Finetuner::build_model(bool pretrained) {
@@ -275,6 +298,10 @@ void Finetuner::describe(nlohmann::ordered_json& start) const {
     start["steps_per_epoch"] = steps_per_epoch_;
     start["init_from"] = tc.init_from ? nlohmann::ordered_json(*tc.init_from) : nullptr;
     start["initialised_fresh"] = fresh_;
+    // The share of the training file's tokens the tokenizer reads as [UNK] (the framing
+    // specials left out): high, and the model sees little of the text.
+    if (!config_.data.task || config_.data.task->empty())
+        start["unk_fraction"] = std::round(unk_fraction_ * 1e4) / 1e4;
 }
 
 FinetuneResult Finetuner::run() {

@@ -90,6 +90,8 @@ private:
     void prepare_output();
     void prepare_task();
     void prepare_classification();
+    /// Refuses a training file the tokenizer reads as [UNK] alone; measures the [UNK] share.
+    void check_coverage();
     /// The model from config_ (merged with train.init_from's when `pretrained`).
     void build_model(bool pretrained);
     std::string best_checkpoint_path() const;
@@ -112,6 +114,7 @@ private:
     LabelledSet train_, valid_;
     bool valid_is_train_ = false;
     std::int64_t no_consensus_ = 0;  ///< gold_label "-" rows left out (the start record says so)
+    double unk_fraction_ = 0;        ///< [UNK]s among the training file's tokens (start record)
     std::unique_ptr<models::Model> model_;
     std::unique_ptr<TrainingLoop> loop_;
     std::vector<std::string> fresh_;  ///< parameters not found in train.init_from

@@ -187,6 +187,41 @@ private slots:
             std::string(R"({"left_out_no_consensus":2,"train_sequences":3,"valid_sequences":1})"));
     }
 
+    // A tokenizer that does not cover the text: the share of [UNK] tokens in the start record
+    // (counted here by hand: the framing [CLS]/[SEP] left out), and a file that is [UNK] alone
+    // refused naming it (the classifier learnt from lengths alone before).
+    void aTokenizerThatDoesNotCoverTheTextIsSaid() {
+        train_test::write_text(path("wp_vocab.txt"),
+                               "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ngood\nbad\nfilm\n");
+        // good movie (1 of 2 unknown) | bad film here (1 of 3) | a good film (1 of 3): 3 of 8.
+        train_test::write_text(path("wp_train.tsv"),
+                               "sentence\tlabel\ngood movie\t1\nbad film here\t0\n"
+                               "a good film\t1\n");
+        RunConfig c = tiny_classifier(path("wp_train.tsv"), path("wp_train.tsv"), 1);
+        c.tokenizer.kind = "wordpiece";
+        c.tokenizer.model = path("wp_vocab.txt");
+        {
+            train::Finetuner tuner(c, {path("wp"), 0, nullptr});
+            tuner.run();
+        }
+        const auto start = records(path("wp/log.jsonl"), "start", {"unk_fraction"});
+        QCOMPARE(start.begin()->second, std::string(R"({"unk_fraction":0.375})"));
+
+        train_test::write_text(path("wp_unknown.tsv"),
+                               "sentence\tlabel\nquite dull\t0\nsuperb\t1\n");
+        RunConfig u = tiny_classifier(path("wp_unknown.tsv"), path("wp_unknown.tsv"), 1);
+        u.tokenizer = c.tokenizer;
+        try {
+            train::Finetuner tuner(u, {path("wp_unknown"), 0, nullptr});
+            QFAIL("a file the tokenizer reads as [UNK] alone was accepted");
+        } catch (const ConfigError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find(path("wp_unknown.tsv")) != std::string::npos &&
+                         what.find("every token is [UNK]") != std::string::npos,
+                     what.c_str());
+        }
+    }
+
     void jsonLinesPairsAreFramedWithSegments() {
         // {"text_a","text_b","label"} with integer labels: numeric label order, [CLS] a [SEP] b
         // [SEP] with segment 1 from b on (bytes: one id per character, plus 5 specials offset).

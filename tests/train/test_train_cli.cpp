@@ -170,6 +170,34 @@ private slots:
         QVERIFY(run_cli(args_of({"validate", out + "/model.ckpt.h5"})).exit_code == 0);
     }
 
+    // Fine-tuning needs no configuration file: `train --init CKPT --set …` takes the model and
+    // tokenizer from the checkpoint and docs/config.md's defaults for the rest (it said
+    // "--config or --resume is required").
+    void fineTuningFromInitNeedsNoConfigFile() {
+        const std::string init = path("init") + "/model.ckpt.h5";
+        if (!QFileInfo::exists(QString::fromStdString(init)))
+            QVERIFY(run_cli(args_of({"train", "--config",
+                                     config_file("init", train_test::tiny_bigs(path("words.txt"))),
+                                     "--out", path("init"), "--set", "train.steps=0"}))
+                        .exit_code == 0);
+        train_test::write_text(path("cls.tsv"),
+                               "sentence\tlabel\na good one\t1\na bad one\t0\nso good\t1\n");
+        const std::string out = path("from_init");
+        const auto r =
+            run_cli(args_of({"train", "--init", init, "--out", out, "--set",
+                             "train.objective=classify", "--set", "data.train=" + path("cls.tsv"),
+                             "--set", "train.steps=2", "--set", "train.threads=1"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const Checkpoint tuned = read_checkpoint(out + "/model.ckpt.h5");
+        const Checkpoint base = read_checkpoint(init);
+        QCOMPARE(tuned.config.model.arch, base.config.model.arch);
+        QCOMPARE(tuned.config.model.d_model, base.config.model.d_model);
+        QCOMPARE(tuned.config.model.n_labels, 2);
+        const auto none = run_cli(args_of({"train", "--out", path("nothing")}));
+        QCOMPARE(none.exit_code, 2);
+        QVERIFY2(none.err.contains("--config, --init or --resume"), qPrintable(none.err));
+    }
+
     // train.keep_checkpoints: each checkpoint step's weights are kept as step-N.ckpt.h5, without
     // optimizer state; step 2's file holds what a run of 2 steps ends with (the same seed and
     // threads give bit-identical runs), and the last one the final model's weights.

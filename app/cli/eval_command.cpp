@@ -264,9 +264,13 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     r["examples"] = s.examples;
     r["scored"] = s.scored;
     r["metric"] = s.metric;
-    r[s.metric] = s.accuracy;
-    if (s.macro_f1 >= 0) r["macro_f1"] = s.macro_f1;
-    r["loss"] = s.loss;
+    // An unlabelled file (GLUE's test split) has predictions and no score: null, not 0.
+    const auto score = [&](double v) {
+        return s.scored > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+    };
+    r[s.metric] = score(s.accuracy);
+    if (s.macro_f1 >= 0) r["macro_f1"] = score(s.macro_f1);
+    r["loss"] = score(s.loss);
     if (causal)
         r["scoring"] = "answer after the prompt, teacher-forced argmax (= greedy exact match)";
     if (causal && objective == "birdie") r["birdie_layout"] = a.birdie_layout;

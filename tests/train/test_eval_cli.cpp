@@ -189,6 +189,22 @@ private slots:
         }
         const auto summary = read_json(path("c.preds.summary.json"));
         QCOMPARE(summary["macro_f1"].get<double>(), f1 / 2);
+
+        // GLUE's test split has no labels: every row predicted, nothing scored, and the scores
+        // null rather than an accuracy of 0.
+        write_text(path("c_test.tsv"), "index\tsentence\n0\tthe zebra runs\n1\tthe horse\n");
+        const auto u = run_cli({"eval", "--checkpoint", qpath("c-run/best.ckpt.h5"), "--data",
+                                qpath("c_test.tsv"), "--out", qpath("c.test.jsonl")});
+        QVERIFY2(u.exit_code == 0, qPrintable(u.err));
+        const auto test_lines = read_lines(path("c.test.jsonl"));
+        QCOMPARE(test_lines.size(), std::size_t(2));
+        for (const auto& j : test_lines)
+            QVERIFY(j["label"].is_null() && j["correct"].is_null() && j["prediction"].is_string());
+        const auto unscored = read_json(path("c.test.summary.json"));
+        QCOMPARE(unscored["scored"].get<int>(), 0);
+        QVERIFY2(unscored["accuracy"].is_null() && unscored["loss"].is_null() &&
+                     (!unscored.contains("macro_f1") || unscored["macro_f1"].is_null()),
+                 unscored.dump().c_str());
     }
 
     void badInputIsAClearErrorAndLeavesNoPartialFile() {

@@ -21,6 +21,7 @@
 // every reader takes as one dump. A rank that fails makes all exit with an error.
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,7 @@
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
+#include "engine/data/text_corpus.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/activation_dump.hpp"
@@ -190,10 +192,37 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
                            /*file_lines=*/false, std::move(resets));
 }
 
+// Whether --data names a classification file (by its name, as read_classification decides);
+// anything else is a text corpus.
+bool is_classification_name(const std::string& path) {
+    std::string ext = fs::path(path).extension().string();
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return !fs::is_directory(path) &&
+           (ext == ".tsv" || ext == ".csv" || ext == ".jsonl" || ext == ".json");
+}
+
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
+// A text corpus (a .txt file or a directory, TextCorpus's formats: a line per document, blank-line
+// separated as the checkpoint's data.doc_sep says, WikiExtractor's articles) gives one example
+// per document, [CLS] document [SEP] cut to the length: sentences from Wikipedia for an
+// anisotropy or PCA study of a pretrained model.
 PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
     const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
+    if (!is_classification_name(a.data)) {
+        data::TextCorpus corpus(a.data, data::parse_doc_separator(config.data.doc_sep));
+        data::ClassificationSet documents;
+        documents.path = a.data;
+        std::string doc;
+        while ((a.examples <= 0 ||
+                static_cast<std::int64_t>(documents.examples.size()) < a.examples) &&
+               corpus.next(doc))
+            documents.examples.push_back({doc, std::nullopt, "", corpus.position(), -1});
+        return labelled_source(train::classification_examples(documents, tokenizer, L), a.examples,
+                               tokenizer.vocabulary(), /*class_labels=*/false,
+                               /*file_lines=*/false);
+    }
     train::LabelledSet set = train::classification_file(config, tokenizer, a.data, L, a.checkpoint,
                                                         /*require_classifier=*/false);
     bool labelled = false;
@@ -432,7 +461,9 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--task", a->task,
                     "Built-in task: induction, phone-book, copying, selective-copying, "
                     "gap-matching, attractors");
-    cmd->add_option("--data", a->data, "Classification data (*.tsv, *.csv, *.jsonl)");
+    cmd->add_option("--data", a->data,
+                    "Classification data (*.tsv, *.csv, *.jsonl) or a text corpus (a file or "
+                    "directory: one example per document, cut to --length)");
     cmd->add_option("--layers", a->layers, "all, or layer indices 0,4,8 (0 = embeddings)");
     cmd->add_option("--examples", a->examples,
                     "Number of examples (0 = all; a task generates 1000 by default)");

@@ -450,6 +450,57 @@ private slots:
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
     }
 
+    // A text corpus as --data (it was "unknown classification format"): one example per
+    // document, [CLS] document [SEP] cut to --length, in a plain file (a line per document, blank
+    // lines skipped) and in WikiExtractor's directory of <doc> articles; the tokens are the
+    // bytes + 5 of the byte tokenizer, written out here by hand.
+    void textCorpusDumpsADocumentPerExample() {
+        train_test::write_text(path("corpus.txt"), "ab\nhello world\n\nz\n");
+        std::filesystem::create_directories(path("wiki/AA"));
+        train_test::write_text(path("wiki/AA/wiki_00"),
+                               "<doc id=\"1\" url=\"u\" title=\"A\">\nA\nxy\n</doc>\n"
+                               "<doc id=\"2\" url=\"v\" title=\"B\">\nB\n</doc>\n");
+        const auto framed = [](const std::string& text, std::size_t cut) {
+            std::vector<std::int32_t> ids{2};
+            for (std::size_t k = 0; k < text.size() && k < cut; ++k)
+                ids.push_back(static_cast<unsigned char>(text[k]) + 5);
+            ids.push_back(3);
+            return ids;
+        };
+        for (const auto& [data, expected] :
+             {std::pair{path("corpus.txt"),
+                        std::vector<std::vector<std::int32_t>>{
+                            framed("ab", 4), framed("hello world", 4), framed("z", 4)}},
+              std::pair{path("wiki"), std::vector<std::vector<std::int32_t>>{framed("A\nxy", 4),
+                                                                             framed("B", 4)}}}) {
+            const std::string out = path("corpus.dump.h5");
+            std::filesystem::remove(out);
+            const auto r = run_cli(args_of(
+                {"dump", "--checkpoint", bigs_, "--out", out, "--data", data, "--length", "6"}));
+            QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+            expect_valid(out);
+            const auto dims = shape(out, "data/tokens");
+            QCOMPARE(dims.size(), std::size_t(2));
+            QCOMPARE(dims[0], hsize_t(expected.size()));
+            std::vector<std::int32_t> tokens(dims[0] * dims[1]);
+            H5::H5File(out, H5F_ACC_RDONLY)
+                .openDataSet("data/tokens")
+                .read(tokens.data(), H5::PredType::NATIVE_INT32);
+            for (std::size_t e = 0; e < expected.size(); ++e)
+                for (std::size_t t = 0; t < dims[1]; ++t)
+                    QCOMPARE(tokens[e * dims[1] + t],
+                             t < expected[e].size() ? expected[e][t] : 0);  // [PAD] = 0
+            const auto ref = recompute(out, bigs_, static_cast<int>(expected.size()));
+            QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
+        }
+        // A compressed corpus is still refused by name (TextCorpus's check).
+        train_test::write_text(path("corpus.txt.gz"), std::string("\x1f\x8b\x08\0", 4));
+        const auto gz = run_cli(args_of({"dump", "--checkpoint", bigs_, "--out", path("gz.dump.h5"),
+                                         "--data", path("corpus.txt.gz")}));
+        QCOMPARE(gz.exit_code, 2);
+        QVERIFY2(gz.err.contains("gzip"), qPrintable(gz.err));
+    }
+
     // S-LSTM (DUMP_FORMAT.md gate names i, l, r, f, s, o, sentence_weight [S, L + 1, d]): the
     // dump validates; the sentence-node weights of a real example sum to 1 over its tokens and the
     // node (a softmax), with nothing on pads; /layers/0/sentence is g⁰, the mean of the real

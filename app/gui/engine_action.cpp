@@ -100,9 +100,14 @@ QStringList EngineActionSettings::problems() const {
         if (source == "task" && !builtin_tasks().contains(task))
             found << tr("Task '%1' is not one of %2.").arg(task, builtin_tasks().join(", "));
         if (source == "data") {
+            // A dump also reads a text corpus: a file of any other name, or a directory.
+            const bool corpus = action == EngineAction::Dump;
             if (data.trimmed().isEmpty())
-                found << tr("Data file is empty: choose a *.tsv, *.csv or *.jsonl file.");
-            else if (!QFileInfo(data).isFile())
+                found << (corpus
+                              ? tr("Data file is empty: choose a *.tsv, *.csv or *.jsonl "
+                                   "file, or a text corpus.")
+                              : tr("Data file is empty: choose a *.tsv, *.csv or *.jsonl file."));
+            else if (corpus ? !QFileInfo::exists(data) : !QFileInfo(data).isFile())
                 found << tr("Data file %1 does not exist.").arg(data);
         }
         if (!QStringList{"own", "task", "data"}.contains(source))

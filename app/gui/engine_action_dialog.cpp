@@ -109,7 +109,10 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
                              : tr("the checkpoint's task"),
                          "own");
         source_->addItem(tr("a built-in task"), "task");
-        source_->addItem(tr("a data file (TSV, CSV, JSONL)"), "data");
+        source_->addItem(action_ == EngineAction::Dump
+                             ? tr("a data file (TSV, CSV, JSONL) or text corpus")
+                             : tr("a data file (TSV, CSV, JSONL)"),
+                         "data");
         form->addRow(tr("&Examples from:"), source_);
         task_ = combo("task", builtin_tasks());
         form->addRow(tr("&Task:"), task_);

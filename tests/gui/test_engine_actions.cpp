@@ -227,6 +227,20 @@ private slots:
         dialog.set_settings(s);
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
+
+        // A dump reads a text corpus too, a directory included (`dump --data`); an evaluation's
+        // data must be a file.
+        const QString corpus = fresh_dir("corpus");
+        s.source = "data";
+        s.data = corpus;
+        QVERIFY2(s.problems().isEmpty(), qPrintable(s.problems().join("; ")));
+        s.data = corpus + "/missing";
+        QVERIFY(s.problems().join(" ").contains("does not exist"));
+        gui::EngineActionSettings e = s;
+        e.action = gui::EngineAction::Evaluate;
+        e.data = corpus;
+        e.out = corpus + "/preds.jsonl";
+        QVERIFY(e.problems().join(" ").contains("does not exist"));
     }
 
     void theWorkspaceOffersTheActionsThatApply() {

@@ -64,6 +64,9 @@ void for_each_line(const std::string& path, F&& fn) {
         ++n;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+        if (n == 1)
+            if (const std::string wide = wide_unicode_text(line, path); !wide.empty())
+                throw FormatError(path + ": " + wide);
         if (const auto bad = first_invalid_utf8(line)) {
             throw FormatError(where(path, n) + "invalid UTF-8 at byte " + std::to_string(*bad + 1));
         }
@@ -285,6 +288,9 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         while (std::getline(in, line)) {
             ++st.line;
             if (st.line == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+            if (st.line == 1)
+                if (const std::string wide = wide_unicode_text(line, path); !wide.empty())
+                    throw FormatError(path + ": " + wide);
             line.push_back('\n');
             if (csv_parse(&parser, line.data(), line.size(), on_field, on_record, &st) !=
                 line.size())

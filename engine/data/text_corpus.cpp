@@ -105,6 +105,14 @@ std::string binary_kind(const std::string& file) {
     return "";
 }
 
+// Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark (wide_unicode_text).
+std::string wide_text(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    char b[4] = {};
+    in.read(b, sizeof b);
+    return wide_unicode_text(std::string_view(b, static_cast<std::size_t>(in.gcount())), file);
+}
+
 std::vector<std::string> list_files(const std::string& path) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
@@ -138,6 +146,8 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
     // One validating pass: fail before training rather than hours into it.
     for (const auto& file : files_) {
         require_regular_file(file, "corpus");
+        if (const std::string wide = wide_text(file); !wide.empty())
+            throw FormatError(file + ": " + wide);
         if (const std::string kind = binary_kind(file); !kind.empty())
             throw FormatError(file + ": " + kind +
                               ", not a text corpus (UTF-8 text, or JSON Lines "

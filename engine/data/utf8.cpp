@@ -83,4 +83,18 @@ void append_utf8(std::string& out, char32_t cp) {
     }
 }
 
+std::string wide_unicode_text(std::string_view b, const std::string& file) {
+    const auto starts = [&](std::string_view mark) { return b.substr(0, mark.size()) == mark; };
+    using namespace std::string_view_literals;
+    const char* kind = starts("\xFF\xFE\0\0"sv)   ? "UTF-32 (little-endian)"
+                       : starts("\0\0\xFE\xFF"sv) ? "UTF-32 (big-endian)"
+                       : starts("\xFF\xFE"sv)     ? "UTF-16 (little-endian)"
+                       : starts("\xFE\xFF"sv)     ? "UTF-16 (big-endian)"
+                                                  : nullptr;
+    if (!kind) return {};
+    const std::string from = std::string(kind).substr(0, 6);
+    return std::string(kind) + " text, not UTF-8: convert it, e.g. `iconv -f " + from +
+           " -t UTF-8 " + file + " > " + file + ".utf8`";
+}
+
 }  // namespace routescope::data

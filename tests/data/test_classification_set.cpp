@@ -229,6 +229,29 @@ private slots:
         const std::string xlsx = error_of([&] { read_classification(file("train.xlsx", "x")); });
         QVERIFY2(xlsx.find("expected .tsv, .csv, .jsonl or .json") != std::string::npos,
                  xlsx.c_str());
+        // Excel's "Unicode Text" and Windows' Notepad "Unicode": UTF-16 little-endian with its
+        // byte-order mark FF FE, each ASCII character followed by a NUL (the encoding by hand).
+        const auto utf16le = [](const std::string& text) {
+            std::string out = "\xFF\xFE";
+            for (const char c : text) {
+                out.push_back(c);
+                out.push_back('\0');
+            }
+            return out;
+        };
+        for (const char* name : {"excel.tsv", "excel.csv", "excel.jsonl"}) {
+            const std::string body =
+                std::string(name).ends_with(".jsonl") ? "{\"text\": \"good\", \"label\": 1}\n"
+                : std::string(name).ends_with(".csv") ? "sentence,label\ngood,1\n"
+                                                      : "sentence\tlabel\ngood\t1\n";
+            const std::string path = file(name, utf16le(body));
+            const std::string wide = error_of([&] { read_classification(path); });
+            QVERIFY2(wide.find(path +
+                               ": UTF-16 (little-endian) text, not UTF-8: convert it, e.g. "
+                               "`iconv -f UTF-16 -t UTF-8 " +
+                               path) == 0,
+                     wide.c_str());
+        }
     }
     void readsTheDatasetsOwnJsonLines() {
         const auto snli = read_classification(file(

@@ -225,7 +225,16 @@ private slots:
                       {"-q", "-f", "plain.txt", "-o", "plain.txt.zst"},
                       "plain.txt.zst",
                       "zstd-compressed"},
-                     {"zip", {"-q", "plain.zip", "plain.txt"}, "plain.zip", "zip archive"}};
+                     {"zip", {"-q", "plain.zip", "plain.txt"}, "plain.zip", "zip archive"},
+                     // Windows' "Unicode" text (iconv writes the byte-order mark)
+                     {"iconv",
+                      {"-f", "UTF-8", "-t", "UTF-16", "plain.txt", "-o", "plain16.txt"},
+                      "plain16.txt",
+                      "UTF-16 (little-endian) text, not UTF-8: convert it"},
+                     {"iconv",
+                      {"-f", "UTF-8", "-t", "UTF-32", "plain.txt", "-o", "plain32.txt"},
+                      "plain32.txt",
+                      "UTF-32 (little-endian) text, not UTF-8: convert it"}};
         int ran = 0;
         for (const auto& t : tools) {
             QProcess p;

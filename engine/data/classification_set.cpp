@@ -68,7 +68,8 @@ void for_each_line(const std::string& path, F&& fn) {
             if (const std::string wide = wide_unicode_text(line, path); !wide.empty())
                 throw FormatError(path + ": " + wide);
         if (const auto bad = first_invalid_utf8(line)) {
-            throw FormatError(where(path, n) + "invalid UTF-8 at byte " + std::to_string(*bad + 1));
+            throw FormatError(where(path, n) + "invalid UTF-8 at byte " + std::to_string(*bad + 1) +
+                              kOtherEncoding);
         }
         fn(line, n);
     }
@@ -274,7 +275,8 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         for (std::size_t r = 0; r < st.done.size(); ++r) {
             for (const auto& f : st.done[r])
                 if (const auto bad = first_invalid_utf8(f))
-                    throw FormatError(where(path, st.lines[r]) + "invalid UTF-8 in a field");
+                    throw FormatError(where(path, st.lines[r]) + "invalid UTF-8 in a field" +
+                                      kOtherEncoding);
             table.row(st.done[r], st.lines[r]);
         }
         st.done.clear();

@@ -162,7 +162,7 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
             std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[*bad]));
             throw FormatError(files_[file_ - 1] + ":" + std::to_string(line_) +
                               ": invalid UTF-8 byte " + byte + " at byte " +
-                              std::to_string(*bad + 1) + " of the line");
+                              std::to_string(*bad + 1) + " of the line" + kOtherEncoding);
         }
     }
     reset();

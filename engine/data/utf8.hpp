@@ -19,6 +19,11 @@ std::vector<char32_t> decode_utf8(std::string_view text);
 /// Appends the UTF-8 encoding of `cp` (must be a valid scalar value).
 void append_utf8(std::string& out, char32_t cp);
 
+/// Appended to an "invalid UTF-8" error of a text file: what the byte most often means.
+inline constexpr const char* kOtherEncoding =
+    " (a file saved in another encoding, such as Latin-1 or Windows-1252, converts with `iconv "
+    "-f WINDOWS-1252 -t UTF-8 FILE > NEW`)";
+
 /// When the first bytes of `file` are a UTF-16 or UTF-32 byte-order mark (Windows' "Unicode"
 /// text, Excel's "Unicode Text" export), what to tell the user: "UTF-16 (little-endian) text, not
 /// UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8`"; empty otherwise.

@@ -23,6 +23,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/input_check.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::cli {
@@ -412,6 +413,13 @@ CommandRunner setup_analyze(CLI::App& app) {
         // An explicit --check asks for validate's verdict (its help says so): then an invalid
         // file is refused, as every other command refuses it.
         a->check.refuse_invalid = a->check.values;
+        std::vector<std::pair<std::string, std::string>> inputs;
+        for (const auto& d : a->dumps)
+            inputs.emplace_back("--dump", d);
+        for (const auto& c : a->checkpoints)
+            inputs.emplace_back("--checkpoint", c);
+        refuse_overwriting_inputs({"--out", a->out}, inputs);
+        refuse_overwriting_inputs({"--csv", a->csv}, inputs);
         if (const int verdict = check_inputs(a->dumps, a->check)) return verdict;
         if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
         const Output out = run_analysis(*a);

@@ -33,6 +33,7 @@
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/classification_set.hpp"
@@ -336,6 +337,8 @@ int run_dump(const DumpArgs& a) {
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
+        refuse_overwriting_inputs({"--out", a.out},
+                                  {{"--checkpoint", a.checkpoint}, {"--data", a.data}});
         if (a.dtype != "f16" && a.dtype != "f32")
             throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
         ck_read = read_checkpoint(a.checkpoint, CheckpointRead::without_values);

@@ -23,6 +23,7 @@
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/classification_set.hpp"
@@ -283,6 +284,10 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
 
 int run_eval(const EvalArgs& a) {
     (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
+    const std::vector<std::pair<std::string, std::string>> inputs = {
+        {"--checkpoint", a.checkpoint}, {"--data", a.data}, {"--tokenizer", a.tokenizer}};
+    refuse_overwriting_inputs({"--out", a.out}, inputs);
+    refuse_overwriting_inputs({"--out (its summary)", summary_path(a.out)}, inputs);
     // Errors are thrown to main's handler (exit_codes.hpp); the inputs (checkpoint, tokenizer,
     // data) are read before inputs_read(), so an unreadable one is exit 2 and a failed write
     // exit 3.

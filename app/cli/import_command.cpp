@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "app/cli/command.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/importers/model_import.hpp"
 #include "engine/io/sha256.hpp"
@@ -30,6 +31,8 @@ int run_import(const ImportArgs& a) {
     std::string sha;
     std::vector<std::pair<std::string, std::string>> shards;  // a sharded checkpoint's files
     try {
+        refuse_overwriting_inputs({"--out", a.out},
+                                  {{"SRC", a.src}, {"--config", a.config}, {"--vocab", a.vocab}});
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
         model = importers::import_model(source, a.arch);
         sha = sha256_file(source.weights);

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "app/cli/command.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
@@ -29,6 +30,7 @@ struct TokenizerTrainArgs {
 int run_tokenizer_train(const TokenizerTrainArgs& a) {
     // Errors are thrown to main's handler (exit_codes.hpp): an unreadable corpus is exit 2, a
     // failed write exit 3.
+    refuse_overwriting_inputs({"--out", a.out}, {{"--corpus", a.corpus}});
     data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
     inputs_read();
     data::SentencePieceTraining options;

@@ -123,6 +123,53 @@ private slots:
         QVERIFY(!QFile::exists(qpath("bad.dump.h5")));
     }
 
+    // An output never overwrites an input: `dump --checkpoint m --out m` replaced the checkpoint
+    // with its dump, `analyze --dump d --out d` the dump with JSON. Each command that writes a
+    // file refuses (exit 2, both options named) and the input keeps every byte, also through a
+    // symbolic link.
+    void anOutputThatIsAnInputIsRefused() {
+        const QString ck = train("guard", tiny("bigs"));
+        QVERIFY(!ck.isEmpty());
+        write_text(path("guard.txt"), "s1 s2 s3\ns4 s5\n");
+        const QString dump = qpath("guard.dump.h5");
+        QCOMPARE(run_cli({"dump", "--checkpoint", ck, "--out", dump, "--examples", "2"}).exit_code,
+                 0);
+        std::filesystem::create_symlink(dump.toStdString(), path("guard-link.dump.h5"));
+        const auto bytes = [](const QString& f) {
+            QFile file(f);
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const struct {
+            QStringList args;
+            QString input, option;
+        } cases[] = {
+            {{"dump", "--checkpoint", ck, "--out", ck}, ck, "--checkpoint"},
+            {{"dump", "--checkpoint", ck, "--data", qpath("guard.txt"), "--out",
+              qpath("guard.txt")},
+             qpath("guard.txt"),
+             "--data"},
+            {{"analyze", "anisotropy", "--dump", dump, "--out", dump}, dump, "--dump"},
+            {{"analyze", "anisotropy", "--dump", dump, "--out", qpath("a.json"), "--csv",
+              qpath("guard-link.dump.h5")},
+             dump,
+             "--dump"},
+            {{"eval", "--checkpoint", ck, "--out", ck}, ck, "--checkpoint"},
+            {{"tokenizer", "train", "--corpus", qpath("guard.txt"), "--out", qpath("guard.txt")},
+             qpath("guard.txt"),
+             "--corpus"},
+            {{"import", ck, "--out", ck}, ck, "SRC"},
+        };
+        for (const auto& c : cases) {
+            const QByteArray before = bytes(c.input);
+            QVERIFY(!before.isEmpty());
+            const auto r = run_cli(c.args);
+            QVERIFY2(r.exit_code == 2 && r.err.contains("is the file " + c.option + " reads") &&
+                         r.err.contains("would destroy it"),
+                     qPrintable(c.args.join(" ") + ": " + r.err));
+            QVERIFY2(bytes(c.input) == before, qPrintable(c.args.join(" ")));
+        }
+    }
+
     void checkpointWriteErrorLeavesNoCheckpoint() {
         write_text(path("full.json"), tiny("bigs").dump());
         const std::string out = path("full");

@@ -1,0 +1,17 @@
+#pragma once
+// An output never overwrites an input: `dump --checkpoint m.ckpt.h5 --out m.ckpt.h5` replaced the
+// checkpoint with its own dump, `analyze --dump d.dump.h5 --out d.dump.h5` the dump with a JSON
+// file. Every command that writes a file checks its outputs against the files it reads first.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace routescope::cli {
+
+/// ConfigError (exit 2) naming both options when `out` (an option's value, e.g. "--out") is the
+/// same file as one of `inputs` (option name, path): the same path, or another name of the same
+/// file (a link). Empty paths and outputs that do not exist yet pass.
+void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
+                               const std::vector<std::pair<std::string, std::string>>& inputs);
+
+}  // namespace routescope::cli

@@ -482,8 +482,9 @@ int run_experiment(const ExperimentArgs& a) {
                         r.label.c_str(), r.arch.c_str(), static_cast<long long>(steps));
             std::fflush(stdout);
             const auto t0 = std::chrono::steady_clock::now();
-            run_experiment_stage(self, "train", r.label, dir,
-                                 {"train", "--config", config_path, "--out", r.dir, "--json"});
+            run_experiment_stage(
+                self, "train", r.label, dir,
+                {"train", "--config", config_path, "--out", r.dir, "--json", "--overwrite"});
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), r);

@@ -387,7 +387,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
             const auto t0 = std::chrono::steady_clock::now();
             run_experiment_stage(
                 self, "train", r.spec.name, dir,
-                {"train", "--config", config_path, "--out", dir.string(), "--json"});
+                {"train", "--config", config_path, "--out", dir.string(), "--json", "--overwrite"});
             r.train_seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), r);
@@ -438,7 +438,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
             std::fflush(stdout);
             run_experiment_stage(self, "train", r.spec.name + " fine-tune", ft,
                                  {"train", "--config", ft_config, "--out", ft.string(), "--init",
-                                  (dir / "model.ckpt.h5").string(), "--json"});
+                                  (dir / "model.ckpt.h5").string(), "--json", "--overwrite"});
             score_lengths(ft / "model.ckpt.h5", "finetuned", r.by_length_finetuned);
             std::fflush(stdout);
             runs.push_back(std::move(r));

@@ -394,7 +394,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
             const auto t0 = std::chrono::steady_clock::now();
             run_experiment_stage(
                 self, "train", spec.label, dir,
-                {"train", "--config", config_path, "--out", dir.string(), "--json"});
+                {"train", "--config", config_path, "--out", dir.string(), "--json", "--overwrite"});
             m["train_seconds"] =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             read_log((dir / "log.jsonl").string(), m);

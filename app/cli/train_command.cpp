@@ -50,6 +50,7 @@ struct TrainArgs {
     int threads = 0;
     std::int64_t until = 0;
     bool json = false;
+    bool overwrite = false;  ///< --overwrite: a fresh run may replace the run in --out
     InputCheck check;
 };
 
@@ -217,6 +218,15 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
 int run_train(const TrainArgs& a) {
     (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
     const std::string out = !a.out.empty() ? a.out : a.resume;
+    // A fresh run into a directory holding one would replace its checkpoint and log: hours of
+    // training lost to a repeated command line (the workbench's run dialog refuses it too).
+    if (a.resume.empty() && !a.overwrite) {
+        std::error_code ec;
+        if (const fs::path held = fs::path(out) / train::kCheckpointName; fs::exists(held, ec))
+            throw ConfigError("--out " + out + " already holds a run (" + held.string() +
+                              "): continue it with `train --resume " + out +
+                              "`, choose another --out, or give --overwrite to replace it");
+    }
     // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
     // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Trainer> trainer;
@@ -342,6 +352,9 @@ CommandRunner setup_train(CLI::App& app) {
                     "Stop after this step with a checkpoint (the schedule still ends at "
                     "train.steps)");
     cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
+    cmd->add_flag("--overwrite", a->overwrite,
+                  "Replace the run already in --out (its checkpoints and log) instead of "
+                  "refusing; --resume continues it");
     cmd->add_option("--precision", a->precision,
                     "fp32 | tf32 (CUDA) | bf16-mixed: train.precision (docs/config.md)")
         ->check(CLI::IsMember({"fp32", "tf32", "bf16-mixed"}));

@@ -17,12 +17,16 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 CLI, WORK = sys.argv[1], os.path.abspath(sys.argv[2])
+# A fresh directory each run: a run left by the last one would make `train --out` refuse (a fresh
+# run does not replace another) and the kill -9 case resume the old run.
+shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK, exist_ok=True)
 failures = []
 

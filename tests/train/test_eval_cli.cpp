@@ -74,8 +74,9 @@ class TestEvalCli : public QObject {
     // Trains `task`, returns the run directory.
     std::string train_task(const std::string& task, int steps) {
         write_text(path(task + ".json"), tiny_task(task, 80, steps).dump());
-        const auto r = run_cli(
-            {"train", "--config", qpath(task + ".json"), "--out", qpath(task + "-run"), "--json"});
+        const auto r =
+            run_cli({"train", "--config", qpath(task + ".json"), "--out", qpath(task + "-run"),
+                     "--json", "--overwrite"});  // a test may train the same task again
         if (r.exit_code != 0) qWarning() << r.err;
         return r.exit_code == 0 ? path(task + "-run") : std::string();
     }

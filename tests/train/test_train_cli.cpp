@@ -198,6 +198,35 @@ private slots:
         QVERIFY2(none.err.contains("--config, --init or --resume"), qPrintable(none.err));
     }
 
+    // A fresh run into a directory that holds one is refused (it replaced the checkpoint and
+    // the log): exit 2 naming the checkpoint and --resume, the run's files untouched; with
+    // --overwrite it is replaced.
+    void aFreshRunDoesNotReplaceAnotherRun() {
+        const std::string config = config_file("again", train_test::tiny_bigs(path("words.txt")));
+        const std::string out = path("again");
+        QCOMPARE(
+            run_cli(args_of({"train", "--config", config, "--out", out, "--set", "train.steps=2"}))
+                .exit_code,
+            0);
+        const auto bytes = [](const std::string& f) {
+            QFile file(QString::fromStdString(f));
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const QByteArray checkpoint = bytes(out + "/model.ckpt.h5"),
+                         log = bytes(out + "/log.jsonl");
+        const auto refused =
+            run_cli(args_of({"train", "--config", config, "--out", out, "--set", "train.steps=3"}));
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.err.contains("already holds a run") &&
+                     refused.err.contains("model.ckpt.h5") && refused.err.contains("--resume"),
+                 qPrintable(refused.err));
+        QVERIFY(bytes(out + "/model.ckpt.h5") == checkpoint && bytes(out + "/log.jsonl") == log);
+        const auto replaced = run_cli(args_of(
+            {"train", "--config", config, "--out", out, "--set", "train.steps=3", "--overwrite"}));
+        QVERIFY2(replaced.exit_code == 0, qPrintable(replaced.err));
+        QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, std::int64_t(3));
+    }
+
     // train.keep_checkpoints: each checkpoint step's weights are kept as step-N.ckpt.h5, without
     // optimizer state; step 2's file holds what a run of 2 steps ends with (the same seed and
     // threads give bit-identical runs), and the last one the final model's weights.

@@ -396,11 +396,14 @@ void KernelView::select_layer(int layer) {
 
 void KernelView::redraw() {
     if (!a_) return;
+    // Compared, the panels say which is A and which B: the curves' legends and the effective
+    // length name them so.
+    const QString a_name = display_name(settings_.a.path);
     HeatmapData shown_a =
-        heatmap_of(*a_, settings_.scaling, display_name(settings_.a.path), settings_.layer);
+        heatmap_of(*a_, settings_.scaling, b_ ? "A: " + a_name : a_name, settings_.layer);
     if (b_) {
-        HeatmapData shown_b =
-            heatmap_of(*b_, settings_.scaling, display_name(settings_.b->path), settings_.layer);
+        HeatmapData shown_b = heatmap_of(*b_, settings_.scaling,
+                                         "B: " + display_name(settings_.b->path), settings_.layer);
         link_colour_ranges(shown_a, shown_b);
         heat_a_->set_data(std::move(shown_a));
         heat_b_->set_data(std::move(shown_b));

@@ -53,9 +53,10 @@ const QString kNumber = QStringLiteral(R"([−-]?\d+(\.\d+)?(e[+−-]?\d+)?)");
 const QList<FigureLabels> kLabels = {
     {"kernels",
      // Both models by their display names (the file names are both model.ckpt.h5): since the
-     // views ask the loader for each input first, every file they read has its run's name.
-     {R"(bigs · induction · step 0)",
-      R"(bigs · induction · step \d+)",
+     // views ask the loader for each input first, every file they read has its run's name;
+     // compared, the panels say which is A and which B, as the curves' legends call them.
+     {R"(A: bigs · induction · step 0)",
+      R"(B: bigs · induction · step \d+)",
       R"(relative position r \(< 0: tokens before\))",
       R"(r = 0: mean of K_f\[0\] \+ D_f and K_b\[0\] \+ D_b \(lag 0 is in both directions\))",
       "layer",

@@ -81,6 +81,12 @@ public:
 private:
     IntervalBarChart* c_;
 };
+
+/// The room kept between the title and the bars for the counts of bins whose whiskers reach the
+/// panel's top (a line of the figure's font).
+double count_strip(const QFontMetricsF& fm) {
+    return fm.height() * 1.1;
+}
 }  // namespace
 
 IntervalBarChart::IntervalBarChart(QWidget* parent) : QWidget(parent) {
@@ -179,8 +185,8 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     QFont bold = figure_font(font());
     bold.setBold(true);
     const double line = fm.height();
-    const double top =
-        wrapped_text_height(QFontMetricsF(bold), data_.title, target.width()) + line * 0.6;
+    const double top = wrapped_text_height(QFontMetricsF(bold), data_.title, target.width()) +
+                       line * 0.6 + count_strip(fm);
     const double legend = legend_height(target) + line * 0.3;
     // Bin labels (on one line, two, or turned to read upwards, whichever fits a bin), then the
     // x title (wrapped when longer than the plot).
@@ -251,8 +257,11 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         axes.moveTo(r.topLeft());
         axes.lineTo(r.bottomLeft());
         axes.lineTo(r.bottomRight());
-        const auto ticks =
-            nice_ticks(lo, hi, std::max(2, static_cast<int>(r.height() / (fm.height() * 2))));
+        // At least two labelled ticks, so that a short panel (B − A) has a scale, not a "0".
+        int wanted = std::max(2, static_cast<int>(r.height() / (fm.height() * 2)));
+        auto ticks = nice_ticks(lo, hi, wanted);
+        while (ticks.size() < 2 && wanted < 8)
+            ticks = nice_ticks(lo, hi, ++wanted);
         const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : 1;
         QPainterPath grid;
         for (double t : ticks) {
@@ -313,9 +322,12 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
             painter.drawPath(whisker);
         }
     }
+    if (has_view_) painter.restore();
     // The examples behind each bin, once above its highest whisker: "n=40" when every series
     // counts the same (the same examples), "n=40/38" in series order when not; left out where
-    // the label is wider than its bin (the counts are in the CSV and the readout).
+    // the label is wider than its bin (the counts are in the CSV and the readout). A bin whose
+    // whisker reaches the top (accuracy 1.0) has its count in the strip kept above the panel,
+    // not on its bars.
     painter.setFont(small);
     const QFontMetricsF small_fm(small);
     for (int b = b0; b < b1; ++b) {
@@ -332,12 +344,12 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         if (counts.isEmpty() || small_fm.horizontalAdvance(label) > group * 0.95) continue;
         const double x = lay.bars.left() + (b - b0) * group;
         InPlotText in_plot(painter);
-        painter.drawText(
-            QRectF(x, std::max(lay.bars.top(), y_top - fm.height() * 1.1) - 1, group, fm.height()),
-            Qt::AlignHCenter | Qt::AlignBottom, label);
+        const double y = std::clamp(y_top - fm.height() * 1.1, lay.bars.top() - count_strip(fm),
+                                    lay.bars.bottom() - fm.height());
+        painter.drawText(QRectF(x, y - 1, group, fm.height()), Qt::AlignHCenter | Qt::AlignBottom,
+                         label);
     }
     painter.setFont(font_px);
-    if (has_view_) painter.restore();
     // Bin labels under the lowest panel.
     const QRectF& lowest = lay.difference.isNull() ? lay.bars : lay.difference;
     const BinLabels bins = bin_labels(group);

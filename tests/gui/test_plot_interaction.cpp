@@ -434,6 +434,53 @@ private slots:
         QCOMPARE(w.readout().section(": ", -1).toDouble(), 1.0 / 3.0);
     }
 
+    // Counts of bins whose whiskers reach the top (accuracy 1.0) sit above the bars, not on
+    // them, and the short difference panel has a scale of two ticks or more (it had "0" alone):
+    // read from the figure's own layout at a journal column's size.
+    void intervalBarChartKeepsCountsOffTheBarsAndScalesTheDifference() {
+        IntervalBarData d;
+        d.title = "accuracy by length";
+        d.x_label = "length";
+        d.y_label = "accuracy";
+        d.difference_label = "B − A";
+        d.bins = {"1–9", "10–19", "20–29"};
+        d.series.push_back({"A", {1, 1, 1}, {0.93, 0.93, 0.92}, {1, 1, 1}, {48, 52, 49}, {}});
+        d.series.push_back(
+            {"B", {1, 0.9, 0.9}, {0.93, 0.8, 0.8}, {1, 0.95, 0.95}, {48, 52, 49}, {}});
+        d.difference = {0, -0.1, -0.1};
+        d.y_lo = 0;
+        d.y_hi = 1;
+        IntervalBarChart c;
+        c.resize(336, 220);  // 89 mm at 96 dpi, as a print lays it out
+        c.set_data(d);
+        const FigureLayout layout = record_figure_layout(
+            QSizeF(c.size()), [&](QPainter& p) { c.paint(p, QRect(QPoint(0, 0), c.size())); });
+        QCOMPARE(layout.plot_areas.size(), std::size_t(2));
+        const QRectF bars = layout.plot_areas[0], difference = layout.plot_areas[1];
+        int counts = 0, difference_ticks = 0;
+        for (const FigureText& t : layout.texts) {
+            if (t.text.startsWith("n=")) {
+                ++counts;
+                QVERIFY2(t.box.bottom() <= bars.top() + 1,
+                         qPrintable(QString("%1 at y %2..%3, the bars from %4")
+                                        .arg(t.text)
+                                        .arg(t.box.top())
+                                        .arg(t.box.bottom())
+                                        .arg(bars.top())));
+            }
+            bool number = false;
+            QString(t.text).replace(QChar(0x2212), '-').toDouble(&number);
+            if (number && t.box.right() <= difference.left() &&
+                t.box.center().y() >= difference.top() - 1 &&
+                t.box.center().y() <= difference.bottom() + 1)
+                ++difference_ticks;
+        }
+        QCOMPARE(counts, 3);
+        QVERIFY2(difference_ticks >= 2, qPrintable(QString::number(difference_ticks)));
+        QVERIFY2(figure_layout_problems(layout).isEmpty(),
+                 qPrintable(figure_layout_problems(layout).join("\n")));
+    }
+
     void intervalBarChartZoomsBinsAndValuesAndReadsExactly() {
         IntervalBarData d;
         d.title = "accuracy by length";

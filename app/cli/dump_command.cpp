@@ -21,7 +21,6 @@
 // every reader takes as one dump. A rank that fails makes all exit with an error.
 #include <unistd.h>
 
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -39,7 +38,6 @@
 #include "engine/data/classification_set.hpp"
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/task.hpp"
-#include "engine/data/text_corpus.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/activation_dump.hpp"
@@ -193,16 +191,6 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
                            /*file_lines=*/false, std::move(resets));
 }
 
-// Whether --data names a classification file (by its name, as read_classification decides);
-// anything else is a text corpus.
-bool is_classification_name(const std::string& path) {
-    std::string ext = fs::path(path).extension().string();
-    for (char& c : ext)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return !fs::is_directory(path) &&
-           (ext == ".tsv" || ext == ".csv" || ext == ".jsonl" || ext == ".json");
-}
-
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
 // A text corpus (a .txt file or a directory, TextCorpus's formats: a line per document, blank-line
 // separated as the checkpoint's data.doc_sep says, WikiExtractor's articles) gives one example
@@ -211,26 +199,13 @@ bool is_classification_name(const std::string& path) {
 PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
     const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
-    if (!is_classification_name(a.data)) {
-        data::TextCorpus corpus(a.data, data::parse_doc_separator(config.data.doc_sep));
-        data::ClassificationSet documents;
-        documents.path = a.data;
-        std::string doc;
-        while ((a.examples <= 0 ||
-                static_cast<std::int64_t>(documents.examples.size()) < a.examples) &&
-               corpus.next(doc))
-            documents.examples.push_back({doc, std::nullopt, "", corpus.position(), -1});
-        return labelled_source(train::classification_examples(documents, tokenizer, L), a.examples,
-                               tokenizer.vocabulary(), /*class_labels=*/false,
-                               /*file_lines=*/false);
-    }
     train::LabelledSet set = train::classification_file(config, tokenizer, a.data, L, a.checkpoint,
-                                                        /*require_classifier=*/false);
+                                                        /*require_classifier=*/false, a.examples);
     bool labelled = false;
     for (const auto& e : set.examples)
         labelled = labelled || e.label >= 0;
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
-                           /*file_lines=*/true);
+                           /*file_lines=*/train::is_classification_name(a.data));
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,

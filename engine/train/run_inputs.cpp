@@ -1,6 +1,7 @@
 #include "engine/train/run_inputs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 
@@ -113,14 +114,39 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
     return r;
 }
 
+bool is_classification_name(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::error_code ec;
+    return !std::filesystem::is_directory(path, ec) &&
+           (ext == ".tsv" || ext == ".csv" || ext == ".jsonl" || ext == ".json");
+}
+
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
-                                const std::string& checkpoint_path, bool require_classifier) {
+                                const std::string& checkpoint_path, bool require_classifier,
+                                std::int64_t limit) {
     const bool classifier = config.data.labels && config.model.n_labels > 0;
     if (require_classifier && !classifier)
         throw ConfigError(checkpoint_path +
                           " is not a classifier (no data.labels): --data FILE needs a checkpoint "
                           "fine-tuned with train.objective = classify");
+    if (!is_classification_name(path)) {
+        // A text corpus: each document one unlabelled single text (no file line: a document may
+        // span lines, or be one record of JSON Lines).
+        data::TextCorpus corpus(path, data::parse_doc_separator(config.data.doc_sep));
+        data::ClassificationSet documents;
+        documents.path = path;
+        std::string doc;
+        while ((limit <= 0 || static_cast<std::int64_t>(documents.examples.size()) < limit) &&
+               corpus.next(doc))
+            documents.examples.push_back({doc, std::nullopt, "", 0, -1});
+        if (classifier) documents.labels = *config.data.labels;
+        LabelledSet set = classification_examples(documents, tokenizer, seq_len);
+        if (classifier) set.labels = *config.data.labels;
+        return set;
+    }
     data::ClassificationSet set = data::read_classification(path, /*require_labels=*/false);
     if (classifier) number_with(set, *config.data.labels);
     return classification_examples(set, tokenizer, seq_len);

@@ -201,6 +201,18 @@ private slots:
         QCOMPARE(test_lines.size(), std::size_t(2));
         for (const auto& j : test_lines)
             QVERIFY(j["label"].is_null() && j["correct"].is_null() && j["prediction"].is_string());
+        // Plain text (a line per document, blank lines skipped): one prediction per document,
+        // without a file line (a document of a corpus may span lines).
+        write_text(path("c_test.txt"), "the zebra runs\n\nthe horse runs far\n");
+        const auto t2 = run_cli({"eval", "--checkpoint", qpath("c-run/best.ckpt.h5"), "--data",
+                                 qpath("c_test.txt"), "--out", qpath("c.txt.jsonl")});
+        QVERIFY2(t2.exit_code == 0, qPrintable(t2.err));
+        const auto text_lines = read_lines(path("c.txt.jsonl"));
+        QCOMPARE(text_lines.size(), std::size_t(2));
+        for (const auto& j : text_lines)
+            QVERIFY(j["label"].is_null() && !j.contains("line") &&
+                    (j["prediction"] == "pos" || j["prediction"] == "neg"));
+        QCOMPARE(text_lines[1]["length"].get<int>(), 2 + 18);  // [CLS] 18 bytes [SEP]
         const auto unscored = read_json(path("c.test.summary.json"));
         QCOMPARE(unscored["scored"].get<int>(), 0);
         QVERIFY2(unscored["accuracy"].is_null() && unscored["loss"].is_null() &&

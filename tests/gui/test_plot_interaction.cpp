@@ -121,6 +121,20 @@ constexpr double kTol = 1e-9;
 
 }  // namespace
 
+namespace {
+/// An accuracy-by-length chart's titles and bins, its series to be added.
+routescope::views::IntervalBarData accuracy_chart(const QString& difference_label,
+                                                  const QStringList& bins) {
+    routescope::views::IntervalBarData d;
+    d.title = "accuracy by length";
+    d.x_label = "length";
+    d.y_label = "accuracy";
+    d.difference_label = difference_label;
+    d.bins = bins;
+    return d;
+}
+}  // namespace
+
 class TestPlotInteraction : public QObject {
     Q_OBJECT
 private slots:
@@ -438,12 +452,7 @@ private slots:
     // them, and the short difference panel has a scale of two ticks or more (it had "0" alone):
     // read from the figure's own layout at a journal column's size.
     void intervalBarChartKeepsCountsOffTheBarsAndScalesTheDifference() {
-        IntervalBarData d;
-        d.title = "accuracy by length";
-        d.x_label = "length";
-        d.y_label = "accuracy";
-        d.difference_label = "B − A";
-        d.bins = {"1–9", "10–19", "20–29"};
+        IntervalBarData d = accuracy_chart("B − A", {"1–9", "10–19", "20–29"});
         d.series.push_back({"A", {1, 1, 1}, {0.93, 0.93, 0.92}, {1, 1, 1}, {48, 52, 49}, {}});
         d.series.push_back(
             {"B", {1, 0.9, 0.9}, {0.93, 0.8, 0.8}, {1, 0.95, 0.95}, {48, 52, 49}, {}});
@@ -482,12 +491,7 @@ private slots:
     }
 
     void intervalBarChartZoomsBinsAndValuesAndReadsExactly() {
-        IntervalBarData d;
-        d.title = "accuracy by length";
-        d.x_label = "length";
-        d.y_label = "accuracy";
-        d.difference_label = "A − B";
-        d.bins = {"16–31", "32–47", "48–63", "64–79", "80–96"};
+        IntervalBarData d = accuracy_chart("A − B", {"16–31", "32–47", "48–63", "64–79", "80–96"});
         d.series.push_back({"A",
                             {0.5, 0.625, 0.7, 0.8125, 0.9},
                             {0.4, 0.5, 0.6, 0.7, 0.8},

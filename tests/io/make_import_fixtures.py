@@ -641,6 +641,14 @@ def main():
     unknown = collections.OrderedDict(full)
     unknown["bigs.encoder.layer.0.extra.weight"] = np.zeros((2, 2), np.float32)
     model_dir(out, "bad/bigs_official_unknown", "pytorch_model.bin", torch_save_bytes(unknown))
+    # JSON nested 10^5 deep beside the weights (a hostile download): refused by its depth, not a
+    # stack overflow (the tokenizer_config.json reader crashed on it).
+    deep = "[" * 100000 + "]" * 100000
+    model_dir(out, "bad/deep_tokenizer_config", "pytorch_model.bin", torch_save_bytes(full))
+    write(f"{out}/bad/deep_tokenizer_config/tokenizer_config.json",
+          '{"do_lower_case": ' + deep + "}")
+    model_dir(out, "bad/deep_config", "pytorch_model.bin", torch_save_bytes(full),
+              config='{"model_type": "BiGS", "x": ' + deep + "}")
 
     write_bert(out, np.random.default_rng(1616))
 

@@ -597,6 +597,10 @@ private slots:
             QTest::newRow(name) << QString(src) << needles;
         };
         row("truncated msgpack", "bad/truncated_msgpack", {"flax_model.msgpack", "truncated"});
+        row("tokenizer_config.json nested 10^5 deep", "bad/deep_tokenizer_config",
+            {"tokenizer_config.json", "nested deeper than 64"});
+        row("config.json nested 10^5 deep", "bad/deep_config",
+            {"config.json", "nested deeper than 64"});
         row("wrong shape", "bad/wrong_shape",
             {"s4_bert/encoder/layer/1/dv/kernel: shape [8, 13], expected [8, 12]"});
         row("missing tensor", "bad/missing_tensor",

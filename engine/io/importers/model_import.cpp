@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/models/model.hpp"
@@ -472,12 +473,7 @@ std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) return std::nullopt;
     const std::string where = file.string();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(read_text(where));
-    } catch (const nlohmann::json::exception& e) {
-        throw FormatError(where + ": not valid JSON (" + e.what() + ")");
-    }
+    const nlohmann::json j = parse_json_text(read_text(where), where);
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     const auto refuse = [&](const char* key, const std::string& why) {
         throw FormatError(where + ": " + key + ": " + j[key].dump() + " (" + why +
@@ -515,14 +511,10 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
     std::optional<data::Casing> casing;
     std::string said_by;
     if (path.ends_with(".json")) {
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception& e) {
-            throw FormatError(path + ": not valid JSON (" + e.what() + ")");
-        }
-        if (!j.contains("model") || !j["model"].is_object() || type_of(j["model"]) != "WordPiece" ||
-            !j["model"].contains("vocab") || !j["model"]["vocab"].is_object())
+        const nlohmann::json j = parse_json_text(text, path);
+        if (!j.is_object() || !j.contains("model") || !j["model"].is_object() ||
+            type_of(j["model"]) != "WordPiece" || !j["model"].contains("vocab") ||
+            !j["model"]["vocab"].is_object())
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
         casing = check_bert_tokenizer_json(j, path);
         said_by = path + "'s normalizer";
@@ -551,13 +543,8 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         said_by = (dir / "tokenizer_config.json").string() + "'s do_lower_case";
         std::error_code ec;
         if (!casing && fs::is_regular_file(dir / "tokenizer.json", ec)) {
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(read_text((dir / "tokenizer.json").string()));
-            } catch (const nlohmann::json::exception& e) {
-                throw FormatError((dir / "tokenizer.json").string() + ": not valid JSON (" +
-                                  e.what() + ")");
-            }
+            const nlohmann::json j = parse_json_text(read_text((dir / "tokenizer.json").string()),
+                                                     (dir / "tokenizer.json").string());
             if (j.is_object() && j.contains("model") && j["model"].is_object()) {
                 casing = check_bert_tokenizer_json(j, (dir / "tokenizer.json").string());
                 said_by = (dir / "tokenizer.json").string() + "'s normalizer";
@@ -982,12 +969,7 @@ std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<
 }
 
 ImportedModel import_model(const ImportSource& source, const std::string& arch) {
-    nlohmann::json hf;
-    try {
-        hf = nlohmann::json::parse(read_text(source.config));
-    } catch (const nlohmann::json::exception& e) {
-        throw FormatError(source.config + ": not valid JSON (" + e.what() + ")");
-    }
+    const nlohmann::json hf = parse_json_text(read_text(source.config), source.config);
     if (!hf.is_object()) throw FormatError(source.config + ": not a JSON object");
     const std::string engine_arch = import_arch(hf, arch, source.config);
     ImportedModel out;

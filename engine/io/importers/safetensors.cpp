@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/io/importers/mapped_file.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 
@@ -40,12 +41,12 @@ TensorFile read_safetensors(const std::string& path, bool lazy) {
         fail("header", "declares " + std::to_string(header_size) + " header bytes, the file has " +
                            std::to_string(file.size() - 8) + " after the length");
     const auto* header_begin = reinterpret_cast<const char*>(file.data() + 8);
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(header_begin, header_begin + header_size);
-    } catch (const nlohmann::json::exception& e) {
-        fail("header", std::string("not valid JSON (") + e.what() + ")");
-    }
+    // Depth-checked before a value is built (json_text.hpp): a hostile header nested 10^5 deep
+    // would overflow the stack where a value is walked.
+    const std::string_view header_text(header_begin, header_size);
+    if (const std::string problem = json_text_problem(header_text); !problem.empty())
+        fail("header", problem);
+    const nlohmann::json header = nlohmann::json::parse(header_text);
     if (!header.is_object()) fail("header", "not a JSON object");
     const unsigned char* data = file.data() + 8 + header_size;
     const std::size_t data_size = file.size() - 8 - header_size;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
 #include "engine/io/importers/mapped_file.hpp"
 #include "engine/io/importers/tensor_file.hpp"
@@ -34,12 +35,7 @@ ShardIndex read_index(const std::string& path) {
     if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > kMaxIndexBytes)
         fail("larger than 64 MiB: not a sharded checkpoint's index");
     const std::string text = data::read_file_text(path, "sharded checkpoint index");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        fail(std::string("not valid JSON (") + e.what() + ")");
-    }
+    const nlohmann::json j = parse_json_text(text, path);
     if (!j.is_object()) fail("not a JSON object");
     if (!j.contains("weight_map"))
         fail("no \"weight_map\" (a sharded checkpoint's index maps each tensor to its shard)");

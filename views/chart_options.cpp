@@ -88,20 +88,9 @@ QString apply_scale(QChartView* view, Qt::Orientation o) {
         if (e.lo <= e.hi) {
             const double a = std::log10(e.lo), b = std::log10(e.hi);
             const double pad = std::max(0.05 * (b - a), 0.05);
-            // Qt labels only the powers of the base inside the range: data within two decades
-            // (a loss from 2 to 9) would carry one label or none, so they are labelled in
-            // octaves (2, 4, 8).
-            double lo = std::pow(10.0, a - pad), hi = std::pow(10.0, b + pad);
-            if (std::floor(b + pad) - std::ceil(a - pad) < 1) {
-                // octaves (2, 4, 8); within less than two of them (1.1 to 1.8), out to the
-                // octaves around the data (1 to 2)
-                fresh->setBase(2);
-                if (std::floor(std::log2(hi)) - std::ceil(std::log2(lo)) < 1) {
-                    lo = std::exp2(std::floor(std::log2(e.lo)));
-                    hi = std::max(std::exp2(std::ceil(std::log2(e.hi))), 2 * lo);
-                }
-            }
-            fresh->setRange(lo, hi);
+            // Data within two decades (a loss from 2 to 9) are labelled in octaves.
+            set_labelled_log_range(fresh, std::pow(10.0, a - pad), std::pow(10.0, b + pad),
+                                   /*octaves=*/true);
         }
     } else {
         // The workbench's linear axis (round ticks), then the data's range as fit_axes gives it.

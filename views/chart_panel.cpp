@@ -94,6 +94,27 @@ void set_integer_ticks(QValueAxis* axis) {
     set_round_ticks(axis, axis->min(), axis->max());
 }
 
+void set_labelled_log_range(QLogValueAxis* axis, double lo, double hi, bool octaves) {
+    const auto powers = [&](double base) {  // powers of `base` inside [lo, hi]
+        return std::floor(std::log(hi) / std::log(base) + 1e-9) -
+               std::ceil(std::log(lo) / std::log(base) - 1e-9) + 1;
+    };
+    axis->setBase(10);
+    if (powers(10) < 2) {
+        if (octaves) {
+            axis->setBase(2);
+            if (powers(2) < 2) {
+                lo = std::exp2(std::floor(std::log2(lo)));
+                hi = std::max(std::exp2(std::ceil(std::log2(hi))), 2 * lo);
+            }
+        } else {
+            lo = std::pow(10.0, std::floor(std::log10(lo)));
+            hi = std::max(std::pow(10.0, std::ceil(std::log10(hi))), 10 * lo);
+        }
+    }
+    axis->setRange(lo, hi);
+}
+
 void set_layer_ticks(QValueAxis* axis, bool relative_depth) {
     if (!relative_depth) {
         set_integer_ticks(axis);

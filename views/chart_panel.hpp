@@ -2,6 +2,7 @@
 // Qt Charts panels with the workbench's look: antialiased, a compact legend, axes from the data.
 #include <QChartView>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QValueAxis>
 #include <QXYSeries>
 
@@ -50,6 +51,11 @@ QValueAxis* y_axis(QChartView* view, const QString& title = {});
 void set_integer_ticks(QValueAxis* axis);
 /// An axis of layers: whole-number ticks, or quarters for the relative depth ℓ / n_layers.
 void set_layer_ticks(QValueAxis* axis, bool relative_depth);
+/// Sets a log axis to [lo, hi] (lo > 0) so that it carries two labels or more (Qt labels only the
+/// powers of its base): base 10 where the range holds two powers of ten; else, with `octaves`,
+/// base 2, widened to the octaves around it where it holds fewer than two powers of two (1.1 to
+/// 1.8 → 1 to 2); else widened to the decades around it (5e6 to 4e7 → 1e6 to 1e8).
+void set_labelled_log_range(QLogValueAxis* axis, double lo, double hi, bool octaves);
 /// Sets both axes' ranges to the data of every series (with a margin), so charts never clip. While
 /// the user has zoomed in, the fitted range becomes the reset target and the zoom stays.
 void fit_axes(QChartView* view);

@@ -25,17 +25,6 @@ void set_length_range(QLogValueAxis* axis, double first, double last) {
     axis->setRange(first / std::sqrt(2.0), last * std::sqrt(2.0));
 }
 
-// A decade axis labels only powers of ten: a range holding fewer than two (FLOPs of 5e6 to 4e7)
-// would carry one label, so it is widened to the decades around it (1e6 to 1e8).
-void set_decades_range(QLogValueAxis* axis, double lo, double hi) {
-    if (std::floor(std::log10(hi)) - std::ceil(std::log10(lo)) < 1) {
-        lo = std::pow(10.0, std::floor(std::log10(lo)));
-        hi = std::pow(10.0, std::ceil(std::log10(hi)));
-        if (hi < 100 * lo) hi = 100 * lo;
-    }
-    axis->setRange(lo, hi);
-}
-
 }  // namespace
 
 nlohmann::json EfficiencyViewSettings::to_json() const {
@@ -170,7 +159,8 @@ void EfficiencyView::redraw() {
     if (!settings_.lengths.empty())
         set_length_range(ax, static_cast<double>(settings_.lengths.front()),
                          static_cast<double>(settings_.lengths.back()));
-    if (hi > 0) set_decades_range(ay, lo / 2, hi * 2);
+    // FLOPs in e-notation: widened to whole decades rather than labelled in octaves.
+    if (hi > 0) set_labelled_log_range(ay, lo / 2, hi * 2, /*octaves=*/false);
     chart->setTitle(tr("FLOPs per sequence against L (2 FLOPs per multiply-accumulate)"));
     draw_timings();
     show_table(table_, figure_table());
@@ -215,12 +205,8 @@ void EfficiencyView::draw_timings() {
         s->attachAxis(ay);
     }
     if (lmax > 0) set_length_range(ax, lmin, lmax);
-    if (hi > 0) {
-        ay->setRange(lo / 2, hi * 2);
-        // Labels sit at powers of the base: times within two decades (4 to 25 ms) would show
-        // one label, "10"; in octaves they show 4, 8, 16, 32.
-        if (hi * 2 < 100 * (lo / 2)) ay->setBase(2);
-    }
+    // Times within two decades (4 to 25 ms) are labelled in octaves: 4, 8, 16, 32.
+    if (hi > 0) set_labelled_log_range(ay, lo / 2, hi * 2, /*octaves=*/true);
     chart->setTitle(
         timings_->crossover > 0
             ? tr("Measured time against L (crossover at L = %1)").arg(timings_->crossover)

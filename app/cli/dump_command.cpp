@@ -205,7 +205,7 @@ PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
     for (const auto& e : set.examples)
         labelled = labelled || e.label >= 0;
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
-                           /*file_lines=*/train::is_classification_name(a.data));
+                           /*file_lines=*/data::classification_format(a.data).has_value());
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,

@@ -1,7 +1,9 @@
 #include "engine/data/classification_set.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -430,14 +432,33 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
     return set;
 }
 
+std::optional<ClassificationFormat> classification_format(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return std::nullopt;
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".tsv") return ClassificationFormat::tsv;
+    if (ext == ".csv") return ClassificationFormat::csv;
+    if (ext == ".jsonl" || ext == ".json") return ClassificationFormat::json_lines;
+    return std::nullopt;
+}
+
 ClassificationSet read_classification(const std::string& path, bool require_labels) {
+    if (const auto format = classification_format(path)) {
+        switch (*format) {
+            case ClassificationFormat::tsv:
+                return read_classification_tsv(path, require_labels);
+            case ClassificationFormat::csv:
+                return read_classification_csv(path, require_labels);
+            case ClassificationFormat::json_lines:
+                return read_classification_jsonl(path, require_labels);
+        }
+    }
     const auto ends = [&](const char* ext) {
         const std::string e(ext);
         return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
     };
-    if (ends(".tsv")) return read_classification_tsv(path, require_labels);
-    if (ends(".csv")) return read_classification_csv(path, require_labels);
-    if (ends(".jsonl") || ends(".json")) return read_classification_jsonl(path, require_labels);
     if (ends(".parquet") || ends(".arrow"))
         throw FormatError(path +
                           ": a Hugging Face datasets file (Parquet or Arrow), which is not read; "

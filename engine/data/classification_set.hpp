@@ -39,6 +39,11 @@ struct ClassificationSet {
     std::int64_t no_consensus = 0;
 };
 
+enum class ClassificationFormat { tsv, csv, json_lines };
+/// The format a file's name gives (.tsv, .csv, .jsonl or .json, any case); none for other names
+/// and for directories (what dump and eval then read as a text corpus).
+std::optional<ClassificationFormat> classification_format(const std::string& path);
+
 /// TSV when the name ends in .tsv, CSV for .csv, JSON Lines when it ends in .jsonl or .json.
 /// `require_labels` false accepts unlabelled rows (prediction only; label_id −1). Labels are
 /// numbered from the file's own label set.

@@ -65,14 +65,9 @@ bool is_doc_close(const std::string& line) {
     return at != std::string::npos && line.compare(at, end - at + 1, "</doc>") == 0;
 }
 
-// What a file is when it is not text, from its first bytes: compressed or columnar data that
-// would otherwise fail as "invalid UTF-8" at line 1 (a gzip header may not even hold an invalid
-// byte before its first newline). Empty when it may be text.
-std::string binary_kind(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
-    unsigned char b[10] = {};
-    in.read(reinterpret_cast<char*>(b), sizeof b);
-    const auto n = in.gcount();
+// What compressed or columnar data a file holds, from its first bytes `b` (n of them) read from
+// `in`; empty when none.
+std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsize n) {
     const auto starts = [&](std::initializer_list<int> magic) {
         if (n < static_cast<std::streamsize>(magic.size())) return false;
         std::size_t i = 0;
@@ -105,12 +100,24 @@ std::string binary_kind(const std::string& file) {
     return "";
 }
 
-// Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark (wide_unicode_text).
-std::string wide_text(const std::string& file) {
+// Why a file is not a text corpus, from its first bytes: UTF-16/UTF-32 text, or compressed or
+// columnar data, which would otherwise fail as "invalid UTF-8" at line 1 (a gzip header may not
+// even hold an invalid byte before its first newline). Empty when it may be text.
+std::string not_text(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
-    char b[4] = {};
-    in.read(b, sizeof b);
-    return wide_unicode_text(std::string_view(b, static_cast<std::size_t>(in.gcount())), file);
+    unsigned char b[10] = {};
+    in.read(reinterpret_cast<char*>(b), sizeof b);
+    const auto n = in.gcount();
+    // Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark.
+    if (std::string wide = wide_unicode_text(
+            std::string_view(reinterpret_cast<const char*>(b), static_cast<std::size_t>(n)), file);
+        !wide.empty())
+        return wide;
+    const std::string kind = binary_kind(in, b, n);
+    return kind.empty() ? kind
+                        : kind +
+                              ", not a text corpus (UTF-8 text, or JSON Lines with a \"text\" "
+                              "field)";
 }
 
 std::vector<std::string> list_files(const std::string& path) {
@@ -146,12 +153,8 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
     // One validating pass: fail before training rather than hours into it.
     for (const auto& file : files_) {
         require_regular_file(file, "corpus");
-        if (const std::string wide = wide_text(file); !wide.empty())
-            throw FormatError(file + ": " + wide);
-        if (const std::string kind = binary_kind(file); !kind.empty())
-            throw FormatError(file + ": " + kind +
-                              ", not a text corpus (UTF-8 text, or JSON Lines "
-                              "with a \"text\" field)");
+        if (const std::string reason = not_text(file); !reason.empty())
+            throw FormatError(file + ": " + reason);
         formats_.push_back(file_format(file));
     }
     std::string line, doc;

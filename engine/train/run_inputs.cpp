@@ -1,7 +1,6 @@
 #include "engine/train/run_inputs.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <optional>
 
@@ -114,15 +113,6 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
     return r;
 }
 
-bool is_classification_name(const std::string& path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    for (char& c : ext)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::error_code ec;
-    return !std::filesystem::is_directory(path, ec) &&
-           (ext == ".tsv" || ext == ".csv" || ext == ".jsonl" || ext == ".json");
-}
-
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier,
@@ -132,7 +122,7 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
         throw ConfigError(checkpoint_path +
                           " is not a classifier (no data.labels): --data FILE needs a checkpoint "
                           "fine-tuned with train.objective = classify");
-    if (!is_classification_name(path)) {
+    if (!data::classification_format(path)) {
         // A text corpus: each document one unlabelled single text (no file line: a document may
         // span lines, or be one record of JSON Lines).
         data::TextCorpus corpus(path, data::parse_doc_separator(config.data.doc_sep));

@@ -47,14 +47,10 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
                      const std::string& checkpoint_path, std::uint64_t seed = 0,
                      std::int64_t examples = 0);
 
-/// Whether `path` is read as a classification file: named .tsv, .csv, .jsonl or .json (any case)
-/// and not a directory. Anything else given as --data to dump or eval is a text corpus.
-bool is_classification_name(const std::string& path);
-
 /// A classification file framed at `seq_len` tokens. A classifier's label ids are its data.labels
 /// (in their order); another model's come from the file. `require_classifier`: ConfigError naming
 /// `checkpoint_path` when it has no data.labels. A path that is not a classification file
-/// (is_classification_name) is a text corpus (TextCorpus, data.doc_sep): each document an
+/// (data::classification_format) is a text corpus (TextCorpus, data.doc_sep): each document an
 /// unlabelled single text, [CLS] document [SEP] cut to `seq_len`, at most `limit` of them (0: all).
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
 
 namespace routescope::analysis {
@@ -252,7 +253,7 @@ PredictionFile PredictionFile::read(const std::string& path) {
         ++number;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         try {
-            const auto j = nlohmann::json::parse(line);
+            const auto j = parse_json_text(line, path + ":" + std::to_string(number));
             // An example without a label (a test split without answers: eval writes null) has
             // no accuracy; it is counted and left out.
             if (j.contains("label") && j["label"].is_null()) {

@@ -13,6 +13,7 @@
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_process.hpp"
 #include "app/gui/workspace.hpp"
+#include "engine/core/json_text.hpp"
 
 namespace routescope::gui {
 
@@ -304,7 +305,8 @@ void WorkspaceController::open_action_result(const EngineActionSettings& s) {
                 return;
             }
             try {
-                const auto results = nlohmann::json::parse(f.readAll().toStdString());
+                const auto results =
+                    parse_json_text(f.readAll().toStdString(), f.fileName().toStdString());
                 const QString key = results.contains("models") ? "models" : "runs";
                 for (const auto& m : results.value(key.toStdString(), nlohmann::json::array()))
                     for (const char* file : {"checkpoint", "dump"})

@@ -3,6 +3,8 @@
 // (make_analysis_dumps.py), against closed forms, and on bad input.
 #include <QtTest>
 
+#include <QTemporaryDir>
+#include <fstream>
 #include <random>
 
 #include "analysis/anisotropy.hpp"
@@ -38,6 +40,24 @@ class TestAnalysis : public QObject {
 private slots:
     // The compare panels' A − B (issue 26: in analysis/, not in each view): element by element
     // for one shape, undefined (not zero-padded) for two, NaN where either is NaN.
+    // A prediction file (the accuracy view opens any preds.jsonl) whose value nests 10^5 deep is
+    // refused by its depth, naming file and line, not walked into a stack overflow.
+    void aDeeplyNestedPredictionLineIsRefused() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path = dir.filePath("deep.preds.jsonl").toStdString();
+        std::ofstream(path) << R"({"label":"a","prediction":"a","length":)"
+                            << std::string(100000, '[') << std::string(100000, ']') << "}\n";
+        try {
+            PredictionFile::read(path);
+            QFAIL("a line nested 10^5 deep was read");
+        } catch (const FormatError& e) {
+            const std::string what = e.what();
+            QVERIFY2(what.find(path + ":1: nested deeper than 64") != std::string::npos,
+                     what.c_str());
+        }
+    }
+
     void differenceIsDefinedForOneShapeOnly() {
         const std::vector<double> a{1, 2, 3, 4, 5, 6}, b{0.5, 2, 4, 4, NAN, -6}, c{1, 2, 3};
         const auto d = analysis::difference({2, 3, &a}, {2, 3, &b});

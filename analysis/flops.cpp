@@ -5,6 +5,7 @@
 
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/io/file_info.hpp"
 
 namespace routescope::analysis {
@@ -74,7 +75,15 @@ FlopConfig flop_config_of_file(const std::string& path) {
     if (info.kind != FileKind::Dump && info.kind != FileKind::Checkpoint)
         throw ConfigError(path + ": neither a dump nor a checkpoint; flops needs its model");
     FlopConfig c;
+    // A dump's `config` is any JSON (docs/formats/dump.md); only a run configuration, which has a
+    // "model" section, describes the model. Anything else (sample-dump's {"synthetic": true}, a
+    // researcher's own script's notes) leaves the /model attributes to describe it.
+    bool run_configuration = false;
     if (!info.config_json.empty()) {
+        const nlohmann::json j = parse_json_text(info.config_json, path + " /model config");
+        run_configuration = j.is_object() && j.contains("model");
+    }
+    if (run_configuration) {
         ModelConfig m;
         try {
             m = RunConfig::parse(info.config_json).model;

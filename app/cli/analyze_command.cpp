@@ -300,12 +300,6 @@ Output run_analysis(const AnalyzeArgs& a) {
     return out;
 }
 
-// Through a temporary renamed when complete: a full disk never leaves a partial result under the
-// final name (issue 17, class 6).
-void write_text(const std::string& path, const std::string& text) {
-    write_text_atomically(path, text);
-}
-
 CommandRunner setup_analyze(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "analyze", "Compute one analysis (the kinds: docs/cli.md); write JSON (and CSV)");
@@ -424,9 +418,11 @@ CommandRunner setup_analyze(CLI::App& app) {
         if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
         const Output out = run_analysis(*a);
         inputs_read();
-        write_text(a->out,
-                   nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(1) + "\n");
-        if (!a->csv.empty()) write_text(a->csv, out.table.to_csv());
+        // The JSON and the CSV together: a CSV that cannot be written leaves no JSON either.
+        std::vector<std::pair<std::string, std::string>> files{
+            {a->out, nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(1) + "\n"}};
+        if (!a->csv.empty()) files.emplace_back(a->csv, out.table.to_csv());
+        write_texts_atomically(files);
         return kExitOk;
     };
 }

@@ -1,10 +1,11 @@
-// write_text_atomically (atomic_text_file.hpp).
+// write_text_atomically, write_texts_atomically (atomic_text_file.hpp).
 #include "app/cli/atomic_text_file.hpp"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "engine/core/error.hpp"
 #include "engine/io/stale_temporaries.hpp"
@@ -13,31 +14,64 @@ namespace routescope::cli {
 
 namespace fs = std::filesystem;
 
-void write_text_atomically(const std::string& path, const std::string& text) {
-    const fs::path final_path = fs::absolute(path);
+namespace {
+fs::path temporary_beside(const fs::path& final_path) {
     std::string tmp_name = ".";
     tmp_name += final_path.filename().string();
     tmp_name += ".tmp-";
     tmp_name += std::to_string(::getpid());
-    const fs::path tmp = final_path.parent_path() / tmp_name;
+    return final_path.parent_path() / tmp_name;
+}
+
+// Writes `text` to `tmp`; IoError naming `path` (the final name the user asked for).
+void write_temporary(const fs::path& tmp, const std::string& path, const std::string& text) {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw IoError(path + ": cannot write (is its directory writable?)");
+    f << text;
+    f.flush();
+    if (!f) throw IoError(path + ": write error (disk full?)");
+}
+}  // namespace
+
+void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+    struct Pending {
+        std::string path;
+        fs::path final_path, tmp;
+        std::unique_ptr<TemporaryFileGuard> guard;  // unlinked if a signal ends the process
+    };
+    std::vector<Pending> pending;
+    pending.reserve(files.size());
     std::error_code ec;
-    const TemporaryFileGuard guard(tmp.string());  // unlinked if a signal ends the process
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw IoError(path + ": cannot write (is its directory writable?)");
-        f << text;
-        f.flush();
-        if (!f) {
-            f.close();
-            fs::remove(tmp, ec);
-            throw IoError(path + ": write error (disk full?)");
+    const auto remove_temporaries = [&] {
+        for (const auto& p : pending)
+            fs::remove(p.tmp, ec);
+    };
+    try {
+        for (const auto& [path, text] : files) {
+            Pending p;
+            p.path = path;
+            p.final_path = fs::absolute(path);
+            p.tmp = temporary_beside(p.final_path);
+            p.guard = std::make_unique<TemporaryFileGuard>(p.tmp.string());
+            pending.push_back(std::move(p));
+            write_temporary(pending.back().tmp, path, text);
+        }
+    } catch (...) {
+        remove_temporaries();
+        throw;
+    }
+    // Every file is complete: only now does any of them take its final name.
+    for (const auto& p : pending) {
+        fs::rename(p.tmp, p.final_path, ec);
+        if (ec) {
+            remove_temporaries();
+            throw IoError(p.path + ": cannot rename the finished file into place");
         }
     }
-    fs::rename(tmp, final_path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError(path + ": cannot rename the finished file into place");
-    }
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+    write_texts_atomically({{path, text}});
 }
 
 }  // namespace routescope::cli

@@ -3,6 +3,8 @@
 // temporary name in the target directory and renamed when complete, so a failure never leaves a
 // partial file under the final name.
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace routescope::cli {
 
@@ -10,5 +12,10 @@ namespace routescope::cli {
 /// naming the file: its directory is not writable, a write error (disk full), the rename failed;
 /// the temporary is removed in every case.
 void write_text_atomically(const std::string& path, const std::string& text);
+
+/// The outputs of one command ({path, text} each) written together: every temporary is written
+/// first, and only when all are complete are they renamed into place, so a failure on the second
+/// (an unwritable directory, a full disk) leaves neither under its final name.
+void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace routescope::cli

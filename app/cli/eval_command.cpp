@@ -277,8 +277,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
     if (causal && objective == "birdie") r["birdie_layout"] = a.birdie_layout;
     if (!a.task_sets.empty()) r["task_sets"] = a.task_sets;
     r["predictions"] = a.out;
-    write_text_atomically(a.out, lines);
-    write_text_atomically(summary_path(a.out), r.dump(2) + "\n");
+    write_texts_atomically({{a.out, lines}, {summary_path(a.out), r.dump(2) + "\n"}});
     return r;
 }
 

@@ -562,9 +562,9 @@ int run_experiment(const ExperimentArgs& a) {
     }
     const std::string table = markdown_table(results);
     try {
-        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
-        write_text_atomically((out / "results.md").string(),
-                              "# routescope-cli experiment " + a.name + "\n\n" + table);
+        write_texts_atomically({{(out / "results.json").string(), results.dump(2) + "\n"},
+                                {(out / "results.md").string(),
+                                 "# routescope-cli experiment " + a.name + "\n\n" + table}});
     } catch (const Error&) {
         rethrow_as_runtime_failure();
     }

@@ -562,9 +562,9 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     }
     const std::string table = markdown(results);
     try {
-        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
-        write_text_atomically((out / "results.md").string(),
-                              "# routescope-cli experiment phone-book\n\n" + table);
+        write_texts_atomically({{(out / "results.json").string(), results.dump(2) + "\n"},
+                                {(out / "results.md").string(),
+                                 "# routescope-cli experiment phone-book\n\n" + table}});
     } catch (const Error&) {
         rethrow_as_runtime_failure();
     }

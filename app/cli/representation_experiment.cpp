@@ -517,10 +517,10 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
     }
     const std::string table = markdown(results);
     try {
-        write_text_atomically((out / "results.json").string(), results.dump(2) + "\n");
-        write_text_atomically(
-            (out / "results.md").string(),
-            std::string("# routescope-cli experiment ") + kSlstmVsBert + "\n\n" + table);
+        write_texts_atomically(
+            {{(out / "results.json").string(), results.dump(2) + "\n"},
+             {(out / "results.md").string(),
+              std::string("# routescope-cli experiment ") + kSlstmVsBert + "\n\n" + table}});
     } catch (const Error&) {
         rethrow_as_runtime_failure();
     }

@@ -271,10 +271,10 @@ int run_seed_grid(const SeedGridArgs& a) {
             a.threshold ? a.threshold : default_threshold(a.name);
         const json aggregate = aggregate_seeds(a.name, seeds, results, threshold);
         const std::string table = seed_table_markdown(aggregate);
-        write_text_atomically((out / "results.json").string(), aggregate.dump(2) + "\n");
-        write_text_atomically((out / "results.md").string(),
-                              "# routescope-cli experiment " + a.name + " --seeds " +
-                                  std::to_string(a.seeds) + "\n\n" + table);
+        write_texts_atomically(
+            {{(out / "results.json").string(), aggregate.dump(2) + "\n"},
+             {(out / "results.md").string(), "# routescope-cli experiment " + a.name + " --seeds " +
+                                                 std::to_string(a.seeds) + "\n\n" + table}});
         std::cout << "\n" << table << std::flush;
     } catch (const Error&) {
         rethrow_as_runtime_failure();

@@ -60,13 +60,20 @@ std::string error_stack_text() {
     last_failure.clear();
     // A compression filter the library lacks (h5py's lzf, a blosc or bitshuffle plugin): say so,
     // not the plugin search's own complaint, which is innermost.
+    // The filter's name is quoted when the file stores it ("required filter 'lzf' is not
+    // registered") and "(name unavailable)" when not; a missing plugin directory adds its own
+    // messages below this one.
     for (const auto& m : messages) {
-        const auto at = m.find("required filter '");
+        const auto at = m.find("required filter ");
         if (at == std::string::npos || m.find("not registered") == std::string::npos) continue;
-        const auto end = m.find('\'', at + 17);
-        const std::string name = m.substr(at + 17, end == std::string::npos ? 0 : end - at - 17);
-        return "the data is compressed with the '" + name +
-               "' filter, which this HDF5 library does not have (h5py's lzf and the blosc, "
+        std::string filter = "a filter whose name the file does not store";
+        if (m.compare(at + 16, 1, "'") == 0) {
+            const auto end = m.find('\'', at + 17);
+            filter = "the '" + m.substr(at + 17, end == std::string::npos ? 0 : end - at - 17) +
+                     "' filter";
+        }
+        return "the data is compressed with " + filter +
+               ", which this HDF5 library does not have (h5py's lzf and the blosc, "
                "bitshuffle or zstd plugins are not built in; gzip is): rewrite the file with "
                "gzip or without compression, e.g. `h5repack -f NONE in.h5 out.h5`, or install "
                "the filter's HDF5 plugin";

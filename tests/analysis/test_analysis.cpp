@@ -436,6 +436,28 @@ private slots:
         QVERIFY(std::abs(rows[3]["forward"].get<double>() / 2.6e12 - 1) < 0.10);
     }
 
+    // A dump whose /model config is JSON but no run configuration (sample-dump writes
+    // {"synthetic": true}; any script may write notes there) is described by its /model
+    // attributes: the same figures as --arch/--layers/--d-model given by hand.
+    void flopsOfADumpWithoutARunConfiguration() {
+        const QString dump = dump_dir() + "/synthetic-flops.dump.h5";
+        const auto made = run_cli({"sample-dump", "--out", dump, "--examples", "4", "--length",
+                                   "16", "--d-model", "24", "--layers", "3"});
+        QVERIFY2(made.exit_code == 0, qPrintable(made.output));
+        const auto from_dump = run_cli({"analyze", "flops", "--dump", dump, "--lengths", "16,64",
+                                        "--out", dump_dir() + "/synthetic-flops.json"});
+        QVERIFY2(from_dump.exit_code == 0, qPrintable(from_dump.output));
+        const auto by_hand =
+            run_cli({"analyze", "flops", "--arch", "bigs", "--layers", "3", "--d-model", "24",
+                     "--lengths", "16,64", "--out", dump_dir() + "/by-hand-flops.json"});
+        QVERIFY2(by_hand.exit_code == 0, qPrintable(by_hand.output));
+        const auto a = read_json(dump_dir() + "/synthetic-flops.json")["results"][0]["rows"];
+        const auto b = read_json(dump_dir() + "/by-hand-flops.json")["results"][0]["rows"];
+        QCOMPARE(a.size(), std::size_t{2});
+        for (std::size_t i = 0; i < 2; ++i)
+            QCOMPARE(a[i]["forward"].get<double>(), b[i]["forward"].get<double>());
+    }
+
     // ---------------------------------------------------------------- provenance and bad input
     void resultsCarryProvenance() {
         const QString out = dump_dir() + "/prov.json";

@@ -144,6 +144,16 @@ for name, (args, final) in cases.items():
     check(not os.path.exists(final), "full disk, %s: nothing under %s" % (name, final))
     check(not temporaries(WORK), "full disk, %s: no temporary left %s" % (name, temporaries(WORK)))
 
+# A command's outputs are one result: a CSV that cannot be written (its directory does not exist)
+# leaves no JSON behind either.
+pair_json = os.path.join(WORK, "pair.json")
+r = run(["analyze", "anisotropy", "--dump", dump, "--out", pair_json, "--csv",
+         os.path.join(WORK, "no-such-dir", "pair.csv")])
+check(r.returncode != 0 and "pair.csv" in r.stderr,
+      "analyze, unwritable --csv: refused naming it (exit %d: %s)" % (r.returncode, r.stderr.strip()[-200:]))
+check(not os.path.exists(pair_json), "analyze, unwritable --csv: no JSON left under %s" % pair_json)
+check(not temporaries(WORK), "analyze, unwritable --csv: no temporary left %s" % temporaries(WORK))
+
 # ---- SIGINT / SIGTERM
 sig_cases = {
     "train": (["train", "--config", config("sig", 100000, 0), "--out", os.path.join(WORK, "sig-train"),

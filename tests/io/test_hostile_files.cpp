@@ -192,6 +192,13 @@ private slots:
         QVERIFY2(QString::fromStdString(dump_reader_error(file("unknown_filter.dump.h5")))
                      .contains("/layers/2/hidden: the data is compressed with the 'lzf' filter"),
                  dump_reader_error(file("unknown_filter.dump.h5")).c_str());
+        // ... and so is one whose name the file does not store (HDF5's "(name unavailable)",
+        // followed by its plugin search's complaint where the plugin directory is missing).
+        QVERIFY2(QString::fromStdString(dump_reader_error(file("unnamed_filter.dump.h5")))
+                     .contains("/layers/2/hidden: the data is compressed with a filter whose "
+                               "name the file does not store, which this HDF5 library does not "
+                               "have"),
+                 dump_reader_error(file("unnamed_filter.dump.h5")).c_str());
         QVERIFY2(text("checksum_mismatch.dump.h5").contains("checksum"),
                  qPrintable(text("checksum_mismatch.dump.h5")));
         QVERIFY2(QString::fromStdString(dump_reader_error(file("checksum_mismatch.dump.h5")))

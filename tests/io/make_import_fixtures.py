@@ -214,10 +214,10 @@ def write(path, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
-def torch_save_bytes(tensors, legacy=False):
+def torch_save_bytes(tensors, legacy=False, protocol=2):
     sd = collections.OrderedDict((k, torch.from_numpy(np.array(v))) for k, v in tensors.items())
     buf = io.BytesIO()
-    torch.save(sd, buf, _use_new_zipfile_serialization=not legacy)
+    torch.save(sd, buf, _use_new_zipfile_serialization=not legacy, pickle_protocol=protocol)
     return buf.getvalue()
 
 
@@ -551,6 +551,31 @@ def main():
         collections.OrderedDict((k, np.asarray(v, np.float64)) for k, v in to_torch_names(p).items())))
     model_dir(out, "bigs_safetensors", "model.safetensors",
               safetensors_bytes(to_torch_names(p)), vocab="tokenizer.json")
+    # torch.save(..., pickle_protocol=3 or 4): the legacy format with another pickle protocol (the
+    # magic number's pickle then starts 0x80 0x03, or 0x80 0x04 and a frame), which torch loads.
+    for protocol in (3, 4):
+        model_dir(out, f"bigs_pytorch_legacy_p{protocol}", "pytorch_model.bin",
+                  torch_save_bytes(to_torch_names(p), legacy=True, protocol=protocol))
+    # A vocab.txt saved "UTF-8 with BOM" by an editor.
+    model_dir(out, "bigs_vocab_bom", "model.safetensors", safetensors_bytes(to_torch_names(p)))
+    write(f"{out}/bigs_vocab_bom/vocab.txt", "\ufeff" + "\n".join(V_PIECES) + "\n")
+    # config.json edited to far more layers than the weights hold (took minutes and gigabytes).
+    model_dir(f"{out}/bad", "bigs_layers_2e6", "model.safetensors",
+              safetensors_bytes(to_torch_names(p)), config=config_json(num_hidden_layers=2000000))
+    # A torch.save zip from a big-endian machine (PyTorch ≥ 2.1 records archive/byteorder; the
+    # torch here may predate it, so the record is added as torch writes it, stored).
+    zipped = io.BytesIO(torch_save_bytes(to_torch_names(p)))
+    big = io.BytesIO()
+    with zipfile.ZipFile(zipped) as src, zipfile.ZipFile(big, "w", zipfile.ZIP_STORED) as dst:
+        prefix = src.namelist()[0].split("/")[0]
+        for info in src.infolist():
+            if not info.filename.endswith("/byteorder"):
+                dst.writestr(info, src.read(info.filename))
+        dst.writestr(prefix + "/byteorder", b"big")
+    model_dir(f"{out}/bad", "torch_big_endian", "pytorch_model.bin", big.getvalue())
+    # pickle.dump of a state_dict (not torch.save): refused as such, never run.
+    model_dir(f"{out}/bad", "plain_pickle", "pytorch_model.bin",
+              pickle.dumps({k: np.asarray(v) for k, v in to_torch_names(p).items()}, protocol=4))
     # ---- legacy torch.save, damaged: cut inside the last storage; a storage whose element count
     # (written before its bytes) disagrees with the pickle; a pickle calling os.system.
     legacy = torch_save_bytes(to_torch_names(p), legacy=True)

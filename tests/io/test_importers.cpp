@@ -4,6 +4,7 @@
 // equal to the engine-named tensors the fixture computed), and bad input: each a clear error
 // naming the file and the tensor or key, exit 2, nothing written under --out.
 #include <H5Cpp.h>
+#include <sys/stat.h>
 
 #include <QProcess>
 #include <QtTest>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -178,14 +180,23 @@ private slots:
         // pytorch_legacy: torch.save(..., _use_new_zipfile_serialization=False), the format of
         // torch before 1.6 and of most BERT checkpoints of 2018–2020.
         // safetensors_f64: float64 storage, rounded to float32 with a note.
+        // pytorch_legacy_p3/_p4: the same with pickle_protocol=3 and 4 (torch loads them; the
+        // magic number's pickle starts differently and was taken for msgpack).
+        // vocab_bom: safetensors beside a vocab.txt that starts with a UTF-8 byte-order mark,
+        // which made its first piece "\ufeff[PAD]": the same tokenizer, with a note.
         for (const char* dir :
-             {"flax", "pytorch", "safetensors", "pytorch_legacy", "safetensors_f64"}) {
+             {"flax", "pytorch", "safetensors", "pytorch_legacy", "safetensors_f64",
+              "pytorch_legacy_p3", "pytorch_legacy_p4", "vocab_bom"}) {
             const std::string out = kOut + "/" + dir + ".ckpt.h5";
             const Run r = import_cli({kData + "/bigs_" + dir, "--out", out});
             QVERIFY2(r.code == 0, r.err.c_str());
-            const std::string format = std::string(dir).substr(0, std::string(dir).find('_'));
+            const std::string format = std::string(dir) == "vocab_bom"
+                                           ? "safetensors"
+                                           : std::string(dir).substr(0, std::string(dir).find('_'));
             if (std::string(dir) == "safetensors_f64")
                 QVERIFY2(r.err.find("stored as float64") != std::string::npos, r.err.c_str());
+            if (std::string(dir) == "vocab_bom")
+                QVERIFY2(r.err.find("byte-order mark") != std::string::npos, r.err.c_str());
             QVERIFY(r.out.find("(" + format + ", sha256 ") != std::string::npos);
             cks.push_back(read_checkpoint(out));
             H5::H5File f(out, H5F_ACC_RDONLY);
@@ -597,6 +608,13 @@ private slots:
             QTest::newRow(name) << QString(src) << needles;
         };
         row("truncated msgpack", "bad/truncated_msgpack", {"flax_model.msgpack", "truncated"});
+        // Refused from the file's own layers, before a name map of 2,000,000 layers is built.
+        row("config.json with more layers than the weights", "bad/bigs_layers_2e6",
+            {"config.json: num_hidden_layers = 2000000", "holds encoder layers 0..1"});
+        row("torch.save zip from a big-endian machine", "bad/torch_big_endian",
+            {"pytorch_model.bin", "byteorder is 'big'"});
+        row("pickle.dump, not torch.save", "bad/plain_pickle",
+            {"pytorch_model.bin", "a Python pickle that torch.save did not write"});
         row("tokenizer_config.json nested 10^5 deep", "bad/deep_tokenizer_config",
             {"tokenizer_config.json", "nested deeper than 64"});
         row("config.json nested 10^5 deep", "bad/deep_config",
@@ -714,6 +732,99 @@ private slots:
         QVERIFY(!fs::exists(out));
         for (const auto& e : fs::directory_iterator(kOut))  // no temporary left behind either
             QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());
+    }
+
+    // --out never replaces a file the import reads, whether named on the command line or found in
+    // SRC's directory (config.json, the weights, the vocabulary, a shard of an index); each such
+    // import exited 0 and left a checkpoint where the published file was.
+    void outNeverReplacesAFileTheImportReads() {
+        const fs::path dir = kOut + "/guarded";
+        const fs::path sharded = kOut + "/guarded_sharded";
+        fs::remove_all(dir);
+        fs::remove_all(sharded);
+        fs::copy(kData + "/bigs_safetensors", dir, fs::copy_options::recursive);
+        fs::copy(kData + "/bigs_sharded_safetensors", sharded, fs::copy_options::recursive);
+        const auto bytes = [](const fs::path& p) {
+            std::ifstream f(p, std::ios::binary);
+            return std::string(std::istreambuf_iterator<char>(f), {});
+        };
+        std::string first_shard;
+        for (const auto& e : fs::directory_iterator(sharded))
+            if (e.path().filename().string().starts_with("model-00001"))
+                first_shard = e.path().string();
+        QVERIFY(!first_shard.empty());
+        const struct {
+            std::string src, out;
+        } cases[] = {
+            {dir.string(), (dir / "model.safetensors").string()},
+            {dir.string(), (dir / "config.json").string()},
+            {dir.string(), (dir / "tokenizer.json").string()},
+            {(dir / "model.safetensors").string(), (dir / "config.json").string()},
+            {sharded.string(), first_shard},
+            {(sharded / "model.safetensors.index.json").string(), first_shard},
+        };
+        for (const auto& c : cases) {
+            const std::string before = bytes(c.out);
+            QVERIFY(!before.empty());
+            const Run r = import_cli({c.src, "--out", c.out});
+            QVERIFY2(r.code == 2 && r.err.find("is the file import reads") != std::string::npos,
+                     (c.src + " --out " + c.out + ": " + r.err).c_str());
+            QVERIFY2(bytes(c.out) == before, c.out.c_str());
+        }
+        // A new file inside SRC's directory is no input: written as usual.
+        const Run fine = import_cli({dir.string(), "--out", (dir / "model.ckpt.h5").string()});
+        QVERIFY2(fine.code == 0, fine.err.c_str());
+    }
+
+    // --config and --vocab must be regular files: a FIFO blocked the vocabulary's read for good,
+    // /dev/zero never ended, a directory was read as an empty vocabulary.
+    void configAndVocabMustBeRegularFiles() {
+        const std::string fifo = kOut + "/vocab.fifo";
+        fs::remove(fifo);
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        const std::string src = kData + "/bigs_safetensors";
+        const std::string out = kOut + "/fifo.ckpt.h5";
+        const struct {
+            const char* option;
+            std::string path;
+            const char* why;
+        } cases[] = {
+            {"--vocab", fifo, "--vocab names no regular file"},
+            {"--vocab", "/dev/zero", "--vocab names no regular file"},
+            {"--vocab", kOut, "--vocab names a directory"},
+            {"--config", fifo, "--config names no regular file"},
+            {"--config", kOut + "/no-such-config.json", "--config names no such file"},
+        };
+        for (const auto& c : cases) {
+            const Run r = import_cli({src, "--out", out, c.option, c.path});
+            QVERIFY2(r.code == 2 && r.err.find(c.path + ": " + c.why) != std::string::npos,
+                     (std::string(c.option) + " " + c.path + ": " + r.err).c_str());
+            QVERIFY(!fs::exists(out));
+        }
+        fs::remove(fifo);
+    }
+
+    // Where the checkpoint cannot go is said of the path given (it named an internal temporary
+    // file, or gave "Success" as the reason); a temporary left by a killed import (named like
+    // every writer's, .<name>.tmp-<pid>…) is removed by the next import to that name.
+    void outputPathProblemsAreNamedAndStaleTemporariesSwept() {
+        const std::string src = kData + "/bigs_safetensors";
+        Run r = import_cli({src, "--out", kOut});
+        QVERIFY2(r.code == 3 && r.err.find(kOut + ": is a directory") != std::string::npos,
+                 r.err.c_str());
+        r = import_cli({src, "--out", kOut + "/no-such-dir/x.ckpt.h5"});
+        QVERIFY2(r.code == 3 && r.err.find("no-such-dir does not exist") != std::string::npos,
+                 r.err.c_str());
+        const std::string out = kOut + "/swept.ckpt.h5";
+        // pid 2^22 + 1 is above Linux's pid_max limit (2^22): no process has it.
+        const std::string stale = kOut + "/.swept.ckpt.h5.tmp-4194305-import.ckpt.h5";
+        std::ofstream(stale) << "half a checkpoint";
+        r = import_cli({src, "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(!fs::exists(stale), "the dead import's temporary is still there");
+        for (const auto& e : fs::directory_iterator(kOut))
+            QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
+                     e.path().c_str());
     }
 
     // The pickle's payload would have created this file had anything executed it.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "engine/core/json_text.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 
 namespace routescope::importers {
@@ -392,9 +394,21 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
     if (config.empty() && !fs::is_regular_file(s.config, ec) &&
         fs::is_regular_file(dir / "bert_config.json", ec))
         s.config = (dir / "bert_config.json").string();
+    // A path given with --config or --vocab must be a regular file: a FIFO or /dev/zero would
+    // block the read or never end, a directory is no vocabulary.
+    const auto given_file = [&ec](const std::string& path, const char* option) {
+        if (fs::is_regular_file(path, ec)) return;
+        throw IoError(path + ": " + option + " " +
+                      (!fs::exists(path, ec) ? "names no such file"
+                       : fs::is_directory(path, ec)
+                           ? "names a directory, not a file"
+                           : "names no regular file (a pipe or a device)"));
+    };
+    if (!config.empty()) given_file(config, "--config");
     if (!fs::is_regular_file(s.config, ec))
         throw IoError(s.config + ": no config.json (give one with --config)");
     if (!vocab.empty()) {
+        given_file(vocab, "--vocab");
         s.vocab = vocab;
     } else {
         for (const char* name : {"vocab.txt", "tokenizer.json"})
@@ -535,6 +549,14 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         for (const auto& p : pieces)
             text += p + "\n";
     } else {
+        // A byte-order mark (an editor's "UTF-8 with BOM") is no part of the first piece: it made
+        // "[PAD]" an unknown "\ufeff[PAD]", and MLM packing then found no [PAD].
+        if (text.starts_with("\xEF\xBB\xBF")) {
+            text.erase(0, 3);
+            out.notes.push_back(path +
+                                ": starts with a UTF-8 byte-order mark, which is not read "
+                                "as part of its first piece");
+        }
         // vocab.txt does not say; transformers reads do_lower_case from tokenizer_config.json
         // beside it (default true), and a tokenizer.json there says it too.
         fs::path dir = fs::path(path).parent_path();
@@ -631,6 +653,31 @@ std::string add_base_prefix(TensorFile& file, const std::string& arch) {
     return root;
 }
 
+namespace {
+// One more than the highest layer index among the file's tensor names (…encoder.layer.<i>.… in
+// PyTorch and safetensors names, …encoder/layer/<i>/… in Flax's, for BERT and BiGS alike).
+int layers_in_file(const TensorFile& file) {
+    int held = 0;
+    for (const auto& t : file.tensors) {
+        for (const char* marker : {"encoder.layer.", "encoder/layer/"}) {
+            const auto at = t.name.find(marker);
+            if (at == std::string::npos) continue;
+            std::size_t i = at + std::strlen(marker);
+            long long index = 0;
+            bool digits = false;
+            while (i < t.name.size() && std::isdigit(static_cast<unsigned char>(t.name[i])) &&
+                   index < (1LL << 30)) {
+                index = index * 10 + (t.name[i++] - '0');
+                digits = true;
+            }
+            if (digits)
+                held = static_cast<int>(std::max<long long>(held, std::min(index + 1, 1LL << 30)));
+        }
+    }
+    return held;
+}
+}  // namespace
+
 RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                            const TensorFile& file, const std::string& where,
                            std::vector<std::string>* notes) {
@@ -640,6 +687,14 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     m.vocab_size = require<int>(hf, "vocab_size", where);
     m.d_model = require<int>(hf, "hidden_size", where);
     m.n_layers = require<int>(hf, "num_hidden_layers", where);
+    // More layers than the weights file holds would only be reported tensor by tensor after
+    // building the name map of every one of them (2,000,000 layers in an edited config.json took
+    // minutes and gigabytes against a 25 kB file): compared with the file's layers first.
+    if (const int held = layers_in_file(file); m.n_layers > held)
+        throw FormatError(where + ": num_hidden_layers = " + std::to_string(m.n_layers) + ", but " +
+                          file.path + " holds " +
+                          (held == 0 ? std::string("no encoder layer")
+                                     : "encoder layers 0.." + std::to_string(held - 1)));
     m.d_inner = require<int>(hf, "intermediate_size", where);
     m.max_len = require<int>(hf, "max_position_embeddings", where);
     m.ln_eps = get_or<double>(hf, "layer_norm_eps", 1e-12, where);
@@ -901,8 +956,12 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
     if (!problems.empty()) {
         std::string text = file.path + ": " + std::to_string(problems.size()) + " tensor problem" +
                            (problems.size() == 1 ? "" : "s") + ":";
-        for (const auto& p : problems)
-            text += "\n  " + p;
+        // A bounded list: the first problems name the fault; thousands of lines bury it.
+        constexpr std::size_t kListed = 40;
+        for (std::size_t i = 0; i < problems.size() && i < kListed; ++i)
+            text += "\n  " + problems[i];
+        if (problems.size() > kListed)
+            text += "\n  … and " + std::to_string(problems.size() - kListed) + " more";
         throw FormatError(text);
     }
     store->allocate_parameters_only();  // never trained here: no gradient buffer
@@ -1027,10 +1086,25 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
 void write_imported_checkpoint(const std::string& path, ImportedModel& model,
                                const ImportProvenance& provenance) {
     const fs::path final_path = fs::absolute(path);
-    const fs::path tmp =
-        final_path.parent_path() / ("." + final_path.filename().string() + ".import-" +
-                                    std::to_string(::getpid()) + ".ckpt.h5");
     std::error_code ec;
+    // Said of the path the user gave, before anything is written (the rename's error named a
+    // temporary file, or "Success").
+    if (fs::is_directory(final_path, ec))
+        throw IoError(path + ": is a directory; give the checkpoint's file name (model.ckpt.h5)");
+    if (!fs::is_directory(final_path.parent_path(), ec))
+        throw IoError(path + ": its directory " + final_path.parent_path().string() +
+                      " does not exist");
+    // Named as every writer's temporary (".<name>.tmp-<pid>…", engine/io/stale_temporaries.hpp):
+    // unlinked if a signal ends the import, and swept by the next import of the same name if the
+    // process was killed outright.
+    std::string tmp_name = ".";
+    tmp_name += final_path.filename().string();
+    tmp_name += ".tmp-";
+    tmp_name += std::to_string(::getpid());
+    tmp_name += "-import.ckpt.h5";
+    const fs::path tmp = final_path.parent_path() / tmp_name;
+    remove_stale_temporaries(final_path.string());
+    const TemporaryFileGuard guard(tmp.string());
     try {
         // Streamed (not built in memory) and the parameters freed before the read-back, so that
         // a published-size import holds the model once (docs/benchmarks.md).
@@ -1060,9 +1134,9 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
     }
     fs::rename(tmp, final_path, ec);
     if (ec) {
+        const std::string why = ec.message();
         fs::remove(tmp, ec);
-        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
-                      ")");
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + why + ")");
     }
 }
 

@@ -652,13 +652,33 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&
 // {protocol_version, little_endian, type_sizes}, the state_dict (persistent ids ('storage', type,
 // key, location, numel, view_metadata)), the sorted list of storage keys — then, for each key
 // in that order, its element count (8 bytes, little-endian) and its bytes.
-constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
-                                          0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+// The magic number's pickle: PROTO <protocol> (torch.save's pickle_protocol, 2 by default; any of
+// 2-5 loads in torch), a FRAME of 13 bytes from protocol 4 on, then LONG1 of 10 bytes and STOP.
+constexpr unsigned char kLegacyMagic[] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9,
+                                          0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+constexpr unsigned char kMagicFrame[] = {0x95, 0x0d, 0, 0, 0, 0, 0, 0, 0};
+
+// The length of the magic number's pickle at `data` (0 when it is not there).
+std::size_t legacy_magic_length(const unsigned char* data, std::size_t size) {
+    if (size < 2 || data[0] != 0x80 || data[1] < 2 || data[1] > 5) return 0;
+    std::size_t at = 2;
+    if (data[1] >= 4) {
+        if (size < at + sizeof kMagicFrame ||
+            std::memcmp(data + at, kMagicFrame, sizeof kMagicFrame) != 0)
+            return 0;
+        at += sizeof kMagicFrame;
+    }
+    if (size < at + sizeof kLegacyMagic ||
+        std::memcmp(data + at, kLegacyMagic, sizeof kLegacyMagic) != 0)
+        return 0;
+    return at + sizeof kLegacyMagic;
+}
 
 TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) {
-    const unsigned char* p = file.data() + sizeof kLegacyMagic;
-    std::size_t left = file.size() - sizeof kLegacyMagic;
-    std::size_t offset = sizeof kLegacyMagic;
+    const std::size_t magic = legacy_magic_length(file.data(), file.size());
+    const unsigned char* p = file.data() + magic;
+    std::size_t left = file.size() - magic;
+    std::size_t offset = magic;
     const auto next_pickle = [&](const char* what) {
         Unpickler u(
             path + ": " + what + " (legacy torch.save, byte " + std::to_string(offset) + ")", p,
@@ -734,13 +754,14 @@ TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) 
 }  // namespace
 
 bool is_legacy_torch_save(const unsigned char* data, std::size_t size) {
-    return size >= sizeof kLegacyMagic && std::memcmp(data, kLegacyMagic, sizeof kLegacyMagic) == 0;
+    return legacy_magic_length(data, size) > 0;
 }
 
 TensorFile read_pytorch_zip(const std::string& path) {
     {
         const MappedFile file(path);
         if (is_legacy_torch_save(file.data(), file.size())) return read_pytorch_legacy(path, file);
+        refuse_plain_pickle(path, file.data(), file.size());
     }
     Zip zip(path);
     std::string prefix;
@@ -754,6 +775,16 @@ TensorFile read_pytorch_zip(const std::string& path) {
     }
     if (prefix.empty())
         throw FormatError(path + ": no <name>/data.pkl in the archive (not a torch.save file)");
+    // torch.save records the byte order since PyTorch 2.1 ("little" or "big"; an archive without
+    // the record is little-endian). The storages' bytes are read as they are, little-endian.
+    if (zip.has(prefix + "byteorder")) {
+        const auto order = zip.read(prefix + "byteorder");
+        const std::string text(order.begin(), order.end());
+        if (text != "little")
+            throw FormatError(path + ": " + prefix + "byteorder is '" + text.substr(0, 16) +
+                              "': saved on a big-endian machine; the readers are little-endian "
+                              "(load and save it again with torch on a little-endian machine)");
+    }
     const auto pickle = zip.read(prefix + "data.pkl");
     const Ref root = Unpickler(path + ": " + prefix + "data.pkl", pickle).run();
     if (root->kind != Value::Dict)

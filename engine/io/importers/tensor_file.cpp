@@ -141,6 +141,15 @@ std::size_t checked_numel(const std::vector<std::int64_t>& shape, std::size_t li
     return n;
 }
 
+void refuse_plain_pickle(const std::string& path, const unsigned char* data, std::size_t size) {
+    if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5 &&
+        !is_legacy_torch_save(data, size))
+        throw FormatError(path +
+                          ": a Python pickle that torch.save did not write (neither its zip nor "
+                          "its legacy format); pickles are never run here: load it in Python "
+                          "and save the state_dict with torch.save or safetensors");
+}
+
 std::string detect_tensor_format(const std::string& path) {
     MappedFile file(path);
     const unsigned char* p = file.data();
@@ -148,6 +157,9 @@ std::string detect_tensor_format(const std::string& path) {
     if (n >= 4 && p[0] == 'P' && p[1] == 'K' && p[2] == 3 && p[3] == 4) return "pytorch";
     // Before the msgpack test: a pickle's PROTO opcode 0x80 is also a msgpack fixmap's first byte.
     if (is_legacy_torch_save(p, n)) return "pytorch";
+    // Any other pickle (PROTO 2-5 first; a msgpack file starting with an empty map, 0x80, would
+    // hold nothing): pickle.dump's own files, not torch.save's.
+    refuse_plain_pickle(path, p, n);
     if (n >= 9) {
         std::uint64_t header = 0;
         std::memcpy(&header, p, 8);

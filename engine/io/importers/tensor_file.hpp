@@ -75,6 +75,10 @@ TensorFile read_pytorch_zip(const std::string& path);
 /// True when `data` starts as torch.save's legacy format does (a pickled 0x1950a86a20f9469cfc6c).
 bool is_legacy_torch_save(const unsigned char* data, std::size_t size);
 
+/// FormatError for a file that starts as a pickle (PROTO 2-5) but is no torch.save file of either
+/// format (pickle.dump's own output); does nothing otherwise. Pickles are never run.
+void refuse_plain_pickle(const std::string& path, const unsigned char* data, std::size_t size);
+
 /// A sharded checkpoint as transformers' save_pretrained writes one when a model exceeds
 /// max_shard_size: an index (model.safetensors.index.json, pytorch_model.bin.index.json,
 /// flax_model.msgpack.index.json) {"metadata": {...}, "weight_map": {tensor name: shard file}}

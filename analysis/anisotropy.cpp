@@ -28,7 +28,34 @@ double log_sum_exp(const Eigen::VectorXd& p, double s) {
 /// with c over the unit eigenvectors of WᵀW. An eigenvector's sign is arbitrary and Z(c) ≠ Z(−c),
 /// so we take c over both signs of every eigenvector (2d directions): the score then does not
 /// depend on the solver's choice of signs. When M < d the d − M null directions give Z = M.
-void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
+// A sampled vector of norm 0 (a zeroed layer or token): its cosine is undefined. Input, not a
+// failure of the program (exit 2); anisotropy() names the dump, layer, example and token.
+class ZeroNormVector : public FormatError {
+public:
+    ZeroNormVector(Eigen::Index index, bool centred)
+        : FormatError("vector " + std::to_string(index) + " of the sample has norm 0" +
+                      (centred ? " after centring" : "") + ": its cosine is undefined"),
+          index_(index),
+          centred_(centred) {}
+    Eigen::Index index() const { return index_; }
+    bool centred() const { return centred_; }
+
+private:
+    Eigen::Index index_;
+    bool centred_;
+};
+
+void spectrum_of(const RowMatrixF& unscaled, CosineStatistics& out) {
+    // The eigenproblem on X scaled by a power of two to a largest |x| in [1, 2): XᵀX in float
+    // underflowed to 0 for values near 1e-44 (PC1 share undefined) and overflowed to Inf near
+    // 1e37 (the solver failed). The eigenvalues and projections are scaled back (exact powers of
+    // two); Z(c) sees the vectors at their own scale.
+    const float largest = unscaled.size() > 0 ? unscaled.cwiseAbs().maxCoeff() : 0.0f;
+    const int exponent = largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
+    const RowMatrixF X =
+        exponent == 0
+            ? unscaled
+            : RowMatrixF((unscaled.cast<double>() * std::ldexp(1.0, -exponent)).cast<float>());
     const Eigen::Index m = X.rows(), d = X.cols();
     Eigen::VectorXd lambda;
     Eigen::MatrixXd projections;  // [M, r]: cᵀw_i for each eigenvector c
@@ -53,6 +80,8 @@ void spectrum_of(const RowMatrixF& X, CosineStatistics& out) {
         lambda = e.values;
         projections = e.vectors * lambda.cwiseMax(0.0).cwiseSqrt().asDiagonal();
     }
+    lambda *= std::ldexp(1.0, 2 * exponent);
+    projections *= std::ldexp(1.0, exponent);
     const double total = lambda.cwiseMax(0.0).sum();
     out.pc1_variance =
         total > 0 ? lambda.maxCoeff() / total : std::numeric_limits<double>::quiet_NaN();
@@ -203,9 +232,7 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
     RowMatrixF normalised = x;
     for (Eigen::Index i = 0; i < m; ++i) {
         const double norm = x.row(i).cast<double>().norm();
-        if (!(norm > 0))
-            throw Error("vector " + std::to_string(i) + " of the sample has norm 0" +
-                        (centred ? " after centring" : "") + ": its cosine is undefined");
+        if (!(norm > 0)) throw ZeroNormVector(i, centred);
         normalised.row(i) = (x.row(i).cast<double>() / norm).cast<float>();
     }
     // The lower triangle of X̂X̂ᵀ (analysis/gram_matrix), then one pass over its pairs.
@@ -252,6 +279,12 @@ AnisotropyResult anisotropy(const DumpReader& dump, const AnisotropyOptions& opt
     const auto& example_of_row = dump.example_of_row(options.layer);
     for (auto row : sample.rows)
         result.examples.push_back(example_of_row[static_cast<std::size_t>(row)]);
+    if (sample.rows.size() < 2)
+        throw ConfigError(dump.path() + ": layer " + std::to_string(options.layer) + " stores " +
+                          std::to_string(row_lengths.size()) + " example" +
+                          (row_lengths.size() == 1 ? "" : "s") + " with " +
+                          std::to_string(sample.rows.size()) +
+                          " vector(s) to sample: anisotropy needs at least 2");
     RowMatrixF vectors;
     if (options.sentence_vectors) {
         vectors = sentence_vectors(dump, options.layer, sample.rows, &result.vector_source);
@@ -263,7 +296,18 @@ AnisotropyResult anisotropy(const DumpReader& dump, const AnisotropyOptions& opt
             refs.push_back({sample.rows[i], sample.tokens[i]});
         vectors = dump.hidden_tokens(options.layer, refs);
     }
-    result.stats = cosine_statistics(vectors, options.bins, options.centred, options.spectrum);
+    try {
+        result.stats = cosine_statistics(vectors, options.bins, options.centred, options.spectrum);
+    } catch (const ZeroNormVector& e) {
+        const auto i = static_cast<std::size_t>(e.index());
+        std::string where = "example " + std::to_string(result.examples[i]);
+        if (!options.sentence_vectors) where += ", token " + std::to_string(sample.tokens[i]);
+        throw FormatError(dump.path() + ": layer " + std::to_string(options.layer) + ": the " +
+                          (options.sentence_vectors ? "sentence" : "token") + " vector of " +
+                          where + " has norm 0" + (e.centred() ? " after centring" : "") +
+                          ", so its cosine is undefined (a zeroed layer? anisotropy needs "
+                          "non-zero vectors)");
+    }
     result.provenance.analysis = "anisotropy";
     result.provenance.inputs.push_back(dump_input(dump));
     result.provenance.parameters = {{"layer", options.layer},

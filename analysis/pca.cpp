@@ -143,13 +143,20 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
         result.k.push_back(components_for(w, options.thresholds));
         max_n = std::max(max_n, u.length);
     }
+    if (units.empty())
+        throw FormatError(
+            dump.path() + ": layer " + std::to_string(options.layer) + " stores no example" +
+            (options.passage > 0
+                 ? " long enough for a passage of " + std::to_string(options.passage) + " tokens"
+                 : std::string()) +
+            "; PCA redundancy needs at least one");
     if (result.rows.empty())
-        throw Error(dump.path() + ": no " +
-                    (options.passage > 0
-                         ? "passage of " + std::to_string(options.passage) + " tokens"
-                         : std::string("sentence")) +
-                    " of layer " + std::to_string(options.layer) +
-                    " has 2 or more tokens with non-zero variance; PCA redundancy is undefined");
+        throw FormatError(
+            dump.path() + ": no " +
+            (options.passage > 0 ? "passage of " + std::to_string(options.passage) + " tokens"
+                                 : std::string("sentence")) +
+            " of layer " + std::to_string(options.layer) +
+            " has 2 or more tokens with non-zero variance; PCA redundancy is undefined");
 
     // Mean cumulative curve; a sentence of rank r contributes 1 beyond k = r.
     std::int64_t points = options.curve_points > 0

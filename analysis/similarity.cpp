@@ -428,7 +428,9 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
         const MatrixXd var = (sum_sq / k - mean.cwiseProduct(mean)).cwiseMax(0.0);
         s.null_mean = as_rows(mean);
         s.null_std = as_rows(var.cwiseSqrt());
-        s.p_value = as_rows((exceed.array() + 1.0) / (k + 1.0));
+        // No p-value for a score that does not exist (a layer without variance).
+        s.p_value =
+            as_rows(observed.array().isNaN().select(nan, (exceed.array() + 1.0) / (k + 1.0)));
     } else {
         s.null_mean = s.null_std = s.p_value = as_rows(MatrixXd::Constant(na, nb, nan));
     }
@@ -642,6 +644,7 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
             1.0, std::floor(static_cast<double>(options.accumulator_bytes) / pair_bytes_per_a)));
         std::vector<LayerMoments> moments_b(nb);
         std::vector<LayerAccumulator> acc_b(nb);
+        std::vector<std::size_t> constant_a, constant_b;  // layers without variance
         const std::size_t chunk =
             static_cast<std::size_t>(std::max<std::int64_t>(16, options.chunk));
         for (std::size_t g0 = 0; g0 < na; g0 += per_group) {
@@ -682,8 +685,12 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
             if (first_pass)
                 for (std::size_t j = 0; j < nb; ++j)
                     moments_b[j] = finish_layer(acc_b[j], n, cca);
+            if (first_pass)
+                for (std::size_t j = 0; j < nb; ++j)
+                    if (!(moments_b[j].trace > 0)) constant_b.push_back(j);
             for (std::size_t i = g0; i < g1; ++i) {
                 const LayerMoments x = finish_layer(acc_a[i - g0], n, cca);
+                if (!(x.trace > 0)) constant_a.push_back(i);
                 for (std::size_t j = 0; j < nb; ++j) {
                     const LayerMoments& y = moments_b[j];
                     const PairAccumulator& p = pairs[(i - g0) * nb + j];
@@ -722,6 +729,16 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                 }
             }
         }
+        // A layer whose sampled vectors are all equal (a zeroed or constant layer) has no
+        // similarity to anything: its scores are null, said here rather than left unexplained.
+        for (const auto& [which, sources, constant] :
+             {std::tuple{"A", &src_a, &constant_a}, std::tuple{"B", &src_b, &constant_b}})
+            for (const std::size_t k : *constant)
+                r.notes.push_back("layer " + str((*sources)[k].layer) + " of " + which + " (" +
+                                  (*sources)[k].dump->path() + ") has no variance: its " +
+                                  str(n_vectors) +
+                                  " sampled vectors are all equal, so its scores are undefined "
+                                  "(null)");
     } else {
         r.vector_source_a = r.vector_source_b = tokens ? "token" : "";
     }

@@ -109,6 +109,27 @@ private slots:
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
+    // Vectors near 1e-42 (float32 subnormals: their squares underflow in float) and near 1e36
+    // (their squares overflow): the PC1 share was null (subnormals) or the eigensolver failed
+    // (exit 3), where numpy in float64 has a value for every statistic.
+    void anisotropyAtExtremeScalesMatchesNumpy() {
+        for (const char* layer : {"0", "1"}) {
+            const auto mismatch = cli_matches_reference("anisotropy", {path("scaled.dump.h5")},
+                                                        {"--layer", layer, "--m", "40"});
+            QVERIFY2(mismatch.isEmpty(), qPrintable(QString("layer ") + layer + ": " + mismatch));
+        }
+    }
+
+    // A zeroed layer has no cosines: refused as input (exit 2), naming the dump, the layer and
+    // the vector's example and token (it was exit 3 with "vector 0 of the sample has norm 0").
+    void anisotropyOfAZeroedLayerNamesTheVector() {
+        expect_cli_error({"anisotropy", "--dump", path("zeroed.dump.h5"), "--layer", "1"}, 2,
+                         "zeroed.dump.h5: layer 1: the token vector of example ");
+        expect_cli_error(
+            {"anisotropy", "--dump", path("zeroed.dump.h5"), "--layer", "1", "--sentence"}, 2,
+            "zeroed.dump.h5: layer 1: the sentence vector of example ");
+    }
+
     void anisotropyOfEqualVectorsIsOneEverywhere() {
         DumpReader dump(analysis_test::dump("equal.dump.h5"));
         AnisotropyOptions o;

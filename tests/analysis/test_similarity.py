@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 
+import h5py
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -568,6 +569,30 @@ def main():
     C.check(len(NOISE_P) > 0 and small <= max(3, len(NOISE_P) // 20),
             f"a vs noise: {small} of {len(NOISE_P)} permutation p-values <= 0.01 (about 1% expected)")
     print(f"a vs noise: {small} of {len(NOISE_P)} permutation p-values <= 0.01", flush=True)
+
+    # A layer without variance (every vector equal: a zeroed or constant layer) has no similarity:
+    # its row of scores is null, with a note naming the layer and the dump, and so are its
+    # p-values (a p-value of a score that does not exist was printed as 1/(K+1)). The other rows
+    # are untouched.
+    constant = os.path.join(work, "constant_layer1.dump.h5")
+    shutil.copyfile(D["same"], constant)
+    with h5py.File(constant, "r+") as f:
+        f["layers/1/hidden"][...] = 1.5
+        if "layers/1/sentence" in f:
+            f["layers/1/sentence"][...] = 1.5
+    what = "constant layer 1 of A"
+    res = run_ok(cli, ["--dump", constant, "--dump", D["a"], "--measures", "linear_cka"],
+                 os.path.join(out_dir, "constant.json"), what)
+    if res is not None:
+        notes = " ".join(res.get("notes", []))
+        C.check("layer 1 of A" in notes and "constant_layer1.dump.h5" in notes and "no variance" in notes,
+                f"{what}: no note names the layer without variance: {res.get('notes')}")
+        value = res["measures"]["linear_cka"]
+        C.check(all(v is None for v in value[1]), f"{what}: scores of layer 1 are {value[1]}, expected null")
+        C.check(all(v is not None for i in (0, 2) for v in value[i]),
+                f"{what}: the other layers' scores should stay defined: {value}")
+        p = res["gram"]["linear_cka"]["p_value"]
+        C.check(all(v is None for v in p[1]), f"{what}: p-values of layer 1 are {p[1]}, expected null")
 
     # d. bad input
     print("bad input:", flush=True)

@@ -16,6 +16,10 @@ nan.dump.h5           random.dump.h5's layer 0 with a NaN in example 7
 nolabels.dump.h5      no labels or predictions
 zerolength.dump.h5    /data/lengths holds a 0
 unlabelled.dump.h5    random.dump.h5's layer 0 with every seventh label -1 (unlabelled)
+scaled.dump.h5        random.dump.h5's layer 0 scaled: layer 0 by 2^-140 (float32 subnormals near 1e-42,
+                      whose squares underflow in float), layer 1 by 2^120 (near 1e36, whose squares
+                      overflow in float)
+zeroed.dump.h5        random.dump.h5's layer 0 with layer 1 all zeros (no vector has a cosine)
 """
 import os
 import sys
@@ -112,6 +116,10 @@ def random_dumps(out):
     partly = labels.copy()
     partly[::7] = -1
     write_dump(os.path.join(out, "unlabelled.dump.h5"), {0: hidden[0]}, lengths, partly, predictions)
+    # Extreme scales (no draw from rng): the stored float32 values are what the reference reads.
+    write_dump(os.path.join(out, "scaled.dump.h5"),
+               {0: hidden[0] * 2.0 ** -140, 1: hidden[0] * 2.0 ** 120}, lengths)
+    write_dump(os.path.join(out, "zeroed.dump.h5"), {0: hidden[0], 1: np.zeros_like(hidden[0])}, lengths)
 
 
 def closed_form_dumps(out):

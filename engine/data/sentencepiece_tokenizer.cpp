@@ -15,6 +15,13 @@ namespace routescope::data {
 
 namespace {
 // Feeds the corpus's documents to the trainer without a temporary file.
+// The trainer skips, without a word, every sentence longer than max_sentence_length bytes (4192 by
+// default): a corpus of one document per line lost every long document, and one of long lines
+// alone failed with "[!sentences_.empty()]". Documents are given to it in pieces of at most that
+// length, cut at whitespace (with split_by_whitespace, the default, no piece spans whitespace, so
+// the cuts change no statistic) or, in a run without whitespace, between UTF-8 characters.
+constexpr std::size_t kMaxSentenceBytes = 4192;
+
 class CorpusSentences final : public sentencepiece::SentenceIterator {
 public:
     CorpusSentences(TextCorpus& corpus, std::int64_t limit) : corpus_(corpus), limit_(limit) {
@@ -22,12 +29,29 @@ public:
     }
     bool done() const override { return done_; }
     void Next() override {
-        if (limit_ > 0 && taken_ >= limit_) {
-            done_ = true;
-            return;
+        if (at_ >= document_.size()) {
+            if (limit_ > 0 && taken_ >= limit_) {
+                done_ = true;
+                return;
+            }
+            done_ = !corpus_.next(document_);
+            ++taken_;
+            at_ = 0;
+            if (done_) return;
         }
-        done_ = !corpus_.next(value_);
-        ++taken_;
+        std::size_t end = document_.size();
+        if (end - at_ > kMaxSentenceBytes) {
+            end = at_ + kMaxSentenceBytes;
+            const std::size_t space = document_.find_last_of(" \t\r\n", end);
+            if (space != std::string::npos && space > at_) {
+                end = space;
+            } else {
+                while (end > at_ + 1 && (static_cast<unsigned char>(document_[end]) & 0xC0) == 0x80)
+                    --end;  // not inside a UTF-8 sequence
+            }
+        }
+        value_.assign(document_, at_, end - at_);
+        at_ = end;
     }
     const std::string& value() const override { return value_; }
     sentencepiece::util::Status status() const override { return {}; }
@@ -36,6 +60,8 @@ private:
     TextCorpus& corpus_;
     std::int64_t limit_;
     std::int64_t taken_ = 0;
+    std::string document_;  // the corpus document being given out in pieces
+    std::size_t at_ = 0;    // where its next piece starts
     std::string value_;
     bool done_ = false;
 };
@@ -158,6 +184,7 @@ std::unique_ptr<SentencePieceTokenizer> train_sentencepiece(TextCorpus& corpus,
         {"eos_id", "-1"},
         {"user_defined_symbols", "[CLS],[SEP],[MASK]"},
         {"num_threads", std::to_string(options.threads < 1 ? 1 : options.threads)},
+        {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
         {"minloglevel", "2"},  // the trainer's progress lines are noise on our console
     };
     corpus.reset();

@@ -140,6 +140,36 @@ private slots:
         QVERIFY(dir_.isValid());
         corpus_path_ = write_test_file(dir_.filePath("corpus.txt"), make_corpus());
     }
+    // A corpus of one document per line whose long documents (over the library's 4192-byte
+    // max_sentence_length) use letters the short ones do not: the trainer skipped every long
+    // document without a word, so those letters had no piece and encoded to [UNK]. A corpus of
+    // one 2 MB line (no line under the limit) failed with "[!sentences_.empty()]".
+    void documentsLongerThanTheLibrarysLimitAreTrainedOn() {
+        std::string text;
+        for (int i = 0; i < 200; ++i)
+            text += "abc acab bac cab abba\n";
+        std::string long_doc;
+        while (long_doc.size() < 6000)
+            long_doc += "xyz zyx wvu vuw xwv ";
+        for (int i = 0; i < 200; ++i)
+            text += long_doc + "\n";
+        TextCorpus mixed(write_test_file(dir_.filePath("long-documents.txt"), text));
+        const auto t = train_sentencepiece(mixed, {.vocab_size = 24});
+        for (const char* word : {"xyz", "wvu", "abc"}) {
+            const auto ids = t->encode(word);
+            QVERIFY2(
+                !ids.empty() && std::find(ids.begin(), ids.end(), t->specials().unk) == ids.end(),
+                word);
+        }
+        std::string one_line;
+        while (one_line.size() < (2u << 20))
+            one_line += "qrs srq tsr ";
+        TextCorpus single(write_test_file(dir_.filePath("one-line.txt"), one_line + "\n"));
+        const auto u = train_sentencepiece(single, {.vocab_size = 14});
+        const auto ids = u->encode("qrs tsr");
+        QVERIFY(std::find(ids.begin(), ids.end(), u->specials().unk) == ids.end());
+    }
+
     void trainedModelHasTheRoutescopeSpecialLayout() {
         TextCorpus corpus(corpus_path_);
         auto t = train_sentencepiece(corpus, {.vocab_size = 200});

@@ -339,26 +339,50 @@ constexpr double kMaxParameterBytes = 64.0 * 1024 * 1024 * 1024;
 
 void check_parameter_memory(const RunConfig& c) {
     const auto& m = c.model;
-    const double d = m.d_model, inner = m.d_inner ? *m.d_inner : 4.0 * m.d_model;
-    const double layer = 4 * d * d + 3 * d * inner + 8 * double(m.ssm.n_modes) * d + 16 * d +
-                         (m.arch == "gmlp" ? double(m.max_len) * m.max_len : 0.0);
-    const std::vector<std::pair<std::string, double>> terms = {
-        {"model.vocab_size", double(m.vocab_size) * d},
-        {"model.max_len", double(m.max_len) * d},
-        {"model.n_layers", double(m.n_layers) * layer},
-        {"model.n_labels", double(m.n_labels) * (d + 1)},
+    const double d = m.d_model, L = m.max_len, layers = m.n_layers;
+    // Each term is a product of factors, each factor owned by a key; the key named is the largest
+    // factor of the largest term (d_model = 2·10⁹ with one layer names model.d_model, not
+    // model.n_layers).
+    struct Term {
+        double value;
+        std::vector<std::pair<const char*, double>> factors;
     };
+    std::vector<Term> terms = {
+        {double(m.vocab_size) * d,
+         {{"model.vocab_size", double(m.vocab_size)}, {"model.d_model", d}}},
+        {L * d, {{"model.max_len", L}, {"model.d_model", d}}},
+        {layers * (4 * d * d + 16 * d), {{"model.n_layers", layers}, {"model.d_model", d * d}}},
+        {layers * 8 * double(m.ssm.n_modes) * d,
+         {{"model.n_layers", layers},
+          {"model.ssm.n_modes", double(m.ssm.n_modes)},
+          {"model.d_model", d}}},
+        {double(m.n_labels) * (d + 1),
+         {{"model.n_labels", double(m.n_labels)}, {"model.d_model", d}}},
+    };
+    if (m.d_inner)
+        terms.push_back({layers * 3 * d * double(*m.d_inner),
+                         {{"model.n_layers", layers},
+                          {"model.d_inner", double(*m.d_inner)},
+                          {"model.d_model", d}}});
+    else
+        terms.push_back(
+            {layers * 12 * d * d, {{"model.n_layers", layers}, {"model.d_model", d * d}}});
+    if (m.arch == "gmlp")
+        terms.push_back({layers * L * L, {{"model.n_layers", layers}, {"model.max_len", L * L}}});
     double parameters = 0;
-    const std::pair<std::string, double>* largest = &terms.front();
+    const Term* largest = &terms.front();
     for (const auto& term : terms) {
-        parameters += term.second;
-        if (term.second > largest->second) largest = &term;
+        parameters += term.value;
+        if (term.value > largest->value) largest = &term;
     }
+    const auto* key = &largest->factors.front();
+    for (const auto& f : largest->factors)
+        if (f.second > key->second) key = &f;
     const double bytes = 16 * parameters;
     if (bytes > kMaxParameterBytes) {
         char count[32];
         std::snprintf(count, sizeof count, "%.3g", parameters);
-        fail(largest->first,
+        fail(key->first,
              "the model would need about " + bytes_text(bytes) + " (" + count +
                  " parameters, estimated from model.*, × 16 bytes for the weights, gradients and "
                  "AdamW moments); the limit is " +
@@ -430,6 +454,14 @@ void check_ranges(const RunConfig& c) {
     need(t.birdie.update_every >= 1, "train.birdie.update_every", "must be at least 1");
     need(t.batch_size >= 1, "train.batch_size", "must be at least 1");
     need(t.grad_accum >= 1, "train.grad_accum", "must be at least 1");
+    // A step of more than 2^24 sequences (a thousand times the largest published batches) is a
+    // mistake that would run for days before its first step ends, and a signal stops a run only
+    // between steps.
+    need(double(t.batch_size) * double(t.grad_accum) <= double(1 << 24),
+         t.grad_accum > 1 ? "train.grad_accum" : "train.batch_size",
+         "train.batch_size × train.grad_accum = " +
+             std::to_string(std::int64_t(t.batch_size) * std::int64_t(t.grad_accum)) +
+             " sequences per step, more than 16777216 (2^24)");
     need(t.threads >= 0, "train.threads", "must be at least 0 (0 = all cores)");
     need(c.data.seq_len >= 1, "data.seq_len", "must be at least 1");
     need(t.epochs >= 0, "train.epochs", "must be at least 0 (0 = train.steps)");

@@ -2,6 +2,8 @@
 #include "engine/models/gated_att_block.hpp"
 #include "engine/models/stack_att_block.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -53,6 +55,23 @@ constexpr std::uint32_t kSsmStreamBase = 1u << 24;
 
 }  // namespace
 
+namespace {
+// What a batch asks of memory, said with its size and the options that set it.
+std::string batch_memory_message(int batch, int length) {
+    return "a batch of " + std::to_string(batch) + " sequences × " + std::to_string(length) +
+           " positions does not fit in memory; lower the batch size (train.batch_size, or "
+           "--batch / --batch-size of dump and eval) or the length (data.seq_len)";
+}
+
+double physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+}  // namespace
+
+// A batch too large for memory is a configuration error naming the batch (it was a bare
+// std::bad_alloc, exit 3, or an arena larger than the machine touched until the kernel killed
+// the process).
 Model::Model(const RunConfig& config, int batch, int length, int threads, Device device,
              ModelUse use)
     : config_(config), B_(batch), L_(length), use_(use) {
@@ -61,6 +80,14 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     if (length < 1 || length > m.max_len)
         throw ConfigError("model.max_len: sequence length " + std::to_string(length) +
                           " must lie in [1, " + std::to_string(m.max_len) + "]");
+    // Before any allocation: a lower bound of the batch's memory (eight int32 buffers per row
+    // and one float32 vector of d per row and layer), which the planned arena below exceeds.
+    const double rows = static_cast<double>(batch) * static_cast<double>(length);
+    if (const double ram = physical_memory_bytes();
+        device == Device::cpu && ram > 0 &&
+        rows * (32.0 + 4.0 * m.d_model * (m.n_layers + 1.0)) > ram)
+        throw ConfigError(batch_memory_message(batch, length) + " (more than this machine's " +
+                          std::to_string(static_cast<long long>(ram / (1 << 20))) + " MiB)");
     pool_ = std::make_unique<ThreadPool>(threads);
     backend_ = make_backend(device, *pool_);
     Backend& be = *backend_;
@@ -78,6 +105,17 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     if (m.mlm_head) mlm_ = std::make_unique<MlmHead>(m);
     if (m.n_labels > 0) classifier_ = std::make_unique<ClassifierHead>(m);
     loss_weight_ = DeviceArray<double>(be, 1);
+    try {
+        allocate_batch(be, use);
+    } catch (const std::bad_alloc&) {
+        throw ConfigError(batch_memory_message(batch, length) +
+                          " (out of memory while allocating)");
+    }
+}
+
+// The batch's buffers and the arena of its activations (sized by planning passes).
+void Model::allocate_batch(Backend& be, ModelUse use) {
+    const auto& m = config_.model;
     const auto rows = static_cast<std::size_t>(B_) * static_cast<std::size_t>(L_);
     const auto Bn = static_cast<std::size_t>(B_);
     tokens_ = DeviceArray<std::int32_t>(be, rows);
@@ -121,6 +159,13 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
             records = std::max(records, plan.planned_ops());
         }
     }
+    if (const double ram = physical_memory_bytes();
+        be.device() == Device::cpu && ram > 0 && static_cast<double>(bytes) > ram)
+        throw ConfigError(
+            batch_memory_message(B_, L_) + " (its activations need about " +
+            std::to_string(static_cast<long long>(static_cast<double>(bytes) / (1 << 20))) +
+            " MiB, this machine has " + std::to_string(static_cast<long long>(ram / (1 << 20))) +
+            " MiB)");
     arena_ = std::make_unique<Arena>(bytes, be);
     tape_.reserve(records);
 }

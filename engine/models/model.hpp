@@ -209,6 +209,9 @@ private:
     static void draw_parameters(const std::vector<ParamEntry>& entries, float* base,
                                 const ModelConfig& m, std::uint64_t seed);
     double run(Graph& g, const Batch& batch, std::uint32_t step);
+    /// The batch's device buffers and the activations' arena, sized by planning passes;
+    /// ConfigError naming the batch when the arena is larger than the machine's memory.
+    void allocate_batch(Backend& be, ModelUse use);
     /// Checks a host batch (ids, types, labels, lengths in range) and uploads it: the device batch.
     Batch upload(const Batch& batch);
     /// Host copy of n floats of backend memory into staging slot `slot` (0 or 1).

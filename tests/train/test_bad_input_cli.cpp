@@ -459,6 +459,48 @@ private slots:
             QVERIFY2(r.err.contains(QString("model.") + key) && r.err.contains("would need"),
                      qPrintable(r.err));
         }
+        // A step of 2·10⁹ sequences (grad_accum) ran for good, deaf to SIGTERM until the step
+        // ended; a batch of 2·10⁹ died of std::bad_alloc (or of the kernel's OOM killer).
+        write_text(path("ok.json"), tiny("bigs").dump());
+        r = run_cli({"train", "--config", qpath("ok.json"), "--out", qpath("ga"), "--set",
+                     "train.grad_accum=2000000000"});
+        QVERIFY2(r.exit_code == 2 && r.err.contains("train.grad_accum: train.batch_size × "
+                                                    "train.grad_accum = "),
+                 qPrintable(r.err));
+        // 2^24 sequences at d = 1024: within the per-step range, beyond any machine's memory (a
+        // lower bound of 2^24 × 8 rows × 8 kB = 1 TiB), refused before anything is allocated.
+        {
+            nlohmann::json config = tiny("bigs");
+            config["train"]["batch_size"] = 1 << 24;
+            config["model"]["d_model"] = 1024;
+            write_text(path("big-batch.json"), config.dump());
+            r = run_cli({"train", "--config", qpath("big-batch.json"), "--out", qpath("bb")});
+            QVERIFY2(r.exit_code == 2 && r.err.contains("a batch of 16777216 sequences × ") &&
+                         r.err.contains("does not fit in memory"),
+                     qPrintable(r.err));
+        }
+        // One key too large in a one-layer model: that key is named (every one of them was
+        // reported as model.n_layers, the factor of the per-layer term).
+        const struct {
+            const char* arch;
+            const char* pointer;
+            std::int64_t value;
+            const char* key;
+        } sizes[] = {
+            {"bigs", "/model/d_model", 2000000000, "model.d_model"},
+            {"bigs", "/model/d_inner", 2000000000, "model.d_inner"},
+            {"bigs", "/model/ssm/n_modes", 2000000000, "model.ssm.n_modes"},
+            {"gmlp", "/model/max_len", 10000000, "model.max_len"},
+        };
+        for (const auto& c : sizes) {
+            nlohmann::json config = tiny(c.arch);
+            config["model"]["n_layers"] = 1;
+            config[nlohmann::json::json_pointer(c.pointer)] = c.value;
+            write_text(path("huge-model.json"), config.dump());
+            r = run_cli({"train", "--config", qpath("huge-model.json"), "--out", qpath("hm")});
+            QVERIFY2(r.exit_code == 2 && r.err.contains(QString(c.key) + ": the model would need"),
+                     qPrintable(QString(c.pointer) + ": " + r.err));
+        }
 
         // init_from of a pretraining run (a causal model continues from a checkpoint's weights):
         // a missing checkpoint is named (--init and the config key); one of another size names

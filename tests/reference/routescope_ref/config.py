@@ -228,6 +228,10 @@ def _check_ranges(cfg):
     need(t["birdie"]["update_every"] >= 1, "train.birdie.update_every", "must be at least 1")
     need(t["batch_size"] >= 1, "train.batch_size", "must be at least 1")
     need(t["grad_accum"] >= 1, "train.grad_accum", "must be at least 1")
+    need(t["batch_size"] * t["grad_accum"] <= 1 << 24,
+         "train.grad_accum" if t["grad_accum"] > 1 else "train.batch_size",
+         f"train.batch_size × train.grad_accum = {t['batch_size'] * t['grad_accum']} sequences per step, "
+         "more than 16777216 (2^24)")
 
 
 def parse(given):

@@ -1,5 +1,6 @@
 #include "engine/train/training_loop.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -46,6 +47,39 @@ ResumePoint read_resume_point(const std::string& checkpoint_path,
     r.config = r.checkpoint.config;
     for (const auto& o : overrides)
         r.config = r.config.with_override(o);
+    // A resumed run continues the same model: an override that changes its parameters (d_model,
+    // n_layers, ...) is named against the checkpoint (it failed in the parameter loader, exit 3,
+    // naming neither key nor file).
+    const auto shapes = [](const ModelConfig& m) {
+        std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+        for (const auto& e : models::Model::parameter_layout(m))
+            out.emplace_back(e.name, e.shape);
+        return out;
+    };
+    if (shapes(r.config.model) != shapes(r.checkpoint.config.model)) {
+        const auto was = nlohmann::json::parse(r.checkpoint.config.to_json_text())["model"];
+        const auto now = nlohmann::json::parse(r.config.to_json_text())["model"];
+        std::string changed;
+        for (const auto& d : nlohmann::json::diff(was, now)) {
+            const nlohmann::json::json_pointer at(d["path"].get<std::string>());
+            std::string key = "model" + at.to_string();
+            std::replace(key.begin(), key.end(), '/', '.');
+            changed += (changed.empty() ? "" : ", ") + key + " " +
+                       (was.contains(at) ? was[at].dump() : "null") + " → " +
+                       (now.contains(at) ? now[at].dump() : "null");
+        }
+        throw ConfigError(
+            checkpoint_path + ": a resumed run continues its model, and " +
+            (changed.empty() ? std::string("the overrides change its parameters") : changed) +
+            " would change its parameters; to start a new model from these weights, "
+            "train a new run with --init");
+    }
+    // train.steps below the checkpoint's step: nothing would run, and nothing did (exit 0).
+    if (r.config.train.epochs == 0 && r.config.train.steps < r.checkpoint.train->step)
+        throw ConfigError("train.steps: " + std::to_string(r.config.train.steps) + ", but " +
+                          checkpoint_path + " is at step " +
+                          std::to_string(r.checkpoint.train->step) +
+                          ": a resumed run trains on to train.steps, so give more steps than that");
     return r;
 }
 

@@ -380,6 +380,22 @@ private slots:
                                         "train.steps=" + std::to_string(ck.train->step + 2)}));
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
         QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, ck.train->step + 2);
+
+        // A resumed run continues its model: an override of its shape is named with both values
+        // (exit 3 from the parameter loader, naming neither key nor file, before); train.steps
+        // below the checkpoint's step is refused (it exited 0 having done nothing).
+        const auto before = read_checkpoint(out + "/model.ckpt.h5");
+        const auto wider =
+            run_cli(args_of({"train", "--resume", out, "--set", "model.d_model=48"}));
+        QVERIFY2(wider.exit_code == 2 && wider.err.contains("model.ckpt.h5") &&
+                     wider.err.contains("model.d_model " +
+                                        QString::number(before.config.model.d_model) + " → 48"),
+                 qPrintable(wider.err));
+        const auto fewer = run_cli(args_of({"train", "--resume", out, "--set", "train.steps=1"}));
+        QVERIFY2(fewer.exit_code == 2 && fewer.err.contains("train.steps: 1, but") &&
+                     fewer.err.contains("is at step " + QString::number(before.train->step)),
+                 qPrintable(fewer.err));
+        QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, before.train->step);
     }
 };
 

@@ -78,6 +78,25 @@ void for_each_line(const std::string& path, F&& fn) {
     if (in.bad()) throw IoError(path + ": read error");
 }
 
+// Hugging Face datasets label a split without gold labels (GLUE's test sets) −1 throughout, and
+// so do its to_csv and to_json exports: a table whose every label reads -1 is unlabelled (as the
+// JSON Lines reader decides). −1 among other labels is a class ({−1, 0, 1} sentiment).
+void unlabel_minus_one_split(ClassificationSet& set, bool require_labels) {
+    bool any = false;
+    for (const auto& e : set.examples) {
+        if (e.label.empty()) continue;
+        if (e.label != "-1") return;
+        any = true;
+    }
+    if (!any) return;
+    if (require_labels)
+        throw FormatError(where(set.path, set.examples.front().line) +
+                          "missing label (every label in the file is -1: a split without gold "
+                          "labels)");
+    for (auto& e : set.examples)
+        e.label.clear();
+}
+
 void finish(ClassificationSet& set) {
     if (set.examples.empty()) throw FormatError(set.path + ": no examples");
     set.labels = label_set(set.examples);
@@ -242,6 +261,7 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
         table.row(split_tabs(line), n);
     });
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
+    unlabel_minus_one_split(set, require_labels);
     finish(set);
     return set;
 }
@@ -259,6 +279,7 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         std::vector<std::vector<std::string>> done;
         std::vector<std::int64_t> lines;
         std::int64_t line = 0;
+        std::int64_t record_start = 1;  // the line the record being read starts on
     } st;
     csv_parser parser{};
     if (csv_init(&parser, CSV_APPEND_NULL) != 0)
@@ -272,6 +293,7 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         s.done.push_back(std::move(s.fields));
         s.lines.push_back(s.line);
         s.fields.clear();
+        s.record_start = s.line + 1;
     };
     const auto drain = [&] {
         for (std::size_t r = 0; r < st.done.size(); ++r) {
@@ -306,9 +328,14 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         // Inside a quoted field at the end (libcsv's FIELD_BEGUN state, 2, with `quoted` set; its
         // CSV_STRICT_FINI needs CSV_STRICT, which would also refuse a stray quote inside an
         // unquoted field that Python's csv reads as written): an unclosed quote.
+        // Said at the line where the record starts: the field opened there is still open (a
+        // quote inside it not doubled, or text after its closing quote — `"abc" ,1` — which
+        // this reader takes as part of the field).
         if (parser.pstate == 2 && parser.quoted)
-            throw FormatError(where(path, st.line) +
-                              "CSV: a quoted field is not closed before the end of the file");
+            throw FormatError(where(path, st.record_start) +
+                              "CSV: a quoted field of the record starting here is never closed "
+                              "(a quote inside a quoted field must be doubled, \"\"; text after "
+                              "a closing quote, as in \"abc\" ,1, keeps the field open)");
         if (csv_fini(&parser, on_field, on_record, &st) != 0)
             throw FormatError(where(path, st.line) + "CSV: " + csv_strerror(csv_error(&parser)));
         drain();
@@ -318,6 +345,7 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
     }
     csv_free(&parser);
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
+    unlabel_minus_one_split(set, require_labels);
     finish(set);
     return set;
 }
@@ -455,6 +483,8 @@ ClassificationSet read_classification(const std::string& path, bool require_labe
                 return read_classification_jsonl(path, require_labels);
         }
     }
+    if (std::error_code ec; std::filesystem::is_directory(path, ec))
+        throw IoError(path + ": a directory, not a classification file (.tsv, .csv or .jsonl)");
     const auto ends = [&](const char* ext) {
         const std::string e(ext);
         return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;

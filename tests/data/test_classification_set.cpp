@@ -2,6 +2,7 @@
 // label set read from the data; errors with file and line number.
 #include <QtTest>
 
+#include <QDir>
 #include <QTemporaryDir>
 
 #include "corpus_writer.hpp"
@@ -194,6 +195,23 @@ private slots:
         QVERIFY(error_of([&] { read_classification(test); }).find("every label") !=
                 std::string::npos);
         QCOMPARE(read_classification(test, false).examples[1].label_id, -1);
+        // The same split exported with to_csv (comma or tab): the same rule (both were refused,
+        // "label '-1' is not in the training label set", by eval).
+        for (const auto& [name, text] :
+             {std::pair{"test.csv", "sentence,label\na,-1\nb,-1\n"},
+              std::pair{"test.tsv", "sentence\tlabel\na\t-1\nb\t-1\n"}}) {
+            const auto t = file(name, text);
+            QVERIFY2(
+                error_of([&] { read_classification(t); }).find("every label") != std::string::npos,
+                name);
+            const auto unlabelled = read_classification(t, false);
+            QCOMPARE(unlabelled.examples.size(), std::size_t(2));
+            QCOMPARE(unlabelled.examples[0].label_id, -1);
+            QVERIFY(unlabelled.labels.empty());
+        }
+        const auto classes =
+            read_classification(file("classes.tsv", "sentence\tlabel\na\t-1\nb\t1\n"));
+        QCOMPARE(classes.labels, (std::vector<std::string>{"-1", "1"}));
         const auto three = read_classification(file(
             "three.jsonl", "{\"text\": \"a\", \"label\": -1}\n{\"text\": \"b\", \"label\": 1}\n"));
         QCOMPARE(three.labels, (std::vector<std::string>{"-1", "1"}));
@@ -317,9 +335,19 @@ private slots:
         const std::string open = error_of([&] {
             read_classification(file("open.csv", "sentence,label\n\"never closed,1\nb,0\n"));
         });
-        QVERIFY2(open.find("open.csv:3:") != std::string::npos &&
-                     open.find("not closed") != std::string::npos,
+        // Named at the line where the open field starts (it was the file's last line).
+        QVERIFY2(open.find("open.csv:2:") != std::string::npos &&
+                     open.find("never closed") != std::string::npos,
                  open.c_str());
+        // Text after a closing quote (Python's csv reads ["abc ", "1"]; this reader keeps the
+        // field open): named at its record's line with what keeps it open, not the file's end.
+        const std::string after = error_of([&] {
+            read_classification(
+                file("after.csv", "sentence,label\nok,0\n\"abc\" ,1\nb,0\nc,1\n"));
+        });
+        QVERIFY2(after.find("after.csv:3:") != std::string::npos &&
+                     after.find("text after a closing quote") != std::string::npos,
+                 after.c_str());
         const std::string utf =
             error_of([&] { read_classification(file("utf.csv", "sentence,label\nbad \xFF,1\n")); });
         QVERIFY2(utf.find("utf.csv:2: invalid UTF-8") != std::string::npos, utf.c_str());
@@ -389,6 +417,16 @@ private slots:
     void unknownExtensionIsRejected() {
         const auto p = file("data.xlsx", "sentence,label\n");
         QVERIFY(error_of([&] { read_classification(p); }).find("data.xlsx") != std::string::npos);
+        // A directory named like a data file is said to be one (not an unknown format).
+        const QString dir = dir_.filePath("adir.tsv");
+        QVERIFY(QDir().mkpath(dir));
+        std::string why;
+        try {
+            read_classification(dir.toStdString());
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        QVERIFY2(why.find("adir.tsv: a directory") != std::string::npos, why.c_str());
     }
     // Issue 17 class 8, docs/decisions.md "Labels with surrounding spaces": rejected naming the
     // file and line, in TSV and JSON Lines alike ("yes " would otherwise be a class of its own).

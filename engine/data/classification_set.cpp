@@ -291,9 +291,8 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
     const auto on_record = [](int, void* state) {
         auto& s = *static_cast<State*>(state);
         s.done.push_back(std::move(s.fields));
-        s.lines.push_back(s.line);
+        s.lines.push_back(s.record_start);  // a record is named by the line it starts on
         s.fields.clear();
-        s.record_start = s.line + 1;
     };
     const auto drain = [&] {
         for (std::size_t r = 0; r < st.done.size(); ++r) {
@@ -318,6 +317,8 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
                 if (const std::string wide = wide_unicode_text(line, path); !wide.empty())
                     throw FormatError(path + ": " + wide);
             line.push_back('\n');
+            // libcsv's ROW_NOT_BEGUN (0): this line starts a record (or is blank).
+            if (parser.pstate == 0) st.record_start = st.line;
             if (csv_parse(&parser, line.data(), line.size(), on_field, on_record, &st) !=
                 line.size())
                 throw FormatError(where(path, st.line) +

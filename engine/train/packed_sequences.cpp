@@ -65,15 +65,30 @@ void require_predictable(const SequenceSet& set, const data::Tokenizer& tokenize
                       "corpus's language?)");
 }
 
+// [CLS], [SEP] and [PAD] frame and fill every packed sequence; a model without them (a
+// SentencePiece model trained with the library's defaults has <unk>, <s>, </s> and no pad) is
+// named with the pieces it lacks.
+void require_packing_specials(const data::Tokenizer& tokenizer) {
+    const auto sp = tokenizer.specials();
+    std::string missing;
+    for (const auto& [id, piece] :
+         {std::pair{sp.cls, "[CLS]"}, {sp.sep, "[SEP]"}, {sp.pad, "[PAD]"}})
+        if (id < 0) missing += std::string(missing.empty() ? "" : ", ") + piece;
+    if (!missing.empty())
+        throw ConfigError(
+            "tokenizer.model: MLM packing frames sequences with [CLS] and [SEP] and "
+            "pads with [PAD], and this " +
+            tokenizer.kind() + " tokenizer has no " + missing +
+            " (`routescope-cli tokenizer train` writes a model that has them)");
+}
+
 }  // namespace
 
 PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid_path,
                          const std::string& doc_sep, int seq_len,
                          const data::Tokenizer& tokenizer) {
     const auto sp = tokenizer.specials();
-    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0)
-        throw ConfigError("tokenizer: MLM packing needs [CLS], [SEP] and [PAD], and this " +
-                          tokenizer.kind() + " tokenizer lacks one");
+    require_packing_specials(tokenizer);
     if (seq_len < 2) throw ConfigError("data.seq_len: must be at least 2 ([CLS] and one token)");
     const auto separator = data::parse_doc_separator(doc_sep);
 
@@ -115,9 +130,7 @@ PackedCorpus pack_corpus(const std::string& train_path, const std::string* valid
 SequenceSet pack_documents(const std::string& path, const std::string& doc_sep, int seq_len,
                            const data::Tokenizer& tokenizer) {
     const auto sp = tokenizer.specials();
-    if (sp.cls < 0 || sp.sep < 0 || sp.pad < 0)
-        throw ConfigError("tokenizer: MLM packing needs [CLS], [SEP] and [PAD], and this " +
-                          tokenizer.kind() + " tokenizer lacks one");
+    require_packing_specials(tokenizer);
     if (seq_len < 2) throw ConfigError("data.seq_len: must be at least 2 ([CLS] and one token)");
     data::TextCorpus corpus(path, data::parse_doc_separator(doc_sep));
     SequenceSet set(seq_len, sp.pad);

@@ -317,7 +317,7 @@ private slots:
         QCOMPARE(s.examples.size(), std::size_t(2));
         QCOMPARE(s.examples[0].text_a, std::string("Why, \"exactly\"?"));
         QCOMPARE(*s.examples[0].text_b, std::string("Because\nof it."));
-        QCOMPARE(s.examples[0].line, std::int64_t(3));
+        QCOMPARE(s.examples[0].line, std::int64_t(2));  // the line the record starts on
         QCOMPARE(s.examples[1].text_a, std::string(" padded "));  // kept as written
         QCOMPARE(s.labels, (std::vector<std::string>{"entailment", "not_entailment"}));
         QCOMPARE(s.examples[1].line, std::int64_t(4));

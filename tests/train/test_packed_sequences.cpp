@@ -86,6 +86,47 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ConfigError, train::pack_corpus(path, nullptr, "line", 1, bytes));
     }
 
+    // A tokenizer without [PAD] (a SentencePiece model with the library's defaults): the message
+    // names the key and the piece that is missing (it said "lacks one").
+    void aTokenizerWithoutPadIsNamedWithThePieceItLacks() {
+        struct NoPad : data::Tokenizer {
+            data::ByteTokenizer bytes;
+            std::string kind() const override { return "sentencepiece"; }
+            std::vector<std::int32_t> encode(std::string_view t) const override {
+                return bytes.encode(t);
+            }
+            std::string decode(std::span<const std::int32_t> ids) const override {
+                return bytes.decode(ids);
+            }
+            std::string piece(std::int32_t id) const override { return bytes.piece(id); }
+            std::int32_t vocab_size() const override { return bytes.vocab_size(); }
+            data::SpecialIds specials() const override {
+                data::SpecialIds s = bytes.specials();
+                s.pad = -1;
+                return s;
+            }
+            bool is_special(std::int32_t id) const override { return bytes.is_special(id); }
+            std::vector<std::uint8_t> serialize() const override { return bytes.serialize(); }
+        };
+        const std::string path = dir_.filePath("nopad.txt").toStdString();
+        std::ofstream(path) << "a document\n";
+        const NoPad tokenizer;
+        for (const bool documents : {false, true}) {
+            try {
+                if (documents)
+                    (void)train::pack_documents(path, "line", 16, tokenizer);
+                else
+                    (void)train::pack_corpus(path, nullptr, "line", 16, tokenizer);
+                QFAIL("no error");
+            } catch (const ConfigError& e) {
+                const std::string what = e.what();
+                QVERIFY2(what.find("tokenizer.model:") == 0 &&
+                             what.find("has no [PAD]") != std::string::npos,
+                         what.c_str());
+            }
+        }
+    }
+
     void theOrderIsAPermutationPerEpochAndAFunctionOfSeedAndPosition() {
         const std::int64_t n = 37;
         train::SequenceOrder order(n, 5);

@@ -1,15 +1,17 @@
 // Checks a checkpoint against CHECKPOINT_FORMAT.md version 1 (structure, dtypes, finiteness).
-// Whether each parameter's shape agrees with /config is the model loader's check, since only the
-// model knows its parameter list.
+// Each parameter's shape is compared with the one /config implies (the model's parameter layout)
+// when /config parses; the loader checks the rest against the configuration.
 #include <H5Cpp.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/format_checker.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/validation.hpp"
+#include "engine/models/model.hpp"
 
 namespace routescope {
 namespace {
@@ -29,6 +31,7 @@ public:
 
 private:
     std::vector<std::pair<std::string, std::vector<hsize_t>>> params_;
+    std::map<std::string, std::vector<hsize_t>> expected_;  // from /config, when it parses
 
     void check_config() {
         if (!h5::is_group(file_, "config")) {
@@ -41,6 +44,19 @@ private:
             return;
         }
         optional_json_attr(config, "/config", "json");
+        // The parameters' shapes the configuration implies, when it is one: each /params dataset
+        // and its optimizer moments are compared with them (else the moments, compared with
+        // /params alone, were blamed for a parameter of the wrong shape). A configuration that
+        // does not parse is the loader's to report.
+        try {
+            const auto text = h5::read_string_attr(config, "json");
+            if (!text) return;
+            const RunConfig c = RunConfig::parse(*text);
+            for (const auto& e : models::Model::parameter_layout(c.model))
+                expected_[e.name] = std::vector<hsize_t>(e.shape.begin(), e.shape.end());
+        } catch (const std::exception&) {
+            expected_.clear();
+        }
     }
 
     void check_params() {
@@ -66,7 +82,12 @@ private:
             const H5::DataType type = ds->getDataType();
             if (!(h5::is_float(type) && type.getSize() == 4))
                 add(path, "dtype float32", h5::type_name(type));
-            params_.emplace_back(rel, h5::shape_of(*ds));
+            const auto shape = h5::shape_of(*ds);
+            const auto want = expected_.find(rel);
+            if (want != expected_.end() && want->second != shape)
+                add(path, "shape " + h5::shape_text(want->second) + " (as /config's model implies)",
+                    h5::shape_text(shape));
+            params_.emplace_back(rel, want != expected_.end() ? want->second : shape);
             if (h5::is_float(type)) scan_finite(*ds, path);
         }
     }
@@ -124,7 +145,8 @@ private:
                 if (!ds) continue;
                 std::vector<std::optional<hsize_t>> dims(shape.begin(), shape.end());
                 check_float_dataset(*ds, path, dims,
-                                    h5::shape_text(shape) + " (as /params/" + name + ")");
+                                    h5::shape_text(shape) + " (as /params/" + name +
+                                        (expected_.count(name) ? " under /config" : "") + ")");
             }
         }
         check_mixture_controller(train);

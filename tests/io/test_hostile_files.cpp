@@ -163,6 +163,13 @@ private slots:
                 all += v.text() + "\n";
             return QString::fromStdString(all);
         };
+        {
+            const QString t = text("param_shape_contradicts.ckpt.h5");
+            QVERIFY2(t.contains(QRegularExpression("^/params/[^:]+: expected shape \\[[0-9, ]+\\] "
+                                                   "\\(as /config's model implies\\)")) &&
+                         !t.contains("/train/adam"),
+                     qPrintable(t));
+        }
         QVERIFY(text("huge_kernel_2p40.dump.h5").contains("/kernels/1/forward"));
         QVERIFY(text("huge_kernel_2p40.dump.h5").contains("4.4 TB"));
         QVERIFY(text("huge_contiguous_mixing.dump.h5").contains("/mixing/1"));

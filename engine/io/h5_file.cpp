@@ -426,6 +426,38 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
                        ", itself a virtual dataset (a shard must hold its data; virtual datasets "
                        "over virtual datasets can form a cycle)";
         }
+        // Every element mapped: the union of the mappings' selections in the virtual dataset
+        // covers its extent (a source that exists but maps half the rows read the rest as fill
+        // values, and every check passed).
+        hid_t covered = -1;
+        bool whole = false, unknown = false;
+        for (size_t i = 0; i < count && !whole && !unknown; ++i) {
+            const hid_t space = H5Pget_virtual_vspace(plist.getId(), i);
+            if (space < 0) {
+                unknown = true;
+                continue;
+            }
+            const H5S_sel_type type = H5Sget_select_type(space);
+            if (type == H5S_SEL_ALL)
+                whole = true;
+            else if (type == H5S_SEL_HYPERSLABS && covered < 0)
+                covered = H5Scopy(space);
+            else if (type == H5S_SEL_HYPERSLABS)
+                unknown = H5Smodify_select(covered, H5S_SELECT_OR, space) < 0;
+            else if (type != H5S_SEL_NONE)
+                unknown = true;  // a point selection: not counted here
+            H5Sclose(space);
+        }
+        const hssize_t mapped = covered >= 0 ? H5Sget_select_npoints(covered) : 0;
+        if (covered >= 0) H5Sclose(covered);
+        H5Eclear2(H5E_DEFAULT);
+        std::uint64_t elements = 1;
+        for (const auto d : shape)
+            elements *= d;
+        if (!whole && !unknown && mapped >= 0 && static_cast<std::uint64_t>(mapped) < elements)
+            return declares + " as a virtual dataset whose sources map " + std::to_string(mapped) +
+                   " of its " + std::to_string(elements) +
+                   " elements (the rest would read as fill values)";
         return std::nullopt;
     }
     if (layout != H5D_CHUNKED) {

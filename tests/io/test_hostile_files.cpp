@@ -192,6 +192,12 @@ private slots:
                  qPrintable(text("vds_over_itself.dump.h5")));
         QVERIFY2(text("vds_over_virtual.dump.h5").contains("itself a virtual dataset"),
                  qPrintable(text("vds_over_virtual.dump.h5")));
+        // Half the rows mapped: counted against the whole (the rest read as fill values).
+        QVERIFY2(
+            text("vds_half_mapped.dump.h5").contains("/layers/2/hidden:") &&
+                text("vds_half_mapped.dump.h5").contains("whose sources map ") &&
+                text("vds_half_mapped.dump.h5").contains("(the rest would read as fill values)"),
+            qPrintable(text("vds_half_mapped.dump.h5")));
         // A filter the library lacks is named as such (not HDF5's plugin search, not "unknown
         // HDF5 error"), where validate finds it and where the dump reader does.
         QVERIFY2(text("unknown_filter.dump.h5").contains("compressed with the 'lzf' filter"),

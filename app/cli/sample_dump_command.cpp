@@ -130,7 +130,9 @@ CommandRunner setup_sample_dump(CLI::App& app) {
     cmd->add_option("--layers", o->layers, "Number of blocks")->check(CLI::Range(1, 128));
     cmd->add_option("--seed", o->seed, "Random seed");
     cmd->add_option("--state-seed", o->state_seed,
-                    "Seed of the hidden states and gates only (same examples as --seed)");
+                    "Seed of the hidden states and gates only: dumps with the same --seed and "
+                    "any --state-seed hold the same examples (a compare-mode pair); one without "
+                    "--state-seed draws both from --seed");
     return [o]() {
         inputs_read();  // it reads nothing: an I/O error writing the dump is exit 3
                         // (exit_codes.hpp)

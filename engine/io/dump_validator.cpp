@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -52,8 +53,10 @@ private:
         }
         require_string_attr(model, "/model", "name");
         n_layers_ = require_int_attr(model, "/model", "n_layers");
-        if (n_layers_ && *n_layers_ < 0)
-            add("/model", "attr n_layers ≥ 0", std::to_string(*n_layers_));
+        // At most 2^31 − 1, as model.n_layers (docs/config.md): the FLOP model and the views
+        // compute with it (2^64 − 1 read as 2^63 − 1 passed).
+        if (n_layers_ && (*n_layers_ < 0 || *n_layers_ > std::numeric_limits<std::int32_t>::max()))
+            add("/model", "attr n_layers in 0 … 2^31 − 1", std::to_string(*n_layers_));
         d_model_ = require_int_attr(model, "/model", "d_model");
         if (d_model_ && *d_model_ < 1) add("/model", "attr d_model ≥ 1", std::to_string(*d_model_));
         optional_json_attr(model, "/model", "config");

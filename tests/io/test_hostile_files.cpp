@@ -192,6 +192,9 @@ private slots:
                  qPrintable(text("vds_over_itself.dump.h5")));
         QVERIFY2(text("vds_over_virtual.dump.h5").contains("itself a virtual dataset"),
                  qPrintable(text("vds_over_virtual.dump.h5")));
+        for (const char* n : {"n_layers_uint64_max.dump.h5", "n_layers_2p40.dump.h5"})
+            QVERIFY2(text(n).contains("/model: expected attr n_layers in 0 … 2^31 − 1"),
+                     qPrintable(text(n)));
         // Half the rows mapped: counted against the whole (the rest read as fill values).
         QVERIFY2(
             text("vds_half_mapped.dump.h5").contains("/layers/2/hidden:") &&

@@ -230,8 +230,20 @@ int run_train(const TrainArgs& a) {
     // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
     // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Trainer> trainer;
+    // A directory this command created and nothing was written into (a configuration refused,
+    // an input that does not read) is removed again when the command ends, however it ends;
+    // fs::remove leaves a directory that holds anything.
+    struct RemoveIfLeftEmpty {
+        fs::path dir;
+        bool created = false;
+        ~RemoveIfLeftEmpty() {
+            std::error_code ec;
+            if (created) fs::remove(dir, ec);
+        }
+    } created_out{out, false};
     {
         std::error_code ec;
+        created_out.created = !fs::exists(out, ec);
         fs::create_directories(out, ec);
         if (ec || !fs::is_directory(out))
             throw RuntimeFailure(out + ": cannot create the output directory");

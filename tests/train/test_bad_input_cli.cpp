@@ -22,6 +22,7 @@
 //   (--no-check: the command dies with the library);
 // - a WordPiece vocab.txt with invalid UTF-8: exit 2 naming file and line; a classification label
 //   with surrounding spaces: exit 2 naming file and line (docs/decisions.md).
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -467,6 +468,8 @@ private slots:
         QVERIFY2(r.exit_code == 2 && r.err.contains("train.grad_accum: train.batch_size × "
                                                     "train.grad_accum = "),
                  qPrintable(r.err));
+        // A refused configuration leaves no --out directory behind (an empty one was left).
+        QVERIFY2(!QDir(qpath("ga")).exists(), qPrintable(qpath("ga")));
         // 2^24 sequences at d = 1024: within the per-step range, beyond any machine's memory (a
         // lower bound of 2^24 × 8 rows × 8 kB = 1 TiB), refused before anything is allocated.
         {

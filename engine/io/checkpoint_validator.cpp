@@ -32,6 +32,8 @@ public:
 private:
     std::vector<std::pair<std::string, std::vector<hsize_t>>> params_;
     std::map<std::string, std::vector<hsize_t>> expected_;  // from /config, when it parses
+    std::vector<std::string> layout_order_;                 // the model's parameter order
+    std::map<std::string, std::vector<hsize_t>> found_;     // /params as stored
 
     void check_config() {
         if (!h5::is_group(file_, "config")) {
@@ -52,10 +54,13 @@ private:
             const auto text = h5::read_string_attr(config, "json");
             if (!text) return;
             const RunConfig c = RunConfig::parse(*text);
-            for (const auto& e : models::Model::parameter_layout(c.model))
+            for (const auto& e : models::Model::parameter_layout(c.model)) {
                 expected_[e.name] = std::vector<hsize_t>(e.shape.begin(), e.shape.end());
+                layout_order_.push_back(e.name);
+            }
         } catch (const std::exception&) {
             expected_.clear();
+            layout_order_.clear();
         }
     }
 
@@ -66,6 +71,22 @@ private:
         }
         walk_params(file_.openGroup("params"), "");
         if (params_.empty()) add("/params", "at least one parameter", "an empty group");
+        // In the model's order: the first parameter whose shape differs from /config's, then
+        // how many more do (a /config of another width makes them all differ).
+        std::size_t differ = 0;
+        for (const auto& name : layout_order_) {
+            const auto it = found_.find(name);
+            if (it == found_.end() || it->second == expected_.at(name)) continue;
+            if (differ++ == 0)
+                add("/params/" + name,
+                    "shape " + h5::shape_text(expected_.at(name)) + " (as /config's model implies)",
+                    h5::shape_text(it->second));
+        }
+        if (differ > 1)
+            add("/params", "the shapes /config's model implies",
+                std::to_string(differ - 1) +
+                    " more parameters of other shapes (is /config the "
+                    "model's?)");
     }
 
     // Parameter names contain dots, not slashes, but accept nested groups from other writers.
@@ -84,9 +105,7 @@ private:
                 add(path, "dtype float32", h5::type_name(type));
             const auto shape = h5::shape_of(*ds);
             const auto want = expected_.find(rel);
-            if (want != expected_.end() && want->second != shape)
-                add(path, "shape " + h5::shape_text(want->second) + " (as /config's model implies)",
-                    h5::shape_text(shape));
+            found_[rel] = shape;
             params_.emplace_back(rel, want != expected_.end() ? want->second : shape);
             if (h5::is_float(type)) scan_finite(*ds, path);
         }

@@ -247,8 +247,8 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
     std::vector<std::uint16_t> halves;
     std::size_t bad = 0;
     std::string first;
-    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
-        const hsize_t nrows = std::min(rows_per_block, shape[0] - r0);
+    // Reads rows [r0, r0 + nrows) into the buffer of its kind; false on an HDF5 read error.
+    const auto read_rows = [&](hsize_t r0, hsize_t nrows) {
         std::vector<hsize_t> start(shape.size(), 0), count = shape;
         start[0] = r0;
         count[0] = nrows;
@@ -267,9 +267,29 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
                 ds.read(doubles.data(), H5::PredType::NATIVE_DOUBLE, mem_space, file_space);
             }
         } catch (const H5::Exception&) {
+            return false;
+        }
+        return true;
+    };
+    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
+        const hsize_t nrows = std::min(rows_per_block, shape[0] - r0);
+        const std::size_t n = static_cast<std::size_t>(nrows * row);
+        if (!read_rows(r0, nrows)) {
+            const std::string why = h5::error_stack_text();
+            // The rows that fail, read one at a time (a damaged chunk is a few rows of the block):
+            // the first failing row and the run of failing rows after it.
+            hsize_t first_bad = r0, last_bad = r0 + nrows - 1;
+            for (hsize_t r = r0; r < r0 + nrows; ++r)
+                if (!read_rows(r, 1)) {
+                    first_bad = last_bad = r;
+                    while (last_bad + 1 < r0 + nrows && !read_rows(last_bad + 1, 1))
+                        ++last_bad;
+                    break;
+                }
+            (void)h5::error_stack_text();  // the probes' own errors: cleared
             add(path, "readable values",
-                "an HDF5 read error at rows " + std::to_string(r0) + ".." +
-                    std::to_string(r0 + nrows - 1) + " (" + h5::error_stack_text() + ")");
+                "an HDF5 read error at rows " + std::to_string(first_bad) + ".." +
+                    std::to_string(last_bad) + " (" + why + ")");
             return;
         }
         for (std::size_t i = 0; i < n; ++i) {

@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -35,6 +37,25 @@ int create_output(const std::string& path) {
 }
 
 }  // namespace
+
+void die_with_parent() {
+    const char* value = std::getenv(kParentPidVariable);
+    if (!value) return;
+    char* end = nullptr;
+    const long parent = std::strtol(value, &end, 10);
+    // Read once and removed: a program this one starts (python, a shell) must not take it for
+    // its own parent's.
+    const bool direct = end != value && parent > 0 && ::getppid() == static_cast<pid_t>(parent);
+    ::unsetenv(kParentPidVariable);
+    if (direct) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        // Ended between the check and the prctl: the kernel was asked too late.
+        if (::getppid() != static_cast<pid_t>(parent)) ::raise(SIGTERM);
+    } else if (end != value && parent > 0 && ::kill(static_cast<pid_t>(parent), 0) != 0 &&
+               errno == ESRCH) {
+        ::raise(SIGTERM);  // that routescope-cli ended before this process got here
+    }
+}
 
 int run_child(const std::string& program, const std::vector<std::string>& args,
               const std::string& stdout_path, const std::string& stderr_path) {
@@ -66,24 +87,39 @@ int run_child(const std::string& program, const std::vector<std::string>& args,
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
+    // The child ends with this process (child_process.hpp): it reads its parent's pid here and
+    // asks the kernel for SIGTERM when that parent goes (die_with_parent, in main).
+    std::vector<std::string> env_storage;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, kParentPidVariable, std::strlen(kParentPidVariable)) != 0 ||
+            (*e)[std::strlen(kParentPidVariable)] != '=')
+            env_storage.emplace_back(*e);
+    env_storage.push_back(std::string(kParentPidVariable) + "=" + std::to_string(::getpid()));
+    std::vector<char*> envp;
+    for (auto& e : env_storage)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
+    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     ::close(out);
     ::close(err);
     if (rc != 0) throw IoError(program + ": cannot start (" + std::string(std::strerror(rc)) + ")");
 
+    // Polled, not a blocking waitpid: the signal may be delivered to another thread (the seed
+    // grid waits in several), which left this waitpid asleep and the child running to its end.
     bool forwarded = false;
     int status = 0;
     for (;;) {
-        const pid_t w = ::waitpid(pid, &status, 0);
+        const pid_t w = ::waitpid(pid, &status, WNOHANG);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) throw IoError(program + ": waitpid failed");
         if (!forwarded && train::StopSignal::requested()) {
             ::kill(pid, SIGTERM);
             forwarded = true;
         }
+        if (w == 0) ::usleep(20000);
     }
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

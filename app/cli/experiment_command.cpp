@@ -587,7 +587,16 @@ CommandRunner setup_experiment(CLI::App& app) {
         ->required();
     cmd->add_option("--out", a->out, "Output directory (runs, dumps, results.json/.md)")
         ->required();
-    cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)");
+    cmd->add_option("--steps", a->steps, "Training steps per model (default: the experiment's)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                // 0 ran the protocol's own steps (62,800 for induction) without a word.
+                long long v = 0;
+                return CLI::detail::lexical_cast(text, v) && v >= 1
+                           ? std::string()
+                           : "at least 1 (leave --steps out for the experiment's own)";
+            },
+            "≥ 1"));
     cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)");
@@ -601,8 +610,22 @@ CommandRunner setup_experiment(CLI::App& app) {
     cmd->add_option("--jobs", a->jobs, "With --seeds: seeds run at the same time (default 1)")
         ->check(CLI::Range(1, 256));
     cmd->add_option("--threshold", a->threshold,
-                    "With --seeds: the pass mark of the share column (default: the protocol's)");
-    return [a]() {
+                    "With --seeds: the pass mark of the share column (default: the protocol's)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                // NaN passed CLI::Range (every comparison with it is false).
+                double v = 0;
+                return CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1
+                           ? std::string()
+                           : "a number in [0, 1] (a share of the headline metric)";
+            },
+            "[0, 1]"));
+    return [a, cmd]() {
+        // Options of the seed grid only: given without --seeds they did nothing, silently.
+        for (const char* grid_only : {"--jobs", "--threshold"})
+            if (cmd->count(grid_only) > 0 && a->seeds < 2)
+                throw ConfigError(std::string(grid_only) +
+                                  " applies to a grid of seeds: give --seeds N (N ≥ 2) with it");
         if (a->seeds > 1) {
             if (!experiments().count(a->name) && a->name != "phone-book" && a->name != kSlstmVsBert)
                 throw ConfigError("unknown experiment '" + a->name + "' (known: " + known_names() +

@@ -1,9 +1,16 @@
 #include "app/cli/experiment_stage.hpp"
 
-#include <cstdio>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "app/cli/atomic_text_file.hpp"
@@ -80,6 +87,24 @@ void prepare_output_directory(const std::string& dir) {
     if (ec || !std::filesystem::is_directory(dir))
         throw RuntimeFailure(dir + ": cannot create the output directory" +
                              (ec ? " (" + ec.message() + ")" : ""));
+    // One experiment at a time in a directory: a second one (the same command run twice, or a
+    // resume while the first still runs) would clear and rewrite the runs the first is writing.
+    // The lock is held until this process ends (the descriptor is never closed; the kernel
+    // releases it even after SIGKILL) and is not inherited by the stages it starts.
+    const std::string lock = (std::filesystem::path(dir) / ".routescope-experiment.lock").string();
+    static std::set<std::string> held;  // this process's own locks (flock would refuse a second)
+    const std::string key = std::filesystem::weakly_canonical(lock, ec).string();
+    if (held.count(key)) return;
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw RuntimeFailure(lock + ": cannot create the experiment's lock file (" +
+                             std::string(std::strerror(errno)) + ")");
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        throw ConfigError(dir + ": another experiment is running into this directory (it holds " +
+                          lock + "); wait for it to end, or choose another --out");
+    }
+    held.insert(key);
     try {
         const std::string probe = (std::filesystem::path(dir) / ".experiment-probe").string();
         write_text_atomically(probe, "\n");

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "engine/core/build_info.hpp"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     // A file-size limit (ulimit -f) must be a write error (EFBIG: IoError, temporaries removed,
     // exit 3), not SIGXFSZ killing the process with its temporaries left (issue 17, class 6).
     std::signal(SIGXFSZ, SIG_IGN);
+    die_with_parent();
     // SIGINT / SIGTERM / SIGHUP in a command that does not stop cooperatively (train, dump and
     // experiment install their own, engine/train/stop_signal.hpp): unlink the temporaries being
     // written and exit 130 — nothing under a final name, nothing stray. Installed even when the

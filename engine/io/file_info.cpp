@@ -88,6 +88,7 @@ void read_dump(const H5::H5File& f, FileInfo& info) {
             layer.hidden = dataset_info(f, base + "/hidden");
             layer.sentence = dataset_info(f, base + "/sentence");
             layer.example_index = dataset_info(f, base + "/example_index");
+            layer.attention = dataset_info(f, base + "/attention");
             if (h5::is_group(f, base + "/gates"))
                 for (const auto& g : h5::children(f.openGroup(base + "/gates")))
                     if (auto ds = dataset_info(f, base + "/gates/" + g)) layer.gates.push_back(*ds);
@@ -200,6 +201,8 @@ std::string summary_text(const FileInfo& info) {
         s << "    " << l.index << ":";
         if (l.hidden) s << " hidden " << l.hidden->dtype << " " << l.hidden->shape_text();
         if (l.sentence) s << ", sentence";
+        if (l.attention)
+            s << ", attention " << l.attention->dtype << " " << l.attention->shape_text();
         if (l.example_index && !l.example_index->shape.empty())
             s << ", " << l.example_index->shape[0] << " examples (example_index)";
         if (!l.gates.empty()) {
@@ -351,6 +354,7 @@ std::string encode_file_info(const FileInfo& info) {
         w.opt(l.hidden);
         w.opt(l.sentence);
         w.opt(l.example_index);
+        w.opt(l.attention);
         w.datasets(l.gates);
     }
     w.u64(info.kernels.size());
@@ -396,6 +400,7 @@ std::optional<FileInfo> decode_file_info(const std::string& bytes) {
         l.hidden = r.opt_dataset();
         l.sentence = r.opt_dataset();
         l.example_index = r.opt_dataset();
+        l.attention = r.opt_dataset();
         l.gates = r.datasets();
         info.layers.push_back(std::move(l));
     }

@@ -20,6 +20,7 @@ struct DatasetInfo {
 struct LayerInfo {
     int index = 0;
     std::optional<DatasetInfo> hidden, sentence, example_index;
+    std::optional<DatasetInfo> attention;  ///< /layers/<l>/attention (dump --attention)
     std::vector<DatasetInfo> gates;
 };
 

@@ -1,6 +1,7 @@
 // routescope-cli's contract, run as a user runs it: --help, --version, usage errors, and validate /
 // inspect / sample-dump with the exit codes of docs/cli.md (0 valid, 1 invalid, 2
 // unreadable/usage); `bench forward` runs every architecture at tiny sizes (it times nothing here).
+#include <QTemporaryDir>
 #include <QtTest>
 
 namespace {
@@ -100,6 +101,25 @@ private slots:
         QVERIFY2(
             sparse.out.contains("hidden float16 [3, 16, 8], sentence, 3 examples (example_index)"),
             qPrintable(sparse.out));
+    }
+
+    // A dump with attention probabilities (dump --attention) lists them with each layer, as it
+    // lists gates (they were left out). The copy with /layers/1/attention is written by h5py.
+    void inspectListsAttention() {
+        QTemporaryDir dir;
+        const QString copy = dir.filePath("attention.dump.h5");
+        QProcess py;
+        py.start("/usr/bin/python3",
+                 {"-c",
+                  "import shutil, sys, h5py, numpy as np\n"
+                  "shutil.copyfile(sys.argv[1], sys.argv[2])\n"
+                  "with h5py.File(sys.argv[2], 'r+') as f:\n"
+                  "    f['layers/1/attention'] = np.full((6, 2, 16, 16), 1 / 16, np.float16)\n",
+                  fixture("valid_full.dump.h5"), copy});
+        QVERIFY(py.waitForFinished(60000) && py.exitCode() == 0);
+        const Run r = cli({"inspect", copy});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("attention float16 [6, 2, 16, 16]"), qPrintable(r.out));
     }
 
     void inspectSummarisesACheckpoint() {

@@ -17,8 +17,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 T_975 = {1: 12.7062047, 2: 4.3026527, 3: 3.1824463, 4: 2.7764451}  # published table values
 
@@ -146,6 +148,67 @@ def main():
         check(p.returncode == 2, f"{' '.join(bad)} exits 2")
     p = run(a.cli, ["experiment", "nonsense", "--seeds", "2", "--out", os.path.join(a.work, "bad")], 2)
     check(p.returncode == 2 and "unknown experiment" in p.stderr, "an unknown experiment exits 2")
+
+    p = run(a.cli, ["experiment", "induction", "--out", os.path.join(a.work, "bad"), "--steps", "0"], 2)
+    check(p.returncode == 2 and "--steps" in p.stderr,
+          "--steps 0 exits 2 (it ran the protocol's 62,800 steps)")
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--threshold", "nan",
+                    "--out", os.path.join(a.work, "bad")], 2)
+    check(p.returncode == 2 and "--threshold" in p.stderr, "--threshold nan exits 2")
+    p = run(a.cli, ["experiment", "induction", "--jobs", "3", "--out", os.path.join(a.work, "bad")], 2)
+    check(p.returncode == 2 and "--seeds" in p.stderr, "--jobs without --seeds exits 2 (it was ignored)")
+
+    # 4. A grid ends with its seeds, and one directory holds one experiment at a time.
+    long_run = ["experiment", "induction", "--seeds", "2", "--seed", "1", "--steps", "100000",
+                "--threads", "1", "--set", "model.d_model=16"]
+
+    def seed_processes(out):
+        """pids of the processes whose command line writes into OUT/seed-*."""
+        pids = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if any(arg.decode(errors="replace").startswith(out + "/seed-") for arg in cmd):
+                pids.append(int(pid))
+        return pids
+
+    def wait_for(cond, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            if cond():
+                return True
+            time.sleep(0.2)
+        return cond()
+
+    for how in ("SIGKILL", "SIGINT"):
+        out = os.path.join(a.work, "ends-" + how.lower())
+        grid = subprocess.Popen([a.cli] + long_run + ["--out", out], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        started = wait_for(lambda: seed_processes(out), 60)
+        check(started, f"{how}: the grid started its seed")
+        if how == "SIGKILL":
+            again = run(a.cli, long_run + ["--out", out], 2)
+            check(again.returncode == 2 and "another experiment is running" in again.stderr,
+                  "a second grid into the same directory is refused while the first runs")
+            grid.kill()
+        else:
+            grid.send_signal(signal.SIGINT)
+        try:
+            code = grid.wait(60)
+        except subprocess.TimeoutExpired:
+            grid.kill()
+            code = None
+        if how == "SIGINT":
+            check(code == 130, f"SIGINT: the grid exits 130 (got {code})")
+        gone = wait_for(lambda: not seed_processes(out), 60)
+        check(gone, f"{how}: no seed or stage of the grid runs on after it ended "
+                    f"(left: {seed_processes(out)})")
+        for pid in seed_processes(out):
+            os.kill(pid, signal.SIGKILL)
 
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)

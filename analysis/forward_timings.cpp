@@ -7,6 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/file_text.hpp"
 
 namespace routescope::analysis {
 
@@ -28,6 +29,7 @@ double ForwardTimings::ms_at(const std::string& arch, std::int64_t length) const
 }
 
 ForwardTimings read_forward_timings(const std::string& path) {
+    data::require_regular_file(path, "timings file");  // a FIFO or /dev/zero read for good
     std::ifstream in(path);
     if (!in) throw IoError(path + ": cannot read the timings file");
     nlohmann::json summary;

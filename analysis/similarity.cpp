@@ -731,14 +731,20 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         }
         // A layer whose sampled vectors are all equal (a zeroed or constant layer) has no
         // similarity to anything: its scores are null, said here rather than left unexplained.
+        // One note per dump, listing its layers.
         for (const auto& [which, sources, constant] :
-             {std::tuple{"A", &src_a, &constant_a}, std::tuple{"B", &src_b, &constant_b}})
+             {std::tuple{"A", &src_a, &constant_a}, std::tuple{"B", &src_b, &constant_b}}) {
+            if (constant->empty()) continue;
+            std::string layers;
             for (const std::size_t k : *constant)
-                r.notes.push_back("layer " + str((*sources)[k].layer) + " of " + which + " (" +
-                                  (*sources)[k].dump->path() + ") has no variance: its " +
-                                  str(n_vectors) +
-                                  " sampled vectors are all equal, so its scores are undefined "
-                                  "(null)");
+                layers += (layers.empty() ? "" : ", ") + str((*sources)[k].layer);
+            const bool one = constant->size() == 1;
+            r.notes.push_back(std::string(one ? "layer " : "layers ") + layers + " of " + which +
+                              " (" + sources->front().dump->path() + ") " + (one ? "has" : "have") +
+                              " no variance: " + (one ? "its " : "each one's ") + str(n_vectors) +
+                              " sampled vectors are all equal, so " + (one ? "its" : "their") +
+                              " scores are undefined (null)");
+        }
     } else {
         r.vector_source_a = r.vector_source_b = tokens ? "token" : "";
     }

@@ -207,8 +207,11 @@ void AnalysisView::paint_figure(QPainter& painter, const QRect& target) const {
 }
 
 QString AnalysisView::figure_name() const {
-    QString stem = kind_ + "-" + input_stem();
-    stem.replace(QRegularExpression("[^A-Za-z0-9_.-]+"), "_");
+    // Letters and digits of any script are kept (a dump named 名前 and one named 日本 both
+    // became "pca-_"); other runs of characters become one "_". No input: the kind alone.
+    const QString inputs = input_stem();
+    QString stem = inputs.isEmpty() ? kind_ : kind_ + "-" + inputs;
+    stem.replace(QRegularExpression(QStringLiteral("[^\\p{L}\\p{N}_.-]+")), "_");
     return stem;
 }
 

@@ -358,14 +358,14 @@ QStringList export_figure(const FigureSource& source, const QString& path,
 }
 
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
-                               const FigureExportOptions& options) {
+                               const FigureExportOptions& options, const QString& stem) {
     check_export_options(options);
     if (!QDir().mkpath(dir)) throw IoError("cannot create directory " + dir.toStdString());
+    const QString name = stem.isEmpty() ? source.figure_name() : stem;
     QStringList out;
     for (auto format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv})
-        out += export_figure(
-            source, QDir(dir).filePath(source.figure_name() + "." + figure_format_suffix(format)),
-            format, options);
+        out += export_figure(source, QDir(dir).filePath(name + "." + figure_format_suffix(format)),
+                             format, options);
     return out;
 }
 

@@ -85,8 +85,9 @@ QStringList export_figure(const FigureSource& source, const QString& path, Figur
                           const FigureExportOptions& options);
 QStringList export_figure(const FigureSource& source, const QString& path,
                           const FigureExportOptions& options);
+/// `stem`: the files' name without suffix (empty: the source's figure_name()).
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
-                               const FigureExportOptions& options);
+                               const FigureExportOptions& options, const QString& stem = {});
 
 /// figure.png → figure.png.provenance.json
 QString provenance_path(const QString& figure_path);

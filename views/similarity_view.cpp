@@ -327,6 +327,10 @@ void SimilarityView::redraw() {
                  .arg(r.options.sentence_vectors ? tr("sentence") : tr("token"))
                  .arg(r.available)
                  .arg(static_cast<qint64>(r.gram_sample.size()));
+    // What the analysis said of the result (a layer without variance, whose cells are
+    // undefined; measures left out): on the figure, not only in the JSON.
+    for (const auto& n : r.notes)
+        d.note += "\n" + QString::fromStdString(n);
     heatmap_->set_data(d);
 
     // The diagonal: each layer of A against B's layer at the nearest relative depth.

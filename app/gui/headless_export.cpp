@@ -56,16 +56,18 @@ int export_project(const QString& project, const QString& out_dir,
         status = 3;
     }
     int written = 0;
+    bool write_failed = false;
     try {
         for (const QString& f : window.export_all(out_dir, options)) {
             out << f.toStdString() << "\n";
             ++written;
         }
     } catch (const std::exception& e) {
-        err << "routescope: error: " << e.what() << "\n";
+        err << "routescope: error: " << out_dir.toStdString() << ": " << e.what() << "\n";
         status = 3;
+        write_failed = true;  // said above: not "no view has a result"
     }
-    if (written == 0) {
+    if (written == 0 && !write_failed) {
         err << "routescope: error: " << project.toStdString()
             << ": nothing was exported (no view of the project has a result)\n";
         status = 3;

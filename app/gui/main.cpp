@@ -65,8 +65,17 @@ int main(int argc, char** argv) {
         "[files...]");
     parser.process(app);
 
+    if (!parser.isSet(export_project))
+        // Options of --export alone: given without it they did nothing, and the window opened.
+        for (const auto* o : {&export_out, &export_dpi, &export_width, &export_font, &export_check})
+            if (parser.isSet(*o)) {
+                std::cerr << "routescope: error: --" << o->names().first().toStdString()
+                          << " applies to --export PROJECT (the figures of a project, written "
+                             "without a window)\n";
+                return 2;
+            }
     if (parser.isSet(export_project)) {
-        if (!parser.isSet(export_out)) {
+        if (!parser.isSet(export_out) || parser.value(export_out).isEmpty()) {
             std::cerr << "routescope: error: --export needs --out DIR\n";
             return 2;
         }

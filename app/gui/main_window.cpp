@@ -29,6 +29,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -783,10 +784,19 @@ QStringList MainWindow::export_all(const QString& dir, int dpi) {
 QStringList MainWindow::export_all(const QString& dir, const views::FigureExportOptions& options) {
     QStringList out;
     QWidget* was = tabs_->currentWidget();
+    // One set of files per view: two views of the same kind and inputs (another layer, other
+    // settings), or inputs whose names reduce to the same stem, each get their own (the second
+    // silently replaced the first): -2, -3, ... after the name.
+    QSet<QString> used;
     for (auto* view : analysis_views()) {
         if (!view->has_result()) continue;
         show_view(view);
-        out += views::export_all_formats(*view, dir, options);
+        const QString name = view->figure_name();
+        QString stem = name;
+        for (int k = 2; used.contains(stem.toLower()); ++k)
+            stem = name + "-" + QString::number(k);
+        used.insert(stem.toLower());
+        out += views::export_all_formats(*view, dir, options, stem);
     }
     if (was) tabs_->setCurrentWidget(was);
     return out;
@@ -1273,13 +1283,35 @@ void MainWindow::restore_project_views(const Project& p) {
             // settings of {"bins": 10} must not turn a gates view's dump into "".
             nlohmann::json settings = view->settings();
             if (!settings.is_object()) settings = nlohmann::json::object();
+            // Each setting the view has must be of its kind (a number where it holds a number):
+            // named here, by its place in the project (the JSON library's own message named no
+            // key).
+            for (const auto& [key, value] : v.settings.items()) {
+                if (!settings.contains(key) || settings[key].is_null() || value.is_null()) continue;
+                const auto kind = [](const nlohmann::json& j) {
+                    return j.is_number()    ? "a number"
+                           : j.is_boolean() ? "true or false"
+                           : j.is_string()  ? "a string"
+                           : j.is_array()   ? "a list"
+                                            : "an object";
+                };
+                if (std::string(kind(settings[key])) != kind(value))
+                    throw ConfigError("views[" + std::to_string(i) + "].settings." + key +
+                                      ": expected " + kind(settings[key]) + ", found " +
+                                      kind(value));
+            }
             settings.update(v.settings);
             view->apply_settings(settings);
             document_->set_view_settings(id, view->settings());
             view->start();  // the settings may change what the analysis reads: run it with them
         } catch (const std::exception& e) {
+            // Left out, not shown (and exported) with settings other than the project's.
             show_error(tr("Cannot restore a view"),
-                       tr("%1: %2").arg(view->title(), QString::fromUtf8(e.what())));
+                       tr("%1: %2 (the view is left out)")
+                           .arg(view->title(), QString::fromUtf8(e.what())));
+            if (current == view) current = nullptr;
+            delete view;
+            update_analysis_progress();
         }
     }
     if (current) tabs_->setCurrentWidget(current);

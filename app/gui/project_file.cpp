@@ -8,6 +8,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/file_text.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -98,6 +99,9 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
     for (const char* key : {"version", "current"})
         if (j.contains(key) && !j[key].is_number_integer())
             throw FormatError(std::string("project: '") + key + "' is not an integer");
+    if (j.value("version", 1) < 1)
+        throw FormatError("project: version " + std::to_string(j.value("version", 1)) +
+                          " is no project format version (1 is the first)");
     if (j.value("version", 0) > kVersion)
         throw FormatError("project: version " + std::to_string(j.value("version", 0)) +
                           " is newer than this Routescope reads (" + std::to_string(kVersion) +
@@ -164,6 +168,7 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
 }
 
 Project Project::load(const QString& path) {
+    data::require_regular_file(path.toStdString(), "project");  // a FIFO or /dev/zero: for good
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         throw IoError(path.toStdString() +

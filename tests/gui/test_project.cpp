@@ -1056,6 +1056,71 @@ private slots:
             QVERIFY2(err.contains(needle), qPrintable(err));
         }
 
+        // Two views of one kind and dump (layers 1 and 2): each its own files (the second
+        // replaced the first's, exit 0), the second with -2.
+        write_project("twice.rsproj",
+                      QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                             {"inputs", QJsonArray{rel}},
+                                             {"settings", QJsonObject{{"layer", 1}}}},
+                                 QJsonObject{{"kind", "anisotropy"},
+                                             {"inputs", QJsonArray{rel}},
+                                             {"settings", QJsonObject{{"layer", 2}}}}});
+        QCOMPARE(run_export("twice.rsproj", "twice", &err), 0);
+        QCOMPARE(read_json(dir + "/twice/anisotropy-valid_full.png.provenance.json")["settings"]
+                     .toObject()["layer"]
+                     .toInt(),
+                 1);
+        QCOMPARE(read_json(dir + "/twice/anisotropy-valid_full-2.png.provenance.json")["settings"]
+                     .toObject()["layer"]
+                     .toInt(),
+                 2);
+
+        // A setting of the wrong kind is named by its place, and the view is left out (it was
+        // exported with its defaults after the JSON library's own message).
+        write_project("typed.rsproj",
+                      QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                             {"inputs", QJsonArray{rel}},
+                                             {"settings", QJsonObject{{"m", "many"}}}},
+                                 QJsonObject{{"kind", "gates"}, {"inputs", QJsonArray{rel}}}});
+        QCOMPARE(run_export("typed.rsproj", "typed", &err), 3);
+        QVERIFY2(err.contains("views[0].settings.m: expected a number, found a string"),
+                 qPrintable(err));
+        QVERIFY(!QFileInfo::exists(dir + "/typed/anisotropy-valid_full.png"));
+        QVERIFY(QFileInfo::exists(dir + "/typed/gates-valid_full.png"));
+
+        // A timings file or a project that is a named pipe: refused, not read for good.
+        QVERIFY(::mkfifo(qPrintable(dir + "/timings.fifo"), 0600) == 0);
+        write_project(
+            "fifo-timings.rsproj",
+            QJsonArray{QJsonObject{{"kind", "efficiency"},
+                                   {"inputs", QJsonArray{}},
+                                   {"settings", QJsonObject{{"timings", dir + "/timings.fifo"}}}}});
+        QCOMPARE(run_export("fifo-timings.rsproj", "fifo-timings", &err), 3);
+        QVERIFY2(err.contains("timings.fifo") && err.contains("not a regular file"),
+                 qPrintable(err));
+        QVERIFY(::mkfifo(qPrintable(dir + "/project.fifo"), 0600) == 0);
+        QCOMPARE(run_export("project.fifo", "fifo-project", &err), 2);
+        QVERIFY2(err.contains("project.fifo") && err.contains("not a regular file"),
+                 qPrintable(err));
+
+        // Version 0 or below is no project format version.
+        {
+            QFile f(dir + "/v0.rsproj");
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"({"format": "routescope-project", "version": -1, "views": []})");
+        }
+        QCOMPARE(run_export("v0.rsproj", "v0", &err), 2);
+        QVERIFY2(err.contains("version -1"), qPrintable(err));
+
+        // --out without --export did nothing and opened the window: refused.
+        {
+            QProcess p;
+            p.start(QStringLiteral(ROUTESCOPE_GUI_BIN), {"--out", dir + "/nowhere"});
+            QVERIFY(p.waitForFinished(60000));
+            QCOMPARE(p.exitCode(), 2);
+            QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("applies to --export"));
+        }
+
         // Nothing to draw at all: said, exit 3.
         write_project("missing.rsproj",
                       QJsonArray{QJsonObject{{"kind", "anisotropy"},

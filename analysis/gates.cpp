@@ -107,8 +107,10 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
             s.above_0_9 = above / n;
             if (s.range.source == "data") {
                 const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-                s.range.lo = *lo;
-                s.range.hi = *hi > *lo ? *hi : *lo + 1.0;
+                // All values equal: numpy.histogram's convention, [v − 0.5, v + 0.5], so the
+                // value sits mid-axis (at [v, v + 1] its label met the y axis's at the corner).
+                s.range.lo = *hi > *lo ? *lo : *lo - 0.5;
+                s.range.hi = *hi > *lo ? *hi : *lo + 0.5;
             }
             s.histogram = histogram_counts(values, options.bins, s.range.lo, s.range.hi);
             for (double c : channel_sum)

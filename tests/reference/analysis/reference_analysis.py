@@ -262,7 +262,7 @@ def gates(f, res):
         elif name in ("f", "i", "sentence_weight") or (arch == "slstm" and name == "o"):
             lo, hi = 0.0, 1.0
         else:
-            lo, hi = v.min(), v.max() if v.max() > v.min() else v.min() + 1
+            lo, hi = (v.min(), v.max()) if v.max() > v.min() else (v.min() - 0.5, v.min() + 0.5)
         flat = v.ravel()
         entry = {"layer": layer, "gate": name, "values": int(flat.size), "mean": float(flat.mean()),
                  "std": float(flat.std()),

@@ -1,6 +1,7 @@
 #include "app/gui/main_window.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <QAction>
 #include <QActionGroup>
@@ -349,6 +350,14 @@ void MainWindow::open_dialog() {
 }
 
 void MainWindow::open_file(const QString& path) {
+    if (path.endsWith(".rsproj", Qt::CaseInsensitive)) {  // its errors in one dialog
+        try {
+            open_project(QFileInfo(path).absoluteFilePath());
+        } catch (const std::exception& e) {
+            show_error(tr("Cannot open project"), QString::fromUtf8(e.what()));
+        }
+        return;
+    }
     controller_->open_file(path);
 }
 
@@ -382,6 +391,10 @@ void MainWindow::inspect(const QString& path) {
 void MainWindow::show_error(const QString& title, const QString& text) {
     // Non-modal: the event loop (and any running work) goes on while the message is up.
     errors_shown_ << title + ": " + QString(text).replace("\n\n", " ").replace('\n', ' ');
+    if (gathering_errors_) {
+        gathered_errors_ << title + ": " + text;
+        return;
+    }
     if (last_error_) last_error_->close();
     auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
@@ -1251,10 +1264,57 @@ void MainWindow::save_project(const QString& path) {
 }
 
 void MainWindow::open_project(const QString& path) {
-    controller_->open_project(path);
+    begin_gathering_errors(path);
+    try {
+        controller_->open_project(path);
+    } catch (...) {
+        end_gathering_errors();
+        throw;
+    }
+    // Its files' verdicts arrive from the loader while its views wait: their errors are gathered
+    // until the views open (restore_project_views ends the gathering then).
+    if (document_->views_waiting())
+        gathering_until_views_ = true;
+    else
+        end_gathering_errors();
+}
+
+void MainWindow::begin_gathering_errors(const QString& project) {
+    if (gathering_errors_++ == 0) {
+        gathered_errors_.clear();
+        gathering_for_ = project;
+    }
+}
+
+void MainWindow::end_gathering_errors() {
+    if (--gathering_errors_ > 0 || gathered_errors_.isEmpty()) return;
+    const QStringList gathered = std::exchange(gathered_errors_, {});
+    const QStringList shown = errors_shown_;  // each was recorded on its own already
+    if (gathered.size() == 1) {
+        const auto colon = gathered.front().indexOf(": ");
+        show_error(gathered.front().left(colon), gathered.front().mid(colon + 2));
+    } else {
+        // One dialog: how many, and the first few of them.
+        constexpr int kListed = 10;
+        QString text = tr("%1 problems while opening %2:").arg(gathered.size()).arg(gathering_for_);
+        for (int i = 0; i < gathered.size() && i < kListed; ++i)
+            text += "\n\n" + gathered[i];
+        if (gathered.size() > kListed)
+            text += "\n\n" + tr("… and %1 more.").arg(gathered.size() - kListed);
+        show_error(tr("Problems opening the project"), text);
+    }
+    errors_shown_ = shown;
 }
 
 void MainWindow::restore_project_views(const Project& p) {
+    begin_gathering_errors(document_->project_path());
+    struct End {
+        MainWindow* w;
+        ~End() {
+            w->end_gathering_errors();
+            if (std::exchange(w->gathering_until_views_, false)) w->end_gathering_errors();
+        }
+    } end{this};
     // The project's current view by its place in the project's list: a view before it that
     // cannot open (its file refused) must not shift which tab comes to the front.
     views::AnalysisView* current = nullptr;

@@ -178,6 +178,14 @@ private:
     QMenu* recent_menu_;
     QPointer<QMessageBox> last_error_;
     QStringList errors_shown_;
+    // While a project opens, its errors are gathered and shown in one dialog at the end (a
+    // project of 100,000 views that cannot open made 100,000 dialogs, in quadratic time).
+    int gathering_errors_ = 0;  // depth: the project's open and its views' restore nest
+    QStringList gathered_errors_;
+    QString gathering_for_;
+    bool gathering_until_views_ = false;  // a project's files load before its views open
+    void begin_gathering_errors(const QString& project);
+    void end_gathering_errors();
     QProgressBar* progress_;
     QToolButton* cancel_button_;
     QMenu* analysis_menu_;

@@ -106,6 +106,15 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
         throw FormatError("project: version " + std::to_string(j.value("version", 0)) +
                           " is newer than this Routescope reads (" + std::to_string(kVersion) +
                           ")");
+    // Bounded: a project is a researcher's files and views (tens, hundreds), not a list of
+    // 100,000 entries that the workbench would open one by one for hours (1000 missing files
+    // take about 4 s to refuse; 2000, 12 s).
+    constexpr std::size_t kMaxEntries = 1000;
+    for (const char* key : {"files", "runs", "views"})
+        if (j.contains(key) && j[key].is_array() && j[key].size() > kMaxEntries)
+            throw FormatError(std::string("project: '") + key + "' holds " +
+                              std::to_string(j[key].size()) + " entries, more than " +
+                              std::to_string(kMaxEntries));
     Project p;
     p.files = read_paths(j, "files", base);
     p.runs = read_paths(j, "runs", base);

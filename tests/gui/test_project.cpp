@@ -678,6 +678,52 @@ private slots:
         QVERIFY(qobject_cast<views::TransitionsView*>(window.tabs()->currentWidget()));
     }
 
+    // A project's problems come in one dialog (a project of 100,000 broken views or missing files
+    // opened one dialog each, in quadratic time), each still recorded; a project of more than
+    // 1000 files is refused as such.
+    void aProjectsProblemsComeInOneDialog() {
+        const QString dir = fresh_dir("one-dialog");
+        const QString dump = fixture("valid_full.dump.h5");
+        gui::Project p;
+        for (int i = 0; i < 30; ++i)
+            p.views.push_back({"no-such-kind", {dump}, {}});
+        p.views.push_back({"pca", {dump}, {}});
+        for (int i = 0; i < 5; ++i)
+            p.files << dir + QString("/missing-%1.dump.h5").arg(i);
+        p.save(dir + "/p.rsproj");
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dir + "/p.rsproj");
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.last_error() != nullptr, 10000);
+        int open_boxes = 0;
+        for (auto* box : window.findChildren<QMessageBox*>())
+            open_boxes += box->isVisible();
+        QCOMPARE(open_boxes, 1);
+        QVERIFY2(window.last_error()->text().contains("problems while opening") &&
+                     window.last_error()->text().contains("and 25 more"),
+                 qPrintable(window.last_error()->text()));
+        QVERIFY(window.errors_shown().size() >= 35);
+        QCOMPARE(window.analysis_views().size(), 1);
+        window.last_error()->close();
+
+        nlohmann::json big = {{"format", "routescope-project"}, {"version", 1}};
+        for (int i = 0; i < 1001; ++i)
+            big["files"].push_back("f" + std::to_string(i) + ".dump.h5");
+        QFile f(dir + "/big.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(big.dump()));
+        f.close();
+        try {
+            (void)gui::Project::load(dir + "/big.rsproj");
+            QFAIL("a project of 1001 files was read");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("'files' holds 1001 entries, more than 1000") !=
+                         std::string::npos,
+                     e.what());
+        }
+    }
+
     void viewSettingsChangesUndoAndRedo() {
         const QString dump = fixture("valid_full.dump.h5");
         gui::MainWindow window;

@@ -57,8 +57,8 @@ ResumePoint read_resume_point(const std::string& checkpoint_path,
         return out;
     };
     if (shapes(r.config.model) != shapes(r.checkpoint.config.model)) {
-        const auto was = nlohmann::json::parse(r.checkpoint.config.to_json_text())["model"];
-        const auto now = nlohmann::json::parse(r.config.to_json_text())["model"];
+        const nlohmann::json was = r.checkpoint.config.to_json()["model"];
+        const nlohmann::json now = r.config.to_json()["model"];
         std::string changed;
         for (const auto& d : nlohmann::json::diff(was, now)) {
             const nlohmann::json::json_pointer at(d["path"].get<std::string>());

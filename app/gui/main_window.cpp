@@ -1264,6 +1264,8 @@ void MainWindow::save_project(const QString& path) {
 }
 
 void MainWindow::open_project(const QString& path) {
+    // A project opened while another's views still wait: the first's errors are shown now.
+    if (std::exchange(gathering_until_views_, false)) end_gathering_errors();
     begin_gathering_errors(path);
     try {
         controller_->open_project(path);

@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include <cstdlib>
 #include <iostream>
 #include <string_view>
 
@@ -14,6 +15,23 @@
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
 #include "routescope/version.hpp"
+#include "views/work_thread_pool.hpp"
+
+namespace {
+// An analysis cancelled when its view closed may still be running on the work pool: waited for
+// before main returns, since the static result cache it writes into is destroyed after main
+// (a failed analysis restarted by its view's settings crashed `--export` at exit, 1 run in 12).
+// One that does not finish in a minute is left, and the process ends without running the static
+// destructors under it.
+int after_background_work(int status) {
+    if (!routescope::views::work_thread_pool()->waitForDone(60000)) {
+        std::cout.flush();
+        std::cerr.flush();
+        std::_Exit(status);
+    }
+    return status;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     // --export needs no display: unless the user chose a platform, draw offscreen (CI, servers).
@@ -100,28 +118,32 @@ int main(int argc, char** argv) {
             std::cerr << "routescope: error: " << e.what() << "\n";
             return 2;
         }
-        return routescope::gui::export_project(parser.value(export_project),
-                                               parser.value(export_out), options, std::cout,
-                                               std::cerr, parser.isSet(export_check));
+        return after_background_work(routescope::gui::export_project(
+            parser.value(export_project), parser.value(export_out), options, std::cout, std::cerr,
+            parser.isSet(export_check)));
     }
 
-    routescope::gui::MainWindow window;
-    window.show();
-    for (const QString& f : parser.positionalArguments())
-        window.open_file(f);
+    int status = 0;
+    {
+        routescope::gui::MainWindow window;
+        window.show();
+        for (const QString& f : parser.positionalArguments())
+            window.open_file(f);
 
-    if (parser.isSet(screenshot)) {
-        const QString out = parser.value(screenshot);
-        auto* poll = new QTimer(&app);
-        QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
-            if (!window.idle()) return;
-            poll->stop();
-            const bool ok = window.grab().save(out);
-            std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ")
-                      << out.toStdString() << "\n";
-            QApplication::exit(ok ? 0 : 3);
-        });
-        poll->start(100);
-    }
-    return app.exec();
+        if (parser.isSet(screenshot)) {
+            const QString out = parser.value(screenshot);
+            auto* poll = new QTimer(&app);
+            QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
+                if (!window.idle()) return;
+                poll->stop();
+                const bool ok = window.grab().save(out);
+                std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ")
+                          << out.toStdString() << "\n";
+                QApplication::exit(ok ? 0 : 3);
+            });
+            poll->start(100);
+        }
+        status = app.exec();
+    }  // the window and its views go (their analyses are cancelled) before the work is awaited
+    return after_background_work(status);
 }

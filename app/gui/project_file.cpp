@@ -148,11 +148,41 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
             throw FormatError("project: views[" + std::to_string(index) + "] has no 'kind'");
         ProjectView view;
         view.kind = QString::fromStdString(v["kind"].get<std::string>());
-        view.inputs = read_paths(v, "inputs", base);
+        const std::string at = "project: views[" + std::to_string(index) + "]";
+        try {
+            view.inputs = read_paths(v, "inputs", base);
+        } catch (const FormatError& e) {  // "project: 'inputs' ...": which view's
+            throw FormatError(at + ": " + std::string(e.what()).substr(9));
+        }
         view.settings = v.value("settings", nlohmann::json::object());
         view.charts = v.value("charts", nlohmann::json::array());
-        if (!view.charts.is_array())
-            throw FormatError("project: views[" + std::to_string(index) + "].charts is not a list");
+        if (!view.charts.is_array()) throw FormatError(at + ".charts is not a list");
+        // Each chart's options as AnalysisView::chart_options writes them; anything else was
+        // ignored without a word (limits [5, 1], "log_x": "yes", legend "sideways").
+        for (std::size_t c = 0; c < view.charts.size(); ++c) {
+            const auto& o = view.charts[c];
+            const std::string where = at + ".charts[" + std::to_string(c) + "]";
+            if (!o.is_object()) throw FormatError(where + " is not an object");
+            for (const char* key : {"log_x", "log_y"})
+                if (o.contains(key) && !o[key].is_boolean())
+                    throw FormatError(where + "." + key + " is not true or false");
+            if (o.contains("legend") &&
+                (!o["legend"].is_string() ||
+                 (o["legend"] != "below" && o["legend"] != "right" && o["legend"] != "hidden")))
+                throw FormatError(where + ".legend is not one of below, right, hidden");
+            if (o.contains("limits")) {
+                const auto& l = o["limits"];
+                if (!l.is_object()) throw FormatError(where + ".limits is not an object");
+                for (const char* axis : {"x", "y"}) {
+                    const bool ok = l.contains(axis) && l[axis].is_array() && l[axis].size() == 2 &&
+                                    l[axis][0].is_number() && l[axis][1].is_number() &&
+                                    l[axis][0].get<double>() < l[axis][1].get<double>();
+                    if (!ok)
+                        throw FormatError(where + ".limits." + axis +
+                                          " is not [low, high] with low < high");
+                }
+            }
+        }
         p.views.push_back(std::move(view));
         ++index;
     }

@@ -1149,6 +1149,27 @@ private slots:
         QVERIFY2(err.contains("project.fifo") && err.contains("not a regular file"),
                  qPrintable(err));
 
+        // Chart options that could not be applied are named (they were ignored, exit 0), and so
+        // is the view whose inputs are not a list of paths.
+        for (const auto& [charts, needle] :
+             {std::pair{QJsonArray{QJsonObject{{"limits", QJsonObject{{"x", QJsonArray{5, 1}},
+                                                                      {"y", QJsonArray{0, 1}}}}}},
+                        "views[0].charts[0].limits.x is not [low, high] with low < high"},
+              std::pair{QJsonArray{QJsonObject{{"log_x", "yes"}}},
+                        "views[0].charts[0].log_x is not true or false"},
+              std::pair{QJsonArray{QJsonObject{{"legend", "sideways"}}},
+                        "views[0].charts[0].legend is not one of below, right, hidden"}}) {
+            write_project("charts.rsproj", QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                                                  {"inputs", QJsonArray{rel}},
+                                                                  {"charts", charts}}});
+            QCOMPARE(run_export("charts.rsproj", "charts", &err), 2);
+            QVERIFY2(err.contains(needle), qPrintable(err));
+        }
+        write_project("inputs.rsproj", QJsonArray{QJsonObject{{"kind", "anisotropy"},
+                                                              {"inputs", QJsonArray{rel, 7}}}});
+        QCOMPARE(run_export("inputs.rsproj", "inputs", &err), 2);
+        QVERIFY2(err.contains("views[0]: 'inputs' holds a non-string entry"), qPrintable(err));
+
         // Version 0 or below is no project format version.
         {
             QFile f(dir + "/v0.rsproj");

@@ -317,7 +317,7 @@ private slots:
         QCOMPARE(s.examples.size(), std::size_t(2));
         QCOMPARE(s.examples[0].text_a, std::string("Why, \"exactly\"?"));
         QCOMPARE(*s.examples[0].text_b, std::string("Because\nof it."));
-        QCOMPARE(s.examples[0].line, std::int64_t(2));  // the line the record starts on
+        QCOMPARE(s.examples[0].line, std::int64_t(2));            // the line the record starts on
         QCOMPARE(s.examples[1].text_a, std::string(" padded "));  // kept as written
         QCOMPARE(s.labels, (std::vector<std::string>{"entailment", "not_entailment"}));
         QCOMPARE(s.examples[1].line, std::int64_t(4));
@@ -342,8 +342,7 @@ private slots:
         // Text after a closing quote (Python's csv reads ["abc ", "1"]; this reader keeps the
         // field open): named at its record's line with what keeps it open, not the file's end.
         const std::string after = error_of([&] {
-            read_classification(
-                file("after.csv", "sentence,label\nok,0\n\"abc\" ,1\nb,0\nc,1\n"));
+            read_classification(file("after.csv", "sentence,label\nok,0\n\"abc\" ,1\nb,0\nc,1\n"));
         });
         QVERIFY2(after.find("after.csv:3:") != std::string::npos &&
                      after.find("text after a closing quote") != std::string::npos,

@@ -1,8 +1,6 @@
 // write_text_atomically, write_texts_atomically (atomic_text_file.hpp).
 #include "app/cli/atomic_text_file.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,14 +13,6 @@ namespace routescope::cli {
 namespace fs = std::filesystem;
 
 namespace {
-fs::path temporary_beside(const fs::path& final_path) {
-    std::string tmp_name = ".";
-    tmp_name += final_path.filename().string();
-    tmp_name += ".tmp-";
-    tmp_name += std::to_string(::getpid());
-    return final_path.parent_path() / tmp_name;
-}
-
 // Writes `text` to `tmp`; IoError naming `path` (the final name the user asked for).
 void write_temporary(const fs::path& tmp, const std::string& path, const std::string& text) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -51,7 +41,7 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
             Pending p;
             p.path = path;
             p.final_path = fs::absolute(path);
-            p.tmp = temporary_beside(p.final_path);
+            p.tmp = temporary_path_for(p.final_path.string());
             p.guard = std::make_unique<TemporaryFileGuard>(p.tmp.string());
             pending.push_back(std::move(p));
             write_temporary(pending.back().tmp, path, text);

@@ -31,23 +31,22 @@ int run_import(const ImportArgs& a) {
     std::string sha;
     std::vector<std::pair<std::string, std::string>> shards;  // a sharded checkpoint's files
     try {
+        // The paths given, before anything is read (SRC may be no model at all) ...
         refuse_overwriting_inputs({"--out", a.out},
                                   {{"SRC", a.src}, {"--config", a.config}, {"--vocab", a.vocab}});
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
-        // Every file the import reads, as found in SRC's directory: `--out DIR/config.json` or a
-        // shard's name replaced the published model with the checkpoint.
+        model = importers::import_model(source, a.arch);
+        // ... and every file found in SRC's directory, before anything is written:
+        // `--out DIR/config.json` or a shard's name replaced the published model.
         std::vector<std::pair<std::string, std::string>> read{
             {"import", source.weights}, {"import", source.config}, {"import", source.vocab}};
         if (!source.vocab.empty())
             read.emplace_back("import", (std::filesystem::path(source.vocab).parent_path() /
                                          "tokenizer_config.json")
                                             .string());
-        refuse_overwriting_inputs({"--out", a.out}, read);
-        model = importers::import_model(source, a.arch);
-        std::vector<std::pair<std::string, std::string>> shard_files;
         for (const auto& shard : model.shards)
-            shard_files.emplace_back("import", shard);
-        refuse_overwriting_inputs({"--out", a.out}, shard_files);
+            read.emplace_back("import", shard);
+        refuse_overwriting_inputs({"--out", a.out}, read);
         sha = sha256_file(source.weights);
         for (const auto& shard : model.shards)
             shards.emplace_back(std::filesystem::path(shard).filename().string(),

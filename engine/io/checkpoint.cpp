@@ -380,11 +380,7 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     h5::quiet_errors();
     namespace fs = std::filesystem;
     const fs::path final_path = fs::absolute(path);
-    std::string tmp_name = ".";  // hidden, in the same directory so the rename stays atomic
-    tmp_name += final_path.filename().string();
-    tmp_name += ".tmp-";
-    tmp_name += std::to_string(::getpid());
-    const fs::path tmp = final_path.parent_path() / tmp_name;
+    const fs::path tmp = temporary_path_for(final_path.string());
     remove_stale_temporaries(final_path.string());  // of a run killed mid-write (issue 17)
     const TemporaryFileGuard guard(tmp.string());
     try {
@@ -416,8 +412,7 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
     h5::quiet_errors();
     namespace fs = std::filesystem;
     const fs::path final_path = fs::absolute(path);
-    const fs::path tmp = final_path.parent_path() / ("." + final_path.filename().string() +
-                                                     ".tmp-" + std::to_string(::getpid()));
+    const fs::path tmp = temporary_path_for(final_path.string());
     // HDF5 1.10 cannot be trusted to fail cleanly when the disk fills mid-file (see file_image),
     // so the room is checked first: the parameters, the tokenizer and 16 MiB for the rest.
     std::error_code ec;

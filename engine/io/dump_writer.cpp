@@ -28,12 +28,7 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
     if (spec_.examples < 1 || spec_.length < 1 || spec_.d_model < 1)
         throw FormatError(final_path_ + ": a dump needs S ≥ 1, L ≥ 1 and d ≥ 1");
     const auto dir = std::filesystem::path(final_path_).parent_path();
-    // A hidden name in the same directory, so the final rename stays on one filesystem.
-    std::string temp_name = ".";
-    temp_name += std::filesystem::path(final_path_).filename().string();
-    temp_name += ".tmp-";
-    temp_name += std::to_string(::getpid());
-    temp_path_ = (dir / temp_name).string();
+    temp_path_ = temporary_path_for(final_path_);
     remove_stale_temporaries(final_path_);
     temp_guard_ = std::make_unique<TemporaryFileGuard>(temp_path_);
     try {

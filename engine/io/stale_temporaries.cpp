@@ -11,6 +11,16 @@
 
 namespace routescope {
 
+std::string temporary_path_for(const std::string& final_path, const std::string& suffix) {
+    const std::filesystem::path p(final_path);
+    std::string name = ".";  // built piecewise: GCC 12 warns (-Wrestrict) on "." + string
+    name += p.filename().string();
+    name += ".tmp-";
+    name += std::to_string(::getpid());
+    name += suffix;
+    return (p.parent_path() / name).string();
+}
+
 void remove_stale_temporaries(const std::string& final_path) {
     namespace fs = std::filesystem;
     const fs::path target = fs::absolute(final_path);

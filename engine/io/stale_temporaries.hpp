@@ -6,6 +6,11 @@
 
 namespace routescope {
 
+/// The temporary a writer of `final_path` uses: ".<filename>.tmp-<this pid><suffix>" in the same
+/// directory (a rename within one filesystem stays atomic), the name remove_stale_temporaries
+/// recognises.
+std::string temporary_path_for(const std::string& final_path, const std::string& suffix = "");
+
 /// Removes ".<filename of final_path>.tmp-<pid>*" in final_path's directory for every <pid> that
 /// is not a running process (never this process's own). Errors are ignored: this is tidying.
 void remove_stale_temporaries(const std::string& final_path);

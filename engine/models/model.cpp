@@ -63,6 +63,10 @@ std::string batch_memory_message(int batch, int length) {
            "--batch / --batch-size of dump and eval) or the length (data.seq_len)";
 }
 
+std::string mib(double bytes) {
+    return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB";
+}
+
 double physical_memory_bytes() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
@@ -87,7 +91,7 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
         device == Device::cpu && ram > 0 &&
         rows * (32.0 + 4.0 * m.d_model * (m.n_layers + 1.0)) > ram)
         throw ConfigError(batch_memory_message(batch, length) + " (more than this machine's " +
-                          std::to_string(static_cast<long long>(ram / (1 << 20))) + " MiB)");
+                          mib(ram) + ")");
     pool_ = std::make_unique<ThreadPool>(threads);
     backend_ = make_backend(device, *pool_);
     Backend& be = *backend_;
@@ -161,11 +165,8 @@ void Model::allocate_batch(Backend& be, ModelUse use) {
     }
     if (const double ram = physical_memory_bytes();
         be.device() == Device::cpu && ram > 0 && static_cast<double>(bytes) > ram)
-        throw ConfigError(
-            batch_memory_message(B_, L_) + " (its activations need about " +
-            std::to_string(static_cast<long long>(static_cast<double>(bytes) / (1 << 20))) +
-            " MiB, this machine has " + std::to_string(static_cast<long long>(ram / (1 << 20))) +
-            " MiB)");
+        throw ConfigError(batch_memory_message(B_, L_) + " (its activations need about " +
+                          mib(static_cast<double>(bytes)) + ", this machine has " + mib(ram) + ")");
     arena_ = std::make_unique<Arena>(bytes, be);
     tape_.reserve(records);
 }

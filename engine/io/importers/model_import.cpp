@@ -1094,15 +1094,10 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
     if (!fs::is_directory(final_path.parent_path(), ec))
         throw IoError(path + ": its directory " + final_path.parent_path().string() +
                       " does not exist");
-    // Named as every writer's temporary (".<name>.tmp-<pid>…", engine/io/stale_temporaries.hpp):
-    // unlinked if a signal ends the import, and swept by the next import of the same name if the
-    // process was killed outright.
-    std::string tmp_name = ".";
-    tmp_name += final_path.filename().string();
-    tmp_name += ".tmp-";
-    tmp_name += std::to_string(::getpid());
-    tmp_name += "-import.ckpt.h5";
-    const fs::path tmp = final_path.parent_path() / tmp_name;
+    // Named as every writer's temporary (engine/io/stale_temporaries.hpp): unlinked if a signal
+    // ends the import, and swept by the next import of the same name if the process was killed
+    // outright. Its own suffix: the checkpoint writer makes its temporary beside this one.
+    const fs::path tmp = temporary_path_for(final_path.string(), "-import.ckpt.h5");
     remove_stale_temporaries(final_path.string());
     const TemporaryFileGuard guard(tmp.string());
     try {

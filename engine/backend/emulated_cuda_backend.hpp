@@ -10,10 +10,14 @@
 // the CUDA backend. train.precision tf32 and bf16-mixed round the float GEMMs' inputs as the
 // tensor cores do (HostExec::set_gemm_inputs), so a reduced-precision run can be tried on the
 // host. Slow: naive GEMMs and O(n²) DFTs — for tests with small models.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/cuda/dispatch.hpp"
@@ -80,27 +84,70 @@ public:
     void adamw(const AdamWSpan& span) override { cuda::flat::adamw(host_, &span, 1); }
     void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                      std::int64_t width, std::int32_t* argmax, double* nll) override {
-        host_.each(rows, cuda::flat::RowReadout{logits, targets, width, argmax, nll});
+        cuda::flat::row_readout(host_, logits, targets, rows, width, argmax, nll);
     }
     void to_half(const float* x, std::uint16_t* out, std::size_t n) override {
         host_.each(static_cast<std::int64_t>(n), cuda::flat::ToHalf{x, out});
     }
 
 private:
+    /// What a call of this shape was planned with in prepare() — the planning graph's call, whose
+    /// operands have no memory and no gradients, as the device's prepare() sees it.
+    struct Prepared {
+        std::size_t scratch = 0;
+        std::vector<cuda::FftShape> ffts;
+    };
+    static std::vector<std::int64_t> shape_key(const ops::OpCall& c) {
+        std::vector<std::int64_t> key{static_cast<std::int64_t>(c.op)};
+        key.insert(key.end(), c.i.begin(), c.i.end());
+        for (std::size_t k = 0; k < c.n_operands; ++k) {
+            key.push_back(static_cast<std::int64_t>(c.t[k].dtype));
+            key.insert(key.end(), c.t[k].shape.begin(), c.t[k].shape.begin() + c.t[k].rank);
+        }
+        return key;
+    }
     void plan(const ops::OpCall& c) {
         cuda::PlanExec p;
         cuda::run_op<float>(p, c, false);
-        cuda::run_op<float>(p, c, true);
+        cuda::run_op<float>(p, cuda::with_every_gradient(c), true);
         host_.reserve(p.scratch_bytes());
+        Prepared& at = prepared_[shape_key(c)];
+        at.scratch = std::max(at.scratch, p.scratch_bytes());
+        for (const cuda::FftShape& f : p.ffts())
+            if (std::find(at.ffts.begin(), at.ffts.end(), f) == at.ffts.end()) at.ffts.push_back(f);
     }
     void run(const ops::OpCall& c, bool backward) {
         if (ops::call_real_type(c) != DType::f32)
             throw Error("the CUDA backend runs float32 calls only");
-        plan(c);
+        // The device makes in prepare() what a planned call needs and would make the rest inside
+        // the step (device_backend.cu's run(): correct, but an allocation mid-step); here such a
+        // call is an error, so a backward that plans less from the planning graph's call than it
+        // uses fails the host tests.
+        cuda::PlanExec p;
+        cuda::run_op<float>(p, c, backward);
+        const auto it = prepared_.find(shape_key(c));
+        if (it != prepared_.end()) {
+            for (const cuda::FftShape& f : p.ffts())
+                if (std::find(it->second.ffts.begin(), it->second.ffts.end(), f) ==
+                    it->second.ffts.end())
+                    throw Error(std::string(ops::op_def(c.op).name) +
+                                (backward ? " backward" : " forward") + ": an FFT of size " +
+                                std::to_string(f.n) + " × " + std::to_string(f.batch) +
+                                " that prepare() did not plan");
+            if (p.scratch_bytes() > it->second.scratch)
+                throw Error(std::string(ops::op_def(c.op).name) +
+                            (backward ? " backward" : " forward") + ": " +
+                            std::to_string(p.scratch_bytes()) + " bytes of scratch, prepare() " +
+                            "planned " + std::to_string(it->second.scratch));
+        } else {
+            plan(c);  // no planning pass for this call (a caller without a graph)
+        }
+        host_.reserve(p.scratch_bytes());
         host_.begin_op();
         cuda::run_op<float>(host_, c, backward);
     }
     cuda::HostExec host_;
+    std::map<std::vector<std::int64_t>, Prepared> prepared_;
 };
 
 }  // namespace routescope

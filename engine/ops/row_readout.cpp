@@ -11,7 +11,13 @@ void row_readout(const float* logits, const std::int32_t* targets, std::int64_t 
     pool.parallel_for(rows, 16, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t r = begin; r < end; ++r) {
             const float* row = logits + r * width;
-            const float* top = std::max_element(row, row + width);
+            // The first maximum, a NaN never the maximum (a row of NaN predicts 0): as
+            // std::max_element where the row holds no NaN, and as the CUDA backend's row
+            // reduction (engine/backend/cuda/flat.hpp) on every row.
+            std::int64_t best = -1;
+            for (std::int64_t i = 0; i < width; ++i)
+                if (!std::isnan(row[i]) && (best < 0 || row[i] > row[best])) best = i;
+            const float* top = row + (best < 0 ? 0 : best);
             argmax[r] = static_cast<std::int32_t>(top - row);
             if (!targets || !nll) continue;
             const std::int32_t k = targets[r];

@@ -1,6 +1,7 @@
 #pragma once
 // What evaluation reads from logits [rows, width], per row: the prediction (the first index of the
-// row's maximum, std::max_element's) and the negative log-likelihood at the row's target,
+// row's maximum; a NaN is never the maximum, and a row of NaN predicts 0) and the negative
+// log-likelihood at the row's target,
 //
 //   nll = log Σ_i exp(x_i − max) + max − x_target      (the sum in double)
 //

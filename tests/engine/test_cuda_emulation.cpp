@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -177,6 +178,18 @@ private slots:
         for (float& v : logits)
             v = normal(gen);
         logits[2 * width + 5] = logits[2 * width + 77] = 9.0f;
+        // A NaN is never the maximum (row 3 starts with one, row 7 holds one beside the largest
+        // value), and a row of NaN predicts 0 (row 8): the CUDA reduction's tree order and the
+        // CPU's scan agree on these too.
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        logits[3 * width] = nan;
+        logits[7 * width + 10] = 50.0f;
+        logits[7 * width + 11] = nan;
+        for (std::int64_t j = 0; j < width; ++j)
+            logits[8 * width + j] = nan;
+        std::int64_t row3 = 1;
+        for (std::int64_t j = 2; j < width; ++j)
+            if (logits[3 * width + j] > logits[3 * width + row3]) row3 = j;
         std::vector<std::int32_t> targets = {0, 5, 77, -100, 130, 131, 3, 4, 5};
         std::vector<std::int32_t> am1(rows), am2(rows);
         std::vector<double> nll1(rows), nll2(rows);
@@ -184,6 +197,10 @@ private slots:
         emu.row_readout(logits.data(), targets.data(), rows, width, am2.data(), nll2.data());
         QCOMPARE(am2, am1);
         QCOMPARE(am2[2], 5);
+        QCOMPARE(am2[3], static_cast<std::int32_t>(row3));
+        QCOMPARE(am2[7], 10);
+        QCOMPARE(am2[8], 0);
+        QVERIFY(std::isnan(nll2[7]) && std::isnan(nll2[8]));
         for (std::int64_t r = 0; r < rows; ++r) {
             if (std::isnan(nll1[r])) {
                 QVERIFY(std::isnan(nll2[r]));

@@ -77,7 +77,28 @@ DeviceInfo query_devices() {
         return info;
     }
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    err = cudaGetDeviceProperties(&prop, 0);
+    if (err != cudaSuccess) {
+        info.reason = std::string("no usable CUDA device: cudaGetDeviceProperties: ") +
+                      cudaGetErrorString(err);
+        cudaGetLastError();
+        return info;
+    }
+    // A device the build holds no code for (the architectures are cmake/Cuda.cmake's: sm_80
+    // machine code, sm_90 machine code and PTX; a V100 or T4 is compute capability 7.x) fails
+    // at its first launch with "no kernel image is available". Asked of one of this build's
+    // kernels, so the answer follows the architecture list it was compiled with; `auto` then
+    // chooses the CPU and `--device cuda` says why.
+    cudaFuncAttributes attributes{};
+    err = cudaFuncGetAttributes(&attributes, axpy_kernel);
+    if (err != cudaSuccess) {
+        info.reason = std::string(prop.name) + " (compute capability " +
+                      std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+                      ") cannot run this build's kernels (" + cudaGetErrorString(err) +
+                      "); it is built for compute capability 8.0 and newer";
+        cudaGetLastError();
+        return info;
+    }
     info.count = count;
     info.name = prop.name;
     return info;

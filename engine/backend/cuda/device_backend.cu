@@ -13,6 +13,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -91,6 +92,9 @@ public:
         if (!p) return;
         cudaStreamSynchronize(stream_);
         cudaFree(p);
+        // Neither result can be thrown from here; a failure left in the thread's last-error
+        // slot would otherwise be reported by the next healthy launch as its own.
+        (void)cudaGetLastError();
     }
     void zero(void* p, std::size_t bytes) override {
         if (p && bytes) check_cuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
@@ -115,7 +119,7 @@ public:
         require_f32(c);
         PlanExec plan;
         run_op<float>(plan, c, false);
-        run_op<float>(plan, c, true);
+        run_op<float>(plan, with_every_gradient(c), true);
         reserve_scratch(plan.scratch_bytes());
         for (const FftShape& s : plan.ffts())
             make_plan(s);
@@ -155,7 +159,7 @@ public:
     void row_readout(const float* logits, const std::int32_t* targets, std::int64_t rows,
                      std::int64_t width, std::int32_t* argmax, double* nll) override {
         CudaExec e = exec(nullptr, 0);
-        e.each(rows, flat::RowReadout{logits, targets, width, argmax, nll});
+        flat::row_readout(e, logits, targets, rows, width, argmax, nll);
     }
     void to_half(const float* x, std::uint16_t* out, std::size_t n) override {
         CudaExec e = exec(nullptr, 0);
@@ -170,7 +174,9 @@ public:
         return p;
     }
     void release_host(void* p) noexcept override {
-        if (p) cudaFreeHost(p);
+        if (!p) return;
+        cudaFreeHost(p);
+        (void)cudaGetLastError();  // as release()
     }
 
 private:
@@ -215,8 +221,22 @@ private:
                                              [&](const auto& p) { return p.first == s; });
         if (!planned) prepare(c);
         CudaExec x = exec(scratch_, scratch_size_);
-        run_op<float>(x, c, backward);
+        // A launch reports only its configuration's errors; a fault while a kernel runs surfaces
+        // at the next synchronising call, which may be another op's. ROUTESCOPE_CUDA_SYNC=1
+        // synchronises after every op so that the op named is the one that failed (slow: for
+        // finding a fault, not for runs).
+        try {
+            run_op<float>(x, c, backward);
+            if (sync_each_op_) check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        } catch (const CudaError& e) {
+            throw CudaError(std::string(ops::op_def(c.op).name) +
+                            (backward ? " backward: " : " forward: ") + e.what());
+        }
     }
+    const bool sync_each_op_ = [] {
+        const char* v = std::getenv("ROUTESCOPE_CUDA_SYNC");
+        return v && std::string(v) == "1";
+    }();
 
     cudaStream_t stream_ = nullptr;
     cublasHandle_t blas_ = nullptr;

@@ -99,32 +99,61 @@ void adamw(X& x, const AdamWSpan* spans, std::size_t count) {
     }
 }
 
-/// Per row: the first index of the maximum, and −log softmax at the target (NaN when ignored).
-struct RowReadout {
+/// Backend::row_readout as two row reductions (x.reduce_rows: a warp per row, coalesced; a row of
+/// 30,522 logits is 954 steps per lane, not one thread walking it twice):
+///   RowArgmax  the first index of the row's maximum (engine/ops/row_readout.hpp: a NaN is never
+///              the maximum; a row of NaN predicts 0), and the maximum into nll[r];
+///   RowNll     nll[r] = log Σ_j exp(x_j − max) + max − x_target in double, NaN when the target
+///              lies outside [0, width).
+struct RowArgmax {
+    using Acc = Acc2<double>;  ///< (value, index); index `width` is "none yet"
+    const float* logits;
+    std::int64_t width;
+    std::int32_t* argmax;
+    double* top;  ///< the maximum per row (nll's storage), or null
+    ROUTESCOPE_HD Acc identity() const { return {-INFINITY, static_cast<double>(width)}; }
+    ROUTESCOPE_HD Acc term(std::int64_t r, std::int64_t j) const {
+        const float v = logits[r * width + j];
+        if (v != v) return identity();
+        return {static_cast<double>(v), static_cast<double>(j)};
+    }
+    ROUTESCOPE_HD Acc combine(Acc p, Acc q) const {
+        return (q.a > p.a || (q.a == p.a && q.b < p.b)) ? q : p;
+    }
+    ROUTESCOPE_HD void finish(std::int64_t r, Acc a) const {
+        const bool found = a.b < static_cast<double>(width);
+        argmax[r] = found ? static_cast<std::int32_t>(a.b) : 0;
+        if (top) top[r] = found ? a.a : static_cast<double>(logits[r * width]);
+    }
+};
+
+struct RowNll {
+    using Acc = double;
     const float* logits;
     const std::int32_t* targets;
     std::int64_t width;
-    std::int32_t* argmax;
-    double* nll;
-    ROUTESCOPE_HD void operator()(std::int64_t r) const {
-        const float* row = logits + r * width;
-        std::int64_t best = 0;
-        for (std::int64_t j = 1; j < width; ++j)
-            if (row[j] > row[best]) best = j;
-        argmax[r] = static_cast<std::int32_t>(best);
-        if (!targets || !nll) return;
+    double* nll;  ///< holds the row's maximum (RowArgmax) until finish
+    ROUTESCOPE_HD Acc identity() const { return 0.0; }
+    ROUTESCOPE_HD Acc term(std::int64_t r, std::int64_t j) const {
+        return std::exp(static_cast<double>(logits[r * width + j]) - nll[r]);
+    }
+    ROUTESCOPE_HD Acc combine(Acc p, Acc q) const { return p + q; }
+    ROUTESCOPE_HD void finish(std::int64_t r, Acc sum) const {
         const std::int32_t t = targets[r];
-        if (t < 0 || t >= width) {
-            nll[r] = NAN;
-            return;
-        }
-        const double mx = row[best];
-        double sum = 0;
-        for (std::int64_t j = 0; j < width; ++j)
-            sum += std::exp(static_cast<double>(row[j]) - mx);
-        nll[r] = std::log(sum) + mx - static_cast<double>(row[t]);
+        nll[r] = t < 0 || t >= width
+                     ? static_cast<double>(NAN)
+                     : std::log(sum) + nll[r] - static_cast<double>(logits[r * width + t]);
     }
 };
+
+template <class X>
+void row_readout(X& x, const float* logits, const std::int32_t* targets, std::int64_t rows,
+                 std::int64_t width, std::int32_t* argmax, double* nll) {
+    if (rows <= 0 || width <= 0) return;
+    const bool with_nll = targets && nll;
+    x.reduce_rows(rows, width, RowArgmax{logits, width, argmax, with_nll ? nll : nullptr});
+    if (with_nll) x.reduce_rows(rows, width, RowNll{logits, targets, width, nll});
+}
 
 /// A float16 dump's conversion (Backend::to_half): the bits of half_bits, the host's function.
 struct ToHalf {

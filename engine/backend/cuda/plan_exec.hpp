@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/backend/cuda/exec.hpp"
+#include "engine/ops/op.hpp"
 
 namespace routescope::cuda {
 
@@ -54,5 +55,20 @@ private:
     std::size_t top_ = 0;
     std::vector<FftShape> ffts_;
 };
+
+/// The call as a training step's backward may see it, for planning: the planning graph gives no
+/// operand a gradient (it holds no memory), and an op's backward requests only the transforms and
+/// scratch of the gradients it is asked for (fft_conv's dK transform only when dK is wanted), so
+/// a backward planned from the bare call planned nothing and its plans were made inside the
+/// first step. Every floating operand without a gradient is given a stand-in one: PlanExec never
+/// dereferences a pointer, and the plan covers whichever gradients a step asks for.
+inline ops::OpCall with_every_gradient(const ops::OpCall& c) {
+    alignas(256) static std::byte stand_in[256];
+    ops::OpCall all = c;
+    for (std::size_t k = 0; k < c.n_operands; ++k)
+        if (!all.grad[k] && (c.t[k].dtype == DType::f32 || c.t[k].dtype == DType::f64))
+            all.grad[k] = stand_in;
+    return all;
+}
 
 }  // namespace routescope::cuda

@@ -1,5 +1,9 @@
 #include "app/gui/project_file.hpp"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
@@ -46,6 +50,56 @@ QStringList read_paths(const nlohmann::json& j, const char* key, const QDir& bas
     return out;
 }
 
+// The settings keys that hold file paths, per view kind (the views' Settings::from_json): a path
+// there that is none of the project's files or the view's inputs (an Efficiency view's timings
+// file, a hand-written project's dump) is still relative to the project file, never to the
+// directory the workbench was started in. "a.path" is a key inside the object "a"; a list holds
+// paths in each entry.
+const std::map<QString, std::vector<std::string>>& path_keys() {
+    static const std::map<QString, std::vector<std::string>> keys = {
+        {"anisotropy", {"dumps"}},
+        {"array_browser", {"file"}},
+        {"efficiency", {"timings"}},
+        {"gates", {"dump", "dump_b"}},
+        {"implicit_attention", {"dump", "dump_b"}},
+        {"kernels", {"a.path", "b.path"}},
+        {"length_accuracy", {"a", "b"}},
+        {"pca", {"dump", "dumps"}},
+        {"similarity", {"dump_a", "dump_b"}},
+        {"training", {"runs"}},
+        {"transitions", {"dumps"}},
+    };
+    return keys;
+}
+
+// Applies `f` to every path string under the view kind's path keys.
+template <class F>
+void for_each_setting_path(const QString& kind, nlohmann::json& settings, F f) {
+    const auto it = path_keys().find(kind);
+    if (it == path_keys().end() || !settings.is_object()) return;
+    const auto apply = [&](nlohmann::json& v) {
+        if (v.is_string()) {
+            const std::string s = v.get<std::string>();
+            if (!s.empty()) v = f(QString::fromStdString(s)).toStdString();
+        } else if (v.is_array()) {
+            for (auto& e : v)
+                if (e.is_string() && !e.get<std::string>().empty())
+                    e = f(QString::fromStdString(e.get<std::string>())).toStdString();
+        }
+    };
+    for (const std::string& key : it->second) {
+        const auto dot = key.find('.');
+        if (dot == std::string::npos) {
+            if (settings.contains(key)) apply(settings[key]);
+        } else {
+            const std::string outer = key.substr(0, dot), inner = key.substr(dot + 1);
+            if (settings.contains(outer) && settings[outer].is_object() &&
+                settings[outer].contains(inner))
+                apply(settings[outer][inner]);
+        }
+    }
+}
+
 // Every path the project names, absolute, for map_paths.
 QStringList all_paths(const Project& p) {
     QStringList out = p.files + p.runs;
@@ -66,6 +120,9 @@ nlohmann::json Project::to_json(const QDir& base) const {
     for (const auto& v : views) {
         nlohmann::json settings = v.settings;
         map_paths(settings, abs, rel);
+        for_each_setting_path(v.kind, settings, [&](const QString& p) {
+            return QDir::isAbsolutePath(p) ? base.relativeFilePath(p) : p;
+        });
         nlohmann::json view = {{"kind", v.kind.toStdString()},
                                {"inputs", path_list(v.inputs, base)},
                                {"settings", settings}};
@@ -202,6 +259,9 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
             abs.prepend(QDir::cleanPath(base.absoluteFilePath(rel.front())));
         }
         map_paths(p.views[i].settings, rel, abs);
+        for_each_setting_path(p.views[i].kind, p.views[i].settings, [&](const QString& path) {
+            return QDir::cleanPath(base.absoluteFilePath(path));
+        });
     }
     return p;
 }
@@ -213,7 +273,8 @@ Project Project::load(const QString& path) {
         throw IoError(path.toStdString() +
                       ": cannot read the project: " + f.errorString().toStdString());
     // Depth-checked before it is built (engine/core/json_text.hpp): FormatError naming the file.
-    const nlohmann::json j = parse_json_text(f.readAll().toStdString(), path.toStdString());
+    const nlohmann::json j = parse_json_text(f.readAll().toStdString(), path.toStdString(),
+                                             kJsonMaxDepth, JsonKeys::unique);
     try {
         return from_json(j, QFileInfo(path).absoluteDir());
     } catch (const FormatError& e) {

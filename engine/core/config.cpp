@@ -603,7 +603,8 @@ RunConfig RunConfig::from_json(const nlohmann::json& given) {
 RunConfig RunConfig::parse(const std::string& text) {
     nlohmann::json j;
     try {
-        j = parse_json_text(text, "<json>");  // depth-checked before it is built (json_text.hpp)
+        // Depth-checked before it is built (json_text.hpp); a key named twice is refused.
+        j = parse_json_text(text, "<json>", kJsonMaxDepth, JsonKeys::unique);
     } catch (const FormatError& e) {
         throw ConfigError(e.what());
     }

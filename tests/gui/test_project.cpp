@@ -131,6 +131,58 @@ private slots:
         QCOMPARE(p.runs, QStringList{"/data/project/bigs"});
     }
 
+    // A path in a view's settings that is none of the project's files or the view's inputs (an
+    // Efficiency view's timings file, a hand-written project's dumps) is relative to the project
+    // file, not to the directory the workbench was started in; saved, it is relative again.
+    void settingsPathsOutsideTheInputsAreRelativeToTheProject() {
+        const nlohmann::json j = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"views",
+             {{{"kind", "efficiency"}, {"settings", {{"timings", "bench/t.json"}}}},
+              {{"kind", "transitions"}, {"settings", {{"dumps", {"d/a.h5", "/abs/b.h5"}}}}},
+              {{"kind", "kernels"},
+               {"settings", {{"a", {{"path", "c/a.ckpt.h5"}, {"checkpoint", true}}}}}},
+              {{"kind", "gates"}, {"settings", {{"dump", "g.h5"}, {"gate", "gate_u"}}}}}}};
+        const QDir base("/data/project");
+        const gui::Project p = gui::Project::from_json(j, base);
+        QCOMPARE(p.views.at(0).settings["timings"].get<std::string>(),
+                 std::string("/data/project/bench/t.json"));
+        QCOMPARE(p.views.at(1).settings["dumps"][0].get<std::string>(),
+                 std::string("/data/project/d/a.h5"));
+        QCOMPARE(p.views.at(1).settings["dumps"][1].get<std::string>(), std::string("/abs/b.h5"));
+        QCOMPARE(p.views.at(2).settings["a"]["path"].get<std::string>(),
+                 std::string("/data/project/c/a.ckpt.h5"));
+        QCOMPARE(p.views.at(3).settings["dump"].get<std::string>(),
+                 std::string("/data/project/g.h5"));
+        QCOMPARE(p.views.at(3).settings["gate"].get<std::string>(), std::string("gate_u"));
+        const nlohmann::json saved = p.to_json(base);
+        QCOMPARE(saved["views"][0]["settings"]["timings"].get<std::string>(),
+                 std::string("bench/t.json"));
+        QCOMPARE(saved["views"][1]["settings"]["dumps"][1].get<std::string>(),
+                 std::string("../../abs/b.h5"));
+        QCOMPARE(saved["views"][2]["settings"]["a"]["path"].get<std::string>(),
+                 std::string("c/a.ckpt.h5"));
+    }
+
+    // Two values under one key: the project names the key rather than keep the last silently.
+    void aKeyNamedTwiceIsANamedError() {
+        const QString dir = fresh_dir("twice");
+        QFile f(dir + "/twice.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "routescope-project", "version": 1, "views": [)"
+                R"({"kind": "pca", "settings": {"energy": 0.9, "energy": 0.99}}]})");
+        f.close();
+        try {
+            gui::Project::load(dir + "/twice.rsproj");
+            QFAIL("no exception");
+        } catch (const std::exception& e) {
+            QVERIFY2(QString(e.what()).contains("twice.rsproj") &&
+                         QString(e.what()).contains("'views[].settings.energy' appears twice"),
+                     e.what());
+        }
+    }
+
     void aFileThatIsNotAProjectIsANamedError() {
         const QString dir = fresh_dir("bad");
         QFile f(dir + "/bad.rsproj");

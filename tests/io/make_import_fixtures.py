@@ -672,6 +672,11 @@ def main():
     model_dir(out, "bad/deep_tokenizer_config", "pytorch_model.bin", torch_save_bytes(full))
     write(f"{out}/bad/deep_tokenizer_config/tokenizer_config.json",
           '{"do_lower_case": ' + deep + "}")
+    # tokenizer.json whose WordPiece vocab is empty: said of its own key, not of a vocab.txt.
+    model_dir(out, "bad/empty_tokenizer_json", "pytorch_model.bin", torch_save_bytes(full),
+              vocab="tokenizer.json")
+    write(f"{out}/bad/empty_tokenizer_json/tokenizer.json", json.dumps(
+        {"version": "1.0", "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {}}}))
     model_dir(out, "bad/deep_config", "pytorch_model.bin", torch_save_bytes(full),
               config='{"model_type": "BiGS", "x": ' + deep + "}")
 

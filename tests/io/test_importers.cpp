@@ -617,6 +617,8 @@ private slots:
             {"pytorch_model.bin", "a Python pickle that torch.save did not write"});
         row("tokenizer_config.json nested 10^5 deep", "bad/deep_tokenizer_config",
             {"tokenizer_config.json", "nested deeper than 64"});
+        row("tokenizer.json with an empty vocab", "bad/empty_tokenizer_json",
+            {"tokenizer.json: model.vocab holds no [UNK] piece (0 pieces)"});
         row("config.json nested 10^5 deep", "bad/deep_config",
             {"config.json", "nested deeper than 64"});
         row("wrong shape", "bad/wrong_shape",

@@ -75,6 +75,22 @@ private slots:
                  QStringLiteral("model.ssm.modes: unknown key"));
     }
 
+    // nlohmann (like Python's json) keeps the last of two values under one key; a run
+    // configuration that names a key twice holds a value the user believes in and never gets.
+    void aKeyNamedTwiceIsAnErrorNamingTheKey() {
+        const QString m = config_error([] {
+            RunConfig::parse(R"({"model": {"d_model": 64, "arch": "bert", "d_model": 128}})");
+        });
+        QVERIFY2(m.contains("'model.d_model' appears twice in one object"), qPrintable(m));
+        QVERIFY2(config_error([] {
+                     RunConfig::parse(R"({"train": {}, "train": {}})");
+                 }).contains("'train' appears twice"),
+                 "top level");
+        // The same key in two objects is no repetition.
+        QCOMPARE(RunConfig::parse(R"({"model": {"d_model": 64}, "train": {"seed": 5}})").train.seed,
+                 std::int64_t(5));
+    }
+
     void badEnumValueNamesKeyAndChoices() {
         const QString m =
             config_error([] { RunConfig::parse(R"({"train": {"schedule": "cosin"}})"); });

@@ -533,6 +533,10 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         casing = check_bert_tokenizer_json(j, path);
         said_by = path + "'s normalizer";
         const auto& vocab = j["model"]["vocab"];
+        // Said of the file's own keys (the tokenizer below would speak of a vocab.txt).
+        if (!vocab.contains("[UNK]"))
+            throw FormatError(path + ": model.vocab holds no [UNK] piece (" +
+                              std::to_string(vocab.size()) + " pieces)");
         std::vector<std::string> pieces(vocab.size());
         std::vector<bool> seen(vocab.size(), false);
         for (const auto& [piece, id] : vocab.items()) {

@@ -1,5 +1,6 @@
 #include "analysis/csv_table.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace routescope::analysis {
@@ -19,6 +20,7 @@ std::string cell(const nlohmann::json& value) {
     if (value.is_string()) return quote(value.get<std::string>());
     if (value.is_null()) return "";
     if (value.is_number_float()) {
+        if (std::isnan(value.get<double>())) return "";  // as null: no value (the JSON's null)
         char buffer[32];
         std::snprintf(buffer, sizeof buffer, "%.17g", value.get<double>());  // round-trips a double
         return buffer;

@@ -70,8 +70,15 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
     }
 }
 
+// lengths, labels, predictions, an example_index: a read that fails (a filter this library lacks,
+// a checksum) names the file, the dataset and HDF5's reason, as read_slab does for the floats.
 std::vector<std::int64_t> read_int_dataset(const H5::H5File& file, const std::string& path) {
-    return h5::read_ints(file.openDataSet(path));
+    try {
+        return h5::read_ints(file.openDataSet(path));
+    } catch (const H5::Exception&) {
+        throw IoError(file.getFileName() + ": cannot read /" + path + ": " +
+                      h5::error_stack_text());
+    }
 }
 
 }  // namespace
@@ -245,13 +252,21 @@ bool DumpReader::has_text() const {
 std::vector<std::string> DumpReader::text() const {
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, "data/text")) return {};
-    return h5::read_strings(impl_->file.openDataSet("data/text"));
+    try {
+        return h5::read_strings(impl_->file.openDataSet("data/text"));
+    } catch (const H5::Exception&) {
+        throw IoError(path_ + ": cannot read /data/text: " + h5::error_stack_text());
+    }
 }
 
 std::vector<std::string> DumpReader::vocab() const {
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, "vocab")) return {};
-    return h5::read_strings(impl_->file.openDataSet("vocab"));
+    try {
+        return h5::read_strings(impl_->file.openDataSet("vocab"));
+    } catch (const H5::Exception&) {
+        throw IoError(path_ + ": cannot read /vocab: " + h5::error_stack_text());
+    }
 }
 
 std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
@@ -265,7 +280,12 @@ std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     space.selectHyperslab(H5S_SELECT_SET, count, start);
     H5::DataSpace memory(1, &count[1]);
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
-    ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    try {
+        ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    } catch (const H5::Exception&) {
+        throw IoError(path_ + ": cannot read /data/tokens[" + std::to_string(example) +
+                      "]: " + h5::error_stack_text());
+    }
     // The validator's rule (dump_validator.cpp, check_tokens): ids index the vocabulary.
     for (std::size_t t = 0; t < out.size(); ++t)
         if (out[t] < 0 || (impl_->vocab_size >= 0 && out[t] >= impl_->vocab_size))

@@ -1,6 +1,7 @@
 #include "analysis/transitions.hpp"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 
@@ -30,8 +31,11 @@ struct Accumulator {
     }
     TransitionStats finish() {
         s.l2 = s.count ? l2 / static_cast<double>(s.count) : 0;
-        s.relative = with_angle ? relative / static_cast<double>(with_angle) : 0;
-        s.angle_degrees = with_angle ? angle / static_cast<double>(with_angle) : 0;
+        // Every vector left out (a zero layer): no mean, and not 0, which reads as "no change"
+        // (NaN; null in the JSON, an empty CSV cell, no point on the chart).
+        const double none = std::numeric_limits<double>::quiet_NaN();
+        s.relative = with_angle ? relative / static_cast<double>(with_angle) : none;
+        s.angle_degrees = with_angle ? angle / static_cast<double>(with_angle) : none;
         return s;
     }
 };

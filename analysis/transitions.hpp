@@ -24,9 +24,9 @@ struct TransitionStats {
     std::int64_t count = 0;
     std::int64_t zero_norm =
         0;  ///< vectors with ‖h^(ℓ−1)‖ = 0 or ‖h^(ℓ)‖ = 0: left out of relative/angle
-    double l2 = 0;             ///< mean ‖h^(ℓ) − h^(ℓ−1)‖₂
-    double relative = 0;       ///< mean ‖h^(ℓ) − h^(ℓ−1)‖₂ / ‖h^(ℓ−1)‖₂
-    double angle_degrees = 0;  ///< mean arccos(cos(h^(ℓ), h^(ℓ−1))) in degrees
+    double l2 = 0;  ///< mean ‖h^(ℓ) − h^(ℓ−1)‖₂
+    double relative = 0;  ///< mean ‖h^(ℓ) − h^(ℓ−1)‖₂ / ‖h^(ℓ−1)‖₂ (NaN: all left out)
+    double angle_degrees = 0;  ///< mean arccos(cos(h^(ℓ), h^(ℓ−1))) in degrees (NaN: all left out)
 };
 
 struct TransitionRow {

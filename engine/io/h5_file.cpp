@@ -111,6 +111,14 @@ std::optional<std::string> unreadable_reason(const std::string& path) {
         std::string why = error_stack_text();
         if (why.find("truncated") != std::string::npos)
             return "a truncated HDF5 file (" + why + ")";
+        // HDF5's file locking: another process has the file open for writing (h5py's "r+" or
+        // "a", an SWMR writer, a run still dumping). The file is not damaged.
+        if (why.find("unable to lock file") != std::string::npos ||
+            why.find("already open for write") != std::string::npos)
+            return "in use: another process has it open for writing (HDF5 file locking). Wait "
+                   "for the writer to finish or close it; to read it while it is written, at "
+                   "your own risk, set HDF5_USE_FILE_LOCKING=FALSE (" +
+                   why + ")";
         return "a damaged HDF5 file (" + why + ")";
     }
     H5Fclose(fid);
@@ -215,6 +223,19 @@ bool has_attr(const H5::H5Object& obj, const std::string& name) {
     return obj.attrExists(name);
 }
 
+namespace {
+// A fixed-length string's padding: trailing NULs (NULLTERM, NULLPAD), or trailing spaces when the
+// type is SPACEPAD.
+void strip_padding(std::string& value, const H5::DataType& type) {
+    while (!value.empty() && value.back() == '\0')
+        value.pop_back();
+    if (!H5Tis_variable_str(type.getId()) && H5Tget_strpad(type.getId()) == H5T_STR_SPACEPAD)
+        while (!value.empty() && value.back() == ' ')
+            value.pop_back();
+    H5Eclear2(H5E_DEFAULT);
+}
+}  // namespace
+
 std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name) {
     if (!obj.attrExists(name)) return std::nullopt;
     breadcrumb(object_name(obj) + " attr " + name);
@@ -226,9 +247,9 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
         H5::StrType st(attr.getStrType());
         std::string value;
         attr.read(st, value);
-        // Fixed-length strings may carry NUL padding.
-        while (!value.empty() && value.back() == '\0')
-            value.pop_back();
+        // Fixed-length strings carry their padding: NULs, or spaces where the type says so
+        // (H5T_STR_SPACEPAD, Fortran's convention), which h5py drops too.
+        strip_padding(value, type);
         return value;
     } catch (const H5::Exception&) {
         return std::nullopt;
@@ -287,6 +308,20 @@ std::vector<std::string> children(const H5::Group& group) {
     return names;
 }
 
+namespace {
+// `path` below `group`, from the file's root ("/layers/1", not "/1").
+std::string path_in(const H5::Group& group, const std::string& path) {
+    std::string base;
+    try {
+        base = group.getObjName();
+    } catch (const H5::Exception&) {
+        H5Eclear2(H5E_DEFAULT);
+    }
+    if (base.empty() || base == "/") return "/" + path;
+    return base + "/" + path;
+}
+}  // namespace
+
 bool exists(const H5::Group& group, const std::string& path) {
     // Check each component so that "a/b" on a missing "a" is false rather than an error.
     std::string partial;
@@ -305,7 +340,7 @@ bool exists(const H5::Group& group, const std::string& path) {
         if (!partial.empty() &&
             H5Lget_info(group.getId(), partial.c_str(), &link, H5P_DEFAULT) >= 0 &&
             link.type == H5L_TYPE_EXTERNAL)
-            throw FormatError(group.getFileName() + ": /" + partial +
+            throw FormatError(group.getFileName() + ": " + path_in(group, partial) +
                               " is an external link to another file; Routescope's files do not "
                               "use external links (a sharded dump's master uses virtual "
                               "datasets), and it is not followed");
@@ -460,6 +495,21 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
                    " elements (the rest would read as fill values)";
         return std::nullopt;
     }
+    // External raw storage (h5py's `external=`): the values live in other files, named by the
+    // dump and resolved against the reader's working directory, not the dump's folder; a short
+    // one reads as zeros. Not read: a dump holds its own data (docs/formats/dump.md).
+    if (const int external = H5Pget_external_count(plist.getId()); external > 0) {
+        char name[512] = {};
+        off_t offset = 0;
+        hsize_t size = 0;
+        if (H5Pget_external(plist.getId(), 0, sizeof name, name, &offset, &size) < 0)
+            name[0] = '\0';
+        H5Eclear2(H5E_DEFAULT);
+        return declares + " stored in " + std::to_string(external) + " external raw file" +
+               (external == 1 ? "" : "s") + " ('" + name +
+               "'...), which Routescope does not read (a dump holds its own data: copy them "
+               "in, e.g. h5repack -l CONTI IN OUT)";
+    }
     if (layout != H5D_CHUNKED) {
         if (declared > file_size) return declares + " but the file holds " + bytes_text(file_size);
         return std::nullopt;
@@ -477,6 +527,52 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
     if (filters > 0 && declared / 4096 > stored)
         return declares + " in " + bytes_text(stored) +
                " of filtered chunks, more than 4096:1, which no HDF5 filter compresses";
+    // Filtered chunks compress to any size, so the bytes cannot show a chunk that was never
+    // written (half the rows of a gzip'd dataset read as fill values and passed): each chunk is
+    // asked for by its offset (H5Dget_chunk_storage_size; 1.10.8 fails with "chunk storage is
+    // not allocated" for one never written, so a failure counts as that only where the same call
+    // answered for another chunk of the dataset). Bounded: a dataset of more than 2^20 chunks is
+    // left to the ratio test above.
+    if (filters > 0) {
+        const int rank = static_cast<int>(shape.size());
+        std::vector<hsize_t> chunk(shape.size());
+        if (rank > 0 && plist.getChunk(rank, chunk.data()) == rank) {
+            std::uint64_t chunks = 1;
+            bool bounded = true;
+            for (int a = 0; a < rank && bounded; ++a) {
+                if (chunk[static_cast<std::size_t>(a)] == 0) return std::nullopt;
+                chunks *=
+                    (shape[static_cast<std::size_t>(a)] + chunk[static_cast<std::size_t>(a)] - 1) /
+                    chunk[static_cast<std::size_t>(a)];
+                bounded = chunks <= (std::uint64_t{1} << 20);
+            }
+            std::vector<hsize_t> offset(shape.size(), 0);
+            std::optional<std::vector<hsize_t>> missing;
+            bool answered = false;
+            for (std::uint64_t k = 0; bounded && k < chunks; ++k) {
+                hsize_t bytes = 0;
+                if (H5Dget_chunk_storage_size(ds.getId(), offset.data(), &bytes) >= 0 && bytes > 0)
+                    answered = true;
+                else if (!missing)
+                    missing = offset;
+                H5Eclear2(H5E_DEFAULT);
+                if (answered && missing) break;
+                for (int a = rank - 1; a >= 0; --a) {  // the next chunk's offset, last axis fastest
+                    const auto i = static_cast<std::size_t>(a);
+                    offset[i] += chunk[i];
+                    if (offset[i] < shape[i]) break;
+                    offset[i] = 0;
+                }
+            }
+            if (answered && missing) {
+                std::string at;
+                for (int a = 0; a < rank; ++a)
+                    at += (a ? ", " : "") + std::to_string((*missing)[static_cast<std::size_t>(a)]);
+                return declares + " whose filtered chunk at [" + at +
+                       "] was never written (it would read as fill values)";
+            }
+        }
+    }
     return std::nullopt;
 }
 
@@ -526,8 +622,7 @@ std::vector<std::string> read_strings(const H5::DataSet& ds) {
         ds.read(raw.data(), type);
         for (std::size_t i = 0; i < n; ++i) {
             std::string s(raw.data() + i * width, width);
-            while (!s.empty() && s.back() == '\0')
-                s.pop_back();
+            strip_padding(s, type);
             out[i] = std::move(s);
         }
     }

@@ -370,6 +370,10 @@ private slots:
         mismatch = cli_matches_reference("transitions", {path("random.dump.h5")},
                                          {"--max-sentences", "15", "--seed", "2"});
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        // Layer 1 all zeros: every vector is left out of the relative change and the angle, whose
+        // means over nothing are numpy's NaN — null here, not 0 ("no change"); the l2 stands.
+        mismatch = cli_matches_reference("transitions", {path("zeroed.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
     void gatesMatchNumpy() {

@@ -222,6 +222,32 @@ private slots:
         QVERIFY2(QString::fromStdString(dump_reader_error(file("checksum_mismatch.dump.h5")))
                      .contains("checksum"),
                  dump_reader_error(file("checksum_mismatch.dump.h5")).c_str());
+        // Session 26: the same in an integer dataset, said of it by validate (it read labels not
+        // at all, and a damaged tokens was blamed on "/") and by the reader (it named nothing).
+        QVERIFY2(text("labels_checksum_mismatch.dump.h5")
+                         .contains("/data/labels: expected "
+                                   "readable values") &&
+                     text("labels_checksum_mismatch.dump.h5").contains("checksum"),
+                 qPrintable(text("labels_checksum_mismatch.dump.h5")));
+        {
+            const std::string e = dump_reader_error(file("labels_checksum_mismatch.dump.h5"));
+            QVERIFY2(QString::fromStdString(e).contains("labels_checksum_mismatch.dump.h5: cannot "
+                                                        "read /data/labels") &&
+                         QString::fromStdString(e).contains("checksum"),
+                     e.c_str());
+        }
+        QVERIFY2(text("external_raw.dump.h5").contains("/layers/1/hidden:") &&
+                     text("external_raw.dump.h5").contains("external raw file") &&
+                     text("external_raw.dump.h5").contains("external_raw.layers_1.raw"),
+                 qPrintable(text("external_raw.dump.h5")));
+        QVERIFY2(text("gzip_half_written.dump.h5").contains("/layers/2/hidden:") &&
+                     text("gzip_half_written.dump.h5")
+                         .contains("filtered chunk at [2, 0, 0] was never written"),
+                 qPrintable(text("gzip_half_written.dump.h5")));
+        {
+            const analysis::DumpReader r(file("spacepad_strings.dump.h5"));
+            QCOMPARE(r.arch(), std::string("bigs"));
+        }
     }
 };
 

@@ -452,8 +452,17 @@ def main():
             out = [kernel_change(f, r, fb) for r in results]
         else:
             out = [fn[kind](f, r) for r in results]
+    def no_nan(v):  # numpy's mean over nothing is NaN; JSON has null for "no value"
+        if isinstance(v, float) and v != v:
+            return None
+        if isinstance(v, dict):
+            return {k: no_nan(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [no_nan(x) for x in v]
+        return v
+
     with open(out_path, "w") as fh:
-        json.dump({"results": out}, fh)
+        json.dump({"results": no_nan(out)}, fh, allow_nan=False)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -19,6 +21,10 @@
 namespace routescope::data {
 
 namespace {
+constexpr const char* kRegression =
+    "a regression target (such as STS-B's similarity score); Routescope fine-tunes classifiers "
+    "only";
+
 std::string where(const std::string& path, std::int64_t line) {
     return path + ":" + std::to_string(line) + ": ";
 }
@@ -97,8 +103,26 @@ void unlabel_minus_one_split(ClassificationSet& set, bool require_labels) {
         e.label.clear();
 }
 
+// Labels that read as real numbers, one of them not an integer ("3.8", "0.5"): a regression
+// target (STS-B's similarity as Hugging Face exports it, under "label"), which a classifier
+// would take for as many classes as there are distinct scores.
+void refuse_regression_labels(const ClassificationSet& set) {
+    const ClassificationExample* fractional = nullptr;
+    for (const auto& e : set.examples) {
+        if (e.label.empty()) continue;
+        char* end = nullptr;
+        const double v = std::strtod(e.label.c_str(), &end);
+        if (end != e.label.c_str() + e.label.size() || !std::isfinite(v)) return;  // a name
+        if (!fractional && v != std::trunc(v)) fractional = &e;
+    }
+    if (fractional)
+        throw FormatError(where(set.path, fractional->line) + "label '" + fractional->label +
+                          "' is a real number, as every label of the file is: " + kRegression);
+}
+
 void finish(ClassificationSet& set) {
     if (set.examples.empty()) throw FormatError(set.path + ": no examples");
+    refuse_regression_labels(set);
     set.labels = label_set(set.examples);
     assign_label_ids(set, set.labels);
 }
@@ -363,6 +387,12 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
     std::int64_t first_label_line = 0;
     for_each_line(path, [&](const std::string& line, std::int64_t n) {
         if (line.find_first_not_of(" \t") == std::string::npos) return;
+        // json.dump(records, indent=2): the array's "[" alone on the first line.
+        if (n == 1 && line.find_first_not_of(" \t[") == std::string::npos)
+            throw FormatError(where(path, n) +
+                              "one JSON array spread over many lines, not one record per line "
+                              "(JSON Lines: e.g. pandas' to_json(\"train.jsonl\", "
+                              "orient=\"records\", lines=True))");
         const nlohmann::json j = parse_json_text(line, path + ":" + std::to_string(n));
         if (!j.is_object())
             throw FormatError(where(path, n) +
@@ -433,6 +463,11 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                 e.label = std::to_string(l.get<long long>());
             } else if (l.is_boolean()) {
                 e.label = l.get<bool>() ? "1" : "0";
+            } else if (l.is_number_float() && l.get<double>() == std::trunc(l.get<double>())) {
+                e.label = std::to_string(static_cast<long long>(l.get<double>()));  // 1.0: class 1
+            } else if (l.is_number_float()) {
+                throw FormatError(where(path, n) + "'" + label_key + "' is " + l.dump() +
+                                  ", a real number: " + kRegression);
             } else {
                 throw FormatError(where(path, n) + "'" + label_key +
                                   "' is not a string, an integer or a boolean");
@@ -490,11 +525,17 @@ ClassificationSet read_classification(const std::string& path, bool require_labe
         const std::string e(ext);
         return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
     };
+    // CSV, not TSV: pandas quotes a field holding a quote or a newline in either, and the TSV
+    // reader takes GLUE's files literally (their quotes are text), so only CSV reads it back.
     if (ends(".parquet") || ends(".arrow"))
         throw FormatError(path +
                           ": a Hugging Face datasets file (Parquet or Arrow), which is not read; "
                           "export the split with dataset.to_json(\"train.jsonl\") or "
-                          "to_csv(\"train.tsv\", sep=\"\\t\", index=False)");
+                          "to_csv(\"train.csv\", index=False)");
+    if (ends(".gz") || ends(".bz2") || ends(".xz") || ends(".zst") || ends(".zip"))
+        throw FormatError(path +
+                          ": a compressed file, which is not read; decompress it first (e.g. "
+                          "gunzip -k FILE), keeping its .tsv, .csv or .jsonl name");
     throw FormatError(path +
                       ": unknown classification format (expected .tsv, .csv, .jsonl or .json)");
 }

@@ -105,14 +105,26 @@ std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsi
 // even hold an invalid byte before its first newline). Empty when it may be text.
 std::string not_text(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
+    // Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark, or UTF-16 without one
+    // (judged from the first 4 KiB).
+    {
+        char head[4096];
+        in.read(head, sizeof head);
+        const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+        if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
+        // Lines ended by CR alone (classic Mac OS): read as one line, the whole file would be one
+        // document with its CRs as characters.
+        if (text.find('\n') == std::string_view::npos &&
+            std::count(text.begin(), text.end(), '\r') >= 2)
+            return "text whose lines end in CR alone (classic Mac OS), which would read as one "
+                   "line: convert them, e.g. `tr '\\r' '\\n' < " +
+                   file + " > converted.txt`";
+        in.clear();
+        in.seekg(0);
+    }
     unsigned char b[10] = {};
     in.read(reinterpret_cast<char*>(b), sizeof b);
     const auto n = in.gcount();
-    // Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark.
-    if (std::string wide = wide_unicode_text(
-            std::string_view(reinterpret_cast<const char*>(b), static_cast<std::size_t>(n)), file);
-        !wide.empty())
-        return wide;
     const std::string kind = binary_kind(in, b, n);
     return kind.empty() ? kind
                         : kind +
@@ -268,6 +280,10 @@ bool TextCorpus::next(std::string& doc) {
             // One record per line, the document its "text" (C4, The Pile, RedPajama and Hugging
             // Face datasets' to_json all write this); its other fields are ignored.
             const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
+            if (line_ == 1 && line.find_first_not_of(" \t[") == std::string::npos)
+                throw FormatError(where +
+                                  ": one JSON array spread over many lines, not one record per "
+                                  "line (a JSON Lines corpus holds one {\"text\": ...} per line)");
             const nlohmann::json record = parse_json_text(line, where);
             if (!record.is_object() || !record.contains("text") || !record["text"].is_string())
                 throw FormatError(where + ": " +

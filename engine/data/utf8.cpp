@@ -1,6 +1,7 @@
 #include "engine/data/utf8.hpp"
 
 #include <cstdint>
+#include <filesystem>
 
 namespace routescope::data {
 
@@ -91,10 +92,32 @@ std::string wide_unicode_text(std::string_view b, const std::string& file) {
                        : starts("\xFF\xFE"sv)     ? "UTF-16 (little-endian)"
                        : starts("\xFE\xFF"sv)     ? "UTF-16 (big-endian)"
                                                   : nullptr;
+    std::string from = kind ? std::string(kind).substr(0, 6) : std::string();
+    if (!kind && b.size() >= 4) {
+        // Without a mark (Python's encoding="utf-16-le" writes none): UTF-16 text of mostly
+        // Latin letters has a NUL in every other byte, all on one side; UTF-8 text has none.
+        const std::size_t n = b.size() & ~std::size_t{1};
+        std::size_t even = 0, odd = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (b[i] == '\0') ++(i % 2 ? odd : even);
+        if (odd * 2 >= n / 2 && even == 0) {
+            kind = "UTF-16 (little-endian, no byte-order mark)";
+            from = "UTF-16LE";
+        } else if (even * 2 >= n / 2 && odd == 0) {
+            kind = "UTF-16 (big-endian, no byte-order mark)";
+            from = "UTF-16BE";
+        }
+    }
     if (!kind) return {};
-    const std::string from = std::string(kind).substr(0, 6);
+    // The converted file keeps the extension that says its format ("sst.tsv" → "sst.utf8.tsv"):
+    // "sst.tsv.utf8" is read by none of the readers.
+    const std::filesystem::path p(file);
+    const std::string converted =
+        p.has_extension() && p.stem() != ""
+            ? (p.parent_path() / (p.stem().string() + ".utf8" + p.extension().string())).string()
+            : file + ".utf8";
     return std::string(kind) + " text, not UTF-8: convert it, e.g. `iconv -f " + from +
-           " -t UTF-8 " + file + " > " + file + ".utf8`";
+           " -t UTF-8 " + file + " > " + converted + "`";
 }
 
 }  // namespace routescope::data

@@ -25,8 +25,9 @@ inline constexpr const char* kOtherEncoding =
     "-f WINDOWS-1252 -t UTF-8 FILE > NEW`)";
 
 /// When the first bytes of `file` are a UTF-16 or UTF-32 byte-order mark (Windows' "Unicode"
-/// text, Excel's "Unicode Text" export), what to tell the user: "UTF-16 (little-endian) text, not
-/// UTF-8: convert it, e.g. `iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8`"; empty otherwise.
+/// text, Excel's "Unicode Text" export), or UTF-16 without one (a NUL in every other byte), what
+/// to tell the user: "UTF-16 (little-endian) text, not UTF-8: convert it, e.g. `iconv -f UTF-16
+/// -t UTF-8 sst.tsv > sst.utf8.tsv`"; empty otherwise.
 std::string wide_unicode_text(std::string_view first_bytes, const std::string& file);
 
 }  // namespace routescope::data

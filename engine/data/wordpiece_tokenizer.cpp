@@ -93,6 +93,14 @@ void check_vocab_utf8(std::string_view text, const std::string& name) {
         if (end == std::string_view::npos) end = text.size();
         const std::string_view piece = text.substr(start, end - start);
         if (const auto bad = first_invalid_utf8(piece)) {
+            // A SentencePiece model is a binary protobuf whose first field (its pieces) starts
+            // with the byte 0x0A: the usual mix-up of the two kinds, said as such.
+            if (text.starts_with('\n') && text.size() > 2 && text[1] != '\n')
+                throw FormatError(name +
+                                  ": a binary file (a SentencePiece .model, by its first bytes), "
+                                  "not a WordPiece vocab.txt (one UTF-8 piece per line): for a "
+                                  "SentencePiece model set tokenizer.kind=sentencepiece, or name "
+                                  "the file *.model where the kind follows the name");
             char byte[8];
             std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(piece[*bad]));
             throw FormatError(name + ":" + std::to_string(line) + ": invalid UTF-8 byte " + byte +
@@ -105,6 +113,9 @@ void check_vocab_utf8(std::string_view text, const std::string& name) {
 
 WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt, Casing casing)
     : vocab_txt_(vocab_txt), casing_(casing) {
+    // An editor's "UTF-8 with BOM": the mark is no part of the first piece (it made "[PAD]" an
+    // unknown "\ufeff[PAD]"); import drops it too, with a note.
+    if (vocab_txt_.starts_with("\xEF\xBB\xBF")) vocab_txt_.erase(0, 3);
     check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt");
     std::size_t start = 0;
     while (start < vocab_txt_.size()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "engine/core/error.hpp"
@@ -72,8 +73,10 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
                                                       const std::string& tokenizer_file,
                                                       const RunConfig* run) {
     const bool file = !tokenizer_file.empty();
-    // A vocab.txt given for a cased checkpoint is read cased, as the checkpoint's own.
-    const std::string kind = tokenizer_file.size() >= 6 && tokenizer_file.ends_with(".model")
+    // A vocab.txt given for a cased checkpoint is read cased, as the checkpoint's own; a file for
+    // a SentencePiece checkpoint is a SentencePiece model whatever its name (sp.spm).
+    const std::string kind = (tokenizer_file.size() >= 6 && tokenizer_file.ends_with(".model")) ||
+                                     ck.tokenizer.kind == "sentencepiece"
                                  ? "sentencepiece"
                              : ck.tokenizer.kind == "wordpiece_cased" ? "wordpiece_cased"
                                                                       : "wordpiece";
@@ -123,6 +126,21 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                           " is not a classifier (no data.labels): --data FILE needs a checkpoint "
                           "fine-tuned with train.objective = classify");
     if (!data::classification_format(path)) {
+        // A classifier's labels are scored only from a classification file, chosen by its name.
+        // A table under another name (sst.tsv.utf8, GLUE's MRPC msr_paraphrase_train.txt) would
+        // be read as a corpus, its header a document and no label scored, with exit 0.
+        if (classifier) {
+            std::ifstream in(path, std::ios::binary);
+            std::string first;
+            std::getline(in, first);
+            if (first.find('\t') != std::string::npos)
+                throw FormatError(path +
+                                  ": its first line holds tabs, like a table's header, but the "
+                                  "name does not end in .tsv, .csv, .jsonl or .json, so it would "
+                                  "be read as a text corpus (each line a document, no label "
+                                  "scored); give it a .tsv name to score " +
+                                  checkpoint_path + "'s labels");
+        }
         // A text corpus: each document one unlabelled single text (no file line: a document may
         // span lines, or be one record of JSON Lines).
         data::TextCorpus corpus(path, data::parse_doc_separator(config.data.doc_sep));

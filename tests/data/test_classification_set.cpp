@@ -2,6 +2,8 @@
 // label set read from the data; errors with file and line number.
 #include <QtTest>
 
+#include <filesystem>
+
 #include <QDir>
 #include <QTemporaryDir>
 
@@ -269,7 +271,66 @@ private slots:
                                "`iconv -f UTF-16 -t UTF-8 " +
                                path) == 0,
                      wide.c_str());
+            // The converted name keeps the extension that says the format (excel.utf8.tsv):
+            // "excel.tsv.utf8" is read by no reader.
+            const std::string ext = std::filesystem::path(name).extension().string();
+            QVERIFY2(wide.find("excel.utf8" + ext + "`") != std::string::npos, wide.c_str());
+            // Python's open(..., encoding="utf-16-le") writes no byte-order mark: a NUL in every
+            // other byte, which UTF-8 text never has.
+            const std::string bare = file(QString("bare_") + name, utf16le(body).substr(2));
+            const std::string no_mark = error_of([&] { read_classification(bare); });
+            QVERIFY2(no_mark.find("UTF-16 (little-endian, no byte-order mark) text, not UTF-8") !=
+                             std::string::npos &&
+                         no_mark.find("iconv -f UTF-16LE -t UTF-8") != std::string::npos,
+                     no_mark.c_str());
         }
+        // A compressed split is named as such (not "unknown classification format").
+        const std::string gz =
+            error_of([&] { read_classification(file("train.tsv.gz", "\x1f\x8b")); });
+        QVERIFY2(gz.find("train.tsv.gz: a compressed file") != std::string::npos, gz.c_str());
+        // The Parquet advice exports CSV, which is read back with its quotes (TSV is not).
+        QVERIFY2(parquet.find("to_csv(\"train.csv\", index=False)") != std::string::npos,
+                 parquet.c_str());
+        // json.dump(records, indent=2): one array over many lines, said as such.
+        const std::string pretty = error_of([&] {
+            read_classification(file("pretty.json",
+                                     "[\n  {\n    \"sentence\": \"a\",\n    "
+                                     "\"label\": 1\n  }\n]\n"));
+        });
+        QVERIFY2(pretty.find("pretty.json:1: one JSON array spread over many lines") !=
+                     std::string::npos,
+                 pretty.c_str());
+    }
+
+    // STS-B as Hugging Face exports it: a real-valued similarity under "label". Read as classes
+    // it trained a 4-way classifier with exit 0; it is a regression target, refused by name.
+    void realValuedLabelsAreARegressionTarget() {
+        const std::string csv = error_of([&] {
+            read_classification(file("stsb.csv",
+                                     "sentence1,sentence2,label,idx\na,b,5.0,0\nc,d,3.8,1\n"
+                                     "e,f,0.5,2\n"));
+        });
+        QVERIFY2(csv.find("stsb.csv:3: label '3.8' is a real number") != std::string::npos &&
+                     csv.find("regression target") != std::string::npos,
+                 csv.c_str());
+        const std::string jsonl = error_of([&] {
+            read_classification(file("stsb.jsonl",
+                                     "{\"sentence1\": \"a\", \"sentence2\": \"b\", "
+                                     "\"label\": 2.75}\n"));
+        });
+        QVERIFY2(jsonl.find("stsb.jsonl:1: 'label' is 2.75, a real number") != std::string::npos &&
+                     jsonl.find("regression target") != std::string::npos,
+                 jsonl.c_str());
+        // Whole numbers written as reals are classes (pandas writes 1.0 for a float column), and
+        // names that parse as numbers nowhere stay names.
+        const auto whole =
+            read_classification(file("whole.jsonl",
+                                     "{\"text\": \"a\", \"label\": 1.0}\n{\"text\": \"b\", "
+                                     "\"label\": 0.0}\n"));
+        QCOMPARE(whole.labels, (std::vector<std::string>{"0", "1"}));
+        const auto named =
+            read_classification(file("named.tsv", "sentence\tlabel\na\t0.5x\nb\tneutral\n"));
+        QCOMPARE(named.labels.size(), std::size_t(2));
     }
     void readsTheDatasetsOwnJsonLines() {
         const auto snli = read_classification(file(

@@ -230,6 +230,29 @@ private slots:
         framed.insert(framed.end(), {3, 0, 0});
         QCOMPARE(t->decode(framed), std::string("[CLS] the gated model[SEP]"));
     }
+    // The usual mix-up: a SentencePiece .model given where a WordPiece vocab.txt is expected
+    // (tokenizer.kind=wordpiece, or a name that does not say). It was "invalid UTF-8 byte 0x.. at
+    // byte 8 of line 14"; it is named as the binary model it is, with the setting to change.
+    void aSentencePieceModelGivenAsWordPieceIsNamed() {
+        TextCorpus corpus(corpus_path_);
+        const auto model = train_sentencepiece(corpus, {.vocab_size = 150})->serialize();
+        const QString path = dir_.filePath("sp.spm");
+        {
+            std::ofstream out(path.toStdString(), std::ios::binary);
+            out.write(reinterpret_cast<const char*>(model.data()),
+                      static_cast<std::streamsize>(model.size()));
+        }
+        try {
+            (void)load_tokenizer_file("wordpiece", path.toStdString());
+            QFAIL("no error");
+        } catch (const FormatError& e) {
+            QVERIFY2(
+                std::string(e.what()).find("a SentencePiece .model") != std::string::npos &&
+                    std::string(e.what()).find("tokenizer.kind=sentencepiece") != std::string::npos,
+                e.what());
+        }
+    }
+
     void corruptedCharsmapsAreRefusedBeforeTheLibrary() {
         // docs/reliability.md finding 3: libsentencepiece reads outside a corrupted precompiled
         // charsmap. A hand-built map that is sound is used by the library ("A" becomes "a");

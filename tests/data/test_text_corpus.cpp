@@ -200,6 +200,9 @@ private slots:
                                       << "bad.jsonl:1: a JSON array, not one record per line";
         QTest::newRow("not JSON") << "{\"text\": \"a\"}\nplain words\n"
                                   << "bad.jsonl:2";
+        QTest::newRow("pretty-printed array")  // json.dump(records, indent=2)
+            << "[\n  {\n    \"text\": \"a\"\n  }\n]\n"
+            << "bad.jsonl:1: one JSON array spread over many lines";
     }
     void badJsonLinesRecordsNameFileAndLine() {
         QFETCH(QString, body);
@@ -234,7 +237,18 @@ private slots:
                      {"iconv",
                       {"-f", "UTF-8", "-t", "UTF-32", "plain.txt", "-o", "plain32.txt"},
                       "plain32.txt",
-                      "UTF-32 (little-endian) text, not UTF-8: convert it"}};
+                      "UTF-32 (little-endian) text, not UTF-8: convert it"},
+                     // Without a byte-order mark (Python's encoding="utf-16-le" writes none): it
+                     // trained on "t\0h\0e\0" with exit 0.
+                     {"iconv",
+                      {"-f", "UTF-8", "-t", "UTF-16LE", "plain.txt", "-o", "plain16le.txt"},
+                      "plain16le.txt",
+                      "UTF-16 (little-endian, no byte-order mark) text, not UTF-8: convert it, "
+                      "e.g. `iconv -f UTF-16LE"},
+                     {"iconv",
+                      {"-f", "UTF-8", "-t", "UTF-16BE", "plain.txt", "-o", "plain16be.txt"},
+                      "plain16be.txt",
+                      "UTF-16 (big-endian, no byte-order mark) text, not UTF-8"}};
         int ran = 0;
         for (const auto& t : tools) {
             QProcess p;
@@ -268,6 +282,11 @@ private slots:
         QCOMPARE(TextCorpus(file("bzh.txt", "BZh is a line of text\n")).size(), 1);
         QCOMPARE(TextCorpus(file("par.txt", "PAR1 is not Parquet\n")).size(), 1);
         QCOMPARE(TextCorpus(plain).size(), 2);
+        // Lines ended by CR alone (classic Mac OS) were one document with its CRs as characters.
+        const std::string mac = file("z/mac.txt", "one document\ranother\ra third\r");
+        const std::string cr = error_of([&] { TextCorpus{mac}; });
+        QVERIFY2(cr.find(mac + ": text whose lines end in CR alone") == 0, cr.c_str());
+        QCOMPARE(TextCorpus(file("z/crlf.txt", "one\r\ntwo\r\n")).size(), 2);  // CRLF reads
     }
     void resumesAtARecordedPosition() {
         const auto p = file("resume.txt", "d0\nd1\n\nd2\nd3\nd4\n");

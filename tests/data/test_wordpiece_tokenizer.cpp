@@ -39,6 +39,14 @@ private slots:
         QVERIFY(t.is_special(22));  // [unused0]
         QVERIFY(!t.is_special(5));
     }
+    // A vocab.txt saved "UTF-8 with BOM": the mark is no part of "[PAD]" (training said "no
+    // [PAD]" of a file whose first line is [PAD]).
+    void aByteOrderMarkIsNoPartOfTheFirstPiece() {
+        WordPieceTokenizer t(std::string("\xEF\xBB\xBF") + kVocab);
+        QCOMPARE(t.vocab_size(), 25);
+        QCOMPARE(t.specials().pad, 0);
+        QCOMPARE(t.serialize(), WordPieceTokenizer(kVocab).serialize());
+    }
     void greedyLongestMatchWithContinuations() {
         WordPieceTokenizer t(kVocab);
         // unaffable → un ##aff ##able; running → runn ##ing (longest first: "runn" beats "run").

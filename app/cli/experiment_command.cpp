@@ -442,6 +442,7 @@ int run_experiment(const ExperimentArgs& a) {
     const fs::path out = a.out;
     prepare_output_directory(a.out);
     inputs_read();
+    discard_previous_results(a.out);
     json results;
     results["experiment"] = a.name;
     results["task"] = spec.task;

@@ -18,6 +18,7 @@
 #include "app/cli/command.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/train/stop_signal.hpp"
 
 namespace routescope::cli {
 
@@ -53,7 +54,10 @@ void run_experiment_stage(const std::string& program, const std::string& stage,
     }
     const int rc = run_child(program, args, out, err);
     if (rc == kExitOk) return;
-    if (rc == kExitInterrupted)
+    // A stop this process forwarded ends the stage whatever the child could make of it: a
+    // SIGTERM in the child's first ~100 ms (before its handlers exist) ends it with 143, which
+    // is this interruption, not a failure of the stage.
+    if (rc == kExitInterrupted || train::StopSignal::requested())
         throw Interrupted("interrupted during " + stage + " of " + label + "; " + read_text(err));
     throw RuntimeFailure(stage + " of " + label + " failed (exit " + std::to_string(rc) +
                          "); its messages (" + err + "):\n" + read_text(err));
@@ -113,6 +117,12 @@ void prepare_output_directory(const std::string& dir) {
         throw RuntimeFailure(dir + ": the output directory is not writable (" +
                              std::string(e.what()) + ")");
     }
+}
+
+void discard_previous_results(const std::string& dir) {
+    std::error_code ec;
+    for (const char* name : {"results.json", "results.md"})
+        std::filesystem::remove(std::filesystem::path(dir) / name, ec);
 }
 
 void rethrow_as_runtime_failure(const std::string& prefix) {

@@ -34,6 +34,10 @@ std::string fixed(const nlohmann::ordered_json& value, int digits);
 /// Creates the output directory and probes that a file can be written there, before hours of
 /// training depend on it. RuntimeFailure (exit 3) naming `dir` when it cannot.
 void prepare_output_directory(const std::string& dir);
+/// A previous run's results.json and results.md in DIR, removed when this run starts to replace
+/// its runs (after every refusal): an interrupted rerun left them beside checkpoints they no
+/// longer describe.
+void discard_previous_results(const std::string& dir);
 
 /// Inside a catch block of an experiment's run: Interrupted, RuntimeFailure and ConfigError go on
 /// unchanged; any other routescope::Error (reading what a stage wrote, writing the results) is the

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
     // A file-size limit (ulimit -f) must be a write error (EFBIG: IoError, temporaries removed,
     // exit 3), not SIGXFSZ killing the process with its temporaries left (issue 17, class 6).
     std::signal(SIGXFSZ, SIG_IGN);
+    // A reader of stdout that goes away (`| head -c 10`) must not kill a run mid-step with no word
+    // and a torn log line: writes to the pipe fail instead (EPIPE), the files are written as
+    // usual, and what could not be printed is said on stderr at the end (exit 3).
+    std::signal(SIGPIPE, SIG_IGN);
     die_with_parent();
     // SIGINT / SIGTERM / SIGHUP in a command that does not stop cooperatively (train, dump and
     // experiment install their own, engine/train/stop_signal.hpp): unlink the temporaries being
@@ -86,12 +91,23 @@ int main(int argc, char** argv) {
         if (!sub->parsed()) continue;
         // The one handler of every command: whatever a command throws (routescope errors, HDF5
         // exceptions, std::bad_alloc, anything) ends here and exits through exit_codes.hpp's table.
+        int code = 0;
         try {
             reset_stage();
-            return run();
+            code = run();
         } catch (...) {
             return exit_for_current_exception(sub->get_name());
         }
+        // Standard output closed or a reader gone: the command's printed result (eval's numbers,
+        // inspect's summary) was lost, and a success would hide it.
+        std::cout.flush();
+        if (!std::cout || std::fflush(stdout) != 0) {
+            std::cerr << "routescope-cli " << sub->get_name()
+                      << ": error: cannot write to standard output (closed, or its reader "
+                         "exited); the command's files were written\n";
+            return code == kExitOk ? kExitFailure : code;
+        }
+        return code;
     }
     std::cout << app.help();
     return kExitUsage;

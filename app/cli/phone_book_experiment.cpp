@@ -359,6 +359,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     const fs::path out = a.out;
     prepare_output_directory(a.out);
     inputs_read();
+    discard_previous_results(a.out);
     std::string self;
     try {
         self = self_executable();

@@ -331,6 +331,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
 
     prepare_output_directory(a.out);
     inputs_read();
+    discard_previous_results(a.out);
     json corpus_info;
     try {
         // The corpus is written once and read by both runs, so they see the same text.

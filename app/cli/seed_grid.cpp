@@ -182,6 +182,34 @@ int run_seed_grid(const SeedGridArgs& a) {
     std::vector<std::uint64_t> pending;
     for (auto s : seeds) {
         if (fs::exists(dir_of(s) / "results.json")) {
+            // Reused only when it answers this run's question: a seed finished with other
+            // --set values or another --steps was "skipped" into a table it does not belong to.
+            const std::string path = (dir_of(s) / "results.json").string();
+            json done;
+            try {
+                done = read_json_file(path);
+            } catch (const Error&) {
+            }
+            std::vector<std::string> sets;
+            if (done.is_object() && done.contains("sets") && done["sets"].is_array())
+                for (const auto& v : done["sets"])
+                    if (v.is_string()) sets.push_back(v.get<std::string>());
+            const bool same_sets = sets == a.sets;
+            const bool same_steps = a.steps <= 0 || (done.is_object() && done.contains("steps") &&
+                                                     done["steps"].is_number_integer() &&
+                                                     done["steps"].get<std::int64_t>() == a.steps);
+            if (!same_sets || !same_steps) {
+                std::string was =
+                    "--steps " + (done.is_object() && done.contains("steps") ? done["steps"].dump()
+                                                                             : std::string("?"));
+                for (const auto& v : sets)
+                    was += " --set " + v;
+                throw ConfigError(path + ": seed " + std::to_string(s) +
+                                  " finished earlier with other options (" + was +
+                                  "); this grid would table it beside runs it does not match: "
+                                  "choose another --out, or remove " +
+                                  dir_of(s).string() + " to run it again");
+            }
             std::printf("seed %llu: finished earlier (%s), skipped\n",
                         static_cast<unsigned long long>(s), dir_of(s).string().c_str());
             continue;
@@ -191,6 +219,7 @@ int run_seed_grid(const SeedGridArgs& a) {
         pending.push_back(s);
     }
     std::fflush(stdout);
+    discard_previous_results(a.out);
 
     train::StopSignal signals;
     train::StopSignal::reset();

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/core/error.hpp"
@@ -120,22 +122,74 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
     } catch (const H5::Exception& e) {
         fail("cannot lay out the dump", e);
     }
+    reserve_space();
+}
+
+// The bytes every laid-out dataset will hold, plus room for HDF5's metadata and what is written
+// later (kernels, mixing matrices, variable-length text), reserved on disk now (fallocate). A
+// full disk is then found here, before anything is written, and said as such: HDF5 1.10 cannot
+// close a file whose metadata flush failed ("slist already enabled?"), and closing it again
+// crashed (a dump that filled the disk in its last kB died with SIGSEGV). The reserve is given
+// back when HDF5 closes the file (it truncates it to what it used).
+void DumpWriter::reserve_space() {
+    std::uint64_t bytes = 1u << 20;
+    try {
+        for (auto& [path, ds] : sets_) {
+            const H5::DataType type = ds.getDataType();
+            const std::uint64_t element = type.isVariableStr() ? 64 : type.getSize();
+            bytes += static_cast<std::uint64_t>(ds.getSpace().getSimpleExtentNpoints()) * element;
+        }
+    } catch (const H5::Exception& e) {
+        fail("cannot lay out the dump", e);
+    }
+    bytes += bytes / 50;  // chunk indexes and object headers
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) < 0 || !handle) {
+        H5Eclear2(H5E_DEFAULT);
+        return;
+    }
+    const int fd = *static_cast<int*>(handle);
+    if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) == 0) return;
+    const int error = errno;
+    if (error == EOPNOTSUPP || error == ENOSYS) return;  // a file system without it: unreserved
+    // Abandoned from the constructor (no destructor runs): HDF5's closing writes go to /dev/null,
+    // what a partial reservation took is given back with the temporary.
+    divert_to_null();
+    std::error_code removed;
+    std::filesystem::remove(temp_path_, removed);
+    const auto dir = std::filesystem::path(final_path_).parent_path();
+    std::error_code ec;
+    const auto space = std::filesystem::space(dir.empty() ? "." : dir, ec);
+    throw IoError(final_path_ + ": cannot reserve the " + std::to_string(bytes >> 20) +
+                  " MiB the dump needs: " + std::strerror(error) +
+                  (ec ? std::string()
+                      : " (" + std::to_string(space.available >> 20) +
+                            " MiB free on its file "
+                            "system)"));
+}
+
+void DumpWriter::divert_to_null() noexcept {
+    void* handle = nullptr;
+    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) >= 0 && handle) {
+        const int sink = ::open("/dev/null", O_WRONLY);
+        if (sink >= 0) {
+            ::dup2(sink, *static_cast<int*>(handle));
+            ::close(sink);
+        }
+    }
+    H5Eclear2(H5E_DEFAULT);
 }
 
 DumpWriter::~DumpWriter() {
     if (finished_) return;
     // Abandoned (an exception part-way): drop the temporary file, never leave it as the final name.
-    // Nothing HDF5 still has to write matters then, but writing may fail (a full disk), and HDF5
-    // 1.10 crashes closing a file whose flush failed (in H5F__close, or at exit if left open). So
-    // the file's descriptor is pointed at /dev/null first, where every write succeeds.
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) >= 0 && handle) {
-        const int null_fd = ::open("/dev/null", O_WRONLY);
-        if (null_fd >= 0) {
-            ::dup2(null_fd, *static_cast<int*>(handle));
-            ::close(null_fd);
-        }
-    }
+    // Nothing HDF5 still has to write matters then, but writing may fail (a full disk, a file-size
+    // limit), and HDF5 1.10 crashes closing a file whose close failed (in H5F__close, when the
+    // H5File destructor closes it a second time, or at exit if left open). So the file's
+    // descriptor is pointed at /dev/null first, where every write succeeds. (A close after a
+    // failed metadata flush fails whatever the descriptor, "slist already enabled?": that is why
+    // the constructor reserves the dump's space, reserve_space.)
+    divert_to_null();
     try {
         sets_.clear();
         file_.close();

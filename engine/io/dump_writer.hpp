@@ -101,6 +101,8 @@ public:
     const std::string& temp_path() const { return temp_path_; }
 
 private:
+    void reserve_space();
+    void divert_to_null() noexcept;  ///< the file's descriptor to /dev/null (an abandoned file)
     std::string final_path_, temp_path_;
     std::unique_ptr<TemporaryFileGuard> temp_guard_;  ///< unlinked if a signal ends the process
     DumpSpec spec_;

@@ -10,7 +10,7 @@ namespace {
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "a signal handler needs a lock-free flag");
 
-struct sigaction g_old_int, g_old_term;
+struct sigaction g_old_int, g_old_term, g_old_hup;
 
 extern "C" void on_stop_signal(int sig) {
     if (g_stop.exchange(true)) std::signal(sig, SIG_DFL);  // second signal: default action next
@@ -24,11 +24,13 @@ StopSignal::StopSignal() {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &g_old_int);
     sigaction(SIGTERM, &sa, &g_old_term);
+    sigaction(SIGHUP, &sa, &g_old_hup);  // the terminal closed: save, as for Ctrl-C
 }
 
 StopSignal::~StopSignal() {
     sigaction(SIGINT, &g_old_int, nullptr);
     sigaction(SIGTERM, &g_old_term, nullptr);
+    sigaction(SIGHUP, &g_old_hup, nullptr);
 }
 
 bool StopSignal::requested() {

@@ -1,11 +1,14 @@
 #include "engine/train/training_log.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <vector>
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::train {
 
@@ -22,17 +25,43 @@ TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep
             if (j["step"].get<std::int64_t>() <= keep_through_step) kept.push_back(line);
         }
     }
-    out_.open(path, std::ios::binary | std::ios::trunc);
-    if (!out_) throw IoError(path + ": cannot write the training log");
-    for (const auto& line : kept)
-        out_ << line << '\n';
-    out_.flush();
+    // A resumed log is cut back through a temporary renamed over it: rewritten in place (opened
+    // with O_TRUNC), a run killed during the rewrite lost its whole history (a 13 MB log of
+    // 72,868 steps left at 0 bytes). Then the log is appended to.
+    if (resume && std::filesystem::exists(path)) {
+        remove_stale_temporaries(path);  // a rewrite killed before its rename
+        const std::string temporary = temporary_path_for(path);
+        {
+            std::ofstream cut(temporary, std::ios::binary | std::ios::trunc);
+            for (const auto& line : kept)
+                cut << line << '\n';
+            cut.flush();
+            if (!cut) {
+                const std::string why = std::strerror(errno);
+                std::error_code ec;
+                std::filesystem::remove(temporary, ec);
+                throw RuntimeFailure(path + ": cannot write the training log: " + why);
+            }
+        }
+        std::error_code ec;
+        std::filesystem::rename(temporary, path, ec);
+        if (ec) {
+            std::filesystem::remove(temporary, ec);
+            throw RuntimeFailure(path + ": cannot write the training log: " + ec.message());
+        }
+        out_.open(path, std::ios::binary | std::ios::app);
+    } else {
+        out_.open(path, std::ios::binary | std::ios::trunc);
+    }
+    if (!out_)
+        throw RuntimeFailure(path + ": cannot write the training log: " + std::strerror(errno));
 }
 
 void TrainingLog::write(const nlohmann::ordered_json& record) {
     out_ << record.dump() << '\n';
     out_.flush();
-    if (!out_) throw IoError(path_ + ": cannot write the training log");
+    if (!out_)
+        throw RuntimeFailure(path_ + ": cannot write the training log: " + std::strerror(errno));
 }
 
 }  // namespace routescope::train

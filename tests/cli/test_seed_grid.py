@@ -141,6 +141,15 @@ def main():
           "three models, each with two seeds and an interval")
     seed8 = json.load(open(os.path.join(half, "results.json")))
     check(seed8.get("seed") == 8, "seed 8's run used --seed 8")
+    # The same grid with other options does not table the finished seeds as its own.
+    other = [x if x != "model.d_model=16" else "model.d_model=32" for x in tiny]
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "7", "--out", real] + other, 2)
+    check(p.returncode == 2 and "finished earlier with other options" in p.stderr and
+          "--set model.d_model=16" in p.stderr,
+          "a seed finished with other --set values is refused, naming them (%s)" % p.stderr[-300:])
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "7", "--out", real] +
+            ["--steps", "3"] + tiny[2:], 2)
+    check(p.returncode == 2 and "--steps 2" in p.stderr, "and so is one finished with another --steps")
 
     # 3. Bad options.
     for bad in (["--seeds", "0"], ["--seeds", "2", "--jobs", "0"]):

@@ -144,6 +144,22 @@ for name, (args, final) in cases.items():
     check(not os.path.exists(final), "full disk, %s: nothing under %s" % (name, final))
     check(not temporaries(WORK), "full disk, %s: no temporary left %s" % (name, temporaries(WORK)))
 
+# The disk filling in the last kB of a dump: HDF5 1.10 cannot close a file whose metadata flush
+# failed, and closing it again crashed (SIGSEGV, no message). The dump's space is reserved before
+# anything is written, so every limit up to its size is exit 3 with a message.
+sample = os.path.join(WORK, "sample-full.dump.h5")
+r = run(["sample-dump", "--out", sample])
+check(r.returncode == 0, "sample-dump without a limit (%s)" % r.stderr.strip()[-200:])
+size = os.path.getsize(sample)
+os.remove(sample)
+for cut in (1, 2, 4, 8, 16, 32, 64, 256, 1024):
+    r = run(["sample-dump", "--out", sample], limit_bytes=max(4096, size - cut * 1024))
+    check(r.returncode == 3 and "sample-full.dump.h5" in r.stderr,
+          "full disk %d kB before a dump's end: exit 3 naming it (got %d: %s)"
+          % (cut, r.returncode, r.stderr.strip()[-200:]))
+    check(not os.path.exists(sample) and not temporaries(WORK),
+          "full disk %d kB before a dump's end: nothing left (%s)" % (cut, temporaries(WORK)))
+
 # A command's outputs are one result: a CSV that cannot be written (its directory does not exist)
 # leaves no JSON behind either.
 pair_json = os.path.join(WORK, "pair.json")
@@ -167,7 +183,7 @@ sig_cases = {
     "experiment": (["experiment", "induction", "--out", os.path.join(WORK, "sig-exp"), "--threads", "1"],
                    os.path.join(WORK, "sig-exp", "results.json"), False),
 }
-for sig in (signal.SIGINT, signal.SIGTERM):
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal closed
     for name, (args, final, saves) in sig_cases.items():
         if os.path.exists(final):
             os.remove(final)
@@ -194,6 +210,28 @@ for sig in (signal.SIGINT, signal.SIGTERM):
         if os.path.exists(final) and final.endswith(".h5"):
             check(valid(final), "%s: %s is valid" % (label, final))
         check(not temporaries(WORK), "%s: no temporary left %s" % (label, temporaries(WORK)))
+
+# ---- standard output that goes away: SIGPIPE is ignored, the command's files are written, and a
+# result it could not print is an error (was: killed by SIGPIPE with no word, or exit 0 with the
+# result lost).
+p = subprocess.Popen([CLI, "inspect", dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+p.stdout.close()
+err = p.stderr.read()
+p.wait()
+check(p.returncode == 3 and "cannot write to standard output" in err,
+      "inspect with its stdout closed: exit 3 saying so (got %d: %s)" % (p.returncode, err.strip()[-200:]))
+pipe_train = os.path.join(WORK, "pipe-train")
+p = subprocess.Popen([CLI, "train", "--config", config("pipe", 30, 0), "--out", pipe_train,
+                      "--threads", "1", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+p.stdout.read(10)
+p.stdout.close()
+err = p.stderr.read()
+p.wait()
+check(p.returncode != -signal.SIGPIPE and valid(os.path.join(pipe_train, "model.ckpt.h5")),
+      "train --json whose reader exits: not killed by SIGPIPE, checkpoint written (exit %d: %s)"
+      % (p.returncode, err.strip()[-200:]))
 
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

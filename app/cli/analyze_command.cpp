@@ -5,6 +5,8 @@
 //   128,512,1024,4096 --out f.json
 // Exit codes (command.hpp): 0 done, 1 the input file breaks its format, 2 usage error / unreadable
 // input / an option the input cannot satisfy (a layer not in the dump), 3 runtime failure.
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -414,9 +416,53 @@ CommandRunner setup_analyze(CLI::App& app) {
             inputs.emplace_back("--checkpoint", c);
         refuse_overwriting_inputs({"--out", a->out}, inputs);
         refuse_overwriting_inputs({"--csv", a->csv}, inputs);
+        // An input replaced or truncated while it is read (a dump being rewritten) reads as
+        // zeros, and transitions then exited 0 with a layer of zeros under the old file's
+        // provenance: each input's identity, size and time are compared after the analysis.
+        struct Seen {
+            std::string path;
+            struct stat st;
+        };
+        std::vector<Seen> seen;
+        for (const auto* list : {&a->dumps, &a->checkpoints})
+            for (const auto& p : *list) {
+                Seen s{p, {}};
+                if (::stat(p.c_str(), &s.st) == 0) seen.push_back(s);
+            }
         if (const int verdict = check_inputs(a->dumps, a->check)) return verdict;
         if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
-        const Output out = run_analysis(*a);
+        const auto changed = [&] {
+            for (const auto& s : seen) {
+                struct stat now {};
+                if (::stat(s.path.c_str(), &now) != 0 || now.st_ino != s.st.st_ino ||
+                    now.st_size != s.st.st_size || now.st_mtim.tv_sec != s.st.st_mtim.tv_sec ||
+                    now.st_mtim.tv_nsec != s.st.st_mtim.tv_nsec)
+                    return s.path;
+            }
+            return std::string();
+        };
+        Output out;
+        try {
+            out = run_analysis(*a);
+        } catch (...) {
+            // The failure of a read whose file was replaced under it (HDF5: "H5Dopen2 failed")
+            // is said of that file.
+            if (const std::string path = changed(); !path.empty())
+                throw IoError(path +
+                              ": changed while the analysis read it (replaced, truncated "
+                              "or written to); nothing was written");
+            throw;
+        }
+        for (const auto& s : seen) {
+            struct stat now {};
+            if (::stat(s.path.c_str(), &now) != 0 || now.st_ino != s.st.st_ino ||
+                now.st_size != s.st.st_size || now.st_mtim.tv_sec != s.st.st_mtim.tv_sec ||
+                now.st_mtim.tv_nsec != s.st.st_mtim.tv_nsec)
+                throw IoError(s.path +
+                              ": changed while the analysis read it (replaced, truncated or "
+                              "written to); nothing was written: run it again on the finished "
+                              "file");
+        }
         inputs_read();
         // The JSON and the CSV together: a CSV that cannot be written leaves no JSON either.
         std::vector<std::pair<std::string, std::string>> files{

@@ -1,6 +1,8 @@
 // write_text_atomically, write_texts_atomically (atomic_text_file.hpp).
 #include "app/cli/atomic_text_file.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -14,12 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 // Writes `text` to `tmp`; IoError naming `path` (the final name the user asked for).
+// The OS's own reason ("No space left on device", "Read-only file system"), not a guess.
 void write_temporary(const fs::path& tmp, const std::string& path, const std::string& text) {
+    errno = 0;
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw IoError(path + ": cannot write (is its directory writable?)");
+    if (!f)
+        throw RuntimeFailure(path + ": cannot write: " +
+                             (errno ? std::strerror(errno) : "cannot create a file beside it"));
     f << text;
     f.flush();
-    if (!f) throw IoError(path + ": write error (disk full?)");
+    if (!f)
+        throw RuntimeFailure(path + ": write error: " +
+                             (errno ? std::strerror(errno) : "the data could not be written"));
 }
 }  // namespace
 
@@ -41,6 +49,7 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
             Pending p;
             p.path = path;
             p.final_path = fs::absolute(path);
+            remove_stale_temporaries(p.final_path.string());  // of a killed earlier writer
             p.tmp = temporary_path_for(p.final_path.string());
             p.guard = std::make_unique<TemporaryFileGuard>(p.tmp.string());
             pending.push_back(std::move(p));
@@ -55,7 +64,8 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
         fs::rename(p.tmp, p.final_path, ec);
         if (ec) {
             remove_temporaries();
-            throw IoError(p.path + ": cannot rename the finished file into place");
+            throw RuntimeFailure(p.path +
+                                 ": cannot rename the finished file into place: " + ec.message());
         }
     }
 }

@@ -8,9 +8,10 @@
 
 namespace routescope::cli {
 
-/// Writes `text` to `path` through ".<name>.tmp-<pid>" beside it, renamed when complete. IoError
-/// naming the file: its directory is not writable, a write error (disk full), the rename failed;
-/// the temporary is removed in every case.
+/// Writes `text` to `path` through ".<name>.tmp-<pid>" beside it, renamed when complete (a killed
+/// earlier writer's temporaries are swept first). RuntimeFailure (exit 3) naming the file and the
+/// OS's reason: its directory is not writable, a write error (disk full), the rename failed; the
+/// temporary is removed in every case.
 void write_text_atomically(const std::string& path, const std::string& text);
 
 /// The outputs of one command ({path, text} each) written together: every temporary is written

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "app/cli/atomic_text_file.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
@@ -40,23 +41,10 @@ int run_tokenizer_train(const TokenizerTrainArgs& a) {
     const std::unique_ptr<data::SentencePieceTokenizer> tokenizer =
         data::train_sentencepiece(corpus, options);
     const auto bytes = tokenizer->serialize();
-    // Temporary name + rename, like checkpoints: an interrupted write never leaves half a model.
-    const std::string tmp = a.out + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char*>(bytes.data()),
-                  static_cast<std::streamsize>(bytes.size()));
-        if (!out.flush()) {
-            std::filesystem::remove(tmp);
-            throw IoError(a.out + ": cannot write");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, a.out, ec);
-    if (ec) {
-        std::filesystem::remove(tmp);
-        throw IoError(a.out + ": " + ec.message());
-    }
+    // Through a temporary of its own (".<name>.tmp-<pid>", atomic_text_file.hpp), renamed when
+    // complete: a fixed "<out>.tmp" made two runs into one --out collide, and a failure to
+    // remove it was reported as an internal error.
+    write_text_atomically(a.out, std::string(bytes.begin(), bytes.end()));
     std::cout << a.out << ": " << tokenizer->vocab_size() << " pieces (" << a.model_type << ")\n";
     return kExitOk;
 }

@@ -84,6 +84,9 @@ std::string error_stack_text() {
         if (!text.empty()) text += "; ";
         text += messages[i];
     }
+    // One line: HDF5's write errors carry ctime()'s newline ("time = Fri Nov 27 ...\n, filename").
+    for (char& c : text)
+        if (c == '\n' || c == '\r') c = ' ';
     return text.empty() ? "unknown HDF5 error" : text;
 }
 

@@ -21,25 +21,35 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
     return (p.parent_path() / name).string();
 }
 
-void remove_stale_temporaries(const std::string& final_path) {
+void remove_stale_temporaries(const std::string& final_path, const std::string& infix) {
     namespace fs = std::filesystem;
     const fs::path target = fs::absolute(final_path);
     std::string prefix = ".";  // built piecewise: GCC 12 warns (-Wrestrict) on "." + string
     prefix += target.filename().string();
-    prefix += ".tmp-";
+    prefix += infix;
+    // A temporary of a temporary (import writes its checkpoint through the checkpoint writer,
+    // whose own temporary of ".x.ckpt.h5.tmp-<pid>-import.ckpt.h5" starts with "..x.ckpt.h5"):
+    // the outer writer's pid decides.
+    const std::string nested = "." + prefix;
     std::error_code ec;
     fs::directory_iterator it(target.parent_path(), ec);
     if (ec) return;
     for (const auto& entry : it) {
         const std::string name = entry.path().filename().string();
-        if (name.rfind(prefix, 0) != 0) continue;
-        const char* digits = name.c_str() + prefix.size();
+        std::size_t at = 0;
+        if (name.rfind(prefix, 0) == 0)
+            at = prefix.size();
+        else if (name.rfind(nested, 0) == 0)
+            at = nested.size();
+        else
+            continue;
+        const char* digits = name.c_str() + at;
         char* end = nullptr;
         const long pid = std::strtol(digits, &end, 10);
         if (end == digits || pid <= 0 || pid == ::getpid()) continue;
         if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still alive
         std::error_code rm;
-        fs::remove(entry.path(), rm);
+        fs::remove_all(entry.path(), rm);  // a staging directory (export) as well as a file
     }
 }
 

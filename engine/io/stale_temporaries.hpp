@@ -11,9 +11,11 @@ namespace routescope {
 /// recognises.
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix = "");
 
-/// Removes ".<filename of final_path>.tmp-<pid>*" in final_path's directory for every <pid> that
-/// is not a running process (never this process's own). Errors are ignored: this is tidying.
-void remove_stale_temporaries(const std::string& final_path);
+/// Removes ".<filename of final_path><infix><pid>*" in final_path's directory (files, or staging
+/// directories such as export's ".<dir>.export-<pid>"), and the temporaries of such temporaries
+/// ("..<filename>.tmp-<pid>..."), for every <pid> that is not a running process (never this
+/// process's own). Errors are ignored: this is tidying.
+void remove_stale_temporaries(const std::string& final_path, const std::string& infix = ".tmp-");
 
 /// Registers a temporary file for the lifetime of the object, so that a process ended by a signal
 /// it does not handle cooperatively (routescope-cli's SIGINT/SIGTERM/SIGHUP handler) can unlink it

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string_view>
 
@@ -81,7 +83,9 @@ void write_builtin_corpus(const std::string& spec, const std::string& file, std:
         throw ConfigError("data.train: '" + spec + "' is not a built-in corpus (builtin:grammar)");
     // A temporary beside the file, renamed when complete: a full disk or a kill never leaves a
     // half-written corpus under the name a resumed run would read.
-    const std::string tmp = file + ".tmp-" + std::to_string(::getpid());
+    // (".<name>.tmp-<pid>", swept by the next writer when a kill left it.)
+    remove_stale_temporaries(file);
+    const std::string tmp = temporary_path_for(file);
     struct Cleanup {
         const std::string& path;
         bool done = false;
@@ -91,7 +95,8 @@ void write_builtin_corpus(const std::string& spec, const std::string& file, std:
     } cleanup{tmp};
     const TemporaryFileGuard guard(tmp);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(file + ": cannot write the built-in corpus");
+    if (!out)
+        throw RuntimeFailure(file + ": cannot write the built-in corpus: " + std::strerror(errno));
     for (int d = 0; d < documents; ++d) {
         data::RandomStream rng(seed ^ data::kTaskSalt, 0, static_cast<std::uint32_t>(d));
         std::string doc;
@@ -103,9 +108,10 @@ void write_builtin_corpus(const std::string& spec, const std::string& file, std:
         out << doc << '\n';
     }
     out.close();
-    if (!out) throw IoError(file + ": cannot write the built-in corpus (disk full?)");
+    if (!out)
+        throw RuntimeFailure(file + ": cannot write the built-in corpus: " + std::strerror(errno));
     if (std::rename(tmp.c_str(), file.c_str()) != 0)
-        throw IoError(file + ": cannot rename the built-in corpus into place");
+        throw RuntimeFailure(file + ": cannot rename the built-in corpus into place");
     cleanup.done = true;
 }
 

@@ -589,6 +589,16 @@ private slots:
         QVERIFY(!fs::exists(out + "/config.json"));
         for (const auto& e : fs::directory_iterator(dir))  // no temporary left behind
             QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());
+        // A killed export's staging folder (".<out>.export-<dead pid>", a partial weights file in
+        // it) is removed by the next export of that name.
+        const std::string staged = dir + "/.fresh.export-4194305";
+        fs::create_directories(staged);
+        std::ofstream(staged + "/pytorch_model.bin.part") << "half";
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(dir + "/fresh")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(!fs::exists(staged), "the dead export's staging folder is still there");
     }
 
     // One weights file with --config and --vocab.
@@ -821,9 +831,14 @@ private slots:
         // pid 2^22 + 1 is above Linux's pid_max limit (2^22): no process has it.
         const std::string stale = kOut + "/.swept.ckpt.h5.tmp-4194305-import.ckpt.h5";
         std::ofstream(stale) << "half a checkpoint";
+        // ... and the checkpoint writer's own temporary of it, which a kill mid-write leaves
+        // (the temporary of a temporary: "..swept.ckpt.h5.tmp-<pid>-import.ckpt.h5.tmp-<pid>").
+        const std::string nested = kOut + "/..swept.ckpt.h5.tmp-4194305-import.ckpt.h5.tmp-4194306";
+        std::ofstream(nested) << "half of it";
         r = import_cli({src, "--out", out});
         QVERIFY2(r.code == 0, r.err.c_str());
         QVERIFY2(!fs::exists(stale), "the dead import's temporary is still there");
+        QVERIFY2(!fs::exists(nested), "the dead import's nested temporary is still there");
         for (const auto& e : fs::directory_iterator(kOut))
             QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
                      e.path().c_str());

@@ -11,6 +11,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/importers/model_import.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 
 namespace routescope::importers {
@@ -293,6 +294,7 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     if (fs::exists(final_dir, ec) &&
         (!fs::is_directory(final_dir, ec) || !fs::is_empty(final_dir, ec)))
         throw IoError(dir + ": exists and is not an empty directory (nothing overwritten)");
+    remove_stale_temporaries(final_dir.string(), ".export-");  // a killed export's staging
     std::string hidden(1, '.');  // (built in steps: GCC 12 misreads "." + s as overlapping)
     hidden.append(final_dir.filename().string()).append(".export-");
     hidden.append(std::to_string(::getpid()));

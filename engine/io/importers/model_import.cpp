@@ -1097,7 +1097,8 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
         throw IoError(path + ": is a directory; give the checkpoint's file name (model.ckpt.h5)");
     if (!fs::is_directory(final_path.parent_path(), ec))
         throw IoError(path + ": its directory " + final_path.parent_path().string() +
-                      " does not exist");
+                      (fs::exists(final_path.parent_path(), ec) ? " is a file, not a directory"
+                                                                : " does not exist"));
     // Named as every writer's temporary (engine/io/stale_temporaries.hpp): unlinked if a signal
     // ends the import, and swept by the next import of the same name if the process was killed
     // outright. Its own suffix: the checkpoint writer makes its temporary beside this one.
@@ -1127,6 +1128,15 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
     } catch (const H5::Exception& e) {
         fs::remove(tmp, ec);
         throw IoError(path + ": cannot write the checkpoint (" + e.getDetailMsg() + ")");
+    } catch (const Error& e) {
+        // Said of --out, not of the temporary the writer was given.
+        fs::remove(tmp, ec);
+        std::string what = e.what();
+        for (std::size_t at; (at = what.find(tmp.string())) != std::string::npos;)
+            what.replace(at, tmp.string().size(), path);
+        if (dynamic_cast<const IoError*>(&e)) throw IoError(what);
+        if (dynamic_cast<const RuntimeFailure*>(&e)) throw RuntimeFailure(what);
+        throw;
     } catch (...) {
         fs::remove(tmp, ec);
         throw;

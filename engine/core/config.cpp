@@ -91,6 +91,7 @@ const std::map<std::string, Kind>& kinds() {
         {"data.doc_sep", {"enum", {"line", "blank"}}},
         {"data.seq_len", ints(1, kInt32Max)},
         {"data.labels", {"strs?", {}}},
+        {"data.pairs", {"bool?", {}}},
         {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
         {"train.mask_prob", {"float", {}}},
         {"train.prefix_fraction", {"float", {}}},
@@ -287,6 +288,7 @@ RunConfig from_full_json(const ojson& j) {
     c.data.doc_sep = d["doc_sep"];
     c.data.seq_len = d["seq_len"];
     c.data.labels = opt<std::vector<std::string>>(d["labels"]);
+    c.data.pairs = opt<bool>(d["pairs"]);
     const auto& t = j["train"];
     c.train.objective = t["objective"];
     c.train.mask_prob = t["mask_prob"];
@@ -556,7 +558,8 @@ nlohmann::ordered_json RunConfig::to_json() const {
                  {"valid", opt_json(data.valid)},
                  {"doc_sep", data.doc_sep},
                  {"seq_len", data.seq_len},
-                 {"labels", opt_json(data.labels)}};
+                 {"labels", opt_json(data.labels)},
+                 {"pairs", opt_json(data.pairs)}};
     j["train"] = {
         {"objective", train.objective},
         {"mask_prob", train.mask_prob},

@@ -124,6 +124,9 @@ struct DataConfig {
     int seq_len = 128;
     /// Classification label names in id order, set by fine-tuning from the training data.
     std::optional<std::vector<std::string>> labels;
+    /// Classification: whether the examples are sentence pairs (true) or single texts (false);
+    /// set by fine-tuning from data.train, checked by eval (null: not recorded).
+    std::optional<bool> pairs;
 };
 
 /// The Birdie mixture (TASKS.md "Objectives"; engine/train/mixture_controller.hpp).

@@ -162,6 +162,7 @@ void Finetuner::prepare_classification() {
     if (from_scratch) config_.model.vocab_size = tokenizer_->vocab_size();
     config_.model.n_labels = static_cast<int>(in.labels.size());
     config_.data.labels = std::move(in.labels);
+    config_.data.pairs = in.pairs;
     train_ = std::move(in.train);
     valid_ = std::move(in.valid);
     valid_is_train_ = in.valid_is_train;

@@ -156,6 +156,12 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
         return set;
     }
     data::ClassificationSet set = data::read_classification(path, /*require_labels=*/false);
+    // As train refuses a validation file of the other kind: pairs framed as one text (or one
+    // text as a pair) scored a checkpoint on inputs it never saw, with exit 0.
+    if (classifier && config.data.pairs && set.pairs != *config.data.pairs)
+        throw FormatError(path + ": " + (set.pairs ? "sentence pairs" : "single sentences") +
+                          ", but " + checkpoint_path + " was fine-tuned on " +
+                          (*config.data.pairs ? "sentence pairs" : "single sentences"));
     if (classifier) number_with(set, *config.data.labels);
     return classification_examples(set, tokenizer, seq_len);
 }
@@ -206,6 +212,7 @@ ClassificationInputs classification_inputs(const RunConfig& config,
     ClassificationInputs r;
     r.tokenizer = tokenizer ? std::move(tokenizer) : finetuning_tokenizer(config);
     r.labels = train.labels;
+    r.pairs = train.pairs;
     r.no_consensus = train.no_consensus;
     r.train = classification_examples(train, *r.tokenizer, config.data.seq_len);
     if (config.data.valid && !config.data.valid->empty()) {

@@ -81,6 +81,7 @@ struct ClassificationInputs {
     LabelledSet train, valid;
     bool valid_is_train = false;      ///< no data.valid: validation reuses the training set
     std::vector<std::string> labels;  ///< the training file's label set, in id order
+    bool pairs = false;               ///< the training file holds sentence pairs
     /// Rows left out of the training and validation files for a gold_label "-" (no annotator
     /// consensus, SNLI's convention; data::ClassificationSet::no_consensus).
     std::int64_t no_consensus = 0;

@@ -218,6 +218,24 @@ private slots:
         QVERIFY2(unscored["accuracy"].is_null() && unscored["loss"].is_null() &&
                      (!unscored.contains("macro_f1") || unscored["macro_f1"].is_null()),
                  unscored.dump().c_str());
+
+        // Sentence pairs for a single-sentence classifier: refused as train refuses such a
+        // validation file (it was scored with exit 0, the pair framed as it never was trained).
+        write_text(path("c_pairs.tsv"),
+                   "sentence1\tsentence2\tlabel\nthe zebra\truns\tpos\nthe horse\truns\tneg\n");
+        const auto p = run_cli({"eval", "--checkpoint", qpath("c-run/best.ckpt.h5"), "--data",
+                                qpath("c_pairs.tsv"), "--out", qpath("c.pairs.jsonl")});
+        QVERIFY2(p.exit_code == 2 && p.err.contains("c_pairs.tsv: sentence pairs, but ") &&
+                     p.err.contains("was fine-tuned on single sentences"),
+                 qPrintable(p.err));
+        QVERIFY(!QFile::exists(qpath("c.pairs.jsonl")));
+        // A table under a name that does not say so (iconv's "x.tsv.utf8"): refused, not read as
+        // a corpus with its header as a document and nothing scored.
+        write_text(path("c_valid.tsv.utf8"), valid);
+        const auto n = run_cli({"eval", "--checkpoint", qpath("c-run/best.ckpt.h5"), "--data",
+                                qpath("c_valid.tsv.utf8"), "--out", qpath("c.utf8.jsonl")});
+        QVERIFY2(n.exit_code == 2 && n.err.contains("its first line holds tabs"),
+                 qPrintable(n.err));
     }
 
     void badInputIsAClearErrorAndLeavesNoPartialFile() {

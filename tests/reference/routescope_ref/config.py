@@ -82,6 +82,7 @@ SCHEMA = {
         "doc_sep": ("line", ("line", "blank")),
         "seq_len": (128, "int"),
         "labels": (None, "strs?"),
+        "pairs": (None, "bool?"),
     },
     "train": {
         "objective": ("mlm", ("mlm", "classify", "clm", "prefix_lm", "birdie")),

@@ -1,6 +1,7 @@
 #include "views/analysis_view.hpp"
 
 #include <QChartView>
+#include <QCryptographicHash>
 #include <QLabel>
 #include <QLayout>
 #include <QPainter>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/error.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_interaction.hpp"
 #include "views/chart_options.hpp"
@@ -206,12 +208,39 @@ void AnalysisView::paint_figure(QPainter& painter, const QRect& target) const {
     painter.restore();
 }
 
+QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
+                       std::initializer_list<const char*> allowed) {
+    if (!j.contains(key)) return fallback;
+    const std::string v = j.at(key).is_string() ? j.at(key).get<std::string>() : j.at(key).dump();
+    std::string list;
+    for (const char* a : allowed) {
+        if (v == a) return QString::fromStdString(v);
+        list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    throw FormatError(std::string("settings.") + key + ": '" + v + "' is not one of " + list);
+}
+
 QString AnalysisView::figure_name() const {
     // Letters and digits of any script are kept (a dump named 名前 and one named 日本 both
     // became "pca-_"); other runs of characters become one "_". No input: the kind alone.
     const QString inputs = input_stem();
     QString stem = inputs.isEmpty() ? kind_ : kind_ + "-" + inputs;
     stem.replace(QRegularExpression(QStringLiteral("[^\\p{L}\\p{N}_.-]+")), "_");
+    // A file name holds at most 255 bytes, and the longest suffix added is
+    // ".provenance.json" with a "-N": nine runs' names joined by "-vs-" made the export fail
+    // ("cannot write PNG"). Longer stems keep their first 160 bytes and a hash of the whole.
+    constexpr int kMaxBytes = 160;
+    if (stem.toUtf8().size() > kMaxBytes + 20) {
+        const QString hash = QString::fromLatin1(
+            QCryptographicHash::hash(stem.toUtf8(), QCryptographicHash::Sha1).toHex().left(10));
+        QString head;
+        for (const QChar c : stem) {  // whole characters (UTF-8 of several bytes kept whole)
+            if ((head + c).toUtf8().size() > kMaxBytes) break;
+            head += c;
+        }
+        if (!head.isEmpty() && head.back().isHighSurrogate()) head.chop(1);
+        stem = head + "-" + hash;
+    }
     return stem;
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -272,5 +273,12 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
             promise.addResult(std::move(out));
         }));
 }
+
+/// A settings value that names one of the view's choices (`allowed`, its combo box's data), or
+/// `fallback` when the key is absent. FormatError "settings.KEY: 'v' is not one of a, b" for any
+/// other value: a project naming another was drawn with the default while its provenance recorded
+/// the unknown value (the project loader leaves the view out and says so).
+QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
+                       std::initializer_list<const char*> allowed);
 
 }  // namespace routescope::views

@@ -37,7 +37,7 @@ GatesViewSettings GatesViewSettings::from_json(const nlohmann::json& j) {
     s.example = j.value("example", s.example);
     // Project files written before compare mode have neither key: A only, aligned by layer.
     s.dump_b = QString::fromStdString(j.value("dump_b", ""));
-    s.align = QString::fromStdString(j.value("align", s.align.toStdString()));
+    s.align = setting_choice(j, "align", s.align, {"layer", "depth"});
     return s;
 }
 

@@ -68,21 +68,25 @@ HeatmapData heatmap_of(const analysis::KernelsResult& r, const QString& scaling,
         d.value_label = QObject::tr("W[m, n]");
         return d;
     }
+    // The relative positions the kernels reach: R asked, but at most L − 1 (relative_kernel clamps
+    // it; a dump of L = 8 under the default R = 10 drew "No data" while its CSV held r = −7..7).
+    const int radius =
+        r.layers.empty() ? r.radius : static_cast<int>(r.layers.front().relative.size() - 1) / 2;
     d.rows = static_cast<int>(r.layers.size());
-    d.columns = 2 * r.radius + 1;
+    d.columns = 2 * radius + 1;
     for (const auto& l : r.layers) {
         d.row_labels << QString::number(l.layer);
         const auto v = displayed(l, scaling);
         d.values.insert(d.values.end(), v.begin(), v.end());
     }
-    for (int c = -r.radius; c <= r.radius; ++c)
+    for (int c = -radius; c <= radius; ++c)
         d.column_labels << QString::number(c);
     d.diverging = scaling == "signed";
     if (scaling == "minmax") {
         d.lo = 0;
         d.hi = 1;
     }
-    d.marked_column = r.radius;
+    d.marked_column = radius;
     d.x_label = QObject::tr("relative position r (< 0: tokens before)");
     d.y_label = QObject::tr("layer");
     d.value_label = scaling_label(scaling);
@@ -141,7 +145,7 @@ KernelViewSettings KernelViewSettings::from_json(const nlohmann::json& j) {
     if (j.contains("b")) s.b = source(j["b"]);
     s.radius = j.value("radius", s.radius);
     s.length = j.value("length", s.length);
-    s.scaling = QString::fromStdString(j.value("scaling", s.scaling.toStdString()));
+    s.scaling = setting_choice(j, "scaling", s.scaling, {"minmax", "signed", "magnitude"});
     s.layer = j.value("layer", s.layer);
     s.group = j.value("group", s.group);
     return s;

@@ -30,7 +30,7 @@ LengthAccuracyViewSettings LengthAccuracyViewSettings::from_json(const nlohmann:
     LengthAccuracyViewSettings s;
     s.a = QString::fromStdString(j.value("a", ""));
     s.b = QString::fromStdString(j.value("b", ""));
-    s.binning = QString::fromStdString(j.value("binning", s.binning.toStdString()));
+    s.binning = setting_choice(j, "binning", s.binning, {"quantile", "width"});
     s.bins = j.value("bins", s.bins);
     s.width = j.value("width", s.width);
     return s;

@@ -39,7 +39,7 @@ PcaViewSettings PcaViewSettings::from_json(const nlohmann::json& j) {
         s.dumps << QString::fromStdString(j.value("dump", ""));
     s.energy = j.value("energy", s.energy);
     s.max_sentences = j.value("max_sentences", s.max_sentences);
-    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    s.x = setting_choice(j, "x", s.x, {"layer", "depth"});
     s.p = j.value("p", s.p);
     return s;
 }

@@ -87,7 +87,7 @@ TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
     TrainingViewSettings s;
     for (const auto& p : j.value("runs", nlohmann::json::array()))
         s.runs << QString::fromStdString(p.get<std::string>());
-    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    s.x = setting_choice(j, "x", s.x, {"step", "time"});
     s.smoothing = std::clamp(j.value("smoothing", s.smoothing), 0.0, 0.99);
     s.run_filter = QString::fromStdString(j.value("run_filter", std::string()));
     return s;

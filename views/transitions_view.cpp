@@ -30,9 +30,9 @@ TransitionsViewSettings TransitionsViewSettings::from_json(const nlohmann::json&
     TransitionsViewSettings s;
     for (const auto& p : j.value("dumps", nlohmann::json::array()))
         s.dumps << QString::fromStdString(p.get<std::string>());
-    s.measure = QString::fromStdString(j.value("measure", s.measure.toStdString()));
+    s.measure = setting_choice(j, "measure", s.measure, {"relative", "l2", "angle", "positions"});
     s.max_sentences = j.value("max_sentences", s.max_sentences);
-    s.x = QString::fromStdString(j.value("x", s.x.toStdString()));
+    s.x = setting_choice(j, "x", s.x, {"layer", "depth"});
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
@@ -34,6 +35,11 @@ int after_background_work(int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A file-size limit (ulimit -f) or a pipe whose reader left is a write error the export and
+    // the views report (a failed figure names its file), not a signal that kills the process
+    // silently with a half-written figure (SIGXFSZ: exit 153 and a .part file).
+    std::signal(SIGXFSZ, SIG_IGN);
+    std::signal(SIGPIPE, SIG_IGN);
     // --export needs no display: unless the user chose a platform, draw offscreen (CI, servers).
     for (int i = 1; i < argc; ++i)
         if (std::string_view(argv[i]) == "--export" &&

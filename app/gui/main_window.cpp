@@ -801,6 +801,7 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
     // settings), or inputs whose names reduce to the same stem, each get their own (the second
     // silently replaced the first): -2, -3, ... after the name.
     QSet<QString> used;
+    QStringList failed;
     for (auto* view : analysis_views()) {
         if (!view->has_result()) continue;
         show_view(view);
@@ -809,9 +810,18 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
         for (int k = 2; used.contains(stem.toLower()); ++k)
             stem = name + "-" + QString::number(k);
         used.insert(stem.toLower());
-        out += views::export_all_formats(*view, dir, options, stem);
+        // One view that cannot be written (a full disk, a name the file system refuses) does not
+        // stop the others; what failed is reported together at the end.
+        try {
+            out += views::export_all_formats(*view, dir, options, stem);
+        } catch (const std::exception& e) {
+            failed << QString::fromUtf8(e.what());
+        }
     }
     if (was) tabs_->setCurrentWidget(was);
+    if (!failed.isEmpty())
+        throw IoError(failed.join(QStringLiteral("; ")).toStdString() + " (" +
+                      std::to_string(out.size()) + " other files written)");
     return out;
 }
 

@@ -94,6 +94,59 @@ private slots:
         QCOMPARE(view.heatmap_a()->data().values[0], r->layers[0].relative[0]);
     }
 
+    // A dump shorter than the radius (L = 8, R = 10): the kernels reach r = −7..7 and the heatmap
+    // shows those 15 columns (it drew "No data" while the CSV held them).
+    void kernelViewOfADumpShorterThanTheRadius() {
+        const QString shorter =
+            view_test::sample_dump(dir_, "short.dump.h5", {"--length", "8", "--seed", "3"});
+        QVERIFY(!shorter.isEmpty());
+        KernelViewSettings s;
+        s.a = KernelSource::from_path(shorter);
+        s.radius = 10;
+        KernelView view(s);
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto* r = view.result_a();
+        QCOMPARE(r->layers.front().relative.size(), std::size_t(15));
+        QCOMPARE(view.heatmap_a()->data().columns, 15);
+        QCOMPARE(view.heatmap_a()->data().values.size(), r->layers.size() * 15);
+        QCOMPARE(view.heatmap_a()->image().size(), QSize(15, static_cast<int>(r->layers.size())));
+    }
+
+    // A setting that names none of the view's choices is an error naming it, not the default
+    // drawn under a provenance that records the unknown value.
+    void aSettingOutsideTheChoicesIsRefused() {
+        try {
+            (void)TransitionsViewSettings::from_json({{"measure", "absolute"}});
+            QFAIL("no exception");
+        } catch (const std::exception& e) {
+            QCOMPARE(QString(e.what()),
+                     QString("settings.measure: 'absolute' is not one of relative, l2, angle, "
+                             "positions"));
+        }
+        QCOMPARE(TransitionsViewSettings::from_json({{"x", "depth"}}).x, QString("depth"));
+    }
+
+    // Nine runs' names joined by "-vs-" made a file name longer than the 255 bytes a file system
+    // holds, and the export failed: a long stem keeps its first 160 bytes and a hash of the whole
+    // (two such stems that differ only at the end stay apart).
+    void aLongFigureNameIsShortenedAndStaysUnique() {
+        TransitionsViewSettings s;
+        for (int i = 0; i < 9; ++i)
+            s.dumps << QString("/data/run-%1-bigs-induction-lr0.001-seed0-μοντέλο.dump.h5").arg(i);
+        TransitionsView a(s);
+        s.dumps.back().replace("run-8", "run-9");
+        TransitionsView b(s);
+        const QString na = a.figure_name(), nb = b.figure_name();
+        QVERIFY2(na.toUtf8().size() <= 180 && na.startsWith("transitions-run-0-bigs"),
+                 qPrintable(na));
+        QVERIFY(na != nb);
+        QVERIFY((na + ".png.provenance.json").toUtf8().size() < 255);
+    }
+
     void kernelViewFromACheckpointShowsPoles() {
         const QString ckpt = view_test::ssm_checkpoint(dir_, "before.ckpt.h5");
         QVERIFY(!ckpt.isEmpty());

@@ -23,9 +23,15 @@ QString sample_dump(const QString& dir, const QString& name, const QStringList& 
     const QString out = QDir(dir).filePath(name);
     if (QFile::exists(out)) return out;
     QProcess p;
-    p.start(QStringLiteral(ROUTESCOPE_CLI), QStringList{"sample-dump", "--out", out, "--examples",
-                                                        "60", "--length", "32", "--d-model", "16"} +
-                                                extra);
+    // The defaults below, unless `extra` gives its own (CLI11 takes an option once).
+    QStringList args{"sample-dump", "--out", out};
+    for (const char* option : {"--examples", "--length", "--d-model"})
+        if (!extra.contains(option))
+            args << option
+                 << (QString(option) == "--examples" ? "60"
+                     : QString(option) == "--length" ? "32"
+                                                     : "16");
+    p.start(QStringLiteral(ROUTESCOPE_CLI), args + extra);
     if (!p.waitForFinished(60000) || p.exitCode() != 0) {
         qWarning("sample-dump failed: %s", p.readAllStandardError().constData());
         return {};

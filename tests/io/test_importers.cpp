@@ -599,6 +599,21 @@ private slots:
                  QString::fromStdString(dir + "/fresh")});
         QVERIFY2(r.code == 0, r.err.c_str());
         QVERIFY2(!fs::exists(staged), "the dead export's staging folder is still there");
+        // "DIR/" and "." name a directory as "DIR" does (the staging folder was made inside the
+        // target, and the export failed leaving an empty directory).
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(dir + "/slash/")});
+        QVERIFY2(r.code == 0 && fs::exists(dir + "/slash/model.safetensors"), r.err.c_str());
+        fs::create_directories(dir + "/dot");
+        QProcess p;
+        p.setWorkingDirectory(QString::fromStdString(dir + "/dot"));
+        p.start(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(fs::absolute(x).string()), "--to", "pytorch",
+                 "--out", "."});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0 && fs::exists(dir + "/dot/pytorch_model.bin"),
+                 p.readAllStandardError().constData());
     }
 
     // One weights file with --config and --vocab.

@@ -289,7 +289,12 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     const auto tensors =
         export_tensors(ck.config.model, ck.layout, ck.params.data(), to == "pytorch");
 
-    const fs::path final_dir = fs::absolute(dir);
+    // "out/", "." and "a/../b" name a directory as well as "out" does: the staging folder is made
+    // beside the normalised path (with "out/" its empty file name put it inside the target).
+    fs::path final_dir = fs::absolute(dir).lexically_normal();
+    if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
+    if (final_dir == final_dir.root_path())
+        throw IoError(dir + ": the root directory cannot hold an export");
     std::error_code ec;
     if (fs::exists(final_dir, ec) &&
         (!fs::is_directory(final_dir, ec) || !fs::is_empty(final_dir, ec)))

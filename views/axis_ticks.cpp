@@ -38,7 +38,9 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
 
 QString tick_text(double value, double step) {
     if (step <= 0 || !std::isfinite(step)) return QString::number(value, 'g', 3);
-    if (std::abs(value) >= 1e5 || (std::abs(value) > 0 && std::abs(value) < 1e-3))
+    // Tiny or huge steps: every label in scientific notation, 0 as "0" (with 'f' and the step's
+    // decimals a colour bar of 1e-30 printed 0 as thirty zeros, off the page).
+    if (std::abs(value) >= 1e5 || (std::abs(value) > 0 && std::abs(value) < 1e-3) || step < 1e-4)
         return QString::number(value, 'g', 3);
     const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
     return QString::number(value, 'f', decimals);

@@ -83,6 +83,11 @@ void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(0);
     axis->setTickInterval(step);
+    // Steps far from 1 in scientific notation: "%.31f" wrote 1e-31 as 0.000…0001 across the page.
+    if (step < 1e-4 || std::max(std::abs(lo), std::abs(hi)) >= 1e6) {
+        axis->setLabelFormat(QStringLiteral("%.3g"));
+        return;
+    }
     const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
     axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }
@@ -238,17 +243,28 @@ void fit_axes(QChartView* view) {
                 y1 = std::max(y1, p.y());
             }
     if (!std::isfinite(x0)) return;
-    // A range within rounding of one value (CKA of a model with itself: 1 ± 2e-16) is one value.
+    // A range within rounding of one value (CKA of a model with itself: 1 ± 2e-16) is one value;
+    // relative to the values, not to 1 (kernels of 1e-30 were drawn as a flat line at 0 on ±0.5).
     auto flat = [](double a, double b) {
-        return !(b - a > 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}));
+        return !(b - a > 1e-9 * std::max(std::abs(a), std::abs(b)));
     };
-    if (flat(x0, x1)) x1 = x0 + 1;
-    const double pad = flat(y0, y1) ? 0.5 : 0.05 * (y1 - y0);
+    if (flat(x0, x1)) {  // one x (a one-layer dump): the point in the middle, not on the edge
+        const double h = x0 != 0 ? 0.5 * std::abs(x0) : 0.5;
+        x0 -= h;
+        x1 += h;
+    }
+    const double pad = !flat(y0, y1) ? 0.05 * (y1 - y0) : y0 != 0 ? 0.5 * std::abs(y0) : 0.5;
     x_axis(view)->setRange(x0, x1);
     // Data that are never negative (fractions, probabilities, counts) get no axis below 0.
     y_axis(view)->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);
     x_axis(view)->applyNiceNumbers();
     y_axis(view)->applyNiceNumbers();
+    // Values far below 1 or far above it: labels in scientific notation (a fixed "%.2f" printed
+    // every tick of a 1e-30 axis as "0.00", and the axis showed none).
+    for (QValueAxis* a : {x_axis(view), y_axis(view)}) {
+        const double m = std::max(std::abs(a->min()), std::abs(a->max()));
+        if (m > 0 && (m < 1e-3 || m >= 1e6)) a->setLabelFormat(QStringLiteral("%.3g"));
+    }
     if (keep) interaction->rebase(kept);
 }
 

@@ -130,7 +130,7 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
 // full disk is then found here, before anything is written, and said as such: HDF5 1.10 cannot
 // close a file whose metadata flush failed ("slist already enabled?"), and closing it again
 // crashed (a dump that filled the disk in its last kB died with SIGSEGV). The reserve is given
-// back when HDF5 closes the file (it truncates it to what it used).
+// back once the file is closed (give_back_reserve).
 void DumpWriter::reserve_space() {
     std::uint64_t bytes = 1u << 20;
     try {

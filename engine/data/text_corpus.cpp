@@ -105,31 +105,29 @@ std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsi
 // even hold an invalid byte before its first newline). Empty when it may be text.
 std::string not_text(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
-    // Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark, or UTF-16 without one
-    // (judged from the first 4 KiB).
-    {
-        char head[4096];
-        in.read(head, sizeof head);
-        const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
-        if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
-        // Lines ended by CR alone (classic Mac OS): read as one line, the whole file would be one
-        // document with its CRs as characters.
-        if (text.find('\n') == std::string_view::npos &&
-            std::count(text.begin(), text.end(), '\r') >= 2)
-            return "text whose lines end in CR alone (classic Mac OS), which would read as one "
-                   "line: convert them, e.g. `tr '\\r' '\\n' < " +
-                   file + " > converted.txt`";
-        in.clear();
-        in.seekg(0);
-    }
+    // Compressed or columnar data first, by its magic (a small gzip stream can look like UTF-16
+    // to the test below).
     unsigned char b[10] = {};
     in.read(reinterpret_cast<char*>(b), sizeof b);
     const auto n = in.gcount();
-    const std::string kind = binary_kind(in, b, n);
-    return kind.empty() ? kind
-                        : kind +
-                              ", not a text corpus (UTF-8 text, or JSON Lines with a \"text\" "
-                              "field)";
+    if (const std::string kind = binary_kind(in, b, n); !kind.empty())
+        return kind + ", not a text corpus (UTF-8 text, or JSON Lines with a \"text\" field)";
+    in.clear();
+    in.seekg(0);
+    // Windows' "Unicode" text: UTF-16 or UTF-32 with a byte-order mark, or UTF-16 without one
+    // (judged from the first 4 KiB).
+    char head[4096];
+    in.read(head, sizeof head);
+    const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
+    if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
+    // Lines ended by CR alone (classic Mac OS): read as one line, the whole file would be one
+    // document with its CRs as characters.
+    if (text.find('\n') == std::string_view::npos &&
+        std::count(text.begin(), text.end(), '\r') >= 2)
+        return "text whose lines end in CR alone (classic Mac OS), which would read as one "
+               "line: convert them, e.g. `tr '\\r' '\\n' < " +
+               file + " > converted.txt`";
+    return {};
 }
 
 std::vector<std::string> list_files(const std::string& path) {

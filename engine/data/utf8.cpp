@@ -93,17 +93,18 @@ std::string wide_unicode_text(std::string_view b, const std::string& file) {
                        : starts("\xFE\xFF"sv)     ? "UTF-16 (big-endian)"
                                                   : nullptr;
     std::string from = kind ? std::string(kind).substr(0, 6) : std::string();
-    if (!kind && b.size() >= 4) {
+    if (!kind && b.size() >= 8) {
         // Without a mark (Python's encoding="utf-16-le" writes none): UTF-16 text of mostly
-        // Latin letters has a NUL in every other byte, all on one side; UTF-8 text has none.
+        // Latin letters has a NUL in (nearly) every other byte, all on one side; UTF-8 text has
+        // none, and a binary file (gzip) NULs on both sides or in few places.
         const std::size_t n = b.size() & ~std::size_t{1};
         std::size_t even = 0, odd = 0;
         for (std::size_t i = 0; i < n; ++i)
             if (b[i] == '\0') ++(i % 2 ? odd : even);
-        if (odd * 2 >= n / 2 && even == 0) {
+        if (odd * 4 >= n / 2 * 3 && even == 0) {
             kind = "UTF-16 (little-endian, no byte-order mark)";
             from = "UTF-16LE";
-        } else if (even * 2 >= n / 2 && odd == 0) {
+        } else if (even * 4 >= n / 2 * 3 && odd == 0) {
             kind = "UTF-16 (big-endian, no byte-order mark)";
             from = "UTF-16BE";
         }

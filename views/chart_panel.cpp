@@ -34,7 +34,13 @@ QChartView* make_chart_view(const QString& title, QWidget* parent) {
 QColor model_colour(std::size_t i) {
     static const char* const kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
                                            "#cc79a7", "#56b4e9", "#f0e442", "#000000"};
-    return QColor(kColours[i % 8]);
+    const QColor base(kColours[i % 8]);
+    const int cycle = static_cast<int>(i / 8);
+    if (cycle == 0) return base;
+    // A ninth model and beyond: the palette again, each round darker (black: a lighter grey), so
+    // that no two models of one chart share a colour (the ninth was the first's blue).
+    if (base == QColor(Qt::black)) return QColor::fromHsv(0, 0, std::min(200, 80 * cycle));
+    return base.darker(100 + 50 * cycle);
 }
 
 void style_in(QXYSeries* series, const QColor& colour, Qt::PenStyle style) {

@@ -14,6 +14,7 @@
 #include "app/gui/run_process.hpp"
 #include "app/gui/workspace.hpp"
 #include "engine/core/json_text.hpp"
+#include "views/display_name.hpp"
 
 namespace routescope::gui {
 
@@ -179,6 +180,14 @@ void WorkspaceController::open_project(const QString& path) {
         document_->set_given_name(file, name);
     for (const auto& [model, slot] : p.colours)
         document_->set_colour_slot(model, slot);
+    // The other models take their colours in the project's order, now: taken as each file finished
+    // loading, two exports of one project could colour its models differently. (A dump that turns
+    // out to belong to a checkpoint gives that model its slot, views::set_model_source.)
+    for (const QString& f : p.files)
+        views::model_colour_slot(QFileInfo(f).absoluteFilePath());
+    for (const ProjectView& v : p.views)
+        for (const QString& f : v.inputs)
+            views::model_colour_slot(QFileInfo(f).absoluteFilePath());
     QStringList awaited;  // the files whose verdicts the project's views wait for
     for (const QString& f : p.files) {
         const QString abs = QFileInfo(f).absoluteFilePath();

@@ -179,6 +179,11 @@ private slots:
                 }
         }
         QVERIFY(views::model_colour(0) != views::model_colour(1));
+        // Past the eight colours of the palette, no model repeats one (the ninth was the first's).
+        for (std::size_t a = 0; a < 24; ++a)
+            for (std::size_t b = a + 1; b < 24; ++b)
+                QVERIFY2(views::model_colour(a).rgb() != views::model_colour(b).rgb(),
+                         qPrintable(QString("models %1 and %2 share a colour").arg(a).arg(b)));
         // Smoothing 0.5 of 4, 2, 4, 2, …: the debiased average, computed here by its recursion
         // (s_1 = 4, s_2 = (0.25·4 + 0.5·2) / 0.75 = 2.667); the raw points beneath, unnamed.
         QLineSeries *smoothed = nullptr, *raw = nullptr;

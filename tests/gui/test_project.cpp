@@ -183,6 +183,33 @@ private slots:
         }
     }
 
+    // Models take their colours in the project's order (files, then the views' inputs), not in
+    // the order their files finish loading: two exports of one project coloured them differently.
+    void modelsTakeTheirColoursInTheProjectsOrder() {
+        views::forget_model_identities();
+        const QString dir = fresh_dir("colour_order");
+        QStringList dumps;
+        for (const char* name : {"zeta", "alpha", "mu"}) {
+            const QString path = dir + "/" + name + ".dump.h5";
+            QVERIFY(QFile::copy(fixture("valid_full.dump.h5"), path));
+            dumps << path;
+        }
+        QFile f(dir + "/order.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "routescope-project", "version": 1,
+                    "files": ["zeta.dump.h5", "alpha.dump.h5", "mu.dump.h5"]})");
+        f.close();
+        gui::MainWindow window;
+        window.open_project(dir + "/order.rsproj");
+        // At once, before the files (read behind) have loaded, asked in the reverse order: a
+        // slot given on demand would follow the asking (mu first), not the project.
+        for (int i = 2; i >= 0; --i)
+            QCOMPARE(views::model_colour_slot(dumps[i]), i);
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 30000);
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(views::model_colour_slot(dumps[i]), i);
+    }
+
     void aFileThatIsNotAProjectIsANamedError() {
         const QString dir = fresh_dir("bad");
         QFile f(dir + "/bad.rsproj");

@@ -196,7 +196,13 @@ H5::DataSet float_dataset(const std::string& path, const H5::Group& root, const 
 void read_floats(const std::string& path, const H5::Group& root, const std::string& where,
                  const std::vector<std::int64_t>& shape, float* out) {
     H5::DataSet ds = float_dataset(path, root, where, shape);
-    ds.read(out, H5::PredType::NATIVE_FLOAT);
+    try {
+        ds.read(out, H5::PredType::NATIVE_FLOAT);
+    } catch (const H5::Exception&) {
+        // Named (a filter the library lacks, a failed checksum): was "malformed checkpoint
+        // (H5Dread failed ...)" with no dataset.
+        bad(path, where, "cannot read: " + h5::error_stack_text());
+    }
     std::size_t n = 1;
     for (auto s : shape)
         n *= static_cast<std::size_t>(s);

@@ -248,6 +248,14 @@ private slots:
             const analysis::DumpReader r(file("spacepad_strings.dump.h5"));
             QCOMPARE(r.arch(), std::string("bigs"));
         }
+        {
+            const std::string e = checkpoint_loader_error(file("param_checksum_mismatch.ckpt.h5"),
+                                                          file("param_checksum.run"));
+            QVERIFY2(
+                QString::fromStdString(e).contains(QRegularExpression(
+                    "param_checksum_mismatch.ckpt.h5: /params/[^:]+: cannot read: .*checksum")),
+                e.c_str());
+        }
     }
 };
 

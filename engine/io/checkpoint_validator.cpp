@@ -87,6 +87,13 @@ private:
                 std::to_string(differ - 1) +
                     " more parameters of other shapes (is /config the "
                     "model's?)");
+        // A parameter the model of /config does not have, said here (the structure stage): it was
+        // reported only as its missing optimizer moments, which pointed the user the wrong way.
+        if (!expected_.empty())
+            for (const auto& [name, shape] : found_)
+                if (!expected_.count(name))
+                    add("/params/" + name, "a parameter of the model of /config",
+                        "an unexpected parameter " + h5::shape_text(shape));
     }
 
     // Parameter names contain dots, not slashes, but accept nested groups from other writers.
@@ -154,6 +161,7 @@ private:
         for (const char* moment : {"adam_m", "adam_v"}) {
             if (!h5::exists(train, moment)) continue;
             for (const auto& [name, shape] : params_) {
+                if (!expected_.empty() && !expected_.count(name)) continue;  // reported above
                 const std::string rel = std::string("train/") + moment + "/" + name;
                 const std::string path = "/" + rel;
                 if (!h5::exists(file_, rel)) {

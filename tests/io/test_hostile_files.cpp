@@ -170,6 +170,11 @@ private slots:
                          !t.contains("/train/adam"),
                      qPrintable(t));
         }
+        QVERIFY2(text("unexpected_param.ckpt.h5")
+                         .contains("/params/layers.99.norm.bias: expected a parameter of the "
+                                   "model of /config, found an unexpected parameter [4]") &&
+                     !text("unexpected_param.ckpt.h5").contains("adam"),
+                 qPrintable(text("unexpected_param.ckpt.h5")));
         QVERIFY(text("huge_kernel_2p40.dump.h5").contains("/kernels/1/forward"));
         QVERIFY(text("huge_kernel_2p40.dump.h5").contains("4.4 TB"));
         QVERIFY(text("huge_contiguous_mixing.dump.h5").contains("/mixing/1"));

@@ -1,6 +1,6 @@
 #pragma once
-// Ctrl-C, SIGTERM and SIGHUP during training: the handler only raises a flag (the one thing a signal
-// handler may safely do); the training loop reads it after each step, saves a checkpoint and
+// Ctrl-C, SIGTERM and SIGHUP during training: the handler only raises a flag (the one thing a
+// signal handler may safely do); the training loop reads it after each step, saves a checkpoint and
 // returns, and the CLI exits 130 (docs/cli.md). A second signal while the first is being handled
 // restores the default action, so a stuck run can still be killed with another Ctrl-C.
 namespace routescope::train {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 
 namespace routescope::cli {
 
@@ -55,7 +56,8 @@ ClassifiedError classify_current_exception() {
 }
 
 int exit_for_current_exception(std::string_view command) {
-    const ClassifiedError e = classify_current_exception();
+    ClassifiedError e = classify_current_exception();
+    e.message = data::printable_utf8(e.message);  // a hostile name's bytes as \xNN
     std::cerr << "routescope-cli " << command << ": ";
     if (e.kind == ErrorKind::interrupted)
         std::cerr << e.message << "\n";

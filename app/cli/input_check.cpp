@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "engine/data/utf8.hpp"
 #include "engine/io/contained_validation.hpp"
 #include "engine/io/validation.hpp"
 
@@ -49,7 +50,7 @@ int check_input(const std::string& path, const InputCheck& check) {
               << (report.readable ? file_kind_name(report.kind) : "file") << ", "
               << report.violations.size() << " violation(s)\n";
     for (const auto& v : report.violations)
-        std::cerr << "  " << v.text() << "\n";
+        std::cerr << "  " << data::printable_utf8(v.text()) << "\n";
     return report.exit_code();
 }
 

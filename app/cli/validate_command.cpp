@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/cli/command.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/contained_validation.hpp"
 #include "engine/io/validation.hpp"
 
@@ -35,7 +36,7 @@ CommandRunner setup_validate(CLI::App& app) {
                           << (report.readable ? file_kind_name(report.kind) : "file") << ", "
                           << report.violations.size() << " violation(s)\n";
                 for (const auto& v : report.violations)
-                    std::cout << "  " << v.text() << "\n";
+                    std::cout << "  " << data::printable_utf8(v.text()) << "\n";
             }
             worst = std::max(worst, report.exit_code());
         }

@@ -1,6 +1,7 @@
 #include "engine/data/utf8.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 
 namespace routescope::data {
@@ -119,6 +120,24 @@ std::string wide_unicode_text(std::string_view b, const std::string& file) {
             : file + ".utf8";
     return std::string(kind) + " text, not UTF-8: convert it, e.g. `iconv -f " + from +
            " -t UTF-8 " + file + " > " + converted + "`";
+}
+
+std::string printable_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    while (!text.empty()) {
+        const auto bad = first_invalid_utf8(text);
+        if (!bad) {
+            out.append(text);
+            break;
+        }
+        out.append(text.substr(0, *bad));
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02X", static_cast<unsigned char>(text[*bad]));
+        out += escaped;
+        text.remove_prefix(*bad + 1);
+    }
+    return out;
 }
 
 }  // namespace routescope::data

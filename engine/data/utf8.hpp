@@ -30,4 +30,8 @@ inline constexpr const char* kOtherEncoding =
 /// -t UTF-8 sst.tsv > sst.utf8.tsv`"; empty otherwise.
 std::string wide_unicode_text(std::string_view first_bytes, const std::string& file);
 
+/// `text` with every byte that is not part of valid UTF-8 written as "\xNN": a message that names
+/// a hostile file's dataset or key is then valid UTF-8 (a reader decoding stderr failed on it).
+std::string printable_utf8(std::string_view text);
+
 }  // namespace routescope::data

@@ -9,6 +9,7 @@
 #include "corpus_writer.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/text_corpus.hpp"
+#include "engine/data/utf8.hpp"
 
 using namespace routescope;
 using namespace routescope::data;
@@ -203,6 +204,16 @@ private slots:
         QTest::newRow("pretty-printed array")  // json.dump(records, indent=2)
             << "[\n  {\n    \"text\": \"a\"\n  }\n]\n"
             << "bad.jsonl:1: one JSON array spread over many lines";
+    }
+    // A message naming a hostile file's key or dataset stays valid UTF-8: each stray byte as
+    // \xNN, valid sequences (Greek, CJK) as they are.
+    void messagesAreMadeValidUtf8() {
+        QCOMPARE(routescope::data::printable_utf8("/params/mlm.bi\xBEs"),
+                 std::string("/params/mlm.bi\\xBEs"));
+        QCOMPARE(routescope::data::printable_utf8("μοντέλο 模型 \xFF\xFE."),
+                 std::string("μοντέλο 模型 \\xFF\\xFE."));
+        QCOMPARE(routescope::data::printable_utf8("\xE2\x82"), std::string("\\xE2\\x82"));
+        QCOMPARE(routescope::data::printable_utf8(""), std::string());
     }
     void badJsonLinesRecordsNameFileAndLine() {
         QFETCH(QString, body);

@@ -431,15 +431,17 @@ CommandRunner setup_analyze(CLI::App& app) {
             }
         if (const int verdict = check_inputs(a->dumps, a->check)) return verdict;
         if (const int verdict = check_inputs(a->checkpoints, a->check)) return verdict;
-        const auto changed = [&] {
+        const auto refuse_if_changed = [&] {
             for (const auto& s : seen) {
                 struct stat now {};
                 if (::stat(s.path.c_str(), &now) != 0 || now.st_ino != s.st.st_ino ||
                     now.st_size != s.st.st_size || now.st_mtim.tv_sec != s.st.st_mtim.tv_sec ||
                     now.st_mtim.tv_nsec != s.st.st_mtim.tv_nsec)
-                    return s.path;
+                    throw IoError(s.path +
+                                  ": changed while the analysis read it (replaced, truncated or "
+                                  "written to); nothing was written: run it again on the "
+                                  "finished file");
             }
-            return std::string();
         };
         Output out;
         try {
@@ -447,22 +449,10 @@ CommandRunner setup_analyze(CLI::App& app) {
         } catch (...) {
             // The failure of a read whose file was replaced under it (HDF5: "H5Dopen2 failed")
             // is said of that file.
-            if (const std::string path = changed(); !path.empty())
-                throw IoError(path +
-                              ": changed while the analysis read it (replaced, truncated "
-                              "or written to); nothing was written");
+            refuse_if_changed();
             throw;
         }
-        for (const auto& s : seen) {
-            struct stat now {};
-            if (::stat(s.path.c_str(), &now) != 0 || now.st_ino != s.st.st_ino ||
-                now.st_size != s.st.st_size || now.st_mtim.tv_sec != s.st.st_mtim.tv_sec ||
-                now.st_mtim.tv_nsec != s.st.st_mtim.tv_nsec)
-                throw IoError(s.path +
-                              ": changed while the analysis read it (replaced, truncated or "
-                              "written to); nothing was written: run it again on the finished "
-                              "file");
-        }
+        refuse_if_changed();
         inputs_read();
         // The JSON and the CSV together: a CSV that cannot be written leaves no JSON either.
         std::vector<std::pair<std::string, std::string>> files{

@@ -3,19 +3,21 @@
 // the test suite checks the backend's indexing, transposes and layouts on any machine
 // (tests/engine/test_cuda_emulation.cpp). Bodies run in a loop over their indices; GEMMs follow
 // cublas<t>gemmStridedBatched's definition (column-major; C is not read when beta = 0); FFTs are
-// the DFT computed in long double, unnormalised, with cuFFT's layouts (n/2 + 1 complex per row; a
-// C2R ignores the imaginary parts of bins 0 and n/2); with set_gemm_inputs(tf32 | bf16) a float
-// GEMM rounds its inputs as the tensor cores' conversion does and sums in fp32. To catch what would
-// only go wrong on a GPU: scratch is filled with NaN bytes at the start of every op, irfft
-// overwrites its input with NaN afterwards (cuFFT's C2R may destroy its input), and the indices of
-// a launch can be visited backwards or scattered (set_order): on the GPU they run concurrently, so
-// a body whose result depends on the order — it reads what another index of the same launch
-// writes — races there, and gives other bits here (test_cuda_emulation compares the orders).
+// the DFT computed in long double (its factors tabulated once per size), unnormalised, with cuFFT's
+// layouts (n/2 + 1 complex per row; a C2R ignores the imaginary parts of bins 0 and n/2); with
+// set_gemm_inputs(tf32 | bf16) a float GEMM rounds its inputs as the tensor cores' conversion does
+// and sums in fp32. To catch what would only go wrong on a GPU: scratch is filled with NaN bytes at
+// the start of every op, irfft overwrites its input with NaN afterwards (cuFFT's C2R may destroy
+// its input), and the indices of a launch can be visited backwards or scattered (set_order): on the
+// GPU they run concurrently, so a body whose result depends on the order — it reads what another
+// index of the same launch writes — races there, and gives other bits here (test_cuda_emulation
+// compares the orders).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -88,15 +90,14 @@ public:
     template <class T>
     void rfft(const T* in, Complex<T>* out, int n, int batch) {
         const int bins = n / 2 + 1;
+        const Twiddles& t = twiddles(n);
         for (int b = 0; b < batch; ++b)
             for (int k = 0; k < bins; ++k) {
                 long double re = 0, im = 0;
                 for (int j = 0; j < n; ++j) {
-                    const long double w =
-                        -2.0L * std::numbers::pi_v<long double> *
-                        static_cast<long double>((static_cast<std::int64_t>(j) * k) % n) / n;
-                    re += in[static_cast<std::int64_t>(b) * n + j] * std::cos(w);
-                    im += in[static_cast<std::int64_t>(b) * n + j] * std::sin(w);
+                    const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(j) * k) % n);
+                    re += in[static_cast<std::int64_t>(b) * n + j] * t.forward_cos[m];
+                    im += in[static_cast<std::int64_t>(b) * n + j] * t.forward_sin[m];
                 }
                 out[static_cast<std::int64_t>(b) * bins + k] = {static_cast<T>(re),
                                                                 static_cast<T>(im)};
@@ -106,17 +107,16 @@ public:
     template <class T>
     void irfft(Complex<T>* in, T* out, int n, int batch) {
         const int bins = n / 2 + 1;
+        const Twiddles& t = twiddles(n);
         for (int b = 0; b < batch; ++b) {
             const Complex<T>* X = in + static_cast<std::int64_t>(b) * bins;
             for (int j = 0; j < n; ++j) {
                 long double sum = X[0].re;
                 for (int k = 1; k < bins; ++k) {
-                    const long double w =
-                        2.0L * std::numbers::pi_v<long double> *
-                        static_cast<long double>((static_cast<std::int64_t>(j) * k) % n) / n;
-                    const long double term = X[k].re * std::cos(w) - X[k].im * std::sin(w);
-                    sum +=
-                        (2 * k == n) ? static_cast<long double>(X[k].re) * std::cos(w) : 2 * term;
+                    const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(j) * k) % n);
+                    const long double c = t.inverse_cos[m], s = t.inverse_sin[m];
+                    const long double term = X[k].re * c - X[k].im * s;
+                    sum += (2 * k == n) ? static_cast<long double>(X[k].re) * c : 2 * term;
                 }
                 out[static_cast<std::int64_t>(b) * n + j] = static_cast<T>(sum);
             }
@@ -142,6 +142,37 @@ public:
     }
 
 private:
+    /// cos and sin of ∓2π·m/n for m in [0, n), in long double: the DFTs' factors, computed once
+    /// per size (the trigonometric calls were most of an emulated training step's time). The
+    /// expressions are those the sums used to evaluate per term, so the values are the same bits.
+    struct Twiddles {
+        int n = 0;
+        std::vector<long double> forward_cos, forward_sin, inverse_cos, inverse_sin;
+    };
+    const Twiddles& twiddles(int n) {
+        for (const Twiddles& t : twiddles_)
+            if (t.n == n) return t;
+        Twiddles t;
+        t.n = n;
+        const auto size = static_cast<std::size_t>(n);
+        t.forward_cos.resize(size);
+        t.forward_sin.resize(size);
+        t.inverse_cos.resize(size);
+        t.inverse_sin.resize(size);
+        for (int m = 0; m < n; ++m) {
+            const long double f =
+                -2.0L * std::numbers::pi_v<long double> * static_cast<long double>(m) / n;
+            const long double i =
+                2.0L * std::numbers::pi_v<long double> * static_cast<long double>(m) / n;
+            t.forward_cos[static_cast<std::size_t>(m)] = std::cos(f);
+            t.forward_sin[static_cast<std::size_t>(m)] = std::sin(f);
+            t.inverse_cos[static_cast<std::size_t>(m)] = std::cos(i);
+            t.inverse_sin[static_cast<std::size_t>(m)] = std::sin(i);
+        }
+        twiddles_.push_back(std::move(t));
+        return twiddles_.back();
+    }
+
     /// The k-th index visited of a launch of n (see Order).
     std::int64_t index(std::int64_t k, std::int64_t n) const {
         constexpr std::int64_t kPrime = 1000003;  // coprime with every n it does not divide
@@ -162,7 +193,8 @@ private:
     Order order_ = Order::forward;
     std::vector<std::byte> arena_;
     std::size_t top_ = 0;
-    int gemm_bits_ = 23;  ///< mantissa_bits of the float GEMMs' inputs
+    int gemm_bits_ = 23;             ///< mantissa_bits of the float GEMMs' inputs
+    std::deque<Twiddles> twiddles_;  ///< one per DFT size seen (a deque keeps references valid)
 };
 
 }  // namespace routescope::cuda

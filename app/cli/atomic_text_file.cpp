@@ -39,10 +39,10 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
     };
     std::vector<Pending> pending;
     pending.reserve(files.size());
-    std::error_code ec;
     const auto remove_temporaries = [&] {
+        std::error_code ignored;  // its own: the caller's error is still to be reported
         for (const auto& p : pending)
-            fs::remove(p.tmp, ec);
+            fs::remove(p.tmp, ignored);
     };
     try {
         for (const auto& [path, text] : files) {
@@ -61,11 +61,12 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
     }
     // Every file is complete: only now does any of them take its final name.
     for (const auto& p : pending) {
+        std::error_code ec;
         fs::rename(p.tmp, p.final_path, ec);
         if (ec) {
+            const std::string why = ec.message();
             remove_temporaries();
-            throw RuntimeFailure(p.path +
-                                 ": cannot rename the finished file into place: " + ec.message());
+            throw RuntimeFailure(p.path + ": cannot rename the finished file into place: " + why);
         }
     }
 }

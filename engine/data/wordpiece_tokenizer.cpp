@@ -157,7 +157,9 @@ std::vector<std::string> WordPieceTokenizer::basic_tokens(std::string_view text)
     std::u32string cleaned;
     for (const char32_t cp : decode_utf8(text)) {
         if (cp == 0 || cp == 0xFFFD || is_control(cp)) continue;
-        if (is_whitespace(cp)) {
+        // U+2028 and U+2029 (Zl, Zp) survive BERT's _clean_text but its whitespace_tokenize
+        // (Python's str.split) splits words at them, as the fast tokenizer's normaliser does.
+        if (is_whitespace(cp) || cp == 0x2028 || cp == 0x2029) {
             cleaned.push_back(' ');
         } else if (is_cjk(cp)) {
             cleaned += U' ';

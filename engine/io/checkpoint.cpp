@@ -405,9 +405,10 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     std::error_code ec;
     fs::rename(tmp, final_path, ec);  // atomic on POSIX within one directory
     if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
-                      ")");
+        const std::string why = ec.message();  // fs::remove below clears ec
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + why + ")");
     }
 }
 
@@ -450,9 +451,10 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
     }
     fs::rename(tmp, final_path, ec);
     if (ec) {
-        fs::remove(tmp, ec);
-        throw IoError(path + ": cannot rename the written checkpoint into place (" + ec.message() +
-                      ")");
+        const std::string why = ec.message();  // fs::remove below clears ec
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw IoError(path + ": cannot rename the written checkpoint into place (" + why + ")");
     }
 }
 

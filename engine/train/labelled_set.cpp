@@ -33,8 +33,10 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
         std::vector<std::int32_t> a = tokenizer.encode(x.text_a);
         std::vector<std::int32_t> b;
         if (x.text_b) b = tokenizer.encode(*x.text_b);
-        while (a.size() + b.size() > budget) {  // longest first
-            if (a.size() >= b.size())
+        // Longest first, the second sentence on a tie (BERT's _truncate_seq_pair and the
+        // Hugging Face tokenizers: an odd budget leaves the spare token to the longer first).
+        while (a.size() + b.size() > budget) {
+            if (a.size() > b.size())
                 a.pop_back();
             else
                 b.pop_back();

@@ -46,8 +46,9 @@ TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep
         std::error_code ec;
         std::filesystem::rename(temporary, path, ec);
         if (ec) {
+            const std::string why = ec.message();  // remove() below clears ec
             std::filesystem::remove(temporary, ec);
-            throw RuntimeFailure(path + ": cannot write the training log: " + ec.message());
+            throw RuntimeFailure(path + ": cannot write the training log: " + why);
         }
         out_.open(path, std::ios::binary | std::ios::app);
     } else {

@@ -445,7 +445,15 @@ data::Casing check_bert_tokenizer_json(const nlohmann::json& j, const std::strin
                           "; the engine's WordPiece is BERT's, uncased or cased)");
     };
     data::Casing casing = data::Casing::uncased;
-    if (j.contains("normalizer") && !j["normalizer"].is_null()) {
+    // A key written as null is the tokenizers library's "none": no normalizer cleans, lower-cases
+    // or splits CJK; no pre-tokenizer splits at whitespace and punctuation. Unlike an absent key.
+    for (const char* key : {"normalizer", "pre_tokenizer"})
+        if (j.contains(key) && j[key].is_null())
+            refuse(key, j[key],
+                   std::string("none: ") +
+                       (key[0] == 'n' ? "the text would be neither cleaned nor lower-cased"
+                                      : "words would not be split at whitespace and punctuation"));
+    if (j.contains("normalizer")) {
         const auto& n = j["normalizer"];
         if (!n.is_object() || type_of(n) != "BertNormalizer")
             refuse("normalizer.type", n.is_object() && n.contains("type") ? n["type"] : n,
@@ -464,7 +472,7 @@ data::Casing check_bert_tokenizer_json(const nlohmann::json& j, const std::strin
                        ? "accents kept while lower-casing: must be true or null"
                        : "accents stripped while keeping case: must be false or null");
     }
-    if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null()) {
+    if (j.contains("pre_tokenizer")) {
         const auto& p = j["pre_tokenizer"];
         if (!p.is_object() || type_of(p) != "BertPreTokenizer")
             refuse("pre_tokenizer.type", p.is_object() && p.contains("type") ? p["type"] : p,
@@ -495,6 +503,20 @@ std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
     };
     if (j.contains("tokenize_chinese_chars") && j["tokenize_chinese_chars"] != true)
         refuse("tokenize_chinese_chars", "must be true");
+    if (j.contains("do_basic_tokenize") && j["do_basic_tokenize"] != true)
+        refuse("do_basic_tokenize", "must be true: without it punctuation is not split");
+    // The special pieces, a string or an AddedToken object {"content": ...}: another name would
+    // change the ids (an unknown word's above all), and the engine frames by these names.
+    for (const auto& [key, bert] : {std::pair{"unk_token", "[UNK]"}, {"cls_token", "[CLS]"},
+                                    {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"},
+                                    {"mask_token", "[MASK]"}}) {
+        if (!j.contains(key) || j[key].is_null()) continue;
+        const nlohmann::json& v = j[key];
+        const nlohmann::json* content = &v;
+        if (v.is_object() && v.contains("content")) content = &v["content"];
+        if (!content->is_string() || content->get_ref<const std::string&>() != bert)
+            refuse(key, std::string("BERT's is \"") + bert + "\"");
+    }
     if (!j.contains("do_lower_case") || j["do_lower_case"].is_null()) return std::nullopt;
     if (!j["do_lower_case"].is_boolean()) refuse("do_lower_case", "must be true or false");
     const bool lower = j["do_lower_case"].get<bool>();

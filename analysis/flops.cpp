@@ -25,6 +25,16 @@ double intermediate(const FlopConfig& c) {
     return 4 * d;
 }
 
+/// The state size N: SSM modes (default 64) or Birdie's state channels, which are its
+/// intermediate width (model.d_inner, default 3d; ModelConfig::inner()).
+double state_size(const FlopConfig& c) {
+    if (c.state > 0) return static_cast<double>(c.state);
+    if (c.arch == "birdie")
+        return c.intermediate > 0 ? static_cast<double>(c.intermediate)
+                                  : 3 * static_cast<double>(c.d_model);
+    return 64;
+}
+
 /// One real FFT of size n: 2.5·n·log2(n) FLOPs (half the 5·n·log2(n) of a complex one).
 double real_fft(double n) {
     return 2.5 * n * std::log2(n);
@@ -41,8 +51,7 @@ double ssm_convolution(double L, double d, double N, double H) {
 }  // namespace
 
 double block_parameters(const FlopConfig& c) {
-    const double d = static_cast<double>(c.d_model), I = intermediate(c),
-                 N = static_cast<double>(c.state);
+    const double d = static_cast<double>(c.d_model), I = intermediate(c), N = state_size(c);
     const double norm = 2 * d;
     // A_re, A_im [H, N]; C [H, N, 2]; D, log_step [H]
     const double ssm = static_cast<double>(std::max<std::int64_t>(1, c.kernels)) * (4 * N + 2);
@@ -58,10 +67,8 @@ double block_parameters(const FlopConfig& c) {
         return dense(d, I) + 2 * dense(d, d) + dense(d, I) + dense(I, d) + norm + 4 * dense(d, d);
     if (c.arch == "bert")  // Q, K, V, O; FFN; two LNs
         return 4 * dense(d, d) + dense(d, I) + dense(I, d) + 2 * norm;
-    if (c.arch == "birdie") {  // W_i, W_z, W_o, W_f: d → N; W_out: N → d; LN
-        const double n = c.state > 0 ? N : d;
-        return 4 * dense(d, n) + dense(n, d) + norm;
-    }
+    if (c.arch == "birdie")  // W_i, W_z, W_o, W_f: d → N; W_out: N → d; LN
+        return 4 * dense(d, N) + dense(N, d) + norm;
     if (c.arch == "slstm")  // W: 4d→7d, U: d→7d (no bias), W_g: 2d→2d, W_f': 2d→d
         return dense(4 * d, 7 * d) + 7 * d * d + dense(2 * d, 2 * d) + dense(2 * d, d);
     if (c.arch == "gmlp")  // U: d→I, V: I/2→d, LN(h), LN(Z2); W [n, n] depends on L (mixing term)
@@ -102,7 +109,8 @@ FlopConfig flop_config_of_file(const std::string& path) {
     c.arch = info.arch;
     c.layers = info.n_layers;
     c.d_model = info.d_model;
-    c.intermediate = 0;
+    c.intermediate = 0;  // the architecture's defaults: widths, 64 SSM modes, Birdie's 3d state
+    c.state = 0;
     try {
         block_parameters(c);
     } catch (const ConfigError&) {
@@ -115,20 +123,29 @@ FlopConfig flop_config_of_file(const std::string& path) {
 FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>& lengths) {
     if (config.layers < 1 || config.d_model < 1)
         throw ConfigError("flops: --layers and --d-model must be positive");
+    if (config.intermediate < 0 || config.state < 0 || config.kernels < 0)
+        throw ConfigError("flops: --intermediate and --state must be positive (0: the default)");
+    if (config.arch == "gmlp" && static_cast<std::int64_t>(intermediate(config)) % 2 != 0)
+        throw ConfigError(
+            "flops: gmlp's intermediate width must be even (its spatial gating "
+            "unit splits it in halves); --intermediate " +
+            std::to_string(config.intermediate));
     if (lengths.empty()) throw ConfigError("flops: give at least one length (--lengths)");
     FlopResult result;
     result.config = config;
     const double layers = static_cast<double>(config.layers),
                  d = static_cast<double>(config.d_model);
-    const double N = static_cast<double>(config.state);
-    result.parameters = layers * block_parameters(config);
+    const double N = state_size(config);
+    // Weights applied per token: every block's; S-LSTM applies its one set at every step.
+    const double applied = layers * block_parameters(config);
+    result.parameters = config.arch == "slstm" ? block_parameters(config) : applied;
     const bool attention = config.arch == "bert" || config.arch == "gated_att";
     for (std::int64_t length : lengths) {
         if (length < 1) throw ConfigError("flops: lengths must be positive");
         const double L = static_cast<double>(length);
         FlopRow row;
         row.length = length;
-        row.dense = 2 * result.parameters * L;
+        row.dense = 2 * applied * L;
         if (attention) row.attention = layers * 4 * L * L * d;
         if (config.arch == "bigs" || config.arch == "stack_ssm")
             row.mixing = layers * (config.causal ? 1 : 2) *  // forward (and backward) SSM
@@ -137,8 +154,7 @@ FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>&
             row.mixing =
                 layers * (2 * L * L * (intermediate(config) / 2) + 2 * L * L);  // W·Z2 + W, b
         else if (config.arch == "birdie")
-            row.mixing =
-                layers * 4 * L * (config.state > 0 ? N : d);  // f⊙h + i⊙z per state channel
+            row.mixing = layers * 4 * L * N;  // f⊙h + i⊙z per state channel
         else if (config.arch == "slstm")
             row.mixing =
                 layers * 2 * 10 * L * d;  // the cell's five gated sums, ≈ 10 MACs per channel
@@ -147,11 +163,14 @@ FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>&
         result.rows.push_back(row);
     }
     result.provenance.analysis = "flops";
-    result.provenance.parameters = {
-        {"arch", config.arch},       {"layers", config.layers},
-        {"d_model", config.d_model}, {"intermediate", intermediate(config)},
-        {"state", config.state},     {"kernels", config.kernels},
-        {"causal", config.causal},   {"lengths", lengths}};
+    result.provenance.parameters = {{"arch", config.arch},
+                                    {"layers", config.layers},
+                                    {"d_model", config.d_model},
+                                    {"intermediate", intermediate(config)},
+                                    {"state", static_cast<std::int64_t>(N)},
+                                    {"kernels", config.kernels},
+                                    {"causal", config.causal},
+                                    {"lengths", lengths}};
     return result;
 }
 

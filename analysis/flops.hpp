@@ -23,9 +23,9 @@ struct FlopConfig {
     std::int64_t layers = 23;   ///< blocks (S-LSTM: recurrent steps)
     std::int64_t d_model = 1024;
     std::int64_t intermediate = 0;  ///< I; 0: 3d for gated blocks and gMLP's 6d... see flops.cpp
-    std::int64_t state = 64;        ///< SSM modes N (BiGS, STACK/SSM); Birdie state size (0: d)
-    std::int64_t kernels = 1;       ///< SSM kernels per SSM H (model.ssm.n_kernels)
-    bool causal = false;  ///< BiGS, STACK/SSM with model.causal: the forward SSM branch only
+    std::int64_t state = 0;  ///< SSM modes N (BiGS, STACK/SSM; 0: 64); Birdie's state (0: I or 3d)
+    std::int64_t kernels = 1;  ///< SSM kernels per SSM H (model.ssm.n_kernels)
+    bool causal = false;       ///< BiGS, STACK/SSM with model.causal: the forward SSM branch only
 };
 
 struct FlopRow {
@@ -37,7 +37,8 @@ struct FlopRow {
 struct FlopResult {
     Provenance provenance;
     FlopConfig config;
-    double parameters = 0;  ///< non-embedding parameters P (gMLP: without its L-dependent W)
+    double parameters = 0;  ///< non-embedding parameters P (gMLP: without its L-dependent W;
+                            ///< S-LSTM: one set, shared by its recurrent steps)
     std::vector<FlopRow> rows;
     nlohmann::json to_json() const;
     CsvTable table() const;

@@ -63,11 +63,11 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
                                    ? options.max_sentences
                                    : static_cast<std::int64_t>(row_lengths.size());
         const std::vector<std::int64_t> rows = sample_sentences(row_lengths, m, options.seed).rows;
-        result.rows = rows;
         for (const auto& gate : info.gates) {
             GateStats s;
             s.layer = layer;
             s.gate = gate;
+            s.rows = rows;
             s.range = gate_range(dump.arch(), gate);
             const auto shape = dump.gate_shape(layer, gate);
             const std::int64_t k = shape[2];
@@ -133,11 +133,17 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
 }
 
 nlohmann::json GatesResult::to_json() const {
-    nlohmann::json out = {
-        {"provenance", provenance.to_json()}, {"rows", rows}, {"gates", nlohmann::json::array()}};
+    nlohmann::json out = {{"provenance", provenance.to_json()}, {"gates", nlohmann::json::array()}};
+    // The sample: each entry's own rows; at the top as well where every layer shares them (a
+    // dump whose layers store different examples, example_index, samples each layer's own).
+    const bool shared = std::all_of(gates.begin(), gates.end(), [&](const GateStats& s) {
+        return s.rows == gates.front().rows;
+    });
+    if (!gates.empty() && shared) out["rows"] = gates.front().rows;
     for (const auto& s : gates) {
         nlohmann::json g = {{"layer", s.layer},
                             {"gate", s.gate},
+                            {"rows", s.rows},
                             {"range", {s.range.lo, s.range.hi}},
                             {"range_source", s.range.source},
                             {"values", s.values},

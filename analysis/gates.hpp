@@ -41,11 +41,11 @@ struct GateStats {
     double above_0_99 = -1;  ///< forget gates only ("lossless transfer", the Birdie paper); else −1
     std::vector<double> channel_mean;
     std::vector<double> effective_memory;  ///< forget gates only: 1/(1 − f̄_c)
+    std::vector<std::int64_t> rows;        ///< the rows of /layers/<layer> it was computed on
 };
 
 struct GatesResult {
     Provenance provenance;
-    std::vector<std::int64_t> rows;
     std::vector<GateStats> gates;
     nlohmann::json to_json() const;
     CsvTable table() const;

@@ -276,6 +276,12 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
                           "to show its attention beside an SSM's implicit attention");
     if (kf.empty()) {
         const auto have = dump.kernel_layers();
+        // The layer's kernel group is there, its forward kernel is not (absent or of no taps).
+        if (std::find(have.begin(), have.end(), o.layer) != have.end())
+            throw ConfigError(dump.path() + ": /kernels/" + std::to_string(o.layer) +
+                              " holds no forward kernel (absent or empty), so no implicit "
+                              "attention: every SSM layer has a forward kernel, a causal one "
+                              "only that");
         std::string list;
         for (int l : have)
             list += (list.empty() ? "" : ", ") + std::to_string(l);
@@ -295,6 +301,16 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         std::vector<std::vector<double>> out;
         if (!forward && causal) return out;
         const RowMatrixF k = dump.kernel_groups(o.layer, forward);
+        // A tap per token (lags 0..n−1), said with the dataset it is read from.
+        const auto taps = k.size() == 0 ? static_cast<std::int64_t>((forward ? kf : kb).size())
+                                        : static_cast<std::int64_t>(k.cols());
+        if (taps < n)
+            throw ConfigError(dump.path() + ": /kernels/" + std::to_string(o.layer) + "/" +
+                              (forward ? "forward" : "backward") +
+                              (k.size() == 0 ? "" : "_groups") + " has " + std::to_string(taps) +
+                              " taps, fewer than the " + std::to_string(n) + " tokens of example " +
+                              std::to_string(o.example) +
+                              ": implicit attention needs a tap for every distance");
         if (k.size() == 0) {
             out.push_back(toeplitz_attention(as_double(forward ? kf : kb),
                                              dump.kernel_skip(o.layer, forward), n, forward));

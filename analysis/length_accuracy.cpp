@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -42,6 +43,16 @@ std::vector<double> bin_edges(const std::vector<double>& values,
     } else if (options.binning == "width") {
         if (!(options.width > 0)) throw ConfigError("length-accuracy: --width must be positive");
         const double lo = sorted.front(), hi = sorted.back();
+        const double bins = (hi - lo) / options.width;
+        if (!std::isfinite(hi - lo))
+            throw ConfigError("length-accuracy: the values' range (" + std::to_string(lo) + " to " +
+                              std::to_string(hi) +
+                              ") overflows a double; give --edges instead of --width");
+        if (!(bins <= kMaxBins))
+            throw ConfigError("length-accuracy: --width " + std::to_string(options.width) +
+                              " makes " + std::to_string(bins) + " bins of the range " +
+                              std::to_string(lo) + " to " + std::to_string(hi) + " (at most " +
+                              std::to_string(kMaxBins) + ")");
         edges.push_back(lo);
         for (int i = 1; edges.back() <= hi; ++i) {
             volatile double offset =
@@ -80,7 +91,10 @@ ClassificationScores classification_scores(const std::vector<std::int64_t>& labe
             true_positive[labels[i]] += 1;
         }
     }
-    s.accuracy = s.count ? static_cast<double>(s.correct) / s.count : 0.0;
+    // A bin without examples has no accuracy, MCC or F1 (NaN: null in JSON, an empty CSV cell);
+    // its Wilson interval is the whole [0, 1].
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    s.accuracy = s.count ? static_cast<double>(s.correct) / s.count : none;
     std::tie(s.wilson_low, s.wilson_high) = wilson_interval(s.correct, s.count);
     // Gorodkin (2004): R_K = (c·s − Σ p_k t_k) / √((s² − Σ p_k²)(s² − Σ t_k²)).
     const double n = static_cast<double>(s.count), c = static_cast<double>(s.correct);
@@ -93,8 +107,8 @@ ClassificationScores classification_scores(const std::vector<std::int64_t>& labe
         f1 += 2 * tp / (t + p);  // 2TP / (2TP + FP + FN); t + p > 0 for a class that was seen
     }
     const double denominator = std::sqrt((n * n - pp) * (n * n - tt));
-    s.mcc = denominator > 0 ? (c * n - pt) / denominator : 0.0;
-    s.macro_f1 = classes.empty() ? 0.0 : f1 / static_cast<double>(classes.size());
+    s.mcc = s.count == 0 ? none : denominator > 0 ? (c * n - pt) / denominator : 0.0;
+    s.macro_f1 = classes.empty() ? none : f1 / static_cast<double>(classes.size());
     return s;
 }
 

@@ -16,6 +16,10 @@
 
 namespace routescope::analysis {
 
+/// The most bins a histogram or a length-accuracy binning makes (--bins, --width): more is a
+/// typing error, and their tables would fill memory.
+inline constexpr std::int64_t kMaxBins = 100000;
+
 struct LengthAccuracyOptions {
     std::string variable = "length";   ///< "length" or the name of a /data/attributes dataset
     std::string binning = "quantile";  ///< quantile | edges | width

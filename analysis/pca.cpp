@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -31,8 +32,14 @@ std::vector<double> component_weights(const RowMatrixF& H, bool energy, bool cen
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(gram, Eigen::EigenvaluesOnly);
     std::vector<double> w(solver.eigenvalues().data(),
                           solver.eigenvalues().data() + solver.eigenvalues().size());
+    // Rounding leaves the null space eigenvalues of order ε·λ_max, of either sign: those below
+    // numpy's rank tolerance (λ_max · size · ε, matrix_rank's for a symmetric matrix) are zero,
+    // so that k(p = 1) is the rank, not the rank and a component of rounding noise.
+    const double largest = w.empty() ? 0.0 : *std::max_element(w.begin(), w.end());
+    const double tolerance =
+        largest * static_cast<double>(gram.rows()) * std::numeric_limits<double>::epsilon();
     for (double& v : w)
-        v = std::max(v, 0.0);  // rounding leaves tiny negative eigenvalues
+        if (!(v > tolerance)) v = 0.0;
     std::sort(w.begin(), w.end(), std::greater<>());
     if (energy)
         for (double& v : w)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <tuple>
@@ -264,8 +265,15 @@ double sum_rr(const LayerMoments& x, const LayerMoments& y, double sum_st, const
 }
 
 /// Kornblith et al.'s feature-space form of the unbiased HSIC (up to the 1/(n(n−3)) that cancels).
+/// NaN where its three terms cancel to below 2·10⁻⁸ of the largest: their rounding (a few ulps
+/// each, accumulated over the vectors) is then more than 10⁻⁶ of the result, as happens when a
+/// few values dwarf the rest (an outlier of 10⁸ among values of order 1 cost two digits, 10¹²
+/// all of them). The biased linear CKA has no such difference.
 double hsic_unbiased(double xty_sq, double rr, double tx, double ty, double n) {
-    return xty_sq - n / (n - 2) * rr + tx * ty / ((n - 1) * (n - 2));
+    const double first = xty_sq, second = n / (n - 2) * rr, third = tx * ty / ((n - 1) * (n - 2));
+    const double h = first - second + third;
+    const double largest = std::max({std::abs(first), std::abs(second), std::abs(third)});
+    return std::abs(h) < 2e-8 * largest ? std::numeric_limits<double>::quiet_NaN() : h;
 }
 
 /// Singular values of m, descending, through the eigenvalues of the smaller of m mᵀ and mᵀ m.
@@ -585,7 +593,12 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
     const double n = static_cast<double>(n_vectors);
     if (n_vectors < 4)
         throw ConfigError(a.path() + " and " + b.path() + ": only " + str(n_vectors) +
-                          " vectors are common to the chosen layers; similarity needs at least 4");
+                          " vectors are common to the chosen layers" +
+                          (options.min_length > 0 || options.max_length > 0
+                               ? " among the examples of lengths " + str(options.min_length) +
+                                     " to " + str(options.max_length)
+                               : std::string()) +
+                          "; similarity needs at least 4");
     bool cca = wants(r.measures, "svcca") || wants(r.measures, "pwcca");
     if (cca && n_vectors <= a.width() + b.width() && options.measures.empty()) {
         // Not asked for by name: the other measures run, and the result says why these did not.
@@ -645,6 +658,7 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         std::vector<LayerMoments> moments_b(nb);
         std::vector<LayerAccumulator> acc_b(nb);
         std::vector<std::size_t> constant_a, constant_b;  // layers without variance
+        std::int64_t cancelled_unbiased = 0;  // pairs whose unbiased HSIC double cannot resolve
         const std::size_t chunk =
             static_cast<std::size_t>(std::max<std::int64_t>(16, options.chunk));
         for (std::size_t g0 = 0; g0 < na; g0 += per_group) {
@@ -707,7 +721,10 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                         const double hxy = hsic_unbiased(xty, rxy, x.trace, y.trace, n);
                         const double hxx = hsic_unbiased(xx * xx, rxx, x.trace, x.trace, n);
                         const double hyy = hsic_unbiased(yy * yy, ryy, y.trace, y.trace, n);
-                        set_value("linear_cka_unbiased", i, j, hxy / std::sqrt(hxx * hyy));
+                        const double v = hxy / std::sqrt(hxx * hyy);
+                        // (a constant layer's NaN is said by the note on constant layers)
+                        if (std::isnan(v) && x.trace > 0 && y.trace > 0) ++cancelled_unbiased;
+                        set_value("linear_cka_unbiased", i, j, v);
                     }
                     if (wants(r.measures, "procrustes"))
                         // Clamped to [0, 2]: the square roots of rounded eigenvalues of a
@@ -729,6 +746,13 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                 }
             }
         }
+        if (cancelled_unbiased > 0)
+            r.notes.push_back(
+                "linear_cka_unbiased of " + str(cancelled_unbiased) +
+                (cancelled_unbiased == 1 ? " pair" : " pairs") +
+                " not reported (null): the unbiased HSIC is a difference of terms that cancel "
+                "beyond the precision of double here (values of very different magnitudes, such "
+                "as an outlier); linear_cka is not affected");
         // A layer whose sampled vectors are all equal (a zeroed or constant layer) has no
         // similarity to anything: its scores are null, said here rather than left unexplained.
         // One note per dump, listing its layers.

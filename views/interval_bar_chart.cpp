@@ -130,7 +130,9 @@ QString IntervalBarChart::readout_at(const QPoint& position) const {
     const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(
                                         std::max(1e-12, std::abs(shown_range.y.span())) / 1000))),
                                     0, 12);
-    auto num = [decimals](double v) { return QString::number(v, 'f', decimals); };
+    auto num = [decimals](double v) {
+        return std::isfinite(v) ? QString::number(v, 'f', decimals) : QStringLiteral("–");
+    };
     auto p_num = [](double v) { return QString::number(v, 'g', 3); };
     QStringList parts;
     for (const auto& se : data_.series) {
@@ -303,6 +305,8 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         const auto& se = data_.series[static_cast<std::size_t>(s)];
         const QColor colour = series_colour(s);
         for (int b = b0; b < b1 && b < static_cast<int>(se.value.size()); ++b) {
+            // A bin without examples has no accuracy (NaN): no bar, no whisker.
+            if (!std::isfinite(se.value[static_cast<std::size_t>(b)])) continue;
             const double x0 = lay.bars.left() + (b - b0) * group + group * 0.15 + s * bar;
             const double yv = y_of(se.value[static_cast<std::size_t>(b)], lay.bars, y_lo, y_hi);
             QPainterPath rect;
@@ -389,6 +393,7 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         painter.drawPath(zero);
         for (int b = b0; b < b1 && b < static_cast<int>(data_.difference.size()); ++b) {
             const double d = data_.difference[static_cast<std::size_t>(b)];
+            if (!std::isfinite(d)) continue;  // a side without examples in this bin
             const double x0 = lay.difference.left() + (b - b0) * group + group * 0.3;
             const double y0 = y_of(0, lay.difference, -m, m), y1 = y_of(d, lay.difference, -m, m);
             QPainterPath rect;

@@ -7,9 +7,11 @@
 // input / an option the input cannot satisfy (a layer not in the dump), 3 runtime failure.
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "analysis/anisotropy.hpp"
 #include "analysis/dump_reader.hpp"
@@ -57,7 +59,7 @@ struct AnalyzeArgs {
     double width = 0;
     // flops
     std::string arch = "bigs";
-    std::int64_t layers = 23, d_model = 1024, intermediate = 0, state = 64;
+    std::int64_t layers = 23, d_model = 1024, intermediate = 0, state = 0;
     std::vector<std::int64_t> lengths;
     // kernels
     int radius = 10;
@@ -76,6 +78,18 @@ struct AnalyzeArgs {
     // induction-heads
     std::string marker = "trigger";
 };
+
+/// An integer option of 0 or more (CLI::NonNegativeNumber's message quotes DBL_MAX).
+const CLI::Validator kNonNegative(
+    [](std::string& text) -> std::string {
+        try {
+            std::size_t used = 0;
+            if (std::stoll(text, &used) >= 0 && used == text.size()) return {};
+        } catch (const std::exception&) {
+        }
+        return "must be 0 or more, got " + text;
+    },
+    ">= 0");
 
 const std::vector<std::string> kKinds = {
     "kernels",    "kernel-change",      "gates",           "anisotropy",
@@ -263,11 +277,24 @@ Output run_analysis(const AnalyzeArgs& a) {
                 SimilarityOptions ob = o;
                 ob.min_length = lo;
                 ob.max_length = hi;
-                const auto rb = representation_similarity(*dumps[0], *dumps[1], ob);
-                for (const auto& note : rb.notes)
+                // A bin of too few vectors (ties keep equal lengths in one bin, so bins can be
+                // small) is skipped with its reason; the overall result and the other bins stand.
+                // Every other error of the options was the overall run's already.
+                std::optional<SimilarityResult> rb;
+                try {
+                    rb = representation_similarity(*dumps[0], *dumps[1], ob);
+                } catch (const ConfigError& e) {
+                    std::cerr << "routescope-cli analyze similarity (lengths " << lo << "-" << hi
+                              << "): skipped: " << e.what() << "\n";
+                    out.results.push_back({{"analysis", "similarity"},
+                                           {"length_range", {lo, hi}},
+                                           {"skipped", e.what()}});
+                    continue;
+                }
+                for (const auto& note : rb->notes)
                     std::cerr << "routescope-cli analyze similarity (lengths " << lo << "-" << hi
                               << "): " << note << "\n";
-                out.add(rb.to_json(), rb.table());
+                out.add(rb->to_json(), rb->table());
             }
     } else if (a.kind == "implicit-attention") {
         const DumpReader& dump = need_dump(dumps, a.kind);
@@ -318,7 +345,8 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--m", a->m, "anisotropy: sentences sampled (default 5000; all when fewer)");
     cmd->add_option("--seed", a->seed, "Seed of every random sample (default 0)");
     cmd->add_option("--bins", a->bins,
-                    "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)");
+                    "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)")
+        ->check(CLI::Range(std::int64_t{1}, kMaxBins));
     cmd->add_flag("--centred", a->centred, "anisotropy: subtract the sample mean first");
     cmd->add_flag("--sentence", a->sentence,
                   "anisotropy: sentence vectors instead of token vectors");
@@ -328,11 +356,13 @@ CommandRunner setup_analyze(CLI::App& app) {
         ->delimiter(',');
     cmd->add_flag("--energy", a->energy, "pca: σ instead of σ²");
     cmd->add_option("--max-sentences", a->max_sentences,
-                    "pca, transitions, gates: sample this many sentences (default all)");
+                    "pca, transitions, gates: sample this many sentences (default all)")
+        ->check(kNonNegative);
     cmd->add_option("--bucket-width", a->bucket_width,
                     "pca: width of the length buckets (default 50)");
     cmd->add_option("--global-m", a->global_m,
-                    "pca: tokens of the global variant (default 5000, 0 off)");
+                    "pca: tokens of the global variant (default 5000, 0 off)")
+        ->check(kNonNegative);
     cmd->add_flag("--uncentred", a->uncentred,
                   "pca: the spectrum of the tokens as they are, mean included (the S-LSTM paper's "
                   "uncentred SVD)");
@@ -346,14 +376,20 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--binning", a->binning, "length-accuracy: quantile (default), edges or width");
     cmd->add_option("--edges", a->edges, "length-accuracy: fixed bin edges")->delimiter(',');
     cmd->add_option("--width", a->width, "length-accuracy: fixed bin width");
-    cmd->add_option("--arch", a->arch,
-                    "flops: bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp (or the model "
-                    "of --checkpoint / --dump)");
-    cmd->add_option("--layers", a->layers, "flops: number of blocks (default 23)");
-    cmd->add_option("--d-model", a->d_model, "flops: width d (default 1024)");
-    cmd->add_option("--intermediate", a->intermediate,
-                    "flops: intermediate width I (default per arch)");
-    cmd->add_option("--state", a->state, "flops: SSM modes N / Birdie state size (default 64)");
+    // The model of the FLOP count when no --checkpoint or --dump gives one.
+    const std::vector<CLI::Option*> flop_model_options = {
+        cmd->add_option("--arch", a->arch,
+                        "flops: bigs, stack_ssm, gated_att, bert, birdie, slstm, gmlp (or the "
+                        "model of --checkpoint / --dump)"),
+        cmd->add_option("--layers", a->layers, "flops: number of blocks (default 23)"),
+        cmd->add_option("--d-model", a->d_model, "flops: width d (default 1024)"),
+        cmd->add_option("--intermediate", a->intermediate,
+                        "flops: intermediate width I (default per arch)")
+            ->check(kNonNegative),
+        cmd->add_option("--state", a->state,
+                        "flops: SSM modes N (default 64) / Birdie state size (default: the "
+                        "intermediate width, 3d)")
+            ->check(kNonNegative)};
     cmd->add_option("--lengths", a->lengths, "flops: sequence lengths (default 128,512,1024,4096)")
         ->delimiter(',');
     cmd->add_option("--radius", a->radius, "kernels: relative positions −R..R (default 10)");
@@ -400,7 +436,7 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--marker", a->marker,
                     "induction-heads: the /vocab piece before the copied symbol and at the query "
                     "(default trigger)");
-    return [a]() {
+    return [a, flop_model_options]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.
@@ -409,6 +445,37 @@ CommandRunner setup_analyze(CLI::App& app) {
         // An explicit --check asks for validate's verdict (its help says so): then an invalid
         // file is refused, as every other command refuses it.
         a->check.refuse_invalid = a->check.values;
+        // As many files as the kind reads: a further --dump or --checkpoint would be ignored.
+        const auto at_most = [&](const char* option, std::size_t given, std::size_t most) {
+            if (given > most)
+                throw ConfigError(
+                    "analyze " + a->kind + " takes " +
+                    (most == 0   ? std::string("no ") + option
+                     : most == 1 ? std::string("one ") + option
+                                 : "at most " + std::to_string(most) + " " + option + " options") +
+                    " (" + std::to_string(given) + " given)");
+        };
+        const std::string& k = a->kind;
+        at_most("--dump", a->dumps.size(),
+                k == "similarity" || k == "length-accuracy" ? 2
+                : k == "kernel-change"                      ? 0
+                                                            : 1);
+        at_most("--checkpoint", a->checkpoints.size(),
+                k == "kernels"         ? a->checkpoints.size()
+                : k == "kernel-change" ? 2
+                : k == "flops"         ? 1
+                                       : 0);
+        if ((k == "flops" || k == "kernels") && !a->dumps.empty() && !a->checkpoints.empty())
+            throw ConfigError("analyze " + k + " reads --checkpoint or --dump, not both");
+        if (k == "flops" && (!a->dumps.empty() || !a->checkpoints.empty()))
+            for (const CLI::Option* o : flop_model_options)
+                if (o->count() > 0)
+                    throw ConfigError("analyze flops: " + o->get_name() +
+                                      " describes a model without --checkpoint or --dump; the "
+                                      "file gives its own model");
+        if (!a->csv.empty() && std::filesystem::absolute(a->csv).lexically_normal() ==
+                                   std::filesystem::absolute(a->out).lexically_normal())
+            throw ConfigError("analyze: --out and --csv name the same file, " + a->out);
         std::vector<std::pair<std::string, std::string>> inputs;
         for (const auto& d : a->dumps)
             inputs.emplace_back("--dump", d);

@@ -44,6 +44,11 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
         for (const auto& p : pending)
             fs::remove(p.tmp, ignored);
     };
+    for (std::size_t i = 0; i < files.size(); ++i)  // one temporary each, one final name each
+        for (std::size_t j = 0; j < i; ++j)
+            if (fs::absolute(files[i].first).lexically_normal() ==
+                fs::absolute(files[j].first).lexically_normal())
+                throw ConfigError(files[i].first + ": named for two outputs");
     try {
         for (const auto& [path, text] : files) {
             Pending p;

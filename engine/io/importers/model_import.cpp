@@ -507,8 +507,10 @@ std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
         refuse("do_basic_tokenize", "must be true: without it punctuation is not split");
     // The special pieces, a string or an AddedToken object {"content": ...}: another name would
     // change the ids (an unknown word's above all), and the engine frames by these names.
-    for (const auto& [key, bert] : {std::pair{"unk_token", "[UNK]"}, {"cls_token", "[CLS]"},
-                                    {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"},
+    for (const auto& [key, bert] : {std::pair{"unk_token", "[UNK]"},
+                                    {"cls_token", "[CLS]"},
+                                    {"sep_token", "[SEP]"},
+                                    {"pad_token", "[PAD]"},
                                     {"mask_token", "[MASK]"}}) {
         if (!j.contains(key) || j[key].is_null()) continue;
         const nlohmann::json& v = j[key];

@@ -244,9 +244,9 @@ def gates(f, res):
     out = []
     arch = f["model"].attrs["arch"]
     arch = arch.decode() if isinstance(arch, bytes) else arch
-    rows = res["rows"]
     for g in res["gates"]:
         layer, name = g["layer"], g["gate"]
+        rows = g["rows"]  # each layer's own sample (example_index: layers store other rows)
         _, lengths = layer_rows(f, layer)
         ds = f[f"layers/{layer}/gates/{name}"]
         L = f["data/tokens"].shape[1]

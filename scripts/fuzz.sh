@@ -159,13 +159,25 @@ case "$cmd" in
         # fuzzing is reported loudly with its saved input but does not fail CI unless
         # ROUTESCOPE_FUZZ_CI_FATAL=1: a random 30 s search must not block unrelated work; the
         # finding is fixed with a regression input (docs/reliability.md, "CI").
-        for ((i = 0; i < count && i < ${#rotation[@]}; i++)); do
-            t=${rotation[$(( (offset + i) % ${#rotation[@]} ))]}
-            if ! fuzz "$t" "$secs"; then
+        # One campaign per core at a time (a libFuzzer campaign is one process on one core): the
+        # same seconds of fuzzing per target in half the wall time on CI's 2 cores.
+        lanes=${ROUTESCOPE_FUZZ_CI_LANES:-$jobs}
+        pids=(); names=()
+        finish() {  # waits for the oldest campaign
+            local t=${names[0]}
+            if ! wait "${pids[0]}"; then
                 echo "fuzz.sh: NEW FINDING in $t during the CI fuzz pass (input in $build/artifacts/$t/)" >&2
                 [ "${ROUTESCOPE_FUZZ_CI_FATAL:-0}" = "1" ] && failed=1
             fi
+            pids=("${pids[@]:1}"); names=("${names[@]:1}")
+        }
+        for ((i = 0; i < count && i < ${#rotation[@]}; i++)); do
+            t=${rotation[$(( (offset + i) % ${#rotation[@]} ))]}
+            [ ${#pids[@]} -ge "$lanes" ] && finish
+            fuzz "$t" "$secs" &
+            pids+=($!); names+=("$t")
         done
+        while [ ${#pids[@]} -gt 0 ]; do finish; done
         echo "fuzz.sh: CI fuzz pass in $(( $(date +%s) - started )) s"
         exit $failed ;;
     fuzz_*)

@@ -450,6 +450,25 @@ private slots:
         QCOMPARE(block_parameters({"bigs", 1, 1024, 0, 64}), 13645316.0);
     }
 
+    void flopsCountBirdieAndSlstmAsTheirCheckpointsHoldThem() {
+        // Hand counts from docs/formats/checkpoint.md's shapes at d = 8.
+        // S-LSTM: one parameter set for every recurrent step: W [7d, 4d] + [7d], U [7d, d],
+        // W_g [2d, 2d] + [2d], W_f [d, 2d] + [d] = 1848 + 448 + 272 + 136 = 2704.
+        const auto s = flop_model({"slstm", 3, 8, 0, 0}, {4});
+        QCOMPARE(s.parameters, 2704.0);
+        QCOMPARE(s.rows[0].dense, 2.0 * 3 * 2704 * 4);  // the set is applied at each of 3 steps
+        // Birdie: its state is model.d_inner, by default 3d = 24: four d → 24 gates with bias,
+        // 24 → d out with bias, one LayerNorm: 4·(8·24 + 24) + (24·8 + 8) + 16 = 1080 per layer.
+        const auto b = flop_model({"birdie", 3, 8, 0, 0}, {4});
+        QCOMPARE(b.parameters, 3.0 * 1080);
+        QCOMPARE(b.rows[0].mixing, 3.0 * 4 * 4 * 24);
+        // An explicit --intermediate is Birdie's state too (d_inner).
+        QCOMPARE(flop_model({"birdie", 1, 8, 16, 0}, {4}).parameters,
+                 4.0 * (8 * 16 + 16) + (16 * 8 + 8) + 16);
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, flop_model({"gmlp", 1, 8, 7, 0}, {4}));
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, flop_model({"bigs", 1, 8, 0, -3}, {4}));
+    }
+
     void flopsFromTheCli() {
         const QString out = dump_dir() + "/flops.json";
         const auto r = run_cli({"analyze", "flops", "--arch", "bigs", "--layers", "23", "--d-model",

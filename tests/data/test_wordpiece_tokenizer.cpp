@@ -105,6 +105,13 @@ private slots:
         QCOMPARE(t.encode("the\x01\tworld\n"), (Ids{5, 16}));
         QCOMPARE(t.basic_tokens("  "), (std::vector<std::string>{}));
     }
+    void lineAndParagraphSeparatorsSplitWords() {
+        // Python's str.split (BERT's whitespace_tokenize) splits at U+2028 and U+2029, which
+        // _clean_text keeps: "hello\u2028world".split() == ["hello", "world"].
+        WordPieceTokenizer t(kVocab);
+        QCOMPARE(t.encode("hello\xE2\x80\xA8world"), (Ids{15, 16}));
+        QCOMPARE(t.encode("hello\xE2\x80\xA9world"), (Ids{15, 16}));
+    }
     void literalSpecialsStayWhole() {
         WordPieceTokenizer t(kVocab);
         QCOMPARE(t.encode("hello[MASK]world"), (Ids{15, 4, 16}));

@@ -283,6 +283,21 @@ def main():
                        "prefix": {"continuing_subword_prefix": "@@"},
                        "max_chars": {"max_input_chars_per_word": 200}}.items():
         write(f"{out}/bad_tokenizer/{name}/tokenizer.json", tokenizer_json(pieces, **over))
+    # The tokenizers library writes a missing normalizer or pre-tokenizer as null: none at all
+    # (no cleaning, lower-casing or CJK split; no split at whitespace and punctuation).
+    for key in ("normalizer", "pre_tokenizer"):
+        j = json.loads(tokenizer_json(pieces))
+        j[key] = None
+        write(f"{out}/bad_tokenizer/{key}_null/tokenizer.json", json.dumps(j))
+    # transformers' BertTokenizer arguments that change ids: another unknown piece, no basic
+    # tokenizer (no punctuation split); an AddedToken object naming BERT's own piece is fine.
+    for name, cfg in {"unk_unused0": {"do_lower_case": True, "unk_token": "[unused0]"},
+                      "no_basic": {"do_lower_case": True, "do_basic_tokenize": False},
+                      "added_token_ok": {"do_lower_case": True,
+                                         "unk_token": {"__type": "AddedToken", "content": "[UNK]",
+                                                       "lstrip": False, "rstrip": False}}}.items():
+        write(f"{out}/bad_config/{name}/vocab.txt", "\n".join(pieces) + "\n")
+        write(f"{out}/bad_config/{name}/tokenizer_config.json", json.dumps(cfg))
 
     # ---- the BiGS, MLM and classification, in three formats, with the reference's logits
     batches = {k: batch(rng, V, L, lengths) for k, (L, lengths) in BATCHES.items()}

@@ -337,6 +337,39 @@ private slots:
                                 << "model.continuing_subword_prefix";
         QTest::newRow("word limit") << "max_chars"
                                     << "model.max_input_chars_per_word";
+        QTest::newRow("no normalizer") << "normalizer_null"
+                                       << "normalizer: null";
+        QTest::newRow("no pre-tokenizer") << "pre_tokenizer_null"
+                                          << "pre_tokenizer: null";
+    }
+
+    // tokenizer_config.json beside vocab.txt: transformers' arguments that change ids are refused
+    // naming the file and the key; BERT's own piece as an AddedToken object is accepted.
+    void tokenizer_config_that_changes_ids_is_refused_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("unk_token") << "unk_unused0" << "unk_token";
+        QTest::newRow("do_basic_tokenize") << "no_basic" << "do_basic_tokenize";
+        QTest::newRow("AddedToken [UNK]") << "added_token_ok" << "";
+    }
+    void tokenizer_config_that_changes_ids_is_refused() {
+        QFETCH(QString, variant);
+        QFETCH(QString, key);
+        const std::string out = kOut + "/config-" + variant.toStdString() + ".ckpt.h5";
+        const std::string dir = kData + "/bad_config/" + variant.toStdString();
+        fs::remove(out);
+        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
+                           QString::fromStdString(dir + "/vocab.txt"), "--out",
+                           QString::fromStdString(out)});
+        if (key.isEmpty()) {
+            QVERIFY2(r.code == 0, r.err.c_str());
+            return;
+        }
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find(dir + "/tokenizer_config.json") != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.find(key.toStdString()) != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(out));
     }
     void tokenizer_json_that_is_not_bert_uncased_is_refused() {
         QFETCH(QString, variant);

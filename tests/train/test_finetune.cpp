@@ -24,7 +24,9 @@
 #include <random>
 
 #include "engine/core/error.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/train/labelled_set.hpp"
 #include "engine/train/finetuner.hpp"
 #include "engine/train/trainer.hpp"
 #include "train_test_support.hpp"
@@ -137,6 +139,29 @@ class TestFinetune : public QObject {
     }
 
 private slots:
+    void pairTruncationIsLongestFirstAndPopsTheSecondOnATie() {
+        // BERT's _truncate_seq_pair (run_classifier.py): while the pair is too long, pop from the
+        // longer, from the second when they are equal. A = 8, B = 4 tokens in 10 − 3 = 7 places:
+        // 8/4 → … → 4/4 → 4/3, so A keeps a1..a4 and B keeps b1..b3.
+        routescope::data::WordPieceTokenizer t(
+            "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na1\na2\na3\na4\na5\na6\na7\na8\nb1\nb2\nb3\nb4\n");
+        routescope::data::ClassificationSet set;
+        set.path = "pairs.tsv";
+        set.pairs = true;
+        set.labels = {"0"};
+        routescope::data::ClassificationExample e;
+        e.text_a = "a1 a2 a3 a4 a5 a6 a7 a8";
+        e.text_b = "b1 b2 b3 b4";
+        e.label = "0";
+        e.label_id = 0;
+        set.examples.push_back(e);
+        const auto out = routescope::train::classification_examples(set, t, 10);
+        QCOMPARE(out.examples.size(), std::size_t{1});
+        // [CLS]=2 a1..a4=5..8 [SEP]=3 b1..b3=13..15 [SEP]=3
+        QCOMPARE(out.examples[0].tokens,
+                 (std::vector<std::int32_t>{2, 5, 6, 7, 8, 3, 13, 14, 15, 3}));
+    }
+
     void keywordRuleReachesHighValidationAccuracy() {
         train_test::write_text(path("kw_train.tsv"), keyword_tsv(240, 1));
         train_test::write_text(path("kw_valid.tsv"), keyword_tsv(100, 2));

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Edge cases of `routescope-cli analyze` found by probing with hostile and degenerate dumps
+(session 27). The dumps are written here with h5py from docs/formats/dump.md; every expected value
+is computed here with numpy from the documented definitions (docs/analyses.md), never read from
+the code under test.
+
+usage: test_analyze_edge_cases.py --cli build/bin/routescope-cli --work DIR
+Prints one line per case and "N passed, N failed"; exit 1 on a failure.
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+
+def write_dump(path, hidden, lengths, arch="external", labels=None, predictions=None, gates=None,
+               kernels=None, example_index=None):
+    """A dump of format version 1: hidden {layer: [rows, L, d]}, lengths [S]."""
+    lengths = np.asarray(lengths, np.int32)
+    S = len(lengths)
+    L, d = next(iter(hidden.values())).shape[1:]
+    tokens = np.zeros((S, L), np.int32)
+    for s in range(S):
+        tokens[s, :lengths[s]] = np.arange(lengths[s]) % 40 + 5
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "routescope-dump"
+        f.attrs["format_version"] = 1
+        f.attrs["producer"] = "test_analyze_edge_cases.py"
+        f.attrs["created"] = "2026-11-27T00:00:00Z"
+        m = f.create_group("model")
+        m.attrs.update(arch=arch, name="edge", n_layers=max(hidden), d_model=d)
+        f["data/tokens"] = tokens
+        f["data/lengths"] = lengths
+        if labels is not None:
+            f["data/labels"] = np.asarray(labels, np.int32)
+        if predictions is not None:
+            f["data/predictions"] = np.asarray(predictions, np.int32)
+        for layer, h in hidden.items():
+            f[f"layers/{layer}/hidden"] = np.asarray(h, np.float32)
+            if example_index and layer in example_index:
+                f[f"layers/{layer}/example_index"] = np.asarray(example_index[layer], np.int32)
+        for layer, gd in (gates or {}).items():
+            for name, v in gd.items():
+                f[f"layers/{layer}/gates/{name}"] = np.asarray(v, np.float32)
+        for layer, kd in (kernels or {}).items():
+            g = f.require_group(f"kernels/{layer}")
+            for name, v in kd.items():
+                g[name] = np.asarray(v, np.float32)
+
+
+class Suite:
+    def __init__(self, cli, work):
+        self.cli, self.work = cli, work
+        self.passed = self.failed = 0
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def run(self, *args):
+        return subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=300)
+
+    def case(self, name, fn):
+        try:
+            fn()
+            self.passed += 1
+            print(f"ok   {name}")
+        except AssertionError as e:
+            self.failed += 1
+            print(f"FAIL {name}: {e}")
+
+    def ok(self, r):
+        assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}"
+
+
+def unbiased_hsic(K, L):
+    """Song et al. 2012: (tr(K̃L̃) + 1ᵀK̃1·1ᵀL̃1/((n−1)(n−2)) − 2/(n−2)·1ᵀK̃L̃1) / (n(n−3))."""
+    n = K.shape[0]
+    K, L = K.copy(), L.copy()
+    np.fill_diagonal(K, 0)
+    np.fill_diagonal(L, 0)
+    one = np.ones(n)
+    return (np.trace(K @ L) + (one @ K @ one) * (one @ L @ one) / ((n - 1) * (n - 2))
+            - 2 / (n - 2) * (one @ K @ L @ one)) / (n * (n - 3))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    t = Suite(a.cli, a.work)
+    rng = np.random.default_rng(27)
+
+    # ---- gates: a dump whose layers store different examples (example_index) is sampled per
+    # layer, and each entry says which rows of its own layer it read.
+    def gates_rows_per_layer():
+        L, N = 7, 4
+        lengths = [7, 1, 3, 7, 2, 5]
+        hidden = {0: rng.standard_normal((6, L, 4)), 1: rng.standard_normal((3, L, 4)),
+                  2: rng.standard_normal((2, L, 4))}
+        f1, f2 = rng.uniform(0, 1, (3, L, N)), rng.uniform(0, 1, (2, L, N))
+        p = t.path("gates.dump.h5")
+        write_dump(p, hidden, lengths, arch="birdie", gates={1: {"f": f1}, 2: {"f": f2}},
+                   example_index={1: [1, 3, 5], 2: [4, 0]})
+        r = t.run("analyze", "gates", "--dump", p, "--out", t.path("gates.json"))
+        t.ok(r)
+        res = json.load(open(t.path("gates.json")))["results"][0]
+        assert "rows" not in res, "a top-level sample although the layers' samples differ"
+        for g in res["gates"]:
+            rows, f, examples = ({1: ([0, 1, 2], f1, [1, 3, 5]), 2: ([0, 1], f2, [4, 0])}
+                                 [g["layer"]])
+            assert sorted(g["rows"]) == rows, f"layer {g['layer']}: rows {g['rows']}"
+            values = np.concatenate([f[r, :lengths[e]] for r, e in zip(rows, examples)])
+            assert g["values"] == values.size, (g["values"], values.size)
+            assert abs(g["mean"] - values.mean()) < 1e-6, (g["mean"], values.mean())
+    t.case("gates: each layer's own sample (example_index)", gates_rows_per_layer)
+
+    # ---- length-accuracy: a bin without examples has no accuracy (null, an empty CSV cell).
+    def empty_bin_has_no_accuracy():
+        p = t.path("la.dump.h5")
+        write_dump(p, {0: rng.standard_normal((6, 10, 3))}, [2, 2, 2, 9, 9, 9],
+                   labels=[1] * 6, predictions=[1, 0, 1, 1, 1, 1])
+        r = t.run("analyze", "length-accuracy", "--dump", p, "--binning", "edges", "--edges",
+                  "1,5,8,10", "--out", t.path("la.json"), "--csv", t.path("la.csv"))
+        t.ok(r)
+        bins = json.load(open(t.path("la.json")))["results"][0]["bins"]
+        assert [b["a"]["count"] for b in bins] == [3, 0, 3]
+        assert abs(bins[0]["a"]["accuracy"] - 2 / 3) < 1e-12
+        assert bins[1]["a"]["accuracy"] is None, bins[1]["a"]
+        rows = list(csv.DictReader(open(t.path("la.csv"))))
+        assert rows[1]["accuracy"] == "", rows[1]
+    t.case("length-accuracy: an empty bin's accuracy is null", empty_bin_has_no_accuracy)
+
+    # ---- pca: k at p = 1 is the rank of the centred sentence (numpy's matrix_rank), not one
+    # more for a rounding-noise eigenvalue.
+    def pca_k_at_one_is_the_rank():
+        S, L, d = 40, 12, 8
+        lengths = rng.integers(2, L + 1, S)
+        h = rng.standard_normal((S, L, d))
+        p = t.path("pca.dump.h5")
+        write_dump(p, {0: h}, lengths)
+        r = t.run("analyze", "pca", "--dump", p, "--thresholds", "1.0", "--out", t.path("pca.json"))
+        t.ok(r)
+        res = json.load(open(t.path("pca.json")))["results"][0]["sentences"]
+        for x, k in zip(res["examples"], res["k"]):
+            n = int(lengths[x])
+            centred = h[x, :n].astype(np.float32).astype(np.float64)
+            centred = centred - centred.mean(0)
+            assert k[0] == np.linalg.matrix_rank(centred), (x, n, k[0])
+    t.case("pca: k(1.0) is the rank", pca_k_at_one_is_the_rank)
+
+    # ---- similarity: a length bin of fewer than 4 vectors is skipped, the rest stands; an
+    # unbiased CKA that double cannot resolve is null with a note, an ordinary one is Song's.
+    def similarity_small_bin_and_unbiased():
+        lengths = [3] * 10 + [5] * 2 + [7] * 18
+        S, L, d = len(lengths), 8, 3
+        x = rng.standard_normal((S, L, d))
+        y = x @ rng.standard_normal((d, d)) + 0.5 * rng.standard_normal((S, L, d))
+        pa, pb = t.path("sa.dump.h5"), t.path("sb.dump.h5")
+        write_dump(pa, {1: x}, lengths)
+        write_dump(pb, {1: y}, lengths)
+        r = t.run("analyze", "similarity", "--dump", pa, "--dump", pb, "--vectors", "sentence",
+                  "--measures", "linear_cka,linear_cka_unbiased", "--length-bins", "3",
+                  "--permutations", "0", "--bootstrap", "0", "--out", t.path("sim.json"))
+        t.ok(r)
+        results = json.load(open(t.path("sim.json")))["results"]
+        assert len(results) == 4, len(results)
+        skipped = [res for res in results if "skipped" in res]
+        assert len(skipped) == 1 and skipped[0]["length_range"] == [5, 6], skipped
+        assert "lengths 5 to 6" in skipped[0]["skipped"], skipped[0]["skipped"]
+        # the overall result: Song's unbiased CKA of the sentence vectors (masked token means)
+        va = np.stack([x[s, :lengths[s]].astype(np.float32).astype(np.float64).mean(0)
+                       for s in range(S)])
+        vb = np.stack([y[s, :lengths[s]].astype(np.float32).astype(np.float64).mean(0)
+                       for s in range(S)])
+        K, Lm = va @ va.T, vb @ vb.T
+        want = unbiased_hsic(K, Lm) / np.sqrt(unbiased_hsic(K, K) * unbiased_hsic(Lm, Lm))
+        got = results[0]["measures"]["linear_cka_unbiased"][0][0]
+        assert got is not None and abs(got - want) < 1e-6 * abs(want), (got, want)
+        # one outlier of 10^12 among values of order 1: the terms cancel beyond double's digits
+        x2 = x.copy()
+        x2[0, 0, 0] = 1e12
+        write_dump(t.path("so.dump.h5"), {1: x2}, lengths)
+        r = t.run("analyze", "similarity", "--dump", t.path("so.dump.h5"), "--dump", pb,
+                  "--measures", "linear_cka,linear_cka_unbiased", "--permutations", "0",
+                  "--bootstrap", "0", "--out", t.path("so.json"))
+        t.ok(r)
+        res = json.load(open(t.path("so.json")))["results"][0]
+        assert res["measures"]["linear_cka_unbiased"][0][0] is None, res["measures"]
+        assert res["measures"]["linear_cka"][0][0] is not None
+        assert any("linear_cka_unbiased" in n for n in res["notes"]), res["notes"]
+    t.case("similarity: a small length bin is skipped; unbiased CKA null where double fails",
+           similarity_small_bin_and_unbiased)
+
+    # ---- implicit-attention: the message names the kernel dataset that is missing or short.
+    def implicit_attention_names_the_kernel():
+        h = rng.standard_normal((2, 6, 4))
+        p = t.path("ia-back.dump.h5")
+        write_dump(p, {0: h, 1: h}, [6, 4], arch="bigs", kernels={1: {"backward": np.ones(6)}})
+        r = t.run("analyze", "implicit-attention", "--dump", p, "--layer", "1", "--mode",
+                  "backward", "--out", t.path("ia.json"))
+        assert r.returncode == 2 and "/kernels/1 holds no forward kernel" in r.stderr, r.stderr
+        p = t.path("ia-short.dump.h5")
+        write_dump(p, {0: h, 1: h}, [6, 4], arch="bigs",
+                   kernels={1: {"forward": np.ones(3), "backward": np.ones(3)}})
+        r = t.run("analyze", "implicit-attention", "--dump", p, "--layer", "1", "--out",
+                  t.path("ia.json"))
+        assert r.returncode == 2 and "/kernels/1/forward has 3 taps" in r.stderr, r.stderr
+        assert p in r.stderr, r.stderr
+    t.case("implicit-attention: missing and short kernels named", implicit_attention_names_the_kernel)
+
+    # ---- usage errors: exit 2 before any work, nothing written.
+    def usage_errors():
+        p = t.path("pca.dump.h5")
+        out = t.path("usage.json")
+        for args, says in [
+            (["anisotropy", "--dump", p, "--dump", p], "takes one --dump"),
+            (["pca", "--dump", p, "--csv", out], "same file"),
+            (["anisotropy", "--dump", p, "--bins", "1000000"], "--bins"),
+            (["flops", "--dump", p, "--arch", "bert"], "--arch"),
+            (["flops", "--state", "-3"], "--state"),
+        ]:
+            r = t.run("analyze", *args, "--out", out)
+            assert r.returncode == 2 and says in r.stderr, (args, r.returncode, r.stderr)
+            assert not os.path.exists(out), args
+        r = t.run("analyze", "length-accuracy", "--dump", t.path("la.dump.h5"), "--binning", "width",
+                  "--width", "1e-6", "--out", out)
+        assert r.returncode == 2 and "--width" in r.stderr, r.stderr
+    t.case("analyze: extra inputs, --out = --csv and absurd sizes are usage errors", usage_errors)
+
+    # ---- a rename that fails says why (the system's reason, not "Success").
+    def rename_failure_says_why():
+        os.makedirs(t.path("outdir"), exist_ok=True)
+        r = t.run("analyze", "flops", "--out", t.path("outdir"))
+        assert r.returncode == 3 and "Is a directory" in r.stderr, r.stderr
+    t.case("a failed rename names the system's reason", rename_failure_says_why)
+
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -348,9 +348,12 @@ private slots:
     void tokenizer_config_that_changes_ids_is_refused_data() {
         QTest::addColumn<QString>("variant");
         QTest::addColumn<QString>("key");
-        QTest::newRow("unk_token") << "unk_unused0" << "unk_token";
-        QTest::newRow("do_basic_tokenize") << "no_basic" << "do_basic_tokenize";
-        QTest::newRow("AddedToken [UNK]") << "added_token_ok" << "";
+        QTest::newRow("unk_token") << "unk_unused0"
+                                   << "unk_token";
+        QTest::newRow("do_basic_tokenize") << "no_basic"
+                                           << "do_basic_tokenize";
+        QTest::newRow("AddedToken [UNK]") << "added_token_ok"
+                                          << "";
     }
     void tokenizer_config_that_changes_ids_is_refused() {
         QFETCH(QString, variant);
@@ -358,10 +361,10 @@ private slots:
         const std::string out = kOut + "/config-" + variant.toStdString() + ".ckpt.h5";
         const std::string dir = kData + "/bad_config/" + variant.toStdString();
         fs::remove(out);
-        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
-                          {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
-                           QString::fromStdString(dir + "/vocab.txt"), "--out",
-                           QString::fromStdString(out)});
+        const Run r =
+            run(QStringLiteral(ROUTESCOPE_CLI),
+                {"import", QString::fromStdString(kData + "/bigs_mlm_pytorch"), "--vocab",
+                 QString::fromStdString(dir + "/vocab.txt"), "--out", QString::fromStdString(out)});
         if (key.isEmpty()) {
             QVERIFY2(r.code == 0, r.err.c_str());
             return;

@@ -26,8 +26,8 @@
 #include "engine/core/error.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
-#include "engine/train/labelled_set.hpp"
 #include "engine/train/finetuner.hpp"
+#include "engine/train/labelled_set.hpp"
 #include "engine/train/trainer.hpp"
 #include "train_test_support.hpp"
 

@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -465,7 +466,8 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--split", a->split, "Task split: valid (default), test, train");
     cmd->add_option("--seed", a->seed, "Task seed (default: the checkpoint's data.task_params)");
     cmd->add_option("--length", a->length,
-                    "--data: truncate examples to this many tokens (default data.seq_len)");
+                    "--data: truncate examples to this many tokens (default data.seq_len)")
+        ->check(CLI::Range(1, std::numeric_limits<int>::max()));
     cmd->add_option("--birdie-layout", a->birdie_layout,
                     "Task rows of a birdie checkpoint: the layout of its prefix_lm arm (default) "
                     "or its next_token arm, as eval scores them")

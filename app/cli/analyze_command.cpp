@@ -79,18 +79,6 @@ struct AnalyzeArgs {
     std::string marker = "trigger";
 };
 
-/// An integer option of 0 or more (CLI::NonNegativeNumber's message quotes DBL_MAX).
-const CLI::Validator kNonNegative(
-    [](std::string& text) -> std::string {
-        try {
-            std::size_t used = 0;
-            if (std::stoll(text, &used) >= 0 && used == text.size()) return {};
-        } catch (const std::exception&) {
-        }
-        return "must be 0 or more, got " + text;
-    },
-    ">= 0");
-
 const std::vector<std::string> kKinds = {
     "kernels",    "kernel-change",      "gates",           "anisotropy",
     "pca",        "transitions",        "length-accuracy", "flops",

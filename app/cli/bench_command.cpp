@@ -819,7 +819,7 @@ CommandRunner setup_bench(CLI::App& app) {
         ->check(CLI::IsMember({"none", "torch"}));
     train->add_option("--threads", ta->threads, "Threads on both sides (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    train->add_option("--steps", ta->steps, "Timed steps")->check(CLI::PositiveNumber);
+    train->add_option("--steps", ta->steps, "Timed steps")->check(kPositive);
     train->add_option("--warmup", ta->warmup, "Untimed steps first");
     train->add_option("--profile-steps", ta->profile_steps,
                       "Steps of the per-op profile (0: none)");
@@ -861,12 +861,10 @@ CommandRunner setup_bench(CLI::App& app) {
     conv->add_option("--lengths", ca->lengths, "Sequence lengths")
         ->delimiter(',')
         ->check(CLI::Range(1, 1 << 22));
-    conv->add_option("--channels", ca->channels, "Channels, one kernel each")
-        ->check(CLI::PositiveNumber);
+    conv->add_option("--channels", ca->channels, "Channels, one kernel each")->check(kPositive);
     conv->add_option("--threads", ca->threads, "CPU threads on both sides (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    conv->add_option("--repeats", ca->repeats, "Timed runs per point (median)")
-        ->check(CLI::PositiveNumber);
+    conv->add_option("--repeats", ca->repeats, "Timed runs per point (median)")->check(kPositive);
     conv->add_option("--baseline", ca->baseline, "none | torch")
         ->check(CLI::IsMember({"none", "torch"}));
     conv->add_option("--python", ca->python, "Python with torch");
@@ -882,11 +880,11 @@ CommandRunner setup_bench(CLI::App& app) {
 
     auto da = std::make_shared<DumpBenchArgs>();
     auto* dump = cmd->add_subcommand("dump", "Activation dump: peak memory and write throughput");
-    dump->add_option("--examples", da->examples, "Examples S")->check(CLI::PositiveNumber);
+    dump->add_option("--examples", da->examples, "Examples S")->check(kPositive);
     dump->add_option("--length", da->length, "Length L")->check(CLI::Range(2, 65536));
-    dump->add_option("--d-model", da->d_model, "Width d")->check(CLI::PositiveNumber);
+    dump->add_option("--d-model", da->d_model, "Width d")->check(kPositive);
     dump->add_option("--layers", da->layers, "Blocks (the dump holds layers 0..n)");
-    dump->add_option("--batch", da->batch, "Examples per forward")->check(CLI::PositiveNumber);
+    dump->add_option("--batch", da->batch, "Examples per forward")->check(kPositive);
     dump->add_option("--threads", da->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     dump->add_option("--dtype", da->dtype, "f32 | f16")->check(CLI::IsMember({"f32", "f16"}));
@@ -899,13 +897,11 @@ CommandRunner setup_bench(CLI::App& app) {
     auto* similarity = cmd->add_subcommand(
         "similarity",
         "Linear CKA of every layer pair of two dumps, beside numpy on the same sample");
-    similarity->add_option("--sentences", sa->sentences, "Examples per dump")
-        ->check(CLI::PositiveNumber);
-    similarity->add_option("--length", sa->length, "Tokens per example")
-        ->check(CLI::PositiveNumber);
-    similarity->add_option("--d-model", sa->d_model, "Width d")->check(CLI::PositiveNumber);
-    similarity->add_option("--layers", sa->layers, "Layers per dump")->check(CLI::PositiveNumber);
-    similarity->add_option("--m", sa->m, "Token vectors sampled")->check(CLI::PositiveNumber);
+    similarity->add_option("--sentences", sa->sentences, "Examples per dump")->check(kPositive);
+    similarity->add_option("--length", sa->length, "Tokens per example")->check(kPositive);
+    similarity->add_option("--d-model", sa->d_model, "Width d")->check(kPositive);
+    similarity->add_option("--layers", sa->layers, "Layers per dump")->check(kPositive);
+    similarity->add_option("--m", sa->m, "Token vectors sampled")->check(kPositive);
     similarity->add_option("--threads", sa->threads, "Threads (OMP_NUM_THREADS)")
         ->check(CLI::Range(0, kMaxThreads));
     similarity->add_option("--work", sa->work, "Folder for the dumps (kept and reused)");

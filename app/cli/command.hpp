@@ -4,12 +4,30 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "app/cli/exit_codes.hpp"
 
 namespace routescope::cli {
+
+/// Integer options of at least 1 (kPositive) or 0 (kNonNegative). CLI11's PositiveNumber and
+/// NonNegativeNumber said "Value 0 not in range 0.000000 to 1797…" (DBL_MAX in full) for a 0.
+inline CLI::Validator integer_at_least(long long least) {
+    return CLI::Validator(
+        [least](std::string& text) -> std::string {
+            try {
+                std::size_t used = 0;
+                if (std::stoll(text, &used) >= least && used == text.size()) return {};
+            } catch (const std::exception&) {
+            }
+            return "must be an integer of " + std::to_string(least) + " or more, got " + text;
+        },
+        ">= " + std::to_string(least));
+}
+inline const CLI::Validator kPositive = integer_at_least(1);
+inline const CLI::Validator kNonNegative = integer_at_least(0);
 
 /// A command's setup adds its CLI::App subcommand and returns the function that runs it (returning
 /// the exit code: 0, or validate's and inspect's verdict). The function is only called when that

@@ -270,7 +270,9 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
         return s.scored > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
     };
     r[s.metric] = score(s.accuracy);
-    if (s.macro_f1 >= 0) r["macro_f1"] = score(s.macro_f1);
+    // Class labels: macro F1 beside the metric, null like it when no row is labelled.
+    if (s.macro_f1 >= 0 || (s.scored == 0 && !set.targets && !set.labels.empty()))
+        r["macro_f1"] = score(s.macro_f1);
     r["loss"] = score(s.loss);
     if (causal)
         r["scoring"] = "answer after the prompt, teacher-forced argmax (= greedy exact match)";
@@ -334,8 +336,7 @@ CommandRunner setup_eval(CLI::App& app) {
                     "line | blank (default: the checkpoint's data.doc_sep)");
     cmd->add_option("--seq-len", a->seq_len, "Sequence length (default: the checkpoint's)")
         ->check(CLI::Range(2, 1 << 20));
-    cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")
-        ->check(CLI::PositiveNumber);
+    cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")->check(kPositive);
     cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)")

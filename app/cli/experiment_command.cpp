@@ -420,7 +420,14 @@ std::string markdown_table(const json& results) {
 int run_experiment(const ExperimentArgs& a) {
     (void)checked_device(a.device);   // before any work: cuda is exit 2 with the reason
     set_experiment_device(a.device);  // reaches every train, eval and dump stage
-    if (a.name == "phone-book")       // one architecture, three objectives: its own file
+    // Each model of an experiment has its own architecture and folder (DIR/ARCH): one arch for
+    // all of them trained every model into one folder, each over the last, under three labels.
+    for (const auto& s : a.sets)
+        if (s.starts_with("model.arch="))
+            throw ConfigError("--set " + s +
+                              ": an experiment compares the architectures it "
+                              "names (docs/experiments.md); train one architecture with `train`");
+    if (a.name == "phone-book")  // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
     if (a.name == kSlstmVsBert)
         return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});

@@ -55,8 +55,7 @@ CommandRunner setup_tokenizer(CLI::App& app) {
     auto* train = cmd->add_subcommand("train", "Train a SentencePiece model on a corpus");
     auto a = std::make_shared<TokenizerTrainArgs>();
     train->add_option("--corpus", a->corpus, "Text file or directory")->required();
-    train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")
-        ->check(CLI::PositiveNumber);
+    train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")->check(kPositive);
     train->add_option("--out", a->out, "The .model file to write")->required();
     train->add_option("--model-type", a->model_type, "unigram | bpe")
         ->check(CLI::IsMember({"unigram", "bpe"}));

@@ -178,6 +178,33 @@ train::RunOptions run_options(const TrainArgs& a, const std::string& out,
     return options;
 }
 
+// --overwrite: once the new run is set up (its inputs read), the replaced run's checkpoints go:
+// model.ckpt.h5, best.ckpt.h5 and the kept step-N.ckpt.h5. Left in place they sat beside the new
+// run's log, where `--resume` continued the old model and an experiment scored an old best
+// checkpoint. Other files in the directory are the user's and stay, and so does the checkpoint
+// the new run starts from (train.init_from may name the old run's own model.ckpt.h5).
+void remove_replaced_run(const TrainArgs& a, const std::string& out,
+                         const std::optional<std::string>& init_from) {
+    if (!a.overwrite || !a.resume.empty() || dist::world().rank() != 0) return;
+    std::error_code ec;
+    const auto same = [](const fs::path& x, const std::string& y) {
+        std::error_code e;
+        return fs::equivalent(x, y, e);
+    };
+    for (const auto& entry : fs::directory_iterator(out, ec)) {
+        const std::string name = entry.path().filename().string();
+        const bool kept_step = name.starts_with("step-") && name.ends_with(".ckpt.h5");
+        if (init_from && same(entry.path(), *init_from)) continue;
+        if (name == train::kCheckpointName || name == train::kBestCheckpointName || kept_step) {
+            std::error_code removed;
+            if (!fs::remove(entry.path(), removed) && removed)
+                throw RuntimeFailure(
+                    entry.path().string() +
+                    ": cannot remove the replaced run's checkpoint: " + removed.message());
+        }
+    }
+}
+
 // Fine-tuning (classification files, built-in tasks): same errors and exit codes as pretraining.
 // `config` for a fresh run; none to continue the run saved in --resume DIR.
 int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
@@ -193,6 +220,7 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
                          (fs::path(a.resume) / train::kCheckpointName).string(), a.sets, options);
     });
     inputs_read();
+    remove_replaced_run(a, out, tuner->config().train.init_from);
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
     train::StopSignal signals;
     train::StopSignal::reset();
@@ -303,6 +331,7 @@ int run_train(const TrainArgs& a) {
                                             a.sets, options);
     });
     inputs_read();
+    remove_replaced_run(a, out, trainer->config().train.init_from);
     if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
 
     train::StopSignal signals;

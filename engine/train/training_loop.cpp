@@ -74,6 +74,13 @@ ResumePoint read_resume_point(const std::string& checkpoint_path,
             " would change its parameters; to start a new model from these weights, "
             "train a new run with --init");
     }
+    // The tokenizer is the checkpoint's (it holds it): an override of tokenizer.* changed only
+    // the configuration written into the next checkpoint, which then contradicted its /tokenizer.
+    for (const auto& o : overrides)
+        if (o.starts_with("tokenizer."))
+            throw ConfigError(checkpoint_path + ": --set " + o +
+                              ": a resumed run keeps the tokenizer its checkpoint holds; to use "
+                              "another, train a new run");
     // train.steps below the checkpoint's step: nothing would run, and nothing did (exit 0).
     if (r.config.train.epochs == 0 && r.config.train.steps < r.checkpoint.train->step)
         throw ConfigError("train.steps: " + std::to_string(r.config.train.steps) + ", but " +

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Edge cases of `routescope-cli analyze` found by probing with hostile and degenerate dumps
-(session 27). The dumps are written here with h5py from docs/formats/dump.md; every expected value
+"""Edge cases of `routescope-cli analyze` (and of dump, train, eval and experiment) found by
+probing with hostile and degenerate inputs (session 27). The dumps are written here with h5py from docs/formats/dump.md; every expected value
 is computed here with numpy from the documented definitions (docs/analyses.md), never read from
 the code under test.
 
@@ -242,6 +242,71 @@ def main():
         r = t.run("analyze", "flops", "--out", t.path("outdir"))
         assert r.returncode == 3 and "Is a directory" in r.stderr, r.stderr
     t.case("a failed rename names the system's reason", rename_failure_says_why)
+
+    # ---- the commands that train and dump: a tiny BiGS on a tiny corpus.
+    corpus = t.path("corpus.txt")
+    words = "the cat dog sat ran on a mat".split()
+    with open(corpus, "w") as f:
+        for i in range(200):
+            f.write(" ".join(words[(i * 7 + j * 3) % len(words)] for j in range(9)) + "\n")
+    config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "resources",
+                          "configs", "bigs-tiny.json")
+    tiny = ["--config", config, "--set", f"data.train={corpus}", "--set", "model.d_model=32",
+            "--set", "data.seq_len=32", "--set", "train.steps=3", "--threads", "1", "--json"]
+
+    def overwrite_replaces_the_run():
+        run = t.path("run")
+        t.ok(t.run("train", "--out", run, *tiny))
+        assert os.path.exists(os.path.join(run, "model.ckpt.h5"))
+        # The new run diverges before its first checkpoint: the old model must not stay behind.
+        r = t.run("train", "--out", run, "--overwrite", *tiny, "--set", "model.d_model=48",
+                  "--set", "train.lr=1e30", "--set", "train.clip_grad_norm=0")
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert not os.path.exists(os.path.join(run, "model.ckpt.h5")), os.listdir(run)
+    t.case("train --overwrite removes the replaced run's checkpoint", overwrite_replaces_the_run)
+
+    def resume_keeps_the_tokenizer():
+        run = t.path("resume")
+        t.ok(t.run("train", "--out", run, *tiny))
+        r = t.run("train", "--resume", run, "--set", "train.steps=6", "--set",
+                  "tokenizer.kind=sentencepiece", "--json")
+        assert r.returncode == 2 and "tokenizer.kind" in r.stderr, (r.returncode, r.stderr)
+        with h5py.File(os.path.join(run, "model.ckpt.h5"), "r") as f:
+            step = int(np.asarray(f["train"].attrs.get("step", 3)))
+        assert step == 3, step
+    t.case("train --resume refuses a tokenizer override", resume_keeps_the_tokenizer)
+
+    def dump_refuses_values_float16_cannot_hold():
+        # One LayerNorm weight scaled by 10^5 (the checkpoint stays finite): activations beyond
+        # float16's 65504, which a float16 dump would store as Inf.
+        run = t.path("big")
+        t.ok(t.run("train", "--out", run, *tiny, "--set", "train.steps=0"))
+        ckpt = os.path.join(run, "model.ckpt.h5")
+        with h5py.File(ckpt, "r+") as f:
+            f["params/embeddings.norm.weight"][...] = f["params/embeddings.norm.weight"][...] * 1e5
+        out = t.path("big.dump.h5")
+        r = t.run("dump", "--checkpoint", ckpt, "--data", corpus, "--examples", "2", "--dtype",
+                  "f16", "--out", out)
+        assert r.returncode == 3 and "float16" in r.stderr and "/layers/" in r.stderr, r.stderr
+        assert not os.path.exists(out)
+        r = t.run("dump", "--checkpoint", ckpt, "--data", corpus, "--examples", "2", "--out", out)
+        t.ok(r)  # float32 holds them
+    t.case("dump refuses activations a float16 dump cannot hold", dump_refuses_values_float16_cannot_hold)
+
+    def experiment_refuses_one_arch_for_all():
+        r = t.run("experiment", "induction", "--out", t.path("exp"), "--steps", "3", "--set",
+                  "model.arch=bigs")
+        assert r.returncode == 2 and "model.arch" in r.stderr, (r.returncode, r.stderr)
+    t.case("experiment refuses --set model.arch", experiment_refuses_one_arch_for_all)
+
+    def integer_options_say_their_rule():
+        r = t.run("dump", "--checkpoint", t.path("big/model.ckpt.h5"), "--data", corpus,
+                  "--length", "0", "--out", t.path("len.dump.h5"))
+        assert r.returncode == 2, r.returncode
+        r = t.run("eval", "--checkpoint", t.path("big/model.ckpt.h5"), "--data", corpus,
+                  "--batch-size", "0", "--out", t.path("e.jsonl"))
+        assert r.returncode == 2 and "must be an integer of 1 or more" in r.stderr, r.stderr
+    t.case("integer options say their rule", integer_options_say_their_rule)
 
     print(f"{t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0

@@ -19,6 +19,8 @@
 #include <QToolTip>
 #include <QValueAxis>
 
+#include <QImage>
+#include <QPainter>
 #include <cmath>
 #include <random>
 
@@ -488,6 +490,44 @@ private slots:
         QVERIFY2(difference_ticks >= 2, qPrintable(QString::number(difference_ticks)));
         QVERIFY2(figure_layout_problems(layout).isEmpty(),
                  qPrintable(figure_layout_problems(layout).join("\n")));
+    }
+
+    // A bin without examples has no accuracy (NaN, as length-accuracy reports it): no bar and no
+    // whisker there, the other bins drawn as before. Counted in pixels of the series' colour.
+    void intervalBarChartDrawsNoBarForABinWithoutExamples() {
+        const auto red_pixels = [](double middle) {
+            IntervalBarData d = accuracy_chart("", {"1–9", "10–19", "20–29"});
+            const bool empty = std::isnan(middle);
+            d.series.push_back({"A",
+                                {0.8, middle, 0.6},
+                                {0.7, empty ? 0.0 : 0.4, 0.5},
+                                {0.9, empty ? 1.0 : 0.6, 0.7},
+                                {40, empty ? 0 : 40, 40},
+                                QColor(255, 0, 0)});
+            d.y_lo = 0;
+            d.y_hi = 1.05;
+            IntervalBarChart c;
+            c.resize(336, 220);
+            c.set_data(d);
+            QImage image(c.size(), QImage::Format_ARGB32);
+            image.fill(Qt::white);
+            QPainter p(&image);
+            c.paint(p, QRect(QPoint(0, 0), c.size()));
+            p.end();
+            int n = 0;
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x)
+                    n += image.pixel(x, y) == qRgb(255, 0, 0);
+            return n;
+        };
+        const int with_bar = red_pixels(0.5), without = red_pixels(std::nan(""));
+        QVERIFY2(without > 0 && without < with_bar,
+                 qPrintable(QString("%1 red pixels without the middle bar, %2 with it")
+                                .arg(without)
+                                .arg(with_bar)));
+        // The two outer bars are all that is left: about 2/3 of the bars' area (0.8 + 0.6 of 1.9).
+        QVERIFY2(std::abs(static_cast<double>(without) / with_bar - 1.4 / 1.9) < 0.05,
+                 qPrintable(QString::number(static_cast<double>(without) / with_bar)));
     }
 
     void intervalBarChartZoomsBinsAndValuesAndReadsExactly() {

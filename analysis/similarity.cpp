@@ -264,16 +264,29 @@ double sum_rr(const LayerMoments& x, const LayerMoments& y, double sum_st, const
            4 * x.delta.dot(cross_ab * y.delta) + dx2 * y.sum_s - 3 * n * dx2 * dy2;
 }
 
-/// Kornblith et al.'s feature-space form of the unbiased HSIC (up to the 1/(n(n−3)) that cancels).
-/// NaN where its three terms cancel to below 2·10⁻⁸ of the largest: their rounding (a few ulps
-/// each, accumulated over the vectors) is then more than 10⁻⁶ of the result, as happens when a
-/// few values dwarf the rest (an outlier of 10⁸ among values of order 1 cost two digits, 10¹²
-/// all of them). The biased linear CKA has no such difference.
-double hsic_unbiased(double xty_sq, double rr, double tx, double ty, double n) {
+/// Kornblith et al.'s feature-space form of the unbiased HSIC (up to the 1/(n(n−3)) that cancels),
+/// and a bound on its rounding: the three terms are of order ‖x‖⁴ and their difference can be far
+/// smaller, so what double loses is 2·10⁻¹⁴ of the largest term (about a hundred ulps: each term
+/// is a sum over the vectors). An outlier of 10⁸ among values of order 1 made that two digits of
+/// a score, 10¹² all of them. The biased linear CKA has no such difference.
+struct UnbiasedHsic {
+    double value, rounding;
+};
+UnbiasedHsic hsic_unbiased(double xty_sq, double rr, double tx, double ty, double n) {
     const double first = xty_sq, second = n / (n - 2) * rr, third = tx * ty / ((n - 1) * (n - 2));
-    const double h = first - second + third;
-    const double largest = std::max({std::abs(first), std::abs(second), std::abs(third)});
-    return std::abs(h) < 2e-8 * largest ? std::numeric_limits<double>::quiet_NaN() : h;
+    return {first - second + third,
+            2e-14 * std::max({std::abs(first), std::abs(second), std::abs(third)})};
+}
+
+/// The unbiased CKA, or NaN where rounding could move it by more than 10⁻⁶: HSIC(X, X) or
+/// HSIC(Y, Y) not resolved to 10⁻⁶ of itself, or HSIC(X, Y) not to 10⁻⁶ of their geometric mean
+/// (a cross term near 0, two unrelated layers, is a score near 0, not a loss of precision).
+double cka_unbiased(const UnbiasedHsic& xy, const UnbiasedHsic& xx, const UnbiasedHsic& yy) {
+    const double scale = std::sqrt(xx.value * yy.value);
+    if (!(xx.rounding <= 1e-6 * xx.value) || !(yy.rounding <= 1e-6 * yy.value) ||
+        !(xy.rounding <= 1e-6 * scale))
+        return std::numeric_limits<double>::quiet_NaN();
+    return xy.value / scale;
 }
 
 /// Singular values of m, descending, through the eigenvalues of the smaller of m mᵀ and mᵀ m.
@@ -718,10 +731,10 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                                                   x.cov + n * x.delta * x.delta.transpose(), n);
                         const double ryy = sum_rr(y, y, y.sum_ss, y.sum_sa, y.sum_sa,
                                                   y.cov + n * y.delta * y.delta.transpose(), n);
-                        const double hxy = hsic_unbiased(xty, rxy, x.trace, y.trace, n);
-                        const double hxx = hsic_unbiased(xx * xx, rxx, x.trace, x.trace, n);
-                        const double hyy = hsic_unbiased(yy * yy, ryy, y.trace, y.trace, n);
-                        const double v = hxy / std::sqrt(hxx * hyy);
+                        const double v =
+                            cka_unbiased(hsic_unbiased(xty, rxy, x.trace, y.trace, n),
+                                         hsic_unbiased(xx * xx, rxx, x.trace, x.trace, n),
+                                         hsic_unbiased(yy * yy, ryy, y.trace, y.trace, n));
                         // (a constant layer's NaN is said by the note on constant layers)
                         if (std::isnan(v) && x.trace > 0 && y.trace > 0) ++cancelled_unbiased;
                         set_value("linear_cka_unbiased", i, j, v);

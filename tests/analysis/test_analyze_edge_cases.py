@@ -185,6 +185,23 @@ def main():
         want = unbiased_hsic(K, Lm) / np.sqrt(unbiased_hsic(K, K) * unbiased_hsic(Lm, Lm))
         got = results[0]["measures"]["linear_cka_unbiased"][0][0]
         assert got is not None and abs(got - want) < 1e-6 * abs(want), (got, want)
+        # two unrelated layers: an unbiased CKA near 0 is a score (Song's value), not a null
+        S2 = 300
+        xi, yi = rng.standard_normal((S2, 4, 5)), rng.standard_normal((S2, 4, 5))
+        write_dump(t.path("ia.dump.h5"), {1: xi}, [4] * S2)
+        write_dump(t.path("ib.dump.h5"), {1: yi}, [4] * S2)
+        r = t.run("analyze", "similarity", "--dump", t.path("ia.dump.h5"), "--dump",
+                  t.path("ib.dump.h5"), "--vectors", "sentence", "--measures",
+                  "linear_cka_unbiased", "--permutations", "0", "--bootstrap", "0", "--out",
+                  t.path("indep.json"))
+        t.ok(r)
+        ua = xi.astype(np.float32).astype(np.float64).mean(1)
+        ub = yi.astype(np.float32).astype(np.float64).mean(1)
+        K, Lm = ua @ ua.T, ub @ ub.T
+        want = unbiased_hsic(K, Lm) / np.sqrt(unbiased_hsic(K, K) * unbiased_hsic(Lm, Lm))
+        got = json.load(open(t.path("indep.json")))["results"][0]["measures"][
+            "linear_cka_unbiased"][0][0]
+        assert got is not None and abs(got - want) < 1e-9, (got, want)
         # one outlier of 10^12 among values of order 1: the terms cancel beyond double's digits
         x2 = x.copy()
         x2[0, 0, 0] = 1e12

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "engine/core/error.hpp"
 #include "engine/io/dump_writer.hpp"
@@ -82,12 +83,13 @@ public:
             const void* from = half_ ? static_cast<const void*>(rows.half + b * row)
                                      : static_cast<const void*>(rows.hidden + b * row);
             rows.backend->copy(buf.data(), from, row * elt, Backend::CopyKind::device_to_host);
-            check_finite(buf.data(), row, layer, "hidden", s);
+            check_finite(buf.data(), row, layer, "hidden", {}, s);
             bytes_ += row * sizeof(float);
             push_row(std::move(buf),
                      [this, layer, s](FloatRow r) { writer_.write_hidden(layer, s, r); });
             if (rows.pooled)
-                queue_row(pooled_.data() + static_cast<std::size_t>(b) * d, d, layer, "sentence", s,
+                queue_row(pooled_.data() + static_cast<std::size_t>(b) * d, d, layer, "sentence",
+                          {}, s,
                           [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
         }
     }
@@ -100,7 +102,7 @@ public:
         const std::size_t row = static_cast<std::size_t>(heads) * L_ * L_;
         for (int b = 0; b < rows_; ++b) {
             const int s = static_cast<int>(first_ + b);
-            queue_row(probs + b * row, row, layer, "attention", s,
+            queue_row(probs + b * row, row, layer, "attention", {}, s,
                       [this, layer, s](FloatRow r) { writer_.write_attention(layer, s, r); });
         }
     }
@@ -110,7 +112,7 @@ public:
         const std::size_t row = static_cast<std::size_t>(L_) * channels;
         for (int b = 0; b < rows_; ++b) {
             const int s = static_cast<int>(first_ + b);
-            queue_row(values + b * row, row, layer, std::string("gates/") + name, s,
+            queue_row(values + b * row, row, layer, "gates/", name, s,
                       [this, layer, s, gate = std::string(name)](FloatRow r) {
                           writer_.write_gate(layer, gate, s, r);
                       });
@@ -123,7 +125,7 @@ public:
         for (int b = 0; b < rows_; ++b) {
             const int s = static_cast<int>(first_ + b);
             queue_row(values + static_cast<std::size_t>(b) * d_, static_cast<std::size_t>(d_),
-                      layer, "sentence", s,
+                      layer, "sentence", {}, s,
                       [this, layer, s](FloatRow r) { writer_.write_sentence(layer, s, r); });
         }
     }
@@ -134,7 +136,7 @@ public:
         const std::size_t row = static_cast<std::size_t>(L_ + 1) * channels;
         for (int b = 0; b < rows_; ++b) {
             const int s = static_cast<int>(first_ + b);
-            queue_row(values + b * row, row, layer, "gates/sentence_weight", s,
+            queue_row(values + b * row, row, layer, "gates/sentence_weight", {}, s,
                       [this, layer, s](FloatRow r) {
                           writer_.write_gate(layer, "sentence_weight", s, r);
                       });
@@ -149,14 +151,14 @@ private:
     // One row of n values: copied (float32) or converted to halves (float16, half_bits: ties to
     // even) into a queue buffer here, on the model's thread; `write` stores it on the queue's.
     template <class Write>
-    void queue_row(const float* v, std::size_t n, int layer, const std::string& dataset, int s,
-                   Write write) {
+    void queue_row(const float* v, std::size_t n, int layer, std::string_view dataset,
+                   std::string_view gate, int s, Write write) {
         WriteQueue::Buffer buf = queue_.buffer(n * (half_ ? sizeof(std::uint16_t) : sizeof(float)));
         if (half_)
             to_half(v, n, reinterpret_cast<std::uint16_t*>(buf.data()));
         else
             std::memcpy(buf.data(), v, n * sizeof(float));
-        check_finite(buf.data(), n, layer, dataset, s);
+        check_finite(buf.data(), n, layer, dataset, gate, s);
         bytes_ += n * sizeof(float);
         push_row(std::move(buf), std::move(write));
     }
@@ -164,24 +166,29 @@ private:
     // A dump holds finite values only (DUMP_FORMAT.md; its readers refuse NaN and Inf), so a row
     // that is not is an error here, before it is written: a value beyond float16's ±65504 in a
     // float16 dump, or a model whose forward overflows (a finite checkpoint can). The row as
-    // stored: float32, or float16 bits (exponent all ones: Inf or NaN).
-    void check_finite(const void* row, std::size_t n, int layer, const std::string& dataset,
-                      int s) const {
-        std::size_t bad = n;
-        if (half_) {
-            const auto* h = static_cast<const std::uint16_t*>(row);
-            for (std::size_t i = 0; i < n && bad == n; ++i)
-                if ((h[i] & 0x7C00u) == 0x7C00u) bad = i;
-        } else {
-            const auto* f = static_cast<const float*>(row);
-            for (std::size_t i = 0; i < n && bad == n; ++i)
-                if (!std::isfinite(f[i])) bad = i;
-        }
+    // stored, by its bits: exponent all ones is Inf or NaN, in float32 and in float16. One pass
+    // that vectorises; the position is looked for only when there is one. The dataset's name is
+    // `dataset` + `gate` (a gate's "gates/" and its name), made only for the message.
+    void check_finite(const void* row, std::size_t n, int layer, std::string_view dataset,
+                      std::string_view gate, int s) const {
+        const auto at = [&](auto exponent) -> std::size_t {
+            using U = decltype(exponent);
+            const auto* v = static_cast<const U*>(row);
+            bool any = false;
+            for (std::size_t i = 0; i < n; ++i)
+                any |= (v[i] & exponent) == exponent;
+            if (!any) return n;
+            std::size_t i = 0;
+            while ((v[i] & exponent) != exponent)
+                ++i;
+            return i;
+        };
+        const std::size_t bad = half_ ? at(std::uint16_t{0x7C00}) : at(std::uint32_t{0x7F800000});
         if (bad == n) return;
         throw RuntimeFailure(
-            writer_.final_path() + ": /layers/" + std::to_string(layer) + "/" + dataset +
-            " of example " + std::to_string(s) + " is not finite at its value " +
-            std::to_string(bad) +
+            writer_.final_path() + ": /layers/" + std::to_string(layer) + "/" +
+            std::string(dataset) + std::string(gate) + " of example " + std::to_string(s) +
+            " is not finite at its value " + std::to_string(bad) +
             (half_ ? ": the model's activation is beyond float16's range (±65504) or not finite; "
                      "dump with --dtype f32 to keep large values"
                    : ": the model's forward pass overflows (Inf or NaN) on this checkpoint") +

@@ -43,6 +43,7 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/io/activation_dump.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/output_lock.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/io/sharded_dump.hpp"
 #include "engine/models/model.hpp"
@@ -310,11 +311,26 @@ int run_dump(const DumpArgs& a) {
     std::optional<Checkpoint> ck_read;
     PreparedSource src;
     ActivationDumpOptions o;
+    std::unique_ptr<OutputFileLock> out_lock;  // rank 0's, until the dump is in place
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
         refuse_overwriting_inputs({"--out", a.out},
                                   {{"--checkpoint", a.checkpoint}, {"--data", a.data}});
+        // One dump of a name at a time: two sharded dumps of one --out replaced each other's
+        // shards under their masters (one job's file held the other's examples, or zeros).
+        if (dist::world().rank() == 0) {
+            bool held = false;
+            try {
+                out_lock = OutputFileLock::try_take(a.out);
+                held = !out_lock;
+            } catch (const IoError&) {  // no directory to write in: the writer says so below
+            }
+            if (held)
+                throw ConfigError("--out " + a.out + ": another dump is writing this file (it holds " +
+                                  OutputFileLock::path_for(a.out) +
+                                  "); wait for it to end, or choose another --out");
+        }
         if (a.dtype != "f16" && a.dtype != "f32")
             throw ConfigError("--dtype: '" + a.dtype + "' is not f16 or f32");
         ck_read = read_checkpoint(a.checkpoint, CheckpointRead::without_values);
@@ -399,14 +415,20 @@ int run_dump(const DumpArgs& a) {
         } catch (...) {
             error = std::current_exception();
         }
-        agree(error, "while writing its shard");
         std::exception_ptr master_error;
-        if (rank == 0) try {
-                write_dump_master(a.out, shards, counts);
-            } catch (...) {
-                master_error = std::current_exception();
-            }
-        agree(master_error, "while writing the master file");
+        try {
+            agree(error, "while writing its shard");
+            if (rank == 0) try {
+                    write_dump_master(a.out, shards, counts);
+                } catch (...) {
+                    master_error = std::current_exception();
+                }
+            agree(master_error, "while writing the master file");
+        } catch (...) {  // no master: this rank's shard would be left behind, complete but orphaned
+            std::error_code ec;
+            fs::remove(shards[static_cast<std::size_t>(rank)], ec);
+            throw;
+        }
         if (rank != 0) return kExitOk;
         s.examples = total;
         std::error_code ec;

@@ -17,6 +17,7 @@
 // command's exit code; so does a rank that dies (mpirun ends the job).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -30,6 +31,7 @@
 #include "engine/core/thread_pool.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/output_lock.hpp"
 #include "engine/train/finetuner.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
@@ -103,12 +105,15 @@ private:
 };
 
 // Data-parallel: after every rank's setup (`error` is its failure or null), the ranks agree (file
-// comment). `fingerprint` is what every rank must share: the configuration and the tokenizer.
-// Afterwards a failure on one rank would leave the others waiting in a collective, so from here on
-// run_train_on_ranks aborts the job on an error.
+// comment). `fingerprint` is what every rank must share, part by part: each configuration key,
+// the tokenizer, the data read and the step the run starts from. Afterwards a failure on one rank
+// would leave the others waiting in a collective, so from here on run_train_on_ranks aborts the
+// job on an error.
 bool g_setup_agreed = false;
 
-void agree_after_setup(std::exception_ptr error, const std::function<std::string()>& fingerprint) {
+using Fingerprint = std::vector<std::pair<std::string, std::uint64_t>>;  // (part, digest)
+
+void agree_after_setup(std::exception_ptr error, const std::function<Fingerprint()>& fingerprint) {
     dist::Communicator& w = dist::world();
     if (w.size() == 1) {
         if (error) std::rethrow_exception(error);
@@ -121,18 +126,71 @@ void agree_after_setup(std::exception_ptr error, const std::function<std::string
     if (failed >= 0)
         throw ConfigError(where + ": rank " + std::to_string(failed) +
                           " could not set the run up (its message says why); every rank stops");
-    const std::vector<std::uint64_t> all = dist::gather_all(w, dist::fnv1a(fingerprint()));
-    for (std::size_t r = 1; r < all.size(); ++r)
-        if (all[r] != all[0])
-            throw ConfigError(
-                where + ": rank " + std::to_string(r) +
-                "'s configuration or tokenizer differs from rank 0's (every rank must "
-                "read the same configuration, corpus and tokenizer files)");
+    const Fingerprint parts = fingerprint();
+    std::string names;
+    for (const auto& p : parts)
+        names += p.first + '\n';
+    const std::string same_files =
+        " (every rank must read the same configuration, corpus, tokenizer and checkpoint files)";
+    // The parts' names first (the same on every rank of one build), then their digests.
+    const auto layouts = dist::gather_all<std::uint64_t>(w, dist::fnv1a(names) ^ parts.size());
+    for (std::size_t r = 1; r < layouts.size(); ++r)
+        if (layouts[r] != layouts[0])
+            throw ConfigError(where + ": rank " + std::to_string(r) +
+                              "'s configuration differs from rank 0's" + same_files);
+    std::vector<std::uint64_t> mine, all(parts.size() * static_cast<std::size_t>(w.size()));
+    for (const auto& p : parts)
+        mine.push_back(p.second);
+    w.allgather(mine.data(), all.data(), mine.size() * sizeof(std::uint64_t));
+    for (std::size_t r = 1; r < static_cast<std::size_t>(w.size()); ++r)
+        for (std::size_t k = 0; k < parts.size(); ++k)
+            if (all[r * parts.size() + k] != all[k])
+                throw ConfigError(where + ": rank " + std::to_string(r) + "'s " + parts[k].first +
+                                  " differs from rank 0's" + same_files);
     g_setup_agreed = true;
 }
 
-/// make() on every rank, then agree_after_setup; the fingerprint is the configuration (and for
-/// pretraining the tokenizer's bytes).
+// A digest of int32 words (FNV-1a over each word): the data a rank packed.
+struct WordDigest {
+    std::uint64_t h = 1469598103934665603ULL;
+    void add(const std::int32_t* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            h ^= static_cast<std::uint32_t>(p[i]);
+            h *= 1099511628211ULL;
+        }
+    }
+    void add(const std::vector<std::int32_t>& v) {
+        add(static_cast<const std::int32_t*>(v.data()), v.size());
+        const auto n = static_cast<std::int32_t>(v.size());  // where one example ends
+        add(&n, 1);
+    }
+};
+
+std::uint64_t digest_of(const train::SequenceSet& set) {
+    WordDigest d;
+    for (std::int64_t i = 0; i < set.size(); ++i) {
+        d.add(set.ids(i), static_cast<std::size_t>(set.seq_len()));
+        const std::int32_t n = set.length(i);
+        d.add(&n, 1);
+    }
+    return d.h;
+}
+
+std::uint64_t digest_of(const train::LabelledSet& set) {
+    WordDigest d;
+    for (const auto& e : set.examples) {
+        d.add(e.tokens);
+        d.add(e.types);
+        d.add(e.targets);
+        d.add(&e.label, 1);
+    }
+    return d.h;
+}
+
+/// make() on every rank, then agree_after_setup on the fingerprint: every key of the
+/// configuration, the tokenizer's bytes, the training and validation data as tokenized, and the
+/// step the run starts from (a node whose copy of a checkpoint or corpus is stale or partial
+/// would otherwise train other data, or from another step, in the same collectives).
 template <class Make>
 auto set_up_together(Make&& make) {
     std::exception_ptr error;
@@ -143,12 +201,28 @@ auto set_up_together(Make&& make) {
         error = std::current_exception();
     }
     agree_after_setup(error, [&] {
-        std::string f = made->config().to_json_text();
+        Fingerprint parts;
+        const nlohmann::json flat = nlohmann::json::parse(made->config().to_json_text()).flatten();
+        for (const auto& [key, value] : flat.items()) {  // "/train/threads": train.threads
+            std::string name = key.size() > 1 ? key.substr(1) : key;
+            std::replace(name.begin(), name.end(), '/', '.');
+            parts.emplace_back("configuration key " + name, dist::fnv1a(value.dump()));
+        }
         if constexpr (requires { made->tokenizer(); }) {
             const std::vector<std::uint8_t> t = made->tokenizer().serialize();
-            f.append(t.begin(), t.end());
+            parts.emplace_back("tokenizer", dist::fnv1a(std::string(t.begin(), t.end())));
         }
-        return f;
+        if constexpr (requires { made->corpus(); }) {
+            parts.emplace_back("training data (the corpus as tokenized)",
+                               digest_of(made->corpus().train));
+            parts.emplace_back("held-out data (as tokenized)", digest_of(made->corpus().valid));
+        } else {
+            parts.emplace_back("training data (as tokenized)", digest_of(made->train_set()));
+            parts.emplace_back("validation data (as tokenized)", digest_of(made->valid_set()));
+        }
+        parts.emplace_back("starting step (its checkpoint)",
+                           static_cast<std::uint64_t>(made->step()));
+        return parts;
     });
     return made;
 }
@@ -244,17 +318,7 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
 }
 
 int run_train(const TrainArgs& a) {
-    (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
     const std::string out = !a.out.empty() ? a.out : a.resume;
-    // A fresh run into a directory holding one would replace its checkpoint and log: hours of
-    // training lost to a repeated command line (the workbench's run dialog refuses it too).
-    if (a.resume.empty() && !a.overwrite) {
-        std::error_code ec;
-        if (const fs::path held = fs::path(out) / train::kCheckpointName; fs::exists(held, ec))
-            throw ConfigError("--out " + out + " already holds a run (" + held.string() +
-                              "): continue it with `train --resume " + out +
-                              "`, choose another --out, or give --overwrite to replace it");
-    }
     // Errors are thrown to main's handler (exit_codes.hpp). Setup: a bad key, an unreadable
     // corpus or tokenizer is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Trainer> trainer;
@@ -269,60 +333,84 @@ int run_train(const TrainArgs& a) {
             if (created) fs::remove(dir, ec);
         }
     } created_out{out, false};
-    {
-        std::error_code ec;
-        created_out.created = !fs::exists(out, ec);
-        fs::create_directories(out, ec);
-        if (ec || !fs::is_directory(out))
-            throw RuntimeFailure(out + ": cannot create the output directory");
-    }
-    std::unique_ptr<ProgressBar> bar;
-    const train::RunOptions options = run_options(a, out, bar);
-    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     // Which run this is (a fine-tuning one goes to run_finetune, which agrees on its own setup).
+    // Everything a rank may find differently from the others (a device, the output directory, a
+    // checkpoint a node sees damaged or not at all) is read before the ranks agree: a rank that
+    // left alone would leave the others waiting in the agreement for ever.
     std::optional<RunConfig> config;
     std::exception_ptr read_error;
+    int verdict = 0;  // an input check's exit code (the check printed why)
     bool finetune = false;
     try {
+        (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
+        // A fresh run into a directory holding one would replace its checkpoint and log: hours
+        // of training lost to a repeated command line (the workbench's run dialog refuses it).
+        if (a.resume.empty() && !a.overwrite) {
+            std::error_code ec;
+            if (const fs::path held = fs::path(out) / train::kCheckpointName; fs::exists(held, ec))
+                throw ConfigError("--out " + out + " already holds a run (" + held.string() +
+                                  "): continue it with `train --resume " + out +
+                                  "`, choose another --out, or give --overwrite to replace it");
+        }
+        {
+            std::error_code ec;
+            created_out.created = !fs::exists(out, ec);
+            fs::create_directories(out, ec);
+            if (ec || !fs::is_directory(out))
+                throw RuntimeFailure(out + ": cannot create the output directory");
+        }
+        // One run at a time in a directory (rank 0 holds it for the job): a second training or
+        // resume into it would tear the log and leave one run's checkpoint under the other's log.
+        if (dist::world().rank() == 0 && !lock_directory_for_this_process(out))
+            throw ConfigError("--out " + out +
+                              ": another training is running into this directory; wait for it "
+                              "to end, or choose another --out");
         if (!a.resume.empty()) {
             const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
-            if (const int verdict = check_input(checkpoint, a.check)) return verdict;
-            finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
+            verdict = check_input(checkpoint, a.check);
+            if (!verdict) finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
         } else {
             // Fine-tuning from --init needs no file: the model and tokenizer are the
             // checkpoint's, the rest docs/config.md's defaults and the --set overrides.
             if (a.config.empty()) {
                 // The sequences no longer than the checkpoint's positions (a BiGS_128: 128).
-                if (const int verdict = check_input(a.init, a.check)) return verdict;
-                config = RunConfig::from_json(nlohmann::json::object());
-                const Checkpoint ck = read_checkpoint(a.init, CheckpointRead::without_values);
-                config->data.seq_len = std::min(config->data.seq_len, ck.config.model.max_len);
+                verdict = check_input(a.init, a.check);
+                if (!verdict) {
+                    config = RunConfig::from_json(nlohmann::json::object());
+                    const Checkpoint ck = read_checkpoint(a.init, CheckpointRead::without_values);
+                    config->data.seq_len = std::min(config->data.seq_len, ck.config.model.max_len);
+                }
             } else {
                 config = RunConfig::load(a.config);
             }
-            for (const auto& s : a.sets)
-                config = config->with_override(s);
-            if (!a.init.empty()) {
-                config->train.init_from = a.init;
-                config->check();  // --init is for fine-tuning: a pretraining config refuses it
+            if (!verdict) {
+                for (const auto& s : a.sets)
+                    config = config->with_override(s);
+                if (!a.init.empty()) {
+                    config->train.init_from = a.init;
+                    config->check();  // --init is for fine-tuning: a pretraining config refuses it
+                }
+                if (config->train.init_from && !a.config.empty())  // checked above without one
+                    verdict = check_input(*config->train.init_from, a.check);
+                finetune = train::is_finetuning(*config);
             }
-            if (config->train.init_from && !a.config.empty())  // checked above without one
-                if (const int verdict = check_input(*config->train.init_from, a.check))
-                    return verdict;
-            finetune = train::is_finetuning(*config);
         }
     } catch (...) {
         read_error = std::current_exception();
     }
-    if (read_error || dist::world().size() > 1) {
+    if (read_error || verdict || dist::world().size() > 1) {
         // Every rank must take the same branch: agree on the reading first.
-        const int failed = dist::first_rank_with(dist::world(), read_error != nullptr);
+        const int failed = dist::first_rank_with(dist::world(), read_error || verdict);
         if (read_error) std::rethrow_exception(read_error);
+        if (verdict) return verdict;
         if (failed >= 0)
             throw ConfigError("rank " + std::to_string(failed) +
-                              " could not read the configuration (its message says why); every "
-                              "rank stops");
+                              " could not read the configuration or its inputs (its message says "
+                              "why); every rank stops");
     }
+    std::unique_ptr<ProgressBar> bar;
+    const train::RunOptions options = run_options(a, out, bar);
+    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     if (finetune) return run_finetune(std::move(config), a, out);
     trainer = set_up_together([&] {
         return config

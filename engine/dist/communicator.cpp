@@ -82,6 +82,25 @@ void init_world() {
     if (n <= 1) return;
 #ifdef ROUTESCOPE_HAVE_MPI
     mpi_world() = start_mpi();
+    // A launcher whose ranks MPI cannot wire up (srun without --mpi=pmix / pmi2 for this Open
+    // MPI) starts each process as a singleton: N one-rank jobs would each train the whole run
+    // into the same directory and tear each other's log. Every process refuses before any work.
+    if (const int got = mpi_world()->size(); got != n) {
+        mpi_world().reset();
+        stop_mpi();
+        std::string var;
+        for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"})
+            if (env_int(v) > 0) {
+                var = v;
+                break;
+            }
+        throw ConfigError("the launcher started " + std::to_string(n) + " ranks (" + var + "=" +
+                          std::to_string(n) + ") but MPI joined this process to a job of " +
+                          std::to_string(got) +
+                          " (under Slurm, srun needs --mpi=pmix or --mpi=pmi2 for Open MPI; "
+                          "docs/scaling.md); they would each train alone and write the same "
+                          "files");
+    }
 #else
     throw ConfigError(
         "this routescope-cli was built without MPI (cmake -DROUTESCOPE_MPI=ON, "

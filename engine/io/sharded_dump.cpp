@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/core/error.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope {
 
@@ -173,7 +174,11 @@ void write_dump_master(const std::string& out, const std::vector<std::string>& s
         m.first.push_back(m.total);
         m.total += c;
     }
-    const std::string temp = out + ".tmp";
+    // A temporary of this process's own (".<name>.tmp-<pid>", swept when stale): a fixed name was
+    // shared by two jobs writing the same --out.
+    remove_stale_temporaries(out);
+    const std::string temp = temporary_path_for(out);
+    const TemporaryFileGuard unlink_on_signal(temp);
     {
         Id f(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
         need(f.ok(), temp + ": cannot create the dump");

@@ -216,7 +216,10 @@ void Finetuner::build_model(bool pretrained) {
                 " is longer than the checkpoint's model.max_len = " + std::to_string(m.max_len));
     }
     const int B = config_.train.batch_size;
-    const std::int64_t rows_per_step = static_cast<std::int64_t>(B) * config_.train.grad_accum;
+    // An epoch is counted in global batches: under N ranks a step sees N·B·grad_accum examples
+    // (training_loop.hpp "ranks"), as one process with batch N·B does.
+    const std::int64_t rows_per_step =
+        static_cast<std::int64_t>(B) * config_.train.grad_accum * dist::world().size();
     steps_per_epoch_ =
         (static_cast<std::int64_t>(train_.examples.size()) + rows_per_step - 1) / rows_per_step;
     if (config_.train.epochs > 0) config_.train.steps = config_.train.epochs * steps_per_epoch_;

@@ -297,6 +297,154 @@ print('ok', len(names))
                  qPrintable(missing.out + missing.err));
     }
 
+    // A rank that finds its inputs differently from the others (a node's stale or partial copy,
+    // a run directory only it sees) ends the job with its message; before, it left before the
+    // ranks' agreement and the others waited in it for ever (mpirun never ended). Two ranks with
+    // different arguments (an MPMD launch) stand in for two nodes seeing different files.
+    void aRankThatCannotReadItsInputsEndsTheJob() {
+        REQUIRE_MPI();
+        const QString good = dir("mpmd-good"), bad = dir("mpmd-bad"), later = dir("mpmd-later");
+        train(0, good, 4, {"--until", "10"});
+        for (const QString& copy : {bad, later}) {
+            QVERIFY(QDir().mkpath(copy));
+            QVERIFY(QFile::copy(good + "/model.ckpt.h5", copy + "/model.ckpt.h5"));
+            QVERIFY(QFile::copy(good + "/log.jsonl", copy + "/log.jsonl"));
+        }
+        QVERIFY(QFile::resize(bad + "/model.ckpt.h5", QFileInfo(good + "/model.ckpt.h5").size() / 2));
+        const auto mpmd = [](const QStringList& rank0, const QStringList& rank1) {
+            const QStringList cli{QStringLiteral(ROUTESCOPE_CLI)};
+            return run(mpiexec(), QStringList{"--oversubscribe", "-np", "1"} + cli + rank0 +
+                                      QStringList{":", "-np", "1"} + cli + rank1,
+                       120000);
+        };
+        // Rank 1's checkpoint is damaged.
+        const Run damaged = mpmd({"train", "--resume", good, "--json"},
+                                 {"train", "--resume", bad, "--json"});
+        QVERIFY2(damaged.code != -1, "mpirun still ran after 120 s");
+        QVERIFY2(damaged.code == 2 && damaged.err.contains(bad + "/model.ckpt.h5") &&
+                     damaged.err.contains("rank 1 could not read"),
+                 qPrintable(damaged.err.right(3000)));
+        // Rank 1's --out already holds a run (a fresh run refuses it there).
+        const Run held = mpmd(QStringList{"train", "--config", tiny_config(), "--out",
+                                          dir("mpmd-fresh"), "--json"} + tiny_sets(2),
+                              QStringList{"train", "--config", tiny_config(), "--out", later,
+                                          "--json"} + tiny_sets(2));
+        QVERIFY2(held.code != -1, "mpirun still ran after 120 s");
+        QVERIFY2(held.code == 2 && held.err.contains("already holds a run"),
+                 qPrintable(held.err.right(3000)));
+        // Rank 1 starts from a later checkpoint of the same run: refused, naming the step (it
+        // trained with mismatched collectives and replaced the good checkpoint).
+        const Run on = cli(0, {"train", "--resume", later, "--until", "12", "--json"});
+        QVERIFY2(on.code == 0, qPrintable(on.err.right(3000)));
+        const QByteArray before = [&] {
+            QFile f(good + "/model.ckpt.h5");
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        const Run steps = mpmd({"train", "--resume", good, "--json"},
+                               {"train", "--resume", later, "--json"});
+        QVERIFY2(steps.code != -1, "mpirun still ran after 120 s");
+        QVERIFY2(steps.code == 2 && steps.err.contains("rank 1's starting step"),
+                 qPrintable(steps.err.right(3000)));
+        QFile f(good + "/model.ckpt.h5");
+        QVERIFY(f.open(QIODevice::ReadOnly) && f.readAll() == before);
+    }
+
+    // Fine-tuning by epochs counts an epoch in global batches: 37 examples at a global batch of
+    // 4 are ceil(37 / 4) = 10 steps per epoch under one process (batch 4) and under two ranks
+    // (batch 2 each); the 2-rank run counted per-rank batches (19 steps, two epochs of data
+    // logged as one).
+    void fineTuningEpochsCountTheGlobalBatch() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        QFile tsv(dir("cls.tsv"));
+        QVERIFY(tsv.open(QIODevice::WriteOnly));
+        tsv.write("sentence\tlabel\n");
+        for (int i = 0; i < 37; ++i)
+            tsv.write(QString("example number %1 of the set\t%2\n").arg(i).arg(i % 2).toUtf8());
+        tsv.close();
+        const auto tune = [&](int np, const QString& out, int batch) {
+            const Run r = cli(np, {"train", "--init", dir("single") + "/model.ckpt.h5", "--out", out,
+                                   "--json", "--set", "train.objective=classify", "--set",
+                                   "data.train=" + dir("cls.tsv"), "--set",
+                                   "data.valid=" + dir("cls.tsv"), "--set", "train.epochs=1",
+                                   "--set", QString("train.batch_size=%1").arg(batch), "--set",
+                                   "train.threads=1", "--set", "data.seq_len=32"});
+            QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
+        };
+        tune(0, dir("ft-one"), 4);
+        tune(2, dir("ft-two"), 2);
+        for (const QString& out : {dir("ft-one"), dir("ft-two")}) {
+            QFile log(out + "/log.jsonl");
+            QVERIFY(log.open(QIODevice::ReadOnly));
+            qint64 per_epoch = -1, last = -1;
+            for (const QByteArray& line : log.readAll().split('\n')) {
+                const QJsonObject o = QJsonDocument::fromJson(line).object();
+                if (o.value("type") == "start") per_epoch = o.value("steps_per_epoch").toInteger();
+                if (o.value("type") == "step") last = o.value("step").toInteger();
+            }
+            QVERIFY2(per_epoch == 10 && last == 10,
+                     qPrintable(QString("%1: %2 steps per epoch, last step %3")
+                                    .arg(out)
+                                    .arg(per_epoch)
+                                    .arg(last)));
+        }
+    }
+
+    // A launcher whose ranks MPI cannot join (srun without --mpi=pmix: each process becomes a
+    // singleton) is refused by every process, before it trains the whole run into the shared
+    // directory (two processes each trained alone and tore the log).
+    void ranksMpiCannotJoinAreRefused() {
+        REQUIRE_MPI();
+        QProcess p;
+        QProcessEnvironment env = child_env();
+        env.insert("SLURM_STEP_NUM_TASKS", "2");
+        env.insert("SLURM_PROCID", "0");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(ROUTESCOPE_CLI),
+                QStringList{"train", "--config", tiny_config(), "--out", dir("singleton"),
+                            "--json"} + tiny_sets(2));
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == 2 && err.contains("SLURM_STEP_NUM_TASKS=2") &&
+                     err.contains("--mpi=pmix"),
+                 qPrintable(err));
+        QVERIFY(!QFileInfo::exists(dir("singleton") + "/log.jsonl"));
+    }
+
+    // SIGUSR1 to mpirun stops every rank after the same step with a checkpoint (exit 130):
+    // mpirun forwards it and kills nothing, where its SIGTERM (Ctrl-C) is followed by SIGKILL
+    // one second later (odls_base_sigkill_timeout), before a step of more than a second saves.
+    void usr1ToMpirunSavesAndStopsEveryRank() {
+        REQUIRE_MPI();
+        const QString out = dir("usr1");
+        QProcess p;
+        p.setProcessEnvironment(child_env());
+        p.start(mpiexec(), mpi_prefix(2) +
+                               QStringList{"train", "--config", tiny_config(), "--out", out,
+                                           "--json"} +
+                               tiny_sets(2, 100000));
+        QVERIFY(p.waitForStarted());
+        QByteArray seen;
+        while (seen.count("\"type\":\"step\"") < 3 && p.waitForReadyRead(60000))
+            seen += p.readAllStandardOutput();
+        QVERIFY(seen.count("\"type\":\"step\"") >= 3);
+        QCOMPARE(::kill(static_cast<pid_t>(p.processId()), SIGUSR1), 0);
+        QVERIFY2(p.waitForFinished(60000), "mpirun still runs 60 s after SIGUSR1");
+        seen += p.readAllStandardOutput();
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 130,
+                 qPrintable(QString("exit %1: %2").arg(p.exitCode()).arg(err.right(2000))));
+        qint64 last = 0;
+        for (const QByteArray& line : seen.split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value("type") == "step") last = o.value("step").toInteger();
+        }
+        const Run v = run(QStringLiteral(ROUTESCOPE_CLI), {"inspect", out + "/model.ckpt.h5"});
+        QVERIFY2(v.code == 0 && last >= 3 &&
+                     v.out.contains(QString("resumable: step %1").arg(last)),
+                 qPrintable(QString("last logged step %1; inspect: %2").arg(last).arg(v.out)));
+    }
+
     void aKilledRankEndsTheRun() {
         REQUIRE_MPI();
         const QString out = dir("killed");

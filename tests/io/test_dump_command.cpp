@@ -22,6 +22,9 @@
 //   (RLIMIT_FSIZE set by `ulimit -f` in a bash child that ignores SIGXFSZ, so write() fails with
 //   EFBIG as on a full disk; exit 3) — and never a file under the final name, nor a temporary.
 #include <H5Cpp.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -276,6 +279,29 @@ private slots:
         QCOMPARE(w.exit_code, 2);
         QVERIFY2(w.err.contains("not trained on this task"), qPrintable(w.err));
         QVERIFY(!std::filesystem::exists(wrong));
+    }
+
+    // One dump of a name at a time: while another process holds the output's lock (flock(2) on
+    // ".<name>.lock", taken here by the test as a running dump takes it), a dump of that name is
+    // refused naming it and writes nothing; once released, the dump runs and removes the lock.
+    // (Two sharded dumps of one --out replaced each other's shards under their masters.)
+    void aDumpOfANameAnotherDumpIsWritingIsRefused() {
+        const std::string out = path("locked.dump.h5"), lock = path(".locked.dump.h5.lock");
+        const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        QVERIFY(fd >= 0);
+        QCOMPARE(::flock(fd, LOCK_EX | LOCK_NB), 0);
+        const auto args = args_of({"dump", "--checkpoint", induction_, "--out", out, "--task",
+                                   "induction", "--examples", "4"});
+        const auto held = run_cli(args);
+        ::close(fd);  // releases the lock
+        QVERIFY2(held.exit_code == 2 && held.err.contains("another dump is writing") &&
+                     held.err.contains(QString::fromStdString(out)),
+                 qPrintable(held.err));
+        QVERIFY(!std::filesystem::exists(out));
+        const auto r = run_cli(args);
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QVERIFY(!std::filesystem::exists(lock));
     }
 
     void causalCheckpointsTaskDumpHoldsTheRowsEvalScores() {

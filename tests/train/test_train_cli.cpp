@@ -227,6 +227,50 @@ private slots:
         QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, std::int64_t(3));
     }
 
+    // Two trainings into one directory at once (the probe's repro: both exited 0, the log held
+    // one run's start and steps then a torn line then the other's, the checkpoint the other's):
+    // while a run trains, a second fresh run (even with --overwrite) or a resume of it is refused
+    // naming the directory, and the first run's checkpoint and log are its own; once it ended
+    // (SIGTERM, exit 130), the resume runs.
+    void aSecondTrainingIntoARunningRunsDirectoryIsRefused() {
+        auto config = train_test::tiny_bigs(path("words.txt"));
+        config["train"]["steps"] = 100000;
+        config["train"]["checkpoint_every"] = 0;
+        config["train"]["seed"] = 3;
+        const std::string file = config_file("busy", config), out = path("busy");
+        QProcess p;
+        p.start(QStringLiteral(ROUTESCOPE_CLI), args_of({"train", "--config", file, "--out", out}));
+        QVERIFY(p.waitForStarted());
+        QByteArray seen;
+        while (seen.count("\"type\":\"step\"") < 2 && p.waitForReadyRead(30000))
+            seen += p.readAllStandardOutput();
+        QVERIFY(seen.count("\"type\":\"step\"") >= 2);
+        const auto fresh = run_cli(args_of({"train", "--config", file, "--out", out, "--overwrite",
+                                            "--set", "train.steps=2", "--set", "train.seed=7"}));
+        const auto resumed = run_cli(args_of({"train", "--resume", out}));
+        p.terminate();  // SIGTERM: saves and exits 130
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 130);
+        for (const auto& r : {fresh, resumed})
+            QVERIFY2(r.exit_code == 2 && r.err.contains("another training is running") &&
+                         r.err.contains(QString::fromStdString(out)),
+                     qPrintable(r.err));
+        const Checkpoint ck = read_checkpoint(out + "/model.ckpt.h5");
+        QCOMPARE(ck.config.train.seed, std::int64_t(3));
+        QVERIFY(ck.train && ck.train->step >= 2);
+        QFile log(QString::fromStdString(out + "/log.jsonl"));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        qsizetype starts = 0;
+        for (const QByteArray& line : log.readAll().trimmed().split('\n')) {  // none torn
+            QVERIFY2(!QJsonDocument::fromJson(line).isNull(), line.constData());
+            starts += line.contains("\"type\":\"start\"");
+        }
+        QCOMPARE(starts, qsizetype(1));  // one run's records
+        const auto later = run_cli(args_of(
+            {"train", "--resume", out, "--set", "train.steps=" + std::to_string(ck.train->step + 1)}));
+        QVERIFY2(later.exit_code == 0, qPrintable(later.err));
+    }
+
     // train.keep_checkpoints: each checkpoint step's weights are kept as step-N.ckpt.h5, without
     // optimizer state; step 2's file holds what a run of 2 steps ends with (the same seed and
     // threads give bit-identical runs), and the last one the final model's weights.

@@ -53,7 +53,7 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
         for (const auto& [path, text] : files) {
             Pending p;
             p.path = path;
-            p.final_path = fs::absolute(path);
+            p.final_path = atomic_write_target(path);
             remove_stale_temporaries(p.final_path.string());  // of a killed earlier writer
             p.tmp = temporary_path_for(p.final_path.string());
             p.guard = std::make_unique<TemporaryFileGuard>(p.tmp.string());

@@ -46,6 +46,7 @@
 #include "engine/io/output_lock.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/io/sharded_dump.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/answer_scoring.hpp"
 #include "engine/train/builtin_corpus.hpp"
@@ -319,6 +320,7 @@ int run_dump(const DumpArgs& a) {
                                   {{"--checkpoint", a.checkpoint}, {"--data", a.data}});
         // One dump of a name at a time: two sharded dumps of one --out replaced each other's
         // shards under their masters (one job's file held the other's examples, or zeros).
+        (void)atomic_write_target(a.out);  // not a device or a FIFO (before its lock beside it)
         if (dist::world().rank() == 0) {
             bool held = false;
             try {
@@ -327,7 +329,8 @@ int run_dump(const DumpArgs& a) {
             } catch (const IoError&) {  // no directory to write in: the writer says so below
             }
             if (held)
-                throw ConfigError("--out " + a.out + ": another dump is writing this file (it holds " +
+                throw ConfigError("--out " + a.out +
+                                  ": another dump is writing this file (it holds " +
                                   OutputFileLock::path_for(a.out) +
                                   "); wait for it to end, or choose another --out");
         }

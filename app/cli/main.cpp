@@ -41,10 +41,10 @@ int main(int argc, char** argv) {
     // usual, and what could not be printed is said on stderr at the end (exit 3).
     std::signal(SIGPIPE, SIG_IGN);
     die_with_parent();
-    // SIGINT / SIGTERM / SIGHUP / SIGUSR1 in a command that does not stop cooperatively (train, dump and
-    // experiment install their own, engine/train/stop_signal.hpp): unlink the temporaries being
-    // written and exit 130 — nothing under a final name, nothing stray. Installed even when the
-    // shell started us with SIGINT ignored (a background job), as the issue asks.
+    // SIGINT / SIGTERM / SIGHUP / SIGUSR1 in a command that does not stop cooperatively (train,
+    // dump and experiment install their own, engine/train/stop_signal.hpp): unlink the temporaries
+    // being written and exit 130 — nothing under a final name, nothing stray. Installed even when
+    // the shell started us with SIGINT ignored (a background job), as the issue asks.
     struct sigaction sa {};
     sa.sa_handler = on_terminating_signal;
     sigemptyset(&sa.sa_mask);

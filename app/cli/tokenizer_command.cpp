@@ -15,6 +15,7 @@
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -32,6 +33,7 @@ int run_tokenizer_train(const TokenizerTrainArgs& a) {
     // Errors are thrown to main's handler (exit_codes.hpp): an unreadable corpus is exit 2, a
     // failed write exit 3.
     refuse_overwriting_inputs({"--out", a.out}, {{"--corpus", a.corpus}});
+    (void)atomic_write_target(a.out);  // not a device or a FIFO: said before the training
     data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
     inputs_read();
     data::SentencePieceTraining options;
@@ -55,14 +57,17 @@ CommandRunner setup_tokenizer(CLI::App& app) {
     auto* train = cmd->add_subcommand("train", "Train a SentencePiece model on a corpus");
     auto a = std::make_shared<TokenizerTrainArgs>();
     train->add_option("--corpus", a->corpus, "Text file or directory")->required();
-    train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")->check(kPositive);
+    // As tokenizer.vocab_size (engine/core/config.cpp): libsentencepiece ends the process on
+    // sizes near 2^31 instead of returning an error.
+    train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")
+        ->check(CLI::Range(1, 1 << 24));
     train->add_option("--out", a->out, "The .model file to write")->required();
     train->add_option("--model-type", a->model_type, "unigram | bpe")
         ->check(CLI::IsMember({"unigram", "bpe"}));
     train->add_option("--doc-sep", a->doc_sep, "line | blank")
         ->check(CLI::IsMember({"line", "blank"}));
     train->add_option("--threads", a->threads, "Trainer threads")
-        ->check(CLI::Range(0, kMaxThreads));
+        ->check(CLI::Range(0, 128));  // libsentencepiece's own limit (num_threads <= 128)
     return [a]() { return run_tokenizer_train(*a); };
 }
 

@@ -173,8 +173,21 @@ std::optional<std::string> sentencepiece_charsmap_problem(std::string_view seria
     Reader model{serialized_model};
     // ModelProto: 3 normalizer_spec, 5 denormalizer_spec; NormalizerSpec: 2 precompiled_charsmap.
     // Repeated occurrences merge (the last charsmap wins): every one is checked.
+    std::size_t piece = 0;
     const bool ok = model.fields([&](std::uint64_t field, std::string_view spec) {
-        if (problem || (field != 3 && field != 5)) return;
+        if (problem) return;
+        if (field == 1) {  // ModelProto.pieces: SentencePiece 1 piece (the piece's bytes)
+            Reader r{spec};
+            r.fields([&](std::uint64_t f, std::string_view bytes) {
+                if (!problem && f == 1 && bytes.size() > kMaxPieceBytes)
+                    problem = "piece " + std::to_string(piece) + " is " +
+                              std::to_string(bytes.size()) + " bytes long; at most " +
+                              std::to_string(kMaxPieceBytes) + " are accepted";
+            });
+            ++piece;
+            return;
+        }
+        if (field != 3 && field != 5) return;
         Reader r{spec};
         const bool spec_ok = r.fields([&](std::uint64_t f, std::string_view bytes) {
             if (!problem && f == 2 && !bytes.empty()) problem = charsmap_problem(bytes);

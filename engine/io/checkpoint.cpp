@@ -385,7 +385,7 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
         return write_checkpoint(path, config, store.host_copy(), tokenizer, train, device);
     h5::quiet_errors();
     namespace fs = std::filesystem;
-    const fs::path final_path = fs::absolute(path);
+    const fs::path final_path = atomic_write_target(path);
     const fs::path tmp = temporary_path_for(final_path.string());
     remove_stale_temporaries(final_path.string());  // of a run killed mid-write (issue 17)
     const TemporaryFileGuard guard(tmp.string());
@@ -418,7 +418,7 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
         return write_checkpoint_streaming(path, config, store.host_copy(), tokenizer);
     h5::quiet_errors();
     namespace fs = std::filesystem;
-    const fs::path final_path = fs::absolute(path);
+    const fs::path final_path = atomic_write_target(path);
     const fs::path tmp = temporary_path_for(final_path.string());
     // HDF5 1.10 cannot be trusted to fail cleanly when the disk fills mid-file (see file_image),
     // so the room is checked first: the parameters, the tokenizer, 2% and 1 MiB for the rest (16

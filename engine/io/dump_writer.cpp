@@ -25,7 +25,7 @@ H5::FloatType float16_type() {
 }
 
 DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
-    : final_path_(std::move(final_path)), spec_(std::move(spec)) {
+    : final_path_(atomic_write_target(final_path)), spec_(std::move(spec)) {
     h5::quiet_errors();
     if (spec_.examples < 1 || spec_.length < 1 || spec_.d_model < 1)
         throw FormatError(final_path_ + ": a dump needs S ≥ 1, L ≥ 1 and d ≥ 1");

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/core/error.hpp"
+
 namespace routescope {
 
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix) {
@@ -19,6 +21,34 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
     name += std::to_string(::getpid());
     name += suffix;
     return (p.parent_path() / name).string();
+}
+
+std::string atomic_write_target(const std::string& final_path) {
+    namespace fs = std::filesystem;
+    fs::path p = fs::absolute(final_path);
+    std::error_code ec;
+    for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+        if (hops == 40) throw ConfigError(final_path + ": too many levels of symbolic links");
+        const fs::path to = fs::read_symlink(p, ec);
+        if (ec)
+            throw ConfigError(final_path + ": cannot read the symbolic link (" + ec.message() +
+                              ")");
+        p = (to.is_absolute() ? to : p.parent_path() / to).lexically_normal();
+    }
+    const fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return p.string();
+    const char* kind = fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)   ? "a block device"
+                       : fs::is_fifo(st)         ? "a FIFO (named pipe)"
+                       : fs::is_socket(st)       ? "a socket"
+                                                 : "not a regular file";
+    throw ConfigError(final_path +
+                      (p.string() != fs::absolute(final_path).string()
+                           ? " (a link to " + p.string() + ")"
+                           : std::string()) +
+                      ": is " + kind +
+                      "; an output is written whole beside its name and renamed into place, which "
+                      "would replace it: give a file name");
 }
 
 void remove_stale_temporaries(const std::string& final_path, const std::string& infix) {

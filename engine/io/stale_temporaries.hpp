@@ -11,6 +11,14 @@ namespace routescope {
 /// recognises.
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix = "");
 
+/// Where an atomic writer of `final_path` puts the finished file (absolute): final_path itself, or,
+/// when it is a symbolic link, the file the link points to (resolved link by link), so the link
+/// stays a link and its target gets the content, as a shell redirection writes. ConfigError when
+/// that path exists and is neither a regular file nor a directory (a device such as /dev/full, a
+/// FIFO, a socket): renaming the temporary over it replaced the node with a file (as root,
+/// /dev/full itself) and reported success. A directory is left to the writer's own message.
+std::string atomic_write_target(const std::string& final_path);
+
 /// Removes ".<filename of final_path><infix><pid>*" in final_path's directory (files, or staging
 /// directories such as export's ".<dir>.export-<pid>"), and the temporaries of such temporaries
 /// ("..<filename>.tmp-<pid>..."), for every <pid> that is not a running process (never this

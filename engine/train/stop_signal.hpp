@@ -1,13 +1,15 @@
 #pragma once
-// Ctrl-C, SIGTERM, SIGHUP and SIGUSR1 during training: the handler only raises a flag (the one thing a
-// signal handler may safely do); the training loop reads it after each step, saves a checkpoint and
-// returns, and the CLI exits 130 (docs/cli.md). A second signal while the first is being handled
-// restores the default action, so a stuck run can still be killed with another Ctrl-C.
+// Ctrl-C, SIGTERM, SIGHUP and SIGUSR1 during training: the handler only raises a flag (the one
+// thing a signal handler may safely do); the training loop reads it after each step, saves a
+// checkpoint and returns, and the CLI exits 130 (docs/cli.md). A second signal while the first is
+// being handled restores the default action, so a stuck run can still be killed with another
+// Ctrl-C.
 namespace routescope::train {
 
 class StopSignal {
 public:
-    /// Installs the SIGINT / SIGTERM / SIGHUP / SIGUSR1 handlers; the destructor restores the previous ones.
+    /// Installs the SIGINT / SIGTERM / SIGHUP / SIGUSR1 handlers; the destructor restores the
+    /// previous ones.
     StopSignal();
     ~StopSignal();
     StopSignal(const StopSignal&) = delete;

@@ -322,6 +322,47 @@ private slots:
             }
         }
     }
+    // A well-formed model with one very long piece: libsentencepiece builds its trie of pieces a
+    // recursion level per byte and a 200,000-byte piece overflowed the stack (SIGSEGV; Python's
+    // sentencepiece 0.1.97 crashes on the same file). Pieces longer than 4096 bytes are refused
+    // before the library sees them; one of 4096 bytes loads. (The piece is appended by hand as a
+    // ModelProto.pieces message: 1 piece, 2 score as a float, 3 type NORMAL.)
+    void aModelWithAnOverlongPieceIsRefusedBeforeTheLibrary() {
+        TextCorpus corpus(corpus_path_);
+        const std::vector<std::uint8_t> model =
+            train_sentencepiece(corpus, {.vocab_size = 120})->serialize();
+        const auto with_piece = [&](std::size_t bytes) {
+            const auto varint = [](std::uint64_t v) {
+                std::string out;
+                while (v >= 0x80) {
+                    out += static_cast<char>((v & 0x7F) | 0x80);
+                    v >>= 7;
+                }
+                return out + static_cast<char>(v);
+            };
+            std::string piece(1, '\x0a');
+            piece += varint(bytes);
+            piece += std::string(bytes, 'q');
+            piece += std::string("\x15\x00\x00\xa0\xc0", 5);  // score -5.0f
+            piece += std::string("\x18\x01", 2);              // type NORMAL
+            std::string field(1, '\x0a');
+            field += varint(piece.size());
+            field += piece;
+            std::vector<std::uint8_t> out(field.begin(), field.end());
+            out.insert(out.end(), model.begin(), model.end());  // the new piece comes first
+            return out;
+        };
+        const auto fits = load_tokenizer("sentencepiece", with_piece(4096));
+        QCOMPARE(fits->vocab_size(), 121);
+        try {
+            (void)load_tokenizer("sentencepiece", with_piece(200000));
+            QFAIL("a 200,000-byte piece was handed to the library");
+        } catch (const FormatError& e) {
+            QVERIFY2(
+                std::string(e.what()).find("piece 0 is 200000 bytes long") != std::string::npos,
+                e.what());
+        }
+    }
     void trainingIsDeterministic() {
         TextCorpus a(corpus_path_), b(corpus_path_);
         QCOMPARE(train_sentencepiece(a, {.vocab_size = 120})->serialize(),

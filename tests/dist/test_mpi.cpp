@@ -310,25 +310,28 @@ print('ok', len(names))
             QVERIFY(QFile::copy(good + "/model.ckpt.h5", copy + "/model.ckpt.h5"));
             QVERIFY(QFile::copy(good + "/log.jsonl", copy + "/log.jsonl"));
         }
-        QVERIFY(QFile::resize(bad + "/model.ckpt.h5", QFileInfo(good + "/model.ckpt.h5").size() / 2));
+        QVERIFY(
+            QFile::resize(bad + "/model.ckpt.h5", QFileInfo(good + "/model.ckpt.h5").size() / 2));
         const auto mpmd = [](const QStringList& rank0, const QStringList& rank1) {
             const QStringList cli{QStringLiteral(ROUTESCOPE_CLI)};
-            return run(mpiexec(), QStringList{"--oversubscribe", "-np", "1"} + cli + rank0 +
-                                      QStringList{":", "-np", "1"} + cli + rank1,
+            return run(mpiexec(),
+                       QStringList{"--oversubscribe", "-np", "1"} + cli + rank0 +
+                           QStringList{":", "-np", "1"} + cli + rank1,
                        120000);
         };
         // Rank 1's checkpoint is damaged.
-        const Run damaged = mpmd({"train", "--resume", good, "--json"},
-                                 {"train", "--resume", bad, "--json"});
+        const Run damaged =
+            mpmd({"train", "--resume", good, "--json"}, {"train", "--resume", bad, "--json"});
         QVERIFY2(damaged.code != -1, "mpirun still ran after 120 s");
         QVERIFY2(damaged.code == 2 && damaged.err.contains(bad + "/model.ckpt.h5") &&
                      damaged.err.contains("rank 1 could not read"),
                  qPrintable(damaged.err.right(3000)));
         // Rank 1's --out already holds a run (a fresh run refuses it there).
-        const Run held = mpmd(QStringList{"train", "--config", tiny_config(), "--out",
-                                          dir("mpmd-fresh"), "--json"} + tiny_sets(2),
-                              QStringList{"train", "--config", tiny_config(), "--out", later,
-                                          "--json"} + tiny_sets(2));
+        const Run held = mpmd(
+            QStringList{"train", "--config", tiny_config(), "--out", dir("mpmd-fresh"), "--json"} +
+                tiny_sets(2),
+            QStringList{"train", "--config", tiny_config(), "--out", later, "--json"} +
+                tiny_sets(2));
         QVERIFY2(held.code != -1, "mpirun still ran after 120 s");
         QVERIFY2(held.code == 2 && held.err.contains("already holds a run"),
                  qPrintable(held.err.right(3000)));
@@ -340,8 +343,8 @@ print('ok', len(names))
             QFile f(good + "/model.ckpt.h5");
             return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
         }();
-        const Run steps = mpmd({"train", "--resume", good, "--json"},
-                               {"train", "--resume", later, "--json"});
+        const Run steps =
+            mpmd({"train", "--resume", good, "--json"}, {"train", "--resume", later, "--json"});
         QVERIFY2(steps.code != -1, "mpirun still ran after 120 s");
         QVERIFY2(steps.code == 2 && steps.err.contains("rank 1's starting step"),
                  qPrintable(steps.err.right(3000)));
@@ -363,12 +366,26 @@ print('ok', len(names))
             tsv.write(QString("example number %1 of the set\t%2\n").arg(i).arg(i % 2).toUtf8());
         tsv.close();
         const auto tune = [&](int np, const QString& out, int batch) {
-            const Run r = cli(np, {"train", "--init", dir("single") + "/model.ckpt.h5", "--out", out,
-                                   "--json", "--set", "train.objective=classify", "--set",
-                                   "data.train=" + dir("cls.tsv"), "--set",
-                                   "data.valid=" + dir("cls.tsv"), "--set", "train.epochs=1",
-                                   "--set", QString("train.batch_size=%1").arg(batch), "--set",
-                                   "train.threads=1", "--set", "data.seq_len=32"});
+            const Run r = cli(np, {"train",
+                                   "--init",
+                                   dir("single") + "/model.ckpt.h5",
+                                   "--out",
+                                   out,
+                                   "--json",
+                                   "--set",
+                                   "train.objective=classify",
+                                   "--set",
+                                   "data.train=" + dir("cls.tsv"),
+                                   "--set",
+                                   "data.valid=" + dir("cls.tsv"),
+                                   "--set",
+                                   "train.epochs=1",
+                                   "--set",
+                                   QString("train.batch_size=%1").arg(batch),
+                                   "--set",
+                                   "train.threads=1",
+                                   "--set",
+                                   "data.seq_len=32"});
             QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
         };
         tune(0, dir("ft-one"), 4);
@@ -400,9 +417,9 @@ print('ok', len(names))
         env.insert("SLURM_STEP_NUM_TASKS", "2");
         env.insert("SLURM_PROCID", "0");
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(ROUTESCOPE_CLI),
-                QStringList{"train", "--config", tiny_config(), "--out", dir("singleton"),
-                            "--json"} + tiny_sets(2));
+        p.start(QStringLiteral(ROUTESCOPE_CLI), QStringList{"train", "--config", tiny_config(),
+                                                            "--out", dir("singleton"), "--json"} +
+                                                    tiny_sets(2));
         QVERIFY(p.waitForFinished(120000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 2 && err.contains("SLURM_STEP_NUM_TASKS=2") &&
@@ -419,10 +436,10 @@ print('ok', len(names))
         const QString out = dir("usr1");
         QProcess p;
         p.setProcessEnvironment(child_env());
-        p.start(mpiexec(), mpi_prefix(2) +
-                               QStringList{"train", "--config", tiny_config(), "--out", out,
-                                           "--json"} +
-                               tiny_sets(2, 100000));
+        p.start(mpiexec(),
+                mpi_prefix(2) +
+                    QStringList{"train", "--config", tiny_config(), "--out", out, "--json"} +
+                    tiny_sets(2, 100000));
         QVERIFY(p.waitForStarted());
         QByteArray seen;
         while (seen.count("\"type\":\"step\"") < 3 && p.waitForReadyRead(60000))
@@ -440,9 +457,9 @@ print('ok', len(names))
             if (o.value("type") == "step") last = o.value("step").toInteger();
         }
         const Run v = run(QStringLiteral(ROUTESCOPE_CLI), {"inspect", out + "/model.ckpt.h5"});
-        QVERIFY2(v.code == 0 && last >= 3 &&
-                     v.out.contains(QString("resumable: step %1").arg(last)),
-                 qPrintable(QString("last logged step %1; inspect: %2").arg(last).arg(v.out)));
+        QVERIFY2(
+            v.code == 0 && last >= 3 && v.out.contains(QString("resumable: step %1").arg(last)),
+            qPrintable(QString("last logged step %1; inspect: %2").arg(last).arg(v.out)));
     }
 
     void aKilledRankEndsTheRun() {

@@ -24,6 +24,7 @@
 #include <H5Cpp.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <QDir>
@@ -302,6 +303,35 @@ private slots:
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
         expect_valid(out);
         QVERIFY(!std::filesystem::exists(lock));
+    }
+
+    // An --out that exists and is not a file: renaming the finished temporary over it replaced
+    // a FIFO (and, as root, /dev/full) with a regular file and reported success. Refused (exit
+    // 2) naming what it is, the FIFO left as it was. A symbolic link is written through: the link
+    // stays, its target holds the new dump (as a shell redirection writes).
+    void anOutputThatIsAFifoIsRefusedAndALinkIsWrittenThrough() {
+        const std::string fifo = path("out.fifo"), real = path("real.dump.h5"),
+                          link = path("link.dump.h5");
+        QCOMPARE(::mkfifo(fifo.c_str(), 0644), 0);
+        QFile corpus(QString::fromStdString(path("fifo-corpus.txt")));
+        QVERIFY(corpus.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 200; ++i)
+            corpus.write("the quick brown fox jumps over a lazy dog again\n");
+        corpus.close();
+        for (const QStringList& args :
+             {args_of({"sample-dump", "--out", fifo, "--examples", "2"}),
+              args_of({"tokenizer", "train", "--corpus", path("fifo-corpus.txt"), "--vocab-size",
+                       "40", "--out", fifo})}) {
+            const auto r = run_cli(args);
+            QVERIFY2(r.exit_code == 2 && r.err.contains("is a FIFO"), qPrintable(r.err));
+            QVERIFY(std::filesystem::is_fifo(fifo));
+        }
+        QCOMPARE(run_cli(args_of({"sample-dump", "--out", real, "--examples", "2"})).exit_code, 0);
+        std::filesystem::create_symlink("real.dump.h5", link);
+        QCOMPARE(run_cli(args_of({"sample-dump", "--out", link, "--examples", "3"})).exit_code, 0);
+        QVERIFY(std::filesystem::is_symlink(link));
+        const auto r = run_cli(args_of({"inspect", real}));
+        QVERIFY2(r.exit_code == 0 && r.out.contains("S = 3,"), qPrintable(r.out));
     }
 
     void causalCheckpointsTaskDumpHoldsTheRowsEvalScores() {

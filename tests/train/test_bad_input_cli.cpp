@@ -399,6 +399,8 @@ private slots:
             {"train.seed", -1},
             {"tokenizer.vocab_size", 0},
             {"tokenizer.vocab_size", -3},
+            // libsentencepiece ended the process (exit 255) for 2·10^9 pieces
+            {"tokenizer.vocab_size", 2000000000},
             {"model.d_model", 4294967312LL},
             {"train.batch_size", 0},
             {"train.threads", 100000},
@@ -433,6 +435,16 @@ private slots:
                 QVERIFY2(t.exit_code == 2, qPrintable(command.front() + ": " + t.err));
                 QVERIFY2(t.err.contains("--threads") && t.err.contains("1024"), qPrintable(t.err));
             }
+        // tokenizer train: libsentencepiece's own limits, refused before it ends the process
+        // (2·10^9 pieces: "Program terminated with an unrecoverable error", exit 255) or answers
+        // with its bare check ("[num_threads() <= 128]").
+        for (const QStringList& extra :
+             {QStringList{"--vocab-size", "2000000000"}, QStringList{"--threads", "129"}}) {
+            const auto t = run_cli(QStringList{"tokenizer", "train", "--corpus",
+                                               qpath("range.json"), "--out", qpath("t.model")} +
+                                   extra);
+            QVERIFY2(t.exit_code == 2 && t.err.contains(extra.front()), qPrintable(t.err));
+        }
         // A 400-digit integer is a bad configuration (it was exit 3, an escaped out_of_range).
         write_text(path("huge.json"), "{\"train\": {\"steps\": " + std::string(400, '9') + "}}");
         auto r = run_cli({"train", "--config", qpath("huge.json"), "--out", qpath("r")});

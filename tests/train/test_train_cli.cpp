@@ -266,8 +266,8 @@ private slots:
             starts += line.contains("\"type\":\"start\"");
         }
         QCOMPARE(starts, qsizetype(1));  // one run's records
-        const auto later = run_cli(args_of(
-            {"train", "--resume", out, "--set", "train.steps=" + std::to_string(ck.train->step + 1)}));
+        const auto later = run_cli(args_of({"train", "--resume", out, "--set",
+                                            "train.steps=" + std::to_string(ck.train->step + 1)}));
         QVERIFY2(later.exit_code == 0, qPrintable(later.err));
     }
 

@@ -1113,7 +1113,7 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
 
 void write_imported_checkpoint(const std::string& path, ImportedModel& model,
                                const ImportProvenance& provenance) {
-    const fs::path final_path = fs::absolute(path);
+    const fs::path final_path = atomic_write_target(path);
     std::error_code ec;
     // Said of the path the user gave, before anything is written (the rename's error named a
     // temporary file, or "Success").

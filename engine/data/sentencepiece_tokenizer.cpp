@@ -192,8 +192,15 @@ std::unique_ptr<SentencePieceTokenizer> train_sentencepiece(TextCorpus& corpus,
     std::string model;
     const auto status = sentencepiece::SentencePieceTrainer::Train(args, &sentences, &model);
     if (!status.ok()) {
-        throw ConfigError("sentencepiece training on " + corpus.path() +
-                          " failed: " + status.ToString());
+        std::string why = status.ToString();
+        // The library's advice names its own option, which Routescope's commands do not have.
+        if (const auto at = why.find(" or decrease character_coverage with --character_coverage "
+                                     "option");
+            at != std::string::npos)
+            why.replace(at, std::string::npos,
+                        " (--vocab-size, or tokenizer.vocab_size in a run configuration: every "
+                        "character of the corpus needs a piece)");
+        throw ConfigError("sentencepiece training on " + corpus.path() + " failed: " + why);
     }
     return std::make_unique<SentencePieceTokenizer>(model);
 }

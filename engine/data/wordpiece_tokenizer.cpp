@@ -87,6 +87,9 @@ std::string to_utf8(const std::u32string& s) {
 namespace {
 // Like the corpus reader (text_corpus.cpp): the first invalid byte, with `name`:line.
 void check_vocab_utf8(std::string_view text, const std::string& name) {
+    // UTF-16 / UTF-32 (Windows' "Unicode" text): said with the iconv command, as for corpora.
+    if (const std::string wide = wide_unicode_text(text.substr(0, 64), name); !wide.empty())
+        throw FormatError(name + ": " + wide);
     std::size_t start = 0;
     for (std::int64_t line = 1; start < text.size(); ++line) {
         std::size_t end = text.find('\n', start);
@@ -117,6 +120,12 @@ WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt, Casing casing
     // unknown "\ufeff[PAD]"); import drops it too, with a note.
     if (vocab_txt_.starts_with("\xEF\xBB\xBF")) vocab_txt_.erase(0, 3);
     check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt");
+    // Lines ended by CR alone (classic Mac OS): transformers' load_vocab reads the file in text
+    // mode, whose universal newlines end a line at a lone CR too; read as one line, no [UNK] was
+    // found. A lone CR becomes a line end (CRLF files are kept as they are).
+    for (std::size_t i = 0; i < vocab_txt_.size(); ++i)
+        if (vocab_txt_[i] == '\r' && (i + 1 == vocab_txt_.size() || vocab_txt_[i + 1] != '\n'))
+            vocab_txt_[i] = '\n';
     std::size_t start = 0;
     while (start < vocab_txt_.size()) {
         std::size_t end = vocab_txt_.find('\n', start);

@@ -378,6 +378,17 @@ private slots:
         } catch (const ConfigError& e) {
             QVERIFY2(std::string(e.what()).find("corpus.txt") != std::string::npos, e.what());
         }
+        // Too small for the corpus's characters: the advice names Routescope's option, not the
+        // library's --character_coverage, which no command has.
+        try {
+            train_sentencepiece(corpus, {.vocab_size = 8});
+            QFAIL("a vocabulary smaller than the corpus's characters must fail");
+        } catch (const ConfigError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("--vocab-size") != std::string::npos &&
+                         m.find("character_coverage") == std::string::npos,
+                     e.what());
+        }
         const std::vector<std::uint8_t> junk = {1, 2, 3, 4, 5};
         QVERIFY_THROWS_EXCEPTION(FormatError, load_tokenizer("sentencepiece", junk));
     }

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <QTemporaryDir>
+#include <algorithm>
 #include <fstream>
 
 #include "engine/core/error.hpp"
@@ -46,6 +47,43 @@ private slots:
         QCOMPARE(t.vocab_size(), 25);
         QCOMPARE(t.specials().pad, 0);
         QCOMPARE(t.serialize(), WordPieceTokenizer(kVocab).serialize());
+    }
+    // Lines ended by CR alone (classic Mac OS): Python's text mode (transformers' load_vocab)
+    // splits them as lines; read as one line there was "no [UNK] piece among 1 lines". The same
+    // ids as the LF file; a CRLF file too.
+    void crOnlyAndCrlfLineEndsReadAsPythonReadsThem() {
+        std::string cr = kVocab, crlf;
+        std::replace(cr.begin(), cr.end(), '\n', '\r');
+        for (const char c : std::string(kVocab))
+            crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+        for (const std::string& text : {cr, crlf}) {
+            WordPieceTokenizer t(text);
+            QCOMPARE(t.vocab_size(), 25);
+            QCOMPARE(t.vocabulary(), WordPieceTokenizer(kVocab).vocabulary());
+            QCOMPARE(t.encode("Running worlds!"),
+                     WordPieceTokenizer(kVocab).encode("Running worlds!"));
+        }
+    }
+    // A vocab.txt saved as UTF-16 (Windows' "Unicode"): named with the iconv command that
+    // converts it, as corpora are (it said "invalid UTF-8 byte 0xFF").
+    void aUtf16VocabIsNamedWithItsConversion() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("vocab16.txt").toStdString();
+        std::string utf16 = "\xFF\xFE";
+        for (const char c : std::string("[PAD]\n[UNK]\nthe\n")) {
+            utf16 += c;
+            utf16 += '\0';
+        }
+        std::ofstream(path, std::ios::binary) << utf16;
+        std::string message;
+        try {
+            load_tokenizer_file("wordpiece", path);
+        } catch (const FormatError& e) {
+            message = e.what();
+        }
+        QVERIFY2(message.find("UTF-16") != std::string::npos &&
+                     message.find("iconv") != std::string::npos,
+                 message.c_str());
     }
     void greedyLongestMatchWithContinuations() {
         WordPieceTokenizer t(kVocab);

@@ -196,6 +196,12 @@ PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string&
     const std::string* valid = config.data.valid ? &*config.data.valid : nullptr;
     r.corpus =
         pack_corpus(train_path, valid, config.data.doc_sep, config.data.seq_len, *r.tokenizer);
+    // A rank's own copy of a built-in corpus is read: only rank 0's stays in the run directory
+    // (N ranks left builtin-corpus.rank1.txt … beside it; a resume writes them again).
+    if (rank != 0 && train_path != *config.data.train) {
+        std::error_code ec;
+        std::filesystem::remove(train_path, ec);
+    }
     return r;
 }
 

@@ -13,7 +13,12 @@
 namespace routescope::train {
 
 TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep_through_step)
-    : path_(path) {
+    : path_(path), resume_(resume), keep_through_step_(keep_through_step) {}
+
+void TrainingLog::open() {
+    const std::string& path = path_;
+    const bool resume = resume_;
+    const std::int64_t keep_through_step = keep_through_step_;
     std::vector<std::string> kept;
     if (resume && std::filesystem::exists(path)) {
         std::ifstream in(path);
@@ -59,6 +64,7 @@ TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep
 }
 
 void TrainingLog::write(const nlohmann::ordered_json& record) {
+    if (!out_.is_open()) open();
     out_ << record.dump() << '\n';
     out_.flush();
     if (!out_)

@@ -22,16 +22,21 @@ namespace routescope::train {
 
 class TrainingLog {
 public:
-    /// Opens DIR/log.jsonl: truncates it for a fresh run; for a resumed run keeps the lines up to
-    /// `keep_through_step` (inclusive). IoError when it cannot be written.
+    /// DIR/log.jsonl, opened at the first write(): truncated for a fresh run; for a resumed run
+    /// the lines up to `keep_through_step` (inclusive) kept. Nothing is touched before then, so a
+    /// run whose setup fails after the log was made (another rank's input, a lock) leaves the
+    /// directory as it was (an empty log.jsonl was left, or the replaced run's log emptied).
     TrainingLog(const std::string& path, bool resume, std::int64_t keep_through_step);
 
-    /// Appends one record and flushes.
+    /// Appends one record and flushes. RuntimeFailure when the log cannot be written.
     void write(const nlohmann::ordered_json& record);
     const std::string& path() const { return path_; }
 
 private:
+    void open();
     std::string path_;
+    bool resume_ = false;
+    std::int64_t keep_through_step_ = 0;
     std::ofstream out_;
 };
 

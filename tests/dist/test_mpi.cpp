@@ -335,6 +335,18 @@ print('ok', len(names))
         QVERIFY2(held.code != -1, "mpirun still ran after 120 s");
         QVERIFY2(held.code == 2 && held.err.contains("already holds a run"),
                  qPrintable(held.err.right(3000)));
+        QVERIFY(!QFileInfo::exists(dir("mpmd-fresh")));
+        // Rank 1's corpus is missing: rank 0 had set its run up (its log made, not yet written);
+        // it left no log (an empty log.jsonl; its built-in corpus stays, as it would for a resume).
+        const Run corpus = mpmd(
+            QStringList{"train", "--config", tiny_config(), "--out", dir("mpmd-set-up"), "--json"} +
+                tiny_sets(2),
+            QStringList{"train", "--config", tiny_config(), "--out", dir("mpmd-no-corpus"),
+                        "--json", "--set", "data.train=" + dir("no-such-corpus.txt")} +
+                tiny_sets(2));
+        QVERIFY2(corpus.code == 2 && corpus.err.contains("no-such-corpus.txt"),
+                 qPrintable(corpus.err.right(3000)));
+        QVERIFY(!QFileInfo::exists(dir("mpmd-set-up") + "/log.jsonl"));
         // Rank 1 starts from a later checkpoint of the same run: refused, naming the step (it
         // trained with mismatched collectives and replaced the good checkpoint).
         const Run on = cli(0, {"train", "--resume", later, "--until", "12", "--json"});

@@ -25,6 +25,8 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
 
 std::string atomic_write_target(const std::string& final_path) {
     namespace fs = std::filesystem;
+    if (final_path.empty())  // fs::absolute("") throws, which read as an internal error
+        throw ConfigError("the output's path is empty: give a file name");
     fs::path p = fs::absolute(final_path);
     std::error_code ec;
     for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {

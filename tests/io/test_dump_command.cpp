@@ -326,6 +326,13 @@ private slots:
             QVERIFY2(r.exit_code == 2 && r.err.contains("is a FIFO"), qPrintable(r.err));
             QVERIFY(std::filesystem::is_fifo(fifo));
         }
+        // An empty --out: a bad option (it was "internal error: filesystem error", exit 3).
+        for (const QStringList& args :
+             {args_of({"sample-dump", "--out", "", "--examples", "2"}),
+              args_of({"tokenizer", "train", "--corpus", path("fifo-corpus.txt"), "--out", ""})}) {
+            const auto r = run_cli(args);
+            QVERIFY2(r.exit_code == 2 && r.err.contains("path is empty"), qPrintable(r.err));
+        }
         QCOMPARE(run_cli(args_of({"sample-dump", "--out", real, "--examples", "2"})).exit_code, 0);
         std::filesystem::create_symlink("real.dump.h5", link);
         QCOMPARE(run_cli(args_of({"sample-dump", "--out", link, "--examples", "3"})).exit_code, 0);

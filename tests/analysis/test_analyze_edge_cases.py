@@ -206,6 +206,42 @@ def main():
     t.case("similarity: a small length bin is skipped; unbiased CKA null where double fails",
            similarity_small_bin_and_unbiased)
 
+    # ---- similarity: with few examples the bootstrap's resamples repeat examples, which raises
+    # CKA above the score (numpy's own bootstrap shows it); the result says so in a note that
+    # counts the layer pairs whose score lies outside their interval.
+    def similarity_bootstrap_above_score_is_noted():
+        S, L, d = 16, 1, 64
+        own = np.random.default_rng(27)  # its own draws: the margin below is this sample's
+        x = own.standard_normal((S, L, d))
+        y = x @ own.standard_normal((d, d)) + 2.0 * own.standard_normal((S, L, d))
+        pa, pb = t.path("ba.dump.h5"), t.path("bb.dump.h5")
+        write_dump(pa, {1: x}, [L] * S)
+        write_dump(pb, {1: y}, [L] * S)
+        r = t.run("analyze", "similarity", "--dump", pa, "--dump", pb, "--vectors", "sentence",
+                  "--measures", "linear_cka", "--permutations", "0", "--bootstrap", "100",
+                  "--out", t.path("boot.json"))
+        t.ok(r)
+        res = json.load(open(t.path("boot.json")))["results"][0]
+        va = x.astype(np.float32).astype(np.float64).mean(1)
+        vb = y.astype(np.float32).astype(np.float64).mean(1)
+
+        def cka(u, v):
+            u, v = u - u.mean(0), v - v.mean(0)
+            return np.linalg.norm(u.T @ v) ** 2 / (np.linalg.norm(u.T @ u) * np.linalg.norm(v.T @ v))
+        score = cka(va, vb)
+        g = res["gram"]["linear_cka"]
+        assert abs(g["observed"][0][0] - score) < 1e-9, (g["observed"], score)
+        boot_rng = np.random.default_rng(5)
+        resampled = [cka(va[i], vb[i]) for i in (boot_rng.integers(0, S, S) for _ in range(400))]
+        assert np.percentile(resampled, 2.5) > score, "numpy's bootstrap is not above the score"
+        outside = sum(1 for o, lo, hi in zip(g["observed"][0], g["ci_low"][0], g["ci_high"][0])
+                      if not lo <= o <= hi)
+        assert outside == 1, (g["observed"], g["ci_low"], g["ci_high"])
+        assert any("outside its bootstrap interval in 1 of 1 layer pairs" in n
+                   for n in res["notes"]), res["notes"]
+    t.case("similarity: a bootstrap interval above its score is noted",
+           similarity_bootstrap_above_score_is_noted)
+
     # ---- implicit-attention: the message names the kernel dataset that is missing or short.
     def implicit_attention_names_the_kernel():
         h = rng.standard_normal((2, 6, 4))

@@ -37,9 +37,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -87,6 +90,103 @@ std::string load_average() {
 int resolve_threads(int threads) {
     return threads > 0 ? threads
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// "35.8 GiB": config.cpp's form of a size in messages.
+std::string bytes_text(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 6) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+    return buf;
+}
+
+// The memory this process may still take, as far as the system says: /proc/meminfo's
+// MemAvailable, lowered by a cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) and by
+// RLIMIT_AS (ulimit -v) less the address space in use. Infinity when none of them can be read.
+double available_memory_bytes() {
+    double avail = std::numeric_limits<double>::infinity();
+    {
+        std::ifstream in("/proc/meminfo");
+        std::string key, rest;
+        double kib = 0;
+        while (in >> key >> kib) {
+            std::getline(in, rest);
+            if (key == "MemAvailable:") {
+                avail = std::min(avail, kib * 1024);
+                break;
+            }
+        }
+    }
+    for (const char* path :
+         {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        std::ifstream in(path);
+        std::string text;
+        if (!(in >> text) || text == "max") continue;
+        char* end = nullptr;
+        const double limit = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && limit > 0) avail = std::min(avail, limit);
+    }
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        std::ifstream in("/proc/self/status");
+        std::string key, rest;
+        double used_kib = 0;
+        while (in >> key) {
+            if (key == "VmSize:") {
+                in >> used_kib;
+                break;
+            }
+            std::getline(in, rest);
+        }
+        avail = std::min(avail, std::max(0.0, static_cast<double>(as.rlim_cur) - used_kib * 1024));
+    }
+    return avail;
+}
+
+// ConfigError (exit 2) before any work when `bytes` (what `what` would allocate) exceeds the
+// memory available: the kernel's OOM killer would end the run unannounced (exit 137), or a
+// std::bad_alloc would end it after the work before.
+void refuse_unless_memory_fits(const std::string& options, const std::string& what, double bytes) {
+    const double avail = available_memory_bytes();
+    if (bytes > avail)
+        throw ConfigError(options + ": " + what + " would need about " + bytes_text(bytes) +
+                          "; about " + bytes_text(avail) +
+                          " of memory is available (MemAvailable, cgroup and ulimit -v limits)");
+}
+
+// --seconds of gemm and ops: a finite time above 0 and at most an hour. A negative or NaN time
+// gave a negative peak with exit 0, inf never returned.
+constexpr double kMaxBenchSeconds = 3600;
+const CLI::Validator kBenchSeconds(
+    [](std::string& text) -> std::string {
+        try {
+            std::size_t used = 0;
+            const double v = std::stod(text, &used);
+            if (used == text.size() && std::isfinite(v) && v > 0 && v <= kMaxBenchSeconds)
+                return {};
+        } catch (const std::exception&) {
+        }
+        return "must be a number of seconds above 0 and at most 3600, got " + text;
+    },
+    "> 0 and <= 3600");
+
+// A path option that must name something (an empty one reached std::filesystem as "cannot make
+// absolute path", an internal error).
+const CLI::Validator kNonEmptyPath(
+    [](std::string& text) -> std::string {
+        return text.empty() ? std::string("must name a path, got an empty one") : std::string();
+    },
+    "PATH");
+
+// The text of the file at `path` ("" when it cannot be opened).
+std::string file_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Runs `program` with `args` (no shell, no quoting) through the child-process helper, returns
@@ -145,11 +245,42 @@ struct SimilarityBenchArgs {
     bool skip_numpy = false;
 };
 
+// The figures bench_similarity.py prints, for the JSON summary: "routescope: 0.1 s wall, peak
+// RSS 245 MB", "numpy (...): 0.0 s computing, 0.0 s reading", "largest relative difference of
+// linear CKA: 1.77e-16". Those it did not print (--skip-numpy) are left out.
+void add_similarity_figures(const std::string& out, nlohmann::ordered_json& summary) {
+    const std::string number = R"(([-+0-9.eE]+|nan|inf))";
+    const auto figure = [&](const std::string& pattern, std::initializer_list<const char*> keys) {
+        std::smatch m;
+        if (!std::regex_search(out, m, std::regex(pattern))) return;
+        std::size_t group = 1;
+        for (const char* key : keys) {
+            try {
+                summary[key] = std::stod(m[group].str());
+            } catch (const std::exception&) {
+            }
+            ++group;
+        }
+    };
+    figure("routescope: " + number + " s wall, peak RSS " + number + " MB",
+           {"routescope_seconds", "routescope_peak_rss_mb"});
+    figure("numpy [^\n]*: " + number + " s computing, " + number + " s reading",
+           {"numpy_compute_seconds", "numpy_read_seconds"});
+    figure("largest relative difference of linear CKA: " + number, {"max_relative_difference"});
+}
+
 int run_bench_similarity(const SimilarityBenchArgs& a) {
     const std::string script =
         a.script.empty() ? find_torch_script("analysis/bench_similarity.py") : a.script;
     if (script.empty())
         throw IoError("tests/reference/analysis/bench_similarity.py not found; give --script");
+    // --work is a folder: a file there is a usage error, a folder that cannot be made a failure
+    // to write (exit 3), each naming the path (std::filesystem's exceptions were "internal").
+    std::error_code ec;
+    if (fs::exists(a.work, ec) && !fs::is_directory(a.work, ec))
+        throw ConfigError("--work " + a.work + ": exists and is not a folder");
+    fs::create_directories(a.work, ec);
+    if (ec) throw IoError(a.work + ": cannot create the folder (--work): " + ec.message());
     std::vector<std::string> args = {script,
                                      "--cli",
                                      self_executable(),
@@ -168,18 +299,35 @@ int run_bench_similarity(const SimilarityBenchArgs& a) {
                                      "--threads",
                                      std::to_string(a.threads)};
     if (a.skip_numpy) args.push_back("--skip-numpy");
-    fs::create_directories(a.work);
     const std::string out = (fs::path(a.work) / "bench.out").string();
     const std::string err = (fs::path(a.work) / "bench.err").string();
     const int status = run_child(a.python, args, out, err);
-    for (const auto& path : {out, err}) {
-        std::ifstream in(path);
-        std::cout << in.rdbuf();
-    }
+    // Copied as text, and only when there is some: inserting an empty file's rdbuf() set cout's
+    // failbit, which main reported as a standard output that could not be written (exit 3).
+    const std::string printed = file_text(out);
+    const std::string errors = file_text(err);
+    if (!printed.empty()) std::cout << printed << std::flush;
+    if (!errors.empty()) std::cerr << errors << std::flush;
     if (status != 0)
         throw RuntimeFailure("bench similarity: " + a.python + " " + script + " exited " +
                              std::to_string(status));
-    return 0;
+    nlohmann::ordered_json summary;
+    summary["sentences"] = a.sentences;
+    summary["length"] = a.length;
+    summary["d_model"] = a.d_model;
+    summary["layers"] = a.layers;
+    summary["m"] = a.m;
+    summary["threads"] = a.threads;
+    add_similarity_figures(printed, summary);
+    summary["similarity_json"] = (fs::path(a.work) / "similarity.json").string();
+    const std::string load = load_average();
+    summary["load_after"] = load;
+    // The script prints the load average after only when numpy ran.
+    if (printed.find("load average after") == std::string::npos)
+        std::printf("load average after: %s\n", load.c_str());
+    std::fflush(stdout);
+    std::cout << summary.dump() << std::endl;
+    return kExitOk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,6 +422,17 @@ EngineTiming time_training_loop(models::Model& model, const RunConfig& config,
 
 int run_bench_train(const TrainBenchArgs& a) {
     const Device device = checked_device(a.device);
+    // The baseline's script before the engine's steps: a missing one ended the run only after
+    // the engine had been timed.
+    std::string script;
+    if (a.baseline == "torch") {
+        script = a.torch_script.empty() ? find_torch_script() : a.torch_script;
+        if (script.empty())
+            throw IoError("tests/reference/bench_train.py not found; give --torch-script");
+        std::error_code ec;
+        if (!fs::is_regular_file(script, ec))
+            throw IoError(script + ": no such file (--torch-script, the PyTorch baseline)");
+    }
     RunConfig config = RunConfig::load(a.config);
     for (const auto& s : a.sets)
         config = config.with_override(s);
@@ -313,9 +472,6 @@ int run_bench_train(const TrainBenchArgs& a) {
     summary["engine_step_ms"] = engine.step_ms;
 
     if (a.baseline == "torch") {
-        const std::string script = a.torch_script.empty() ? find_torch_script() : a.torch_script;
-        if (script.empty())
-            throw IoError("tests/reference/bench_train.py not found; give --torch-script");
         const std::string cfg_path =
             (fs::temp_directory_path() / ("routescope-bench-" + std::to_string(getpid()) + ".json"))
                 .string();
@@ -564,9 +720,25 @@ double max_relative_difference(const std::vector<float>& a, const std::vector<fl
 }
 #endif
 
+// About what the conv bench allocates at length L (the loop below, one length at a time): six
+// float vectors of C·L (u, k, u_t, y_cpu_t, y_cpu, y_gpu) and D, and FftConvWorkspace's kernel
+// spectra (2·C·(L+1) floats), backward partial sums (2·C·(L+1) doubles) and per-thread blocks of
+// up to 32 channels over the 2L transform.
+double conv_bench_bytes(int C, int L, int threads) {
+    const double c = C, l = L, block = std::min(C, 32);
+    return 4 * (6 * c * l + c) + 4 * 2 * c * (l + 1) + 8 * 2 * c * (l + 1) + 4 * c +
+           4 * threads * block * (6 * (l + 1) + 48);
+}
+
 int run_bench_conv(const ConvBenchArgs& a) {
     const int threads = resolve_threads(a.threads);
     const int C = a.channels;
+    // Before any work: --channels 10^8 was killed by the OOM killer (exit 137) mid-run.
+    for (int L : a.lengths)
+        refuse_unless_memory_fits(
+            "--channels " + std::to_string(C) + " with --lengths " + std::to_string(L),
+            "the convolution's buffers (inputs, kernels, outputs and the FFT workspace)",
+            conv_bench_bytes(C, L, threads));
     std::printf(
         "bench conv: causal FFT convolution of %d channels (one kernel each), %d threads, "
         "%d repeats (median)\nload average before: %s\n",
@@ -693,6 +865,9 @@ int run_bench_conv(const ConvBenchArgs& a) {
 
 int run_bench_gemm(const std::vector<int>& sizes, int threads_arg, double seconds) {
     const int threads = resolve_threads(threads_arg);
+    for (int n : sizes)  // A, W and C of n × n floats, before the peak is measured
+        refuse_unless_memory_fits("--sizes " + std::to_string(n), "the GEMM's three matrices",
+                                  12.0 * n * n);
     std::printf("bench gemm: %d threads, load average before: %s\n", threads,
                 load_average().c_str());
     const double peak = cpu::measure_fma_peak_gflops(threads, seconds);
@@ -743,6 +918,18 @@ int run_bench_dump(const DumpBenchArgs& a) {
     config.model.n_layers = a.layers;
     config.model.max_len = a.length;
     config.data.seq_len = a.length;
+    // The model's size estimate of `bench forward` and `train` (config.cpp, "the model would need
+    // about ..."), before the parameters are drawn: --layers 10^8 grew until the OOM killer came.
+    try {
+        config.check();
+    } catch (const ConfigError& e) {
+        throw ConfigError("--d-model " + std::to_string(a.d_model) + " --layers " +
+                          std::to_string(a.layers) + " --length " + std::to_string(a.length) +
+                          ": " + e.what());
+    }
+    std::error_code ec;
+    if (fs::is_directory(a.out, ec))
+        throw ConfigError("--out " + a.out + ": is a folder; give the dump file's name");
     // Drawn straight into a host vector (Model::init's values, no training model built).
     std::vector<float> params = models::Model::initial_parameters(config.model, 1);
     DumpSource source;
@@ -801,7 +988,8 @@ int run_bench_dump(const DumpBenchArgs& a) {
     r["write_queue_peak_mib"] = static_cast<double>(s.queue_peak_bytes) / (1 << 20);
     r["load_after"] = load_average();
     std::cout << r.dump() << std::endl;
-    if (!a.keep) fs::remove(a.out);
+    if (!a.keep && !fs::remove(a.out, ec) && ec)
+        throw IoError(a.out + ": cannot remove the dump (--keep to keep it): " + ec.message());
     return kExitOk;
 }
 
@@ -820,9 +1008,9 @@ CommandRunner setup_bench(CLI::App& app) {
     train->add_option("--threads", ta->threads, "Threads on both sides (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     train->add_option("--steps", ta->steps, "Timed steps")->check(kPositive);
-    train->add_option("--warmup", ta->warmup, "Untimed steps first");
-    train->add_option("--profile-steps", ta->profile_steps,
-                      "Steps of the per-op profile (0: none)");
+    train->add_option("--warmup", ta->warmup, "Untimed steps first")->check(kNonNegative);
+    train->add_option("--profile-steps", ta->profile_steps, "Steps of the per-op profile (0: none)")
+        ->check(kNonNegative);
     train->add_option("--python", ta->python, "Python with torch");
     train->add_option("--torch-script", ta->torch_script, "tests/reference/bench_train.py");
     train->add_option("--precision", ta->precision, "fp32 | tf32 (both sides) | bf16-mixed")
@@ -841,7 +1029,8 @@ CommandRunner setup_bench(CLI::App& app) {
     forward->add_option("--vocab", fa->vocab, "Vocabulary size");
     forward->add_option("--threads", fa->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    forward->add_option("--repeats", fa->repeats, "Timed runs per point (median)");
+    forward->add_option("--repeats", fa->repeats, "Timed runs per point (median)")
+        ->check(kPositive);
     forward->add_option(
         "--max-seconds", fa->max_seconds,
         "Skip an architecture's longer lengths once a point took longer (0: never)");
@@ -850,10 +1039,10 @@ CommandRunner setup_bench(CLI::App& app) {
     auto gemm_threads = std::make_shared<int>(2);
     auto gemm_seconds = std::make_shared<double>(0.5);
     auto* gemm = cmd->add_subcommand("gemm", "Engine GEMM against the measured FMA peak");
-    gemm->add_option("--sizes", *sizes, "m = n = k sizes")->delimiter(',');
+    gemm->add_option("--sizes", *sizes, "m = n = k sizes")->delimiter(',')->check(kPositive);
     gemm->add_option("--threads", *gemm_threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement");
+    gemm->add_option("--seconds", *gemm_seconds, "Seconds per measurement")->check(kBenchSeconds);
 
     auto ca = std::make_shared<ConvBenchArgs>();
     auto* conv = cmd->add_subcommand(
@@ -876,20 +1065,22 @@ CommandRunner setup_bench(CLI::App& app) {
     ops_cmd->add_option("--op", oa->op, "One op by name (default: all)");
     ops_cmd->add_option("--threads", oa->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    ops_cmd->add_option("--seconds", oa->seconds, "Seconds per measurement");
+    ops_cmd->add_option("--seconds", oa->seconds, "Seconds per measurement")->check(kBenchSeconds);
 
     auto da = std::make_shared<DumpBenchArgs>();
     auto* dump = cmd->add_subcommand("dump", "Activation dump: peak memory and write throughput");
     dump->add_option("--examples", da->examples, "Examples S")->check(kPositive);
     dump->add_option("--length", da->length, "Length L")->check(CLI::Range(2, 65536));
     dump->add_option("--d-model", da->d_model, "Width d")->check(kPositive);
-    dump->add_option("--layers", da->layers, "Blocks (the dump holds layers 0..n)");
+    dump->add_option("--layers", da->layers, "Blocks (the dump holds layers 0..n)")
+        ->check(kPositive);
     dump->add_option("--batch", da->batch, "Examples per forward")->check(kPositive);
     dump->add_option("--threads", da->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     dump->add_option("--dtype", da->dtype, "f32 | f16")->check(CLI::IsMember({"f32", "f16"}));
     dump->add_flag("--gates", da->gates, "Also write the gates u_f, u_b, v");
-    dump->add_option("--out", da->out, "Dump file (deleted afterwards unless --keep)");
+    dump->add_option("--out", da->out, "Dump file (deleted afterwards unless --keep)")
+        ->check(kNonEmptyPath);
     dump->add_flag("--keep", da->keep, "Keep the dump file");
     add_device_option(dump, da->device);
 
@@ -904,7 +1095,8 @@ CommandRunner setup_bench(CLI::App& app) {
     similarity->add_option("--m", sa->m, "Token vectors sampled")->check(kPositive);
     similarity->add_option("--threads", sa->threads, "Threads (OMP_NUM_THREADS)")
         ->check(CLI::Range(0, kMaxThreads));
-    similarity->add_option("--work", sa->work, "Folder for the dumps (kept and reused)");
+    similarity->add_option("--work", sa->work, "Folder for the dumps (kept and reused)")
+        ->check(kNonEmptyPath);
     similarity->add_option("--python", sa->python, "Python with numpy and h5py");
     similarity->add_option("--script", sa->script, "tests/reference/analysis/bench_similarity.py");
     similarity->add_flag("--skip-numpy", sa->skip_numpy, "Time Routescope only");

@@ -39,7 +39,13 @@ double median_seconds(F&& fn, double seconds) {
 int run_bench_ops(const OpsBenchArgs& a) {
     if (a.backend != "cpu" && a.backend != "cuda")
         throw ConfigError("--backend " + a.backend + ": no such backend (cpu, cuda)");
-    const Device device = resolve_device(a.backend);  // cuda: exit 2 naming the reason
+    // cuda where it cannot run: exit 2 naming this command's option (resolve_device's message
+    // says --device, which bench ops does not take).
+    if (a.backend == "cuda") {
+        const std::string reason = cuda_unavailable_reason();
+        if (!reason.empty()) throw ConfigError("--backend cuda: " + reason);
+    }
+    const Device device = resolve_device(a.backend);
     std::vector<ops::OpId> selected;
     if (a.op.empty()) {
         for (const ops::OpDef& d : ops::op_defs())

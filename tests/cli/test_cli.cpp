@@ -1,6 +1,7 @@
 // routescope-cli's contract, run as a user runs it: --help, --version, usage errors, and validate /
 // inspect / sample-dump with the exit codes of docs/cli.md (0 valid, 1 invalid, 2
-// unreadable/usage); `bench forward` runs every architecture at tiny sizes (it times nothing here).
+// unreadable/usage); `bench forward` runs every architecture at tiny sizes (it times nothing here);
+// the bench subcommands refuse out-of-range options and impossible sizes with exit 2.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -85,6 +86,35 @@ private slots:
         QCOMPARE(cli({"validate", fixture("nan_hidden.dump.h5"), fixture("empty.dump.h5")}).code,
                  2);
         QCOMPARE(cli({"validate", "--quick", fixture("nan_hidden.dump.h5")}).code, 0);
+    }
+
+    // /vocab and /data/text are read, in the quick mode too (the structure pass of every command's
+    // input check): damaged heap ids of /vocab crash libhdf5 1.10 (SIGSEGV), which the input
+    // check's child turns into a verdict naming /vocab, so `analyze induction-heads` (which reads
+    // /vocab) exits 1 instead of dying of the signal (it passed the check and crashed: exit 139).
+    void damagedStringsAreFoundByTheQuickCheck() {
+        const Run vocab = cli({"validate", "--quick", fixture("vocab_heap_damaged.dump.h5")});
+        QVERIFY2(vocab.code == 1, qPrintable(vocab.out + vocab.err));
+        QVERIFY2(vocab.out.contains("vocab_heap_damaged.dump.h5: invalid dump") &&
+                     vocab.out.contains("  /vocab: expected"),
+                 qPrintable(vocab.out));
+        const Run text = cli({"validate", "--quick", fixture("text_heap_damaged.dump.h5")});
+        QVERIFY2(text.code == 1, qPrintable(text.out + text.err));
+        QVERIFY2(text.out.contains("/data/text: expected readable strings, found damaged string "
+                                   "storage: an HDF5 read error at [0]"),
+                 qPrintable(text.out));
+        QTemporaryDir dir;
+        const Run analyze =
+            cli({"analyze", "induction-heads", "--dump", fixture("vocab_heap_damaged.dump.h5"),
+                 "--out", dir.filePath("ih.json")});
+        QVERIFY2(analyze.code == 1, qPrintable(QString::number(analyze.code) + analyze.err));
+        QVERIFY2(analyze.err.contains("vocab_heap_damaged.dump.h5: input check") &&
+                     analyze.err.contains("/vocab: expected"),
+                 qPrintable(analyze.err));
+        QVERIFY(!QFile::exists(dir.filePath("ih.json")));
+        // Values are the full check's: invalid UTF-8 and attention rows pass --quick.
+        QCOMPARE(cli({"validate", "--quick", fixture("text_not_utf8.dump.h5")}).code, 0);
+        QCOMPARE(cli({"validate", "--quick", fixture("attention_row_sum.dump.h5")}).code, 0);
     }
 
     void inspectSummarisesADump() {
@@ -198,6 +228,190 @@ private slots:
         QCOMPARE(cli({"bench", "conv", "--channels", "0"}).code, 2);
         QCOMPARE(cli({"bench", "conv", "--lengths", "64,0"}).code, 2);
         QCOMPARE(cli({"bench", "conv", "--lengths", "-5"}).code, 2);
+    }
+
+    // bench forward --repeats 0 or below: a usage error (exit 2) naming the option, as bench
+    // conv's --repeats; it was a SIGSEGV (exit 139).
+    void benchForwardRefusesRepeatsBelowOne() {
+        for (const char* repeats : {"0", "-3"}) {
+            const Run r = cli({"bench", "forward", "--arch", "bigs", "--lengths", "16", "--d-model",
+                               "8", "--layers", "1", "--repeats", repeats});
+            QVERIFY2(r.code == 2, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+            QVERIFY2(r.err.contains("--repeats"), qPrintable(r.err));
+        }
+    }
+
+    // bench dump --layers below 1 is a usage error before anything is written (-1 crashed and
+    // left a hidden temporary, -2 was accepted); a model too large for memory is refused up front
+    // with bench forward's estimate (docs/config.md "Ranges"), not grown until killed. An empty
+    // --out or a folder as --out is a usage error naming the option, never "internal error".
+    void benchDumpChecksItsSizesAndOut() {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("b.dump.h5");
+        const QStringList base = {"bench", "dump",      "--examples", "4",       "--length",
+                                  "8",     "--d-model", "8",          "--batch", "2"};
+        for (const char* layers : {"0", "-1", "-2"}) {
+            const Run r = cli(base + QStringList{"--layers", layers, "--out", out});
+            QVERIFY2(r.code == 2, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+            QVERIFY2(r.err.contains("--layers"), qPrintable(r.err));
+        }
+        const Run big = cli(base + QStringList{"--layers", "100000000", "--out", out});
+        QVERIFY2(big.code == 2, qPrintable(QString("exit %1: %2").arg(big.code).arg(big.err)));
+        QVERIFY2(big.err.contains("model.n_layers: the model would need about"),
+                 qPrintable(big.err));
+        const auto left =
+            QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot);
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(' ')));
+
+        const Run empty = cli(base + QStringList{"--layers", "1", "--out", ""});
+        QVERIFY2(empty.code == 2,
+                 qPrintable(QString("exit %1: %2").arg(empty.code).arg(empty.err)));
+        QVERIFY2(empty.err.contains("--out") && !empty.err.contains("internal error"),
+                 qPrintable(empty.err));
+        const Run folder = cli(base + QStringList{"--layers", "1", "--out", dir.path()});
+        QVERIFY2(folder.code == 2,
+                 qPrintable(QString("exit %1: %2").arg(folder.code).arg(folder.err)));
+        QVERIFY2(folder.err.contains("--out " + dir.path()), qPrintable(folder.err));
+
+        const Run ok = cli(base + QStringList{"--layers", "1", "--out", out});
+        QVERIFY2(ok.code == 0, qPrintable(ok.err));
+        QVERIFY(!QFileInfo::exists(out));  // deleted without --keep
+    }
+
+    // bench similarity (docs/cli.md): a successful run is exit 0 (an empty stderr of the script
+    // was reported as "cannot write to standard output", exit 3) and its last line is the JSON
+    // summary. --work must be a folder: a file is a usage error, a folder that cannot be created
+    // a failure to write, each naming the path and neither an "internal error".
+    void benchSimilarityEndsWithItsSummary() {
+        QProcess py;
+        py.start("/usr/bin/python3", {"-c", "import h5py, numpy"});
+        if (!py.waitForFinished(60000) || py.exitCode() != 0)
+            QSKIP("/usr/bin/python3 has no h5py or numpy");
+        QTemporaryDir dir;
+        const QString script =
+            QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/reference/analysis/bench_similarity.py");
+        const QStringList base = {"bench",     "similarity", "--sentences", "4",   "--length", "8",
+                                  "--d-model", "4",          "--layers",    "2",   "--m",      "20",
+                                  "--threads", "1",          "--script",    script};
+        for (const bool skip_numpy : {false, true}) {
+            QStringList args = base + QStringList{"--work", dir.filePath("simw")};
+            if (skip_numpy) args << "--skip-numpy";
+            const Run r = cli(args);
+            QVERIFY2(r.code == 0, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+            QVERIFY2(!r.err.contains("cannot write"), qPrintable(r.err));
+            QVERIFY(r.out.contains("load average before"));
+            QVERIFY(r.out.contains("load average after"));
+            const QStringList lines = r.out.trimmed().split('\n');
+            QJsonParseError parse;
+            const auto doc = QJsonDocument::fromJson(lines.back().toUtf8(), &parse);
+            QVERIFY2(parse.error == QJsonParseError::NoError && doc.isObject(),
+                     qPrintable(lines.back()));
+            const auto summary = doc.object();
+            QCOMPARE(summary["layers"].toInt(), 2);
+            QVERIFY2(summary["routescope_seconds"].toDouble(-1) >= 0, qPrintable(lines.back()));
+            if (!skip_numpy)
+                QVERIFY2(summary["max_relative_difference"].toDouble(1) < 1e-6,
+                         qPrintable(lines.back()));
+        }
+
+        const QString file = dir.filePath("afile");
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const Run onFile = cli(base + QStringList{"--work", file});
+        QVERIFY2(onFile.code == 2,
+                 qPrintable(QString("exit %1: %2").arg(onFile.code).arg(onFile.err)));
+        QVERIFY2(onFile.err.contains("--work " + file) && !onFile.err.contains("internal error"),
+                 qPrintable(onFile.err));
+        const Run under = cli(base + QStringList{"--work", file + "/sub"});
+        QVERIFY2(under.code == 3,
+                 qPrintable(QString("exit %1: %2").arg(under.code).arg(under.err)));
+        QVERIFY2(under.err.contains(file + "/sub") && !under.err.contains("internal error"),
+                 qPrintable(under.err));
+        const Run empty = cli(base + QStringList{"--work", ""});
+        QVERIFY2(empty.code == 2,
+                 qPrintable(QString("exit %1: %2").arg(empty.code).arg(empty.err)));
+        QVERIFY2(empty.err.contains("--work") && !empty.err.contains("internal error"),
+                 qPrintable(empty.err));
+    }
+
+    // bench conv: buffers larger than the memory available are a usage error before any work,
+    // naming the options and the size (it was killed by the OOM killer, exit 137). These sizes
+    // need hundreds of PiB, more than any machine has.
+    void benchConvRefusesBuffersBeyondMemory() {
+        const Run r = cli({"bench", "conv", "--channels", "2000000000", "--lengths", "4194304",
+                           "--repeats", "1"});
+        QVERIFY2(r.code == 2, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains("--channels 2000000000") && r.err.contains("--lengths 4194304") &&
+                     r.err.contains("would need about") && r.err.contains("PiB"),
+                 qPrintable(r.err));
+        QVERIFY2(r.out.isEmpty(), qPrintable(r.out));  // refused before the first line
+    }
+
+    // bench gemm: --seconds is a finite time above 0 and at most 3600 (-1 and nan printed a
+    // negative peak with exit 0, inf never returned); --sizes below 1 are usage errors at parse
+    // time, before the peak is measured (they were exit 3 afterwards); sizes beyond memory too.
+    void benchGemmChecksItsOptions() {
+        for (const char* seconds : {"-1", "nan", "inf", "0", "3601", "x"}) {
+            const Run r = cli({"bench", "gemm", "--sizes", "3", "--seconds", seconds});
+            QVERIFY2(r.code == 2,
+                     qPrintable(QString("%1: exit %2: %3").arg(seconds).arg(r.code).arg(r.err)));
+            QVERIFY2(r.err.contains("--seconds"), qPrintable(r.err));
+        }
+        for (const char* sizes : {"0", "-5", "64,0"}) {
+            const Run r = cli({"bench", "gemm", "--sizes", sizes, "--seconds", "0.01"});
+            QVERIFY2(r.code == 2,
+                     qPrintable(QString("%1: exit %2: %3").arg(sizes).arg(r.code).arg(r.err)));
+            QVERIFY2(r.err.contains("--sizes"), qPrintable(r.err));
+            QVERIFY2(!r.out.contains("peak"), qPrintable(r.out));
+        }
+        const Run huge = cli({"bench", "gemm", "--sizes", "2000000000", "--seconds", "0.01"});
+        QVERIFY2(huge.code == 2, qPrintable(QString("exit %1: %2").arg(huge.code).arg(huge.err)));
+        QVERIFY2(huge.err.contains("--sizes 2000000000") && huge.err.contains("would need about"),
+                 qPrintable(huge.err));
+        QVERIFY2(!huge.out.contains("peak"), qPrintable(huge.out));
+        const Run ok =
+            cli({"bench", "gemm", "--sizes", "8", "--seconds", "0.01", "--threads", "1"});
+        QVERIFY2(ok.code == 0, qPrintable(ok.err));
+        const auto summary =
+            QJsonDocument::fromJson(ok.out.trimmed().split('\n').back().toUtf8()).object();
+        QVERIFY(summary["peak_gflops"].toDouble() > 0);
+    }
+
+    // bench train: --warmup and --profile-steps are counts (0 or more); --baseline torch with a
+    // script that is not there fails before the engine is timed (it failed only afterwards), at
+    // run time (exit 3, as bench conv's and similarity's reference scripts), naming the file.
+    void benchTrainChecksItsOptions() {
+        const QString config =
+            QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs/bigs-tiny.json");
+        for (const char* option : {"--warmup", "--profile-steps"}) {
+            const Run r = cli({"bench", "train", "--config", config, "--steps", "1", option, "-1"});
+            QVERIFY2(r.code == 2,
+                     qPrintable(QString("%1: exit %2: %3").arg(option).arg(r.code).arg(r.err)));
+            QVERIFY2(r.err.contains(option), qPrintable(r.err));
+        }
+        QTemporaryDir dir;
+        const QString missing = dir.filePath("no_bench_train.py");
+        const Run r =
+            cli({"bench", "train", "--config", config, "--steps", "1", "--warmup", "0",
+                 "--profile-steps", "0", "--baseline", "torch", "--torch-script", missing});
+        QVERIFY2(r.code == 3, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains(missing), qPrintable(r.err));
+        QVERIFY2(!r.out.contains("engine:"), qPrintable(r.out));  // the engine did not run
+    }
+
+    // bench ops takes --backend, not --device: its refusal of cuda where CUDA cannot run names
+    // --backend cuda. Its --seconds is checked as bench gemm's.
+    void benchOpsNamesItsOwnOptions() {
+        const Run nan = cli({"bench", "ops", "--op", "tanh", "--seconds", "nan"});
+        QVERIFY2(nan.code == 2 && nan.err.contains("--seconds"), qPrintable(nan.err));
+        const Run r =
+            cli({"bench", "ops", "--backend", "cuda", "--op", "tanh", "--seconds", "0.01"});
+        if (r.code == 0) QSKIP("the CUDA backend runs the op table here");
+        QVERIFY2(r.code == 2, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.err.contains("--backend cuda") && !r.err.contains("--device"),
+                 qPrintable(r.err));
     }
 };
 

@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
 
+#include "engine/core/json_text.hpp"
+#include "engine/data/utf8.hpp"
+#include "engine/io/contained_validation.hpp"
 #include "engine/io/format_checker.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/validation.hpp"
@@ -17,6 +21,56 @@ namespace {
 
 const std::set<std::string> kArchs = {"bigs",   "stack_ssm", "gated_att", "bert",
                                       "birdie", "slstm",     "gmlp",      "external"};
+
+/// A value for a message: "0.5", "4", "1.00012".
+std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+/// "1 row", "48 rows".
+std::string count_text(std::uint64_t n, const std::string& one, const std::string& many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string index_text(std::initializer_list<std::uint64_t> idx) {
+    std::string s = "[";
+    for (auto it = idx.begin(); it != idx.end(); ++it)
+        s += (it == idx.begin() ? "" : ", ") + std::to_string(*it);
+    return s + "]";
+}
+
+/// How far a stored attention row's sum may be from 1 (docs/formats/dump.md: "each row sums to
+/// 1"), for rows of L keys stored in the float type `type`.
+///
+/// Routescope computes the softmax in float32 (engine/ops/attention.cpp; the CUDA backend the
+/// same way): p_j = fl(e_j / s) with s = fl(Σ_j e_j), every row divided by the sum of its own
+/// exponentials, so the error of exp itself cancels and |Σ_j p_j − 1| ≤ (L − 1)·u32 (the sum) +
+/// u32 (the divisions) = L·2^-24 to first order (u32 = 2^-24).
+/// Storing rounds each p_j to the dataset's type, whose unit roundoff is u = 2^-(m+1) for m
+/// stored mantissa bits (float32 2^-24, float16 2^-11, bfloat16 2^-8): |p̂_j − p_j| ≤ u·p_j where
+/// p̂_j is normal, and at most h, half the subnormal spacing, 2^-(bias+m) (float16 2^-25), below.
+/// As Σ_j p_j = 1, rounding moves the sum by at most u + L·h: each value's error is relative to
+/// that value, so the sum's error is u, not the L·u of L values each off by a full u. Hence
+///     tol = 2·(L·2^-24 + u + L·h)
+/// (the factor 2 covers second-order terms and other writers' summation orders): float32 at
+/// L = 512, 6.1e-5; float16 at L = 512, 1.1e-3; float16 at L = 16, 1.0e-3. A row that is
+/// off by a whole key's share (1/L) is far outside it.
+double attention_sum_tolerance(const H5::DataType& type, hsize_t L) {
+    std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0, bias = 0;
+    if (H5Tget_fields(type.getId(), &spos, &epos, &esize, &mpos, &msize) < 0 || msize == 0) {
+        msize = 23;  // not a float type HDF5 describes: float32's
+        bias = 127;
+    } else {
+        bias = H5Tget_ebias(type.getId());
+    }
+    H5Eclear2(H5E_DEFAULT);
+    const double n = static_cast<double>(L);
+    const double u = std::ldexp(1.0, -static_cast<int>(msize + 1));
+    const double h = std::ldexp(1.0, -static_cast<int>(std::min<std::size_t>(bias + msize, 1000)));
+    return 2.0 * (n * std::ldexp(1.0, -24) + u + n * h);
+}
 
 class DumpChecker : public FormatChecker {
 public:
@@ -37,6 +91,11 @@ public:
 private:
     std::optional<hsize_t> S_, L_, V_;
     std::optional<std::int64_t> n_layers_, d_model_;
+    /// /data/lengths when the value scan read it and every length lies in 1..L (else empty): the
+    /// padding of each example's attention rows.
+    std::vector<std::int64_t> lengths_;
+    /// /model config's model.causal (docs/config.md): attention keys after the query are 0.
+    bool causal_ = false;
 
     void check_model() {
         if (!h5::is_group(file_, "model")) {
@@ -60,6 +119,14 @@ private:
         d_model_ = require_int_attr(model, "/model", "d_model");
         if (d_model_ && *d_model_ < 1) add("/model", "attr d_model ≥ 1", std::to_string(*d_model_));
         optional_json_attr(model, "/model", "config");
+        if (auto config = h5::read_string_attr(model, "config")) {
+            const nlohmann::json j = parse_json_or_discarded(*config);
+            if (j.is_object() && j.contains("model") && j["model"].is_object()) {
+                const auto& m = j["model"];
+                causal_ =
+                    m.contains("causal") && m["causal"].is_boolean() && m["causal"].get<bool>();
+            }
+        }
         if (h5::has_attr(model, "checkpoint") && !h5::read_string_attr(model, "checkpoint"))
             add("/model", "attr checkpoint a string", h5::attr_type_name(model, "checkpoint"));
         if (h5::has_attr(model, "checkpoint_sha256")) {
@@ -98,12 +165,19 @@ private:
             expect_int32(*ds, "/data/lengths");
             if (expect_shape(*ds, "/data/lengths", {S_}, "[S]") && S_ && L_ &&
                 options_.scan_values) {
-                scan_ints(*ds, "/data/lengths", [&](std::int64_t v, std::uint64_t i) {
-                    if (v >= 1 && v <= static_cast<std::int64_t>(*L_)) return true;
-                    add("/data/lengths", "values in 1..L=" + std::to_string(*L_),
-                        std::to_string(v) + " at [" + std::to_string(i) + "]");
-                    return false;
-                });
+                std::vector<std::int64_t> lengths;
+                bool in_range = true;
+                const bool read =
+                    scan_ints(*ds, "/data/lengths", [&](std::int64_t v, std::uint64_t i) {
+                        if (v >= 1 && v <= static_cast<std::int64_t>(*L_)) {
+                            lengths.push_back(v);
+                            return true;
+                        }
+                        add("/data/lengths", "values in 1..L=" + std::to_string(*L_),
+                            std::to_string(v) + " at [" + std::to_string(i) + "]");
+                        return in_range = false;
+                    });
+                if (read && in_range && lengths.size() == *S_) lengths_ = std::move(lengths);
             }
         }
         for (const char* name : {"labels", "predictions"}) {
@@ -119,9 +193,11 @@ private:
         }
         if (h5::exists(file_, "data/text")) {
             if (auto ds = dataset_at("/data/text")) {
-                if (!h5::is_string(ds->getDataType()))
+                const bool strings = h5::is_string(ds->getDataType());
+                if (!strings)
                     add("/data/text", "vlen utf-8 strings", h5::type_name(ds->getDataType()));
-                expect_shape(*ds, "/data/text", {S_}, "[S]");
+                if (expect_shape(*ds, "/data/text", {S_}, "[S]") && strings)
+                    read_strings(*ds, "/data/text");
             }
         }
         if (h5::exists(file_, "data/reset_mask")) {
@@ -163,14 +239,107 @@ private:
         if (!h5::exists(file_, "vocab")) return;
         auto ds = dataset_at("/vocab");
         if (!ds) return;
-        if (!h5::is_string(ds->getDataType()))
-            add("/vocab", "vlen utf-8 strings", h5::type_name(ds->getDataType()));
+        const bool strings = h5::is_string(ds->getDataType());
+        if (!strings) add("/vocab", "vlen utf-8 strings", h5::type_name(ds->getDataType()));
         auto shape = h5::shape_of(*ds);
         if (shape.size() != 1) {
             add("/vocab", "rank 1 [V]", "rank " + std::to_string(shape.size()));
             return;
         }
         V_ = shape[0];
+        if (strings) read_strings(*ds, "/vocab");
+    }
+
+    // Reads every string of a rank-1 string dataset (/vocab, /data/text), in both modes: its
+    // type and shape say nothing of its storage, and variable-length strings are ids into the
+    // file's global heap, metadata that libhdf5 trusts. A damaged id is an HDF5 read error
+    // ("address of object past end of allocation"), reported here with the rows, instead of by
+    // the analysis that reads the dataset after validate passed the file; or libhdf5 1.10
+    // crashes on it (SIGSEGV, "free(): invalid size"; h5py too). `validate` and every command's
+    // input check run this in a child process (contained_validation.hpp), where that crash is
+    // the verdict "corrupt HDF5 metadata while reading /vocab" (the breadcrumb set before each
+    // read), exit 1. The value scan also checks that each string is UTF-8, as every reader
+    // decodes them (h5::read_strings; ASCII is UTF-8), whatever character set the type declares.
+    void read_strings(const H5::DataSet& ds, const std::string& path) {
+        const auto shape = h5::shape_of(ds);
+        if (shape.size() != 1 || shape[0] == 0) return;
+        const hsize_t n = shape[0];
+        const H5::DataType type = ds.getDataType();
+        const bool vlen = type.isVariableStr();
+        const std::size_t width = vlen ? 0 : type.getSize();
+        // Blocks of 1024 strings (the writer's chunk of /data/text); fixed-width ones about 8 MB.
+        const hsize_t block =
+            vlen ? 1024
+                 : std::clamp<hsize_t>((8u << 20) / std::max<std::size_t>(width, 1), 1, 1024);
+        H5::StrType vlen_type(H5::PredType::C_S1, H5T_VARIABLE);
+        vlen_type.setCset(H5T_CSET_UTF8);  // as h5::read_strings reads them
+        H5::DataSpace file_space = ds.getSpace();
+        std::vector<char*> pointers;
+        std::vector<char> fixed;
+        std::uint64_t invalid = 0;
+        std::string first_invalid;
+        // Reads rows [r0, r0 + count) into `pointers` or `fixed`; false on an HDF5 read error.
+        const auto read_rows = [&](hsize_t r0, hsize_t count, H5::DataSpace& mem_space) {
+            h5::breadcrumb(path);
+            file_space.selectHyperslab(H5S_SELECT_SET, &count, &r0);
+            mem_space = H5::DataSpace(1, &count);
+            try {
+                if (vlen) {
+                    pointers.assign(count, nullptr);
+                    ds.read(pointers.data(), vlen_type, mem_space, file_space);
+                } else {
+                    fixed.resize(count * width);
+                    ds.read(fixed.data(), type, mem_space, file_space);
+                }
+            } catch (const H5::Exception&) {
+                return false;
+            }
+            return true;
+        };
+        for (hsize_t r0 = 0; r0 < n; r0 += block) {
+            const hsize_t count = std::min(block, n - r0);
+            H5::DataSpace mem_space;
+            if (!read_rows(r0, count, mem_space)) {
+                const std::string why = h5::error_stack_text();
+                // The first row that fails, read one at a time (a damaged heap id is one row).
+                hsize_t first_bad = r0;
+                for (hsize_t r = r0; r < r0 + count; ++r) {
+                    H5::DataSpace one;
+                    const bool ok = read_rows(r, 1, one);
+                    if (ok && vlen)
+                        H5Dvlen_reclaim(vlen_type.getId(), one.getId(), H5P_DEFAULT,
+                                        pointers.data());
+                    if (!ok) {
+                        first_bad = r;
+                        break;
+                    }
+                }
+                (void)h5::error_stack_text();  // the probes' own errors: cleared
+                add(path, "readable strings",
+                    "damaged string storage: an HDF5 read error at [" + std::to_string(first_bad) +
+                        "] (" + why + ")");
+                return;
+            }
+            if (options_.scan_values) {
+                for (hsize_t i = 0; i < count; ++i) {
+                    std::string_view text;
+                    if (vlen)
+                        text = pointers[i] ? std::string_view(pointers[i]) : std::string_view();
+                    else
+                        text = std::string_view(fixed.data() + i * width, width);
+                    const auto bad = data::first_invalid_utf8(text);
+                    if (!bad) continue;
+                    if (invalid++ == 0)
+                        first_invalid = "invalid UTF-8 at [" + std::to_string(r0 + i) + "], byte " +
+                                        std::to_string(*bad);
+                }
+            }
+            if (vlen)
+                H5Dvlen_reclaim(vlen_type.getId(), mem_space.getId(), H5P_DEFAULT, pointers.data());
+        }
+        if (invalid)
+            add(path, "UTF-8 strings",
+                first_invalid + " (" + count_text(invalid, "string", "strings") + " not UTF-8)");
     }
 
     // Token ids index the embedding table and /vocab: never negative, and below V when the dump
@@ -183,8 +352,10 @@ private:
         scan_ints(tokens, "/data/tokens", [&](std::int64_t id, std::uint64_t i) {
             if (id >= 0 && (!V_ || id < static_cast<std::int64_t>(*V_))) return true;
             add("/data/tokens",
-                V_ ? "ids in 0..V−1=" + std::to_string(*V_ - 1) + " (V from /vocab)"
-                   : std::string("ids ≥ 0"),
+                !V_        ? std::string("ids ≥ 0")
+                : *V_ == 0 ? std::string("no ids at all: /vocab is empty (V = 0), and ids must be "
+                                         "below V")
+                           : "ids in 0..V−1=" + std::to_string(*V_ - 1) + " (V from /vocab)",
                 std::to_string(id) + " at [" + std::to_string(i / *L_) + ", " +
                     std::to_string(i % *L_) + "]");
             return false;
@@ -205,14 +376,17 @@ private:
                 add(base, "a group", "a dataset");
                 continue;
             }
-            check_layer(file_.openGroup("layers/" + name), base);
+            check_layer(file_.openGroup("layers/" + name), base, name == "0");
         }
     }
 
-    void check_layer(const H5::Group& g, const std::string& base) {
+    void check_layer(const H5::Group& g, const std::string& base, bool embeddings) {
         // Rows: all S examples, or the S' listed in example_index.
         std::optional<hsize_t> rows = S_;
+        // The length of each row's example (value scan, lengths and example_index in range).
+        std::vector<std::int64_t> row_lengths = lengths_;
         if (h5::exists(g, "example_index")) {
+            row_lengths.clear();
             const std::string path = base + "/example_index";
             if (auto ds = dataset_at(path)) {
                 expect_int32(*ds, path);
@@ -222,13 +396,19 @@ private:
                     rows.reset();
                 } else {
                     rows = shape[0];
+                    bool in_range = true;
                     if (S_ && options_.scan_values)
                         scan_ints(*ds, path, [&](std::int64_t v, std::uint64_t i) {
-                            if (v >= 0 && v < static_cast<std::int64_t>(*S_)) return true;
+                            if (v >= 0 && v < static_cast<std::int64_t>(*S_)) {
+                                if (!lengths_.empty())
+                                    row_lengths.push_back(lengths_[static_cast<std::size_t>(v)]);
+                                return true;
+                            }
                             add(path, "row indices in 0..S−1=" + std::to_string(*S_ - 1),
                                 std::to_string(v) + " at [" + std::to_string(i) + "]");
-                            return false;
+                            return in_range = false;
                         });
+                    if (!in_range || row_lengths.size() != shape[0]) row_lengths.clear();
                 }
             }
         }
@@ -245,11 +425,14 @@ private:
                                     std::string("[") + rows_name + ", d]");
         }
         if (h5::exists(g, "attention")) {
-            // Attention probabilities [rows, H, L, L] (`dump --attention`): each row of a head a
-            // distribution over the keys.
-            if (auto ds = dataset_at(base + "/attention"))
-                check_float_dataset(*ds, base + "/attention", {rows, std::nullopt, L_, L_},
-                                    std::string("[") + rows_name + ", H, L, L]");
+            // Attention probabilities [rows, H, L, L] (`dump --attention`) of block l ≥ 1; layer 0,
+            // the embeddings, has none.
+            if (embeddings)
+                add(base + "/attention",
+                    "no attention at layer 0 (the embeddings; attention belongs to blocks l ≥ 1)",
+                    "a dataset");
+            else if (auto ds = dataset_at(base + "/attention"))
+                check_attention(*ds, base + "/attention", rows, rows_name, row_lengths);
         }
         if (h5::exists(g, "gates")) {
             if (!h5::is_group(g, "gates")) {
@@ -290,6 +473,84 @@ private:
         }
     }
 
+    // Each query row of a head is a distribution over the keys (docs/formats/dump.md): values
+    // ≥ 0 summing to 1 within attention_sum_tolerance; keys at or after the example's length
+    // (padding) exactly 0, and with model.causal the keys after the query too. Read in the
+    // finiteness scan's own pass (full mode); rows holding NaN/Inf are that scan's.
+    void check_attention(const H5::DataSet& ds, const std::string& path,
+                         std::optional<hsize_t> rows, const char* rows_name,
+                         const std::vector<std::int64_t>& row_lengths) {
+        const auto shape = h5::shape_of(ds);
+        struct Rule {
+            std::uint64_t count = 0;
+            std::string first;
+            void hit(const std::string& what) {
+                if (count++ == 0) first = what;
+            }
+        } sums, negative, padding, causal;
+        const H5::DataType type = ds.getDataType();
+        const hsize_t H = shape.size() == 4 ? shape[1] : 0, L = shape.size() == 4 ? shape[3] : 0;
+        const double tol = attention_sum_tolerance(type, L);
+        const bool have_lengths =
+            !row_lengths.empty() && shape.size() == 4 && row_lengths.size() == shape[0];
+        const auto visit = [&](const float* values, hsize_t r0, hsize_t nrows, hsize_t row) {
+            if (H == 0 || L == 0 || row != H * L * L) return false;
+            for (hsize_t r = 0; r < nrows; ++r) {
+                const hsize_t s = r0 + r;
+                const hsize_t n =
+                    have_lengths ? static_cast<hsize_t>(row_lengths[static_cast<std::size_t>(s)])
+                                 : L;
+                for (hsize_t h = 0; h < H; ++h)
+                    for (hsize_t i = 0; i < L; ++i) {
+                        const float* p = values + ((r * H + h) * L + i) * L;
+                        double sum = 0;
+                        bool finite = true;
+                        for (hsize_t j = 0; j < L; ++j) {
+                            const float v = p[j];
+                            if (!std::isfinite(v)) {
+                                finite = false;
+                                continue;
+                            }
+                            sum += v;
+                            if (v < 0)
+                                negative.hit(number_text(v) + " at " + index_text({s, h, i, j}));
+                            if (v == 0) continue;
+                            if (j >= n)
+                                padding.hit(number_text(v) + " at " + index_text({s, h, i, j}) +
+                                            ", a padding key (the example's length is " +
+                                            std::to_string(n) + ")");
+                            else if (causal_ && j > i)
+                                causal.hit(number_text(v) + " at " + index_text({s, h, i, j}) +
+                                           ", a key after the query");
+                        }
+                        if (finite && std::abs(sum - 1.0) > tol)
+                            sums.hit("a row summing to " + number_text(sum) + " at " +
+                                     index_text({s, h, i}));
+                    }
+            }
+            return true;
+        };
+        check_float_dataset(ds, path, {rows, std::nullopt, L_, L_},
+                            std::string("[") + rows_name + ", H, L, L]", visit);
+        if (negative.count)
+            add(path, "probabilities ≥ 0",
+                negative.first + " (" +
+                    count_text(negative.count, "negative value", "negative values") + ")");
+        if (sums.count)
+            add(path,
+                "rows (over the keys) that sum to 1 within " + number_text(tol) + " (" +
+                    h5::type_name(type) + ", L = " + std::to_string(L) + ")",
+                sums.first + " (" + count_text(sums.count, "row", "rows") + " off)");
+        if (padding.count)
+            add(path, "exactly 0 at padding keys (key ≥ the example's length)",
+                padding.first + " (" +
+                    count_text(padding.count, "non-zero value", "non-zero values") + ")");
+        if (causal.count)
+            add(path, "exactly 0 at keys after the query (/model config: model.causal)",
+                causal.first + " (" +
+                    count_text(causal.count, "non-zero value", "non-zero values") + ")");
+    }
+
     void check_kernels() {
         if (!h5::exists(file_, "kernels")) return;
         if (!h5::is_group(file_, "kernels")) {
@@ -300,6 +561,10 @@ private:
         for (const auto& name : h5::children(kernels)) {
             const std::string base = "/kernels/" + name;
             if (!check_layer_index(name, base)) continue;
+            if (name == "0") {
+                add(base, "kernels of blocks l ≥ 1 only (layer 0 is the embeddings)", "'0'");
+                continue;
+            }
             if (!h5::is_group(kernels, name)) {
                 add(base, "a group with forward/backward datasets", "a dataset");
                 continue;
@@ -328,6 +593,7 @@ private:
                 if (d_model_ && (shape[0] < 1 || *d_model_ % static_cast<std::int64_t>(shape[0])))
                     add(base + "/" + groups, "H dividing d_model = " + std::to_string(*d_model_),
                         "H = " + std::to_string(shape[0]));
+                check_group_row0(g, base, dir, *ds, shape);
                 auto d = h5::exists(g, skips) ? dataset_at(base + "/" + skips) : std::nullopt;
                 if (!d) {
                     add(base + "/" + skips, "present beside " + groups, "missing");
@@ -350,6 +616,55 @@ private:
         }
     }
 
+    // "row 0 equals `forward`" (docs/formats/dump.md): the kernel of the first channel group is
+    // `<dir>`, so `<dir>_groups` needs it beside it with the same Lk (structure) and the same
+    // values (value scan; compared as numbers, positions holding NaN/Inf left to scan_finite).
+    void check_group_row0(const H5::Group& g, const std::string& base, const char* dir,
+                          const H5::DataSet& groups, const std::vector<hsize_t>& shape) {
+        const std::string gpath = base + "/" + dir + "_groups", kpath = base + "/" + dir;
+        if (!h5::exists(g, dir)) {
+            add(gpath, std::string("beside ") + kpath + " (its row 0)", "alone");
+            return;
+        }
+        if (!h5::is_dataset(g, dir)) return;  // reported with `dir`
+        H5::DataSet kernel = g.openDataSet(dir);
+        const auto kshape = h5::shape_of(kernel);
+        if (kshape.size() != 1 || h5::storage_problem(kernel, file_size_) ||
+            !h5::is_float(kernel.getDataType()) || !h5::is_float(groups.getDataType()))
+            return;  // reported with `dir` or the groups
+        if (kshape[0] != shape[1]) {
+            add(gpath,
+                "rows of Lk = " + std::to_string(kshape[0]) + " values (the length of " + kpath +
+                    ", its row 0)",
+                "shape " + h5::shape_text(shape));
+            return;
+        }
+        if (!options_.scan_values || shape[0] == 0 || shape[1] == 0) return;
+        const hsize_t Lk = shape[1];
+        if (2 * Lk * sizeof(double) > h5::read_memory_limit()) return;  // scan_finite said so
+        std::vector<double> row0(Lk), k(Lk);
+        try {
+            H5::DataSpace file_space = groups.getSpace();
+            const hsize_t start[2] = {0, 0}, count[2] = {1, Lk};
+            file_space.selectHyperslab(H5S_SELECT_SET, count, start);
+            H5::DataSpace mem_space(1, &Lk);
+            h5::breadcrumb(gpath);
+            groups.read(row0.data(), H5::PredType::NATIVE_DOUBLE, mem_space, file_space);
+            h5::breadcrumb(kpath);
+            kernel.read(k.data(), H5::PredType::NATIVE_DOUBLE);
+        } catch (const H5::Exception&) {
+            (void)h5::error_stack_text();  // a read error: reported by scan_finite
+            return;
+        }
+        for (hsize_t j = 0; j < Lk; ++j) {
+            if (!std::isfinite(row0[j]) || !std::isfinite(k[j]) || row0[j] == k[j]) continue;
+            add(gpath, "row 0 equal to " + kpath,
+                number_text(row0[j]) + " at [0, " + std::to_string(j) + "] where " + kpath + "[" +
+                    std::to_string(j) + "] is " + number_text(k[j]));
+            return;
+        }
+    }
+
     void check_mixing() {
         if (!h5::exists(file_, "mixing")) return;
         if (!h5::is_group(file_, "mixing")) {
@@ -360,6 +675,11 @@ private:
         for (const auto& name : h5::children(mixing)) {
             const std::string path = "/mixing/" + name;
             if (!check_layer_index(name, path)) continue;
+            if (name == "0") {
+                add(path, "mixing matrices of blocks l ≥ 1 only (layer 0 is the embeddings)",
+                    "'0'");
+                continue;
+            }
             auto ds = dataset_at(path);
             if (!ds) continue;
             auto shape = h5::shape_of(*ds);

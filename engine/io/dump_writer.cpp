@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/half.hpp"
 #include "engine/io/stale_temporaries.hpp"
@@ -276,7 +277,14 @@ void DumpWriter::write_example(int s, const ExampleRecord& r) {
     if (spec_.text) {
         H5::StrType st(H5::PredType::C_S1, H5T_VARIABLE);
         st.setCset(H5T_CSET_UTF8);
-        const char* ptr = r.text.c_str();
+        // Stored as UTF-8 (the dataset says so, every reader decodes it so, validate checks it):
+        // a byte tokenizer's text cut inside a character was not. Each byte that is not part of
+        // valid UTF-8 becomes U+FFFD, as Python's errors="replace" reads it.
+        std::string text;
+        if (data::first_invalid_utf8(r.text))
+            for (const char32_t c : data::decode_utf8(r.text))
+                data::append_utf8(text, c);
+        const char* ptr = text.empty() ? r.text.c_str() : text.c_str();
         write_row("data/text", s, &ptr, st);
     }
     if (r.attributes.size() != spec_.attributes.size())

@@ -8,6 +8,7 @@
 
 #include "engine/io/contained_validation.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/half.hpp"
 
 namespace routescope {
 namespace {
@@ -215,14 +216,15 @@ bool FormatChecker::expect_shape(const H5::DataSet& ds, const std::string& path,
 
 void FormatChecker::check_float_dataset(const H5::DataSet& ds, const std::string& path,
                                         const std::vector<std::optional<hsize_t>>& dims,
-                                        const std::string& text) {
+                                        const std::string& text, const FloatBlockVisitor& visit) {
     const H5::DataType type = ds.getDataType();
     const bool float_ok = h5::is_float(type) && (type.getSize() == 2 || type.getSize() == 4);
     if (!float_ok) add(path, "dtype float16 or float32", h5::type_name(type));
-    if (expect_shape(ds, path, dims, text) && float_ok) scan_finite(ds, path);
+    if (expect_shape(ds, path, dims, text) && float_ok) scan_finite(ds, path, visit);
 }
 
-void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) {
+void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path,
+                                const FloatBlockVisitor& visit) {
     if (!options_.scan_values) return;
     const auto shape = h5::shape_of(ds);
     if (shape.empty()) return;
@@ -253,6 +255,8 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
     std::vector<double> doubles;
     std::vector<float> floats;
     std::vector<std::uint16_t> halves;
+    std::vector<float> visited;  // a half or double block as floats, for `visit`
+    bool visiting = static_cast<bool>(visit);
     std::size_t bad = 0;
     std::string first;
     // Reads rows [r0, r0 + nrows) into the buffer of its kind; false on an HDF5 read error.
@@ -323,6 +327,19 @@ void FormatChecker::scan_finite(const H5::DataSet& ds, const std::string& path) 
                 idx[0] = r0 + flat;
                 first = std::string(nan ? "NaN" : "Inf") + " at " + h5::shape_text(idx);
             }
+        }
+        if (visiting) {
+            const float* values = floats.data();
+            if (as != As::single) {
+                visited.resize(n);
+                if (as == As::half)
+                    from_half(halves.data(), n, visited.data());
+                else
+                    for (std::size_t i = 0; i < n; ++i)
+                        visited[i] = static_cast<float>(doubles[i]);
+                values = visited.data();
+            }
+            visiting = visit(values, r0, nrows, row);
         }
     }
     if (bad) add(path, "finite values", first + " (" + std::to_string(bad) + " non-finite values)");

@@ -47,12 +47,20 @@ protected:
     /// match.
     bool expect_shape(const H5::DataSet& ds, const std::string& path,
                       const std::vector<std::optional<hsize_t>>& dims, const std::string& text);
-    /// float16/float32, the shape, then (when scanning) finite values.
+    /// Rows [r0, r0 + nrows) of a float dataset as floats (row-major, `row` values a row; values
+    /// that are not finite included: scan_finite reports those), handed to a visitor by
+    /// scan_finite after it checked them, so a rule on the values costs no second read. Returning
+    /// false stops the visits (the finiteness scan goes on).
+    using FloatBlockVisitor =
+        std::function<bool(const float* values, hsize_t r0, hsize_t nrows, hsize_t row)>;
+    /// float16/float32, the shape, then (when scanning) finite values, and `visit` when given.
     void check_float_dataset(const H5::DataSet& ds, const std::string& path,
                              const std::vector<std::optional<hsize_t>>& dims,
-                             const std::string& text);
-    /// Reads the dataset row block by row block and reports the first NaN/Inf and how many.
-    void scan_finite(const H5::DataSet& ds, const std::string& path);
+                             const std::string& text, const FloatBlockVisitor& visit = {});
+    /// Reads the dataset row block by row block and reports the first NaN/Inf and how many;
+    /// hands each block to `visit` when given.
+    void scan_finite(const H5::DataSet& ds, const std::string& path,
+                     const FloatBlockVisitor& visit = {});
     /// Reads an integer dataset block by block (never the whole of it at once) and calls
     /// `visit(value, flat index)` until it returns false. Reports (and returns false) when one
     /// block would not fit the memory limit.

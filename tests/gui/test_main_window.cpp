@@ -106,7 +106,14 @@ private slots:
             if (o["exit"].toInt() == 0)
                 QVERIFY2(!text.contains("violation") && !text.contains("cannot read"),
                          qPrintable(text));
-            if (o["exit"].toInt() == 1) QVERIFY2(text.contains("violation"), qPrintable(text));
+            // A file libhdf5 crashes on (a damaged /vocab heap) is `validate`'s exit 1; the
+            // workbench shows the crash verdict as a file it cannot read.
+            if (o["hdf5_may_crash"].toBool())
+                QVERIFY2(text.contains("violation") ||
+                             (text.contains("cannot read") && text.contains("/vocab")),
+                         qPrintable(text));
+            else if (o["exit"].toInt() == 1)
+                QVERIFY2(text.contains("violation"), qPrintable(text));
             if (o["exit"].toInt() == 2) QVERIFY2(text.contains("cannot read"), qPrintable(text));
         }
         // Unreadable files also raise a (non-modal) error dialog naming the file.

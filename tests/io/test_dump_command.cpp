@@ -517,6 +517,48 @@ private slots:
     // document, [CLS] document [SEP] cut to --length, in a plain file (a line per document, blank
     // lines skipped) and in WikiExtractor's directory of <doc> articles; the tokens are the
     // bytes + 5 of the byte tokenizer, written out here by hand.
+    // A byte-tokenizer model's text cut inside a character ("hé" at 2 bytes: "h" and the first
+    // byte of "é") was stored as invalid UTF-8 in a dataset typed UTF-8 (h5py's asstr() failed,
+    // full validation refuses it): the stray byte is stored as U+FFFD, as Python's
+    // errors="replace" decodes it (the expected string is Python's, not the code's).
+    void textCutInsideACharacterIsStoredAsValidUtf8() {
+        // The training corpus's sequences of 4 ids ([CLS] + 3 bytes) cut "h\xC3\xA9llo..." after
+        // its first byte of "é"; the dump of the checkpoint's own corpus decodes them as text.
+        std::string text;
+        for (int i = 0; i < 40; ++i)
+            text += "h\xC3\xA9llo w\xC3\xB6rld\n";
+        train_test::write_text(path("accents.txt"), text);
+        auto config = train_test::tiny_bigs(path("accents.txt"));
+        config["data"]["seq_len"] = 4;
+        config["train"]["steps"] = 0;
+        const std::string ck = train_config("accents", config);
+        QVERIFY(!ck.empty());
+        const std::string out = path("accents.dump.h5");
+        const auto r =
+            run_cli(args_of({"dump", "--checkpoint", ck, "--out", out, "--examples", "6"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        expect_valid(out);
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {"-c",
+                  "import sys, h5py\n"
+                  "f = h5py.File(sys.argv[1], 'r')\n"
+                  "ids = f['data/tokens'][()]; n = f['data/lengths'][()]\n"
+                  "replaced = 0\n"
+                  "for row, length, t in zip(ids, n, f['data/text'][()]):\n"
+                  "    names = {1: b'[UNK]', 2: b'[CLS]', 3: b'[SEP]', 4: b'[MASK]'}\n"
+                  "    raw = b''.join(bytes([i - 5]) if i >= 5 else names.get(i, b'') "
+                  "for i in row[:length])\n"
+                  "    want = raw.decode('utf-8', errors='replace')\n"
+                  "    assert t.decode('utf-8') == want, (t, want)\n"
+                  "    replaced += '\\ufffd' in want\n"
+                  "assert replaced > 0, 'no row cut inside a character'\n"
+                  "print('ok', replaced)\n",
+                  QString::fromStdString(out)});
+        QVERIFY(py.waitForFinished(60000));
+        QVERIFY2(py.exitCode() == 0, qPrintable(py.readAllStandardError()));
+    }
+
     void textCorpusDumpsADocumentPerExample() {
         train_test::write_text(path("corpus.txt"), "ab\nhello world\n\nz\n");
         std::filesystem::create_directories(path("wiki/AA"));

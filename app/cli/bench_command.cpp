@@ -92,19 +92,6 @@ int resolve_threads(int threads) {
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-// "35.8 GiB": config.cpp's form of a size in messages.
-std::string bytes_text(double bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 6) {
-        bytes /= 1024;
-        ++u;
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
-    return buf;
-}
-
 // The memory this process may still take, as far as the system says: /proc/meminfo's
 // MemAvailable, lowered by a cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) and by
 // RLIMIT_AS (ulimit -v) less the address space in use. Infinity when none of them can be read.

@@ -321,6 +321,8 @@ RunConfig from_full_json(const ojson& j) {
     return c;
 }
 
+}  // namespace
+
 std::string bytes_text(double bytes) {
     const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int u = 0;
@@ -332,6 +334,8 @@ std::string bytes_text(double bytes) {
     std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
     return buf;
 }
+
+namespace {
 
 // A generous estimate of the parameter count from the configuration alone (no allocation): the
 // embeddings, per layer every dense matrix a block of any architecture can have (4·d² attention or

@@ -193,4 +193,7 @@ struct RunConfig {
     void check() const;
 };
 
+/// A size in bytes as messages write it: "7.64 TiB" (three significant digits, binary units).
+std::string bytes_text(double bytes);
+
 }  // namespace routescope

@@ -78,19 +78,21 @@ std::vector<std::vector<std::int32_t>> python_ids(const QString& model_path) {
         .get<std::vector<std::vector<std::int32_t>>>();
 }
 
+// A protobuf varint.
+std::string varint(std::uint64_t v) {
+    std::string out;
+    while (v >= 0x80) {
+        out += static_cast<char>((v & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    return out + static_cast<char>(v);
+}
+
 // A NormalizerSpec whose precompiled_charsmap is `blob`, appended to a serialized ModelProto as
 // another normalizer_spec (field 3): protobuf merges repeated message fields, so the library uses
 // this charsmap (built by hand below, not by the code under test).
 std::vector<std::uint8_t> with_charsmap(const std::vector<std::uint8_t>& model,
                                         const std::string& blob) {
-    const auto varint = [](std::uint64_t v) {
-        std::string out;
-        while (v >= 0x80) {
-            out += static_cast<char>((v & 0x7F) | 0x80);
-            v >>= 7;
-        }
-        return out + static_cast<char>(v);
-    };
     // (appends, not "\x12" + ...: GCC 12 warns wrongly on a literal plus a string)
     std::string spec(1, '\x12');
     spec += varint(blob.size());
@@ -332,14 +334,6 @@ private slots:
         const std::vector<std::uint8_t> model =
             train_sentencepiece(corpus, {.vocab_size = 120})->serialize();
         const auto with_piece = [&](std::size_t bytes) {
-            const auto varint = [](std::uint64_t v) {
-                std::string out;
-                while (v >= 0x80) {
-                    out += static_cast<char>((v & 0x7F) | 0x80);
-                    v >>= 7;
-                }
-                return out + static_cast<char>(v);
-            };
             std::string piece(1, '\x0a');
             piece += varint(bytes);
             piece += std::string(bytes, 'q');

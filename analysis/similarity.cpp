@@ -826,15 +826,11 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                 outside += x < lo || x > hi;
             }
         if (outside > 0)
-            r.notes.push_back(
-                std::string(use_rbf ? "rbf_cka" : "linear_cka") +
-                ": the Gram sample's score lies "
-                "outside its bootstrap interval in " +
-                std::to_string(outside) + " of " + std::to_string(cells) +
-                " layer pairs: resampling " + std::to_string(gn) +
-                " examples with replacement repeats some, which raises CKA; read the interval as "
-                "the spread of the resampled score, not as a 95% confidence interval of the "
-                "score (a larger --gram-m narrows the gap)");
+            r.notes.push_back(std::string(use_rbf ? "rbf_cka" : "linear_cka") +
+                              ": the score lies outside its bootstrap interval in " +
+                              std::to_string(outside) + " of " + std::to_string(cells) +
+                              " layer pairs (resamples of " + std::to_string(gn) +
+                              " examples repeat some, raising CKA; docs/analyses.md)");
         if (use_rbf) {
             for (std::size_t i = 0; i < na; ++i)
                 for (std::size_t j = 0; j < nb; ++j)

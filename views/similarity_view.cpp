@@ -9,6 +9,8 @@
 #include <QScatterSeries>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "analysis/layer_pairing.hpp"
 #include "engine/core/error.hpp"
 #include "views/chart_panel.hpp"
@@ -287,6 +289,13 @@ void SimilarityView::set_measure(const QString& measure) {
     redraw();
 }
 
+namespace {
+// analysis/similarity.cpp's note that a score lies outside its bootstrap interval.
+bool is_bootstrap_note(const std::string& note) {
+    return note.find("outside its bootstrap interval") != std::string::npos;
+}
+}  // namespace
+
 void SimilarityView::redraw() {
     const auto& r = result_;
     const auto it =
@@ -329,8 +338,9 @@ void SimilarityView::redraw() {
                  .arg(static_cast<qint64>(r.gram_sample.size()));
     // What the analysis said of the result (a layer without variance, whose cells are
     // undefined; measures left out): on the figure, not only in the JSON.
+    // (Not the bootstrap's: it is about the interval of the diagonal chart, whose legend says it.)
     for (const auto& n : r.notes)
-        d.note += "\n" + QString::fromStdString(n);
+        if (!is_bootstrap_note(n)) d.note += "\n" + QString::fromStdString(n);
     heatmap_->set_data(d);
 
     // The diagonal: each layer of A against B's layer at the nearest relative depth.
@@ -371,7 +381,13 @@ void SimilarityView::redraw() {
             return s;
         };
         const QColor band = sample->pen().color();
-        dashed(tr("95% CI (n)"), low, band);
+        // Resampling repeats examples and raises CKA: where the score lies outside its interval
+        // (analysis/similarity.cpp's note) the band is the resampled score's spread, said so.
+        const std::string prefix = settings_.measure.toStdString() + ": ";
+        const bool above = std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) {
+            return n.starts_with(prefix) && is_bootstrap_note(n);
+        });
+        dashed(above ? tr("resampled (n)") : tr("95% CI (n)"), low, band);
         auto* upper = dashed(QString(), high, band);
         for (auto* marker : diagonal_->chart()->legend()->markers(upper)) {
             marker->setVisible(false);  // one legend entry for the interval

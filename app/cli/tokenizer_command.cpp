@@ -57,10 +57,9 @@ CommandRunner setup_tokenizer(CLI::App& app) {
     auto* train = cmd->add_subcommand("train", "Train a SentencePiece model on a corpus");
     auto a = std::make_shared<TokenizerTrainArgs>();
     train->add_option("--corpus", a->corpus, "Text file or directory")->required();
-    // As tokenizer.vocab_size (engine/core/config.cpp): libsentencepiece ends the process on
-    // sizes near 2^31 instead of returning an error.
+    // libsentencepiece ends the process on sizes near 2^31 instead of returning an error.
     train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")
-        ->check(CLI::Range(1, 1 << 24));
+        ->check(CLI::Range(1, data::kMaxSentencePieces));
     train->add_option("--out", a->out, "The .model file to write")->required();
     train->add_option("--model-type", a->model_type, "unigram | bpe")
         ->check(CLI::IsMember({"unigram", "bpe"}));

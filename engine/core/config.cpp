@@ -67,9 +67,8 @@ const std::map<std::string, Kind>& kinds() {
         {"model.slstm.gate_norm", {"bool", {}}},
         {"tokenizer.kind", {"enum", {"bytes", "sentencepiece", "wordpiece", "wordpiece_cased"}}},
         {"tokenizer.model", {"str?", {}}},
-        // libsentencepiece ends the process (LOG(FATAL), exit 255) from about 1.95·10^9 pieces;
-        // 2^24 is far above any vocabulary it can learn (sentencepiece_tokenizer.hpp).
-        {"tokenizer.vocab_size", ints(1, 1 << 24)},
+        // (at most 2^24 when a SentencePiece model is trained: train_sentencepiece)
+        {"tokenizer.vocab_size", ints(1, kInt32Max)},
         {"tokenizer.model_type", {"enum", {"unigram", "bpe"}}},
         {"data.task", {"str?", {}}},
         {"data.task_params.seed", ints(0, kInt64Max)},

@@ -54,6 +54,10 @@ struct SentencePieceTraining {
     int threads = 1;
 };
 
+/// The most pieces train_sentencepiece accepts (tokenizer.vocab_size, `tokenizer train
+/// --vocab-size`).
+inline constexpr int kMaxSentencePieces = 1 << 24;
+
 /// Trains a model with the library's SentencePieceTrainer on every document of `corpus` (from its
 /// start; the corpus is left at its end) and returns the tokenizer. ConfigError with the library's
 /// message when training fails (e.g. a vocabulary larger than the corpus supports).

@@ -129,6 +129,8 @@ void AnalysisView::set_status(const QString& text) {
 
 void AnalysisView::begin(const QString& what) {
     cancelled_ = std::make_shared<std::atomic<bool>>(false);
+    started_ = std::make_shared<std::atomic<bool>>(false);
+    progress_ = {0, 0};
     busy_ = true;
     error_.clear();
     set_status(tr("%1…").arg(what));

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "views/figure_export.hpp"
 #include "views/work_thread_pool.hpp"
@@ -91,6 +92,11 @@ public:
     bool waiting_for_inputs() const { return static_cast<bool>(held_run_); }
 
     bool busy() const { return busy_; }
+    /// Busy, and its worker has begun (not waiting for its input files or queued behind other
+    /// analyses in the work pool).
+    bool worker_started() const { return busy_ && !held_run_ && *started_; }
+    /// The last progress the running analysis reported: {steps done, steps} ({0, 0}: none yet).
+    std::pair<int, int> progress() const { return progress_; }
     bool has_result() const { return has_result_; }
     QString error() const { return error_; }
     void cancel();
@@ -174,6 +180,8 @@ private:
     int own_changes_ = 0;
     QString error_;
     std::shared_ptr<std::atomic<bool>> cancelled_;
+    std::shared_ptr<std::atomic<bool>> started_ = std::make_shared<std::atomic<bool>>(false);
+    std::pair<int, int> progress_{0, 0};
     QPointer<QObject> watcher_;
     InputGate gate_;
     std::function<void()> held_run_;                      ///< the analysis that waits for the gate
@@ -216,10 +224,13 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
         QString error;
     };
     auto cancelled = cancelled_;
+    auto started = started_;
     auto* watcher = new QFutureWatcher<Outcome>(this);
     watcher_ = watcher;
-    connect(watcher, &QFutureWatcher<Outcome>::progressValueChanged, this,
-            [this, watcher](int v) { emit progressChanged(v, watcher->progressMaximum()); });
+    connect(watcher, &QFutureWatcher<Outcome>::progressValueChanged, this, [this, watcher](int v) {
+        if (watcher_ == watcher) progress_ = {v, watcher->progressMaximum()};
+        emit progressChanged(v, watcher->progressMaximum());
+    });
     connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, cancelled, done] {
         watcher->deleteLater();
         if (watcher_ == watcher) watcher_ = nullptr;
@@ -249,8 +260,9 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
             end_failed(current_exception_message(tr("while showing the analysis")));
         }
     });
-    watcher->setFuture(
-        QtConcurrent::run(work_thread_pool(), [work, cancelled](QPromise<Outcome>& promise) {
+    watcher->setFuture(QtConcurrent::run(
+        work_thread_pool(), [work, cancelled, started, kind = kind_](QPromise<Outcome>& promise) {
+            *started = true;
             Outcome out;
             try {
                 lower_thread_priority();
@@ -260,7 +272,8 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
                         promise.setProgressValue(value);
                     },
                     cancelled);
-                fault_throw_point("analysis");  // tests only (issue 25)
+                fault_throw_point("analysis");                         // tests only (issue 25)
+                fault_delay_point(kind, [&steps] { steps.check(); });  // tests only
                 out.value = std::make_shared<T>(work(steps));
             } catch (const AnalysisSteps::Cancelled&) {
             } catch (...) {

@@ -98,8 +98,13 @@ AttentionView::AttentionView(AttentionViewSettings settings, QWidget* parent)
     fl->addWidget(a_);
     fl->addWidget(b_);
     fl->addWidget(diff_);
+    compare_note_ = new QLabel(this);
+    compare_note_->setObjectName("compareNote");
+    compare_note_->setWordWrap(true);
+    compare_note_->hide();
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(controls);
+    layout->addWidget(compare_note_);
     layout->addWidget(status_);
     layout->addWidget(figure_, 1);
     sync_controls();
@@ -225,6 +230,10 @@ void AttentionView::redraw() {
     const bool compare = results_.size() == 2;
     b_->setVisible(compare);
     diff_->setVisible(compare);
+    if (!compare) {
+        compare_note_text_.clear();
+        compare_note_->hide();
+    }
     if (results_.empty()) return;
     auto data_of = [&](const analysis::ImplicitAttentionResult& r, const QString& name) {
         HeatmapData d;
@@ -260,16 +269,45 @@ void AttentionView::redraw() {
         return;
     }
     HeatmapData b = data_of(results_[1], stem(settings_.dump_b));
-    link_colour_ranges(a, b);
-    HeatmapData d = a;
-    for (std::size_t i = 0; i < d.values.size(); ++i)
-        d.values[i] = results_[0].matrix[i] - results_[1].matrix[i];
-    d.title = tr("A − B");
-    d.diverging = true;
-    d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
+    // A − B and one colour range are for two matrices of one kind (two convolutions, two
+    // attentions). Session 28: a BiGS's signed convolution (|max| 3.6) beside BERT's attention
+    // probabilities (0.035 to 0.089) on one range drew B as one flat colour, and A − B subtracted
+    // probabilities from convolution weights. Different kinds keep their own ranges and bars.
+    const QString kind_a = kind_text(results_[0]), kind_b = kind_text(results_[1]);
+    const bool same_kind = results_[0].source == results_[1].source;
+    if (same_kind) {
+        link_colour_ranges(a, b);
+        HeatmapData d = a;
+        for (std::size_t i = 0; i < d.values.size(); ++i)
+            d.values[i] = results_[0].matrix[i] - results_[1].matrix[i];
+        d.title = tr("A − B");
+        // The difference's own quantity, not A's.
+        d.value_label =
+            a.value_label == b.value_label ? tr("A − B, %1").arg(a.value_label) : tr("A − B");
+        d.diverging = true;
+        d.lo = d.hi = std::numeric_limits<double>::quiet_NaN();
+        diff_->set_data(d);
+        compare_note_text_.clear();
+    } else {
+        diff_->set_data({});
+        compare_note_text_ = tr("A − B is not drawn: A is %1 and B %2, which are not on one "
+                                "scale; each has its own colour range.")
+                                 .arg(kind_a, kind_b);
+        // In print too, where the line above the figure is not.
+        b.note = tr("%1 · a colour range of its own (A is %2)").arg(b.note, kind_a);
+    }
+    diff_->setVisible(same_kind);
+    compare_note_->setText(compare_note_text_);
+    compare_note_->setVisible(!compare_note_text_.isEmpty());
     a_->set_data(a);
     b_->set_data(b);
-    diff_->set_data(d);
+}
+
+QString AttentionView::kind_text(const analysis::ImplicitAttentionResult& r) const {
+    if (r.source == "attention") return tr("attention probabilities");
+    if (r.source == "decay") return tr("a forget-gate decay matrix");
+    if (r.source == "spatial") return tr("a spatial weight matrix");
+    return tr("a convolution matrix");
 }
 
 analysis::CsvTable AttentionView::figure_table() const {

@@ -8,6 +8,7 @@
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QLinearGradient>
 #include <QPainter>
 #include <QPointer>
 #include <QResizeEvent>
@@ -17,15 +18,25 @@
 
 #include <cmath>
 
+#include "views/colour_map.hpp"
 #include "views/figure_font.hpp"
 #include "views/figure_layout.hpp"
 
 namespace routescope::views {
 namespace {
-constexpr double kSwatch = 22;    // legend swatch length, as matplotlib's handlelength 2 em
-constexpr double kSwatchGap = 5;  // between a swatch and its label
-constexpr double kEntryGap = 14;  // between legend entries of one row
-constexpr double kPadding = 4;    // between the title or legend and the chart's plot
+constexpr double kPadding = 4;  // between the title or legend and the chart's plot
+
+/// The legend's spacing: in ems of its font (matplotlib's handlelength and columnspacing), never
+/// less than the screen's 22, 5 and 14 pixels. Session 28: fixed pixels in a print, laid out at
+/// three times its size, drew a swatch a third of its length, too short to tell a dashed line from
+/// a solid one.
+struct LegendSpacing {
+    double swatch, swatch_gap, entry_gap;
+};
+LegendSpacing legend_spacing(const QFontMetricsF& fm) {
+    const double em = fm.height();
+    return {std::max(22.0, 1.5 * em), std::max(5.0, 0.35 * em), std::max(14.0, em)};
+}
 
 // Title and legend fonts are in pixels of the figure (figure_font): a font in points would be
 // measured at the device's resolution and grow 6× in a 600 dpi PDF.
@@ -44,22 +55,41 @@ void set_title_document(QTextDocument& doc, const QChart& chart, const QString& 
 }
 
 struct Entry {
-    QLegendMarker* marker;
+    QLegendMarker* marker;  // nullptr: the colour key
     QString label;
-    double width;  // swatch + gap + label (the label wrapped to the row when wider)
+    double width;    // swatch + gap + label (the label wrapped to the row when wider)
+    double bar = 0;  // the colour key's bar
 };
+
+bool has_key(const ColourKey* key) {
+    return key && key->map;
+}
+
+/// The colour key's entry: "label lo [bar] hi" on one line, the bar shortened (to half) when
+/// the row is narrower.
+Entry key_entry(const ColourKey& key, const QFontMetricsF& fm, double width) {
+    const LegendSpacing sp = legend_spacing(fm);
+    const double most = 4 * sp.swatch;  // the bar's length, at most
+    const double text = fm.horizontalAdvance(key.label) + fm.horizontalAdvance(key.lo_text) +
+                        fm.horizontalAdvance(key.hi_text) + 2 * sp.swatch_gap + sp.entry_gap / 2 +
+                        3;
+    const double bar = std::clamp(width - text, most / 2, most);
+    return {nullptr, key.label, text + bar, bar};
+}
 
 struct LegendLayout {
     std::vector<std::vector<Entry>> rows;
     std::vector<double> row_heights;  // an entry wider than the chart wraps: its row is taller
     double swatch_height = 0, height = 0;
+    LegendSpacing spacing{};
 };
 
-LegendLayout layout_legend(QLegend* legend, double width) {
+LegendLayout layout_legend(QLegend* legend, double width, const ColourKey* key) {
     LegendLayout out;
     const QFontMetricsF fm(figure_font(legend->font()));
-    out.swatch_height = std::max(fm.height(), kSwatch * 0.6) + 2;
-    const double text_room = std::max(10.0, width - kSwatch - kSwatchGap);
+    const LegendSpacing sp = out.spacing = legend_spacing(fm);
+    out.swatch_height = std::max(fm.height(), 22 * 0.6) + 2;
+    const double text_room = std::max(10.0, width - sp.swatch - sp.swatch_gap);
     std::vector<Entry> row;
     double used = 0;
     for (QLegendMarker* m : legend->markers()) {
@@ -67,23 +97,35 @@ LegendLayout layout_legend(QLegend* legend, double width) {
         // hides every marker. A marker left out of the legend has the property legendHidden.
         if (m->property("legendHidden").toBool() || m->label().isEmpty()) continue;
         const double w =
-            kSwatch + kSwatchGap + std::min(text_room, fm.horizontalAdvance(m->label()) + 1);
-        if (!row.empty() && used + kEntryGap + w > width) {
+            sp.swatch + sp.swatch_gap + std::min(text_room, fm.horizontalAdvance(m->label()) + 1);
+        if (!row.empty() && used + sp.entry_gap + w > width) {
             out.rows.push_back(std::move(row));
             row.clear();
             used = 0;
         }
-        used += (row.empty() ? 0 : kEntryGap) + w;
+        used += (row.empty() ? 0 : sp.entry_gap) + w;
         row.push_back({m, m->label(), w});
+    }
+    if (has_key(key)) {  // after the entries, in their row when it has room
+        Entry e = key_entry(*key, fm, width);
+        if (!row.empty() && used + sp.entry_gap + e.width > width) {
+            out.rows.push_back(std::move(row));
+            row.clear();
+            used = 0;
+        }
+        if (!row.empty()) e = key_entry(*key, fm, width - used - sp.entry_gap);
+        used += (row.empty() ? 0 : sp.entry_gap) + e.width;
+        row.push_back(e);
     }
     if (!row.empty()) out.rows.push_back(std::move(row));
     for (const auto& r : out.rows) {
         double h = out.swatch_height;
         for (const Entry& e : r)
-            h = std::max(h, fm.boundingRect(QRectF(0, 0, text_room, 1e6),
-                                            Qt::TextWordWrap | Qt::AlignLeft, e.label)
-                                    .height() +
-                                2);
+            h = std::max(h, !e.marker ? fm.height() + 2
+                                      : fm.boundingRect(QRectF(0, 0, text_room, 1e6),
+                                                        Qt::TextWordWrap | Qt::AlignLeft, e.label)
+                                                .height() +
+                                            2);
         out.row_heights.push_back(h);
         out.height += h;
     }
@@ -113,22 +155,56 @@ void draw_swatch(QPainter& painter, QLegendMarker& m, const QRectF& box) {
     painter.restore();
 }
 
-void draw_legend(QPainter& painter, QLegend* legend, const LegendLayout& lay, const QRectF& area) {
+/// The colour key at (x, y): its label, the low end's value, the bar, the high end's value.
+void draw_key(QPainter& painter, const ColourKey& key, const Entry& e, QColor ink, double x,
+              double y) {
+    const QFontMetricsF fm(painter.font());
+    const LegendSpacing sp = legend_spacing(fm);
+    const double line = fm.height();
+    painter.setPen(ink);
+    auto text = [&](const QString& t, double gap) {
+        painter.drawText(QRectF(x, y + 1, fm.horizontalAdvance(t) + 1, line),
+                         Qt::AlignLeft | Qt::AlignTop, t);
+        x += fm.horizontalAdvance(t) + 1 + gap;
+    };
+    text(key.label, sp.entry_gap / 2);
+    text(key.lo_text, sp.swatch_gap);
+    const QRectF bar(x, y + 1 + line * 0.2, e.bar, line * 0.6);
+    // One gradient, not a rectangle per band: antialiased abutting rectangles show seams.
+    constexpr int kStops = 32;
+    QLinearGradient gradient(bar.topLeft(), bar.topRight());
+    for (int i = 0; i <= kStops; ++i)
+        gradient.setColorAt(static_cast<double>(i) / kStops,
+                            QColor::fromRgb(key.map->at(key.t0 + (key.t1 - key.t0) * i / kStops)));
+    painter.fillRect(bar, gradient);
+    note_colour_bar(painter, bar, Qt::Horizontal);
+    x += e.bar + sp.swatch_gap;
+    text(key.hi_text, 0);
+}
+
+void draw_legend(QPainter& painter, QLegend* legend, const LegendLayout& lay, const QRectF& area,
+                 const ColourKey* key) {
     painter.save();
     painter.setFont(figure_font(legend->font()));
     double y = area.top();
     for (std::size_t r = 0; r < lay.rows.size(); ++r) {
         double row_width = 0;
         for (const Entry& e : lay.rows[r])
-            row_width += (row_width > 0 ? kEntryGap : 0) + e.width;
+            row_width += (row_width > 0 ? lay.spacing.entry_gap : 0) + e.width;
         double x = area.left() + std::max(0.0, (area.width() - row_width) / 2);
         for (const Entry& e : lay.rows[r]) {
-            draw_swatch(painter, *e.marker, QRectF(x, y, kSwatch, lay.swatch_height));
+            if (!e.marker) {
+                if (has_key(key)) draw_key(painter, *key, e, legend->labelColor(), x, y);
+                x += e.width + lay.spacing.entry_gap;
+                continue;
+            }
+            const LegendSpacing& sp = lay.spacing;
+            draw_swatch(painter, *e.marker, QRectF(x, y, sp.swatch, lay.swatch_height));
             painter.setPen(legend->labelColor());
-            painter.drawText(QRectF(x + kSwatch + kSwatchGap, y + 1, e.width - kSwatch - kSwatchGap,
-                                    lay.row_heights[r]),
+            painter.drawText(QRectF(x + sp.swatch + sp.swatch_gap, y + 1,
+                                    e.width - sp.swatch - sp.swatch_gap, lay.row_heights[r]),
                              Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, e.label);
-            x += e.width + kEntryGap;
+            x += e.width + sp.entry_gap;
         }
         y += lay.row_heights[r];
     }
@@ -286,7 +362,7 @@ QMargins FigureChartView::decoration_room() const {
         room.setTop(static_cast<int>(std::ceil(doc.size().height() + kPadding)));
     }
     if (legend_ && legend_position_ == LegendPosition::Below) {
-        const LegendLayout legend = layout_legend(c->legend(), width);
+        const LegendLayout legend = layout_legend(c->legend(), width, &key_);
         if (!legend.rows.empty())
             room.setBottom(static_cast<int>(std::ceil(legend.height + kPadding)));
     }
@@ -354,7 +430,7 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
     }
     LegendLayout legend;
     if (legend_ && legend_position_ == LegendPosition::Below)
-        legend = layout_legend(c->legend(), width);
+        legend = layout_legend(c->legend(), width, &key_);
     const double legend_height = legend.rows.empty() ? 0 : legend.height + kPadding;
     // Each axis title in the outermost strip of its side's room, centred on the plot.
     const QRectF plot = c->plotArea();
@@ -386,16 +462,18 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
         draw_legend(
             *painter, c->legend(), legend,
             QRectF(base_.left(), source.height() - base_.bottom() - legend_height + kPadding, width,
-                   legend.height));
+                   legend.height),
+            &key_);
     if (legend_ && legend_position_ == LegendPosition::Right) {
         // One entry per row (the column as wide as the widest), centred on the plot's height.
         const double w = right_legend_width();
         if (w > 0) {
-            const LegendLayout column = layout_legend(c->legend(), w);
+            const LegendLayout column = layout_legend(c->legend(), w, &key_);
             draw_legend(
                 *painter, c->legend(), column,
                 QRectF(source.width() - base_.right() - w - kPadding,
-                       std::max(top, plot.center().y() - column.height / 2), w, column.height));
+                       std::max(top, plot.center().y() - column.height / 2), w, column.height),
+                &key_);
         }
     }
     painter->restore();
@@ -415,8 +493,20 @@ double FigureChartView::right_legend_width() const {
     double widest = 0;
     for (QLegendMarker* m : chart()->legend()->markers())
         if (!m->property("legendHidden").toBool() && !m->label().isEmpty())
-            widest = std::max(widest, kSwatch + kSwatchGap + fm.horizontalAdvance(m->label()) + 1);
+            widest = std::max(widest, legend_spacing(fm).swatch + legend_spacing(fm).swatch_gap +
+                                          fm.horizontalAdvance(m->label()) + 1);
+    if (has_key(&key_)) widest = std::max(widest, key_entry(key_, fm, 1e6).width);
     return std::min(widest, 0.4 * viewport()->width());
+}
+
+void FigureChartView::set_colour_key(const ColourKey& key) {
+    key_ = key;
+    fit_decorations();
+    viewport()->update();
+}
+
+void set_colour_key(QChartView* view, const ColourKey& key) {
+    if (auto* figure = dynamic_cast<FigureChartView*>(view)) figure->set_colour_key(key);
 }
 
 QString chart_title(QChartView* view) {

@@ -20,6 +20,17 @@ class QWidget;
 
 namespace routescope::views {
 
+class ColourMap;
+
+/// A key of a sequential colour map at the end of a chart's legend, "layer  0 ▮▮▮▮ 23": its
+/// label, the map's part [t0, t1] as a bar, and the values at the bar's ends (session 28: a
+/// PCA chart of 24 layers had 24 legend entries in 5 repeating colours). Empty (no map): none.
+struct ColourKey {
+    const ColourMap* map = nullptr;
+    double t0 = 0, t1 = 1;
+    QString label, lo_text, hi_text;
+};
+
 /// A chart view whose title, legend and axis titles are drawn by the view in full, on screen and
 /// in every figure, instead of by Qt Charts, which shortens them with "..." when they do not fit:
 /// the title and axis titles wrap over as many lines as they need, the legend's entries wrap into
@@ -45,6 +56,9 @@ public:
     /// Takes over the chart's title, legend and axis titles and fits the chart's margins to the
     /// room they need at the view's size and fonts.
     void fit_decorations();
+    /// The colour key the legend ends with (an entry of its own, in the legend's rows or column).
+    void set_colour_key(const ColourKey& key);
+    const ColourKey& colour_key() const { return key_; }
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
@@ -60,8 +74,12 @@ private:
     bool legend_ = false;
     LegendPosition legend_position_ = LegendPosition::Below;
     QMargins base_, room_;
+    ColourKey key_;
     std::function<void()> options_changed_;
 };
+
+/// Sets the colour key of `view`'s legend (a FigureChartView; other views have none).
+void set_colour_key(QChartView* view, const ColourKey& key);
 
 /// The chart's title, whether it is still on the chart or a FigureChartView has taken it.
 QString chart_title(QChartView* view);

@@ -130,6 +130,12 @@ void note_plot_area(QPainter& painter, const QRectF& area) {
         engine->layout.plot_areas.push_back(painter.combinedTransform().mapRect(area));
 }
 
+void note_colour_bar(QPainter& painter, const QRectF& bar, Qt::Orientation orientation) {
+    if (auto* engine = detail::recording_engine(painter))
+        engine->layout.colour_bars.push_back(
+            {painter.combinedTransform().mapRect(bar), orientation});
+}
+
 InPlotText::InPlotText(QPainter& painter) : painter_(painter) {
     if (auto* engine = detail::recording_engine(painter_)) {
         before_ = engine->in_plot;
@@ -154,8 +160,47 @@ bool overlap(const QRectF& a, const QRectF& b, double slack) {
 }
 }  // namespace
 
+QStringList colour_bar_labels(const FigureLayout& layout, const FigureColourBar& bar) {
+    QStringList out;
+    const QRectF& b = bar.box;
+    for (const FigureText& t : layout.texts) {
+        QString number = t.text.trimmed();
+        number.replace(QChar(0x2212), QLatin1Char('-'));
+        bool ok = false;
+        number.toDouble(&ok);
+        if (!ok || out.contains(number)) continue;
+        const QRectF& box = t.box;
+        const double h = t.font_px, reach = 0.6 * t.font_px;
+        bool beside = false;
+        if (bar.orientation == Qt::Vertical)  // right of the bar, centred along its height
+            beside = box.center().y() >= b.top() - h / 2 &&
+                     box.center().y() <= b.bottom() + h / 2 && box.left() >= b.right() - 1 &&
+                     box.left() <= b.right() + reach;
+        else  // at either end, on the bar's line
+            beside = box.center().y() >= b.top() - h / 2 &&
+                     box.center().y() <= b.bottom() + h / 2 &&
+                     ((box.right() <= b.left() + 1 && box.right() >= b.left() - reach) ||
+                      (box.left() >= b.right() - 1 && box.left() <= b.right() + reach));
+        if (beside) out << number;
+    }
+    return out;
+}
+
 QStringList figure_layout_problems(const FigureLayout& layout) {
     QStringList out;
+    for (const FigureColourBar& bar : layout.colour_bars) {
+        const QStringList labels = colour_bar_labels(layout, bar);
+        if (labels.size() < 2)
+            out << QStringLiteral("a colour bar (%1, %2, %3 × %4) is labelled with %5")
+                       .arg(bar.box.x(), 0, 'f', 1)
+                       .arg(bar.box.y(), 0, 'f', 1)
+                       .arg(bar.box.width(), 0, 'f', 1)
+                       .arg(bar.box.height(), 0, 'f', 1)
+                       .arg(labels.isEmpty()
+                                ? QStringLiteral("no value")
+                                : QStringLiteral("one value only, '%1': its scale cannot be read")
+                                      .arg(labels.front()));
+    }
     const QRectF page(QPointF(0, 0), layout.page);
     const auto& texts = layout.texts;
     for (std::size_t i = 0; i < texts.size(); ++i) {

@@ -23,24 +23,42 @@ struct FigureText {
     bool in_plot = false;  ///< drawn as a label inside a plot (a cell's value): may sit on it
 };
 
+/// A colour bar (or a colour key) as drawn: its labelled values are the numbers written beside
+/// it (right of a vertical bar, at either end of a horizontal one).
+struct FigureColourBar {
+    QRectF box;  ///< on the page
+    Qt::Orientation orientation = Qt::Vertical;
+};
+
 struct FigureLayout {
     QSizeF page;  ///< 1/96 inch
     std::vector<FigureText> texts;
     std::vector<QRectF> plot_areas;  ///< on the page
+    std::vector<FigureColourBar> colour_bars;
 };
+
+/// The numbers written beside `bar` (right of a vertical bar, at the ends of a horizontal one),
+/// each once, in the order drawn.
+QStringList colour_bar_labels(const FigureLayout& layout, const FigureColourBar& bar);
 
 /// Paints with `paint(painter)` into a recording device of `page` and returns what it drew.
 template <typename Paint>
 FigureLayout record_figure_layout(QSizeF page, Paint paint);
 
 /// Each problem a reader would see, one sentence each naming the text: elided ("…" or "..."),
-/// clipped by the painter, outside the page, overlapping another text, or on a plot area. Empty
-/// when the figure reads.
+/// clipped by the painter, outside the page, overlapping another text, or on a plot area; and
+/// each colour bar labelled with fewer than two values (its scale cannot be read). Empty when
+/// the figure reads.
 QStringList figure_layout_problems(const FigureLayout& layout);
 
 /// Called by a panel as it paints: `area` (the painter's coordinates) is where its data is drawn.
 /// Does nothing unless the painter records a figure's layout.
 void note_plot_area(QPainter& painter, const QRectF& area);
+
+/// Called by a panel as it paints a colour bar or colour key at `bar` (the painter's
+/// coordinates), whose values it labels with numbers beside it. Does nothing unless the painter
+/// records a figure's layout.
+void note_colour_bar(QPainter& painter, const QRectF& bar, Qt::Orientation orientation);
 
 /// While one lives, texts the painter draws are labels inside a plot (cell values, a circle's
 /// name), allowed on a plot area. Does nothing unless the painter records a figure's layout.

@@ -144,6 +144,16 @@ void HeatmapWidget::set_data(HeatmapData data) {
     }
     lo_ = std::isnan(data_.lo) ? lo : data_.lo;
     hi_ = std::isnan(data_.hi) ? hi : data_.hi;
+    // A flat range (every cell one value, or values equal to their own precision) is drawn in the
+    // map's middle colour on a range around the value, so that its colour bar still has two
+    // labelled ends (a bar of one value carried one label).
+    if (std::isfinite(lo_) && std::isfinite(hi_) &&
+        !(hi_ - lo_ > 1e-12 * std::max(std::abs(lo_), std::abs(hi_)))) {
+        const double v = (lo_ + hi_) / 2;
+        const double half = v != 0 ? std::abs(v) * 0.1 : 1.0;
+        lo_ = v - half;
+        hi_ = v + half;
+    }
     // Colour every cell once here; drawing then only scales this image.
     image_ = QImage(std::max(1, data_.columns), std::max(1, data_.rows), QImage::Format_RGB32);
     image_.fill(Qt::lightGray);
@@ -386,22 +396,27 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
                          QColor::fromRgb(map.at(t)));
     }
     note_plot_area(painter, bar);
+    note_colour_bar(painter, bar, Qt::Vertical);
     QPainterPath bar_axes;
     bar_axes.addRect(bar);
-    const auto ticks =
-        nice_ticks(lo_, hi_, std::max(2, static_cast<int>(bar.height() / (fm.height() * 2.5))));
-    const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : std::abs(hi_ - lo_);
+    // Both ends labelled, and round values between where there is room: a bar ticked only at
+    // round values carried one label ("0", "0.5") when its range held one (session 28).
+    const auto ticks = colour_bar_ticks(lo_, hi_, bar.height(), fm.height());
     painter.setPen(ink);
     double widest_tick = 0;
-    for (double t : ticks) {
-        widest_tick = std::max(widest_tick, fm.horizontalAdvance(tick_text(t, step)));
+    for (const auto& [t, text] : ticks) {
+        widest_tick = std::max(widest_tick, fm.horizontalAdvance(text));
         const double y =
             hi_ > lo_ ? bar.bottom() - (t - lo_) / (hi_ - lo_) * bar.height() : bar.center().y();
         bar_axes.moveTo(bar.right(), y);
         bar_axes.lineTo(bar.right() + 3, y);
-        painter.drawText(QRectF(bar.right() + 5, y - fm.height() / 2,
-                                target.right() - bar.right() - 5, fm.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, tick_text(t, step));
+        // An end's label is kept within the bar's height (centred on its tick it reached half a
+        // line past the bar, onto the x axis's labels below: '[MASK]' overlapped '-3.49').
+        const double top = std::max(static_cast<double>(bar.top()),
+                                    std::min(y - fm.height() / 2.0, bar.bottom() - fm.height()));
+        painter.drawText(
+            QRectF(bar.right() + 5, top, target.right() - bar.right() - 5, fm.height()),
+            Qt::AlignLeft | Qt::AlignVCenter, text);
     }
     painter.setBrush(Qt::NoBrush);
     painter.drawPath(bar_axes);

@@ -7,17 +7,27 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "views/chart_figure.hpp"
 #include "views/chart_panel.hpp"
+#include "views/colour_map.hpp"
 #include "views/result_table.hpp"
 
 #include "views/display_name.hpp"
 
 namespace routescope::views {
+namespace {
+/// Up to this many curves the legend names each layer; beyond, a colour key names the depths.
+constexpr std::size_t kMaxLayerEntries = 8;
+}  // namespace
 
 nlohmann::json PcaViewSettings::to_json() const {
     nlohmann::json d = nlohmann::json::array();
@@ -197,10 +207,45 @@ void PcaView::redraw() {
     clear_chart(chart_);
     clear_chart(k_chart_);
     const bool several = results_.size() > 1;
-    // Models differ in line style (solid, dashed, dotted, ...), layers in colour.
+    // Layers differ in colour, on a sequential map ordered by depth (viridis up to 0.9: its
+    // last tenth is too light on white), models in line style (solid, dashed, dotted, ...).
+    // Session 28: the layers took Qt's five theme colours in turn, so a 24-layer model's
+    // layers 0, 5, 10, 15 and 20 shared one.
     const Qt::PenStyle styles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine,
                                    Qt::DashDotDotLine};
+    constexpr double kDeepest = 0.9;
+    std::size_t curves = 0;
+    bool same_depth = true;
+    int first_layer = std::numeric_limits<int>::max(), last_layer = 0;
     for (std::size_t m = 0; m < results_.size(); ++m) {
+        curves += results_[m].size();
+        same_depth =
+            same_depth && (m == 0 || (m < n_layers_.size() && n_layers_[m] == n_layers_[0]));
+        for (const auto& r : results_[m]) {
+            first_layer = std::min(first_layer, r.options.layer);
+            last_layer = std::max(last_layer, r.options.layer);
+        }
+    }
+    // Models of different depths share the colour of a relative depth ℓ / n_layers.
+    const bool by_depth = several && !same_depth;
+    // One legend entry per layer while there are few; else a key of the colours, and in compare
+    // mode one entry per model (its line style).
+    const bool keyed = several || curves > kMaxLayerEntries;
+    auto position = [&](std::size_t m, int layer) {
+        if (by_depth) {
+            const double n =
+                m < n_layers_.size() && n_layers_[m] > 0 ? static_cast<double>(n_layers_[m]) : 1;
+            return std::clamp(layer / n, 0.0, 1.0);
+        }
+        return last_layer > first_layer
+                   ? static_cast<double>(layer - first_layer) / (last_layer - first_layer)
+                   : 0.0;
+    };
+    for (std::size_t m = 0; m < results_.size(); ++m) {
+        if (several) {  // the model's entry: its line style in a neutral colour
+            auto* entry = add_line(chart_, model_name(m), {}, {});
+            style_in(entry, QColor(70, 70, 70), styles[m % std::size(styles)]);
+        }
         for (std::size_t l = 0; l < results_[m].size(); ++l) {
             const auto& r = results_[m][l];
             std::vector<double> k;
@@ -209,17 +254,32 @@ void PcaView::redraw() {
             const QString name = several ? tr("%1 · ℓ%2").arg(model_name(m)).arg(r.options.layer)
                                          : tr("layer %1").arg(r.options.layer);
             auto* s = add_line(chart_, name, k, r.mean_curve);
-            if (several) {
-                QPen pen = s->pen();
-                pen.setColor(QColor::fromHsvF(std::fmod(0.62 + 0.13 * l, 1.0), 0.75, 0.8));
-                pen.setStyle(styles[m % std::size(styles)]);
-                s->setPen(pen);
-            }
+            style_in(
+                s,
+                QColor::fromRgb(ColourMap::viridis().at(kDeepest * position(m, r.options.layer))),
+                styles[m % std::size(styles)]);
+            if (keyed)
+                for (auto* marker : chart_->chart()->legend()->markers(s)) {
+                    marker->setVisible(false);
+                    marker->setProperty("legendHidden", true);
+                }
         }
     }
-    // With several models the legend has one entry per (model, layer): a column on the right
-    // keeps every label whole, where the row under the chart cut them to "model_a …".
-    chart_->chart()->legend()->setAlignment(several ? Qt::AlignRight : Qt::AlignBottom);
+    ColourKey key;
+    if (keyed && curves > 0) {
+        key.map = &ColourMap::viridis();
+        key.t1 = kDeepest;
+        if (by_depth) {
+            key.label = tr("relative depth ℓ / n_layers");
+            key.lo_text = QStringLiteral("0");
+            key.hi_text = QStringLiteral("1");
+        } else {
+            key.label = tr("layer");
+            key.lo_text = QString::number(first_layer);
+            key.hi_text = QString::number(last_layer);
+        }
+    }
+    set_colour_key(chart_, key);
     x_axis(chart_, tr("components k"));
     set_integer_ticks(x_axis(chart_));
     y_axis(chart_, settings_.energy ? tr("explained energy (σ)") : tr("explained variance (σ²)"));

@@ -3,6 +3,8 @@
 #include <H5Cpp.h>
 #include <QObject>
 
+#include <QThread>
+
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -41,6 +43,20 @@ void fault_throw_point(const char* kind) {
             item.substr(want.size()) == "-h5")
             throw H5::FileIException(
                 "H5File::openFile", "injected fault (ROUTESCOPE_FAULT_THROW): unable to open file");
+    }
+}
+
+void fault_delay_point(const QString& view_kind, const std::function<void()>& check) {
+    const char* spec = std::getenv("ROUTESCOPE_FAULT_SLOW");
+    if (!spec || !*spec) return;
+    for (const QString& item : QString::fromUtf8(spec).split(',')) {
+        const QStringList parts = item.split(':');
+        if (parts.size() != 2 || parts[0].trimmed() != view_kind) continue;
+        const double seconds = parts[1].toDouble();
+        for (int waited = 0; waited < seconds * 1000; waited += 50) {
+            check();
+            QThread::msleep(50);
+        }
     }
 }
 

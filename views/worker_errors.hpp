@@ -5,6 +5,8 @@
 // not derive from std::exception) and `...` — and hands back a message the user can act on.
 #include <QString>
 
+#include <functional>
+
 namespace routescope::views {
 
 /// Call inside a catch block (any): the message of the exception being handled. A std::exception
@@ -19,5 +21,11 @@ QString current_exception_message(const QString& context);
 /// a standard exception); `<kind>-h5` throws an H5::FileIException instead (what h5::open_read
 /// throws on a damaged file). Each worker calls this once, at its start: one getenv per task.
 void fault_throw_point(const char* kind);
+
+/// Test-only: ROUTESCOPE_FAULT_SLOW, a comma-separated list of `<view kind>:<seconds>`
+/// ("similarity:20"), makes the analysis worker of a view of that kind wait that long before it
+/// starts (tests/gui/test_project.cpp: an export's --timeout against one slow view). The wait
+/// calls `check` every 50 ms, so a cancel ends it (check throws).
+void fault_delay_point(const QString& view_kind, const std::function<void()>& check);
 
 }  // namespace routescope::views

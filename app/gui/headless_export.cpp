@@ -2,8 +2,10 @@
 
 #include <QApplication>
 #include <QDeadlineTimer>
+#include <QElapsedTimer>
 #include <QThread>
 
+#include <map>
 #include <ostream>
 
 #include "app/gui/main_window.hpp"
@@ -12,13 +14,30 @@
 
 namespace routescope::gui {
 namespace {
-// A project's analyses are the interactive ones (seconds each); ten minutes means something hangs.
-constexpr int kWaitMs = 10 * 60 * 1000;
+/// What became of a view's analyses during the export, from its own signals.
+struct Outcome {
+    int finished = 0;  ///< analyses that ended with a result
+    QString failed;    ///< the last one's error, when it failed
+};
+
+QString seconds(double s) {  // as given: "6", "0.5"
+    return QString::number(s, 'g', 6);
+}
+
+/// Where an unfinished view stands: waiting for the check of its files, queued behind other
+/// analyses in the work pool, or running (with its progress when it reports one).
+QString state_of(const views::AnalysisView& v) {
+    if (v.waiting_for_inputs()) return QStringLiteral("waiting for the check of its input files");
+    if (!v.worker_started()) return QStringLiteral("queued behind other analyses, not started");
+    const auto [done, total] = v.progress();
+    if (total > 0) return QStringLiteral("running, step %1 of %2").arg(done).arg(total);
+    return QStringLiteral("running");
+}
 }  // namespace
 
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
-                   bool check_layout) {
+                   bool check_layout, double timeout_s) {
     MainWindow window;
     // Laid out as on screen (charts lay out only when shown); offscreen, nothing is displayed.
     window.resize(1400, 900);
@@ -29,29 +48,78 @@ int export_project(const QString& project, const QString& out_dir,
         err << "routescope: error: " << e.what() << "\n";
         return 2;
     }
-    QDeadlineTimer deadline(kWaitMs);
+    // Each view's own outcome (session 28: at a fixed limit of 600 s, views that had failed at
+    // once, or finished and been started again behind a long analysis, were all reported as
+    // "did not finish in 600 s"). `context`, destroyed first, ends the connections before the
+    // window's views go.
+    std::map<const views::AnalysisView*, Outcome> outcomes;
+    QObject context;
+    for (auto* view : window.analysis_views()) {
+        outcomes[view];
+        QObject::connect(view, &views::AnalysisView::analysisFinished, &context, [&outcomes, view] {
+            Outcome& o = outcomes[view];
+            ++o.finished;
+            o.failed.clear();
+        });
+        QObject::connect(
+            view, &views::AnalysisView::analysisFailed, &context,
+            [&outcomes, view](const QString& message) { outcomes[view].failed = message; });
+    }
+    // Every view's analysis, however long it takes, unless --timeout says otherwise.
+    const bool limited = timeout_s > 0;
+    const QDeadlineTimer deadline = limited ? QDeadlineTimer(static_cast<qint64>(timeout_s * 1000))
+                                            : QDeadlineTimer(QDeadlineTimer::Forever);
+    QElapsedTimer clock;
+    clock.start();
+    qint64 next_report_ms = 60 * 1000;
     while (!window.idle() && !deadline.hasExpired()) {
         QApplication::processEvents(QEventLoop::AllEvents, 50);
         QThread::msleep(10);
+        if (clock.elapsed() >= next_report_ms) {  // a sign of life in a CI log
+            next_report_ms += 60 * 1000;
+            QStringList waiting;
+            for (auto* view : window.analysis_views())
+                if (view->busy()) waiting << view->title() + " (" + state_of(*view) + ")";
+            err << "routescope: after " << clock.elapsed() / 60000 << " min, waiting for "
+                << (waiting.isEmpty() ? std::string("the project's files to load")
+                                      : waiting.join("; ").toStdString())
+                << "\n";
+        }
     }
     QApplication::processEvents();
     int status = 0;
-    for (auto* view : window.analysis_views())
+    for (auto* view : window.analysis_views()) {
+        const Outcome& o = outcomes[view];
+        const std::string title = view->title().toStdString();
         if (view->busy()) {
-            err << "routescope: error: " << view->title().toStdString()
-                << ": the analysis did not finish in " << kWaitMs / 1000 << " s\n";
+            QString text = QStringLiteral("the analysis did not finish within --timeout %1 s (%2)")
+                               .arg(seconds(timeout_s), state_of(*view));
+            if (o.finished > 0 && view->has_result())
+                text += QStringLiteral(
+                    "; it had finished once and was started again: its "
+                    "earlier result is written");
+            else if (!o.failed.isEmpty())
+                text += QStringLiteral("; an earlier run failed: %1").arg(o.failed);
+            err << "routescope: error: " << title << ": " << text.toStdString() << "\n";
             view->cancel();
             status = 3;
+        } else if (!view->error().isEmpty()) {
+            err << "routescope: error: " << title << ": " << view->error().toStdString()
+                << (view->has_result() ? " (its earlier result is written)" : "") << "\n";
+            status = 3;
         } else if (!view->has_result()) {
-            err << "routescope: error: " << view->title().toStdString() << ": "
-                << (view->error().isEmpty() ? std::string("the view has no result")
-                                            : view->error().toStdString())
-                << "\n";
+            err << "routescope: error: " << title << ": the view has no result\n";
             status = 3;
         }
+    }
     // What the window showed in dialogs: a file it refused, an unknown view kind, settings that
-    // could not be restored. Each left a view out of the export.
+    // could not be restored. Each left a view out of the export. A view's failed analysis is
+    // said above, by the view; its dialog is not said again.
     for (const QString& e : window.errors_shown()) {
+        bool said = false;
+        for (auto* view : window.analysis_views())
+            said = said || e.startsWith(QStringLiteral("Analysis failed: ") + view->title());
+        if (said) continue;
         err << "routescope: error: " << e.toStdString() << "\n";
         status = 3;
     }

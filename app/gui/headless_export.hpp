@@ -10,14 +10,21 @@
 namespace routescope::gui {
 
 /// Returns the process exit code: 0 every view exported, 2 the project cannot be read, 3 a view's
-/// analysis failed or timed out, or a figure could not be written (the other views are still
-/// exported). Lists the files written on `out`, problems on `err`.
+/// analysis failed or did not finish within `timeout_s`, or a figure could not be written (the
+/// other views are still exported). Lists the files written on `out`, problems on `err`, each
+/// view's with its own outcome: its analysis's error, or, past the timeout, whether it was
+/// running (and how far), queued behind other analyses, or waiting for the check of its files.
 /// `options`: the PNG DPI and the print width and font size (`--width`, `--font-pt`).
 /// `check_layout` (`--check-layout`): also lists, on `err`, every text of a figure that a reader
-/// would not read in full (elided, clipped, off the page, on another text or on a plot;
-/// views/figure_layout.hpp) and returns 4 when there is one and nothing worse happened.
+/// would not read in full (elided, clipped, off the page, on another text or on a plot) and every
+/// colour bar with fewer than two labelled values (views/figure_layout.hpp), and returns 4 when
+/// there is one and nothing worse happened (3 takes precedence; the problems are still listed).
+/// `timeout_s` (`--timeout`): how long to wait for the analyses; 0, the default: until every
+/// view has finished, however long (session 28: a fixed 600 s gave up on a published-size
+/// similarity and on every view queued behind it). While waiting, a line on `err` every minute
+/// names the views not finished.
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
-                   bool check_layout = false);
+                   bool check_layout = false, double timeout_s = 0);
 
 }  // namespace routescope::gui

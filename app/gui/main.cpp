@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -84,6 +85,12 @@ int main(int argc, char** argv) {
         "With --export: list every text of a figure that a reader would not read in full "
         "(elided, clipped, off the page, on another text or on a plot) and exit with 4 if any.");
     parser.addOption(export_check);
+    QCommandLineOption export_timeout(
+        "timeout",
+        "With --export: stop waiting for the views' analyses after S seconds (those unfinished "
+        "are reported, exit 3). Default: no limit, every view is waited for.",
+        "S");
+    parser.addOption(export_timeout);
     parser.addPositionalArgument(
         "files", "Dumps (*.dump.h5), checkpoints (*.ckpt.h5) and projects (*.rsproj) to open.",
         "[files...]");
@@ -91,7 +98,8 @@ int main(int argc, char** argv) {
 
     if (!parser.isSet(export_project))
         // Options of --export alone: given without it they did nothing, and the window opened.
-        for (const auto* o : {&export_out, &export_dpi, &export_width, &export_font, &export_check})
+        for (const auto* o : {&export_out, &export_dpi, &export_width, &export_font, &export_check,
+                              &export_timeout})
             if (parser.isSet(*o)) {
                 std::cerr << "routescope: error: --" << o->names().first().toStdString()
                           << " applies to --export PROJECT (the figures of a project, written "
@@ -110,6 +118,16 @@ int main(int argc, char** argv) {
                       << parser.value(export_dpi).toStdString() << "\n";
             return 2;
         }
+        double timeout_s = 0;  // none
+        if (parser.isSet(export_timeout)) {
+            timeout_s = parser.value(export_timeout).toDouble(&ok);
+            if (!ok || !(timeout_s > 0) || !std::isfinite(timeout_s)) {
+                std::cerr << "routescope: error: --timeout must be a number of seconds above 0, "
+                             "got '"
+                          << parser.value(export_timeout).toStdString() << "'\n";
+                return 2;
+            }
+        }
         routescope::views::FigureExportOptions options;
         options.dpi = dpi;
         try {
@@ -126,7 +144,7 @@ int main(int argc, char** argv) {
         }
         return after_background_work(routescope::gui::export_project(
             parser.value(export_project), parser.value(export_out), options, std::cout, std::cerr,
-            parser.isSet(export_check)));
+            parser.isSet(export_check), timeout_s));
     }
 
     int status = 0;

@@ -33,8 +33,10 @@
 #include <QComboBox>
 #include <QDir>
 #include <QLineEdit>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QXmlStreamReader>
 
 using namespace routescope::views;
 
@@ -45,6 +47,60 @@ QList<QLineSeries*> lines(QChartView* v) {
         if (auto* l = qobject_cast<QLineSeries*>(s); l && !qobject_cast<QScatterSeries*>(s))
             out << l;
     return out;
+}
+/// The stroke of every line of an SVG, a <polyline> or a <path> (Qt writes a dashed curve as a
+/// path): the colour and dash of its enclosing group, as QSvgGenerator writes them, in drawing
+/// order.
+struct SvgStroke {
+    QColor colour;
+    bool dashed = false;
+};
+std::vector<SvgStroke> polyline_strokes(const QString& svg) {
+    std::vector<SvgStroke> out, stack;
+    QFile f(svg);
+    if (!f.open(QIODevice::ReadOnly)) return out;
+    QXmlStreamReader xml(&f);
+    while (!xml.atEnd()) {
+        const auto token = xml.readNext();
+        if (token == QXmlStreamReader::EndElement) {
+            if (!stack.empty()) stack.pop_back();
+            continue;
+        }
+        if (token != QXmlStreamReader::StartElement) continue;
+        SvgStroke g = stack.empty() ? SvgStroke{} : stack.back();
+        const auto a = xml.attributes();
+        if (a.hasAttribute("stroke")) {
+            g.colour = QColor(a.value("stroke").toString());
+            g.dashed = a.hasAttribute("stroke-dasharray") &&
+                       a.value("stroke-dasharray").toString() != QLatin1String("none");
+        }
+        const bool line = xml.name() == QLatin1String("polyline") ||
+                          (xml.name() == QLatin1String("path") && !a.value("d").isEmpty());
+        if (line && g.colour.isValid()) out.push_back(g);
+        stack.push_back(g);
+    }
+    return out;
+}
+
+/// The distinct colours of the strokes that are not grey (axes, grid and text are), each once,
+/// in the order first drawn.
+std::vector<SvgStroke> chromatic_strokes(const std::vector<SvgStroke>& strokes) {
+    std::vector<SvgStroke> out;
+    for (const SvgStroke& s : strokes) {
+        const QColor& c = s.colour;
+        if (std::max({c.red(), c.green(), c.blue()}) - std::min({c.red(), c.green(), c.blue()}) <
+            24)
+            continue;
+        bool seen = false;
+        for (const SvgStroke& o : out)
+            seen = seen || (o.colour == c && o.dashed == s.dashed);
+        if (!seen) out.push_back(s);
+    }
+    return out;
+}
+
+double luma(const QColor& c) {  // Rec. 709 weights of the sRGB components
+    return 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF();
 }
 }  // namespace
 
@@ -352,6 +408,86 @@ private slots:
             rows += x.table().rows.size();
         QCOMPARE(view.table()->rowCount(), static_cast<int>(rows));
         QVERIFY(view_test::screenshot(&view, "view_pca"));
+    }
+
+    // Session 28: the layers of a published-size model (24 hidden states) are coloured on a
+    // sequential map ordered by depth with a key "layer 0 [bar] 23" under the chart, not one legend
+    // entry each in Qt's five theme colours (layers 0, 5, 10, 15 and 20 shared one); compared
+    // with a 13-layer model, each model has one legend entry (its line style) beside the key,
+    // where 37 entries pushed the plots off the page at every width. Read from the exported SVG
+    // (its strokes) and the figure's layout at 89 and 183 mm.
+    void pcaColoursManyLayersByDepth() {
+        const QString deep =
+            view_test::sample_dump(dir_, "deep23.dump.h5", {"--layers", "23", "--seed", "4"});
+        const QString mid =
+            view_test::sample_dump(dir_, "deep12.dump.h5", {"--layers", "12", "--seed", "5"});
+        QVERIFY(!deep.isEmpty() && !mid.isEmpty());
+        PcaViewSettings s;
+        s.dumps = {deep};
+        PcaView view(s);
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view, 120000));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results()[0].size(), std::size_t{24});
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 8;
+        const QString svg = dir_ + "/pca-deep.svg";
+        view.export_to(svg, o);
+        // 24 curves in 24 colours (and the k(p) chart's model colour), drawn layer by layer from
+        // dark to light: viridis' lightness grows along the map.
+        const auto colours = chromatic_strokes(polyline_strokes(svg));
+        QVERIFY2(colours.size() >= 24, qPrintable(QString::number(colours.size())));
+        for (std::size_t i = 1; i < 24; ++i)
+            QVERIFY2(luma(colours[i].colour) > luma(colours[i - 1].colour),
+                     qPrintable(QString("layer %1 %2 after %3")
+                                    .arg(i)
+                                    .arg(colours[i].colour.name(), colours[i - 1].colour.name())));
+        // The legend: a key labelled at the first and last layer, no entry per layer.
+        const FigureLayout layout = figure_layout(view, o);
+        const QRegularExpression layer_entry(R"(^layer \d+$|ℓ\d)");
+        for (const FigureText& t : layout.texts)
+            QVERIFY2(!layer_entry.match(t.text.trimmed()).hasMatch(), qPrintable(t.text));
+        QCOMPARE(layout.colour_bars.size(), std::size_t{1});
+        QCOMPARE(colour_bar_labels(layout, layout.colour_bars.front()), (QStringList{"0", "23"}));
+        QStringList problems = view_test::journal_layout_problems(view);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        QVERIFY(view_test::screenshot(&view, "view_pca_24_layers"));
+
+        // Compare mode, 24 and 13 hidden states at relative depth.
+        s.dumps = {deep, mid};
+        s.x = "depth";
+        PcaView both(s);
+        both.resize(1000, 700);
+        both.show();
+        both.start();
+        QVERIFY(view_test::wait_for(&both, 120000));
+        QVERIFY2(both.has_result(), qPrintable(both.error()));
+        const QString svg2 = dir_ + "/pca-deep-vs-mid.svg";
+        both.export_to(svg2, o);
+        // A's layers solid, B's dashed, each in colours of its depth.
+        int solid = 0, dashed = 0;
+        for (const SvgStroke& c : chromatic_strokes(polyline_strokes(svg2)))
+            (c.dashed ? dashed : solid) += 1;
+        QVERIFY2(solid >= 24 && dashed >= 13,
+                 qPrintable(QString("%1 solid, %2 dashed colours").arg(solid).arg(dashed)));
+        for (const double width : {kSingleColumnMm, kDoubleColumnMm}) {
+            o.width_mm = width;
+            const FigureLayout l = figure_layout(both, o);
+            int entries = 0;
+            for (const FigureText& t : l.texts) {
+                QVERIFY2(!layer_entry.match(t.text.trimmed()).hasMatch(), qPrintable(t.text));
+                entries += t.text.trimmed() == display_stem(deep) ? 1 : 0;
+            }
+            QCOMPARE(entries, 2);  // the model's legend entry in each chart
+            QCOMPARE(l.colour_bars.size(), std::size_t{1});
+            QCOMPARE(colour_bar_labels(l, l.colour_bars.front()), (QStringList{"0", "1"}));
+        }
+        problems = view_test::journal_layout_problems(both);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        QVERIFY(view_test::screenshot(&both, "view_pca_24_vs_13_layers"));
     }
 
     void transitionsViewDrawsACurvePerModelAndVectorKind() {

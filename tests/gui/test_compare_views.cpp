@@ -19,7 +19,10 @@
 
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
+#include "views/attention_view.hpp"
 #include "views/efficiency_view.hpp"
+#include "views/figure_export.hpp"
+#include "views/figure_layout.hpp"
 #include "views/gates_view.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/interval_bar_chart.hpp"
@@ -229,6 +232,78 @@ private slots:
         QVERIFY(view_test::screenshot(&view, "compare_gates_architectures"));
     }
 
+    // Session 28: a BiGS's implicit attention (a signed convolution matrix) beside a BERT's
+    // attention probabilities. Before, one colour range (A's, symmetric about 0) drew B as one
+    // flat colour and A − B subtracted probabilities from convolution weights, its bar labelled
+    // as A's quantity. Now each has its own range and bar, no A − B, and a note naming the kinds;
+    // two matrices of one kind keep one range and A − B, labelled as a difference.
+    void implicitAttentionOfDifferentKindsKeepsTheirOwnRanges() {
+        const QString bigs =
+            view_test::arch_dump(dir_, "bigs", R"({"arch": "bigs", "d_model": 16, "n_layers": 2,
+                                        "max_len": 64, "d_inner": 16, "ln_eps": 1e-5})");
+        const QString bert = view_test::arch_dump(
+            dir_, "bert_attention",
+            R"({"arch": "bert", "d_model": 16, "n_layers": 2, "max_len": 64, "n_heads": 2})",
+            /*gates=*/false, {"--attention"});
+        QVERIFY(!bigs.isEmpty() && !bert.isEmpty());
+        AttentionViewSettings s;
+        s.dump = bigs;
+        s.dump_b = bert;
+        s.layer = 1;
+        s.example = 2;
+        AttentionView view(s);
+        view.resize(1300, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QCOMPARE(view.results()[1].source, std::string("attention"));
+        QVERIFY(view.results()[0].source != "attention");
+        QVERIFY(!view.heatmap_difference()->isVisible());
+        QVERIFY2(view.difference_note().contains("A − B is not drawn") &&
+                     view.difference_note().contains("convolution") &&
+                     view.difference_note().contains("attention probabilities"),
+                 qPrintable(view.difference_note()));
+        // B on the range of its own values: probabilities, within [0, 1].
+        const auto& pb = view.results()[1].matrix;
+        QCOMPARE(view.heatmap_b()->range_lo(), *std::min_element(pb.begin(), pb.end()));
+        QCOMPARE(view.heatmap_b()->range_hi(), *std::max_element(pb.begin(), pb.end()));
+        QVERIFY(view.heatmap_a()->range_lo() < 0);  // A's signed convolution
+        // The printed figure: two colour bars, B's labelled with probabilities only.
+        for (const double width : {kSingleColumnMm, kDoubleColumnMm}) {
+            FigureExportOptions o;
+            o.width_mm = width;
+            o.font_pt = 8;
+            const FigureLayout layout = figure_layout(view, o);
+            QCOMPARE(layout.colour_bars.size(), std::size_t{2});
+            // A's panel is drawn first, then B's.
+            const QStringList labels = colour_bar_labels(layout, layout.colour_bars[1]);
+            QVERIFY2(labels.size() >= 2, qPrintable(labels.join(", ")));
+            for (const QString& l : labels)
+                QVERIFY2(l.toDouble() >= 0 && l.toDouble() <= 1, qPrintable(labels.join(", ")));
+            QVERIFY2(figure_layout_problems(layout).isEmpty(),
+                     qPrintable(figure_layout_problems(layout).join("\n")));
+        }
+        QVERIFY(view_test::screenshot(&view, "compare_attention_kinds"));
+
+        // Two convolutions: one range, A − B on a bar labelled as the difference.
+        s.dump = same_a_;
+        s.dump_b = same_b_;
+        s.layer = 1;
+        s.example = 0;
+        AttentionView same(s);
+        same.resize(1300, 700);
+        same.show();
+        same.start();
+        QVERIFY(view_test::wait_for(&same));
+        QVERIFY2(same.has_result(), qPrintable(same.error()));
+        QVERIFY(same.heatmap_difference()->isVisible());
+        QVERIFY(same.difference_note().isEmpty());
+        QCOMPARE(same.heatmap_a()->range_hi(), same.heatmap_b()->range_hi());
+        QVERIFY2(same.heatmap_difference()->data().value_label.startsWith("A − B"),
+                 qPrintable(same.heatmap_difference()->data().value_label));
+    }
+
     void pcaComparesModelsPerLayerAndByRelativeDepth() {
         PcaViewSettings s;
         s.dumps = {dump_a_, dump_b_};  // layers 0..4 and 0..2
@@ -241,9 +316,13 @@ private slots:
         QCOMPARE(view.results().size(), std::size_t{2});
         QCOMPARE(view.results()[0].size(), std::size_t{5});
         QCOMPARE(view.results()[1].size(), std::size_t{3});
-        // A cumulative curve per layer and model.
-        const auto curves = lines(view.chart());
+        // A cumulative curve per layer and model (and, empty, each model's legend entry: its line
+        // style beside the key of the layers' colours).
+        QList<QLineSeries*> curves;
+        for (auto* l : lines(view.chart()))
+            if (l->count() > 0) curves << l;
         QCOMPARE(curves.size(), 8);
+        QCOMPARE(lines(view.chart()).size(), 10);
         const auto& r = view.results()[1][2];
         QCOMPARE(curves[7]->count(), static_cast<int>(r.mean_curve.size()));
         QCOMPARE(curves[7]->at(0).y(), r.mean_curve[0]);

@@ -131,10 +131,61 @@ struct CheckerFigure : FigureSource {
     QString figure_name() const override { return "checker"; }
 };
 
+/// A short heatmap (a 130 px figure: a colour bar about three labels tall) of 3 × 4 cells whose
+/// rows and columns are named by letters, so that every number on the page is a colour-bar label.
+struct ShortHeatmapFigure : FigureSource {
+    std::unique_ptr<HeatmapWidget> heatmap = std::make_unique<HeatmapWidget>();
+    int height = 130;
+    explicit ShortHeatmapFigure(HeatmapData d, int figure_height = 130) : height(figure_height) {
+        d.row_labels = QStringList{"a", "b", "c"};
+        d.column_labels = QStringList{"w", "x", "y", "z"};
+        d.title = "cells";
+        d.value_label = "value";
+        heatmap->set_data(std::move(d));
+    }
+    QSize figure_size() const override { return {480, height}; }
+    void paint_figure(QPainter& p, const QRect& target) const override {
+        p.fillRect(target, Qt::white);
+        heatmap->paint(p, target);
+    }
+    routescope::analysis::CsvTable figure_table() const override { return {}; }
+    nlohmann::json figure_provenance() const override { return nlohmann::json::object(); }
+    QString figure_name() const override { return "short"; }
+};
+
+/// The numbers poppler reads on the PDF's page (pdftotext -bbox), a minus sign as "-".
+std::vector<double> numbers_on_page(const QString& pdf, QString* error) {
+    std::vector<double> out;
+    const QString pdftotext = QStandardPaths::findExecutable("pdftotext");
+    QProcess p;
+    p.start(pdftotext, {"-bbox", pdf, "-"});
+    if (!p.waitForFinished(30000)) {
+        *error = "pdftotext did not finish";
+        return out;
+    }
+    const QRegularExpression word(R"re(<word [^>]*>([^<]*)</word>)re");
+    for (auto it = word.globalMatch(QString::fromUtf8(p.readAllStandardOutput())); it.hasNext();) {
+        QString text = it.next().captured(1).trimmed();
+        text.replace(QChar(0x2212), QLatin1Char('-'));
+        bool ok = false;
+        const double v = text.toDouble(&ok);
+        if (ok) out.push_back(v);
+    }
+    return out;
+}
+
 /// A figure for the test of the export check: a plot area and labels, each of which can be made
 /// unreadable in one way.
 struct LabelFigure : FigureSource {
-    enum class Fault { None, Clipped, PastTheEdge, OnThePlot, Overlapping, Elided };
+    enum class Fault {
+        None,
+        Clipped,
+        PastTheEdge,
+        OnThePlot,
+        Overlapping,
+        Elided,
+        ColourBarOfOneValue
+    };
     Fault fault = Fault::None;
     QSize figure_size() const override { return {480, 300}; }
     void paint_figure(QPainter& p, const QRect& target) const override {
@@ -175,6 +226,14 @@ struct LabelFigure : FigureSource {
             case Fault::Elided:
                 p.drawText(QPointF(180, 30), QStringLiteral("a title that is eli\u2026"));
                 break;
+            case Fault::ColourBarOfOneValue: {
+                // A colour bar right of the plot ticked at its one round value (session 28).
+                const QRectF bar(446, 40, 8, 200);
+                p.fillRect(bar, Qt::darkCyan);
+                note_colour_bar(p, bar, Qt::Vertical);
+                p.drawText(QPointF(457, 145), "0.5");
+                break;
+            }
         }
     }
     routescope::analysis::CsvTable figure_table() const override { return {}; }
@@ -715,6 +774,8 @@ private slots:
         QTest::newRow("on the plot") << int(F::OnThePlot) << "lies on a plot" << false;
         QTest::newRow("overlapping") << int(F::Overlapping) << "overlaps" << false;
         QTest::newRow("elided") << int(F::Elided) << "is elided" << false;
+        QTest::newRow("colour bar of one value")
+            << int(F::ColourBarOfOneValue) << "colour bar" << false;
     }
     void theExportCheckFailsOnAnUnreadableLabel() {
         QFETCH(int, fault);
@@ -753,6 +814,74 @@ private slots:
         else
             QVERIFY2(shown.filter("where the layout has none").isEmpty(),
                      qPrintable(shown.join("; ")));
+    }
+
+    // Session 28: a colour bar labels both ends of its range, and round values between when there
+    // is room. Before, it was ticked only at round values: a range holding one (a gate's 0.43 to
+    // 0.57, a signed matrix's -3.6 to 3.6) carried one label, "0.5" or "0", and no scale. The
+    // labels are read back from the PDF by poppler.
+    void colourBarsLabelBothEndsOfTheirRange_data() {
+        QTest::addColumn<double>("lo");
+        QTest::addColumn<double>("hi");
+        QTest::addColumn<bool>("diverging");
+        QTest::addColumn<int>("height");  // of the figure: a short bar has room for its ends only
+        QTest::newRow("one round value inside") << 0.4312 << 0.5687 << false << 130;
+        QTest::newRow("signed, about 0") << -3.6 << 3.6 << true << 130;
+        QTest::newRow("probabilities") << 0.035 << 0.089 << false << 130;
+        QTest::newRow("one value") << 0.5 << 0.5 << false << 130;
+        QTest::newRow("tiny") << 1e-30 << 4e-30 << false << 130;
+        // A tall bar of a narrow range: round values every 5e-5, each written apart from the
+        // next (they read "0.0314" three times).
+        QTest::newRow("narrow, tall") << 0.030925 << 0.031639 << false << 700;
+    }
+    void colourBarsLabelBothEndsOfTheirRange() {
+        QFETCH(double, lo);
+        QFETCH(double, hi);
+        QFETCH(bool, diverging);
+        QFETCH(int, height);
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        HeatmapData d;
+        d.rows = 3;
+        d.columns = 4;
+        for (int i = 0; i < 12; ++i)
+            d.values.push_back(lo + (hi - lo) * i / 11.0);
+        d.diverging = diverging;
+        const ShortHeatmapFigure figure(std::move(d), height);
+        for (const double width : {0.0, kSingleColumnMm}) {
+            FigureExportOptions o;
+            o.width_mm = width;
+            if (width > 0) o.font_pt = 8;
+            const QString pdf = out_ + QStringLiteral("/colour-bar-%1.pdf").arg(width);
+            export_figure(figure, pdf, o);
+            QString error;
+            const std::vector<double> numbers = numbers_on_page(pdf, &error);
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            QString read;
+            for (double v : numbers)
+                read += QString::number(v) + " ";
+            QVERIFY2(numbers.size() >= 2, qPrintable("the bar reads: " + read));
+            for (std::size_t i = 1; i < numbers.size(); ++i)  // no value written twice
+                QVERIFY2(std::count(numbers.begin(), numbers.end(), numbers[i]) == 1,
+                         qPrintable("the bar reads: " + read));
+            const double low = *std::min_element(numbers.begin(), numbers.end());
+            const double high = *std::max_element(numbers.begin(), numbers.end());
+            if (hi > lo) {  // both ends, to a hundredth of the range
+                const double tolerance = 0.01 * (hi - lo);
+                QVERIFY2(
+                    std::abs(low - lo) <= tolerance && std::abs(high - hi) <= tolerance,
+                    qPrintable(
+                        QString("range %1 to %2, the bar reads: %3").arg(lo).arg(hi).arg(read)));
+            } else {  // one value: a range about it
+                QVERIFY2(low < lo && high > hi, qPrintable("the bar reads: " + read));
+            }
+            // The export check agrees: the bar has its values and every label reads.
+            const FigureLayout layout = figure_layout(figure, o);
+            QCOMPARE(layout.colour_bars.size(), std::size_t(1));
+            QVERIFY(colour_bar_labels(layout, layout.colour_bars.front()).size() >= 2);
+            QVERIFY2(figure_layout_problems(layout).isEmpty(),
+                     qPrintable(figure_layout_problems(layout).join("\n")));
+        }
     }
 
     void cleanupTestCase() { view_.reset(); }

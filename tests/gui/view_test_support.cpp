@@ -80,7 +80,8 @@ bool run_cli(const QStringList& args) {
     return true;
 }
 
-QString arch_dump(const QString& dir, const QString& name, const QString& model_json, bool gates) {
+QString arch_dump(const QString& dir, const QString& name, const QString& model_json, bool gates,
+                  const QStringList& dump_extra) {
     const QString dump = QDir(dir).filePath(name + ".dump.h5");
     if (QFile::exists(dump)) return dump;
     const QString config = QDir(dir).filePath(name + ".json");
@@ -98,6 +99,7 @@ QString arch_dump(const QString& dir, const QString& name, const QString& model_
                      "--out", dump,           "--examples",
                      "6",     "--threads",    "2"};
     if (gates) args << "--gates";
+    args << dump_extra;
     if (!run_cli(args)) return {};
     return dump;
 }

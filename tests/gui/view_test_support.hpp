@@ -29,9 +29,10 @@ QString similarity_dump(const QString& dir, const QString& name);
 bool run_cli(const QStringList& args);
 /// A dump with gates of a tiny freshly initialised model of `model_json` (the config's "model"
 /// object) on the built-in grammar corpus, the same 6 examples for every model; written once per
-/// directory. Returns its path, or an empty string on failure.
+/// directory. Returns its path, or an empty string on failure. `dump_extra`: more arguments of
+/// `dump` (`--attention`).
 QString arch_dump(const QString& dir, const QString& name, const QString& model_json,
-                  bool gates = true);
+                  bool gates = true, const QStringList& dump_extra = {});
 /// Waits (event loop running) until the view's analysis ends; false on timeout.
 bool wait_for(routescope::views::AnalysisView* view, int timeout_ms = 30000);
 /// Saves a picture of `widget` as ROUTESCOPE_TEST_OUTPUT/<name>.png; false when it fails.

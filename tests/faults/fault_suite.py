@@ -116,10 +116,15 @@ if os.path.exists(os.path.join(kill_dir, "model.ckpt.h5")):
     stale = os.path.join(kill_dir, ".model.ckpt.h5.tmp-%d" % dead)
     open(stale, "wb").write(b"\x89HDF half")
     p = subprocess.Popen([CLI, "train", "--resume", kill_dir, "--threads", "1"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(3)
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # SIGTERM once it trains (its first step printed), so that it saves: a fixed 3 s could end a
+    # run still setting up on a loaded machine, which then had nothing to save.
+    deadline = time.time() + 120
+    for line in p.stdout:
+        if '"type":"step"' in line or time.time() > deadline:
+            break
     p.send_signal(signal.SIGTERM)
-    p.wait()
+    p.communicate()
     check(not os.path.exists(stale), "resume: the stale temporary of a killed run is removed")
     check(not temporaries(kill_dir), "resume: no temporary left (%s)" % temporaries(kill_dir))
 

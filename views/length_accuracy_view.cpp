@@ -1,5 +1,7 @@
 #include "views/length_accuracy_view.hpp"
 
+#include <cmath>
+
 #include "analysis/cached_analyses.hpp"
 
 #include <QComboBox>
@@ -191,8 +193,26 @@ void LengthAccuracyView::redraw() {
         }
         return s;
     };
-    for (const auto& bin : result_->bins)
-        d.bins << QStringLiteral("%1–%2").arg(bin.lo, 0, 'g', 4).arg(bin.hi, 0, 'g', 4);
+    // A bin is [lo, hi) (the last [lo, hi]): "15–164" read as closed, with 164 in two bins. Input
+    // lengths are whole numbers, so a bin's lengths are written as the whole range it holds
+    // ("15–163"); another variable's bins in interval notation.
+    const bool whole = result_->options.variable == "length";
+    for (std::size_t i = 0; i < result_->bins.size(); ++i) {
+        const auto& bin = result_->bins[i];
+        const bool last = i + 1 == result_->bins.size();
+        if (whole) {
+            const double first = std::ceil(bin.lo),
+                         end = last ? std::floor(bin.hi) : std::ceil(bin.hi) - 1;
+            d.bins << (end > first
+                           ? QStringLiteral("%1–%2").arg(first, 0, 'f', 0).arg(end, 0, 'f', 0)
+                           : QString::number(first, 'f', 0));
+        } else {
+            d.bins << QStringLiteral("[%1, %2%3")
+                          .arg(bin.lo, 0, 'g', 4)
+                          .arg(bin.hi, 0, 'g', 4)
+                          .arg(last ? QStringLiteral("]") : QStringLiteral(")"));
+        }
+    }
     d.series.push_back(series(settings_.a, false));
     if (result_->compared) {
         d.series.push_back(series(settings_.b, true));

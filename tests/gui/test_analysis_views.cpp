@@ -560,6 +560,20 @@ private slots:
             QCOMPARE(d.series[1].count[b], r->bins[b].b.count);
             QCOMPARE(d.difference[b], r->bins[b].difference);
         }
+        // A bin is [lo, hi) (the last [lo, hi]) of whole lengths: labelled by the first and last
+        // length it holds ("15–164" read as closed, 164 in two bins). Enumerated here.
+        for (std::size_t b = 0; b < r->bins.size(); ++b) {
+            const bool last = b + 1 == r->bins.size();
+            std::vector<long> held;
+            for (long n = 0; n <= 4096; ++n)
+                if (n >= r->bins[b].lo && (n < r->bins[b].hi || (last && n == r->bins[b].hi)))
+                    held.push_back(n);
+            QVERIFY(!held.empty());
+            const QString want = held.size() == 1
+                                     ? QString::number(held.front())
+                                     : QStringLiteral("%1–%2").arg(held.front()).arg(held.back());
+            QCOMPARE(d.bins[static_cast<int>(b)], want);
+        }
         QTest::mouseClick(view.chart(), Qt::LeftButton, {}, view.chart()->bin_centre(1));
         QCOMPARE(view.chart()->selected_bin(), 1);
         QCOMPARE(view.examples()->rowCount(), static_cast<int>(r->bins[1].examples.size()));

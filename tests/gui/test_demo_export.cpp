@@ -105,7 +105,7 @@ const QList<FigureLabels> kLabels = {
     {"length_accuracy",
      {"Accuracy by length", "accuracy", R"(input length \(tokens\), bin)", "B − A",
       "bigs · induction", "bert · induction", "whiskers: 95% Wilson interval"},
-     R"(n=\d+|p=[\d.e−-]+|\d+(\.\d+)?–\d+(\.\d+)?)"},
+     R"(n=\d+|p=[\d.e−-]+|\d+(\.\d+)?(–\d+(\.\d+)?)?)"},
     {"efficiency",
      {R"(FLOPs per sequence against L \(2 FLOPs per multiply-accumulate\))", "sequence length L",
       "FLOPs, forward", R"(bigs \(2 layers, d = 128\))", R"(bert \(2 layers, d = 128\))",

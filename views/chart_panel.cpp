@@ -263,7 +263,9 @@ void fit_axes(QChartView* view) {
     x_axis(view)->setRange(x0, x1);
     // Data that are never negative (fractions, probabilities, counts) get no axis below 0.
     y_axis(view)->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);
-    x_axis(view)->applyNiceNumbers();
+    // A layer axis (whole-number ticks) ends at the data: nice numbers took 23 layers to 30,
+    // leaving a quarter of the plot empty.
+    if (!x_axis(view)->property(kIntegerTicks).toBool()) x_axis(view)->applyNiceNumbers();
     y_axis(view)->applyNiceNumbers();
     // Values far below 1 or far above it: labels in scientific notation (a fixed "%.2f" printed
     // every tick of a 1e-30 axis as "0.00", and the axis showed none).

@@ -307,8 +307,11 @@ void PcaView::redraw() {
     }
     x_axis(k_chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(k_chart_, tr("mean k(%1)").arg(settings_.p, 0, 'f', 2));
+    // Layer numbers before the fit, so it ends the axis at the last layer (chart_panel.cpp);
+    // relative depth after it (its fixed quarter steps).
+    if (!depth) set_layer_ticks(x_axis(k_chart_), false);
     fit_axes(k_chart_);
-    set_layer_ticks(x_axis(k_chart_), depth);
+    if (depth) set_layer_ticks(x_axis(k_chart_), true);
     k_chart_->chart()->setTitle(tr("Mean k(%1) of all sentences").arg(settings_.p, 0, 'f', 2));
     show_table(table_, figure_table());
 }

@@ -189,8 +189,11 @@ void TransitionsView::redraw() {
     }
     x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());
+    // Layer numbers before the fit, so it ends the axis at the last layer (chart_panel.cpp);
+    // relative depth after it (its fixed quarter steps).
+    if (!depth) set_layer_ticks(x_axis(chart_), false);
     fit_axes(chart_);
-    set_layer_ticks(x_axis(chart_), depth);
+    if (depth) set_layer_ticks(x_axis(chart_), true);
     chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
 }
 

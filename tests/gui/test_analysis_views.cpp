@@ -1,6 +1,7 @@
 // Each analysis view renders a fixture and draws exactly the analysis result. Screenshots of every
 // view go to ROUTESCOPE_TEST_OUTPUT.
 #include <QSignalSpy>
+#include <QValueAxis>
 #include <QtTest>
 
 #include <H5Cpp.h>
@@ -504,6 +505,15 @@ private slots:
         const auto& r = view.results()[0];
         QCOMPARE(curves[0]->count(), static_cast<int>(r.layers.size()));
         QCOMPARE(curves[0]->at(0).y(), r.layers[0].tokens.relative);
+        // The layer axis ends at the last layer (nice numbers took 23 layers to 30, a quarter of
+        // the plot empty).
+        const auto* x =
+            qobject_cast<QValueAxis*>(view.chart()->chart()->axes(Qt::Horizontal).front());
+        QVERIFY(x);
+        int last = 0;
+        for (const auto& result : view.results())
+            last = std::max(last, result.layers.back().layer);
+        QCOMPARE(x->max(), static_cast<double>(last));
         view.set_measure("angle");
         QCOMPARE(lines(view.chart())[1]->at(1).y(), r.layers[1].sentences.angle_degrees);
         QVERIFY(view_test::screenshot(&view, "view_transitions"));

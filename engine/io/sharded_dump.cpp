@@ -179,9 +179,8 @@ void write_dump_master(const std::string& out, const std::vector<std::string>& s
     // Not a device or a FIFO (refused); a link is replaced, not followed: the master names its
     // shards relative to itself, and they are beside --out.
     (void)atomic_write_target(out);
-    const std::string target = out;
-    remove_stale_temporaries(target);
-    const std::string temp = temporary_path_for(target);
+    remove_stale_temporaries(out);
+    const std::string temp = temporary_path_for(out);
     const TemporaryFileGuard unlink_on_signal(temp);
     {
         Id f(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
@@ -199,7 +198,7 @@ void write_dump_master(const std::string& out, const std::vector<std::string>& s
         }
     }
     std::error_code ec;
-    fs::rename(temp, target, ec);
+    fs::rename(temp, out, ec);
     if (ec)
         throw IoError(out + ": cannot rename the finished dump into place (" + ec.message() + ")");
 }

@@ -514,6 +514,24 @@ private slots:
         for (const auto& result : view.results())
             last = std::max(last, result.layers.back().layer);
         QCOMPARE(x->max(), static_cast<double>(last));
+        {  // the published BiGS's depth: 23 layers, where Qt's nice numbers gave 30
+            TransitionsViewSettings deep;
+            deep.dumps = {view_test::arch_dump(
+                dir_, "bigs23", R"({"arch": "bigs", "d_model": 8, "n_layers": 23, "max_len": 32,
+                                   "d_inner": 8, "ln_eps": 1e-5})",
+                /*gates=*/false)};
+            QVERIFY(!deep.dumps.front().isEmpty());
+            TransitionsView v23(deep);
+            v23.resize(900, 600);
+            v23.show();
+            v23.start();
+            QVERIFY(view_test::wait_for(&v23));
+            QVERIFY2(v23.has_result(), qPrintable(v23.error()));
+            const auto* x23 =
+                qobject_cast<QValueAxis*>(v23.chart()->chart()->axes(Qt::Horizontal).front());
+            QVERIFY(x23);
+            QCOMPARE(x23->max(), 23.0);
+        }
         view.set_measure("angle");
         QCOMPARE(lines(view.chart())[1]->at(1).y(), r.layers[1].sentences.angle_degrees);
         QVERIFY(view_test::screenshot(&view, "view_transitions"));

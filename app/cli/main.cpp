@@ -13,6 +13,8 @@
 #include "app/cli/command.hpp"
 #include "app/cli/exit_codes.hpp"
 #include "engine/core/build_info.hpp"
+#include "engine/core/error.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
@@ -28,6 +30,18 @@ extern "C" void on_terminating_signal(int) {
     static const char text[] = "routescope-cli: interrupted\n";
     [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);
     ::_exit(routescope::cli::kExitInterrupted);
+}
+// Only train and dump share their work across the ranks of mpirun / srun (docs/scaling.md). Any
+// other command launched as N ranks would run N times over, each copy writing the same --out (eval's
+// predictions, an experiment's directory): refused on every rank before any work.
+void refuse_ranks_of_a_single_process_command(const std::string& command) {
+    if (command == "train" || command == "dump") return;
+    const int ranks = routescope::dist::launcher_size();
+    if (ranks <= 1) return;
+    throw routescope::ConfigError(
+        "launched as " + std::to_string(ranks) + " ranks (mpirun / srun), but `" + command +
+        "` runs in one process: each rank would run it again and write the same output. Only "
+        "train and dump run across ranks (docs/scaling.md); run `" + command + "` without mpirun");
 }
 }  // namespace
 
@@ -94,6 +108,7 @@ int main(int argc, char** argv) {
         int code = 0;
         try {
             reset_stage();
+            refuse_ranks_of_a_single_process_command(sub->get_name());
             code = run();
         } catch (...) {
             return exit_for_current_exception(sub->get_name());

@@ -419,6 +419,24 @@ print('ok', len(names))
         }
     }
 
+    // Only train and dump share their work across ranks. Any other command under mpirun ran once
+    // per rank, every copy writing the same --out: each rank refuses it before any work (exit 2).
+    void commandsOfOneProcessAreRefusedUnderMpirun() {
+        REQUIRE_MPI();
+        QVERIFY(QDir().mkpath(dir("one-process")));
+        const QString out = dir("one-process") + "/x.dump.h5";
+        const Run r = cli(2, {"sample-dump", "--out", out, "--examples", "2", "--length", "8",
+                              "--d-model", "4", "--layers", "1"});
+        QVERIFY2(r.code == 2 && r.err.contains("launched as 2 ranks") &&
+                     r.err.contains("`sample-dump` runs in one process"),
+                 qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY(!QFileInfo::exists(out));
+        // The same command without a launcher writes the file (the refusal is the launcher's).
+        const Run one = cli(0, {"sample-dump", "--out", out, "--examples", "2", "--length", "8",
+                                "--d-model", "4", "--layers", "1"});
+        QVERIFY2(one.code == 0 && QFileInfo::exists(out), qPrintable(one.err));
+    }
+
     // A launcher whose ranks MPI cannot join (srun without --mpi=pmix: each process becomes a
     // singleton) is refused by every process, before it trains the whole run into the shared
     // directory (two processes each trained alone and tore the log).

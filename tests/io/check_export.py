@@ -57,7 +57,37 @@ def check(cond, what):
         failures.append(what)
 
 
+def bigs_without_types(fixtures, exports):
+    """A BiGS exported from a model without type embeddings: the official port's names, shapes and
+    values, except the token type table, which is zeros."""
+    official = torch.load(os.path.join(fixtures, "bigs_pytorch", "pytorch_model.bin"),
+                          weights_only=True)
+    types = "bigs.embeddings.token_type_embeddings.weight"
+    for fmt in ("safetensors", "pytorch"):
+        d = os.path.join(exports, f"bigs_{fmt}")
+        sd = load_weights(d)
+        want = {k: v for k, v in official.items()
+                if fmt == "pytorch" or not k.startswith("cls.predictions.decoder")}
+        check(set(sd) == set(want), f"{d}: names {sorted(set(sd) ^ set(want))} differ")
+        for k, v in want.items():
+            if k not in sd:
+                continue
+            check(tuple(sd[k].shape) == tuple(v.shape), f"{d}: {k} shape {tuple(sd[k].shape)}")
+            if k == types:
+                check(not torch.any(sd[k] != 0), f"{d}: {k} is not zeros")
+            else:
+                check(torch.equal(sd[k].float(), v.float()), f"{d}: {k} values differ")
+        with open(os.path.join(d, "config.json")) as f:
+            check(json.load(f).get("type_vocab_size") == 2, f"{d}: type_vocab_size is not 2")
+        print(f"{d}: {len(sd)} tensors, the official port's names; token type table zeros")
+
+
 def main():
+    if sys.argv[1] == "--bigs-without-types":
+        bigs_without_types(sys.argv[2], sys.argv[3])
+        for f in failures:
+            print("FAIL:", f, file=sys.stderr)
+        return 1 if failures else 0
     fixtures, exports = sys.argv[1], sys.argv[2]
     with h5py.File(os.path.join(fixtures, "bert_expected.h5"), "r") as h:
         ids = torch.from_numpy(h["input_ids"][()].astype(np.int64))

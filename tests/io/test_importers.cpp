@@ -555,6 +555,61 @@ private slots:
         QVERIFY2(py.code == 0, (py.out + py.err).c_str());
     }
 
+    // A BiGS trained without type embeddings is exported with the release's token type table as
+    // zeros (it adds nothing): the files hold exactly the official port's names, which a strict
+    // load needs (tests/io/check_export.py --bigs-without-types); re-imported, the model has a
+    // zero table and every other parameter bit for bit.
+    void export_of_a_bigs_without_type_embeddings_has_the_official_names() {
+        const std::string dir = kOut + "/no-types";
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        const std::string x = dir + "/bigs.ckpt.h5";
+        QCOMPARE(import_cli({kData + "/bigs_flax", "--out", x}).code, 0);
+        const Checkpoint ck = read_checkpoint(x);
+        QVERIFY(ck.config.model.type_embeddings);
+        RunConfig config = ck.config;
+        config.model.type_embeddings = false;
+        ParamStore store;
+        for (const auto& e : ck.layout)
+            if (e.name != "embeddings.type.weight") store.add(e.name, e.shape);
+        store.allocate();
+        for (const auto& e : ck.layout)
+            if (e.name != "embeddings.type.weight")
+                std::copy_n(ck.params.data() + e.offset, e.size, store.param(e.name));
+        const std::string untyped = dir + "/untyped.ckpt.h5";
+        write_checkpoint(untyped, config, store, ck.tokenizer);
+        for (const char* to : {"safetensors", "pytorch"}) {
+            const std::string out = dir + "/bigs_" + to;
+            Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                        {"export", QString::fromStdString(untyped), "--to", to, "--out",
+                         QString::fromStdString(out)});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            const std::string back = out + ".ckpt.h5";
+            r = import_cli({out, "--out", back});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            const Checkpoint again = read_checkpoint(back);
+            QVERIFY(again.config.model.type_embeddings);
+            for (const auto& e : again.layout) {
+                const float* got = again.params.data() + e.offset;
+                if (e.name == "embeddings.type.weight") {
+                    QVERIFY(std::all_of(got, got + e.size, [](float v) { return v == 0.0f; }));
+                    continue;
+                }
+                const auto it = std::find_if(ck.layout.begin(), ck.layout.end(),
+                                             [&](const auto& o) { return o.name == e.name; });
+                QVERIFY2(it != ck.layout.end(), e.name.c_str());
+                QVERIFY2(std::memcmp(got, ck.params.data() + it->offset, e.size * 4) == 0,
+                         e.name.c_str());
+            }
+        }
+        const Run py = run(QStringLiteral(ROUTESCOPE_PYTHON),
+                           {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_export.py"),
+                            "--bigs-without-types", QString::fromStdString(kData),
+                            QString::fromStdString(dir)});
+        qDebug("%s", py.out.c_str());
+        QVERIFY2(py.code == 0, (py.out + py.err).c_str());
+    }
+
     // A model without a published layout (a pre-norm bert) is refused naming the key, and an
     // --out that holds something is never overwritten: exit 2, nothing written.
     void export_refuses() {

@@ -1037,6 +1037,20 @@ std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<
         t.data.assign(params + e.offset, params + e.offset + e.size);
         out.push_back(std::move(t));
     }
+    if (m.arch == "bigs" && !m.type_embeddings) {
+        // The published BiGS always has a token type table (type_vocab_size 2, which the exported
+        // config states): a model trained without one is exported with a table of zeros, which adds
+        // nothing, so that a loader of the release's classes finds every tensor it builds
+        // (strict loading; a missing table would be initialised at random there).
+        const auto it = sources.find("embeddings.type.weight");
+        if (it == sources.end()) throw Error("export: no token type name in the bigs name map");
+        NamedTensor t;
+        t.name = it->second.name;
+        t.dtype = "float32";
+        t.shape = {2, m.d_model};
+        t.data.assign(static_cast<std::size_t>(2 * m.d_model), 0.0f);
+        out.push_back(std::move(t));
+    }
     if (with_tied_copies && m.mlm_head) {
         // torch.save of a transformers state_dict repeats the tied decoder under its own names.
         for (const auto& pair : tied_copies(m.arch)) {

@@ -34,6 +34,7 @@
 #include "app/cli/device_option.hpp"
 #include "app/cli/input_check.hpp"
 #include "app/cli/output_guard.hpp"
+#include "app/cli/rank_agreement.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/classification_set.hpp"
@@ -291,8 +292,7 @@ void agree(std::exception_ptr error, const char* phase) {
         if (error) std::rethrow_exception(error);
         return;
     }
-    const int failed = dist::first_rank_with(w, error != nullptr);
-    if (error) std::rethrow_exception(error);
+    const int failed = agree_on_failure(w, error);
     if (failed >= 0)
         throw RuntimeFailure("rank " + std::to_string(failed) + " of " + std::to_string(w.size()) +
                              " failed " + phase + " (its message says why); every rank stops");

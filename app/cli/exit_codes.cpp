@@ -55,8 +55,21 @@ ClassifiedError classify_current_exception() {
     }
 }
 
+namespace {
+bool g_quiet_error = false;
+}
+
+void quiet_error_message() {
+    g_quiet_error = true;
+}
+
+void unquiet_error_message() {
+    g_quiet_error = false;
+}
+
 int exit_for_current_exception(std::string_view command) {
     ClassifiedError e = classify_current_exception();
+    if (g_quiet_error) return exit_code(e.kind);
     e.message = data::printable_utf8(e.message);  // a hostile name's bytes as \xNN
     std::cerr << "routescope-cli " << command << ": ";
     if (e.kind == ErrorKind::interrupted)

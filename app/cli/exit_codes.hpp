@@ -70,4 +70,10 @@ ClassifiedError classify_current_exception();
 /// "internal error: ...") to stderr and returns the table's exit code.
 int exit_for_current_exception(std::string_view command);
 
+/// The error this process ends with is printed by another process (rank 0 of an MPI job prints
+/// what every rank failed on once, not N times): exit_for_current_exception returns the code
+/// without printing.
+void quiet_error_message();
+void unquiet_error_message();
+
 }  // namespace routescope::cli

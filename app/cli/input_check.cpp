@@ -1,5 +1,7 @@
 #include "app/cli/input_check.hpp"
 
+#include <sstream>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -37,7 +39,7 @@ double check_timeout_s(const std::string& path, bool values) {
     return 120.0 + (values && !ec ? static_cast<double>(size) / 20e6 : 0.0);
 }
 
-int check_input(const std::string& path, const InputCheck& check) {
+int check_input(const std::string& path, const InputCheck& check, std::string* report_text) {
     if (check.skip) return 0;
     ValidateOptions options;
     options.scan_values = check.values;
@@ -45,12 +47,18 @@ int check_input(const std::string& path, const InputCheck& check) {
         validate_file_contained(path, options, nullptr, check_timeout_s(path, check.values));
     if (report.ok()) return 0;
     if (!check.refuse_invalid && report.readable && !report.crashed) return 0;
-    std::cerr << path << ": " << (check.values ? "--check" : "input check (--no-check skips it)")
-              << ": " << (report.readable ? "invalid " : "unreadable ")
-              << (report.readable ? file_kind_name(report.kind) : "file") << ", "
-              << report.violations.size() << " violation(s)\n";
+    // One write: ranks of an MPI job that print at once do not interleave their lines.
+    std::ostringstream text;
+    text << path << ": " << (check.values ? "--check" : "input check (--no-check skips it)") << ": "
+         << (report.readable ? "invalid " : "unreadable ")
+         << (report.readable ? file_kind_name(report.kind) : "file") << ", "
+         << report.violations.size() << " violation(s)\n";
     for (const auto& v : report.violations)
-        std::cerr << "  " << data::printable_utf8(v.text()) << "\n";
+        text << "  " << data::printable_utf8(v.text()) << "\n";
+    if (report_text)
+        *report_text += text.str();
+    else
+        std::cerr << text.str() << std::flush;
     return report.exit_code();
 }
 

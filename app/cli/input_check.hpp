@@ -33,7 +33,9 @@ void add_check_flags(CLI::App* cmd, InputCheck& check,
 /// opened (a file with violations too, when !check.refuse_invalid); otherwise writes the report to
 /// stderr, naming the file, and returns validate's exit code: 1 invalid (a crash or hang of the
 /// HDF5 library included), 2 unreadable.
-int check_input(const std::string& path, const InputCheck& check);
+/// With `report_text`, the report is appended there instead of written to stderr.
+int check_input(const std::string& path, const InputCheck& check,
+                std::string* report_text = nullptr);
 
 /// check_input on each path in turn; the first non-zero verdict.
 int check_inputs(const std::vector<std::string>& paths, const InputCheck& check);

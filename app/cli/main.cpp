@@ -32,8 +32,8 @@ extern "C" void on_terminating_signal(int) {
     ::_exit(routescope::cli::kExitInterrupted);
 }
 // Only train and dump share their work across the ranks of mpirun / srun (docs/scaling.md). Any
-// other command launched as N ranks would run N times over, each copy writing the same --out (eval's
-// predictions, an experiment's directory): refused on every rank before any work.
+// other command launched as N ranks would run N times over, each copy writing the same --out
+// (eval's predictions, an experiment's directory): refused on every rank before any work.
 void refuse_ranks_of_a_single_process_command(const std::string& command) {
     if (command == "train" || command == "dump") return;
     const int ranks = routescope::dist::launcher_size();
@@ -41,7 +41,8 @@ void refuse_ranks_of_a_single_process_command(const std::string& command) {
     throw routescope::ConfigError(
         "launched as " + std::to_string(ranks) + " ranks (mpirun / srun), but `" + command +
         "` runs in one process: each rank would run it again and write the same output. Only "
-        "train and dump run across ranks (docs/scaling.md); run `" + command + "` without mpirun");
+        "train and dump run across ranks (docs/scaling.md); run `" +
+        command + "` without mpirun");
 }
 }  // namespace
 

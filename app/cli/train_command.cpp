@@ -26,7 +26,9 @@
 
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
+#include "app/cli/exit_codes.hpp"
 #include "app/cli/input_check.hpp"
+#include "app/cli/rank_agreement.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/dist/communicator.hpp"
@@ -119,8 +121,7 @@ void agree_after_setup(std::exception_ptr error, const std::function<Fingerprint
         if (error) std::rethrow_exception(error);
         return;
     }
-    const int failed = dist::first_rank_with(w, error != nullptr);
-    if (error) std::rethrow_exception(error);
+    const int failed = agree_on_failure(w, error);
     const std::string where =
         "rank " + std::to_string(w.rank()) + " of " + std::to_string(w.size());
     if (failed >= 0)
@@ -134,6 +135,8 @@ void agree_after_setup(std::exception_ptr error, const std::function<Fingerprint
         " (every rank must read the same configuration, corpus, tokenizer and checkpoint files)";
     // The parts' names first (the same on every rank of one build), then their digests.
     const auto layouts = dist::gather_all<std::uint64_t>(w, dist::fnv1a(names) ^ parts.size());
+    // Every rank compares the same gathered digests and finds the same difference: rank 0 says it.
+    if (w.rank() != 0) quiet_error_message();
     for (std::size_t r = 1; r < layouts.size(); ++r)
         if (layouts[r] != layouts[0])
             throw ConfigError(where + ": rank " + std::to_string(r) +
@@ -148,6 +151,7 @@ void agree_after_setup(std::exception_ptr error, const std::function<Fingerprint
                 throw ConfigError(where + ": rank " + std::to_string(r) + "'s " + parts[k].first +
                                   " differs from rank 0's" + same_files);
     g_setup_agreed = true;
+    unquiet_error_message();
 }
 
 // A digest of int32 words (FNV-1a over each word): the data a rank packed.
@@ -339,7 +343,8 @@ int run_train(const TrainArgs& a) {
     // left alone would leave the others waiting in the agreement for ever.
     std::optional<RunConfig> config;
     std::exception_ptr read_error;
-    int verdict = 0;  // an input check's exit code (the check printed why)
+    int verdict = 0;     // an input check's exit code
+    std::string report;  // why (agree_on_failure prints it once for all ranks)
     bool finetune = false;
     try {
         (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
@@ -367,14 +372,14 @@ int run_train(const TrainArgs& a) {
                               "to end, or choose another --out");
         if (!a.resume.empty()) {
             const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
-            verdict = check_input(checkpoint, a.check);
+            verdict = check_input(checkpoint, a.check, &report);
             if (!verdict) finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
         } else {
             // Fine-tuning from --init needs no file: the model and tokenizer are the
             // checkpoint's, the rest docs/config.md's defaults and the --set overrides.
             if (a.config.empty()) {
                 // The sequences no longer than the checkpoint's positions (a BiGS_128: 128).
-                verdict = check_input(a.init, a.check);
+                verdict = check_input(a.init, a.check, &report);
                 if (!verdict) {
                     config = RunConfig::from_json(nlohmann::json::object());
                     const Checkpoint ck = read_checkpoint(a.init, CheckpointRead::without_values);
@@ -391,7 +396,7 @@ int run_train(const TrainArgs& a) {
                     config->check();  // --init is for fine-tuning: a pretraining config refuses it
                 }
                 if (config->train.init_from && !a.config.empty())  // checked above without one
-                    verdict = check_input(*config->train.init_from, a.check);
+                    verdict = check_input(*config->train.init_from, a.check, &report);
                 finetune = train::is_finetuning(*config);
             }
         }
@@ -400,8 +405,7 @@ int run_train(const TrainArgs& a) {
     }
     if (read_error || verdict || dist::world().size() > 1) {
         // Every rank must take the same branch: agree on the reading first.
-        const int failed = dist::first_rank_with(dist::world(), read_error || verdict);
-        if (read_error) std::rethrow_exception(read_error);
+        const int failed = agree_on_failure(dist::world(), read_error, report);
         if (verdict) return verdict;
         if (failed >= 0)
             throw ConfigError("rank " + std::to_string(failed) +

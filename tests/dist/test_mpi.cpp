@@ -419,6 +419,21 @@ print('ok', len(names))
         }
     }
 
+    // A failure every rank shares (the same missing file) is printed once, by the lowest failing
+    // rank, not once per rank with the lines of N reports interleaved.
+    void aFailureEveryRankSharesIsPrintedOnce() {
+        REQUIRE_MPI();
+        const QString missing = dir("nowhere");
+        Run r = cli(3, {"train", "--resume", missing});
+        QVERIFY2(r.code == 2, qPrintable(r.err));
+        QCOMPARE(r.err.count("input check (--no-check skips it): unreadable file"), 1);
+        QCOMPARE(r.err.count("expected an HDF5 file, found no such file"), 1);
+        r = cli(3, {"train", "--config", missing + ".json", "--out", dir("nowhere-out")});
+        QVERIFY2(r.code == 2, qPrintable(r.err));
+        QCOMPARE(r.err.count("routescope-cli train: error:"), 1);
+        QVERIFY2(r.err.contains(missing + ".json"), qPrintable(r.err));
+    }
+
     // Only train and dump share their work across ranks. Any other command under mpirun ran once
     // per rank, every copy writing the same --out: each rank refuses it before any work (exit 2).
     void commandsOfOneProcessAreRefusedUnderMpirun() {

@@ -113,6 +113,10 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
                 s.range.hi = *hi > *lo ? *hi : *lo + 0.5;
             }
             s.histogram = histogram_counts(values, options.bins, s.range.lo, s.range.hi);
+            for (double v : values) {
+                s.below_range += v < s.range.lo;
+                s.above_range += v > s.range.hi;
+            }
             for (double c : channel_sum)
                 s.channel_mean.push_back(c / static_cast<double>(positions));
             if (is_forget_gate(gate)) {
@@ -150,6 +154,8 @@ nlohmann::json GatesResult::to_json() const {
                             {"mean", s.mean},
                             {"std", s.std},
                             {"histogram", s.histogram},
+                            {"below_range", s.below_range},
+                            {"above_range", s.above_range},
                             {"fraction_below_0.1", s.below_0_1},
                             {"fraction_above_0.9", s.above_0_9},
                             {"channel_mean", s.channel_mean}};
@@ -171,10 +177,13 @@ CsvTable GatesResult::table() const {
                  "std",
                  "fraction_below_0.1",
                  "fraction_above_0.9",
-                 "fraction_above_0.99"};
+                 "fraction_above_0.99",
+                 "below_range",
+                 "above_range"};
     for (const auto& s : gates)
         t.rows.push_back({s.layer, s.gate, s.values, s.mean, s.std, s.below_0_1, s.above_0_9,
-                          s.above_0_99 >= 0 ? nlohmann::json(s.above_0_99) : nlohmann::json()});
+                          s.above_0_99 >= 0 ? nlohmann::json(s.above_0_99) : nlohmann::json(),
+                          s.below_range, s.above_range});
     return t;
 }
 

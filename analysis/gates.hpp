@@ -37,6 +37,9 @@ struct GateStats {
     std::int64_t values = 0;
     double mean = 0, std = 0;
     std::vector<std::int64_t> histogram;
+    /// Values outside a fixed range (the S-LSTM softmax's, the sigmoid's [0, 1]), which the
+    /// histogram cannot show: a dump whose gates are not what its arch says (0 for a real one).
+    std::int64_t below_range = 0, above_range = 0;
     double below_0_1 = 0, above_0_9 = 0;
     double above_0_99 = -1;  ///< forget gates only ("lossless transfer", the Birdie paper); else −1
     std::vector<double> channel_mean;

@@ -189,7 +189,9 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     const std::size_t nt = options.thresholds.size();
     std::vector<std::size_t> all(result.rows.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    result.overall = make_group("all", 1, max_n, all, result.k, nt);
+    // The group's range is the data's, shortest to longest (it said 1 for any shortest).
+    result.overall = make_group("all", *std::min_element(result.lengths.begin(), result.lengths.end()),
+                                max_n, all, result.k, nt);
     if (options.bootstrap > 0) {
         // Percentile bootstrap of the overall mean k(p): the units resampled with replacement.
         std::mt19937_64 rng(options.seed + 0x9e3779b97f4a7c15ULL);
@@ -239,9 +241,19 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
             refs.push_back({sample.rows[i], sample.tokens[i]});
         result.global_rows = sample.rows;
         result.global_tokens = sample.tokens;
-        result.global_k = components_for(component_weights(dump.hidden_tokens(options.layer, refs),
-                                                           options.energy, options.centred),
-                                         options.thresholds);
+        const std::vector<double> w = component_weights(dump.hidden_tokens(options.layer, refs),
+                                                        options.energy, options.centred);
+        // k(p) = min{k ≥ 1 : …} does not exist for a spectrum of zeros (one vector, centred; or
+        // vectors all alike): null with the reason, as a sentence without variance is skipped.
+        if (std::accumulate(w.begin(), w.end(), 0.0) > 0)
+            result.global_k = components_for(w, options.thresholds);
+        else
+            result.global_note =
+                "the pooled sample of " + std::to_string(refs.size()) + " token vector" +
+                (refs.size() == 1 ? "" : "s") +
+                " has no variance" + (options.centred ? " about its mean" : "") +
+                ": k(p) is undefined (it needs 2 or more different vectors; --global-m draws "
+                "one token from each of that many sentences)";
     }
 
     result.provenance.analysis = "pca";
@@ -296,7 +308,14 @@ nlohmann::json PcaResult::to_json() const {
             {"by_bucket", buckets},
             {"by_length", exact},
             {"mean_curve", mean_curve},
-            {"global", {{"rows", global_rows}, {"tokens", global_tokens}, {"k", global_k}}}};
+            {"global", global_note.empty()
+                           ? nlohmann::json{{"rows", global_rows},
+                                            {"tokens", global_tokens},
+                                            {"k", global_k}}
+                           : nlohmann::json{{"rows", global_rows},
+                                            {"tokens", global_tokens},
+                                            {"k", nullptr},
+                                            {"note", global_note}}}};
 }
 
 CsvTable PcaResult::table() const {

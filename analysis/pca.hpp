@@ -61,8 +61,12 @@ struct PcaResult {
     PcaGroup overall;
     std::vector<PcaGroup> by_bucket, by_length;
     std::vector<double> mean_curve;  ///< mean cumulative explained fraction at k = 1..curve_points
+    /// The global variant (ANALYSES.md §4): the anisotropy sample's vectors pooled, one random
+    /// real token of each of min(global_m, sentences) sentences, so every vector has its own
+    /// context (sentence_sample.hpp).
     std::vector<std::int64_t> global_rows, global_tokens;
-    std::vector<int> global_k;
+    std::vector<int> global_k;  ///< empty (null in the JSON) when undefined, see global_note
+    std::string global_note;    ///< why k(p) is undefined: a pooled sample without variance
     nlohmann::json to_json() const;
     CsvTable table() const;
 };

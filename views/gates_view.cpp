@@ -432,6 +432,13 @@ void GatesView::draw_histogram() {
                           .arg(100 * g.below_0_1, 0, 'f', 1)
                           .arg(100 * g.above_0_9, 0, 'f', 1);
         if (g.above_0_99 >= 0) sat += tr(", > 0.99: %1%").arg(100 * g.above_0_99, 0, 'f', 1);
+        // Values a fixed range cannot hold (a dump whose gates are not its arch's) are counted,
+        // not drawn: the figure says so instead of a histogram that silently sums to less.
+        if (const auto outside = g.below_range + g.above_range; outside > 0)
+            sat += tr(" · %1 of %2 values outside the %3 range, not drawn")
+                       .arg(outside)
+                       .arg(g.values)
+                       .arg(QString::fromStdString(g.range.source));
         return tr("Layer %1 %2: mean %3, std %4 · %5")
             .arg(g.layer)
             .arg(QString::fromStdString(g.gate))

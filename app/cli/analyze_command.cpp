@@ -327,7 +327,8 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--checkpoint", a->checkpoints,
                     "Checkpoint (*.ckpt.h5); two for kernel-change");
     add_check_flags(cmd, a->check, "every --dump and --checkpoint");
-    cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
+    CLI::Option* layer_option =
+        cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
     cmd->add_option("--out", a->out, "Result JSON (with provenance)")->required();
     cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
     cmd->add_option("--m", a->m, "anisotropy: sentences sampled (default 5000; all when fewer)");
@@ -424,7 +425,7 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--marker", a->marker,
                     "induction-heads: the /vocab piece before the copied symbol and at the query "
                     "(default trigger)");
-    return [a, flop_model_options]() {
+    return [a, flop_model_options, layer_option]() {
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.
@@ -453,6 +454,17 @@ CommandRunner setup_analyze(CLI::App& app) {
                 : k == "kernel-change" ? 2
                 : k == "flops"         ? 1
                                        : 0);
+        // A kind that reads no single layer refuses --layer rather than ignore it (transitions
+        // exited 0 with every layer's changes for a --layer that was not even in the dump).
+        if (layer_option->count() > 0 && a->layer != "all" &&
+            (k == "transitions" || k == "length-accuracy" || k == "flops" ||
+             k == "induction-heads"))
+            throw ConfigError(
+                "analyze " + k + " does not take --layer " + a->layer +
+                (k == "transitions"
+                     ? ": it reports the change between every pair of consecutive layers the "
+                       "dump stores (the JSON's and CSV's rows name them)"
+                     : ": it does not read per-layer values"));
         if ((k == "flops" || k == "kernels") && !a->dumps.empty() && !a->checkpoints.empty())
             throw ConfigError("analyze " + k + " reads --checkpoint or --dump, not both");
         if (k == "flops" && (!a->dumps.empty() || !a->checkpoints.empty()))

@@ -242,6 +242,18 @@ private slots:
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
+    // One sentence: its own k(p) exists, the global variant's pooled sample (one vector, centred
+    // to zero) has none: null with a note, not k = 0, which min{k ≥ 1 : …} cannot be.
+    void pcaOfOneSentenceHasNoGlobalK() {
+        const auto mismatch = cli_matches_reference("pca", {path("single.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        const DumpReader dump(path("single.dump.h5").toStdString());
+        const auto r = pca_redundancy(dump, PcaOptions{});
+        QVERIFY(r.global_k.empty());
+        QVERIFY2(r.global_note.find("no variance") != std::string::npos, r.global_note.c_str());
+        QCOMPARE(r.to_json()["global"]["k"], nlohmann::json(nullptr));
+    }
+
     void pcaEnergyAndSampledSentencesMatchNumpy() {
         const auto mismatch =
             cli_matches_reference("pca", {path("random.dump.h5")},
@@ -374,6 +386,25 @@ private slots:
         // means over nothing are numpy's NaN — null here, not 0 ("no change"); the l2 stands.
         mismatch = cli_matches_reference("transitions", {path("zeroed.dump.h5")}, {});
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    // Values a fixed histogram range cannot hold (an "slstm" dump whose gate is not a softmax
+    // share) are counted below and above it, as numpy counts them, not silently dropped.
+    void gatesOutsideAFixedRangeAreCounted() {
+        const auto mismatch = cli_matches_reference("gates", {path("foreign_slstm.dump.h5")}, {});
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    // A kind that reads no single layer refuses --layer instead of ignoring it (transitions
+    // exited 0 with every pair of layers for a --layer the dump does not even hold).
+    void kindsWithoutALayerRefuseLayer() {
+        expect_cli_error({"transitions", "--dump", path("random.dump.h5"), "--layer", "7"}, 2,
+                         "does not take --layer 7");
+        expect_cli_error({"length-accuracy", "--dump", path("random.dump.h5"), "--layer", "1"}, 2,
+                         "does not take --layer 1");
+        const auto r = run_cli({"analyze", "transitions", "--dump", path("random.dump.h5"),
+                                "--layer", "all", "--out", dump_dir() + "/transitions-all.json"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.output));
     }
 
     void gatesMatchNumpy() {

@@ -20,6 +20,8 @@ scaled.dump.h5        random.dump.h5's layer 0 scaled: layer 0 by 2^-140 (float3
                       whose squares underflow in float), layer 1 by 2^120 (near 1e36, whose squares
                       overflow in float)
 zeroed.dump.h5        random.dump.h5's layer 0 with layer 1 all zeros (no vector has a cosine)
+single.dump.h5        one example (random.dump.h5's third, length L): the global PCA pools one vector
+foreign_slstm.dump.h5 arch "slstm" with a gate 'i' uniform on [0, 1], mostly outside the softmax range
 """
 import os
 import sys
@@ -120,6 +122,17 @@ def random_dumps(out):
     write_dump(os.path.join(out, "scaled.dump.h5"),
                {0: hidden[0] * 2.0 ** -140, 1: hidden[0] * 2.0 ** 120}, lengths)
     write_dump(os.path.join(out, "zeroed.dump.h5"), {0: hidden[0], 1: np.zeros_like(hidden[0])}, lengths)
+
+    # One sentence: the global PCA's pooled sample is one vector, without variance once centred.
+    write_dump(os.path.join(out, "single.dump.h5"), {0: hidden[0][2:3]}, lengths[2:3])
+
+    # arch slstm, but gate 'i' uniform on [0, 1] rather than the S-LSTM softmax's share: most values
+    # lie outside the softmax's fixed histogram range [1/(1+4e), e/(e+4)].
+    def foreign_gates(f):
+        f["model"].attrs["arch"] = "slstm"
+        f.create_dataset("layers/0/gates/i", data=rng.random((S, L, 4)).astype(np.float32))
+
+    write_dump(os.path.join(out, "foreign_slstm.dump.h5"), {0: hidden[0]}, lengths, extra=foreign_gates)
 
 
 def closed_form_dumps(out):

@@ -118,12 +118,16 @@ def pca(f, res):
     exact = [group(lens == n) for n in sorted(set(lens))]
     out = {"sentences": {"rows": [int(r) for r in used], "lengths": [int(n) for n in lens],
                          "k": ks.tolist()},
-           "skipped": skipped, "overall": group(np.ones(len(used), bool)), "by_bucket": buckets,
+           "skipped": skipped,
+           "overall": dict(group(np.ones(len(used), bool)), lo=int(lens.min()), hi=int(lens.max())),
+           "by_bucket": buckets,
            "by_length": exact, "mean_curve": [float(v) for v in np.mean(curves, axis=0)]}
     if p["global_m"] > 0:
         g = res["global"]
         H = np.stack([hidden[r, t].astype(np.float64) for r, t in zip(g["rows"], g["tokens"])])
-        out["global"] = {"k": k_of(spectrum(H, p["energy"], centred), th)}
+        w = spectrum(H, p["energy"], centred)
+        # k(p) = min{k >= 1 : ...} does not exist for a spectrum of zeros: null.
+        out["global"] = {"k": k_of(w, th) if w.sum() > 0 else None}
     if passage:
         out["sentences"]["starts"] = [int(s) for s in starts]
     return out
@@ -268,6 +272,7 @@ def gates(f, res):
                  "std": float(flat.std()),
                  "histogram": [int(c) for c in np.histogram(flat, bins=res["provenance"]["parameters"]["bins"],
                                                             range=(lo, hi))[0]],
+                 "below_range": int((flat < lo).sum()), "above_range": int((flat > hi).sum()),
                  "fraction_below_0.1": float((flat < 0.1).mean()), "fraction_above_0.9": float((flat > 0.9).mean()),
                  "channel_mean": [float(c) for c in v.mean(axis=0)]}
         if name == "f":

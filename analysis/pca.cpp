@@ -190,8 +190,9 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     std::vector<std::size_t> all(result.rows.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
     // The group's range is the data's, shortest to longest (it said 1 for any shortest).
-    result.overall = make_group("all", *std::min_element(result.lengths.begin(), result.lengths.end()),
-                                max_n, all, result.k, nt);
+    result.overall =
+        make_group("all", *std::min_element(result.lengths.begin(), result.lengths.end()), max_n,
+                   all, result.k, nt);
     if (options.bootstrap > 0) {
         // Percentile bootstrap of the overall mean k(p): the units resampled with replacement.
         std::mt19937_64 rng(options.seed + 0x9e3779b97f4a7c15ULL);
@@ -250,8 +251,8 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
         else
             result.global_note =
                 "the pooled sample of " + std::to_string(refs.size()) + " token vector" +
-                (refs.size() == 1 ? "" : "s") +
-                " has no variance" + (options.centred ? " about its mean" : "") +
+                (refs.size() == 1 ? "" : "s") + " has no variance" +
+                (options.centred ? " about its mean" : "") +
                 ": k(p) is undefined (it needs 2 or more different vectors; --global-m draws "
                 "one token from each of that many sentences)";
     }
@@ -308,14 +309,13 @@ nlohmann::json PcaResult::to_json() const {
             {"by_bucket", buckets},
             {"by_length", exact},
             {"mean_curve", mean_curve},
-            {"global", global_note.empty()
-                           ? nlohmann::json{{"rows", global_rows},
-                                            {"tokens", global_tokens},
-                                            {"k", global_k}}
-                           : nlohmann::json{{"rows", global_rows},
-                                            {"tokens", global_tokens},
-                                            {"k", nullptr},
-                                            {"note", global_note}}}};
+            {"global",
+             global_note.empty()
+                 ? nlohmann::json{{"rows", global_rows}, {"tokens", global_tokens}, {"k", global_k}}
+                 : nlohmann::json{{"rows", global_rows},
+                                  {"tokens", global_tokens},
+                                  {"k", nullptr},
+                                  {"note", global_note}}}};
 }
 
 CsvTable PcaResult::table() const {

@@ -602,10 +602,10 @@ private slots:
                          e.name.c_str());
             }
         }
-        const Run py = run(QStringLiteral(ROUTESCOPE_PYTHON),
-                           {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_export.py"),
-                            "--bigs-without-types", QString::fromStdString(kData),
-                            QString::fromStdString(dir)});
+        const Run py = run(
+            QStringLiteral(ROUTESCOPE_PYTHON),
+            {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_export.py"),
+             "--bigs-without-types", QString::fromStdString(kData), QString::fromStdString(dir)});
         qDebug("%s", py.out.c_str());
         QVERIFY2(py.code == 0, (py.out + py.err).c_str());
     }

@@ -12,10 +12,10 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include "engine/core/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "routescope/version.hpp"
 #include "views/figure_layout.hpp"
 
@@ -31,9 +31,13 @@ void check_size(QSize s, const QString& path) {
 }
 
 void write_text(const QString& path, const QByteArray& bytes) {
-    QSaveFile f(path);  // a temporary renamed to `path` on commit
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
-        throw IoError("cannot write " + path.toStdString() + ": " + f.errorString().toStdString());
+    // A temporary renamed to `path` when complete. Not QSaveFile: Qt 6.4's commit() reported
+    // success after a write that failed for a full disk and left an empty file (atomic_file.hpp).
+    try {
+        write_text_atomically(path.toStdString(), bytes.toStdString());
+    } catch (const Error& e) {
+        throw IoError(std::string("cannot write ") + e.what());
+    }
 }
 
 /// The source laid out for the print (FigureSource::prepare_print) while it lives; paints the

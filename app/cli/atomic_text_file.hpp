@@ -1,22 +1,8 @@
 #pragma once
-// Small text outputs of the CLI (predictions, summaries, result tables) are written under a hidden
-// temporary name in the target directory and renamed when complete, so a failure never leaves a
-// partial file under the final name.
-#include <string>
-#include <utility>
-#include <vector>
+// The CLI's small text outputs are written atomically by engine/io/atomic_file.hpp.
+#include "engine/io/atomic_file.hpp"
 
 namespace routescope::cli {
-
-/// Writes `text` to `path` through ".<name>.tmp-<pid>" beside it, renamed when complete (a killed
-/// earlier writer's temporaries are swept first). RuntimeFailure (exit 3) naming the file and the
-/// OS's reason: its directory is not writable, a write error (disk full), the rename failed; the
-/// temporary is removed in every case.
-void write_text_atomically(const std::string& path, const std::string& text);
-
-/// The outputs of one command ({path, text} each) written together: every temporary is written
-/// first, and only when all are complete are they renamed into place, so a failure on the second
-/// (an unwritable directory, a full disk) leaves neither under its final name.
-void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files);
-
+using routescope::write_text_atomically;
+using routescope::write_texts_atomically;
 }  // namespace routescope::cli

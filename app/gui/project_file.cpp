@@ -6,13 +6,13 @@
 
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 
 #include <functional>
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
+#include "engine/io/atomic_file.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -283,12 +283,16 @@ Project Project::load(const QString& path) {
 }
 
 void Project::save(const QString& path) const {
-    QSaveFile f(path);
-    const QByteArray text =
-        QByteArray::fromStdString(to_json(QFileInfo(path).absoluteDir()).dump(2) + "\n");
-    if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size() || !f.commit())
-        throw IoError(path.toStdString() +
-                      ": cannot write the project: " + f.errorString().toStdString());
+    // Not QSaveFile: Qt 6.4's commit() reported success after a write that failed for a full disk
+    // and renamed an empty file over the project (engine/io/atomic_file.hpp).
+    const std::string text = to_json(QFileInfo(path).absoluteDir()).dump(2) + "\n";
+    try {
+        write_text_atomically(path.toStdString(), text);
+    } catch (const Error& e) {
+        throw IoError(std::string(e.what()) +
+                      " (cannot write the project; the file was left as "
+                      "it was)");
+    }
 }
 
 }  // namespace routescope::gui

@@ -1,33 +1,44 @@
-// write_text_atomically, write_texts_atomically (atomic_text_file.hpp).
-#include "app/cli/atomic_text_file.hpp"
+// write_text_atomically, write_texts_atomically (atomic_file.hpp).
+#include "engine/io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "engine/core/error.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
-namespace routescope::cli {
+namespace routescope {
 
 namespace fs = std::filesystem;
 
 namespace {
-// Writes `text` to `tmp`; IoError naming `path` (the final name the user asked for).
-// The OS's own reason ("No space left on device", "Read-only file system"), not a guess.
+// Writes `text` to `tmp`, fsync'ed; RuntimeFailure naming `path` (the final name the user asked
+// for) with the OS's own reason ("No space left on device", "Read-only file system"), not a guess.
+// POSIX calls, each checked: a full disk may only show at write, fsync or close.
 void write_temporary(const fs::path& tmp, const std::string& path, const std::string& text) {
-    errno = 0;
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-        throw RuntimeFailure(path + ": cannot write: " +
-                             (errno ? std::strerror(errno) : "cannot create a file beside it"));
-    f << text;
-    f.flush();
-    if (!f)
-        throw RuntimeFailure(path + ": write error: " +
-                             (errno ? std::strerror(errno) : "the data could not be written"));
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) throw RuntimeFailure(path + ": cannot write: " + std::strerror(errno));
+    const auto fail = [&](const char* what) {
+        const int e = errno;
+        ::close(fd);
+        throw RuntimeFailure(path + ": " + what + ": " + std::strerror(e));
+    };
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            fail("write error");
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail("write error");
+    if (::close(fd) != 0) throw RuntimeFailure(path + ": write error: " + std::strerror(errno));
 }
 }  // namespace
 
@@ -80,4 +91,4 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     write_texts_atomically({{path, text}});
 }
 
-}  // namespace routescope::cli
+}  // namespace routescope

@@ -1,10 +1,14 @@
 // DumpWriter writes files that pass validation, stream row by row, and never leave a partial file
 // under the final name. Its float16 conversion (half_bits, to_half) gives numpy's astype(float16)
 // bit for bit; its write queue keeps order, bounds memory and hands back the first error.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <QtTest>
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +21,7 @@
 #include "engine/backend/device_array.hpp"
 #include "engine/backend/make_backend.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/dump_writer.hpp"
 #include "engine/io/file_info.hpp"
 #include "engine/io/half.hpp"
@@ -69,6 +74,46 @@ class TestDumpWriter : public QObject {
     }
 
 private slots:
+    // The small outputs' writer (project files, predictions, a figure's CSV) on a disk that
+    // refuses the bytes: a child process with a file-size limit (RLIMIT_FSIZE, the kernel's EFBIG
+    // as a full disk's ENOSPC) replaces a file. The error names the file and the OS's reason, the
+    // old file is left byte for byte, no temporary remains. (Qt 6.4's QSaveFile, which wrote the
+    // project before, reported success and renamed an empty file over it.)
+    void aWriteTheDiskRefusesLeavesTheOldFile() {
+        const std::string path = dir_.filePath("p.rsproj").toStdString();
+        const std::string before = "{\"format\": \"routescope-project\"}\n";
+        std::ofstream(path) << before;
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            std::signal(SIGXFSZ, SIG_IGN);
+            const rlimit limit{1024, 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            try {
+                write_text_atomically(path, std::string(4096, 'x'));
+            } catch (const RuntimeFailure& e) {
+                const std::string m = e.what();
+                ::_exit(m.find(path) != std::string::npos &&
+                                m.find("File too large") != std::string::npos
+                            ? 0
+                            : 2);
+            } catch (...) {
+                ::_exit(3);
+            }
+            ::_exit(1);  // reported success
+        }
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY(WIFEXITED(status));
+        QCOMPARE(WEXITSTATUS(status), 0);
+        std::ifstream in(path);
+        const std::string after((std::istreambuf_iterator<char>(in)), {});
+        QCOMPARE(after, before);
+        for (const auto& e : std::filesystem::directory_iterator(dir_.path().toStdString()))
+            QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
+                     e.path().c_str());
+    }
+
     void writtenDumpValidates_data() {
         QTest::addColumn<bool>("f16");
         QTest::newRow("float32") << false;

@@ -29,6 +29,7 @@
 #include "app/cli/input_check.hpp"
 #include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -273,7 +274,7 @@ Output run_analysis(const AnalyzeArgs& a) {
                     rb = representation_similarity(*dumps[0], *dumps[1], ob);
                 } catch (const ConfigError& e) {
                     std::cerr << "routescope-cli analyze similarity (lengths " << lo << "-" << hi
-                              << "): skipped: " << e.what() << "\n";
+                              << "): skipped: " << data::printable_utf8(e.what()) << "\n";
                     out.results.push_back({{"analysis", "similarity"},
                                            {"length_range", {lo, hi}},
                                            {"skipped", e.what()}});

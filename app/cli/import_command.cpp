@@ -15,6 +15,7 @@
 #include "app/cli/command.hpp"
 #include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/importers/model_import.hpp"
 #include "engine/io/sha256.hpp"
 
@@ -52,7 +53,7 @@ int run_import(const ImportArgs& a) {
             shards.emplace_back(std::filesystem::path(shard).filename().string(),
                                 sha256_file(shard));
     } catch (const Error& e) {
-        std::cerr << "routescope-cli import: error: " << e.what() << "\n";
+        std::cerr << "routescope-cli import: error: " << data::printable_utf8(e.what()) << "\n";
         return kExitUsage;
     }
     const std::size_t n_params = model.params->size();
@@ -60,11 +61,11 @@ int run_import(const ImportArgs& a) {
         importers::write_imported_checkpoint(a.out, model,
                                              {source.weights, model.source_format, sha, shards});
     } catch (const Error& e) {
-        std::cerr << "routescope-cli import: error: " << e.what() << "\n";
+        std::cerr << "routescope-cli import: error: " << data::printable_utf8(e.what()) << "\n";
         return kExitFailure;
     }
     for (const auto& note : model.notes)
-        std::cerr << "routescope-cli import: note: " << note << "\n";
+        std::cerr << "routescope-cli import: note: " << data::printable_utf8(note) << "\n";
     const auto& m = model.config.model;
     std::cout << a.out << ": " << m.arch << " d=" << m.d_model << " layers=" << m.n_layers
               << " I=" << m.inner()

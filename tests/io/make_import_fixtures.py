@@ -472,6 +472,27 @@ def write_bert(out, rng):
               config=json.dumps(bert_config()))
     model_dir(out, "bad/bert_gelu_new", "pytorch_model.bin", torch_save_state(mlm_sd),
               config=json.dumps(bert_config(hidden_act="gelu_new")))
+    # transformers' BertModel always builds the token type table: weights without it are not a
+    # BERT (refused, naming the tensor, where it used to import a model without type embeddings).
+    no_types = collections.OrderedDict((k, v) for k, v in recent_safetensors(mlm_sd).items()
+                                       if "token_type_embeddings" not in k)
+    assert len(no_types) == len(recent_safetensors(mlm_sd)) - 1
+    model_dir(out, "bad/bert_no_token_types", "model.safetensors", safetensors_bytes(no_types),
+              config=json.dumps(bert_config()))
+    # A safetensors header length 4 bytes too long: the JSON parser reads into the data, bytes
+    # 0xD3 that are not UTF-8, and quotes them in its message ("last read: ...").
+    header = json.dumps({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    model_dir(out, "bad/header_into_data", "model.safetensors",
+              struct.pack("<Q", len(header) + 4) + header + b"\xd3" * 8,
+              config=json.dumps(bert_config()))
+    # The MLM bias under its tied alias only (cls.predictions.decoder.bias, the same parameter in
+    # transformers, which loads such a file): the same model as bert_mlm_safetensors.
+    alias = collections.OrderedDict(
+        ("cls.predictions.decoder.bias" if k == "cls.predictions.bias" else k, v)
+        for k, v in recent_safetensors(mlm_sd).items())
+    assert "cls.predictions.bias" not in alias and "cls.predictions.decoder.bias" in alias
+    model_dir(out, "bert_mlm_decoder_bias_alias", "model.safetensors", safetensors_bytes(alias),
+              config=json.dumps(bert_config()))
     # Heads the engine does not have, which would import as something else (session 22): a causal
     # decoder, a one-output (regression / multiple-choice) head, a sigmoid multi-label head.
     model_dir(out, "bad/bert_lm_head", "pytorch_model.bin", torch_save_state(mlm_sd),

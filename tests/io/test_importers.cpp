@@ -424,6 +424,9 @@ private slots:
         QTest::addColumn<bool>("classify");
         QTest::newRow("mlm pytorch") << "bert_mlm_pytorch" << false;
         QTest::newRow("mlm safetensors") << "bert_mlm_safetensors" << false;
+        // The MLM bias under its tied alias (cls.predictions.decoder.bias) alone.
+        QTest::newRow("mlm safetensors, decoder bias alias")
+            << "bert_mlm_decoder_bias_alias" << false;
         QTest::newRow("mlm gamma/beta") << "bert_mlm_gamma" << false;
         QTest::newRow("mlm pretraining") << "bert_pretraining" << false;
         QTest::newRow("mlm pretraining safetensors") << "bert_pretraining_safetensors" << false;
@@ -735,6 +738,10 @@ private slots:
         row("bert position_ids", "bad/bert_position_ids",
             {"pytorch_model.bin", "bert.embeddings.position_ids: element 0 is 15"});
         row("bert hidden_act", "bad/bert_gelu_new", {"config.json", "hidden_act", "gelu_new"});
+        row("safetensors header length running into the data", "bad/header_into_data",
+            {"model.safetensors", "header: not valid JSON", "\\xD3"});
+        row("bert without token type table", "bad/bert_no_token_types",
+            {"model.safetensors", "bert.embeddings.token_type_embeddings.weight is missing"});
         row("official bigs key set + an unknown tensor", "bad/bigs_official_unknown",
             {"pytorch_model.bin", "bigs.encoder.layer.0.extra.weight: unexpected"});
         row("bert causal decoder", "bad/bert_lm_head", {"config.json", "is_decoder: true"});
@@ -811,6 +818,11 @@ private slots:
         for (const auto& n : needles)
             QVERIFY2(r.err.find(n.toStdString()) != std::string::npos,
                      ("missing '" + n.toStdString() + "' in: " + r.err).c_str());
+        // The message is text a reader can decode, whatever bytes the file held (a JSON parser's
+        // "last read" quoted the file's raw bytes).
+        QStringDecoder utf8(QStringDecoder::Utf8);
+        [[maybe_unused]] const QString decoded = utf8(QByteArray::fromStdString(r.err));
+        QVERIFY2(!utf8.hasError(), r.err.c_str());
         QVERIFY(!fs::exists(out));
         for (const auto& e : fs::directory_iterator(kOut))  // no temporary left behind either
             QVERIFY2(e.path().filename().string()[0] != '.', e.path().c_str());

@@ -147,7 +147,9 @@ std::map<std::string, Source> bigs_sources(const ModelConfig& m, const std::stri
     const std::string head = join({"cls", "predictions"});
     linear("mlm.dense", join({head, "transform", "dense"}));
     norm("mlm.norm", join({head, "transform", "LayerNorm"}));
-    out["mlm.bias"] = {join({head, "bias"})};
+    // transformers ties cls.predictions.bias to decoder.bias: a file may hold either name.
+    out["mlm.bias"] = {join({head, "bias"}), Transform::none,
+                       flax ? std::string() : "cls.predictions.decoder.bias"};
     linear("classifier.pool", join({root, "pooler", "dense"}));
     linear("classifier.out", "classifier");
     return out;
@@ -199,7 +201,9 @@ std::map<std::string, Source> bert_sources(const ModelConfig& m, const std::stri
     }
     linear("mlm.dense", "cls.predictions.transform.dense");
     norm("mlm.norm", "cls.predictions.transform.LayerNorm");
-    out["mlm.bias"] = {name("cls.predictions.bias")};
+    // transformers ties cls.predictions.bias to decoder.bias: a file may hold either name.
+    out["mlm.bias"] = {name("cls.predictions.bias"), Transform::none,
+                       flax ? std::string() : "cls.predictions.decoder.bias"};
     linear("classifier.pool", "bert.pooler.dense");
     linear("classifier.out", "classifier");
     return out;
@@ -283,7 +287,7 @@ const char* unused_module(const ModelConfig& m, const std::string& name) {
     if (m.n_labels != 0) return nullptr;  // a classifier uses the pooler
     if (m.arch == "bert") {
         if (name.starts_with("bert.pooler.") || name.starts_with("bert/pooler/"))
-            return "the pooler of a pretraining checkpoint";
+            return "the [CLS] pooler, which only a classifier uses";
         if (name.starts_with("cls.seq_relationship.") || name.starts_with("cls/seq_relationship/"))
             return "the next-sentence head of a pretraining checkpoint";
     }
@@ -803,6 +807,16 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     // Type embeddings: the engine has exactly two segments.
     const auto type_vocab = get_or<int>(hf, "type_vocab_size", 2, where);
     m.type_embeddings = file.find(types) != nullptr;
+    // transformers' BertModel always builds the table and adds its row to every token: weights
+    // without it are not that model (built without it, the engine would compute another one, and
+    // its export would be refused). A BiGS may lack it: Routescope exported one without before
+    // session 29 (now zeros, model_export), and none is the same as a table of zeros.
+    if (arch == "bert" && !m.type_embeddings)
+        throw FormatError(file.path + ": " + types +
+                          " is missing: a BERT always has a token type table (type_vocab_size " +
+                          std::to_string(type_vocab) +
+                          "), whose row 0 is added to every token; the weights are not a whole "
+                          "BERT");
     if (m.type_embeddings && type_vocab != 2)
         throw FormatError(where + ": type_vocab_size: " + std::to_string(type_vocab) +
                           " (the engine's type embeddings have exactly 2 rows)");
@@ -861,11 +875,14 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     }
     // A fine-tuned classifier (BiGS_*_MNLI, BertForSequenceClassification) has no MLM head: the
     // model is built without one (model.mlm_head = false) rather than with a made-up head.
-    m.mlm_head = m.n_labels == 0 || file.find(mlm_bias) != nullptr;
+    const bool has_mlm_bias =
+        file.find(mlm_bias) != nullptr ||
+        (!flax && file.find("cls.predictions.decoder.bias") != nullptr);  // its tied alias
+    m.mlm_head = m.n_labels == 0 || has_mlm_bias;
     // Neither head: an encoder saved on its own (BertModel, BiGSModel), imported without heads —
     // unless config.json names a class that has one, when the head's tensors are reported missing
     // (a damaged or partial file, not an encoder).
-    if (m.n_labels == 0 && !file.find(mlm_bias) &&
+    if (m.n_labels == 0 && !has_mlm_bias &&
         architecture_with(
             hf, {"ForMaskedLM", "ForPreTraining", "ForSequenceClassification", "ForNextSentence"})
             .empty())
@@ -976,7 +993,8 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
             }
             if (notes)
                 notes->push_back(t.name + " " + shape_text(t.shape) + ": not imported (" + what +
-                                 "; the imported model has the MLM head only)");
+                                 (m.mlm_head ? "; the imported model has the MLM head only)"
+                                             : "; the imported model is the encoder alone)"));
             continue;
         }
         problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");

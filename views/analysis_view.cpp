@@ -255,11 +255,16 @@ nlohmann::json AnalysisView::figure_provenance() const {
     for (std::size_t i = 0; i < units.size(); ++i) {
         PlotInteraction* interaction = panel_interaction(units[i].first);
         if (!interaction || !interaction->zoomed()) continue;
+        // In the axes' values, as a project's chart limits are (a log axis's interaction range
+        // is log10 of them); a heatmap's, which has no value axes, in cells.
         const VisibleRange r = interaction->visible_range();
+        std::array<double, 4> xy{r.x.lo, r.x.hi, r.y.lo, r.y.hi};
+        if (auto* chart = qobject_cast<QChartView*>(units[i].first))
+            if (const auto limits = zoomed_axis_limits(chart)) xy = *limits;
         zoom.push_back({{"panel", i + 1},
                         {"title", panel_title(units[i].first).toStdString()},
-                        {"x", {r.x.lo, r.x.hi}},
-                        {"y", {r.y.lo, r.y.hi}}});
+                        {"x", {xy[0], xy[1]}},
+                        {"y", {xy[2], xy[3]}}});
     }
     if (!zoom.empty()) doc["zoom"] = zoom;
     return doc;

@@ -18,6 +18,8 @@
 #include "engine/core/error.hpp"
 #include "figure_render_check.hpp"
 #include "view_test_support.hpp"
+#include "views/chart_interaction.hpp"
+#include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
 #include "views/figure_export.hpp"
 #include "views/figure_layout.hpp"
@@ -555,6 +557,40 @@ private slots:
         o.panel = 4;
         QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, view_->export_to(out_ + "/none.svg", o));
         QVERIFY(!QFile::exists(out_ + "/none.svg"));
+    }
+
+    // A zoomed chart on a logarithmic axis: the provenance records the range in the axis's values
+    // (as the project's chart limits are), not the log10 the interaction works in.
+    void provenanceOfAZoomOnALogAxisIsInAxisValues() {
+        // The first chart whose y data are all positive (a log axis takes only those).
+        QChartView* chart = nullptr;
+        for (auto* c : view_->findChildren<QChartView*>())
+            if (c->chart()->series().size() > 0 && chart_interaction(c) &&
+                set_log_scale(c, Qt::Vertical, true).isEmpty()) {
+                chart = c;
+                break;
+            }
+        QVERIFY2(chart, "no chart of the kernels view takes a logarithmic y axis");
+        PlotInteraction* zoom = chart_interaction(chart);
+        const VisibleRange home = zoom->visible_range();
+        VisibleRange part = home;
+        // Inside the data's range on the log axis (log10 coordinates): 10^lo .. 10^hi.
+        const double lo = home.y.lo + 0.25 * home.y.span(), hi = home.y.lo + 0.75 * home.y.span();
+        part.y = {lo, hi};
+        zoom->set_visible_range(part);
+        const QString path = out_ + "/kernels-log-zoom.svg";
+        view_->export_to(path, FigureExportOptions{});
+        zoom->set_visible_range(home);
+        (void)set_log_scale(chart, Qt::Vertical, false);
+        QFile prov(provenance_path(path));
+        QVERIFY(prov.open(QIODevice::ReadOnly));
+        const auto z = nlohmann::json::parse(prov.readAll().toStdString());
+        QVERIFY2(z.contains("zoom") && z["zoom"].size() == 1, z.dump().c_str());
+        const auto y = z["zoom"][0]["y"];
+        QVERIFY2(std::abs(y[0].get<double>() - std::pow(10.0, lo)) <= 1e-9 * std::pow(10.0, lo) &&
+                     std::abs(y[1].get<double>() - std::pow(10.0, hi)) <= 1e-9 * std::pow(10.0, hi),
+                 qPrintable(QString::fromStdString(y.dump()) +
+                            QString(" vs 10^%1, 10^%2").arg(lo).arg(hi)));
     }
 
     void provenanceNamesTheInputHash() {

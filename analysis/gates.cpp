@@ -59,9 +59,8 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
         if (info.gates.empty())
             throw ConfigError(dump.path() + ": layer " + std::to_string(layer) + " has no gates");
         const auto row_lengths = dump.row_lengths(layer);
-        const std::int64_t m = options.max_sentences > 0
-                                   ? options.max_sentences
-                                   : static_cast<std::int64_t>(row_lengths.size());
+        const std::int64_t m =
+            sentences_wanted(options.max_sentences, static_cast<std::int64_t>(row_lengths.size()));
         const std::vector<std::int64_t> rows = sample_sentences(row_lengths, m, options.seed).rows;
         for (const auto& gate : info.gates) {
             GateStats s;

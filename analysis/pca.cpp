@@ -94,9 +94,8 @@ PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     const auto row_lengths = dump.row_lengths(options.layer);
     const auto& example_of_row = dump.example_of_row(options.layer);
     // Every stored row, or a seeded sample of them (sample_sentences takes all when M ≥ rows).
-    const std::int64_t wanted = options.max_sentences > 0
-                                    ? options.max_sentences
-                                    : static_cast<std::int64_t>(row_lengths.size());
+    const std::int64_t wanted =
+        sentences_wanted(options.max_sentences, static_cast<std::int64_t>(row_lengths.size()));
     const std::vector<std::int64_t> rows =
         sample_sentences(row_lengths, std::max<std::int64_t>(wanted, 1), options.seed).rows;
 

@@ -8,6 +8,13 @@
 
 namespace routescope::analysis {
 
+std::int64_t sentences_wanted(std::int64_t max_sentences, std::int64_t available) {
+    if (max_sentences < 0)
+        throw ConfigError("max_sentences must be 0 (every sentence) or more, got " +
+                          std::to_string(max_sentences));
+    return max_sentences > 0 ? max_sentences : available;
+}
+
 SentenceSample sample_sentences(const std::vector<std::int64_t>& row_lengths, std::int64_t m,
                                 std::uint64_t seed) {
     if (m < 1)

@@ -18,6 +18,10 @@ struct SentenceSample {
 /// row (uniform in 0..length−1), from std::mt19937_64 seeded with `seed`. Draws use `rng() % n`
 /// rather than std::uniform_int_distribution, whose algorithm differs between standard libraries;
 /// the modulo bias (n / 2^64) is negligible. m larger than the rows available takes every row.
+/// The number of sentences an analysis samples: `max_sentences`, or every one of `available` when
+/// it is 0. ConfigError for a negative value (a project's setting; the CLI refuses it at parsing).
+std::int64_t sentences_wanted(std::int64_t max_sentences, std::int64_t available);
+
 SentenceSample sample_sentences(const std::vector<std::int64_t>& row_lengths, std::int64_t m,
                                 std::uint64_t seed);
 

@@ -66,9 +66,8 @@ TransitionsResult layer_transitions(const DumpReader& dump, const TransitionsOpt
         if (common_from.empty())
             throw ConfigError(dump.path() + ": layers " + std::to_string(from) + " and " +
                               std::to_string(to) + " store no example in common (example_index)");
-        const std::int64_t wanted = options.max_sentences > 0
-                                        ? options.max_sentences
-                                        : static_cast<std::int64_t>(common_from.size());
+        const std::int64_t wanted =
+            sentences_wanted(options.max_sentences, static_cast<std::int64_t>(common_from.size()));
         std::vector<std::int64_t> rows_from, rows_to;
         for (auto c : sample_sentences(common_lengths, wanted, options.seed).rows) {
             rows_from.push_back(common_from[static_cast<std::size_t>(c)]);

@@ -16,6 +16,7 @@
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
 #include "analysis/smoothing.hpp"
+#include "analysis/transitions.hpp"
 #include "analysis_test_support.hpp"
 #include "engine/core/error.hpp"
 
@@ -405,6 +406,21 @@ private slots:
         const auto r = run_cli({"analyze", "transitions", "--dump", path("random.dump.h5"),
                                 "--layer", "all", "--out", dump_dir() + "/transitions-all.json"});
         QVERIFY2(r.exit_code == 0, qPrintable(r.output));
+    }
+
+    // A negative sentence limit (a project's setting; the CLI refuses it when parsing) is
+    // refused by every analysis that samples sentences, not taken as "all".
+    void aNegativeSentenceLimitIsRefused() {
+        const DumpReader dump(path("random.dump.h5").toStdString());
+        TransitionsOptions t;
+        t.max_sentences = -1;
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, layer_transitions(dump, t));
+        PcaOptions p;
+        p.max_sentences = -1;
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, pca_redundancy(dump, p));
+        GatesOptions g;
+        g.max_sentences = -1;
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError, gate_statistics(dump, {}, g));
     }
 
     void gatesMatchNumpy() {

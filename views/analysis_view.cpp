@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_interaction.hpp"
 #include "views/chart_options.hpp"
@@ -219,7 +220,8 @@ QString setting_choice(const nlohmann::json& j, const char* key, const QString& 
         if (v == a) return QString::fromStdString(v);
         list += (list.empty() ? "" : ", ") + std::string(a);
     }
-    throw FormatError(std::string("settings.") + key + ": '" + v + "' is not one of " + list);
+    throw FormatError(std::string("settings.") + key + ": '" + data::abbreviated(v) +
+                      "' is not one of " + list);
 }
 
 QString AnalysisView::figure_name() const {

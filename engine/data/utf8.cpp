@@ -140,4 +140,12 @@ std::string printable_utf8(std::string_view text) {
     return out;
 }
 
+std::string abbreviated(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return printable_utf8(text);
+    std::size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+        --cut;  // not inside a character of several bytes
+    return printable_utf8(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace routescope::data

@@ -34,4 +34,8 @@ std::string wide_unicode_text(std::string_view first_bytes, const std::string& f
 /// a hostile file's dataset or key is then valid UTF-8 (a reader decoding stderr failed on it).
 std::string printable_utf8(std::string_view text);
 
+/// A value quoted in a message: printable_utf8 of its first `max_bytes` bytes, and when it is
+/// longer, "… (N bytes)" after them (a project's 4 MB setting was echoed whole, 4 MB of stderr).
+std::string abbreviated(std::string_view text, std::size_t max_bytes = 80);
+
 }  // namespace routescope::data

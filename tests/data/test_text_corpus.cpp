@@ -215,6 +215,15 @@ private slots:
         QCOMPARE(routescope::data::printable_utf8("\xE2\x82"), std::string("\\xE2\\x82"));
         QCOMPARE(routescope::data::printable_utf8(""), std::string());
     }
+    // A long value quoted in a message keeps its first bytes, whole characters, and says how
+    // long it was (a project's 4 MB setting was echoed whole).
+    void longValuesAreAbbreviatedInMessages() {
+        QCOMPARE(routescope::data::abbreviated("short"), std::string("short"));
+        QCOMPARE(routescope::data::abbreviated(std::string(100, 'A'), 8),
+                 std::string("AAAAAAAA… (100 bytes)"));
+        // "μ" is 2 bytes: a cut after 3 bytes keeps "μA" whole rather than half a character.
+        QCOMPARE(routescope::data::abbreviated("μAμμμ", 4), std::string("μA… (9 bytes)"));
+    }
     void badJsonLinesRecordsNameFileAndLine() {
         QFETCH(QString, body);
         QFETCH(QString, needle);

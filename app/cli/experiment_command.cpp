@@ -16,6 +16,7 @@
 //   DIR/<arch>/{train,eval,dump}.{stdout,stderr}        each child's output
 // Exit 0; 2 for an unknown experiment or a bad --set / option; 3 for an unwritable --out or a
 // stage that failed (its stderr is repeated); 130 when interrupted (the running stage saves).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -299,10 +300,33 @@ struct Bin {
     double lo = 0, hi = 0;
 };
 
-// `count` equal-width integer bins over the attribute's range in the test split.
+// The range the task's generator gives the attribute, from the run's task parameters (after
+// --set), so that every seed of a grid bins the same way: the observed range of a small test split
+// differs between seeds, and so did the bins (and the grid's table then had one row per seed's
+// bin, n = 1). induction: distance = (n − 2) − p1 with p1 ∈ [0, n − 4], n ∈ [min_len, max_len]:
+// 2 … max_len − 2 (engine/data/induction_task.cpp; max_len 64 by default). gap-matching:
+// distance = 1 + t·(sentence_len + 1) for the target sentence t ∈ [0, max_entries − 1]:
+// 1 … 1 + (max_entries − 1)·(sentence_len + 1) (engine/data/gap_matching_task.cpp; defaults 8
+// sentences of 6 words). nullopt for another task or attribute: the test split's range.
+std::optional<std::pair<double, double>> attribute_range(const RunConfig& config,
+                                                         const std::string& attribute) {
+    if (!config.data.task || attribute != "distance") return std::nullopt;
+    const auto& p = config.data.task_params;
+    const auto or_default = [](int v, int d) { return v > 0 ? v : d; };
+    if (*config.data.task == "induction")
+        return std::make_pair(2.0, double(or_default(p.max_len, 64) - 2));
+    if (*config.data.task == "gap-matching")
+        return std::make_pair(1.0, 1.0 + double(or_default(p.max_entries, 8) - 1) *
+                                             double(or_default(p.sentence_len, 6) + 1));
+    return std::nullopt;
+}
+
+// `count` equal-width integer bins over the attribute's range: the task's (attribute_range),
+// widened to any test example outside it (none: the generators keep to it), else the test
+// split's.
 std::vector<Bin> make_bins(const std::vector<json>& predictions, const std::string& attribute,
-                           int count) {
-    double lo = INFINITY, hi = -INFINITY;
+                           int count, std::optional<std::pair<double, double>> range) {
+    double lo = range ? range->first : INFINITY, hi = range ? range->second : -INFINITY;
     for (const auto& p : predictions) {
         const auto& a = p["attributes"];
         if (!a.contains(attribute)) continue;
@@ -338,8 +362,12 @@ json accuracy_of(const std::vector<json>& predictions, const std::string& attrib
     // One model, one seed: the interval is over the examples (95% Wilson score interval, as the
     // accuracy-by-length analysis has it); across seeds, --seeds N gives Student's t.
     if (n > 0) {
-        const auto [lo, hi] = analysis::wilson_interval(right, n);
-        out["wilson"] = {lo, hi};
+        auto [lo, hi] = analysis::wilson_interval(right, n);
+        // The score interval reaches 0 (1) exactly at 0 (n) correct; its floating-point
+        // centre − half left 5.55e-17 for 0 of 3.
+        if (right == 0) lo = 0.0;
+        if (right == n) hi = 1.0;
+        out["wilson"] = {std::clamp(lo, 0.0, 1.0), std::clamp(hi, 0.0, 1.0)};
     }
     return out;
 }
@@ -417,9 +445,10 @@ std::string markdown_table(const json& results) {
     return md.str();
 }
 
-int run_experiment(const ExperimentArgs& a) {
-    (void)checked_device(a.device);   // before any work: cuda is exit 2 with the reason
-    set_experiment_device(a.device);  // reaches every train, eval and dump stage
+// What every experiment checks before any work (exit 2): the device (cuda without a GPU, with the
+// reason) and model.arch.
+void check_common_options(const ExperimentArgs& a) {
+    (void)checked_device(a.device);
     // Each model of an experiment has its own architecture and folder (DIR/ARCH): one arch for
     // all of them trained every model into one folder, each over the last, under three labels.
     for (const auto& s : a.sets)
@@ -427,7 +456,39 @@ int run_experiment(const ExperimentArgs& a) {
             throw ConfigError("--set " + s +
                               ": an experiment compares the architectures it "
                               "names (docs/experiments.md); train one architecture with `train`");
-    if (a.name == "phone-book")  // one architecture, three objectives: its own file
+}
+
+// A seed grid's check before any seed starts: what a single run of the experiment refuses before
+// its first stage (an unknown name, a bad --set, the device: ConfigError, exit 2, instead of every
+// seed failing and the grid exiting 3), and the value each seed's results.json records as
+// "steps" for these options (seed_grid.hpp, SeedGridArgs::recorded_steps).
+json checked_grid_options(const ExperimentArgs& a) {
+    const bool known =
+        experiments().count(a.name) || a.name == "phone-book" || a.name == kSlstmVsBert;
+    if (!known)
+        throw ConfigError("unknown experiment '" + a.name + "' (known: " + known_names() + ")");
+    check_common_options(a);
+    if (a.name == "phone-book") return check_phone_book_options(a.steps, a.threads, a.seed, a.sets);
+    if (a.name == kSlstmVsBert)
+        return check_slstm_vs_bert_options(
+            (fs::path(a.out) / ("seed-" + std::to_string(a.seed))).string(), a.steps, a.threads,
+            a.seed, a.sets);
+    const ExperimentSpec spec = experiments().at(a.name)();
+    if (a.steps < 0) throw ConfigError("--steps: must be positive");
+    const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
+    try {
+        for (const auto& m : spec.models)
+            (void)model_config(spec, m, a, steps);
+    } catch (const Error& e) {
+        throw ConfigError(e.what());
+    }
+    return steps;  // as run_experiment records it
+}
+
+int run_experiment(const ExperimentArgs& a) {
+    check_common_options(a);          // before any work
+    set_experiment_device(a.device);  // reaches every train, eval and dump stage
+    if (a.name == "phone-book")       // one architecture, three objectives: its own file
         return run_phone_book_experiment({a.out, a.steps, a.threads, a.seed, a.sets});
     if (a.name == kSlstmVsBert)
         return run_slstm_vs_bert({a.out, a.steps, a.threads, a.seed, a.sets});
@@ -540,7 +601,8 @@ int run_experiment(const ExperimentArgs& a) {
         rethrow_as_runtime_failure();
     }
 
-    const std::vector<Bin> bins = make_bins(models.front().predictions, spec.attribute, spec.bins);
+    const std::vector<Bin> bins = make_bins(models.front().predictions, spec.attribute, spec.bins,
+                                            attribute_range(configs.front(), spec.attribute));
     results["bins"] = json::array();
     for (const auto& b : bins)
         results["bins"].push_back(
@@ -635,12 +697,9 @@ CommandRunner setup_experiment(CLI::App& app) {
                 throw ConfigError(std::string(grid_only) +
                                   " applies to a grid of seeds: give --seeds N (N ≥ 2) with it");
         if (a->seeds > 1) {
-            if (!experiments().count(a->name) && a->name != "phone-book" && a->name != kSlstmVsBert)
-                throw ConfigError("unknown experiment '" + a->name + "' (known: " + known_names() +
-                                  ")");
-            (void)checked_device(a->device);
+            const json steps = checked_grid_options(*a);
             return run_seed_grid({a->name, a->out, a->device, a->seeds, a->jobs, a->seed, a->steps,
-                                  a->threads, a->sets, a->threshold});
+                                  a->threads, a->sets, a->threshold, steps});
         }
         return run_experiment(*a);
     };

@@ -42,6 +42,10 @@ void set_experiment_device(const std::string& device) {
     experiment_device() = device;
 }
 
+const std::string& experiment_device_name() {
+    return experiment_device();
+}
+
 void run_experiment_stage(const std::string& program, const std::string& stage,
                           const std::string& label, const std::filesystem::path& dir,
                           const std::vector<std::string>& given) {

@@ -13,6 +13,9 @@ namespace routescope::cli {
 /// The --device of the experiment: every stage that runs a model (train, eval, dump) is started
 /// with `--device <device>` (set once by `experiment`, before its first stage; default cpu).
 void set_experiment_device(const std::string& device);
+/// That device, for the experiment's results.json ("device": a seed grid reuses a finished seed
+/// only for the same one).
+const std::string& experiment_device_name();
 
 /// One stage as a child process of `program` with `args`, its output in DIR/<stage>.stdout and
 /// DIR/<stage>.stderr. Throws Interrupted (exit 130) or RuntimeFailure (exit 3) with the child's

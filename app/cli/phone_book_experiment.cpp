@@ -39,6 +39,7 @@
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/experiment_stage.hpp"
+#include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -344,6 +345,20 @@ std::string markdown(const json& results) {
 
 }  // namespace
 
+json check_phone_book_options(std::int64_t steps, int threads, std::uint64_t seed,
+                              const std::vector<std::string>& sets) {
+    const PhoneBookExperimentArgs a{"", steps, threads, seed, sets};
+    if (a.steps < 0) throw ConfigError("--steps: must be positive");
+    const std::int64_t n = a.steps > 0 ? a.steps : kDefaultSteps;
+    try {
+        for (const auto& r : run_specs())
+            (void)finetune_config(run_config(r, a, n), n);
+    } catch (const Error& e) {
+        throw ConfigError(e.what());
+    }
+    return n;  // as run_phone_book_experiment records it
+}
+
 int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
@@ -454,6 +469,7 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     results["seed"] = a.seed;
     results["steps"] = steps;
     results["threads"] = a.threads;
+    results["device"] = experiment_device_name();
     results["sets"] = a.sets;
     results["scoring"] =
         "exact match of the whole answer span written after the prompt (teacher-forced argmax = "

@@ -35,6 +35,7 @@
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/experiment_stage.hpp"
+#include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
@@ -307,16 +308,14 @@ std::string markdown(const json& results) {
     return md.str();
 }
 
-}  // namespace
-
-int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
+// The two runs' configurations after --steps and --set, with the checks that keep them a
+// comparison (ConfigError, exit 2): made before any work, by a single run and by a seed grid.
+std::vector<RunConfig> checked_configs(const RepresentationExperimentArgs& a,
+                                       const std::string& corpus) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
-    const fs::path out = a.out;
-    const std::string corpus = fs::absolute(out / "corpus.txt").string();
-    const std::vector<Model> specs = models();
     std::vector<RunConfig> configs;
     try {
-        for (const auto& m : specs)
+        for (const auto& m : models())
             configs.push_back(model_config(m, a, corpus));
     } catch (const Error& e) {
         throw ConfigError(e.what());
@@ -328,6 +327,25 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         if (c.data.task)
             throw ConfigError("data.task: the comparison pretrains on a corpus, not a task");
     }
+    if (configs[0].data.train != configs[1].data.train)
+        throw ConfigError("data.train: the two runs must read the same corpus");
+    return configs;
+}
+
+}  // namespace
+
+json check_slstm_vs_bert_options(const std::string& out, std::int64_t steps, int threads,
+                                 std::uint64_t seed, const std::vector<std::string>& sets) {
+    const RepresentationExperimentArgs a{out, steps, threads, seed, sets};
+    (void)checked_configs(a, fs::absolute(fs::path(out) / "corpus.txt").string());
+    return steps > 0 ? json(steps) : json(nullptr);  // as run_slstm_vs_bert records it
+}
+
+int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
+    const fs::path out = a.out;
+    const std::string corpus = fs::absolute(out / "corpus.txt").string();
+    const std::vector<Model> specs = models();
+    const std::vector<RunConfig> configs = checked_configs(a, corpus);
 
     prepare_output_directory(a.out);
     inputs_read();
@@ -344,8 +362,6 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
         } else {
             corpus_info = {{"source", configs[0].data.train.value_or("")}};
         }
-        if (configs[0].data.train != configs[1].data.train)
-            throw ConfigError("data.train: the two runs must read the same corpus");
     } catch (const Error&) {
         rethrow_as_runtime_failure(a.out + ": ");
     }
@@ -366,6 +382,7 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
     results["seed"] = a.seed;
     results["steps"] = a.steps > 0 ? json(a.steps) : json(nullptr);  // null: each model's recipe
     results["threads"] = a.threads;
+    results["device"] = experiment_device_name();
     results["sets"] = a.sets;
     results["thresholds"] = kThresholds;
     results["models"] = json::array();

@@ -1,6 +1,7 @@
 #include "app/cli/seed_grid.hpp"
 
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +40,75 @@ std::optional<double> default_threshold(const std::string& name) {
         return 0.95;
     if (name == "phone-book") return 0.5;
     return std::nullopt;
+}
+
+bool has_threshold(const std::string& name) {
+    return default_threshold(name).has_value();
+}
+
+std::string threshold_text(double threshold) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, threshold);
+    return std::string(buf, r.ptr);
+}
+
+namespace {
+
+// "--steps 20 --threads 1 --device cpu --set a=b": the options a results.json records, for the
+// refusal's message ("default" for a null steps: each model's own recipe).
+std::string recorded_options(const json& steps, const json& threads, const json& device,
+                             const json& sets) {
+    std::string s = "--steps " + (steps.is_null() ? std::string("default") : steps.dump());
+    s += " --threads " + (threads.is_null() ? std::string("?") : threads.dump());
+    s += " --device " + (device.is_string() ? device.get<std::string>() : std::string("?"));
+    if (sets.is_array())
+        for (const auto& v : sets)
+            s += " --set " + (v.is_string() ? v.get<std::string>() : v.dump());
+    return s;
+}
+
+}  // namespace
+
+void check_finished_seed(const SeedGridArgs& a, std::uint64_t seed, const std::string& path,
+                         const json& done) {
+    const std::string dir = fs::path(path).parent_path().string();
+    if (!done.is_object() || !done.contains("experiment") || !done["experiment"].is_string())
+        throw ConfigError(path + ": seed " + std::to_string(seed) +
+                          " has a results.json that names no experiment; this grid runs " + a.name +
+                          " and would table it as such: choose another --out, or remove " + dir +
+                          " to run it again");
+    const std::string held = done["experiment"].get<std::string>();
+    if (held != a.name)
+        throw ConfigError(path + ": seed " + std::to_string(seed) +
+                          " is a finished run of experiment " + held + ", not of " + a.name +
+                          ": this --out holds another experiment's seeds; "
+                          "choose another --out");
+    if (done.contains("seed") && done["seed"].is_number() &&
+        done["seed"] != json(static_cast<std::uint64_t>(seed)))
+        throw ConfigError(path + ": the run in " + dir + " used --seed " + done["seed"].dump() +
+                          ", not " + std::to_string(seed) + ": choose another --out, or remove " +
+                          dir + " to run it again");
+    json sets_given = json::array();
+    for (const auto& v : a.sets)
+        sets_given.push_back(v);
+    const bool same_steps = !done.contains("steps") || done["steps"] == a.recorded_steps;
+    const bool same_sets = !done.contains("sets") || done["sets"] == sets_given;
+    const bool same_threads = !done.contains("threads") || done["threads"] == json(a.threads);
+    const bool same_device = !done.contains("device") || done["device"] == json(a.device);
+    if (same_steps && same_sets && same_threads && same_device) return;
+    const auto field = [&](const char* key, const json& fallback) {
+        return done.contains(key) ? done[key] : fallback;
+    };
+    // Bit-identical results hold for one thread count and device only (docs/experiments.md), so
+    // a seed finished under others is no seed of this grid either.
+    throw ConfigError(
+        path + ": seed " + std::to_string(seed) + " finished earlier with other options (" +
+        recorded_options(field("steps", a.recorded_steps), field("threads", json(a.threads)),
+                         field("device", json(a.device)), field("sets", sets_given)) +
+        "; this grid: " + recorded_options(a.recorded_steps, a.threads, a.device, sets_given) +
+        "); this grid would table it beside runs it does not match: choose another --out, or "
+        "remove " +
+        dir + " to run it again");
 }
 
 std::vector<SeedMetric> seed_metrics(const std::string& name, const json& results) {
@@ -143,8 +213,9 @@ std::string seed_table_markdown(const json& a) {
        << " (" << seeds.size() << "); intervals: " << a["interval"].get<std::string>() << ".\n\n";
     const bool share = a["threshold"].is_number();
     md << "| model | metric | n | mean | 95% interval | sd |";
-    if (share) md << " share ≥ " << fixed(a["threshold"], 2) << " |";
-    md << "\n|---|---|---:|---:|---|---:|" << (share ? "---:|" : "") << "\n";
+    if (share) md << " share ≥ " << threshold_text(a["threshold"].get<double>()) << " |";
+    md << " values (seed order) |";
+    md << "\n|---|---|---:|---:|---|---:|" << (share ? "---:|" : "") << "---|\n";
     for (const auto& r : a["rows"]) {
         md << "| " << r["model"].get<std::string>() << " | " << r["metric"].get<std::string>()
            << " | " << r["n"].get<int>() << " | " << fixed(r["mean"], 3) << " | ";
@@ -157,7 +228,12 @@ std::string seed_table_markdown(const json& a) {
             const auto& v = r["share_at_or_above_threshold"];
             md << " " << (v.is_number() ? fixed(v, 2) : std::string("")) << " |";
         }
-        md << "\n";
+        // Each seed's value (3 decimals; "–" where the seed has none), so the table alone shows
+        // what the mean and interval summarise.
+        std::string values;
+        for (const auto& v : r["values"])
+            values += (values.empty() ? "" : ", ") + fixed(v, 3);
+        md << " " << values << " |\n";
     }
     return md.str();
 }
@@ -165,6 +241,10 @@ std::string seed_table_markdown(const json& a) {
 int run_seed_grid(const SeedGridArgs& a) {
     if (a.seeds < 1) throw ConfigError("--seeds must be at least 1");
     if (a.jobs < 1) throw ConfigError("--jobs must be at least 1");
+    if (a.threshold && !has_threshold(a.name))
+        throw ConfigError("--threshold: " + a.name +
+                          " has no thresholded metric (no pass mark: its share column would be "
+                          "empty); leave --threshold out");
     prepare_output_directory(a.out);
     inputs_read();
     std::string self;
@@ -179,44 +259,62 @@ int run_seed_grid(const SeedGridArgs& a) {
         seeds.push_back(a.seed + static_cast<std::uint64_t>(k));
     auto dir_of = [&](std::uint64_t s) { return out / ("seed-" + std::to_string(s)); };
 
+    // Everything is checked before anything is deleted or started: a refusal leaves DIR as it was.
+    // The grid's own results.json names the experiment it tabled: another's is not replaced.
+    if (const fs::path previous = out / "results.json"; fs::exists(previous)) {
+        json held;
+        try {
+            held = read_json_file(previous.string());
+        } catch (const Error&) {
+        }
+        if (held.is_object() && held.contains("experiment") && held["experiment"].is_string() &&
+            held["experiment"].get<std::string>() != a.name)
+            throw ConfigError(previous.string() + ": this --out holds experiment " +
+                              held["experiment"].get<std::string>() + ", not " + a.name +
+                              ": choose another --out");
+    }
     std::vector<std::uint64_t> pending;
     for (auto s : seeds) {
-        if (fs::exists(dir_of(s) / "results.json")) {
-            // Reused only when it answers this run's question: a seed finished with other
-            // --set values or another --steps was "skipped" into a table it does not belong to.
-            const std::string path = (dir_of(s) / "results.json").string();
+        const fs::path dir = dir_of(s);
+        const std::string path = (dir / "results.json").string();
+        if (fs::exists(path)) {
+            // Reused only when it answers this run's question: a seed finished by another
+            // experiment, with other --set values, another --steps (given or not), --threads or
+            // --device was "skipped" into a table it does not belong to.
             json done;
             try {
                 done = read_json_file(path);
-            } catch (const Error&) {
-            }
-            std::vector<std::string> sets;
-            if (done.is_object() && done.contains("sets") && done["sets"].is_array())
-                for (const auto& v : done["sets"])
-                    if (v.is_string()) sets.push_back(v.get<std::string>());
-            const bool same_sets = sets == a.sets;
-            const bool same_steps = a.steps <= 0 || (done.is_object() && done.contains("steps") &&
-                                                     done["steps"].is_number_integer() &&
-                                                     done["steps"].get<std::int64_t>() == a.steps);
-            if (!same_sets || !same_steps) {
-                std::string was =
-                    "--steps " + (done.is_object() && done.contains("steps") ? done["steps"].dump()
-                                                                             : std::string("?"));
-                for (const auto& v : sets)
-                    was += " --set " + v;
+            } catch (const Error& e) {
                 throw ConfigError(path + ": seed " + std::to_string(s) +
-                                  " finished earlier with other options (" + was +
-                                  "); this grid would table it beside runs it does not match: "
-                                  "choose another --out, or remove " +
-                                  dir_of(s).string() + " to run it again");
+                                  "'s results.json cannot be read (" + e.what() + "): remove " +
+                                  dir.string() + " to run it again");
             }
+            check_finished_seed(a, s, path, done);
             std::printf("seed %llu: finished earlier (%s), skipped\n",
-                        static_cast<unsigned long long>(s), dir_of(s).string().c_str());
+                        static_cast<unsigned long long>(s), dir.string().c_str());
             continue;
         }
         std::error_code ec;
-        fs::remove_all(dir_of(s), ec);  // an interrupted seed starts again from scratch
+        if (fs::exists(dir, ec) || fs::is_symlink(dir, ec)) {
+            // An interrupted seed starts again from scratch, but only a folder an experiment
+            // made (it creates its lock file first) or an empty one is deleted: the user's own
+            // DIR/seed-S is not the grid's to remove.
+            const bool made_by_experiment =
+                !fs::is_symlink(dir, ec) && fs::is_directory(dir, ec) &&
+                (fs::exists(dir / ".routescope-experiment.lock", ec) || fs::is_empty(dir, ec));
+            if (!made_by_experiment)
+                throw ConfigError(dir.string() + ": seed " + std::to_string(s) +
+                                  " would run into this folder, which has no results.json and "
+                                  "was not made by an experiment (no .routescope-experiment.lock): "
+                                  "the grid deletes an interrupted seed's folder before running "
+                                  "it again, and this one is not its to delete; move it away or "
+                                  "choose another --out");
+        }
         pending.push_back(s);
+    }
+    for (auto s : pending) {
+        std::error_code ec;
+        fs::remove_all(dir_of(s), ec);  // an interrupted seed starts again from scratch
     }
     std::fflush(stdout);
     discard_previous_results(a.out);
@@ -298,7 +396,24 @@ int run_seed_grid(const SeedGridArgs& a) {
             results.push_back(read_json_file((dir_of(s) / "results.json").string()));
         const std::optional<double> threshold =
             a.threshold ? a.threshold : default_threshold(a.name);
-        const json aggregate = aggregate_seeds(a.name, seeds, results, threshold);
+        json aggregate = aggregate_seeds(a.name, seeds, results, threshold);
+        // The options every seed ran with (each seed's results.json was checked against them):
+        // a grid extended later with other options is refused, and the record shows what the
+        // table is of. steps: the effective number, "default" where each model keeps its own.
+        json options;
+        options["steps"] = a.recorded_steps.is_null() ? json("default") : a.recorded_steps;
+        options["steps_given"] = a.steps > 0;
+        options["sets"] = a.sets;
+        options["threads"] = a.threads;
+        options["device"] = a.device;
+        json ordered;
+        for (auto it = aggregate.begin(); it != aggregate.end(); ++it) {
+            ordered[it.key()] = it.value();
+            if (it.key() == "seeds")
+                for (auto o = options.begin(); o != options.end(); ++o)
+                    ordered[o.key()] = o.value();
+        }
+        aggregate = std::move(ordered);
         const std::string table = seed_table_markdown(aggregate);
         write_texts_atomically(
             {{(out / "results.json").string(), aggregate.dump(2) + "\n"},

@@ -122,6 +122,7 @@ def main():
     half = os.path.join(real, "seed-8")
     os.makedirs(half)
     open(os.path.join(half, "junk.txt"), "w").write("an interrupted run\n")
+    open(os.path.join(half, ".routescope-experiment.lock"), "w").close()  # an experiment made it
     tiny = ["--steps", "2", "--threads", "1", "--set", "model.d_model=16",
             "--set", "data.task_params.n_test=40", "--set", "data.task_params.n_valid=20"]
     p = run(a.cli, ["experiment", "induction", "--seeds", "1", "--seed", "7", "--out",

@@ -5,10 +5,12 @@
 #include <QElapsedTimer>
 #include <QThread>
 
+#include <cstdio>
 #include <map>
 #include <ostream>
 
 #include "app/gui/main_window.hpp"
+#include "engine/data/utf8.hpp"
 #include "views/analysis_view.hpp"
 #include "views/figure_layout.hpp"
 
@@ -33,7 +35,43 @@ QString state_of(const views::AnalysisView& v) {
     if (total > 0) return QStringLiteral("running, step %1 of %2").arg(done).arg(total);
     return QStringLiteral("running");
 }
+/// A message of a view or a dialog on one line (a dialog's paragraphs, as errors_shown has them),
+/// printable.
+std::string line(const QString& text) {
+    return printable_text(QString(text).replace("\n\n", " ").replace('\n', ' '));
+}
 }  // namespace
+
+std::string printable_text(std::string_view text) {
+    const std::string valid = data::printable_utf8(text);
+    std::string out;
+    out.reserve(valid.size());
+    const auto escape = [&out](unsigned char c) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+        out += escaped;
+    };
+    for (std::size_t i = 0; i < valid.size(); ++i) {
+        const auto c = static_cast<unsigned char>(valid[i]);
+        if (c < 0x20 || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && i + 1 < valid.size() &&
+                   static_cast<unsigned char>(valid[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+            escape(c);  // a C1 control (U+009B is a terminal's CSI)
+            escape(static_cast<unsigned char>(valid[++i]));
+        } else {
+            out += valid[i];
+        }
+    }
+    return out;
+}
+
+std::string printable_text(const QString& text) {
+    const QByteArray utf8 = text.toUtf8();
+    return printable_text(
+        std::string_view(utf8.constData(), static_cast<std::size_t>(utf8.size())));
+}
 
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
@@ -45,7 +83,7 @@ int export_project(const QString& project, const QString& out_dir,
     try {
         window.open_project(project);
     } catch (const std::exception& e) {
-        err << "routescope: error: " << e.what() << "\n";
+        err << "routescope: error: " << printable_text(e.what()) << "\n";
         return 2;
     }
     // Each view's own outcome (session 28: at a fixed limit of 600 s, views that had failed at
@@ -82,7 +120,7 @@ int export_project(const QString& project, const QString& out_dir,
                 if (view->busy()) waiting << view->title() + " (" + state_of(*view) + ")";
             err << "routescope: after " << clock.elapsed() / 60000 << " min, waiting for "
                 << (waiting.isEmpty() ? std::string("the project's files to load")
-                                      : waiting.join("; ").toStdString())
+                                      : line(waiting.join("; ")))
                 << "\n";
         }
     }
@@ -90,7 +128,7 @@ int export_project(const QString& project, const QString& out_dir,
     int status = 0;
     for (auto* view : window.analysis_views()) {
         const Outcome& o = outcomes[view];
-        const std::string title = view->title().toStdString();
+        const std::string title = line(view->title());
         if (view->busy()) {
             QString text = QStringLiteral("the analysis did not finish within --timeout %1 s (%2)")
                                .arg(seconds(timeout_s), state_of(*view));
@@ -100,11 +138,11 @@ int export_project(const QString& project, const QString& out_dir,
                     "earlier result is written");
             else if (!o.failed.isEmpty())
                 text += QStringLiteral("; an earlier run failed: %1").arg(o.failed);
-            err << "routescope: error: " << title << ": " << text.toStdString() << "\n";
+            err << "routescope: error: " << title << ": " << line(text) << "\n";
             view->cancel();
             status = 3;
         } else if (!view->error().isEmpty()) {
-            err << "routescope: error: " << title << ": " << view->error().toStdString()
+            err << "routescope: error: " << title << ": " << line(view->error())
                 << (view->has_result() ? " (its earlier result is written)" : "") << "\n";
             status = 3;
         } else if (!view->has_result()) {
@@ -120,23 +158,24 @@ int export_project(const QString& project, const QString& out_dir,
         for (auto* view : window.analysis_views())
             said = said || e.startsWith(QStringLiteral("Analysis failed: ") + view->title());
         if (said) continue;
-        err << "routescope: error: " << e.toStdString() << "\n";
+        err << "routescope: error: " << line(e) << "\n";
         status = 3;
     }
     int written = 0;
     bool write_failed = false;
     try {
         for (const QString& f : window.export_all(out_dir, options)) {
-            out << f.toStdString() << "\n";
+            out << printable_text(f) << "\n";
             ++written;
         }
     } catch (const std::exception& e) {
-        err << "routescope: error: " << out_dir.toStdString() << ": " << e.what() << "\n";
+        err << "routescope: error: " << printable_text(out_dir) << ": " << printable_text(e.what())
+            << "\n";
         status = 3;
         write_failed = true;  // said above: not "no view has a result"
     }
     if (written == 0 && !write_failed) {
-        err << "routescope: error: " << project.toStdString()
+        err << "routescope: error: " << printable_text(project)
             << ": nothing was exported (no view of the project has a result)\n";
         status = 3;
     }
@@ -147,8 +186,8 @@ int export_project(const QString& project, const QString& out_dir,
             const views::FigureLayout layout = views::figure_layout(*view, options);
             const QStringList problems = views::figure_layout_problems(layout);
             for (const QString& p : problems)
-                err << "routescope: " << view->figure_name().toStdString()
-                    << ": does not read: " << p.toStdString() << "\n";
+                err << "routescope: " << printable_text(view->figure_name())
+                    << ": does not read: " << line(p) << "\n";
             if (!problems.isEmpty() && status == 0) status = 4;
         }
     if (auto* box = window.last_error()) box->close();

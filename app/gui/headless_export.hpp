@@ -4,6 +4,8 @@
 // view's figures (PNG, SVG, PDF, CSV, each with its provenance JSON) into DIR, as Export All does.
 #include <QString>
 #include <iosfwd>
+#include <string>
+#include <string_view>
 
 #include "views/figure_export.hpp"
 
@@ -23,6 +25,16 @@ namespace routescope::gui {
 /// view has finished, however long (session 28: a fixed 600 s gave up on a published-size
 /// similarity and on every view queued behind it). While waiting, a line on `err` every minute
 /// names the views not finished.
+/// `text` as it may be printed on a terminal or a log: each byte that is not valid UTF-8 and each
+/// control character (NUL, BEL, ESC, a newline; DEL and the C1 controls U+0080–U+009F) written as
+/// "\xNN" (data::printable_utf8). A project's view kind or path with ESC ] 0; ... BEL changed a
+/// terminal's title and colours when a headless run named it.
+std::string printable_text(std::string_view text);
+std::string printable_text(const QString& text);
+inline std::string printable_text(const char* text) {
+    return printable_text(std::string_view(text));
+}
+
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
                    bool check_layout = false, double timeout_s = 0);

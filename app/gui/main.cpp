@@ -1,9 +1,11 @@
 // routescope: the workbench. `routescope [FILES...]` opens dumps, checkpoints and projects
 // (*.rsproj); `--screenshot PNG` opens them, waits for their analyses, saves a picture of the
-// window and exits (headless demo, CI);
+// window and exits (headless demo, CI; a project that cannot be read: its reason on stderr, exit
+// 2);
 // `--export project.rsproj --out DIR` redraws every figure of a project without a display.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <cmath>
@@ -151,10 +153,24 @@ int main(int argc, char** argv) {
     {
         routescope::gui::MainWindow window;
         window.show();
-        for (const QString& f : parser.positionalArguments())
+        for (const QString& f : parser.positionalArguments()) {
+            // Headless (--screenshot): a project that cannot be read is said on stderr, exit 2,
+            // as --export says it (the window would show a dialog nobody sees, and exit 0).
+            if (parser.isSet(screenshot) && f.endsWith(".rsproj", Qt::CaseInsensitive)) {
+                try {
+                    window.open_project(QFileInfo(f).absoluteFilePath());
+                } catch (const std::exception& e) {
+                    std::cerr << "routescope: error: " << routescope::gui::printable_text(e.what())
+                              << "\n";
+                    status = 2;
+                    break;
+                }
+                continue;
+            }
             window.open_file(f);
+        }
 
-        if (parser.isSet(screenshot)) {
+        if (status == 0 && parser.isSet(screenshot)) {
             const QString out = parser.value(screenshot);
             auto* poll = new QTimer(&app);
             QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
@@ -167,7 +183,7 @@ int main(int argc, char** argv) {
             });
             poll->start(100);
         }
-        status = app.exec();
+        if (status == 0) status = app.exec();
     }  // the window and its views go (their analyses are cancelled) before the work is awaited
     return after_background_work(status);
 }

@@ -1330,25 +1330,58 @@ void MainWindow::restore_project_views(const Project& p) {
     // The project's current view by its place in the project's list: a view before it that
     // cannot open (its file refused) must not shift which tab comes to the front.
     views::AnalysisView* current = nullptr;
+    int kept_current = 0;
     for (int i = 0; i < static_cast<int>(p.views.size()); ++i) {
         const ProjectView& v = p.views[static_cast<std::size_t>(i)];
+        // A view this version cannot restore stays in the project as it was read, at its place
+        // (Workspace::keep_view): a file missing now may come back, a newer version's view kind
+        // opens there again. One on a file that is there and unreadable is not saved (issue 26).
+        const auto keep = [&] {
+            const int id = document_->keep_view(v);
+            if (i == p.current) kept_current = id;
+        };
+        const AnalysisKind* entry = find_analysis(v.kind);
+        if (!entry) {
+            show_error(tr("Unknown analysis"),
+                       tr("%1: views[%2]: there is no analysis view named '%3' (one of a newer "
+                          "Routescope?); the project keeps it as it is.")
+                           .arg(document_->project_path())
+                           .arg(i)
+                           .arg(v.kind));
+            keep();
+            continue;
+        }
         // A project file is not a menu: its view may name files the analysis cannot read (one
         // checkpoint for a similarity of two dumps, a run directory that no longer exists).
-        if (const AnalysisKind* entry = find_analysis(v.kind);
-            entry && !entry->applies_to(v.inputs)) {
+        if (!entry->applies_to(v.inputs)) {
             show_error(
                 tr("Cannot restore a view"),
-                tr("The project's %1 view cannot read %2: it needs %3.")
+                tr("The project's %1 view cannot read %2: it needs %3 (views[%4]; the project "
+                   "keeps it as it is).")
                     .arg(tr(entry->label), v.inputs.isEmpty() ? tr("no file") : v.inputs.join(", "),
-                         accepted_files_text(*entry)));
+                         accepted_files_text(*entry))
+                    .arg(i));
+            keep();
             continue;
         }
         views::AnalysisView* view = open_analysis(v.kind, v.inputs);
-        if (!view) continue;
+        if (!view) {  // a file of it refused (missing, unreadable): said by open_analysis
+            keep();
+            continue;
+        }
         if (i == p.current) current = view;
         view->apply_chart_options(v.charts);
         const int id = view->property(kViewId).toInt();
         document_->set_view_charts(id, view->chart_options());
+        // The view's keys and settings this version does not know (a newer version's): the
+        // widget ignores them; the project keeps them.
+        nlohmann::json unknown = nlohmann::json::object();
+        if (v.settings.is_object()) {
+            const nlohmann::json own = view->settings();
+            for (const auto& [key, value] : v.settings.items())
+                if (!own.is_object() || !own.contains(key)) unknown[key] = value;
+        }
+        document_->set_view_extra(id, v.extra, unknown);
         if (!v.settings.is_object() || v.settings.empty()) continue;
         try {
             // Keys the project leaves out keep the view's own values (those its inputs gave it):
@@ -1377,16 +1410,21 @@ void MainWindow::restore_project_views(const Project& p) {
             document_->set_view_settings(id, view->settings());
             view->start();  // the settings may change what the analysis reads: run it with them
         } catch (const std::exception& e) {
-            // Left out, not shown (and exported) with settings other than the project's.
+            // Left out, not shown (and exported) with settings other than the project's; the
+            // project keeps it as it was read.
             show_error(tr("Cannot restore a view"),
-                       tr("%1: %2 (the view is left out)")
+                       tr("%1: %2 (the view is left out; the project keeps it as it is)")
                            .arg(view->title(), QString::fromUtf8(e.what())));
             if (current == view) current = nullptr;
             delete view;
             update_analysis_progress();
+            keep();
         }
     }
-    if (current) tabs_->setCurrentWidget(current);
+    if (current)
+        tabs_->setCurrentWidget(current);
+    else if (kept_current)
+        document_->set_current_view(kept_current);  // saved as the project's current again
     // The controller then clears the undo history and records the project as opened.
 }
 

@@ -193,7 +193,10 @@ private:
     void update_analysis_progress();
     /// Asks every view that waits for a verdict again (a verdict came in).
     void release_held_views();
-    /// Opens a project's views (WorkspaceController::viewsReady) with their settings and charts.
+    /// Opens a project's views (WorkspaceController::viewsReady) with their settings and charts;
+    /// one that cannot be restored (a kind this version does not know, inputs that do not fit,
+    /// a file refused, settings that cannot be applied) is said in a dialog and kept in the
+    /// document as it was read (Workspace::keep_view), to be saved with the project.
     void restore_project_views(const Project& p);
     QDockWidget* inspector_ = nullptr;
     QStackedWidget* inspector_stack_ = nullptr;

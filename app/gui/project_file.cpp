@@ -116,8 +116,15 @@ nlohmann::json Project::to_json(const QDir& base) const {
     QStringList rel;
     for (const QString& p : abs)
         rel << base.relativeFilePath(p);
+    const QString dir = QDir::cleanPath(base.absolutePath());
     nlohmann::json views_json = nlohmann::json::array();
     for (const auto& v : views) {
+        // A view the project had that could not be restored: as it was read, when its relative
+        // paths still mean the same files (saved into the directory it was read from).
+        if (v.verbatim && !v.as_read.is_null() && v.read_dir == dir) {
+            views_json.push_back(v.as_read);
+            continue;
+        }
         nlohmann::json settings = v.settings;
         map_paths(settings, abs, rel);
         for_each_setting_path(v.kind, settings, [&](const QString& p) {
@@ -127,6 +134,9 @@ nlohmann::json Project::to_json(const QDir& base) const {
                                {"inputs", path_list(v.inputs, base)},
                                {"settings", settings}};
         if (v.charts.is_array() && !v.charts.empty()) view["charts"] = v.charts;
+        if (v.extra.is_object())
+            for (const auto& [key, value] : v.extra.items())
+                if (!view.contains(key)) view[key] = value;
         views_json.push_back(std::move(view));
     }
     nlohmann::json out = {{"format", kFormat},
@@ -145,6 +155,10 @@ nlohmann::json Project::to_json(const QDir& base) const {
         for (const auto& [path, slot] : colours)
             out["colours"][base.relativeFilePath(path).toStdString()] = slot;
     }
+    // A newer version's keys, as they were read (a project survives a save in this version).
+    if (extra.is_object())
+        for (const auto& [key, value] : extra.items())
+            if (!out.contains(key)) out[key] = value;
     return out;
 }
 
@@ -174,6 +188,14 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
                               std::to_string(kMaxEntries));
     Project p;
     p.files = read_paths(j, "files", base);
+    // Dumps and checkpoints only: a project listed there was opened as a project, which opened
+    // its own "files" again (a project that lists itself, or A → B → A, recursed until the stack
+    // overflowed).
+    for (qsizetype i = 0; i < p.files.size(); ++i)
+        if (p.files[i].endsWith(".rsproj", Qt::CaseInsensitive))
+            throw FormatError("project: files[" + std::to_string(i) + "] '" +
+                              j["files"][static_cast<std::size_t>(i)].get<std::string>() +
+                              "' is a project: 'files' holds dumps and checkpoints only");
     p.runs = read_paths(j, "runs", base);
     p.current = j.value("current", -1);
     if (j.contains("names")) {
@@ -197,6 +219,10 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
                 static_cast<int>(slot.get<std::int64_t>()));
         }
     }
+    for (const auto& [key, value] : j.items())
+        if (key != "format" && key != "version" && key != "files" && key != "runs" &&
+            key != "views" && key != "current" && key != "names" && key != "colours")
+            p.extra[key] = value;
     if (j.contains("views") && !j["views"].is_array())
         throw FormatError("project: 'views' is not a list");
     int index = 0;
@@ -213,6 +239,11 @@ Project Project::from_json(const nlohmann::json& j, const QDir& base) {
         }
         view.settings = v.value("settings", nlohmann::json::object());
         view.charts = v.value("charts", nlohmann::json::array());
+        for (const auto& [key, value] : v.items())
+            if (key != "kind" && key != "inputs" && key != "settings" && key != "charts")
+                view.extra[key] = value;
+        view.as_read = v;
+        view.read_dir = QDir::cleanPath(base.absolutePath());
         if (!view.charts.is_array()) throw FormatError(at + ".charts is not a list");
         // Each chart's options as AnalysisView::chart_options writes them; anything else was
         // ignored without a word (limits [5, 1], "log_x": "yes", legend "sideways").

@@ -111,7 +111,11 @@ void Workspace::start_check(const QString& path) {
 }
 
 void Workspace::set_verdict(const QString& path, const Verdict& verdict) {
-    verdicts_.insert(path, verdict);
+    Verdict v = verdict;
+    // Not there (an unmounted drive, a file moved away): missing, not unreadable; a project
+    // keeps it (it may come back), where it drops a file that is there and cannot be read.
+    if (v.final && !v.readable && !QFileInfo::exists(path)) v.missing = true;
+    verdicts_.insert(path, v);
     if (verdict.final) checking_.removeAll(path);
 }
 
@@ -230,12 +234,41 @@ int Workspace::add_view(const QString& kind, const QStringList& inputs, nlohmann
     v.settings = settings.is_object() ? std::move(settings) : nlohmann::json::object();
     v.charts = charts.is_array() ? std::move(charts) : nlohmann::json::array();
     views_ << v;
+    order_ << v.id;
     return v.id;
 }
 
 void Workspace::remove_view(int id) {
     views_.removeIf([id](const View& v) { return v.id == id; });
+    if (!kept_.count(id)) order_.removeAll(id);
     if (current_view_ == id) current_view_ = -1;
+}
+
+int Workspace::keep_view(ProjectView view) {
+    const int id = next_view_++;
+    view.verbatim = true;
+    kept_.emplace(id, std::move(view));
+    order_ << id;
+    return id;
+}
+
+std::vector<ProjectView> Workspace::kept_views() const {
+    std::vector<ProjectView> out;
+    for (const int id : order_)
+        if (const auto it = kept_.find(id); it != kept_.end()) out.push_back(it->second);
+    return out;
+}
+
+void Workspace::set_view_extra(int id, nlohmann::json extra, nlohmann::json unknown_settings) {
+    if (View* v = find_view(id)) {
+        v->extra = extra.is_object() ? std::move(extra) : nlohmann::json::object();
+        v->unknown_settings =
+            unknown_settings.is_object() ? std::move(unknown_settings) : nlohmann::json::object();
+    }
+}
+
+void Workspace::add_project_extra(const nlohmann::json& extra) {
+    if (extra.is_object()) extra_.update(extra);
 }
 
 Workspace::View* Workspace::find_view(int id) {
@@ -288,33 +321,57 @@ std::optional<Project> Workspace::take_ready_views() {
 
 Project Workspace::project() const {
     Project p;
+    p.extra = extra_;
     for (const auto& [file, name] : given_names().asKeyValueRange())
         p.names.emplace_back(file, name);
     for (const auto& [model, slot] : colour_slots().asKeyValueRange())
         p.colours.emplace_back(model, slot);
     // A file the loader found unreadable (not HDF5, a library crash) stays in the workspace with
     // its error but is not saved: the project would complain about it on every reopen (issue 26).
-    const auto refused = [this](const QStringList& files) {
-        return std::any_of(files.begin(), files.end(),
-                           [this](const QString& f) { return !refusal(f).isEmpty(); });
+    // A file that is not there (missing when it was checked, or now) is saved: an unmounted drive
+    // or a file moved away may come back, and the views on it with it.
+    const auto dropped = [this](const QString& f) {
+        if (refusal(f).isEmpty()) return false;
+        return !verdict(f).missing && QFileInfo::exists(f);
+    };
+    const auto refused = [&dropped](const QStringList& files) {
+        return std::any_of(files.begin(), files.end(), dropped);
     };
     for (const QString& f : files_)
-        if (refusal(f).isEmpty()) p.files << f;
+        if (!dropped(f)) p.files << f;
     p.runs = runs_;  // run directories, not actions
-    for (const View& v : views_) {
-        if (refused(v.inputs)) continue;
-        p.views.push_back({v.kind, v.inputs, v.settings, v.charts});
-        if (v.id == current_view_) p.current = static_cast<int>(p.views.size()) - 1;
+    // The views with a tab and those kept as they were read (keep_view), in the project's order.
+    for (const int id : order_) {
+        if (const auto kept = kept_.find(id); kept != kept_.end()) {
+            if (refused(kept->second.inputs)) continue;
+            p.views.push_back(kept->second);
+        } else if (const View* v = view(id)) {
+            if (refused(v->inputs)) continue;
+            nlohmann::json settings = v->settings;
+            for (const auto& [key, value] : v->unknown_settings.items())
+                if (!settings.contains(key)) settings[key] = value;
+            ProjectView pv{v->kind, v->inputs, std::move(settings), v->charts};
+            pv.extra = v->extra;
+            p.views.push_back(std::move(pv));
+        } else {
+            continue;
+        }
+        if (id == current_view_) p.current = static_cast<int>(p.views.size()) - 1;
     }
     // A project being opened is the workspace's already: its files still being read, its runs
     // and its views waiting for those files.
     if (waiting_) {
         for (const QString& f : waiting_->files)
-            if (!p.files.contains(f) && refusal(f).isEmpty()) p.files << f;
+            if (!p.files.contains(f) && !dropped(f)) p.files << f;
         for (const QString& r : waiting_->runs)
             if (!p.runs.contains(r)) p.runs << r;
-        for (const ProjectView& v : waiting_->views)
-            if (!refused(v.inputs)) p.views.push_back(v);
+        for (std::size_t i = 0; i < waiting_->views.size(); ++i) {
+            const ProjectView& v = waiting_->views[i];
+            if (refused(v.inputs)) continue;
+            p.views.push_back(v);
+            if (p.current < 0 && static_cast<int>(i) == waiting_->current)
+                p.current = static_cast<int>(p.views.size()) - 1;
+        }
     }
     return p;
 }

@@ -14,8 +14,10 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "app/gui/project_file.hpp"
 
@@ -50,10 +52,14 @@ public:
         bool readable = false;
         bool crashed = false;  ///< the HDF5 library crashed on it (in the child)
         QString error;
+        /// The file did not exist when its verdict came (set_verdict sets it): missing, not
+        /// unreadable — a drive not mounted, a file moved away that may come back.
+        bool missing = false;
     };
     /// `path` is being read by the loader (again): no verdict until it answers.
     void start_check(const QString& path);
-    /// The loader's answer on `path`; a final one ends its check.
+    /// The loader's answer on `path`; a final one ends its check. A final verdict of unreadable
+    /// on a file that does not exist is recorded as missing.
     void set_verdict(const QString& path, const Verdict& verdict);
     /// The verdict on `path` (default: none yet, not final).
     Verdict verdict(const QString& path) const { return verdicts_.value(path); }
@@ -100,6 +106,11 @@ public:
         QStringList inputs;
         nlohmann::json settings = nlohmann::json::object();
         nlohmann::json charts = nlohmann::json::array();  ///< AnalysisView::chart_options()
+        /// The keys of the project's view this version does not know, written back on save.
+        nlohmann::json extra = nlohmann::json::object();
+        /// The project's settings keys the view does not have (a newer version's), merged back
+        /// into its settings on save.
+        nlohmann::json unknown_settings = nlohmann::json::object();
     };
     /// Adds a view (a new tab); returns its id (never reused).
     int add_view(const QString& kind, const QStringList& inputs,
@@ -107,6 +118,20 @@ public:
                  nlohmann::json charts = nlohmann::json::array());
     /// Removes a view (its tab closed).
     void remove_view(int id);
+    /// A project's view that could not be restored (a file that is missing now, a kind this
+    /// version does not know, settings it could not apply, inputs that do not fit the analysis):
+    /// no tab, but saved with the project as it was read, at its place among the views. Returns
+    /// its id (an id of views' kind: set_current_view takes it). A view on a file that exists and
+    /// is refused is not saved (see project()).
+    int keep_view(ProjectView view);
+    /// The kept views (keep_view), in order.
+    std::vector<ProjectView> kept_views() const;
+    /// The keys a project's view holds that this version does not know, and its settings keys
+    /// the view's widget does not have: written back with the view on save.
+    void set_view_extra(int id, nlohmann::json extra, nlohmann::json unknown_settings);
+    /// The top-level keys of the projects opened that this version does not know (merged):
+    /// written back on save.
+    void add_project_extra(const nlohmann::json& extra);
     /// The view `id`, or nullptr; valid until a view is added or removed.
     const View* view(int id) const;
     /// Every view, in the order they were opened (the tabs' order).
@@ -122,7 +147,8 @@ public:
     void set_view_settings(int id, nlohmann::json settings);
     /// Sets a view's chart options (a zoom, a legend moved, a log axis: not commands).
     void set_view_charts(int id, nlohmann::json charts);
-    /// The view in front (-1: none); not a change of the workspace (modified() ignores it).
+    /// The view in front (-1: none; a kept view's id: the project's current view was not
+    /// restored); not a change of the workspace (modified() ignores it).
     void set_current_view(int id) { current_view_ = id; }
     int current_view() const { return current_view_; }
     /// A project's views that wait for the loader's final verdict on `awaited` before they open
@@ -134,8 +160,12 @@ public:
     std::optional<Project> take_ready_views();
 
     // The project ------------------------------------------------------------------------------
-    /// The workspace as a project: its readable files, runs, names, colours and views (a view on
-    /// a refused file is left out: it would complain on every reopen).
+    /// The workspace as a project: its files, runs, names, colours and views, the views kept as
+    /// they were read (keep_view) at their places, and the keys this version does not know. A
+    /// file that exists and that the loader refused (not HDF5, a library crash) is left out, and
+    /// so is every view that reads one: they would complain on every reopen (issue 26). A file
+    /// that is missing (Verdict::missing, or not there now) is kept, with its views: it may come
+    /// back. `current` is the view in front by its place in this list.
     Project project() const;
     QString project_path() const { return project_path_; }
     void set_project_path(const QString& path);
@@ -167,6 +197,9 @@ private:
     QString project_path_;
     nlohmann::json saved_;
     QList<View> views_;
+    std::map<int, ProjectView> kept_;  ///< by id
+    QList<int> order_;                 ///< the ids of views_ and kept_, in the project's order
+    nlohmann::json extra_ = nlohmann::json::object();
     int next_view_ = 1;
     int current_view_ = -1;
     std::optional<Project> waiting_;

@@ -174,6 +174,7 @@ QStringList WorkspaceController::known_paths() const {
 void WorkspaceController::open_project(const QString& path) {
     const Project p = Project::load(path);
     document_->set_project_path(path);
+    document_->add_project_extra(p.extra);  // a newer version's keys: written back on save
     const QStringList open = known_paths();
     // Before the files load: their items take the names, their models the colours.
     for (const auto& [file, name] : p.names)

@@ -12,8 +12,13 @@
 #include <QXYSeries>
 #include <QtTest>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <tuple>
 
 #include <QComboBox>
@@ -33,6 +38,7 @@
 #include "app/gui/project_file.hpp"
 #include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
+#include "engine/core/error.hpp"
 #include "view_test_support.hpp"
 #include "views/analysis_view.hpp"
 #include "views/array_browser_view.hpp"
@@ -64,6 +70,37 @@ QJsonObject read_json(const QString& path) {
     if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object();
 }
+
+// A project as a script, a person or a newer version writes it.
+bool write_text(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+}
+bool write_json(const QString& path, const nlohmann::json& j) {
+    return write_text(path, QByteArray::fromStdString(j.dump(2)));
+}
+nlohmann::json read_document(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
+}
+
+// Runs the workbench (headless: --export, --screenshot) and returns its exit code, -1 when it
+// crashed or did not end; its stderr in `err`.
+int run_workbench(const QStringList& args, QByteArray* err, int timeout_ms = 120000) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ROUTESCOPE_GUI_BIN), args);
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        return -1;
+    }
+    *err = p.readAllStandardError();
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
 }  // namespace
 
 class TestProject : public QObject {
@@ -74,6 +111,48 @@ private slots:
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
         QVERIFY2(QFile::exists(fixture("valid_full.dump.h5")), "run the fixtures_dumps test first");
+    }
+
+    // Saving on a disk that refuses the bytes (a child process with a file-size limit: the
+    // kernel's EFBIG, as a full disk's ENOSPC) throws, naming the file and the OS's reason, and
+    // leaves the project as it was. With QSaveFile (Qt 6.4) the save reported success and renamed
+    // an empty file over the project.
+    void aSaveTheDiskRefusesLeavesTheProjectAsItWas() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath("p.rsproj");
+        routescope::gui::Project p;
+        p.files << dir.filePath("a.dump.h5");
+        p.save(path);
+        QFile in(path);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray before = in.readAll();
+        in.close();
+        QVERIFY(before.size() > 0);
+        p.files << dir.filePath(QString(2000, 'b') + ".dump.h5");  // more than the limit below
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            std::signal(SIGXFSZ, SIG_IGN);
+            const rlimit limit{512, 512};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            try {
+                p.save(path);
+            } catch (const routescope::IoError& e) {
+                const QString m = QString::fromUtf8(e.what());
+                ::_exit(m.contains(path) && m.contains("File too large") ? 0 : 2);
+            } catch (...) {
+                ::_exit(3);
+            }
+            ::_exit(1);  // reported success
+        }
+        int status = 0;
+        QCOMPARE(::waitpid(child, &status, 0), child);
+        QVERIFY(WIFEXITED(status));
+        QCOMPARE(WEXITSTATUS(status), 0);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QCOMPARE(in.readAll(), before);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
     }
 
     void pathsAreRelativeToTheProjectAndMoveWithIt() {
@@ -896,8 +975,10 @@ private slots:
             QCOMPARE(doc.project().views.size(), std::size_t{1});
 
             // A project's views waiting for a file being read: the workspace's meanwhile; ready
-            // once its verdict is final; left out of the project when it is refused.
-            const QString other = "/nonexistent/other.dump.h5";
+            // once its verdict is final; left out of the project when it is there and refused
+            // (a missing file is kept: savingKeepsTheViewsThatCouldNotBeRestored).
+            const QString other = fresh_dir("document") + "/other.dump.h5";
+            QVERIFY(write_text(other, "not HDF5\n"));
             gui::Project opened;
             opened.files = {other};
             opened.views.push_back({"anisotropy", {other}, {{"centred", true}}});
@@ -1104,6 +1185,217 @@ private slots:
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(QString::fromUtf8(bad.readAllStandardError()).contains("missing.rsproj"));
         QVERIFY(!QFileInfo::exists(dir + "/out2"));
+    }
+
+    // Found by a probe: a project whose "files" listed itself (or A listed B and B listed A) was
+    // opened as a project again and again until the stack overflowed (SIGSEGV in --export and
+    // --screenshot), and a project listed in another's "files" was opened silently. "files"
+    // holds dumps and checkpoints (docs/formats/project.md): a project there is refused, naming
+    // the project file and the entry; exit 2 headless, a dialog in the window.
+    void aProjectListedInFilesIsRefusedNamingTheEntry() {
+        const QString dir = fresh_dir("project-in-files");
+        const std::string dump =
+            QDir(dir).relativeFilePath(fixture("valid_full.dump.h5")).toStdString();
+        const auto project = [](nlohmann::json files) {
+            return nlohmann::json{{"format", "routescope-project"},
+                                  {"version", 1},
+                                  {"files", std::move(files)},
+                                  {"views", nlohmann::json::array()}};
+        };
+        QVERIFY(write_json(dir + "/self.rsproj", project({"self.rsproj"})));
+        QVERIFY(write_json(dir + "/a.rsproj", project({"b.rsproj"})));
+        QVERIFY(write_json(dir + "/b.rsproj", project({"a.rsproj"})));
+        QVERIFY(write_json(dir + "/outer.rsproj", project({dump, "inner.RSPROJ"})));
+        for (const auto& [name, entry] : {std::pair{"self.rsproj", "files[0] 'self.rsproj'"},
+                                          std::pair{"a.rsproj", "files[0] 'b.rsproj'"},
+                                          std::pair{"outer.rsproj", "files[1] 'inner.RSPROJ'"}}) {
+            try {
+                (void)gui::Project::load(dir + "/" + name);
+                QFAIL(qPrintable(QString("%1 was read").arg(name)));
+            } catch (const FormatError& e) {
+                QVERIFY2(QString(e.what()).contains(dir + "/" + name) &&
+                             QString(e.what()).contains(entry),
+                         e.what());
+            }
+        }
+        // Headless: exit 2 (the project cannot be read), the reason on stderr, nothing written.
+        QByteArray err;
+        QCOMPARE(run_workbench({"--export", dir + "/a.rsproj", "--out", dir + "/out"}, &err), 2);
+        QVERIFY2(err.contains("a.rsproj") && err.contains("files[0] 'b.rsproj'"), err.constData());
+        QVERIFY(!QFileInfo::exists(dir + "/out"));
+        QCOMPARE(run_workbench({"--screenshot", dir + "/shot.png", dir + "/self.rsproj"}, &err), 2);
+        QVERIFY2(err.contains("self.rsproj") && err.contains("files[0]"), err.constData());
+        QVERIFY(!QFileInfo::exists(dir + "/shot.png"));
+        // The window: a dialog naming the entry, and it goes on.
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dir + "/self.rsproj");
+        QVERIFY(window.last_error());
+        QVERIFY2(window.last_error()->text().contains("files[0] 'self.rsproj'"),
+                 qPrintable(window.last_error()->text()));
+        window.last_error()->close();
+        QCOMPARE(window.analysis_views().size(), 0);
+    }
+
+    // Found by a probe: a project opened while one of its dumps was missing (an unmounted drive)
+    // and saved lost that dump and the view on it; views of an unknown kind (a newer version's),
+    // with settings that could not be applied, or with inputs that do not fit the analysis were
+    // lost too, and `current` moved to another view. A missing file is kept with its views, and
+    // each view that could not be restored is written back as it was read, at its place
+    // (docs/formats/project.md); a file that is there and unreadable is still left out, with its
+    // views (issue 26).
+    void savingKeepsTheViewsThatCouldNotBeRestored() {
+        const QString dir = fresh_dir("keep-views");
+        const std::string dump =
+            QDir(dir).relativeFilePath(fixture("valid_full.dump.h5")).toStdString();
+        QVERIFY(write_text(dir + "/garbage.dump.h5", "not HDF5\n"));
+        const nlohmann::json views = nlohmann::json::array(
+            {{{"kind", "anisotropy"}, {"inputs", {"gone.dump.h5"}}, {"settings", {{"m", 50}}}},
+             {{"kind", "transitions"}, {"inputs", {dump}}, {"settings", {{"measure", "angle"}}}},
+             {{"kind", "holography"},
+              {"inputs", {dump}},
+              {"settings", {{"depth", 3}}},
+              {"charts", nlohmann::json::array({{{"legend", "right"}}})}},
+             {{"kind", "similarity"}, {"inputs", {dump}}},  // a similarity needs two dumps
+             {{"kind", "anisotropy"}, {"inputs", {dump}}, {"settings", {{"m", "many"}}}},
+             {{"kind", "transitions"}, {"inputs", {"garbage.dump.h5"}}},
+             {{"kind", "pca"}, {"inputs", {dump}}}});
+        const auto save_and_read = [&](int current) {
+            const nlohmann::json written = {{"format", "routescope-project"},
+                                            {"version", 1},
+                                            {"files", {dump, "gone.dump.h5", "garbage.dump.h5"}},
+                                            {"views", views},
+                                            {"current", current}};
+            const QString path = dir + QString("/p%1.rsproj").arg(current);
+            if (!write_json(path, written)) return nlohmann::json();
+            gui::MainWindow window;
+            window.show();
+            window.open_project(path);
+            if (!QTest::qWaitFor([&] { return window.idle(); }, 60000)) return nlohmann::json();
+            QTest::qWait(100);
+            if (auto* box = window.last_error()) box->close();
+            if (window.modified()) return nlohmann::json("modified as opened");
+            // Saved into another directory too: the kept views' paths relative to it.
+            QDir(dir).mkpath("elsewhere");
+            window.save_project(dir + "/elsewhere/p.rsproj");
+            window.save_project(path);
+            return read_document(path);
+        };
+        const nlohmann::json saved = save_and_read(6);  // the PCA view
+        QVERIFY2(saved.is_object() && saved.contains("views"), saved.dump().c_str());
+        const nlohmann::json& out = saved["views"];
+        QVERIFY2(out.size() == 6, saved.dump(1).c_str());
+        // The views that could not be restored: as they were written.
+        for (const int i : {0, 2, 3, 4})
+            QVERIFY2(out[i] == views[i], (out[i].dump() + " != " + views[i].dump()).c_str());
+        // The views restored: with their settings (and the view's own besides).
+        QCOMPARE(out[1]["kind"], views[1]["kind"]);
+        QCOMPARE(out[1]["inputs"], views[1]["inputs"]);
+        QCOMPARE(out[1]["settings"]["measure"], views[1]["settings"]["measure"]);
+        QCOMPARE(out[5]["kind"], views[6]["kind"]);  // the view on the unreadable file is out
+        QCOMPARE(out[5]["inputs"], views[6]["inputs"]);
+        QCOMPARE(saved["current"].get<int>(), 5);  // still the PCA view
+        const nlohmann::json& files = saved["files"];
+        const auto lists = [&files](const std::string& f) {
+            return std::find(files.begin(), files.end(), f) != files.end();
+        };
+        QVERIFY2(lists(dump) && lists("gone.dump.h5") && !lists("garbage.dump.h5"),
+                 files.dump().c_str());
+        const nlohmann::json elsewhere = read_document(dir + "/elsewhere/p.rsproj");
+        QVERIFY2(elsewhere.is_object() && elsewhere["views"].size() == 6, elsewhere.dump().c_str());
+        QCOMPARE(elsewhere["views"][0]["inputs"], nlohmann::json({"../gone.dump.h5"}));
+        QCOMPARE(elsewhere["views"][0]["settings"], views[0]["settings"]);
+        QCOMPARE(elsewhere["views"][2]["kind"], views[2]["kind"]);
+        QCOMPARE(elsewhere["views"][2]["charts"], views[2]["charts"]);
+        // The project's current view not restored: still the current one.
+        const nlohmann::json again = save_and_read(0);
+        QVERIFY2(again.is_object() && again["views"].size() == 6, again.dump(1).c_str());
+        QCOMPARE(again["current"].get<int>(), 0);
+        QCOMPARE(again["views"][0], views[0]);
+    }
+
+    // Found by a probe: keys this version does not know (a newer version's, at the top, in a
+    // view, in a view's settings) were removed by a save. They are written back as they were.
+    void savingKeepsTheKeysThisVersionDoesNotKnow() {
+        const QString dir = fresh_dir("unknown-keys");
+        const std::string dump =
+            QDir(dir).relativeFilePath(fixture("valid_full.dump.h5")).toStdString();
+        const nlohmann::json written = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"files", {dump}},
+            {"views",
+             {{{"kind", "transitions"},
+               {"inputs", {dump}},
+               {"settings", {{"measure", "angle"}, {"future_setting", {{"n", 7}}}}},
+               {"future_view_key", "x"}}}},
+            {"current", 0},
+            {"future_top_key", {{"a", 1}, {"b", {1, 2}}}}};
+        QVERIFY(write_json(dir + "/p.rsproj", written));
+        {
+            gui::MainWindow window;
+            window.show();
+            window.open_project(dir + "/p.rsproj");
+            QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
+            QCOMPARE(window.analysis_views().size(), 1);
+            QVERIFY(!window.modified());  // as opened
+            window.save_project(dir + "/p.rsproj");
+        }
+        const nlohmann::json saved = read_document(dir + "/p.rsproj");
+        QVERIFY2(saved.is_object(), saved.dump().c_str());
+        QCOMPARE(saved.value("future_top_key", nlohmann::json()), written["future_top_key"]);
+        const nlohmann::json& view = saved["views"][0];
+        QCOMPARE(view.value("future_view_key", nlohmann::json()), nlohmann::json("x"));
+        QCOMPARE(view["settings"].value("future_setting", nlohmann::json()),
+                 written["views"][0]["settings"]["future_setting"]);
+        QCOMPARE(view["settings"]["measure"], nlohmann::json("angle"));
+    }
+
+    // Found by a probe: `routescope --screenshot OUT project.rsproj` of a project that cannot be
+    // read (a newer version, truncated JSON) exited 0 and said nothing. Exit 2 with the reason
+    // naming the file, as --export (docs/user-guide.md).
+    void aScreenshotOfAnUnreadableProjectExits2() {
+        const QString dir = fresh_dir("screenshot-bad");
+        QVERIFY(write_text(dir + "/future.rsproj",
+                           R"({"format": "routescope-project", "version": 2})"));
+        QVERIFY(write_text(dir + "/truncated.rsproj",
+                           R"({"format": "routescope-project", "files": [)"));
+        for (const QString name : {"future.rsproj", "truncated.rsproj"}) {
+            QByteArray err;
+            QCOMPARE(run_workbench({"--screenshot", dir + "/shot.png", dir + "/" + name}, &err), 2);
+            QVERIFY2(err.contains("routescope: error: ") && err.contains(name.toUtf8()),
+                     err.constData());
+            QVERIFY(!QFileInfo::exists(dir + "/shot.png"));
+        }
+    }
+
+    // Found by a probe: text from a project (a view kind, a file's path) was printed raw on
+    // stderr by a headless export: ESC, BEL and NUL reached the terminal (its title changed, its
+    // colours). Each control character is written as \xNN; the unknown kind is named with the
+    // project file and its place (views[1]).
+    void headlessOutputEscapesControlCharacters() {
+        const QString dir = fresh_dir("escapes");
+        const std::string dump =
+            QDir(dir).relativeFilePath(fixture("valid_full.dump.h5")).toStdString();
+        const nlohmann::json written = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"files", {dump, "gone\x1b[2J.dump.h5"}},
+            {"views",
+             {{{"kind", "anisotropy"}, {"inputs", {dump}}},
+              {{"kind", std::string("\x1b]0;pwned\x07\x1b[31mRED\0!", 20)}, {"inputs", {dump}}}}}};
+        QVERIFY(write_json(dir + "/esc.rsproj", written));
+        QByteArray err;
+        QCOMPARE(run_workbench({"--export", dir + "/esc.rsproj", "--out", dir + "/out"}, &err), 3);
+        for (const char c : err)
+            QVERIFY2((static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) || c == '\n',
+                     qPrintable(QString("a control byte 0x%1 on stderr:\n%2")
+                                    .arg(static_cast<unsigned char>(c), 2, 16, QChar('0'))
+                                    .arg(QString::fromUtf8(err).toHtmlEscaped())));
+        QVERIFY2(err.contains(R"(\x1B]0;pwned\x07\x1B[31mRED\x00!)") && err.contains("views[1]") &&
+                     err.contains("esc.rsproj"),
+                 err.constData());
+        QVERIFY2(err.contains(R"(gone\x1B[2J.dump.h5)"), err.constData());
     }
 
     // Found by an adversarial sweep (session 21): an export whose views could not be opened

@@ -8,6 +8,7 @@
 #include <QFontInfo>
 #include <QHash>
 #include <QImage>
+#include <QImageWriter>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -140,7 +141,24 @@ void write_via_temporary(const QString& path, Write write) {
 
 QSizeF export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
-    QImage image(png_pixel_size(print.print(), o.dpi), QImage::Format_ARGB32_Premultiplied);
+    const QSize pixels = png_pixel_size(print.print(), o.dpi);
+    // At most 2^28 pixels (1 GiB of image): a 1000 mm figure at 2400 dpi is 94,488 × 56,906
+    // pixels, 21.5 GB, which QImage allocated (minutes of drawing, the machine's memory) or failed
+    // to, saying only "cannot write PNG".
+    constexpr double kMaxPngPixels = 268435456.0;
+    const double count = static_cast<double>(pixels.width()) * pixels.height();
+    if (count > kMaxPngPixels)
+        throw IoError("cannot write PNG " + path.toStdString() + ": " +
+                      std::to_string(pixels.width()) + " × " + std::to_string(pixels.height()) +
+                      " pixels (" + std::to_string(static_cast<long long>(count * 4 / (1 << 20))) +
+                      " MiB of image) is more than the 268 million pixels (1 GiB) a PNG export "
+                      "draws: lower the DPI or the width; SVG and PDF keep the vector drawing at "
+                      "any size");
+    QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull())
+        throw IoError("cannot write PNG " + path.toStdString() + ": no memory for an image of " +
+                      std::to_string(pixels.width()) + " × " + std::to_string(pixels.height()) +
+                      " pixels: lower the DPI or the width");
     image.fill(Qt::white);
     const double scale = o.dpi / kLogicalDpi;
     // Record the resolution so that viewers and LaTeX place the figure at its physical size.
@@ -154,7 +172,13 @@ QSizeF export_png(const FigureSource& source, const QString& path, const FigureE
         print.paint(painter);
     }
     write_via_temporary(path, [&](const QString& tmp) {
-        if (!image.save(tmp, "PNG")) throw IoError("cannot write PNG " + path.toStdString());
+        QImageWriter writer(tmp, "PNG");
+        if (!writer.write(image))
+            throw IoError("cannot write PNG " + path.toStdString() + ": " +
+                          writer.errorString().toStdString() +
+                          (writer.device() && writer.device()->errorString().size()
+                               ? " (" + writer.device()->errorString().toStdString() + ")"
+                               : std::string()));
     });
     return print.print();
 }
@@ -366,10 +390,26 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
     check_export_options(options);
     if (!QDir().mkpath(dir)) throw IoError("cannot create directory " + dir.toStdString());
     const QString name = stem.isEmpty() ? source.figure_name() : stem;
+    // Each format on its own: a PNG too large to draw, or a disk that fills while it is written,
+    // does not cost the view its SVG, PDF and CSV. Every failure is reported, once all were tried.
     QStringList out;
-    for (auto format : {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv})
-        out += export_figure(source, QDir(dir).filePath(name + "." + figure_format_suffix(format)),
-                             format, options);
+    std::string failures;
+    for (auto format :
+         {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv}) {
+        try {
+            out +=
+                export_figure(source, QDir(dir).filePath(name + "." + figure_format_suffix(format)),
+                              format, options);
+        } catch (const ConfigError&) {
+            throw;  // the options or the panel: the same for every format
+        } catch (const std::exception& e) {
+            failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+        }
+    }
+    if (!failures.empty())
+        throw IoError(failures + (out.isEmpty() ? std::string()
+                                                : " (the other formats were written: " +
+                                                      std::to_string(out.size() / 2) + " of 4)"));
     return out;
 }
 

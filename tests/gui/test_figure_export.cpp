@@ -593,6 +593,29 @@ private slots:
                             QString(" vs 10^%1, 10^%2").arg(lo).arg(hi)));
     }
 
+    // The largest size the options allow (1000 mm at 2400 dpi: a PNG of about 94,488 pixels
+    // across, over QImage's 2 GiB) fails for the PNG alone, saying why; the SVG, PDF and CSV of
+    // the view are still written (they were skipped, and the error said only "cannot write PNG").
+    void aPngTooLargeToDrawCostsOnlyThePng() {
+        FigureExportOptions o;
+        o.width_mm = 1000;
+        o.dpi = 2400;
+        const QString dir = out_ + "/huge";
+        QDir(dir).removeRecursively();
+        try {
+            (void)export_all_formats(*view_, dir, o, "huge");
+            QFAIL("a PNG of 94,488 pixels across was reported written");
+        } catch (const routescope::IoError& e) {
+            const QString m = QString::fromUtf8(e.what());
+            QVERIFY2(m.contains("pixels") && m.contains("lower the DPI or the width") &&
+                         m.contains("3 of 4"),
+                     qPrintable(m));
+        }
+        QVERIFY(!QFile::exists(dir + "/huge.png"));
+        for (const char* suffix : {"svg", "pdf", "csv"})
+            QVERIFY2(QFileInfo(dir + "/huge." + suffix).size() > 0, suffix);
+    }
+
     void provenanceNamesTheInputHash() {
         const QString path = out_ + "/kernels_prov.png";
         const QStringList written = view_->export_to(path, 96);

@@ -1,6 +1,7 @@
 #include "app/gui/main_window.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include <QAction>
@@ -1404,6 +1405,14 @@ void MainWindow::restore_project_views(const Project& p) {
                     throw ConfigError("views[" + std::to_string(i) + "].settings." + key +
                                       ": expected " + kind(settings[key]) + ", found " +
                                       kind(value));
+                // A whole number where the view holds one: 1e23 or 2.5 for a sample size was cast
+                // to an integer ("got -9223372036854775808").
+                if (settings[key].is_number_integer() && value.is_number_float()) {
+                    const double d = value.get<double>();
+                    if (!(std::trunc(d) == d && std::abs(d) < 9.0e15))
+                        throw ConfigError("views[" + std::to_string(i) + "].settings." + key +
+                                          ": expected a whole number, found " + value.dump());
+                }
             }
             settings.update(v.settings);
             view->apply_settings(settings);

@@ -155,6 +155,27 @@ private slots:
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
     }
 
+    // A setting the view holds as a whole number given as 1e23 (a JSON number beyond 64 bits)
+    // or 2.5 is refused naming it; 1e23 was cast to an integer and reported as
+    // "got -9223372036854775808".
+    void aWholeNumberSettingMustBeWhole() {
+        const QString dir = fresh_dir("whole");
+        QVERIFY(QFile::copy(fixture("valid_full.dump.h5"), dir + "/a.dump.h5"));
+        for (const char* value : {"99999999999999999999999", "2.5"}) {
+            const QByteArray text =
+                QByteArray(R"({"format": "routescope-project", "files": ["a.dump.h5"],)") +
+                R"( "views": [{"kind": "anisotropy", "inputs": ["a.dump.h5"],)" +
+                R"( "settings": {"m": )" + value + "}}]}";
+            QVERIFY(write_text(dir + "/p.rsproj", text));
+            QByteArray err;
+            const int code =
+                run_workbench({"--export", dir + "/p.rsproj", "--out", dir + "/out"}, &err);
+            QVERIFY2(code == 3 && err.contains("views[0].settings.m: expected a whole number") &&
+                         !err.contains("-9223372036854775808"),
+                     err.constData());
+        }
+    }
+
     void pathsAreRelativeToTheProjectAndMoveWithIt() {
         const QString dir = fresh_dir("relative");
         QDir().mkpath(dir + "/data");

@@ -439,6 +439,16 @@ void GatesView::draw_histogram() {
                        .arg(outside)
                        .arg(g.values)
                        .arg(QString::fromStdString(g.range.source));
+        // Compared, the heatmaps' titles name each side's layer and gate, and the table beside
+        // the figure (and its CSV) holds the saturation shares: the histogram's title keeps one
+        // short line per side (at 183 mm and 10 pt its four lines left the plot too short for
+        // its y title, which --check-layout found clipped).
+        if (result_b_) {
+            QString line = tr("mean %1, std %2").arg(g.mean, 0, 'f', 3).arg(g.std, 0, 'f', 3);
+            if (const auto outside = g.below_range + g.above_range; outside > 0)
+                line += tr(" · %1 outside the range").arg(outside);
+            return line;
+        }
         return tr("Layer %1 %2: mean %3, std %4 · %5")
             .arg(g.layer)
             .arg(QString::fromStdString(g.gate))

@@ -112,6 +112,10 @@ private slots:
         QVERIFY(view.comparing());
         QVERIFY(view.result_b());
         QVERIFY(view.title().contains("|"));
+        // Readable in a journal's columns at 7–10 pt (at 183 mm and 10 pt the histogram's four
+        // title lines left its y title clipped).
+        const QStringList problems = view_test::journal_layout_problems(view);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
         // Both tables under a model column.
         QCOMPARE(view.table()->rowCount(), 16);
         QCOMPARE(view.table()->horizontalHeaderItem(0)->text(), QString("model"));

@@ -94,8 +94,27 @@ std::optional<std::string> unreadable_reason(const std::string& path) {
     quiet_errors();
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::exists(path, ec)) return "no such file";
-    if (fs::is_directory(path, ec)) return "a directory, not a file";
+    const fs::file_status st = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        // A symbolic link that leads back to itself, a directory that may not be searched: the
+        // OS's own reason, not "no such file".
+        if (ec == std::errc::too_many_symbolic_link_levels)
+            return "a symbolic link that leads back to itself (" + ec.message() + ")";
+        return "cannot reach the file (" + ec.message() + ")";
+    }
+    if (!fs::exists(st)) {
+        if (fs::is_symlink(fs::symlink_status(path, ec)))
+            return "a symbolic link to a file that does not exist";
+        return "no such file";
+    }
+    if (fs::is_directory(st)) return "a directory, not a file";
+    if (!fs::is_regular_file(st))
+        return std::string("not a regular file (") +
+               (fs::is_fifo(st)                                      ? "a FIFO"
+                : fs::is_socket(st)                                  ? "a socket"
+                : fs::is_character_file(st) || fs::is_block_file(st) ? "a device"
+                                                                     : "a special file") +
+               ")";
     const auto size = fs::file_size(path, ec);
     if (ec) return "cannot stat the file (" + ec.message() + ")";
     if (size == 0) return "an empty file (0 bytes)";

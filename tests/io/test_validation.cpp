@@ -2,6 +2,8 @@
 // valid file passes, every broken one is reported with the violation text the format predicts,
 // and no file makes the validator throw or crash. A fixture libhdf5 itself may crash on
 // ("hdf5_may_crash": a damaged /vocab heap) is checked in a child process, as `validate` does.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <QtTest>
 
 #include "engine/io/contained_validation.hpp"
@@ -111,6 +113,29 @@ private slots:
         const auto report = validate_file("/nonexistent/dir/x.dump.h5");
         QCOMPARE(report.exit_code(), 2);
         QVERIFY(QString::fromStdString(report.violations.at(0).text()).contains("no such file"));
+    }
+
+    // What a path that is no file is, in the file system's terms (mkfifo, ln -s): a FIFO or a
+    // device is "not a regular file" (it said "cannot stat the file (Operation not supported)"),
+    // a symbolic link loop is not "no such file", a dangling link says where it points.
+    void pathsThatAreNoFileSayWhatTheyAre() {
+        QTemporaryDir dir;
+        const std::string d = dir.path().toStdString();
+        QCOMPARE(::mkfifo((d + "/f.dump.h5").c_str(), 0600), 0);
+        QCOMPARE(::symlink("loop2", (d + "/loop1").c_str()), 0);
+        QCOMPARE(::symlink("loop1", (d + "/loop2").c_str()), 0);
+        QCOMPARE(::symlink("nowhere", (d + "/dangling").c_str()), 0);
+        const std::vector<std::pair<std::string, QString>> cases = {
+            {d + "/f.dump.h5", "not a regular file (a FIFO)"},
+            {"/dev/zero", "not a regular file (a device)"},
+            {d + "/loop1", "a symbolic link that leads back to itself"},
+            {d + "/dangling", "a symbolic link to a file that does not exist"}};
+        for (const auto& [path, needle] : cases) {
+            const auto report = validate_file(path);
+            QCOMPARE(report.exit_code(), 2);
+            const QString text = QString::fromStdString(report.violations.at(0).text());
+            QVERIFY2(text.contains(needle), qPrintable(text));
+        }
     }
 };
 

@@ -294,13 +294,13 @@ void check_export_options(const FigureExportOptions& o) {
         throw ConfigError("export DPI must be in 10..2400, got " + std::to_string(o.dpi));
     if (!(o.width_mm == 0 || (o.width_mm >= 20 && o.width_mm <= 1000)))
         throw ConfigError("figure width must be 20..1000 mm (or 0 for the on-screen size), got " +
-                          std::to_string(o.width_mm));
+                          QString::number(o.width_mm, 'g', 10).toStdString());
     if (o.panel < -1)
         throw ConfigError("the panel to export must be 1 or more, got " +
                           std::to_string(o.panel + 1));
     if (!(o.font_pt == 0 || (o.font_pt >= 4 && o.font_pt <= 36)))
         throw ConfigError("figure font size must be 4..36 pt (or 0 for the on-screen fonts), got " +
-                          std::to_string(o.font_pt));
+                          QString::number(o.font_pt, 'g', 10).toStdString());
 }
 
 QSizeF print_size(QSize logical, const FigureExportOptions& options) {
@@ -388,7 +388,23 @@ QStringList export_figure(const FigureSource& source, const QString& path,
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
                                const FigureExportOptions& options, const QString& stem) {
     check_export_options(options);
-    if (!QDir().mkpath(dir)) throw IoError("cannot create directory " + dir.toStdString());
+    if (!QDir().mkpath(dir)) {
+        // Why, in the file system's terms (it said only "cannot create directory").
+        QString why = "the file system refused it";
+        for (QFileInfo at(dir); !at.absoluteFilePath().isEmpty();
+             at = QFileInfo(at.absolutePath())) {
+            if (at.exists() && !at.isDir()) {
+                why = at.absoluteFilePath() + " is a file, not a directory";
+                break;
+            }
+            if (at.isDir()) {
+                if (!at.isWritable()) why = at.absoluteFilePath() + " is not writable";
+                break;
+            }
+            if (at.absoluteFilePath() == at.absolutePath()) break;  // the root
+        }
+        throw IoError("cannot create directory " + dir.toStdString() + ": " + why.toStdString());
+    }
     const QString name = stem.isEmpty() ? source.figure_name() : stem;
     // Each format on its own: a PNG too large to draw, or a disk that fills while it is written,
     // does not cost the view its SVG, PDF and CSV. Every failure is reported, once all were tried.

@@ -616,6 +616,23 @@ private slots:
             QVERIFY2(QFileInfo(dir + "/huge." + suffix).size() > 0, suffix);
     }
 
+    // An output folder that cannot be made says why (it said only "cannot create directory").
+    void anOutputFolderThatIsAFileSaysSo() {
+        const QString file = out_ + "/a-file";
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        for (const QString& dir : {file, file + "/sub"}) {
+            try {
+                (void)export_all_formats(*view_, dir, FigureExportOptions{}, "x");
+                QFAIL("exported into a file");
+            } catch (const routescope::IoError& e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains("a-file is a file, not a directory"),
+                         e.what());
+            }
+        }
+    }
+
     void provenanceNamesTheInputHash() {
         const QString path = out_ + "/kernels_prov.png";
         const QStringList written = view_->export_to(path, 96);

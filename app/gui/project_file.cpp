@@ -45,6 +45,11 @@ QStringList read_paths(const nlohmann::json& j, const char* key, const QDir& bas
     for (const auto& p : j[key]) {
         if (!p.is_string())
             throw FormatError(std::string("project: '") + key + "' holds a non-string entry");
+        // A path cannot hold a NUL ("\u0000" in JSON): HDF5 printed 40 lines of "Broken
+        // filename" and the view then said it needs a dump.
+        if (p.get<std::string>().find('\0') != std::string::npos)
+            throw FormatError(std::string("project: '") + key +
+                              "' holds a path with a NUL character, which no file name has");
         out << QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(p.get<std::string>())));
     }
     return out;

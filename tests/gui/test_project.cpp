@@ -176,6 +176,24 @@ private slots:
         }
     }
 
+    // A path with a NUL ("\u0000"), which no file name has, is refused naming the list.
+    void aPathWithANulIsRefused() {
+        const QString dir = fresh_dir("nul");
+        for (const char* key : {"files", "runs"}) {
+            nlohmann::json j = {{"format", "routescope-project"}};
+            j[key] = {std::string("a\0b.dump.h5", 11)};  // written as "a\u0000b.dump.h5"
+            QVERIFY(write_json(dir + "/p.rsproj", j));
+            try {
+                (void)routescope::gui::Project::load(dir + "/p.rsproj");
+                QFAIL("a path with a NUL was read");
+            } catch (const routescope::FormatError& e) {
+                QVERIFY2(
+                    QString(e.what()).contains(QString("'%1' holds a path with a NUL").arg(key)),
+                    e.what());
+            }
+        }
+    }
+
     void pathsAreRelativeToTheProjectAndMoveWithIt() {
         const QString dir = fresh_dir("relative");
         QDir().mkpath(dir + "/data");

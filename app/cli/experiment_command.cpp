@@ -451,11 +451,21 @@ void check_common_options(const ExperimentArgs& a) {
     (void)checked_device(a.device);
     // Each model of an experiment has its own architecture and folder (DIR/ARCH): one arch for
     // all of them trained every model into one folder, each over the last, under three labels.
-    for (const auto& s : a.sets)
+    for (const auto& s : a.sets) {
         if (s.starts_with("model.arch="))
             throw ConfigError("--set " + s +
                               ": an experiment compares the architectures it "
                               "names (docs/experiments.md); train one architecture with `train`");
+        // Its data are the protocol's: data.task=null trained a model on a file and then failed
+        // at the evaluation (exit 3); data.train beside the task was ignored.
+        // (slstm-vs-bert pretrains on a corpus, which data.train may name.)
+        for (const char* key : {"data.task=", "data.train=", "data.valid="})
+            if (a.name != kSlstmVsBert && s.starts_with(key))
+                throw ConfigError("--set " + s + ": experiment " + a.name +
+                                  " runs on its protocol's data (docs/experiments.md); its "
+                                  "task's sizes are data.task_params.*; train on a file of "
+                                  "your own with `train`");
+    }
 }
 
 // A seed grid's check before any seed starts: what a single run of the experiment refuses before

@@ -61,6 +61,14 @@ void number_with(data::ClassificationSet& set, const std::vector<std::string>& l
 data::TaskData run_task(const RunConfig& config) {
     if (!config.data.task || config.data.task->empty())
         throw ConfigError("data.task: the run has no built-in task");
+    // The task brings its own splits: a file beside it was ignored without a word (a researcher
+    // running `experiment gap-matching --set data.train=qnli.tsv` read a table of synthetic data).
+    for (const auto& [key, value] :
+         {std::pair{"data.train", &config.data.train}, std::pair{"data.valid", &config.data.valid}})
+        if (*value && !(*value)->empty())
+            throw ConfigError(std::string(key) + ": give either a file (" + **value +
+                              ") or data.task = " + *config.data.task +
+                              ", not both: the task generates its own examples");
     return data::generate_task(*config.data.task, task_params(config.data.task_params));
 }
 

@@ -247,6 +247,37 @@ private slots:
         QVERIFY2(r.err.contains("model.d_modle"), qPrintable(r.err));
     }
 
+    // An experiment runs on its protocol's data: a --set of data.task, data.train or data.valid
+    // is refused before anything trains (data.train beside the task was ignored, a table of
+    // synthetic data came back; data.task=null trained, then the evaluation failed, exit 3). A
+    // fine-tuning `train` given a task and a file is refused the same way.
+    void anExperimentsDataCannotBeReplaced() {
+        const QString file = qpath("pairs.tsv");
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("question\tsentence\tlabel\nq a?\ts a\tentailment\nq b?\ts c\tnot_entailment\n");
+        f.close();
+        for (const QString& set :
+             {"data.train=" + file, QString("data.task=null"), "data.valid=" + file}) {
+            const auto r = run_cli({"experiment", "gap-matching", "--out", qpath("own-data"),
+                                    "--steps", "2", "--set", set});
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains("runs on its protocol's data"), qPrintable(r.err));
+            QVERIFY(!QFile::exists(qpath("own-data") + "/bigs"));
+        }
+        QFile empty(qpath("defaults.json"));
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.write("{}");
+        empty.close();
+        const auto t = run_cli({"train", "--config", qpath("defaults.json"), "--out",
+                                qpath("task-and-file"), "--set", "data.task=gap-matching", "--set",
+                                "data.train=" + file, "--set", "train.objective=classify", "--set",
+                                "tokenizer.kind=bytes", "--set", "train.steps=2"});
+        QCOMPARE(t.exit_code, 2);
+        QVERIFY2(t.err.contains("give either a file") && t.err.contains("not both"),
+                 qPrintable(t.err));
+    }
+
     void unwritableOutIsAClearError() {
         // The test may run as root, for whom permission bits do not stop a write: a "directory"
         // whose parent is a regular file stops everyone.

@@ -398,11 +398,14 @@ nlohmann::json ImplicitAttentionResult::to_json() const {
     return {{"provenance", provenance.to_json()},
             {"layer", options.layer},
             {"example", options.example},
-            {"mode", options.mode},
+            // A mode applies to the mixing an SSM, Birdie or gMLP layer realises, a head to real
+            // attention probabilities: null where it did not apply (the result said "mode":
+            // "gated" of a BERT layer's probabilities, "head": 3 of a BiGS layer).
+            {"mode", source == "attention" ? nlohmann::json() : nlohmann::json(options.mode)},
             {"normalise", options.normalise},
             {"source", source},
             {"causal", causal},
-            {"head", options.head},
+            {"head", source == "attention" ? nlohmann::json(options.head) : nlohmann::json()},
             {"length", length},
             {"tokens", tokens},
             {"matrix", rows}};

@@ -68,6 +68,7 @@ struct AnalyzeArgs {
     std::int64_t length = 512;
     // similarity
     std::string vectors = "token", layer_a, layer_b;
+    bool mode_given = false, head_given = false;  ///< --mode / --head on the command line
     std::vector<std::string> measures;
     SimilarityOptions similarity;
     int length_bins = 0;  ///< similarity: --length-bins k (0: none)
@@ -295,6 +296,16 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.mode = a.mode;
         o.normalise = a.normalise;
         o.head = a.head;
+        // An option given for what the layer does not hold is refused, not ignored.
+        const bool attention = dump.attention_heads(o.layer) > 0;
+        if (attention && a.mode_given)
+            throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                              " holds attention probabilities: --mode applies to the mixing of an "
+                              "SSM, Birdie or gMLP layer; --head chooses a head");
+        if (!attention && a.head_given)
+            throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
+                              " holds no attention heads: --head applies to a dump written with "
+                              "--attention (bert, gated_att)");
         const auto r = implicit_attention(dump, o);
         out.add(r.to_json(), r.table());
     } else if (a.kind == "induction-heads") {
@@ -416,17 +427,20 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "similarity: share of the variance SVCCA keeps (default 0.99)");
     cmd->add_option("--example", a->example,
                     "implicit-attention: the example (row of /data; default 0)");
-    cmd->add_option("--mode", a->mode,
-                    "implicit-attention: forward, backward, sum (default) or gated");
+    CLI::Option* mode_option = cmd->add_option(
+        "--mode", a->mode, "implicit-attention: forward, backward, sum (default) or gated");
     cmd->add_option("--normalise", a->normalise,
                     "implicit-attention: raw (default), minmax or rownorm per row");
-    cmd->add_option("--head", a->head,
-                    "implicit-attention of a dump with attention probabilities (bert, dump "
-                    "--attention): the head, or -1 (default) for the mean of the heads");
+    CLI::Option* head_option =
+        cmd->add_option("--head", a->head,
+                        "implicit-attention of a dump with attention probabilities (bert, dump "
+                        "--attention): the head, or -1 (default) for the mean of the heads");
     cmd->add_option("--marker", a->marker,
                     "induction-heads: the /vocab piece before the copied symbol and at the query "
                     "(default trigger)");
-    return [a, flop_model_options, layer_option]() {
+    return [a, flop_model_options, layer_option, mode_option, head_option]() {
+        a->mode_given = mode_option->count() > 0;
+        a->head_given = head_option->count() > 0;
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.

@@ -350,6 +350,16 @@ int run_dump(const DumpArgs& a) {
                               "gated_att have; an SSM layer's implicit attention comes from "
                               "`analyze implicit-attention` on a dump with --gates)");
         o.layers = parse_dump_layers(a.layers, config.model.n_layers);
+        // --length cuts a --data file's examples; longer than the model's positions it was cut
+        // to model.max_len without a word, and with a task or a corpus it did nothing.
+        if (a.length > config.model.max_len)
+            throw ConfigError("--length " + std::to_string(a.length) + ": " + a.checkpoint +
+                              " reads at most model.max_len = " +
+                              std::to_string(config.model.max_len) + " tokens");
+        if (a.length > 0 && a.data.empty())
+            throw ConfigError(
+                "--length cuts the examples of a --data file; a task's examples "
+                "have the task's lengths, a corpus's data.seq_len");
         std::shared_ptr<data::Tokenizer> tokenizer =
             train::checkpoint_tokenizer(*ck_read, a.checkpoint);
         if (!a.task.empty() || (a.data.empty() && config.data.task))

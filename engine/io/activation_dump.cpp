@@ -271,7 +271,9 @@ bool has_prefix_layers(const ModelConfig& m) {
 
 std::vector<int> parse_dump_layers(const std::string& text, int n_layers) {
     std::vector<int> layers;
-    if (text == "all" || text.empty()) {
+    if (text.empty())  // `--layers ""` (a script's empty variable): not "all" by accident
+        throw ConfigError("--layers: empty (use all or indices such as 0,4,8)");
+    if (text == "all") {
         for (int l = 0; l <= n_layers; ++l)
             layers.push_back(l);
         return layers;

@@ -790,12 +790,51 @@ private slots:
         QVERIFY2(ref.exit_code == 0, qPrintable(ref.out + ref.err));
         QVERIFY(ref.out.contains("\"ok\": true"));
 
+        // Its implicit-attention view: --mode (an SSM's convolutions) does not apply to real
+        // attention and is refused, not ignored and recorded; --head does, and the result names
+        // the head and no mode.
+        const std::string ia = path("bert_attention.json");
+        auto view =
+            run_cli({"analyze", "implicit-attention", "--dump", QString::fromStdString(out),
+                     "--layer", "1", "--mode", "gated", "--out", QString::fromStdString(ia)});
+        QCOMPARE(view.exit_code, 2);
+        QVERIFY2(view.err.contains("holds attention probabilities"), qPrintable(view.err));
+        view = run_cli({"analyze", "implicit-attention", "--dump", QString::fromStdString(out),
+                        "--layer", "1", "--head", "0", "--out", QString::fromStdString(ia)});
+        QVERIFY2(view.exit_code == 0, qPrintable(view.err));
+        {
+            QFile f(QString::fromStdString(ia));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const auto j = nlohmann::json::parse(f.readAll().toStdString())["results"][0];
+            QCOMPARE(j["source"], nlohmann::json("attention"));
+            QCOMPARE(j["head"], nlohmann::json(0));
+            QVERIFY(j["mode"].is_null());
+        }
+
         const std::string refused = path("bigs_attention.dump.h5");
         const auto no = run_cli(args_of(
             {"dump", "--checkpoint", bigs_, "--out", refused, "--attention", "--examples", "2"}));
         QCOMPARE(no.exit_code, 2);
         QVERIFY2(no.err.contains("'bigs'") && no.err.contains("--attention"), qPrintable(no.err));
         QVERIFY(!std::filesystem::exists(refused));
+    }
+
+    // Options the dump cannot honour are refused (exit 2, nothing written): an empty --layers
+    // (it meant "all"), a --length beyond the model's positions (cut to model.max_len without a
+    // word) or given without --data (ignored).
+    void optionsTheDumpCannotHonourAreRefused() {
+        const std::string out = path("refused-options.dump.h5");
+        const std::vector<std::pair<QStringList, QString>> cases = {
+            {{"--layers", ""}, "--layers: empty"},
+            {{"--length", "100000"}, "reads at most model.max_len"},
+            {{"--length", "8"}, "--length cuts the examples of a --data file"}};
+        for (const auto& [extra, needle] : cases) {
+            const auto r = run_cli(
+                args_of({"dump", "--checkpoint", bert_, "--out", out, "--examples", "2"}) + extra);
+            QCOMPARE(r.exit_code, 2);
+            QVERIFY2(r.err.contains(needle), qPrintable(r.err));
+            QVERIFY(!std::filesystem::exists(out));
+        }
     }
 
     void gatesOfAnArchitectureWithoutGatesIsAClearError() {

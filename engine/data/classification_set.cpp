@@ -70,6 +70,13 @@ void for_each_line(const std::string& path, F&& fn) {
     std::int64_t n = 0;
     while (std::getline(in, line)) {
         ++n;
+        // Lines ended by CR alone (classic Mac OS, an old Excel export): the whole file reads as
+        // one line ("header has no label column", "no examples"); say what it is.
+        if (n == 1 && in.eof() && std::count(line.begin(), line.end(), '\r') >= 2)
+            throw FormatError(path +
+                              ": its lines end in CR alone (classic Mac OS), so it reads as one "
+                              "line: convert them, e.g. `tr '\\r' '\\n' < " +
+                              path + " > converted.tsv`");
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
         if (n == 1)

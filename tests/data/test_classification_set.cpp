@@ -249,6 +249,16 @@ private slots:
         const std::string xlsx = error_of([&] { read_classification(file("train.xlsx", "x")); });
         QVERIFY2(xlsx.find("expected .tsv, .csv, .jsonl or .json") != std::string::npos,
                  xlsx.c_str());
+        // Lines ended by CR alone (classic Mac OS): named, with the conversion (it said "header
+        // has no label column" or "no examples"). CRLF (Windows) reads as ever.
+        const std::string cr = error_of(
+            [&] { read_classification(file("mac.tsv", "sentence\tlabel\rgood\t1\rbad\t0\r")); });
+        QVERIFY2(cr.find("mac.tsv: its lines end in CR alone") != std::string::npos &&
+                     cr.find("tr '\\r' '\\n'") != std::string::npos,
+                 cr.c_str());
+        QCOMPARE(read_classification(file("win.tsv", "sentence\tlabel\r\ngood\t1\r\nbad\t0\r\n"))
+                     .examples.size(),
+                 std::size_t{2});
         // Excel's "Unicode Text" and Windows' Notepad "Unicode": UTF-16 little-endian with its
         // byte-order mark FF FE, each ASCII character followed by a NUL (the encoding by hand).
         const auto utf16le = [](const std::string& text) {

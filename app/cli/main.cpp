@@ -14,6 +14,7 @@
 #include "app/cli/exit_codes.hpp"
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
@@ -94,7 +95,14 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        app.exit(e);
+        // As every other error: "routescope-cli COMMAND: error: WHAT" (docs/cli.md), with the
+        // command whose options were being read.
+        std::string command;
+        for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->count() > 0; }))
+            command = " " + sub->get_name();
+        std::cerr << "routescope-cli" << command
+                  << ": error: " << routescope::data::printable_utf8(e.what()) << "\n"
+                  << "Run `routescope-cli" << command << " --help` for its options.\n";
         return exit_code(ErrorKind::usage);
     }
 

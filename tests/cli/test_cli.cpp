@@ -48,6 +48,14 @@ private slots:
         QCOMPARE(cli({"no-such-command"}).code, 2);
         QCOMPARE(cli({"validate"}).code, 2);
         QCOMPARE(cli({"inspect", "--no-such-flag", fixture("valid_full.dump.h5")}).code, 2);
+        // Errors of the option parser read as every other error (docs/cli.md, "Exit codes"):
+        // "routescope-cli COMMAND: error: WHAT".
+        const Run r = cli({"inspect", "--no-such-flag", fixture("valid_full.dump.h5")});
+        QVERIFY2(
+            r.err.startsWith("routescope-cli inspect: error: ") && r.err.contains("--no-such-flag"),
+            qPrintable(r.err));
+        QVERIFY2(cli({"no-such-command"}).err.startsWith("routescope-cli: error: "),
+                 qPrintable(cli({"no-such-command"}).err));
     }
 
     void validateMeetsTheExitCodeContract_data() {

@@ -61,12 +61,13 @@ void number_with(data::ClassificationSet& set, const std::vector<std::string>& l
 data::TaskData run_task(const RunConfig& config) {
     if (!config.data.task || config.data.task->empty())
         throw ConfigError("data.task: the run has no built-in task");
-    // The task brings its own splits: a file beside it was ignored without a word (a researcher
-    // running `experiment gap-matching --set data.train=qnli.tsv` read a table of synthetic data).
+    // The task brings its own splits: a classification file beside it was ignored without a word
+    // (`experiment gap-matching --set data.train=qnli.tsv` tabled synthetic data). A pretraining
+    // corpus a shipped configuration names (builtin:grammar) is the pretraining's, not this run's.
     for (const auto& [key, value] :
          {std::pair{"data.train", &config.data.train}, std::pair{"data.valid", &config.data.valid}})
-        if (*value && !(*value)->empty())
-            throw ConfigError(std::string(key) + ": give either a file (" + **value +
+        if (*value && data::classification_format(**value))
+            throw ConfigError(std::string(key) + ": give either a classification file (" + **value +
                               ") or data.task = " + *config.data.task +
                               ", not both: the task generates its own examples");
     return data::generate_task(*config.data.task, task_params(config.data.task_params));

@@ -274,7 +274,7 @@ private slots:
                                 "data.train=" + file, "--set", "train.objective=classify", "--set",
                                 "tokenizer.kind=bytes", "--set", "train.steps=2"});
         QCOMPARE(t.exit_code, 2);
-        QVERIFY2(t.err.contains("give either a file") && t.err.contains("not both"),
+        QVERIFY2(t.err.contains("give either a classification file") && t.err.contains("not both"),
                  qPrintable(t.err));
     }
 

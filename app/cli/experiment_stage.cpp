@@ -91,8 +91,19 @@ nlohmann::ordered_json read_json_file(const std::string& path) {
 
 void prepare_output_directory(const std::string& dir) {
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir))
+    // What is in the way, in the file system's terms ("File exists" said nothing of a dangling
+    // link or a file of that name).
+    namespace fs = std::filesystem;
+    if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec))
+        throw RuntimeFailure(dir +
+                             ": cannot create the output directory: it is a symbolic link to " +
+                             fs::read_symlink(dir, ec).string() + ", which does not exist");
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+        throw RuntimeFailure(dir +
+                             ": cannot create the output directory: a file of that name is "
+                             "there");
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
         throw RuntimeFailure(dir + ": cannot create the output directory" +
                              (ec ? " (" + ec.message() + ")" : ""));
     // One experiment at a time in a directory: a second one (the same command run twice, or a

@@ -286,6 +286,12 @@ private slots:
         QVERIFY(r.exit_code != 0);
         QCOMPARE(r.exit_code, 3);
         QVERIFY2(r.err.contains("afile/exp") && r.err.contains("cannot create"), qPrintable(r.err));
+        // A dangling symbolic link as --out is named as such (it said "File exists").
+        QVERIFY(QFile::link(qpath("nowhere"), qpath("dangling")));
+        const auto d = run_cli({"experiment", "induction", "--out", qpath("dangling")});
+        QCOMPARE(d.exit_code, 3);
+        QVERIFY2(d.err.contains("is a symbolic link to") && d.err.contains("which does not exist"),
+                 qPrintable(d.err));
     }
 };
 

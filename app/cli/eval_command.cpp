@@ -81,7 +81,10 @@ EvalInputs load_inputs(const EvalArgs& a) {
 // The --data corpus packed as in training, at --seq-len (default the checkpoint's data.seq_len).
 train::SequenceSet packed_corpus(const EvalArgs& a, const EvalInputs& in) {
     const RunConfig& config = in.checkpoint.config;
-    const int L = a.seq_len > 0 ? a.seq_len : config.data.seq_len;
+    // The default is the checkpoint's data.seq_len, at most its positions: a converter's /config
+    // that left data.seq_len at its default (128) beside max_len 32 was refused as "--seq-len:
+    // 128", an option never given.
+    const int L = a.seq_len > 0 ? a.seq_len : std::min(config.data.seq_len, config.model.max_len);
     if (L > config.model.max_len)
         throw ConfigError("--seq-len: " + std::to_string(L) + " is longer than model.max_len = " +
                           std::to_string(config.model.max_len));
@@ -187,7 +190,8 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
             throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
         return std::move(t.set);
     }
-    return train::classification_file(config, *in.tokenizer, a.data, config.data.seq_len,
+    return train::classification_file(config, *in.tokenizer, a.data,
+                                      std::min(config.data.seq_len, config.model.max_len),
                                       a.checkpoint, /*require_classifier=*/true);
 }
 

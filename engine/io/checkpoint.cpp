@@ -206,7 +206,20 @@ void read_floats(const std::string& path, const H5::Group& root, const std::stri
     std::size_t n = 1;
     for (auto s : shape)
         n *= static_cast<std::size_t>(s);
-    if (!all_finite(out, n)) bad(path, where, "non-finite value");
+    // As validate's value scan says it: which value, where, how many.
+    std::size_t count = 0, first = n;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(out[i])) {
+            if (count++ == 0) first = i;
+        }
+    if (count > 0)
+        bad(path, where,
+            std::string("non-finite value: ") +
+                (std::isnan(out[first]) ? "NaN"
+                 : out[first] > 0       ? "+Inf"
+                                        : "-Inf") +
+                " at flat index " + std::to_string(first) + " (" + std::to_string(count) +
+                " non-finite in all)");
 }
 
 Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead what) {

@@ -240,7 +240,7 @@ ValidationReport validate_checkpoint(const std::string& path, const ValidateOpti
             where = what.substr(0, what.find(": "));
             what = what.substr(where.size() + 2);
         }
-        report.violations.push_back({where, "what the loaders accept (read_checkpoint)", what});
+        report.violations.push_back({where, "a checkpoint every command can load", what});
     }
     return report;
 }

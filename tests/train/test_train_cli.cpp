@@ -339,6 +339,51 @@ private slots:
                  qPrintable(r.err));
     }
 
+    // A checkpoint another converter wrote may leave data.seq_len at its default (128) beside a
+    // shorter model.max_len: eval reads at most the model's positions (it refused "--seq-len:
+    // 128", an option never given); a --seq-len given beyond them is still refused. A NaN a
+    // converter left is named with its index (the input check said "found non-finite value").
+    void aCheckpointsOwnSeqLenBeyondItsPositionsIsReadAtMaxLen() {
+        const std::string out = path("converted");
+        auto r =
+            run_cli(args_of({"train", "--config",
+                             config_file("converted", train_test::tiny_bigs(path("words.txt"))),
+                             "--out", out, "--set", "train.steps=0"}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const std::string ck = out + "/model.ckpt.h5";
+        // h5py, as a converter would: /config's data.seq_len past model.max_len (64).
+        const QString edit = QString::fromStdString(
+            "import h5py, json\n"
+            "with h5py.File('" +
+            ck +
+            "', 'r+') as f:\n"
+            "    c = json.loads(f['config'].attrs['json'])\n"
+            "    c['data']['seq_len'] = c['model']['max_len'] + 64\n"
+            "    f['config'].attrs['json'] = json.dumps(c)\n");
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON), {"-c", edit});
+        QVERIFY(py.waitForFinished(60000) && py.exitCode() == 0);
+        r = run_cli(args_of({"eval", "--checkpoint", ck, "--data", path("words.txt")}));
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        r = run_cli(args_of(
+            {"eval", "--checkpoint", ck, "--data", path("words.txt"), "--seq-len", "1000"}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--seq-len: 1000"), qPrintable(r.err));
+        const QString nan = QString::fromStdString(
+            "import h5py, numpy as np\n"
+            "with h5py.File('" +
+            ck +
+            "', 'r+') as f:\n"
+            "    d = f['params/mlm.bias']\n"
+            "    v = d[()]; v[3] = np.nan; d[...] = v\n");
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON), {"-c", nan});
+        QVERIFY(py.waitForFinished(60000) && py.exitCode() == 0);
+        r = run_cli(args_of({"eval", "--checkpoint", ck, "--data", path("words.txt")}));
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains("/params/mlm.bias") && r.err.contains("NaN at flat index 3"),
+                 qPrintable(r.err));
+    }
+
     void vocabularyMismatchBetweenCheckpointAndTokenizerIsAnError() {
         // A checkpoint whose model has 100 ids but whose stored tokenizer (bytes) has 261.
         auto cj = train_test::tiny_bigs(path("words.txt"));

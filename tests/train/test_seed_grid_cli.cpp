@@ -29,21 +29,8 @@ using nlohmann::json;
 
 namespace {
 
-train_test::CliResult run_cli(const QStringList& args, int timeout_ms = 300000) {
-    const char* other = std::getenv("ROUTESCOPE_TEST_CLI");
-    QProcess p;
-    p.start(other && *other ? QString::fromUtf8(other) : QStringLiteral(ROUTESCOPE_CLI), args);
-    train_test::CliResult r;
-    if (!p.waitForStarted() || !p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("routescope-cli did not finish");
-        return r;
-    }
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+train_test::CliResult run_cli(const QStringList& args) {
+    return train_test::run_cli(args, 300000);
 }
 
 std::string read_text(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <cstdlib>
 
 #include <fstream>
 #include <random>
@@ -19,9 +20,12 @@ struct CliResult {
     QString out, err;
 };
 
+/// Runs routescope-cli, or the binary ROUTESCOPE_TEST_CLI names (a test checked against an older
+/// build without replacing build/bin).
 inline CliResult run_cli(const QStringList& args, int timeout_ms = 120000) {
+    const char* other = std::getenv("ROUTESCOPE_TEST_CLI");
     QProcess p;
-    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
+    p.start(other && *other ? QString::fromUtf8(other) : QStringLiteral(ROUTESCOPE_CLI), args);
     CliResult r;
     if (!p.waitForStarted() || !p.waitForFinished(timeout_ms)) {
         p.kill();

@@ -127,6 +127,26 @@ void refuse_regression_labels(const ClassificationSet& set) {
                           "' is a real number, as every label of the file is: " + kRegression);
 }
 
+// A table's labels that all read as whole numbers written as reals ("0.0", "1.0": pandas' to_csv
+// of a float column) are the classes 0 and 1, as a JSON Lines file's 1.0 is: the same data in
+// either format gives the same label names (a model trained on one evaluated the other with
+// "label '1.0' is not in the training label set"). Any label that is a name leaves them as they
+// are; a fractional one is a regression target (refuse_regression_labels).
+void integral_labels_as_integers(ClassificationSet& set) {
+    for (const auto& e : set.examples) {
+        if (e.label.empty()) continue;
+        char* end = nullptr;
+        const double v = std::strtod(e.label.c_str(), &end);
+        if (end != e.label.c_str() + e.label.size() || !std::isfinite(v) || v != std::trunc(v) ||
+            std::abs(v) > 9.0e15)
+            return;
+    }
+    for (auto& e : set.examples) {
+        if (e.label.empty() || e.label.find_first_of(".eE") == std::string::npos) continue;
+        e.label = std::to_string(static_cast<long long>(std::strtod(e.label.c_str(), nullptr)));
+    }
+}
+
 void finish(ClassificationSet& set) {
     if (set.examples.empty()) throw FormatError(set.path + ": no examples");
     refuse_regression_labels(set);
@@ -292,6 +312,7 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
         table.row(split_tabs(line), n);
     });
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
+    integral_labels_as_integers(set);
     unlabel_minus_one_split(set, require_labels);
     finish(set);
     return set;
@@ -377,6 +398,7 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
     }
     csv_free(&parser);
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
+    integral_labels_as_integers(set);
     unlabel_minus_one_split(set, require_labels);
     finish(set);
     return set;

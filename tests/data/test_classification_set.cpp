@@ -259,6 +259,22 @@ private slots:
         QCOMPARE(read_classification(file("win.tsv", "sentence\tlabel\r\ngood\t1\r\nbad\t0\r\n"))
                      .examples.size(),
                  std::size_t{2});
+        // The same float labels in every format name the same classes: pandas' to_csv writes
+        // 0.0 and 1.0, a JSON Lines file holds the numbers 0.0 and 1.0 (read as "0", "1").
+        const auto csv = read_classification(file("floats.csv", "sentence,label\na,1.0\nb,0.0\n"));
+        const auto tsv =
+            read_classification(file("floats.tsv", "sentence\tlabel\na\t1.0\nb\t0.0\n"));
+        const auto jsonl = read_classification(
+            file("floats.jsonl",
+                 "{\"text\": \"a\", \"label\": 1.0}\n{\"text\": \"b\", \"label\": 0.0}\n"));
+        QCOMPARE(jsonl.labels, (std::vector<std::string>{"0", "1"}));
+        QCOMPARE(csv.labels, jsonl.labels);
+        QCOMPARE(tsv.labels, jsonl.labels);
+        QCOMPARE(csv.examples[0].label_id, jsonl.examples[0].label_id);
+        // A name among them keeps every label as written.
+        QCOMPARE(
+            read_classification(file("mixed.tsv", "sentence\tlabel\na\t1.0\nb\tneutral\n")).labels,
+            (std::vector<std::string>{"1.0", "neutral"}));
         // Excel's "Unicode Text" and Windows' Notepad "Unicode": UTF-16 little-endian with its
         // byte-order mark FF FE, each ASCII character followed by a NUL (the encoding by hand).
         const auto utf16le = [](const std::string& text) {

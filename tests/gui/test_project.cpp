@@ -12,13 +12,9 @@
 #include <QXYSeries>
 #include <QtTest>
 
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <tuple>
 
 #include <QComboBox>
@@ -34,6 +30,7 @@
 #include <QTimer>
 #include <QUndoStack>
 
+#include "../file_size_limit.hpp"
 #include "app/gui/main_window.hpp"
 #include "app/gui/project_file.hpp"
 #include "app/gui/workspace.hpp"
@@ -130,26 +127,9 @@ private slots:
         in.close();
         QVERIFY(before.size() > 0);
         p.files << dir.filePath(QString(2000, 'b') + ".dump.h5");  // more than the limit below
-        const pid_t child = ::fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            std::signal(SIGXFSZ, SIG_IGN);
-            const rlimit limit{512, 512};
-            ::setrlimit(RLIMIT_FSIZE, &limit);
-            try {
-                p.save(path);
-            } catch (const routescope::IoError& e) {
-                const QString m = QString::fromUtf8(e.what());
-                ::_exit(m.contains(path) && m.contains("File too large") ? 0 : 2);
-            } catch (...) {
-                ::_exit(3);
-            }
-            ::_exit(1);  // reported success
-        }
-        int status = 0;
-        QCOMPARE(::waitpid(child, &status, 0), child);
-        QVERIFY(WIFEXITED(status));
-        QCOMPARE(WEXITSTATUS(status), 0);
+        const QString said = QString::fromStdString(
+            routescope::test_support::error_under_file_size_limit(512, [&] { p.save(path); }));
+        QVERIFY2(said.contains(path) && said.contains("File too large"), qPrintable(said));
         QVERIFY(in.open(QIODevice::ReadOnly));
         QCOMPARE(in.readAll(), before);
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);

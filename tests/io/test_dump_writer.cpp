@@ -1,14 +1,10 @@
 // DumpWriter writes files that pass validation, stream row by row, and never leave a partial file
 // under the final name. Its float16 conversion (half_bits, to_half) gives numpy's astype(float16)
 // bit for bit; its write queue keeps order, bounds memory and hands back the first error.
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <QtTest>
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +14,7 @@
 #include <thread>
 
 #include "../engine/half_test_values.hpp"
+#include "../file_size_limit.hpp"
 #include "engine/backend/device_array.hpp"
 #include "engine/backend/make_backend.hpp"
 #include "engine/core/error.hpp"
@@ -83,29 +80,11 @@ private slots:
         const std::string path = dir_.filePath("p.rsproj").toStdString();
         const std::string before = "{\"format\": \"routescope-project\"}\n";
         std::ofstream(path) << before;
-        const pid_t child = ::fork();
-        QVERIFY(child >= 0);
-        if (child == 0) {
-            std::signal(SIGXFSZ, SIG_IGN);
-            const rlimit limit{1024, 1024};
-            ::setrlimit(RLIMIT_FSIZE, &limit);
-            try {
-                write_text_atomically(path, std::string(4096, 'x'));
-            } catch (const RuntimeFailure& e) {
-                const std::string m = e.what();
-                ::_exit(m.find(path) != std::string::npos &&
-                                m.find("File too large") != std::string::npos
-                            ? 0
-                            : 2);
-            } catch (...) {
-                ::_exit(3);
-            }
-            ::_exit(1);  // reported success
-        }
-        int status = 0;
-        QCOMPARE(::waitpid(child, &status, 0), child);
-        QVERIFY(WIFEXITED(status));
-        QCOMPARE(WEXITSTATUS(status), 0);
+        const std::string said = test_support::error_under_file_size_limit(
+            1024, [&] { write_text_atomically(path, std::string(4096, 'x')); });
+        QVERIFY2(said.find(path) != std::string::npos &&
+                     said.find("File too large") != std::string::npos,
+                 said.c_str());
         std::ifstream in(path);
         const std::string after((std::istreambuf_iterator<char>(in)), {});
         QCOMPARE(after, before);

@@ -282,7 +282,9 @@ UnbiasedHsic hsic_unbiased(double xty_sq, double rr, double tx, double ty, doubl
 /// HSIC(Y, Y) not resolved to 10⁻⁶ of itself, or HSIC(X, Y) not to 10⁻⁶ of their geometric mean
 /// (a cross term near 0, two unrelated layers, is a score near 0, not a loss of precision).
 double cka_unbiased(const UnbiasedHsic& xy, const UnbiasedHsic& xx, const UnbiasedHsic& yy) {
-    const double scale = std::sqrt(xx.value * yy.value);
+    // The geometric mean as √a·√b: a·b overflows for vectors of order 10³⁸ (HSIC(X, X) ~ ‖X‖⁴)
+    // and underflows into double's subnormals for vectors of order 10⁻⁴⁰.
+    const double scale = std::sqrt(xx.value) * std::sqrt(yy.value);
     if (!(xx.rounding <= 1e-6 * xx.value) || !(yy.rounding <= 1e-6 * yy.value) ||
         !(xy.rounding <= 1e-6 * scale))
         return std::numeric_limits<double>::quiet_NaN();
@@ -494,7 +496,7 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
                 for (Index j = 0; j < nb; ++j) {
                     const double yy = centred_dot(self_b[j], kwb.col(j), kwb.col(j));
                     const double xy = centred_dot(cross(i, j), kwa.col(i), kwb.col(j));
-                    value(i, j) = xx > 0 && yy > 0 ? xy / std::sqrt(xx * yy) : nan;
+                    value(i, j) = xx > 0 && yy > 0 ? xy / (std::sqrt(xx) * std::sqrt(yy)) : nan;
                 }
             }
             boot.push_back(value);
@@ -744,7 +746,7 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                         // rank-deficient CᵀC can push the identical case a hair below 0.
                         set_value("procrustes", i, j,
                                   std::clamp(2.0 - 2.0 * singular_values(cxy).sum() /
-                                                       std::sqrt(x.trace * y.trace),
+                                                       (std::sqrt(x.trace) * std::sqrt(y.trace)),
                                              0.0, 2.0));
                     if (wants(r.measures, "svcca")) {
                         const Index kx = svcca_dims(x, options.svcca_variance),

@@ -242,6 +242,33 @@ def main():
     t.case("similarity: a bootstrap interval above its score is noted",
            similarity_bootstrap_above_score_is_noted)
 
+    # ---- similarity at float32's extremes: vectors of order 10^38 (finite) and subnormal ones
+    # (10^-40). A layer against itself has CKA 1 by definition (Kornblith et al. 2019), biased
+    # and unbiased, and every bootstrap resample of it too; HSIC(X, X)·HSIC(Y, Y) overflowed
+    # double at 10^38 (an unbiased CKA of 0 and an interval [0, 0]) and fell into double's
+    # subnormals at 10^-40 (1.0000032).
+    def similarity_at_float32_extremes():
+        S, L, d = 60, 6, 4
+        h = rng.standard_normal((S, L, d)).astype(np.float32)
+        for scale in (np.float32(1e38), np.float32(1e-40)):
+            big = (h * scale).astype(np.float32)
+            assert np.isfinite(big).all() and (big != 0).any()
+            p = t.path("extreme.dump.h5")
+            write_dump(p, {0: h, 1: big}, [L] * S)
+            r = t.run("analyze", "similarity", "--dump", p, "--dump", p, "--permutations", "0",
+                      "--bootstrap", "20", "--out", t.path("extreme.json"))
+            t.ok(r)
+            res = json.load(open(t.path("extreme.json")))["results"][0]
+            for name in ("linear_cka", "linear_cka_unbiased"):
+                v = res["measures"][name][1][1]
+                assert v is not None and abs(v - 1) < 1e-9, (scale, name, v)
+            g = res["gram"]["linear_cka"]
+            for key in ("observed", "ci_low", "ci_high"):
+                v = g[key][1][1]
+                assert v is not None and abs(v - 1) < 1e-9, (scale, key, v)
+    t.case("similarity: a layer of 1e38 or 1e-40 against itself is 1",
+           similarity_at_float32_extremes)
+
     # ---- implicit-attention: the message names the kernel dataset that is missing or short.
     def implicit_attention_names_the_kernel():
         h = rng.standard_normal((2, 6, 4))

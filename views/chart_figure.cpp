@@ -219,8 +219,10 @@ struct AxisTitle {
     double height = 0;   // wrapped to the plot's extent along the axis
 };
 
+/// An axis title as Qt Charts shows it: HTML when it looks like markup or holds an entity (a view
+/// escapes a model's name in it: "&lt;v2&gt;" is "<v2>"), else the text as it is.
 QString plain(const QString& text) {
-    if (!Qt::mightBeRichText(text)) return text;
+    if (!Qt::mightBeRichText(text) && !text.contains('&')) return text;
     QTextDocument doc;
     doc.setHtml(text);
     return doc.toPlainText();

@@ -254,7 +254,7 @@ void SimilarityView::draw_scatter() {
     if (!scatter_->isVisible()) return;
     const QString name_a = name_of(settings_.dump_a), name_b = name_of(settings_.dump_b);
     if (!scatter_error_.isEmpty()) {
-        scatter_->chart()->setTitle(scatter_error_);
+        scatter_->chart()->setTitle(scatter_error_.toHtmlEscaped());
         return;
     }
     const auto& p = scatter_result_;
@@ -270,8 +270,11 @@ void SimilarityView::draw_scatter() {
     scatter_->chart()->addSeries(points);
     // Short axis titles (a long one wraps past the panel's height at 183 mm and 10 pt); what the
     // variates are goes into the chart's title, which wraps across the width.
-    points->attachAxis(x_axis(scatter_, tr("%1, layer %2").arg(name_a).arg(p.layer_a)));
-    points->attachAxis(y_axis(scatter_, tr("%1, layer %2").arg(name_b).arg(p.layer_b)));
+    // Chart and axis titles are HTML to Qt Charts and to the figure: the names are escaped.
+    points->attachAxis(
+        x_axis(scatter_, tr("%1, layer %2").arg(name_a.toHtmlEscaped()).arg(p.layer_a)));
+    points->attachAxis(
+        y_axis(scatter_, tr("%1, layer %2").arg(name_b.toHtmlEscaped()).arg(p.layer_b)));
     fit_axes(scatter_);
     scatter_->chart()->setTitle(tr("First canonical pair (unit variance): ρ = %1 on %2 + %3 "
                                    "principal directions")
@@ -395,10 +398,11 @@ void SimilarityView::redraw() {
         }
         dashed(tr("null mean (n)"), null_mean, Qt::gray);
     }
-    x_axis(diagonal_, tr("relative depth ℓ / n_layers of %1").arg(name_a));
+    x_axis(diagonal_, tr("relative depth ℓ / n_layers of %1").arg(name_a.toHtmlEscaped()));
     y_axis(diagonal_, title);
     fit_axes(diagonal_);
-    diagonal_->chart()->setTitle(tr("Each layer against %1's at the same depth").arg(name_b));
+    diagonal_->chart()->setTitle(
+        tr("Each layer against %1's at the same depth").arg(name_b.toHtmlEscaped()));
 }
 
 analysis::CsvTable SimilarityView::figure_table() const {

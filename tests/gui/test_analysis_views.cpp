@@ -700,7 +700,28 @@ private slots:
             QTest::qWait(50);
             const QStringList named = view_test::journal_layout_problems(view);
             QVERIFY2(named.isEmpty(), qPrintable(named.join("\n")));
+            // Names that look like markup are text: the chart and axis titles that carry them
+            // (HTML to Qt Charts and to the figure) show them whole in the printed figure.
+            const QString markup_a = "BERT <small> x<y", markup_b = "BiGS <v2> & <i>c</i>";
+            routescope::views::set_display_name(first, markup_a);
+            routescope::views::set_display_name(twin, markup_b);
+            view.restyle();
+            QTest::qWait(50);
+            FigureExportOptions o;
+            o.width_mm = kDoubleColumnMm;
+            o.font_pt = 8;
+            QStringList texts;
+            for (const auto& t : figure_layout(view, o).texts)
+                texts << t.text;
+            const QString printed = texts.join(" ").simplified();
+            for (const QString& want :
+                 {QString("Each layer against %1's at the same depth").arg(markup_b),
+                  QString("relative depth ℓ / n_layers of %1").arg(markup_a),
+                  QString("%1, layer %2").arg(markup_a).arg(sc.layer_a),
+                  QString("%1, layer %2").arg(markup_b).arg(sc.layer_b)})
+                QVERIFY2(printed.contains(want), qPrintable(want + "\n  not in: " + printed));
             routescope::views::set_display_name(first, {});
+            routescope::views::set_display_name(twin, {});
             view.restyle();
             QTest::qWait(50);  // let the redrawn charts lay out, as a shown view does
         }

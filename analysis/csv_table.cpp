@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/data/utf8.hpp"
+
 namespace routescope::analysis {
 namespace {
 
@@ -17,7 +19,9 @@ std::string quote(const std::string& text) {
 }
 
 std::string cell(const nlohmann::json& value) {
-    if (value.is_string()) return quote(value.get<std::string>());
+    // A string from a dump (a vocabulary piece, a label) that is not UTF-8: U+FFFD for each bad
+    // byte, as the workbench shows it, so that the CSV stays UTF-8.
+    if (value.is_string()) return quote(data::valid_utf8(value.get<std::string>()));
     if (value.is_null()) return "";
     if (value.is_number_float()) {
         if (std::isnan(value.get<double>())) return "";  // as null: no value (the JSON's null)
@@ -25,7 +29,7 @@ std::string cell(const nlohmann::json& value) {
         std::snprintf(buffer, sizeof buffer, "%.17g", value.get<double>());  // round-trips a double
         return buffer;
     }
-    return quote(value.dump());
+    return quote(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace

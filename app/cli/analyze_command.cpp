@@ -537,8 +537,12 @@ CommandRunner setup_analyze(CLI::App& app) {
         refuse_if_changed();
         inputs_read();
         // The JSON and the CSV together: a CSV that cannot be written leaves no JSON either.
+        // A string of the dump that is not UTF-8 (a /vocab piece: validate --quick does not read
+        // them) is written with U+FFFD for each bad byte, as the workbench shows it.
         std::vector<std::pair<std::string, std::string>> files{
-            {a->out, nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(1) + "\n"}};
+            {a->out, nlohmann::json{{"kind", a->kind}, {"results", out.results}}.dump(
+                         1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                         "\n"}};
         if (!a->csv.empty()) files.emplace_back(a->csv, out.table.to_csv());
         write_texts_atomically(files);
         return kExitOk;

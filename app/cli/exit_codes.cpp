@@ -70,7 +70,8 @@ void unquiet_error_message() {
 int exit_for_current_exception(std::string_view command) {
     ClassifiedError e = classify_current_exception();
     if (g_quiet_error) return exit_code(e.kind);
-    e.message = data::printable_utf8(e.message);  // a hostile name's bytes as \xNN
+    // A hostile name's bytes and control characters (ESC, BEL) as \xNN; our own lines stay.
+    e.message = data::printable_text(e.message, true);
     std::cerr << "routescope-cli " << command << ": ";
     if (e.kind == ErrorKind::interrupted)
         std::cerr << e.message << "\n";

@@ -54,7 +54,7 @@ int check_input(const std::string& path, const InputCheck& check, std::string* r
          << (report.readable ? file_kind_name(report.kind) : "file") << ", "
          << report.violations.size() << " violation(s)\n";
     for (const auto& v : report.violations)
-        text << "  " << data::printable_utf8(v.text()) << "\n";
+        text << "  " << data::printable_text(v.text()) << "\n";
     if (report_text)
         *report_text += text.str();
     else

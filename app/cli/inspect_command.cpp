@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli/command.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/contained_validation.hpp"
 #include "engine/io/file_info.hpp"
 #include "engine/io/validation.hpp"
@@ -26,20 +27,23 @@ CommandRunner setup_inspect(CLI::App& app) {
         const ContainedInspection inspection = inspect_file_contained(*file, structure_only);
         const ValidationReport& report = inspection.report;
         if (!report.readable) {
-            std::cerr << *file << ": cannot inspect: " << report.violations.at(0).found << "\n";
+            std::cerr << *file
+                      << ": cannot inspect: " << data::printable_text(report.violations.at(0).found)
+                      << "\n";
             return kExitUsage;
         }
         if (!report.ok()) {
             std::cout << *file << ": does not follow its format (" << report.violations.size()
                       << " violation(s)):\n";
             for (const auto& v : report.violations)
-                std::cout << "  " << v.text() << "\n";
+                std::cout << "  " << data::printable_text(v.text()) << "\n";
         }
         if (!inspection.summary) {
             std::cout << std::flush;
             std::cerr << *file << ": cannot summarise: "
-                      << (inspection.summary_error.empty() ? "no summary"
-                                                           : inspection.summary_error)
+                      << (inspection.summary_error.empty()
+                              ? "no summary"
+                              : data::printable_text(inspection.summary_error, true))
                       << "\n";
             return kExitInvalid;
         }

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
         for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->count() > 0; }))
             command = " " + sub->get_name();
         std::cerr << "routescope-cli" << command
-                  << ": error: " << routescope::data::printable_utf8(e.what()) << "\n"
+                  << ": error: " << routescope::data::printable_text(e.what(), true) << "\n"
                   << "Run `routescope-cli" << command << " --help` for its options.\n";
         return exit_code(ErrorKind::usage);
     }

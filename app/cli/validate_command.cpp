@@ -36,7 +36,7 @@ CommandRunner setup_validate(CLI::App& app) {
                           << (report.readable ? file_kind_name(report.kind) : "file") << ", "
                           << report.violations.size() << " violation(s)\n";
                 for (const auto& v : report.violations)
-                    std::cout << "  " << data::printable_utf8(v.text()) << "\n";
+                    std::cout << "  " << data::printable_text(v.text()) << "\n";
             }
             worst = std::max(worst, report.exit_code());
         }

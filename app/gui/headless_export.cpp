@@ -43,28 +43,7 @@ std::string line(const QString& text) {
 }  // namespace
 
 std::string printable_text(std::string_view text) {
-    const std::string valid = data::printable_utf8(text);
-    std::string out;
-    out.reserve(valid.size());
-    const auto escape = [&out](unsigned char c) {
-        char escaped[8];
-        std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
-        out += escaped;
-    };
-    for (std::size_t i = 0; i < valid.size(); ++i) {
-        const auto c = static_cast<unsigned char>(valid[i]);
-        if (c < 0x20 || c == 0x7F) {
-            escape(c);
-        } else if (c == 0xC2 && i + 1 < valid.size() &&
-                   static_cast<unsigned char>(valid[i + 1]) >= 0x80 &&
-                   static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
-            escape(c);  // a C1 control (U+009B is a terminal's CSI)
-            escape(static_cast<unsigned char>(valid[++i]));
-        } else {
-            out += valid[i];
-        }
-    }
-    return out;
+    return data::printable_text(text);
 }
 
 std::string printable_text(const QString& text) {

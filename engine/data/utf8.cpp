@@ -140,6 +140,42 @@ std::string printable_utf8(std::string_view text) {
     return out;
 }
 
+std::string printable_text(std::string_view text, bool keep_lines) {
+    const std::string valid = printable_utf8(text);
+    std::string out;
+    out.reserve(valid.size());
+    const auto escape = [&out](unsigned char c) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+        out += escaped;
+    };
+    for (std::size_t i = 0; i < valid.size(); ++i) {
+        const auto c = static_cast<unsigned char>(valid[i]);
+        if (keep_lines && (c == '\n' || c == '\t')) {
+            out += valid[i];
+        } else if (c < 0x20 || c == 0x7F) {
+            escape(c);
+        } else if (c == 0xC2 && i + 1 < valid.size() &&
+                   static_cast<unsigned char>(valid[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+            escape(c);  // a C1 control (U+009B is a terminal's CSI)
+            escape(static_cast<unsigned char>(valid[++i]));
+        } else {
+            out += valid[i];
+        }
+    }
+    return out;
+}
+
+std::string valid_utf8(std::string_view text) {
+    if (!first_invalid_utf8(text)) return std::string(text);
+    std::string out;
+    out.reserve(text.size() + 8);
+    for (char32_t cp : decode_utf8(text))
+        append_utf8(out, cp);
+    return out;
+}
+
 std::string abbreviated(std::string_view text, std::size_t max_bytes) {
     if (text.size() <= max_bytes) return printable_utf8(text);
     std::size_t cut = max_bytes;

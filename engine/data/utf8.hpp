@@ -34,6 +34,17 @@ std::string wide_unicode_text(std::string_view first_bytes, const std::string& f
 /// a hostile file's dataset or key is then valid UTF-8 (a reader decoding stderr failed on it).
 std::string printable_utf8(std::string_view text);
 
+/// `text` as it may be printed on a terminal or a log: printable_utf8, and each control character
+/// (C0: NUL, BEL, ESC, newline, tab…; DEL; the C1 controls U+0080–U+009F, U+009B being a
+/// terminal's CSI) written as "\xNN" — a value read from a file (a model name with ESC ] 0; … BEL,
+/// or a newline that forges a line of a report) printed as it is. With keep_lines, newlines and
+/// tabs stay: a message of several lines of our own.
+std::string printable_text(std::string_view text, bool keep_lines = false);
+
+/// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD, as the workbench
+/// shows it: an output file (JSON, CSV) that quotes a hostile dump's strings stays valid UTF-8.
+std::string valid_utf8(std::string_view text);
+
 /// A value quoted in a message: printable_utf8 of its first `max_bytes` bytes, and when it is
 /// longer, "… (N bytes)" after them (a project's 4 MB setting was echoed whole, 4 MB of stderr).
 std::string abbreviated(std::string_view text, std::size_t max_bytes = 80);

@@ -11,6 +11,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/h5_file.hpp"
 
 namespace routescope {
@@ -172,30 +173,33 @@ FileInfo read_file_info(const std::string& path) {
 }
 
 std::string summary_text(const FileInfo& info) {
+    // Names and paths from the file with their control characters as \xNN (a model name with ESC
+    // sequences, or a newline that forges a line of this summary, printed as it is).
+    const auto v = [](const std::string& text) { return data::printable_text(text); };
     std::ostringstream s;
-    s << info.file << "\n";
+    s << v(info.file) << "\n";
     s << "  kind:      " << file_kind_name(info.kind) << " (format version " << info.format_version
       << "), " << human_bytes(info.file_size) << "\n";
-    if (!info.producer.empty()) s << "  producer:  " << info.producer << "\n";
-    if (!info.created.empty()) s << "  created:   " << info.created << "\n";
-    s << "  model:     " << (info.name.empty() ? "(unnamed)" : info.name) << " — arch " << info.arch
-      << ", " << info.n_layers << " layers, d_model " << info.d_model << "\n";
-    if (!info.checkpoint.empty()) s << "  from:      " << info.checkpoint << "\n";
+    if (!info.producer.empty()) s << "  producer:  " << v(info.producer) << "\n";
+    if (!info.created.empty()) s << "  created:   " << v(info.created) << "\n";
+    s << "  model:     " << (info.name.empty() ? "(unnamed)" : v(info.name)) << " — arch "
+      << v(info.arch) << ", " << info.n_layers << " layers, d_model " << info.d_model << "\n";
+    if (!info.checkpoint.empty()) s << "  from:      " << v(info.checkpoint) << "\n";
     if (info.kind == FileKind::Checkpoint) {
         s << "  params:    " << info.params.size() << " tensors, " << info.parameter_count
           << " values\n";
-        s << "  tokenizer: " << (info.tokenizer_kind.empty() ? "(none)" : info.tokenizer_kind)
+        s << "  tokenizer: " << (info.tokenizer_kind.empty() ? "(none)" : v(info.tokenizer_kind))
           << "\n";
         if (info.train_step) s << "  resumable: step " << *info.train_step << "\n";
         for (const auto& p : info.params)
-            s << "    " << p.path << "  " << p.dtype << " " << p.shape_text() << "\n";
+            s << "    " << v(p.path) << "  " << p.dtype << " " << p.shape_text() << "\n";
         return s.str();
     }
     s << "  examples:  S = " << info.examples << ", padded length L = " << info.length;
     if (info.vocab) s << ", vocabulary " << info.vocab;
     s << "\n  data:     ";
     for (const auto& d : info.data)
-        s << " " << d.path.substr(6) << " (" << d.dtype << " " << d.shape_text() << ")";
+        s << " " << v(d.path.substr(6)) << " (" << d.dtype << " " << d.shape_text() << ")";
     s << "\n  layers:    " << info.layers.size() << " stored\n";
     for (const auto& l : info.layers) {
         s << "    " << l.index << ":";
@@ -208,7 +212,7 @@ std::string summary_text(const FileInfo& info) {
         if (!l.gates.empty()) {
             s << ", gates";
             for (const auto& g : l.gates)
-                s << " " << g.path.substr(g.path.rfind('/') + 1) << g.shape_text();
+                s << " " << v(g.path.substr(g.path.rfind('/') + 1)) << g.shape_text();
         }
         s << "\n";
     }

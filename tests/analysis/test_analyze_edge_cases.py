@@ -269,6 +269,66 @@ def main():
     t.case("similarity: a layer of 1e38 or 1e-40 against itself is 1",
            similarity_at_float32_extremes)
 
+    # ---- strings of a dump that are not UTF-8 (a /vocab piece: validate --quick does not read
+    # them): the JSON and CSV are written with U+FFFD for each bad byte (RFC 3629; the workbench
+    # shows them so), not refused as an internal error while writing.
+    def vocab_piece_not_utf8_is_replaced():
+        import h5py
+        p = t.path("badvocab.dump.h5")
+        h = np.ones((2, 4, 2))
+        write_dump(p, {0: h, 1: 2 * h}, [4, 4], arch="bigs",
+                   kernels={1: {"forward": 0.5 ** np.arange(4), "backward": 0.5 ** np.arange(4)}})
+        with h5py.File(p, "a") as f:
+            f["data/tokens"][...] = np.array([[2, 5, 6, 3], [2, 6, 6, 3]], np.int32)
+            vocab = [b"[PAD]", b"[UNK]", b"[CLS]", b"[SEP]", b"[MASK]", b"bad\xff\xfeX", b"ok"]
+            f.create_dataset("vocab", data=np.array(vocab, dtype=object),
+                             dtype=h5py.string_dtype("utf-8"))
+        out, csv_out = t.path("badvocab.json"), t.path("badvocab.csv")
+        r = subprocess.run([t.cli, "analyze", "implicit-attention", "--dump", p, "--layer", "1",
+                            "--example", "0", "--out", out, "--csv", csv_out],
+                           capture_output=True, timeout=120)
+        assert r.returncode == 0, (r.returncode, r.stderr)
+        raw = open(out, "rb").read()
+        text = raw.decode("utf-8")  # raises on invalid UTF-8
+        assert "bad\ufffd\ufffdX" in json.dumps(json.loads(text), ensure_ascii=False), text[:400]
+        open(csv_out, "rb").read().decode("utf-8")
+    t.case("a /vocab piece that is not UTF-8 is written with U+FFFD",
+           vocab_piece_not_utf8_is_replaced)
+
+    # ---- control characters from a file's names (ESC sequences, BEL, a newline) are printed
+    # as \xNN by inspect, validate and analyze's errors: a hostile dump neither drives the
+    # terminal nor forges a line of a report (ECMA-48: ESC, BEL, CSI are the terminal's
+    # commands); inspect's output is UTF-8 for a name that is not.
+    def control_characters_are_escaped():
+        import h5py
+        p = t.path("esc.dump.h5")
+        write_dump(p, {0: np.ones((2, 4, 2))}, [4, 4])
+        with h5py.File(p, "a") as f:
+            f.attrs["producer"] = "x\x1b[2J\x07"
+            f["model"].attrs["name"] = "m\x1b]0;pwned\x07\n  layers:    forged line"
+            f["layers/\x1b[31mRED"] = np.zeros((2, 4, 2), np.float32)
+        for args in (["inspect", p], ["validate", p],
+                     ["analyze", "pca", "--dump", p, "--out", t.path("esc.json")]):
+            r = subprocess.run([t.cli, *args], capture_output=True, timeout=120)
+            out = r.stdout + r.stderr
+            raw = sorted({hex(c) for c in out if c < 0x20 and c != 0x0A})
+            assert not raw, (args[0], raw, out[:300])
+            assert b"forged line" not in out.split(b"\n")[0] or args[0] != "inspect"
+            assert not any(line.lstrip().startswith(b"layers:    forged")
+                           for line in out.split(b"\n")), (args[0], out[:400])
+            out.decode("utf-8")
+        r = subprocess.run([t.cli, "inspect", p], capture_output=True, timeout=120)
+        assert b"\\x1B]0;pwned\\x07\\x0A" in r.stdout, r.stdout[:400]
+        q = t.path("latin1.dump.h5")
+        write_dump(q, {0: np.ones((1, 2, 2))}, [2])
+        with h5py.File(q, "a") as f:
+            del f["model"].attrs["name"]
+            f["model"].attrs.create("name", np.bytes_(b"bad \xff\xfe name"))
+        r = subprocess.run([t.cli, "inspect", q], capture_output=True, timeout=120)
+        (r.stdout + r.stderr).decode("utf-8")
+        assert b"bad \\xFF\\xFE name" in r.stdout, r.stdout[:300]
+    t.case("control characters from a file are printed as \\xNN", control_characters_are_escaped)
+
     # ---- implicit-attention: the message names the kernel dataset that is missing or short.
     def implicit_attention_names_the_kernel():
         h = rng.standard_normal((2, 6, 4))

@@ -22,6 +22,30 @@
 
 using namespace routescope;
 
+namespace {
+/// A host vector's copy in a backend's device memory, released at the end of the scope.
+struct DeviceCopy {
+    template <class T>
+    DeviceCopy(Backend& b, const std::vector<T>& v) : backend(b), bytes(v.size() * sizeof(T)) {
+        p = b.allocate(bytes);
+        b.copy(p, v.data(), bytes, Backend::CopyKind::host_to_device);
+    }
+    ~DeviceCopy() { backend.release(p); }
+    DeviceCopy(const DeviceCopy&) = delete;
+    DeviceCopy& operator=(const DeviceCopy&) = delete;
+    float* f() const { return static_cast<float*>(p); }
+    template <class T>
+    std::vector<T> back() const {
+        std::vector<T> v(bytes / sizeof(T));
+        backend.copy(v.data(), p, bytes, Backend::CopyKind::device_to_host);
+        return v;
+    }
+    Backend& backend;
+    std::size_t bytes;
+    void* p = nullptr;
+};
+}  // namespace
+
 class TestCudaEmulation : public QObject {
     Q_OBJECT
 
@@ -137,7 +161,9 @@ private slots:
         for (float& v : x)
             v = normal(gen);
         // Σx²: both in double, in different orders (the GPU's chunks, then the chunks' sums).
-        const double want = cpu.sum_squares(x.data(), n), got = emu.sum_squares(x.data(), n);
+        // The emulated device takes device memory only (as a GPU's kernels do).
+        DeviceCopy dx(emu, x);
+        const double want = cpu.sum_squares(x.data(), n), got = emu.sum_squares(dx.f(), n);
         QVERIFY(std::fabs(got - want) <= 1e-12 * want);
 
         // AdamW over three spans with different rates and decays, two updates: bit-identical
@@ -167,10 +193,10 @@ private slots:
         QVERIFY(m1 == m2);
         QVERIFY(v1 == v2);
 
-        std::vector<float> s1 = x, s2 = x;
+        std::vector<float> s1 = x;
         cpu.scale(s1.data(), 0.37f, n);
-        emu.scale(s2.data(), 0.37f, n);
-        QVERIFY(s1 == s2);
+        emu.scale(dx.f(), 0.37f, n);
+        QVERIFY(s1 == dx.back<float>());
 
         // Read-outs: the first maximum (ties planted), the NLL in double, NaN where ignored.
         const std::int64_t rows = 9, width = 131;
@@ -191,10 +217,15 @@ private slots:
         for (std::int64_t j = 2; j < width; ++j)
             if (logits[3 * width + j] > logits[3 * width + row3]) row3 = j;
         std::vector<std::int32_t> targets = {0, 5, 77, -100, 130, 131, 3, 4, 5};
-        std::vector<std::int32_t> am1(rows), am2(rows);
-        std::vector<double> nll1(rows), nll2(rows);
+        std::vector<std::int32_t> am1(rows);
+        std::vector<double> nll1(rows);
         cpu.row_readout(logits.data(), targets.data(), rows, width, am1.data(), nll1.data());
-        emu.row_readout(logits.data(), targets.data(), rows, width, am2.data(), nll2.data());
+        DeviceCopy dlogits(emu, logits), dtargets(emu, targets),
+            dam(emu, std::vector<std::int32_t>(rows)), dnll(emu, std::vector<double>(rows));
+        emu.row_readout(dlogits.f(), static_cast<const std::int32_t*>(dtargets.p), rows, width,
+                        static_cast<std::int32_t*>(dam.p), static_cast<double*>(dnll.p));
+        const auto am2 = dam.back<std::int32_t>();
+        const auto nll2 = dnll.back<double>();
         QCOMPARE(am2, am1);
         QCOMPARE(am2[2], 5);
         QCOMPARE(am2[3], static_cast<std::int32_t>(row3));
@@ -208,6 +239,75 @@ private slots:
             }
             QVERIFY(std::fabs(nll1[r] - nll2[r]) <= 1e-12 * std::max(1.0, nll1[r]));
         }
+    }
+
+    // A GPU's kernels fault on host memory, and cudaMemcpy refuses a copy whose kind does not
+    // match its pointers; the host loops would not. The emulated device refuses both, naming the
+    // operation and the operand, so the device suite (every command on cuda-emulated) shows that
+    // the engine hands the CUDA backend device memory only.
+    void hostMemoryHandedToTheDeviceIsRefused() {
+        EmulatedCudaBackend emu;
+        std::vector<float> host(64, 1.0f);
+        DeviceCopy dev(emu, host);
+        const auto refused = [](auto&& f, const char* words) {
+            try {
+                f();
+            } catch (const Error& e) {
+                return QString(e.what()).contains(words) ? QString() : QString(e.what());
+            }
+            return QString("accepted");
+        };
+        QCOMPARE(refused([&] { emu.sum_squares(host.data(), host.size()); },
+                         "sum_squares() (256 bytes at"),
+                 QString());
+        QCOMPARE(refused([&] { emu.scale(host.data(), 2.0f, host.size()); }, "not device memory"),
+                 QString());
+        // One element past the allocation's end.
+        QCOMPARE(refused([&] { emu.scale(dev.f() + 1, 2.0f, host.size()); },
+                         "runs past the end of its device allocation"),
+                 QString());
+        QCOMPARE(refused([&] { emu.zero(host.data(), 4); }, "zero()"), QString());
+        emu.zero(nullptr, 4);  // nothing to zero: a no-op, as on the device
+        // Copies: a kind that does not match where its ends live.
+        QCOMPARE(refused([&] { emu.copy(dev.p, dev.p, 16, Backend::CopyKind::host_to_device); },
+                         "the source"),
+                 QString());
+        QCOMPARE(refused(
+                     [&] {
+                         emu.copy(host.data(), host.data() + 8, 16,
+                                  Backend::CopyKind::device_to_device);
+                     },
+                     "a device → device copy: the destination"),
+                 QString());
+        QCOMPARE(
+            refused([&] { emu.copy(dev.p, host.data(), 16, Backend::CopyKind::device_to_host); },
+                    "is device memory"),
+            QString());
+        // An op whose input is host memory: dense with x on the host, the weight on the device.
+        DeviceCopy w(emu, std::vector<float>(4 * 4, 0.5f)), y(emu, std::vector<float>(2 * 4));
+        ops::OpCall c;
+        c.op = ops::OpId::dense;
+        c.i[0] = 2;  // rows
+        c.i[1] = 4;  // in
+        c.i[2] = 4;  // out
+        ops::Layout layout(DType::f32);
+        ops::op_def(c.op).layout(c, layout);
+        c.n_operands = static_cast<std::uint8_t>(layout.size());
+        for (int k = 0; k < layout.size(); ++k) {
+            Tensor& t = c.t[static_cast<std::size_t>(k)];
+            t.dtype = layout[k].dtype;
+            t.rank = layout[k].rank;
+            t.shape = layout[k].shape;
+            if (layout[k].role != ops::Role::output && layout[k].role != ops::Role::saved)
+                ++c.n_inputs;
+        }
+        c.t[0].data = host.data();  // x: on the host
+        c.t[1].data = w.p;
+        c.t[c.n_operands - 1].data = y.p;
+        const QString message = refused([&] { emu.forward(c); }, "dense forward: the x");
+        QVERIFY2(message.isEmpty(), qPrintable(message));
+        c.t[0].data = w.p;  // now every operand on the device: it runs
+        emu.forward(c);
     }
 
     // The GEMM helper's row-major mapping, against a direct row-major product, all four

@@ -82,6 +82,8 @@ struct AdamWBody {
         ops::element::adamw_element(s.p[j], s.g[j], s.m[j], s.v[j], s.c);
     }
 };
+// A kernel's parameters are passed by value in at most 4 KB (CUDA before 12.1 and sm < 70).
+static_assert(sizeof(AdamWBody) <= 4096, "AdamWBody must fit a kernel's 4 KB of parameters");
 
 /// AdamW over all spans: one launch per kAdamWSpans spans.
 template <class X>

@@ -582,6 +582,13 @@ inline FftConvShape fft_conv_shape(const ops::OpCall& c) {
         throw Error("fft_conv: bad shape B = " + std::to_string(B) + ", L = " + std::to_string(L) +
                     ", d = " + std::to_string(d) + ", H = " + std::to_string(H) +
                     " (H must divide d)");
+    // cuFFT's plans (cufftPlanMany) index a batch's elements in int: B·d rows of 2L reals, and
+    // its spectra, past 2^31 elements are CUFFT_INVALID_SIZE (and 17 GB a buffer at d 1024, L 512,
+    // B 4096), so such a call is refused here, naming what to lower.
+    if ((B * d) * (2 * L + 2) > INT32_MAX)
+        throw Error("fft_conv on the CUDA device: " + std::to_string(B) + " sequences × " +
+                    std::to_string(d) + " channels × " + std::to_string(2 * L) +
+                    "-point FFTs exceed cuFFT's 2^31 elements per plan; use a smaller batch");
     return {B, L, d, H, 2 * L, L + 1, B * d, d / H};
 }
 

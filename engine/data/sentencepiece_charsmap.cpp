@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/data/utf8.hpp"
+
 namespace routescope {
 namespace {
 
@@ -183,6 +185,17 @@ std::optional<std::string> sentencepiece_charsmap_problem(std::string_view seria
                     problem = "piece " + std::to_string(piece) + " is " +
                               std::to_string(bytes.size()) + " bytes long; at most " +
                               std::to_string(kMaxPieceBytes) + " are accepted";
+                // SentencePiece's pieces are UTF-8 text (its trainer writes nothing else): a
+                // piece with other bytes went into a dump's /vocab that validate refuses, and one
+                // with a NUL was cut there to a duplicate of another piece.
+                if (!problem && f == 1) {
+                    if (const auto bad = data::first_invalid_utf8(bytes))
+                        problem = "piece " + std::to_string(piece) + " is not UTF-8 (byte " +
+                                  data::printable_utf8(bytes.substr(*bad, 1)) + " at offset " +
+                                  std::to_string(*bad) + ")";
+                    else if (bytes.find('\0') != std::string_view::npos)
+                        problem = "piece " + std::to_string(piece) + " holds a NUL byte";
+                }
             });
             ++piece;
             return;

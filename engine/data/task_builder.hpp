@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/data/random_stream.hpp"
 #include "engine/data/special_tokens.hpp"
 #include "engine/data/task.hpp"
@@ -41,10 +42,30 @@ inline void generate_splits(TaskData& data, const TaskParams& p,
             throw ConfigError("task " + data.name + ": " + kSplitNames[s] + " = " +
                               std::to_string(sizes[s]) + " examples, more than " +
                               std::to_string(kMaxTaskSplit) + " (the splits are held in memory)");
-        splits[s]->reserve(static_cast<std::size_t>(sizes[s]));
+        // And within this machine's memory, judged from the first example's own footprint
+        // (its record, its token vectors and attributes): n_train = 10^8 was a bad_alloc naming
+        // nothing.
         for (std::int64_t i = 0; i < sizes[s]; ++i) {
             RandomStream rng(p.seed ^ kTaskSalt, s, static_cast<std::uint32_t>(i));
-            splits[s]->push_back(make(rng));
+            TaskExample example = make(rng);
+            if (i == 0) {
+                const double each = sizeof(TaskExample) + 32.0 +
+                                    4.0 * static_cast<double>(example.input.capacity() +
+                                                              example.targets.capacity()) +
+                                    96.0 * static_cast<double>(example.attributes.size());
+                if (const double ram = physical_memory_bytes();
+                    ram > 0 && static_cast<double>(sizes[s]) * each > ram)
+                    throw ConfigError("data.task_params." + std::string(kSplitNames[s]) +
+                                      ": task " + data.name + "'s " + std::to_string(sizes[s]) +
+                                      " examples need about " +
+                                      std::to_string(static_cast<long long>(
+                                          static_cast<double>(sizes[s]) * each / (1 << 20))) +
+                                      " MiB, more than this machine's " +
+                                      std::to_string(static_cast<long long>(ram / (1 << 20))) +
+                                      " MiB (the splits are held in memory)");
+                splits[s]->reserve(static_cast<std::size_t>(sizes[s]));
+            }
+            splits[s]->push_back(std::move(example));
         }
     }
 }

@@ -11,6 +11,7 @@
 
 #include "engine/backend/make_backend.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/philox.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/block.hpp"
@@ -67,10 +68,6 @@ std::string mib(double bytes) {
     return std::to_string(static_cast<long long>(bytes / (1 << 20))) + " MiB";
 }
 
-double physical_memory_bytes() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
-}
 }  // namespace
 
 // A batch too large for memory is a configuration error naming the batch (it was a bare
@@ -96,6 +93,24 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     backend_ = make_backend(device, *pool_);
     Backend& be = *backend_;
     declare_all(params_, m);
+    // The parameters, and for training their gradients and AdamW's two moments, against this
+    // machine's memory before they are allocated. The configuration's estimate (config.cpp)
+    // stops only at 64 GiB, and a vocabulary the tokenizer sets (a vocab.txt of 10^6 pieces) is
+    // known only here: both ended in an allocation failure that named nothing.
+    if (const double ram = physical_memory_bytes(); device != Device::cuda && ram > 0) {
+        const double per = use == ModelUse::training ? 16.0 : 4.0;
+        const double bytes = per * static_cast<double>(params_.size());
+        if (bytes > ram)
+            throw ConfigError(
+                "model: its " + std::to_string(params_.size()) + " parameters need " + mib(bytes) +
+                (use == ModelUse::training
+                     ? " (16 bytes each: the weights, their gradients and AdamW's two moments)"
+                     : " (4 bytes each)") +
+                ", more than this machine's " + mib(ram) +
+                "; lower model.d_model, model.n_layers, model.max_len or the vocabulary "
+                "(model.vocab_size = " +
+                std::to_string(m.vocab_size) + ", the tokenizer's when a tokenizer sets it)");
+    }
     if (use == ModelUse::training)
         params_.allocate(be);
     else

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "engine/core/error.hpp"
 #include "engine/data/task.hpp"
@@ -92,6 +93,15 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
                           " no longer give its labels (data.train or data.task_params changed?)");
     t->config_.model = model;  // the checkpoint's (train.init_from's architecture merged in)
     t->build_model(/*pretrained=*/false);
+    // The steps train.epochs gives, below the checkpoint's step: nothing would run, and nothing
+    // did (exit 0), as with a train.steps below it (read_resume_point).
+    if (t->config_.train.epochs > 0 && t->config_.train.steps < ck.train->step)
+        throw ConfigError("train.epochs: " + std::to_string(t->config_.train.epochs) +
+                          " epoch(s) are " + std::to_string(t->config_.train.steps) +
+                          " steps, but " + checkpoint_path + " is at step " +
+                          std::to_string(ck.train->step) +
+                          ": a resumed run trains on to the end of its epochs, so give more "
+                          "epochs than that");
     load_params(ck, t->model_->params());
     // The best checkpoint so far, as the run logged it before the checkpoint's step.
     best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), ck.train->step,
@@ -222,7 +232,15 @@ void Finetuner::build_model(bool pretrained) {
         static_cast<std::int64_t>(B) * config_.train.grad_accum * dist::world().size();
     steps_per_epoch_ =
         (static_cast<std::int64_t>(train_.examples.size()) + rows_per_step - 1) / rows_per_step;
-    if (config_.train.epochs > 0) config_.train.steps = config_.train.epochs * steps_per_epoch_;
+    if (config_.train.epochs > 0) {
+        // epochs × steps per epoch in int64: 2^63 − 1 epochs wrapped to a negative step count,
+        // and nothing was trained (exit 0).
+        if (config_.train.epochs > std::numeric_limits<std::int64_t>::max() / steps_per_epoch_)
+            throw ConfigError("train.epochs: " + std::to_string(config_.train.epochs) +
+                              " epochs of " + std::to_string(steps_per_epoch_) +
+                              " steps each are more steps than a run can count (2^63 − 1)");
+        config_.train.steps = config_.train.epochs * steps_per_epoch_;
+    }
     model_ = std::make_unique<models::Model>(config_, B, config_.data.seq_len,
                                              config_.train.threads, options_.device);
     model_->backend().set_precision(parse_precision(config_.train.precision));

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""Sizes a training run cannot hold, refused before anything is allocated or trained (probe V,
+session 30): the answer is exit 2 naming the key (docs/cli.md's exit codes), never an allocation
+failure that names nothing (exit 3) nor a run that trains nothing and exits 0.
+
+Every run is under RLIMIT_AS = 8 GB, so that a binary without the checks fails fast instead of
+filling the machine. The sizes come from arithmetic on the inputs (a vocabulary of 10^6 pieces at
+d_model 8192 is 8.2·10^9 embedding weights, 131 GB at 16 bytes each), not from the code.
+
+    test_training_limits.py --cli routescope-cli --work DIR
+"""
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+
+
+def limited():
+    resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+
+class Suite:
+    def __init__(self, cli, work):
+        self.cli, self.work = cli, work
+        self.passed = self.failed = 0
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def run(self, *args):
+        return subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=300,
+                              preexec_fn=limited)
+
+    def case(self, name, fn):
+        try:
+            fn()
+            self.passed += 1
+            print(f"ok   {name}")
+        except AssertionError as e:
+            self.failed += 1
+            print(f"FAIL {name}: {e}")
+
+
+def physical_memory():
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    t = Suite(a.cli, a.work)
+    corpus = t.path("corpus.txt")
+    with open(corpus, "w") as f:
+        f.write("the cat sat on the mat\n" * 300)
+    classes = t.path("cls.tsv")
+    with open(classes, "w") as f:
+        f.write("sentence\tlabel\n")
+        for i in range(1, 41):
+            f.write(f"the cat sat {i}\t{i % 2}\n")
+
+    def config(name, text):
+        p = t.path(name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    # ---- a vocabulary the tokenizer sets: 10^6 WordPiece entries at d_model 8192 (8.2·10^9
+    # embedding weights, 131 GB with gradients and AdamW's moments). The configuration's
+    # model.vocab_size is the default's; the tokenizer's is known only when the model is made.
+    def tokenizer_vocabulary_beyond_memory():
+        if physical_memory() > 130e9:
+            print("     (skipped: this machine holds 131 GB)")
+            return
+        vocab = t.path("vocab.txt")
+        with open(vocab, "w") as f:
+            f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat",
+                               "on", "mat"] + [f"w{i}" for i in range(1_000_000)]) + "\n")
+        c = config("vocab.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 8192, "n_layers": 1, "max_len": 32,
+            "ssm": {{"n_modes": 4}}}},
+ "tokenizer": {{"kind": "wordpiece", "model": "{vocab}"}},
+ "data": {{"train": "{corpus}", "seq_len": 32}},
+ "train": {{"batch_size": 1, "steps": 1, "threads": 1}}}}""")
+        r = t.run("train", "--config", c, "--out", t.path("vocab-run"))
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "model.vocab_size = 1000010" in r.stderr and "parameters need" in r.stderr, \
+            r.stderr[-400:]
+        assert not os.path.exists(t.path("vocab-run/model.ckpt.h5"))
+    t.case("a tokenizer's vocabulary beyond memory is refused naming the vocabulary",
+           tokenizer_vocabulary_beyond_memory)
+
+    # ---- a task split held in memory: 10^8 copying examples (each at least its token vectors,
+    # tens of bytes) are several GB beyond 8 GB.
+    def task_split_beyond_memory():
+        c = config("ntrain.json", """{
+ "model": {"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 256, "ssm": {"n_modes": 4}},
+ "data": {"task": "copying", "task_params": {"n_train": 100000000, "n_valid": 10,
+                                              "n_test": 10}},
+ "train": {"batch_size": 2, "steps": 1, "threads": 1}}""")
+        r = t.run("train", "--config", c, "--out", t.path("ntrain-run"))
+        # On a machine with the memory for them, the run trains (exit 0); else exit 2 naming it.
+        assert r.returncode == 0 or (r.returncode == 2 and
+                                     "data.task_params.n_train" in r.stderr), \
+            (r.returncode, r.stderr[-400:])
+    t.case("a task split beyond memory is refused naming data.task_params.n_train",
+           task_split_beyond_memory)
+
+    # ---- train.epochs × steps per epoch past int64: 2^63 − 1 epochs of 20 steps.
+    def epochs_overflow():
+        c = config("epochs.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "data": {{"train": "{classes}", "seq_len": 32}},
+ "train": {{"objective": "classify", "batch_size": 2, "epochs": 9223372036854775807,
+            "threads": 1}}}}""")
+        r = t.run("train", "--config", c, "--out", t.path("epochs-run"), "--json")
+        assert r.returncode == 2 and "train.epochs" in r.stderr, (r.returncode, r.stderr[-400:])
+    t.case("train.epochs whose steps overflow is refused", epochs_overflow)
+
+    # ---- resuming a fine-tune with fewer epochs than its checkpoint's step: 40 examples at
+    # batch 2 are 20 steps an epoch; the checkpoint is at step 50, one epoch is 20 steps.
+    def resume_with_fewer_epochs():
+        c = config("resume.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "data": {{"train": "{classes}", "seq_len": 32}},
+ "train": {{"objective": "classify", "batch_size": 2, "epochs": 3, "threads": 1}}}}""")
+        run = t.path("resume-run")
+        r = t.run("train", "--config", c, "--out", run, "--until", "50", "--json")
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+        r = t.run("train", "--resume", run, "--set", "train.epochs=1", "--json")
+        assert r.returncode == 2 and "train.epochs" in r.stderr and "step 50" in r.stderr, \
+            (r.returncode, r.stderr[-400:])
+    t.case("resuming with fewer epochs than the checkpoint's step is refused",
+           resume_with_fewer_epochs)
+
+    # ---- a SentencePiece model whose piece is not UTF-8 (SentencePiece's pieces are UTF-8
+    # text): refused when read, naming the piece, instead of a dump /vocab that validate refuses.
+    def sentencepiece_piece_not_utf8():
+        model, sp_corpus = t.path("sp.model"), t.path("sp-corpus.txt")
+        with open(sp_corpus, "w") as f:
+            f.writelines(f"the cat sat on mat {i}\n" for i in range(1, 501))
+        r = t.run("tokenizer", "train", "--corpus", sp_corpus, "--vocab-size", "40", "--out",
+                  model)
+        assert r.returncode == 0, r.stderr[-400:]
+        data = open(model, "rb").read()
+        piece = "\u258110".encode()  # "▁10", one of the trained pieces
+        assert data.count(piece) >= 1, "the trained model has no piece ▁10"
+        bad = t.path("bad.model")
+        with open(bad, "wb") as f:  # the same length: the protobuf's lengths still hold
+            f.write(data.replace(piece, b"\xff\xfe\xfd10", 1))
+        c = config("sp.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "tokenizer": {{"kind": "sentencepiece", "model": "{bad}"}},
+ "data": {{"train": "{corpus}", "seq_len": 32}},
+ "train": {{"batch_size": 2, "steps": 1, "threads": 1}}}}""")
+        r = t.run("train", "--config", c, "--out", t.path("sp-run"))
+        assert r.returncode == 2 and "bad.model" in r.stderr and "not UTF-8" in r.stderr, \
+            (r.returncode, r.stderr[-400:])
+    t.case("a SentencePiece piece that is not UTF-8 is refused", sentencepiece_piece_not_utf8)
+
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,13 +10,15 @@ exactly those parameter names and the engine's semantics, and a loader:
     logits = model(input_ids, attention_mask, token_type_ids)
 
 Pure Python (torch, numpy); safetensors is parsed by hand, pytorch_model.bin is read with
-torch.load(weights_only=True): nothing in a file is executed.
+torch.load(weights_only=True): nothing in a file is executed. A file load cannot trust (a config
+that does not match the weights, tied tensors that differ, a FIFO, a malformed header ...) is a
+LoadError naming the file (docs/python.md, "What load refuses").
 """
 from . import safetensors
 from .bert import BertForMaskedLM, BertForSequenceClassification
 from .bigs import BigsForMaskedLM, BigsForSequenceClassification
-from .loading import LoadError, load, load_config, load_state_dict, model_class
+from .loading import LoadError, check_config, load, load_config, load_state_dict, model_class
 
 __all__ = ["BertForMaskedLM", "BertForSequenceClassification", "BigsForMaskedLM",
-           "BigsForSequenceClassification", "LoadError", "load", "load_config", "load_state_dict",
-           "model_class", "safetensors"]
+           "BigsForSequenceClassification", "LoadError", "check_config", "load", "load_config",
+           "load_state_dict", "model_class", "safetensors"]

@@ -22,6 +22,10 @@ from torch import nn
 import torch.nn.functional as F
 
 
+# The hidden_act values act_fn knows (transformers' names); routescope.load refuses any other.
+HIDDEN_ACTS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "relu")
+
+
 def act_fn(name):
     if name == "gelu":
         return lambda x: F.gelu(x)  # erf form
@@ -30,6 +34,38 @@ def act_fn(name):
     if name == "relu":
         return F.relu
     raise ValueError(f"hidden_act {name!r}")
+
+
+def state_dict_shapes(c, head):
+    """{name: shape} of the state_dict of BertForMaskedLM (head "mlm") or
+    BertForSequenceClassification ("classify") for config `c` (with num_labels for a classifier),
+    computed without building the module: routescope.load compares a file with it first, so that a
+    config.json cannot make it allocate what the file does not hold."""
+    V, d, P, T, I = (c["vocab_size"], c["hidden_size"], c["max_position_embeddings"],
+                     c["type_vocab_size"], c["intermediate_size"])
+    s = {"bert.embeddings.word_embeddings.weight": (V, d),
+         "bert.embeddings.position_embeddings.weight": (P, d),
+         "bert.embeddings.token_type_embeddings.weight": (T, d),
+         "bert.embeddings.LayerNorm.weight": (d,), "bert.embeddings.LayerNorm.bias": (d,),
+         "bert.embeddings.position_ids": (1, P)}
+    for i in range(c["num_hidden_layers"]):
+        p = f"bert.encoder.layer.{i}."
+        for dense, out, inp in (("attention.self.query", d, d), ("attention.self.key", d, d),
+                                ("attention.self.value", d, d), ("attention.output.dense", d, d),
+                                ("intermediate.dense", I, d), ("output.dense", d, I)):
+            s[p + dense + ".weight"], s[p + dense + ".bias"] = (out, inp), (out,)
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            s[p + norm + ".weight"], s[p + norm + ".bias"] = (d,), (d,)
+    if head == "mlm":
+        s.update({"cls.predictions.bias": (V,), "cls.predictions.transform.dense.weight": (d, d),
+                  "cls.predictions.transform.dense.bias": (d,),
+                  "cls.predictions.transform.LayerNorm.weight": (d,),
+                  "cls.predictions.transform.LayerNorm.bias": (d,),
+                  "cls.predictions.decoder.weight": (V, d), "cls.predictions.decoder.bias": (V,)})
+    else:
+        s.update({"bert.pooler.dense.weight": (d, d), "bert.pooler.dense.bias": (d,),
+                  "classifier.weight": (c["num_labels"], d), "classifier.bias": (c["num_labels"],)})
+    return s
 
 
 class BertEmbeddings(nn.Module):

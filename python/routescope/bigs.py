@@ -23,12 +23,64 @@ from torch import nn
 from .ssm import fft_conv, s4d_kernel
 
 
+# config.json's hidden_act for the blocks: the tanh gelu's names, then the erf gelu's.
+TANH_GELUS = ("gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh")
+ERF_GELUS = ("gelu_exact", "gelu_erf")
+# pooler_type: the non-padding mean, or the first token (as the engine's importer reads them).
+POOLER_TYPES = ("non_padding_mean", "mean", "first", "cls")
+# The defaults of the keys a BiGS config.json may leave out (the official port's).
+DEFAULTS = {"type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu", "num_ssm": 64,
+            "pooler_type": "non_padding_mean"}
+
+
+def _get(c, key):
+    """c[key], or its default (DEFAULTS) where config.json leaves it out."""
+    return c.get(key, DEFAULTS[key])
+
+
 def block_act(name):
-    if name in ("gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh"):
+    if name in TANH_GELUS:
         return lambda x: F.gelu(x, approximate="tanh")
-    if name in ("gelu_exact", "gelu_erf"):
+    if name in ERF_GELUS:
         return lambda x: F.gelu(x)
     raise ValueError(f"config.json: hidden_act {name!r} is not a gelu")
+
+
+def state_dict_shapes(c, head):
+    """{name: shape} of the state_dict of BigsForMaskedLM (head "mlm") or
+    BigsForSequenceClassification ("classify") for config `c` (with num_labels for a classifier,
+    type_embeddings as the modules read it), computed without building the module:
+    routescope.load compares a file with it first, so that a config.json cannot make it allocate
+    what the file does not hold."""
+    V, d, P, I = (c["vocab_size"], c["hidden_size"], c["max_position_embeddings"],
+                  c["intermediate_size"])
+    N = _get(c, "num_ssm")
+    s = {"bigs.embeddings.word_embeddings.weight": (V, d),
+         "bigs.embeddings.position_embeddings.weight": (P, d)}
+    if c.get("type_embeddings", True):
+        s["bigs.embeddings.token_type_embeddings.weight"] = (_get(c, "type_vocab_size"), d)
+    s["bigs.embeddings.LayerNorm.weight"], s["bigs.embeddings.LayerNorm.bias"] = (d,), (d,)
+    for i in range(c["num_hidden_layers"]):
+        p = f"bigs.encoder.layer.{i}."
+        s[p + "LayerNorm.weight"], s[p + "LayerNorm.bias"] = (d,), (d,)
+        for dense, out, inp in (("dv", I, d), ("du_forward", d, d), ("du_backward", d, d),
+                                ("duc_forward", d, d), ("duc_backward", d, d), ("dol", I, d),
+                                ("do", d, I)):
+            s[p + dense + ".weight"], s[p + dense + ".bias"] = (out, inp), (out,)
+        for ssm in ("fs4", "bs4"):
+            s.update({p + ssm + ".kernel.A_re": (N,), p + ssm + ".kernel.A_im": (N,),
+                      p + ssm + ".kernel.C": (N, 2), p + ssm + ".kernel.log_step": (1,),
+                      p + ssm + ".D": (1,)})
+    if head == "mlm":
+        s.update({"cls.predictions.bias": (V,), "cls.predictions.transform.dense.weight": (d, d),
+                  "cls.predictions.transform.dense.bias": (d,),
+                  "cls.predictions.transform.LayerNorm.weight": (d,),
+                  "cls.predictions.transform.LayerNorm.bias": (d,),
+                  "cls.predictions.decoder.weight": (V, d), "cls.predictions.decoder.bias": (V,)})
+    else:
+        s.update({"bigs.pooler.dense.weight": (d, d), "bigs.pooler.dense.bias": (d,),
+                  "classifier.weight": (c["num_labels"], d), "classifier.bias": (c["num_labels"],)})
+    return s
 
 
 def flip(x):
@@ -67,9 +119,9 @@ class BigsEmbeddings(nn.Module):
         d = c["hidden_size"]
         self.word_embeddings = nn.Embedding(c["vocab_size"], d)
         self.position_embeddings = nn.Embedding(c["max_position_embeddings"], d)
-        self.token_type_embeddings = (nn.Embedding(c.get("type_vocab_size", 2), d)
+        self.token_type_embeddings = (nn.Embedding(_get(c, "type_vocab_size"), d)
                                       if c.get("type_embeddings", True) else None)
-        self.LayerNorm = nn.LayerNorm(d, eps=c.get("layer_norm_eps", 1e-12))
+        self.LayerNorm = nn.LayerNorm(d, eps=_get(c, "layer_norm_eps"))
 
     def forward(self, input_ids, token_type_ids=None):
         L = input_ids.shape[1]
@@ -86,8 +138,8 @@ class BigsLayer(nn.Module):
     def __init__(self, c):
         super().__init__()
         d, inner = c["hidden_size"], c["intermediate_size"]
-        self.act = block_act(c.get("hidden_act", "gelu"))
-        self.LayerNorm = nn.LayerNorm(d, eps=c.get("layer_norm_eps", 1e-12))
+        self.act = block_act(_get(c, "hidden_act"))
+        self.LayerNorm = nn.LayerNorm(d, eps=_get(c, "layer_norm_eps"))
         self.dv = nn.Linear(d, inner)
         self.du_forward = nn.Linear(d, d)
         self.du_backward = nn.Linear(d, d)
@@ -95,8 +147,8 @@ class BigsLayer(nn.Module):
         self.duc_backward = nn.Linear(d, d)
         self.dol = nn.Linear(d, inner)
         self.do = nn.Linear(inner, d)
-        self.fs4 = S4(c.get("num_ssm", 64))
-        self.bs4 = S4(c.get("num_ssm", 64))
+        self.fs4 = S4(_get(c, "num_ssm"))
+        self.bs4 = S4(_get(c, "num_ssm"))
 
     def forward(self, h):
         X = self.LayerNorm(h)
@@ -123,7 +175,7 @@ class BigsPooler(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
-        self.first = c.get("pooler_type", "non_padding_mean") in ("first", "cls")
+        self.first = _get(c, "pooler_type") in ("first", "cls")
 
     def forward(self, h, attention_mask):
         if self.first:
@@ -153,7 +205,7 @@ class BigsPredictionHeadTransform(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
-        self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=c.get("layer_norm_eps", 1e-12))
+        self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=_get(c, "layer_norm_eps"))
 
     def forward(self, h):
         return self.LayerNorm(F.gelu(self.dense(h)))  # gelu_erf (MODELS.md: heads use erf)

@@ -1,13 +1,19 @@
 """safetensors read and written by hand (json + numpy; the `safetensors` package is not needed).
 
-Format (huggingface/safetensors): 8 bytes little-endian N, N bytes of JSON header
+Format (huggingface/safetensors): 8 bytes little-endian N, N bytes of UTF-8 JSON header
 {name: {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, "__metadata__": {...}},
 then the data; offsets are relative to the first byte after the header. Every size and offset is
 checked against the file before anything is read, and every problem is a SafetensorsError naming
-the file and the tensor.
+the file and the tensor. What the reference reader (the Rust crate) refuses is refused here too:
+a header over 100,000,000 bytes, a name given twice, a `__metadata__` that is not a map of strings
+to strings, a shape whose element count does not fit the data_offsets span, and data that the
+tensors do not cover exactly (their spans, sorted, must run from 0 to the end of the file with no
+gap, overlap or trailing byte). Only a regular file is opened: a FIFO would block open() forever.
 """
 import json
+import math
 import os
+import stat
 import struct
 
 import numpy as np
@@ -15,75 +21,183 @@ import numpy as np
 DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I8": "i1",
           "U8": "u1", "BOOL": "?"}  # BF16 is read separately (numpy has no bfloat16)
 
+# The reference reader's limit on the JSON header (its HeaderTooLarge).
+MAX_HEADER_BYTES = 100_000_000
+
 
 class SafetensorsError(ValueError):
     """A malformed safetensors file; the message names the file and the tensor or header."""
 
 
-def read_header(path):
-    """(header dict without __metadata__, metadata dict, data offset, file size)."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        head = f.read(8)
-        if len(head) < 8:
-            raise SafetensorsError(f"{path}: header: file too short for the 8-byte header length")
-        (n,) = struct.unpack("<Q", head)
-        if n > size - 8:
-            raise SafetensorsError(f"{path}: header: declares {n} header bytes, the file has "
-                                   f"{size - 8} after the length")
-        try:
-            header = json.loads(f.read(n))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise SafetensorsError(f"{path}: header: not valid JSON ({e})") from None
+class NotRegularFile(OSError):
+    """A path that is a directory, FIFO, device or socket where a file is read."""
+
+
+def cut(name, limit=200):
+    """A name from a file for a message: itself, or its first `limit` characters and its length
+    (a header may name a tensor with a megabyte of text)."""
+    return name if len(name) <= limit else f"{name[:limit]}... ({len(name)} characters)"
+
+
+def file_kind(mode):
+    """What a st_mode that is not a regular file is, in words."""
+    for test, words in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a file"
+
+
+def open_regular(path):
+    """`path` opened for binary reading if it is a regular file (symbolic links followed), else
+    NotRegularFile; other OSErrors (missing, unreadable, a link loop) propagate. os.stat decides
+    before anything is opened, and the descriptor is checked again once opened (non-blocking, so
+    that a FIFO put there in between cannot block the open)."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(f"not a regular file ({file_kind(mode)})")
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_RDONLY | nonblock | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(f"not a regular file ({file_kind(mode)})")
+        if nonblock:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def os_reason(e):
+    """The words of an OSError for a message that already names the file."""
+    if isinstance(e, NotRegularFile):
+        return str(e)
+    return f"cannot be read ({e.strerror or e})"
+
+
+def _open(path):
+    try:
+        return open_regular(path)
+    except OSError as e:
+        raise SafetensorsError(f"{path}: {os_reason(e)}") from None
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _unique_keys(pairs):
+    """json object_pairs_hook: a dict, or _Duplicate for a key given twice (json would keep the
+    last one silently, where the reference reader refuses the file)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out
+
+
+def _header(f, path):
+    """(header, metadata, data offset, file size) of the open file `f`."""
+    size = os.fstat(f.fileno()).st_size
+    head = f.read(8)
+    if len(head) < 8:
+        raise SafetensorsError(f"{path}: header: file too short for the 8-byte header length")
+    (n,) = struct.unpack("<Q", head)
+    if n > size - 8:
+        raise SafetensorsError(f"{path}: header: declares {n} header bytes, the file has "
+                               f"{size - 8} after the length")
+    if n > MAX_HEADER_BYTES:
+        raise SafetensorsError(f"{path}: header: declares {n} header bytes, more than the "
+                               f"{MAX_HEADER_BYTES} the format allows")
+    raw = f.read(n)
+    if len(raw) != n:
+        raise SafetensorsError(f"{path}: header: {len(raw)} of its {n} bytes could be read")
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except UnicodeDecodeError as e:
+        raise SafetensorsError(f"{path}: header: not valid JSON (not UTF-8: {e})") from None
+    except _Duplicate as e:
+        raise SafetensorsError(f"{path}: header: {str(e.args[0])[:80]!r} is given twice") from None
+    except RecursionError:
+        raise SafetensorsError(f"{path}: header: not valid JSON (nested too deeply)") from None
+    except ValueError as e:  # json.JSONDecodeError, or an integer of too many digits
+        raise SafetensorsError(f"{path}: header: not valid JSON ({e})") from None
     if not isinstance(header, dict):
         raise SafetensorsError(f"{path}: header: not a JSON object")
-    metadata = header.pop("__metadata__", {}) or {}
+    metadata = header.pop("__metadata__", None)
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise SafetensorsError(f"{path}: header: __metadata__ is not a map of strings to strings")
     return header, metadata, 8 + n, size
+
+
+def read_header(path):
+    """(header dict without __metadata__, metadata dict, data offset, file size)."""
+    with _open(path) as f:
+        return _header(f, path)
 
 
 def read(path):
     """{name: numpy array} of every tensor, in header order (BF16 widened exactly to float32)."""
-    header, _, start, size = read_header(path)
-    data_size = size - start
-    spans = []
-    plan = []
-    for name, e in header.items():
-        if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= set(e):
-            raise SafetensorsError(f"{path}: {name}: header entry lacks dtype, shape or "
-                                   "data_offsets")
-        dtype, shape, offsets = e["dtype"], e["shape"], e["data_offsets"]
-        if dtype not in DTYPES and dtype != "BF16":
-            raise SafetensorsError(f"{path}: {name}: unknown dtype {dtype!r}")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-            raise SafetensorsError(f"{path}: {name}: shape {shape!r} is not a list of dimensions")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or
-                not all(isinstance(o, int) and o >= 0 for o in offsets) or offsets[0] > offsets[1]):
-            raise SafetensorsError(f"{path}: {name}: data_offsets {offsets!r} is not [begin, end]")
-        begin, end = offsets
-        if end > data_size:
-            raise SafetensorsError(f"{path}: {name}: data_offsets [{begin}, {end}] run past the "
-                                   f"end of the file ({data_size} data bytes)")
-        width = 2 if dtype == "BF16" else np.dtype(DTYPES[dtype]).itemsize
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if count * width != end - begin:
-            raise SafetensorsError(f"{path}: {name}: data_offsets span {end - begin} bytes, its "
-                                   f"shape {shape} and dtype {dtype} need {count * width}")
-        spans.append((begin, end, name))
-        plan.append((name, dtype, shape, begin, end))
-    spans.sort()
-    furthest = None
-    for begin, end, name in spans:
-        if end == begin:
-            continue
-        if furthest is not None and begin < furthest[1]:
-            raise SafetensorsError(f"{path}: {name}: data_offsets overlap those of {furthest[2]}")
-        if furthest is None or end > furthest[1]:
-            furthest = (begin, end, name)
-    out = {}
-    with open(path, "rb") as f:
-        for name, dtype, shape, begin, end in plan:
+    with _open(path) as f:
+        header, _, start, size = _header(f, path)
+        data_size = size - start
+        spans = []
+        plan = []
+        for name, e in header.items():
+            label = cut(name)
+            if not isinstance(e, dict) or not {"dtype", "shape", "data_offsets"} <= set(e):
+                raise SafetensorsError(f"{path}: {label}: header entry lacks dtype, shape or "
+                                       "data_offsets")
+            dtype, shape, offsets = e["dtype"], e["shape"], e["data_offsets"]
+            if not isinstance(dtype, str) or (dtype not in DTYPES and dtype != "BF16"):
+                raise SafetensorsError(f"{path}: {label}: unknown dtype {str(dtype)[:80]!r}")
+            # type(d) is int: JSON's true and false are not dimensions (bool is an int subclass)
+            if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+                raise SafetensorsError(f"{path}: {label}: shape {str(shape)[:80]} is not a list "
+                                       "of dimensions")
+            if (not isinstance(offsets, list) or len(offsets) != 2 or
+                    not all(type(o) is int and o >= 0 for o in offsets) or
+                    offsets[0] > offsets[1]):
+                raise SafetensorsError(f"{path}: {label}: data_offsets {str(offsets)[:80]} is not "
+                                       "[begin, end]")
+            begin, end = offsets
+            if end > data_size:
+                raise SafetensorsError(f"{path}: {label}: data_offsets [{begin}, {end}] run past "
+                                       f"the end of the file ({data_size} data bytes)")
+            width = 2 if dtype == "BF16" else np.dtype(DTYPES[dtype]).itemsize
+            count = math.prod(shape)  # Python ints: no wrap-around, whatever the dimensions
+            if count * width != end - begin:
+                raise SafetensorsError(f"{path}: {label}: data_offsets span {end - begin} bytes, "
+                                       f"its shape {shape} and dtype {dtype} need {count * width}")
+            spans.append((begin, end, label))
+            plan.append((name, label, dtype, shape, begin, end))
+        # The spans, sorted, must tile the data exactly (the reference reader's InvalidOffset and
+        # MetadataIncompleteBuffer): a gap or trailing bytes are data that no tensor accounts for.
+        at, previous = 0, None
+        for begin, end, label in sorted(spans):
+            if begin < at:
+                raise SafetensorsError(f"{path}: {label}: data_offsets overlap those of "
+                                       f"{previous}")
+            if begin > at:
+                raise SafetensorsError(f"{path}: {label}: data_offsets begin at {begin}, bytes "
+                                       f"[{at}, {begin}) of the data belong to no tensor")
+            at, previous = end, label
+        if at != data_size:
+            raise SafetensorsError(f"{path}: {data_size - at} bytes after the last tensor's data "
+                                   f"(at {at} of {data_size} data bytes) belong to no tensor")
+        out = {}
+        for name, label, dtype, shape, begin, end in plan:
             f.seek(start + begin)
             raw = f.read(end - begin)
+            if len(raw) != end - begin:
+                raise SafetensorsError(f"{path}: {label}: {len(raw)} of its {end - begin} bytes "
+                                       "could be read (the file changed?)")
             if dtype == "BF16":
                 bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
                 a = bits.view(np.float32)
@@ -95,7 +209,11 @@ def read(path):
 
 def write(path, tensors, metadata=None):
     """Writes {name: numpy array} (float32, float16, int64 ...) as safetensors, to a temporary
-    beside `path` renamed into place."""
+    beside `path` renamed into place. metadata: a map of strings to strings (the format's
+    `__metadata__`)."""
+    if metadata is not None and (not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
+        raise SafetensorsError(f"{path}: __metadata__ must map strings to strings")
     codes = {np.dtype(v).str.lstrip("<|"): k for k, v in DTYPES.items()}
     header, offset, arrays = {}, 0, []
     for name, a in tensors.items():

@@ -9,7 +9,10 @@ for tests/io/test_python_package.cpp:
 - the safetensors and the PyTorch export of one checkpoint load into the same module class with
   bit-identical parameters and logits;
 - a damaged export is refused with a LoadError naming the file (truncated data, overlapping
-  offsets, a wrongly shaped tensor), never loaded.
+  offsets, a wrongly shaped tensor), never loaded;
+- hostile and inconsistent exports written by hand (check_python_refusals.py: session 30's probe
+  findings 1-10) are refused with a LoadError naming the file and the problem, promptly and
+  without the memory a config.json claims; their fixtures go to OUT's folder, refusals/.
 
 Usage: check_python_package.py EXPORTS BATCH OUT   (EXPORTS holds <name>_safetensors and
 <name>_pytorch directories). Exit 0, or 1 with the failures on stderr.
@@ -27,6 +30,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import routescope  # noqa: E402
 from routescope import safetensors as st  # noqa: E402
+
+import check_python_refusals  # noqa: E402  (beside this file)
 
 failures = []
 
@@ -131,6 +136,8 @@ def main():
                 check(np.array_equal(a[2], b[2]), f"{name} {key[1]}: logits differ by format")
         damaged_exports(os.path.join(exports, f"{names[0]}_safetensors"),
                         os.path.dirname(os.path.abspath(out)))
+    failures.extend(check_python_refusals.run(
+        os.path.join(os.path.dirname(os.path.abspath(out)), "refusals")))
     os.replace(out + ".tmp", out)
     for f in failures:
         print("FAIL:", f, file=sys.stderr)

@@ -140,9 +140,19 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
         config = config.with_override(s);
         max_len_set = max_len_set || s.starts_with("model.max_len=");
     }
+    // The books scored hold up to 8 × the training books' entries, and a phone book at most 512
+    // (engine/data/phone_book_task.cpp): checked before the product, which overflowed for
+    // max_entries near 2^31 ("must lie in [0, 2147483647], got -1894967296").
+    constexpr int kLargest = kMultiples[std::size(kMultiples) - 1];
+    if (const int hi = train_entries(config).second; hi > 512 / kLargest)
+        throw ConfigError("data.task_params.max_entries: " + std::to_string(hi) +
+                          ", but experiment phone-book scores books of up to " +
+                          std::to_string(kLargest) +
+                          " times the training books' entries, and a phone book holds at most "
+                          "512: give at most " +
+                          std::to_string(512 / kLargest));
     // Rows long enough for the largest books scored (8 × the training books), unless set.
-    const int longest =
-        book_tokens(kMultiples[std::size(kMultiples) - 1] * train_entries(config).second);
+    const int longest = book_tokens(kLargest * train_entries(config).second);
     if (!max_len_set && config.model.max_len < longest)
         config = config.with_override("model.max_len=" + std::to_string(longest));
     return config;

@@ -346,8 +346,22 @@ int run_train(const TrainArgs& a) {
     int verdict = 0;     // an input check's exit code
     std::string report;  // why (agree_on_failure prints it once for all ranks)
     bool finetune = false;
+    std::int64_t resume_step = -1;  // the --resume checkpoint's step
     try {
         (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
+        // --resume names the run's directory (an input, exit 2 when it is not one): a file there
+        // was taken for the output directory and refused as one that cannot be created (exit 3).
+        if (std::error_code ec;
+            !a.resume.empty() && fs::exists(a.resume, ec) && !fs::is_directory(a.resume, ec)) {
+            const fs::path file(a.resume);
+            throw ConfigError(
+                "--resume " + a.resume + ": a file, not a run directory; " +
+                (file.filename() == train::kCheckpointName
+                     ? "give its directory, --resume " +
+                           (file.has_parent_path() ? file.parent_path().string() : ".")
+                     : "give the directory that holds the run's " +
+                           std::string(train::kCheckpointName)));
+        }
         // A fresh run into a directory holding one would replace its checkpoint and log: hours
         // of training lost to a repeated command line (the workbench's run dialog refuses it).
         if (a.resume.empty() && !a.overwrite) {
@@ -373,7 +387,11 @@ int run_train(const TrainArgs& a) {
         if (!a.resume.empty()) {
             const std::string checkpoint = (fs::path(a.resume) / train::kCheckpointName).string();
             verdict = check_input(checkpoint, a.check, &report);
-            if (!verdict) finetune = train::is_finetuning(read_checkpoint(checkpoint).config);
+            if (!verdict) {
+                const Checkpoint ck = read_checkpoint(checkpoint);
+                finetune = train::is_finetuning(ck.config);
+                if (ck.train) resume_step = ck.train->step;
+            }
         } else {
             // Fine-tuning from --init needs no file: the model and tokenizer are the
             // checkpoint's, the rest docs/config.md's defaults and the --set overrides.
@@ -412,6 +430,15 @@ int run_train(const TrainArgs& a) {
                               " could not read the configuration or its inputs (its message says "
                               "why); every rank stops");
     }
+    // --until at the checkpoint's step: the run is where it should stop, and nothing is trained
+    // (an --until before it is refused by the loop, exit 2).
+    if (a.until > 0 && a.until == resume_step && dist::world().rank() == 0)
+        std::fprintf(stderr,
+                     "routescope-cli train: --until %lld: %s is already at step %lld; nothing is "
+                     "trained\n",
+                     static_cast<long long>(a.until),
+                     (fs::path(a.resume) / train::kCheckpointName).string().c_str(),
+                     static_cast<long long>(resume_step));
     std::unique_ptr<ProgressBar> bar;
     const train::RunOptions options = run_options(a, out, bar);
     const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
@@ -483,7 +510,8 @@ CommandRunner setup_train(CLI::App& app) {
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--until", a->until,
                     "Stop after this step with a checkpoint (the schedule still ends at "
-                    "train.steps)");
+                    "train.steps)")
+        ->check(kPositive);
     cmd->add_flag("--json", a->json, "JSON lines on stdout even on a terminal");
     cmd->add_flag("--overwrite", a->overwrite,
                   "Replace the run already in --out (its checkpoints and log) instead of "

@@ -11,6 +11,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
 #include "engine/core/thread_pool.hpp"
+#include "engine/data/utf8.hpp"
 
 namespace routescope {
 
@@ -124,7 +125,10 @@ const std::map<std::string, Kind>& kinds() {
 }
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
-    throw ConfigError(key + ": " + what);
+    // The key as it can be printed: a file's key may hold a NUL ("tra\u0000in"), which cut the
+    // message there (what() is a C string) and lost the problem, or a newline or ESC; and only
+    // its start when it is long.
+    throw ConfigError(data::printable_text(data::abbreviated(key, 200)) + ": " + what);
 }
 
 bool is_integral(const ojson& v) {

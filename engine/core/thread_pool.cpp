@@ -3,6 +3,8 @@
 #include "engine/core/error.hpp"
 
 #include <exception>
+#include <string>
+#include <system_error>
 
 namespace routescope {
 
@@ -19,18 +21,42 @@ ThreadPool::ThreadPool(int threads) {
     if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
     n_threads_ = threads > 0 ? threads : 1;
     errors_.resize(static_cast<std::size_t>(n_threads_));
-    for (int t = 1; t < n_threads_; ++t)
-        workers_.emplace_back([this, t] { worker_loop(t); });
+    workers_.reserve(static_cast<std::size_t>(n_threads_ - 1));
+    try {
+        for (int t = 1; t < n_threads_; ++t)
+            workers_.emplace_back([this, t] { worker_loop(t); });
+    } catch (...) {
+        // A thread the process may not create (ulimit -u, ulimit -v: each thread reserves its
+        // stack; a container's pids limit). The workers already started wait on wake_: they are
+        // stopped and joined here, since a throwing constructor runs no destructor, and
+        // destroying wake_ under its waiters (and joinable std::threads) hung the process.
+        const int started = static_cast<int>(workers_.size()) + 1;  // the caller's thread too
+        stop_workers();
+        try {
+            throw;
+        } catch (const std::system_error& e) {
+            throw RuntimeFailure(
+                "threads: only " + std::to_string(started) + " of the " +
+                std::to_string(n_threads_) + " threads asked for could be started (" + e.what() +
+                "; this process's limits, such as ulimit -u or -v or a container's pids limit, "
+                "allow no more); ask for fewer with train.threads or --threads");
+        }
+    }
 }
 
 ThreadPool::~ThreadPool() {
+    stop_workers();
+}
+
+void ThreadPool::stop_workers() noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stop_ = true;
     }
     wake_.notify_all();
     for (auto& w : workers_)
-        w.join();
+        if (w.joinable()) w.join();
+    workers_.clear();
 }
 
 ThreadPool& ThreadPool::serial() {

@@ -28,7 +28,9 @@ public:
     /// fn(begin, end, thread): the chunk [begin, end) handled by worker `thread` (0-based).
     using ChunkFn = std::function<void(std::int64_t, std::int64_t, int)>;
 
-    /// threads <= 0 means one per hardware thread.
+    /// threads <= 0 means one per hardware thread. ConfigError above kMaxThreads; RuntimeFailure
+    /// naming how many started when the process may create no more threads (the ones started are
+    /// stopped and joined first).
     explicit ThreadPool(int threads = 1);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -75,6 +77,9 @@ public:
 private:
     void run(std::int64_t n, const ChunkFn& fn);
     void worker_loop(int index);
+    /// Stops the workers and joins them (the destructor, and a constructor that could not start
+    /// them all).
+    void stop_workers() noexcept;
 
     int n_threads_ = 1;
     std::vector<std::thread> workers_;

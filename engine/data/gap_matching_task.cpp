@@ -7,10 +7,33 @@
 // Attribute "distance": tokens strictly between the question's last word and sentence t's first
 // word (1 for the first sentence: the [SEP]); the talk's H P (adjacent) vs H ~ P (separated).
 #include <algorithm>
+#include <cmath>
 
 #include "engine/data/task_builder.hpp"
 
 namespace routescope::data {
+
+namespace {
+// A draw is one sentence of at most 256 words: a thousand a sentence cost little, and beyond that
+// the rarest settings need 10^45 (below).
+constexpr double kMaxDraws = 1000;
+
+// The expected draws of the rarest sentence (file comment in generate_gap_matching): m words
+// uniform over w, q of them question words.
+double expected_draws(int w, int q, int m) {
+    const double miss = 1.0 - 1.0 / w;
+    // A label-0 target: q − 1 planted, the last question word absent from the m − q + 1 others.
+    const double target = std::pow(miss, m - q + 1);
+    // Another sentence: not all q question words among its m (inclusion–exclusion).
+    double all = 0, choose = 1;
+    for (int j = 0; j <= q; ++j) {
+        all += (j % 2 ? -choose : choose) * std::pow(1.0 - static_cast<double>(j) / w, m);
+        choose = choose * (q - j) / (j + 1);
+    }
+    const double other = 1.0 - all;
+    return 1.0 / std::max(std::min(target, other), 1e-300);
+}
+}  // namespace
 
 TaskData generate_gap_matching(const TaskParams& p) {
     const int w = or_default(p.n_symbols, 32), q = or_default(p.question_len, 3);
@@ -19,6 +42,27 @@ TaskData generate_gap_matching(const TaskParams& p) {
     require_range("gap-matching", "question_len", q, 1, 16);
     require_range("gap-matching", "n_symbols", w, q + 2, 100000);
     require_range("gap-matching", "sentence_len", m, q, 256);
+    // A sentence is redrawn until it holds the question words it should: a label-0 target all but
+    // one (absent from its other m − q + 1 words), any other sentence not all q. With long
+    // sentences of few words that is rare (q = 1, 3 words, m = 256: one draw in 10^45), and
+    // drawing never ended: refused beyond kMaxDraws expected draws a sentence.
+    if (const double draws = expected_draws(w, q, m); draws > kMaxDraws) {
+        int longest = q;
+        while (longest < m && expected_draws(w, q, longest + 1) <= kMaxDraws)
+            ++longest;
+        throw ConfigError("task gap-matching: sentence_len = " + std::to_string(m) +
+                          " is too long for n_symbols = " + std::to_string(w) +
+                          " words and question_len = " + std::to_string(q) +
+                          ": a sentence would be drawn about " +
+                          std::to_string(static_cast<long long>(std::min(draws, 1e18))) +
+                          " times before it holds the question words it should; give "
+                          "sentence_len of at most " +
+                          std::to_string(longest) + " or more n_symbols");
+    }
+    // The example, [CLS] question [SEP] (sentence .)×n [SEP], within kMaxTaskLength tokens:
+    // max_entries before min_entries and before any product (2^31 − 1 sentences was a bare
+    // out-of-memory error).
+    require_range("gap-matching", "max_entries", hi, 1, (kMaxTaskLength - q - 3) / (m + 1));
     require_range("gap-matching", "min_entries", lo, 1, hi);
     TaskData data = make_task_data("gap-matching", TaskMetric::Accuracy, 2);
     TaskVocab vocab;

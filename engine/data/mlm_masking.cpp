@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "engine/core/error.hpp"
@@ -48,9 +49,14 @@ MlmMasker::MlmMasker(std::int32_t mask_id, std::vector<bool> special, MlmRates r
 }
 
 void MlmMasker::check_rates() const {
+    // 0 would choose no position: a sequence would then get only the at-least-one position
+    // (apply), a rate of 1/length instead of the one asked for (docs/config.md "Ranges").
     if (!(rates_.choose > 0.0 && rates_.choose <= 1.0)) {
-        throw ConfigError("train.mask_prob: " + std::to_string(rates_.choose) +
-                          " is outside (0, 1]");
+        std::ostringstream value;
+        value << rates_.choose;
+        throw ConfigError("train.mask_prob: " + value.str() +
+                          " is outside (0, 1]: MLM learns from the positions it masks, and at 0 "
+                          "it would mask none");
     }
     if (rates_.to_mask < 0.0 || rates_.to_random < 0.0 || rates_.to_mask + rates_.to_random > 1.0) {
         throw ConfigError("mlm: replacement rates must be ≥ 0 and sum to at most 1");

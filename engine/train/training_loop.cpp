@@ -105,6 +105,20 @@ TrainingLoop::TrainingLoop(const RunConfig& config, models::Model& model,
     examples_.resize(static_cast<std::size_t>(config_.train.batch_size));
     optimizer_ = std::make_unique<AdamW>(config_.train, params);
     if (resume) {
+        // A resumed run trains on from its checkpoint's step. A schedule that ends before it
+        // would train nothing (read_resume_point and Finetuner::resume refuse train.steps and
+        // train.epochs by name first; this holds for every caller); an --until before it trained
+        // one more step and saved it.
+        if (config_.train.steps < resume->step)
+            throw ConfigError(
+                std::string(config_.train.epochs > 0 ? "train.epochs" : "train.steps") +
+                ": the run ends at step " + std::to_string(config_.train.steps) + ", but " +
+                resume_path + " is at step " + std::to_string(resume->step) +
+                ": a resumed run trains on from there");
+        if (options_.until > 0 && options_.until < resume->step)
+            throw ConfigError("--until " + std::to_string(options_.until) + ": " + resume_path +
+                              " is already at step " + std::to_string(resume->step) +
+                              ": --until stops a resumed run after a later step");
         if (resume->adam_m.size() != params.size() || resume->adam_v.size() != params.size())
             throw FormatError(resume_path +
                               ": /train/adam_m, /train/adam_v: missing or not the "
@@ -320,14 +334,16 @@ TrainResult TrainingLoop::run(Objective& objective) {
         log_record(start);
     }
 
-    if (step_ >= tc.steps) {
-        // Nothing to train (train.steps = 0, or a resumed run already there): the model as it is,
-        // evaluated and saved, unless this step's checkpoint exists (docs/decisions.md).
+    if (step_ >= tc.steps || (options_.until > 0 && step_ >= options_.until)) {
+        // Nothing to train (train.steps = 0, or a resumed run already there, or at --until):
+        // the model as it is, evaluated and saved, unless this step's checkpoint exists
+        // (docs/decisions.md). --until at the checkpoint's step trained one more step.
         if (last_checkpoint_step_ != step_) {
             objective.evaluate(*this);
             save_checkpoint(objective);
         }
         result.step = step_;
+        if (step_ < tc.steps) result.status = TrainResult::Status::until;
         return result;
     }
 

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <set>
 
 #include "engine/core/error.hpp"
@@ -55,6 +57,63 @@ Ids masked_targets(const TaskExample& e) {
 std::size_t find_from(const Ids& v, std::int32_t x, std::size_t from) {
     return static_cast<std::size_t>(
         std::find(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(), x) - v.begin());
+}
+
+// Selective copying: each query's span is found exactly once in the context by its 2 symbols
+// either side, the masked targets are those spans in query order, and the spans do not overlap.
+void check_selective_copying(const TaskData& d, std::size_t span) {
+    for (const TaskExample* e : all_examples(d)) {
+        const Ids& in = e->input;
+        const std::size_t sep = find_from(in, kSepId, 1);
+        const Ids ctx(in.begin() + 1, in.begin() + static_cast<std::ptrdiff_t>(sep));
+        QCOMPARE(e->attributes.at("length"), static_cast<double>(ctx.size()));
+        Ids answers;
+        std::vector<std::size_t> starts;
+        for (std::size_t j = sep + 1; j < in.size();) {
+            const std::size_t end = find_from(in, kSepId, j);
+            const Ids block(in.begin() + static_cast<std::ptrdiff_t>(j),
+                            in.begin() + static_cast<std::ptrdiff_t>(end));
+            const std::size_t s = block.size() - 4;  // 2 before, s masks, 2 after
+            QCOMPARE(s, span);
+            int found = 0;
+            for (std::size_t st = 2; st + s + 2 <= ctx.size(); ++st) {
+                if (ctx[st - 2] == block[0] && ctx[st - 1] == block[1] &&
+                    ctx[st + s] == block[2 + s] && ctx[st + s + 1] == block[3 + s]) {
+                    ++found;
+                    if (found == 1) {
+                        starts.push_back(st);
+                        answers.insert(answers.end(), ctx.begin() + static_cast<std::ptrdiff_t>(st),
+                                       ctx.begin() + static_cast<std::ptrdiff_t>(st + s));
+                    }
+                }
+            }
+            QCOMPARE(found, 1);
+            j = end + 1;
+        }
+        QCOMPARE(masked_targets(*e), answers);
+        std::sort(starts.begin(), starts.end());
+        for (std::size_t i = 1; i < starts.size(); ++i)
+            QVERIFY(starts[i] >= starts[i - 1] + span);
+    }
+}
+
+// The ConfigError `generate` throws names `param`, and a range it quotes is not empty.
+template <class F>
+void expect_refusal_naming(F generate, const std::string& param) {
+    try {
+        (void)generate();
+    } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        QVERIFY2(what.find(param) != std::string::npos, what.c_str());
+        for (std::size_t at = what.find('['); at != std::string::npos;
+             at = what.find('[', at + 1)) {
+            long long lo = 0, hi = 0;
+            if (std::sscanf(what.c_str() + at, "[%lld, %lld]", &lo, &hi) == 2)
+                QVERIFY2(lo <= hi, what.c_str());
+        }
+        return;
+    }
+    QFAIL(("no error for " + param).c_str());
 }
 }  // namespace
 
@@ -168,34 +227,20 @@ private slots:
         }
     }
     void selectiveCopyingSpansAreFoundByTheirSurroundings() {
-        const TaskData d = generate_selective_copying(small(6));
-        for (const TaskExample* e : all_examples(d)) {
-            const Ids& in = e->input;
-            const std::size_t sep = find_from(in, kSepId, 1);
-            const Ids ctx(in.begin() + 1, in.begin() + static_cast<std::ptrdiff_t>(sep));
-            QCOMPARE(e->attributes.at("length"), static_cast<double>(ctx.size()));
-            Ids answers;
-            for (std::size_t j = sep + 1; j < in.size();) {
-                const std::size_t end = find_from(in, kSepId, j);
-                const Ids block(in.begin() + static_cast<std::ptrdiff_t>(j),
-                                in.begin() + static_cast<std::ptrdiff_t>(end));
-                const std::size_t s = block.size() - 4;  // 2 before, s masks, 2 after
-                int found = 0;
-                for (std::size_t st = 2; st + s + 2 <= ctx.size(); ++st) {
-                    if (ctx[st - 2] == block[0] && ctx[st - 1] == block[1] &&
-                        ctx[st + s] == block[2 + s] && ctx[st + s + 1] == block[3 + s]) {
-                        ++found;
-                        if (found == 1)
-                            answers.insert(answers.end(),
-                                           ctx.begin() + static_cast<std::ptrdiff_t>(st),
-                                           ctx.begin() + static_cast<std::ptrdiff_t>(st + s));
-                    }
-                }
-                QCOMPARE(found, 1);
-                j = end + 1;
-            }
-            QCOMPARE(masked_targets(*e), answers);
-        }
+        check_selective_copying(generate_selective_copying(small(6)), 3);
+    }
+    // Two spans of 100 in contexts of 209 symbols (docs/config.md: n_queries·(span_len + 4) + 1 ≤
+    // min_len): a valid setting, but a first span drawn near the middle left no room for the
+    // second and the generator drew for ever. Every example still has its spans apart and each
+    // found once by its surroundings.
+    void selectiveCopyingTightSpansAreAlwaysPlaced() {
+        TaskParams p = small(3);
+        p.n_train = 40;
+        p.n_valid = p.n_test = 10;
+        p.span_len = 100;
+        p.min_len = p.max_len = 209;
+        p.n_symbols = 64;
+        check_selective_copying(generate_selective_copying(p), 100);
     }
     void gapMatchingLabelAndDistanceFollowFromThePassage() {
         const TaskData d = generate_gap_matching(small(9));
@@ -279,6 +324,36 @@ private slots:
         p.min_entries = 10;
         p.max_entries = 5;
         QVERIFY_THROWS_EXCEPTION(ConfigError, generate_phone_book(p));
+    }
+    // Probe V (session 30), docs/config.md "Ranges": a parameter a task cannot honour is refused
+    // naming it, checked against its own bound before any arithmetic on it (span_len = 2^30
+    // overflowed int and crashed; 1000 was blamed on min_len with the range [2009, 64]), and so
+    // are settings the generators redrew for ever (surroundings that must not recur in a context
+    // of 4000 symbols over 4; sentences of 256 words over 3 that must miss a question word).
+    void impossibleTaskParametersAreRefusedNamingThem() {
+        const int int_max = std::numeric_limits<int>::max();
+        TaskParams p = small(1);
+        p.span_len = 1 << 30;
+        expect_refusal_naming([&] { return generate_selective_copying(p); }, "span_len");
+        p.span_len = int_max;
+        expect_refusal_naming([&] { return generate_selective_copying(p); }, "span_len");
+        p.span_len = 1000;
+        expect_refusal_naming([&] { return generate_selective_copying(p); }, "span_len");
+        p = small(1);
+        p.n_symbols = 4;
+        p.min_len = p.max_len = 4000;
+        expect_refusal_naming([&] { return generate_selective_copying(p); }, "n_symbols");
+        p = small(1);
+        p.question_len = 1;
+        p.n_symbols = 3;
+        p.sentence_len = 256;
+        expect_refusal_naming([&] { return generate_gap_matching(p); }, "sentence_len");
+        p = small(1);
+        p.max_entries = int_max;
+        expect_refusal_naming([&] { return generate_gap_matching(p); }, "max_entries");
+        p = small(1);
+        p.min_entries = p.max_entries = int_max;
+        expect_refusal_naming([&] { return generate_phone_book(p); }, "max_entries");
     }
 };
 

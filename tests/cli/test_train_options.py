@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""Training options that did nothing, did the wrong thing or hung (probe V, session 30).
+
+    test_train_options.py --cli routescope-cli --work DIR
+
+Each expected outcome comes from docs/cli.md (the exit codes: 2 a bad option, configuration or
+unreadable input; 3 a failure at run time; the `train` section's --resume and --until) or
+docs/config.md ("Ranges"), or from the kernel: a process under RLIMIT_AS cannot map the stacks
+of 1024 threads (8 MiB each under RLIMIT_STACK = 8 MiB, 8 GiB in all, more than the 2 GiB
+allowed), so thread creation fails with EAGAIN. Every run has a timeout: a hang is a failure, not
+a stuck test.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+MODEL = '"model": {"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {"n_modes": 4}}'
+
+
+class Suite:
+    def __init__(self, cli, work):
+        self.cli, self.work = cli, work
+        self.passed = self.failed = 0
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def run(self, *args, timeout=120, preexec=None):
+        try:
+            return subprocess.run([self.cli, *args], capture_output=True, text=True,
+                                  timeout=timeout, preexec_fn=preexec)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running after {timeout} s: {' '.join(args)}")
+
+    def config(self, name, text):
+        p = self.path(name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def case(self, name, fn):
+        try:
+            fn()
+            self.passed += 1
+            print(f"ok   {name}")
+        except AssertionError as e:
+            self.failed += 1
+            print(f"FAIL {name}: {e}")
+        sys.stdout.flush()
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    t = Suite(a.cli, a.work)
+    grammar = t.config("grammar.json", "{" + MODEL + """,
+ "data": {"train": "builtin:grammar", "seq_len": 32},
+ "train": {"batch_size": 2, "steps": 10, "threads": 1}}""")
+
+    # ---- train.threads = 1024 (in docs/config.md's 0 … 1024) where the process may start fewer:
+    # exit 3 (a failure at run time) naming the key, promptly; it hung for ever (the pool's
+    # constructor threw with its workers still waiting, and destroying their condition variable
+    # waited on them).
+    def threads_the_process_cannot_start():
+        def limited():
+            resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, 8 << 20))
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        r = t.run("train", "--config", grammar, "--out", t.path("threads-run"), "--json",
+                  "--set", "train.threads=1024", "--set", "train.steps=1", timeout=90,
+                  preexec=limited)
+        assert r.returncode == 3, (r.returncode, r.stderr[-400:])
+        assert "train.threads" in r.stderr and "--threads" in r.stderr, r.stderr[-400:]
+        started = re.search(r"only (\d+) of the 1024 threads", r.stderr)
+        assert started and 1 <= int(started.group(1)) < 1024, r.stderr[-400:]
+    t.case("train.threads beyond what the process may start is exit 3, not a hang",
+           threads_the_process_cannot_start)
+
+    # A run stopped at step 4 of 10 (--until 4), for the --until cases below.
+    stopped = t.path("stopped")
+    r = t.run("train", "--config", grammar, "--out", stopped, "--until", "4", "--json")
+    if r.returncode != 0:
+        print(f"FAIL setup: train --until 4: {r.returncode} {r.stderr[-400:]}")
+        return 1
+    checkpoint = os.path.join(stopped, "model.ckpt.h5")
+
+    # ---- docs/cli.md: --until STEP "stops after STEP"; resumed at step 4, --until 2 cannot be
+    # honoured: exit 2 naming --until, no step trained, the checkpoint as it was (it trained and
+    # saved step 5, exit 0).
+    def until_before_the_checkpoint():
+        before = read(checkpoint)
+        r = t.run("train", "--resume", stopped, "--until", "2", "--json")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "--until 2" in r.stderr and "step 4" in r.stderr, r.stderr[-400:]
+        assert '"type":"step"' not in r.stdout, r.stdout[-400:]
+        assert read(checkpoint) == before, "the checkpoint changed"
+    t.case("--resume with --until below the checkpoint's step is exit 2, nothing trained",
+           until_before_the_checkpoint)
+
+    # ---- --until at the checkpoint's step: the run is where it should stop: nothing trained,
+    # said on stderr, exit 0, the checkpoint as it was.
+    def until_at_the_checkpoint():
+        before = read(checkpoint)
+        r = t.run("train", "--resume", stopped, "--until", "4", "--json")
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+        assert '"type":"step"' not in r.stdout, r.stdout[-400:]
+        assert "nothing is trained" in r.stderr and "step 4" in r.stderr, r.stderr[-400:]
+        assert read(checkpoint) == before, "the checkpoint changed"
+    t.case("--resume with --until at the checkpoint's step trains nothing and says so",
+           until_at_the_checkpoint)
+
+    # ---- --until is a step to stop after: -5 and 0 name no step (both were accepted and
+    # ignored, the run trained to train.steps): exit 2 naming --until and its rule.
+    def until_not_a_step():
+        for value in ("-5", "0"):
+            out = t.path("until" + value)
+            r = t.run("train", "--config", grammar, "--out", out, "--until", value, "--json")
+            assert r.returncode == 2, (value, r.returncode, r.stderr[-400:])
+            assert "--until" in r.stderr and "1 or more" in r.stderr, r.stderr[-400:]
+            assert not os.path.exists(os.path.join(out, "model.ckpt.h5")), value
+    t.case("--until below 1 is exit 2 naming it", until_not_a_step)
+
+    # ---- --resume names an input, the run's directory: a file there is an unreadable input
+    # (exit 2), not an output directory that cannot be created (exit 3). Given the checkpoint
+    # itself, the message points to its directory.
+    def resume_given_a_file():
+        plain = t.config("afile", "hi\n")
+        r = t.run("train", "--resume", plain, "--json")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "--resume" in r.stderr and "not a run directory" in r.stderr, r.stderr[-400:]
+        r = t.run("train", "--resume", checkpoint, "--json")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "--resume " + stopped in r.stderr, r.stderr[-400:]
+    t.case("--resume given a file is exit 2 saying it is not a run directory", resume_given_a_file)
+
+    # ---- a configuration key holding a NUL ("tra\u0000in"): exit 2 with the whole message; it
+    # was cut at the NUL ("c.json: tra") and the problem, "unknown key", was lost.
+    def nul_in_a_key():
+        c = t.config("nul.json", '{"train": {"steps": 1}, "tra\\u0000in": {}}')
+        r = t.run("train", "--config", c, "--out", t.path("nul-run"))
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "tra\\x00in: unknown key" in r.stderr, r.stderr[-400:]
+    t.case("a NUL in a configuration key is printed escaped, with the problem", nul_in_a_key)
+
+    # ---- train.mask_prob: docs/config.md's range is what the binary does. MLM learns from the
+    # positions it masks; at 0 it would mask none, so an MLM run refuses 0 (exit 2 saying why),
+    # and a run that ignores the key (classify) reads it.
+    def mask_prob_zero():
+        with open(os.path.join(SOURCE, "docs", "config.md")) as f:
+            row = next(line for line in f if line.startswith("| `train.mask_prob` |"))
+        documented = row.split("|")[2].strip()
+        assert documented.startswith("(0, 1]"), row
+        r = t.run("train", "--config", grammar, "--out", t.path("mask0"), "--json",
+                  "--set", "train.mask_prob=0", "--set", "train.steps=1")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "train.mask_prob" in r.stderr and "mask none" in r.stderr, r.stderr[-400:]
+        tsv = t.path("cls.tsv")
+        with open(tsv, "w") as f:
+            f.write("sentence\tlabel\n" + "".join(f"the cat sat {i}\t{i % 2}\n" for i in range(40)))
+        c = t.config("classify.json", "{" + MODEL + f""",
+ "data": {{"train": "{tsv}", "seq_len": 32}},
+ "train": {{"objective": "classify", "batch_size": 2, "steps": 1, "threads": 1,
+            "mask_prob": 0}}}}""")
+        r = t.run("train", "--config", c, "--out", t.path("classify-mask0"), "--json")
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+    t.case("train.mask_prob = 0: refused by MLM with the reason, as docs/config.md says",
+           mask_prob_zero)
+
+    # ---- built-in task parameters (docs/config.md "Ranges"): a value the task cannot generate
+    # is exit 2 naming it, never a crash, a bare out-of-memory error or a generator that draws
+    # for ever; a valid tight setting is generated.
+    def task(name, params, max_len=256):
+        return t.config(f"task-{len(os.listdir(t.work))}.json", json.dumps({
+            "model": {"arch": "bigs", "d_model": 8, "n_layers": 1, "max_len": max_len,
+                      "ssm": {"n_modes": 2}},
+            "data": {"task": name, "task_params": dict(n_train=20, n_valid=5, n_test=5, **params)},
+            "train": {"batch_size": 2, "steps": 1, "threads": 1}}))
+
+    def refused(name, params, key, max_len=256, absent=None):
+        def limited():
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        r = t.run("train", "--config", task(name, params, max_len), "--out",
+                  t.path(f"task-run-{len(os.listdir(t.work))}"), "--json", timeout=60,
+                  preexec=limited)
+        assert r.returncode == 2, (name, params, r.returncode, r.stderr[-400:])
+        assert key in r.stderr, (name, params, r.stderr[-400:])
+        for lo, hi in re.findall(r"\[(-?\d+), (-?\d+)\]", r.stderr):
+            assert int(lo) <= int(hi), ("an empty range", r.stderr[-400:])
+        if absent:
+            assert absent not in r.stderr, r.stderr[-400:]
+
+    def task_parameters_out_of_range():
+        # k·(s + 4) + 1 overflowed int: SIGSEGV.
+        refused("selective-copying", {"span_len": 1 << 30}, "span_len")
+        # Blamed on min_len: "min_len = 32 is outside [2009, 64]".
+        refused("selective-copying", {"span_len": 1000}, "span_len", absent="min_len")
+        # 4^4 = 256 kinds of surroundings in 4000 symbols: always recur, redrawn for ever.
+        refused("selective-copying", {"n_symbols": 4, "min_len": 4000, "max_len": 4000},
+                "n_symbols", max_len=8192)
+        # A sentence of 256 words over 3 that must miss the question word: redrawn for ever.
+        refused("gap-matching", {"question_len": 1, "n_symbols": 3, "sentence_len": 256},
+                "sentence_len", max_len=4096)
+        # 2·10^9 sentences: a bare out-of-memory error (exit 3).
+        refused("gap-matching", {"max_entries": 2000000000}, "max_entries", max_len=4096)
+        # "max_entries = 2147483647 is outside [2147483647, 512]".
+        refused("phone-book", {"min_entries": 2147483647, "max_entries": 2147483647},
+                "max_entries", max_len=4096)
+    t.case("task parameters a task cannot generate are exit 2 naming them",
+           task_parameters_out_of_range)
+
+    def tight_spans_are_placed():
+        # Two spans of 100 in 209 symbols: 2·(100 + 4) + 1 = 209, in range; a first span drawn
+        # near the middle left no room for the second and the generator drew for ever.
+        r = t.run("train", "--config", task("selective-copying",
+                                            {"span_len": 100, "min_len": 209, "max_len": 209,
+                                             "n_symbols": 64}, max_len=512),
+                  "--out", t.path("tight-run"), "--json", timeout=60)
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+    t.case("selective copying places spans that just fit", tight_spans_are_placed)
+
+    # ---- experiment phone-book scores books of 8× the training entries: max_entries near 2^31
+    # overflowed that product ("must lie in [0, 2147483647], got -1894967296"); docs/cli.md:
+    # above 64 is exit 2 before any run, naming the key.
+    def phone_book_experiment_entries():
+        out = t.path("pb")
+        r = t.run("experiment", "phone-book", "--out", out, "--steps", "1",
+                  "--set", "data.task_params.max_entries=300000000", timeout=60)
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "data.task_params.max_entries" in r.stderr and "got -" not in r.stderr, \
+            r.stderr[-400:]
+        assert "64" in r.stderr, r.stderr[-400:]
+        r = t.run("experiment", "phone-book", "--out", out, "--steps", "1",
+                  "--set", "data.task_params.max_entries=100", timeout=60)
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert not os.path.exists(os.path.join(out, "results.json"))
+    t.case("experiment phone-book refuses training books whose 8× books pass 512 entries",
+           phone_book_experiment_entries)
+
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -136,7 +136,7 @@ public:
     }
 
 private:
-    /// The allocate() block that holds [p, p + bytes), or nullptr.
+    /// Whether one allocate() block holds [p, p + bytes).
     bool inside_a_block(const void* p, std::size_t bytes) const {
         const auto* c = static_cast<const char*>(p);
         auto it = blocks_.upper_bound(c);

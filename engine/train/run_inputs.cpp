@@ -11,6 +11,7 @@
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
 #include "engine/data/text_corpus.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/task_corpus.hpp"
@@ -19,11 +20,22 @@ namespace routescope::train {
 
 namespace {
 
+// tokenizer.model with tokenizer.kind = bytes: the bytes tokenizer reads no file, and the path
+// (even one that does not exist) was ignored while a byte model trained.
+void refuse_model_for_bytes(const TokenizerConfig& t) {
+    if (t.kind == "bytes" && t.model)
+        throw ConfigError("tokenizer.model: " + data::printable_text(*t.model) +
+                          " is given, but tokenizer.kind is 'bytes', which reads no file; set "
+                          "tokenizer.kind to the file's kind (sentencepiece, wordpiece or "
+                          "wordpiece_cased), or leave tokenizer.model null");
+}
+
 // A pretraining run's tokenizer from its configuration: bytes, tokenizer.model, or a SentencePiece
 // model trained on the corpus at `corpus_path`.
 std::unique_ptr<data::Tokenizer> corpus_tokenizer(const RunConfig& c,
                                                   const std::string& corpus_path) {
     const auto& t = c.tokenizer;
+    refuse_model_for_bytes(t);
     if (t.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
     if (t.model) return data::load_tokenizer_file(t.kind, *t.model);
     if (t.kind != "sentencepiece")
@@ -43,6 +55,7 @@ std::unique_ptr<data::Tokenizer> finetuning_tokenizer(const RunConfig& c) {
         const Checkpoint ck = read_checkpoint(*c.train.init_from);
         return data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
     }
+    refuse_model_for_bytes(c.tokenizer);
     if (c.tokenizer.kind == "bytes") return std::make_unique<data::ByteTokenizer>();
     if (c.tokenizer.model) return data::load_tokenizer_file(c.tokenizer.kind, *c.tokenizer.model);
     throw ConfigError(

@@ -256,10 +256,14 @@ void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_stat
                          {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr,
                          device_name(model_.device()));
     } catch (const FormatError& e) {
-        // The writer refuses non-finite parameters: the update diverged though the loss was finite.
-        throw TrainingDiverged("step " + std::to_string(step_) +
-                               ": the parameters are no longer finite (" + e.what() +
-                               "); training stopped, the last good checkpoint is untouched");
+        // The writer refuses non-finite parameters: the update diverged though the loss was
+        // finite. Said as a divergence (a "diverged" record in the log, as for a loss), naming
+        // the parameter but not the writer's temporary file, which is gone.
+        std::string where = e.what();
+        if (const auto at = where.find(": /"); at != std::string::npos)
+            where = where.substr(at + 2);
+        stop_diverged(step_, "parameters are no longer finite after the update (" + where + ")",
+                      "though the loss was finite");
     }
 }
 
@@ -284,20 +288,26 @@ std::string TrainingLoop::kept_checkpoint_path(std::int64_t step) const {
 }
 
 void TrainingLoop::diverged(double loss, double grad_norm) {
-    const std::int64_t bad = step_ + 1;
-    const std::string what = !std::isfinite(loss) ? "loss is " + number_text(loss)
-                                                  : "gradient norm is " + number_text(grad_norm);
+    stop_diverged(step_ + 1,
+                  !std::isfinite(loss) ? "loss is " + number_text(loss)
+                                       : "gradient norm is " + number_text(grad_norm),
+                  {});
+}
+
+void TrainingLoop::stop_diverged(std::int64_t bad, const std::string& what,
+                                 const std::string& cause) {
     nlohmann::ordered_json r;
     r["type"] = "diverged";
     r["step"] = bad;
     r["message"] = what;
     log_record(r);
-    throw TrainingDiverged(
-        "step " + std::to_string(bad) + ": the " + what +
-        " (train.lr = " + number_text(config_.train.lr) + "); training stopped. " +
-        (last_checkpoint_step_ >= 0 ? "The last good checkpoint, " + checkpoint_path() + " (step " +
-                                          std::to_string(last_checkpoint_step_) + "), is intact."
-                                    : std::string("No checkpoint had been written yet.")));
+    throw TrainingDiverged("step " + std::to_string(bad) + ": the " + what + " (" +
+                           (cause.empty() ? std::string() : cause + ", ") +
+                           "train.lr = " + number_text(config_.train.lr) + "); training stopped. " +
+                           (last_checkpoint_step_ >= 0
+                                ? "The last good checkpoint, " + checkpoint_path() + " (step " +
+                                      std::to_string(last_checkpoint_step_) + "), is intact."
+                                : std::string("No checkpoint had been written yet.")));
 }
 
 TrainResult TrainingLoop::run(Objective& objective) {

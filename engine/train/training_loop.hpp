@@ -200,6 +200,10 @@ private:
     bool train_step(Objective& objective, double& loss, double& grad_norm, double& lr);
     void save_checkpoint(const Objective& objective);
     [[noreturn]] void diverged(double loss, double grad_norm);
+    /// Logs the "diverged" record of step `step` (what went wrong: `what`) and throws
+    /// TrainingDiverged naming the last good checkpoint, or saying there is none.
+    [[noreturn]] void stop_diverged(std::int64_t step, const std::string& what,
+                                    const std::string& cause);
 
     const RunConfig& config_;
     models::Model& model_;

@@ -10,6 +10,7 @@ d_model 8192 is 8.2·10^9 embedding weights, 131 GB at 16 bytes each), not from 
     test_training_limits.py --cli routescope-cli --work DIR
 """
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -162,6 +163,40 @@ def main():
         assert r.returncode == 2 and "bad.model" in r.stderr and "not UTF-8" in r.stderr, \
             (r.returncode, r.stderr[-400:])
     t.case("a SentencePiece piece that is not UTF-8 is refused", sentencepiece_piece_not_utf8)
+
+    # ---- parameters that the update made infinite while the loss was finite (lr 1e38): a
+    # divergence as docs/cli.md says (exit 3, a "diverged" record in log.jsonl), naming no
+    # temporary file and claiming no checkpoint that was never written.
+    def parameters_not_finite_are_a_divergence():
+        c = config("lr.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "data": {{"train": "{corpus}", "seq_len": 32}},
+ "train": {{"batch_size": 2, "steps": 5, "lr": 1e38, "warmup_steps": 0, "checkpoint_every": 1,
+            "threads": 1}}}}""")
+        run = t.path("lr-run")
+        r = t.run("train", "--config", c, "--out", run, "--json")
+        assert r.returncode == 3, (r.returncode, r.stderr[-400:])
+        records = [json.loads(line) for line in open(os.path.join(run, "log.jsonl"))]
+        assert any(rec.get("type") == "diverged" for rec in records), records[-2:]
+        assert ".tmp-" not in r.stderr, r.stderr[-400:]
+        if not os.path.exists(os.path.join(run, "model.ckpt.h5")):
+            assert "untouched" not in r.stderr and "intact" not in r.stderr, r.stderr[-400:]
+    t.case("parameters made infinite by an update are a logged divergence",
+           parameters_not_finite_are_a_divergence)
+
+    # ---- tokenizer.model with tokenizer.kind = bytes: the bytes tokenizer reads no file; the
+    # path (one that does not exist here) was ignored and a byte model trained.
+    def tokenizer_model_with_bytes_is_refused():
+        c = config("bytes.json", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "tokenizer": {{"kind": "bytes", "model": "/nonexistent/vocab.txt"}},
+ "data": {{"train": "{corpus}", "seq_len": 32}},
+ "train": {{"batch_size": 2, "steps": 1, "threads": 1}}}}""")
+        r = t.run("train", "--config", c, "--out", t.path("bytes-run"))
+        assert r.returncode == 2 and "tokenizer.model" in r.stderr and "bytes" in r.stderr, \
+            (r.returncode, r.stderr[-400:])
+    t.case("tokenizer.model with the bytes tokenizer is refused",
+           tokenizer_model_with_bytes_is_refused)
 
     print(f"{t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0

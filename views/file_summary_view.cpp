@@ -3,8 +3,10 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace routescope::views {
 
@@ -16,6 +18,8 @@ FileSummaryView::FileSummaryView(QWidget* parent) : QWidget(parent) {
     f.setBold(true);
     title_->setFont(f);
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    title_->setMinimumWidth(1);
     status_ = new QLabel(this);
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -28,13 +32,24 @@ FileSummaryView::FileSummaryView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(tree_, 1);
 }
 
+void FileSummaryView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    elide_title();
+}
+
+void FileSummaryView::elide_title() {
+    const int width = std::max(1, title_->contentsRect().width());
+    title_->setText(title_->fontMetrics().elidedText(name_, Qt::ElideMiddle, width));
+}
+
 QString FileSummaryView::headline() const {
     return status_->text();
 }
 
 void FileSummaryView::show_file(const QString& path, const ValidationReport& report,
                                 const std::optional<FileInfo>& info, const QString& error) {
-    title_->setText(QFileInfo(path).fileName());
+    name_ = QFileInfo(path).fileName();
+    elide_title();
     title_->setToolTip(path);
     tree_->clear();
     if (!report.readable) {

@@ -21,7 +21,14 @@ public:
     QTreeWidget* tree() const { return tree_; }
     QString headline() const;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    /// The file's name in the title, elided in the middle to the title's width: a 240-character
+    /// name made the label's minimum width, and with it the window's, wider than the screen.
+    void elide_title();
+    QString name_;
     QLabel* title_;
     QLabel* status_;
     QTreeWidget* tree_;

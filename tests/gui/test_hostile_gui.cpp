@@ -15,6 +15,7 @@
 #include <H5Cpp.h>
 
 #include <QDir>
+#include <QLabel>
 #include <QMessageBox>
 #include <QProcess>
 #include <QTabWidget>
@@ -246,6 +247,45 @@ private slots:
                      summary->headline().contains("without the root attribute format") &&
                      !summary->headline().contains("Invalid"),
                  qPrintable(summary->headline()));
+    }
+
+    // A file name of 240 characters (Linux allows 255 bytes) is shown elided in the middle in
+    // the summary's title, the whole path in its tooltip: as a label of its own length it made
+    // the window's minimum width, 2712 px with the file open and 3308 px with a view, wider
+    // than the screen.
+    void aLongFileNameDoesNotWidenTheWindow() {
+        tidy();
+        const QString name = QString(240, QChar('x')) + ".dump.h5";
+        const QString long_path = path(name);
+        QFile::remove(long_path);
+        QVERIFY(QFile::copy(good_, long_path));
+        window_->open_file(long_path);
+        QTRY_COMPARE_WITH_TIMEOUT(window_->loader()->pending(), 0, 30000);
+        auto* view = window_->open_analysis("anisotropy", {long_path});
+        QVERIFY(view);
+        QVERIFY(view_test::wait_for(view, 60000));
+        window_->show();
+        QApplication::processEvents();
+        const int width = QFontMetrics(window_->font()).horizontalAdvance(name);
+        QVERIFY2(window_->minimumSizeHint().width() < width / 2,
+                 qPrintable(QString("minimum width %1 px, the name is %2 px")
+                                .arg(window_->minimumSizeHint().width())
+                                .arg(width)));
+        auto* summary = window_->summary_for(QFileInfo(long_path).absoluteFilePath());
+        QVERIFY(summary);
+        summary->resize(400, 300);
+        QApplication::processEvents();
+        QLabel* title = nullptr;
+        for (QLabel* l : summary->findChildren<QLabel*>())
+            if (l->toolTip() == QFileInfo(long_path).absoluteFilePath() ||
+                l->toolTip() == long_path)
+                title = l;
+        QVERIFY(title);
+        QVERIFY2(title->text().contains(QChar(0x2026)) && title->text().startsWith("xxx") &&
+                     title->text().endsWith(".dump.h5"),
+                 qPrintable(title->text()));
+        tidy();
+        QFile::remove(long_path);
     }
 
     void anUnreadableFileIsNotSavedIntoTheProject() {

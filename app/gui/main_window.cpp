@@ -30,6 +30,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSet>
 #include <QSettings>
@@ -567,16 +568,61 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (modified()) {
-        QMessageBox ask(QMessageBox::Question, tr("Unsaved changes"),
-                        document_->project_path().isEmpty()
-                            ? tr("The workspace has views, files or names that are not saved in "
-                                 "a project. Save them before quitting?")
-                            : tr("%1 has changes that are not saved. Save them before quitting?")
-                                  .arg(QFileInfo(document_->project_path()).fileName()),
-                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
-        ask.setObjectName("unsavedPrompt");
-        ask.setDefaultButton(QMessageBox::Save);
+    // The child processes that quitting would stop: training runs (they save a checkpoint when
+    // stopped) and engine actions (a stopped one leaves no partial file: its work is lost).
+    int runs = 0, others = 0;
+    for (const CliJob* job : document_->jobs()->jobs())
+        if (job->running()) ++(qobject_cast<const RunProcess*>(job) ? runs : others);
+    const int active = runs + others;
+    if (quit_ == Quit::Stopping && active > 0) {  // quit asked for; still saving checkpoints
+        event->ignore();
+        return;
+    }
+    if (quit_ == Quit::No && (modified() || active > 0)) {
+        // One question for what quitting loses: the running jobs (stopped as Stop Run stops
+        // them) and the changes not saved (Save, Discard); Cancel or Esc stays.
+        QStringList text;
+        if (active > 0) {
+            if (runs > 0 && others > 0)
+                text << tr("%n training run(s) and %1 other command(s) are in progress.", nullptr,
+                           runs)
+                            .arg(others);
+            else if (runs > 0)
+                text << tr("%n training run(s) in progress.", nullptr, runs);
+            else
+                text << tr("%n command(s) in progress (dump, evaluation, import or experiment).",
+                           nullptr, others);
+            text << tr(
+                "Quitting stops them as Stop Run does: a training run ends its step and "
+                "saves its checkpoint (resume it with routescope-cli train --resume); "
+                "another command leaves no partial file.");
+        }
+        if (modified())
+            text << (document_->project_path().isEmpty()
+                         ? tr("The workspace has views, files or names that are not saved in "
+                              "a project. Save them before quitting?")
+                         : tr("%1 has changes that are not saved. Save them before quitting?")
+                               .arg(QFileInfo(document_->project_path()).fileName()));
+        QMessageBox ask(QMessageBox::Question,
+                        modified() ? tr("Unsaved changes") : tr("Runs in progress"),
+                        text.join("\n\n"), QMessageBox::Cancel, this);
+        ask.setObjectName(modified() ? "unsavedPrompt" : "quitPrompt");
+        const QString stop = others == 0 ? tr("Stop %n Run(s)", nullptr, runs)
+                             : runs == 0 ? tr("Stop %n Command(s)", nullptr, others)
+                                         : tr("Stop %n Job(s)", nullptr, active);
+        if (modified()) {
+            ask.addButton(QMessageBox::Save);
+            ask.addButton(QMessageBox::Discard);
+            if (active > 0) {
+                ask.button(QMessageBox::Save)->setText(tr("&Save, %1 and Quit").arg(stop));
+                ask.button(QMessageBox::Discard)->setText(tr("&Discard, %1 and Quit").arg(stop));
+            }
+        } else {
+            ask.addButton(QMessageBox::Yes)->setText(tr("&%1 and Quit").arg(stop));
+        }
+        // Enter saves as before; with runs going, Enter stays (stopping them is asked for).
+        ask.setDefaultButton(active > 0 ? QMessageBox::Cancel : QMessageBox::Save);
+        ask.setEscapeButton(QMessageBox::Cancel);
         const int answer = ask.exec();
         if (answer == QMessageBox::Cancel) {
             event->ignore();
@@ -588,6 +634,27 @@ void MainWindow::closeEvent(QCloseEvent* event) {
                 event->ignore();
                 return;
             }
+        }
+        if (active > 0) {
+            // Stopped as Stop Run does (SIGTERM: a run saves its checkpoint, exit 130); the window
+            // closes once every job has ended, or after kQuitWaitMs whatever is left (the jobs'
+            // destructors then stop them as before).
+            quit_ = Quit::Stopping;
+            connect(document_->jobs(), &JobList::changed, this, [this] {
+                if (quit_ == Quit::Stopping && document_->jobs()->totals().active == 0)
+                    QTimer::singleShot(0, this, &QWidget::close);
+            });
+            QTimer::singleShot(kQuitWaitMs, this, [this] {
+                if (quit_ != Quit::Stopping) return;
+                quit_ = Quit::Now;
+                close();
+            });
+            document_->jobs()->cancel_all();
+            statusBar()->showMessage(
+                tr("Stopping %n job(s) before quitting (a training run saves its checkpoint)…",
+                   nullptr, active));
+            event->ignore();
+            return;
         }
     }
     QSettings settings;
@@ -1177,6 +1244,12 @@ void MainWindow::show_job(CliJob* job, const QString& key, const QString& title)
         qobject_cast<views::TrainingView*>(open_analysis("training", {s.out_dir}));
     connect(run, &CliJob::recordRead, this, [live, dir = s.out_dir](const QJsonObject& r) {
         if (live) live->append_record(dir, r);
+    });
+    // A run that could not start takes its live view with it (no dead tab, nothing saved).
+    connect(controller_, &WorkspaceController::jobDiscarded, this, [this, live, job](CliJob* gone) {
+        if (gone != job || !live) return;
+        delete live.data();  // its view leaves the document (open_analysis)
+        update_analysis_progress();
     });
     connect(run, &CliJob::ended, this, [run, state](CliJob::State end) {
         const bool saved = QFileInfo::exists(run->checkpoint_path());

@@ -125,6 +125,12 @@ public:
     /// Whether the workspace differs from the project last saved or opened (files, names, views
     /// and their settings; not which tab is in front). Quitting with changes asks first.
     bool modified() const;
+    /// Quitting (closeEvent) with changes not saved or jobs running asks first, in one dialog:
+    /// "unsavedPrompt" (Save, Discard, Cancel) when there are changes, else "quitPrompt" (Stop
+    /// Runs and Quit, Cancel); it names the running runs and commands. Cancel (Esc) stays; an
+    /// answer that quits stops the jobs as Stop Run does (a run saves its checkpoint) and the
+    /// window closes once they have ended (close() returns false meanwhile).
+    static constexpr int kQuitWaitMs = 120'000;  ///< then it closes whatever is still running
     /// Help › User Guide: docs/user-guide.md in a browser dialog (installed copy, else the source
     /// tree's); empty when neither is found.
     static QString user_guide_path();
@@ -171,6 +177,8 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    /// Quitting: not asked; asked, jobs being stopped before the window closes; close now.
+    enum class Quit { No, Stopping, Now } quit_ = Quit::No;
     Workspace* document_;
     WorkspaceController* controller_;
     WorkspaceDock* workspace_;

@@ -21,6 +21,7 @@
 
 #include "app/gui/engine_action_dialog.hpp"
 #include "app/gui/form_buddies.hpp"
+#include "app/gui/workspace_controller.hpp"
 
 namespace routescope::gui {
 
@@ -158,7 +159,13 @@ QString RunLauncherDialog::problems_text() const {
 }
 
 void RunLauncherDialog::accept() {
-    if (!settings_are_usable(problems_, settings().problems())) return;
+    QStringList problems = settings().problems();
+    // A folder that cannot be made or written in (under a file, read-only), with the reason:
+    // refused here, before the run joins the workspace.
+    if (const QString dir = settings().out_dir; !dir.isEmpty())
+        if (const QString p = WorkspaceController::run_directory_problem(dir); !p.isEmpty())
+            problems << p;
+    if (!settings_are_usable(problems_, problems)) return;
     QSettings().setValue("runsDir", QFileInfo(settings().out_dir).absolutePath());
     QDialog::accept();
 }

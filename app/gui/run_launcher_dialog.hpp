@@ -28,7 +28,8 @@ public:
     QComboBox* device_box() const { return device_; }
 
 public slots:
-    /// Accepts only when settings().problems() is empty; otherwise shows them.
+    /// Accepts only when settings().problems() is empty and the run directory can be made and
+    /// written (WorkspaceController::run_directory_problem); otherwise shows the problems.
     void accept() override;
 
 private:

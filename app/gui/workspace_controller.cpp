@@ -9,6 +9,12 @@
 #include <QUndoStack>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "app/gui/cli_job.hpp"
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_process.hpp"
@@ -253,11 +259,52 @@ void WorkspaceController::add_job(CliJob* job, const QString& key, const QString
     });
 }
 
+QString WorkspaceController::run_directory_problem(const QString& dir) {
+    const QString abs = QFileInfo(dir).absoluteFilePath();
+    // The nearest path that exists, going up: the run directory is made under it (mkpath).
+    QString existing = abs;
+    for (;;) {
+        struct stat st;
+        const QByteArray native = QFile::encodeName(existing);
+        if (::stat(native.constData(), &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return tr("The run directory %1 cannot be created: %2 is not a folder (%3).")
+                    .arg(abs, existing, QString::fromLocal8Bit(std::strerror(ENOTDIR)));
+            // A read-only file system (EROFS) says so here even to root.
+            if (::access(native.constData(), W_OK | X_OK) != 0) {
+                const QString why = QString::fromLocal8Bit(std::strerror(errno));
+                return existing == abs
+                           ? tr("The run directory %1 cannot be written (%2).").arg(abs, why)
+                           : tr("The run directory %1 cannot be created: cannot write in %2 (%3).")
+                                 .arg(abs, existing, why);
+            }
+            return {};
+        }
+        const int err = errno;
+        // Missing, or under a file (ENOTDIR): look further up, to name what is in the way.
+        if (err != ENOENT && err != ENOTDIR)
+            return tr("The run directory %1 cannot be created: %2 (%3).")
+                .arg(abs, QString::fromLocal8Bit(std::strerror(err)), existing);
+        const QString parent = QFileInfo(existing).absolutePath();
+        if (parent == existing) return {};
+        existing = parent;
+    }
+}
+
 RunProcess* WorkspaceController::launch_run(const RunSettings& settings) {
     RunSettings s = settings;
     s.out_dir = QFileInfo(s.out_dir).absoluteFilePath();
+    // Refused before anything joins the workspace (a dead tab, a run saved in the project that
+    // every reopen complains about).
+    if (const QString problem = run_directory_problem(s.out_dir); !problem.isEmpty()) {
+        emit failed(tr("Cannot start the run"), problem);
+        return nullptr;
+    }
     auto* run = new RunProcess(s);
-    document_->add_run(s.out_dir);  // the model of the checkpoint the run writes (its colour)
+    // The run directory is the model of the checkpoint the run writes (its colour): said before
+    // the live view draws it; the directory joins the document's runs once the run has started.
+    if (views::model_key(s.out_dir) == s.out_dir)
+        views::set_model_source(s.out_dir, QDir(s.out_dir).filePath("model.ckpt.h5"));
     add_job(run, s.out_dir, QFileInfo(s.out_dir).fileName());
     connect(run, &CliJob::ended, this, [this, run](CliJob::State end) {
         // The checkpoint joins the workspace behind the tab the person is on (the live training
@@ -271,11 +318,16 @@ RunProcess* WorkspaceController::launch_run(const RunSettings& settings) {
     try {
         run->start();
     } catch (const std::exception& e) {
+        // Taken back: its item and live view (jobDiscarded), the job; the run never joined the
+        // document's runs, so no project holds it.
+        const QString problem = run_directory_problem(s.out_dir);
         emit jobDiscarded(run);
         document_->jobs()->discard(run);
-        emit failed(tr("Cannot start the run"), QString::fromUtf8(e.what()));
+        emit failed(tr("Cannot start the run"),
+                    problem.isEmpty() ? QString::fromUtf8(e.what()) : problem);
         return nullptr;
     }
+    document_->add_run(s.out_dir);
     return run;
 }
 

@@ -74,8 +74,16 @@ public:
     // Jobs -------------------------------------------------------------------------------------
     /// Starts `routescope-cli train` for `settings` (its run directory joins the workspace);
     /// its checkpoint joins the workspace, behind, when it ends or is stopped. Returns nullptr,
-    /// with `failed`, when it cannot start.
+    /// with `failed` saying why, when it cannot start: a run directory that cannot be made or
+    /// written (run_directory_problem) is refused before anything joins the workspace, and a
+    /// start that fails anyway takes back what joined (its job, its live view: jobDiscarded;
+    /// the run directory joins the document only once the run has started).
     RunProcess* launch_run(const RunSettings& settings);
+    /// Why a training run cannot write `dir` (made with its missing parents, then written in),
+    /// with the system's reason: "The run directory D cannot be created: P is not a folder (Not a
+    /// directory)", "…: cannot write in P (Permission denied)"; empty when it can. Nothing is
+    /// made.
+    static QString run_directory_problem(const QString& dir);
     /// Starts an engine action; when it finishes, its result joins the workspace: a dump or an
     /// import opens, an evaluation opens in Accuracy by length, an experiment's checkpoints and
     /// dumps (its results.json) open.
@@ -100,7 +108,8 @@ signals:
     /// A job was added to the document (before it starts): `key` its output (a training run's
     /// directory), `title` what to call it.
     void jobAdded(routescope::gui::CliJob* job, const QString& key, const QString& title);
-    /// A job that could not start left the document (it is deleted later).
+    /// A job that could not start left the document (it is deleted later): its item and, for a
+    /// training run, its live view go with it.
     void jobDiscarded(routescope::gui::CliJob* job);
     /// Something failed that a person must be told of (a dialog): a file that cannot be read, a
     /// project, a job's failure with its last output.

@@ -23,8 +23,10 @@
 #include <QTreeWidgetItem>
 #include "app/gui/engine_action.hpp"
 #include "app/gui/main_window.hpp"
+#include "app/gui/project_file.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/run_process.hpp"
+#include "app/gui/workspace.hpp"
 #include "app/gui/workspace_dock.hpp"
 #include "views/training_view.hpp"
 
@@ -373,6 +375,126 @@ private slots:
         QVERIFY(
             !window.workspace()->item_for(QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath()));
         window.last_error()->close();
+    }
+
+    // Quitting while a run trains asks first, naming the runs, whether or not the project is
+    // saved (it stopped the run without a word); Cancel and Esc keep the window and the run,
+    // stopping them saves the checkpoint as Stop Run does and then the window closes.
+    void quittingWithARunningRunAsksFirst() {
+        gui::MainWindow window;
+        window.show();
+        const QString dir = fresh_dir("quit");
+        gui::RunProcess* run = window.launch_run(tiny_run(dir, 1'000'000));
+        QVERIFY(run);
+        QTRY_VERIFY_WITH_TIMEOUT(run->step() >= 2, 30000);
+        QString asked;  // the prompt's name, text and buttons ("" while none came)
+        auto answer = [&asked](std::function<void(QMessageBox*)> act) {
+            asked.clear();
+            QTimer::singleShot(0, [&asked, act] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                if (!box) return;
+                asked = box->objectName() + ": " + box->text();
+                for (QAbstractButton* b : box->buttons())
+                    asked += " [" + b->text() + "]";
+                act(box);
+            });
+        };
+        auto click = [](QMessageBox::StandardButton which) {
+            return [which](QMessageBox* box) {
+                if (QAbstractButton* b = box->button(which)) b->click();
+            };
+        };
+
+        // Not saved: the one prompt says both.
+        QVERIFY(window.modified());
+        answer(click(QMessageBox::Cancel));
+        QVERIFY(!window.close());
+        QVERIFY2(asked.startsWith("unsavedPrompt: ") && asked.contains("1 training run") &&
+                     asked.contains("not saved") && asked.contains("Stop 1 Run"),
+                 qPrintable(asked));
+        QVERIFY(window.isVisible());
+        QVERIFY(run->running());
+
+        // Saved: still asked, about the run; Esc stays and the run goes on.
+        window.save_project(dir + ".rsproj");
+        QVERIFY(!window.modified());
+        answer([](QMessageBox* box) { QTest::keyClick(box, Qt::Key_Escape); });
+        QVERIFY(!window.close());
+        QVERIFY2(asked.startsWith("quitPrompt: ") && asked.contains("1 training run") &&
+                     asked.contains("checkpoint"),
+                 qPrintable(asked));
+        QVERIFY(window.isVisible());
+        QVERIFY(run->running());
+        const qint64 step = run->step();
+        QTRY_VERIFY_WITH_TIMEOUT(run->step() > step, 30000);
+
+        // Stop and quit: the run stops as Stop Run stops it (checkpoint saved, exit 130), then
+        // the window closes.
+        answer(click(QMessageBox::Yes));
+        QVERIFY(!window.close());  // waits for the run to save its checkpoint
+        QVERIFY2(asked.contains("Stop 1 Run"), qPrintable(asked));
+        QTRY_VERIFY_WITH_TIMEOUT(!run->running(), 30000);
+        QCOMPARE(run->state(), gui::RunProcess::State::Cancelled);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 10000);
+        QString out;
+        QCOMPARE(validate(QFileInfo(dir + "/model.ckpt.h5").absoluteFilePath(), &out), 0);
+    }
+
+    // A run directory that cannot be made (under a regular file: no one can create it, root
+    // neither) is refused by the dialog with the reason; launched anyway it leaves nothing behind
+    // (no job, no tab, no run in the saved project), and a start that fails after all (its
+    // run.json cannot be written) takes back what it added.
+    void aRunDirectoryThatCannotBeMadeLeavesNothing() {
+        const QString base = fresh_dir("unwritable");
+        QVERIFY(QDir().mkpath(base));
+        QFile file(base + "/file.txt");
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("not a folder\n");
+        file.close();
+        const QString bad = QFileInfo(base + "/file.txt/run").absoluteFilePath();
+
+        gui::RunLauncherDialog dialog;
+        dialog.set_settings(tiny_run(bad, 20));
+        dialog.accept();
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+        QVERIFY2(dialog.problems_text().contains(bad) &&
+                     dialog.problems_text().contains(base + "/file.txt is not a folder") &&
+                     dialog.problems_text().contains("Not a directory"),
+                 qPrintable(dialog.problems_text()));
+
+        gui::MainWindow window;
+        window.show();
+        const auto nothing_left = [&window](const QString& project) -> QString {
+            if (!window.jobs().isEmpty()) return "a job is left";
+            if (window.tabs()->count() != 0) return "a tab is left";
+            if (window.workspace()->runs()->childCount() != 0) return "a Runs item is left";
+            if (!window.document()->runs().isEmpty()) return "the document holds a run";
+            window.save_project(project);
+            const gui::Project p = gui::Project::load(project);
+            if (!p.runs.isEmpty()) return "the project holds " + p.runs.join(", ");
+            if (!p.views.empty()) return "the project holds a view";
+            if (!p.colours.empty()) return "the project holds a colour";
+            return {};
+        };
+        QVERIFY(!window.launch_run(tiny_run(bad, 20)));
+        QTRY_VERIFY(window.last_error());
+        QString text = window.last_error()->text();
+        QVERIFY2(text.contains(bad) && text.contains("Not a directory"), qPrintable(text));
+        window.last_error()->close();
+        QString left = nothing_left(base + "/p.rsproj");
+        QVERIFY2(left.isEmpty(), qPrintable(left));
+        QVERIFY(!QFileInfo::exists(bad));
+
+        const QString odd = QFileInfo(base + "/odd").absoluteFilePath();
+        QVERIFY(QDir().mkpath(odd + "/run.json"));  // a folder where the configuration goes
+        QVERIFY(!window.launch_run(tiny_run(odd, 20)));
+        QTRY_VERIFY(window.last_error());
+        text = window.last_error()->text();
+        QVERIFY2(text.contains(odd + "/run.json"), qPrintable(text));
+        window.last_error()->close();
+        QTRY_VERIFY(window.jobs().isEmpty());
+        left = nothing_left(base + "/p2.rsproj");
+        QVERIFY2(left.isEmpty(), qPrintable(left));
     }
 
     void aChildThatCannotStartIsAnErrorNotAHang() {

@@ -15,6 +15,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cli_suite import Suite  # noqa: E402
+
 import h5py
 import numpy as np
 
@@ -41,30 +44,6 @@ def write_dump(path, hidden, lengths, arch="external", labels=None, predictions=
                 f[f"kernels/{layer}/{name}"] = np.asarray(v, np.float32)
     write_reference_dump(path, {k: np.asarray(v) for k, v in hidden.items()}, list(lengths),
                          labels=labels, predictions=predictions, extra=extra)
-
-
-class Suite:
-    def __init__(self, cli, work):
-        self.cli, self.work = cli, work
-        self.passed = self.failed = 0
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
-    def run(self, *args):
-        return subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=300)
-
-    def case(self, name, fn):
-        try:
-            fn()
-            self.passed += 1
-            print(f"ok   {name}")
-        except AssertionError as e:
-            self.failed += 1
-            print(f"FAIL {name}: {e}")
-
-    def ok(self, r):
-        assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}"
 
 
 def unbiased_hsic(K, L):

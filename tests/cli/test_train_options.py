@@ -19,41 +19,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cli_suite import Suite  # noqa: E402
+
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MODEL = '"model": {"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {"n_modes": 4}}'
-
-
-class Suite:
-    def __init__(self, cli, work):
-        self.cli, self.work = cli, work
-        self.passed = self.failed = 0
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
-    def run(self, *args, timeout=120, preexec=None):
-        try:
-            return subprocess.run([self.cli, *args], capture_output=True, text=True,
-                                  timeout=timeout, preexec_fn=preexec)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"still running after {timeout} s: {' '.join(args)}")
-
-    def config(self, name, text):
-        p = self.path(name)
-        with open(p, "w") as f:
-            f.write(text)
-        return p
-
-    def case(self, name, fn):
-        try:
-            fn()
-            self.passed += 1
-            print(f"ok   {name}")
-        except AssertionError as e:
-            self.failed += 1
-            print(f"FAIL {name}: {e}")
-        sys.stdout.flush()
 
 
 def read(path):

@@ -17,31 +17,12 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cli_suite import Suite  # noqa: E402
+
 
 def limited():
     resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-
-
-class Suite:
-    def __init__(self, cli, work):
-        self.cli, self.work = cli, work
-        self.passed = self.failed = 0
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
-    def run(self, *args):
-        return subprocess.run([self.cli, *args], capture_output=True, text=True, timeout=300,
-                              preexec_fn=limited)
-
-    def case(self, name, fn):
-        try:
-            fn()
-            self.passed += 1
-            print(f"ok   {name}")
-        except AssertionError as e:
-            self.failed += 1
-            print(f"FAIL {name}: {e}")
 
 
 def physical_memory():
@@ -55,7 +36,7 @@ def main():
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
-    t = Suite(a.cli, a.work)
+    t = Suite(a.cli, a.work, preexec=limited)
     corpus = t.path("corpus.txt")
     with open(corpus, "w") as f:
         f.write("the cat sat on the mat\n" * 300)
@@ -65,11 +46,7 @@ def main():
         for i in range(1, 41):
             f.write(f"the cat sat {i}\t{i % 2}\n")
 
-    def config(name, text):
-        p = t.path(name)
-        with open(p, "w") as f:
-            f.write(text)
-        return p
+    config = t.config
 
     # ---- a vocabulary the tokenizer sets: 10^6 WordPiece entries at d_model 8192 (8.2·10^9
     # embedding weights, 131 GB with gradients and AdamW's moments). The configuration's

@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -349,6 +350,38 @@ double pwcca_of(const LayerMoments& x, const LayerMoments& y, const MatrixXd& cx
     return num / den;
 }
 
+// ------------------------------------------------------------------ cancel and progress
+
+/// The run's steps (chunks, layer pairs, Grams, resamples) against options.cancelled and
+/// options.progress.
+class Steps {
+public:
+    explicit Steps(const SimilarityOptions& o) : o_(o) {}
+    /// Throws Cancelled when the hook says so (any thread).
+    void check() const {
+        if (o_.cancelled && o_.cancelled()) throw Cancelled("similarity: cancelled");
+    }
+    /// Whether the run is cancelled, for the jobs of a parallel loop (which must not throw).
+    bool cancelled() const { return o_.cancelled && o_.cancelled(); }
+    void set_total(std::int64_t total) {
+        total_ = std::max<std::int64_t>(1, total);
+        report();
+    }
+    /// One step done (calling thread only): reported, then the cancel checked.
+    void step(std::int64_t k = 1) {
+        done_ = std::min(total_, done_ + k);
+        report();
+        check();
+    }
+
+private:
+    void report() const {
+        if (o_.progress) o_.progress(done_, total_);
+    }
+    const SimilarityOptions& o_;
+    std::int64_t done_ = 0, total_ = 1;
+};
+
 // ------------------------------------------------------------------ Gram-sample statistics
 
 /// The Gram matrix of the n Gram-sample vectors, centred (H K H), as one column of n² values.
@@ -398,7 +431,7 @@ double percentile(std::vector<double> v, double q) {
 /// Observed CKA, the permutation null and the bootstrap interval for every layer pair, from the
 /// stacked centred Grams of A (n² × |A|) and B (n² × |B|).
 GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, int permutations,
-                               int bootstrap, std::uint64_t seed) {
+                               int bootstrap, std::uint64_t seed, Steps& steps) {
     const Index na = ga.cols(), nb = gb.cols();
     const VectorXd norm_a = ga.colwise().norm().transpose(),
                    norm_b = gb.colwise().norm().transpose();
@@ -444,6 +477,7 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
         sum += null;
         sum_sq += null.cwiseProduct(null);
         exceed += (null.array() >= observed.array()).cast<double>().matrix();
+        steps.step();
     }
     if (permutations > 0) {
         const double k = permutations;
@@ -500,6 +534,7 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
                 }
             }
             boot.push_back(value);
+            steps.step();
         }
     }
     s.ci_low = s.ci_high = as_rows(MatrixXd::Constant(na, nb, nan));
@@ -548,8 +583,12 @@ const std::vector<std::string>& similarity_measures() {
 SimilarityResult representation_similarity(const DumpReader& a, const DumpReader& b,
                                            const SimilarityOptions& options) {
     use_one_blas_thread();
+    Steps steps(options);
+    steps.check();
     SimilarityResult r;
     r.options = options;
+    r.options.cancelled = nullptr;  // the caller's hooks, which may not outlive the call
+    r.options.progress = nullptr;
     r.measures = options.measures.empty() ? kMeasures : options.measures;
     for (const auto& m : r.measures)
         if (!wants(kMeasures, m))
@@ -653,11 +692,35 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         std::sort(r.gram_sample.begin(), r.gram_sample.end());
     }
 
+    steps.check();
+
     // ---- streamed pass(es): layers of A in groups whose pair accumulators fit the budget.
     const bool feature_measures = wants(r.measures, "linear_cka") ||
                                   wants(r.measures, "linear_cka_unbiased") || cca ||
                                   wants(r.measures, "procrustes");
     const std::size_t na = src_a.size(), nb = src_b.size();
+    const auto gn = static_cast<Index>(r.gram_sample.size());
+    const bool linear_gram = wants(r.measures, "linear_cka") && gn >= 4 &&
+                             (options.permutations > 0 || options.bootstrap > 0);
+    const bool rbf = wants(r.measures, "rbf_cka");
+    const std::size_t chunk = static_cast<std::size_t>(std::max<std::int64_t>(16, options.chunk));
+    const double pair_bytes_per_a = 8.0 * static_cast<double>(a.width() * b.width()) * nb;
+    const auto per_group = static_cast<std::size_t>(std::max(
+        1.0, std::floor(static_cast<double>(options.accumulator_bytes) / pair_bytes_per_a)));
+    {
+        // The steps: every chunk of every pass, every layer pair; each Gram, permutation and
+        // resample of the linear and the RBF Gram statistics.
+        std::int64_t total = 0;
+        if (feature_measures) {
+            const auto passes = static_cast<std::int64_t>((na + per_group - 1) / per_group);
+            const auto chunks = static_cast<std::int64_t>((r.examples.size() + chunk - 1) / chunk);
+            total += passes * chunks + static_cast<std::int64_t>(na * nb);
+        }
+        const std::int64_t per_gram =
+            static_cast<std::int64_t>(na + nb) + options.permutations + options.bootstrap;
+        total += (linear_gram && gn >= 4 ? per_gram : 0) + (rbf && gn >= 4 ? per_gram : 0);
+        steps.set_total(total);
+    }
     r.values.assign(
         r.measures.size(),
         LayerMatrix(na, std::vector<double>(nb, std::numeric_limits<double>::quiet_NaN())));
@@ -667,15 +730,10 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         if (k < r.measures.size()) r.values[k][i][j] = v;
     };
     if (feature_measures) {
-        const double pair_bytes_per_a = 8.0 * static_cast<double>(a.width() * b.width()) * nb;
-        const auto per_group = static_cast<std::size_t>(std::max(
-            1.0, std::floor(static_cast<double>(options.accumulator_bytes) / pair_bytes_per_a)));
         std::vector<LayerMoments> moments_b(nb);
         std::vector<LayerAccumulator> acc_b(nb);
         std::vector<std::size_t> constant_a, constant_b;  // layers without variance
         std::int64_t cancelled_unbiased = 0;  // pairs whose unbiased HSIC double cannot resolve
-        const std::size_t chunk =
-            static_cast<std::size_t>(std::max<std::int64_t>(16, options.chunk));
         for (std::size_t g0 = 0; g0 < na; g0 += per_group) {
             const std::size_t g1 = std::min(na, g0 + per_group);
             const bool first_pass = g0 == 0;
@@ -698,8 +756,14 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                 }
                 const auto jobs = static_cast<std::int64_t>(xa.size() * nb);
                 const auto self_jobs = static_cast<std::int64_t>(xa.size() + (first_pass ? nb : 0));
+                std::atomic<bool> stop{false};  // a job that saw the cancel skips the rest
 #pragma omp parallel for schedule(dynamic)
                 for (std::int64_t k = 0; k < jobs + self_jobs; ++k) {
+                    if (stop.load(std::memory_order_relaxed)) continue;
+                    if (steps.cancelled()) {
+                        stop = true;
+                        continue;
+                    }
                     if (k < jobs) {
                         const auto i = static_cast<std::size_t>(k) / nb,
                                    j = static_cast<std::size_t>(k) % nb;
@@ -710,14 +774,19 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                         accumulate_layer(acc_b[s - xa.size()], xb[s - xa.size()]);
                     }
                 }
+                if (stop) throw Cancelled("similarity: cancelled");
+                steps.step();
             }
             if (first_pass)
-                for (std::size_t j = 0; j < nb; ++j)
+                for (std::size_t j = 0; j < nb; ++j) {
+                    steps.check();
                     moments_b[j] = finish_layer(acc_b[j], n, cca);
+                }
             if (first_pass)
                 for (std::size_t j = 0; j < nb; ++j)
                     if (!(moments_b[j].trace > 0)) constant_b.push_back(j);
             for (std::size_t i = g0; i < g1; ++i) {
+                steps.check();
                 const LayerMoments x = finish_layer(acc_a[i - g0], n, cca);
                 if (!(x.trace > 0)) constant_a.push_back(i);
                 for (std::size_t j = 0; j < nb; ++j) {
@@ -758,6 +827,7 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                         set_value("svcca", i, j, rho.head(std::min(kx, ky)).mean());
                     }
                     if (wants(r.measures, "pwcca")) set_value("pwcca", i, j, pwcca_of(x, y, cxy));
+                    steps.step();
                 }
             }
         }
@@ -789,13 +859,9 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
     }
 
     // ---- the Gram sample: RBF CKA, and the null and bootstrap of linear and RBF CKA.
-    const auto gn = static_cast<Index>(r.gram_sample.size());
-    const bool linear_gram = wants(r.measures, "linear_cka") && gn >= 4 &&
-                             (options.permutations > 0 || options.bootstrap > 0);
     if (wants(r.measures, "linear_cka") && gn < 4)
         r.notes.push_back("no permutation null or bootstrap interval: the Gram sample has " +
                           str(gn) + " examples, fewer than 4 (--gram-m, or dump more examples)");
-    const bool rbf = wants(r.measures, "rbf_cka");
     if ((linear_gram || rbf) && gn < 4)
         throw ConfigError("similarity: the Gram sample has " + str(gn) +
                           " examples; RBF CKA, the null and the bootstrap need at least 4 "
@@ -807,14 +873,16 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
             const MatrixXdR v = read_gram_vectors(src_a[i], r);
             check_finite(v, src_a[i]);
             ga.col(static_cast<Index>(i)) = centred_gram(v, use_rbf);
+            steps.step();
         }
         for (std::size_t j = 0; j < nb; ++j) {
             const MatrixXdR v = read_gram_vectors(src_b[j], r);
             check_finite(v, src_b[j]);
             gb.col(static_cast<Index>(j)) = centred_gram(v, use_rbf);
+            steps.step();
         }
         GramStatistics g = gram_statistics(ga, gb, gn, options.permutations, options.bootstrap,
-                                           options.seed + (use_rbf ? 1 : 0));
+                                           options.seed + (use_rbf ? 1 : 0), steps);
         // Resampling with replacement repeats examples, and a repeated example agrees with
         // itself: the resampled CKA runs above the score, the more so the fewer the examples (a
         // probe's 16 examples put 622 of 624 scores below their whole interval). Said where it

@@ -19,14 +19,23 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "analysis/csv_table.hpp"
 #include "analysis/dump_reader.hpp"
 #include "analysis/provenance.hpp"
+#include "engine/core/error.hpp"
 
 namespace routescope::analysis {
+
+/// Thrown by representation_similarity when its options' `cancelled` hook said so: the run stopped
+/// at a loop boundary and has no result.
+class Cancelled : public Error {
+public:
+    using Error::Error;
+};
 
 /// The measures, in the order results list them.
 const std::vector<std::string>& similarity_measures();
@@ -49,6 +58,15 @@ struct SimilarityOptions {
     /// Write the length columns (min_length, max_length) in the table even without bounds: the
     /// unbinned result beside its bins.
     bool length_columns = false;
+    /// Asked at every loop boundary (each streamed chunk and each job of one, each layer pair, each
+    /// layer's Gram, each permutation and bootstrap resample); once it returns true the run stops
+    /// by throwing Cancelled. It may be called from several threads at once (the jobs of a chunk
+    /// run in parallel). Empty: never cancelled. Not kept in the result's options.
+    std::function<bool()> cancelled;
+    /// Told (steps done, steps in all) at the same boundaries, on the calling thread; `done` rises
+    /// to `total` (known once the sample is drawn: no report before). It may throw to stop the
+    /// run (the exception passes through). Empty: no report. Not kept in the result's options.
+    std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
 
 /// The bins of input length that `--length-bins k` compares separately: the examples' real-token
@@ -83,7 +101,7 @@ struct SimilarityResult {
 
 /// Throws ConfigError (naming the file and the example) when the dumps do not hold the same
 /// examples, a requested layer is absent, or the sample is too small for a measure (CCA needs
-/// more vectors than d_A + d_B).
+/// more vectors than d_A + d_B); Cancelled when options.cancelled returns true.
 SimilarityResult representation_similarity(const DumpReader& a, const DumpReader& b,
                                            const SimilarityOptions& options);
 

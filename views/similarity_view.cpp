@@ -129,7 +129,12 @@ QString SimilarityView::title() const {
 }
 
 QStringList SimilarityView::input_files() const {
-    return {settings_.dump_a, settings_.dump_b};
+    // Only the dumps it has: with one, the analysis says what to select (never an empty path
+    // that the workspace would add as a file and a project would save).
+    QStringList out;
+    for (const QString& f : {settings_.dump_a, settings_.dump_b})
+        if (!f.isEmpty()) out << f;
+    return out;
 }
 
 QString SimilarityView::input_stem() const {
@@ -174,8 +179,9 @@ void SimilarityView::start() {
     run<Out>(
         tr("Computing representation similarity"),
         [s](AnalysisSteps& steps) {
-            steps.set_total(1);
-            if (s.dump_b.isEmpty())
+            constexpr int kSteps = 1000;  // the analysis's own steps, scaled to these
+            steps.set_total(kSteps);
+            if (s.dump_a.isEmpty() || s.dump_b.isEmpty())
                 throw std::runtime_error(
                     "Similarity compares two dumps: select two dumps of the same examples (A "
                     "and B) in the workspace, then choose Analysis › Similarity.");
@@ -187,11 +193,33 @@ void SimilarityView::start() {
             o.gram_m = s.gram_m;
             o.permutations = s.permutations;
             o.bootstrap = s.bootstrap;
+            // Cancel is honoured inside the analysis (each chunk, layer pair, permutation and
+            // resample), not only between steps: a run of minutes stops within a second.
+            o.cancelled = [&steps] {
+                try {
+                    steps.check();
+                    return false;
+                } catch (const AnalysisSteps::Cancelled&) {
+                    return true;
+                }
+            };
+            int reported = 0;
+            o.progress = [&steps, &reported](std::int64_t done, std::int64_t total) {
+                const auto now = static_cast<int>(kSteps * done / std::max<std::int64_t>(1, total));
+                if (now == reported) return steps.check();
+                reported = now;
+                steps.done(now);  // throws Cancelled when cancelled
+            };
             Out out;
-            out.result = analysis::representation_similarity(a, b, o);
+            try {
+                out.result = analysis::representation_similarity(a, b, o);
+            } catch (const analysis::Cancelled&) {
+                steps.check();  // the view's Cancel: no result, no error
+                throw;
+            }
             out.n_a = static_cast<int>(std::max<std::int64_t>(1, a.n_layers()));
             out.n_b = static_cast<int>(std::max<std::int64_t>(1, b.n_layers()));
-            steps.done(1);
+            steps.done(kSteps);
             return out;
         },
         [this](Out& r) {

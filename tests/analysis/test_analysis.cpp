@@ -3,9 +3,13 @@
 // (make_analysis_dumps.py), against closed forms, and on bad input.
 #include <QtTest>
 
+#include <QElapsedTimer>
 #include <QTemporaryDir>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "analysis/anisotropy.hpp"
 #include "analysis/comparison.hpp"
@@ -15,6 +19,7 @@
 #include "analysis/kernels.hpp"
 #include "analysis/length_accuracy.hpp"
 #include "analysis/pca.hpp"
+#include "analysis/similarity.hpp"
 #include "analysis/smoothing.hpp"
 #include "analysis/transitions.hpp"
 #include "analysis_test_support.hpp"
@@ -39,6 +44,54 @@ class TestAnalysis : public QObject {
     }
 
 private slots:
+    // The Similarity view's Cancel and progress (analysis/similarity.hpp, SimilarityOptions): the
+    // progress rises to its total; with the cancel hook already set the run throws Cancelled
+    // before any work; set during a permutation null of hours, it throws within about a second.
+    void similarityReportsProgressAndStopsWhenCancelled() {
+        const DumpReader a(dump("random.dump.h5")), b(dump("random_b.dump.h5"));
+        SimilarityOptions o;
+        o.permutations = 5;
+        o.bootstrap = 5;
+        std::vector<std::pair<std::int64_t, std::int64_t>> reports;
+        o.progress = [&](std::int64_t done, std::int64_t total) {
+            reports.push_back({done, total});
+        };
+        const SimilarityResult r = representation_similarity(a, b, o);
+        QVERIFY(!r.layers_a.empty());
+        QVERIFY(reports.size() > 2);
+        for (std::size_t i = 1; i < reports.size(); ++i)
+            QVERIFY(reports[i].first >= reports[i - 1].first &&
+                    reports[i].second == reports[0].second);
+        QCOMPARE(reports.back().first, reports.back().second);
+
+        o.progress = nullptr;
+        o.cancelled = [] { return true; };
+        QElapsedTimer timer;
+        timer.start();
+        QVERIFY_THROWS_EXCEPTION(Cancelled, representation_similarity(a, b, o));
+        QVERIFY2(timer.elapsed() < 1000, qPrintable(QString::number(timer.elapsed())));
+
+        std::atomic<bool> flag{false};
+        o.cancelled = [&flag] { return flag.load(); };
+        o.permutations = 100000000;  // hours uncancelled
+        QElapsedTimer since_cancel;
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            since_cancel.start();
+            flag = true;
+        });
+        bool cancelled = false;
+        try {
+            representation_similarity(a, b, o);
+        } catch (const Cancelled&) {
+            cancelled = true;
+        }
+        const qint64 ms = since_cancel.elapsed();
+        canceller.join();
+        QVERIFY(cancelled);
+        QVERIFY2(ms < 1000, qPrintable(QString("stopped %1 ms after the cancel").arg(ms)));
+    }
+
     // The compare panels' A − B (issue 26: in analysis/, not in each view): element by element
     // for one shape, undefined (not zero-padded) for two, NaN where either is NaN.
     // A prediction file (the accuracy view opens any preds.jsonl) whose value nests 10^5 deep is

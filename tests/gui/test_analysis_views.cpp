@@ -30,13 +30,16 @@
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
 #include "views/transitions_view.hpp"
+#include "views/work_thread_pool.hpp"
 
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QLineEdit>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QThreadPool>
 #include <QXmlStreamReader>
 
 using namespace routescope::views;
@@ -748,10 +751,78 @@ private slots:
         SimilarityViewSettings one;
         one.dump_a = dump_a_;
         SimilarityView lone(one);
+        // It reads that one dump: no empty path among its inputs (the workspace would add it as a
+        // file, and a project would save it).
+        QCOMPARE(static_cast<const AnalysisView&>(lone).input_files(), QStringList{dump_a_});
         lone.start();
         QVERIFY(view_test::wait_for(&lone));
         QVERIFY(!lone.has_result());
         QVERIFY2(lone.error().contains("two dumps"), qPrintable(lone.error()));
+    }
+
+    void similarityCancelStopsItsWorkerWithinASecond() {
+        // docs/user-guide.md: an analysis runs in the background with its progress and a Cancel
+        // button. A similarity whose permutation null takes minutes (50,000 permutations of a
+        // 300-example Gram sample): its progress moves, and Cancel (or closing its view, as Quit
+        // does) ends its worker within about a second, with no result.
+        const QString a =
+            view_test::sample_dump(dir_, "sim_cancel_a.dump.h5",
+                                   {"--examples", "300", "--d-model", "32", "--layers", "2",
+                                    "--seed", "1", "--state-seed", "2"});
+        const QString b =
+            view_test::sample_dump(dir_, "sim_cancel_b.dump.h5",
+                                   {"--examples", "300", "--d-model", "32", "--layers", "2",
+                                    "--seed", "1", "--state-seed", "3"});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        SimilarityViewSettings s;
+        s.dump_a = a;
+        s.dump_b = b;
+        s.gram_m = 300;
+        s.permutations = 50000;
+        s.bootstrap = 0;
+        QVERIFY(routescope::views::work_thread_pool()->waitForDone(120000));  // earlier tests' work
+        {
+            SimilarityView view(s);
+            QSignalSpy finished(&view, &AnalysisView::analysisFinished);
+            QElapsedTimer running;
+            running.start();
+            view.start();
+            // Into the permutations: the progress has moved.
+            QTRY_VERIFY_WITH_TIMEOUT(view.progress().first > 0, 60000);
+            QTest::qWait(300);
+            const auto [done, total] = view.progress();
+            QVERIFY(view.busy() && total > 0 && done > 0 && done < total);
+            // The run uncancelled would take far longer than the bound below (projected from its
+            // progress; ~100 s on the 2-core build machine).
+            const double projected_ms =
+                static_cast<double>(running.elapsed()) * total / static_cast<double>(done);
+            QVERIFY2(projected_ms > 15000, qPrintable(QString::number(projected_ms)));
+            QElapsedTimer stopping;
+            stopping.start();
+            view.cancel();
+            QVERIFY(routescope::views::work_thread_pool()->waitForDone(120000));
+            const qint64 ms = stopping.elapsed();
+            QVERIFY2(ms < 3000, qPrintable(QString("the worker ran on for %1 ms").arg(ms)));
+            qInfo(
+                "cancelled at %d of %d steps: the worker stopped after %lld ms (uncancelled: "
+                "about %.0f s)",
+                done, total, ms, projected_ms / 1000);
+            QTest::qWait(100);
+            QVERIFY(!view.busy());
+            QVERIFY(!view.has_result());
+            QCOMPARE(finished.count(), 0);
+            QVERIFY(view.result().layers_a.empty());
+        }
+        // Closing the view mid-run (what Quit does to every tab) stops its worker as promptly.
+        auto* closing = new SimilarityView(s);
+        closing->start();
+        QTRY_VERIFY_WITH_TIMEOUT(closing->progress().first > 0, 60000);
+        QElapsedTimer stopping;
+        stopping.start();
+        delete closing;
+        QVERIFY(routescope::views::work_thread_pool()->waitForDone(120000));
+        const qint64 ms = stopping.elapsed();
+        QVERIFY2(ms < 3000, qPrintable(QString("the worker ran on for %1 ms").arg(ms)));
     }
 
     void attentionViewShowsTheExamplesTokensAndComparesTwoDumps() {

@@ -827,6 +827,37 @@ private slots:
         QCOMPARE(view->settings()["dump_b"].get<std::string>(), dump.toStdString());
     }
 
+    void aSimilarityOfOneDumpSavesNoEmptyPath() {
+        // A similarity compares two dumps; opened on one, it says so (docs/user-guide.md: the tab
+        // and an error dialog say why) and reads only that dump: the workspace gains no file
+        // with an empty path, and the project saves none ("" would reopen as the project's
+        // directory).
+        const QString dir = fresh_dir("similarity-one");
+        const QString dump = fixture("valid_full.dump.h5");
+        gui::MainWindow window;
+        window.show();
+        window.open_file(dump);
+        QTRY_COMPARE_WITH_TIMEOUT(window.loader()->pending(), 0, 20000);
+        auto* view =
+            qobject_cast<views::SimilarityView*>(window.open_analysis("similarity", {dump}));
+        QVERIFY(view);
+        QCOMPARE(static_cast<views::AnalysisView*>(view)->input_files(), QStringList{dump});
+        QVERIFY(view_test::wait_for(view, 120000));
+        QTRY_VERIFY_WITH_TIMEOUT(window.idle(), 60000);
+        QVERIFY(!view->has_result());
+        QVERIFY2(view->error().contains("two dumps"), qPrintable(view->error()));
+        if (auto* box = window.last_error()) box->close();
+        window.save_project(dir + "/p.rsproj");
+        const QJsonObject j = read_json(dir + "/p.rsproj");
+        const QJsonArray files = j["files"].toArray();
+        QCOMPARE(files.size(), 1);
+        for (const auto& f : files)
+            QVERIFY2(!f.toString().isEmpty(),
+                     qPrintable(QJsonDocument(j).toJson(QJsonDocument::Compact)));
+        QVERIFY2(!j["colours"].toObject().contains(""),
+                 qPrintable(QJsonDocument(j).toJson(QJsonDocument::Compact)));
+    }
+
     void theCurrentViewComesToTheFrontWhenAViewBeforeItCannotOpen() {
         // The project's `current` is the view's place in the project's list; a view before it
         // on a file the loader refused used to shift it onto the wrong tab.

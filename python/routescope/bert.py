@@ -56,16 +56,21 @@ def state_dict_shapes(c, head):
             s[p + dense + ".weight"], s[p + dense + ".bias"] = (out, inp), (out,)
         for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
             s[p + norm + ".weight"], s[p + norm + ".bias"] = (d,), (d,)
-    if head == "mlm":
-        s.update({"cls.predictions.bias": (V,), "cls.predictions.transform.dense.weight": (d, d),
-                  "cls.predictions.transform.dense.bias": (d,),
-                  "cls.predictions.transform.LayerNorm.weight": (d,),
-                  "cls.predictions.transform.LayerNorm.bias": (d,),
-                  "cls.predictions.decoder.weight": (V, d), "cls.predictions.decoder.bias": (V,)})
-    else:
-        s.update({"bert.pooler.dense.weight": (d, d), "bert.pooler.dense.bias": (d,),
-                  "classifier.weight": (c["num_labels"], d), "classifier.bias": (c["num_labels"],)})
+    s.update(head_shapes("bert", V, d, head, c.get("num_labels")))
     return s
+
+
+def head_shapes(encoder, V, d, head, num_labels):
+    """{name: shape} of a head on an encoder named `encoder` ("bert", "bigs"): the masked-LM head
+    under BERT's names (head "mlm"), or the pooler and classifier ("classify")."""
+    if head == "mlm":
+        return {"cls.predictions.bias": (V,), "cls.predictions.transform.dense.weight": (d, d),
+                "cls.predictions.transform.dense.bias": (d,),
+                "cls.predictions.transform.LayerNorm.weight": (d,),
+                "cls.predictions.transform.LayerNorm.bias": (d,),
+                "cls.predictions.decoder.weight": (V, d), "cls.predictions.decoder.bias": (V,)}
+    return {encoder + ".pooler.dense.weight": (d, d), encoder + ".pooler.dense.bias": (d,),
+            "classifier.weight": (num_labels, d), "classifier.bias": (num_labels,)}
 
 
 class BertEmbeddings(nn.Module):

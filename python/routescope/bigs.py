@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .bert import head_shapes
 from .ssm import fft_conv, s4d_kernel
 
 
@@ -71,15 +72,7 @@ def state_dict_shapes(c, head):
             s.update({p + ssm + ".kernel.A_re": (N,), p + ssm + ".kernel.A_im": (N,),
                       p + ssm + ".kernel.C": (N, 2), p + ssm + ".kernel.log_step": (1,),
                       p + ssm + ".D": (1,)})
-    if head == "mlm":
-        s.update({"cls.predictions.bias": (V,), "cls.predictions.transform.dense.weight": (d, d),
-                  "cls.predictions.transform.dense.bias": (d,),
-                  "cls.predictions.transform.LayerNorm.weight": (d,),
-                  "cls.predictions.transform.LayerNorm.bias": (d,),
-                  "cls.predictions.decoder.weight": (V, d), "cls.predictions.decoder.bias": (V,)})
-    else:
-        s.update({"bigs.pooler.dense.weight": (d, d), "bigs.pooler.dense.bias": (d,),
-                  "classifier.weight": (c["num_labels"], d), "classifier.bias": (c["num_labels"],)})
+    s.update(head_shapes("bigs", V, d, head, c.get("num_labels")))
     return s
 
 

@@ -2,7 +2,9 @@
 test_training_limits.py, test_train_options.py): each case a function that asserts, reported as
 "ok   NAME" or "FAIL NAME: why" (CTest's FAIL_REGULAR_EXPRESSION), every command with a timeout (a
 hang is a failure, not a stuck test)."""
+import argparse
 import os
+import shutil
 import subprocess
 import sys
 
@@ -41,3 +43,14 @@ class Suite:
 
     def ok(self, r):
         assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}"
+
+
+def suite_from_args(preexec=None):
+    """The Suite of a script run as `SCRIPT --cli routescope-cli --work DIR`, DIR made empty."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    return Suite(a.cli, a.work, preexec)

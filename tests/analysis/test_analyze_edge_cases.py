@@ -7,16 +7,14 @@ the code under test.
 usage: test_analyze_edge_cases.py --cli build/bin/routescope-cli --work DIR
 Prints one line per case and "N passed, N failed"; exit 1 on a failure.
 """
-import argparse
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from cli_suite import Suite  # noqa: E402
+from cli_suite import suite_from_args  # noqa: E402
 
 import h5py
 import numpy as np
@@ -58,13 +56,7 @@ def unbiased_hsic(K, L):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    t = Suite(a.cli, a.work)
+    t = suite_from_args()
     rng = np.random.default_rng(27)
 
     # ---- gates: a dump whose layers store different examples (example_index) is sampled per

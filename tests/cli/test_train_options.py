@@ -10,17 +10,14 @@ of 1024 threads (8 MiB each under RLIMIT_STACK = 8 MiB, 8 GiB in all, more than 
 allowed), so thread creation fails with EAGAIN. Every run has a timeout: a hang is a failure, not
 a stuck test.
 """
-import argparse
 import json
 import os
 import re
 import resource
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from cli_suite import Suite  # noqa: E402
+from cli_suite import suite_from_args  # noqa: E402
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -33,13 +30,7 @@ def read(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    t = Suite(a.cli, a.work)
+    t = suite_from_args()
     grammar = t.config("grammar.json", "{" + MODEL + """,
  "data": {"train": "builtin:grammar", "seq_len": 32},
  "train": {"batch_size": 2, "steps": 10, "threads": 1}}""")

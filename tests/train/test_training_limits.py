@@ -9,16 +9,13 @@ d_model 8192 is 8.2·10^9 embedding weights, 131 GB at 16 bytes each), not from 
 
     test_training_limits.py --cli routescope-cli --work DIR
 """
-import argparse
 import json
 import os
 import resource
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from cli_suite import Suite  # noqa: E402
+from cli_suite import suite_from_args  # noqa: E402
 
 
 def limited():
@@ -30,13 +27,7 @@ def physical_memory():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    t = Suite(a.cli, a.work, preexec=limited)
+    t = suite_from_args(preexec=limited)
     corpus = t.path("corpus.txt")
     with open(corpus, "w") as f:
         f.write("the cat sat on the mat\n" * 300)

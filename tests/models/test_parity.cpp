@@ -13,16 +13,17 @@
 //   adam_m after 10 steps              1e-3 relative (m of a scalar such as log_step [1] is a sum
 //   of
 //                                      gradients of both signs, so it cancels: measured 6e-4)
-//   params_after                       1e-4 relative + 1e-3 of Σ_k lr_k absolute (+ 1e-5 absolute
-//   for
-//                                      attn.k.bias, whose rounding-noise gradient AdamW turns into
-//                                      ~1e-7 updates per step)
-// Why the absolute part of params_after: AdamW moves every element by lr·m̂/(√v̂ + ε), up to lr
-// whatever the gradient's size, so an element whose gradient is small against its tensor's maximum
-// (and so carries a larger relative float32 error) can move differently by a fraction of lr per
-// step. Measured: the float32 PyTorch oracle against its own float64 run shows the same effect
-// (up to 2.5e-6 absolute, 2e-4 relative, on biases in a bert classification run; the engine
-// reaches 5.1e-6 on layers.0.attn.o.bias there, against a bound of 1.2e-5).
+//   params_after                       per element: 1e-4 relative + a share of Σ_k lr_k that
+//                                      grows as the element's RMS gradient shrinks against its
+//                                      tensor's largest (check_after below); attn.k.bias, whose
+//                                      gradient is rounding noise, by the step AdamW gives that
+//                                      noise (check_after_noise)
+// Why the share of Σlr: AdamW moves every element by lr·m̂/(√v̂ + ε), up to lr whatever the
+// gradient's size, so an element whose gradient is small against its tensor's maximum (and so
+// carries a larger relative float32 error) can move differently by a fraction of lr per step.
+// Measured: the float32 PyTorch oracle against its own float64 run shows the same effect (up to
+// 2.5e-6 absolute, 2e-4 relative, on biases in a bert classification run). A flat 1e-3·Σlr for
+// every element failed on CI's CPU (stop 50: bert's layers.1.ffn1.weight 2.6e-5 against 1.2e-5).
 // The worst figure reached per quantity is printed (QDEBUG lines "worst ...") and recorded in
 // docs/decisions.md.
 #include <H5Cpp.h>
@@ -62,7 +63,6 @@ constexpr Tolerance kGradTol{1e-4, 1e-7};
 constexpr Tolerance kStepLossTol{1e-5, 0};
 constexpr Tolerance kParamsAfterTol{1e-4, 0};
 constexpr double kParamsAfterLrFraction = 1e-3;
-constexpr double kZeroGradParamsAbs = 1e-5;
 
 // "<arch>_causal" (bigs, stack_ssm, gated_att, bert): that architecture with model.causal, its
 // other options as below.
@@ -261,8 +261,74 @@ Comparison compare(const T* engine, const std::vector<double>& ref) {
     return c;
 }
 
+double max_abs(const float* x, std::size_t n) {
+    double m = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        m = std::max(m, std::abs(static_cast<double>(x[i])));
+    return m;
+}
+
 bool within(const Comparison& c, const Tolerance& t) {
     return c.max_diff <= t.rel * c.max_ref + t.abs;
+}
+
+// params_after, element by element. AdamW moves element i by lr·m̂ᵢ/(√v̂ᵢ + ε) per step: its
+// direction m̂ᵢ/√v̂ᵢ is bounded by about 1 whatever the gradient's size, and an absolute error δg in
+// that element's gradients changes it by about 2·δg/√v̂ᵢ to first order (4 taken: a step's |gᵢ| can
+// exceed its RMS √v̂ᵢ, which the second term of δ(m/√v) scales with). The gradient check bounds δg
+// by kGradTol.rel·max|g| of the tensor; the reference's own √vᵢ (the element's RMS gradient over
+// the run, from the float64 oracle) gives |gᵢ|, and the tensor's largest √v stands for max|g|. So
+// an element whose gradient is small against its tensor's largest may move differently by a larger
+// share of Σlr, up to the 2·Σlr that no element can exceed, and one with a large gradient is held
+// to kParamsAfterLrFraction·Σlr. Before this bound, one flat 1e-3·Σlr held every element: the bert
+// case's layers.1.ffn1.weight reached 1.1e-5 of 1.2e-5 on one CPU and 2.6e-5 on another (CI, stop
+// 50), on an element whose gradient is small against the tensor's.
+struct AfterCheck {
+    double excess = 0;  // the worst diff / bound (≤ 1 passes)
+    std::size_t index = 0;
+    double diff = 0, bound = 0;
+};
+
+template <class T>
+AfterCheck check_after(const T* engine, const std::vector<double>& ref,
+                       const std::vector<double>& v_ref, double lr_sum) {
+    double max_ref = 0, max_rms = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        max_ref = std::max(max_ref, std::abs(ref[i]));
+        max_rms = std::max(max_rms, std::sqrt(std::max(0.0, v_ref[i])));
+    }
+    AfterCheck worst;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double rms = std::sqrt(std::max(0.0, v_ref[i]));
+        const double direction_error =
+            rms > 0 ? std::clamp(4 * kGradTol.rel * max_rms / rms, kParamsAfterLrFraction, 2.0)
+                    : 2.0;
+        const double bound = kParamsAfterTol.rel * max_ref + direction_error * lr_sum;
+        const double diff = std::abs(static_cast<double>(engine[i]) - ref[i]);
+        if (diff / bound > worst.excess) worst = {diff / bound, i, diff, bound};
+    }
+    return worst;
+}
+
+// attn.k.bias: its gradient is zero in theory (softmax ignores a constant added to every score of
+// a row), so the float64 oracle leaves it where weight decay takes it, while the engine's float32
+// gradient is rounding noise g that AdamW turns into steps of up to lr·|g|/(|g| + ε). The noise is
+// measured on the engine's first step (the gradient check bounds it by kGradTol.abs) and allowed
+// to grow 16× over the run (measured: within 0.7 of the bound at 4×).
+template <class T>
+AfterCheck check_after_noise(const T* engine, const std::vector<double>& ref, double noise,
+                             double eps, double lr_sum) {
+    double max_ref = 0;
+    for (double r : ref)
+        max_ref = std::max(max_ref, std::abs(r));
+    const double g = 16 * noise;
+    const double bound = kParamsAfterTol.rel * max_ref + std::min(1.0, g / (g + eps)) * lr_sum;
+    AfterCheck worst;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double diff = std::abs(static_cast<double>(engine[i]) - ref[i]);
+        if (diff / bound > worst.excess) worst = {diff / bound, i, diff, bound};
+    }
+    return worst;
 }
 
 bool zero_in_theory(const std::string& name) {
@@ -471,6 +537,8 @@ class TestModelParity : public QObject {
 
         QStringList failures;
         double worst_grad = 0, worst_after = 0, worst_after_abs = 0, worst_m = 0;
+        AfterCheck worst_check;
+        std::string worst_check_name;
         std::string worst_grad_name, worst_after_name, worst_m_name;
         for (const auto& e : params.entries()) {
             const auto g = read_doubles(ref, "grads/" + e.name);
@@ -486,19 +554,33 @@ class TestModelParity : public QObject {
                 worst_grad_name = e.name;
             }
             const auto after = read_doubles(ref, "params_after/" + e.name);
-            const Comparison ca = compare(params.download_entry(e.name).data(), after);
-            const Tolerance ta{kParamsAfterTol.rel, zero_in_theory(e.name)
-                                                        ? kZeroGradParamsAbs
-                                                        : kParamsAfterLrFraction * lr_sum};
-            if (!within(ca, ta))
-                failures << QStringLiteral("params_after of %1: max diff %2, max ref %3")
+            const auto v_ref = read_doubles(ref, "adam_v/" + e.name);
+            const std::vector<float> engine_after = params.download_entry(e.name);
+            const Comparison ca = compare(engine_after.data(), after);
+            const AfterCheck check =
+                zero_in_theory(e.name)
+                    ? check_after_noise(engine_after.data(), after,
+                                        max_abs(grads0.data() + e.offset, e.size), cfg.train.eps,
+                                        lr_sum)
+                    : check_after(engine_after.data(), after, v_ref, lr_sum);
+            if (check.excess > 1)
+                failures << QStringLiteral(
+                                "params_after of %1: element %2 differs by %3 (bound %4), max "
+                                "diff %5, max ref %6")
                                 .arg(QString::fromStdString(e.name))
+                                .arg(check.index)
+                                .arg(check.diff)
+                                .arg(check.bound)
                                 .arg(ca.max_diff)
                                 .arg(ca.max_ref);
             if (!zero_in_theory(e.name) && ca.rel() > worst_after) {
                 worst_after = ca.rel();
                 worst_after_abs = ca.max_diff;
                 worst_after_name = e.name;
+            }
+            if (check.excess > worst_check.excess) {
+                worst_check = check;
+                worst_check_name = e.name;
             }
             const auto m = read_doubles(ref, "adam_m/" + e.name);
             const Comparison cm = compare(trained.m.data() + e.offset, m);
@@ -508,11 +590,11 @@ class TestModelParity : public QObject {
             }
         }
         qDebug(
-            "%s: worst gradient rel %.2e (%s), params_after rel %.2e = %.1e abs (%s; abs tolerance "
-            "%.1e), adam_m rel %.2e (%s)",
+            "%s: worst gradient rel %.2e (%s), params_after rel %.2e = %.1e abs (%s; nearest its "
+            "bound: %s[%zu], %.1e of %.1e), adam_m rel %.2e (%s)",
             qPrintable(tag), worst_grad, worst_grad_name.c_str(), worst_after, worst_after_abs,
-            worst_after_name.c_str(), kParamsAfterLrFraction * lr_sum, worst_m,
-            worst_m_name.c_str());
+            worst_after_name.c_str(), worst_check_name.c_str(), worst_check.index, worst_check.diff,
+            worst_check.bound, worst_m, worst_m_name.c_str());
         note("gradients", worst_grad);
         note("params_after", worst_after);
         note("adam_m", worst_m);

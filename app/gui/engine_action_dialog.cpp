@@ -161,6 +161,7 @@ EngineActionDialog::EngineActionDialog(const EngineActionSettings& settings, QWi
         overrides_->setObjectName("overrides");
         overrides_->setPlaceholderText(tr("key=value, one per line (e.g. model.d_model=32)"));
         overrides_->setMaximumHeight(70);
+        overrides_->setTabChangesFocus(true);  // Tab leaves the box, as in every other field
         form->addRow(tr("&Overrides:"), overrides_);
     }
     out_ = line("out");

@@ -87,6 +87,7 @@ RunLauncherDialog::RunLauncherDialog(QWidget* parent) : QDialog(parent) {
     overrides_->setObjectName("overrides");
     overrides_->setPlaceholderText(tr("key=value, one per line (e.g. train.batch_size=4)"));
     overrides_->setMaximumHeight(70);
+    overrides_->setTabChangesFocus(true);  // Tab leaves the box, as in every other field
     problems_ = new QLabel(this);
     problems_->setObjectName("problems");
     problems_->setWordWrap(true);

@@ -105,6 +105,31 @@ private slots:
         check(launcher, "new training run");
     }
 
+    void tabLeavesTheOverridesBox() {
+        // The Overrides box is a multi-line text field: Tab typed a tab character into it, so a
+        // keyboard user could not leave it (session 30's probe). Tab moves on, as everywhere.
+        auto check = [](QDialog& dialog, const char* name) {
+            dialog.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+            dialog.activateWindow();
+            auto* box = dialog.findChild<QPlainTextEdit*>("overrides");
+            QVERIFY2(box, name);
+            box->setFocus();
+            QTRY_VERIFY2(box->hasFocus(), name);
+            QTest::keyClick(box, Qt::Key_Tab);
+            QVERIFY2(!box->hasFocus(),
+                     qPrintable(QString("%1: Tab stayed in Overrides").arg(name)));
+            QVERIFY2(!box->toPlainText().contains('\t'), name);
+            dialog.close();
+        };
+        gui::EngineActionSettings s;
+        s.action = gui::EngineAction::Experiment;
+        gui::EngineActionDialog dialog(s);
+        check(dialog, "experiment dialog");
+        gui::RunLauncherDialog launcher;
+        check(launcher, "new training run");
+    }
+
     void everyProposedDefaultPassesItsOwnCheck() {
         // Issue 26: Import proposed ~/routescope-runs/imported.ckpt.h5, which its own check
         // refused when that folder did not exist yet or the file did; a dump beside a run's

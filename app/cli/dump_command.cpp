@@ -411,6 +411,9 @@ int run_dump(const DumpArgs& a) {
     for (int r = 0; r < ranks; ++r) {
         counts.push_back(total * (r + 1) / ranks - total * r / ranks);
         shards.push_back(dump_shard_path(a.out, r));
+        if (ranks > 1)  // the same on every rank: each refuses before writing anything
+            refuse_unnamable_output("--out (its shard for rank " + std::to_string(r) + ")",
+                                    shards.back());
     }
     ActivationDumpSummary s;
     if (ranks == 1) {

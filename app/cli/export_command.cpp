@@ -11,6 +11,7 @@
 
 #include "app/cli/command.hpp"
 #include "app/cli/input_check.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/importers/model_export.hpp"
@@ -24,6 +25,7 @@ struct ExportArgs {
 };
 
 int run_export(const ExportArgs& a) {
+    refuse_unnamable_output("--out", a.out);
     std::error_code ec;
     if (std::filesystem::exists(a.out, ec) &&
         (!std::filesystem::is_directory(a.out, ec) || !std::filesystem::is_empty(a.out, ec)))

@@ -1,5 +1,7 @@
 #include "app/cli/output_guard.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "engine/core/error.hpp"
@@ -8,9 +10,23 @@ namespace routescope::cli {
 
 namespace fs = std::filesystem;
 
+void refuse_unnamable_output(const std::string& option, const std::string& path) {
+    if (path.empty()) return;
+    const fs::path p(path);
+    const std::string name = p.filename().string();
+    const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    const long limit = ::pathconf(parent.c_str(), _PC_NAME_MAX);
+    const std::size_t max = limit > 0 ? static_cast<std::size_t>(limit) : 255;
+    if (name.size() > max)
+        throw ConfigError(option + " " + path + ": the file name is " +
+                          std::to_string(name.size()) + " bytes long, and the file system allows " +
+                          std::to_string(max) + " per name: choose a shorter " + option);
+}
+
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs) {
     const auto& [out_option, out_path] = out;
+    refuse_unnamable_output(out_option, out_path);
     std::error_code ec;
     if (out_path.empty() || !fs::exists(out_path, ec)) return;
     for (const auto& [option, path] : inputs) {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "app/cli/command.hpp"
+#include "app/cli/output_guard.hpp"
 #include "engine/io/dump_writer.hpp"
 
 namespace routescope::cli {
@@ -134,6 +135,7 @@ CommandRunner setup_sample_dump(CLI::App& app) {
                     "any --state-seed hold the same examples (a compare-mode pair); one without "
                     "--state-seed draws both from --seed");
     return [o]() {
+        refuse_unnamable_output("--out", o->out);
         inputs_read();  // it reads nothing: an I/O error writing the dump is exit 3
                         // (exit_codes.hpp)
         return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed,

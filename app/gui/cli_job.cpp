@@ -12,6 +12,8 @@
 
 #include <cmath>
 
+#include "engine/io/stale_temporaries.hpp"
+
 #ifdef Q_OS_UNIX
 #include <signal.h>
 #include <unistd.h>
@@ -184,12 +186,14 @@ void CliJob::remove_partial_outputs() {
             QDir(out).removeRecursively();
         else
             QFile::remove(out);
-        // The CLI writes under a hidden temporary name beside the output ("." + name + ...): a
-        // child stopped by the signal may leave it.
+        // The CLI writes under a hidden temporary name beside the output ("." + its stem + ...,
+        // engine/io/stale_temporaries.hpp): a child stopped by the signal may leave it. Matched
+        // as a prefix, not a wildcard pattern: an output's name may hold '[' or '*'.
         QDir dir = info.absoluteDir();
-        for (const QString& tmp :
-             dir.entryList({"." + info.fileName() + "*"}, QDir::Files | QDir::Hidden))
-            dir.remove(tmp);
+        const QString prefix =
+            "." + QString::fromStdString(temporary_stem(info.fileName().toStdString()));
+        for (const QString& tmp : dir.entryList(QDir::Files | QDir::Hidden))
+            if (tmp.startsWith(prefix)) dir.remove(tmp);
     }
 }
 

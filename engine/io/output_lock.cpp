@@ -11,6 +11,7 @@
 #include <set>
 
 #include "engine/core/error.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope {
 namespace {
@@ -45,7 +46,7 @@ bool lock_directory_for_this_process(const std::string& dir) {
 std::string OutputFileLock::path_for(const std::string& final_path) {
     const std::filesystem::path p(final_path);
     std::string name = ".";
-    name += p.filename().string();
+    name += temporary_stem(p.filename().string());  // fits NAME_MAX for a name of 255 bytes
     name += ".lock";
     return (p.parent_path() / name).string();
 }

@@ -17,9 +17,9 @@ namespace routescope {
 /// process, or when the file system cannot lock. IoError when `dir` cannot be opened.
 bool lock_directory_for_this_process(const std::string& dir);
 
-/// An exclusive lock on ".<file name>.lock" beside `final_path` for the object's lifetime; the
-/// holder removes the file when it lets go (a process killed holding it leaves the file, which the
-/// next writer takes over: the lock is the kernel's, not the file's existence).
+/// An exclusive lock on ".<temporary_stem(file name)>.lock" beside `final_path` for the object's
+/// lifetime; the holder removes the file when it lets go (a process killed holding it leaves the
+/// file, which the next writer takes over: the lock is the kernel's, not the file's existence).
 class OutputFileLock {
 public:
     /// The lock, or nullptr when another process holds it. IoError when the lock file cannot be

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,10 +15,24 @@
 
 namespace routescope {
 
+std::string temporary_stem(const std::string& filename) {
+    if (filename.size() <= kTemporaryStemMax) return filename;
+    // FNV-1a of the whole name tells two long names with the same first bytes apart.
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : filename)
+        h = (h ^ c) * 1099511628211ull;
+    std::size_t cut = kTemporaryStemMax - 17;
+    while (cut > 0 && (static_cast<unsigned char>(filename[cut]) & 0xC0) == 0x80)
+        --cut;  // not inside a UTF-8 character
+    char hex[18];
+    std::snprintf(hex, sizeof hex, "~%016llx", static_cast<unsigned long long>(h));
+    return filename.substr(0, cut) + hex;
+}
+
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix) {
     const std::filesystem::path p(final_path);
     std::string name = ".";  // built piecewise: GCC 12 warns (-Wrestrict) on "." + string
-    name += p.filename().string();
+    name += temporary_stem(p.filename().string());
     name += ".tmp-";
     name += std::to_string(::getpid());
     name += suffix;
@@ -57,7 +73,7 @@ void remove_stale_temporaries(const std::string& final_path, const std::string& 
     namespace fs = std::filesystem;
     const fs::path target = fs::absolute(final_path);
     std::string prefix = ".";  // built piecewise: GCC 12 warns (-Wrestrict) on "." + string
-    prefix += target.filename().string();
+    prefix += temporary_stem(target.filename().string());
     prefix += infix;
     // A temporary of a temporary (import writes its checkpoint through the checkpoint writer,
     // whose own temporary of ".x.ckpt.h5.tmp-<pid>-import.ckpt.h5" starts with "..x.ckpt.h5"):

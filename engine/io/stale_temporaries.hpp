@@ -2,13 +2,23 @@
 // Writers of Routescope's files write ".<name>.tmp-<pid>" beside the final name and rename it when
 // complete. A process killed mid-write (kill -9, power loss) leaves its temporary behind; the next
 // writer of the same name removes the temporaries of processes that no longer exist.
+#include <cstddef>
 #include <string>
 
 namespace routescope {
 
-/// The temporary a writer of `final_path` uses: ".<filename>.tmp-<this pid><suffix>" in the same
+/// The longest file name a temporary keeps whole: a file system allows 255 bytes per name, and a
+/// temporary adds a dot, ".tmp-<pid>" and a writer's suffix (up to 64 bytes in all).
+inline constexpr std::size_t kTemporaryStemMax = 190;
+
+/// The part of an output's file name its temporaries carry: the name itself, or, when it is longer
+/// than kTemporaryStemMax bytes, its first bytes (whole UTF-8 characters) and "~" with 16 hex
+/// digits of a hash of the whole name, so that an output named with up to 255 bytes can be written.
+std::string temporary_stem(const std::string& filename);
+
+/// The temporary a writer of `final_path` uses: ".<stem>.tmp-<this pid><suffix>" in the same
 /// directory (a rename within one filesystem stays atomic), the name remove_stale_temporaries
-/// recognises.
+/// recognises; <stem> is temporary_stem(filename).
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix = "");
 
 /// Where an atomic writer of `final_path` puts the finished file (absolute): final_path itself, or,
@@ -19,8 +29,9 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
 /// /dev/full itself) and reported success. A directory is left to the writer's own message.
 std::string atomic_write_target(const std::string& final_path);
 
-/// Removes ".<filename of final_path><infix><pid>*" in final_path's directory (files, or staging
-/// directories such as export's ".<dir>.export-<pid>"), and the temporaries of such temporaries
+/// Removes ".<temporary_stem(filename of final_path)><infix><pid>*" in final_path's directory
+/// (files, or staging directories such as export's ".<dir>.export-<pid>"), and the temporaries of
+/// such temporaries
 /// ("..<filename>.tmp-<pid>..."), for every <pid> that is not a running process (never this
 /// process's own). Errors are ignored: this is tidying.
 void remove_stale_temporaries(const std::string& final_path, const std::string& infix = ".tmp-");

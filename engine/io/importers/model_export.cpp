@@ -301,7 +301,7 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
         throw IoError(dir + ": exists and is not an empty directory (nothing overwritten)");
     remove_stale_temporaries(final_dir.string(), ".export-");  // a killed export's staging
     std::string hidden(1, '.');  // (built in steps: GCC 12 misreads "." + s as overlapping)
-    hidden.append(final_dir.filename().string()).append(".export-");
+    hidden.append(temporary_stem(final_dir.filename().string())).append(".export-");
     hidden.append(std::to_string(::getpid()));
     const fs::path tmp = final_dir.parent_path() / hidden;
     try {

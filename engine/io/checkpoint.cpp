@@ -15,6 +15,7 @@
 #include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/h5_reserve.hpp"
 #include "engine/io/stale_temporaries.hpp"
 #include "engine/io/validation.hpp"
 #include "engine/models/model.hpp"
@@ -452,8 +453,22 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
     const TemporaryFileGuard guard(tmp.string());
     try {
         H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
-        write_contents(file, tmp.string(), config, store, tokenizer, nullptr, {});
-        file.close();
+        // The room reserved on disk before anything is written (h5_reserve.hpp): the space check
+        // above cannot see a quota, `ulimit -f` or another writer filling the disk meanwhile, and
+        // an import that filled it died in HDF5's close (SIGSEGV, its temporary left behind).
+        if (const int error = h5::reserve_file_space(file.getId(), need)) {
+            h5::divert_file_to_memory(file.getId());
+            fs::remove(tmp, ec);
+            throw IoError(h5::reserve_failure(path, need, error, "the checkpoint"));
+        }
+        try {
+            write_contents(file, tmp.string(), config, store, tokenizer, nullptr, {});
+            file.close();
+        } catch (...) {
+            h5::divert_file_to_null(file.getId());  // its closing writes cannot fail again
+            throw;
+        }
+        h5::give_back_reserve(tmp.string());
     } catch (const H5::Exception& e) {
         fs::remove(tmp, ec);
         throw IoError(path + ": cannot write checkpoint (" + e.getDetailMsg() + ": " +

@@ -10,6 +10,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/utf8.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/h5_reserve.hpp"
 #include "engine/io/half.hpp"
 #include "engine/io/stale_temporaries.hpp"
 #include "engine/io/validation.hpp"
@@ -144,59 +145,25 @@ void DumpWriter::reserve_space() {
         fail("cannot lay out the dump", e);
     }
     bytes += bytes / 50;  // chunk indexes and object headers
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) < 0 || !handle) {
-        H5Eclear2(H5E_DEFAULT);
-        return;
-    }
-    const int fd = *static_cast<int*>(handle);
-    if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) == 0) return;
-    const int error = errno;
-    if (error == EOPNOTSUPP || error == ENOSYS) return;  // a file system without it: unreserved
+    const int error = h5::reserve_file_space(file_.getId(), bytes);
+    if (error == 0) return;
     // Abandoned from the constructor (no destructor runs): HDF5's closing writes go to /dev/null,
     // what a partial reservation took is given back with the temporary.
     divert_to_null();
     std::error_code removed;
     std::filesystem::remove(temp_path_, removed);
-    const auto dir = std::filesystem::path(final_path_).parent_path();
-    std::error_code ec;
-    const auto space = std::filesystem::space(dir.empty() ? "." : dir, ec);
-    throw IoError(final_path_ + ": cannot reserve the " + std::to_string(bytes >> 20) +
-                  " MiB the dump needs: " + std::strerror(error) +
-                  (ec ? std::string()
-                      : " (" + std::to_string(space.available >> 20) +
-                            " MiB free on its file "
-                            "system)"));
+    throw IoError(h5::reserve_failure(final_path_, bytes, error, "the dump"));
 }
 
 // HDF5 wrote up to its end-of-allocation address (EOA, read back from the closed file); what
 // reserve_space took beyond it is zeros, cut off (HDF5 does not truncate a file whose extra size
 // it did not write itself).
 void DumpWriter::give_back_reserve() noexcept {
-    const hid_t f = H5Fopen(temp_path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    haddr_t eoa = 0;
-    const bool known = f >= 0 && H5Fget_eoa(f, &eoa) >= 0 && eoa > 0;
-    if (f >= 0) H5Fclose(f);
-    H5Eclear2(H5E_DEFAULT);
-    if (!known) return;
-    std::error_code ec;
-    if (std::filesystem::file_size(temp_path_, ec) > eoa && !ec) {
-        if (::truncate(temp_path_.c_str(), static_cast<off_t>(eoa)) != 0) {
-            // Tidying only: the file is valid as it is, 2% and 1 MiB larger.
-        }
-    }
+    h5::give_back_reserve(temp_path_);
 }
 
 void DumpWriter::divert_to_null() noexcept {
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file_.getId(), H5P_DEFAULT, &handle) >= 0 && handle) {
-        const int sink = ::open("/dev/null", O_WRONLY);
-        if (sink >= 0) {
-            ::dup2(sink, *static_cast<int*>(handle));
-            ::close(sink);
-        }
-    }
-    H5Eclear2(H5E_DEFAULT);
+    h5::divert_file_to_null(file_.getId());
 }
 
 DumpWriter::~DumpWriter() {

@@ -149,6 +149,40 @@ for name, (args, final) in cases.items():
     check(not os.path.exists(final), "full disk, %s: nothing under %s" % (name, final))
     check(not temporaries(WORK), "full disk, %s: no temporary left %s" % (name, temporaries(WORK)))
 
+# export and import stage their output under a hidden name (".DIR.export-PID" beside the folder,
+# ".NAME.tmp-PID-import.ckpt.h5" beside the checkpoint): a full disk is exit 3 naming the --out the
+# user gave and the system's reason (EFBIG under ulimit -f, ENOSPC on a full disk), not the staging
+# path with no reason ("…/.exp.export-123/model.safetensors: cannot write", session 31), and
+# nothing is left.
+# (A WordPiece model: a bytes tokenizer cannot be exported.)
+tiny_config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "resources",
+                           "configs", "bigs-tiny.json")
+wordpiece = os.path.join(WORK, "wordpiece")
+r = run(["train", "--config", tiny_config, "--out", wordpiece, "--set", "train.steps=1", "--set",
+         "data.task=induction", "--set", "model.d_model=32", "--set", "model.ssm.n_modes=8",
+         "--threads", "1"])
+check(r.returncode == 0, "setup: a WordPiece checkpoint (%s)" % r.stderr[-300:])
+wordpiece_ckpt = os.path.join(wordpiece, "model.ckpt.h5")
+for to in ("safetensors", "pytorch"):
+    out = os.path.join(WORK, "full-export-" + to)
+    r = run(["export", wordpiece_ckpt, "--to", to, "--out", out], limit_bytes=LIMIT)
+    check(r.returncode == 3 and out in r.stderr and ".export-" not in r.stderr
+          and os.strerror(27) in r.stderr,  # EFBIG: "File too large"
+          "full disk, export --to %s: exit 3 naming --out and the reason (got %d: %s)"
+          % (to, r.returncode, r.stderr.strip()[-300:]))
+    left = [n for n in os.listdir(WORK) if ".export-" in n]
+    check(not os.path.exists(out) and not left,
+          "full disk, export --to %s: nothing left (%s)" % (to, left))
+published = os.path.join(WORK, "published")
+r = run(["export", wordpiece_ckpt, "--to", "safetensors", "--out", published])
+check(r.returncode == 0, "export without a limit (%s)" % r.stderr.strip()[-200:])
+imported = os.path.join(WORK, "full-import.ckpt.h5")
+r = run(["import", published, "--out", imported], limit_bytes=LIMIT)
+check(r.returncode == 3 and imported in r.stderr,
+      "full disk, import: exit 3 naming --out (got %d: %s)" % (r.returncode, r.stderr.strip()[-300:]))
+check(not os.path.exists(imported) and not temporaries(WORK),
+      "full disk, import: nothing left (%s)" % temporaries(WORK))
+
 # The disk filling in the last kB of a dump: HDF5 1.10 cannot close a file whose metadata flush
 # failed, and closing it again crashed (SIGSEGV, no message). The dump's space is reserved before
 # anything is written, so every limit up to its size is exit 3 with a message.

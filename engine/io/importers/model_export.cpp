@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -102,11 +103,22 @@ std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& sh
     return s;
 }
 
+// Throws StagingWriteError naming the file (its name alone: the folder is the export's hidden
+// staging folder, which export_model replaces by the --out the user gave) and the system's reason.
+struct StagingWriteError : IoError {
+    using IoError::IoError;
+};
+
 void write_text(const fs::path& path, const std::string& text) {
+    errno = 0;
     std::ofstream out(path, std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();
-    if (!out) throw IoError(path.string() + ": cannot write");
+    if (!out) {
+        const int e = errno;
+        throw StagingWriteError(path.filename().string() + ": " +
+                                (e ? std::strerror(e) : "the write failed"));
+    }
 }
 
 }  // namespace
@@ -251,7 +263,8 @@ std::string torch_pickle_bytes(const std::vector<NamedTensor>& tensors) {
 void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& tensors) {
     int error = 0;
     zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-    if (!z) throw IoError(path + ": cannot create the zip");
+    const std::string name_only = fs::path(path).filename().string();
+    if (!z) throw StagingWriteError(name_only + ": cannot create the zip");
     const std::string pickle = torch_pickle_bytes(tensors);
     static const std::string version = "3\n";
     const auto add = [&](const std::string& name, const void* data, std::size_t n) {
@@ -262,7 +275,7 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
             if (src) zip_source_free(src);
             const std::string why = zip_strerror(z);
             zip_discard(z);
-            throw IoError(path + ": cannot add " + name + " (" + why + ")");
+            throw StagingWriteError(name_only + ": cannot add " + name + " (" + why + ")");
         }
         zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
     };
@@ -274,7 +287,7 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
     if (zip_close(z) != 0) {
         const std::string why = zip_strerror(z);
         zip_discard(z);
-        throw IoError(path + ": cannot write the zip (" + why + ")");
+        throw StagingWriteError(name_only + ": cannot write the zip (" + why + ")");
     }
 }
 
@@ -330,6 +343,9 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     } catch (const fs::filesystem_error& e) {
         fs::remove_all(tmp, ec);
         throw IoError(dir + ": cannot write the export (" + e.what() + ")");
+    } catch (const StagingWriteError& e) {
+        fs::remove_all(tmp, ec);
+        throw IoError(dir + ": cannot write the export's " + e.what() + " (nothing written)");
     } catch (...) {
         fs::remove_all(tmp, ec);
         throw;

@@ -21,6 +21,7 @@
 #include "engine/core/json_text.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
+#include "engine/io/h5_reserve.hpp"
 #include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 
@@ -1169,16 +1170,23 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
         h5::quiet_errors();
         {
             H5::H5File file(tmp.string(), H5F_ACC_RDWR);
-            h5::write_string_attr(file, "import_source", provenance.source);
-            h5::write_string_attr(file, "import_format", provenance.format);
-            h5::write_string_attr(file, "import_sha256", provenance.sha256);
-            if (!provenance.shards.empty()) {
-                nlohmann::json shards = nlohmann::json::object();
-                for (const auto& [name, sha] : provenance.shards)
-                    shards[name] = sha;
-                h5::write_string_attr(file, "import_shards_sha256", shards.dump());
+            try {
+                h5::write_string_attr(file, "import_source", provenance.source);
+                h5::write_string_attr(file, "import_format", provenance.format);
+                h5::write_string_attr(file, "import_sha256", provenance.sha256);
+                if (!provenance.shards.empty()) {
+                    nlohmann::json shards = nlohmann::json::object();
+                    for (const auto& [name, sha] : provenance.shards)
+                        shards[name] = sha;
+                    h5::write_string_attr(file, "import_shards_sha256", shards.dump());
+                }
+                file.close();
+            } catch (...) {
+                // A full disk here (the checkpoint's reserve was given back at its close): HDF5
+                // 1.10 crashes closing a file whose flush failed unless its writes cannot fail.
+                h5::divert_file_to_null(file.getId());
+                throw;
             }
-            file.close();
         }
         read_checkpoint(tmp.string());  // what was written reads back as a checkpoint
     } catch (const H5::Exception& e) {

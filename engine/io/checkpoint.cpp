@@ -451,6 +451,8 @@ void write_checkpoint_streaming(const std::string& path, const RunConfig& config
                       std::to_string(need >> 20) + " MiB needed)");
     remove_stale_temporaries(final_path.string());
     const TemporaryFileGuard guard(tmp.string());
+    if (const int error = h5::probe_create(tmp.string(), need))
+        throw IoError(h5::reserve_failure(path, need, error, "the checkpoint"));
     try {
         H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
         // The room reserved on disk before anything is written (h5_reserve.hpp): the space check

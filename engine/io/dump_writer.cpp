@@ -35,6 +35,9 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
     temp_path_ = temporary_path_for(final_path_);
     remove_stale_temporaries(final_path_);
     temp_guard_ = std::make_unique<TemporaryFileGuard>(temp_path_);
+    if (const int error = h5::probe_create(temp_path_, 64u << 10))
+        throw IoError(final_path_ + ": cannot create (in " + (dir.empty() ? "." : dir.string()) +
+                      "): " + std::strerror(error));
     try {
         file_ = H5::H5File(temp_path_, H5F_ACC_TRUNC);
     } catch (const H5::Exception& e) {

@@ -10,6 +10,20 @@
 
 namespace routescope::h5 {
 
+int probe_create(const std::string& path, std::uint64_t bytes) noexcept {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    int error = 0;
+    if (::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0) {
+        error = errno;
+        if (error == EOPNOTSUPP || error == ENOSYS) error = 0;  // cannot tell: HDF5 will say
+    }
+    if (error == 0 && ::ftruncate(fd, 0) != 0) error = errno;
+    ::close(fd);
+    if (error != 0) ::unlink(path.c_str());
+    return error;
+}
+
 int reserve_file_space(hid_t file, std::uint64_t bytes) noexcept {
     void* handle = nullptr;
     if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || !handle) {

@@ -11,6 +11,13 @@
 
 namespace routescope::h5 {
 
+/// Creates (or empties) the file at `path` and reserves `bytes` in it, then empties it again, so
+/// that a full disk is found before HDF5 creates the file: HDF5 writes the superblock as it creates
+/// a file, and when that write failed it left a half-made file open, said so in a trace of several
+/// hundred bytes, left the file behind and looped at exit ("HDF5: infinite loop closing library").
+/// 0 when the file can be written (it is left empty), else the errno, with the file removed.
+int probe_create(const std::string& path, std::uint64_t bytes) noexcept;
+
 /// fallocate(2)s `bytes` from offset 0 of the open HDF5 file `file` (sec2 driver). 0 when reserved
 /// or when the file system cannot reserve (EOPNOTSUPP, ENOSYS: the file stays unreserved), else
 /// the errno (ENOSPC, EFBIG, EDQUOT, ...).

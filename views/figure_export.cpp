@@ -1,5 +1,6 @@
 #include "views/figure_export.hpp"
 
+#include <QBuffer>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -88,12 +89,8 @@ private:
 /// fall back to their default, a serif face with other metrics, and labels laid out for the face
 /// Qt measured overrun their boxes. Each family becomes the face Qt drew with (as the PDF embeds
 /// it), then CSS's generic sans-serif.
-void name_drawn_fonts(const QString& svg_path) {
-    QFile in(svg_path);
-    if (!in.open(QIODevice::ReadOnly))
-        throw IoError("cannot read back SVG " + svg_path.toStdString());
-    const QString xml = QString::fromUtf8(in.readAll());
-    in.close();
+QByteArray name_drawn_fonts(const QByteArray& svg) {
+    const QString xml = QString::fromUtf8(svg);
     static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
     QHash<QString, QString> drawn;
     QString out;
@@ -115,28 +112,7 @@ void name_drawn_fonts(const QString& svg_path) {
         at = m.capturedEnd();
     }
     out += QStringView(xml).mid(at);
-    QFile f(svg_path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(out.toUtf8()) < 0)
-        throw IoError("cannot write SVG " + svg_path.toStdString());
-}
-
-/// Writes through `write(temporary)` and renames the temporary to `path` (no half-written file).
-template <typename Write>
-void write_via_temporary(const QString& path, Write write) {
-    const QString tmp = path + QStringLiteral(".part");
-    QFile::remove(tmp);
-    try {
-        write(tmp);
-    } catch (...) {
-        QFile::remove(tmp);
-        throw;
-    }
-    QFile::remove(path);
-    if (!QFile::rename(tmp, path)) {
-        QFile::remove(tmp);
-        throw IoError("cannot write " + path.toStdString() + ": cannot rename " +
-                      tmp.toStdString() + " to it");
-    }
+    return out.toUtf8();
 }
 
 QSizeF export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
@@ -171,23 +147,30 @@ QSizeF export_png(const FigureSource& source, const QString& path, const FigureE
         painter.scale(scale, scale);
         print.paint(painter);
     }
-    write_via_temporary(path, [&](const QString& tmp) {
-        QImageWriter writer(tmp, "PNG");
+    // Encoded in memory, then written as every text output is (write_text): QImageWriter on a
+    // full disk said "Unknown error (Unknown error)", and QSvgGenerator and QPdfWriter report no
+    // write error at all (a truncated file stood under the final name).
+    QByteArray bytes;
+    {
+        QBuffer buffer(&bytes);
+        buffer.open(QIODevice::WriteOnly);
+        QImageWriter writer(&buffer, "PNG");
         if (!writer.write(image))
             throw IoError("cannot write PNG " + path.toStdString() + ": " +
-                          writer.errorString().toStdString() +
-                          (writer.device() && writer.device()->errorString().size()
-                               ? " (" + writer.device()->errorString().toStdString() + ")"
-                               : std::string()));
-    });
+                          writer.errorString().toStdString());
+    }
+    write_text(path, bytes);
     return print.print();
 }
 
 QSizeF export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
-    write_via_temporary(path, [&](const QString& tmp) {
+    QByteArray bytes;
+    {
+        QBuffer buffer(&bytes);
+        buffer.open(QIODevice::WriteOnly);
         QSvgGenerator svg;
-        svg.setFileName(tmp);
+        svg.setOutputDevice(&buffer);
         double units_per_pixel = 1;  // SVG user units per logical pixel
         if (o.width_mm > 0) {
             // Declared in 0.1 mm (254 dpi), so that width="89mm" is exact, and drawn in the same
@@ -216,17 +199,19 @@ QSizeF export_svg(const FigureSource& source, const QString& path, const FigureE
         painter.scale(units_per_pixel, units_per_pixel);
         print.paint(painter);
         painter.end();
-        if (!QFileInfo(tmp).exists()) throw IoError("cannot write SVG " + path.toStdString());
-        name_drawn_fonts(tmp);
-    });
+    }
+    write_text(path, name_drawn_fonts(bytes));
     return print.print();
 }
 
 QSizeF export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
-    write_via_temporary(path, [&](const QString& tmp) {
+    QByteArray bytes;
+    {
+        QBuffer buffer(&bytes);
+        buffer.open(QIODevice::WriteOnly);
         {
-            QPdfWriter pdf(tmp);
+            QPdfWriter pdf(&buffer);
             pdf.setResolution(kPdfDpi);
             const QSizeF mm = print.print() * (25.4 / kLogicalDpi);
             pdf.setPageSize(
@@ -241,8 +226,9 @@ QSizeF export_pdf(const FigureSource& source, const QString& path, const FigureE
             print.paint(painter);
             painter.end();
         }
-        if (QFileInfo(tmp).size() == 0) throw IoError("cannot write PDF " + path.toStdString());
-    });
+    }
+    if (bytes.isEmpty()) throw IoError("cannot write PDF " + path.toStdString());
+    write_text(path, bytes);
     return print.print();
 }
 }  // namespace

@@ -6,13 +6,18 @@
 // K_b[k] = 0.7 e^{−k/(0.7τ)} cos(0.3k/ℓ), τ = 2 + 6ℓ, D_f = 1, D_b = 0.9.
 #include <QtTest>
 
+#include <sys/resource.h>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QXmlStreamReader>
+
+#include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstring>
 #include <memory>
 
 #include "engine/core/error.hpp"
@@ -614,6 +619,43 @@ private slots:
         QVERIFY(!QFile::exists(dir + "/huge.png"));
         for (const char* suffix : {"svg", "pdf", "csv"})
             QVERIFY2(QFileInfo(dir + "/huge." + suffix).size() > 0, suffix);
+    }
+
+    // A disk that refuses the bytes, in this process (no child: forking a process that paints
+    // can deadlock): the soft file-size limit lowered for the export alone, SIGXFSZ ignored, so
+    // write() fails with EFBIG as a full disk's fails with ENOSPC. Every format says so, naming
+    // the file and the system's reason (the PNG said "Unknown error (No space left on device)";
+    // SVG and PDF writers report no write error at all), and leaves nothing.
+    void aFullDiskIsSaidForEveryFormat_data() {
+        QTest::addColumn<QString>("suffix");
+        for (const char* s : {"png", "svg", "pdf", "csv"})
+            QTest::newRow(s) << QString(s);
+    }
+    void aFullDiskIsSaidForEveryFormat() {
+        QFETCH(QString, suffix);
+        const QString path = out_ + "/full-disk." + suffix;
+        QFile::remove(path);
+        rlimit saved{};
+        QVERIFY(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+        const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        QString said = "(no error)";
+        {
+            const rlimit limit{512, saved.rlim_max};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            try {
+                (void)export_figure(*view_, path, FigureExportOptions{});
+            } catch (const routescope::IoError& e) {
+                said = QString::fromUtf8(e.what());
+            }
+            ::setrlimit(RLIMIT_FSIZE, &saved);
+        }
+        std::signal(SIGXFSZ, old_handler);
+        const QString reason = QString::fromUtf8(std::strerror(EFBIG));
+        QVERIFY2(said.contains(path) && said.contains(reason) && !said.contains("Unknown error"),
+                 qPrintable(said));
+        QVERIFY2(!QFile::exists(path), qPrintable(path));
+        QVERIFY2(!QFile::exists(path + ".part"), qPrintable(path));
+        QVERIFY(!QFile::exists(provenance_path(path)));
     }
 
     // An output folder that cannot be made says why (it said only "cannot create directory").

@@ -16,6 +16,10 @@
 #include <QRegularExpression>
 #include <QSvgGenerator>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "engine/core/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "routescope/version.hpp"
@@ -395,24 +399,44 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
     // Each format on its own: a PNG too large to draw, or a disk that fills while it is written,
     // does not cost the view its SVG, PDF and CSV. Every failure is reported, once all were tried.
     QStringList out;
-    std::string failures;
+    // (file, what was said): said once when every format failed for the same reason (a full
+    // disk), each with its own otherwise.
+    std::vector<std::pair<std::string, std::string>> failed;
     for (auto format :
          {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv}) {
+        const QString path = QDir(dir).filePath(name + "." + figure_format_suffix(format));
         try {
-            out +=
-                export_figure(source, QDir(dir).filePath(name + "." + figure_format_suffix(format)),
-                              format, options);
+            out += export_figure(source, path, format, options);
         } catch (const ConfigError&) {
             throw;  // the options or the panel: the same for every format
         } catch (const std::exception& e) {
-            failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+            failed.emplace_back(QFileInfo(path).fileName().toStdString(), e.what());
         }
     }
-    if (!failures.empty())
-        throw IoError(failures + (out.isEmpty() ? std::string()
-                                                : " (the other formats were written: " +
-                                                      std::to_string(out.size() / 2) + " of 4)"));
-    return out;
+    if (failed.empty()) return out;
+    // The system's reason is what follows the last ": " of "cannot write DIR/x.png: write
+    // error: No space left on device".
+    const auto reason = [](const std::string& said) {
+        const std::size_t at = said.rfind(": ");
+        return at == std::string::npos ? said : said.substr(at + 2);
+    };
+    bool same = failed.size() > 1;
+    for (const auto& f : failed)
+        same = same && reason(f.second) == reason(failed.front().second);
+    std::string text;
+    if (same) {
+        std::string files;
+        for (std::size_t i = 0; i < failed.size(); ++i)
+            files += (i == 0 ? "" : i + 1 == failed.size() ? " and " : ", ") + failed[i].first;
+        text = "cannot write " + files + " in " + dir.toStdString() + ": " +
+               reason(failed.front().second);
+    } else {
+        for (const auto& f : failed)
+            text += (text.empty() ? "" : "; ") + f.second;
+    }
+    throw IoError(text + (out.isEmpty() ? std::string()
+                                        : " (the other formats were written: " +
+                                              std::to_string(out.size() / 2) + " of 4)"));
 }
 
 FigureLayout figure_layout(const FigureSource& source, const FigureExportOptions& options) {

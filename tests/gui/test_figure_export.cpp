@@ -658,6 +658,37 @@ private slots:
         QVERIFY(!QFile::exists(provenance_path(path)));
     }
 
+    // Export All on a full disk: every format fails for one reason, said once with the files it
+    // cost, not four times (session 30's probe).
+    void exportAllOnAFullDiskSaysTheReasonOnce() {
+        const QString dir = out_ + "/full-disk-all";
+        QDir(dir).removeRecursively();
+        QVERIFY(QDir().mkpath(dir));
+        rlimit saved{};
+        QVERIFY(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+        const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        QString said = "(no error)";
+        {
+            const rlimit limit{64, saved.rlim_max};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            try {
+                (void)export_all_formats(*view_, dir, FigureExportOptions{}, "all");
+            } catch (const routescope::IoError& e) {
+                said = QString::fromUtf8(e.what());
+            }
+            ::setrlimit(RLIMIT_FSIZE, &saved);
+        }
+        std::signal(SIGXFSZ, old_handler);
+        qDebug("%s", qPrintable(said));
+        const QString reason = QString::fromUtf8(std::strerror(EFBIG));
+        QCOMPARE(said.count(reason), 1);
+        for (const char* file : {"all.png", "all.svg", "all.pdf", "all.csv"})
+            QVERIFY2(said.contains(file), qPrintable(said));
+        QVERIFY2(said.contains(dir), qPrintable(said));
+        QVERIFY2(QDir(dir).entryList(QDir::Files | QDir::Hidden).isEmpty(),
+                 qPrintable(QDir(dir).entryList(QDir::Files | QDir::Hidden).join(", ")));
+    }
+
     // An output folder that cannot be made says why (it said only "cannot create directory").
     void anOutputFolderThatIsAFileSaysSo() {
         const QString file = out_ + "/a-file";

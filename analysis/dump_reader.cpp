@@ -1,8 +1,10 @@
 #include "analysis/dump_reader.hpp"
 
 #include <H5Cpp.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,6 +21,8 @@ namespace routescope::analysis {
 struct DumpReader::Impl {
     H5::H5File file;
     std::int64_t vocab_size = -1;  ///< V of /vocab, −1 without one
+    struct stat opened {};         ///< the file as it was opened (check_unchanged)
+    bool stated = false;
 };
 
 namespace {
@@ -162,7 +166,26 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
         }
     }
     lock.unlock();  // hashing a large dump must not hold up every other HDF5 reader
+    impl_->stated = ::stat(path.c_str(), &impl_->opened) == 0;
     fingerprint_ = fingerprint_file(path);
+}
+
+// HDF5's file driver returns zeros for bytes beyond the end of the file: a dump truncated (or
+// rewritten) while an analysis read it gave rows of zeros, which PCA skipped as rank 0, a silently
+// shorter result. Every read of values is followed by this check.
+void DumpReader::check_unchanged() const {
+    if (!impl_->stated) return;
+    struct stat now {};
+    const auto& was = impl_->opened;
+    if (::stat(path_.c_str(), &now) != 0)
+        throw IoError(path_ + ": the file went away while it was read (" + std::strerror(errno) +
+                      "); nothing was computed from it");
+    if (now.st_size != was.st_size || now.st_ino != was.st_ino || now.st_dev != was.st_dev ||
+        now.st_mtim.tv_sec != was.st_mtim.tv_sec || now.st_mtim.tv_nsec != was.st_mtim.tv_nsec)
+        throw IoError(path_ + ": the file changed while it was read (" +
+                      std::to_string(was.st_size) + " bytes when opened, " +
+                      std::to_string(now.st_size) +
+                      " now); nothing was computed from it: open it again once it is complete");
 }
 
 DumpReader::~DumpReader() {
@@ -369,6 +392,7 @@ RowMatrixF DumpReader::hidden_row(int index, std::int64_t row) const {
     const std::string path = "/layers/" + std::to_string(index) + "/hidden";
     read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
               {1, static_cast<hsize_t>(n), static_cast<hsize_t>(d_)}, out.data());
+    check_unchanged();
     return out;
 }
 
@@ -397,6 +421,7 @@ RowMatrixF DumpReader::hidden_tokens(int index, const std::vector<TokenRef>& tok
         read_slab(ds, path_, path, {static_cast<hsize_t>(t.row), static_cast<hsize_t>(t.token), 0},
                   {1, 1, static_cast<hsize_t>(d_)}, out.row(static_cast<Eigen::Index>(i)).data());
     }
+    check_unchanged();
     return out;
 }
 
@@ -414,6 +439,7 @@ RowMatrixF DumpReader::sentence_rows(int index, const std::vector<std::int64_t>&
         read_slab(ds, path_, path, {static_cast<hsize_t>(rows[i]), 0},
                   {1, static_cast<hsize_t>(d_)}, out.row(static_cast<Eigen::Index>(i)).data());
     }
+    check_unchanged();
     return out;
 }
 
@@ -440,6 +466,7 @@ RowMatrixF DumpReader::gate_row(int index, const std::string& gate, std::int64_t
     Hdf5Lock lock;
     read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
               {1, static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])}, out.data());
+    check_unchanged();
     return out;
 }
 
@@ -465,6 +492,7 @@ RowMatrixF DumpReader::attention_row(int index, std::int64_t row) const {
     read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0, 0},
               {1, static_cast<hsize_t>(heads), static_cast<hsize_t>(L_), static_cast<hsize_t>(L_)},
               out.data());
+    check_unchanged();
     return out;
 }
 
@@ -578,6 +606,7 @@ RowMatrixF DumpReader::mixing(int index) const {
     const auto shape = h5::shape_of(ds);
     RowMatrixF out(static_cast<Eigen::Index>(shape[0]), static_cast<Eigen::Index>(shape[1]));
     read_slab(ds, path_, path, {0, 0}, {shape[0], shape[1]}, out.data());
+    check_unchanged();
     return out;
 }
 

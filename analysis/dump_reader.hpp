@@ -121,6 +121,9 @@ public:
     RowMatrixF mixing(int layer) const;
 
 private:
+    /// IoError when the file is no longer the one opened (size, mtime, inode): called after every
+    /// read of values, since HDF5 reads bytes past a truncated end as zeros.
+    void check_unchanged() const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::string path_;

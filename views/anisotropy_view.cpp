@@ -79,7 +79,7 @@ QStringList AnisotropyView::input_files() const {
 QString AnisotropyView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)
-        names << QFileInfo(d).baseName();
+        names << file_stem(d);
     return names.join("-vs-");
 }
 
@@ -206,7 +206,7 @@ void AnisotropyView::redraw() {
             for (int kind = 0; kind < 2; ++kind) {
                 const auto& r = results_[d][l][static_cast<std::size_t>(kind)];
                 summary.rows.push_back(
-                    {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString(),
+                    {display_stem(settings_.dumps.value(static_cast<int>(d))).toStdString(),
                      layers_[l], kind ? "sentence" : "token", r.vector_source, r.m_used,
                      r.stats.pairs, r.stats.mean, r.stats.median, r.stats.std,
                      r.stats.fraction_negative, r.stats.mean_norm, r.stats.pc1_variance,
@@ -224,10 +224,10 @@ analysis::CsvTable AnisotropyView::figure_table() const {
         for (int kind = 0; kind < 2; ++kind)
             append_rows(
                 out,
-                with_keys(
-                    results_[d][li][static_cast<std::size_t>(kind)].table(), {"model", "vectors"},
-                    {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString(),
-                     kind ? "sentence" : "token"}));
+                with_keys(results_[d][li][static_cast<std::size_t>(kind)].table(),
+                          {"model", "vectors"},
+                          {display_stem(settings_.dumps.value(static_cast<int>(d))).toStdString(),
+                           kind ? "sentence" : "token"}));
     return out;
 }
 

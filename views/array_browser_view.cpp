@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "analysis/dump_reader.hpp"
+#include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 
 namespace routescope::views {
@@ -134,7 +135,7 @@ QString ArrayBrowserView::title() const {
 QString ArrayBrowserView::input_stem() const {
     QString d = settings_.dataset;
     d.replace('/', '_');
-    return QFileInfo(settings_.file).baseName() + d;
+    return file_stem(settings_.file) + d;
 }
 
 void ArrayBrowserView::restore_settings(const nlohmann::json& j) {

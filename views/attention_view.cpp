@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/result_table.hpp"
 
@@ -177,9 +178,9 @@ QStringList AttentionView::input_files() const {
 }
 
 QString AttentionView::input_stem() const {
-    return settings_.dump_b.isEmpty() ? QFileInfo(settings_.dump).baseName()
-                                      : QFileInfo(settings_.dump).baseName() + "-vs-" +
-                                            QFileInfo(settings_.dump_b).baseName();
+    return settings_.dump_b.isEmpty()
+               ? file_stem(settings_.dump)
+               : file_stem(settings_.dump) + "-vs-" + file_stem(settings_.dump_b);
 }
 
 void AttentionView::restore_settings(const nlohmann::json& j) {
@@ -312,7 +313,7 @@ QString AttentionView::kind_text(const analysis::ImplicitAttentionResult& r) con
 
 analysis::CsvTable AttentionView::figure_table() const {
     analysis::CsvTable out;
-    const QStringList names{stem(settings_.dump), stem(settings_.dump_b)};
+    const QStringList names{display_stem(settings_.dump), display_stem(settings_.dump_b)};
     for (std::size_t i = 0; i < results_.size(); ++i)
         append_rows(out, with_keys(results_[i].table(), {"model"},
                                    {names.value(static_cast<int>(i)).toStdString()}));

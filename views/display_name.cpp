@@ -1,7 +1,10 @@
 #include "views/display_name.hpp"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QSet>
+
+#include <cstring>
 
 namespace routescope::views {
 namespace {
@@ -35,9 +38,25 @@ QString display_name(const QString& path) {
     return n.isEmpty() ? QFileInfo(path).fileName() : n;
 }
 
+QString file_stem(const QString& path) {
+    const QFileInfo info(path);
+    QString n = info.fileName();
+    bool known = false;
+    for (const char* suffix : {".dump.h5", ".ckpt.h5", ".h5", ".rsproj"})
+        if (n.size() > static_cast<qsizetype>(std::strlen(suffix)) && n.endsWith(suffix)) {
+            n.chop(static_cast<qsizetype>(std::strlen(suffix)));
+            known = true;
+            break;
+        }
+    if (!known) n = info.completeBaseName();
+    if (n == QLatin1String("model") && !info.absoluteDir().dirName().isEmpty())
+        return info.absoluteDir().dirName();
+    return n;
+}
+
 QString display_stem(const QString& path) {
     const QString n = given_name(path);
-    return n.isEmpty() ? QFileInfo(path).baseName() : n;
+    return n.isEmpty() ? file_stem(path) : n;
 }
 
 void set_display_name(const QString& path, const QString& name) {

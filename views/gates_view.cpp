@@ -236,10 +236,8 @@ QStringList GatesView::input_files() const {
 }
 
 QString GatesView::input_stem() const {
-    if (comparing())
-        return QFileInfo(settings_.dump).baseName() + "-vs-" +
-               QFileInfo(settings_.dump_b).baseName();
-    return QFileInfo(settings_.dump).baseName();
+    if (comparing()) return file_stem(settings_.dump) + "-vs-" + file_stem(settings_.dump_b);
+    return file_stem(settings_.dump);
 }
 
 void GatesView::restore_settings(const nlohmann::json& j) {
@@ -664,10 +662,10 @@ analysis::CsvTable GatesView::figure_table() const {
     if (!result_) return {};
     if (!result_b_) return result_->table();
     analysis::CsvTable out;
-    append_rows(out, with_keys(result_->table(), {"model"},
-                               {QFileInfo(settings_.dump).baseName().toStdString()}));
+    append_rows(
+        out, with_keys(result_->table(), {"model"}, {display_stem(settings_.dump).toStdString()}));
     append_rows(out, with_keys(result_b_->table(), {"model"},
-                               {QFileInfo(settings_.dump_b).baseName().toStdString()}));
+                               {display_stem(settings_.dump_b).toStdString()}));
     return out;
 }
 

@@ -287,9 +287,8 @@ QString KernelView::input_stem() const {
     // A run's checkpoint is RUN/model.ckpt.h5: its run directory names the file ("bigs-init",
     // not "model"; its display name, "bigs · induction · step 0", is no file name).
     auto stem = [](const QString& path) {
-        const QFileInfo info(path);
-        if (info.baseName() == QLatin1String("model") && !info.absoluteDir().dirName().isEmpty())
-            return info.absoluteDir().dirName();
+        if (QFileInfo(path).fileName().section('.', 0, 0) == QLatin1String("model"))
+            return file_stem(path);  // RUN for RUN/model.ckpt.h5
         return display_stem(path);
     };
     QString s = stem(settings_.a.path);

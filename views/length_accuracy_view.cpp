@@ -94,8 +94,8 @@ QStringList LengthAccuracyView::input_files() const {
 }
 
 QString LengthAccuracyView::input_stem() const {
-    QString s = QFileInfo(settings_.a).baseName();
-    if (!settings_.b.isEmpty()) s += "-vs-" + QFileInfo(settings_.b).baseName();
+    QString s = file_stem(settings_.a);
+    if (!settings_.b.isEmpty()) s += "-vs-" + file_stem(settings_.b);
     return s;
 }
 

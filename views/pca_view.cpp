@@ -117,7 +117,7 @@ QStringList PcaView::input_files() const {
 QString PcaView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)
-        names << QFileInfo(d).baseName();
+        names << file_stem(d);
     return names.join("-vs-");
 }
 

@@ -138,7 +138,7 @@ QStringList SimilarityView::input_files() const {
 }
 
 QString SimilarityView::input_stem() const {
-    return QFileInfo(settings_.dump_a).baseName() + "-vs-" + QFileInfo(settings_.dump_b).baseName();
+    return file_stem(settings_.dump_a) + "-vs-" + file_stem(settings_.dump_b);
 }
 
 void SimilarityView::restore_settings(const nlohmann::json& j) {

@@ -99,7 +99,7 @@ QStringList TransitionsView::input_files() const {
 QString TransitionsView::input_stem() const {
     QStringList names;
     for (const auto& d : settings_.dumps)
-        names << QFileInfo(d).baseName();
+        names << file_stem(d);
     return names.join("-vs-");
 }
 
@@ -218,7 +218,7 @@ void TransitionsView::draw_positions() {
         for (int t = 0; t < columns; ++t)
             d.values.push_back(row.position_l2[static_cast<std::size_t>(t)]);
     }
-    const QString name = QFileInfo(settings_.dumps.value(0)).baseName();
+    const QString name = display_stem(settings_.dumps.value(0));
     const bool slstm = results_.front().arch == "slstm";
     d.title = tr("%1: ‖h^(ℓ)_t − h^(ℓ−1)_t‖₂, mean over examples").arg(name);
     d.x_label = tr("position t");
@@ -232,11 +232,9 @@ analysis::CsvTable TransitionsView::figure_table() const {
     analysis::CsvTable out;
     for (std::size_t d = 0; d < results_.size(); ++d)
         append_rows(
-            out,
-            with_keys(
-                results_[d].table(), {"model", "n_layers"},
-                {QFileInfo(settings_.dumps.value(static_cast<int>(d))).baseName().toStdString(),
-                 d < n_layers_.size() ? n_layers_[d] : 0}));
+            out, with_keys(results_[d].table(), {"model", "n_layers"},
+                           {display_stem(settings_.dumps.value(static_cast<int>(d))).toStdString(),
+                            d < n_layers_.size() ? n_layers_[d] : 0}));
     return out;
 }
 

@@ -46,11 +46,18 @@ QString WorkspaceController::derived_name(const LoadedFile& file) {
     } catch (const std::exception&) {
     }
     parts << (task.isEmpty() ? fi.absoluteDir().dirName() : task);
+    // The file's name without its suffix, whole: "bert.seed1.dump.h5" is "bert.seed1" (cut at the
+    // first dot, seed1 and seed2 were one "bert" in every legend and CSV).
+    QString stem = fi.fileName();
+    for (const char* suffix : {".dump.h5", ".ckpt.h5", ".h5"})
+        if (stem.endsWith(QLatin1String(suffix)) && stem.size() > qsizetype(std::strlen(suffix))) {
+            stem.chop(qsizetype(std::strlen(suffix)));
+            break;
+        }
     if (file.report.kind == FileKind::Checkpoint) {
         if (info.train_step) parts << tr("step %1").arg(*info.train_step);
-        if (fi.fileName() != "model.ckpt.h5") parts << fi.completeBaseName().section('.', 0, 0);
-    } else if (const QString stem = fi.fileName().section('.', 0, 0);
-               stem != QString::fromStdString(info.arch)) {
+        if (fi.fileName() != "model.ckpt.h5") parts << stem;
+    } else if (stem != QString::fromStdString(info.arch)) {
         parts.prepend(stem);  // "bigs.dump.h5" of a bigs model: "bigs · induction", not twice
     }
     return parts.join(QStringLiteral(" · "));

@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""Two models compared in one view stay two models in everything exported (session 31's probe):
+
+- the usual layout run1/model.dump.h5 and run2/model.dump.h5: the legends said "model · bigs ·
+  run1/run2", but the CSVs of transitions, anisotropy and gates gave both rows the `model` value
+  "model", and every file was called "<view>-model-vs-model";
+- names that differ after their first dot, bert.seed1.dump.h5 and bert.seed2.dump.h5: both were
+  "bert" in every legend and CSV, and the files "<view>-bert-vs-bert".
+
+The workbench exports a project headless (`routescope --export P --out DIR`); the CSVs are read
+with Python's csv module and the SVG legends with a regular expression.
+
+    test_export_names.py --gui routescope --cli routescope-cli --work DIR
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+VIEWS = ("transitions", "anisotropy", "gates", "pca")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gui", required=True)
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            failures.append(what)
+
+    def export(case, files):
+        folder = os.path.join(a.work, case)
+        for i, f in enumerate(files):
+            os.makedirs(os.path.dirname(os.path.join(folder, f)), exist_ok=True)
+            r = subprocess.run([a.cli, "sample-dump", "--out", os.path.join(folder, f),
+                                "--examples", "24", "--length", "16", "--d-model", "8",
+                                "--layers", "2", "--seed", "1", "--state-seed", str(11 + i)],
+                               capture_output=True, text=True, timeout=120)
+            check(r.returncode == 0, f"{case}: sample-dump {f} ({r.stderr.strip()[-200:]})")
+        project = os.path.join(folder, "p.rsproj")
+        with open(project, "w") as p:
+            json.dump({"format": "routescope-project", "version": 1, "files": files,
+                       "views": [{"kind": k, "inputs": files} for k in VIEWS], "current": 0}, p)
+        out = os.path.join(folder, "out")
+        r = subprocess.run([a.gui, "--export", project, "--out", out], capture_output=True,
+                           text=True, timeout=600, env=env)
+        check(r.returncode == 0, f"{case}: export exits 0 ({r.stderr.strip()[-300:]})")
+        return out
+
+    for case, files, stems in (
+            ("runs", ["run1/model.dump.h5", "run2/model.dump.h5"], ("run1", "run2")),
+            ("dots", ["bert.seed1.dump.h5", "bert.seed2.dump.h5"], ("bert.seed1", "bert.seed2"))):
+        out = export(case, files)
+        for view in VIEWS:
+            base = os.path.join(out, f"{view}-{stems[0]}-vs-{stems[1]}")
+            check(os.path.exists(base + ".csv"),
+                  f"{case}, {view}: the files are named by both inputs ({base}.csv; found "
+                  f"{sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, view + '*.csv')))})")
+            if not os.path.exists(base + ".csv"):
+                continue
+            with open(base + ".csv", encoding="utf-8") as f:
+                models = sorted({row["model"] for row in csv.DictReader(f)})
+            check(len(models) == 2 and all(any(s in m for m in models) for s in stems),
+                  f"{case}, {view}: the CSV's `model` column names both inputs ({models})")
+            with open(base + ".svg", encoding="utf-8") as f:
+                texts = re.findall(r">([^<]*)</text>", f.read())
+            for s in stems:
+                check(any(s in t for t in texts),
+                      f"{case}, {view}: the figure names {s}")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -59,6 +59,7 @@ void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
 namespace {
 constexpr int kColourBarWidth = 14;
 constexpr int kTickLength = 4;
+constexpr double kMaxRowLabelShare = 0.25;  // of the figure's width, for the row labels
 
 /// The note under the figure in full: wrapped over as many lines as `width` needs (never elided,
 /// so that an exported figure holds the whole sentence).
@@ -208,6 +209,9 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const int step = std::max(1, data_.rows / 40);
     for (int r = 0; r < data_.rows; r += step)
         label_width = std::max(label_width, fm.horizontalAdvance(row_label(r)));
+    // At most a quarter of the figure's width: one long token (a 40-character vocabulary entry)
+    // left the cells a sliver of an 89 mm figure; a longer label is elided where it is drawn.
+    label_width = std::min(label_width, target.width() * kMaxRowLabelShare);
     QFont bold = figure_font(font());
     bold.setBold(true);
     const int top = static_cast<int>(
@@ -310,9 +314,9 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         // A label reaching below the plot into the column labels' row (the bottom row thinner
         // than a line of text) would sit on the first column's label: the tick stays, unlabelled.
         if (r > r0 && y + fm.height() / 2 > plot.bottom() + kTickLength + 2) continue;
-        const QString text = row_label(r);
-        painter.drawText(QRectF(target.left(), y - fm.height() / 2,
-                                plot.left() - kTickLength - 3 - target.left(), fm.height()),
+        const double room = plot.left() - kTickLength - 3 - target.left();
+        const QString text = fm.elidedText(row_label(r), Qt::ElideRight, room);
+        painter.drawText(QRectF(target.left(), y - fm.height() / 2, room, fm.height()),
                          Qt::AlignRight | Qt::AlignVCenter, text);
     }
     double widest = fm.horizontalAdvance(QStringLiteral("0000"));

@@ -55,6 +55,29 @@ QPoint centre_of(const HeatmapWidget& w, int row, int column) {
 class TestHeatmapWidget : public QObject {
     Q_OBJECT
 private slots:
+    // One long row label (a 40-character vocabulary entry among short tokens) took its whole
+    // width from the cells: at 89 mm the heatmap was 6% of the figure (figure probe, session 31).
+    // The labels get at most a quarter of the width (a long one is elided): the cells keep two
+    // thirds of the width they have with short labels, and a third of the figure.
+    void oneLongRowLabelLeavesTheCellsTheirWidth() {
+        HeatmapWidget w;
+        HeatmapData d = ramp(16, 16);
+        for (int r = 0; r < 16; ++r)
+            d.row_labels << QString("tok%1").arg(r);
+        HeatmapData long_label = d;
+        long_label.row_labels[5] = "supercalifragilisticexpialidocious_token";
+        const QRect target(0, 0, 336, 300);  // 89 mm at 96 dpi
+        w.set_data(d);
+        const int usual = w.plot_rect(target).width();
+        w.set_data(long_label);
+        const int with_long = w.plot_rect(target).width();
+        QVERIFY2(with_long >= target.width() / 3 && with_long >= usual * 2 / 3,
+                 qPrintable(QString("cells %1 px of %2 (%3 with short labels)")
+                                .arg(with_long)
+                                .arg(target.width())
+                                .arg(usual)));
+    }
+
     void viridisIsMatplotlibsTable() {
         // matplotlib's _cm_listed.py _viridis_data rows 0, 127, 128 and 255, and their hex codes.
         const ColourMap& v = ColourMap::viridis();

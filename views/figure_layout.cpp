@@ -49,7 +49,12 @@ public:
         if (pa->hasClipping()) {
             const QPainterPath clip = t.map(pa->clipPath());
             // Half a pixel of slack: a clip rectangle that ends on the text's edge clips nothing.
-            const QRectF inner = text.box.adjusted(0.5, 0.5, -0.5, -0.5);
+            // Vertically a quarter of the box: the box is the line's ascent and descent, which a
+            // fallback font (CJK) makes taller than the label's rectangle of one primary-font line,
+            // so drawText clipped to that rectangle with the glyphs whole inside ("'日本語' is
+            // clipped" on every such label of a correct figure; figure probe, session 31).
+            const double v = std::max(0.5, text.box.height() * 0.25);
+            const QRectF inner = text.box.adjusted(0.5, v, -0.5, -v);
             text.clipped = !inner.isEmpty() && !clip.contains(inner);
         }
         text.in_plot = in_plot;

@@ -8,6 +8,7 @@
 
 #include <sys/resource.h>
 #include <QElapsedTimer>
+#include <QFontDatabase>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
@@ -963,6 +964,49 @@ private slots:
         else
             QVERIFY2(shown.filter("where the layout has none").isEmpty(),
                      qPrintable(shown.join("; ")));
+    }
+
+    // Row labels in CJK (tokens of a Japanese or Chinese vocabulary) drawn whole: the fallback
+    // font makes the line taller than the label's rectangle, and the check called every such label
+    // clipped (exit 4 on a correct figure; figure probe, session 31). The glyphs are whole in
+    // librsvg's rendering of the SVG, which the check must agree with.
+    void cjkLabelsDrawnWholeAreNotCalledClipped() {
+        if (QFontDatabase::families(QFontDatabase::Japanese).isEmpty())
+            QSKIP("no font with Japanese glyphs on this machine");
+        struct CjkFigure : FigureSource {
+            std::unique_ptr<HeatmapWidget> heatmap = std::make_unique<HeatmapWidget>();
+            CjkFigure() {
+                HeatmapData d;
+                d.rows = 6;
+                d.columns = 6;
+                for (int i = 0; i < 36; ++i)
+                    d.values.push_back(i);
+                for (int r = 0; r < 6; ++r)
+                    d.row_labels << QString::fromUtf8("日本語%1").arg(r + 10);
+                d.title = "cjk";
+                heatmap->set_data(std::move(d));
+            }
+            QSize figure_size() const override { return {480, 360}; }
+            void paint_figure(QPainter& p, const QRect& target) const override {
+                p.fillRect(target, Qt::white);
+                heatmap->paint(p, target);
+            }
+            routescope::analysis::CsvTable figure_table() const override { return {}; }
+            nlohmann::json figure_provenance() const override { return nlohmann::json::object(); }
+            QString figure_name() const override { return "cjk"; }
+        } figure;
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 8;
+        const FigureLayout layout = figure_layout(figure, o);
+        QVERIFY2(figure_layout_problems(layout).filter("clipped").isEmpty(),
+                 qPrintable(figure_layout_problems(layout).join("\n")));
+        const QString dir = out_ + "/cjk";
+        QDir().mkpath(dir);
+        export_figure(figure, dir + "/cjk.svg", o);
+        const QStringList seen = view_test::svg_rendering_problems(layout, dir + "/cjk.svg", dir);
+        QVERIFY2(seen.filter("shows only").isEmpty() && seen.filter("does not show").isEmpty(),
+                 qPrintable(seen.join("\n")));
     }
 
     // Session 28: a colour bar labels both ends of its range, and round values between when there

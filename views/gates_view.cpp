@@ -173,6 +173,9 @@ GatesView::GatesView(GatesViewSettings settings, QWidget* parent)
     difference_map_ = new HeatmapWidget(figure_);
     difference_map_->setObjectName("timelineDifference");
     difference_map_->hide();
+    // Left out of a print that would be taller than a page (AnalysisView::prepare_print), as the
+    // kernels view's A − B: at 89 mm the compare figure was 227 mm tall (figure probe, session 31).
+    difference_map_->setProperty("printSecondary", true);
     // Compare mode: zoom, pan and reset of A, B and A − B move together.
     link_ranges({timeline_map_->interaction(), timeline_b_map_->interaction(),
                  difference_map_->interaction()});

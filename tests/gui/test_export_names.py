@@ -5,7 +5,9 @@
   run1/run2", but the CSVs of transitions, anisotropy and gates gave both rows the `model` value
   "model", and every file was called "<view>-model-vs-model";
 - names that differ after their first dot, bert.seed1.dump.h5 and bert.seed2.dump.h5: both were
-  "bert" in every legend and CSV, and the files "<view>-bert-vs-bert".
+  "bert" in every legend and CSV, and the files "<view>-bert-vs-bert";
+- and, exported at a single column, the comparisons stay within the 180 mm a page allows (the
+  gates figure was 227 mm tall).
 
 The workbench exports a project headless (`routescope --export P --out DIR`); the CSVs are read
 with Python's csv module and the SVG legends with a regular expression.
@@ -41,7 +43,7 @@ def main():
         if not ok:
             failures.append(what)
 
-    def export(case, files):
+    def export(case, files, extra=()):
         folder = os.path.join(a.work, case)
         for i, f in enumerate(files):
             os.makedirs(os.path.dirname(os.path.join(folder, f)), exist_ok=True)
@@ -54,9 +56,9 @@ def main():
         with open(project, "w") as p:
             json.dump({"format": "routescope-project", "version": 1, "files": files,
                        "views": [{"kind": k, "inputs": files} for k in VIEWS], "current": 0}, p)
-        out = os.path.join(folder, "out")
-        r = subprocess.run([a.gui, "--export", project, "--out", out], capture_output=True,
-                           text=True, timeout=600, env=env)
+        out = os.path.join(folder, "out" + ("-" + "-".join(extra) if extra else ""))
+        r = subprocess.run([a.gui, "--export", project, "--out", out, *extra],
+                           capture_output=True, text=True, timeout=600, env=env)
         check(r.returncode == 0, f"{case}: export exits 0 ({r.stderr.strip()[-300:]})")
         return out
 
@@ -80,6 +82,18 @@ def main():
             for s in stems:
                 check(any(s in t for t in texts),
                       f"{case}, {view}: the figure names {s}")
+    # At a single column (89 mm) a figure stays within a page: secondary panels (an A − B
+    # heatmap) are left out above 180 mm (docs/user-guide.md, "Print layout"). The gates compare
+    # figure kept its A − B panel and was 227 mm tall. Heights read from the SVGs' declarations.
+    out = export("dots", ["bert.seed1.dump.h5", "bert.seed2.dump.h5"],
+                 ("--width", "single", "--font-pt", "8"))
+    for svg in sorted(glob.glob(os.path.join(out, "*.svg"))):
+        with open(svg, encoding="utf-8") as f:
+            head = f.read(2000)
+        m = re.search(r'<svg[^>]*\bheight="([0-9.]+)mm"', head)
+        check(m is not None and float(m.group(1)) <= 180.0,
+              f"single column, {os.path.basename(svg)}: at most 180 mm tall "
+              f"({m.group(1) if m else 'no height'} mm)")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 

@@ -98,10 +98,14 @@ std::vector<std::pair<double, QString>> colour_bar_ticks(double lo, double hi, d
     if (room < 2) return out;
     const auto ticks = nice_ticks(lo, hi, room);
     const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : range;
-    double last = 0;  // position of the last label kept from lo (the lo end)
+    // The ends' labels are drawn within the bar, their centres half a line in from its ends
+    // (HeatmapWidget::paint): the round values keep their distance from there ('3.35' sat on '3').
+    const double low_end = std::min(label_height / 2, length / 2);
+    const double high_end = std::max(length - label_height / 2, length / 2);
+    double last = low_end;  // centre of the last label kept from lo (the lo end's)
     for (double t : ticks) {
         const double at = (t - lo) / range * length;
-        if (at - last < gap || length - at < gap) continue;
+        if (at - last < gap || high_end - at < gap) continue;
         out.emplace_back(t, tick_text(t, step));
         last = at;
     }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 
+#include "views/axis_ticks.hpp"
 #include "views/colour_map.hpp"
 #include "views/heatmap_widget.hpp"
 
@@ -76,6 +77,35 @@ private slots:
                                 .arg(with_long)
                                 .arg(target.width())
                                 .arg(usual)));
+    }
+
+    // A colour bar's end labels are drawn inside the bar (an end's label is moved half a line in,
+    // off the x axis's labels), and the round values between were spaced from the ends' ticks:
+    // '3.35' sat on '3', '0.253' on '0.2' (figure probe, session 31). As drawn, every two labels'
+    // centres are at least 1.2 lines apart (the spacing colour_bar_ticks promises).
+    void colourBarLabelsKeepTheirSpacingAsDrawn() {
+        const std::vector<std::pair<double, double>> ranges = {
+            {-3.6, 3.6}, {0, 3.35}, {0.021, 0.253}, {0.43, 0.57}, {-1, 1}, {0, 1e-3}, {12.3, 98.7}};
+        for (const auto& [lo, hi] : ranges)
+            for (double h : {10.0, 14.0, 20.0})
+                for (double length : {60.0, 100.0, 150.0, 230.0, 400.0}) {
+                    if (length < 3 * h) continue;
+                    std::vector<double> centres;
+                    for (const auto& [t, text] : colour_bar_ticks(lo, hi, length, h)) {
+                        const double at = (t - lo) / (hi - lo) * length;
+                        centres.push_back(std::clamp(at, h / 2, length - h / 2));  // as drawn
+                    }
+                    std::sort(centres.begin(), centres.end());
+                    for (std::size_t i = 1; i < centres.size(); ++i)
+                        QVERIFY2(centres[i] - centres[i - 1] >= 1.2 * h - 1e-9,
+                                 qPrintable(QString("[%1, %2], bar %3 px, line %4 px: labels %5 "
+                                                    "px apart")
+                                                .arg(lo)
+                                                .arg(hi)
+                                                .arg(length)
+                                                .arg(h)
+                                                .arg(centres[i] - centres[i - 1])));
+                }
     }
 
     void viridisIsMatplotlibsTable() {

@@ -1,5 +1,7 @@
 #include "app/gui/project_file.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -167,7 +169,29 @@ nlohmann::json Project::to_json(const QDir& base) const {
     return out;
 }
 
-Project Project::from_json(const nlohmann::json& j, const QDir& base) {
+namespace {
+// Integers written as whole numbers in another form ("version": 1.0, a slot 2.0), as the run
+// configuration accepts them (docs/config.md); 1.5 stays a float and is refused as before.
+nlohmann::json with_whole_numbers(const nlohmann::json& given) {
+    nlohmann::json j = given;
+    const auto whole = [](nlohmann::json& v) {
+        if (!v.is_number_float()) return;
+        const double x = v.get<double>();
+        if (std::isfinite(x) && std::trunc(x) == x && std::abs(x) < 2147483648.0)
+            v = static_cast<std::int64_t>(x);
+    };
+    if (!j.is_object()) return j;
+    for (const char* key : {"version", "current"})
+        if (j.contains(key)) whole(j[key]);
+    if (j.contains("colours") && j["colours"].is_object())
+        for (auto it = j["colours"].begin(); it != j["colours"].end(); ++it)
+            whole(it.value());
+    return j;
+}
+}  // namespace
+
+Project Project::from_json(const nlohmann::json& given, const QDir& base) {
+    const nlohmann::json j = with_whole_numbers(given);
     // json::value() throws type_error when the key holds another type: check the types first.
     if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
         j["format"].get<std::string>() != kFormat)

@@ -240,7 +240,13 @@ ValidationReport validate_checkpoint(const std::string& path, const ValidateOpti
             where = what.substr(0, what.find(": "));
             what = what.substr(where.size() + 2);
         }
-        report.violations.push_back({where, "a checkpoint every command can load", what});
+        // "expected X, found Y" from the reader is said as such ("expected a checkpoint every
+        // command can load, found expected 2 integers …, found …" read as nonsense).
+        const std::size_t found = what.find(", found ");
+        if (what.rfind("expected ", 0) == 0 && found != std::string::npos)
+            report.violations.push_back({where, what.substr(9, found - 9), what.substr(found + 8)});
+        else
+            report.violations.push_back({where, "a checkpoint every command can load", what});
     }
     return report;
 }

@@ -129,11 +129,25 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
         if (s != k) *sizes[s] = 0;
     if (examples > 0) *sizes[k] = examples;
     TaskSplit r{data::generate_task(name, p), {}};
-    if (r.task.vocab != tokenizer.vocabulary())
+    if (const auto& mine = tokenizer.vocabulary(); r.task.vocab != mine) {
+        // Where they part: the first id whose piece differs (equal sizes said nothing: "its
+        // vocabulary of 22 ids is not the task's 22"; format probe, session 31).
+        std::string where;
+        const std::size_t n = std::min(mine.size(), r.task.vocab.size());
+        for (std::size_t i = 0; i < n; ++i)
+            if (mine[i] != r.task.vocab[i]) {
+                where = "; id " + std::to_string(i) + " is '" + data::printable_text(mine[i]) +
+                        "' in the checkpoint and '" + data::printable_text(r.task.vocab[i]) +
+                        "' in the task";
+                break;
+            }
         throw ConfigError("--task " + name + ": " + checkpoint_path +
                           " was not trained on this task (its vocabulary of " +
-                          std::to_string(tokenizer.vocab_size()) + " ids is not the task's " +
-                          std::to_string(r.task.vocab.size()) + ")");
+                          std::to_string(mine.size()) + " pieces is not the task's " +
+                          std::to_string(r.task.vocab.size()) + where +
+                          "; `routescope-cli train --set data.task=" + name +
+                          "` writes a checkpoint with the task's vocabulary)");
+    }
     r.set = task_examples(r.task, k);
     return r;
 }

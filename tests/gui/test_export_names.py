@@ -94,6 +94,17 @@ def main():
         check(m is not None and float(m.group(1)) <= 180.0,
               f"single column, {os.path.basename(svg)}: at most 180 mm tall "
               f"({m.group(1) if m else 'no height'} mm)")
+    # A project whose integers are written as whole numbers in float form ("version": 1.0), as
+    # the run configuration accepts them (docs/formats/project.md): read, not refused.
+    folder = os.path.join(a.work, "dots")
+    project = os.path.join(folder, "float-version.rsproj")
+    with open(project, "w") as p:
+        p.write('{"format": "routescope-project", "version": 1.0, "current": 0.0, '
+                '"files": ["bert.seed1.dump.h5"], '
+                '"views": [{"kind": "pca", "inputs": ["bert.seed1.dump.h5"]}]}')
+    r = subprocess.run([a.gui, "--export", project, "--out", os.path.join(folder, "out-float")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    check(r.returncode == 0, f"a project with \"version\": 1.0 exports ({r.stderr.strip()[-300:]})")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Messages about files written by other people's code say what is wrong (the format probe of
+session 31 wrote dumps and checkpoints with h5py from docs/formats alone). Each file is made with
+h5py from a valid one the CLI wrote; the expected wording follows docs/formats/README.md's report
+form, "PATH: expected WHAT, found WHAT".
+
+- an empty /layers/<l> group (its `hidden` left out) was "expected a dataset, found another kind
+  of object", where nothing is there;
+- a /train attribute the loader refuses was "expected a checkpoint every command can load, found
+  expected 2 integers [seed, step], found ...";
+- a task checkpoint whose vocabulary has the task's size but other pieces was "its vocabulary of
+  22 ids is not the task's 22", which names no difference.
+
+    test_report_messages.py --cli routescope-cli --work DIR
+"""
+import os
+import shutil
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cli_suite import suite_from_args  # noqa: E402
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    t = suite_from_args()
+    run = t.path("run")
+    t.ok(t.run("train", "--config", os.path.join(SOURCE, "resources/configs/bigs-tiny.json"),
+               "--out", run, "--set", "train.steps=2", "--set", "data.task=induction",
+               "--set", "model.d_model=32", "--set", "model.ssm.n_modes=8", "--threads", "1"))
+    ckpt = os.path.join(run, "model.ckpt.h5")
+
+    def an_empty_layer_group_is_said_to_miss_its_hidden():
+        dump = t.path("empty-layer.dump.h5")
+        t.ok(t.run("sample-dump", "--out", dump, "--examples", "8", "--layers", "2"))
+        with h5py.File(dump, "r+") as f:
+            del f["layers/1/hidden"]
+            assert "layers/1" in f and len(f["layers/1"]) >= 0
+        r = t.run("validate", dump)
+        text = r.stdout + r.stderr
+        assert r.returncode == 1, (r.returncode, text[-400:])
+        assert "/layers/1/hidden" in text and "expected a dataset, found nothing" in text, \
+            text[-600:]
+        assert "another kind of object" not in text, text[-600:]
+    t.case("an empty /layers/<l> group: its hidden is said to be missing",
+           an_empty_layer_group_is_said_to_miss_its_hidden)
+
+    def a_train_attribute_the_loader_refuses_reads_as_expected_found():
+        bad = t.path("rng.ckpt.h5")
+        shutil.copy(ckpt, bad)
+        with h5py.File(bad, "r+") as f:
+            assert "train" in f, list(f)
+            if "rng_state" in f["train"].attrs:
+                del f["train"].attrs["rng_state"]
+            f["train"].attrs.create("rng_state", np.array([1, 2, 3], dtype=np.uint64))
+        r = t.run("validate", bad)
+        text = r.stdout + r.stderr
+        assert r.returncode == 1, (r.returncode, text[-400:])
+        assert "rng_state" in text and "expected 2 integers" in text, text[-600:]
+        assert "every command can load, found expected" not in text, text[-600:]
+    t.case("a /train attribute the loader refuses is said as expected/found",
+           a_train_attribute_the_loader_refuses_reads_as_expected_found)
+
+    def a_task_vocabulary_of_the_right_size_names_the_first_difference():
+        other = t.path("vocab.ckpt.h5")
+        shutil.copy(ckpt, other)
+        with h5py.File(other, "r+") as f:
+            model = bytes(f["tokenizer/model"][()])
+            lines = model.decode("utf-8").split("\n")
+            # Two pieces past the specials change places: same size, other vocabulary.
+            i, j = len(lines) - 3, len(lines) - 2
+            assert lines[i] and lines[j], lines[-4:]
+            lines[i], lines[j] = lines[j], lines[i]
+            swapped = "\n".join(lines).encode("utf-8")
+            attrs = dict(f["tokenizer/model"].attrs)
+            del f["tokenizer/model"]
+            ds = f["tokenizer"].create_dataset("model", data=np.frombuffer(swapped, np.uint8))
+            for k, v in attrs.items():
+                ds.attrs[k] = v
+        r = t.run("dump", "--checkpoint", other, "--task", "induction", "--examples", "4",
+                  "--out", t.path("never.dump.h5"), "--threads", "1")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert f"id {i}" in r.stderr and lines[i] in r.stderr and lines[j] in r.stderr, \
+            r.stderr[-600:]
+        assert not os.path.exists(t.path("never.dump.h5"))
+    t.case("a task vocabulary of the task's size but other pieces names where they part",
+           a_task_vocabulary_of_the_right_size_names_the_first_difference)
+
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

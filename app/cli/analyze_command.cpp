@@ -39,6 +39,7 @@ using namespace routescope::analysis;
 struct AnalyzeArgs {
     std::string kind;
     std::vector<std::string> dumps, checkpoints;
+    std::vector<std::string> predictions;  ///< length-accuracy: eval --out's JSON lines
     InputCheck check;  ///< --check / --no-check: the contained check of every input
     std::string layer = "all";
     std::string out, csv;
@@ -166,7 +167,6 @@ Output run_analysis(const AnalyzeArgs& a) {
             out.add(r.to_json(), r.table());
         }
     } else if (a.kind == "length-accuracy") {
-        const DumpReader& dump = need_dump(dumps, a.kind);
         LengthAccuracyOptions o;
         o.variable = a.variable;
         o.binning = !a.edges.empty() && a.binning == "quantile" ? "edges"
@@ -175,8 +175,19 @@ Output run_analysis(const AnalyzeArgs& a) {
         if (a.bins) o.bins = a.bins;
         o.edges = a.edges;
         o.width = a.width;
-        const auto r = length_accuracy(dump, dumps.size() > 1 ? dumps[1].get() : nullptr, o);
-        out.add(r.to_json(), r.table());
+        if (!a.predictions.empty()) {
+            // An evaluation's predictions (docs/formats/predictions.md), as the workbench's
+            // Accuracy by length view reads them.
+            const PredictionFile pa = PredictionFile::read(a.predictions[0]);
+            std::optional<PredictionFile> pb;
+            if (a.predictions.size() > 1) pb = PredictionFile::read(a.predictions[1]);
+            const auto r = length_accuracy(pa, pb ? &*pb : nullptr, o);
+            out.add(r.to_json(), r.table());
+        } else {
+            const DumpReader& dump = need_dump(dumps, a.kind);
+            const auto r = length_accuracy(dump, dumps.size() > 1 ? dumps[1].get() : nullptr, o);
+            out.add(r.to_json(), r.table());
+        }
     } else if (a.kind == "flops") {
         // A checkpoint or dump gives the configuration of its own model; else the options do.
         const std::string source = !a.checkpoints.empty() ? a.checkpoints.front()
@@ -338,6 +349,9 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "Activation dump (*.dump.h5); a second one compares two models");
     cmd->add_option("--checkpoint", a->checkpoints,
                     "Checkpoint (*.ckpt.h5); two for kernel-change");
+    cmd->add_option("--predictions", a->predictions,
+                    "length-accuracy: per-example predictions (*.jsonl, `eval --out`) instead of "
+                    "--dump; a second one compares two models");
     add_check_flags(cmd, a->check, "every --dump and --checkpoint");
     CLI::Option* layer_option =
         cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
@@ -464,6 +478,15 @@ CommandRunner setup_analyze(CLI::App& app) {
                 k == "similarity" || k == "length-accuracy" ? 2
                 : k == "kernel-change"                      ? 0
                                                             : 1);
+        at_most("--predictions", a->predictions.size(), k == "length-accuracy" ? 2 : 0);
+        for (const auto& d : a->dumps)
+            if (d.size() > 6 && d.ends_with(".jsonl"))
+                throw ConfigError("--dump " + d +
+                                  " is an evaluation's predictions (JSON lines), not a dump: "
+                                  "give it as --predictions " +
+                                  d + " (analyze length-accuracy reads them)");
+        if (!a->predictions.empty() && !a->dumps.empty())
+            throw ConfigError("analyze length-accuracy reads --dump or --predictions, not both");
         at_most("--checkpoint", a->checkpoints.size(),
                 k == "kernels"         ? a->checkpoints.size()
                 : k == "kernel-change" ? 2
@@ -496,6 +519,8 @@ CommandRunner setup_analyze(CLI::App& app) {
             inputs.emplace_back("--dump", d);
         for (const auto& c : a->checkpoints)
             inputs.emplace_back("--checkpoint", c);
+        for (const auto& p : a->predictions)
+            inputs.emplace_back("--predictions", p);
         refuse_overwriting_inputs({"--out", a->out}, inputs);
         refuse_overwriting_inputs({"--csv", a->csv}, inputs);
         // An input replaced or truncated while it is read (a dump being rewritten) reads as
@@ -506,7 +531,7 @@ CommandRunner setup_analyze(CLI::App& app) {
             struct stat st;
         };
         std::vector<Seen> seen;
-        for (const auto* list : {&a->dumps, &a->checkpoints})
+        for (const auto* list : {&a->dumps, &a->checkpoints, &a->predictions})
             for (const auto& p : *list) {
                 Seen s{p, {}};
                 if (::stat(p.c_str(), &s.st) == 0) seen.push_back(s);

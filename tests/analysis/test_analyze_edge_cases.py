@@ -408,6 +408,53 @@ def main():
         assert r.returncode == 2 and "must be an integer of 1 or more" in r.stderr, r.stderr
     t.case("integer options say their rule", integer_options_say_their_rule)
 
+    # ---- an evaluation's predictions (docs/formats/predictions.md, written here by hand) by
+    # length from the CLI, as the workbench's view reads them: `--dump preds.jsonl` was refused
+    # as "not an HDF5 file" with "--no-check skips it", which it did not (format probe, session
+    # 31). Counts, accuracies and Wilson intervals from the definitions, bins [lo, hi), the last
+    # [lo, hi].
+    def length_accuracy_of_predictions():
+        import json
+        import math
+        import random
+        rng = random.Random(3)
+        rows = []
+        preds = t.path("hand.preds.jsonl")
+        with open(preds, "w") as f:
+            for i in range(40):
+                length = rng.randint(3, 40)
+                label = rng.choice(["yes", "no"])
+                pred = label if rng.random() < 0.7 else ("no" if label == "yes" else "yes")
+                rows.append((length, label == pred))
+                f.write(json.dumps({"id": i, "length": length, "label": label,
+                                    "prediction": pred, "correct": label == pred,
+                                    "attributes": {}}) + "\n")
+        out = t.path("hand.la.json")
+        t.ok(t.run("analyze", "length-accuracy", "--predictions", preds, "--edges", "0,10,20,40",
+                   "--out", out))
+        bins = json.load(open(out))["results"][0]["bins"]
+        edges = [0, 10, 20, 40]
+        z = 1.959963984540054
+        assert len(bins) == 3, bins
+        for k, b in enumerate(bins):
+            lo, hi = edges[k], edges[k + 1]
+            inside = [c for n, c in rows if lo <= n < hi or (k == 2 and n == hi)]
+            n, x = len(inside), sum(inside)
+            p = x / n
+            centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            got = b["a"]
+            assert got["count"] == n and got["correct"] == x, (k, got, n, x)
+            assert abs(got["accuracy"] - p) < 1e-12, (k, got["accuracy"], p)
+            assert abs(got["wilson_low"] - (centre - half)) < 1e-9, (k, got, centre - half)
+            assert abs(got["wilson_high"] - (centre + half)) < 1e-9, (k, got, centre + half)
+        r = t.run("analyze", "length-accuracy", "--dump", preds, "--out", t.path("x.json"))
+        assert r.returncode == 2 and "--predictions" in r.stderr, (r.returncode, r.stderr)
+        r = t.run("analyze", "anisotropy", "--predictions", preds, "--out", t.path("x.json"))
+        assert r.returncode == 2 and "--predictions" in r.stderr, (r.returncode, r.stderr)
+    t.case("length-accuracy of an evaluation's predictions matches the definitions",
+           length_accuracy_of_predictions)
+
     print(f"{t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 

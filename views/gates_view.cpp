@@ -474,7 +474,8 @@ void GatesView::draw_histogram() {
         style_in(add_line(histogram_, name, x, y), colour);
     };
     add(*a,
-        result_b_ ? tr("A: %1").arg(QString::fromStdString(a->gate))
+        // Named as B's series is (the two may be of different layers when depths differ).
+        result_b_ ? tr("A: layer %1 %2").arg(a->layer).arg(QString::fromStdString(a->gate))
                   : QString::fromStdString(a->gate),
         model_colour_of(settings_.dump));
     if (b) {

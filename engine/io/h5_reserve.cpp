@@ -36,30 +36,25 @@ int reserve_file_space(hid_t file, std::uint64_t bytes) noexcept {
     return error == EOPNOTSUPP || error == ENOSYS ? 0 : error;
 }
 
-void divert_file_to_null(hid_t file) noexcept {
+namespace {
+// Points the file's descriptor at `sink` (closed here); false when the file has no descriptor.
+bool divert(hid_t file, int sink) noexcept {
     void* handle = nullptr;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) {
-        const int sink = ::open("/dev/null", O_WRONLY);
-        if (sink >= 0) {
-            ::dup2(sink, *static_cast<int*>(handle));
-            ::close(sink);
-        }
-    }
+    const bool ok = sink >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle;
+    if (ok) ::dup2(sink, *static_cast<int*>(handle));
+    if (sink >= 0) ::close(sink);
     H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+}  // namespace
+
+void divert_file_to_null(hid_t file) noexcept {
+    (void)divert(file, ::open("/dev/null", O_WRONLY));
 }
 
 void divert_file_to_memory(hid_t file) noexcept {
-    void* handle = nullptr;
-    if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle) {
-        const int sink = ::memfd_create("routescope-abandoned-hdf5", MFD_CLOEXEC);
-        if (sink >= 0) {
-            ::dup2(sink, *static_cast<int*>(handle));
-            ::close(sink);
-            H5Eclear2(H5E_DEFAULT);
-            return;
-        }
-    }
-    divert_file_to_null(file);
+    if (!divert(file, ::memfd_create("routescope-abandoned-hdf5", MFD_CLOEXEC)))
+        divert_file_to_null(file);
 }
 
 void give_back_reserve(const std::string& path) noexcept {

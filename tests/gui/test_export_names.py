@@ -82,6 +82,12 @@ def main():
             for s in stems:
                 check(any(s in t for t in texts),
                       f"{case}, {view}: the figure names {s}")
+            if view == "gates":  # the histogram's two series are named alike ("A: u_b" was
+                # beside "B: layer 1 u_b")
+                check(any(t.startswith("A: layer ") for t in texts) and
+                      any(t.startswith("B: layer ") for t in texts),
+                      f"{case}, gates: the compared series read 'A: layer …' and 'B: layer …' "
+                      f"({[t for t in texts if t.startswith(('A:', 'B:'))]})")
     # At a single column (89 mm) a figure stays within a page: secondary panels (an A − B
     # heatmap) are left out above 180 mm (docs/user-guide.md, "Print layout"). The gates compare
     # figure kept its A − B panel and was 227 mm tall. Heights read from the SVGs' declarations.

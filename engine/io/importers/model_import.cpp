@@ -1184,7 +1184,7 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
             } catch (...) {
                 // A full disk here (the checkpoint's reserve was given back at its close): HDF5
                 // 1.10 crashes closing a file whose flush failed unless its writes cannot fail.
-                h5::divert_file_to_null(file.getId());
+                h5::divert_file_to_memory(file.getId());
                 throw;
             }
         }

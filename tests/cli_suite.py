@@ -41,6 +41,11 @@ class Suite:
             print(f"FAIL {name}: {e}")
         sys.stdout.flush()
 
+    def finish(self):
+        """Prints the tally and returns the script's exit code."""
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
+
     def ok(self, r):
         assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}"
 

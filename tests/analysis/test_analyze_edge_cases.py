@@ -455,8 +455,7 @@ def main():
     t.case("length-accuracy of an evaluation's predictions matches the definitions",
            length_accuracy_of_predictions)
 
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

@@ -213,8 +213,7 @@ def main():
     t.case("experiment phone-book refuses training books whose 8× books pass 512 entries",
            phone_book_experiment_entries)
 
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

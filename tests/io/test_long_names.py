@@ -127,8 +127,7 @@ def main():
     t.case("eval checks its summary's name as well as its predictions'",
            eval_summary_name_is_checked_with_its_predictions)
 
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

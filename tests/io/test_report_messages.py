@@ -90,8 +90,7 @@ def main():
     t.case("a task vocabulary of the task's size but other pieces names where they part",
            a_task_vocabulary_of_the_right_size_names_the_first_difference)
 
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

@@ -166,8 +166,7 @@ def main():
     t.case("tokenizer.model with the bytes tokenizer is refused",
            tokenizer_model_with_bytes_is_refused)
 
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

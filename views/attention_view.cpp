@@ -36,12 +36,6 @@ AttentionViewSettings AttentionViewSettings::from_json(const nlohmann::json& j) 
 
 namespace {
 
-QString stem(const QString& path) {
-    QString n = QFileInfo(path).fileName();
-    if (n.endsWith(".dump.h5")) n.chop(8);
-    return n;
-}
-
 QString normalise_text(const QString& n) {
     if (n == "minmax") return QObject::tr("|·| min-max per row");
     if (n == "rownorm") return QObject::tr("|·| / row sum");
@@ -166,9 +160,10 @@ QString AttentionView::matrix_text(const analysis::ImplicitAttentionResult& r) c
 }
 
 QString AttentionView::title() const {
-    return settings_.dump_b.isEmpty() ? tr("Implicit attention — %1").arg(stem(settings_.dump))
-                                      : tr("Implicit attention — %1 | %2")
-                                            .arg(stem(settings_.dump), stem(settings_.dump_b));
+    return settings_.dump_b.isEmpty()
+               ? tr("Implicit attention — %1").arg(file_stem(settings_.dump))
+               : tr("Implicit attention — %1 | %2")
+                     .arg(file_stem(settings_.dump), file_stem(settings_.dump_b));
 }
 
 QStringList AttentionView::input_files() const {
@@ -264,12 +259,12 @@ void AttentionView::redraw() {
     }
     mode_box_->setEnabled(any_convolution);
     head_box_->setEnabled(any_attention);
-    HeatmapData a = data_of(results_[0], stem(settings_.dump));
+    HeatmapData a = data_of(results_[0], file_stem(settings_.dump));
     if (!compare) {
         a_->set_data(a);
         return;
     }
-    HeatmapData b = data_of(results_[1], stem(settings_.dump_b));
+    HeatmapData b = data_of(results_[1], file_stem(settings_.dump_b));
     // A − B and one colour range are for two matrices of one kind (two convolutions, two
     // attentions). Session 28: a BiGS's signed convolution (|max| 3.6) beside BERT's attention
     // probabilities (0.035 to 0.089) on one range drew B as one flat colour, and A − B subtracted

@@ -38,17 +38,20 @@ QString display_name(const QString& path) {
     return n.isEmpty() ? QFileInfo(path).fileName() : n;
 }
 
-QString file_stem(const QString& path) {
+QString file_name_stem(const QString& path) {
     const QFileInfo info(path);
     QString n = info.fileName();
-    bool known = false;
     for (const char* suffix : {".dump.h5", ".ckpt.h5", ".h5", ".rsproj"})
         if (n.size() > static_cast<qsizetype>(std::strlen(suffix)) && n.endsWith(suffix)) {
             n.chop(static_cast<qsizetype>(std::strlen(suffix)));
-            known = true;
-            break;
+            return n;
         }
-    if (!known) n = info.completeBaseName();
+    return info.completeBaseName();
+}
+
+QString file_stem(const QString& path) {
+    const QFileInfo info(path);
+    const QString n = file_name_stem(path);
     if (n == QLatin1String("model") && !info.absoluteDir().dirName().isEmpty())
         return info.absoluteDir().dirName();
     return n;

@@ -15,6 +15,9 @@ QString display_name(const QString& path);
 /// The name of `path` for a legend: the one set for it or its model, else file_stem(path).
 QString display_stem(const QString& path);
 /// A file's name without its Routescope suffix (".dump.h5", ".ckpt.h5", ".h5", ".rsproj", else
+/// its last suffix), whatever its folder: "model.dump.h5" → "model".
+QString file_name_stem(const QString& path);
+/// A file's name without its Routescope suffix (".dump.h5", ".ckpt.h5", ".h5", ".rsproj", else
 /// its last suffix): "bert.seed1.dump.h5" → "bert.seed1" (QFileInfo::baseName cut at the first dot,
 /// so seed1 and seed2 became one "bert"). A run's "RUN/model.dump.h5" or "RUN/model.ckpt.h5" is
 /// named by its folder, "RUN": every run's files are called model.

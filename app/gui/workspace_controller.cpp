@@ -48,12 +48,7 @@ QString WorkspaceController::derived_name(const LoadedFile& file) {
     parts << (task.isEmpty() ? fi.absoluteDir().dirName() : task);
     // The file's name without its suffix, whole: "bert.seed1.dump.h5" is "bert.seed1" (cut at the
     // first dot, seed1 and seed2 were one "bert" in every legend and CSV).
-    QString stem = fi.fileName();
-    for (const char* suffix : {".dump.h5", ".ckpt.h5", ".h5"})
-        if (stem.endsWith(QLatin1String(suffix)) && stem.size() > qsizetype(std::strlen(suffix))) {
-            stem.chop(qsizetype(std::strlen(suffix)));
-            break;
-        }
+    const QString stem = views::file_name_stem(file.path);
     if (file.report.kind == FileKind::Checkpoint) {
         if (info.train_step) parts << tr("step %1").arg(*info.train_step);
         if (fi.fileName() != "model.ckpt.h5") parts << stem;

@@ -135,7 +135,7 @@ DumpWriter::DumpWriter(std::string final_path, DumpSpec spec)
 // full disk is then found here, before anything is written, and said as such: HDF5 1.10 cannot
 // close a file whose metadata flush failed ("slist already enabled?"), and closing it again
 // crashed (a dump that filled the disk in its last kB died with SIGSEGV). The reserve is given
-// back once the file is closed (give_back_reserve).
+// back once the file is closed (h5::give_back_reserve).
 void DumpWriter::reserve_space() {
     std::uint64_t bytes = 1u << 20;
     try {
@@ -152,21 +152,10 @@ void DumpWriter::reserve_space() {
     if (error == 0) return;
     // Abandoned from the constructor (no destructor runs): HDF5's closing writes go to /dev/null,
     // what a partial reservation took is given back with the temporary.
-    divert_to_null();
+    h5::divert_file_to_null(file_.getId());
     std::error_code removed;
     std::filesystem::remove(temp_path_, removed);
     throw IoError(h5::reserve_failure(final_path_, bytes, error, "the dump"));
-}
-
-// HDF5 wrote up to its end-of-allocation address (EOA, read back from the closed file); what
-// reserve_space took beyond it is zeros, cut off (HDF5 does not truncate a file whose extra size
-// it did not write itself).
-void DumpWriter::give_back_reserve() noexcept {
-    h5::give_back_reserve(temp_path_);
-}
-
-void DumpWriter::divert_to_null() noexcept {
-    h5::divert_file_to_null(file_.getId());
 }
 
 DumpWriter::~DumpWriter() {
@@ -178,7 +167,7 @@ DumpWriter::~DumpWriter() {
     // descriptor is pointed at /dev/null first, where every write succeeds. (A close after a
     // failed metadata flush fails whatever the descriptor, "slist already enabled?": that is why
     // the constructor reserves the dump's space, reserve_space.)
-    divert_to_null();
+    h5::divert_file_to_null(file_.getId());
     try {
         sets_.clear();
         file_.close();
@@ -371,7 +360,7 @@ void DumpWriter::finish() {
     } catch (const H5::Exception& e) {
         fail("cannot finish writing", e);
     }
-    give_back_reserve();
+    h5::give_back_reserve(temp_path_);
     std::error_code ec;
     std::filesystem::rename(temp_path_, final_path_, ec);
     if (ec)

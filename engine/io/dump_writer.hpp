@@ -102,8 +102,6 @@ public:
 
 private:
     void reserve_space();
-    void give_back_reserve() noexcept;  ///< the file cut to what HDF5 used
-    void divert_to_null() noexcept;     ///< the file's descriptor to /dev/null (an abandoned file)
     std::string final_path_, temp_path_;
     std::unique_ptr<TemporaryFileGuard> temp_guard_;  ///< unlinked if a signal ends the process
     DumpSpec spec_;

@@ -12,15 +12,16 @@
    half-written (no results.json) is run again from scratch, the other finished one is skipped.
 3. Bad options: --seeds 0 and --jobs 0 exit 2.
 """
-import argparse
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from cli_suite import suite_from_args  # noqa: E402
 
 T_975 = {1: 12.7062047, 2: 4.3026527, 3: 3.1824463, 4: 2.7764451}  # published table values
 
@@ -52,12 +53,7 @@ def run(cli, args, expect=0):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
+    a = suite_from_args()  # a.cli, a.work (made empty)
 
     # 1. Arithmetic.
     grid = os.path.join(a.work, "arith")

@@ -233,11 +233,93 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
     return series;
 }
 
+namespace {
+constexpr const char* kYScale = "routescopeYScale";             // a series: its y values' factor
+constexpr const char* kScaleSuffix = "routescopeScaleSuffix";  // an axis: what fit added to its title
+
+/// " (×10⁻²⁰)": the factor 10^k an axis's values carry, as a printed axis title writes it.
+QString power_of_ten_suffix(int k) {
+    static const char16_t kSuperscript[] = u"\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
+    QString digits;
+    for (QChar c : QString::number(std::abs(k)))
+        digits += QChar(kSuperscript[c.digitValue()]);
+    return QStringLiteral(" (\u00d710") + (k < 0 ? QStringLiteral("\u207b") : QString()) + digits +
+           QLatin1Char(')');
+}
+
+/// Keeps a series' recorded factor true to its points: points the view replaces are its own
+/// values again (factor 1); a point the view appends takes the factor of the points beside it.
+void watch_scale(QXYSeries* xy) {
+    if (xy->property("routescopeScaleWatched").toBool()) return;
+    xy->setProperty("routescopeScaleWatched", true);
+    QObject::connect(xy, &QXYSeries::pointsReplaced, xy, [xy] { xy->setProperty(kYScale, 1.0); });
+    QObject::connect(xy, &QXYSeries::pointAdded, xy, [xy](int i) {
+        const double f = xy->property(kYScale).toDouble();
+        if (!(f > 0) || f == 1) return;
+        QPointF p = xy->at(i);
+        p.setY(p.y() * f);
+        xy->replace(i, p);
+    });
+}
+
+/// Multiplies the y values of every series of the chart by `factor`, recording it on the series.
+void scale_y(QChart* chart, double factor) {
+    for (QAbstractSeries* s : chart->series()) {
+        auto* xy = qobject_cast<QXYSeries*>(s);
+        if (!xy) continue;
+        watch_scale(xy);
+        QList<QPointF> points = xy->points();
+        for (QPointF& p : points)
+            p.setY(p.y() * factor);
+        xy->replace(points);  // (the watch records factor 1, then the factor is set)
+        xy->setProperty(kYScale, factor);
+    }
+}
+
+/// Draws the y values of a chart whose values all lie below 1e-9 in magnitude as multiples of
+/// 10^k, with "(×10^k)" in the axis title: Qt Charts lays out no ticks at all on a range narrower
+/// than about 1e-12 (qFuzzyIsNull), so kernels of 1e-20 had a y axis without a value. Undoes the
+/// factor an earlier fit left (the chart fitted again after new points). Returns whether the factor
+/// changed.
+bool scale_tiny_y(QChartView* view) {
+    QChart* chart = view->chart();
+    double before = 1;
+    for (QAbstractSeries* s : chart->series()) {
+        auto* xy = qobject_cast<QXYSeries*>(s);
+        const double f = xy ? xy->property(kYScale).toDouble() : 0;
+        if (!(f > 0) || f == 1) continue;
+        before = f;
+        QList<QPointF> points = xy->points();
+        for (QPointF& p : points)
+            p.setY(p.y() / f);
+        xy->replace(points);
+        xy->setProperty(kYScale, 1.0);
+    }
+    double m = 0;
+    for (QAbstractSeries* s : chart->series())
+        if (auto* xy = qobject_cast<QXYSeries*>(s))
+            for (const QPointF& p : xy->points())
+                if (std::isfinite(p.y())) m = std::max(m, std::abs(p.y()));
+    const int k = m > 0 && m < 1e-9 ? static_cast<int>(std::floor(std::log10(m) + 1e-6)) : 0;
+    const double factor = k != 0 ? std::pow(10.0, -k) : 1.0;
+    if (factor != 1) scale_y(chart, factor);
+    QValueAxis* y = y_axis(view);
+    QString title = y->titleText();
+    const QString old_suffix = y->property(kScaleSuffix).toString();
+    if (!old_suffix.isEmpty() && title.endsWith(old_suffix)) title.chop(old_suffix.size());
+    const QString suffix = k != 0 ? power_of_ten_suffix(k) : QString();
+    y->setProperty(kScaleSuffix, suffix);
+    y->setTitleText(title + suffix);
+    return factor != before;
+}
+}  // namespace
+
 void fit_axes(QChartView* view) {
+    const bool rescaled = scale_tiny_y(view);
     // Zoomed (a live training run growing): the fit becomes what a reset returns to, the zoom
-    // stays.
+    // stays (unless the values' factor changed under it).
     PlotInteraction* interaction = chart_interaction(view);
-    const bool keep = interaction && interaction->zoomed();
+    const bool keep = interaction && interaction->zoomed() && !rescaled;
     const VisibleRange kept = keep ? interaction->visible_range() : VisibleRange{};
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (QAbstractSeries* s : view->chart()->series())

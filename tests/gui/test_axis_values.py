@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""A chart's value axis carries values whatever the data's magnitude (session 32).
+
+Qt Charts lays out no ticks on a range narrower than about 1e-12: the kernels of a dump whose SSM
+kernels are 1e-20 (a deep, fast-decaying layer; a model trained with a tiny init) were drawn with
+a y axis without a single number, so the figure could not be read. The workbench now draws such
+values as multiples of 10^k and says "(×10^k)" in the axis title.
+
+The dump is written here with h5py (docs/formats/dump.md), exported headless by the workbench
+(`routescope --export`) as a PDF, and the PDF read back by poppler (`pdftotext -bbox`): the y axis
+of the kernel chart must carry at least three distinct numbers, which, times the factor its title
+states, lie around the kernel values numpy wrote, and span most of them.
+
+    test_axis_values.py --gui routescope --work DIR
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+SUPERSCRIPT = {"\u2070": "0", "\u00b9": "1", "\u00b2": "2", "\u00b3": "3", "\u2074": "4",
+               "\u2075": "5", "\u2076": "6", "\u2077": "7", "\u2078": "8", "\u2079": "9",
+               "\u207b": "-"}
+S, L, D, LAYERS = 4, 16, 8, 2
+
+
+def kernel(scale):
+    lag = np.arange(L)
+    return (np.exp(-lag / 4.0) * np.cos(lag) * scale).astype(np.float32)
+
+
+def write_dump(path, scale):
+    rng = np.random.default_rng(0)
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "routescope-dump"
+        f.attrs["format_version"] = 1
+        f.attrs["producer"] = "h5py"
+        f.attrs["created"] = "2026-12-06T00:00:00Z"
+        m = f.create_group("model")
+        m.attrs["arch"] = "bigs"
+        m.attrs["name"] = "tiny"
+        m.attrs["n_layers"] = LAYERS
+        m.attrs["d_model"] = D
+        f["data/tokens"] = rng.integers(0, 30, (S, L)).astype(np.int32)
+        f["data/lengths"] = np.full(S, L, np.int32)
+        for layer in range(LAYERS + 1):
+            f[f"layers/{layer}/hidden"] = rng.standard_normal((S, L, D)).astype(np.float32)
+        for layer in range(1, LAYERS + 1):
+            f[f"kernels/{layer}/forward"] = kernel(scale)
+            f[f"kernels/{layer}/backward"] = (0.5 * kernel(scale)).astype(np.float32)
+
+
+def words(pdf):
+    """(text, xMin, yMin, xMax, yMax) of every word poppler reads on the page."""
+    out = subprocess.run(["pdftotext", "-bbox", pdf, "-"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    out = re.sub(r"<!DOCTYPE[^>]*>", "", out)
+    root = ET.fromstring(out)
+    found = []
+    for w in root.iter():
+        if w.tag.endswith("word"):
+            found.append(((w.text or "").strip().replace("\u2212", "-"),
+                          float(w.get("xMin")), float(w.get("yMin")),
+                          float(w.get("xMax")), float(w.get("yMax"))))
+    return found
+
+
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gui", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    if not shutil.which("pdftotext"):
+        print("SKIP: pdftotext (poppler-utils) is not installed")
+        return 0
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            failures.append(what)
+
+    for scale in (1e-20, 1e-13, 3e-35, 1e-5, 1.0, 4e3):
+        case = os.path.join(a.work, f"scale-{scale:g}")
+        os.makedirs(case)
+        write_dump(os.path.join(case, "tiny.dump.h5"), scale)
+        with open(os.path.join(case, "p.rsproj"), "w") as p:
+            json.dump({"format": "routescope-project", "version": 1, "files": ["tiny.dump.h5"],
+                       "views": [{"kind": "kernels", "inputs": ["tiny.dump.h5"]}],
+                       "current": 0}, p)
+        out = os.path.join(case, "out")
+        r = subprocess.run([a.gui, "--export", os.path.join(case, "p.rsproj"), "--out", out,
+                            "--width", "single", "--font-pt", "8"],
+                           capture_output=True, text=True, env=env, timeout=300)
+        check(r.returncode == 0, f"{scale:g}: export" +
+              ("" if r.returncode == 0 else f" (exit {r.returncode}: {r.stderr.strip()[-300:]})"))
+        pdfs = [f for f in os.listdir(out) if f.endswith(".pdf")] if os.path.isdir(out) else []
+        if len(pdfs) != 1:
+            check(False, f"{scale:g}: one PDF written (found {pdfs})")
+            continue
+        ws = words(os.path.join(out, pdfs[0]))
+        # The kernel chart lies between its title ("... effective length ...") and its x axis
+        # title "lag l"; its x ticks are the lowest row of numbers there, its y ticks the numbers
+        # left of the leftmost x tick.
+        top = max((w[4] for w in ws if w[0] == "kernel"), default=None)
+        bottom = min((w[2] for w in ws if w[0] == "lag"), default=None)
+        if top is None or bottom is None:
+            check(False, f"{scale:g}: the kernel chart's title and x axis title are on the page")
+            continue
+        band = [w for w in ws if top < w[2] and w[4] < bottom and number(w[0]) is not None]
+        x_row = max((w[2] for w in band), default=0)
+        x_ticks = [w for w in band if abs(w[2] - x_row) < 2]
+        left = min((w[1] for w in x_ticks), default=0)
+        y_ticks = sorted({number(w[0]) for w in band if abs(w[2] - x_row) >= 2 and w[3] < left})
+        title = "".join(w[0] for w in ws if top < w[2] < bottom and "\u00d710" in w[0])
+        m = re.search("\u00d710([\u207b\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)", title)
+        power = int("".join(SUPERSCRIPT[c] for c in m.group(1))) if m else 0
+        values = np.concatenate([kernel(scale), 0.5 * kernel(scale)]).astype(np.float64)
+        lo, hi = values.min(), values.max()
+        shown = [t * 10.0 ** power for t in y_ticks]
+        check(len(shown) >= 3,
+              f"{scale:g}: the y axis carries 3 values or more (reads {y_ticks}, title {title!r})")
+        if len(shown) >= 2:
+            span = hi - lo
+            inside = all(lo - 0.5 * span <= v <= hi + 0.5 * span for v in shown)
+            covers = max(shown) - min(shown) >= 0.5 * span
+            check(inside and covers,
+                  f"{scale:g}: the values read ({shown}) lie about the data's [{lo:g}, {hi:g}] "
+                  f"and span half of it at least")
+        # Values a number format writes plainly carry no factor.
+        if scale >= 1e-5:
+            check(power == 0, f"{scale:g}: no factor in the title (title {title!r})")
+        else:
+            check(power != 0, f"{scale:g}: the title states the factor (title {title!r})")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -122,8 +122,14 @@ LegendLayout layout_legend(QLegend* legend, double width, const ColourKey* key) 
         double h = out.swatch_height;
         for (const Entry& e : r)
             h = std::max(h, !e.marker ? fm.height() + 2
-                                      : fm.boundingRect(QRectF(0, 0, text_room, 1e6),
-                                                        Qt::TextWordWrap | Qt::AlignLeft, e.label)
+                                      : fm.boundingRect(QRectF(0, 0, e.width - sp.swatch -
+                                                                         sp.swatch_gap,
+                                                               1e6),
+                                                        wrap_flag(fm, e.label,
+                                                                  e.width - sp.swatch -
+                                                                      sp.swatch_gap) |
+                                                            Qt::AlignLeft,
+                                                        e.label)
                                                 .height() +
                                             2);
         out.row_heights.push_back(h);
@@ -201,9 +207,10 @@ void draw_legend(QPainter& painter, QLegend* legend, const LegendLayout& lay, co
             const LegendSpacing& sp = lay.spacing;
             draw_swatch(painter, *e.marker, QRectF(x, y, sp.swatch, lay.swatch_height));
             painter.setPen(legend->labelColor());
-            painter.drawText(QRectF(x + sp.swatch + sp.swatch_gap, y + 1,
-                                    e.width - sp.swatch - sp.swatch_gap, lay.row_heights[r]),
-                             Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, e.label);
+            draw_wrapped(painter,
+                         QRectF(x + sp.swatch + sp.swatch_gap, y + 1,
+                                e.width - sp.swatch - sp.swatch_gap, lay.row_heights[r]),
+                         Qt::AlignLeft | Qt::AlignTop, e.label);
             x += e.width + sp.entry_gap;
         }
         y += lay.row_heights[r];
@@ -443,18 +450,18 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
         painter->save();
         painter->setFont(figure_font(t.axis->titleFont()));
         painter->setPen(t.axis->titleBrush().color());
-        const int flags = Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop;
+        const int flags = Qt::AlignHCenter | Qt::AlignTop;
         if (t.side & (Qt::AlignLeft | Qt::AlignRight)) {
             const double x = (t.side & Qt::AlignLeft) ? left : right - t.height;
             painter->translate(x, plot.center().y());
             painter->rotate(-90);  // read bottom to top
-            painter->drawText(QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags,
-                              t.text);
+            draw_wrapped(*painter, QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags,
+                         t.text);
             (t.side & Qt::AlignLeft ? left : right) +=
                 (t.side & Qt::AlignLeft ? 1 : -1) * (t.height + kPadding);
         } else {
             const double y = (t.side & Qt::AlignBottom) ? bottom - t.height : top;
-            painter->drawText(QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
+            draw_wrapped(*painter, QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
             (t.side & Qt::AlignBottom ? bottom : top) +=
                 (t.side & Qt::AlignBottom ? -1 : 1) * (t.height + kPadding);
         }

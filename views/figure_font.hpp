@@ -3,6 +3,9 @@
 // keeps its size relative to the drawing on every device: the screen, a 300 dpi PNG, SVG and PDF.
 #include <QFont>
 #include <QFontInfo>
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QString>
 
 #include <algorithm>
 
@@ -22,14 +25,34 @@ inline QFont figure_font(const QFont& base, double scale = 1.0) {
     return f;
 }
 
-/// The height of `text` wrapped at word boundaries to `width` (one line when it fits, more when
+/// How a figure wraps `text` to `width`: at word boundaries, or anywhere when one of its words is
+/// wider than `width` (a file name without spaces in a title or legend stayed one line and ran
+/// off the page).
+inline int wrap_flag(const QFontMetricsF& fm, const QString& text, double width) {
+    qsizetype start = 0;
+    for (qsizetype i = 0; i <= text.size(); ++i)
+        if (i == text.size() || text[i].isSpace()) {
+            if (i > start && fm.horizontalAdvance(text.mid(start, i - start)) > width)
+                return Qt::TextWrapAnywhere;
+            start = i + 1;
+        }
+    return Qt::TextWordWrap;
+}
+
+/// The height of `text` wrapped to `width` as wrap_flag says (one line when it fits, more when
 /// not: a figure wraps a title or axis label rather than eliding it); 0 for no text.
 inline double wrapped_text_height(const QFontMetricsF& fm, const QString& text, double width) {
     if (text.isEmpty()) return 0;
+    width = std::max(1.0, width);
     return fm
-        .boundingRect(QRectF(0, 0, std::max(1.0, width), 1e6), Qt::TextWordWrap | Qt::AlignHCenter,
-                      text)
+        .boundingRect(QRectF(0, 0, width, 1e6), wrap_flag(fm, text, width) | Qt::AlignHCenter, text)
         .height();
+}
+
+/// Draws `text` in `box` with `align`, wrapped to the box's width as wrap_flag says.
+inline void draw_wrapped(QPainter& painter, const QRectF& box, int align, const QString& text) {
+    painter.drawText(box, wrap_flag(QFontMetricsF(painter.font()), text, box.width()) | align,
+                     text);
 }
 
 }  // namespace routescope::views

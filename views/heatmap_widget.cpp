@@ -64,8 +64,9 @@ constexpr double kMaxRowLabelShare = 0.25;  // of the figure's width, for the ro
 /// The note under the figure in full: wrapped over as many lines as `width` needs (never elided,
 /// so that an exported figure holds the whole sentence).
 QRectF note_box(const QFont& small, const QString& note, double width) {
-    return QFontMetricsF(small).boundingRect(QRectF(0, 0, width, 1e6),
-                                             Qt::TextWordWrap | Qt::AlignLeft, note);
+    const QFontMetricsF fm(small);
+    return fm.boundingRect(QRectF(0, 0, width, 1e6), wrap_flag(fm, note, width) | Qt::AlignLeft,
+                           note);
 }
 
 bool is_vector_device(const QPainter& painter) {
@@ -252,9 +253,10 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         bold.setBold(true);
         painter.setFont(bold);
         painter.setPen(ink);
-        painter.drawText(QRectF(target.left(), target.top() + fm.height() * 0.2, target.width(),
-                                plot.top() - target.top()),
-                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.title);
+        draw_wrapped(painter,
+                     QRectF(target.left(), target.top() + fm.height() * 0.2, target.width(),
+                            plot.top() - target.top()),
+                     Qt::AlignHCenter | Qt::AlignTop, data_.title);
         painter.setFont(font_px);
     }
     if (data_.rows == 0 || data_.columns == 0 || plot.width() < 4 || plot.height() < 4) {
@@ -359,11 +361,12 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     if (!data_.x_label.isEmpty()) {
         // Centred under the plot, within the panel.
         const double width = target.width() * 0.8;
-        painter.drawText(QRectF(std::clamp(plot.center().x() - width / 2, double(target.left()),
-                                           target.left() + target.width() - width),
-                                plot.bottom() + kTickLength + 2 + fm.height() * 1.1, width,
-                                wrapped_text_height(fm, data_.x_label, width)),
-                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
+        draw_wrapped(painter,
+                     QRectF(std::clamp(plot.center().x() - width / 2, double(target.left()),
+                                       target.left() + target.width() - width),
+                            plot.bottom() + kTickLength + 2 + fm.height() * 1.1, width,
+                            wrapped_text_height(fm, data_.x_label, width)),
+                     Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
     }
     if (!data_.note.isEmpty()) {
         QFont small = figure_font(font(), 0.85);
@@ -372,7 +375,7 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         const double height = note_box(small, data_.note, target.width() - 8).height();
         const QRectF where(target.left() + 4, target.bottom() - height - fm.height() * 0.1,
                            target.width() - 8, height);
-        painter.drawText(where, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, data_.note);
+        draw_wrapped(painter, where, Qt::AlignLeft | Qt::AlignTop, data_.note);
         painter.setFont(font_px);
         painter.setPen(ink);
     }
@@ -382,8 +385,8 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         painter.save();
         painter.translate(left, plot.center().y());
         painter.rotate(-90);
-        painter.drawText(QRectF(-plot.height() / 2.0, 0, plot.height(), h),
-                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, text);
+        draw_wrapped(painter, QRectF(-plot.height() / 2.0, 0, plot.height(), h),
+                     Qt::AlignHCenter | Qt::AlignTop, text);
         painter.restore();
     };
     if (!data_.y_label.isEmpty()) draw_along(data_.y_label, target.left() + 1);

@@ -231,9 +231,10 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     QFont bold = font_px;
     bold.setBold(true);
     painter.setFont(bold);
-    painter.drawText(
+    draw_wrapped(
+        painter,
         QRectF(target.left(), target.top() + fm.height() * 0.2, target.width(), target.height()),
-        Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.title);
+        Qt::AlignHCenter | Qt::AlignTop, data_.title);
     painter.setFont(font_px);
     const int n = static_cast<int>(data_.bins.size());
     if (n == 0 || data_.series.empty()) {
@@ -285,9 +286,10 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         painter.save();
         painter.translate(target.left() + 1, r.center().y());
         painter.rotate(-90);
-        painter.drawText(
+        draw_wrapped(
+            painter,
             QRectF(-r.height() / 2, 0, r.height(), wrapped_text_height(fm, title, r.height())),
-            Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, title);
+            Qt::AlignHCenter | Qt::AlignTop, title);
         painter.restore();
     };
 
@@ -374,11 +376,12 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     }
     {
         const double width = target.width() * 0.8;
-        painter.drawText(QRectF(std::clamp(lay.bars.center().x() - width / 2, double(target.left()),
-                                           target.left() + target.width() - width),
-                                lowest.bottom() + bins.height + 4, width,
-                                wrapped_text_height(fm, data_.x_label, width)),
-                         Qt::TextWordWrap | Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
+        draw_wrapped(painter,
+                     QRectF(std::clamp(lay.bars.center().x() - width / 2, double(target.left()),
+                                       target.left() + target.width() - width),
+                            lowest.bottom() + bins.height + 4, width,
+                            wrapped_text_height(fm, data_.x_label, width)),
+                     Qt::AlignHCenter | Qt::AlignTop, data_.x_label);
     }
 
     if (!lay.difference.isNull()) {

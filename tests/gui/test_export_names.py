@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 
 VIEWS = ("transitions", "anisotropy", "gates", "pca")
 
@@ -100,6 +101,38 @@ def main():
         check(m is not None and float(m.group(1)) <= 180.0,
               f"single column, {os.path.basename(svg)}: at most 180 mm tall "
               f"({m.group(1) if m else 'no height'} mm)")
+    # A name without spaces wider than a single column (session 32): titles and legends wrapped
+    # only at spaces, so it stayed one line and ran off the page. Every word poppler reads on
+    # each page lies within the page.
+    long_names = ["avery_long_model_name_without_any_spaces_seed1_finetuned_qnli_lr3e-4.dump.h5",
+                  "avery_long_model_name_without_any_spaces_seed2_finetuned_qnli_lr3e-4.dump.h5"]
+    out = export("long", long_names, ("--width", "single", "--font-pt", "8"))
+    pdfs = sorted(glob.glob(os.path.join(out, "*.pdf")))
+    check(len(pdfs) == len(VIEWS), f"long names: one PDF per view ({len(pdfs)})")
+    if shutil.which("pdftotext"):
+        for pdf in pdfs:
+            page = subprocess.run(["pdftotext", "-bbox", pdf, "-"], capture_output=True,
+                                  text=True, timeout=60).stdout
+            size = re.search(r'<page width="([0-9.]+)" height="([0-9.]+)"', page)
+            width = float(size.group(1)) if size else 0
+            outside = [w[4] for w in re.findall(
+                r'<word xMin="([-0-9.]+)" yMin="([-0-9.]+)" xMax="([-0-9.]+)" yMax="([-0-9.]+)">'
+                r'([^<]*)</word>', page)
+                       if float(w[0]) < -0.5 or float(w[2]) > width + 0.5]
+            check(size is not None and not outside,
+                  f"long names, {os.path.basename(pdf)[:40]}…: every word within the "
+                  f"{width:.0f} pt page (outside: {outside[:3]})")
+            # ...and each name reads whole, line after line (a name cut at the page's edge is
+            # lost to poppler: it reads only what lies on the page).
+            text = unicodedata.normalize("NFKC", subprocess.run(
+                ["pdftotext", pdf, "-"], capture_output=True, text=True, timeout=60).stdout)
+            text = re.sub(r"\s+", "", text)
+            for name in long_names:
+                stem = name[:-len(".dump.h5")]
+                check(stem in text, f"long names, {os.path.basename(pdf)[:40]}…: {stem[:30]}… "
+                                    f"reads whole")
+    else:
+        print("skip: long names read back (pdftotext is not installed)")
     # A project whose integers are written as whole numbers in float form ("version": 1.0), as
     # the run configuration accepts them (docs/formats/project.md): read, not refused.
     folder = os.path.join(a.work, "dots")

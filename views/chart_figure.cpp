@@ -120,18 +120,17 @@ LegendLayout layout_legend(QLegend* legend, double width, const ColourKey* key) 
     if (!row.empty()) out.rows.push_back(std::move(row));
     for (const auto& r : out.rows) {
         double h = out.swatch_height;
-        for (const Entry& e : r)
-            h = std::max(h, !e.marker ? fm.height() + 2
-                                      : fm.boundingRect(QRectF(0, 0, e.width - sp.swatch -
-                                                                         sp.swatch_gap,
-                                                               1e6),
-                                                        wrap_flag(fm, e.label,
-                                                                  e.width - sp.swatch -
-                                                                      sp.swatch_gap) |
-                                                            Qt::AlignLeft,
-                                                        e.label)
-                                                .height() +
-                                            2);
+        for (const Entry& e : r) {
+            if (!e.marker) {
+                h = std::max(h, fm.height() + 2);
+                continue;
+            }
+            const double room = e.width - sp.swatch - sp.swatch_gap;
+            h = std::max(h, fm.boundingRect(QRectF(0, 0, room, 1e6),
+                                            wrap_flag(fm, e.label, room) | Qt::AlignLeft, e.label)
+                                    .height() +
+                                2);
+        }
         out.row_heights.push_back(h);
         out.height += h;
     }

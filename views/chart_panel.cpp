@@ -234,12 +234,14 @@ QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<d
 }
 
 namespace {
-constexpr const char* kYScale = "routescopeYScale";             // a series: its y values' factor
-constexpr const char* kScaleSuffix = "routescopeScaleSuffix";  // an axis: what fit added to its title
+// On a series: the factor its y values carry. On an axis: what fit_axes added to its title.
+constexpr const char* kYScale = "routescopeYScale";
+constexpr const char* kScaleSuffix = "routescopeScaleSuffix";
 
 /// " (×10⁻²⁰)": the factor 10^k an axis's values carry, as a printed axis title writes it.
 QString power_of_ten_suffix(int k) {
-    static const char16_t kSuperscript[] = u"\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
+    static const char16_t kSuperscript[] =
+        u"\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
     QString digits;
     for (QChar c : QString::number(std::abs(k)))
         digits += QChar(kSuperscript[c.digitValue()]);

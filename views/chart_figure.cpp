@@ -140,11 +140,14 @@ LegendLayout layout_legend(QLegend* legend, double width, const ColourKey* key) 
 void draw_swatch(QPainter& painter, QLegendMarker& m, const QRectF& box) {
     const QAbstractSeries* s = m.series();
     painter.save();
-    if (qobject_cast<const QScatterSeries*>(s)) {
+    if (const auto* scatter = qobject_cast<const QScatterSeries*>(s)) {
         painter.setPen(m.pen());
         painter.setBrush(m.brush());
         const double r = std::min(box.height(), box.width()) * 0.3;
-        painter.drawEllipse(box.center(), r, r);
+        if (scatter->markerShape() == QScatterSeries::MarkerShapeRectangle)
+            painter.drawRect(QRectF(box.center().x() - r, box.center().y() - r, 2 * r, 2 * r));
+        else
+            painter.drawEllipse(box.center(), r, r);
     } else if (const auto* line = qobject_cast<const QLineSeries*>(s)) {
         QPen pen = line->pen();
         pen.setCapStyle(Qt::FlatCap);

@@ -316,6 +316,33 @@ bool scale_tiny_y(QChartView* view) {
 }
 }  // namespace
 
+QXYSeries* add_marked_curve(QChartView* view, const QString& name, const std::vector<double>& x,
+                            const std::vector<double>& y, const QString& path, bool second) {
+    std::size_t finite = 0;
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+        finite += std::isfinite(x[i]) && std::isfinite(y[i]);
+    if (finite != 1) {
+        QLineSeries* line = add_line(view, name, x, y);
+        line->setPointsVisible(true);
+        style_as_model_of(line, path, second ? Qt::DashLine : Qt::SolidLine);
+        return line;
+    }
+    auto* points = new QScatterSeries();
+    points->setName(name);
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+        if (std::isfinite(x[i]) && std::isfinite(y[i])) points->append(x[i], y[i]);
+    points->setMarkerShape(second ? QScatterSeries::MarkerShapeRectangle
+                                  : QScatterSeries::MarkerShapeCircle);
+    points->setMarkerSize(10);
+    view->chart()->addSeries(points);
+    points->attachAxis(x_axis(view));
+    points->attachAxis(y_axis(view));
+    style_as_model_of(points, path);
+    points->setBorderColor(model_colour_of(path));
+    keep_log_scales(view);
+    return points;
+}
+
 void fit_axes(QChartView* view) {
     const bool rescaled = scale_tiny_y(view);
     // Zoomed (a live training run growing): the fit becomes what a reset returns to, the zoom

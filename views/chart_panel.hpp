@@ -18,6 +18,12 @@ void clear_chart(QChartView* view);
 /// Adds a line series of (x[i], y[i]) to the chart, attached to its (created on demand) value axes.
 QLineSeries* add_line(QChartView* view, const QString& name, const std::vector<double>& x,
                       const std::vector<double>& y);
+/// A curve of (x[i], y[i]) in the colour of the model of `path`, its points marked: a line,
+/// solid or (`second`) dashed; or, when it has a single point (a one-layer dump's transitions),
+/// a marker large enough to see, a circle or (`second`) a square, as its legend entry shows it (a
+/// line of one point draws nothing, and its points were two-pixel dots).
+QXYSeries* add_marked_curve(QChartView* view, const QString& name, const std::vector<double>& x,
+                            const std::vector<double>& y, const QString& path, bool second);
 /// The colour of a view's model (or run) `i`, the same in every chart and view: A, the first,
 /// is blue; B orange; then bluish green, vermillion, reddish purple, sky blue, yellow, black
 /// (Okabe and Ito's colour-blind-safe palette).

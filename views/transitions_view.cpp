@@ -180,12 +180,9 @@ void TransitionsView::redraw() {
             tok.push_back(measure_of(row.tokens, settings_.measure));
             sen.push_back(measure_of(row.sentences, settings_.measure));
         }
-        auto* t = add_line(chart_, tr("%1 tokens").arg(name), x, tok);
-        t->setPointsVisible(true);
-        style_as_model_of(t, dump);
-        auto* s = add_line(chart_, tr("%1 sentences").arg(name), x, sen);
-        s->setPointsVisible(true);
-        style_as_model_of(s, dump, Qt::DashLine);  // the model's colour, sentences dashed
+        // The model's colour, sentences dashed (or, one layer, squares beside circles).
+        add_marked_curve(chart_, tr("%1 tokens").arg(name), x, tok, dump, false);
+        add_marked_curve(chart_, tr("%1 sentences").arg(name), x, sen, dump, true);
     }
     x_axis(chart_, depth ? tr("relative depth ℓ / n_layers") : tr("layer ℓ"));
     y_axis(chart_, measure_box_->currentText());

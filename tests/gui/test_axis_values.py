@@ -11,7 +11,11 @@ The dump is written here with h5py (docs/formats/dump.md), exported headless by 
 of the kernel chart must carry at least three distinct numbers, which, times the factor its title
 states, lie around the kernel values numpy wrote, and span most of them.
 
-    test_axis_values.py --gui routescope --work DIR
+Also: the transitions of a one-layer dump are one point per curve; a line of one point draws
+nothing, and its marker was a two-pixel dot. The PDF is rendered by poppler (`pdftoppm`) and the
+model's colour counted in the plot.
+
+    test_axis_values.py --gui routescope --cli routescope-cli --work DIR
 """
 import argparse
 import json
@@ -72,6 +76,27 @@ def words(pdf):
     return found
 
 
+def read_ppm(path):
+    """The pixels of a binary PPM (P6, 8 bits) as an [h, w, 3] array."""
+    with open(path, "rb") as f:
+        data = f.read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        if data[pos:pos + 1] == b"#":
+            pos = data.index(b"\n", pos)
+            continue
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    assert fields[0] == b"P6" and fields[3] == b"255", fields
+    w, h = int(fields[1]), int(fields[2])
+    return np.frombuffer(data[pos + 1:pos + 1 + w * h * 3], np.uint8).reshape(h, w, 3)
+
+
 def number(text):
     try:
         return float(text)
@@ -82,6 +107,7 @@ def number(text):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gui", required=True)
+    ap.add_argument("--cli", required=True)
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     if not shutil.which("pdftotext"):
@@ -149,6 +175,34 @@ def main():
             check(power == 0, f"{scale:g}: no factor in the title (title {title!r})")
         else:
             check(power != 0, f"{scale:g}: the title states the factor (title {title!r})")
+    # One layer: each curve of the transitions chart is one point, drawn as a visible mark.
+    case = os.path.join(a.work, "one-layer")
+    os.makedirs(case)
+    r = subprocess.run([a.cli, "sample-dump", "--out", os.path.join(case, "one.dump.h5"),
+                        "--examples", "20", "--length", "12", "--d-model", "8", "--layers", "1",
+                        "--seed", "1"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "one layer: sample-dump")
+    with open(os.path.join(case, "p.rsproj"), "w") as p:
+        json.dump({"format": "routescope-project", "version": 1, "files": ["one.dump.h5"],
+                   "views": [{"kind": "transitions", "inputs": ["one.dump.h5"]}], "current": 0}, p)
+    out = os.path.join(case, "out")
+    r = subprocess.run([a.gui, "--export", os.path.join(case, "p.rsproj"), "--out", out,
+                        "--width", "single", "--font-pt", "8"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    check(r.returncode == 0, "one layer: export")
+    pdf = os.path.join(out, "transitions-one.pdf")
+    if shutil.which("pdftoppm") and os.path.exists(pdf):
+        subprocess.run(["pdftoppm", "-r", "150", "-singlefile", pdf, os.path.join(case, "page")],
+                       check=True, timeout=60)
+        image = read_ppm(os.path.join(case, "page.ppm"))
+        # The plot is the upper part of the figure (title, plot, then axis title and legend); the
+        # first model's colour is #0072b2.
+        plot = image[: int(image.shape[0] * 0.6)].astype(int)
+        blue = np.all(np.abs(plot - np.array([0, 114, 178])) <= 40, axis=2)
+        check(blue.sum() >= 40, f"one layer: the two points are visible marks "
+                                f"({blue.sum()} pixels of the model's colour in the plot)")
+    else:
+        check(False, f"one layer: {pdf} exists and pdftoppm is installed")
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -13,6 +13,7 @@
 // tokenizer whose vocabulary differs from the model's included), 3 for a failure at run time.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -102,8 +103,22 @@ std::unique_ptr<models::Model> loaded_model(const EvalArgs& a, const EvalInputs&
     return model;
 }
 
+// A loss that is not finite over scored targets is a model whose forward pass overflows (a
+// finite checkpoint can: huge weights), not a score: exit 3 naming the checkpoint, nothing written
+// (it was reported as "loss": null with accuracy 0, every prediction the row of NaN's first id).
+void refuse_overflowing_loss(const EvalArgs& a, double loss, std::int64_t targets,
+                             const char* what) {
+    if (targets <= 0 || std::isfinite(loss)) return;
+    throw RuntimeFailure(a.checkpoint +
+                         ": the model's forward pass overflows (Inf or NaN) on this checkpoint: "
+                         "the loss over " +
+                         std::to_string(targets) + " " + what +
+                         " is not finite; nothing was written");
+}
+
 // The summary fields every corpus evaluation reports, after its own.
 void add_corpus_score(nlohmann::ordered_json& r, const EvalArgs& a, const train::MlmScore& s) {
+    refuse_overflowing_loss(a, s.loss, s.targets, "targets");
     r["checkpoint"] = a.checkpoint;
     r["device"] = device_name(checked_device(a.device));
     r["data"] = a.data;
@@ -229,6 +244,7 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
                                                                         : data::Paradigm::prefix_lm)
                : train::predict_set(model, set);
     const train::SetScore s = train::score_set(set, predictions);
+    refuse_overflowing_loss(a, s.loss, s.scored, "scored examples");
 
     // A birdie checkpoint may predict one of its specials ([start], a sentinel, …): named by
     // birdie_piece, after the tokenizer's ids.

@@ -9,7 +9,9 @@ form, "PATH: expected WHAT, found WHAT".
 - a /train attribute the loader refuses was "expected a checkpoint every command can load, found
   expected 2 integers [seed, step], found ...";
 - a task checkpoint whose vocabulary has the task's size but other pieces was "its vocabulary of
-  22 ids is not the task's 22", which names no difference.
+  22 ids is not the task's 22", which names no difference;
+- an evaluation whose forward pass overflows (a finite, huge weight) was a score, "loss": null and
+  exact_match 0.0 with exit 0.
 
     test_report_messages.py --cli routescope-cli --work DIR
 """
@@ -89,6 +91,26 @@ def main():
         assert not os.path.exists(t.path("never.dump.h5"))
     t.case("a task vocabulary of the task's size but other pieces names where they part",
            a_task_vocabulary_of_the_right_size_names_the_first_difference)
+
+    def an_evaluation_whose_loss_overflows_is_an_error_not_a_score():
+        # A finite but huge weight (validate accepts it) makes every logit NaN: eval reported
+        # "loss": null and exact_match 0.0 with exit 0, every prediction the first id, while dump
+        # and train refuse the same checkpoint with exit 3 (session 32's probe).
+        huge = t.path("huge.ckpt.h5")
+        shutil.copy(ckpt, huge)
+        with h5py.File(huge, "r+") as f:
+            c = f["params/layers.0.ssm_forward.C"]
+            c[...] = np.full(c.shape, 3e38, np.float32)
+        r = t.run("validate", huge)
+        assert r.returncode == 0, (r.returncode, r.stdout + r.stderr)
+        preds = t.path("huge-preds.jsonl")
+        r = t.run("eval", "--checkpoint", huge, "--out", preds, "--threads", "1")
+        assert r.returncode == 3, (r.returncode, r.stdout[-300:], r.stderr[-400:])
+        assert huge in r.stderr and "not finite" in r.stderr, r.stderr[-400:]
+        assert not os.path.exists(preds) and not os.path.exists(
+            t.path("huge-preds.summary.json")), os.listdir(t.path(""))
+    t.case("an evaluation whose loss overflows is exit 3 naming the checkpoint, nothing written",
+           an_evaluation_whose_loss_overflows_is_an_error_not_a_score)
 
     return t.finish()
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
@@ -40,19 +41,23 @@ std::vector<double> bin_edges(const std::vector<double>& values,
         for (std::size_t i = 1; i < edges.size(); ++i)
             if (!(edges[i] > edges[i - 1]))
                 throw ConfigError("length-accuracy: --edges must increase strictly");
+        // ±inf would read back as null, the JSON's "no value", and -inf and inf as the same.
+        for (const double e : edges)
+            if (!std::isfinite(e))
+                throw ConfigError("length-accuracy: --edges must be finite numbers (got " +
+                                  number_text(e) + "); give the data's bounds instead");
     } else if (options.binning == "width") {
         if (!(options.width > 0)) throw ConfigError("length-accuracy: --width must be positive");
         const double lo = sorted.front(), hi = sorted.back();
         const double bins = (hi - lo) / options.width;
         if (!std::isfinite(hi - lo))
-            throw ConfigError("length-accuracy: the values' range (" + std::to_string(lo) + " to " +
-                              std::to_string(hi) +
+            throw ConfigError("length-accuracy: the values' range (" + number_text(lo) + " to " +
+                              number_text(hi) +
                               ") overflows a double; give --edges instead of --width");
         if (!(bins <= kMaxBins))
-            throw ConfigError("length-accuracy: --width " + std::to_string(options.width) +
-                              " makes " + std::to_string(bins) + " bins of the range " +
-                              std::to_string(lo) + " to " + std::to_string(hi) + " (at most " +
-                              std::to_string(kMaxBins) + ")");
+            throw ConfigError("length-accuracy: --width " + number_text(options.width) + " makes " +
+                              number_text(bins) + " bins of the range " + number_text(lo) + " to " +
+                              number_text(hi) + " (at most " + std::to_string(kMaxBins) + ")");
         edges.push_back(lo);
         for (int i = 1; edges.back() <= hi; ++i) {
             volatile double offset =

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "analysis/sentence_sample.hpp"
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
@@ -84,7 +85,7 @@ PcaGroup make_group(std::string name, std::int64_t lo, std::int64_t hi,
 PcaResult pca_redundancy(const DumpReader& dump, const PcaOptions& options) {
     for (double p : options.thresholds)
         if (!(p > 0 && p <= 1))
-            throw ConfigError("pca threshold " + std::to_string(p) + " is outside (0, 1]");
+            throw ConfigError("pca threshold " + number_text(p) + " is outside (0, 1]");
     if (options.bucket_width < 1) throw ConfigError("pca bucket width must be at least 1");
     if (options.passage < 0 || options.passage == 1)
         throw ConfigError("pca passage length must be 0 (whole sentences) or at least 2");

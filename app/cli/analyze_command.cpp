@@ -169,6 +169,10 @@ Output run_analysis(const AnalyzeArgs& a) {
     } else if (a.kind == "length-accuracy") {
         LengthAccuracyOptions o;
         o.variable = a.variable;
+        if (!a.edges.empty() && a.width > 0)
+            throw ConfigError(
+                "--edges and --width: give one of them (--edges took precedence, "
+                "silently)");
         o.binning = !a.edges.empty() && a.binning == "quantile" ? "edges"
                     : a.width > 0 && a.binning == "quantile"    ? "width"
                                                                 : a.binning;

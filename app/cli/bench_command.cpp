@@ -80,13 +80,6 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string a, b, c;
-    in >> a >> b >> c;
-    return a + " " + b + " " + c;
-}
-
 int resolve_threads(int threads) {
     return threads > 0 ? threads
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

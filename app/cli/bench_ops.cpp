@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "app/cli/command.hpp"
 #include "engine/backend/make_backend.hpp"
@@ -60,8 +63,13 @@ int run_bench_ops(const OpsBenchArgs& a) {
     Backend& backend = *owned;
     std::printf(
         "# bench ops: backend %s, %d threads, float32, median of >= 3 runs "
-        "(each run synchronised)\n",
-        backend.name(), pool.size());
+        "(each run synchronised)\nload average before: %s\n",
+        backend.name(), pool.size(), load_average().c_str());
+    nlohmann::ordered_json summary;
+    summary["bench"] = "ops";
+    summary["backend"] = backend.name();
+    summary["threads"] = pool.size();
+    summary["ops"] = nlohmann::ordered_json::array();
     std::printf("%-22s %-44s %11s %9s %8s %11s %9s %8s\n", "op", "shape", "fwd us", "GFLOP/s",
                 "GB/s", "bwd us", "GFLOP/s", "GB/s");
     for (ops::OpId id : selected) {
@@ -100,9 +108,26 @@ int run_bench_ops(const OpsBenchArgs& a) {
                         cost.bytes / fwd * 1e-9, bwd * 1e6, 2 * cost.flops / bwd * 1e-9,
                         2 * cost.bytes / bwd * 1e-9);
             std::fflush(stdout);
+            summary["ops"].push_back({{"op", ops::op_def(id).name},
+                                      {"shape", spec.label},
+                                      {"forward_us", fwd * 1e6},
+                                      {"backward_us", bwd * 1e6},
+                                      {"forward_gflops", cost.flops / fwd * 1e-9},
+                                      {"forward_gbs", cost.bytes / fwd * 1e-9},
+                                      {"backward_gflops", 2 * cost.flops / bwd * 1e-9},
+                                      {"backward_gbs", 2 * cost.bytes / bwd * 1e-9}});
         }
     }
+    std::printf("load average after: %s\n", load_average().c_str());
+    std::cout << summary.dump() << std::endl;
     return kExitOk;
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string a, b, c;
+    in >> a >> b >> c;
+    return a + " " + b + " " + c;
 }
 
 }  // namespace routescope::cli

@@ -15,4 +15,8 @@ struct OpsBenchArgs {
 
 int run_bench_ops(const OpsBenchArgs& a);
 
+/// The 1-, 5- and 15-minute load averages ("0.52 0.61 0.70"), which every bench prints before and
+/// after its runs.
+std::string load_average();
+
 }  // namespace routescope::cli

@@ -483,14 +483,16 @@ CommandRunner setup_dump(CLI::App& app) {
                     "directory: one example per document, cut to --length)");
     cmd->add_option("--layers", a->layers, "all, or layer indices 0,4,8 (0 = embeddings)");
     cmd->add_option("--examples", a->examples,
-                    "Number of examples (0 = all; a task generates 1000 by default)")
+                    "Number of examples (0 = all of the corpus, file or task split; a task's "
+                    "split holds its data.task_params size: 200 valid or test, 1000 train by "
+                    "default)")
         ->check(CLI::Validator(
             [](std::string& text) -> std::string {
                 long long v = 0;  // -2 was taken as "all"
                 return CLI::detail::lexical_cast(text, v) && v >= 0 ? std::string()
                                                                     : "0 (all) or more";
             },
-            "≥ 0"));
+            ">= 0"));
     cmd->add_option("--dtype", a->dtype, "f32 or f16 for the float datasets");
     cmd->add_flag("--gates", a->gates,
                   "Also write the blocks' gates (bigs: u_f, u_b, v; birdie: f, i, z, o; gmlp: "

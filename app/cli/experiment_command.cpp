@@ -676,7 +676,7 @@ CommandRunner setup_experiment(CLI::App& app) {
                            ? std::string()
                            : "at least 1 (leave --steps out for the experiment's own)";
             },
-            "≥ 1"));
+            ">= 1"));
     cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)");

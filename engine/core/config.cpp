@@ -1,5 +1,6 @@
 #include "engine/core/config.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -326,6 +327,12 @@ RunConfig from_full_json(const ojson& j) {
 
 }  // namespace
 
+std::string number_text(double v) {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
 std::string bytes_text(double bytes) {
     const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     int u = 0;
@@ -437,7 +444,10 @@ void check_ranges(const RunConfig& c) {
     // BiGSModel): it dumps, and fine-tunes through train.init_from; an MLM or classification batch
     // is refused by the model, naming the key.
     need(m.ln_eps > 0, "model.ln_eps", "must be positive");
-    need(m.dropout >= 0 && m.dropout < 1, "model.dropout", "must lie in [0, 1)");
+    // In float, as the dropout op holds it: 0.9999999999999999 rounds to 1 there, and the run
+    // failed at its first step with a message naming neither the key nor the value.
+    need(m.dropout >= 0 && static_cast<float>(m.dropout) < 1.0f, "model.dropout",
+         "must lie in [0, 1) (in single precision: values within 6e-8 of 1 round to 1)");
     need(m.init_std > 0, "model.init_std", "must be positive");
     need(m.n_labels >= 0, "model.n_labels", "must be at least 0");
     need(s.n_modes >= 1, "model.ssm.n_modes", "must be at least 1");

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/philox.hpp"
 
@@ -12,7 +13,7 @@ constexpr std::int64_t kGrain = 16384;  // elements below which threads do not p
 
 void check_site(const DropoutSite& site) {
     if (!(site.p >= 0.0f && site.p < 1.0f)) {
-        throw Error("dropout: probability " + std::to_string(site.p) + " is outside [0, 1)");
+        throw Error("dropout: probability " + number_text(site.p) + " is outside [0, 1)");
     }
 }
 

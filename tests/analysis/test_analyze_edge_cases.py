@@ -99,6 +99,37 @@ def main():
         assert rows[1]["accuracy"] == "", rows[1]
     t.case("length-accuracy: an empty bin's accuracy is null", empty_bin_has_no_accuracy)
 
+    # ---- Numbers at the edges (session 32's probe): infinite edges read back as null, -inf and
+    # inf alike; --edges beside --width was silently the edges; messages wrote 1e-320 as
+    # "0.000000" and 1e308 with 300 digits.
+    def extreme_numbers_in_options_and_messages():
+        p = t.path("la.dump.h5")
+        for edges in ("-inf,5,10", "1,5,inf"):
+            r = t.run("analyze", "length-accuracy", "--dump", p, "--edges", edges,
+                      "--out", t.path("inf.json"))
+            assert r.returncode == 2 and "finite" in r.stderr, (edges, r.returncode, r.stderr)
+            assert not os.path.exists(t.path("inf.json"))
+        r = t.run("analyze", "length-accuracy", "--dump", p, "--edges", "1,5,10", "--width", "2",
+                  "--out", t.path("both.json"))
+        assert r.returncode == 2 and "--edges" in r.stderr and "--width" in r.stderr, r.stderr
+        r = t.run("analyze", "length-accuracy", "--dump", p, "--width", "1e-320",
+                  "--out", t.path("w.json"))
+        assert r.returncode == 2 and "1e-320" in r.stderr and "0.000000" not in r.stderr, \
+            r.stderr
+        r = t.run("analyze", "pca", "--dump", p, "--thresholds", "0", "--out", t.path("p.json"))
+        assert r.returncode == 2 and "0.000000" not in r.stderr, r.stderr
+        # model.dropout below 1 in double but 1 in float (the op's precision): refused up front,
+        # exit 2 naming the key, as docs/config.md says of a value out of range.
+        config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                              "resources", "configs", "bigs-tiny.json")
+        r = t.run("train", "--config", config,
+                  "--out", t.path("drop1"), "--set", "model.dropout=0.9999999999999999",
+                  "--set", "train.steps=1", "--threads", "1")
+        assert r.returncode == 2 and "model.dropout" in r.stderr, (r.returncode, r.stderr)
+        assert not os.path.exists(t.path("drop1/model.ckpt.h5"))
+    t.case("numbers at the edges: infinite edges, both binnings, messages, dropout",
+           extreme_numbers_in_options_and_messages)
+
     # ---- pca: k at p = 1 is the rank of the centred sentence (numpy's matrix_rank), not one
     # more for a rounding-noise eigenvalue.
     def pca_k_at_one_is_the_rank():

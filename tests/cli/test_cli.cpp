@@ -414,6 +414,19 @@ private slots:
     void benchOpsNamesItsOwnOptions() {
         const Run nan = cli({"bench", "ops", "--op", "tanh", "--seconds", "nan"});
         QVERIFY2(nan.code == 2 && nan.err.contains("--seconds"), qPrintable(nan.err));
+        // As every bench (docs/cli.md): the load average before and after, and a JSON summary as
+        // its last line (bench ops printed neither; session 32's probe).
+        const Run ops =
+            cli({"bench", "ops", "--op", "tanh", "--threads", "1", "--seconds", "0.01"});
+        QVERIFY2(ops.code == 0, qPrintable(ops.err));
+        QVERIFY2(
+            ops.out.contains("load average before: ") && ops.out.contains("load average after: "),
+            qPrintable(ops.out));
+        const auto summary =
+            QJsonDocument::fromJson(ops.out.trimmed().split('\n').back().toUtf8()).object();
+        QCOMPARE(summary["bench"].toString(), QString("ops"));
+        QVERIFY(!summary["ops"].toArray().isEmpty());
+        QVERIFY(summary["ops"].toArray()[0].toObject()["forward_us"].toDouble() > 0);
         const Run r =
             cli({"bench", "ops", "--backend", "cuda", "--op", "tanh", "--seconds", "0.01"});
         if (r.code == 0) QSKIP("the CUDA backend runs the op table here");

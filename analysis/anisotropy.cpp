@@ -229,14 +229,29 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
     else
         out.pc1_variance = out.isotropy = std::numeric_limits<double>::quiet_NaN();
 
-    RowMatrixF normalised = x;
+    // Each row scaled by a power of two to a largest |x| in [1, 2) (exact: its cosines do not
+    // change, and neither overflow nor underflow in float), the dot products of those rows in
+    // float, each divided by the two norms in double. Rows normalised in float first gave a
+    // cosine of about ±1e-8 for an exactly orthogonal pair (±1 vectors: 28% of the pairs), half
+    // of them counted negative and put in the bin below 0.
+    RowMatrixF scaled = x;
+    std::vector<double> norms(static_cast<std::size_t>(m));
     for (Eigen::Index i = 0; i < m; ++i) {
         const double norm = x.row(i).cast<double>().norm();
         if (!(norm > 0)) throw ZeroNormVector(i, centred);
-        normalised.row(i) = (x.row(i).cast<double>() / norm).cast<float>();
+        const float largest = x.row(i).cwiseAbs().maxCoeff();
+        const int exponent = std::isfinite(largest) ? std::ilogb(largest) : 0;
+        scaled.row(i) = (x.row(i).cast<double>() * std::ldexp(1.0, -exponent)).cast<float>();
+        norms[static_cast<std::size_t>(i)] = norm * std::ldexp(1.0, -exponent);
     }
-    // The lower triangle of X̂X̂ᵀ (analysis/gram_matrix), then one pass over its pairs.
-    const Eigen::MatrixXf gram = lower_gram_of_rows(normalised);
+    // The lower triangle of the scaled rows' Gram matrix (analysis/gram_matrix), as cosines.
+    Eigen::MatrixXf gram = lower_gram_of_rows(scaled);
+#pragma omp parallel for schedule(dynamic, 16)
+    for (Eigen::Index j = 0; j < m; ++j)
+        for (Eigen::Index i = j + 1; i < m; ++i)
+            gram(i, j) = static_cast<float>(
+                static_cast<double>(gram(i, j)) /
+                (norms[static_cast<std::size_t>(i)] * norms[static_cast<std::size_t>(j)]));
     out.pairs = m * (m - 1) / 2;
     const PairStatistics p = pair_statistics(gram, bins);
     out.histogram = p.histogram;

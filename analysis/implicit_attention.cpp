@@ -385,6 +385,13 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         add(gf, uf);
         if (!causal) add(gb, ub);
     }
+    // Finite kernels and skips whose combination is not (|D| near 1.8e308): an error naming the
+    // file, not a matrix of null in the JSON and inf in the CSV.
+    for (const double v : r.matrix)
+        if (!std::isfinite(v))
+            throw FormatError(dump.path() + ": /kernels/" + std::to_string(o.layer) +
+                              ": its kernels and skips combine beyond a double's range (the "
+                              "matrix holds Inf); a real model's are many orders smaller");
     return finish(
         r, dump,
         {{"layer", o.layer}, {"example", o.example}, {"mode", o.mode}, {"normalise", o.normalise}});

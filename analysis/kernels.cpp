@@ -54,8 +54,8 @@ std::vector<double> relative_kernel(const std::vector<double>& forward,
         else if (causal)
             v.push_back(forward[0] + d_forward);
         else
-            v.push_back(
-                0.5 * ((forward[0] + d_forward) + (backward[0] + d_backward)));  // lag 0 is in both
+            v.push_back(0.5 * (forward[0] + d_forward) +
+                        0.5 * (backward[0] + d_backward));  // lag 0 is in both directions
     }
     return v;
 }
@@ -308,6 +308,15 @@ KernelsResult kernels_from_dump(const DumpReader& dump, const std::vector<int>& 
         }
         result.layers.push_back(
             describe(l, {f.begin(), f.end()}, {b.begin(), b.end()}, df, db, options.radius));
+        // Finite kernels and skips that overflow in combination (|D| near 1.8e308): an error
+        // naming the file, not null in the JSON and inf in the CSV.
+        const LayerKernel& k = result.layers.back();
+        for (const auto* values : {&k.relative, &k.scaled})
+            for (const double v : *values)
+                if (!std::isfinite(v))
+                    throw FormatError(dump.path() + ": /kernels/" + std::to_string(l) +
+                                      ": its kernels and skips combine beyond a double's range; "
+                                      "a real model's are many orders smaller");
     }
     result.group = options.group;
     for (int l : mixing)

@@ -130,6 +130,53 @@ def main():
     t.case("numbers at the edges: infinite edges, both binnings, messages, dropout",
            extreme_numbers_in_options_and_messages)
 
+    # ---- anisotropy: an exactly orthogonal pair has cosine 0, not negative (session 32's probe:
+    # ±1 vectors, 28% of the pairs orthogonal, gave fraction_negative 0.501 against 0.369 exact,
+    # the zeros in the bin below 0). Expected values from integer dot products in numpy.
+    def orthogonal_pairs_are_not_negative():
+        p = t.path("pm.dump.h5")
+        x = np.where(rng.random((40, 1, 8)) < 0.5, 1.0, -1.0)
+        write_dump(p, {0: x}, [1] * 40)
+        t.ok(t.run("analyze", "anisotropy", "--dump", p, "--layer", "0", "--bins", "4",
+                   "--out", t.path("pm.json")))
+        r = json.load(open(t.path("pm.json")))["results"][0]
+        y = x[r["sample"]["examples"], 0]
+        dots = (y @ y.T)[np.triu_indices(len(y), 1)]
+        assert (dots == 0).mean() > 0.1, (dots == 0).mean()
+        assert abs(r["fraction_negative"] - (dots < 0).mean()) < 1e-12, \
+            (r["fraction_negative"], (dots < 0).mean())
+        # Bins [-1, -0.5), [-0.5, 0), [0, 0.5), [0.5, 1]: exact cosines k/8 by numpy's rule.
+        counts, _ = np.histogram(dots / 8.0, bins=4, range=(-1, 1))
+        assert r["histogram"]["counts"] == counts.tolist(), (r["histogram"], counts)
+        assert abs(r["median"] - np.median(dots / 8.0)) < 1e-12, (r["median"], np.median(dots))
+    t.case("anisotropy: exactly orthogonal pairs are not negative", orthogonal_pairs_are_not_negative)
+
+    # ---- Finite skips near a double's limit (session 32's probe): the r = 0 value, the mean of
+    # K_f[0] + D_f and K_b[0] + D_b, is a double (it was null in the JSON, inf in the CSV); the
+    # implicit attention's diagonal, their sum, is not: an error naming the file.
+    def huge_skips():
+        p = t.path("huge-d.dump.h5")
+        kf, kb = rng.standard_normal(8), rng.standard_normal(8)
+        write_dump(p, {0: rng.standard_normal((2, 8, 4)), 1: rng.standard_normal((2, 8, 4))},
+                   [8, 8], arch="bigs", kernels={1: {"forward": kf, "backward": kb}})
+        with h5py.File(p, "r+") as f:
+            f["kernels/1"].attrs["D_forward"] = 1.7e308
+            f["kernels/1"].attrs["D_backward"] = 1.7e308
+        t.ok(t.run("analyze", "kernels", "--dump", p, "--layer", "1", "--radius", "3",
+                   "--out", t.path("hd.json"), "--csv", t.path("hd.csv")))
+        k = json.load(open(t.path("hd.json")))["results"][0]["layers"][0]
+        centre = np.float64(0.5) * (np.float32(kf[0]) + 1.7e308) + \
+            np.float64(0.5) * (np.float32(kb[0]) + 1.7e308)
+        assert k["relative"][3] is not None and abs(k["relative"][3] / centre - 1) < 1e-12, \
+            (k["relative"], centre)
+        assert "inf" not in open(t.path("hd.csv")).read().lower()
+        r = t.run("analyze", "implicit-attention", "--dump", p, "--layer", "1", "--example", "0",
+                  "--mode", "sum", "--out", t.path("ia.json"))
+        assert r.returncode == 2 and p in r.stderr and "/kernels/1" in r.stderr, \
+            (r.returncode, r.stderr)
+        assert not os.path.exists(t.path("ia.json"))
+    t.case("kernels: finite skips near a double's limit", huge_skips)
+
     # ---- pca: k at p = 1 is the rank of the centred sentence (numpy's matrix_rank), not one
     # more for a rounding-noise eigenvalue.
     def pca_k_at_one_is_the_rank():

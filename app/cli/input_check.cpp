@@ -57,9 +57,16 @@ int check_input(const std::string& path, const InputCheck& check, std::string* r
         text << "  " << data::printable_text(v.text()) << "\n";
     if (report_text)
         *report_text += text.str();
-    else
+    else if (launcher_rank() == 0)
         std::cerr << text.str() << std::flush;
     return report.exit_code();
+}
+
+int launcher_rank() {
+    // Open MPI's, PMIx's and MPICH's names for the process's rank in the job.
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+        if (const char* v = std::getenv(name)) return std::atoi(v);
+    return 0;
 }
 
 int check_inputs(const std::vector<std::string>& paths, const InputCheck& check) {

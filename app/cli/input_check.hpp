@@ -33,9 +33,15 @@ void add_check_flags(CLI::App* cmd, InputCheck& check,
 /// opened (a file with violations too, when !check.refuse_invalid); otherwise writes the report to
 /// stderr, naming the file, and returns validate's exit code: 1 invalid (a crash or hang of the
 /// HDF5 library included), 2 unreadable.
-/// With `report_text`, the report is appended there instead of written to stderr.
+/// With `report_text`, the report is appended there instead of written to stderr. In a job
+/// launched by mpirun only rank 0 writes it: the check runs before MPI starts (its child process
+/// is forked first), every rank checks the same file, and each printed the same report.
 int check_input(const std::string& path, const InputCheck& check,
                 std::string* report_text = nullptr);
+
+/// The process's rank in an MPI job as its launcher sets it in the environment (Open MPI, PMIx,
+/// MPICH), before MPI is initialised; 0 outside a job.
+int launcher_rank();
 
 /// check_input on each path in turn; the first non-zero verdict.
 int check_inputs(const std::vector<std::string>& paths, const InputCheck& check);

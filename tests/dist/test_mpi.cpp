@@ -432,6 +432,12 @@ print('ok', len(names))
         QVERIFY2(r.code == 2, qPrintable(r.err));
         QCOMPARE(r.err.count("routescope-cli train: error:"), 1);
         QVERIFY2(r.err.contains(missing + ".json"), qPrintable(r.err));
+        // dump checks its checkpoint before MPI starts (session 32: every rank printed the
+        // report).
+        r = cli(3, {"dump", "--checkpoint", missing, "--examples", "2", "--out",
+                    dir("nowhere.dump.h5")});
+        QVERIFY2(r.code == 2, qPrintable(r.err));
+        QCOMPARE(r.err.count("input check (--no-check skips it): unreadable file"), 1);
     }
 
     // Only train and dump share their work across ranks. Any other command under mpirun ran once

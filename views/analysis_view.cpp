@@ -433,6 +433,18 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             if (i != panel) left_out.emplace_back(units[static_cast<std::size_t>(i)]);
         units = {units[static_cast<std::size_t>(panel)]};
     }
+    // Panels with nothing to show (the property printEmpty: the A − B of two models of other
+    // depths, the poles of a dump) are left out of a print, not printed as an empty quadrant
+    // with its note (session 32); on the screen they stay, saying why they are empty.
+    if (units.size() > 1) {
+        std::vector<QWidget*> kept;
+        for (QWidget* w : units)
+            if (w->property("printEmpty").toBool())
+                left_out.emplace_back(w);
+            else
+                kept.push_back(w);
+        if (!kept.empty()) units = kept;
+    }
     const double width_mm = print.width() / mm;
     const int columns = std::clamp(static_cast<int>(width_mm / kMinPanelMm), 1,
                                    std::max(1, static_cast<int>(units.size())));

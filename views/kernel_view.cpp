@@ -414,6 +414,7 @@ void KernelView::redraw() {
         HeatmapData diff = difference_of(heat_a_->data(), heat_b_->data(), tr("A − B"),
                                          tr("A − B undefined: the layers or positions differ"));
         heat_diff_->set_data(diff);
+        heat_diff_->setProperty("printEmpty", diff.values.empty());
     } else {
         heat_a_->set_data(std::move(shown_a));
     }
@@ -502,6 +503,7 @@ void KernelView::draw_details() {
     x_axis(response_, tr("frequency (cycles per token)"));
     y_axis(response_, tr("|rfft(K)|"));
     fit_axes(response_);
+    poles_->setProperty("printEmpty", poles_->chart()->series().isEmpty());
     if (poles_->chart()->series().isEmpty()) {
         poles_->chart()->setTitle(tr("Poles: computed from a checkpoint only"));
     } else {

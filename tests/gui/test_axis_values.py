@@ -11,13 +11,16 @@ The dump is written here with h5py (docs/formats/dump.md), exported headless by 
 of the kernel chart must carry at least three distinct numbers, which, times the factor its title
 states, lie around the kernel values numpy wrote, and span most of them.
 
-Also: the transitions of a one-layer dump are one point per curve; a line of one point draws
+Also: a kernels comparison of two models of different depths printed an empty quadrant ("A − B
+undefined", "No data") and a dump's empty poles panel; a print leaves panels with nothing to show
+out (the PDF's text read back by poppler). And the transitions of a one-layer dump are one point per curve; a line of one point draws
 nothing, and its marker was a two-pixel dot. The PDF is rendered by poppler (`pdftoppm`) and the
 model's colour counted in the plot.
 
     test_axis_values.py --gui routescope --cli routescope-cli --work DIR
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -40,7 +43,7 @@ def kernel(scale):
     return (np.exp(-lag / 4.0) * np.cos(lag) * scale).astype(np.float32)
 
 
-def write_dump(path, scale):
+def write_dump(path, scale, layers=LAYERS):
     rng = np.random.default_rng(0)
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "routescope-dump"
@@ -50,13 +53,13 @@ def write_dump(path, scale):
         m = f.create_group("model")
         m.attrs["arch"] = "bigs"
         m.attrs["name"] = "tiny"
-        m.attrs["n_layers"] = LAYERS
+        m.attrs["n_layers"] = layers
         m.attrs["d_model"] = D
         f["data/tokens"] = rng.integers(0, 30, (S, L)).astype(np.int32)
         f["data/lengths"] = np.full(S, L, np.int32)
-        for layer in range(LAYERS + 1):
+        for layer in range(layers + 1):
             f[f"layers/{layer}/hidden"] = rng.standard_normal((S, L, D)).astype(np.float32)
-        for layer in range(1, LAYERS + 1):
+        for layer in range(1, layers + 1):
             f[f"kernels/{layer}/forward"] = kernel(scale)
             f[f"kernels/{layer}/backward"] = (0.5 * kernel(scale)).astype(np.float32)
 
@@ -175,6 +178,28 @@ def main():
             check(power == 0, f"{scale:g}: no factor in the title (title {title!r})")
         else:
             check(power != 0, f"{scale:g}: the title states the factor (title {title!r})")
+    # Two depths compared: the print has no empty panel.
+    case = os.path.join(a.work, "depths")
+    os.makedirs(case)
+    for name, layers in (("a", 2), ("b", 6)):
+        write_dump(os.path.join(case, name + ".dump.h5"), 1.0, layers)
+    with open(os.path.join(case, "p.rsproj"), "w") as p:
+        json.dump({"format": "routescope-project", "version": 1,
+                   "files": ["a.dump.h5", "b.dump.h5"],
+                   "views": [{"kind": "kernels", "inputs": ["a.dump.h5", "b.dump.h5"]}],
+                   "current": 0}, p)
+    out = os.path.join(case, "out")
+    r = subprocess.run([a.gui, "--export", os.path.join(case, "p.rsproj"), "--out", out,
+                        "--width", "double", "--font-pt", "8"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    check(r.returncode == 0, "two depths: export")
+    pdfs = glob.glob(os.path.join(out, "*.pdf"))
+    text = subprocess.run(["pdftotext", pdfs[0], "-"], capture_output=True, text=True,
+                          timeout=60).stdout if pdfs else ""
+    check(bool(pdfs) and "No data" not in text and "undefined" not in text and
+          "checkpoint only" not in text and "A: a" in text and "B: b" in text,
+          f"two depths: both models printed, no empty panel ({len(text)} characters read)")
+
     # One layer: each curve of the transitions chart is one point, drawn as a visible mark.
     case = os.path.join(a.work, "one-layer")
     os.makedirs(case)

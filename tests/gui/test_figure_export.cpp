@@ -251,9 +251,9 @@ struct LabelFigure : FigureSource {
 
 /// The printed height in mm of the test's kernel figure (one dump: the heatmap and the kernel
 /// curve, then the frequency response and the poles, secondary) by the print layout's rule
-/// (docs/figures.md): as many columns of at least 80 mm as fit, 2 mm apart, each panel the
-/// column's width × 0.62 (below 120 mm) or 0.55 high, secondary panels left out when the figure
-/// would be taller than 180 mm.
+/// (docs/user-guide.md, "Print layout"): as many columns of at least 80 mm as fit, 2 mm apart,
+/// each panel the column's width × 0.62 (below 120 mm) or 0.55 high, panels with nothing to show
+/// left out, secondary panels left out when the figure would be taller than 180 mm.
 double kernel_print_height_mm(double width_mm) {
     const int columns = std::clamp(static_cast<int>(width_mm / 80), 1, 4);
     const double column = (width_mm - 2.0 * (columns - 1)) / columns;
@@ -262,7 +262,9 @@ double kernel_print_height_mm(double width_mm) {
         const int rows = (panels + columns - 1) / columns;
         return rows * panel + 2.0 * (rows - 1);
     };
-    return height(4) > 180 ? height(2) : height(4);
+    // A dump's kernels figure: the heatmap, the curve, the frequency response; its pole plot
+    // (poles come from a checkpoint) has nothing to show and is left out of prints.
+    return height(3) > 180 ? height(2) : height(3);
 }
 
 QList<QStringList> read_csv(const QString& path) {

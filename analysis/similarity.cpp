@@ -292,14 +292,6 @@ double cka_unbiased(const UnbiasedHsic& xy, const UnbiasedHsic& xx, const Unbias
     return xy.value / scale;
 }
 
-/// Singular values of m, descending, through the eigenvalues of the smaller of m mᵀ and mᵀ m.
-VectorXd singular_values(const MatrixXd& m) {
-    const MatrixXd g =
-        m.rows() <= m.cols() ? MatrixXd(m * m.transpose()) : MatrixXd(m.transpose() * m);
-    VectorXd ev = symmetric_eigen(g, false).values.reverse();
-    return ev.cwiseMax(0.0).cwiseSqrt();
-}
-
 /// Whitening on the leading directions: columns v_k / sqrt(λ_k), k < count.
 MatrixXd whitening(const LayerMoments& m, Index count) {
     return m.eigenvectors.leftCols(count) *
@@ -387,14 +379,17 @@ private:
 /// The Gram matrix of the n Gram-sample vectors, centred (H K H), as one column of n² values.
 VectorXd centred_gram(const MatrixXdR& x, bool rbf) {
     const Index n = x.rows();
+    // Centred first for both kernels: the RBF's distances ‖x‖² + ‖y‖² − 2xᵀy of vectors far from
+    // the origin (a coordinate of 1e5 beside a spread of 1e-3) cancelled to noise; the distances
+    // themselves do not change.
     const MatrixXd xd = x;
+    const MatrixXd c = xd.rowwise() - xd.colwise().mean();
     MatrixXd k;
     if (!rbf) {
-        const MatrixXd c = xd.rowwise() - xd.colwise().mean();
         k = c * c.transpose();
     } else {
-        const VectorXd sq = xd.rowwise().squaredNorm();
-        MatrixXd dist = -2.0 * xd * xd.transpose();
+        const VectorXd sq = c.rowwise().squaredNorm();
+        MatrixXd dist = -2.0 * c * c.transpose();
         dist.colwise() += sq;
         dist.rowwise() += sq.transpose();
         dist = dist.cwiseMax(0.0);
@@ -440,7 +435,10 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
         for (Index i = 0; i < na; ++i)
             for (Index j = 0; j < nb; ++j) {
                 const double den = norm_a[i] * norm_b[j];
-                out(i, j) = den > 0 ? dots(i, j) / den : std::numeric_limits<double>::quiet_NaN();
+                // In [0, 1] (an inner product of two centred kernel matrices over their norms):
+                // rounding put X against itself at 1.0000000000000002.
+                out(i, j) = den > 0 ? std::clamp(dots(i, j) / den, 0.0, 1.0)
+                                    : std::numeric_limits<double>::quiet_NaN();
             }
         return out;
     };
@@ -530,7 +528,9 @@ GramStatistics gram_statistics(const MatrixXd& ga, const MatrixXd& gb, Index n, 
                 for (Index j = 0; j < nb; ++j) {
                     const double yy = centred_dot(self_b[j], kwb.col(j), kwb.col(j));
                     const double xy = centred_dot(cross(i, j), kwa.col(i), kwb.col(j));
-                    value(i, j) = xx > 0 && yy > 0 ? xy / (std::sqrt(xx) * std::sqrt(yy)) : nan;
+                    value(i, j) = xx > 0 && yy > 0
+                                      ? std::clamp(xy / (std::sqrt(xx) * std::sqrt(yy)), 0.0, 1.0)
+                                      : nan;
                 }
             }
             boot.push_back(value);
@@ -700,6 +700,18 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                                   wants(r.measures, "procrustes");
     const std::size_t na = src_a.size(), nb = src_b.size();
     const auto gn = static_cast<Index>(r.gram_sample.size());
+    // Fewer than 4 examples for the Gram sample: RBF CKA, when not asked for by name, is left out
+    // with a note, as SVCCA and PWCCA are (a 3-example dump was refused outright, with advice,
+    // --gram-m, that could not help).
+    const std::string gram_short =
+        "the Gram sample has " + str(gn) + " examples, fewer than 4 (" +
+        (gn < options.gram_m ? "the dumps hold no more in common: dump more examples"
+                             : "raise --gram-m") +
+        ")";
+    if (gn < 4 && wants(r.measures, "rbf_cka") && options.measures.empty()) {
+        r.notes.push_back("RBF CKA left out: " + gram_short);
+        std::erase_if(r.measures, [](const std::string& m) { return m == "rbf_cka"; });
+    }
     const bool linear_gram = wants(r.measures, "linear_cka") && gn >= 4 &&
                              (options.permutations > 0 || options.bootstrap > 0);
     const bool rbf = wants(r.measures, "rbf_cka");
@@ -795,7 +807,7 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                     const MatrixXd cxy = p.cross - n * x.delta * y.delta.transpose();
                     const double xty = cxy.squaredNorm();
                     const double xx = x.cov.norm(), yy = y.cov.norm();
-                    set_value("linear_cka", i, j, xty / (xx * yy));
+                    set_value("linear_cka", i, j, std::clamp(xty / (xx * yy), 0.0, 1.0));
                     if (wants(r.measures, "linear_cka_unbiased")) {
                         const double rxy = sum_rr(x, y, p.sum_st, p.sum_sb, p.sum_ta, p.cross, n);
                         const double rxx = sum_rr(x, x, x.sum_ss, x.sum_sa, x.sum_sa,
@@ -860,12 +872,10 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
 
     // ---- the Gram sample: RBF CKA, and the null and bootstrap of linear and RBF CKA.
     if (wants(r.measures, "linear_cka") && gn < 4)
-        r.notes.push_back("no permutation null or bootstrap interval: the Gram sample has " +
-                          str(gn) + " examples, fewer than 4 (--gram-m, or dump more examples)");
+        r.notes.push_back("no permutation null or bootstrap interval: " + gram_short);
     if ((linear_gram || rbf) && gn < 4)
-        throw ConfigError("similarity: the Gram sample has " + str(gn) +
-                          " examples; RBF CKA, the null and the bootstrap need at least 4 "
-                          "(--gram-m)");
+        throw ConfigError("similarity: RBF CKA needs at least 4 examples in its Gram sample: " +
+                          gram_short);
     for (const bool use_rbf : {false, true}) {
         if (use_rbf ? !rbf : !linear_gram) continue;
         MatrixXd ga(gn * gn, static_cast<Index>(na)), gb(gn * gn, static_cast<Index>(nb));
@@ -893,7 +903,8 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                 const double x = g.observed[i][j], lo = g.ci_low[i][j], hi = g.ci_high[i][j];
                 if (!std::isfinite(x) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
                 ++cells;
-                outside += x < lo || x > hi;
+                // Beyond rounding (a score of 1 − 1.4e-15 under an interval from 1 − 1.3e-15).
+                outside += x < lo - 1e-12 || x > hi + 1e-12;
             }
         if (outside > 0)
             r.notes.push_back(std::string(use_rbf ? "rbf_cka" : "linear_cka") +
@@ -1082,7 +1093,13 @@ CanonicalScatter canonical_scatter(const DumpReader& a, const DumpReader& b,
     const double share = r.options.svcca_variance;
     const MatrixXd wa = reduced_whitened(xa, share, &s.dims_a);
     const MatrixXd wb = reduced_whitened(xb, share, &s.dims_b);
-    if (n <= s.dims_a + s.dims_b || s.dims_a == 0 || s.dims_b == 0)
+    if (s.dims_a == 0 || s.dims_b == 0)
+        throw ConfigError("similarity scatter of layers " + str(layer_a) + " and " + str(layer_b) +
+                          ": layer " +
+                          (s.dims_a == 0 ? str(layer_a) + " of A" : str(layer_b) + " of B") +
+                          " has no variance over these vectors (every vector alike), "
+                          "so no canonical direction");
+    if (n <= s.dims_a + s.dims_b)
         throw ConfigError("similarity scatter of layers " + str(layer_a) + " and " + str(layer_b) +
                           ": " + str(n) + " vectors are not more than the directions kept (" +
                           str(s.dims_a) + " + " + str(s.dims_b) +

@@ -1,5 +1,6 @@
 #include "analysis/symmetric_eigen.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -12,6 +13,10 @@
 extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
                         double* w, double* work, const int* lwork, int* iwork, const int* liwork,
                         int* info, std::size_t jobz_len, std::size_t uplo_len);
+extern "C" void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda,
+                        double* s, double* u, const int* ldu, double* vt, const int* ldvt,
+                        double* work, const int* lwork, int* iwork, int* info,
+                        std::size_t jobz_len);
 
 namespace routescope::analysis {
 
@@ -39,6 +44,30 @@ SymmetricEigen symmetric_eigen(Eigen::MatrixXd a, bool with_vectors) {
                     std::to_string(n) + " matrix (info " + std::to_string(info) + ")");
     if (with_vectors) out.vectors = std::move(a);
     return out;
+}
+
+Eigen::VectorXd singular_values(Eigen::MatrixXd a) {
+    const int m = static_cast<int>(a.rows()), n = static_cast<int>(a.cols());
+    Eigen::VectorXd s(std::min(m, n));
+    if (s.size() == 0) return s;
+    use_one_blas_thread();
+    const char jobz = 'N';
+    const int lda = std::max(1, m), one = 1;
+    double unused = 0, work_size = 0;
+    int lwork = -1, info = 0;
+    std::vector<int> iwork(static_cast<std::size_t>(8 * s.size()));
+    dgesdd_(&jobz, &m, &n, a.data(), &lda, s.data(), &unused, &one, &unused, &one, &work_size,
+            &lwork, iwork.data(), &info, 1);  // workspace query
+    if (info != 0)
+        throw Error("LAPACK dgesdd workspace query failed (info " + std::to_string(info) + ")");
+    lwork = static_cast<int>(work_size);
+    std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+    dgesdd_(&jobz, &m, &n, a.data(), &lda, s.data(), &unused, &one, &unused, &one, work.data(),
+            &lwork, iwork.data(), &info, 1);
+    if (info != 0)
+        throw Error("LAPACK dgesdd did not converge on a " + std::to_string(m) + " × " +
+                    std::to_string(n) + " matrix (info " + std::to_string(info) + ")");
+    return s;
 }
 
 }  // namespace routescope::analysis

@@ -18,4 +18,10 @@ struct SymmetricEigen {
 /// Reads only the lower triangle of `a` (n × n). Throws routescope::Error when LAPACK fails.
 SymmetricEigen symmetric_eigen(Eigen::MatrixXd a, bool with_vectors);
 
+/// The singular values of `a` (any shape), descending, through LAPACK's dgesdd on `a` itself:
+/// accurate to about ε·σ_max each. The square roots of the eigenvalues of aᵀa lose half the digits
+/// of every small one (an error of √ε·σ_max), which a sum of all of them (a nuclear norm: the
+/// Procrustes distance) felt at rank-deficient or nearly so (session 32's probe: 2e-3 relative).
+Eigen::VectorXd singular_values(Eigen::MatrixXd a);
+
 }  // namespace routescope::analysis

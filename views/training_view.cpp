@@ -95,7 +95,14 @@ TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
 
 void TrainingLog::add(const QJsonObject& r) {
     const QString type = r.value("type").toString();
-    const double step = r.value("step").toDouble();
+    // A step is a whole number from 0 up; a record with another (a log edited or written by
+    // other code: "x", -5, 1e300) is skipped, not taken for a resumed run that erases the records
+    // after its step.
+    const QJsonValue step_value = r.value("step");
+    const double step = step_value.toDouble(NAN);
+    if (type != "start" && (!step_value.isDouble() || !(step >= 0) || step > 9.007199254740992e15 ||
+                            step != std::floor(step)))
+        return;
     if (type == "start") {
         device = r.value("device").toString();
         threads = r.value("threads").toInt();

@@ -246,6 +246,24 @@ private slots:
         QCOMPARE(log.arms, QStringList({"a", "b"}));
         QCOMPARE(log.mixtures.back().weights[0], 0.7);
     }
+
+    // A record whose step is not a whole number from 0 up (a log edited or written by other
+    // code) is skipped: step -5 was taken for a run resumed before step 0 and erased every step
+    // record before it (session 32).
+    void records_of_no_step_are_skipped() {
+        views::TrainingLog log;
+        for (int s = 1; s <= 20; ++s)
+            log.add(object(
+                QString(R"({"type":"step","step":%1,"loss":1})").arg(s).toUtf8().constData()));
+        for (const char* bad :
+             {R"({"type":"step","step":-5,"loss":1})", R"({"type":"step","step":"x","loss":1})",
+              R"({"type":"step","step":2.5,"loss":1})", R"({"type":"step","step":1e300,"loss":1})",
+              R"({"type":"step","loss":1})", R"({"type":"eval","step":-1})"})
+            log.add(object(bad));
+        QCOMPARE(log.steps.size(), std::size_t(20));
+        QCOMPARE(log.steps.back().step, 20.0);
+        QVERIFY(log.evals.empty());
+    }
 };
 
 QTEST_MAIN(TestBirdieMixtureView)

@@ -68,7 +68,7 @@ struct DumpArgs {
     std::string checkpoint, task, data, out, layers = "all", dtype = "f32", split = "valid";
     std::string birdie_layout = "prefix_lm";  ///< --birdie-layout (birdie checkpoints on a task)
     std::int64_t examples = 0;
-    std::uint64_t seed = 0;
+    std::optional<std::uint64_t> seed;  ///< --seed; unset: the checkpoint's
     int length = 0;
     double prefix_fraction = -1;
     int batch = 8;

@@ -119,11 +119,11 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
 
 TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
                      const std::string& name, const std::string& split,
-                     const std::string& checkpoint_path, std::uint64_t seed,
+                     const std::string& checkpoint_path, std::optional<std::uint64_t> seed,
                      std::int64_t examples) {
     const int k = split_index(split, "--split");
     data::TaskParams p = task_params(config.data.task_params);
-    if (seed > 0) p.seed = seed;
+    if (seed) p.seed = *seed;  // 0 is a seed like any other (data.task_params.seed may be 0)
     std::int64_t* sizes[] = {&p.n_train, &p.n_valid, &p.n_test};
     for (int s = 0; s < 3; ++s)
         if (s != k) *sizes[s] = 0;

@@ -6,6 +6,7 @@
 // instead of in each of them.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& checkpoi
                                                       const RunConfig* run = nullptr);
 
 /// Split `split` (train | valid | test) of built-in task `name` as the checkpoint's run generated
-/// it (data.task_params; `seed` > 0 and `examples` > 0 override the seed and the split's size;
+/// it (data.task_params; a `seed` given (0 included) and `examples` > 0 override the seed and the
+/// split's size;
 /// example i of a split depends only on (seed, split, i), so only that split is generated).
 /// ConfigError when the tokenizer is not the task's (the checkpoint was not trained on it).
 struct TaskSplit {
@@ -44,8 +46,8 @@ struct TaskSplit {
 };
 TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
                      const std::string& name, const std::string& split,
-                     const std::string& checkpoint_path, std::uint64_t seed = 0,
-                     std::int64_t examples = 0);
+                     const std::string& checkpoint_path,
+                     std::optional<std::uint64_t> seed = std::nullopt, std::int64_t examples = 0);
 
 /// A classification file framed at `seq_len` tokens. A classifier's label ids are its data.labels
 /// (in their order); another model's come from the file. `require_classifier`: ConfigError naming

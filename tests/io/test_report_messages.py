@@ -112,6 +112,21 @@ def main():
     t.case("an evaluation whose loss overflows is exit 3 naming the checkpoint, nothing written",
            an_evaluation_whose_loss_overflows_is_an_error_not_a_score)
 
+    def dump_seed_zero_is_a_seed():
+        # --seed 0 was taken for "not given" (the checkpoint's seed, 1), though 0 is a valid
+        # data.task_params.seed (docs/config.md): three dumps of the task's valid split.
+        def tokens(*seed):
+            out = t.path("seed%s.dump.h5" % "-".join(seed or ("default",)))
+            t.ok(t.run("dump", "--checkpoint", ckpt, "--task", "induction", "--examples", "6",
+                       "--layers", "0", "--out", out, "--threads", "1",
+                       *(("--seed",) + seed if seed else ())))
+            with h5py.File(out, "r") as f:
+                return f["data/tokens"][()]
+        default, one, zero = tokens(), tokens("1"), tokens("0")
+        assert np.array_equal(default, one), "the checkpoint's seed is 1"
+        assert not np.array_equal(zero, one), "--seed 0 gave the examples of seed 1"
+    t.case("dump --seed 0 is the task's seed 0, not the checkpoint's", dump_seed_zero_is_a_seed)
+
     return t.finish()
 
 

@@ -353,7 +353,8 @@ CommandRunner setup_eval(CLI::App& app) {
         "--tokenizer", a->tokenizer,
         "Tokenizer file instead of the stored one: *.model (SentencePiece) or vocab.txt");
     cmd->add_option("--doc-sep", a->doc_sep,
-                    "line | blank (default: the checkpoint's data.doc_sep)");
+                    "line | blank (default: the checkpoint's data.doc_sep)")
+        ->check(CLI::IsMember({"line", "blank"}));
     cmd->add_option("--seq-len", a->seq_len, "Sequence length (default: the checkpoint's)")
         ->check(CLI::Range(2, 1 << 20));
     cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")->check(kPositive);

@@ -34,6 +34,10 @@ int run_tokenizer_train(const TokenizerTrainArgs& a) {
     // failed write exit 3.
     refuse_overwriting_inputs({"--out", a.out}, {{"--corpus", a.corpus}});
     (void)atomic_write_target(a.out);  // not a device or a FIFO: said before the training
+    // Nor a directory: it trained for minutes, then could not rename the model onto it.
+    if (std::filesystem::is_directory(a.out))
+        throw ConfigError("--out " + a.out + ": is a directory; give the model's file name (e.g. " +
+                          (std::filesystem::path(a.out) / "tokenizer.model").string() + ")");
     data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
     inputs_read();
     data::SentencePieceTraining options;

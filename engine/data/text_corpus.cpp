@@ -16,10 +16,33 @@ namespace routescope::data {
 namespace fs = std::filesystem;
 
 namespace {
+// Whitespace only, Unicode's White_Space property: ASCII's, and U+0085, U+00A0 (no-break space),
+// U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000 (the ideographic space of
+// Japanese text), which Python's str.isspace() calls whitespace too (a line of U+3000 did not end
+// a document with data.doc_sep = blank; session 32's probe). Invalid UTF-8 is not blank.
 bool is_blank(const std::string& line) {
-    return std::all_of(line.begin(), line.end(), [](char c) {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-    });
+    const auto* p = reinterpret_cast<const unsigned char*>(line.data());
+    const auto* end = p + line.size();
+    while (p < end) {
+        if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\f' || *p == '\v') {
+            ++p;
+        } else if (end - p >= 2 && p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0)) {
+            p += 2;
+        } else if (end - p >= 3 && p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80) {  // U+1680
+            p += 3;
+        } else if (end - p >= 3 && p[0] == 0xE2 && p[1] == 0x80 &&
+                   (p[2] <= 0x8A || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF) &&
+                   p[2] >= 0x80) {  // U+2000..U+200A, U+2028, U+2029, U+202F
+            p += 3;
+        } else if (end - p >= 3 && p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F) {  // U+205F
+            p += 3;
+        } else if (end - p >= 3 && p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) {  // U+3000
+            p += 3;
+        } else {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool hidden(const fs::path& p) {
@@ -122,8 +145,21 @@ std::string not_text(const std::string& file) {
     if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
     // Lines ended by CR alone (classic Mac OS): read as one line, the whole file would be one
     // document with its CRs as characters.
-    if (text.find('\n') == std::string_view::npos &&
-        std::count(text.begin(), text.end(), '\r') >= 2)
+    // A file without any LF and with a CR: read as one line, the whole file would be one
+    // document with its CRs as characters. The file is read up to its first LF, not only its
+    // first 4 KiB: paragraphs of 5 kB split by CR alone, or a single CR, were one document
+    // (session 32's probe). A file with LFs is left as it is (a CR inside a line of LF text is a
+    // character of it).
+    bool cr = false;
+    for (std::string_view chunk = text; !chunk.empty();) {
+        const std::size_t lf = chunk.find('\n');
+        if (lf != std::string_view::npos) return {};
+        cr = cr || chunk.find('\r') != std::string_view::npos;
+        in.read(head, sizeof head);
+        chunk = std::string_view(
+            head, static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+    }
+    if (cr)
         return "text whose lines end in CR alone (classic Mac OS), which would read as one "
                "line: convert them, e.g. `tr '\\r' '\\n' < " +
                file + " > converted.txt`";

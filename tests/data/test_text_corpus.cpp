@@ -48,6 +48,12 @@ private slots:
         TextCorpus c(p, parse_doc_separator("blank"));
         QCOMPARE(c.read_all(), (Docs{"a1\na2", "b1", "c1\nc2\nc3"}));
         QVERIFY_THROWS_EXCEPTION(ConfigError, parse_doc_separator("para"));
+        // A line of Unicode whitespace (Python's str.isspace: U+3000, U+00A0, U+2003) is blank
+        // too (session 32: Japanese text's ideographic space did not end a document).
+        const auto u =
+            file("unicode-blank.txt", "段落\n続き\n\u3000\n第二\n\u00a0 \u2003\nthird\n");
+        TextCorpus cu(u, parse_doc_separator("blank"));
+        QCOMPARE(cu.read_all(), (Docs{"段落\n続き", "第二", "third"}));
     }
     void byteOrderMarkIsSkipped() {
         const auto p = file("bom.txt", "\xEF\xBB\xBFhello\nworld\n");
@@ -306,6 +312,15 @@ private slots:
         const std::string mac = file("z/mac.txt", "one document\ranother\ra third\r");
         const std::string cr = error_of([&] { TextCorpus{mac}; });
         QVERIFY2(cr.find(mac + ": text whose lines end in CR alone") == 0, cr.c_str());
+        // ... when the CRs come after 4 KiB of text, and when there is one (session 32: read as
+        // one document).
+        for (const std::string& text : {std::string(5000, 'a') + "\r" + std::string(5000, 'b') +
+                                            "\r" + std::string(5000, 'c'),
+                                        std::string("first line\rsecond line")}) {
+            const std::string late = file("z/late-mac.txt", text);
+            const std::string msg = error_of([&] { TextCorpus{late}; });
+            QVERIFY2(msg.find(late + ": text whose lines end in CR alone") == 0, msg.c_str());
+        }
         QCOMPARE(TextCorpus(file("z/crlf.txt", "one\r\ntwo\r\n")).size(), 2);  // CRLF reads
     }
     void resumesAtARecordedPosition() {

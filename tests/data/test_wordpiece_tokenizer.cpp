@@ -156,6 +156,29 @@ private slots:
         QCOMPARE(t.encode("[CLS] the [SEP]"), (Ids{2, 5, 3}));
         // Lower-case "[mask]" is not the special: it splits into "[", "mask", "]".
         QCOMPARE(t.encode("[mask]"), (Ids{1, 1, 1}));
+        // Specials interleaved, each found in order whatever the others (the search of each
+        // special is resumed, not restarted: session 32).
+        std::string many;
+        Ids want;
+        for (int i = 0; i < 200; ++i) {
+            many += i % 3 == 0 ? "the [MASK] " : i % 3 == 1 ? "hello[SEP]" : "[CLS]world ";
+            const Ids part = i % 3 == 0 ? Ids{5, 4} : i % 3 == 1 ? Ids{15, 3} : Ids{2, 16};
+            want.insert(want.end(), part.begin(), part.end());
+        }
+        QCOMPARE(t.encode(many), want);
+    }
+    // A piece holding a NUL byte is refused naming its line: a dump's /vocab cut "x\0y" to a
+    // second "x" (session 32).
+    void aPieceWithANulIsRefused() {
+        const std::string text = std::string(kVocab) + std::string("x\0y\n", 4);
+        try {
+            WordPieceTokenizer t(text);
+            QFAIL("accepted");
+        } catch (const routescope::FormatError& e) {
+            QVERIFY2(std::string(e.what()).find("line 26") != std::string::npos &&
+                         std::string(e.what()).find("NUL") != std::string::npos,
+                     e.what());
+        }
     }
     void decodeGluesContinuationsAndSkipsPadding() {
         WordPieceTokenizer t(kVocab);

@@ -127,6 +127,22 @@ def main():
         assert not np.array_equal(zero, one), "--seed 0 gave the examples of seed 1"
     t.case("dump --seed 0 is the task's seed 0, not the checkpoint's", dump_seed_zero_is_a_seed)
 
+    def options_are_named_before_any_work():
+        # eval --doc-sep para named the configuration key, not the option typed; tokenizer train
+        # --out DIR trained to the end, then could not rename its model onto the directory.
+        r = t.run("eval", "--checkpoint", ckpt, "--data", t.path("none.txt"), "--doc-sep", "para")
+        assert r.returncode == 2 and "--doc-sep" in r.stderr, (r.returncode, r.stderr)
+        corpus = t.path("corpus.txt")
+        with open(corpus, "w") as f:
+            f.write("".join(f"line {i} of a small corpus\n" for i in range(200)))
+        os.makedirs(t.path("outdir"), exist_ok=True)
+        r = t.run("tokenizer", "train", "--corpus", corpus, "--out", t.path("outdir"),
+                  "--vocab-size", "50")
+        assert r.returncode == 2 and "directory" in r.stderr, (r.returncode, r.stderr)
+        assert os.listdir(t.path("outdir")) == [], os.listdir(t.path("outdir"))
+    t.case("eval --doc-sep and tokenizer train --out are checked before any work",
+           options_are_named_before_any_work)
+
     return t.finish()
 
 

@@ -436,15 +436,16 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
     // Panels with nothing to show (the property printEmpty: the A − B of two models of other
     // depths, the poles of a dump) are left out of a print, not printed as an empty quadrant
     // with its note (session 32); on the screen they stay, saying why they are empty.
-    if (units.size() > 1) {
-        std::vector<QWidget*> kept;
-        for (QWidget* w : units)
-            if (w->property("printEmpty").toBool())
-                left_out.emplace_back(w);
-            else
-                kept.push_back(w);
-        if (!kept.empty()) units = kept;
-    }
+    // The panels of `from` without `property`; those with it join left_out (unless all have it).
+    const auto without = [&left_out](const std::vector<QWidget*>& from, const char* property) {
+        std::vector<QWidget*> kept, dropped;
+        for (QWidget* w : from)
+            (w->property(property).toBool() ? dropped : kept).push_back(w);
+        if (kept.empty()) return from;
+        left_out.insert(left_out.end(), dropped.begin(), dropped.end());
+        return kept;
+    };
+    if (units.size() > 1) units = without(units, "printEmpty");
     const double width_mm = print.width() / mm;
     const int columns = std::clamp(static_cast<int>(width_mm / kMinPanelMm), 1,
                                    std::max(1, static_cast<int>(units.size())));
@@ -476,15 +477,7 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             return h;
         };
         std::vector<QWidget*> shown = units;
-        if (height_of(shown) > kMaxHeightMm * mm * scale) {
-            std::vector<QWidget*> primary;
-            for (QWidget* w : units)
-                if (w->property("printSecondary").toBool())
-                    left_out.emplace_back(w);
-                else
-                    primary.push_back(w);
-            if (!primary.empty()) shown = primary;
-        }
+        if (height_of(shown) > kMaxHeightMm * mm * scale) shown = without(units, "printSecondary");
         // The panels are placed by hand: the figure's layouts stand still, and a box that holds
         // panels (not itself drawn) spans the whole figure, so that its panels' coordinates are
         // the figure's.

@@ -29,8 +29,11 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference",
+                                "analysis"))
+from make_analysis_dumps import write_dump as write_reference_dump  # noqa: E402
 
 SUPERSCRIPT = {"\u2070": "0", "\u00b9": "1", "\u00b2": "2", "\u00b3": "3", "\u2074": "4",
                "\u2075": "5", "\u2076": "6", "\u2077": "7", "\u2078": "8", "\u2079": "9",
@@ -44,24 +47,17 @@ def kernel(scale):
 
 
 def write_dump(path, scale, layers=LAYERS):
+    """A BiGS-like dump (tests/reference/analysis/make_analysis_dumps.py) whose every layer's
+    kernels are `kernel(scale)` forward and half of it backward."""
     rng = np.random.default_rng(0)
-    with h5py.File(path, "w") as f:
-        f.attrs["format"] = "routescope-dump"
-        f.attrs["format_version"] = 1
-        f.attrs["producer"] = "h5py"
-        f.attrs["created"] = "2026-12-06T00:00:00Z"
-        m = f.create_group("model")
-        m.attrs["arch"] = "bigs"
-        m.attrs["name"] = "tiny"
-        m.attrs["n_layers"] = layers
-        m.attrs["d_model"] = D
-        f["data/tokens"] = rng.integers(0, 30, (S, L)).astype(np.int32)
-        f["data/lengths"] = np.full(S, L, np.int32)
-        for layer in range(layers + 1):
-            f[f"layers/{layer}/hidden"] = rng.standard_normal((S, L, D)).astype(np.float32)
+
+    def kernels(f):
+        f["model"].attrs["arch"] = "bigs"
         for layer in range(1, layers + 1):
             f[f"kernels/{layer}/forward"] = kernel(scale)
             f[f"kernels/{layer}/backward"] = (0.5 * kernel(scale)).astype(np.float32)
+    write_reference_dump(path, {layer: rng.standard_normal((S, L, D)) for layer in
+                                range(layers + 1)}, [L] * S, extra=kernels)
 
 
 def words(pdf):

@@ -19,7 +19,6 @@ model's colour counted in the plot.
 
     test_axis_values.py --gui routescope --cli routescope-cli --work DIR
 """
-import argparse
 import glob
 import json
 import os
@@ -31,8 +30,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference",
                                 "analysis"))
+import headless_check  # noqa: E402
 from make_analysis_dumps import write_dump as write_reference_dump  # noqa: E402
 
 SUPERSCRIPT = {"\u2070": "0", "\u00b9": "1", "\u00b2": "2", "\u00b3": "3", "\u2074": "4",
@@ -104,23 +105,10 @@ def number(text):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gui", required=True)
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
+    a, env, check = headless_check.start()
     if not shutil.which("pdftotext"):
         print("SKIP: pdftotext (poppler-utils) is not installed")
         return 0
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            failures.append(what)
 
     for scale in (1e-20, 1e-13, 3e-35, 1e-5, 1.0, 4e3):
         case = os.path.join(a.work, f"scale-{scale:g}")
@@ -224,8 +212,7 @@ def main():
                                 f"({blue.sum()} pixels of the model's colour in the plot)")
     else:
         check(False, f"one layer: {pdf} exists and pdftoppm is installed")
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ with Python's csv module and the SVG legends with a regular expression.
 
     test_export_names.py --gui routescope --cli routescope-cli --work DIR
 """
-import argparse
 import csv
 import glob
 import json
@@ -25,24 +24,14 @@ import subprocess
 import sys
 import unicodedata
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import headless_check  # noqa: E402
+
 VIEWS = ("transitions", "anisotropy", "gates", "pca")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gui", required=True)
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    failures = []
-
-    def check(ok, what):
-        print(("ok   " if ok else "FAIL ") + what, flush=True)
-        if not ok:
-            failures.append(what)
+    a, env, check = headless_check.start()
 
     def export(case, files, extra=()):
         folder = os.path.join(a.work, case)
@@ -144,8 +133,7 @@ def main():
     r = subprocess.run([a.gui, "--export", project, "--out", os.path.join(folder, "out-float")],
                        capture_output=True, text=True, timeout=600, env=env)
     check(r.returncode == 0, f"a project with \"version\": 1.0 exports ({r.stderr.strip()[-300:]})")
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -305,7 +305,11 @@ bool scale_tiny_y(QChartView* view) {
     const int k = m > 0 && m < 1e-9 ? static_cast<int>(std::floor(std::log10(m) + 1e-6)) : 0;
     const double factor = k != 0 ? std::pow(10.0, -k) : 1.0;
     if (factor != 1) scale_y(chart, factor);
-    QValueAxis* y = y_axis(view);
+    // The title of the chart's y axis, never creating one (an empty chart has none).
+    QValueAxis* y = nullptr;
+    for (QAbstractAxis* a : chart->axes(Qt::Vertical))
+        if (auto* v = qobject_cast<QValueAxis*>(a)) y = v;
+    if (!y) return factor != before;
     QString title = y->titleText();
     const QString old_suffix = y->property(kScaleSuffix).toString();
     if (!old_suffix.isEmpty() && title.endsWith(old_suffix)) title.chop(old_suffix.size());

@@ -143,23 +143,22 @@ std::string not_text(const std::string& file) {
     in.read(head, sizeof head);
     const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
     if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
-    // Lines ended by CR alone (classic Mac OS): read as one line, the whole file would be one
-    // document with its CRs as characters.
-    // A file without any LF and with a CR: read as one line, the whole file would be one
-    // document with its CRs as characters. The file is read up to its first LF, not only its
-    // first 4 KiB: paragraphs of 5 kB split by CR alone, or a single CR, were one document
-    // (session 32's probe). A file with LFs is left as it is (a CR inside a line of LF text is a
-    // character of it).
-    bool cr = false;
+    // Lines ended by CR alone (classic Mac OS): a file without any LF and with a CR before its
+    // last byte would read as one line, one document with its CRs as characters. The file is read
+    // up to its first LF, not only its first 4 KiB: paragraphs of 5 kB split by CR alone, or a
+    // single CR, were one document (session 32's probe). A file with LFs is left as it is (a CR
+    // inside a line of LF text is a character of it), and so is one CR ending the file.
+    std::size_t crs = 0;
+    bool ends_in_cr = false;
     for (std::string_view chunk = text; !chunk.empty();) {
-        const std::size_t lf = chunk.find('\n');
-        if (lf != std::string_view::npos) return {};
-        cr = cr || chunk.find('\r') != std::string_view::npos;
+        if (chunk.find('\n') != std::string_view::npos) return {};
+        crs += static_cast<std::size_t>(std::count(chunk.begin(), chunk.end(), '\r'));
+        ends_in_cr = chunk.back() == '\r';
         in.read(head, sizeof head);
         chunk = std::string_view(
             head, static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
     }
-    if (cr)
+    if (crs > (ends_in_cr ? 1u : 0u))
         return "text whose lines end in CR alone (classic Mac OS), which would read as one "
                "line: convert them, e.g. `tr '\\r' '\\n' < " +
                file + " > converted.txt`";

@@ -321,6 +321,9 @@ private slots:
             const std::string msg = error_of([&] { TextCorpus{late}; });
             QVERIFY2(msg.find(late + ": text whose lines end in CR alone") == 0, msg.c_str());
         }
+        // One CR ending a file without LF ends its one line, as a trailing CR does in CRLF text.
+        QCOMPARE(TextCorpus(file("z/one-cr.txt", "one document\r")).read_all(),
+                 (Docs{"one document"}));
         QCOMPARE(TextCorpus(file("z/crlf.txt", "one\r\ntwo\r\n")).size(), 2);  // CRLF reads
     }
     void resumesAtARecordedPosition() {

@@ -33,6 +33,14 @@ void check_training_config(const RunConfig& c) {
                           "' is not a pretraining objective (mlm, clm, prefix_lm, birdie; "
                           "classify fine-tunes)");
     if (is_causal_objective(objective)) check_causal_objective(c);
+    // Said before the run starts (it failed at the first batch, after the start record).
+    if (!c.model.mlm_head)
+        throw ConfigError(
+            "model.mlm_head: false leaves the model no MLM head, which train.objective "
+            "= " +
+            objective +
+            " trains (an encoder without heads fine-tunes with train.objective = "
+            "classify, or on a task)");
     if (objective == "birdie") {
         if (c.data.seq_len < 16)
             throw ConfigError("data.seq_len: " + std::to_string(c.data.seq_len) +

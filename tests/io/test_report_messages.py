@@ -143,6 +143,18 @@ def main():
     t.case("eval --doc-sep and tokenizer train --out are checked before any work",
            options_are_named_before_any_work)
 
+    def pretraining_without_an_mlm_head_is_refused_before_the_run():
+        # It printed the start record and failed at the first batch (session 32's docs probe).
+        out = t.path("no-head")
+        r = t.run("train", "--config", os.path.join(SOURCE, "resources/configs/bigs-tiny.json"),
+                  "--out", out, "--set", "model.mlm_head=false", "--set", "model.n_labels=2",
+                  "--set", "train.steps=2", "--threads", "1")
+        assert r.returncode == 2 and "model.mlm_head" in r.stderr, (r.returncode, r.stderr)
+        assert '"start"' not in r.stdout, r.stdout[-300:]
+        assert not os.path.exists(os.path.join(out, "model.ckpt.h5"))
+    t.case("pretraining without an MLM head is refused before the run",
+           pretraining_without_an_mlm_head_is_refused_before_the_run)
+
     return t.finish()
 
 

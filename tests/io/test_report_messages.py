@@ -36,43 +36,49 @@ def main():
                "--set", "model.d_model=32", "--set", "model.ssm.n_modes=8", "--threads", "1"))
     ckpt = os.path.join(run, "model.ckpt.h5")
 
+    def edited_copy(name, edit):
+        """A copy of the run's checkpoint named `name`, changed by edit(h5py file)."""
+        path = t.path(name)
+        shutil.copy(ckpt, path)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        return path
+
+    def validate_says(path, said, not_said):
+        """validate finds `path` invalid (exit 1), saying `said` and not `not_said`."""
+        r = t.run("validate", path)
+        text = r.stdout + r.stderr
+        assert r.returncode == 1, (r.returncode, text[-400:])
+        assert all(s in text for s in said), text[-600:]
+        assert not_said not in text, text[-600:]
+
     def an_empty_layer_group_is_said_to_miss_its_hidden():
         dump = t.path("empty-layer.dump.h5")
         t.ok(t.run("sample-dump", "--out", dump, "--examples", "8", "--layers", "2"))
         with h5py.File(dump, "r+") as f:
             del f["layers/1/hidden"]
             assert "layers/1" in f and len(f["layers/1"]) >= 0
-        r = t.run("validate", dump)
-        text = r.stdout + r.stderr
-        assert r.returncode == 1, (r.returncode, text[-400:])
-        assert "/layers/1/hidden" in text and "expected a dataset, found nothing" in text, \
-            text[-600:]
-        assert "another kind of object" not in text, text[-600:]
+        validate_says(dump, ("/layers/1/hidden", "expected a dataset, found nothing"),
+                      "another kind of object")
     t.case("an empty /layers/<l> group: its hidden is said to be missing",
            an_empty_layer_group_is_said_to_miss_its_hidden)
 
     def a_train_attribute_the_loader_refuses_reads_as_expected_found():
-        bad = t.path("rng.ckpt.h5")
-        shutil.copy(ckpt, bad)
-        with h5py.File(bad, "r+") as f:
+        def three_integers(f):
             assert "train" in f, list(f)
             if "rng_state" in f["train"].attrs:
                 del f["train"].attrs["rng_state"]
             f["train"].attrs.create("rng_state", np.array([1, 2, 3], dtype=np.uint64))
-        r = t.run("validate", bad)
-        text = r.stdout + r.stderr
-        assert r.returncode == 1, (r.returncode, text[-400:])
-        assert "rng_state" in text and "expected 2 integers" in text, text[-600:]
-        assert "every command can load, found expected" not in text, text[-600:]
+        validate_says(edited_copy("rng.ckpt.h5", three_integers),
+                      ("rng_state", "expected 2 integers"), "every command can load, found expected")
     t.case("a /train attribute the loader refuses is said as expected/found",
            a_train_attribute_the_loader_refuses_reads_as_expected_found)
 
     def a_task_vocabulary_of_the_right_size_names_the_first_difference():
-        other = t.path("vocab.ckpt.h5")
-        shutil.copy(ckpt, other)
-        with h5py.File(other, "r+") as f:
-            model = bytes(f["tokenizer/model"][()])
-            lines = model.decode("utf-8").split("\n")
+        lines = []  # the checkpoint's vocabulary as written, two pieces swapped
+
+        def swap_two_pieces(f):
+            lines[:] = bytes(f["tokenizer/model"][()]).decode("utf-8").split("\n")
             # Two pieces past the specials change places: same size, other vocabulary.
             i, j = len(lines) - 3, len(lines) - 2
             assert lines[i] and lines[j], lines[-4:]
@@ -83,6 +89,8 @@ def main():
             ds = f["tokenizer"].create_dataset("model", data=np.frombuffer(swapped, np.uint8))
             for k, v in attrs.items():
                 ds.attrs[k] = v
+        other = edited_copy("vocab.ckpt.h5", swap_two_pieces)
+        i, j = len(lines) - 3, len(lines) - 2
         r = t.run("dump", "--checkpoint", other, "--task", "induction", "--examples", "4",
                   "--out", t.path("never.dump.h5"), "--threads", "1")
         assert r.returncode == 2, (r.returncode, r.stderr[-400:])
@@ -96,11 +104,10 @@ def main():
         # A finite but huge weight (validate accepts it) makes every logit NaN: eval reported
         # "loss": null and exact_match 0.0 with exit 0, every prediction the first id, while dump
         # and train refuse the same checkpoint with exit 3 (session 32's probe).
-        huge = t.path("huge.ckpt.h5")
-        shutil.copy(ckpt, huge)
-        with h5py.File(huge, "r+") as f:
+        def huge_c(f):
             c = f["params/layers.0.ssm_forward.C"]
             c[...] = np.full(c.shape, 3e38, np.float32)
+        huge = edited_copy("huge.ckpt.h5", huge_c)
         r = t.run("validate", huge)
         assert r.returncode == 0, (r.returncode, r.stdout + r.stderr)
         preds = t.path("huge-preds.jsonl")

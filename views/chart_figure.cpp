@@ -125,11 +125,8 @@ LegendLayout layout_legend(QLegend* legend, double width, const ColourKey* key) 
                 h = std::max(h, fm.height() + 2);
                 continue;
             }
-            const double room = e.width - sp.swatch - sp.swatch_gap;
-            h = std::max(h, fm.boundingRect(QRectF(0, 0, room, 1e6),
-                                            wrap_flag(fm, e.label, room) | Qt::AlignLeft, e.label)
-                                    .height() +
-                                2);
+            h = std::max(h,
+                         wrapped_text_height(fm, e.label, e.width - sp.swatch - sp.swatch_gap) + 2);
         }
         out.row_heights.push_back(h);
         out.height += h;

@@ -61,14 +61,6 @@ constexpr int kColourBarWidth = 14;
 constexpr int kTickLength = 4;
 constexpr double kMaxRowLabelShare = 0.25;  // of the figure's width, for the row labels
 
-/// The note under the figure in full: wrapped over as many lines as `width` needs (never elided,
-/// so that an exported figure holds the whole sentence).
-QRectF note_box(const QFont& small, const QString& note, double width) {
-    const QFontMetricsF fm(small);
-    return fm.boundingRect(QRectF(0, 0, width, 1e6), wrap_flag(fm, note, width) | Qt::AlignLeft,
-                           note);
-}
-
 bool is_vector_device(const QPainter& painter) {
     const QPaintEngine* engine = painter.paintEngine();
     if (!engine) return false;
@@ -222,10 +214,10 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
     const int bottom = static_cast<int>(
         line * 1.6 + wrapped_text_height(fm, data_.x_label, target.width() * 0.8) +
         (data_.x_label.isEmpty() ? 0 : line * 0.2) +
-        (data_.note.isEmpty()
-             ? 0
-             : note_box(figure_font(font(), 0.85), data_.note, target.width() - 8).height() +
-                   line * 0.2) +
+        (data_.note.isEmpty() ? 0
+                              : wrapped_text_height(QFontMetricsF(figure_font(font(), 0.85)),
+                                                    data_.note, target.width() - 8) +
+                                    line * 0.2) +
         kTickLength);
     // The axis labels run along the plot's height, over two lines when one is too short.
     const double along = std::max(1, target.height() - top - bottom);
@@ -372,7 +364,10 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         QFont small = figure_font(font(), 0.85);
         painter.setFont(small);
         painter.setPen(QColor(90, 90, 90));
-        const double height = note_box(small, data_.note, target.width() - 8).height();
+        // The note in full, wrapped over as many lines as it needs (never elided, so that an
+        // exported figure holds the whole sentence).
+        const double height =
+            wrapped_text_height(QFontMetricsF(small), data_.note, target.width() - 8);
         const QRectF where(target.left() + 4, target.bottom() - height - fm.height() * 0.1,
                            target.width() - 8, height);
         draw_wrapped(painter, where, Qt::AlignLeft | Qt::AlignTop, data_.note);

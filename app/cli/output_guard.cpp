@@ -23,12 +23,20 @@ void refuse_unnamable_output(const std::string& option, const std::string& path)
                           std::to_string(max) + " per name: choose a shorter " + option);
 }
 
+void refuse_directory_output(const std::string& option, const std::string& path) {
+    std::error_code ec;
+    if (path.empty() || !fs::is_directory(path, ec)) return;  // follows links, as the writer does
+    throw ConfigError(option + " " + path + ": is a directory; " + option +
+                      " names a file: give its name (a file in the directory, say)");
+}
+
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs) {
     const auto& [out_option, out_path] = out;
     refuse_unnamable_output(out_option, out_path);
     std::error_code ec;
     if (out_path.empty() || !fs::exists(out_path, ec)) return;
+    refuse_directory_output(out_option, out_path);
     for (const auto& [option, path] : inputs) {
         if (path.empty()) continue;
         std::error_code e;

@@ -13,10 +13,14 @@ namespace routescope::cli {
 /// of as an HDF5 "File name too long" trace at the end of it. Empty paths pass.
 void refuse_unnamable_output(const std::string& option, const std::string& path);
 
-/// refuse_unnamable_output(out), then ConfigError (exit 2) naming both options when `out` (an
-/// option's value, e.g. "--out") is the same file as one of `inputs` (option name, path): the same
-/// path, or another name of the same file (a link). Empty paths and outputs that do not exist yet
-/// pass.
+/// ConfigError (exit 2) naming the option when `path` is a directory (or a link to one) where a
+/// file is to be written: said before any work, not as the rename's "Is a directory" after it.
+void refuse_directory_output(const std::string& option, const std::string& path);
+
+/// refuse_unnamable_output(out), refuse_directory_output(out), then ConfigError (exit 2) naming
+/// both options when `out` (an option's value, e.g. "--out") is the same file as one of `inputs`
+/// (option name, path): the same path, or another name of the same file (a link). Empty paths and
+/// outputs that do not exist yet pass.
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs);
 

@@ -136,6 +136,7 @@ CommandRunner setup_sample_dump(CLI::App& app) {
                     "--state-seed draws both from --seed");
     return [o]() {
         refuse_unnamable_output("--out", o->out);
+        refuse_directory_output("--out", o->out);
         inputs_read();  // it reads nothing: an I/O error writing the dump is exit 3
                         // (exit_codes.hpp)
         return write_sample_dump(o->out, o->examples, o->length, o->d, o->layers, o->seed,

@@ -4,7 +4,6 @@
 // Routescope's special layout [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4) and writes the .model file,
 // which Python's sentencepiece loads as it is. Exit 0, 2 for bad arguments or an unreadable corpus,
 // 3 when the file cannot be written.
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -32,12 +31,10 @@ struct TokenizerTrainArgs {
 int run_tokenizer_train(const TokenizerTrainArgs& a) {
     // Errors are thrown to main's handler (exit_codes.hpp): an unreadable corpus is exit 2, a
     // failed write exit 3.
+    // Not a directory (it trained for minutes, then could not rename the model onto it), a
+    // device or a FIFO: said before the training.
     refuse_overwriting_inputs({"--out", a.out}, {{"--corpus", a.corpus}});
-    (void)atomic_write_target(a.out);  // not a device or a FIFO: said before the training
-    // Nor a directory: it trained for minutes, then could not rename the model onto it.
-    if (std::filesystem::is_directory(a.out))
-        throw ConfigError("--out " + a.out + ": is a directory; give the model's file name (e.g. " +
-                          (std::filesystem::path(a.out) / "tokenizer.model").string() + ")");
+    (void)atomic_write_target(a.out);
     data::TextCorpus corpus(a.corpus, data::parse_doc_separator(a.doc_sep));
     inputs_read();
     data::SentencePieceTraining options;

@@ -54,19 +54,23 @@ std::string atomic_write_target(const std::string& final_path) {
         p = (to.is_absolute() ? to : p.parent_path() / to).lexically_normal();
     }
     const fs::file_status st = fs::status(p, ec);
-    if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_directory(st)) return p.string();
-    const char* kind = fs::is_character_file(st) ? "a character device"
-                       : fs::is_block_file(st)   ? "a block device"
-                       : fs::is_fifo(st)         ? "a FIFO (named pipe)"
-                       : fs::is_socket(st)       ? "a socket"
-                                                 : "not a regular file";
-    throw ConfigError(final_path +
-                      (p.string() != fs::absolute(final_path).string()
-                           ? " (a link to " + p.string() + ")"
-                           : std::string()) +
-                      ": is " + kind +
-                      "; an output is written whole beside its name and renamed into place, which "
-                      "would replace it: give a file name");
+    if (ec || !fs::exists(st) || fs::is_regular_file(st)) return p.string();
+    const char* kind = fs::is_directory(st)        ? "a directory"
+                       : fs::is_character_file(st) ? "a character device"
+                       : fs::is_block_file(st)     ? "a block device"
+                       : fs::is_fifo(st)           ? "a FIFO (named pipe)"
+                       : fs::is_socket(st)         ? "a socket"
+                                                   : "not a regular file";
+    throw ConfigError(
+        final_path +
+        (p.string() != fs::absolute(final_path).string() ? " (a link to " + p.string() + ")"
+                                                         : std::string()) +
+        ": is " + kind +
+        (fs::is_directory(st) ? std::string("; an output is a file: give its name (a file in the "
+                                            "directory, say)")
+                              : std::string("; an output is written whole beside its name and "
+                                            "renamed into place, which would replace it: give a "
+                                            "file name")));
 }
 
 void remove_stale_temporaries(const std::string& final_path, const std::string& infix) {

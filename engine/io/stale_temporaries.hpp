@@ -24,9 +24,9 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
 /// Where an atomic writer of `final_path` puts the finished file (absolute): final_path itself, or,
 /// when it is a symbolic link, the file the link points to (resolved link by link), so the link
 /// stays a link and its target gets the content, as a shell redirection writes. ConfigError when
-/// that path exists and is neither a regular file nor a directory (a device such as /dev/full, a
-/// FIFO, a socket): renaming the temporary over it replaced the node with a file (as root,
-/// /dev/full itself) and reported success. A directory is left to the writer's own message.
+/// that path exists and is not a regular file: a device such as /dev/full, a FIFO, a socket
+/// (renaming the temporary over it replaced the node with a file, as root /dev/full itself, and
+/// reported success), or a directory (the rename failed with "Is a directory" after all the work).
 std::string atomic_write_target(const std::string& final_path);
 
 /// Removes ".<temporary_stem(filename of final_path)><infix><pid>*" in final_path's directory

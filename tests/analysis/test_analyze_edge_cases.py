@@ -414,12 +414,30 @@ def main():
         assert r.returncode == 2 and "--width" in r.stderr, r.stderr
     t.case("analyze: extra inputs, --out = --csv and absurd sizes are usage errors", usage_errors)
 
-    # ---- a rename that fails says why (the system's reason, not "Success").
-    def rename_failure_says_why():
-        os.makedirs(t.path("outdir"), exist_ok=True)
-        r = t.run("analyze", "flops", "--out", t.path("outdir"))
-        assert r.returncode == 3 and "Is a directory" in r.stderr, r.stderr
-    t.case("a failed rename names the system's reason", rename_failure_says_why)
+    # ---- an output that is a directory (or a link to one) is a usage error found before any
+    # work: it was found by the final rename ("Is a directory", exit 3), after the whole analysis
+    # or dump.
+    def directory_outputs_are_refused_first():
+        outdir = t.path("outdir")
+        os.makedirs(outdir, exist_ok=True)
+        link = t.path("outdir-link")
+        if not os.path.islink(link):
+            os.symlink(outdir, link)
+        p = t.path("pca.dump.h5")
+        for target in (outdir, link):
+            for args, option in [
+                (["analyze", "flops", "--out", target], "--out"),
+                (["analyze", "pca", "--dump", p, "--out", t.path("dir.json"), "--csv", target],
+                 "--csv"),
+                (["sample-dump", "--out", target, "--examples", "2", "--length", "8"], "--out"),
+            ]:
+                r = t.run(*args)
+                assert r.returncode == 2, (args, r.returncode, r.stderr)
+                assert f"{option} {target}: is a directory" in r.stderr, (args, r.stderr)
+                assert os.listdir(outdir) == [], (args, os.listdir(outdir))
+                assert not os.path.exists(t.path("dir.json")), args
+    t.case("an output that is a directory is refused before any work",
+           directory_outputs_are_refused_first)
 
     # ---- the commands that train and dump: a tiny BiGS on a tiny corpus.
     corpus = t.path("corpus.txt")
@@ -453,6 +471,15 @@ def main():
         assert r.returncode == 2 and "tokenizer.kind" in r.stderr, (r.returncode, r.stderr)
         assert open(ckpt, "rb").read() == before, "the refused resume rewrote the checkpoint"
     t.case("train --resume refuses a tokenizer override", resume_keeps_the_tokenizer)
+
+    def dump_into_a_directory_is_refused_first():
+        outdir = t.path("outdir")
+        ckpt = os.path.join(t.path("resume"), "model.ckpt.h5")
+        r = t.run("dump", "--checkpoint", ckpt, "--out", outdir, "--examples", "2")
+        assert r.returncode == 2 and f"--out {outdir}: is a directory" in r.stderr, r.stderr
+        assert os.listdir(outdir) == [], os.listdir(outdir)
+    t.case("dump into a directory is refused before the model runs",
+           dump_into_a_directory_is_refused_first)
 
     def dump_refuses_values_float16_cannot_hold():
         # One LayerNorm weight scaled by 10^5 (the checkpoint stays finite): activations beyond

@@ -904,7 +904,7 @@ private slots:
     void outputPathProblemsAreNamedAndStaleTemporariesSwept() {
         const std::string src = kData + "/bigs_safetensors";
         Run r = import_cli({src, "--out", kOut});
-        QVERIFY2(r.code == 3 && r.err.find(kOut + ": is a directory") != std::string::npos,
+        QVERIFY2(r.code == 2 && r.err.find(kOut + ": is a directory") != std::string::npos,
                  r.err.c_str());
         r = import_cli({src, "--out", kOut + "/no-such-dir/x.ckpt.h5"});
         QVERIFY2(r.code == 3 && r.err.find("no-such-dir does not exist") != std::string::npos,

@@ -1149,9 +1149,7 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
     const fs::path final_path = atomic_write_target(path);
     std::error_code ec;
     // Said of the path the user gave, before anything is written (the rename's error named a
-    // temporary file, or "Success").
-    if (fs::is_directory(final_path, ec))
-        throw IoError(path + ": is a directory; give the checkpoint's file name (model.ckpt.h5)");
+    // temporary file, or "Success"); atomic_write_target refused a directory.
     if (!fs::is_directory(final_path.parent_path(), ec))
         throw IoError(path + ": its directory " + final_path.parent_path().string() +
                       (fs::exists(final_path.parent_path(), ec) ? " is a file, not a directory"

@@ -16,6 +16,7 @@ import os
 import pickle
 import struct
 import sys
+import warnings
 import zipfile
 
 import h5py
@@ -553,6 +554,11 @@ def main():
         sd["view_slice"] = base[1:, 2:]   # offset + strides into the same storage
         expected[dt]["view_t"] = {"shape": [4, 3], "values": [float(x) for x in base.t().float().flatten()]}
         expected[dt]["view_slice"] = {"shape": [2, 2], "values": [float(x) for x in base[1:, 2:].float().flatten()]}
+        # torch.Tensor.expand: stride 0, more elements than the storage holds (torch.load keeps
+        # the view; its values are torch's own materialisation).
+        row = torch.arange(4, dtype=torch.float32).to(tdt)
+        sd["view_expanded"] = row.expand(3, 4)
+        expected[dt]["view_expanded"] = {"shape": [3, 4], "values": [float(x) for x in row.expand(3, 4).float().flatten()]}
         torch.save(sd, f"{out}/readers/{dt}.bin")
         torch.save(sd, f"{out}/readers/{dt}.legacy.bin", _use_new_zipfile_serialization=False)
     write(f"{out}/readers/expected.json", json.dumps(expected))
@@ -815,6 +821,18 @@ def main():
             if not item.filename.endswith("/data/3"):
                 zout.writestr(item, zin.read(item.filename))
     model_dir(bad, "zip_missing_storage", "pytorch_model.bin", buf.getvalue())
+    # A zip naming storage 0 twice, the second copy all 7.0: torch.load reads the second, a zip
+    # reader's lookup the first; refused.
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile's "Duplicate name"
+        with zipfile.ZipFile(io.BytesIO(good)) as zin, zipfile.ZipFile(buf, "w") as zout:
+            for item in zin.infolist():
+                data = zin.read(item.filename)
+                zout.writestr(item, data)
+                if item.filename.endswith("/data/0"):
+                    zout.writestr(item.filename, struct.pack("<f", 7.0) * (len(data) // 4))
+    model_dir(bad, "zip_duplicate_entry", "pytorch_model.bin", buf.getvalue())
     # A pickle whose payload would run os.system('touch <marker>') if it were unpickled by Python.
     marker = os.path.join(os.path.abspath(bad), "PWNED")
 
@@ -832,6 +850,8 @@ def main():
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("archive/data.pkl", b"\x80\x02X\xff\xff\xff\xffab")
     write(f"{bad}/pickle_huge_string.bin", buf.getvalue())
+    # One element expanded to 2^29 (2 GiB as float32) in a file of a few hundred bytes.
+    torch.save(collections.OrderedDict(w=torch.ones(1).expand(1 << 29)), f"{bad}/torch_huge_expand.bin")
 
     # Pickles found by an adversarial sweep (session 21): nesting 300,000 deep (the recursive free
     # of the value tree overflowed the stack: SIGSEGV), a state_dict naming one key twice (a dict

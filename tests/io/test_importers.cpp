@@ -613,6 +613,48 @@ private slots:
         QVERIFY2(py.code == 0, (py.out + py.err).c_str());
     }
 
+    // A bert whose sentence vectors are means (model.pool = mean, the engine's default for a
+    // trained encoder) exports with pooler_type "non_padding_mean", a key transformers ignores,
+    // and comes back with pool = mean: its dumps' sentence vectors stay the same. A BERT
+    // classifier's pooler reads [CLS], so config.json saying otherwise is refused.
+    void export_keeps_a_bert_encoders_mean_pool() {
+        const std::string dir = kOut + "/mean-pool";
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        const std::string x = dir + "/x.ckpt.h5";
+        QCOMPARE(import_cli({kData + "/bert_mlm_pytorch", "--out", x}).code, 0);
+        Checkpoint ck = read_checkpoint(x);
+        QCOMPARE(ck.config.model.pool, std::string("first"));
+        ck.config.model.pool = "mean";
+        ParamStore store;
+        for (const auto& e : ck.layout)
+            store.add(e.name, e.shape);
+        store.allocate();
+        std::copy(ck.params.begin(), ck.params.end(), store.data());
+        const std::string mean = dir + "/mean.ckpt.h5";
+        write_checkpoint(mean, ck.config, store, ck.tokenizer);
+        for (const char* to : {"safetensors", "pytorch"}) {
+            const std::string out = dir + "/" + to;
+            Run r =
+                run(QStringLiteral(ROUTESCOPE_CLI), {"export", QString::fromStdString(mean), "--to",
+                                                     to, "--out", QString::fromStdString(out)});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            const std::string back = out + ".ckpt.h5";
+            r = import_cli({out, "--out", back});
+            QVERIFY2(r.code == 0, r.err.c_str());
+            QCOMPARE(read_checkpoint(back).config.to_json_text(), ck.config.to_json_text());
+        }
+        const std::string cls = dir + "/cls";
+        fs::copy(kData + "/bert_cls_pytorch", cls);
+        nlohmann::json config;
+        std::ifstream(cls + "/config.json") >> config;
+        config["pooler_type"] = "non_padding_mean";
+        std::ofstream(cls + "/config.json") << config.dump();
+        const Run r = import_cli({cls, "--out", dir + "/cls.ckpt.h5"});
+        QVERIFY2(r.code == 2 && r.err.find("pooler_type") != std::string::npos, r.err.c_str());
+        QVERIFY(!fs::exists(dir + "/cls.ckpt.h5"));
+    }
+
     // A model without a published layout (a pre-norm bert) is refused naming the key, and an
     // --out that holds something is never overwritten: exit 2, nothing written.
     void export_refuses() {
@@ -672,6 +714,21 @@ private slots:
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0 && fs::exists(dir + "/dot/pytorch_model.bin"),
                  p.readAllStandardError().constData());
+        // A symbolic link to an empty directory is written through (the link stays, the
+        // directory gets the files); one to a directory that holds something is refused.
+        fs::create_directories(dir + "/real");
+        fs::create_directory_symlink("real", dir + "/link");
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(dir + "/link")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY(fs::is_symlink(dir + "/link"));
+        QVERIFY(fs::exists(dir + "/real/model.safetensors"));
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "pytorch", "--out",
+                 QString::fromStdString(dir + "/link")});
+        QCOMPARE(r.code, 2);
+        QVERIFY(fs::is_symlink(dir + "/link") && !fs::exists(dir + "/real/pytorch_model.bin"));
     }
 
     // One weights file with --config and --vocab.
@@ -734,6 +791,8 @@ private slots:
         row("safetensors past the end", "bad/st_past_end",
             {"cls.predictions.bias", "run past the end of the file"});
         row("zip missing storage", "bad/zip_missing_storage", {"archive/data/3", "missing"});
+        row("zip naming a storage twice", "bad/zip_duplicate_entry",
+            {"pytorch_model.bin", "two entries named", "/data/0'"});
         row("pickle global", "bad/evil_pickle", {"pytorch_model.bin", "posix.system", "refused"});
         row("bert position_ids", "bad/bert_position_ids",
             {"pytorch_model.bin", "bert.embeddings.position_ids: element 0 is 15"});
@@ -944,6 +1003,9 @@ private slots:
         QVERIFY(!read_error(b + "mp_huge_array.msgpack", "flax").empty());
         QVERIFY(!read_error(b + "mp_huge_bin.msgpack", "flax").empty());
         QVERIFY(read_error(b + "pickle_huge_string.bin").find("truncated") != std::string::npos);
+        // torch.Tensor.expand (stride 0) of one element to 2^29: materialised, it would be 2 GiB.
+        const std::string expand = read_error(b + "torch_huge_expand.bin", "pytorch");
+        QVERIFY2(expand.find("expanded (stride-0) views") != std::string::npos, expand.c_str());
         // fuzz_import_pytorch's finding (its 10-minute campaign): a 19 KB zip whose entry declares
         // a compressed size of 4 GB, so the expansion bound allowed a 4 GB allocation.
         const std::string zip = ROUTESCOPE_SOURCE_DIR

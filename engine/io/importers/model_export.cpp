@@ -173,6 +173,9 @@ ojson export_config(const RunConfig& c) {
         j["initializer_range"] = m.init_std;
         j["position_embedding_type"] = "absolute";
         j["pad_token_id"] = 0;
+        // Not a transformers key (its BERT pools [CLS], which pool = first matches): an encoder
+        // whose sentence vectors are means says so, and its import gives model.pool back.
+        if (m.pool != "first") j["pooler_type"] = "non_padding_mean";
     } else if (m.arch == "bigs") {
         if (m.ssm.n_kernels != 1)
             refuse("model.ssm.n_kernels",
@@ -306,9 +309,19 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     // beside the normalised path (with "out/" its empty file name put it inside the target).
     fs::path final_dir = fs::absolute(dir).lexically_normal();
     if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
+    std::error_code ec;
+    // A symbolic link is written through, as every output is: the link stays and the directory
+    // it names gets the export (the rename replaced the link with a directory of its own).
+    for (int hops = 0; fs::is_symlink(fs::symlink_status(final_dir, ec)); ++hops) {
+        const fs::path to = fs::read_symlink(final_dir, ec);
+        if (ec || hops == 40)
+            throw IoError(dir + ": cannot follow the symbolic link (" +
+                          (ec ? ec.message() : std::string("too many levels")) + ")");
+        final_dir = (to.is_absolute() ? to : final_dir.parent_path() / to).lexically_normal();
+        if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
+    }
     if (final_dir == final_dir.root_path())
         throw IoError(dir + ": the root directory cannot hold an export");
-    std::error_code ec;
     if (fs::exists(final_dir, ec) &&
         (!fs::is_directory(final_dir, ec) || !fs::is_empty(final_dir, ec)))
         throw IoError(dir + ": exists and is not an empty directory (nothing overwritten)");

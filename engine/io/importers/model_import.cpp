@@ -672,6 +672,14 @@ std::string architecture_with(const nlohmann::json& hf, std::initializer_list<co
     }
     return "";
 }
+
+// config.json's pooler_type as model.pool: how the sentence vector is made.
+std::string pool_of(const std::string& pooler, const std::string& where) {
+    if (pooler == "non_padding_mean" || pooler == "mean") return "mean";
+    if (pooler == "first" || pooler == "cls") return "first";
+    throw FormatError(where + ": pooler_type: '" + pooler +
+                      "' (the engine pools by the non-padding mean or the first token)");
+}
 }  // namespace
 
 std::string add_base_prefix(TensorFile& file, const std::string& arch) {
@@ -771,7 +779,10 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                               "transform shares; the engine's MLM head is gelu_erf)");
         m.block_gelu = "erf";
         m.norm_position = "post";
-        m.pool = "first";
+        // transformers' BERT has no pooler_type: its pooler (and so a classifier) reads [CLS].
+        // Routescope's export writes "non_padding_mean" for an encoder whose sentence vectors
+        // are means (model.pool = mean), so that importing the export gives the model back.
+        m.pool = pool_of(get_or<std::string>(hf, "pooler_type", "first", where), where);
         m.n_heads = require<int>(hf, "num_attention_heads", where);
         types = flax ? "bert/embeddings/token_type_embeddings/embedding"
                      : "bert.embeddings.token_type_embeddings.weight";
@@ -791,15 +802,7 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
         if (!get_or<bool>(hf, "pre_norm", true, where))
             throw FormatError(where +
                               ": pre_norm: false (post-norm) is not a BiGS the engine builds");
-        const std::string pooler =
-            get_or<std::string>(hf, "pooler_type", "non_padding_mean", where);
-        if (pooler == "non_padding_mean" || pooler == "mean")
-            m.pool = "mean";
-        else if (pooler == "first" || pooler == "cls")
-            m.pool = "first";
-        else
-            throw FormatError(where + ": pooler_type: '" + pooler +
-                              "' (the engine pools by the non-padding mean or the first token)");
+        m.pool = pool_of(get_or<std::string>(hf, "pooler_type", "non_padding_mean", where), where);
         types = flax ? "s4_bert/embeddings/token_type_embeddings/embedding"
                      : "bigs.embeddings.token_type_embeddings.weight";
         mlm_bias = flax ? "cls/predictions/bias" : "cls.predictions.bias";
@@ -829,6 +832,10 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
             throw FormatError(file.path_of(*out) + ": " + out->name + ": shape " +
                               shape_text(out->shape) + " is not [labels]");
         m.n_labels = static_cast<int>(out->shape[0]);
+        if (arch == "bert" && m.pool != "first")
+            throw FormatError(where + ": pooler_type: '" + m.pool +
+                              "' for a classifier: a BERT's pooler, which its classifier reads, "
+                              "takes [CLS] (first)");
         if (m.n_labels == 1)
             throw FormatError(file.path_of(*out) + ": " + out->name +
                               ": one output (a regression head, as STS-B's, or a multiple-choice "

@@ -41,6 +41,15 @@ public:
                 throw IoError(path + ": cannot open (" + why + ")");
             throw FormatError(path + ": not a readable zip archive (" + why + ")");
         }
+        // An archive naming one entry twice: libzip's lookup finds the first, torch.load the
+        // last, so the two would read different weights from one file.
+        std::set<std::string> seen;
+        for (const auto& name : names())
+            if (!seen.insert(name).second) {
+                zip_discard(zip_);
+                throw FormatError(path + ": the archive holds two entries named '" + name +
+                                  "' (readers disagree on which one counts)");
+            }
     }
     ~Zip() { zip_discard(zip_); }
     Zip(const Zip&) = delete;
@@ -567,6 +576,9 @@ std::size_t width_of(const std::string& dtype) {
 
 namespace {
 
+// The elements that expanded views of one file may materialise (2^28 floats, 1 GiB).
+constexpr std::size_t kExpandedElementsMax = std::size_t{1} << 28;
+
 struct Span {
     const unsigned char* data = nullptr;
     std::size_t size = 0;
@@ -580,6 +592,7 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&
     out.path = path;
     out.format = "pytorch";
     std::set<std::string> names;
+    std::size_t expanded_elements = 0;
     for (const auto& [key, value] : root->entries) {
         if (key->kind != Value::Str) throw FormatError(path + ": state_dict key is not a string");
         const std::string& name = key->s;
@@ -604,7 +617,20 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&
             fail(what + " holds " + std::to_string(bytes.size) + " bytes, the pickle declares " +
                  std::to_string(declared.i) + " elements of " + std::to_string(width));
         const std::size_t capacity = bytes.size / width;
-        const std::size_t count = checked_numel(t.shape, capacity, path + ": " + name);
+        // An expanded view (torch.Tensor.expand: stride 0 along a dimension of size > 1) holds
+        // more elements than its storage; they are materialised here, within a bound on the
+        // whole file's expansion so that a small file cannot ask for gigabytes.
+        bool expanded = false;
+        for (std::size_t d = 0; d < t.shape.size() && d < value->stride.size(); ++d)
+            expanded = expanded || (value->stride[d] == 0 && t.shape[d] > 1);
+        const std::size_t count =
+            checked_numel(t.shape, expanded ? std::size_t{1} << 60 : capacity, path + ": " + name);
+        if (expanded) {
+            expanded_elements += count;  // at most 2^60 + 2^28: no overflow
+            if (expanded_elements > kExpandedElementsMax)
+                fail("expanded (stride-0) views of the file would take more than " +
+                     std::to_string(kExpandedElementsMax / (1u << 18)) + " MiB once materialised");
+        }
         // The last element the view reads must lie inside the storage.
         std::uint64_t last = static_cast<std::uint64_t>(value->i);
         if (count > 0)

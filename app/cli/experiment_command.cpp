@@ -17,15 +17,18 @@
 // Exit 0; 2 for an unknown experiment or a bad --set / option; 3 for an unwritable --out or a
 // stage that failed (its stderr is repeated); 130 when interrupted (the running stage saves).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -44,7 +47,10 @@
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/train/causal_capability.hpp"
+#include "engine/train/labelled_set.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/stop_signal.hpp"
+#include "engine/train/task_corpus.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -260,6 +266,38 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
         config =
             config.with_override("model.ssm.n_kernels=" + std::to_string(config.model.d_model));
     return config;
+}
+
+// What the train, eval and dump stages would refuse of the task the runs of `configs` generate,
+// said before any stage starts (ConfigError, exit 2): parameters the generator refuses
+// (min_entries above max_entries), a split the stages need left empty (data.task_params.n_test
+// = 0: three models trained, then the dump found no examples), examples longer than
+// model.max_len. The splits are generated once per distinct task (a few seconds at most).
+void check_tasks(const std::vector<RunConfig>& configs) {
+    std::map<std::string, data::TaskData> generated;
+    for (const RunConfig& c : configs) {
+        if (!c.data.task) continue;
+        const std::string key = *c.data.task + c.to_json()["data"]["task_params"].dump();
+        auto it = generated.find(key);
+        if (it == generated.end()) it = generated.emplace(key, train::run_task(c)).first;
+        const data::TaskData& task = it->second;
+        if (task.train.empty())
+            throw ConfigError("data.task_params.n_train: task " + task.name +
+                              " has no training examples");
+        if (task.test.empty())
+            throw ConfigError("data.task_params.n_test: task " + task.name +
+                              " has no test examples, which the experiment evaluates and dumps");
+        int longest = 0;
+        if (train::is_causal_objective(c.train.objective))
+            longest = train::task_sequence_length(task, c.train.objective);
+        else
+            for (int split = 0; split < 3; ++split)
+                longest = std::max(longest, train::task_examples(task, split).max_length());
+        if (longest > c.model.max_len)
+            throw ConfigError(
+                "model.max_len: task " + task.name + " has examples of " + std::to_string(longest) +
+                " tokens, longer than model.max_len = " + std::to_string(c.model.max_len));
+    }
 }
 
 // What the table says about one model.
@@ -487,8 +525,10 @@ json checked_grid_options(const ExperimentArgs& a) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
     try {
+        std::vector<RunConfig> configs;
         for (const auto& m : spec.models)
-            (void)model_config(spec, m, a, steps);
+            configs.push_back(model_config(spec, m, a, steps));
+        check_tasks(configs);
     } catch (const Error& e) {
         throw ConfigError(e.what());
     }
@@ -513,11 +553,13 @@ int run_experiment(const ExperimentArgs& a) {
     try {
         for (const auto& m : spec.models)
             configs.push_back(model_config(spec, m, a, steps));
+        check_tasks(configs);
     } catch (const Error& e) {
         throw ConfigError(e.what());
     }
 
     const fs::path out = a.out;
+    check_previous_results(a.out, a.name, /*grid=*/false);
     prepare_output_directory(a.out);
     inputs_read();
     discard_previous_results(a.out);
@@ -679,7 +721,19 @@ CommandRunner setup_experiment(CLI::App& app) {
             ">= 1"));
     cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
-    cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)");
+    cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                // "-1" was read as 2^64 − 1, and data.task_params.seed then refused a value
+                // never typed; the seeds are 0 … 2^63 − 1 (a JSON integer of the config).
+                std::int64_t v = 0;
+                const char* end = text.data() + text.size();
+                const auto r = std::from_chars(text.data(), end, v);
+                return r.ec == std::errc() && r.ptr == end && v >= 0
+                           ? std::string()
+                           : "a whole number from 0 to 9223372036854775807";
+            },
+            "0 … 2^63 − 1"));
     cmd->add_option("--set", a->sets,
                     "Override a configuration value of every run, e.g. model.d_model=32")
         ->allow_extra_args(false);
@@ -706,6 +760,19 @@ CommandRunner setup_experiment(CLI::App& app) {
             if (cmd->count(grid_only) > 0 && a->seeds < 2)
                 throw ConfigError(std::string(grid_only) +
                                   " applies to a grid of seeds: give --seeds N (N ≥ 2) with it");
+        constexpr auto kLastSeed =
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+        if (a->seeds > 1 && a->seed > kLastSeed - static_cast<std::uint64_t>(a->seeds - 1))
+            throw ConfigError("--seed " + std::to_string(a->seed) + " with --seeds " +
+                              std::to_string(a->seeds) + " runs seeds up to " +
+                              std::to_string(a->seed + static_cast<std::uint64_t>(a->seeds - 1)) +
+                              ", past the last seed " + std::to_string(kLastSeed));
+        // What the runs use, as they record it: --threads 0 is this machine's core count and
+        // --device auto the device it finds, so that a seed a grid reuses ran as its others do
+        // (a seed run with one core, or on the GPU, was tabled beside those run otherwise).
+        if (a->threads == 0)
+            a->threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        if (a->device == "auto") a->device = device_name(checked_device(a->device));
         if (a->seeds > 1) {
             const json steps = checked_grid_options(*a);
             return run_seed_grid({a->name, a->out, a->device, a->seeds, a->jobs, a->seed, a->steps,

@@ -134,6 +134,55 @@ void prepare_output_directory(const std::string& dir) {
     }
 }
 
+void check_previous_results(const std::string& dir, const std::string& name, bool grid) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path results = fs::path(dir) / "results.json";
+    const char* kind = grid ? "a grid of seeds" : "a single run";
+    if (fs::exists(results, ec)) {
+        nlohmann::ordered_json held;
+        std::string why;
+        try {
+            held = read_json_file(results.string());
+        } catch (const Error& e) {
+            why = e.what();
+        }
+        if (why.empty() &&
+            (!held.is_object() || !held.contains("experiment") || !held["experiment"].is_string()))
+            why = "it names no experiment";
+        if (!why.empty())
+            throw ConfigError(results.string() + ": not an experiment's results (" + why + "); " +
+                              kind + " of " + name +
+                              " would replace it: move it away or choose another --out");
+        const std::string other = held["experiment"].get<std::string>();
+        if (other != name)
+            throw ConfigError(results.string() + ": this --out holds experiment " + other +
+                              ", not " + name + ": choose another --out");
+        const bool held_grid = held.contains("seeds") && held["seeds"].is_array();
+        if (held_grid != grid)
+            throw ConfigError(results.string() + ": this --out holds " +
+                              (held_grid ? "a grid of seeds (DIR/seed-S)"
+                                         : "a single run (its models' folders)") +
+                              " of " + name + "; " + kind + " would replace its table" +
+                              (held_grid ? "" : " and leave the runs it describes behind") +
+                              (held_grid ? ": run it with --seeds as the grid was run"
+                                         : ": run it without --seeds") +
+                              ", or choose another --out");
+    }
+    if (grid) return;
+    // A grid interrupted before its table: its seed folders, each made by an experiment.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string entry = it->path().filename().string();
+        if (entry.rfind("seed-", 0) == 0 && entry.size() > 5 &&
+            entry.find_first_not_of("0123456789", 5) == std::string::npos &&
+            fs::exists(it->path() / ".routescope-experiment.lock", ec))
+            throw ConfigError(dir + ": this --out holds the seed folders of a grid (" +
+                              it->path().string() +
+                              "); a single run would mix its table with them: run the grid's "
+                              "command again (with its --seeds), or choose another --out");
+    }
+}
+
 void discard_previous_results(const std::string& dir) {
     std::error_code ec;
     for (const char* name : {"results.json", "results.md"})

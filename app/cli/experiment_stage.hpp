@@ -37,6 +37,13 @@ std::string fixed(const nlohmann::ordered_json& value, int digits);
 /// Creates the output directory and probes that a file can be written there, before hours of
 /// training depend on it. RuntimeFailure (exit 3) naming `dir` when it cannot.
 void prepare_output_directory(const std::string& dir);
+/// ConfigError (exit 2) before anything is written when DIR holds results this run must not
+/// replace: a results.json that is not an experiment's (unreadable, not a JSON object, naming no
+/// experiment), another experiment's, a seed grid's when this is a single run (or seed folders an
+/// experiment made, DIR/seed-S), or a single run's when this is a grid (`grid`): a grid runs into
+/// DIR/seed-S and would leave the single run's models without their table. A previous result of
+/// the same kind and experiment is replaced, as documented.
+void check_previous_results(const std::string& dir, const std::string& name, bool grid);
 /// A previous run's results.json and results.md in DIR, removed when this run starts to replace
 /// its runs (after every refusal): an interrupted rerun left them beside checkpoints they no
 /// longer describe.

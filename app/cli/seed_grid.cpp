@@ -261,18 +261,7 @@ int run_seed_grid(const SeedGridArgs& a) {
 
     // Everything is checked before anything is deleted or started: a refusal leaves DIR as it was.
     // The grid's own results.json names the experiment it tabled: another's is not replaced.
-    if (const fs::path previous = out / "results.json"; fs::exists(previous)) {
-        json held;
-        try {
-            held = read_json_file(previous.string());
-        } catch (const Error&) {
-        }
-        if (held.is_object() && held.contains("experiment") && held["experiment"].is_string() &&
-            held["experiment"].get<std::string>() != a.name)
-            throw ConfigError(previous.string() + ": this --out holds experiment " +
-                              held["experiment"].get<std::string>() + ", not " + a.name +
-                              ": choose another --out");
-    }
+    check_previous_results(a.out, a.name, /*grid=*/true);
     std::vector<std::uint64_t> pending;
     for (auto s : seeds) {
         const fs::path dir = dir_of(s);

@@ -164,6 +164,58 @@ def main():
     p = run(a.cli, ["experiment", "induction", "--jobs", "3", "--out", os.path.join(a.work, "bad")], 2)
     check(p.returncode == 2 and "--seeds" in p.stderr, "--jobs without --seeds exits 2 (it was ignored)")
 
+    # 5. Checked before any seed or stage starts (exit 2, the usage code of docs/cli.md, nothing
+    # created): what the task generator refuses, and seeds past 2^63 − 1 (data.task_params.seed
+    # is a JSON integer); "-1" was read as 2^64 − 1.
+    gap = ["--steps", "2", "--threads", "1", "--set", "model.d_model=16"]
+    for bad, says in (("data.task_params.min_entries=9", "min_entries"),
+                      ("data.task_params.n_test=0", "n_test"),
+                      ("model.max_len=8", "model.max_len")):
+        for seeds in ([], ["--seeds", "2"]):
+            out = os.path.join(a.work, "task-" + bad.split("=")[0].split(".")[-1] + str(len(seeds)))
+            p = run(a.cli, ["experiment", "gap-matching", "--out", out, "--set", bad] + gap + seeds, 2)
+            check(p.returncode == 2 and says in p.stderr and
+                  (not os.path.exists(out) or os.listdir(out) == []),
+                  f"--set {bad} {' '.join(seeds)}: exit 2 naming {says}, nothing run "
+                  f"({p.returncode}: {p.stderr[-200:]})")
+    for seed, seeds, says in (("-1", [], "--seed"),
+                              ("9223372036854775807", ["--seeds", "2"], "past the last seed")):
+        out = os.path.join(a.work, "seed-range")
+        p = run(a.cli, ["experiment", "gap-matching", "--out", out, "--seed", seed] + gap + seeds, 2)
+        check(p.returncode == 2 and says in p.stderr and not os.path.exists(out),
+              f"--seed {seed} {' '.join(seeds)}: exit 2 saying '{says}' ({p.stderr[-200:]})")
+
+    # 6. A directory's results are replaced only by a run of the same kind and experiment.
+    before = open(os.path.join(grid, "results.json")).read()
+    for args, says in ((["induction"], "a grid of seeds"),
+                       (["gap-matching"], "holds experiment induction")):
+        p = run(a.cli, ["experiment"] + args + ["--out", grid] + tiny, 2)
+        check(p.returncode == 2 and says in p.stderr and
+              open(os.path.join(grid, "results.json")).read() == before,
+              f"a single {args[0]} run into a grid's folder is refused, the table kept "
+              f"({p.stderr[-200:]})")
+    single = os.path.join(a.work, "single")
+    os.makedirs(single)
+    for text, says in (("garbage {", "not an experiment's results"),
+                       ('{"my": "own notes"}', "names no experiment"),
+                       ('{"experiment": "induction", "seed": 1, "models": []}', "a single run")):
+        open(os.path.join(single, "results.json"), "w").write(text)
+        p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--out", single] + tiny, 2)
+        check(p.returncode == 2 and says in p.stderr and
+              open(os.path.join(single, "results.json")).read() == text and
+              sorted(os.listdir(single)) == [".routescope-experiment.lock", "results.json"],
+              f"a grid into a folder whose results.json is {text!r} is refused, the file kept "
+              f"({p.stderr[-200:]})")
+    # What the runs used, recorded: --threads 0 as this machine's core count, --device auto as
+    # the device found, so that a grid reuses a seed only when it ran as the others do.
+    used = os.path.join(a.work, "used")
+    p = run(a.cli, ["experiment", "induction", "--out", used, "--threads", "0", "--device", "auto"]
+            + tiny[:2] + tiny[4:])
+    r = json.load(open(os.path.join(used, "results.json"))) if p.returncode == 0 else {}
+    check(r.get("threads") == os.cpu_count() and r.get("device") in ("cpu", "cuda"),
+          f"--threads 0 --device auto record {os.cpu_count()} threads and the device "
+          f"({r.get('threads')}, {r.get('device')})")
+
     # 4. A grid ends with its seeds, and one directory holds one experiment at a time.
     long_run = ["experiment", "induction", "--seeds", "2", "--seed", "1", "--steps", "100000",
                 "--threads", "1", "--set", "model.d_model=16"]

@@ -12,11 +12,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "train_test_support.hpp"
 
@@ -42,7 +44,12 @@ std::string read_text(const std::string& path) {
 
 // A finished induction seed as `experiment induction --seed S` records it (the options, then the
 // three models' test accuracy and two bins).
-json induction_seed(int seed, double base, json steps = 62800, int threads = 0,
+// What a run records for --threads 0 (the default): this machine's core count.
+int cores() {
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+json induction_seed(int seed, double base, json steps = 62800, int threads = cores(),
                     const std::string& device = "cpu", json sets = json::array()) {
     json models = json::array();
     const char* labels[] = {"GATED/SSM", "STACK/SSM", "STACK/ATT"};
@@ -120,7 +127,7 @@ private slots:
         const auto a = read_json(grid + "/results.json");
         QCOMPARE(a["steps"], json(20));
         QCOMPARE(a["sets"], json::array());
-        QCOMPARE(a["threads"], json(0));
+        QCOMPARE(a["threads"], json(cores()));
         QCOMPARE(a["device"], json("cpu"));
     }
 
@@ -143,8 +150,8 @@ private slots:
                           qpath("threads")});
         expect_refused(r, grid, "--threads 1");
         const std::string dev = path("device");
-        put_seed(dev, 1, induction_seed(1, 0.5, 62800, 0, "cuda"));
-        put_seed(dev, 2, induction_seed(2, 0.6, 62800, 0, "cuda"));
+        put_seed(dev, 1, induction_seed(1, 0.5, 62800, cores(), "cuda"));
+        put_seed(dev, 2, induction_seed(2, 0.6, 62800, cores(), "cuda"));
         r = run_cli({"experiment", "induction", "--seeds", "2", "--out", qpath("device")});
         expect_refused(r, dev, "--device cuda");
     }
@@ -179,7 +186,7 @@ private slots:
                      {{"experiment", "slstm-vs-bert"},
                       {"seed", s},
                       {"steps", nullptr},
-                      {"threads", 0},
+                      {"threads", cores()},
                       {"sets", json::array()},
                       {"models", json::array()}});
         const auto r = run_cli({"experiment", "slstm-vs-bert", "--seeds", "2", "--threshold", "0.5",

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/utf8.hpp"
 #include "views/chart_figure.hpp"
@@ -222,6 +223,52 @@ QString setting_choice(const nlohmann::json& j, const char* key, const QString& 
     }
     throw FormatError(std::string("settings.") + key + ": '" + data::abbreviated(v) +
                       "' is not one of " + list);
+}
+
+QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
+                       const std::vector<std::string>& allowed) {
+    if (!j.contains(key)) return fallback;
+    const std::string v = j.at(key).is_string() ? j.at(key).get<std::string>() : j.at(key).dump();
+    std::string list;
+    for (const auto& a : allowed) {
+        if (v == a) return QString::fromStdString(v);
+        list += (list.empty() ? "" : ", ") + a;
+    }
+    throw FormatError(std::string("settings.") + key + ": '" + data::abbreviated(v) +
+                      "' is not one of " + list);
+}
+
+std::int64_t setting_int(const nlohmann::json& j, const char* key, std::int64_t fallback,
+                         std::int64_t lo, std::int64_t hi) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    // A whole number written 3.0 is one (as in the run configuration); 2.5 is not.
+    const bool whole =
+        v.is_number_integer() ||
+        (v.is_number_float() && std::isfinite(v.get<double>()) &&
+         std::floor(v.get<double>()) == v.get<double>() && std::fabs(v.get<double>()) < 9.0e15);
+    if (whole) {
+        const std::int64_t n = v.is_number_unsigned()
+                                   ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                         v.get<std::uint64_t>(), std::uint64_t{1} << 62))
+                               : v.is_number_integer() ? v.get<std::int64_t>()
+                                                       : static_cast<std::int64_t>(v.get<double>());
+        if (n >= lo && n <= hi) return n;
+    }
+    throw FormatError(std::string("settings.") + key + ": " + data::abbreviated(v.dump()) +
+                      " is not a whole number in [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
+}
+
+double setting_number(const nlohmann::json& j, const char* key, double fallback, double lo,
+                      double hi) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    if (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= lo &&
+        v.get<double>() <= hi)
+        return v.get<double>();
+    throw FormatError(std::string("settings.") + key + ": " + data::abbreviated(v.dump()) +
+                      " is not a number in [" + number_text(lo) + ", " + number_text(hi) + "]");
 }
 
 QString AnalysisView::figure_name() const {

@@ -293,5 +293,18 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
 /// the unknown value (the project loader leaves the view out and says so).
 QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
                        std::initializer_list<const char*> allowed);
+/// The same for a choice known at run time (analysis::similarity_measures()).
+QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
+                       const std::vector<std::string>& allowed);
+
+/// A settings value that is a whole number in [lo, hi] (the range of the view's own control, or
+/// of the CLI's option), or `fallback` when the key is absent. FormatError "settings.KEY: v is
+/// not a whole number in [lo, hi]" otherwise: a project's "bins": 2147483647 took gigabytes, and
+/// "bins": 0 drew a bin to infinity.
+std::int64_t setting_int(const nlohmann::json& j, const char* key, std::int64_t fallback,
+                         std::int64_t lo, std::int64_t hi);
+/// A settings value that is a finite number in [lo, hi], or `fallback` when absent.
+double setting_number(const nlohmann::json& j, const char* key, double fallback, double lo,
+                      double hi);
 
 }  // namespace routescope::views

@@ -213,10 +213,18 @@ void ArrayBrowserView::start() {
                 for (const auto& d : out.datasets)
                     if (d.shape.size() > e->shape.size()) e = &d;
                 out.settings.dataset = QString::fromStdString(e->path);
-                const int rank = static_cast<int>(e->shape.size());
+                out.settings.row_axis = out.settings.column_axis =
+                    ArrayBrowserSettings::kDatasetAxes;
+                out.settings.index.clear();
+            }
+            const int rank = static_cast<int>(e->shape.size());
+            if (out.settings.row_axis == ArrayBrowserSettings::kDatasetAxes ||
+                out.settings.column_axis == ArrayBrowserSettings::kDatasetAxes || rank == 1) {
+                // A rank-1 dataset is one row: read_slice takes it so whatever the axes say, and
+                // the axes drawn are the ones read (axis 1 and 2 of a rank-1 dataset read past
+                // its axis names: a crash).
                 out.settings.row_axis = rank >= 2 ? rank - 2 : -1;
                 out.settings.column_axis = rank - 1;
-                out.settings.index.clear();
             }
             analysis::SliceRequest r;
             r.dataset = e->path;
@@ -313,7 +321,9 @@ void ArrayBrowserView::redraw() {
     d.row_labels = row_labels_;
     d.column_labels = column_labels_;
     auto axis_name = [&](int a) {
-        return a < 0 ? QString() : QString::fromStdString(e->axes[static_cast<std::size_t>(a)]);
+        return a < 0 || a >= static_cast<int>(e->axes.size())
+                   ? QString()
+                   : QString::fromStdString(e->axes[static_cast<std::size_t>(a)]);
     };
     d.y_label = axis_name(settings_.row_axis);
     d.x_label = axis_name(settings_.column_axis);

@@ -24,7 +24,10 @@ class HeatmapWidget;
 struct ArrayBrowserSettings {
     QString file;
     QString dataset;  ///< empty: the first dataset of the file
-    int row_axis = 1, column_axis = 2;
+    /// kDatasetAxes (a project that names a dataset but not its axes): the dataset's last two
+    /// axes (one row and its only axis for a rank-1 dataset), chosen when it is read.
+    static constexpr int kDatasetAxes = -2;
+    int row_axis = kDatasetAxes, column_axis = kDatasetAxes;
     std::vector<std::int64_t> index;  ///< per axis
     double outlier_sd = 4.0;          ///< 0: no outlier marking
     nlohmann::json to_json() const;

@@ -1,5 +1,7 @@
 #include "views/gates_view.hpp"
 
+#include <stdexcept>
+
 #include "analysis/cached_analyses.hpp"
 #include "analysis/layer_pairing.hpp"
 
@@ -340,10 +342,24 @@ void GatesView::start() {
             }
             fill_examples();
             const auto& first = result_->gates.front();
-            if (find_gate(*result_, settings_.layer, settings_.gate))
-                select_gate(settings_.layer, settings_.gate);
-            else
-                select_gate(first.layer, QString::fromStdString(first.gate));
+            // The gate the settings name (a project's): its layer and name, either left out
+            // for the first that fits. One the dump lacks is the view's error
+            // (docs/formats/project.md: settings that cannot be applied), not another drawn.
+            const analysis::GateStats* chosen = nullptr;
+            for (const auto& g : result_->gates)
+                if (!chosen && (settings_.layer < 0 || g.layer == settings_.layer) &&
+                    (settings_.gate.isEmpty() || QString::fromStdString(g.gate) == settings_.gate))
+                    chosen = &g;
+            if (!chosen)
+                throw std::runtime_error(
+                    "settings: " +
+                    (settings_.layer >= 0 ? "layer " + std::to_string(settings_.layer) : "") +
+                    (settings_.layer >= 0 && !settings_.gate.isEmpty() ? ", " : "") +
+                    (settings_.gate.isEmpty() ? ""
+                                              : "gate '" + settings_.gate.toStdString() + "'") +
+                    " is not in " + settings_.dump.toStdString() + " (its first gate: layer " +
+                    std::to_string(first.layer) + ", '" + first.gate + "')");
+            select_gate(chosen->layer, QString::fromStdString(chosen->gate));
         });
 }
 

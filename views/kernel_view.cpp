@@ -1,5 +1,7 @@
 #include "views/kernel_view.hpp"
 
+#include <stdexcept>
+
 #include "analysis/cached_analyses.hpp"
 
 #include <QComboBox>
@@ -143,8 +145,9 @@ KernelViewSettings KernelViewSettings::from_json(const nlohmann::json& j) {
     };
     s.a = source(j.value("a", nlohmann::json::object()));
     if (j.contains("b")) s.b = source(j["b"]);
-    s.radius = j.value("radius", s.radius);
-    s.length = j.value("length", s.length);
+    // The ranges of the view's own controls ("length": 16777216 took gigabytes and minutes).
+    s.radius = static_cast<int>(setting_int(j, "radius", s.radius, 1, 65535));
+    s.length = static_cast<int>(setting_int(j, "length", s.length, 2, 1 << 20));
     s.scaling = setting_choice(j, "scaling", s.scaling, {"minmax", "signed", "magnitude"});
     s.layer = j.value("layer", s.layer);
     s.group = j.value("group", s.group);
@@ -355,6 +358,15 @@ void KernelView::start() {
                 group_box_->setValue(settings_.group);
                 group_box_->setVisible(groups > 1 || settings_.group > 0);
             }
+            // A layer the settings name (a project's) that the model lacks is the view's error
+            // (docs/formats/project.md: settings that cannot be applied), not another layer
+            // drawn in its place.
+            if (settings_.layer >= 0 && !a_->layers.empty() && !find_layer(*a_, settings_.layer))
+                throw std::runtime_error(
+                    "settings.layer: " + std::to_string(settings_.layer) + " is not a layer of " +
+                    settings_.a.path.toStdString() +
+                    " (its SSM layers: " + std::to_string(a_->layers.front().layer) + " … " +
+                    std::to_string(a_->layers.back().layer) + ")");
             if (settings_.layer < 0 || !find_layer(*a_, settings_.layer))
                 settings_.layer = a_->layers.empty() ? -1 : a_->layers.back().layer;
             redraw();

@@ -1,8 +1,10 @@
 #include "views/length_accuracy_view.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "analysis/cached_analyses.hpp"
+#include "analysis/length_accuracy.hpp"
 
 #include <QComboBox>
 #include <QFileInfo>
@@ -33,8 +35,9 @@ LengthAccuracyViewSettings LengthAccuracyViewSettings::from_json(const nlohmann:
     s.a = QString::fromStdString(j.value("a", ""));
     s.b = QString::fromStdString(j.value("b", ""));
     s.binning = setting_choice(j, "binning", s.binning, {"quantile", "width"});
-    s.bins = j.value("bins", s.bins);
-    s.width = j.value("width", s.width);
+    // As `analyze length-accuracy --bins` takes them; a width of 0 is "from the bins".
+    s.bins = static_cast<int>(setting_int(j, "bins", s.bins, 1, analysis::kMaxBins));
+    s.width = setting_number(j, "width", s.width, 0, std::numeric_limits<double>::max());
     return s;
 }
 

@@ -32,7 +32,7 @@ SimilarityViewSettings SimilarityViewSettings::from_json(const nlohmann::json& j
     SimilarityViewSettings s;
     s.dump_a = QString::fromStdString(j.value("dump_a", std::string()));
     s.dump_b = QString::fromStdString(j.value("dump_b", std::string()));
-    s.measure = QString::fromStdString(j.value("measure", s.measure.toStdString()));
+    s.measure = setting_choice(j, "measure", s.measure, analysis::similarity_measures());
     s.vectors = setting_choice(j, "vectors", s.vectors, {"token", "sentence"});
     s.max_vectors = j.value("max_vectors", s.max_vectors);
     s.gram_m = j.value("gram_m", s.gram_m);

@@ -6,6 +6,7 @@
 #include <QThread>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 
@@ -105,10 +106,12 @@ int export_project(const QString& project, const QString& out_dir,
     }
     QApplication::processEvents();
     int status = 0;
+    bool timed_out = false;
     for (auto* view : window.analysis_views()) {
         const Outcome& o = outcomes[view];
         const std::string title = line(view->title());
         if (view->busy()) {
+            timed_out = true;
             QString text = QStringLiteral("the analysis did not finish within --timeout %1 s (%2)")
                                .arg(seconds(timeout_s), state_of(*view));
             if (o.finished > 0 && view->has_result())
@@ -170,6 +173,16 @@ int export_project(const QString& project, const QString& out_dir,
             if (!problems.isEmpty() && status == 0) status = 4;
         }
     if (auto* box = window.last_error()) box->close();
+    if (timed_out) {
+        // --timeout: "stop waiting". A cancelled analysis ends at its next check of the cancel
+        // flag, which a long step (a kernel of 2^31 positions) reaches only minutes later, and
+        // the window's destruction waited for it. Everything this export writes is written;
+        // the unfinished workers are abandoned with the process.
+        out.flush();
+        err.flush();
+        std::fflush(nullptr);
+        std::_Exit(status);
+    }
     return status;
 }
 

@@ -220,11 +220,18 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
     // Dumps and checkpoints only: a project listed there was opened as a project, which opened
     // its own "files" again (a project that lists itself, or A → B → A, recursed until the stack
     // overflowed).
-    for (qsizetype i = 0; i < p.files.size(); ++i)
-        if (p.files[i].endsWith(".rsproj", Qt::CaseInsensitive))
-            throw FormatError("project: files[" + std::to_string(i) + "] '" +
-                              j["files"][static_cast<std::size_t>(i)].get<std::string>() +
-                              "' is a project: 'files' holds dumps and checkpoints only");
+    // Nor predictions (*.jsonl), which open as an Accuracy-by-length view, not through the file
+    // loader: the project's views waited for a verdict that never came (an export hung).
+    for (qsizetype i = 0; i < p.files.size(); ++i) {
+        const bool project = p.files[i].endsWith(".rsproj", Qt::CaseInsensitive);
+        if (project || p.files[i].endsWith(".jsonl", Qt::CaseInsensitive))
+            throw FormatError(
+                "project: files[" + std::to_string(i) + "] '" +
+                j["files"][static_cast<std::size_t>(i)].get<std::string>() + "' is " +
+                (project ? "a project"
+                         : "an evaluation's predictions (a length_accuracy view's input)") +
+                ": 'files' holds dumps and checkpoints only");
+    }
     p.runs = read_paths(j, "runs", base);
     p.current = j.value("current", -1);
     if (j.contains("names")) {

@@ -923,6 +923,29 @@ private slots:
         QCOMPARE(view.heatmap()->data().rows, 1);
         QCOMPARE(view.heatmap()->data().columns, static_cast<int>(dump.examples()));
         QCOMPARE(view.heatmap()->data().values[4], double(dump.lengths()[4]));
+        // A project's settings naming a dataset but not its axes (docs/formats/project.md: an
+        // omitted key keeps the view's default): a rank-1 dataset is one row (the axes 1 and 2
+        // of the default read past its one axis name: SIGSEGV), a rank-3 one its last two axes;
+        // axes given for a rank-1 dataset are those of its one row.
+        for (const auto& [settings, rows, x_label] :
+             {std::tuple{
+                  nlohmann::json{{"file", dump_a_.toStdString()}, {"dataset", "/data/lengths"}}, 1,
+                  QString("examples")},
+              std::tuple{nlohmann::json{{"file", dump_a_.toStdString()},
+                                        {"dataset", "/data/lengths"},
+                                        {"row_axis", 1},
+                                        {"column_axis", 2}},
+                         1, QString("examples")},
+              std::tuple{
+                  nlohmann::json{{"file", dump_a_.toStdString()}, {"dataset", "/layers/1/hidden"}},
+                  static_cast<int>(dump.padded_length()), QString("channels")}}) {
+            ArrayBrowserView restored(ArrayBrowserSettings::from_json(settings));
+            restored.start();
+            QVERIFY(view_test::wait_for(&restored));
+            QVERIFY2(restored.has_result(), qPrintable(restored.error()));
+            QCOMPARE(restored.heatmap()->data().rows, rows);
+            QCOMPARE(restored.heatmap()->data().x_label, x_label);
+        }
 
         // NaN is shown and marked (magenta), not refused.
         const QString fixtures = QDir(dir_).filePath("browser_fixtures");

@@ -1256,9 +1256,13 @@ private slots:
         QVERIFY(write_json(dir + "/a.rsproj", project({"b.rsproj"})));
         QVERIFY(write_json(dir + "/b.rsproj", project({"a.rsproj"})));
         QVERIFY(write_json(dir + "/outer.rsproj", project({dump, "inner.RSPROJ"})));
+        // Predictions open as a view, not through the loader: the project's views waited for
+        // their verdict for ever (an export that never ended).
+        QVERIFY(write_json(dir + "/preds.rsproj", project({dump, "p.jsonl"})));
         for (const auto& [name, entry] : {std::pair{"self.rsproj", "files[0] 'self.rsproj'"},
                                           std::pair{"a.rsproj", "files[0] 'b.rsproj'"},
-                                          std::pair{"outer.rsproj", "files[1] 'inner.RSPROJ'"}}) {
+                                          std::pair{"outer.rsproj", "files[1] 'inner.RSPROJ'"},
+                                          std::pair{"preds.rsproj", "files[1] 'p.jsonl'"}}) {
             try {
                 (void)gui::Project::load(dir + "/" + name);
                 QFAIL(qPrintable(QString("%1 was read").arg(name)));
@@ -1273,6 +1277,9 @@ private slots:
         QCOMPARE(run_workbench({"--export", dir + "/a.rsproj", "--out", dir + "/out"}, &err), 2);
         QVERIFY2(err.contains("a.rsproj") && err.contains("files[0] 'b.rsproj'"), err.constData());
         QVERIFY(!QFileInfo::exists(dir + "/out"));
+        QCOMPARE(run_workbench({"--export", dir + "/preds.rsproj", "--out", dir + "/out"}, &err),
+                 2);
+        QVERIFY2(err.contains("files[1] 'p.jsonl'"), err.constData());
         QCOMPARE(run_workbench({"--screenshot", dir + "/shot.png", dir + "/self.rsproj"}, &err), 2);
         QVERIFY2(err.contains("self.rsproj") && err.contains("files[0]"), err.constData());
         QVERIFY(!QFileInfo::exists(dir + "/shot.png"));

@@ -59,6 +59,13 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
         if (info.gates.empty())
             throw ConfigError(dump.path() + ": layer " + std::to_string(layer) + " has no gates");
         const auto row_lengths = dump.row_lengths(layer);
+        // A layer that stores no example (an empty example_index) has no gate value: said in
+        // the dump's terms, as anisotropy says it (it was the sampler's "sample size M must be
+        // at least 1 (got 0)", an option gates does not take, naming no file or layer).
+        if (row_lengths.empty())
+            throw ConfigError(dump.path() + ": layer " + std::to_string(layer) +
+                              " stores 0 examples (its example_index is empty): no gate values "
+                              "to summarise");
         const std::int64_t m =
             sentences_wanted(options.max_sentences, static_cast<std::int64_t>(row_lengths.size()));
         const std::vector<std::int64_t> rows = sample_sentences(row_lengths, m, options.seed).rows;

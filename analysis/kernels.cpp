@@ -127,6 +127,13 @@ LayerKernel describe(int layer, std::vector<double> forward, std::vector<double>
     return k;
 }
 
+/// "a vlen string", "an int64 array of 2": an attribute's type (h5::attr_type_name) in a sentence.
+std::string with_article(const std::string& type) {
+    if (type.rfind("an ", 0) == 0 || type.rfind("a ", 0) == 0) return type;
+    const bool vowel = !type.empty() && std::string("aeiou").find(type[0]) != std::string::npos;
+    return (vowel ? "an " : "a ") + type;
+}
+
 /// Reads /params/layers.<i>.ssm_<direction>.* of a checkpoint (CHECKPOINT_FORMAT.md).
 class CheckpointSsm {
 public:
@@ -139,10 +146,19 @@ public:
             throw FormatError(path + ": root attr format is '" + format.value_or("(missing)") +
                               "', expected 'routescope-checkpoint'");
         const auto version = h5::read_int_attr(file_, "format_version");
-        if (!version || *version > kCheckpointFormatVersion)
-            throw FormatError(path + ": format_version " +
-                              (version ? std::to_string(*version) : "(missing)") +
-                              " is not one this build reads (≤ " +
+        if (!version)
+            // Present but of another type (the string "1", a float) is said as such: it was
+            // "format_version (missing)".
+            throw FormatError(
+                path + ": root attr format_version " +
+                (h5::has_attr(file_, "format_version")
+                     ? "is " + with_article(h5::attr_type_name(file_, "format_version")) +
+                           ", not an integer"
+                     : "is missing (an integer, " + std::to_string(kCheckpointFormatVersion) +
+                           " for this build)"));
+        if (*version < 1 || *version > kCheckpointFormatVersion)
+            throw FormatError(path + ": format_version " + std::to_string(*version) +
+                              " is not one this build reads (1 … " +
                               std::to_string(kCheckpointFormatVersion) + ")");
         for (int i = 0;
              h5::is_dataset(file_, "params/layers." + std::to_string(i) + ".ssm_forward.A_re"); ++i)

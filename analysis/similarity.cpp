@@ -298,8 +298,11 @@ MatrixXd whitening(const LayerMoments& m, Index count) {
            m.eigenvalues.head(count).cwiseSqrt().cwiseInverse().asDiagonal();
 }
 
+/// The directions SVCCA keeps: 0 for a layer without variance (every eigenvalue 0), whose
+/// whitening would divide by 0 and whose scores are null.
 Index svcca_dims(const LayerMoments& m, double share) {
     const double total = m.eigenvalues.cwiseMax(0.0).sum();
+    if (!(total > 0) || !(m.trace > 0)) return 0;
     double cum = 0;
     for (Index k = 0; k < m.eigenvalues.size(); ++k) {
         cum += std::max(0.0, m.eigenvalues[k]);
@@ -834,9 +837,14 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
                                     ky = svcca_dims(y, options.svcca_variance);
                         if (j == 0) r.svcca_dims_a.push_back(static_cast<int>(kx));
                         if (i == 0) r.svcca_dims_b.push_back(static_cast<int>(ky));
-                        const VectorXd rho =
-                            singular_values(whitening(x, kx).transpose() * cxy * whitening(y, ky));
-                        set_value("svcca", i, j, rho.head(std::min(kx, ky)).mean());
+                        // A layer without variance keeps no direction: its score is null, said
+                        // by the note on constant layers (the whitening divided by 0, and dgesdd
+                        // refused the NaNs: "info -4").
+                        if (kx > 0 && ky > 0) {
+                            const VectorXd rho = singular_values(whitening(x, kx).transpose() *
+                                                                 cxy * whitening(y, ky));
+                            set_value("svcca", i, j, rho.head(std::min(kx, ky)).mean());
+                        }
                     }
                     if (wants(r.measures, "pwcca")) set_value("pwcca", i, j, pwcca_of(x, y, cxy));
                     steps.step();

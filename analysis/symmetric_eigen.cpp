@@ -50,6 +50,10 @@ Eigen::VectorXd singular_values(Eigen::MatrixXd a) {
     const int m = static_cast<int>(a.rows()), n = static_cast<int>(a.cols());
     Eigen::VectorXd s(std::min(m, n));
     if (s.size() == 0) return s;
+    // dgesdd answers a NaN with info -4 ("illegal argument"); say what it is.
+    if (!a.allFinite())
+        throw Error("singular values of a " + std::to_string(m) + " × " + std::to_string(n) +
+                    " matrix with a non-finite entry (NaN or infinity)");
     use_one_blas_thread();
     const char jobz = 'N';
     const int lda = std::max(1, m), one = 1;

@@ -350,9 +350,23 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
             if (!values || !h5::exists(tr, moment)) continue;
             auto& values = std::string(moment) == "adam_m" ? st.adam_m : st.adam_v;
             values.assign(total, 0.0f);
-            for (const auto& e : ck.layout)
-                read_floats(path, file, std::string("/train/") + moment + "/" + e.name, e.shape,
-                            values.data() + e.offset);
+            for (const auto& e : ck.layout) {
+                const std::string where = std::string("/train/") + moment + "/" + e.name;
+                read_floats(path, file, where, e.shape, values.data() + e.offset);
+                if (std::string(moment) != "adam_v") continue;
+                // AdamW's second moment is an average of squares: a negative one made the first
+                // step of a resume NaN, reported as a diverged loss blaming train.lr.
+                const float* v = values.data() + e.offset;
+                std::size_t count = 0, first = 0;
+                for (std::size_t i = 0; i < e.size; ++i)
+                    if (v[i] < 0 && count++ == 0) first = i;
+                if (count > 0)
+                    bad(path, where,
+                        "expected values ≥ 0 (AdamW's second moment, an average of squares), "
+                        "found " +
+                            number_text(v[first]) + " at flat index " + std::to_string(first) +
+                            " (" + std::to_string(count) + " negative in all)");
+            }
         }
         if (h5::exists(tr, "mixture_controller")) {
             const std::string where = "/train/mixture_controller";

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "engine/core/config.hpp"
+#include "engine/data/task.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/format_checker.hpp"
 #include "engine/io/h5_file.hpp"
@@ -54,6 +56,17 @@ private:
             const auto text = h5::read_string_attr(config, "json");
             if (!text) return;
             const RunConfig c = RunConfig::parse(*text);
+            // The built-in task every command generates from /config (eval, dump, train
+            // --resume refuse another name): data.generate_task's list, said here.
+            if (c.data.task && !c.data.task->empty()) {
+                const auto& names = data::task_names();
+                if (std::find(names.begin(), names.end(), *c.data.task) == names.end()) {
+                    std::string list;
+                    for (const auto& n : names)
+                        list += (list.empty() ? "" : ", ") + n;
+                    add("/config", "data.task one of " + list, "'" + *c.data.task + "'");
+                }
+            }
             for (const auto& e : models::Model::parameter_layout(c.model)) {
                 expected_[e.name] = std::vector<hsize_t>(e.shape.begin(), e.shape.end());
                 layout_order_.push_back(e.name);
@@ -171,9 +184,35 @@ private:
                 auto ds = dataset_at(path);
                 if (!ds) continue;
                 std::vector<std::optional<hsize_t>> dims(shape.begin(), shape.end());
+                // AdamW's second moment is an average of squares: a negative one is no state
+                // the optimizer reaches (its square root is NaN at the first step of a resume,
+                // which then blamed train.lr). The first, where, and how many.
+                std::uint64_t negative = 0;
+                std::string first;
+                const auto stored = h5::shape_of(*ds);
+                const FloatBlockVisitor nonnegative = [&](const float* v, hsize_t r0, hsize_t nrows,
+                                                          hsize_t row) {
+                    for (hsize_t i = 0; i < nrows * row; ++i) {
+                        if (!(v[i] < 0) || negative++ > 0) continue;
+                        // The dataset's coordinates, as the finiteness scan gives them.
+                        std::vector<hsize_t> at(stored.size());
+                        hsize_t flat = r0 * row + i;
+                        for (std::size_t k = stored.size(); k-- > 0;) {
+                            at[k] = stored[k] ? flat % stored[k] : 0;
+                            flat = stored[k] ? flat / stored[k] : 0;
+                        }
+                        first = number_text(v[i]) + " at " + h5::shape_text(at);
+                    }
+                    return true;
+                };
+                const bool second = std::string(moment) == "adam_v";
                 check_float_dataset(*ds, path, dims,
                                     h5::shape_text(shape) + " (as /params/" + name +
-                                        (expected_.count(name) ? " under /config" : "") + ")");
+                                        (expected_.count(name) ? " under /config" : "") + ")",
+                                    second ? nonnegative : FloatBlockVisitor());
+                if (negative > 0)
+                    add(path, "values ≥ 0 (AdamW's second moment, an average of squares)",
+                        first + " (" + std::to_string(negative) + " negative in all)");
             }
         }
         check_mixture_controller(train);

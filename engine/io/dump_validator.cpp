@@ -691,19 +691,31 @@ private:
         }
     }
 
-    /// "<l>" is a decimal integer without leading zeros, at most n_layers.
+    /// "<l>" is a decimal integer without leading zeros, at most n_layers (0 … 2^31 − 1: ten
+    /// digits are a layer index; a name of any length is parsed without overflow).
     bool check_layer_index(const std::string& name, const std::string& path) {
         const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
             return c >= '0' && c <= '9';
         });
-        if (!digits || (name.size() > 1 && name[0] == '0') || name.size() > 9) {
+        if (!digits || (name.size() > 1 && name[0] == '0')) {
             add(path, "a layer index (decimal integer without leading zeros)", "'" + name + "'");
             return false;
         }
-        const long index = std::stol(name);
-        if (n_layers_ && index > *n_layers_) {
-            add(path, "a layer index in 0.." + std::to_string(*n_layers_) + " (/model n_layers)",
-                std::to_string(index));
+        // Saturating at 2^32: past every n_layers (at most 2^31 − 1), and far from overflow.
+        constexpr std::uint64_t kCap = std::uint64_t{1} << 32;
+        std::uint64_t index = 0;
+        for (const char c : name)
+            index = std::min(kCap, index * 10 + static_cast<std::uint64_t>(c - '0'));
+        // Without a usable n_layers (reported at /model), the largest it may be.
+        const auto int32_max = static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max());
+        const bool known =
+            n_layers_ && *n_layers_ >= 0 && static_cast<std::uint64_t>(*n_layers_) <= int32_max;
+        const std::uint64_t most = known ? static_cast<std::uint64_t>(*n_layers_) : int32_max;
+        if (index > most) {
+            add(path,
+                "a layer index in 0.." + std::to_string(most) +
+                    (known ? " (/model n_layers)" : " (2^31 − 1, the largest n_layers)"),
+                name);
             return false;
         }
         return true;

@@ -83,6 +83,72 @@ def main():
             assert abs(g["mean"] - values.mean()) < 1e-6, (g["mean"], values.mean())
     t.case("gates: each layer's own sample (example_index)", gates_rows_per_layer)
 
+    # ---- gates: a layer that stores no example (an empty example_index, a valid dump:
+    # docs/formats/dump.md allows S' = 0) is refused naming the file and the layer, as
+    # anisotropy refuses it; it was the sampler's "sample size M must be at least 1 (got 0)",
+    # an option gates does not take (probe M).
+    def gates_layer_without_examples_names_file_and_layer():
+        L, N = 6, 3
+        p = t.path("gates-empty.dump.h5")
+        own = np.random.default_rng(2701)  # its own draws: the shared rng's stream is unchanged
+        write_dump(p, {0: own.standard_normal((4, L, 4))}, [6, 2, 4, 5], arch="birdie")
+        with h5py.File(p, "r+") as f:  # layer 1: S' = 0 rows (unchunked: no chunk fits)
+            f["model"].attrs["n_layers"] = 1
+            f["layers/1/hidden"] = np.zeros((0, L, 4), np.float32)
+            f["layers/1/gates/f"] = np.zeros((0, L, N), np.float32)
+            f["layers/1/example_index"] = np.zeros(0, np.int32)
+        r = t.run("validate", p)
+        t.ok(r)
+        anis = t.run("analyze", "anisotropy", "--dump", p, "--layer", "1",
+                     "--out", t.path("ge-a.json"))
+        r = t.run("analyze", "gates", "--dump", p, "--out", t.path("ge.json"))
+        assert r.returncode == anis.returncode == 2, (r.returncode, anis.returncode, r.stderr)
+        assert p in r.stderr and "layer 1" in r.stderr and "0 examples" in r.stderr, r.stderr
+        assert "sample size" not in r.stderr, r.stderr
+        assert not os.path.exists(t.path("ge.json"))
+    t.case("gates: a layer storing no example names the file and the layer",
+           gates_layer_without_examples_names_file_and_layer)
+
+    # ---- similarity: a layer without variance (every vector equal: zeros, a huge constant
+    # 3e38, float16's 60000) has no SVCCA or PWCCA either: its row and column are null with the
+    # note naming the layer, the other pairs stand (a layer against itself is 1 for both,
+    # Raghu et al. 2017, Morcos et al. 2018). SVCCA reached LAPACK with NaNs: "dgesdd did not
+    # converge (info -4)", exit 3, naming neither file nor layer (probe M).
+    def similarity_constant_layer_has_null_cca():
+        S, L, d = 40, 8, 4
+        own = np.random.default_rng(2702)  # its own draws: the shared rng's stream is unchanged
+        for value, dtype in ((0.0, np.float32), (3e38, np.float32), (60000.0, np.float16)):
+            p = t.path("const-%g.dump.h5" % value)
+            write_dump(p, {0: own.standard_normal((S, L, d)), 1: np.zeros((S, L, d)),
+                           2: own.standard_normal((S, L, d))}, [L] * S)
+            with h5py.File(p, "r+") as f:
+                del f["layers/1/hidden"]
+                f.create_dataset("layers/1/hidden", data=np.full((S, L, d), value, dtype))
+            t.ok(t.run("validate", p))
+            for measures in (["--measures", "svcca"], ["--measures", "pwcca"], []):
+                out = t.path("const.json")
+                if os.path.exists(out):
+                    os.remove(out)
+                what = (value, measures)
+                r = t.run("analyze", "similarity", "--dump", p, "--dump", p, *measures,
+                          "--permutations", "0", "--bootstrap", "0", "--out", out)
+                assert r.returncode == 0, (what, r.returncode, r.stderr)
+                res = json.load(open(out))["results"][0]
+                notes = " ".join(res.get("notes", []))
+                assert "layer 1 of A" in notes and "no variance" in notes, (what, notes)
+                names = [m for m in ("svcca", "pwcca") if m in res["measures"]]
+                assert names == ([measures[1]] if measures else ["svcca", "pwcca"]), (what, names)
+                for name in res["measures"]:
+                    v = res["measures"][name]
+                    assert all(v[1][j] is None and v[j][1] is None for j in range(3)), \
+                        (what, name, v)
+                for name in names:
+                    v = res["measures"][name]
+                    for i in (0, 2):
+                        assert v[i][i] is not None and abs(v[i][i] - 1) < 1e-6, (what, name, v)
+    t.case("similarity: SVCCA and PWCCA of a layer without variance are null with a note",
+           similarity_constant_layer_has_null_cca)
+
     # ---- length-accuracy: a bin without examples has no accuracy (null, an empty CSV cell).
     def empty_bin_has_no_accuracy():
         p = t.path("la.dump.h5")

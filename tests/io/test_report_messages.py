@@ -11,7 +11,10 @@ form, "PATH: expected WHAT, found WHAT".
 - a task checkpoint whose vocabulary has the task's size but other pieces was "its vocabulary of
   22 ids is not the task's 22", which names no difference;
 - an evaluation whose forward pass overflows (a finite, huge weight) was a score, "loss": null and
-  exact_match 0.0 with exit 0.
+  exact_match 0.0 with exit 0;
+- probe M: validate accepted a data.task no command loads and a negative /train/adam_v (the resume
+  then blamed train.lr for a NaN loss); analyze kernels called a string format_version "missing";
+  validate refused every ten-digit layer index, though n_layers may be 2^31 - 1.
 
     test_report_messages.py --cli routescope-cli --work DIR
 """
@@ -161,6 +164,101 @@ def main():
         assert not os.path.exists(os.path.join(out, "model.ckpt.h5"))
     t.case("pretraining without an MLM head is refused before the run",
            pretraining_without_an_mlm_head_is_refused_before_the_run)
+
+    # ---- probe M: what validate accepts, every command loads; what a reader refuses, it names.
+    def an_unknown_task_is_refused_by_validate():
+        # docs/formats/checkpoint.md: a checkpoint validate accepts is one every command loads,
+        # and eval, dump and train --resume refuse a data.task that is not a built-in task.
+        import json
+
+        def nosuch(f):
+            c = json.loads(f["config"].attrs["json"])
+            c["data"]["task"] = "nosuch"
+            f["config"].attrs["json"] = json.dumps(c)
+        bad = edited_copy("task.ckpt.h5", nosuch)
+        validate_says(bad, ("/config", "data.task", "induction", "'nosuch'"),
+                      "every command can load")
+        r = t.run("dump", "--checkpoint", bad, "--examples", "2", "--out", t.path("task.dump.h5"))
+        assert r.returncode in (1, 2) and "nosuch" in r.stderr, (r.returncode, r.stderr)
+        assert not os.path.exists(t.path("task.dump.h5"))
+    t.case("a checkpoint whose data.task is no built-in task is invalid (validate)",
+           an_unknown_task_is_refused_by_validate)
+
+    def a_negative_second_moment_is_refused_by_validate_and_resume():
+        # AdamW's second moment is an average of squares, never negative (docs/formats/
+        # checkpoint.md, /train): validate accepted -1 and the resume stopped on a NaN loss
+        # blaming train.lr (exit 3).
+        name = "train/adam_v/layers.0.dv.weight"
+
+        def negative(f):
+            v = f[name]
+            v[...] = np.zeros(v.shape, v.dtype)
+            v[(0,) * len(v.shape)] = -1.0
+        validate_says(edited_copy("adam_v.ckpt.h5", negative),
+                      ("/" + name, "found -1", "1 negative"), "every command can load")
+        copy = t.path("negative-run")
+        shutil.copytree(run, copy)
+        with h5py.File(os.path.join(copy, "model.ckpt.h5"), "r+") as f:
+            negative(f)
+        before = open(os.path.join(copy, "model.ckpt.h5"), "rb").read()
+        # the input check (validate's verdict, exit 1), then the loader itself (--no-check:
+        # a file that breaks its format, exit 2); both name the dataset, neither trains
+        for extra, code in (((), 1), (("--no-check",), 2)):
+            r = t.run("train", "--resume", copy, "--set", "train.steps=4", "--threads", "1",
+                      *extra)
+            assert r.returncode == code, (extra, r.returncode, r.stderr[-500:])
+            assert "/" + name in r.stderr and "NaN" not in r.stderr, (extra, r.stderr[-500:])
+            assert open(os.path.join(copy, "model.ckpt.h5"), "rb").read() == before, extra
+    t.case("a negative /train/adam_v value is refused by validate and train --resume",
+           a_negative_second_moment_is_refused_by_validate_and_resume)
+
+    def a_format_version_of_another_type_is_not_called_missing():
+        # The string "1" is present, of the wrong type (docs/formats/checkpoint.md: an
+        # integer): analyze kernels --checkpoint said "format_version (missing)".
+        for label, edit, said in (
+                ("string", lambda f: f.attrs.__setitem__("format_version", "1"),
+                 ("format_version", "string", "not an integer")),
+                ("float", lambda f: f.attrs.__setitem__("format_version", 1.0),
+                 ("format_version", "float64", "not an integer")),
+                ("missing", lambda f: f.attrs.__delitem__("format_version"),
+                 ("format_version", "missing"))):
+            path = edited_copy(f"version-{label}.ckpt.h5", edit)
+            r = t.run("analyze", "kernels", "--checkpoint", path, "--length", "16",
+                      "--out", t.path("k.json"))
+            assert r.returncode == 2, (label, r.returncode, r.stderr)
+            assert path in r.stderr and all(s in r.stderr for s in said), (label, r.stderr)
+            if label != "missing":
+                assert "missing" not in r.stderr, (label, r.stderr)
+    t.case("analyze kernels names a format_version of another type, not 'missing'",
+           a_format_version_of_another_type_is_not_called_missing)
+
+    def ten_digit_layer_indices_are_layer_indices():
+        # docs/formats/dump.md: n_layers is 0 … 2^31 − 1, <l> decimal without leading zeros
+        # between 0 and n_layers; validate refused every ten-digit name as not such an integer.
+        dump = t.path("digits.dump.h5")
+        t.ok(t.run("sample-dump", "--out", dump, "--examples", "4", "--length", "8",
+                   "--d-model", "4", "--layers", "2"))
+
+        def renamed(name, n_layers, new):
+            path = t.path(name)
+            shutil.copy(dump, path)
+            with h5py.File(path, "r+") as f:
+                f["model"].attrs["n_layers"] = n_layers
+                for group in ("layers", "kernels"):
+                    if f"{group}/2" in f:
+                        f.move(f"{group}/2", f"{group}/{new}")
+            return path
+        r = t.run("validate", renamed("ten.dump.h5", 2**31 - 1, "1000000000"))
+        assert r.returncode == 0, (r.returncode, r.stdout + r.stderr)
+        r = t.run("validate", renamed("last.dump.h5", 2**31 - 1, str(2**31 - 1)))
+        assert r.returncode == 0, (r.returncode, r.stdout + r.stderr)
+        for n_layers, new in ((1000000000, "1000000001"), (2**31 - 1, str(2**31)),
+                              (2, "9" * 25)):
+            validate_says(renamed("beyond.dump.h5", n_layers, new),
+                          (f"/layers/{new}: expected a layer index in 0..{n_layers} "
+                           f"(/model n_layers), found {new}",), "without leading zeros")
+    t.case("a ten-digit layer index up to n_layers is valid, beyond it is said so",
+           ten_digit_layer_indices_are_layer_indices)
 
     return t.finish()
 

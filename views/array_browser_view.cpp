@@ -218,13 +218,22 @@ void ArrayBrowserView::start() {
                 out.settings.index.clear();
             }
             const int rank = static_cast<int>(e->shape.size());
-            if (out.settings.row_axis == ArrayBrowserSettings::kDatasetAxes ||
-                out.settings.column_axis == ArrayBrowserSettings::kDatasetAxes || rank == 1) {
+            constexpr int unset = ArrayBrowserSettings::kDatasetAxes;
+            int& row = out.settings.row_axis;
+            int& column = out.settings.column_axis;
+            if (rank == 1) {
                 // A rank-1 dataset is one row: read_slice takes it so whatever the axes say, and
                 // the axes drawn are the ones read (axis 1 and 2 of a rank-1 dataset read past
                 // its axis names: a crash).
-                out.settings.row_axis = rank >= 2 ? rank - 2 : -1;
-                out.settings.column_axis = rank - 1;
+                row = -1;
+                column = 0;
+            } else if (row == unset && column == unset) {  // the dataset's last two axes
+                row = rank - 2;
+                column = rank - 1;
+            } else if (column == unset) {  // the one given is kept; the other is the last free
+                column = row == rank - 1 ? rank - 2 : rank - 1;
+            } else if (row == unset) {
+                row = column == rank - 2 ? rank - 1 : rank - 2;
             }
             analysis::SliceRequest r;
             r.dataset = e->path;

@@ -47,7 +47,7 @@ LengthAccuracyView::LengthAccuracyView(LengthAccuracyViewSettings settings, QWid
     binning_box_->addItem(tr("Quantile bins (equal counts)"), "quantile");
     binning_box_->addItem(tr("Fixed width"), "width");
     bins_box_ = new QSpinBox(this);
-    bins_box_->setRange(1, 100);
+    bins_box_->setRange(1, static_cast<int>(analysis::kMaxBins));  // as a project may set
     bins_box_->setPrefix(tr("bins: "));
     binning_box_->setCurrentIndex(std::max(0, binning_box_->findData(settings_.binning)));
     bins_box_->setValue(settings_.bins);

@@ -16,6 +16,8 @@
 //   DIR/<arch>/{train,eval,dump}.{stdout,stderr}        each child's output
 // Exit 0; 2 for an unknown experiment or a bad --set / option; 3 for an unwritable --out or a
 // stage that failed (its stderr is repeated); 130 when interrupted (the running stage saves).
+#include <malloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -298,6 +300,10 @@ void check_tasks(const std::vector<RunConfig>& configs) {
                 "model.max_len: task " + task.name + " has examples of " + std::to_string(longest) +
                 " tokens, longer than model.max_len = " + std::to_string(c.model.max_len));
     }
+    generated.clear();
+    // The splits took hundreds of MB (gap-matching's 192,000 examples: 400 MB), which glibc
+    // kept for the process while its stages ran.
+    ::malloc_trim(0);
 }
 
 // What the table says about one model.
@@ -549,6 +555,7 @@ int run_experiment(const ExperimentArgs& a) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
 
+    check_previous_results(a.out, a.name, /*grid=*/false);  // before the task's seconds
     std::vector<RunConfig> configs;
     try {
         for (const auto& m : spec.models)
@@ -559,7 +566,6 @@ int run_experiment(const ExperimentArgs& a) {
     }
 
     const fs::path out = a.out;
-    check_previous_results(a.out, a.name, /*grid=*/false);
     prepare_output_directory(a.out);
     inputs_read();
     discard_previous_results(a.out);
@@ -760,6 +766,8 @@ CommandRunner setup_experiment(CLI::App& app) {
             if (cmd->count(grid_only) > 0 && a->seeds < 2)
                 throw ConfigError(std::string(grid_only) +
                                   " applies to a grid of seeds: give --seeds N (N ≥ 2) with it");
+        // What DIR holds, before anything else (the task's check below takes seconds).
+        check_previous_results(a->out, a->name, a->seeds > 1);
         constexpr auto kLastSeed =
             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
         if (a->seeds > 1 && a->seed > kLastSeed - static_cast<std::uint64_t>(a->seeds - 1))
@@ -770,13 +778,15 @@ CommandRunner setup_experiment(CLI::App& app) {
         // What the runs use, as they record it: --threads 0 is this machine's core count and
         // --device auto the device it finds, so that a seed a grid reuses ran as its others do
         // (a seed run with one core, or on the GPU, was tabled beside those run otherwise).
+        const int threads_given = a->threads;
         if (a->threads == 0)
-            a->threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            a->threads =
+                std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
         if (a->device == "auto") a->device = device_name(checked_device(a->device));
         if (a->seeds > 1) {
             const json steps = checked_grid_options(*a);
             return run_seed_grid({a->name, a->out, a->device, a->seeds, a->jobs, a->seed, a->steps,
-                                  a->threads, a->sets, a->threshold, steps});
+                                  a->threads, threads_given, a->sets, a->threshold, steps});
         }
         return run_experiment(*a);
     };

@@ -93,7 +93,8 @@ void check_finished_seed(const SeedGridArgs& a, std::uint64_t seed, const std::s
         sets_given.push_back(v);
     const bool same_steps = !done.contains("steps") || done["steps"] == a.recorded_steps;
     const bool same_sets = !done.contains("sets") || done["sets"] == sets_given;
-    const bool same_threads = !done.contains("threads") || done["threads"] == json(a.threads);
+    const bool same_threads = !done.contains("threads") || done["threads"] == json(a.threads) ||
+                              (done["threads"] == json(0) && a.threads_given == 0);
     const bool same_device = !done.contains("device") || done["device"] == json(a.device);
     if (same_steps && same_sets && same_threads && same_device) return;
     const auto field = [&](const char* key, const json& fallback) {
@@ -106,6 +107,7 @@ void check_finished_seed(const SeedGridArgs& a, std::uint64_t seed, const std::s
         recorded_options(field("steps", a.recorded_steps), field("threads", json(a.threads)),
                          field("device", json(a.device)), field("sets", sets_given)) +
         "; this grid: " + recorded_options(a.recorded_steps, a.threads, a.device, sets_given) +
+        (a.threads_given == 0 ? ", --threads 0 being this machine's cores" : "") +
         "); this grid would table it beside runs it does not match: choose another --out, or "
         "remove " +
         dir + " to run it again");
@@ -245,6 +247,8 @@ int run_seed_grid(const SeedGridArgs& a) {
         throw ConfigError("--threshold: " + a.name +
                           " has no thresholded metric (no pass mark: its share column would be "
                           "empty); leave --threshold out");
+    // Before the lock file is made: a refusal leaves DIR as it was.
+    check_previous_results(a.out, a.name, /*grid=*/true);
     prepare_output_directory(a.out);
     inputs_read();
     std::string self;
@@ -261,7 +265,6 @@ int run_seed_grid(const SeedGridArgs& a) {
 
     // Everything is checked before anything is deleted or started: a refusal leaves DIR as it was.
     // The grid's own results.json names the experiment it tabled: another's is not replaced.
-    check_previous_results(a.out, a.name, /*grid=*/true);
     std::vector<std::uint64_t> pending;
     for (auto s : seeds) {
         const fs::path dir = dir_of(s);

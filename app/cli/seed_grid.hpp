@@ -25,7 +25,10 @@ struct SeedGridArgs {
     int seeds = 1, jobs = 1;
     std::uint64_t seed = 1;
     std::int64_t steps = 0;
-    int threads = 0;
+    int threads = 0;  ///< as the runs use it (--threads 0 resolved to the core count)
+    /// --threads as given: a seed finished before the count was resolved recorded 0, which
+    /// matches a grid given 0 (the default) again.
+    int threads_given = 0;
     std::vector<std::string> sets;
     std::optional<double> threshold;  ///< default: the experiment's (default_threshold)
     /// What each seed's results.json records as "steps" for these options: the effective number

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,6 +181,7 @@ ContainedRun run_contained(const ContainedWork& work, std::mutex* fork_lock, dou
     static_cast<char*>(shared)[0] = '\0';
     std::unique_lock<std::mutex> held;
     if (fork_lock) held = std::unique_lock<std::mutex>(*fork_lock);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid != 0 && held.owns_lock()) held.unlock();
     if (pid < 0) {
@@ -189,6 +191,11 @@ ContainedRun run_contained(const ContainedWork& work, std::mutex* fork_lock, dou
         return in_this_process();
     }
     if (pid == 0) {
+        // The check ends with the process that asked for it (the forking thread waits for it
+        // to the end): `routescope --export --timeout` leaves with _Exit while a value scan of a
+        // large dump may still run, and nothing else would stop it.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
         ::close(fds[0]);
         g_crumb = static_cast<char*>(shared);
         std::signal(SIGINT, SIG_DFL);  // the parent handles Ctrl-C

@@ -51,7 +51,10 @@ std::string atomic_write_target(const std::string& final_path) {
         if (ec)
             throw ConfigError(final_path + ": cannot read the symbolic link (" + ec.message() +
                               ")");
-        p = (to.is_absolute() ? to : p.parent_path() / to).lexically_normal();
+        // A relative link is read from the directory that holds it, the real one: "../x" in
+        // a folder reached through another link is not the lexical parent's.
+        p = (to.is_absolute() ? to : fs::weakly_canonical(p.parent_path(), ec) / to)
+                .lexically_normal();
     }
     const fs::file_status st = fs::status(p, ec);
     if (ec || !fs::exists(st) || fs::is_regular_file(st)) return p.string();

@@ -505,6 +505,28 @@ def main():
     t.case("an output that is a directory is refused before any work",
            directory_outputs_are_refused_first)
 
+    # ---- a relative link is followed from the folder that holds it (as the kernel does), even
+    # when that folder was reached through another link: home/runs -> ../real/runs holds
+    # r.json -> ../results/flops.json, which is real/results/flops.json (the lexical
+    # home/results/flops.json does not exist).
+    def nested_links_are_followed_as_the_kernel_does():
+        root = t.path("nested-links")
+        os.makedirs(os.path.join(root, "real", "runs"), exist_ok=True)
+        os.makedirs(os.path.join(root, "real", "results"), exist_ok=True)
+        os.makedirs(os.path.join(root, "home"), exist_ok=True)
+        if not os.path.islink(os.path.join(root, "home", "runs")):
+            os.symlink("../real/runs", os.path.join(root, "home", "runs"))
+            os.symlink("../results/flops.json", os.path.join(root, "real", "runs", "r.json"))
+        out = os.path.join(root, "home", "runs", "r.json")
+        t.ok(t.run("analyze", "flops", "--out", out))
+        assert os.path.islink(os.path.join(root, "real", "runs", "r.json"))
+        with open(os.path.join(root, "real", "results", "flops.json")) as f:
+            json.load(f)
+        assert os.path.realpath(out) == os.path.join(os.path.realpath(root), "real", "results",
+                                                     "flops.json")
+    t.case("an output's relative link inside a linked folder is followed as the kernel does",
+           nested_links_are_followed_as_the_kernel_does)
+
     # ---- the commands that train and dump: a tiny BiGS on a tiny corpus.
     corpus = t.path("corpus.txt")
     words = "the cat dog sat ran on a mat".split()

@@ -938,7 +938,12 @@ private slots:
                          1, QString("examples")},
               std::tuple{
                   nlohmann::json{{"file", dump_a_.toStdString()}, {"dataset", "/layers/1/hidden"}},
-                  static_cast<int>(dump.padded_length()), QString("channels")}}) {
+                  static_cast<int>(dump.padded_length()), QString("channels")},
+              // One axis given: kept, the other the last one free (it replaced both).
+              std::tuple{nlohmann::json{{"file", dump_a_.toStdString()},
+                                        {"dataset", "/layers/1/hidden"},
+                                        {"row_axis", 2}},
+                         static_cast<int>(dump.width()), QString("positions")}}) {
             ArrayBrowserView restored(ArrayBrowserSettings::from_json(settings));
             restored.start();
             QVERIFY(view_test::wait_for(&restored));

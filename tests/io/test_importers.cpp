@@ -651,8 +651,19 @@ private slots:
         config["pooler_type"] = "non_padding_mean";
         std::ofstream(cls + "/config.json") << config.dump();
         const Run r = import_cli({cls, "--out", dir + "/cls.ckpt.h5"});
-        QVERIFY2(r.code == 2 && r.err.find("pooler_type") != std::string::npos, r.err.c_str());
+        QVERIFY2(r.code == 2 && r.err.find("pooler_type: 'non_padding_mean'") != std::string::npos,
+                 r.err.c_str());
         QVERIFY(!fs::exists(dir + "/cls.ckpt.h5"));
+        // Google's BERT configs (bert-base-chinese, the multilingual models, bert_config.json)
+        // carry "pooler_type": "first_token_transform", which transformers does not read: [CLS].
+        const std::string google = dir + "/google";
+        fs::copy(kData + "/bert_mlm_pytorch", google);
+        std::ifstream(google + "/config.json") >> config;
+        config["pooler_type"] = "first_token_transform";
+        std::ofstream(google + "/config.json") << config.dump();
+        const Run g = import_cli({google, "--out", dir + "/google.ckpt.h5"});
+        QVERIFY2(g.code == 0, g.err.c_str());
+        QCOMPARE(read_checkpoint(dir + "/google.ckpt.h5").config.model.pool, std::string("first"));
     }
 
     // A model without a published layout (a pre-norm bert) is refused naming the key, and an
@@ -729,6 +740,20 @@ private slots:
                  QString::fromStdString(dir + "/link")});
         QCOMPARE(r.code, 2);
         QVERIFY(fs::is_symlink(dir + "/link") && !fs::exists(dir + "/real/pytorch_model.bin"));
+        // A relative link inside a folder reached through another link is read from the folder
+        // that holds it, as the kernel reads it: home/runs -> ../real/runs, and there
+        // cur -> ../exports/x names real/exports/x (the lexical home/exports/x got the files).
+        fs::create_directories(dir + "/lk/real/runs");
+        fs::create_directories(dir + "/lk/home");
+        fs::create_directory_symlink("../real/runs", dir + "/lk/home/runs");
+        fs::create_directory_symlink("../exports/x", dir + "/lk/real/runs/cur");
+        r = run(QStringLiteral(ROUTESCOPE_CLI),
+                {"export", QString::fromStdString(x), "--to", "safetensors", "--out",
+                 QString::fromStdString(dir + "/lk/home/runs/cur")});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY(fs::exists(dir + "/lk/real/exports/x/model.safetensors"));
+        QVERIFY(fs::exists(dir + "/lk/home/runs/cur/model.safetensors"));  // through the links
+        QVERIFY(!fs::exists(dir + "/lk/home/exports"));
     }
 
     // One weights file with --config and --vocab.

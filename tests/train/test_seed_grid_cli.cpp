@@ -154,6 +154,16 @@ private slots:
         put_seed(dev, 2, induction_seed(2, 0.6, 62800, cores(), "cuda"));
         r = run_cli({"experiment", "induction", "--seeds", "2", "--out", qpath("device")});
         expect_refused(r, dev, "--device cuda");
+        // Seeds finished before --threads 0 was recorded as the core count recorded 0: a grid
+        // given 0 again (the default) takes them; one given another count does not.
+        const std::string legacy = path("legacy");
+        put_seed(legacy, 1, induction_seed(1, 0.5, 62800, 0));
+        put_seed(legacy, 2, induction_seed(2, 0.6, 62800, 0));
+        r = run_cli({"experiment", "induction", "--seeds", "2", "--out", qpath("legacy")});
+        QVERIFY2(r.exit_code == 0 && r.out.count("skipped") == 2, qPrintable(r.err + r.out));
+        r = run_cli({"experiment", "induction", "--seeds", "2", "--threads", "1", "--out",
+                     qpath("legacy")});
+        QCOMPARE(r.exit_code, 2);
     }
 
     // Defect U: a DIR/seed-S the grid did not make (no results.json, no experiment's lock file)

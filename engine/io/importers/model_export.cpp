@@ -317,7 +317,9 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
         if (ec || hops == 40)
             throw IoError(dir + ": cannot follow the symbolic link (" +
                           (ec ? ec.message() : std::string("too many levels")) + ")");
-        final_dir = (to.is_absolute() ? to : final_dir.parent_path() / to).lexically_normal();
+        // A relative link is read from the directory that holds it, the real one.
+        final_dir = (to.is_absolute() ? to : fs::weakly_canonical(final_dir.parent_path(), ec) / to)
+                        .lexically_normal();
         if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
     }
     if (final_dir == final_dir.root_path())

@@ -769,6 +769,7 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     const bool flax = file.format == "flax";
     std::string types, mlm_bias;
     const std::string act = get_or<std::string>(hf, "hidden_act", "gelu", where);
+    std::string bert_pooler;  // config.json's pooler_type, as written (bert)
     if (arch == "bert") {
         // Hugging Face BERT: post-LN layers, [CLS] pooler, and hidden_act used by the blocks AND
         // the MLM head's transform, whose gelu the engine fixes to erf: only transformers'
@@ -779,10 +780,13 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                               "transform shares; the engine's MLM head is gelu_erf)");
         m.block_gelu = "erf";
         m.norm_position = "post";
-        // transformers' BERT has no pooler_type: its pooler (and so a classifier) reads [CLS].
-        // Routescope's export writes "non_padding_mean" for an encoder whose sentence vectors
-        // are means (model.pool = mean), so that importing the export gives the model back.
-        m.pool = pool_of(get_or<std::string>(hf, "pooler_type", "first", where), where);
+        // transformers' BERT does not read pooler_type: its pooler (and so a classifier) reads
+        // [CLS]. Google's configs carry "first_token_transform" (bert-base-chinese, the
+        // multilingual models), which is that. Routescope's export writes "non_padding_mean"
+        // for an encoder whose sentence vectors are means (model.pool = mean), so that importing
+        // the export gives the model back; every other value is [CLS], as transformers has it.
+        bert_pooler = get_or<std::string>(hf, "pooler_type", "first", where);
+        m.pool = bert_pooler == "non_padding_mean" || bert_pooler == "mean" ? "mean" : "first";
         m.n_heads = require<int>(hf, "num_attention_heads", where);
         types = flax ? "bert/embeddings/token_type_embeddings/embedding"
                      : "bert.embeddings.token_type_embeddings.weight";
@@ -833,7 +837,7 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                               shape_text(out->shape) + " is not [labels]");
         m.n_labels = static_cast<int>(out->shape[0]);
         if (arch == "bert" && m.pool != "first")
-            throw FormatError(where + ": pooler_type: '" + m.pool +
+            throw FormatError(where + ": pooler_type: '" + bert_pooler +
                               "' for a classifier: a BERT's pooler, which its classifier reads, "
                               "takes [CLS] (first)");
         if (m.n_labels == 1)

@@ -95,6 +95,16 @@ std::string read_error(const std::string& path, const std::string& format = "aut
     return "";
 }
 
+// `ck` (its configuration edited) written to `path` as a checkpoint of its own.
+void rewrite_checkpoint(const std::string& path, const Checkpoint& ck) {
+    ParamStore store;
+    for (const auto& e : ck.layout)
+        store.add(e.name, e.shape);
+    store.allocate();
+    std::copy(ck.params.begin(), ck.params.end(), store.data());
+    write_checkpoint(path, ck.config, store, ck.tokenizer);
+}
+
 }  // namespace
 
 class TestImporters : public QObject {
@@ -626,13 +636,8 @@ private slots:
         Checkpoint ck = read_checkpoint(x);
         QCOMPARE(ck.config.model.pool, std::string("first"));
         ck.config.model.pool = "mean";
-        ParamStore store;
-        for (const auto& e : ck.layout)
-            store.add(e.name, e.shape);
-        store.allocate();
-        std::copy(ck.params.begin(), ck.params.end(), store.data());
         const std::string mean = dir + "/mean.ckpt.h5";
-        write_checkpoint(mean, ck.config, store, ck.tokenizer);
+        rewrite_checkpoint(mean, ck);
         for (const char* to : {"safetensors", "pytorch"}) {
             const std::string out = dir + "/" + to;
             Run r =
@@ -676,13 +681,8 @@ private slots:
         QCOMPARE(import_cli({kData + "/bert_mlm_pytorch", "--out", x}).code, 0);
         Checkpoint ck = read_checkpoint(x);
         ck.config.model.norm_position = "pre";
-        ParamStore store;
-        for (const auto& e : ck.layout)
-            store.add(e.name, e.shape);
-        store.allocate();
-        std::copy(ck.params.begin(), ck.params.end(), store.data());
         const std::string pre = dir + "/pre.ckpt.h5";
-        write_checkpoint(pre, ck.config, store, ck.tokenizer);
+        rewrite_checkpoint(pre, ck);
         const std::string out = dir + "/out";
         Run r =
             run(QStringLiteral(ROUTESCOPE_CLI), {"export", QString::fromStdString(pre), "--to",

@@ -55,6 +55,7 @@ struct EvalArgs {
     std::string doc_sep;
     std::string task;
     std::string split = "valid";
+    bool split_given = false;  ///< --split on the command line (it selects a task's split only)
     std::string out;
     int seq_len = 0;
     int batch_size = 8;
@@ -205,9 +206,30 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
             throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
         return std::move(t.set);
     }
-    return train::classification_file(config, *in.tokenizer, a.data,
-                                      std::min(config.data.seq_len, config.model.max_len),
-                                      a.checkpoint, /*require_classifier=*/true);
+    if (a.split_given)
+        throw ConfigError("--split " + a.split +
+                          ": it chooses a built-in task's split (--task, or the checkpoint's own "
+                          "task); --data " +
+                          a.data + " is scored whole");
+    train::LabelledSet set = train::classification_file(
+        config, *in.tokenizer, a.data, std::min(config.data.seq_len, config.model.max_len),
+        a.checkpoint, /*require_classifier=*/true);
+    // A tokenizer that does not cover the text (a task's symbols, another language) reads it as
+    // [UNK]s: the scores would be of lengths alone. Refused as fine-tuning on it is.
+    const data::SpecialIds sp = in.tokenizer->specials();
+    std::int64_t words = 0, unknown = 0;
+    for (const auto& e : set.examples)
+        for (const std::int32_t t : e.tokens) {
+            if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
+            ++words;
+            unknown += t == sp.unk ? 1 : 0;
+        }
+    if (words > 0 && unknown == words)
+        throw ConfigError(set.source + ": every token is [UNK] under the " + in.tokenizer->kind() +
+                          " tokenizer of " + a.checkpoint + " (" +
+                          std::to_string(in.tokenizer->vocab_size()) +
+                          " ids): the model cannot read this text");
+    return set;
 }
 
 nlohmann::ordered_json attributes_json(const std::map<std::string, double>& attributes) {
@@ -317,6 +339,14 @@ int run_eval(const EvalArgs& a) {
     nlohmann::ordered_json result;
     const bool per_example = !a.task.empty() || objective == "classify" ||
                              (in.checkpoint.config.data.task && a.data.empty());
+    if (!per_example && !a.out.empty())
+        // --out is the per-example form's (docs/cli.md): given a classification file, an MLM
+        // checkpoint read its header and labels as text and wrote nothing at --out, exit 0.
+        throw ConfigError("--out " + a.out + ": " + a.checkpoint + " has no classifier (train." +
+                          "objective = " + objective +
+                          "): per-example predictions need a fine-tuned classifier or a task "
+                          "(train --init it on labelled data); without --out, eval --data gives "
+                          "its loss on a corpus");
     if (per_example)
         result = evaluate_examples_command(a, in);
     else if (objective == "mlm" && a.data.empty())
@@ -369,7 +399,8 @@ CommandRunner setup_eval(CLI::App& app) {
     cmd->add_option("--task-set", a->task_sets,
                     "KEY=VALUE: a data.task_params value of the split evaluated (repeatable), e.g. "
                     "min_entries=8 for longer phone books than training had");
-    return [a]() {
+    return [a, cmd]() {
+        a->split_given = cmd->count("--split") > 0;
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
         if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
         return run_eval(*a);

@@ -260,6 +260,36 @@ def main():
     t.case("a ten-digit layer index up to n_layers is valid, beyond it is said so",
            ten_digit_layer_indices_are_layer_indices)
 
+    # ---- eval --data: what the per-example form cannot score is exit 2 (docs/cli.md, eval),
+    # nothing written: --split (a task's split) beside a file, a file the checkpoint's tokenizer
+    # reads as [UNK] only (a task's symbols against English), --out for a checkpoint without a
+    # classifier (it read a GLUE file's header and labels as corpus text, exit 0, no --out).
+    def eval_data_refusals():
+        tiny = os.path.join(SOURCE, "resources/configs/bigs-tiny.json")
+        small = ["--set", "model.d_model=16", "--set", "model.ssm.n_modes=8", "--threads", "1"]
+        gap = t.path("gap-run")
+        t.ok(t.run("train", "--config", tiny, "--out", gap, "--set", "data.task=gap-matching",
+                   "--set", "data.task_params.n_train=16", "--set", "data.task_params.n_valid=4",
+                   "--set", "data.task_params.n_test=4", "--set", "train.steps=1", *small))
+        mlm = t.path("mlm-run")
+        t.ok(t.run("train", "--config", tiny, "--out", mlm, "--set", "train.steps=1", *small))
+        dev = t.path("sst2-dev.tsv")
+        with open(dev, "w") as f:
+            f.write("sentence\tlabel\n")
+            for i in range(12):
+                f.write(f"the film was {'good' if i % 2 else 'dull'} and long \t{i % 2}\n")
+        out = t.path("refused.jsonl")
+        for args, says in (
+                (["--checkpoint", os.path.join(gap, "model.ckpt.h5"), "--split", "test"],
+                 "--split test"),
+                (["--checkpoint", os.path.join(gap, "model.ckpt.h5")], "every token is [UNK]"),
+                (["--checkpoint", os.path.join(mlm, "model.ckpt.h5")], "has no classifier")):
+            r = t.run("eval", *args, "--data", dev, "--out", out)
+            assert r.returncode == 2 and says in r.stderr, (args, r.returncode, r.stderr)
+            assert not os.path.exists(out), args
+    t.case("eval --data: --split, an all-[UNK] file and --out without a classifier are exit 2",
+           eval_data_refusals)
+
     return t.finish()
 
 

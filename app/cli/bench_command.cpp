@@ -139,21 +139,24 @@ void refuse_unless_memory_fits(const std::string& options, const std::string& wh
                           " of memory is available (MemAvailable, cgroup and ulimit -v limits)");
 }
 
-// --seconds of gemm and ops: a finite time above 0 and at most an hour. A negative or NaN time
-// gave a negative peak with exit 0, inf never returned.
+// --seconds of gemm and ops: a finite time of 10 ms to an hour. A negative or NaN time gave a
+// negative peak with exit 0, inf never returned, and 1e-9 s timed the FMA peak over nothing (a
+// GEMM "at 20087% of peak").
+constexpr double kMinBenchSeconds = 0.01;
 constexpr double kMaxBenchSeconds = 3600;
 const CLI::Validator kBenchSeconds(
     [](std::string& text) -> std::string {
         try {
             std::size_t used = 0;
             const double v = std::stod(text, &used);
-            if (used == text.size() && std::isfinite(v) && v > 0 && v <= kMaxBenchSeconds)
+            if (used == text.size() && std::isfinite(v) && v >= kMinBenchSeconds &&
+                v <= kMaxBenchSeconds)
                 return {};
         } catch (const std::exception&) {
         }
-        return "must be a number of seconds above 0 and at most 3600, got " + text;
+        return "must be a number of seconds from 0.01 to 3600, got " + text;
     },
-    "> 0 and <= 3600");
+    ">= 0.01 and <= 3600");
 
 // A path option that must name something (an empty one reached std::filesystem as "cannot make
 // absolute path", an internal error).
@@ -195,6 +198,29 @@ std::string capture(const std::string& program, const std::vector<std::string>& 
     const std::string err = slurp(err_path);
     if (errors && status != -1) *errors = err;
     return out;
+}
+
+// --python: a path must name an executable file (a name is looked up in PATH when run). Said
+// before any work, as a usage error: it was exit 3 after the engine's side had been timed.
+void check_python(const std::string& python) {
+    if (python.find('/') == std::string::npos) return;
+    std::error_code ec;
+    if (!fs::is_regular_file(python, ec) || ::access(python.c_str(), X_OK) != 0)
+        throw ConfigError("--python " + python + ": no such executable file");
+}
+
+// --torch-compile: torch.compile exists from PyTorch 2.0 on; an older torch ended the run with a
+// Python traceback after the engine's side had been timed.
+void check_torch_compile(const std::string& python) {
+    int status = 0;
+    const std::string version = capture(python,
+                                        {"-c",
+                                         "import sys, torch; print(torch.__version__); "
+                                         "sys.exit(0 if hasattr(torch, 'compile') else 3)"},
+                                        status);
+    if (status == 3)
+        throw ConfigError("--torch-compile: torch.compile needs PyTorch 2.0 or newer; " + python +
+                          " has torch " + version.substr(0, version.find('\n')));
 }
 
 // tests/reference/<name>: next to the working directory, or above the executable (a build
@@ -253,7 +279,11 @@ int run_bench_similarity(const SimilarityBenchArgs& a) {
     const std::string script =
         a.script.empty() ? find_torch_script("analysis/bench_similarity.py") : a.script;
     if (script.empty())
-        throw IoError("tests/reference/analysis/bench_similarity.py not found; give --script");
+        throw ConfigError("tests/reference/analysis/bench_similarity.py not found; give --script");
+    std::error_code found;
+    if (!fs::is_regular_file(script, found))
+        throw ConfigError(script + ": no such file (--script)");
+    check_python(a.python);
     // --work is a folder: a file there is a usage error, a folder that cannot be made a failure
     // to write (exit 3), each naming the path (std::filesystem's exceptions were "internal").
     std::error_code ec;
@@ -402,16 +432,20 @@ EngineTiming time_training_loop(models::Model& model, const RunConfig& config,
 
 int run_bench_train(const TrainBenchArgs& a) {
     const Device device = checked_device(a.device);
+    if (a.torch_compile && a.baseline != "torch")
+        throw ConfigError("--torch-compile applies to the PyTorch baseline: give --baseline torch");
     // The baseline's script before the engine's steps: a missing one ended the run only after
     // the engine had been timed.
     std::string script;
     if (a.baseline == "torch") {
         script = a.torch_script.empty() ? find_torch_script() : a.torch_script;
         if (script.empty())
-            throw IoError("tests/reference/bench_train.py not found; give --torch-script");
+            throw ConfigError("tests/reference/bench_train.py not found; give --torch-script");
         std::error_code ec;
         if (!fs::is_regular_file(script, ec))
-            throw IoError(script + ": no such file (--torch-script, the PyTorch baseline)");
+            throw ConfigError(script + ": no such file (--torch-script, the PyTorch baseline)");
+        check_python(a.python);
+        if (a.torch_compile) check_torch_compile(a.python);
     }
     RunConfig config = RunConfig::load(a.config);
     for (const auto& s : a.sets)
@@ -533,15 +567,19 @@ struct ForwardBenchArgs {
     double max_seconds = 0;  ///< > 0: an architecture slower than this at L skips longer lengths
 };
 
+// A forward benchmark's model of `arch` at length L (ConfigError naming the option for a bad one).
+RunConfig forward_config(const std::string& arch, int L, const ForwardBenchArgs& a) {
+    return RunConfig::from_json(nlohmann::json{{"model",
+                                                {{"arch", arch},
+                                                 {"d_model", a.d_model},
+                                                 {"n_layers", a.layers},
+                                                 {"vocab_size", a.vocab},
+                                                 {"max_len", L}}}});
+}
+
 // Median wall time of one inference forward of a single sequence of length L.
 double time_forward(const std::string& arch, int L, const ForwardBenchArgs& a, int threads) {
-    auto j = nlohmann::json{{"model",
-                             {{"arch", arch},
-                              {"d_model", a.d_model},
-                              {"n_layers", a.layers},
-                              {"vocab_size", a.vocab},
-                              {"max_len", L}}}};
-    models::Model model(RunConfig::from_json(j), 1, L, threads, checked_device(a.device),
+    models::Model model(forward_config(arch, L, a), 1, L, threads, checked_device(a.device),
                         models::ModelUse::inference);
     model.init(1);
     const RandomBatch batch(1, L, a.vocab, 0.15, 1);
@@ -593,6 +631,31 @@ ScalingFit scaling_exponent(const std::vector<int>& lengths, const std::vector<d
 
 int run_bench_forward(const ForwardBenchArgs& a) {
     (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
+    // Every architecture and size before the first timing: an unknown --arch, --d-model 0 or a
+    // length the model cannot take stopped the run in the middle of its table.
+    if (!(a.max_seconds >= 0) || !std::isfinite(a.max_seconds))
+        throw ConfigError("--max-seconds: " + number_text(a.max_seconds) +
+                          " is not a number of seconds ≥ 0 (0: never skip)");
+    if (a.archs.empty() || a.lengths.empty())
+        throw ConfigError(a.archs.empty() ? "--arch: give at least one architecture"
+                                          : "--lengths: give at least one length");
+    for (std::size_t k = 0; k < a.archs.size(); ++k) {
+        if (std::find(a.archs.begin(), a.archs.begin() + static_cast<std::ptrdiff_t>(k),
+                      a.archs[k]) != a.archs.begin() + static_cast<std::ptrdiff_t>(k))
+            throw ConfigError("--arch: " + a.archs[k] +
+                              " is named twice (each architecture is one column)");
+        for (int L : a.lengths) {
+            if (L < 2) throw ConfigError("--lengths: " + std::to_string(L) + " is below 2");
+            try {
+                forward_config(a.archs[k], L, a).check();
+            } catch (const ConfigError& e) {
+                throw ConfigError("--arch " + a.archs[k] + " --d-model " +
+                                  std::to_string(a.d_model) + " --layers " +
+                                  std::to_string(a.layers) + " --vocab " + std::to_string(a.vocab) +
+                                  " at L = " + std::to_string(L) + ": " + e.what());
+            }
+        }
+    }
     const int threads = resolve_threads(a.threads);
     std::printf(
         "bench forward: d=%d, %d layers, V=%d, one sequence, %d threads, median of %d\n"
@@ -655,12 +718,20 @@ int run_bench_forward(const ForwardBenchArgs& a) {
         if (a.archs[k] == "bert") ref = k;
     for (std::size_t k = 0; k < a.archs.size() && a.archs.size() >= 2; ++k) {
         if (k == ref) continue;
+        // The shortest length from which it is faster at every longer length both ran (the
+        // first faster length said "from L on" of lengths where it was slower again).
+        std::vector<std::size_t> order(a.lengths.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t x, std::size_t y) { return a.lengths[x] < a.lengths[y]; });
         int crossover = -1;
-        for (std::size_t i = 0; i < a.lengths.size(); ++i)
-            if (t[k][i] > 0 && t[ref][i] > 0 && t[k][i] < t[ref][i]) {
-                crossover = a.lengths[i];
-                break;
-            }
+        for (std::size_t o = order.size(); o-- > 0;) {
+            const std::size_t i = order[o];
+            if (!(t[k][i] > 0 && t[ref][i] > 0)) continue;
+            if (t[k][i] >= t[ref][i]) break;
+            crossover = a.lengths[i];
+        }
         if (crossover > 0)
             std::printf("crossover: %s is faster than %s from L = %d on (of the lengths run)\n",
                         a.archs[k].c_str(), a.archs[ref].c_str(), crossover);
@@ -736,7 +807,11 @@ int run_bench_conv(const ConvBenchArgs& a) {
         const std::string script =
             a.torch_script.empty() ? find_torch_script("bench_conv.py") : a.torch_script;
         if (script.empty())
-            throw IoError("tests/reference/bench_conv.py not found; give --torch-script");
+            throw ConfigError("tests/reference/bench_conv.py not found; give --torch-script");
+        std::error_code ec;
+        if (!fs::is_regular_file(script, ec))
+            throw ConfigError(script + ": no such file (--torch-script, the PyTorch baseline)");
+        check_python(a.python);
         std::string lengths;
         for (int L : a.lengths)
             lengths += (lengths.empty() ? "" : ",") + std::to_string(L);
@@ -910,6 +985,12 @@ int run_bench_dump(const DumpBenchArgs& a) {
     std::error_code ec;
     if (fs::is_directory(a.out, ec))
         throw ConfigError("--out " + a.out + ": is a folder; give the dump file's name");
+    // Its own file: written, then deleted without --keep. One that was there (a real dump, a
+    // notes file) was replaced and then deleted.
+    if (fs::exists(fs::symlink_status(a.out, ec)))
+        throw ConfigError("--out " + a.out +
+                          ": exists; bench dump writes a file of its own (and deletes it unless "
+                          "--keep): give a new name");
     // Drawn straight into a host vector (Model::init's values, no training model built).
     std::vector<float> params = models::Model::initial_parameters(config.model, 1);
     DumpSource source;

@@ -285,6 +285,19 @@ private slots:
         const Run ok = cli(base + QStringList{"--layers", "1", "--out", out});
         QVERIFY2(ok.code == 0, qPrintable(ok.err));
         QVERIFY(!QFileInfo::exists(out));  // deleted without --keep
+        // A file that is there is not its own: refused and kept (it was replaced, then deleted).
+        const QString notes = dir.filePath("notes.txt");
+        {
+            QFile f(notes);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("mine\n");
+        }
+        const Run existing = cli(base + QStringList{"--layers", "1", "--out", notes});
+        QVERIFY2(existing.code == 2 && existing.err.contains("exists"),
+                 qPrintable(QString("exit %1: %2").arg(existing.code).arg(existing.err)));
+        QFile kept(notes);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), QByteArray("mine\n"));
     }
 
     // bench similarity (docs/cli.md): a successful run is exit 0 (an empty stderr of the script
@@ -357,11 +370,11 @@ private slots:
         QVERIFY2(r.out.isEmpty(), qPrintable(r.out));  // refused before the first line
     }
 
-    // bench gemm: --seconds is a finite time above 0 and at most 3600 (-1 and nan printed a
+    // bench gemm: --seconds is a finite time of 0.01 to 3600 s (-1 and nan printed a
     // negative peak with exit 0, inf never returned); --sizes below 1 are usage errors at parse
     // time, before the peak is measured (they were exit 3 afterwards); sizes beyond memory too.
     void benchGemmChecksItsOptions() {
-        for (const char* seconds : {"-1", "nan", "inf", "0", "3601", "x"}) {
+        for (const char* seconds : {"-1", "nan", "inf", "0", "3601", "x", "1e-9"}) {
             const Run r = cli({"bench", "gemm", "--sizes", "3", "--seconds", seconds});
             QVERIFY2(r.code == 2,
                      qPrintable(QString("%1: exit %2: %3").arg(seconds).arg(r.code).arg(r.err)));
@@ -388,8 +401,9 @@ private slots:
     }
 
     // bench train: --warmup and --profile-steps are counts (0 or more); --baseline torch with a
-    // script that is not there fails before the engine is timed (it failed only afterwards), at
-    // run time (exit 3, as bench conv's and similarity's reference scripts), naming the file.
+    // script that is not there fails before the engine is timed (it failed only afterwards), a
+    // usage error (exit 2, docs/cli.md: a file that cannot be read at all), naming the file;
+    // --torch-compile without --baseline torch did nothing, silently.
     void benchTrainChecksItsOptions() {
         const QString config =
             QStringLiteral(ROUTESCOPE_SOURCE_DIR "/resources/configs/bigs-tiny.json");
@@ -404,9 +418,58 @@ private slots:
         const Run r =
             cli({"bench", "train", "--config", config, "--steps", "1", "--warmup", "0",
                  "--profile-steps", "0", "--baseline", "torch", "--torch-script", missing});
-        QVERIFY2(r.code == 3, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QVERIFY2(r.code == 2, qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
         QVERIFY2(r.err.contains(missing), qPrintable(r.err));
         QVERIFY2(!r.out.contains("engine:"), qPrintable(r.out));  // the engine did not run
+        const Run compile =
+            cli({"bench", "train", "--config", config, "--steps", "1", "--torch-compile"});
+        QVERIFY2(compile.code == 2 && compile.err.contains("--baseline torch"),
+                 qPrintable(QString("exit %1: %2").arg(compile.code).arg(compile.err)));
+    }
+
+    // bench forward checks every architecture and size before its first timing (an unknown
+    // --arch or --d-model 0 stopped the run in the middle of its table), refuses an architecture
+    // named twice (one JSON column was lost) and a --max-seconds that is negative or NaN (taken
+    // as "never"); its crossover holds at every longer length run, recomputed here from its own
+    // JSON (it was the first length where the architecture was faster, slower again later).
+    void benchForwardChecksItsOptionsFirstAndItsCrossoverHolds() {
+        const QStringList base = {"bench", "forward",   "--lengths", "16,32",     "--layers",
+                                  "1",     "--repeats", "1",         "--threads", "1"};
+        for (const auto& [extra, says] :
+             {std::pair{QStringList{"--arch", "bigs,nosuch", "--d-model", "8"}, "nosuch"},
+              std::pair{QStringList{"--arch", "bigs,bert", "--d-model", "0"}, "--d-model 0"},
+              std::pair{QStringList{"--arch", "bigs,bigs", "--d-model", "8"}, "named twice"},
+              std::pair{QStringList{"--arch", "bigs", "--d-model", "8", "--max-seconds", "-1"},
+                        "--max-seconds"},
+              std::pair{QStringList{"--arch", "bigs", "--d-model", "8", "--max-seconds", "nan"},
+                        "--max-seconds"}}) {
+            const Run r = cli(base + extra);
+            QVERIFY2(
+                r.code == 2 && r.err.contains(says),
+                qPrintable(QString("%1: exit %2: %3").arg(extra.join(' ')).arg(r.code).arg(r.err)));
+            QVERIFY2(!r.out.contains(" ms"), qPrintable(r.out));  // no table was started
+        }
+        const Run r =
+            cli({"bench", "forward", "--arch", "gmlp,birdie,bert", "--lengths", "16,32,64,128,256",
+                 "--d-model", "16", "--layers", "1", "--repeats", "1", "--threads", "1"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto summary =
+            QJsonDocument::fromJson(r.out.trimmed().split('\n').back().toUtf8()).object();
+        const auto lengths = summary["lengths"].toArray();
+        const auto bert = summary["bert_ms"].toArray();
+        for (const QString arch : {"gmlp", "birdie"}) {
+            const int from = summary[arch + "_crossover"].toInt();
+            const auto ms = summary[arch + "_ms"].toArray();
+            for (qsizetype i = 0; i < lengths.size(); ++i)
+                if (from > 0 && lengths[i].toInt() >= from)
+                    QVERIFY2(ms[i].toDouble() < bert[i].toDouble(),
+                             qPrintable(QString("%1 from %2: slower at %3")
+                                            .arg(arch)
+                                            .arg(from)
+                                            .arg(lengths[i].toInt())));
+            if (from < 0)  // not faster at the longest length
+                QVERIFY2(ms.last().toDouble() >= bert.last().toDouble(), qPrintable(arch));
+        }
     }
 
     // bench ops takes --backend, not --device: its refusal of cuda where CUDA cannot run names

@@ -101,9 +101,11 @@ def main():
         print(run.stdout, run.stderr)
         sys.exit(1)
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1))
+    # The vectors the analysis used: --max-vectors caps them at what the dumps hold.
+    n_used = json.load(open(out))["results"][0].get("n", args.m)
     print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
     print(f"routescope: {wall:.1f} s wall, peak RSS {rss / 1024:.0f} MB "
-          f"({args.layers} x {args.layers} pairs, N = {args.m}, d = {args.d}, "
+          f"({args.layers} x {args.layers} pairs, N = {n_used}, d = {args.d}, "
           f"{args.threads} threads; with the Gram sample's null and bootstrap)", flush=True)
     if args.skip_numpy:
         return

@@ -214,15 +214,8 @@ void AnalysisView::paint_figure(QPainter& painter, const QRect& target) const {
 
 QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,
                        std::initializer_list<const char*> allowed) {
-    if (!j.contains(key)) return fallback;
-    const std::string v = j.at(key).is_string() ? j.at(key).get<std::string>() : j.at(key).dump();
-    std::string list;
-    for (const char* a : allowed) {
-        if (v == a) return QString::fromStdString(v);
-        list += (list.empty() ? "" : ", ") + std::string(a);
-    }
-    throw FormatError(std::string("settings.") + key + ": '" + data::abbreviated(v) +
-                      "' is not one of " + list);
+    return setting_choice(j, key, fallback,
+                          std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
 QString setting_choice(const nlohmann::json& j, const char* key, const QString& fallback,

@@ -214,17 +214,8 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
     train::LabelledSet set = train::classification_file(
         config, *in.tokenizer, a.data, std::min(config.data.seq_len, config.model.max_len),
         a.checkpoint, /*require_classifier=*/true);
-    // A tokenizer that does not cover the text (a task's symbols, another language) reads it as
-    // [UNK]s: the scores would be of lengths alone. Refused as fine-tuning on it is.
-    const data::SpecialIds sp = in.tokenizer->specials();
-    std::int64_t words = 0, unknown = 0;
-    for (const auto& e : set.examples)
-        for (const std::int32_t t : e.tokens) {
-            if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
-            ++words;
-            unknown += t == sp.unk ? 1 : 0;
-        }
-    if (words > 0 && unknown == words)
+    // A tokenizer that does not cover the text: refused as fine-tuning on it is.
+    if (train::unknown_tokens(set, *in.tokenizer).all())
         throw ConfigError(set.source + ": every token is [UNK] under the " + in.tokenizer->kind() +
                           " tokenizer of " + a.checkpoint + " (" +
                           std::to_string(in.tokenizer->vocab_size()) +

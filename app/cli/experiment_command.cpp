@@ -555,7 +555,6 @@ int run_experiment(const ExperimentArgs& a) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : spec.default_steps;
 
-    check_previous_results(a.out, a.name, /*grid=*/false);  // before the task's seconds
     std::vector<RunConfig> configs;
     try {
         for (const auto& m : spec.models)
@@ -766,7 +765,8 @@ CommandRunner setup_experiment(CLI::App& app) {
             if (cmd->count(grid_only) > 0 && a->seeds < 2)
                 throw ConfigError(std::string(grid_only) +
                                   " applies to a grid of seeds: give --seeds N (N ≥ 2) with it");
-        // What DIR holds, before anything else (the task's check below takes seconds).
+        // What DIR holds, for every experiment, single run or grid, before anything else: the
+        // task's check takes seconds, and a refused grid leaves DIR as it was (no lock file).
         check_previous_results(a->out, a->name, a->seeds > 1);
         constexpr auto kLastSeed =
             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());

@@ -382,7 +382,6 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         throw ConfigError(e.what());
     }
     const fs::path out = a.out;
-    check_previous_results(a.out, "phone-book", /*grid=*/false);
     prepare_output_directory(a.out);
     inputs_read();
     discard_previous_results(a.out);

@@ -347,7 +347,6 @@ int run_slstm_vs_bert(const RepresentationExperimentArgs& a) {
     const std::vector<Model> specs = models();
     const std::vector<RunConfig> configs = checked_configs(a, corpus);
 
-    check_previous_results(a.out, kSlstmVsBert, /*grid=*/false);
     prepare_output_directory(a.out);
     inputs_read();
     discard_previous_results(a.out);

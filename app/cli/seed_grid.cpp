@@ -247,8 +247,6 @@ int run_seed_grid(const SeedGridArgs& a) {
         throw ConfigError("--threshold: " + a.name +
                           " has no thresholded metric (no pass mark: its share column would be "
                           "empty); leave --threshold out");
-    // Before the lock file is made: a refusal leaves DIR as it was.
-    check_previous_results(a.out, a.name, /*grid=*/true);
     prepare_output_directory(a.out);
     inputs_read();
     std::string self;

@@ -39,23 +39,30 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
     return (p.parent_path() / name).string();
 }
 
-std::string atomic_write_target(const std::string& final_path) {
+std::filesystem::path follow_output_links(std::filesystem::path p, const std::string& shown) {
     namespace fs = std::filesystem;
-    if (final_path.empty())  // fs::absolute("") throws, which read as an internal error
-        throw ConfigError("the output's path is empty: give a file name");
-    fs::path p = fs::absolute(final_path);
     std::error_code ec;
+    p = p.lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();  // "out/" names out
     for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
-        if (hops == 40) throw ConfigError(final_path + ": too many levels of symbolic links");
+        if (hops == 40) throw ConfigError(shown + ": too many levels of symbolic links");
         const fs::path to = fs::read_symlink(p, ec);
-        if (ec)
-            throw ConfigError(final_path + ": cannot read the symbolic link (" + ec.message() +
-                              ")");
+        if (ec) throw ConfigError(shown + ": cannot read the symbolic link (" + ec.message() + ")");
         // A relative link is read from the directory that holds it, the real one: "../x" in
         // a folder reached through another link is not the lexical parent's.
         p = (to.is_absolute() ? to : fs::weakly_canonical(p.parent_path(), ec) / to)
                 .lexically_normal();
+        if (!p.has_filename()) p = p.parent_path();
     }
+    return p;
+}
+
+std::string atomic_write_target(const std::string& final_path) {
+    namespace fs = std::filesystem;
+    if (final_path.empty())  // fs::absolute("") throws, which read as an internal error
+        throw ConfigError("the output's path is empty: give a file name");
+    const fs::path p = follow_output_links(fs::absolute(final_path), final_path);
+    std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
     if (ec || !fs::exists(st) || fs::is_regular_file(st)) return p.string();
     const char* kind = fs::is_directory(st)        ? "a directory"

@@ -3,6 +3,7 @@
 // complete. A process killed mid-write (kill -9, power loss) leaves its temporary behind; the next
 // writer of the same name removes the temporaries of processes that no longer exist.
 #include <cstddef>
+#include <filesystem>
 #include <string>
 
 namespace routescope {
@@ -20,6 +21,11 @@ std::string temporary_stem(const std::string& filename);
 /// directory (a rename within one filesystem stays atomic), the name remove_stale_temporaries
 /// recognises; <stem> is temporary_stem(filename).
 std::string temporary_path_for(const std::string& final_path, const std::string& suffix = "");
+
+/// `p` (absolute) with every symbolic link it ends in followed, link by link, as the kernel reads
+/// them (a relative link from the real folder that holds it); a trailing "/" names the folder.
+/// ConfigError naming `shown` for a link that cannot be read or a chain of more than 40.
+std::filesystem::path follow_output_links(std::filesystem::path p, const std::string& shown);
 
 /// Where an atomic writer of `final_path` puts the finished file (absolute): final_path itself, or,
 /// when it is a symbolic link, the file the link points to (resolved link by link), so the link

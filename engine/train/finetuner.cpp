@@ -184,19 +184,12 @@ void Finetuner::prepare_classification() {
 void Finetuner::check_coverage() {
     // A tokenizer that does not cover the text (a checkpoint trained on a built-in task's symbols,
     // or on another language) reads it as [UNK]s, and the classifier learns from lengths alone.
-    const data::SpecialIds sp = tokenizer_->specials();
-    std::int64_t words = 0, unknown = 0;
-    for (const LabelledExample& e : train_.examples)
-        for (const std::int32_t t : e.tokens) {
-            if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
-            ++words;
-            if (t == sp.unk) ++unknown;
-        }
-    unk_fraction_ = words > 0 ? static_cast<double>(unknown) / static_cast<double>(words) : 0.0;
+    const UnknownTokens unknown = unknown_tokens(train_, *tokenizer_);
+    unk_fraction_ = unknown.fraction();
     const std::string by =
         "the " + tokenizer_->kind() + " tokenizer (" + std::to_string(tokenizer_->vocab_size()) +
         " ids" + (config_.train.init_from ? ", from " + *config_.train.init_from : "") + ")";
-    if (words > 0 && unknown == words)
+    if (unknown.all())
         throw ConfigError(train_.source + ": every token is [UNK] under " + by +
                           ": the model cannot read this text (fine-tune a checkpoint whose "
                           "vocabulary covers its language)");

@@ -58,6 +58,18 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
     return out;
 }
 
+UnknownTokens unknown_tokens(const LabelledSet& set, const data::Tokenizer& tokenizer) {
+    const data::SpecialIds sp = tokenizer.specials();
+    UnknownTokens n;
+    for (const LabelledExample& e : set.examples)
+        for (const std::int32_t t : e.tokens) {
+            if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
+            ++n.words;
+            n.unknown += t == sp.unk ? 1 : 0;
+        }
+    return n;
+}
+
 LabelledSet task_examples(const data::TaskData& task, int split) {
     static const char* const names[] = {"train", "valid", "test"};
     const std::vector<data::TaskExample>* splits[] = {&task.train, &task.valid, &task.test};

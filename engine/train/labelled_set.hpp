@@ -46,6 +46,18 @@ struct LabelledSet {
 LabelledSet classification_examples(const data::ClassificationSet& set,
                                     const data::Tokenizer& tokenizer, int seq_len);
 
+/// The tokens of a set (not [CLS], [SEP] or [PAD]) and how many of them the tokenizer read as
+/// [UNK]: a tokenizer that does not cover the text (a task's symbols, another language) reads it
+/// as [UNK]s only, and a classifier then sees lengths alone (fine-tuning and eval refuse it).
+struct UnknownTokens {
+    std::int64_t words = 0, unknown = 0;
+    double fraction() const {
+        return words > 0 ? static_cast<double>(unknown) / static_cast<double>(words) : 0.0;
+    }
+    bool all() const { return words > 0 && unknown == words; }
+};
+UnknownTokens unknown_tokens(const LabelledSet& set, const data::Tokenizer& tokenizer);
+
 /// Split 0 (train), 1 (valid) or 2 (test) of a generated task. Class tasks get labels "0", "1", ….
 LabelledSet task_examples(const data::TaskData& task, int split);
 

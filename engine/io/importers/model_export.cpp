@@ -307,21 +307,10 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
 
     // "out/", "." and "a/../b" name a directory as well as "out" does: the staging folder is made
     // beside the normalised path (with "out/" its empty file name put it inside the target).
-    fs::path final_dir = fs::absolute(dir).lexically_normal();
-    if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
-    std::error_code ec;
     // A symbolic link is written through, as every output is: the link stays and the directory
     // it names gets the export (the rename replaced the link with a directory of its own).
-    for (int hops = 0; fs::is_symlink(fs::symlink_status(final_dir, ec)); ++hops) {
-        const fs::path to = fs::read_symlink(final_dir, ec);
-        if (ec || hops == 40)
-            throw IoError(dir + ": cannot follow the symbolic link (" +
-                          (ec ? ec.message() : std::string("too many levels")) + ")");
-        // A relative link is read from the directory that holds it, the real one.
-        final_dir = (to.is_absolute() ? to : fs::weakly_canonical(final_dir.parent_path(), ec) / to)
-                        .lexically_normal();
-        if (!final_dir.has_filename()) final_dir = final_dir.parent_path();
-    }
+    const fs::path final_dir = follow_output_links(fs::absolute(dir), dir);
+    std::error_code ec;
     if (final_dir == final_dir.root_path())
         throw IoError(dir + ": the root directory cannot hold an export");
     if (fs::exists(final_dir, ec) &&

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "analysis/dump_reader.hpp"
+#include "analysis/provenance.hpp"
 #include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 
@@ -192,6 +193,7 @@ void ArrayBrowserView::start() {
         ArrayBrowserSettings settings;
         analysis::Slice slice;
         QStringList rows, columns;
+        analysis::InputFile input;
         double ms = 0;
     };
     auto existing = datasets_;
@@ -241,6 +243,9 @@ void ArrayBrowserView::start() {
             r.column_axis = out.settings.column_axis;
             r.index = out.settings.index;
             out.slice = analysis::read_slice(s.file.toStdString(), r);
+            // The file's SHA-256 for the provenance (remembered per file: hashed once, not per
+            // slice).
+            out.input = analysis::file_input(s.file.toStdString(), "file");
             const QStringList tokens = tokens_for(s.file.toStdString(), *e, r.index);
             auto position = [&](int axis) {
                 return axis >= 0 && axis < static_cast<int>(e->axes.size()) &&
@@ -263,6 +268,7 @@ void ArrayBrowserView::start() {
             datasets_ = std::move(r.datasets);
             settings_ = r.settings;
             slice_ = std::move(r.slice);
+            input_ = std::move(r.input);
             row_labels_ = r.rows;
             column_labels_ = r.columns;
             if (new_list || index_boxes_.isEmpty() ||
@@ -370,9 +376,13 @@ analysis::CsvTable ArrayBrowserView::figure_table() const {
 }
 
 nlohmann::json ArrayBrowserView::result_provenance() const {
-    return {{"analysis", "array_browser"},
-            {"file", settings_.file.toStdString()},
-            {"settings", settings_.to_json()}};
+    // As every view's: the analysis, its input with its SHA-256, the parameters (the slice shown)
+    // and the version, in a list of results.
+    analysis::Provenance p;
+    p.analysis = "array_browser";
+    p.inputs = {input_};
+    p.parameters = settings_.to_json();
+    return nlohmann::json::array({p.to_json()});
 }
 
 }  // namespace routescope::views

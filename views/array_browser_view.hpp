@@ -10,6 +10,7 @@
 #include <QList>
 
 #include "analysis/array_slice.hpp"
+#include "analysis/provenance.hpp"
 #include "views/analysis_view.hpp"
 
 class QComboBox;
@@ -62,6 +63,7 @@ private:
     ArrayBrowserSettings settings_;
     std::vector<analysis::DatasetEntry> datasets_;
     analysis::Slice slice_;
+    analysis::InputFile input_;  ///< the file shown, with its hash (provenance)
     QStringList row_labels_, column_labels_;
     QComboBox *dataset_box_, *rows_box_, *columns_box_;
     QDoubleSpinBox* outlier_box_;

@@ -287,15 +287,11 @@ QStringList KernelView::input_files() const {
 }
 
 QString KernelView::input_stem() const {
-    // A run's checkpoint is RUN/model.ckpt.h5: its run directory names the file ("bigs-init",
-    // not "model"; its display name, "bigs · induction · step 0", is no file name).
-    auto stem = [](const QString& path) {
-        if (QFileInfo(path).fileName().section('.', 0, 0) == QLatin1String("model"))
-            return file_stem(path);  // RUN for RUN/model.ckpt.h5
-        return display_stem(path);
-    };
-    QString s = stem(settings_.a.path);
-    if (settings_.b) s += "-vs-" + stem(settings_.b->path);
+    // The files' names without their suffix (user-guide.md, "Names"): a run's RUN/model.ckpt.h5
+    // is RUN. Not the display name ("bert.seed1 · bigs · folder"), which changes with the folder
+    // and the names given in the Workspace.
+    QString s = file_stem(settings_.a.path);
+    if (settings_.b) s += "-vs-" + file_stem(settings_.b->path);
     return s;
 }
 
@@ -543,17 +539,20 @@ analysis::CsvTable KernelView::figure_table() const {
     if (!a_) return {};
     analysis::CsvTable t = a_->table();
     if (!b_) return t;
-    // Compare mode: both results in one table, with a column naming the model.
+    // Compare mode: both results in one table, with a column naming each model as its legend
+    // does (user-guide.md, "Names"), not "A" and "B".
     const analysis::CsvTable tb = b_->table();
+    const std::string name_a = display_name(settings_.a.path).toStdString();
+    const std::string name_b = display_name(settings_.b->path).toStdString();
     analysis::CsvTable out;
     out.columns = {"model"};
     out.columns.insert(out.columns.end(), t.columns.begin(), t.columns.end());
     for (const auto& row : t.rows) {
-        out.rows.push_back({"A"});
+        out.rows.push_back({name_a});
         out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
     }
     for (const auto& row : tb.rows) {
-        out.rows.push_back({"B"});
+        out.rows.push_back({name_b});
         out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
     }
     return out;

@@ -379,10 +379,32 @@ int run_dump(const DumpArgs& a) {
     const auto load = [&](ParamStore& store) { read_params_into(a.checkpoint, ck.layout, store); };
     dist::Communicator& w = dist::world();
     const int ranks = w.size(), rank = w.rank();
-    if (src.source.count < ranks)
+    if (src.source.count < ranks) {
+        if (rank != 0) quiet_error_message();  // every rank stops; rank 0 says why, once
         throw ConfigError("dump: " + std::to_string(src.source.count) + " examples for " +
                           std::to_string(ranks) + " ranks (each rank writes at least one)");
+    }
     o.checkpoint_sha256 = sha256_file(a.checkpoint);
+    if (ranks > 1) {
+        // Every rank must read the same checkpoint and data, as train's ranks must (docs/
+        // scaling.md): a node with a stale copy wrote its block from another model, and the
+        // master, naming rank 0's checkpoint alone, mixed two models' activations.
+        const std::vector<std::pair<std::string, std::string>> parts{
+            {"checkpoint " + a.checkpoint, o.checkpoint_sha256},
+            {"--data " + a.data, a.data.empty() ? std::string() : sha256_file(a.data)},
+            {"examples (their number and length)",
+             std::to_string(src.source.count) + "x" + std::to_string(src.source.length)}};
+        for (const auto& [what, value] : parts) {
+            const auto all = dist::gather_all<std::uint64_t>(w, dist::fnv1a(value));
+            for (std::size_t r = 1; r < all.size(); ++r)
+                if (all[r] != all[0]) {
+                    if (rank != 0) quiet_error_message();
+                    throw ConfigError("dump: rank " + std::to_string(r) + "'s " + what +
+                                      " differs from rank 0's (every rank must read the same "
+                                      "checkpoint and data files)");
+                }
+        }
+    }
     inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();
     o.name = fs::path(a.checkpoint).filename().string() + " on " + src.description;
@@ -398,9 +420,17 @@ int run_dump(const DumpArgs& a) {
     // boundary throws Interrupted; DumpWriter removes its temporary; exit 130, nothing under --out.
     train::StopSignal signals;
     train::StopSignal::reset();
+    // Under N ranks the progress printed is rank 0's, of its own block, scaled to the whole dump
+    // (the blocks differ by one example at most): it said "done 3, total 3" of a 7-example dump.
     o.progress = [report = rank == 0 ? progress_reporter() : decltype(progress_reporter())(),
-                  out = a.out](std::int64_t done, std::int64_t total) {
-        if (report) report(done, total);
+                  out = a.out, all = src.source.count,
+                  ranks](std::int64_t done, std::int64_t total) {
+        if (report) {
+            if (ranks > 1 && total > 0)
+                report(done == total ? all : std::min(all, done * all / total), all);
+            else
+                report(done, total);
+        }
         if (train::StopSignal::requested())
             throw Interrupted("dump interrupted after " + std::to_string(done) + " of " +
                               std::to_string(total) + " examples; nothing written to " + out);
@@ -425,29 +455,55 @@ int run_dump(const DumpArgs& a) {
         mine.count = counts[static_cast<std::size_t>(rank)];
         const auto all = src.source.example;
         mine.example = [all, first](std::int64_t i) { return all(first + i); };
+        // Every file is written under a staged name first and renamed into place only once all
+        // are written: a rerun that fails (a rank's disk full, a signal) leaves the previous
+        // dump of this --out, master and shards, as it was. Renaming each shard as it was done
+        // replaced rank 0's old shard, and the failure then removed the new ones: the old master
+        // read zeros.
+        std::vector<std::string> staged;
+        for (const auto& shard : shards)
+            staged.push_back(staged_shard_path(shard));
+        const std::string& my_stage = staged[static_cast<std::size_t>(rank)];
+        const TemporaryFileGuard unlink_stage_on_signal(my_stage);
+        std::optional<TemporaryFileGuard> unlink_master_on_signal;
+        std::string master_temp;
+        std::error_code ec;
         std::exception_ptr error;
         try {
-            s = write_activation_dump(ck.config, load, mine, shards[rank], o);
+            s = write_activation_dump(ck.config, load, mine, my_stage, o);
         } catch (...) {
             error = std::current_exception();
         }
-        std::exception_ptr master_error;
+        std::exception_ptr master_error, commit_error;
         try {
             agree(error, "while writing its shard");
             if (rank == 0) try {
-                    write_dump_master(a.out, shards, counts);
+                    master_temp = write_staged_dump_master(a.out, shards, staged, counts);
+                    unlink_master_on_signal.emplace(master_temp);
                 } catch (...) {
                     master_error = std::current_exception();
                 }
             agree(master_error, "while writing the master file");
-        } catch (...) {  // no master: this rank's shard would be left behind, complete but orphaned
-            std::error_code ec;
-            fs::remove(shards[static_cast<std::size_t>(rank)], ec);
+            // All written: each rank's shard, then the master, into place.
+            fs::rename(my_stage, shards[static_cast<std::size_t>(rank)], ec);
+            if (ec)
+                commit_error = std::make_exception_ptr(IoError(
+                    shards[static_cast<std::size_t>(rank)] +
+                    ": cannot rename the finished shard into place (" + ec.message() + ")"));
+            agree(commit_error, "while renaming its shard into place");
+            if (rank == 0) {
+                fs::rename(master_temp, a.out, ec);
+                if (ec)
+                    throw IoError(a.out + ": cannot rename the finished dump into place (" +
+                                  ec.message() + ")");
+            }
+        } catch (...) {  // nothing of this job's is left: its staged shard and master go
+            fs::remove(my_stage, ec);
+            if (!master_temp.empty()) fs::remove(master_temp, ec);
             throw;
         }
         if (rank != 0) return kExitOk;
         s.examples = total;
-        std::error_code ec;
         s.file_bytes = 0;
         for (const auto& f : shards)
             s.file_bytes += fs::file_size(f, ec);

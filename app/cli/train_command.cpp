@@ -194,9 +194,9 @@ std::uint64_t digest_of(const train::LabelledSet& set) {
 /// make() on every rank, then agree_after_setup on the fingerprint: every key of the
 /// configuration, the tokenizer's bytes, the training and validation data as tokenized, and the
 /// step the run starts from (a node whose copy of a checkpoint or corpus is stale or partial
-/// would otherwise train other data, or from another step, in the same collectives).
+/// would otherwise train other data, or from another step, in the same collectives), and --until.
 template <class Make>
-auto set_up_together(Make&& make) {
+auto set_up_together(Make&& make, std::int64_t until) {
     std::exception_ptr error;
     decltype(make()) made{};
     try {
@@ -226,6 +226,9 @@ auto set_up_together(Make&& make) {
         }
         parts.emplace_back("starting step (its checkpoint)",
                            static_cast<std::uint64_t>(made->step()));
+        // Where the run stops: a rank given another --until left (or trained on) while the
+        // others waited for it in the next step's collective, for ever.
+        parts.emplace_back("--until", static_cast<std::uint64_t>(until));
         return parts;
     });
     return made;
@@ -291,12 +294,14 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
     const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     // Errors are thrown to main's handler (exit_codes.hpp): while the inputs are read (the
     // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
-    std::unique_ptr<train::Finetuner> tuner = set_up_together([&] {
-        return config
-                   ? std::make_unique<train::Finetuner>(std::move(*config), options)
-                   : train::Finetuner::resume(
-                         (fs::path(a.resume) / train::kCheckpointName).string(), a.sets, options);
-    });
+    std::unique_ptr<train::Finetuner> tuner = set_up_together(
+        [&] {
+            return config ? std::make_unique<train::Finetuner>(std::move(*config), options)
+                          : train::Finetuner::resume(
+                                (fs::path(a.resume) / train::kCheckpointName).string(), a.sets,
+                                options);
+        },
+        a.until);
     inputs_read();
     remove_replaced_run(a, out, tuner->config().train.init_from);
     if (terminal) bar = std::make_unique<ProgressBar>(tuner->config().train.steps);
@@ -306,6 +311,7 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
         const train::FinetuneResult r = tuner->run();
         if (r.interrupted) {
             if (bar) std::printf("\n");
+            if (dist::world().rank() != 0) quiet_error_message();  // rank 0 saved; it says so
             throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
                               r.checkpoint + " (continue with --resume " + out + ")");
         }
@@ -375,8 +381,12 @@ int run_train(const TrainArgs& a) {
             std::error_code ec;
             created_out.created = !fs::exists(out, ec);
             fs::create_directories(out, ec);
-            if (ec || !fs::is_directory(out))
-                throw RuntimeFailure(out + ": cannot create the output directory");
+            if (ec || !fs::is_directory(out)) {
+                // The system's reason (docs/cli.md): under a file, "Not a directory".
+                if (!ec) ec = std::make_error_code(std::errc::not_a_directory);
+                throw RuntimeFailure(out + ": cannot create the output directory (" + ec.message() +
+                                     ")");
+            }
         }
         // One run at a time in a directory (rank 0 holds it for the job): a second training or
         // resume into it would tear the log and leave one run's checkpoint under the other's log.
@@ -443,12 +453,14 @@ int run_train(const TrainArgs& a) {
     const train::RunOptions options = run_options(a, out, bar);
     const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
     if (finetune) return run_finetune(std::move(config), a, out);
-    trainer = set_up_together([&] {
-        return config
-                   ? std::make_unique<train::Trainer>(std::move(*config), options)
-                   : train::Trainer::resume((fs::path(a.resume) / train::kCheckpointName).string(),
-                                            a.sets, options);
-    });
+    trainer = set_up_together(
+        [&] {
+            return config ? std::make_unique<train::Trainer>(std::move(*config), options)
+                          : train::Trainer::resume(
+                                (fs::path(a.resume) / train::kCheckpointName).string(), a.sets,
+                                options);
+        },
+        a.until);
     inputs_read();
     remove_replaced_run(a, out, trainer->config().train.init_from);
     if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
@@ -463,9 +475,11 @@ int run_train(const TrainArgs& a) {
         throw;
     }
     if (bar) std::printf("\n");
-    if (r.status == train::TrainResult::Status::interrupted)
+    if (r.status == train::TrainResult::Status::interrupted) {
+        if (dist::world().rank() != 0) quiet_error_message();  // rank 0 saved; it says so, once
         throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
                           r.checkpoint + " (continue with --resume " + out + ")");
+    }
     return kExitOk;
 }
 

@@ -887,6 +887,8 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
         }
     }
     if (was) tabs_->setCurrentWidget(was);
+    // A folder that cannot be made fails every view alike: its reason is said once.
+    failed.removeDuplicates();
     if (!failed.isEmpty())
         throw IoError(failed.join(QStringLiteral("; ")).toStdString() + " (" +
                       std::to_string(out.size()) + " other files written)");

@@ -98,14 +98,13 @@ void init_world() {
                           std::to_string(n) + ") but MPI joined this process to a job of " +
                           std::to_string(got) +
                           " (under Slurm, srun needs --mpi=pmix or --mpi=pmi2 for Open MPI; "
-                          "docs/scaling.md); they would each train alone and write the same "
-                          "files");
+                          "docs/scaling.md); each would run alone and write the same files");
     }
 #else
     throw ConfigError(
         "this routescope-cli was built without MPI (cmake -DROUTESCOPE_MPI=ON, "
         "packages libopenmpi-dev openmpi-bin) but a launcher started " +
-        std::to_string(n) + " ranks of it; they would each train alone and write the same files");
+        std::to_string(n) + " ranks of it; each would run alone and write the same files");
 #endif
 }
 

@@ -71,8 +71,9 @@ std::vector<hsize_t> dims_of(hid_t dataset) {
 
 struct Master {
     hid_t out;
-    std::vector<Id*> shards;  // open shard files, rank order
-    std::vector<std::string> names;
+    std::vector<Id*> shards;           // open shard files, rank order
+    std::vector<std::string> names;    // the files read (messages)
+    std::vector<std::string> sources;  // the names the virtual datasets give them
     std::vector<std::int64_t> counts, first;
     std::int64_t total;
 
@@ -102,7 +103,7 @@ struct Master {
             start[0] = static_cast<hsize_t>(first[r]);
             need(H5Sselect_hyperslab(vspace, H5S_SELECT_SET, start.data(), nullptr, d.data(),
                                      nullptr) >= 0 &&
-                     H5Pset_virtual(dcpl, vspace, fs::path(names[r]).filename().c_str(),
+                     H5Pset_virtual(dcpl, vspace, fs::path(sources[r]).filename().c_str(),
                                     path.c_str(), sspace) >= 0,
                  path + ": cannot map shard " + std::to_string(r));
             H5Sselect_all(vspace);
@@ -149,22 +150,38 @@ struct Master {
 }  // namespace
 
 std::string dump_shard_path(const std::string& out, int rank) {
-    std::string base = out;
-    for (const char* ext : {".dump.h5", ".h5"})
-        if (base.size() > std::strlen(ext) && base.ends_with(ext)) {
-            base.resize(base.size() - std::strlen(ext));
-            break;
-        }
-    return base + ".rank" + std::to_string(rank) + ".dump.h5";
+    constexpr std::string_view ext = ".dump.h5";
+    const std::string r = std::to_string(rank);
+    if (out.size() > ext.size() && out.ends_with(ext))
+        return out.substr(0, out.size() - ext.size()) + ".rank" + r + ".dump.h5";
+    return out + "-rank" + r + ".dump.h5";
+}
+
+std::string staged_shard_path(const std::string& shard) {
+    const fs::path p(shard);
+    return (p.parent_path() / ("." + p.filename().string() + ".staged")).string();
 }
 
 void write_dump_master(const std::string& out, const std::vector<std::string>& shards,
                        const std::vector<std::int64_t>& counts) {
-    if (shards.empty() || shards.size() != counts.size())
-        throw Error("write_dump_master: one count per shard");
+    const std::string temp = write_staged_dump_master(out, shards, shards, counts);
+    std::error_code ec;
+    fs::rename(temp, out, ec);
+    if (ec) {
+        std::error_code ignored;
+        fs::remove(temp, ignored);
+        throw IoError(out + ": cannot rename the finished dump into place (" + ec.message() + ")");
+    }
+}
+
+std::string write_staged_dump_master(const std::string& out, const std::vector<std::string>& shards,
+                                     const std::vector<std::string>& staged,
+                                     const std::vector<std::int64_t>& counts) {
+    if (shards.empty() || shards.size() != counts.size() || staged.size() != shards.size())
+        throw Error("write_dump_master: one count and one staged file per shard");
     std::vector<std::unique_ptr<Id>> files;
-    Master m{-1, {}, shards, counts, {}, 0};
-    for (const auto& s : shards) {
+    Master m{-1, {}, staged, shards, counts, {}, 0};
+    for (const auto& s : staged) {
         files.push_back(
             std::make_unique<Id>(H5Fopen(s.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose));
         need(files.back()->ok(), s + ": cannot open the shard");
@@ -189,7 +206,7 @@ void write_dump_master(const std::string& out, const std::vector<std::string>& s
         try {
             Id root(H5Gopen2(*m.shards[0], "/", H5P_DEFAULT), H5Gclose);
             Id root_out(H5Gopen2(f, "/", H5P_DEFAULT), H5Gclose);
-            copy_attributes(root, root_out, shards[0] + ":/");
+            copy_attributes(root, root_out, staged[0] + ":/");
             m.walk("/", false);
         } catch (...) {
             std::error_code ec;
@@ -197,10 +214,7 @@ void write_dump_master(const std::string& out, const std::vector<std::string>& s
             throw;
         }
     }
-    std::error_code ec;
-    fs::rename(temp, out, ec);
-    if (ec)
-        throw IoError(out + ": cannot rename the finished dump into place (" + ec.message() + ")");
+    return temp;
 }
 
 }  // namespace routescope

@@ -14,13 +14,28 @@
 
 namespace routescope {
 
-/// Shard r of the dump `out`: out without ".dump.h5" (or ".h5") + ".rank<r>.dump.h5".
+/// Shard r of the dump `out`: X.rank<r>.dump.h5 for out = X.dump.h5; any other name keeps its
+/// whole name, NAME-rank<r>.dump.h5 (M.h5 → M.h5-rank0.dump.h5). One-to-one: two --out names
+/// never share a shard (M.h5 and M.dump.h5 both wrote M.rank0.dump.h5, each job's master then
+/// reading the other's examples).
 std::string dump_shard_path(const std::string& out, int rank);
+
+/// Where rank r stages its shard until every rank has written its own: a hidden name beside the
+/// shard (.X.rank<r>.dump.h5.staged). A job that fails leaves the previous dump of the same --out,
+/// master and shards, as it was.
+std::string staged_shard_path(const std::string& shard);
 
 /// Writes the master `out` (temporary name, then renamed) over `shards` (in rank order, each a
 /// complete dump of `counts[r]` examples). FormatError when the shards disagree on a dataset's
 /// type or trailing shape; IoError when a file cannot be read or written.
 void write_dump_master(const std::string& out, const std::vector<std::string>& shards,
                        const std::vector<std::int64_t>& counts);
+
+/// write_dump_master reading the shards from `staged` while the master names `shards` (the names
+/// they are renamed to), and leaving the master under its temporary name, returned: the caller
+/// renames every file into place once all are written.
+std::string write_staged_dump_master(const std::string& out, const std::vector<std::string>& shards,
+                                     const std::vector<std::string>& staged,
+                                     const std::vector<std::int64_t>& counts);
 
 }  // namespace routescope

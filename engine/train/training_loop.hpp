@@ -31,8 +31,9 @@
 //          process's one mean over every target; the gradient buffer is summed over ranks once
 //          per step in rank order (deterministic), then clipped and applied identically on every
 //          rank. Rank 0 alone writes the log and the checkpoints; a stop signal on any rank stops
-//          all after the same step. Dropout masks are drawn per rank's tensor, so with
-//          model.dropout > 0 the N-rank run is not the single-process one (docs/scaling.md).
+//          all after the same step. Dropout masks are drawn with each row's number in the
+//          global micro-batch, as the MLM masks are, so with model.dropout > 0 too the N-rank run
+//          is the single-process one (docs/scaling.md).
 #include <cstdint>
 #include <functional>
 #include <memory>

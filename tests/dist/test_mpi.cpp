@@ -9,6 +9,8 @@
 //   - a 2-rank run stopped at step 10 and resumed under mpirun repeats the uninterrupted run, and
 //     the 2-rank checkpoint resumed by ONE process with batch 4 continues like the single run;
 //   - kill -9 of one rank ends mpirun with an error within 60 s, and the last checkpoint validates;
+//   - a sharded dump rerun that fails on one rank keeps the previous dump; ranks that read
+//     different checkpoints, or were given different --until, are refused (session 34);
 //   - on a device (issue 29): the same 2 ranks against 1 process, both `--device cuda` (skipped
 //     without a GPU, with the reason) and `--device cuda-emulated` (the CUDA backend's kernels on
 //     the host: the gradients downloaded, summed over MPI in rank order and uploaded, as on a GPU).
@@ -246,6 +248,18 @@ private slots:
         QVERIFY2(two.code == 0, qPrintable(two.err.right(3000)));
         QVERIFY(QFileInfo::exists(dir("two.rank0.dump.h5")));
         QVERIFY(QFileInfo::exists(dir("two.rank1.dump.h5")));
+        // The progress counts the whole dump's 7 examples (it ended at rank 0's 4 of 4).
+        QVERIFY2(two.err.contains("{\"event\":\"progress\",\"done\":7,\"total\":7}"),
+                 qPrintable(two.err.right(1000)));
+        // Another --out whose name reduces to the same stem (two.h5) has shards of its own: it
+        // wrote two.rank<r>.dump.h5, and two.dump.h5 then mapped its 4 + 3 rows onto 3 + 2 of
+        // another dump's (the comparison below reads two.dump.h5 after it).
+        QStringList five = common;
+        five[4] = "5";
+        const Run other = cli(2, five + QStringList{"--out", dir("two.h5")});
+        QVERIFY2(other.code == 0, qPrintable(other.err.right(3000)));
+        QVERIFY(QFileInfo::exists(dir("two.h5-rank0.dump.h5")));
+        QVERIFY(QFileInfo::exists(dir("two.h5-rank1.dump.h5")));
         const Run v = cli(0, {"validate", dir("two.dump.h5")});
         QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
         // h5py: every dataset of the single-process dump, same shape and values, in the master
@@ -502,6 +516,8 @@ print('ok', len(names))
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 130,
                  qPrintable(QString("exit %1: %2").arg(p.exitCode()).arg(err.right(2000))));
+        // Rank 0 saved the checkpoint and says so; the other rank said it too (session 34).
+        QCOMPARE(err.count("interrupted at step"), 1);
         qint64 last = 0;
         for (const QByteArray& line : seen.split('\n')) {
             const QJsonObject o = QJsonDocument::fromJson(line).object();
@@ -549,6 +565,99 @@ print('ok', len(names))
         QVERIFY(p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0);
         const Run v = run(QStringLiteral(ROUTESCOPE_CLI), {"validate", out + "/model.ckpt.h5"});
         QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+    }
+
+    // Session 34. A sharded dump rerun into the same --out that fails on one rank (here rank 1
+    // under a file-size limit: a full disk) leaves the previous dump as it was. Rank 0 had
+    // already renamed its new shard over the old one, and the failure then removed every new
+    // shard: the old master read zeros where rank 0's rows were (h5py: the sum of
+    // /layers/1/hidden went from 1474.6 to 0).
+    void aFailedShardedRerunKeepsThePreviousDump() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        const QStringList args{"dump",  "--checkpoint",       dir("single") + "/model.ckpt.h5",
+                               "--out", dir("rerun.dump.h5"), "--examples",
+                               "7",     "--threads",          "1"};
+        const Run first = cli(2, args);
+        QVERIFY2(first.code == 0, qPrintable(first.err.right(2000)));
+        const char* script = R"(
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r') as f:
+    print(repr(float(np.abs(f['layers/1/hidden'][()].astype(np.float64)).sum())))
+)";
+        auto sum = [&] {
+            QProcess py;
+            py.start(QStringLiteral(ROUTESCOPE_PYTHON), {"-c", script, dir("rerun.dump.h5")});
+            py.waitForFinished(120000);
+            return QString::fromUtf8(py.readAllStandardOutput()).trimmed();
+        };
+        const QString before = sum();
+        QVERIFY2(before.toDouble() > 0, qPrintable(before));
+        const Run failed =
+            run(mpiexec(), QStringList{"--oversubscribe", "-np", "1", ROUTESCOPE_CLI} + args +
+                               QStringList{":", "-np", "1", "/bin/sh", "-c",
+                                           "ulimit -f 40; exec \"$0\" \"$@\"", ROUTESCOPE_CLI} +
+                               args);
+        QVERIFY2(failed.code != 0, qPrintable(failed.err.right(2000)));
+        QCOMPARE(sum(), before);
+        const Run v = cli(0, {"validate", dir("rerun.dump.h5")});
+        QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+        // Nothing of the failed job is left beside it (its staged shards, its master's
+        // temporary).
+        const QStringList left =
+            QDir(tmp_.path()).entryList({".rerun*"}, QDir::Files | QDir::Hidden);
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(", ")));
+    }
+
+    // The ranks of a dump read the same checkpoint (as train's ranks must): one node's stale
+    // copy wrote its block from another model, and the master named rank 0's checkpoint alone.
+    // Two ranks given different checkpoints (an MPMD launch) stand in for the two nodes.
+    void dumpRanksOfDifferentCheckpointsAreRefused() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        if (!QFileInfo::exists(dir("short") + "/model.ckpt.h5"))
+            train(0, dir("short"), 4, {"--until", "10"});
+        auto args = [&](const QString& run) {
+            return QStringList{"dump",  "--checkpoint",       run + "/model.ckpt.h5",
+                               "--out", dir("mixed.dump.h5"), "--examples",
+                               "4",     "--threads",          "1"};
+        };
+        const Run r =
+            run(mpiexec(), QStringList{"--oversubscribe", "-np", "1", ROUTESCOPE_CLI} +
+                               args(dir("single")) + QStringList{":", "-np", "1", ROUTESCOPE_CLI} +
+                               args(dir("short")));
+        QVERIFY2(r.code == 2 && r.err.contains("differs from rank 0's"), qPrintable(r.err));
+        QCOMPARE(r.err.count("differs from rank 0's"), 1);
+        QVERIFY(!QFileInfo::exists(dir("mixed.dump.h5")));
+    }
+
+    // --until is where every rank stops: given to one rank only, that rank saved and left at
+    // step 3 while the other waited for it in step 4's collective, for ever.
+    void ranksWithDifferentUntilAreRefused() {
+        REQUIRE_MPI();
+        const QStringList args =
+            QStringList{"train", "--config", tiny_config(), "--out", dir("until"), "--json"} +
+            tiny_sets(2);
+        const Run r = run(mpiexec(),
+                          QStringList{"--oversubscribe", "-np", "1", ROUTESCOPE_CLI} + args +
+                              QStringList{"--until", "3", ":", "-np", "1", ROUTESCOPE_CLI} + args,
+                          120000);
+        QVERIFY2(r.code == 2 && r.err.contains("--until differs from rank 0's"),
+                 qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err.right(2000))));
+    }
+
+    // An output directory that cannot be made: the system's reason, once (it said only "cannot
+    // create the output directory").
+    void anUncreatableRunDirectorySaysWhyOnce() {
+        REQUIRE_MPI();
+        QFile blocker(dir("a-file"));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        const Run r = cli(
+            2, QStringList{"train", "--config", tiny_config(), "--out", dir("a-file") + "/run"} +
+                   tiny_sets(2));
+        QVERIFY2(r.code == 3, qPrintable(r.err));
+        QCOMPARE(r.err.count("cannot create the output directory (Not a directory)"), 1);
     }
 };
 

@@ -7,7 +7,11 @@
 - names that differ after their first dot, bert.seed1.dump.h5 and bert.seed2.dump.h5: both were
   "bert" in every legend and CSV, and the files "<view>-bert-vs-bert";
 - and, exported at a single column, the comparisons stay within the 180 mm a page allows (the
-  gates figure was 227 mm tall).
+  gates figure was 227 mm tall);
+- session 34: the kernels view named its files by the Workspace's display name
+  ("kernels-bert.seed1_bigs_DIR-vs-…") and its CSV's models "A" and "B"; the array browser's
+  provenance had no SHA-256 of its file (docs/user-guide.md, "Exporting figures"); an output
+  folder that cannot be made was reported once per view, one line of eleven copies.
 
 The workbench exports a project headless (`routescope --export P --out DIR`); the CSVs are read
 with Python's csv module and the SVG legends with a regular expression.
@@ -16,6 +20,7 @@ with Python's csv module and the SVG legends with a regular expression.
 """
 import csv
 import glob
+import hashlib
 import json
 import os
 import re
@@ -27,7 +32,7 @@ import unicodedata
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import headless_check  # noqa: E402
 
-VIEWS = ("transitions", "anisotropy", "gates", "pca")
+VIEWS = ("transitions", "anisotropy", "gates", "pca", "kernels")
 
 
 def main():
@@ -133,6 +138,33 @@ def main():
     r = subprocess.run([a.gui, "--export", project, "--out", os.path.join(folder, "out-float")],
                        capture_output=True, text=True, timeout=600, env=env)
     check(r.returncode == 0, f"a project with \"version\": 1.0 exports ({r.stderr.strip()[-300:]})")
+    # The array browser's provenance records its file with the SHA-256 sha256sum gives, as every
+    # view's does (docs/user-guide.md: "NAME.provenance.json records the analysis, its input files
+    # with their SHA-256").
+    dump = os.path.join(folder, "bert.seed1.dump.h5")
+    project = os.path.join(folder, "browser.rsproj")
+    with open(project, "w") as p:
+        json.dump({"format": "routescope-project", "version": 1, "files": ["bert.seed1.dump.h5"],
+                   "views": [{"kind": "array_browser", "inputs": ["bert.seed1.dump.h5"]}]}, p)
+    out = os.path.join(folder, "out-browser")
+    r = subprocess.run([a.gui, "--export", project, "--out", out],
+                       capture_output=True, text=True, timeout=600, env=env)
+    check(r.returncode == 0, f"the array browser exports ({r.stderr.strip()[-300:]})")
+    with open(dump, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    provenance = glob.glob(os.path.join(out, "array_browser-*.svg.provenance.json"))
+    text = open(provenance[0], encoding="utf-8").read() if provenance else ""
+    check(sha in text, f"the array browser's provenance holds its file's SHA-256 ({text[:200]})")
+    # An output folder under a file: the reason once, not once per view (five views here).
+    blocker = os.path.join(folder, "blocker")
+    open(blocker, "w").close()
+    r = subprocess.run([a.gui, "--export", os.path.join(folder, "p.rsproj"), "--out",
+                        os.path.join(blocker, "x")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    n = r.stderr.count("is a file, not a directory")
+    check(r.returncode == 3 and n == 1,
+          f"an output folder under a file: exit 3, the reason said once (exit {r.returncode}, "
+          f"said {n} times)")
     return check.finish()
 
 

@@ -462,10 +462,23 @@ std::vector<std::int64_t> DumpReader::gate_shape(int index, const std::string& g
 RowMatrixF DumpReader::gate_row(int index, const std::string& gate, std::int64_t row) const {
     const auto shape = gate_shape(index, gate);
     const std::string path = "/layers/" + std::to_string(index) + "/gates/" + gate;
-    RowMatrixF out(shape[1], shape[2]);
+    // The example's real positions p < n and, for a gate of L + 1 positions (S-LSTM's sentence
+    // node), its last one; the padding is never read (docs/analyses.md), so it is left 0 here:
+    // a NaN there stopped `analyze gates` (exit 2) where every hidden-state analysis ignores it.
+    const std::int64_t n = std::min<std::int64_t>(
+        shape[1], lengths_[static_cast<std::size_t>(
+                      example_index_.at(index).at(static_cast<std::size_t>(row)))]);
+    RowMatrixF out = RowMatrixF::Zero(shape[1], shape[2]);
     Hdf5Lock lock;
-    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
-              {1, static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])}, out.data());
+    const H5::DataSet ds = impl_->file.openDataSet(path);
+    const auto k = static_cast<hsize_t>(shape[2]);
+    if (n > 0)
+        read_slab(ds, path_, path, {static_cast<hsize_t>(row), 0, 0},
+                  {1, static_cast<hsize_t>(n), k}, out.data());
+    if (shape[1] > L_ && n < shape[1])
+        read_slab(ds, path_, path,
+                  {static_cast<hsize_t>(row), static_cast<hsize_t>(shape[1] - 1), 0}, {1, 1, k},
+                  out.row(shape[1] - 1).data());
     check_unchanged();
     return out;
 }

@@ -69,8 +69,9 @@ double block_parameters(const FlopConfig& c) {
         return 4 * dense(d, d) + dense(d, I) + dense(I, d) + 2 * norm;
     if (c.arch == "birdie")  // W_i, W_z, W_o, W_f: d → N; W_out: N → d; LN
         return 4 * dense(d, N) + dense(N, d) + norm;
-    if (c.arch == "slstm")  // W: 4d→7d, U: d→7d (no bias), W_g: 2d→2d, W_f': 2d→d
-        return dense(4 * d, 7 * d) + 7 * d * d + dense(2 * d, 2 * d) + dense(2 * d, d);
+    if (c.arch == "slstm")  // W: 4d→7d, U: d→7d (no bias), W_g: 2d→2d, W_f': 2d→d, gate LNs
+        return dense(4 * d, 7 * d) + 7 * d * d + dense(2 * d, 2 * d) + dense(2 * d, d) +
+               (c.gate_norm ? 7 * norm : 0);
     if (c.arch == "gmlp")  // U: d→I, V: I/2→d, LN(h), LN(Z2); W [n, n] depends on L (mixing term)
         return dense(d, I) + dense(I / 2, d) + norm + I;
     throw ConfigError("flops: unknown --arch '" + c.arch +
@@ -104,6 +105,8 @@ FlopConfig flop_config_of_file(const std::string& path) {
         c.state = m.arch == "birdie" ? m.inner() : m.ssm.n_modes;
         c.kernels = m.ssm.n_kernels;
         c.causal = m.causal && (m.arch == "bigs" || m.arch == "stack_ssm");
+        c.max_len = m.max_len;
+        c.gate_norm = m.arch == "slstm" && m.slstm.gate_norm;
         return c;
     }
     c.arch = info.arch;
@@ -139,6 +142,10 @@ FlopResult flop_model(const FlopConfig& config, const std::vector<std::int64_t>&
     // Weights applied per token: every block's; S-LSTM applies its one set at every step.
     const double applied = layers * block_parameters(config);
     result.parameters = config.arch == "slstm" ? block_parameters(config) : applied;
+    if (config.arch == "gmlp" && config.max_len > 0) {  // each layer's W [Lmax, Lmax] and b
+        const double n = static_cast<double>(config.max_len);
+        result.parameters += layers * (n * n + n);
+    }
     const bool attention = config.arch == "bert" || config.arch == "gated_att";
     for (std::int64_t length : lengths) {
         if (length < 1) throw ConfigError("flops: lengths must be positive");

@@ -26,6 +26,11 @@ struct FlopConfig {
     std::int64_t state = 0;  ///< SSM modes N (BiGS, STACK/SSM; 0: 64); Birdie's state (0: I or 3d)
     std::int64_t kernels = 1;  ///< SSM kernels per SSM H (model.ssm.n_kernels)
     bool causal = false;       ///< BiGS, STACK/SSM with model.causal: the forward SSM branch only
+    /// gMLP: model.max_len, the side of each layer's spatial weight W [Lmax, Lmax] and its bias
+    /// [Lmax], counted in the parameters (0: unknown, as with --arch: left out). Its FLOPs are the
+    /// mixing term's, at the sequence's length.
+    std::int64_t max_len = 0;
+    bool gate_norm = false;  ///< S-LSTM with model.slstm.gate_norm: 7 LayerNorms on its gates
 };
 
 struct FlopRow {
@@ -37,8 +42,9 @@ struct FlopRow {
 struct FlopResult {
     Provenance provenance;
     FlopConfig config;
-    double parameters = 0;  ///< non-embedding parameters P (gMLP: without its L-dependent W;
-                            ///< S-LSTM: one set, shared by its recurrent steps)
+    /// Non-embedding parameters the model holds: layers·P, plus gMLP's spatial W and b per layer
+    /// when max_len is known (S-LSTM: P once, shared by its recurrent steps).
+    double parameters = 0;
     std::vector<FlopRow> rows;
     nlohmann::json to_json() const;
     CsvTable table() const;

@@ -33,16 +33,18 @@ Eigen::MatrixXf lower_gram_of_rows(const RowMatrixF& x) {
 }
 
 Eigen::MatrixXd gram_of_columns(const RowMatrixF& x) {
-    const Eigen::Index d = x.cols();
-    Eigen::MatrixXf c(d, d);
-    constexpr Eigen::Index kBlock = 128;
-    const auto blocks = static_cast<std::ptrdiff_t>((d + kBlock - 1) / kBlock);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
-        const Eigen::Index j0 = b * kBlock, w = std::min(kBlock, d - j0);
-        c.middleCols(j0, w).noalias() = x.transpose() * x.middleCols(j0, w);
+    // In double, by blocks of rows cast one at a time (memory: one block, not all of X): the
+    // float product put λ₁/Σλ of a rank-one X at 0.99999992 where double gives 1 to 1e-16
+    // (docs/analyses.md says pc1_variance and isotropy are computed in double).
+    const Eigen::Index m = x.rows(), d = x.cols();
+    Eigen::MatrixXd c = Eigen::MatrixXd::Zero(d, d);
+    constexpr Eigen::Index kBlock = 1024;
+    for (Eigen::Index i0 = 0; i0 < m; i0 += kBlock) {
+        const Eigen::Index h = std::min(kBlock, m - i0);
+        const Eigen::MatrixXd block = x.middleRows(i0, h).cast<double>();
+        c.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
     }
-    return c.cast<double>();
+    return c.selfadjointView<Eigen::Lower>();
 }
 
 }  // namespace routescope::analysis

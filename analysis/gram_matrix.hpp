@@ -14,8 +14,7 @@ namespace routescope::analysis {
 
 /// Lower triangle of X Xᵀ (rows × rows); the strict upper triangle is left 0.
 Eigen::MatrixXf lower_gram_of_rows(const RowMatrixF& x);
-/// Xᵀ X (columns × columns), both triangles, accumulated in float (as BLAS ssyrk did) and returned
-/// in double for the eigensolver.
+/// Xᵀ X (columns × columns), both triangles, accumulated in double.
 Eigen::MatrixXd gram_of_columns(const RowMatrixF& x);
 
 }  // namespace routescope::analysis

@@ -290,32 +290,35 @@ nlohmann::json PcaResult::to_json() const {
         buckets.push_back(group_json(g));
     for (const auto& g : by_length)
         exact.push_back(group_json(g));
-    return {{"provenance", provenance.to_json()},
-            {"layer", options.layer},
-            {"thresholds", options.thresholds},
-            {"weights", options.energy ? "sigma" : "sigma^2"},
-            {"sampled_rows", sampled_rows},
-            {"sentences", options.passage > 0 ? nlohmann::json{{"rows", rows},
-                                                               {"examples", examples},
-                                                               {"lengths", lengths},
-                                                               {"starts", starts},
-                                                               {"k", k}}
-                                              : nlohmann::json{{"rows", rows},
-                                                               {"examples", examples},
-                                                               {"lengths", lengths},
-                                                               {"k", k}}},
-            {"skipped", skipped},
-            {"overall", group_json(overall)},
-            {"by_bucket", buckets},
-            {"by_length", exact},
-            {"mean_curve", mean_curve},
-            {"global",
-             global_note.empty()
-                 ? nlohmann::json{{"rows", global_rows}, {"tokens", global_tokens}, {"k", global_k}}
-                 : nlohmann::json{{"rows", global_rows},
-                                  {"tokens", global_tokens},
-                                  {"k", nullptr},
-                                  {"note", global_note}}}};
+    nlohmann::json out = {{"provenance", provenance.to_json()},
+                          {"layer", options.layer},
+                          {"thresholds", options.thresholds},
+                          {"weights", options.energy ? "sigma" : "sigma^2"},
+                          {"sampled_rows", sampled_rows},
+                          {"sentences", options.passage > 0 ? nlohmann::json{{"rows", rows},
+                                                                             {"examples", examples},
+                                                                             {"lengths", lengths},
+                                                                             {"starts", starts},
+                                                                             {"k", k}}
+                                                            : nlohmann::json{{"rows", rows},
+                                                                             {"examples", examples},
+                                                                             {"lengths", lengths},
+                                                                             {"k", k}}},
+                          {"skipped", skipped},
+                          {"overall", group_json(overall)},
+                          {"by_bucket", buckets},
+                          {"by_length", exact},
+                          {"mean_curve", mean_curve}};
+    // --global-m 0 leaves the global variant out (docs/analyses.md): no "global" entry at all.
+    if (options.global_m > 0)
+        out["global"] =
+            global_note.empty()
+                ? nlohmann::json{{"rows", global_rows}, {"tokens", global_tokens}, {"k", global_k}}
+                : nlohmann::json{{"rows", global_rows},
+                                 {"tokens", global_tokens},
+                                 {"k", nullptr},
+                                 {"note", global_note}};
+    return out;
 }
 
 CsvTable PcaResult::table() const {

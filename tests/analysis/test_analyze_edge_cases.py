@@ -648,6 +648,79 @@ def main():
     t.case("length-accuracy of an evaluation's predictions matches the definitions",
            length_accuracy_of_predictions)
 
+    # ---- session 34's probe of the analyses against numpy.
+    # pc1_variance "in double" (docs/analyses.md): every vector equal, XᵀX of rank one, λ₁/Σλ is 1
+    # to rounding in double; XᵀX accumulated in float gave 0.99999992.
+    def pc1_of_a_rank_one_layer_is_one():
+        v = np.random.default_rng(1).standard_normal(8).astype(np.float32)
+        p = t.path("rank1.dump.h5")
+        write_dump(p, {0: np.broadcast_to(v, (12, 10, 8)).copy()}, [10] * 12)
+        out = t.path("rank1.json")
+        t.ok(t.run("analyze", "anisotropy", "--dump", p, "--layer", "0", "--out", out))
+        pc1 = json.load(open(out))["results"][0]["pc1_variance"]
+        X = np.broadcast_to(v.astype(np.float64), (12, 8))
+        ev = np.clip(np.linalg.eigvalsh(X.T @ X), 0, None)
+        assert abs(pc1 - ev.max() / ev.sum()) < 1e-12, (pc1, ev.max() / ev.sum())
+    t.case("anisotropy: pc1_variance of a rank-one layer is 1 in double",
+           pc1_of_a_rank_one_layer_is_one)
+
+    # pca --global-m 0 "leaves it out" (docs/analyses.md): no `global` entry (it wrote empty lists).
+    def pca_global_m_zero_leaves_it_out():
+        rng = np.random.default_rng(5)
+        p = t.path("g0.dump.h5")
+        write_dump(p, {0: rng.standard_normal((6, 9, 4)).astype(np.float32)}, [9, 5, 7, 9, 3, 8])
+        out = t.path("g0.json")
+        t.ok(t.run("analyze", "pca", "--dump", p, "--layer", "0", "--global-m", "0",
+                   "--out", out))
+        r = json.load(open(out))["results"][0]
+        assert "global" not in r, r.get("global")
+    t.case("pca: --global-m 0 leaves the global variant out", pca_global_m_zero_leaves_it_out)
+
+    # A gate's padding is never read (docs/analyses.md: the statistics are over every real
+    # position p < n), as a hidden state's is not: a NaN there stopped `analyze gates` (exit 2).
+    # The mean and count recomputed in numpy over the real positions.
+    def gates_ignore_their_padding():
+        rng = np.random.default_rng(9)
+        lengths = [6, 10, 4, 8]
+        g = rng.uniform(0.05, 0.95, (4, 10, 3)).astype(np.float32)
+        for i, n in enumerate(lengths):
+            g[i, n:] = np.nan
+        p = t.path("padnan.dump.h5")
+        write_dump(p, {0: rng.standard_normal((4, 10, 5)).astype(np.float32),
+                       1: rng.standard_normal((4, 10, 5)).astype(np.float32)}, lengths,
+                   arch="bigs", gates={1: {"u_f": g}})
+        out = t.path("padnan.json")
+        r = t.run("analyze", "gates", "--dump", p, "--layer", "1", "--out", out)
+        assert r.returncode == 0, r.stderr
+        real = np.concatenate([g[i, :n].ravel() for i, n in enumerate(lengths)]).astype(np.float64)
+        got = json.load(open(out))["results"][0]["gates"][0]
+        assert got["values"] == real.size, (got["values"], real.size)
+        assert abs(got["mean"] - real.mean()) < 1e-6, (got["mean"], real.mean())
+        assert abs(got["std"] - real.std()) < 1e-6, (got["std"], real.std())
+    t.case("gates: NaN in the padding is never read", gates_ignore_their_padding)
+
+    # flops' non_embedding_parameters "counts the parameters the model holds" (docs/cli.md): the
+    # parameters of the checkpoint's blocks, counted with h5py. gMLP left out each layer's spatial
+    # W and b, S-LSTM its seven gate LayerNorms.
+    def flops_count_every_block_parameter():
+        configs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "resources", "configs")
+        for name, prefix in (("gmlp", "layers."), ("slstm", "slstm.")):
+            run = t.path("flops-" + name)
+            t.ok(t.run("train", "--config", os.path.join(configs, name + "-tiny.json"), "--out",
+                       run, "--set", "train.steps=1", "--set", "model.d_model=16",
+                       "--set", "model.max_len=24", "--set", "data.seq_len=24",
+                       "--set", "model.n_layers=2", "--threads", "1"))
+            ck = os.path.join(run, "model.ckpt.h5")
+            with h5py.File(ck, "r") as f:
+                held = sum(f["params"][k].size for k in f["params"] if k.startswith(prefix))
+            out = t.path("flops-" + name + ".json")
+            t.ok(t.run("analyze", "flops", "--checkpoint", ck, "--lengths", "16", "--out", out))
+            got = json.load(open(out))["results"][0]["non_embedding_parameters"]
+            assert got == held, (name, got, held)
+    t.case("flops: non_embedding_parameters are the blocks' parameters the checkpoint holds",
+           flops_count_every_block_parameter)
+
     return t.finish()
 
 

@@ -240,6 +240,20 @@ sig_cases = {
     "experiment": (["experiment", "induction", "--out", os.path.join(WORK, "sig-exp"), "--threads", "1"],
                    os.path.join(WORK, "sig-exp", "results.json"), False),
 }
+def handles(pid, sig, timeout=60):
+    """Waits until process `pid` catches `sig` (bit sig−1 of /proc/PID/status's SigCgt)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("SigCgt:") and int(line.split()[1], 16) >> (sig - 1) & 1:
+                        return
+        except OSError:
+            return  # it has ended
+        time.sleep(0.02)
+
+
 for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal closed
     for name, (args, final, saves) in sig_cases.items():
         if os.path.exists(final):
@@ -250,6 +264,10 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the termin
             while "progress" not in p.stderr.readline():
                 pass
         else:
+            # Once the command has its handlers (the kernel's SigCgt mask has the signal): a
+            # process still being loaded dies of the signal's default action (exit -2), which a
+            # suite under load reached after 1.5 s (session 34). Then into its work.
+            handles(p.pid, sig)
             time.sleep(1.5)
         p.send_signal(sig)
         try:

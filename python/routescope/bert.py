@@ -83,6 +83,14 @@ class BertEmbeddings(nn.Module):
         self.register_buffer("position_ids",
                              torch.arange(c["max_position_embeddings"]).expand((1, -1)))
 
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        """position_ids is transformers' buffer, no weight: persistent here (state_dict() has it,
+        as older transformers releases save it), but a state_dict without it (Routescope's
+        export, transformers' since the buffer became non-persistent) loads strictly too, the
+        buffer kept. (load_state_dict hands every module its own copy of the dict to change.)"""
+        state_dict.setdefault(prefix + "position_ids", self.position_ids)
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
     def forward(self, input_ids, token_type_ids):
         L = input_ids.shape[1]
         pos = self.position_ids[:, :L]

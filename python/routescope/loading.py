@@ -5,14 +5,17 @@ Nothing in a file is trusted (docs/python.md, "What load refuses"): only regular
 opened; config.json's keys are type- and range-checked, then its sizes are compared with the
 shapes of the tensors in the weights file before any module is built, so that an edited config
 cannot make load allocate what the file does not hold; tied tensors must be equal, position_ids
-must be 0..max_position_embeddings-1, parameters must be floating point. Every refusal is a
-LoadError naming the file.
+must be 0..max_position_embeddings-1, parameters must be floating point; a pytorch_model.bin's
+zip records may not inflate to more than a small multiple of the file (checked before torch.load
+inflates them). Every refusal is a LoadError naming the file.
 """
 import json
 import math
 import os
 import re
 import stat
+import struct
+import zipfile
 
 import numpy as np
 import torch
@@ -47,20 +50,42 @@ SIZES = ("vocab_size", "hidden_size", "num_hidden_layers", "intermediate_size",
 REQUIRED = {"bert": SIZES + ("num_attention_heads", "type_vocab_size", "layer_norm_eps",
                              "hidden_act"),
             "bigs": SIZES}
-OPTIONAL_SIZES = {"bert": (), "bigs": ("type_vocab_size", "num_ssm")}
+# The architecture's other sizes, checked as SIZES are where present (bert requires them).
+OTHER_SIZES = {"bert": ("num_attention_heads", "type_vocab_size"),
+               "bigs": ("type_vocab_size", "num_ssm")}
 ACTS = {"bert": bert_module.HIDDEN_ACTS,
         "bigs": bigs_module.TANH_GELUS + bigs_module.ERF_GELUS}
 # Keys of a published config whose other values the modules do not compute (they would load as
-# something else): key -> the one value accepted.
+# something else): key -> the one value accepted. position_embedding_type as the engine's
+# importer reads it for both architectures (the official BiGS port adds position embeddings only
+# for "absolute").
 ONLY = {"bert": {"position_embedding_type": "absolute", "is_decoder": False},
-        "bigs": {"pre_norm": True}}
+        "bigs": {"position_embedding_type": "absolute", "pre_norm": True}}
+# A BiGS MLM head: the official port applies hidden_act in the head's transform, where the module
+# (as the engine) has the erf gelu, so only these hidden_act values load with it; the rule of
+# `routescope-cli import` (engine/io/importers/model_import.cpp: "only 'gelu' imports with an MLM
+# head"). A classifier has no such head.
+BIGS_MLM_ACTS = ("gelu", "gelu_exact", "gelu_erf")
+
+# torch.save's zip format, as torch.load tells it (the first four bytes); torch.load inflates
+# every record in full, to the size the zip's central directory gives, before anything can be
+# checked. The records may hold at most this multiple of the file's size (torch.save stores them
+# uncompressed: about 1; a deflated copy of an export: about 1.1), and be stored or deflated (the
+# methods torch's zip reader has).
+ZIP_MAGIC = b"PK\x03\x04"
+MAX_INFLATION = 8
+ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 # At most this many problems are listed in one message.
 MAX_PROBLEMS = 20
 
 
 class LoadError(ValueError):
-    """An export that cannot be loaded; the message names the file and the key or tensor."""
+    """An export that cannot be loaded; the message names the file and the key or tensor (what
+    UTF-8 cannot encode escaped, so that it can always be printed)."""
+
+    def __init__(self, message):
+        super().__init__(st.printable(str(message)))
 
 
 def _quote(value):
@@ -118,7 +143,7 @@ def check_config(c, where="config.json"):
     for key in REQUIRED[kind]:
         if key not in c:
             raise LoadError(f"{where}: missing key {key}")
-    for key in SIZES + OPTIONAL_SIZES[kind] + ("num_attention_heads",) * (kind == "bert"):
+    for key in SIZES + OTHER_SIZES[kind]:
         if key in c:
             _positive_int(c, key, where)
     if kind == "bert" and c["hidden_size"] % c["num_attention_heads"]:
@@ -178,22 +203,64 @@ def _overlapping(t):
     return t.numel() > 0 and t.numel() > span
 
 
+def _check_zip(f, weights):
+    """Raises LoadError if the open file `f` is a zip (as torch.load tells one) whose central
+    directory is unreadable, uses a compression method other than stored or deflated, or lists
+    records that inflate to more than MAX_INFLATION times the file's size (a compression bomb:
+    torch.load would allocate them all); leaves `f` at its start."""
+    size = os.fstat(f.fileno()).st_size
+    magic = f.read(len(ZIP_MAGIC))
+    f.seek(0)
+    if magic != ZIP_MAGIC:
+        return  # torch.load's legacy format: its storages are stored, not compressed
+    try:
+        with zipfile.ZipFile(f) as z:
+            entries = z.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
+            struct.error) as e:
+        raise LoadError(f"{weights}: not a readable torch.save state_dict (its zip directory: "
+                        f"{e})") from None
+    finally:
+        f.seek(0)
+    total = 0
+    for entry in entries:
+        if entry.compress_type not in ZIP_METHODS:
+            raise LoadError(f"{weights}: zip record {st.cut(entry.filename)}: compression method "
+                            f"{entry.compress_type} (torch.load reads stored and deflated "
+                            "records only)")
+        total += entry.file_size
+    if total > MAX_INFLATION * size:
+        raise LoadError(f"{weights}: its {len(entries)} zip records inflate to {total} bytes, "
+                        f"more than {MAX_INFLATION} times the file's {size} bytes (a compression "
+                        "bomb: refused before torch.load would inflate them)")
+
+
 def load_state_dict(path):
     """{name: tensor} of an export's weights file, in the file's dtypes (safetensors by hand,
-    pytorch_model.bin by torch.load(weights_only=True)); LoadError for a name that is not a string,
-    a value that is not a dense tensor, or a tensor whose elements share memory."""
+    pytorch_model.bin by torch.load(weights_only=True), its zip records checked first);
+    LoadError for a name that is not a string, a value that is not a dense tensor, a tensor whose
+    elements share memory, or a safetensors dtype torch has no type for."""
     weights = _locate(path)[1]
     if weights.endswith(".safetensors"):
         try:
             arrays = st.read(weights)
         except st.SafetensorsError as e:
             raise LoadError(str(e)) from None
-        return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
+        out = {}
+        for k, v in arrays.items():
+            try:
+                out[k] = torch.from_numpy(np.asarray(v, order="C"))  # 0-d stays 0-d
+            except TypeError:  # U16, U32, U64: numpy has them, torch (before 2.3) does not
+                raise LoadError(f"{weights}: {st.cut(k)}: dtype {st.CODES.get(v.dtype, v.dtype)} "
+                                f"({v.dtype}) has no torch type in torch {torch.__version__}") \
+                    from None
+        return out
     try:
         f = st.open_regular(weights)
     except OSError as e:
         raise LoadError(f"{weights}: {st.os_reason(e)}") from None
     with f:
+        _check_zip(f, weights)
         try:
             sd = torch.load(f, map_location="cpu", weights_only=True)
         except Exception as e:  # noqa: BLE001 (torch raises several kinds for a bad file)
@@ -263,6 +330,12 @@ def load(path, head=None, dtype=torch.float32):
     config_path, weights = _locate(path)
     c = dict(load_config(config_path))
     cls = model_class(c, head)
+    act = c.get("hidden_act", bigs_module.DEFAULTS["hidden_act"])
+    if cls is BigsForMaskedLM and act not in BIGS_MLM_ACTS:
+        raise LoadError(f"{config_path}: hidden_act {_quote(act)}: the official BiGS port applies "
+                        "it in the MLM head's transform, where the module (as the engine) has "
+                        f"the erf gelu: only {', '.join(map(repr, BIGS_MLM_ACTS))} load with an "
+                        "MLM head (as routescope-cli import; the classifier loads)")
     sd = load_state_dict(weights)
     classify = cls in (BigsForSequenceClassification, BertForSequenceClassification)
     is_bigs = cls in (BigsForMaskedLM, BigsForSequenceClassification)

@@ -6,6 +6,7 @@ for tests/io/test_python_package.cpp:
   torch.load(weights_only=True)) gives the module of its architecture, every parameter loaded by
   its file name; its logits (MLM, and classification where the export has a classifier) on the
   batch of BATCH are written to OUT in float64 for the C++ test to compare with the engine's;
+  model.load_state_dict(torch.load(pytorch_model.bin, weights_only=True)) works (strict);
 - the safetensors and the PyTorch export of one checkpoint load into the same module class with
   bit-identical parameters and logits;
 - a damaged export is refused with a LoadError naming the file (truncated data, overlapping
@@ -128,6 +129,15 @@ def main():
                               f"{d}: {len(used)} of the module's {len(mine)} tensors in the file")
                         check(all(torch.equal(sd[k], mine[k]) for k in used),
                               f"{d}: torch.load's tensors are not the module's")
+                        # docs/python.md, "Parameter names": the file loads into the module by
+                        # load_state_dict (strict), the other head's tensors left out
+                        other = ("cls.",) if head == "classify" else (
+                            "bert.pooler.", "bigs.pooler.", "classifier.")
+                        try:
+                            model.load_state_dict({k: v for k, v in sd.items()
+                                                   if not k.startswith(other)})
+                        except RuntimeError as e:
+                            check(False, f"{d} ({head}): load_state_dict(torch.load(...)): {e}")
             for key in [k for k in per_format if k[0] == "safetensors"]:
                 a, b = per_format[key], per_format[("pytorch", key[1])]
                 check(a[0] is b[0], f"{name} {key[1]}: module classes {a[0]} and {b[0]} differ")

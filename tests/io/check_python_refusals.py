@@ -16,12 +16,28 @@ expected comes from the format and the docs, not from the loader. Session 30's p
  7  state dict keys that are not strings, values that are not tensors, classifier.bias not [n >= 1]
  8  parameters that are not floating point (I64, BOOL, complex)
  9  a FIFO, directory or device where a file is read (would block open() forever)
-10  safetensors the reference reader refuses: a name twice, a gap or trailing bytes, a
-    __metadata__ that is not {str: str}, a header over 100 MB
+10  safetensors the reference reader refuses: a gap or trailing bytes, a __metadata__ that is
+    not {str: str}, a header over 100 MB; and a name twice (the reference reader keeps the last:
+    refused as the safer choice)
+
+The second probe's findings (every message must also be printable as UTF-8):
+
+11  a pytorch_model.bin whose deflated zip records inflate to ~1000 times the file (torch.load
+    would inflate them all before any check), a compression method torch cannot read
+12  bert type_vocab_size not a JSON integer; BiGS position_embedding_type other than "absolute";
+    a BiGS MLM head with a hidden_act other than gelu (routescope-cli import refuses it)
+13  model.load_state_dict(torch.load(pytorch_model.bin)) strict, with or without position_ids
+14  safetensors headers serde_json rejects (NaN, Infinity, a lone surrogate); a tensor name
+    holding a lone surrogate in a pytorch_model.bin, quoted printably
+15  the format's dtypes I16, U16, U32, U64 read with their values (a LoadError where torch has no
+    such type); F8 refused as unsupported
+16  safetensors.write: a 0-d array keeps shape [], big-endian arrays are written little-endian,
+    a tensor named __metadata__ or a key that is not a string is refused
 
 Run by check_python_package.py (so by the test_python_package CTest), or alone:
     check_python_refusals.py WORKDIR        exit 0, or 1 with the failures on stderr
 """
+import io
 import json
 import os
 import resource
@@ -30,6 +46,7 @@ import struct
 import subprocess
 import sys
 import time
+import zipfile
 
 import numpy as np
 import torch
@@ -135,7 +152,9 @@ def bigs_tensors(c, head="mlm", seed=0):
 
 
 CODES = {np.dtype("<f4"): "F32", np.dtype("<f2"): "F16", np.dtype("<f8"): "F64",
-         np.dtype("<i8"): "I64", np.dtype("<i4"): "I32", np.dtype("bool"): "BOOL"}
+         np.dtype("<i8"): "I64", np.dtype("<i4"): "I32", np.dtype("<i2"): "I16",
+         np.dtype("<u2"): "U16", np.dtype("<u4"): "U32", np.dtype("<u8"): "U64",
+         np.dtype("u1"): "U8", np.dtype("bool"): "BOOL"}
 
 
 def safetensors_bytes(tensors, edit=None, header_text=None, tail=b""):
@@ -190,13 +209,20 @@ def refused(what, path, needles, **kw):
     try:
         routescope.load(path, **kw)
     except routescope.LoadError as e:
-        ok = all(n in str(e) for n in needles)
-        print(f"{'ok  ' if ok else 'FAIL'} {what}: {str(e)[:160]}")
-        check(ok, f"{what}: the LoadError lacks {needles}: {str(e)[:1000]}")
-        return str(e)
+        message = str(e)
+        try:  # a message is printable: what it quotes from a file is escaped
+            message.encode("utf-8")
+            printable = True
+        except UnicodeEncodeError:
+            printable, message = False, ascii(message)
+        ok = printable and all(n in message for n in needles)
+        print(f"{'ok  ' if ok else 'FAIL'} {what}: {message[:160]}")
+        check(printable, f"{what}: the LoadError cannot be printed as UTF-8: {message[:1000]}")
+        check(ok or not printable, f"{what}: the LoadError lacks {needles}: {message[:1000]}")
+        return message
     except BaseException as e:  # noqa: BLE001 (anything else is the defect under test)
-        print(f"FAIL {what}: {type(e).__name__}: {str(e)[:160]}")
-        check(False, f"{what}: {type(e).__name__} instead of LoadError: {str(e)[:300]}")
+        print(f"FAIL {what}: {type(e).__name__}: {ascii(str(e))[:160]}")
+        check(False, f"{what}: {type(e).__name__} instead of LoadError: {ascii(str(e))[:300]}")
         return ""
     print(f"FAIL {what}: loaded")
     check(False, f"{what}: loaded, expected a LoadError with {needles}")
@@ -263,6 +289,26 @@ def position_ids(fx):
                         ("float", torch.arange(P, dtype=torch.float32)[None]),
                         ("shorter", torch.arange(P - 1)[None])):
         refused(f"position_ids {what}", fx.export(c, dict(t, **{name: value}), "pytorch"), [name])
+    # 13 (docs/python.md, "Parameter names"): the file's own state_dict loads into the module with
+    # load_state_dict (strict), as the engine writes it (the tied decoder repeated, no
+    # position_ids) and as older transformers releases save it (with position_ids)
+    W, B = "bert.embeddings.word_embeddings.weight", "cls.predictions.bias"
+    full = dict(t, **{"cls.predictions.decoder.weight": t[W], "cls.predictions.decoder.bias": t[B]})
+    for what, sd in (("without position_ids", full),
+                     ("with position_ids", dict(full, **{name: torch.arange(P)[None]}))):
+        d = fx.export(c, sd, "pytorch")
+        model = loads(f"state_dict {what}", d)
+        if model is None:
+            continue
+        try:
+            model.load_state_dict(torch.load(os.path.join(d, "pytorch_model.bin"),
+                                             weights_only=True))
+        except RuntimeError as e:
+            check(False, f"load_state_dict(torch.load(...)) {what}: {str(e)[:300]}")
+            continue
+        check(torch.equal(model.bert.embeddings.position_ids, torch.arange(P)[None]) and
+              all(torch.equal(model.state_dict()[k], v) for k, v in sd.items()),
+              f"load_state_dict(torch.load(...)) {what}: the module's tensors are not the file's")
 
 
 def _peak_mb():
@@ -377,6 +423,10 @@ def configs(fx):
                "architectures"),
               ("position_embedding_type relative_key",
                dict(c, position_embedding_type="relative_key"), "position_embedding_type"),
+              ("type_vocab_size 2.0", dict(c, type_vocab_size=2.0), "type_vocab_size"),
+              ("type_vocab_size '2'", dict(c, type_vocab_size="2"), "type_vocab_size"),
+              ("type_vocab_size true", dict(c, type_vocab_size=True), "type_vocab_size"),
+              ("type_vocab_size null", dict(c, type_vocab_size=None), "type_vocab_size"),
               ("a list, not an object", [c], "not a JSON object")]
     for what, config, key in cases:
         refused(f"bert config.json {what}", fx.export(config, t), ["config.json", key])
@@ -407,8 +457,27 @@ def configs(fx):
                               ("layer_norm_eps NaN-like string", dict(b, layer_norm_eps="nan"),
                                "layer_norm_eps"),
                               ("pooler_type 'max'", dict(b, pooler_type="max"), "pooler_type"),
-                              ("pre_norm false", dict(b, pre_norm=False), "pre_norm")]:
+                              ("pre_norm false", dict(b, pre_norm=False), "pre_norm"),
+                              # the official port adds position embeddings only for "absolute"
+                              ("position_embedding_type relative_key",
+                               dict(b, position_embedding_type="relative_key"),
+                               "position_embedding_type"),
+                              ("position_embedding_type null",
+                               dict(b, position_embedding_type=None), "position_embedding_type"),
+                              # the port's MLM transform applies hidden_act (tanh here), the
+                              # module's is the erf gelu: routescope-cli import refuses it too
+                              ("hidden_act 'gelu_new' with an MLM head",
+                               dict(b, hidden_act="gelu_new"), "hidden_act"),
+                              ("hidden_act 'gelu_fast' with an MLM head",
+                               dict(b, hidden_act="gelu_fast"), "hidden_act")]:
         refused(f"BiGS config.json {what}", fx.export(config, bt), ["config.json", key])
+    loads("BiGS config.json position_embedding_type 'absolute'",
+          fx.export(dict(b, position_embedding_type="absolute"), bt))
+    for act in ("gelu", "gelu_exact", "gelu_erf"):  # the MLM head's erf gelu, as the engine's
+        loads(f"BiGS MLM hidden_act {act!r}", fx.export(dict(b, hidden_act=act), bt))
+    bc = dict(b, architectures=["BiGSForSequenceClassification"], hidden_act="gelu_new")
+    loads("BiGS classifier hidden_act 'gelu_new' (no MLM head)",
+          fx.export(bc, bigs_tensors(bc, "classify")))
     # BiGS's optional keys take the official port's defaults (docs/python.md)
     bare = {k: v for k, v in b.items() if k not in ("type_vocab_size", "layer_norm_eps",
                                                    "hidden_act", "pooler_type", "pre_norm")}
@@ -559,6 +628,27 @@ def safetensors_spec(fx):
         t, header_text=json.dumps(header) + "       ")))
     refused("header not UTF-8", fx.export(c, weights=struct.pack("<Q", 4) + b'{"\xff"' + data),
             ["model.safetensors", "header"])
+    # 14: what serde_json (the reference reader's parser) rejects and Python's json accepts: the
+    # constants NaN / Infinity, a \u escape of a lone UTF-16 surrogate. In a key of an entry the
+    # reader ignores, they would otherwise load; in a name, the message must stay printable.
+    text = json.dumps(header)
+    for what, entry_text in (("NaN", "NaN"), ("Infinity", "Infinity"), ("-Infinity", "-Infinity"),
+                             ("a lone surrogate", '"\\ud800"'),
+                             ("a lone low surrogate", '"x\\udc00y"')):
+        bad = text.replace('"dtype": "F32"', f'"note": {entry_text}, "dtype": "F32"', 1)
+        refused(f"header with {what} in an entry", fx.export(c, weights=safetensors_bytes(
+            t, header_text=bad)), ["model.safetensors", "header", "not valid JSON"])
+    named = (text[:-1] + ', "\\ud800x": {"dtype": "F32", "shape": [0], '
+             f'"data_offsets": [{end}, {end}]}}}}')
+    refused("a tensor named by a lone surrogate", fx.export(c, weights=safetensors_bytes(
+        t, header_text=named)), ["model.safetensors", "header", "not valid JSON"])
+    loads("__metadata__ with a surrogate pair (one character, valid JSON)", fx.export(
+        c, weights=safetensors_bytes(t, header_text=text[:-1] +
+                                     ', "__metadata__": {"emoji": "\\ud83d\\ude00"}}')))
+    tt = {k: torch.from_numpy(v) for k, v in t.items()}
+    refused("pytorch_model.bin key with a lone surrogate (pickle keeps it)",
+            fx.export(c, dict(tt, **{"bad\ud800name": torch.zeros(1)}), "pytorch"),
+            ["pytorch_model.bin", "bad", "unexpected"])
     refused("dtype a list", fx.export(c, weights=safetensors_bytes(
         t, lambda h: h[W].update(dtype=["F32"]))), ["model.safetensors", W, "dtype"])
     # A header length above the format's 100,000,000 bytes, in a (sparse) file long enough
@@ -571,11 +661,158 @@ def safetensors_spec(fx):
     os.remove(path)
 
 
+def _rezip(raw, method):
+    """The zip `raw` (a torch.save file) rewritten with every record compressed by `method`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw)) as zin, zipfile.ZipFile(out, "w") as z:
+        for info in zin.infolist():
+            z.writestr(info.filename, zin.read(info.filename), compress_type=method)
+    return out.getvalue()
+
+
+def _child_growth(path):
+    """routescope.load(path) in a child process: (its output, its peak RSS growth in MB during
+    the load)."""
+    code = ("import sys; sys.path.insert(0, %r); import routescope\n"
+            "def hwm():\n"
+            "    return int([l for l in open('/proc/self/status')\n"
+            "                if l.startswith('VmHWM')][0].split()[1])\n"
+            "base = hwm()\n"
+            "try:\n    routescope.load(%r); print('loaded')\n"
+            "except routescope.LoadError as e:\n    print('LoadError:', e)\n"
+            "print('GROWTH_KB', hwm() - base)\n" % (PYTHON_DIR, path))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    grown = out.split("GROWTH_KB")[-1].split()
+    return out, (int(grown[0]) / 1024 if "GROWTH_KB" in out and grown else float("inf"))
+
+
+def pytorch_zip(fx):
+    """11: a pytorch_model.bin (a zip) is checked before torch.load inflates its records: their
+    sizes may total at most a small multiple (8) of the file's (docs/python.md)."""
+    c = bert_config()
+    t = {k: torch.from_numpy(v) for k, v in bert_tensors(c).items()}
+    W = "bert.embeddings.word_embeddings.weight"
+    d = fx.export(c, t, "pytorch")
+    path = os.path.join(d, "pytorch_model.bin")
+    with open(path, "rb") as f:
+        stored = f.read()
+    with open(path, "wb") as f:
+        f.write(_rezip(stored, zipfile.ZIP_DEFLATED))
+    model = loads("a deflated copy of a valid pytorch_model.bin", d)
+    if model is not None:
+        check(torch.equal(model.bert.embeddings.word_embeddings.weight, t[W]),
+              "deflated pytorch_model.bin: word embeddings are not the file's")
+    # The word embeddings a view of 32 MiB of zeros: deflated, the file is some 100 kB
+    big = torch.zeros(2 ** 23)
+    big[:t[W].numel()] = t[W].flatten()
+    buffer = io.BytesIO()
+    torch.save(dict(t, **{W: big[:t[W].numel()].view_as(t[W])}), buffer)
+    del big
+    bomb = _rezip(buffer.getvalue(), zipfile.ZIP_DEFLATED)
+    del buffer
+    d = fx.export(c, fmt=None)
+    with open(os.path.join(d, "pytorch_model.bin"), "wb") as f:
+        f.write(bomb)
+    refused(f"deflated records inflating to {2 ** 25 / len(bomb):.0f} x the file", d,
+            ["pytorch_model.bin", "inflate", str(len(bomb))])
+    out, grown = _child_growth(d)
+    print(f"{'ok  ' if grown < 16 else 'FAIL'} deflate bomb in a child: peak +{grown:.1f} MB")
+    check("LoadError" in out and grown < 16,
+          f"deflate bomb: peak memory +{grown:.1f} MB (32 MiB inflated?): {out.strip()[-300:]}")
+    d = fx.export(c, fmt=None)
+    with open(os.path.join(d, "pytorch_model.bin"), "wb") as f:
+        f.write(_rezip(stored, zipfile.ZIP_BZIP2))
+    refused("records compressed with bzip2", d, ["pytorch_model.bin", "compression method"])
+
+
+def safetensors_dtypes(fx):
+    """15: the format's integer dtypes read with their values (numpy has them all); a torch
+    without the type gives a LoadError, F8 is refused as unsupported."""
+    from routescope import safetensors as st
+    for code, a in (("I16", np.array([-2, 3], "<i2")), ("U16", np.array([1, 65535], "<u2")),
+                    ("U32", np.array([7, 2 ** 32 - 1], "<u4")),
+                    ("U64", np.array([9, 2 ** 64 - 1], "<u8"))):
+        d = fx.export(bert_config(), weights=safetensors_bytes({"x": a}))
+        path = os.path.join(d, "model.safetensors")
+        try:
+            got = st.read(path)["x"]
+            check(got.dtype == a.dtype and np.array_equal(got, a),
+                  f"safetensors {code}: read {got!r}, expected {a!r}")
+        except st.SafetensorsError as e:
+            check(False, f"safetensors {code}: refused: {e}")
+        try:
+            want = torch.from_numpy(a)  # torch's own verdict on the type
+        except TypeError:
+            want = None
+        try:
+            sd = routescope.load_state_dict(path)
+            check(want is not None and torch.equal(sd["x"], want),
+                  f"load_state_dict {code}: {sd['x']!r}, expected {want!r}")
+            print(f"ok   load_state_dict {code}: {sd['x'].dtype}")
+        except routescope.LoadError as e:
+            check(want is None and all(n in str(e) for n in (path, "x", code)),
+                  f"load_state_dict {code}: LoadError {e}")
+            print(f"ok   load_state_dict {code}: {e}")
+        except BaseException as e:  # noqa: BLE001
+            check(False, f"load_state_dict {code}: {type(e).__name__} instead of LoadError: {e}")
+    for code in ("F8_E5M2", "F8_E4M3"):
+        d = fx.export(bert_config(), weights=safetensors_bytes(
+            {"x": np.array([1, 2], "u1")}, lambda h, code=code: h["x"].update(dtype=code)))
+        message = refused(f"safetensors {code}", d, ["model.safetensors", code, "not supported"])
+        check("unknown" not in message, f"safetensors {code}: called unknown: {message}")
+
+
+def _parse(path):
+    """(header, data) of a safetensors file, by the format (not by routescope's reader)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def safetensors_writer(fx):
+    """16: safetensors.write keeps what the format can hold: 0-d arrays (shape []), any byte order
+    (the format is little-endian); a name is a string other than __metadata__."""
+    from routescope import safetensors as st
+    path = os.path.join(fx.work, "written.safetensors")
+    big_endian = np.array([1.5, -2.25, 3.0], ">f4")
+    try:
+        st.write(path, {"scalar": np.array(3.0, np.float32), "be": big_endian,
+                        "be64": np.array([[7, -8]], ">i8")})
+    except st.SafetensorsError as e:
+        check(False, f"safetensors.write of a 0-d and big-endian arrays: {e}")
+        return
+    header, data = _parse(path)
+    for name, dtype, shape, value in (("scalar", "F32", [], struct.pack("<f", 3.0)),
+                                      ("be", "F32", [3], struct.pack("<3f", 1.5, -2.25, 3.0)),
+                                      ("be64", "I64", [1, 2], struct.pack("<2q", 7, -8))):
+        e = header.get(name, {})
+        begin, end = e.get("data_offsets", [0, 0])
+        check(e.get("dtype") == dtype and e.get("shape") == shape and data[begin:end] == value,
+              f"safetensors.write {name}: {e}, bytes {data[begin:end]!r}, expected {dtype} "
+              f"{shape} {value!r}")
+    back = st.read(path)
+    check(back["scalar"].shape == () and back["scalar"] == 3.0 and
+          np.array_equal(back["be"], big_endian), f"safetensors round trip: {back}")
+    for what, tensors in (("a tensor named __metadata__", {"__metadata__": np.zeros(1)}),
+                          ("an int key", {7: np.zeros(1)}),
+                          ("a name with a lone surrogate", {"x\ud800": np.zeros(1)})):
+        try:
+            st.write(path + ".bad", tensors)
+            check(False, f"safetensors.write {what}: written")
+        except st.SafetensorsError as e:
+            print(f"ok   safetensors.write {what}: {e}")
+            check("name" in str(e) or "__metadata__" in str(e), f"write {what}: {e}")
+        check(not os.path.exists(path + ".bad"), f"safetensors.write {what}: a file was left")
+
+
 def run(work):
     """Every case above, fixtures under `work`; the failures (also in `failures`)."""
     fx = Fixtures(work)
     for group in (tied_tensors, position_ids, config_bombs, deep_json, shapes, configs,
-                  state_dicts, dtypes, not_files, safetensors_spec):
+                  state_dicts, dtypes, not_files, safetensors_spec, pytorch_zip,
+                  safetensors_dtypes, safetensors_writer):
         print(f"-- {group.__name__}: {group.__doc__.splitlines()[0]}")
         group(fx)
     return failures

@@ -173,9 +173,11 @@ QString TrainingLog::recorded_device(const QString& dir) {
     QFile f(QDir(dir).filePath("log.jsonl"));
     if (!QFileInfo(f.fileName()).isFile() || !f.open(QIODevice::ReadOnly)) return {};
     // The start record is the first line; a resumed run's comes after its first run's records.
+    // Called on the UI thread: at most 64 pieces of at most 64 KiB are read (a start record is a
+    // few hundred bytes), so a log whose first line is gigabytes long cannot stall the window.
     QString device;
     for (int lines = 0; lines < 64 && !f.atEnd(); ++lines) {
-        const QJsonDocument doc = QJsonDocument::fromJson(f.readLine().trimmed());
+        const QJsonDocument doc = QJsonDocument::fromJson(f.readLine(64 * 1024).trimmed());
         if (doc.isObject() && doc.object().value("type").toString() == "start")
             device = doc.object().value("device").toString();
     }

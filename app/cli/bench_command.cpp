@@ -448,8 +448,7 @@ int run_bench_train(const TrainBenchArgs& a) {
         if (a.torch_compile) check_torch_compile(a.python);
     }
     RunConfig config = RunConfig::load(a.config);
-    for (const auto& s : a.sets)
-        config = config.with_override(s);
+    if (!a.sets.empty()) config = config.with_overrides(a.sets);  // checked once all are set
     if (!a.precision.empty()) config = config.with_override("train.precision=" + a.precision);
     const int threads = resolve_threads(a.threads);
     config.train.threads = threads;

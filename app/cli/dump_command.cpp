@@ -94,7 +94,7 @@ struct PreparedSource {
 // `resets`: each example's reset flags (DumpExample::reset), or none.
 PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
                                std::vector<std::string> vocab, bool class_labels, bool file_lines,
-                               std::vector<std::vector<std::int32_t>> row_resets = {}) {
+                               int pad_to, std::vector<std::vector<std::int32_t>> row_resets = {}) {
     auto keep = std::make_shared<train::LabelledSet>(std::move(set));
     auto resets =
         row_resets.empty()
@@ -105,7 +105,7 @@ PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
     PreparedSource r;
     DumpSource& s = r.source;
     s.count = static_cast<std::int64_t>(keep->examples.size());
-    s.length = std::max(1, keep->max_length());
+    s.length = std::max({1, keep->max_length(), pad_to});
     s.pad_id = data::kPadId;
     s.text = true;
     if (!keep->examples.empty())
@@ -192,7 +192,8 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
         resets = as_answer_rows(t.set, config.train.objective, a.birdie_layout,
                                 data::BirdieVocabulary{tokenizer.vocab_size()}, vocab);
     return labelled_source(std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0,
-                           /*file_lines=*/false, std::move(resets));
+                           /*file_lines=*/false, train::trained_row_length(config),
+                           std::move(resets));
 }
 
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
@@ -208,8 +209,11 @@ PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
     bool labelled = false;
     for (const auto& e : set.examples)
         labelled = labelled || e.label >= 0;
+    // A fine-tuned checkpoint's rows padded as its run padded them (train::trained_row_length),
+    // unless --length chooses the length.
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
-                           /*file_lines=*/data::classification_format(a.data).has_value());
+                           /*file_lines=*/data::classification_format(a.data).has_value(),
+                           a.length > 0 ? 0 : train::trained_row_length(config));
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,

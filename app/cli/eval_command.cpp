@@ -243,7 +243,12 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
         throw ConfigError(set.source + ": " + a.checkpoint +
                           " was trained with train.objective = " + objective +
                           "; it scores tasks whose answer is a token sequence, not class labels");
-    const int L = std::max(1, set.max_length()) + (causal ? train::task_row_extra(objective) : 0);
+    // Rows as long as the run trained and validated them (train::trained_row_length): padded
+    // only to the longest example, a bidirectional SSM, Birdie or gMLP checkpoint scored
+    // otherwise than its own log's evaluations.
+    const int L =
+        std::max(std::max(1, set.max_length()) + (causal ? train::task_row_extra(objective) : 0),
+                 train::trained_row_length(config));
     if (L > config.model.max_len)
         throw ConfigError(
             set.source + ": rows of " + std::to_string(L) +

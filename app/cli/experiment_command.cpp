@@ -260,8 +260,8 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
     c["train"] = t;
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
     bool kernels_set = false;
+    if (!a.sets.empty()) config = config.with_overrides(a.sets);  // checked once all are set
     for (const auto& s : a.sets) {
-        config = config.with_override(s);
         kernels_set = kernels_set || s.rfind("model.ssm.n_kernels=", 0) == 0;
     }
     if (m.kernel_per_channel && !kernels_set)

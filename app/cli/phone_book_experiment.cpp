@@ -136,10 +136,9 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
                   {"threads", a.threads}};
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
     bool max_len_set = false;
-    for (const auto& s : a.sets) {
-        config = config.with_override(s);
+    if (!a.sets.empty()) config = config.with_overrides(a.sets);  // checked once all are set
+    for (const auto& s : a.sets)
         max_len_set = max_len_set || s.starts_with("model.max_len=");
-    }
     // The books scored hold up to 8 × the training books' entries, and a phone book at most 512
     // (engine/data/phone_book_task.cpp): checked before the product, which overflowed for
     // max_entries near 2^31 ("must lie in [0, 2147483647], got -1894967296").

@@ -110,8 +110,7 @@ RunConfig model_config(const Model& m, const RepresentationExperimentArgs& a,
         {"seed", a.seed},
         {"threads", a.threads}};
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
-    for (const auto& s : a.sets)
-        config = config.with_override(s);
+    if (!a.sets.empty()) config = config.with_overrides(a.sets);  // checked once all are set
     return config;
 }
 

@@ -31,6 +31,7 @@
 #include "app/cli/rank_agreement.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/output_lock.hpp"
@@ -234,6 +235,21 @@ auto set_up_together(Make&& make, std::int64_t until) {
     return made;
 }
 
+// A stop signal ended the run (exit 130). Under N ranks rank 0 saved the checkpoint and says so,
+// once; the others leave only after it has (a rank that exited 130 first had mpirun end the job,
+// rank 0 with it, before its line was written: the message was lost, or said by every rank).
+[[noreturn]] void stopped(const std::string& message) {
+    dist::Communicator& w = dist::world();
+    if (w.size() > 1) {
+        if (w.rank() == 0)
+            std::cerr << "routescope-cli train: " << data::printable_text(message, true)
+                      << std::endl;
+        w.barrier();
+        quiet_error_message();
+    }
+    throw Interrupted(message);
+}
+
 // The options of a pretraining or fine-tuning run (one RunOptions for both): output directory,
 // threads, --until, --device, and the records shown on `bar` once it exists, else printed.
 train::RunOptions run_options(const TrainArgs& a, const std::string& out,
@@ -311,9 +327,8 @@ int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std:
         const train::FinetuneResult r = tuner->run();
         if (r.interrupted) {
             if (bar) std::printf("\n");
-            if (dist::world().rank() != 0) quiet_error_message();  // rank 0 saved; it says so
-            throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
-                              r.checkpoint + " (continue with --resume " + out + ")");
+            stopped("interrupted at step " + std::to_string(r.step) + "; saved " + r.checkpoint +
+                    " (continue with --resume " + out + ")");
         }
         if (bar && r.status == train::TrainResult::Status::finished)
             std::printf("\nbest validation %.4f at step %lld: %s\n", r.best_metric,
@@ -417,8 +432,7 @@ int run_train(const TrainArgs& a) {
                 config = RunConfig::load(a.config);
             }
             if (!verdict) {
-                for (const auto& s : a.sets)
-                    config = config->with_override(s);
+                if (!a.sets.empty()) config = config->with_overrides(a.sets);
                 if (!a.init.empty()) {
                     config->train.init_from = a.init;
                     config->check();  // --init is for fine-tuning: a pretraining config refuses it
@@ -475,11 +489,9 @@ int run_train(const TrainArgs& a) {
         throw;
     }
     if (bar) std::printf("\n");
-    if (r.status == train::TrainResult::Status::interrupted) {
-        if (dist::world().rank() != 0) quiet_error_message();  // rank 0 saved; it says so, once
-        throw Interrupted("interrupted at step " + std::to_string(r.step) + "; saved " +
-                          r.checkpoint + " (continue with --resume " + out + ")");
-    }
+    if (r.status == train::TrainResult::Status::interrupted)
+        stopped("interrupted at step " + std::to_string(r.step) + "; saved " + r.checkpoint +
+                " (continue with --resume " + out + ")");
     return kExitOk;
 }
 

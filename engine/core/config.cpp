@@ -652,7 +652,9 @@ RunConfig RunConfig::load(const std::string& path) {
     }
 }
 
-RunConfig RunConfig::with_override(const std::string& assignment) const {
+namespace {
+// One `--set key=value` merged into the configuration `full` (not yet checked).
+void merge_override(ojson& full, const std::string& assignment) {
     // Key and value become JSON strings (a bare word is a string value): text that is not UTF-8
     // would make every later dump() throw nlohmann's type_error instead of a ConfigError.
     try {
@@ -680,8 +682,18 @@ RunConfig RunConfig::with_override(const std::string& assignment) const {
     nlohmann::json nested = value;
     for (auto it = parts.rbegin(); it != parts.rend(); ++it)
         nested = nlohmann::json{{*it, nested}};
-    ojson full = to_json();
     merge("", full, nested);
+}
+}  // namespace
+
+RunConfig RunConfig::with_override(const std::string& assignment) const {
+    return with_overrides({assignment});
+}
+
+RunConfig RunConfig::with_overrides(const std::vector<std::string>& assignments) const {
+    ojson full = to_json();
+    for (const auto& assignment : assignments)
+        merge_override(full, assignment);
     RunConfig c = from_full_json(full);
     check_ranges(c);
     return c;

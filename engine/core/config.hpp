@@ -187,6 +187,10 @@ struct RunConfig {
 
     /// `--set model.ssm.n_modes=32`: returns the configuration with that key replaced.
     RunConfig with_override(const std::string& assignment) const;
+    /// Every `--set` at once, checked once all are applied: one at a time, each was checked
+    /// against the keys not yet set (`--set model.d_inner=7 --set model.birdie.mode=causal` was
+    /// refused for an odd d_inner that only bidirectional layers forbid).
+    RunConfig with_overrides(const std::vector<std::string>& assignments) const;
 
     /// The checks from_json and with_override make (ranges, cross-key rules, the parameter
     /// memory estimate), for a configuration changed field by field (`train --init`).

@@ -152,6 +152,12 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
     return r;
 }
 
+int trained_row_length(const RunConfig& config) {
+    const bool classifier = config.data.labels && config.model.n_labels > 0;
+    if (!classifier && !config.data.task) return 0;
+    return std::min(config.data.seq_len, config.model.max_len);
+}
+
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier,

@@ -332,7 +332,11 @@ TrainResult TrainingLoop::run(Objective& objective) {
         start["objective"] = tc.objective;
         start["parameters"] = params.size();
         start["vocab_size"] = config_.model.vocab_size;
-        start["frozen_parameters"] = frozen_.size();
+        // Numbers, as "parameters" counts them (it was the number of frozen tensors).
+        std::size_t frozen_numbers = 0;
+        for (const auto& e : frozen_)
+            frozen_numbers += e.size;
+        start["frozen_parameters"] = frozen_numbers;
         start["threads"] = model_.pool().size();
         start["device"] = device_name(model_.device());
         start["precision"] = precision_name(model_.backend().precision());

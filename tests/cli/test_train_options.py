@@ -213,6 +213,61 @@ def main():
     t.case("experiment phone-book refuses training books whose 8× books pass 512 entries",
            phone_book_experiment_entries)
 
+    # ---- session 34. The --set list is checked once, after the last: an odd model.d_inner is
+    # refused only for Birdie's bidirectional and prefix layers (docs/models.md), and given before
+    # `model.birdie.mode=causal` it was refused against the mode not yet set.
+    def sets_are_checked_together():
+        r = t.run("train", "--config", os.path.join(SOURCE, "resources/configs/birdie-tiny.json"),
+                  "--out", t.path("odd-causal"), "--set", "model.d_model=16",
+                  "--set", "model.n_layers=1", "--set", "model.max_len=16",
+                  "--set", "data.seq_len=16", "--set", "model.d_inner=7",
+                  "--set", "model.birdie.mode=causal", "--set", "train.objective=clm",
+                  "--set", "train.steps=1", "--set", "train.threads=1")
+        assert r.returncode == 0, r.stderr
+        r = t.run("train", "--config", os.path.join(SOURCE, "resources/configs/birdie-tiny.json"),
+                  "--out", t.path("odd-bidirectional"), "--set", "model.d_inner=7",
+                  "--set", "train.steps=1")
+        assert r.returncode == 2 and "model.d_inner" in r.stderr, r.stderr
+    t.case("the --set list is checked once, after the last", sets_are_checked_together)
+
+    # ---- session 34. A fine-tuned classifier is scored and dumped at the row length its run
+    # padded to (data.seq_len): a bidirectional SSM reads the padding (docs/models.md: no mask),
+    # and eval padded only to the file's longest example (20 of 28 tokens) scored the same
+    # checkpoint on the same rows otherwise than the run's own evaluation (0.68989 against
+    # 0.69604). The log's last evaluation loss is the expected value.
+    def eval_pads_as_the_run_did():
+        rows = ["label\tsentence"] + [("yes" if i % 2 else "no") + "\t" +
+                                        " ".join(["a", "b", "c", "d"][:1 + i % 4] * (1 + i % 3))
+                                        for i in range(24)]
+        data = t.path("pad.tsv")
+        with open(data, "w") as f:
+            f.write("\n".join(rows) + "\n")
+        config = t.config("pad.json", """{"model": {"arch": "stack_ssm", "d_model": 16,
+ "n_layers": 1, "max_len": 32, "ssm": {"n_modes": 4}, "init_std": 0.3},
+ "tokenizer": {"kind": "bytes"},
+ "data": {"train": "%s", "valid": "%s", "seq_len": 28, "labels": ["no", "yes"]},
+ "train": {"objective": "classify", "batch_size": 4, "steps": 3, "threads": 1,
+           "eval_every": 3}}""" % (data, data))
+        run = t.path("pad-run")
+        r = t.run("train", "--config", config, "--out", run)
+        assert r.returncode == 0, r.stderr
+        evals = [json.loads(x) for x in open(os.path.join(run, "log.jsonl"))
+                 if '"type":"eval"' in x.replace(" ", "")]
+        assert evals, "no eval record"
+        r = t.run("eval", "--checkpoint", os.path.join(run, "model.ckpt.h5"), "--data", data,
+                  "--out", t.path("pad.preds.jsonl"))
+        assert r.returncode == 0, r.stderr
+        loss = json.loads(r.stdout.strip().splitlines()[-1])["loss"]
+        assert abs(loss - evals[-1]["loss"]) <= 1e-6 * abs(evals[-1]["loss"]), \
+            (loss, evals[-1]["loss"])
+        dump = t.path("pad.dump.h5")
+        r = t.run("dump", "--checkpoint", os.path.join(run, "model.ckpt.h5"), "--data", data,
+                  "--out", dump)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout.strip().splitlines()[-1])["length"] == 28, r.stdout
+    t.case("a fine-tuned SSM is scored and dumped at its run's row length",
+           eval_pads_as_the_run_did)
+
     return t.finish()
 
 

@@ -288,6 +288,19 @@ private slots:
         }
         QCOMPARE(ssm, 2 * 2 * 5);  // 2 layers × 2 directions × {A_re, A_im, C, D, log_step}
         QCOMPARE(moved, others);   // every trained weight changed
+        // The start record counts the frozen values as `parameters` counts values (session 34:
+        // it gave the number of tensors, 20, beside parameters in numbers).
+        std::size_t frozen = 0;
+        for (const auto& e : p.entries())
+            if (e.name.find(".ssm_forward.") != std::string::npos ||
+                e.name.find(".ssm_backward.") != std::string::npos)
+                frozen += e.size;
+        QFile log(QString::fromStdString(path("freeze") + "/log.jsonl"));
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QJsonObject start = QJsonDocument::fromJson(log.readLine()).object();
+        QCOMPARE(start.value("type").toString(), QString("start"));
+        QCOMPARE(start.value("frozen_parameters").toInteger(), qint64(frozen));
+        QCOMPARE(start.value("parameters").toInteger(), qint64(p.size()));
     }
 
     void initFromPretrainedCopiesEncoderAndFreshHead() {

@@ -323,6 +323,11 @@ nlohmann::ordered_json evaluate_examples_command(const EvalArgs& a, EvalInputs& 
 
 int run_eval(const EvalArgs& a) {
     (void)checked_device(a.device);  // before any work: cuda is exit 2 with the reason
+    // One source (docs/cli.md: --task T | --data FILE); given both, the file was dropped without
+    // a word and the task scored, as dump refuses the pair.
+    if (!a.task.empty() && !a.data.empty())
+        throw ConfigError("--task and --data exclude each other: --task " + a.task +
+                          " scores a built-in task's split, --data " + a.data + " a file");
     const std::vector<std::pair<std::string, std::string>> inputs = {
         {"--checkpoint", a.checkpoint}, {"--data", a.data}, {"--tokenizer", a.tokenizer}};
     refuse_overwriting_inputs({"--out", a.out}, inputs);

@@ -443,8 +443,17 @@ std::string percent(const json& accuracy) {
 
 std::string markdown_table(const json& results) {
     std::ostringstream md;
-    if (results.contains("protocol") && results["protocol"].is_string())
-        md << "Protocol: " << results["protocol"].get<std::string>() << ".\n\n";
+    if (results.contains("protocol") && results["protocol"].is_string()) {
+        md << "Protocol: " << results["protocol"].get<std::string>();
+        // --steps other than the protocol's: said beside it (the line gave 6000 steps over a
+        // table of 10-step runs).
+        if (results.contains("protocol_steps") && results.contains("steps") &&
+            results["steps"].is_number_integer() && results["protocol_steps"] != results["steps"])
+            md << " (this run: " << results["steps"].get<std::int64_t>()
+               << " steps, not the protocol's " << results["protocol_steps"].get<std::int64_t>()
+               << ")";
+        md << ".\n\n";
+    }
     md << "| model | arch | parameters | steps | train time (s) | test accuracy [95% Wilson] |";
     for (const auto& b : results["bins"])
         md << " " << b["name"].get<std::string>() << " |";
@@ -572,6 +581,7 @@ int run_experiment(const ExperimentArgs& a) {
     results["experiment"] = a.name;
     results["task"] = spec.task;
     results["protocol"] = spec.protocol;
+    results["protocol_steps"] = spec.default_steps;
     results["attribute"] = spec.attribute;
     results["seed"] = a.seed;
     results["steps"] = steps;

@@ -235,6 +235,14 @@ auto set_up_together(Make&& make, std::int64_t until) {
     return made;
 }
 
+// The progress bar, or JSON lines (--json, or stdout not a terminal). Under mpirun / srun JSON
+// lines always: Open MPI gives each rank a pseudo-terminal whatever mpirun's own stdout is, so a
+// job redirected to a file got the bar's \r-joined lines (docs/scaling.md).
+bool progress_bar_wanted(const TrainArgs& a) {
+    return !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0 &&
+           dist::launcher_size() <= 1;
+}
+
 // A stop signal ended the run (exit 130). Under N ranks rank 0 saved the checkpoint and says so,
 // once; the others leave only after it has (a rank that exited 130 first had mpirun end the job,
 // rank 0 with it, before its line was written: the message was lost, or said by every rank).
@@ -307,7 +315,7 @@ void remove_replaced_run(const TrainArgs& a, const std::string& out,
 int run_finetune(std::optional<RunConfig> config, const TrainArgs& a, const std::string& out) {
     std::unique_ptr<ProgressBar> bar;
     const train::RunOptions options = run_options(a, out, bar);
-    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
+    const bool terminal = progress_bar_wanted(a);
     // Errors are thrown to main's handler (exit_codes.hpp): while the inputs are read (the
     // constructor), an unreadable file is exit 2; after inputs_read(), a failure is exit 3.
     std::unique_ptr<train::Finetuner> tuner = set_up_together(
@@ -465,7 +473,7 @@ int run_train(const TrainArgs& a) {
                      static_cast<long long>(resume_step));
     std::unique_ptr<ProgressBar> bar;
     const train::RunOptions options = run_options(a, out, bar);
-    const bool terminal = !a.json && isatty(STDOUT_FILENO) && dist::world().rank() == 0;
+    const bool terminal = progress_bar_wanted(a);
     if (finetune) return run_finetune(std::move(config), a, out);
     trainer = set_up_together(
         [&] {

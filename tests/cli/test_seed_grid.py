@@ -124,6 +124,11 @@ def main():
     p = run(a.cli, ["experiment", "induction", "--seeds", "1", "--seed", "7", "--out",
                     os.path.join(real, "seed-7")] + tiny)
     check(p.returncode == 0, "a single seed runs as before (seed 7, into the grid's folder)")
+    # results.md's "Protocol:" line gave the protocol's 62,800 steps over a table of 2-step runs:
+    # this run's steps are said beside them (session 34).
+    md7 = open(os.path.join(real, "seed-7", "results.md")).read() if p.returncode == 0 else ""
+    check("(this run: 2 steps, not the protocol's 62800)" in md7,
+          "results.md says this run's steps beside the protocol's (%s)" % md7[:300])
     p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "7", "--jobs", "2",
                     "--out", real] + tiny)
     check(p.returncode == 0, "the grid of seeds 7 and 8 finishes")

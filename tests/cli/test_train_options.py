@@ -268,6 +268,17 @@ def main():
     t.case("a fine-tuned SSM is scored and dumped at its run's row length",
            eval_pads_as_the_run_did)
 
+    # ---- eval --task T --data FILE: docs/cli.md gives (--task T | --data FILE); the file was
+    # dropped without a word and the task scored (exit 0), where dump refuses the pair.
+    def eval_refuses_task_and_data():
+        ck = os.path.join(t.path("pad-run"), "model.ckpt.h5")
+        r = t.run("eval", "--checkpoint", ck, "--task", "induction", "--data",
+                  t.path("pad.tsv"), "--out", t.path("both.preds.jsonl"))
+        assert r.returncode == 2 and "--task" in r.stderr and "--data" in r.stderr, \
+            (r.returncode, r.stderr)
+        assert not os.path.exists(t.path("both.preds.jsonl"))
+    t.case("eval refuses --task with --data", eval_refuses_task_and_data)
+
     return t.finish()
 
 

@@ -646,6 +646,25 @@ with h5py.File(sys.argv[1], 'r') as f:
                  qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err.right(2000))));
     }
 
+    // Open MPI gives each rank a pseudo-terminal, so a job whose output went to a file or a pipe
+    // printed the progress bar (\r-joined) instead of docs/cli.md's JSON lines.
+    void underMpirunTrainPrintsJsonLines() {
+        REQUIRE_MPI();
+        const Run r =
+            cli(2, QStringList{"train", "--config", tiny_config(), "--out", dir("json-lines")} +
+                       tiny_sets(2, 4));
+        QVERIFY2(r.code == 0, qPrintable(r.err.right(2000)));
+        QVERIFY2(!r.out.contains('\r'), qPrintable(r.out.left(400)));
+        int records = 0;
+        for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) {
+            QJsonParseError e;
+            const QJsonDocument doc = QJsonDocument::fromJson(line.toUtf8(), &e);
+            QVERIFY2(e.error == QJsonParseError::NoError && doc.isObject(), qPrintable(line));
+            ++records;
+        }
+        QVERIFY(records >= 4);
+    }
+
     // An output directory that cannot be made: the system's reason, once (it said only "cannot
     // create the output directory").
     void anUncreatableRunDirectorySaysWhyOnce() {

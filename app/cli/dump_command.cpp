@@ -191,9 +191,13 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
     if (t.set.targets && train::is_causal_objective(config.train.objective))
         resets = as_answer_rows(t.set, config.train.objective, a.birdie_layout,
                                 data::BirdieVocabulary{tokenizer.vocab_size()}, vocab);
-    return labelled_source(std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0,
-                           /*file_lines=*/false, train::trained_row_length(config),
-                           std::move(resets));
+    PreparedSource r =
+        labelled_source(std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0,
+                        /*file_lines=*/false, train::trained_row_length(config), std::move(resets));
+    // --seed drew other examples than the checkpoint's data.task_params.seed (its /model/config):
+    // the dump's name says which seed made them.
+    if (a.seed) r.description += " seed " + std::to_string(*a.seed);
+    return r;
 }
 
 // --data FILE: a classifier's labels are its data.labels; another model's come from the file.
@@ -320,6 +324,12 @@ int run_dump(const DumpArgs& a) {
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
+        // data.task_params.seed's range (docs/config.md), as train --set and eval --task-set
+        // check it: -1 was read as 2^64 − 1, a split eval cannot regenerate.
+        if (a.seed &&
+            *a.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            throw ConfigError(
+                "--seed: must lie in [0, 9223372036854775807] (data.task_params.seed)");
         refuse_overwriting_inputs({"--out", a.out},
                                   {{"--checkpoint", a.checkpoint}, {"--data", a.data}});
         // One dump of a name at a time: two sharded dumps of one --out replaced each other's

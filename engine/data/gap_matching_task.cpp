@@ -50,8 +50,8 @@ TaskData generate_gap_matching(const TaskParams& p) {
         int longest = q;
         while (longest < m && expected_draws(w, q, longest + 1) <= kMaxDraws)
             ++longest;
-        throw ConfigError("task gap-matching: sentence_len = " + std::to_string(m) +
-                          " is too long for n_symbols = " + std::to_string(w) +
+        throw ConfigError("task gap-matching: data.task_params.sentence_len = " +
+                          std::to_string(m) + " is too long for n_symbols = " + std::to_string(w) +
                           " words and question_len = " + std::to_string(q) +
                           ": a sentence would be drawn about " +
                           std::to_string(static_cast<long long>(std::min(draws, 1e18))) +

@@ -33,17 +33,17 @@ TaskData generate_selective_copying(const TaskParams& p) {
     // k spans with their surroundings fit in a context of min_len ≤ max_len symbols.
     const std::string queries = "n_queries = " + std::to_string(k);
     if (max_len < k * (1 + 2 * kWindow) + 1)
-        throw ConfigError("task selective-copying: max_len = " + std::to_string(max_len) +
-                          " leaves no room for " + queries + " (a span of at least 1 symbol and " +
-                          std::to_string(2 * kWindow) +
+        throw ConfigError("task selective-copying: data.task_params.max_len = " +
+                          std::to_string(max_len) + " leaves no room for " + queries +
+                          " (a span of at least 1 symbol and " + std::to_string(2 * kWindow) +
                           " of surroundings each): it must be at "
                           "least " +
                           std::to_string(k * (1 + 2 * kWindow) + 1));
     const int longest_span = (max_len - 1) / k - 2 * kWindow;
     if (s > longest_span)
         throw ConfigError(
-            "task selective-copying: span_len = " + std::to_string(s) + " is outside [1, " +
-            std::to_string(longest_span) + "]: " + queries + " spans with " +
+            "task selective-copying: data.task_params.span_len = " + std::to_string(s) +
+            " is outside [1, " + std::to_string(longest_span) + "]: " + queries + " spans with " +
             std::to_string(2 * kWindow) +
             " symbols of surroundings each fit in max_len = " + std::to_string(max_len));
     require_range("selective-copying", "min_len", min_len, k * (s + 2 * kWindow) + 1, max_len);
@@ -54,8 +54,8 @@ TaskData generate_selective_copying(const TaskParams& p) {
         const auto least =
             static_cast<int>(std::ceil(std::pow(probes / kMaxRecurrences, 1.0 / (2 * kWindow))));
         throw ConfigError(
-            "task selective-copying: n_symbols = " + std::to_string(v) + " is too few for " +
-            queries + " in contexts of max_len = " + std::to_string(max_len) +
+            "task selective-copying: data.task_params.n_symbols = " + std::to_string(v) +
+            " is too few for " + queries + " in contexts of max_len = " + std::to_string(max_len) +
             ": a span's surroundings would recur about " +
             std::to_string(static_cast<long long>(std::llround(recurrences))) +
             " times in a context, which is redrawn until they recur nowhere; give n_symbols of "

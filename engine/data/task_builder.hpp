@@ -39,7 +39,7 @@ inline void generate_splits(TaskData& data, const TaskParams& p,
         if (sizes[s] < 0) throw ConfigError("task " + data.name + ": negative split size");
         // Generated in memory: 2^40 examples would be an out-of-memory error naming nothing.
         if (sizes[s] > kMaxTaskSplit)
-            throw ConfigError("task " + data.name + ": " + kSplitNames[s] + " = " +
+            throw ConfigError("task " + data.name + ": data.task_params." + kSplitNames[s] + " = " +
                               std::to_string(sizes[s]) + " examples, more than " +
                               std::to_string(kMaxTaskSplit) + " (the splits are held in memory)");
         // And within this machine's memory, judged from the first example's own footprint
@@ -89,11 +89,13 @@ inline int or_default(int value, int fallback) {
     return value > 0 ? value : fallback;
 }
 
-/// ConfigError naming the task and the parameter unless lo ≤ value ≤ hi.
+/// ConfigError naming the task and the parameter (as the configuration key
+/// data.task_params.PARAM, which `--set` and `eval --task-set` take) unless lo ≤ value ≤ hi.
 inline void require_range(const std::string& task, const char* param, int value, int lo, int hi) {
     if (value < lo || value > hi) {
-        throw ConfigError("task " + task + ": " + param + " = " + std::to_string(value) +
-                          " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        throw ConfigError("task " + task + ": data.task_params." + param + " = " +
+                          std::to_string(value) + " is outside [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
     }
 }
 

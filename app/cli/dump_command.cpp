@@ -393,11 +393,6 @@ int run_dump(const DumpArgs& a) {
     const auto load = [&](ParamStore& store) { read_params_into(a.checkpoint, ck.layout, store); };
     dist::Communicator& w = dist::world();
     const int ranks = w.size(), rank = w.rank();
-    if (src.source.count < ranks) {
-        if (rank != 0) quiet_error_message();  // every rank stops; rank 0 says why, once
-        throw ConfigError("dump: " + std::to_string(src.source.count) + " examples for " +
-                          std::to_string(ranks) + " ranks (each rank writes at least one)");
-    }
     o.checkpoint_sha256 = sha256_file(a.checkpoint);
     if (ranks > 1) {
         // Every rank must read the same checkpoint and data, as train's ranks must (docs/
@@ -418,6 +413,13 @@ int run_dump(const DumpArgs& a) {
                                       "checkpoint and data files)");
                 }
         }
+    }
+    // After the ranks compared their counts: a rank that left here alone (a node's shorter file)
+    // left the others waiting in the comparison for ever, with nothing printed.
+    if (src.source.count < ranks) {
+        if (rank != 0) quiet_error_message();  // every rank stops; rank 0 says why, once
+        throw ConfigError("dump: " + std::to_string(src.source.count) + " examples for " +
+                          std::to_string(ranks) + " ranks (each rank writes at least one)");
     }
     inputs_read();
     o.checkpoint = fs::absolute(a.checkpoint).lexically_normal().string();

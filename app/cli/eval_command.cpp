@@ -197,9 +197,10 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
                               " was not trained on a built-in task; give the examples to score");
         // --task-set: the checkpoint's task parameters with the user's changes (ConfigError
         // naming the key for a bad one).
-        RunConfig task_config = config;
+        std::vector<std::string> sets;
         for (const auto& kv : a.task_sets)
-            task_config = task_config.with_override("data.task_params." + kv);
+            sets.push_back("data.task_params." + kv);
+        const RunConfig task_config = sets.empty() ? config : config.with_overrides(sets);
         train::TaskSplit t =
             train::task_split(task_config, *in.tokenizer, name, a.split, a.checkpoint);
         if (t.task.n_classes != (config.data.task ? config.model.n_labels : t.task.n_classes))

@@ -163,19 +163,16 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
 RunConfig finetune_config(const RunConfig& trained, std::int64_t steps) {
     const auto [lo, hi] = train_entries(trained);
     const std::int64_t n = std::min(kFinetuneSteps, steps);
-    RunConfig c = trained;
-    for (const std::string& kv :
-         {"data.task_params.min_entries=" + std::to_string(lo),
-          "data.task_params.max_entries=" +
-              std::to_string(kMultiples[std::size(kMultiples) - 1] * hi),
-          "data.task_params.n_train=" + std::to_string(std::max<std::int64_t>(1000, n * kBatch)),
-          "data.task_params.seed=" + std::to_string(trained.data.task_params.seed + 7),
-          "train.steps=" + std::to_string(n), "train.lr=" + std::to_string(kFinetuneLr),
-          "train.warmup_steps=" + std::to_string(std::max<std::int64_t>(1, n / 10)),
-          std::string("train.weight_decay=0"), "train.eval_every=" + std::to_string(n),
-          std::string("train.checkpoint_every=0")})
-        c = c.with_override(kv);
-    return c;
+    return trained.with_overrides(  // checked once, all set
+        {"data.task_params.min_entries=" + std::to_string(lo),
+         "data.task_params.max_entries=" +
+             std::to_string(kMultiples[std::size(kMultiples) - 1] * hi),
+         "data.task_params.n_train=" + std::to_string(std::max<std::int64_t>(1000, n * kBatch)),
+         "data.task_params.seed=" + std::to_string(trained.data.task_params.seed + 7),
+         "train.steps=" + std::to_string(n), "train.lr=" + std::to_string(kFinetuneLr),
+         "train.warmup_steps=" + std::to_string(std::max<std::int64_t>(1, n / 10)),
+         std::string("train.weight_decay=0"), "train.eval_every=" + std::to_string(n),
+         std::string("train.checkpoint_every=0")});
 }
 
 struct RunResult {

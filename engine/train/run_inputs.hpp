@@ -61,10 +61,12 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
 
 /// The row length a fine-tuned checkpoint was trained and validated at: min(data.seq_len,
 /// model.max_len) for a classifier (data.labels) or a task checkpoint (data.task), whose every row
-/// the Finetuner / Trainer padded to data.seq_len; 0 for anything else (a corpus's rows are packed
-/// full, unpadded). Scoring or dumping such a checkpoint's examples pads them as far: an SSM,
-/// Birdie or gMLP block reads the padding (no mask), so rows padded only to the longest example
-/// scored otherwise than the run's own evaluations (docs/cli.md, eval).
+/// the Finetuner / Trainer padded to data.seq_len, when its blocks read the padding (a
+/// bidirectional bigs or stack_ssm, Birdie with bidirectional layers, a non-causal gMLP); 0 for
+/// anything else (a corpus's rows are packed full; attention masks its pads). Scoring or dumping
+/// such a checkpoint's examples pads them as far: an SSM, Birdie or gMLP block reads the padding
+/// (no mask), so rows padded only to the longest example scored otherwise than the run's own
+/// evaluations (docs/cli.md, eval).
 int trained_row_length(const RunConfig& config);
 
 /// Pretraining's data: the tokenizer and the corpus packed into sequences of data.seq_len.

@@ -45,8 +45,7 @@ ResumePoint read_resume_point(const std::string& checkpoint_path,
     if (!r.checkpoint.train)
         throw ConfigError(checkpoint_path + ": has no /train state to resume from");
     r.config = r.checkpoint.config;
-    for (const auto& o : overrides)
-        r.config = r.config.with_override(o);
+    if (!overrides.empty()) r.config = r.config.with_overrides(overrides);  // checked once
     // A resumed run continues the same model: an override that changes its parameters (d_model,
     // n_layers, ...) is named against the checkpoint (it failed in the parameter loader, exit 3,
     // naming neither key nor file).

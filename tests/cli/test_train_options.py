@@ -234,6 +234,18 @@ def main():
         assert r.returncode == 2 and "model.d_inner" in r.stderr, r.stderr
     t.case("the --set list is checked once, after the last", sets_are_checked_together)
 
+    # ---- the same for --resume: its --set list went through one assignment at a time
+    # (dt_max = 0.005 below the default dt_min = 0.01 was refused before dt_min = 0.001 came).
+    def resume_sets_are_checked_together():
+        run = t.path("resume-sets")
+        r = t.run("train", "--config", grammar, "--out", run, "--until", "2")
+        assert r.returncode == 0, r.stderr
+        r = t.run("train", "--resume", run, "--set", "model.ssm.dt_max=0.005",
+                  "--set", "model.ssm.dt_min=0.001", "--until", "3")
+        assert r.returncode == 0, r.stderr
+    t.case("--resume's --set list is checked once, after the last",
+           resume_sets_are_checked_together)
+
     # ---- session 34. A fine-tuned classifier is scored and dumped at the row length its run
     # padded to (data.seq_len): a bidirectional SSM reads the padding (docs/models.md: no mask),
     # and eval padded only to the file's longest example (20 of 28 tokens) scored the same

@@ -631,6 +631,40 @@ with h5py.File(sys.argv[1], 'r') as f:
         QVERIFY(!QFileInfo::exists(dir("mixed.dump.h5")));
     }
 
+    // A node whose data file holds fewer examples than there are ranks: that rank left alone
+    // before the ranks compared their inputs, and rank 0 waited in the comparison for ever,
+    // printing nothing (session 34's review). Now every rank compares, then stops (exit 2).
+    void dumpRanksOfDifferentDataEndTogether() {
+        REQUIRE_MPI();
+        if (!QFileInfo::exists(dir("single") + "/model.ckpt.h5")) train(0, dir("single"), 4);
+        for (const auto& [name, lines] : {std::pair{"five.txt", 5}, std::pair{"one.txt", 1}}) {
+            QFile f(dir(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            for (int i = 0; i < lines; ++i)
+                f.write(QByteArray("the cat sat on the mat number ") + QByteArray::number(i) +
+                        "\n");
+        }
+        auto args = [&](const char* data) {
+            return QStringList{"dump",
+                               "--checkpoint",
+                               dir("single") + "/model.ckpt.h5",
+                               "--data",
+                               dir(data),
+                               "--out",
+                               dir("stale.dump.h5"),
+                               "--threads",
+                               "1"};
+        };
+        const Run r =
+            run(mpiexec(),
+                QStringList{"--oversubscribe", "-np", "1", ROUTESCOPE_CLI} + args("five.txt") +
+                    QStringList{":", "-np", "1", ROUTESCOPE_CLI} + args("one.txt"),
+                60000);
+        QVERIFY2(r.code == 2 && r.err.contains("differs from rank 0's"),
+                 qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err.right(2000))));
+        QVERIFY(!QFileInfo::exists(dir("stale.dump.h5")));
+    }
+
     // --until is where every rank stops: given to one rank only, that rank saved and left at
     // step 3 while the other waited for it in step 4's collective, for ever.
     void ranksWithDifferentUntilAreRefused() {

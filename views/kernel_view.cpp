@@ -21,6 +21,7 @@
 #include "views/heatmap_widget.hpp"
 
 #include "views/display_name.hpp"
+#include "views/result_table.hpp"
 
 namespace routescope::views {
 namespace {
@@ -541,20 +542,10 @@ analysis::CsvTable KernelView::figure_table() const {
     if (!b_) return t;
     // Compare mode: both results in one table, with a column naming each model as its legend
     // does (user-guide.md, "Names"), not "A" and "B".
-    const analysis::CsvTable tb = b_->table();
-    const std::string name_a = display_name(settings_.a.path).toStdString();
-    const std::string name_b = display_name(settings_.b->path).toStdString();
     analysis::CsvTable out;
-    out.columns = {"model"};
-    out.columns.insert(out.columns.end(), t.columns.begin(), t.columns.end());
-    for (const auto& row : t.rows) {
-        out.rows.push_back({name_a});
-        out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
-    }
-    for (const auto& row : tb.rows) {
-        out.rows.push_back({name_b});
-        out.rows.back().insert(out.rows.back().end(), row.begin(), row.end());
-    }
+    append_rows(out, with_keys(t, {"model"}, {display_name(settings_.a.path).toStdString()}));
+    append_rows(out,
+                with_keys(b_->table(), {"model"}, {display_name(settings_.b->path).toStdString()}));
     return out;
 }
 

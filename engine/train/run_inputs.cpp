@@ -152,9 +152,15 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
     return r;
 }
 
+namespace {
+// A checkpoint fine-tuned with train.objective = classify: its labels and a head for them.
+bool is_classifier(const RunConfig& config) {
+    return config.data.labels && config.model.n_labels > 0;
+}
+}  // namespace
+
 int trained_row_length(const RunConfig& config) {
-    const bool classifier = config.data.labels && config.model.n_labels > 0;
-    if (!classifier && !config.data.task) return 0;
+    if (!is_classifier(config) && !config.data.task) return 0;
     // Only a block without a mask that reads later positions sees the padding: a bidirectional
     // SSM (bigs, stack_ssm), Birdie with a bidirectional layer, a gMLP whose W is not
     // triangular. Attention masks its pads, S-LSTM ignores them, a causal layer reads only
@@ -173,7 +179,7 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier,
                                 std::int64_t limit) {
-    const bool classifier = config.data.labels && config.model.n_labels > 0;
+    const bool classifier = is_classifier(config);
     if (require_classifier && !classifier)
         throw ConfigError(checkpoint_path +
                           " is not a classifier (no data.labels): --data FILE needs a checkpoint "

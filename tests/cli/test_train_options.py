@@ -290,7 +290,7 @@ def main():
         ck = os.path.join(t.path("pad-run"), "model.ckpt.h5")
         r = t.run("eval", "--checkpoint", ck, "--task", "induction", "--data",
                   t.path("pad.tsv"), "--out", t.path("both.preds.jsonl"))
-        assert r.returncode == 2 and "--task" in r.stderr and "--data" in r.stderr, \
+        assert r.returncode == 2 and "--task and --data exclude each other" in r.stderr, \
             (r.returncode, r.stderr)
         assert not os.path.exists(t.path("both.preds.jsonl"))
     t.case("eval refuses --task with --data", eval_refuses_task_and_data)
@@ -304,7 +304,8 @@ def main():
             out = t.path("seed%s.dump.h5" % seed)
             r = t.run("dump", "--checkpoint", ck, "--task", "induction", "--seed", seed,
                       "--examples", "4", "--out", out)
-            assert r.returncode == 2 and "--seed" in r.stderr, (seed, r.returncode, r.stderr)
+            assert r.returncode == 2 and "--seed: must lie in [0, 9223372036854775807]" in \
+                r.stderr, (seed, r.returncode, r.stderr)
             assert not os.path.exists(out)
     t.case("dump --seed outside 0 … 2^63 − 1 is refused", dump_seed_in_range)
 

@@ -52,6 +52,7 @@
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
+#include "engine/backend/cpu/blas.hpp"
 #include "engine/backend/cpu/gemm_bench.hpp"
 #include "engine/core/json_text.hpp"
 #ifdef ROUTESCOPE_HAVE_CUDA
@@ -1165,6 +1166,9 @@ CommandRunner setup_bench(CLI::App& app) {
         // Errors are thrown to main's handler (exit_codes.hpp). A benchmark reads no input file:
         // an I/O error (writing its results, running its reference) is a failure at run time.
         inputs_read();
+        // Which GEMM kernels ran: OPENBLAS_CORETYPE can halve every CPU figure
+        // (docs/benchmarks.md).
+        std::printf("CPU GEMM: %s\n", cpu::blas_description().c_str());
         if (ops_cmd->parsed()) return run_bench_ops(*oa);
         if (dump->parsed()) return run_bench_dump(*da);
         if (train->parsed()) return run_bench_train(*ta);

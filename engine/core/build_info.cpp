@@ -1,5 +1,6 @@
 #include "engine/core/build_info.hpp"
 
+#include "engine/backend/cpu/blas.hpp"
 #include "engine/backend/make_backend.hpp"
 
 #include <H5public.h>
@@ -47,6 +48,7 @@ std::string build_info_text() {
       << "Eigen " << EIGEN_WORLD_VERSION << "." << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION
       << "\n"
       << "FFTW " << fftwf_version << "\n"
+      << "BLAS " << cpu::blas_description() << "\n"
       << "nlohmann-json " << NLOHMANN_JSON_VERSION_MAJOR << "." << NLOHMANN_JSON_VERSION_MINOR
       << "." << NLOHMANN_JSON_VERSION_PATCH << "\n"
       << "CUDA backend: " << cuda_status() << "\n";

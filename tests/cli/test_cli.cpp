@@ -11,8 +11,10 @@ struct Run {
     QString out, err;
 };
 
-Run cli(const QStringList& args) {
+Run cli(const QStringList& args,
+        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(ROUTESCOPE_CLI), args);
     if (!p.waitForFinished(60000)) return {-1, {}, "timed out"};
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
@@ -42,6 +44,17 @@ private slots:
         QVERIFY(r.out.startsWith("routescope 0.1.0"));
         QVERIFY(r.out.contains("HDF5 1."));
         QVERIFY(r.out.contains("CUDA backend:"));
+        // The GEMM kernels, and who chose them: OpenBLAS reads OPENBLAS_CORETYPE once, when it
+        // loads (its documented override); Prescott's kernels run on every x86-64 CPU.
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("OPENBLAS_CORETYPE", "Prescott");
+        const Run forced = cli({"--version"}, env);
+        QVERIFY2(forced.out.contains("kernels: Prescott (chosen by OPENBLAS_CORETYPE=Prescott in "
+                                     "the environment)"),
+                 qPrintable(forced.out));
+        env.remove("OPENBLAS_CORETYPE");
+        const Run own = cli({"--version"}, env);
+        QVERIFY2(own.out.contains("(chosen by OpenBLAS for this CPU)"), qPrintable(own.out));
     }
 
     void usageErrorsExitTwo() {

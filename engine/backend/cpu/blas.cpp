@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <cstdlib>
 #include <mutex>
 
 namespace routescope::cpu {
@@ -46,6 +47,17 @@ void gemm<double>(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, 
 
 const char* blas_config() {
     return openblas_get_config();
+}
+
+std::string blas_description() {
+    std::string s = openblas_get_config();
+    s += "; kernels: ";
+    s += openblas_get_corename();
+    if (const char* env = std::getenv("OPENBLAS_CORETYPE"); env && *env)
+        s += std::string(" (chosen by OPENBLAS_CORETYPE=") + env + " in the environment)";
+    else
+        s += " (chosen by OpenBLAS for this CPU)";
+    return s;
 }
 
 }  // namespace routescope::cpu

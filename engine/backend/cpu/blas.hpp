@@ -4,6 +4,7 @@
 // worker calls this on its block, so the thread count is the pool's (--threads) and OpenBLAS never
 // starts a second set of threads under it (docs/decisions.md, "The CPU GEMM is OpenBLAS").
 #include <cstdint>
+#include <string>
 
 namespace routescope::cpu {
 
@@ -19,5 +20,12 @@ void gemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int
 
 /// The BLAS library the GEMM runs on, with its build configuration (for bench and provenance).
 const char* blas_config();
+
+/// One line for `--version` and every benchmark's header: the library and its configuration, the
+/// kernels it chose for this CPU, and, when the environment chose them (OPENBLAS_CORETYPE, read
+/// once when the library loads), that it did. The kernels decide the GEMM's speed: on the 2-core
+/// AMD machine of docs/benchmarks.md, Haswell's (AVX2) run dgemm at 0.6x and sgemm at 0.55x of
+/// the AVX-512 ones OpenBLAS picks by itself.
+std::string blas_description();
 
 }  // namespace routescope::cpu

@@ -278,8 +278,11 @@ void SimilarityView::show_scatter(int layer_a, int layer_b) {
 
 void SimilarityView::draw_scatter() {
     clear_chart(scatter_);
-    scatter_->setVisible(settings_.scatter_a >= 0 && settings_.scatter_b >= 0);
-    if (!scatter_->isVisible()) return;
+    // Whether a cell is chosen, not isVisible(): that is false while the window or the view's tab
+    // is hidden (a headless export, another tab), and the panel kept its old, empty drawing.
+    const bool cell = settings_.scatter_a >= 0 && settings_.scatter_b >= 0;
+    scatter_->setVisible(cell);
+    if (!cell) return;
     const QString name_a = name_of(settings_.dump_a), name_b = name_of(settings_.dump_b);
     if (!scatter_error_.isEmpty()) {
         scatter_->chart()->setTitle(scatter_error_.toHtmlEscaped());

@@ -213,11 +213,13 @@ PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
     bool labelled = false;
     for (const auto& e : set.examples)
         labelled = labelled || e.label >= 0;
-    // A fine-tuned checkpoint's rows padded as its run padded them (train::trained_row_length),
-    // unless --length chooses the length.
+    // Rows padded as the checkpoint's run padded them (train::trained_row_length), or to
+    // --length, for a model whose blocks read the padding: its states at the real positions
+    // depend on the row's length, which must not be the longest document's of the file.
+    const int rows = a.length > 0 ? (train::reads_padding(config.model) ? L : 0)
+                                  : train::trained_row_length(config);
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
-                           /*file_lines=*/data::classification_format(a.data).has_value(),
-                           a.length > 0 ? 0 : train::trained_row_length(config));
+                           /*file_lines=*/data::classification_format(a.data).has_value(), rows);
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,

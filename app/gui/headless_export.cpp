@@ -90,8 +90,19 @@ int export_project(const QString& project, const QString& out_dir,
     QElapsedTimer clock;
     clock.start();
     qint64 next_report_ms = 60 * 1000;
-    while (!window.idle() && !deadline.hasExpired()) {
+    // Idle twice in a row, with the posted events delivered in between: a finished analysis may
+    // queue a follow-up (the similarity view's saved cell starts its scatter from a queued call
+    // after the matrix arrives), and the window is idle for a moment before it starts. Leaving
+    // at the first idle moment wrote that cell's panel empty, or reported it as timed out.
+    int idle_in_a_row = 0;
+    while (idle_in_a_row < 2 && !deadline.hasExpired()) {
         QApplication::processEvents(QEventLoop::AllEvents, 50);
+        QApplication::sendPostedEvents();
+        if (window.idle()) {
+            ++idle_in_a_row;
+            continue;
+        }
+        idle_in_a_row = 0;
         QThread::msleep(10);
         if (clock.elapsed() >= next_report_ms) {  // a sign of life in a CI log
             next_report_ms += 60 * 1000;
@@ -112,8 +123,11 @@ int export_project(const QString& project, const QString& out_dir,
         const std::string title = line(view->title());
         if (view->busy()) {
             timed_out = true;
-            QString text = QStringLiteral("the analysis did not finish within --timeout %1 s (%2)")
-                               .arg(seconds(timeout_s), state_of(*view));
+            QString text =
+                limited
+                    ? QStringLiteral("the analysis did not finish within --timeout %1 s (%2)")
+                          .arg(seconds(timeout_s), state_of(*view))
+                    : QStringLiteral("the analysis was still running (%1)").arg(state_of(*view));
             if (o.finished > 0 && view->has_result())
                 text += QStringLiteral(
                     "; it had finished once and was started again: its "

@@ -57,7 +57,7 @@ const std::map<std::string, Kind>& kinds() {
         {"model.ssm.dt_min", {"float", {}}},
         {"model.ssm.dt_max", {"float", {}}},
         {"model.n_labels", ints(0, kInt32Max)},
-        {"model.pool", {"enum", {"mean", "first", "sentence"}}},
+        {"model.pool", {"enum", {"mean", "mean_all", "first", "sentence"}}},
         {"model.norm_position", {"enum", {"pre", "post"}}},
         {"model.mlm_head", {"bool", {}}},
         {"model.mlm_transform", {"bool", {}}},
@@ -427,7 +427,7 @@ void check_ranges(const RunConfig& c) {
          "must be even for birdie's bidirectional and prefix layers (the state splits in halves)");
     need(m.pool != "sentence" || m.arch == "slstm", "model.pool",
          "'sentence' is the S-LSTM sentence node (model.arch = slstm); '" + m.arch +
-             "' pools by 'mean' or 'first'");
+             "' pools by 'mean', 'mean_all' or 'first'");
     need(m.norm_position == "pre" || m.arch == "bert", "model.norm_position",
          "'post' is for arch bert (Hugging Face BERT's post-LN blocks); '" + m.arch +
              "' blocks are pre-norm");

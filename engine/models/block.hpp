@@ -18,6 +18,9 @@ struct BlockInput {
     int B = 0;
     int L = 0;
     const std::int32_t* lengths = nullptr;
+    /// [B], every value L: the pool over every position of the row, padding included
+    /// (model.pool = mean_all, the official BiGS's pooler_type "mean").
+    const std::int32_t* row_lengths = nullptr;
     /// Birdie's reset mask [B, L] (Batch::reset_mask) or null.
     const std::int32_t* reset_mask = nullptr;
     /// Birdie's carry masks [B, L] derived from the reset mask at the model boundary (Model::

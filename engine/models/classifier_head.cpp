@@ -8,7 +8,7 @@ ClassifierHead::ClassifierHead(const ModelConfig& m) : pool_(m.pool), d_(m.d_mod
     if (m.pool == "sentence" && m.arch != "slstm")
         throw ConfigError(
             "model.pool: 'sentence' is the S-LSTM sentence node; the BiGS family "
-            "pools by 'mean' or 'first'");
+            "pools by 'mean', 'mean_all' or 'first'");
 }
 
 void ClassifierHead::declare(ParamStore& store, const ModelConfig& m) {
@@ -18,9 +18,10 @@ void ClassifierHead::declare(ParamStore& store, const ModelConfig& m) {
 
 Act ClassifierHead::forward(Graph& g, const Act& h, const Act& sentence, const BlockInput& in,
                             const ops::DropoutSite& dropout) {
-    const Act pooled = pool_ == "sentence" ? sentence
-                       : pool_ == "first"  ? g.first_token(h, in.B, in.L, d_)
-                                           : g.mean_pool(h, in.lengths, in.B, in.L, d_);
+    const Act pooled = pool_ == "sentence"   ? sentence
+                       : pool_ == "first"    ? g.first_token(h, in.B, in.L, d_)
+                       : pool_ == "mean_all" ? g.mean_pool(h, in.row_lengths, in.B, in.L, d_)
+                                             : g.mean_pool(h, in.lengths, in.B, in.L, d_);
     const Act t = g.tanh(g.linear(pooled, in.B, "classifier.pool"));
     return g.linear(g.dropout(t, dropout), in.B, "classifier.out");
 }

@@ -149,6 +149,8 @@ void Model::allocate_batch(Backend& be, ModelUse use) {
         host[r] = static_cast<std::int32_t>(r % static_cast<std::size_t>(L_));
     positions_ = DeviceArray<std::int32_t>(be, rows);
     positions_.upload(host);
+    row_lengths_ = DeviceArray<std::int32_t>(be, Bn);
+    row_lengths_.upload(std::vector<std::int32_t>(Bn, static_cast<std::int32_t>(L_)));
     zeros_ = DeviceArray<std::int32_t>(be, rows);  // zero-filled
     if (m.arch == "birdie") {
         for (auto* k : {&keep_forward_, &keep_reverse_, &keep_reverse_prefix_})
@@ -289,6 +291,7 @@ void Model::draw_parameters(const std::vector<ParamEntry>& entries, float* base,
 double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
     const auto& m = config_.model;
     BlockInput in{B_, L_, batch.lengths};
+    in.row_lengths = row_lengths_.data();
     in.reset_mask = batch.reset_mask;
     if (batch.reset_mask && !keep_forward_.empty()) {
         in.keep_forward = keep_forward_.data();
@@ -459,8 +462,8 @@ Act Model::pool_hidden(Graph& g, const Act& h, const std::int32_t* lengths) {
     const ModelConfig& m = config_.model;
     Act x = h;
     x.n = static_cast<std::int64_t>(B_) * L_ * m.d_model;
-    return m.pool == "first" ? g.first_token(x, B_, L_, m.d_model)
-                             : g.mean_pool(x, lengths, B_, L_, m.d_model);
+    if (m.pool == "first") return g.first_token(x, B_, L_, m.d_model);
+    return g.mean_pool(x, m.pool == "mean_all" ? row_lengths_.data() : lengths, B_, L_, m.d_model);
 }
 
 void Model::hand_over(ActivationProbe& probe, int layer, const float* h,

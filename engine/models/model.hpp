@@ -241,6 +241,7 @@ private:
     /// batch with a reset mask, then uploaded). [B, L] each, lengths and class labels [B].
     DeviceArray<std::int32_t> tokens_, lengths_, types_, labels_, class_labels_, positions_, zeros_,
         keep_forward_, keep_reverse_, keep_reverse_prefix_;
+    DeviceArray<std::int32_t> row_lengths_;  ///< [B], every value L (model.pool = mean_all)
     std::vector<std::int32_t> host_keep_forward_, host_keep_reverse_, host_keep_reverse_prefix_;
     DeviceArray<std::int32_t> readout_argmax_;
     DeviceArray<double> readout_nll_;

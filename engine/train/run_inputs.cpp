@@ -159,20 +159,21 @@ bool is_classifier(const RunConfig& config) {
 }
 }  // namespace
 
-int trained_row_length(const RunConfig& config) {
-    if (!is_classifier(config) && !config.data.task) return 0;
+bool reads_padding(const ModelConfig& m) {
     // Only a block without a mask that reads later positions sees the padding: a bidirectional
     // SSM (bigs, stack_ssm), Birdie with a bidirectional layer, a gMLP whose W is not
     // triangular. Attention masks its pads, S-LSTM ignores them, a causal layer reads only
     // earlier positions (a prefix layer's pads sit in its causal region): padding those rows
-    // further would cost time and dump size for nothing (an imported classifier's data.seq_len
-    // is its max_len, often 512).
-    const ModelConfig& m = config.model;
-    const bool reads_padding = ((m.arch == "bigs" || m.arch == "stack_ssm") && !m.causal) ||
-                               (m.arch == "birdie" && m.birdie.mode == "bidirectional") ||
-                               (m.arch == "gmlp" && !m.gmlp.causal);
-    if (!reads_padding) return 0;
-    return std::min(config.data.seq_len, m.max_len);
+    // further would cost time and dump size for nothing (an imported model's data.seq_len is its
+    // max_len, often 512).
+    return ((m.arch == "bigs" || m.arch == "stack_ssm") && !m.causal) ||
+           (m.arch == "birdie" && m.birdie.mode == "bidirectional") ||
+           (m.arch == "gmlp" && !m.gmlp.causal);
+}
+
+int trained_row_length(const RunConfig& config) {
+    if (!reads_padding(config.model)) return 0;
+    return std::min(config.data.seq_len, config.model.max_len);
 }
 
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,

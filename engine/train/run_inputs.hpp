@@ -59,14 +59,19 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                                 const std::string& checkpoint_path, bool require_classifier,
                                 std::int64_t limit = 0);
 
-/// The row length a fine-tuned checkpoint was trained and validated at: min(data.seq_len,
-/// model.max_len) for a classifier (data.labels) or a task checkpoint (data.task), whose every row
-/// the Finetuner / Trainer padded to data.seq_len, when its blocks read the padding (a
-/// bidirectional bigs or stack_ssm, Birdie with bidirectional layers, a non-causal gMLP); 0 for
-/// anything else (a corpus's rows are packed full; attention masks its pads). Scoring or dumping
-/// such a checkpoint's examples pads them as far: an SSM, Birdie or gMLP block reads the padding
-/// (no mask), so rows padded only to the longest example scored otherwise than the run's own
-/// evaluations (docs/cli.md, eval).
+/// Whether the model's blocks read the padding of a row (no mask): a bidirectional bigs or
+/// stack_ssm, Birdie with bidirectional layers, a non-causal gMLP. Their outputs at the real
+/// positions depend on how long the row is.
+bool reads_padding(const ModelConfig& m);
+
+/// The row length a checkpoint was trained and validated at, when its blocks read the padding
+/// (reads_padding): min(data.seq_len, model.max_len) — a classifier's or task checkpoint's rows
+/// the Finetuner / Trainer padded to data.seq_len, a pretrained model's packed corpus rows, an
+/// imported BiGS's Lmax (the release runs only rows of Lmax); 0 for anything else (attention
+/// masks its pads, a causal block never reads them). Scoring or dumping examples pads them as
+/// far, so that an example's states do not depend on the longest example beside it in the file
+/// or the batch, and a fine-tuned checkpoint scores as its run's own evaluations did
+/// (docs/cli.md, eval and dump).
 int trained_row_length(const RunConfig& config);
 
 /// Pretraining's data: the tokenizer and the corpus packed into sequences of data.seq_len.

@@ -9,7 +9,8 @@ model.safetensors or pytorch_model.bin loads with load_state_dict unchanged.
     (no final LN; no mask inside the blocks: pads go through the SSMs, so outputs depend on the
      padded length L, as the engine's do)
     MLM head    LN(gelu_erf(dense(h))) word^T + bias   (decoder tied to the word embeddings)
-    classifier  pool (mean over positions < length, or h[:, 0]) -> pooler.dense -> tanh -> classifier
+    classifier  pool (mean over positions < length; pooler_type "mean": over all L) -> pooler.dense
+                -> tanh -> classifier
 
 gelu inside the blocks is config.json's hidden_act: "gelu" is jax.nn.gelu (the tanh form, as in
 the release), "gelu_exact" the erf form. The SSMs fs4 / bs4 have one kernel (the release's H = 1):
@@ -27,7 +28,9 @@ from .ssm import fft_conv, s4d_kernel
 # config.json's hidden_act for the blocks: the tanh gelu's names, then the erf gelu's.
 TANH_GELUS = ("gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh")
 ERF_GELUS = ("gelu_exact", "gelu_erf")
-# pooler_type: the non-padding mean, or the first token (as the engine's importer reads them).
+# pooler_type, read as the release's pooler reads it: "mean" averages every position of the row
+# (padding included), any other value the positions the attention mask marks real. The release has
+# no first-token pooler ("first" and "cls" are the non-padding mean there too).
 POOLER_TYPES = ("non_padding_mean", "mean", "first", "cls")
 # The defaults of the keys a BiGS config.json may leave out (the official port's).
 DEFAULTS = {"type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu", "num_ssm": 64,
@@ -168,11 +171,11 @@ class BigsPooler(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
-        self.first = _get(c, "pooler_type") in ("first", "cls")
+        self.every_position = _get(c, "pooler_type") == "mean"
 
     def forward(self, h, attention_mask):
-        if self.first:
-            pooled = h[:, 0]
+        if self.every_position:  # FlaxBiGSPooler's jnp.mean(hidden_states, axis=-2)
+            pooled = h.mean(dim=1)
         else:  # the mean over the positions the mask marks valid
             w = attention_mask.to(h.dtype)[:, :, None]
             pooled = (h * w).sum(dim=1) / w.sum(dim=1)

@@ -165,7 +165,55 @@ def main():
     check(r.returncode == 3 and n == 1,
           f"an output folder under a file: exit 3, the reason said once (exit {r.returncode}, "
           f"said {n} times)")
+    saved_cell(a, env, check)
     return check.finish()
+
+
+def saved_cell(a, env, check):
+    """Session 35: a similarity view whose project saves a clicked cell ("scatter": [LA, LB])
+    exports that cell's first canonical pair. Exported headless, the panel was drawn while the
+    window was hidden, where the view skipped drawing it: the figure said "ρ = 0.000 on 0 + 0"
+    with no points. The expected ρ and directions are `routescope-cli analyze similarity
+    --scatter` on the same dumps (the analysis itself is checked against numpy in
+    tests/analysis); a second view makes the export wait for more than one analysis."""
+    folder = os.path.join(a.work, "saved-cell")
+    os.makedirs(folder, exist_ok=True)
+    files = []
+    for i in (1, 2):
+        f = os.path.join(folder, f"m{i}.dump.h5")
+        r = subprocess.run([a.cli, "sample-dump", "--out", f, "--examples", "40", "--length", "16",
+                            "--d-model", "8", "--layers", "2", "--seed", "3", "--state-seed",
+                            str(i)], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"saved cell: sample-dump {f} ({r.stderr.strip()[-200:]})")
+        files.append(f)
+    ref = os.path.join(folder, "sim.json")
+    r = subprocess.run([a.cli, "analyze", "similarity", "--dump", files[0], "--dump", files[1],
+                        "--scatter", "1,2", "--permutations", "5", "--bootstrap", "5", "--out",
+                        ref], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"saved cell: analyze similarity --scatter ({r.stderr[-300:]})")
+    if r.returncode != 0:
+        return
+    want = json.load(open(ref))["results"][0]["scatter"]
+    project = os.path.join(folder, "p.rsproj")
+    with open(project, "w") as p:
+        json.dump({"format": "routescope-project", "version": 1,
+                   "views": [{"kind": "similarity", "inputs": files,
+                              "settings": {"scatter": [1, 2], "permutations": 5,
+                                           "bootstrap": 5}},
+                             {"kind": "anisotropy", "inputs": files}]}, p)
+    out = os.path.join(folder, "out")
+    r = subprocess.run([a.gui, "--export", project, "--out", out], capture_output=True, text=True,
+                       timeout=600, env=env)
+    check(r.returncode == 0, f"saved cell: the export exits 0 ({r.stderr.strip()[-300:]})")
+    svg = glob.glob(os.path.join(out, "similarity-*.svg"))
+    text = open(svg[0], encoding="utf-8").read() if svg else ""
+    text = " ".join(re.sub(r"<[^>]+>", " ", text).split())  # the title wraps over text elements
+    m = re.search(r"ρ = ([0-9.]+) on ([0-9]+) \+ ([0-9]+)", text)
+    got = (float(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+    check(got is not None and abs(got[0] - want["rho"]) < 1e-3 and
+          got[1:] == (want["dims_a"], want["dims_b"]),
+          f"saved cell: the exported panel says ρ = {want['rho']:.3f} on {want['dims_a']} + "
+          f"{want['dims_b']} (it says {got})")
 
 
 if __name__ == "__main__":

@@ -339,6 +339,23 @@ def main():
                 h["token_type_ids"] = types.astype(np.int32)
                 h["lengths"] = mask.sum(1).astype(np.int32)
                 h["logits"] = logits.numpy()
+        if classification:
+            # pooler_type as the release's pooler reads it: "mean" is the mean of every position
+            # (padding included, rows of Lmax), "first" and "cls" the non-padding mean (the
+            # release has no first-token pooler).
+            for ptype in ("mean", "first", "cls"):
+                write(f"{out}/config_cls_pooler_{ptype}.json",
+                      json.dumps({**config, "pooler_type": ptype}, indent=2))
+            ids, types, mask = batches["full"]
+            with torch.no_grad():
+                logits = bigs_published.classification_logits(
+                    ref, {**config, "pooler_type": "mean"}, *(torch.from_numpy(x) for x in
+                                                             (ids, types, mask)))
+            with h5py.File(f"{out}/bigs_cls_full_mean_expected.h5", "w") as h:
+                h["input_ids"] = ids.astype(np.int32)
+                h["token_type_ids"] = types.astype(np.int32)
+                h["lengths"] = mask.sum(1).astype(np.int32)
+                h["logits"] = logits.numpy()
 
 
 if __name__ == "__main__":

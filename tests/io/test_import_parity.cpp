@@ -224,6 +224,90 @@ private slots:
         QVERIFY2(err < 1e-4, std::to_string(err).c_str());
     }
 
+    // pooler_type as the release's pooler (FlaxBiGSPooler, the port's BiGSPooler) reads it:
+    // "mean" averages every position of the row, padding included (model.pool = mean_all); any
+    // other value is the non-padding mean, "first" and "cls" too (the release has no first-token
+    // pooler). The expected logits are bigs_published.py's on rows of Lmax.
+    void bigs_pooler_type_is_read_as_the_release_reads_it_data() {
+        QTest::addColumn<QString>("pooler");
+        QTest::addColumn<QString>("pool");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("mean") << "mean"
+                              << "mean_all"
+                              << "bigs_cls_full_mean_expected.h5";
+        QTest::newRow("first") << "first"
+                               << "mean"
+                               << "bigs_cls_full_expected.h5";
+        QTest::newRow("cls") << "cls"
+                             << "mean"
+                             << "bigs_cls_full_expected.h5";
+    }
+    void bigs_pooler_type_is_read_as_the_release_reads_it() {
+        QFETCH(QString, pooler);
+        QFETCH(QString, pool);
+        QFETCH(QString, expected);
+        const std::string out = kOut + "/pooler_" + pooler.toStdString() + ".ckpt.h5";
+        const Run r = run(
+            QStringLiteral(ROUTESCOPE_CLI),
+            {"import", QString::fromStdString(kData + "/bigs_cls_pytorch/pytorch_model.bin"),
+             "--config",
+             QString::fromStdString(kData + "/config_cls_pooler_" + pooler.toStdString() + ".json"),
+             "--out", QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        QCOMPARE(QString::fromStdString(ck.config.model.pool), pool);
+        const double err = logit_error(ck, kData + "/" + expected.toStdString(), true);
+        QVERIFY2(err < 1e-4, std::to_string(err).c_str());
+        // The export writes the pooler back as the release reads it.
+        const std::string dir = kOut + "/pooler_" + pooler.toStdString() + "_export";
+        fs::remove_all(dir);
+        const Run e = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"export", QString::fromStdString(out), "--to", "safetensors", "--out",
+                           QString::fromStdString(dir)});
+        QVERIFY2(e.code == 0, e.err.c_str());
+        std::ifstream in(dir + "/config.json");
+        QCOMPARE(QString::fromStdString(nlohmann::json::parse(in).at("pooler_type")),
+                 pool == "mean_all" ? QString("mean") : QString("non_padding_mean"));
+    }
+
+    // The release runs only rows of Lmax and its backward SSM reads the padding, so a short
+    // sentence's states are those of its row padded to Lmax: `dump --data` of an imported BiGS
+    // pads every row to Lmax (the checkpoint's data.seq_len), and its states of every layer equal
+    // bigs_published.py's on those rows (tests/io/check_imported_dump.py). --length chooses
+    // another row length, which every row then has, however short the file's documents.
+    void dump_of_imported_bigs_has_rows_of_lmax() {
+        const std::string ck = kOut + "/bigs_mlm_pytorch.ckpt.h5";
+        if (!fs::exists(ck)) {
+            const Run r = import_cli(kData + "/bigs_mlm_pytorch", ck);
+            QVERIFY2(r.code == 0, r.err.c_str());
+        }
+        const std::string text = kOut + "/short.txt";
+        std::ofstream(text) << "the cat\na dog\n";  // 6 and 4 wordpieces with [CLS], [SEP]
+        const std::string dump = kOut + "/short.dump.h5";
+        fs::remove(dump);
+        Run r =
+            run(QStringLiteral(ROUTESCOPE_CLI), {"dump", "--checkpoint", QString::fromStdString(ck),
+                                                 "--data", QString::fromStdString(text), "--dtype",
+                                                 "f32", "--out", QString::fromStdString(dump)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        r = run(
+            QStringLiteral(ROUTESCOPE_PYTHON),
+            {QStringLiteral(ROUTESCOPE_SOURCE_DIR "/tests/io/check_imported_dump.py"),
+             QString::fromStdString(dump), QString::fromStdString(kData + "/bigs_mlm_pytorch")});
+        QVERIFY2(r.code == 0, (r.out + r.err).c_str());
+        QVERIFY2(r.out.find("rows of the dump: 16 (Lmax 16)") != std::string::npos, r.out.c_str());
+        const std::string cut = kOut + "/short8.dump.h5";
+        fs::remove(cut);
+        r = run(QStringLiteral(ROUTESCOPE_CLI), {"dump", "--checkpoint", QString::fromStdString(ck),
+                                                 "--data", QString::fromStdString(text), "--length",
+                                                 "12", "--out", QString::fromStdString(cut)});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        H5::H5File f(cut, H5F_ACC_RDONLY);
+        hsize_t dims[2] = {0, 0};
+        f.openDataSet("data/tokens").getSpace().getSimpleExtentDims(dims);
+        QCOMPARE(dims[1], hsize_t{12});
+    }
+
     // The imported tokenizer (vocab.txt beside the PyTorch file, tokenizer.json beside the
     // safetensors file) frames and tokenizes the texts exactly as BERT-uncased does.
     void wordpiece_ids_match_bert_uncased_data() {

@@ -175,7 +175,8 @@ ojson export_config(const RunConfig& c) {
         j["pad_token_id"] = 0;
         // Not a transformers key (its BERT pools [CLS], which pool = first matches): an encoder
         // whose sentence vectors are means says so, and its import gives model.pool back.
-        if (m.pool != "first") j["pooler_type"] = "non_padding_mean";
+        if (m.pool != "first")
+            j["pooler_type"] = m.pool == "mean_all" ? "mean" : "non_padding_mean";
     } else if (m.arch == "bigs") {
         if (m.ssm.n_kernels != 1)
             refuse("model.ssm.n_kernels",
@@ -197,7 +198,16 @@ ojson export_config(const RunConfig& c) {
         j["hidden_dropout_prob"] = m.dropout;
         j["initializer_range"] = m.init_std;
         j["pre_norm"] = true;
-        j["pooler_type"] = m.pool == "first" ? "first" : "non_padding_mean";
+        // The release's pooler (FlaxBiGSPooler, the port's BiGSPooler) reads "mean" as the mean of
+        // every position and any other value as the non-padding mean: it has no first-token
+        // pooler, so a classifier pooling [CLS] has no published equivalent. An encoder or MLM
+        // model's pool only makes its dumps' sentence vectors (the release's MLM model has no
+        // pooler): it is written as the non-padding mean, which a re-import reads back.
+        if (m.n_labels > 0 && m.pool == "first")
+            refuse("model.pool",
+                   "'first': the official BiGS pools by the mean (its pooler_type "
+                   "'mean' or 'non_padding_mean'), never by the first token");
+        j["pooler_type"] = m.pool == "mean_all" ? "mean" : "non_padding_mean";
         j["pad_token_id"] = 0;
     } else {
         refuse("model.arch",

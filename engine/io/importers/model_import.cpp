@@ -673,12 +673,18 @@ std::string architecture_with(const nlohmann::json& hf, std::initializer_list<co
     return "";
 }
 
-// config.json's pooler_type as model.pool: how the sentence vector is made.
+// A BiGS config.json's pooler_type as model.pool, read as the release reads it (FlaxBiGSPooler and
+// the PyTorch port's BiGSPooler): "mean" averages every position of the row, padding included
+// (mean_all; the release's rows are always Lmax long); every other value is the mean over the
+// positions the attention mask marks real. The release has no first-token pooler: its "first"
+// and "cls" are the non-padding mean too.
 std::string pool_of(const std::string& pooler, const std::string& where) {
-    if (pooler == "non_padding_mean" || pooler == "mean") return "mean";
-    if (pooler == "first" || pooler == "cls") return "first";
+    if (pooler == "mean") return "mean_all";
+    if (pooler == "non_padding_mean" || pooler == "first" || pooler == "cls") return "mean";
     throw FormatError(where + ": pooler_type: '" + pooler +
-                      "' (the engine pools by the non-padding mean or the first token)");
+                      "' (the release reads 'mean' as the mean of every position and any other "
+                      "value as the non-padding mean; the engine knows 'mean', "
+                      "'non_padding_mean', 'first' and 'cls')");
 }
 }  // namespace
 
@@ -786,7 +792,9 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
         // for an encoder whose sentence vectors are means (model.pool = mean), so that importing
         // the export gives the model back; every other value is [CLS], as transformers has it.
         bert_pooler = get_or<std::string>(hf, "pooler_type", "first", where);
-        m.pool = bert_pooler == "non_padding_mean" || bert_pooler == "mean" ? "mean" : "first";
+        m.pool = bert_pooler == "non_padding_mean" ? "mean"
+                 : bert_pooler == "mean"           ? "mean_all"
+                                                   : "first";
         m.n_heads = require<int>(hf, "num_attention_heads", where);
         types = flax ? "bert/embeddings/token_type_embeddings/embedding"
                      : "bert.embeddings.token_type_embeddings.weight";

@@ -278,6 +278,9 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
 void check_tasks(const std::vector<RunConfig>& configs) {
     std::map<std::string, data::TaskData> generated;
     for (const RunConfig& c : configs) {
+        // A causal objective on a model that reads later positions (--set model.causal=false):
+        // the train stage refuses it, after the runs before it have trained.
+        if (train::is_causal_objective(c.train.objective)) train::check_causal_objective(c);
         if (!c.data.task) continue;
         const std::string key = *c.data.task + c.to_json()["data"]["task_params"].dump();
         auto it = generated.find(key);
@@ -521,11 +524,37 @@ void check_common_options(const ExperimentArgs& a) {
     }
 }
 
+// `--set train.steps=N` is `--steps N`: the schedule (warm-up, validations, the size of a fresh
+// training set), the progress lines, results.json's "steps" and the protocol note follow it (they
+// said the protocol's 62,800 steps for a run of 5).
+ExperimentArgs with_steps_from_sets(ExperimentArgs a) {
+    std::optional<std::string> value;
+    std::vector<std::string> rest;
+    for (const auto& s : a.sets) {
+        if (s.starts_with("train.steps="))
+            value = s.substr(std::string("train.steps=").size());
+        else
+            rest.push_back(s);
+    }
+    if (!value) return a;
+    if (a.steps > 0)
+        throw ConfigError("--steps " + std::to_string(a.steps) +
+                          " and --set train.steps=" + *value + ": give one of them");
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+    if (ec != std::errc() || end != value->data() + value->size() || n < 1)
+        throw ConfigError("--set train.steps=" + *value + ": must be a positive whole number");
+    a.steps = n;
+    a.sets = std::move(rest);
+    return a;
+}
+
 // A seed grid's check before any seed starts: what a single run of the experiment refuses before
 // its first stage (an unknown name, a bad --set, the device: ConfigError, exit 2, instead of every
 // seed failing and the grid exiting 3), and the value each seed's results.json records as
 // "steps" for these options (seed_grid.hpp, SeedGridArgs::recorded_steps).
-json checked_grid_options(const ExperimentArgs& a) {
+json checked_grid_options(const ExperimentArgs& given) {
+    const ExperimentArgs a = with_steps_from_sets(given);
     const bool known =
         experiments().count(a.name) || a.name == "phone-book" || a.name == kSlstmVsBert;
     if (!known)
@@ -550,7 +579,8 @@ json checked_grid_options(const ExperimentArgs& a) {
     return steps;  // as run_experiment records it
 }
 
-int run_experiment(const ExperimentArgs& a) {
+int run_experiment(const ExperimentArgs& given) {
+    const ExperimentArgs a = with_steps_from_sets(given);
     check_common_options(a);          // before any work
     set_experiment_device(a.device);  // reaches every train, eval and dump stage
     if (a.name == "phone-book")       // one architecture, three objectives: its own file

@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -42,6 +43,7 @@
 #include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/train/causal_capability.hpp"
 #include "engine/train/stop_signal.hpp"
 
 namespace routescope::cli {
@@ -134,9 +136,25 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
                   {"birdie", {{"update_every", std::clamp<std::int64_t>(steps / 15, 1, 100)}}},
                   {"seed", a.seed},
                   {"threads", a.threads}};
+    // The seeds the experiment derives: the fine-tune's data.task_params.seed + 7, the scored
+    // books' --seed + 1000·m (m up to 8). Past 2^63 − 1 they wrapped, refused by a later stage.
+    constexpr std::uint64_t kSeedRoom = 1000 * 8;
+    constexpr auto kSeedMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (a.seed > kSeedMax - kSeedRoom)
+        throw ConfigError("--seed " + std::to_string(a.seed) +
+                          ": experiment phone-book derives seeds up to --seed + " +
+                          std::to_string(kSeedRoom) +
+                          " (the fine-tune's and the scored books'): "
+                          "give at most " +
+                          std::to_string(kSeedMax - kSeedRoom));
     RunConfig config = RunConfig::from_json(nlohmann::json::parse(c.dump()));
     bool max_len_set = false;
     if (!a.sets.empty()) config = config.with_overrides(a.sets);  // checked once all are set
+    if (static_cast<std::uint64_t>(config.data.task_params.seed) > kSeedMax - 7)
+        throw ConfigError("data.task_params.seed: " + std::to_string(config.data.task_params.seed) +
+                          ": the fine-tune's books use it + 7; give at most " +
+                          std::to_string(kSeedMax - 7));
+    if (train::is_causal_objective(config.train.objective)) train::check_causal_objective(config);
     for (const auto& s : a.sets)
         max_len_set = max_len_set || s.starts_with("model.max_len=");
     // The books scored hold up to 8 × the training books' entries, and a phone book at most 512
@@ -502,8 +520,10 @@ int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
         most_parameters = std::max(most_parameters, r.parameters);
     results["scale"] =
         "Scale: each model here has at most " + std::to_string(most_parameters) +
-        " parameters and is trained on " + std::to_string(steps * kBatch) + " phone books of " +
-        std::to_string(train.first) + "-" + std::to_string(train.second) +
+        " parameters and is trained on " +
+        std::to_string(configs.front().train.steps * configs.front().train.batch_size) +
+        " phone books (steps x batch) of " + std::to_string(train.first) + "-" +
+        std::to_string(train.second) +
         " entries alone. The Birdie paper's contrast (the mixture retrieves at 2-8x the "
         "training length where next-token training scores 0) appears at 1.4 B parameters after "
         "about 32 B tokens of pretraining on the Pile and a phone-book fine-tune; its own 400 M "

@@ -190,6 +190,40 @@ def main():
         check(p.returncode == 2 and says in p.stderr and not os.path.exists(out),
               f"--seed {seed} {' '.join(seeds)}: exit 2 saying '{says}' ({p.stderr[-200:]})")
 
+    # A causal objective on a model set to read later positions (session 35): the train stage
+    # refused it after the runs before it had trained (phone-book: three of four models), and a
+    # grid started every seed to see each fail with exit 3.
+    for name, bad, seeds in (("induction", "model.causal=false", []),
+                             ("induction", "model.causal=false", ["--seeds", "2"]),
+                             ("gap-matching", "train.objective=clm", []),
+                             ("phone-book", "model.causal=false", [])):
+        out = os.path.join(a.work, "causal-" + name + str(len(seeds)))
+        p = run(a.cli, ["experiment", name, "--out", out, "--set", bad] + gap + seeds, 2)
+        check(p.returncode == 2 and "causal" in p.stderr and
+              (not os.path.exists(out) or os.listdir(out) == []),
+              f"{name} --set {bad} {' '.join(seeds)}: exit 2 before any stage "
+              f"({p.returncode}: {p.stderr[-200:]})")
+    # phone-book derives seeds up to --seed + 8000 (the fine-tune's + 7, the books' + 1000·m):
+    # a --seed without that room was trained, then refused by the scoring stage.
+    out = os.path.join(a.work, "phone-seed")
+    p = run(a.cli, ["experiment", "phone-book", "--out", out, "--seed", "9223372036854775000"] +
+            gap, 2)
+    check(p.returncode == 2 and "--seed 9223372036854775000" in p.stderr and
+          not os.path.exists(out), f"phone-book --seed near 2^63: exit 2 naming it ({p.stderr[-200:]})")
+    # --set train.steps=N is --steps N: the steps recorded and the protocol note follow it (they
+    # said the protocol's 62,800 for a run of 2); both at once are refused.
+    out = os.path.join(a.work, "set-steps")
+    p = run(a.cli, ["experiment", "induction", "--out", out, "--set", "train.steps=2"] + tiny[2:])
+    r = json.load(open(os.path.join(out, "results.json"))) if p.returncode == 0 else {}
+    md = open(os.path.join(out, "results.md")).read() if p.returncode == 0 else ""
+    check(r.get("steps") == 2 and "(this run: 2 steps, not the protocol's 62800)" in md and
+          "training 2 steps" in p.stdout,
+          f"--set train.steps=2 is recorded and said as 2 steps ({r.get('steps')})")
+    p = run(a.cli, ["experiment", "induction", "--out", os.path.join(a.work, "bad"),
+                    "--set", "train.steps=3"] + tiny, 2)
+    check(p.returncode == 2 and "give one of them" in p.stderr,
+          "--steps with --set train.steps exits 2")
+
     # 6. A directory's results are replaced only by a run of the same kind and experiment.
     before = open(os.path.join(grid, "results.json")).read()
     for args, says in ((["induction"], "a grid of seeds"),

@@ -78,7 +78,10 @@ std::pair<double, double> wilson_interval(std::int64_t correct, std::int64_t cou
     const double denominator = 1 + z * z / n;
     const double centre = (p + z * z / (2 * n)) / denominator;
     const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator;
-    return {centre - half, centre + half};
+    // The interval of 0 of n starts at 0 and that of n of n ends at 1 exactly (centre ∓ half
+    // there is 0 or 1 up to rounding: 5.6e-17 and 1.0000000000000002 were written).
+    return {correct == 0 ? 0.0 : std::max(0.0, centre - half),
+            correct == count ? 1.0 : std::min(1.0, centre + half)};
 }
 
 ClassificationScores classification_scores(const std::vector<std::int64_t>& labels,

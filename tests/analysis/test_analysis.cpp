@@ -421,6 +421,13 @@ private slots:
         // Wilson, 8/10: (p + z²/2n ± z√(p(1−p)/n + z²/4n²)) / (1 + z²/n) = [0.49016, 0.94332].
         const auto [lo, hi] = wilson_interval(8, 10);
         QVERIFY(std::abs(lo - 0.4901624715) < 1e-9 && std::abs(hi - 0.9433178485) < 1e-9);
+        // 0 of n and n of n: p = 0 gives centre = half, so the interval starts at 0 exactly, and
+        // p = 1 ends at 1 (Wilson 1927; 1024 of 1024 gave 1.0000000000000002, 0 of 3 gave 5.6e-17).
+        for (const std::int64_t n : {1, 3, 7, 100, 1024, 1000003}) {
+            QCOMPARE(wilson_interval(0, n).first, 0.0);
+            QCOMPARE(wilson_interval(n, n).second, 1.0);
+            QVERIFY(wilson_interval(n, n).first < 1.0 && wilson_interval(0, n).second > 0.0);
+        }
         // McNemar b = 1, c = 6: 2·(1 + 7)/2⁷ = 0.125.
         QVERIFY(std::abs(mcnemar_exact_p(1, 6) - 0.125) < 1e-12);
         QCOMPARE(mcnemar_exact_p(0, 0), 1.0);

@@ -6,11 +6,13 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QTimer>
 
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string_view>
 
@@ -149,6 +151,28 @@ int main(int argc, char** argv) {
             parser.isSet(export_check), timeout_s));
     }
 
+    if (parser.isSet(screenshot)) {
+        // The screenshot is a new PNG: a name without .png was written anyway (emptied, then
+        // "could not write" on stdout, exit 3), and a name that is also an input — the dump or
+        // project being opened — was destroyed that way.
+        const QString out = parser.value(screenshot);
+        const std::string shown = routescope::gui::printable_text(out.toStdString());
+        for (const QString& f : parser.positionalArguments()) {
+            std::error_code ec;
+            if (std::filesystem::equivalent(out.toStdString(), f.toStdString(), ec)) {
+                std::cerr << "routescope: error: --screenshot " << shown
+                          << " is also a file to open; give another name (nothing written)\n";
+                return 2;
+            }
+        }
+        if (!out.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ||
+            QFileInfo(out).fileName().size() <= 4) {
+            std::cerr << "routescope: error: --screenshot " << shown
+                      << ": the screenshot is a PNG file; give a name ending in .png\n";
+            return 2;
+        }
+    }
+
     int status = 0;
     {
         routescope::gui::MainWindow window;
@@ -176,9 +200,17 @@ int main(int argc, char** argv) {
             QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
                 if (!window.idle()) return;
                 poll->stop();
-                const bool ok = window.grab().save(out);
-                std::cout << (ok ? "saved a screenshot of the workbench to " : "could not write ")
-                          << out.toStdString() << "\n";
+                // Written whole or not at all (QSaveFile: a temporary beside it, renamed).
+                QSaveFile file(out);
+                const bool ok = file.open(QIODevice::WriteOnly) &&
+                                window.grab().save(&file, "PNG") && file.commit();
+                const std::string shown = routescope::gui::printable_text(out.toStdString());
+                if (ok)
+                    std::cout << "saved a screenshot of the workbench to " << shown << "\n";
+                else
+                    std::cerr << "routescope: error: --screenshot " << shown << ": cannot write ("
+                              << routescope::gui::printable_text(file.errorString().toStdString())
+                              << ")\n";
                 QApplication::exit(ok ? 0 : 3);
             });
             poll->start(100);

@@ -699,6 +699,51 @@ private slots:
         tidy();
         QVERIFY(window_->isVisible());
     }
+
+    // --screenshot OUT writes a new PNG and nothing else (session 35): OUT was saved in place, so
+    // a name without .png was emptied ("could not write" on stdout, exit 3), and
+    // `routescope --screenshot x.dump.h5 x.dump.h5` destroyed the dump it opened. Now: a name
+    // that is not .png or is also a file to open is exit 2 with the file untouched; a folder
+    // that does not exist is exit 3 on stderr, nothing written.
+    void screenshotNeverOverwritesAFile() {
+        const QString dump = dir_.path() + "/kept.dump.h5";
+        QFile::remove(dump);
+        QVERIFY(
+            QFile::copy(QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/valid_full.dump.h5"), dump));
+        const QString notes = dir_.path() + "/notes.txt";
+        {
+            QFile f(notes);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("my notes\n");
+        }
+        const auto bytes = [](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray dump_before = bytes(dump);
+        QVERIFY(!dump_before.isEmpty());
+        const auto gui = [](const QStringList& args) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("QT_QPA_PLATFORM", "offscreen");
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(ROUTESCOPE_GUI_BIN), args);
+            p.waitForFinished(120000);
+            return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                                  QString::fromUtf8(p.readAllStandardError()));
+        };
+        auto [code, err] = gui({"--screenshot", dump, dump});
+        QVERIFY2(code == 2 && err.contains("is also a file to open"), qPrintable(err));
+        QVERIFY(bytes(dump) == dump_before);
+        std::tie(code, err) = gui({"--screenshot", notes, dump});
+        QVERIFY2(code == 2 && err.contains("ending in .png"), qPrintable(err));
+        QCOMPARE(bytes(notes), QByteArray("my notes\n"));
+        const QString nowhere = dir_.path() + "/no-such-folder/shot.png";
+        std::tie(code, err) = gui({"--screenshot", nowhere, dump});
+        QVERIFY2(code == 3 && err.contains("cannot write"), qPrintable(err));
+        QVERIFY(!QFileInfo::exists(nowhere));
+        QVERIFY(bytes(dump) == dump_before);
+    }
 };
 
 QTEST_MAIN(TestHostileGui)

@@ -1,5 +1,7 @@
 #include "views/efficiency_view.hpp"
 
+#include "engine/core/error.hpp"
+
 #include <QChartView>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -43,15 +45,44 @@ nlohmann::json EfficiencyViewSettings::to_json() const {
 
 EfficiencyViewSettings EfficiencyViewSettings::from_json(const nlohmann::json& j) {
     EfficiencyViewSettings s;
+    // Every value checked for its type and range, named by its place: a wrong type reached
+    // nlohmann's own message ("[json.exception.type_error.306] cannot use value() with number").
     if (j.contains("models")) {
+        if (!j["models"].is_array()) throw FormatError("settings.models is not a list");
         s.models.clear();
-        for (const auto& m : j["models"])
-            s.models.push_back({m.value("arch", "bigs"), m.value("layers", 23),
-                                m.value("d_model", 1024), m.value("intermediate", 0),
-                                m.value("state", 64)});
+        for (std::size_t i = 0; i < j["models"].size(); ++i) {
+            const auto& m = j["models"][i];
+            const std::string at = "settings.models[" + std::to_string(i) + "]";
+            if (!m.is_object()) throw FormatError(at + " is not an object");
+            if (m.contains("arch") && !m["arch"].is_string())
+                throw FormatError(at + ".arch is not a string");
+            try {
+                s.models.push_back({m.value("arch", "bigs"), setting_int(m, "layers", 23, 1, 10000),
+                                    setting_int(m, "d_model", 1024, 1, 1 << 20),
+                                    setting_int(m, "intermediate", 0, 0, 1 << 22),
+                                    setting_int(m, "state", 64, 1, 1 << 16)});
+            } catch (const FormatError& e) {  // "settings.KEY: …" → "settings.models[i].KEY: …"
+                throw FormatError(at + std::string(e.what()).substr(8));
+            }
+        }
     }
-    if (j.contains("lengths")) s.lengths = j["lengths"].get<std::vector<qint64>>();
+    if (j.contains("lengths")) {
+        const auto& l = j["lengths"];
+        if (!l.is_array()) throw FormatError("settings.lengths is not a list");
+        s.lengths.clear();
+        for (std::size_t i = 0; i < l.size(); ++i) {
+            if (!l[i].is_number_integer() || l[i].get<std::int64_t>() < 1 ||
+                l[i].get<std::int64_t>() > (std::int64_t{1} << 24))
+                throw FormatError("settings.lengths[" + std::to_string(i) + "]: " + l[i].dump() +
+                                  " is not a whole number in [1, 16777216]");
+            s.lengths.push_back(l[i].get<qint64>());
+        }
+    }
+    if (j.contains("forward_backward") && !j["forward_backward"].is_boolean())
+        throw FormatError("settings.forward_backward is not true or false");
     s.forward_backward = j.value("forward_backward", false);
+    if (j.contains("timings") && !j["timings"].is_string())
+        throw FormatError("settings.timings is not a string (a file name)");
     s.timings = QString::fromStdString(j.value("timings", ""));
     return s;
 }

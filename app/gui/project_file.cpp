@@ -52,6 +52,12 @@ QStringList read_paths(const nlohmann::json& j, const char* key, const QDir& bas
         if (p.get<std::string>().find('\0') != std::string::npos)
             throw FormatError(std::string("project: '") + key +
                               "' holds a path with a NUL character, which no file name has");
+        // Longer than any path the system opens (PATH_MAX, 4096 bytes): laying out the error
+        // text of a missing 4,000-byte path took 12 µs a byte, a 4 MB project a minute.
+        if (p.get<std::string>().size() > 4096)
+            throw FormatError(std::string("project: '") + key + "' holds a path of " +
+                              std::to_string(p.get<std::string>().size()) +
+                              " bytes, longer than any file name the system opens (4096)");
         out << QDir::cleanPath(base.absoluteFilePath(QString::fromStdString(p.get<std::string>())));
     }
     return out;

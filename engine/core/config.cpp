@@ -643,10 +643,17 @@ RunConfig RunConfig::load(const std::string& path) {
         throw ConfigError(path + ": a directory, not a run configuration file (a JSON file)");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path + ": cannot read");
-    std::ostringstream text;
-    text << in.rdbuf();
+    // Read up to a cap, not whole: /dev/zero or a huge file was read until memory ran out
+    // ("out of memory", no file named). A pipe (--config <(…)) still works.
+    constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
+    std::string text(kMaxConfigBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) throw ConfigError(path + ": read error");
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+        throw ConfigError(path + ": more than 16 MiB; a run configuration is a small JSON file");
     try {
-        return parse(text.str());
+        return parse(text);
     } catch (const ConfigError& e) {
         throw ConfigError(path + ": " + e.what());
     }

@@ -26,6 +26,8 @@ namespace {
 
 constexpr std::int64_t kVersion = 1;  // CHECKPOINT_FORMAT.md "version 1"
 constexpr const char* kProducer = "routescope engine";
+constexpr std::int64_t kMaxTrainCounter = std::int64_t{1}
+                                          << 62;  // step, tokens_seen, data_position
 
 std::vector<hsize_t> dims_of(const std::vector<std::int64_t>& shape) {
     return {shape.begin(), shape.end()};
@@ -331,6 +333,12 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
             if (value < 0)
                 bad(path, std::string("/train attr ") + name,
                     std::to_string(value) + " is negative");
+            // Beyond any run (2^62 rows at a million a second is 146,000 years): near 2^63 the
+            // resumed loop's sums wrapped, indexing the data order at a negative position.
+            else if (value > kMaxTrainCounter)
+                bad(path, std::string("/train attr ") + name,
+                    std::to_string(value) + " is beyond any run (at most 2^62 = " +
+                        std::to_string(kMaxTrainCounter) + ")");
         if (tr.attrExists("rng_state")) {
             H5::Attribute a = tr.openAttribute("rng_state");
             if (a.getDataType().getClass() != H5T_INTEGER)
@@ -396,7 +404,24 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
                             std::to_string(mc.arms.size()) + ")");
                 values->resize(mc.arms.size());
                 ds.read(values->data(), H5::PredType::NATIVE_DOUBLE);
+                // The next steps' objectives are drawn from these: a NaN, an infinity or (in the
+                // mixture) a negative weight was sampled from silently.
+                for (std::size_t k = 0; k < values->size(); ++k)
+                    if (!std::isfinite((*values)[k]) || (values == &mc.mixture && (*values)[k] < 0))
+                        bad(path, where + "/" + name,
+                            number_text((*values)[k]) + " at index " + std::to_string(k) +
+                                (values == &mc.mixture ? " (the mixture's weights are finite and "
+                                                         "not negative)"
+                                                       : " (the values are finite)"));
             }
+            if (mc.updates < 0)
+                bad(path, where + " attr updates", std::to_string(mc.updates) + " is negative");
+            double total = 0;
+            for (double w : mc.mixture)
+                total += w;
+            if (!(total > 0))
+                bad(path, where + "/mixture",
+                    "every weight is 0 (the mixture draws each step's objective from them)");
             st.mixture_controller = std::move(mc);
         }
         ck.train = std::move(st);

@@ -43,6 +43,7 @@
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
 #include "views/display_name.hpp"
+#include "views/efficiency_view.hpp"
 #include "views/gates_view.hpp"
 #include "views/pca_view.hpp"
 #include "views/similarity_view.hpp"
@@ -930,6 +931,35 @@ private slots:
             QVERIFY2(std::string(e.what()).find("'files' holds 1001 entries, more than 1000") !=
                          std::string::npos,
                      e.what());
+        }
+        // A path longer than the system opens (PATH_MAX, 4096 bytes) is refused at once: 1000
+        // missing paths of 4,000 bytes took half a minute to report, one of 10 MB minutes.
+        nlohmann::json long_path = {{"format", "routescope-project"}, {"version", 1}};
+        long_path["files"].push_back(std::string(5000, 'a') + ".dump.h5");
+        QFile lf(dir + "/long.rsproj");
+        QVERIFY(lf.open(QIODevice::WriteOnly));
+        lf.write(QByteArray::fromStdString(long_path.dump()));
+        lf.close();
+        try {
+            (void)gui::Project::load(dir + "/long.rsproj");
+            QFAIL("a path of 5008 bytes was read");
+        } catch (const std::exception& e) {
+            QVERIFY2(std::string(e.what()).find("a path of 5008 bytes") != std::string::npos,
+                     e.what());
+        }
+        // A view's settings of the wrong type are named by their place, not by nlohmann's text
+        // ("[json.exception.type_error.306] cannot use value() with number").
+        for (const auto& [settings, says] : std::vector<std::pair<nlohmann::json, std::string>>{
+                 {{{"models", {1, 2}}}, "settings.models[0] is not an object"},
+                 {{{"models", {{{"layers", "many"}}}}}, "settings.models[0].layers"},
+                 {{{"lengths", {128, -1}}}, "settings.lengths[1]"},
+                 {{{"forward_backward", 1}}, "settings.forward_backward"}}) {
+            try {
+                (void)views::EfficiencyViewSettings::from_json(settings);
+                QFAIL(settings.dump().c_str());
+            } catch (const std::exception& e) {
+                QVERIFY2(std::string(e.what()).find(says) != std::string::npos, e.what());
+            }
         }
     }
 

@@ -165,6 +165,18 @@ private slots:
         }
     }
 
+    // A configuration file is read up to 16 MiB, not whole: /dev/zero was read until memory ran
+    // out ("out of memory", no file named).
+    void aConfigurationFileIsReadUpToACap() {
+        try {
+            (void)RunConfig::load("/dev/zero");
+            QFAIL("/dev/zero read as a configuration");
+        } catch (const ConfigError& e) {
+            QVERIFY2(std::string(e.what()).find("/dev/zero: more than 16 MiB") != std::string::npos,
+                     e.what());
+        }
+    }
+
     void toJsonRoundTripsEveryKey() {
         const RunConfig c = RunConfig::parse(
             R"({"model": {"arch": "stack_ssm", "d_inner": 100, "n_heads": 2, "d_model": 64,

@@ -395,8 +395,8 @@ CsvTable LengthAccuracyResult::table() const {
     t.columns = {"bin_low",    "bin_high",    "count", "accuracy",
                  "wilson_low", "wilson_high", "mcc",   "macro_f1"};
     if (compared)
-        for (const char* c :
-             {"accuracy_b", "difference", "only_a_correct", "only_b_correct", "mcnemar_p"})
+        for (const char* c : {"accuracy_b", "difference", "only_a_correct", "only_b_correct",
+                              "mcnemar_p", "wilson_low_b", "wilson_high_b", "mcc_b", "macro_f1_b"})
             t.columns.push_back(c);
     auto add = [&](const AccuracyBin& bin) {
         std::vector<nlohmann::json> row = {bin.lo,         bin.hi,           bin.a.count,
@@ -405,7 +405,9 @@ CsvTable LengthAccuracyResult::table() const {
         if (compared)
             for (nlohmann::json v : {nlohmann::json(bin.b.accuracy), nlohmann::json(bin.difference),
                                      nlohmann::json(bin.only_a), nlohmann::json(bin.only_b),
-                                     nlohmann::json(bin.p_value)})
+                                     nlohmann::json(bin.p_value), nlohmann::json(bin.b.wilson_low),
+                                     nlohmann::json(bin.b.wilson_high), nlohmann::json(bin.b.mcc),
+                                     nlohmann::json(bin.b.macro_f1)})
                 row.push_back(v);
         t.rows.push_back(row);
     };

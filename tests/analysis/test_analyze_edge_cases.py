@@ -9,6 +9,7 @@ Prints one line per case and "N passed, N failed"; exit 1 on a failure.
 """
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -164,6 +165,34 @@ def main():
         rows = list(csv.DictReader(open(t.path("la.csv"))))
         assert rows[1]["accuracy"] == "", rows[1]
     t.case("length-accuracy: an empty bin's accuracy is null", empty_bin_has_no_accuracy)
+
+    # ---- length-accuracy of two models: the CSV holds B's Wilson interval, MCC and macro-F1 as
+    # well as A's (the figure drew B's whiskers, which no exported file held; session 35). Wilson
+    # (1927) at z = Φ⁻¹(0.975), computed here.
+    def compared_csv_has_b_intervals():
+        pa, pb = t.path("la-a.dump.h5"), t.path("la-b.dump.h5")
+        lengths, labels = [2, 3, 4, 8, 9, 9], [1, 0, 1, 1, 0, 1]
+        write_dump(pa, {0: rng.standard_normal((6, 10, 3))}, lengths, labels=labels,
+                   predictions=[1, 0, 1, 0, 0, 0])
+        write_dump(pb, {0: rng.standard_normal((6, 10, 3))}, lengths, labels=labels,
+                   predictions=[1, 1, 1, 1, 0, 1])
+        r = t.run("analyze", "length-accuracy", "--dump", pa, "--dump", pb, "--binning", "edges",
+                  "--edges", "1,5,10", "--out", t.path("la2.json"), "--csv", t.path("la2.csv"))
+        t.ok(r)
+        rows = list(csv.DictReader(open(t.path("la2.csv"))))
+        z = 1.959963984540054
+
+        def wilson(c, n):
+            p = c / n
+            centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+            half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+            return max(0.0, centre - half), min(1.0, centre + half)
+        for row, (c, n) in zip(rows, ((2, 3), (3, 3))):  # B: 2 of 3, then 3 of 3 right
+            lo, hi = wilson(c, n)
+            assert abs(float(row["wilson_low_b"]) - lo) < 1e-12, row
+            assert abs(float(row["wilson_high_b"]) - hi) < 1e-12, row
+            assert row["mcc_b"] != "" and row["macro_f1_b"] != "", row
+    t.case("length-accuracy of two models: B's interval is in the CSV", compared_csv_has_b_intervals)
 
     # ---- Numbers at the edges (session 32's probe): infinite edges read back as null, -inf and
     # inf alike; --edges beside --width was silently the edges; messages wrote 1e-320 as
@@ -364,7 +393,8 @@ def main():
     # subnormals at 10^-40 (1.0000032).
     def similarity_at_float32_extremes():
         S, L, d = 60, 6, 4
-        h = rng.standard_normal((S, L, d)).astype(np.float32)
+        # |h| ≤ 3: times 10^38 stays below float32's largest, 3.4·10^38, whatever the draw.
+        h = np.clip(rng.standard_normal((S, L, d)), -3, 3).astype(np.float32)
         for scale in (np.float32(1e38), np.float32(1e-40)):
             big = (h * scale).astype(np.float32)
             assert np.isfinite(big).all() and (big != 0).any()

@@ -445,6 +445,11 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             f.setPixelSize(
                 px > 0 ? px
                        : std::max(1, static_cast<int>(QFontInfo(f).pixelSize() * scale + 0.5)));
+            // No ligatures in print: a PDF's text layer mapped "fi", "ff", "fl" to U+FB01, U+FB00,
+            // U+FB02, so the figure's words ("effective", "first") could not be searched or
+            // copied (Latin needs no shaping; scripts that do keep it).
+            f.setStyleStrategy(
+                static_cast<QFont::StyleStrategy>(f.styleStrategy() | QFont::PreferNoShaping));
             return f;
         };
         figure_->setFont(sized(figure_->font()));  // painted panels draw in their widget's font

@@ -22,6 +22,11 @@ inline QFont figure_font(const QFont& base, double scale = 1.0) {
         f.setPixelSize(print_font_px);
     else
         f.setPixelSize(std::max(6, static_cast<int>(QFontInfo(base).pixelSize() * scale + 0.5)));
+    // No ligatures: a PDF's text layer mapped "ff", "fi", "fl" to U+FB00–FB02, and the figure's
+    // words ("effective", "float32") could not be searched or copied. Latin needs no shaping;
+    // the scripts that do keep it.
+    f.setStyleStrategy(
+        static_cast<QFont::StyleStrategy>(f.styleStrategy() | QFont::PreferNoShaping));
     return f;
 }
 

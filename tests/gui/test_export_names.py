@@ -166,7 +166,27 @@ def main():
           f"an output folder under a file: exit 3, the reason said once (exit {r.returncode}, "
           f"said {n} times)")
     saved_cell(a, env, check)
+    no_ligatures(a, check)
     return check.finish()
+
+
+def no_ligatures(a, check):
+    """Session 35: the PDFs' text layers held the ligature code points U+FB00–FB06 ("eﬀective",
+    "ﬁrst"), so a figure's words could not be searched or copied. Every PDF exported above is
+    read back by poppler (pdftotext): no ligature, and the words with "ff", "fi" or "fl" are
+    there as letters."""
+    if not shutil.which("pdftotext"):
+        check(False, "pdftotext (poppler-utils, scripts/setup.sh) is installed")
+        return
+    pdfs = glob.glob(os.path.join(a.work, "**", "*.pdf"), recursive=True)
+    ligatures, plain = set(), set()
+    for pdf in pdfs:
+        text = subprocess.run(["pdftotext", pdf, "-"], capture_output=True, text=True).stdout
+        ligatures |= {w for w in text.split() if any("\ufb00" <= c <= "\ufb06" for c in w)}
+        plain |= {w for w in text.split() if any(p in w for p in ("ff", "fi", "fl"))}
+    check(len(pdfs) >= 5 and not ligatures,
+          f"{len(pdfs)} PDFs: no ligature code points in their text ({sorted(ligatures)[:5]})")
+    check(bool(plain), f"words with ff/fi/fl read back as letters ({sorted(plain)[:5]})")
 
 
 def saved_cell(a, env, check):

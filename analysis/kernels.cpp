@@ -455,6 +455,17 @@ nlohmann::json KernelsResult::to_json() const {
 
 CsvTable KernelsResult::table() const {
     CsvTable t;
+    if (layers.empty() && !mixing.empty()) {
+        // A gMLP: its spatial matrices W [L, L], what the figure shows (the CSV held only the
+        // kernel columns' header). Row i (the output position) mixes column j (the input).
+        t.columns = {"layer", "i", "j", "value"};
+        for (const auto& m : mixing)
+            for (Eigen::Index i = 0; i < m.w.rows(); ++i)
+                for (Eigen::Index j = 0; j < m.w.cols(); ++j)
+                    t.rows.push_back({m.layer, static_cast<std::int64_t>(i),
+                                      static_cast<std::int64_t>(j), double(m.w(i, j))});
+        return t;
+    }
     t.columns = {"layer", "r", "value", "scaled"};
     for (const auto& k : layers) {
         const int r_max = static_cast<int>(k.relative.size() / 2);

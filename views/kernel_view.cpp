@@ -459,6 +459,10 @@ void KernelView::draw_details() {
     if (b_ && settings_.b)
         if (const auto* l = find_layer(*b_, settings_.layer))
             shown.push_back({l, "B ", compared_colour(settings_.a.path, settings_.b->path)});
+    // No kernel to draw (a gMLP's dump holds spatial matrices W, shown in the heatmap): the
+    // curve, response and pole panels are left out of a print, not printed empty.
+    for (QChartView* v : {curve_, response_, poles_})
+        v->setProperty("printEmpty", shown.empty());
     if (shown.empty()) return;
     for (std::size_t model = 0; model < shown.size(); ++model) {
         const Shown& s = shown[model];

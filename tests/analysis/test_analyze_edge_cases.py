@@ -194,6 +194,29 @@ def main():
             assert row["mcc_b"] != "" and row["macro_f1_b"] != "", row
     t.case("length-accuracy of two models: B's interval is in the CSV", compared_csv_has_b_intervals)
 
+    # ---- kernels of a gMLP dump: its spatial matrices W are the result, and the CSV lists their
+    # entries (it held only the kernel columns' header; session 35).
+    def gmlp_kernels_csv_lists_w():
+        import h5py
+        p = t.path("gmlp.dump.h5")
+        L = 5
+        write_dump(p, {0: rng.standard_normal((3, L, 4)), 1: rng.standard_normal((3, L, 4))},
+                   [L] * 3, arch="gmlp")
+        w = np.tril(rng.standard_normal((L, L))).astype(np.float32)
+        with h5py.File(p, "a") as f:
+            f["mixing/1"] = w
+        r = t.run("analyze", "kernels", "--dump", p, "--out", t.path("gk.json"),
+                  "--csv", t.path("gk.csv"))
+        t.ok(r)
+        rows = list(csv.DictReader(open(t.path("gk.csv"))))
+        assert len(rows) == L * L, len(rows)
+        got = np.zeros((L, L))
+        for row in rows:
+            assert row["layer"] == "1", row
+            got[int(row["i"]), int(row["j"])] = float(row["value"])
+        assert np.array_equal(got.astype(np.float32), w), (got, w)
+    t.case("kernels of a gMLP dump: the CSV lists W", gmlp_kernels_csv_lists_w)
+
     # ---- Numbers at the edges (session 32's probe): infinite edges read back as null, -inf and
     # inf alike; --edges beside --width was silently the edges; messages wrote 1e-320 as
     # "0.000000" and 1e308 with 300 digits.

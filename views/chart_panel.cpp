@@ -384,9 +384,39 @@ void fit_axes(QChartView* view) {
     y_axis(view)->applyNiceNumbers();
     // Values far below 1 or far above it: labels in scientific notation (a fixed "%.2f" printed
     // every tick of a 1e-30 axis as "0.00", and the axis showed none).
+    // And as many digits as the tick step needs: values that differ in their fifth digit (the
+    // similarity diagonal of two seeds) were labelled "0.411 0.411 0.411 0.411".
     for (QValueAxis* a : {x_axis(view), y_axis(view)}) {
         const double m = std::max(std::abs(a->min()), std::abs(a->max()));
-        if (m > 0 && (m < 1e-3 || m >= 1e6)) a->setLabelFormat(QStringLiteral("%.3g"));
+        const double step = a->tickType() == QValueAxis::TicksDynamic
+                                ? a->tickInterval()
+                                : (a->max() - a->min()) / std::max(1, a->tickCount() - 1);
+        if (!(m > 0) || !(step > 0) || !std::isfinite(step)) continue;
+        if (m < 1e-3 || m >= 1e6) {
+            const int digits =
+                std::clamp(static_cast<int>(std::ceil(std::log10(m / step) - 1e-9)) + 1, 3, 15);
+            a->setLabelFormat(QStringLiteral("%.%1g").arg(digits));
+        } else if (a->property(kIntegerTicks).toBool()) {
+            continue;  // whole numbers (set_integer_ticks)
+        } else {
+            // The fewest decimals that write the first tick and the step exactly (0.25 needs 2),
+            // and at least as many as tell neighbouring ticks apart.
+            int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 15);
+            const auto exact = [](double v, int d) {
+                const double scaled = v * std::pow(10.0, d);
+                return std::abs(scaled - std::round(scaled)) <=
+                       1e-6 * std::max(1.0, std::abs(scaled));
+            };
+            while (decimals < 6 && !(exact(step, decimals) && exact(a->min(), decimals)))
+                ++decimals;
+            const QString format = a->labelFormat();
+            // A view's own fixed format with at least as many decimals stands.
+            bool ok = false;
+            const int given = format.startsWith("%.") && format.endsWith('f')
+                                  ? format.mid(2, format.size() - 3).toInt(&ok)
+                                  : -1;
+            if (!ok || given < decimals) a->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+        }
     }
     if (keep) interaction->rebase(kept);
 }

@@ -265,6 +265,15 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         auto ticks = nice_ticks(lo, hi, wanted);
         while (ticks.size() < 2 && wanted < 8)
             ticks = nice_ticks(lo, hi, ++wanted);
+        // Every second tick while the labels would overlap (a B − A panel at a journal column and
+        // 10 pt drew "0.2", "0.0" and "−0.2" 8 pt apart): the two ends of an odd count stay.
+        while (ticks.size() > 2 && std::abs(y_of(ticks[1], r, lo, hi) - y_of(ticks[0], r, lo, hi)) <
+                                       fm.height() * 1.15) {
+            std::vector<double> kept;
+            for (std::size_t i = 0; i < ticks.size(); i += 2)
+                kept.push_back(ticks[i]);
+            ticks = std::move(kept);
+        }
         const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : 1;
         QPainterPath grid;
         for (double t : ticks) {

@@ -738,6 +738,53 @@ private slots:
         QCOMPARE(r.x1, f.x1);
         QVERIFY(!chart_interaction(v.get())->zoomed());
     }
+
+    // Tick labels tell neighbouring ticks apart and write each tick exactly (session 35): the
+    // similarity diagonal of two seeds, values that differ in their fifth digit, was labelled
+    // "0.411 0.411 0.411 0.411"; a step of 0.25 needs two decimals. Each tick is printed here with
+    // the axis's own format (QString::asprintf, as Qt Charts formats a value axis's labels) and
+    // compared with the tick's value written by this test.
+    void tickLabelsAreDistinctAndExact_data() {
+        QTest::addColumn<double>("lo");
+        QTest::addColumn<double>("hi");
+        QTest::newRow("fifth digit") << 0.41100 << 0.41104;
+        QTest::newRow("quarters") << 0.0 << 1.0;
+        QTest::newRow("large") << 123456.0 << 123456.5;
+        QTest::newRow("tiny") << 1.0001e-5 << 1.0004e-5;
+    }
+    void tickLabelsAreDistinctAndExact() {
+        QFETCH(double, lo);
+        QFETCH(double, hi);
+        std::unique_ptr<QChartView> v(make_chart_view("ticks", nullptr));
+        std::vector<double> x, y;
+        for (int i = 0; i <= 20; ++i) {
+            x.push_back(i);
+            y.push_back(lo + (hi - lo) * i / 20.0);
+        }
+        add_line(v.get(), "line", x, y);
+        fit_axes(v.get());
+        auto* axis = qobject_cast<QValueAxis*>(v->chart()->axes(Qt::Vertical).first());
+        QVERIFY(axis);
+        const double step = axis->tickType() == QValueAxis::TicksDynamic
+                                ? axis->tickInterval()
+                                : (axis->max() - axis->min()) / (axis->tickCount() - 1);
+        const double first =
+            axis->tickType() == QValueAxis::TicksDynamic
+                ? axis->tickAnchor() +
+                      std::ceil((axis->min() - axis->tickAnchor()) / step - 1e-9) * step
+                : axis->min();
+        QStringList labels;
+        for (double t = first; t <= axis->max() + 1e-9 * std::abs(step); t += step) {
+            const QString label = QString::asprintf(axis->labelFormat().toLatin1().constData(), t);
+            // The label read back is the tick, to a small part of the step.
+            QVERIFY2(std::abs(label.toDouble() - t) <= 0.01 * step,
+                     qPrintable(axis->labelFormat() + ": " + label + " for " +
+                                QString::number(t, 'g', 17)));
+            labels << label;
+        }
+        QVERIFY2(labels.size() >= 2, qPrintable(labels.join(' ')));
+        QCOMPARE(labels.removeDuplicates(), qsizetype(0));
+    }
 };
 
 QTEST_MAIN(TestPlotInteraction)

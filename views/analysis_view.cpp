@@ -421,7 +421,7 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
     // order, each as wide as its column and as high as its aspect makes it (below).
     // Secondary panels (the property printSecondary) are left out when the figure would be
     // taller than kMaxHeightMm. The figure's height follows (PrintLayout).
-    constexpr double kMinPanelMm = 80, kMaxHeightMm = 180, kGapMm = 2;
+    constexpr double kMinPanelMm = kMinPrintColumnMm, kMaxHeightMm = 180, kGapMm = 2;
     const double mm = 96 / 25.4;  // logical pixels per mm
     const double scale = kLayoutScale;
 

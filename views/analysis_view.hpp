@@ -25,6 +25,11 @@ class QLabel;
 
 namespace routescope::views {
 
+/// The narrowest column of a print layout (AnalysisView::prepare_print): a print narrower than
+/// twice this is one column of panels; below it a figure may not fit its page (a headless
+/// export then checks its layout, docs/user-guide.md).
+inline constexpr double kMinPrintColumnMm = 80;
+
 /// What a worker sees of its view: progress between the steps of an analysis (layers, models) and
 /// the user's cancel, honoured at the next step (the analysis library itself has no cancel points).
 class AnalysisSteps {

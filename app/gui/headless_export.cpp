@@ -175,15 +175,28 @@ int export_project(const QString& project, const QString& out_dir,
             << ": nothing was exported (no view of the project has a result)\n";
         status = 3;
     }
-    if (check_layout)
+    // Below the print layout's narrowest column (80 mm: views::kMinPrintColumnMm) a figure may
+    // not fit its page: checked then even without --check-layout, and said as a count, exit 4
+    // (a 40 mm export ran panels off the page and exited 0).
+    const bool narrow = options.width_mm > 0 && options.width_mm < views::kMinPrintColumnMm;
+    if (check_layout || narrow)
         for (auto* view : window.analysis_views()) {
             if (!view->has_result()) continue;
             window.show_view(view);
             const views::FigureLayout layout = views::figure_layout(*view, options);
             const QStringList problems = views::figure_layout_problems(layout);
-            for (const QString& p : problems)
-                err << "routescope: " << printable_text(view->figure_name())
-                    << ": does not read: " << line(p) << "\n";
+            if (check_layout)
+                for (const QString& p : problems)
+                    err << "routescope: " << printable_text(view->figure_name())
+                        << ": does not read: " << line(p) << "\n";
+            else if (!problems.isEmpty())
+                err << "routescope: " << printable_text(view->figure_name()) << ": "
+                    << problems.size() << " text(s) do not read in full at "
+                    << seconds(options.width_mm).toStdString()
+                    << " mm, narrower than the print layout's "
+                    << "narrowest column (" << seconds(views::kMinPrintColumnMm).toStdString()
+                    << " mm): --check-layout lists them; a wider --width or a smaller --font-pt "
+                       "fits them\n";
             if (!problems.isEmpty() && status == 0) status = 4;
         }
     if (auto* box = window.last_error()) box->close();

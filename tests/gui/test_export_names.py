@@ -167,7 +167,24 @@ def main():
           f"said {n} times)")
     saved_cell(a, env, check)
     no_ligatures(a, check)
+    narrow_width(a, env, check)
     return check.finish()
+
+
+def narrow_width(a, env, check):
+    """Session 35: --width below the print layout's narrowest column (80 mm) ran panels off the
+    page and exited 0 (only --check-layout said so). Such an export now checks its layout and
+    exits 4, saying how many texts do not read; at 89 mm the same project exits 0."""
+    project = os.path.join(a.work, "saved-cell", "p.rsproj")
+    for width, code in (("25", 4), ("89", 0)):
+        out = os.path.join(a.work, "narrow-" + width)
+        r = subprocess.run([a.gui, "--export", project, "--out", out, "--width", width,
+                            "--font-pt", "10"], capture_output=True, text=True, timeout=600,
+                           env=env)
+        said = "do not read in full at 25 mm" in r.stderr
+        check(r.returncode == code and said == (code == 4),
+              f"--width {width}: exit {code}{', the texts that do not fit counted' if code else ''}"
+              f" (exit {r.returncode}: {r.stderr.strip()[-300:]})")
 
 
 def no_ligatures(a, check):

@@ -376,7 +376,8 @@ QStringList export_figure(const FigureSource& source, const QString& path,
 }
 
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
-                               const FigureExportOptions& options, const QString& stem) {
+                               const FigureExportOptions& options, const QString& stem,
+                               QStringList* written) {
     check_export_options(options);
     if (!QDir().mkpath(dir)) {
         // Why, in the file system's terms (it said only "cannot create directory").
@@ -406,7 +407,9 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
          {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv}) {
         const QString path = QDir(dir).filePath(name + "." + figure_format_suffix(format));
         try {
-            out += export_figure(source, path, format, options);
+            const QStringList files = export_figure(source, path, format, options);
+            out += files;
+            if (written) *written += files;
         } catch (const ConfigError&) {
             throw;  // the options or the panel: the same for every format
         } catch (const std::exception& e) {

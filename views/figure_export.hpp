@@ -85,9 +85,12 @@ QStringList export_figure(const FigureSource& source, const QString& path, Figur
                           const FigureExportOptions& options);
 QStringList export_figure(const FigureSource& source, const QString& path,
                           const FigureExportOptions& options);
-/// `stem`: the files' name without suffix (empty: the source's figure_name()).
+/// `stem`: the files' name without suffix (empty: the source's figure_name()). `written`, when
+/// given, gets every file written, also those of the formats written before one failed (the
+/// IoError then says which failed).
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
-                               const FigureExportOptions& options, const QString& stem = {});
+                               const FigureExportOptions& options, const QString& stem = {},
+                               QStringList* written = nullptr);
 
 /// figure.png → figure.png.provenance.json
 QString provenance_path(const QString& figure_path);

@@ -160,15 +160,27 @@ int export_project(const QString& project, const QString& out_dir,
     int written = 0;
     bool write_failed = false;
     try {
-        for (const QString& f : window.export_all(out_dir, options)) {
+        // Every file written is listed, those of a view that failed partway (a full disk) too,
+        // and each failure said (the list was empty when one view failed).
+        QStringList failures;
+        for (const QString& f : window.export_all(out_dir, options, &failures)) {
             out << printable_text(f) << "\n";
             ++written;
+        }
+        for (const QString& f : failures)
+            err << "routescope: error: " << printable_text(out_dir) << ": " << printable_text(f)
+                << "\n";
+        if (!failures.isEmpty()) {
+            err << "routescope: error: " << printable_text(out_dir) << ": (" << written
+                << " other files written, listed on stdout)\n";
+            status = 3;
+            write_failed = true;  // said above: not "no view has a result"
         }
     } catch (const std::exception& e) {
         err << "routescope: error: " << printable_text(out_dir) << ": " << printable_text(e.what())
             << "\n";
         status = 3;
-        write_failed = true;  // said above: not "no view has a result"
+        write_failed = true;
     }
     if (written == 0 && !write_failed) {
         err << "routescope: error: " << printable_text(project)

@@ -862,7 +862,8 @@ QStringList MainWindow::export_all(const QString& dir, int dpi) {
     return export_all(dir, options);
 }
 
-QStringList MainWindow::export_all(const QString& dir, const views::FigureExportOptions& options) {
+QStringList MainWindow::export_all(const QString& dir, const views::FigureExportOptions& options,
+                                   QStringList* failures) {
     QStringList out;
     QWidget* was = tabs_->currentWidget();
     // One set of files per view: two views of the same kind and inputs (another layer, other
@@ -881,12 +882,24 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
         // One view that cannot be written (a full disk, a name the file system refuses) does not
         // stop the others; what failed is reported together at the end.
         try {
-            out += views::export_all_formats(*view, dir, options, stem);
+            QStringList written;
+            try {
+                views::export_all_formats(*view, dir, options, stem, &written);
+            } catch (...) {
+                if (failures) out += written;  // the formats written before one failed
+                throw;
+            }
+            out += written;
         } catch (const std::exception& e) {
             failed << QString::fromUtf8(e.what());
         }
     }
     if (was) tabs_->setCurrentWidget(was);
+    if (failures) {
+        failed.removeDuplicates();
+        *failures = failed;
+        return out;
+    }
     // A folder that cannot be made fails every view alike: its reason is said once.
     failed.removeDuplicates();
     if (!failed.isEmpty())

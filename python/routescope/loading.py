@@ -41,6 +41,9 @@ TIED = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
 # transformers' BERT buffer 0..max_position_embeddings-1; a file may hold it (the engine does not
 # write it). It must be exactly that: the module's own buffer is kept.
 POSITION_IDS = "bert.embeddings.position_ids"
+# The official BiGS PyTorch port saves its position ids buffer too (its module registers it):
+# accepted when it is 0..Lmax−1, the positions the module computes, and not loaded.
+BIGS_POSITION_IDS = "bigs.embeddings.position_ids"
 
 # config.json, per model_type: the keys the modules read. Sizes are positive ints (not bools,
 # floats or strings); `required` must be present; BiGS's other keys have the official port's
@@ -372,6 +375,15 @@ def load(path, head=None, dtype=torch.float32):
             problems.append(f"{copy} and {original}: tied tensors differ (the module has one "
                             "parameter for both)")
     for name, t in sd.items():
+        if is_bigs and name == BIGS_POSITION_IDS:
+            lmax = c["max_position_embeddings"]
+            if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+                problems.append(f"{name}: dtype {_dtype(t)}, expected an integer type")
+            elif tuple(t.shape) not in ((lmax,), (1, lmax)) or not torch.equal(
+                    t.long().reshape(-1), torch.arange(lmax)):
+                problems.append(f"{name}: not 0..{lmax - 1} of shape [1, {lmax}] (the module's "
+                                "positions are arange(max_position_embeddings))")
+            continue
         if name not in want:
             if not name.startswith(other):
                 problems.append(f"{st.cut(name)}: unexpected")

@@ -94,6 +94,27 @@ def damaged_exports(src, work):
         check(ok, f"damaged export ({what}) not refused as expected: {message}")
 
 
+def port_file(d, sd, config, head, want, work, ids, mask, types):
+    """The official BiGS PyTorch port saves its bigs.embeddings.position_ids buffer (0..Lmax−1)
+    with the weights: such a file loads as the export does (session 35: it was refused as
+    unexpected), and one whose ids are not 0..Lmax−1 is refused naming them."""
+    port = os.path.join(work, "port-" + os.path.basename(d) + "-" + head)
+    shutil.rmtree(port, ignore_errors=True)
+    shutil.copytree(d, port)
+    lmax = config["max_position_embeddings"]
+    for ids_buffer, good in ((torch.arange(lmax)[None], True),
+                             (torch.arange(lmax).flip(0)[None], False)):
+        torch.save({**sd, "bigs.embeddings.position_ids": ids_buffer},
+                   os.path.join(port, "pytorch_model.bin"))
+        if good:
+            model = routescope.load(port, head=head)
+            check(np.array_equal(logits(model, ids, mask, types), want),
+                  f"{port}: a port file with its position ids gives the export's logits")
+        else:
+            ok, said = refused(port, ["bigs.embeddings.position_ids", "not 0.."])
+            check(ok, f"{port}: position ids that are not 0..Lmax-1 are refused ({said})")
+
+
 def main():
     exports, batch, out = sys.argv[1:4]
     with h5py.File(batch, "r") as h:
@@ -138,6 +159,9 @@ def main():
                                                    if not k.startswith(other)})
                         except RuntimeError as e:
                             check(False, f"{d} ({head}): load_state_dict(torch.load(...)): {e}")
+                        if config.get("model_type", "").lower() == "bigs":
+                            port_file(d, sd, config, head, per_format[(fmt, head)][2],
+                                      os.path.dirname(os.path.abspath(out)), ids, mask, types)
             for key in [k for k in per_format if k[0] == "safetensors"]:
                 a, b = per_format[key], per_format[("pytorch", key[1])]
                 check(a[0] is b[0], f"{name} {key[1]}: module classes {a[0]} and {b[0]} differ")

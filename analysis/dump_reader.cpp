@@ -526,6 +526,8 @@ std::vector<float> DumpReader::kernel(int index, bool forward) const {
     if (!h5::is_dataset(impl_->file, path.substr(1))) return {};
     H5::DataSet ds = impl_->file.openDataSet(path);
     const auto shape = h5::shape_of(ds);
+    if (shape.empty() || shape[0] == 0)  // as validate says it (docs/formats/dump.md)
+        throw FormatError(path_ + ": " + path + ": a kernel of no taps (at least one is needed)");
     std::vector<float> out(shape[0]);
     read_slab(ds, path_, path, {0}, {shape[0]}, out.data());
     return out;

@@ -112,6 +112,12 @@ FlopConfig flop_config_of_file(const std::string& path) {
     c.arch = info.arch;
     c.layers = info.n_layers;
     c.d_model = info.d_model;
+    // A legal dump of 0 blocks (only the embeddings; /model n_layers = 0) has no block to count:
+    // said of the dump, not of --layers and --d-model, which the user did not give.
+    if (c.layers < 1 || c.d_model < 1)
+        throw ConfigError(path + ": /model n_layers = " + std::to_string(info.n_layers) +
+                          ", d_model = " + std::to_string(info.d_model) +
+                          ": no block whose FLOPs to count (a dump of the embeddings alone)");
     c.intermediate = 0;  // the architecture's defaults: widths, 64 SSM modes, Birdie's 3d state
     c.state = 0;
     try {

@@ -407,7 +407,13 @@ void fit_axes(QChartView* view) {
                 return std::abs(scaled - std::round(scaled)) <=
                        1e-6 * std::max(1.0, std::abs(scaled));
             };
-            while (decimals < 6 && !(exact(step, decimals) && exact(a->min(), decimals)))
+            // The first tick: the axis's minimum, or for dynamic ticks the first multiple of the
+            // interval from the anchor inside the range.
+            const double first =
+                a->tickType() == QValueAxis::TicksDynamic
+                    ? a->tickAnchor() + std::ceil((a->min() - a->tickAnchor()) / step - 1e-9) * step
+                    : a->min();
+            while (decimals < 6 && !(exact(step, decimals) && exact(first, decimals)))
                 ++decimals;
             const QString format = a->labelFormat();
             // A view's own fixed format with at least as many decimals stands.

@@ -60,7 +60,7 @@ EfficiencyViewSettings EfficiencyViewSettings::from_json(const nlohmann::json& j
                 s.models.push_back({m.value("arch", "bigs"), setting_int(m, "layers", 23, 1, 10000),
                                     setting_int(m, "d_model", 1024, 1, 1 << 20),
                                     setting_int(m, "intermediate", 0, 0, 1 << 22),
-                                    setting_int(m, "state", 64, 1, 1 << 16)});
+                                    setting_int(m, "state", 64, 0, 1 << 16)});
             } catch (const FormatError& e) {  // "settings.KEY: …" → "settings.models[i].KEY: …"
                 throw FormatError(at + std::string(e.what()).substr(8));
             }

@@ -266,12 +266,22 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
         while (ticks.size() < 2 && wanted < 8)
             ticks = nice_ticks(lo, hi, ++wanted);
         // Every second tick while the labels would overlap (a B − A panel at a journal column and
-        // 10 pt drew "0.2", "0.0" and "−0.2" 8 pt apart): the two ends of an odd count stay.
+        // 10 pt drew "0.2", "0.0" and "−0.2" 8 pt apart), keeping 0 where it is a tick (the
+        // difference panel's reference line), else the first.
         while (ticks.size() > 2 && std::abs(y_of(ticks[1], r, lo, hi) - y_of(ticks[0], r, lo, hi)) <
                                        fm.height() * 1.15) {
-            std::vector<double> kept;
-            for (std::size_t i = 0; i < ticks.size(); i += 2)
-                kept.push_back(ticks[i]);
+            std::size_t start = 0;
+            for (std::size_t i = 0; i < ticks.size(); ++i)
+                if (std::abs(ticks[i]) <= 1e-9 * (hi - lo)) start = i % 2;
+            const auto every_second = [&ticks](std::size_t from) {
+                std::vector<double> kept;
+                for (std::size_t i = from; i < ticks.size(); i += 2)
+                    kept.push_back(ticks[i]);
+                return kept;
+            };
+            std::vector<double> kept = every_second(start);
+            if (kept.size() < 2) kept = every_second(1 - start);  // −0.2, 0, 0.2: the two ends
+            if (kept.size() < 2) break;
             ticks = std::move(kept);
         }
         const double step = ticks.size() >= 2 ? ticks[1] - ticks[0] : 1;

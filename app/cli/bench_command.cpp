@@ -74,6 +74,12 @@
 namespace routescope::cli {
 namespace {
 
+// Which GEMM kernels run, after a benchmark's header (its options checked first: a refusal writes
+// nothing on stdout): OPENBLAS_CORETYPE can halve every CPU figure (docs/benchmarks.md).
+void print_gemm_kernels() {
+    std::printf("CPU GEMM: %s\n", cpu::blas_description().c_str());
+}
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -310,6 +316,8 @@ int run_bench_similarity(const SimilarityBenchArgs& a) {
                                      "--threads",
                                      std::to_string(a.threads)};
     if (a.skip_numpy) args.push_back("--skip-numpy");
+    print_gemm_kernels();  // the CLI's and (same library, same environment) numpy's
+    std::fflush(stdout);
     const std::string out = (fs::path(a.work) / "bench.out").string();
     const std::string err = (fs::path(a.work) / "bench.err").string();
     const int status = run_child(a.python, args, out, err);
@@ -464,6 +472,7 @@ int run_bench_train(const TrainBenchArgs& a) {
         "warm-up\nload average before: %s\n",
         config.model.arch.c_str(), config.model.d_model, config.model.n_layers, V, B, L, threads,
         a.steps, a.warmup, load_average().c_str());
+    print_gemm_kernels();
     std::fflush(stdout);
 
     models::Model model(config, B, L, threads, device);
@@ -661,6 +670,7 @@ int run_bench_forward(const ForwardBenchArgs& a) {
         "bench forward: d=%d, %d layers, V=%d, one sequence, %d threads, median of %d\n"
         "load average before: %s\n",
         a.d_model, a.layers, a.vocab, threads, a.repeats, load_average().c_str());
+    print_gemm_kernels();
     std::printf("%8s", "L");
     for (const auto& arch : a.archs)
         std::printf(" %12s", (arch + " ms").c_str());
@@ -794,6 +804,7 @@ int run_bench_conv(const ConvBenchArgs& a) {
         "bench conv: causal FFT convolution of %d channels (one kernel each), %d threads, "
         "%d repeats (median)\nload average before: %s\n",
         C, threads, a.repeats, load_average().c_str());
+    print_gemm_kernels();
 #ifdef ROUTESCOPE_HAVE_CUDA
     const auto device = cuda::query_devices();
     const bool gpu = device.count > 0;
@@ -925,6 +936,7 @@ int run_bench_gemm(const std::vector<int>& sizes, int threads_arg, double second
                                   12.0 * n * n);
     std::printf("bench gemm: %d threads, load average before: %s\n", threads,
                 load_average().c_str());
+    print_gemm_kernels();
     const double peak = cpu::measure_fma_peak_gflops(threads, seconds);
     std::printf("measured FMA peak (%s): %.1f GFLOP/s\n", cpu::fma_peak_isa(), peak);
     std::printf("%8s %10s %10s\n", "m=n=k", "GFLOP/s", "% peak");
@@ -1021,6 +1033,7 @@ int run_bench_dump(const DumpBenchArgs& a) {
         "load average before: %s\nRSS before the dump: %.1f MiB\n",
         static_cast<long long>(a.examples), a.length, a.d_model, a.layers, a.dtype.c_str(),
         a.gates ? "on" : "off", a.batch, threads, load_average().c_str(), peak_rss_mib());
+    print_gemm_kernels();
     const auto t0 = Clock::now();
     double last_print = -1e9;
     o.progress = [&](std::int64_t done, std::int64_t total) {
@@ -1166,9 +1179,6 @@ CommandRunner setup_bench(CLI::App& app) {
         // Errors are thrown to main's handler (exit_codes.hpp). A benchmark reads no input file:
         // an I/O error (writing its results, running its reference) is a failure at run time.
         inputs_read();
-        // Which GEMM kernels ran: OPENBLAS_CORETYPE can halve every CPU figure
-        // (docs/benchmarks.md).
-        std::printf("CPU GEMM: %s\n", cpu::blas_description().c_str());
         if (ops_cmd->parsed()) return run_bench_ops(*oa);
         if (dump->parsed()) return run_bench_dump(*da);
         if (train->parsed()) return run_bench_train(*ta);

@@ -1,4 +1,5 @@
 #include "app/cli/bench_ops.hpp"
+#include "engine/backend/cpu/blas.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -65,6 +66,7 @@ int run_bench_ops(const OpsBenchArgs& a) {
         "# bench ops: backend %s, %d threads, float32, median of >= 3 runs "
         "(each run synchronised)\nload average before: %s\n",
         backend.name(), pool.size(), load_average().c_str());
+    std::printf("CPU GEMM: %s\n", cpu::blas_description().c_str());  // the kernels that ran
     nlohmann::ordered_json summary;
     summary["bench"] = "ops";
     summary["backend"] = backend.name();

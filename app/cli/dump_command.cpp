@@ -216,7 +216,7 @@ PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
     // Rows padded as the checkpoint's run padded them (train::trained_row_length), or to
     // --length, for a model whose blocks read the padding: its states at the real positions
     // depend on the row's length, which must not be the longest document's of the file.
-    const int rows = a.length > 0 ? (train::reads_padding(config.model) ? L : 0)
+    const int rows = a.length > 0 ? (train::row_length_matters(config.model) ? L : 0)
                                   : train::trained_row_length(config);
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
                            /*file_lines=*/data::classification_format(a.data).has_value(), rows);

@@ -560,7 +560,13 @@ json checked_grid_options(const ExperimentArgs& given) {
     if (!known)
         throw ConfigError("unknown experiment '" + a.name + "' (known: " + known_names() + ")");
     check_common_options(a);
-    if (a.name == "phone-book") return check_phone_book_options(a.steps, a.threads, a.seed, a.sets);
+    if (a.name == "phone-book") {
+        // The grid's last seed as well: it derives seeds up to its own + 8000.
+        if (a.seeds > 1)
+            (void)check_phone_book_options(
+                a.steps, a.threads, a.seed + static_cast<std::uint64_t>(a.seeds - 1), a.sets);
+        return check_phone_book_options(a.steps, a.threads, a.seed, a.sets);
+    }
     if (a.name == kSlstmVsBert)
         return check_slstm_vs_bert_options(
             (fs::path(a.out) / ("seed-" + std::to_string(a.seed))).string(), a.steps, a.threads,
@@ -823,6 +829,9 @@ CommandRunner setup_experiment(CLI::App& app) {
             a->threads =
                 std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxThreads);
         if (a->device == "auto") a->device = device_name(checked_device(a->device));
+        // --set train.steps=N as --steps N before the grid too: its children record it so, and a
+        // finished seed compared with the grid's raw --set list was "finished with other options".
+        *a = with_steps_from_sets(*a);
         if (a->seeds > 1) {
             const json steps = checked_grid_options(*a);
             return run_seed_grid({a->name, a->out, a->device, a->seeds, a->jobs, a->seed, a->steps,

@@ -66,7 +66,8 @@ struct ModelConfig {
     double init_std = 0.02;
     SsmConfig ssm;
     int n_labels = 0;
-    std::string pool = "mean";  ///< mean | first | sentence
+    std::string pool =
+        "mean";  ///< mean | mean_all (all L positions, pads included) | first | sentence
     /// Where a bert block's LayerNorms sit: "pre" (h + F(LN(h)), the STACK/ATT baseline) or
     /// "post" (LN(h + F(h)), Hugging Face BERT; arch bert only).
     std::string norm_position = "pre";

@@ -12,10 +12,11 @@
 //                target), attributes (the source's, plus `correct` for token-target tasks: 1 when
 //                every target position is predicted right), text, /vocab
 //   /layers/<l>  hidden [S, L, d]; sentence [S, d] (the classification pool of model.pool: masked
-//                mean, or the first token for pool = first); gates/<g> with --gates (bigs: u_f,
-//                u_b [S, L, d], v [S, L, I]; birdie: f, i, z, o [S, L, N], attr reverse_from = N/2
-//                on the gates group of bidirectional and prefix layers; gmlp: spatial_gate
-//                [S, L, I/2] = W · LN(Z2) + b; slstm: i, l, r, f, s, o, sentence_weight)
+//                mean, the mean of all L positions for mean_all, or the first token for first);
+//                gates/<g> with --gates (bigs: u_f, u_b [S, L, d], v [S, L, I]; birdie: f, i, z, o
+//                [S, L, N], attr reverse_from = N/2 on the gates group of bidirectional and prefix
+//                layers; gmlp: spatial_gate [S, L, I/2] = W · LN(Z2) + b; slstm: i, l, r, f, s, o,
+//                sentence_weight)
 //   /data/reset_mask  Birdie models with prefix-mode layers: int8 [S, L], the mask the forward ran
 //                with (bit 1 at position 0, bit 2 from the prefix split on, pads included)
 //   /kernels/<l> forward/backward [L] and D_forward/D_backward for SSM architectures (every block;

@@ -405,14 +405,20 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
                 values->resize(mc.arms.size());
                 ds.read(values->data(), H5::PredType::NATIVE_DOUBLE);
                 // The next steps' objectives are drawn from these: a NaN, an infinity or (in the
-                // mixture) a negative weight was sampled from silently.
-                for (std::size_t k = 0; k < values->size(); ++k)
-                    if (!std::isfinite((*values)[k]) || (values == &mc.mixture && (*values)[k] < 0))
+                // mixture) a negative weight was sampled from silently. A loss may be infinite
+                // (the controller scores a diverged arm's validation loss 0 reward), never NaN.
+                const bool losses = values == &mc.losses;
+                for (std::size_t k = 0; k < values->size(); ++k) {
+                    const double v = (*values)[k];
+                    if (losses ? std::isnan(v)
+                               : !std::isfinite(v) || (values == &mc.mixture && v < 0))
                         bad(path, where + "/" + name,
-                            number_text((*values)[k]) + " at index " + std::to_string(k) +
+                            number_text(v) + " at index " + std::to_string(k) +
                                 (values == &mc.mixture ? " (the mixture's weights are finite and "
                                                          "not negative)"
+                                 : losses              ? " (a loss is a number or infinite)"
                                                        : " (the values are finite)"));
+                }
             }
             if (mc.updates < 0)
                 bad(path, where + " attr updates", std::to_string(mc.updates) + " is negative");

@@ -572,8 +572,14 @@ private:
             H5::Group g = kernels.openGroup(name);
             for (const char* dir : {"forward", "backward"}) {
                 if (!h5::exists(g, dir)) continue;
-                if (auto ds = dataset_at(base + "/" + dir))
+                if (auto ds = dataset_at(base + "/" + dir)) {
                     check_float_dataset(*ds, base + "/" + dir, {std::nullopt}, "[Lk]");
+                    // A kernel of no taps: `analyze kernels` had nothing to read and said the
+                    // layer "has no forward kernel" of a file validate had passed.
+                    const auto shape = h5::shape_of(*ds);
+                    if (shape.size() == 1 && shape[0] == 0)
+                        add(base + "/" + dir, "a kernel of at least one tap", "length 0");
+                }
             }
             // Every channel group's kernel (H > 1 kernels per SSM): [H, Lk] with H dividing d,
             // and its skips D_<direction>_groups [H], float64.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "engine/core/json_text.hpp"
 #include "engine/io/contained_validation.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/half.hpp"
@@ -119,8 +120,14 @@ void FormatChecker::optional_json_attr(const H5::H5Object& obj, const std::strin
         add(path, "attr " + name + " a JSON string", h5::attr_type_name(obj, name));
         return;
     }
-    if (!nlohmann::json::accept(*text))
-        add(path, "attr " + name + " valid JSON", "text that does not parse as JSON");
+    // As the readers parse it (parse_json_text): JSON nested at most kJsonMaxDepth deep. A config
+    // nested deeper passed here and was refused by `analyze flops`.
+    if (const std::string problem = json_text_problem(*text); !problem.empty())
+        add(path,
+            "attr " + name + " valid JSON nested at most " + std::to_string(kJsonMaxDepth) +
+                " levels deep",
+            !nlohmann::json::accept(*text) ? std::string("text that does not parse as JSON")
+                                           : problem);
 }
 
 std::optional<H5::DataSet> FormatChecker::require_dataset(const std::string& path) {

@@ -76,7 +76,8 @@ public:
     /// A hidden state where the model computed it (takes_device_rows()): backend memory, read
     /// only through `backend`'s copies during the call. `half` is the state in binary16 bits
     /// (half_bits) when wants_half(), else null; `pooled` is the classification pool of it
-    /// (model.pool: the masked mean over each example's length, or the first token) [B, d],
+    /// (model.pool: the masked mean over each example's length, the mean of all L positions, or
+    /// the first token) [B, d],
     /// null for S-LSTM (whose sentence vector is its node, sentence()).
     struct DeviceRows {
         Backend* backend = nullptr;
@@ -219,7 +220,8 @@ private:
     /// Hands the hidden state [B, L, d] of `layer` to the probe: a host copy (hidden), or, for a
     /// probe that takes device rows, the state with its pool and float16 bits made on the device.
     void hand_over(ActivationProbe& probe, int layer, const float* h, const std::int32_t* lengths);
-    /// The classification pool (model.pool: first token or masked mean) of a hidden state [B, L, d]
+    /// The classification pool (model.pool: first token, masked mean or the mean of all L
+    /// positions) of a hidden state [B, L, d]
     /// `h` (h.v only is read), with `lengths` the batch's device lengths.
     Act pool_hidden(Graph& g, const Act& h, const std::int32_t* lengths);
 

@@ -171,8 +171,12 @@ bool reads_padding(const ModelConfig& m) {
            (m.arch == "gmlp" && !m.gmlp.causal);
 }
 
+bool row_length_matters(const ModelConfig& m) {
+    return reads_padding(m) || m.pool == "mean_all";
+}
+
 int trained_row_length(const RunConfig& config) {
-    if (!reads_padding(config.model)) return 0;
+    if (!row_length_matters(config.model)) return 0;
     return std::min(config.data.seq_len, config.model.max_len);
 }
 

@@ -64,9 +64,13 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
 /// positions depend on how long the row is.
 bool reads_padding(const ModelConfig& m);
 
-/// The row length a checkpoint was trained and validated at, when its blocks read the padding
-/// (reads_padding): min(data.seq_len, model.max_len) — a classifier's or task checkpoint's rows
-/// the Finetuner / Trainer padded to data.seq_len, a pretrained model's packed corpus rows, an
+/// Whether a row's length changes what the model computes for its real positions or its pooled
+/// vector: reads_padding, or model.pool = mean_all (the mean over every position of the row).
+bool row_length_matters(const ModelConfig& m);
+
+/// The row length a checkpoint was trained and validated at, when the row's length matters
+/// (row_length_matters): min(data.seq_len, model.max_len) — a classifier's or task checkpoint's
+/// rows the Finetuner / Trainer padded to data.seq_len, a pretrained model's packed corpus rows, an
 /// imported BiGS's Lmax (the release runs only rows of Lmax); 0 for anything else (attention
 /// masks its pads, a causal block never reads them). Scoring or dumping examples pads them as
 /// far, so that an example's states do not depend on the longest example beside it in the file

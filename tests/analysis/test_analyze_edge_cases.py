@@ -217,6 +217,30 @@ def main():
         assert np.array_equal(got.astype(np.float32), w), (got, w)
     t.case("kernels of a gMLP dump: the CSV lists W", gmlp_kernels_csv_lists_w)
 
+    # ---- validate agrees with the readers (session 35): a /model config nested deeper than 64
+    # levels passed validate and was refused by `analyze flops`; a dump of no blocks (n_layers
+    # 0, legal) got "--layers and --d-model must be positive" from flops, options not given.
+    def validate_and_flops_agree_with_readers():
+        import h5py
+        p = t.path("deep.dump.h5")
+        write_dump(p, {0: rng.standard_normal((2, 4, 3)), 1: rng.standard_normal((2, 4, 3))},
+                   [4, 4])
+        with h5py.File(p, "a") as f:
+            f["model"].attrs["config"] = "[" * 65 + "]" * 65
+        r = t.run("validate", p)
+        assert r.returncode == 1 and "nested at most 64 levels" in r.stdout + r.stderr, r
+        p0 = t.path("noblocks.dump.h5")
+        write_dump(p0, {0: rng.standard_normal((2, 4, 3))}, [4, 4], arch="bigs")
+        with h5py.File(p0, "a") as f:
+            f["model"].attrs["n_layers"] = 0
+            if "config" in f["model"].attrs:
+                del f["model"].attrs["config"]
+        r = t.run("analyze", "flops", "--dump", p0, "--out", t.path("flops0.json"))
+        assert r.returncode != 0 and "n_layers = 0" in r.stderr and \
+            "--layers and --d-model" not in r.stderr, r.stderr
+    t.case("validate refuses what the readers refuse; flops of a dump of no blocks says so",
+           validate_and_flops_agree_with_readers)
+
     # ---- Numbers at the edges (session 32's probe): infinite edges read back as null, -inf and
     # inf alike; --edges beside --width was silently the edges; messages wrote 1e-320 as
     # "0.000000" and 1e308 with 300 digits.

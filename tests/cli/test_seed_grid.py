@@ -223,6 +223,20 @@ def main():
                     "--set", "train.steps=3"] + tiny, 2)
     check(p.returncode == 2 and "give one of them" in p.stderr,
           "--steps with --set train.steps exits 2")
+    # A grid given --set train.steps=2 is the grid of --steps 2: run again (as a failed seed's
+    # message says), it skips its finished seeds; its children recorded "--steps 2" and no
+    # --set, and the grid compared them with its raw --set list ("other options", exit 2).
+    out = os.path.join(a.work, "grid-set-steps")
+    args = ["experiment", "induction", "--seeds", "2", "--seed", "3", "--out", out,
+            "--set", "train.steps=2"] + tiny[2:]
+    p = run(a.cli, args)
+    check(p.returncode == 0, f"a grid with --set train.steps=2 runs ({p.stderr[-200:]})")
+    p = run(a.cli, args)
+    check(p.returncode == 0 and p.stdout.count("finished earlier") == 2,
+          f"and run again skips both finished seeds ({p.returncode}: {p.stderr[-300:]})")
+    p = run(a.cli, args[:-len(tiny[2:]) - 2] + ["--steps", "2"] + tiny[2:])
+    check(p.returncode == 0 and p.stdout.count("finished earlier") == 2,
+          f"as does the same grid given --steps 2 ({p.returncode}: {p.stderr[-300:]})")
 
     # 6. A directory's results are replaced only by a run of the same kind and experiment.
     before = open(os.path.join(grid, "results.json")).read()

@@ -395,6 +395,8 @@ const std::vector<Case>& cases() {
         {"gated_att (GATED/ATT; I=96)", "gated_att", false, "mean"},
         {"bert (STACK/ATT)", "bert", false, "mean"},
         {"bigs, mean pool", "bigs", true, "mean"},
+        {"bigs, mean of every position (mean_all: the release's pooler_type \"mean\")", "bigs",
+         true, "mean_all"},
         {"bert, first-token pool, type embeddings", "bert", true, "first"},
         {"bert post-LN (Hugging Face BERT's layer)", "bert_post", false, "mean"},
         {"bert post-LN, first-token pool, no MLM head", "bert_post_cls", true, "first"},

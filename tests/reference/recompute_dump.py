@@ -237,6 +237,8 @@ def main():
                     sent = sentences[l]
                 elif m.get("pool") == "first":
                     sent = ref[:, 0]
+                elif m.get("pool") == "mean_all":  # every position of the row
+                    sent = ref.mean(axis=1)
                 else:
                     w = valid.numpy()[:, :, None]
                     sent = (ref * w).sum(axis=1) / w.sum(axis=1)

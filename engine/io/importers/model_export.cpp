@@ -176,7 +176,7 @@ ojson export_config(const RunConfig& c) {
         // Not a transformers key (its BERT pools [CLS], which pool = first matches): an encoder
         // whose sentence vectors are means says so, and its import gives model.pool back.
         if (m.pool != "first")
-            j["pooler_type"] = m.pool == "mean_all" ? "mean" : "non_padding_mean";
+            j["pooler_type"] = m.pool == "mean_all" ? "mean_all" : "non_padding_mean";
     } else if (m.arch == "bigs") {
         if (m.ssm.n_kernels != 1)
             refuse("model.ssm.n_kernels",

@@ -790,11 +790,14 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
         // [CLS]. Google's configs carry "first_token_transform" (bert-base-chinese, the
         // multilingual models), which is that. Routescope's export writes "non_padding_mean"
         // for an encoder whose sentence vectors are means (model.pool = mean), so that importing
-        // the export gives the model back; every other value is [CLS], as transformers has it.
+        // the export gives the model back (and "mean_all" for model.pool = mean_all); every other
+        // value is [CLS], as transformers has it.
         bert_pooler = get_or<std::string>(hf, "pooler_type", "first", where);
-        m.pool = bert_pooler == "non_padding_mean" ? "mean"
-                 : bert_pooler == "mean"           ? "mean_all"
-                                                   : "first";
+        // (transformers ignores the key: "non_padding_mean" and "mean" are Routescope's mean of
+        // the real tokens, "mean_all" its mean of every position.)
+        m.pool = bert_pooler == "non_padding_mean" || bert_pooler == "mean" ? "mean"
+                 : bert_pooler == "mean_all"                                ? "mean_all"
+                                                                            : "first";
         m.n_heads = require<int>(hf, "num_attention_heads", where);
         types = flax ? "bert/embeddings/token_type_embeddings/embedding"
                      : "bert.embeddings.token_type_embeddings.weight";
@@ -814,7 +817,14 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
         if (!get_or<bool>(hf, "pre_norm", true, where))
             throw FormatError(where +
                               ": pre_norm: false (post-norm) is not a BiGS the engine builds");
-        m.pool = pool_of(get_or<std::string>(hf, "pooler_type", "non_padding_mean", where), where);
+        const std::string pooler =
+            get_or<std::string>(hf, "pooler_type", "non_padding_mean", where);
+        m.pool = pool_of(pooler, where);
+        if (notes && (pooler == "first" || pooler == "cls"))
+            notes->push_back(where + ": pooler_type '" + pooler +
+                             "' is read as the release reads it, the mean of the real tokens "
+                             "(the release has no first-token pooler; a Routescope export before "
+                             "2026-12-07 wrote 'first' for a model that pooled [CLS])");
         types = flax ? "s4_bert/embeddings/token_type_embeddings/embedding"
                      : "bigs.embeddings.token_type_embeddings.weight";
         mlm_bias = flax ? "cls/predictions/bias" : "cls.predictions.bias";

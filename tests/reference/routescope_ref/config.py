@@ -36,7 +36,7 @@ SCHEMA = {
             "dt_max": (1.0, "float"),
         },
         "n_labels": (0, "int"),
-        "pool": ("mean", ("mean", "first", "sentence")),
+        "pool": ("mean", ("mean", "mean_all", "first", "sentence")),
         "norm_position": ("pre", ("pre", "post")),
         "mlm_head": (True, "bool"),
         "mlm_transform": (True, "bool"),

@@ -41,7 +41,8 @@ model.causal = true (docs/config.md; bigs, stack_ssm, gated_att, bert):
 
 No final LN after the last block. Heads:
     MLM:            logits = LN(gelu_erf(dense(h))) E_word^T + bias        (decoder tied to E_word)
-    classification: pool (masked mean | first | S-LSTM sentence node) -> dense -> tanh -> dropout -> out
+    classification: pool (masked mean | mean of all L positions | first | S-LSTM sentence node)
+                    -> dense -> tanh -> dropout -> out
 
 S-LSTM (slstm.py) has no blocks: one shared recurrence `slstm` runs n_layers steps.
 """
@@ -288,6 +289,8 @@ class ClassifierHead(nn.Module):
             pooled = sentence
         elif self.pool_kind == "first":
             pooled = h[:, 0]
+        elif self.pool_kind == "mean_all":  # every position of the row, pads included
+            pooled = h.mean(dim=1)
         else:  # mean over non-pad tokens
             w = key_valid.to(h.dtype)[:, :, None]
             pooled = (h * w).sum(dim=1) / w.sum(dim=1)

@@ -375,6 +375,14 @@ def load(path, head=None, dtype=torch.float32):
             problems.append(f"{copy} and {original}: tied tensors differ (the module has one "
                             "parameter for both)")
     for name, t in sd.items():
+        if name == root + "embeddings.token_type_ids":  # transformers' buffer (newer versions)
+            lmax = c["max_position_embeddings"]
+            if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+                problems.append(f"{name}: dtype {_dtype(t)}, expected an integer type")
+            elif tuple(t.shape) not in ((lmax,), (1, lmax)) or bool((t != 0).any()):
+                problems.append(f"{name}: not {lmax} zeros of shape [1, {lmax}] (the module's "
+                                "default token types are 0)")
+            continue
         if is_bigs and name == BIGS_POSITION_IDS:
             lmax = c["max_position_embeddings"]
             if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:

@@ -102,9 +102,12 @@ def port_file(d, sd, config, head, want, work, ids, mask, types):
     shutil.rmtree(port, ignore_errors=True)
     shutil.copytree(d, port)
     lmax = config["max_position_embeddings"]
+    zeros = torch.zeros(1, lmax, dtype=torch.long)
     for ids_buffer, good in ((torch.arange(lmax)[None], True),
                              (torch.arange(lmax).flip(0)[None], False)):
-        torch.save({**sd, "bigs.embeddings.position_ids": ids_buffer},
+        # and the token type ids buffer newer transformers save beside it (all 0)
+        torch.save({**sd, "bigs.embeddings.position_ids": ids_buffer,
+                    "bigs.embeddings.token_type_ids": zeros},
                    os.path.join(port, "pytorch_model.bin"))
         if good:
             model = routescope.load(port, head=head)

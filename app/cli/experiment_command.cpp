@@ -553,8 +553,7 @@ ExperimentArgs with_steps_from_sets(ExperimentArgs a) {
 // its first stage (an unknown name, a bad --set, the device: ConfigError, exit 2, instead of every
 // seed failing and the grid exiting 3), and the value each seed's results.json records as
 // "steps" for these options (seed_grid.hpp, SeedGridArgs::recorded_steps).
-json checked_grid_options(const ExperimentArgs& given) {
-    const ExperimentArgs a = with_steps_from_sets(given);
+json checked_grid_options(const ExperimentArgs& a) {
     const bool known =
         experiments().count(a.name) || a.name == "phone-book" || a.name == kSlstmVsBert;
     if (!known)
@@ -585,8 +584,7 @@ json checked_grid_options(const ExperimentArgs& given) {
     return steps;  // as run_experiment records it
 }
 
-int run_experiment(const ExperimentArgs& given) {
-    const ExperimentArgs a = with_steps_from_sets(given);
+int run_experiment(const ExperimentArgs& a) {
     check_common_options(a);          // before any work
     set_experiment_device(a.device);  // reaches every train, eval and dump stage
     if (a.name == "phone-book")       // one architecture, three objectives: its own file

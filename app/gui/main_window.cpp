@@ -881,18 +881,13 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
         used.insert(stem.toLower());
         // One view that cannot be written (a full disk, a name the file system refuses) does not
         // stop the others; what failed is reported together at the end.
+        QStringList written;  // also the formats written before one failed
         try {
-            QStringList written;
-            try {
-                views::export_all_formats(*view, dir, options, stem, &written);
-            } catch (...) {
-                if (failures) out += written;  // the formats written before one failed
-                throw;
-            }
-            out += written;
+            views::export_all_formats(*view, dir, options, stem, &written);
         } catch (const std::exception& e) {
             failed << QString::fromUtf8(e.what());
         }
+        out += written;
     }
     if (was) tabs_->setCurrentWidget(was);
     if (failures) {

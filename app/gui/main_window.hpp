@@ -85,8 +85,8 @@ public:
     QStringList export_current(const QString& path, const views::FigureExportOptions& options);
     /// Writes every open view as PNG, SVG, PDF and CSV (each with provenance) into `dir`.
     QStringList export_all(const QString& dir, int dpi = 150);
-    /// `failures`, when given, gets each view's failure instead of one IoError at the end, and the
-    /// list returned then holds every file written, those of a view that failed partway too.
+    /// The files written, those of a view that failed partway too. `failures`, when given, gets
+    /// each view's failure instead of one IoError at the end.
     QStringList export_all(const QString& dir, const views::FigureExportOptions& options,
                            QStringList* failures = nullptr);
     QProgressBar* progress_bar() const { return progress_; }

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <vector>
 
 #include "engine/core/error.hpp"
@@ -646,10 +645,11 @@ RunConfig RunConfig::load(const std::string& path) {
     // Read up to a cap, not whole: /dev/zero or a huge file was read until memory ran out
     // ("out of memory", no file named). A pipe (--config <(…)) still works.
     constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
-    std::string text(kMaxConfigBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    std::string text;
+    char piece[1 << 16];
+    while (text.size() <= kMaxConfigBytes && in.read(piece, sizeof piece).gcount() > 0)
+        text.append(piece, static_cast<std::size_t>(in.gcount()));
     if (in.bad()) throw ConfigError(path + ": read error");
-    text.resize(static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxConfigBytes)
         throw ConfigError(path + ": more than 16 MiB; a run configuration is a small JSON file");
     try {

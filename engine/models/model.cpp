@@ -462,8 +462,7 @@ Act Model::pool_hidden(Graph& g, const Act& h, const std::int32_t* lengths) {
     const ModelConfig& m = config_.model;
     Act x = h;
     x.n = static_cast<std::int64_t>(B_) * L_ * m.d_model;
-    if (m.pool == "first") return g.first_token(x, B_, L_, m.d_model);
-    return g.mean_pool(x, m.pool == "mean_all" ? row_lengths_.data() : lengths, B_, L_, m.d_model);
+    return pool_tokens(g, m.pool, x, lengths, row_lengths_.data(), B_, L_, m.d_model);
 }
 
 void Model::hand_over(ActivationProbe& probe, int layer, const float* h,

@@ -159,6 +159,7 @@ bool is_classifier(const RunConfig& config) {
 }
 }  // namespace
 
+namespace {
 bool reads_padding(const ModelConfig& m) {
     // Only a block without a mask that reads later positions sees the padding: a bidirectional
     // SSM (bigs, stack_ssm), Birdie with a bidirectional layer, a gMLP whose W is not
@@ -170,6 +171,7 @@ bool reads_padding(const ModelConfig& m) {
            (m.arch == "birdie" && m.birdie.mode == "bidirectional") ||
            (m.arch == "gmlp" && !m.gmlp.causal);
 }
+}  // namespace
 
 bool row_length_matters(const ModelConfig& m) {
     return reads_padding(m) || m.pool == "mean_all";

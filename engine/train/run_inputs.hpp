@@ -59,13 +59,10 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                                 const std::string& checkpoint_path, bool require_classifier,
                                 std::int64_t limit = 0);
 
-/// Whether the model's blocks read the padding of a row (no mask): a bidirectional bigs or
-/// stack_ssm, Birdie with bidirectional layers, a non-causal gMLP. Their outputs at the real
-/// positions depend on how long the row is.
-bool reads_padding(const ModelConfig& m);
-
 /// Whether a row's length changes what the model computes for its real positions or its pooled
-/// vector: reads_padding, or model.pool = mean_all (the mean over every position of the row).
+/// vector: blocks that read the padding of a row (no mask: a bidirectional bigs or stack_ssm,
+/// Birdie with bidirectional layers, a non-causal gMLP), or model.pool = mean_all (the mean over
+/// every position of the row).
 bool row_length_matters(const ModelConfig& m);
 
 /// The row length a checkpoint was trained and validated at, when the row's length matters

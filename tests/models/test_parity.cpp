@@ -312,17 +312,26 @@ AfterCheck check_after(const T* engine, const std::vector<double>& ref,
 
 // attn.k.bias: its gradient is zero in theory (softmax ignores a constant added to every score of
 // a row), so the float64 oracle leaves it where weight decay takes it, while the engine's float32
-// gradient is rounding noise g that AdamW turns into steps of up to lr·|g|/(|g| + ε). The noise is
-// measured on the engine's first step (the gradient check bounds it by kGradTol.abs) and allowed
-// to grow 16× over the run (measured: within 0.7 of the bound at 4×).
+// gradient is rounding noise g that AdamW turns into steps of up to lr·|m̂|/(√v̂ + ε) ≤ lr·G/ε,
+// G the largest |g| of the run. G is bounded from the run's own second moment after T steps:
+// v_T = (1 − β2)·Σ_t β2^(T−t)·g_t² ≥ (1 − β2)·β2^(T−1)·g_t² for every t, so
+// |g_t| ≤ √(v_T / ((1 − β2)·β2^(T−1))); and from the first step's gradient (which the gradient
+// check bounds by kGradTol.abs). 2·G allows for |m̂| exceeding √v̂ early in the run. (Until session
+// 36 the bound was 16× the first step's noise; on an AMD EPYC CI machine the noise of a later step
+// grew past it: layers.1.attn.k.bias moved 4.4e-6 against a bound of 3.9e-6.)
 template <class T>
-AfterCheck check_after_noise(const T* engine, const std::vector<double>& ref, double noise,
-                             double eps, double lr_sum) {
-    double max_ref = 0;
-    for (double r : ref)
-        max_ref = std::max(max_ref, std::abs(r));
-    const double g = 16 * noise;
-    const double bound = kParamsAfterTol.rel * max_ref + std::min(1.0, g / (g + eps)) * lr_sum;
+AfterCheck check_after_noise(const T* engine, const std::vector<double>& ref, double first_noise,
+                             const float* v_after, int steps, double beta2, double eps,
+                             double lr_sum) {
+    double max_ref = 0, max_v = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        max_ref = std::max(max_ref, std::abs(ref[i]));
+        max_v = std::max(max_v, static_cast<double>(v_after[i]));
+    }
+    const double largest =
+        std::sqrt(max_v / ((1 - beta2) * std::pow(beta2, std::max(0, steps - 1))));
+    const double g = 2 * std::max(first_noise, largest);
+    const double bound = kParamsAfterTol.rel * max_ref + std::min(1.0, g / eps) * lr_sum;
     AfterCheck worst;
     for (std::size_t i = 0; i < ref.size(); ++i) {
         const double diff = std::abs(static_cast<double>(engine[i]) - ref[i]);
@@ -562,8 +571,9 @@ class TestModelParity : public QObject {
             const AfterCheck check =
                 zero_in_theory(e.name)
                     ? check_after_noise(engine_after.data(), after,
-                                        max_abs(grads0.data() + e.offset, e.size), cfg.train.eps,
-                                        lr_sum)
+                                        max_abs(grads0.data() + e.offset, e.size),
+                                        trained.v.data() + e.offset, kSteps, cfg.train.betas[1],
+                                        cfg.train.eps, lr_sum)
                     : check_after(engine_after.data(), after, v_ref, lr_sum);
             if (check.excess > 1)
                 failures << QStringLiteral(

@@ -391,7 +391,7 @@ CommandRunner setup_eval(CLI::App& app) {
         ->check(CLI::Range(2, 1 << 20));
     cmd->add_option("--batch-size", a->batch_size, "Sequences per batch")->check(kPositive);
     cmd->add_option("--batches", a->batches, "Evaluate only the first N batches (0 = all)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--birdie-layout", a->birdie_layout,

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -407,6 +408,17 @@ void check_parameter_memory(const RunConfig& c) {
     }
 }
 
+// An epsilon the engine adds in float32 (AdamW's denominator, LayerNorm's variance): a value
+// below float32's smallest normal number rounds to 0 or a denormal there (1e-320 gave 0/0 = NaN for
+// every parameter whose gradient is 0, and a message blaming train.lr), one above its largest to
+// infinity.
+bool float_normal(double v) {
+    return v >= std::numeric_limits<float>::min() && v <= std::numeric_limits<float>::max();
+}
+const char* const kFloatNormalRange =
+    "must lie in [1.2e-38, 3.4e38] (it is used in single precision, where smaller values round "
+    "to 0 or a denormal)";
+
 // The value ranges of tests/reference/routescope_ref/config.py, with the same keys in messages.
 void check_ranges(const RunConfig& c) {
     const auto& m = c.model;
@@ -442,7 +454,7 @@ void check_ranges(const RunConfig& c) {
     // mlm_head = false with n_labels = 0 is an encoder without heads (an imported BertModel or
     // BiGSModel): it dumps, and fine-tunes through train.init_from; an MLM or classification batch
     // is refused by the model, naming the key.
-    need(m.ln_eps > 0, "model.ln_eps", "must be positive");
+    need(float_normal(m.ln_eps), "model.ln_eps", kFloatNormalRange);
     // In float, as the dropout op holds it: 0.9999999999999999 rounds to 1 there, and the run
     // failed at its first step with a message naming neither the key nor the value.
     need(m.dropout >= 0 && static_cast<float>(m.dropout) < 1.0f, "model.dropout",
@@ -463,7 +475,7 @@ void check_ranges(const RunConfig& c) {
     need(t.warmup_steps >= 0, "train.warmup_steps", "must be at least 0");
     need(t.lr >= 0, "train.lr", "must be at least 0");
     need(!t.ssm_lr || *t.ssm_lr >= 0, "train.ssm_lr", "must be at least 0 or null");
-    need(t.eps > 0, "train.eps", "must be positive");
+    need(float_normal(t.eps), "train.eps", kFloatNormalRange);
     need(t.betas[0] >= 0 && t.betas[0] < 1 && t.betas[1] >= 0 && t.betas[1] < 1, "train.betas",
          "each must lie in [0, 1)");
     need(t.weight_decay >= 0, "train.weight_decay", "must be at least 0");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "engine/data/objectives/birdie_vocabulary.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/stop_signal.hpp"
@@ -73,6 +74,19 @@ ResumePoint read_resume_point(const std::string& checkpoint_path,
             " would change its parameters; to start a new model from these weights, "
             "train a new run with --init");
     }
+    // The objective's own specials (Birdie's 42 ids) are part of the model's vocabulary: a change
+    // of train.objective that adds or drops them changes the parameters as model.vocab_size would
+    // (it was refused later as a "vocabulary mismatch" of a checkpoint that validates).
+    const std::string& objective_was = r.checkpoint.config.train.objective;
+    const std::string& objective_now = r.config.train.objective;
+    if (data::objective_extra_ids(objective_was) != data::objective_extra_ids(objective_now))
+        throw ConfigError(
+            checkpoint_path + ": a resumed run continues its model, and train.objective \"" +
+            objective_was + "\" → \"" + objective_now + "\" would change its vocabulary (" +
+            std::to_string(data::objective_extra_ids(objective_was)) + " → " +
+            std::to_string(data::objective_extra_ids(objective_now)) +
+            " objective specials after the tokenizer's ids) and so its parameters; to train "
+            "these weights on another objective, train a new run with --init");
     // The tokenizer is the checkpoint's (it holds it): an override of tokenizer.* changed only
     // the configuration written into the next checkpoint, which then contradicted its /tokenizer.
     for (const auto& o : overrides)

@@ -129,6 +129,24 @@ private slots:
                  std::string("sentence"));
     }
 
+    // AdamW's ε and LayerNorm's ε are added in float32: 1e-320 is positive in the configuration's
+    // double but 0 there (every parameter with a zero gradient became 0/0 = NaN at step 2, and
+    // the message blamed train.lr). The bounds are numpy's np.finfo(np.float32).tiny and .max.
+    void epsilonsMustBeNormalSinglePrecisionNumbers() {
+        const RunConfig defaults = RunConfig::parse("{}");
+        for (const char* key : {"train.eps", "model.ln_eps"}) {
+            for (const char* value : {"1e-320", "1e-39", "0", "-1e-8", "1e39"}) {
+                const QString what = config_error(
+                    [&] { (void)defaults.with_override(std::string(key) + "=" + value); });
+                QVERIFY2(what.startsWith(QString(key) + ": must lie in [1.2e-38, 3.4e38]"),
+                         qPrintable(QString(key) + "=" + value + ": " + what));
+            }
+            for (const char* value : {"1.1754943508222875e-38", "3.4028234663852886e38", "1e-12"}) {
+                (void)defaults.with_override(std::string(key) + "=" + value);
+            }
+        }
+    }
+
     void setOverridesOneKeyWithAJsonOrBareValue() {
         RunConfig c = RunConfig::parse("{}");
         c = c.with_override("train.steps=100");

@@ -277,6 +277,15 @@ private slots:
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("'nope'"), qPrintable(r.err));
         QVERIFY(!QFile::exists(qpath("e.jsonl")));
+        // --batches is an integer of 0 or more, said so (CLI11's NonNegativeNumber printed "not in
+        // range 0.000000 to" the largest double written out in 309 digits, for "abc" too).
+        for (const char* bad : {"-1", "abc", "2.5"}) {
+            r = run_cli({"eval", "--checkpoint", ck, "--task", "induction", "--batches", bad,
+                         "--out", qpath("e.jsonl")});
+            QVERIFY2(r.exit_code == 2 && r.err.contains("must be an integer of 0 or more") &&
+                         r.err.size() < 400,
+                     qPrintable(r.err));
+        }
         // The checkpoint was not trained on copying: its vocabulary differs.
         r = run_cli({"eval", "--checkpoint", ck, "--task", "copying", "--out", qpath("e.jsonl")});
         QCOMPARE(r.exit_code, 2);

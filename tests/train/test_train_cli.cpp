@@ -484,6 +484,17 @@ private slots:
         QVERIFY2(fewer.exit_code == 2 && fewer.err.contains("train.steps: 1, but") &&
                      fewer.err.contains("is at step " + QString::number(before.train->step)),
                  qPrintable(fewer.err));
+        // An objective whose specials are part of the vocabulary (Birdie's 7 paradigm tokens,
+        // [start], [done], [query] and 32 sentinels) changes the parameters as vocab_size does:
+        // named as such, not as a "vocabulary mismatch" of a checkpoint that validates.
+        const auto birdie =
+            run_cli(args_of({"train", "--resume", out, "--set", "train.objective=birdie"}));
+        QVERIFY2(birdie.exit_code == 2 &&
+                     birdie.err.contains("train.objective \"" +
+                                         QString::fromStdString(before.config.train.objective) +
+                                         "\" → \"birdie\"") &&
+                     birdie.err.contains("0 → 42") && !birdie.err.contains("mismatch"),
+                 qPrintable(birdie.err));
         QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, before.train->step);
     }
 };

@@ -120,6 +120,11 @@ SCHEMA = {
 CAUSAL_SWITCH_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert")
 
 # The architectures this reference implements (MODELS.md, the BiGS paper's 2x2 ablation).
+# An epsilon used in float32 lies between float32's smallest normal number and its largest.
+FLOAT32_NORMAL = (1.1754943508222875e-38, 3.4028234663852886e38)
+FLOAT32_NORMAL_RANGE = ("must lie in [1.2e-38, 3.4e38] (it is used in single precision, where smaller "
+                        "values round to 0 or a denormal)")
+
 REFERENCE_ARCHS = ("bigs", "stack_ssm", "gated_att", "bert", "birdie", "slstm", "gmlp")
 
 
@@ -204,7 +209,7 @@ def _check_ranges(cfg):
         why = {"gmlp": "has its own switch, model.gmlp.causal = true",
                "birdie": "has its own switch, model.birdie.mode = causal"}.get(m["arch"], "has no causal variant")
         raise ConfigError(f"model.causal: true is for arch bigs, stack_ssm, gated_att and bert; '{m['arch']}' {why}")
-    need(m["ln_eps"] > 0, "model.ln_eps", "must be positive")
+    need(FLOAT32_NORMAL[0] <= m["ln_eps"] <= FLOAT32_NORMAL[1], "model.ln_eps", FLOAT32_NORMAL_RANGE)
     need(0 <= m["dropout"] < 1, "model.dropout", "must lie in [0, 1)")
     need(m["init_std"] > 0, "model.init_std", "must be positive")
     need(m["n_labels"] >= 0, "model.n_labels", "must be at least 0")
@@ -220,7 +225,7 @@ def _check_ranges(cfg):
     need(t["warmup_steps"] >= 0, "train.warmup_steps", "must be at least 0")
     need(t["lr"] >= 0, "train.lr", "must be at least 0")
     need(t["ssm_lr"] is None or t["ssm_lr"] >= 0, "train.ssm_lr", "must be at least 0 or null")
-    need(t["eps"] > 0, "train.eps", "must be positive")
+    need(FLOAT32_NORMAL[0] <= t["eps"] <= FLOAT32_NORMAL[1], "train.eps", FLOAT32_NORMAL_RANGE)
     need(all(0 <= b < 1 for b in t["betas"]), "train.betas", "each must lie in [0, 1)")
     need(t["weight_decay"] >= 0, "train.weight_decay", "must be at least 0")
     need(t["clip_grad_norm"] >= 0, "train.clip_grad_norm", "must be at least 0 (0 = off)")

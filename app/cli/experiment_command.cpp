@@ -47,6 +47,7 @@
 #include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/json_text.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/labelled_set.hpp"
@@ -334,8 +335,8 @@ void read_log(const std::string& path, ModelResult& r) {
         if (type == "best") r.best_step = j.value("step", std::int64_t{-1});
         if (type == "eval")
             validation[j.value("step", std::int64_t{-1})] = j.contains("exact_match")
-                                                                ? j.value("exact_match", -1.0)
-                                                                : j.value("accuracy", -1.0);
+                                                                ? number_or(j, "exact_match", -1.0)
+                                                                : number_or(j, "accuracy", -1.0);
     }
     r.valid_step = r.best_step;
     if (r.best_step < 0 && !validation.empty()) r.valid_step = validation.rbegin()->first;

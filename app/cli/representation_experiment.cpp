@@ -134,8 +134,8 @@ void read_log(const std::string& path, json& m) {
         if (type == "best") best = j.value("step", std::int64_t{-1});
         if (type == "eval") {
             const json e = {{"step", j.value("step", std::int64_t{-1})},
-                            {"loss", j.value("loss", std::nan(""))},
-                            {"accuracy", j.value("accuracy", std::nan(""))},
+                            {"loss", number_or(j, "loss", std::nan(""))},
+                            {"accuracy", number_or(j, "accuracy", std::nan(""))},
                             {"targets", j.value("targets", std::int64_t{0})}};
             evals[std::to_string(e["step"].get<std::int64_t>())] = e;
             m["valid_curve"].push_back(e);

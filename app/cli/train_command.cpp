@@ -81,6 +81,10 @@ public:
                         static_cast<long long>(steps_), r["loss"].get<double>(),
                         r["tokens_per_s"].get<double>(), clock_text(r["elapsed"]).c_str(),
                         clock_text(r["eta"]).c_str());
+        } else if (type == "eval" && r.contains("targets") &&
+                   r["targets"].get<std::int64_t>() == 0) {
+            std::printf("\n  eval at step %lld: no target scored (loss and accuracy null)\n",
+                        static_cast<long long>(r["step"].get<std::int64_t>()));
         } else if (type == "eval") {
             std::printf(
                 "\n  eval at step %lld: loss %.4f, %s %.3f (%lld %s)\n",

@@ -38,4 +38,12 @@ nlohmann::json parse_json_or_discarded(std::string_view text, int max_depth = kJ
 std::string json_text_problem(std::string_view text, int max_depth = kJsonMaxDepth,
                               JsonKeys keys = JsonKeys::last_wins);
 
+/// A log record's number `key`: `fallback` when it is absent or null (a loss over no target is
+/// written as null), else the number (a string or other type throws as j.at(key).get<double>()).
+template <class Json>
+double number_or(const Json& j, const char* key, double fallback) {
+    const auto it = j.find(key);
+    return it == j.end() || it->is_null() ? fallback : it->template get<double>();
+}
+
 }  // namespace routescope

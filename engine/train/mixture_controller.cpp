@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <numeric>
 
@@ -32,7 +33,8 @@ MixtureController::MixtureController(int arms, std::uint64_t seed, std::int64_t 
       mixture_(static_cast<std::size_t>(arms), 1.0 / arms),
       rewards_(static_cast<std::size_t>(arms), 0.0),
       predicted_(static_cast<std::size_t>(arms), 0.0),
-      losses_(static_cast<std::size_t>(arms), 0.0) {}
+      losses_(static_cast<std::size_t>(arms), 0.0),
+      measured_(static_cast<std::size_t>(arms), 0) {}
 
 double MixtureController::exploration(std::int64_t step) const {
     const double f =
@@ -57,17 +59,25 @@ void MixtureController::restore(std::int64_t updates, std::vector<double> mixtur
 
 void MixtureController::start(const std::vector<double>& losses) {
     losses_ = losses;
+    for (double& l : losses_)
+        if (!std::isfinite(l)) l = std::numeric_limits<double>::infinity();
 }
 
 void MixtureController::update(std::int64_t step, const std::vector<double>& losses) {
     for (int a = 0; a < K_; ++a) {
         const auto i = static_cast<std::size_t>(a);
+        measured_[i] = std::isfinite(losses_[i]) && std::isfinite(losses[i]);
+        if (!measured_[i]) {
+            rewards_[i] = 0;
+            if (std::isfinite(losses[i])) losses_[i] = losses[i];
+            continue;
+        }
         rewards_[i] = birdie_reward(losses_[i], losses[i]);
         if (!std::isfinite(rewards_[i])) rewards_[i] = 0;
         predicted_[i] = updates_ == 0 ? rewards_[i]
                                       : (1 - kEmaWeight) * predicted_[i] + kEmaWeight * rewards_[i];
+        losses_[i] = losses[i];
     }
-    losses_ = losses;
     ++updates_;
 
     // Flat-Dirichlet candidates (normalised exponentials), scored by their predicted reward.

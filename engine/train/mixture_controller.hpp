@@ -33,9 +33,16 @@ public:
     /// ε at `step`: 0.5 → 0.2 linearly over train.steps, 0.2 after.
     double exploration(std::int64_t step) const;
     /// The first measurement (step 0): L_old of every arm; the mixture stays uniform.
+    /// A loss that is not finite is an arm not measured (its validation rows held no target): its
+    /// L_old is +inf (nothing to compare with) until a measurement arrives.
     void start(const std::vector<double>& losses);
-    /// A later measurement at `step`: rewards, predictions, the next mixture.
+    /// A later measurement at `step`: rewards, predictions, the next mixture. An arm not measured
+    /// now or before (a loss that is not finite) gets no reward (measured(a) is false: reward 0,
+    /// its prediction unchanged) and keeps its last measured loss: it was scored as if its loss
+    /// were 0, so its weight fell for want of targets.
     void update(std::int64_t step, const std::vector<double>& losses);
+    /// Whether arm a's last update had a loss to compare with (both measurements finite).
+    bool measured(int a) const { return measured_[static_cast<std::size_t>(a)] != 0; }
 
     /// The arm of a row whose uniform draw is u ∈ [0, 1).
     int choose(double u) const;
@@ -58,6 +65,7 @@ private:
     std::int64_t total_steps_;
     std::int64_t updates_ = 0;
     std::vector<double> mixture_, rewards_, predicted_, losses_;
+    std::vector<char> measured_;
 };
 
 }  // namespace routescope::train

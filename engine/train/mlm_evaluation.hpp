@@ -5,6 +5,7 @@
 // seed and the batch's index, so the same sequences give the same masked set at every evaluation
 // of a run and the eval-loss curve compares like with like.
 #include <cstdint>
+#include <limits>
 
 #include "engine/data/mlm_masking.hpp"
 #include "engine/dist/communicator.hpp"
@@ -16,9 +17,14 @@ namespace routescope::train {
 /// Salt of the evaluation masks' seed (ASCII "mlm_eval"), apart from the training masks' salt.
 inline constexpr std::uint64_t kEvalMaskSalt = 0x6D6C6D5F6576616CULL;
 
+/// With no target scored, loss and accuracy are NaN (a log record's null): nothing was measured.
+/// They were 0, which a log reported as a perfect loss and Birdie's mixture controller learned from
+/// (an arm whose validation rows of a short held-out text held no span).
 struct MlmScore {
-    double loss = 0;      ///< mean cross-entropy per target (nats)
-    double accuracy = 0;  ///< fraction of targets predicted exactly
+    double loss =
+        std::numeric_limits<double>::quiet_NaN();  ///< mean cross-entropy per target (nats)
+    double accuracy =
+        std::numeric_limits<double>::quiet_NaN();  ///< fraction of targets predicted exactly
     std::int64_t targets = 0;
     std::int64_t sequences = 0;
 };

@@ -313,8 +313,11 @@ void Trainer::update_mixture() {
     for (std::size_t a = 0; a < arms_.size(); ++a) {
         mixture[arms_[a].name] = controller_->mixture()[a];
         arm_losses[arms_[a].name] = losses[a];
-        rewards[arms_[a].name] =
-            first ? nlohmann::ordered_json() : nlohmann::ordered_json(controller_->rewards()[a]);
+        // null: no reward (the first measurement, or an arm whose rows held no target now or
+        // before, whose loss is then null too).
+        rewards[arms_[a].name] = first || !controller_->measured(static_cast<int>(a))
+                                     ? nlohmann::ordered_json()
+                                     : nlohmann::ordered_json(controller_->rewards()[a]);
     }
     r["mixture"] = mixture;
     r["losses"] = arm_losses;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include "engine/core/error.hpp"
@@ -272,6 +273,30 @@ private slots:
         QCOMPARE(d.mixture(), c.mixture());
     }
 
+    // An arm whose validation rows hold no target has no loss (NaN, a log's null): it gets no
+    // reward and keeps its prediction, and its next measured loss is compared with the last one
+    // measured. It was scored as a loss of 0 (rewards 0 against arms whose losses fell, so its
+    // weight fell for want of targets: 0.111 → 0.026 in a probe's run).
+    void controller_gives_an_unmeasured_arm_no_reward() {
+        const double none = std::numeric_limits<double>::quiet_NaN();
+        MixtureController c(2, 7, 100);
+        c.start({3.0, none});
+        c.update(10, {2.9, none});
+        QVERIFY(c.measured(0) && !c.measured(1));
+        QCOMPARE(c.rewards()[1], 0.0);
+        QCOMPARE(c.predicted()[1], 0.0);
+        QVERIFY(std::isinf(c.losses()[1]));  // nothing measured yet: no L_old
+        c.update(20, {2.9, 4.0});            // first measurement of arm 1: L_old, no reward
+        QVERIFY(c.measured(0) && !c.measured(1));
+        QCOMPARE(c.losses()[1], 4.0);
+        c.update(30, {2.9, none});  // not measured again: keeps 4.0
+        QCOMPARE(c.losses()[1], 4.0);
+        c.update(40, {2.9, 3.5});  // compared with 4.0, the last measured loss
+        QVERIFY(c.measured(1));
+        QCOMPARE(c.rewards()[1], birdie_reward(4.0, 3.5));
+        QVERIFY(c.rewards()[1] > 0);
+    }
+
     // The rows' reset masks are what keeps a prefix-mode Birdie from reading its targets: with clm
     // rows a changed token changes no earlier logit; with prefix-LM rows a changed suffix token
     // changes nothing before it, while a changed prefix token does reach earlier prefix positions
@@ -396,6 +421,50 @@ private slots:
             first += l.get<double>(), last += mixtures.back()["losses"][arm].get<double>();
         QVERIFY2(last < first, qPrintable(QStringLiteral("%1 → %2").arg(first).arg(last)));
         (void)losses;
+    }
+
+    // A held-out text too short for some arms (the last of five lines, "ok", is the held-out
+    // part): an evaluation that scores no target logs loss and accuracy null with targets 0 (it
+    // logged loss 0.0, a perfect score for nothing), and the mixture record gives an arm without
+    // targets a null loss and a null reward.
+    void evaluation_over_no_target_logs_null() {
+        const std::string corpus = path("short-held-out.txt");
+        std::ofstream(corpus) << "the cat sat on the mat today\nhello there world how are you\n"
+                                 "abc def ghi jkl mno pqr\nthe dog ran far away fast\nok\n";
+        auto j = tiny(corpus, "birdie");
+        j["data"]["seq_len"] = 16;
+        j["model"]["max_len"] = 16;
+        j["train"]["steps"] = 4;
+        j["train"]["eval_every"] = 2;
+        j["train"]["birdie"] = {{"update_every", 2}};
+        TrainerOptions options;
+        options.out_dir = path("short-held-out");
+        options.threads = 1;
+        Trainer t(RunConfig::from_json(j), options);
+        QVERIFY(t.run().status == TrainResult::Status::finished);
+        const std::string log = options.out_dir + "/log.jsonl";
+        int empty_evals = 0, unmeasured = 0, measured = 0;
+        for (const auto& e : records(log, "eval")) {
+            if (e["targets"].get<int>() > 0) continue;
+            ++empty_evals;
+            QVERIFY2(e["loss"].is_null() && e["accuracy"].is_null(), e.dump().c_str());
+        }
+        for (const auto& m : records(log, "mixture"))
+            for (const auto& [arm, loss] : m["losses"].items()) {
+                if (loss.is_null()) {
+                    ++unmeasured;
+                    QVERIFY2(m["rewards"][arm].is_null(), m.dump().c_str());
+                } else {
+                    ++measured;
+                    QVERIFY2(loss.get<double>() > 0, m.dump().c_str());
+                }
+            }
+        // The held-out "ok" (2 bytes) leaves some arms, not all, without a target.
+        QVERIFY2(unmeasured > 0 && measured > 0,
+                 qPrintable(QStringLiteral("%1 unmeasured, %2 measured, %3 empty evals")
+                                .arg(unmeasured)
+                                .arg(measured)
+                                .arg(empty_evals)));
     }
 
     // The controller's state travels in the checkpoint (/train/mixture_controller): a birdie run

@@ -17,6 +17,10 @@ namespace routescope::data {
 inline constexpr std::uint64_t kMlmSalt = 0x6D6C6D5F6D61736BULL;      // "mlm_mask"
 inline constexpr std::uint64_t kShuffleSalt = 0x73687566666C6531ULL;  // "shuffle1"
 inline constexpr std::uint64_t kTaskSalt = 0x7461736B67656E31ULL;     // "taskgen1"
+/// Dropout's masks (engine/models/model.cpp). The parameters are drawn from the unsalted seed at
+/// step 0, stream e (tensor e); unsalted, step 0's embedding dropout (site 0) read the very words
+/// that drew embeddings.word.weight, so every activation 2i whose weight i was large was dropped.
+inline constexpr std::uint64_t kDropoutSalt = 0x64726F706F757431ULL;  // "dropout1"
 
 class RandomStream {
 public:

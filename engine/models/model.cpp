@@ -13,6 +13,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/memory.hpp"
 #include "engine/core/philox.hpp"
+#include "engine/data/random_stream.hpp"
 #include "engine/models/birdie_block.hpp"
 #include "engine/models/block.hpp"
 #include "engine/models/classifier_head.hpp"
@@ -302,8 +303,9 @@ double Model::run(Graph& g, const Batch& batch, std::uint32_t step) {
                     static_cast<std::size_t>(m.d_model);
     const auto bd = static_cast<std::size_t>(B_) * static_cast<std::size_t>(m.d_model);
     const auto p = static_cast<float>(m.dropout);
-    const auto seed = static_cast<std::uint64_t>(config_.train.seed);
-    // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier.
+    // Dropout sites of one step (ops::DropoutSite::stream): 0 embeddings, 1 classifier; their
+    // seed is salted apart from the parameters' draws (data::kDropoutSalt).
+    const auto seed = static_cast<std::uint64_t>(config_.train.seed) ^ data::kDropoutSalt;
     // Each site's mask is indexed by global element (rank r's rows continue rank r − 1's).
     const auto row0 = static_cast<std::uint64_t>(batch.first_row);
     const auto d = static_cast<std::uint64_t>(m.d_model);

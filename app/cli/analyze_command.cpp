@@ -515,9 +515,9 @@ CommandRunner setup_analyze(CLI::App& app) {
                     throw ConfigError("analyze flops: " + o->get_name() +
                                       " describes a model without --checkpoint or --dump; the "
                                       "file gives its own model");
-        if (!a->csv.empty() && std::filesystem::absolute(a->csv).lexically_normal() ==
-                                   std::filesystem::absolute(a->out).lexically_normal())
-            throw ConfigError("analyze: --out and --csv name the same file, " + a->out);
+        if (!a->csv.empty() && same_output_file(a->csv, a->out))
+            throw ConfigError("analyze: --out " + a->out + " and --csv " + a->csv +
+                              " name the same file (a link counts), and each needs its own");
         std::vector<std::pair<std::string, std::string>> inputs;
         for (const auto& d : a->dumps)
             inputs.emplace_back("--dump", d);

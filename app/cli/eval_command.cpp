@@ -333,6 +333,9 @@ int run_eval(const EvalArgs& a) {
         {"--checkpoint", a.checkpoint}, {"--data", a.data}, {"--tokenizer", a.tokenizer}};
     refuse_overwriting_inputs({"--out", a.out}, inputs);
     refuse_overwriting_inputs({"--out (its summary)", summary_path(a.out)}, inputs);
+    if (same_output_file(a.out, summary_path(a.out)))
+        throw ConfigError("--out " + a.out + " and its summary " + summary_path(a.out) +
+                          " name the same file (a link counts), and each needs its own");
     // Errors are thrown to main's handler (exit_codes.hpp); the inputs (checkpoint, tokenizer,
     // data) are read before inputs_read(), so an unreadable one is exit 2 and a failed write
     // exit 3.

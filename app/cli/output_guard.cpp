@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/core/error.hpp"
@@ -34,8 +35,24 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs) {
     const auto& [out_option, out_path] = out;
     refuse_unnamable_output(out_option, out_path);
+    if (out_path.empty()) return;
     std::error_code ec;
-    if (out_path.empty() || !fs::exists(out_path, ec)) return;
+    // An input that is a folder (a corpus directory) is read file by file: an output inside it
+    // would replace one of its files (dump --data DIR --out DIR/b.txt overwrote b.txt) or be read
+    // as part of it by the next run. Compared by real paths (links followed).
+    const fs::path out_real = fs::weakly_canonical(fs::absolute(out_path), ec);
+    for (const auto& [option, path] : inputs) {
+        std::error_code e;
+        if (path.empty() || ec || !fs::is_directory(path, e)) continue;
+        const fs::path dir = fs::canonical(path, e);
+        if (e) continue;
+        const auto [d, o] = std::mismatch(dir.begin(), dir.end(), out_real.begin(), out_real.end());
+        if (d == dir.end() && o != out_real.end())
+            throw ConfigError(out_option + " " + out_path + " lies inside the folder " + option +
+                              " reads (" + path + "), whose files are its input: choose another " +
+                              out_option);
+    }
+    if (!fs::exists(out_path, ec)) return;
     refuse_directory_output(out_option, out_path);
     for (const auto& [option, path] : inputs) {
         if (path.empty()) continue;
@@ -45,6 +62,15 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                               path + "): writing it would destroy it; choose another " +
                               out_option);
     }
+}
+
+bool same_output_file(const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const fs::path ra = fs::weakly_canonical(fs::absolute(a), ea);
+    const fs::path rb = fs::weakly_canonical(fs::absolute(b), eb);
+    if (!ea && !eb && ra == rb) return true;
+    std::error_code e;
+    return fs::exists(a, e) && fs::exists(b, e) && fs::equivalent(a, b, e) && !e;
 }
 
 }  // namespace routescope::cli

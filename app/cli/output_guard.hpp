@@ -19,9 +19,14 @@ void refuse_directory_output(const std::string& option, const std::string& path)
 
 /// refuse_unnamable_output(out), refuse_directory_output(out), then ConfigError (exit 2) naming
 /// both options when `out` (an option's value, e.g. "--out") is the same file as one of `inputs`
-/// (option name, path): the same path, or another name of the same file (a link). Empty paths and
-/// outputs that do not exist yet pass.
+/// (option name, path): the same path, or another name of the same file (a link); or when `out`
+/// lies inside an input that is a folder (a corpus directory), existing or not. Empty paths and
+/// other outputs that do not exist yet pass.
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs);
+
+/// Whether two outputs name one file: the same real path (links of the name or of its folders
+/// followed) or, both existing, the same file (a hard link).
+bool same_output_file(const std::string& a, const std::string& b);
 
 }  // namespace routescope::cli

@@ -45,46 +45,81 @@ void write_temporary(const fs::path& tmp, const std::string& path, const std::st
 void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
     struct Pending {
         std::string path;
-        fs::path final_path, tmp;
-        std::unique_ptr<TemporaryFileGuard> guard;  // unlinked if a signal ends the process
+        fs::path final_path, tmp, previous;  // previous: a hard link to the file replaced, if any
+        std::unique_ptr<TemporaryFileGuard> guard, previous_guard;  // unlinked if a signal ends it
     };
     std::vector<Pending> pending;
     pending.reserve(files.size());
     const auto remove_temporaries = [&] {
         std::error_code ignored;  // its own: the caller's error is still to be reported
-        for (const auto& p : pending)
+        for (const auto& p : pending) {
             fs::remove(p.tmp, ignored);
+            if (!p.previous.empty()) fs::remove(p.previous, ignored);
+        }
     };
-    for (std::size_t i = 0; i < files.size(); ++i)  // one temporary each, one final name each
-        for (std::size_t j = 0; j < i; ++j)
-            if (fs::absolute(files[i].first).lexically_normal() ==
-                fs::absolute(files[j].first).lexically_normal())
-                throw ConfigError(files[i].first + ": named for two outputs");
+    // One temporary each, one final file each: two names of one file (a symbolic link to the other
+    // output, a linked folder, a hard link) would share a temporary, and the second output replaced
+    // the first (analyze --out r.json --csv r.csv with r.csv → r.json left the CSV in r.json).
+    const auto same_file = [](const fs::path& a, const fs::path& b) {
+        std::error_code ec;
+        if (fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec) return true;
+        return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
+    };
     try {
         for (const auto& [path, text] : files) {
             Pending p;
             p.path = path;
             p.final_path = atomic_write_target(path);
+            for (const auto& q : pending)
+                if (same_file(q.final_path, p.final_path))
+                    throw ConfigError(path + ": names the same file as " + q.path +
+                                      ", and each output needs its own");
+            pending.push_back(std::move(p));
+        }
+        for (std::size_t i = 0; i < pending.size(); ++i) {
+            Pending& p = pending[i];
             remove_stale_temporaries(p.final_path.string());  // of a killed earlier writer
             p.tmp = temporary_path_for(p.final_path.string());
             p.guard = std::make_unique<TemporaryFileGuard>(p.tmp.string());
-            pending.push_back(std::move(p));
-            write_temporary(pending.back().tmp, path, text);
+            write_temporary(p.tmp, p.path, files[i].second);
         }
     } catch (...) {
         remove_temporaries();
         throw;
     }
-    // Every file is complete: only now does any of them take its final name.
-    for (const auto& p : pending) {
+    // Every file is complete: only now does any of them take its final name. A rename that fails
+    // after others succeeded (a name another user owns in a sticky folder) puts back what those
+    // replaced — kept under a second name (a hard link) until all are in place — and removes what
+    // they created, so a failure leaves the old files, not half of a new set.
+    if (pending.size() > 1)
+        for (auto& p : pending) {
+            std::error_code ec;
+            if (!fs::exists(p.final_path, ec)) continue;
+            p.previous = temporary_path_for(p.final_path.string(), ".previous");
+            p.previous_guard = std::make_unique<TemporaryFileGuard>(p.previous.string());
+            if (::link(p.final_path.c_str(), p.previous.c_str()) != 0) p.previous.clear();
+        }
+    for (std::size_t i = 0; i < pending.size(); ++i) {
         std::error_code ec;
-        fs::rename(p.tmp, p.final_path, ec);
+        fs::rename(pending[i].tmp, pending[i].final_path, ec);
         if (ec) {
             const std::string why = ec.message();
+            for (std::size_t j = 0; j < i; ++j) {
+                std::error_code ignored;
+                if (!pending[j].previous.empty())
+                    fs::rename(pending[j].previous, pending[j].final_path, ignored);
+                else
+                    fs::remove(pending[j].final_path, ignored);
+            }
             remove_temporaries();
-            throw RuntimeFailure(p.path + ": cannot rename the finished file into place: " + why);
+            throw RuntimeFailure(pending[i].path +
+                                 ": cannot rename the finished file into place: " + why +
+                                 (i > 0 ? " (the outputs already renamed were put back)" : ""));
         }
     }
+    std::error_code ignored;
+    for (const auto& p : pending)
+        if (!p.previous.empty()) fs::remove(p.previous, ignored);
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {

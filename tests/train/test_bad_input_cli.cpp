@@ -169,6 +169,39 @@ private slots:
                      qPrintable(c.args.join(" ") + ": " + r.err));
             QVERIFY2(bytes(c.input) == before, qPrintable(c.args.join(" ")));
         }
+
+        // A corpus folder is read file by file: an output inside it (existing or not) is refused
+        // (dump and tokenizer train replaced its b.txt with a dump and a .model, exit 0).
+        std::filesystem::create_directory(path("corpus"));
+        write_text(path("corpus/a.txt"), "s1 s2 s3\ns4 s5\n");
+        write_text(path("corpus/b.txt"), "s6 s7\ns8 s9 s1\n");
+        const QByteArray b_before = bytes(qpath("corpus/b.txt"));
+        for (const QString& out : {qpath("corpus/b.txt"), qpath("corpus/new.dump.h5")}) {
+            for (const QStringList& args :
+                 {QStringList{"dump", "--checkpoint", ck, "--data", qpath("corpus"), "--out", out},
+                  QStringList{"tokenizer", "train", "--corpus", qpath("corpus"), "--vocab-size",
+                              "40", "--out", out}}) {
+                const auto r = run_cli(args);
+                QVERIFY2(r.exit_code == 2 && r.err.contains("lies inside the folder"),
+                         qPrintable(args.join(" ") + ": " + r.err));
+            }
+        }
+        QCOMPARE(bytes(qpath("corpus/b.txt")), b_before);
+        QVERIFY(!QFile::exists(qpath("corpus/new.dump.h5")));
+
+        // Two outputs of one command that are one file through a link: refused before anything
+        // is written (analyze put its CSV into r.json, eval its summary into p.jsonl, exit 3).
+        write_text(path("r.json"), "{\"previous\": 1}\n");
+        std::filesystem::create_symlink("r.json", path("r.csv"));
+        auto r = run_cli({"analyze", "anisotropy", "--dump", dump, "--out", qpath("r.json"),
+                          "--csv", qpath("r.csv")});
+        QVERIFY2(r.exit_code == 2 && r.err.contains("name the same file"), qPrintable(r.err));
+        QCOMPARE(bytes(qpath("r.json")), QByteArray("{\"previous\": 1}\n"));
+        write_text(path("p.jsonl"), "{\"old\": 1}\n");
+        std::filesystem::create_symlink("p.jsonl", path("p.summary.json"));
+        r = run_cli({"eval", "--checkpoint", ck, "--out", qpath("p.jsonl")});
+        QVERIFY2(r.exit_code == 2 && r.err.contains("name the same file"), qPrintable(r.err));
+        QCOMPARE(bytes(qpath("p.jsonl")), QByteArray("{\"old\": 1}\n"));
     }
 
     void checkpointWriteErrorLeavesNoCheckpoint() {

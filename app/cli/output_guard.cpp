@@ -65,6 +65,7 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
 }
 
 bool same_output_file(const std::string& a, const std::string& b) {
+    if (a.empty() || b.empty()) return false;
     std::error_code ea, eb;
     const fs::path ra = fs::weakly_canonical(fs::absolute(a), ea);
     const fs::path rb = fs::weakly_canonical(fs::absolute(b), eb);

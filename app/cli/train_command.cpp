@@ -287,6 +287,14 @@ train::RunOptions run_options(const TrainArgs& a, const std::string& out,
     return options;
 }
 
+// A resumed run writing into the directory it continues (--out absent or the same directory).
+bool resumes_in_place(const TrainArgs& a, const std::string& out) {
+    if (a.resume.empty()) return false;
+    std::error_code ec;
+    return fs::weakly_canonical(fs::absolute(a.resume), ec) ==
+           fs::weakly_canonical(fs::absolute(out), ec);
+}
+
 // --overwrite: once the new run is set up (its inputs read), the replaced run's checkpoints go:
 // model.ckpt.h5, best.ckpt.h5 and the kept step-N.ckpt.h5. Left in place they sat beside the new
 // run's log, where `--resume` continued the old model and an experiment scored an old best
@@ -294,7 +302,7 @@ train::RunOptions run_options(const TrainArgs& a, const std::string& out,
 // the new run starts from (train.init_from may name the old run's own model.ckpt.h5).
 void remove_replaced_run(const TrainArgs& a, const std::string& out,
                          const std::optional<std::string>& init_from) {
-    if (!a.overwrite || !a.resume.empty() || dist::world().rank() != 0) return;
+    if (!a.overwrite || resumes_in_place(a, out) || dist::world().rank() != 0) return;
     std::error_code ec;
     const auto same = [](const fs::path& x, const std::string& y) {
         std::error_code e;
@@ -397,7 +405,9 @@ int run_train(const TrainArgs& a) {
         }
         // A fresh run into a directory holding one would replace its checkpoint and log: hours
         // of training lost to a repeated command line (the workbench's run dialog refuses it).
-        if (a.resume.empty() && !a.overwrite) {
+        // So would a resumed run written into another directory that holds one (--resume A
+        // --out B replaced B's checkpoint and log and left B's best.ckpt.h5 beside them).
+        if (!resumes_in_place(a, out) && !a.overwrite) {
             std::error_code ec;
             if (const fs::path held = fs::path(out) / train::kCheckpointName; fs::exists(held, ec))
                 throw ConfigError("--out " + out + " already holds a run (" + held.string() +

@@ -496,6 +496,16 @@ private slots:
                      birdie.err.contains("0 → 42") && !birdie.err.contains("mismatch"),
                  qPrintable(birdie.err));
         QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, before.train->step);
+        // --resume A --out B where B holds another run: refused as a fresh run would be (it
+        // replaced B's checkpoint and log, exit 0, and left B's best.ckpt.h5 beside them).
+        const std::string other = out + "-other";
+        std::filesystem::copy(out, other, std::filesystem::copy_options::recursive);
+        const auto elsewhere =
+            run_cli(args_of({"train", "--resume", out, "--out", other, "--set",
+                             "train.steps=" + std::to_string(before.train->step + 1)}));
+        QVERIFY2(elsewhere.exit_code == 2 && elsewhere.err.contains("already holds a run"),
+                 qPrintable(elsewhere.err));
+        QCOMPARE(read_checkpoint(other + "/model.ckpt.h5").train->step, before.train->step);
     }
 };
 

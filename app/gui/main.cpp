@@ -4,9 +4,9 @@
 // 2);
 // `--export project.rsproj --out DIR` redraws every figure of a project without a display.
 #include <QApplication>
+#include <QBuffer>
 #include <QCommandLineParser>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QTimer>
 
 #include <cmath>
@@ -20,6 +20,7 @@
 #include "app/gui/main_window.hpp"
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "routescope/version.hpp"
 #include "views/work_thread_pool.hpp"
 
@@ -200,17 +201,26 @@ int main(int argc, char** argv) {
             QObject::connect(poll, &QTimer::timeout, &app, [&window, out, poll] {
                 if (!window.idle()) return;
                 poll->stop();
-                // Written whole or not at all (QSaveFile: a temporary beside it, renamed).
-                QSaveFile file(out);
-                const bool ok = file.open(QIODevice::WriteOnly) &&
-                                window.grab().save(&file, "PNG") && file.commit();
+                // Written whole or not at all: the PNG made in memory, then a temporary beside it
+                // renamed (atomic_file.hpp). Not QSaveFile: Qt 6.4's commit() reported success
+                // after a write that a full disk cut short (a truncated PNG, exit 0).
+                QByteArray png;
+                QBuffer buffer(&png);
+                std::string why;
+                bool ok = buffer.open(QIODevice::WriteOnly) && window.grab().save(&buffer, "PNG");
+                if (!ok) why = "the PNG could not be made";
+                if (ok) try {
+                        routescope::write_text_atomically(out.toStdString(), png.toStdString());
+                    } catch (const routescope::Error& e) {
+                        ok = false;
+                        why = e.what();
+                    }
                 const std::string shown = routescope::gui::printable_text(out.toStdString());
                 if (ok)
                     std::cout << "saved a screenshot of the workbench to " << shown << "\n";
                 else
                     std::cerr << "routescope: error: --screenshot " << shown << ": cannot write ("
-                              << routescope::gui::printable_text(file.errorString().toStdString())
-                              << ")\n";
+                              << routescope::gui::printable_text(why) << ")\n";
                 QApplication::exit(ok ? 0 : 3);
             });
             poll->start(100);

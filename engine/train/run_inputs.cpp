@@ -195,7 +195,10 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
         // A classifier's labels are scored only from a classification file, chosen by its name.
         // A table under another name (sst.tsv.utf8, GLUE's MRPC msr_paraphrase_train.txt) would
         // be read as a corpus, its header a document and no label scored, with exit 0.
-        if (classifier) {
+        // Only a regular file is peeked at: opening a FIFO blocks until a writer comes (eval
+        // --data FIFO hung); the corpus reader below refuses what is neither file nor folder.
+        std::error_code ec;
+        if (classifier && std::filesystem::is_regular_file(path, ec)) {
             std::ifstream in(path, std::ios::binary);
             std::string first;
             std::getline(in, first);

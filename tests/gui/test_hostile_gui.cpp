@@ -743,6 +743,29 @@ private slots:
         QVERIFY2(code == 3 && err.contains("cannot write"), qPrintable(err));
         QVERIFY(!QFileInfo::exists(nowhere));
         QVERIFY(bytes(dump) == dump_before);
+
+        // A disk that fills while the PNG is written (a file-size limit of 8 KiB, SIGXFSZ
+        // ignored, so write() fails with EFBIG part-way): exit 3 with the system's reason, and
+        // the PNG already there keeps every byte. QSaveFile's commit() reported success after
+        // the failed write (a truncated PNG replaced the old one, exit 0).
+        const QString shot = dir_.path() + "/limited.png";
+        {
+            QFile f(shot);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("an older picture\n");
+        }
+        QProcess sh;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        sh.setProcessEnvironment(env);
+        sh.start("/bin/sh", {"-c", "trap '' XFSZ; ulimit -f 16; exec \"$0\" \"$@\"",
+                             QStringLiteral(ROUTESCOPE_GUI_BIN), "--screenshot", shot, dump});
+        QVERIFY(sh.waitForFinished(120000));
+        const QString limited_err = QString::fromUtf8(sh.readAllStandardError());
+        QVERIFY2(sh.exitStatus() == QProcess::NormalExit && sh.exitCode() == 3 &&
+                     limited_err.contains("too large"),
+                 qPrintable(limited_err));
+        QCOMPARE(bytes(shot), QByteArray("an older picture\n"));
     }
 };
 

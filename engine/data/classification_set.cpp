@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include <csv.h>
 
@@ -42,11 +42,33 @@ void check_label_spaces(const std::string& label, const std::string& path, std::
                           "the spaces)");
 }
 
-bool is_integer(const std::string& s, long long& value) {
-    const char* b = s.data();
-    const char* e = s.data() + s.size();
-    auto [p, ec] = std::from_chars(b, e, value);
-    return !s.empty() && ec == std::errc() && p == e;
+// An integer as a label is written: an optional sign ('+' too: "+1" / "-1", LIBSVM's sentiment
+// labels), then decimal digits, of any size (a JSON Lines label 18446744073709551615 is one).
+bool is_integer(const std::string& s) {
+    const std::size_t digits = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    return s.size() > digits && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits),
+                                            s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The order of two integers written as is_integer accepts them, by value; the same value written
+// two ways ("1", "+1", "01") is ordered by its text, so that the label set is one order.
+bool integer_less(const std::string& a, const std::string& b) {
+    const auto split = [](const std::string& s) {
+        const bool sign = s[0] == '+' || s[0] == '-';
+        std::string_view magnitude(s);
+        magnitude.remove_prefix(sign ? 1 : 0);
+        magnitude.remove_prefix(std::min(magnitude.find_first_not_of('0'), magnitude.size()));
+        return std::pair{s[0] == '-' && !magnitude.empty(), magnitude};
+    };
+    const auto [neg_a, mag_a] = split(a);
+    const auto [neg_b, mag_b] = split(b);
+    if (neg_a != neg_b) return neg_a;
+    if (mag_a != mag_b) {
+        const bool smaller =
+            mag_a.size() != mag_b.size() ? mag_a.size() < mag_b.size() : mag_a < mag_b;
+        return neg_a ? !smaller : smaller;
+    }
+    return a < b;
 }
 
 std::vector<std::string> split_tabs(const std::string& line) {
@@ -60,6 +82,18 @@ std::vector<std::string> split_tabs(const std::string& line) {
     }
 }
 
+// A file without any LF whose first "line" holds two CRs or more: lines ended by CR alone (classic
+// Mac OS, an old Excel export), which read as one line ("header has no label column", "no
+// examples", or every CSV record numbered line 1); said as what it is, with the conversion.
+void refuse_cr_alone(const std::string& path, const std::string& first_line, bool at_eof) {
+    if (!at_eof || std::count(first_line.begin(), first_line.end(), '\r') < 2) return;
+    throw FormatError(path +
+                      ": its lines end in CR alone (classic Mac OS), so it reads as one line: "
+                      "convert them, e.g. `tr '\\r' '\\n' < " +
+                      path + " > converted" + std::filesystem::path(path).extension().string() +
+                      "`");
+}
+
 // Reads lines with their numbers; UTF-8 is checked here so both formats report it alike.
 template <class F>
 void for_each_line(const std::string& path, F&& fn) {
@@ -70,13 +104,7 @@ void for_each_line(const std::string& path, F&& fn) {
     std::int64_t n = 0;
     while (std::getline(in, line)) {
         ++n;
-        // Lines ended by CR alone (classic Mac OS, an old Excel export): the whole file reads as
-        // one line ("header has no label column", "no examples"); say what it is.
-        if (n == 1 && in.eof() && std::count(line.begin(), line.end(), '\r') >= 2)
-            throw FormatError(path +
-                              ": its lines end in CR alone (classic Mac OS), so it reads as one "
-                              "line: convert them, e.g. `tr '\\r' '\\n' < " +
-                              path + " > converted.tsv`");
+        if (n == 1) refuse_cr_alone(path, line, in.eof());
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
         if (n == 1)
@@ -147,6 +175,67 @@ void integral_labels_as_integers(ClassificationSet& set) {
     }
 }
 
+// The text of the number a JSON object's top-level `key` holds, as the line writes it ("1e20"):
+// nlohmann keeps a real's lexeme only through its SAX interface. The last of duplicate keys, as
+// the parsed object keeps.
+std::string number_as_written(const std::string& line, const std::string& key) {
+    struct Sax : nlohmann::json_sax<nlohmann::json> {
+        const std::string& wanted;
+        int depth = 0;
+        bool at_key = false;
+        std::string found;
+        explicit Sax(const std::string& k) : wanted(k) {}
+        bool value() {
+            at_key = false;
+            return true;
+        }
+        bool null() override { return value(); }
+        bool boolean(bool) override { return value(); }
+        bool number_integer(number_integer_t v) override {
+            if (at_key) found = std::to_string(v);
+            return value();
+        }
+        bool number_unsigned(number_unsigned_t v) override {
+            if (at_key) found = std::to_string(v);
+            return value();
+        }
+        bool number_float(number_float_t, const string_t& s) override {
+            if (at_key) found = s;
+            return value();
+        }
+        bool string(string_t&) override { return value(); }
+        bool binary(binary_t&) override { return value(); }
+        bool start_object(std::size_t) override {
+            at_key = false;
+            ++depth;
+            return true;
+        }
+        bool key(string_t& k) override {
+            at_key = depth == 1 && k == wanted;
+            return true;
+        }
+        bool end_object() override {
+            --depth;
+            return true;
+        }
+        bool start_array(std::size_t) override {
+            at_key = false;
+            ++depth;
+            return true;
+        }
+        bool end_array() override {
+            --depth;
+            return true;
+        }
+        bool parse_error(std::size_t, const std::string&,
+                         const nlohmann::detail::exception&) override {
+            return false;
+        }
+    } sax(key);
+    nlohmann::json::sax_parse(line, &sax);
+    return sax.found;
+}
+
 void finish(ClassificationSet& set) {
     if (set.examples.empty()) throw FormatError(set.path + ": no examples");
     refuse_regression_labels(set);
@@ -160,17 +249,9 @@ std::vector<std::string> label_set(const std::vector<ClassificationExample>& exa
     for (const auto& e : examples)
         if (!e.label.empty()) distinct.insert(e.label);
     std::vector<std::string> labels(distinct.begin(), distinct.end());
-    long long v = 0;
-    const bool numeric = std::all_of(labels.begin(), labels.end(),
-                                     [&](const std::string& s) { return is_integer(s, v); });
-    if (numeric) {
-        std::sort(labels.begin(), labels.end(), [](const std::string& a, const std::string& b) {
-            long long x = 0, y = 0;
-            is_integer(a, x);
-            is_integer(b, y);
-            return x < y;
-        });
-    }
+    if (std::all_of(labels.begin(), labels.end(),
+                    [](const std::string& s) { return is_integer(s); }))
+        std::sort(labels.begin(), labels.end(), integer_less);
     return labels;
 }
 
@@ -272,8 +353,7 @@ private:
             }
         }
         if (col_a_ < 0) {
-            long long v = 0;
-            const bool cola = header_.size() == 4 && is_integer(header_[1], v);
+            const bool cola = header_.size() == 4 && is_integer(header_[1]);
             throw FormatError(
                 where(set_.path, n) +
                 "header has no text column ('sentence', 'text', or a pair: 'sentence1' + "
@@ -364,6 +444,8 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
         std::string line;
         while (std::getline(in, line)) {
             ++st.line;
+            // libcsv ends a record at a lone CR too: such a file's records were all "line 1".
+            if (st.line == 1) refuse_cr_alone(path, line, in.eof());
             if (st.line == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
             if (st.line == 1)
                 if (const std::string wide = wide_unicode_text(line, path); !wide.empty())
@@ -488,12 +570,25 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
             const auto& l = j[label_key];
             if (l.is_string()) {
                 e.label = l.get<std::string>();
+            } else if (l.is_number_unsigned()) {  // 0 and up, to 18446744073709551615
+                e.label = std::to_string(l.get<std::uint64_t>());
             } else if (l.is_number_integer()) {
-                e.label = std::to_string(l.get<long long>());
+                e.label = std::to_string(l.get<std::int64_t>());
             } else if (l.is_boolean()) {
                 e.label = l.get<bool>() ? "1" : "0";
-            } else if (l.is_number_float() && l.get<double>() == std::trunc(l.get<double>())) {
-                e.label = std::to_string(static_cast<long long>(l.get<double>()));  // 1.0: class 1
+            } else if (l.is_number_float() && (!std::isfinite(l.get<double>()) ||
+                                               l.get<double>() == std::trunc(l.get<double>()))) {
+                // 1.0: class 1. A whole number beyond ±9e15, where a double no longer holds every
+                // integer (1e20, an integer beyond 64 bits, which the parser reads as a real, or
+                // 1e400), is kept as written, as the TSV reader keeps it: 1e20 and 2e20 are two
+                // classes, not one overflowed cast.
+                const double v = l.get<double>();
+                if (std::abs(v) <= 9.0e15) {
+                    e.label = std::to_string(static_cast<long long>(v));
+                } else {
+                    e.label = number_as_written(line, label_key);
+                    if (e.label.empty()) e.label = l.dump();
+                }
             } else if (l.is_number_float()) {
                 throw FormatError(where(path, n) + "'" + label_key + "' is " + l.dump() +
                                   ", a real number: " + kRegression);
@@ -502,7 +597,8 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                                   "' is not a string, an integer or a boolean");
             }
             if (!first_label_line) first_label_line = n;
-            if (!(l.is_number_integer() && l.get<long long>() == -1)) all_minus_one = false;
+            if (!(l.is_number_integer() && !l.is_number_unsigned() && l.get<std::int64_t>() == -1))
+                all_minus_one = false;
         }
         check_label_spaces(e.label, path, n);
         set.examples.push_back(std::move(e));

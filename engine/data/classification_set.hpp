@@ -11,7 +11,7 @@
 // or UTF-8, a missing text or label.
 //
 // The label set is read from the data: the distinct labels, sorted numerically when every label
-// is an integer ("0", "1", "10", or JSON numbers) and as strings otherwise, then numbered
+// is an integer ("0", "1", "10", "+1", or JSON numbers) and as strings otherwise, then numbered
 // 0..K−1 in that order (docs/decisions.md, "Data: classification labels"). A validation file is
 // numbered with the training file's label set; a label the training set lacks is an error.
 #include <cstdint>

@@ -45,6 +45,12 @@ bool is_blank(const std::string& line) {
     return true;
 }
 
+// Why a NUL is refused in a document: text holds none (it is a binary file's), and a document's
+// text is written as a C string where it is kept (a dump's /data/text), which would end there.
+constexpr const char* kNulInText =
+    ": text holds none, and a document's text is written as a C string (a dump's /data/text), "
+    "which would end there";
+
 bool hidden(const fs::path& p) {
     const std::string name = p.filename().string();
     return !name.empty() && name[0] == '.';
@@ -88,8 +94,28 @@ bool is_doc_close(const std::string& line) {
     return at != std::string::npos && line.compare(at, end - at + 1, "</doc>") == 0;
 }
 
-// What compressed or columnar data a file holds, from its first bytes `b` (n of them) read from
-// `in`; empty when none.
+// Whether the 512 bytes at `h` are a tar header (POSIX ustar or GNU tar, the archive `tar cf`
+// writes): the magic "ustar" at byte 257 and the header's checksum (bytes 148..155, octal: the sum
+// of the header's bytes with those 8 counted as spaces), so that text with "ustar" there is text.
+bool tar_header(const unsigned char* h) {
+    if (std::string_view(reinterpret_cast<const char*>(h) + 257, 5) != "ustar") return false;
+    long sum = 0, signed_sum = 0;  // some old tars summed signed chars
+    for (int i = 0; i < 512; ++i) {
+        sum += i >= 148 && i < 156 ? ' ' : h[i];
+        signed_sum += i >= 148 && i < 156 ? ' ' : static_cast<signed char>(h[i]);
+    }
+    long written = 0;
+    int i = 148;
+    while (i < 156 && h[i] == ' ')
+        ++i;
+    if (i == 156 || h[i] < '0' || h[i] > '7') return false;
+    for (; i < 156 && h[i] >= '0' && h[i] <= '7'; ++i)
+        written = written * 8 + (h[i] - '0');
+    return written == sum || written == signed_sum;
+}
+
+// What compressed, archived or columnar data a file holds, from its first bytes `b` (n of them,
+// up to 512) read from `in`; empty when none.
 std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsize n) {
     const auto starts = [&](std::initializer_list<int> magic) {
         if (n < static_cast<std::streamsize>(magic.size())) return false;
@@ -102,8 +128,12 @@ std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsi
     if (starts({0x28, 0xb5, 0x2f, 0xfd})) return "zstd-compressed (unzstd it first)";
     if (starts({0xfd, '7', 'z', 'X', 'Z', 0})) return "xz-compressed (unxz it first)";
     if (starts({'P', 'K', 3, 4})) return "a zip archive (unzip it first)";
+    // An uncompressed tar (`tar cf`, or a .tar.gz / .tar.xz once decompressed): its headers and
+    // NUL padding would be read as documents.
+    if (n >= 512 && tar_header(b))
+        return "a tar archive (extract it first with tar xf, and read the directory of its files)";
     // bzip2: "BZh", the block size digit, then the block magic (a line of text may begin "BZh").
-    if (starts({'B', 'Z', 'h'}) && n == 10 && b[3] >= '1' && b[3] <= '9' && b[4] == 0x31 &&
+    if (starts({'B', 'Z', 'h'}) && n >= 10 && b[3] >= '1' && b[3] <= '9' && b[4] == 0x31 &&
         b[5] == 0x41 && b[6] == 0x59 && b[7] == 0x26 && b[8] == 0x53 && b[9] == 0x59)
         return "bzip2-compressed (bunzip2 it first)";
     // Arrow: the IPC file format (Feather 2) opens with "ARROW1" and two padding NULs; the stream
@@ -130,7 +160,7 @@ std::string not_text(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     // Compressed or columnar data first, by its magic (a small gzip stream can look like UTF-16
     // to the test below).
-    unsigned char b[10] = {};
+    unsigned char b[512] = {};  // a tar's first header
     in.read(reinterpret_cast<char*>(b), sizeof b);
     const auto n = in.gcount();
     if (const std::string kind = binary_kind(in, b, n); !kind.empty())
@@ -212,6 +242,11 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
                               ": invalid UTF-8 byte " + byte + " at byte " +
                               std::to_string(*bad + 1) + " of the line" + kOtherEncoding);
         }
+        if (const std::size_t nul = line.find('\0'); nul != std::string::npos)
+            throw FormatError(files_[file_ - 1] + ":" + std::to_string(line_) +
+                              ": a NUL byte at byte " + std::to_string(nul + 1) + " of the line" +
+                              kNulInText + "; remove it, e.g. `tr -d '\\000' < " +
+                              files_[file_ - 1] + " > cleaned.txt`");
     }
     reset();
     while (next(doc))
@@ -328,6 +363,9 @@ bool TextCorpus::next(std::string& doc) {
                                        : std::string("\"text\" is not a string")) +
                                   " (a JSON Lines corpus holds one {\"text\": ...} per line)");
             doc = record["text"].get<std::string>();
+            if (const std::size_t nul = doc.find('\0'); nul != std::string::npos)
+                throw FormatError(where + ": \"text\" holds a NUL character (\\u0000) at byte " +
+                                  std::to_string(nul + 1) + " of the text" + kNulInText);
             if (is_blank(doc)) continue;
             ++position_;
             return true;

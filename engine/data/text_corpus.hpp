@@ -16,8 +16,9 @@
 // WikiExtractor's own output: whatever the mode, a document is the text between `<doc ...>` and
 // `</doc>` (its non-blank lines joined with '\n', the tags dropped); text outside a document or a
 // document left open at the end of its file is a FormatError naming file and line. A compressed
-// file (gzip, zstd, bzip2, xz, zip), a Parquet file or an Arrow file (Hugging Face datasets'
-// save_to_disk) is refused by name, with what to do.
+// file (gzip, zstd, bzip2, xz, zip), a tar archive, a Parquet file or an Arrow file (Hugging Face
+// datasets' save_to_disk) is refused by name, with what to do; a NUL in a document (a byte, or
+// "\u0000" in a JSON Lines text) is a FormatError naming file and line.
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -36,7 +37,7 @@ DocSeparator parse_doc_separator(const std::string& name);
 class TextCorpus {
 public:
     /// IoError when `path` does not exist or a file cannot be read; FormatError for invalid UTF-8
-    /// (file and line) or a corpus with no document (the path).
+    /// or a NUL (file and line) or a corpus with no document (the path).
     TextCorpus(std::string path, DocSeparator separator = DocSeparator::Line);
 
     /// The next document into `doc`; false at the end of the corpus.

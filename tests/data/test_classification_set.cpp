@@ -446,6 +446,72 @@ private slots:
         QCOMPARE(s.labels, (std::vector<std::string>{"-1", "2", "10"}));
         QCOMPARE(ids_of(s), (std::vector<std::int32_t>{2, 1, 0}));
     }
+    // An explicit sign is integer syntax (LIBSVM-style +1 / -1): "+1", "-1", "+0" sorted as
+    // strings numbered +0, +1, -1. Integers beyond 64 bits sort by value too; the same value
+    // written two ways ("1", "+1") is two labels, ordered by their text.
+    void signedIntegerLabelsSortNumerically() {
+        const auto p =
+            file("signed.tsv", "sentence\tlabel\ngood\t+1\nbad\t-1\ngreat\t+1\nmeh\t+0\n");
+        const auto s = read_classification(p);
+        QCOMPARE(s.labels, (std::vector<std::string>{"-1", "+0", "+1"}));
+        QCOMPARE(ids_of(s), (std::vector<std::int32_t>{2, 0, 2, 1}));
+        const auto big = read_classification(file("big.tsv",
+                                                  "sentence\tlabel\na\t18446744073709551615\n"
+                                                  "b\t-5\nc\t10\nd\t+2\ne\t-18446744073709551616\n"
+                                                  "f\t1\ng\t+1\n"));
+        QCOMPARE(big.labels, (std::vector<std::string>{"-18446744073709551616", "-5", "+1", "1",
+                                                       "+2", "10", "18446744073709551615"}));
+    }
+    // JSON Lines labels that are whole numbers beyond the 64-bit integers: 1e20 and 2e20 were one
+    // class ("-9223372036854775808", an overflowing cast), 18446744073709551615 (an unsigned
+    // integer to the JSON parser) was "-1". Kept as the line writes them, as the TSV reader keeps
+    // the same labels; a file whose every label is 18446744073709551615 is labelled.
+    void jsonLinesLabelsBeyond64BitsKeepTheirText() {
+        const auto reals = read_classification(
+            file("reals.jsonl",
+                 "{\"text\": \"a\", \"label\": 1e20}\n{\"text\": \"b\", \"label\": 2e20}\n"
+                 "{\"text\": \"c\", \"label\": 3}\n{\"text\": \"d\", \"label\": "
+                 "100000000000000000000}\n"));
+        QCOMPARE(reals.labels,
+                 (std::vector<std::string>{"100000000000000000000", "1e20", "2e20", "3"}));
+        QCOMPARE(ids_of(reals), (std::vector<std::int32_t>{1, 2, 3, 0}));
+        const auto tsv = read_classification(file(
+            "reals.tsv", "sentence\tlabel\na\t1e20\nb\t2e20\nc\t3\nd\t100000000000000000000\n"));
+        QCOMPARE(tsv.labels, reals.labels);
+        const auto unsigned_max =
+            read_classification(file("u64.jsonl",
+                                     "{\"text\": \"a\", \"label\": 18446744073709551615}\n"
+                                     "{\"text\": \"b\", \"label\": 0}\n"));
+        QCOMPARE(unsigned_max.labels, (std::vector<std::string>{"0", "18446744073709551615"}));
+        QCOMPARE(ids_of(unsigned_max), (std::vector<std::int32_t>{1, 0}));
+        const auto all_max = read_classification(
+            file("u64only.jsonl", "{\"text\": \"a\", \"label\": 18446744073709551615}\n"));
+        QCOMPARE(all_max.labels, (std::vector<std::string>{"18446744073709551615"}));
+        // Whole reals within ±9e15 are still the integer classes (1.0: class 1).
+        QCOMPARE(read_classification(file("whole.jsonl",
+                                          "{\"text\": \"a\", \"label\": 4e15}\n"
+                                          "{\"text\": \"b\", \"label\": -2.0}\n"))
+                     .labels,
+                 (std::vector<std::string>{"-2", "4000000000000000"}));
+    }
+    // A CSV whose lines end in CR alone (classic Mac OS, Excel's "CSV (Macintosh)"): libcsv ends a
+    // record at a lone CR, so every record was "line 1" (in predictions and in errors). Refused as
+    // the TSV and JSON Lines readers refuse such a file.
+    void csvWithLinesEndedByCrAloneIsRefused() {
+        const auto p = file("mac.csv", "sentence,label\rgood,1\rbad,0\rfine,1,extra\r");
+        const std::string cr = error_of([&] { read_classification(p); });
+        QVERIFY2(cr.find(p + ": its lines end in CR alone") == 0 &&
+                     cr.find("tr '\\r' '\\n' < " + p + " > converted.csv") != std::string::npos,
+                 cr.c_str());
+        // CRLF, and a CR inside a quoted field of an LF file, read as ever.
+        QCOMPARE(read_classification(file("crlf.csv", "sentence,label\r\ngood,1\r\nbad,0\r\n"))
+                     .examples.size(),
+                 std::size_t{2});
+        const auto quoted =
+            read_classification(file("quoted.csv", "sentence,label\n\"a\rb\",1\n\"c\rd\",0\n"));
+        QCOMPARE(quoted.examples[1].text_a, std::string("c\rd"));
+        QCOMPARE(quoted.examples[1].line, std::int64_t(3));
+    }
     void readsJsonLinesSinglesAndPairs() {
         const auto single = file("s.jsonl",
                                  "{\"text\": \"good \\u00e9\", \"label\": \"pos\"}\n\n"

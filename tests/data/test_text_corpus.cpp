@@ -3,6 +3,8 @@
 // refused, the empty-corpus error, and resuming at a document position.
 #include <QtTest>
 
+#include <cstdio>
+
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -325,6 +327,76 @@ private slots:
         QCOMPARE(TextCorpus(file("z/one-cr.txt", "one document\r")).read_all(),
                  (Docs{"one document"}));
         QCOMPARE(TextCorpus(file("z/crlf.txt", "one\r\ntwo\r\n")).size(), 2);  // CRLF reads
+    }
+    // An uncompressed tar (`tar cf`, or OpenWebText's parts once unxz'd) was read as text: its
+    // 512-byte headers (name, octal mode/size/mtime fields, NUL padding) became documents.
+    // Refused by name, by a header's magic "ustar" at byte 257 and its checksum (POSIX.1 ustar:
+    // the octal sum of the header's 512 bytes, the checksum field counted as 8 spaces); "ustar" at
+    // byte 257 of text is text.
+    void tarArchivesAreRefusedByName() {
+        std::string header(512, '\0');
+        const auto put = [&](std::size_t at, const std::string& field) {
+            header.replace(at, field.size(), field);
+        };
+        const std::string data = "one document\n";  // 13 bytes: size 015
+        put(0, "part1.txt");
+        put(100, "0000644");
+        put(108, "0001750");
+        put(116, "0001750");
+        put(124, "00000000015");
+        put(136, "14721413710");
+        put(148, "        ");
+        put(156, "0");
+        put(257, std::string("ustar\0"
+                             "00",
+                             8));
+        unsigned sum = 0;
+        for (const unsigned char c : header)
+            sum += c;
+        char checksum[8];
+        std::snprintf(checksum, sizeof checksum, "%06o", sum);
+        put(148, std::string(checksum, 6) + std::string("\0 ", 2));
+        const std::string tar =
+            file("tar/corpus.tar",
+                 header + data + std::string(512 - data.size(), '\0') + std::string(1024, '\0'));
+        const std::string msg = error_of([&] { TextCorpus{tar}; });
+        QVERIFY2(msg.find(tar + ": a tar archive") == 0 &&
+                     msg.find("not a text corpus") != std::string::npos,
+                 msg.c_str());
+        // The system's tar, in GNU tar's own format and in POSIX pax, when it is here.
+        for (const char* format : {"gnu", "posix"}) {
+            QProcess p;
+            p.setWorkingDirectory(dir_.filePath("tar"));
+            file("tar/part2.txt", "another document\n");
+            p.start("tar", {QString("--format=") + format, "-cf", "made.tar", "part2.txt"});
+            if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit ||
+                p.exitCode() != 0) {
+                qInfo("tar not available here: not checked");
+                break;
+            }
+            const std::string made = dir_.filePath("tar/made.tar").toStdString();
+            const std::string m = error_of([&] { TextCorpus{made}; });
+            QVERIFY2(m.find(made + ": a tar archive") == 0, m.c_str());
+        }
+        const std::string text = std::string(200, 'a') + "\n" + std::string(56, 'b') +
+                                 "ustar is a word here\n" + std::string(300, 'c') + "\n";
+        QCOMPARE(TextCorpus(file("tar/ustar.txt", text)).size(), 3);
+    }
+    // A NUL in a document (a raw byte, or "\u0000" in a JSON Lines "text") was accepted, and a
+    // dump's /data/text (C strings) cut the document there. Refused with file and line.
+    void aNulInADocumentIsRefusedWithFileAndLine() {
+        const std::string txt =
+            file("nul/raw.txt", std::string("fine\nfirst part") + '\0' + "second part\n");
+        const std::string raw = error_of([&] { TextCorpus{txt}; });
+        QVERIFY2(raw.find(txt + ":2: a NUL byte at byte 11 of the line") == 0, raw.c_str());
+        const std::string blank = error_of([&] { TextCorpus(txt, DocSeparator::Blank); });
+        QVERIFY2(blank.find(txt + ":2: a NUL byte") == 0, blank.c_str());
+        const std::string jsonl =
+            file("nul/records.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"a\\u0000b\"}\n");
+        const std::string escaped = error_of([&] { TextCorpus{jsonl}; });
+        QVERIFY2(
+            escaped.find(jsonl + ":2: \"text\" holds a NUL character (\\u0000) at byte 2") == 0,
+            escaped.c_str());
     }
     void resumesAtARecordedPosition() {
         const auto p = file("resume.txt", "d0\nd1\n\nd2\nd3\nd4\n");

@@ -101,6 +101,25 @@ private slots:
         // ASCII symbols are punctuation in BERT: "$5" → "$", "5" (5 is not in the vocabulary).
         QCOMPARE(t.encode("$5"), (Ids{18, 1}));
     }
+    // Python's str.lower(), which BERT's BasicTokenizer applies to each whitespace token, maps a
+    // capital sigma to the final form ς when a cased letter precedes it and none follows
+    // (Unicode's Final_Sigma; case-ignorable characters, the full stop, the apostrophe and
+    // combining marks among them, skipped): it was σ everywhere. The expected tokens are
+    // tests/reference/bert_uncased_tokenizer.py's basic_tokens of each string (Python 3.11,
+    // Unicode 14), e.g. "ΑΣ.Α".lower() == "ασ.α" but "ΑΣ,Β".lower() == "ας,β".
+    void uncasedLowersAWordFinalSigmaAsPythonDoes() {
+        const WordPieceTokenizer t(kVocab);
+        using Words = std::vector<std::string>;
+        QCOMPARE(t.basic_tokens("ΟΔΟΣ ΣΟΦΟΣ"), (Words{"οδος", "σοφος"}));
+        QCOMPARE(t.basic_tokens("ΑΣΑ Σ ΣΣ 1Σ"), (Words{"ασα", "σ", "σς", "1σ"}));
+        QCOMPARE(t.basic_tokens("ΑΣ. ΑΣ.Α ΑΣ,Β"),
+                 (Words{"ας", ".", "ασ", ".", "α", "ας", ",", "β"}));
+        // A combining acute (Mn, case-ignorable) before or after the sigma, stripped after.
+        QCOMPARE(t.basic_tokens("Α\u0301Σ ΑΣ\u0301 ΑΣ\u0301Α"), (Words{"ας", "ας", "ασα"}));
+        QCOMPARE(t.basic_tokens("ΑΣ'Σ ΑΣ\u4E2D"), (Words{"ασ", "'", "ς", "ας", "\u4E2D"}));
+        // Cased text keeps the capital.
+        QCOMPARE(WordPieceTokenizer(kVocab, Casing::cased).basic_tokens("ΟΔΟΣ"), (Words{"ΟΔΟΣ"}));
+    }
     void casedKeepsCaseAndAccents() {
         // transformers' BasicTokenizer(do_lower_case=False) examples: " \tHeLLo!how  \n Are yoU?  "
         // → HeLLo ! how Are yoU ?, and "HäLLo" keeps its umlaut.

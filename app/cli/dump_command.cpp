@@ -228,17 +228,28 @@ PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
     auto set = std::make_shared<train::SequenceSet>();
     std::string description;
     std::error_code ec;
-    if (config.data.valid && fs::exists(*config.data.valid, ec)) {
+    // The checkpoint's own corpus, which a run may have moved or deleted since: said, naming the
+    // key and the file (a missing data.valid fell back to data.train's held-out part, a missing
+    // data.train to the built-in grammar, exit 0, with nothing on stderr).
+    const auto need = [&](const std::string& key, const std::string& path) {
+        if (!fs::exists(path, ec))
+            throw ConfigError("the checkpoint's " + key + " " + path +
+                              " (its held-out corpus, what dump reads without --data or --task) "
+                              "does not exist: give --data FILE or --task NAME");
+    };
+    if (config.data.valid) need("data.valid", *config.data.valid);
+    if (config.data.valid) {
         *set = train::pack_documents(*config.data.valid, config.data.doc_sep, L, *tokenizer);
         description = *config.data.valid;
     } else {
+        // A checkpoint without a corpus (an imported model, a task run's) dumps the built-in
+        // grammar (docs/cli.md).
         std::string train_path = config.data.train.value_or("builtin:grammar");
         std::string temp;
-        if (train::is_builtin_corpus(train_path) || !fs::exists(train_path, ec)) {
-            // The trainer writes builtin corpora from train.seed (engine/train/trainer.cpp); a
-            // missing corpus falls back to the built-in grammar so a dump always has data.
-            const std::string spec =
-                train::is_builtin_corpus(train_path) ? train_path : "builtin:grammar";
+        if (!train::is_builtin_corpus(train_path)) need("data.train", train_path);
+        if (train::is_builtin_corpus(train_path)) {
+            // The trainer writes builtin corpora from train.seed (engine/train/trainer.cpp).
+            const std::string spec = train_path;
             temp = (fs::temp_directory_path() /
                     ("routescope-dump-corpus-" + std::to_string(::getpid()) + ".txt"))
                        .string();
@@ -323,6 +334,7 @@ int run_dump(const DumpArgs& a) {
     PreparedSource src;
     ActivationDumpOptions o;
     std::unique_ptr<OutputFileLock> out_lock;  // rank 0's, until the dump is in place
+    std::optional<TemporaryFileGuard> unlink_lock_on_signal;  // main's handler, before ours
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
@@ -342,6 +354,7 @@ int run_dump(const DumpArgs& a) {
             try {
                 out_lock = OutputFileLock::try_take(a.out);
                 held = !out_lock;
+                if (out_lock) unlink_lock_on_signal.emplace(OutputFileLock::path_for(a.out));
             } catch (const IoError&) {  // no directory to write in: the writer says so below
             }
             if (held)
@@ -460,8 +473,9 @@ int run_dump(const DumpArgs& a) {
         counts.push_back(total * (r + 1) / ranks - total * r / ranks);
         shards.push_back(dump_shard_path(a.out, r));
         if (ranks > 1)  // the same on every rank: each refuses before writing anything
-            refuse_unnamable_output("--out (its shard for rank " + std::to_string(r) + ")",
-                                    shards.back());
+            refuse_overwriting_inputs(
+                {"--out (its shard for rank " + std::to_string(r) + ")", shards.back()},
+                {{"--checkpoint", a.checkpoint}, {"--data", a.data}});
     }
     ActivationDumpSummary s;
     if (ranks == 1) {

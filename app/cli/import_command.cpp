@@ -6,8 +6,9 @@
 // (config and vocabulary from --config/--vocab or its directory). Writes an ordinary checkpoint
 // with the weights file's SHA-256 as root attr import_sha256 (a sharded checkpoint: the index's,
 // and each shard's in import_shards_sha256). Exit 0; 2 for bad arguments or bad input (the message
-// names the file and the tensor or key; nothing is written under --out); 3 when the checkpoint
-// cannot be written.
+// names the file and the tensor or key; nothing is written under --out), an --out that is a
+// directory, a device or a FIFO included (before anything is read); 3 when the checkpoint cannot
+// be written.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "engine/data/utf8.hpp"
 #include "engine/io/importers/model_import.hpp"
 #include "engine/io/sha256.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 namespace {
@@ -35,6 +37,9 @@ int run_import(const ImportArgs& a) {
         // The paths given, before anything is read (SRC may be no model at all) ...
         refuse_overwriting_inputs({"--out", a.out},
                                   {{"SRC", a.src}, {"--config", a.config}, {"--vocab", a.vocab}});
+        // Not a device or a FIFO, as every writer refuses it before any work (it was exit 3 after
+        // the whole model had been read and converted).
+        (void)atomic_write_target(a.out);
         source = importers::locate_import_source(a.src, a.format, a.config, a.vocab);
         model = importers::import_model(source, a.arch);
         // ... and every file found in SRC's directory, before anything is written:

@@ -43,6 +43,9 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
     const fs::path out_real = fs::weakly_canonical(fs::absolute(out_path), ec);
     for (const auto& [option, path] : inputs) {
         std::error_code e;
+        // Only a corpus folder is read whole; a model folder (import's SRC) is read by the names
+        // of its files, and a checkpoint written beside them is what a user expects.
+        if (option != "--data" && option != "--corpus") continue;
         if (path.empty() || ec || !fs::is_directory(path, e)) continue;
         const fs::path dir = fs::canonical(path, e);
         if (e) continue;

@@ -1,6 +1,8 @@
 #include "engine/io/stale_temporaries.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -119,28 +121,75 @@ namespace {
 constexpr int kSlots = 16;
 constexpr std::size_t kPathMax = 4096;
 char g_paths[kSlots][kPathMax];
-std::atomic<int> g_state[kSlots];  // 0 free, 1 being written, 2 registered
-}  // namespace
+// 0 free, 1 being written, 2 a registered file, 3 a registered staging directory
+std::atomic<int> g_state[kSlots];
+constexpr int kFile = 2, kDirectory = 3;
 
-TemporaryFileGuard::TemporaryFileGuard(const std::string& path) {
-    if (path.size() >= kPathMax) return;
+int register_temporary(const std::string& path, int kind) {
+    if (path.size() >= kPathMax) return -1;
     for (int i = 0; i < kSlots; ++i) {
         int expected = 0;
         if (!g_state[i].compare_exchange_strong(expected, 1)) continue;
         std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
-        g_state[i].store(2);
-        slot_ = i;
-        return;
+        g_state[i].store(kind);
+        return i;
     }
+    return -1;
 }
+
+// Unlinks the entries of directory `path` (files: a staging directory holds no subdirectory) and
+// removes it. Only system calls on a buffer of the stack: safe in a signal handler (opendir and
+// readdir allocate).
+void remove_staging_directory(const char* path) {
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        // A few passes: entries removed while the directory is read may move the others.
+        for (int pass = 0; pass < 4; ++pass) {
+            alignas(8) char buffer[4096];
+            bool removed = false;
+            for (;;) {
+                const long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+                if (n <= 0) break;
+                for (long at = 0; at < n;) {
+                    // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1),
+                    // d_name
+                    unsigned short reclen = 0;
+                    std::memcpy(&reclen, buffer + at + 16, sizeof reclen);
+                    const char* name = buffer + at + 19;
+                    if (reclen == 0) break;
+                    if (!(name[0] == '.' &&
+                          (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))))
+                        removed |= ::unlinkat(fd, name, 0) == 0;
+                    at += reclen;
+                }
+            }
+            if (!removed || ::lseek(fd, 0, SEEK_SET) != 0) break;
+        }
+        ::close(fd);
+    }
+    ::rmdir(path);
+}
+}  // namespace
+
+TemporaryFileGuard::TemporaryFileGuard(const std::string& path)
+    : slot_(register_temporary(path, kFile)) {}
 
 TemporaryFileGuard::~TemporaryFileGuard() {
     if (slot_ >= 0) g_state[slot_].store(0);
 }
 
+TemporaryDirectoryGuard::TemporaryDirectoryGuard(const std::string& path)
+    : slot_(register_temporary(path, kDirectory)) {}
+
+TemporaryDirectoryGuard::~TemporaryDirectoryGuard() {
+    if (slot_ >= 0) g_state[slot_].store(0);
+}
+
 void unlink_registered_temporaries() {
     for (int i = 0; i < kSlots; ++i)
-        if (g_state[i].load() == 2) ::unlink(g_paths[i]);
+        if (g_state[i].load() == kFile) ::unlink(g_paths[i]);
+    for (int i = 0; i < kSlots; ++i)
+        if (g_state[i].load() == kDirectory) remove_staging_directory(g_paths[i]);
 }
 
 }  // namespace routescope

@@ -57,7 +57,24 @@ private:
     int slot_ = -1;
 };
 
-/// Unlinks every registered temporary (async-signal-safe: only unlink(2) on fixed buffers).
+/// As TemporaryFileGuard, for a staging directory that holds only files (export's
+/// ".<dir>.export-<pid>", whose weights file libzip writes through a temporary of its own name):
+/// `unlink_registered_temporaries` unlinks every file in it, then removes the directory. It shares
+/// TemporaryFileGuard's 16 places.
+class TemporaryDirectoryGuard {
+public:
+    explicit TemporaryDirectoryGuard(const std::string& path);
+    ~TemporaryDirectoryGuard();
+    TemporaryDirectoryGuard(const TemporaryDirectoryGuard&) = delete;
+    TemporaryDirectoryGuard& operator=(const TemporaryDirectoryGuard&) = delete;
+
+private:
+    int slot_ = -1;
+};
+
+/// Unlinks every registered temporary, then empties and removes every registered staging directory
+/// (async-signal-safe: only open(2), getdents64(2), unlinkat(2), rmdir(2) and close(2) on fixed
+/// buffers).
 void unlink_registered_temporaries();
 
 }  // namespace routescope

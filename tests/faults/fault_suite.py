@@ -286,6 +286,99 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the termin
             check(valid(final), "%s: %s is valid" % (label, final))
         check(not temporaries(WORK), "%s: no temporary left %s" % (label, temporaries(WORK)))
 
+# ---- a signal where main's handler (unlink the registered temporaries, exit 130) is the one
+# installed: export writing its hidden staging folder ".OUT.export-PID" (it stayed, with the files
+# written so far: only files were registered), and dump reading its inputs after taking its lock
+# ".OUT.lock" and before its own handler is installed (the lock file stayed; docs/cli.md: "the file
+# is removed when the dump ends"). strace holds each command in its window (a delayed system call);
+# without a working strace (no ptrace in the container) the cases are skipped.
+def traced_command(p):
+    """The pid of strace's child (the command), or None when it has already ended."""
+    for _ in range(500):
+        try:
+            with open("/proc/%d/task/%d/children" % (p.pid, p.pid)) as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        except OSError:
+            return None
+        time.sleep(0.01)
+    return None
+
+
+def signal_in_window(strace_args, args, ready, sig):
+    """Runs `args` under strace, waits until ready() holds, signals the command; (rc, stderr)."""
+    p = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null"] + strace_args + [CLI] + args,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pid = traced_command(p)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and not ready():
+        time.sleep(0.01)
+    time.sleep(0.2)
+    try:
+        if pid:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    try:
+        _, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    return p.returncode, err
+
+
+if shutil.which("strace") and subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "true"],
+                                             capture_output=True).returncode == 0:
+    staging = lambda out: [n for n in os.listdir(WORK) if n.startswith(".%s.export-" % out)]
+    for sig, to, trace, holds in (
+            # the staging folder just made (mkdir held)
+            (signal.SIGINT, "safetensors", ["-e", "trace=mkdir,mkdirat", "-e",
+                                            "inject=mkdir,mkdirat:delay_exit=1500000"], None),
+            # every file written, libzip's own temporary of pytorch_model.bin among them (its
+            # rename into the name held)
+            (signal.SIGTERM, "pytorch", ["-e", "trace=rename,renameat,renameat2", "-e",
+                                         "inject=rename,renameat,renameat2:delay_enter=1500000"],
+             "pytorch_model.bin.")):
+        label = "%s, export --to %s while it writes its staging folder" % (sig.name, to)
+        for attempt in range(4):
+            out = "sig-export-%s-%d" % (to, attempt)
+            ready = (lambda out=out, holds=holds: any(
+                holds is None or any(f.startswith(holds) for f in os.listdir(os.path.join(WORK, d)))
+                for d in staging(out)))
+            rc, err = signal_in_window(trace, ["export", wordpiece_ckpt, "--to", to, "--out",
+                                               os.path.join(WORK, out)], ready, sig)
+            if rc == 0:
+                continue  # done before the signal came (strace can hold a signal back): again
+            check(rc == 130, "%s: exit 130 (got %d: %s)" % (label, rc, err.strip()[-200:]))
+            check(not staging(out) and not os.path.exists(os.path.join(WORK, out)),
+                  "%s: no staging folder left, nothing under --out (%s)" % (label, staging(out)))
+            break
+        else:
+            check(False, "%s: the window was reached" % label)
+    # dump: reads of the checkpoint slowed; the lock is taken before they start.
+    reached = False
+    for attempt in range(4):
+        out = "sig-lock-%d.dump.h5" % attempt
+        lock = os.path.join(WORK, ".%s.lock" % out)
+        rc, err = signal_in_window(
+            ["-P", ckpt, "-e", "trace=read,pread64", "-e", "inject=read,pread64:delay_exit=200000"],
+            ["dump", "--checkpoint", ckpt, "--out", os.path.join(WORK, out), "--no-check"],
+            lambda lock=lock: os.path.exists(lock), signal.SIGINT)
+        if rc == 130 and "dump interrupted after" in err:
+            continue  # the dump's own handler had it: not the window tested
+        reached = True
+        label = "SIGINT, dump while it reads its inputs (its lock taken)"
+        check(rc == 130, "%s: exit 130 (got %d: %s)" % (label, rc, err.strip()[-200:]))
+        left = [n for n in os.listdir(WORK) if n.startswith("." + out)]
+        check(not left and not os.path.exists(os.path.join(WORK, out)),
+              "%s: no lock file or temporary left (%s)" % (label, left))
+        break
+    check(reached, "SIGINT, dump while it reads its inputs: the window was reached")
+else:
+    print("skip signals in main's handler's windows (export staging, dump lock): no working "
+          "strace", flush=True)
+
 # ---- standard output that goes away: SIGPIPE is ignored, the command's files are written, and a
 # result it could not print is an error (was: killed by SIGPIPE with no word, or exit 0 with the
 # result lost).

@@ -5,10 +5,12 @@
 // naming the file and the tensor or key, exit 2, nothing written under --out.
 #include <H5Cpp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <QProcess>
 #include <QtTest>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/importers/tensor_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/run_inputs.hpp"
 #include "tests/process_run.hpp"
@@ -1008,6 +1011,98 @@ private slots:
         for (const auto& e : fs::directory_iterator(kOut))
             QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
                      e.path().c_str());
+    }
+
+    // An --out that is a FIFO or a device is refused before anything is read, exit 2, as every
+    // writer refuses it (docs/cli.md): it was exit 3 after the whole model had been converted.
+    // With a SRC that is no model, the output's refusal is what is said.
+    void outputThatIsAFifoOrDeviceIsRefusedFirst() {
+        const std::string fifo = kOut + "/out.fifo";
+        fs::remove(fifo);
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        for (const std::string& src : {kData + "/bigs_safetensors", kData + "/bad/wrong_shape"})
+            for (const std::string& out : {fifo, std::string("/dev/full")}) {
+                const Run r = import_cli({src, "--out", out});
+                QVERIFY2(r.code == 2, (src + " --out " + out + ": " + r.err).c_str());
+                QVERIFY2(r.err.find(out + ": is a") != std::string::npos &&
+                             r.err.find("shape") == std::string::npos,
+                         (src + " --out " + out + ": " + r.err).c_str());
+            }
+        QVERIFY(fs::is_fifo(fifo));
+        QVERIFY(fs::is_character_file("/dev/full"));
+        fs::remove(fifo);
+    }
+
+    // An --out whose directory exists but cannot be reached says the system's reason, as every
+    // writer says it ("File name too long" past PATH_MAX; "Permission denied" under a directory the
+    // user may not enter, checked when not run as root), not "does not exist".
+    void unreachableOutputDirectoryGivesTheReason() {
+        const std::string src = kData + "/bigs_safetensors";
+        std::string deep = kOut;
+        for (int i = 0; i < 24; ++i)
+            deep += "/" + std::string(200, 'd');  // 4,800 bytes: past PATH_MAX (4096)
+        Run r = import_cli({src, "--out", deep + "/x.ckpt.h5"});
+        QVERIFY2(r.code == 3 && r.err.find("File name too long") != std::string::npos &&
+                     r.err.find("does not exist") == std::string::npos,
+                 r.err.c_str());
+        if (::geteuid() == 0) return;  // root enters any directory
+        const std::string locked = kOut + "/locked";
+        fs::remove_all(locked);
+        fs::create_directories(locked + "/sub");
+        fs::permissions(locked, fs::perms::owner_all);
+        fs::permissions(locked, fs::perms::none);
+        r = import_cli({src, "--out", locked + "/sub/x.ckpt.h5"});
+        fs::permissions(locked, fs::perms::owner_all);
+        QVERIFY2(r.code == 3 && r.err.find(std::strerror(EACCES)) != std::string::npos &&
+                     r.err.find("does not exist") == std::string::npos,
+                 r.err.c_str());
+        QVERIFY(!fs::exists(locked + "/sub/x.ckpt.h5"));
+        fs::remove_all(locked);
+    }
+
+    // A SRC that exists but is a FIFO or a device is said to be of the wrong kind (as --vocab's
+    // "names no regular file"), not "no such file or directory".
+    void sourceThatIsAFifoOrDeviceIsNamedAsSuch() {
+        const std::string fifo = kOut + "/src.fifo";
+        fs::remove(fifo);
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        const std::string out = kOut + "/from-fifo.ckpt.h5";
+        for (const std::string& src : {fifo, std::string("/dev/null")}) {
+            const Run r = import_cli({src, "--out", out});
+            QVERIFY2(r.code == 2 &&
+                         r.err.find(src + ": SRC names no regular file or directory") !=
+                             std::string::npos &&
+                         r.err.find("no such file") == std::string::npos,
+                     (src + ": " + r.err).c_str());
+            QVERIFY(!fs::exists(out));
+        }
+        const Run missing = import_cli({kOut + "/no-such-model", "--out", out});
+        QVERIFY2(
+            missing.code == 2 && missing.err.find("no such file or directory") != std::string::npos,
+            missing.err.c_str());
+        fs::remove(fifo);
+    }
+
+    // Export's staging folder is registered for main's signal handler (SIGINT / SIGTERM: exit 130,
+    // nothing stray): its cleanup unlinks every file in the folder, whatever its name (libzip's
+    // own temporary of pytorch_model.bin), and removes the folder; the export itself under strace
+    // is tests/faults/fault_suite.py's. Once the guard ends, the folder is left alone.
+    void registeredStagingFolderIsRemovedByTheSignalCleanup() {
+        const std::string staged = kOut + "/.sig.export-" + std::to_string(::getpid());
+        fs::remove_all(staged);
+        fs::create_directories(staged);
+        for (int i = 0; i < 300; ++i)  // more entries than one read of the directory returns
+            std::ofstream(staged + "/pytorch_model.bin." + std::to_string(i)) << "part";
+        {
+            const TemporaryDirectoryGuard guard(staged);
+            unlink_registered_temporaries();
+            QVERIFY2(!fs::exists(staged), "the staging folder is still there");
+        }
+        fs::create_directories(staged);
+        { const TemporaryDirectoryGuard guard(staged); }
+        unlink_registered_temporaries();
+        QVERIFY(fs::is_directory(staged));
+        fs::remove_all(staged);
     }
 
     // The pickle's payload would have created this file had anything executed it.

@@ -22,12 +22,15 @@
 //   (--no-check: the command dies with the library);
 // - a WordPiece vocab.txt with invalid UTF-8: exit 2 naming file and line; a classification label
 //   with surrounding spaces: exit 2 naming file and line (docs/decisions.md).
+#include <sys/stat.h>
+
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <filesystem>
+#include <tuple>
 
 #include "train_test_support.hpp"
 
@@ -122,6 +125,17 @@ private slots:
         QCOMPARE(r.exit_code, 2);
         QVERIFY2(r.err.contains("bad.tsv:4"), qPrintable(r.err));
         QVERIFY(!QFile::exists(qpath("bad.dump.h5")));
+
+        // A named pipe under a corpus's name, for a classifier: exit 2 naming it, at once (the
+        // table sniffing opened it and waited for a writer forever).
+        QVERIFY(::mkfifo(path("pipe.txt").c_str(), 0600) == 0);
+        for (const char* command : {"eval", "dump"}) {
+            r = run_cli({command, "--checkpoint", ck, "--data", qpath("pipe.txt"), "--out",
+                         qpath(std::string("pipe.") + command + ".out")},
+                        20000);
+            QVERIFY2(r.exit_code == 2 && r.err.contains("pipe.txt"),
+                     qPrintable(QString(command) + ": " + r.err));
+        }
     }
 
     // An output never overwrites an input: `dump --checkpoint m --out m` replaced the checkpoint
@@ -202,6 +216,36 @@ private slots:
         r = run_cli({"eval", "--checkpoint", ck, "--out", qpath("p.jsonl")});
         QVERIFY2(r.exit_code == 2 && r.err.contains("name the same file"), qPrintable(r.err));
         QCOMPARE(bytes(qpath("p.jsonl")), QByteArray("{\"old\": 1}\n"));
+    }
+
+    // dump without --data/--task reads the checkpoint's held-out corpus (docs/cli.md): a corpus
+    // moved since training is an error naming the key and the file, not a silent dump of the
+    // built-in grammar (data.train) or of data.train's held-out part (data.valid).
+    void dumpOfAMovedCorpusNamesIt() {
+        std::string words;
+        for (int i = 0; i < 60; ++i)
+            words += "w" + std::to_string(i % 7) + " w" + std::to_string(i % 5) + " w3\n";
+        write_text(path("moved-train.txt"), words);
+        write_text(path("moved-valid.txt"), words);
+        auto c = tiny("bigs");
+        c["data"] = {{"train", path("moved-train.txt")}, {"seq_len", 16}};
+        c["tokenizer"] = {{"kind", "bytes"}};
+        QVERIFY(!train("moved", c).isEmpty());
+        c["data"]["valid"] = path("moved-valid.txt");
+        QVERIFY(!train("moved-v", c).isEmpty());
+        std::filesystem::rename(path("moved-train.txt"), path("elsewhere-train.txt"));
+        std::filesystem::rename(path("moved-valid.txt"), path("elsewhere-valid.txt"));
+        for (const auto& [run, key, file] :
+             {std::tuple{"moved", "data.train", "moved-train.txt"},
+              std::tuple{"moved-v", "data.valid", "moved-valid.txt"}}) {
+            const auto r =
+                run_cli({"dump", "--checkpoint", qpath(std::string(run) + "/model.ckpt.h5"),
+                         "--out", qpath(std::string(run) + ".dump.h5")});
+            QVERIFY2(r.exit_code == 2 && r.err.contains(key) && r.err.contains(file) &&
+                         r.err.contains("does not exist"),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(qpath(std::string(run) + ".dump.h5")));
+        }
     }
 
     void checkpointWriteErrorLeavesNoCheckpoint() {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -331,6 +332,10 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     hidden.append(temporary_stem(final_dir.filename().string())).append(".export-");
     hidden.append(std::to_string(::getpid()));
     const fs::path tmp = final_dir.parent_path() / hidden;
+    // Registered before it is made: a SIGINT / SIGTERM while the files are written (main's
+    // handler, exit 130) removes the staging folder and what it holds, as every writer's
+    // temporary is removed (a staging folder left behind waited for the next export of the name).
+    std::optional<TemporaryDirectoryGuard> remove_on_signal(std::in_place, tmp.string());
     try {
         fs::remove_all(tmp, ec);
         fs::create_directories(tmp);
@@ -354,6 +359,7 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
             write_torch_zip((tmp / "pytorch_model.bin").string(), tensors);
         if (fs::exists(final_dir, ec)) fs::remove(final_dir);  // the empty directory
         fs::rename(tmp, final_dir);
+        remove_on_signal.reset();  // the export is in place under its final name
     } catch (const fs::filesystem_error& e) {
         fs::remove_all(tmp, ec);
         throw IoError(dir + ": cannot write the export (" + e.what() + ")");

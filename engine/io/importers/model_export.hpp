@@ -30,9 +30,10 @@ nlohmann::ordered_json export_config(const RunConfig& config);
 
 /// Writes `ck` as a model directory `dir` in `to` (safetensors | pytorch): config.json, vocab.txt,
 /// model.safetensors or pytorch_model.bin. Everything is written into a hidden temporary directory
-/// beside `dir` and renamed into place; on any failure nothing is left under `dir`. `dir` must not
-/// exist or be an empty directory (IoError otherwise). FormatError when the checkpoint's
-/// tokenizer is not WordPiece (the published models' vocab.txt).
+/// beside `dir` and renamed into place; on any failure nothing is left under `dir`, and the
+/// temporary directory is registered (TemporaryDirectoryGuard) so that a signal ending the process
+/// removes it too. `dir` must not exist or be an empty directory (IoError otherwise). FormatError
+/// when the checkpoint's tokenizer is not WordPiece (the published models' vocab.txt).
 void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir);
 
 /// The files' bytes, for tests and the command.

@@ -391,6 +391,19 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
         dir = fs::path(src).parent_path();
         if (dir.empty()) dir = ".";
     } else {
+        // There, but of another kind (as --vocab's "names no regular file"), or not reachable
+        // (a directory it may not enter, a path past PATH_MAX: the system's reason).
+        const fs::file_status st = fs::status(src, ec);
+        if (fs::exists(st))
+            throw IoError(src + ": SRC names no regular file or directory (it is " +
+                          (fs::is_fifo(st)             ? "a pipe"
+                           : fs::is_character_file(st) ? "a character device"
+                           : fs::is_block_file(st)     ? "a block device"
+                           : fs::is_socket(st)         ? "a socket"
+                                                       : "no file") +
+                          "): give a model directory or a weights file");
+        if (ec && st.type() != fs::file_type::not_found)
+            throw IoError(src + ": cannot read it (" + ec.message() + ")");
         throw IoError(src + ": no such file or directory");
     }
     s.config = config.empty() ? (dir / "config.json").string() : config;
@@ -1179,10 +1192,15 @@ void write_imported_checkpoint(const std::string& path, ImportedModel& model,
     std::error_code ec;
     // Said of the path the user gave, before anything is written (the rename's error named a
     // temporary file, or "Success"); atomic_write_target refused a directory.
-    if (!fs::is_directory(final_path.parent_path(), ec))
+    // A directory that cannot be reached (one above it the user may not enter, a path past
+    // PATH_MAX) is said with the system's reason, as every writer says it, not as "does not exist".
+    const fs::file_status dir_status = fs::status(final_path.parent_path(), ec);
+    if (!fs::is_directory(dir_status))
         throw IoError(path + ": its directory " + final_path.parent_path().string() +
-                      (fs::exists(final_path.parent_path(), ec) ? " is a file, not a directory"
-                                                                : " does not exist"));
+                      (fs::exists(dir_status) ? " is a file, not a directory"
+                       : ec && dir_status.type() != fs::file_type::not_found
+                           ? " cannot be reached (" + ec.message() + ")"
+                           : std::string(" does not exist")));
     // Named as every writer's temporary (engine/io/stale_temporaries.hpp): unlinked if a signal
     // ends the import, and swept by the next import of the same name if the process was killed
     // outright. Its own suffix: the checkpoint writer makes its temporary beside this one.

@@ -170,6 +170,15 @@ void check_previous_results(const std::string& dir, const std::string& name, boo
                               ", or choose another --out");
     }
     if (grid) return;
+    // A single run trains each model into DIR/<model> with --overwrite: a run there that no
+    // experiment made (DIR holds no experiment's lock file) is the user's, and was replaced.
+    if (!fs::exists(fs::path(dir) / ".routescope-experiment.lock", ec))
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+            if (std::error_code e; fs::exists(it->path() / "model.ckpt.h5", e))
+                throw ConfigError(it->path().string() +
+                                  " holds a training run that no experiment made here (" + dir +
+                                  " has no .routescope-experiment.lock); a single run of " + name +
+                                  " would replace it: move it away or choose another --out");
     // A grid interrupted before its table: its seed folders, each made by an experiment.
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string entry = it->path().filename().string();

@@ -259,6 +259,15 @@ def main():
               os.listdir(single) == ["results.json"],  # not even the grid's lock file
               f"a grid into a folder whose results.json is {text!r} is refused, the file kept "
               f"({p.stderr[-200:]})")
+    # A single run trains into DIR/<arch> with --overwrite: a training run of the user's there
+    # (DIR made by no experiment: no lock file) is refused, its checkpoint kept (it was replaced).
+    users = os.path.join(a.work, "users-run")
+    os.makedirs(os.path.join(users, "bigs"))
+    open(os.path.join(users, "bigs", "model.ckpt.h5"), "w").write("the user's weeks of training")
+    p = run(a.cli, ["experiment", "induction", "--out", users] + tiny, 2)
+    check(p.returncode == 2 and "no experiment made" in p.stderr and
+          open(os.path.join(users, "bigs", "model.ckpt.h5")).read() == "the user's weeks of training",
+          f"a single run into a folder holding the user's own run is refused ({p.stderr[-200:]})")
     # What the runs used, recorded: --threads 0 as this machine's core count, --device auto as
     # the device found, so that a grid reuses a seed only when it ran as the others do.
     used = os.path.join(a.work, "used")

@@ -45,6 +45,18 @@ void refuse_ranks_of_a_single_process_command(const std::string& command) {
         "train and dump run across ranks (docs/scaling.md); run `" +
         command + "` without mpirun");
 }
+// " tokenizer train": every subcommand given, nested ones included, each with a leading space
+// (a usage error of `tokenizer train` named `tokenizer` and pointed to its --help, which lists
+// none of train's options).
+std::string command_path(CLI::App& app) {
+    std::string path;
+    for (CLI::App* at = &app;;) {
+        const auto given = at->get_subcommands([](CLI::App* s) { return s->count() > 0; });
+        if (given.empty()) return path;
+        at = given.back();
+        path += " " + at->get_name();
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,9 +109,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // As every other error: "routescope-cli COMMAND: error: WHAT" (docs/cli.md), with the
         // command whose options were being read.
-        std::string command;
-        for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return s->count() > 0; }))
-            command = " " + sub->get_name();
+        const std::string command = command_path(app);
         std::cerr << "routescope-cli" << command
                   << ": error: " << routescope::data::printable_text(e.what(), true) << "\n"
                   << "Run `routescope-cli" << command << " --help` for its options.\n";
@@ -120,13 +130,13 @@ int main(int argc, char** argv) {
             refuse_ranks_of_a_single_process_command(sub->get_name());
             code = run();
         } catch (...) {
-            return exit_for_current_exception(sub->get_name());
+            return exit_for_current_exception(command_path(app).substr(1));
         }
         // Standard output closed or a reader gone: the command's printed result (eval's numbers,
         // inspect's summary) was lost, and a success would hide it.
         std::cout.flush();
         if (!std::cout || std::fflush(stdout) != 0) {
-            std::cerr << "routescope-cli " << sub->get_name()
+            std::cerr << "routescope-cli" << command_path(app)
                       << ": error: cannot write to standard output (closed, or its reader "
                          "exited); the command's files were written\n";
             return code == kExitOk ? kExitFailure : code;

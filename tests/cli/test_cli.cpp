@@ -69,6 +69,16 @@ private slots:
             qPrintable(r.err));
         QVERIFY2(cli({"no-such-command"}).err.startsWith("routescope-cli: error: "),
                  qPrintable(cli({"no-such-command"}).err));
+        // A nested command is named whole, and so is its help (`tokenizer --help` lists none of
+        // train's options).
+        for (const QStringList& args : {QStringList{"tokenizer", "train", "--model-type", "nope"},
+                                        QStringList{"bench", "dump", "--no-such-flag"}}) {
+            const Run n = cli(args);
+            const QString command = args[0] + " " + args[1];
+            QVERIFY2(n.code == 2 && n.err.startsWith("routescope-cli " + command + ": error: ") &&
+                         n.err.contains("routescope-cli " + command + " --help"),
+                     qPrintable(n.err));
+        }
     }
 
     void validateMeetsTheExitCodeContract_data() {

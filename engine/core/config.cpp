@@ -168,6 +168,14 @@ ojson checked_value(const std::string& key, const ojson& value, const Kind& kind
         return value;
     }
     if (base == "int") {
+        // A whole number written as a real past 9e15 (1e16): a double no longer holds every
+        // integer there, so the value read may not be the one written; said so, not "expected
+        // an integer" of a number that is one.
+        if (value.is_number_float() && std::isfinite(value.get<double>()) &&
+            value.get<double>() == std::floor(value.get<double>()) && !is_integral(value))
+            fail(key, "a whole number written as a real number (" + value.dump() +
+                          ") must lie below 9e15, where a double holds every integer; write "
+                          "larger ones with digits only (e.g. 10000000000000000)");
         if (value.is_boolean() || !is_integral(value))
             fail(key, "expected an integer, got " + value.dump());
         const auto range = [&] {

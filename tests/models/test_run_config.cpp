@@ -132,6 +132,19 @@ private slots:
     // AdamW's ε and LayerNorm's ε are added in float32: 1e-320 is positive in the configuration's
     // double but 0 there (every parameter with a zero gradient became 0/0 = NaN at step 2, and
     // the message blamed train.lr). The bounds are numpy's np.finfo(np.float32).tiny and .max.
+    // A whole number written as a real beyond 9e15 is not called "not an integer": the message
+    // says why it is refused and how to write it (docs/config.md "Ranges").
+    void aLargeWholeRealIsRefusedSayingWhy() {
+        const QString what =
+            config_error([] { (void)RunConfig::parse(R"({"train": {"seed": 1e16}})"); });
+        QVERIFY2(what.startsWith("train.seed: a whole number written as a real number") &&
+                     what.contains("digits only"),
+                 qPrintable(what));
+        QCOMPARE(RunConfig::parse(R"({"train": {"seed": 10000000000000000}})").train.seed,
+                 std::int64_t(10000000000000000));
+        QCOMPARE(RunConfig::parse(R"({"train": {"seed": 3.0}})").train.seed, std::int64_t(3));
+    }
+
     void epsilonsMustBeNormalSinglePrecisionNumbers() {
         const RunConfig defaults = RunConfig::parse("{}");
         for (const char* key : {"train.eps", "model.ln_eps"}) {

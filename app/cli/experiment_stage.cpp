@@ -178,7 +178,8 @@ void check_previous_results(const std::string& dir, const std::string& name, boo
                 throw ConfigError(it->path().string() +
                                   " holds a training run that no experiment made here (" + dir +
                                   " has no .routescope-experiment.lock); a single run of " + name +
-                                  " would replace it: move it away or choose another --out");
+                                  " trains its models into folders of this --out, replacing any "
+                                  "run of the same name: move it away or choose another --out");
     // A grid interrupted before its table: its seed folders, each made by an experiment.
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string entry = it->path().filename().string();

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/core/error.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 
@@ -40,7 +41,12 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
     // An input that is a folder (a corpus directory) is read file by file: an output inside it
     // would replace one of its files (dump --data DIR --out DIR/b.txt overwrote b.txt) or be read
     // as part of it by the next run. Compared by real paths (links followed).
-    const fs::path out_real = fs::weakly_canonical(fs::absolute(out_path), ec);
+    fs::path out_real;
+    try {
+        out_real = fs::weakly_canonical(follow_output_links(fs::absolute(out_path), out_path), ec);
+    } catch (const Error&) {
+        ec = std::make_error_code(std::errc::invalid_argument);  // the writer says what is wrong
+    }
     for (const auto& [option, path] : inputs) {
         std::error_code e;
         // Only a corpus folder is read whole; a model folder (import's SRC) is read by the names
@@ -69,9 +75,18 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
 
 bool same_output_file(const std::string& a, const std::string& b) {
     if (a.empty() || b.empty()) return false;
+    // Where each writer puts its file: a name that is a link (even to a file not there yet) is
+    // followed as atomic_write_target follows it, then the folders' links.
+    const auto target = [](const std::string& p, std::error_code& ec) {
+        try {
+            return fs::weakly_canonical(follow_output_links(fs::absolute(p), p), ec);
+        } catch (const Error&) {
+            ec = std::make_error_code(std::errc::invalid_argument);
+            return fs::path();
+        }
+    };
     std::error_code ea, eb;
-    const fs::path ra = fs::weakly_canonical(fs::absolute(a), ea);
-    const fs::path rb = fs::weakly_canonical(fs::absolute(b), eb);
+    const fs::path ra = target(a, ea), rb = target(b, eb);
     if (!ea && !eb && ra == rb) return true;
     std::error_code e;
     return fs::exists(a, e) && fs::exists(b, e) && fs::equivalent(a, b, e) && !e;

@@ -172,10 +172,14 @@ ojson checked_value(const std::string& key, const ojson& value, const Kind& kind
         // integer there, so the value read may not be the one written; said so, not "expected
         // an integer" of a number that is one.
         if (value.is_number_float() && std::isfinite(value.get<double>()) &&
-            value.get<double>() == std::floor(value.get<double>()) && !is_integral(value))
+            value.get<double>() == std::floor(value.get<double>()) && !is_integral(value)) {
+            if (std::fabs(value.get<double>()) >= 9.2233720368547758e18)  // past 64 bits
+                fail(key, "must lie in [" + std::to_string(kind.lo) + ", " +
+                              std::to_string(kind.hi) + "], got " + value.dump());
             fail(key, "a whole number written as a real number (" + value.dump() +
-                          ") must lie below 9e15, where a double holds every integer; write "
+                          ") must lie within ±9e15, where a double holds every integer; write "
                           "larger ones with digits only (e.g. 10000000000000000)");
+        }
         if (value.is_boolean() || !is_integral(value))
             fail(key, "expected an integer, got " + value.dump());
         const auto range = [&] {

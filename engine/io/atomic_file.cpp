@@ -46,6 +46,7 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
     struct Pending {
         std::string path;
         fs::path final_path, tmp, previous;  // previous: a hard link to the file replaced, if any
+        bool existed = false;                // a file was there before (kept as `previous` or not)
         std::unique_ptr<TemporaryFileGuard> guard, previous_guard;  // unlinked if a signal ends it
     };
     std::vector<Pending> pending;
@@ -95,6 +96,7 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
         for (auto& p : pending) {
             std::error_code ec;
             if (!fs::exists(p.final_path, ec)) continue;
+            p.existed = true;
             p.previous = temporary_path_for(p.final_path.string(), ".previous");
             p.previous_guard = std::make_unique<TemporaryFileGuard>(p.previous.string());
             if (::link(p.final_path.c_str(), p.previous.c_str()) != 0) p.previous.clear();
@@ -104,17 +106,27 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
         fs::rename(pending[i].tmp, pending[i].final_path, ec);
         if (ec) {
             const std::string why = ec.message();
+            // Put back what can be: a replaced file kept under its second name, a new file
+            // removed. A replaced file that could not be kept (no hard links on this file system)
+            // stays replaced by the new one, which is better than nothing: said so.
+            std::string kept;
             for (std::size_t j = 0; j < i; ++j) {
-                std::error_code ignored;
+                std::error_code e;
                 if (!pending[j].previous.empty())
-                    fs::rename(pending[j].previous, pending[j].final_path, ignored);
-                else
-                    fs::remove(pending[j].final_path, ignored);
+                    fs::rename(pending[j].previous, pending[j].final_path, e);
+                else if (!pending[j].existed)
+                    fs::remove(pending[j].final_path, e);
+                if (e || (pending[j].existed && pending[j].previous.empty()))
+                    kept += (kept.empty() ? "" : ", ") + pending[j].path;
             }
             remove_temporaries();
+            std::string after;
+            if (i > 0)
+                after = kept.empty()
+                            ? " (the outputs already renamed were put back as they were)"
+                            : " (" + kept + " could not be put back and holds this run's output)";
             throw RuntimeFailure(pending[i].path +
-                                 ": cannot rename the finished file into place: " + why +
-                                 (i > 0 ? " (the outputs already renamed were put back)" : ""));
+                                 ": cannot rename the finished file into place: " + why + after);
         }
     }
     std::error_code ignored;

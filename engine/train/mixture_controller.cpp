@@ -66,17 +66,22 @@ void MixtureController::start(const std::vector<double>& losses) {
 void MixtureController::update(std::int64_t step, const std::vector<double>& losses) {
     for (int a = 0; a < K_; ++a) {
         const auto i = static_cast<std::size_t>(a);
-        measured_[i] = std::isfinite(losses_[i]) && std::isfinite(losses[i]);
-        if (!measured_[i]) {
+        if (std::isnan(losses[i])) {  // no target in the arm's rows: nothing measured
+            measured_[i] = 0;
             rewards_[i] = 0;
-            if (std::isfinite(losses[i])) losses_[i] = losses[i];
             continue;
         }
+        // +inf is a measurement (an overflowing loss: reward −1). A reward that is not a number
+        // (no earlier measurement, L_old = +inf) is none: 0, logged as null, prediction kept.
         rewards_[i] = birdie_reward(losses_[i], losses[i]);
-        if (!std::isfinite(rewards_[i])) rewards_[i] = 0;
+        losses_[i] = losses[i];
+        measured_[i] = std::isfinite(rewards_[i]);
+        if (!measured_[i]) {
+            rewards_[i] = 0;
+            continue;
+        }
         predicted_[i] = updates_ == 0 ? rewards_[i]
                                       : (1 - kEmaWeight) * predicted_[i] + kEmaWeight * rewards_[i];
-        losses_[i] = losses[i];
     }
     ++updates_;
 

@@ -37,11 +37,12 @@ public:
     /// L_old is +inf (nothing to compare with) until a measurement arrives.
     void start(const std::vector<double>& losses);
     /// A later measurement at `step`: rewards, predictions, the next mixture. An arm not measured
-    /// now or before (a loss that is not finite) gets no reward (measured(a) is false: reward 0,
+    /// now (a NaN loss: its rows held no target) gets no reward (measured(a) is false: reward 0,
     /// its prediction unchanged) and keeps its last measured loss: it was scored as if its loss
-    /// were 0, so its weight fell for want of targets.
+    /// were 0, so its weight fell for want of targets. An arm measured for the first time (L_old
+    /// +inf) gets reward 0, logged as none. A loss of +inf is a measurement (reward −1).
     void update(std::int64_t step, const std::vector<double>& losses);
-    /// Whether arm a's last update had a loss to compare with (both measurements finite).
+    /// Whether arm a's last update gave it a reward (a measurement now and before).
     bool measured(int a) const { return measured_[static_cast<std::size_t>(a)] != 0; }
 
     /// The arm of a row whose uniform draw is u ∈ [0, 1).

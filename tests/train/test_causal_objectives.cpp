@@ -295,6 +295,10 @@ private slots:
         QVERIFY(c.measured(1));
         QCOMPARE(c.rewards()[1], birdie_reward(4.0, 3.5));
         QVERIFY(c.rewards()[1] > 0);
+        // A loss that overflows is a measurement, the worst one: reward −1 (not "no target").
+        c.update(50, {2.9, std::numeric_limits<double>::infinity()});
+        QVERIFY(c.measured(1));
+        QCOMPARE(c.rewards()[1], -1.0);
     }
 
     // The rows' reset masks are what keeps a prefix-mode Birdie from reading its targets: with clm

@@ -171,17 +171,10 @@ void remove_staging_directory(const char* path) {
 }
 }  // namespace
 
-TemporaryFileGuard::TemporaryFileGuard(const std::string& path)
-    : slot_(register_temporary(path, kFile)) {}
+TemporaryFileGuard::TemporaryFileGuard(const std::string& path, bool directory)
+    : slot_(register_temporary(path, directory ? kDirectory : kFile)) {}
 
 TemporaryFileGuard::~TemporaryFileGuard() {
-    if (slot_ >= 0) g_state[slot_].store(0);
-}
-
-TemporaryDirectoryGuard::TemporaryDirectoryGuard(const std::string& path)
-    : slot_(register_temporary(path, kDirectory)) {}
-
-TemporaryDirectoryGuard::~TemporaryDirectoryGuard() {
     if (slot_ >= 0) g_state[slot_].store(0);
 }
 

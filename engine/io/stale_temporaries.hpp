@@ -48,10 +48,13 @@ void remove_stale_temporaries(const std::string& final_path, const std::string& 
 /// are simply not registered.
 class TemporaryFileGuard {
 public:
-    explicit TemporaryFileGuard(const std::string& path);
+    explicit TemporaryFileGuard(const std::string& path) : TemporaryFileGuard(path, false) {}
     ~TemporaryFileGuard();
     TemporaryFileGuard(const TemporaryFileGuard&) = delete;
     TemporaryFileGuard& operator=(const TemporaryFileGuard&) = delete;
+
+protected:
+    TemporaryFileGuard(const std::string& path, bool directory);
 
 private:
     int slot_ = -1;
@@ -61,15 +64,9 @@ private:
 /// ".<dir>.export-<pid>", whose weights file libzip writes through a temporary of its own name):
 /// `unlink_registered_temporaries` unlinks every file in it, then removes the directory. It shares
 /// TemporaryFileGuard's 16 places.
-class TemporaryDirectoryGuard {
+class TemporaryDirectoryGuard : public TemporaryFileGuard {
 public:
-    explicit TemporaryDirectoryGuard(const std::string& path);
-    ~TemporaryDirectoryGuard();
-    TemporaryDirectoryGuard(const TemporaryDirectoryGuard&) = delete;
-    TemporaryDirectoryGuard& operator=(const TemporaryDirectoryGuard&) = delete;
-
-private:
-    int slot_ = -1;
+    explicit TemporaryDirectoryGuard(const std::string& path) : TemporaryFileGuard(path, true) {}
 };
 
 /// Unlinks every registered temporary, then empties and removes every registered staging directory

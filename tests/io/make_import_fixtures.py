@@ -421,6 +421,13 @@ def write_bert(out, rng):
                            "FlaxBertForMaskedLM")
     model_dir(out, "bert_mlm_flax", "flax_model.msgpack", mp(flax_tree(mlm_flax)),
               config=json.dumps(bert_config()))
+    # tie_word_embeddings false: FlaxBertLMPredictionHead then calls its own decoder Dense, whose
+    # kernel [H, V] is saved under cls/predictions/decoder (modeling_flax_bert.py).
+    untied = collections.OrderedDict(mlm_flax)
+    word = next(v for k, v in mlm_flax.items() if k.endswith("word_embeddings/embedding"))
+    untied["cls/predictions/decoder/kernel"] = np.ascontiguousarray(np.asarray(word).T)
+    model_dir(out, "bert_mlm_flax_untied", "flax_model.msgpack", mp(flax_tree(untied)),
+              config=json.dumps({**bert_config(), "tie_word_embeddings": False}))
     cls_flax = as_official(bert_flax(cls_sd), official_keys.flax_bert_for_sequence_classification(
         *dims, BERT_LABELS), "FlaxBertForSequenceClassification")
     model_dir(out, "bert_cls_flax", "flax_model.msgpack", mp(flax_tree(cls_flax)),

@@ -809,6 +809,8 @@ private slots:
         row("NaN in a tensor", "bad/nan_weight",
             {"model.safetensors: bigs.embeddings.LayerNorm.weight: NaN at element 3"});
         row("untied decoder", "bad/untied_decoder", {"cls.predictions.decoder.weight: differs"});
+        row("untied decoder (Flax)", "bert_mlm_flax_untied",
+            {"cls/predictions/decoder/kernel", "tie_word_embeddings false", "cannot be imported"});
         row("TensorFlow checkpoint (Google's BERT release)", "bad/tf_checkpoint",
             {"bert_model.ckpt.index", "a TensorFlow checkpoint", "transformers-cli convert"});
         row("TensorFlow checkpoint given as a file", "bad/tf_checkpoint/bert_model.ckpt.index",

@@ -1040,6 +1040,18 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
                                              : "; the imported model is the encoder alone)"));
             continue;
         }
+        // A decoder matrix of its own (a Flax file of a model trained with tie_word_embeddings
+        // false: cls/predictions/decoder/kernel): the engine's MLM head is tied to the word
+        // embeddings, so it has no place for it; said so rather than "unexpected".
+        if (t.name.find("predictions/decoder/kernel") != std::string::npos ||
+            t.name.find("predictions.decoder.weight") != std::string::npos) {
+            problems.push_back(t.name +
+                               ": an output embedding of its own (a model trained with "
+                               "tie_word_embeddings false); the engine's MLM head reuses "
+                               "the word embeddings, so an untied decoder cannot be "
+                               "imported");
+            continue;
+        }
         problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");
     }
     if (!problems.empty()) {

@@ -238,6 +238,13 @@ PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
                               "does not exist: give --data FILE or --task NAME");
     };
     if (config.data.valid) need("data.valid", *config.data.valid);
+    // The checkpoint's corpus is an input as --data is: an output inside its folder would be
+    // read as part of it by the run's next resume (an HDF5 dump read as text).
+    for (const auto& [key, path] :
+         {std::pair{"data.valid", config.data.valid}, std::pair{"data.train", config.data.train}})
+        if (path && !train::is_builtin_corpus(*path))
+            refuse_overwriting_inputs(
+                {"--out", a.out}, {{std::string("--data (the checkpoint's ") + key + ")", *path}});
     if (config.data.valid) {
         *set = train::pack_documents(*config.data.valid, config.data.doc_sep, L, *tokenizer);
         description = *config.data.valid;

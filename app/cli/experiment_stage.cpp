@@ -12,6 +12,7 @@
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
@@ -134,11 +135,22 @@ void prepare_output_directory(const std::string& dir) {
     }
 }
 
+// The folders DIR/<model> a single run of each experiment trains into: the architectures of
+// experiment_command.cpp's model specs, phone_book_experiment.cpp's run_specs() names and
+// representation_experiment.cpp's two architectures.
+std::vector<const char*> experiment_model_folders(const std::string& name) {
+    if (name == "phone-book")
+        return {"next_token", "birdie_prefix", "birdie_causal", "transformer_next_token"};
+    if (name == "slstm-vs-bert") return {"slstm", "bert"};
+    return {"bigs", "stack_ssm", "gated_att", "bert"};
+}
+
 void check_previous_results(const std::string& dir, const std::string& name, bool grid) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path results = fs::path(dir) / "results.json";
     const char* kind = grid ? "a grid of seeds" : "a single run";
+    bool made_here = false;  // DIR's results.json is this experiment's
     if (fs::exists(results, ec)) {
         nlohmann::ordered_json held;
         std::string why;
@@ -155,6 +167,7 @@ void check_previous_results(const std::string& dir, const std::string& name, boo
                               kind + " of " + name +
                               " would replace it: move it away or choose another --out");
         const std::string other = held["experiment"].get<std::string>();
+        made_here = other == name;
         if (other != name)
             throw ConfigError(results.string() + ": this --out holds experiment " + other +
                               ", not " + name + ": choose another --out");
@@ -170,16 +183,18 @@ void check_previous_results(const std::string& dir, const std::string& name, boo
                               ", or choose another --out");
     }
     if (grid) return;
-    // A single run trains each model into DIR/<model> with --overwrite: a run there that no
-    // experiment made (DIR holds no experiment's lock file) is the user's, and was replaced.
-    if (!fs::exists(fs::path(dir) / ".routescope-experiment.lock", ec))
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-            if (std::error_code e; fs::exists(it->path() / "model.ckpt.h5", e))
-                throw ConfigError(it->path().string() +
+    // A single run trains each model into DIR/<model> with --overwrite: a run in one of those
+    // folders that no experiment made (DIR holds no experiment's lock file and no results of this
+    // experiment) is the user's, and was replaced. Other folders are not the experiment's.
+    if (!made_here && !fs::exists(fs::path(dir) / ".routescope-experiment.lock", ec))
+        for (const char* folder : experiment_model_folders(name))
+            if (std::error_code e; fs::exists(fs::path(dir) / folder / "model.ckpt.h5", e))
+                throw ConfigError((fs::path(dir) / folder).string() +
                                   " holds a training run that no experiment made here (" + dir +
                                   " has no .routescope-experiment.lock); a single run of " + name +
-                                  " trains its models into folders of this --out, replacing any "
-                                  "run of the same name: move it away or choose another --out");
+                                  " trains its model " + folder +
+                                  " there and would replace it: move it away or choose another "
+                                  "--out");
     // A grid interrupted before its table: its seed folders, each made by an experiment.
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string entry = it->path().filename().string();

@@ -51,7 +51,7 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
         std::error_code e;
         // Only a corpus folder is read whole; a model folder (import's SRC) is read by the names
         // of its files, and a checkpoint written beside them is what a user expects.
-        if (option != "--data" && option != "--corpus") continue;
+        if (!option.starts_with("--data") && !option.starts_with("--corpus")) continue;
         if (path.empty() || ec || !fs::is_directory(path, e)) continue;
         const fs::path dir = fs::canonical(path, e);
         if (e) continue;

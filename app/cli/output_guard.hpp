@@ -20,8 +20,9 @@ void refuse_directory_output(const std::string& option, const std::string& path)
 /// refuse_unnamable_output(out), refuse_directory_output(out), then ConfigError (exit 2) naming
 /// both options when `out` (an option's value, e.g. "--out") is the same file as one of `inputs`
 /// (option name, path): the same path, or another name of the same file (a link); or when `out`
-/// lies inside a corpus folder (an input of --data or --corpus that is a directory: every file
-/// in it is read), existing or not. Empty paths and
+/// lies inside a corpus folder (an input whose option name begins with --data or --corpus, such
+/// as "--data (the checkpoint's data.train)", that is a directory: every file in it is read),
+/// existing or not. Empty paths and
 /// other outputs that do not exist yet pass.
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs);

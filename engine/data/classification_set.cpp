@@ -160,13 +160,17 @@ void refuse_regression_labels(const ClassificationSet& set) {
 // either format gives the same label names (a model trained on one evaluated the other with
 // "label '1.0' is not in the training label set"). Any label that is a name leaves them as they
 // are; a fractional one is a regression target (refuse_regression_labels).
+// 2^63: whole numbers below it in magnitude are 64-bit integers (a double's whole values there
+// are exact integers).
+constexpr double kInt64Bound = 9223372036854775808.0;
+
 void integral_labels_as_integers(ClassificationSet& set) {
     for (const auto& e : set.examples) {
         if (e.label.empty()) continue;
         char* end = nullptr;
         const double v = std::strtod(e.label.c_str(), &end);
         if (end != e.label.c_str() + e.label.size() || !std::isfinite(v) || v != std::trunc(v) ||
-            std::abs(v) > 9.0e15)
+            std::abs(v) >= kInt64Bound)
             return;
     }
     for (auto& e : set.examples) {
@@ -578,12 +582,12 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                 e.label = l.get<bool>() ? "1" : "0";
             } else if (l.is_number_float() && (!std::isfinite(l.get<double>()) ||
                                                l.get<double>() == std::trunc(l.get<double>()))) {
-                // 1.0: class 1. A whole number beyond ±9e15, where a double no longer holds every
-                // integer (1e20, an integer beyond 64 bits, which the parser reads as a real, or
-                // 1e400), is kept as written, as the TSV reader keeps it: 1e20 and 2e20 are two
-                // classes, not one overflowed cast.
+                // 1.0: class 1, 1e16: class 10000000000000000. A whole number beyond the 64-bit
+                // integers (1e20, or an integer of more digits, which the parser reads as a real)
+                // is kept as written, as the TSV reader keeps it: 1e20 and 2e20 are two classes,
+                // not one overflowed cast.
                 const double v = l.get<double>();
-                if (std::abs(v) <= 9.0e15) {
+                if (std::abs(v) < kInt64Bound) {
                     e.label = std::to_string(static_cast<long long>(v));
                 } else {
                     e.label = number_as_written(line, label_key);

@@ -268,6 +268,13 @@ def main():
     check(p.returncode == 2 and "no experiment made" in p.stderr and
           open(os.path.join(users, "bigs", "model.ckpt.h5")).read() == "the user's weeks of training",
           f"a single run into a folder holding the user's own run is refused ({p.stderr[-200:]})")
+    # A run in a folder the experiment does not train into is not its business.
+    os.rename(os.path.join(users, "bigs"), os.path.join(users, "my-baseline"))
+    p = run(a.cli, ["experiment", "induction", "--out", users] + tiny)
+    check(p.returncode == 0 and
+          open(os.path.join(users, "my-baseline", "model.ckpt.h5")).read() ==
+          "the user's weeks of training",
+          f"a run in another folder of --out neither refuses nor is touched ({p.stderr[-200:]})")
     # What the runs used, recorded: --threads 0 as this machine's core count, --device auto as
     # the device found, so that a grid reuses a seed only when it ran as the others do.
     used = os.path.join(a.work, "used")

@@ -487,12 +487,24 @@ private slots:
         const auto all_max = read_classification(
             file("u64only.jsonl", "{\"text\": \"a\", \"label\": 18446744073709551615}\n"));
         QCOMPARE(all_max.labels, (std::vector<std::string>{"18446744073709551615"}));
-        // Whole reals within ±9e15 are still the integer classes (1.0: class 1).
+        // Whole reals within the 64-bit integers are the integer classes (1.0: class 1; 1e16 and
+        // 10000000000000000 are one class, 10^16 being exact in a double), in JSONL and TSV.
         QCOMPARE(read_classification(file("whole.jsonl",
                                           "{\"text\": \"a\", \"label\": 4e15}\n"
                                           "{\"text\": \"b\", \"label\": -2.0}\n"))
                      .labels,
                  (std::vector<std::string>{"-2", "4000000000000000"}));
+        const auto e16 =
+            read_classification(file("e16.jsonl",
+                                     "{\"text\": \"a\", \"label\": 1e16}\n"
+                                     "{\"text\": \"b\", \"label\": 0}\n"
+                                     "{\"text\": \"c\", \"label\": 10000000000000000}\n"));
+        QCOMPARE(e16.labels, (std::vector<std::string>{"0", "10000000000000000"}));
+        QCOMPARE(read_classification(file("e16.tsv",
+                                          "sentence\tlabel\na\t1e16\nb\t0\nc\t"
+                                          "10000000000000000\n"))
+                     .labels,
+                 e16.labels);
     }
     // A CSV whose lines end in CR alone (classic Mac OS, Excel's "CSV (Macintosh)"): libcsv ends a
     // record at a lone CR, so every record was "line 1" (in predictions and in errors). Refused as

@@ -66,6 +66,14 @@ bool exited_normally(const train_test::CliResult& r) {
     return r.exit_code >= 0;
 }
 
+// 60 short documents of made-up words: a corpus file for a tiny run.
+std::string word_lines() {
+    std::string words;
+    for (int i = 0; i < 60; ++i)
+        words += "w" + std::to_string(i % 7) + " w" + std::to_string(i % 5) + " w3\n";
+    return words;
+}
+
 int files_containing(const std::string& dir, const std::string& part) {
     int n = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir))
@@ -222,9 +230,7 @@ private slots:
     // moved since training is an error naming the key and the file, not a silent dump of the
     // built-in grammar (data.train) or of data.train's held-out part (data.valid).
     void dumpOfAMovedCorpusNamesIt() {
-        std::string words;
-        for (int i = 0; i < 60; ++i)
-            words += "w" + std::to_string(i % 7) + " w" + std::to_string(i % 5) + " w3\n";
+        const std::string words = word_lines();
         write_text(path("moved-train.txt"), words);
         write_text(path("moved-valid.txt"), words);
         auto c = tiny("bigs");
@@ -246,6 +252,25 @@ private slots:
                      qPrintable(r.err));
             QVERIFY(!QFile::exists(qpath(std::string(run) + ".dump.h5")));
         }
+    }
+
+    // Without --data, dump reads the checkpoint's corpus: a folder corpus is an input as --data's
+    // is, and an output inside it is refused (the dump was written there, and the run's next
+    // resume read it as text: "invalid UTF-8 byte 0x89").
+    void dumpIntoTheCheckpointsCorpusFolderIsRefused() {
+        std::filesystem::create_directories(path("folder-corpus"));
+        const std::string words = word_lines();
+        write_text(path("folder-corpus/a.txt"), words);
+        auto c = tiny("bigs");
+        c["data"] = {{"train", path("folder-corpus")}, {"seq_len", 16}};
+        c["tokenizer"] = {{"kind", "bytes"}};
+        QVERIFY(!train("folder-run", c).isEmpty());
+        const auto r = run_cli({"dump", "--checkpoint", qpath("folder-run/model.ckpt.h5"), "--out",
+                                qpath("folder-corpus/held.dump.h5")});
+        QVERIFY2(r.exit_code == 2 && r.err.contains("lies inside the folder") &&
+                     r.err.contains("data.train"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(qpath("folder-corpus/held.dump.h5")));
     }
 
     void checkpointWriteErrorLeavesNoCheckpoint() {

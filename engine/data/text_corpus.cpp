@@ -128,6 +128,10 @@ std::string binary_kind(std::ifstream& in, const unsigned char* b, std::streamsi
     if (starts({0x28, 0xb5, 0x2f, 0xfd})) return "zstd-compressed (unzstd it first)";
     if (starts({0xfd, '7', 'z', 'X', 'Z', 0})) return "xz-compressed (unxz it first)";
     if (starts({'P', 'K', 3, 4})) return "a zip archive (unzip it first)";
+    // HDF5's signature (a Routescope dump or checkpoint left in a corpus folder): said as such,
+    // not as "invalid UTF-8 byte 0x89".
+    if (starts({0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'}))
+        return "an HDF5 file (a dump or checkpoint, not text: move it out of the corpus)";
     // An uncompressed tar (`tar cf`, or a .tar.gz / .tar.xz once decompressed): its headers and
     // NUL padding would be read as documents.
     if (n >= 512 && tar_header(b))

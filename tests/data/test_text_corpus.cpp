@@ -333,6 +333,18 @@ private slots:
     // Refused by name, by a header's magic "ustar" at byte 257 and its checksum (POSIX.1 ustar:
     // the octal sum of the header's 512 bytes, the checksum field counted as 8 spaces); "ustar" at
     // byte 257 of text is text.
+    // An HDF5 file (a dump left in a corpus folder, written here by h5py's library through the
+    // C API would be the same signature: \x89HDF\r\n\x1a\n, HDF5 File Format Specification 2.0
+    // "Format Signature") is named as such, not as "invalid UTF-8 byte 0x89".
+    void hdf5FilesAreRefusedByName() {
+        const auto p = file("h/held.dump.h5",
+                            std::string("\x89HDF\r\n\x1a\n\0\0\0\0", 12) + std::string(500, '\0'));
+        const std::string msg = error_of([&] { TextCorpus{p}; });
+        QVERIFY2(msg.find("an HDF5 file") != std::string::npos &&
+                     msg.find("held.dump.h5") != std::string::npos,
+                 msg.c_str());
+    }
+
     void tarArchivesAreRefusedByName() {
         std::string header(512, '\0');
         const auto put = [&](std::size_t at, const std::string& field) {

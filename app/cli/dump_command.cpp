@@ -314,22 +314,42 @@ std::function<void(std::int64_t, std::int64_t)> progress_reporter() {
 
 // The ranks of a sharded dump agree after each phase: a failing rank rethrows its error, the others
 // stop with one naming it (every rank then exits through main's handler, none waits).
-void agree(std::exception_ptr error, const char* phase) {
+void agree(std::exception_ptr error, const char* phase, bool setup = false) {
     dist::Communicator& w = dist::world();
     if (w.size() == 1) {
         if (error) std::rethrow_exception(error);
         return;
     }
     const int failed = agree_on_failure(w, error);
-    if (failed >= 0)
-        throw RuntimeFailure("rank " + std::to_string(failed) + " of " + std::to_string(w.size()) +
-                             " failed " + phase + " (its message says why); every rank stops");
+    if (failed < 0) return;
+    const std::string what = "rank " + std::to_string(failed) + " of " + std::to_string(w.size()) +
+                             " failed " + phase + " (its message says why); every rank stops";
+    // While the inputs are read, a rank fails on a bad input or option (exit 2), and every rank
+    // exits as it does, as train's setup does (rank 0 exited 3 while rank 1 exited 2, so the
+    // job's status depended on which rank ended first); later failures are run-time ones (3).
+    if (setup) throw ConfigError(what);
+    throw RuntimeFailure(what);
 }
 
 int run_dump(const DumpArgs& a);
 
-int run_dump_on_ranks(const DumpArgs& a) {
+// `verdict` and `report`: the input check of --checkpoint, made before MPI starts (its child is
+// forked first). Under mpirun the ranks agree on it, as train's do: a rank whose file failed the
+// check exited 2 with no word (only rank 0 prints a report) and left the others waiting in the
+// dump's first collective.
+int run_dump_on_ranks(const DumpArgs& a, int verdict, const std::string& report) {
     dist::WorldScope world_scope;
+    dist::Communicator& w = dist::world();
+    if (w.size() == 1) {
+        std::cerr << report << std::flush;
+        return verdict ? verdict : run_dump(a);
+    }
+    const int failed = agree_on_failure(w, nullptr, report);
+    if (verdict) return verdict;
+    if (failed >= 0)
+        throw ConfigError("rank " + std::to_string(failed) + " of " + std::to_string(w.size()) +
+                          " could not open its --checkpoint (its message says why); every rank "
+                          "stops");
     return run_dump(a);
 }
 
@@ -408,7 +428,7 @@ int run_dump(const DumpArgs& a) {
     } catch (...) {
         setup_error = std::current_exception();
     }
-    agree(setup_error, "while reading the inputs");
+    agree(setup_error, "while reading the inputs", /*setup=*/true);
     // Read without its values: they go straight from the file into the dump's model, one tensor at
     // a time (a published-size checkpoint is never held in host memory beside the model).
     const Checkpoint& ck = *ck_read;
@@ -613,8 +633,9 @@ CommandRunner setup_dump(CLI::App& app) {
         ->check(CLI::Range(0.0, 1.0));
     return [a]() {
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
-        if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
-        return run_dump_on_ranks(*a);
+        std::string report;
+        const int verdict = check_input(a->checkpoint, a->check, &report);
+        return run_dump_on_ranks(*a, verdict, report);
     };
 }
 

@@ -340,6 +340,18 @@ print('ok', len(names))
         QVERIFY2(damaged.code == 2 && damaged.err.contains(bad + "/model.ckpt.h5") &&
                      damaged.err.contains("rank 1 could not read"),
                  qPrintable(damaged.err.right(3000)));
+        // The same for a sharded dump: rank 1's checkpoint fails the input check; its report is
+        // printed (naming the file) and the ranks agree (rank 1 exited 2 without a word, rank 0
+        // was killed as "interrupted", or waited for ever under a launcher that lets it).
+        const Run dumped = mpmd({"dump", "--checkpoint", good + "/model.ckpt.h5", "--out",
+                                 dir("mpmd.dump.h5"), "--threads", "1"},
+                                {"dump", "--checkpoint", bad + "/model.ckpt.h5", "--out",
+                                 dir("mpmd.dump.h5"), "--threads", "1"});
+        QVERIFY2(dumped.code != -1, "mpirun still ran after 120 s");
+        QVERIFY2(dumped.code != 0 && dumped.err.contains(bad + "/model.ckpt.h5") &&
+                     dumped.err.contains("rank 1 of 2 could not open its --checkpoint"),
+                 qPrintable(dumped.err.right(3000)));
+        QVERIFY(!QFileInfo::exists(dir("mpmd.dump.h5")));
         // Rank 1's --out already holds a run (a fresh run refuses it there).
         const Run held = mpmd(
             QStringList{"train", "--config", tiny_config(), "--out", dir("mpmd-fresh"), "--json"} +

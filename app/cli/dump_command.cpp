@@ -476,7 +476,7 @@ int run_dump(const DumpArgs& a) {
     o.device = device;
     // Ctrl-C / SIGTERM (even when the shell started us with SIGINT ignored): the next batch
     // boundary throws Interrupted; DumpWriter removes its temporary; exit 130, nothing under --out.
-    train::StopSignal signals;
+    std::optional<train::StopSignal> signals(std::in_place);
     train::StopSignal::reset();
     // Under N ranks the progress printed is rank 0's, of its own block, scaled to the whole dump
     // (the blocks differ by one example at most): it said "done 3, total 3" of a 7-example dump.
@@ -535,7 +535,18 @@ int run_dump(const DumpArgs& a) {
         }
         std::exception_ptr master_error, commit_error;
         try {
+            // Waiting for the other ranks to finish their shards, a signal ends this rank at once
+            // through main's handler (its staged shard and the lock are registered and go): a
+            // rank killed meanwhile leaves the others in this collective until the launcher's
+            // SIGTERM, and then its SIGKILL a second later, which left the finished staged shard
+            // and the lock behind. The flag is read again for the renames that follow.
+            const bool stop_asked = train::StopSignal::requested();
+            signals.reset();
+            if (stop_asked && !error)
+                error = std::make_exception_ptr(
+                    Interrupted("dump interrupted; nothing written to " + a.out));
             agree(error, "while writing its shard");
+            signals.emplace();
             if (rank == 0) try {
                     master_temp = write_staged_dump_master(a.out, shards, staged, counts);
                     unlink_master_on_signal.emplace(master_temp);

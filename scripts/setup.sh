@@ -18,7 +18,7 @@ packages=(
     libopenmpi-dev openmpi-bin
     liblapack-dev nlohmann-json3-dev libcli11-dev libmsgpack-cxx-dev libzip-dev libcsv-dev
     xvfb xauth poppler-utils librsvg2-bin fonts-dejavu-core fonts-droid-fallback fontconfig
-    clang-format ccache strace
+    clang-format ccache strace procps
     python3 python3-torch python3-numpy python3-h5py python3-sentencepiece
     libopenblas0-pthread libopenblas-dev libboost-dev libssl-dev help2man
     clang libfuzzer-14-dev libomp-14-dev

@@ -30,6 +30,7 @@
 #include "app/cli/output_guard.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/utf8.hpp"
+#include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
 namespace {

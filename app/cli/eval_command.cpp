@@ -32,6 +32,7 @@
 #include "engine/data/task.hpp"
 #include "engine/data/tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
 #include "engine/train/answer_scoring.hpp"
 #include "engine/train/birdie_arms.hpp"

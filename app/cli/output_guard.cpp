@@ -41,18 +41,13 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
     // An input that is a folder (a corpus directory) is read file by file: an output inside it
     // would replace one of its files (dump --data DIR --out DIR/b.txt overwrote b.txt) or be read
     // as part of it by the next run. Compared by real paths (links followed).
-    fs::path out_real;
-    try {
-        out_real = fs::weakly_canonical(follow_output_links(fs::absolute(out_path), out_path), ec);
-    } catch (const Error&) {
-        ec = std::make_error_code(std::errc::invalid_argument);  // the writer says what is wrong
-    }
+    const fs::path out_real = output_real_path(out_path);  // empty: the writer says what is wrong
     for (const auto& [option, path] : inputs) {
         std::error_code e;
         // Only a corpus folder is read whole; a model folder (import's SRC) is read by the names
         // of its files, and a checkpoint written beside them is what a user expects.
         if (!option.starts_with("--data") && !option.starts_with("--corpus")) continue;
-        if (path.empty() || ec || !fs::is_directory(path, e)) continue;
+        if (path.empty() || out_real.empty() || !fs::is_directory(path, e)) continue;
         const fs::path dir = fs::canonical(path, e);
         if (e) continue;
         const auto [d, o] = std::mismatch(dir.begin(), dir.end(), out_real.begin(), out_real.end());
@@ -71,25 +66,6 @@ void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                               path + "): writing it would destroy it; choose another " +
                               out_option);
     }
-}
-
-bool same_output_file(const std::string& a, const std::string& b) {
-    if (a.empty() || b.empty()) return false;
-    // Where each writer puts its file: a name that is a link (even to a file not there yet) is
-    // followed as atomic_write_target follows it, then the folders' links.
-    const auto target = [](const std::string& p, std::error_code& ec) {
-        try {
-            return fs::weakly_canonical(follow_output_links(fs::absolute(p), p), ec);
-        } catch (const Error&) {
-            ec = std::make_error_code(std::errc::invalid_argument);
-            return fs::path();
-        }
-    };
-    std::error_code ea, eb;
-    const fs::path ra = target(a, ea), rb = target(b, eb);
-    if (!ea && !eb && ra == rb) return true;
-    std::error_code e;
-    return fs::exists(a, e) && fs::exists(b, e) && fs::equivalent(a, b, e) && !e;
 }
 
 }  // namespace routescope::cli

@@ -27,8 +27,4 @@ void refuse_directory_output(const std::string& option, const std::string& path)
 void refuse_overwriting_inputs(const std::pair<std::string, std::string>& out,
                                const std::vector<std::pair<std::string, std::string>>& inputs);
 
-/// Whether two outputs name one file: the same real path (links of the name or of its folders
-/// followed) or, both existing, the same file (a hard link).
-bool same_output_file(const std::string& a, const std::string& b);
-
 }  // namespace routescope::cli

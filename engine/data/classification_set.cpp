@@ -155,15 +155,15 @@ void refuse_regression_labels(const ClassificationSet& set) {
                           "' is a real number, as every label of the file is: " + kRegression);
 }
 
+// 2^63: whole numbers below it in magnitude are 64-bit integers (a double's whole values there
+// are exact integers).
+constexpr double kInt64Bound = 9223372036854775808.0;
+
 // A table's labels that all read as whole numbers written as reals ("0.0", "1.0": pandas' to_csv
 // of a float column) are the classes 0 and 1, as a JSON Lines file's 1.0 is: the same data in
 // either format gives the same label names (a model trained on one evaluated the other with
 // "label '1.0' is not in the training label set"). Any label that is a name leaves them as they
 // are; a fractional one is a regression target (refuse_regression_labels).
-// 2^63: whole numbers below it in magnitude are 64-bit integers (a double's whole values there
-// are exact integers).
-constexpr double kInt64Bound = 9223372036854775808.0;
-
 void integral_labels_as_integers(ClassificationSet& set) {
     for (const auto& e : set.examples) {
         if (e.label.empty()) continue;
@@ -580,8 +580,7 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
                 e.label = std::to_string(l.get<std::int64_t>());
             } else if (l.is_boolean()) {
                 e.label = l.get<bool>() ? "1" : "0";
-            } else if (l.is_number_float() && (!std::isfinite(l.get<double>()) ||
-                                               l.get<double>() == std::trunc(l.get<double>()))) {
+            } else if (l.is_number_float() && l.get<double>() == std::trunc(l.get<double>())) {
                 // 1.0: class 1, 1e16: class 10000000000000000. A whole number beyond the 64-bit
                 // integers (1e20, or an integer of more digits, which the parser reads as a real)
                 // is kept as written, as the TSV reader keeps it: 1e20 and 2e20 are two classes,

@@ -61,18 +61,13 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
     // One temporary each, one final file each: two names of one file (a symbolic link to the other
     // output, a linked folder, a hard link) would share a temporary, and the second output replaced
     // the first (analyze --out r.json --csv r.csv with r.csv → r.json left the CSV in r.json).
-    const auto same_file = [](const fs::path& a, const fs::path& b) {
-        std::error_code ec;
-        if (fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec) && !ec) return true;
-        return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec) && !ec;
-    };
     try {
         for (const auto& [path, text] : files) {
             Pending p;
             p.path = path;
             p.final_path = atomic_write_target(path);
             for (const auto& q : pending)
-                if (same_file(q.final_path, p.final_path))
+                if (same_output_file(q.final_path.string(), p.final_path.string()))
                     throw ConfigError(path + ": names the same file as " + q.path +
                                       ", and each output needs its own");
             pending.push_back(std::move(p));

@@ -59,6 +59,38 @@ std::filesystem::path follow_output_links(std::filesystem::path p, const std::st
     return p;
 }
 
+const char* file_kind(const std::filesystem::file_status& st) {
+    namespace fs = std::filesystem;
+    return fs::is_regular_file(st)     ? "a regular file"
+           : fs::is_directory(st)      ? "a directory"
+           : fs::is_character_file(st) ? "a character device"
+           : fs::is_block_file(st)     ? "a block device"
+           : fs::is_fifo(st)           ? "a FIFO (named pipe)"
+           : fs::is_socket(st)         ? "a socket"
+                                       : "not a regular file";
+}
+
+std::filesystem::path output_real_path(const std::string& path) {
+    namespace fs = std::filesystem;
+    if (path.empty()) return {};
+    try {
+        std::error_code ec;
+        fs::path real = fs::weakly_canonical(follow_output_links(fs::absolute(path), path), ec);
+        return ec ? fs::path() : real;
+    } catch (const std::exception&) {  // a link that cannot be read: the writer says so
+        return {};
+    }
+}
+
+bool same_output_file(const std::string& a, const std::string& b) {
+    namespace fs = std::filesystem;
+    const fs::path ra = output_real_path(a), rb = output_real_path(b);
+    if (!ra.empty() && ra == rb) return true;
+    std::error_code e;
+    return !a.empty() && !b.empty() && fs::exists(a, e) && fs::exists(b, e) &&
+           fs::equivalent(a, b, e) && !e;
+}
+
 std::string atomic_write_target(const std::string& final_path) {
     namespace fs = std::filesystem;
     if (final_path.empty())  // fs::absolute("") throws, which read as an internal error
@@ -67,12 +99,7 @@ std::string atomic_write_target(const std::string& final_path) {
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
     if (ec || !fs::exists(st) || fs::is_regular_file(st)) return p.string();
-    const char* kind = fs::is_directory(st)        ? "a directory"
-                       : fs::is_character_file(st) ? "a character device"
-                       : fs::is_block_file(st)     ? "a block device"
-                       : fs::is_fifo(st)           ? "a FIFO (named pipe)"
-                       : fs::is_socket(st)         ? "a socket"
-                                                   : "not a regular file";
+    const char* kind = file_kind(st);
     throw ConfigError(
         final_path +
         (p.string() != fs::absolute(final_path).string() ? " (a link to " + p.string() + ")"

@@ -27,6 +27,19 @@ std::string temporary_path_for(const std::string& final_path, const std::string&
 /// ConfigError naming `shown` for a link that cannot be read or a chain of more than 40.
 std::filesystem::path follow_output_links(std::filesystem::path p, const std::string& shown);
 
+/// What a file system object is, for messages: "a directory", "a character device", "a FIFO
+/// (named pipe)", "a socket", ...
+const char* file_kind(const std::filesystem::file_status& st);
+
+/// Where an output named `path` lands, comparable with another's: its links followed as
+/// atomic_write_target follows them (even to a file not there yet), then its folders' links
+/// (weakly_canonical). Empty for an empty path or one whose links cannot be read.
+std::filesystem::path output_real_path(const std::string& path);
+
+/// Whether two output names land in one file: the same output_real_path, or, both existing, one
+/// file under two names (a hard link). Empty names are no file.
+bool same_output_file(const std::string& a, const std::string& b);
+
 /// Where an atomic writer of `final_path` puts the finished file (absolute): final_path itself, or,
 /// when it is a symbolic link, the file the link points to (resolved link by link), so the link
 /// stays a link and its target gets the content, as a shell redirection writes. ConfigError when

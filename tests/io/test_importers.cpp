@@ -1069,11 +1069,14 @@ private slots:
         fs::remove(fifo);
         QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
         const std::string out = kOut + "/from-fifo.ckpt.h5";
-        for (const std::string& src : {fifo, std::string("/dev/null")}) {
+        for (const auto& [src, kind] :
+             {std::pair{fifo, std::string("a FIFO")},
+              std::pair{std::string("/dev/null"), std::string("a character device")}}) {
             const Run r = import_cli({src, "--out", out});
             QVERIFY2(r.code == 2 &&
                          r.err.find(src + ": SRC names no regular file or directory") !=
                              std::string::npos &&
+                         r.err.find("(it is " + kind) != std::string::npos &&
                          r.err.find("no such file") == std::string::npos,
                      (src + ": " + r.err).c_str());
             QVERIFY(!fs::exists(out));

@@ -395,12 +395,7 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
         // (a directory it may not enter, a path past PATH_MAX: the system's reason).
         const fs::file_status st = fs::status(src, ec);
         if (fs::exists(st))
-            throw IoError(src + ": SRC names no regular file or directory (it is " +
-                          (fs::is_fifo(st)             ? "a pipe"
-                           : fs::is_character_file(st) ? "a character device"
-                           : fs::is_block_file(st)     ? "a block device"
-                           : fs::is_socket(st)         ? "a socket"
-                                                       : "no file") +
+            throw IoError(src + ": SRC names no regular file or directory (it is " + file_kind(st) +
                           "): give a model directory or a weights file");
         if (ec && st.type() != fs::file_type::not_found)
             throw IoError(src + ": cannot read it (" + ec.message() + ")");

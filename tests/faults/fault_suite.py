@@ -374,7 +374,7 @@ if shutil.which("strace") and subprocess.run(["strace", "-f", "-qq", "-o", "/dev
                                          "inject=rename,renameat,renameat2:delay_enter=1500000"],
              "pytorch_model.bin.")):
         label = "%s, export --to %s while it writes its staging folder" % (sig.name, to)
-        for attempt in range(4):
+        for attempt in range(8):
             out = "sig-export-%s-%d" % (to, attempt)
             ready = (lambda out=out, holds=holds: any(
                 holds is None or any(f.startswith(holds) for f in os.listdir(os.path.join(WORK, d)))
@@ -391,7 +391,7 @@ if shutil.which("strace") and subprocess.run(["strace", "-f", "-qq", "-o", "/dev
             check(False, "%s: the window was reached" % label)
     # dump: reads of the checkpoint slowed; the lock is taken before they start.
     reached = False
-    for attempt in range(4):
+    for attempt in range(8):
         out = "sig-lock-%d.dump.h5" % attempt
         lock = os.path.join(WORK, ".%s.lock" % out)
         rc, err = signal_in_window(
@@ -400,6 +400,9 @@ if shutil.which("strace") and subprocess.run(["strace", "-f", "-qq", "-o", "/dev
             lambda lock=lock: os.path.exists(lock), signal.SIGINT)
         if rc == 130 and "dump interrupted after" in err:
             continue  # the dump's own handler had it: not the window tested
+        if rc == 0:
+            continue  # done before the signal came (strace can hold a signal back; a loaded
+            #           machine, CI's two cores under ctest -j2): again
         reached = True
         label = "SIGINT, dump while it reads its inputs (its lock taken)"
         check(rc == 130, "%s: exit 130 (got %d: %s)" % (label, rc, err.strip()[-200:]))

@@ -38,6 +38,45 @@ int after_background_work(int status) {
     }
     return status;
 }
+// Qt's own -platform NAME (or -platform=NAME) argument.
+bool platform_chosen(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        if (a == "-platform" || a == "--platform" || a.starts_with("-platform=") ||
+            a.starts_with("--platform="))
+            return true;
+    }
+    return false;
+}
+
+bool is_option(std::string_view a, std::string_view o) {
+    return a == o || (a.starts_with(o) && a.size() > o.size() && a[o.size()] == '=');
+}
+
+// --export always draws offscreen; --screenshot uses the display where there is one.
+bool needs_no_display(int argc, char** argv, bool display) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        if (a == "--") break;
+        if (is_option(a, "--export") || (!display && is_option(a, "--screenshot"))) return true;
+        if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" ||
+            a == "--version")
+            return true;
+    }
+    return false;
+}
+
+bool display_available() {
+#if defined(__linux__) || defined(__FreeBSD__)
+    for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY"}) {
+        const char* s = std::getenv(v);
+        if (s != nullptr && *s != '\0') return true;
+    }
+    return false;
+#else
+    return true;
+#endif
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,11 +85,21 @@ int main(int argc, char** argv) {
     // silently with a half-written figure (SIGXFSZ: exit 153 and a .part file).
     std::signal(SIGXFSZ, SIG_IGN);
     std::signal(SIGPIPE, SIG_IGN);
-    // --export needs no display: unless the user chose a platform, draw offscreen (CI, servers).
-    for (int i = 1; i < argc; ++i)
-        if (std::string_view(argv[i]) == "--export" &&
-            !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+    // --export, --screenshot, --help and --version need no display: unless the user chose a
+    // platform, they draw offscreen (CI, servers). Without a display the window cannot open, and
+    // Qt's xcb plugin would abort (SIGABRT, "could not connect to display"): say so, exit 2.
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM") && !platform_chosen(argc, argv)) {
+        const bool display = display_available();
+        if (needs_no_display(argc, argv, display))
             qputenv("QT_QPA_PLATFORM", "offscreen");
+        else if (!display) {
+            std::cerr << "routescope: error: no display (neither DISPLAY nor WAYLAND_DISPLAY is "
+                         "set): run it in a desktop session or with ssh -X; figures without a "
+                         "window: routescope --export PROJECT --out DIR, or --screenshot PNG "
+                         "FILES\n";
+            return 2;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName("Routescope");
     QApplication::setOrganizationName("Routescope");

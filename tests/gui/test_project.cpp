@@ -1456,6 +1456,39 @@ private slots:
         }
     }
 
+    // `routescope` without a display (ssh without -X, a server): Qt's xcb plugin aborted
+    // (SIGABRT, a core file), even for --help. --help, --version and --screenshot now draw
+    // offscreen; the window says that there is no display and exits 2.
+    void withoutADisplayTheWorkbenchSaysSoInsteadOfAborting() {
+        const QString dir = fresh_dir("no-display");
+        auto run = [](const QStringList& args, QByteArray* out) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            for (const char* v : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+                env.remove(QString::fromLatin1(v));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(ROUTESCOPE_GUI_BIN), args);
+            if (!p.waitForFinished(120000)) {
+                p.kill();
+                p.waitForFinished();
+                return -1;
+            }
+            *out = p.readAllStandardOutput() + p.readAllStandardError();
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        };
+        QByteArray out;
+        QCOMPARE(run({"--help"}, &out), 0);
+        QVERIFY2(out.contains("--export"), out.constData());
+        QCOMPARE(run({"--version"}, &out), 0);
+        QVERIFY2(out.contains("Routescope"), out.constData());
+        QCOMPARE(run({}, &out), 2);
+        QVERIFY2(out.contains("routescope: error: no display"), out.constData());
+        QCOMPARE(run({fixture("valid_full.dump.h5")}, &out), 2);
+        QVERIFY2(out.contains("no display"), out.constData());
+        QCOMPARE(run({"--screenshot", dir + "/shot.png", fixture("valid_full.dump.h5")}, &out), 0);
+        QVERIFY2(QFileInfo(dir + "/shot.png").size() > 0, out.constData());
+    }
+
     // Found by a probe: text from a project (a view kind, a file's path) was printed raw on
     // stderr by a headless export: ESC, BEL and NUL reached the terminal (its title changed, its
     // colours). Each control character is written as \xNN; the unknown kind is named with the

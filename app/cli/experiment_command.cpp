@@ -249,9 +249,8 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
     t["steps"] = steps;
     if (spec.epochs > 0 && steps == spec.default_steps) t["epochs"] = spec.epochs;
     t["warmup_steps"] = std::max<std::int64_t>(1, steps / 10);
-    // Five validations; on a fixed training set one an epoch (the fine-tuner does so with
-    // train.epochs; a causal objective trains through the pretraining loop, which counts steps),
-    // at most 5 over a short --steps run.
+    // Five validations; on a fixed training set one an epoch (train.epochs sets the steps in the
+    // fine-tuner and in the pretraining loop alike), at most 5 over a short --steps run.
     std::int64_t every = steps / 5;
     if (spec.epochs > 0)
         every = std::min(every, (params["n_train"].get<std::int64_t>() + batch - 1) / batch);

@@ -107,6 +107,33 @@ def main():
     t.case("resuming with fewer epochs than the checkpoint's step is refused",
            resume_with_fewer_epochs)
 
+    # ---- train.epochs in pretraining (it was ignored: train.steps ran): whole passes over the
+    # training sequences. A task's fixed set of n_train = 50 at batch 4 is ceil(50 / 4) = 13 steps
+    # an epoch, 3 epochs 39 steps; a corpus's windows (the start record's train_sequences) at
+    # batch 2, 2 epochs.
+    def epochs_count_in_pretraining():
+        def start_record(name, body):
+            r = t.run("train", "--config", config(name + ".json", body), "--out",
+                      t.path(name), "--json", "--until", "1")
+            assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+            return next(json.loads(line) for line in r.stdout.splitlines()
+                        if line.startswith("{") and json.loads(line)["type"] == "start")
+        s = start_record("epochs-task", """{
+ "model": {"arch": "bigs", "causal": true, "d_model": 16, "n_layers": 1, "max_len": 64,
+           "ssm": {"n_modes": 4}},
+ "data": {"task": "induction", "task_params": {"n_symbols": 18, "min_len": 32, "max_len": 32,
+          "n_train": 50, "n_valid": 20, "n_test": 20}},
+ "train": {"objective": "clm", "batch_size": 4, "epochs": 3, "steps": 5, "threads": 1}}""")
+        assert s["steps"] == 39, s
+        s = start_record("epochs-corpus", f"""{{
+ "model": {{"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {{"n_modes": 4}}}},
+ "data": {{"train": "{corpus}", "seq_len": 32}},
+ "train": {{"batch_size": 2, "epochs": 2, "steps": 5, "threads": 1}}}}""")
+        n = s["train_sequences"]
+        assert n > 5 and s["steps"] == 2 * ((n + 1) // 2), s
+    t.case("train.epochs counts passes over the training sequences in pretraining",
+           epochs_count_in_pretraining)
+
     # ---- a SentencePiece model whose piece is not UTF-8 (SentencePiece's pieces are UTF-8
     # text): refused when read, naming the piece, instead of a dump /vocab that validate refuses.
     def sentencepiece_piece_not_utf8():

@@ -23,6 +23,7 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
@@ -369,13 +370,27 @@ int run_train(const TrainArgs& a) {
     std::unique_ptr<train::Trainer> trainer;
     // A directory this command created and nothing was written into (a configuration refused,
     // an input that does not read) is removed again when the command ends, however it ends;
-    // fs::remove leaves a directory that holds anything.
+    // fs::remove leaves a directory that holds anything. The built-in corpus's copy, written
+    // while the inputs are read, does not count: a tokenizer refused after it left a directory
+    // holding only builtin-corpus.txt.
     struct RemoveIfLeftEmpty {
         fs::path dir;
         bool created = false;
         ~RemoveIfLeftEmpty() {
+            if (!created) return;
             std::error_code ec;
-            if (created) fs::remove(dir, ec);
+            std::vector<fs::path> copies;
+            for (const auto& e : fs::directory_iterator(dir, ec)) {
+                const std::string name = e.path().filename().string();
+                if (!(name.starts_with("builtin-corpus.") && name.ends_with(".txt") &&
+                      e.is_regular_file(ec)))
+                    return;  // the run wrote something: it stays
+                copies.push_back(e.path());
+            }
+            if (ec) return;
+            for (const auto& c : copies)
+                fs::remove(c, ec);
+            fs::remove(dir, ec);
         }
     } created_out{out, false};
     // Which run this is (a fine-tuning one goes to run_finetune, which agrees on its own setup).

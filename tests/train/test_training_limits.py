@@ -134,6 +134,20 @@ def main():
     t.case("train.epochs counts passes over the training sequences in pretraining",
            epochs_count_in_pretraining)
 
+    # ---- a refused tokenizer after the built-in corpus was copied into the new --out: the
+    # directory this command created held only builtin-corpus.txt, and stayed.
+    def refused_setup_leaves_no_directory():
+        out = t.path("refused-run")
+        c = config("refused.json", """{
+ "model": {"arch": "bigs", "d_model": 16, "n_layers": 1, "max_len": 32, "ssm": {"n_modes": 4}},
+ "tokenizer": {"kind": "wordpiece", "model": "/nonexistent/vocab.txt"},
+ "data": {"train": "builtin:grammar", "seq_len": 32},
+ "train": {"batch_size": 2, "steps": 1, "threads": 1}}""")
+        r = t.run("train", "--config", c, "--out", out)
+        assert r.returncode == 2 and "vocab.txt" in r.stderr, (r.returncode, r.stderr[-400:])
+        assert not os.path.exists(out), os.listdir(out)
+    t.case("a refused setup leaves no --out directory behind", refused_setup_leaves_no_directory)
+
     # ---- a SentencePiece model whose piece is not UTF-8 (SentencePiece's pieces are UTF-8
     # text): refused when read, naming the piece, instead of a dump /vocab that validate refuses.
     def sentencepiece_piece_not_utf8():

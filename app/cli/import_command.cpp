@@ -44,12 +44,13 @@ int run_import(const ImportArgs& a) {
         model = importers::import_model(source, a.arch);
         // ... and every file found in SRC's directory, before anything is written:
         // `--out DIR/config.json` or a shard's name replaced the published model.
+        // The vocabulary's files are those it was read from: vocab.txt, and the
+        // tokenizer_config.json or tokenizer.json beside it that gave the casing
+        // (`--out DIR/tokenizer.json` replaced the file it had just read).
         std::vector<std::pair<std::string, std::string>> read{
             {"import", source.weights}, {"import", source.config}, {"import", source.vocab}};
-        if (!source.vocab.empty())
-            read.emplace_back("import", (std::filesystem::path(source.vocab).parent_path() /
-                                         "tokenizer_config.json")
-                                            .string());
+        for (const auto& file : model.vocab_files)
+            read.emplace_back("import", file);
         for (const auto& shard : model.shards)
             read.emplace_back("import", shard);
         refuse_overwriting_inputs({"--out", a.out}, read);

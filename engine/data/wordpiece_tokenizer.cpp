@@ -185,11 +185,19 @@ std::string to_utf8(const std::u32string& s) {
 }  // namespace
 
 namespace {
-// Like the corpus reader (text_corpus.cpp): the first invalid byte, with `name`:line.
-void check_vocab_utf8(std::string_view text, const std::string& name) {
+// Like the corpus reader (text_corpus.cpp): the first invalid byte, with `name`:line. `file`:
+// whether `name` is a file's path (the iconv command then names it); the text alone (a
+// checkpoint's, or a vocab.txt its reader names around this message) gets no command with a
+// placeholder for a path.
+void check_vocab_utf8(std::string_view text, const std::string& name, bool file = true) {
     // UTF-16 / UTF-32 (Windows' "Unicode" text): said with the iconv command, as for corpora.
-    if (const std::string wide = wide_unicode_text(text.substr(0, 64), name); !wide.empty())
-        throw FormatError(name + ": " + wide);
+    if (const std::string wide = wide_unicode_text(text.substr(0, 64), file ? name : "vocab.txt");
+        !wide.empty()) {
+        if (file) throw FormatError(name + ": " + wide);
+        // "UTF-16 (little-endian) text, not UTF-8", without the example command.
+        throw FormatError(name + ": " + wide.substr(0, wide.find(": convert it")) +
+                          ": convert the file it came from to UTF-8 (e.g. with iconv)");
+    }
     std::size_t start = 0;
     for (std::int64_t line = 1; start < text.size(); ++line) {
         std::size_t end = text.find('\n', start);
@@ -219,7 +227,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::string_view vocab_txt, Casing casing
     // An editor's "UTF-8 with BOM": the mark is no part of the first piece (it made "[PAD]" an
     // unknown "\ufeff[PAD]"); import drops it too, with a note.
     if (vocab_txt_.starts_with("\xEF\xBB\xBF")) vocab_txt_.erase(0, 3);
-    check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt");
+    check_vocab_utf8(vocab_txt_, "wordpiece vocab.txt", /*file=*/false);
     // A NUL inside a piece: the dump's /vocab (C strings) would cut it ("x\0y" became a second
     // "x"), as a SentencePiece piece with NUL is refused for the same reason.
     if (const std::size_t nul = vocab_txt_.find('\0'); nul != std::string::npos)

@@ -21,9 +21,19 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
         throw ConfigError("data.seq_len: " + std::to_string(seq_len) + " leaves no room for " +
                           (set.pairs ? "a pair of sentences" : "a sentence") + " of " + set.path);
     const data::SpecialIds sp = tokenizer.specials();
+    // Said of the data being framed and of the vocabulary that lacks the pieces (a text corpus
+    // is framed as single texts too, so not "classification examples"); this function does not
+    // know the checkpoint's path (import refuses such a vocabulary, naming it).
     if (sp.cls < 0 || sp.sep < 0)
-        throw ConfigError("tokenizer: the " + tokenizer.kind() +
-                          " tokenizer has no [CLS]/[SEP] to frame classification examples");
+        throw ConfigError(
+            "tokenizer: the " + tokenizer.kind() + " vocabulary (" +
+            std::to_string(tokenizer.vocab_size()) + " pieces) has no " +
+            (sp.cls < 0 && sp.sep < 0 ? std::string("[CLS] and no [SEP] pieces")
+             : sp.cls < 0             ? std::string("[CLS] piece")
+                                      : std::string("[SEP] piece")) +
+            " to frame the inputs of " + set.path +
+            " as [CLS] text [SEP]: the checkpoint's tokenizer (or the one given with --tokenizer) "
+            "is not a BERT-style vocabulary");
     LabelledSet out;
     out.source = set.path;
     out.labels = set.labels;

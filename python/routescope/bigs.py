@@ -119,6 +119,14 @@ class BigsEmbeddings(nn.Module):
                                       if c.get("type_embeddings", True) else None)
         self.LayerNorm = nn.LayerNorm(d, eps=_get(c, "layer_norm_eps"))
 
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        """position_ids is the official BiGS port's persistent buffer (arange(Lmax)[None], int64),
+        which Routescope's export writes too: no weight, the module computes the positions, so a
+        state_dict loads strictly with or without it (routescope.load checks its values).
+        (load_state_dict hands every module its own copy of the dict to change.)"""
+        state_dict.pop(prefix + "position_ids", None)
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
     def forward(self, input_ids, token_type_ids=None):
         L = input_ids.shape[1]
         x = self.word_embeddings(input_ids) + self.position_embeddings(

@@ -5,9 +5,12 @@
 - pytorch_model.bin through torch.load(weights_only=True);
 - the BERT exports loaded into tests/reference/hf_bert.py's transformers modules give the logits
   the fixture computed (bert_expected.h5) on its padded batch;
-- the BiGS exports hold exactly the tensors (names, shapes, values) of the official PyTorch port's
-  state_dict the fixture wrote (bigs_pytorch/pytorch_model.bin), the tied decoder included in
-  pytorch_model.bin and left out of safetensors.
+- the BiGS exports hold exactly the tensors (names, shapes, values, dtypes) of the official
+  PyTorch port's BiGSForMaskedLM state_dict the fixture wrote from official_keys.py
+  (bigs_official_pytorch/pytorch_model.bin: the int64 bigs.embeddings.position_ids buffer
+  0..Lmax-1 included), the tied decoder included in pytorch_model.bin and left out of
+  safetensors, except the pooler BiGSModel always creates (bigs.pooler.dense.*): Routescope's
+  BiGS MLM model has none, and the export invents no weights (docs/cli.md, export).
 
 Usage: check_export.py FIXTURES EXPORTS   (EXPORTS holds bert_{mlm,cls}_{safetensors,pytorch} and
 bigs_{safetensors,pytorch}). Exit 0, or 1 with the failures on stderr.
@@ -57,17 +60,40 @@ def check(cond, what):
         failures.append(what)
 
 
+# The one name of the official BiGSForMaskedLM state_dict an export does not write: the pooler
+# BiGSModel creates whatever add_pooling_layer says, which an MLM model never calls.
+NOT_EXPORTED = ("bigs.pooler.dense.weight", "bigs.pooler.dense.bias")
+
+
+def official_bigs(fixtures, fmt):
+    """name -> tensor an export of the fixture's BiGS must hold in `fmt`: the official port's
+    state_dict (bigs_official_pytorch, written from official_keys.py) less the pooler, and less the
+    tied decoder in safetensors."""
+    official = torch.load(os.path.join(fixtures, "bigs_official_pytorch", "pytorch_model.bin"),
+                          weights_only=True)
+    return {k: v for k, v in official.items() if k not in NOT_EXPORTED and
+            (fmt == "pytorch" or not k.startswith("cls.predictions.decoder"))}
+
+
+def check_position_ids(d, sd):
+    ids = sd.get("bigs.embeddings.position_ids")
+    check(ids is not None, f"{d}: no bigs.embeddings.position_ids")
+    if ids is not None:
+        with open(os.path.join(d, "config.json")) as f:
+            lmax = json.load(f)["max_position_embeddings"]
+        check(ids.dtype == torch.int64 and torch.equal(ids, torch.arange(lmax)[None, :]),
+              f"{d}: position_ids {ids.dtype} {tuple(ids.shape)} is not arange({lmax})[None] int64")
+
+
 def bigs_without_types(fixtures, exports):
     """A BiGS exported from a model without type embeddings: the official port's names, shapes and
     values, except the token type table, which is zeros."""
-    official = torch.load(os.path.join(fixtures, "bigs_pytorch", "pytorch_model.bin"),
-                          weights_only=True)
     types = "bigs.embeddings.token_type_embeddings.weight"
     for fmt in ("safetensors", "pytorch"):
         d = os.path.join(exports, f"bigs_{fmt}")
         sd = load_weights(d)
-        want = {k: v for k, v in official.items()
-                if fmt == "pytorch" or not k.startswith("cls.predictions.decoder")}
+        want = official_bigs(fixtures, fmt)
+        check_position_ids(d, sd)
         check(set(sd) == set(want), f"{d}: names {sorted(set(sd) ^ set(want))} differ")
         for k, v in want.items():
             if k not in sd:
@@ -113,18 +139,18 @@ def main():
             print(f"{d}: logits max|export - fixture| / max|fixture| = {err:.3g}")
             check(err < 1e-6, f"{d}: logits differ by {err:.3g}")
             check(os.path.exists(os.path.join(d, "vocab.txt")), f"{d}: no vocab.txt")
-    official = torch.load(os.path.join(fixtures, "bigs_pytorch", "pytorch_model.bin"),
-                          weights_only=True)
     for fmt in ("safetensors", "pytorch"):
         d = os.path.join(exports, f"bigs_{fmt}")
         sd = load_weights(d)
-        want = {k: v for k, v in official.items()
-                if fmt == "pytorch" or not k.startswith("cls.predictions.decoder")}
+        want = official_bigs(fixtures, fmt)
         check(list(sd) == list(want) or set(sd) == set(want),
               f"{d}: names {sorted(set(sd) ^ set(want))} differ from the official port's")
+        check(not set(NOT_EXPORTED) & set(sd), f"{d}: holds a pooler the model does not have")
+        check_position_ids(d, sd)
         for k, v in want.items():
             if k in sd:
                 check(tuple(sd[k].shape) == tuple(v.shape), f"{d}: {k} shape {tuple(sd[k].shape)}")
+                check(sd[k].dtype == v.dtype, f"{d}: {k} dtype {sd[k].dtype}, official {v.dtype}")
                 check(torch.equal(sd[k].float(), v.float()), f"{d}: {k} values differ")
         print(f"{d}: {len(sd)} tensors, names/shapes/values as the official port's state_dict")
     for f in failures:

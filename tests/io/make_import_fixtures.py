@@ -569,6 +569,15 @@ def main():
         torch.save(sd, f"{out}/readers/{dt}.bin")
         torch.save(sd, f"{out}/readers/{dt}.legacy.bin", _use_new_zipfile_serialization=False)
     write(f"{out}/readers/expected.json", json.dumps(expected))
+    # A safetensors header of exactly 640 bytes: the file starts 0x80 0x02 0 0 0 0 0 0 '{', as a
+    # protocol-2 pickle starts 0x80 0x02 (it was refused as "a Python pickle").
+    h640 = {"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "__metadata__": {"pad": ""}}
+    h640["__metadata__"]["pad"] = "p" * (640 - len(json.dumps(h640).encode()))
+    h640 = json.dumps(h640).encode()
+    assert len(h640) == 640
+    header_640 = struct.pack("<Q", 640) + h640 + np.array([1.5, -2.0], np.float32).tobytes()
+    assert header_640[:2] == b"\x80\x02"
+    write(f"{out}/readers/header_640.safetensors", header_640)
 
     # ---- the small BiGS in three formats
     p = small_bigs(rng)
@@ -813,6 +822,54 @@ def main():
         b, e = h["cls.predictions.bias"]["data_offsets"]
         h["cls.predictions.bias"]["data_offsets"] = [b + 10 ** 6, e + 10 ** 6]
     model_dir(bad, "st_past_end", "model.safetensors", safetensors_bytes(t, tamper=past))
+    # Session 37: what the safetensors format forbids (huggingface/safetensors README, "Format"):
+    # "Duplicate keys are disallowed"; "The header data MUST begin with a { character";
+    # "The byte buffer needs to be entirely indexed, and cannot contain holes". The header is
+    # written as text here (json.dumps cannot repeat a key), the data as the offsets say.
+    def raw_safetensors(entries, lead=b"", gaps=None, tail=b""):
+        """entries: (name, float32 array) in order, repeats kept; gaps: {i: bytes of zeros
+        before entry i}; tail: bytes after the last tensor."""
+        gaps = gaps or {}
+        parts, data = [], b""
+        for i, (name, a) in enumerate(entries):
+            data += b"\0" * gaps.get(i, 0)
+            raw = np.ascontiguousarray(a, np.float32).tobytes()
+            parts.append('"%s": {"dtype": "F32", "shape": %s, "data_offsets": [%d, %d]}'
+                         % (name, json.dumps(list(np.shape(a))), len(data), len(data) + len(raw)))
+            data += raw
+        h = lead + ("{" + ", ".join(parts) + "}").encode()
+        h += b" " * (-len(h) % 8)
+        return struct.pack("<Q", len(h)) + h + data + tail
+    entries = list(t.items())
+    assert entries[0][0] == "bigs.embeddings.word_embeddings.weight"
+    model_dir(bad, "st_duplicate_key", "model.safetensors", raw_safetensors(
+        entries + [("bigs.embeddings.LayerNorm.bias", np.full(D, 7.0, np.float32))]))
+    model_dir(bad, "st_hole_at_start", "model.safetensors", raw_safetensors(entries, gaps={0: 64}))
+    model_dir(bad, "st_hole_between", "model.safetensors", raw_safetensors(entries, gaps={1: 8}))
+    model_dir(bad, "st_trailing_bytes", "model.safetensors",
+              raw_safetensors(entries, tail=b"\0" * 16))
+    model_dir(bad, "st_header_leading_space", "model.safetensors",
+              raw_safetensors(entries, lead=b" "))
+    # A torch.save file under the safetensors name (its format is its content's).
+    model_dir(bad, "st_is_torch_save", "model.safetensors", torch_save_bytes(t))
+    # config.json's 30,000 layers against weights holding layers 0-1 and one stray tensor named
+    # for layer 29,999 (the highest index passed the layer check).
+    stray = collections.OrderedDict(t)
+    stray["bigs.encoder.layer.29999.dv.weight"] = np.zeros((I, D), np.float32)
+    model_dir(bad, "bigs_layers_stray", "model.safetensors", safetensors_bytes(stray),
+              config=config_json(num_hidden_layers=30000))
+    # Vocabularies: UTF-16 (Windows' "Unicode"); without [CLS] and [SEP], which BERT and BiGS
+    # frame every input with (BertTokenizer.build_inputs_with_special_tokens: [CLS] X [SEP]);
+    # an MLM model's without [MASK] (imports, with a note). Same number of pieces.
+    model_dir(bad, "vocab_utf16", "model.safetensors", safetensors_bytes(t))
+    write(f"{bad}/vocab_utf16/vocab.txt", ("\ufeff" + "\n".join(V_PIECES) + "\n").encode("utf-16-le"))
+    renamed = {"[CLS]": "[unused1]", "[SEP]": "[unused2]", "[MASK]": "[unused3]"}
+    model_dir(bad, "vocab_no_cls_sep", "model.safetensors", safetensors_bytes(t))
+    write(f"{bad}/vocab_no_cls_sep/vocab.txt", "\n".join(
+        renamed.get(q, q) if q != "[MASK]" else q for q in V_PIECES) + "\n")
+    model_dir(out, "bigs_vocab_no_mask", "model.safetensors", safetensors_bytes(t))
+    write(f"{out}/bigs_vocab_no_mask/vocab.txt", "\n".join(
+        renamed[q] if q == "[MASK]" else q for q in V_PIECES) + "\n")
     write(f"{bad}/st_huge_header.safetensors", struct.pack("<Q", 2 ** 62) + b"{}")
     write(f"{bad}/st_huge_shape.safetensors", safetensors_bytes(
         {"x": np.zeros(2, np.float32)}, tamper=lambda h: h["x"].update(shape=[2 ** 31, 2 ** 31])))

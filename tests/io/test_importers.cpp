@@ -778,7 +778,13 @@ private slots:
         row("truncated msgpack", "bad/truncated_msgpack", {"flax_model.msgpack", "truncated"});
         // Refused from the file's own layers, before a name map of 2,000,000 layers is built.
         row("config.json with more layers than the weights", "bad/bigs_layers_2e6",
-            {"config.json: num_hidden_layers = 2000000", "holds encoder layers 0..1"});
+            {"config.json: num_hidden_layers = 2000000", "holds encoder layers 0–1",
+             "layers 2–1999999 are missing"});
+        // Every layer 0..n-1 is looked for (session 37): one stray tensor named for layer n-1
+        // passed the check of the highest index, and the name map of 30,000 layers was built.
+        row("config.json's layers missing behind one stray tensor", "bad/bigs_layers_stray",
+            {"config.json: num_hidden_layers = 30000",
+             "holds encoder layers 0–1 and 29999; layers 2–29998 are missing"});
         row("torch.save zip from a big-endian machine", "bad/torch_big_endian",
             {"pytorch_model.bin", "byteorder is 'big'"});
         row("pickle.dump, not torch.save", "bad/plain_pickle",
@@ -820,6 +826,28 @@ private slots:
             {"model.safetensors", "bigs.embeddings.LayerNorm", "overlap"});
         row("safetensors past the end", "bad/st_past_end",
             {"cls.predictions.bias", "run past the end of the file"});
+        // The safetensors format (huggingface/safetensors, "Format"): "Duplicate keys are
+        // disallowed"; "The header data MUST begin with a { character"; "The byte buffer needs
+        // to be entirely indexed, and cannot contain holes" (session 37; each imported).
+        row("safetensors duplicate key", "bad/st_duplicate_key",
+            {"model.safetensors: header: names 'bigs.embeddings.LayerNorm.bias' twice",
+             "duplicate keys"});
+        row("safetensors header not starting with {", "bad/st_header_leading_space",
+            {"model.safetensors: header: does not begin with '{'"});
+        // The word embeddings are [16, 8] float32: 512 bytes.
+        row("safetensors hole before the first tensor", "bad/st_hole_at_start",
+            {"model.safetensors: data: bytes [0, 64) of the data buffer",
+             "before bigs.embeddings.word_embeddings.weight", "without holes"});
+        row("safetensors hole between tensors", "bad/st_hole_between",
+            {"model.safetensors: data: bytes [512, 520) of the data buffer",
+             "between bigs.embeddings.word_embeddings.weight and", "without holes"});
+        row("safetensors bytes after the last tensor", "bad/st_trailing_bytes",
+            {"model.safetensors: data: bytes", "belong to no tensor (after", "without holes"});
+        // A file's format is its content's, also under a directory's file name (session 37).
+        row("torch.save file named model.safetensors", "bad/st_is_torch_save",
+            {"model.safetensors: a PyTorch checkpoint (torch.save) by its content, not a "
+             "safetensors file",
+             "rename it pytorch_model.bin"});
         row("zip missing storage", "bad/zip_missing_storage", {"archive/data/3", "missing"});
         row("zip naming a storage twice", "bad/zip_duplicate_entry",
             {"pytorch_model.bin", "two entries named", "/data/0'"});
@@ -868,7 +896,26 @@ private slots:
             {"places bigs.encoder.layer.9.dv.weight in shard model-00002-of-00003.safetensors, "
              "which does not hold it"});
         row("sharded: shards of two formats", "bad/sharded_mixed/model.safetensors.index.json",
-            {"shard model-00002-of-00003.safetensors is pytorch", "one format"});
+            {"model.safetensors.index.json: shard model-00002-of-00003.safetensors (which holds "
+             "bigs.",
+             "is pytorch", "one format"});
+        // The same shards found in a model directory, where the index's name said safetensors:
+        // each shard's format is still its content's (it was "declares N header bytes").
+        row("sharded: shards of two formats in a directory", "bad/sharded_mixed",
+            {"model.safetensors.index.json: shard model-00002-of-00003.safetensors (which holds "
+             "bigs.",
+             "a PyTorch checkpoint (torch.save) by its content", "one format"});
+        // BERT and BiGS frame every input as [CLS] text [SEP] (session 37: it imported, and
+        // every dump then failed naming neither file).
+        row("vocabulary without [CLS] and [SEP]", "bad/vocab_no_cls_sep",
+            {"vocab_no_cls_sep/vocab.txt: no [CLS] and no [SEP] pieces",
+             "frames every input as [CLS] text [SEP]"});
+        // The iconv command names the file (it named a placeholder, "wordpiece vocab.txt").
+        row("UTF-16 vocabulary", "bad/vocab_utf16",
+            {"vocab_utf16/vocab.txt: UTF-16 (little-endian) text, not UTF-8",
+             "`iconv -f UTF-16 -t UTF-8 " ROUTESCOPE_TEST_DATA
+             "/importers/bad/vocab_utf16/vocab.txt > " ROUTESCOPE_TEST_DATA
+             "/importers/bad/vocab_utf16/vocab.utf8.txt`"});
         row("sharded: no weight_map", "bad/sharded_no_weight_map",
             {"model.safetensors.index.json", "no \"weight_map\""});
         row("sharded: a tensor in two shards", "bad/sharded_twice",
@@ -923,10 +970,18 @@ private slots:
     void outNeverReplacesAFileTheImportReads() {
         const fs::path dir = kOut + "/guarded";
         const fs::path sharded = kOut + "/guarded_sharded";
+        // vocab.txt beside a tokenizer.json and no tokenizer_config.json: the import reads the
+        // casing from tokenizer.json's normalizer (session 37: --out DIR/tokenizer.json
+        // replaced it).
+        const fs::path both = kOut + "/guarded_vocab_and_tokenizer_json";
         fs::remove_all(dir);
         fs::remove_all(sharded);
+        fs::remove_all(both);
         fs::copy(kData + "/bigs_safetensors", dir, fs::copy_options::recursive);
         fs::copy(kData + "/bigs_sharded_safetensors", sharded, fs::copy_options::recursive);
+        fs::copy(kData + "/bigs_safetensors", both, fs::copy_options::recursive);
+        fs::copy_file(kData + "/bigs_flax/vocab.txt", both / "vocab.txt");
+        QVERIFY(fs::exists(both / "tokenizer.json") && !fs::exists(both / "tokenizer_config.json"));
         const auto bytes = [](const fs::path& p) {
             std::ifstream f(p, std::ios::binary);
             return std::string(std::istreambuf_iterator<char>(f), {});
@@ -945,6 +1000,7 @@ private slots:
             {(dir / "model.safetensors").string(), (dir / "config.json").string()},
             {sharded.string(), first_shard},
             {(sharded / "model.safetensors.index.json").string(), first_shard},
+            {both.string(), (both / "tokenizer.json").string()},
         };
         for (const auto& c : cases) {
             const std::string before = bytes(c.out);
@@ -1108,6 +1164,54 @@ private slots:
         unlink_registered_temporaries();
         QVERIFY(fs::is_directory(staged));
         fs::remove_all(staged);
+    }
+
+    // A safetensors file whose header is exactly 640 bytes starts 0x80 0x02 0 0 0 0 0 0 '{', as
+    // a protocol-2 pickle starts 0x80 0x02: its format is safetensors, read as the fixture wrote
+    // it (it was refused as "a Python pickle").
+    void safetensors_header_of_640_bytes_is_no_pickle() {
+        const std::string path = kData + "/readers/header_640.safetensors";
+        QCOMPARE(detect_tensor_format(path), std::string("safetensors"));
+        const TensorFile f = read_tensor_file(path);
+        QCOMPARE(f.tensors.size(), std::size_t{1});
+        QCOMPARE(f.tensors[0].values(), (std::vector<float>{1.5f, -2.0f}));
+    }
+
+    // An MLM model whose vocabulary has no [MASK] imports (it dumps and fine-tunes), with a note
+    // saying masked-LM use is refused.
+    void vocabulary_without_mask_imports_with_a_note() {
+        const std::string out = kOut + "/no-mask.ckpt.h5";
+        const Run r = import_cli({kData + "/bigs_vocab_no_mask", "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.find("note: " + kData + "/bigs_vocab_no_mask/vocab.txt: no [MASK] piece") !=
+                     std::string::npos,
+                 r.err.c_str());
+    }
+
+    // A checkpoint whose vocabulary lacks [CLS] and [SEP] (written by other means: import
+    // refuses one) is refused by dump naming the corpus it frames and the missing pieces, not
+    // "classification examples" for a text corpus.
+    void dump_names_the_corpus_when_the_vocabulary_cannot_frame_it() {
+        const std::string x = kOut + "/frame.ckpt.h5";
+        QCOMPARE(import_cli({kData + "/bigs_safetensors", "--out", x}).code, 0);
+        Checkpoint ck = read_checkpoint(x);
+        std::string vocab(ck.tokenizer.model.begin(), ck.tokenizer.model.end());
+        for (const std::string piece : {"[CLS]", "[SEP]"})
+            vocab.replace(vocab.find(piece + "\n"), piece.size(), "[unused" + piece.substr(1));
+        ck.tokenizer.model.assign(vocab.begin(), vocab.end());
+        const std::string unframed = kOut + "/unframed.ckpt.h5";
+        rewrite_checkpoint(unframed, ck);
+        const std::string corpus = kOut + "/frame-corpus.txt";
+        std::ofstream(corpus) << "the cat sat\n";
+        const Run r = run(QStringLiteral(ROUTESCOPE_CLI),
+                          {"dump", "--checkpoint", QString::fromStdString(unframed), "--data",
+                           QString::fromStdString(corpus), "--out",
+                           QString::fromStdString(kOut + "/unframed.dump.h5")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("has no [CLS] and no [SEP] pieces to frame the inputs of " + corpus) !=
+                         std::string::npos &&
+                     r.err.find("classification examples") == std::string::npos,
+                 r.err.c_str());
     }
 
     // The pickle's payload would have created this file had anything executed it.

@@ -218,13 +218,29 @@ ojson export_config(const RunConfig& c) {
     return j;
 }
 
+// A tensor's bytes as the file stores them: float32, or int64 for the integer buffers
+// (export_tensors' "int64": position_ids, whose float values are exact integers).
+std::string stored_bytes(const NamedTensor& t) {
+    if (t.dtype == "int64") {
+        std::string out(t.data.size() * sizeof(std::int64_t), '\0');
+        for (std::size_t i = 0; i < t.data.size(); ++i) {
+            const auto v = static_cast<std::int64_t>(t.data[i]);
+            std::memcpy(out.data() + i * sizeof v, &v, sizeof v);  // little-endian
+        }
+        return out;
+    }
+    return std::string(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+}
+
 std::string safetensors_bytes(const std::vector<NamedTensor>& tensors) {
     ojson header = ojson::object();
     std::size_t offset = 0;
     for (const auto& t : tensors) {
-        const std::size_t bytes = t.data.size() * sizeof(float);
-        header[t.name] = {
-            {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        const std::size_t bytes =
+            t.data.size() * (t.dtype == "int64" ? sizeof(std::int64_t) : sizeof(float));
+        header[t.name] = {{"dtype", t.dtype == "int64" ? "I64" : "F32"},
+                          {"shape", t.shape},
+                          {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
     header["__metadata__"] = {{"format", "pt"}};
@@ -236,7 +252,7 @@ std::string safetensors_bytes(const std::vector<NamedTensor>& tensors) {
     out += h;
     out.reserve(out.size() + offset);
     for (const auto& t : tensors)
-        out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+        out += stored_bytes(t);
     return out;
 }
 
@@ -254,7 +270,7 @@ std::string torch_pickle_bytes(const std::vector<NamedTensor>& tensors) {
         // persistent id ('storage', torch.FloatStorage, key, location, numel)
         p.op('(');
         p.str("storage");
-        p.global("torch", "FloatStorage");
+        p.global("torch", t.dtype == "int64" ? "LongStorage" : "FloatStorage");
         p.str(std::to_string(k));
         p.str("cpu");
         p.integer(static_cast<std::int64_t>(t.data.size()));
@@ -294,9 +310,18 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
         zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
     };
     add("data.pkl", pickle.data(), pickle.size());
-    for (std::size_t k = 0; k < tensors.size(); ++k)
-        add("data/" + std::to_string(k), tensors[k].data.data(),
-            tensors[k].data.size() * sizeof(float));
+    std::vector<std::string> integer_storages;  // kept alive until zip_close reads them
+    integer_storages.reserve(tensors.size());
+    for (std::size_t k = 0; k < tensors.size(); ++k) {
+        if (tensors[k].dtype == "int64") {
+            integer_storages.push_back(stored_bytes(tensors[k]));
+            add("data/" + std::to_string(k), integer_storages.back().data(),
+                integer_storages.back().size());
+        } else {
+            add("data/" + std::to_string(k), tensors[k].data.data(),
+                tensors[k].data.size() * sizeof(float));
+        }
+    }
     add("version", version.data(), version.size());
     if (zip_close(z) != 0) {
         const std::string why = zip_strerror(z);

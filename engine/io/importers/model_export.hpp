@@ -7,10 +7,13 @@
 //
 // pytorch_model.bin is what torch.save writes: a zip (entries stored) of archive/data.pkl, a
 // protocol-2 pickle made only of collections.OrderedDict, torch._utils._rebuild_tensor_v2 and
-// torch.FloatStorage persistent ids, one storage per tensor in archive/data/<n>, and
-// archive/version; torch.load(weights_only=True) reads it. The decoder's tied copies
-// (cls.predictions.decoder.*) are repeated there as a transformers state_dict has them, and left
-// out of safetensors as transformers leaves them out.
+// torch.FloatStorage persistent ids (torch.LongStorage for the int64 position_ids buffer), one
+// storage per tensor in archive/data/<n>, and archive/version; torch.load(weights_only=True) reads
+// it. The decoder's tied copies (cls.predictions.decoder.*) are repeated there as a transformers
+// state_dict has them, and left out of safetensors as transformers leaves them out. A bigs also
+// gets bigs.embeddings.position_ids (int64 [1, Lmax], 0..Lmax-1), the persistent buffer of the
+// official port's BiGSEmbeddings; its pooler (bigs.pooler.dense.*), which Routescope's BiGS MLM
+// model does not have, is the one official name not written (docs/cli.md, export).
 //
 // import(export(x)) gives back x's parameters bit for bit (float32 throughout).
 #include <string>

@@ -19,6 +19,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
 #include "engine/io/h5_reserve.hpp"
@@ -559,6 +560,7 @@ std::vector<std::string> capitalised_pieces(const data::WordPieceTokenizer& t) {
 WordPieceVocab read_wordpiece_vocab(const std::string& path) {
     std::string text = read_text(path);
     WordPieceVocab out;
+    out.files.push_back(path);
     std::optional<data::Casing> casing;
     std::string said_by;
     if (path.ends_with(".json")) {
@@ -590,6 +592,12 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         for (const auto& p : pieces)
             text += p + "\n";
     } else {
+        // UTF-16 or UTF-32 text (Windows' "Unicode"): said with the iconv command that converts
+        // this file (the tokenizer, given the text alone, cannot name it).
+        if (const std::string wide =
+                data::wide_unicode_text(std::string_view(text).substr(0, 64), path);
+            !wide.empty())
+            throw FormatError(path + ": " + wide);
         // A byte-order mark (an editor's "UTF-8 with BOM") is no part of the first piece: it made
         // "[PAD]" an unknown "\ufeff[PAD]", and MLM packing then found no [PAD].
         if (text.starts_with("\xEF\xBB\xBF")) {
@@ -602,10 +610,13 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         // beside it (default true), and a tokenizer.json there says it too.
         fs::path dir = fs::path(path).parent_path();
         if (dir.empty()) dir = ".";
+        std::error_code ec;
+        if (fs::is_regular_file(dir / "tokenizer_config.json", ec))
+            out.files.push_back((dir / "tokenizer_config.json").string());
         casing = tokenizer_config_casing(dir / "tokenizer_config.json");
         said_by = (dir / "tokenizer_config.json").string() + "'s do_lower_case";
-        std::error_code ec;
         if (!casing && fs::is_regular_file(dir / "tokenizer.json", ec)) {
+            out.files.push_back((dir / "tokenizer.json").string());
             const nlohmann::json j = parse_json_text(read_text((dir / "tokenizer.json").string()),
                                                      (dir / "tokenizer.json").string());
             if (j.is_object() && j.contains("model") && j["model"].is_object()) {
@@ -709,10 +720,10 @@ std::string add_base_prefix(TensorFile& file, const std::string& arch) {
 }
 
 namespace {
-// One more than the highest layer index among the file's tensor names (…encoder.layer.<i>.… in
-// PyTorch and safetensors names, …encoder/layer/<i>/… in Flax's, for BERT and BiGS alike).
-int layers_in_file(const TensorFile& file) {
-    int held = 0;
+// The encoder layer indices among the file's tensor names (…encoder.layer.<i>.… in PyTorch and
+// safetensors names, …encoder/layer/<i>/… in Flax's, for BERT and BiGS alike).
+std::set<long long> layers_in_file(const TensorFile& file) {
+    std::set<long long> held;
     for (const auto& t : file.tensors) {
         for (const char* marker : {"encoder.layer.", "encoder/layer/"}) {
             const auto at = t.name.find(marker);
@@ -725,11 +736,27 @@ int layers_in_file(const TensorFile& file) {
                 index = index * 10 + (t.name[i++] - '0');
                 digits = true;
             }
-            if (digits)
-                held = static_cast<int>(std::max<long long>(held, std::min(index + 1, 1LL << 30)));
+            if (digits) held.insert(std::min(index, 1LL << 30));
         }
     }
     return held;
+}
+
+// "0–1 and 29999" for runs of consecutive indices (a bounded list: a hostile file's thousands of
+// runs are counted, not listed).
+std::string runs_text(const std::vector<std::pair<long long, long long>>& runs) {
+    constexpr std::size_t kListed = 8;
+    std::string text;
+    for (std::size_t k = 0; k < runs.size() && k < kListed; ++k) {
+        const auto [first, last] = runs[k];
+        text += (k == 0                 ? ""
+                 : k + 1 == runs.size() ? " and "
+                                        : ", ") +
+                std::to_string(first) + (last > first ? "–" + std::to_string(last) : "");
+    }
+    if (runs.size() > kListed)
+        text += " and " + std::to_string(runs.size() - kListed) + " more runs";
+    return text;
 }
 }  // namespace
 
@@ -742,14 +769,39 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     m.vocab_size = require<int>(hf, "vocab_size", where);
     m.d_model = require<int>(hf, "hidden_size", where);
     m.n_layers = require<int>(hf, "num_hidden_layers", where);
-    // More layers than the weights file holds would only be reported tensor by tensor after
+    // Layers the weights file does not hold would only be reported tensor by tensor after
     // building the name map of every one of them (2,000,000 layers in an edited config.json took
-    // minutes and gigabytes against a 25 kB file): compared with the file's layers first.
-    if (const int held = layers_in_file(file); m.n_layers > held)
-        throw FormatError(where + ": num_hidden_layers = " + std::to_string(m.n_layers) + ", but " +
-                          file.path + " holds " +
-                          (held == 0 ? std::string("no encoder layer")
-                                     : "encoder layers 0.." + std::to_string(held - 1)));
+    // minutes and gigabytes against a 25 kB file): every layer 0..n-1 is looked for among the
+    // file's layers first (the set of them, not the highest: one stray tensor of layer n-1 let
+    // 29,998 missing layers through).
+    {
+        const std::set<long long> held = layers_in_file(file);
+        std::vector<std::pair<long long, long long>> held_runs, missing;
+        long long next = 0;  // the first layer not yet accounted for
+        for (const long long i : held) {
+            if (!held_runs.empty() && held_runs.back().second + 1 == i)
+                held_runs.back().second = i;
+            else
+                held_runs.emplace_back(i, i);
+            if (i > next && next < m.n_layers)
+                missing.emplace_back(next, std::min<long long>(i, m.n_layers) - 1);
+            next = i + 1;
+        }
+        if (next < m.n_layers) missing.emplace_back(next, m.n_layers - 1);
+        if (!missing.empty()) {
+            long long absent = 0;
+            for (const auto& [first, last] : missing)
+                absent += last - first + 1;
+            throw FormatError(where + ": num_hidden_layers = " + std::to_string(m.n_layers) +
+                              ", but " + file.path + " holds " +
+                              (held.empty()
+                                   ? std::string("no encoder layer")
+                                   : "encoder layer" + std::string(held.size() == 1 ? " " : "s ") +
+                                         runs_text(held_runs)) +
+                              "; layer" + (absent == 1 ? " " : "s ") + runs_text(missing) +
+                              (absent == 1 ? " is" : " are") + " missing");
+        }
+    }
     m.d_inner = require<int>(hf, "intermediate_size", where);
     m.max_len = require<int>(hf, "max_position_embeddings", where);
     m.ln_eps = get_or<double>(hf, "layer_norm_eps", 1e-12, where);
@@ -1089,6 +1141,22 @@ std::vector<NamedTensor> export_tensors(const ModelConfig& m, const std::vector<
                                         const float* params, bool with_tied_copies) {
     const auto sources = sources_of(m, "pytorch");
     std::vector<NamedTensor> out;
+    if (m.arch == "bigs") {
+        // The official port's BiGSEmbeddings registers position_ids = arange(Lmax)[None] as a
+        // persistent buffer, so its state_dict (and a strict load) has it: int64 [1, Lmax], first
+        // as there. Its values are what the import accepts and the engine computes itself.
+        if (m.max_len > (1 << 24))
+            throw Error("export: max_len " + std::to_string(m.max_len) +
+                        " is past the position ids written exactly");
+        NamedTensor t;
+        t.name = "bigs.embeddings.position_ids";
+        t.dtype = "int64";  // the writers store these values as int64
+        t.shape = {1, m.max_len};
+        t.data.resize(static_cast<std::size_t>(m.max_len));
+        for (int i = 0; i < m.max_len; ++i)
+            t.data[static_cast<std::size_t>(i)] = static_cast<float>(i);
+        out.push_back(std::move(t));
+    }
     for (const auto& e : layout) {
         const auto it = sources.find(e.name);
         if (it == sources.end())
@@ -1145,7 +1213,28 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     WordPieceVocab vocab = read_wordpiece_vocab(source.vocab);
     out.tokenizer.kind = vocab.kind;
     out.tokenizer.model = std::move(vocab.bytes);
+    out.vocab_files = std::move(vocab.files);
     out.notes.insert(out.notes.end(), vocab.notes.begin(), vocab.notes.end());
+    const data::WordPieceTokenizer tokenizer(std::string_view(
+        reinterpret_cast<const char*>(out.tokenizer.model.data()), out.tokenizer.model.size()));
+    // BERT and BiGS both frame every input as [CLS] text [SEP] (a pair: [CLS] a [SEP] b [SEP]),
+    // as their tokenizers do: a vocabulary without these pieces imported, and every dump or
+    // evaluation of the checkpoint then failed with a message naming neither file. Refused
+    // before the weights are read.
+    {
+        const data::SpecialIds sp = tokenizer.specials();
+        std::vector<std::string> absent;
+        if (sp.cls < 0) absent.emplace_back("[CLS]");
+        if (sp.sep < 0) absent.emplace_back("[SEP]");
+        if (!absent.empty())
+            throw FormatError(
+                source.vocab + ": no " + absent.front() +
+                (absent.size() > 1 ? " and no " + absent.back() + " pieces" : " piece") +
+                " among its " + std::to_string(tokenizer.vocab_size()) + " pieces: a " +
+                (engine_arch == "bert" ? "BERT" : "BiGS") +
+                " frames every input as [CLS] text [SEP], so the model could read no text; give "
+                "the vocabulary it was trained with (--vocab)");
+    }
     // Lazy: a safetensors file's tensors are converted straight into the parameter store, one at a
     // time, and their pages given back (peak memory about the model, not twice it).
     TensorFile file = read_tensor_file(source.weights, source.format, /*lazy=*/true);
@@ -1161,8 +1250,11 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
         out.notes.push_back("no MLM head and no classifier in " + file.path +
                             ": an encoder (model.mlm_head = false, model.n_labels = 0); it dumps, "
                             "and fine-tunes with train --init; MLM batches are refused");
-    const data::WordPieceTokenizer tokenizer(std::string_view(
-        reinterpret_cast<const char*>(out.tokenizer.model.data()), out.tokenizer.model.size()));
+    if (out.config.model.mlm_head && tokenizer.specials().mask < 0)
+        out.notes.push_back(source.vocab +
+                            ": no [MASK] piece, which the MLM head predicts at: masked-LM "
+                            "training and evaluation of this checkpoint are refused (dumps and "
+                            "fine-tuning do not need it)");
     if (tokenizer.vocab_size() > out.config.model.vocab_size)
         throw FormatError(source.vocab + ": " + std::to_string(tokenizer.vocab_size()) +
                           " pieces, more than the model's vocab_size " +

@@ -75,6 +75,9 @@ struct WordPieceVocab {
     std::vector<std::uint8_t> bytes;
     std::string kind;
     std::vector<std::string> notes;
+    /// Every file read: the vocabulary, and the tokenizer_config.json or tokenizer.json beside a
+    /// vocab.txt that said (or could have said) its casing.
+    std::vector<std::string> files;
 };
 
 /// The vocabulary of a vocab.txt or a tokenizer.json with a WordPiece model, validated by building
@@ -101,6 +104,8 @@ struct ImportedModel {
     std::string source_format;
     /// A sharded checkpoint's shard files, in the order read (empty for one weights file).
     std::vector<std::string> shards;
+    /// The files the vocabulary was read from (WordPieceVocab::files): never to be overwritten.
+    std::vector<std::string> vocab_files;
     /// What the import left out or added on purpose, for the user to read (printed by the CLI).
     std::vector<std::string> notes;
 };

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,9 +47,40 @@ TensorFile read_safetensors(const std::string& path, bool lazy) {
     // Depth-checked before a value is built (json_text.hpp): a hostile header nested 10^5 deep
     // would overflow the stack where a value is walked.
     const std::string_view header_text(header_begin, header_size);
+    // The format: "The header data MUST begin with a { character (0x7B)" (only trailing spaces
+    // pad it). A file whose header starts otherwise is refused as it is when given directly.
+    if (header_text.empty() || header_text.front() != '{')
+        fail("header",
+             "does not begin with '{' (a safetensors header is a JSON object starting "
+             "at byte 8, padded only at its end)");
     if (const std::string problem = json_text_problem(header_text); !problem.empty())
         fail("header", problem);
-    const nlohmann::json header = nlohmann::json::parse(header_text);
+    // "Duplicate keys are disallowed": nlohmann keeps the last of two entries of one name (other
+    // readers the first), so a second copy of a tensor silently replaced the first. Each object's
+    // keys are recorded as the parser meets them.
+    std::vector<std::set<std::string>> open_objects;
+    std::string top_key, duplicate;  // the top-level key being read; the first repeated key
+    const nlohmann::json header = nlohmann::json::parse(
+        header_text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            using Event = nlohmann::json::parse_event_t;
+            if (event == Event::object_start) {
+                open_objects.emplace_back();
+            } else if (event == Event::object_end) {
+                if (!open_objects.empty()) open_objects.pop_back();
+            } else if (event == Event::key && !open_objects.empty()) {
+                const std::string& key = parsed.get_ref<const std::string&>();
+                if (open_objects.size() == 1) top_key = key;
+                if (!open_objects.back().insert(key).second && duplicate.empty())
+                    duplicate = open_objects.size() == 1
+                                    ? "names '" + key + "' twice"
+                                    : top_key + ": names its key '" + key + "' twice";
+            }
+            return true;
+        });
+    if (!duplicate.empty())
+        fail("header", duplicate +
+                           " (the format disallows duplicate keys: readers disagree on which "
+                           "copy counts)");
     if (!header.is_object()) fail("header", "not a JSON object");
     const unsigned char* data = file.data() + 8 + header_size;
     const std::size_t data_size = file.size() - 8 - header_size;
@@ -106,15 +140,31 @@ TensorFile read_safetensors(const std::string& path, bool lazy) {
         spans.push_back({begin, end, name});
         out.tensors.push_back(std::move(t));
     }
-    std::sort(spans.begin(), spans.end(),
-              [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    // The format: "The byte buffer needs to be entirely indexed, and cannot contain holes" (it
+    // prevents polyglot files): the tensors tile the data from its first byte to the file's end.
+    const auto hole = [&](std::size_t begin, std::size_t end, const std::string& where) {
+        const std::size_t at = 8 + header_size;  // the data's first byte in the file
+        fail("data", "bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
+                         ") of the data buffer (file bytes [" + std::to_string(at + begin) + ", " +
+                         std::to_string(at + end) + ")) belong to no tensor (" + where +
+                         "); the format requires the tensors to cover the buffer without holes");
+    };
     const Span* furthest = nullptr;  // the span reaching furthest so far
     for (const auto& s : spans) {
         if (s.end == s.begin) continue;  // an empty tensor occupies nothing
         if (furthest && s.begin < furthest->end)
             fail(s.name, "data_offsets overlap those of " + furthest->name);
+        const std::size_t covered = furthest ? furthest->end : 0;
+        if (s.begin > covered)
+            hole(covered, s.begin,
+                 furthest ? "between " + furthest->name + " and " + s.name : "before " + s.name);
         if (!furthest || s.end > furthest->end) furthest = &s;
     }
+    if (const std::size_t covered = furthest ? furthest->end : 0; covered < data_size)
+        hole(covered, data_size, furthest ? "after " + furthest->name : "no tensor holds a byte");
     if (lazy) out.mappings.push_back(std::move(mapping));
     return out;
 }

@@ -95,13 +95,29 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
     TensorFile out;
     out.path = index_path;
     std::set<std::string> seen;
+    // A tensor a shard holds by the weight_map, to name it (a shard may be unreadable).
+    const auto listed_in = [&](const std::string& shard) {
+        for (const auto& [tensor, in] : index.weight_map)
+            if (in == shard) return tensor;
+        return std::string();
+    };
     for (std::size_t s = 0; s < index.paths.size(); ++s) {
         const std::string& name = index.names[s];
+        // Each shard's format is its content's: a format given (the index's name in a model
+        // directory, --format) must agree with it. A torch.save shard among safetensors shards
+        // was read as safetensors and refused for a nonsensical header length.
+        if (format != "auto")
+            if (const std::string problem = content_format_problem(index.paths[s], format);
+                !problem.empty())
+                fail("shard " + name + " (which holds " + listed_in(name) + ", among others) is " +
+                     problem + " (" + fs::path(index_path).filename().string() + " lists " +
+                     format + " shards; the shards of one checkpoint have one format)");
         const std::string f = format == "auto" ? detect_tensor_format(index.paths[s]) : format;
         if (out.format.empty())
             out.format = f;
         else if (f != out.format)
-            fail("shard " + name + " is " + f + ", shard " + index.names[0] + " is " + out.format +
+            fail("shard " + name + " (which holds " + listed_in(name) + ", among others) is " + f +
+                 ", shard " + index.names[0] + " is " + out.format +
                  " (the shards of one checkpoint have one format)");
         TensorFile shard = read_one(index.paths[s], f, lazy);
         for (auto& t : shard.tensors) {

@@ -150,29 +150,75 @@ void refuse_plain_pickle(const std::string& path, const unsigned char* data, std
                           "and save the state_dict with torch.save or safetensors");
 }
 
-std::string detect_tensor_format(const std::string& path) {
-    MappedFile file(path);
-    const unsigned char* p = file.data();
-    const std::size_t n = file.size();
+namespace {
+// The format a file's first bytes prove (a signature no file of another format starts with): a zip
+// or torch.save's legacy magic → pytorch; an 8-byte header length that fits the file followed by
+// '{' → safetensors (checked before any pickle test: a safetensors header of 640 bytes starts
+// 0x80 0x02, as a protocol-2 pickle does). "" when none does.
+std::string signed_format(const unsigned char* p, std::size_t n) {
     if (n >= 4 && p[0] == 'P' && p[1] == 'K' && p[2] == 3 && p[3] == 4) return "pytorch";
-    // Before the msgpack test: a pickle's PROTO opcode 0x80 is also a msgpack fixmap's first byte.
     if (is_legacy_torch_save(p, n)) return "pytorch";
-    // Any other pickle (PROTO 2-5 first; a msgpack file starting with an empty map, 0x80, would
-    // hold nothing): pickle.dump's own files, not torch.save's.
-    refuse_plain_pickle(path, p, n);
     if (n >= 9) {
         std::uint64_t header = 0;
         std::memcpy(&header, p, 8);
         if (header >= 2 && header <= n - 8 && p[8] == '{') return "safetensors";
     }
+    return "";
+}
+
+std::string format_words(const std::string& format) {
+    if (format == "pytorch") return "a PyTorch checkpoint (torch.save)";
+    if (format == "safetensors") return "a safetensors file";
+    if (format == "flax") return "a Flax msgpack file";
+    return "a " + format + " file";
+}
+}  // namespace
+
+std::string detect_tensor_format(const std::string& path) {
+    MappedFile file(path);
+    const unsigned char* p = file.data();
+    const std::size_t n = file.size();
+    if (const std::string f = signed_format(p, n); !f.empty()) return f;
+    // Before the msgpack test: a pickle's PROTO opcode 0x80 is also a msgpack fixmap's first byte.
+    // Any other pickle (PROTO 2-5 first; a msgpack file starting with an empty map, 0x80, would
+    // hold nothing): pickle.dump's own files, not torch.save's.
+    refuse_plain_pickle(path, p, n);
     if (n >= 1 && ((p[0] & 0xf0) == 0x80 || p[0] == 0xde || p[0] == 0xdf)) return "flax";
     throw FormatError(path +
                       ": not a weights file this reader knows (Flax msgpack, safetensors or a "
                       "PyTorch checkpoint, zip or legacy)");
 }
 
+std::string content_format_problem(const std::string& path, const std::string& expected) {
+    MappedFile file(path);
+    const std::string found = signed_format(file.data(), file.size());
+    if (found.empty()) {
+        // No signature: read as `expected`, whose reader says what is wrong; a plain pickle is
+        // said as such whatever the name (the PyTorch reader says it itself).
+        if (expected != "pytorch") refuse_plain_pickle(path, file.data(), file.size());
+        return "";
+    }
+    if (found == expected) return "";
+    return format_words(found) + " by its content, not " + format_words(expected) +
+           " as its name or --format says";
+}
+
 TensorFile read_tensor_file(const std::string& path, const std::string& format, bool lazy) {
     if (is_shard_index(path)) return read_sharded(path, format, lazy);
+    // A format given (a model directory's file name, --format) is checked against the content:
+    // a torch.save file named model.safetensors was read as safetensors, and refused with a
+    // nonsensical header length.
+    if (format != "auto") {
+        if (const std::string problem = content_format_problem(path, format); !problem.empty()) {
+            const std::string found = detect_tensor_format(path);
+            const char* name = found == "pytorch"       ? "pytorch_model.bin"
+                               : found == "safetensors" ? "model.safetensors"
+                                                        : "flax_model.msgpack";
+            throw FormatError(path + ": " + problem + " (rename it " + name +
+                              ", or give the file itself as SRC: its format is then read from its "
+                              "content)");
+        }
+    }
     const std::string f = format == "auto" ? detect_tensor_format(path) : format;
     if (f == "flax") return read_flax_msgpack(path);
     if (f == "safetensors") return read_safetensors(path, lazy);

@@ -97,8 +97,16 @@ bool is_shard_index(const std::string& path);
 /// it is none of them.
 std::string detect_tensor_format(const std::string& path);
 
-/// Reads `path` as `format` (flax | safetensors | pytorch | auto); a sharded checkpoint's index
-/// (is_shard_index) is read with read_sharded. `lazy`: safetensors tensors are checked but left in
+/// When the file's first bytes prove another format than `expected` (a zip or torch.save's legacy
+/// magic: pytorch; a fitting header length then '{': safetensors), what it is, e.g. "a PyTorch
+/// checkpoint (torch.save) by its content, not a safetensors file as its name or --format says";
+/// "" when they agree or prove nothing (the reader of `expected` then says what is wrong).
+/// FormatError for a plain pickle.
+std::string content_format_problem(const std::string& path, const std::string& expected);
+
+/// Reads `path` as `format` (flax | safetensors | pytorch | auto; a format given must agree with
+/// the content: content_format_problem); a sharded checkpoint's index (is_shard_index) is read
+/// with read_sharded. `lazy`: safetensors tensors are checked but left in
 /// the mapping (NamedTensor::raw) until their values are asked for; the other formats are always
 /// read eagerly.
 TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto",

@@ -16,6 +16,8 @@ namespace routescope::analysis {
 
 namespace {
 
+using RowMatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 /// log Σ_i exp(s·p_i), stable for the large projections of unnormalised hidden states.
 double log_sum_exp(const Eigen::VectorXd& p, double s) {
     const double top = (s * p.array()).maxCoeff();
@@ -45,17 +47,30 @@ private:
     bool centred_;
 };
 
-void spectrum_of(const RowMatrixF& unscaled, CosineStatistics& out) {
+// The power of two that scales x to a largest |x| in [1, 2), as an exponent (0 when x is all 0).
+template <typename Matrix>
+int scale_exponent(const Matrix& x) {
+    const double largest = x.size() > 0 ? static_cast<double>(x.cwiseAbs().maxCoeff()) : 0.0;
+    return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
+}
+
+// `unscaled` is float (the vectors as read) or double (the centred vectors: x − x̄ of floats near
+// ±FLT_MAX exceeds the float range, and stored back as float it became ±Inf; the spectrum of
+// double rows is computed from them, not from a float rounding).
+template <typename Matrix>
+void spectrum_of(const Matrix& unscaled, CosineStatistics& out) {
     // The eigenproblem on X scaled by a power of two to a largest |x| in [1, 2): XᵀX in float
     // underflowed to 0 for values near 1e-44 (PC1 share undefined) and overflowed to Inf near
     // 1e37 (the solver failed). The eigenvalues and projections are scaled back (exact powers of
     // two); Z(c) sees the vectors at their own scale.
-    const float largest = unscaled.size() > 0 ? unscaled.cwiseAbs().maxCoeff() : 0.0f;
-    const int exponent = largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
-    const RowMatrixF X =
-        exponent == 0
-            ? unscaled
-            : RowMatrixF((unscaled.cast<double>() * std::ldexp(1.0, -exponent)).cast<float>());
+    // Double rows (centred) stay double: scaled by a power of two they are exact.
+    using Scalar = typename Matrix::Scalar;
+    using Rows = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const int exponent = scale_exponent(unscaled);
+    const Rows X = exponent == 0
+                       ? Rows(unscaled)
+                       : Rows((unscaled.template cast<double>() * std::ldexp(1.0, -exponent))
+                                  .template cast<Scalar>());
     const Eigen::Index m = X.rows(), d = X.cols();
     Eigen::VectorXd lambda;
     Eigen::MatrixXd projections;  // [M, r]: cᵀw_i for each eigenvector c
@@ -71,11 +86,11 @@ void spectrum_of(const RowMatrixF& unscaled, CosineStatistics& out) {
         for (std::ptrdiff_t b = 0; b < blocks; ++b) {
             const Eigen::Index i0 = b * kBlock, h = std::min(kBlock, m - i0);
             projections.middleRows(i0, h).noalias() =
-                X.middleRows(i0, h).cast<double>() * e.vectors;
+                X.middleRows(i0, h).template cast<double>() * e.vectors;
         }
     } else {
         // XXᵀ = UΛUᵀ shares the non-zero eigenvalues; c_k = Xᵀu_k/σ_k gives cᵀw_i = σ_k u_ik.
-        const Eigen::MatrixXd xd = X.cast<double>();
+        const Eigen::MatrixXd xd = X.template cast<double>();
         const SymmetricEigen e = symmetric_eigen(xd * xd.transpose(), true);
         lambda = e.values;
         projections = e.vectors * lambda.cwiseMax(0.0).cwiseSqrt().asDiagonal();
@@ -209,39 +224,30 @@ PairStatistics pair_statistics(const Eigen::MatrixXf& gram, int bins) {
     return out;
 }
 
-}  // namespace
-
-CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool centred,
-                                   bool spectrum) {
-    if (bins < 1) throw ConfigError("bins must be at least 1 (got " + std::to_string(bins) + ")");
-    const Eigen::Index m = vectors.rows();
-    if (m < 2)
-        throw ConfigError("anisotropy needs at least 2 vectors (got " + std::to_string(m) + ")");
-    CosineStatistics out;
-    out.mean_norm = vectors.cast<double>().rowwise().norm().mean();
-    RowMatrixF x = vectors;
-    if (centred) {
-        const Eigen::RowVectorXd mean = vectors.cast<double>().colwise().mean();
-        x = (vectors.cast<double>().rowwise() - mean).cast<float>();
-    }
+// The cosine statistics of the rows of x (float as read, or double after centring); the
+// spectrum too when asked. `out.mean_norm` is the caller's.
+template <typename Matrix>
+void cosine_statistics_of(const Matrix& x, int bins, bool centred, bool spectrum,
+                          CosineStatistics& out) {
+    const Eigen::Index m = x.rows();
     if (spectrum)
         spectrum_of(x, out);
     else
         out.pc1_variance = out.isotropy = std::numeric_limits<double>::quiet_NaN();
 
-    // Each row scaled by a power of two to a largest |x| in [1, 2) (exact: its cosines do not
-    // change, and neither overflow nor underflow in float), the dot products of those rows in
-    // float, each divided by the two norms in double. Rows normalised in float first gave a
-    // cosine of about ±1e-8 for an exactly orthogonal pair (±1 vectors: 28% of the pairs), half
-    // of them counted negative and put in the bin below 0.
-    RowMatrixF scaled = x;
+    // Each row scaled by a power of two to a largest |x| in [1, 2) (exact for float rows: its
+    // cosines do not change, and neither overflow nor underflow in float), the dot products of
+    // those rows in float, each divided by the two norms in double. Rows normalised in float
+    // first gave a cosine of about ±1e-8 for an exactly orthogonal pair (±1 vectors: 28% of the
+    // pairs), half of them counted negative and put in the bin below 0.
+    RowMatrixF scaled(m, x.cols());
     std::vector<double> norms(static_cast<std::size_t>(m));
     for (Eigen::Index i = 0; i < m; ++i) {
-        const double norm = x.row(i).cast<double>().norm();
+        const Eigen::RowVectorXd row = x.row(i).template cast<double>();
+        const double norm = row.norm();
         if (!(norm > 0)) throw ZeroNormVector(i, centred);
-        const float largest = x.row(i).cwiseAbs().maxCoeff();
-        const int exponent = std::isfinite(largest) ? std::ilogb(largest) : 0;
-        scaled.row(i) = (x.row(i).cast<double>() * std::ldexp(1.0, -exponent)).cast<float>();
+        const int exponent = scale_exponent(row);
+        scaled.row(i) = (row * std::ldexp(1.0, -exponent)).template cast<float>();
         norms[static_cast<std::size_t>(i)] = norm * std::ldexp(1.0, -exponent);
     }
     // The lower triangle of the scaled rows' Gram matrix (analysis/gram_matrix), as cosines.
@@ -254,12 +260,37 @@ CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool cen
                 (norms[static_cast<std::size_t>(i)] * norms[static_cast<std::size_t>(j)]));
     out.pairs = m * (m - 1) / 2;
     const PairStatistics p = pair_statistics(gram, bins);
+    // Every cosine is finite by construction (finite rows of norm > 0, scaled); a NaN would drop
+    // out of the histogram and the median unseen, so it is an error, never a silent gap.
+    if (!std::isfinite(p.sum) || !std::isfinite(p.sum_sq))
+        throw RuntimeFailure("a cosine of the sample is not a number (NaN or infinite)");
     out.histogram = p.histogram;
     const double n = static_cast<double>(out.pairs);
     out.mean = p.sum / n;
     out.std = std::sqrt(std::max(0.0, p.sum_sq / n - out.mean * out.mean));
     out.fraction_negative = static_cast<double>(p.negative) / n;
     out.median = p.median;
+}
+
+}  // namespace
+
+CosineStatistics cosine_statistics(const RowMatrixF& vectors, int bins, bool centred,
+                                   bool spectrum) {
+    if (bins < 1) throw ConfigError("bins must be at least 1 (got " + std::to_string(bins) + ")");
+    const Eigen::Index m = vectors.rows();
+    if (m < 2)
+        throw ConfigError("anisotropy needs at least 2 vectors (got " + std::to_string(m) + ")");
+    CosineStatistics out;
+    out.mean_norm = vectors.cast<double>().rowwise().norm().mean();
+    if (centred) {
+        // The centred vectors stay in double: x − x̄ of float values near ±FLT_MAX is finite in
+        // double but not in float (stored back as float, such cosines were NaN, silently dropped).
+        const Eigen::RowVectorXd mean = vectors.cast<double>().colwise().mean();
+        const RowMatrixD x = vectors.cast<double>().rowwise() - mean;
+        cosine_statistics_of(x, bins, true, spectrum, out);
+    } else {
+        cosine_statistics_of(vectors, bins, false, spectrum, out);
+    }
     return out;
 }
 
@@ -322,6 +353,18 @@ AnisotropyResult anisotropy(const DumpReader& dump, const AnisotropyOptions& opt
                           where + " has norm 0" + (e.centred() ? " after centring" : "") +
                           ", so its cosine is undefined (a zeroed layer? anisotropy needs "
                           "non-zero vectors)");
+    } catch (const ConfigError& e) {
+        throw ConfigError(dump.path() + ": layer " + std::to_string(options.layer) + ": " +
+                          e.what());
+    } catch (const FormatError& e) {
+        throw FormatError(dump.path() + ": layer " + std::to_string(options.layer) + ": " +
+                          e.what());
+    } catch (const Interrupted&) {
+        throw;
+    } catch (const Error& e) {
+        // A failure of the numerics (LAPACK) says which file and layer it was computing.
+        throw RuntimeFailure(dump.path() + ": layer " + std::to_string(options.layer) +
+                             ": anisotropy: " + e.what());
     }
     result.provenance.analysis = "anisotropy";
     result.provenance.inputs.push_back(dump_input(dump));

@@ -24,7 +24,9 @@ std::string cell(const nlohmann::json& value) {
     if (value.is_string()) return quote(data::valid_utf8(value.get<std::string>()));
     if (value.is_null()) return "";
     if (value.is_number_float()) {
-        if (std::isnan(value.get<double>())) return "";  // as null: no value (the JSON's null)
+        // NaN and ±Inf as null: no value, as the JSON writes them (kernel-change's infinite
+        // score was "inf" here and null there).
+        if (!std::isfinite(value.get<double>())) return "";
         char buffer[32];
         std::snprintf(buffer, sizeof buffer, "%.17g", value.get<double>());  // round-trips a double
         return buffer;

@@ -152,11 +152,23 @@ DumpReader::DumpReader(const std::string& path) : impl_(std::make_unique<Impl>()
             std::vector<std::int64_t> index;
             if (h5::is_dataset(file, base + "/example_index")) {
                 index = read_int_dataset(file, base + "/example_index");
-                for (std::size_t i = 0; i < index.size(); ++i)
+                // Each value names one example, at most once (docs/formats/dump.md): a repeat
+                // made anisotropy sample "two sentences" of one example and transitions keep
+                // the last row of the two.
+                std::vector<std::int64_t> first_row(static_cast<std::size_t>(S_), -1);
+                for (std::size_t i = 0; i < index.size(); ++i) {
                     if (index[i] < 0 || index[i] >= S_)
                         throw FormatError(path + ": /" + base + "/example_index[" +
                                           std::to_string(i) + "] = " + std::to_string(index[i]) +
                                           " is outside 0..S-1");
+                    auto& first = first_row[static_cast<std::size_t>(index[i])];
+                    if (first >= 0)
+                        throw FormatError(path + ": /" + base + "/example_index names example " +
+                                          std::to_string(index[i]) + " twice, at [" +
+                                          std::to_string(first) + "] and [" + std::to_string(i) +
+                                          "]: each example is stored at most once");
+                    first = static_cast<std::int64_t>(i);
+                }
             } else {
                 index.resize(static_cast<std::size_t>(S_));
                 std::iota(index.begin(), index.end(), std::int64_t{0});
@@ -597,8 +609,13 @@ std::vector<double> DumpReader::kernel_group_skips(int index, bool forward) cons
                           ", expected [" + std::to_string(H) + "]");
     std::vector<double> out(shape[0]);
     ds.read(out.data(), H5::PredType::NATIVE_DOUBLE);
-    for (double v : out)
-        if (!std::isfinite(v)) throw FormatError(path_ + ": " + path + " holds NaN or Inf");
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (!std::isfinite(out[i]))
+            throw FormatError(path_ + ": " + path + "[" + std::to_string(i) + "] = " +
+                              (std::isnan(out[i]) ? "NaN"
+                               : out[i] > 0       ? "Inf"
+                                                  : "-Inf") +
+                              ": the skips must be finite");
     return out;
 }
 

@@ -124,7 +124,9 @@ FlopConfig flop_config_of_file(const std::string& path) {
         block_parameters(c);
     } catch (const ConfigError&) {
         throw ConfigError(path + ": /model has no run configuration and arch '" + info.arch +
-                          "' is not one the FLOP model knows; give --arch, --layers, --d-model");
+                          "' is not one the FLOP model knows; count the model it stands for "
+                          "without --dump, with --arch, --layers and --d-model (and "
+                          "--intermediate, --state)");
     }
     return c;
 }

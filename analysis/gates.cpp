@@ -115,10 +115,18 @@ GatesResult gate_statistics(const DumpReader& dump, const std::vector<int>& want
                 const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
                 // All values equal: numpy.histogram's convention, [v − 0.5, v + 0.5], so the
                 // value sits mid-axis (at [v, v + 1] its label met the y axis's at the corner).
-                s.range.lo = *hi > *lo ? *lo : *lo - 0.5;
-                s.range.hi = *hi > *lo ? *hi : *lo + 0.5;
+                // From |v| = 2^19 on the half-width is |v|·2^-20: v ± 0.5 rounds to v in double
+                // from 2^53 (an empty range), and bins of width below v's ulp would coincide.
+                const double half = std::max(0.5, std::abs(*lo) * 0x1p-20);
+                s.range.lo = *hi > *lo ? *lo : *lo - half;
+                s.range.hi = *hi > *lo ? *hi : *lo + half;
             }
-            s.histogram = histogram_counts(values, options.bins, s.range.lo, s.range.hi);
+            try {
+                s.histogram = histogram_counts(values, options.bins, s.range.lo, s.range.hi);
+            } catch (const ConfigError& e) {
+                throw ConfigError(dump.path() + ": layer " + std::to_string(layer) + ", gate " +
+                                  gate + ": " + e.what());
+            }
             for (double v : values) {
                 s.below_range += v < s.range.lo;
                 s.above_range += v > s.range.hi;

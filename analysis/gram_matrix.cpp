@@ -32,7 +32,9 @@ Eigen::MatrixXf lower_gram_of_rows(const RowMatrixF& x) {
     return c;
 }
 
-Eigen::MatrixXd gram_of_columns(const RowMatrixF& x) {
+namespace {
+template <typename Rows>
+Eigen::MatrixXd gram_of_columns_of(const Rows& x) {
     // In double, by blocks of rows cast one at a time (memory: one block, not all of X): the
     // float product put λ₁/Σλ of a rank-one X at 0.99999992 where double gives 1 to 1e-16
     // (docs/analyses.md says pc1_variance and isotropy are computed in double).
@@ -41,10 +43,20 @@ Eigen::MatrixXd gram_of_columns(const RowMatrixF& x) {
     constexpr Eigen::Index kBlock = 1024;
     for (Eigen::Index i0 = 0; i0 < m; i0 += kBlock) {
         const Eigen::Index h = std::min(kBlock, m - i0);
-        const Eigen::MatrixXd block = x.middleRows(i0, h).cast<double>();
+        const Eigen::MatrixXd block = x.middleRows(i0, h).template cast<double>();
         c.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
     }
     return c.selfadjointView<Eigen::Lower>();
+}
+}  // namespace
+
+Eigen::MatrixXd gram_of_columns(const RowMatrixF& x) {
+    return gram_of_columns_of(x);
+}
+
+Eigen::MatrixXd gram_of_columns(
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& x) {
+    return gram_of_columns_of(x);
 }
 
 }  // namespace routescope::analysis

@@ -16,5 +16,8 @@ namespace routescope::analysis {
 Eigen::MatrixXf lower_gram_of_rows(const RowMatrixF& x);
 /// Xᵀ X (columns × columns), both triangles, accumulated in double.
 Eigen::MatrixXd gram_of_columns(const RowMatrixF& x);
+/// The same of double rows (anisotropy's centred vectors, which may exceed the float range).
+Eigen::MatrixXd gram_of_columns(
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& x);
 
 }  // namespace routescope::analysis

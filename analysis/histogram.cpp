@@ -1,14 +1,18 @@
 #include "analysis/histogram.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 
 namespace routescope::analysis {
 
 std::vector<double> histogram_edges(int bins, double lo, double hi) {
     if (bins < 1) throw ConfigError("bins must be at least 1 (got " + std::to_string(bins) + ")");
-    if (!(hi > lo)) throw ConfigError("histogram range must have hi > lo");
+    if (!(hi > lo) || !std::isfinite(hi - lo))
+        throw ConfigError("the histogram's range [" + number_text(lo) + ", " + number_text(hi) +
+                          "] is not an interval of finite numbers with hi > lo");
     std::vector<double> edges(static_cast<std::size_t>(bins) + 1);
     const double step = (hi - lo) / bins;
     for (int i = 0; i <= bins; ++i) {

@@ -24,22 +24,38 @@ std::vector<double> toeplitz_attention(const std::vector<double>& kernel, double
 }
 
 std::vector<double> decay_attention(const RowMatrixF& f, Eigen::Index channel, std::int64_t n,
-                                    bool forward, std::int64_t prefix_end) {
+                                    bool forward, const std::vector<std::int32_t>& reset_mask,
+                                    bool prefix) {
     if (n > f.rows())
         throw ConfigError("implicit attention: " + std::to_string(n) + " positions asked of " +
                           std::to_string(f.rows()) + " gate rows");
+    if (!reset_mask.empty() && static_cast<std::int64_t>(reset_mask.size()) < n)
+        throw ConfigError("implicit attention: a reset mask of " +
+                          std::to_string(reset_mask.size()) + " positions for " +
+                          std::to_string(n) + " tokens");
+    // The model's carry cuts (docs/models.md, engine/models/birdie_block.cpp birdie_carry_masks):
+    // left to right, nothing flows into a position whose bit 1 (a new sample) is set; right to
+    // left, nothing flows into k from k + 1 when k + 1 starts a sample, nor in a prefix layer when
+    // k or k + 1 lies in the causal region (bit 2).
+    const auto bits = [&](std::int64_t k) {
+        return reset_mask.empty() ? 0 : reset_mask[static_cast<std::size_t>(k)];
+    };
+    constexpr std::int32_t kNewSample = 1, kCausal = 2;
     std::vector<double> a(static_cast<std::size_t>(n * n), 0.0);
     for (std::int64_t t = 0; t < n; ++t) {
         a[static_cast<std::size_t>(t * n + t)] = 1.0;
         double prod = 1.0;
         if (forward) {
             for (std::int64_t s = t - 1; s >= 0; --s) {
+                if (bits(s + 1) & kNewSample) break;  // no carry into s + 1 from s
                 prod *= static_cast<double>(f(s + 1, channel));
                 a[static_cast<std::size_t>(t * n + s)] = prod;
             }
         } else {
             for (std::int64_t s = t + 1; s < n; ++s) {
-                if (prefix_end >= 0 && s >= prefix_end) break;  // no carry into s − 1 from s
+                // no carry into s − 1 from s
+                if (bits(s) & kNewSample) break;
+                if (prefix && ((bits(s - 1) | bits(s)) & kCausal)) break;
                 prod *= static_cast<double>(f(s - 1, channel));
                 a[static_cast<std::size_t>(t * n + s)] = prod;
             }
@@ -168,8 +184,13 @@ ImplicitAttentionResult birdie_attention(const DumpReader& dump,
         throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
                           " is a causal Birdie layer: it has no reverse scan (modes forward, sum, "
                           "gated)");
-    const std::int64_t prefix_end =
-        nf < N && !dump.reset_mask(o.example).empty() ? dump.prefix_end(o.example) : -1;
+    // The row's reset mask cuts the carries as the model's scans do: at every sample start
+    // (bit 1) in both directions, and, in a prefix layer, out of the causal region (bit 2). A
+    // dump holds a reset mask only for a model with prefix layers, whose reverse-scanning layers
+    // are all prefix layers (docs/formats/dump.md).
+    const std::vector<std::int32_t> mask = dump.reset_mask(o.example);
+    const bool prefix = nf < N && !mask.empty();
+    const std::int64_t prefix_end = prefix ? dump.prefix_end(o.example) : -1;
     const std::string mode = nf == N ? "causal" : prefix_end >= 0 ? "prefix" : "bidirectional";
     const Eigen::Index c0 = o.mode == "backward" ? nf : 0;
     const Eigen::Index c1 = o.mode == "forward" ? nf : N;
@@ -186,7 +207,7 @@ ImplicitAttentionResult birdie_attention(const DumpReader& dump,
     r.matrix.assign(static_cast<std::size_t>(n * n), 0.0);
     const double share = 1.0 / static_cast<double>(std::max<Eigen::Index>(1, c1 - c0));
     for (Eigen::Index c = c0; c < c1; ++c) {
-        const auto a = decay_attention(f, c, n, c < nf, c < nf ? -1 : prefix_end);
+        const auto a = decay_attention(f, c, n, c < nf, mask, prefix);
         for (std::int64_t t = 0; t < n; ++t)
             for (std::int64_t s = 0; s < n; ++s) {
                 const auto i = static_cast<std::size_t>(t * n + s);

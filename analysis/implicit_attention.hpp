@@ -25,6 +25,9 @@
 //               layer: the second half; in a prefix layer no carry enters k from k + 1 once
 //               k + 1 reaches the causal suffix),
 //
+// each 0 where the row's reset mask cuts the carry on the way (a sample start inside a packed
+// row, in either direction; decay_attention),
+//
 // so the layer's states are h_c = A_c (i_c ⊙ z_c) exactly (from the dumped gates f, i, z of a dump
 // written with --gates). Modes: forward / backward, the mean of A_c over the forward / reverse
 // channels; sum, the mean over all channels; gated, mean_c |o_c[t] · A_c[t, s] · i_c[s] z_c[s]|,
@@ -56,10 +59,13 @@ std::vector<double> toeplitz_attention(const std::vector<double>& kernel, double
 
 /// Birdie: A_c of one state channel (a column of `f`, the layer's forget gates [L, N] of one
 /// example) over its first n positions, row-major [n, n], in double. `forward` false: the reverse
-/// scan; `prefix_end` ≥ 0: the first position of a prefix layer's causal suffix (no reverse carry
-/// into k from k + 1 once k + 1 ≥ prefix_end), −1 for none.
+/// scan. `reset_mask` (the row's /data/reset_mask, at least n values; empty: no cuts) cuts the
+/// carry as the model does: no carry into a position whose bit 1 (a sample start) is set, left
+/// to right; right to left none into k from k + 1 when k + 1 starts a sample, nor, with `prefix`
+/// (a prefix layer), when k or k + 1 lies in the causal region (bit 2).
 std::vector<double> decay_attention(const RowMatrixF& f, Eigen::Index channel, std::int64_t n,
-                                    bool forward, std::int64_t prefix_end = -1);
+                                    bool forward, const std::vector<std::int32_t>& reset_mask = {},
+                                    bool prefix = false);
 
 struct ImplicitAttentionOptions {
     int layer = 1;

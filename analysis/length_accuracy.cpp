@@ -277,13 +277,14 @@ PredictionFile PredictionFile::read(const std::string& path) {
         try {
             const auto j = parse_json_text(line, path + ":" + std::to_string(number));
             // An example without a label (a test split without answers: eval writes null) has
-            // no accuracy; it is counted and left out.
-            if (j.contains("label") && j["label"].is_null()) {
-                ++f.unlabelled;
-                continue;
-            }
-            const std::string label = j.at("label").get<std::string>();
-            const std::string prediction = j.at("prediction").get<std::string>();
+            // no accuracy: it keeps its place (example indices are the file's examples), gets
+            // label and prediction −1, and is counted in `unlabelled` and left out of the bins.
+            const bool unlabelled = j.contains("label") && j["label"].is_null();
+            const std::string label = unlabelled ? std::string() : j.at("label").get<std::string>();
+            const std::string prediction =
+                unlabelled && !(j.contains("prediction") && j["prediction"].is_string())
+                    ? std::string()
+                    : j.at("prediction").get<std::string>();
             // A length is a count of tokens: a positive integer (get<int64> would wrap 2^64 + 5
             // and truncate 10.5).
             const auto& length = j.at("length");
@@ -293,23 +294,34 @@ PredictionFile PredictionFile::read(const std::string& path) {
                 throw FormatError(path + ":" + std::to_string(number) +
                                   ": length must be a positive integer (tokens), got " +
                                   length.dump());
+            const auto example = static_cast<std::int64_t>(f.lengths.size());
             f.lengths.push_back(length.get<std::int64_t>());
-            f.labels.push_back(id(label));
-            f.predictions.push_back(id(prediction));
-            f.text.push_back(label + " → " + prediction);
+            f.labels.push_back(unlabelled ? -1 : id(label));
+            f.predictions.push_back(unlabelled ? -1 : id(prediction));
+            f.text.push_back((unlabelled ? std::string("(no label)") : label) + " → " + prediction);
+            f.lines.push_back(static_cast<std::int64_t>(number));
+            if (unlabelled) ++f.unlabelled;
+            // Each attribute's column has one value per example: NaN where the line has none or
+            // a value that is not a finite number (length_accuracy refuses those when it bins by
+            // that attribute, naming the line).
             if (j.contains("attributes") && j["attributes"].is_object())
-                for (const auto& [k, v] : j["attributes"].items())
-                    if (v.is_number()) {
-                        auto& column = f.attributes[k];
-                        column.resize(f.lengths.size() - 1, 0.0);
-                        column.push_back(v.get<double>());
-                    }
+                for (const auto& [k, v] : j["attributes"].items()) {
+                    auto& column = f.attributes[k];
+                    column.resize(static_cast<std::size_t>(example),
+                                  std::numeric_limits<double>::quiet_NaN());
+                    const bool finite = v.is_number() && std::isfinite(v.get<double>());
+                    column.push_back(finite ? v.get<double>()
+                                            : std::numeric_limits<double>::quiet_NaN());
+                    if (!finite) f.attribute_text[k][example] = v.dump();
+                }
         } catch (const nlohmann::json::exception& e) {
             throw FormatError(path + ":" + std::to_string(number) +
                               ": not an eval prediction line (" + e.what() + ")");
         }
     }
-    if (f.lengths.empty())
+    for (auto& [name, column] : f.attributes)
+        column.resize(f.lengths.size(), std::numeric_limits<double>::quiet_NaN());
+    if (f.lengths.size() == static_cast<std::size_t>(f.unlabelled))
         throw FormatError(path +
                           (f.unlabelled > 0
                                ? ": no labelled predictions (all " + std::to_string(f.unlabelled) +
@@ -328,13 +340,18 @@ LengthAccuracyResult length_accuracy(const PredictionFile& a, const PredictionFi
         std::map<std::string, std::int64_t> ids;
         for (std::size_t i = 0; i < a.label_names.size(); ++i)
             ids[a.label_names[i]] = static_cast<std::int64_t>(i);
+        // Labels by name; an unlabelled example (−1) matches only an unlabelled one.
+        const auto name = [](const PredictionFile& f, std::int64_t k) {
+            return k < 0 ? std::string() : "=" + f.label_names[static_cast<std::size_t>(k)];
+        };
         for (std::size_t i = 0; same && i < a.labels.size(); ++i)
-            same = a.label_names[a.labels[i]] == b->label_names[b->labels[i]];
+            same = name(a, a.labels[i]) == name(*b, b->labels[i]);
         if (!same) throw ConfigError(a.path + " and " + b->path + " do not hold the same examples");
         for (auto p : b->predictions)
-            b_predictions.push_back(
-                ids.emplace(b->label_names[p], static_cast<std::int64_t>(ids.size()))
-                    .first->second);
+            b_predictions.push_back(p < 0 ? -1
+                                          : ids.emplace(b->label_names[static_cast<std::size_t>(p)],
+                                                        static_cast<std::int64_t>(ids.size()))
+                                                .first->second);
     }
     std::vector<double> x;
     if (options.variable == "length") {
@@ -344,7 +361,20 @@ LengthAccuracyResult length_accuracy(const PredictionFile& a, const PredictionFi
         if (it == a.attributes.end())
             throw ConfigError(a.path + ": no attribute '" + options.variable + "'");
         x = it->second;
-        x.resize(a.lengths.size(), 0.0);
+        // Every labelled example needs the value (a missing one read as 0 was binned as 0): as a
+        // dump's attribute must be finite for every example, the first line without it is named.
+        const auto text = a.attribute_text.find(options.variable);
+        for (std::size_t e = 0; e < x.size(); ++e) {
+            if (a.labels[e] < 0 || std::isfinite(x[e])) continue;
+            const std::string where = a.path + ":" + std::to_string(a.lines[e]) + " (example " +
+                                      std::to_string(e) + "): attribute '" + options.variable +
+                                      "' ";
+            if (text != a.attribute_text.end() && text->second.count(static_cast<std::int64_t>(e)))
+                throw FormatError(where + "is " + text->second.at(static_cast<std::int64_t>(e)) +
+                                  ", not a finite number");
+            throw FormatError(where + "is missing (--variable " + options.variable +
+                              " needs it on every labelled line)");
+        }
     }
     LengthAccuracyResult result =
         bin_and_score(x, a.labels, a.predictions, b ? &b_predictions : nullptr, options);

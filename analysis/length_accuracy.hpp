@@ -79,14 +79,21 @@ LengthAccuracyResult length_accuracy(const DumpReader& a, const DumpReader* b,
 
 /// The per-example predictions `routescope-cli eval --out preds.jsonl` writes (docs/cli.md): one
 /// JSON object per line with `length`, `label`, `prediction` and `attributes`. Labels and
-/// predictions are class names; they get ids in order of first appearance (labels first).
+/// predictions are class names; they get ids in order of first appearance (labels first). Example
+/// i is the file's i-th non-blank line, labelled or not.
 struct PredictionFile {
     std::string path;
     std::vector<std::int64_t> lengths, labels, predictions;
     std::vector<std::string> label_names;  ///< id → name
     std::vector<std::string> text;         ///< the label and prediction of each example
+    /// Per attribute one value per example: NaN where the line has none or a value that is not a
+    /// finite number (that value's JSON text is in attribute_text).
     std::map<std::string, std::vector<double>> attributes;
-    std::int64_t unlabelled = 0;  ///< lines with label null (no answer to score), left out
+    std::map<std::string, std::map<std::int64_t, std::string>> attribute_text;
+    std::vector<std::int64_t> lines;  ///< the file's line number of each example (from 1)
+    /// Lines with label null (no answer to score): examples with label and prediction −1, counted
+    /// and left out of the bins.
+    std::int64_t unlabelled = 0;
     /// Reads `path`; throws IoError (unreadable) or FormatError naming the line.
     static PredictionFile read(const std::string& path);
 };

@@ -593,11 +593,18 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
     r.options.cancelled = nullptr;  // the caller's hooks, which may not outlive the call
     r.options.progress = nullptr;
     r.measures = options.measures.empty() ? kMeasures : options.measures;
-    for (const auto& m : r.measures)
+    for (std::size_t k = 0; k < r.measures.size(); ++k) {
+        const std::string& m = r.measures[k];
         if (!wants(kMeasures, m))
             throw ConfigError("similarity: unknown measure '" + m +
                               "' (linear_cka, linear_cka_unbiased, rbf_cka, svcca, pwcca, "
                               "procrustes)");
+        // Named twice, the second entry's matrix stayed null while the first got the scores
+        // (the JSON, keyed by name, kept the null): refused, as a list option's repeats are.
+        if (std::find(r.measures.begin(), r.measures.begin() + static_cast<std::ptrdiff_t>(k), m) !=
+            r.measures.begin() + static_cast<std::ptrdiff_t>(k))
+            throw ConfigError("similarity: --measures names '" + m + "' twice; name each once");
+    }
     if (options.max_vectors < 4) throw ConfigError("similarity: --max-vectors must be at least 4");
     if (!(options.svcca_variance > 0 && options.svcca_variance <= 1))
         throw ConfigError("similarity: --svcca-variance must lie in (0, 1]");
@@ -715,8 +722,9 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         r.notes.push_back("RBF CKA left out: " + gram_short);
         std::erase_if(r.measures, [](const std::string& m) { return m == "rbf_cka"; });
     }
-    const bool linear_gram = wants(r.measures, "linear_cka") && gn >= 4 &&
-                             (options.permutations > 0 || options.bootstrap > 0);
+    // The observed score on the Gram sample (gram.linear_cka.observed) is part of the result
+    // whether or not a null or an interval is asked for, as RBF CKA's is.
+    const bool linear_gram = wants(r.measures, "linear_cka") && gn >= 4;
     const bool rbf = wants(r.measures, "rbf_cka");
     const std::size_t chunk = static_cast<std::size_t>(std::max<std::int64_t>(16, options.chunk));
     const double pair_bytes_per_a = 8.0 * static_cast<double>(a.width() * b.width()) * nb;

@@ -97,11 +97,12 @@ TransitionsResult layer_transitions(const DumpReader& dump, const TransitionsOpt
             row.position_l2[t] =
                 row.position_count[t] ? position_sum[t] / double(row.position_count[t]) : 0.0;
         std::string source_from, source_to;
-        const RowMatrixF sa = sentence_vectors(dump, from, rows_from, &source_from);
-        const RowMatrixF sb = sentence_vectors(dump, to, rows_to, &source_to);
+        // In double: the masked means are not rounded to float (docs/analyses.md, "All in
+        // double from the stored floats").
+        const auto sa = sentence_vectors_double(dump, from, rows_from, &source_from);
+        const auto sb = sentence_vectors_double(dump, to, rows_to, &source_to);
         for (Eigen::Index s = 0; s < sa.rows(); ++s)
-            sentences.add(sa.row(s).cast<double>().transpose(),
-                          sb.row(s).cast<double>().transpose());
+            sentences.add(sa.row(s).transpose(), sb.row(s).transpose());
         row.tokens = tokens.finish();
         row.sentences = sentences.finish();
         row.sentence_source =

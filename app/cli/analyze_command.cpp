@@ -7,6 +7,7 @@
 // input / an option the input cannot satisfy (a layer not in the dump), 3 runtime failure.
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -28,6 +29,7 @@
 #include "app/cli/command.hpp"
 #include "app/cli/input_check.hpp"
 #include "app/cli/output_guard.hpp"
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/utf8.hpp"
 #include "engine/io/stale_temporaries.hpp"
@@ -60,6 +62,8 @@ struct AnalyzeArgs {
     std::string variable = "length", binning = "quantile";
     std::vector<double> edges;
     double width = 0;
+    /// Given on the command line (a value alone cannot say: --width 0 was taken for "not given").
+    bool width_given = false, edges_given = false, bins_given = false, binning_given = false;
     // flops
     std::string arch = "bigs";
     std::int64_t layers = 23, d_model = 1024, intermediate = 0, state = 0;
@@ -170,13 +174,26 @@ Output run_analysis(const AnalyzeArgs& a) {
     } else if (a.kind == "length-accuracy") {
         LengthAccuracyOptions o;
         o.variable = a.variable;
-        if (!a.edges.empty() && a.width > 0)
+        // Each binning option given says which rule; two rules, or a value the rule cannot use,
+        // are refused rather than one of them silently ignored (--width 0 read as "not given",
+        // and --binning quantile --width 3 as width bins).
+        if (a.width_given && !(std::isfinite(a.width) && a.width > 0))
+            throw ConfigError("length-accuracy: --width must be a positive number (got " +
+                              number_text(a.width) + ")");
+        if (a.edges_given && a.width_given)
             throw ConfigError(
-                "--edges and --width: give one of them (--edges took precedence, "
-                "silently)");
-        o.binning = !a.edges.empty() && a.binning == "quantile" ? "edges"
-                    : a.width > 0 && a.binning == "quantile"    ? "width"
-                                                                : a.binning;
+                "length-accuracy: --edges and --width are two binning rules: give one of them");
+        const std::string implied = a.edges_given ? "edges" : a.width_given ? "width" : "quantile";
+        if (a.binning_given && implied != "quantile" && a.binning != implied)
+            throw ConfigError("length-accuracy: --binning " + a.binning + " contradicts --" +
+                              implied + " (which bins by " + implied + "): give one rule");
+        o.binning = a.binning_given ? a.binning : implied;
+        if (a.bins_given && o.binning != "quantile")
+            throw ConfigError(
+                "length-accuracy: --bins counts quantile bins and the binning is " + o.binning +
+                " (" +
+                (o.binning == "edges" ? "--edges gives the bins" : "--width gives the bins") +
+                "): give one of them");
         if (a.bins) o.bins = a.bins;
         o.edges = a.edges;
         o.width = a.width;
@@ -364,9 +381,10 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
     cmd->add_option("--m", a->m, "anisotropy: sentences sampled (default 5000; all when fewer)");
     cmd->add_option("--seed", a->seed, "Seed of every random sample (default 0)");
-    cmd->add_option("--bins", a->bins,
-                    "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)")
-        ->check(CLI::Range(std::int64_t{1}, kMaxBins));
+    CLI::Option* bins_option =
+        cmd->add_option("--bins", a->bins,
+                        "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)")
+            ->check(CLI::Range(std::int64_t{1}, kMaxBins));
     cmd->add_flag("--centred", a->centred, "anisotropy: subtract the sample mean first");
     cmd->add_flag("--sentence", a->sentence,
                   "anisotropy: sentence vectors instead of token vectors");
@@ -393,9 +411,12 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "pca: resamples of a 95% bootstrap interval of the overall mean k (0 none)");
     cmd->add_option("--variable", a->variable,
                     "length-accuracy: 'length' or a /data/attributes name");
-    cmd->add_option("--binning", a->binning, "length-accuracy: quantile (default), edges or width");
-    cmd->add_option("--edges", a->edges, "length-accuracy: fixed bin edges")->delimiter(',');
-    cmd->add_option("--width", a->width, "length-accuracy: fixed bin width");
+    CLI::Option* binning_option = cmd->add_option(
+        "--binning", a->binning, "length-accuracy: quantile (default), edges or width");
+    CLI::Option* edges_option =
+        cmd->add_option("--edges", a->edges, "length-accuracy: fixed bin edges")->delimiter(',');
+    CLI::Option* width_option =
+        cmd->add_option("--width", a->width, "length-accuracy: fixed bin width (positive)");
     // The model of the FLOP count when no --checkpoint or --dump gives one.
     const std::vector<CLI::Option*> flop_model_options = {
         cmd->add_option("--arch", a->arch,
@@ -457,9 +478,14 @@ CommandRunner setup_analyze(CLI::App& app) {
     cmd->add_option("--marker", a->marker,
                     "induction-heads: the /vocab piece before the copied symbol and at the query "
                     "(default trigger)");
-    return [a, flop_model_options, layer_option, mode_option, head_option]() {
+    return [a, flop_model_options, layer_option, mode_option, head_option, bins_option,
+            binning_option, edges_option, width_option]() {
         a->mode_given = mode_option->count() > 0;
         a->head_given = head_option->count() > 0;
+        a->bins_given = bins_option->count() > 0;
+        a->binning_given = binning_option->count() > 0;
+        a->edges_given = edges_option->count() > 0;
+        a->width_given = width_option->count() > 0;
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.

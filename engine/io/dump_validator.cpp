@@ -397,9 +397,23 @@ private:
                 } else {
                     rows = shape[0];
                     bool in_range = true;
+                    // Each example at most once: the row of each example seen so far (a value
+                    // names the example its row belongs to, so a repeat is two rows claiming it).
+                    std::vector<std::int64_t> first_row;
                     if (S_ && options_.scan_values)
                         scan_ints(*ds, path, [&](std::int64_t v, std::uint64_t i) {
                             if (v >= 0 && v < static_cast<std::int64_t>(*S_)) {
+                                if (first_row.empty())
+                                    first_row.assign(static_cast<std::size_t>(*S_), -1);
+                                auto& first = first_row[static_cast<std::size_t>(v)];
+                                if (first >= 0) {
+                                    add(path, "each example at most once",
+                                        "example " + std::to_string(v) + " at [" +
+                                            std::to_string(first) + "] and [" + std::to_string(i) +
+                                            "]");
+                                    return in_range = false;
+                                }
+                                first = static_cast<std::int64_t>(i);
                                 if (!lengths_.empty())
                                     row_lengths.push_back(lengths_[static_cast<std::size_t>(v)]);
                                 return true;

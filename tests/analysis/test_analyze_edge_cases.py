@@ -798,6 +798,297 @@ def main():
     t.case("flops: non_embedding_parameters are the blocks' parameters the checkpoint holds",
            flops_count_every_block_parameter)
 
+    # ==== Session 37 (probe V/A2): each expected value from numpy on the documented definition.
+
+    # anisotropy --centred on legal float32 values near FLT_MAX: x − x̄ exceeds the float range
+    # (it was stored back as float: ±Inf, NaN cosines dropped, mean null, LAPACK failing
+    # anonymously). docs/analyses.md, Anisotropy: the centred vectors' cosines, in double.
+    def anisotropy_centred_near_float_max():
+        own = np.random.default_rng(3701)
+        S, D = 7, 4
+        h = own.choice([-3e38, 3e38], size=(S, 1, D)).astype(np.float32)
+        p = t.path("aniso-max.dump.h5")
+        write_dump(p, {1: h}, [1] * S)
+        out = t.path("aniso-max.json")
+        t.ok(t.run("analyze", "anisotropy", "--dump", p, "--layer", "1", "--centred",
+                   "--bins", "8", "--out", out))
+        r = json.load(open(out))["results"][0]
+        x = h[:, 0].astype(np.float64)
+        x = x - x.mean(0)
+        n = np.linalg.norm(x, axis=1)
+        c = ((x @ x.T) / np.outer(n, n))[np.triu_indices(S, 1)]
+        assert r["pairs"] == c.size and sum(r["histogram"]["counts"]) == c.size, r
+        assert abs(r["mean"] - c.mean()) < 1e-6, (r["mean"], c.mean())
+        assert abs(r["median"] - np.median(c)) < 1e-6, (r["median"], np.median(c))
+        assert abs(r["std"] - c.std()) < 1e-6, (r["std"], c.std())
+        counts, _ = np.histogram(np.clip(c, -1, 1), bins=8, range=(-1, 1))
+        assert r["histogram"]["counts"] == counts.tolist(), (r["histogram"], counts)
+        lam = np.linalg.eigvalsh(x.T @ x).clip(0)
+        assert abs(r["pc1_variance"] - lam.max() / lam.sum()) < 1e-9, \
+            (r["pc1_variance"], lam.max() / lam.sum())
+    t.case("anisotropy --centred near FLT_MAX: the centred cosines in double",
+           anisotropy_centred_near_float_max)
+
+    # transitions: the masked-mean sentence vectors in double (docs/analyses.md, Layer
+    # transitions: "All in double from the stored floats"); rounded to float32, the mean
+    # 1 + 2^-24 of [1, 1 + 2^-23] became 1 and sentences.l2 read 2^-23 instead of 2^-24.
+    def transitions_sentence_means_in_double():
+        h0 = np.array([1.0, 1 + 2**-23], np.float32).reshape(1, 2, 1).repeat(3, 0)
+        h1 = np.array([1 + 2**-23, 1 + 2**-23], np.float32).reshape(1, 2, 1).repeat(3, 0)
+        p = t.path("trans-mean.dump.h5")
+        write_dump(p, {0: h0, 1: h1}, [2, 2, 2])
+        out = t.path("trans-mean.json")
+        t.ok(t.run("analyze", "transitions", "--dump", p, "--out", out))
+        s = json.load(open(out))["results"][0]["layers"][0]["sentences"]
+        a = h0[:, :2, 0].astype(np.float64).mean(1)
+        b = h1[:, :2, 0].astype(np.float64).mean(1)
+        want = np.abs(b - a).mean()
+        assert abs(s["l2"] - want) <= 1e-9 * want, (s["l2"], want)
+        assert abs(s["relative"] - (np.abs(b - a) / np.abs(a)).mean()) <= 1e-9 * want, s
+    t.case("transitions: masked-mean sentence vectors in double",
+           transitions_sentence_means_in_double)
+
+    # gates: a constant gate of a large finite value v (1e17 in float32): its data range was
+    # [v − 0.5, v + 0.5], which is [v, v] in double from 2^53 ("histogram range must have hi >
+    # lo", naming nothing). docs/analyses.md, Gates: [v − h, v + h], h = max(0.5, |v|·2^-20);
+    # the histogram is numpy's on that range.
+    def gates_constant_large_value():
+        for value in (1e17, -3e38, 7.25):
+            v = float(np.float32(value))
+            p = t.path("gate-const.dump.h5")
+            lengths = [4, 2, 3]
+            write_dump(p, {0: np.zeros((3, 4, 2)), 1: np.ones((3, 4, 2))}, lengths, arch="bigs",
+                       gates={1: {"u_f": np.full((3, 4, 2), v)}})
+            out = t.path("gate-const.json")
+            r = t.run("analyze", "gates", "--dump", p, "--bins", "5", "--out", out)
+            assert r.returncode == 0, (value, r.returncode, r.stderr)
+            g = json.load(open(out))["results"][0]["gates"][0]
+            half = max(0.5, abs(v) * 2.0**-20)
+            values = np.full(2 * sum(lengths), v)
+            counts, _ = np.histogram(values, bins=5, range=(v - half, v + half))
+            assert g["range"] == [v - half, v + half], (value, g["range"])
+            assert g["mean"] == v and g["std"] == 0 and g["values"] == values.size, (value, g)
+            assert g["histogram"] == counts.tolist(), (value, g["histogram"], counts)
+    t.case("gates: a constant gate of any finite value has a histogram",
+           gates_constant_large_value)
+
+    # implicit-attention of Birdie: the reset mask cuts the carry at every sample start (bit 1),
+    # in both scan directions, and out of the causal region (bit 2) in a prefix layer
+    # (docs/models.md: "The left-to-right carry is cut into a position whose bit 1 is set. The
+    # right-to-left carry into t is cut when t + 1 starts a sample, and in prefix layers also
+    # when t or t + 1 lies in the causal region"), so that h = A (i ⊙ z) exactly. Only the
+    # first bit-2 position was used: decay ran across a packed row's second sample.
+    def birdie_decay_cut_at_sample_starts():
+        own = np.random.default_rng(3702)
+        L, N = 8, 4
+        f = own.uniform(0.3, 0.95, (1, L, N))
+        mask = np.array([1, 0, 0, 1, 0, 0, 2, 2])
+        p = t.path("birdie-packed.dump.h5")
+
+        def extra(fh):
+            fh["data/reset_mask"] = mask.reshape(1, L).astype(np.int8)
+            fh["layers/1/gates"].attrs["reverse_from"] = N // 2
+        write_dump(p, {0: np.zeros((1, L, 2)), 1: np.zeros((1, L, 2))}, [L], arch="birdie",
+                   gates={1: {"f": f, "i": f, "z": f, "o": f}})
+        with h5py.File(p, "r+") as fh:
+            extra(fh)
+        t.ok(t.run("validate", p))
+        ff = f[0].astype(np.float32).astype(np.float64)
+        A = np.zeros((N, L, L))
+        for c in range(N):
+            for tt in range(L):
+                for s in range(L):
+                    if c < N // 2 and s <= tt:  # left to right: carries into k = s+1..t
+                        if not any(mask[k] & 1 for k in range(s + 1, tt + 1)):
+                            A[c, tt, s] = np.prod(ff[s + 1:tt + 1, c])
+                    elif c >= N // 2 and s >= tt:  # right to left: carries into k = t..s−1
+                        if not any(mask[k + 1] & 1 or (mask[k] | mask[k + 1]) & 2
+                                   for k in range(tt, s)):
+                            A[c, tt, s] = np.prod(ff[tt:s, c])
+        for mode, want in (("forward", A[:N // 2].mean(0)), ("backward", A[N // 2:].mean(0)),
+                           ("sum", A.mean(0))):
+            out = t.path("birdie-packed-%s.json" % mode)
+            t.ok(t.run("analyze", "implicit-attention", "--dump", p, "--layer", "1",
+                       "--example", "0", "--mode", mode, "--out", out))
+            got = np.array(json.load(open(out))["results"][0]["matrix"])
+            assert np.abs(got - want).max() < 1e-12, (mode, np.abs(got - want).max())
+        assert want[4, 0] == 0 and want[2, 3] == 0  # cut both ways at position 3's sample start
+    t.case("implicit-attention of Birdie: carries cut at every sample start",
+           birdie_decay_cut_at_sample_starts)
+
+    def write_predictions(name, rows):
+        p = t.path(name)
+        with open(p, "w") as fh:
+            fh.write("".join(json.dumps(r) + "\n" for r in rows))
+        return p
+
+    # length-accuracy --predictions: a line with "label": null is an example without a label,
+    # counted in `unlabelled` and left out of everything, the edges included (docs/analyses.md);
+    # the examples keep their indices in the file (the line was dropped: unlabelled 0, and the
+    # examples after it listed under their predecessors' indices).
+    def predictions_unlabelled_lines_counted():
+        rows = [dict(id=0, length=3, label="a", prediction="a", correct=True, attributes={}),
+                dict(id=1, length=40, label=None, prediction="b", correct=None, attributes={}),
+                dict(id=2, length=5, label="b", prediction="b", correct=True, attributes={}),
+                dict(id=3, length=9, label="b", prediction="a", correct=False, attributes={}),
+                dict(id=4, length=6, label="a", prediction="a", correct=True, attributes={})]
+        pa = write_predictions("null-a.jsonl", rows)
+        rows_b = [dict(r, prediction="b" if r["label"] else "a") for r in rows]
+        pb = write_predictions("null-b.jsonl", rows_b)
+        out = t.path("null.json")
+        t.ok(t.run("analyze", "length-accuracy", "--predictions", pa, "--predictions", pb,
+                   "--bins", "2", "--out", out))
+        res = json.load(open(out))["results"][0]
+        labelled = [i for i, r in enumerate(rows) if r["label"] is not None]
+        x = np.array([rows[i]["length"] for i in labelled], float)
+        edges = np.unique(np.quantile(x, [0, 0.5, 1]))
+        assert res["unlabelled"] == 1, res["unlabelled"]
+        assert res["edges"] == edges.tolist(), (res["edges"], edges)
+        assert sorted(res["overall"]["examples"]) == labelled, res["overall"]["examples"]
+        for b, lo in zip(res["bins"], edges[:-1]):
+            k = np.searchsorted(edges, x, "right") - 1
+            k = np.minimum(k, len(edges) - 2)
+            want = [labelled[j] for j in range(len(labelled)) if edges[k[j]] == lo]
+            assert sorted(b["examples"]) == want, (b["examples"], want)
+            for side, rr in (("a", rows), ("b", rows_b)):
+                right = sum(rr[e]["prediction"] == rr[e]["label"] for e in want)
+                assert b[side]["count"] == len(want) and b[side]["correct"] == right, (side, b)
+    t.case("length-accuracy --predictions: null labels counted, indices kept",
+           predictions_unlabelled_lines_counted)
+
+    # length-accuracy --predictions --variable NAME: a labelled line without a numeric NAME is
+    # refused naming the file, the line and the attribute (exit 2), as a dump's missing attribute
+    # is; it was binned as 0. An unlabelled line needs none (it is left out).
+    def predictions_variable_missing_refused():
+        base = [dict(id=0, length=3, label="a", prediction="a", attributes={"dist": 5.0}),
+                dict(id=1, length=4, label=None, prediction="b", attributes={}),
+                dict(id=2, length=5, label="b", prediction="b", attributes={"dist": 7.0}),
+                dict(id=3, length=6, label="b", prediction="a", attributes={"dist": 2.0})]
+        p = write_predictions("var-ok.jsonl", base)
+        out = t.path("var.json")
+        t.ok(t.run("analyze", "length-accuracy", "--predictions", p, "--variable", "dist",
+                   "--bins", "2", "--out", out))
+        res = json.load(open(out))["results"][0]
+        assert res["edges"] == np.quantile([5.0, 7.0, 2.0], [0, 0.5, 1]).tolist(), res["edges"]
+        assert res["unlabelled"] == 1, res
+        for bad, line, says in (({}, 3, "missing"), ({"dist": "far"}, 3, '"far"'),
+                                ({"dist": None}, 3, "null")):
+            rows = [dict(r) for r in base]
+            rows[2] = dict(rows[2], attributes=bad)
+            p = write_predictions("var-bad.jsonl", rows)
+            if os.path.exists(out):
+                os.remove(out)
+            r = t.run("analyze", "length-accuracy", "--predictions", p, "--variable", "dist",
+                      "--out", out)
+            assert r.returncode == 2, (bad, r.returncode, r.stderr)
+            assert f"{p}:{line}" in r.stderr and "'dist'" in r.stderr and says in r.stderr, \
+                (bad, r.stderr)
+            assert not os.path.exists(out), bad
+    t.case("length-accuracy --predictions --variable: a missing value is refused by line",
+           predictions_variable_missing_refused)
+
+    # length-accuracy: --width is a rule given on the command line, whatever its value: 0, a
+    # negative or a non-finite width is refused (exit 2), as are two rules at once (--binning
+    # quantile with --width, --bins with --edges or --width); they were ignored, silently.
+    # docs/analyses.md: width edges e_k = min(x) + k·w up to the first above max(x).
+    def length_accuracy_width_is_given_or_not():
+        p = t.path("la-width.dump.h5")
+        lengths = [2, 3, 5, 8, 9, 11]
+        write_dump(p, {0: rng.standard_normal((6, 12, 3))}, lengths, labels=[1, 0, 1, 1, 0, 1],
+                   predictions=[1, 1, 1, 0, 0, 1])
+        out = t.path("la-width.json")
+        for args in (["--width", "0"], ["--width", "-3"], ["--width", "nan"],
+                     ["--width", "inf"], ["--binning", "quantile", "--width", "3"],
+                     ["--binning", "edges", "--width", "3"], ["--edges", "1,5,12", "--bins", "3"],
+                     ["--width", "3", "--bins", "3"], ["--binning", "width", "--bins", "2"],
+                     ["--binning", "width", "--width", "0"]):
+            if os.path.exists(out):
+                os.remove(out)
+            r = t.run("analyze", "length-accuracy", "--dump", p, *args, "--out", out)
+            assert r.returncode == 2, (args, r.returncode, r.stderr)
+            assert not os.path.exists(out), args
+        want = [2.0 + 3.0 * k for k in range(5)]  # 2, 5, 8, 11, 14: the first above 11 is 14
+        for args in (["--width", "3"], ["--binning", "width", "--width", "3"]):
+            t.ok(t.run("analyze", "length-accuracy", "--dump", p, *args, "--out", out))
+            res = json.load(open(out))["results"][0]
+            assert res["edges"] == want, (args, res["edges"])
+            assert res["provenance"]["parameters"]["binning"] == "width", args
+    t.case("length-accuracy: --width given is checked; two binning rules refused",
+           length_accuracy_width_is_given_or_not)
+
+    # A repeated value in /layers/<l>/example_index: two rows claim one example, which
+    # docs/formats/dump.md forbids (row i belongs to example example_index[i], each example at
+    # most once). validate reports it naming the dataset and both rows (exit 1); the readers
+    # refuse it (anisotropy sampled it as two sentences, transitions kept the last row).
+    def example_index_repeat_refused():
+        own = np.random.default_rng(3703)
+        p = t.path("dup-index.dump.h5")
+        write_dump(p, {0: own.standard_normal((4, 3, 2)), 1: own.standard_normal((3, 3, 2))},
+                   [3, 2, 3, 1], example_index={1: [2, 0, 2]})
+        r = t.run("validate", p)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        text = r.stdout + r.stderr
+        assert "/layers/1/example_index" in text and "[0]" in text and "[2]" in text, text
+        for kind in ("anisotropy", "transitions", "pca", "gates"):
+            out = t.path("dup-%s.json" % kind)
+            r = t.run("analyze", kind, "--dump", p, "--out", out)
+            assert r.returncode == 2, (kind, r.returncode, r.stderr)
+            assert "/layers/1/example_index" in r.stderr and "twice" in r.stderr, (kind, r.stderr)
+            assert not os.path.exists(out), kind
+    t.case("a repeated example_index is a format violation", example_index_repeat_refused)
+
+    # kernel-change: a before kernel of 0 has an infinite score, null in the JSON and an empty
+    # CSV cell (it was "inf" in the CSV; docs/analyses.md, Kernel change). Checkpoints of the SSM
+    # parameters alone, as tests/reference/analysis/make_analysis_dumps.py writes them.
+    def kernel_change_infinite_score_is_empty():
+        def write(path, zero):
+            with h5py.File(path, "w") as fh:
+                fh.attrs.update(format="routescope-checkpoint", format_version=1,
+                                producer="test_analyze_edge_cases.py",
+                                created="2026-01-01T00:00:00Z")
+                for direction in ("forward", "backward"):
+                    base = f"params/layers.0.ssm_{direction}."
+                    fh[base + "A_re"] = np.full((1, 4), -0.5, np.float32)
+                    fh[base + "A_im"] = (np.pi * np.arange(4)[None, :]).astype(np.float32)
+                    fh[base + "C"] = np.full((1, 4, 2), 0.0 if zero else 0.3, np.float32)
+                    fh[base + "D"] = np.full(1, 0.0 if zero else 1.0, np.float32)
+                    fh[base + "log_step"] = np.full(1, -2.0, np.float32)
+        before, after = t.path("kc-before.ckpt.h5"), t.path("kc-after.ckpt.h5")
+        write(before, True)
+        write(after, False)
+        out, table = t.path("kc.json"), t.path("kc.csv")
+        t.ok(t.run("analyze", "kernel-change", "--checkpoint", before, "--checkpoint", after,
+                   "--length", "16", "--radius", "2", "--out", out, "--csv", table))
+        layers = json.load(open(out))["results"][0]["layers"]
+        assert [x["change_score"] for x in layers] == [None], layers
+        rows = list(csv.DictReader(open(table)))
+        assert [x["change_score"] for x in rows] == [""], rows
+    t.case("kernel-change: an infinite score is an empty CSV cell",
+           kernel_change_infinite_score_is_empty)
+
+    # A NaN in /kernels/<l>/D_forward_groups is named with its index; flops of an external dump
+    # (no configuration) says to count the model without --dump (it asked for --arch, which is
+    # refused beside --dump).
+    def kernel_group_skip_and_flops_messages():
+        own = np.random.default_rng(3704)
+        p = t.path("groups-nan.dump.h5")
+        k = own.standard_normal((2, 6))
+        write_dump(p, {0: own.standard_normal((2, 6, 4)), 1: own.standard_normal((2, 6, 4))},
+                   [6, 6], arch="bigs", kernels={1: {"forward": k[0], "forward_groups": k}})
+        with h5py.File(p, "r+") as fh:
+            fh["kernels/1"].attrs["D_forward"] = 1.0
+            fh["kernels/1/D_forward_groups"] = np.array([1.0, np.nan])
+        r = t.run("analyze", "kernels", "--dump", p, "--group", "1", "--out", t.path("kg.json"))
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert "/kernels/1/D_forward_groups[1]" in r.stderr and "NaN" in r.stderr, r.stderr
+        q = t.path("external-flops.dump.h5")
+        write_dump(q, {0: own.standard_normal((2, 4, 3)), 1: own.standard_normal((2, 4, 3))},
+                   [4, 4])
+        r = t.run("analyze", "flops", "--dump", q, "--out", t.path("ef.json"))
+        assert r.returncode == 2 and "without --dump" in r.stderr, (r.returncode, r.stderr)
+    t.case("kernels' group skips named by index; flops of an external dump",
+           kernel_group_skip_and_flops_messages)
+
     return t.finish()
 
 

@@ -506,6 +506,7 @@ private slots:
                     const Eigen::Index N = f.cols();
                     const Eigen::Index nf = reverse_from < 0 ? N : reverse_from;
                     const std::int64_t p = reverse_from >= 0 ? r.prefix_end(example) : -1;
+                    const std::vector<std::int32_t> mask = r.reset_mask(example);
                     QCOMPARE(p >= 0, std::string(mode) == "prefix" && layer == 1);
                     const auto h1 = r.hidden_row(layer, row), h0 = r.hidden_row(layer - 1, row);
                     const std::int64_t n = h1.rows();
@@ -518,7 +519,7 @@ private slots:
                         for (Eigen::Index ch = 0; ch < N; ++ch) {
                             const bool fwd = !right || ch < nf;
                             const auto a = routescope::analysis::decay_attention(
-                                f, ch, L, fwd, fwd || variant != 0 ? -1 : p);
+                                f, ch, L, fwd, mask, variant == 0 && reverse_from >= 0);
                             for (std::int64_t tt = 0; tt < L; ++tt)
                                 for (std::int64_t s = 0; s < L; ++s)
                                     H(tt, ch) += a[static_cast<std::size_t>(tt * L + s)] *

@@ -678,6 +678,31 @@ def main():
                 f"a layer against itself: values {values}, notes {res.get('notes')}")
     expect_failure(cli, ["--dump", D["a"], "--dump", D["same"], "--measures", "linear_cka,nonsense"], work,
                    "measure", r"nonsense", "--measures with an unknown name")
+    # A measure named twice is refused naming it (its second matrix stayed null and the JSON,
+    # keyed by name, kept the null; session 37), as a list option's repeat is.
+    expect_failure(cli, ["--dump", D["a"], "--dump", D["same"], "--measures", "linear_cka,linear_cka"],
+                   work, "measure-twice", r"linear_cka.*twice", "--measures naming a measure twice")
+    # --permutations 0 --bootstrap 0: the Gram sample's observed linear CKA is part of the result
+    # all the same (docs/analyses.md: gram.*.observed for linear and RBF CKA; the CSV's
+    # gram_value), numpy's linear CKA of the Gram-sample rows. It was left out (session 37).
+    gram_csv = os.path.join(out_dir, "gram-only.csv")
+    res = run_ok(cli, ["--dump", D["a"], "--dump", D["noise"], "--layer", "1", "--measures",
+                       "linear_cka,rbf_cka", "--permutations", "0", "--bootstrap", "0",
+                       "--csv", gram_csv],
+                 os.path.join(out_dir, "gram-only.json"), "--permutations 0 --bootstrap 0")
+    if res is not None:
+        g = np.asarray(res["gram_sample"], np.int64)
+        X, Y = A.vectors(1, res)[g], B["noise"].vectors(1, res)[g]
+        want = ref.linear_cka(X, Y)
+        got = ((res.get("gram") or {}).get("linear_cka") or {}).get("observed")
+        C.check(got is not None and got[0][0] is not None and abs(got[0][0] - want) <= 1e-9 * abs(want),
+                f"--permutations 0 --bootstrap 0: gram.linear_cka.observed {got}, numpy {want}")
+        with open(gram_csv) as fh:
+            header = fh.readline().strip().split(",")
+            rows = [dict(zip(header, line.strip().split(","))) for line in fh if line.strip()]
+        cells = [r["gram_value"] for r in rows if r["measure"] == "linear_cka"]
+        C.check(len(cells) == 1 and cells[0] != "" and abs(float(cells[0]) - want) <= 1e-9 * abs(want),
+                f"--permutations 0 --bootstrap 0: the CSV's linear_cka gram_value {cells}, numpy {want}")
 
     print(f"{C.passed} checks passed, {len(C.failures)} failed")
     return 1 if C.failures else 0

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "analysis/hdf5_lock.hpp"
 #include "engine/core/error.hpp"
@@ -42,12 +43,37 @@ std::vector<std::string> axis_names(const std::string& path, std::size_t rank) {
     return out;
 }
 
-void walk(const H5::Group& group, const std::string& prefix, std::vector<DatasetEntry>& out) {
+// Groups nested deeper than this are not listed: no file Routescope reads nests more than three,
+// and a recursion bounded by the file alone could exhaust the stack.
+constexpr int kMaxGroupDepth = 64;
+
+// Lists the float and integer datasets under `group`, each group once: a hard link back to a
+// group being walked (h5py's `f['layers/1/loop'] = f['layers']`, which `validate` rightly
+// ignores) made the walk recurse until the workbench died of a stack overflow after 3.6 GB.
+void walk(const H5::Group& group, const std::string& prefix, std::vector<DatasetEntry>& out,
+          std::set<std::string>& visited, int depth) {
+    if (depth > kMaxGroupDepth) return;
     for (const auto& name : h5::children(group)) {
         const std::string path = prefix + "/" + name;
-        const H5O_type_t type = group.childObjType(name);
+        // Never an external link: following one opens whatever file it names.
+        H5L_info_t link;
+        if (H5Lget_info(group.getId(), name.c_str(), &link, H5P_DEFAULT) < 0 ||
+            link.type == H5L_TYPE_EXTERNAL) {
+            H5Eclear2(H5E_DEFAULT);
+            continue;
+        }
+        H5O_type_t type = H5O_TYPE_UNKNOWN;
+        try {
+            type = group.childObjType(name);
+        } catch (const H5::Exception&) {
+            H5Eclear2(H5E_DEFAULT);  // a dangling soft link: nothing to list
+            continue;
+        }
         if (type == H5O_TYPE_GROUP) {
-            walk(group.openGroup(name), path, out);
+            H5::Group child = group.openGroup(name);
+            const auto id = h5::object_identity(child.getId());
+            if (!id || !visited.insert(*id).second) continue;  // seen: a cycle or a second link
+            walk(child, path, out, visited, depth + 1);
         } else if (type == H5O_TYPE_DATASET) {
             H5::DataSet ds = group.openDataSet(name);
             const H5T_class_t cls = ds.getTypeClass();
@@ -70,7 +96,10 @@ std::vector<DatasetEntry> list_datasets(const std::string& file) {
     std::vector<DatasetEntry> out;
     try {
         H5::H5File f = h5::open_read(file);
-        walk(f.openGroup("/"), "", out);
+        H5::Group root = f.openGroup("/");
+        std::set<std::string> visited;
+        if (const auto id = h5::object_identity(root.getId())) visited.insert(*id);
+        walk(root, "", out, visited, 0);
     } catch (const H5::Exception&) {
         throw IoError(file + ": cannot list its datasets: " + h5::error_stack_text());
     }

@@ -6,6 +6,7 @@
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/file_info.hpp"
 
 namespace routescope::analysis {
@@ -82,6 +83,9 @@ FlopConfig flop_config_of_file(const std::string& path) {
     const FileInfo info = read_file_info(path);
     if (info.kind != FileKind::Dump && info.kind != FileKind::Checkpoint)
         throw ConfigError(path + ": neither a dump nor a checkpoint; flops needs its model");
+    // The loaders' check of the version (a format_version 2 checkpoint was counted with exit 0
+    // while `analyze kernels` and every other reader refused it).
+    if (info.kind == FileKind::Checkpoint) require_checkpoint_format_version(path);
     FlopConfig c;
     // A dump's `config` is any JSON (docs/formats/dump.md); only a run configuration, which has a
     // "model" section, describes the model. Anything else (sample-dump's {"synthetic": true}, a

@@ -185,6 +185,12 @@ H5::DataSet float_dataset(const std::string& path, const H5::Group& root, const 
     if (!h5::is_dataset(root, where))
         bad(path, where, h5::is_group(root, where) ? "a group, not a dataset" : "missing dataset");
     H5::DataSet ds = root.openDataSet(where);
+    // A checkpoint holds its own data (docs/formats/checkpoint.md): a parameter mapped from
+    // another file would be read from a file nobody named (validate says the same).
+    if (const auto sources = h5::virtual_sources(ds))
+        bad(path, where,
+            "a virtual dataset over " + *sources +
+                "; a checkpoint holds its parameters itself, nothing outside it");
     if (!h5::is_float(ds.getDataType()))
         bad(path, where, "type " + h5::type_name(ds.getDataType()) + " is not floating point");
     const auto dims = h5::shape_of(ds);
@@ -235,7 +241,8 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
     if (!version) bad(path, "/", "missing integer attr format_version");
     if (*version != kVersion)
         bad(path, "/",
-            "unknown format_version " + std::to_string(*version) + " (this reader knows 1)");
+            "unknown format_version " + h5::int_attr_text(file, "format_version") +
+                " (this reader knows 1)");
 
     Checkpoint ck;
     if (!h5::is_group(file, "config")) bad(path, "/config", "missing group");
@@ -243,6 +250,10 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
     if (!json) bad(path, "/config", "missing string attr json");
     try {
         ck.config = RunConfig::parse(*json);
+        if (h5::is_group(file, "params"))
+            if (const auto why = parameter_count_problem(
+                    ck.config.model, h5::child_dataset_links(file.openGroup("params"))))
+                bad(path, "/config attr json", *why);
         ck.layout = models::Model::parameter_layout(ck.config.model);
     } catch (const ConfigError& e) {
         bad(path, "/config attr json", e.what());
@@ -334,10 +345,11 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
                 bad(path, std::string("/train attr ") + name,
                     std::to_string(value) + " is negative");
             // Beyond any run (2^62 rows at a million a second is 146,000 years): near 2^63 the
-            // resumed loop's sums wrapped, indexing the data order at a negative position.
+            // resumed loop's sums wrapped, indexing the data order at a negative position. Said
+            // with the value stored (a uint64 2^64 − 1 is read as 2^63 − 1).
             else if (value > kMaxTrainCounter)
                 bad(path, std::string("/train attr ") + name,
-                    std::to_string(value) + " is beyond any run (at most 2^62 = " +
+                    h5::int_attr_text(tr, name) + " is beyond any run (at most 2^62 = " +
                         std::to_string(kMaxTrainCounter) + ")");
         if (tr.attrExists("rng_state")) {
             H5::Attribute a = tr.openAttribute("rng_state");
@@ -558,6 +570,46 @@ Checkpoint read_checkpoint(const std::string& path, CheckpointRead what) {
         return read_open(path, file, what);
     } catch (const H5::Exception& e) {
         throw FormatError(path + ": malformed checkpoint (" + e.getDetailMsg() + ": " +
+                          h5::error_stack_text() + ")");
+    }
+}
+
+std::optional<std::string> parameter_count_problem(const ModelConfig& m, std::uint64_t held) {
+    if (m.n_layers < 2) return std::nullopt;
+    // Every block of an architecture declares the same tensors (their names differ by the
+    // index), so two layouts of one and two blocks say what one block has.
+    ModelConfig one = m, two = m;
+    one.n_layers = 1;
+    two.n_layers = 2;
+    const std::uint64_t base = models::Model::parameter_layout(one).size();
+    const std::uint64_t with_two = models::Model::parameter_layout(two).size();
+    const std::uint64_t per_block = with_two > base ? with_two - base : 0;  // sLSTM: shared
+    const std::uint64_t blocks = per_block * static_cast<std::uint64_t>(m.n_layers);
+    if (blocks <= held) return std::nullopt;
+    return "model.n_layers = " + std::to_string(m.n_layers) + " blocks of " +
+           std::to_string(per_block) + " parameter tensors need " + std::to_string(blocks) +
+           ", but /params holds " + std::to_string(held) + " datasets";
+}
+
+void require_checkpoint_format_version(const std::string& path) {
+    h5::quiet_errors();
+    const H5::H5File file = h5::open_read(path);
+    try {
+        const auto version = h5::read_int_attr(file, "format_version");
+        if (!version)
+            throw FormatError(
+                path + ": root attr format_version " +
+                (h5::has_attr(file, "format_version")
+                     ? "is a " + h5::attr_type_name(file, "format_version") + ", not an integer"
+                     : "is missing (an integer, " + std::to_string(kCheckpointFormatVersion) +
+                           " for this build)"));
+        if (*version < 1 || *version > kCheckpointFormatVersion)
+            throw FormatError(path + ": format_version " +
+                              h5::int_attr_text(file, "format_version") +
+                              " is not one this build reads (1 … " +
+                              std::to_string(kCheckpointFormatVersion) + ")");
+    } catch (const H5::Exception& e) {
+        throw FormatError(path + ": cannot read its root attributes (" + e.getDetailMsg() + ": " +
                           h5::error_stack_text() + ")");
     }
 }

@@ -96,6 +96,20 @@ Checkpoint read_checkpoint(const std::string& path, CheckpointRead what = Checkp
 void read_params_into(const std::string& path, const std::vector<ParamEntry>& layout,
                       ParamStore& store);
 
+/// Why the model `m` (a checkpoint's /config) cannot be the one a file whose /params holds
+/// `held` datasets stores, judged before its parameter layout is built: its model.n_layers blocks
+/// alone need more parameter tensors than that ("model.n_layers = 50000000 blocks of 30 parameter
+/// tensors need 1500000000; /params holds 61"). nullopt otherwise. Milliseconds for any
+/// n_layers (the layouts of one and two blocks are built, not the whole one, which for
+/// n_layers = 5e7 took minutes and gigabytes). ConfigError when the model cannot be built.
+std::optional<std::string> parameter_count_problem(const ModelConfig& m, std::uint64_t held);
+
+/// The loaders' check of a checkpoint's root attribute format_version (an integer from 1 to the
+/// newest this build reads): FormatError "<path>: format_version 2 is not one this build reads
+/// (1 … 1)" (or naming a missing or non-integer one), for readers that take only part of a
+/// checkpoint, such as `analyze flops`. IoError when the file cannot be opened.
+void require_checkpoint_format_version(const std::string& path);
+
 /// Copies a checkpoint's parameters into a store of the same layout (by name; Error naming the
 /// parameter when a name or shape differs).
 void load_params(const Checkpoint& checkpoint, ParamStore& store);

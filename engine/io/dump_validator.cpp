@@ -115,9 +115,10 @@ private:
         // At most 2^31 − 1, as model.n_layers (docs/config.md): the FLOP model and the views
         // compute with it (2^64 − 1 read as 2^63 − 1 passed).
         if (n_layers_ && (*n_layers_ < 0 || *n_layers_ > std::numeric_limits<std::int32_t>::max()))
-            add("/model", "attr n_layers in 0 … 2^31 − 1", std::to_string(*n_layers_));
+            add("/model", "attr n_layers in 0 … 2^31 − 1", h5::int_attr_text(model, "n_layers"));
         d_model_ = require_int_attr(model, "/model", "d_model");
-        if (d_model_ && *d_model_ < 1) add("/model", "attr d_model ≥ 1", std::to_string(*d_model_));
+        if (d_model_ && *d_model_ < 1)
+            add("/model", "attr d_model ≥ 1", h5::int_attr_text(model, "d_model"));
         optional_json_attr(model, "/model", "config");
         if (auto config = h5::read_string_attr(model, "config")) {
             const nlohmann::json j = parse_json_or_discarded(*config);

@@ -78,7 +78,7 @@ void FormatChecker::check_root(const std::string& format, int version) {
     } else if (*v > version) {
         add("/",
             "attr format_version ≤ " + std::to_string(version) + " (the newest this build reads)",
-            std::to_string(*v));
+            h5::int_attr_text(file_, "format_version"));
         stopped_ = true;
         return;
     } else if (*v < 1) {

@@ -285,11 +285,41 @@ std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::st
         H5::Attribute attr = obj.openAttribute(name);
         if (attr.getDataType().getClass() != H5T_INTEGER) return std::nullopt;
         if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
+        // Unsigned values are read as uint64 and bounded here: HDF5's conversion to int64 clips
+        // 2^64 − 1 to 2^63 − 1 silently, and the message then named a value the file does not
+        // hold (int_attr_text says the stored one).
+        if (H5::IntType(attr.getDataType().getId()).getSign() == H5T_SGN_NONE) {
+            std::uint64_t u = 0;
+            attr.read(H5::PredType::NATIVE_UINT64, &u);
+            constexpr auto top =
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+            return static_cast<std::int64_t>(u > top ? top : u);
+        }
         std::int64_t v = 0;
         attr.read(H5::PredType::NATIVE_INT64, &v);
         return v;
     } catch (const H5::Exception&) {
         return std::nullopt;
+    }
+}
+
+std::string int_attr_text(const H5::H5Object& obj, const std::string& name) {
+    try {
+        if (!obj.attrExists(name)) return {};
+        H5::Attribute attr = obj.openAttribute(name);
+        if (attr.getDataType().getClass() != H5T_INTEGER) return {};
+        if (attr.getSpace().getSimpleExtentNpoints() != 1) return {};
+        if (H5::IntType(attr.getDataType().getId()).getSign() == H5T_SGN_NONE) {
+            std::uint64_t u = 0;
+            attr.read(H5::PredType::NATIVE_UINT64, &u);
+            return std::to_string(u);
+        }
+        std::int64_t v = 0;
+        attr.read(H5::PredType::NATIVE_INT64, &v);
+        return std::to_string(v);
+    } catch (const H5::Exception&) {
+        H5Eclear2(H5E_DEFAULT);
+        return {};
     }
 }
 
@@ -393,6 +423,94 @@ bool is_dataset(const H5::Group& group, const std::string& path) {
     return object_type(group, path) == H5O_TYPE_DATASET;
 }
 
+std::optional<std::string> object_identity(hid_t id) {
+    std::string key;
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t info;
+    if (H5Oget_info3(id, &info, H5O_INFO_BASIC) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+        return std::nullopt;
+    }
+    key = std::to_string(info.fileno) + ":";
+    key.append(reinterpret_cast<const char*>(&info.token), sizeof info.token);
+#else
+    H5O_info_t info;
+    if (H5Oget_info2(id, &info, H5O_INFO_BASIC) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+        return std::nullopt;
+    }
+    key = std::to_string(info.fileno) + ":" + std::to_string(info.addr);
+#endif
+    return key;
+}
+
+namespace {
+herr_t count_dataset_link(hid_t group, const char* name, const H5L_info_t* link, void* data) {
+    auto* count = static_cast<std::uint64_t*>(data);
+    if (link->type == H5L_TYPE_SOFT) {
+        ++*count;  // may name a dataset; not resolved here
+    } else if (link->type == H5L_TYPE_HARD) {
+#if H5_VERSION_GE(1, 12, 0)
+        H5O_info2_t info;
+        if (H5Oget_info_by_name3(group, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+            info.type == H5O_TYPE_DATASET)
+#else
+        H5O_info_t info;
+        if (H5Oget_info_by_name2(group, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+            info.type == H5O_TYPE_DATASET)
+#endif
+            ++*count;
+    }
+    return 0;
+}
+}  // namespace
+
+std::uint64_t child_dataset_links(const H5::Group& group) {
+    std::uint64_t count = 0;
+    hsize_t at = 0;
+    if (H5Literate(group.getId(), H5_INDEX_NAME, H5_ITER_NATIVE, &at, count_dataset_link, &count) <
+        0) {
+        // Counted as far as HDF5 could: the links after a damaged one are not datasets a
+        // reader could open either.
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+    }
+    return count;
+}
+
+std::optional<std::string> virtual_sources(const H5::DataSet& ds) {
+    H5::DSetCreatPropList plist = ds.getCreatePlist();
+    if (plist.getLayout() != H5D_VIRTUAL) return std::nullopt;
+    size_t count = 0;
+    if (H5Pget_virtual_count(plist.getId(), &count) < 0 || count == 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return std::string("sources it does not name");
+    }
+    const auto text = [&](size_t i) {
+        std::string file, dset;
+        const ssize_t n = H5Pget_virtual_filename(plist.getId(), i, nullptr, 0);
+        if (n >= 0) {
+            file.assign(static_cast<std::size_t>(n) + 1, '\0');
+            H5Pget_virtual_filename(plist.getId(), i, file.data(), file.size());
+            file.resize(static_cast<std::size_t>(n));
+        }
+        const ssize_t dn = H5Pget_virtual_dsetname(plist.getId(), i, nullptr, 0);
+        if (dn >= 0) {
+            dset.assign(static_cast<std::size_t>(dn) + 1, '\0');
+            H5Pget_virtual_dsetname(plist.getId(), i, dset.data(), dset.size());
+            dset.resize(static_cast<std::size_t>(dn));
+        }
+        H5Eclear2(H5E_DEFAULT);
+        return (file.empty() ? std::string("?") : file) + ":" +
+               (dset.rfind('/', 0) == 0 ? dset : "/" + dset);
+    };
+    std::string out = text(0);
+    if (count > 1) out += " and " + std::to_string(count - 1) + " more";
+    return out;
+}
+
 std::uint64_t declared_bytes(const H5::DataSet& ds) {
     std::uint64_t bytes = ds.getDataType().getSize();
     for (hsize_t d : shape_of(ds)) {
@@ -466,10 +584,11 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
                 return declares + " as a virtual dataset over " + name +
                        ", which is not a readable HDF5 file";
             }
-            bool nested = false;
+            bool nested = false, found = false;
             if (H5Lexists(f, dset.c_str(), H5P_DEFAULT) > 0) {
                 const hid_t d = H5Dopen2(f, dset.c_str(), H5P_DEFAULT);
                 if (d >= 0) {
+                    found = true;
                     const hid_t dcpl = H5Dget_create_plist(d);
                     nested = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
                     if (dcpl >= 0) H5Pclose(dcpl);
@@ -478,10 +597,31 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
             }
             H5Eclear2(H5E_DEFAULT);
             H5Fclose(f);
+            if (!found)
+                return declares + " as a virtual dataset over " + name + ":" + dset +
+                       ", which is not a dataset of that file (its rows would read as fill "
+                       "values)";
             if (nested)
                 return declares + " as a virtual dataset over " + name + ":" + dset +
                        ", itself a virtual dataset (a shard must hold its data; virtual datasets "
                        "over virtual datasets can form a cycle)";
+            // The source holds what it declares, by the same rules as any dataset of a dump
+            // (checked against its own file's size): a shard whose chunked datasets were never
+            // written read as fill values through the master, and validate called it valid.
+            // Not virtual (above), so this goes one level deep.
+            try {
+                const H5::H5File source_file(source.string(), H5F_ACC_RDONLY);
+                const H5::DataSet source_ds = source_file.openDataSet(dset);
+                const std::uint64_t source_size = std::filesystem::file_size(source, ec);
+                if (auto why = storage_problem(source_ds, ec ? 0 : source_size))
+                    return declares + " as a virtual dataset over " + name + ":" + dset +
+                           ", which " + *why;
+            } catch (const H5::Exception&) {
+                H5Eclear2(H5E_DEFAULT);
+                last_failure.clear();
+                return declares + " as a virtual dataset over " + name + ":" + dset +
+                       ", which cannot be opened";
+            }
         }
         // Every element mapped: the union of the mappings' selections in the virtual dataset
         // covers its extent (a source that exists but maps half the rows read the rest as fill

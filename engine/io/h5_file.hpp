@@ -45,7 +45,12 @@ bool is_string(const H5::DataType& type);                  ///< fixed or variabl
 /// Attribute readers: nullopt when the attribute is absent or not of the asked class.
 bool has_attr(const H5::H5Object& obj, const std::string& name);
 std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::string& name);
+/// An unsigned value above 2^63 − 1 (a uint64 attribute) is read as 2^63 − 1, so that every
+/// range check refuses it; int_attr_text gives the value stored, for the message.
 std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name);
+/// The integer attribute's value as stored, in decimal ("18446744073709551615" for a uint64 that
+/// read_int_attr reads as 2^63 − 1); "" when it is absent or not one integer.
+std::string int_attr_text(const H5::H5Object& obj, const std::string& name);
 std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name);
 /// Class of an attribute's type as text ("string", "int64", "float64", ...), for messages.
 std::string attr_type_name(const H5::H5Object& obj, const std::string& name);
@@ -56,6 +61,22 @@ bool exists(const H5::Group& group, const std::string& path);
 bool is_group(const H5::Group& group, const std::string& path);
 bool is_dataset(const H5::Group& group, const std::string& path);
 
+/// What identifies the object `id` refers to in its file (the file's number and the object's
+/// address), the same through every hard link to it: what a walk of groups remembers to notice a
+/// link back to a group it is inside (a cycle, which a recursive walk never leaves). nullopt when
+/// HDF5 cannot say.
+std::optional<std::string> object_identity(hid_t id);
+
+/// How many of the group's links can name a dataset: hard links to datasets, and soft links
+/// (counted without being resolved). External links are never followed (nor counted). Metadata
+/// only, one look-up per link: cheap next to anything that builds a list from a count the file
+/// merely states (a checkpoint's /config).
+std::uint64_t child_dataset_links(const H5::Group& group);
+
+/// The sources of a virtual dataset ("src.h5:/w", "a.h5:/x and 3 more"), or nullopt when `ds` is
+/// not virtual. A checkpoint holds its own data: virtual storage is for sharded dumps only.
+std::optional<std::string> virtual_sources(const H5::DataSet& ds);
+
 /// Bytes a dataset declares (elements × the size of its type), saturating at UINT64_MAX: what a
 /// whole read would hold before any conversion.
 std::uint64_t declared_bytes(const H5::DataSet& ds);
@@ -63,7 +84,10 @@ std::uint64_t declared_bytes(const H5::DataSet& ds);
 /// Why the dataset's declared size cannot be what the file holds, or nullopt when it can: a
 /// contiguous or compact dataset whose bytes do not fit in `file_size`, or a chunked one whose
 /// allocated chunks are fewer than its extent needs (a "2^40-element" dataset of a few KB reads
-/// fill values for hours). Metadata only; never reads the data.
+/// fill values for hours). A virtual dataset: every source file exists and is a regular,
+/// non-virtual HDF5 file, its mappings cover the extent, and each source dataset passes these same
+/// checks against its own file's size (a shard whose chunks were never written read as fill
+/// values). Metadata only; never reads the data.
 std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size);
 
 /// The most bytes one in-memory read of untrusted data may take: a quarter of physical memory

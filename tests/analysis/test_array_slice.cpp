@@ -3,6 +3,7 @@
 // converted by engine/io/half.hpp; any other 2-byte float (big-endian binary16, bfloat16 declared
 // as an HDF5 float type) must go through HDF5's conversion rather than be taken for binary16.
 // h5py writes the file; numpy says what each cell is.
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -102,6 +103,37 @@ private slots:
         QCOMPARE(dtype["/f16le"], std::string("float16"));
         QCOMPARE(dtype["/f16be"], std::string("float16"));
         QCOMPARE(dtype["/i16"], std::string("int16"));
+    }
+
+    void aGroupCycleIsListedOnce() {
+        // Session 37 (hostile files): a hard link back to a group being walked (h5py's
+        // f['layers/1/loop'] = f['layers'], which validate ignores as an object the format does
+        // not name) made the listing recurse until the workbench died of a stack overflow; a
+        // group linked twice, and an external link, are not walked again or followed either.
+        const QString path = dir_.filePath("cycle.h5");
+        QProcess py;
+        py.start(QStringLiteral(ROUTESCOPE_PYTHON),
+                 {"-c",
+                  "import sys, h5py, numpy as np\n"
+                  "with h5py.File(sys.argv[1], 'w') as f:\n"
+                  "    f['layers/1/hidden'] = np.zeros((2, 3, 4), dtype='<f4')\n"
+                  "    f['layers/2/hidden'] = np.ones((2, 3, 4), dtype='<f4')\n"
+                  "    f['layers/1/loop'] = f['layers']\n"
+                  "    f['again'] = f['layers/2']\n"
+                  "    f['elsewhere'] = h5py.ExternalLink('/dev/zero', '/x')\n",
+                  path});
+        QVERIFY(py.waitForFinished(60000));
+        QVERIFY2(py.exitCode() == 0, py.readAllStandardError().constData());
+        QElapsedTimer timer;
+        timer.start();
+        const auto entries = list_datasets(path.toStdString());
+        QVERIFY2(timer.elapsed() < 5000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+        std::vector<std::string> paths;
+        for (const auto& e : entries)
+            paths.push_back(e.path);
+        QCOMPARE(paths.size(), std::size_t(2));  // each dataset once, by its first path
+        QCOMPARE(paths[0], std::string("/again/hidden"));
+        QCOMPARE(paths[1], std::string("/layers/1/hidden"));
     }
 };
 

@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/array_slice.hpp"
 #include "analysis/dump_reader.hpp"
+#include "analysis/flops.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -260,6 +262,111 @@ private slots:
                 QString::fromStdString(e).contains(QRegularExpression(
                     "param_checksum_mismatch.ckpt.h5: /params/[^:]+: cannot read: .*checksum")),
                 e.c_str());
+        }
+    }
+
+    // Session 37's hostile files (docs/decisions.md, "Session 37: hostile files").
+    void session37HostileFiles() {
+        const auto text = [&](const char* n) {
+            std::string all;
+            for (const auto& v : validate_file(file(n)).violations)
+                all += v.text() + "\n";
+            return QString::fromStdString(all);
+        };
+        // A group cycle in /params: a violation naming the link and where it leads, promptly,
+        // and the loaders refuse it with the same words (their input check ran for good).
+        {
+            const QString t = text("params_cycle.ckpt.h5");
+            QVERIFY2(t.contains("/params/sub: expected a parameter (a float32 dataset) or a group "
+                                "of them, found a link back to /params (a cycle"),
+                     qPrintable(t));
+            const std::string e =
+                checkpoint_loader_error(file("params_cycle.ckpt.h5"), file("params_cycle.run"));
+            QVERIFY2(e.find("/params/sub") != std::string::npos, e.c_str());
+        }
+        // model.n_layers = 5e7 over a 1-block file: refused from the count of /params in
+        // milliseconds (building the layout took minutes and gigabytes), naming the key and
+        // what the file holds; the loader says the same.
+        {
+            QElapsedTimer timer;
+            timer.start();
+            const QString t = text("n_layers_5e7.ckpt.h5");
+            QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed()) + " ms"));
+            QVERIFY2(t.contains("/config: expected a model whose parameter tensors /params holds, "
+                                "found model.n_layers = 50000000 blocks of ") &&
+                         t.contains("but /params holds "),
+                     qPrintable(t));
+            timer.restart();
+            try {
+                (void)read_checkpoint(file("n_layers_5e7.ckpt.h5"));
+                QFAIL("read_checkpoint accepted model.n_layers = 5e7");
+            } catch (const FormatError& err) {
+                QVERIFY2(
+                    std::string(err.what()).find("model.n_layers = 50000000") != std::string::npos,
+                    err.what());
+            }
+            QVERIFY(timer.elapsed() < 3000);
+        }
+        // A parameter stored in another file (a virtual dataset): refused, naming the dataset
+        // and the source, by validate and by the loaders (read_params_into included).
+        {
+            const QString t = text("virtual_param.ckpt.h5");
+            QVERIFY2(t.contains(QRegularExpression(
+                         "/params/[^:]+: expected a dataset stored in the checkpoint \\(it holds "
+                         "nothing outside it\\), found a virtual dataset over "
+                         "virtual_param_source.h5:/w")),
+                     qPrintable(t));
+            const Checkpoint good =
+                read_checkpoint(file("valid.ckpt.h5"), CheckpointRead::without_values);
+            ParamStore store;
+            for (const auto& e : good.layout)
+                store.add(e.name, e.shape);
+            store.allocate();
+            try {
+                read_params_into(file("virtual_param.ckpt.h5"), good.layout, store);
+                QFAIL("read_params_into read a parameter from another file");
+            } catch (const FormatError& err) {
+                QVERIFY2(std::string(err.what())
+                                 .find("a virtual dataset over "
+                                       "virtual_param_source.h5:/w") != std::string::npos,
+                         err.what());
+            }
+        }
+        // A master over a shard whose chunks were never written: the shard's dataset gets the
+        // same storage checks as any dataset of a dump.
+        {
+            const QString t = text("vds_over_unwritten_shard.dump.h5");
+            QVERIFY2(t.contains("/layers/2/hidden: ") &&
+                         t.contains("virtual dataset over vds_unwritten_shard.h5:hidden, which "
+                                    "declares [4, 8, 4] float32") &&
+                         t.contains("(chunks never written)"),
+                     qPrintable(t));
+        }
+        // Out-of-range unsigned attributes are said with the value stored.
+        for (const auto& [name, stored] :
+             {std::pair{"step_uint64_max.ckpt.h5", "18446744073709551615 is beyond any run"},
+              std::pair{"n_layers_uint64_max.dump.h5",
+                        "expected attr n_layers in 0 … 2^31 − 1, found 18446744073709551615"}}) {
+            const QString t = text(name);
+            QVERIFY2(t.contains(stored) && !t.contains("9223372036854775807"), qPrintable(t));
+        }
+        // analyze flops refuses the format_version the loaders refuse, in their words.
+        try {
+            (void)analysis::flop_config_of_file(file("format_version_2.ckpt.h5"));
+            QFAIL("analyze flops read a checkpoint of format_version 2");
+        } catch (const FormatError& err) {
+            QVERIFY2(std::string(err.what()).find("format_version 2 is not one this build reads") !=
+                         std::string::npos,
+                     err.what());
+        }
+        QCOMPARE(analysis::flop_config_of_file(file("valid.ckpt.h5")).layers, 1);
+        // The valid dump with a group cycle lists each dataset once, in the Arrays view's reader.
+        {
+            const auto entries = analysis::list_datasets(file("group_cycle.dump.h5"));
+            int hidden = 0;
+            for (const auto& e : entries)
+                hidden += e.path.size() > 7 && e.path.compare(e.path.size() - 7, 7, "/hidden") == 0;
+            QCOMPARE(hidden, 3);
         }
     }
 };

@@ -13,6 +13,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
@@ -429,6 +430,8 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
         QPointer<QChart> chart;
         QFont title, legend;
         std::vector<std::tuple<QPointer<QAbstractAxis>, QFont, QFont>> axes;
+        QPointer<QChartView> view;
+        QSize view_minimum;
     };
     std::vector<ChartFonts> saved;
     const QFont figure_font_before = figure_->font();
@@ -456,7 +459,15 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
         print_font_px = px;
         for (QChartView* view : figure_->findChildren<QChartView*>()) {
             QChart* chart = view->chart();
-            ChartFonts s{chart, chart->titleFont(), chart->legend()->font(), {}};
+            ChartFonts s{chart, chart->titleFont(), chart->legend()->font(), {},
+                         view,  view->minimumSize()};
+            // The print's geometry, not the chart's minimum: Qt Charts sizes a chart at least as
+            // large as its layout's minimum, which grows with the print's fonts and the room the
+            // view keeps for its texts, and a QChartView raises its own minimum to it (and never
+            // lowers it again). A PCA chart at 183 mm and 14 pt was drawn at 1439 × 1125 layout
+            // pixels into a panel of 1026 × 564: its texts at 36 pt, over the next panel.
+            chart->setMinimumSize(QSizeF(0, 0));
+            view->setMinimumSize(0, 0);
             chart->setTitleFont(sized(chart->titleFont()));
             chart->legend()->setFont(sized(chart->legend()->font()));
             for (QAbstractAxis* axis : chart->axes()) {
@@ -511,22 +522,9 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             const QVariant a = w->property("printAspect");
             return a.isValid() ? a.toDouble() : default_aspect;
         };
-        auto height_of = [&](const std::vector<QWidget*>& shown) {
-            double h = 0;
-            for (std::size_t i = 0; i < shown.size(); i += columns) {
-                double row = 0;
-                for (std::size_t j = i; j < std::min(shown.size(), i + columns); ++j)
-                    row = std::max(row, column_width * aspect(shown[j]));
-                h += row + (i > 0 ? gap : 0);
-            }
-            return h;
-        };
-        std::vector<QWidget*> shown = units;
-        if (height_of(shown) > kMaxHeightMm * mm * scale) shown = without(units, "printSecondary");
         // The panels are placed by hand: the figure's layouts stand still, and a box that holds
         // panels (not itself drawn) spans the whole figure, so that its panels' coordinates are
         // the figure's.
-        layout.setHeight(static_cast<int>(std::ceil(height_of(shown))));
         if (figure_->layout()) {
             disabled_layouts.emplace_back(figure_->layout());
             figure_->layout()->setEnabled(false);
@@ -544,8 +542,37 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
                 }
             }
         }
+        // Each panel as high as its aspect makes it, or higher where its texts at the print's
+        // size (a legend of long names in several rows, a title over two lines) would leave its
+        // plot a sliver: a chart grows until its plot has a quarter of its width and room for
+        // every word of its y-axis title on a line (session 37: a transitions view at 89 mm and
+        // 10 pt, four entries of long names, drew its y title one glyph a line).
+        const int panel_width = QRectF(0, 0, column_width, 1).toRect().width();
+        std::map<QWidget*, double> heights;
+        for (QWidget* w : units) {
+            double h = column_width * aspect(w);
+            if (auto* chart = dynamic_cast<FigureChartView*>(w))
+                h = std::max(h, static_cast<double>(chart->print_height(
+                                    panel_width, static_cast<int>(std::lround(h)))));
+            else if (auto* painted = dynamic_cast<PaintedPanel*>(w))
+                h = std::max(h, painted->print_height(panel_width, h));
+            heights[w] = h;
+        }
+        auto height_of = [&](const std::vector<QWidget*>& shown) {
+            double h = 0;
+            for (std::size_t i = 0; i < shown.size(); i += columns) {
+                double row = 0;
+                for (std::size_t j = i; j < std::min(shown.size(), i + columns); ++j)
+                    row = std::max(row, heights[shown[j]]);
+                h += row + (i > 0 ? gap : 0);
+            }
+            return h;
+        };
+        std::vector<QWidget*> shown = units;
+        if (height_of(shown) > kMaxHeightMm * mm * scale) shown = without(units, "printSecondary");
         for (const auto& w : left_out)
             w->setVisible(false);
+        layout.setHeight(static_cast<int>(std::ceil(height_of(shown))));
         figure_->resize(layout);
         for (QWidget* w : units)
             for (QWidget* p = w->parentWidget(); p && p != figure_; p = p->parentWidget())
@@ -554,7 +581,7 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
         for (std::size_t i = 0; i < shown.size(); i += columns) {
             double row = 0;
             for (std::size_t j = i; j < std::min(shown.size(), i + columns); ++j) {
-                const double h = column_width * aspect(shown[j]);
+                const double h = heights[shown[j]];
                 row = std::max(row, h);
                 shown[j]->setGeometry(
                     QRectF((j - i) * (column_width + gap), y, column_width, h).toRect());
@@ -588,6 +615,13 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             if (QLayout* p = l.data()) p->setEnabled(true);
         figure_->resize(size_before);
         if (figure_->layout()) figure_->layout()->activate();
+        // The minimum sizes last, once each chart's room for its texts is the screen's again: a
+        // chart view resized on the way took its chart's print-sized minimum as its own.
+        for (const auto& s : saved) {
+            if (auto* view = dynamic_cast<FigureChartView*>(s.view.data())) view->fit_decorations();
+            if (s.chart) s.chart->setMinimumSize(QSizeF(-1, -1));  // the layout's own again
+            if (s.view) s.view->setMinimumSize(s.view_minimum);
+        }
     };
 }
 

@@ -11,6 +11,8 @@
 #include <QVBoxLayout>
 
 #include <array>
+#include <stdexcept>
+#include <string>
 
 #include "views/chart_panel.hpp"
 #include "views/result_table.hpp"
@@ -137,6 +139,23 @@ void AnisotropyView::start() {
             return out;
         },
         [this](Out& out) {
+            // A layer the settings name (a project's) that the dumps lack is the view's error
+            // (docs/formats/project.md: settings that cannot be applied), as the kernels and
+            // gates views say it, not the last layer drawn in its place.
+            const std::vector<int>& layers = out.first;
+            if (settings_.layer >= 0 &&
+                std::find(layers.begin(), layers.end(), settings_.layer) == layers.end()) {
+                const bool one = settings_.dumps.size() == 1;
+                const std::string files =
+                    settings_.dumps.join(settings_.dumps.size() > 2 ? ", " : " and ").toStdString();
+                const std::string range = layers.empty() ? std::string("none")
+                                                         : std::to_string(layers.front()) + " … " +
+                                                               std::to_string(layers.back());
+                throw std::runtime_error(
+                    "settings.layer: " + std::to_string(settings_.layer) + " is not a layer of " +
+                    files + (one ? " (its layers: " : " (the layers all of them have: ") + range +
+                    ")");
+            }
             layers_ = out.first;
             results_ = std::move(out.second);
             if (std::find(layers_.begin(), layers_.end(), settings_.layer) == layers_.end())

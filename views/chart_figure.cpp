@@ -4,6 +4,7 @@
 #include <QAbstractTextDocumentLayout>
 #include <QChart>
 #include <QChartView>
+#include <QCoreApplication>
 #include <QGraphicsLayout>
 #include <QLegend>
 #include <QLegendMarker>
@@ -222,7 +223,12 @@ struct AxisTitle {
     QAbstractAxis* axis;
     QString text;
     Qt::Alignment side;  // where the axis sits: left, right, bottom or top
-    double height = 0;   // wrapped to the plot's extent along the axis
+    double height = 0;   // wrapped to `along`
+    // Where the title runs along its axis (chart coordinates, y for a vertical axis): the plot's
+    // extent, or longer, centred on the plot within the chart, where a word of the title is
+    // longer than the plot (a crowded panel's sliver of plot wrapped a y title "‖Δh‖ / ‖h^(ℓ−1)‖"
+    // one glyph a line, and the room it then took squeezed the plot further).
+    double from = 0, along = 0;
 };
 
 /// An axis title as Qt Charts shows it: HTML when it looks like markup or holds an entity (a view
@@ -351,9 +357,14 @@ std::vector<AxisTitle> axis_titles_of(QChart* chart) {
             a->titleText().isEmpty())
             continue;
         AxisTitle t{a, plain(a->titleText()), a->alignment()};
-        t.height = wrapped_text_height(
-            QFontMetricsF(figure_font(a->titleFont())), t.text,
-            (t.side & (Qt::AlignLeft | Qt::AlignRight)) ? plot.height() : plot.width());
+        const QFontMetricsF fm(figure_font(a->titleFont()));
+        const bool vertical = t.side & (Qt::AlignLeft | Qt::AlignRight);
+        const double extent = vertical ? plot.height() : plot.width();
+        const double centre = vertical ? plot.center().y() : plot.center().x();
+        const double chart_extent = vertical ? chart->size().height() : chart->size().width();
+        t.along = std::max(extent, std::min(chart_extent, longest_word_width(fm, t.text) + 2));
+        t.from = std::clamp(centre - t.along / 2, 0.0, std::max(0.0, chart_extent - t.along));
+        t.height = wrapped_text_height(fm, t.text, t.along);
         out.push_back(t);
     }
     return out;
@@ -401,6 +412,32 @@ void FigureChartView::fit_decorations() {
     }
     fit_ticks(chart());
     lay_out_now(chart());
+}
+
+int FigureChartView::print_height(int width, int height) {
+    // The plot's height the texts need: a share of the width, and every word of a title along a
+    // vertical axis on one line (a title wrapped along a sliver of plot came out a glyph a line).
+    double need = kMinPlotShare * width;
+    for (QAbstractAxis* a : chart()->axes(Qt::Vertical)) {
+        if (!a->isVisible() || !a->property("figureDrawsTitle").toBool()) continue;
+        need = std::max(need, longest_word_width(QFontMetricsF(figure_font(a->titleFont())),
+                                                 plain(a->titleText())) +
+                                  2);
+    }
+    // The room the texts take depends on the size (they wrap): a few rounds settle it.
+    int h = std::max(1, height);
+    for (int round = 0; round < 4; ++round) {
+        resize(width, h);
+        if (testAttribute(Qt::WA_PendingResizeEvent)) {  // hidden: Qt delivers it when shown
+            QResizeEvent event(size(), size());
+            QCoreApplication::sendEvent(this, &event);
+        }
+        fit_decorations();
+        const double have = chart()->plotArea().height();
+        if (have >= need - 0.5) break;
+        h += static_cast<int>(std::ceil(need - have));
+    }
+    return h;
 }
 
 void FigureChartView::resizeEvent(QResizeEvent* event) {
@@ -452,15 +489,14 @@ void FigureChartView::drawForeground(QPainter* painter, const QRectF& rect) {
         const int flags = Qt::AlignHCenter | Qt::AlignTop;
         if (t.side & (Qt::AlignLeft | Qt::AlignRight)) {
             const double x = (t.side & Qt::AlignLeft) ? left : right - t.height;
-            painter->translate(x, plot.center().y());
+            painter->translate(x, t.from + t.along / 2);
             painter->rotate(-90);  // read bottom to top
-            draw_wrapped(*painter, QRectF(-plot.height() / 2, 0, plot.height(), t.height), flags,
-                         t.text);
+            draw_wrapped(*painter, QRectF(-t.along / 2, 0, t.along, t.height), flags, t.text);
             (t.side & Qt::AlignLeft ? left : right) +=
                 (t.side & Qt::AlignLeft ? 1 : -1) * (t.height + kPadding);
         } else {
             const double y = (t.side & Qt::AlignBottom) ? bottom - t.height : top;
-            draw_wrapped(*painter, QRectF(plot.left(), y, plot.width(), t.height), flags, t.text);
+            draw_wrapped(*painter, QRectF(t.from, y, t.along, t.height), flags, t.text);
             (t.side & Qt::AlignBottom ? bottom : top) +=
                 (t.side & Qt::AlignBottom ? -1 : 1) * (t.height + kPadding);
         }

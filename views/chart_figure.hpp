@@ -56,6 +56,12 @@ public:
     /// Takes over the chart's title, legend and axis titles and fits the chart's margins to the
     /// room they need at the view's size and fonts.
     void fit_decorations();
+    /// The height at `width` that leaves the plot room, for a print layout
+    /// (AnalysisView::prepare_print): `height`, or more when the title, legend and axis titles at
+    /// the current fonts would leave the plot lower than kMinPlotShare of `width` or than the
+    /// longest word of a vertical axis title (which would then be broken inside its words).
+    /// Resizes the view to `width` × the height returned.
+    int print_height(int width, int height);
     /// The colour key the legend ends with (an entry of its own, in the legend's rows or column).
     void set_colour_key(const ColourKey& key);
     const ColourKey& colour_key() const { return key_; }
@@ -77,6 +83,11 @@ private:
     ColourKey key_;
     std::function<void()> options_changed_;
 };
+
+/// The lowest plot a print layout gives a chart, as a share of the panel's width (a 0.62 panel's
+/// plot is about 0.4 of its width with one row of legend): a panel whose texts would leave less
+/// grows taller instead (FigureChartView::print_height).
+inline constexpr double kMinPlotShare = 0.25;
 
 /// Sets the colour key of `view`'s legend (a FigureChartView; other views have none).
 void set_colour_key(QChartView* view, const ColourKey& key);

@@ -36,16 +36,6 @@ void check_size(QSize s, const QString& path) {
                       std::to_string(s.width()) + "×" + std::to_string(s.height()) + ")");
 }
 
-void write_text(const QString& path, const QByteArray& bytes) {
-    // A temporary renamed to `path` when complete. Not QSaveFile: Qt 6.4's commit() reported
-    // success after a write that failed for a full disk and left an empty file (atomic_file.hpp).
-    try {
-        write_text_atomically(path.toStdString(), bytes.toStdString());
-    } catch (const Error& e) {
-        throw IoError(std::string("cannot write ") + e.what());
-    }
-}
-
 /// The source laid out for the print (FigureSource::prepare_print) while it lives; paints the
 /// figure into the print rectangle (0, 0, print) of the painter's coordinates.
 class PrintLayout {
@@ -119,7 +109,13 @@ QByteArray name_drawn_fonts(const QByteArray& svg) {
     return out.toUtf8();
 }
 
-QSizeF export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+/// A figure drawn, not yet written: its file's bytes and its printed size.
+struct Drawn {
+    QByteArray bytes;
+    QSizeF print;
+};
+
+Drawn export_png(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     const QSize pixels = png_pixel_size(print.print(), o.dpi);
     // At most 2^28 pixels (1 GiB of image): a 1000 mm figure at 2400 dpi is 94,488 × 56,906
@@ -151,7 +147,7 @@ QSizeF export_png(const FigureSource& source, const QString& path, const FigureE
         painter.scale(scale, scale);
         print.paint(painter);
     }
-    // Encoded in memory, then written as every text output is (write_text): QImageWriter on a
+    // Encoded in memory, then written as every text output is (export_figure): QImageWriter on a
     // full disk said "Unknown error (Unknown error)", and QSvgGenerator and QPdfWriter report no
     // write error at all (a truncated file stood under the final name).
     QByteArray bytes;
@@ -163,11 +159,10 @@ QSizeF export_png(const FigureSource& source, const QString& path, const FigureE
             throw IoError("cannot write PNG " + path.toStdString() + ": " +
                           writer.errorString().toStdString());
     }
-    write_text(path, bytes);
-    return print.print();
+    return {bytes, print.print()};
 }
 
-QSizeF export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+Drawn export_svg(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     QByteArray bytes;
     {
@@ -204,11 +199,10 @@ QSizeF export_svg(const FigureSource& source, const QString& path, const FigureE
         print.paint(painter);
         painter.end();
     }
-    write_text(path, name_drawn_fonts(bytes));
-    return print.print();
+    return {name_drawn_fonts(bytes), print.print()};
 }
 
-QSizeF export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
+Drawn export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {
     const PrintLayout print(source, path, o);
     QByteArray bytes;
     {
@@ -232,8 +226,7 @@ QSizeF export_pdf(const FigureSource& source, const QString& path, const FigureE
         }
     }
     if (bytes.isEmpty()) throw IoError("cannot write PDF " + path.toStdString());
-    write_text(path, bytes);
-    return print.print();
+    return {bytes, print.print()};
 }
 }  // namespace
 
@@ -348,24 +341,39 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
 QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
                           const FigureExportOptions& options) {
     check_export_options(options);
-    QSizeF print = print_size(source.figure_size(), options);
+    Drawn drawn{{}, print_size(source.figure_size(), options)};
     switch (format) {
         case FigureFormat::Png:
-            print = export_png(source, path, options);
+            drawn = export_png(source, path, options);
             break;
         case FigureFormat::Svg:
-            print = export_svg(source, path, options);
+            drawn = export_svg(source, path, options);
             break;
         case FigureFormat::Pdf:
-            print = export_pdf(source, path, options);
+            drawn = export_pdf(source, path, options);
             break;
         case FigureFormat::Csv:
-            write_text(path, QByteArray::fromStdString(source.figure_table().to_csv()));
+            drawn.bytes = QByteArray::fromStdString(source.figure_table().to_csv());
             break;
     }
     const QString prov = provenance_path(path);
-    write_text(prov, QByteArray::fromStdString(
-                         provenance_document(source, path, format, options, print).dump(2) + "\n"));
+    const std::string doc =
+        provenance_document(source, path, format, options, drawn.print).dump(2) + "\n";
+    // The file and its provenance together, or neither: a figure whose provenance could not be
+    // written (its name taken by a directory) stood without it and was counted as not written
+    // (session 37). Each through a temporary renamed when complete, not QSaveFile: Qt 6.4's
+    // commit() reported success after a write that failed for a full disk and left an empty file
+    // (atomic_file.hpp).
+    try {
+        write_texts_atomically(
+            {{path.toStdString(), drawn.bytes.toStdString()}, {prov.toStdString(), doc}});
+    } catch (const Error& e) {
+        std::string said = e.what();
+        if (said.rfind(prov.toStdString(), 0) == 0)
+            said += " (" + QFileInfo(path).fileName().toStdString() +
+                    " is not written without its provenance)";
+        throw IoError("cannot write " + said);
+    }
     return {path, prov};
 }
 
@@ -417,22 +425,32 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
         }
     }
     if (failed.empty()) return out;
-    // The system's reason is what follows the last ": " of "cannot write DIR/x.png: write
-    // error: No space left on device".
-    const auto reason = [](const std::string& said) {
-        const std::size_t at = said.rfind(": ");
-        return at == std::string::npos ? said : said.substr(at + 2);
+    // The reason is all that follows the file's name: "write error: No space left on device" of
+    // "cannot write DIR/x.png: write error: ...", "is a directory; an output is a file: give its
+    // name (...)" of a name a directory holds (only the text after the last ": " was kept, which
+    // dropped "is a directory").
+    const auto reason = [&dir](const std::string& file, const std::string& said) {
+        const std::string path = QDir(dir).filePath(QString::fromStdString(file)).toStdString();
+        for (const std::string& named : {path + ".provenance.json: ", path + ": "})
+            if (const std::size_t at = said.find(named); at != std::string::npos)
+                return said.substr(at + named.size());
+        return said;
     };
+    // Said once only when every failure names its figure's own file (not one its provenance's)
+    // with the same reason.
     bool same = failed.size() > 1;
-    for (const auto& f : failed)
-        same = same && reason(f.second) == reason(failed.front().second);
+    for (const auto& f : failed) {
+        const std::string own = QDir(dir).filePath(QString::fromStdString(f.first)).toStdString();
+        same = same && f.second.find(own + ": ") != std::string::npos &&
+               reason(f.first, f.second) == reason(failed.front().first, failed.front().second);
+    }
     std::string text;
     if (same) {
         std::string files;
         for (std::size_t i = 0; i < failed.size(); ++i)
             files += (i == 0 ? "" : i + 1 == failed.size() ? " and " : ", ") + failed[i].first;
         text = "cannot write " + files + " in " + dir.toStdString() + ": " +
-               reason(failed.front().second);
+               reason(failed.front().first, failed.front().second);
     } else {
         for (const auto& f : failed)
             text += (text.empty() ? "" : "; ") + f.second;

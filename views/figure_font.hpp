@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "views/figure_layout.hpp"
+
 namespace routescope::views {
 
 /// While a figure is laid out for a print with a font size (FigureSource::prepare_print), the
@@ -44,6 +46,19 @@ inline int wrap_flag(const QFontMetricsF& fm, const QString& text, double width)
     return Qt::TextWordWrap;
 }
 
+/// The width of `text`'s widest word (words split at white space); 0 for no text.
+inline double longest_word_width(const QFontMetricsF& fm, const QString& text) {
+    double widest = 0;
+    qsizetype start = 0;
+    for (qsizetype i = 0; i <= text.size(); ++i)
+        if (i == text.size() || text[i].isSpace()) {
+            if (i > start)
+                widest = std::max(widest, fm.horizontalAdvance(text.mid(start, i - start)));
+            start = i + 1;
+        }
+    return widest;
+}
+
 /// The height of `text` wrapped to `width` as wrap_flag says (one line when it fits, more when
 /// not: a figure wraps a title or axis label rather than eliding it); 0 for no text.
 inline double wrapped_text_height(const QFontMetricsF& fm, const QString& text, double width) {
@@ -54,10 +69,34 @@ inline double wrapped_text_height(const QFontMetricsF& fm, const QString& text, 
         .height();
 }
 
-/// Draws `text` in `box` with `align`, wrapped to the box's width as wrap_flag says.
+/// The most characters of `text`'s narrowest broken word one line of `width` holds: each word
+/// wider than the line is cut where the line ends; text.size() when no word is wider.
+inline int broken_word_line_chars(const QFontMetricsF& fm, const QString& text, double width) {
+    int fewest = static_cast<int>(text.size());
+    qsizetype start = 0;
+    for (qsizetype i = 0; i <= text.size(); ++i)
+        if (i == text.size() || text[i].isSpace()) {
+            const QString word = text.mid(start, i - start);
+            start = i + 1;
+            if (word.isEmpty() || fm.horizontalAdvance(word) <= width) continue;
+            int fits = 1;  // a line holds at least one glyph, however narrow
+            while (fits < word.size() && fm.horizontalAdvance(word.left(fits + 1)) <= width)
+                ++fits;
+            fewest = std::min(fewest, fits);
+        }
+    return fewest;
+}
+
+/// Draws `text` in `box` with `align`, wrapped to the box's width as wrap_flag says. A word cut
+/// into lines of fewer than kReadableLineChars characters is noted for the layout check.
 inline void draw_wrapped(QPainter& painter, const QRectF& box, int align, const QString& text) {
-    painter.drawText(box, wrap_flag(QFontMetricsF(painter.font()), text, box.width()) | align,
-                     text);
+    const QFontMetricsF fm(painter.font());
+    const int flag = wrap_flag(fm, text, box.width());
+    if (flag == Qt::TextWrapAnywhere) {
+        const int chars = broken_word_line_chars(fm, text, std::max(1.0, box.width()));
+        if (chars < kReadableLineChars) note_broken_text(painter, text, chars);
+    }
+    painter.drawText(box, flag | align, text);
 }
 
 }  // namespace routescope::views

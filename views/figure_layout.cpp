@@ -141,6 +141,11 @@ void note_colour_bar(QPainter& painter, const QRectF& bar, Qt::Orientation orien
             {painter.combinedTransform().mapRect(bar), orientation});
 }
 
+void note_broken_text(QPainter& painter, const QString& text, int characters) {
+    if (auto* engine = detail::recording_engine(painter))
+        engine->layout.broken.push_back({text, characters});
+}
+
 InPlotText::InPlotText(QPainter& painter) : painter_(painter) {
     if (auto* engine = detail::recording_engine(painter_)) {
         before_ = engine->in_plot;
@@ -206,6 +211,14 @@ QStringList figure_layout_problems(const FigureLayout& layout) {
                                 : QStringLiteral("one value only, '%1': its scale cannot be read")
                                       .arg(labels.front()));
     }
+    // A text broken inside a word into a column of a few glyphs a line (a y-axis title along a
+    // sliver of a plot: "‖", "Δ", "h", "‖", ... one a line) cannot be read, though every piece is
+    // whole and apart from the others.
+    for (const FigureBrokenText& b : layout.broken)
+        out << QStringLiteral("'%1' is broken inside a word, %2 a line")
+                   .arg(b.text.simplified())
+                   .arg(b.characters == 1 ? QStringLiteral("one character")
+                                          : QStringLiteral("%1 characters").arg(b.characters));
     const QRectF page(QPointF(0, 0), layout.page);
     const auto& texts = layout.texts;
     for (std::size_t i = 0; i < texts.size(); ++i) {

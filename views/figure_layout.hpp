@@ -30,11 +30,19 @@ struct FigureColourBar {
     Qt::Orientation orientation = Qt::Vertical;
 };
 
+/// A text wrapped to lines so narrow that a word of it was broken into pieces of a few
+/// characters (a y-axis title along a sliver of a plot came out one glyph a line).
+struct FigureBrokenText {
+    QString text;
+    int characters = 0;  ///< the most characters of the broken word one line holds
+};
+
 struct FigureLayout {
     QSizeF page;  ///< 1/96 inch
     std::vector<FigureText> texts;
     std::vector<QRectF> plot_areas;  ///< on the page
     std::vector<FigureColourBar> colour_bars;
+    std::vector<FigureBrokenText> broken;
 };
 
 /// The numbers written beside `bar` (right of a vertical bar, at the ends of a horizontal one),
@@ -46,10 +54,20 @@ template <typename Paint>
 FigureLayout record_figure_layout(QSizeF page, Paint paint);
 
 /// Each problem a reader would see, one sentence each naming the text: elided ("…" or "..."),
-/// clipped by the painter, outside the page, overlapping another text, or on a plot area; and
-/// each colour bar labelled with fewer than two values (its scale cannot be read). Empty when
-/// the figure reads.
+/// clipped by the painter, outside the page, overlapping another text, on a plot area, or broken
+/// inside a word into lines of fewer than kReadableLineChars characters; and each colour bar
+/// labelled with fewer than two values (its scale cannot be read). Empty when the figure reads.
 QStringList figure_layout_problems(const FigureLayout& layout);
+
+/// A word wider than its line is broken where the line ends (a file name in a legend): readable
+/// while a line holds at least this many of its characters, not when it is cut into a column of
+/// a few glyphs a line.
+inline constexpr int kReadableLineChars = 6;
+
+/// Called by draw_wrapped (figure_font.hpp) when it breaks a word of `text` into lines of at most
+/// `characters` characters, fewer than kReadableLineChars. Does nothing unless the painter
+/// records a figure's layout.
+void note_broken_text(QPainter& painter, const QString& text, int characters);
 
 /// Called by a panel as it paints: `area` (the painter's coordinates) is where its data is drawn.
 /// Does nothing unless the painter records a figure's layout.

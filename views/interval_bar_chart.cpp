@@ -16,33 +16,55 @@ namespace routescope::views {
 namespace {
 
 /// The legend's entries (a swatch and a series name each, then the whiskers' note) in rows
-/// that fit `width`, as matplotlib's legend wraps with ncol.
+/// that fit `width`, as matplotlib's legend wraps with ncol. An entry wider than the row wraps
+/// (at spaces, a word wider than the line broken where it ends: a file name) and makes its row
+/// taller: every label in full, on the page (long model names ran off an 89 mm page).
 struct LegendEntry {
     QString text;
     int series;  ///< -1: the note
     double width;
+    double text_height;  ///< the label wrapped to the entry's width
 };
-std::vector<std::vector<LegendEntry>> legend_rows(const QFontMetricsF& fm,
-                                                  const QFontMetricsF& small,
-                                                  const std::vector<QString>& names,
-                                                  const QString& note, double width) {
+struct LegendRows {
+    std::vector<std::vector<LegendEntry>> rows;
+    std::vector<double> heights;  ///< each row's: its tallest entry's, and a quarter line apart
+    double height = 0;
+};
+LegendRows legend_rows(const QFontMetricsF& fm, const QFontMetricsF& small,
+                       const std::vector<QString>& names, const QString& note, double width) {
+    width = std::max(width, fm.height() * 2);
     std::vector<LegendEntry> entries;
-    for (std::size_t i = 0; i < names.size(); ++i)
+    const double swatch = fm.height();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const double w = std::min(width, swatch + fm.horizontalAdvance(names[i]) + 4);
+        entries.push_back({names[i], static_cast<int>(i), w,
+                           std::max(fm.height(), wrapped_text_height(fm, names[i], w - swatch))});
+    }
+    {
+        const double w = std::min(width, small.horizontalAdvance(note) + 4);
         entries.push_back(
-            {names[i], static_cast<int>(i), fm.height() + fm.horizontalAdvance(names[i]) + 4});
-    entries.push_back({note, -1, small.horizontalAdvance(note) + 4});
-    std::vector<std::vector<LegendEntry>> rows(1);
+            {note, -1, w, std::max(fm.height(), wrapped_text_height(small, note, w))});
+    }
+    LegendRows out;
+    out.rows.emplace_back();
     double used = 0;
     const double gap = fm.height();
     for (const LegendEntry& e : entries) {
-        if (!rows.back().empty() && used + gap + e.width > width) {
-            rows.emplace_back();
+        if (!out.rows.back().empty() && used + gap + e.width > width) {
+            out.rows.emplace_back();
             used = 0;
         }
-        used += (rows.back().empty() ? 0 : gap) + e.width;
-        rows.back().push_back(e);
+        used += (out.rows.back().empty() ? 0 : gap) + e.width;
+        out.rows.back().push_back(e);
     }
-    return rows;
+    for (const auto& row : out.rows) {
+        double h = fm.height();
+        for (const LegendEntry& e : row)
+            h = std::max(h, e.text_height);
+        out.heights.push_back(h + fm.height() * 0.25);
+        out.height += out.heights.back();
+    }
+    return out;
 }
 
 /// A bin's label over two lines, broken after its range's dash ("29.4–" over "47.6") or at a
@@ -81,6 +103,9 @@ public:
 private:
     IntervalBarChart* c_;
 };
+
+/// The bars' share of the height of the bars and the differences under them.
+constexpr double kBarsShare = 0.68;
 
 /// The room kept between the title and the bars for the counts of bins whose whiskers reach the
 /// panel's top (a line of the figure's font).
@@ -178,8 +203,7 @@ double IntervalBarChart::legend_height(const QRect& target) const {
     std::vector<QString> names;
     for (const auto& se : data_.series)
         names.push_back(se.name);
-    return legend_rows(fm, small, names, whiskers_note(), target.width()).size() * fm.height() *
-           1.25;
+    return legend_rows(fm, small, names, whiskers_note(), target.width()).height;
 }
 
 IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
@@ -201,8 +225,8 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     const double bottom = labels + legend;
     const double gap = data_.difference.empty() ? 0 : line * 2.2;
     const double all_height = std::max(1.0, target.height() - top - bottom);
-    const double bars_h = data_.difference.empty() ? all_height : (all_height - gap) * 0.68;
-    const double diff_h = data_.difference.empty() ? 0 : (all_height - gap) * 0.32;
+    const double bars_h = data_.difference.empty() ? all_height : (all_height - gap) * kBarsShare;
+    const double diff_h = data_.difference.empty() ? 0 : (all_height - gap) * (1 - kBarsShare);
     // The axis titles run along their panel's height, over two lines when one is too short.
     const double title_room = std::max(wrapped_text_height(fm, data_.y_label, bars_h),
                                        wrapped_text_height(fm, data_.difference_label, diff_h));
@@ -211,6 +235,25 @@ IntervalBarChart::Layout IntervalBarChart::layout(const QRect& target) const {
     if (data_.difference.empty()) return {all, {}};
     return {QRectF(all.left(), all.top(), all.width(), bars_h),
             QRectF(all.left(), all.top() + bars_h + gap, all.width(), diff_h)};
+}
+
+double IntervalBarChart::print_height(double width, double height) const {
+    // The bars (and the differences under them) keep at least a quarter of the width, and each
+    // panel the longest word of its axis title on a line: a legend of long names over several
+    // rows takes its room from the panel's height, not from the bars.
+    const QRect at(0, 0, static_cast<int>(std::lround(width)),
+                   static_cast<int>(std::lround(height)));
+    const Layout lay = layout(at);
+    const QFontMetricsF fm(figure_font(font()));
+    const bool diff = !lay.difference.isNull();
+    const double gap = diff ? lay.difference.top() - lay.bars.bottom() : 0;
+    const double plot = diff ? lay.difference.bottom() - lay.bars.top() : lay.bars.height();
+    const double y_word = longest_word_width(fm, data_.y_label) + 2;
+    double need = std::max(0.25 * width, diff ? y_word / kBarsShare + gap : y_word);
+    if (diff)
+        need = std::max(
+            need, (longest_word_width(fm, data_.difference_label) + 2) / (1 - kBarsShare) + gap);
+    return plot >= need ? height : height + (need - plot);
 }
 
 QColor IntervalBarChart::series_colour(int s) const {
@@ -439,9 +482,10 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
     std::vector<QString> names;
     for (const auto& se : data_.series)
         names.push_back(se.name);
-    const auto rows = legend_rows(fm, small_fm, names, whiskers_note(), target.width());
-    double ly = target.bottom() - legend_height(target);
-    for (const auto& row : rows) {
+    const LegendRows legend = legend_rows(fm, small_fm, names, whiskers_note(), target.width());
+    double ly = target.bottom() - legend.height;
+    for (std::size_t r = 0; r < legend.rows.size(); ++r) {
+        const auto& row = legend.rows[r];
         double row_width = 0;
         for (const LegendEntry& e : row)
             row_width += (row_width > 0 ? fm.height() : 0) + e.width;
@@ -450,17 +494,22 @@ void IntervalBarChart::paint(QPainter& painter, const QRect& target) const {
             if (e.series >= 0) {
                 painter.fillRect(QRectF(lx, ly + 2, fm.height() - 4, fm.height() - 4),
                                  series_colour(e.series));
-                painter.drawText(QRectF(lx + fm.height(), ly, e.width - fm.height(), fm.height()),
-                                 Qt::AlignLeft | Qt::AlignVCenter, e.text);
+                draw_wrapped(painter,
+                             QRectF(lx + fm.height(), ly, e.width - fm.height(), e.text_height),
+                             Qt::AlignLeft | Qt::AlignTop, e.text);
             } else {
                 painter.setFont(small);
-                painter.drawText(QRectF(lx, ly, e.width, fm.height()),
-                                 Qt::AlignLeft | Qt::AlignVCenter, e.text);
+                // One line of the small font, centred on a line of the legend's, as the names.
+                const double h = wrapped_text_height(small_fm, e.text, e.width);
+                draw_wrapped(painter,
+                             QRectF(lx, ly + std::max(0.0, (fm.height() - small_fm.height()) / 2),
+                                    e.width, h),
+                             Qt::AlignLeft | Qt::AlignTop, e.text);
                 painter.setFont(font_px);
             }
             lx += e.width + fm.height();
         }
-        ly += fm.height() * 1.25;
+        ly += legend.heights[r];
     }
     painter.restore();
 }

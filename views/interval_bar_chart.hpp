@@ -38,6 +38,7 @@ public:
     void set_data(IntervalBarData data);
     const IntervalBarData& data() const { return data_; }
     void paint(QPainter& painter, const QRect& target) const override;
+    double print_height(double width, double height) const override;
     /// The bin whose group is under `position` (widget coordinates), or −1.
     int bin_at(const QPoint& position) const;
     /// Centre of bin `bin`'s group in widget coordinates (for tests and tooltips).

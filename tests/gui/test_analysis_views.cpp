@@ -36,11 +36,16 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QLineEdit>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QTableWidget>
 #include <QThreadPool>
 #include <QXmlStreamReader>
+
+#include <algorithm>
+#include <map>
 
 using namespace routescope::views;
 
@@ -105,6 +110,46 @@ std::vector<SvgStroke> chromatic_strokes(const std::vector<SvgStroke>& strokes) 
 
 double luma(const QColor& c) {  // Rec. 709 weights of the sRGB components
     return 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF();
+}
+
+/// A word of a PDF's page as poppler reads it (pdftotext -bbox), in points.
+struct PdfWord {
+    QString text;
+    QRectF box;
+};
+struct PdfPage {
+    QSizeF size;
+    std::vector<PdfWord> words;
+    QString error;
+};
+PdfPage read_pdf_words(const QString& pdf) {
+    PdfPage page;
+    const QString pdftotext = QStandardPaths::findExecutable("pdftotext");
+    QProcess p;
+    p.start(pdftotext, {"-bbox", pdf, "-"});
+    if (!p.waitForFinished(30000) || p.exitCode() != 0) {
+        page.error = "pdftotext failed on " + pdf;
+        return page;
+    }
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const auto size =
+        QRegularExpression(R"re(<page width="([0-9.]+)" height="([0-9.]+)")re").match(out);
+    page.size = QSizeF(size.captured(1).toDouble(), size.captured(2).toDouble());
+    const QRegularExpression word(
+        R"re(<word xMin="(-?[0-9.]+)" yMin="(-?[0-9.]+)" xMax="(-?[0-9.]+)" yMax="(-?[0-9.]+)">([^<]*)</word>)re");
+    for (auto it = word.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        const QPointF a(m.captured(1).toDouble(), m.captured(2).toDouble());
+        const QPointF b(m.captured(3).toDouble(), m.captured(4).toDouble());
+        QString text = m.captured(5);
+        text.replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"");
+        page.words.push_back({text, QRectF(a, b)});
+    }
+    if (page.words.empty()) page.error = "no word on the page of " + pdf;
+    return page;
 }
 }  // namespace
 
@@ -494,6 +539,122 @@ private slots:
         QVERIFY(view_test::screenshot(&both, "view_pca_24_vs_13_layers"));
     }
 
+    // Session 37: the PCA view at 183 mm and 14 pt drew its first panel ("Mean cumulative
+    // explained variance", the chart with a colour key) 2.6 times too large, its texts at 36 pt,
+    // cropped by the page and over the next panel: Qt Charts kept the chart at its layout's
+    // minimum size, which grew with the print's fonts, not at the panel's size (and its view kept
+    // that minimum after the export). Read back from the PDF by poppler: every horizontal word is
+    // as high as the size asked (a sans face's ascent and descent are 1.0 to 1.3 em; DejaVu Sans'
+    // 1.164), and on the 183 mm page.
+    void pcaPrintTextsAreTheSizeAsked() {
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        const QString dump = view_test::sample_dump(
+            dir_, "pca14.dump.h5", {"--examples", "64", "--layers", "4", "--state-seed", "3"});
+        QVERIFY(!dump.isEmpty());
+        PcaViewSettings s;
+        s.dumps = {dump};
+        PcaView view(s);
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        // A chart view raises its minimum size to its chart's, which the print's fonts grew, and
+        // never lowers it: after a print, the window could no longer shrink the chart.
+        const QSize minimum = view.chart()->minimumSize();
+        for (const double pt : {14.0, 20.0}) {
+            FigureExportOptions o;
+            o.width_mm = kDoubleColumnMm;
+            o.font_pt = pt;
+            const QString pdf = dir_ + QStringLiteral("/pca-%1pt.pdf").arg(pt);
+            view.export_to(pdf, o);
+            const PdfPage page = read_pdf_words(pdf);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            QVERIFY2(std::abs(page.size.width() - 183 / 25.4 * 72) <= 1,
+                     qPrintable(QString::number(page.size.width())));
+            int horizontal = 0;
+            bool title = false;
+            for (const PdfWord& w : page.words) {
+                const double h = w.box.height();
+                title = title || w.text == "cumulative";
+                if (w.box.width() <= 0.6 * h) continue;  // a turned word (an axis title) or a digit
+                ++horizontal;
+                QVERIFY2(h >= 1.0 * pt && h <= 1.3 * pt,
+                         qPrintable(QString("'%1' is %2 pt high (%3 em) at --font-pt %4")
+                                        .arg(w.text)
+                                        .arg(h)
+                                        .arg(h / pt)
+                                        .arg(pt)));
+                QVERIFY2(w.box.left() >= -0.5 && w.box.right() <= page.size.width() + 0.5 &&
+                             w.box.top() >= -0.5 && w.box.bottom() <= page.size.height() + 0.5,
+                         qPrintable(QString("'%1' runs off the page").arg(w.text)));
+            }
+            QVERIFY2(title, "the first panel's title is not on the page");
+            QVERIFY(horizontal > 20);
+            QCOMPARE(view.chart()->minimumSize(), minimum);
+            const QStringList problems = figure_layout_problems(figure_layout(view, o));
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        }
+    }
+
+    // Session 37: a transitions view of two models with long (spaced) names at 89 mm and 10 pt:
+    // the legend's four entries took the panel's fixed height, the plot was a sliver and the y
+    // title "‖Δh‖ / ‖h^(ℓ−1)‖" came out one glyph a line, which the export check did not list.
+    // The panel now grows until the plot holds each word of the title on a line: poppler reads
+    // the turned title's words whole from the PDF, and the check finds nothing.
+    void aCrowdedPrintPanelGrowsSoItsYTitleReads() {
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        const QString a = view_test::sample_dump(dir_, "crowded_a.dump.h5", {"--layers", "6"});
+        const QString b = view_test::sample_dump(dir_, "crowded_b.dump.h5",
+                                                 {"--layers", "6", "--state-seed", "2"});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        set_display_name(a,
+                         "Ablation: BiGS with 24 layers, no gating, long context window (seed 1)");
+        set_display_name(b, "Baseline BiGS-24 trained on the full corpus for 10000 steps (seed 2)");
+        TransitionsViewSettings s;
+        s.dumps = {a, b};
+        TransitionsView view(s);
+        view.resize(900, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 10;
+        const QString pdf = dir_ + "/transitions-crowded.pdf";
+        view.export_to(pdf, o);
+        const QStringList problems = figure_layout_problems(figure_layout(view, o));
+        set_display_name(a, {});
+        set_display_name(b, {});
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        const PdfPage page = read_pdf_words(pdf);
+        QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+        // The y title's words, turned (taller than wide), left of the plot: each one whole.
+        const QString y_title = QStringLiteral("‖Δh‖ / ‖h^(ℓ−1)‖");
+        // A line of text is as high as the most common word's box (every text is 10 pt); a
+        // turned word's box is that wide and not that high.
+        std::map<int, int> heights;
+        for (const PdfWord& w : page.words)
+            ++heights[qRound(w.box.height() * 10)];
+        const double line = std::max_element(heights.begin(), heights.end(),
+                                             [](auto x, auto y) { return x.second < y.second; })
+                                ->first /
+                            10.0;
+        QStringList turned;
+        for (const PdfWord& w : page.words)
+            if (std::abs(w.box.width() - line) <= 0.05 * line &&
+                std::abs(w.box.height() - line) > 0.05 * line)
+                turned << w.text;
+        QStringList words = y_title.split(' ');
+        QStringList found = turned;
+        words.sort();
+        found.sort();
+        QVERIFY2(found == words, qPrintable("the turned words read: " + turned.join(" | ")));
+    }
+
     void transitionsViewDrawsACurvePerModelAndVectorKind() {
         TransitionsViewSettings s;
         s.dumps = {dump_a_, dump_b_};
@@ -610,6 +771,59 @@ private slots:
         QCOMPARE(view.examples()->rowCount(), static_cast<int>(r->bins[1].examples.size()));
         QCOMPARE(view.examples()->item(0, 0)->text().toLongLong(), r->bins[1].examples[0]);
         QVERIFY(view_test::screenshot(&view, "view_length_accuracy"));
+    }
+
+    // Session 37: the accuracy chart's legend entries did not wrap: two models named by long file
+    // names (no spaces) ran off an 89 mm page (user guide: legends wrap, a word wider than the
+    // line broken where the line ends, every label in full). Read back from the PDF by poppler:
+    // every word on the 89 mm page, and each name whole in the page's text.
+    void accuracyLegendOfLongNamesWrapsOnThePage() {
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        const QStringList extra{"--examples", "40", "--length", "16",
+                                "--d-model",  "8",  "--layers", "2"};
+        // The same examples (--seed), other hidden states: a compare-mode pair.
+        const QString a = view_test::sample_dump(
+            dir_, "run_a_with_a_rather_long_descriptive_name_for_the_ablation.dump.h5",
+            extra + QStringList{"--seed", "1", "--state-seed", "1"});
+        const QString b = view_test::sample_dump(
+            dir_, "run_b_with_a_rather_long_descriptive_name_for_the_baseline.dump.h5",
+            extra + QStringList{"--seed", "1", "--state-seed", "2"});
+        QVERIFY(!a.isEmpty() && !b.isEmpty());
+        LengthAccuracyView view({a, b, "quantile", 5, 0});
+        view.resize(1000, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        for (const double pt : {8.0, 10.0}) {
+            FigureExportOptions o;
+            o.width_mm = kSingleColumnMm;
+            o.font_pt = pt;
+            const QString pdf = dir_ + QStringLiteral("/accuracy-long-names-%1pt.pdf").arg(pt);
+            view.export_to(pdf, o);
+            const PdfPage page = read_pdf_words(pdf);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            QVERIFY2(std::abs(page.size.width() - 89 / 25.4 * 72) <= 1,
+                     qPrintable(QString::number(page.size.width())));
+            QString text;
+            for (const PdfWord& w : page.words) {
+                QVERIFY2(w.box.left() >= -0.5 && w.box.right() <= page.size.width() + 0.5,
+                         qPrintable(QString("'%1' at x %2..%3 pt on a %4 pt page (%5 pt)")
+                                        .arg(w.text)
+                                        .arg(w.box.left())
+                                        .arg(w.box.right())
+                                        .arg(page.size.width())
+                                        .arg(pt)));
+                text += w.text;
+            }
+            for (const QString& path : {a, b}) {
+                const QString name = QFileInfo(path).fileName().remove(".dump.h5");
+                QVERIFY2(text.contains(name), qPrintable(name + " is not whole in: " + text));
+            }
+            const QStringList problems = figure_layout_problems(figure_layout(view, o));
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+        }
     }
 
     void efficiencyViewPlotsTheFlopModel() {

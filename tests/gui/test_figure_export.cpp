@@ -28,6 +28,7 @@
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
 #include "views/figure_export.hpp"
+#include "views/figure_font.hpp"
 #include "views/figure_layout.hpp"
 #include "views/heatmap_widget.hpp"
 #include "views/kernel_view.hpp"
@@ -192,7 +193,8 @@ struct LabelFigure : FigureSource {
         OnThePlot,
         Overlapping,
         Elided,
-        ColourBarOfOneValue
+        ColourBarOfOneValue,
+        BrokenInsideAWord
     };
     Fault fault = Fault::None;
     QSize figure_size() const override { return {480, 300}; }
@@ -242,6 +244,13 @@ struct LabelFigure : FigureSource {
                 p.drawText(QPointF(457, 145), "0.5");
                 break;
             }
+            case Fault::BrokenInsideAWord:
+                // An axis title wrapped to a line narrower than two of its glyphs, left of the
+                // plot: one glyph a line (session 37's transitions view at 89 mm, 10 pt).
+                p.drawText(QPointF(180, 30), "a title that fits");
+                draw_wrapped(p, QRectF(8, 10, 14, 285), Qt::AlignLeft | Qt::AlignTop,
+                             QStringLiteral("‖Δh‖ / ‖h^(ℓ−1)‖"));
+                break;
         }
     }
     routescope::analysis::CsvTable figure_table() const override { return {}; }
@@ -692,6 +701,88 @@ private slots:
                  qPrintable(QDir(dir).entryList(QDir::Files | QDir::Hidden).join(", ")));
     }
 
+    // Session 37: two formats whose names directories hold failed for one reason, said once
+    // with the files, but the reason lost "is a directory" (only the text after its last ": "
+    // was kept: "give its name (a file in the directory, say)").
+    void twoFormatsBlockedByDirectoriesSayWhy() {
+        const QString dir = out_ + "/blocked";
+        QDir(dir).removeRecursively();
+        QVERIFY(QDir().mkpath(dir + "/b.svg") && QDir().mkpath(dir + "/b.pdf"));
+        QStringList written;
+        QString said = "(no error)";
+        try {
+            (void)export_all_formats(*view_, dir, FigureExportOptions{}, "b", &written);
+        } catch (const routescope::IoError& e) {
+            said = QString::fromUtf8(e.what());
+        }
+        QVERIFY2(said.contains("cannot write b.svg and b.pdf in " + dir + ": is a directory") &&
+                     said.contains("give its name") && said.contains("2 of 4"),
+                 qPrintable(said));
+        QCOMPARE(written, (QStringList{dir + "/b.png", dir + "/b.png.provenance.json",
+                                       dir + "/b.csv", dir + "/b.csv.provenance.json"}));
+    }
+
+    // Session 37: a provenance whose name a directory holds cost its figure's provenance only:
+    // the PNG was written without it, yet counted as not written ("3 of 4" with four figures on
+    // disk). A figure and its provenance are now written together or not at all.
+    void aBlockedProvenanceCostsItsFigureToo() {
+        const QString dir = out_ + "/blocked-provenance";
+        QDir(dir).removeRecursively();
+        QVERIFY(QDir().mkpath(dir + "/c.png.provenance.json"));
+        QStringList written;
+        QString said = "(no error)";
+        try {
+            (void)export_all_formats(*view_, dir, FigureExportOptions{}, "c", &written);
+        } catch (const routescope::IoError& e) {
+            said = QString::fromUtf8(e.what());
+        }
+        QVERIFY2(said.contains(dir + "/c.png.provenance.json: is a directory") &&
+                     said.contains("c.png is not written without its provenance") &&
+                     said.contains("3 of 4"),
+                 qPrintable(said));
+        QVERIFY(!QFile::exists(dir + "/c.png"));
+        QCOMPARE(written.size(), 6);
+        for (const QString& f : written)
+            QVERIFY2(QFileInfo(f).isFile() && QFileInfo(f).size() > 0, qPrintable(f));
+        // What is on disk agrees with the count: three figures, each with its provenance, and
+        // no temporary left behind.
+        QStringList files = QDir(dir).entryList(QDir::Files | QDir::Hidden, QDir::Name);
+        QCOMPARE(files, (QStringList{"c.csv", "c.csv.provenance.json", "c.pdf",
+                                     "c.pdf.provenance.json", "c.svg", "c.svg.provenance.json"}));
+    }
+
+    // The export check's line for a broken word: a long file name broken where its line ends
+    // (more than a few characters a line) reads; the same name in a line of three characters
+    // does not, and the check says how many a line holds.
+    void aWordBrokenIntoAFewCharactersALineDoesNotRead() {
+        struct Broken : FigureSource {
+            double line = 0;  // the box's width
+            QSize figure_size() const override { return {480, 300}; }
+            void paint_figure(QPainter& p, const QRect& target) const override {
+                p.fillRect(target, Qt::white);
+                QFont f = p.font();
+                f.setPixelSize(12);
+                p.setFont(f);
+                draw_wrapped(p, QRectF(10, 10, line, 280), Qt::AlignLeft | Qt::AlignTop,
+                             "run_a_with_a_long_name");
+            }
+            routescope::analysis::CsvTable figure_table() const override { return {}; }
+            nlohmann::json figure_provenance() const override { return nlohmann::json::object(); }
+            QString figure_name() const override { return "broken"; }
+        } figure;
+        QFont f;
+        f.setPixelSize(12);
+        const QFontMetricsF fm(f);
+        FigureExportOptions o;
+        figure.line = fm.horizontalAdvance("run_a_with") + 1;  // ten characters a line
+        QVERIFY2(figure_layout_problems(figure_layout(figure, o)).isEmpty(),
+                 qPrintable(figure_layout_problems(figure_layout(figure, o)).join("\n")));
+        figure.line = fm.horizontalAdvance("run") + 1;  // three
+        QCOMPARE(figure_layout_problems(figure_layout(figure, o)),
+                 QStringList{"'run_a_with_a_long_name' is broken inside a word, 3 characters a "
+                             "line"});
+    }
+
     // An output folder that cannot be made says why (it said only "cannot create directory").
     void anOutputFolderThatIsAFileSaysSo() {
         const QString file = out_ + "/a-file";
@@ -928,6 +1019,8 @@ private slots:
         QTest::newRow("elided") << int(F::Elided) << "is elided" << false;
         QTest::newRow("colour bar of one value")
             << int(F::ColourBarOfOneValue) << "colour bar" << false;
+        QTest::newRow("broken inside a word")
+            << int(F::BrokenInsideAWord) << "'‖Δh‖ / ‖h^(ℓ−1)‖' is broken inside a word" << false;
     }
     void theExportCheckFailsOnAnUnreadableLabel() {
         QFETCH(int, fault);

@@ -8,7 +8,8 @@ lacks) leave the view out of the export, which then exits 3 naming the setting. 
 - an array_browser view naming a rank-1 dataset without its axes crashed the workbench (SIGSEGV:
   the default axes 1 and 2 read past the dataset's one axis name);
 - gates "layer": 99 / "gate": "nosuch", kernels "layer": 77 and similarity "measure": "bogus" drew
-  another layer, gate or measure with exit 0 (the provenance recorded "bogus");
+  another layer, gate or measure with exit 0 (the provenance recorded "bogus"); so did anisotropy
+  "layer": 99 (session 37: the dump's last layer, exit 0);
 - length_accuracy "bins": 2147483647 took gigabytes, "bins": 0 with fixed-width bins drew a bin to
   infinity, kernels "length": 16777216 took minutes; the CLI bounds the same options.
 
@@ -68,6 +69,8 @@ def main():
             ("gate-layer", "gates", ["s.dump.h5"], {"layer": 99}, "layer 99"),
             ("gate-name", "gates", ["s.dump.h5"], {"gate": "nosuch"}, "nosuch"),
             ("kernel-layer", "kernels", ["s.dump.h5"], {"layer": 77}, "settings.layer"),
+            # Session 37: drawn as the last layer with exit 0 (the dump's layers: h5py, below).
+            ("aniso-layer", "anisotropy", ["s.dump.h5"], {"layer": 99}, "settings.layer: 99"),
             ("measure", "similarity", ["s.dump.h5", "s.dump.h5"],
              {"measure": "bogus", "permutations": 0, "bootstrap": 0}, "settings.measure"),
             ("bins-huge", "length_accuracy", ["s.dump.h5"], {"bins": 2147483647}, "settings.bins"),
@@ -79,6 +82,22 @@ def main():
         check(p.returncode == 3 and says in p.stderr and not pngs,
               f"{kind} {json.dumps(settings)}: exit 3 naming '{says}', no figure "
               f"(exit {p.returncode}, {len(pngs)} figures: {p.stderr[-300:]})")
+
+    # The anisotropy view's layer, one the dump has (h5py: /layers/N) drawn as asked: its CSV
+    # holds that layer alone; one past the last is refused (above).
+    with h5py.File(dump, "r") as h:
+        layers = sorted(int(k) for k in h["/layers"].keys())
+    first = layers[0]
+    p, out = export("aniso-first", "anisotropy", ["s.dump.h5"], {"layer": first})
+    csvs = glob.glob(os.path.join(out, "*.csv"))
+    shown = set()
+    if csvs:
+        with open(csvs[0], newline="") as f:
+            shown = {r["layer"] for r in csv.DictReader(line for line in f
+                                                        if not line.startswith("#"))}
+    check(p.returncode == 0 and shown == {str(first)},
+          f"anisotropy {{\"layer\": {first}}} (the dump's layers {layers}, h5py) draws layer "
+          f"{first} (exit {p.returncode}, layers in its CSV {sorted(shown)}: {p.stderr[-300:]})")
     return check.finish()
 
 

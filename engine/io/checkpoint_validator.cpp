@@ -95,7 +95,10 @@ private:
             return;
         }
         H5::Group params = file_.openGroup("params");
-        if (const auto id = h5::object_identity(params.getId())) groups_seen_[*id] = "/params";
+        if (const auto id = h5::object_identity(params.getId())) {
+            groups_seen_[*id] = "/params";
+            ancestors_[*id] = "/params";
+        }
         walk_params(params, "", 0);
         if (params_.empty()) add("/params", "at least one parameter", "an empty group");
         // In the model's order: the first parameter whose shape differs from /config's, then
@@ -130,6 +133,7 @@ private:
     // too (a recursion as deep as the file says could exhaust the stack).
     static constexpr int kMaxParamDepth = 16;
     std::map<std::string, std::string> groups_seen_;  // object identity -> first path
+    std::map<std::string, std::string> ancestors_;    // the groups the walk is inside
 
     void walk_params(const H5::Group& g, const std::string& prefix, int depth) {
         for (const auto& name : h5::children(g)) {
@@ -139,20 +143,24 @@ private:
                 H5::Group child = g.openGroup(name);
                 const auto id = h5::object_identity(child.getId());
                 if (id) {
-                    const auto [seen, inserted] = groups_seen_.emplace(*id, path);
-                    if (!inserted) {
+                    // A link back to a group this path is inside is a cycle; a second link to a
+                    // group walked elsewhere is walked once (what it holds was checked there).
+                    if (const auto up = ancestors_.find(*id); up != ancestors_.end()) {
                         add(path, "a parameter (a float32 dataset) or a group of them",
-                            "a link back to " + seen->second +
+                            "a link back to " + up->second +
                                 " (a cycle in the file's groups: the path never ends)");
                         continue;
                     }
+                    if (!groups_seen_.emplace(*id, path).second) continue;
                 }
-                if (depth + 1 >= kMaxParamDepth) {
+                if (depth + 1 > kMaxParamDepth) {
                     add(path, "groups nested at most " + std::to_string(kMaxParamDepth) + " deep",
                         "a deeper group (parameter names have no '/')");
                     continue;
                 }
+                if (id) ancestors_.emplace(*id, path);
                 walk_params(child, rel, depth + 1);
+                if (id) ancestors_.erase(*id);
                 continue;
             }
             auto ds = dataset_at(path);

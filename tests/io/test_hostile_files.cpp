@@ -284,6 +284,17 @@ private slots:
                 checkpoint_loader_error(file("params_cycle.ckpt.h5"), file("params_cycle.run"));
             QVERIFY2(e.find("/params/sub") != std::string::npos, e.c_str());
         }
+        // A group reached by two links without a loop is walked once, not called a cycle;
+        // groups nested 16 deep are within the limit, 17 are not (each is refused anyway as a
+        // parameter the model does not have).
+        for (const char* name : {"params_group_linked_twice.ckpt.h5", "params_nested_16.ckpt.h5"}) {
+            const QString t = text(name);
+            QVERIFY2(t.contains("unexpected parameter") && !t.contains("cycle") &&
+                         !t.contains("nested at most"),
+                     qPrintable(QString(name) + ": " + t));
+        }
+        QVERIFY2(text("params_nested_17.ckpt.h5").contains("groups nested at most 16 deep"),
+                 qPrintable(text("params_nested_17.ckpt.h5")));
         // model.n_layers = 5e7 over a 1-block file: refused from the count of /params in
         // milliseconds (building the layout took minutes and gigabytes), naming the key and
         // what the file holds; the loader says the same.

@@ -215,6 +215,12 @@ void Workspace::set_project_path(const QString& path) {
 QString Workspace::refusal(const QString& path) const {
     const Verdict v = verdict(path);
     if (!v.final || v.readable) return {};
+    // A child stopped at its time limit did not crash: the library did not finish, on corrupt
+    // metadata or on a machine too busy for the limit (said as a crash before).
+    if (v.crashed && v.timed_out)
+        return tr("%1\n\nThe HDF5 library did not finish reading this file in time (corrupt "
+                  "metadata, or a machine too busy); it is not opened in the workbench.%2")
+            .arg(path, v.error.isEmpty() ? QString() : "\n\n" + v.error);
     if (v.crashed)
         return tr("%1\n\nThe HDF5 library crashed reading this file (corrupt metadata); it is not "
                   "opened in the workbench.%2")

@@ -55,6 +55,7 @@ public:
         /// The file did not exist when its verdict came (set_verdict sets it): missing, not
         /// unreadable — a drive not mounted, a file moved away that may come back.
         bool missing = false;
+        bool timed_out = false;  ///< with crashed: stopped at the time limit, not a crash
     };
     /// `path` is being read by the loader (again): no verdict until it answers.
     void start_check(const QString& path);

@@ -90,8 +90,8 @@ void WorkspaceController::on_loaded(const LoadedFile& file) {
     // The verdict is final after the value scan, or after a structure pass that found the file
     // unreadable (no scan follows).
     const bool final = file.values_scanned || !file.report.readable;
-    document_->set_verdict(file.path,
-                           {final, file.report.readable, file.report.crashed, file.error});
+    document_->set_verdict(file.path, {final, file.report.readable, file.report.crashed, file.error,
+                                       false, file.report.timed_out});
     if (final) {
         // After this file's own handling below (its summary, its error dialog): a view's refusal
         // names the file in the dialog that stays up.

@@ -83,6 +83,7 @@ ValidationReport not_finished_report(const std::string& path, const ContainedRun
     report.file = path;
     report.kind = path.ends_with(".ckpt.h5") ? FileKind::Checkpoint : FileKind::Dump;
     report.crashed = true;
+    report.timed_out = run.end == ContainedRun::End::timed_out;
     const std::string where = run.reading.empty() ? "/" : run.reading;
     report.violations.push_back(
         {where,
@@ -336,6 +337,7 @@ ContainedInspection inspect_file_contained(const std::string& path, const Valida
             out.summary_error = m.substr(std::min<std::size_t>(1, m.size()));
     } else if (!run.ok()) {
         out.report.crashed = true;  // the library crashed on this file: never open it here
+        out.report.timed_out = run.end == ContainedRun::End::timed_out;
         out.summary_error = run.verdict();
     }
     return out;

@@ -25,6 +25,9 @@ struct ValidationReport {
     /// (libhdf5 crashed on the file's metadata); the one violation says what was being read. Such
     /// a file must not be opened in this process.
     bool crashed = false;
+    /// With `crashed`: the child did not crash but was stopped at its time limit (a library that
+    /// never returned, or a machine too busy for the limit); what is said differs, not the verdict.
+    bool timed_out = false;
     bool ok() const { return readable && violations.empty(); }
     /// 0 valid, 1 invalid, 2 unreadable — the `routescope-cli validate` contract.
     int exit_code() const { return !readable ? 2 : (violations.empty() ? 0 : 1); }

@@ -407,6 +407,41 @@ private slots:
         stillWorks(true);
     }
 
+    void aProjectsViewOnAFileWhoseReadTimedOutSaysSoNotCrashed() {
+        // A check stopped at its time limit (a library that never returned, or a machine too
+        // busy: seen under a sanitizer build) was refused as "the HDF5 library crashed reading
+        // this file". It did not crash: the view's refusal says the read did not finish in time.
+        tidy();
+        const QString hang = path("libhdf5_hang_in_project.dump.h5");
+        QVERIFY(QFile::copy(path("valid.dump.h5"), hang));
+        const nlohmann::json j = {
+            {"format", "routescope-project"},
+            {"version", 1},
+            {"files", {hang.toStdString()}},
+            {"views", {{{"kind", "anisotropy"}, {"inputs", {hang.toStdString()}}}}}};
+        QVERIFY(write_bytes(path("hang_view.rsproj"), QByteArray::fromStdString(j.dump(1))));
+        window_->loader()->set_timeout(3);
+        qputenv("ROUTESCOPE_FAULT_HANG_AT", "/model attr name");
+        const int views_before = static_cast<int>(window_->analysis_views().size());
+        window_->open_file(path("hang_view.rsproj"));
+        QTRY_VERIFY_WITH_TIMEOUT(window_->idle(), 60000);
+        qunsetenv("ROUTESCOPE_FAULT_HANG_AT");
+        window_->loader()->set_timeout(60);
+        const auto refusal = [&] {
+            for (const QString& e : window_->errors_shown())
+                if (e.contains("libhdf5_hang_in_project.dump.h5") &&
+                    e.contains("it is not opened in the workbench"))
+                    return e;
+            return QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!refusal().isEmpty(), 10000);
+        QVERIFY2(refusal().contains("did not finish reading this file in time") &&
+                     !refusal().contains("crashed"),
+                 qPrintable(refusal()));
+        QCOMPARE(static_cast<int>(window_->analysis_views().size()), views_before);
+        stillWorks(true);
+    }
+
     void aCrashWhileReadingTheSummaryIsAVerdictToo() {
         // Issue 25: the loader's summary (read_file_info) ran in this process after the check
         // passed in the child, the pattern that made `inspect` crash on real damaged dumps. Now

@@ -561,9 +561,24 @@ json checked_grid_options(const ExperimentArgs& a) {
     check_common_options(a);
     if (a.name == "phone-book") {
         // The grid's last seed as well: it derives seeds up to its own + 8000.
-        if (a.seeds > 1)
-            (void)check_phone_book_options(
-                a.steps, a.threads, a.seed + static_cast<std::uint64_t>(a.seeds - 1), a.sets);
+        // Said of the grid: the last seed's own message named a --seed nobody typed.
+        if (a.seeds > 1) {
+            const std::uint64_t last = a.seed + static_cast<std::uint64_t>(a.seeds - 1);
+            try {
+                (void)check_phone_book_options(a.steps, a.threads, last, a.sets);
+            } catch (const ConfigError&) {
+                (void)check_phone_book_options(a.steps, a.threads, a.seed, a.sets);
+                constexpr std::uint64_t kSeedRoom = 1000 * 8;
+                const auto max =
+                    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+                throw ConfigError("--seed " + std::to_string(a.seed) + " with --seeds " +
+                                  std::to_string(a.seeds) + " runs seeds up to " +
+                                  std::to_string(last) +
+                                  ", and experiment phone-book derives seeds up to each seed + " +
+                                  std::to_string(kSeedRoom) + ": give --seed at most " +
+                                  std::to_string(max - kSeedRoom - (last - a.seed)));
+            }
+        }
         return check_phone_book_options(a.steps, a.threads, a.seed, a.sets);
     }
     if (a.name == kSlstmVsBert)

@@ -29,6 +29,27 @@ double number(const json& v) {
     return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
+// A member of an object, or null: a seed's results.json may be written by hand
+// (docs/experiments.md, "What a grid reuses"), and const operator[] on a key that is not there is
+// undefined behaviour (it read past the map's end: "internal error: cannot use operator[] with
+// null").
+const json& field(const json& j, const char* key) {
+    static const json none;
+    if (!j.is_object()) return none;
+    const auto it = j.find(key);
+    return it == j.end() ? none : *it;
+}
+
+const json& item(const json& j, std::size_t i) {
+    static const json none;
+    return j.is_array() && i < j.size() ? j[i] : none;
+}
+
+std::string text_of(const json& j, const char* key, const std::string& fallback) {
+    const json& v = field(j, key);
+    return v.is_string() ? v.get<std::string>() : fallback;
+}
+
 json optional_number(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? json(*v) : json(nullptr);
 }
@@ -115,50 +136,90 @@ void check_finished_seed(const SeedGridArgs& a, std::uint64_t seed, const std::s
 
 std::vector<SeedMetric> seed_metrics(const std::string& name, const json& results) {
     std::vector<SeedMetric> out;
+    const auto list = [&](const char* key) {
+        const json& v = field(results, key);
+        return v.is_array() ? v : json::array();
+    };
     if (name == "phone-book") {
-        for (const auto& r : results.value("runs", json::array())) {
-            const std::string label = r.value("label", r.value("run", std::string("?")));
-            out.push_back({label, "exact match", number(r["test"]["exact_match"]), true});
-            out.push_back({label, "digit accuracy", number(r["test"]["digit_accuracy"]), false});
+        for (const auto& r : list("runs")) {
+            const std::string label = text_of(r, "label", text_of(r, "run", "?"));
+            const json& test = field(r, "test");
+            out.push_back({label, "exact match", number(field(test, "exact_match")), true});
+            out.push_back({label, "digit accuracy", number(field(test, "digit_accuracy")), false});
         }
-    } else if (results.contains("bins") && results["bins"].is_array()) {  // induction, gap
-        for (const auto& m : results.value("models", json::array())) {
-            const std::string label = m.value("label", std::string("?"));
-            out.push_back({label, "test accuracy", number(m["test"]["accuracy"]), true});
-            const auto& bins = results["bins"];
-            for (std::size_t b = 0; b < bins.size() && b < m["bins"].size(); ++b)
-                out.push_back({label, bins[b].value("name", "bin " + std::to_string(b)),
-                               number(m["bins"][b]["accuracy"]), false});
+    } else if (field(results, "bins").is_array()) {  // induction, gap
+        const json& bins = field(results, "bins");
+        for (const auto& m : list("models")) {
+            const std::string label = text_of(m, "label", "?");
+            out.push_back(
+                {label, "test accuracy", number(field(field(m, "test"), "accuracy")), true});
+            const json& own = field(m, "bins");
+            for (std::size_t b = 0; b < bins.size() && own.is_array() && b < own.size(); ++b)
+                out.push_back({label, text_of(bins[b], "name", "bin " + std::to_string(b)),
+                               number(field(own[b], "accuracy")), false});
             // An attention model on induction: its induction heads (analysis/induction_heads.hpp)
-            for (const auto& l : m.value("induction_heads", json::array()))
+            const json& heads = field(m, "induction_heads");
+            for (std::size_t h = 0; heads.is_array() && h < heads.size(); ++h) {
+                const json& l = heads[h];
+                const json& layer = field(l, "layer");
                 out.push_back({label,
-                               "layer " + std::to_string(l.value("layer", -1)) +
+                               "layer " + (layer.is_number() ? layer.dump() : std::string("-1")) +
                                    ": query → copied symbol (induction head)",
-                               number(l["induction"]), false});
+                               number(field(l, "induction")), false});
+            }
         }
     } else {  // slstm-vs-bert: the last layer
-        for (const auto& m : results.value("models", json::array())) {
-            const std::string label = m.value("label", std::string("?"));
-            const auto& layers = m.value("layers", json::array());
-            if (layers.empty()) continue;
-            const auto& last = layers.back();
-            const std::string at = " (layer " + std::to_string(last.value("layer", -1)) + ")";
-            out.push_back({label, "token mean cosine" + at, number(last["token"]["mean"]), false});
-            out.push_back(
-                {label, "sentence mean cosine" + at, number(last["sentence"]["mean"]), false});
-            const auto& k = last["pca"]["mean_k"];
+        for (const auto& m : list("models")) {
+            const std::string label = text_of(m, "label", "?");
+            const json& layers = field(m, "layers");
+            if (!layers.is_array() || layers.empty()) continue;
+            const json& last = layers.back();
+            const json& layer = field(last, "layer");
+            const std::string at =
+                " (layer " + (layer.is_number() ? layer.dump() : std::string("-1")) + ")";
+            out.push_back({label, "token mean cosine" + at,
+                           number(field(field(last, "token"), "mean")), false});
+            out.push_back({label, "sentence mean cosine" + at,
+                           number(field(field(last, "sentence"), "mean")), false});
+            const json& k = field(field(last, "pca"), "mean_k");
             if (k.is_array() && !k.empty())
                 out.push_back({label, "mean k(0.90)" + at, number(k[0]), false});
             else if (k.is_object() && !k.empty())
                 out.push_back({label, "mean k(" + k.begin().key() + ")" + at,
                                number(k.begin().value()), false});
-            if (last.contains("passage_pca") && last["passage_pca"]["mean_k"].is_array() &&
-                !last["passage_pca"]["mean_k"].empty())
-                out.push_back({label, "passage k(0.90)" + at,
-                               number(last["passage_pca"]["mean_k"][0]), false});
+            const json& passage = field(field(last, "passage_pca"), "mean_k");
+            if (passage.is_array() && !passage.empty())
+                out.push_back({label, "passage k(0.90)" + at, number(item(passage, 0)), false});
         }
     }
     return out;
+}
+
+// What a finished seed's results.json must hold for the table (checked before anything is deleted
+// or run): the headline metric of every model, a number or null. Empty when it does.
+std::string seed_shape_problem(const std::string& name, const json& results) {
+    const bool phone = name == "phone-book";
+    const char* list = phone ? "runs" : "models";
+    const json& entries = field(results, list);
+    if (!entries.is_array() || entries.empty())
+        return std::string("no \"") + list + "\" list of the experiment's " +
+               (phone ? "runs" : "models");
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const json& e = entries[i];
+        const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+        if (!e.is_object()) return where + " is not an object";
+        if (name == "slstm-vs-bert") {
+            if (!field(e, "layers").is_array()) return where + " has no \"layers\" list";
+            continue;
+        }
+        const json& v = field(field(e, "test"), phone ? "exact_match" : "accuracy");
+        if (!(v.is_number() || v.is_null()) || !field(e, "test").is_object())
+            return where + " has no test." + (phone ? "exact_match" : "accuracy") +
+                   " (a number, or null)";
+        if (!phone && !(field(e, "bins").is_array() || field(e, "bins").is_null()))
+            return where + ".bins is not a list";
+    }
+    return {};
 }
 
 json aggregate_seeds(const std::string& name, const std::vector<std::uint64_t>& seeds,
@@ -247,6 +308,24 @@ int run_seed_grid(const SeedGridArgs& a) {
         throw ConfigError("--threshold: " + a.name +
                           " has no thresholded metric (no pass mark: its share column would be "
                           "empty); leave --threshold out");
+    // A refusal below leaves DIR as it was: the lock file this command created goes again (with
+    // DIR itself when it made it). It stayed, and an experiment's lock in the user's folder later
+    // let a single run replace the user's own run there as one "an experiment made".
+    struct UndoUnlessKept {
+        fs::path dir, lock;
+        bool dir_existed, lock_existed, keep = false;
+        ~UndoUnlessKept() {
+            if (keep) return;
+            std::error_code ec;
+            if (!lock_existed) fs::remove(lock, ec);
+            if (!dir_existed) fs::remove(dir, ec);  // only when empty
+        }
+    } undo{a.out, fs::path(a.out) / ".routescope-experiment.lock", false, false};
+    {
+        std::error_code ec;
+        undo.dir_existed = fs::exists(a.out, ec) || fs::is_symlink(a.out, ec);
+        undo.lock_existed = fs::exists(undo.lock, ec) || fs::is_symlink(undo.lock, ec);
+    }
     prepare_output_directory(a.out);
     inputs_read();
     std::string self;
@@ -280,6 +359,10 @@ int run_seed_grid(const SeedGridArgs& a) {
                                   dir.string() + " to run it again");
             }
             check_finished_seed(a, s, path, done);
+            if (const std::string problem = seed_shape_problem(a.name, done); !problem.empty())
+                throw ConfigError(path + ": seed " + std::to_string(s) +
+                                  "'s results.json cannot be tabled (" + problem + "): remove " +
+                                  dir.string() + " to run it again");
             std::printf("seed %llu: finished earlier (%s), skipped\n",
                         static_cast<unsigned long long>(s), dir.string().c_str());
             continue;
@@ -302,6 +385,7 @@ int run_seed_grid(const SeedGridArgs& a) {
         }
         pending.push_back(s);
     }
+    undo.keep = true;  // the checks passed: from here the grid is DIR's
     for (auto s : pending) {
         std::error_code ec;
         fs::remove_all(dir_of(s), ec);  // an interrupted seed starts again from scratch

@@ -275,6 +275,50 @@ def main():
           open(os.path.join(users, "my-baseline", "model.ckpt.h5")).read() ==
           "the user's weeks of training",
           f"a run in another folder of --out neither refuses nor is touched ({p.stderr[-200:]})")
+    # Probe V5 (session 37). A refused grid left its lock file in the user's folder, and the lock
+    # then made a single run take the folder for an experiment's and replace the user's run.
+    mine = os.path.join(a.work, "users-folder")
+    os.makedirs(os.path.join(mine, "seed-3"))
+    open(os.path.join(mine, "seed-3", "notes.txt"), "w").write("the user's notes")
+    os.makedirs(os.path.join(mine, "bigs"))
+    open(os.path.join(mine, "bigs", "model.ckpt.h5"), "w").write("the user's run")
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--seed", "2", "--out", mine]
+            + tiny, 2)
+    check(p.returncode == 2 and "seed-3" in p.stderr and
+          sorted(os.listdir(mine)) == ["bigs", "seed-3"],
+          f"a refused grid leaves the user's folder as it was, no lock file "
+          f"({sorted(os.listdir(mine))}: {p.stderr[-200:]})")
+    p = run(a.cli, ["experiment", "induction", "--out", mine] + tiny, 2)
+    check(p.returncode == 2 and
+          open(os.path.join(mine, "bigs", "model.ckpt.h5")).read() == "the user's run",
+          f"and a single run after it is still refused, the user's run kept ({p.stderr[-200:]})")
+    # A finished seed's results.json of the wrong shape (written by hand: docs/experiments.md):
+    # "internal error", exit 3, and the grid's previous table deleted. Now exit 2 naming the file,
+    # before anything is deleted.
+    shaped = os.path.join(a.work, "shape")
+    for s_ in (1, 2):
+        os.makedirs(os.path.join(shaped, f"seed-{s_}"))
+        with open(os.path.join(shaped, f"seed-{s_}", "results.json"), "w") as f:
+            json.dump(induction_results((0.9, 0.4, 1.0), ((1.0, 0.9),) * 3), f)
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--out", shaped])
+    check(p.returncode == 0, f"two hand-written seeds aggregate ({p.stderr[-200:]})")
+    table = open(os.path.join(shaped, "results.json")).read()
+    for bad in ({"label": "X"}, {"label": "X", "test": 5}, 7):
+        r = induction_results((0.9, 0.4, 1.0), ((1.0, 0.9),) * 3)
+        r["models"][1] = bad
+        with open(os.path.join(shaped, "seed-2", "results.json"), "w") as f:
+            json.dump(r, f)
+        p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--out", shaped], 2)
+        check(p.returncode == 2 and "seed-2" in p.stderr and "cannot be tabled" in p.stderr and
+              open(os.path.join(shaped, "results.json")).read() == table,
+              f"a seed's results.json with models[1] = {bad!r} is refused naming it, the table "
+              f"kept ({p.returncode}: {p.stderr[-200:]})")
+    # The phone book's seed room under a grid: said of the grid, not of a --seed nobody typed.
+    p = run(a.cli, ["experiment", "phone-book", "--seeds", "2", "--seed", "9223372036854767807",
+                    "--out", os.path.join(a.work, "pb-seeds")], 2)
+    check(p.returncode == 2 and "--seed 9223372036854767807 with --seeds 2" in p.stderr and
+          "9223372036854767808:" not in p.stderr,
+          f"the phone book's seed limit under a grid names the given --seed ({p.stderr[-200:]})")
     # What the runs used, recorded: --threads 0 as this machine's core count, --device auto as
     # the device found, so that a grid reuses a seed only when it ran as the others do.
     used = os.path.join(a.work, "used")

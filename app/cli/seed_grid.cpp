@@ -68,6 +68,7 @@ bool has_threshold(const std::string& name) {
 }
 
 std::string threshold_text(double threshold) {
+    if (threshold == 0) return "0";  // -0 too
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, threshold);
     return std::string(buf, r.ptr);
@@ -375,13 +376,19 @@ int run_seed_grid(const SeedGridArgs& a) {
             const bool made_by_experiment =
                 !fs::is_symlink(dir, ec) && fs::is_directory(dir, ec) &&
                 (fs::exists(dir / ".routescope-experiment.lock", ec) || fs::is_empty(dir, ec));
-            if (!made_by_experiment)
+            if (!made_by_experiment) {
+                if (!fs::is_directory(dir, ec))  // a file (or a link) of the seed folder's name
+                    throw ConfigError(dir.string() + ": seed " + std::to_string(s) +
+                                      " would run into a folder of this name, and a file is "
+                                      "there (not the grid's to delete): move it away or choose "
+                                      "another --out");
                 throw ConfigError(dir.string() + ": seed " + std::to_string(s) +
                                   " would run into this folder, which has no results.json and "
                                   "was not made by an experiment (no .routescope-experiment.lock): "
                                   "the grid deletes an interrupted seed's folder before running "
                                   "it again, and this one is not its to delete; move it away or "
                                   "choose another --out");
+            }
         }
         pending.push_back(s);
     }
@@ -427,6 +434,9 @@ int run_seed_grid(const SeedGridArgs& a) {
             std::lock_guard<std::mutex> g(lock);
             if (status == 0) {
                 std::printf("seed %llu: finished\n", static_cast<unsigned long long>(s));
+            } else if (status == kExitInterrupted && train::StopSignal::requested()) {
+                // Ctrl-C: the seed stopped, it did not fail (the grid resumes it).
+                std::printf("seed %llu: interrupted\n", static_cast<unsigned long long>(s));
             } else {
                 std::string tail;
                 try {

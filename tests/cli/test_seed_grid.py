@@ -313,6 +313,14 @@ def main():
               open(os.path.join(shaped, "results.json")).read() == table,
               f"a seed's results.json with models[1] = {bad!r} is refused naming it, the table "
               f"kept ({p.returncode}: {p.stderr[-200:]})")
+    # A file named like a seed folder: said as a file (the message said "this folder").
+    filed = os.path.join(a.work, "seed-file")
+    os.makedirs(filed)
+    open(os.path.join(filed, "seed-2"), "w").write("the user's file")
+    p = run(a.cli, ["experiment", "induction", "--seeds", "2", "--out", filed] + tiny, 2)
+    check(p.returncode == 2 and "a file is there" in p.stderr and
+          open(os.path.join(filed, "seed-2")).read() == "the user's file",
+          f"a file named seed-2 is refused as a file, kept ({p.stderr[-200:]})")
     # The phone book's seed room under a grid: said of the grid, not of a --seed nobody typed.
     p = run(a.cli, ["experiment", "phone-book", "--seeds", "2", "--seed", "9223372036854767807",
                     "--out", os.path.join(a.work, "pb-seeds")], 2)
@@ -357,7 +365,7 @@ def main():
 
     for how in ("SIGKILL", "SIGINT"):
         out = os.path.join(a.work, "ends-" + how.lower())
-        grid = subprocess.Popen([a.cli] + long_run + ["--out", out], stdout=subprocess.DEVNULL,
+        grid = subprocess.Popen([a.cli] + long_run + ["--out", out], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         started = wait_for(lambda: seed_processes(out), 60)
         check(started, f"{how}: the grid started its seed")
@@ -375,6 +383,9 @@ def main():
             code = None
         if how == "SIGINT":
             check(code == 130, f"SIGINT: the grid exits 130 (got {code})")
+            said = grid.stdout.read()
+            check("interrupted" in said and "failed (exit 130)" not in said,
+                  f"SIGINT: the stopped seed is said interrupted, not failed ({said[-300:]!r})")
         gone = wait_for(lambda: not seed_processes(out), 60)
         check(gone, f"{how}: no seed or stage of the grid runs on after it ended "
                     f"(left: {seed_processes(out)})")

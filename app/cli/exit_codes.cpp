@@ -67,6 +67,21 @@ void unquiet_error_message() {
     g_quiet_error = false;
 }
 
+namespace {
+std::string& command_slot() {
+    static std::string command = "command";
+    return command;
+}
+}  // namespace
+
+void set_running_command(std::string command) {
+    command_slot() = std::move(command);
+}
+
+const std::string& running_command() {
+    return command_slot();
+}
+
 int exit_for_current_exception(std::string_view command) {
     ClassifiedError e = classify_current_exception();
     if (g_quiet_error) return exit_code(e.kind);

@@ -76,4 +76,9 @@ int exit_for_current_exception(std::string_view command);
 void quiet_error_message();
 void unquiet_error_message();
 
+/// The command this process runs ("train", "tokenizer train"), for a message printed before the
+/// error reaches main's handler (rank_agreement.cpp); main sets it.
+void set_running_command(std::string command);
+const std::string& running_command();
+
 }  // namespace routescope::cli

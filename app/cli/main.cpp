@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
         int code = 0;
         try {
             reset_stage();
+            set_running_command(command_path(app).substr(1));
             refuse_ranks_of_a_single_process_command(sub->get_name());
             code = run();
         } catch (...) {

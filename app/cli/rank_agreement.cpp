@@ -31,13 +31,28 @@ int agree_on_failure(dist::Communicator& w, std::exception_ptr error, const std:
     const auto at = [&](int r) { return digests[static_cast<std::size_t>(r)]; };
     const bool said_by_another = failed >= 0 && failed != w.rank() && at(failed) == digest;
     if (error) {
-        if (said_by_another) quiet_error_message();
+        // Said now, before the last collective: the ranks leave together only once every failing
+        // rank has said why. Printed by main's handler after this returned, a failing rank's
+        // reason was lost when rank 0 exited first and the launcher ended the job (rank 0 says
+        // "its message says why"; seen once under a loaded machine, test_mpi).
+        if (!said_by_another) {
+            try {
+                std::rethrow_exception(error);
+            } catch (...) {
+                (void)exit_for_current_exception(running_command());
+            }
+            std::cerr << std::flush;
+        }
+        quiet_error_message();
+        if (w.size() > 1) w.barrier();
         std::rethrow_exception(error);
     }
     if (!report.empty()) {
         if (!said_by_another) std::cerr << report << std::flush;
+        if (w.size() > 1) w.barrier();
         return failed;
     }
+    if (w.size() > 1 && failed >= 0) w.barrier();  // the failing ranks say why first
     if (failed >= 0)
         for (int r = 0; r < w.rank(); ++r)
             if (at(r) == 0) quiet_error_message();

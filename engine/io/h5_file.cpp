@@ -278,49 +278,56 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
     }
 }
 
-std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name) {
-    if (!obj.attrExists(name)) return std::nullopt;
-    breadcrumb(object_name(obj) + " attr " + name);
+namespace {
+// One integer attribute as stored: its magnitude as uint64 when the type is unsigned (HDF5's
+// conversion to int64 clips 2^64 − 1 to 2^63 − 1 silently), else as int64. nullopt when it is
+// not one integer.
+struct StoredInt {
+    bool is_unsigned = false;
+    std::uint64_t u = 0;
+    std::int64_t s = 0;
+};
+
+std::optional<StoredInt> read_stored_int(const H5::H5Object& obj, const std::string& name) {
     try {
         H5::Attribute attr = obj.openAttribute(name);
         if (attr.getDataType().getClass() != H5T_INTEGER) return std::nullopt;
         if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
-        // Unsigned values are read as uint64 and bounded here: HDF5's conversion to int64 clips
-        // 2^64 − 1 to 2^63 − 1 silently, and the message then named a value the file does not
-        // hold (int_attr_text says the stored one).
-        if (H5::IntType(attr.getDataType().getId()).getSign() == H5T_SGN_NONE) {
-            std::uint64_t u = 0;
-            attr.read(H5::PredType::NATIVE_UINT64, &u);
-            constexpr auto top =
-                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-            return static_cast<std::int64_t>(u > top ? top : u);
-        }
-        std::int64_t v = 0;
-        attr.read(H5::PredType::NATIVE_INT64, &v);
+        StoredInt v;
+        v.is_unsigned = H5::IntType(attr.getDataType().getId()).getSign() == H5T_SGN_NONE;
+        if (v.is_unsigned)
+            attr.read(H5::PredType::NATIVE_UINT64, &v.u);
+        else
+            attr.read(H5::PredType::NATIVE_INT64, &v.s);
         return v;
     } catch (const H5::Exception&) {
+        H5Eclear2(H5E_DEFAULT);
         return std::nullopt;
     }
+}
+}  // namespace
+
+std::optional<std::int64_t> read_int_attr(const H5::H5Object& obj, const std::string& name) {
+    if (!obj.attrExists(name)) return std::nullopt;
+    breadcrumb(object_name(obj) + " attr " + name);
+    const auto v = read_stored_int(obj, name);
+    if (!v) return std::nullopt;
+    if (!v->is_unsigned) return v->s;
+    // Bounded here, so that every range check refuses it (int_attr_text says the stored value).
+    constexpr auto top = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return static_cast<std::int64_t>(v->u > top ? top : v->u);
 }
 
 std::string int_attr_text(const H5::H5Object& obj, const std::string& name) {
     try {
         if (!obj.attrExists(name)) return {};
-        H5::Attribute attr = obj.openAttribute(name);
-        if (attr.getDataType().getClass() != H5T_INTEGER) return {};
-        if (attr.getSpace().getSimpleExtentNpoints() != 1) return {};
-        if (H5::IntType(attr.getDataType().getId()).getSign() == H5T_SGN_NONE) {
-            std::uint64_t u = 0;
-            attr.read(H5::PredType::NATIVE_UINT64, &u);
-            return std::to_string(u);
-        }
-        std::int64_t v = 0;
-        attr.read(H5::PredType::NATIVE_INT64, &v);
-        return std::to_string(v);
     } catch (const H5::Exception&) {
         H5Eclear2(H5E_DEFAULT);
         return {};
     }
+    const auto v = read_stored_int(obj, name);
+    if (!v) return {};
+    return v->is_unsigned ? std::to_string(v->u) : std::to_string(v->s);
 }
 
 std::optional<double> read_float_attr(const H5::H5Object& obj, const std::string& name) {

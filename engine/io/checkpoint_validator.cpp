@@ -96,7 +96,7 @@ private:
         }
         H5::Group params = file_.openGroup("params");
         if (const auto id = h5::object_identity(params.getId())) {
-            groups_seen_[*id] = "/params";
+            groups_seen_.insert(*id);
             ancestors_[*id] = "/params";
         }
         walk_params(params, "", 0);
@@ -132,8 +132,8 @@ private:
     // recurse for good; it is a violation naming the link and where it leads. Nesting is bounded
     // too (a recursion as deep as the file says could exhaust the stack).
     static constexpr int kMaxParamDepth = 16;
-    std::map<std::string, std::string> groups_seen_;  // object identity -> first path
-    std::map<std::string, std::string> ancestors_;    // the groups the walk is inside
+    std::set<std::string> groups_seen_;             // object identities walked
+    std::map<std::string, std::string> ancestors_;  // the groups the walk is inside
 
     void walk_params(const H5::Group& g, const std::string& prefix, int depth) {
         for (const auto& name : h5::children(g)) {
@@ -151,7 +151,7 @@ private:
                                 " (a cycle in the file's groups: the path never ends)");
                         continue;
                     }
-                    if (!groups_seen_.emplace(*id, path).second) continue;
+                    if (!groups_seen_.insert(*id).second) continue;
                 }
                 if (depth + 1 > kMaxParamDepth) {
                     add(path, "groups nested at most " + std::to_string(kMaxParamDepth) + " deep",

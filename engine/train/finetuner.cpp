@@ -219,21 +219,10 @@ void Finetuner::build_model(bool pretrained) {
                 " is longer than the checkpoint's model.max_len = " + std::to_string(m.max_len));
     }
     const int B = config_.train.batch_size;
-    // An epoch is counted in global batches: under N ranks a step sees N·B·grad_accum examples
-    // (training_loop.hpp "ranks"), as one process with batch N·B does.
-    const std::int64_t rows_per_step =
-        static_cast<std::int64_t>(B) * config_.train.grad_accum * dist::world().size();
-    steps_per_epoch_ =
-        (static_cast<std::int64_t>(train_.examples.size()) + rows_per_step - 1) / rows_per_step;
-    if (config_.train.epochs > 0) {
-        // epochs × steps per epoch in int64: 2^63 − 1 epochs wrapped to a negative step count,
-        // and nothing was trained (exit 0).
-        if (config_.train.epochs > std::numeric_limits<std::int64_t>::max() / steps_per_epoch_)
-            throw ConfigError("train.epochs: " + std::to_string(config_.train.epochs) +
-                              " epochs of " + std::to_string(steps_per_epoch_) +
-                              " steps each are more steps than a run can count (2^63 − 1)");
-        config_.train.steps = config_.train.epochs * steps_per_epoch_;
-    }
+    // An epoch is counted in global batches (training_loop.hpp, steps_per_epoch).
+    steps_per_epoch_ = steps_per_epoch(
+        config_.train, static_cast<std::int64_t>(train_.examples.size()), dist::world().size());
+    apply_epochs(config_.train, steps_per_epoch_);
     model_ = std::make_unique<models::Model>(config_, B, config_.data.seq_len,
                                              config_.train.threads, options_.device);
     model_->backend().set_precision(parse_precision(config_.train.precision));

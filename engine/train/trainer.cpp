@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 
 #include "engine/dist/communicator.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -183,21 +182,11 @@ void Trainer::prepare_data() {
     tokenizer_ = std::move(in.tokenizer);
     corpus_ = std::move(in.corpus);
     task_valid_ = std::move(in.task_valid);
-    if (config_.train.epochs > 0) {
-        // train.epochs: whole passes over the training sequences (a corpus's windows, a task's
-        // n_train), counted in global batches as the fine-tuner counts them: under N ranks a step
-        // sees N·B·grad_accum sequences. Pretraining ignored it and trained train.steps.
-        const std::int64_t rows_per_step = std::int64_t(config_.train.batch_size) *
-                                           config_.train.grad_accum * dist::world().size();
-        const std::int64_t sequences = static_cast<std::int64_t>(corpus_.train.size());
-        const std::int64_t per_epoch =
-            std::max<std::int64_t>(1, (sequences + rows_per_step - 1) / rows_per_step);
-        if (config_.train.epochs > std::numeric_limits<std::int64_t>::max() / per_epoch)
-            throw ConfigError("train.epochs: " + std::to_string(config_.train.epochs) +
-                              " epochs of " + std::to_string(per_epoch) +
-                              " steps each are more steps than a run can count (2^63 − 1)");
-        config_.train.steps = config_.train.epochs * per_epoch;
-    }
+    // train.epochs: whole passes over the training sequences (a corpus's windows, a task's
+    // n_train), as the fine-tuner counts them; pretraining ignored it and trained train.steps.
+    apply_epochs(config_.train,
+                 steps_per_epoch(config_.train, static_cast<std::int64_t>(corpus_.train.size()),
+                                 dist::world().size()));
     // The model's vocabulary is the tokenizer's (docs/decisions.md), plus the Birdie specials
     // after it for objective birdie (birdie_vocabulary.hpp).
     if (fresh)

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "engine/data/objectives/birdie_vocabulary.hpp"
@@ -422,6 +423,20 @@ TrainResult TrainingLoop::run(Objective& objective) {
     }
     result.step = step_;
     return result;
+}
+
+std::int64_t steps_per_epoch(const TrainConfig& t, std::int64_t examples, int ranks) {
+    const std::int64_t rows_per_step = std::int64_t(t.batch_size) * t.grad_accum * ranks;
+    return std::max<std::int64_t>(1, (examples + rows_per_step - 1) / rows_per_step);
+}
+
+void apply_epochs(TrainConfig& t, std::int64_t per_epoch) {
+    if (t.epochs <= 0) return;
+    if (t.epochs > std::numeric_limits<std::int64_t>::max() / per_epoch)
+        throw ConfigError("train.epochs: " + std::to_string(t.epochs) + " epochs of " +
+                          std::to_string(per_epoch) +
+                          " steps each are more steps than a run can count (2^63 − 1)");
+    t.steps = t.epochs * per_epoch;
 }
 
 }  // namespace routescope::train

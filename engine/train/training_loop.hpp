@@ -225,4 +225,13 @@ private:
     bool resumed_ = false;
 };
 
+/// Steps of one epoch over `examples` training sequences, counted in global batches: under
+/// `ranks` ranks a step sees ranks × batch_size × grad_accum sequences, as one process with that
+/// batch does. At least 1.
+std::int64_t steps_per_epoch(const TrainConfig& t, std::int64_t examples, int ranks);
+
+/// train.epochs > 0 (fine-tuning and pretraining alike): t.steps = epochs × per_epoch, refused
+/// (ConfigError) past 2^63 − 1 (2^63 − 1 epochs wrapped to a negative count that trained nothing).
+void apply_epochs(TrainConfig& t, std::int64_t per_epoch);
+
 }  // namespace routescope::train

@@ -182,7 +182,7 @@ private:
     /// What a call of this shape was planned with in prepare() — the planning graph's call, whose
     /// operands have no memory and no gradients, as the device's prepare() sees it.
     struct Prepared {
-        std::size_t scratch = 0;
+        std::size_t scratch[2] = {0, 0};  ///< planned per direction: [0] forward, [1] backward
         std::vector<cuda::FftShape> ffts;
     };
     static std::vector<std::int64_t> shape_key(const ops::OpCall& c) {
@@ -195,12 +195,22 @@ private:
         return key;
     }
     void plan(const ops::OpCall& c) {
+        // As the device's prepare(): one executor, each direction from offset 0, the larger
+        // reserved; each direction's own need is kept, so that a backward planning less than it
+        // uses is caught even when its forward needs more.
         cuda::PlanExec p;
-        cuda::run_op<float>(p, c, false);
-        cuda::run_op<float>(p, cuda::with_every_gradient(c), true);
-        host_.reserve(p.scratch_bytes());
         Prepared& at = prepared_[shape_key(c)];
-        at.scratch = std::max(at.scratch, p.scratch_bytes());
+        cuda::run_op<float>(p, c, false);
+        at.scratch[0] = std::max(at.scratch[0], p.scratch_bytes());
+        p.next_call();
+        const std::size_t forward_bytes = p.scratch_bytes();
+        cuda::PlanExec backward_alone;
+        cuda::run_op<float>(p, cuda::with_every_gradient(c), true);
+        cuda::run_op<float>(backward_alone, cuda::with_every_gradient(c), true);
+        at.scratch[1] = std::max(at.scratch[1], backward_alone.scratch_bytes());
+        if (p.scratch_bytes() != std::max(forward_bytes, backward_alone.scratch_bytes()))
+            throw Error("PlanExec: the plan of two calls is not the larger of the two");
+        host_.reserve(p.scratch_bytes());
         for (const cuda::FftShape& f : p.ffts())
             if (std::find(at.ffts.begin(), at.ffts.end(), f) == at.ffts.end()) at.ffts.push_back(f);
     }
@@ -222,11 +232,11 @@ private:
                                 (backward ? " backward" : " forward") + ": an FFT of size " +
                                 std::to_string(f.n) + " × " + std::to_string(f.batch) +
                                 " that prepare() did not plan");
-            if (p.scratch_bytes() > it->second.scratch)
+            if (p.scratch_bytes() > it->second.scratch[backward ? 1 : 0])
                 throw Error(std::string(ops::op_def(c.op).name) +
                             (backward ? " backward" : " forward") + ": " +
                             std::to_string(p.scratch_bytes()) + " bytes of scratch, prepare() " +
-                            "planned " + std::to_string(it->second.scratch));
+                            "planned " + std::to_string(it->second.scratch[backward ? 1 : 0]));
         } else {
             plan(c);  // no planning pass for this call (a caller without a graph)
         }

@@ -119,6 +119,7 @@ public:
         require_f32(c);
         PlanExec plan;
         run_op<float>(plan, c, false);
+        plan.next_call();
         run_op<float>(plan, with_every_gradient(c), true);
         reserve_scratch(plan.scratch_bytes());
         for (const FftShape& s : plan.ffts())

@@ -399,11 +399,11 @@ struct LinearScanBackward {
 // Birdie layer at batch 1 and L = 8192 did not finish a forward in 2 s on an H200). With L longer
 // than kScanChunk the scan runs in chunks of kScanChunk steps instead, for any shape (the order of
 // every sum is fixed by the shape, so runs stay bit-identical):
-//   1. one index per (b, c, chunk): the chunk's scan from a zero carry, written in place, and the
+//   1. one index per (b, chunk, c): the chunk's scan from a zero carry, written in place, and the
 //      factor A its incoming carry gets by the chunk's end (the product of f where the carry
 //      passes, 0 once it is cut) and the chunk's end value E;
 //   2. one index per (b, c): carry_in[k] over the chunks in order (carry = A_k·carry + E_k);
-//   3. one index per (b, c, chunk): h += (product of the passing f from the chunk's start to the
+//   3. one index per (b, chunk, c): h += (product of the passing f from the chunk's start to the
 //      step)·carry_in, walking the chunk again.
 // The backward's g = dh + f·g_next is the same recurrence over the steps in reverse (the factor of
 // step s is f at s + 1 where the carry into s + 1 passes), solved the same way into scratch; then
@@ -438,8 +438,9 @@ struct ScanRecurrence {
     }
 };
 
-/// Phase 1: i = (b, c, chunk): y (in place over `v`, the recurrence's inputs) from a zero carry;
-/// A and E of the chunk into aux[2·i], aux[2·i + 1].
+/// Phase 1: i = (b, chunk, c), c fastest so that a warp's lanes read neighbouring channels of one
+/// step (coalesced); y (in place over `v`, the recurrence's inputs) from a zero carry; A and E of
+/// the chunk into aux[2·i], aux[2·i + 1] (aux is [B, chunks, N, 2]).
 template <class T>
 struct ScanChunkLocal {
     T* v;
@@ -447,8 +448,8 @@ struct ScanChunkLocal {
     ScanRecurrence<T> r;
     std::int64_t chunks;
     ROUTESCOPE_HD void operator()(std::int64_t i) const {
-        const std::int64_t k0 = (i % chunks) * kScanChunk, bc = i / chunks;
-        const std::int64_t b = bc / r.s.N, c = bc % r.s.N;
+        const std::int64_t c = i % r.s.N, bk = i / r.s.N;
+        const std::int64_t k0 = (bk % chunks) * kScanChunk, b = bk / chunks;
         const bool forward = c < r.s.nf;
         const std::int64_t k1 = k0 + kScanChunk < r.s.L ? k0 + kScanChunk : r.s.L;
         T carry = 0, a = 1;
@@ -464,16 +465,18 @@ struct ScanChunkLocal {
     }
 };
 
-/// Phase 2: i = (b, c): carry_in of every chunk, in order, into aux[2·(i·chunks + k)] (A's slot,
-/// no longer needed).
+/// Phase 2: i = (b, c): carry_in of every chunk, in order, into chunk k's A slot (no longer
+/// needed), aux[2·((b·chunks + k)·N + c)].
 template <class T>
 struct ScanChunkCarries {
     T* aux;
     std::int64_t chunks;
+    std::int64_t N;
     ROUTESCOPE_HD void operator()(std::int64_t i) const {
+        const std::int64_t b = i / N, c = i % N;
         T carry = 0;
         for (std::int64_t k = 0; k < chunks; ++k) {
-            T* e = aux + 2 * (i * chunks + k);
+            T* e = aux + 2 * ((b * chunks + k) * N + c);
             const T a = e[0], end = e[1];
             e[0] = carry;
             carry = a * carry + end;
@@ -481,7 +484,8 @@ struct ScanChunkCarries {
     }
 };
 
-/// Phase 3: i = (b, c, chunk): y += (product of the factors from the chunk's start)·carry_in.
+/// Phase 3: i = (b, chunk, c) as in phase 1: y += (product of the factors from the chunk's
+/// start)·carry_in.
 template <class T>
 struct ScanChunkFix {
     T* v;
@@ -489,9 +493,9 @@ struct ScanChunkFix {
     ScanRecurrence<T> r;
     std::int64_t chunks;
     ROUTESCOPE_HD void operator()(std::int64_t i) const {
-        const std::int64_t k0 = (i % chunks) * kScanChunk, bc = i / chunks;
+        const std::int64_t c = i % r.s.N, bk = i / r.s.N;
+        const std::int64_t k0 = (bk % chunks) * kScanChunk, b = bk / chunks;
         if (k0 == 0) return;
-        const std::int64_t b = bc / r.s.N, c = bc % r.s.N;
         const bool forward = c < r.s.nf;
         const std::int64_t k1 = k0 + kScanChunk < r.s.L ? k0 + kScanChunk : r.s.L;
         const T carry_in = aux[2 * i];
@@ -539,7 +543,7 @@ template <class T, class X>
 void chunked_scan(X& x, T* v, T* aux, const ScanRecurrence<T>& r, std::int64_t B) {
     const std::int64_t chunks = scan_chunks(r.s.L);
     x.each(B * r.s.N * chunks, ScanChunkLocal<T>{v, aux, r, chunks});
-    x.each(B * r.s.N, ScanChunkCarries<T>{aux, chunks});
+    x.each(B * r.s.N, ScanChunkCarries<T>{aux, chunks, r.s.N});
     x.each(B * r.s.N * chunks, ScanChunkFix<T>{v, aux, r, chunks});
 }
 

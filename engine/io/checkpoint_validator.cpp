@@ -39,7 +39,7 @@ private:
 
     void check_config() {
         if (!h5::is_group(file_, "config")) {
-            add("/config", "a group with attr json", "nothing");
+            add("/config", "a group with attr json", h5::describe_path(file_, "config"));
             return;
         }
         H5::Group config = file_.openGroup("config");
@@ -91,7 +91,7 @@ private:
 
     void check_params() {
         if (!h5::is_group(file_, "params")) {
-            add("/params", "a group of float32 parameters", "nothing");
+            add("/params", "a group of float32 parameters", h5::describe_path(file_, "params"));
             return;
         }
         H5::Group params = file_.openGroup("params");
@@ -194,7 +194,7 @@ private:
 
     void check_tokenizer() {
         if (!h5::is_group(file_, "tokenizer")) {
-            add("/tokenizer", "a group with attr kind", "nothing");
+            add("/tokenizer", "a group with attr kind", h5::describe_path(file_, "tokenizer"));
             return;
         }
         H5::Group tok = file_.openGroup("tokenizer");
@@ -221,7 +221,7 @@ private:
     void check_train() {
         if (!h5::exists(file_, "train")) return;
         if (!h5::is_group(file_, "train")) {
-            add("/train", "a group", "a dataset");
+            add("/train", "a group", h5::describe_path(file_, "train"));
             return;
         }
         H5::Group train = file_.openGroup("train");
@@ -286,7 +286,7 @@ private:
         if (!h5::exists(train, "mixture_controller")) return;
         const std::string where = "/train/mixture_controller";
         if (!h5::is_group(train, "mixture_controller")) {
-            add(where, "a group", "a dataset");
+            add(where, "a group", h5::describe_path(train, "mixture_controller"));
             return;
         }
         H5::Group g = train.openGroup("mixture_controller");

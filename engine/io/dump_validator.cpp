@@ -99,7 +99,8 @@ private:
 
     void check_model() {
         if (!h5::is_group(file_, "model")) {
-            add("/model", "a group with attrs arch, name, n_layers, d_model", "nothing");
+            add("/model", "a group with attrs arch, name, n_layers, d_model",
+                h5::describe_path(file_, "model"));
             return;
         }
         H5::Group model = file_.openGroup("model");
@@ -144,7 +145,7 @@ private:
 
     void check_data() {
         if (!h5::is_group(file_, "data")) {
-            add("/data", "a group holding tokens and lengths", "nothing");
+            add("/data", "a group holding tokens and lengths", h5::describe_path(file_, "data"));
             return;
         }
         // tokens: int32 [S, L]
@@ -221,7 +222,8 @@ private:
         }
         if (h5::exists(file_, "data/attributes")) {
             if (!h5::is_group(file_, "data/attributes")) {
-                add("/data/attributes", "a group of float64 [S] datasets", "a dataset");
+                add("/data/attributes", "a group of float64 [S] datasets",
+                    h5::describe_path(file_, "data/attributes"));
             } else {
                 H5::Group attrs = file_.openGroup("data/attributes");
                 for (const auto& name : h5::children(attrs)) {
@@ -366,7 +368,7 @@ private:
     void check_layers() {
         if (!h5::exists(file_, "layers")) return;
         if (!h5::is_group(file_, "layers")) {
-            add("/layers", "a group", "a dataset");
+            add("/layers", "a group", h5::describe_path(file_, "layers"));
             return;
         }
         H5::Group layers = file_.openGroup("layers");
@@ -374,7 +376,7 @@ private:
             const std::string base = "/layers/" + name;
             if (!check_layer_index(name, base)) continue;
             if (!h5::is_group(layers, name)) {
-                add(base, "a group", "a dataset");
+                add(base, "a group", h5::describe_path(layers, name));
                 continue;
             }
             check_layer(file_.openGroup("layers/" + name), base, name == "0");
@@ -445,13 +447,13 @@ private:
             if (embeddings)
                 add(base + "/attention",
                     "no attention at layer 0 (the embeddings; attention belongs to blocks l ≥ 1)",
-                    "a dataset");
+                    h5::describe_path(g, "attention"));
             else if (auto ds = dataset_at(base + "/attention"))
                 check_attention(*ds, base + "/attention", rows, rows_name, row_lengths);
         }
         if (h5::exists(g, "gates")) {
             if (!h5::is_group(g, "gates")) {
-                add(base + "/gates", "a group", "a dataset");
+                add(base + "/gates", "a group", h5::describe_path(g, "gates"));
                 return;
             }
             H5::Group gates = g.openGroup("gates");
@@ -569,7 +571,7 @@ private:
     void check_kernels() {
         if (!h5::exists(file_, "kernels")) return;
         if (!h5::is_group(file_, "kernels")) {
-            add("/kernels", "a group", "a dataset");
+            add("/kernels", "a group", h5::describe_path(file_, "kernels"));
             return;
         }
         H5::Group kernels = file_.openGroup("kernels");
@@ -581,7 +583,8 @@ private:
                 continue;
             }
             if (!h5::is_group(kernels, name)) {
-                add(base, "a group with forward/backward datasets", "a dataset");
+                add(base, "a group with forward/backward datasets",
+                    h5::describe_path(kernels, name));
                 continue;
             }
             H5::Group g = kernels.openGroup(name);
@@ -689,7 +692,7 @@ private:
     void check_mixing() {
         if (!h5::exists(file_, "mixing")) return;
         if (!h5::is_group(file_, "mixing")) {
-            add("/mixing", "a group", "a dataset");
+            add("/mixing", "a group", h5::describe_path(file_, "mixing"));
             return;
         }
         H5::Group mixing = file_.openGroup("mixing");

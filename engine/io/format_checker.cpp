@@ -140,10 +140,8 @@ std::optional<H5::DataSet> FormatChecker::require_dataset(const std::string& pat
 
 std::optional<H5::DataSet> FormatChecker::dataset_at(const std::string& path) {
     if (!h5::is_dataset(file_, path.substr(1))) {
-        add(path, "a dataset",
-            !h5::exists(file_, path.substr(1))    ? "nothing"  // an empty /layers/<l> group
-            : h5::is_group(file_, path.substr(1)) ? "a group"
-                                                  : "another kind of object");
+        // "nothing" for an empty /layers/<l> group; a dangling link names its target.
+        add(path, "a dataset", h5::describe_path(file_, path.substr(1)));
         return std::nullopt;
     }
     h5::breadcrumb(path);

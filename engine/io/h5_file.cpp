@@ -156,6 +156,36 @@ H5::H5File open_read(const std::string& path) {
     }
 }
 
+namespace {
+// A float type by its layout, not its size alone: a 2-byte float may be IEEE binary16 or bfloat16
+// (docs/formats/dump.md accepts both), and calling bfloat16 "float16" misstated what the file
+// holds. IEEE binary16/32/64 and bfloat16 are named as numpy and PyTorch do, in either byte order
+// (numpy's name for '>f2' is float16 too); any other layout is said as its bits.
+std::string float_type_name(hid_t id) {
+    const std::size_t bytes = H5Tget_size(id);
+    const std::size_t bits = 8 * bytes;
+    std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+    const bool fields = H5Tget_fields(id, &spos, &epos, &esize, &mpos, &msize) >= 0;
+    const std::size_t bias = H5Tget_ebias(id);
+    const bool whole = H5Tget_precision(id) == bits && H5Tget_offset(id) == 0 &&
+                       H5Tget_norm(id) == H5T_NORM_IMPLIED;
+    H5Eclear2(H5E_DEFAULT);
+    // Sign on top, exponent below it, mantissa at the bottom, every bit used.
+    const auto layout = [&](std::size_t e, std::size_t m, std::size_t b) {
+        return fields && whole && spos == bits - 1 && epos == m && esize == e && mpos == 0 &&
+               msize == m && bias == b && 1 + e + m == bits;
+    };
+    if (bytes == 2 && layout(5, 10, 15)) return "float16";
+    if (bytes == 2 && layout(8, 7, 127)) return "bfloat16";
+    if (bytes == 4 && layout(8, 23, 127)) return "float32";
+    if (bytes == 8 && layout(11, 52, 1023)) return "float64";
+    if (!fields) return "float(" + std::to_string(bits) + " bits, nonstandard)";
+    return "float(" + std::to_string(bits) + " bits, nonstandard: " + std::to_string(esize) +
+           " exponent bits with bias " + std::to_string(bias) + ", " + std::to_string(msize) +
+           " mantissa bits)";
+}
+}  // namespace
+
 std::string type_name(const H5::DataType& type) {
     switch (type.getClass()) {
         case H5T_INTEGER: {
@@ -164,7 +194,7 @@ std::string type_name(const H5::DataType& type) {
             return std::string(is_signed ? "int" : "uint") + std::to_string(8 * type.getSize());
         }
         case H5T_FLOAT:
-            return "float" + std::to_string(8 * type.getSize());
+            return float_type_name(type.getId());
         case H5T_STRING: {
             const bool vlen = type.isVariableStr();
             return vlen ? "vlen string"
@@ -428,6 +458,114 @@ bool is_group(const H5::Group& group, const std::string& path) {
 
 bool is_dataset(const H5::Group& group, const std::string& path) {
     return object_type(group, path) == H5O_TYPE_DATASET;
+}
+
+namespace {
+// An object's kind as a message says it.
+std::string kind_text(H5O_type_t type) {
+    switch (type) {
+        case H5O_TYPE_GROUP:
+            return "a group";
+        case H5O_TYPE_DATASET:
+            return "a dataset";
+        case H5O_TYPE_NAMED_DATATYPE:
+            return "a named datatype";
+        default:
+            return "an object of unknown kind";
+    }
+}
+
+// The value of the link `name` below `loc` (a soft link's target path, an external link's packed
+// file and object names), "" when HDF5 cannot say.
+std::string link_value(hid_t loc, const std::string& name, std::size_t size) {
+    std::string value(size + 1, '\0');
+    if (H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+        return {};
+    }
+    value.resize(size);
+    return value;
+}
+
+// "other.h5:/x", where an external link leads.
+std::string external_target(hid_t loc, const std::string& name, std::size_t size) {
+    const std::string value = link_value(loc, name, size);
+    const char* file = nullptr;
+    const char* object = nullptr;
+    unsigned flags = 0;
+    if (value.empty() ||
+        H5Lunpack_elink_val(value.data(), value.size(), &flags, &file, &object) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+        return "another file";
+    }
+    return std::string(file ? file : "?") + ":" + (object ? object : "?");
+}
+
+// Refuses to open another file while a soft link is resolved, and notes that one was met.
+herr_t refuse_external(const char*, const char*, const char*, const char*, unsigned*, hid_t,
+                       void* met) {
+    *static_cast<bool*>(met) = true;
+    return -1;
+}
+}  // namespace
+
+std::string describe_path(const H5::Group& group, const std::string& path) {
+    const hid_t loc = group.getId();
+    const auto nothing = [] {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();  // an expected failure: not a reason to report later
+        return std::string("nothing");
+    };
+    // The links on the way, each without following an external one (as exists()); a component
+    // that is not there (behind a dangling link too) means nothing is at `path`.
+    H5L_info_t link{};
+    std::size_t start = 0;
+    while (true) {
+        const auto slash = path.find('/', start);
+        const std::string partial =
+            path.substr(0, slash == std::string::npos ? path.size() : slash);
+        if (!partial.empty()) {
+            if (H5Lexists(loc, partial.c_str(), H5P_DEFAULT) <= 0 ||
+                H5Lget_info(loc, partial.c_str(), &link, H5P_DEFAULT) < 0)
+                return nothing();
+            if (link.type == H5L_TYPE_EXTERNAL) {
+                const std::string to = external_target(loc, partial, link.u.val_size);
+                if (slash == std::string::npos)
+                    return "an external link to " + to + " (not followed)";
+                return "a path through " + path_in(group, partial) + ", an external link to " + to +
+                       " (not followed)";
+            }
+        }
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+    }
+    if (path.empty()) return nothing();
+    if (link.type != H5L_TYPE_HARD && link.type != H5L_TYPE_SOFT)
+        return "a user-defined link (not followed)";
+    // Resolve it (a soft link through its chain), with external links refused.
+    bool met_external = false;
+    H5O_info_t info{};
+    herr_t got = -1;
+    const hid_t lapl = H5Pcreate(H5P_LINK_ACCESS);
+    if (lapl >= 0 && H5Pset_elink_cb(lapl, refuse_external, &met_external) >= 0)
+        got = H5Oget_info_by_name(loc, path.c_str(), &info, lapl);
+    const std::string why = got < 0 ? error_stack_text() : std::string();
+    if (lapl >= 0) H5Pclose(lapl);
+    H5Eclear2(H5E_DEFAULT);
+    last_failure.clear();
+    if (link.type == H5L_TYPE_HARD)
+        return got >= 0 ? kind_text(info.type) : "an object HDF5 cannot read (" + why + ")";
+    // A soft link's value is its target path and the NUL that ends it.
+    const std::string target = link_value(loc, path, link.u.val_size).c_str();
+    const std::string named =
+        target.empty() ? std::string("a soft link") : "a soft link to " + target;
+    if (got >= 0) return named + " (" + kind_text(info.type) + ")";
+    if (met_external) return named + ", which leads through an external link (not followed)";
+    if (why.find("too many links") != std::string::npos)
+        return named + ", which never resolves (a loop of soft links)";
+    return target.empty() ? std::string("a dangling soft link") : "a dangling link to " + target;
 }
 
 std::optional<std::string> object_identity(hid_t id) {

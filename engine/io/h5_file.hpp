@@ -25,7 +25,9 @@ std::optional<std::string> unreadable_reason(const std::string& path);
 H5::H5File open_read(const std::string& path);
 
 /// Human names of HDF5 types as numpy spells them: "int32", "float16", "float64", "vlen utf-8
-/// string".
+/// string". A float is named by its layout, not its size: "bfloat16" (8 exponent bits, 7
+/// mantissa bits, bias 127) is not "float16" (IEEE binary16); a layout neither IEEE nor bfloat16
+/// is "float(16 bits, nonstandard: ...)".
 std::string type_name(const H5::DataType& type);
 
 /// Dimensions of a dataset's dataspace.
@@ -60,6 +62,12 @@ std::vector<std::string> children(const H5::Group& group);
 bool exists(const H5::Group& group, const std::string& path);
 bool is_group(const H5::Group& group, const std::string& path);
 bool is_dataset(const H5::Group& group, const std::string& path);
+/// What `path` below `group` holds, as a message's "found ..." says it: "nothing", "a group", "a
+/// dataset", "a named datatype", "a dangling link to /nowhere" (a soft link to no object), "a
+/// soft link to /x (a dataset)", "an external link to other.h5:/x (not followed)". For the
+/// branches that found no object of the kind they need: a fixed "a dataset" there misnamed a
+/// dangling link. Never follows an external link, never throws.
+std::string describe_path(const H5::Group& group, const std::string& path);
 
 /// What identifies the object `id` refers to in its file (the file's number and the object's
 /// address), the same through every hard link to it: what a walk of groups remembers to notice a

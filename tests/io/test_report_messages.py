@@ -14,7 +14,9 @@ form, "PATH: expected WHAT, found WHAT".
   exact_match 0.0 with exit 0;
 - probe M: validate accepted a data.task no command loads and a negative /train/adam_v (the resume
   then blamed train.lr for a NaN loss); analyze kernels called a string format_version "missing";
-  validate refused every ten-digit layer index, though n_layers may be 2^31 - 1.
+  validate refused every ten-digit layer index, though n_layers may be 2^31 - 1;
+- probe W: inspect called a bfloat16 dataset "float16", and a dangling soft link where a group
+  belongs was "expected a group, found a dataset".
 
     test_report_messages.py --cli routescope-cli --work DIR
 """
@@ -259,6 +261,57 @@ def main():
                            f"(/model n_layers), found {new}",), "without leading zeros")
     t.case("a ten-digit layer index up to n_layers is valid, beyond it is said so",
            ten_digit_layer_indices_are_layer_indices)
+
+    def float_layouts_and_dangling_links_are_named_as_they_are():
+        # docs/formats/dump.md accepts a 2-byte float in another layout, bfloat16 among them:
+        # inspect called it "float16" (IEEE half), naming the size, not the layout. A dangling
+        # soft link where a group is required was "expected a group, found a dataset".
+        dump = t.path("layouts.dump.h5")
+        t.ok(t.run("sample-dump", "--out", dump, "--examples", "4", "--length", "8",
+                   "--d-model", "4", "--layers", "2"))
+        bf16 = t.path("bf16.dump.h5")
+        shutil.copy(dump, bf16)
+        with h5py.File(bf16, "r+") as f:
+            x = f["layers/1/hidden"][...].astype(np.float32)
+            del f["layers/1/hidden"]
+            # bfloat16: sign bit 15, 8 exponent bits at 7..14 with bias 127, 7 mantissa bits
+            # (the top half of a float32)
+            bt = h5py.h5t.IEEE_F32LE.copy()
+            bt.set_fields(15, 7, 8, 0, 7)
+            bt.set_offset(0)
+            bt.set_size(2)
+            bt.set_ebias(127)
+            ds = h5py.h5d.create(f.id, b"layers/1/hidden", bt, h5py.h5s.create_simple(x.shape))
+            ds.write(h5py.h5s.ALL, h5py.h5s.ALL, (x.view(np.uint32) >> 16).astype(np.uint16),
+                     mtype=bt)
+        t.ok(t.run("validate", bf16))
+        r = t.run("inspect", bf16)
+        t.ok(r)
+        lines = [line for line in r.stdout.splitlines() if "hidden" in line]
+        assert any("1: hidden bfloat16 [4, 8, 4]" in line for line in lines), lines
+        assert any("0: hidden float32 [4, 8, 4]" in line for line in lines), lines
+        # a float64 attribute stored as bfloat16: validate's "found" names the layout too
+        gap = t.path("bf16-attr.dump.h5")
+        shutil.copy(dump, gap)
+        with h5py.File(gap, "r+") as f:
+            f.require_group("data/attributes")
+            ds = h5py.h5d.create(f.id, b"data/attributes/x", bt, h5py.h5s.create_simple((4,)))
+            ds.write(h5py.h5s.ALL, h5py.h5s.ALL, np.full(4, 0x3f80, np.uint16), mtype=bt)
+        validate_says(gap, ("/data/attributes/x: expected float64, found bfloat16",),
+                      "found float16")
+        for where in ("layers", "layers/1"):
+            path = t.path("dangling-" + where.replace("/", "-") + ".dump.h5")
+            shutil.copy(dump, path)
+            with h5py.File(path, "r+") as f:
+                del f[where]
+                f[where] = h5py.SoftLink("/nowhere")
+            said = f"/{where}: expected a group, found a dangling link to /nowhere"
+            validate_says(path, (said,), "found a dataset")
+            r = t.run("analyze", "anisotropy", "--dump", path, "--out", t.path("a.json"))
+            assert r.returncode == 2 and said in r.stderr, (where, r.returncode, r.stderr)
+            assert not os.path.exists(t.path("a.json")), where
+    t.case("a bfloat16 dataset is named bfloat16, a dangling link where a group belongs as such",
+           float_layouts_and_dangling_links_are_named_as_they_are)
 
     # ---- eval --data: what the per-example form cannot score is exit 2 (docs/cli.md, eval),
     # nothing written: --split (a task's split) beside a file, a file the checkpoint's tokenizer

@@ -3,6 +3,8 @@
 #include <QApplication>
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
+#include <QFileInfo>
+#include <QSet>
 #include <QThread>
 
 #include <cstdio>
@@ -10,7 +12,9 @@
 #include <map>
 #include <ostream>
 
+#include "app/gui/analysis_registry.hpp"
 #include "app/gui/main_window.hpp"
+#include "app/gui/workspace.hpp"
 #include "engine/data/utf8.hpp"
 #include "views/analysis_view.hpp"
 #include "views/figure_layout.hpp"
@@ -30,12 +34,37 @@ QString seconds(double s) {  // as given: "6", "0.5"
 /// Where an unfinished view stands: waiting for the check of its files, queued behind other
 /// analyses in the work pool, or running (with its progress when it reports one).
 QString state_of(const views::AnalysisView& v) {
-    if (v.waiting_for_inputs()) return QStringLiteral("waiting for the check of its input files");
+    if (v.waiting_for_inputs()) return QStringLiteral("waiting for the check of its files");
     if (!v.worker_started()) return QStringLiteral("queued behind other analyses, not started");
     const auto [done, total] = v.progress();
     if (total > 0) return QStringLiteral("running, step %1 of %2").arg(done).arg(total);
     return QStringLiteral("running");
 }
+/// The project's views not opened yet because their files are still being checked (the views
+/// are made once every file they read has its verdict): "views[0] (Layer Transitions on
+/// a.dump.h5)", in the project's order.
+QStringList views_waiting_for_files(const MainWindow& window) {
+    QStringList out;
+    const Project* p = window.document()->waiting_views();
+    if (!p) return out;
+    for (std::size_t i = 0; i < p->views.size(); ++i) {
+        const ProjectView& v = p->views[i];
+        const AnalysisKind* entry = find_analysis(v.kind);
+        QStringList names;
+        for (const QString& f : v.inputs)
+            names << QFileInfo(f).fileName();
+        out << QStringLiteral("views[%1] (%2%3)")
+                   .arg(i)
+                   .arg(entry ? QString::fromUtf8(entry->label) : v.kind)
+                   .arg(names.isEmpty() ? QString() : QStringLiteral(" on ") + names.join(", "));
+    }
+    return out;
+}
+
+// Longer than any export runs (about 31 years): waited for as no limit. In milliseconds from now,
+// a --timeout of 1e16 s overflowed the deadline into one that had already passed.
+constexpr double kNoLimitAboveS = 1e9;
+
 /// A message of a view or a dialog on one line (a dialog's paragraphs, as errors_shown has them),
 /// printable.
 std::string line(const QString& text) {
@@ -84,7 +113,7 @@ int export_project(const QString& project, const QString& out_dir,
             [&outcomes, view](const QString& message) { outcomes[view].failed = message; });
     }
     // Every view's analysis, however long it takes, unless --timeout says otherwise.
-    const bool limited = timeout_s > 0;
+    const bool limited = timeout_s > 0 && timeout_s <= kNoLimitAboveS;
     const QDeadlineTimer deadline = limited ? QDeadlineTimer(static_cast<qint64>(timeout_s * 1000))
                                             : QDeadlineTimer(QDeadlineTimer::Forever);
     QElapsedTimer clock;
@@ -109,6 +138,8 @@ int export_project(const QString& project, const QString& out_dir,
             QStringList waiting;
             for (auto* view : window.analysis_views())
                 if (view->busy()) waiting << view->title() + " (" + state_of(*view) + ")";
+            for (const QString& v : views_waiting_for_files(window))
+                waiting << v + " (waiting for the check of its files)";
             err << "routescope: after " << clock.elapsed() / 60000 << " min, waiting for "
                 << (waiting.isEmpty() ? std::string("the project's files to load")
                                       : line(waiting.join("; ")))
@@ -118,6 +149,24 @@ int export_project(const QString& project, const QString& out_dir,
     QApplication::processEvents();
     int status = 0;
     bool timed_out = false;
+    // Not written: a view whose analysis did not finish or failed. What it shows, if anything, is
+    // an earlier result, not one of the settings it holds now (a Gates view whose "example" 999
+    // is not in the dump drew "No data" panels with a provenance of example 999).
+    QSet<const views::AnalysisView*> left_out;
+    // The views not even made when the deadline came: their files were still being checked.
+    if (deadline.hasExpired() && !window.idle()) {
+        const QStringList waiting = views_waiting_for_files(window);
+        for (const QString& v : waiting)
+            err << "routescope: error: " << line(v) << ": "
+                << line(QStringLiteral("the analysis did not finish within --timeout %1 s "
+                                       "(waiting for the check of its files)")
+                            .arg(seconds(timeout_s)))
+                << "\n";
+        if (!waiting.isEmpty()) {
+            timed_out = true;  // the checks are abandoned with the process, as analyses are
+            status = 3;
+        }
+    }
     for (auto* view : window.analysis_views()) {
         const Outcome& o = outcomes[view];
         const std::string title = line(view->title());
@@ -131,15 +180,20 @@ int export_project(const QString& project, const QString& out_dir,
             if (o.finished > 0 && view->has_result())
                 text += QStringLiteral(
                     "; it had finished once and was started again: its "
-                    "earlier result is written");
+                    "earlier result is not written");
             else if (!o.failed.isEmpty())
                 text += QStringLiteral("; an earlier run failed: %1").arg(o.failed);
             err << "routescope: error: " << title << ": " << line(text) << "\n";
             view->cancel();
+            left_out.insert(view);
             status = 3;
         } else if (!view->error().isEmpty()) {
             err << "routescope: error: " << title << ": " << line(view->error())
-                << (view->has_result() ? " (its earlier result is written)" : "") << "\n";
+                << (view->has_result()
+                        ? " (not written: the result it shows is of its earlier settings)"
+                        : "")
+                << "\n";
+            left_out.insert(view);
             status = 3;
         } else if (!view->has_result()) {
             err << "routescope: error: " << title << ": the view has no result\n";
@@ -163,7 +217,7 @@ int export_project(const QString& project, const QString& out_dir,
         // Every file written is listed, those of a view that failed partway (a full disk) too,
         // and each failure said (the list was empty when one view failed).
         QStringList failures;
-        for (const QString& f : window.export_all(out_dir, options, &failures)) {
+        for (const QString& f : window.export_all(out_dir, options, &failures, left_out)) {
             out << printable_text(f) << "\n";
             ++written;
         }
@@ -184,7 +238,7 @@ int export_project(const QString& project, const QString& out_dir,
     }
     if (written == 0 && !write_failed) {
         err << "routescope: error: " << printable_text(project)
-            << ": nothing was exported (no view of the project has a result)\n";
+            << ": nothing was exported (no view of the project has a result to write)\n";
         status = 3;
     }
     // Below the print layout's narrowest column (80 mm: views::kMinPrintColumnMm) a figure may
@@ -193,7 +247,7 @@ int export_project(const QString& project, const QString& out_dir,
     const bool narrow = options.width_mm > 0 && options.width_mm < views::kMinPrintColumnMm;
     if (check_layout || narrow)
         for (auto* view : window.analysis_views()) {
-            if (!view->has_result()) continue;
+            if (!view->has_result() || left_out.contains(view)) continue;
             window.show_view(view);
             const views::FigureLayout layout = views::figure_layout(*view, options);
             const QStringList problems = views::figure_layout_problems(layout);

@@ -23,8 +23,10 @@ namespace routescope::gui {
 /// there is one and nothing worse happened (3 takes precedence; the problems are still listed).
 /// `timeout_s` (`--timeout`): how long to wait for the analyses; 0, the default: until every
 /// view has finished, however long (session 28: a fixed 600 s gave up on a published-size
-/// similarity and on every view queued behind it). While waiting, a line on `err` every minute
-/// names the views not finished.
+/// similarity and on every view queued behind it); above 1e9 s (31 years), no limit either.
+/// While waiting, a line on `err` every minute names the views not finished. A view whose
+/// analysis failed or did not finish is not written, even when it shows an earlier result: that
+/// result is not of the settings it holds now.
 /// `text` as it may be printed on a terminal or a log: each byte that is not valid UTF-8 and each
 /// control character (NUL, BEL, ESC, a newline; DEL and the C1 controls U+0080–U+009F) written as
 /// "\xNN" (data::printable_utf8). A project's view kind or path with ESC ] 0; ... BEL changed a

@@ -142,12 +142,21 @@ int main(int argc, char** argv) {
     QCommandLineOption export_timeout(
         "timeout",
         "With --export: stop waiting for the views' analyses after S seconds (those unfinished "
-        "are reported, exit 3). Default: no limit, every view is waited for.",
+        "are reported, exit 3). Default: no limit, every view is waited for (so is any S above "
+        "1e9, 31 years).",
         "S");
     parser.addOption(export_timeout);
     parser.addPositionalArgument(
         "files", "Dumps (*.dump.h5), checkpoints (*.ckpt.h5) and projects (*.rsproj) to open.",
         "[files...]");
+    // An option that cannot be read (misspelt, its value missing) is exit 2 with the parser's
+    // reason, as a bad value is (process() exits 1 there); process() then only answers --help
+    // and --version (exit 0).
+    if (!parser.parse(QApplication::arguments())) {
+        std::cerr << "routescope: error: " << parser.errorText().toStdString()
+                  << " (routescope --help lists the options)\n";
+        return 2;
+    }
     parser.process(app);
 
     if (!parser.isSet(export_project))
@@ -168,8 +177,11 @@ int main(int argc, char** argv) {
         bool ok = false;
         const int dpi = parser.value(export_dpi).toInt(&ok);
         if (!ok || dpi < 10 || dpi > 2400) {
-            std::cerr << "routescope: error: --dpi must be 10..2400, got "
-                      << parser.value(export_dpi).toStdString() << "\n";
+            // A PNG's resolution is a whole number of dots per inch: 72.5 is in the range and
+            // was refused with the range alone.
+            std::cerr << "routescope: error: --dpi must be a whole number of dots per inch, "
+                         "10..2400, got '"
+                      << parser.value(export_dpi).toStdString() << "'\n";
             return 2;
         }
         double timeout_s = 0;  // none

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 #include <QAction>
@@ -863,7 +864,8 @@ QStringList MainWindow::export_all(const QString& dir, int dpi) {
 }
 
 QStringList MainWindow::export_all(const QString& dir, const views::FigureExportOptions& options,
-                                   QStringList* failures) {
+                                   QStringList* failures,
+                                   const QSet<const views::AnalysisView*>& leave_out) {
     QStringList out;
     QWidget* was = tabs_->currentWidget();
     // One set of files per view: two views of the same kind and inputs (another layer, other
@@ -872,7 +874,7 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
     QSet<QString> used;
     QStringList failed;
     for (auto* view : analysis_views()) {
-        if (!view->has_result()) continue;
+        if (!view->has_result() || leave_out.contains(view)) continue;
         show_view(view);
         const QString name = view->figure_name();
         QString stem = name;
@@ -1498,7 +1500,23 @@ void MainWindow::restore_project_views(const Project& p) {
                 }
             }
             settings.update(v.settings);
-            view->apply_settings(settings);
+            // A setting below the top level of the wrong type (a list's entry, an object's key)
+            // that the view's own reading did not name: the JSON library's exception, named here
+            // by the view's place (not "[json.exception.type_error.302] type must be string").
+            // The view's own messages ("settings.measure: ...") get the place too.
+            const std::string place = "views[" + std::to_string(i) + "]";
+            try {
+                view->apply_settings(settings);
+            } catch (const nlohmann::json::exception& e) {
+                std::string text = e.what();
+                if (text.starts_with("[json.exception.") && text.find("] ") != std::string::npos)
+                    text = text.substr(text.find("] ") + 2);
+                throw ConfigError(place + ".settings: " + text);
+            } catch (const Error& e) {
+                const std::string_view text = e.what();
+                if (!text.starts_with("settings.") && !text.starts_with("settings:")) throw;
+                throw ConfigError(place + "." + e.what());
+            }
             document_->set_view_settings(id, view->settings());
             view->start();  // the settings may change what the analysis reads: run it with them
         } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QMainWindow>
 #include <QPointer>
+#include <QSet>
 
 #include "app/gui/engine_action.hpp"
 #include "app/gui/file_loader.hpp"
@@ -86,9 +87,12 @@ public:
     /// Writes every open view as PNG, SVG, PDF and CSV (each with provenance) into `dir`.
     QStringList export_all(const QString& dir, int dpi = 150);
     /// The files written, those of a view that failed partway too. `failures`, when given, gets
-    /// each view's failure instead of one IoError at the end.
+    /// each view's failure instead of one IoError at the end. The views in `leave_out` are not
+    /// written (a headless export's views whose analysis failed or did not finish: their result,
+    /// if any, is not of the settings they hold now).
     QStringList export_all(const QString& dir, const views::FigureExportOptions& options,
-                           QStringList* failures = nullptr);
+                           QStringList* failures = nullptr,
+                           const QSet<const views::AnalysisView*>& leave_out = {});
     QProgressBar* progress_bar() const { return progress_; }
     /// The last error message box shown (non-modal), for tests and for closing it.
     QMessageBox* last_error() const { return last_error_; }

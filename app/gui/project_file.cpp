@@ -20,9 +20,9 @@ namespace routescope::gui {
 namespace {
 constexpr const char* kFormat = "routescope-project";
 
-// Rewrites every string in `j` that is one of `from` into the matching entry of `to`: the view
-// settings hold their input paths under view-specific keys ("dumps", "a", "runs", ...), and this
-// keeps the project format independent of those keys.
+// Rewrites every string in `j` that is one of `from` into the matching entry of `to`: for a view
+// of a kind this version does not know, whose path settings it cannot name (kept as read, and
+// written back relative to where the project is saved).
 void map_paths(nlohmann::json& j, const QStringList& from, const QStringList& to) {
     if (j.is_string()) {
         const int i = from.indexOf(QString::fromStdString(j.get<std::string>()));
@@ -85,30 +85,37 @@ const std::map<QString, std::vector<std::string>>& path_keys() {
     return keys;
 }
 
-// Applies `f` to every path string under the view kind's path keys.
+bool knows_paths_of(const QString& kind) {
+    return path_keys().count(kind) > 0;
+}
+
+// Applies `f` to every path string under the view kind's path keys: f(path, place) returns the
+// new path; `place` is where it is in the settings ("dump_b", "dumps[1]", "a.path").
 template <class F>
 void for_each_setting_path(const QString& kind, nlohmann::json& settings, F f) {
     const auto it = path_keys().find(kind);
     if (it == path_keys().end() || !settings.is_object()) return;
-    const auto apply = [&](nlohmann::json& v) {
+    const auto apply = [&](nlohmann::json& v, const std::string& place) {
         if (v.is_string()) {
             const std::string s = v.get<std::string>();
-            if (!s.empty()) v = f(QString::fromStdString(s)).toStdString();
+            if (!s.empty()) v = f(QString::fromStdString(s), place).toStdString();
         } else if (v.is_array()) {
-            for (auto& e : v)
-                if (e.is_string() && !e.get<std::string>().empty())
-                    e = f(QString::fromStdString(e.get<std::string>())).toStdString();
+            for (std::size_t i = 0; i < v.size(); ++i)
+                if (v[i].is_string() && !v[i].get<std::string>().empty())
+                    v[i] = f(QString::fromStdString(v[i].get<std::string>()),
+                             place + "[" + std::to_string(i) + "]")
+                               .toStdString();
         }
     };
     for (const std::string& key : it->second) {
         const auto dot = key.find('.');
         if (dot == std::string::npos) {
-            if (settings.contains(key)) apply(settings[key]);
+            if (settings.contains(key)) apply(settings[key], key);
         } else {
             const std::string outer = key.substr(0, dot), inner = key.substr(dot + 1);
             if (settings.contains(outer) && settings[outer].is_object() &&
                 settings[outer].contains(inner))
-                apply(settings[outer][inner]);
+                apply(settings[outer][inner], key);
         }
     }
 }
@@ -138,11 +145,15 @@ nlohmann::json Project::to_json(const QDir& base) const {
             views_json.push_back(v.as_read);
             continue;
         }
+        // Only the settings that hold paths (path_keys): a choice whose value is also a file's
+        // name ("measure": "angle" beside a dump named "angle") stays a choice.
         nlohmann::json settings = v.settings;
-        map_paths(settings, abs, rel);
-        for_each_setting_path(v.kind, settings, [&](const QString& p) {
-            return QDir::isAbsolutePath(p) ? base.relativeFilePath(p) : p;
-        });
+        if (knows_paths_of(v.kind))
+            for_each_setting_path(v.kind, settings, [&](const QString& p, const std::string&) {
+                return QDir::isAbsolutePath(p) ? base.relativeFilePath(p) : p;
+            });
+        else
+            map_paths(settings, abs, rel);
         nlohmann::json view = {{"kind", v.kind.toStdString()},
                                {"inputs", path_list(v.inputs, base)},
                                {"settings", settings}};
@@ -202,16 +213,31 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
     if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
         j["format"].get<std::string>() != kFormat)
         throw FormatError(std::string("project: 'format' is not \"") + kFormat + "\"");
+    // A whole number beyond 64 bits (1e20, read as a float) is a whole number too: too large a
+    // version, an index no view has.
     for (const char* key : {"version", "current"})
-        if (j.contains(key) && !j[key].is_number_integer())
+        if (j.contains(key) && !j[key].is_number_integer() &&
+            !(j[key].is_number_float() && std::isfinite(j[key].get<double>()) &&
+              std::trunc(j[key].get<double>()) == j[key].get<double>()))
             throw FormatError(std::string("project: '") + key + "' is not an integer");
-    if (j.value("version", 1) < 1)
-        throw FormatError("project: version " + std::to_string(j.value("version", 1)) +
-                          " is no project format version (1 is the first)");
-    if (j.value("version", 0) > kVersion)
-        throw FormatError("project: version " + std::to_string(j.value("version", 0)) +
-                          " is newer than this Routescope reads (" + std::to_string(kVersion) +
-                          ")");
+    // Compared as the number the file holds: read into an int, 4294967297 was version 1 and
+    // 18446744073709551615 was "version -1".
+    if (j.contains("version")) {
+        const nlohmann::json& v = j["version"];
+        const bool below = v.is_number_float()      ? v.get<double>() < 1
+                           : v.is_number_unsigned() ? v.get<std::uint64_t>() < 1
+                                                    : v.get<std::int64_t>() < 1;
+        const bool above = v.is_number_float()      ? v.get<double>() > kVersion
+                           : v.is_number_unsigned() ? v.get<std::uint64_t>() > kVersion
+                                                    : v.get<std::int64_t>() > kVersion;
+        if (below)
+            throw FormatError("project: version " + v.dump() +
+                              " is no project format version (1 is the first)");
+        if (above)
+            throw FormatError("project: version " + v.dump() +
+                              " is newer than this Routescope reads (" + std::to_string(kVersion) +
+                              ")");
+    }
     // Bounded: a project is a researcher's files and views (tens, hundreds), not a list of
     // 100,000 entries that the workbench would open one by one for hours (1000 missing files
     // take about 4 s to refuse; 2000, 12 s).
@@ -239,7 +265,9 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
                 ": 'files' holds dumps and checkpoints only");
     }
     p.runs = read_paths(j, "runs", base);
-    p.current = j.value("current", -1);
+    // An index no view has (after the views are read) is no view in front; read as the number
+    // the file holds, not narrowed (4294967297 was view 1).
+    const nlohmann::json current = j.value("current", nlohmann::json(-1));
     if (j.contains("names")) {
         if (!j["names"].is_object()) throw FormatError("project: 'names' is not an object");
         for (const auto& [rel, name] : j["names"].items()) {
@@ -316,9 +344,33 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
         p.views.push_back(std::move(view));
         ++index;
     }
-    // Relative paths inside the settings, made absolute again: the view's own inputs and the
-    // project's files. Not the run directories: a run named "bigs" must not turn a view's
-    // architecture "bigs" (Efficiency) into a path; a view that reads a run has it as an input.
+    if (current.is_number_unsigned() && current.get<std::uint64_t>() < p.views.size())
+        p.current = static_cast<int>(current.get<std::uint64_t>());
+    else if (current.is_number_integer() && !current.is_number_unsigned() &&
+             current.get<std::int64_t>() >= 0 &&
+             static_cast<std::uint64_t>(current.get<std::int64_t>()) < p.views.size())
+        p.current = static_cast<int>(current.get<std::int64_t>());
+    // Relative paths inside the settings made absolute again: only the settings that hold paths
+    // (path_keys), so that a choice whose value is also a file's name ("measure": "angle"
+    // beside a dump named "angle") stays a choice. A path there is refused as the lists' are.
+    for (std::size_t i = 0; i < p.views.size(); ++i) {
+        const std::string at = "project: views[" + std::to_string(i) + "].settings.";
+        for_each_setting_path(
+            p.views[i].kind, p.views[i].settings,
+            [&](const QString& path, const std::string& place) {
+                const std::size_t bytes = static_cast<std::size_t>(path.toUtf8().size());
+                if (path.contains(QChar(u'\0')))
+                    throw FormatError(at + place +
+                                      " holds a path with a NUL character, which no file name has");
+                if (bytes > 4096)
+                    throw FormatError(at + place + " holds a path of " + std::to_string(bytes) +
+                                      " bytes, longer than any file name the system opens (4096)");
+                return QDir::cleanPath(base.absoluteFilePath(path));
+            });
+    }
+    // A view of a kind this version does not know: its settings' strings that are one of its
+    // inputs or the project's files, as written (its path settings cannot be named). Not the run
+    // directories: a view that reads a run has it as an input.
     QStringList file_rel, file_abs;
     for (const auto& s : j.value("files", nlohmann::json::array())) {
         file_rel << QString::fromStdString(s.get<std::string>());
@@ -326,15 +378,13 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
     }
     const auto& views_json = j.value("views", nlohmann::json::array());
     for (std::size_t i = 0; i < p.views.size(); ++i) {
+        if (knows_paths_of(p.views[i].kind)) continue;
         QStringList rel = file_rel, abs = file_abs;
         for (const auto& s : views_json[i].value("inputs", nlohmann::json::array())) {
             rel.prepend(QString::fromStdString(s.get<std::string>()));
             abs.prepend(QDir::cleanPath(base.absoluteFilePath(rel.front())));
         }
         map_paths(p.views[i].settings, rel, abs);
-        for_each_setting_path(p.views[i].kind, p.views[i].settings, [&](const QString& path) {
-            return QDir::cleanPath(base.absoluteFilePath(path));
-        });
     }
     return p;
 }

@@ -157,6 +157,9 @@ public:
     void await_views(const Project& project, QStringList awaited);
     /// Whether views are waiting (await_views) for files.
     bool views_waiting() const { return waiting_.has_value(); }
+    /// The project whose views wait (await_views), or nullptr: what a headless export that stops
+    /// waiting names as not opened.
+    const Project* waiting_views() const { return waiting_ ? &*waiting_ : nullptr; }
     /// The waiting views, taken, once every awaited file has its final verdict; else nothing.
     std::optional<Project> take_ready_views();
 

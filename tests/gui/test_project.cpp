@@ -173,6 +173,69 @@ private slots:
                     e.what());
             }
         }
+        // So is one in a view's settings, named by its place there (a gates "dump_b" was read as
+        // the name cut at the NUL, after 62 lines of HDF5's "Broken filename").
+        const std::string nul("b.dump.h5\0x", 11);
+        for (const auto& [kind, settings, place] :
+             std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+                 {"gates", {{"dump_b", nul}}, "views[0].settings.dump_b"},
+                 {"transitions", {{"dumps", {"a.dump.h5", nul}}}, "views[0].settings.dumps[1]"},
+                 {"kernels", {{"a", {{"path", nul}}}}, "views[0].settings.a.path"}}) {
+            const nlohmann::json j = {
+                {"format", "routescope-project"},
+                {"views", {{{"kind", kind}, {"inputs", {"a.dump.h5"}}, {"settings", settings}}}}};
+            try {
+                (void)gui::Project::from_json(j, QDir(dir));
+                QFAIL(("a path with a NUL was read from " + place).c_str());
+            } catch (const routescope::FormatError& e) {
+                QVERIFY2(std::string(e.what()).find(place + " holds a path with a NUL") !=
+                             std::string::npos,
+                         e.what());
+            }
+        }
+    }
+
+    // "version" and "current" are compared as the numbers the file holds (docs/formats/
+    // project.md: a version larger than 1 is refused; a current index no view has brings no view
+    // to the front). Read into an int, 4294967297 (2^32 + 1) was version 1 and view 1, and
+    // 18446744073709551615 (2^64 - 1) was "version -1".
+    void aVersionIsComparedAsTheNumberTheFileHolds() {
+        const auto refusal = [](const char* version) {
+            const QByteArray text =
+                QByteArray(R"({"format": "routescope-project", "version": )") + version + "}";
+            try {
+                (void)gui::Project::from_json(nlohmann::json::parse(text.toStdString()),
+                                              QDir("/data/project"));
+            } catch (const routescope::FormatError& e) {
+                return std::string(e.what());
+            }
+            return std::string("(read)");
+        };
+        for (const char* version : {"4294967297", "18446744073709551615", "2"})
+            QCOMPARE(refusal(version), "project: version " + std::string(version) +
+                                           " is newer than this Routescope reads (1)");
+        QVERIFY2(refusal("1e20").find("is newer than this Routescope reads") != std::string::npos,
+                 refusal("1e20").c_str());
+        for (const char* version : {"0", "-4294967295"})
+            QCOMPARE(refusal(version), "project: version " + std::string(version) +
+                                           " is no project format version (1 is the first)");
+        QCOMPARE(refusal("1"), std::string("(read)"));
+        QCOMPARE(refusal("1.0"), std::string("(read)"));
+        QVERIFY2(refusal("1.5").find("'version' is not an integer") != std::string::npos,
+                 refusal("1.5").c_str());
+
+        const auto current = [](const char* value) {
+            const std::string text =
+                std::string(R"({"format": "routescope-project", "views": [{"kind": "pca"},)") +
+                R"( {"kind": "gates"}], "current": )" + value + "}";
+            return gui::Project::from_json(nlohmann::json::parse(text), QDir("/data/project"))
+                .current;
+        };
+        QCOMPARE(current("1"), 1);
+        QCOMPARE(current("0"), 0);
+        for (const char* none :
+             {"4294967297", "18446744073709551615", "2", "-1", "-4294967295", "1e20"})
+            QCOMPARE(current(none), -1);
     }
 
     void pathsAreRelativeToTheProjectAndMoveWithIt() {
@@ -229,6 +292,34 @@ private slots:
         QCOMPARE(p.views.at(1).settings["runs"][0].get<std::string>(),
                  std::string("/data/project/bigs"));
         QCOMPARE(p.runs, QStringList{"/data/project/bigs"});
+
+        // Nor a choice that is a file's name: beside a dump named "angle", a Transitions view's
+        // "measure": "angle" became "/data/project/angle" and the view was refused. Only the
+        // settings that hold paths are paths; saved, each comes back as it was written.
+        const nlohmann::json k = {
+            {"format", "routescope-project"},
+            {"files", {"angle", "x.dump.h5"}},
+            {"views",
+             {{{"kind", "transitions"},
+               {"inputs", {"x.dump.h5"}},
+               {"settings", {{"measure", "angle"}, {"dumps", {"angle", "x.dump.h5"}}}}},
+              {{"kind", "gates"},
+               {"inputs", {"x.dump.h5"}},
+               {"settings", {{"gate", "angle"}, {"dump", "x.dump.h5"}}}}}}};
+        const QDir base("/data/project");
+        const gui::Project q = gui::Project::from_json(k, base);
+        QCOMPARE(q.views.at(0).settings["measure"].get<std::string>(), std::string("angle"));
+        QCOMPARE(q.views.at(0).settings["dumps"][0].get<std::string>(),
+                 std::string("/data/project/angle"));
+        QCOMPARE(q.views.at(0).settings["dumps"][1].get<std::string>(),
+                 std::string("/data/project/x.dump.h5"));
+        QCOMPARE(q.views.at(1).settings["gate"].get<std::string>(), std::string("angle"));
+        QCOMPARE(q.views.at(1).settings["dump"].get<std::string>(),
+                 std::string("/data/project/x.dump.h5"));
+        const nlohmann::json saved = q.to_json(base);
+        for (std::size_t i = 0; i < 2; ++i)
+            QVERIFY2(saved["views"][i]["settings"] == k["views"][i]["settings"],
+                     saved["views"][i]["settings"].dump().c_str());
     }
 
     // A path in a view's settings that is none of the project's files or the view's inputs (an
@@ -1786,6 +1877,88 @@ private slots:
             QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("--timeout"));
         }
         QVERIFY(!QFileInfo::exists(dir + "/x"));
+    }
+
+    // docs/user-guide.md, "Figures without a display": exit 2 when an option cannot be read
+    // (Qt's parser exited 1 for a misspelt option or a missing value), --help and --version 0;
+    // a long --timeout waits; a timeout that comes while the files are still checked names each
+    // view with "waiting for the check of its files"; a view whose analysis failed with the
+    // project's settings is not written (exit 3), the others are.
+    void headlessExportOptionsTimeoutsAndViewsThatFailed() {
+        const QString dir = fresh_dir("export-options");
+        QVERIFY(QFile::copy(fixture("valid_full.dump.h5"), dir + "/x.dump.h5"));
+        const auto write_views = [&](const QString& name, const nlohmann::json& views) {
+            return write_json(dir + "/" + name, {{"format", "routescope-project"},
+                                                 {"version", 1},
+                                                 {"files", {"x.dump.h5"}},
+                                                 {"views", views}});
+        };
+        QVERIFY(write_views("p.rsproj", {{{"kind", "transitions"}, {"inputs", {"x.dump.h5"}}}}));
+        const QStringList exporting = {"--export", dir + "/p.rsproj", "--out", dir + "/o"};
+        QByteArray err;
+        for (const auto& [args, says] : std::vector<std::pair<QStringList, const char*>>{
+                 {exporting + QStringList{"--widht", "single"}, "Unknown option 'widht'"},
+                 {exporting + QStringList{"--dpi"}, "Missing value after '--dpi'"},
+                 {exporting + QStringList{"--dpi", "72.5"}, "--dpi must be a whole number"},
+                 {QStringList{"--nonsense"}, "Unknown option 'nonsense'"}}) {
+            QCOMPARE(run_workbench(args, &err), 2);
+            QVERIFY2(err.contains(says) && err.contains("routescope: error: "), err.constData());
+        }
+        QVERIFY(!QFileInfo::exists(dir + "/o"));
+        QCOMPARE(run_workbench({"--help"}, &err), 0);
+        QCOMPARE(run_workbench({"--version"}, &err), 0);
+
+        // 1e16 s is finite and positive: it never expires in practice (the deadline in ms
+        // overflowed into one already passed: nothing exported, exit 3).
+        QCOMPARE(run_workbench(exporting + QStringList{"--timeout", "1e16"}, &err), 0);
+        QVERIFY2(QFileInfo::exists(dir + "/o/transitions-x.png"), err.constData());
+
+        // The check of the file never ends (ROUTESCOPE_FAULT_HANG_AT: the loader's child waits
+        // for good), so the views are never made: each is named with what it was waiting for.
+        QVERIFY(write_views("hang.rsproj", {{{"kind", "transitions"}, {"inputs", {"x.dump.h5"}}},
+                                            {{"kind", "pca"}, {"inputs", {"x.dump.h5"}}}}));
+        {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("QT_QPA_PLATFORM", "offscreen");
+            env.insert("ROUTESCOPE_FAULT_HANG_AT", "/model attr name");
+            p.setProcessEnvironment(env);
+            QElapsedTimer t;
+            t.start();
+            p.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                    {"--export", dir + "/hang.rsproj", "--out", dir + "/hang", "--timeout", "2"});
+            QVERIFY(p.waitForFinished(60000));
+            const QString said = QString::fromUtf8(p.readAllStandardError());
+            QCOMPARE(p.exitCode(), 3);
+            QVERIFY2(t.elapsed() < 30000, qPrintable(QString::number(t.elapsed())));
+            for (const char* view : {"views[0] (Layer Transitions on x.dump.h5)",
+                                     "views[1] (PCA Redundancy on x.dump.h5)"})
+                QVERIFY2(said.contains(QString(view) +
+                                       ": the analysis did not finish within --timeout 2 s "
+                                       "(waiting for the check of its files)"),
+                         qPrintable(said));
+            QVERIFY(QDir(dir + "/hang").isEmpty());
+        }
+
+        // A view whose project settings its analysis could not apply (a Gates "example" the dump
+        // does not hold: 6 examples), or whose settings' reading threw below the top level (a
+        // number in "dumps"), is not written; its error is said, exit 3; the other view is.
+        QVERIFY(write_views(
+            "failed.rsproj",
+            {{{"kind", "gates"},
+              {"inputs", {"x.dump.h5"}},
+              {"settings", {{"example", 999}, {"layer", 2}, {"gate", "u_f"}}}},
+             {{"kind", "transitions"}, {"inputs", {"x.dump.h5"}}, {"settings", {{"dumps", {5}}}}},
+             {{"kind", "anisotropy"}, {"inputs", {"x.dump.h5"}}}}));
+        QCOMPARE(
+            run_workbench({"--export", dir + "/failed.rsproj", "--out", dir + "/failed"}, &err), 3);
+        QVERIFY2(err.contains("example 999") && err.contains("views[1].settings") &&
+                     !err.contains("[json.exception") && !err.contains("earlier result is written"),
+                 err.constData());
+        const QStringList written = QDir(dir + "/failed").entryList(QDir::Files);
+        QVERIFY2(written.filter("gates").isEmpty() && written.filter("transitions").isEmpty() &&
+                     written.contains("anisotropy-x.png"),
+                 qPrintable(written.join(", ")));
     }
 };
 

@@ -37,6 +37,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/output_lock.hpp"
 #include "engine/train/finetuner.hpp"
+#include "engine/train/run_inputs.hpp"
 #include "engine/train/stop_signal.hpp"
 #include "engine/train/trainer.hpp"
 
@@ -288,6 +289,23 @@ train::RunOptions run_options(const TrainArgs& a, const std::string& out,
     return options;
 }
 
+// The files a run writes found in `dir` (model.ckpt.h5, best.ckpt.h5, step-N.ckpt.h5, log.jsonl),
+// as paths, sorted; none when `dir` is not a directory. builtin-corpus.txt is not among them: the
+// run writes it again from its seed.
+std::vector<std::string> run_files_in(const std::string& dir) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return found;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name == train::kCheckpointName || name == train::kBestCheckpointName ||
+            name == train::kLogName || (name.starts_with("step-") && name.ends_with(".ckpt.h5")))
+            found.push_back(entry.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
 // A resumed run writing into the directory it continues (--out absent or the same directory).
 bool resumes_in_place(const TrainArgs& a, const std::string& out) {
     if (a.resume.empty()) return false;
@@ -370,9 +388,9 @@ int run_train(const TrainArgs& a) {
     std::unique_ptr<train::Trainer> trainer;
     // A directory this command created and nothing was written into (a configuration refused,
     // an input that does not read) is removed again when the command ends, however it ends;
-    // fs::remove leaves a directory that holds anything. The built-in corpus's copy, written
-    // while the inputs are read, does not count: a tokenizer refused after it left a directory
-    // holding only builtin-corpus.txt.
+    // fs::remove leaves a directory that holds anything. The built-in corpus's copy does not
+    // count: a tokenizer refused after it was written left a directory holding only
+    // builtin-corpus.txt (it is now kept only once the run is set up: DiscardUnkeptCorpus).
     struct RemoveIfLeftEmpty {
         fs::path dir;
         bool created = false;
@@ -393,6 +411,15 @@ int run_train(const TrainArgs& a) {
             fs::remove(dir, ec);
         }
     } created_out{out, false};
+    // The built-in corpus generated for this run (run_inputs.hpp) stays under its temporary name
+    // until the run is set up; a run refused before goes without it (declared after created_out
+    // so that it is gone before that directory is looked at).
+    struct DiscardUnkeptCorpus {
+        std::string dir;
+        ~DiscardUnkeptCorpus() {
+            if (dist::world().rank() == 0) train::discard_builtin_corpus(dir);
+        }
+    } unkept_corpus{out};
     // Which run this is (a fine-tuning one goes to run_finetune, which agrees on its own setup).
     // Everything a rank may find differently from the others (a device, the output directory, a
     // checkpoint a node sees damaged or not at all) is read before the ranks agree: a rank that
@@ -422,12 +449,25 @@ int run_train(const TrainArgs& a) {
         // of training lost to a repeated command line (the workbench's run dialog refuses it).
         // So would a resumed run written into another directory that holds one (--resume A
         // --out B replaced B's checkpoint and log and left B's best.ckpt.h5 beside them).
+        // Every file a run writes counts, not model.ckpt.h5 alone: a fine-tuning run whose
+        // model.ckpt.h5 was deleted to save space (its best.ckpt.h5 and log kept) was replaced
+        // without a word.
         if (!resumes_in_place(a, out) && !a.overwrite) {
+            const std::vector<std::string> held = run_files_in(out);
             std::error_code ec;
-            if (const fs::path held = fs::path(out) / train::kCheckpointName; fs::exists(held, ec))
-                throw ConfigError("--out " + out + " already holds a run (" + held.string() +
+            const fs::path model = fs::path(out) / train::kCheckpointName;
+            if (fs::exists(model, ec))
+                throw ConfigError("--out " + out + " already holds a run (" + model.string() +
                                   "): continue it with `train --resume " + out +
                                   "`, choose another --out, or give --overwrite to replace it");
+            if (!held.empty()) {
+                std::string names;
+                for (const auto& h : held)
+                    names += (names.empty() ? "" : ", ") + h;
+                throw ConfigError("--out " + out + " already holds an earlier run's files (" +
+                                  names + "): choose another --out, or give --overwrite to " +
+                                  "replace them");
+            }
         }
         {
             std::error_code ec;
@@ -514,6 +554,7 @@ int run_train(const TrainArgs& a) {
         a.until);
     inputs_read();
     remove_replaced_run(a, out, trainer->config().train.init_from);
+    if (dist::world().rank() == 0) train::keep_builtin_corpus(out);
     if (terminal) bar = std::make_unique<ProgressBar>(trainer->config().train.steps);
 
     train::StopSignal signals;

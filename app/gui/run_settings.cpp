@@ -113,11 +113,16 @@ QStringList RunSettings::problems() const {
         out << QObject::tr("Training data %1 does not exist.").arg(data);
     if (out_dir.trimmed().isEmpty())
         out << QObject::tr("The run directory is empty.");
-    else if (QFileInfo::exists(QDir(out_dir).filePath("model.ckpt.h5")))
+    else if (const QStringList held = QDir(out_dir).entryList(
+                 {"model.ckpt.h5", "best.ckpt.h5", "log.jsonl", "step-*.ckpt.h5"},
+                 QDir::Files | QDir::System | QDir::Hidden, QDir::Name);
+             !held.isEmpty())
+        // Every file a run writes, as `train` checks (a kept best.ckpt.h5 or log.jsonl would be
+        // replaced by the new run's).
         out << QObject::tr(
-                   "The run directory %1 already holds a run (model.ckpt.h5); choose a new "
-                   "one, or continue it with routescope-cli train --resume.")
-                   .arg(out_dir);
+                   "The run directory %1 already holds a run (%2); choose a new one, or continue "
+                   "it with routescope-cli train --resume.")
+                   .arg(out_dir, held.join(", "));
     static const QRegularExpression kOverride("^[A-Za-z_][A-Za-z0-9_.]*=.+$");
     for (const QString& o : overrides)
         if (!kOverride.match(o).hasMatch())

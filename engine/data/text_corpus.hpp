@@ -1,6 +1,8 @@
 #pragma once
 // A plain-text corpus (TASKS.md): one file or a directory of files (searched recursively, sorted
-// by path, names starting with '.' skipped), one document per line or documents separated by
+// by path, names starting with '.' skipped; symbolic links followed, to folders as to files, a link
+// back to a folder that holds it refused; a folder that cannot be listed is an IoError naming it,
+// never skipped), one document per line or documents separated by
 // blank lines. The constructor scans everything once, so invalid UTF-8 (FormatError "FILE:LINE:
 // invalid UTF-8 ...") and an empty corpus (FormatError naming the path) stop a run before it
 // starts, and size() is known. Reading then streams one document at a time; position() counts the
@@ -36,7 +38,8 @@ DocSeparator parse_doc_separator(const std::string& name);
 
 class TextCorpus {
 public:
-    /// IoError when `path` does not exist or a file cannot be read; FormatError for invalid UTF-8
+    /// IoError when `path` does not exist, a file cannot be read, a folder in it cannot be listed
+    /// or a link loops back to a folder that holds it; FormatError for invalid UTF-8
     /// or a NUL (file and line) or a corpus with no document (the path).
     TextCorpus(std::string path, DocSeparator separator = DocSeparator::Line);
 

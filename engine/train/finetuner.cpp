@@ -1,12 +1,15 @@
 #include "engine/train/finetuner.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "engine/core/error.hpp"
+#include "engine/data/file_text.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -22,9 +25,26 @@ namespace {
 
 // The best validation metric of a resumed run and its step: the first maximum of the "eval"
 // records of `log_path` up to `step` (a record is "best" when it beats every earlier one).
-void best_from_log(const std::string& log_path, std::int64_t step, double& best,
-                   std::int64_t& best_step) {
+// `best_path` is the run's best.ckpt.h5: while it exists its metric must be known, so a log that
+// is missing or cannot be read is refused (ConfigError / IoError naming it, exit 2) rather than
+// taken as "no evaluation yet", which replaced best.ckpt.h5 with the next, worse, model. Without
+// a best.ckpt.h5 the run has no best to keep and the next evaluation becomes it.
+void best_from_log(const std::string& log_path, const std::string& best_path, std::int64_t step,
+                   double& best, std::int64_t& best_step) {
+    data::require_regular_file(log_path, "training log");  // a named pipe blocked the resume
+    std::error_code ec;
+    const bool has_best = fs::exists(best_path, ec);
+    if (!fs::exists(log_path, ec)) {
+        if (!has_best) return;
+        throw ConfigError(log_path + ": missing, so the validation metric of " + best_path +
+                          " is unknown and a worse model could replace it; put the run's "
+                          "log.jsonl back, or move " +
+                          best_path + " out of the run directory to resume without it");
+    }
     std::ifstream in(log_path);
+    if (!in)
+        throw IoError(log_path + ": cannot read the training log (" + std::strerror(errno) +
+                      "), so the validation metric of " + best_path + " is unknown");
     std::string line;
     while (std::getline(in, line)) {
         const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -104,8 +124,8 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
                           "epochs than that");
     load_params(ck, t->model_->params());
     // The best checkpoint so far, as the run logged it before the checkpoint's step.
-    best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), ck.train->step,
-                  t->best_metric_, t->best_step_);
+    best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), t->best_checkpoint_path(),
+                  ck.train->step, t->best_metric_, t->best_step_);
     t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
                                               t->training_examples(), LoopOptions(t->options_),
                                               &*ck.train, checkpoint_path);

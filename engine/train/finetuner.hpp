@@ -25,7 +25,8 @@
 // the fine-tuning Objective. An epoch is ceil(n_train / (batch_size · grad_accum)) steps; the
 // order is the run's Philox permutation per epoch. resume() continues a run from its
 // DIR/model.ckpt.h5 bit for bit; the best metric so far is read back from the "eval" records of
-// DIR/log.jsonl up to the checkpoint's step (docs/decisions.md).
+// DIR/log.jsonl up to the checkpoint's step (docs/decisions.md): with DIR/best.ckpt.h5 present, a
+// log that is missing or unreadable is refused (its metric would be unknown).
 #include <cstdint>
 #include <functional>
 #include <memory>

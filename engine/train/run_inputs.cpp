@@ -13,12 +13,54 @@
 #include "engine/data/text_corpus.hpp"
 #include "engine/data/utf8.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/train/builtin_corpus.hpp"
 #include "engine/train/task_corpus.hpp"
 
 namespace routescope::train {
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// Where rank `rank`'s copy of a built-in corpus goes (ranks never write a file another reads).
+std::string builtin_corpus_file(const std::string& out_dir, int rank) {
+    return (fs::path(out_dir) / (rank == 0 ? std::string("builtin-corpus.txt")
+                                           : "builtin-corpus.rank" + std::to_string(rank) + ".txt"))
+        .string();
+}
+
+// Whether folder `inner` is `outer` or lies inside it: by their real paths (links followed), or
+// as written (absolute, normalised).
+bool same_or_inside(const fs::path& inner, const fs::path& outer) {
+    const auto under = [](const fs::path& a, const fs::path& b) {
+        return !a.empty() && !b.empty() &&
+               std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+    };
+    std::error_code ec, ec2;
+    const fs::path real_inner = fs::weakly_canonical(fs::absolute(inner), ec);
+    const fs::path real_outer = fs::weakly_canonical(fs::absolute(outer), ec2);
+    if (!ec && !ec2 && under(real_inner, real_outer)) return true;
+    return under(fs::absolute(inner, ec).lexically_normal(),
+                 fs::absolute(outer, ec2).lexically_normal());
+}
+
+// A run directory inside its own corpus folder (data.train = DIR, --out DIR/run): the run's
+// checkpoints and log would be read as documents when it is resumed (refused there, "an HDF5
+// file ... move it out of the corpus", so the run could never be continued). Refused before
+// anything is written, naming both.
+void refuse_output_in_corpus(const RunConfig& config, const std::string& out_dir) {
+    for (const auto& [key, value] : {std::pair{"data.train", &config.data.train},
+                                     std::pair{"data.valid", &config.data.valid}}) {
+        std::error_code ec;
+        if (!*value || !fs::is_directory(**value, ec) || !same_or_inside(out_dir, **value))
+            continue;
+        throw ConfigError(std::string(key) + ": the output directory " + out_dir +
+                          " lies inside the corpus folder " + **value +
+                          ", where the run's own checkpoints and log would be read as documents; "
+                          "choose an --out outside it");
+    }
+}
 
 // tokenizer.model with tokenizer.kind = bytes: the bytes tokenizer reads no file, and the path
 // (even one that does not exist) was ignored while a byte model trained.
@@ -114,6 +156,26 @@ std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& ck,
             t->kind() + " tokenizer" + (file ? " " + tokenizer_file : " it stores") + " has " +
             std::to_string(t->vocab_size()) + " ids" +
             (extra > 0 ? " (+ " + std::to_string(extra) + " objective specials)" : ""));
+    if (file) {
+        // The model's ids are the stored tokenizer's pieces: a file of the same size with other
+        // pieces (two swapped, one renamed) scored the checkpoint on ids that meant other text,
+        // exit 0. Every piece is compared, and the first id where they part is named.
+        const auto stored = data::load_tokenizer(ck.tokenizer.kind, ck.tokenizer.model);
+        const std::vector<std::string>& mine = t->vocabulary();
+        const std::vector<std::string>& theirs = stored->vocabulary();
+        if (mine != theirs) {
+            std::size_t i = 0;
+            while (i < mine.size() && i < theirs.size() && mine[i] == theirs[i])
+                ++i;
+            throw ConfigError(
+                "vocabulary mismatch: " + tokenizer_file + " is not the vocabulary " +
+                checkpoint_path + " was trained with: id " + std::to_string(i) + " is '" +
+                (i < mine.size() ? data::printable_text(mine[i]) : std::string("(none)")) +
+                "' in " + tokenizer_file + " and '" +
+                (i < theirs.size() ? data::printable_text(theirs[i]) : std::string("(none)")) +
+                "' in the checkpoint's " + stored->kind() + " tokenizer");
+        }
+    }
     return t;
 }
 
@@ -251,27 +313,72 @@ PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string&
         r.task_valid = task_examples(*task, task->valid.empty() ? 0 : 1);
         return r;
     }
+    refuse_output_in_corpus(config, out_dir);
     std::string train_path = *config.data.train;
+    // builtin:grammar is generated under a temporary name, read from there, and becomes
+    // builtin-corpus.txt only when the run is set up (keep_builtin_corpus): written under its own
+    // name, a run refused during setup (a tokenizer that does not train, --overwrite of another
+    // run) replaced the earlier run's copy, or left one in a folder that held no run.
+    struct RemoveUnlessKept {
+        std::string file;
+        bool keep = false;
+        ~RemoveUnlessKept() {
+            std::error_code ec;
+            if (!file.empty() && !keep) std::filesystem::remove(file, ec);
+        }
+    } generated;
     if (is_builtin_corpus(train_path)) {
-        const std::string file =
-            (std::filesystem::path(out_dir) /
-             (rank == 0 ? std::string("builtin-corpus.txt")
-                        : "builtin-corpus.rank" + std::to_string(rank) + ".txt"))
-                .string();
-        write_builtin_corpus(train_path, file, static_cast<std::uint64_t>(config.train.seed));
-        train_path = file;
+        const std::string final_name = builtin_corpus_file(out_dir, rank);
+        remove_stale_temporaries(final_name);  // a run killed during its setup
+        generated.file = temporary_path_for(final_name);
+        write_builtin_corpus(train_path, generated.file,
+                             static_cast<std::uint64_t>(config.train.seed));
+        train_path = generated.file;
     }
-    if (!r.tokenizer) r.tokenizer = corpus_tokenizer(config, train_path);
-    const std::string* valid = config.data.valid ? &*config.data.valid : nullptr;
-    r.corpus =
-        pack_corpus(train_path, valid, config.data.doc_sep, config.data.seq_len, *r.tokenizer);
-    // A rank's own copy of a built-in corpus is read: only rank 0's stays in the run directory
-    // (N ranks left builtin-corpus.rank1.txt … beside it; a resume writes them again).
-    if (rank != 0 && train_path != *config.data.train) {
-        std::error_code ec;
-        std::filesystem::remove(train_path, ec);
+    // An error about the generated corpus names builtin:grammar, not the temporary file it
+    // names (removed as the error leaves: "sentencepiece training on DIR/.builtin-corpus.txt.tmp-
+    // 4242 failed" named a file that was not there).
+    const auto named = [&](const Error& e) {
+        std::string m = e.what();
+        const std::string& tmp = generated.file;
+        for (std::size_t at; !tmp.empty() && (at = m.find(tmp)) != std::string::npos;)
+            m.replace(at, tmp.size(), *config.data.train);
+        return m;
+    };
+    try {
+        if (!r.tokenizer) r.tokenizer = corpus_tokenizer(config, train_path);
+        const std::string* valid = config.data.valid ? &*config.data.valid : nullptr;
+        r.corpus =
+            pack_corpus(train_path, valid, config.data.doc_sep, config.data.seq_len, *r.tokenizer);
+    } catch (const ConfigError& e) {
+        throw ConfigError(named(e));
+    } catch (const FormatError& e) {
+        throw FormatError(named(e));
+    } catch (const IoError& e) {
+        throw IoError(named(e));
     }
+    // Rank 0's copy waits for keep_builtin_corpus; another rank's own copy is read and goes (N
+    // ranks left builtin-corpus.rank1.txt … beside it; a resume writes them again).
+    generated.keep = rank == 0;
     return r;
+}
+
+void keep_builtin_corpus(const std::string& out_dir) {
+    const std::string final_name = builtin_corpus_file(out_dir, 0);
+    const std::string generated = temporary_path_for(final_name);
+    std::error_code ec;
+    if (!std::filesystem::exists(generated, ec)) return;
+    std::filesystem::rename(generated, final_name, ec);
+    if (ec) {
+        const std::string why = ec.message();  // remove() below clears ec
+        std::filesystem::remove(generated, ec);
+        throw IoError(final_name + ": cannot write the built-in corpus's copy: " + why);
+    }
+}
+
+void discard_builtin_corpus(const std::string& out_dir) {
+    std::error_code ec;
+    std::filesystem::remove(temporary_path_for(builtin_corpus_file(out_dir, 0)), ec);
 }
 
 ClassificationInputs classification_inputs(const RunConfig& config,

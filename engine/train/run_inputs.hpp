@@ -29,7 +29,8 @@ std::unique_ptr<data::Tokenizer> task_tokenizer(const data::TaskData& task);
 /// SentencePiece, anything else a WordPiece vocab.txt), checked against model.vocab_size with the
 /// objective's extra ids (birdie_vocabulary.hpp) of `run` — the configuration the model is built
 /// from (a resumed run's, with its overrides), the checkpoint's own when null: ConfigError naming
-/// `checkpoint_path` otherwise.
+/// `checkpoint_path` otherwise. A `tokenizer_file` must hold the stored tokenizer's pieces, id for
+/// id: ConfigError naming the first id where they differ.
 std::unique_ptr<data::Tokenizer> checkpoint_tokenizer(const Checkpoint& checkpoint,
                                                       const std::string& checkpoint_path,
                                                       const std::string& tokenizer_file = {},
@@ -84,14 +85,24 @@ struct PretrainingInputs {
 /// What a pretraining run of `config` (check_training_config'd, paths absolute) reads. data.task:
 /// the task's train split completed (task_corpus.hpp), one example per sequence, and its
 /// vocabulary as the tokenizer (`task`: the task already generated, else generated here).
-/// Otherwise data.train (builtin:grammar is written first to `out_dir`/builtin-corpus.txt, or
-/// builtin-corpus.rankR.txt on rank R > 0: ranks never write a file another reads) and data.valid,
-/// with tokenizer.kind = bytes, tokenizer.model, or a SentencePiece model trained on the corpus.
-/// `tokenizer`: a resumed run's (its checkpoint's), kept: ConfigError when it is not data.task's
-/// vocabulary. IoError / FormatError naming the corpus or tokenizer file.
+/// Otherwise data.train and data.valid, with tokenizer.kind = bytes, tokenizer.model, or a
+/// SentencePiece model trained on the corpus. builtin:grammar is generated into a temporary in
+/// `out_dir` and read from there: rank 0's becomes `out_dir`/builtin-corpus.txt at
+/// keep_builtin_corpus (once the run is set up), another rank's is removed once read, and any is
+/// removed when this throws. `tokenizer`: a resumed run's (its checkpoint's), kept: ConfigError
+/// when it is not data.task's vocabulary. ConfigError when `out_dir` is data.train's or
+/// data.valid's folder or lies inside it (the run's files would be read as documents). IoError /
+/// FormatError naming the corpus or tokenizer file.
 PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string& out_dir, int rank,
                                      std::unique_ptr<data::Tokenizer> tokenizer = nullptr,
                                      const data::TaskData* task = nullptr);
+/// The built-in corpus this process generated for `out_dir` (pretraining_inputs on rank 0)
+/// renamed to `out_dir`/builtin-corpus.txt, replacing an earlier run's; nothing when none was
+/// generated. Called once the run is set up, so a run refused before leaves the folder's copy as
+/// it was. IoError when the rename fails.
+void keep_builtin_corpus(const std::string& out_dir);
+/// Removes that generated corpus when it was not kept (a run refused during setup).
+void discard_builtin_corpus(const std::string& out_dir);
 
 /// Classification fine-tuning's data: the tokenizer, the labelled training and validation sets.
 struct ClassificationInputs {

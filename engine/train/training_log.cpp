@@ -8,18 +8,36 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/data/file_text.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::train {
 
 TrainingLog::TrainingLog(const std::string& path, bool resume, std::int64_t keep_through_step)
-    : path_(path), resume_(resume), keep_through_step_(keep_through_step) {}
+    : path_(path), resume_(resume), keep_through_step_(keep_through_step) {
+    // Checked while the run is set up (exit 2), before anything is written: a named pipe at
+    // DIR/log.jsonl blocked the run for ever in open(), and a log that could not be read was
+    // cut back to nothing (its history lost) as if it held no line.
+    data::require_regular_file(path_, "training log");
+    check_readable();
+}
+
+void TrainingLog::check_readable() const {
+    std::error_code ec;
+    if (!resume_ || !std::filesystem::exists(path_, ec)) return;
+    std::ifstream in(path_);
+    if (!in)
+        throw IoError(path_ +
+                      ": cannot read the training log to continue it: " + std::strerror(errno));
+}
 
 void TrainingLog::open() {
     const std::string& path = path_;
     const bool resume = resume_;
     const std::int64_t keep_through_step = keep_through_step_;
     std::vector<std::string> kept;
+    data::require_regular_file(path, "training log");  // it may have been replaced since
+    check_readable();
     if (resume && std::filesystem::exists(path)) {
         std::ifstream in(path);
         std::string line;

@@ -26,6 +26,8 @@ public:
     /// the lines up to `keep_through_step` (inclusive) kept. Nothing is touched before then, so a
     /// run whose setup fails after the log was made (another rank's input, a lock) leaves the
     /// directory as it was (an empty log.jsonl was left, or the replaced run's log emptied).
+    /// FormatError when `path` exists and is not a regular file (a named pipe would block);
+    /// IoError when a resumed run's log exists but cannot be read.
     TrainingLog(const std::string& path, bool resume, std::int64_t keep_through_step);
 
     /// Appends one record and flushes. RuntimeFailure when the log cannot be written.
@@ -34,6 +36,7 @@ public:
 
 private:
     void open();
+    void check_readable() const;  ///< a resumed run's existing log opens for reading
     std::string path_;
     bool resume_ = false;
     std::int64_t keep_through_step_ = 0;

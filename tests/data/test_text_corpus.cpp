@@ -1,9 +1,16 @@
 // The plain-text corpus of TASKS.md: files or directories, line or blank-line documents, JSON
 // Lines records, WikiExtractor's <doc> files, UTF-8 errors with file and line, compressed files
-// refused, the empty-corpus error, and resuming at a document position.
+// refused, the empty-corpus error, resuming at a document position, symbolic links to folders
+// followed (a loop refused), and a folder that cannot be listed named.
 #include <QtTest>
 
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -71,6 +78,71 @@ private slots:
         TextCorpus c(dir_.filePath("tree").toStdString());
         QCOMPARE(c.files().size(), std::size_t(3));
         QCOMPARE(c.read_all(), (Docs{"a-one", "b-one", "b-two", "c-one"}));
+    }
+    // A linked folder of documents (`ln -s /data/wiki corpus/wiki`) is read as a linked file is:
+    // its documents in path order under the link's name (they were left out without a word). A
+    // link back to a folder that holds it (a loop) is refused naming the link.
+    void symbolicLinksToFoldersAreFollowedAndALoopIsRefused() {
+        file("linked/corpus/a.txt", "a-one\n");
+        file("linked/elsewhere/wiki/b.txt", "b-one\nb-two\n");
+        file("linked/elsewhere/c.txt", "c-one\n");
+        const std::filesystem::path root = dir_.filePath("linked").toStdString();
+        std::filesystem::create_directory_symlink(root / "elsewhere/wiki", root / "corpus/wiki");
+        std::filesystem::create_symlink(root / "elsewhere/c.txt", root / "corpus/c.txt");
+        TextCorpus c((root / "corpus").string());
+        QCOMPARE(c.files(), (std::vector<std::string>{(root / "corpus/a.txt").string(),
+                                                      (root / "corpus/c.txt").string(),
+                                                      (root / "corpus/wiki/b.txt").string()}));
+        QCOMPARE(c.read_all(), (Docs{"a-one", "c-one", "b-one", "b-two"}));
+
+        std::filesystem::create_directory_symlink(root / "corpus", root / "elsewhere/wiki/up");
+        const std::string loop = error_of([&] { TextCorpus((root / "corpus").string()); });
+        QVERIFY2(loop.find((root / "corpus/wiki/up").string() + ": a symbolic link to") == 0,
+                 loop.c_str());
+        QVERIFY_THROWS_EXCEPTION(IoError, TextCorpus((root / "corpus").string()));
+    }
+    // A folder of the corpus the user may not list was skipped: the run trained on the rest with
+    // exit 0. An IoError names the folder and the system's reason. Root lists any folder, so
+    // under root the corpus is read by a child process as user nobody.
+    void aFolderThatCannotBeListedIsAnErrorNamingIt() {
+        QTemporaryDir shared;  // a tree another user may enter
+        QVERIFY(shared.isValid());
+        const std::string root = shared.path().toStdString();
+        write_test_file(shared.filePath("corpus/a.txt"), "a-one\n");
+        write_test_file(shared.filePath("corpus/sub/b.txt"), "b-one\n");
+        ::chmod(root.c_str(), 0755);
+        ::chmod((root + "/corpus").c_str(), 0755);
+        ::chmod((root + "/corpus/a.txt").c_str(), 0644);
+        ::chmod((root + "/corpus/sub").c_str(), 0);
+        const auto read = [&] { return error_of([&] { TextCorpus(root + "/corpus"); }); };
+        std::string msg;
+        if (::geteuid() != 0) {
+            msg = read();
+        } else {
+            int fds[2];
+            QVERIFY(::pipe(fds) == 0);
+            const pid_t child = ::fork();
+            QVERIFY(child >= 0);
+            if (child == 0) {
+                ::close(fds[0]);
+                if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+                    ::_exit(3);
+                const std::string m = read();
+                (void)!::write(fds[1], m.data(), m.size());
+                ::_exit(0);
+            }
+            ::close(fds[1]);
+            char buf[1024];
+            for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+                msg.append(buf, static_cast<std::size_t>(n));
+            ::close(fds[0]);
+            int status = 0;
+            ::waitpid(child, &status, 0);
+            QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        ::chmod((root + "/corpus/sub").c_str(), 0755);  // so that the folder can be removed
+        QVERIFY2(msg == root + "/corpus/sub: cannot list directory (Permission denied)",
+                 msg.c_str());
     }
     void fileBoundaryEndsABlankSeparatedDocument() {
         file("tree2/a.txt", "a1\na2");

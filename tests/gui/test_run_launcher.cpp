@@ -146,6 +146,23 @@ private slots:
                      qPrintable(dialog.problems_text()));
         }
 
+        // A directory holding an earlier run's files other than model.ckpt.h5 (a kept best
+        // checkpoint, a log) is a run: a new one would replace them, as train refuses.
+        {
+            const QString kept = fresh_dir("kept-best");
+            QDir().mkpath(kept);
+            for (const char* name : {"best.ckpt.h5", "log.jsonl"}) {
+                QFile f(kept + "/" + name);
+                QVERIFY(f.open(QIODevice::WriteOnly));
+            }
+            dialog.set_settings(tiny_run(kept, 20));
+            dialog.accept();
+            QCOMPARE(dialog.result(), int(QDialog::Rejected));
+            QVERIFY2(
+                dialog.problems_text().contains("already holds a run (best.ckpt.h5, log.jsonl)"),
+                qPrintable(dialog.problems_text()));
+        }
+
         dialog.set_settings(tiny_run(fresh_dir("accepted"), 20));
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));

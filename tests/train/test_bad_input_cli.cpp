@@ -146,6 +146,36 @@ private slots:
         }
     }
 
+    // A named pipe at DIR/log.jsonl: `train --resume DIR` blocked for ever opening it (the log
+    // was read with no check, unlike every other input). Exit 2 at once, naming the log, as a
+    // pipe anywhere else is refused; a fresh --overwrite run into DIR the same.
+    void aTrainingLogThatIsANamedPipeIsRefused() {
+        write_text(path("piped.txt"), word_lines());
+        nlohmann::json c = tiny("bigs");
+        c["data"] = {{"train", path("piped.txt")}, {"seq_len", 16}};
+        c["tokenizer"] = {{"kind", "bytes"}};
+        c["model"]["max_len"] = 16;
+        c["train"]["steps"] = 4;
+        write_text(path("piped.json"), c.dump());
+        auto r = run_cli(
+            {"train", "--config", qpath("piped.json"), "--out", qpath("piped"), "--until", "2"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const std::string log = path("piped/log.jsonl");
+        std::filesystem::remove(log);
+        QVERIFY(::mkfifo(log.c_str(), 0600) == 0);
+        r = run_cli({"train", "--resume", qpath("piped")}, 20000);
+        QVERIFY2(r.exit_code == 2 && r.err.contains(QString::fromStdString(log)) &&
+                     r.err.contains("not a regular file"),
+                 qPrintable(r.err));
+        r = run_cli(
+            {"train", "--config", qpath("piped.json"), "--out", qpath("piped"), "--overwrite"},
+            20000);
+        QVERIFY2(r.exit_code == 2 && r.err.contains(QString::fromStdString(log)) &&
+                     r.err.contains("not a regular file"),
+                 qPrintable(r.err));
+        QVERIFY(std::filesystem::exists(path("piped/model.ckpt.h5")));  // not removed: refused
+    }
+
     // An output never overwrites an input: `dump --checkpoint m --out m` replaced the checkpoint
     // with its dump, `analyze --dump d --out d` the dump with JSON. Each command that writes a
     // file refuses (exit 2, both options named) and the input keeps every byte, also through a

@@ -8,7 +8,8 @@
 //   macro-F1 equals the one this test computes from the lines;
 // - bad input: unknown task (train and eval), malformed TSV row (line number), missing label
 //   column, unwritable output (train and eval), a write error (disk full) — a message naming it, a
-//   nonzero exit, and nothing left under the final name.
+//   nonzero exit, and nothing left under the final name; an `eval --tokenizer` vocabulary of the
+//   model's size with other pieces (exit 2 naming the first differing id).
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "train_test_support.hpp"
 
@@ -114,6 +116,53 @@ class TestEvalCli : public QObject {
     }
 
 private slots:
+    // docs/cli.md, eval: "`--tokenizer` replaces the stored tokenizer ...; a vocabulary that
+    // differs from the model's is exit 2". Only the size was compared: a vocab.txt of the same
+    // size with two pieces swapped, or one renamed, scored the checkpoint on ids that meant other
+    // words (exit 0). Exit 2 naming the first id where the files part; the same file passes.
+    void evalTokenizerMustHoldTheCheckpointsPieces() {
+        const std::string pieces[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
+                                      "dog",   "cat",   "runs",  "sees",  "a",      "."};
+        const auto vocab = [&](int swap_a, int swap_b, int renamed) {
+            std::string text;
+            std::vector<std::string> v(std::begin(pieces), std::end(pieces));
+            if (swap_a >= 0) std::swap(v[swap_a], v[swap_b]);
+            if (renamed >= 0) v[renamed] = "zzqq";
+            for (const auto& p : v)
+                text += p + "\n";
+            return text;
+        };
+        write_text(path("wp-vocab.txt"), vocab(-1, -1, -1));
+        write_text(path("wp-swapped.txt"), vocab(6, 7, -1));   // dog <-> cat
+        write_text(path("wp-renamed.txt"), vocab(-1, -1, 9));  // sees -> zzqq
+        std::string corpus;
+        for (int i = 0; i < 60; ++i)
+            corpus += std::string(i % 2 ? "the dog sees a cat ." : "a cat runs .") + "\n";
+        write_text(path("wp-corpus.txt"), corpus);
+        nlohmann::json c = tiny_task("x", 1, 2);
+        c["data"] = {{"train", path("wp-corpus.txt")}, {"seq_len", 16}};
+        c["model"]["max_len"] = 16;
+        c["tokenizer"] = {{"kind", "wordpiece"}, {"model", path("wp-vocab.txt")}};
+        c["train"]["eval_every"] = 0;
+        write_text(path("wp.json"), c.dump());
+        auto r = run_cli({"train", "--config", qpath("wp.json"), "--out", qpath("wp-run")});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        const QString ck = qpath("wp-run/model.ckpt.h5");
+        r = run_cli({"eval", "--checkpoint", ck, "--data", qpath("wp-corpus.txt"), "--tokenizer",
+                     qpath("wp-vocab.txt"), "--batches", "1"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+        for (const auto& [file, id, mine, theirs] :
+             {std::tuple{"wp-swapped.txt", 6, "cat", "dog"},
+              std::tuple{"wp-renamed.txt", 9, "zzqq", "sees"}}) {
+            r = run_cli({"eval", "--checkpoint", ck, "--data", qpath("wp-corpus.txt"),
+                         "--tokenizer", qpath(file), "--batches", "1"});
+            QVERIFY2(r.exit_code == 2 && r.err.contains(qpath(file)) &&
+                         r.err.contains(QStringLiteral("id %1 is '%2'").arg(id).arg(mine)) &&
+                         r.err.contains(QStringLiteral("'%1' in the checkpoint").arg(theirs)),
+                     qPrintable(r.err));
+        }
+    }
+
     void targetTasksTrainAndEvalWritesPredictions() {
         const std::string run = train_task("induction", 20);
         QVERIFY(!run.empty());

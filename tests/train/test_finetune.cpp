@@ -14,12 +14,17 @@
 //   checkpoint and 6 resumed steps, give the same logged losses (steps and evaluations), the same
 //   best checkpoint and the same final parameters bit for bit — with dropout and gradient
 //   accumulation on, the stop in the middle of an epoch; through the library and through
-//   `routescope-cli train --until` / `--resume`; the resumed run's best so far is the log's.
+//   `routescope-cli train --until` / `--resume`; the resumed run's best so far is the log's, and
+//   a resume whose log is missing beside a best.ckpt.h5 is refused (the best is kept).
+#include <sys/stat.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -417,6 +422,53 @@ private slots:
         QCOMPARE(r.best_step, std::int64_t(5));
         QVERIFY(records(path("r_best/log.jsonl"), "best", {"accuracy"}).rbegin()->first < 6);
         QVERIFY(!std::filesystem::exists(path("r_best/best.ckpt.h5")));
+    }
+
+    // docs/cli.md: the best metric so far comes from DIR/log.jsonl, "so DIR/best.ckpt.h5 is
+    // replaced only by a better model". With the log missing, that metric is unknown: the resume
+    // is refused naming the log and best.ckpt.h5, which keeps every byte (it was replaced by the
+    // next, worse, evaluation). A named pipe for the log is refused at once (it blocked the
+    // resume for ever). Without a best.ckpt.h5 there is no best to keep: the resume runs.
+    void aResumeWhoseLogIsMissingKeepsTheBestCheckpoint() {
+        const RunConfig c = resumable_config();
+        train::Finetuner(c, {path("r_nolog"), 0, nullptr, /*until=*/6}).run();
+        const std::string log = path("r_nolog/log.jsonl"), best = path("r_nolog/best.ckpt.h5");
+        const auto bytes = [](const std::string& f) {
+            std::ifstream in(f, std::ios::binary);
+            return std::string(std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>());
+        };
+        const std::string best_bytes = bytes(best);
+        QVERIFY(!best_bytes.empty());
+        std::filesystem::rename(log, path("r_nolog.log.jsonl"));
+        const auto resume = [&] {
+            return train::Finetuner::resume(path("r_nolog/model.ckpt.h5"), {},
+                                            {path("r_nolog"), 0, nullptr});
+        };
+        try {
+            resume();
+            QFAIL("a resume without its log was accepted beside best.ckpt.h5");
+        } catch (const ConfigError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find(log + ": missing") == 0 && m.find(best) != std::string::npos, e.what());
+        }
+        QVERIFY(bytes(best) == best_bytes);
+        QVERIFY(!std::filesystem::exists(log));
+
+        QVERIFY(::mkfifo(log.c_str(), 0600) == 0);
+        try {
+            resume();
+            QFAIL("a named pipe was taken for the log");
+        } catch (const FormatError& e) {
+            QVERIFY2(std::string(e.what()).find(log + ": not a regular file") == 0, e.what());
+        }
+        std::filesystem::remove(log);
+
+        std::filesystem::rename(best, path("r_nolog.best.ckpt.h5"));
+        const train::FinetuneResult r = resume()->run();
+        QVERIFY(r.status == train::TrainResult::Status::finished);
+        QVERIFY(r.best_step > 6);  // the first evaluation after the resume
+        QVERIFY(std::filesystem::exists(best));
     }
 
     void cliUntilAndResumeRepeatTheStraightRun() {

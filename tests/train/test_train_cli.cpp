@@ -8,7 +8,9 @@
 //   an unknown key, an empty corpus, data.seq_len > model.max_len, a checkpoint whose vocabulary
 //   disagrees with its tokenizer (resume, eval), a NaN loss (the last good checkpoint intact);
 // - SIGTERM saves a checkpoint after the current step and exits 130, and the run resumes;
-// - train.keep_checkpoints keeps each checkpoint step's weights (step-N.ckpt.h5).
+// - train.keep_checkpoints keeps each checkpoint step's weights (step-N.ckpt.h5);
+// - a fresh run refuses a directory holding any file of a run; a run refused during setup leaves
+//   builtin-corpus.txt as it was; an --out inside its corpus folder is refused.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -225,6 +227,99 @@ private slots:
             {"train", "--config", config, "--out", out, "--set", "train.steps=3", "--overwrite"}));
         QVERIFY2(replaced.exit_code == 0, qPrintable(replaced.err));
         QCOMPARE(read_checkpoint(out + "/model.ckpt.h5").train->step, std::int64_t(3));
+
+        // Every file a run writes counts, not model.ckpt.h5 alone: a run whose model.ckpt.h5 was
+        // deleted (its log kept) was replaced without a word. Exit 2 naming what was found.
+        std::filesystem::remove(out + "/model.ckpt.h5");
+        const QByteArray kept_log = bytes(out + "/log.jsonl");
+        const auto log_only =
+            run_cli(args_of({"train", "--config", config, "--out", out, "--set", "train.steps=2"}));
+        QCOMPARE(log_only.exit_code, 2);
+        QVERIFY2(log_only.err.contains(QString::fromStdString(out + "/log.jsonl")) &&
+                     log_only.err.contains("--overwrite"),
+                 qPrintable(log_only.err));
+        QVERIFY(bytes(out + "/log.jsonl") == kept_log);
+        QVERIFY(!std::filesystem::exists(out + "/model.ckpt.h5"));
+        // A kept step-N.ckpt.h5 or a best.ckpt.h5 alone, the same.
+        for (const char* name : {"step-2.ckpt.h5", "best.ckpt.h5"}) {
+            const std::string alone = path(QStringLiteral("again-%1").arg(name)) + "/" + name;
+            std::filesystem::create_directories(std::filesystem::path(alone).parent_path());
+            std::filesystem::copy_file(config, alone);  // any bytes: the name counts
+            const QByteArray held = bytes(alone);
+            const auto r = run_cli(args_of({"train", "--config", config, "--out",
+                                            std::filesystem::path(alone).parent_path().string(),
+                                            "--set", "train.steps=2"}));
+            QVERIFY2(r.exit_code == 2 && r.err.contains(QString::fromStdString(alone)),
+                     qPrintable(r.err));
+            QVERIFY(bytes(alone) == held);
+        }
+    }
+
+    // A run refused during setup leaves the folder's builtin-corpus.txt as it was: the generated
+    // corpus is written under its name only once the run is set up (a refused --overwrite run
+    // replaced the earlier run's copy, and a refused run left one in a folder without a run).
+    // The refusal names builtin:grammar, not the temporary file it was read from.
+    void aRunRefusedDuringSetupLeavesTheBuiltinCorpusAsItWas() {
+        auto config = train_test::tiny_bigs("builtin:grammar");
+        config["train"]["steps"] = 1;
+        config["train"]["threads"] = 1;
+        const std::string file = config_file("builtin", config), out = path("builtin");
+        QCOMPARE(run_cli(args_of({"train", "--config", file, "--out", out})).exit_code, 0);
+        const auto bytes = [](const std::string& f) {
+            QFile in(QString::fromStdString(f));
+            return in.open(QIODevice::ReadOnly) ? in.readAll() : QByteArray();
+        };
+        const QByteArray corpus = bytes(out + "/builtin-corpus.txt");
+        QVERIFY(corpus.count('\n') > 100);
+        const auto untrainable = {std::string("--set"), std::string("tokenizer.kind=sentencepiece"),
+                                  std::string("--set"), std::string("tokenizer.vocab_size=100000")};
+        QStringList refused_args = args_of(
+            {"train", "--config", file, "--out", out, "--overwrite", "--set", "train.seed=99"});
+        for (const auto& a : untrainable)
+            refused_args << QString::fromStdString(a);
+        const auto refused = run_cli(refused_args);
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.err.contains("builtin:grammar") && !refused.err.contains(".tmp-"),
+                 qPrintable(refused.err));
+        QVERIFY(bytes(out + "/builtin-corpus.txt") == corpus);
+        QVERIFY(std::filesystem::exists(out + "/model.ckpt.h5"));
+        const std::string empty = path("builtin-empty");
+        std::filesystem::create_directories(empty);
+        QStringList into_empty = args_of({"train", "--config", file, "--out", empty});
+        for (const auto& a : untrainable)
+            into_empty << QString::fromStdString(a);
+        QCOMPARE(run_cli(into_empty).exit_code, 2);
+        QVERIFY(std::filesystem::is_empty(empty));
+        // Set up, the run replaces it with its own seed's corpus.
+        const auto replaced = run_cli(args_of(
+            {"train", "--config", file, "--out", out, "--overwrite", "--set", "train.seed=99"}));
+        QVERIFY2(replaced.exit_code == 0, qPrintable(replaced.err));
+        QVERIFY(bytes(out + "/builtin-corpus.txt") != corpus);
+        for (const auto& e : std::filesystem::directory_iterator(out))
+            QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
+                     e.path().c_str());
+    }
+
+    // An --out inside its own corpus folder: the run's checkpoints and log would lie among the
+    // documents, and its resume was refused ("an HDF5 file ... move it out of the corpus"). The
+    // fresh run is refused up front, exit 2 naming both, and leaves no directory behind.
+    void anOutputInsideItsCorpusFolderIsRefused() {
+        const std::string corpus = path("in-corpus");
+        std::filesystem::create_directories(corpus);
+        std::filesystem::copy_file(path("words.txt"), corpus + "/words.txt");
+        auto config = train_test::tiny_bigs(corpus);
+        config["train"]["steps"] = 1;
+        const std::string file = config_file("in-corpus", config);
+        for (const std::string& out : {corpus + "/run", corpus}) {
+            const auto r = run_cli(args_of({"train", "--config", file, "--out", out}));
+            QVERIFY2(r.exit_code == 2 && r.err.contains("data.train") &&
+                         r.err.contains(QString::fromStdString(out)) &&
+                         r.err.contains(QString::fromStdString(corpus)),
+                     qPrintable(r.err));
+        }
+        QVERIFY(!std::filesystem::exists(corpus + "/run"));
+        const auto beside = run_cli(args_of({"train", "--config", file, "--out", corpus + "-run"}));
+        QVERIFY2(beside.exit_code == 0, qPrintable(beside.err));
     }
 
     // Two trainings into one directory at once (the probe's repro: both exited 0, the log held

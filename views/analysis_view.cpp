@@ -13,6 +13,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "engine/core/config.hpp"
@@ -232,37 +233,118 @@ QString setting_choice(const nlohmann::json& j, const char* key, const QString& 
                       "' is not one of " + list);
 }
 
+namespace {
+/// "settings.KEY: V " (V abbreviated), the start of every message about a setting's value.
+std::string setting_said(const std::string& at, const char* key, const nlohmann::json& v) {
+    return at + "." + key + ": " + data::abbreviated(v.dump()) + " ";
+}
+}  // namespace
+
 std::int64_t setting_int(const nlohmann::json& j, const char* key, std::int64_t fallback,
-                         std::int64_t lo, std::int64_t hi) {
+                         std::int64_t lo, std::int64_t hi, const std::string& at) {
+    if (!j.contains(key)) return fallback;
+    return whole_number_at(j.at(key), lo, hi, at + "." + key);
+}
+
+std::int64_t whole_number_at(const nlohmann::json& v, std::int64_t lo, std::int64_t hi,
+                             const std::string& place) {
+    // The number as the file holds it: an unsigned one above hi is refused before any cast (a
+    // cast first turned 4294967297 into 1 and 2^63 into a negative number). A whole number
+    // written 3.0 is one (as in the run configuration); 2.5 is not.
+    bool ok = false;
+    if (v.is_number_unsigned()) {
+        const std::uint64_t u = v.get<std::uint64_t>();
+        ok = hi >= 0 && u <= static_cast<std::uint64_t>(hi) && static_cast<std::int64_t>(u) >= lo;
+    } else if (v.is_number_integer()) {
+        const std::int64_t n = v.get<std::int64_t>();
+        ok = n >= lo && n <= hi;
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        ok = std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15 &&
+             d >= static_cast<double>(lo) && d <= static_cast<double>(hi);
+    }
+    if (ok)
+        return v.is_number_unsigned()  ? static_cast<std::int64_t>(v.get<std::uint64_t>())
+               : v.is_number_integer() ? v.get<std::int64_t>()
+                                       : static_cast<std::int64_t>(v.get<double>());
+    throw FormatError(place + ": " + data::abbreviated(v.dump()) + " is not a whole number in [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+int setting_as_int(const nlohmann::json& j, const char* key, int fallback, const std::string& at) {
+    return static_cast<int>(setting_int(j, key, fallback, std::numeric_limits<int>::min(),
+                                        std::numeric_limits<int>::max(), at));
+}
+
+std::int64_t setting_as_int64(const nlohmann::json& j, const char* key, std::int64_t fallback,
+                              const std::string& at) {
+    return setting_int(j, key, fallback, std::numeric_limits<std::int64_t>::min(),
+                       std::numeric_limits<std::int64_t>::max(), at);
+}
+
+std::uint64_t setting_as_uint64(const nlohmann::json& j, const char* key, std::uint64_t fallback,
+                                const std::string& at) {
     if (!j.contains(key)) return fallback;
     const auto& v = j.at(key);
-    // A whole number written 3.0 is one (as in the run configuration); 2.5 is not.
-    const bool whole =
-        v.is_number_integer() ||
-        (v.is_number_float() && std::isfinite(v.get<double>()) &&
-         std::floor(v.get<double>()) == v.get<double>() && std::fabs(v.get<double>()) < 9.0e15);
-    if (whole) {
-        const std::int64_t n = v.is_number_unsigned()
-                                   ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                         v.get<std::uint64_t>(), std::uint64_t{1} << 62))
-                               : v.is_number_integer() ? v.get<std::int64_t>()
-                                                       : static_cast<std::int64_t>(v.get<double>());
-        if (n >= lo && n <= hi) return n;
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 0)
+        return static_cast<std::uint64_t>(v.get<std::int64_t>());
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::isfinite(d) && std::floor(d) == d && d >= 0 && d < 9.0e15)
+            return static_cast<std::uint64_t>(d);
     }
-    throw FormatError(std::string("settings.") + key + ": " + data::abbreviated(v.dump()) +
-                      " is not a whole number in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "]");
+    throw FormatError(setting_said(at, key, v) + "is not a whole number in [0, " +
+                      std::to_string(std::numeric_limits<std::uint64_t>::max()) + "]");
 }
 
 double setting_number(const nlohmann::json& j, const char* key, double fallback, double lo,
-                      double hi) {
+                      double hi, const std::string& at) {
     if (!j.contains(key)) return fallback;
     const auto& v = j.at(key);
     if (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= lo &&
         v.get<double>() <= hi)
         return v.get<double>();
-    throw FormatError(std::string("settings.") + key + ": " + data::abbreviated(v.dump()) +
-                      " is not a number in [" + number_text(lo) + ", " + number_text(hi) + "]");
+    throw FormatError(setting_said(at, key, v) + "is not a number in [" + number_text(lo) + ", " +
+                      number_text(hi) + "]");
+}
+
+bool setting_bool(const nlohmann::json& j, const char* key, bool fallback, const std::string& at) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    if (v.is_boolean()) return v.get<bool>();
+    throw FormatError(setting_said(at, key, v) + "is not true or false");
+}
+
+QString setting_string(const nlohmann::json& j, const char* key, const QString& fallback,
+                       const std::string& at) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    if (v.is_string()) return QString::fromStdString(v.get<std::string>());
+    throw FormatError(setting_said(at, key, v) + "is not a string");
+}
+
+QStringList setting_strings(const nlohmann::json& j, const char* key, const QStringList& fallback,
+                            const std::string& at) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    if (!v.is_array()) throw FormatError(setting_said(at, key, v) + "is not a list of strings");
+    QStringList out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string())
+            throw FormatError(at + "." + key + "[" + std::to_string(i) +
+                              "]: " + data::abbreviated(v[i].dump()) + " is not a string");
+        out << QString::fromStdString(v[i].get<std::string>());
+    }
+    return out;
+}
+
+nlohmann::json setting_object(const nlohmann::json& j, const char* key,
+                              const nlohmann::json& fallback, const std::string& at) {
+    if (!j.contains(key)) return fallback;
+    const auto& v = j.at(key);
+    if (v.is_object()) return v;
+    throw FormatError(setting_said(at, key, v) + "is not an object");
 }
 
 QString AnalysisView::figure_name() const {
@@ -389,8 +471,10 @@ void AnalysisView::apply_pending_limits() {
     for (const auto& [i, l] : pending_limits_) {
         if (i >= charts.size()) continue;
         apply_log_scales(charts[i]);  // limits saved on a log axis are log values
-        // Limits that no longer fit the data (another file, a log axis) are dropped quietly: the
-        // chart shows its data, as before the project was saved with them.
+        // Limits that no longer fit the data (another file, a log axis) or that no axis can draw
+        // (visible_range.hpp: an overflowing span, one too narrow to label, the data too far off
+        // the plot) are dropped quietly: the chart shows its data, as before the project was
+        // saved with them.
         (void)set_axis_limits(charts[i], l["x"][0].get<double>(), l["x"][1].get<double>(),
                               l["y"][0].get<double>(), l["y"][1].get<double>());
     }

@@ -6,16 +6,20 @@
 #include <QFutureWatcher>
 #include <QPointer>
 #include <QPromise>
+#include <QStringList>
 #include <QWidget>
 #include <QtConcurrent/QtConcurrent>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "views/figure_export.hpp"
 #include "views/work_thread_pool.hpp"
@@ -292,6 +296,13 @@ void AnalysisView::run(const QString& what, std::function<T(AnalysisSteps&)> wor
         }));
 }
 
+// A project's settings are read through these (never nlohmann's get<int>() or value(), which
+// narrowed 4294967297 to 1 and answered a wrong type or a null with
+// "[json.exception.type_error.302] type must be number, but is null", naming no key). Each throws
+// FormatError naming the setting's place, `at` + "." + KEY ("settings.m: null is not a whole number
+// in [...]"); `at` is "settings" or a place inside it ("settings.a" for a kernels view's {"a":
+// {"path": …}}). The workbench adds the view's place in the project (views[2].settings.m).
+
 /// A settings value that names one of the view's choices (`allowed`, its combo box's data), or
 /// `fallback` when the key is absent. FormatError "settings.KEY: 'v' is not one of a, b" for any
 /// other value: a project naming another was drawn with the default while its provenance recorded
@@ -305,11 +316,37 @@ QString setting_choice(const nlohmann::json& j, const char* key, const QString& 
 /// A settings value that is a whole number in [lo, hi] (the range of the view's own control, or
 /// of the CLI's option), or `fallback` when the key is absent. FormatError "settings.KEY: v is
 /// not a whole number in [lo, hi]" otherwise: a project's "bins": 2147483647 took gigabytes, and
-/// "bins": 0 drew a bin to infinity.
+/// "bins": 0 drew a bin to infinity. The JSON number is compared as it is (never narrowed first).
 std::int64_t setting_int(const nlohmann::json& j, const char* key, std::int64_t fallback,
-                         std::int64_t lo, std::int64_t hi);
+                         std::int64_t lo, std::int64_t hi, const std::string& at = "settings");
+/// The same for a value inside a setting (a list's entry), named `place` in full
+/// ("settings.scatter[0]").
+std::int64_t whole_number_at(const nlohmann::json& v, std::int64_t lo, std::int64_t hi,
+                             const std::string& place);
+/// setting_int over the range of the type the view holds it in, for settings whose range the
+/// analysis checks itself (a layer the file lacks, a sample size below 1): "layer": 4294967297
+/// was read as layer 1.
+int setting_as_int(const nlohmann::json& j, const char* key, int fallback,
+                   const std::string& at = "settings");
+std::int64_t setting_as_int64(const nlohmann::json& j, const char* key, std::int64_t fallback,
+                              const std::string& at = "settings");
+std::uint64_t setting_as_uint64(const nlohmann::json& j, const char* key, std::uint64_t fallback,
+                                const std::string& at = "settings");
 /// A settings value that is a finite number in [lo, hi], or `fallback` when absent.
 double setting_number(const nlohmann::json& j, const char* key, double fallback, double lo,
-                      double hi);
+                      double hi, const std::string& at = "settings");
+/// true or false, or `fallback` when absent.
+bool setting_bool(const nlohmann::json& j, const char* key, bool fallback,
+                  const std::string& at = "settings");
+/// A string (a path, a dataset, a pattern), or `fallback` when absent.
+QString setting_string(const nlohmann::json& j, const char* key, const QString& fallback,
+                       const std::string& at = "settings");
+/// A list of strings (the view's files), or `fallback` when absent; FormatError naming the entry
+/// ("settings.dumps[0]: 5 is not a string").
+QStringList setting_strings(const nlohmann::json& j, const char* key, const QStringList& fallback,
+                            const std::string& at = "settings");
+/// An object (a group of settings: a kernels view's "a"), or `fallback` when absent.
+nlohmann::json setting_object(const nlohmann::json& j, const char* key,
+                              const nlohmann::json& fallback, const std::string& at = "settings");
 
 }  // namespace routescope::views

@@ -30,12 +30,11 @@ nlohmann::json AnisotropyViewSettings::to_json() const {
 
 AnisotropyViewSettings AnisotropyViewSettings::from_json(const nlohmann::json& j) {
     AnisotropyViewSettings s;
-    for (const auto& p : j.value("dumps", nlohmann::json::array()))
-        s.dumps << QString::fromStdString(p.get<std::string>());
-    s.layer = j.value("layer", s.layer);
-    s.m = j.value("m", s.m);
-    s.centred = j.value("centred", s.centred);
-    s.seed = j.value("seed", s.seed);
+    s.dumps = setting_strings(j, "dumps", s.dumps);
+    s.layer = setting_as_int(j, "layer", s.layer);
+    s.m = setting_as_int64(j, "m", s.m);
+    s.centred = setting_bool(j, "centred", s.centred);
+    s.seed = setting_as_uint64(j, "seed", s.seed);
     return s;
 }
 
@@ -107,6 +106,12 @@ void AnisotropyView::start() {
             for (const auto& p : s.dumps)
                 readers.push_back(std::make_unique<analysis::DumpReader>(p.toStdString()));
             if (readers.empty()) throw routescope::ConfigError("no dump to analyse");
+            // As `analyze anisotropy` says it: a dump without /layers drew empty panels and
+            // wrote a CSV of one empty line.
+            for (const auto& r : readers)
+                if (r->layers().empty())
+                    throw routescope::ConfigError(r->path() +
+                                                  ": the dump has no layers to analyse");
             // Layers every dump has, so the overlay compares like with like.
             std::vector<int> layers;
             for (int l : readers[0]->layers()) {

@@ -9,9 +9,12 @@
 #include <QVBoxLayout>
 
 #include <chrono>
+#include <limits>
 
 #include "analysis/dump_reader.hpp"
 #include "analysis/provenance.hpp"
+#include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
 
@@ -28,12 +31,22 @@ nlohmann::json ArrayBrowserSettings::to_json() const {
 
 ArrayBrowserSettings ArrayBrowserSettings::from_json(const nlohmann::json& j) {
     ArrayBrowserSettings s;
-    s.file = QString::fromStdString(j.value("file", std::string()));
-    s.dataset = QString::fromStdString(j.value("dataset", std::string()));
-    s.row_axis = j.value("row_axis", s.row_axis);
-    s.column_axis = j.value("column_axis", s.column_axis);
-    s.index = j.value("index", std::vector<std::int64_t>{});
-    s.outlier_sd = j.value("outlier_sd", s.outlier_sd);
+    s.file = setting_string(j, "file", s.file);
+    s.dataset = setting_string(j, "dataset", s.dataset);
+    s.row_axis = setting_as_int(j, "row_axis", s.row_axis);
+    s.column_axis = setting_as_int(j, "column_axis", s.column_axis);
+    if (j.contains("index")) {
+        const auto& index = j.at("index");
+        if (!index.is_array())
+            throw FormatError("settings.index: " + data::abbreviated(index.dump()) +
+                              " is not a list of whole numbers");
+        for (std::size_t i = 0; i < index.size(); ++i)
+            s.index.push_back(whole_number_at(index[i], std::numeric_limits<std::int64_t>::min(),
+                                              std::numeric_limits<std::int64_t>::max(),
+                                              "settings.index[" + std::to_string(i) + "]"));
+    }
+    s.outlier_sd =
+        setting_number(j, "outlier_sd", s.outlier_sd, 0, std::numeric_limits<double>::max());
     return s;
 }
 
@@ -210,7 +223,13 @@ void ArrayBrowserView::start() {
             const analysis::DatasetEntry* e = nullptr;
             for (const auto& d : out.datasets)
                 if (QString::fromStdString(d.path) == s.dataset) e = &d;
-            if (!e) {  // the first dataset with the most axes
+            // A dataset the settings name and the file lacks is refused (docs/formats/project.md,
+            // Saving): "/layers/9/hidden" showed and exported /layers/0/hidden without a word.
+            if (!e && !s.dataset.isEmpty())
+                throw FormatError("settings.dataset: '" +
+                                  data::abbreviated(s.dataset.toStdString()) +
+                                  "' is not a numeric dataset of " + s.file.toStdString());
+            if (!e) {  // none named: the first dataset with the most axes
                 e = &out.datasets.front();
                 for (const auto& d : out.datasets)
                     if (d.shape.size() > e->shape.size()) e = &d;

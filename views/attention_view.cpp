@@ -24,13 +24,13 @@ nlohmann::json AttentionViewSettings::to_json() const {
 
 AttentionViewSettings AttentionViewSettings::from_json(const nlohmann::json& j) {
     AttentionViewSettings s;
-    s.dump = QString::fromStdString(j.value("dump", std::string()));
-    s.dump_b = QString::fromStdString(j.value("dump_b", std::string()));
-    s.layer = j.value("layer", s.layer);
-    s.example = j.value("example", s.example);
-    s.mode = QString::fromStdString(j.value("mode", s.mode.toStdString()));
-    s.normalise = QString::fromStdString(j.value("normalise", s.normalise.toStdString()));
-    s.head = j.value("head", s.head);
+    s.dump = setting_string(j, "dump", s.dump);
+    s.dump_b = setting_string(j, "dump_b", s.dump_b);
+    s.layer = setting_as_int(j, "layer", s.layer);
+    s.example = setting_as_int64(j, "example", s.example);
+    s.mode = setting_string(j, "mode", s.mode);
+    s.normalise = setting_string(j, "normalise", s.normalise);
+    s.head = setting_as_int(j, "head", s.head);
     return s;
 }
 

@@ -48,6 +48,16 @@ public:
         set_range(axis(Qt::Horizontal), r.x);
         set_range(axis(Qt::Vertical), r.y);
     }
+    VisibleRange constrain(const VisibleRange& r, bool cover) const override {
+        (void)cover;
+        // A zoom or pan to a range the axes cannot draw (visible_range.hpp: an overflowing span,
+        // one too narrow to label, the data too far off the plot for a PDF) stays where it is.
+        const VisibleRange data = has_home() ? home() : visible();
+        if (drawable_range_problem(r.x, data.x) != RangeProblem::none ||
+            drawable_range_problem(r.y, data.y) != RangeProblem::none)
+            return visible();
+        return r;
+    }
     bool has_home() const override {
         return home_x_ && home_y_ && home_x_ == axis(Qt::Horizontal) &&
                home_y_ == axis(Qt::Vertical);

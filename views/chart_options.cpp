@@ -106,14 +106,35 @@ QString apply_scale(QChartView* view, Qt::Orientation o) {
     return {};
 }
 
-QString check(QAbstractAxis* a, double lo, double hi, const QString& name) {
+/// Why [lo, hi] (the axis's own values) cannot be shown on `a`, whose data fill `data` (drawn
+/// coordinates), or an empty string.
+QString check(QAbstractAxis* a, double lo, double hi, AxisRange data, const QString& name) {
     if (!a) return QObject::tr("the chart has no %1 axis").arg(name);
-    if (!std::isfinite(lo) || !std::isfinite(hi))
-        return QObject::tr("the %1 limits must be numbers").arg(name);
-    if (!(lo < hi))
-        return QObject::tr("the %1 axis must run from a smaller to a larger value").arg(name);
-    if (is_log(a) && lo <= 0)
+    if (is_log(a) && std::isfinite(lo) && lo <= 0)
         return QObject::tr("the %1 axis is logarithmic: its limits must be above 0").arg(name);
+    const AxisRange drawn =
+        is_log(a) ? AxisRange{std::log10(lo), std::log10(hi)} : AxisRange{lo, hi};
+    switch (drawable_range_problem(drawn, data)) {
+        case RangeProblem::none:
+            return {};
+        case RangeProblem::not_numbers:
+            return QObject::tr("the %1 limits must be numbers").arg(name);
+        case RangeProblem::not_increasing:
+            return QObject::tr("the %1 axis must run from a smaller to a larger value").arg(name);
+        case RangeProblem::too_large:
+            return QObject::tr("the %1 limits must lie within ±%2")
+                .arg(name, QString::number(kMaxAxisValue, 'g', 3));
+        case RangeProblem::too_narrow:
+            return QObject::tr(
+                       "the %1 range is narrower than %2 of its values (1e-9 × the larger "
+                       "limit): an axis cannot label it")
+                .arg(name, QString::number(kMinRelativeSpan, 'g', 3));
+        case RangeProblem::too_deep:
+            return QObject::tr(
+                       "the %1 range would draw the data more than %2 times its width "
+                       "away: zoom in less deeply")
+                .arg(name, QString::number(kMaxZoomDepth, 'g', 3));
+    }
     return {};
 }
 }  // namespace
@@ -121,10 +142,13 @@ QString check(QAbstractAxis* a, double lo, double hi, const QString& name) {
 QString set_axis_limits(QChartView* view, double x0, double x1, double y0, double y1) {
     QAbstractAxis* ax = first_axis(view, Qt::Horizontal);
     QAbstractAxis* ay = first_axis(view, Qt::Vertical);
-    for (const QString& e :
-         {check(ax, x0, x1, QObject::tr("horizontal")), check(ay, y0, y1, QObject::tr("vertical"))})
-        if (!e.isEmpty()) return e;
     PlotInteraction* interaction = chart_interaction(view);
+    // The data's range: the zoom's home (the range the view fit to its data), else the axes' now.
+    const VisibleRange data =
+        interaction ? interaction->home_range() : VisibleRange{{NAN, NAN}, {NAN, NAN}};
+    for (const QString& e : {check(ax, x0, x1, data.x, QObject::tr("horizontal")),
+                             check(ay, y0, y1, data.y, QObject::tr("vertical"))})
+        if (!e.isEmpty()) return e;
     if (!interaction) return QObject::tr("the chart cannot be zoomed");
     // The interaction's ranges are in the axes' drawn coordinates (log10 on a log axis).
     auto drawn = [](QAbstractAxis* a, double v) { return is_log(a) ? std::log10(v) : v; };

@@ -19,8 +19,9 @@ void attach_chart_options(FigureChartView* view);
 
 /// Shows x in [x0, x1] and y in [y0, y1] (the axes' own values), as the Axis Limits dialog does:
 /// through the chart's zoom, so Reset Zoom (Ctrl+0, a double-click) returns to the data's range.
-/// Returns why limits cannot be shown (not numbers, from not below to, ≤ 0 on a log axis), or
-/// an empty string when they were applied.
+/// Returns why limits cannot be shown (not numbers, from not below to, ≤ 0 on a log axis, a
+/// range no axis can draw: visible_range.hpp, drawable_range_problem), or an empty string when
+/// they were applied.
 QString set_axis_limits(QChartView* view, double x0, double x1, double y0, double y1);
 
 /// The visible x and y ranges {x0, x1, y0, y1} in the axes' own values when the chart is zoomed

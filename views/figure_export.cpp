@@ -83,6 +83,32 @@ private:
 /// fall back to their default, a serif face with other metrics, and labels laid out for the face
 /// Qt measured overrun their boxes. Each family becomes the face Qt drew with (as the PDF embeds
 /// it), then CSS's generic sans-serif.
+/// `svg` with each character XML 1.0 forbids written as U+FFFD (the replacement character):
+/// QSvgGenerator writes text as it is, and a model named "model\x07A" (a rename, a dump's file
+/// name) or a token with an ESC made the SVG ill-formed XML that no viewer opens. The C0 controls
+/// other than tab, newline and carriage return are single bytes that UTF-8 never uses inside a
+/// longer character; U+FFFE and U+FFFF are EF BF BE and EF BF BF.
+QByteArray xml_safe(QByteArray svg) {
+    static const QByteArray replacement = QByteArrayLiteral("\xEF\xBF\xBD");
+    QByteArray out;
+    out.reserve(svg.size());
+    for (qsizetype i = 0; i < svg.size(); ++i) {
+        const auto c = static_cast<unsigned char>(svg[i]);
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+            out += replacement;
+        } else if (c == 0xEF && i + 2 < svg.size() &&
+                   static_cast<unsigned char>(svg[i + 1]) == 0xBF &&
+                   (static_cast<unsigned char>(svg[i + 2]) == 0xBE ||
+                    static_cast<unsigned char>(svg[i + 2]) == 0xBF)) {
+            out += replacement;
+            i += 2;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 QByteArray name_drawn_fonts(const QByteArray& svg) {
     const QString xml = QString::fromUtf8(svg);
     static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
@@ -199,7 +225,7 @@ Drawn export_svg(const FigureSource& source, const QString& path, const FigureEx
         print.paint(painter);
         painter.end();
     }
-    return {name_drawn_fonts(bytes), print.print()};
+    return {name_drawn_fonts(xml_safe(std::move(bytes))), print.print()};
 }
 
 Drawn export_pdf(const FigureSource& source, const QString& path, const FigureExportOptions& o) {

@@ -33,12 +33,12 @@ nlohmann::json GatesViewSettings::to_json() const {
 
 GatesViewSettings GatesViewSettings::from_json(const nlohmann::json& j) {
     GatesViewSettings s;
-    s.dump = QString::fromStdString(j.value("dump", ""));
-    s.layer = j.value("layer", s.layer);
-    s.gate = QString::fromStdString(j.value("gate", ""));
-    s.example = j.value("example", s.example);
+    s.dump = setting_string(j, "dump", s.dump);
+    s.layer = setting_as_int(j, "layer", s.layer);
+    s.gate = setting_string(j, "gate", s.gate);
+    s.example = setting_as_int64(j, "example", s.example);
     // Project files written before compare mode have neither key: A only, aligned by layer.
-    s.dump_b = QString::fromStdString(j.value("dump_b", ""));
+    s.dump_b = setting_string(j, "dump_b", s.dump_b);
     s.align = setting_choice(j, "align", s.align, {"layer", "depth"});
     return s;
 }

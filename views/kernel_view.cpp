@@ -140,18 +140,21 @@ nlohmann::json KernelViewSettings::to_json() const {
 
 KernelViewSettings KernelViewSettings::from_json(const nlohmann::json& j) {
     KernelViewSettings s;
-    auto source = [](const nlohmann::json& o) {
-        return KernelSource{QString::fromStdString(o.value("path", "")),
-                            o.value("checkpoint", false)};
+    // {"path": …, "checkpoint": …}, each named by its place ("settings.a.path: 5 is not …").
+    auto source = [&j](const char* key) {
+        const nlohmann::json o = setting_object(j, key, nlohmann::json::object());
+        const std::string at = std::string("settings.") + key;
+        return KernelSource{setting_string(o, "path", QString(), at),
+                            setting_bool(o, "checkpoint", false, at)};
     };
-    s.a = source(j.value("a", nlohmann::json::object()));
-    if (j.contains("b")) s.b = source(j["b"]);
+    s.a = source("a");
+    if (j.contains("b")) s.b = source("b");
     // The ranges of the view's own controls ("length": 16777216 took gigabytes and minutes).
     s.radius = static_cast<int>(setting_int(j, "radius", s.radius, 1, 65535));
     s.length = static_cast<int>(setting_int(j, "length", s.length, 2, 1 << 20));
     s.scaling = setting_choice(j, "scaling", s.scaling, {"minmax", "signed", "magnitude"});
-    s.layer = j.value("layer", s.layer);
-    s.group = j.value("group", s.group);
+    s.layer = setting_as_int(j, "layer", s.layer);
+    s.group = setting_as_int(j, "group", s.group);
     return s;
 }
 

@@ -32,8 +32,8 @@ nlohmann::json LengthAccuracyViewSettings::to_json() const {
 
 LengthAccuracyViewSettings LengthAccuracyViewSettings::from_json(const nlohmann::json& j) {
     LengthAccuracyViewSettings s;
-    s.a = QString::fromStdString(j.value("a", ""));
-    s.b = QString::fromStdString(j.value("b", ""));
+    s.a = setting_string(j, "a", s.a);
+    s.b = setting_string(j, "b", s.b);
     s.binning = setting_choice(j, "binning", s.binning, {"quantile", "width"});
     // As `analyze length-accuracy --bins` takes them; a width of 0 is "from the bins".
     s.bins = static_cast<int>(setting_int(j, "bins", s.bins, 1, analysis::kMaxBins));

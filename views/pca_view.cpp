@@ -16,6 +16,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "views/chart_figure.hpp"
 #include "views/chart_panel.hpp"
 #include "views/colour_map.hpp"
@@ -43,14 +45,29 @@ nlohmann::json PcaViewSettings::to_json() const {
 PcaViewSettings PcaViewSettings::from_json(const nlohmann::json& j) {
     PcaViewSettings s;
     if (j.contains("dumps"))
-        for (const auto& p : j.at("dumps"))
-            s.dumps << QString::fromStdString(p.get<std::string>());
+        s.dumps = setting_strings(j, "dumps", s.dumps);
     else if (j.contains("dump"))  // project files written before compare mode: one model
-        s.dumps << QString::fromStdString(j.value("dump", ""));
-    s.energy = j.value("energy", s.energy);
-    s.max_sentences = j.value("max_sentences", s.max_sentences);
+        s.dumps << setting_string(j, "dump", QString());
+    s.energy = setting_bool(j, "energy", s.energy);
+    s.max_sentences = setting_as_int64(j, "max_sentences", s.max_sentences);
     s.x = setting_choice(j, "x", s.x, {"layer", "depth"});
-    s.p = j.value("p", s.p);
+    // One of the thresholds the k(p) chart offers (its combo box): "p": 0.95 was drawn as k(0.90)
+    // under the title k(0.95).
+    if (j.contains("p")) {
+        const auto& v = j.at("p");
+        const auto offered = analysis::PcaOptions{}.thresholds;
+        const auto it = std::find_if(offered.begin(), offered.end(), [&v](double t) {
+            return v.is_number() && std::abs(v.get<double>() - t) < 1e-9;
+        });
+        if (it == offered.end()) {
+            std::string list;
+            for (double t : offered)
+                list += (list.empty() ? "" : ", ") + QString::number(t, 'f', 2).toStdString();
+            throw FormatError("settings.p: " + data::abbreviated(v.dump()) +
+                              " is not one of the thresholds " + list);
+        }
+        s.p = *it;
+    }
     return s;
 }
 
@@ -159,6 +176,10 @@ void PcaView::start() {
             int total = 0;
             for (const auto& p : s.dumps) {
                 dumps.push_back(std::make_unique<analysis::DumpReader>(p.toStdString()));
+                // As `analyze pca` says it: a dump without /layers drew an empty figure.
+                if (dumps.back()->layers().empty())
+                    throw routescope::ConfigError(dumps.back()->path() +
+                                                  ": the dump has no layers to analyse");
                 total += static_cast<int>(dumps.back()->layers().size());
             }
             steps.set_total(total);

@@ -10,9 +10,12 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 
 #include "analysis/layer_pairing.hpp"
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "views/chart_panel.hpp"
 #include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
@@ -30,18 +33,24 @@ nlohmann::json SimilarityViewSettings::to_json() const {
 
 SimilarityViewSettings SimilarityViewSettings::from_json(const nlohmann::json& j) {
     SimilarityViewSettings s;
-    s.dump_a = QString::fromStdString(j.value("dump_a", std::string()));
-    s.dump_b = QString::fromStdString(j.value("dump_b", std::string()));
+    s.dump_a = setting_string(j, "dump_a", s.dump_a);
+    s.dump_b = setting_string(j, "dump_b", s.dump_b);
     s.measure = setting_choice(j, "measure", s.measure, analysis::similarity_measures());
     s.vectors = setting_choice(j, "vectors", s.vectors, {"token", "sentence"});
-    s.max_vectors = j.value("max_vectors", s.max_vectors);
-    s.gram_m = j.value("gram_m", s.gram_m);
-    s.permutations = j.value("permutations", s.permutations);
-    s.bootstrap = j.value("bootstrap", s.bootstrap);
-    if (j.contains("scatter") && j["scatter"].is_array() && j["scatter"].size() == 2 &&
-        j["scatter"][0].is_number_integer() && j["scatter"][1].is_number_integer()) {
-        s.scatter_a = j["scatter"][0].get<int>();
-        s.scatter_b = j["scatter"][1].get<int>();
+    s.max_vectors = setting_as_int64(j, "max_vectors", s.max_vectors);
+    s.gram_m = setting_as_int64(j, "gram_m", s.gram_m);
+    s.permutations = setting_as_int(j, "permutations", s.permutations);
+    s.bootstrap = setting_as_int(j, "bootstrap", s.bootstrap);
+    // [layer of A, layer of B], or [-1, -1] for none; a layer the dumps lack is refused when the
+    // result shows which they have (show_result).
+    if (j.contains("scatter")) {
+        const auto& c = j.at("scatter");
+        if (!c.is_array() || c.size() != 2)
+            throw FormatError("settings.scatter: " + data::abbreviated(c.dump()) +
+                              " is not [layer of A, layer of B]");
+        constexpr int kMax = std::numeric_limits<int>::max();
+        s.scatter_a = static_cast<int>(whole_number_at(c[0], -1, kMax, "settings.scatter[0]"));
+        s.scatter_b = static_cast<int>(whole_number_at(c[1], -1, kMax, "settings.scatter[1]"));
     }
     return s;
 }
@@ -141,6 +150,24 @@ QString SimilarityView::input_stem() const {
     return file_stem(settings_.dump_a) + "-vs-" + file_stem(settings_.dump_b);
 }
 
+namespace {
+/// FormatError when the settings' scatter cell names a layer the result did not compare, as
+/// `analyze similarity --scatter 9,9` refuses it: a project's "scatter": [9, 9] was exported with
+/// a note in place of the panel and exit 0.
+void check_scatter_cell(const SimilarityViewSettings& s, const analysis::SimilarityResult& r) {
+    for (const auto& [layer, layers, which] :
+         {std::tuple{s.scatter_a, &r.layers_a, "A"}, std::tuple{s.scatter_b, &r.layers_b, "B"}}) {
+        if (layer < 0 || std::find(layers->begin(), layers->end(), layer) != layers->end())
+            continue;
+        const std::string compared = layers->empty() ? std::string("none")
+                                                     : std::to_string(layers->front()) + " … " +
+                                                           std::to_string(layers->back());
+        throw FormatError("settings.scatter: layer " + std::to_string(layer) + " of " + which +
+                          " is not among the layers compared (" + compared + ")");
+    }
+}
+}  // namespace
+
 void SimilarityView::restore_settings(const nlohmann::json& j) {
     const auto s = SimilarityViewSettings::from_json(j);
     const bool other_cell =
@@ -149,6 +176,8 @@ void SimilarityView::restore_settings(const nlohmann::json& j) {
                        s.vectors != settings_.vectors || s.max_vectors != settings_.max_vectors ||
                        s.gram_m != settings_.gram_m || s.permutations != settings_.permutations ||
                        s.bootstrap != settings_.bootstrap;
+    // On the result shown (a new one is checked when it comes, in start()).
+    if (!rerun && has_result() && !busy()) check_scatter_cell(s, result_);
     settings_ = s;
     {
         QSignalBlocker block(measure_box_);
@@ -223,6 +252,7 @@ void SimilarityView::start() {
             return out;
         },
         [this](Out& r) {
+            check_scatter_cell(settings_, r.result);  // the view's error: nothing drawn
             result_ = std::move(r.result);
             n_layers_a_ = r.n_a;
             n_layers_b_ = r.n_b;

@@ -85,11 +85,11 @@ nlohmann::json TrainingViewSettings::to_json() const {
 
 TrainingViewSettings TrainingViewSettings::from_json(const nlohmann::json& j) {
     TrainingViewSettings s;
-    for (const auto& p : j.value("runs", nlohmann::json::array()))
-        s.runs << QString::fromStdString(p.get<std::string>());
+    s.runs = setting_strings(j, "runs", s.runs);
     s.x = setting_choice(j, "x", s.x, {"step", "time"});
-    s.smoothing = std::clamp(j.value("smoothing", s.smoothing), 0.0, 0.99);
-    s.run_filter = QString::fromStdString(j.value("run_filter", std::string()));
+    // The range of the view's control (a smoothing of 5 was drawn as 0.99 without a word).
+    s.smoothing = setting_number(j, "smoothing", s.smoothing, 0.0, 0.99);
+    s.run_filter = setting_string(j, "run_filter", s.run_filter);
     return s;
 }
 

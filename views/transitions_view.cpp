@@ -28,10 +28,9 @@ nlohmann::json TransitionsViewSettings::to_json() const {
 
 TransitionsViewSettings TransitionsViewSettings::from_json(const nlohmann::json& j) {
     TransitionsViewSettings s;
-    for (const auto& p : j.value("dumps", nlohmann::json::array()))
-        s.dumps << QString::fromStdString(p.get<std::string>());
+    s.dumps = setting_strings(j, "dumps", s.dumps);
     s.measure = setting_choice(j, "measure", s.measure, {"relative", "l2", "angle", "positions"});
-    s.max_sentences = j.value("max_sentences", s.max_sentences);
+    s.max_sentences = setting_as_int64(j, "max_sentences", s.max_sentences);
     s.x = setting_choice(j, "x", s.x, {"layer", "depth"});
     return s;
 }

@@ -15,6 +15,7 @@
 #include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "views/visible_range.hpp"
 
 namespace routescope::gui {
 namespace {
@@ -338,6 +339,24 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
                     if (!ok)
                         throw FormatError(where + ".limits." + axis +
                                           " is not [low, high] with low < high");
+                    // Limits no axis can draw (views/visible_range.hpp): a span past the largest
+                    // double hung the export in Qt Charts' label code; a span of a few ulps
+                    // wrote an unreadable PDF. In the drawn coordinate: log10 on a log axis.
+                    const std::string log_key = std::string("log_") + axis;
+                    double lo = l[axis][0].get<double>(), hi = l[axis][1].get<double>();
+                    if (o.contains(log_key) && o[log_key] == true && lo > 0) {
+                        lo = std::log10(lo);
+                        hi = std::log10(hi);
+                    }
+                    const auto problem =
+                        views::drawable_range_problem({lo, hi}, {std::nan(""), std::nan("")});
+                    if (problem == views::RangeProblem::too_large)
+                        throw FormatError(where + ".limits." + axis +
+                                          " cannot be drawn: each end must lie within ±1e300");
+                    if (problem == views::RangeProblem::too_narrow)
+                        throw FormatError(where + ".limits." + axis +
+                                          " cannot be drawn: its span is below 1e-9 of the larger "
+                                          "end's magnitude");
                 }
             }
         }

@@ -12,6 +12,7 @@
 #include <QScatterSeries>
 
 #include "analysis/dump_reader.hpp"
+#include "engine/core/error.hpp"
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
 #include "views/array_browser_view.hpp"
@@ -908,6 +909,17 @@ private slots:
         QVERIFY2(chart_title(view.scatter_chart()).contains(QString::number(sc.rho, 'f', 3)),
                  qPrintable(chart_title(view.scatter_chart())));
         QCOMPARE(view.settings()["scatter"], nlohmann::json({sc.layer_a, sc.layer_b}));
+        // Session 38: settings naming a cell of layers the result did not compare (here one past
+        // the last layer of B, r.layers_b) are refused, as `analyze similarity --scatter` refuses
+        // them, and the cell shown stays; 4294967297 is refused, not read as layer 1.
+        {
+            nlohmann::json bad = view.settings();
+            bad["scatter"] = {r.layers_a.front(), r.layers_b.back() + 1};
+            QVERIFY_THROWS_EXCEPTION(routescope::FormatError, view.restore_settings(bad));
+            bad["scatter"] = {4294967297LL, 0};
+            QVERIFY_THROWS_EXCEPTION(routescope::FormatError, view.restore_settings(bad));
+            QCOMPARE(view.settings()["scatter"], nlohmann::json({sc.layer_a, sc.layer_b}));
+        }
         QVERIFY(view_test::screenshot(&view, "view_similarity_scatter"));
         // A rename redraws the last result with the new name: nothing is computed again.
         {

@@ -27,6 +27,7 @@
 #include "views/chart_interaction.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
+#include "views/display_name.hpp"
 #include "views/figure_export.hpp"
 #include "views/figure_font.hpp"
 #include "views/figure_layout.hpp"
@@ -353,6 +354,37 @@ private slots:
         QVERIFY2(shapes >= 4 * 13,
                  qPrintable(QString("%1 shapes, %2 images").arg(shapes).arg(images)));
         QVERIFY(texts > 10);
+    }
+
+    // Session 38: a model named with control characters (a rename to "model\x07A", a dump's
+    // file name) was written raw into the SVG's text: not well-formed XML (1.0 forbids U+0001 …
+    // U+0008, U+000B, U+000C, U+000E … U+001F, U+FFFE, U+FFFF), which no viewer opened. Each is
+    // now U+FFFD; the document parses, and the text reads with the replacements.
+    void svgOfANameWithControlCharactersIsWellFormedXml() {
+        set_display_name(dump_, QString::fromUtf8("model\x07"
+                                                  "A\x1b"
+                                                  "B\x0c"
+                                                  "C") +
+                                    QChar(0xFFFE));
+        view_->restyle();
+        QVERIFY(view_test::wait_for(view_.get()));
+        const QString path = out_ + "/control-name.svg";
+        view_->export_to(path);
+        set_display_name(dump_, QString());
+        view_->restyle();
+        QVERIFY(view_test::wait_for(view_.get()));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        QXmlStreamReader xml(bytes);
+        QString text;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::Characters) text += xml.text();
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        const QString replaced = QString::fromUtf8("model\uFFFDA\uFFFDB\uFFFDC\uFFFD");
+        QVERIFY2(text.contains(replaced), qPrintable(text.left(400)));
+        for (char c = 1; c < 0x20; ++c)
+            if (c != '\t' && c != '\n' && c != '\r') QVERIFY(!bytes.contains(c));
     }
 
     // The SVG names the face its text was measured and drawn in, as fontconfig resolves the

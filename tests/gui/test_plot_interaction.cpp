@@ -252,6 +252,30 @@ private slots:
         QVERIFY(set_axis_limits(v.get(), 5, 5, 0, 1).contains("smaller to a larger"));
         QVERIFY(set_axis_limits(v.get(), 0, 1, NAN, 1).contains("numbers"));
         QCOMPARE(ranges(v.get()).x0, 10.0);  // a refused change changes nothing
+        // Limits no axis can draw (the sine's data: x 0–50, y about −3–5): a span past the
+        // largest double (2e308: the export hung in Qt Charts' label code), an end so large
+        // that the tick step overflows, a span of 1e-15 at 1 (below a billionth of the values:
+        // the PDF's coordinates of the data came out as garbage), and a range 1e6 of its own
+        // widths from the data (the same PDF coordinates).
+        QVERIFY(set_axis_limits(v.get(), -1e308, 1e308, 0, 1).contains("within"));
+        QVERIFY(set_axis_limits(v.get(), 0, 1.7e308, 0, 1).contains("within"));
+        QVERIFY(set_axis_limits(v.get(), 1, 1.000000000000001, 0, 1).contains("narrower"));
+        QVERIFY(set_axis_limits(v.get(), 0, 1, 2, 2 + 1e-12).contains("narrower"));
+        QVERIFY(set_axis_limits(v.get(), 1e6, 1e6 + 1, 0, 1).contains("away"));
+        QCOMPARE(ranges(v.get()).x0, 10.0);
+        // A deep zoom still in reach: data at most 50 / 1e-3 = 5e4 widths away.
+        QCOMPARE(set_axis_limits(v.get(), 25, 25.001, 0, 1), QString());
+        QCOMPARE(ranges(v.get()).x1, 25.001);
+        // The wheel stops at the same depth: 200 notches in (1.25^200 ≈ 2e19 times) leave a
+        // range of more than a millionth of the data's width (the data at most 1e5 widths off,
+        // half the data on either side of the centre).
+        const QPoint centre = plot_pixel(v.get(), 0.5, 0.5);
+        for (int i = 0; i < 200; ++i)
+            wheel(v->viewport(), centre, 120);
+        r = ranges(v.get());
+        QVERIFY2(r.x1 - r.x0 >= (home.x1 - home.x0) * 1e-6,
+                 qPrintable(QString("x %1..%2").arg(r.x0, 0, 'g', 17).arg(r.x1, 0, 'g', 17)));
+        QVERIFY(r.y1 - r.y0 >= (home.y1 - home.y0) * 1e-6);
         chart_interaction(v.get())->reset();
         r = ranges(v.get());
         QCOMPARE(r.x0, home.x0);

@@ -198,10 +198,28 @@ std::uint64_t digest_of(const train::LabelledSet& set) {
     return d.h;
 }
 
+// A digest of the parameters a rank starts from (FNV-1a over their bytes, tensor by tensor, in
+// the store's order), downloaded one tensor at a time: every rank initialises the same values from
+// the seed, so a difference is a checkpoint (--init, train.init_from, --resume) read from another
+// file's bytes, such as a node's stale copy at the same step.
+std::uint64_t digest_of(const ParamStore& params) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (const ParamEntry& e : params.entries()) {
+        const std::vector<float> values = params.download_entry(e.name);
+        const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+        for (std::size_t i = 0; i < values.size() * sizeof(float); ++i) {
+            h ^= bytes[i];
+            h *= 1099511628211ULL;
+        }
+    }
+    return h;
+}
+
 /// make() on every rank, then agree_after_setup on the fingerprint: every key of the
-/// configuration, the tokenizer's bytes, the training and validation data as tokenized, and the
-/// step the run starts from (a node whose copy of a checkpoint or corpus is stale or partial
-/// would otherwise train other data, or from another step, in the same collectives), and --until.
+/// configuration, the tokenizer's bytes, the training and validation data as tokenized, the
+/// step and the parameters the run starts from (a node whose copy of a checkpoint or corpus is
+/// stale or partial would otherwise train other data, or from another step, in the same
+/// collectives), and --until.
 template <class Make>
 auto set_up_together(Make&& make, std::int64_t until) {
     std::exception_ptr error;
@@ -233,6 +251,8 @@ auto set_up_together(Make&& make, std::int64_t until) {
         }
         parts.emplace_back("starting step (its checkpoint)",
                            static_cast<std::uint64_t>(made->step()));
+        parts.emplace_back("starting state of the parameters (its checkpoint or initialisation)",
+                           digest_of(made->model().params()));
         // Where the run stops: a rank given another --until left (or trained on) while the
         // others waited for it in the next step's collective, for ever.
         parts.emplace_back("--until", static_cast<std::uint64_t>(until));

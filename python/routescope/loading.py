@@ -131,6 +131,15 @@ def _positive_int(c, key, where):
     return value
 
 
+def _finite(x):
+    """math.isfinite for a JSON number: an integer too large for a float (a valid JSON integer of
+    hundreds of digits) is not a finite float, rather than an OverflowError."""
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
+
+
 def check_config(c, where="config.json"):
     """Raises LoadError (naming `where`) unless the config dict `c` is one the modules can be
     built from: model_type BiGS or bert, every key the architecture reads present (or, for BiGS,
@@ -154,7 +163,7 @@ def check_config(c, where="config.json"):
                         f"num_attention_heads {c['num_attention_heads']}")
     if "layer_norm_eps" in c:
         eps = c["layer_norm_eps"]
-        if type(eps) not in (int, float) or not math.isfinite(eps) or eps <= 0:
+        if type(eps) not in (int, float) or not _finite(eps) or eps <= 0:
             raise LoadError(f"{where}: layer_norm_eps = {_quote(eps)} is not a positive finite "
                             "number")
     if "hidden_act" in c and (not isinstance(c["hidden_act"], str) or

@@ -677,6 +677,42 @@ with h5py.File(sys.argv[1], 'r') as f:
         QVERIFY(!QFileInfo::exists(dir("stale.dump.h5")));
     }
 
+    // Session 38 (probe X3). The ranks' checkpoints are compared by their contents, not only by
+    // the step and path: one node's stale copy of --init (or of the resumed run) at the same path
+    // started its rank from other weights, and the job trained on with exit 0 (rank 0 wrote its
+    // own). /proc/self/cwd/init.ckpt.h5 is the same path on both ranks and another file in each
+    // rank's working directory (-wdir), as a node's own disk would be.
+    void ranksStartingFromDifferentWeightsAreRefused() {
+        REQUIRE_MPI();
+        for (const auto& [run_name, seed] : {std::pair{"seed-a", 1}, std::pair{"seed-b", 2}}) {
+            if (!QFileInfo::exists(dir(run_name) + "/model.ckpt.h5"))
+                train(0, dir(run_name), 2, {"--set", QString("train.seed=%1").arg(seed)});
+            QDir().mkpath(dir(QString(run_name) + "-wd"));
+            QFile::remove(dir(QString(run_name) + "-wd") + "/init.ckpt.h5");
+            QVERIFY(QFile::copy(dir(run_name) + "/model.ckpt.h5",
+                                dir(QString(run_name) + "-wd") + "/init.ckpt.h5"));
+        }
+        const QStringList args = QStringList{"train",
+                                             "--config",
+                                             tiny_config(),
+                                             "--out",
+                                             dir("stale-init"),
+                                             "--init",
+                                             "/proc/self/cwd/init.ckpt.h5",
+                                             "--json"} +
+                                 tiny_sets(2, 4);
+        const Run r = run(
+            mpiexec(),
+            QStringList{"--oversubscribe", "-np", "1", "-wdir", dir("seed-a-wd"), ROUTESCOPE_CLI} +
+                args + QStringList{":", "-np", "1", "-wdir", dir("seed-b-wd"), ROUTESCOPE_CLI} +
+                args,
+            120000);
+        QVERIFY2(r.code == 2 && r.err.contains("starting state of the parameters") &&
+                     r.err.contains("differs from rank 0's"),
+                 qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err.right(2000))));
+        QVERIFY(!QFileInfo::exists(dir("stale-init") + "/model.ckpt.h5"));
+    }
+
     // --until is where every rank stops: given to one rank only, that rank saved and left at
     // step 3 while the other waited for it in step 4's collective, for ever.
     void ranksWithDifferentUntilAreRefused() {

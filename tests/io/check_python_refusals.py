@@ -414,6 +414,9 @@ def configs(fx):
               ("layer_norm_eps 0", dict(c, layer_norm_eps=0), "layer_norm_eps"),
               ("layer_norm_eps -1e-5", dict(c, layer_norm_eps=-1e-5), "layer_norm_eps"),
               ("layer_norm_eps true", dict(c, layer_norm_eps=True), "layer_norm_eps"),
+              # A valid JSON integer too large for a float: OverflowError, not a LoadError,
+              # until session 38 (probe X3).
+              ("layer_norm_eps 10**400", dict(c, layer_norm_eps=10 ** 400), "layer_norm_eps"),
               ("hidden_act 'swish'", dict(c, hidden_act="swish"), "hidden_act"),
               ("hidden_act ['gelu']", dict(c, hidden_act=["gelu"]), "hidden_act"),
               ("model_type 'gpt2'", dict(c, model_type="gpt2"), "model_type"),

@@ -22,6 +22,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "routescope/version.hpp"
 #include "views/figure_layout.hpp"
 
@@ -364,9 +365,45 @@ nlohmann::json provenance_document(const FigureSource& source, const QString& fi
     return doc;
 }
 
+namespace {
+/// The files the live ExportInputs protect, outermost first.
+QStringList& protected_inputs() {
+    static QStringList files;
+    return files;
+}
+}  // namespace
+
+ExportInputs::ExportInputs(const QStringList& files) : before_(protected_inputs().size()) {
+    protected_inputs() += files;
+}
+
+ExportInputs::~ExportInputs() {
+    protected_inputs().resize(before_);
+}
+
+void refuse_overwriting_export_inputs(const QString& output) {
+    const std::string out = output.toStdString();
+    for (const QString& input : protected_inputs()) {
+        const std::string in = input.toStdString();
+        // Links followed as the atomic writer follows them (it writes the link's target), and a
+        // hard link: either way the input's bytes would be replaced.
+        if (!same_output_file(out, in)) continue;
+        const bool other_name =
+            QFileInfo(output).absoluteFilePath() != QFileInfo(input).absoluteFilePath();
+        throw ConfigError(out + ": is the project's input " + in +
+                          (other_name ? " (another name of it: a link)" : "") +
+                          "; writing it would destroy that input, so this figure's files are not "
+                          "written: remove or rename " +
+                          out + ", or export into another folder");
+    }
+}
+
 QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
                           const FigureExportOptions& options) {
     check_export_options(options);
+    // Before anything is drawn or written: the figure and its provenance go together.
+    refuse_overwriting_export_inputs(path);
+    refuse_overwriting_export_inputs(provenance_path(path));
     Drawn drawn{{}, print_size(source.figure_size(), options)};
     switch (format) {
         case FigureFormat::Png:
@@ -431,6 +468,14 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
         throw IoError("cannot create directory " + dir.toStdString() + ": " + why.toStdString());
     }
     const QString name = stem.isEmpty() ? source.figure_name() : stem;
+    // A view's files are refused together when one of them is an input: none is written (a
+    // figure standing without its CSV, or beside a link onto the dump, would misstate the export).
+    for (auto format :
+         {FigureFormat::Png, FigureFormat::Svg, FigureFormat::Pdf, FigureFormat::Csv}) {
+        const QString path = QDir(dir).filePath(name + "." + figure_format_suffix(format));
+        refuse_overwriting_export_inputs(path);
+        refuse_overwriting_export_inputs(provenance_path(path));
+    }
     // Each format on its own: a PNG too large to draw, or a disk that fills while it is written,
     // does not cost the view its SVG, PDF and CSV. Every failure is reported, once all were tried.
     QStringList out;

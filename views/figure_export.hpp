@@ -73,7 +73,8 @@ QString figure_format_suffix(FigureFormat format);
 QSize png_pixel_size(QSizeF logical, int dpi);
 
 /// Writes the figure (or its CSV) to `path` and its provenance to provenance_path(path). Returns
-/// the files written; throws IoError naming the file when one cannot be written.
+/// the files written; throws IoError naming the file when one cannot be written, ConfigError
+/// (nothing written) when either is an input an ExportInputs protects.
 QStringList export_figure(const FigureSource& source, const QString& path, FigureFormat format,
                           int dpi = 150);
 /// The same with the format from the path's suffix.
@@ -87,10 +88,31 @@ QStringList export_figure(const FigureSource& source, const QString& path,
                           const FigureExportOptions& options);
 /// `stem`: the files' name without suffix (empty: the source's figure_name()). `written`, when
 /// given, gets every file written, also those of the formats written before one failed (the
-/// IoError then says which failed).
+/// IoError then says which failed). ConfigError, and none of the figure's files written, when
+/// one of them (figure, CSV or provenance) is an input an ExportInputs protects.
 QStringList export_all_formats(const FigureSource& source, const QString& dir,
                                const FigureExportOptions& options, const QString& stem = {},
                                QStringList* written = nullptr);
+
+/// The files no export writes while an object of this class lives: a project's inputs (its dumps,
+/// checkpoints, predictions, run logs, the project file itself). A figure, CSV or provenance whose
+/// name is one of them, or another name of one (a symbolic link, a linked folder, a hard link),
+/// is refused before anything of that figure is written: `--export` wrote a figure's CSV through
+/// a link onto the project's own dump. Nested objects add to the outer ones' files. The GUI
+/// thread's exports only (not thread-safe).
+class ExportInputs {
+public:
+    explicit ExportInputs(const QStringList& files);
+    ~ExportInputs();
+    ExportInputs(const ExportInputs&) = delete;
+    ExportInputs& operator=(const ExportInputs&) = delete;
+
+private:
+    qsizetype before_ = 0;
+};
+/// Throws ConfigError naming `output` and the input when `output` is one of the files an
+/// ExportInputs protects (or a link to one); nothing when none is.
+void refuse_overwriting_export_inputs(const QString& output);
 
 /// figure.png → figure.png.provenance.json
 QString provenance_path(const QString& figure_path);

@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QSet>
@@ -9,11 +10,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <ostream>
 
 #include "app/gui/analysis_registry.hpp"
 #include "app/gui/main_window.hpp"
+#include "app/gui/project_file.hpp"
 #include "app/gui/workspace.hpp"
 #include "engine/data/utf8.hpp"
 #include "views/analysis_view.hpp"
@@ -82,6 +85,51 @@ std::string printable_text(const QString& text) {
         std::string_view(utf8.constData(), static_cast<std::size_t>(utf8.size())));
 }
 
+QStringList files_opened_by(const QString& path) {
+    QStringList out;
+    const auto add = [&out](const QString& p) {
+        const QFileInfo info(p);
+        if (info.isDir()) {
+            // A run directory: the training view reads its log, and its model's checkpoint.
+            const QDir dir(info.absoluteFilePath());
+            for (const QString& n : dir.entryList({"*.jsonl", "*.h5"}, QDir::Files))
+                out << dir.filePath(n);
+        } else if (info.exists()) {
+            out << info.absoluteFilePath();
+        }
+    };
+    add(path);
+    if (!path.endsWith(QStringLiteral(".rsproj"), Qt::CaseInsensitive)) return out;
+    Project project;
+    try {
+        project = Project::load(QFileInfo(path).absoluteFilePath());
+    } catch (const std::exception&) {
+        return out;  // opening it says why
+    }
+    for (const QString& f : project.files)
+        add(f);
+    for (const QString& r : project.runs)
+        add(r);
+    // The settings' paths were made absolute when the project was read (relative to it); any
+    // other text (a measure's name) names no file.
+    std::function<void(const nlohmann::json&)> settings = [&](const nlohmann::json& j) {
+        if (j.is_string()) {
+            const QString s = QString::fromStdString(j.get<std::string>());
+            if (QDir::isAbsolutePath(s)) add(s);
+        } else if (j.is_array() || j.is_object()) {
+            for (const auto& v : j)
+                settings(v);
+        }
+    };
+    for (const ProjectView& v : project.views) {
+        for (const QString& f : v.inputs)
+            add(f);
+        settings(v.settings);
+    }
+    out.removeDuplicates();
+    return out;
+}
+
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
                    bool check_layout, double timeout_s) {
@@ -95,6 +143,9 @@ int export_project(const QString& project, const QString& out_dir,
         err << "routescope: error: " << printable_text(e.what()) << "\n";
         return 2;
     }
+    // No figure, CSV or provenance is written over a file the project opens (a name in --out
+    // that is a link to its dump: the dump became a CSV, exit 0).
+    const views::ExportInputs inputs(files_opened_by(project));
     // Each view's own outcome (session 28: at a fixed limit of 600 s, views that had failed at
     // once, or finished and been started again behind a long analysis, were all reported as
     // "did not finish in 600 s"). `context`, destroyed first, ends the connections before the

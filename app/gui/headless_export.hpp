@@ -3,6 +3,7 @@
 // shown on a display (the offscreen platform), waits for every view's analysis, and writes every
 // view's figures (PNG, SVG, PDF, CSV, each with its provenance JSON) into DIR, as Export All does.
 #include <QString>
+#include <QStringList>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -13,7 +14,9 @@ namespace routescope::gui {
 
 /// Returns the process exit code: 0 every view exported, 2 the project cannot be read, 3 a view's
 /// analysis failed or did not finish within `timeout_s`, or a figure could not be written (the
-/// other views are still exported). Lists the files written on `out`, problems on `err`, each
+/// other views are still exported), a view's too when one of its files (figure, CSV, provenance)
+/// is, or links to, a file the project opens (files_opened_by): none of that view's files is
+/// written, and the error names both. Lists the files written on `out`, problems on `err`, each
 /// view's with its own outcome: its analysis's error, or, past the timeout, whether it was
 /// running (and how far), queued behind other analyses, or waiting for the check of its files.
 /// `options`: the PNG DPI and the print width and font size (`--width`, `--font-pt`).
@@ -36,6 +39,13 @@ std::string printable_text(const QString& text);
 inline std::string printable_text(const char* text) {
     return printable_text(std::string_view(text));
 }
+
+/// Every file opening `path` reads, absolute: the file itself; for a project (*.rsproj) also its
+/// files, its runs and its views' inputs and the files their settings name (predictions, a
+/// timings file); for a run directory its log, checkpoints and dumps. Only files that exist (a
+/// missing one cannot be destroyed); a project that cannot be read gives itself alone (opening
+/// it says why). What `--screenshot` and `--export` never write over.
+QStringList files_opened_by(const QString& path);
 
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,

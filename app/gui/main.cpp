@@ -9,10 +9,11 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include <unistd.h>
 #include <cmath>
+
 #include <csignal>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <string_view>
 
@@ -21,10 +22,21 @@
 #include "engine/core/build_info.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "routescope/version.hpp"
 #include "views/work_thread_pool.hpp"
 
 namespace {
+// SIGINT / SIGTERM / SIGHUP / SIGUSR1 during --export or --screenshot: the temporaries being
+// written are unlinked and the process exits 130, as routescope-cli does (a figure's
+// ".NAME.png.tmp-PID" was left in --out). Async-signal-safe: unlink, write, _exit.
+extern "C" void on_terminating_signal(int) {
+    routescope::unlink_registered_temporaries();
+    static const char text[] = "routescope: interrupted\n";
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);
+    ::_exit(130);
+}
+
 // An analysis cancelled when its view closed may still be running on the work pool: waited for
 // before main returns, since the static result cache it writes into is destroyed after main
 // (a failed analysis restarted by its view's settings crashed `--export` at exit, 1 run in 12).
@@ -158,6 +170,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     parser.process(app);
+    // The headless modes end on a signal as the CLI does (docs/reliability.md); the window keeps
+    // Qt's default (it writes through the same temporaries, which a later writer sweeps).
+    if (parser.isSet(export_project) || parser.isSet(screenshot)) {
+        struct sigaction sa {};
+        sa.sa_handler = on_terminating_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1})
+            sigaction(sig, &sa, nullptr);
+    }
 
     if (!parser.isSet(export_project))
         // Options of --export alone: given without it they did nothing, and the window opened.
@@ -219,14 +240,20 @@ int main(int argc, char** argv) {
         // project being opened — was destroyed that way.
         const QString out = parser.value(screenshot);
         const std::string shown = routescope::gui::printable_text(out.toStdString());
-        for (const QString& f : parser.positionalArguments()) {
-            std::error_code ec;
-            if (std::filesystem::equivalent(out.toStdString(), f.toStdString(), ec)) {
+        // The files a project opens too (its dumps, its views' inputs and settings' files): a
+        // PNG name that linked to the project's dump replaced the dump with the picture, exit 0.
+        // Links followed as the writer follows them, and hard links.
+        for (const QString& f : parser.positionalArguments())
+            for (const QString& input : routescope::gui::files_opened_by(f)) {
+                if (!routescope::same_output_file(out.toStdString(), input.toStdString())) continue;
                 std::cerr << "routescope: error: --screenshot " << shown
-                          << " is also a file to open; give another name (nothing written)\n";
+                          << " is also a file to open";
+                if (QFileInfo(input).absoluteFilePath() != QFileInfo(f).absoluteFilePath())
+                    std::cerr << " (" << routescope::gui::printable_text(input) << ", which "
+                              << routescope::gui::printable_text(f) << " opens)";
+                std::cerr << "; give another name (nothing written)\n";
                 return 2;
             }
-        }
         if (!out.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ||
             QFileInfo(out).fileName().size() <= 4) {
             std::cerr << "routescope: error: --screenshot " << shown

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <sys/resource.h>
+#include <unistd.h>
 #include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QImage>
@@ -781,6 +782,60 @@ private slots:
         QStringList files = QDir(dir).entryList(QDir::Files | QDir::Hidden, QDir::Name);
         QCOMPARE(files, (QStringList{"c.csv", "c.csv.provenance.json", "c.pdf",
                                      "c.pdf.provenance.json", "c.svg", "c.svg.provenance.json"}));
+    }
+
+    // Found by a probe: `--export` wrote a figure's CSV through a link in --out onto the
+    // project's own dump. An output that is a project's input (the file itself, a link to it,
+    // a hard link) is refused while an ExportInputs names it: none of the figure's files is
+    // written, the error names both, and the input keeps every byte.
+    void anOutputThatIsAnInputIsNeverWritten() {
+        const QString dir = out_ + "/inputs-kept";
+        QDir(dir).removeRecursively();
+        QVERIFY(QDir().mkpath(dir + "/figs"));
+        const QString input = dir + "/a.dump.h5", project = dir + "/p.rsproj";
+        for (const QString& f : {input, project}) {
+            QFile file(f);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("an input's bytes\n");
+        }
+        const auto bytes = [](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        QVERIFY(QFile::link("../a.dump.h5", dir + "/figs/c.csv"));                   // a link
+        QVERIFY(::link(qPrintable(project), qPrintable(dir + "/figs/d.svg")) == 0);  // a hard link
+        const ExportInputs inputs({input, project});
+        const auto refused = [&](const QString& stem, const QString& file, const QString& in) {
+            QStringList written;
+            QString said = "(no error)";
+            try {
+                (void)export_all_formats(*view_, dir + "/figs", FigureExportOptions{}, stem,
+                                         &written);
+            } catch (const routescope::ConfigError& e) {
+                said = QString::fromUtf8(e.what());
+            }
+            QVERIFY2(
+                said.contains(dir + "/figs/" + file) && said.contains(in) && said.contains("input"),
+                qPrintable(said));
+            QVERIFY(written.isEmpty());
+            for (const QString suffix : {".png", ".pdf", ".png.provenance.json"})
+                QVERIFY2(!QFileInfo::exists(dir + "/figs/" + stem + suffix), qPrintable(stem));
+        };
+        refused("c", "c.csv", input);
+        refused("d", "d.svg", project);
+        // The figure alone, by its own name, and its provenance's name.
+        QVERIFY_THROWS_EXCEPTION(
+            routescope::ConfigError,
+            export_figure(*view_, dir + "/a.dump.h5", FigureFormat::Csv, FigureExportOptions{}));
+        QVERIFY(QFile::link("../p.rsproj", dir + "/figs/e.png.provenance.json"));
+        QVERIFY_THROWS_EXCEPTION(routescope::ConfigError,
+                                 export_figure(*view_, dir + "/figs/e.png", FigureExportOptions{}));
+        QVERIFY(!QFileInfo::exists(dir + "/figs/e.png"));
+        QCOMPARE(bytes(input), QByteArray("an input's bytes\n"));
+        QCOMPARE(bytes(project), QByteArray("an input's bytes\n"));
+        QVERIFY(QFileInfo(dir + "/figs/c.csv").isSymLink());
+        // Any other name is written as before.
+        QCOMPARE(export_all_formats(*view_, dir + "/figs", FigureExportOptions{}, "f").size(), 8);
     }
 
     // The export check's line for a broken word: a long file name broken where its line ends

@@ -15,13 +15,16 @@
 #include <H5Cpp.h>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QMessageBox>
 #include <QProcess>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTreeWidget>
 
+#include <csignal>
 #include <random>
 
 #include "app/gui/main_window.hpp"
@@ -779,6 +782,23 @@ private slots:
         QVERIFY(!QFileInfo::exists(nowhere));
         QVERIFY(bytes(dump) == dump_before);
 
+        // Found by a probe: a PNG name that is a link to a dump a project opens (not itself on
+        // the command line) replaced the dump with the picture, exit 0. Exit 2, nothing written.
+        {
+            QFile p(dir_.path() + "/shot.rsproj");
+            QVERIFY(p.open(QIODevice::WriteOnly));
+            p.write(R"({"format":"routescope-project","version":1,"files":["kept.dump.h5"],)"
+                    R"("runs":[],"views":[],"current":0})");
+        }
+        const QString linked = dir_.path() + "/linked.png";
+        QFile::remove(linked);
+        QVERIFY(QFile::link(dump, linked));
+        std::tie(code, err) = gui({"--screenshot", linked, dir_.path() + "/shot.rsproj"});
+        QVERIFY2(code == 2 && err.contains("is also a file to open") && err.contains(dump),
+                 qPrintable(err));
+        QVERIFY(bytes(dump) == dump_before);
+        QVERIFY(QFileInfo(linked).isSymLink());
+
         // A disk that fills while the PNG is written (a file-size limit of 8 KiB, SIGXFSZ
         // ignored, so write() fails with EFBIG part-way): exit 3 with the system's reason, and
         // the PNG already there keeps every byte. QSaveFile's commit() reported success after
@@ -801,6 +821,54 @@ private slots:
                      limited_err.contains("too large"),
                  qPrintable(limited_err));
         QCOMPARE(bytes(shot), QByteArray("an older picture\n"));
+    }
+
+    // Found by a probe: SIGTERM during --export left the figure's temporary
+    // (".NAME.png.tmp-PID") in --out. The headless modes unlink their temporaries on SIGINT,
+    // SIGTERM and SIGHUP and exit 130, as routescope-cli does (docs/reliability.md). The signal
+    // is sent once a temporary is seen (a large PNG keeps it there a while).
+    void aSignalDuringAnExportLeavesNoTemporary() {
+        const QString dump = dir_.path() + "/signal.dump.h5";
+        QFile::remove(dump);
+        QVERIFY(
+            QFile::copy(QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/valid_full.dump.h5"), dump));
+        {
+            QFile p(dir_.path() + "/signal.rsproj");
+            QVERIFY(p.open(QIODevice::WriteOnly));
+            p.write(
+                R"({"format":"routescope-project","version":1,"files":["signal.dump.h5"],)"
+                R"("runs":[],"views":[{"kind":"anisotropy","inputs":["signal.dump.h5"]}],"current":0})");
+        }
+        const QString out = dir_.path() + "/signal-figs";
+        QDir(out).removeRecursively();
+        QProcess gui;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        gui.setProcessEnvironment(env);
+        gui.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                  {"--export", dir_.path() + "/signal.rsproj", "--out", out, "--dpi", "300"});
+        QVERIFY(gui.waitForStarted());
+        const auto temporaries = [&out] {
+            return QDir(out).entryList({".*.tmp-*"}, QDir::Files | QDir::Hidden);
+        };
+        QElapsedTimer clock;
+        clock.start();
+        bool seen = false;
+        while (!seen && gui.state() == QProcess::Running && clock.elapsed() < 120000) {
+            seen = !temporaries().isEmpty();
+            if (!seen) QThread::usleep(500);
+        }
+        if (!seen) {
+            gui.waitForFinished(120000);
+            QSKIP("the export wrote its figures before a temporary was seen");
+        }
+        ::kill(static_cast<pid_t>(gui.processId()), SIGTERM);
+        QVERIFY(gui.waitForFinished(60000));
+        const QString err = QString::fromUtf8(gui.readAllStandardError());
+        QVERIFY2(gui.exitStatus() == QProcess::NormalExit && gui.exitCode() == 130,
+                 qPrintable(err));
+        QVERIFY2(err.contains("interrupted"), qPrintable(err));
+        QVERIFY2(temporaries().isEmpty(), qPrintable(temporaries().join(' ')));
     }
 };
 

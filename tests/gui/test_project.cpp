@@ -1358,6 +1358,49 @@ private slots:
         QVERIFY(!QFileInfo::exists(dir + "/out2"));
     }
 
+    // Found by a probe: a figure's name in --out that was a link to the project's own dump was
+    // written through (the dump became a CSV, exit 0). Every output of --export that is, or
+    // links to, a file the project opens is refused (docs/user-guide.md, --export): that view's
+    // files are not written, the error names both files, the other views are, exit 3.
+    void headlessExportNeverWritesOverAProjectsInput() {
+        const QString dir = fresh_dir("export-inputs");
+        const QString dump = dir + "/a.dump.h5";
+        QVERIFY(QFile::copy(fixture("valid_full.dump.h5"), dump));
+        QFile f(dir + "/p.rsproj");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            QJsonDocument(
+                QJsonObject{{"format", "routescope-project"},
+                            {"version", 1},
+                            {"files", QJsonArray{"a.dump.h5"}},
+                            {"views",
+                             QJsonArray{QJsonObject{{"kind", "transitions"},
+                                                    {"inputs", QJsonArray{"a.dump.h5"}},
+                                                    {"settings",
+                                                     QJsonObject{{"dumps", QJsonArray{"a.dump.h5"}},
+                                                                 {"measure", "angle"}}}},
+                                        QJsonObject{{"kind", "anisotropy"},
+                                                    {"inputs", QJsonArray{"a.dump.h5"}}}}}})
+                .toJson());
+        f.close();
+        const QByteArray before = view_test::sha256_of(dump).toUtf8();
+        QVERIFY(QDir().mkpath(dir + "/figs"));
+        QVERIFY(QFile::link("../a.dump.h5", dir + "/figs/transitions-a.csv"));
+        QByteArray err;
+        const int code = run_workbench(
+            {"--export", dir + "/p.rsproj", "--out", dir + "/figs", "--dpi", "72"}, &err);
+        QVERIFY2(code == 3, err.constData());
+        QCOMPARE(view_test::sha256_of(dump).toUtf8(), before);
+        QVERIFY2(err.contains((dir + "/figs/transitions-a.csv").toUtf8()) &&
+                     err.contains(QFileInfo(dump).absoluteFilePath().toUtf8()),
+                 err.constData());
+        QVERIFY(QFileInfo(dir + "/figs/transitions-a.csv").isSymLink());
+        for (const QString suffix : {".png", ".svg", ".pdf", ".png.provenance.json"})
+            QVERIFY2(!QFileInfo::exists(dir + "/figs/transitions-a" + suffix), err.constData());
+        for (const QString suffix : {".png", ".svg", ".pdf", ".csv"})
+            QVERIFY2(QFileInfo(dir + "/figs/anisotropy-a" + suffix).size() > 0, err.constData());
+    }
+
     // Found by a probe: a project whose "files" listed itself (or A listed B and B listed A) was
     // opened as a project again and again until the stack overflowed (SIGSEGV in --export and
     // --screenshot), and a project listed in another's "files" was opened silently. "files"

@@ -41,6 +41,7 @@
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
 #include "app/cli/device_option.hpp"
+#include "app/cli/experiment_command.hpp"
 #include "app/cli/experiment_stage.hpp"
 #include "app/cli/phone_book_experiment.hpp"
 #include "app/cli/representation_experiment.hpp"
@@ -264,6 +265,10 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
     for (const auto& s : a.sets) {
         kernels_set = kernels_set || s.rfind("model.ssm.n_kernels=", 0) == 0;
     }
+    // A --set of the whole section (train={"epochs": 3}): refused as train.epochs=3 is.
+    if (config.train.epochs != t.value("epochs", std::int64_t{0}))
+        throw ConfigError(experiment_epochs_refused(
+            "train.epochs = " + std::to_string(config.train.epochs), a.steps));
     if (m.kernel_per_channel && !kernels_set)
         config =
             config.with_override("model.ssm.n_kernels=" + std::to_string(config.model.d_model));
@@ -275,7 +280,9 @@ RunConfig model_config(const ExperimentSpec& spec, const ModelSpec& m, const Exp
 // (min_entries above max_entries), a split the stages need left empty (data.task_params.n_test
 // = 0: three models trained, then the dump found no examples), examples longer than
 // model.max_len. The splits are generated once per distinct task (a few seconds at most).
-void check_tasks(const std::vector<RunConfig>& configs) {
+// `use` says what the experiment does with the test split (experiment_command.hpp).
+void check_tasks(const std::vector<RunConfig>& configs,
+                 const std::string& use = "evaluates and dumps") {
     std::map<std::string, data::TaskData> generated;
     for (const RunConfig& c : configs) {
         // A causal objective on a model that reads later positions (--set model.causal=false):
@@ -291,7 +298,7 @@ void check_tasks(const std::vector<RunConfig>& configs) {
                               " has no training examples");
         if (task.test.empty())
             throw ConfigError("data.task_params.n_test: task " + task.name +
-                              " has no test examples, which the experiment evaluates and dumps");
+                              " has no test examples, which the experiment " + use);
         int longest = 0;
         if (train::is_causal_objective(c.train.objective))
             longest = train::task_sequence_length(task, c.train.objective);
@@ -527,10 +534,15 @@ void check_common_options(const ExperimentArgs& a) {
 // `--set train.steps=N` is `--steps N`: the schedule (warm-up, validations, the size of a fresh
 // training set), the progress lines, results.json's "steps" and the protocol note follow it (they
 // said the protocol's 62,800 steps for a run of 5).
+// `--set train.epochs=E` is refused (experiment_epochs_refused): it changed the steps every run
+// trained, while the schedule, results.json's "steps" and the protocol note kept --steps (induction
+// with train.epochs=1: 157 steps trained, 62,800 recorded, a warm-up of 6,280 never left).
 ExperimentArgs with_steps_from_sets(ExperimentArgs a) {
     std::optional<std::string> value;
     std::vector<std::string> rest;
     for (const auto& s : a.sets) {
+        if (s.starts_with("train.epochs="))
+            throw ConfigError(experiment_epochs_refused("--set " + s, a.steps));
         if (s.starts_with("train.steps="))
             value = s.substr(std::string("train.steps=").size());
         else
@@ -857,4 +869,22 @@ CommandRunner setup_experiment(CLI::App& app) {
 const CommandRegistration registration{"experiment", setup_experiment};
 
 }  // namespace
+
+void check_experiment_tasks(const std::vector<RunConfig>& configs, const std::string& use) {
+    check_tasks(configs, use);
+}
+
+// An experiment's budget is its steps: train.epochs would set them behind the schedule's back.
+// Named as it was given ("--set train.epochs=3", or the key a --set of its section reached).
+std::string experiment_epochs_refused(const std::string& given, std::int64_t steps) {
+    return given +
+           ": an experiment's budget is its steps (--steps N), which its schedule (warm-up, "
+           "validations), results.json's \"steps\" and the protocol note follow; train.epochs "
+           "changed the steps trained without them" +
+           (steps > 0 ? std::string(" (and --steps " + std::to_string(steps) + " is given too)")
+                      : std::string()) +
+           ". Give --steps N instead: an epoch of a fixed training set is ceil(n_train / "
+           "batch_size) steps (induction: 157 for its 5,000 sequences at batch 32)";
+}
+
 }  // namespace routescope::cli

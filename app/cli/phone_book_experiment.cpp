@@ -39,6 +39,7 @@
 #include "app/cli/atomic_text_file.hpp"
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
+#include "app/cli/experiment_command.hpp"
 #include "app/cli/experiment_stage.hpp"
 #include "app/cli/seed_grid.hpp"
 #include "engine/core/config.hpp"
@@ -154,6 +155,28 @@ RunConfig run_config(const RunSpec& r, const PhoneBookExperimentArgs& a, std::in
         throw ConfigError("data.task_params.seed: " + std::to_string(config.data.task_params.seed) +
                           ": the fine-tune's books use it + 7; give at most " +
                           std::to_string(kSeedMax - 7));
+    // The experiment's contrast is between the runs' objectives (and Birdie's modes): a --set of
+    // either trained every run alike while results.json and the verdict still named each run's
+    // own ("next-token" against "the mixture" after train.objective=mlm trained all four with
+    // MLM). Compared after the overrides, so that a --set of the whole section is refused too.
+    if (config.train.objective != r.objective)
+        throw ConfigError(
+            "train.objective: experiment phone-book compares the objectives its runs "
+            "are given (next_token and transformer_next_token: clm; birdie_prefix "
+            "and birdie_causal: birdie), so a --set of it is refused (run " +
+            r.name + " would have trained with '" + config.train.objective +
+            "'); train another objective with `train`");
+    if (r.arch == "birdie" && config.model.birdie.mode != r.mode)
+        throw ConfigError(
+            "model.birdie.mode: experiment phone-book compares the Birdie mixture "
+            "with and without its bidirectional prefix (birdie_prefix: prefix; "
+            "next_token and birdie_causal: causal), so a --set of it is refused "
+            "(run " +
+            r.name + " would have run in mode '" + config.model.birdie.mode +
+            "'); train another mode with `train`");
+    if (config.train.epochs != 0)
+        throw ConfigError(experiment_epochs_refused(
+            "train.epochs = " + std::to_string(config.train.epochs), a.steps));
     if (train::is_causal_objective(config.train.objective)) train::check_causal_objective(config);
     for (const auto& s : a.sets)
         max_len_set = max_len_set || s.starts_with("model.max_len=");
@@ -367,6 +390,34 @@ std::string markdown(const json& results) {
     return md.str();
 }
 
+// Every run's configuration and its fine-tune's, checked as a whole before any stage starts
+// (ConfigError, exit 2): the --set overrides, then the tasks the stages would generate — the
+// training books (min_entries above max_entries, an empty n_train or n_test split, books longer
+// than model.max_len: these failed inside the first train or eval stage, exit 3, with DIR/
+// half-written, or an empty test split ran every stage and tabled "–") and the fine-tune's books
+// of up to 8× the training entries, the size the scored books reach.
+std::pair<std::vector<RunConfig>, std::vector<RunConfig>> checked_configs(
+    const PhoneBookExperimentArgs& a, std::int64_t steps) {
+    std::vector<RunConfig> configs, finetune_configs;
+    try {
+        for (const auto& r : run_specs()) {
+            configs.push_back(run_config(r, a, steps));
+            finetune_configs.push_back(finetune_config(configs.back(), steps));
+        }
+        check_experiment_tasks(configs, "scores");
+        try {
+            check_experiment_tasks(finetune_configs, "scores");
+        } catch (const ConfigError& e) {
+            throw ConfigError(std::string("the fine-tune's and the scored books (up to ") +
+                              std::to_string(kMultiples[std::size(kMultiples) - 1]) +
+                              "× the training books' entries): " + e.what());
+        }
+    } catch (const Error& e) {
+        throw ConfigError(e.what());
+    }
+    return {std::move(configs), std::move(finetune_configs)};
+}
+
 }  // namespace
 
 json check_phone_book_options(std::int64_t steps, int threads, std::uint64_t seed,
@@ -374,27 +425,14 @@ json check_phone_book_options(std::int64_t steps, int threads, std::uint64_t see
     const PhoneBookExperimentArgs a{"", steps, threads, seed, sets};
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t n = a.steps > 0 ? a.steps : kDefaultSteps;
-    try {
-        for (const auto& r : run_specs())
-            (void)finetune_config(run_config(r, a, n), n);
-    } catch (const Error& e) {
-        throw ConfigError(e.what());
-    }
+    (void)checked_configs(a, n);
     return n;  // as run_phone_book_experiment records it
 }
 
 int run_phone_book_experiment(const PhoneBookExperimentArgs& a) {
     if (a.steps < 0) throw ConfigError("--steps: must be positive");
     const std::int64_t steps = a.steps > 0 ? a.steps : kDefaultSteps;
-    std::vector<RunConfig> configs, finetune_configs;
-    try {
-        for (const auto& r : run_specs()) {
-            configs.push_back(run_config(r, a, steps));
-            finetune_configs.push_back(finetune_config(configs.back(), steps));
-        }
-    } catch (const Error& e) {
-        throw ConfigError(e.what());
-    }
+    const auto [configs, finetune_configs] = checked_configs(a, steps);
     const fs::path out = a.out;
     prepare_output_directory(a.out);
     inputs_read();

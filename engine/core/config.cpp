@@ -95,6 +95,7 @@ const std::map<std::string, Kind>& kinds() {
         {"data.seq_len", ints(1, kInt32Max)},
         {"data.labels", {"strs?", {}}},
         {"data.pairs", {"bool?", {}}},
+        {"data.pair_gap", ints(0, kInt32Max)},
         {"train.objective", {"enum", {"mlm", "classify", "clm", "prefix_lm", "birdie"}}},
         {"train.mask_prob", {"float", {}}},
         {"train.prefix_fraction", {"float", {}}},
@@ -307,6 +308,7 @@ RunConfig from_full_json(const ojson& j) {
     c.data.seq_len = d["seq_len"];
     c.data.labels = opt<std::vector<std::string>>(d["labels"]);
     c.data.pairs = opt<bool>(d["pairs"]);
+    c.data.pair_gap = d["pair_gap"];
     const auto& t = j["train"];
     c.train.objective = t["objective"];
     c.train.mask_prob = t["mask_prob"];
@@ -601,7 +603,8 @@ nlohmann::ordered_json RunConfig::to_json() const {
                  {"doc_sep", data.doc_sep},
                  {"seq_len", data.seq_len},
                  {"labels", opt_json(data.labels)},
-                 {"pairs", opt_json(data.pairs)}};
+                 {"pairs", opt_json(data.pairs)},
+                 {"pair_gap", data.pair_gap}};
     j["train"] = {
         {"objective", train.objective},
         {"mask_prob", train.mask_prob},

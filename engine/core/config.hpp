@@ -128,6 +128,9 @@ struct DataConfig {
     /// Classification: whether the examples are sentence pairs (true) or single texts (false);
     /// set by fine-tuning from data.train, checked by eval (null: not recorded).
     std::optional<bool> pairs;
+    /// Classification pairs: filler tokens between the two sentences of every example (the BiGS
+    /// talk's "matching across gaps"; engine/train/labelled_set.hpp). 0 = none.
+    int pair_gap = 0;
 };
 
 /// The Birdie mixture (TASKS.md "Objectives"; engine/train/mixture_controller.hpp).

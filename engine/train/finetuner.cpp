@@ -317,6 +317,8 @@ void Finetuner::describe(nlohmann::ordered_json& start) const {
     start["n_labels"] = config_.model.n_labels;
     start["train_sequences"] = train_.examples.size();
     start["valid_sequences"] = valid_.examples.size();
+    // Filler between a pair's sentences (data.pair_gap): the run's gap, beside its data.
+    if (!config_.data.task || config_.data.task->empty()) start["pair_gap"] = config_.data.pair_gap;
     // Rows whose gold_label is "-" (SNLI: no consensus), left out of the files: said, not silent.
     if (no_consensus_ > 0) start["left_out_no_consensus"] = no_consensus_;
     start["steps_per_epoch"] = steps_per_epoch_;

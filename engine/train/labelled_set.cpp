@@ -3,9 +3,33 @@
 #include <algorithm>
 
 #include "engine/core/error.hpp"
+#include "engine/data/random_stream.hpp"
 #include "engine/data/special_tokens.hpp"
 
 namespace routescope::train {
+
+namespace {
+/// data.pair_gap's filler draws ("pairgap1"), apart from every other use of a seed.
+constexpr std::uint64_t kPairGapSalt = 0x7061697267617031ULL;
+
+// The seed of a pair's filler: FNV-1a (64-bit) over its first text, a 0xFF byte (never in the
+// UTF-8 the readers accept, so "ab"+"c" and "a"+"bc" differ) and its second text. Keyed by the
+// text, not by the line: the same pair gets the same filler in the training file, a validation
+// or test file, a reordered copy, and for every model and train.seed compared on it.
+std::uint64_t pair_seed(const std::string& a, const std::string& b) {
+    std::uint64_t h = 0xCBF29CE484222325ULL;
+    const auto add = [&h](unsigned char c) {
+        h ^= c;
+        h *= 0x100000001B3ULL;
+    };
+    for (const char c : a)
+        add(static_cast<unsigned char>(c));
+    add(0xFF);
+    for (const char c : b)
+        add(static_cast<unsigned char>(c));
+    return h ^ kPairGapSalt;
+}
+}  // namespace
 
 int LabelledSet::max_length() const {
     std::size_t n = 0;
@@ -15,11 +39,28 @@ int LabelledSet::max_length() const {
 }
 
 LabelledSet classification_examples(const data::ClassificationSet& set,
-                                    const data::Tokenizer& tokenizer, int seq_len) {
+                                    const data::Tokenizer& tokenizer, int seq_len, int pair_gap) {
+    if (pair_gap < 0)
+        throw ConfigError("data.pair_gap: " + std::to_string(pair_gap) + " must be at least 0");
+    // A gap between the two sentences of a file that has one: silently training without it
+    // would table a "gap" result that is the no-gap one.
+    if (pair_gap > 0 && !set.pairs)
+        throw ConfigError("data.pair_gap: " + std::to_string(pair_gap) + " filler tokens go " +
+                          "between the two sentences of a pair, but " + set.path +
+                          " holds single sentences; set data.pair_gap = 0 or give a file of "
+                          "pairs (e.g. QNLI's question + sentence)");
     const int framing = set.pairs ? 3 : 2;  // [CLS] a [SEP] (b [SEP])
-    if (seq_len < framing + (set.pairs ? 2 : 1))
-        throw ConfigError("data.seq_len: " + std::to_string(seq_len) + " leaves no room for " +
-                          (set.pairs ? "a pair of sentences" : "a sentence") + " of " + set.path);
+    if (static_cast<std::int64_t>(seq_len) < framing + (set.pairs ? 2 : 1) + std::int64_t{pair_gap})
+        throw ConfigError(
+            pair_gap > 0
+                ? "data.pair_gap: " + std::to_string(pair_gap) +
+                      " filler tokens leave no room for a pair of sentences of " + set.path +
+                      " at data.seq_len = " + std::to_string(seq_len) +
+                      " ([CLS] a [SEP] gap b [SEP] needs data.seq_len at least data.pair_gap + "
+                      "5): give data.pair_gap at most " +
+                      std::to_string(std::max(0, seq_len - 5)) + " or a longer data.seq_len"
+                : "data.seq_len: " + std::to_string(seq_len) + " leaves no room for " +
+                      (set.pairs ? "a pair of sentences" : "a sentence") + " of " + set.path);
     const data::SpecialIds sp = tokenizer.specials();
     // Said of the data being framed and of the vocabulary that lacks the pieces (a text corpus
     // is framed as single texts too, so not "classification examples"); this function does not
@@ -34,11 +75,23 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
             " to frame the inputs of " + set.path +
             " as [CLS] text [SEP]: the checkpoint's tokenizer (or the one given with --tokenizer) "
             "is not a BERT-style vocabulary");
+    // The filler's pieces: every id the tokenizer does not call special ([PAD], [CLS], [SEP],
+    // [MASK], [UNK], <s>, WordPiece's [unusedN]: not text), as MLM's random replacements are.
+    std::vector<std::int32_t> ordinary;
+    if (pair_gap > 0) {
+        for (std::int32_t id = 0; id < tokenizer.vocab_size(); ++id)
+            if (!tokenizer.is_special(id)) ordinary.push_back(id);
+        if (ordinary.empty())
+            throw ConfigError("data.pair_gap: the " + tokenizer.kind() +
+                              " vocabulary has no ordinary (non-special) piece to fill the gap");
+    }
     LabelledSet out;
     out.source = set.path;
     out.labels = set.labels;
+    out.pair_gap = pair_gap;
     out.examples.reserve(set.examples.size());
-    const auto budget = static_cast<std::size_t>(seq_len - framing);
+    // The gap is counted before the pair is cut: only the sentences give way.
+    const auto budget = static_cast<std::size_t>(seq_len - framing - pair_gap);
     for (const auto& x : set.examples) {
         std::vector<std::int32_t> a = tokenizer.encode(x.text_a);
         std::vector<std::int32_t> b;
@@ -57,6 +110,11 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
         e.tokens.push_back(sp.sep);
         e.types.assign(e.tokens.size(), 0);
         if (set.pairs) {
+            if (pair_gap > 0) {
+                data::RandomStream draw(pair_seed(x.text_a, x.text_b.value_or("")), 0, 0);
+                for (int i = 0; i < pair_gap; ++i)
+                    e.tokens.push_back(ordinary[draw.below(ordinary.size())]);
+            }
             e.tokens.insert(e.tokens.end(), b.begin(), b.end());
             e.tokens.push_back(sp.sep);
             e.types.resize(e.tokens.size(), 1);
@@ -71,12 +129,25 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
 UnknownTokens unknown_tokens(const LabelledSet& set, const data::Tokenizer& tokenizer) {
     const data::SpecialIds sp = tokenizer.specials();
     UnknownTokens n;
-    for (const LabelledExample& e : set.examples)
+    for (const LabelledExample& e : set.examples) {
+        // The filler is drawn from ordinary pieces, never [UNK]: counted, it would hide a
+        // tokenizer that reads all of the text as [UNK] (the model would see filler alone).
+        bool after_first_sep = false;
+        int filler_left = 0;
         for (const std::int32_t t : e.tokens) {
+            if (filler_left > 0) {
+                --filler_left;
+                continue;
+            }
+            if (t == sp.sep && !after_first_sep) {
+                after_first_sep = true;
+                filler_left = set.pair_gap;
+            }
             if (t == sp.cls || t == sp.sep || t == sp.pad) continue;
             ++n.words;
             n.unknown += t == sp.unk ? 1 : 0;
         }
+    }
     return n;
 }
 

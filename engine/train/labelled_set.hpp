@@ -5,7 +5,12 @@
 //
 // A classification example becomes [CLS] a [SEP] or [CLS] a [SEP] b [SEP] (BERT's framing), cut to
 // the sequence length by taking tokens from the longer sentence first (BERT's "longest first"),
-// segment 1 from b on. A task example is used as generated: its class label (gap-matching) or its
+// segment 1 from b on. With data.pair_gap = g > 0 a pair becomes [CLS] a [SEP] f₁ … f_g b [SEP]:
+// g filler tokens between the two sentences (the BiGS talk's "matching across gaps"), segment 1,
+// each drawn uniformly from the tokenizer's ordinary pieces (not special) by a Philox stream keyed
+// by the pair's text, so an example has the same filler every epoch, in validation and in eval.
+// The gap is kept whole: only the sentences are cut (longest first) to seq_len − 3 − g. A task
+// example is used as generated: its class label (gap-matching) or its
 // targets at [MASK] positions, predicted through the MLM head.
 #include <cstdint>
 #include <map>
@@ -36,19 +41,26 @@ struct LabelledSet {
     bool targets = false;  ///< per-position targets (MLM head) instead of class labels
     data::TaskMetric metric = data::TaskMetric::Accuracy;
     std::vector<std::string> labels;  ///< class names in id order (class sets)
+    /// Filler tokens after the first [SEP] of every example (data.pair_gap; 0 for none).
+    int pair_gap = 0;
 
     /// The longest example's token count (0 for an empty set).
     int max_length() const;
 };
 
 /// The examples of a classification file, ids from `tokenizer`, at most `seq_len` tokens each
-/// (seq_len ≥ 3 for single sentences, ≥ 5 for pairs: ConfigError naming data.seq_len otherwise).
+/// (seq_len ≥ 3 for single sentences, ≥ 5 + `pair_gap` for pairs: ConfigError naming
+/// data.seq_len, and data.pair_gap when it takes the room, otherwise). `pair_gap` filler tokens
+/// go between a pair's sentences (above); a set of single sentences with `pair_gap` > 0 is a
+/// ConfigError naming data.pair_gap and the file.
 LabelledSet classification_examples(const data::ClassificationSet& set,
-                                    const data::Tokenizer& tokenizer, int seq_len);
+                                    const data::Tokenizer& tokenizer, int seq_len,
+                                    int pair_gap = 0);
 
-/// The tokens of a set (not [CLS], [SEP] or [PAD]) and how many of them the tokenizer read as
-/// [UNK]: a tokenizer that does not cover the text (a task's symbols, another language) reads it
-/// as [UNK]s only, and a classifier then sees lengths alone (fine-tuning and eval refuse it).
+/// The tokens of a set (not [CLS], [SEP], [PAD] or data.pair_gap's filler) and how many of them the
+/// tokenizer read as [UNK]: a tokenizer that does not cover the text (a task's symbols, another
+/// language) reads it as [UNK]s only, and a classifier then sees lengths alone (fine-tuning and
+/// eval refuse it).
 struct UnknownTokens {
     std::int64_t words = 0, unknown = 0;
     double fraction() const {

@@ -125,6 +125,14 @@ data::TaskData run_task(const RunConfig& config) {
             throw ConfigError(std::string(key) + ": give either a classification file (" + **value +
                               ") or data.task = " + *config.data.task +
                               ", not both: the task generates its own examples");
+    // data.pair_gap fills between a classification file's sentence pairs; a task's examples are
+    // used as generated (gap-matching's own gap is its number of passage sentences).
+    if (config.data.pair_gap > 0)
+        throw ConfigError("data.pair_gap: " + std::to_string(config.data.pair_gap) +
+                          " applies to a classification file of sentence pairs, but data.task = " +
+                          *config.data.task +
+                          " generates its own examples; set data.pair_gap = 0 (gap-matching's "
+                          "gap is data.task_params.min_entries / max_entries)");
     return data::generate_task(*config.data.task, task_params(config.data.task_params));
 }
 
@@ -294,13 +302,20 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                           ", but " + checkpoint_path + " was fine-tuned on " +
                           (*config.data.pairs ? "sentence pairs" : "single sentences"));
     if (classifier) number_with(set, *config.data.labels);
-    return classification_examples(set, tokenizer, seq_len);
+    // The gap the model was fine-tuned with (its data.pair_gap), so eval and dump frame the pairs
+    // as training did.
+    return classification_examples(set, tokenizer, seq_len, config.data.pair_gap);
 }
 
 PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string& out_dir, int rank,
                                      std::unique_ptr<data::Tokenizer> tokenizer,
                                      const data::TaskData* task) {
     PretrainingInputs r{std::move(tokenizer), {}, {}};
+    if (config.data.pair_gap > 0 && !(config.data.task && !config.data.task->empty()))
+        throw ConfigError("data.pair_gap: " + std::to_string(config.data.pair_gap) +
+                          " applies to fine-tuning on a classification file of sentence pairs "
+                          "(train.objective = classify), but this run pretrains (" +
+                          config.train.objective + ") on a text corpus; set data.pair_gap = 0");
     if (config.data.task && !config.data.task->empty()) {
         std::optional<data::TaskData> generated;
         if (!task) task = &generated.emplace(run_task(config));
@@ -396,7 +411,8 @@ ClassificationInputs classification_inputs(const RunConfig& config,
     r.labels = train.labels;
     r.pairs = train.pairs;
     r.no_consensus = train.no_consensus;
-    r.train = classification_examples(train, *r.tokenizer, config.data.seq_len);
+    r.train =
+        classification_examples(train, *r.tokenizer, config.data.seq_len, config.data.pair_gap);
     if (config.data.valid && !config.data.valid->empty()) {
         data::ClassificationSet valid = data::read_classification(*config.data.valid);
         if (valid.pairs != train.pairs)
@@ -405,7 +421,8 @@ ClassificationInputs classification_inputs(const RunConfig& config,
                               (train.pairs ? "pairs" : "single sentences"));
         r.no_consensus += valid.no_consensus;
         number_with(valid, train.labels);
-        r.valid = classification_examples(valid, *r.tokenizer, config.data.seq_len);
+        r.valid =
+            classification_examples(valid, *r.tokenizer, config.data.seq_len, config.data.pair_gap);
     } else {
         r.valid = r.train;
         r.valid_is_train = true;

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <filesystem>
+#include <map>
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -10,6 +11,8 @@
 #include "corpus_writer.hpp"
 #include "engine/core/error.hpp"
 #include "engine/data/classification_set.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
+#include "engine/train/labelled_set.hpp"
 
 using namespace routescope;
 using namespace routescope::data;
@@ -40,6 +43,108 @@ class TestClassificationSet : public QObject {
     }
 
 private slots:
+    // data.pair_gap (docs/config.md, docs/tasks.md "Matching across gaps"): [CLS] a [SEP] then g
+    // filler tokens, segment 1, then b [SEP]; the filler drawn from the ordinary (non-special)
+    // pieces, the same for the same pair; the pair cut longest-first to seq_len − 3 − g; no room
+    // for the pair, or a file of single sentences, is a ConfigError naming the keys.
+    void pairGapPutsFillerBetweenTheSentences() {
+        // Ids: [PAD]0 [UNK]1 [CLS]2 [SEP]3 [MASK]4 [unused0]5 what6 is7 red8 the9 sky10 blue11
+        // grass12 green13 [unused1]14: the ordinary pieces are 6 … 13.
+        const WordPieceTokenizer tok(
+            "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n[unused0]\nwhat\nis\nred\nthe\nsky\nblue\n"
+            "grass\ngreen\n[unused1]\n");
+        const auto ordinary = [](std::int32_t t) { return t >= 6 && t <= 13; };
+        const auto p = file("qnli_gap.tsv",
+                            "index\tquestion\tsentence\tlabel\n"
+                            "0\twhat is red\tthe sky is blue\tnot_entailment\n"
+                            "1\twhat is green\tthe grass is green\tentailment\n"
+                            "2\twhat is red\tthe sky is blue\tnot_entailment\n");
+        const ClassificationSet set = read_classification(p);
+        QVERIFY(set.pairs);
+        using V = std::vector<std::int32_t>;
+
+        // No gap: BERT's framing as before.
+        const auto none = train::classification_examples(set, tok, 32, 0);
+        QCOMPARE(none.examples[0].tokens, (V{2, 6, 7, 8, 3, 9, 10, 7, 11, 3}));
+        QCOMPARE(none.examples[0].types, (V{0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+
+        // A gap of 5: [CLS] what is red [SEP] f f f f f the sky is blue [SEP].
+        const auto gap = train::classification_examples(set, tok, 32, 5);
+        QCOMPARE(gap.examples.size(), std::size_t{3});
+        for (const auto& e : gap.examples) {
+            QCOMPARE(e.tokens.size(), std::size_t{15});
+            QCOMPARE(e.tokens[0], 2);
+            QCOMPARE(e.tokens[4], 3);
+            QCOMPARE(e.tokens[14], 3);
+            for (int i = 5; i < 10; ++i)
+                QVERIFY2(ordinary(e.tokens[static_cast<std::size_t>(i)]),
+                         qPrintable(QString::number(e.tokens[static_cast<std::size_t>(i)])));
+            QCOMPARE(e.types, (V{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
+        }
+        QCOMPARE(V(gap.examples[0].tokens.begin() + 10, gap.examples[0].tokens.end() - 1),
+                 (V{9, 10, 7, 11}));
+        QCOMPARE(V(gap.examples[1].tokens.begin() + 1, gap.examples[1].tokens.begin() + 4),
+                 (V{6, 7, 13}));
+        QCOMPARE(gap.examples[0].label, set.examples[0].label_id);
+        // The filler is not text: the [UNK] count's 3 × (3 + 4) words are the sentences' alone.
+        QCOMPARE(train::unknown_tokens(gap, tok).words, std::int64_t{21});
+        // Deterministic: the same pair (rows 0 and 2; a second framing) has the same filler; a
+        // different pair another one.
+        QCOMPARE(gap.examples[2].tokens, gap.examples[0].tokens);
+        QCOMPARE(train::classification_examples(set, tok, 32, 5).examples[1].tokens,
+                 gap.examples[1].tokens);
+        QVERIFY(V(gap.examples[0].tokens.begin() + 5, gap.examples[0].tokens.begin() + 10) !=
+                V(gap.examples[1].tokens.begin() + 5, gap.examples[1].tokens.begin() + 10));
+
+        // Uniform over the 8 ordinary pieces and never a special one: 4000 draws, 500 expected
+        // each (a binomial's σ is 21; ±100 is almost 5σ).
+        const auto wide = train::classification_examples(set, tok, 4100, 4000);
+        std::map<std::int32_t, int> counts;
+        for (int i = 5; i < 4005; ++i)
+            ++counts[wide.examples[0].tokens[static_cast<std::size_t>(i)]];
+        QCOMPARE(counts.size(), std::size_t{8});
+        for (const auto& [t, n] : counts) {
+            QVERIFY2(ordinary(t), qPrintable(QString::number(t)));
+            QVERIFY2(n > 400 && n < 600, qPrintable(QString::number(n)));
+        }
+
+        // The gap is kept whole; the pair is cut longest first in 13 − 3 − 5 = 5 places:
+        // 3/4 → 3/3 → 3/2 (a tie pops the second): what is red | the sky.
+        const auto cut = train::classification_examples(set, tok, 13, 5);
+        QCOMPARE(cut.examples[0].tokens.size(), std::size_t{13});
+        QCOMPARE(V(cut.examples[0].tokens.begin(), cut.examples[0].tokens.begin() + 5),
+                 (V{2, 6, 7, 8, 3}));
+        QCOMPARE(V(cut.examples[0].tokens.begin() + 5, cut.examples[0].tokens.begin() + 10),
+                 V(gap.examples[0].tokens.begin() + 5, gap.examples[0].tokens.begin() + 10));
+        QCOMPARE(V(cut.examples[0].tokens.begin() + 10, cut.examples[0].tokens.end()),
+                 (V{9, 10, 3}));
+        // The least room: one token of each sentence (5 + 5 = 10).
+        QCOMPARE(train::classification_examples(set, tok, 10, 5).examples[0].tokens.size(),
+                 std::size_t{10});
+
+        const auto config_error = [](auto&& f) -> std::string {
+            try {
+                f();
+            } catch (const ConfigError& e) {
+                return e.what();
+            }
+            return "(no ConfigError)";
+        };
+        // No room for the pair beside the gap: both keys named.
+        std::string e = config_error([&] { train::classification_examples(set, tok, 9, 5); });
+        QVERIFY2(e.find("data.pair_gap") != std::string::npos, e.c_str());
+        QVERIFY2(e.find("data.seq_len") != std::string::npos, e.c_str());
+        // A file of single sentences has no place for a gap: refused, naming the file.
+        const auto single =
+            read_classification(file("single_gap.tsv", "sentence\tlabel\nred\t1\n"));
+        QCOMPARE(train::classification_examples(single, tok, 32, 0).examples[0].tokens,
+                 (V{2, 8, 3}));
+        e = config_error([&] { train::classification_examples(single, tok, 32, 5); });
+        QVERIFY2(e.find("data.pair_gap") != std::string::npos, e.c_str());
+        QVERIFY2(e.find("single_gap.tsv") != std::string::npos, e.c_str());
+        QVERIFY2(e.find("single sentences") != std::string::npos, e.c_str());
+    }
+
     void readsGlueSingleSentenceTsv() {
         const auto p = file("sst.tsv", "sentence\tlabel\nit works .\t1\nit fails .\t0\n\n");
         const auto s = read_classification(p);

@@ -413,6 +413,14 @@ def write_bert(out, rng):
               config=json.dumps(no_names))
     model_dir(out, "bert_cls_placeholder_labels", "pytorch_model.bin", torch_save_state(cls_sd),
               config=json.dumps({**no_names, "id2label": {str(i): f"LABEL_{i}" for i in range(3)}}))
+    # The same 3-output classifier under a config.json that declares 2 labels (id2label and
+    # num_labels, or num_labels alone): transformers builds a 2-row classifier from it and refuses
+    # these weights (size mismatch).
+    two = {"id2label": {"0": "negative", "1": "positive"}, "label2id": {"negative": 0, "positive": 1}}
+    model_dir(f"{out}/bad", "bert_cls_id2label_2_of_3", "pytorch_model.bin", torch_save_state(cls_sd),
+              config=json.dumps({**no_names, **two, "num_labels": 2}))
+    model_dir(f"{out}/bad", "bert_cls_num_labels_2_of_3", "pytorch_model.bin",
+              torch_save_state(cls_sd), config=json.dumps({**no_names, "num_labels": 2}))
     model_dir(out, "bert_cls_safetensors", "model.safetensors", safetensors_bytes(
         as_official(recent_safetensors(cls_sd), cls_st, "BertForSequenceClassification st")),
         config=json.dumps(cls_cfg))
@@ -769,6 +777,11 @@ def main():
     f = to_flax(p)
     f["s4_bert/encoder/layer/0/extra/kernel"] = np.zeros((2, 2), np.float32)
     model_dir(bad, "unexpected_tensor", "flax_model.msgpack", mp(flax_tree(f)))
+    # A key holding '/' beside the nested keys: two leaves joined to one name,
+    # s4_bert/embeddings/LayerNorm/bias (zeros first, the real one nested after it).
+    tree = flax_tree(to_flax(p))
+    decoy = {"s4_bert/embeddings": {"LayerNorm": {"bias": flax_leaf(np.zeros(D, np.float32))}}}
+    model_dir(bad, "flax_joined_duplicate", "flax_model.msgpack", mp({**decoy, **tree}))
     f = to_flax(p)
     leaf = f["s4_bert/embeddings/LayerNorm/bias"]
     f["s4_bert/embeddings/LayerNorm/bias"] = Ext(1, mp((tuple(leaf.shape), "int8", leaf.astype(np.int8).tobytes())))

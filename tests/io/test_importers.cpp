@@ -918,6 +918,21 @@ private slots:
              "/importers/bad/vocab_utf16/vocab.utf8.txt`"});
         row("sharded: no weight_map", "bad/sharded_no_weight_map",
             {"model.safetensors.index.json", "no \"weight_map\""});
+        // One tensor named twice is refused in every format (docs/cli.md: a safetensors header
+        // naming a key twice, a zip naming an entry twice): in Flax, a key holding '/' beside
+        // the nested keys joins to a name another leaf has.
+        row("Flax keys joining to one name", "bad/flax_joined_duplicate",
+            {"flax_model.msgpack: s4_bert/embeddings/LayerNorm/bias: two arrays have this name",
+             "['s4_bert/embeddings']['LayerNorm']['bias']",
+             "['s4_bert']['embeddings']['LayerNorm']['bias']"});
+        // A config.json declaring 2 labels for a classifier of 3 outputs: transformers builds
+        // num_labels outputs (id2label's count) and refuses the weights (size mismatch).
+        row("id2label of 2 labels, classifier of 3", "bad/bert_cls_id2label_2_of_3",
+            {"config.json: id2label names 2 labels (num_labels 2)", "the classifier has 3 outputs",
+             "classifier.weight: shape [3, 8]", "size mismatch"});
+        row("num_labels 2, classifier of 3", "bad/bert_cls_num_labels_2_of_3",
+            {"config.json: num_labels is 2", "the classifier has 3 outputs",
+             "classifier.bias: shape [3]"});
         row("sharded: a tensor in two shards", "bad/sharded_twice",
             {"shard model-00003-of-00003.safetensors holds bigs.embeddings.LayerNorm.bias, which "
              "the weight_map places in model-00001-of-00003.safetensors"});
@@ -1041,6 +1056,56 @@ private slots:
             QVERIFY(!fs::exists(out));
         }
         fs::remove(fifo);
+    }
+
+    // The files import finds by name in SRC's directory are regular files too: one that is there
+    // as a FIFO, a link to a device, a directory or a link to nothing is said to be so (exit 2,
+    // naming it), not reported absent ("no config.json (give one with --config)").
+    void filesFoundInTheDirectoryMustBeRegularFiles() {
+        const std::string out = kOut + "/found.ckpt.h5";
+        const struct {
+            const char* model;
+            const char* name;
+            const char* kind;  // fifo | /dev/zero | dir | dangling
+            const char* why;
+        } cases[] = {
+            {"bigs_flax", "config.json", "fifo", "names no regular file: it is a FIFO"},
+            {"bigs_flax", "config.json", "/dev/zero",
+             "names no regular file (a symbolic link to /dev/zero): it is a character device"},
+            {"bigs_flax", "config.json", "dangling", "its target does not exist"},
+            {"bigs_flax", "vocab.txt", "fifo", "names no regular file: it is a FIFO"},
+            {"bigs_flax", "vocab.txt", "dir", "names no regular file: it is a directory"},
+            {"bigs_flax", "flax_model.msgpack", "/dev/zero", "it is a character device"},
+            {"bigs_safetensors", "model.safetensors", "fifo", "it is a FIFO"},
+            {"bert_mlm_pytorch", "pytorch_model.bin", "dir", "it is a directory"},
+            {"bert_google_config", "bert_config.json", "fifo", "it is a FIFO"},
+            {"bigs_flax", "tokenizer_config.json", "fifo", "it is a FIFO"},
+        };
+        for (const auto& c : cases) {
+            const fs::path dir = kOut + "/found";
+            fs::remove_all(dir);
+            fs::copy(kData + "/" + c.model, dir, fs::copy_options::recursive);
+            const fs::path f = dir / c.name;
+            fs::remove(f);
+            if (c.kind == std::string("fifo"))
+                QCOMPARE(::mkfifo(f.c_str(), 0600), 0);
+            else if (c.kind == std::string("dir"))
+                fs::create_directory(f);
+            else if (c.kind == std::string("dangling"))
+                fs::create_symlink(dir / "no-such-file", f);
+            else
+                fs::create_symlink(c.kind, f);
+            const Run r = import_cli({dir.string(), "--out", out});
+            const std::string what = std::string(c.model) + "/" + c.name + " (" + c.kind + "): ";
+            QVERIFY2(r.code == 2 && r.err.find(f.string() + ": ") != std::string::npos &&
+                         r.err.find(c.why) != std::string::npos &&
+                         r.err.find("no config.json") == std::string::npos &&
+                         r.err.find("no weights file") == std::string::npos &&
+                         r.err.find("no vocab.txt") == std::string::npos,
+                     (what + r.err).c_str());
+            QVERIFY2(!fs::exists(out), what.c_str());
+        }
+        fs::remove_all(kOut + "/found");
     }
 
     // Where the checkpoint cannot go is said of the path given (it named an internal temporary

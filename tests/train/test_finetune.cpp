@@ -489,6 +489,63 @@ private slots:
         compare_runs(path("r_cli_straight"), path("r_cli_split"));
     }
 
+    // data.pair_gap through the CLI (docs/config.md): a pair file trains with 3 filler tokens
+    // between the sentences, the checkpoint records the key and eval frames its pairs alike; a
+    // file of single sentences, a gap that leaves the pair no room at data.seq_len, and a
+    // negative gap are exit 2 naming the keys.
+    void cliTrainsWithAPairGap() {
+        train_test::write_text(path("gap_train.tsv"), pair_tsv(16, 7));
+        RunConfig c = tiny_classifier(path("gap_train.tsv"), path("gap_train.tsv"), 0);
+        c.train.steps = 2;
+        const std::string config = path("gap.json");
+        train_test::write_text(config, c.to_json().dump(2));
+        const auto cfg = QString::fromStdString(config);
+        auto r = train_test::run_cli({"train", "--config", cfg, "--out",
+                                      QString::fromStdString(path("gap_run")), "--set",
+                                      "data.pair_gap=3", "--json"});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+        const Checkpoint ck = read_checkpoint(path("gap_run/model.ckpt.h5"));
+        QCOMPARE(ck.config.data.pair_gap, 3);
+        QCOMPARE(ck.config.data.pairs, std::optional<bool>(true));
+        {  // and the log's start record names the gap beside the data
+            QFile log(QString::fromStdString(path("gap_run/log.jsonl")));
+            QVERIFY(log.open(QIODevice::ReadOnly));
+            const auto start = nlohmann::json::parse(log.readLine().toStdString());
+            QCOMPARE(start.value("type", ""), std::string("start"));
+            QCOMPARE(start.value("pair_gap", -1), 3);
+        }
+        r = train_test::run_cli({"eval", "--checkpoint",
+                                 QString::fromStdString(path("gap_run/model.ckpt.h5")), "--data",
+                                 QString::fromStdString(path("gap_train.tsv")), "--out",
+                                 QString::fromStdString(path("gap_preds.jsonl"))});
+        QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+        QCOMPARE(train_test::read_lines(path("gap_preds.jsonl")).size(), std::size_t{16});
+
+        // Single sentences: no place for a gap.
+        train_test::write_text(path("gap_single.tsv"), "sentence\tlabel\nalpha\tyes\nbravo\tno\n");
+        r = train_test::run_cli(
+            {"train", "--config", cfg, "--out", QString::fromStdString(path("gap_single")), "--set",
+             "data.train=" + QString::fromStdString(path("gap_single.tsv")), "--set",
+             "data.valid=" + QString::fromStdString(path("gap_single.tsv")), "--set",
+             "data.pair_gap=3"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.pair_gap") && r.err.contains("gap_single.tsv"),
+                 qPrintable(r.err));
+        // 60 filler tokens at data.seq_len 64 leave 1 place for the pair's 2 sentences.
+        r = train_test::run_cli({"train", "--config", cfg, "--out",
+                                 QString::fromStdString(path("gap_long")), "--set",
+                                 "data.pair_gap=60"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.pair_gap") && r.err.contains("data.seq_len"),
+                 qPrintable(r.err));
+        QVERIFY(!std::filesystem::exists(path("gap_long/model.ckpt.h5")));
+        r = train_test::run_cli({"train", "--config", cfg, "--out",
+                                 QString::fromStdString(path("gap_neg")), "--set",
+                                 "data.pair_gap=-1"});
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("data.pair_gap"), qPrintable(r.err));
+    }
+
     void badInputNamesTheCulprit() {
         // A row with a missing field: the file and its line number.
         train_test::write_text(path("bad_row.tsv"), "sentence\tlabel\nalpha\tyes\nbravo\n");

@@ -315,6 +315,63 @@ private slots:
         }
     }
 
+    // What `experiment phone-book` refuses before any stage starts (docs/cli.md, experiment): exit
+    // 2 naming the key, nothing written — no --out, so no lock file and no half-written run (these
+    // failed inside a stage, exit 3, or with n_test = 0 ran every stage and exited 0):
+    // - task parameters its generator refuses (min_entries above max_entries), also for a grid
+    //   of seeds (no seed run);
+    // - an empty test split (n_test = 0: nothing to score);
+    // - books longer than model.max_len: the training books' (a book of n entries is [CLS], 16
+    //   tokens an entry, [SEP], the query's 15, [SEP]: 16·n + 18, so even one entry's 34 > 10),
+    //   and the fine-tune's of up to 8 × 2 = 16 entries (274 > 100, while the training books' 50
+    //   fit);
+    // - train.objective and model.birdie.mode, the contrast the runs are given (with either set,
+    //   all four runs trained alike while results.json named each run's own objective);
+    // - train.epochs (the runs trained another number of steps than the schedule and the steps
+    //   recorded said).
+    void experimentChecksItsTaskAndSettingsBeforeAnyStage() {
+        const QStringList tiny = {"--steps", "1", "--threads", "1", "--set", "model.d_model=8"};
+        const struct {
+            QStringList sets;
+            QString key;
+        } cases[] = {
+            {{"data.task_params.min_entries=3", "data.task_params.max_entries=2"}, "min_entries"},
+            {{"data.task_params.n_valid=4", "data.task_params.n_test=0"},
+             "data.task_params.n_test"},
+            {{"model.max_len=10"}, "model.max_len"},
+            {{"model.max_len=100"}, "model.max_len"},
+            {{"train.objective=mlm"}, "train.objective"},
+            {{"train.objective=birdie"}, "train.objective"},
+            {{R"(train={"objective": "mlm"})"}, "train.objective"},
+            {{"model.birdie.mode=bidirectional"}, "model.birdie.mode"},
+            {{"model.birdie.mode=prefix"}, "model.birdie.mode"},
+            {{"train.epochs=1"}, "train.epochs"},
+        };
+        int k = 0;
+        for (const auto& c : cases) {
+            const QString out = qpath("refused-" + std::to_string(k++));
+            QStringList args = QStringList{"experiment", "phone-book", "--out", out} + tiny;
+            for (const QString& s : c.sets)
+                args << "--set" << s;
+            const auto r = run_cli(args);
+            QVERIFY2(r.exit_code == 2, qPrintable(c.sets.join(' ') + ": " + r.err + r.out));
+            QVERIFY2(r.err.contains(c.key), qPrintable(c.sets.join(' ') + ": " + r.err));
+            QVERIFY2(!QFileInfo::exists(out), qPrintable(c.sets.join(' ') + ": " + out));
+        }
+        // The fine-tune's books are named as such.
+        const auto ft = run_cli(QStringList{"experiment", "phone-book", "--out", qpath("ft")} +
+                                tiny + QStringList{"--set", "model.max_len=100"});
+        QVERIFY2(ft.err.contains("fine-tune"), qPrintable(ft.err));
+        // A grid of seeds: refused before any seed runs.
+        const auto grid = run_cli(
+            QStringList{"experiment", "phone-book", "--out", qpath("grid"), "--seeds", "2"} + tiny +
+            QStringList{"--set", "data.task_params.min_entries=3", "--set",
+                        "data.task_params.max_entries=2"});
+        QCOMPARE(grid.exit_code, 2);
+        QVERIFY2(grid.err.contains("min_entries"), qPrintable(grid.err));
+        QVERIFY(!QFileInfo::exists(qpath("grid")));
+    }
+
     void experimentRunsEndToEndAndItsTablesMatchThePredictions() {
         const std::string out = path("exp");
         const auto r =

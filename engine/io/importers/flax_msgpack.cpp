@@ -4,7 +4,9 @@
 // str/bin/ext referencing the mapped file instead of being copied.
 #include <msgpack.hpp>
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include "engine/core/error.hpp"
 #include "engine/io/importers/mapped_file.hpp"
@@ -76,6 +78,9 @@ public:
 
     void walk(const msgpack::object& o, const std::string& name, TensorFile& out) {
         if (o.type == msgpack::type::MAP) {
+            // Keys are checked per map here; a key holding '/' ({"bert/embeddings": ...} beside
+            // {"bert": {"embeddings": ...}}) can still give two leaves one joined name, which
+            // leaf_seen() refuses.
             std::set<std::string> seen;
             for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
                 const auto& kv = o.via.map.ptr[i];
@@ -91,7 +96,9 @@ public:
                     fail(name, "a chunked array (flax splits arrays over 1 GiB); not supported");
                 const std::string child = name.empty() ? key : name + "/" + key;
                 if (!seen.insert(key).second) fail(child, "duplicate key");
+                keys_.push_back(key);
                 walk(kv.val, child, out);
+                keys_.pop_back();
             }
             return;
         }
@@ -106,10 +113,32 @@ public:
             fail(name, "msgpack extension type " + std::to_string(o.via.ext.type()) +
                            " (flax writes arrays as type 1; complex values and numpy scalars are "
                            "not parameters this importer knows)");
+        leaf_seen(name);
         out.tensors.push_back(leaf(o.via.ext.data(), o.via.ext.size, name));
     }
 
 private:
+    // The key path of the current leaf as Python subscripts it in the unpacked state dict:
+    // ['bert/embeddings']['word_embeddings']['embedding'].
+    std::string key_path() const {
+        std::string p;
+        for (const auto& k : keys_)
+            p += "['" + k + "']";
+        return p;
+    }
+
+    // Two leaves whose keys join to one name are one tensor named twice: which of them a reader
+    // takes depends on it (flax restores the nested one into its model, the importer's name
+    // lookup found the first in the file), so the file is refused, as safetensors' duplicate
+    // keys and a state_dict's repeated ones are.
+    void leaf_seen(const std::string& name) {
+        const auto [it, fresh] = leaves_.emplace(name, key_path());
+        if (!fresh)
+            fail(name, "two arrays have this name once their keys are joined with '/': " +
+                           it->second + " and " + key_path() +
+                           " (a key holding '/'); readers disagree on which is the parameter");
+    }
+
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         throw FormatError(path_ + ": " + where + ": " + what);
     }
@@ -153,6 +182,8 @@ private:
     }
 
     std::string path_;
+    std::vector<std::string> keys_;              // the map keys down to the current value
+    std::map<std::string, std::string> leaves_;  // joined name → its key path, per leaf
 };
 
 }  // namespace

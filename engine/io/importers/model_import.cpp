@@ -353,6 +353,31 @@ std::string tensorflow_weights(const fs::path& file) {
 }
 }  // namespace
 
+namespace {
+// A file import looks for by name in the model directory is either a regular file or absent;
+// anything else there is said, never taken for absent ("no config.json" for a config.json that
+// was a FIFO or a link to /dev/zero): what is there, in words, or "" for a regular file or
+// nothing at all. A name that cannot be looked at (a directory the user may not enter) gives the
+// system's reason.
+std::string irregular_file(const fs::path& path) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::is_regular_file(st)) return "";
+    std::string link;
+    std::error_code lec;
+    if (fs::is_symlink(fs::symlink_status(path, lec))) {
+        const fs::path target = fs::read_symlink(path, lec);
+        link = lec ? std::string(" (a symbolic link)")
+                   : " (a symbolic link to " + target.string() + ")";
+    }
+    if (fs::exists(st)) return "names no regular file" + link + ": it is " + file_kind(st);
+    if (ec && st.type() != fs::file_type::not_found)
+        return "cannot be looked at (" + ec.message() + ")";
+    if (!link.empty()) return "names no file" + link + ": its target does not exist";
+    return "";
+}
+}  // namespace
+
 ImportSource locate_import_source(const std::string& src, const std::string& format,
                                   const std::string& config, const std::string& vocab) {
     ImportSource s;
@@ -368,6 +393,10 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
             {"pytorch", "pytorch_model.bin"},     {"pytorch", "pytorch_model.bin.index.json"}};
         for (const auto& [f, name] : candidates) {
             if (format != "auto" && format != f) continue;
+            if (const std::string why = irregular_file(dir / name); !why.empty())
+                throw IoError((dir / name).string() + ": " + why +
+                              " (import reads the weights from it: replace it with the file, or "
+                              "give the weights file itself as SRC)");
             if (fs::is_regular_file(dir / name, ec)) {
                 s.weights = (dir / name).string();
                 s.format = f;
@@ -405,8 +434,8 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
     s.config = config.empty() ? (dir / "config.json").string() : config;
     // Google's original BERT release names it bert_config.json (transformers' TF conversion
     // leaves it so beside the converted pytorch_model.bin).
-    if (config.empty() && !fs::is_regular_file(s.config, ec) &&
-        fs::is_regular_file(dir / "bert_config.json", ec))
+    if (config.empty() && !fs::exists(fs::symlink_status(s.config, ec)) &&
+        fs::exists(fs::symlink_status(dir / "bert_config.json", ec)))
         s.config = (dir / "bert_config.json").string();
     // A path given with --config or --vocab must be a regular file: a FIFO or /dev/zero would
     // block the read or never end, a directory is no vocabulary.
@@ -419,17 +448,26 @@ ImportSource locate_import_source(const std::string& src, const std::string& for
                            : "names no regular file (a pipe or a device)"));
     };
     if (!config.empty()) given_file(config, "--config");
+    if (const std::string why = irregular_file(s.config); config.empty() && !why.empty())
+        throw IoError(s.config + ": " + why +
+                      " (import reads the configuration from it: replace it with the file, or "
+                      "give one with --config)");
     if (!fs::is_regular_file(s.config, ec))
         throw IoError(s.config + ": no config.json (give one with --config)");
     if (!vocab.empty()) {
         given_file(vocab, "--vocab");
         s.vocab = vocab;
     } else {
-        for (const char* name : {"vocab.txt", "tokenizer.json"})
+        for (const char* name : {"vocab.txt", "tokenizer.json"}) {
+            if (const std::string why = irregular_file(dir / name); !why.empty())
+                throw IoError((dir / name).string() + ": " + why +
+                              " (import reads the vocabulary from it: replace it with the file, "
+                              "or give one with --vocab)");
             if (fs::is_regular_file(dir / name, ec)) {
                 s.vocab = (dir / name).string();
                 break;
             }
+        }
         if (s.vocab.empty())
             throw IoError(dir.string() +
                           ": no vocab.txt or tokenizer.json (give one with --vocab)");
@@ -610,6 +648,12 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         // beside it (default true), and a tokenizer.json there says it too.
         fs::path dir = fs::path(path).parent_path();
         if (dir.empty()) dir = ".";
+        // One there but not a regular file would have been passed over, and the casing taken
+        // for transformers' default.
+        for (const char* name : {"tokenizer_config.json", "tokenizer.json"})
+            if (const std::string why = irregular_file(dir / name); !why.empty())
+                throw IoError((dir / name).string() + ": " + why + " (import reads " + path +
+                              "'s casing from it: replace it with the file, or remove it)");
         std::error_code ec;
         if (fs::is_regular_file(dir / "tokenizer_config.json", ec))
             out.files.push_back((dir / "tokenizer_config.json").string());
@@ -922,17 +966,48 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
             throw FormatError(file.path_of(*out) + ": " + out->name +
                               ": one output (a regression head, as STS-B's, or a multiple-choice "
                               "scorer; the engine's classifier needs at least 2 labels)");
+        // The label count config.json declares is the classifier's: transformers builds it with
+        // num_labels outputs (id2label's count where there is one: PretrainedConfig derives
+        // num_labels from it) and refuses weights of another size. Imported, the names of another
+        // model's labels were dropped with a note saying config.json had no id2label.
+        const std::size_t n = static_cast<std::size_t>(m.n_labels);
+        const auto outputs = [&] {
+            const NamedTensor* w = file.find(flax ? "classifier/kernel" : "classifier.weight");
+            return "the classifier has " + std::to_string(n) + " outputs (" +
+                   (w ? w->name + ": shape " + shape_text(w->shape) + ", " : std::string()) +
+                   out->name + ": shape " + shape_text(out->shape) +
+                   "): transformers refuses this model (size mismatch); the config.json is "
+                   "another model's, or the weights are";
+        };
+        const bool has_id2label = hf.contains("id2label") && !hf["id2label"].is_null();
+        const int num_labels = get_or<int>(hf, "num_labels", 0, where);
+        if (has_id2label && !hf["id2label"].is_object())
+            throw FormatError(where + ": id2label: expected an object {\"<index>\": name}, got " +
+                              hf["id2label"].dump());
+        if (has_id2label && hf["id2label"].size() != n)
+            throw FormatError(where + ": id2label names " + std::to_string(hf["id2label"].size()) +
+                              " labels" +
+                              (num_labels > 0 ? " (num_labels " + std::to_string(num_labels) + ")"
+                                              : std::string()) +
+                              ", but " + outputs());
+        if (!has_id2label && hf.contains("num_labels") && !hf["num_labels"].is_null() &&
+            static_cast<std::size_t>(num_labels) != n)
+            throw FormatError(where + ": num_labels is " + std::to_string(num_labels) + ", but " +
+                              outputs());
+        if (has_id2label && num_labels > 0 && static_cast<std::size_t>(num_labels) != n && notes)
+            notes->push_back(where + ": num_labels " + std::to_string(num_labels) +
+                             " disagrees with id2label's " + std::to_string(n) +
+                             " labels, which transformers reads (and the classifier has)");
         // The label names: id2label's, except where config.json has none (transformers writes
         // only what differs from its defaults, so a binary classifier with the default names has
         // no id2label) or only transformers' placeholders LABEL_<i>, incomplete or repeated
         // names: then the class indices "0".."n-1", as GLUE's files and Hugging Face datasets
         // write labels, so that such data is scored against the right outputs.
-        const auto n = static_cast<std::size_t>(m.n_labels);
         std::vector<std::string> labels(n);
         for (std::size_t k = 0; k < n; ++k)
             labels[k] = std::to_string(k);
         std::string why;
-        if (hf.contains("id2label") && hf["id2label"].is_object() && hf["id2label"].size() == n) {
+        if (has_id2label) {
             std::vector<std::string> named(n);
             for (const auto& [id, name] : hf["id2label"].items()) {
                 const bool digits = !id.empty() && id.size() < 10 &&

@@ -9,6 +9,8 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include "engine/core/error.hpp"
 #include "engine/io/importers/mapped_file.hpp"
@@ -203,8 +205,27 @@ std::string content_format_problem(const std::string& path, const std::string& e
            " as its name or --format says";
 }
 
+namespace {
+// The importer looks tensors up by name (TensorFile::find takes the first), so a name the list
+// holds twice would import whichever came first, silently. Each reader refuses the repeats its
+// format allows (a safetensors header's, a state_dict's, a zip's entries, Flax keys joining to one
+// name, a tensor in two shards); this is the one check every format passes through.
+TensorFile refuse_repeated_names(TensorFile file) {
+    std::unordered_map<std::string_view, const NamedTensor*> seen;
+    seen.reserve(file.tensors.size());
+    for (const auto& t : file.tensors)
+        if (const auto [it, fresh] = seen.emplace(t.name, &t); !fresh) {
+            const std::string& first = file.path_of(*it->second);
+            throw FormatError(file.path_of(t) + ": " + t.name + ": two tensors of this name" +
+                              (first != file.path_of(t) ? " (the other in " + first + ")" : "") +
+                              "; readers disagree on which is the parameter");
+        }
+    return file;
+}
+}  // namespace
+
 TensorFile read_tensor_file(const std::string& path, const std::string& format, bool lazy) {
-    if (is_shard_index(path)) return read_sharded(path, format, lazy);
+    if (is_shard_index(path)) return refuse_repeated_names(read_sharded(path, format, lazy));
     // A format given (a model directory's file name, --format) is checked against the content:
     // a torch.save file named model.safetensors was read as safetensors, and refused with a
     // nonsensical header length.
@@ -220,9 +241,9 @@ TensorFile read_tensor_file(const std::string& path, const std::string& format, 
         }
     }
     const std::string f = format == "auto" ? detect_tensor_format(path) : format;
-    if (f == "flax") return read_flax_msgpack(path);
-    if (f == "safetensors") return read_safetensors(path, lazy);
-    if (f == "pytorch") return read_pytorch_zip(path);
+    if (f == "flax") return refuse_repeated_names(read_flax_msgpack(path));
+    if (f == "safetensors") return refuse_repeated_names(read_safetensors(path, lazy));
+    if (f == "pytorch") return refuse_repeated_names(read_pytorch_zip(path));
     throw Error("unknown weights format '" + format + "' (auto, flax, safetensors or pytorch)");
 }
 

@@ -108,7 +108,7 @@ std::string content_format_problem(const std::string& path, const std::string& e
 /// the content: content_format_problem); a sharded checkpoint's index (is_shard_index) is read
 /// with read_sharded. `lazy`: safetensors tensors are checked but left in
 /// the mapping (NamedTensor::raw) until their values are asked for; the other formats are always
-/// read eagerly.
+/// read eagerly. FormatError when two tensors of the result have one name (whatever the format).
 TensorFile read_tensor_file(const std::string& path, const std::string& format = "auto",
                             bool lazy = false);
 

@@ -83,6 +83,7 @@ SCHEMA = {
         "seq_len": (128, "int"),
         "labels": (None, "strs?"),
         "pairs": (None, "bool?"),
+        "pair_gap": (0, "int"),
     },
     "train": {
         "objective": ("mlm", ("mlm", "classify", "clm", "prefix_lm", "birdie")),
@@ -198,6 +199,8 @@ def _check_ranges(cfg):
 
     for key in ("vocab_size", "d_model", "n_layers", "max_len"):
         need(m[key] >= 1, f"model.{key}", f"must be at least 1, got {m[key]}")
+    need(cfg["data"]["pair_gap"] >= 0, "data.pair_gap",
+         f"must be at least 0, got {cfg['data']['pair_gap']}")
     need(m["d_inner"] is None or m["d_inner"] >= 1, "model.d_inner", "must be at least 1 or null")
     need(m["arch"] != "gmlp" or d_inner(cfg) % 2 == 0, "model.d_inner",
          "must be even for gmlp (its spatial gating unit splits I in two halves)")

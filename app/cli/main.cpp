@@ -16,6 +16,7 @@
 #include "engine/core/error.hpp"
 #include "engine/data/utf8.hpp"
 #include "engine/dist/communicator.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
@@ -26,7 +27,10 @@ std::vector<CommandEntry>& command_registry() {
 }  // namespace routescope::cli
 
 namespace {
-extern "C" void on_terminating_signal(int) {
+extern "C" void on_terminating_signal(int sig) {
+    // A set of outputs being renamed into place (eval's predictions and summary, analyze's
+    // --out and --csv) finishes first: exiting between two renames left half a new set.
+    if (routescope::hold_signal_while_renaming(sig)) return;
     routescope::unlink_registered_temporaries();
     static const char text[] = "routescope-cli: interrupted\n";
     [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -15,6 +17,45 @@
 namespace routescope {
 
 namespace fs = std::filesystem;
+
+namespace {
+// The sets being renamed now (write_texts_atomically, in any thread) in the low byte, and the
+// number of a stop signal held meanwhile in the bits above it. One word, so the handler and the
+// writer cannot miss each other: a handler that finds a set being renamed records its signal
+// with compare-and-swap before the last writer takes the word back, or finds none after it and
+// acts at once.
+constexpr int kSetMask = 0xff, kSignalShift = 8;
+std::atomic<int> renaming_state{0};
+static_assert(std::atomic<int>::is_always_lock_free, "read by a signal handler");
+
+// Marks the renames of one set for hold_signal_while_renaming; when the last such set ends, a
+// signal held meanwhile is raised again in this thread, where the handler now acts on it.
+class RenamingSet {
+public:
+    RenamingSet() { renaming_state.fetch_add(1); }
+    ~RenamingSet() {
+        int state = renaming_state.load();
+        for (;;) {
+            const bool last = (state & kSetMask) == 1;
+            if (renaming_state.compare_exchange_weak(state, last ? 0 : state - 1)) break;
+        }
+        const int held = state >> kSignalShift;
+        if ((state & kSetMask) == 1 && held != 0) std::raise(held);
+    }
+    RenamingSet(const RenamingSet&) = delete;
+    RenamingSet& operator=(const RenamingSet&) = delete;
+};
+}  // namespace
+
+bool hold_signal_while_renaming(int signal) {
+    int state = renaming_state.load();
+    while ((state & kSetMask) != 0) {
+        if (state >> kSignalShift != 0) return true;  // one is held already: it ends the process
+        if (renaming_state.compare_exchange_weak(state, state | (signal << kSignalShift)))
+            return true;
+    }
+    return false;
+}
 
 namespace {
 // Writes `text` to `tmp`, fsync'ed; RuntimeFailure naming `path` (the final name the user asked
@@ -96,6 +137,10 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
             p.previous_guard = std::make_unique<TemporaryFileGuard>(p.previous.string());
             if (::link(p.final_path.c_str(), p.previous.c_str()) != 0) p.previous.clear();
         }
+    // A stop signal arriving between two renames is held until the set is complete (or put back
+    // after a failed rename): routescope-cli's handler exited at once, leaving the new
+    // predictions beside the old summary.
+    const RenamingSet renaming;
     for (std::size_t i = 0; i < pending.size(); ++i) {
         std::error_code ec;
         fs::rename(pending[i].tmp, pending[i].final_path, ec);

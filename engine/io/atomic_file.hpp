@@ -19,6 +19,16 @@ void write_text_atomically(const std::string& path, const std::string& text);
 /// The outputs of one command ({path, text} each) written together: every temporary is written
 /// first, and only when all are complete are they renamed into place, so a failure on the second
 /// (an unwritable directory, a full disk) leaves neither under its final name.
+/// The renames are one step with respect to a stop signal whose handler consults
+/// hold_signal_while_renaming: a signal arriving after the first rename is acted on after the last
+/// (the new set complete), never between two.
 void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files);
+
+/// For a handler of a signal that ends the process (routescope-cli's SIGINT / SIGTERM / SIGHUP /
+/// SIGUSR1): true when write_texts_atomically is renaming a set of files in any thread, in which
+/// case the signal is held and raised again in that thread once the set is in place (or put back
+/// after a failed rename), and the handler should return without acting. Async-signal-safe (one
+/// lock-free atomic word).
+bool hold_signal_while_renaming(int signal);
 
 }  // namespace routescope

@@ -48,37 +48,31 @@ void TrainingLog::open() {
             if (j["step"].get<std::int64_t>() <= keep_through_step) kept.push_back(line);
         }
     }
-    // A resumed log is cut back through a temporary renamed over it: rewritten in place (opened
-    // with O_TRUNC), a run killed during the rewrite lost its whole history (a 13 MB log of
-    // 72,868 steps left at 0 bytes). Then the log is appended to.
-    if (resume && std::filesystem::exists(path)) {
-        remove_stale_temporaries(path);  // a rewrite killed before its rename
-        const std::string temporary = temporary_path_for(path);
-        {
-            std::ofstream cut(temporary, std::ios::binary | std::ios::trunc);
-            for (const auto& line : kept)
-                cut << line << '\n';
-            cut.flush();
-            if (!cut) {
-                const std::string why = std::strerror(errno);
-                std::error_code ec;
-                std::filesystem::remove(temporary, ec);
-                throw RuntimeFailure(path + ": cannot write the training log: " + why);
-            }
-        }
-        std::error_code ec;
-        std::filesystem::rename(temporary, path, ec);
-        if (ec) {
-            const std::string why = ec.message();  // remove() below clears ec
-            std::filesystem::remove(temporary, ec);
-            throw RuntimeFailure(path + ": cannot write the training log: " + why);
-        }
-        out_.open(path, std::ios::binary | std::ios::app);
-    } else {
-        out_.open(path, std::ios::binary | std::ios::trunc);
-    }
-    if (!out_)
-        throw RuntimeFailure(path + ": cannot write the training log: " + std::strerror(errno));
+    // The log is written under a temporary name and renamed over DIR/log.jsonl, a fresh run's
+    // (empty) as a resumed run's (cut back), and then appended to through the stream opened on
+    // the temporary. Rewritten in place (opened with O_TRUNC), a run killed during a resume's
+    // rewrite lost its whole history (a 13 MB log of 72,868 steps left at 0 bytes), and a fresh
+    // `--overwrite` run whose log.jsonl was a symbolic link to its own data.train truncated the
+    // corpus and wrote the log into it. The log is the run directory's own file: a link there is
+    // replaced, as --overwrite removes the replaced run's checkpoints (links included) rather
+    // than writing through them, and the file it named is left as it was.
+    remove_stale_temporaries(path);  // a rewrite killed before its rename
+    const std::string temporary = temporary_path_for(path);
+    const auto fail = [&](const std::string& why) {
+        out_.close();
+        std::error_code ignored;
+        std::filesystem::remove(temporary, ignored);
+        throw RuntimeFailure(path + ": cannot write the training log: " + why);
+    };
+    out_.open(temporary, std::ios::binary | std::ios::trunc);
+    if (!out_) fail(std::strerror(errno));
+    for (const auto& line : kept)
+        out_ << line << '\n';
+    out_.flush();
+    if (!out_) fail(std::strerror(errno));
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec) fail(ec.message());
 }
 
 void TrainingLog::write(const nlohmann::ordered_json& record) {

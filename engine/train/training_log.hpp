@@ -22,12 +22,14 @@ namespace routescope::train {
 
 class TrainingLog {
 public:
-    /// DIR/log.jsonl, opened at the first write(): truncated for a fresh run; for a resumed run
-    /// the lines up to `keep_through_step` (inclusive) kept. Nothing is touched before then, so a
-    /// run whose setup fails after the log was made (another rank's input, a lock) leaves the
-    /// directory as it was (an empty log.jsonl was left, or the replaced run's log emptied).
-    /// FormatError when `path` exists and is not a regular file (a named pipe would block);
-    /// IoError when a resumed run's log exists but cannot be read.
+    /// DIR/log.jsonl, made at the first write(): empty for a fresh run; for a resumed run the
+    /// lines up to `keep_through_step` (inclusive) kept. Either is written under a temporary
+    /// name and renamed over DIR/log.jsonl, so a symbolic link there is replaced by the run's log
+    /// and the file it named is never written (a link to the run's own corpus was truncated).
+    /// Nothing is touched before then, so a run whose setup fails after the log was made (another
+    /// rank's input, a lock) leaves the directory as it was (an empty log.jsonl was left, or the
+    /// replaced run's log emptied). FormatError when `path` exists and is not a regular file (a
+    /// named pipe would block); IoError when a resumed run's log exists but cannot be read.
     TrainingLog(const std::string& path, bool resume, std::int64_t keep_through_step);
 
     /// Appends one record and flushes. RuntimeFailure when the log cannot be written.

@@ -3,8 +3,13 @@
 // bit for bit; its write queue keeps order, bounds memory and hands back the first error.
 #include <QtTest>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +31,38 @@
 #include "engine/io/write_queue.hpp"
 
 using namespace routescope;
+
+namespace {
+// aStopSignalNeverSeesHalfANewSet: a set of files each holding its generation's letter, and a
+// handler as routescope-cli's (docs/cli.md: an interrupted command exits 130, and a failure
+// leaves nothing half written) that, where it would end the process, reads the set instead.
+constexpr int kSetFiles = 8;
+char set_paths[kSetFiles][1024];
+std::atomic<int> sets_seen{0}, half_sets_seen{0}, signals_held{0};
+
+extern "C" void read_the_set_where_the_cli_would_exit(int sig) {
+    if (hold_signal_while_renaming(sig)) {
+        signals_held.fetch_add(1);
+        return;
+    }
+    char first = 0;
+    for (int i = 0; i < kSetFiles; ++i) {  // open(2), read(2), close(2): async-signal-safe
+        char c = 0;
+        const int fd = ::open(set_paths[i], O_RDONLY);
+        if (fd >= 0) {
+            if (::read(fd, &c, 1) != 1) c = 0;
+            ::close(fd);
+        }
+        if (i == 0)
+            first = c;
+        else if (c != first) {
+            half_sets_seen.fetch_add(1);
+            break;
+        }
+    }
+    sets_seen.fetch_add(1);
+}
+}  // namespace
 
 class TestDumpWriter : public QObject {
     Q_OBJECT
@@ -91,6 +128,51 @@ private slots:
         for (const auto& e : std::filesystem::directory_iterator(dir_.path().toStdString()))
             QVERIFY2(e.path().filename().string().find(".tmp-") == std::string::npos,
                      e.path().c_str());
+    }
+
+    // A stop signal that arrives while a set of outputs (eval's predictions and summary, analyze's
+    // --out and --csv) is being renamed into place is acted on after the last rename, in whichever
+    // thread it arrives: routescope-cli's handler exited between two renames and left the new
+    // predictions beside the old summary (exit 130). Another thread sends SIGUSR1 to the process
+    // over and over while the set is written again and again; wherever the handler acts, the files
+    // are all of one generation.
+    void aStopSignalNeverSeesHalfANewSet() {
+        QVERIFY(!hold_signal_while_renaming(SIGUSR1));  // no set being renamed: act at once
+        for (int i = 0; i < kSetFiles; ++i) {
+            const std::string p = dir_.filePath(QStringLiteral("set-%1.txt").arg(i)).toStdString();
+            QVERIFY(p.size() < sizeof set_paths[i]);
+            std::strcpy(set_paths[i], p.c_str());
+        }
+        const auto write_set = [](char generation) {
+            std::vector<std::pair<std::string, std::string>> files;
+            for (int i = 0; i < kSetFiles; ++i)
+                files.emplace_back(set_paths[i], std::string(1, generation) + "\n");
+            write_texts_atomically(files);
+        };
+        write_set('a');
+        struct sigaction sa {
+        }, previous{};
+        sa.sa_handler = read_the_set_where_the_cli_would_exit;
+        sa.sa_flags = SA_RESTART;  // the writer's fsync and open go on after a handler returns
+        sigemptyset(&sa.sa_mask);
+        QCOMPARE(sigaction(SIGUSR1, &sa, &previous), 0);
+        std::atomic<bool> done{false};
+        std::thread sender([&] {
+            while (!done.load()) {
+                ::kill(::getpid(), SIGUSR1);  // the process: any thread, this one included
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+            }
+        });
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        for (int n = 0; signals_held.load() < 20 && std::chrono::steady_clock::now() < until; ++n)
+            write_set(static_cast<char>('a' + n % 26));
+        done.store(true);
+        sender.join();
+        sigaction(SIGUSR1, &previous, nullptr);
+        qInfo("%d signals handled, %d of them held during renames, %d saw half a set",
+              sets_seen.load(), signals_held.load(), half_sets_seen.load());
+        QCOMPARE(half_sets_seen.load(), 0);
+        QVERIFY2(signals_held.load() > 0, "no signal arrived while a set was being renamed");
     }
 
     void writtenDumpValidates_data() {

@@ -255,6 +255,54 @@ private slots:
         }
     }
 
+    // An output never overwrites an input (docs/cli.md): DIR/log.jsonl that is a symbolic link to
+    // the run's own data.train was opened with O_TRUNC through the link, and `--overwrite` left
+    // the corpus holding the training log (exit 0). The log is the run's own file, replaced as a
+    // whole by a fresh run and by --resume alike: the link gives way to the run's log, and the
+    // file it named keeps its bytes.
+    void aRunsLogNeverWritesThroughALinkIntoAnotherFile() {
+        namespace fs = std::filesystem;
+        const std::string corpus = path("linked-words.txt");
+        train_test::write_text(corpus, train_test::word_corpus(400, 11));
+        const auto bytes = [](const std::string& f) {
+            QFile file(QString::fromStdString(f));
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const QByteArray corpus_bytes = bytes(corpus);
+        const std::string config = config_file("linked", train_test::tiny_bigs(corpus));
+        const std::string out = path("linked");
+        const std::string log = out + "/log.jsonl";
+        fs::create_directories(out);
+        fs::create_symlink(corpus, log);
+        // Steps of the log's records: the run's own, one `start` record first.
+        const auto logged_steps = [&] {
+            std::vector<std::int64_t> steps;
+            std::ifstream in(log);
+            std::string line;
+            while (std::getline(in, line)) {
+                const auto j = nlohmann::json::parse(line);
+                if (j.value("type", "") == "step") steps.push_back(j["step"].get<std::int64_t>());
+            }
+            return steps;
+        };
+        const auto fresh = run_cli(args_of(
+            {"train", "--config", config, "--out", out, "--set", "train.steps=2", "--overwrite"}));
+        QVERIFY2(fresh.exit_code == 0, qPrintable(fresh.err));
+        QVERIFY(bytes(corpus) == corpus_bytes);
+        QVERIFY(!fs::is_symlink(log) && fs::is_regular_file(log));
+        QCOMPARE(logged_steps(), (std::vector<std::int64_t>{1, 2}));
+        // --resume, the same: a link put in its place is replaced by the cut-back log.
+        const QByteArray run_log = bytes(log);
+        const std::string kept = path("linked-kept-log.jsonl");
+        fs::rename(log, kept);
+        fs::create_symlink(corpus, log);
+        const auto resumed = run_cli(args_of({"train", "--resume", out, "--set", "train.steps=3"}));
+        QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+        QVERIFY(bytes(corpus) == corpus_bytes && bytes(kept) == run_log);
+        QVERIFY(!fs::is_symlink(log) && fs::is_regular_file(log));
+        QCOMPARE(logged_steps(), (std::vector<std::int64_t>{3}));
+    }
+
     // A run refused during setup leaves the folder's builtin-corpus.txt as it was: the generated
     // corpus is written under its name only once the run is set up (a refused --overwrite run
     // replaced the earlier run's copy, and a refused run left one in a folder without a run).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 
 #include "engine/core/error.hpp"
@@ -22,6 +23,15 @@ namespace routescope::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The generated built-in corpus, from pretraining_inputs until keep_builtin_corpus or
+// discard_builtin_corpus: registered with the stop-signal handler (stale_temporaries.hpp), so a
+// Ctrl-C during the run's setup removes it (it outlives pretraining_inputs, whose own guards do
+// not).
+std::unique_ptr<TemporaryFileGuard>& generated_corpus_guard() {
+    static std::unique_ptr<TemporaryFileGuard> guard;
+    return guard;
+}
 
 // Where rank `rank`'s copy of a built-in corpus goes (ranks never write a file another reads).
 std::string builtin_corpus_file(const std::string& out_dir, int rank) {
@@ -346,8 +356,18 @@ PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string&
         const std::string final_name = builtin_corpus_file(out_dir, rank);
         remove_stale_temporaries(final_name);  // a run killed during its setup
         generated.file = temporary_path_for(final_name);
-        write_builtin_corpus(train_path, generated.file,
-                             static_cast<std::uint64_t>(config.train.seed));
+        generated_corpus_guard() = std::make_unique<TemporaryFileGuard>(generated.file);
+        try {
+            write_builtin_corpus(train_path, generated.file,
+                                 static_cast<std::uint64_t>(config.train.seed));
+        } catch (const RuntimeFailure& e) {
+            // A full disk names the file the user knows, not the hidden temporary
+            // ("DIR/builtin-corpus.txt: cannot write the built-in corpus: No space left").
+            std::string m = e.what();
+            for (std::size_t at; (at = m.find(generated.file)) != std::string::npos;)
+                m.replace(at, generated.file.size(), final_name);
+            throw RuntimeFailure(m);
+        }
         train_path = generated.file;
     }
     // An error about the generated corpus names builtin:grammar, not the temporary file it
@@ -375,6 +395,7 @@ PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string&
     // Rank 0's copy waits for keep_builtin_corpus; another rank's own copy is read and goes (N
     // ranks left builtin-corpus.rank1.txt … beside it; a resume writes them again).
     generated.keep = rank == 0;
+    if (!generated.keep) generated_corpus_guard().reset();
     return r;
 }
 
@@ -384,6 +405,7 @@ void keep_builtin_corpus(const std::string& out_dir) {
     std::error_code ec;
     if (!std::filesystem::exists(generated, ec)) return;
     std::filesystem::rename(generated, final_name, ec);
+    generated_corpus_guard().reset();
     if (ec) {
         const std::string why = ec.message();  // remove() below clears ec
         std::filesystem::remove(generated, ec);
@@ -394,6 +416,7 @@ void keep_builtin_corpus(const std::string& out_dir) {
 void discard_builtin_corpus(const std::string& out_dir) {
     std::error_code ec;
     std::filesystem::remove(temporary_path_for(builtin_corpus_file(out_dir, 0)), ec);
+    generated_corpus_guard().reset();
 }
 
 ClassificationInputs classification_inputs(const RunConfig& config,

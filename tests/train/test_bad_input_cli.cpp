@@ -322,6 +322,30 @@ private slots:
         QCOMPARE(files_containing(out, ".tmp"), 0);
     }
 
+    // Session 38 (probe X6): builtin:grammar's copy cannot be written (a full disk; here a file
+    // size limit under the corpus's 280 kB): the message named the hidden temporary
+    // ".builtin-corpus.txt.tmp-PID", a file the user never sees and that is gone.
+    void aBuiltinCorpusThatCannotBeWrittenNamesItsCopy() {
+        nlohmann::json c = tiny("bigs");
+        c["data"] = {{"train", "builtin:grammar"}, {"seq_len", 32}};
+        c["tokenizer"] = {{"kind", "bytes"}};
+        write_text(path("grammar-full.json"), c.dump());
+        const std::string out = path("grammar-full");
+        QProcess sh;
+        sh.start("/bin/sh",
+                 {"-c", "trap '' XFSZ; ulimit -f 100; exec \"$0\" \"$@\"",
+                  QStringLiteral(ROUTESCOPE_CLI), "train", "--config", qpath("grammar-full.json"),
+                  "--out", QString::fromStdString(out), "--json"});
+        QVERIFY(sh.waitForFinished(120000));
+        const QString err = QString::fromUtf8(sh.readAllStandardError());
+        QVERIFY2(sh.exitStatus() == QProcess::NormalExit && sh.exitCode() == 3, qPrintable(err));
+        QVERIFY2(err.contains(QString::fromStdString(out + "/builtin-corpus.txt")) &&
+                     !err.contains(".tmp-"),
+                 qPrintable(err));
+        // The refused run removes the folder it made; whatever is left holds no temporary.
+        if (std::filesystem::exists(out)) QCOMPARE(files_containing(out, ".tmp"), 0);
+    }
+
     void gatesOfAStackSsmCheckpointIsAClearError() {
         const QString ck = train("stack", tiny("stack_ssm"));
         QVERIFY(!ck.isEmpty());

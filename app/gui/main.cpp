@@ -30,7 +30,10 @@ namespace {
 // SIGINT / SIGTERM / SIGHUP / SIGUSR1 during --export or --screenshot: the temporaries being
 // written are unlinked and the process exits 130, as routescope-cli does (a figure's
 // ".NAME.png.tmp-PID" was left in --out). Async-signal-safe: unlink, write, _exit.
-extern "C" void on_terminating_signal(int) {
+extern "C" void on_terminating_signal(int sig) {
+    // A figure and its provenance being renamed into place: held until both are there, then
+    // raised again (atomic_file.hpp), so a stop never leaves half a set (as routescope-cli).
+    if (routescope::hold_signal_while_renaming(sig)) return;
     routescope::unlink_registered_temporaries();
     static const char text[] = "routescope: interrupted\n";
     [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);

@@ -369,6 +369,9 @@ Project Project::from_json(const nlohmann::json& given, const QDir& base) {
              current.get<std::int64_t>() >= 0 &&
              static_cast<std::uint64_t>(current.get<std::int64_t>()) < p.views.size())
         p.current = static_cast<int>(current.get<std::int64_t>());
+    else if (current.is_number_float() && current.get<double>() >= 0 &&
+             current.get<double>() < static_cast<double>(p.views.size()))
+        p.current = static_cast<int>(current.get<double>());  // a whole number (checked above)
     // Relative paths inside the settings made absolute again: only the settings that hold paths
     // (path_keys), so that a choice whose value is also a file's name ("measure": "angle"
     // beside a dump named "angle") stays a choice. A path there is refused as the lists' are.

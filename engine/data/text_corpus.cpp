@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
@@ -207,7 +208,10 @@ std::string not_text(const std::string& file) {
 // listed (a folder the user may not read was skipped: the run trained on the rest, exit 0) or an
 // entry whose type cannot be read is an IoError naming it and the system's reason; a link to
 // nothing is skipped, as are names starting with '.' and what is neither file nor directory.
-void walk_directory(const fs::path& dir, std::vector<fs::path>& walking,
+// A directory reached by a second route (`corpus/current -> v3` beside `corpus/v3`) is walked
+// once, by the route first in sorted order (`walked`: the real paths walked so far), so its
+// documents are not read twice; list_files does the same for files.
+void walk_directory(const fs::path& dir, std::vector<fs::path>& walking, std::set<fs::path>& walked,
                     std::vector<std::string>& files) {
     std::error_code ec;
     fs::directory_iterator it(dir, ec);
@@ -219,6 +223,9 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking,
         if (it == end) break;
         const fs::path& entry = it->path();
         if (hidden(entry)) continue;
+        // A file system's root holds fsck's lost+found (root's alone, mode 0700): never
+        // documents, and a corpus at a disk's root would otherwise be refused as unlistable.
+        if (entry.filename() == "lost+found") continue;
         const fs::file_status st = fs::status(entry, ec);  // a link's target
         if (st.type() == fs::file_type::not_found) {
             ec.clear();
@@ -229,6 +236,7 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking,
         if (fs::is_regular_file(st)) files.push_back(entry.string());
         if (fs::is_directory(st)) subdirectories.push_back(entry);
     }
+    std::sort(subdirectories.begin(), subdirectories.end());
     for (const fs::path& sub : subdirectories) {
         const fs::path real = fs::canonical(sub, ec);
         if (ec) throw IoError(sub.string() + ": cannot list directory (" + ec.message() + ")");
@@ -236,8 +244,9 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking,
             throw IoError(sub.string() + ": a symbolic link to " + real.string() +
                           ", a directory that holds it: the corpus would be read without end "
                           "(remove the link, or give data.train a folder without it)");
+        if (!walked.insert(real).second) continue;  // read already, by another route
         walking.push_back(real);
-        walk_directory(sub, walking, files);
+        walk_directory(sub, walking, walked, files);
         walking.pop_back();
     }
 }
@@ -251,9 +260,18 @@ std::vector<std::string> list_files(const std::string& path) {
     std::vector<std::string> files;
     std::vector<fs::path> walking{fs::canonical(path, ec)};
     if (ec) throw IoError(path + ": cannot list directory (" + ec.message() + ")");
-    walk_directory(path, walking, files);
+    std::set<fs::path> walked{walking.front()};
+    walk_directory(path, walking, walked, files);
     std::sort(files.begin(), files.end());
-    return files;
+    // A document reached by two routes (two links to one file) is read once, by the first name.
+    std::set<fs::path> seen;
+    std::vector<std::string> once;
+    for (const std::string& f : files) {
+        const fs::path real = fs::canonical(f, ec);
+        if (ec || seen.insert(real).second) once.push_back(f);
+        ec.clear();
+    }
+    return once;
 }
 }  // namespace
 

@@ -95,6 +95,17 @@ private slots:
                                                       (root / "corpus/wiki/b.txt").string()}));
         QCOMPARE(c.read_all(), (Docs{"a-one", "c-one", "b-one", "b-two"}));
 
+        // A folder or file reached by a second route is read once, by the first name in sorted
+        // order (a `current -> v3` link beside v3 read every document of v3 twice).
+        file("linked/versions/v3/d.txt", "d-one\n");
+        const std::filesystem::path versions = root / "versions";
+        std::filesystem::create_directory_symlink(versions / "v3", versions / "current");
+        std::filesystem::create_symlink(versions / "v3/d.txt", versions / "v3/also-d.txt");
+        TextCorpus twice(versions.string());
+        QCOMPARE(twice.files(),
+                 (std::vector<std::string>{(versions / "current/also-d.txt").string()}));
+        QCOMPARE(twice.read_all(), (Docs{"d-one"}));
+
         std::filesystem::create_directory_symlink(root / "corpus", root / "elsewhere/wiki/up");
         const std::string loop = error_of([&] { TextCorpus((root / "corpus").string()); });
         QVERIFY2(loop.find((root / "corpus/wiki/up").string() + ": a symbolic link to") == 0,

@@ -291,6 +291,8 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the termin
     for name, (args, final, saves) in sig_cases.items():
         if os.path.exists(final):
             os.remove(final)
+        if name == "train":  # a fresh run: the last case's log.jsonl is a run's file too
+            shutil.rmtree(os.path.dirname(final), ignore_errors=True)
         p = subprocess.Popen([CLI] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True)
         if name == "dump":  # fast: signal at its first progress line, mid-write

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string_view>
 #include <utility>
 
@@ -54,6 +55,7 @@
 #include "app/gui/analysis_registry.hpp"
 #include "app/gui/colour_theme.hpp"
 #include "app/gui/engine_action_dialog.hpp"
+#include "app/gui/headless_export.hpp"
 #include "app/gui/job_list.hpp"
 #include "app/gui/run_launcher_dialog.hpp"
 #include "app/gui/workspace.hpp"
@@ -867,6 +869,28 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
                                    QStringList* failures,
                                    const QSet<const views::AnalysisView*>& leave_out) {
     QStringList out;
+    // No figure, CSV or provenance is written over (or through a link onto) a file the
+    // workspace reads: its files and runs, the views' inputs and the files their settings name,
+    // the project file (as --export refuses them; views/figure_export.hpp).
+    QStringList reads = document_->files() + document_->runs();
+    std::function<void(const nlohmann::json&)> settings_paths = [&](const nlohmann::json& j) {
+        if (j.is_string()) {
+            const QString text = QString::fromStdString(j.get<std::string>());
+            if (QDir::isAbsolutePath(text)) reads << text;
+        } else if (j.is_array() || j.is_object()) {
+            for (const auto& v : j)
+                settings_paths(v);
+        }
+    };
+    for (const Workspace::View& v : document_->views()) {
+        reads += v.inputs;
+        settings_paths(v.settings);
+    }
+    if (!document_->project_path().isEmpty()) reads << document_->project_path();
+    QStringList protected_files;
+    for (const QString& r : reads)
+        protected_files += files_opened_by(r);
+    const views::ExportInputs inputs(protected_files);
     QWidget* was = tabs_->currentWidget();
     // One set of files per view: two views of the same kind and inputs (another layer, other
     // settings), or inputs whose names reduce to the same stem, each get their own (the second

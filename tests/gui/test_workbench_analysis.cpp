@@ -257,6 +257,25 @@ private slots:
                                           // PDF and CSV with their provenance
         for (const QString& f : written)
             QVERIFY2(QFileInfo(f).isFile() && QFileInfo(f).size() > 0, qPrintable(f));
+
+        // Export All never writes through a link onto a file the workspace reads (session 38:
+        // a CSV named like the view's, linking to its dump, replaced the dump, as --export did).
+        const QString linked = out + "/linked";
+        QDir(linked).removeRecursively();
+        QDir().mkpath(linked);
+        const QByteArray dump_before = [&] {
+            QFile f(dump_);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        QVERIFY(!dump_before.isEmpty());
+        QVERIFY(QFile::link(dump_, linked + "/" + anis->figure_name() + ".csv"));
+        QStringList refused;
+        window.export_all(linked, views::FigureExportOptions{}, &refused);
+        QVERIFY2(refused.size() == 1 && refused.front().contains(dump_),
+                 qPrintable(refused.join("\n")));
+        QFile after(dump_);
+        QVERIFY(after.open(QIODevice::ReadOnly));
+        QVERIFY(after.readAll() == dump_before);
     }
 
     void aFailingAnalysisShowsAnErrorDialog() {

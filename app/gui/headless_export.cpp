@@ -110,23 +110,30 @@ QStringList files_opened_by(const QString& path) {
         add(f);
     for (const QString& r : project.runs)
         add(r);
-    // The settings' paths were made absolute when the project was read (relative to it); any
-    // other text (a measure's name) names no file.
-    std::function<void(const nlohmann::json&)> settings = [&](const nlohmann::json& j) {
-        if (j.is_string()) {
-            const QString s = QString::fromStdString(j.get<std::string>());
-            if (QDir::isAbsolutePath(s)) add(s);
-        } else if (j.is_array() || j.is_object()) {
-            for (const auto& v : j)
-                settings(v);
-        }
-    };
     for (const ProjectView& v : project.views) {
         for (const QString& f : v.inputs)
             add(f);
-        settings(v.settings);
+        for (const QString& f : absolute_paths_in(v.settings))
+            add(f);
     }
     out.removeDuplicates();
+    return out;
+}
+
+QStringList absolute_paths_in(const nlohmann::json& settings) {
+    // The settings' paths are absolute once a project is read (relative to it); any other text
+    // (a measure's name) names no file.
+    QStringList out;
+    std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& j) {
+        if (j.is_string()) {
+            const QString s = QString::fromStdString(j.get<std::string>());
+            if (QDir::isAbsolutePath(s)) out << s;
+        } else if (j.is_array() || j.is_object()) {
+            for (const auto& v : j)
+                walk(v);
+        }
+    };
+    walk(settings);
     return out;
 }
 

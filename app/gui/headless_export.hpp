@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "views/figure_export.hpp"
 
 namespace routescope::gui {
@@ -46,6 +48,9 @@ inline std::string printable_text(const char* text) {
 /// missing one cannot be destroyed); a project that cannot be read gives itself alone (opening
 /// it says why). What `--screenshot` and `--export` never write over.
 QStringList files_opened_by(const QString& path);
+/// The absolute paths among a view's settings' strings, at any depth (what its path settings
+/// name once a project is read; a choice such as a measure's name is not absolute).
+QStringList absolute_paths_in(const nlohmann::json& settings);
 
 int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,

@@ -873,19 +873,8 @@ QStringList MainWindow::export_all(const QString& dir, const views::FigureExport
     // workspace reads: its files and runs, the views' inputs and the files their settings name,
     // the project file (as --export refuses them; views/figure_export.hpp).
     QStringList reads = document_->files() + document_->runs();
-    std::function<void(const nlohmann::json&)> settings_paths = [&](const nlohmann::json& j) {
-        if (j.is_string()) {
-            const QString text = QString::fromStdString(j.get<std::string>());
-            if (QDir::isAbsolutePath(text)) reads << text;
-        } else if (j.is_array() || j.is_object()) {
-            for (const auto& v : j)
-                settings_paths(v);
-        }
-    };
-    for (const Workspace::View& v : document_->views()) {
-        reads += v.inputs;
-        settings_paths(v.settings);
-    }
+    for (const Workspace::View& v : document_->views())
+        reads += v.inputs + absolute_paths_in(v.settings);
     if (!document_->project_path().isEmpty()) reads << document_->project_path();
     QStringList protected_files;
     for (const QString& r : reads)

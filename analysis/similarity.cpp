@@ -298,23 +298,34 @@ MatrixXd whitening(const LayerMoments& m, Index count) {
            m.eigenvalues.head(count).cwiseSqrt().cwiseInverse().asDiagonal();
 }
 
-/// The directions SVCCA keeps: 0 for a layer without variance (every eigenvalue 0), whose
-/// whitening would divide by 0 and whose scores are null.
+/// An eigenvalue not above this share of the largest is a direction without variance (rounding
+/// noise of a constant or duplicated unit): SVCCA, PWCCA and the canonical scatter leave it out.
+constexpr double kNoVarianceShare = 1e-10;
+
+/// The directions SVCCA keeps: the leading ones that reach `share` of the variance, less any
+/// without variance (at share 1 a rank-deficient layer's rounding eigenvalue was kept, and its
+/// meaningless canonical correlation entered the mean); 0 for a layer without variance (every
+/// eigenvalue 0), whose whitening would divide by 0 and whose scores are null.
 Index svcca_dims(const LayerMoments& m, double share) {
     const double total = m.eigenvalues.cwiseMax(0.0).sum();
     if (!(total > 0) || !(m.trace > 0)) return 0;
+    const double top = m.eigenvalues[0];
     double cum = 0;
-    for (Index k = 0; k < m.eigenvalues.size(); ++k) {
+    Index k = 0;
+    while (k < m.eigenvalues.size()) {
         cum += std::max(0.0, m.eigenvalues[k]);
-        if (cum >= share * total) return k + 1;
+        ++k;
+        if (cum >= share * total) break;
     }
-    return m.eigenvalues.size();
+    while (k > 0 && !(m.eigenvalues[k - 1] > kNoVarianceShare * top))
+        --k;
+    return k;
 }
 
 Index rank_of(const LayerMoments& m) {
     const double top = m.eigenvalues.size() ? m.eigenvalues[0] : 0.0;
     Index r = 0;
-    while (r < m.eigenvalues.size() && m.eigenvalues[r] > 1e-10 * top)
+    while (r < m.eigenvalues.size() && m.eigenvalues[r] > kNoVarianceShare * top)
         ++r;
     return r;
 }
@@ -610,6 +621,8 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         throw ConfigError("similarity: --svcca-variance must lie in (0, 1]");
     if (options.permutations < 0 || options.bootstrap < 0)
         throw ConfigError("similarity: --permutations and --bootstrap cannot be negative");
+    // As the two above (-1 was taken for 0, with a note, exit 0).
+    if (options.gram_m < 0) throw ConfigError("similarity: --gram-m cannot be negative");
     const bool tokens = !options.sentence_vectors;
     check_same_examples(a, b, tokens);
     r.layers_a = chosen_layers(a, options.layers_a);
@@ -1070,7 +1083,7 @@ MatrixXd reduced_whitened(const MatrixXdR& x, double share, int* dims) {
         ++k;
         if (cum >= share * total) break;
     }
-    while (k > 0 && !(values[k - 1] > 1e-12 * top))  // directions without variance
+    while (k > 0 && !(values[k - 1] > kNoVarianceShare * top))  // directions without variance
         --k;
     *dims = static_cast<int>(k);
     return centred * vectors.leftCols(k) * values.head(k).cwiseSqrt().cwiseInverse().asDiagonal();

@@ -37,7 +37,14 @@ ROUTESCOPE_BUILD_DIR=build-nompi ROUTESCOPE_CMAKE_ARGS="-DROUTESCOPE_MPI=OFF -DR
     ROUTESCOPE_BUILD_TARGETS="routescope_engine routescope-cli" scripts/setup.sh
 
 echo "== tests (build/)"
-ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900
+# On a failure, scripts/print-failures.py repeats after the summary what each failed test said
+# (its FAIL! and Loc: lines, without Qt's repeated offscreen warnings): a log cut to its head and
+# tail, as CI reports it, kept neither.
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 900 || {
+    status=$?
+    /usr/bin/python3 scripts/print-failures.py build/Testing/Temporary/LastTest.log || true
+    exit $status
+}
 
 if [ "${ROUTESCOPE_FUZZ_PASS:-1}" = "1" ]; then
     echo "== fuzz pass (build-fuzz/)"

@@ -141,6 +141,7 @@ int export_project(const QString& project, const QString& out_dir,
                    const views::FigureExportOptions& options, std::ostream& out, std::ostream& err,
                    bool check_layout, double timeout_s) {
     MainWindow window;
+    window.set_records_recent_files(false);
     // Laid out as on screen (charts lay out only when shown); offscreen, nothing is displayed.
     window.resize(1400, 900);
     window.show();

@@ -103,7 +103,9 @@ int main(int argc, char** argv) {
     // --export, --screenshot, --help and --version need no display: unless the user chose a
     // platform, they draw offscreen (CI, servers). Without a display the window cannot open, and
     // Qt's xcb plugin would abort (SIGABRT, "could not connect to display"): say so, exit 2.
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM") && !platform_chosen(argc, argv)) {
+    // QT_QPA_PLATFORM set to nothing is no choice (Qt takes its default platform then): with it,
+    // --export aborted without a display.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && !platform_chosen(argc, argv)) {
         const bool display = display_available();
         if (needs_no_display(argc, argv, display))
             qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -268,6 +270,7 @@ int main(int argc, char** argv) {
     int status = 0;
     {
         routescope::gui::MainWindow window;
+        if (parser.isSet(screenshot)) window.set_records_recent_files(false);
         window.show();
         for (const QString& f : parser.positionalArguments()) {
             // Headless (--screenshot): a project that cannot be read is said on stderr, exit 2,

@@ -418,6 +418,7 @@ QStringList MainWindow::recent_files() const {
 }
 
 void MainWindow::add_recent(const QString& path) {
+    if (!records_recent_) return;
     QStringList files = recent_files();
     files.removeAll(path);
     files.prepend(path);

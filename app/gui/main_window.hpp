@@ -63,6 +63,9 @@ public:
     void inspect(const QString& path);
     QDockWidget* inspector() const { return inspector_; }
     QStringList recent_files() const;
+    /// Whether a file that opens joins File › Open Recent (the user's settings). The headless
+    /// modes (--export, --screenshot) set false: a script's exports are not the person's files.
+    void set_records_recent_files(bool on) { records_recent_ = on; }
     /// Opens every local file in `mime` (what a drop does); returns how many.
     int open_dropped(const QMimeData* mime);
     /// Opens the analysis view `kind` (an entry of analysis_kinds(), analysis_registry.hpp) on
@@ -158,7 +161,6 @@ public:
     void open_project(const QString& path);
     /// Writes project() to `path`; throws IoError.
     void save_project(const QString& path);
-    QString project_path() const;
     /// Undo/redo of the analysis views' settings (Edit › Undo, Redo).
     QUndoStack* undo_stack() const;
     /// True once no file is loading and no analysis is running (headless export waits for it).
@@ -191,6 +193,7 @@ private:
     WorkspaceDock* workspace_;
     QTabWidget* tabs_;
     QMenu* recent_menu_;
+    bool records_recent_ = true;
     QPointer<QMessageBox> last_error_;
     QStringList errors_shown_;
     // While a project opens, its errors are gathered and shown in one dialog at the end (a

@@ -461,6 +461,45 @@ def main():
     t.case("similarity: a layer of 1e38 or 1e-40 against itself is 1",
            similarity_at_float32_extremes)
 
+    # ---- SVCCA keeping all the variance (--svcca-variance 1) of a rank-deficient layer: the
+    # directions with variance, i.e. its rank (a constant unit and a duplicated one: rank 2 of
+    # 4). A third direction of rounding noise was kept, and its meaningless canonical
+    # correlation entered the mean (0.160 for 0.240 here); the scatter of the same cell kept 2.
+    # Expected: Raghu et al. 2017 from the SVD, here.
+    def svcca_all_variance_keeps_the_rank():
+        S, L = 15, 8
+        g = np.random.default_rng(77)
+        lengths = [int(x) for x in g.integers(1, 9, S)]
+        A = g.standard_normal((S, L, 4)).astype(np.float32)
+        A[..., 3] = A[..., 0]
+        A[..., 1] = 4.0
+        Bh = g.standard_normal((S, L, 6)).astype(np.float32)
+        pa, pb = t.path("rank2a.dump.h5"), t.path("rank2b.dump.h5")
+        write_dump(pa, {0: A}, lengths)
+        write_dump(pb, {0: Bh}, lengths)
+        r = t.run("analyze", "similarity", "--dump", pa, "--dump", pb, "--measures", "svcca",
+                  "--svcca-variance", "1.0", "--permutations", "0", "--bootstrap", "0",
+                  "--out", t.path("rank2.json"))
+        t.ok(r)
+        res = json.load(open(t.path("rank2.json")))["results"][0]
+        ex, pos = res["sample"]["examples"], res["sample"]["positions"]
+        X = np.array([A[e, q] for e, q in zip(ex, pos)], np.float64)
+        Y = np.array([Bh[e, q] for e, q in zip(ex, pos)], np.float64)
+
+        def directions(Z):
+            Z = Z - Z.mean(0)
+            U, sv, _ = np.linalg.svd(Z, full_matrices=False)
+            return U[:, : int((sv > 1e-6 * sv[0]).sum())]
+        ux, uy = directions(X), directions(Y)
+        assert ux.shape[1] == 2 and uy.shape[1] == 6, (ux.shape, uy.shape)
+        rho = np.linalg.svd(ux.T @ uy, compute_uv=False)
+        expected = float(np.mean(rho[:2]))
+        assert res["svcca_dims_a"] == [2], res["svcca_dims_a"]
+        got = res["measures"]["svcca"][0][0]
+        assert abs(got - expected) < 1e-6 * expected, (got, expected)
+    t.case("similarity: SVCCA of all the variance keeps a rank-deficient layer's rank",
+           svcca_all_variance_keeps_the_rank)
+
     # ---- strings of a dump that are not UTF-8 (a /vocab piece: validate --quick does not read
     # them): the JSON and CSV are written with U+FFFD for each bad byte (RFC 3629; the workbench
     # shows them so), not refused as an internal error while writing.

@@ -1315,6 +1315,7 @@ private slots:
         env.remove("QT_QPA_PLATFORM");  // --export must do without a display by itself
         env.remove("DISPLAY");
         env.remove("WAYLAND_DISPLAY");
+        env.insert("XDG_CONFIG_HOME", dir + "/config");  // the person's settings, here
         p.setProcessEnvironment(env);
         p.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
                 {"--export", dir + "/figures.rsproj", "--out", dir + "/out", "--dpi", "96"});
@@ -1323,6 +1324,13 @@ private slots:
             QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(output));
+        // A script's exports are not the person's files: File › Open Recent is left as it was
+        // (every dump an export opened was added to the settings of the person running it).
+        {
+            QFile conf(dir + "/config/Routescope/Routescope.conf");
+            QVERIFY2(!conf.open(QIODevice::ReadOnly) || !conf.readAll().contains("recentFiles"),
+                     qPrintable(conf.fileName()));
+        }
 
         const QString hash = view_test::sha256_of(dump);
         for (const QString stem : {"transitions-valid_full", "anisotropy-valid_full"}) {
@@ -1595,11 +1603,12 @@ private slots:
     // offscreen; the window says that there is no display and exits 2.
     void withoutADisplayTheWorkbenchSaysSoInsteadOfAborting() {
         const QString dir = fresh_dir("no-display");
-        auto run = [](const QStringList& args, QByteArray* out) {
+        auto run = [](const QStringList& args, QByteArray* out, bool empty_platform = false) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             for (const char* v : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
                 env.remove(QString::fromLatin1(v));
+            if (empty_platform) env.insert("QT_QPA_PLATFORM", "");
             p.setProcessEnvironment(env);
             p.start(QStringLiteral(ROUTESCOPE_GUI_BIN), args);
             if (!p.waitForFinished(120000)) {
@@ -1621,6 +1630,15 @@ private slots:
         QVERIFY2(out.contains("no display"), out.constData());
         QCOMPARE(run({"--screenshot", dir + "/shot.png", fixture("valid_full.dump.h5")}, &out), 0);
         QVERIFY2(QFileInfo(dir + "/shot.png").size() > 0, out.constData());
+        // QT_QPA_PLATFORM set to nothing chooses no platform (Qt then takes its default): the
+        // headless modes still draw offscreen, and the window still says "no display" (both
+        // aborted, SIGABRT, in Qt's xcb plugin).
+        QCOMPARE(
+            run({"--screenshot", dir + "/empty.png", fixture("valid_full.dump.h5")}, &out, true),
+            0);
+        QVERIFY2(QFileInfo(dir + "/empty.png").size() > 0, out.constData());
+        QCOMPARE(run({}, &out, true), 2);
+        QVERIFY2(out.contains("routescope: error: no display"), out.constData());
     }
 
     // Found by a probe: text from a project (a view kind, a file's path) was printed raw on

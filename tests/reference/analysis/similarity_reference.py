@@ -95,12 +95,14 @@ def basis(X, rel=1e-10):
     return U[:, keep], s[keep]
 
 
-def svcca_dims(X, variance=0.99):
-    """Smallest k whose top-k eigenvalues of X~'X~ hold >= variance of their sum."""
+def svcca_dims(X, variance=0.99, rel=1e-10):
+    """Smallest k whose top-k eigenvalues of X~'X~ hold >= variance of their sum, at most the
+    number of directions with variance (eigenvalue > rel * the largest, as basis()): at
+    variance 1 a rank-deficient X keeps its rank, not a direction of rounding noise."""
     s = np.linalg.svd(centre(X), compute_uv=False)
     ev = s ** 2
     frac = np.cumsum(ev) / ev.sum()
-    return int(np.searchsorted(frac, variance) + 1)
+    return min(int(np.searchsorted(frac, variance) + 1), int((ev > rel * ev[0]).sum()))
 
 
 def svcca(X, Y, variance=0.99):

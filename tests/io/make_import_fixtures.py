@@ -627,6 +627,11 @@ def main():
     # pickle.dump of a state_dict (not torch.save): refused as such, never run.
     model_dir(f"{out}/bad", "plain_pickle", "pytorch_model.bin",
               pickle.dumps({k: np.asarray(v) for k, v in to_torch_names(p).items()}, protocol=4))
+    # The same in protocols 0 and 1, which have no PROTO opcode (read as "not a zip archive").
+    for protocol in (0, 1):
+        model_dir(f"{out}/bad", f"plain_pickle_{protocol}", "pytorch_model.bin",
+                  pickle.dumps(collections.OrderedDict(
+                      (k, np.asarray(v)) for k, v in to_torch_names(p).items()), protocol=protocol))
     # ---- legacy torch.save, damaged: cut inside the last storage; a storage whose element count
     # (written before its bytes) disagrees with the pickle; a pickle calling os.system.
     legacy = torch_save_bytes(to_torch_names(p), legacy=True)

@@ -789,6 +789,10 @@ private slots:
             {"pytorch_model.bin", "byteorder is 'big'"});
         row("pickle.dump, not torch.save", "bad/plain_pickle",
             {"pytorch_model.bin", "a Python pickle that torch.save did not write"});
+        row("pickle.dump protocol 0", "bad/plain_pickle_0",
+            {"pytorch_model.bin", "a Python pickle that torch.save did not write"});
+        row("pickle.dump protocol 1", "bad/plain_pickle_1",
+            {"pytorch_model.bin", "a Python pickle that torch.save did not write"});
         row("tokenizer_config.json nested 10^5 deep", "bad/deep_tokenizer_config",
             {"tokenizer_config.json", "nested deeper than 64"});
         row("tokenizer.json with an empty vocab", "bad/empty_tokenizer_json",

@@ -424,18 +424,32 @@ int FigureChartView::print_height(int width, int height) {
                                                  plain(a->titleText())) +
                                   2);
     }
-    // The room the texts take depends on the size (they wrap): a few rounds settle it.
+    // The room the texts take depends on the size (they wrap): a few rounds settle it. The panel
+    // grows at most to kMaxPrintAspect of its width (texts that need more are over the plot,
+    // which the export's layout check reports).
+    const int most = std::max(height, static_cast<int>(std::ceil(kMaxPrintAspect * width)));
     int h = std::max(1, height);
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0;; ++round) {
         resize(width, h);
         if (testAttribute(Qt::WA_PendingResizeEvent)) {  // hidden: Qt delivers it when shown
             QResizeEvent event(size(), size());
             QCoreApplication::sendEvent(this, &event);
         }
         fit_decorations();
-        const double have = chart()->plotArea().height();
-        if (have >= need - 0.5) break;
-        h += static_cast<int>(std::ceil(need - have));
+        // Qt Charts keeps the last plot area when the margins leave it no room (a legend of long
+        // names in many rows taller than the panel): that plot is not where the chart is now,
+        // and the plot can have no more than the room between the margins.
+        const QMargins m = chart()->margins();
+        qreal left = 0, top = 0, right = 0, bottom = 0;
+        if (chart()->layout()) chart()->layout()->getContentsMargins(&left, &top, &right, &bottom);
+        const double chart_height = chart()->size().height();
+        const QRectF plot = chart()->plotArea();
+        const bool stale =
+            plot.top() < m.top() - 0.5 || plot.bottom() > chart_height - m.bottom() + 0.5;
+        const double have =
+            stale ? chart_height - top - bottom - m.top() - m.bottom() : plot.height();
+        if (have >= need - 0.5 || round == 8 || h >= most) break;
+        h = std::min(most, h + static_cast<int>(std::ceil(need - have)));
     }
     return h;
 }

@@ -59,8 +59,8 @@ public:
     /// The height at `width` that leaves the plot room, for a print layout
     /// (AnalysisView::prepare_print): `height`, or more when the title, legend and axis titles at
     /// the current fonts would leave the plot lower than kMinPlotShare of `width` or than the
-    /// longest word of a vertical axis title (which would then be broken inside its words).
-    /// Resizes the view to `width` × the height returned.
+    /// longest word of a vertical axis title (which would then be broken inside its words), at
+    /// most kMaxPrintAspect × `width`. Resizes the view to `width` × the height returned.
     int print_height(int width, int height);
     /// The colour key the legend ends with (an entry of its own, in the legend's rows or column).
     void set_colour_key(const ColourKey& key);
@@ -88,6 +88,11 @@ private:
 /// plot is about 0.4 of its width with one row of legend): a panel whose texts would leave less
 /// grows taller instead (FigureChartView::print_height).
 inline constexpr double kMinPlotShare = 0.25;
+
+/// The highest a print layout makes a chart's panel, as a multiple of its width: texts that would
+/// need more (a legend of dozens of long names) are drawn over the plot, and the export's layout
+/// check (--check-layout) reports them, rather than the panel running off any page.
+inline constexpr double kMaxPrintAspect = 2.5;
 
 /// Sets the colour key of `view`'s legend (a FigureChartView; other views have none).
 void set_colour_key(QChartView* view, const ColourKey& key);

@@ -146,6 +146,10 @@ void note_broken_text(QPainter& painter, const QString& text, int characters) {
         engine->layout.broken.push_back({text, characters});
 }
 
+void note_layout_problem(QPainter& painter, const QString& problem) {
+    if (auto* engine = detail::recording_engine(painter)) engine->layout.panel_problems << problem;
+}
+
 InPlotText::InPlotText(QPainter& painter) : painter_(painter) {
     if (auto* engine = detail::recording_engine(painter_)) {
         before_ = engine->in_plot;
@@ -219,6 +223,7 @@ QStringList figure_layout_problems(const FigureLayout& layout) {
                    .arg(b.text.simplified())
                    .arg(b.characters == 1 ? QStringLiteral("one character")
                                           : QStringLiteral("%1 characters").arg(b.characters));
+    out << layout.panel_problems;
     const QRectF page(QPointF(0, 0), layout.page);
     const auto& texts = layout.texts;
     for (std::size_t i = 0; i < texts.size(); ++i) {

@@ -43,6 +43,8 @@ struct FigureLayout {
     std::vector<QRectF> plot_areas;  ///< on the page
     std::vector<FigureColourBar> colour_bars;
     std::vector<FigureBrokenText> broken;
+    /// What a panel could not draw at this size, said by the panel (note_layout_problem).
+    QStringList panel_problems;
 };
 
 /// The numbers written beside `bar` (right of a vertical bar, at the ends of a horizontal one),
@@ -55,8 +57,9 @@ FigureLayout record_figure_layout(QSizeF page, Paint paint);
 
 /// Each problem a reader would see, one sentence each naming the text: elided ("…" or "..."),
 /// clipped by the painter, outside the page, overlapping another text, on a plot area, or broken
-/// inside a word into lines of fewer than kReadableLineChars characters; and each colour bar
-/// labelled with fewer than two values (its scale cannot be read). Empty when the figure reads.
+/// inside a word into lines of fewer than kReadableLineChars characters; each colour bar
+/// labelled with fewer than two values (its scale cannot be read); and each part of a panel the
+/// panel could not draw (note_layout_problem). Empty when the figure reads.
 QStringList figure_layout_problems(const FigureLayout& layout);
 
 /// A word wider than its line is broken where the line ends (a file name in a legend): readable
@@ -68,6 +71,12 @@ inline constexpr int kReadableLineChars = 6;
 /// `characters` characters, fewer than kReadableLineChars. Does nothing unless the painter
 /// records a figure's layout.
 void note_broken_text(QPainter& painter, const QString& text, int characters);
+
+/// Called by a panel that leaves out part of its figure for want of room (a heatmap's cells, a
+/// row label): `problem`, one sentence, is listed by figure_layout_problems, so that a figure
+/// whose data exists never passes the check with an empty panel. Does nothing unless the
+/// painter records a figure's layout.
+void note_layout_problem(QPainter& painter, const QString& problem);
 
 /// Called by a panel as it paints: `area` (the painter's coordinates) is where its data is drawn.
 /// Does nothing unless the painter records a figure's layout.

@@ -59,7 +59,6 @@ void link_colour_ranges(HeatmapData& a, HeatmapData& b) {
 namespace {
 constexpr int kColourBarWidth = 14;
 constexpr int kTickLength = 4;
-constexpr double kMaxRowLabelShare = 0.25;  // of the figure's width, for the row labels
 
 bool is_vector_device(const QPainter& painter) {
     const QPaintEngine* engine = painter.paintEngine();
@@ -169,6 +168,7 @@ void HeatmapWidget::set_data(HeatmapData data) {
         }
     }
     if (selected_row_ >= data_.rows) selected_row_ = -1;
+    widest_font_key_.clear();
     update();
 }
 
@@ -195,16 +195,21 @@ QString HeatmapWidget::column_label(int column) const {
                                                : QString::number(column);
 }
 
-QRect HeatmapWidget::plot_rect(const QRect& target) const {
+double HeatmapWidget::widest_row_label(const QFont& font) const {
+    const QString key = font.key();
+    if (key != widest_font_key_) {
+        const QFontMetricsF fm(font);
+        widest_ = 0;
+        for (int r = 0; r < data_.rows; ++r)
+            widest_ = std::max(widest_, fm.horizontalAdvance(row_label(r)));
+        widest_font_key_ = key;
+    }
+    return widest_;
+}
+
+HeatmapWidget::Layout HeatmapWidget::layout(const QRect& target) const {
     const QFontMetricsF fm(figure_font(font()));
     const double line = fm.height();
-    double label_width = 0;
-    const int step = std::max(1, data_.rows / 40);
-    for (int r = 0; r < data_.rows; r += step)
-        label_width = std::max(label_width, fm.horizontalAdvance(row_label(r)));
-    // At most a quarter of the figure's width: one long token (a 40-character vocabulary entry)
-    // left the cells a sliver of an 89 mm figure; a longer label is elided where it is drawn.
-    label_width = std::min(label_width, target.width() * kMaxRowLabelShare);
     QFont bold = figure_font(font());
     bold.setBold(true);
     const int top = static_cast<int>(
@@ -221,13 +226,53 @@ QRect HeatmapWidget::plot_rect(const QRect& target) const {
         kTickLength);
     // The axis labels run along the plot's height, over two lines when one is too short.
     const double along = std::max(1, target.height() - top - bottom);
-    const int left = static_cast<int>(
-        label_width + kTickLength + 6 +
-        (data_.y_label.isEmpty() ? 0 : wrapped_text_height(fm, data_.y_label, along) + 4));
-    const int right = static_cast<int>(
-        kColourBarWidth + 12 + fm.horizontalAdvance(QStringLiteral("−0.000e+00")) * 0.8 +
-        (data_.value_label.isEmpty() ? 0 : wrapped_text_height(fm, data_.value_label, along) + 4));
-    return target.adjusted(left, top, -right, -bottom);
+    // The y title's strip at the left edge (drawn from 1 px in), then the row labels' column.
+    const double title_strip =
+        data_.y_label.isEmpty() ? 0 : wrapped_text_height(fm, data_.y_label, along) + 4;
+    // Right of the cells: the colour bar 10 px off, its numbers (those paint() writes, at the
+    // bar's length: a reserve for "−0.000e+00" took a fifth of an 89 mm figure from the cells),
+    // then the value label along it.
+    double widest_tick = 0;
+    if (hi_ > lo_)
+        for (const auto& [t, text] : colour_bar_ticks(lo_, hi_, along, line))
+            widest_tick = std::max(widest_tick, fm.horizontalAdvance(text));
+    const double right =
+        std::ceil(10 + kColourBarWidth + 5 + widest_tick + 2 +
+                  (data_.value_label.isEmpty()
+                       ? 0
+                       : line * 0.4 + wrapped_text_height(fm, data_.value_label, along) + 1));
+    // Every row label whole (an exported figure holds each token in full) while the cells keep
+    // kMinCellWidthShare of the width; beyond that a label is elided where it is drawn (a
+    // 40-character vocabulary entry left the cells 6% of an 89 mm figure, session 31).
+    Layout out;
+    out.widest_label = widest_row_label(figure_font(font()));
+    const double fixed_left = title_strip + kTickLength + 6;
+    const double room = target.width() * (1 - kMinCellWidthShare) - fixed_left - right;
+    out.label_width = std::clamp(room, 0.0, out.widest_label);
+    const int left = static_cast<int>(std::ceil(fixed_left + out.label_width));
+    out.plot = target.adjusted(left, top, -static_cast<int>(right), -bottom);
+    out.label_left = target.left() + title_strip;
+    // The labels' column ends 3 px before the ticks (whatever the rounding of `left`).
+    out.label_width = out.plot.left() - kTickLength - 3 - out.label_left;
+    return out;
+}
+
+QRect HeatmapWidget::plot_rect(const QRect& target) const {
+    return layout(target).plot;
+}
+
+double HeatmapWidget::print_height(double width, double height) const {
+    // The cells' height the texts need: a share of the width (as a chart's plot), and every word
+    // of the axis labels along them on a line (wrapped along a sliver they broke a glyph a line).
+    const QFontMetricsF fm(figure_font(font()));
+    const double need =
+        std::max({kMinPlotHeightShare * width, longest_word_width(fm, data_.y_label) + 2,
+                  longest_word_width(fm, data_.value_label) + 2});
+    // The room above and below the cells depends on the width only: one round settles it.
+    const QRect at(0, 0, static_cast<int>(std::lround(width)),
+                   static_cast<int>(std::lround(height)));
+    const double have = plot_rect(at).height();
+    return have >= need - 0.5 ? height : height + std::ceil(need - have);
 }
 
 void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
@@ -237,7 +282,8 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     const QFont font_px = figure_font(font());
     painter.setFont(font_px);
     const QFontMetricsF fm(font_px);
-    const QRect plot = plot_rect(target);
+    const Layout lay = layout(target);
+    const QRect plot = lay.plot;
     const QColor ink(40, 40, 40);
 
     if (!data_.title.isEmpty()) {
@@ -251,9 +297,29 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
                      Qt::AlignHCenter | Qt::AlignTop, data_.title);
         painter.setFont(font_px);
     }
-    if (data_.rows == 0 || data_.columns == 0 || plot.width() < 4 || plot.height() < 4) {
+    if (data_.rows == 0 || data_.columns == 0) {
         painter.setPen(Qt::gray);
         painter.drawText(target, Qt::AlignCenter, tr("No data"));
+        painter.restore();
+        return;
+    }
+    if (plot.width() < 4 || plot.height() < 4) {
+        // Cells that exist but have no room (a print layout grows the panel for its texts,
+        // print_height, but not its width) are never drawn as "No data", which a reader takes
+        // for an empty result: the panel says so, and an export's layout check fails on it.
+        note_layout_problem(painter,
+                            tr("the heatmap '%1' has no room for its %2 × %3 cells (a plot of "
+                               "%4 × %5 px in a panel of %6 × %7): they are not drawn")
+                                .arg(data_.title.simplified())
+                                .arg(data_.rows)
+                                .arg(data_.columns)
+                                .arg(plot.width())
+                                .arg(plot.height())
+                                .arg(target.width())
+                                .arg(target.height()));
+        painter.setPen(Qt::gray);
+        painter.drawText(target, Qt::AlignCenter | Qt::TextWordWrap,
+                         tr("Too small to draw the cells"));
         painter.restore();
         return;
     }
@@ -284,6 +350,9 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         while (static_cast<double>(n_columns) * fx * n_rows * fy > 16e6 && (fx > 1 || fy > 1))
             (fx >= fy ? fx : fy) = std::max(1, (fx >= fy ? fx : fy) / 2);
         const QSize scaled(n_columns * fx, n_rows * fy);
+        // Lossless: without the hint Qt's PDF engine stores the image as a JPEG, whose blocks
+        // smear a cell's colour into its neighbours' (hundreds of colours for a map's 52).
+        painter.setRenderHint(QPainter::LosslessImageRendering, true);
         painter.drawImage(QRectF(plot),
                           scaled != cells.size()
                               ? cells.scaled(scaled, Qt::IgnoreAspectRatio, Qt::FastTransformation)
@@ -308,9 +377,18 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
         // A label reaching below the plot into the column labels' row (the bottom row thinner
         // than a line of text) would sit on the first column's label: the tick stays, unlabelled.
         if (r > r0 && y + fm.height() / 2 > plot.bottom() + kTickLength + 2) continue;
-        const double room = plot.left() - kTickLength - 3 - target.left();
-        const QString text = fm.elidedText(row_label(r), Qt::ElideRight, room);
-        painter.drawText(QRectF(target.left(), y - fm.height() / 2, room, fm.height()),
+        // In the labels' column, right of the y title's strip (drawn from the panel's edge they
+        // lay on the title). Whole unless wider than the column layout() allows (the cells keep
+        // kMinCellWidthShare of the width): elided then, which the layout check reports.
+        const QString label = row_label(r);
+        const QString text = fm.elidedText(label, Qt::ElideRight, lay.label_width);
+        if (text.isEmpty() && !label.trimmed().isEmpty())
+            note_layout_problem(painter, tr("the row label '%1' of the heatmap '%2' has no room "
+                                            "(%3 px): it is not drawn")
+                                             .arg(label.simplified(), data_.title.simplified())
+                                             .arg(lay.label_width, 0, 'f', 1));
+        painter.drawText(QRectF(lay.label_left, y - fm.height() / 2, std::max(0.0, lay.label_width),
+                                fm.height()),
                          Qt::AlignRight | Qt::AlignVCenter, text);
     }
     double widest = fm.horizontalAdvance(QStringLiteral("0000"));

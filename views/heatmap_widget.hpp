@@ -5,6 +5,7 @@
 // window of whole cells (visible_cells(); chart_interaction.hpp handles the mouse and keys).
 // paint() is the only drawing code: paintEvent and figure export both call it, so the screen, PNG,
 // SVG and PDF show the same figure.
+#include <QFontMetricsF>
 #include <QImage>
 #include <QStringList>
 #include <QWidget>
@@ -62,8 +63,17 @@ public:
     /// (SVG, PDF) the cells are one embedded image, each cell a block of whole pixels (no
     /// seams between cells in any renderer); axes, ticks and text stay vector.
     void paint(QPainter& painter, const QRect& target) const override;
+    /// At least `height`, and as much more as keeps the cells kMinPlotHeightShare of `width` high
+    /// and each word of the axis labels along them on a line, whatever the title, labels and
+    /// note under the cells take at the current fonts (a wrapped title left the cells no room).
+    double print_height(double width, double height) const override;
     /// The rectangle the cells occupy when the figure is drawn into `target`.
     QRect plot_rect(const QRect& target) const;
+    /// The cells' height a print keeps at least, as a share of the panel's width (as charts).
+    static constexpr double kMinPlotHeightShare = 0.25;
+    /// Row labels are drawn whole while the cells keep this share of the figure's width; a longer
+    /// label is elided (on the screen; an export's layout check reports it).
+    static constexpr double kMinCellWidthShare = 0.1;
     /// The cell under a point of the widget, or {-1, -1}.
     QPoint cell_at(const QPoint& position) const;
     QString readout() const { return readout_; }
@@ -107,6 +117,19 @@ private:
     double normalised(double v) const;
     QString row_label(int row) const;
     QString column_label(int column) const;
+
+    // Where plot_rect puts things: the plot, the row labels' column and the y title's strip.
+    struct Layout {
+        QRect plot;
+        double label_left = 0, label_width = 0;  ///< the row labels' column
+        double widest_label = 0;                 ///< the widest row label, whole
+    };
+    Layout layout(const QRect& target) const;
+    double widest_row_label(const QFont& font) const;
+    // The widest row label at a font, measured once per font and data (every row: a label left
+    // out of a sample was drawn wider than its column).
+    mutable QString widest_font_key_;
+    mutable double widest_ = 0;
 };
 
 }  // namespace routescope::views

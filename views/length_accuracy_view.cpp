@@ -263,7 +263,26 @@ void LengthAccuracyView::show_bin(int bin) {
 }
 
 analysis::CsvTable LengthAccuracyView::figure_table() const {
-    return result_ ? result_->table() : analysis::CsvTable{};
+    if (!result_) return {};
+    if (!result_->compared) return result_->table();
+    // Compare mode: one row per model and bin under a `model` column naming the model as its
+    // legend does (user-guide.md, "Names"), the first model's rows first, as the other compare
+    // views write theirs; "accuracy" and "accuracy_b" named neither model. A bin's comparison of
+    // the two (B − A, the discordant pairs, McNemar's p) is the pair's: the same on both rows.
+    analysis::CsvTable out;
+    out.columns = {"model",          "bin_low",        "bin_high", "count",    "accuracy",
+                   "wilson_low",     "wilson_high",    "mcc",      "macro_f1", "difference",
+                   "only_a_correct", "only_b_correct", "mcnemar_p"};
+    for (const bool second : {false, true}) {
+        const std::string model = display_stem(second ? settings_.b : settings_.a).toStdString();
+        for (const analysis::AccuracyBin& bin : result_->bins) {
+            const analysis::ClassificationScores& s = second ? bin.b : bin.a;
+            out.rows.push_back({model, bin.lo, bin.hi, s.count, s.accuracy, s.wilson_low,
+                                s.wilson_high, s.mcc, s.macro_f1, bin.difference, bin.only_a,
+                                bin.only_b, bin.p_value});
+        }
+    }
+    return out;
 }
 
 nlohmann::json LengthAccuracyView::result_provenance() const {

@@ -7,6 +7,7 @@
 // input / an option the input cannot satisfy (a layer not in the dump), 3 runtime failure.
 #include <sys/stat.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "analysis/dump_reader.hpp"
 #include "analysis/flops.hpp"
 #include "analysis/gates.hpp"
+#include "analysis/hdf5_lock.hpp"
 #include "analysis/implicit_attention.hpp"
 #include "analysis/induction_heads.hpp"
 #include "analysis/kernels.hpp"
@@ -31,7 +33,9 @@
 #include "app/cli/output_guard.hpp"
 #include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/data/utf8.hpp"
+#include "engine/io/h5_file.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
 namespace routescope::cli {
@@ -79,6 +83,7 @@ struct AnalyzeArgs {
     SimilarityOptions similarity;
     int length_bins = 0;  ///< similarity: --length-bins k (0: none)
     std::string scatter;  ///< similarity: --scatter LA,LB (the first canonical pair of one cell)
+    bool scatter_given = false;
     // implicit-attention
     std::int64_t example = 0;
     std::string mode = "sum", normalise = "raw";
@@ -87,24 +92,64 @@ struct AnalyzeArgs {
     std::string marker = "trigger";
 };
 
+/// The longest kernel `kernels` and `kernel-change` compute from a checkpoint's parameters (2^20,
+/// data.task_params.max_len's limit): --length 2147483647 grew until the OOM killer ended the
+/// run, and a length past 2^31 did not fit the FFT's int.
+constexpr std::int64_t kMaxKernelLength = std::int64_t{1} << 20;
+/// What one layer's kernels from a checkpoint take per position at the peak: the two kernels,
+/// their responses, the full relative kernel of the effective length, the JSON values and their
+/// text (measured: 230 MB for one layer at 2^20).
+constexpr double kKernelBytesPerPosition = 224;
+
+/// The SSM layers of a checkpoint (/params/layers.<i>.ssm_forward.A_re), as the kernels analysis
+/// counts them; 0 when they cannot be read (the analysis then says why).
+std::int64_t checkpoint_ssm_layers(const std::string& path) {
+    try {
+        Hdf5Lock lock;
+        h5::quiet_errors();
+        H5::H5File file = h5::open_read(path);
+        std::int64_t n = 0;
+        while (h5::is_dataset(file, "params/layers." + std::to_string(n) + ".ssm_forward.A_re"))
+            ++n;
+        file.close();
+        return n;
+    } catch (const std::exception&) {
+        return 0;
+    } catch (const H5::Exception&) {
+        return 0;
+    }
+}
+
 const std::vector<std::string> kKinds = {
     "kernels",    "kernel-change",      "gates",           "anisotropy",
     "pca",        "transitions",        "length-accuracy", "flops",
     "similarity", "implicit-attention", "induction-heads"};
 
-int parse_layer(const std::string& text) {
+/// A layer index given to `option` (--layer, --layer-a, --layer-b, --scatter): the message names
+/// the option the user gave (--scatter a,b and --layer-a x were said to be "--layer"'s).
+int parse_layer(const std::string& option, const std::string& text, bool all_allowed = true) {
     try {
         std::size_t used = 0;
         const int layer = std::stoi(text, &used);
         if (used == text.size() && layer >= 0) return layer;
     } catch (const std::exception&) {
     }
-    throw ConfigError("--layer must be 'all' or a layer index, got '" + text + "'");
+    throw ConfigError(option + " must be " + (all_allowed ? "'all' or " : "") +
+                      "a layer index, got '" + text + "'");
 }
 
-/// The layers named by --layer ("all" or one index), checked against the dump.
+/// --scatter LA,LB: the two layer indices.
+std::pair<int, int> parse_scatter(const std::string& text) {
+    const auto comma = text.find(',');
+    if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos)
+        throw ConfigError("--scatter: give two layers, LA,LB (got '" + text + "')");
+    return {parse_layer("--scatter", text.substr(0, comma), false),
+            parse_layer("--scatter", text.substr(comma + 1), false)};
+}
+
+/// The layers named by `option` ("all" or one index), checked against the dump.
 std::vector<int> selected_layers(const DumpReader& dump, const std::string& text,
-                                 bool from_one = false) {
+                                 bool from_one = false, const std::string& option = "--layer") {
     if (text == "all") {
         std::vector<int> out;
         for (int l : dump.layers())
@@ -112,7 +157,7 @@ std::vector<int> selected_layers(const DumpReader& dump, const std::string& text
         if (out.empty()) throw ConfigError(dump.path() + ": the dump has no layers to analyse");
         return out;
     }
-    const int layer = parse_layer(text);
+    const int layer = parse_layer(option, text);
     dump.layer(layer);  // throws naming the layers present
     return {layer};
 }
@@ -252,8 +297,9 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.radius = a.radius;
         o.group = a.group;
         o.length = a.length;
-        const std::vector<int> layers =
-            a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
+        const std::vector<int> layers = a.layer == "all"
+                                            ? std::vector<int>{}
+                                            : std::vector<int>{parse_layer("--layer", a.layer)};
         if (!a.checkpoints.empty()) {
             for (const auto& c : a.checkpoints) {
                 const auto r = kernels_from_checkpoint(c, layers, o);
@@ -274,24 +320,22 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.sentence_vectors = a.vectors == "sentence";
         o.measures = a.measures;
         // --layer sets both sides; --layer-a / --layer-b one side each.
-        auto side = [&](const std::string& own, const DumpReader& dump) {
+        auto side = [&](const std::string& own, const char* option, const DumpReader& dump) {
             const std::string text = !own.empty() ? own : a.layer;
-            return text == "all" ? std::vector<int>{} : selected_layers(dump, text);
+            return text == "all"
+                       ? std::vector<int>{}
+                       : selected_layers(dump, text, false, own.empty() ? "--layer" : option);
         };
-        o.layers_a = side(a.layer_a, *dumps[0]);
-        o.layers_b = side(a.layer_b, *dumps[1]);
+        o.layers_a = side(a.layer_a, "--layer-a", *dumps[0]);
+        o.layers_b = side(a.layer_b, "--layer-b", *dumps[1]);
         // --length-bins k: the result over every example, then one per bin of input length.
         o.length_columns = a.length_bins > 0;
         const auto r = representation_similarity(*dumps[0], *dumps[1], o);
         for (const auto& note : r.notes)
             std::cerr << "routescope-cli analyze similarity: " << note << "\n";
         nlohmann::json j = r.to_json();
-        if (!a.scatter.empty()) {
-            const auto comma = a.scatter.find(',');
-            if (comma == std::string::npos)
-                throw ConfigError("--scatter: give two layers, LA,LB (got '" + a.scatter + "')");
-            const int la = parse_layer(a.scatter.substr(0, comma));
-            const int lb = parse_layer(a.scatter.substr(comma + 1));
+        if (a.scatter_given) {
+            const auto [la, lb] = parse_scatter(a.scatter);  // checked before any work
             j["scatter"] = canonical_scatter(*dumps[0], *dumps[1], r, la, lb).to_json(r);
         }
         out.add(j, r.table());
@@ -324,7 +368,7 @@ Output run_analysis(const AnalyzeArgs& a) {
         if (a.layer == "all")
             throw ConfigError("analyze implicit-attention needs --layer L (one SSM layer)");
         ImplicitAttentionOptions o;
-        o.layer = parse_layer(a.layer);
+        o.layer = parse_layer("--layer", a.layer);
         o.example = a.example;
         o.mode = a.mode;
         o.normalise = a.normalise;
@@ -352,8 +396,9 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.radius = a.radius;
         o.group = a.group;
         o.length = a.length;
-        const std::vector<int> layers =
-            a.layer == "all" ? std::vector<int>{} : std::vector<int>{parse_layer(a.layer)};
+        const std::vector<int> layers = a.layer == "all"
+                                            ? std::vector<int>{}
+                                            : std::vector<int>{parse_layer("--layer", a.layer)};
         const auto r = kernel_change(a.checkpoints[0], a.checkpoints[1], layers, o);
         out.add(r.to_json(), r.table());
     } else {
@@ -378,9 +423,22 @@ CommandRunner setup_analyze(CLI::App& app) {
     CLI::Option* layer_option =
         cmd->add_option("--layer", a->layer, "Layer index, or 'all' (default)");
     cmd->add_option("--out", a->out, "Result JSON (with provenance)")->required();
-    cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
+    CLI::Option* csv_option =
+        cmd->add_option("--csv", a->csv, "Also write the result table as CSV");
     cmd->add_option("--m", a->m, "anisotropy: sentences sampled (default 5000; all when fewer)");
-    cmd->add_option("--seed", a->seed, "Seed of every random sample (default 0)");
+    cmd->add_option("--seed", a->seed, "Seed of every random sample (default 0)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                // As experiment --seed: "-1" was read as 2^64 − 1 and 10^23 as 2^64 − 1 too, so
+                // seeds the user told apart drew the same sample under a seed never typed.
+                std::int64_t v = 0;
+                const char* end = text.data() + text.size();
+                const auto r = std::from_chars(text.data(), end, v);
+                return r.ec == std::errc() && r.ptr == end && v >= 0
+                           ? std::string()
+                           : "a whole number from 0 to 9223372036854775807";
+            },
+            "0 … 2^63 − 1"));
     CLI::Option* bins_option =
         cmd->add_option("--bins", a->bins,
                         "Histogram bins (anisotropy 100, gates 50) or quantile bins (5)")
@@ -439,30 +497,50 @@ CommandRunner setup_analyze(CLI::App& app) {
         "kernels, kernel-change: the channel group 0..H−1 of a model with H kernels per "
         "SSM (model.ssm.n_kernels; default 0)");
     cmd->add_option("--length", a->length,
-                    "kernels from a checkpoint: kernel length L (default 512)");
+                    "kernels from a checkpoint: kernel length L (default 512, at most 1048576)")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                std::int64_t v = 0;
+                const char* end = text.data() + text.size();
+                const auto r = std::from_chars(text.data(), end, v);
+                return r.ec == std::errc() && r.ptr == end && v >= 1 && v <= kMaxKernelLength
+                           ? std::string()
+                           : "a kernel length from 1 to " + std::to_string(kMaxKernelLength) +
+                                 " (2^20: each layer's kernels take about " +
+                                 std::to_string(static_cast<int>(kKernelBytesPerPosition)) +
+                                 " bytes per position), got " + text;
+            },
+            "1 … 2^20"));
     cmd->add_option("--vectors", a->vectors,
                     "similarity: 'token' (default: every real token, sampled) or 'sentence'");
     cmd->add_option("--max-vectors", a->similarity.max_vectors,
                     "similarity: vectors sampled uniformly (default 100000; all when fewer)");
-    cmd->add_option("--layer-a", a->layer_a, "similarity: layer of the first dump, or 'all'");
-    cmd->add_option("--layer-b", a->layer_b, "similarity: layer of the second dump, or 'all'");
+    CLI::Option* layer_a_option =
+        cmd->add_option("--layer-a", a->layer_a, "similarity: layer of the first dump, or 'all'");
+    CLI::Option* layer_b_option =
+        cmd->add_option("--layer-b", a->layer_b, "similarity: layer of the second dump, or 'all'");
     cmd->add_option("--measures", a->measures,
                     "similarity: linear_cka, linear_cka_unbiased, rbf_cka, svcca, pwcca, "
                     "procrustes (default all)")
         ->delimiter(',');
+    // Negative counts refused as the command line is read, before the input check and the dumps.
     cmd->add_option("--gram-m", a->similarity.gram_m,
-                    "similarity: examples in the Gram sample (RBF CKA, null, bootstrap; 1000)");
+                    "similarity: examples in the Gram sample (RBF CKA, null, bootstrap; 1000)")
+        ->check(kNonNegative);
     cmd->add_option("--permutations", a->similarity.permutations,
-                    "similarity: permutations of the null (default 100, 0 none)");
+                    "similarity: permutations of the null (default 100, 0 none)")
+        ->check(kNonNegative);
     cmd->add_option("--bootstrap", a->similarity.bootstrap,
-                    "similarity: bootstrap resamples of the interval (default 100, 0 none)");
+                    "similarity: bootstrap resamples of the interval (default 100, 0 none)")
+        ->check(kNonNegative);
     cmd->add_option("--length-bins", a->length_bins,
                     "similarity: also each of k bins of input length (quantiles of dump A's "
                     "example lengths), one result per bin after the overall one")
         ->check(CLI::Range(0, 64));
-    cmd->add_option("--scatter", a->scatter,
-                    "similarity: LA,LB: also the first canonical pair of layer LA of A and LB of "
-                    "B, point by point (up to 5000 vectors of the sample)");
+    CLI::Option* scatter_option = cmd->add_option(
+        "--scatter", a->scatter,
+        "similarity: LA,LB: also the first canonical pair of layer LA of A and LB of "
+        "B, point by point (up to 5000 vectors of the sample)");
     cmd->add_option("--svcca-variance", a->similarity.svcca_variance,
                     "similarity: share of the variance SVCCA keeps (default 0.99)");
     cmd->add_option("--example", a->example,
@@ -479,13 +557,15 @@ CommandRunner setup_analyze(CLI::App& app) {
                     "induction-heads: the /vocab piece before the copied symbol and at the query "
                     "(default trigger)");
     return [a, flop_model_options, layer_option, mode_option, head_option, bins_option,
-            binning_option, edges_option, width_option]() {
+            binning_option, edges_option, width_option, csv_option, scatter_option, layer_a_option,
+            layer_b_option]() {
         a->mode_given = mode_option->count() > 0;
         a->head_given = head_option->count() > 0;
         a->bins_given = bins_option->count() > 0;
         a->binning_given = binning_option->count() > 0;
         a->edges_given = edges_option->count() > 0;
         a->width_given = width_option->count() > 0;
+        a->scatter_given = scatter_option->count() > 0;
         // Errors are thrown to main's handler (exit_codes.hpp): a malformed input is exit 2, like
         // every command's (1 is validate's and inspect's verdict only, and the input check's
         // below). Every input in a child process first (issue 25): a crash of libhdf5 is a verdict.
@@ -542,6 +622,22 @@ CommandRunner setup_analyze(CLI::App& app) {
                     throw ConfigError("analyze flops: " + o->get_name() +
                                       " describes a model without --checkpoint or --dump; the "
                                       "file gives its own model");
+        // Every option's text before any work (docs/cli.md): a malformed layer or --scatter was
+        // found only when the analysis reached it, --scatter's after the whole similarity.
+        // (--layer-a "" was taken for "not given", falling back to --layer.)
+        for (const auto& [option, text] :
+             {std::pair<const CLI::Option*, const std::string*>{layer_option, &a->layer},
+              {layer_a_option, &a->layer_a},
+              {layer_b_option, &a->layer_b}})
+            if (option->count() > 0 && *text != "all") (void)parse_layer(option->get_name(), *text);
+        if (a->scatter_given) (void)parse_scatter(a->scatter);
+        // A path given empty is refused as --out's is (an unset shell variable, --csv "$CSV",
+        // read as "no CSV" exited 0 without the table).
+        if (a->out.empty())
+            throw ConfigError("--out: the output's path is empty: give a file name");
+        if (csv_option->count() > 0 && a->csv.empty())
+            throw ConfigError(
+                "--csv: the output's path is empty: give a file name (or leave --csv out)");
         if (!a->csv.empty() && same_output_file(a->csv, a->out))
             throw ConfigError("analyze: --out " + a->out + " and --csv " + a->csv +
                               " name the same file (a link counts), and each needs its own");
@@ -581,6 +677,25 @@ CommandRunner setup_analyze(CLI::App& app) {
                                   "finished file");
             }
         };
+        // Kernels from checkpoints against this machine's memory before they are computed (as the
+        // model's size is): --length's cap still lets 23 layers of 2^20 positions ask for 5 GB.
+        if ((k == "kernels" || k == "kernel-change") && !a->checkpoints.empty()) {
+            // kernels keeps every layer of every checkpoint; kernel-change holds one layer of
+            // each of its two at a time.
+            std::int64_t layers = 2;
+            if (k == "kernels") {
+                layers = 0;
+                for (const auto& c : a->checkpoints)
+                    layers += a->layer != "all" ? 1 : checkpoint_ssm_layers(c);
+            }
+            const double bytes = kKernelBytesPerPosition * static_cast<double>(a->length) *
+                                 static_cast<double>(layers);
+            if (const double ram = physical_memory_bytes(); ram > 0 && bytes > ram)
+                throw ConfigError("--length " + std::to_string(a->length) + ": the kernels of " +
+                                  std::to_string(layers) + " layer(s) would need about " +
+                                  bytes_text(bytes) + ", more than this machine's " +
+                                  bytes_text(ram) + ": give a shorter --length or one --layer");
+        }
         Output out;
         try {
             out = run_analysis(*a);

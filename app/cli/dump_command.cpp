@@ -75,7 +75,8 @@ struct DumpArgs {
     int threads = 0;
     bool gates = false;
     bool attention = false;
-    InputCheck check;  ///< --check / --no-check: the contained check of --checkpoint
+    bool split_given = false;  ///< --split on the command line (its default chooses nothing)
+    InputCheck check;          ///< --check / --no-check: the contained check of --checkpoint
 };
 
 std::int64_t limit(std::int64_t available, std::int64_t wanted) {
@@ -365,6 +366,14 @@ int run_dump(const DumpArgs& a) {
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
+        // --split chooses a task's split: a value that names none, or a --split beside a file,
+        // was ignored without a word (the file dumped whole).
+        if (a.split_given) (void)train::split_index(a.split, "--split");
+        if (a.split_given && !a.data.empty())
+            throw ConfigError("--split " + a.split +
+                              ": it chooses a built-in task's split (--task, or the checkpoint's "
+                              "own task); --data " +
+                              a.data + " is dumped whole");
         // data.task_params.seed's range (docs/config.md), as train --set and eval --task-set
         // check it: -1 was read as 2^64 − 1, a split eval cannot regenerate.
         if (a.seed &&
@@ -418,6 +427,13 @@ int run_dump(const DumpArgs& a) {
                 "have the task's lengths, a corpus's data.seq_len");
         std::shared_ptr<data::Tokenizer> tokenizer =
             train::checkpoint_tokenizer(*ck_read, a.checkpoint);
+        if (a.split_given && a.task.empty() && a.data.empty() && !config.data.task)
+            throw ConfigError("--split " + a.split +
+                              ": it chooses a built-in task's split (--task, or the checkpoint's "
+                              "own task); " +
+                              a.checkpoint +
+                              " was not trained on a task, and its held-out corpus is dumped "
+                              "whole");
         if (!a.task.empty() || (a.data.empty() && config.data.task))
             src = task_source(a, config, *tokenizer);
         else if (!a.data.empty())
@@ -641,8 +657,25 @@ CommandRunner setup_dump(CLI::App& app) {
     cmd->add_option("--prefix-fraction", a->prefix_fraction,
                     "Birdie prefix mode: the fraction of each example before the prefix split "
                     "(default: the checkpoint's train.prefix_fraction)")
-        ->check(CLI::Range(0.0, 1.0));
-    return [a]() {
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                // NaN passed CLI::Range (every comparison with it is false), and the dump then
+                // ran with the checkpoint's fraction instead.
+                double v = 0;
+                return CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1
+                           ? std::string()
+                           : "a number in [0, 1] (the share of each example before the split)";
+            },
+            "[0, 1]"));
+    return [a, cmd]() {
+        a->split_given = cmd->count("--split") > 0;
+        // An empty value (an unset shell variable) names no file or task: it was taken as the
+        // option left out, and the checkpoint's own data (or tokenizer) used without a word.
+        for (const auto& [option, value] :
+             {std::pair{"--data", &a->data}, std::pair{"--task", &a->task}})
+            if (cmd->count(option) > 0 && value->empty())
+                throw ConfigError(std::string(option) +
+                                  ": the value is empty: give one, or leave " + option + " out");
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
         std::string report;
         const int verdict = check_input(a->checkpoint, a->check, &report);

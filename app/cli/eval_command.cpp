@@ -199,20 +199,31 @@ train::LabelledSet eval_set(const EvalArgs& a, const EvalInputs& in) {
         // --task-set: the checkpoint's task parameters with the user's changes (ConfigError
         // naming the key for a bad one).
         std::vector<std::string> sets;
-        for (const auto& kv : a.task_sets)
+        for (const auto& kv : a.task_sets) {
+            // Named as the user gave it: the merge below names train's `--set
+            // data.task_params.KEY`, an option eval does not have.
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0)
+                throw ConfigError("--task-set " + kv +
+                                  ": expected KEY=VALUE, a data.task_params key and its value "
+                                  "(e.g. n_test=1024)");
             sets.push_back("data.task_params." + kv);
-        const RunConfig task_config = sets.empty() ? config : config.with_overrides(sets);
+        }
+        RunConfig task_config = config;
+        try {
+            if (!sets.empty()) task_config = config.with_overrides(sets);
+        } catch (const ConfigError& e) {
+            const std::string what = e.what(), set = "--set data.task_params.";
+            if (what.starts_with(set)) throw ConfigError("--task-set " + what.substr(set.size()));
+            if (what.starts_with("--set:")) throw ConfigError("--task-set:" + what.substr(6));
+            throw;
+        }
         train::TaskSplit t =
             train::task_split(task_config, *in.tokenizer, name, a.split, a.checkpoint);
         if (t.task.n_classes != (config.data.task ? config.model.n_labels : t.task.n_classes))
             throw ConfigError("--task " + name + ": the checkpoint's head does not fit the task");
         return std::move(t.set);
     }
-    if (a.split_given)
-        throw ConfigError("--split " + a.split +
-                          ": it chooses a built-in task's split (--task, or the checkpoint's own "
-                          "task); --data " +
-                          a.data + " is scored whole");
     train::LabelledSet set = train::classification_file(
         config, *in.tokenizer, a.data, std::min(config.data.seq_len, config.model.max_len),
         a.checkpoint, /*require_classifier=*/true);
@@ -330,6 +341,19 @@ int run_eval(const EvalArgs& a) {
     if (!a.task.empty() && !a.data.empty())
         throw ConfigError("--task and --data exclude each other: --task " + a.task +
                           " scores a built-in task's split, --data " + a.data + " a file");
+    // --split chooses a task's split: beside --data (a classification file or a corpus, either
+    // scored whole) it did nothing, and a value that names no split was ignored with it.
+    if (a.split_given) (void)train::split_index(a.split, "--split");
+    if (a.split_given && !a.data.empty())
+        throw ConfigError("--split " + a.split +
+                          ": it chooses a built-in task's split (--task, or the checkpoint's own "
+                          "task); --data " +
+                          a.data + " is scored whole");
+    if (!a.task_sets.empty() && !a.data.empty())
+        throw ConfigError("--task-set " + a.task_sets.front() +
+                          ": it changes a built-in task's parameters (--task, or the "
+                          "checkpoint's own task); --data " +
+                          a.data + " is scored as it is");
     const std::vector<std::pair<std::string, std::string>> inputs = {
         {"--checkpoint", a.checkpoint}, {"--data", a.data}, {"--tokenizer", a.tokenizer}};
     refuse_overwriting_inputs({"--out", a.out}, inputs);
@@ -407,6 +431,14 @@ CommandRunner setup_eval(CLI::App& app) {
                     "min_entries=8 for longer phone books than training had");
     return [a, cmd]() {
         a->split_given = cmd->count("--split") > 0;
+        // An empty value (an unset shell variable) names no file or task: it was taken as the
+        // option left out, and the checkpoint's own data (or tokenizer) used without a word.
+        for (const auto& [option, value] :
+             {std::pair{"--data", &a->data}, std::pair{"--task", &a->task},
+              std::pair{"--tokenizer", &a->tokenizer}, std::pair{"--out", &a->out}})
+            if (cmd->count(option) > 0 && value->empty())
+                throw ConfigError(std::string(option) +
+                                  ": the value is empty: give one, or leave " + option + " out");
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
         if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
         return run_eval(*a);

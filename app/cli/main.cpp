@@ -1,8 +1,10 @@
 // routescope-cli: the engine and analysis without a display (ARCHITECTURE.md). Every subcommand
 // lives in its own file and registers itself (command.hpp).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -49,6 +51,23 @@ void refuse_ranks_of_a_single_process_command(const std::string& command) {
         "train and dump run across ranks (docs/scaling.md); run `" +
         command + "` without mpirun");
 }
+// Descriptors 0, 1 and 2 that the process was started without (`>&-`, `<&-`) are taken by
+// /dev/null opened the other way round, before anything else opens a file: otherwise the next file
+// opened got the lowest free number, and what the command printed went into it (dump's summary
+// line into its lock file, exit 0). Opened so, a write to standard output or standard error (or a
+// read of standard input) still fails (EBADF) as on the closed descriptor, and "cannot write to
+// standard output" (exit 3) holds as before.
+void occupy_closed_standard_descriptors() {
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        const int opened = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (opened < 0) continue;  // no /dev/null: nothing better to do than before
+        if (opened != fd) {        // open() takes the lowest free number (fd: those below are open)
+            ::dup2(opened, fd);
+            ::close(opened);
+        }
+    }
+}
 // " tokenizer train": every subcommand given, nested ones included, each with a leading space
 // (a usage error of `tokenizer train` named `tokenizer` and pointed to its --help, which lists
 // none of train's options).
@@ -65,6 +84,7 @@ std::string command_path(CLI::App& app) {
 
 int main(int argc, char** argv) {
     using namespace routescope::cli;
+    occupy_closed_standard_descriptors();  // first: nothing may open a file before it
     // A file-size limit (ulimit -f) must be a write error (EFBIG: IoError, temporaries removed,
     // exit 3), not SIGXFSZ killing the process with its temporaries left (issue 17, class 6).
     std::signal(SIGXFSZ, SIG_IGN);
@@ -104,20 +124,31 @@ int main(int argc, char** argv) {
         if (after.size() > before) runners[after.back()] = std::move(run);
     }
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        // As every other error: "routescope-cli COMMAND: error: WHAT" (docs/cli.md), with the
-        // command whose options were being read.
+    // As every other error: "routescope-cli COMMAND: error: WHAT" (docs/cli.md), with the
+    // command whose options were being read.
+    const auto usage_error = [&app](const CLI::ParseError& e) {
         const std::string command = command_path(app);
         std::cerr << "routescope-cli" << command
                   << ": error: " << routescope::data::printable_text(e.what(), true) << "\n"
                   << "Run `routescope-cli" << command << " --help` for its options.\n";
         return exit_code(ErrorKind::usage);
+    };
+    // CLI11 answers --help before it rejects an argument it did not expect: `routescope-cli
+    // compare --help` printed the top-level help, exit 0, where `routescope-cli compare` is an
+    // unknown command (exit 2). The unexpected argument is the error, with --help or without.
+    const auto help_or_usage_error = [&](const CLI::ParseError& e) {
+        if (const auto extra = app.remaining(true); !extra.empty())
+            return usage_error(CLI::ExtrasError(extra));
+        return app.exit(e);
+    };
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return help_or_usage_error(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return help_or_usage_error(e);
+    } catch (const CLI::ParseError& e) {
+        return usage_error(e);
     }
 
     if (show_version) {

@@ -397,6 +397,10 @@ ActivationDumpSummary write_activation_dump(const RunConfig& config,
     }
     const bool reset_mask = has_prefix_layers(m);
     spec.reset_mask = reset_mask;
+    // Negative: the checkpoint's; NaN (which no comparison catches) or above 1 names no split.
+    if (std::isnan(options.prefix_fraction) || options.prefix_fraction > 1)
+        throw ConfigError("--prefix-fraction: " + std::to_string(options.prefix_fraction) +
+                          " is not a fraction in [0, 1]");
     const double prefix_fraction =
         options.prefix_fraction >= 0 ? options.prefix_fraction : config.train.prefix_fraction;
     spec.float16 = options.float16;

@@ -1128,6 +1128,124 @@ def main():
     t.case("kernels' group skips named by index; flops of an external dump",
            kernel_group_skip_and_flops_messages)
 
+    # ---- (probe Y4) every option's text is checked before any work (docs/cli.md, analyze:
+    # "Usage errors are exit 2 before any work"), each message naming the option given: given
+    # with a --dump that does not exist, the option's error must come first (the input check
+    # would otherwise say "no such file"), and nothing is written.
+    def option_errors_name_their_option_before_any_work():
+        own = np.random.default_rng(4404)
+        a, b = t.path("opt-a.dump.h5"), t.path("opt-b.dump.h5")
+        hidden = {0: own.standard_normal((6, 5, 4)), 1: own.standard_normal((6, 5, 4))}
+        write_dump(a, hidden, [5] * 6)
+        write_dump(b, {k: v + own.standard_normal(v.shape) for k, v in hidden.items()}, [5] * 6)
+        missing = t.path("no-such.dump.h5")
+        out, table = t.path("opt.json"), t.path("opt.csv")
+        for dumps in ([a, b], [a, missing]):
+            given = [x for d in dumps for x in ("--dump", d)]
+            for args, says in [
+                (["--scatter", "a,b"], "--scatter"),
+                (["--scatter", "1"], "--scatter"),
+                (["--scatter", "0,1,1"], "--scatter"),
+                (["--layer-a", "x"], "--layer-a"),
+                (["--layer-b", "-1"], "--layer-b"),
+                (["--layer-a", ""], "--layer-a"),
+                (["--layer", "x"], "--layer "),
+                (["--gram-m", "-5"], "--gram-m"),
+                (["--permutations", "-1"], "--permutations"),
+                (["--bootstrap", "-2"], "--bootstrap"),
+                (["--csv", ""], "--csv"),
+            ]:
+                r = t.run("analyze", "similarity", *given, *args, "--out", out)
+                assert r.returncode == 2, (args, r.returncode, r.stderr)
+                # One line: the option's error (the similarity's notes printed first before).
+                lines = [x for x in r.stderr.splitlines() if not x.startswith("Run `")]
+                assert len(lines) == 1 and says in lines[0], (args, r.stderr)
+                assert "no such file" not in r.stderr, (args, r.stderr)
+                if "--layer" in says:
+                    assert "--layer must" not in r.stderr or says == "--layer ", (args, r.stderr)
+                assert not os.path.exists(out) and not os.path.exists(table), args
+        # An empty --csv is an empty path, refused as --out's is (it was "no CSV", exit 0).
+        r = t.run("analyze", "gates", "--dump", a, "--out", out, "--csv", "")
+        assert r.returncode == 2 and "--csv" in r.stderr and "path is empty" in r.stderr, r.stderr
+        assert not os.path.exists(out)
+    t.case("analyze: option errors name their option, before any work (--scatter, --layer-a, "
+           "--gram-m, --csv \"\")", option_errors_name_their_option_before_any_work)
+
+    # ---- --seed takes 0 … 2^63 − 1, as experiment --seed (docs/cli.md): -1 was read as 2^64 − 1
+    # and 10^23 saturated to it, so seeds told apart drew one sample under a seed never typed.
+    def analyze_seed_is_a_whole_number_in_range():
+        own = np.random.default_rng(4407)
+        p = t.path("seed.dump.h5")
+        write_dump(p, {0: own.standard_normal((8, 5, 4))}, [5] * 8)
+        out = t.path("seed.json")
+        for seed in ["-1", "-5", "18446744073709551615", "18446744073709551616",
+                     "99999999999999999999999", "9223372036854775808", "1.5", "0x10", ""]:
+            r = t.run("analyze", "anisotropy", "--dump", p, "--out", out, "--seed", seed)
+            assert r.returncode == 2 and "--seed" in r.stderr, (seed, r.returncode, r.stderr)
+            assert "9223372036854775807" in r.stderr, (seed, r.stderr)
+            assert not os.path.exists(out), seed
+        for seed in ["0", "9223372036854775807"]:
+            t.ok(t.run("analyze", "anisotropy", "--dump", p, "--out", out, "--seed", seed))
+            params = json.load(open(out))["results"][0]["provenance"]["parameters"]
+            assert params["seed"] == int(seed), (seed, params)
+            os.remove(out)
+    t.case("analyze --seed: 0 … 2^63 − 1, else exit 2", analyze_seed_is_a_whole_number_in_range)
+
+    # ---- kernels from a checkpoint: --length is 1 … 2^20 (docs/cli.md), checked as the command
+    # line is read (2147483647 grew until the OOM killer), and the layers' kernels (about 224
+    # bytes per position and layer) are held against this machine's memory before any is computed.
+    def kernel_length_is_bounded():
+        def write(path, layers):
+            with h5py.File(path, "w") as fh:
+                fh.attrs.update(format="routescope-checkpoint", format_version=1,
+                                producer="test_analyze_edge_cases.py",
+                                created="2026-01-01T00:00:00Z")
+                for i in range(layers):
+                    for direction in ("forward", "backward"):
+                        base = f"params/layers.{i}.ssm_{direction}."
+                        fh[base + "A_re"] = np.full((1, 2), -0.5, np.float32)
+                        fh[base + "A_im"] = np.zeros((1, 2), np.float32)
+                        fh[base + "C"] = np.full((1, 2, 2), 0.3, np.float32)
+                        fh[base + "D"] = np.ones(1, np.float32)
+                        fh[base + "log_step"] = np.full(1, -2.0, np.float32)
+        def limited():  # a build without the bound fails here, not by the OOM killer
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        one = t.path("len-one.ckpt.h5")
+        write(one, 1)
+        out = t.path("len.json")
+        for kind, given in [("kernels", ["--checkpoint", one]),
+                            ("kernel-change", ["--checkpoint", one, "--checkpoint", one]),
+                            ("kernels", ["--checkpoint", t.path("no-such.ckpt.h5")])]:
+            for length in ["2147483647", "1048577", "0", "-3", "99999999999999999999"]:
+                r = t.run("analyze", kind, *given, "--length", length, "--out", out,
+                          timeout=60, preexec=limited)
+                assert r.returncode == 2, (kind, length, r.returncode, r.stderr)
+                assert "--length" in r.stderr and "1048576" in r.stderr, (kind, length, r.stderr)
+                assert not os.path.exists(out), (kind, length)
+        t.ok(t.run("analyze", "kernels", "--checkpoint", one, "--length", "64", "--out", out))
+        assert len(json.load(open(out))["results"][0]["layers"][0]["forward"]) == 64
+        os.remove(out)
+        # Enough layers that 2^20 positions each exceed this machine's memory.
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        layers = ram // (224 * 2**20) + 2
+        if layers <= 3000:  # a machine of up to about 650 GiB (the file's writing stays short)
+            many = t.path("len-many.ckpt.h5")
+            write(many, layers)
+            r = t.run("analyze", "kernels", "--checkpoint", many, "--length", "1048576",
+                      "--out", out, timeout=60)
+            assert r.returncode == 2, (r.returncode, r.stderr)
+            assert "--length 1048576" in r.stderr and f"{layers} layer" in r.stderr, r.stderr
+            assert "memory" in r.stderr or "machine" in r.stderr, r.stderr
+            assert not os.path.exists(out)
+            # Short kernels of the same file are computed.
+            t.ok(t.run("analyze", "kernels", "--checkpoint", many, "--length", "16",
+                       "--radius", "2", "--out", out))
+            assert len(json.load(open(out))["results"][0]["layers"]) == layers
+            os.remove(out)
+    t.case("analyze kernels --length: at most 2^20 and within memory, else exit 2 before any work",
+           kernel_length_is_bounded)
+
     return t.finish()
 
 

@@ -25,6 +25,57 @@ Run cli(const QStringList& args,
 QString fixture(const QString& name) {
     return QStringLiteral(ROUTESCOPE_TEST_DATA "/dumps/") + name;
 }
+
+// routescope-cli with its standard output closed (`>&-`), as a shell leaves it.
+Run cli_without_stdout(const QStringList& args) {
+    QProcess p;
+    p.start("/bin/sh", QStringList{"-c", "exec \"$0\" \"$@\" >&-", ROUTESCOPE_CLI} + args);
+    if (!p.waitForFinished(60000)) return {-1, {}, "timed out"};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            {},
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+// A 2-step bigs run in `dir` with the bytes tokenizer: on a corpus (an MLM checkpoint), or with
+// `task` on the copying task. Returns the checkpoint's path.
+QString tiny_checkpoint(const QTemporaryDir& dir, bool task) {
+    QFile corpus(dir.filePath("corpus.txt"));
+    if (!corpus.exists()) {
+        if (!corpus.open(QIODevice::WriteOnly)) return {};
+        for (int i = 1; i <= 60; ++i)
+            corpus.write(QByteArray("the cat sat on the mat number ") + QByteArray::number(i) +
+                         " and a dog ran\n");
+        corpus.close();
+        QFile config(dir.filePath("tiny.json"));
+        if (!config.open(QIODevice::WriteOnly)) return {};
+        config.write(R"({"model":{"arch":"bigs","d_model":16,"n_layers":1,"max_len":32,
+            "dropout":0.0,"ssm":{"n_modes":4}},"tokenizer":{"kind":"bytes"},
+            "data":{"train":"corpus.txt","seq_len":32},"train":{"batch_size":2,"steps":2,
+            "warmup_steps":0,"eval_every":0,"eval_batches":1,"checkpoint_every":0,"threads":1}})");
+    }
+    const QString out = dir.filePath(task ? "runtask" : "run");
+    QStringList args{"train", "--config", dir.filePath("tiny.json"), "--out", out, "--json"};
+    if (task)
+        args << "--set"
+             << "data.train=null"
+             << "--set"
+             << "data.task=copying"
+             << "--set"
+             << "data.task_params.n_train=20"
+             << "--set"
+             << "data.task_params.n_valid=8"
+             << "--set"
+             << "data.task_params.n_test=8"
+             << "--set"
+             << "data.task_params.min_len=4"
+             << "--set"
+             << "data.task_params.max_len=6";
+    QProcess p;
+    p.setWorkingDirectory(dir.path());  // data.train is relative to it
+    p.start(QStringLiteral(ROUTESCOPE_CLI), args);
+    if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
+    return out + "/model.ckpt.h5";
+}
 }  // namespace
 
 class TestCli : public QObject {
@@ -69,6 +120,16 @@ private slots:
             qPrintable(r.err));
         QVERIFY2(cli({"no-such-command"}).err.startsWith("routescope-cli: error: "),
                  qPrintable(cli({"no-such-command"}).err));
+        // An unknown command is a usage error with --help too (docs/cli.md, "Exit codes"): it
+        // printed the top-level help, exit 0. An unexpected argument of a command likewise.
+        for (const QStringList& args :
+             {QStringList{"compare", "--help"}, QStringList{"--help", "compare"},
+              QStringList{"eval", "compare", "--help"}}) {
+            const Run h = cli(args);
+            QVERIFY2(h.code == 2 && h.err.contains("not expected: compare") && h.out.isEmpty(),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(h.code) + h.err));
+        }
+        QCOMPARE(cli({"eval", "--help"}).code, 0);
         // A nested command is named whole, and so is its help (`tokenizer --help` lists none of
         // train's options).
         for (const QStringList& args : {QStringList{"tokenizer", "train", "--model-type", "nope"},
@@ -493,6 +554,137 @@ private slots:
             if (from < 0)  // not faster at the longest length
                 QVERIFY2(ms.last().toDouble() >= bert.last().toDouble(), qPrintable(arch));
         }
+    }
+
+    // An empty path given to an option (an unset shell variable: `--out "$DIR"`) names no file:
+    // a usage error naming the option (docs/cli.md, exit 2), never an internal error nor the
+    // option's default (import read the files beside the weights instead, exit 0).
+    void emptyPathsAreUsageErrors() {
+        QTemporaryDir dir;
+        const QString missing = dir.filePath("none.ckpt.h5");  // refused before it is read
+        const Run exp = cli({"export", missing, "--to", "safetensors", "--out", ""});
+        QVERIFY2(exp.code == 2 && exp.err.contains("--out") && exp.err.contains("path is empty") &&
+                     !exp.err.contains("internal error"),
+                 qPrintable(QString("exit %1: %2").arg(exp.code).arg(exp.err)));
+        const Run experiment = cli({"experiment", "induction", "--out", ""});
+        QVERIFY2(experiment.code == 2 && experiment.err.contains("--out") &&
+                     experiment.err.contains("path is empty"),
+                 qPrintable(QString("exit %1: %2").arg(experiment.code).arg(experiment.err)));
+        for (const char* option : {"--config", "--vocab"}) {
+            const QString out = dir.filePath("i.ckpt.h5");
+            const Run r = cli({"import", dir.path(), "--out", out, option, ""});
+            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the path is empty"),
+                     qPrintable(QString("%1: exit %2: %3").arg(option).arg(r.code).arg(r.err)));
+            QVERIFY(!QFileInfo::exists(out));
+        }
+        // eval's and dump's --data, --task and eval's --tokenizer: "" was the checkpoint's own.
+        for (const QStringList& args :
+             {QStringList{"eval", "--checkpoint", missing, "--data", ""},
+              QStringList{"eval", "--checkpoint", missing, "--task", ""},
+              QStringList{"eval", "--checkpoint", missing, "--tokenizer", ""},
+              QStringList{"eval", "--checkpoint", missing, "--data", "c.txt", "--out", ""},
+              QStringList{"dump", "--checkpoint", missing, "--out", dir.filePath("x.dump.h5"),
+                          "--data", ""},
+              QStringList{"dump", "--checkpoint", missing, "--out", dir.filePath("x.dump.h5"),
+                          "--task", ""}}) {
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2 && r.err.contains(args[args.size() - 2] + ": the value is empty"),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
+        }
+        // train's --init "" trained from scratch; --config, --resume and --out alike.
+        for (const char* option : {"--init", "--config", "--resume", "--out"}) {
+            QStringList args{"train", option, ""};
+            if (QString(option) != "--out") args << "--out" << dir.filePath("run");
+            if (QString(option) == "--init" || QString(option) == "--out")
+                args << "--config" << missing;
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the path is empty"),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
+        }
+        const auto left =
+            QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot);
+        QVERIFY2(left.isEmpty(), qPrintable(left.join(' ')));
+    }
+
+    // docs/cli.md: a command whose printed result could not be written ends with exit 3 saying so,
+    // its files written. With descriptor 1 closed, dump's lock file took it and the summary line
+    // went into the lock (exit 0, the line lost).
+    void dumpWithStandardOutputClosedSaysSo() {
+        QTemporaryDir dir;
+        const QString ckpt = tiny_checkpoint(dir, false);
+        QVERIFY(!ckpt.isEmpty());
+        const QString out = dir.filePath("d.dump.h5");
+        const Run r =
+            cli_without_stdout({"dump", "--checkpoint", ckpt, "--out", out, "--examples", "2"});
+        QVERIFY2(r.code == 3 && r.err.contains("cannot write to standard output"),
+                 qPrintable(QString("exit %1: %2").arg(r.code).arg(r.err)));
+        QCOMPARE(cli({"validate", out}).code, 0);  // the file is written, whole
+        QVERIFY(!QFileInfo::exists(dir.filePath(".d.dump.h5.lock")));
+        // Standard input closed changes nothing for a command that does not read it.
+        QProcess p;
+        p.start("/bin/sh",
+                QStringList{"-c", "exec \"$0\" \"$@\" <&-", ROUTESCOPE_CLI, "inspect", out});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(p.readAllStandardOutput().contains("dump (format version 1)"));
+    }
+
+    // --split chooses a built-in task's split (docs/cli.md: valid, test or train); a value that
+    // names none, or a --split beside a file or a corpus that is used whole, is exit 2 naming
+    // --split (it was ignored, exit 0). --prefix-fraction nan is refused as out of [0, 1].
+    void splitThatChoosesNothingIsRefused() {
+        QTemporaryDir dir;
+        const QString mlm = tiny_checkpoint(dir, false), task = tiny_checkpoint(dir, true);
+        QVERIFY(!mlm.isEmpty() && !task.isEmpty());
+        const QString corpus = dir.filePath("corpus.txt"), out = dir.filePath("x.dump.h5");
+        const QList<QStringList> refused{
+            {"eval", "--checkpoint", mlm, "--data", corpus, "--split", "bogus"},
+            {"eval", "--checkpoint", mlm, "--data", corpus, "--split", "test"},
+            {"dump", "--checkpoint", mlm, "--out", out, "--split", "bogus"},
+            {"dump", "--checkpoint", mlm, "--out", out, "--split", "test"},
+            {"dump", "--checkpoint", mlm, "--data", corpus, "--out", out, "--split", "test"},
+            {"dump", "--checkpoint", task, "--out", out, "--split", "bogus"},
+            {"eval", "--checkpoint", task, "--out", dir.filePath("p.jsonl"), "--split", "bogus"}};
+        for (const QStringList& args : refused) {
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2 && r.err.contains("--split"),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
+            if (args.contains("bogus"))
+                QVERIFY2(r.err.contains("not one of train, valid, test"), qPrintable(r.err));
+            QVERIFY(!QFileInfo::exists(out));
+        }
+        const Run test = cli({"dump", "--checkpoint", task, "--out", out, "--split", "test"});
+        QVERIFY2(test.code == 0, qPrintable(test.err));
+        const Run nan = cli({"dump", "--checkpoint", mlm, "--out", dir.filePath("n.dump.h5"),
+                             "--prefix-fraction", "nan"});
+        QVERIFY2(nan.code == 2 && nan.err.contains("--prefix-fraction"),
+                 qPrintable(QString("exit %1: %2").arg(nan.code).arg(nan.err)));
+        QVERIFY(!QFileInfo::exists(dir.filePath("n.dump.h5")));
+    }
+
+    // eval's --task-set KEY=VALUE (docs/cli.md): one without '=' is named as given, not as the
+    // `--set data.task_params.KEY` eval does not have; beside --data (scored as it is) it is
+    // refused, as it changed nothing.
+    void taskSetErrorsNameTaskSet() {
+        QTemporaryDir dir;
+        const QString task = tiny_checkpoint(dir, true);
+        QVERIFY(!task.isEmpty());
+        const QString preds = dir.filePath("p.jsonl");
+        const Run bare =
+            cli({"eval", "--checkpoint", task, "--out", preds, "--task-set", "n_valid"});
+        QVERIFY2(bare.code == 2 && bare.err.contains("--task-set n_valid") &&
+                     !bare.err.contains("--set "),
+                 qPrintable(QString("exit %1: %2").arg(bare.code).arg(bare.err)));
+        const Run key = cli({"eval", "--checkpoint", task, "--out", preds, "--task-set", "nope=1"});
+        QVERIFY2(key.code == 2 && key.err.contains("data.task_params.nope") &&
+                     !key.err.contains("--set "),
+                 qPrintable(QString("exit %1: %2").arg(key.code).arg(key.err)));
+        const Run data = cli({"eval", "--checkpoint", task, "--data", dir.filePath("corpus.txt"),
+                              "--task-set", "n_valid=4"});
+        QVERIFY2(data.code == 2 && data.err.contains("--task-set n_valid=4"),
+                 qPrintable(QString("exit %1: %2").arg(data.code).arg(data.err)));
+        QVERIFY(!QFileInfo::exists(preds));
     }
 
     // bench ops takes --backend, not --device: its refusal of cuda where CUDA cannot run names

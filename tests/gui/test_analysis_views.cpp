@@ -668,6 +668,107 @@ private slots:
         QVERIFY2(found == words, qPrintable("the turned words read: " + turned.join(" | ")));
     }
 
+    // Probe Y2 (D2): a legend of long names over more rows than the panel is high (transitions
+    // of 4 models, anisotropy of 8, names of 60 characters, 89 mm at 8 pt) left the panel at its
+    // 0.62 × width and drew the legend over the plot, its tick labels and the title: once the
+    // texts' room exceeded the panel, Qt Charts kept its last plot area, which looked large
+    // enough. User guide, "Print layout": the panel grows, not the text shrinks. Read back from
+    // the PDF by poppler: no word on another, the page taller than 0.62 × its width, every name's
+    // words on the page; and the export's check finds nothing. Beyond 2.5 × its width (names of
+    // 400 characters at 10 pt) the panel grows no further and the check reports the legend.
+    void aLegendTallerThanThePanelGrowsIt() {
+        if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        QStringList dumps;
+        for (int i = 1; i <= 8; ++i) {
+            dumps << view_test::sample_dump(
+                dir_, QStringLiteral("legend_%1.dump.h5").arg(i),
+                {"--examples", "20", "--length", "12", "--d-model", "8", "--layers", "2", "--seed",
+                 "1", "--state-seed", QString::number(i)});
+            QVERIFY(!dumps.back().isEmpty());
+        }
+        auto name_all = [&](int length) {
+            for (int i = 0; i < dumps.size(); ++i) {
+                QString name = QStringLiteral("BiGS-large seed %1 lr 3e-4 warmup 10k").arg(i);
+                while (name.size() < length)
+                    name += QStringLiteral(" ablation%1").arg(name.size() % 7);
+                set_display_name(dumps[i], name.left(length));
+            }
+        };
+        auto forget_names = [&] {
+            for (const QString& d : dumps)
+                set_display_name(d, {});
+        };
+        struct Case {
+            QString kind;
+            int models, name_length;
+            double pt;
+            bool capped;
+        };
+        for (const Case& c :
+             {Case{"transitions", 4, 60, 8, false}, Case{"anisotropy", 8, 60, 8, false},
+              Case{"transitions", 4, 400, 10, true}}) {
+            name_all(c.name_length);
+            std::unique_ptr<AnalysisView> view;
+            if (c.kind == "transitions") {
+                TransitionsViewSettings s;
+                s.dumps = dumps.mid(0, c.models);
+                view = std::make_unique<TransitionsView>(s);
+            } else {
+                AnisotropyViewSettings s;
+                s.dumps = dumps.mid(0, c.models);
+                view = std::make_unique<AnisotropyView>(s);
+            }
+            // The size of `routescope --export`'s window: the plot Qt Charts kept from the
+            // screen was then higher than the print asks, and the panel did not grow.
+            view->resize(1400, 900);
+            view->show();
+            view->start();
+            QVERIFY(view_test::wait_for(view.get()));
+            QVERIFY2(view->has_result(), qPrintable(view->error()));
+            const QString what = QStringLiteral("%1 of %2 models, names of %3 characters, %4 pt")
+                                     .arg(c.kind)
+                                     .arg(c.models)
+                                     .arg(c.name_length)
+                                     .arg(c.pt);
+            const FigureExportOptions o = print_options(kSingleColumnMm, c.pt);
+            const PdfPage page = exported_pdf(
+                *view, dir_ + QStringLiteral("/legend-%1-%2.pdf").arg(c.kind).arg(c.name_length),
+                o);
+            const QStringList problems = figure_layout_problems(figure_layout(*view, o));
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            const double width = page.size.width(), height = page.size.height();
+            if (c.capped) {
+                // 2.5 × 89 mm, within Qt's whole points of the page size.
+                QVERIFY2(std::abs(height - 2.5 * width) <= 1.5,
+                         qPrintable(QString("%1: %2 × %3 pt").arg(what).arg(width).arg(height)));
+                QVERIFY2(!problems.isEmpty(), qPrintable(what + ": the check finds nothing"));
+                continue;
+            }
+            QVERIFY2(height > 0.62 * width + 2,
+                     qPrintable(QString("%1: the panel did not grow (%2 × %3 pt)")
+                                    .arg(what)
+                                    .arg(width)
+                                    .arg(height)));
+            QStringList over;
+            for (std::size_t i = 0; i < page.words.size(); ++i)
+                for (std::size_t j = i + 1; j < page.words.size(); ++j) {
+                    const QRectF common = page.words[i].box & page.words[j].box;
+                    if (common.width() > 1 && common.height() > 2)
+                        over << page.words[i].text + " / " + page.words[j].text;
+                }
+            QVERIFY2(over.isEmpty(), qPrintable(what + ": words overlap: " + over.join(", ")));
+            QStringList words;
+            for (const PdfWord& w : page.words)
+                words << w.text;
+            for (const QString& word : display_stem(dumps[c.models - 1]).split(' '))
+                QVERIFY2(words.contains(word),
+                         qPrintable(what + ": '" + word + "' is not on the page"));
+            QVERIFY2(problems.isEmpty(), qPrintable(what + ":\n" + problems.join("\n")));
+        }
+        forget_names();
+    }
+
     void transitionsViewDrawsACurvePerModelAndVectorKind() {
         TransitionsViewSettings s;
         s.dumps = {dump_a_, dump_b_};

@@ -20,6 +20,7 @@
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
 #include "views/attention_view.hpp"
+#include "views/display_name.hpp"
 #include "views/efficiency_view.hpp"
 #include "views/figure_export.hpp"
 #include "views/figure_layout.hpp"
@@ -74,6 +75,30 @@ QString fake_run(const QString& dir, const QString& name, int steps, double rate
                         .toUtf8());
     }
     return run;
+}
+
+// The cells of a CSV file, a row per line; a quoted cell may hold commas and doubled quotes.
+QList<QStringList> read_csv(const QString& path) {
+    QList<QStringList> rows;
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return rows;
+    for (const QString& line : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts)) {
+        QStringList cells{QString()};
+        bool quoted = false;
+        for (int i = 0; i < line.size(); ++i) {
+            const QChar c = line[i];
+            if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+                cells.back() += line[++i];
+            else if (c == '"')
+                quoted = !quoted;
+            else if (c == ',' && !quoted)
+                cells << QString();
+            else if (c != '\r')
+                cells.back() += c;
+        }
+        rows << cells;
+    }
+    return rows;
 }
 
 }  // namespace
@@ -415,8 +440,8 @@ private slots:
     void lengthAccuracyCompareScreenshot() {
         const QString dir =
             QFileInfo(view_test::ssm_checkpoint(dir_, "before.ckpt.h5")).dir().path();
-        LengthAccuracyView view(
-            {dir + "/random.dump.h5", dir + "/random_b.dump.h5", "quantile", 4, 0});
+        const QString a = dir + "/random.dump.h5", b = dir + "/random_b.dump.h5";
+        LengthAccuracyView view({a, b, "quantile", 4, 0});
         view.resize(1000, 700);
         view.show();
         view.start();
@@ -426,6 +451,50 @@ private slots:
         QCOMPARE(view.chart()->data().series.size(), std::size_t{2});
         QCOMPARE(view.chart()->data().difference.size(), view.result()->bins.size());
         QVERIFY(view_test::screenshot(&view, "compare_length_accuracy"));
+
+        // Probe Y2 (D5): the CSV had "accuracy" and "accuracy_b" and named neither model. User
+        // guide, "Names": in a comparison's CSV the `model` column holds each model's name as its
+        // legend shows it (the name given in the Workspace), so the two models' rows can be told
+        // apart; as in the transitions view's CSV, the model column comes first, a row per model
+        // and bin. Read back from the exported file (a name with a comma is quoted).
+        const QString name_a = QStringLiteral("Alpha, ablated"), name_b = QStringLiteral("Beta");
+        set_display_name(a, name_a);
+        set_display_name(b, name_b);
+        const QString path = dir_ + "/length_accuracy_compare.csv";
+        view.export_to(path);
+        set_display_name(a, {});
+        set_display_name(b, {});
+        const QList<QStringList> rows = read_csv(path);
+        QVERIFY(!rows.isEmpty());
+        const QStringList header = rows.front();
+        QCOMPARE(header.value(0), QStringLiteral("model"));
+        for (const char* column : {"bin_low", "bin_high", "count", "accuracy", "wilson_low",
+                                   "wilson_high", "difference", "mcnemar_p"})
+            QVERIFY2(header.contains(column), qPrintable(header.join(",")));
+        QVERIFY2(!header.contains("accuracy_b"), qPrintable(header.join(",")));
+        const auto& bins = view.result()->bins;
+        QCOMPARE(rows.size(), 1 + 2 * static_cast<int>(bins.size()));
+        const int accuracy = static_cast<int>(header.indexOf("accuracy"));
+        const int low = static_cast<int>(header.indexOf("bin_low"));
+        const int p = static_cast<int>(header.indexOf("mcnemar_p"));
+        for (int m = 0; m < 2; ++m)
+            for (std::size_t b = 0; b < bins.size(); ++b) {
+                const QStringList& row = rows[1 + m * static_cast<int>(bins.size()) + int(b)];
+                QCOMPARE(row.value(0), m == 0 ? name_a : name_b);
+                QCOMPARE(row.value(low).toDouble(), bins[b].lo);
+                const double want = m == 0 ? bins[b].a.accuracy : bins[b].b.accuracy;
+                QVERIFY(std::abs(row.value(accuracy).toDouble() - want) < 1e-12);
+                QVERIFY(std::abs(row.value(p).toDouble() - bins[b].p_value) < 1e-12);
+            }
+        // One model: its CSV as before, without a model column (as the gates, kernels and PCA
+        // views write one model's).
+        LengthAccuracyView one({a, {}, "quantile", 4, 0});
+        one.resize(1000, 700);
+        one.show();
+        one.start();
+        QVERIFY(view_test::wait_for(&one));
+        QVERIFY2(one.has_result(), qPrintable(one.error()));
+        QCOMPARE(one.figure_table().columns.front(), std::string("bin_low"));
     }
 
     void efficiencyCompareScreenshot() {

@@ -28,6 +28,7 @@
 #include "views/chart_interaction.hpp"
 #include "views/chart_options.hpp"
 #include "views/chart_panel.hpp"
+#include "views/colour_map.hpp"
 #include "views/display_name.hpp"
 #include "views/figure_export.hpp"
 #include "views/figure_font.hpp"
@@ -509,6 +510,86 @@ private slots:
             for (int c = 0; c + 1 < columns; ++c)
                 check(centre(r, c), centre(r, c + 1),
                       QString("row %1, columns %2/%3").arg(r + 1).arg(c + 1).arg(c + 2));
+    }
+
+    // The guide promises each heatmap cell a block of whole pixels in the colours of the colour
+    // map; Qt's PDF engine stored the image as a JPEG (/DCTDecode), hundreds of colours for a
+    // map's few, up to 88/255 off at cell edges. Read back from the PDF's bytes: every image
+    // XObject is Flate (lossless), and poppler's pdfimages extracts exactly the cells' colours.
+    void pdfHeatmapCellsAreStoredLossless() {
+        CheckerFigure figure;
+        FigureExportOptions o;
+        o.width_mm = kSingleColumnMm;
+        o.font_pt = 8;
+        const QString path = out_ + "/checker_lossless.pdf";
+        export_figure(figure, path, o);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray pdf = f.readAll();
+        // Each image XObject's dictionary: from its /Subtype /Image to the stream it describes.
+        int images = 0;
+        for (qsizetype at = pdf.indexOf("/Subtype /Image"); at >= 0;
+             at = pdf.indexOf("/Subtype /Image", at + 1)) {
+            const qsizetype start = pdf.lastIndexOf("<<", at), end = pdf.indexOf("stream", at);
+            QVERIFY(start >= 0 && end > at);
+            const QByteArray dict = pdf.mid(start, end - start);
+            ++images;
+            QVERIFY2(!dict.contains("/DCTDecode"), dict.constData());
+            QVERIFY2(dict.contains("/FlateDecode"), dict.constData());
+        }
+        QVERIFY2(images >= 1, "no image in the PDF");
+        QVERIFY(!pdf.contains("/DCTDecode"));
+        const QString pdfimages = QStandardPaths::findExecutable("pdfimages");
+        if (pdfimages.isEmpty()) QSKIP("pdfimages (poppler-utils) is not installed");
+        const QString prefix = out_ + "/checker_lossless_img";
+        QProcess p;
+        p.start(pdfimages, {"-png", path, prefix});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 0);
+        const QImage cells = QImage(prefix + "-000.png").convertToFormat(QImage::Format_RGB32);
+        QVERIFY(!cells.isNull());
+        // The two colours of the checkerboard's cells, from the colour map's ends.
+        const QSet<QRgb> expected{ColourMap::viridis().at(0) | 0xff000000u,
+                                  ColourMap::viridis().at(1) | 0xff000000u};
+        QSet<QRgb> seen;
+        for (int y = 0; y < cells.height(); ++y)
+            for (int x = 0; x < cells.width(); ++x)
+                seen.insert(cells.pixel(x, y));
+        QVERIFY2(seen == expected, qPrintable(QString("%1 colours in the PDF's image, not the "
+                                                      "colour map's 2")
+                                                  .arg(seen.size())));
+    }
+
+    // A heatmap panel with no room for its cells at a narrow print (the kernels figure at 60 mm
+    // and 10 pt) was drawn as "No data", exit 0 under --check-layout. The print layout grows the
+    // panel until its cells are a quarter of its width high (docs/user-guide.md, "Print layout");
+    // cells it still cannot draw are a layout problem, never "No data".
+    void aHeatmapPanelKeepsItsCellsInANarrowPrint_data() {
+        QTest::addColumn<double>("mm");
+        QTest::addColumn<double>("pt");
+        QTest::newRow("60 mm, 10 pt") << 60.0 << 10.0;
+        QTest::newRow("40 mm, 7 pt") << 40.0 << 7.0;
+        QTest::newRow("89 mm, 10 pt") << 89.0 << 10.0;
+    }
+    void aHeatmapPanelKeepsItsCellsInANarrowPrint() {
+        QFETCH(double, mm);
+        QFETCH(double, pt);
+        FigureExportOptions o;
+        o.width_mm = mm;
+        o.font_pt = pt;
+        const FigureLayout layout = figure_layout(*view_, o);
+        for (const FigureText& t : layout.texts)
+            QVERIFY2(t.text.trimmed() != "No data", "a panel drawn as 'No data'");
+        const QStringList problems = figure_layout_problems(layout);
+        QVERIFY2(problems.filter("no room").isEmpty(), qPrintable(problems.join("\n")));
+        // The heatmap is the figure's first panel, and its cells the first plot area it notes.
+        QVERIFY(!layout.plot_areas.empty());
+        const QRectF cells = layout.plot_areas.front();
+        QVERIFY2(cells.height() >= 0.25 * layout.page.width() - 1 && cells.width() >= 4,
+                 qPrintable(QString("cells %1 × %2 on a page %3 wide")
+                                .arg(cells.width())
+                                .arg(cells.height())
+                                .arg(layout.page.width())));
     }
 
     void csvHoldsTheKernelValues() {

@@ -13,6 +13,7 @@
 
 #include "views/axis_ticks.hpp"
 #include "views/colour_map.hpp"
+#include "views/figure_layout.hpp"
 #include "views/heatmap_widget.hpp"
 
 using namespace routescope::views;
@@ -58,25 +59,147 @@ class TestHeatmapWidget : public QObject {
 private slots:
     // One long row label (a 40-character vocabulary entry among short tokens) took its whole
     // width from the cells: at 89 mm the heatmap was 6% of the figure (figure probe, session 31).
-    // The labels get at most a quarter of the width (a long one is elided): the cells keep two
-    // thirds of the width they have with short labels, and a third of the figure.
+    // Labels are drawn whole while the cells keep a tenth of the figure's width
+    // (docs/user-guide.md, "Print layout"); this one is longer than that allows: it is elided
+    // (which the layout check reports) and the cells keep their tenth.
     void oneLongRowLabelLeavesTheCellsTheirWidth() {
         HeatmapWidget w;
         HeatmapData d = ramp(16, 16);
         for (int r = 0; r < 16; ++r)
             d.row_labels << QString("tok%1").arg(r);
-        HeatmapData long_label = d;
-        long_label.row_labels[5] = "supercalifragilisticexpialidocious_token";
+        d.row_labels[5] = "supercalifragilisticexpialidocious_token";
         const QRect target(0, 0, 336, 300);  // 89 mm at 96 dpi
         w.set_data(d);
-        const int usual = w.plot_rect(target).width();
-        w.set_data(long_label);
-        const int with_long = w.plot_rect(target).width();
-        QVERIFY2(with_long >= target.width() / 3 && with_long >= usual * 2 / 3,
-                 qPrintable(QString("cells %1 px of %2 (%3 with short labels)")
-                                .arg(with_long)
-                                .arg(target.width())
-                                .arg(usual)));
+        const FigureLayout layout =
+            record_figure_layout(QSizeF(target.size()), [&](QPainter& p) { w.paint(p, target); });
+        QVERIFY(!layout.plot_areas.empty());
+        const double cells = layout.plot_areas.front().width();
+        QVERIFY2(cells >= 0.1 * target.width() - 1,
+                 qPrintable(QString("cells %1 px of %2").arg(cells).arg(target.width())));
+        // The long label is shortened, and the check says so.
+        QVERIFY2(figure_layout_problems(layout).filter("is elided").size() >= 1,
+                 qPrintable(figure_layout_problems(layout).join("; ")));
+    }
+
+    // Long tokens as row labels (an Implicit Attention figure of German compounds) are drawn whole
+    // while the cells keep a tenth of the width, and never on the y axis's title (they were
+    // elided, "Donaudampfsch…", and drawn from the panel's left edge over "query token t"). The
+    // boxes come from the figure's own drawing; whether two lie on each other is computed here.
+    void longTokenLabelsAreWholeAndOffTheAxisTitle_data() {
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("font_px");
+        // 89 and 183 mm at 8 pt, as a print lays them out (3 × the print's size).
+        QTest::newRow("89 mm, 8 pt") << 1009 << 32;
+        QTest::newRow("183 mm, 8 pt") << 2075 << 32;
+        QTest::newRow("screen") << 640 << 12;
+    }
+    void longTokenLabelsAreWholeAndOffTheAxisTitle() {
+        QFETCH(int, width);
+        QFETCH(int, font_px);
+        const QStringList tokens{"Donaudampfschifffahrtsgesellschaft",
+                                 "antidisestablishmentarianism", "a", "c"};
+        HeatmapData d = ramp(8, 8);
+        for (int i = 0; i < 8; ++i)
+            d.row_labels << tokens[i % 4];
+        d.column_labels = d.row_labels;
+        d.y_label = "query token t";
+        d.x_label = "source token s";
+        d.value_label = "A_f + A_b (both convolutions) (raw)";
+        d.title = "lt, layer 1, example 0";
+        HeatmapWidget w;
+        QFont f = w.font();
+        f.setPixelSize(font_px);
+        w.setFont(f);
+        w.set_data(d);
+        const QRect target(0, 0, width, static_cast<int>(width * 0.62));
+        const FigureLayout layout =
+            record_figure_layout(QSizeF(target.size()), [&](QPainter& p) { w.paint(p, target); });
+        const FigureText* title = nullptr;
+        QStringList drawn;
+        for (const FigureText& t : layout.texts) {
+            drawn << t.text;
+            if (t.text == d.y_label) title = &t;
+        }
+        QVERIFY(title);
+        QVERIFY2(title->box.height() > title->box.width(), "the y title runs along the plot");
+        for (const QString& token : tokens.mid(0, 2))
+            QVERIFY2(drawn.contains(token), qPrintable(token + " not among: " + drawn.join(" | ")));
+        for (const FigureText& t : layout.texts) {
+            QVERIFY2(!t.text.contains(QChar(0x2026)), qPrintable(t.text));
+            if (&t == title || !tokens.contains(t.text)) continue;
+            const QRectF i = t.box.intersected(title->box);
+            QVERIFY2(i.width() <= 0.5 || i.height() <= 0.5,
+                     qPrintable(QString("'%1' (x %2–%3) on the y title (x %4–%5)")
+                                    .arg(t.text)
+                                    .arg(t.box.left())
+                                    .arg(t.box.right())
+                                    .arg(title->box.left())
+                                    .arg(title->box.right())));
+        }
+        QVERIFY2(figure_layout_problems(layout).isEmpty(),
+                 qPrintable(figure_layout_problems(layout).join("\n")));
+    }
+
+    // A title over several lines in a narrow panel left the cells no room, and the panel drew
+    // "No data" while its data existed (an export exited 0 with it). A print gives the panel the
+    // height that keeps its cells a quarter of its width high (docs/user-guide.md, "Print
+    // layout": the panel grows, not the text shrinks); a panel drawn too small for its cells
+    // says so and the layout check fails on it, never "No data".
+    void aPanelTooShortForItsCellsGrowsInPrintAndIsReported() {
+        HeatmapWidget w;
+        QFont f = w.font();
+        f.setPixelSize(40);  // 10 pt at 89 mm laid out at 3 ×
+        w.setFont(f);
+        HeatmapData d = ramp(3, 3);
+        d.title =
+            "linear CKA: BiGS-large seed 0 lr 3e-4 warmup 10k xxxxxxxxxxxxxxxxxxxxxxxx "
+            "against BiGS-large seed 1 lr 3e-4 warmup 10k xxxxxxxxxxxxxxxxxxxxxxxx";
+        d.note =
+            "N = 158 token vectors (of 158); the interval and null on a Gram sample of n = 20 "
+            "examples";
+        d.x_label = "layer of BiGS-large seed 1 lr 3e-4 warmup 10k xxxxxxxxxxxxxxxxxxxxxxxx";
+        d.y_label = "layer of BiGS-large seed 0 lr 3e-4 warmup 10k xxxxxxxxxxxxxxxxxxxxxxxx";
+        w.set_data(d);
+        const int width = 1009;  // 89 mm laid out at 3 ×
+        const double aspect_height = width * 0.62;
+        // At the print's usual aspect the cells are a sliver; in a shorter panel they have no
+        // room at all.
+        const QRect usual(0, 0, width, static_cast<int>(aspect_height));
+        QVERIFY2(w.plot_rect(usual).height() < 0.25 * width,
+                 qPrintable(QString("the case needs cells lower than a quarter of the width: %1 px")
+                                .arg(w.plot_rect(usual).height())));
+        const QRect short_panel(0, 0, width, width / 2);
+        const QRect before = w.plot_rect(short_panel);
+        QVERIFY2(before.height() < 4 || before.width() < 4,
+                 qPrintable(QString("the case needs a panel too short for its cells: %1 × %2 px")
+                                .arg(before.width())
+                                .arg(before.height())));
+        auto record = [&](const QRect& target) {
+            return record_figure_layout(QSizeF(target.size()),
+                                        [&](QPainter& p) { w.paint(p, target); });
+        };
+        const FigureLayout too_short = record(short_panel);
+        QStringList texts;
+        for (const FigureText& t : too_short.texts)
+            texts << t.text;
+        QVERIFY2(!texts.contains("No data"), qPrintable(texts.join(" | ")));
+        QVERIFY2(
+            figure_layout_problems(too_short).filter("no room for its 3 × 3 cells").size() == 1,
+            qPrintable(figure_layout_problems(too_short).join("; ")));
+
+        const double grown = w.print_height(width, aspect_height);
+        const QRect panel(0, 0, width, static_cast<int>(std::lround(grown)));
+        const FigureLayout printed = record(panel);
+        QVERIFY(!printed.plot_areas.empty());
+        const QRectF cells = printed.plot_areas.front();
+        QVERIFY2(
+            cells.height() >= 0.25 * width - 1,
+            qPrintable(
+                QString("cells %1 px high in a panel %2 wide").arg(cells.height()).arg(width)));
+        QVERIFY2(figure_layout_problems(printed).isEmpty(),
+                 qPrintable(figure_layout_problems(printed).join("\n")));
+        // A panel with room already keeps its height.
+        QCOMPARE(w.print_height(width, 4 * width), 4.0 * width);
     }
 
     // A colour bar's end labels are drawn inside the bar (an end's label is moved half a line in,

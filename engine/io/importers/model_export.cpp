@@ -345,6 +345,8 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
     // beside the normalised path (with "out/" its empty file name put it inside the target).
     // A symbolic link is written through, as every output is: the link stays and the directory
     // it names gets the export (the rename replaced the link with a directory of its own).
+    if (dir.empty())  // fs::absolute("") throws, which read as an internal error
+        throw ConfigError("the output's path is empty: give the name of the directory to write");
     const fs::path final_dir = follow_output_links(fs::absolute(dir), dir);
     std::error_code ec;
     if (final_dir == final_dir.root_path())

@@ -20,13 +20,17 @@ except OSError as e:
 blocks = re.split(r"^\d+/\d+ Testing: ", text, flags=re.M)[1:]
 for block in blocks:
     name = block.split("\n", 1)[0].strip()
-    if "\nTest Failed." not in block:
+    # "Test Failed." (a nonzero exit, a crash, a timeout) or "Test Fail Reason:" (a FAIL line that
+    # a suite's FAIL_REGULAR_EXPRESSION found, whatever its exit).
+    if "\nTest Failed." not in block and "\nTest Fail Reason:" not in block:
         continue  # passed, skipped or not run
     out = block.split("<end of output>", 1)[0].split("\n")
     lines = [l for l in out if not l.startswith("QWARN ") and "propagateSizeHints" not in l]
     key = [l for l in lines
-           if l.startswith(("FAIL!", "   Loc:", "XPASS")) or "Traceback" in l or "error:" in l.lower()]
-    print(f"== {name} failed")
+           if l.startswith(("FAIL", "   Loc:", "XPASS")) or "Traceback" in l or "error:" in l.lower()]
+    reason = block.split("\nTest Fail Reason:\n", 1)[1].split("\n", 1)[0] \
+        if "\nTest Fail Reason:\n" in block else ""
+    print(f"== {name} failed" + (f" ({reason})" if reason else ""))
     for l in key[:40]:
         print("   " + l[:400])
     print("   -- last lines:")

@@ -80,6 +80,26 @@ std::string command_path(CLI::App& app) {
         path += " " + at->get_name();
     }
 }
+
+// docs/cli.md, "An empty value": a value given as "" (an unset shell variable) to any option or
+// argument of the command is exit 2 naming it, never the option left out or a path read as the
+// folder it runs in (`eval --checkpoint ""` checked "/" as its file, exit 1; `bench ops --op ""`
+// timed every op). Flags take no value and are not looked at.
+void refuse_empty_values(CLI::App& app) {
+    for (CLI::App* at = &app;;) {
+        for (const CLI::Option* o : at->get_options()) {
+            if (o->count() == 0 || o->get_type_size() == 0) continue;
+            for (const std::string& value : o->results())
+                if (value.empty())
+                    throw routescope::ConfigError(o->get_name() +
+                                                  ": the value is empty: give one, or leave " +
+                                                  o->get_name() + " out");
+        }
+        const auto given = at->get_subcommands([](CLI::App* s) { return s->count() > 0; });
+        if (given.empty()) return;
+        at = given.back();
+    }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +173,12 @@ int main(int argc, char** argv) {
 
     if (show_version) {
         std::cout << routescope::build_info_text();
+        std::cout.flush();  // as every command's printed result: lost is exit 3, not success
+        if (!std::cout || std::fflush(stdout) != 0) {
+            std::cerr << "routescope-cli: error: cannot write to standard output (closed, or its "
+                         "reader exited)\n";
+            return kExitFailure;
+        }
         return kExitOk;
     }
     for (auto& [sub, run] : runners) {
@@ -164,6 +190,7 @@ int main(int argc, char** argv) {
             reset_stage();
             set_running_command(command_path(app).substr(1));
             refuse_ranks_of_a_single_process_command(sub->get_name());
+            refuse_empty_values(app);
             code = run();
         } catch (...) {
             return exit_for_current_exception(command_path(app).substr(1));

@@ -563,17 +563,18 @@ private slots:
         QTemporaryDir dir;
         const QString missing = dir.filePath("none.ckpt.h5");  // refused before it is read
         const Run exp = cli({"export", missing, "--to", "safetensors", "--out", ""});
-        QVERIFY2(exp.code == 2 && exp.err.contains("--out") && exp.err.contains("path is empty") &&
+        QVERIFY2(exp.code == 2 && exp.err.contains("--out") &&
+                     exp.err.contains("--out: the value is empty") &&
                      !exp.err.contains("internal error"),
                  qPrintable(QString("exit %1: %2").arg(exp.code).arg(exp.err)));
         const Run experiment = cli({"experiment", "induction", "--out", ""});
         QVERIFY2(experiment.code == 2 && experiment.err.contains("--out") &&
-                     experiment.err.contains("path is empty"),
+                     experiment.err.contains("--out: the value is empty"),
                  qPrintable(QString("exit %1: %2").arg(experiment.code).arg(experiment.err)));
         for (const char* option : {"--config", "--vocab"}) {
             const QString out = dir.filePath("i.ckpt.h5");
             const Run r = cli({"import", dir.path(), "--out", out, option, ""});
-            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the path is empty"),
+            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the value is empty"),
                      qPrintable(QString("%1: exit %2: %3").arg(option).arg(r.code).arg(r.err)));
             QVERIFY(!QFileInfo::exists(out));
         }
@@ -591,6 +592,21 @@ private slots:
             QVERIFY2(r.code == 2 && r.err.contains(args[args.size() - 2] + ": the value is empty"),
                      qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
         }
+        // Every command's options and arguments (docs/cli.md, "An empty value"): eval's
+        // --checkpoint "" checked "/" as its file (exit 1), bench ops --op "" timed every op.
+        for (const auto& [args, named] : std::vector<std::pair<QStringList, QString>>{
+                 {{"eval", "--checkpoint", "", "--data", "c.txt"}, "--checkpoint"},
+                 {{"dump", "--checkpoint", "", "--out", dir.filePath("y.dump.h5")}, "--checkpoint"},
+                 {{"inspect", ""}, "file"},
+                 {{"validate", ""}, "files"},
+                 {{"export", "", "--to", "safetensors", "--out", dir.filePath("e")}, "checkpoint"},
+                 {{"analyze", "anisotropy", "--dump", "", "--out", dir.filePath("a.json")},
+                  "--dump"},
+                 {{"bench", "ops", "--op", ""}, "--op"}}) {
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2 && r.err.contains(named + ": the value is empty"),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
+        }
         // train's --init "" trained from scratch; --config, --resume and --out alike.
         for (const char* option : {"--init", "--config", "--resume", "--out"}) {
             QStringList args{"train", option, ""};
@@ -598,7 +614,7 @@ private slots:
             if (QString(option) == "--init" || QString(option) == "--out")
                 args << "--config" << missing;
             const Run r = cli(args);
-            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the path is empty"),
+            QVERIFY2(r.code == 2 && r.err.contains(QString(option) + ": the value is empty"),
                      qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
         }
         const auto left =
@@ -628,6 +644,10 @@ private slots:
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         QVERIFY(p.readAllStandardOutput().contains("dump (format version 1)"));
+        // --version's text is the printed result too (it was exit 0 with nothing written).
+        const Run version = cli_without_stdout({"--version"});
+        QVERIFY2(version.code == 3 && version.err.contains("cannot write to standard output"),
+                 qPrintable(QString("exit %1: %2").arg(version.code).arg(version.err)));
     }
 
     // --split chooses a built-in task's split (docs/cli.md: valid, test or train); a value that

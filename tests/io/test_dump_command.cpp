@@ -331,7 +331,8 @@ private slots:
              {args_of({"sample-dump", "--out", "", "--examples", "2"}),
               args_of({"tokenizer", "train", "--corpus", path("fifo-corpus.txt"), "--out", ""})}) {
             const auto r = run_cli(args);
-            QVERIFY2(r.exit_code == 2 && r.err.contains("path is empty"), qPrintable(r.err));
+            QVERIFY2(r.exit_code == 2 && r.err.contains("--out: the value is empty"),
+                     qPrintable(r.err));
         }
         QCOMPARE(run_cli(args_of({"sample-dump", "--out", real, "--examples", "2"})).exit_code, 0);
         std::filesystem::create_symlink("real.dump.h5", link);
@@ -828,7 +829,7 @@ private slots:
     void optionsTheDumpCannotHonourAreRefused() {
         const std::string out = path("refused-options.dump.h5");
         const std::vector<std::pair<QStringList, QString>> cases = {
-            {{"--layers", ""}, "--layers: empty"},
+            {{"--layers", ""}, "--layers: the value is empty"},
             {{"--length", "100000"}, "reads at most model.max_len"},
             {{"--length", "8"}, "--length cuts the examples of a --data file"}};
         for (const auto& [extra, needle] : cases) {

@@ -3,6 +3,8 @@
 // CommandRegistration, so adding a command is adding a file under app/cli/.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -28,6 +30,20 @@ inline CLI::Validator integer_at_least(long long least) {
 }
 inline const CLI::Validator kPositive = integer_at_least(1);
 inline const CLI::Validator kNonNegative = integer_at_least(0);
+
+/// A seed: a whole number from 0 to 2^63 − 1 (a JSON integer of the config). Read as an unsigned
+/// 64-bit integer, "-1" and 10^23 both became 2^64 − 1: seeds the user told apart drew the same
+/// sample under a seed never typed.
+inline const CLI::Validator kSeed = CLI::Validator(
+    [](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto r = std::from_chars(text.data(), end, v);
+        return r.ec == std::errc() && r.ptr == end && v >= 0
+                   ? std::string()
+                   : "a whole number from 0 to 9223372036854775807";
+    },
+    "0 … 2^63 − 1");
 
 /// A command's setup adds its CLI::App subcommand and returns the function that runs it (returning
 /// the exit code: 0, or validate's and inspect's verdict). The function is only called when that

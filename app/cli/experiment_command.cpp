@@ -798,18 +798,7 @@ CommandRunner setup_experiment(CLI::App& app) {
     cmd->add_option("--threads", a->threads, "Threads per run (0 = all cores)")
         ->check(CLI::Range(0, kMaxThreads));
     cmd->add_option("--seed", a->seed, "Seed of the task and of every run (default 1)")
-        ->check(CLI::Validator(
-            [](std::string& text) -> std::string {
-                // "-1" was read as 2^64 − 1, and data.task_params.seed then refused a value
-                // never typed; the seeds are 0 … 2^63 − 1 (a JSON integer of the config).
-                std::int64_t v = 0;
-                const char* end = text.data() + text.size();
-                const auto r = std::from_chars(text.data(), end, v);
-                return r.ec == std::errc() && r.ptr == end && v >= 0
-                           ? std::string()
-                           : "a whole number from 0 to 9223372036854775807";
-            },
-            "0 … 2^63 − 1"));
+        ->check(kSeed);
     cmd->add_option("--set", a->sets,
                     "Override a configuration value of every run, e.g. model.d_model=32")
         ->allow_extra_args(false);

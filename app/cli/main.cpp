@@ -20,6 +20,7 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/stale_temporaries.hpp"
+#include "engine/io/standard_descriptors.hpp"
 
 namespace routescope::cli {
 std::vector<CommandEntry>& command_registry() {
@@ -50,23 +51,6 @@ void refuse_ranks_of_a_single_process_command(const std::string& command) {
         "` runs in one process: each rank would run it again and write the same output. Only "
         "train and dump run across ranks (docs/scaling.md); run `" +
         command + "` without mpirun");
-}
-// Descriptors 0, 1 and 2 that the process was started without (`>&-`, `<&-`) are taken by
-// /dev/null opened the other way round, before anything else opens a file: otherwise the next file
-// opened got the lowest free number, and what the command printed went into it (dump's summary
-// line into its lock file, exit 0). Opened so, a write to standard output or standard error (or a
-// read of standard input) still fails (EBADF) as on the closed descriptor, and "cannot write to
-// standard output" (exit 3) holds as before.
-void occupy_closed_standard_descriptors() {
-    for (int fd = 0; fd <= 2; ++fd) {
-        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-        const int opened = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
-        if (opened < 0) continue;  // no /dev/null: nothing better to do than before
-        if (opened != fd) {        // open() takes the lowest free number (fd: those below are open)
-            ::dup2(opened, fd);
-            ::close(opened);
-        }
-    }
 }
 // " tokenizer train": every subcommand given, nested ones included, each with a leading space
 // (a usage error of `tokenizer train` named `tokenizer` and pointed to its --help, which lists
@@ -104,7 +88,7 @@ void refuse_empty_values(CLI::App& app) {
 
 int main(int argc, char** argv) {
     using namespace routescope::cli;
-    occupy_closed_standard_descriptors();  // first: nothing may open a file before it
+    routescope::occupy_closed_standard_descriptors();  // first: nothing may open a file before it
     // A file-size limit (ulimit -f) must be a write error (EFBIG: IoError, temporaries removed,
     // exit 3), not SIGXFSZ killing the process with its temporaries left (issue 17, class 6).
     std::signal(SIGXFSZ, SIG_IGN);

@@ -25,6 +25,7 @@
 #include "engine/core/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/stale_temporaries.hpp"
+#include "engine/io/standard_descriptors.hpp"
 #include "routescope/version.hpp"
 #include "views/work_thread_pool.hpp"
 
@@ -40,23 +41,6 @@ extern "C" void on_terminating_signal(int sig) {
     static const char text[] = "routescope: interrupted\n";
     [[maybe_unused]] const auto n = ::write(STDERR_FILENO, text, sizeof text - 1);
     ::_exit(130);
-}
-
-// Descriptors 0, 1 and 2 that the process was started without (`>&-`) are taken by /dev/null
-// opened the other way round, before anything opens a file: otherwise the next file opened (a
-// figure's temporary under --export) got the lowest free number, and what was printed went into it.
-// A write to standard output or error (a read of standard input) still fails (EBADF) as on the
-// closed descriptor, so what is printed is lost as before, never written into a file.
-void occupy_closed_standard_descriptors() {
-    for (int fd = 0; fd <= 2; ++fd) {
-        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
-        const int opened = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
-        if (opened < 0) continue;  // no /dev/null: nothing better to do than before
-        if (opened != fd) {        // open() takes the lowest free number (fd: those below are open)
-            ::dup2(opened, fd);
-            ::close(opened);
-        }
-    }
 }
 
 // An analysis cancelled when its view closed may still be running on the work pool: waited for
@@ -114,7 +98,7 @@ bool display_available() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    occupy_closed_standard_descriptors();  // first: nothing may open a file before it
+    routescope::occupy_closed_standard_descriptors();  // first: nothing may open a file before it
     // A file-size limit (ulimit -f) or a pipe whose reader left is a write error the export and
     // the views report (a failed figure names its file), not a signal that kills the process
     // silently with a half-written figure (SIGXFSZ: exit 153 and a .part file).

@@ -65,19 +65,22 @@ std::string command_path(CLI::App& app) {
     }
 }
 
-// docs/cli.md, "An empty value": a value given as "" (an unset shell variable) to any option or
+// docs/cli.md, "Exit codes": a value given as "" (an unset shell variable) to any option or
 // argument of the command is exit 2 naming it, never the option left out or a path read as the
 // folder it runs in (`eval --checkpoint ""` checked "/" as its file, exit 1; `bench ops --op ""`
-// timed every op). Flags take no value and are not looked at.
+// timed every op). Flags take no value (CLI11 stores "true" for them) and are not looked at; an
+// option with a validator of its own has already answered with that validator's message.
 void refuse_empty_values(CLI::App& app) {
     for (CLI::App* at = &app;;) {
         for (const CLI::Option* o : at->get_options()) {
-            if (o->count() == 0 || o->get_type_size() == 0) continue;
+            if (o->count() == 0 || o->get_expected_min() == 0) continue;
             for (const std::string& value : o->results())
-                if (value.empty())
-                    throw routescope::ConfigError(o->get_name() +
-                                                  ": the value is empty: give one, or leave " +
-                                                  o->get_name() + " out");
+                if (value.empty()) {
+                    const bool optional = !o->get_required() && !o->get_positional();
+                    throw routescope::ConfigError(
+                        o->get_name() + ": the value is empty: give one" +
+                        (optional ? ", or leave " + o->get_name() + " out" : std::string()));
+                }
         }
         const auto given = at->get_subcommands([](CLI::App* s) { return s->count() > 0; });
         if (given.empty()) return;

@@ -645,13 +645,7 @@ CommandRunner setup_train(CLI::App& app) {
         ->check(CLI::IsMember({"fp32", "tf32", "bf16-mixed"}));
     add_check_flags(cmd, a->check, "the --init or --resume checkpoint");
     config->excludes(resume);
-    return [a, cmd]() {
-        // An empty path given (an unset shell variable) is not the option left out: `--init ""`
-        // trained from scratch (docs/cli.md, "An empty value").
-        for (const char* o : {"--config", "--init", "--resume", "--out"})
-            if (cmd->count(o) > 0 && cmd->get_option(o)->as<std::string>().empty())
-                throw ConfigError(std::string(o) + ": the path is empty: give one, or leave " + o +
-                                  " out");
+    return [a]() {
         if (!a->precision.empty()) a->sets.push_back("train.precision=" + a->precision);
         if (a->config.empty() && a->resume.empty() && a->init.empty())
             throw ConfigError("--config, --init or --resume is required");

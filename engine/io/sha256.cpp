@@ -18,8 +18,9 @@ namespace {
 // thread ends. A worker thread that hashed (a figure's provenance) can end while the process
 // exits: Qt's QThread::wait() returns before the thread's own end, and the thread's destructor
 // then read state the handler had freed (routescope --export, SIGSEGV at exit in about 1 run in
-// 1500 on 2 cores). Without the handler the state lives until the process is gone. The first
-// OpenSSL call of the process, before main (HDF5's and curl's uses of libcrypto come later).
+// 2,000 on 2 cores). Without the handler the state lives until the process is gone. It takes
+// effect only as the process's first OpenSSL initialisation: made here, before main, where nothing
+// else has called libcrypto (HDF5 and curl link it, but call it only later, if at all).
 int openssl_without_atexit() {
     static const int ok = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
     return ok;

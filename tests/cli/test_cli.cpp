@@ -592,7 +592,7 @@ private slots:
             QVERIFY2(r.code == 2 && r.err.contains(args[args.size() - 2] + ": the value is empty"),
                      qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
         }
-        // Every command's options and arguments (docs/cli.md, "An empty value"): eval's
+        // Every command's options and arguments (docs/cli.md, "Exit codes"): eval's
         // --checkpoint "" checked "/" as its file (exit 1), bench ops --op "" timed every op.
         for (const auto& [args, named] : std::vector<std::pair<QStringList, QString>>{
                  {{"eval", "--checkpoint", "", "--data", "c.txt"}, "--checkpoint"},

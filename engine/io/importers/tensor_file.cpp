@@ -147,10 +147,11 @@ void refuse_plain_pickle(const std::string& path, const unsigned char* data, std
     // Protocols 2-5 open with PROTO (0x80, the protocol); 0 and 1 have no PROTO and open with an
     // ordinary opcode — MARK '(', EMPTY_DICT '}', EMPTY_LIST ']', EMPTY_TUPLE ')', GLOBAL 'c' —
     // and, as every pickle, end with STOP '.' (a protocol-0 state_dict was "not a readable zip
-    // archive"). No other format this reader knows opens with one of those bytes.
+    // archive"). Called after signed_format: a safetensors file, whose 8-byte header length may
+    // start with one of those bytes, has been recognised by then unless its header is damaged.
     const bool proto = size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5;
     const bool old_protocol =
-        size >= 2 && data[0] != 0 &&
+        size >= 2 &&
         std::string_view("(}])c").find(static_cast<char>(data[0])) != std::string_view::npos &&
         data[size - 1] == '.';
     if ((proto || old_protocol) && !is_legacy_torch_save(data, size))

@@ -1325,8 +1325,15 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(output));
         // A script's exports are not the person's files: File › Open Recent is left as it was
-        // (every dump an export opened was added to the settings of the person running it).
+        // (every dump an export or a screenshot opened was added to the settings of the person
+        // running it; the build before the change wrote recentFiles to exactly this file).
         {
+            QProcess shot;
+            shot.setProcessEnvironment(env);
+            shot.start(QStringLiteral(ROUTESCOPE_GUI_BIN),
+                       {"--screenshot", dir + "/shot.png", dump});
+            QVERIFY(shot.waitForFinished(120000));
+            QCOMPARE(shot.exitCode(), 0);
             QFile conf(dir + "/config/Routescope/Routescope.conf");
             QVERIFY2(!conf.open(QIODevice::ReadOnly) || !conf.readAll().contains("recentFiles"),
                      qPrintable(conf.fileName()));

@@ -619,13 +619,6 @@ CommandRunner setup_analyze(CLI::App& app) {
               {layer_b_option, &a->layer_b}})
             if (option->count() > 0 && *text != "all") (void)parse_layer(option->get_name(), *text);
         if (a->scatter_given) (void)parse_scatter(a->scatter);
-        // A path given empty is refused as --out's is (an unset shell variable, --csv "$CSV",
-        // read as "no CSV" exited 0 without the table).
-        if (a->out.empty())
-            throw ConfigError("--out: the output's path is empty: give a file name");
-        if (csv_option->count() > 0 && a->csv.empty())
-            throw ConfigError(
-                "--csv: the output's path is empty: give a file name (or leave --csv out)");
         if (!a->csv.empty() && same_output_file(a->csv, a->out))
             throw ConfigError("analyze: --out " + a->out + " and --csv " + a->csv +
                               " name the same file (a link counts), and each needs its own");

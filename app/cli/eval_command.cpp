@@ -431,14 +431,6 @@ CommandRunner setup_eval(CLI::App& app) {
                     "min_entries=8 for longer phone books than training had");
     return [a, cmd]() {
         a->split_given = cmd->count("--split") > 0;
-        // An empty value (an unset shell variable) names no file or task: it was taken as the
-        // option left out, and the checkpoint's own data (or tokenizer) used without a word.
-        for (const auto& [option, value] :
-             {std::pair{"--data", &a->data}, std::pair{"--task", &a->task},
-              std::pair{"--tokenizer", &a->tokenizer}, std::pair{"--out", &a->out}})
-            if (cmd->count(option) > 0 && value->empty())
-                throw ConfigError(std::string(option) +
-                                  ": the value is empty: give one, or leave " + option + " out");
         // In a child process first (issue 25): a crash of libhdf5 on the file is a verdict.
         if (const int verdict = check_input(a->checkpoint, a->check)) return verdict;
         return run_eval(*a);

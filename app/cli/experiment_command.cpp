@@ -820,12 +820,6 @@ CommandRunner setup_experiment(CLI::App& app) {
             },
             "[0, 1]"));
     return [a, cmd]() {
-        // An empty --out (an unset shell variable) names no directory: a usage error, as every
-        // writer's (it was exit 3, "cannot create the output directory (Invalid argument)").
-        if (a->out.empty())
-            throw ConfigError(
-                "--out: the output's path is empty: give the name of the directory "
-                "to write");
         // Options of the seed grid only: given without --seeds they did nothing, silently.
         for (const char* grid_only : {"--jobs", "--threshold"})
             if (cmd->count(grid_only) > 0 && a->seeds < 2)

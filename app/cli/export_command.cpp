@@ -25,12 +25,6 @@ struct ExportArgs {
 };
 
 int run_export(const ExportArgs& a) {
-    // An empty --out (an unset shell variable) names no directory: a usage error, as every
-    // writer's, not the internal error of making "" absolute after the checkpoint was read.
-    if (a.out.empty())
-        throw ConfigError(
-            "--out: the output's path is empty: give the name of the directory to "
-            "write");
     refuse_unnamable_output("--out", a.out);
     std::error_code ec;
     if (std::filesystem::exists(a.out, ec) &&

@@ -27,7 +27,6 @@ namespace {
 
 struct ImportArgs {
     std::string src, out, format = "auto", arch = "auto", config, vocab;
-    bool config_given = false, vocab_given = false;  ///< even as "": an empty path is no file
 };
 
 int run_import(const ImportArgs& a) {
@@ -36,14 +35,6 @@ int run_import(const ImportArgs& a) {
     std::string sha;
     std::vector<std::pair<std::string, std::string>> shards;  // a sharded checkpoint's files
     try {
-        // `--config ""` (an unset shell variable) named no file and was taken as no --config:
-        // the files beside the weights were read instead, exit 0.
-        for (const auto& [option, given, path] : {std::tuple{"--config", a.config_given, a.config},
-                                                  std::tuple{"--vocab", a.vocab_given, a.vocab}})
-            if (given && path.empty())
-                throw ConfigError(std::string(option) +
-                                  ": the path is empty: give the file to read, or leave " + option +
-                                  " out to read the one beside the weights");
         // The paths given, before anything is read (SRC may be no model at all) ...
         refuse_overwriting_inputs({"--out", a.out},
                                   {{"SRC", a.src}, {"--config", a.config}, {"--vocab", a.vocab}});
@@ -115,11 +106,7 @@ CommandRunner setup_import(CLI::App& app) {
     cmd->add_option("--config", a->config, "config.json (default: beside the weights)");
     cmd->add_option("--vocab", a->vocab,
                     "vocab.txt or tokenizer.json (default: beside the weights)");
-    return [a, cmd]() {
-        a->config_given = cmd->count("--config") > 0;
-        a->vocab_given = cmd->count("--vocab") > 0;
-        return run_import(*a);
-    };
+    return [a]() { return run_import(*a); };
 }
 
 const CommandRegistration registration("import", setup_import);

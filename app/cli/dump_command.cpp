@@ -208,9 +208,16 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
 // anisotropy or PCA study of a pretrained model.
 PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
                            const data::Tokenizer& tokenizer) {
-    const int L = std::min(a.length > 0 ? a.length : config.data.seq_len, config.model.max_len);
-    train::LabelledSet set = train::classification_file(config, tokenizer, a.data, L, a.checkpoint,
-                                                        /*require_classifier=*/false, a.examples);
+    const int wanted = a.length > 0 ? a.length : config.data.seq_len;
+    const int L = std::min(wanted, config.model.max_len);
+    // A length too short for the file's examples is said of what set it (--length was said to be
+    // data.seq_len, a key the person never gave).
+    const char* setting = wanted > config.model.max_len ? "model.max_len"
+                          : a.length > 0                ? "--length"
+                                                        : "data.seq_len";
+    train::LabelledSet set =
+        train::classification_file(config, tokenizer, a.data, L, a.checkpoint,
+                                   /*require_classifier=*/false, a.examples, setting);
     bool labelled = false;
     for (const auto& e : set.examples)
         labelled = labelled || e.label >= 0;

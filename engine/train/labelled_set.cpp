@@ -39,7 +39,9 @@ int LabelledSet::max_length() const {
 }
 
 LabelledSet classification_examples(const data::ClassificationSet& set,
-                                    const data::Tokenizer& tokenizer, int seq_len, int pair_gap) {
+                                    const data::Tokenizer& tokenizer, int seq_len, int pair_gap,
+                                    std::string_view length_setting) {
+    const std::string length_name(length_setting);
     if (pair_gap < 0)
         throw ConfigError("data.pair_gap: " + std::to_string(pair_gap) + " must be at least 0");
     // A gap between the two sentences of a file that has one: silently training without it
@@ -55,11 +57,11 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
             pair_gap > 0
                 ? "data.pair_gap: " + std::to_string(pair_gap) +
                       " filler tokens leave no room for a pair of sentences of " + set.path +
-                      " at data.seq_len = " + std::to_string(seq_len) +
-                      " ([CLS] a [SEP] gap b [SEP] needs data.seq_len at least data.pair_gap + "
-                      "5): give data.pair_gap at most " +
-                      std::to_string(std::max(0, seq_len - 5)) + " or a longer data.seq_len"
-                : "data.seq_len: " + std::to_string(seq_len) + " leaves no room for " +
+                      " at " + length_name + " = " + std::to_string(seq_len) +
+                      " ([CLS] a [SEP] gap b [SEP] needs " + length_name +
+                      " at least data.pair_gap + 5): give data.pair_gap at most " +
+                      std::to_string(std::max(0, seq_len - 5)) + " or a longer " + length_name
+                : length_name + ": " + std::to_string(seq_len) + " leaves no room for " +
                       (set.pairs ? "a pair of sentences" : "a sentence") + " of " + set.path);
     const data::SpecialIds sp = tokenizer.specials();
     // Said of the data being framed and of the vocabulary that lacks the pieces (a text corpus

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/config.hpp"
@@ -50,12 +51,13 @@ struct LabelledSet {
 
 /// The examples of a classification file, ids from `tokenizer`, at most `seq_len` tokens each
 /// (seq_len ≥ 3 for single sentences, ≥ 5 + `pair_gap` for pairs: ConfigError naming
-/// data.seq_len, and data.pair_gap when it takes the room, otherwise). `pair_gap` filler tokens
+/// `length_setting`, the option or key the length came from, and data.pair_gap when it takes the
+/// room, otherwise). `pair_gap` filler tokens
 /// go between a pair's sentences (above); a set of single sentences with `pair_gap` > 0 is a
 /// ConfigError naming data.pair_gap and the file.
 LabelledSet classification_examples(const data::ClassificationSet& set,
-                                    const data::Tokenizer& tokenizer, int seq_len,
-                                    int pair_gap = 0);
+                                    const data::Tokenizer& tokenizer, int seq_len, int pair_gap = 0,
+                                    std::string_view length_setting = "data.seq_len");
 
 /// The tokens of a set (not [CLS], [SEP], [PAD] or data.pair_gap's filler) and how many of them the
 /// tokenizer read as [UNK]: a tokenizer that does not cover the text (a task's symbols, another

@@ -265,7 +265,7 @@ int trained_row_length(const RunConfig& config) {
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier,
-                                std::int64_t limit) {
+                                std::int64_t limit, std::string_view length_setting) {
     const bool classifier = is_classifier(config);
     if (require_classifier && !classifier)
         throw ConfigError(checkpoint_path +
@@ -300,7 +300,7 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
                corpus.next(doc))
             documents.examples.push_back({doc, std::nullopt, "", 0, -1});
         if (classifier) documents.labels = *config.data.labels;
-        LabelledSet set = classification_examples(documents, tokenizer, seq_len);
+        LabelledSet set = classification_examples(documents, tokenizer, seq_len, 0, length_setting);
         if (classifier) set.labels = *config.data.labels;
         return set;
     }
@@ -314,7 +314,7 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
     if (classifier) number_with(set, *config.data.labels);
     // The gap the model was fine-tuned with (its data.pair_gap), so eval and dump frame the pairs
     // as training did.
-    return classification_examples(set, tokenizer, seq_len, config.data.pair_gap);
+    return classification_examples(set, tokenizer, seq_len, config.data.pair_gap, length_setting);
 }
 
 PretrainingInputs pretraining_inputs(const RunConfig& config, const std::string& out_dir, int rank,

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/config.hpp"
@@ -58,7 +59,8 @@ TaskSplit task_split(const RunConfig& config, const data::Tokenizer& tokenizer,
 LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& tokenizer,
                                 const std::string& path, int seq_len,
                                 const std::string& checkpoint_path, bool require_classifier,
-                                std::int64_t limit = 0);
+                                std::int64_t limit = 0,
+                                std::string_view length_setting = "data.seq_len");
 
 /// Whether a row's length changes what the model computes for its real positions or its pooled
 /// vector: blocks that read the padding of a row (no mask: a bidirectional bigs or stack_ssm,

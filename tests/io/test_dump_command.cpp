@@ -839,6 +839,17 @@ private slots:
             QVERIFY2(r.err.contains(needle), qPrintable(r.err));
             QVERIFY(!std::filesystem::exists(out));
         }
+        // A --length too short for a file's pairs ([CLS] a [SEP] b [SEP] needs 5) is said of
+        // --length, the option given, not of data.seq_len, a key the person never set.
+        const std::string pairs = path("short-pairs.tsv");
+        train_test::write_text(pairs, "sentence1\tsentence2\tlabel\nab\tcd\t0\nef\tgh\t1\n");
+        const auto r = run_cli(args_of(
+            {"dump", "--checkpoint", bigs_, "--out", out, "--data", pairs, "--length", "4"}));
+        QCOMPARE(r.exit_code, 2);
+        QVERIFY2(r.err.contains("--length: 4 leaves no room for a pair of sentences") &&
+                     !r.err.contains("data.seq_len"),
+                 qPrintable(r.err));
+        QVERIFY(!std::filesystem::exists(out));
     }
 
     void gatesOfAnArchitectureWithoutGatesIsAClearError() {

@@ -27,6 +27,15 @@ struct DumpReader::Impl {
 
 namespace {
 
+/// "cannot read rows 4..7 of /layers/1/hidden": a read that failed names its rows along the first
+/// axis, as validate does (a Fletcher-32 failure is a chunk's, and docs/formats/dump.md promises
+/// its rows; "cannot read /layers/1/hidden" left the user to find example 5 alone).
+std::string cannot_read(const std::string& path, hsize_t start, hsize_t count) {
+    if (count == 0) return "cannot read " + path;
+    return "cannot read rows " + std::to_string(start) + ".." + std::to_string(start + count - 1) +
+           " of " + path;
+}
+
 /// Reads the hyperslab [start, start + count) of a float dataset into `out` as float (float16 is
 /// converted by from_half, engine/io/half.hpp: HDF5's own conversion is a soft-float path at
 /// ~200 ns a value, which made reading float16 dumps the bottleneck of PCA; float64 by HDF5), then
@@ -53,7 +62,10 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
             ds.read(out, H5::PredType::NATIVE_FLOAT, memory, space);
         }
     } catch (const H5::Exception&) {
-        throw IoError(file + ": cannot read " + path + ": " + h5::error_stack_text());
+        throw IoError(
+            file + ": " +
+            (start.empty() ? "cannot read " + path : cannot_read(path, start[0], count[0])) + ": " +
+            h5::error_stack_text());
     }
     for (hsize_t i = 0; i < n; ++i) {
         if (!std::isfinite(out[i])) {
@@ -77,10 +89,14 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
 // lengths, labels, predictions, an example_index: a read that fails (a filter this library lacks,
 // a checksum) names the file, the dataset and HDF5's reason, as read_slab does for the floats.
 std::vector<std::int64_t> read_int_dataset(const H5::H5File& file, const std::string& path) {
+    hsize_t rows = 0;
     try {
-        return h5::read_ints(file.openDataSet(path));
+        const H5::DataSet ds = file.openDataSet(path);
+        const auto shape = h5::shape_of(ds);
+        rows = shape.empty() ? 0 : shape[0];
+        return h5::read_ints(ds);
     } catch (const H5::Exception&) {
-        throw IoError(file.getFileName() + ": cannot read /" + path + ": " +
+        throw IoError(file.getFileName() + ": " + cannot_read("/" + path, 0, rows) + ": " +
                       h5::error_stack_text());
     }
 }
@@ -287,20 +303,30 @@ bool DumpReader::has_text() const {
 std::vector<std::string> DumpReader::text() const {
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, "data/text")) return {};
+    hsize_t rows = 0;
     try {
-        return h5::read_strings(impl_->file.openDataSet("data/text"));
+        const H5::DataSet ds = impl_->file.openDataSet("data/text");
+        const auto shape = h5::shape_of(ds);
+        rows = shape.empty() ? 0 : shape[0];
+        return h5::read_strings(ds);
     } catch (const H5::Exception&) {
-        throw IoError(path_ + ": cannot read /data/text: " + h5::error_stack_text());
+        throw IoError(path_ + ": " + cannot_read("/data/text", 0, rows) + ": " +
+                      h5::error_stack_text());
     }
 }
 
 std::vector<std::string> DumpReader::vocab() const {
     Hdf5Lock lock;
     if (!h5::is_dataset(impl_->file, "vocab")) return {};
+    hsize_t rows = 0;
     try {
-        return h5::read_strings(impl_->file.openDataSet("vocab"));
+        const H5::DataSet ds = impl_->file.openDataSet("vocab");
+        const auto shape = h5::shape_of(ds);
+        rows = shape.empty() ? 0 : shape[0];
+        return h5::read_strings(ds);
     } catch (const H5::Exception&) {
-        throw IoError(path_ + ": cannot read /vocab: " + h5::error_stack_text());
+        throw IoError(path_ + ": " + cannot_read("/vocab", 0, rows) + ": " +
+                      h5::error_stack_text());
     }
 }
 
@@ -365,7 +391,13 @@ std::vector<std::int32_t> DumpReader::reset_mask(std::int64_t example) const {
     space.selectHyperslab(H5S_SELECT_SET, count, start);
     H5::DataSpace memory(1, &count[1]);
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
-    ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    try {
+        ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
+    } catch (const H5::Exception&) {
+        throw IoError(path_ + ": " +
+                      cannot_read("/data/reset_mask", static_cast<hsize_t>(example), 1) + ": " +
+                      h5::error_stack_text());
+    }
     for (std::size_t t = 0; t < out.size(); ++t)
         if (out[t] < 0 || out[t] > 3)
             throw FormatError(path_ + ": /data/reset_mask[" + std::to_string(example) + ", " +

@@ -173,8 +173,8 @@ bool FormatChecker::scan_ints(const H5::DataSet& ds, const std::string& path,
     const hsize_t rows_per_block = std::max<hsize_t>(1, (8u << 20) / row_bytes);
     H5::DataSpace file_space = ds.getSpace();
     std::vector<std::int64_t> buffer;
-    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
-        const hsize_t nrows = std::min<hsize_t>(rows_per_block, shape[0] - r0);
+    // Reads rows [r0, r0 + nrows) into the buffer; false on an HDF5 read error.
+    const auto read_rows = [&](hsize_t r0, hsize_t nrows) {
         std::vector<hsize_t> start(shape.size(), 0), count = shape;
         start[0] = r0;
         count[0] = nrows;
@@ -184,10 +184,45 @@ bool FormatChecker::scan_ints(const H5::DataSet& ds, const std::string& path,
         try {
             ds.read(buffer.data(), H5::PredType::NATIVE_INT64, mem_space, file_space);
         } catch (const H5::Exception&) {
+            return false;
+        }
+        return true;
+    };
+    for (hsize_t r0 = 0; r0 < shape[0]; r0 += rows_per_block) {
+        const hsize_t nrows = std::min<hsize_t>(rows_per_block, shape[0] - r0);
+        if (!read_rows(r0, nrows)) {
+            const std::string why = h5::error_stack_text();
+            // The rows that fail, as scan_finite narrows them (a damaged chunk is a few rows of
+            // the block, and "rows 0..11" pointed at none of them): the first failing rows and
+            // the run of failing rows after them. Read a chunk's rows at a time (a chunk reads
+            // or fails whole; the [S] arrays hold a million rows a block), one row at a time
+            // when the dataset is not chunked.
+            hsize_t unit = 1;
+            try {
+                const H5::DSetCreatPropList plist = ds.getCreatePlist();
+                std::vector<hsize_t> chunk(shape.size());
+                const int rank = static_cast<int>(shape.size());
+                if (plist.getLayout() == H5D_CHUNKED &&
+                    plist.getChunk(rank, chunk.data()) == rank && chunk[0] > 0)
+                    unit = chunk[0];
+            } catch (const H5::Exception&) {
+            }
+            const hsize_t end = r0 + nrows;
+            const auto piece = [&](hsize_t r) { return std::min(end, (r / unit + 1) * unit) - r; };
+            hsize_t first_bad = r0, last_bad = end - 1;
+            for (hsize_t r = r0; r < end; r += piece(r))
+                if (!read_rows(r, piece(r))) {
+                    first_bad = r;
+                    last_bad = r + piece(r) - 1;
+                    while (last_bad + 1 < end && !read_rows(last_bad + 1, piece(last_bad + 1)))
+                        last_bad += piece(last_bad + 1);
+                    break;
+                }
+            (void)h5::error_stack_text();  // the probes' own errors: cleared
             // Said of this dataset (a filter the library lacks, a failed checksum), not of "/".
             add(path, "readable values",
-                "an HDF5 read error in rows " + std::to_string(r0) + ".." +
-                    std::to_string(r0 + nrows - 1) + " (" + h5::error_stack_text() + ")");
+                "an HDF5 read error at rows " + std::to_string(first_bad) + ".." +
+                    std::to_string(last_bad) + " (" + why + ")");
             return false;
         }
         for (std::size_t i = 0; i < buffer.size(); ++i)

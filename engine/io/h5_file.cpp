@@ -277,13 +277,14 @@ bool has_attr(const H5::H5Object& obj, const std::string& name) {
 
 namespace {
 // A fixed-length string's padding: trailing NULs (NULLTERM, NULLPAD), or trailing spaces when the
-// type is SPACEPAD.
+// type is SPACEPAD. Only the padding: a NUL inside the value is part of it ("routescope-dump\0junk"
+// is not the format's name), as h5py reads it.
 void strip_padding(std::string& value, const H5::DataType& type) {
-    while (!value.empty() && value.back() == '\0')
+    const char pad =
+        !H5Tis_variable_str(type.getId()) && H5Tget_strpad(type.getId()) == H5T_STR_SPACEPAD ? ' '
+                                                                                             : '\0';
+    while (!value.empty() && value.back() == pad)
         value.pop_back();
-    if (!H5Tis_variable_str(type.getId()) && H5Tget_strpad(type.getId()) == H5T_STR_SPACEPAD)
-        while (!value.empty() && value.back() == ' ')
-            value.pop_back();
     H5Eclear2(H5E_DEFAULT);
 }
 }  // namespace
@@ -296,12 +297,36 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
         H5::DataType type = attr.getDataType();
         if (type.getClass() != H5T_STRING) return std::nullopt;
         if (attr.getSpace().getSimpleExtentNpoints() != 1) return std::nullopt;
-        H5::StrType st(attr.getStrType());
-        std::string value;
-        attr.read(st, value);
-        // Fixed-length strings carry their padding: NULs, or spaces where the type says so
-        // (H5T_STR_SPACEPAD, Fortran's convention), which h5py drops too.
-        strip_padding(value, type);
+        // Through the C API: the C++ read into a std::string stops at the first NUL, so a value
+        // with a NUL inside ("bigs\0junk") read as its first part and passed every check.
+        const bool vlen = H5Tis_variable_str(type.getId()) > 0;
+        const hid_t memtype = H5Tcopy(vlen ? H5T_C_S1 : type.getId());
+        if (memtype < 0) return std::nullopt;
+        std::optional<std::string> value;
+        if (vlen) {
+            // A variable-length string is a C string: it cannot hold a NUL inside.
+            H5Tset_size(memtype, H5T_VARIABLE);
+            H5Tset_cset(memtype, H5Tget_cset(type.getId()));
+            char* raw = nullptr;
+            const H5::DataSpace space = attr.getSpace();
+            if (H5Aread(attr.getId(), memtype, &raw) >= 0) {
+                value = raw ? std::string(raw) : std::string();
+                H5Dvlen_reclaim(memtype, space.getId(), H5P_DEFAULT, &raw);
+            }
+        } else if (const std::size_t width = H5Tget_size(memtype); width > 0) {
+            // Fixed-length strings carry their padding: NULs, or spaces where the type says so
+            // (H5T_STR_SPACEPAD, Fortran's convention), which h5py drops too.
+            std::string raw(width, '\0');
+            if (H5Aread(attr.getId(), memtype, raw.data()) >= 0) {
+                strip_padding(raw, type);
+                value = std::move(raw);
+            }
+        }
+        H5Tclose(memtype);
+        if (!value) {
+            H5Eclear2(H5E_DEFAULT);
+            last_failure.clear();
+        }
         return value;
     } catch (const H5::Exception&) {
         return std::nullopt;

@@ -226,23 +226,43 @@ private slots:
         QVERIFY2(text("checksum_mismatch.dump.h5").contains("checksum") &&
                      text("checksum_mismatch.dump.h5").contains("read error at rows 2..2 "),
                  qPrintable(text("checksum_mismatch.dump.h5")));
+        // The reader names the rows of its failed read too (docs/formats/dump.md: "reported as
+        // such, with its dataset and rows"): row 2 of /layers/1/hidden, read one row at a time.
         QVERIFY2(QString::fromStdString(dump_reader_error(file("checksum_mismatch.dump.h5")))
-                     .contains("checksum"),
+                     .contains("cannot read rows 2..2 of /layers/1/hidden: data error detected "
+                               "by Fletcher32 checksum"),
                  dump_reader_error(file("checksum_mismatch.dump.h5")).c_str());
         // Session 26: the same in an integer dataset, said of it by validate (it read labels not
         // at all, and a damaged tokens was blamed on "/") and by the reader (it named nothing).
+        // The rows are the damaged chunk's (chunks of one row, row 2), not the block validate
+        // reads (rows 0..3), as for the floats above.
         QVERIFY2(text("labels_checksum_mismatch.dump.h5")
-                         .contains("/data/labels: expected "
-                                   "readable values") &&
+                         .contains("/data/labels: expected readable values, found an HDF5 read "
+                                   "error at rows 2..2 (") &&
                      text("labels_checksum_mismatch.dump.h5").contains("checksum"),
                  qPrintable(text("labels_checksum_mismatch.dump.h5")));
         {
+            // The reader reads the whole [S] array at once: its rows are those of that read.
             const std::string e = dump_reader_error(file("labels_checksum_mismatch.dump.h5"));
             QVERIFY2(QString::fromStdString(e).contains("labels_checksum_mismatch.dump.h5: cannot "
-                                                        "read /data/labels") &&
+                                                        "read rows 0..3 of /data/labels") &&
                          QString::fromStdString(e).contains("checksum"),
                      e.c_str());
         }
+        // Chunks of two rows, the second damaged: rows 2..3 (a chunk fails whole), not 0..3.
+        QVERIFY2(text("lengths_checksum_mismatch.dump.h5")
+                     .contains("/data/lengths: expected readable values, found an HDF5 read error "
+                               "at rows 2..3 (data error detected by Fletcher32 checksum"),
+                 qPrintable(text("lengths_checksum_mismatch.dump.h5")));
+        // An intact lzf-compressed /vocab: the missing filter in the documented words, not
+        // "damaged string storage" (docs/formats/dump.md: "the data is compressed with the 'lzf'
+        // filter, which this HDF5 library does not have" and the dataset's name).
+        QVERIFY2(text("lzf_vocab.dump.h5")
+                         .contains("/vocab: expected readable strings, found an HDF5 read error "
+                                   "at [0] (the data is compressed with the 'lzf' filter, which "
+                                   "this HDF5 library does not have") &&
+                     !text("lzf_vocab.dump.h5").contains("damaged"),
+                 qPrintable(text("lzf_vocab.dump.h5")));
         QVERIFY2(text("external_raw.dump.h5").contains("/layers/1/hidden:") &&
                      text("external_raw.dump.h5").contains("external raw file") &&
                      text("external_raw.dump.h5").contains("external_raw.layers_1.raw"),
@@ -254,6 +274,41 @@ private slots:
         {
             const analysis::DumpReader r(file("spacepad_strings.dump.h5"));
             QCOMPARE(r.arch(), std::string("bigs"));
+        }
+        // A fixed-length string attribute is all of its bytes but the padding, as h5py reads it:
+        // a NUL inside is part of the value (the format's name and the arch are then not what
+        // the format names; a model name keeps what follows it), printed as \x00 (docs/cli.md),
+        // and NUL padding after "bigs" is not part of it.
+        const auto cli = [&](const char* command, const char* name) {
+            QProcess p;
+            p.start(ROUTESCOPE_CLI, {command, QString::fromStdString(file(name))});
+            p.waitForFinished(60000);
+            return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardOutput())};
+        };
+        {
+            const auto [code, out] = cli("validate", "nul_in_format.dump.h5");
+            QCOMPARE(code, 1);
+            QVERIFY2(out.contains("/: expected attr format = \"routescope-dump\", found "
+                                  "\"routescope-dump\\x00junk\""),
+                     qPrintable(out));
+        }
+        {
+            const auto [code, out] = cli("validate", "nul_in_arch.dump.h5");
+            QCOMPARE(code, 1);
+            QVERIFY2(out.contains("/model: expected attr arch one of ") &&
+                         out.contains("found 'bigs\\x00junk'"),
+                     qPrintable(out));
+        }
+        {
+            const auto [code, out] = cli("inspect", "nul_in_name.dump.h5");
+            QCOMPARE(code, 0);
+            QVERIFY2(out.contains("model:     my\\x00hidden-part"), qPrintable(out));
+        }
+        {
+            const analysis::DumpReader r(file("nul_in_name.dump.h5"));
+            QCOMPARE(r.model_name(), std::string("my\0hidden-part", 14));
+            const analysis::DumpReader padded(file("nulpad_strings.dump.h5"));
+            QCOMPARE(padded.arch(), std::string("bigs"));
         }
         {
             const std::string e = checkpoint_loader_error(file("param_checksum_mismatch.ckpt.h5"),

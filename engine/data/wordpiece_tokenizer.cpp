@@ -184,6 +184,11 @@ std::string to_utf8(const std::u32string& s) {
 }
 }  // namespace
 
+bool sentencepiece_model_bytes(std::string_view text) {
+    return text.starts_with('\n') && text.size() > 2 && text[1] != '\n' &&
+           first_invalid_utf8(text).has_value();
+}
+
 namespace {
 // Like the corpus reader (text_corpus.cpp): the first invalid byte, with `name`:line. `file`:
 // whether `name` is a file's path (the iconv command then names it); the text alone (a
@@ -204,9 +209,7 @@ void check_vocab_utf8(std::string_view text, const std::string& name, bool file 
         if (end == std::string_view::npos) end = text.size();
         const std::string_view piece = text.substr(start, end - start);
         if (const auto bad = first_invalid_utf8(piece)) {
-            // A SentencePiece model is a binary protobuf whose first field (its pieces) starts
-            // with the byte 0x0A: the usual mix-up of the two kinds, said as such.
-            if (text.starts_with('\n') && text.size() > 2 && text[1] != '\n')
+            if (sentencepiece_model_bytes(text))
                 throw FormatError(name +
                                   ": a binary file (a SentencePiece .model, by its first bytes), "
                                   "not a WordPiece vocab.txt (one UTF-8 piece per line): for a "

@@ -21,11 +21,17 @@
 // vocab.txt bytes.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "engine/data/tokenizer.hpp"
 
 namespace routescope::data {
+
+/// Whether `text` is a SentencePiece .model rather than a vocab.txt: a binary protobuf whose first
+/// field (its pieces) starts with the byte 0x0A, and not UTF-8 text. The usual mix-up of the two
+/// kinds, which each reader says in its own terms (train: tokenizer.kind; import: WordPiece only).
+bool sentencepiece_model_bytes(std::string_view text);
 
 /// Whether the basic tokenizer lower-cases and strips accents (BERT-uncased) or keeps both
 /// (BERT-cased).

@@ -222,6 +222,29 @@ private slots:
     void vocabWithoutUnknownIsRejected() {
         QVERIFY_THROWS_EXCEPTION(FormatError, WordPieceTokenizer("[PAD]\nthe\n"));
     }
+    // A SentencePiece ModelProto (field 1, a piece: tag 0x0A, its length, then the piece's own
+    // fields) is recognised as such, the file and the text alike; the WordPiece reader's own
+    // message keeps train's advice (tokenizer.kind), while import says its own (test_importers).
+    void aSentencePieceModelIsRecognised() {
+        // "[PAD]", score -1.5f (00 00 C0 BF: not UTF-8), type 3 — written out by hand.
+        const std::string spiece("\x0A\x0E\x0A\x05[PAD]\x15\x00\x00\xC0\xBF\x18\x03", 16);
+        QVERIFY(sentencepiece_model_bytes(spiece));
+        QVERIFY(!sentencepiece_model_bytes(kVocab));
+        QVERIFY(!sentencepiece_model_bytes(std::string("\n[UNK]\n")));  // an empty first piece
+        QVERIFY(!sentencepiece_model_bytes(std::string("[UNK]\nwor\xff") + "ld\n"));
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("spiece.vocab").toStdString();
+        std::ofstream(path, std::ios::binary) << spiece;
+        std::string message;
+        try {
+            WordPieceTokenizer::from_file(path);
+        } catch (const FormatError& e) {
+            message = e.what();
+        }
+        QVERIFY2(message.find(path + ": a binary file (a SentencePiece .model") == 0 &&
+                     message.find("tokenizer.kind=sentencepiece") != std::string::npos,
+                 message.c_str());
+    }
     // Issue 17 class 8: a vocab.txt with invalid UTF-8 is rejected naming the file and the line
     // (as corpora are), not loaded with pieces no text can ever match.
     void vocabWithInvalidUtf8NamesFileAndLine() {

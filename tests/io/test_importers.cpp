@@ -1346,6 +1346,234 @@ private slots:
         QVERIFY(tok->is_special(ck.config.model.vocab_size - 1));
     }
 
+    // A model directory under kOut named `name`: bigs_safetensors' config.json (vocab_size 16)
+    // and weights, and `files` ({name, content}) as the tokenizer files.
+    static fs::path tokenizer_dir(const std::string& name,
+                                  const std::vector<std::pair<std::string, std::string>>& files) {
+        const fs::path dir = kOut + "/" + name;
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        for (const char* f : {"config.json", "model.safetensors"})
+            fs::copy_file(kData + "/bigs_safetensors/" + f, dir / f);
+        for (const auto& [file, content] : files)
+            std::ofstream(dir / file, std::ios::binary) << content;
+        return dir;
+    }
+    static std::string vocab_txt(std::size_t n) {
+        static const char* const pieces[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
+                                             "cat",   "sat",   "on",    "mat",   "##s",    ".",
+                                             "a",     "dog",   "ran",   "far"};
+        std::string text;
+        for (std::size_t i = 0; i < n; ++i)
+            text += std::string(pieces[i]) + "\n";
+        return text;
+    }
+
+    // A tokenizer.json piece holding a CR, an LF or a NUL, or a leading byte-order mark (which a
+    // checkpoint's vocab.txt cannot keep): its row gets a placeholder and every other id is the
+    // file's. It read the CR as a line end: every later id one higher (with vocab_size
+    // leaving room), or "17 pieces, more than the model's vocab_size 16".
+    void tokenizerJsonPiecesKeepTheirIds() {
+        // vocab_size 16 pieces, four of them unrepresentable; the ids by hand from the table.
+        const std::vector<std::string> pieces = {
+            "\xEF\xBB\xBFzz", "[UNK]", "[CLS]", "[SEP]",
+            "[MASK]",         "the",   "cat",   "sat",
+            "o\nn",           "mat",   "##s",   ".",
+            "x\ry",           "dog",   "ran",   std::string("f\0r", 3)};
+        nlohmann::json vocab = nlohmann::json::object();
+        for (std::size_t i = 0; i < pieces.size(); ++i)
+            vocab[pieces[i]] = i;
+        const nlohmann::json tj = {
+            {"version", "1.0"},
+            {"added_tokens", nlohmann::json::array()},
+            {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", vocab}}}};
+        const fs::path dir = tokenizer_dir("tokenizer_json_cr", {{"tokenizer.json", tj.dump()}});
+        const std::string out = kOut + "/tokenizer_json_cr.ckpt.h5";
+        const Run r = import_cli({dir.string(), "--out", out});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(r.err.find("\"x\\ry\" (id 12)") != std::string::npos &&
+                     r.err.find("\"o\\nn\" (id 8)") != std::string::npos &&
+                     r.err.find("[routescope_unused_<id>]") != std::string::npos,
+                 r.err.c_str());
+        const Checkpoint ck = read_checkpoint(out);
+        const auto tok = train::checkpoint_tokenizer(ck, out);
+        QCOMPARE(tok->vocab_size(), 16);
+        QCOMPARE(tok->encode("the dog ran. cats"),
+                 (std::vector<std::int32_t>{5, 13, 14, 11, 6, 10}));
+        QCOMPARE(tok->encode("on a far"), (std::vector<std::int32_t>{1, 1, 1}));
+        QCOMPARE(tok->piece(12), std::string("[routescope_unused_12]"));
+        QCOMPARE(tok->piece(0), std::string("[routescope_unused_0]"));
+        QCOMPARE(tok->piece(9), std::string("mat"));
+    }
+
+    // Tokens added to the vocabulary (tokenizer.add_tokens(["<e1>", "</e1>"]) then
+    // resize_token_embeddings: ids 14 and 15 past vocab.txt's 14 pieces), which transformers
+    // matches whole in the raw text, are refused naming the file that declares them: they
+    // imported with placeholder rows and "<e1>" split into "<", "e", "##1", ">". The five
+    // specials at their own ids, as every tokenizer.json lists them, are BERT's.
+    void addedTokensAreRefusedNamingTheirFile() {
+        const std::string out = kOut + "/added.ckpt.h5";
+        const auto refused = [&](const std::string& name,
+                                 const std::vector<std::pair<std::string, std::string>>& files,
+                                 const std::vector<std::string>& needles) {
+            fs::remove(out);
+            const Run r = import_cli({tokenizer_dir(name, files).string(), "--out", out});
+            QCOMPARE(r.code, 2);
+            for (const auto& n : needles)
+                QVERIFY2(r.err.find(n) != std::string::npos, (n + " not in: " + r.err).c_str());
+            QVERIFY(!fs::exists(out));
+        };
+        refused(
+            "added_json",
+            {{"vocab.txt", vocab_txt(14)}, {"added_tokens.json", R"({"<e1>": 14, "</e1>": 15})"}},
+            {"added_json/added_tokens.json: \"<e1>\" (id 14), \"</e1>\" (id 15): tokens added",
+             "matches whole in the text"});
+        const auto added = [](const std::string& content, int id, bool special) {
+            return nlohmann::json{
+                {"id", id},          {"content", content}, {"single_word", false},
+                {"lstrip", false},   {"rstrip", false},    {"normalized", !special},
+                {"special", special}};
+        };
+        nlohmann::json vocab = nlohmann::json::object();
+        {
+            std::istringstream in(vocab_txt(14));
+            std::string p;
+            for (int i = 0; std::getline(in, p); ++i)
+                vocab[p] = i;
+        }
+        nlohmann::json specials = nlohmann::json::array();
+        for (const char* p : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+            specials.push_back(added(p, vocab[p].get<int>(), true));
+        const auto tokenizer_json = [&](nlohmann::json added_tokens) {
+            return nlohmann::json{{"version", "1.0"},
+                                  {"added_tokens", added_tokens},
+                                  {"model", {{"type", "WordPiece"}, {"vocab", vocab}}}}
+                .dump();
+        };
+        nlohmann::json with_e1 = specials;
+        with_e1.push_back(added("<e1>", 14, false));
+        with_e1.push_back(added("</e1>", 15, false));
+        refused("added_tokenizer_json", {{"tokenizer.json", tokenizer_json(with_e1)}},
+                {"added_tokenizer_json/tokenizer.json: added_tokens: \"<e1>\" (id 14)"});
+        // A special at another id than the vocabulary's is another token too.
+        nlohmann::json moved = specials;
+        moved[4]["id"] = 15;
+        refused("added_moved_mask", {{"tokenizer.json", tokenizer_json(moved)}},
+                {"tokenizer.json: added_tokens: \"[MASK]\" (id 15): a token added"});
+        // tokenizer_config.json's added_tokens_decoder (transformers >= 4.34) beside a vocab.txt.
+        refused(
+            "added_decoder",
+            {{"vocab.txt", vocab_txt(14)},
+             {"tokenizer_config.json",
+              R"({"added_tokens_decoder": {"0": {"content": "[PAD]"}, "14": {"content": "<e1>"}}})"}},
+            {"tokenizer_config.json: added_tokens_decoder: \"<e1>\" (id 14)"});
+        // The specials alone import, from either file.
+        const Run ok = import_cli(
+            {tokenizer_dir("added_specials_only", {{"tokenizer.json", tokenizer_json(specials)}})
+                 .string(),
+             "--out", out});
+        QVERIFY2(ok.code == 0, ok.err.c_str());
+        const Run ok2 =
+            import_cli({tokenizer_dir("added_decoder_specials",
+                                      {{"vocab.txt", vocab_txt(14)},
+                                       {"tokenizer_config.json",
+                                        R"({"added_tokens_decoder": {"0": {"content": "[PAD]"},
+                                 "4": {"content": "[MASK]", "special": true}}})"}})
+                            .string(),
+                        "--out", out});
+        QVERIFY2(ok2.code == 0, ok2.err.c_str());
+    }
+
+    // special_tokens_map.json, where save_pretrained writes the special tokens and which
+    // from_pretrained applies over tokenizer_config.json: its names follow the same rule (it was
+    // not read: "<unk>" there imported, unknown words getting [UNK]'s id).
+    void specialTokensMapFollowsTheTokenizerConfigRules() {
+        const std::string out = kOut + "/stm.ckpt.h5";
+        const auto import_with = [&](const std::string& name, const std::string& map,
+                                     const std::string& config = "") {
+            fs::remove(out);
+            std::vector<std::pair<std::string, std::string>> files = {
+                {"vocab.txt", vocab_txt(16)}, {"special_tokens_map.json", map}};
+            if (!config.empty()) files.emplace_back("tokenizer_config.json", config);
+            return import_cli({tokenizer_dir(name, files).string(), "--out", out});
+        };
+        for (const char* map : {R"({"unk_token": "<unk>"})",
+                                R"({"unk_token": {"content": "<unk>", "lstrip": false}})"}) {
+            const Run r = import_with("stm_unk", map);
+            QCOMPARE(r.code, 2);
+            QVERIFY2(
+                r.err.find("stm_unk/special_tokens_map.json: unk_token: ") != std::string::npos &&
+                    r.err.find("BERT's is \"[UNK]\"") != std::string::npos,
+                r.err.c_str());
+            QVERIFY(!fs::exists(out));
+        }
+        const Run extra = import_with("stm_extra", R"({"additional_special_tokens": ["<e1>"]})");
+        QCOMPARE(extra.code, 2);
+        QVERIFY2(extra.err.find("special_tokens_map.json: additional_special_tokens: \"<e1>\"") !=
+                     std::string::npos,
+                 extra.err.c_str());
+        // The map's value wins over tokenizer_config.json's, either way.
+        const Run over =
+            import_with("stm_over", R"({"unk_token": "[UNK]", "cls_token": {"content": "[CLS]"}})",
+                        R"({"unk_token": "<unk>"})");
+        QVERIFY2(over.code == 0, over.err.c_str());
+        const Run under =
+            import_with("stm_under", R"({"mask_token": "<mask>"})", R"({"mask_token": "[MASK]"})");
+        QCOMPARE(under.code, 2);
+        QVERIFY2(under.err.find("stm_under/special_tokens_map.json: mask_token: \"<mask>\"") !=
+                     std::string::npos,
+                 under.err.c_str());
+    }
+
+    // tokenizer_config.json {"strip_accents": false} without do_lower_case: BertTokenizer's
+    // do_lower_case defaults to true, so it lower-cases keeping accents, refused as when
+    // do_lower_case: true is written (it imported uncased, accents stripped).
+    void stripAccentsFalseWithDefaultLowerCaseIsRefused() {
+        const std::string out = kOut + "/strip.ckpt.h5";
+        fs::remove(out);
+        const Run r =
+            import_cli({tokenizer_dir("strip_default",
+                                      {{"vocab.txt", vocab_txt(16)},
+                                       {"tokenizer_config.json", R"({"strip_accents": false})"}})
+                            .string(),
+                        "--out", out});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("strip_default/tokenizer_config.json: strip_accents: false") !=
+                         std::string::npos &&
+                     r.err.find("no do_lower_case") != std::string::npos,
+                 r.err.c_str());
+        QVERIFY(!fs::exists(out));
+        // strip_accents true with the default is BERT-uncased.
+        const Run ok =
+            import_cli({tokenizer_dir("strip_default_true",
+                                      {{"vocab.txt", vocab_txt(16)},
+                                       {"tokenizer_config.json", R"({"strip_accents": true})"}})
+                            .string(),
+                        "--out", out});
+        QVERIFY2(ok.code == 0, ok.err.c_str());
+        QCOMPARE(read_checkpoint(out).tokenizer.kind, std::string("wordpiece"));
+    }
+
+    // A SentencePiece model given as import's vocabulary is said in import's terms: it reads
+    // WordPiece only (the tokenizer's own message advised train's tokenizer.kind and naming the
+    // file *.model, which it already was).
+    void sentencepieceModelAsVocabIsSaidInImportsTerms() {
+        // A SentencePiece ModelProto by hand: field 1 (a piece: "[PAD]", score -1.5f, type 3).
+        const std::string spiece("\x0A\x0E\x0A\x05[PAD]\x15\x00\x00\xC0\xBF\x18\x03", 16);
+        const fs::path dir = tokenizer_dir("spiece_vocab", {{"spiece.model", spiece}});
+        const std::string out = kOut + "/spiece.ckpt.h5";
+        fs::remove(out);
+        const Run r =
+            import_cli({dir.string(), "--out", out, "--vocab", (dir / "spiece.model").string()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("spiece.model: a binary file (a SentencePiece .model") !=
+                         std::string::npos &&
+                     r.err.find("import reads BERT's WordPiece only") != std::string::npos &&
+                     r.err.find("tokenizer.kind") == std::string::npos,
+                 r.err.c_str());
+        QVERIFY(!fs::exists(out));
+    }
+
     // An adversarial sweep's findings (session 21): a pickle nested 300,000 deep crashed the
     // importer freeing its value tree (SIGSEGV, no message); a repeated state_dict key and an
     // unknown protocol were accepted.

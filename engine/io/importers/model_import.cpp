@@ -541,14 +541,22 @@ data::Casing check_bert_tokenizer_json(const nlohmann::json& j, const std::strin
     return casing;
 }
 
-// What tokenizer_config.json (transformers' BertTokenizer arguments) says of the casing, or
-// nothing when the file or its do_lower_case is absent. The same refusals as a tokenizer.json's.
-std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
+// A JSON object file transformers reads beside the vocabulary, or nothing when there is none
+// (irregular_file refused anything but a regular file or nothing before). Added to `files`.
+std::optional<nlohmann::json> read_beside(const fs::path& file, std::vector<std::string>& files) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) return std::nullopt;
     const std::string where = file.string();
-    const nlohmann::json j = parse_json_text(read_text(where), where);
+    files.push_back(where);
+    nlohmann::json j = parse_json_text(read_text(where), where);
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
+    return j;
+}
+
+// What tokenizer_config.json `j` at `where` (transformers' BertTokenizer arguments) says of the
+// casing, or nothing when its do_lower_case is absent. The same refusals as a tokenizer.json's.
+std::optional<data::Casing> tokenizer_config_casing(const nlohmann::json& j,
+                                                    const std::string& where) {
     const auto refuse = [&](const char* key, const std::string& why) {
         throw FormatError(where + ": " + key + ": " + j[key].dump() + " (" + why +
                           "; the engine's WordPiece is BERT's, uncased or cased)");
@@ -557,28 +565,169 @@ std::optional<data::Casing> tokenizer_config_casing(const fs::path& file) {
         refuse("tokenize_chinese_chars", "must be true");
     if (j.contains("do_basic_tokenize") && j["do_basic_tokenize"] != true)
         refuse("do_basic_tokenize", "must be true: without it punctuation is not split");
-    // The special pieces, a string or an AddedToken object {"content": ...}: another name would
-    // change the ids (an unknown word's above all), and the engine frames by these names.
+    // BertTokenizer's do_lower_case defaults to true: {"strip_accents": false} alone means
+    // lower-casing with accents kept, refused as when do_lower_case: true is written (it imported
+    // uncased, accents stripped). The casing itself is still said by what comes next (a
+    // tokenizer.json beside it, else transformers' default).
+    const bool said = j.contains("do_lower_case") && !j["do_lower_case"].is_null();
+    if (said && !j["do_lower_case"].is_boolean()) refuse("do_lower_case", "must be true or false");
+    const bool lower = said ? j["do_lower_case"].get<bool>() : true;
+    if (j.contains("strip_accents") && !j["strip_accents"].is_null() && j["strip_accents"] != lower)
+        refuse("strip_accents",
+               !lower ? "accents stripped while keeping case: must be false or null"
+               : said ? "accents kept while lower-casing: must be true or null"
+                      : "lower-casing by default (no do_lower_case) with accents kept: must be "
+                        "true or null");
+    if (!said) return std::nullopt;
+    return lower ? data::Casing::uncased : data::Casing::cased;
+}
+
+// The content of a special token's value, a string or an AddedToken object {"content": ...}, or
+// null when it is neither.
+const nlohmann::json* token_content(const nlohmann::json& v) {
+    const nlohmann::json* content = &v;
+    if (v.is_object() && v.contains("content")) content = &v["content"];
+    return content->is_string() ? content : nullptr;
+}
+
+// The special pieces of tokenizer_config.json and special_tokens_map.json (where save_pretrained
+// writes them; from_pretrained applies it over tokenizer_config.json, so its value wins): another
+// name than BERT's would change the ids (an unknown word's above all), and the engine frames by
+// these names. Refused naming the file whose value transformers would take.
+void check_special_token_names(const std::optional<nlohmann::json>& config,
+                               const std::string& config_where,
+                               const std::optional<nlohmann::json>& map,
+                               const std::string& map_where) {
     for (const auto& [key, bert] : {std::pair{"unk_token", "[UNK]"},
                                     {"cls_token", "[CLS]"},
                                     {"sep_token", "[SEP]"},
                                     {"pad_token", "[PAD]"},
                                     {"mask_token", "[MASK]"}}) {
-        if (!j.contains(key) || j[key].is_null()) continue;
-        const nlohmann::json& v = j[key];
-        const nlohmann::json* content = &v;
-        if (v.is_object() && v.contains("content")) content = &v["content"];
-        if (!content->is_string() || content->get_ref<const std::string&>() != bert)
-            refuse(key, std::string("BERT's is \"") + bert + "\"");
+        const auto given = [key = key](const std::optional<nlohmann::json>& j) {
+            return j && j->contains(key) && !(*j)[key].is_null();
+        };
+        if (!given(map) && !given(config)) continue;
+        const bool from_map = given(map);
+        const nlohmann::json& v = from_map ? (*map)[key] : (*config)[key];
+        const nlohmann::json* content = token_content(v);
+        if (!content || content->get_ref<const std::string&>() != bert)
+            throw FormatError((from_map ? map_where : config_where) + ": " + key + ": " + v.dump() +
+                              " (BERT's is \"" + bert +
+                              "\"; the engine's WordPiece is BERT's, uncased or cased)");
     }
-    if (!j.contains("do_lower_case") || j["do_lower_case"].is_null()) return std::nullopt;
-    if (!j["do_lower_case"].is_boolean()) refuse("do_lower_case", "must be true or false");
-    const bool lower = j["do_lower_case"].get<bool>();
-    if (j.contains("strip_accents") && !j["strip_accents"].is_null() && j["strip_accents"] != lower)
-        refuse("strip_accents", lower
-                                    ? "accents kept while lower-casing: must be true or null"
-                                    : "accents stripped while keeping case: must be false or null");
-    return lower ? data::Casing::uncased : data::Casing::cased;
+}
+
+// A token transformers matches whole in the raw text, before BERT's basic tokenizer splits it:
+// where it was declared (file: key), its content, and its id where the file gives one.
+struct AddedToken {
+    std::string where;
+    std::string content;
+    std::optional<std::int64_t> id;
+};
+
+// The added tokens `j` (the file at `where`) declares: a tokenizer.json's added_tokens
+// ([{"id", "content", ...}]), a tokenizer_config.json's added_tokens_decoder ({"<id>":
+// {"content", ...}}) and additional_special_tokens (also special_tokens_map.json's), an
+// added_tokens.json's {content: id} (`ids_by_content`).
+void collect_added_tokens(const nlohmann::json& j, const std::string& where,
+                          std::vector<AddedToken>& out, bool ids_by_content = false) {
+    const auto bad = [&](const std::string& key, const std::string& expected) {
+        throw FormatError(where + ": " + key + ": expected " + expected);
+    };
+    const auto integer = [](const nlohmann::json& v) -> std::optional<std::int64_t> {
+        if (v.is_number_integer()) return v.get<std::int64_t>();
+        return std::nullopt;
+    };
+    if (ids_by_content) {
+        for (const auto& [content, id] : j.items()) {
+            if (!integer(id)) bad(content, "an integer id");
+            out.push_back({where, content, integer(id)});
+        }
+        return;
+    }
+    if (j.contains("added_tokens") && !j["added_tokens"].is_null()) {
+        const nlohmann::json& list = j["added_tokens"];
+        if (!list.is_array()) bad("added_tokens", "an array");
+        for (const nlohmann::json& t : list) {
+            if (!t.is_object() || !t.contains("content") || !t["content"].is_string())
+                bad("added_tokens", "objects with a string content");
+            const auto id = t.contains("id") ? integer(t["id"]) : std::nullopt;
+            if (!id) bad("added_tokens", "objects with an integer id");
+            out.push_back({where + ": added_tokens", t["content"].get<std::string>(), id});
+        }
+    }
+    if (j.contains("added_tokens_decoder") && !j["added_tokens_decoder"].is_null()) {
+        const nlohmann::json& decoder = j["added_tokens_decoder"];
+        if (!decoder.is_object()) bad("added_tokens_decoder", "an object");
+        for (const auto& [key, t] : decoder.items()) {
+            const nlohmann::json* content = token_content(t);
+            const bool digits =
+                !key.empty() && key.size() < 10 &&
+                std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+            if (!digits || !content)
+                bad("added_tokens_decoder." + key, "an id and an object with a string content");
+            out.push_back({where + ": added_tokens_decoder", content->get_ref<const std::string&>(),
+                           std::stoll(key)});
+        }
+    }
+    if (j.contains("additional_special_tokens") && !j["additional_special_tokens"].is_null()) {
+        const nlohmann::json& list = j["additional_special_tokens"];
+        if (!list.is_array()) bad("additional_special_tokens", "an array");
+        for (const nlohmann::json& t : list) {
+            const nlohmann::json* content = token_content(t);
+            if (!content) bad("additional_special_tokens", "strings or objects with a content");
+            out.push_back({where + ": additional_special_tokens",
+                           content->get_ref<const std::string&>(), std::nullopt});
+        }
+    }
+}
+
+// transformers matches every added token whole in the raw text before the basic tokenizer
+// (tokenizer.add_tokens(["<e1>"]) then resize_token_embeddings gives "<e1>" the id after the
+// vocabulary's last piece), with flags of its own (lstrip, rstrip, single_word, normalized). The
+// engine's WordPiece keeps only BERT's five specials whole, the checkpoint holds the vocab.txt
+// pieces alone, and the rows of such tokens got placeholder pieces while "<e1>" was split into
+// "<", "e", "##1", ">": refused, naming the file and the tokens. The five specials at their own
+// ids, which every tokenizer.json and tokenizer_config.json transformers writes lists, are BERT's.
+void check_added_tokens(const std::vector<AddedToken>& added,
+                        const data::WordPieceTokenizer& tokenizer) {
+    const data::SpecialIds sp = tokenizer.specials();
+    const std::map<std::string, std::int32_t> bert = {{"[PAD]", sp.pad},
+                                                      {"[UNK]", sp.unk},
+                                                      {"[CLS]", sp.cls},
+                                                      {"[SEP]", sp.sep},
+                                                      {"[MASK]", sp.mask}};
+    std::vector<const AddedToken*> refused;
+    for (const AddedToken& t : added) {
+        const auto it = bert.find(t.content);
+        if (it != bert.end() && it->second >= 0 && (!t.id || *t.id == it->second)) continue;
+        if (refused.empty() || refused.front()->where == t.where) refused.push_back(&t);
+    }
+    if (refused.empty()) return;
+    // In id order (a JSON object's keys come sorted by name).
+    std::stable_sort(refused.begin(), refused.end(), [](const AddedToken* a, const AddedToken* b) {
+        return a->id.value_or(std::numeric_limits<std::int64_t>::max()) <
+               b->id.value_or(std::numeric_limits<std::int64_t>::max());
+    });
+    std::string list;
+    for (std::size_t k = 0; k < refused.size() && k < 5; ++k) {
+        const AddedToken& t = *refused[k];
+        list += (k ? ", " : "") + nlohmann::json(t.content).dump();
+        if (t.id) list += " (id " + std::to_string(*t.id) + ")";
+    }
+    if (refused.size() > 5) list += " and " + std::to_string(refused.size() - 5) + " more";
+    throw FormatError(
+        refused.front()->where + ": " + list + (refused.size() > 1 ? ": tokens" : ": a token") +
+        " added to BERT's vocabulary (tokenizer.add_tokens or additional special tokens), which "
+        "transformers matches whole in the text before the basic tokenizer; the engine's WordPiece "
+        "keeps only [PAD] [UNK] [CLS] [SEP] [MASK] whole (at the vocabulary's ids), so the text "
+        "would get other ids: the model cannot be imported with them");
+}
+
+// The piece a row gets where the checkpoint's vocab.txt cannot hold the published one, or the
+// vocabulary has none (a padded embedding): bracketed like the specials, so never an MLM target.
+std::string placeholder_piece(std::int64_t id) {
+    return "[routescope_unused_" + std::to_string(id) + "]";
 }
 
 // Pieces of an uncased reading that it can never produce: any with an upper-case ASCII letter,
@@ -601,6 +750,7 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
     out.files.push_back(path);
     std::optional<data::Casing> casing;
     std::string said_by;
+    std::vector<AddedToken> added;
     if (path.ends_with(".json")) {
         const nlohmann::json j = parse_json_text(text, path);
         if (!j.is_object() || !j.contains("model") || !j["model"].is_object() ||
@@ -609,6 +759,7 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
         casing = check_bert_tokenizer_json(j, path);
         said_by = path + "'s normalizer";
+        collect_added_tokens(j, path, added);
         const auto& vocab = j["model"]["vocab"];
         // Said of the file's own keys (the tokenizer below would speak of a vocab.txt).
         if (!vocab.contains("[UNK]"))
@@ -621,10 +772,36 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
                 seen[id.get<std::size_t>()])
                 throw FormatError(path + ": model.vocab." + piece +
                                   ": ids are not 0..n-1, each once");
-            if (piece.find('\n') != std::string::npos)
-                throw FormatError(path + ": model.vocab: a piece holds a newline");
             pieces[id.get<std::size_t>()] = piece;
             seen[id.get<std::size_t>()] = true;
+        }
+        // The checkpoint keeps the pieces as vocab.txt text, one a line, whose reader ends a line
+        // at LF and at a lone CR, drops a trailing CR and a leading byte-order mark, and refuses
+        // NUL: a piece holding one of them ("x\ry") shifted every later id by one, or was refused
+        // as more pieces than vocab_size. BERT's basic tokenizer never produces such a piece
+        // (CR and LF split words, NUL and U+FEFF are dropped as control characters), so its row
+        // gets a placeholder and every id stays the file's; said in a note.
+        std::vector<std::string> replaced;
+        for (std::size_t id = 0; id < pieces.size(); ++id) {
+            std::string& p = pieces[id];
+            if (p.find_first_of(std::string("\n\r\0", 3)) == std::string::npos &&
+                !(id == 0 && p.starts_with("\xEF\xBB\xBF")))
+                continue;
+            if (replaced.size() < 5)
+                replaced.push_back(nlohmann::json(p).dump() + " (id " + std::to_string(id) + ")");
+            else if (replaced.size() == 5)
+                replaced.emplace_back("...");
+            p = placeholder_piece(static_cast<std::int64_t>(id));
+        }
+        if (!replaced.empty()) {
+            std::string list;
+            for (const auto& r : replaced)
+                list += (list.empty() ? "" : ", ") + r;
+            out.notes.push_back(path + ": model.vocab: " + list +
+                                ": pieces holding a line end, a NUL or a leading byte-order mark, "
+                                "which a checkpoint's vocab.txt cannot keep and BERT's tokenizer "
+                                "never produces: their rows get the placeholder pieces "
+                                "[routescope_unused_<id>], every id as the file has it");
         }
         text.clear();
         for (const auto& p : pieces)
@@ -636,6 +813,15 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
                 data::wide_unicode_text(std::string_view(text).substr(0, 64), path);
             !wide.empty())
             throw FormatError(path + ": " + wide);
+        // A SentencePiece model (spiece.model) given for a WordPiece vocabulary: said in import's
+        // terms (the tokenizer's own message speaks of train's tokenizer.kind).
+        if (data::sentencepiece_model_bytes(text))
+            throw FormatError(path +
+                              ": a binary file (a SentencePiece .model, by its first bytes), not "
+                              "a WordPiece vocabulary: import reads BERT's WordPiece only, a "
+                              "vocab.txt (one UTF-8 piece per line) or a tokenizer.json with a "
+                              "WordPiece model; give the one the model was trained with "
+                              "(--vocab)");
         // A byte-order mark (an editor's "UTF-8 with BOM") is no part of the first piece: it made
         // "[PAD]" an unknown "\ufeff[PAD]", and MLM packing then found no [PAD].
         if (text.starts_with("\xEF\xBB\xBF")) {
@@ -645,52 +831,66 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
                                 "as part of its first piece");
         }
         // vocab.txt does not say; transformers reads do_lower_case from tokenizer_config.json
-        // beside it (default true), and a tokenizer.json there says it too.
+        // beside it (default true), and a tokenizer.json there says it too. The special tokens
+        // are in tokenizer_config.json and special_tokens_map.json, the added tokens in
+        // added_tokens.json, tokenizer_config.json and tokenizer.json.
         fs::path dir = fs::path(path).parent_path();
         if (dir.empty()) dir = ".";
         // One there but not a regular file would have been passed over, and the casing taken
         // for transformers' default.
-        for (const char* name : {"tokenizer_config.json", "tokenizer.json"})
+        for (const char* name : {"tokenizer_config.json", "tokenizer.json",
+                                 "special_tokens_map.json", "added_tokens.json"})
             if (const std::string why = irregular_file(dir / name); !why.empty())
                 throw IoError((dir / name).string() + ": " + why + " (import reads " + path +
-                              "'s casing from it: replace it with the file, or remove it)");
-        std::error_code ec;
-        if (fs::is_regular_file(dir / "tokenizer_config.json", ec))
-            out.files.push_back((dir / "tokenizer_config.json").string());
-        casing = tokenizer_config_casing(dir / "tokenizer_config.json");
-        said_by = (dir / "tokenizer_config.json").string() + "'s do_lower_case";
-        if (!casing && fs::is_regular_file(dir / "tokenizer.json", ec)) {
-            out.files.push_back((dir / "tokenizer.json").string());
-            const nlohmann::json j = parse_json_text(read_text((dir / "tokenizer.json").string()),
-                                                     (dir / "tokenizer.json").string());
-            if (j.is_object() && j.contains("model") && j["model"].is_object()) {
-                casing = check_bert_tokenizer_json(j, (dir / "tokenizer.json").string());
-                said_by = (dir / "tokenizer.json").string() + "'s normalizer";
+                              "'s tokenizer settings from it: replace it with the file, or "
+                              "remove it)");
+        const std::string config_where = (dir / "tokenizer_config.json").string();
+        const std::string map_where = (dir / "special_tokens_map.json").string();
+        const std::string added_where = (dir / "added_tokens.json").string();
+        const std::string json_where = (dir / "tokenizer.json").string();
+        const std::optional<nlohmann::json> config = read_beside(config_where, out.files);
+        if (config) {
+            casing = tokenizer_config_casing(*config, config_where);
+            collect_added_tokens(*config, config_where, added);
+        }
+        said_by = config_where + "'s do_lower_case";
+        const std::optional<nlohmann::json> map = read_beside(map_where, out.files);
+        check_special_token_names(config, config_where, map, map_where);
+        if (map) collect_added_tokens(*map, map_where, added);
+        if (const std::optional<nlohmann::json> a = read_beside(added_where, out.files))
+            collect_added_tokens(*a, added_where, added, /*ids_by_content=*/true);
+        if (const std::optional<nlohmann::json> j = read_beside(json_where, out.files)) {
+            if (!casing && j->contains("model") && (*j)["model"].is_object()) {
+                casing = check_bert_tokenizer_json(*j, json_where);
+                said_by = json_where + "'s normalizer";
             }
+            collect_added_tokens(*j, json_where, added);
         }
     }
+    std::optional<data::WordPieceTokenizer> tokenizer;
     try {
-        const data::WordPieceTokenizer tokenizer(text, casing.value_or(data::Casing::uncased));
-        out.kind = tokenizer.kind();
-        out.bytes = tokenizer.serialize();
-        if (!casing) {
-            const std::vector<std::string> caps = capitalised_pieces(tokenizer);
-            if (!caps.empty())
-                out.notes.push_back(
-                    path +
-                    ": read as uncased (nothing beside it says otherwise: transformers' "
-                    "default), but " +
-                    std::to_string(caps.size()) + " of its pieces hold capital letters (e.g. '" +
-                    caps.front() +
-                    "'), which an uncased tokenizer never produces; for a cased vocabulary put "
-                    "tokenizer_config.json with {\"do_lower_case\": false} beside it and import "
-                    "again");
-        } else if (*casing == data::Casing::cased) {
-            out.notes.push_back(path + ": cased WordPiece (as " + said_by +
-                                " says): case and accents kept");
-        }
+        tokenizer.emplace(text, casing.value_or(data::Casing::uncased));
     } catch (const Error& e) {
         throw FormatError(path + ": " + e.what());
+    }
+    check_added_tokens(added, *tokenizer);
+    out.kind = tokenizer->kind();
+    out.bytes = tokenizer->serialize();
+    if (!casing) {
+        const std::vector<std::string> caps = capitalised_pieces(*tokenizer);
+        if (!caps.empty())
+            out.notes.push_back(
+                path +
+                ": read as uncased (nothing beside it says otherwise: transformers' "
+                "default), but " +
+                std::to_string(caps.size()) + " of its pieces hold capital letters (e.g. '" +
+                caps.front() +
+                "'), which an uncased tokenizer never produces; for a cased vocabulary put "
+                "tokenizer_config.json with {\"do_lower_case\": false} beside it and import "
+                "again");
+    } else if (*casing == data::Casing::cased) {
+        out.notes.push_back(path + ": cased WordPiece (as " + said_by +
+                            " says): case and accents kept");
     }
     return out;
 }
@@ -1348,7 +1548,7 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
         auto& text = out.tokenizer.model;
         if (!text.empty() && text.back() != '\n') text.push_back('\n');
         for (std::int32_t id = pieces; id < out.config.model.vocab_size; ++id) {
-            const std::string piece = "[routescope_unused_" + std::to_string(id) + "]\n";
+            const std::string piece = placeholder_piece(id) + "\n";
             text.insert(text.end(), piece.begin(), piece.end());
         }
         out.notes.push_back(source.vocab + ": " + std::to_string(pieces) + " pieces for " +

@@ -391,7 +391,9 @@ private:
 // ------------------------------------------------------------------ Gram-sample statistics
 
 /// The Gram matrix of the n Gram-sample vectors, centred (H K H), as one column of n² values.
-VectorXd centred_gram(const MatrixXdR& x, bool rbf) {
+/// For the RBF kernel, `no_bandwidth` is set (and the column is all zeros, so every score of the
+/// layer is null) when the median squared distance is 0 while some vectors differ.
+VectorXd centred_gram(const MatrixXdR& x, bool rbf, bool* no_bandwidth = nullptr) {
     const Index n = x.rows();
     // Centred first for both kernels: the RBF's distances ‖x‖² + ‖y‖² − 2xᵀy of vectors far from
     // the origin (a coordinate of 1e5 beside a spread of 1e-3) cancelled to noise; the distances
@@ -408,6 +410,13 @@ VectorXd centred_gram(const MatrixXdR& x, bool rbf) {
         dist.rowwise() += sq.transpose();
         dist = dist.cwiseMax(0.0);
         dist.diagonal().setZero();
+        // ‖x‖² + ‖y‖² − 2xᵀy of two equal vectors rounds to ~1e-16 of their norms, not 0: a
+        // median of such pairs was rounding noise taken as the bandwidth. Distances that small
+        // are taken again as ‖x − y‖², exact for equal vectors (few pairs, so little work).
+        for (Index i = 0; i < n; ++i)
+            for (Index j = 0; j < i; ++j)
+                if (dist(i, j) <= 1e-9 * (sq[i] + sq[j]))
+                    dist(i, j) = dist(j, i) = (c.row(i) - c.row(j)).squaredNorm();
         std::vector<double> all(dist.data(), dist.data() + dist.size());
         // numpy.median of n² values: the mean of the two middle ones when n² is even.
         const std::size_t half = all.size() / 2;
@@ -417,7 +426,18 @@ VectorXd centred_gram(const MatrixXdR& x, bool rbf) {
             median =
                 0.5 * (median + *std::max_element(all.begin(),
                                                   all.begin() + static_cast<std::ptrdiff_t>(half)));
-        if (!(median > 0)) median = 1.0;  // every vector equal: K is all ones, centred to 0
+        // σ² = 0: K = exp(−D/0) is undefined. With every vector equal (D = 0) any σ gives the
+        // all-ones K, centred to 0; with more than half the pairs coinciding but some not (an
+        // embedding layer of repeated tokens), a stand-in σ² = 1 gave a finite score that changed
+        // with the layer's scale (RBF CKA of A and 1000·A: 0.66): the layer's column is zero, so
+        // its scores are null, and the caller says why.
+        if (!(median > 0)) {
+            if (dist.maxCoeff() > 0) {
+                if (no_bandwidth) *no_bandwidth = true;
+                return VectorXd::Zero(n * n);
+            }
+            median = 1.0;
+        }
         k = (-dist / (2.0 * median)).array().exp().matrix();
     }
     const VectorXd row_mean = k.rowwise().mean();
@@ -908,17 +928,35 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
     for (const bool use_rbf : {false, true}) {
         if (use_rbf ? !rbf : !linear_gram) continue;
         MatrixXd ga(gn * gn, static_cast<Index>(na)), gb(gn * gn, static_cast<Index>(nb));
+        std::vector<std::size_t> no_bandwidth_a, no_bandwidth_b;
         for (std::size_t i = 0; i < na; ++i) {
             const MatrixXdR v = read_gram_vectors(src_a[i], r);
             check_finite(v, src_a[i]);
-            ga.col(static_cast<Index>(i)) = centred_gram(v, use_rbf);
+            bool none = false;
+            ga.col(static_cast<Index>(i)) = centred_gram(v, use_rbf, &none);
+            if (none) no_bandwidth_a.push_back(i);
             steps.step();
         }
         for (std::size_t j = 0; j < nb; ++j) {
             const MatrixXdR v = read_gram_vectors(src_b[j], r);
             check_finite(v, src_b[j]);
-            gb.col(static_cast<Index>(j)) = centred_gram(v, use_rbf);
+            bool none = false;
+            gb.col(static_cast<Index>(j)) = centred_gram(v, use_rbf, &none);
+            if (none) no_bandwidth_b.push_back(j);
             steps.step();
+        }
+        for (const auto& [which, sources, layers_of] :
+             {std::tuple{"A", &src_a, &no_bandwidth_a}, std::tuple{"B", &src_b, &no_bandwidth_b}}) {
+            if (layers_of->empty()) continue;
+            std::string layers;
+            for (const std::size_t k : *layers_of)
+                layers += (layers.empty() ? "" : ", ") + str((*sources)[k].layer);
+            const bool one = layers_of->size() == 1;
+            r.notes.push_back("rbf_cka: " + std::string(one ? "layer " : "layers ") + layers +
+                              " of " + which + " (" + sources->front().dump->path() +
+                              "): more than half the pairs of the " + str(gn) +
+                              " Gram-sample vectors coincide, so the median squared distance "
+                              "(the RBF bandwidth σ²) is 0 and RBF CKA is undefined (null)");
         }
         GramStatistics g = gram_statistics(ga, gb, gn, options.permutations, options.bootstrap,
                                            options.seed + (use_rbf ? 1 : 0), steps);

@@ -666,6 +666,25 @@ def main():
         got = res["gram"]["rbf_cka"]["observed"][0][0]
         C.check(abs(got - want) <= 1e-6 * abs(want), f"a far offset: rbf_cka {got} against the "
                 f"reference's {want}")
+    # RBF CKA's bandwidth σ² is the median squared distance (docs/analyses.md): with 30 of 40
+    # sentences identical, 910 of the 1600 pairs coincide, numpy's median is 0, and
+    # exp(−D/0) is undefined. A stand-in σ² = 1 gave a finite score that changed with the
+    # layer's scale (A against 1000·A: 0.66); the score is null, with a note saying why.
+    same = np.repeat(rng.standard_normal((1, L, d)), S, axis=0)
+    same[30:] = rng.standard_normal((S - 30, L, d))
+    flat = same.reshape(S * L, d)
+    pa, pb = pair("repeats", flat, 1000.0 * flat)
+    sent = flat.reshape(S, L, d).mean(axis=1)
+    sq = ((sent[:, None, :] - sent[None, :, :]) ** 2).sum(-1)
+    C.check(np.median(sq) == 0 and sq.max() > 0, "the fixture's median squared distance is 0")
+    res = run_ok(cli, ["--dump", pa, "--dump", pb, "--vectors", "sentence", "--measures", "rbf_cka",
+                       "--permutations", "0", "--bootstrap", "0"],
+                 os.path.join(out_dir, "repeats.json"), "a median squared distance of 0")
+    if res is not None:
+        got = res["measures"]["rbf_cka"][0][0]
+        notes = " ".join(res.get("notes") or [])
+        C.check(got is None and "median squared distance" in notes and "undefined" in notes,
+                f"a median squared distance of 0: rbf_cka {got} (want null), notes {notes!r}")
     # A score of 1 up to rounding is not 1.0000000000000002, nor "outside its interval".
     pa, _ = pair("self", low + rng.standard_normal((S * L, d)), low)
     res = run_ok(cli, ["--dump", pa, "--dump", pa, "--measures", "linear_cka,rbf_cka"],

@@ -62,10 +62,20 @@ void run_experiment_stage(const std::string& program, const std::string& stage,
     // A stop this process forwarded ends the stage whatever the child could make of it: a
     // SIGTERM in the child's first ~100 ms (before its handlers exist) ends it with 143, which
     // is this interruption, not a failure of the stage.
+    // A child that said nothing (stopped before it wrote, killed by a signal) is said to have
+    // said nothing: an empty text after "; " read as a message cut off.
+    const std::string said = read_text(err);
+    const bool silent = said.find_first_not_of(" \t\r\n") == std::string::npos;
     if (rc == kExitInterrupted || train::StopSignal::requested())
-        throw Interrupted("interrupted during " + stage + " of " + label + "; " + read_text(err));
+        throw Interrupted("interrupted during " + stage + " of " + label +
+                          (silent ? " (before it wrote any message)" : "; " + said));
     throw RuntimeFailure(stage + " of " + label + " failed (exit " + std::to_string(rc) +
-                         "); its messages (" + err + "):\n" + read_text(err));
+                         (rc > 128 && rc != kExitInterrupted
+                              ? ", ended by signal " + std::to_string(rc - 128)
+                              : "") +
+                         ")" +
+                         (silent ? "; it wrote no message (" + err + " is empty)"
+                                 : "; its messages (" + err + "):\n" + said));
 }
 
 std::vector<nlohmann::ordered_json> read_json_lines(const std::string& path) {

@@ -446,8 +446,17 @@ int run_seed_grid(const SeedGridArgs& a) {
                     tail = all.size() > 2000 ? all.substr(all.size() - 2000) : all;
                 } catch (...) {
                 }
+                // A seed killed by a signal writes nothing: said, not an empty text after ": ".
+                const bool silent = tail.find_first_not_of(" \t\r\n") == std::string::npos;
                 failures.push_back("seed " + std::to_string(s) + " (exit " +
-                                   std::to_string(status) + "): " + (error.empty() ? tail : error));
+                                   std::to_string(status) +
+                                   (status > 128 && status != kExitInterrupted
+                                        ? ", ended by signal " + std::to_string(status - 128)
+                                        : "") +
+                                   "): " +
+                                   (!error.empty() ? error
+                                    : silent ? "it wrote no message (" + log + ".stderr is empty)"
+                                             : tail));
                 std::printf("seed %llu: failed (exit %d)\n", static_cast<unsigned long long>(s),
                             status);
             }

@@ -392,6 +392,43 @@ def main():
         for pid in seed_processes(out):
             os.kill(pid, signal.SIGKILL)
 
+    # A seed killed by a signal (the out-of-memory killer, a person's kill -9) is said so, with
+    # what it wrote or that it wrote nothing, never an empty text after "seed N (exit 137): ".
+    out = os.path.join(a.work, "seed-killed")
+    grid = subprocess.Popen([a.cli] + long_run + ["--jobs", "1", "--out", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def seed_runner():
+        """The grid's own child (the seed's `experiment` process), once it runs."""
+        for pid in seed_processes(out):
+            try:
+                if int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]) == grid.pid:
+                    return pid
+            except (OSError, IndexError, ValueError):
+                pass
+        return None
+
+    check(wait_for(lambda: seed_runner() is not None, 60), "seed kill: the grid started a seed")
+    end = time.time() + 120  # each seed as it starts (the grid goes on to the next one)
+    while grid.poll() is None and time.time() < end:
+        runner = seed_runner()
+        if runner is not None:
+            try:
+                os.kill(runner, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.2)
+    if grid.poll() is None:
+        grid.kill()
+    _, said = grid.communicate()
+    line = next((l for l in said.splitlines() if "(exit 137" in l), "")
+    check(grid.returncode == 3 and "ended by signal 9" in line and
+          not line.rstrip().endswith(":"),
+          f"a seed killed by SIGKILL is said to have ended by signal 9, with its messages or "
+          f"'it wrote no message' (exit {grid.returncode}, {said[-400:]!r})")
+    for pid in seed_processes(out):
+        os.kill(pid, signal.SIGKILL)
+
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
 

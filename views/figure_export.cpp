@@ -16,6 +16,7 @@
 #include <QRegularExpression>
 #include <QSvgGenerator>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -455,6 +456,18 @@ QStringList export_all_formats(const FigureSource& source, const QString& dir,
         QString why = "the file system refused it";
         for (QFileInfo at(dir); !at.absoluteFilePath().isEmpty();
              at = QFileInfo(at.absolutePath())) {
+            // A dangling link is not there to exists() (it follows the link), and mkpath cannot
+            // make a directory of its name: the link and what it names are the reason, as
+            // routescope-cli experiment says of one.
+            if (at.isSymLink() && !at.exists()) {
+                std::error_code ec;
+                const auto to =
+                    std::filesystem::read_symlink(at.absoluteFilePath().toStdString(), ec);
+                why = at.absoluteFilePath() + " is a symbolic link to " +
+                      (ec ? at.symLinkTarget() : QString::fromStdString(to.string())) +
+                      ", which does not exist";
+                break;
+            }
             if (at.exists() && !at.isDir()) {
                 why = at.absoluteFilePath() + " is a file, not a directory";
                 break;

@@ -554,7 +554,9 @@ int run_dump(const DumpArgs& a) {
         try {
             s = write_activation_dump(ck.config, load, mine, my_stage, o);
         } catch (...) {
-            error = std::current_exception();
+            // Said of the shard and --out: the staged name is hidden and not the user's (a full
+            // disk named ".X.rank0.dump.h5.staged").
+            error = name_shard_in_error(std::current_exception(), a.out, rank);
         }
         std::exception_ptr master_error, commit_error;
         try {

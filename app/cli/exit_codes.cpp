@@ -2,6 +2,9 @@
 
 #include <H5Cpp.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -87,13 +90,25 @@ int exit_for_current_exception(std::string_view command) {
     if (g_quiet_error) return exit_code(e.kind);
     // A hostile name's bytes and control characters (ESC, BEL) as \xNN; our own lines stay.
     e.message = data::printable_text(e.message, true);
-    std::cerr << "routescope-cli " << command << ": ";
+    // One write(2) for the whole line: the ranks of an mpirun job share stderr, and a line
+    // written a piece at a time was mixed with another rank's ("routescope-cli routescope-cli
+    // dump: error: ...").
+    std::string text = "routescope-cli " + std::string(command) + ": ";
     if (e.kind == ErrorKind::interrupted)
-        std::cerr << e.message << "\n";
+        text += e.message;
     else if (e.kind == ErrorKind::internal)
-        std::cerr << "internal error: " << e.message << "\n";
+        text += "internal error: " + e.message;
     else
-        std::cerr << "error: " << e.message << "\n";
+        text += "error: " + e.message;
+    text += "\n";
+    std::cerr.flush();
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // stderr closed or full: nothing more can be said
+        done += static_cast<std::size_t>(n);
+    }
     return exit_code(e.kind);
 }
 

@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <string>
 
 #include "app/cli/child_process.hpp"
 #include "app/cli/command.hpp"
@@ -51,6 +52,19 @@ void refuse_ranks_of_a_single_process_command(const std::string& command) {
         "` runs in one process: each rank would run it again and write the same output. Only "
         "train and dump run across ranks (docs/scaling.md); run `" +
         command + "` without mpirun");
+}
+// A message on stderr in one write(2): the ranks of an mpirun job share the terminal, and a line
+// written in pieces (program, command, "error: ", the reason, each its own write) was mangled by
+// another rank's ("routescope-cli routescope-cli dump: error: ..."). Lines of one write (up to
+// PIPE_BUF on a pipe) never interleave.
+void say_on_stderr(const std::string& text) {
+    std::cerr.flush();  // anything said before comes first
+    for (std::size_t at = 0; at < text.size();) {
+        const ssize_t n = ::write(STDERR_FILENO, text.data() + at, text.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // stderr closed or gone: nothing more can be said
+        at += static_cast<std::size_t>(n);
+    }
 }
 // " tokenizer train": every subcommand given, nested ones included, each with a leading space
 // (a usage error of `tokenizer train` named `tokenizer` and pointed to its --help, which lists
@@ -135,9 +149,9 @@ int main(int argc, char** argv) {
     // command whose options were being read.
     const auto usage_error = [&app](const CLI::ParseError& e) {
         const std::string command = command_path(app);
-        std::cerr << "routescope-cli" << command
-                  << ": error: " << routescope::data::printable_text(e.what(), true) << "\n"
-                  << "Run `routescope-cli" << command << " --help` for its options.\n";
+        say_on_stderr("routescope-cli" + command +
+                      ": error: " + routescope::data::printable_text(e.what(), true) + "\n" +
+                      "Run `routescope-cli" + command + " --help` for its options.\n");
         return exit_code(ErrorKind::usage);
     };
     // CLI11 answers --help before it rejects an argument it did not expect: `routescope-cli
@@ -186,9 +200,9 @@ int main(int argc, char** argv) {
         // inspect's summary) was lost, and a success would hide it.
         std::cout.flush();
         if (!std::cout || std::fflush(stdout) != 0) {
-            std::cerr << "routescope-cli" << command_path(app)
-                      << ": error: cannot write to standard output (closed, or its reader "
-                         "exited); the command's files were written\n";
+            say_on_stderr("routescope-cli" + command_path(app) +
+                          ": error: cannot write to standard output (closed, or its reader "
+                          "exited); the command's files were written\n");
             return code == kExitOk ? kExitFailure : code;
         }
         return code;

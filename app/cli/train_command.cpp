@@ -513,6 +513,10 @@ int run_train(const TrainArgs& a) {
                 const Checkpoint ck = read_checkpoint(checkpoint);
                 finetune = train::is_finetuning(ck.config);
                 if (ck.train) resume_step = ck.train->step;
+                // Nothing to train (below): the --set overrides are still checked against the
+                // checkpoint (exit 2 for a bad one), which writes nothing.
+                if (a.until > 0 && a.until == resume_step)
+                    (void)train::read_resume_point(checkpoint, a.sets);
             }
         } else {
             // Fine-tuning from --init needs no file: the model and tokenizer are the
@@ -552,14 +556,26 @@ int run_train(const TrainArgs& a) {
                               "why); every rank stops");
     }
     // --until at the checkpoint's step: the run is where it should stop, and nothing is trained
-    // (an --until before it is refused by the loop, exit 2).
-    if (a.until > 0 && a.until == resume_step && dist::world().rank() == 0)
-        std::fprintf(stderr,
-                     "routescope-cli train: --until %lld: %s is already at step %lld; nothing is "
-                     "trained\n",
-                     static_cast<long long>(a.until),
-                     (fs::path(a.resume) / train::kCheckpointName).string().c_str(),
-                     static_cast<long long>(resume_step));
+    // (an --until before it is refused by the loop, exit 2). Nothing is written either: the run
+    // is not set up, so a resubmitted job finds its work done (exit 0) even where DIR can no
+    // longer be written (a full disk, a read-only mount), and the log keeps no second "start"
+    // record. Under N ranks every rank must see it so (a node's stale checkpoint at another step
+    // goes on into the setup, whose agreement refuses it), or some would wait there for ever.
+    if (bool done = a.until > 0 && a.until == resume_step; done || dist::world().size() > 1) {
+        if (dist::world().size() > 1)
+            for (const int d : dist::gather_all<int>(dist::world(), done ? 1 : 0))
+                done = done && d == 1;
+        if (done) {
+            if (dist::world().rank() == 0)
+                std::fprintf(stderr,
+                             "routescope-cli train: --until %lld: %s is already at step %lld; "
+                             "nothing is trained\n",
+                             static_cast<long long>(a.until),
+                             (fs::path(a.resume) / train::kCheckpointName).string().c_str(),
+                             static_cast<long long>(resume_step));
+            return kExitOk;
+        }
+    }
     std::unique_ptr<ProgressBar> bar;
     const train::RunOptions options = run_options(a, out, bar);
     const bool terminal = progress_bar_wanted(a);

@@ -49,12 +49,18 @@ bool all_finite(const float* data, std::size_t n) {
 
 void write_contents(H5::H5File& file, const std::string& path, const RunConfig& config,
                     const ParamStore& store, const TokenizerBlob& tokenizer,
-                    const TrainState* train, const std::string& device) {
+                    const TrainState* train, const std::string& device,
+                    const BestMark* best = nullptr) {
     h5::write_string_attr(file, "format", kCheckpointFormat);
     h5::write_int_attr(file, "format_version", kVersion);
     h5::write_string_attr(file, "producer", kProducer);
     h5::write_string_attr(file, "created", h5::iso8601_now());
     if (!device.empty()) h5::write_string_attr(file, "device", device);
+    if (best) {
+        h5::write_int_attr(file, kBestStepAttr, best->step);
+        h5::write_string_attr(file, kBestMetricAttr, best->metric);
+        h5::write_float_attr(file, kBestValueAttr, best->value);
+    }
     H5::Group cfg = file.createGroup("config");
     h5::write_string_attr(cfg, "json", config.to_json_text());
 
@@ -136,11 +142,12 @@ void write_contents(H5::H5File& file, const std::string& path, const RunConfig& 
 // second close crashes).
 std::vector<char> file_image(const std::string& path, const RunConfig& config,
                              const ParamStore& store, const TokenizerBlob& tokenizer,
-                             const TrainState* train, const std::string& device) {
+                             const TrainState* train, const std::string& device,
+                             const BestMark* best) {
     H5::FileAccPropList access;
     H5Pset_fapl_core(access.getId(), std::size_t{1} << 20, /*backing_store=*/0);
     H5::H5File file(path, H5F_ACC_TRUNC, H5::FileCreatPropList::DEFAULT, access);
-    write_contents(file, path, config, store, tokenizer, train, device);
+    write_contents(file, path, config, store, tokenizer, train, device, best);
     file.flush(H5F_SCOPE_GLOBAL);
     const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
     std::vector<char> image(size > 0 ? static_cast<std::size_t>(size) : 0);
@@ -451,9 +458,9 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
 
 void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
                       const TokenizerBlob& tokenizer, const TrainState* train,
-                      const std::string& device) {
+                      const std::string& device, const BestMark* best) {
     if (store.on_device())  // the writer reads values on the host: one staging download
-        return write_checkpoint(path, config, store.host_copy(), tokenizer, train, device);
+        return write_checkpoint(path, config, store.host_copy(), tokenizer, train, device, best);
     h5::quiet_errors();
     namespace fs = std::filesystem;
     const fs::path final_path = atomic_write_target(path);
@@ -462,7 +469,7 @@ void write_checkpoint(const std::string& path, const RunConfig& config, const Pa
     const TemporaryFileGuard guard(tmp.string());
     try {
         write_bytes(tmp.string(), path,
-                    file_image(tmp.string(), config, store, tokenizer, train, device));
+                    file_image(tmp.string(), config, store, tokenizer, train, device, best));
     } catch (const H5::Exception& e) {
         std::error_code ec;
         fs::remove(tmp, ec);

@@ -61,15 +61,28 @@ struct Checkpoint {
     std::optional<TrainState> train;
 };
 
+/// What a fine-tuning run's DIR/best.ckpt.h5 holds, recorded as its root attributes best_step,
+/// best_metric ("accuracy" | "exact_match") and best_value (docs/formats/checkpoint.md): a resume
+/// reads them back, since the file may be of a later step than the run's model.ckpt.h5.
+struct BestMark {
+    std::int64_t step = -1;
+    std::string metric;
+    double value = 0;
+};
+inline constexpr const char* kBestStepAttr = "best_step";
+inline constexpr const char* kBestMetricAttr = "best_metric";
+inline constexpr const char* kBestValueAttr = "best_value";
+
 /// Writes `store`'s parameters (and `train` when given) atomically to `path`. Throws IoError when
 /// the file cannot be written, FormatError naming /params/<name> for a non-finite value, Error
 /// when train moments do not match the store's size; in every case nothing is left under `path`
 /// that was not there before, and no temporary file remains.
 /// `device`: the device the parameters were trained on, recorded as the root attribute `device`
-/// (provenance; a checkpoint loads on any device). Empty: not recorded.
+/// (provenance; a checkpoint loads on any device). Empty: not recorded. `best`: recorded as the
+/// best_* root attributes (above) when given.
 void write_checkpoint(const std::string& path, const RunConfig& config, const ParamStore& store,
                       const TokenizerBlob& tokenizer, const TrainState* train = nullptr,
-                      const std::string& device = {});
+                      const std::string& device = {}, const BestMark* best = nullptr);
 
 /// As write_checkpoint without train state, but HDF5 writes the file as it goes instead of
 /// building it in memory first, so the model is never held twice: for models too large for that

@@ -162,6 +162,38 @@ std::string staged_shard_path(const std::string& shard) {
     return (p.parent_path() / ("." + p.filename().string() + ".staged")).string();
 }
 
+std::exception_ptr name_shard_in_error(std::exception_ptr error, const std::string& out, int rank) {
+    if (!error) return error;
+    const std::string shard = dump_shard_path(out, rank);
+    const std::string staged = staged_shard_path(shard);
+    const std::string shown = shard + " (rank " + std::to_string(rank) + "'s shard of " + out + ")";
+    const auto named = [&](std::string text) {
+        // The writer names the file it was given made absolute (atomic_write_target); other
+        // messages may name it as given.
+        for (const std::string& as : {fs::absolute(staged).lexically_normal().string(), staged}) {
+            for (std::size_t at = text.find(as); at != std::string::npos;
+                 at = text.find(as, at + shown.size()))
+                text.replace(at, as.size(), shown);
+        }
+        return text;
+    };
+    try {
+        std::rethrow_exception(error);
+    } catch (const IoError& e) {
+        return std::make_exception_ptr(IoError(named(e.what())));
+    } catch (const FormatError& e) {
+        return std::make_exception_ptr(FormatError(named(e.what())));
+    } catch (const ConfigError& e) {
+        return std::make_exception_ptr(ConfigError(named(e.what())));
+    } catch (const RuntimeFailure& e) {
+        return std::make_exception_ptr(RuntimeFailure(named(e.what())));
+    } catch (const Interrupted& e) {
+        return std::make_exception_ptr(Interrupted(named(e.what())));
+    } catch (...) {  // HDF5's exceptions, std::bad_alloc...: classified by main's handler
+        return error;
+    }
+}
+
 void write_dump_master(const std::string& out, const std::vector<std::string>& shards,
                        const std::vector<std::int64_t>& counts) {
     const std::string temp = write_staged_dump_master(out, shards, shards, counts);
@@ -201,7 +233,9 @@ std::string write_staged_dump_master(const std::string& out, const std::vector<s
     const TemporaryFileGuard unlink_on_signal(temp);
     {
         Id f(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-        need(f.ok(), temp + ": cannot create the dump");
+        // Named as the user gave it, not by its hidden temporary.
+        need(f.ok(), out + ": cannot create the dump (in " +
+                         fs::absolute(out).parent_path().string() + ")");
         m.out = f;
         try {
             Id root(H5Gopen2(*m.shards[0], "/", H5P_DEFAULT), H5Gclose);

@@ -9,6 +9,7 @@
 // master (its directory is searched), so the master and its shards move together; a missing shard
 // reads as fill values (zeros), so keep them with it.
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ std::string dump_shard_path(const std::string& out, int rank);
 /// shard (.X.rank<r>.dump.h5.staged). A job that fails leaves the previous dump of the same --out,
 /// master and shards, as it was.
 std::string staged_shard_path(const std::string& shard);
+
+/// `error` (thrown while rank `rank` wrote its shard of `out` under staged_shard_path) with the
+/// staged name, given or absolute, replaced by the shard's own and the --out it belongs to:
+/// "X.rank0.dump.h5 (rank 0's shard of X.dump.h5)". The staged name is hidden and never the
+/// user's; a single-process dump names --out. The same kind of error; others are returned as
+/// they are.
+std::exception_ptr name_shard_in_error(std::exception_ptr error, const std::string& out, int rank);
 
 /// Writes the master `out` (temporary name, then renamed) over `shards` (in rank order, each a
 /// complete dump of `counts[r]` examples). FormatError when the shards disagree on a dataset's

@@ -97,19 +97,34 @@ std::string atomic_write_target(const std::string& final_path) {
         throw ConfigError("the output's path is empty: give a file name");
     const fs::path p = follow_output_links(fs::absolute(final_path), final_path);
     std::error_code ec;
-    const fs::file_status st = fs::status(p, ec);
-    if (ec || !fs::exists(st) || fs::is_regular_file(st)) return p.string();
-    const char* kind = file_kind(st);
-    throw ConfigError(
-        final_path +
-        (p.string() != fs::absolute(final_path).string() ? " (a link to " + p.string() + ")"
-                                                         : std::string()) +
-        ": is " + kind +
-        (fs::is_directory(st) ? std::string("; an output is a file: give its name (a file in the "
-                                            "directory, say)")
-                              : std::string("; an output is written whole beside its name and "
-                                            "renamed into place, which would replace it: give a "
-                                            "file name")));
+    fs::file_status st = fs::status(p, ec);
+    bool through_magic_link = false;
+    if (ec || !fs::exists(st)) {
+        // A /proc "magic" link (/dev/stdout → /proc/self/fd/1 → "pipe:[N]", "socket:[N]") holds
+        // text that names no path, which read as one ("/proc/PID/fd/pipe:[N]") is a file not
+        // there; the kernel follows such a link to the open object itself, so the given name's
+        // own stat() says what the output is (`--out /dev/stdout | cat`: a FIFO).
+        std::error_code direct_ec;
+        const fs::file_status direct = fs::status(final_path, direct_ec);
+        if (direct_ec || !fs::exists(direct) || fs::is_regular_file(direct)) return p.string();
+        st = direct;
+        through_magic_link = true;
+    }
+    if (fs::is_regular_file(st)) return p.string();
+    // An unnamed pipe is a FIFO without a name: "named pipe" would misstate it.
+    const char* kind =
+        through_magic_link && fs::is_fifo(st) ? "a FIFO (an unnamed pipe)" : file_kind(st);
+    throw ConfigError(final_path +
+                      (!through_magic_link && p.string() != fs::absolute(final_path).string()
+                           ? " (a link to " + p.string() + ")"
+                           : std::string()) +
+                      ": is " + kind +
+                      (fs::is_directory(st)
+                           ? std::string("; an output is a file: give its name (a file in the "
+                                         "directory, say)")
+                           : std::string("; an output is written whole beside its name and "
+                                         "renamed into place, which would replace it: give a "
+                                         "file name")));
 }
 
 void remove_stale_temporaries(const std::string& final_path, const std::string& infix) {

@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "engine/core/error.hpp"
 #include "engine/data/file_text.hpp"
 #include "engine/data/task.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/h5_file.hpp"
 #include "engine/train/causal_capability.hpp"
 #include "engine/train/run_inputs.hpp"
 #include "engine/train/set_evaluation.hpp"
@@ -23,12 +25,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The best validation metric of a resumed run and its step: the first maximum of the "eval"
-// records of `log_path` up to `step` (a record is "best" when it beats every earlier one).
-// `best_path` is the run's best.ckpt.h5: while it exists its metric must be known, so a log that
-// is missing or cannot be read is refused (ConfigError / IoError naming it, exit 2) rather than
-// taken as "no evaluation yet", which replaced best.ckpt.h5 with the next, worse, model. Without
-// a best.ckpt.h5 the run has no best to keep and the next evaluation becomes it.
+// The value of a "best" record (or of a start record's "best"): the metric it names.
+std::optional<double> record_value(const nlohmann::json& j) {
+    for (const char* key : {"accuracy", "exact_match"})
+        if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+    return std::nullopt;
+}
+
+// What a best.ckpt.h5 says it holds: its root attributes best_value and best_step (written with
+// it, finetuner.hpp). nullopt for a file without them (written before they were) or unreadable.
+std::optional<BestMark> best_mark(const std::string& best_path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(best_path, ec)) return std::nullopt;  // a named pipe would block
+    try {
+        h5::quiet_errors();
+        const H5::H5File f = h5::open_read(best_path);
+        const auto value = h5::read_float_attr(f, kBestValueAttr);
+        const auto step = h5::read_int_attr(f, kBestStepAttr);
+        if (value && step && std::isfinite(*value) && *step >= 0)
+            return BestMark{*step, "", *value};
+    } catch (const H5::Exception&) {
+    } catch (const Error&) {
+    }
+    return std::nullopt;
+}
+
+// The best validation metric of a resumed run and its step: the best of
+// - the "eval" records of `log_path` up to `step` (the first maximum: a record is "best" when it
+//   beats every earlier one), and the best an earlier resume's "start" record carried;
+// - what the run's best.ckpt.h5 (`best_path`) says it holds. A run that went on past `step` and
+//   then lost its model.ckpt.h5 save (a full disk, kill -9) left a best.ckpt.h5 of a later step;
+//   counting the log up to `step` alone, the next, worse, evaluation replaced it. A best.ckpt.h5
+//   without the attributes (an older build's) is taken as the log's last "best" record past
+//   `step`, read before the log is cut back; the start record then carries it on.
+// While best.ckpt.h5 exists its metric must be known, so a log that is missing or cannot be read
+// is refused (ConfigError / IoError naming it, exit 2) rather than taken as "no evaluation yet",
+// which replaced best.ckpt.h5 with the next, worse, model. Without a best.ckpt.h5 the run has no
+// best to keep and the next evaluation becomes it.
 void best_from_log(const std::string& log_path, const std::string& best_path, std::int64_t step,
                    double& best, std::int64_t& best_step) {
     data::require_regular_file(log_path, "training log");  // a named pipe blocked the resume
@@ -45,19 +78,34 @@ void best_from_log(const std::string& log_path, const std::string& best_path, st
     if (!in)
         throw IoError(log_path + ": cannot read the training log (" + std::strerror(errno) +
                       "), so the validation metric of " + best_path + " is unknown");
+    const auto consider = [&](double value, std::int64_t at) {
+        if (value > best) {
+            best = value;
+            best_step = at;
+        }
+    };
+    const std::optional<BestMark> mark = has_best ? best_mark(best_path) : std::nullopt;
+    std::optional<BestMark> later;  // the last "best" record past `step`
     std::string line;
     while (std::getline(in, line)) {
         const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded() || j.value("type", "") != "eval" || !j.contains("step") ||
-            !j["step"].is_number_integer() || !j.contains("accuracy") || !j["accuracy"].is_number())
+        if (j.is_discarded() || !j.is_object() || !j.contains("step") ||
+            !j["step"].is_number_integer())
             continue;
         const auto s = j["step"].get<std::int64_t>();
-        const double a = j["accuracy"].get<double>();
-        if (s <= step && a > best) {
-            best = a;
-            best_step = s;
+        const std::string type = j.value("type", "");
+        if (type == "eval" && s <= step && j.contains("accuracy") && j["accuracy"].is_number()) {
+            consider(j["accuracy"].get<double>(), s);
+        } else if (type == "start" && s <= step && j.contains("best") && j["best"].is_object() &&
+                   j["best"].contains("step") && j["best"]["step"].is_number_integer()) {
+            if (const auto v = record_value(j["best"]))
+                consider(*v, j["best"]["step"].get<std::int64_t>());
+        } else if (type == "best" && s > step && has_best && !mark) {
+            if (const auto v = record_value(j)) later = BestMark{s, "", *v};
         }
     }
+    if (mark) consider(mark->value, mark->step);
+    if (later) consider(later->value, later->step);
 }
 
 }  // namespace
@@ -123,7 +171,8 @@ std::unique_ptr<Finetuner> Finetuner::resume(const std::string& checkpoint_path,
                           ": a resumed run trains on to the end of its epochs, so give more "
                           "epochs than that");
     load_params(ck, t->model_->params());
-    // The best checkpoint so far, as the run logged it before the checkpoint's step.
+    // The best checkpoint so far: the log's up to the checkpoint's step, or the one best.ckpt.h5
+    // says it holds (of a later step when the run went on and its next save failed).
     best_from_log((fs::path(t->options_.out_dir) / kLogName).string(), t->best_checkpoint_path(),
                   ck.train->step, t->best_metric_, t->best_step_);
     t->loop_ = std::make_unique<TrainingLoop>(t->config_, *t->model_, *t->tokenizer_,
@@ -282,6 +331,13 @@ Objective::MicroBatch Finetuner::micro_batch(std::span<const std::int64_t> examp
             tokens};
 }
 
+void Finetuner::write_best_checkpoint(TrainingLoop& loop, const std::string& metric) {
+    // One atomic write of the model with what it holds (its best_* root attributes), as every
+    // checkpoint is written; rank 0 alone writes.
+    const BestMark mark{best_step_, metric, best_metric_};
+    loop.write_checkpoint_file(best_checkpoint_path(), /*with_state=*/false, *this, &mark);
+}
+
 void Finetuner::evaluate(TrainingLoop& loop) {
     const std::int64_t step = loop.step();
     const auto predictions = predict_set(*model_, valid_);
@@ -301,7 +357,7 @@ void Finetuner::evaluate(TrainingLoop& loop) {
     if (s.accuracy > best_metric_) {
         best_metric_ = s.accuracy;
         best_step_ = step;
-        loop.write_checkpoint_file(best_checkpoint_path(), /*with_state=*/false, *this);
+        write_best_checkpoint(loop, s.metric);
         nlohmann::ordered_json b;
         b["type"] = "best";
         b["step"] = step;
@@ -328,6 +384,15 @@ void Finetuner::describe(nlohmann::ordered_json& start) const {
     // specials left out): high, and the model sees little of the text.
     if (!config_.data.task || config_.data.task->empty())
         start["unk_fraction"] = std::round(unk_fraction_ * 1e4) / 1e4;
+    // A resumed run's best so far (what best.ckpt.h5 holds, maybe of a step past this one): said
+    // in its log, where a later resume finds it after the records past its step are cut.
+    if (best_step_ >= 0) {
+        nlohmann::ordered_json best;
+        best["step"] = best_step_;
+        best[valid_.metric == data::TaskMetric::ExactMatch ? "exact_match" : "accuracy"] =
+            best_metric_;
+        start["best"] = best;
+    }
 }
 
 FinetuneResult Finetuner::run() {

@@ -15,7 +15,8 @@
 // epoch is ceil(n_train / batch_size) steps; train.epochs > 0 sets train.steps to whole epochs.
 // Validation (accuracy, or exact match for sequence tasks; macro-F1 for classes) after every
 // epoch, every train.eval_every steps and at the end, logged to DIR/log.jsonl; the best by that
-// metric is kept as DIR/best.ckpt.h5, the last as DIR/model.ckpt.h5 (atomic writes).
+// metric is kept as DIR/best.ckpt.h5, the last as DIR/model.ckpt.h5 (atomic writes);
+// best.ckpt.h5 carries its step and score as root attributes (io/checkpoint.hpp, BestMark).
 // train.freeze_ssm = true: the *.ssm_forward.* / *.ssm_backward.* parameters get no gradient and
 // no update (bit-identical after training; the BiGS "freeze" scripts). When StopSignal fires, the
 // current step finishes and DIR/model.ckpt.h5 is written before run() returns.
@@ -24,8 +25,10 @@
 // `until`, resuming) is TrainingLoop's (training_loop.hpp), shared with pretraining; this class is
 // the fine-tuning Objective. An epoch is ceil(n_train / (batch_size · grad_accum)) steps; the
 // order is the run's Philox permutation per epoch. resume() continues a run from its
-// DIR/model.ckpt.h5 bit for bit; the best metric so far is read back from the "eval" records of
-// DIR/log.jsonl up to the checkpoint's step (docs/decisions.md): with DIR/best.ckpt.h5 present, a
+// DIR/model.ckpt.h5 bit for bit; the best metric so far is the better of the "eval" records of
+// DIR/log.jsonl up to the checkpoint's step and the score DIR/best.ckpt.h5 carries, which may be
+// of a later step: a run that went on and then failed to save model.ckpt.h5 (a full disk,
+// kill -9) kept its better best.ckpt.h5 (docs/decisions.md). With DIR/best.ckpt.h5 present, a
 // log that is missing or unreadable is refused (its metric would be unknown).
 #include <cstdint>
 #include <functional>
@@ -96,6 +99,9 @@ private:
     /// The model from config_ (merged with train.init_from's when `pretrained`).
     void build_model(bool pretrained);
     std::string best_checkpoint_path() const;
+    /// DIR/best.ckpt.h5 (rank 0): the model with best_step_ and best_metric_ as its best_* root
+    /// attributes (io/checkpoint.hpp), written atomically. IoError naming it when it cannot be.
+    void write_best_checkpoint(TrainingLoop& loop, const std::string& metric);
 
     // Objective (training_loop.hpp)
     std::int64_t training_examples() const override {

@@ -31,7 +31,7 @@ void TrainingLog::check_readable() const {
                       ": cannot read the training log to continue it: " + std::strerror(errno));
 }
 
-void TrainingLog::open() {
+void TrainingLog::open(const std::string& first) {
     const std::string& path = path_;
     const bool resume = resume_;
     const std::int64_t keep_through_step = keep_through_step_;
@@ -45,6 +45,12 @@ void TrainingLog::open() {
             const auto j = parse_json_or_discarded(line);  // depth-checked (json_text.hpp)
             // A torn last line (a crash mid-write) or a step past the checkpoint is dropped.
             if (j.is_discarded() || !j.contains("step") || !j["step"].is_number_integer()) continue;
+            // The "start" record of an earlier resume from this same step that saved nothing
+            // (it failed, or was killed, before its next checkpoint) is superseded by this
+            // resume's: kept, the log held two starts at one step.
+            if (j.value("type", "") == "start" &&
+                j["step"].get<std::int64_t>() == keep_through_step && j.value("resumed", false))
+                continue;
             if (j["step"].get<std::int64_t>() <= keep_through_step) kept.push_back(line);
         }
     }
@@ -68,6 +74,9 @@ void TrainingLog::open() {
     if (!out_) fail(std::strerror(errno));
     for (const auto& line : kept)
         out_ << line << '\n';
+    // The first record goes into the temporary too: renamed only once it is written, a run
+    // whose first write fails (a full disk) leaves DIR/log.jsonl as it was, not empty.
+    out_ << first << '\n';
     out_.flush();
     if (!out_) fail(std::strerror(errno));
     std::error_code ec;
@@ -76,7 +85,7 @@ void TrainingLog::open() {
 }
 
 void TrainingLog::write(const nlohmann::ordered_json& record) {
-    if (!out_.is_open()) open();
+    if (!out_.is_open()) return open(record.dump());
     out_ << record.dump() << '\n';
     out_.flush();
     if (!out_)

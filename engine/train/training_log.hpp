@@ -37,7 +37,8 @@ public:
     const std::string& path() const { return path_; }
 
 private:
-    void open();
+    /// Makes the log (kept lines, then `first`) under a temporary name and renames it into place.
+    void open(const std::string& first);
     void check_readable() const;  ///< a resumed run's existing log opens for reading
     std::string path_;
     bool resume_ = false;

@@ -251,7 +251,7 @@ bool TrainingLoop::train_step(Objective& objective, double& loss, double& grad_n
 }
 
 void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_state,
-                                         const Objective& objective) {
+                                         const Objective& objective, const BestMark* best) {
     if (comm_->rank() != 0) return;
     TrainState st;
     if (with_state) {
@@ -268,7 +268,7 @@ void TrainingLoop::write_checkpoint_file(const std::string& path, bool with_stat
         // The writer stages the parameters to the host itself (one download).
         write_checkpoint(path, config_, model_.params(),
                          {tokenizer_.kind(), tokenizer_.serialize()}, with_state ? &st : nullptr,
-                         device_name(model_.device()));
+                         device_name(model_.device()), best);
     } catch (const FormatError& e) {
         // The writer refuses non-finite parameters: the update diverged though the loss was
         // finite. Said as a divergence (a "diverged" record in the log, as for a loss), naming

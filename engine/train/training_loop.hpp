@@ -182,9 +182,10 @@ public:
     void log_record(const nlohmann::ordered_json& record);
     /// Writes `path` atomically: parameters, configuration, tokenizer, and with `with_state` the
     /// state to resume. Non-finite parameters: TrainingDiverged naming the step. Only rank 0
-    /// writes; on the other ranks it does nothing.
-    void write_checkpoint_file(const std::string& path, bool with_state,
-                               const Objective& objective);
+    /// writes; on the other ranks it does nothing. `best`: the best_* root attributes
+    /// (checkpoint.hpp) of a fine-tuning run's best.ckpt.h5.
+    void write_checkpoint_file(const std::string& path, bool with_state, const Objective& objective,
+                               const BestMark* best = nullptr);
 
     const RunConfig& config() const { return config_; }
     models::Model& model() { return model_; }

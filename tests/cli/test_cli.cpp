@@ -650,6 +650,27 @@ private slots:
                  qPrintable(QString("exit %1: %2").arg(version.code).arg(version.err)));
     }
 
+    // docs/cli.md: an --out that is a device or a FIFO is refused before any work (exit 2), every
+    // command's output alike. `--out /dev/stdout` with standard output a pipe (here QProcess's,
+    // as `| cat` makes it) is such a FIFO: /dev/stdout's link /proc/self/fd/1 reads "pipe:[N]",
+    // which was taken for a file to create (exit 3, "No such file or directory"; dump named
+    // "/proc/PID/fd/pipe:[N]").
+    void anOutputThatIsStandardOutputOnAPipeIsAFifo() {
+        QTemporaryDir dir;
+        const QString ckpt = tiny_checkpoint(dir, false);
+        QVERIFY(!ckpt.isEmpty());
+        for (const QStringList& args :
+             {QStringList{"analyze", "anisotropy", "--dump", fixture("valid_full.dump.h5"),
+                          "--layer", "0", "--out", "/dev/stdout"},
+              QStringList{"dump", "--checkpoint", ckpt, "--out", "/dev/stdout", "--examples", "2"},
+              QStringList{"sample-dump", "--out", "/dev/stdout", "--examples", "2"}}) {
+            const Run r = cli(args);
+            QVERIFY2(r.code == 2 && r.err.contains(args[0] + ": error: /dev/stdout: is a FIFO") &&
+                         !r.err.contains("No such file") && r.out.isEmpty(),
+                     qPrintable(args.join(' ') + QString(": exit %1: ").arg(r.code) + r.err));
+        }
+    }
+
     // --split chooses a built-in task's split (docs/cli.md: valid, test or train); a value that
     // names none, or a --split beside a file or a corpus that is used whole, is exit 2 naming
     // --split (it was ignored, exit 0). --prefix-fraction nan is refused as out of [0, 1].

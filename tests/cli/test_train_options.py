@@ -75,16 +75,57 @@ def main():
            until_before_the_checkpoint)
 
     # ---- --until at the checkpoint's step: the run is where it should stop: nothing trained,
-    # said on stderr, exit 0, the checkpoint as it was.
+    # said on stderr, exit 0, the checkpoint as it was. Nothing is written at all (docs/cli.md:
+    # "a resubmitted time-limited job finds its work done"): the log keeps its bytes (no second
+    # "start" record), and where DIR cannot be written (RLIMIT_FSIZE 0: every write fails, as on
+    # a full disk) it is still exit 0; it was exit 3, the log and the built-in corpus rewritten
+    # anyway. A --set the checkpoint refuses (train.steps below its step) is still exit 2.
     def until_at_the_checkpoint():
         before = read(checkpoint)
+        log = os.path.join(stopped, "log.jsonl")
+        log_before = read(log)
         r = t.run("train", "--resume", stopped, "--until", "4", "--json")
         assert r.returncode == 0, (r.returncode, r.stderr[-400:])
         assert '"type":"step"' not in r.stdout, r.stdout[-400:]
         assert "nothing is trained" in r.stderr and "step 4" in r.stderr, r.stderr[-400:]
         assert read(checkpoint) == before, "the checkpoint changed"
-    t.case("--resume with --until at the checkpoint's step trains nothing and says so",
-           until_at_the_checkpoint)
+        assert read(log) == log_before, "the log changed"
+
+        def no_writes():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        r = t.run("train", "--resume", stopped, "--until", "4", "--json", preexec=no_writes)
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+        assert "nothing is trained" in r.stderr, r.stderr[-400:]
+        assert read(checkpoint) == before and read(log) == log_before, "the run changed"
+
+        r = t.run("train", "--resume", stopped, "--until", "4", "--set", "train.steps=2")
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "train.steps" in r.stderr, r.stderr[-400:]
+    t.case("--resume with --until at the checkpoint's step trains nothing, writes nothing, "
+           "and says so", until_at_the_checkpoint)
+
+    # ---- a fresh run whose first log write fails (RLIMIT_FSIZE 0, as a full disk) is exit 3
+    # naming log.jsonl and leaves no empty log.jsonl behind: one was left, and the same command
+    # run again was refused as "already holds an earlier run's files" (needing --overwrite).
+    def a_first_log_write_that_fails_leaves_no_log():
+        corpus = t.path("fsize-corpus.txt")
+        with open(corpus, "w") as f:
+            f.write("the cat sat on the mat\nthe dog ran\n" * 50)
+        config = t.config("fsize.json", "{" + MODEL + ', "data": {"train": "' + corpus +
+                          '", "seq_len": 32}, "train": {"batch_size": 2, "steps": 2, '
+                          '"threads": 1}}')
+        out = t.path("fsize-run")
+
+        def no_writes():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        r = t.run("train", "--config", config, "--out", out, preexec=no_writes)
+        assert r.returncode == 3 and "log.jsonl" in r.stderr, (r.returncode, r.stderr[-400:])
+        log = os.path.join(out, "log.jsonl")
+        assert not os.path.exists(log) or os.path.getsize(log) > 0, "an empty log.jsonl was left"
+        r = t.run("train", "--config", config, "--out", out)
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+    t.case("a first log write that fails leaves no empty log.jsonl",
+           a_first_log_write_that_fails_leaves_no_log)
 
     # ---- --until is a step to stop after: -5 and 0 name no step (both were accepted and
     # ignored, the run trained to train.steps): exit 2 naming --until and its rule.

@@ -968,6 +968,27 @@ private slots:
         }
     }
 
+    // A dangling symbolic link where the folder should be says so, naming the link and what it
+    // names, as routescope-cli experiment does (docs/cli.md: the message names the file and the
+    // problem); it said "the file system refused it". Nothing is made at the link's target.
+    void anOutputFolderThatIsADanglingLinkSaysSo() {
+        const QString link = out_ + "/dangling", target = out_ + "/nowhere/figs";
+        QFile::remove(link);
+        QVERIFY(QFile::link(target, link));
+        for (const QString& dir : {link, link + "/sub"}) {
+            try {
+                (void)export_all_formats(*view_, dir, FigureExportOptions{}, "x");
+                QFAIL("exported through a dangling link");
+            } catch (const routescope::IoError& e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains(link + " is a symbolic link to " +
+                                                              target + ", which does not exist"),
+                         e.what());
+            }
+        }
+        QVERIFY(!QFileInfo::exists(out_ + "/nowhere"));
+        QFile::remove(link);
+    }
+
     void provenanceNamesTheInputHash() {
         const QString path = out_ + "/kernels_prov.png";
         const QStringList written = view_->export_to(path, 96);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <QDir>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -37,6 +38,8 @@
 #include <vector>
 
 #include "../train/train_test_support.hpp"
+#include "engine/core/error.hpp"
+#include "engine/io/sharded_dump.hpp"
 
 using train_test::CliResult;
 using train_test::run_cli;
@@ -917,6 +920,58 @@ private slots:
         QVERIFY2(r.err.contains("big.dump.h5"), qPrintable(r.err));
         QVERIFY(!std::filesystem::exists(out));
         QCOMPARE(files_containing(sub, "big.dump.h5"), 0);  // no temporary left either
+    }
+
+    // docs/reliability.md: a full disk is exit 3 "with a message naming the file the user gave".
+    // A sharded dump (mpirun, docs/scaling.md) writes each rank's shard under a hidden staged name
+    // (".X.rank<r>.dump.h5.staged"), and its message named that: it names the shard and --out.
+    void shardedDumpOnAFullDiskNamesTheShardAndOut() {
+        // The message a rank's writer gives, as the writer gives it (its --out made absolute).
+        const std::string given = "full/big.dump.h5";
+        const std::string staged_abs =
+            (std::filesystem::absolute("full") / ".big.rank1.dump.h5.staged").string();
+        try {
+            std::rethrow_exception(routescope::name_shard_in_error(
+                std::make_exception_ptr(routescope::IoError(
+                    staged_abs + ": cannot create (in /x): No space left on device")),
+                given, 1));
+        } catch (const routescope::IoError& e) {
+            QCOMPARE(std::string(e.what()),
+                     std::string("full/big.rank1.dump.h5 (rank 1's shard of full/big.dump.h5): "
+                                 "cannot create (in /x): No space left on device"));
+        }
+        const QString mpirun = QStandardPaths::findExecutable("mpirun");
+        if (mpirun.isEmpty()) QSKIP("mpirun is not installed (openmpi-bin)");
+        const std::string sub = path("full-sharded");
+        QVERIFY(QDir().mkpath(QString::fromStdString(sub)));
+        const std::string out = sub + "/big.dump.h5";
+        // Each rank under RLIMIT_FSIZE = 256 KiB with SIGXFSZ ignored (EFBIG, as a full disk's
+        // ENOSPC), each writing 30 of the 60 examples (about 4.5 MB): both ranks fail.
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
+        env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        p.setProcessEnvironment(env);
+        p.start(mpirun,
+                args_of({"--oversubscribe", "-np", "2", "/bin/bash", "-c",
+                         "trap '' XFSZ; ulimit -f 256; exec \"$0\" \"$@\"", ROUTESCOPE_CLI, "dump",
+                         "--checkpoint", induction_, "--out", out, "--gates", "--examples", "60"}));
+        QVERIFY(p.waitForFinished(180000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        if (err.contains("built without MPI")) QSKIP("routescope-cli is built without MPI");
+        QVERIFY2(p.exitCode() == 3, qPrintable(err));
+        QVERIFY2(!err.contains(".staged") && err.contains(".rank") &&
+                     err.contains(QString::fromStdString(out)),
+                 qPrintable(err));
+        // Each rank's line whole: written a piece at a time, two ranks' lines were mixed
+        // ("routescope-cli routescope-cli dump: error: ...").
+        for (const QString& line : err.split('\n'))
+            if (line.contains(": error: "))
+                QVERIFY2(line.startsWith("routescope-cli dump: error: ") &&
+                             line.count("routescope-cli") == 1,
+                         qPrintable(err));
+        QVERIFY(!std::filesystem::exists(out));
+        QCOMPARE(files_containing(sub, "big."), 0);  // no shard, staged shard or temporary
     }
 };
 

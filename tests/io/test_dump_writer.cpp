@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,6 +28,7 @@
 #include "engine/io/dump_writer.hpp"
 #include "engine/io/file_info.hpp"
 #include "engine/io/half.hpp"
+#include "engine/io/stale_temporaries.hpp"
 #include "engine/io/validation.hpp"
 #include "engine/io/write_queue.hpp"
 
@@ -409,6 +411,45 @@ private slots:
         }  // ~WriteQueue: drops the 100, waits for the running write
         releaser.join();
         QCOMPARE(ran.load(), 1);  // the one that was running finished; the 100 queued did not run
+    }
+
+    // docs/cli.md: an --out that is a device or a FIFO is refused before any work (exit 2, a
+    // ConfigError), every command's output alike. A pipe reached through a descriptor's link
+    // (/dev/stdout of `... --out /dev/stdout | cat` is /proc/self/fd/1, whose link text is
+    // "pipe:[N]", no path) was read as the file "/proc/PID/fd/pipe:[N]" to create (exit 3, "No
+    // such file or directory"). A socket's descriptor likewise; a regular file's descriptor
+    // still names that file.
+    void anOutputThatIsAPipesDescriptorIsAFifo() {
+        int fds[2];
+        QCOMPARE(::pipe(fds), 0);
+        int sockets[2];
+        QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+        const std::string pipe_out = "/proc/self/fd/" + std::to_string(fds[1]);
+        const std::string socket_out = "/proc/self/fd/" + std::to_string(sockets[0]);
+        for (const auto& [out, kind] : {std::pair{pipe_out, std::string("is a FIFO")},
+                                        std::pair{socket_out, std::string("is a socket")}}) {
+            try {
+                DumpWriter w(out, small_spec(false));
+                QFAIL(qPrintable(QString::fromStdString(out) + ": written"));
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).startsWith(QString::fromStdString(out + ": " + kind)),
+                         e.what());
+            }
+            try {
+                write_text_atomically(out, "x");
+                QFAIL(qPrintable(QString::fromStdString(out) + ": written"));
+            } catch (const ConfigError& e) {
+                QVERIFY2(QString(e.what()).contains(QString::fromStdString(kind)), e.what());
+            }
+        }
+        for (int fd : {fds[0], fds[1], sockets[0], sockets[1]})
+            ::close(fd);
+        const std::string file = dir_.filePath("through-fd.txt").toStdString();
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        QVERIFY(fd >= 0);
+        QCOMPARE(atomic_write_target("/proc/self/fd/" + std::to_string(fd)),
+                 std::filesystem::canonical(file).string());
+        ::close(fd);
     }
 
     void unwritableDirectoryIsAClearError() {

@@ -15,7 +15,11 @@
 //   best checkpoint and the same final parameters bit for bit — with dropout and gradient
 //   accumulation on, the stop in the middle of an epoch; through the library and through
 //   `routescope-cli train --until` / `--resume`; the resumed run's best so far is the log's, and
-//   a resume whose log is missing beside a best.ckpt.h5 is refused (the best is kept).
+//   a resume whose log is missing beside a best.ckpt.h5 is refused (the best is kept); a
+//   best.ckpt.h5 of a step past the resumed checkpoint (its run's next save was lost) is kept
+//   until a better model comes (scored with `routescope-cli eval`), with or without the score
+//   it carries.
+#include <H5Cpp.h>
 #include <sys/stat.h>
 
 #include <QTemporaryDir>
@@ -469,6 +473,103 @@ private slots:
         QVERIFY(r.status == train::TrainResult::Status::finished);
         QVERIFY(r.best_step > 6);  // the first evaluation after the resume
         QVERIFY(std::filesystem::exists(best));
+    }
+
+    // Each step's validation accuracy in a log ("eval" records), by step.
+    static std::map<std::int64_t, double> eval_accuracy(const std::string& log) {
+        std::map<std::int64_t, double> out;
+        for (const auto& j : train_test::read_lines(log))
+            if (j.value("type", "") == "eval")
+                out[j["step"].get<std::int64_t>()] = j["accuracy"].get<double>();
+        return out;
+    }
+
+    // A checkpoint's accuracy on `data`, computed by `routescope-cli eval` (not the run's log).
+    double eval_score(const std::string& checkpoint, const std::string& data) {
+        const auto r =
+            train_test::run_cli({"eval", "--checkpoint", QString::fromStdString(checkpoint),
+                                 "--data", QString::fromStdString(data), "--out",
+                                 QString::fromStdString(path("lost_preds.jsonl"))});
+        if (r.exit_code != 0) return -1;
+        return nlohmann::json::parse(r.out.toStdString())["accuracy"].get<double>();
+    }
+
+    // docs/cli.md: a resumed fine-tuning run replaces DIR/best.ckpt.h5 "only by a better model".
+    // A run that went on past its checkpoint and then lost its next save of model.ckpt.h5 (a full
+    // disk, kill -9: model.ckpt.h5 stays the earlier one, put back here) left a best.ckpt.h5 of a
+    // later, better step; resumed from the earlier checkpoint, the next evaluation replaced it
+    // though worse (it beat only the log's records up to that checkpoint). Each best.ckpt.h5 is
+    // scored with `routescope-cli eval` on the validation file. The same holds for a best.ckpt.h5
+    // without its score (written before it carried one: its root attributes removed here): the
+    // log's later "best" records say what it holds, and the resumed run's "start" record carries
+    // that on past the log's cut, to the resume after.
+    void aBestCheckpointOfALaterStepOutlivesALostSave() {
+        RunConfig c = resumable_config();
+        c.train.eval_every = 1;
+        c.train.epochs = 0;
+        c.train.steps = 40;
+        const std::string valid = path("r_valid.tsv");
+        // The accuracy stays at 0.6 to step 17, then climbs: 0.825 at 19, 0.875 at 20, 0.95 at
+        // 21, and 1 at 31.
+        constexpr std::int64_t kStop = 19;  // the checkpoint whose successor was lost
+        for (const bool legacy : {false, true}) {
+            const std::string dir = path(legacy ? "r_lost_old" : "r_lost");
+            const std::string model = dir + "/model.ckpt.h5", best = dir + "/best.ckpt.h5",
+                              log = dir + "/log.jsonl", kept_model = dir + ".step.ckpt.h5";
+            train::Finetuner(c, {dir, 0, nullptr, /*until=*/kStop}).run();
+            std::filesystem::copy_file(model, kept_model);
+            train::Finetuner::resume(model, {}, {dir, 0, nullptr})->run();  // on to train.steps
+            std::filesystem::copy_file(kept_model, model,
+                                       std::filesystem::copy_options::overwrite_existing);
+            const double kept = eval_score(best, valid);
+            const auto acc = eval_accuracy(log);
+            double before = -1;  // the best evaluation up to the checkpoint
+            for (const auto& [step, a] : acc)
+                if (step <= kStop) before = std::max(before, a);
+            // The case: steps kStop + 1 and kStop + 2 each beat every evaluation before them,
+            // not best.ckpt.h5.
+            QVERIFY2(acc.at(kStop + 1) > before && acc.at(kStop + 2) > acc.at(kStop + 1) &&
+                         acc.at(kStop + 2) < kept,
+                     qPrintable(QStringLiteral("accuracy up to step %1: %2, then %3 and %4; "
+                                               "best.ckpt.h5: %5")
+                                    .arg(kStop)
+                                    .arg(before)
+                                    .arg(acc.at(kStop + 1))
+                                    .arg(acc.at(kStop + 2))
+                                    .arg(kept)));
+            {
+                H5::H5File f(best, legacy ? H5F_ACC_RDWR : H5F_ACC_RDONLY);
+                if (legacy) {
+                    for (const char* a : {"best_step", "best_metric", "best_value"})
+                        f.removeAttr(a);
+                } else {
+                    // docs/formats/checkpoint.md: the file says what it holds.
+                    double value = -1;
+                    std::int64_t step = -1;
+                    f.openAttribute("best_value").read(H5::PredType::NATIVE_DOUBLE, &value);
+                    f.openAttribute("best_step").read(H5::PredType::NATIVE_INT64, &step);
+                    QCOMPARE(value, kept);
+                    QVERIFY(step > kStop);
+                    QCOMPARE(acc.at(step), kept);
+                }
+            }
+            auto resumed =
+                train::Finetuner::resume(model, {}, {dir, 0, nullptr, /*until=*/kStop + 1});
+            const train::FinetuneResult r = resumed->run();
+            QCOMPARE(r.step, kStop + 1);
+            QVERIFY2(eval_score(best, valid) >= kept,
+                     qPrintable(QStringLiteral("best.ckpt.h5 (accuracy %1) replaced by a model "
+                                               "of accuracy %2")
+                                    .arg(kept)
+                                    .arg(eval_score(best, valid))));
+            QCOMPARE(r.best_metric, kept);
+            // And once more from that checkpoint, the log now cut back to step kStop + 1: its
+            // start record says what best.ckpt.h5 holds.
+            for (const auto& j : train_test::read_lines(log))
+                QVERIFY2(j["step"].get<std::int64_t>() <= kStop + 1, j.dump().c_str());
+            train::Finetuner::resume(model, {}, {dir, 0, nullptr, /*until=*/kStop + 2})->run();
+            QVERIFY(eval_score(best, valid) >= kept);
+        }
     }
 
     void cliUntilAndResumeRepeatTheStraightRun() {

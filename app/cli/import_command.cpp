@@ -45,9 +45,10 @@ int run_import(const ImportArgs& a) {
         model = importers::import_model(source, a.arch);
         // ... and every file found in SRC's directory, before anything is written:
         // `--out DIR/config.json` or a shard's name replaced the published model.
-        // The vocabulary's files are those it was read from: vocab.txt, and the
-        // tokenizer_config.json or tokenizer.json beside it that gave the casing
-        // (`--out DIR/tokenizer.json` replaced the file it had just read).
+        // The vocabulary's files are those it was read from: vocab.txt or tokenizer.json, the
+        // tokenizer_config.json, special_tokens_map.json and added_tokens.json beside it, and
+        // the tokenizer.json beside a vocab.txt (`--out DIR/tokenizer.json` replaced the file it
+        // had just read).
         std::vector<std::pair<std::string, std::string>> read{
             {"import", source.weights}, {"import", source.config}, {"import", source.vocab}};
         for (const auto& file : model.vocab_files)

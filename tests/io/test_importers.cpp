@@ -1084,6 +1084,10 @@ private slots:
             {"bert_mlm_pytorch", "pytorch_model.bin", "dir", "it is a directory"},
             {"bert_google_config", "bert_config.json", "fifo", "it is a FIFO"},
             {"bigs_flax", "tokenizer_config.json", "fifo", "it is a FIFO"},
+            // Beside a tokenizer.json vocabulary too.
+            {"bigs_safetensors", "tokenizer_config.json", "fifo", "it is a FIFO"},
+            {"bigs_safetensors", "special_tokens_map.json", "dangling",
+             "its target does not exist"},
         };
         for (const auto& c : cases) {
             const fs::path dir = kOut + "/found";
@@ -1552,6 +1556,145 @@ private slots:
                         "--out", out});
         QVERIFY2(ok.code == 0, ok.err.c_str());
         QCOMPARE(read_checkpoint(out).tokenizer.kind, std::string("wordpiece"));
+    }
+
+    // A tokenizer.json vocabulary reads the files transformers' BertTokenizerFast reads beside it
+    // (nothing beside it was read). tokenizer_config.json's do_lower_case wins over the
+    // normalizer's lowercase, as BertTokenizerFast rebuilds the normalizer from it, with a note
+    // naming both files; without it the normalizer says, with a note that transformers (its
+    // do_lower_case defaulting to true) would lower-case a cased one. special_tokens_map.json and
+    // tokenizer_config.json names, added tokens and BertTokenizer's arguments are refused as
+    // beside a vocab.txt.
+    void tokenizerJsonReadsTheSettingsBesideIt() {
+        // A cased vocabulary of 16 pieces (config.json's vocab_size): ids by hand below.
+        const std::vector<std::string> pieces = {
+            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",         "The", "cat",
+            "Cat",   "sat",   "##s",   ".",     "cafe",   "Caf\xC3\xA9", "dog", "Dog"};
+        nlohmann::json vocab = nlohmann::json::object();
+        for (std::size_t i = 0; i < pieces.size(); ++i)
+            vocab[pieces[i]] = i;
+        const auto tokenizer_json = [&](bool lowercase) {
+            return nlohmann::json{{"version", "1.0"},
+                                  {"normalizer",
+                                   {{"type", "BertNormalizer"},
+                                    {"clean_text", true},
+                                    {"handle_chinese_chars", true},
+                                    {"strip_accents", nullptr},
+                                    {"lowercase", lowercase}}},
+                                  {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                                  {"model", {{"type", "WordPiece"}, {"vocab", vocab}}}}
+                .dump();
+        };
+        // "The Cat sat. Café Dogs": BERT-uncased lower-cases and strips the accent ("the cat sat
+        // . cafe dog ##s"), BERT-cased keeps both ("The Cat sat . Café Dog ##s").
+        const std::string text = "The Cat sat. Caf\xC3\xA9 Dogs";
+        const std::vector<std::int32_t> uncased = {5, 7, 9, 11, 12, 14, 10};
+        const std::vector<std::int32_t> cased = {6, 8, 9, 11, 13, 15, 10};
+        const std::string out = kOut + "/tj_settings.ckpt.h5";
+        const auto import_with = [&](const std::string& name, bool lowercase,
+                                     std::vector<std::pair<std::string, std::string>> files) {
+            fs::remove(out);
+            files.emplace_back("tokenizer.json", tokenizer_json(lowercase));
+            return import_cli({tokenizer_dir(name, files).string(), "--out", out});
+        };
+        const auto ids = [&] {
+            const Checkpoint ck = read_checkpoint(out);
+            return train::checkpoint_tokenizer(ck, out)->encode(text);
+        };
+        const auto has = [](const Run& r, const std::string& needle) {
+            return r.err.find(needle) != std::string::npos;
+        };
+
+        // The config's casing wins, either way, with a note naming both files.
+        Run r = import_with("tj_config_lower", false,
+                            {{"tokenizer_config.json", R"({"do_lower_case": true})"}});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(has(r, "tj_config_lower/tokenizer_config.json: do_lower_case: true overrides ") &&
+                     has(r, "tj_config_lower/tokenizer.json's normalizer (lowercase: false)"),
+                 r.err.c_str());
+        QCOMPARE(read_checkpoint(out).tokenizer.kind, std::string("wordpiece"));
+        QCOMPARE(ids(), uncased);
+        r = import_with("tj_config_cased", true,
+                        {{"tokenizer_config.json", R"({"do_lower_case": false})"}});
+        QVERIFY2(r.code == 0, r.err.c_str());
+        QVERIFY2(has(r, "tj_config_cased/tokenizer_config.json: do_lower_case: false overrides ") &&
+                     has(r, "tj_config_cased/tokenizer.json's normalizer (lowercase: true)"),
+                 r.err.c_str());
+        QCOMPARE(read_checkpoint(out).tokenizer.kind, std::string("wordpiece_cased"));
+        QCOMPARE(ids(), cased);
+        // Agreeing: no override note.
+        r = import_with("tj_config_agrees", false,
+                        {{"tokenizer_config.json", R"({"do_lower_case": false})"}});
+        QVERIFY2(r.code == 0 && !has(r, "overrides"), r.err.c_str());
+        QCOMPARE(ids(), cased);
+        // No tokenizer_config.json, or one without do_lower_case: the normalizer says, and a
+        // cased one is said to be lower-cased by transformers.
+        r = import_with("tj_alone_cased", false, {});
+        QVERIFY2(r.code == 0 && has(r, "would lower-case") &&
+                     has(r, "there is no " + kOut + "/tj_alone_cased/tokenizer_config.json"),
+                 r.err.c_str());
+        QCOMPARE(ids(), cased);
+        r = import_with("tj_config_silent", false,
+                        {{"tokenizer_config.json", R"({"model_max_length": 512})"}});
+        QVERIFY2(r.code == 0 && has(r, "tokenizer_config.json does not set it"), r.err.c_str());
+        QCOMPARE(ids(), cased);
+        r = import_with("tj_alone_uncased", true, {});
+        QVERIFY2(r.code == 0 && !has(r, "would lower-case"), r.err.c_str());
+        QCOMPARE(ids(), uncased);
+        // --out never replaces a file read beside it.
+        {
+            const fs::path dir = kOut + "/tj_config_cased";
+            const Run o =
+                import_cli({dir.string(), "--out", (dir / "tokenizer_config.json").string()});
+            QVERIFY2(o.code == 2 && has(o, "is the file import reads"), o.err.c_str());
+            std::ifstream f(dir / "tokenizer_config.json");
+            QCOMPARE(std::string(std::istreambuf_iterator<char>(f), {}),
+                     std::string(R"({"do_lower_case": false})"));
+        }
+
+        // Refused as beside a vocab.txt, naming the file and the key or the tokens.
+        const auto refused = [&](const std::string& name,
+                                 const std::vector<std::pair<std::string, std::string>>& files,
+                                 const std::vector<std::string>& needles) {
+            const Run x = import_with(name, true, files);
+            QCOMPARE(x.code, 2);
+            for (const auto& n : needles)
+                QVERIFY2(has(x, n), (n + " not in: " + x.err).c_str());
+            QVERIFY(!fs::exists(out));
+        };
+        refused(
+            "tj_stm_unk", {{"special_tokens_map.json", R"({"unk_token": "<unk>"})"}},
+            {"tj_stm_unk/special_tokens_map.json: unk_token: \"<unk>\"", "BERT's is \"[UNK]\""});
+        refused("tj_config_mask", {{"tokenizer_config.json", R"({"mask_token": "<mask>"})"}},
+                {"tj_config_mask/tokenizer_config.json: mask_token: \"<mask>\""});
+        refused("tj_added_json", {{"added_tokens.json", R"({"<e1>": 16})"}},
+                {"tj_added_json/added_tokens.json: \"<e1>\" (id 16): a token added"});
+        refused(
+            "tj_added_decoder",
+            {{"tokenizer_config.json", R"({"added_tokens_decoder": {"16": {"content": "<e1>"}}})"}},
+            {"tj_added_decoder/tokenizer_config.json: added_tokens_decoder: \"<e1>\" (id 16)"});
+        refused("tj_stm_extra",
+                {{"special_tokens_map.json", R"({"additional_special_tokens": ["<e1>"]})"}},
+                {"tj_stm_extra/special_tokens_map.json: additional_special_tokens: \"<e1>\""});
+        refused("tj_no_cjk", {{"tokenizer_config.json", R"({"tokenize_chinese_chars": false})"}},
+                {"tj_no_cjk/tokenizer_config.json: tokenize_chinese_chars: false"});
+        refused("tj_no_basic", {{"tokenizer_config.json", R"({"do_basic_tokenize": false})"}},
+                {"tj_no_basic/tokenizer_config.json: do_basic_tokenize: false"});
+        refused("tj_strip",
+                {{"tokenizer_config.json", R"({"do_lower_case": false, "strip_accents": true})"}},
+                {"tj_strip/tokenizer_config.json: strip_accents: true",
+                 "accents stripped while keeping case"});
+        refused(
+            "tj_strip_default", {{"tokenizer_config.json", R"({"strip_accents": false})"}},
+            {"tj_strip_default/tokenizer_config.json: strip_accents: false", "no do_lower_case"});
+        // BERT's own names, and the five specials at their ids, import.
+        r = import_with(
+            "tj_bert_names", true,
+            {{"special_tokens_map.json",
+              R"({"unk_token": "[UNK]", "mask_token": {"content": "[MASK]"}})"},
+             {"tokenizer_config.json",
+              R"({"do_lower_case": true, "added_tokens_decoder": {"0": {"content": "[PAD]"}}})"}});
+        QVERIFY2(r.code == 0, r.err.c_str());
     }
 
     // A SentencePiece model given as import's vocabulary is said in import's terms: it reads

@@ -742,6 +742,76 @@ std::vector<std::string> capitalised_pieces(const data::WordPieceTokenizer& t) {
     }
     return out;
 }
+
+// What transformers' from_pretrained reads from the vocabulary's directory besides it, whether
+// the vocabulary is a vocab.txt (BertTokenizer) or a tokenizer.json (BertTokenizerFast).
+struct TokenizerSettings {
+    std::string config_where;  ///< tokenizer_config.json beside the vocabulary
+    std::string json_where;    ///< tokenizer.json beside a vocab.txt
+    bool has_config = false;   ///< whether there is a tokenizer_config.json
+    /// tokenizer_config.json's do_lower_case, where it says one.
+    std::optional<data::Casing> config_casing;
+    /// The tokenizer.json beside a vocab.txt (`json_too`), parsed, where there is one.
+    std::optional<nlohmann::json> tokenizer_json;
+};
+
+// Reads tokenizer_config.json (BertTokenizer's arguments: tokenizer_config_casing's refusals),
+// special_tokens_map.json (applied over it: check_special_token_names), added_tokens.json and,
+// with `json_too`, tokenizer.json beside the vocabulary `path`. Each file read is added to
+// `files`, the tokens each declares to `added` (tokenizer.json's are left to the caller). One
+// there but not a regular file is refused: passed over, its settings were taken for absent.
+TokenizerSettings read_tokenizer_settings(const std::string& path, bool json_too,
+                                          std::vector<std::string>& files,
+                                          std::vector<AddedToken>& added) {
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    std::vector<std::string> names = {"tokenizer_config.json", "special_tokens_map.json",
+                                      "added_tokens.json"};
+    if (json_too) names.insert(names.begin() + 1, "tokenizer.json");
+    for (const std::string& name : names)
+        if (const std::string why = irregular_file(dir / name); !why.empty())
+            throw IoError((dir / name).string() + ": " + why + " (import reads " + path +
+                          "'s tokenizer settings from it: replace it with the file, or remove it)");
+    // The vocabulary itself under one of these names (a tokenizer.json saved as
+    // added_tokens.json) is the vocabulary, not its settings.
+    const auto beside = [&](const char* name) -> std::optional<nlohmann::json> {
+        if (fs::path(path).filename() == name) return std::nullopt;
+        return read_beside(dir / name, files);
+    };
+    TokenizerSettings s;
+    s.config_where = (dir / "tokenizer_config.json").string();
+    s.json_where = (dir / "tokenizer.json").string();
+    const std::string map_where = (dir / "special_tokens_map.json").string();
+    const std::string added_where = (dir / "added_tokens.json").string();
+    const std::optional<nlohmann::json> config = beside("tokenizer_config.json");
+    if (config) {
+        s.has_config = true;
+        s.config_casing = tokenizer_config_casing(*config, s.config_where);
+        collect_added_tokens(*config, s.config_where, added);
+    }
+    const std::optional<nlohmann::json> map = beside("special_tokens_map.json");
+    check_special_token_names(config, s.config_where, map, map_where);
+    if (map) collect_added_tokens(*map, map_where, added);
+    if (const std::optional<nlohmann::json> a = beside("added_tokens.json"))
+        collect_added_tokens(*a, added_where, added, /*ids_by_content=*/true);
+    if (json_too) s.tokenizer_json = beside("tokenizer.json");
+    return s;
+}
+
+// A cased tokenizer.json normalizer (`json_where`) with no do_lower_case in a tokenizer_config.json
+// (`config_where`) beside it is read cased; transformers' BertTokenizerFast (what AutoTokenizer
+// loads for a BERT) takes do_lower_case's default, true, and rebuilds the normalizer to
+// lower-case: said, with the file that makes both read it cased.
+std::string transformers_would_lower_case(const std::string& json_where,
+                                          const std::string& config_where, bool config_exists) {
+    return json_where +
+           ": its normalizer keeps case (lowercase: false), and so does the import; "
+           "transformers' BertTokenizerFast (AutoTokenizer's class for a BERT) would lower-case "
+           "the text and strip accents, as its do_lower_case defaults to true and " +
+           (config_exists ? config_where + " does not set it" : "there is no " + config_where) +
+           ": put {\"do_lower_case\": false} in " + config_where +
+           " for transformers to read it cased too";
+}
 }  // namespace
 
 WordPieceVocab read_wordpiece_vocab(const std::string& path) {
@@ -757,9 +827,31 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
             type_of(j["model"]) != "WordPiece" || !j["model"].contains("vocab") ||
             !j["model"]["vocab"].is_object())
             throw FormatError(path + ": model: not a WordPiece model with a vocab");
-        casing = check_bert_tokenizer_json(j, path);
-        said_by = path + "'s normalizer";
+        const data::Casing normalizer = check_bert_tokenizer_json(j, path);
         collect_added_tokens(j, path, added);
+        // BertTokenizerFast reads the same files beside it as BertTokenizer beside a vocab.txt,
+        // and where tokenizer_config.json's do_lower_case disagrees with the normalizer it
+        // rebuilds the normalizer from the config's arguments: the config's casing wins.
+        const TokenizerSettings s =
+            read_tokenizer_settings(path, /*json_too=*/false, out.files, added);
+        casing = s.config_casing.value_or(normalizer);
+        said_by = s.config_casing ? s.config_where + "'s do_lower_case" : path + "'s normalizer";
+        const auto reads = [](data::Casing c) {
+            return c == data::Casing::uncased
+                       ? std::string("uncased (lower-cased, accents stripped)")
+                       : std::string("cased (case and accents kept)");
+        };
+        if (s.config_casing && *s.config_casing != normalizer)
+            out.notes.push_back(
+                s.config_where + ": do_lower_case: " +
+                (*s.config_casing == data::Casing::uncased ? "true" : "false") + " overrides " +
+                path + "'s normalizer (lowercase: " +
+                (normalizer == data::Casing::uncased ? "true" : "false") +
+                "), as transformers' BertTokenizerFast rebuilds the normalizer from "
+                "tokenizer_config.json: read " +
+                reads(*s.config_casing));
+        else if (!s.config_casing && normalizer == data::Casing::cased)
+            out.notes.push_back(transformers_would_lower_case(path, s.config_where, s.has_config));
         const auto& vocab = j["model"]["vocab"];
         // Said of the file's own keys (the tokenizer below would speak of a vocab.txt).
         if (!vocab.contains("[UNK]"))
@@ -834,37 +926,19 @@ WordPieceVocab read_wordpiece_vocab(const std::string& path) {
         // beside it (default true), and a tokenizer.json there says it too. The special tokens
         // are in tokenizer_config.json and special_tokens_map.json, the added tokens in
         // added_tokens.json, tokenizer_config.json and tokenizer.json.
-        fs::path dir = fs::path(path).parent_path();
-        if (dir.empty()) dir = ".";
-        // One there but not a regular file would have been passed over, and the casing taken
-        // for transformers' default.
-        for (const char* name : {"tokenizer_config.json", "tokenizer.json",
-                                 "special_tokens_map.json", "added_tokens.json"})
-            if (const std::string why = irregular_file(dir / name); !why.empty())
-                throw IoError((dir / name).string() + ": " + why + " (import reads " + path +
-                              "'s tokenizer settings from it: replace it with the file, or "
-                              "remove it)");
-        const std::string config_where = (dir / "tokenizer_config.json").string();
-        const std::string map_where = (dir / "special_tokens_map.json").string();
-        const std::string added_where = (dir / "added_tokens.json").string();
-        const std::string json_where = (dir / "tokenizer.json").string();
-        const std::optional<nlohmann::json> config = read_beside(config_where, out.files);
-        if (config) {
-            casing = tokenizer_config_casing(*config, config_where);
-            collect_added_tokens(*config, config_where, added);
-        }
-        said_by = config_where + "'s do_lower_case";
-        const std::optional<nlohmann::json> map = read_beside(map_where, out.files);
-        check_special_token_names(config, config_where, map, map_where);
-        if (map) collect_added_tokens(*map, map_where, added);
-        if (const std::optional<nlohmann::json> a = read_beside(added_where, out.files))
-            collect_added_tokens(*a, added_where, added, /*ids_by_content=*/true);
-        if (const std::optional<nlohmann::json> j = read_beside(json_where, out.files)) {
+        const TokenizerSettings s =
+            read_tokenizer_settings(path, /*json_too=*/true, out.files, added);
+        casing = s.config_casing;
+        said_by = s.config_where + "'s do_lower_case";
+        if (const std::optional<nlohmann::json>& j = s.tokenizer_json) {
             if (!casing && j->contains("model") && (*j)["model"].is_object()) {
-                casing = check_bert_tokenizer_json(*j, json_where);
-                said_by = json_where + "'s normalizer";
+                casing = check_bert_tokenizer_json(*j, s.json_where);
+                said_by = s.json_where + "'s normalizer";
+                if (*casing == data::Casing::cased)
+                    out.notes.push_back(
+                        transformers_would_lower_case(s.json_where, s.config_where, s.has_config));
             }
-            collect_added_tokens(*j, json_where, added);
+            collect_added_tokens(*j, s.json_where, added);
         }
     }
     std::optional<data::WordPieceTokenizer> tokenizer;

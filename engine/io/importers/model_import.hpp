@@ -75,25 +75,29 @@ struct WordPieceVocab {
     std::vector<std::uint8_t> bytes;
     std::string kind;
     std::vector<std::string> notes;
-    /// Every file read: the vocabulary, and the tokenizer_config.json, special_tokens_map.json,
-    /// added_tokens.json and tokenizer.json beside a vocab.txt.
+    /// Every file read: the vocabulary, and the tokenizer_config.json, special_tokens_map.json and
+    /// added_tokens.json beside it (and the tokenizer.json beside a vocab.txt).
     std::vector<std::string> files;
 };
 
 /// The vocabulary of a vocab.txt or a tokenizer.json with a WordPiece model, validated by building
-/// the tokenizer, and its casing: a tokenizer.json's BertNormalizer lowercase; for a vocab.txt,
-/// do_lower_case of the tokenizer_config.json beside it, else the normalizer of a tokenizer.json
-/// beside it, else uncased (transformers' default; a note when pieces hold capital letters). What
-/// is said must be BERT's basic tokenizer, uncased or cased (strip_accents following the casing,
-/// handle_chinese_chars/tokenize_chinese_chars and clean_text true, BertPreTokenizer, prefix "##",
-/// 100 characters a word, [UNK]). Beside a vocab.txt, tokenizer_config.json and
-/// special_tokens_map.json (which wins, as from_pretrained applies it last) must name BERT's five
-/// specials; no file may declare an added token (added_tokens.json, tokenizer_config.json's
-/// added_tokens_decoder or additional_special_tokens, a tokenizer.json's added_tokens) other than
-/// those five at the vocabulary's ids: transformers matches added tokens whole in the text, the
-/// engine does not. A tokenizer.json piece the checkpoint's vocab.txt text cannot hold (a CR, LF
-/// or NUL, a leading byte-order mark), which BERT's tokenizer never produces, gets a placeholder
-/// at its id, with a note. FormatError naming the file and the key.
+/// the tokenizer, and its casing: do_lower_case of the tokenizer_config.json beside it where it
+/// says one (for a tokenizer.json, overriding its BertNormalizer's lowercase with a note, as
+/// transformers' BertTokenizerFast rebuilds the normalizer from it), else a tokenizer.json's
+/// normalizer (the vocabulary or the one beside a vocab.txt; a cased one gets a note that
+/// transformers, whose do_lower_case defaults to true, would lower-case), else uncased
+/// (transformers' default; a note when pieces hold capital letters). What is said must be BERT's
+/// basic tokenizer, uncased or cased (strip_accents following the casing,
+/// handle_chinese_chars/tokenize_chinese_chars, do_basic_tokenize and clean_text true,
+/// BertPreTokenizer, prefix "##", 100 characters a word, [UNK]). Beside either vocabulary,
+/// tokenizer_config.json and special_tokens_map.json (which wins, as from_pretrained applies it
+/// last) must name BERT's five specials; no file may declare an added token (added_tokens.json,
+/// tokenizer_config.json's added_tokens_decoder or additional_special_tokens, a tokenizer.json's
+/// added_tokens) other than those five at the vocabulary's ids: transformers matches added tokens
+/// whole in the text, the engine does not. A tokenizer.json piece the checkpoint's vocab.txt text
+/// cannot hold (a CR, LF or NUL, a leading byte-order mark), which BERT's tokenizer never
+/// produces, gets a placeholder at its id, with a note. FormatError naming the file and the key;
+/// IoError for one of those files there that is not a regular file.
 WordPieceVocab read_wordpiece_vocab(const std::string& path);
 
 /// The inverse of map_parameters for `m` (model_export.hpp): every parameter of `layout` (values

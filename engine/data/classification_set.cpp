@@ -122,7 +122,8 @@ void for_each_line(const std::string& path, F&& fn) {
 // Hugging Face datasets label a split without gold labels (GLUE's test sets) −1 throughout, and
 // so do its to_csv and to_json exports: a table whose every label reads -1 is unlabelled (as the
 // JSON Lines reader decides). −1 among other labels is a class ({−1, 0, 1} sentiment).
-void unlabel_minus_one_split(ClassificationSet& set, bool require_labels) {
+void unlabel_minus_one_split(ClassificationSet& set, bool require_labels, bool minus_one_is_class) {
+    if (minus_one_is_class) return;
     bool any = false;
     for (const auto& e : set.examples) {
         if (e.label.empty()) continue;
@@ -375,6 +376,15 @@ private:
                                                       "fine-tunes classifiers only"
                                                     : ""));
         }
+        // GLUE's STS-B dev file read for prediction (eval, dump): its 'score' column is the gold
+        // value, a regression target, as a real-number 'label' is (refuse_regression_labels);
+        // read as an unlabelled file it was predicted with "scored 0" and nothing said.
+        if (col_label_ < 0 && column("score") >= 0)
+            throw FormatError(where(set_.path, n) +
+                              "its 'score' column is a regression target (STS-B's similarity "
+                              "score), which a classifier cannot score; Routescope fine-tunes "
+                              "classifiers only (to predict or dump the sentences alone, remove "
+                              "the 'score' column)");
         set_.pairs = col_b_ >= 0;
     }
 
@@ -387,7 +397,8 @@ private:
 };
 }  // namespace
 
-ClassificationSet read_classification_tsv(const std::string& path, bool require_labels) {
+ClassificationSet read_classification_tsv(const std::string& path, bool require_labels,
+                                          bool minus_one_is_class) {
     ClassificationSet set;
     set.path = path;
     TableReader table(set, require_labels, "tab-separated");
@@ -397,12 +408,13 @@ ClassificationSet read_classification_tsv(const std::string& path, bool require_
     });
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
     integral_labels_as_integers(set);
-    unlabel_minus_one_split(set, require_labels);
+    unlabel_minus_one_split(set, require_labels, minus_one_is_class);
     finish(set);
     return set;
 }
 
-ClassificationSet read_classification_csv(const std::string& path, bool require_labels) {
+ClassificationSet read_classification_csv(const std::string& path, bool require_labels,
+                                          bool minus_one_is_class) {
     ClassificationSet set;
     set.path = path;
     TableReader table(set, require_labels, "comma-separated");
@@ -485,12 +497,13 @@ ClassificationSet read_classification_csv(const std::string& path, bool require_
     csv_free(&parser);
     if (!table.have_header()) throw FormatError(path + ": empty file (no header)");
     integral_labels_as_integers(set);
-    unlabel_minus_one_split(set, require_labels);
+    unlabel_minus_one_split(set, require_labels, minus_one_is_class);
     finish(set);
     return set;
 }
 
-ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels) {
+ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels,
+                                            bool minus_one_is_class) {
     ClassificationSet set;
     set.path = path;
     // The text fields, chosen by the first record: "text", or "text_a" with an optional "text_b"
@@ -609,6 +622,7 @@ ClassificationSet read_classification_jsonl(const std::string& path, bool requir
     // Hugging Face datasets label a split without gold labels (GLUE's test sets) −1 throughout.
     // Only a file whose every label is the integer −1 is read as unlabelled: −1 among other labels
     // is a class ({−1, 0, 1} sentiment).
+    if (minus_one_is_class) all_minus_one = false;
     if (first_label_line && all_minus_one)
         for (auto& e : set.examples)
             e.label.clear();
@@ -636,15 +650,16 @@ std::optional<ClassificationFormat> classification_format(const std::string& pat
     return std::nullopt;
 }
 
-ClassificationSet read_classification(const std::string& path, bool require_labels) {
+ClassificationSet read_classification(const std::string& path, bool require_labels,
+                                      bool minus_one_is_class) {
     if (const auto format = classification_format(path)) {
         switch (*format) {
             case ClassificationFormat::tsv:
-                return read_classification_tsv(path, require_labels);
+                return read_classification_tsv(path, require_labels, minus_one_is_class);
             case ClassificationFormat::csv:
-                return read_classification_csv(path, require_labels);
+                return read_classification_csv(path, require_labels, minus_one_is_class);
             case ClassificationFormat::json_lines:
-                return read_classification_jsonl(path, require_labels);
+                return read_classification_jsonl(path, require_labels, minus_one_is_class);
         }
     }
     if (std::error_code ec; std::filesystem::is_directory(path, ec))

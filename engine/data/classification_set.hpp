@@ -46,13 +46,19 @@ std::optional<ClassificationFormat> classification_format(const std::string& pat
 
 /// TSV when the name ends in .tsv, CSV for .csv, JSON Lines when it ends in .jsonl or .json.
 /// `require_labels` false accepts unlabelled rows (prediction only; label_id −1). Labels are
-/// numbered from the file's own label set.
-ClassificationSet read_classification(const std::string& path, bool require_labels = true);
-ClassificationSet read_classification_tsv(const std::string& path, bool require_labels = true);
+/// numbered from the file's own label set. A file whose every label is −1 is a split without
+/// gold labels (Hugging Face's test splits), read as unlabelled, unless `minus_one_is_class`:
+/// read against a label set with −1 as a class (a classifier of {−1, +1}), where it is scored.
+ClassificationSet read_classification(const std::string& path, bool require_labels = true,
+                                      bool minus_one_is_class = false);
+ClassificationSet read_classification_tsv(const std::string& path, bool require_labels = true,
+                                          bool minus_one_is_class = false);
 /// Comma-separated values (RFC 4180 quoting, as pandas' and Hugging Face datasets' to_csv write)
 /// with the TSV's header rules; a record's line is the line it ends on.
-ClassificationSet read_classification_csv(const std::string& path, bool require_labels = true);
-ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels = true);
+ClassificationSet read_classification_csv(const std::string& path, bool require_labels = true,
+                                          bool minus_one_is_class = false);
+ClassificationSet read_classification_jsonl(const std::string& path, bool require_labels = true,
+                                            bool minus_one_is_class = false);
 
 /// The sorted label set of some examples (see above).
 std::vector<std::string> label_set(const std::vector<ClassificationExample>& examples);

@@ -304,7 +304,13 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
         if (classifier) set.labels = *config.data.labels;
         return set;
     }
-    data::ClassificationSet set = data::read_classification(path, /*require_labels=*/false);
+    // −1 is one of a signed classifier's classes ({−1, +1}): a file of its negatives alone is
+    // scored, not read as a split without gold labels.
+    const bool minus_one_is_class =
+        classifier && std::find(config.data.labels->begin(), config.data.labels->end(), "-1") !=
+                          config.data.labels->end();
+    data::ClassificationSet set =
+        data::read_classification(path, /*require_labels=*/false, minus_one_is_class);
     // As train refuses a validation file of the other kind: pairs framed as one text (or one
     // text as a pair) scored a checkpoint on inputs it never saw, with exit 0.
     if (classifier && config.data.pairs && set.pairs != *config.data.pairs)
@@ -437,7 +443,9 @@ ClassificationInputs classification_inputs(const RunConfig& config,
     r.train =
         classification_examples(train, *r.tokenizer, config.data.seq_len, config.data.pair_gap);
     if (config.data.valid && !config.data.valid->empty()) {
-        data::ClassificationSet valid = data::read_classification(*config.data.valid);
+        data::ClassificationSet valid = data::read_classification(
+            *config.data.valid, /*require_labels=*/true,
+            std::find(train.labels.begin(), train.labels.end(), "-1") != train.labels.end());
         if (valid.pairs != train.pairs)
             throw FormatError(valid.path + ": " + (valid.pairs ? "pairs" : "single sentences") +
                               " but the training file " + train.path + " has " +

@@ -316,6 +316,22 @@ private slots:
             QCOMPARE(unlabelled.examples[0].label_id, -1);
             QVERIFY(unlabelled.labels.empty());
         }
+        // Read against a label set with −1 as a class (a classifier trained on {−1, +1}), a file
+        // of its negatives alone is scored: 2 examples labelled -1 (eval said "scored 0").
+        for (const auto& [name, text] :
+             {std::pair{"neg.tsv", "sentence\tlabel\na\t-1\nb\t-1\n"},
+              std::pair{"neg.csv", "sentence,label\na,-1\nb,-1\n"},
+              std::pair{"neg.jsonl",
+                        "{\"sentence\": \"a\", \"label\": -1}\n{\"sentence\": \"b\", \"label\": "
+                        "-1}\n"}}) {
+            const auto t = file(name, text);
+            for (const bool require : {true, false}) {
+                const auto negatives = read_classification(t, require, /*minus_one_is_class=*/true);
+                QCOMPARE(negatives.examples.size(), std::size_t(2));
+                QCOMPARE(negatives.examples[1].label, std::string("-1"));
+                QCOMPARE(negatives.labels, (std::vector<std::string>{"-1"}));
+            }
+        }
         const auto classes =
             read_classification(file("classes.tsv", "sentence\tlabel\na\t-1\nb\t1\n"));
         QCOMPARE(classes.labels, (std::vector<std::string>{"-1", "1"}));
@@ -452,6 +468,20 @@ private slots:
         QVERIFY2(jsonl.find("stsb.jsonl:1: 'label' is 2.75, a real number") != std::string::npos &&
                      jsonl.find("regression target") != std::string::npos,
                  jsonl.c_str());
+        // GLUE's own STS-B dev.tsv: the gold value is a 'score' column, no label column. Read for
+        // prediction (eval, dump) it was taken as unlabelled and "scored 0" without a word.
+        const std::string glue = file("STS-B-dev.tsv",
+                                      "index\tgenre\tfilename\tyear\told_index\tsource1\t"
+                                      "source2\tsentence1\tsentence2\tscore\n"
+                                      "0\tmain-captions\tMSRvid\t2012test\t0000\tnone\tnone\t"
+                                      "A man with a hard hat is dancing.\tA man wearing a hard hat "
+                                      "is dancing.\t5.000\n");
+        for (const bool require : {true, false}) {
+            const std::string e = error_of([&] { read_classification(glue, require); });
+            QVERIFY2(e.find("STS-B-dev.tsv:1: ") != std::string::npos &&
+                         e.find("'score' column is a regression target") != std::string::npos,
+                     e.c_str());
+        }
         // Whole numbers written as reals are classes (pandas writes 1.0 for a float column), and
         // names that parse as numbers nowhere stay names.
         const auto whole =

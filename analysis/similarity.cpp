@@ -602,6 +602,17 @@ nlohmann::json matrix_json(const LayerMatrix& m) {
     return out;
 }
 
+// "layer 3 of A (FILE)" or "layers 1, 2 of A (FILE)": the layers `picked` (indices into `sources`)
+// of one dump, as a note names them.
+std::string layers_of_dump(const char* which, const std::vector<LayerSource>& sources,
+                           const std::vector<std::size_t>& picked) {
+    std::string layers;
+    for (const std::size_t k : picked)
+        layers += (layers.empty() ? "" : ", ") + str(sources[k].layer);
+    return std::string(picked.size() == 1 ? "layer " : "layers ") + layers + " of " + which + " (" +
+           sources.front().dump->path() + ")";
+}
+
 nlohmann::json gram_json(const GramStatistics& g) {
     return {{"observed", matrix_json(g.observed)}, {"null_mean", matrix_json(g.null_mean)},
             {"null_std", matrix_json(g.null_std)}, {"p_value", matrix_json(g.p_value)},
@@ -905,12 +916,9 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         for (const auto& [which, sources, constant] :
              {std::tuple{"A", &src_a, &constant_a}, std::tuple{"B", &src_b, &constant_b}}) {
             if (constant->empty()) continue;
-            std::string layers;
-            for (const std::size_t k : *constant)
-                layers += (layers.empty() ? "" : ", ") + str((*sources)[k].layer);
             const bool one = constant->size() == 1;
-            r.notes.push_back(std::string(one ? "layer " : "layers ") + layers + " of " + which +
-                              " (" + sources->front().dump->path() + ") " + (one ? "has" : "have") +
+            r.notes.push_back(layers_of_dump(which, *sources, *constant) + " " +
+                              (one ? "has" : "have") +
                               " no variance: " + (one ? "its " : "each one's ") + str(n_vectors) +
                               " sampled vectors are all equal, so " + (one ? "its" : "their") +
                               " scores are undefined (null)");
@@ -948,13 +956,8 @@ SimilarityResult representation_similarity(const DumpReader& a, const DumpReader
         for (const auto& [which, sources, layers_of] :
              {std::tuple{"A", &src_a, &no_bandwidth_a}, std::tuple{"B", &src_b, &no_bandwidth_b}}) {
             if (layers_of->empty()) continue;
-            std::string layers;
-            for (const std::size_t k : *layers_of)
-                layers += (layers.empty() ? "" : ", ") + str((*sources)[k].layer);
-            const bool one = layers_of->size() == 1;
-            r.notes.push_back("rbf_cka: " + std::string(one ? "layer " : "layers ") + layers +
-                              " of " + which + " (" + sources->front().dump->path() +
-                              "): more than half the pairs of the " + str(gn) +
+            r.notes.push_back("rbf_cka: " + layers_of_dump(which, *sources, *layers_of) +
+                              ": more than half the pairs of the " + str(gn) +
                               " Gram-sample vectors coincide, so the median squared distance "
                               "(the RBF bandwidth σ²) is 0 and RBF CKA is undefined (null)");
         }

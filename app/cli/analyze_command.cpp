@@ -373,13 +373,15 @@ Output run_analysis(const AnalyzeArgs& a) {
         o.mode = a.mode;
         o.normalise = a.normalise;
         o.head = a.head;
-        // An option given for what the layer does not hold is refused, not ignored.
+        // An option given for what the layer does not hold is refused, not ignored; its default
+        // written out (docs/analyses.md's example has [--mode sum] [--head -1]) asks for nothing
+        // the layer lacks.
         const bool attention = dump.attention_heads(o.layer) > 0;
-        if (attention && a.mode_given)
+        if (attention && a.mode_given && a.mode != "sum")
             throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
                               " holds attention probabilities: --mode applies to the mixing of an "
                               "SSM, Birdie or gMLP layer; --head chooses a head");
-        if (!attention && a.head_given)
+        if (!attention && a.head_given && a.head != -1)
             throw ConfigError(dump.path() + ": layer " + std::to_string(o.layer) +
                               " holds no attention heads: --head applies to a dump written with "
                               "--attention (bert, gated_att)");

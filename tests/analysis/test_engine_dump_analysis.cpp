@@ -290,6 +290,17 @@ private slots:
                            QString::number(layers.front()), "--mode", "softmax", "--out", bad});
         QCOMPARE(refused.exit_code, 2);
         QVERIFY(!QFileInfo::exists(bad));
+        // --head applies to attention dumps: a head is refused on an SSM layer, but the default
+        // written out (docs/analyses.md's example: [--head -1]) asks for nothing it lacks.
+        refused = run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
+                           QString::number(layers.front()), "--head", "0", "--out", bad});
+        QCOMPARE(refused.exit_code, 2);
+        QVERIFY2(refused.output.contains("holds no attention heads"), qPrintable(refused.output));
+        QVERIFY2(run_cli({"analyze", "implicit-attention", "--dump", after_dump(), "--layer",
+                          QString::number(layers.front()), "--mode", "sum", "--normalise", "raw",
+                          "--head", "-1", "--out", bad})
+                         .exit_code == 0,
+                 "--head -1 (the default, written out) on an SSM layer");
     }
 
     // A causal BiGS (model.causal: forward SSMs only, the H3-protocol induction experiment's

@@ -806,6 +806,10 @@ private slots:
                      "--layer", "1", "--mode", "gated", "--out", QString::fromStdString(ia)});
         QCOMPARE(view.exit_code, 2);
         QVERIFY2(view.err.contains("holds attention probabilities"), qPrintable(view.err));
+        // --mode sum is the default written out: it asks for nothing real attention lacks.
+        view = run_cli({"analyze", "implicit-attention", "--dump", QString::fromStdString(out),
+                        "--layer", "1", "--mode", "sum", "--out", QString::fromStdString(ia)});
+        QVERIFY2(view.exit_code == 0, qPrintable(view.err));
         view = run_cli({"analyze", "implicit-attention", "--dump", QString::fromStdString(out),
                         "--layer", "1", "--head", "0", "--out", QString::fromStdString(ia)});
         QVERIFY2(view.exit_code == 0, qPrintable(view.err));

@@ -81,6 +81,20 @@ void clear_chart(QChartView* view) {
 namespace {
 constexpr const char* kIntegerTicks = "routescopeIntegerTicks";
 
+/// The significant digits ("%.Ng") that tell apart ticks `step` apart on an axis reaching `m` in
+/// magnitude: the digit of the step's place and every one above it, 3 at least. A fixed "%.3g"
+/// wrote every tick of a gate histogram around 1e6 (steps of 0.2) as "1e+06".
+int significant_digits(double m, double step) {
+    if (!(m > 0) || !(step > 0) || !std::isfinite(m / step)) return 3;
+    const int digits =
+        std::clamp(static_cast<int>(std::ceil(std::log10(m / step) - 1e-9)) + 1, 3, 17);
+    // "%.Ng" writes a value of exponent N in scientific notation and one below it in full: one
+    // more digit keeps an axis across a power of ten in one notation ("99999950", "100000000",
+    // not "99999950", "1e+08").
+    const int exponent = static_cast<int>(std::floor(std::log10(m)));
+    return digits == exponent ? digits + 1 : digits;
+}
+
 void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     const auto ticks = nice_ticks(lo, hi, 5);
     if (ticks.size() < 2) return;
@@ -90,8 +104,10 @@ void set_round_ticks(QValueAxis* axis, double lo, double hi) {
     axis->setTickAnchor(0);
     axis->setTickInterval(step);
     // Steps far from 1 in scientific notation: "%.31f" wrote 1e-31 as 0.000…0001 across the page.
-    if (step < 1e-4 || std::max(std::abs(lo), std::abs(hi)) >= 1e6) {
-        axis->setLabelFormat(QStringLiteral("%.3g"));
+    // And as many significant digits as the step needs, whatever the range is set by (a view
+    // that sets it after fit_axes, a zoom): distinct ticks always read differently.
+    if (const double m = std::max(std::abs(lo), std::abs(hi)); step < 1e-4 || m >= 1e6) {
+        axis->setLabelFormat(QStringLiteral("%.%1g").arg(significant_digits(m, step)));
         return;
     }
     const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
@@ -393,9 +409,7 @@ void fit_axes(QChartView* view) {
                                 : (a->max() - a->min()) / std::max(1, a->tickCount() - 1);
         if (!(m > 0) || !(step > 0) || !std::isfinite(step)) continue;
         if (m < 1e-3 || m >= 1e6) {
-            const int digits =
-                std::clamp(static_cast<int>(std::ceil(std::log10(m / step) - 1e-9)) + 1, 3, 15);
-            a->setLabelFormat(QStringLiteral("%.%1g").arg(digits));
+            a->setLabelFormat(QStringLiteral("%.%1g").arg(significant_digits(m, step)));
         } else if (a->property(kIntegerTicks).toBool()) {
             continue;  // whole numbers (set_integer_ticks)
         } else {

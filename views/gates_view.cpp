@@ -106,6 +106,13 @@ QString gate_list(const analysis::GatesResult& r) {
 // The gate row and tokens of one example (a worker's job).
 GateTimeline read_timeline(const QString& path, int layer, const QString& gate, qint64 example) {
     const analysis::DumpReader dump(path.toStdString());
+    // An example the dump does not hold at all, said as the other views say it (Implicit
+    // Attention, Arrays): blaming example_index misled for dumps that have none.
+    if (example < 0 || example >= dump.examples())
+        throw routescope::ConfigError(path.toStdString() + ": example " + std::to_string(example) +
+                                      (dump.examples() > 0
+                                           ? " is outside 0.." + std::to_string(dump.examples() - 1)
+                                           : std::string(": the dump holds no examples")));
     const auto& rows = dump.example_of_row(layer);
     const auto it = std::find(rows.begin(), rows.end(), example);
     if (it == rows.end())

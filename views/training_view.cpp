@@ -459,6 +459,7 @@ void TrainingView::update_live() {
     if (mixtures_changed) redraw_mixtures();
     for (QChartView* c : {loss_, lr_, grad_, speed_})
         fit_axes(c);
+    note_empty_logs();
     show_devices();
 }
 
@@ -532,7 +533,31 @@ void TrainingView::redraw() {
     y_axis(speed_, tr("tokens / s"));
     for (QChartView* c : {loss_, lr_, grad_, speed_})
         fit_axes(c);
+    note_empty_logs();
     show_devices();
+}
+
+void TrainingView::note_empty_logs() {
+    // An empty log drew four empty charts (axes 0 to 1, the run in the legend) without a word; a
+    // run that has not logged yet is not an error (its records arrive live), so its charts stay
+    // and say why they are empty. Chart titles are HTML: names are escaped.
+    QStringList no_records, no_steps;
+    for (std::size_t i = 0; i < logs_.size() && i < drawn_.size(); ++i) {
+        if (!drawn_[i].shown || !logs_[i].steps.empty()) continue;
+        const QString name = QFileInfo(logs_[i].dir).fileName().toHtmlEscaped();
+        if (logs_[i].evals.empty())
+            no_records << tr("%1: log.jsonl has no records yet").arg(name);
+        else
+            no_steps << tr("%1: log.jsonl has no step records yet").arg(name);
+    }
+    const auto titled = [](const QString& title, const QStringList& notes) {
+        return notes.isEmpty() ? title : title + "<br>" + notes.join("<br>");
+    };
+    // The loss chart draws a run's held-out losses without steps; the others need steps.
+    loss_->chart()->setTitle(titled(tr("Loss"), no_records));
+    lr_->chart()->setTitle(titled(tr("Learning rate"), no_records + no_steps));
+    grad_->chart()->setTitle(titled(tr("Gradient norm"), no_records + no_steps));
+    speed_->chart()->setTitle(titled(tr("Tokens per second"), no_records + no_steps));
 }
 
 void TrainingView::redraw_mixtures() {

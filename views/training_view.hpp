@@ -132,6 +132,9 @@ private:
     /// (a resumed run), a series is missing (the first eval) or the x axis changed.
     void update_live();
     void redraw_mixtures();
+    /// Names, under each chart's title, the shown runs that chart has nothing of: a log with no
+    /// records yet (a run just started, or an empty log.jsonl), or with evaluations and no steps.
+    void note_empty_logs();
 };
 
 }  // namespace routescope::views

@@ -9,6 +9,9 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <cmath>
+
 #include "views/chart_panel.hpp"
 #include "views/display_name.hpp"
 #include "views/heatmap_widget.hpp"
@@ -40,6 +43,58 @@ double measure_of(const analysis::TransitionStats& s, const QString& measure) {
     if (measure == "l2") return s.l2;
     if (measure == "angle") return s.angle_degrees;
     return s.relative;
+}
+
+/// "1–3, 5": the layers, runs of consecutive ones as ranges.
+QString layer_ranges(const std::vector<int>& layers) {
+    QStringList parts;
+    for (std::size_t i = 0; i < layers.size();) {
+        std::size_t j = i;
+        while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1)
+            ++j;
+        parts << (j == i ? QString::number(layers[i])
+                         : QStringLiteral("%1–%2").arg(layers[i]).arg(layers[j]));
+        i = j + 1;
+    }
+    return parts.join(", ");
+}
+
+/// Why the measure has no value at some layers of one model, for the figure (an empty chart, or a
+/// curve with gaps, said nothing: the relative change and the angle of a zero layer are null,
+/// analysis/transitions.cpp); empty when every layer has one. The norm-0 case is the usual one;
+/// layers that share no stored example have no vector at all.
+QString undefined_note(const analysis::TransitionsResult& r, const QString& measure) {
+    if (measure != "relative" && measure != "angle") return {};  // the L2 change always has one
+    const QString what = measure == "angle" ? QObject::tr("the angle is undefined")
+                                            : QObject::tr("the relative change is undefined");
+    QStringList lines;
+    for (const bool zero : {true, false}) {
+        // Each vector kind's layers with no value; one line when the kinds agree.
+        std::vector<int> layers[2];
+        for (const auto& row : r.layers) {
+            const analysis::TransitionStats* kinds[2] = {&row.tokens, &row.sentences};
+            for (int k = 0; k < 2; ++k)
+                if (!std::isfinite(measure_of(*kinds[k], measure)) && (kinds[k]->count > 0) == zero)
+                    layers[k].push_back(row.layer);
+        }
+        const auto line = [&](const std::vector<int>& ls, const QString& vectors) {
+            if (ls.empty()) return;
+            const QString where = ls.size() == 1
+                                      ? QObject::tr("layer ℓ = %1").arg(ls.front())
+                                      : QObject::tr("layers ℓ = %1").arg(layer_ranges(ls));
+            lines << (zero ? QObject::tr("%1: every %2 vector has norm 0 in layer ℓ or ℓ − 1, so "
+                                         "%3 (not drawn)")
+                           : QObject::tr("%1: no %2 vector to compare, so %3 (not drawn)"))
+                         .arg(where, vectors, what);
+        };
+        if (layers[0] == layers[1]) {
+            line(layers[0], QObject::tr("token and sentence"));
+        } else {
+            line(layers[0], QObject::tr("token"));
+            line(layers[1], QObject::tr("sentence"));
+        }
+    }
+    return lines.join("; ");
 }
 
 }  // namespace
@@ -169,6 +224,8 @@ void TransitionsView::redraw() {
     if (positions) return draw_positions();
     clear_chart(chart_);
     const bool depth = settings_.x == "depth";
+    double x_lo = INFINITY, x_hi = -INFINITY;  // the layers, drawn or not
+    bool drawn = false;
     for (std::size_t d = 0; d < results_.size(); ++d) {
         const QString dump = settings_.dumps.value(static_cast<int>(d));
         const QString name = display_stem(dump);
@@ -178,6 +235,9 @@ void TransitionsView::redraw() {
             x.push_back(depth ? row.layer / n : row.layer);
             tok.push_back(measure_of(row.tokens, settings_.measure));
             sen.push_back(measure_of(row.sentences, settings_.measure));
+            x_lo = std::min(x_lo, x.back());
+            x_hi = std::max(x_hi, x.back());
+            drawn = drawn || std::isfinite(tok.back()) || std::isfinite(sen.back());
         }
         // The model's colour, sentences dashed (or, one layer, squares beside circles).
         add_marked_curve(chart_, tr("%1 tokens").arg(name), x, tok, dump, false);
@@ -189,8 +249,25 @@ void TransitionsView::redraw() {
     // relative depth after it (its fixed quarter steps).
     if (!depth) set_layer_ticks(x_axis(chart_), false);
     fit_axes(chart_);
+    // Nothing drawn (the measure undefined at every layer): the x axis still spans the layers the
+    // note names, not 0 to 1.
+    if (!drawn && x_lo <= x_hi)
+        x_axis(chart_)->setRange(x_lo < x_hi ? x_lo : x_lo - 0.5, x_lo < x_hi ? x_hi : x_hi + 0.5);
     if (depth) set_layer_ticks(x_axis(chart_), true);
-    chart_->chart()->setTitle(tr("Layer transitions: %1").arg(measure_box_->currentText()));
+    // Under the title (which the figure wraps and draws), a line per model whose measure is
+    // undefined somewhere; compared, named by the model (a legend of curves with no line
+    // otherwise said nothing).
+    QString title = tr("Layer transitions: %1").arg(measure_box_->currentText()).toHtmlEscaped();
+    for (std::size_t d = 0; d < results_.size(); ++d) {
+        const QString note = undefined_note(results_[d], settings_.measure);
+        if (note.isEmpty()) continue;
+        const QString line =
+            results_.size() > 1
+                ? tr("%1 — %2").arg(display_stem(settings_.dumps.value(static_cast<int>(d))), note)
+                : note;
+        title += "<br>" + line.toHtmlEscaped();
+    }
+    chart_->chart()->setTitle(title);
 }
 
 void TransitionsView::draw_positions() {

@@ -13,6 +13,7 @@
 
 #include "analysis/dump_reader.hpp"
 #include "engine/core/error.hpp"
+#include "engine/io/dump_writer.hpp"
 #include "view_test_support.hpp"
 #include "views/anisotropy_view.hpp"
 #include "views/array_browser_view.hpp"
@@ -39,6 +40,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSet>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -47,6 +49,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace routescope::views;
 
@@ -172,6 +175,47 @@ PdfPage exported_pdf(AnalysisView& view, const QString& pdf, const FigureExportO
                          .arg(page.size.width())
                          .arg(o.width_mm);
     return page;
+}
+
+/// A dump written by the project's own writer (engine/io/dump_writer.hpp): `examples` examples of
+/// 5 tokens, d = 3, hidden states of layers 0..n_layers all equal to `hidden`; with `gate`, BiGS
+/// gates u_f, u_b and v of layers 1..n_layers all equal to it. Empty when it cannot be written.
+QString uniform_dump(const QString& path, int examples, int n_layers, float hidden,
+                     std::optional<float> gate = std::nullopt) {
+    try {
+        routescope::DumpSpec spec;
+        spec.arch = gate ? "bigs" : "external";
+        spec.name = "uniform";
+        spec.n_layers = n_layers;
+        spec.d_model = 3;
+        spec.examples = examples;
+        spec.length = 5;
+        for (int l = 0; l <= n_layers; ++l)
+            spec.layers.push_back(l);
+        if (gate) {
+            spec.gates = {"u_f", "u_b", "v"};
+            spec.gate_channels = 3;
+        }
+        routescope::DumpWriter w(path.toStdString(), spec);
+        const std::vector<float> h(5 * 3, hidden), g(5 * 3, gate.value_or(0));
+        for (int s = 0; s < examples; ++s) {
+            routescope::ExampleRecord r;
+            r.tokens = {1, 2, 3, 4, 5};
+            r.length = 5;
+            w.write_example(s, r);
+            for (int l = 0; l <= n_layers; ++l) {
+                w.write_hidden(l, s, h.data());
+                if (gate && l > 0)
+                    for (const auto& name : spec.gates)
+                        w.write_gate(l, name, s, g.data());
+            }
+        }
+        w.finish();
+    } catch (const std::exception& e) {
+        qWarning("%s", e.what());
+        return {};
+    }
+    return path;
 }
 }  // namespace
 
@@ -414,6 +458,79 @@ private slots:
         QVERIFY(view.example_box()->count() > 0);
         QVERIFY(view_test::wait_for(&view));
         QVERIFY(view_test::screenshot(&view, "view_gates"));
+    }
+
+    // Probe Z7-01: the histogram of a gate whose values are all v, around 1e6 and beyond, labels
+    // its x ticks apart (decisions.md: tick labels get as many digits as the step needs to write
+    // each tick exactly and tell neighbours apart): every tick read "1e+06" (the view sets the
+    // gate's range after fitting the axes). The axis's label format is checked at the axis's own
+    // step and at the round step of a fifth of the range (1, 2 or 5 × 10^k, computed here): the
+    // figure thins a crowded axis to a coarser step and goes back to the finer one when there is
+    // room (chart_figure.cpp), so both must read. Each tick, a multiple of the step inside the
+    // range printed with the axis's format, reads back as its value, and no two read the same.
+    void gatesHistogramOfLargeGateValuesLabelsEachTickApart_data() {
+        QTest::addColumn<double>("v");
+        QTest::newRow("1e4") << 1e4;
+        QTest::newRow("1e6") << 1e6;
+        QTest::newRow("1e8") << 1e8;
+        QTest::newRow("1e10") << 1e10;
+        QTest::newRow("3.4e38") << 3.4e38;
+    }
+    void gatesHistogramOfLargeGateValuesLabelsEachTickApart() {
+        QFETCH(double, v);
+        const QString dump = uniform_dump(
+            QDir(dir_).filePath(QStringLiteral("gates_%1.dump.h5").arg(QTest::currentDataTag())), 4,
+            1, 1.0f, static_cast<float>(v));
+        QVERIFY(!dump.isEmpty());
+        GatesView view({dump, 1, "u_f", 0});
+        view.resize(1100, 700);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        auto* axis = qobject_cast<QValueAxis*>(
+            view.histogram_chart()->chart()->axes(Qt::Horizontal).front());
+        QVERIFY(axis);
+        // The range holds the gate's value (float32, as stored).
+        const double stored = static_cast<float>(v);
+        QVERIFY2(axis->min() < stored && stored < axis->max(),
+                 qPrintable(QStringLiteral("%1 .. %2").arg(axis->min()).arg(axis->max())));
+        const double raw = (axis->max() - axis->min()) / 5;
+        const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+        const double round = raw <= decade       ? decade
+                             : raw <= 2 * decade ? 2 * decade
+                             : raw <= 5 * decade ? 5 * decade
+                                                 : 10 * decade;
+        for (const double step : {axis->tickInterval(), round}) {
+            QStringList labels;
+            for (double k = std::ceil(axis->min() / step); k * step <= axis->max(); ++k) {
+                const double t = k * step;
+                const QString label =
+                    QString::asprintf(axis->labelFormat().toLatin1().constData(), t);
+                QVERIFY2(std::abs(label.toDouble() - t) <= 0.01 * step,
+                         qPrintable(axis->labelFormat() + ": " + label + " for " +
+                                    QString::number(t, 'g', 17)));
+                labels << label;
+            }
+            QVERIFY2(labels.size() == QSet<QString>(labels.begin(), labels.end()).size(),
+                     qPrintable(axis->labelFormat() + ": " + labels.join(' ')));
+            if (step == round) QVERIFY2(labels.size() >= 2, qPrintable(labels.join(' ')));
+        }
+    }
+
+    // Probe Z7-04: an example the dump does not hold is said as Implicit Attention and Arrays say
+    // it (its range), not blamed on an example_index the dump does not have.
+    void gatesExampleOutsideTheDumpNamesTheRange() {
+        const QString dump =
+            uniform_dump(QDir(dir_).filePath("gates_one_example.dump.h5"), 1, 2, 1.0f, 0.5f);
+        QVERIFY(!dump.isEmpty());
+        GatesView view({dump, 2, "u_f", 7});
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.error().contains(dump + ": example 7 is outside 0..0"),
+                 qPrintable(view.error()));
+        QVERIFY2(!view.error().contains("example_index"), qPrintable(view.error()));
     }
 
     void anisotropyViewOverlaysDumpsPerLayer() {
@@ -842,6 +959,54 @@ private slots:
                                         .arg(mm > 0 ? QString("%1 mm").arg(mm) : "zoomed")
                                         .arg(ticks.join(", "))));
         }
+    }
+
+    // Probe Z7-02: hidden states all zero have no relative change and no angle (analyses.md:
+    // vectors of norm 0 are left out of both; every one left out, the value is null). The figure
+    // says so instead of an empty chart; compared, the note names the model; the L2 change is
+    // defined and drawn without a note.
+    void transitionsOfAZeroDumpSayTheMeasureIsUndefined() {
+        const QString zero = uniform_dump(QDir(dir_).filePath("zero.dump.h5"), 4, 2, 0.0f);
+        QVERIFY(!zero.isEmpty());
+        TransitionsViewSettings s;
+        s.dumps = {zero};
+        TransitionsView view(s);
+        view.resize(900, 600);
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        QString title = chart_title(view.chart());
+        QVERIFY2(title.contains("layers ℓ = 1–2: every token and sentence vector has norm 0") &&
+                     title.contains("the relative change is undefined"),
+                 qPrintable(title));
+        // Nothing is drawn, and the x axis still spans the layers the note names.
+        QCOMPARE(lines(view.chart()).front()->count(), 0);
+        const auto* x =
+            qobject_cast<QValueAxis*>(view.chart()->chart()->axes(Qt::Horizontal).front());
+        QVERIFY(x && x->min() <= 1 && x->max() >= 2);
+        view.set_measure("angle");
+        title = chart_title(view.chart());
+        QVERIFY2(title.contains("norm 0") && title.contains("the angle is undefined"),
+                 qPrintable(title));
+        view.set_measure("l2");
+        title = chart_title(view.chart());
+        QVERIFY2(!title.contains("undefined"), qPrintable(title));
+        QCOMPARE(lines(view.chart()).front()->count(), 2);  // 0 at layers 1 and 2
+        // Compared with a model whose vectors are not zero: one line, naming the zero model.
+        TransitionsViewSettings c;
+        c.dumps = {dump_a_, zero};
+        TransitionsView compared(c);
+        compared.resize(900, 600);
+        compared.show();
+        compared.start();
+        QVERIFY(view_test::wait_for(&compared));
+        QVERIFY2(compared.has_result(), qPrintable(compared.error()));
+        title = chart_title(compared.chart());
+        QVERIFY2(title.contains(display_stem(zero).toHtmlEscaped() + " — layers ℓ = 1–2"),
+                 qPrintable(title));
+        QVERIFY2(!title.contains(display_stem(dump_a_).toHtmlEscaped()), qPrintable(title));
+        QCOMPARE(title.count("undefined"), 1);
     }
 
     void accuracyViewComparesTwoModelsAndListsABinsExamples() {

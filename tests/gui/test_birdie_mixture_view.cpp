@@ -250,6 +250,44 @@ private slots:
     // A record whose step is not a whole number from 0 up (a log edited or written by other
     // code) is skipped: step -5 was taken for a run resumed before step 0 and erased every step
     // record before it (session 32).
+    // Probe Z7-03: a run whose log.jsonl holds no records (a run just started, or an empty log)
+    // drew four empty charts without a word. Each chart names the run under its title; records
+    // that arrive live take the note away. A log of evaluations only draws its held-out loss:
+    // the other three charts say it has no step records.
+    void empty_log_is_said_on_each_chart() {
+        const QString dir = QDir(view_test::data_dir("test_birdie_mixture_view")).filePath("empty");
+        QDir(dir).removeRecursively();
+        QDir().mkpath(dir);
+        std::ofstream(QDir(dir).filePath("log.jsonl").toStdString()).close();
+        views::TrainingView view(views::TrainingViewSettings{{dir}, "step"});
+        view.show();
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        for (const char* metric : {"loss", "lr", "grad_norm", "tokens_per_s"}) {
+            const QString title = views::chart_title(view.chart(metric));
+            QVERIFY2(title.contains("empty: log.jsonl has no records yet"),
+                     qPrintable(QString(metric) + ": " + title));
+        }
+        view.append_record(dir, object(R"({"type":"eval","step":0,"loss":3.0})"));
+        view.draw_pending();
+        QVERIFY(!views::chart_title(view.chart("loss")).contains("log.jsonl"));
+        for (const char* metric : {"lr", "grad_norm", "tokens_per_s"}) {
+            const QString title = views::chart_title(view.chart(metric));
+            QVERIFY2(title.contains("empty: log.jsonl has no step records yet"),
+                     qPrintable(QString(metric) + ": " + title));
+        }
+        view.append_record(
+            dir,
+            object(
+                R"({"type":"step","step":1,"loss":5.0,"lr":0.001,"grad_norm":1.0,"tokens_per_s":10,"elapsed":0.1})"));
+        view.draw_pending();
+        for (const char* metric : {"loss", "lr", "grad_norm", "tokens_per_s"}) {
+            const QString title = views::chart_title(view.chart(metric));
+            QVERIFY2(!title.contains("log.jsonl"), qPrintable(QString(metric) + ": " + title));
+        }
+    }
+
     void records_of_no_step_are_skipped() {
         views::TrainingLog log;
         for (int s = 1; s <= 20; ++s)

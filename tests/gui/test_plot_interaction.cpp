@@ -809,6 +809,51 @@ private slots:
         QVERIFY2(labels.size() >= 2, qPrintable(labels.join(' ')));
         QCOMPARE(labels.removeDuplicates(), qsizetype(0));
     }
+
+    // Probe Z7-01: a range a view sets after fit_axes (the gates histogram's x axis, the gate's
+    // range) keeps labels that tell ticks apart: every tick of a histogram of gate values 1e6
+    // (range 1e6 ± 0.5, steps of 0.2) read "1e+06" ("%.3g" whenever |value| ≥ 1e6). The ranges are
+    // a value v ± max(0.5, v · 2^-20), the gates analysis's range of equal values; 1e4 was right.
+    // Each tick, as Qt Charts places dynamic ticks (multiples of the interval from the anchor),
+    // printed with the axis's format, must read back as the tick's value written by this test.
+    void tickLabelsStayDistinctWhenARangeIsSetAfterTheFit_data() {
+        QTest::addColumn<double>("v");
+        QTest::newRow("1e4") << 1e4;
+        QTest::newRow("1e6") << 1e6;
+        QTest::newRow("-1e7") << -1e7;
+        QTest::newRow("1e8") << 1e8;
+        QTest::newRow("1e10") << 1e10;
+        QTest::newRow("3.4e38") << 3.4e38;
+    }
+    void tickLabelsStayDistinctWhenARangeIsSetAfterTheFit() {
+        QFETCH(double, v);
+        std::unique_ptr<QChartView> view(make_chart_view("ticks", nullptr));
+        add_line(view.get(), "histogram", {v, v, v}, {0.0, 1.0, 0.0});
+        fit_axes(view.get());
+        const double half = std::max(0.5, std::abs(v) * std::ldexp(1.0, -20));
+        // And wider, as a print's 5% margins set it (chart_figure.cpp).
+        for (const double margin : {0.0, 0.1}) {
+            QValueAxis* axis = x_axis(view.get());
+            axis->setRange(v - half * (1 + margin), v + half * (1 + margin));
+            QCOMPARE(axis->tickType(), QValueAxis::TicksDynamic);
+            const double step = axis->tickInterval();
+            const double first = axis->tickAnchor() +
+                                 std::ceil((axis->min() - axis->tickAnchor()) / step - 1e-9) * step;
+            QStringList labels;
+            for (int i = 0; first + i * step <= axis->max() + 1e-9 * step; ++i) {
+                const double t = first + i * step;
+                const QString label =
+                    QString::asprintf(axis->labelFormat().toLatin1().constData(), t);
+                QVERIFY2(std::abs(label.toDouble() - t) <= 0.01 * step,
+                         qPrintable(axis->labelFormat() + ": " + label + " for " +
+                                    QString::number(t, 'g', 17)));
+                labels << label;
+            }
+            QVERIFY2(labels.size() >= 2, qPrintable(labels.join(' ')));
+            QVERIFY2(labels.size() == QSet<QString>(labels.begin(), labels.end()).size(),
+                     qPrintable(axis->labelFormat() + ": " + labels.join(' ')));
+        }
+    }
 };
 
 QTEST_MAIN(TestPlotInteraction)

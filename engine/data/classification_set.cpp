@@ -377,14 +377,9 @@ private:
                                                     : ""));
         }
         // GLUE's STS-B dev file read for prediction (eval, dump): its 'score' column is the gold
-        // value, a regression target, as a real-number 'label' is (refuse_regression_labels);
-        // read as an unlabelled file it was predicted with "scored 0" and nothing said.
-        if (col_label_ < 0 && column("score") >= 0)
-            throw FormatError(where(set_.path, n) +
-                              "its 'score' column is a regression target (STS-B's similarity "
-                              "score), which a classifier cannot score; Routescope fine-tunes "
-                              "classifiers only (to predict or dump the sentences alone, remove "
-                              "the 'score' column)");
+        // value, a regression target; a classifier's caller refuses it (run_inputs.cpp), as a
+        // real-number 'label' is refused. Read as an unlabelled file it was "scored 0" unsaid.
+        if (col_label_ < 0 && column("score") >= 0) set_.regression_column = "score";
         set_.pairs = col_b_ >= 0;
     }
 

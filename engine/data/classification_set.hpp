@@ -37,6 +37,9 @@ struct ClassificationSet {
     /// Rows left out because their gold_label is "-" (no annotator consensus: SNLI's convention,
     /// which every NLI loader drops).
     std::int64_t no_consensus = 0;
+    /// A table with a 'score' column and no label column (GLUE's STS-B): the column's name. Its
+    /// gold values are a regression target, which a classifier cannot score.
+    std::string regression_column;
 };
 
 enum class ClassificationFormat { tsv, csv, json_lines };

@@ -276,15 +276,21 @@ bool has_attr(const H5::H5Object& obj, const std::string& name) {
 }
 
 namespace {
-// A fixed-length string's padding: trailing NULs (NULLTERM, NULLPAD), or trailing spaces when the
-// type is SPACEPAD. Only the padding: a NUL inside the value is part of it ("routescope-dump\0junk"
-// is not the format's name), as h5py reads it.
+// A fixed-length string's value by its padding type. NULLPAD (h5py's np.bytes_): trailing NULs are
+// padding, and a NUL inside is part of the value ("routescope-dump\0junk" is not the format's
+// name), as h5py reads it. NULLTERM (H5Cpp's StrType(C_S1, n), C's char[n]): the value ends at its
+// first NUL, as HDF5's own conversion reads it; what follows is whatever the writer's buffer held.
+// SPACEPAD (Fortran's convention): trailing spaces are padding.
 void strip_padding(std::string& value, const H5::DataType& type) {
-    const char pad =
-        !H5Tis_variable_str(type.getId()) && H5Tget_strpad(type.getId()) == H5T_STR_SPACEPAD ? ' '
-                                                                                             : '\0';
-    while (!value.empty() && value.back() == pad)
-        value.pop_back();
+    const H5T_str_t pad =
+        H5Tis_variable_str(type.getId()) > 0 ? H5T_STR_NULLPAD : H5Tget_strpad(type.getId());
+    if (pad == H5T_STR_NULLTERM) {
+        if (const auto end = value.find('\0'); end != std::string::npos) value.resize(end);
+    } else {
+        const char c = pad == H5T_STR_SPACEPAD ? ' ' : '\0';
+        while (!value.empty() && value.back() == c)
+            value.pop_back();
+    }
     H5Eclear2(H5E_DEFAULT);
 }
 }  // namespace
@@ -300,6 +306,7 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
         // Through the C API: the C++ read into a std::string stops at the first NUL, so a value
         // with a NUL inside ("bigs\0junk") read as its first part and passed every check.
         const bool vlen = H5Tis_variable_str(type.getId()) > 0;
+        const H5::DataSpace space = attr.getSpace();  // before the copy below, which must be closed
         const hid_t memtype = H5Tcopy(vlen ? H5T_C_S1 : type.getId());
         if (memtype < 0) return std::nullopt;
         std::optional<std::string> value;
@@ -308,7 +315,6 @@ std::optional<std::string> read_string_attr(const H5::H5Object& obj, const std::
             H5Tset_size(memtype, H5T_VARIABLE);
             H5Tset_cset(memtype, H5Tget_cset(type.getId()));
             char* raw = nullptr;
-            const H5::DataSpace space = attr.getSpace();
             if (H5Aread(attr.getId(), memtype, &raw) >= 0) {
                 value = raw ? std::string(raw) : std::string();
                 H5Dvlen_reclaim(memtype, space.getId(), H5P_DEFAULT, &raw);

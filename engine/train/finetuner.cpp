@@ -93,7 +93,10 @@ void best_from_log(const std::string& log_path, const std::string& best_path, st
             !j["step"].is_number_integer())
             continue;
         const auto s = j["step"].get<std::int64_t>();
-        const std::string type = j.value("type", "");
+        // A hand-edited "type": 3 is no record type (value() would throw nlohmann's type_error,
+        // an internal error rather than a skipped line).
+        const std::string type =
+            j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
         if (type == "eval" && s <= step && j.contains("accuracy") && j["accuracy"].is_number()) {
             consider(j["accuracy"].get<double>(), s);
         } else if (type == "start" && s <= step && j.contains("best") && j["best"].is_object() &&

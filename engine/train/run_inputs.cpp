@@ -317,6 +317,15 @@ LabelledSet classification_file(const RunConfig& config, const data::Tokenizer& 
         throw FormatError(path + ": " + (set.pairs ? "sentence pairs" : "single sentences") +
                           ", but " + checkpoint_path + " was fine-tuned on " +
                           (*config.data.pairs ? "sentence pairs" : "single sentences"));
+    // GLUE's STS-B: its gold 'score' is a regression target. A classifier would predict classes
+    // for it and score nothing ("scored 0", said nowhere); another model's dump reads the texts.
+    if (classifier && !set.regression_column.empty())
+        throw FormatError(path + ": its '" + set.regression_column +
+                          "' column is a regression target (STS-B's similarity score), which " +
+                          checkpoint_path +
+                          ", a classifier, cannot score; Routescope fine-tunes classifiers only "
+                          "(to predict the sentences alone, remove the '" +
+                          set.regression_column + "' column)");
     if (classifier) number_with(set, *config.data.labels);
     // The gap the model was fine-tuned with (its data.pair_gap), so eval and dump frame the pairs
     // as training did.

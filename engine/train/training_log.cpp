@@ -48,8 +48,10 @@ void TrainingLog::open(const std::string& first) {
             // The "start" record of an earlier resume from this same step that saved nothing
             // (it failed, or was killed, before its next checkpoint) is superseded by this
             // resume's: kept, the log held two starts at one step.
-            if (j.value("type", "") == "start" &&
-                j["step"].get<std::int64_t>() == keep_through_step && j.value("resumed", false))
+            // (Compared as JSON: a hand-edited "resumed": "yes" is not true, and no type_error.)
+            if (j.contains("type") && j["type"] == "start" &&
+                j["step"].get<std::int64_t>() == keep_through_step && j.contains("resumed") &&
+                j["resumed"] == true)
                 continue;
             if (j["step"].get<std::int64_t>() <= keep_through_step) kept.push_back(line);
         }

@@ -309,6 +309,8 @@ private slots:
             QCOMPARE(r.model_name(), std::string("my\0hidden-part", 14));
             const analysis::DumpReader padded(file("nulpad_strings.dump.h5"));
             QCOMPARE(padded.arch(), std::string("bigs"));
+            const analysis::DumpReader terminated(file("nullterm_strings.dump.h5"));
+            QCOMPARE(terminated.arch(), std::string("bigs"));
         }
         {
             const std::string e = checkpoint_loader_error(file("param_checksum_mismatch.ckpt.h5"),

@@ -124,6 +124,32 @@ def main():
         assert not os.path.exists(log) or os.path.getsize(log) > 0, "an empty log.jsonl was left"
         r = t.run("train", "--config", config, "--out", out)
         assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+    # ---- a resume whose checkpoint save fails (RLIMIT_FSIZE 8 KB: the log's lines fit, the
+    # checkpoint does not) leaves a "start" record at the checkpoint's step; the next resume
+    # from that step replaces it rather than adding a second one.
+    def a_failed_resume_leaves_one_start_record():
+        run_dir = t.path("fsize-resume")
+        corpus = t.path("fsize-resume-corpus.txt")  # not builtin: its copy would not fit 8 KB
+        with open(corpus, "w") as f:
+            f.write("the cat sat on the mat\nthe dog ran\n" * 50)
+        config = t.config("fsize-resume.json", "{" + MODEL + ', "data": {"train": "' + corpus +
+                          '", "seq_len": 32}, "train": {"batch_size": 2, "steps": 10, '
+                          '"threads": 1}}')
+        r = t.run("train", "--config", config, "--out", run_dir, "--until", "2")
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+
+        def small_files():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+        for _ in range(2):
+            r = t.run("train", "--resume", run_dir, "--until", "3", preexec=small_files)
+            assert r.returncode == 3 and "model.ckpt.h5" in r.stderr, (r.returncode, r.stderr[-400:])
+        starts = [json.loads(line) for line in open(os.path.join(run_dir, "log.jsonl"))
+                  if '"start"' in line]
+        at_two = [s for s in starts if s.get("step") == 2]
+        assert len(at_two) == 1 and at_two[0].get("resumed") is True, starts
+    t.case("a resume that failed to save leaves one start record at its step",
+           a_failed_resume_leaves_one_start_record)
+
     t.case("a first log write that fails leaves no empty log.jsonl",
            a_first_log_write_that_fails_leaves_no_log)
 

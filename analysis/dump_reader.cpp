@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "analysis/hdf5_lock.hpp"
 #include "engine/core/error.hpp"
@@ -23,9 +24,22 @@ struct DumpReader::Impl {
     std::int64_t vocab_size = -1;  ///< V of /vocab, −1 without one
     struct stat opened {};         ///< the file as it was opened (check_unchanged)
     bool stated = false;
+    /// Compressed /layers/<l>/hidden datasets kept open with their chunk cache (hidden_tokens),
+    /// most recently used first, within kChunkCacheBudget bytes of cache together.
+    struct CachedSet {
+        std::string path;
+        H5::DataSet ds;
+        std::uint64_t bytes = 0;
+    };
+    std::vector<CachedSet> cached;
 };
 
 namespace {
+
+/// The chunk caches of one reader's compressed hidden datasets, together: the decompressed chunks
+/// of as many layers as fit stay between calls, so the streamed passes of similarity (a few hundred
+/// tokens a call, every layer in turn) decompress each chunk once per pass, not once per call.
+constexpr std::uint64_t kChunkCacheBudget = std::uint64_t{64} << 20;
 
 /// "cannot read rows 4..7 of /layers/1/hidden": a read that failed names its rows along the first
 /// axis, as validate does (a Fletcher-32 failure is a chunk's, and docs/formats/dump.md promises
@@ -84,6 +98,28 @@ void read_slab(const H5::DataSet& ds, const std::string& file, const std::string
                               "]; a dump's values must be finite (docs/formats/dump.md)");
         }
     }
+}
+
+/// Bytes of a read of `dims` values into float (a float16 dataset also takes its raw halves,
+/// read_slab), saturating: absurd extents must not wrap around to a small product.
+std::uint64_t float_read_bytes(const std::vector<hsize_t>& dims, bool half) {
+    const std::uint64_t per = sizeof(float) + (half ? sizeof(std::uint16_t) : 0);
+    std::uint64_t bytes = per;
+    for (hsize_t n : dims) {
+        if (n != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / n)
+            return std::numeric_limits<std::uint64_t>::max();
+        bytes *= n;
+    }
+    return bytes;
+}
+
+/// Every read whose size comes from the file is checked against the read limit before anything
+/// is allocated (docs/formats/dump.md: a read that would need more than a quarter of the
+/// machine's memory is refused with a message): a gzip "bomb" of a few KB can declare a
+/// /mixing/<l> or an example's attention of many GB.
+void require_read(const H5::DataSet& ds, const std::string& file, const std::string& what,
+                  const std::vector<hsize_t>& dims) {
+    h5::require_memory(file, what, float_read_bytes(dims, h5::is_binary16_le(ds.getDataType())));
 }
 
 // lengths, labels, predictions, an example_index: a read that fails (a filter this library lacks,
@@ -340,6 +376,8 @@ std::vector<std::int32_t> DumpReader::tokens(std::int64_t example) const {
     const hsize_t count[2] = {1, static_cast<hsize_t>(L_)};
     space.selectHyperslab(H5S_SELECT_SET, count, start);
     H5::DataSpace memory(1, &count[1]);
+    h5::require_memory(path_, "a row of /data/tokens (L = " + std::to_string(L_) + ")",
+                       float_read_bytes({count[1]}, false));  // int32: as many bytes as float
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
     try {
         ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
@@ -390,6 +428,8 @@ std::vector<std::int32_t> DumpReader::reset_mask(std::int64_t example) const {
     const hsize_t count[2] = {1, static_cast<hsize_t>(L_)};
     space.selectHyperslab(H5S_SELECT_SET, count, start);
     H5::DataSpace memory(1, &count[1]);
+    h5::require_memory(path_, "a row of /data/reset_mask (L = " + std::to_string(L_) + ")",
+                       float_read_bytes({count[1]}, false));  // int32: as many bytes as float
     std::vector<std::int32_t> out(static_cast<std::size_t>(L_));
     try {
         ds.read(out.data(), H5::PredType::NATIVE_INT32, memory, space);
@@ -431,11 +471,16 @@ RowMatrixF DumpReader::hidden_row(int index, std::int64_t row) const {
         throw ConfigError(path_ + ": row " + std::to_string(row) + " outside layer");
     const std::int64_t n =
         lengths_[static_cast<std::size_t>(example_index_.at(index)[static_cast<std::size_t>(row)])];
-    RowMatrixF out(n, d_);
     Hdf5Lock lock;
     const std::string path = "/layers/" + std::to_string(index) + "/hidden";
-    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0},
-              {1, static_cast<hsize_t>(n), static_cast<hsize_t>(d_)}, out.data());
+    const H5::DataSet ds = impl_->file.openDataSet(path);
+    const std::vector<hsize_t> count{1, static_cast<hsize_t>(n), static_cast<hsize_t>(d_)};
+    require_read(
+        ds, path_,
+        "a row of " + path + " (" + std::to_string(n) + " x " + std::to_string(d_) + " values)",
+        count);
+    RowMatrixF out(n, d_);
+    read_slab(ds, path_, path, {static_cast<hsize_t>(row), 0, 0}, count, out.data());
     check_unchanged();
     return out;
 }
@@ -449,14 +494,72 @@ RowMatrixF DumpReader::hidden_tokens(int index, const std::vector<TokenRef>& tok
         return tokens[a].row != tokens[b].row ? tokens[a].row < tokens[b].row
                                               : tokens[a].token < tokens[b].token;
     });
-    RowMatrixF out(static_cast<Eigen::Index>(tokens.size()), d_);
     const std::string path = "/layers/" + std::to_string(index) + "/hidden";
     Hdf5Lock lock;
-    // No chunk cache: HDF5 then reads just the d values of each token from an uncompressed chunk
-    // instead of the whole [1, L, d] chunk (compressed chunks are still read whole).
+    H5::DataSet ds = impl_->file.openDataSet(path);
+    require_read(ds, path_, std::to_string(tokens.size()) + " token vectors of " + path,
+                 {static_cast<hsize_t>(tokens.size()), static_cast<hsize_t>(d_)});
+    auto& cached = impl_->cached;
+    const auto hit = std::find_if(cached.begin(), cached.end(),
+                                  [&](const Impl::CachedSet& c) { return c.path == path; });
+    if (hit != cached.end()) std::rotate(cached.begin(), hit, hit + 1);  // most recent first
     H5::DSetAccPropList access;
-    access.setChunkCache(0, 0, 0.75);
-    H5::DataSet ds = impl_->file.openDataSet(path, access);
+    std::uint64_t cache_bytes = 0;
+    const H5::DSetCreatPropList create = ds.getCreatePlist();
+    if (create.getLayout() == H5D_CHUNKED && create.getNfilters() > 0) {
+        // A filtered (compressed) chunk is decompressed whole for any read from it: without a
+        // cache, every sampled token decompressed its [1, L, d] chunk again (minutes for a gzip
+        // dump that reads in seconds uncompressed). The tokens are read grouped by chunk, with a
+        // cache of the chunks one group spans (those across d), so each chunk is decompressed
+        // once per call (and, kept open within kChunkCacheBudget, once per pass). Bounded by the
+        // chunking, not by the number of tokens; a chunk larger than the read limit is refused,
+        // since HDF5 must hold it whole to read any value of it.
+        const auto shape = h5::shape_of(ds);
+        std::vector<hsize_t> chunk(shape.size());
+        create.getChunk(static_cast<int>(chunk.size()), chunk.data());
+        if (chunk.size() == 3 && chunk[0] > 0 && chunk[1] > 0 && chunk[2] > 0) {
+            std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+                const auto key = [&](const TokenRef& t) {
+                    return std::make_tuple(static_cast<hsize_t>(t.row) / chunk[0],
+                                           static_cast<hsize_t>(t.token) / chunk[1], t.row,
+                                           t.token);
+                };
+                return key(tokens[a]) < key(tokens[b]);
+            });
+            const std::size_t value = ds.getDataType().getSize();
+            const hsize_t across = (static_cast<hsize_t>(d_) + chunk[2] - 1) / chunk[2];
+            const std::uint64_t one =
+                float_read_bytes({chunk[0], chunk[1], chunk[2]}, false) / sizeof(float) * value;
+            h5::require_memory(path_, "a compressed chunk of " + path, one);
+            const std::uint64_t group = one > h5::read_memory_limit() / across ? one : one * across;
+            access.setChunkCache(10007, static_cast<std::size_t>(group), 0.75);
+            cache_bytes = group;
+        }
+    } else {
+        // No chunk cache: HDF5 then reads just the d values of each token from an uncompressed
+        // chunk instead of the whole [1, L, d] chunk.
+        access.setChunkCache(0, 0, 0.75);
+    }
+    if (hit != cached.end()) {
+        ds = cached.front().ds;
+    } else {
+        // Closed first: HDF5 shares one dataset object (and its chunk cache) among the handles
+        // of an open dataset, so reopening while the first handle lives would keep its cache.
+        ds.close();
+        ds = impl_->file.openDataSet(path, access);
+        if (cache_bytes > 0) {
+            cached.insert(cached.begin(), {path, ds, cache_bytes});
+            // The least recently used go first; the one just opened always stays.
+            std::uint64_t total = 0;
+            for (const auto& c : cached)
+                total += c.bytes;
+            while (cached.size() > 1 && total > kChunkCacheBudget) {
+                total -= cached.back().bytes;
+                cached.pop_back();
+            }
+        }
+    }
+    RowMatrixF out(static_cast<Eigen::Index>(tokens.size()), d_);
     for (std::size_t i : order) {
         const TokenRef& t = tokens[i];
         if (t.row < 0 || t.row >= info.rows || t.token < 0 || t.token >= L_)
@@ -475,9 +578,11 @@ RowMatrixF DumpReader::sentence_rows(int index, const std::vector<std::int64_t>&
     if (!info.has_sentence)
         throw ConfigError(path_ + ": layer " + std::to_string(index) +
                           " has no sentence vectors (only S-LSTM dumps record its sentence node)");
-    RowMatrixF out(static_cast<Eigen::Index>(rows.size()), d_);
     Hdf5Lock lock;
     H5::DataSet ds = impl_->file.openDataSet(path);
+    require_read(ds, path_, std::to_string(rows.size()) + " rows of " + path,
+                 {static_cast<hsize_t>(rows.size()), static_cast<hsize_t>(d_)});
+    RowMatrixF out(static_cast<Eigen::Index>(rows.size()), d_);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (rows[i] < 0 || rows[i] >= info.rows) throw ConfigError(path_ + ": row outside " + path);
         read_slab(ds, path_, path, {static_cast<hsize_t>(rows[i]), 0},
@@ -512,9 +617,11 @@ RowMatrixF DumpReader::gate_row(int index, const std::string& gate, std::int64_t
     const std::int64_t n = std::min<std::int64_t>(
         shape[1], lengths_[static_cast<std::size_t>(
                       example_index_.at(index).at(static_cast<std::size_t>(row)))]);
-    RowMatrixF out = RowMatrixF::Zero(shape[1], shape[2]);
     Hdf5Lock lock;
     const H5::DataSet ds = impl_->file.openDataSet(path);
+    require_read(ds, path_, "a row of " + path,
+                 {static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])});
+    RowMatrixF out = RowMatrixF::Zero(shape[1], shape[2]);
     const auto k = static_cast<hsize_t>(shape[2]);
     if (n > 0)
         read_slab(ds, path_, path, {static_cast<hsize_t>(row), 0, 0},
@@ -544,11 +651,16 @@ RowMatrixF DumpReader::attention_row(int index, std::int64_t row) const {
     if (heads == 0)
         throw ConfigError(path_ + ": layer " + std::to_string(index) +
                           " has no attention probabilities (dump --attention)");
-    RowMatrixF out(static_cast<Eigen::Index>(heads) * L_, L_);
     Hdf5Lock lock;
-    read_slab(impl_->file.openDataSet(path), path_, path, {static_cast<hsize_t>(row), 0, 0, 0},
-              {1, static_cast<hsize_t>(heads), static_cast<hsize_t>(L_), static_cast<hsize_t>(L_)},
-              out.data());
+    const H5::DataSet ds = impl_->file.openDataSet(path);
+    const std::vector<hsize_t> count{1, static_cast<hsize_t>(heads), static_cast<hsize_t>(L_),
+                                     static_cast<hsize_t>(L_)};
+    require_read(ds, path_,
+                 "one example's " + path + " (H = " + std::to_string(heads) +
+                     ", L = " + std::to_string(L_) + ")",
+                 count);
+    RowMatrixF out(static_cast<Eigen::Index>(heads) * L_, L_);
+    read_slab(ds, path_, path, {static_cast<hsize_t>(row), 0, 0, 0}, count, out.data());
     check_unchanged();
     return out;
 }
@@ -572,6 +684,7 @@ std::vector<float> DumpReader::kernel(int index, bool forward) const {
     const auto shape = h5::shape_of(ds);
     if (shape.empty() || shape[0] == 0)  // as validate says it (docs/formats/dump.md)
         throw FormatError(path_ + ": " + path + ": a kernel of no taps (at least one is needed)");
+    require_read(ds, path_, path, {shape[0]});
     std::vector<float> out(shape[0]);
     read_slab(ds, path_, path, {0}, {shape[0]}, out.data());
     return out;
@@ -668,6 +781,12 @@ RowMatrixF DumpReader::mixing(int index) const {
         throw ConfigError(path_ + ": the dump has no " + path);
     H5::DataSet ds = impl_->file.openDataSet(path);
     const auto shape = h5::shape_of(ds);
+    if (shape.size() != 2)  // as validate says it (docs/formats/dump.md)
+        throw FormatError(path_ + ": " + path + " has shape " + h5::shape_text(shape) +
+                          ", expected a square [n, n]");
+    require_read(ds, path_,
+                 path + " (" + std::to_string(shape[0]) + " x " + std::to_string(shape[1]) + ")",
+                 {shape[0], shape[1]});
     RowMatrixF out(static_cast<Eigen::Index>(shape[0]), static_cast<Eigen::Index>(shape[1]));
     read_slab(ds, path_, path, {0, 0}, {shape[0], shape[1]}, out.data());
     check_unchanged();

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 
 namespace routescope::analysis {
 
@@ -94,7 +96,31 @@ std::vector<double> as_double(const std::vector<float>& v) {
 }  // namespace
 
 namespace {
-/// The example's real tokens; ConfigError when it is out of range or empty.
+/// What each entry of the n × n result takes at the peak besides the working matrices: the
+/// result's matrix, its JSON values (the result's and the command's copy), its CSV rows (five
+/// cells each, two copies) and their text. Measured: a 314 MB peak for n = 1024 (mode sum).
+constexpr double kResultBytesPerEntry = 300;
+
+/// ConfigError naming the example's length and the memory its matrices need when that is more
+/// than the process may use (a 65,536-token example asked for 32 GB of doubles alone and ended
+/// in a bare bad_alloc, or, below the process's limit but above the machine's free memory, in
+/// the OOM killer). `working`: the n × n double matrices held beside the result.
+void require_matrix_memory(const DumpReader& dump, std::int64_t example, std::int64_t n,
+                           double working) {
+    const double entries = static_cast<double>(n) * static_cast<double>(n);
+    const double bytes = entries * (kResultBytesPerEntry + 8 * working);
+    if (const MemoryLimit limit = memory_limit(); limit.bytes > 0 && bytes > limit.bytes)
+        throw ConfigError(dump.path() + ": example " + std::to_string(example) + " has " +
+                          std::to_string(n) + " tokens: its " + std::to_string(n) + " × " +
+                          std::to_string(n) +
+                          " implicit attention matrix (with its JSON and CSV rows) would need "
+                          "about " +
+                          bytes_text(bytes) + ", more than " + limit.text() +
+                          ": choose a shorter example (--example)");
+}
+
+/// The example's real tokens; ConfigError when it is out of range or empty, or when its n × n
+/// matrix and two working matrices would not fit in memory (require_matrix_memory).
 std::int64_t example_length(const DumpReader& dump, std::int64_t example) {
     if (example < 0 || example >= dump.examples())
         throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is outside 0.." +
@@ -102,6 +128,7 @@ std::int64_t example_length(const DumpReader& dump, std::int64_t example) {
     const std::int64_t n = dump.lengths()[static_cast<std::size_t>(example)];
     if (n < 1)
         throw ConfigError(dump.path() + ": example " + std::to_string(example) + " is empty");
+    require_matrix_memory(dump, example, n, 2);
     return n;
 }
 
@@ -345,6 +372,12 @@ ImplicitAttentionResult implicit_attention(const DumpReader& dump,
         }
         return out;
     };
+    // Each direction holds one matrix per channel group, and modes other than gated their two
+    // means: checked before any is built.
+    const auto n_groups = std::max<Eigen::Index>(1, dump.kernel_groups(o.layer, true).rows());
+    require_matrix_memory(
+        dump, o.example, n,
+        static_cast<double>((causal ? 1 : 2) * n_groups) + (o.mode == "gated" ? 0.0 : 2.0));
     const auto gf = group_matrices(true), gb = group_matrices(false);
     // The mean over the channels (groups are of equal size): what modes forward, backward and sum
     // show (gated weighs each group by its own channels' inputs instead).

@@ -382,7 +382,11 @@ void check_parameter_memory(const RunConfig& c) {
     std::vector<Term> terms = {
         {double(m.vocab_size) * d,
          {{"model.vocab_size", double(m.vocab_size)}, {"model.d_model", d}}},
-        {L * d, {{"model.max_len", L}, {"model.d_model", d}}},
+        // The learned position table [max_len, d], only where the model has one (the rule of
+        // Embeddings::has_position_embeddings: gMLP and model.position_embeddings = false have
+        // none): a model without it and max_len = 2^31 − 1 was refused for 512 GiB it never uses.
+        {m.arch != "gmlp" && m.position_embeddings ? L * d : 0.0,
+         {{"model.max_len", L}, {"model.d_model", d}}},
         {layers * (4 * d * d + 16 * d), {{"model.n_layers", layers}, {"model.d_model", d * d}}},
         {layers * 8 * double(m.ssm.n_modes) * d,
          {{"model.n_layers", layers},

@@ -53,16 +53,14 @@ inline void generate_splits(TaskData& data, const TaskParams& p,
                                     4.0 * static_cast<double>(example.input.capacity() +
                                                               example.targets.capacity()) +
                                     96.0 * static_cast<double>(example.attributes.size());
-                if (const double ram = physical_memory_bytes();
-                    ram > 0 && static_cast<double>(sizes[s]) * each > ram)
-                    throw ConfigError("data.task_params." + std::string(kSplitNames[s]) +
-                                      ": task " + data.name + "'s " + std::to_string(sizes[s]) +
-                                      " examples need about " +
-                                      std::to_string(static_cast<long long>(
-                                          static_cast<double>(sizes[s]) * each / (1 << 20))) +
-                                      " MiB, more than this machine's " +
-                                      std::to_string(static_cast<long long>(ram / (1 << 20))) +
-                                      " MiB (the splits are held in memory)");
+                if (const MemoryLimit limit = memory_limit();
+                    limit.bytes > 0 && static_cast<double>(sizes[s]) * each > limit.bytes)
+                    throw ConfigError(
+                        "data.task_params." + std::string(kSplitNames[s]) + ": task " + data.name +
+                        "'s " + std::to_string(sizes[s]) + " examples need about " +
+                        std::to_string(static_cast<long long>(static_cast<double>(sizes[s]) * each /
+                                                              (1 << 20))) +
+                        " MiB, more than " + limit.text() + " (the splits are held in memory)");
                 splits[s]->reserve(static_cast<std::size_t>(sizes[s]));
             }
             splits[s]->push_back(std::move(example));

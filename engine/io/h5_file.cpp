@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/io/contained_validation.hpp"
 
 namespace routescope::h5 {
@@ -920,9 +921,12 @@ std::uint64_t read_memory_limit() {
         const unsigned long long mb = std::strtoull(env, &end, 10);
         if (end != env && mb > 0) return static_cast<std::uint64_t>(mb) << 20;
     }
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0) return std::uint64_t{4} << 30;
-    return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
+    // A quarter of the memory this process may use (the least of physical memory, ulimit -v,
+    // ulimit -d and the cgroup's limit: a quarter of the machine's 23 GB was more than a 4 GB
+    // ulimit -v allows, and the read ended in a bare bad_alloc).
+    const double available = memory_limit().bytes;
+    if (available <= 0) return std::uint64_t{4} << 30;
+    return static_cast<std::uint64_t>(available / 4);
 }
 
 void require_memory(const std::string& file, const std::string& what, std::uint64_t bytes) {
@@ -930,7 +934,10 @@ void require_memory(const std::string& file, const std::string& what, std::uint6
     if (bytes > limit)
         throw FormatError(file + ": " + what + " needs " + bytes_text(bytes) +
                           " of memory to read, more than the limit of " + bytes_text(limit) +
-                          " (a quarter of this machine's memory); refusing the file");
+                          (std::getenv("ROUTESCOPE_READ_LIMIT_MB")
+                               ? std::string(" (ROUTESCOPE_READ_LIMIT_MB)")
+                               : " (a quarter of " + memory_limit().text() + ")") +
+                          "; refusing the file");
 }
 
 std::vector<std::int64_t> read_ints(const H5::DataSet& ds) {

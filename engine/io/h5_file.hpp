@@ -98,8 +98,9 @@ std::uint64_t declared_bytes(const H5::DataSet& ds);
 /// values). Metadata only; never reads the data.
 std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size);
 
-/// The most bytes one in-memory read of untrusted data may take: a quarter of physical memory
-/// (ROUTESCOPE_READ_LIMIT_MB overrides it, for tests).
+/// The most bytes one in-memory read of untrusted data may take: a quarter of the memory this
+/// process may use (memory_limit(): physical memory, ulimit -v, ulimit -d, the cgroup's limit;
+/// ROUTESCOPE_READ_LIMIT_MB overrides it, for tests).
 std::uint64_t read_memory_limit();
 
 /// "1.5 GB".

@@ -85,11 +85,11 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     // Before any allocation: a lower bound of the batch's memory (eight int32 buffers per row
     // and one float32 vector of d per row and layer), which the planned arena below exceeds.
     const double rows = static_cast<double>(batch) * static_cast<double>(length);
-    if (const double ram = physical_memory_bytes();
-        device == Device::cpu && ram > 0 &&
-        rows * (32.0 + 4.0 * m.d_model * (m.n_layers + 1.0)) > ram)
-        throw ConfigError(batch_memory_message(batch, length) + " (more than this machine's " +
-                          mib(ram) + ")");
+    if (const MemoryLimit limit = memory_limit();
+        device == Device::cpu && limit.bytes > 0 &&
+        rows * (32.0 + 4.0 * m.d_model * (m.n_layers + 1.0)) > limit.bytes)
+        throw ConfigError(batch_memory_message(batch, length) + " (more than " + limit.text() +
+                          ")");
     pool_ = std::make_unique<ThreadPool>(threads);
     backend_ = make_backend(device, *pool_);
     Backend& be = *backend_;
@@ -98,16 +98,16 @@ Model::Model(const RunConfig& config, int batch, int length, int threads, Device
     // machine's memory before they are allocated. The configuration's estimate (config.cpp)
     // stops only at 64 GiB, and a vocabulary the tokenizer sets (a vocab.txt of 10^6 pieces) is
     // known only here: both ended in an allocation failure that named nothing.
-    if (const double ram = physical_memory_bytes(); device != Device::cuda && ram > 0) {
+    if (const MemoryLimit limit = memory_limit(); device != Device::cuda && limit.bytes > 0) {
         const double per = use == ModelUse::training ? 16.0 : 4.0;
         const double bytes = per * static_cast<double>(params_.size());
-        if (bytes > ram)
+        if (bytes > limit.bytes)
             throw ConfigError(
                 "model: its " + std::to_string(params_.size()) + " parameters need " + mib(bytes) +
                 (use == ModelUse::training
                      ? " (16 bytes each: the weights, their gradients and AdamW's two moments)"
                      : " (4 bytes each)") +
-                ", more than this machine's " + mib(ram) +
+                ", more than " + limit.text() +
                 "; lower model.d_model, model.n_layers, model.max_len or the vocabulary "
                 "(model.vocab_size = " +
                 std::to_string(m.vocab_size) + ", the tokenizer's when a tokenizer sets it)");
@@ -181,10 +181,10 @@ void Model::allocate_batch(Backend& be, ModelUse use) {
             records = std::max(records, plan.planned_ops());
         }
     }
-    if (const double ram = physical_memory_bytes();
-        be.device() == Device::cpu && ram > 0 && static_cast<double>(bytes) > ram)
+    if (const MemoryLimit limit = memory_limit();
+        be.device() == Device::cpu && limit.bytes > 0 && static_cast<double>(bytes) > limit.bytes)
         throw ConfigError(batch_memory_message(B_, L_) + " (its activations need about " +
-                          mib(static_cast<double>(bytes)) + ", this machine has " + mib(ram) + ")");
+                          mib(static_cast<double>(bytes)) + ", more than " + limit.text() + ")");
     arena_ = std::make_unique<Arena>(bytes, be);
     tape_.reserve(records);
 }

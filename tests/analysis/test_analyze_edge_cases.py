@@ -11,6 +11,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -525,6 +526,73 @@ def main():
         open(csv_out, "rb").read().decode("utf-8")
     t.case("a /vocab piece that is not UTF-8 is written with U+FFFD",
            vocab_piece_not_utf8_is_replaced)
+
+    # ---- implicit-attention builds the example's n × n matrix in doubles (docs/analyses.md): a
+    # valid 4 MB dump of one 65,536-token example asks for at least 8 · 65536² bytes = 32 GiB. It
+    # is refused before anything is allocated, exit 2 naming the example's length and the memory
+    # (it was "out of memory (std::bad_alloc)", exit 3, or the OOM killer below the limit). Run
+    # under a 4 GiB RLIMIT_AS so that a regression fails fast instead of swapping.
+    def long_example_implicit_attention_refused():
+        import resource
+        n, d = 65536, 8
+        p = t.path("long-example.dump.h5")
+        with h5py.File(p, "w") as f:
+            f.attrs.update(format="routescope-dump", format_version=1, producer="edge-cases",
+                           created="2026-01-01T00:00:00Z")
+            f.create_group("model").attrs.update(arch="bigs", name="long", n_layers=1,
+                                                 d_model=d)
+            f["data/tokens"] = np.full((1, n), 3, np.int32)
+            f["data/lengths"] = np.full(1, n, np.int32)
+            rng = np.random.default_rng(0)
+            for layer in (0, 1):
+                f.create_dataset(f"layers/{layer}/hidden",
+                                 data=rng.standard_normal((1, n, d)).astype(np.float32),
+                                 chunks=(1, 8192, d))
+            f["kernels/1/forward"] = (0.9 ** np.arange(n)).astype(np.float32)
+            f["kernels/1/backward"] = (0.9 ** np.arange(n)).astype(np.float32)
+        assert os.path.getsize(p) < 8 << 20, os.path.getsize(p)
+
+        def limited():
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY))
+        out = t.path("long-example.json")
+        r = t.run("analyze", "implicit-attention", "--dump", p, "--layer", "1", "--out", out,
+                  timeout=120, preexec=limited)
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "bad_alloc" not in r.stderr and "65536 tokens" in r.stderr, r.stderr[-400:]
+        assert "ulimit -v" in r.stderr, r.stderr[-400:]
+        size = re.search(r"would need about ([0-9.]+) (GiB|TiB)", r.stderr)
+        assert size, r.stderr[-400:]
+        need = float(size.group(1)) * (1 << (30 if size.group(2) == "GiB" else 40))
+        assert need >= 8 * n * n, (need, r.stderr[-400:])
+        assert not os.path.exists(out)
+    t.case("implicit-attention of a 65,536-token example is refused naming its length",
+           long_example_implicit_attention_refused)
+
+    # ---- docs/cli.md: kernels from a checkpoint take about 224 bytes per position and layer,
+    # refused beyond the memory the process may use (exit 2 naming --length). Under a 2 GiB
+    # RLIMIT_AS (ulimit -v) 16 layers of 2^20 positions need 224 · 2^20 · 16 bytes = 3.5 GiB:
+    # the limit is the process's, not the machine's (it ran into "out of memory
+    # (std::bad_alloc)", exit 3), and the message names it.
+    def kernels_beyond_the_process_limit():
+        import resource
+        run = t.path("k16-run")
+        cfg = t.config("k16.json", """{"model": {"arch": "bigs", "d_model": 16, "n_layers": 16,
+ "max_len": 16, "ssm": {"n_modes": 4}}, "data": {"train": "builtin:grammar", "seq_len": 16},
+ "train": {"steps": 0, "eval_batches": 1, "threads": 1}}""")
+        r = t.run("train", "--config", cfg, "--out", run)
+        assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+
+        def limited():
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, resource.RLIM_INFINITY))
+        out = t.path("k16.json.out")
+        r = t.run("analyze", "kernels", "--checkpoint", os.path.join(run, "model.ckpt.h5"),
+                  "--length", "1048576", "--out", out, timeout=120, preexec=limited)
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "--length 1048576" in r.stderr and "16 layer(s)" in r.stderr, r.stderr[-400:]
+        assert "the process's memory limit (ulimit -v) of 2 GiB" in r.stderr, r.stderr[-400:]
+        assert not os.path.exists(out)
+    t.case("analyze kernels beyond the process's ulimit -v is exit 2 naming the limit",
+           kernels_beyond_the_process_limit)
 
     # ---- control characters from a file's names (ESC sequences, BEL, a newline) are printed
     # as \xNN by inspect, validate and analyze's errors: a hostile dump neither drives the
@@ -1245,6 +1313,85 @@ def main():
             os.remove(out)
     t.case("analyze kernels --length: at most 2^20 and within memory, else exit 2 before any work",
            kernel_length_is_bounded)
+
+    # ---- docs/formats/dump.md: readers accept any filter HDF5 can decode, so a gzip dump gives
+    # the same similarity as the same dump uncompressed (its time printed). Each sampled token
+    # decompressed its whole [1, L, d] chunk again: 5000 vectors took ~20 s against 0.4 s (probe
+    # Z8, the default --max-vectors 100000 minutes).
+    def similarity_of_gzip_dump_reads_each_chunk_once():
+        import time
+        S, L, d = 100, 512, 256
+        own = np.random.default_rng(2702)
+        data = [own.standard_normal((S, L, d)).astype(np.float16) for _ in range(2)]
+        paths = {}
+        for name, comp in (("raw", None), ("gz", "gzip")):
+            p = paths[name] = t.path(f"simgz-{name}.dump.h5")
+            with h5py.File(p, "w") as f:
+                f.attrs.update(format="routescope-dump", format_version=1, producer="edge",
+                               created="2026-01-01T00:00:00Z")
+                f.create_group("model").attrs.update(arch="bigs", name="edge", n_layers=1,
+                                                     d_model=d)
+                f["data/tokens"] = np.full((S, L), 3, np.int32)
+                f["data/lengths"] = np.full(S, L, np.int32)
+                for layer in (0, 1):
+                    f.create_dataset(f"layers/{layer}/hidden", data=data[layer], chunks=(1, L, d),
+                                     compression=comp, compression_opts=1 if comp else None)
+        results, seconds = {}, {}
+        for name, p in paths.items():
+            out = t.path(f"simgz-{name}.json")
+            start = time.monotonic()
+            t.ok(t.run("analyze", "similarity", "--dump", p, "--dump", p, "--measures",
+                       "linear_cka", "--permutations", "0", "--bootstrap", "0", "--max-vectors",
+                       "5000", "--out", out, timeout=120))
+            seconds[name] = time.monotonic() - start
+            results[name] = json.load(open(out))["results"][0]
+        assert results["gz"]["measures"] == results["raw"]["measures"], (
+            results["gz"]["measures"], results["raw"]["measures"])
+        # Printed, not asserted (speed is a benchmark's to measure, not a unit test's): ~2 s
+        # against ~0.4 s here once each chunk is decompressed once, ~20 s before.
+        print(f"   similarity of 5000 vectors: gzip {seconds['gz']:.1f} s, "
+              f"uncompressed {seconds['raw']:.1f} s (not asserted)")
+    t.case("similarity of a gzip dump: the same result as uncompressed (time printed)",
+           similarity_of_gzip_dump_reads_each_chunk_once)
+
+    # ---- docs/formats/dump.md: "A read that would need more than a quarter of the machine's
+    # memory is refused with a message instead of being attempted" (ROUTESCOPE_READ_LIMIT_MB
+    # lowers the limit, docs/decisions.md). A /mixing/<l> and one example's attention were read
+    # whole without the check: a few KB of gzip can declare GBs (probe Z8).
+    def whole_array_reads_respect_the_read_limit():
+        env = dict(os.environ, ROUTESCOPE_READ_LIMIT_MB="1")
+        n, H, L = 1024, 4, 512  # 4 MiB each, compressed to a few KB
+
+        def header(f, arch, L, S=2):
+            f.attrs.update(format="routescope-dump", format_version=1, producer="edge",
+                           created="2026-01-01T00:00:00Z")
+            f.create_group("model").attrs.update(arch=arch, name="edge", n_layers=1, d_model=4)
+            f["data/tokens"] = np.ones((S, L), np.int32)
+            f["data/lengths"] = np.full(S, L, np.int32)
+            for layer in (0, 1):
+                f.create_dataset(f"layers/{layer}/hidden", data=(np.ones((S, L, 4)) * np.arange(4))
+                                 .astype(np.float32), chunks=(1, L, 4), compression="gzip")
+
+        mix = t.path("limit-mix.dump.h5")
+        with h5py.File(mix, "w") as f:
+            header(f, "gmlp", 8)
+            f.create_dataset("mixing/1", data=np.full((n, n), 1.0 / n, np.float32),
+                             chunks=(256, 256), compression="gzip")
+        att = t.path("limit-att.dump.h5")
+        with h5py.File(att, "w") as f:
+            header(f, "bert", L)
+            f.create_dataset("layers/1/attention", data=np.full((2, H, L, L), 1.0 / L, np.float32),
+                             chunks=(1, 1, L, L), compression="gzip")
+        for p, what in ((mix, "/mixing/1"), (att, "/layers/1/attention")):
+            out = p + ".json"
+            r = subprocess.run([t.cli, "analyze", "implicit-attention", "--dump", p, "--layer",
+                                "1", "--out", out], capture_output=True, text=True, timeout=120,
+                               env=env)
+            assert r.returncode == 2, (what, r.returncode, r.stderr)
+            assert p in r.stderr and what in r.stderr and "limit" in r.stderr, (what, r.stderr)
+            assert not os.path.exists(out), what
+    t.case("a /mixing matrix or an example's attention over the read limit is refused",
+           whole_array_reads_respect_the_read_limit)
 
     return t.finish()
 

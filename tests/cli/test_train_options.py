@@ -376,6 +376,33 @@ def main():
             assert not os.path.exists(out)
     t.case("dump --seed outside 0 … 2^63 − 1 is refused", dump_seed_in_range)
 
+    # ---- the memory pre-checks take the process's own limit (ulimit -v, RLIMIT_AS), not only
+    # the machine's memory: d_model 2048 with 8 layers is about 4.4·10^8 parameters, 16 bytes
+    # each for training (docs/config.md) ≈ 6.6 GiB, refused under a 2 GiB RLIMIT_AS before any
+    # allocation: exit 2 naming the model's parameters (it was a bare "out of memory
+    # (std::bad_alloc)", exit 3, or a refusal blaming the batch), no checkpoint written.
+    def training_beyond_the_process_limit():
+        def limited():
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, resource.RLIM_INFINITY))
+        out = t.path("big-under-limit")
+        r = t.run("train", "--config", grammar, "--out", out, "--set", "model.d_model=2048",
+                  "--set", "model.n_layers=8", "--set", "data.seq_len=16", "--set",
+                  "model.max_len=16", "--set", "train.steps=0", "--set", "train.eval_batches=1",
+                  timeout=120, preexec=limited)
+        assert r.returncode == 2, (r.returncode, r.stderr[-400:])
+        assert "bad_alloc" not in r.stderr and "train.batch_size" not in r.stderr, \
+            r.stderr[-400:]
+        need = re.search(r"model: its (\d+) parameters need (\d+) MiB", r.stderr)
+        assert need, r.stderr[-400:]
+        assert 16 * int(need.group(1)) > 2 << 30 and 3.5e8 < int(need.group(1)) < 5.5e8, \
+            r.stderr[-400:]
+        # The limit the check used is the process's 2 GiB, named as such, not the machine's.
+        assert "more than the process's memory limit (ulimit -v) of 2 GiB" in r.stderr, \
+            r.stderr[-400:]
+        assert not os.path.exists(os.path.join(out, "model.ckpt.h5"))
+    t.case("train beyond the process's ulimit -v is exit 2 naming the parameters",
+           training_beyond_the_process_limit)
+
     return t.finish()
 
 

@@ -1,5 +1,6 @@
-// The engine core: the deterministic thread pool, Philox4x32-10, the parameter store and the
-// activation arena.
+// The engine core: the deterministic thread pool, Philox4x32-10, the parameter store, the
+// activation arena, the configuration's parameter-memory estimate and the process's memory limit.
+#include <sys/resource.h>
 #include <QtTest>
 
 #include <atomic>
@@ -8,7 +9,9 @@
 #include <vector>
 
 #include "engine/core/arena.hpp"
+#include "engine/core/config.hpp"
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/core/param_store.hpp"
 #include "engine/core/philox.hpp"
 #include "engine/core/thread_pool.hpp"
@@ -151,6 +154,55 @@ private slots:
         } catch (const Error& e) {
             QVERIFY(QString(e.what()).contains("layers.2.attention.probs"));
         }
+    }
+
+    // docs/config.md: the parameters are estimated from model.* and refused above 64 GiB (16
+    // bytes each). The position table max_len × d_model exists only with
+    // model.position_embeddings (and never in gMLP): d_model = 16 and max_len = 2^31 − 1 is
+    // 16 · 16 · (2^31 − 1) bytes ≈ 512 GiB with the table, a few thousand parameters without it.
+    void parameterEstimateCountsThePositionTableOnlyWhenTheModelHasOne() {
+        nlohmann::json j = {{"model",
+                             {{"arch", "bigs"},
+                              {"d_model", 16},
+                              {"n_layers", 1},
+                              {"max_len", 2147483647},
+                              {"ssm", {{"n_modes", 4}}}}},
+                            {"data", {{"train", "builtin:grammar"}, {"seq_len", 16}}}};
+        try {
+            (void)RunConfig::from_json(j);
+            QFAIL("expected the position table of 2^31 − 1 rows to be refused");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString(e.what()).startsWith("model.max_len: the model would need about"),
+                     e.what());
+        }
+        j["model"]["position_embeddings"] = false;
+        const RunConfig c = RunConfig::from_json(j);
+        QCOMPARE(c.model.max_len, 2147483647);
+        QVERIFY(!c.model.position_embeddings);
+    }
+
+    // The memory pre-checks compare against what the process may use: a soft RLIMIT_AS below
+    // every other limit is the limit, said as `ulimit -v`.
+    void memoryLimitIsTheProcesssAddressSpaceLimit() {
+        const MemoryLimit before = memory_limit();
+        QVERIFY(before.bytes > 0);
+        struct rlimit saved {};
+        QCOMPARE(::getrlimit(RLIMIT_AS, &saved), 0);
+        const rlim_t lowered = static_cast<rlim_t>(before.bytes / 2) & ~rlim_t{(1 << 20) - 1};
+        if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < lowered)
+            QSKIP("the hard RLIMIT_AS is already lower");
+        struct rlimit low = saved;
+        low.rlim_cur = lowered;
+        QCOMPARE(::setrlimit(RLIMIT_AS, &low), 0);
+        const MemoryLimit under = memory_limit();
+        const double physical = physical_memory_bytes();
+        QCOMPARE(::setrlimit(RLIMIT_AS, &saved), 0);
+        QCOMPARE(under.bytes, static_cast<double>(lowered));
+        QCOMPARE(physical, static_cast<double>(lowered));
+        QVERIFY2(QString::fromStdString(under.text())
+                     .startsWith("the process's memory limit (ulimit -v) of "),
+                 under.text().c_str());
+        QCOMPARE(memory_limit().bytes, before.bytes);  // restored
     }
 };
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 namespace routescope {
 
@@ -91,7 +92,9 @@ inline double cgroup_limit_bytes(std::string& name) {
 
 /// The memory available to this process: the least of physical memory (sysconf), the soft
 /// RLIMIT_AS and RLIMIT_DATA when not infinite, and the cgroup's memory limit when it is a
-/// number. Read afresh at each call (a limit may change while the process runs).
+/// number. The rlimits are read afresh at each call (a limit may change while the process runs);
+/// the cgroup's, which takes a dozen file reads, once per process (reads check every row against
+/// it).
 inline MemoryLimit memory_limit() {
     MemoryLimit m;
     const auto consider = [&](double bytes, const std::string& what) {
@@ -108,9 +111,12 @@ inline MemoryLimit memory_limit() {
         consider(static_cast<double>(r.rlim_cur), "the process's memory limit (ulimit -v)");
     if (::getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
         consider(static_cast<double>(r.rlim_cur), "the process's data limit (ulimit -d)");
-    std::string file;
-    const double cgroup = memory_detail::cgroup_limit_bytes(file);
-    consider(cgroup, "the cgroup's memory limit (" + file + ")");
+    static const std::pair<double, std::string> cgroup = [] {
+        std::string file;
+        const double bytes = memory_detail::cgroup_limit_bytes(file);
+        return std::pair{bytes, "the cgroup's memory limit (" + file + ")"};
+    }();
+    consider(cgroup.first, cgroup.second);
     return m;
 }
 

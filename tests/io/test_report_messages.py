@@ -343,6 +343,67 @@ def main():
     t.case("eval --data: --split, an all-[UNK] file and --out without a classifier are exit 2",
            eval_data_refusals)
 
+    # ---- probe Z8: a published-layout BERT whose config.json declares 2^20 embedding rows beside
+    # a vocab.txt of 7 pieces: each missing row gets a placeholder piece, and 2^27 of them (a
+    # sparse weights file) ran into a bare bad_alloc after 9 GB. Held against the memory the
+    # process may use (here a 400 MB ulimit -v): exit 2 naming config.json, vocab_size and the
+    # limit, nothing written.
+    def placeholder_rows_beyond_memory_are_refused():
+        import json
+        import resource
+        import struct
+        rows, d = 1 << 20, 8
+        folder = t.path("many-rows")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump({"architectures": ["BertForMaskedLM"], "model_type": "bert",
+                       "vocab_size": rows, "hidden_size": d, "num_hidden_layers": 1,
+                       "num_attention_heads": 2, "intermediate_size": 4 * d,
+                       "max_position_embeddings": 16, "type_vocab_size": 2,
+                       "hidden_act": "gelu", "layer_norm_eps": 1e-12}, f)
+        with open(os.path.join(folder, "vocab.txt"), "w") as f:
+            f.write("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\nb\n")
+        shapes = {"bert.embeddings.word_embeddings.weight": [rows, d],
+                  "bert.embeddings.position_embeddings.weight": [16, d],
+                  "bert.embeddings.token_type_embeddings.weight": [2, d],
+                  "bert.embeddings.LayerNorm.weight": [d], "bert.embeddings.LayerNorm.bias": [d]}
+        q = "bert.encoder.layer.0."
+        for n in ("attention.self.query", "attention.self.key", "attention.self.value",
+                  "attention.output.dense"):
+            shapes[q + n + ".weight"], shapes[q + n + ".bias"] = [d, d], [d]
+        for n in ("attention.output.LayerNorm", "output.LayerNorm"):
+            shapes[q + n + ".weight"], shapes[q + n + ".bias"] = [d], [d]
+        shapes[q + "intermediate.dense.weight"] = [4 * d, d]
+        shapes[q + "intermediate.dense.bias"] = [4 * d]
+        shapes[q + "output.dense.weight"], shapes[q + "output.dense.bias"] = [d, 4 * d], [d]
+        shapes["cls.predictions.transform.dense.weight"] = [d, d]
+        for n in ("dense.bias", "LayerNorm.weight", "LayerNorm.bias"):
+            shapes["cls.predictions.transform." + n] = [d]
+        shapes["cls.predictions.bias"] = [rows]
+        header, blobs, offset = {}, [], 0
+        rng = np.random.default_rng(20)
+        for name, shape in shapes.items():
+            data = (0.02 * rng.standard_normal(shape)).astype("<f4").tobytes()
+            header[name] = {"dtype": "F32", "shape": shape,
+                            "data_offsets": [offset, offset + len(data)]}
+            offset += len(data)
+            blobs.append(data)
+        text = json.dumps(header).encode()
+        text += b" " * ((8 - len(text) % 8) % 8)
+        with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+        out = t.path("many-rows.ckpt.h5")
+
+        def limited():
+            resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20))
+        r = t.run("import", folder, "--out", out, preexec=limited)
+        assert r.returncode == 2, (r.returncode, r.stderr[-600:])
+        assert "config.json: vocab_size 1048576" in r.stderr and "placeholder" in r.stderr and \
+            "ulimit -v" in r.stderr and "bad_alloc" not in r.stderr, r.stderr[-600:]
+        assert not os.path.exists(out)
+    t.case("an import whose vocab_size far exceeds its vocabulary's pieces is refused by memory",
+           placeholder_rows_beyond_memory_are_refused)
+
     return t.finish()
 
 

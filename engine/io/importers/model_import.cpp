@@ -19,6 +19,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
+#include "engine/core/memory.hpp"
 #include "engine/data/utf8.hpp"
 #include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/h5_file.hpp"
@@ -1619,6 +1620,18 @@ ImportedModel import_model(const ImportSource& source, const std::string& arch) 
     // row (it refused the mismatch with a message naming its own temporary file). After the
     // shapes are checked: a vocab_size of 10^8 is refused there, not padded to.
     if (const std::int32_t pieces = tokenizer.vocab_size(); pieces < out.config.model.vocab_size) {
+        // Each placeholder is a line of the checkpoint's vocabulary text and then an entry of the
+        // tokenizer built from it (~100 bytes with the map's node): a vocab_size of 2^27 beside
+        // 30 pieces (a sparse 4 GB weights file) ran into a bare bad_alloc after 9 GB.
+        const double rows = static_cast<double>(out.config.model.vocab_size) - pieces;
+        if (const MemoryLimit limit = memory_limit();
+            limit.bytes > 0 && rows * 128.0 > limit.bytes / 4)
+            throw FormatError(
+                source.config + ": vocab_size " + std::to_string(out.config.model.vocab_size) +
+                " is " + std::to_string(static_cast<long long>(rows)) + " rows more than the " +
+                std::to_string(pieces) + " pieces of " + source.vocab +
+                "; their placeholder pieces would need more than a quarter of " + limit.text() +
+                ": give the model's own vocabulary");
         auto& text = out.tokenizer.model;
         if (!text.empty() && text.back() != '\n') text.push_back('\n');
         for (std::int32_t id = pieces; id < out.config.model.vocab_size; ++id) {

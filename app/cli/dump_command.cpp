@@ -373,14 +373,7 @@ int run_dump(const DumpArgs& a) {
     try {
         if (!a.task.empty() && !a.data.empty())
             throw ConfigError("--task and --data exclude each other");
-        // --split chooses a task's split: a value that names none, or a --split beside a file,
-        // was ignored without a word (the file dumped whole).
-        if (a.split_given) (void)train::split_index(a.split, "--split");
-        if (a.split_given && !a.data.empty())
-            throw ConfigError("--split " + a.split +
-                              ": it chooses a built-in task's split (--task, or the checkpoint's "
-                              "own task); --data " +
-                              a.data + " is dumped whole");
+        train::check_split_option(a.split_given, a.split, a.data, "dumped whole");
         // data.task_params.seed's range (docs/config.md), as train --set and eval --task-set
         // check it: -1 was read as 2^64 − 1, a split eval cannot regenerate.
         if (a.seed &&

@@ -341,14 +341,7 @@ int run_eval(const EvalArgs& a) {
     if (!a.task.empty() && !a.data.empty())
         throw ConfigError("--task and --data exclude each other: --task " + a.task +
                           " scores a built-in task's split, --data " + a.data + " a file");
-    // --split chooses a task's split: beside --data (a classification file or a corpus, either
-    // scored whole) it did nothing, and a value that names no split was ignored with it.
-    if (a.split_given) (void)train::split_index(a.split, "--split");
-    if (a.split_given && !a.data.empty())
-        throw ConfigError("--split " + a.split +
-                          ": it chooses a built-in task's split (--task, or the checkpoint's own "
-                          "task); --data " +
-                          a.data + " is scored whole");
+    train::check_split_option(a.split_given, a.split, a.data, "scored whole");
     if (!a.task_sets.empty() && !a.data.empty())
         throw ConfigError("--task-set " + a.task_sets.front() +
                           ": it changes a built-in task's parameters (--task, or the "

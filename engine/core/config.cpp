@@ -347,18 +347,6 @@ std::string number_text(double v) {
     return std::string(buf, r.ptr);
 }
 
-std::string bytes_text(double bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 6) {
-        bytes /= 1024;
-        ++u;
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
-    return buf;
-}
-
 namespace {
 
 // A generous estimate of the parameter count from the configuration alone (no allocation): the

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/memory.hpp"  // bytes_text, which configuration messages use
+
 namespace routescope {
 
 struct SsmConfig {
@@ -201,8 +203,6 @@ struct RunConfig {
     void check() const;
 };
 
-/// A size in bytes as messages write it: "7.64 TiB" (three significant digits, binary units).
-std::string bytes_text(double bytes);
 /// A number as messages write it: its shortest round-trip form ("1e-320", "0.9999999999999999",
 /// "inf"), never std::to_string's six fixed decimals ("0.000000" for 1e-320, 300 digits for 1e300).
 std::string number_text(double v);

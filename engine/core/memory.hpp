@@ -14,6 +14,19 @@
 
 namespace routescope {
 
+/// A size in bytes as messages write it: "7.64 TiB" (three significant digits, binary units).
+inline std::string bytes_text(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 6) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g %s", bytes, units[u]);
+    return buf;
+}
+
 /// The tightest of the limits on this process's memory, and which limit that is.
 struct MemoryLimit {
     double bytes = 0;  ///< 0: unknown (no limit found, not even the physical memory)
@@ -22,18 +35,7 @@ struct MemoryLimit {
     /// memory.limit_in_bytes).
     std::string what;
     /// "the process's memory limit (ulimit -v) of 3.81 GiB" (binary units, three digits).
-    std::string text() const {
-        const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = bytes;
-        int u = 0;
-        while (v >= 1024 && u < 6) {
-            v /= 1024;
-            ++u;
-        }
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.3g %s", v, units[u]);
-        return what + " of " + buf;
-    }
+    std::string text() const { return what + " of " + bytes_text(bytes); }
 };
 
 namespace memory_detail {

@@ -200,4 +200,15 @@ int split_index(const std::string& name, const std::string& what) {
     throw ConfigError(what + ": '" + name + "' is not one of train, valid, test");
 }
 
+void check_split_option(bool given, const std::string& split, const std::string& data,
+                        const std::string& whole) {
+    if (!given) return;
+    (void)split_index(split, "--split");
+    if (!data.empty())
+        throw ConfigError("--split " + split +
+                          ": it chooses a built-in task's split (--task, or the checkpoint's own "
+                          "task); --data " +
+                          data + " is " + whole);
+}
+
 }  // namespace routescope::train

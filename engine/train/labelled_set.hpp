@@ -81,4 +81,10 @@ data::TaskParams task_params(const TaskParamsConfig& config);
 /// "train" → 0, "valid" → 1, "test" → 2; ConfigError naming `what` otherwise.
 int split_index(const std::string& name, const std::string& what);
 
+/// dump's and eval's --split (given: `given`) beside --data `data`: a value that names no split, or
+/// any --split beside a file (read whole: `whole`, "dumped whole"), is a ConfigError naming it
+/// (both were ignored without a word).
+void check_split_option(bool given, const std::string& split, const std::string& data,
+                        const std::string& whole);
+
 }  // namespace routescope::train

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "analysis/comparison.hpp"
 #include "views/axis_ticks.hpp"
@@ -391,10 +392,21 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
                                 fm.height()),
                          Qt::AlignRight | Qt::AlignVCenter, text);
     }
-    double widest = fm.horizontalAdvance(QStringLiteral("0000"));
+    // The step between labelled columns follows the usual label's width (the 90th percentile of
+    // up to 65 of them), not the widest: one long token among short ones thinned the labels of a
+    // whole row of tokens to a few. A label that would touch the one drawn before it is left out
+    // (its tick stays; hovering names the cell), so a long token never lies on its neighbours.
+    std::vector<double> widths;
     for (int c = 0; c < data_.columns; c += std::max(1, data_.columns / 64))
-        widest = std::max(widest, fm.horizontalAdvance(column_label(c)));
-    const int max_column_ticks = std::max(1, static_cast<int>(plot.width() / (widest + 12)));
+        widths.push_back(fm.horizontalAdvance(column_label(c)));
+    double usual = fm.horizontalAdvance(QStringLiteral("0000"));
+    if (!widths.empty()) {
+        const auto at = widths.begin() + static_cast<std::ptrdiff_t>((widths.size() - 1) * 9 / 10);
+        std::nth_element(widths.begin(), at, widths.end());
+        usual = std::max(usual, *at);
+    }
+    constexpr double kLabelGap = 12;
+    const int max_column_ticks = std::max(1, static_cast<int>(plot.width() / (usual + kLabelGap)));
     int column_step =
         std::max(1, static_cast<int>(std::ceil(static_cast<double>(n_columns) / max_column_ticks)));
     // Round the step to 1/2/5 × 10^k so that the ticks land on readable positions.
@@ -404,13 +416,18 @@ void HeatmapWidget::paint(QPainter& painter, const QRect& target) const {
     }
     const int phase = data_.marked_column >= 0 ? data_.marked_column % column_step : 0;
     const int first_column = c0 + ((phase - c0) % column_step + column_step) % column_step;
+    double last_right = -std::numeric_limits<double>::infinity();
     for (int c = first_column; c < c0 + n_columns; c += column_step) {
         const double x = plot.left() + (c - c0 + 0.5) * cw;
         axes.moveTo(x, plot.bottom() + 1);
         axes.lineTo(x, plot.bottom() + 1 + kTickLength);
+        const QString label = column_label(c);
+        const double half = fm.horizontalAdvance(label) / 2;
+        if (x - half < last_right + kLabelGap / 2) continue;
         painter.drawText(
-            QRectF(x - widest, plot.bottom() + kTickLength + 2, 2 * widest, fm.height()),
-            Qt::AlignHCenter | Qt::AlignTop, column_label(c));
+            QRectF(x - half - 1, plot.bottom() + kTickLength + 2, 2 * half + 2, fm.height()),
+            Qt::AlignHCenter | Qt::AlignTop, label);
+        last_right = x + half;
     }
     painter.setBrush(Qt::NoBrush);
     painter.drawPath(axes);

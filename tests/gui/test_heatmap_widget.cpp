@@ -140,6 +140,45 @@ private slots:
                  qPrintable(figure_layout_problems(layout).join("\n")));
     }
 
+    // One long token among 48 short ones as column labels (an Attention figure of a sentence with
+    // a compound) spaced every label by the long one's width: at 89 mm one or two of the 48
+    // columns had a label. The step now follows the usual label, a label that would touch the one
+    // before it is left out, and no two labels overlap.
+    void oneLongColumnLabelDoesNotThinOutTheOthers() {
+        HeatmapData d = ramp(4, 48);
+        for (int r = 0; r < 4; ++r)
+            d.row_labels << QString("r%1").arg(r);
+        for (int c = 0; c < 48; ++c)
+            d.column_labels << QString("c%1").arg(c);
+        d.column_labels[10] = "Donaudampfschifffahrtsgesellschaft";
+        HeatmapWidget w;
+        QFont f = w.font();
+        f.setPixelSize(32);  // 8 pt in an 89 mm print laid out at 3 × its size
+        w.setFont(f);
+        w.set_data(d);
+        const QRect target(0, 0, 1009, 626);
+        const FigureLayout layout =
+            record_figure_layout(QSizeF(target.size()), [&](QPainter& p) { w.paint(p, target); });
+        QVERIFY(!layout.plot_areas.empty());
+        const QRectF plot = layout.plot_areas.front();
+        QList<QRectF> labels;
+        for (const FigureText& t : layout.texts)
+            if (d.column_labels.contains(t.text) && t.box.top() >= plot.bottom() - 1)
+                labels << t.box;
+        // "c47" is about 1.7 em wide: at least one label per 6 em of the plot's width.
+        const int expected = static_cast<int>(plot.width() / (6 * 32));
+        QVERIFY2(labels.size() >= expected,
+                 qPrintable(QString("%1 column labels over %2 px, expected %3 or more")
+                                .arg(labels.size())
+                                .arg(plot.width())
+                                .arg(expected)));
+        for (int i = 0; i < labels.size(); ++i)
+            for (int j = i + 1; j < labels.size(); ++j)
+                QVERIFY2(!labels[i].intersects(labels[j]), "two column labels overlap");
+        QVERIFY2(figure_layout_problems(layout).isEmpty(),
+                 qPrintable(figure_layout_problems(layout).join("\n")));
+    }
+
     // A title over several lines in a narrow panel left the cells no room, and the panel drew
     // "No data" while its data existed (an export exited 0 with it). A print gives the panel the
     // height that keeps its cells a quarter of its width high (docs/user-guide.md, "Print

@@ -222,6 +222,185 @@ def torch_save_bytes(tensors, legacy=False, protocol=2):
     return buf.getvalue()
 
 
+# ---------------------------------------------------------------- torch.save's formats, by hand
+# For what torch.save cannot be made to write: Python 2.7's pickles (torch <= 1.4), storages
+# declared twice, deflated storages. The layouts are torch/serialization.py's (_legacy_save; the
+# zip's <prefix>/data.pkl and <prefix>/data/<key>); torch.load reads every file written here.
+
+STORAGE_TYPES = {torch.float32: "FloatStorage", torch.float16: "HalfStorage",
+                 torch.bfloat16: "BFloat16Storage", torch.float64: "DoubleStorage",
+                 torch.int64: "LongStorage"}
+
+
+class HandStorage:
+    """A storage a hand-written pickle declares: its key, torch.<typ> and element count."""
+
+    def __init__(self, key, typ, numel):
+        self.key, self.typ, self.numel = key, typ, numel
+
+
+class HandTensor:
+    """torch._utils._rebuild_tensor_v2(storage, offset, size, stride, False, OrderedDict())."""
+
+    def __init__(self, storage, offset, size, stride):
+        self.args = (storage, offset, tuple(size), tuple(stride), False, collections.OrderedDict())
+
+    def __reduce__(self):
+        return (torch._utils._rebuild_tensor_v2, self.args)
+
+
+def storage_bytes(st):
+    """A TypedStorage's raw little-endian bytes."""
+    return torch.tensor([], dtype=st.dtype).set_(st).view(torch.uint8).numpy().tobytes()
+
+
+class Py2Pickler(pickle._Pickler):
+    """Protocol-2 pickles as Python 2.7's pickler writes them: str as SHORT_BINSTRING or
+    BINSTRING ('U', 'T'), OrderedDict reduced by 2.7's OrderedDict.__reduce__ to
+    (OrderedDict, ([[key, value], ...],)) plus its __dict__ ({'_metadata': ...}) as BUILD state.
+    Storages (torch's or HandStorage) become torch.save's persistent ids, collected in storages."""
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, f, storages, py2=True, legacy=True):
+        super().__init__(f, protocol=2)
+        self.storages, self.py2, self.legacy = storages, py2, legacy
+
+    def save_str(self, obj):
+        if not self.py2:
+            return pickle._Pickler.save_str(self, obj)
+        b = obj.encode("utf-8")
+        self.write((b"U" + bytes([len(b)])) if len(b) < 256 else (b"T" + struct.pack("<i", len(b))))
+        self.write(b)
+        self.memoize(obj)
+    dispatch[str] = save_str
+
+    def reducer_override(self, obj):
+        if self.py2 and type(obj) is collections.OrderedDict:
+            items = [[k, obj[k]] for k in obj]
+            if hasattr(obj, "_metadata"):
+                return (collections.OrderedDict, (items,), {"_metadata": obj._metadata})
+            return (collections.OrderedDict, (items,))
+        return NotImplemented
+
+    def persistent_id(self, obj):
+        if isinstance(obj, torch.storage.TypedStorage):
+            key = str(obj._cdata)
+            self.storages[key] = (obj.size(), storage_bytes(obj))
+            return ("storage", getattr(torch, STORAGE_TYPES[obj.dtype]), key, "cpu", obj.size(),
+                    None)
+        if isinstance(obj, HandStorage):  # the legacy format adds view metadata (None)
+            return ("storage", getattr(torch, obj.typ), obj.key, "cpu", obj.numel) + \
+                ((None,) if self.legacy else ())
+        return None
+
+
+def legacy_bytes(sd, py2=True, blobs=None):
+    """torch.save's legacy format (_legacy_save) of `sd` written by Py2Pickler: the magic number,
+    the protocol version, sys_info, the state_dict, the sorted storage keys, then each storage's
+    element count and bytes. blobs: {key: (numel, bytes)} of HandStorage keys."""
+    buf, storages = io.BytesIO(), dict(blobs or {})
+    for obj in (0x1950a86a20f9469cfc6c, 1001,
+                {"protocol_version": 1001, "little_endian": True,
+                 "type_sizes": {"short": 2, "int": 4, "long": 8}}, sd):
+        Py2Pickler(buf, storages, py2).dump(obj)
+    keys = sorted(storages)
+    Py2Pickler(buf, storages, py2).dump(keys)
+    for k in keys:
+        numel, raw = storages[k]
+        buf.write(struct.pack("<q", numel) + raw)
+    return buf.getvalue()
+
+
+def hand_zip_bytes(sd, blobs, deflate=False):
+    """torch.save's zip: archive/data.pkl (`sd` pickled with HandStorage persistent ids, protocol
+    2) and archive/data/<key> for each of blobs {key: bytes, or a list of byte chunks}."""
+    pkl = io.BytesIO()
+    Py2Pickler(pkl, {}, py2=False, legacy=False).dump(sd)
+    buf = io.BytesIO()
+    mode = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buf, "w", compression=mode) as z:
+        z.writestr("archive/data.pkl", pkl.getvalue())
+        for key, b in blobs.items():
+            with z.open("archive/data/" + key, "w") as f:
+                for chunk in ([b] if isinstance(b, bytes) else b):
+                    f.write(chunk)
+        z.writestr("archive/version", "3\n")
+    return buf.getvalue()
+
+
+def torch_load_values(path):
+    """{name: {"shape", "values"}} as torch.load reads `path` (float32 values)."""
+    return {k: {"shape": list(v.shape), "values": [float(x) for x in v.float().flatten()]}
+            for k, v in torch.load(path).items()}
+
+
+def write_storage_cases(out, p):
+    """Storages declared twice, views overlapping their storage, deflated storages used in part,
+    and the BiGS `p` saved under Python 2.7."""
+    bad = f"{out}/bad"
+    # One storage (key 'shared', float16 bytes) declared HalfStorage by one tensor and
+    # BFloat16Storage by another: torch.load builds it from the first declaration and reads both
+    # as float16; a reader going by each tensor's declaration reads bfloat16 for the second.
+    # Refused, in the zip and in the legacy format.
+    t = to_torch_names(p)
+    shared = ("bigs.embeddings.LayerNorm.weight", "bigs.embeddings.LayerNorm.bias")
+    sd, blobs = collections.OrderedDict(), {}
+    for i, (k, v) in enumerate(t.items()):
+        a = np.ascontiguousarray(v, np.float32)
+        if k == shared[0]:
+            blobs["shared"] = storage_bytes(torch.from_numpy(a).half().storage())
+            sd[k] = HandTensor(HandStorage("shared", "HalfStorage", D), 0, [D], [1])
+        elif k == shared[1]:
+            sd[k] = HandTensor(HandStorage("shared", "BFloat16Storage", D), 0, [D], [1])
+        else:
+            blobs[str(i)] = a.tobytes()
+            sd[k] = HandTensor(HandStorage(str(i), "FloatStorage", a.size), 0, a.shape,
+                               [x // 4 for x in a.strides])
+    model_dir(bad, "zip_storage_conflict", "pytorch_model.bin", hand_zip_bytes(sd, blobs))
+    got = torch.load(f"{bad}/zip_storage_conflict/pytorch_model.bin")
+    assert got[shared[1]].dtype == torch.float16  # the first declaration's
+    legacy_blobs = {k: (len(b) // (2 if k == "shared" else 4), b) for k, b in blobs.items()}
+    model_dir(bad, "legacy_storage_conflict", "pytorch_model.bin",
+              legacy_bytes(sd, py2=False, blobs=legacy_blobs))
+    got = torch.load(f"{bad}/legacy_storage_conflict/pytorch_model.bin")
+    assert got[shared[1]].dtype == torch.float16
+    # A view with more elements than its storage by overlapping strides (1024^3 over 3070 floats:
+    # 2^30 elements, 4 GiB materialised), past the 1 GiB materialisation bound.
+    torch.save(collections.OrderedDict(
+        w=torch.zeros(3070).as_strided((1024, 1024, 1024), (1, 1, 1))),
+        f"{bad}/torch_huge_overlap.bin")
+    # A deflated zip of two storages of 64 MiB (64 KiB compressed, mostly zeros) whose tensors use
+    # 8 elements, at the end of one and the start of the other: only those bytes are read, so it
+    # reads within a read limit of 16 MiB. Expected values: torch.load's.
+    n, mib = 16 << 20, bytes(1 << 20)
+    sd = collections.OrderedDict(
+        end=HandTensor(HandStorage("big0", "FloatStorage", n), n - 8, [8], [1]),
+        start=HandTensor(HandStorage("big1", "FloatStorage", n), 0, [2, 4], [4, 1]))
+    end = mib[:-32] + np.arange(1, 9, dtype=np.float32).tobytes()
+    start = (-np.arange(1, 9, dtype=np.float32)).tobytes() + mib[32:]
+    write(f"{out}/storages/sparse.bin", hand_zip_bytes(
+        sd, {"big0": [mib] * 63 + [end], "big1": [start] + [mib] * 63}, deflate=True))
+    write(f"{out}/storages/sparse.expected.json",
+          json.dumps(torch_load_values(f"{out}/storages/sparse.bin")))
+    # Three deflated storages of 16 MiB zeros, each read whole by its tensor (4M elements): the
+    # read holds 16 MiB of storage and 32 MiB of float32 tensors once the second storage is read,
+    # more than a read limit of 40 MiB.
+    n = 4 << 20
+    sd = collections.OrderedDict(
+        (f"w{i}", HandTensor(HandStorage(f"big{i}", "FloatStorage", n), 0, [n], [1]))
+        for i in range(3))
+    write(f"{out}/storages/over_limit.bin", hand_zip_bytes(
+        sd, {f"big{i}": [mib] * 16 for i in range(3)}, deflate=True))
+    assert all(float(v.abs().max()) == 0 for v in torch.load(f"{out}/storages/over_limit.bin").values())
+    # The BiGS as a legacy torch.save written under Python 2.7 (torch <= 1.4): str as
+    # SHORT_BINSTRING, OrderedDict from [key, value] pairs. torch.load reads it.
+    sd = collections.OrderedDict((k, torch.from_numpy(np.array(v))) for k, v in t.items())
+    sd._metadata = collections.OrderedDict([("", {"version": 1})])
+    model_dir(out, "bigs_pytorch_legacy_py2", "pytorch_model.bin", legacy_bytes(sd))
+    got = torch.load(f"{out}/bigs_pytorch_legacy_py2/pytorch_model.bin")
+    assert list(got) == list(sd) and all(torch.equal(got[k], sd[k]) for k in sd)
+
+
 def model_dir(out, name, weights_name, weights, vocab="vocab.txt", config=None):
     write(f"{out}/{name}/config.json", config or config_json())
     write(f"{out}/{name}/{weights_name}", weights)
@@ -574,8 +753,18 @@ def main():
         row = torch.arange(4, dtype=torch.float32).to(tdt)
         sd["view_expanded"] = row.expand(3, 4)
         expected[dt]["view_expanded"] = {"shape": [3, 4], "values": [float(x) for x in row.expand(3, 4).float().flatten()]}
+        # Overlapping strides (unfold: a Toeplitz matrix of 12 elements over a storage of 6):
+        # more elements than the storage, every one inside it.
+        line = torch.arange(6, dtype=torch.float32).to(tdt) - 2.5
+        sd["view_overlap"] = line.unfold(0, 4, 1)
+        assert sd["view_overlap"].stride() == (1, 1)
+        expected[dt]["view_overlap"] = {"shape": [3, 4], "values": [float(x) for x in line.unfold(0, 4, 1).float().flatten()]}
         torch.save(sd, f"{out}/readers/{dt}.bin")
         torch.save(sd, f"{out}/readers/{dt}.legacy.bin", _use_new_zipfile_serialization=False)
+        # The legacy format as Python 2.7 wrote it (torch <= 1.4); torch.load reads the same.
+        write(f"{out}/readers/{dt}.py2.legacy.bin", legacy_bytes(sd))
+        got = torch.load(f"{out}/readers/{dt}.py2.legacy.bin")
+        assert list(got) == list(sd) and all(torch.equal(got[k], sd[k]) for k in sd)
     write(f"{out}/readers/expected.json", json.dumps(expected))
     # A safetensors header of exactly 640 bytes: the file starts 0x80 0x02 0 0 0 0 0 0 '{', as a
     # protocol-2 pickle starts 0x80 0x02 (it was refused as "a Python pickle").
@@ -592,6 +781,7 @@ def main():
     with h5py.File(f"{out}/bigs_expected.h5", "w") as h:
         for k, a in p.items():
             h[k] = a
+    write_storage_cases(out, p)
     flax_bytes = mp(flax_tree(to_flax(p)))
     model_dir(out, "bigs_flax", "flax_model.msgpack", flax_bytes)
     model_dir(out, "bigs_pytorch", "pytorch_model.bin", torch_save_bytes(to_torch_names(p)))

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -146,12 +147,16 @@ private slots:
     }
 
     // The three readers give the values Python wrote, in float32, float16 and bfloat16; PyTorch
-    // views (a transpose, a slice with an offset) are gathered through their strides.
+    // views (a transpose, a slice with an offset, an expanded row, an unfold whose strides overlap:
+    // more elements than its storage) are gathered through their strides, as torch.load gives
+    // them. py2.legacy.bin: the legacy format as Python 2.7 pickled it (str as SHORT_BINSTRING,
+    // OrderedDict from [key, value] pairs), which torch.load reads.
     void readers_give_the_written_values_data() {
         QTest::addColumn<QString>("dtype");
         QTest::addColumn<QString>("ext");
         for (const char* dt : {"float32", "float16", "bfloat16", "float64"})
-            for (const char* ext : {"msgpack", "safetensors", "bin", "legacy.bin"})
+            for (const char* ext :
+                 {"msgpack", "safetensors", "bin", "legacy.bin", "py2.legacy.bin"})
                 QTest::newRow((std::string(dt) + "." + ext).c_str()) << dt << ext;
     }
     void readers_give_the_written_values() {
@@ -163,7 +168,7 @@ private slots:
             kData + "/readers/" + dtype.toStdString() + "." + ext.toStdString();
         const TensorFile file = read_tensor_file(path);
         const bool flax = ext == "msgpack";
-        const bool torch = ext == "bin" || ext == "legacy.bin";
+        const bool torch = ext.endsWith(QStringLiteral("bin"));
         QCOMPARE(QString::fromStdString(file.format), flax    ? QStringLiteral("flax")
                                                       : torch ? QStringLiteral("pytorch")
                                                               : QStringLiteral("safetensors"));
@@ -197,9 +202,11 @@ private slots:
         // magic number's pickle starts differently and was taken for msgpack).
         // vocab_bom: safetensors beside a vocab.txt that starts with a UTF-8 byte-order mark,
         // which made its first piece "\ufeff[PAD]": the same tokenizer, with a note.
+        // pytorch_legacy_py2: the legacy format written under Python 2.7 (torch <= 1.4), which
+        // torch.load reads; it was refused ("persistent id is not ('storage', ...)").
         for (const char* dir :
              {"flax", "pytorch", "safetensors", "pytorch_legacy", "safetensors_f64",
-              "pytorch_legacy_p3", "pytorch_legacy_p4", "vocab_bom"}) {
+              "pytorch_legacy_p3", "pytorch_legacy_p4", "vocab_bom", "pytorch_legacy_py2"}) {
             const std::string out = kOut + "/" + dir + ".ckpt.h5";
             const Run r = import_cli({kData + "/bigs_" + dir, "--out", out});
             QVERIFY2(r.code == 0, r.err.c_str());
@@ -855,6 +862,17 @@ private slots:
         row("zip missing storage", "bad/zip_missing_storage", {"archive/data/3", "missing"});
         row("zip naming a storage twice", "bad/zip_duplicate_entry",
             {"pytorch_model.bin", "two entries named", "/data/0'"});
+        // One storage declared HalfStorage by one tensor and BFloat16Storage by another:
+        // torch.load reads both as float16 (its first declaration); each tensor's own type gave
+        // the second other weights, exit 0.
+        row("zip storage declared with two types", "bad/zip_storage_conflict",
+            {"pytorch_model.bin: storage archive/data/shared is declared as 8 elements of float16 "
+             "by bigs.embeddings.LayerNorm.weight and as 8 elements of bfloat16 by "
+             "bigs.embeddings.LayerNorm.bias",
+             "refused"});
+        row("legacy storage declared with two types", "bad/legacy_storage_conflict",
+            {"pytorch_model.bin: storage shared is declared as 8 elements of float16",
+             "8 elements of bfloat16 by bigs.embeddings.LayerNorm.bias", "refused"});
         row("pickle global", "bad/evil_pickle", {"pytorch_model.bin", "posix.system", "refused"});
         row("bert position_ids", "bad/bert_position_ids",
             {"pytorch_model.bin", "bert.embeddings.position_ids: element 0 is 15"});
@@ -1308,6 +1326,12 @@ private slots:
         // torch.Tensor.expand (stride 0) of one element to 2^29: materialised, it would be 2 GiB.
         const std::string expand = read_error(b + "torch_huge_expand.bin", "pytorch");
         QVERIFY2(expand.find("expanded (stride-0) views") != std::string::npos, expand.c_str());
+        // Overlapping strides of 1024^3 elements over 3070 floats: 4 GiB once materialised.
+        const std::string overlap = read_error(b + "torch_huge_overlap.bin", "pytorch");
+        QVERIFY2(overlap.find("torch_huge_overlap.bin: w: overlapping strided views") !=
+                         std::string::npos &&
+                     overlap.find("more than 1024 MiB once materialised") != std::string::npos,
+                 overlap.c_str());
         // fuzz_import_pytorch's finding (its 10-minute campaign): a 19 KB zip whose entry declares
         // a compressed size of 4 GB, so the expansion bound allowed a 4 GB allocation.
         const std::string zip = ROUTESCOPE_SOURCE_DIR
@@ -1730,6 +1754,64 @@ private slots:
         QVERIFY2(dup.find("state_dict key 'a' appears twice") != std::string::npos, dup.c_str());
         const std::string proto = read_error(b + "pickle_protocol_9.bin", "pytorch");
         QVERIFY2(proto.find("pickle protocol 9") != std::string::npos, proto.c_str());
+    }
+
+    // A torch.save zip's storages are read only as far as its tensors use them, and the read's
+    // memory (the tensors as float32 and the storage bytes held at once) is held against the read
+    // limit before anything is allocated (docs/cli.md "import"): three deflated storages of
+    // 256 MiB zeros in a 0.8 MB file, each holding an 8-element slice, ran out of memory
+    // ("out of memory (std::bad_alloc)", naming no file).
+    void torch_storages_are_read_within_the_read_limit() {
+        struct Limit {  // ROUTESCOPE_READ_LIMIT_MB for this test only
+            explicit Limit(const char* mb) { ::setenv("ROUTESCOPE_READ_LIMIT_MB", mb, 1); }
+            ~Limit() { ::unsetenv("ROUTESCOPE_READ_LIMIT_MB"); }
+        };
+        const std::string dir = kData + "/storages/";
+        {
+            // Two 64 MiB storages whose tensors read 8 elements each: 64 bytes, not 128 MiB.
+            const Limit limit("16");
+            const TensorFile file = read_tensor_file(dir + "sparse.bin", "pytorch");
+            std::ifstream in(dir + "sparse.expected.json");  // torch.load's values
+            const auto expected = nlohmann::json::parse(in);
+            QCOMPARE(file.tensors.size(), expected.size());
+            for (const auto& [name, want] : expected.items()) {
+                const NamedTensor* t = file.find(name);
+                QVERIFY2(t, name.c_str());
+                QCOMPARE(t->shape, want["shape"].get<std::vector<std::int64_t>>());
+                const auto values = want["values"].get<std::vector<float>>();
+                QCOMPARE(t->data, values);
+            }
+        }
+        {
+            // 16 MiB storages read whole by 4M-element tensors: the second makes 48 MiB.
+            const Limit limit("40");
+            const std::string e = read_error(dir + "over_limit.bin", "pytorch");
+            QVERIFY2(e.find("over_limit.bin: w1 (its storage archive/data/big1, with the tensors "
+                            "read before it) needs 50.3 MB of memory to read, more than the limit "
+                            "of 41.9 MB (ROUTESCOPE_READ_LIMIT_MB)") != std::string::npos,
+                     e.c_str());
+            // The same through the command: exit 2, nothing written.
+            const fs::path model = kOut + "/over_read_limit";
+            fs::remove_all(model);
+            fs::create_directories(model);
+            fs::copy_file(dir + "over_limit.bin", model / "pytorch_model.bin");
+            for (const char* f : {"config.json", "vocab.txt"})
+                fs::copy_file(kData + "/bigs_pytorch/" + f, model / f);
+            const std::string out = kOut + "/over_read_limit.ckpt.h5";
+            fs::remove(out);
+            const Run r = import_cli({model.string(), "--out", out});
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.find("pytorch_model.bin: w1 (its storage archive/data/big1") !=
+                             std::string::npos &&
+                         r.err.find("more than the limit of 41.9 MB") != std::string::npos,
+                     r.err.c_str());
+            QVERIFY(!fs::exists(out));
+        }
+        // Without the lowered limit the same file reads (48 MiB is far below a quarter of any
+        // machine that runs the tests).
+        const TensorFile whole = read_tensor_file(dir + "over_limit.bin", "pytorch");
+        QCOMPARE(whole.tensors.size(), std::size_t{3});
+        QCOMPARE(whole.tensors[2].data.size(), std::size_t{4} << 20);
     }
 };
 

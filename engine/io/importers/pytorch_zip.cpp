@@ -7,15 +7,21 @@
 // anything else happens, so loading a file can never run code from it.
 #include <zip.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/core/memory.hpp"
+#include "engine/data/utf8.hpp"
+#include "engine/io/h5_file.hpp"
 #include "engine/io/importers/mapped_file.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 
@@ -66,10 +72,10 @@ public:
 
     bool has(const std::string& name) const { return zip_name_locate(zip_, name.c_str(), 0) >= 0; }
 
-    /// The entry's bytes. Its declared size is bounded by its compressed size (deflate expands at
-    /// most ~1032×), and that by the archive's size (both are declared by the archive itself, so
-    /// both are checked), so a tiny archive cannot ask for gigabytes.
-    std::vector<unsigned char> read(const std::string& name) const {
+    /// The entry's size in bytes. Its declared size is bounded by its compressed size (deflate
+    /// expands at most ~1032×), and that by the archive's size (both are declared by the archive
+    /// itself, so both are checked), so a tiny archive cannot ask for gigabytes.
+    std::uint64_t size(const std::string& name) const {
         zip_stat_t st;
         zip_stat_init(&st);
         if (zip_stat(zip_, name.c_str(), 0, &st) != 0)
@@ -84,20 +90,49 @@ public:
             throw FormatError(path_ + ": " + name + ": declares " + std::to_string(st.size) +
                               " bytes from " + std::to_string(st.comp_size) +
                               " compressed (more than deflate can produce)");
+        return st.size;
+    }
+
+    /// The entry's bytes.
+    std::vector<unsigned char> read(const std::string& name) const {
+        return read(name, 0, size(name));
+    }
+
+    /// Bytes [begin, end) of the entry: those before `begin` are decompressed and dropped, those
+    /// after `end` never read, so a storage's bytes that no tensor uses take no memory (three
+    /// deflated storages of 256 MiB zeros, each holding an 8-element slice, took 768 MiB).
+    std::vector<unsigned char> read(const std::string& name, std::uint64_t begin,
+                                    std::uint64_t end) const {
+        const std::uint64_t total = size(name);
+        if (begin > end || end > total)
+            throw FormatError(path_ + ": " + name + ": bytes " + std::to_string(begin) + ".." +
+                              std::to_string(end) + " asked of an entry of " +
+                              std::to_string(total));
         zip_file_t* f = zip_fopen(zip_, name.c_str(), 0);
         if (!f)
             throw FormatError(path_ + ": " + name + ": cannot open in the archive (" +
                               zip_strerror(zip_) + ")");
-        std::vector<unsigned char> bytes(static_cast<std::size_t>(st.size));
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const zip_int64_t got = zip_fread(f, bytes.data() + done, bytes.size() - done);
+        std::vector<unsigned char> bytes(static_cast<std::size_t>(end - begin));
+        std::vector<unsigned char> skipped;
+        std::uint64_t at = 0;  // the entry's bytes read so far
+        while (at < end) {
+            unsigned char* into = nullptr;
+            std::uint64_t want = 0;
+            if (at < begin) {
+                skipped.resize(std::size_t{1} << 20);
+                into = skipped.data();
+                want = std::min<std::uint64_t>(skipped.size(), begin - at);
+            } else {
+                into = bytes.data() + (at - begin);
+                want = end - at;
+            }
+            const zip_int64_t got = zip_fread(f, into, want);
             if (got <= 0) break;
-            done += static_cast<std::size_t>(got);
+            at += static_cast<std::uint64_t>(got);
         }
-        const std::string why = done == bytes.size() ? "" : zip_file_strerror(f);
+        const std::string why = at == end ? "" : zip_file_strerror(f);
         zip_fclose(f);
-        if (done != bytes.size())
+        if (at != end)
             throw FormatError(path_ + ": " + name + ": truncated or corrupt entry (" + why + ")");
         return bytes;
     }
@@ -347,11 +382,14 @@ public:
                 case 'C':
                     push(text(Value::Bytes, byte()));
                     break;
+                // BINSTRING, SHORT_BINSTRING: Python 2's str (torch.save under Python 2.7, torch
+                // <= 1.4: state_dict keys, 'storage', storage keys, 'cpu'). torch.load unpickles
+                // with encoding='utf-8', so they are text, and bytes that are not UTF-8 fail there.
                 case 'T':
-                    push(text(Value::Bytes, u32()));
+                    push(python2_text(at, u32()));
                     break;
                 case 'U':
-                    push(text(Value::Bytes, byte()));
+                    push(python2_text(at, byte()));
                     break;
                 case 'c': {
                     const std::string module = line(), name = line();
@@ -428,6 +466,13 @@ private:
         auto v = make(k);
         const unsigned char* b = take(static_cast<std::size_t>(n));
         v->s.assign(reinterpret_cast<const char*>(b), static_cast<std::size_t>(n));
+        return v;
+    }
+    Ref python2_text(std::size_t at, std::uint64_t n) {
+        auto v = text(Value::Str, n);
+        if (const auto bad = data::first_invalid_utf8(v->s))
+            fail(at, "a Python 2 string that is not UTF-8 (byte " + std::to_string(*bad) +
+                         " of it), which torch.load cannot read either");
         return v;
     }
     Ref integer(std::int64_t i) {
@@ -530,8 +575,20 @@ private:
         const auto& a = args->items;
         const std::string& g = callable->s;
         if (g == "collections.OrderedDict") {
-            if (!a.empty()) fail(at, "OrderedDict built from arguments; torch.save writes none");
-            return make(Value::Dict);
+            // Python 3 reduces an OrderedDict to no arguments and SETITEMS; Python 2.7 to
+            // (OrderedDict, ([[key, value], ...],)) and a BUILD of its __dict__ (_metadata).
+            auto d = make(Value::Dict);
+            if (a.empty()) return d;
+            if (a.size() != 1 || (a[0]->kind != Value::List && a[0]->kind != Value::Tuple))
+                fail(at,
+                     "OrderedDict built from arguments other than a list of [key, value] pairs");
+            for (const auto& pair : a[0]->items) {
+                if ((pair->kind != Value::List && pair->kind != Value::Tuple) ||
+                    pair->items.size() != 2)
+                    fail(at, "OrderedDict built from an item that is not a [key, value] pair");
+                d->entries.emplace_back(pair->items[0], pair->items[1]);
+            }
+            return d;
         }
         if (g == "torch._utils._rebuild_tensor_v2") {
             // (storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
@@ -576,7 +633,8 @@ std::size_t width_of(const std::string& dtype) {
 
 namespace {
 
-// The elements that expanded views of one file may materialise (2^28 floats, 1 GiB).
+// The elements that views repeating their storage's elements (expanded: stride 0; overlapping
+// strides) may materialise in one file (2^28 floats, 1 GiB).
 constexpr std::size_t kExpandedElementsMax = std::size_t{1} << 28;
 
 struct Span {
@@ -584,13 +642,84 @@ struct Span {
     std::size_t size = 0;
 };
 
-// The state_dict `root` of `path` as tensors; `storage(key)` gives a storage's bytes, or throws
-// naming what is missing. Shared by the zip and the legacy format.
-template <class Storage>
-TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&& storage) {
-    TensorFile out;
-    out.path = path;
-    out.format = "pytorch";
+// A storage as the state_dict's tensors declare it (torch.<Type>Storage and element count).
+struct StorageDeclaration {
+    std::string dtype;
+    std::int64_t numel = 0;
+    std::string tensor;  // the first tensor that declares it
+};
+
+using Declarations = std::map<std::string, StorageDeclaration>;
+
+// Records tensor `name`'s declaration of its storage `s` in `seen`. torch.load builds each
+// storage once, from its first declaration, and reads every tensor on it as that type; a reader
+// going by each tensor's own declaration would read other weights from the same bytes. A later
+// declaration that disagrees on the type or size is therefore refused, as an archive naming one
+// entry twice is. `label` names the storage in messages ("storage archive/data/").
+void declare(Declarations& seen, const std::string& path, const std::string& label, const Value& s,
+             const std::string& name) {
+    const auto [it, first] = seen.try_emplace(s.s2, StorageDeclaration{s.s, s.i, name});
+    const StorageDeclaration& d = it->second;
+    if (!first && (d.dtype != s.s || d.numel != s.i))
+        throw FormatError(path + ": " + label + s.s2 + " is declared as " +
+                          std::to_string(d.numel) + " elements of " + d.dtype + " by " + d.tensor +
+                          " and as " + std::to_string(s.i) + " elements of " + s.s + " by " + name +
+                          "; torch.load builds it from the first declaration and reads " +
+                          "both as " + d.dtype +
+                          ", a reader going by each tensor's own declaration reads other "
+                          "weights: refused");
+}
+
+// The storages the tensors of `root` declare, by key (declare: they must agree).
+Declarations declared_storages(const std::string& path, const Ref& root, const std::string& label) {
+    Declarations out;
+    for (const auto& [key, value] : root->entries)
+        if (value->kind == Value::Tensor)  // state_dict_tensors says what anything else is
+            declare(out, path, label, *value->items[0],
+                    key->kind == Value::Str ? key->s : "(a key that is no string)");
+    return out;
+}
+
+// Where state_dict_tensors finds the storages' bytes: a zip's entries (copied into memory) or a
+// legacy file's mapping.
+class Storages {
+public:
+    virtual ~Storages() = default;
+    /// "storage archive/data/3", for messages.
+    virtual std::string what(const std::string& key) const = 0;
+    /// The storage's bytes, without reading them; nullopt when the file lacks it, then
+    /// missing(key) says so.
+    virtual std::optional<std::uint64_t> size(const std::string& key) = 0;
+    virtual std::string missing(const std::string& key) const = 0;
+    /// Bytes [begin, end) of the storage, valid until release(key).
+    virtual const unsigned char* bytes(const std::string& key, std::uint64_t begin,
+                                       std::uint64_t end) = 0;
+    virtual void release(const std::string& key) = 0;
+    /// Whether bytes() copies into memory (so that the read's memory counts them).
+    virtual bool copies() const = 0;
+};
+
+// The state_dict `root` of `path` as tensors, read from `storages`. First every tensor is checked
+// against its storage's declaration and size and the memory the read will take against the read
+// limit (h5::read_memory_limit), before anything is allocated; then each storage's bytes that
+// some tensor uses are read, once, and released after the last tensor on it. Shared by the zip
+// and the legacy format.
+TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storages& storages,
+                              const std::string& label) {
+    Declarations declarations;
+    struct Planned {
+        const Value* view = nullptr;
+        std::string name, key;
+        std::size_t count = 0, width = 0;
+        bool contiguous = true;
+    };
+    struct Window {
+        std::uint64_t begin = 0, end = 0;  // the elements some tensor reads, [begin, end)
+        std::size_t last_use = 0;          // the last tensor that reads it
+        bool used = false;
+    };
+    std::vector<Planned> plan;
+    std::map<std::string, Window> windows;
     std::set<std::string> names;
     std::size_t expanded_elements = 0;
     for (const auto& [key, value] : root->entries) {
@@ -605,67 +734,144 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storage&
         };
         if (value->kind != Value::Tensor) fail("not a tensor (a nested dict is not a state_dict)");
         const Value& declared = *value->items[0];
-        NamedTensor t;
-        t.name = name;
-        t.dtype = declared.s;
-        t.shape = value->size;
-        if (dtype_size(t.dtype) == 0)
-            fail("unknown dtype '" + t.dtype + "' (float32, float16, bfloat16, float64 or int64)");
-        const auto [what, bytes] = storage(declared.s2, fail);
-        const std::size_t width = width_of(t.dtype);
-        if (static_cast<std::uint64_t>(declared.i) * width != bytes.size)
-            fail(what + " holds " + std::to_string(bytes.size) + " bytes, the pickle declares " +
-                 std::to_string(declared.i) + " elements of " + std::to_string(width));
-        const std::size_t capacity = bytes.size / width;
-        // An expanded view (torch.Tensor.expand: stride 0 along a dimension of size > 1) holds
-        // more elements than its storage; they are materialised here, within a bound on the
-        // whole file's expansion so that a small file cannot ask for gigabytes.
+        const std::vector<std::int64_t>& shape = value->size;
+        if (dtype_size(declared.s) == 0)
+            fail("unknown dtype '" + declared.s +
+                 "' (float32, float16, bfloat16, float64 or int64)");
+        const auto bytes = storages.size(declared.s2);
+        if (!bytes) fail(storages.missing(declared.s2));
+        declare(declarations, path, label, declared, name);
+        const std::size_t width = width_of(declared.s);
+        if (static_cast<std::uint64_t>(declared.i) * width != *bytes)
+            fail(storages.what(declared.s2) + " holds " + std::to_string(*bytes) +
+                 " bytes, the pickle declares " + std::to_string(declared.i) + " elements of " +
+                 std::to_string(width));
+        const std::uint64_t capacity = *bytes / width;
+        // A view may hold more elements than its storage: an expanded one (torch.Tensor.expand:
+        // stride 0 along a dimension of size > 1), or one whose strides overlap (unfold,
+        // as_strided). They are materialised here, within a bound on the whole file's
+        // materialisation so that a small file cannot ask for gigabytes.
         bool expanded = false;
-        for (std::size_t d = 0; d < t.shape.size() && d < value->stride.size(); ++d)
-            expanded = expanded || (value->stride[d] == 0 && t.shape[d] > 1);
-        const std::size_t count =
-            checked_numel(t.shape, expanded ? std::size_t{1} << 60 : capacity, path + ": " + name);
-        if (expanded) {
-            expanded_elements += count;  // at most 2^60 + 2^28: no overflow
-            if (expanded_elements > kExpandedElementsMax)
-                fail("expanded (stride-0) views of the file would take more than " +
-                     std::to_string(kExpandedElementsMax / (1u << 18)) + " MiB once materialised");
-        }
+        for (std::size_t d = 0; d < shape.size(); ++d)
+            expanded = expanded || (value->stride[d] == 0 && shape[d] > 1);
+        const std::size_t count = checked_numel(shape, std::size_t{1} << 60, path + ": " + name);
         // The last element the view reads must lie inside the storage.
         std::uint64_t last = static_cast<std::uint64_t>(value->i);
         if (count > 0)
-            for (std::size_t d = 0; d < t.shape.size(); ++d) {
+            for (std::size_t d = 0; d < shape.size(); ++d) {
                 const auto step = static_cast<std::uint64_t>(value->stride[d]);
-                const auto reach = static_cast<std::uint64_t>(t.shape[d] - 1);
-                if (step > capacity || reach * step > capacity) fail("view runs past its storage");
-                last += reach * step;
+                const auto reach = static_cast<std::uint64_t>(shape[d] - 1);
+                if (step > capacity || (step > 0 && reach > capacity / step))
+                    fail("view runs past its storage");
+                last += reach * step;  // each term at most capacity, at most 64 of them
             }
         if (count > 0 && last >= capacity) fail("view runs past its storage");
-        t.data.resize(count);
-        bool contiguous = true;  // C-order strides: one conversion of one block
-        for (std::size_t d = t.shape.size(), expect = 1; d-- > 0;) {
-            if (t.shape[d] != 1 && static_cast<std::size_t>(value->stride[d]) != expect)
-                contiguous = false;
-            expect *= static_cast<std::size_t>(t.shape[d]);
+        if (expanded || count > capacity) {
+            expanded_elements += count;  // at most 2^60 + 2^28: no overflow
+            if (expanded_elements > kExpandedElementsMax)
+                fail(std::string(expanded ? "expanded (stride-0) views"
+                                          : "overlapping strided views (more elements than their "
+                                            "storage holds)") +
+                     " of the file would take more than " +
+                     std::to_string(kExpandedElementsMax / (1u << 18)) + " MiB once materialised");
         }
-        if (contiguous) {
-            if (count > 0)
-                convert_to_float(t.dtype, bytes.data + static_cast<std::size_t>(value->i) * width,
-                                 count, t.data.data());
+        Planned p;
+        p.view = value.get();
+        p.name = name;
+        p.key = declared.s2;
+        p.count = count;
+        p.width = width;
+        for (std::size_t d = shape.size(), expect = 1; d-- > 0;) {  // C-order strides
+            if (shape[d] != 1 && static_cast<std::size_t>(value->stride[d]) != expect)
+                p.contiguous = false;
+            expect *= static_cast<std::size_t>(shape[d]);
+        }
+        if (count > 0) {
+            Window& w = windows[p.key];
+            const std::uint64_t begin = static_cast<std::uint64_t>(value->i);
+            w.begin = w.used ? std::min(w.begin, begin) : begin;
+            w.end = w.used ? std::max(w.end, last + 1) : last + 1;
+            w.last_use = plan.size();
+            w.used = true;
+        }
+        plan.push_back(std::move(p));
+    }
+    // The read's memory at its peak: the tensors converted so far (float32) and the storage
+    // bytes held at once, a storage being read at its first tensor and released after its last.
+    // Against the whole memory the process may use, not the quarter h5::read_memory_limit gives
+    // one dataset of a file: the weights are the import's input, and a quarter refused
+    // BERT-large (1.3 GB in float32) on a machine whose 4 GB import it (docs/benchmarks.md: an
+    // import peaks under twice the weights). ROUTESCOPE_READ_LIMIT_MB still sets it.
+    {
+        const bool set = std::getenv("ROUTESCOPE_READ_LIMIT_MB") != nullptr;
+        const MemoryLimit available = memory_limit();
+        const std::uint64_t limit = set || available.bytes <= 0
+                                        ? h5::read_memory_limit()
+                                        : static_cast<std::uint64_t>(available.bytes);
+        std::uint64_t held = 0, converted = 0;
+        std::set<std::string> started;
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            const Planned& p = plan[i];
+            if (p.count == 0) continue;
+            const Window& w = windows.at(p.key);
+            const std::uint64_t window = storages.copies() ? (w.end - w.begin) * p.width : 0;
+            if (started.insert(p.key).second) held += window;
+            converted += static_cast<std::uint64_t>(p.count) * sizeof(float);
+            if (held + converted > limit)
+                throw FormatError(path + ": " + p.name + " (its " + storages.what(p.key) +
+                                  ", with the tensors read before it) needs " +
+                                  bytes_text(held + converted) + " of memory to read, more than " +
+                                  (set || available.bytes <= 0
+                                       ? "the limit of " + bytes_text(limit) +
+                                             (set ? " (ROUTESCOPE_READ_LIMIT_MB)" : "")
+                                       : available.text()) +
+                                  "; refusing the file");
+            if (w.last_use == i) held -= window;
+        }
+    }
+    TensorFile out;
+    out.path = path;
+    out.format = "pytorch";
+    std::map<std::string, const unsigned char*> read;  // key → the bytes of its window
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const Planned& p = plan[i];
+        const Value& view = *p.view;
+        NamedTensor t;
+        t.name = p.name;
+        t.dtype = view.items[0]->s;
+        t.shape = view.size;
+        t.data.resize(p.count);
+        if (p.count == 0) {
             out.tensors.push_back(std::move(t));
             continue;
         }
-        // Gather in C order through the strides (torch.save keeps views as they are).
-        std::vector<std::int64_t> index(t.shape.size(), 0);
-        for (std::size_t n = 0; n < count; ++n) {
-            std::uint64_t at = static_cast<std::uint64_t>(value->i);
-            for (std::size_t d = 0; d < index.size(); ++d)
-                at += static_cast<std::uint64_t>(index[d] * value->stride[d]);
-            convert_to_float(t.dtype, bytes.data + at * width, 1, &t.data[n]);
-            for (std::size_t d = index.size(); d-- > 0;) {
-                if (++index[d] < t.shape[d]) break;
-                index[d] = 0;
+        const Window& w = windows.at(p.key);
+        auto it = read.find(p.key);
+        if (it == read.end())
+            it = read.emplace(p.key, storages.bytes(p.key, w.begin * p.width, w.end * p.width))
+                     .first;
+        // The window starts at element w.begin of the storage.
+        const unsigned char* base = it->second;
+        const std::uint64_t offset = static_cast<std::uint64_t>(view.i) - w.begin;
+        if (p.contiguous) {
+            convert_to_float(t.dtype, base + offset * p.width, p.count, t.data.data());
+        } else {
+            // Gather in C order through the strides (torch.save keeps views as they are).
+            std::vector<std::int64_t> index(t.shape.size(), 0);
+            for (std::size_t n = 0; n < p.count; ++n) {
+                std::uint64_t at = offset;
+                for (std::size_t d = 0; d < index.size(); ++d)
+                    at += static_cast<std::uint64_t>(index[d] * view.stride[d]);
+                convert_to_float(t.dtype, base + at * p.width, 1, &t.data[n]);
+                for (std::size_t d = index.size(); d-- > 0;) {
+                    if (++index[d] < t.shape[d]) break;
+                    index[d] = 0;
+                }
             }
+        }
+        if (w.last_use == i) {
+            read.erase(it);
+            storages.release(p.key);
         }
         out.tensors.push_back(std::move(t));
     }
@@ -734,11 +940,9 @@ TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) 
     if (keys->kind != Value::List)
         throw FormatError(path + ": the legacy torch.save storage keys are not a list");
     // The storages follow in the keys' order; each one's size is in the pickle (numel × width of
-    // its type), checked against the count written before its bytes.
-    std::map<std::string, std::pair<std::string, std::int64_t>> declared;  // key → dtype, numel
-    for (const auto& [k, v] : root->entries)
-        if (v->kind == Value::Tensor)  // a tensor's storage is its one item (_rebuild_tensor_v2)
-            declared.emplace(v->items[0]->s2, std::make_pair(v->items[0]->s, v->items[0]->i));
+    // its type), checked against the count written before its bytes. Declarations of one storage
+    // must agree (declared_storages: torch.load takes the first).
+    const auto declared = declared_storages(path, root, "storage ");
     std::map<std::string, Span> storages;
     for (const auto& key : keys->items) {
         if (key->kind != Value::Str)
@@ -755,11 +959,10 @@ TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) 
         p += 8;
         left -= 8;
         offset += 8;
-        const std::size_t width = width_of(it->second.first);
-        if (count != static_cast<std::uint64_t>(it->second.second))
+        const std::size_t width = width_of(it->second.dtype);
+        if (count != static_cast<std::uint64_t>(it->second.numel))
             throw FormatError(path + ": storage " + key->s + " holds " + std::to_string(count) +
-                              " elements, the pickle declares " +
-                              std::to_string(it->second.second));
+                              " elements, the pickle declares " + std::to_string(it->second.numel));
         if (count > left / width)
             throw FormatError(path + ": truncated: storage " + key->s + " needs " +
                               std::to_string(count * width) + " bytes at byte " +
@@ -769,12 +972,30 @@ TensorFile read_pytorch_legacy(const std::string& path, const MappedFile& file) 
         left -= count * width;
         offset += count * width;
     }
-    return state_dict_tensors(
-        path, root, [&](const std::string& key, const auto& fail) -> std::pair<std::string, Span> {
-            const auto it = storages.find(key);
-            if (it == storages.end()) fail("its storage " + key + " is not in the file");
-            return {"storage " + key, it->second};
-        });
+    // The storages lie in the mapping: read in place, nothing copied.
+    class Mapped : public Storages {
+    public:
+        explicit Mapped(const std::map<std::string, Span>& spans) : spans_(spans) {}
+        std::string what(const std::string& key) const override { return "storage " + key; }
+        std::optional<std::uint64_t> size(const std::string& key) override {
+            const auto it = spans_.find(key);
+            if (it == spans_.end()) return std::nullopt;
+            return it->second.size;
+        }
+        std::string missing(const std::string& key) const override {
+            return "its storage " + key + " is not in the file";
+        }
+        const unsigned char* bytes(const std::string& key, std::uint64_t begin,
+                                   std::uint64_t) override {
+            return spans_.at(key).data + begin;
+        }
+        void release(const std::string&) override {}
+        bool copies() const override { return false; }
+
+    private:
+        const std::map<std::string, Span>& spans_;
+    } mapped(storages);
+    return state_dict_tensors(path, root, mapped, "storage ");
 }
 
 }  // namespace
@@ -815,15 +1036,35 @@ TensorFile read_pytorch_zip(const std::string& path) {
     const Ref root = Unpickler(path + ": " + prefix + "data.pkl", pickle).run();
     if (root->kind != Value::Dict)
         throw FormatError(path + ": " + prefix + "data.pkl holds no state_dict (not a dict)");
-    std::map<std::string, std::vector<unsigned char>> storages;  // by key, read once
-    return state_dict_tensors(
-        path, root, [&](const std::string& key, const auto& fail) -> std::pair<std::string, Span> {
-            const std::string entry = prefix + "data/" + key;
-            if (!zip.has(entry)) fail("its storage " + entry + " is missing from the archive");
-            auto it = storages.find(key);
-            if (it == storages.end()) it = storages.emplace(key, zip.read(entry)).first;
-            return {"storage " + entry, Span{it->second.data(), it->second.size()}};
-        });
+    // Each storage's bytes that tensors use, read at its first tensor, released after its last.
+    class Entries : public Storages {
+    public:
+        Entries(const Zip& zip, const std::string& prefix) : zip_(zip), prefix_(prefix) {}
+        std::string what(const std::string& key) const override {
+            return "storage " + prefix_ + "data/" + key;
+        }
+        std::optional<std::uint64_t> size(const std::string& key) override {
+            if (!zip_.has(prefix_ + "data/" + key)) return std::nullopt;
+            return zip_.size(prefix_ + "data/" + key);
+        }
+        std::string missing(const std::string& key) const override {
+            return "its storage " + prefix_ + "data/" + key + " is missing from the archive";
+        }
+        const unsigned char* bytes(const std::string& key, std::uint64_t begin,
+                                   std::uint64_t end) override {
+            auto& held = held_[key];
+            held = zip_.read(prefix_ + "data/" + key, begin, end);
+            return held.data();
+        }
+        void release(const std::string& key) override { held_.erase(key); }
+        bool copies() const override { return true; }
+
+    private:
+        const Zip& zip_;
+        const std::string& prefix_;
+        std::map<std::string, std::vector<unsigned char>> held_;
+    } entries(zip, prefix);
+    return state_dict_tensors(path, root, entries, "storage " + prefix + "data/");
 }
 
 }  // namespace routescope::importers

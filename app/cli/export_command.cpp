@@ -3,9 +3,10 @@
 // config.json, vocab.txt and model.safetensors or pytorch_model.bin, the weights named as the
 // official BiGS PyTorch port (bigs) or Hugging Face BERT (post-LN bert) names them — the inverse of
 // `import`. Exit 0; 2 for bad arguments, an unreadable checkpoint, a model without a published
-// layout (the message names the config key) or an --out that exists and is not an empty directory
-// (nothing is written under --out); 3 when the files cannot be written. The checkpoint is checked
-// in a child process first (input_check.hpp): 1 when it is invalid or crashes the HDF5 library.
+// layout (the message names the checkpoint and the config key) or an --out that exists and is not
+// an empty directory (nothing is written under --out); 3 when the files cannot be written. The
+// checkpoint is checked in a child process first (input_check.hpp): 1 when it is invalid or crashes
+// the HDF5 library.
 #include <filesystem>
 #include <iostream>
 
@@ -27,6 +28,8 @@ struct ExportArgs {
 int run_export(const ExportArgs& a) {
     refuse_unnamable_output("--out", a.out);
     std::error_code ec;
+    // An empty directory a killed export (kill -9) left its staging in reads as empty again.
+    importers::remove_stale_export_staging(a.out);
     if (std::filesystem::exists(a.out, ec) &&
         (!std::filesystem::is_directory(a.out, ec) || !std::filesystem::is_empty(a.out, ec)))
         throw ConfigError("--out: " + a.out +
@@ -35,7 +38,7 @@ int run_export(const ExportArgs& a) {
     if (const int verdict = check_input(a.checkpoint, a.check)) return verdict;
     const Checkpoint ck = read_checkpoint(a.checkpoint);
     inputs_read();
-    importers::export_model(ck, a.to, a.out);
+    importers::export_model(ck, a.to, a.out, a.checkpoint);
     std::cout << a.out << ": " << ck.config.model.arch << " as "
               << (a.to == "pytorch" ? "pytorch_model.bin" : "model.safetensors") << ", "
               << ck.params.size() << " parameters, config.json, vocab.txt\n";

@@ -61,7 +61,10 @@ int run_import(const ImportArgs& a) {
             shards.emplace_back(std::filesystem::path(shard).filename().string(),
                                 sha256_file(shard));
     } catch (const Error& e) {
-        std::cerr << "routescope-cli import: error: " << data::printable_utf8(e.what()) << "\n";
+        // A message quotes the files' own text (Flax keys, tensor names): control characters as
+        // \xNN, as every command's errors (exit_codes.cpp); the lines of a problem list stay.
+        std::cerr << "routescope-cli import: error: " << data::printable_text(e.what(), true)
+                  << "\n";
         return kExitUsage;
     }
     const std::size_t n_params = model.params->size();
@@ -69,11 +72,12 @@ int run_import(const ImportArgs& a) {
         importers::write_imported_checkpoint(a.out, model,
                                              {source.weights, model.source_format, sha, shards});
     } catch (const Error& e) {
-        std::cerr << "routescope-cli import: error: " << data::printable_utf8(e.what()) << "\n";
+        std::cerr << "routescope-cli import: error: " << data::printable_text(e.what(), true)
+                  << "\n";
         return kExitFailure;
     }
     for (const auto& note : model.notes)
-        std::cerr << "routescope-cli import: note: " << data::printable_utf8(note) << "\n";
+        std::cerr << "routescope-cli import: note: " << data::printable_text(note) << "\n";
     const auto& m = model.config.model;
     std::cout << a.out << ": " << m.arch << " d=" << m.d_model << " layers=" << m.n_layers
               << " I=" << m.inner()

@@ -3,15 +3,18 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.hpp"
+#include "engine/data/wordpiece_tokenizer.hpp"
 #include "engine/io/importers/model_import.hpp"
 #include "engine/io/stale_temporaries.hpp"
 #include "engine/models/model.hpp"
@@ -39,6 +42,10 @@ void labels_into(ojson& j, const RunConfig& c) {
     }
     j["id2label"] = id2label;
     j["label2id"] = label2id;
+    // The import reads an id2label of LABEL_0..LABEL_<n-1> as transformers' placeholders (the
+    // class indices, as GLUE's files write labels); these names are the model's own, even where
+    // they read LABEL_<i>, and transformers keeps a config key it does not know.
+    j["routescope_label_names"] = true;
 }
 
 // ---------------------------------------------------------------- pickle, protocol 2
@@ -105,7 +112,7 @@ std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& sh
 }
 
 // Throws StagingWriteError naming the file (its name alone: the folder is the export's hidden
-// staging folder, which export_model replaces by the --out the user gave) and the system's reason.
+// staging folder, which export_model names by the --out the user gave) and the system's reason.
 struct StagingWriteError : IoError {
     using IoError::IoError;
 };
@@ -124,7 +131,7 @@ void write_text(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
-ojson export_config(const RunConfig& c) {
+ojson export_config(const RunConfig& c, std::int32_t pad_token_id) {
     const ModelConfig& m = c.model;
     ojson j;
     if (m.arch == "bert" || m.arch == "bigs") {
@@ -173,7 +180,7 @@ ojson export_config(const RunConfig& c) {
         j["attention_probs_dropout_prob"] = m.dropout;
         j["initializer_range"] = m.init_std;
         j["position_embedding_type"] = "absolute";
-        j["pad_token_id"] = 0;
+        j["pad_token_id"] = pad_token_id;
         // Not a transformers key (its BERT pools [CLS], which pool = first matches): an encoder
         // whose sentence vectors are means says so, and its import gives model.pool back.
         if (m.pool != "first")
@@ -209,7 +216,7 @@ ojson export_config(const RunConfig& c) {
                    "'first': the official BiGS pools by the mean (its pooler_type "
                    "'mean' or 'non_padding_mean'), never by the first token");
         j["pooler_type"] = m.pool == "mean_all" ? "mean" : "non_padding_mean";
-        j["pad_token_id"] = 0;
+        j["pad_token_id"] = pad_token_id;
     } else {
         refuse("model.arch",
                "'" + m.arch + "' has no published layout to export (bigs and post-LN bert do)");
@@ -330,42 +337,76 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
     }
 }
 
-void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir) {
+void export_model(const Checkpoint& ck, const std::string& to, const std::string& dir,
+                  const std::string& source) {
     if (to != "safetensors" && to != "pytorch")
         throw ConfigError("--to: '" + to + "' (safetensors or pytorch)");
-    if (ck.tokenizer.kind != "wordpiece" && ck.tokenizer.kind != "wordpiece_cased")
-        throw FormatError("tokenizer.kind: '" + ck.tokenizer.kind +
-                          "': a published model's vocab.txt is WordPiece; this checkpoint's "
-                          "tokenizer cannot be exported");
-    const ojson config = export_config(ck.config);
+    // A model the published layouts cannot hold is the checkpoint's doing: the refusal names it
+    // (docs/cli.md's "FILE: problem"), as every other command names the input it refuses.
+    const auto named = [&](const std::string& what) {
+        return source.empty() ? what : source + ": " + what;
+    };
+    ojson config;
+    try {
+        if (ck.tokenizer.kind != "wordpiece" && ck.tokenizer.kind != "wordpiece_cased")
+            throw FormatError("tokenizer.kind: '" + ck.tokenizer.kind +
+                              "': a published model's vocab.txt is WordPiece; this checkpoint's "
+                              "tokenizer cannot be exported");
+        // pad_token_id is the [PAD] id of the vocab.txt written beside it (what the engine and
+        // transformers' tokenizer pad with); a vocabulary without [PAD] gets 0, what the engine
+        // pads with then and transformers' default.
+        const data::WordPieceTokenizer vocab(
+            std::string_view(reinterpret_cast<const char*>(ck.tokenizer.model.data()),
+                             ck.tokenizer.model.size()),
+            ck.tokenizer.kind == "wordpiece" ? data::Casing::uncased : data::Casing::cased);
+        config = export_config(ck.config, std::max(0, vocab.specials().pad));
+    } catch (const ConfigError& e) {
+        throw ConfigError(named(e.what()));
+    } catch (const FormatError& e) {
+        throw FormatError(named(e.what()));
+    }
     const auto tensors =
         export_tensors(ck.config.model, ck.layout, ck.params.data(), to == "pytorch");
 
-    // "out/", "." and "a/../b" name a directory as well as "out" does: the staging folder is made
-    // beside the normalised path (with "out/" its empty file name put it inside the target).
-    // A symbolic link is written through, as every output is: the link stays and the directory
-    // it names gets the export (the rename replaced the link with a directory of its own).
+    // "out/", "." and "a/../b" name a directory as well as "out" does: the staging folder's name
+    // and place come from the normalised path (with "out/" its empty file name put it inside the
+    // target). A symbolic link is written through, as every output is: the link stays and the
+    // directory it names gets the export.
     if (dir.empty())  // fs::absolute("") throws, which read as an internal error
         throw ConfigError("the output's path is empty: give the name of the directory to write");
     const fs::path final_dir = follow_output_links(fs::absolute(dir), dir);
     std::error_code ec;
     if (final_dir == final_dir.root_path())
         throw IoError(dir + ": the root directory cannot hold an export");
+    remove_stale_export_staging(dir);  // a killed export's staging, beside or inside
     if (fs::exists(final_dir, ec) &&
         (!fs::is_directory(final_dir, ec) || !fs::is_empty(final_dir, ec)))
         throw IoError(dir + ": exists and is not an empty directory (nothing overwritten)");
-    remove_stale_temporaries(final_dir.string(), ".export-");  // a killed export's staging
+    // An existing empty directory is the user's: it keeps its inode, mode, owner and ACLs (a
+    // private 0700 folder stays private, a shell whose working directory it is stays in it), and
+    // the files are moved into it one by one from a staging folder inside it (one filesystem even
+    // where the directory is a mount point, and no need to write its parent). A directory that
+    // does not exist is the staging folder beside it renamed, made as mkdir makes one (umask).
+    const bool into_existing = fs::is_directory(final_dir, ec);
     std::string hidden(1, '.');  // (built in steps: GCC 12 misreads "." + s as overlapping)
     hidden.append(temporary_stem(final_dir.filename().string())).append(".export-");
     hidden.append(std::to_string(::getpid()));
-    const fs::path tmp = final_dir.parent_path() / hidden;
+    const fs::path tmp = (into_existing ? final_dir : final_dir.parent_path()) / hidden;
     // Registered before it is made: a SIGINT / SIGTERM while the files are written (main's
     // handler, exit 130) removes the staging folder and what it holds, as every writer's
     // temporary is removed (a staging folder left behind waited for the next export of the name).
     std::optional<TemporaryDirectoryGuard> remove_on_signal(std::in_place, tmp.string());
+    std::vector<fs::path> moved;  // files already in the existing directory, removed on failure
+    std::vector<std::unique_ptr<TemporaryFileGuard>> moved_on_signal;
+    const auto undo = [&] {
+        for (const fs::path& f : moved)
+            fs::remove(f, ec);
+        fs::remove_all(tmp, ec);
+    };
     try {
         fs::remove_all(tmp, ec);
         fs::create_directories(tmp);
+        std::vector<std::string> files = {"config.json", "vocab.txt", "tokenizer_config.json"};
         write_text(tmp / "config.json", config.dump(2) + "\n");
         write_text(tmp / "vocab.txt",
                    std::string(ck.tokenizer.model.begin(), ck.tokenizer.model.end()));
@@ -380,22 +421,47 @@ void export_model(const Checkpoint& ck, const std::string& to, const std::string
                          {"model_max_length", ck.config.model.max_len}}
                            .dump(2) +
                        "\n");
+        files.push_back(to == "safetensors" ? "model.safetensors" : "pytorch_model.bin");
         if (to == "safetensors")
-            write_text(tmp / "model.safetensors", safetensors_bytes(tensors));
+            write_text(tmp / files.back(), safetensors_bytes(tensors));
         else
-            write_torch_zip((tmp / "pytorch_model.bin").string(), tensors);
-        if (fs::exists(final_dir, ec)) fs::remove(final_dir);  // the empty directory
-        fs::rename(tmp, final_dir);
+            write_torch_zip((tmp / files.back()).string(), tensors);
+        if (into_existing) {
+            for (const std::string& name : files) {
+                // Registered before the move: a signal now removes what was moved as well.
+                moved_on_signal.push_back(
+                    std::make_unique<TemporaryFileGuard>((final_dir / name).string()));
+                fs::rename(tmp / name, final_dir / name);
+                moved.push_back(final_dir / name);
+            }
+            fs::remove(tmp);
+        } else {
+            fs::rename(tmp, final_dir);
+        }
+        moved_on_signal.clear();
         remove_on_signal.reset();  // the export is in place under its final name
     } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp, ec);
+        undo();
         throw IoError(dir + ": cannot write the export (" + e.what() + ")");
     } catch (const StagingWriteError& e) {
-        fs::remove_all(tmp, ec);
+        undo();
         throw IoError(dir + ": cannot write the export's " + e.what() + " (nothing written)");
     } catch (...) {
-        fs::remove_all(tmp, ec);
+        undo();
         throw;
+    }
+}
+
+void remove_stale_export_staging(const std::string& dir) {
+    if (dir.empty()) return;
+    try {
+        const fs::path final_dir = follow_output_links(fs::absolute(dir), dir);
+        if (final_dir == final_dir.root_path()) return;
+        remove_stale_temporaries(final_dir.string(), ".export-");
+        std::error_code ec;
+        if (fs::is_directory(final_dir, ec))
+            remove_stale_temporaries((final_dir / final_dir.filename()).string(), ".export-");
+    } catch (const std::exception&) {  // tidying: a link that cannot be read is said by the export
     }
 }
 

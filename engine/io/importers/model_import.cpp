@@ -1275,9 +1275,10 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                              " labels, which transformers reads (and the classifier has)");
         // The label names: id2label's, except where config.json has none (transformers writes
         // only what differs from its defaults, so a binary classifier with the default names has
-        // no id2label) or only transformers' placeholders LABEL_<i>, incomplete or repeated
-        // names: then the class indices "0".."n-1", as GLUE's files and Hugging Face datasets
-        // write labels, so that such data is scored against the right outputs.
+        // no id2label) or only transformers' placeholders LABEL_<i> (unless marked real names),
+        // incomplete or repeated names: then the class indices "0".."n-1", as GLUE's files and
+        // Hugging Face datasets write labels, so that such data is scored against the right
+        // outputs.
         std::vector<std::string> labels(n);
         for (std::size_t k = 0; k < n; ++k)
             labels[k] = std::to_string(k);
@@ -1290,7 +1291,9 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
                 const std::size_t k = digits ? std::stoul(id) : n;
                 if (k < n && name.is_string()) named[k] = name.get<std::string>();
             }
-            bool placeholders = true;
+            // Routescope's export marks its id2label as the model's own names: a classifier
+            // trained on labels that read LABEL_0, LABEL_1 gets them back (import(export(x)) is x).
+            bool placeholders = !get_or<bool>(hf, "routescope_label_names", false, where);
             for (std::size_t k = 0; k < n; ++k)
                 placeholders = placeholders && named[k] == "LABEL_" + std::to_string(k);
             const std::set<std::string> distinct(named.begin(), named.end());
@@ -1361,6 +1364,11 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
     // config.json whose vocab_size says 10^8 against a 25 kB weights file is refused in
     // milliseconds, not after allocating 6 GB.
     std::vector<std::string> problems;
+    // A tensor's name as the list quotes it: the file's own text, so control characters as \xNN
+    // (a Flax key's newline forged a line of the report) and at most 200 bytes of it.
+    const auto named = [](const std::string& name) {
+        return data::printable_text(data::abbreviated(name, 200));
+    };
     std::set<std::string> used;
     std::vector<std::pair<const ParamEntry*, const NamedTensor*>> copies;
     for (const auto& e : store->entries()) {
@@ -1378,14 +1386,14 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         }
         used.insert(t->name);
         if (dtype_size(t->dtype) != 2 && t->dtype != "float32" && t->dtype != "float64") {
-            problems.push_back(t->name + ": dtype " + t->dtype + " is not a floating-point " +
-                               "parameter (for " + e.name + ")");
+            problems.push_back(named(t->name) + ": dtype " + named(t->dtype) +
+                               " is not a floating-point parameter (for " + e.name + ")");
             continue;
         }
         if (!shape_fits(t->shape, e.shape, src.transform)) {
             std::vector<std::int64_t> want = e.shape;
             if (src.transform == Transform::transpose) std::reverse(want.begin(), want.end());
-            problems.push_back(t->name + ": shape " + shape_text(t->shape) + ", expected " +
+            problems.push_back(named(t->name) + ": shape " + shape_text(t->shape) + ", expected " +
                                shape_text(want) + " (for " + e.name + " " + shape_text(e.shape) +
                                ")");
             continue;
@@ -1397,14 +1405,14 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         if (used.count(t.name)) continue;
         if (file.format != "flax" && is_buffer_name(t.name)) {
             const std::string problem = check_buffer(t, m.max_len);
-            if (!problem.empty()) problems.push_back(problem);
+            if (!problem.empty()) problems.push_back(data::printable_text(problem));
             continue;
         }
         const auto tied = tied_map.find(t.name);
         if (file.format != "flax" && m.mlm_head && tied != tied_map.end()) {
             const NamedTensor* original = file.find(tied->second);
             if (original && original->shape == t.shape && same_values(*original, t)) continue;
-            problems.push_back(t.name + ": differs from " + tied->second +
+            problems.push_back(named(t.name) + ": differs from " + tied->second +
                                ", to which the engine ties it");
             continue;
         }
@@ -1427,8 +1435,8 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
                                      : std::vector<std::int64_t>{2, d})
                       : std::vector<std::int64_t>{d, d};
             if (t.shape != want) {
-                problems.push_back(t.name + ": shape " + shape_text(t.shape) + ", expected " +
-                                   shape_text(want) + " (" + what + ")");
+                problems.push_back(named(t.name) + ": shape " + shape_text(t.shape) +
+                                   ", expected " + shape_text(want) + " (" + what + ")");
                 continue;
             }
             if (notes)
@@ -1442,14 +1450,15 @@ std::unique_ptr<ParamStore> map_parameters(const TensorFile& file, const RunConf
         // embeddings, so it has no place for it; said so rather than "unexpected".
         if (t.name.find("predictions/decoder/kernel") != std::string::npos ||
             t.name.find("predictions.decoder.weight") != std::string::npos) {
-            problems.push_back(t.name +
+            problems.push_back(named(t.name) +
                                ": an output embedding of its own (a model trained with "
                                "tie_word_embeddings false); the engine's MLM head reuses "
                                "the word embeddings, so an untied decoder cannot be "
                                "imported");
             continue;
         }
-        problems.push_back(t.name + ": unexpected (no parameter of this " + m.arch + " model)");
+        problems.push_back(named(t.name) + ": unexpected (no parameter of this " + m.arch +
+                           " model)");
     }
     if (!problems.empty()) {
         std::string text = file.path + ": " + std::to_string(problems.size()) + " tensor problem" +

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
 
 #include "engine/core/error.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/importers/mapped_file.hpp"
 
 namespace routescope::importers {
@@ -161,6 +163,44 @@ void refuse_plain_pickle(const std::string& path, const unsigned char* data, std
                           "and save the state_dict with torch.save or safetensors");
 }
 
+void refuse_git_lfs_pointer(const std::string& path, const unsigned char* data, std::size_t size) {
+    // git-lfs's pointer (docs/spec.md of git-lfs): "version https://git-lfs.github.com/spec/v1",
+    // "oid sha256:<hex>" and "size <bytes>" lines, under 1024 bytes, in place of the file.
+    const std::string_view text(reinterpret_cast<const char*>(data),
+                                std::min<std::size_t>(size, 1024));
+    if (!text.starts_with("version https://git-lfs")) return;
+    std::string of;
+    if (const auto at = text.find("\nsize "); at != std::string_view::npos) {
+        std::string_view digits = text.substr(at + 6, 20);
+        digits = digits.substr(0, std::min(digits.find_first_not_of("0123456789"), digits.size()));
+        if (!digits.empty()) of = " (for a file of " + std::string(digits) + " bytes)";
+    }
+    throw FormatError(path + ": a Git LFS pointer" + of +
+                      ", not the weights: a clone made without git-lfs holds these text files in "
+                      "place of the large ones; fetch the real file with `git lfs pull` in the "
+                      "clone (after `git lfs install`), or download it again");
+}
+
+std::string first_bytes_text(const unsigned char* data, std::size_t size) {
+    // Text (an HTML error page saved under the weights' name) is quoted up to its first line end;
+    // anything else is said by its first byte.
+    const std::size_t shown = std::min<std::size_t>(size, 40);
+    bool text = shown > 0;
+    std::size_t line = shown;
+    for (std::size_t i = 0; i < shown && text; ++i) {
+        const unsigned char c = data[i];
+        if ((c == '\n' || c == '\r') && line == shown) line = i;
+        text = (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\r' || c == '\t';
+    }
+    if (text && line > 0)
+        return "it starts as text, \"" +
+               data::printable_text(std::string_view(reinterpret_cast<const char*>(data), line)) +
+               (line < size ? "…\"" : "\"");
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", size > 0 ? data[0] : 0);
+    return std::string("its first byte is ") + hex;
+}
+
 namespace {
 // The format a file's first bytes prove (a signature no file of another format starts with): a zip
 // or torch.save's legacy magic → pytorch; an 8-byte header length that fits the file followed by
@@ -189,6 +229,7 @@ std::string detect_tensor_format(const std::string& path) {
     MappedFile file(path);
     const unsigned char* p = file.data();
     const std::size_t n = file.size();
+    refuse_git_lfs_pointer(path, p, n);
     if (const std::string f = signed_format(p, n); !f.empty()) return f;
     // Before the msgpack test: a pickle's PROTO opcode 0x80 is also a msgpack fixmap's first byte.
     // Any other pickle (PROTO 2-5 first; a msgpack file starting with an empty map, 0x80, would
@@ -202,6 +243,7 @@ std::string detect_tensor_format(const std::string& path) {
 
 std::string content_format_problem(const std::string& path, const std::string& expected) {
     MappedFile file(path);
+    refuse_git_lfs_pointer(path, file.data(), file.size());
     const std::string found = signed_format(file.data(), file.size());
     if (found.empty()) {
         // No signature: read as `expected`, whose reader says what is wrong; a plain pickle is
@@ -225,7 +267,9 @@ TensorFile refuse_repeated_names(TensorFile file) {
     for (const auto& t : file.tensors)
         if (const auto [it, fresh] = seen.emplace(t.name, &t); !fresh) {
             const std::string& first = file.path_of(*it->second);
-            throw FormatError(file.path_of(t) + ": " + t.name + ": two tensors of this name" +
+            throw FormatError(file.path_of(t) + ": " +
+                              data::printable_text(data::abbreviated(t.name, 200)) +
+                              ": two tensors of this name" +
                               (first != file.path_of(t) ? " (the other in " + first + ")" : "") +
                               "; readers disagree on which is the parameter");
         }

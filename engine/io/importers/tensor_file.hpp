@@ -79,6 +79,15 @@ bool is_legacy_torch_save(const unsigned char* data, std::size_t size);
 /// format (pickle.dump's own output); does nothing otherwise. Pickles are never run.
 void refuse_plain_pickle(const std::string& path, const unsigned char* data, std::size_t size);
 
+/// FormatError for a Git LFS pointer (the text file "version https://git-lfs..." that a clone made
+/// without git-lfs holds in place of a large file), saying so and how to fetch the real file;
+/// does nothing otherwise. Every reader's format check (detect_tensor_format,
+/// content_format_problem) and the Flax reader call it.
+void refuse_git_lfs_pointer(const std::string& path, const unsigned char* data, std::size_t size);
+/// A file's first bytes as a message says them: `it starts as text, "<!DOCTYPE html>…"` for
+/// text, else "its first byte is 0x3C".
+std::string first_bytes_text(const unsigned char* data, std::size_t size);
+
 /// A sharded checkpoint as transformers' save_pretrained writes one when a model exceeds
 /// max_shard_size: an index (model.safetensors.index.json, pytorch_model.bin.index.json,
 /// flax_model.msgpack.index.json) {"metadata": {...}, "weight_map": {tensor name: shard file}}

@@ -369,6 +369,21 @@ def main():
     t.case("a Git LFS pointer or an HTML page as flax_model.msgpack is said to be one",
            text_files_are_not_flax)
 
+    # A sharded checkpoint's index names tensors and shards in its own text: quoted the same way.
+    def index_names_are_escaped():
+        d = model_dir("index_names", b"")
+        os.remove(os.path.join(d, "flax_model.msgpack"))
+        index = {"metadata": {}, "weight_map": {forged: "missing\x1b[2J-00001.msgpack",
+                                                 "k" * 5000: "missing\x1b[2J-00001.msgpack"}}
+        with open(os.path.join(d, "flax_model.msgpack.index.json"), "w") as f:
+            json.dump(index, f)
+        text = refused(d, ["missing\\x1B[2J-00001.msgpack", "does not exist"])
+        assert "\x1b" not in text and "k" * 201 not in text, repr(text[-600:])
+        assert not any(line.startswith("routescope-cli import: note: forged")
+                       for line in text.splitlines()), repr(text[-400:])
+    t.case("a shard index's tensor and shard names are escaped and cut in messages",
+           index_names_are_escaped)
+
     return t.finish()
 
 

@@ -12,12 +12,19 @@
 #include "engine/core/error.hpp"
 #include "engine/core/json_text.hpp"
 #include "engine/data/file_text.hpp"
+#include "engine/data/utf8.hpp"
 #include "engine/io/importers/mapped_file.hpp"
 #include "engine/io/importers/tensor_file.hpp"
 
 namespace routescope::importers {
 namespace fs = std::filesystem;
 namespace {
+
+// A tensor name from a file as a message quotes it: its first 200 bytes, control characters as
+// \xNN (as the Flax reader quotes keys: a name's newline would forge a line of the report).
+std::string shown(std::string_view name) {
+    return data::printable_text(data::abbreviated(name, 200));
+}
 
 struct ShardIndex {
     std::map<std::string, std::string> weight_map;  ///< tensor name → shard file name
@@ -45,12 +52,13 @@ ShardIndex read_index(const std::string& path) {
     ShardIndex index;
     std::set<std::string> names;
     for (const auto& [tensor, shard] : map.items()) {
-        if (!shard.is_string()) fail("weight_map: " + tensor + ": the shard is not a file name");
+        if (!shard.is_string())
+            fail("weight_map: " + shown(tensor) + ": the shard is not a file name");
         const std::string name = shard.get<std::string>();
         // A plain file name in the index's folder: an index never reaches elsewhere on the disk.
         if (name.empty() || name == "." || name == ".." ||
             name.find_first_of(std::string("/\0", 2)) != std::string::npos)
-            fail("weight_map: " + tensor + ": shard \"" + name +
+            fail("weight_map: " + shown(tensor) + ": shard \"" + shown(name) +
                  "\" is not a file name in the index's folder");
         index.weight_map.emplace(tensor, name);
         names.insert(name);
@@ -66,8 +74,8 @@ ShardIndex read_index(const std::string& path) {
                     first = tensor;
                     break;
                 }
-            fail("shard " + name + " (which holds " + first + ", among others) does not exist in " +
-                 dir.string());
+            fail("shard " + shown(name) + " (which holds " + shown(first) +
+                 ", among others) does not exist in " + dir.string());
         }
         data::require_regular_file(shard_path, "weights");
         index.names.push_back(name);
@@ -109,25 +117,28 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
         if (format != "auto")
             if (const std::string problem = content_format_problem(index.paths[s], format);
                 !problem.empty())
-                fail("shard " + name + " (which holds " + listed_in(name) + ", among others) is " +
-                     problem + " (" + fs::path(index_path).filename().string() + " lists " +
-                     format + " shards; the shards of one checkpoint have one format)");
+                fail("shard " + shown(name) + " (which holds " + shown(listed_in(name)) +
+                     ", among others) is " + problem + " (" +
+                     fs::path(index_path).filename().string() + " lists " + format +
+                     " shards; the shards of one checkpoint have one format)");
         const std::string f = format == "auto" ? detect_tensor_format(index.paths[s]) : format;
         if (out.format.empty())
             out.format = f;
         else if (f != out.format)
-            fail("shard " + name + " (which holds " + listed_in(name) + ", among others) is " + f +
-                 ", shard " + index.names[0] + " is " + out.format +
+            fail("shard " + shown(name) + " (which holds " + shown(listed_in(name)) +
+                 ", among others) is " + f + ", shard " + index.names[0] + " is " + out.format +
                  " (the shards of one checkpoint have one format)");
         TensorFile shard = read_one(index.paths[s], f, lazy);
         for (auto& t : shard.tensors) {
             const auto it = index.weight_map.find(t.name);
             if (it == index.weight_map.end())
-                fail("shard " + name + " holds " + t.name + ", which the weight_map does not list");
+                fail("shard " + shown(name) + " holds " + shown(t.name) +
+                     ", which the weight_map does not list");
             if (it->second != name)
-                fail("shard " + name + " holds " + t.name + ", which the weight_map places in " +
-                     it->second);
-            if (!seen.insert(t.name).second) fail("shard " + name + " holds " + t.name + " twice");
+                fail("shard " + shown(name) + " holds " + shown(t.name) +
+                     ", which the weight_map places in " + it->second);
+            if (!seen.insert(t.name).second)
+                fail("shard " + shown(name) + " holds " + shown(t.name) + " twice");
             t.shard = static_cast<int>(s);
             out.tensors.push_back(std::move(t));
         }
@@ -137,7 +148,7 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
     }
     for (const auto& [tensor, shard] : index.weight_map)
         if (!seen.count(tensor))
-            fail("the weight_map places " + tensor + " in shard " + shard +
+            fail("the weight_map places " + shown(tensor) + " in shard " + shown(shard) +
                  ", which does not hold it");
     return out;
 }

@@ -129,8 +129,10 @@ const std::map<std::string, Kind>& kinds() {
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
     // The key as it can be printed: a file's key may hold a NUL ("tra\u0000in"), which cut the
     // message there (what() is a C string) and lost the problem, or a newline or ESC; and only
-    // its start when it is long.
-    throw ConfigError(data::printable_text(data::abbreviated(key, 200)) + ": " + what);
+    // its start when it is long. The same for what is said of it, which may quote the value
+    // ("'big\x00s' is not one of ...": a NUL in a string value cut the message there too).
+    throw ConfigError(data::printable_text(data::abbreviated(key, 200)) + ": " +
+                      data::printable_text(what));
 }
 
 bool is_integral(const ojson& v) {
@@ -153,7 +155,9 @@ ojson checked_value(const std::string& key, const ojson& value, const Kind& kind
         for (const auto& allowed : kind.values)
             list += (list.empty() ? "" : ", ") + allowed;
         std::string what = "'";
-        what += value.is_string() ? value.get<std::string>() : value.dump();
+        // Only its start when it is long (fail() escapes what cannot be printed).
+        what += value.is_string() ? data::abbreviated(value.get<std::string>(), 200)
+                                  : data::abbreviated(value.dump(), 200);
         what += "' is not one of ";
         what += list;
         fail(key, what);

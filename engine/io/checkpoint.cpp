@@ -369,9 +369,36 @@ Checkpoint read_open(const std::string& path, H5::H5File& file, CheckpointRead w
                 bad(path, "/train attr rng_state",
                     "expected 2 integers [seed, step], found " +
                         h5::attr_type_name(tr, "rng_state"));
-            const auto n = static_cast<std::size_t>(a.getSpace().getSimpleExtentNpoints());
-            st.rng_state.resize(n);
-            if (n > 0) a.read(H5::PredType::NATIVE_UINT64, st.rng_state.data());
+            // The two numbers are the whole random state (docs/formats/checkpoint.md): every
+            // draw of a resumed step comes from train.seed of /config and the step, so a pair
+            // that says otherwise ([999, 7] beside seed 1234, step 2) is no state of this run;
+            // it resumed as if it were [1234, 2]. Compared as stored (a negative int64 is not
+            // read as the uint64 HDF5 would clip it to).
+            const auto seed = static_cast<std::uint64_t>(ck.config.train.seed);
+            const auto step = static_cast<std::uint64_t>(st.step);
+            std::string stored[2];
+            bool agrees = false;
+            st.rng_state.resize(2);
+            if (a.getIntType().getSign() == H5T_SGN_NONE) {
+                a.read(H5::PredType::NATIVE_UINT64, st.rng_state.data());
+                stored[0] = std::to_string(st.rng_state[0]);
+                stored[1] = std::to_string(st.rng_state[1]);
+                agrees = st.rng_state[0] == seed && st.rng_state[1] == step;
+            } else {
+                std::int64_t v[2] = {};
+                a.read(H5::PredType::NATIVE_INT64, v);
+                stored[0] = std::to_string(v[0]);
+                stored[1] = std::to_string(v[1]);
+                agrees = v[0] >= 0 && v[1] >= 0 && static_cast<std::uint64_t>(v[0]) == seed &&
+                         static_cast<std::uint64_t>(v[1]) == step;
+                st.rng_state = {static_cast<std::uint64_t>(v[0]), static_cast<std::uint64_t>(v[1])};
+            }
+            if (!agrees)
+                bad(path, "/train attr rng_state",
+                    "expected [seed, step] = [" + std::to_string(seed) + ", " +
+                        std::to_string(step) + "] (train.seed of /config, /train step), found [" +
+                        stored[0] + ", " + stored[1] +
+                        "] (write those two, or leave the optional attribute out)");
         }
         for (const char* moment : {"adam_m", "adam_v"}) {
             if (!values || !h5::exists(tr, moment)) continue;

@@ -4,13 +4,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 
 #include "engine/core/error.hpp"
 #include "engine/core/memory.hpp"
@@ -40,6 +43,72 @@ herr_t capture_failure(hid_t stack, void*) {
     return 0;
 }
 
+// The external link a path resolution last refused on this thread: its path ("/store") and
+// where it leads ("other.h5:/grp"). Set by refuse_external_traversal, read by exists() and
+// describe_path() to name what was refused.
+struct RefusedLink {
+    bool met = false;
+    std::string link;
+    std::string target;
+};
+thread_local RefusedLink refused_link;
+
+// The traversal of every external link in this process (deny_external_links): refused, never
+// opening the file it names. Routescope's files hold everything they need ("nothing outside it",
+// docs/formats), and a check of each path's own links missed one reached through a soft link
+// (/params/w -> /store/w, /store an external link): validate called the file valid and the
+// loaders read the other file's values; a named pipe there blocked the reader for good.
+hid_t refuse_external_traversal(const char* name, hid_t group, const void* value, size_t size,
+                                hid_t, hid_t) {
+    // Both look-ups are HDF5 calls, which clear the error stack: before the push below.
+    std::string at;
+    if (const ssize_t n = H5Iget_name(group, nullptr, 0); n > 0) {
+        at.assign(static_cast<std::size_t>(n) + 1, '\0');
+        H5Iget_name(group, at.data(), at.size());
+        at.resize(static_cast<std::size_t>(n));
+    }
+    const std::string link = (at.empty() || at == "/" ? "/" : at + "/") + (name ? name : "?");
+    const char* file = nullptr;
+    const char* object = nullptr;
+    unsigned flags = 0;
+    std::string target = "another file";
+    if (value && size > 0 && H5Lunpack_elink_val(value, size, &flags, &file, &object) >= 0 &&
+        file && object)
+        target = std::string(file) + ":" + object;
+    refused_link = {true, link, target};
+    H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_LINK, H5E_CANTOPENOBJ,
+             "%s is an external link to %s, which Routescope never follows", link.c_str(),
+             target.c_str());
+    return -1;
+}
+
+// What HDF5's own external link class answers for H5Lget_val: the packed value, as stored.
+ssize_t external_link_value(const char*, const void* value, size_t size, void* buf,
+                            size_t buf_size) {
+    if (buf && value) std::memcpy(buf, value, std::min(size, buf_size));
+    return static_cast<ssize_t>(size);
+}
+
+// Replaces HDF5's external link class, once per process: no path resolution anywhere in the
+// process (a soft link's target, an open by name, the C++ API's lookups) can leave the file.
+// HDF5 lets a registered class be replaced (H5Lregister, ids from H5L_TYPE_UD_MIN, which is
+// H5L_TYPE_EXTERNAL); links are still listed, described and unpacked as before.
+void deny_external_links() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        static const H5L_class_t refused = {H5L_LINK_CLASS_T_VERS,
+                                            H5L_TYPE_EXTERNAL,
+                                            "external (refused by Routescope)",
+                                            nullptr,
+                                            nullptr,
+                                            nullptr,
+                                            refuse_external_traversal,
+                                            nullptr,
+                                            external_link_value};
+        if (H5Lregister(&refused) < 0) H5Eclear2(H5E_DEFAULT);
+    });
+}
+
 }  // namespace
 
 void quiet_errors() {
@@ -51,6 +120,8 @@ void quiet_errors() {
     H5::Exception::dontPrint();
     H5Eset_auto2(H5E_DEFAULT, capture_failure, nullptr);
     quiet = true;
+    // Every reader and writer calls this before its first HDF5 call (open_read included).
+    deny_external_links();
 }
 
 std::string error_stack_text() {
@@ -441,6 +512,19 @@ std::string path_in(const H5::Group& group, const std::string& path) {
     if (base.empty() || base == "/") return "/" + path;
     return base + "/" + path;
 }
+
+// The value of the link `name` below `loc` (a soft link's target path, an external link's packed
+// file and object names), "" when HDF5 cannot say.
+std::string link_value(hid_t loc, const std::string& name, std::size_t size) {
+    std::string value(size + 1, '\0');
+    if (H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        last_failure.clear();
+        return {};
+    }
+    value.resize(size);
+    return value;
+}
 }  // namespace
 
 bool exists(const H5::Group& group, const std::string& path) {
@@ -458,13 +542,35 @@ bool exists(const H5::Group& group, const std::string& path) {
         // An external link is never followed: Routescope's files do not use them, and following
         // one opens whatever file it names (a named pipe blocked the reader for good).
         H5L_info_t link;
-        if (!partial.empty() &&
-            H5Lget_info(group.getId(), partial.c_str(), &link, H5P_DEFAULT) >= 0 &&
-            link.type == H5L_TYPE_EXTERNAL)
+        const bool known = !partial.empty() &&
+                           H5Lget_info(group.getId(), partial.c_str(), &link, H5P_DEFAULT) >= 0;
+        if (known && link.type == H5L_TYPE_EXTERNAL)
             throw FormatError(group.getFileName() + ": " + path_in(group, partial) +
                               " is an external link to another file; Routescope's files do not "
                               "use external links (a sharded dump's master uses virtual "
                               "datasets), and it is not followed");
+        // Nor one a soft link leads through (/params/w -> /store/w, /store an external link):
+        // the soft link is resolved here, with every external link refused (deny_external_links),
+        // so the file named is never opened and the message names both links. A soft link to
+        // nothing is left to the callers ("a dangling link to ...").
+        if (known && link.type == H5L_TYPE_SOFT) {
+            deny_external_links();
+            refused_link = {};
+            const htri_t there = H5Oexists_by_name(group.getId(), partial.c_str(), H5P_DEFAULT);
+            const RefusedLink refused = refused_link;
+            H5Eclear2(H5E_DEFAULT);
+            last_failure.clear();
+            if (there < 0 && refused.met) {
+                const std::string target =
+                    std::string(link_value(group.getId(), partial, link.u.val_size).c_str());
+                throw FormatError(group.getFileName() + ": " + path_in(group, partial) +
+                                  " is a soft link to " + (target.empty() ? "?" : target) +
+                                  ", which leads through " + refused.link +
+                                  ", an external link to " + refused.target +
+                                  "; Routescope's files do not use external links (a sharded "
+                                  "dump's master uses virtual datasets), and it is not followed");
+            }
+        }
         if (slash == std::string::npos) break;
         start = slash + 1;
     }
@@ -507,19 +613,6 @@ std::string kind_text(H5O_type_t type) {
     }
 }
 
-// The value of the link `name` below `loc` (a soft link's target path, an external link's packed
-// file and object names), "" when HDF5 cannot say.
-std::string link_value(hid_t loc, const std::string& name, std::size_t size) {
-    std::string value(size + 1, '\0');
-    if (H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        last_failure.clear();
-        return {};
-    }
-    value.resize(size);
-    return value;
-}
-
 // "other.h5:/x", where an external link leads.
 std::string external_target(hid_t loc, const std::string& name, std::size_t size) {
     const std::string value = link_value(loc, name, size);
@@ -535,12 +628,6 @@ std::string external_target(hid_t loc, const std::string& name, std::size_t size
     return std::string(file ? file : "?") + ":" + (object ? object : "?");
 }
 
-// Refuses to open another file while a soft link is resolved, and notes that one was met.
-herr_t refuse_external(const char*, const char*, const char*, const char*, unsigned*, hid_t,
-                       void* met) {
-    *static_cast<bool*>(met) = true;
-    return -1;
-}
 }  // namespace
 
 std::string describe_path(const H5::Group& group, const std::string& path) {
@@ -576,15 +663,14 @@ std::string describe_path(const H5::Group& group, const std::string& path) {
     if (path.empty()) return nothing();
     if (link.type != H5L_TYPE_HARD && link.type != H5L_TYPE_SOFT)
         return "a user-defined link (not followed)";
-    // Resolve it (a soft link through its chain), with external links refused.
-    bool met_external = false;
+    // Resolve it (a soft link through its chain), with external links refused (the process
+    // never follows one: deny_external_links).
+    deny_external_links();
+    refused_link = {};
     H5O_info_t info{};
-    herr_t got = -1;
-    const hid_t lapl = H5Pcreate(H5P_LINK_ACCESS);
-    if (lapl >= 0 && H5Pset_elink_cb(lapl, refuse_external, &met_external) >= 0)
-        got = H5Oget_info_by_name(loc, path.c_str(), &info, lapl);
+    const herr_t got = H5Oget_info_by_name(loc, path.c_str(), &info, H5P_DEFAULT);
+    const bool met_external = refused_link.met;
     const std::string why = got < 0 ? error_stack_text() : std::string();
-    if (lapl >= 0) H5Pclose(lapl);
     H5Eclear2(H5E_DEFAULT);
     last_failure.clear();
     if (link.type == H5L_TYPE_HARD)
@@ -711,6 +797,26 @@ std::string bytes_text(std::uint64_t bytes) {
     return buf;
 }
 
+namespace {
+// "a checkpoint" or "a dump", by the root attr format of the file holding `ds`, for messages.
+std::string file_kind_text(const H5::DataSet& ds) {
+    std::string kind = "a dump";
+    const hid_t file = H5Iget_file_id(ds.getId());
+    if (file >= 0) {
+        const hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
+        if (root >= 0) {
+            if (read_string_attr(H5::Group(root), "format") == "routescope-checkpoint")
+                kind = "a checkpoint";
+            H5Gclose(root);
+        }
+        H5Fclose(file);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    last_failure.clear();
+    return kind;
+}
+}  // namespace
+
 std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size) {
     const std::uint64_t declared = declared_bytes(ds);
     if (declared == 0) return std::nullopt;
@@ -835,8 +941,8 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
         return std::nullopt;
     }
     // External raw storage (h5py's `external=`): the values live in other files, named by the
-    // dump and resolved against the reader's working directory, not the dump's folder; a short
-    // one reads as zeros. Not read: a dump holds its own data (docs/formats/dump.md).
+    // file and resolved against the reader's working directory, not the file's folder; a short
+    // one reads as zeros. Not read: a dump or a checkpoint holds its own data (docs/formats).
     if (const int external = H5Pget_external_count(plist.getId()); external > 0) {
         char name[512] = {};
         off_t offset = 0;
@@ -846,11 +952,24 @@ std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t 
         H5Eclear2(H5E_DEFAULT);
         return declares + " stored in " + std::to_string(external) + " external raw file" +
                (external == 1 ? "" : "s") + " ('" + name +
-               "'...), which Routescope does not read (a dump holds its own data: copy them "
-               "in, e.g. h5repack -l CONTI IN OUT)";
+               "'...), which Routescope does not read (" + file_kind_text(ds) +
+               " holds its own data: copy them in, e.g. h5repack -l CONTI IN OUT)";
     }
     if (layout != H5D_CHUNKED) {
         if (declared > file_size) return declares + " but the file holds " + bytes_text(file_size);
+        // Contiguous storage is allocated when the data are first written (h5py's
+        // create_dataset(name, shape, dtype) without data allocates none): a dataset with
+        // elements and no storage reads as fill values, as a chunked one whose chunks were never
+        // written does. A compact dataset's storage is made with it (filled at creation), so
+        // there HDF5 cannot tell; the status says allocated.
+        H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+        const bool known = H5Dget_space_status(ds.getId(), &status) >= 0;
+        H5Eclear2(H5E_DEFAULT);
+        if ((known && status == H5D_SPACE_STATUS_NOT_ALLOCATED) ||
+            (layout == H5D_CONTIGUOUS && ds.getStorageSize() == 0))
+            return declares +
+                   " but its data were never written (no storage allocated: it "
+                   "would read as fill values)";
         return std::nullopt;
     }
     // Chunked: the bytes stored must account for the declared ones. Unfiltered chunks hold at

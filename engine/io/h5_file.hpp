@@ -11,7 +11,10 @@
 
 namespace routescope::h5 {
 
-/// Silences HDF5's automatic error printing (once per process); errors are reported by us.
+/// Silences HDF5's automatic error printing (once per thread); errors are reported by us. Also,
+/// once per process, makes every external link unfollowable: HDF5's external link class is
+/// replaced by one whose traversal fails naming the link and where it leads, so no path
+/// resolution anywhere in the process (a soft link's target included) opens another file.
 void quiet_errors();
 
 /// The innermost messages of the current HDF5 error stack, joined ("truncated file: eof = ...").
@@ -59,6 +62,8 @@ std::string attr_type_name(const H5::H5Object& obj, const std::string& name);
 
 /// Child names of a group, in the file's order.
 std::vector<std::string> children(const H5::Group& group);
+/// Whether every link on `path` is there. Throws FormatError naming the link when one is an
+/// external link, or a soft link whose target leads through one (neither is ever followed).
 bool exists(const H5::Group& group, const std::string& path);
 bool is_group(const H5::Group& group, const std::string& path);
 bool is_dataset(const H5::Group& group, const std::string& path);
@@ -90,12 +95,12 @@ std::optional<std::string> virtual_sources(const H5::DataSet& ds);
 std::uint64_t declared_bytes(const H5::DataSet& ds);
 
 /// Why the dataset's declared size cannot be what the file holds, or nullopt when it can: a
-/// contiguous or compact dataset whose bytes do not fit in `file_size`, or a chunked one whose
-/// allocated chunks are fewer than its extent needs (a "2^40-element" dataset of a few KB reads
-/// fill values for hours). A virtual dataset: every source file exists and is a regular,
-/// non-virtual HDF5 file, its mappings cover the extent, and each source dataset passes these same
-/// checks against its own file's size (a shard whose chunks were never written read as fill
-/// values). Metadata only; never reads the data.
+/// contiguous or compact dataset whose bytes do not fit in `file_size` or whose data were never
+/// written (no storage allocated), or a chunked one whose allocated chunks are fewer than its
+/// extent needs (a "2^40-element" dataset of a few KB reads fill values for hours). A virtual
+/// dataset: every source file exists and is a regular, non-virtual HDF5 file, its mappings cover
+/// the extent, and each source dataset passes these same checks against its own file's size (a
+/// shard whose chunks were never written read as fill values). Metadata only; never reads the data.
 std::optional<std::string> storage_problem(const H5::DataSet& ds, std::uint64_t file_size);
 
 /// The most bytes one in-memory read of untrusted data may take: a quarter of the memory this

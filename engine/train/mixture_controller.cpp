@@ -118,12 +118,22 @@ void MixtureController::update(std::int64_t step, const std::vector<double>& los
 }
 
 int MixtureController::choose(double u) const {
+    // Proportional to the weights, whatever they sum to: a restored mixture is any weights not
+    // negative and not all 0 (docs/formats/checkpoint.md), and [0.5, 0, …] compared with u alone
+    // gave every u ≥ 0.5 to the last arm, of weight 0. An arm of weight 0 is never chosen: past
+    // the sum (rounding), the draw is the last arm of positive weight.
+    const double total = std::accumulate(mixture_.begin(), mixture_.end(), 0.0);
+    const double target = u * total;
     double c = 0;
+    int last = -1;
     for (int a = 0; a < K_; ++a) {
-        c += mixture_[static_cast<std::size_t>(a)];
-        if (u < c) return a;
+        const double w = mixture_[static_cast<std::size_t>(a)];
+        if (!(w > 0)) continue;
+        last = a;
+        c += w;
+        if (target < c) return a;
     }
-    return K_ - 1;
+    return last >= 0 ? last : K_ - 1;
 }
 
 }  // namespace routescope::train

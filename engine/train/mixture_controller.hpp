@@ -45,7 +45,9 @@ public:
     /// Whether arm a's last update gave it a reward (a measurement now and before).
     bool measured(int a) const { return measured_[static_cast<std::size_t>(a)] != 0; }
 
-    /// The arm of a row whose uniform draw is u ∈ [0, 1).
+    /// The arm of a row whose uniform draw is u ∈ [0, 1), drawn in proportion to the mixture's
+    /// weights (which need not sum to 1: a restored mixture is any weights ≥ 0, not all 0); an
+    /// arm of weight 0 is never chosen.
     int choose(double u) const;
 
     const std::vector<double>& mixture() const { return mixture_; }

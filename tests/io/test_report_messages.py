@@ -404,6 +404,132 @@ def main():
     t.case("an import whose vocab_size far exceeds its vocabulary's pieces is refused by memory",
            placeholder_rows_beyond_memory_are_refused)
 
+    # ---- probe Q4: what a checkpoint holds is in it, and what it says of itself is so.
+    def a_soft_link_through_an_external_link_is_never_followed():
+        # docs/formats/checkpoint.md: a checkpoint holds everything "and nothing outside it";
+        # external links are never followed. A direct one was refused, but a soft link whose
+        # target crosses one (/params/X -> /store/X, /store an external link to other.h5:/grp)
+        # was: validate said valid and dump read the other file's values, --no-check too; a
+        # named pipe as the other file blocked validate for good.
+        name = "embeddings.word.weight"
+        other = t.path("elsewhere.h5")
+
+        def through_external(f):
+            values = f["params/" + name][()]
+            with h5py.File(other, "w") as g:
+                g.create_group("grp").create_dataset(name, data=values)
+            del f["params/" + name]
+            f["store"] = h5py.ExternalLink(other, "/grp")
+            f["params/" + name] = h5py.SoftLink("/store/" + name)
+        linked = edited_copy("through-external.ckpt.h5", through_external)
+        said = (f"/params/{name} is a soft link to /store/{name}",
+                f"/store, an external link to {other}:/grp", "not followed")
+        validate_says(linked, said, "(format version")
+        corpus = t.path("through-external.txt")
+        with open(corpus, "w") as f:
+            f.write("abc\n")
+        for extra, code in (((), 1), (("--no-check",), 2)):
+            out = t.path("through-external.dump.h5")
+            r = t.run("dump", "--checkpoint", linked, "--data", corpus, "--out", out,
+                      "--layers", "0", "--threads", "1", *extra)
+            assert r.returncode == code, (extra, r.returncode, r.stderr[-500:])
+            assert all(s in r.stderr for s in said), (extra, r.stderr[-500:])
+            assert not os.path.exists(out), extra
+        # The other file a named pipe: never opened, so nothing waits on it.
+        os.remove(other)
+        os.mkfifo(other)
+        r = t.run("validate", linked, timeout=60)
+        assert r.returncode == 1 and all(s in r.stdout + r.stderr for s in said), \
+            (r.returncode, (r.stdout + r.stderr)[-500:])
+        os.remove(other)
+    t.case("a soft link whose target crosses an external link is refused, never followed",
+           a_soft_link_through_an_external_link_is_never_followed)
+
+    def a_parameter_never_written_is_refused_in_any_layout():
+        # h5py's create_dataset(name, shape, dtype) without data allocates no contiguous storage:
+        # every value reads as the fill value 0, and validate accepted what it refuses chunked
+        # ("chunks never written"; docs/formats/dump.md, as checkpoints' sizes are checked).
+        name = "embeddings.word.weight"
+        for layout in ("contiguous", "chunked"):
+            def unwritten(f):
+                shape, dtype = f["params/" + name].shape, f["params/" + name].dtype
+                del f["params/" + name]
+                f["params"].create_dataset(name, shape=shape, dtype=dtype,
+                                           chunks=True if layout == "chunked" else None)
+                assert f["params/" + name].id.get_storage_size() == 0
+            path = edited_copy(f"unwritten-{layout}.ckpt.h5", unwritten)
+            said = ("fill values",) if layout == "contiguous" else ()
+            validate_says(path, (f"/params/{name}", "never written") + said, "(format version")
+    t.case("a parameter whose data were never written is refused, contiguous as chunked",
+           a_parameter_never_written_is_refused_in_any_layout)
+
+    def a_nul_inside_a_config_value_is_escaped_not_the_end_of_the_message():
+        # The message quoted the value raw and stopped at its NUL: "found model.arch: 'big".
+        import json
+
+        def nul_arch(f):
+            c = json.loads(f["config"].attrs["json"])
+            c["model"]["arch"] = "big\u0000s"
+            f["config"].attrs["json"] = json.dumps(c)
+        path = edited_copy("nul-arch.ckpt.h5", nul_arch)
+        validate_says(path, ("model.arch: 'big\\x00s' is not one of", "bigs"), "'big\n")
+    t.case("a NUL inside a /config string value is said as \\x00, with the rest of the message",
+           a_nul_inside_a_config_value_is_escaped_not_the_end_of_the_message)
+
+    def an_rng_state_other_than_seed_and_step_is_refused():
+        # docs/formats/checkpoint.md: rng_state is [seed, step], "the whole random state"; every
+        # draw comes from train.seed and the step, so [999, 7] beside seed S and step N is no
+        # state of this run: it resumed exactly as [S, N] did, exit 0.
+        import json
+        with h5py.File(ckpt, "r") as f:
+            seed = json.loads(f["config"].attrs["json"])["train"]["seed"]
+            step = int(f["train"].attrs["step"])
+        for label, value, dtype in (("unsigned", [999, 7], np.uint64),
+                                    ("seed", [seed + 1, step], np.uint64),
+                                    ("step", [seed, step + 1], np.int64),
+                                    ("negative", [-1, step], np.int64)):
+            def other_state(f):
+                del f["train"].attrs["rng_state"]
+                f["train"].attrs.create("rng_state", np.array(value, dtype=dtype))
+            path = edited_copy(f"rng-{label}.ckpt.h5", other_state)
+            validate_says(path, ("/train attr rng_state",
+                                 f"[seed, step] = [{seed}, {step}]",
+                                 f"found [{value[0]}, {value[1]}]"), "(format version")
+        # stored as int64 and agreeing: as valid as the uint64 the writer stores
+        t.ok(t.run("validate", edited_copy("rng-int64.ckpt.h5", lambda f: f["train"].attrs.create(
+            "rng_state", np.array([seed, step], dtype=np.int64)))))
+        copy = t.path("rng-run")
+        shutil.copytree(run, copy)
+        with h5py.File(os.path.join(copy, "model.ckpt.h5"), "r+") as f:
+            f["train"].attrs.create("rng_state", np.array([999, 7], dtype=np.uint64))
+        before = open(os.path.join(copy, "model.ckpt.h5"), "rb").read()
+        for extra, code in (((), 1), (("--no-check",), 2)):
+            r = t.run("train", "--resume", copy, "--set", "train.steps=4", "--threads", "1",
+                      *extra)
+            assert r.returncode == code, (extra, r.returncode, r.stderr[-500:])
+            assert "/train attr rng_state" in r.stderr and "[999, 7]" in r.stderr, \
+                (extra, r.stderr[-500:])
+            assert open(os.path.join(copy, "model.ckpt.h5"), "rb").read() == before, extra
+    t.case("a /train rng_state other than [train.seed, step] is refused by validate and resume",
+           an_rng_state_other_than_seed_and_step_is_refused)
+
+    def external_raw_storage_in_a_checkpoint_names_a_checkpoint():
+        # The refusal said "a dump holds its own data" of a checkpoint.
+        name = "embeddings.word.weight"
+        raw = t.path("raw-params.bin")
+
+        def external_raw(f):
+            values = f["params/" + name][()]
+            values.tofile(raw)
+            del f["params/" + name]
+            f["params"].create_dataset(name, shape=values.shape, dtype=values.dtype,
+                                       external=[(raw, 0, values.nbytes)])
+        validate_says(edited_copy("external-raw.ckpt.h5", external_raw),
+                      (f"/params/{name}", "external raw file", "a checkpoint holds its own data"),
+                      "a dump holds")
+    t.case("external raw storage in a checkpoint is refused naming a checkpoint",
+           external_raw_storage_in_a_checkpoint_names_a_checkpoint)
+
     return t.finish()
 
 

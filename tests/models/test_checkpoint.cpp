@@ -81,7 +81,7 @@ class TestCheckpoint : public QObject {
         st.step = 7;
         st.tokens_seen = 1234;
         st.data_position = 99;
-        st.rng_state = {std::numeric_limits<std::uint64_t>::max(), 7};  // [seed, step]
+        st.rng_state = {static_cast<std::uint64_t>(model.config().train.seed), 7};  // [seed, step]
         st.adam_m.assign(model.params().size(), 0.25f);
         st.adam_v.assign(model.params().size(), 1e-30f);
         write_checkpoint(p, model.config(), model.params(), {"bytes", {}}, &st);
@@ -112,7 +112,7 @@ private slots:
         QCOMPARE(ck.train->tokens_seen, std::int64_t(1234));
         QCOMPARE(ck.train->data_position, std::int64_t(99));
         QCOMPARE(ck.train->rng_state,
-                 (std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max(), 7}));
+                 (std::vector<std::uint64_t>{static_cast<std::uint64_t>(model.config().train.seed), 7}));
         QCOMPARE(ck.train->adam_m, std::vector<float>(model.params().size(), 0.25f));
         QCOMPARE(ck.train->adam_v, std::vector<float>(model.params().size(), 1e-30f));
 

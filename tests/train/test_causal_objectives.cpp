@@ -301,6 +301,40 @@ private slots:
         QCOMPARE(c.rewards()[1], -1.0);
     }
 
+    // A restored mixture is any weights not negative and not all 0 (docs/formats/checkpoint.md:
+    // the next objectives "are drawn from them"), so they are drawn in proportion, whatever their
+    // sum: [0.5, 0, 0, 0] compared u with the running sum as if it were 1, and every u ≥ 0.5 fell
+    // through to arm 3, of weight 0. Expected arms from the cumulative shares by hand.
+    void controller_draws_in_proportion_to_unnormalised_weights() {
+        const auto restored = [](std::vector<double> w) {
+            MixtureController c(4, 7, 100);
+            c.restore(1, std::move(w), {0, 0, 0, 0}, {0, 0, 0, 0}, {3, 3, 3, 3});
+            return c;
+        };
+        const std::vector<double> us = {0.0, 0.1, 0.3, 0.49, 0.51, 0.6, 0.74, 0.76, 0.9, 0.999999};
+        // [0.5, 0, 0, 0]: all of the mass on arm 0.
+        for (const double u : us)
+            QCOMPARE(restored({0.5, 0, 0, 0}).choose(u), 0);
+        // [0.2, 0.1, 0, 0.1], sum 0.4: shares 0.5, 0.25, 0, 0.25, cumulative 0.5, 0.75, 0.75, 1.
+        const std::vector<int> arms = {0, 0, 0, 0, 1, 1, 1, 3, 3, 3};
+        for (const double scale : {1.0, 2.0, 3.0, 1e-3, 7.5e6}) {
+            const MixtureController c = restored({0.2 * scale, 0.1 * scale, 0.0, 0.1 * scale});
+            for (std::size_t i = 0; i < us.size(); ++i)
+                QCOMPARE(c.choose(us[i]), arms[i]);
+            // Proportional weights give the same draws all along [0, 1), and the arm of weight 0
+            // is never chosen.
+            const MixtureController unit = restored({0.5, 0.25, 0.0, 0.25});
+            for (int k = 0; k < 1000; ++k) {
+                const double u = (k + 0.5) / 1000;
+                QCOMPARE(c.choose(u), unit.choose(u));
+                QVERIFY(c.choose(u) != 2);
+            }
+        }
+        // Past the sum (u = 1, or rounding): the last arm of positive weight, not the last arm.
+        QCOMPARE(restored({0.1, 0.2, 0, 0}).choose(1.0), 1);
+        QCOMPARE(restored({0, 0, 0.3, 0}).choose(0.999999), 2);
+    }
+
     // The rows' reset masks are what keeps a prefix-mode Birdie from reading its targets: with clm
     // rows a changed token changes no earlier logit; with prefix-LM rows a changed suffix token
     // changes nothing before it, while a changed prefix token does reach earlier prefix positions

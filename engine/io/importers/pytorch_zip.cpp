@@ -818,14 +818,14 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storages
             if (started.insert(p.key).second) held += window;
             converted += static_cast<std::uint64_t>(p.count) * sizeof(float);
             if (held + converted > limit)
-                throw FormatError(path + ": " + p.name + " (its " + storages.what(p.key) +
-                                  ", with the tensors read before it) needs " +
-                                  bytes_text(held + converted) + " of memory to read, more than " +
-                                  (set || available.bytes <= 0
-                                       ? "the limit of " + bytes_text(limit) +
-                                             (set ? " (ROUTESCOPE_READ_LIMIT_MB)" : "")
-                                       : available.text()) +
-                                  "; refusing the file");
+                throw FormatError(
+                    path + ": " + p.name + " (its " + storages.what(p.key) +
+                    ", with the tensors read before it) needs " + h5::bytes_text(held + converted) +
+                    " of memory to read, more than " +
+                    (set || available.bytes <= 0 ? "the limit of " + h5::bytes_text(limit) +
+                                                       (set ? " (ROUTESCOPE_READ_LIMIT_MB)" : "")
+                                                 : available.text()) +
+                    "; refusing the file");
             if (w.last_use == i) held -= window;
         }
     }

@@ -372,8 +372,11 @@ QString AnalysisView::figure_name() const {
 }
 
 nlohmann::json AnalysisView::figure_provenance() const {
-    nlohmann::json doc = {
-        {"view", kind_.toStdString()}, {"results", result_provenance()}, {"settings", settings()}};
+    // Each input named by the view's own file: the result cache answers by content, and a result
+    // first computed on an identical copy carries that copy's path.
+    nlohmann::json doc = {{"view", kind_.toStdString()},
+                          {"results", results_named_by_inputs(result_provenance(), input_files())},
+                          {"settings", settings()}};
     // A zoomed panel shows less than its data: the range it shows is part of the figure.
     nlohmann::json zoom = nlohmann::json::array();
     const auto units = print_units(figure_);
@@ -532,12 +535,10 @@ std::function<void()> AnalysisView::prepare_print(QSizeF print, double font_px, 
             f.setPixelSize(
                 px > 0 ? px
                        : std::max(1, static_cast<int>(QFontInfo(f).pixelSize() * scale + 0.5)));
-            // No ligatures in print: a PDF's text layer mapped "fi", "ff", "fl" to U+FB01, U+FB00,
-            // U+FB02, so the figure's words ("effective", "first") could not be searched or
-            // copied (Latin needs no shaping; scripts that do keep it).
-            f.setStyleStrategy(
-                static_cast<QFont::StyleStrategy>(f.styleStrategy() | QFont::PreferNoShaping));
-            return f;
+            // No ligatures in print (figure_font.hpp): a PDF's text layer mapped "fi", "ff", "fl"
+            // to U+FB01, U+FB00, U+FB02, so the figure's words ("effective", "first") could not
+            // be searched or copied; every script is still shaped (Arabic letters join).
+            return without_ligatures(f);
         };
         figure_->setFont(sized(figure_->font()));  // painted panels draw in their widget's font
         print_font_px = px;

@@ -16,11 +16,14 @@
 #include <QRegularExpression>
 #include <QSvgGenerator>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/file_fingerprint.hpp"
 #include "engine/core/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/stale_temporaries.hpp"
@@ -324,6 +327,54 @@ QSize png_pixel_size(QSizeF logical, int dpi) {
     const double scale = dpi / kLogicalDpi;
     return {static_cast<int>(logical.width() * scale + 0.5),
             static_cast<int>(logical.height() * scale + 0.5)};
+}
+
+nlohmann::json results_named_by_inputs(nlohmann::json results, const QStringList& files) {
+    if (files.isEmpty()) return results;
+    nlohmann::json* list = &results;
+    nlohmann::json wrapped;
+    if (results.is_object()) {  // a view that shows one result may give it alone
+        wrapped = nlohmann::json::array({results});
+        list = &wrapped;
+    }
+    if (!list->is_array()) return results;
+    // The files' hashes once, when some input could be named by another file than its own
+    // (fingerprint_file remembers a file's hash: the analysis has hashed it already).
+    bool needed = files.size() > 1;
+    for (const auto& r : *list)
+        if (r.is_object() && r.contains("inputs") && r["inputs"].is_array())
+            for (const auto& in : r["inputs"])
+                if (in.is_object() &&
+                    in.value("path", std::string()) != files.front().toStdString())
+                    needed = true;
+    if (!needed) return results;
+    std::vector<std::string> hashes;
+    for (const QString& f : files) {
+        try {
+            hashes.push_back(analysis::fingerprint_file(f.toStdString()).hash);
+        } catch (const std::exception&) {
+            hashes.emplace_back();  // gone or unreadable: names no input
+        }
+    }
+    std::map<std::string, std::size_t> met;  // analysis, parameters, hash → inputs named so far
+    for (auto& r : *list) {
+        if (!r.is_object() || !r.contains("inputs") || !r["inputs"].is_array()) continue;
+        const std::string what = r.value("analysis", std::string()) + "\n" +
+                                 (r.contains("parameters") ? r["parameters"].dump() : "") + "\n";
+        for (auto& in : r["inputs"]) {
+            if (!in.is_object() || !in.contains("hash") || !in["hash"].is_string()) continue;
+            const std::string hash = in["hash"].get<std::string>();
+            if (hash.empty()) continue;
+            std::vector<qsizetype> same;
+            for (qsizetype i = 0; i < files.size(); ++i)
+                if (hashes[static_cast<std::size_t>(i)] == hash) same.push_back(i);
+            if (same.empty()) continue;
+            std::size_t& n = met[what + hash];
+            in["path"] = files[same[std::min(n, same.size() - 1)]].toStdString();
+            ++n;
+        }
+    }
+    return results.is_object() ? wrapped.front() : results;
 }
 
 QString provenance_path(const QString& figure_path) {

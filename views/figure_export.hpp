@@ -114,6 +114,16 @@ private:
 /// ExportInputs protects (or a link to one); nothing when none is.
 void refuse_overwriting_export_inputs(const QString& output);
 
+/// `results` (the "results" of a figure_provenance: a result's provenance or a list of them) with
+/// each input named by the file of `files` (the view's own input files) that has its hash. The
+/// result cache answers by content: a figure of final/copy.dump.h5 drawn after one of the same
+/// bytes in orig.dump.h5 got that result, and with it the path orig.dump.h5, while the figure was
+/// drawn from the copy. When several of `files` have an input's hash, the results of one analysis
+/// with the same parameters on those bytes are of different files, taken in the order of `files`
+/// (the inputs of one result too: A and B of a comparison). An input whose hash none of `files`
+/// has (a file rewritten since, a run's log) keeps its path.
+nlohmann::json results_named_by_inputs(nlohmann::json results, const QStringList& files);
+
 /// figure.png → figure.png.provenance.json
 QString provenance_path(const QString& figure_path);
 /// The JSON written beside `figure_path`: the source's provenance plus figure, format, application.

@@ -18,18 +18,28 @@ namespace routescope::views {
 /// size applies to them too); 0 otherwise. GUI thread only.
 inline int print_font_px = 0;
 
+/// `f` drawn without the ligatures that only decorate: a PDF's text layer mapped "ff", "fi", "fl"
+/// to U+FB00–FB02, and the figure's words ("effective", "float32") could not be searched or
+/// copied. Every script is still shaped: Arabic letters join, lam-alef and Indic conjuncts stay.
+/// Not QFont::PreferNoShaping, which did this for Latin but leaves unshaped every script outside
+/// Qt's short list of those that "require OpenType" (Syriac to Sinhala, Khmer, N'Ko): Arabic and
+/// Hebrew labels were drawn as isolated letters in the PNG and PDF. Qt 6 turns the cosmetic
+/// ligature features (liga, clig, dlig, hlig) off for the scripts where they are cosmetic when a
+/// font has a letter spacing; a spacing of 100% is one that moves no glyph. Kerning stays off as
+/// PreferNoShaping had it, so that Latin text keeps the glyphs and advances it had.
+inline QFont without_ligatures(QFont f) {
+    f.setLetterSpacing(QFont::PercentageSpacing, 100);
+    f.setKerning(false);
+    return f;
+}
+
 inline QFont figure_font(const QFont& base, double scale = 1.0) {
     QFont f = base;
     if (print_font_px > 0)
         f.setPixelSize(print_font_px);
     else
         f.setPixelSize(std::max(6, static_cast<int>(QFontInfo(base).pixelSize() * scale + 0.5)));
-    // No ligatures: a PDF's text layer mapped "ff", "fi", "fl" to U+FB00–FB02, and the figure's
-    // words ("effective", "float32") could not be searched or copied. Latin needs no shaping;
-    // the scripts that do keep it.
-    f.setStyleStrategy(
-        static_cast<QFont::StyleStrategy>(f.styleStrategy() | QFont::PreferNoShaping));
-    return f;
+    return without_ligatures(f);
 }
 
 /// How a figure wraps `text` to `width`: at word boundaries, or anywhere when one of its words is

@@ -198,21 +198,26 @@ void LengthAccuracyView::redraw() {
     };
     // A bin is [lo, hi) (the last [lo, hi]): "15–164" read as closed, with 164 in two bins. Input
     // lengths are whole numbers, so a bin's lengths are written as the whole range it holds
-    // ("15–163"); another variable's bins in interval notation.
+    // ("15–163"); another variable's bins in interval notation, and so is a bin of lengths that
+    // holds no whole length (quantile edges 8.4 and 9 of lengths 8, 9, 9: "[8.4, 9)", not "9",
+    // which named the lengths of the next bin).
     const bool whole = result_->options.variable == "length";
     for (std::size_t i = 0; i < result_->bins.size(); ++i) {
         const auto& bin = result_->bins[i];
         const bool last = i + 1 == result_->bins.size();
-        if (whole) {
-            const double first = std::ceil(bin.lo),
-                         end = last ? std::floor(bin.hi) : std::ceil(bin.hi) - 1;
+        const double first = std::ceil(bin.lo),
+                     end = last ? std::floor(bin.hi) : std::ceil(bin.hi) - 1;
+        if (whole && end >= first) {
             d.bins << (end > first
                            ? QStringLiteral("%1–%2").arg(first, 0, 'f', 0).arg(end, 0, 'f', 0)
                            : QString::number(first, 'f', 0));
         } else {
+            // An empty bin of lengths with the digits its edges need to read as not whole
+            // (1234.5 at four digits was "1234").
+            const int digits = whole ? 6 : 4;
             d.bins << QStringLiteral("[%1, %2%3")
-                          .arg(bin.lo, 0, 'g', 4)
-                          .arg(bin.hi, 0, 'g', 4)
+                          .arg(bin.lo, 0, 'g', digits)
+                          .arg(bin.hi, 0, 'g', digits)
                           .arg(last ? QStringLiteral("]") : QStringLiteral(")"));
         }
     }

@@ -1052,6 +1052,41 @@ private slots:
         QVERIFY(view_test::screenshot(&view, "view_length_accuracy"));
     }
 
+    // Probe Q3: a quantile bin holding no whole length was labelled by the length after it.
+    // Lengths 4, 8, 9, 9, 9, 11, 13, 14 in 5 bins: numpy.quantile's edges (docs/analyses.md,
+    // "The bins") at positions 7k/5 = 0, 1.4, 2.8, 4.2, 5.6, 7 of the sorted lengths are 4,
+    // 8 + 0.4·1 = 8.4, 9 + 0.8·0 = 9, 9 + 0.2·2 = 9.4, 11 + 0.6·2 = 12.2 and 14. [8.4, 9) holds
+    // no length and was labelled "9", as [9, 9.4) that holds the three 9s. A bin is labelled with
+    // the first and last length it holds (user guide), one holding none by its range, the CSV's
+    // edges.
+    void accuracyBinHoldingNoLengthIsLabelledByItsRange() {
+        const QString dump = view_test::sample_dump(
+            dir_, "eight_lengths.dump.h5",
+            {"--examples", "8", "--length", "16", "--layers", "2", "--state-seed", "1"});
+        QVERIFY(!dump.isEmpty());
+        {
+            const routescope::analysis::DumpReader reader(dump.toStdString());
+            std::vector<long> lengths(reader.lengths().begin(), reader.lengths().end());
+            std::sort(lengths.begin(), lengths.end());
+            QCOMPARE(lengths, (std::vector<long>{4, 8, 9, 9, 9, 11, 13, 14}));
+        }
+        LengthAccuracyView view({dump, {}, "quantile", 5, 0});
+        view.resize(1000, 700);
+        view.start();
+        QVERIFY(view_test::wait_for(&view));
+        QVERIFY2(view.has_result(), qPrintable(view.error()));
+        const auto* r = view.result();
+        const std::vector<double> edges{4, 8.4, 9, 9.4, 12.2, 14};
+        QCOMPARE(r->bins.size(), edges.size() - 1);
+        for (std::size_t b = 0; b + 1 < edges.size(); ++b) {
+            QVERIFY(std::abs(r->bins[b].lo - edges[b]) < 1e-9);
+            QVERIFY(std::abs(r->bins[b].hi - edges[b + 1]) < 1e-9);
+        }
+        QCOMPARE(r->bins[1].a.count, std::int64_t{0});
+        QCOMPARE(view.chart()->data().bins,
+                 (QStringList{"4–8", "[8.4, 9)", "9", "10–12", "13–14"}));
+    }
+
     // Session 37: the accuracy chart's legend entries did not wrap: two models named by long file
     // names (no spaces) ran off an 89 mm page (user guide: legends wrap, a word wider than the
     // line broken where the line ends, every label in full). Read back from the PDF by poppler:

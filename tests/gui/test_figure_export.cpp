@@ -10,10 +10,12 @@
 #include <unistd.h>
 #include <QElapsedTimer>
 #include <QFontDatabase>
+#include <QGlyphRun>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <QTextLayout>
 #include <QXmlStreamReader>
 
 #include <cerrno>
@@ -1005,6 +1007,120 @@ private slots:
         QCOMPARE(input["path"].toString(), dump_);
         QCOMPARE(input["hash"].toString(), view_test::sha256_of(dump_));
         QCOMPARE(doc["settings"].toObject()["radius"].toInt(), 6);
+    }
+
+    // Probe Q3: two dumps of the same bytes (a copy in another folder). The result cache answers
+    // by content, and the copy's figure named the first file in its provenance's inputs while its
+    // settings named the copy. The inputs are the view's own files; their hash is the content's.
+    void provenanceNamesTheViewsOwnFileOfACopy() {
+        const QString dir = out_ + "/copy";
+        QVERIFY(QDir().mkpath(dir + "/final"));
+        const QString copy = dir + "/final/copy.dump.h5";
+        QFile::remove(copy);
+        QVERIFY(QFile::copy(dump_, copy));
+        auto provenance_of = [&](KernelView& view, const QString& path) {
+            view.start();
+            if (!view_test::wait_for(&view) || !view.has_result()) return QJsonObject();
+            view.export_to(path, 96);
+            QFile f(provenance_path(path));
+            if (!f.open(QIODevice::ReadOnly)) return QJsonObject();
+            return QJsonDocument::fromJson(f.readAll()).object();
+        };
+        KernelViewSettings s;
+        s.a = KernelSource::from_path(copy);
+        s.radius = 6;  // view_'s settings: the cache holds view_'s result of dump_
+        KernelView one(s);
+        const QJsonObject doc = provenance_of(one, dir + "/copy.png");
+        QVERIFY2(one.has_result(), qPrintable(one.error()));
+        const auto results = doc["results"].toArray();
+        QCOMPARE(results.size(), 1);
+        const auto input = results[0].toObject()["inputs"].toArray()[0].toObject();
+        QCOMPARE(input["path"].toString(), copy);
+        QCOMPARE(input["hash"].toString(), view_test::sha256_of(copy));
+        QCOMPARE(input["hash"].toString(), view_test::sha256_of(dump_));
+        // The original and its copy compared: A is the original, B the copy (both results are
+        // the one cached result, of the original).
+        s.a = KernelSource::from_path(dump_);
+        s.b = KernelSource::from_path(copy);
+        KernelView two(s);
+        const QJsonObject pair = provenance_of(two, dir + "/pair.png");
+        QVERIFY2(two.has_result(), qPrintable(two.error()));
+        QStringList paths;
+        for (const auto r : pair["results"].toArray())
+            for (const auto in : r.toObject()["inputs"].toArray())
+                paths << in.toObject()["path"].toString();
+        QCOMPARE(paths, (QStringList{dump_, copy}));
+        // Results of one file at other parameters (a layer each) keep to that file: the second
+        // result of the same parameters on the same bytes is the second file's.
+        const std::string hash = view_test::sha256_of(dump_).toStdString(),
+                          orig = dump_.toStdString();
+        auto result = [&](int layer) {
+            return nlohmann::json{{"analysis", "pca"},
+                                  {"inputs", {{{"role", "dump"}, {"path", orig}, {"hash", hash}}}},
+                                  {"parameters", {{"layer", layer}}}};
+        };
+        const nlohmann::json named = results_named_by_inputs(
+            nlohmann::json::array({result(1), result(2), result(1), result(2)}), {dump_, copy});
+        QStringList layer_paths;
+        for (const auto& r : named)
+            layer_paths << QString::fromStdString(r["inputs"][0]["path"].get<std::string>());
+        QCOMPARE(layer_paths, (QStringList{dump_, dump_, copy, copy}));
+        // One result alone (not in a list), and an input none of the files has, kept as it was.
+        nlohmann::json other = result(1);
+        other["inputs"][0]["hash"] = std::string(64, '0');
+        QCOMPARE(results_named_by_inputs(other, {copy}), other);
+        QCOMPARE(results_named_by_inputs(result(1), {copy})["inputs"][0]["path"],
+                 copy.toStdString());
+    }
+
+    // Probe Q3: Arabic token labels were drawn as separate, unjoined letters in the PNG and PDF:
+    // the figure fonts' QFont::PreferNoShaping (no ligatures in a PDF's text layer) leaves every
+    // script unshaped that Qt does not count as needing OpenType, Arabic among them. Shaped,
+    // "سسس" is the initial, medial and final forms of seen (three glyphs, none of them the
+    // isolated "س" drawn alone); "effective" and "first" keep one glyph per letter (no "ff",
+    // "fi" ligature). Both figure fonts: figure_font's and the print layout's (prepare_print).
+    void figureFontsJoinArabicLettersWithoutLatinLigatures() {
+        if (QFontDatabase::families(QFontDatabase::Arabic).isEmpty())
+            QSKIP("no font with Arabic glyphs on this machine");
+        auto glyphs = [](const QFont& font, const QString& text) {
+            QTextLayout layout(text, font);
+            layout.beginLayout();
+            layout.createLine();
+            layout.endLayout();
+            QList<quint32> out;
+            for (const QGlyphRun& run : layout.glyphRuns())
+                out += run.glyphIndexes();
+            return out;
+        };
+        auto check = [&](const QFont& font, const char* which) {
+            const QList<quint32> alone = glyphs(font, QString::fromUtf8("س"));
+            const QList<quint32> joined = glyphs(font, QString::fromUtf8("سسس"));
+            if (alone.size() != 1 || joined.size() != 3)
+                return QString("%1: %2 and %3 glyphs")
+                    .arg(which)
+                    .arg(alone.size())
+                    .arg(joined.size());
+            if (joined.contains(alone[0]) || joined[0] == joined[1] || joined[1] == joined[2] ||
+                joined[0] == joined[2])
+                return QString("%1: seen unjoined (glyphs %2 %3 %4, alone %5)")
+                    .arg(which)
+                    .arg(joined[0])
+                    .arg(joined[1])
+                    .arg(joined[2])
+                    .arg(alone[0]);
+            for (const QString word : {"effective", "first", "fl"})
+                if (glyphs(font, word).size() != word.size())
+                    return QString("%1: '%2' drawn with a ligature").arg(which, word);
+            return QString();
+        };
+        const QString own = check(figure_font(view_->font()), "figure_font");
+        QVERIFY2(own.isEmpty(), qPrintable(own));
+        const auto restore = view_->prepare_print(QSizeF(336, 240), 10, -1);
+        const QString print = check(view_->figure()->font(), "print layout");
+        const QString print_own = check(figure_font(view_->font()), "figure_font in print");
+        restore();
+        QVERIFY2(print.isEmpty(), qPrintable(print));
+        QVERIFY2(print_own.isEmpty(), qPrintable(print_own));
     }
 
     void exportAllWritesEveryFormatWithProvenance() {

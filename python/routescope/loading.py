@@ -9,9 +9,11 @@ must be 0..max_position_embeddings-1, parameters must be floating point; a pytor
 zip records may not inflate to more than a small multiple of the file (checked before torch.load
 inflates them). Every refusal is a LoadError naming the file.
 """
+import io
 import json
 import math
 import os
+import pickle
 import re
 import stat
 import struct
@@ -215,6 +217,83 @@ def _overlapping(t):
     return t.numel() > 0 and t.numel() > span
 
 
+# Bytes per element of the storage types a torch.save pickle names (torch.<Name>Storage).
+STORAGE_BYTES = {"DoubleStorage": 8, "FloatStorage": 4, "HalfStorage": 2, "BFloat16Storage": 2,
+                 "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1,
+                 "ByteStorage": 1, "BoolStorage": 1, "ComplexFloatStorage": 8,
+                 "ComplexDoubleStorage": 16}
+
+
+class _StorageDeclarations(pickle.Unpickler):
+    """Reads a torch.save data.pkl for its storage declarations alone, {key: (type name,
+    elements)}, running nothing: every global is a placeholder (torch.load then reads the file
+    with its own weights_only checks)."""
+
+    def __init__(self, data):
+        super().__init__(io.BytesIO(data))
+        self.declared = {}
+
+    class _Placeholder:
+        """What any other global builds: it takes items and state, and holds nothing."""
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __setitem__(self, key, value):
+            pass
+
+        def __setstate__(self, state):
+            pass
+
+        def append(self, value):
+            pass
+
+        def extend(self, values):
+            pass
+
+    def find_class(self, module, name):
+        if module == "torch" and name.endswith("Storage"):
+            return name  # the storage type, as its name
+        return _StorageDeclarations._Placeholder  # a rebuild function, OrderedDict, ...
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage":
+            raise pickle.UnpicklingError(f"persistent id {_quote(pid)} is not a storage")
+        _, kind, key, _location, numel = pid
+        if not isinstance(kind, str) or kind not in STORAGE_BYTES or not isinstance(numel, int):
+            raise pickle.UnpicklingError(f"storage {_quote(key)} of type {_quote(kind)}")
+        self.declared[str(key)] = (kind, numel)
+        return None
+
+
+def _check_records(z, entries, weights):
+    """Raises LoadError unless every storage the pickle of the zip `z` declares has a record
+    holding its bytes: torch 1.13's torch.load builds a storage of the declared size over a
+    shorter record without a check, and the tensors on it read memory past the record (another
+    model, or a segfault)."""
+    pickles = [e.filename for e in entries if e.filename.endswith("/data.pkl")
+               and e.filename.count("/") == 1]
+    if len(pickles) != 1:
+        raise LoadError(f"{weights}: not a torch.save state_dict (no single <archive>/data.pkl "
+                        "record)")
+    prefix = pickles[0][:-len("data.pkl")]
+    try:
+        reader = _StorageDeclarations(z.read(pickles[0]))
+        reader.load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
+            AttributeError, RecursionError, MemoryError, struct.error, zipfile.BadZipFile) as e:
+        raise LoadError(f"{weights}: not a readable torch.save state_dict ({e})") from None
+    sizes = {e.filename: e.file_size for e in entries}
+    for key, (kind, numel) in reader.declared.items():
+        record = prefix + "data/" + key
+        need = numel * STORAGE_BYTES[kind]
+        if record not in sizes:
+            raise LoadError(f"{weights}: storage {st.cut(key)} has no zip record {st.cut(record)}")
+        if sizes[record] < need:
+            raise LoadError(f"{weights}: zip record {st.cut(record)} holds {sizes[record]} bytes, "
+                            f"its storage declares {numel} elements of {kind} ({need} bytes)")
+
+
 def _check_zip(f, weights):
     """Raises LoadError if the open file `f` is a zip (as torch.load tells one) whose central
     directory is unreadable, uses a compression method other than stored or deflated, or lists
@@ -245,6 +324,11 @@ def _check_zip(f, weights):
         raise LoadError(f"{weights}: its {len(entries)} zip records inflate to {total} bytes, "
                         f"more than {MAX_INFLATION} times the file's {size} bytes (a compression "
                         "bomb: refused before torch.load would inflate them)")
+    try:
+        with zipfile.ZipFile(f) as z:
+            _check_records(z, entries, weights)
+    finally:
+        f.seek(0)
 
 
 def load_state_dict(path):
@@ -432,7 +516,9 @@ def load(path, head=None, dtype=torch.float32):
         raise LoadError(f"{weights}: its tensors name {parameters} parameter values, more than its "
                         f"{size} bytes can hold (tensors sharing storage)")
 
-    model = cls(c)
+    # In the asked dtype before the weights go in: a float64 file's values were rounded through
+    # the float32 parameters of a module built in the default dtype.
+    model = cls(c).to(dtype)
     state = {k: v for k, v in sd.items() if k in want and k not in buffers}
     state.update((k, b) for k, b in model.named_buffers() if k in want)  # position_ids: its own
     model.load_state_dict(state, strict=True)

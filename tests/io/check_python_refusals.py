@@ -727,6 +727,32 @@ def pytorch_zip(fx):
     with open(os.path.join(d, "pytorch_model.bin"), "wb") as f:
         f.write(_rezip(stored, zipfile.ZIP_BZIP2))
     refused("records compressed with bzip2", d, ["pytorch_model.bin", "compression method"])
+    # Probe Q7: a storage's record cut to 8 bytes while the pickle still declares the whole
+    # storage (an unread record of padding keeps the file large enough): torch 1.13's torch.load
+    # built the storage over the short record, and the model held memory past it (or segfaulted).
+    # The record's size comes from the zip directory; the declared size from the tensor's shape.
+    with zipfile.ZipFile(io.BytesIO(stored)) as z:
+        records = {i.filename: z.read(i.filename) for i in z.infolist()}
+    victim = max((n for n in records if "/data/" in n), key=lambda n: len(records[n]))
+    cut = io.BytesIO()
+    with zipfile.ZipFile(cut, "w", zipfile.ZIP_STORED) as z:
+        for name, data in records.items():
+            z.writestr(name, data[:8] if name == victim else data)
+        z.writestr(victim.rsplit("/", 2)[0] + "/padding", bytes(len(records[victim])))
+    d = fx.export(c, fmt=None)
+    with open(os.path.join(d, "pytorch_model.bin"), "wb") as f:
+        f.write(cut.getvalue())
+    refused("a storage record shorter than its storage", d,
+            ["pytorch_model.bin", victim, "holds 8 bytes", f"({len(records[victim])} bytes)"])
+    # Probe Q7: dtype=float64 of a float64 file gives the file's values, not their float32
+    # rounding (the module was built in float32 and converted after the weights went in).
+    t64 = {k: v.double() if v.is_floating_point() else v for k, v in t.items()}
+    t64[W] = t64[W] + 1e-12 * torch.arange(t64[W].numel(), dtype=torch.float64).view_as(t64[W])
+    d = fx.export(c, t64, "pytorch")
+    model = loads("a float64 pytorch_model.bin as dtype=float64", d, dtype=torch.float64)
+    if model is not None:
+        check(torch.equal(model.bert.embeddings.word_embeddings.weight.detach(), t64[W]),
+              "float64 load: the word embeddings are not the file's float64 values")
 
 
 def safetensors_dtypes(fx):

@@ -83,6 +83,15 @@ std::int64_t limit(std::int64_t available, std::int64_t wanted) {
     return wanted > 0 ? std::min(available, wanted) : available;
 }
 
+// The id a dump pads its rows with: the tokenizer's [PAD], as training padded them (pretraining's
+// packed sequences, fine-tuning's batches); 0 for a tokenizer without one, as training uses. Rows
+// of --data were padded with 0 whatever the tokenizer: with a SentencePiece model whose [PAD] is
+// 3 (0 its <unk>), a model that reads the padding (gMLP) gave other states than for the same row
+// of the held-out dump.
+std::int32_t trained_pad(const data::Tokenizer& tokenizer) {
+    return std::max(0, tokenizer.specials().pad);
+}
+
 // Everything a source needs to outlive the dump call.
 struct PreparedSource {
     DumpSource source;
@@ -91,11 +100,12 @@ struct PreparedSource {
 };
 
 // A labelled set (a task split or a classification file, framed as fine-tuning and eval frame
-// them: engine/train/labelled_set.hpp) as a dump source.
+// them: engine/train/labelled_set.hpp) as a dump source, its rows padded with `pad`.
 // `resets`: each example's reset flags (DumpExample::reset), or none.
 PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
                                std::vector<std::string> vocab, bool class_labels, bool file_lines,
-                               int pad_to, std::vector<std::vector<std::int32_t>> row_resets = {}) {
+                               int pad_to, std::int32_t pad,
+                               std::vector<std::vector<std::int32_t>> row_resets = {}) {
     auto keep = std::make_shared<train::LabelledSet>(std::move(set));
     auto resets =
         row_resets.empty()
@@ -107,7 +117,7 @@ PreparedSource labelled_source(train::LabelledSet set, std::int64_t examples,
     DumpSource& s = r.source;
     s.count = static_cast<std::int64_t>(keep->examples.size());
     s.length = std::max({1, keep->max_length(), pad_to});
-    s.pad_id = data::kPadId;
+    s.pad_id = pad;
     s.text = true;
     if (!keep->examples.empty())
         for (const auto& [name, value] : keep->examples.front().attributes)
@@ -192,9 +202,9 @@ PreparedSource task_source(const DumpArgs& a, const RunConfig& config,
     if (t.set.targets && train::is_causal_objective(config.train.objective))
         resets = as_answer_rows(t.set, config.train.objective, a.birdie_layout,
                                 data::BirdieVocabulary{tokenizer.vocab_size()}, vocab);
-    PreparedSource r =
-        labelled_source(std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0,
-                        /*file_lines=*/false, train::trained_row_length(config), std::move(resets));
+    PreparedSource r = labelled_source(
+        std::move(t.set), a.examples, std::move(vocab), t.task.n_classes > 0, /*file_lines=*/false,
+        train::trained_row_length(config), trained_pad(tokenizer), std::move(resets));
     // --seed drew other examples than the checkpoint's data.task_params.seed (its /model/config):
     // the dump's name says which seed made them.
     if (a.seed) r.description += " seed " + std::to_string(*a.seed);
@@ -227,7 +237,8 @@ PreparedSource data_source(const DumpArgs& a, const RunConfig& config,
     const int rows = a.length > 0 ? (train::row_length_matters(config.model) ? L : 0)
                                   : train::trained_row_length(config);
     return labelled_source(std::move(set), a.examples, tokenizer.vocabulary(), labelled,
-                           /*file_lines=*/data::classification_format(a.data).has_value(), rows);
+                           /*file_lines=*/data::classification_format(a.data).has_value(), rows,
+                           trained_pad(tokenizer));
 }
 
 PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
@@ -283,7 +294,7 @@ PreparedSource corpus_source(const DumpArgs& a, const RunConfig& config,
     DumpSource& s = r.source;
     s.count = limit(set->size(), a.examples);
     s.length = L;
-    s.pad_id = tokenizer->specials().pad;
+    s.pad_id = trained_pad(*tokenizer);
     s.vocab = tokenizer->vocabulary();
     s.text = true;
     s.example = [set, tokenizer](std::int64_t i) {

@@ -4,6 +4,7 @@
 // Routescope's special layout [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4) and writes the .model file,
 // which Python's sentencepiece loads as it is. Exit 0, 2 for bad arguments or an unreadable corpus,
 // 3 when the file cannot be written.
+#include <charconv>
 #include <fstream>
 #include <iostream>
 
@@ -13,6 +14,7 @@
 #include "engine/core/error.hpp"
 #include "engine/core/thread_pool.hpp"
 #include "engine/data/sentencepiece_tokenizer.hpp"
+#include "engine/data/special_tokens.hpp"
 #include "engine/data/text_corpus.hpp"
 #include "engine/io/stale_temporaries.hpp"
 
@@ -58,9 +60,25 @@ CommandRunner setup_tokenizer(CLI::App& app) {
     auto* train = cmd->add_subcommand("train", "Train a SentencePiece model on a corpus");
     auto a = std::make_shared<TokenizerTrainArgs>();
     train->add_option("--corpus", a->corpus, "Text file or directory")->required();
-    // libsentencepiece ends the process on sizes near 2^31 instead of returning an error.
+    // At least one piece beside the 5 specials (train_sentencepiece refuses fewer, naming
+    // tokenizer.vocab_size, a key this command does not have); libsentencepiece ends the process
+    // on sizes near 2^31 instead of returning an error.
+    constexpr int kMinPieces = static_cast<int>(data::kSpecialPieces.size()) + 1;
     train->add_option("--vocab-size", a->vocab_size, "Pieces, specials included")
-        ->check(CLI::Range(1, data::kMaxSentencePieces));
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+                int v = 0;
+                const char* end = text.data() + text.size();
+                const auto r = std::from_chars(text.data(), end, v);
+                if (r.ec == std::errc() && r.ptr == end && v >= kMinPieces &&
+                    v <= data::kMaxSentencePieces)
+                    return {};
+                return "a number of pieces from " + std::to_string(kMinPieces) +
+                       " (the 5 specials [PAD] [UNK] [CLS] [SEP] [MASK] and at least one piece) "
+                       "to " +
+                       std::to_string(data::kMaxSentencePieces) + " (2^24), got " + text;
+            },
+            std::to_string(kMinPieces) + " … 2^24"));
     train->add_option("--out", a->out, "The .model file to write")->required();
     train->add_option("--model-type", a->model_type, "unigram | bpe")
         ->check(CLI::IsMember({"unigram", "bpe"}));

@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <exception>
 #include <sstream>
 #include <unordered_map>
 
@@ -34,7 +35,16 @@ public:
                 done_ = true;
                 return;
             }
-            done_ = !corpus_.next(document_);
+            // The corpus checks every line it reads (a file changed since its first scan is a
+            // FormatError naming file and line); the error is kept and rethrown once the library
+            // has returned (rethrow_error(), after Train), not thrown through its training code.
+            try {
+                done_ = !corpus_.next(document_);
+            } catch (...) {
+                error_ = std::current_exception();
+                done_ = true;
+                return;
+            }
             ++taken_;
             at_ = 0;
             if (done_) return;
@@ -54,7 +64,15 @@ public:
         at_ = end;
     }
     const std::string& value() const override { return value_; }
-    sentencepiece::util::Status status() const override { return {}; }
+    sentencepiece::util::Status status() const override {
+        if (!error_) return {};
+        return sentencepiece::util::Status(sentencepiece::util::StatusCode::kDataLoss,
+                                           "the corpus could not be read");
+    }
+    /// Throws the corpus's error, if reading it failed.
+    void rethrow_error() const {
+        if (error_) std::rethrow_exception(error_);
+    }
 
 private:
     TextCorpus& corpus_;
@@ -64,6 +82,7 @@ private:
     std::size_t at_ = 0;    // where its next piece starts
     std::string value_;
     bool done_ = false;
+    std::exception_ptr error_;  // what the corpus threw
 };
 }  // namespace
 
@@ -197,6 +216,7 @@ std::unique_ptr<SentencePieceTokenizer> train_sentencepiece(TextCorpus& corpus,
     CorpusSentences sentences(corpus, options.max_sentences);
     std::string model;
     const auto status = sentencepiece::SentencePieceTrainer::Train(args, &sentences, &model);
+    sentences.rethrow_error();
     if (!status.ok()) {
         std::string why = status.ToString();
         // The library's advice names its own option, which Routescope's commands do not have.

@@ -52,6 +52,40 @@ constexpr const char* kNulInText =
     ": text holds none, and a document's text is written as a C string (a dump's /data/text), "
     "which would end there";
 
+// A corpus file's name as a message quotes it: a name found by listing a folder is the file
+// system's bytes, and a newline in it forged a line of stderr ("b\nrouteScope-cli: FORGED
+// LINE.txt"; the CLI keeps a message's own newlines), so its control characters and invalid
+// UTF-8 are written as \xNN (printable_text without keep_lines).
+std::string shown(const std::string& name) {
+    return printable_text(name);
+}
+
+// require_regular_file with the name shown as above (its message names the file as given).
+void require_corpus_file(const std::string& file) {
+    try {
+        require_regular_file(file, "corpus");
+    } catch (const FormatError& e) {
+        throw FormatError(printable_text(e.what()));
+    }
+}
+
+// Line `n` of `file` (a line as next_line gives it) refused when it is not text: invalid UTF-8, or
+// a NUL. Every read checks its lines, not only the constructor's first pass: a corpus changed
+// after that pass (a file rewritten during a run) was otherwise trained on without the check.
+// One linear scan of bytes just read.
+void check_line(const std::string& line, const std::string& file, std::int64_t n) {
+    if (const auto bad = first_invalid_utf8(line)) {
+        char byte[8];
+        std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[*bad]));
+        throw FormatError(shown(file) + ":" + std::to_string(n) + ": invalid UTF-8 byte " + byte +
+                          " at byte " + std::to_string(*bad + 1) + " of the line" + kOtherEncoding);
+    }
+    if (const std::size_t nul = line.find('\0'); nul != std::string::npos)
+        throw FormatError(shown(file) + ":" + std::to_string(n) + ": a NUL byte at byte " +
+                          std::to_string(nul + 1) + " of the line" + kNulInText +
+                          "; remove it, e.g. `tr -d '\\000' < " + shown(file) + " > cleaned.txt`");
+}
+
 bool hidden(const fs::path& p) {
     const std::string name = p.filename().string();
     return !name.empty() && name[0] == '.';
@@ -177,7 +211,7 @@ std::string not_text(const std::string& file) {
     char head[4096];
     in.read(head, sizeof head);
     const std::string_view text(head, static_cast<std::size_t>(in.gcount()));
-    if (std::string wide = wide_unicode_text(text, file); !wide.empty()) return wide;
+    if (std::string wide = wide_unicode_text(text, shown(file)); !wide.empty()) return wide;
     // Lines ended by CR alone (classic Mac OS): a file without any LF and with a CR before its
     // last byte would read as one line, one document with its CRs as characters. The file is read
     // up to its first LF, not only its first 4 KiB: paragraphs of 5 kB split by CR alone, or a
@@ -196,7 +230,7 @@ std::string not_text(const std::string& file) {
     if (crs > (ends_in_cr ? 1u : 0u))
         return "text whose lines end in CR alone (classic Mac OS), which would read as one "
                "line: convert them, e.g. `tr '\\r' '\\n' < " +
-               file + " > converted.txt`";
+               shown(file) + " > converted.txt`";
     return {};
 }
 
@@ -219,7 +253,8 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking, std::se
     // The error is checked before the end: increment() leaves the iterator at the end when it
     // fails, so a loop that compared first ended as if the listing were complete.
     for (const fs::directory_iterator end;; it.increment(ec)) {
-        if (ec) throw IoError(dir.string() + ": cannot list directory (" + ec.message() + ")");
+        if (ec)
+            throw IoError(shown(dir.string()) + ": cannot list directory (" + ec.message() + ")");
         if (it == end) break;
         const fs::path& entry = it->path();
         if (hidden(entry)) continue;
@@ -232,16 +267,18 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking, std::se
             continue;
         }
         if (ec)
-            throw IoError(entry.string() + ": cannot read the corpus entry (" + ec.message() + ")");
+            throw IoError(shown(entry.string()) + ": cannot read the corpus entry (" +
+                          ec.message() + ")");
         if (fs::is_regular_file(st)) files.push_back(entry.string());
         if (fs::is_directory(st)) subdirectories.push_back(entry);
     }
     std::sort(subdirectories.begin(), subdirectories.end());
     for (const fs::path& sub : subdirectories) {
         const fs::path real = fs::canonical(sub, ec);
-        if (ec) throw IoError(sub.string() + ": cannot list directory (" + ec.message() + ")");
+        if (ec)
+            throw IoError(shown(sub.string()) + ": cannot list directory (" + ec.message() + ")");
         if (std::find(walking.begin(), walking.end(), real) != walking.end())
-            throw IoError(sub.string() + ": a symbolic link to " + real.string() +
+            throw IoError(shown(sub.string()) + ": a symbolic link to " + shown(real.string()) +
                           ", a directory that holds it: the corpus would be read without end "
                           "(remove the link, or give data.train a folder without it)");
         if (!walked.insert(real).second) continue;  // read already, by another route
@@ -254,12 +291,13 @@ void walk_directory(const fs::path& dir, std::vector<fs::path>& walking, std::se
 std::vector<std::string> list_files(const std::string& path) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (ec || !fs::exists(st)) throw IoError(path + ": corpus path does not exist");
+    if (ec || !fs::exists(st)) throw IoError(shown(path) + ": corpus path does not exist");
     if (fs::is_regular_file(st)) return {path};
-    if (!fs::is_directory(st)) throw IoError(path + ": corpus path is not a file or directory");
+    if (!fs::is_directory(st))
+        throw IoError(shown(path) + ": corpus path is not a file or directory");
     std::vector<std::string> files;
     std::vector<fs::path> walking{fs::canonical(path, ec)};
-    if (ec) throw IoError(path + ": cannot list directory (" + ec.message() + ")");
+    if (ec) throw IoError(shown(path) + ": cannot list directory (" + ec.message() + ")");
     std::set<fs::path> walked{walking.front()};
     walk_directory(path, walking, walked, files);
     std::sort(files.begin(), files.end());
@@ -285,33 +323,22 @@ TextCorpus::TextCorpus(std::string path, DocSeparator separator)
     : path_(std::move(path)), separator_(separator), files_(list_files(path_)) {
     // One validating pass: fail before training rather than hours into it.
     for (const auto& file : files_) {
-        require_regular_file(file, "corpus");
+        require_corpus_file(file);
         if (const std::string reason = not_text(file); !reason.empty())
-            throw FormatError(file + ": " + reason);
+            throw FormatError(shown(file) + ": " + reason);
         formats_.push_back(file_format(file));
     }
+    // next_line refuses invalid UTF-8 and NULs (file and line) before any format's error.
     std::string line, doc;
     reset();
     while (next_line(line)) {
-        if (const auto bad = first_invalid_utf8(line)) {
-            char byte[8];
-            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[*bad]));
-            throw FormatError(files_[file_ - 1] + ":" + std::to_string(line_) +
-                              ": invalid UTF-8 byte " + byte + " at byte " +
-                              std::to_string(*bad + 1) + " of the line" + kOtherEncoding);
-        }
-        if (const std::size_t nul = line.find('\0'); nul != std::string::npos)
-            throw FormatError(files_[file_ - 1] + ":" + std::to_string(line_) +
-                              ": a NUL byte at byte " + std::to_string(nul + 1) + " of the line" +
-                              kNulInText + "; remove it, e.g. `tr -d '\\000' < " +
-                              files_[file_ - 1] + " > cleaned.txt`");
     }
     reset();
     while (next(doc))
         ++size_;
     reset();
     if (size_ == 0) {
-        throw FormatError(path_ + ": empty corpus (no document in " +
+        throw FormatError(shown(path_) + ": empty corpus (no document in " +
                           std::to_string(files_.size()) + " file" +
                           (files_.size() == 1 ? "" : "s") + ")");
     }
@@ -322,9 +349,9 @@ bool TextCorpus::open_next_file() {
     in_.clear();
     if (file_ >= files_.size()) return false;
     const std::string& name = files_[file_++];
-    require_regular_file(name, "corpus");
+    require_corpus_file(name);
     in_.open(name, std::ios::binary);
-    if (!in_) throw IoError(name + ": cannot open corpus file");
+    if (!in_) throw IoError(shown(name) + ": cannot open corpus file");
     line_ = 0;
     file_ended_ = false;
     in_doc_ = false;
@@ -340,9 +367,10 @@ bool TextCorpus::next_line(std::string& line) {
             ++line_;
             if (!line.empty() && line.back() == '\r') line.pop_back();
             if (line_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+            check_line(line, files_[file_ - 1], line_);
             return true;
         }
-        if (in_.bad()) throw IoError(files_[file_ - 1] + ": read error");
+        if (in_.bad()) throw IoError(shown(files_[file_ - 1]) + ": read error");
         file_ended_ = true;
         // An empty "line" marks the file boundary to next(); blank mode ends a document there.
         line.clear();
@@ -363,10 +391,10 @@ bool TextCorpus::next(std::string& doc) {
         const CorpusFileFormat format = formats_[file_ - 1];
         if (format == CorpusFileFormat::doc_tagged) {
             // WikiExtractor: <doc id=… url=… title=…> the article's lines </doc>.
-            const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
+            const std::string where = shown(files_[file_ - 1]) + ":" + std::to_string(line_);
             if (file_ended_) {
                 if (in_doc_)
-                    throw FormatError(files_[file_ - 1] + ":" + std::to_string(doc_line_) +
+                    throw FormatError(shown(files_[file_ - 1]) + ":" + std::to_string(doc_line_) +
                                       ": <doc> not closed by </doc> before the end of the file");
                 continue;
             }
@@ -405,7 +433,7 @@ bool TextCorpus::next(std::string& doc) {
         if (format == CorpusFileFormat::json_lines) {
             // One record per line, the document its "text" (C4, The Pile, RedPajama and Hugging
             // Face datasets' to_json all write this); its other fields are ignored.
-            const std::string where = files_[file_ - 1] + ":" + std::to_string(line_);
+            const std::string where = shown(files_[file_ - 1]) + ":" + std::to_string(line_);
             if (line_ == 1 && line.find_first_not_of(" \t[") == std::string::npos)
                 throw FormatError(where +
                                   ": one JSON array spread over many lines, not one record per "
@@ -451,7 +479,7 @@ void TextCorpus::reset() {
 
 void TextCorpus::seek(std::int64_t position) {
     if (position < 0 || (size_ > 0 && position > size_)) {
-        throw Error(path_ + ": cannot resume at document " + std::to_string(position) +
+        throw Error(shown(path_) + ": cannot resume at document " + std::to_string(position) +
                     ": the corpus has " + std::to_string(size_));
     }
     reset();

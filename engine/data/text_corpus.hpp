@@ -5,8 +5,11 @@
 // never skipped), one document per line or documents separated by
 // blank lines. The constructor scans everything once, so invalid UTF-8 (FormatError "FILE:LINE:
 // invalid UTF-8 ...") and an empty corpus (FormatError naming the path) stop a run before it
-// starts, and size() is known. Reading then streams one document at a time; position() counts the
-// documents read and seek() returns to one, which is what a checkpoint's data_position resumes.
+// starts, and size() is known. Reading then streams one document at a time, every line checked
+// again (a file changed after the first scan is refused the same way, never read unchecked);
+// position() counts the documents read and seek() returns to one, which is what a checkpoint's
+// data_position resumes. Messages show a file's name with its control characters and invalid
+// UTF-8 as \xNN (printable_text): a name read from a folder cannot forge a line of stderr.
 //
 // Documents: in "line" mode every line that is not blank; in "blank" mode the lines between blank
 // lines, joined with '\n'. A trailing '\r' is dropped and a UTF-8 byte-order mark at the start of
@@ -43,7 +46,8 @@ public:
     /// or a NUL (file and line) or a corpus with no document (the path).
     TextCorpus(std::string path, DocSeparator separator = DocSeparator::Line);
 
-    /// The next document into `doc`; false at the end of the corpus.
+    /// The next document into `doc`; false at the end of the corpus. FormatError (file and line)
+    /// for invalid UTF-8 or a NUL, as the constructor's.
     bool next(std::string& doc);
     /// Documents read since the start (0 after reset()).
     std::int64_t position() const { return position_; }

@@ -15,8 +15,9 @@ namespace routescope::models {
 
 class HostBatch {
 public:
-    /// `pad`: the id of the empty positions (the tokenizer's [PAD]).
-    HostBatch(int B, int L, std::int32_t pad = data::kPadId)
+    /// `pad`: the id of the empty positions (the tokenizer's [PAD]). No default: a default of 0
+    /// padded fine-tuning and evaluation with a SentencePiece model's <unk> where its [PAD] is 3.
+    HostBatch(int B, int L, std::int32_t pad)
         : B_(B),
           L_(L),
           tokens_(std::size_t(B) * L),

@@ -27,6 +27,8 @@ std::int32_t answer_row(const std::string& objective, const std::vector<std::int
     if (length > row.L)
         throw Error("a row of " + std::to_string(length) +
                     " tokens does not fit the model's length " + std::to_string(row.L));
+    // A built-in task's vocabulary (the checkpoint's: task_split and eval check it) holds the
+    // five specials first, so its [PAD] is kPadId.
     std::fill_n(row.tokens, row.L, data::kPadId);
     std::fill_n(row.labels, row.L, data::kIgnoreLabel);
     // Position of the logits that predict sequence[j], j ≥ first; and where the causal region
@@ -70,7 +72,7 @@ std::vector<ExamplePrediction> predict_answers(models::Model& model, const Label
     const int B = model.batch_size(), L = model.length();
     const auto n = static_cast<std::int64_t>(set.examples.size());
     std::vector<ExamplePrediction> out(static_cast<std::size_t>(n));
-    HostBatch batch(B, L);
+    HostBatch batch(B, L, data::kPadId);  // a task's [PAD] (answer_row); rows whole or unscored
     std::vector<std::int32_t> answer_at(B, -1), first_of(B, -1), last_of(B, -1);
     for (std::int64_t start = 0; start < n; start += B) {
         for (int b = 0; b < B; ++b) {

@@ -320,7 +320,11 @@ void Finetuner::build_model(bool pretrained) {
             store.upload_entry(e.name, ck->params.data() + it->offset);
         }
     }
-    batch_ = std::make_unique<HostBatch>(B, config_.data.seq_len);
+    // Padded with the tokenizer's [PAD], as pretraining's packed sequences are (0 when it has none,
+    // as the trainer pads): a model that reads the padding saw 0 here, the pretrained one's
+    // <unk> for a SentencePiece model whose [PAD] is 3.
+    batch_ = std::make_unique<HostBatch>(B, config_.data.seq_len,
+                                         std::max(0, tokenizer_->specials().pad));
 }
 
 Objective::MicroBatch Finetuner::micro_batch(std::span<const std::int64_t> examples,

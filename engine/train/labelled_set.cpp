@@ -91,6 +91,7 @@ LabelledSet classification_examples(const data::ClassificationSet& set,
     out.source = set.path;
     out.labels = set.labels;
     out.pair_gap = pair_gap;
+    out.pad = std::max(0, sp.pad);
     out.examples.reserve(set.examples.size());
     // The gap is counted before the pair is cut: only the sentences give way.
     const auto budget = static_cast<std::size_t>(seq_len - framing - pair_gap);

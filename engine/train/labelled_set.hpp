@@ -44,6 +44,9 @@ struct LabelledSet {
     std::vector<std::string> labels;  ///< class names in id order (class sets)
     /// Filler tokens after the first [SEP] of every example (data.pair_gap; 0 for none).
     int pair_gap = 0;
+    /// The id a row of these examples is padded with: the tokenizer's [PAD] (0 when it has
+    /// none, as pretraining pads), kPadId for a task's (its vocabulary's specials come first).
+    std::int32_t pad = data::kPadId;
 
     /// The longest example's token count (0 for an empty set).
     int max_length() const;

@@ -21,7 +21,7 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
     if (max_batches > 0) batches = std::min(batches, max_batches);
 
     std::vector<std::int32_t> ids(static_cast<std::size_t>(B) * L);
-    HostBatch batch(B, L);  // the masked inputs and their targets
+    HostBatch batch(B, L, set.pad());  // the masked inputs and their targets
     MlmTally tally;
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;
@@ -33,7 +33,7 @@ MlmScore evaluate_mlm(models::Model& model, const SequenceSet& set, const data::
                 batch.length(b) = set.length(i);
                 ++rows;
             } else {  // filler row: one [PAD], never chosen (a special), hence never scored
-                std::fill_n(row, L, data::kPadId);
+                std::fill_n(row, L, set.pad());
                 batch.length(b) = 1;
             }
         }

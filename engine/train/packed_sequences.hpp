@@ -35,6 +35,8 @@ public:
 
     std::int64_t size() const { return static_cast<std::int64_t>(lengths_.size()); }
     int seq_len() const { return L_; }
+    /// The id the sequences are padded with.
+    std::int32_t pad() const { return pad_; }
     std::int64_t tokens() const;
     const std::int32_t* ids(std::int64_t i) const { return ids_.data() + i * L_; }
     std::int32_t length(std::int64_t i) const { return lengths_[static_cast<std::size_t>(i)]; }

@@ -15,7 +15,9 @@ MlmScore evaluate_rows(models::Model& model, std::int64_t n, const RowBuilder& b
     const std::int64_t G = static_cast<std::int64_t>(B) * ranks;
     std::int64_t batches = (n + G - 1) / G;
     if (max_batches > 0) batches = std::min(batches, max_batches);
-    HostBatch batch(B, L);
+    // The builder writes a row whole, padding it with the run's [PAD]; the id here fills only the
+    // rows past the end, which are never scored and which no other row reads.
+    HostBatch batch(B, L, data::kPadId);
     MlmTally tally;
     for (std::int64_t k = 0; k < batches; ++k) {
         int rows = 0;

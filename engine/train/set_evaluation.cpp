@@ -14,7 +14,7 @@ std::vector<ExamplePrediction> predict_set(models::Model& model, const LabelledS
     const bool types = model.config().model.type_embeddings;
     const auto n = static_cast<std::int64_t>(set.examples.size());
     std::vector<ExamplePrediction> out(static_cast<std::size_t>(n));
-    HostBatch batch(B, L);
+    HostBatch batch(B, L, set.pad);
     for (std::int64_t first = 0; first < n; first += B) {
         // Rows past the end repeat the last example (their predictions are dropped).
         for (int b = 0; b < B; ++b)

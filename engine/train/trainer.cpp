@@ -212,7 +212,7 @@ void Trainer::build_model() {
     model_->backend().set_precision(parse_precision(config_.train.precision));
     const auto n = static_cast<std::size_t>(B) * L;
     ids_.resize(n);
-    batch_ = std::make_unique<HostBatch>(B, L);
+    batch_ = std::make_unique<HostBatch>(B, L, pad_);
 }
 
 Objective::MicroBatch Trainer::micro_batch(std::span<const std::int64_t> examples,

@@ -26,7 +26,9 @@ inline int print_font_px = 0;
 /// Hebrew labels were drawn as isolated letters in the PNG and PDF. Qt 6 turns the cosmetic
 /// ligature features (liga, clig, dlig, hlig) off for the scripts where they are cosmetic when a
 /// font has a letter spacing; a spacing of 100% is one that moves no glyph. Kerning stays off as
-/// PreferNoShaping had it, so that Latin text keeps the glyphs and advances it had.
+/// PreferNoShaping had it, so that Latin text keeps the glyphs and advances it had in the
+/// figures' fonts (DejaVu and the system's sans); a font with contextual alternates (calt: Inter,
+/// Fira) now applies them, which Qt 6.4 cannot switch off (QFont::setFeature is Qt 6.7).
 inline QFont without_ligatures(QFont f) {
     f.setLetterSpacing(QFont::PercentageSpacing, 100);
     f.setKerning(false);

@@ -805,8 +805,12 @@ std::string file_kind_text(const H5::DataSet& ds) {
     if (file >= 0) {
         const hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
         if (root >= 0) {
-            if (read_string_attr(H5::Group(root), "format") == "routescope-checkpoint")
-                kind = "a checkpoint";
+            try {  // only naming the file in a message: an unreadable attribute leaves "a dump"
+                if (read_string_attr(H5::Group(root), "format") == "routescope-checkpoint")
+                    kind = "a checkpoint";
+            } catch (const H5::Exception&) {
+            } catch (const std::exception&) {
+            }
             H5Gclose(root);
         }
         H5Fclose(file);

@@ -122,8 +122,10 @@ int MixtureController::choose(double u) const {
     // negative and not all 0 (docs/formats/checkpoint.md), and [0.5, 0, …] compared with u alone
     // gave every u ≥ 0.5 to the last arm, of weight 0. An arm of weight 0 is never chosen: past
     // the sum (rounding), the draw is the last arm of positive weight.
+    // A mixture the controller computed sums to 1 within rounding: u itself, so that its draws
+    // are exactly those of before (u × 0.9999999999999999 moved draws at an arm's boundary).
     const double total = std::accumulate(mixture_.begin(), mixture_.end(), 0.0);
-    const double target = u * total;
+    const double target = std::abs(total - 1.0) <= 1e-12 ? u : u * total;
     double c = 0;
     int last = -1;
     for (int a = 0; a < K_; ++a) {

@@ -1807,8 +1807,8 @@ private slots:
                      r.err.c_str());
             QVERIFY(!fs::exists(out));
         }
-        // Without the lowered limit the same file reads (48 MiB is far below a quarter of any
-        // machine that runs the tests).
+        // Without the lowered limit the same file reads (48 MiB is far below half the memory of
+        // any machine that runs the tests).
         const TensorFile whole = read_tensor_file(dir + "over_limit.bin", "pytorch");
         QCOMPARE(whole.tensors.size(), std::size_t{3});
         QCOMPARE(whole.tensors[2].data.size(), std::size_t{4} << 20);

@@ -798,16 +798,18 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storages
     }
     // The read's memory at its peak: the tensors converted so far (float32) and the storage
     // bytes held at once, a storage being read at its first tensor and released after its last.
-    // Against the whole memory the process may use, not the quarter h5::read_memory_limit gives
-    // one dataset of a file: the weights are the import's input, and a quarter refused
-    // BERT-large (1.3 GB in float32) on a machine whose 4 GB import it (docs/benchmarks.md: an
-    // import peaks under twice the weights). ROUTESCOPE_READ_LIMIT_MB still sets it.
+    // Against half the memory the process may use, not the quarter h5::read_memory_limit gives
+    // one dataset of a file: an import holds the weights about twice (read, then copied into the
+    // model: docs/benchmarks.md), and a quarter refused BERT-large (1.3 GB in float32) on a 4 GB
+    // machine that imports it. A valid ROUTESCOPE_READ_LIMIT_MB sets the limit instead.
     {
-        const bool set = std::getenv("ROUTESCOPE_READ_LIMIT_MB") != nullptr;
+        const char* env = std::getenv("ROUTESCOPE_READ_LIMIT_MB");
+        char* end = nullptr;
+        const bool set = env && std::strtoull(env, &end, 10) > 0 && end != env;
         const MemoryLimit available = memory_limit();
         const std::uint64_t limit = set || available.bytes <= 0
                                         ? h5::read_memory_limit()
-                                        : static_cast<std::uint64_t>(available.bytes);
+                                        : static_cast<std::uint64_t>(available.bytes / 2);
         std::uint64_t held = 0, converted = 0;
         std::set<std::string> started;
         for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -822,9 +824,10 @@ TensorFile state_dict_tensors(const std::string& path, const Ref& root, Storages
                     path + ": " + p.name + " (its " + storages.what(p.key) +
                     ", with the tensors read before it) needs " + h5::bytes_text(held + converted) +
                     " of memory to read, more than " +
-                    (set || available.bytes <= 0 ? "the limit of " + h5::bytes_text(limit) +
-                                                       (set ? " (ROUTESCOPE_READ_LIMIT_MB)" : "")
-                                                 : available.text()) +
+                    (set || available.bytes <= 0
+                         ? "the limit of " + h5::bytes_text(limit) +
+                               (set ? " (ROUTESCOPE_READ_LIMIT_MB)" : "")
+                         : "half of " + available.text() + " (an import holds the weights twice)") +
                     "; refusing the file");
             if (w.last_use == i) held -= window;
         }

@@ -126,8 +126,8 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
             out.format = f;
         else if (f != out.format)
             fail("shard " + shown(name) + " (which holds " + shown(listed_in(name)) +
-                 ", among others) is " + f + ", shard " + index.names[0] + " is " + out.format +
-                 " (the shards of one checkpoint have one format)");
+                 ", among others) is " + f + ", shard " + shown(index.names[0]) + " is " +
+                 out.format + " (the shards of one checkpoint have one format)");
         TensorFile shard = read_one(index.paths[s], f, lazy);
         for (auto& t : shard.tensors) {
             const auto it = index.weight_map.find(t.name);
@@ -136,7 +136,7 @@ TensorFile read_sharded(const std::string& index_path, const std::string& format
                      ", which the weight_map does not list");
             if (it->second != name)
                 fail("shard " + shown(name) + " holds " + shown(t.name) +
-                     ", which the weight_map places in " + it->second);
+                     ", which the weight_map places in " + shown(it->second));
             if (!seen.insert(t.name).second)
                 fail("shard " + shown(name) + " holds " + shown(t.name) + " twice");
             t.shard = static_cast<int>(s);

@@ -111,8 +111,9 @@ private slots:
         QCOMPARE(ck.train->step, std::int64_t(7));
         QCOMPARE(ck.train->tokens_seen, std::int64_t(1234));
         QCOMPARE(ck.train->data_position, std::int64_t(99));
-        QCOMPARE(ck.train->rng_state,
-                 (std::vector<std::uint64_t>{static_cast<std::uint64_t>(model.config().train.seed), 7}));
+        QCOMPARE(
+            ck.train->rng_state,
+            (std::vector<std::uint64_t>{static_cast<std::uint64_t>(model.config().train.seed), 7}));
         QCOMPARE(ck.train->adam_m, std::vector<float>(model.params().size(), 0.25f));
         QCOMPARE(ck.train->adam_v, std::vector<float>(model.params().size(), 1e-30f));
 

@@ -209,6 +209,38 @@ def main():
     t.case("config.json's pad_token_id is the [PAD] id of the exported vocab.txt (bert, bigs)",
            pad_token_id_is_the_vocabularys_pad)
 
+    # torch.save starts every record's data at a multiple of 64 bytes, and torch.load(mmap=True)
+    # (torch >= 2.1; transformers loads .bin files with it) views each storage in the mapped file
+    # at its record's offset: an export's records sat at any offset. The offsets are read from
+    # the zip's own local headers (PKWARE APPNOTE 4.3.7: 30 bytes, then the name and the extra
+    # field), not from the writer.
+    def pytorch_records_are_64_byte_aligned():
+        import struct
+        import zipfile
+        ex = t.path("aligned")
+        t.ok(export(bert, ex, to="pytorch"))
+        path = os.path.join(ex, "pytorch_model.bin")
+        with open(path, "rb") as f, zipfile.ZipFile(path) as z:
+            records = z.infolist()
+            for info in records:
+                f.seek(info.header_offset)
+                header = f.read(30)
+                assert header[:4] == b"PK\x03\x04", info.filename
+                name_len, extra_len = struct.unpack("<HH", header[26:30])
+                data = info.header_offset + 30 + name_len + extra_len
+                assert info.compress_type == zipfile.ZIP_STORED, info.filename
+                assert data % 64 == 0, "%s: data at byte %d" % (info.filename, data)
+                f.seek(data)
+                assert f.read(info.file_size) == z.read(info.filename), info.filename
+        assert any("/data/" in i.filename for i in records), [i.filename for i in records]
+        import torch
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+        with h5py.File(bert, "r") as ck:
+            want = ck["params/embeddings.word.weight"][()]
+        assert np.array_equal(sd["bert.embeddings.word_embeddings.weight"].numpy(), want)
+    t.case("pytorch_model.bin records start at multiples of 64 bytes, as torch.save's",
+           pytorch_records_are_64_byte_aligned)
+
     def a_vocabulary_without_pad_gets_pad_token_id_0():
         nopad = t.path("nopad.ckpt.h5")
         with h5py.File(bert, "r") as src, h5py.File(nopad, "w") as dst:

@@ -4,6 +4,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -304,17 +305,29 @@ void write_torch_zip(const std::string& path, const std::vector<NamedTensor>& te
     if (!z) throw StagingWriteError(name_only + ": cannot create the zip");
     const std::string pickle = torch_pickle_bytes(tensors);
     static const std::string version = "3\n";
+    // Each record's data starts at a multiple of 64 bytes, as torch.save writes them: a padding
+    // extra field ("FB", torch's id) in the local header. torch.load(mmap=True) (torch >= 2.1,
+    // and transformers' loader with it) makes each storage a view of the mapped file at its
+    // record's offset, so an unaligned record gave float32 data at an odd address. `at`: where
+    // the next local header starts (stored records: header, name, extra field, data).
+    std::uint64_t at = 0;
+    static const std::array<zip_uint8_t, 64> padding{};
     const auto add = [&](const std::string& name, const void* data, std::size_t n) {
+        const std::string full = "archive/" + name;
         zip_source_t* src = zip_source_buffer(z, data, n, 0);
-        const zip_int64_t index =
-            src ? zip_file_add(z, ("archive/" + name).c_str(), src, ZIP_FL_OVERWRITE) : -1;
-        if (index < 0) {
-            if (src) zip_source_free(src);
+        const zip_int64_t index = src ? zip_file_add(z, full.c_str(), src, ZIP_FL_OVERWRITE) : -1;
+        const std::uint64_t header = 30 + full.size() + 4;  // with the extra field's own header
+        const auto pad = static_cast<zip_uint16_t>((64 - (at + header) % 64) % 64);
+        if (index < 0 ||
+            zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) < 0 ||
+            zip_file_extra_field_set(z, static_cast<zip_uint64_t>(index), 0x4246,
+                                     ZIP_EXTRA_FIELD_NEW, padding.data(), pad, ZIP_FL_LOCAL) < 0) {
+            if (src && index < 0) zip_source_free(src);
             const std::string why = zip_strerror(z);
             zip_discard(z);
             throw StagingWriteError(name_only + ": cannot add " + name + " (" + why + ")");
         }
-        zip_set_file_compression(z, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+        at += header + pad + n;
     };
     add("data.pkl", pickle.data(), pickle.size());
     std::vector<std::string> integer_storages;  // kept alive until zip_close reads them

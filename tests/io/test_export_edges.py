@@ -187,6 +187,46 @@ def main():
     t.case("import(export(x)) keeps labels that read LABEL_0, LABEL_1; eval reads its data",
            labels_that_read_like_placeholders_round_trip)
 
+    # Probe Q6 (not filed): data.seq_len and data.pairs did not survive the round trip (the
+    # import framed at max_position_embeddings, 16, a classifier fine-tuned at 12; pairs false
+    # came back unset). The export records them under routescope_data.
+    def the_framing_round_trips():
+        data = t.path("framing.tsv")
+        with open(data, "w") as f:
+            f.write("sentence\tlabel\n")
+            f.write("the cat sat\tyes\nthe dog sat on the mat\tno\n" * 10)
+        cls = t.path("framing")
+        t.ok(t.run("train", "--init", bert, "--out", cls, "--set", "train.objective=classify",
+                   "--set", "data.train=" + data, "--set", "data.seq_len=12",
+                   "--set", "model.pool=first", "--set", "train.steps=1",
+                   "--set", "train.batch_size=2", "--set", "train.threads=1"))
+        ckpt = os.path.join(cls, "model.ckpt.h5")
+
+        def framing(path):
+            with h5py.File(path, "r") as f:
+                d = json.loads(f["config"].attrs["json"])["data"]
+            return d["seq_len"], d.get("pairs"), d.get("pair_gap", 0)
+        assert framing(ckpt) == (12, False, 0), framing(ckpt)
+        ex = t.path("framing-export")
+        t.ok(export(ckpt, ex))
+        back = t.path("framing-back.ckpt.h5")
+        t.ok(t.run("import", ex, "--out", back))
+        assert framing(back) == framing(ckpt), (framing(back), framing(ckpt))
+        # A value of another type, or one the engine refuses, is exit 2 naming the key.
+        with open(os.path.join(ex, "config.json")) as f:
+            cfg = json.load(f)
+        for value, said in (("12", "routescope_data: expected an object"),
+                            ({"seq_len": "12"}, "routescope_data: seq_len: expected"),
+                            ({"seq_len": -5}, "seq_len")):
+            with open(os.path.join(ex, "config.json"), "w") as f:
+                json.dump(dict(cfg, routescope_data=value), f)
+            bad = t.path("framing-bad.ckpt.h5")
+            r = t.run("import", ex, "--out", bad)
+            assert r.returncode == 2 and said in r.stderr, (value, r.returncode, r.stderr)
+            assert not os.path.exists(bad)
+    t.case("import(export(x)) keeps data.seq_len and data.pairs (routescope_data)",
+           the_framing_round_trips)
+
     # ---- Q6-03: pad_token_id is the [PAD] of vocab.txt
     def pad_id(vocab_txt):
         """transformers' BertTokenizer: one token a line, a repeated token keeps its last id."""

@@ -223,6 +223,13 @@ ojson export_config(const RunConfig& c, std::int32_t pad_token_id) {
                "'" + m.arch + "' has no published layout to export (bigs and post-LN bert do)");
     }
     labels_into(j, c);
+    // How the checkpoint frames its inputs: no transformers key says it, and the import reads it
+    // back (import(export(x)) is x; without it an import frames at max_position_embeddings).
+    ojson framing = ojson::object();
+    framing["seq_len"] = c.data.seq_len;
+    if (c.data.pairs) framing["pairs"] = *c.data.pairs;
+    if (c.data.pair_gap != 0) framing["pair_gap"] = c.data.pair_gap;
+    j["routescope_data"] = framing;
     return j;
 }
 

@@ -1341,6 +1341,18 @@ RunConfig translate_config(const nlohmann::json& hf, const std::string& arch,
     c.tokenizer.kind = "wordpiece";
     c.tokenizer.vocab_size = m.vocab_size;
     c.data.seq_len = m.max_len;  // the released encoder pads to Lmax
+    // Routescope's export records how the checkpoint framed its inputs (data.seq_len, a
+    // classifier's data.pairs and data.pair_gap); the engine's validation below checks them.
+    if (hf.contains("routescope_data") && !hf["routescope_data"].is_null()) {
+        const nlohmann::json& framing = hf["routescope_data"];
+        const std::string at = where + ": routescope_data";
+        if (!framing.is_object())
+            throw FormatError(at + ": expected an object, got " + framing.dump());
+        c.data.seq_len = get_or<int>(framing, "seq_len", m.max_len, at);
+        if (framing.contains("pairs") && !framing["pairs"].is_null())
+            c.data.pairs = get_or<bool>(framing, "pairs", false, at);
+        c.data.pair_gap = get_or<int>(framing, "pair_gap", 0, at);
+    }
     try {
         c = RunConfig::from_json(c.to_json());  // the engine's own validation
         (void)models::Model::parameter_layout(c.model);

@@ -147,22 +147,30 @@ def main():
     t.case("a directory export makes has mkdir's mode under the umask",
            a_new_directory_follows_the_umask)
 
-    # ---- Q6-02: labels that read LABEL_<i> come back
-    def labels_that_read_like_placeholders_round_trip():
-        data = t.path("labels.tsv")
+    def classifier(name, labels, *sets):
+        """`bert` fine-tuned one step on a TSV of two sentences labelled `labels`: (the
+        checkpoint, the TSV)."""
+        data = t.path(name + ".tsv")
         with open(data, "w") as f:
             f.write("sentence\tlabel\n")
-            f.write("the cat sat\tLABEL_0\nthe dog sat on the mat\tLABEL_1\n" * 10)
-        cls = t.path("cls")
-        t.ok(t.run("train", "--init", bert, "--out", cls, "--set", "train.objective=classify",
-                   "--set", "data.train=" + data, "--set", "model.pool=first",
-                   "--set", "train.steps=1", "--set", "train.batch_size=2",
-                   "--set", "train.threads=1"))
-        ckpt = os.path.join(cls, "model.ckpt.h5")
+            f.write(("the cat sat\t%s\nthe dog sat on the mat\t%s\n" % labels) * 10)
+        args = []
+        for s in ("train.objective=classify", "data.train=" + data, "model.pool=first",
+                  "train.steps=1", "train.batch_size=2", "train.threads=1", *sets):
+            args += ["--set", s]
+        t.ok(t.run("train", "--init", bert, "--out", t.path(name), *args))
+        return os.path.join(t.path(name), "model.ckpt.h5"), data
+
+    def data_config(path):
+        with h5py.File(path, "r") as f:
+            return json.loads(f["config"].attrs["json"])["data"]
+
+    # ---- Q6-02: labels that read LABEL_<i> come back
+    def labels_that_read_like_placeholders_round_trip():
+        ckpt, data = classifier("cls", ("LABEL_0", "LABEL_1"))
 
         def labels(path):
-            with h5py.File(path, "r") as f:
-                return json.loads(f["config"].attrs["json"])["data"]["labels"]
+            return data_config(path)["labels"]
         assert labels(ckpt) == ["LABEL_0", "LABEL_1"], labels(ckpt)
         ex = t.path("cls-export")
         t.ok(export(ckpt, ex))
@@ -191,20 +199,10 @@ def main():
     # import framed at max_position_embeddings, 16, a classifier fine-tuned at 12; pairs false
     # came back unset). The export records them under routescope_data.
     def the_framing_round_trips():
-        data = t.path("framing.tsv")
-        with open(data, "w") as f:
-            f.write("sentence\tlabel\n")
-            f.write("the cat sat\tyes\nthe dog sat on the mat\tno\n" * 10)
-        cls = t.path("framing")
-        t.ok(t.run("train", "--init", bert, "--out", cls, "--set", "train.objective=classify",
-                   "--set", "data.train=" + data, "--set", "data.seq_len=12",
-                   "--set", "model.pool=first", "--set", "train.steps=1",
-                   "--set", "train.batch_size=2", "--set", "train.threads=1"))
-        ckpt = os.path.join(cls, "model.ckpt.h5")
+        ckpt, _ = classifier("framing", ("yes", "no"), "data.seq_len=12")
 
         def framing(path):
-            with h5py.File(path, "r") as f:
-                d = json.loads(f["config"].attrs["json"])["data"]
+            d = data_config(path)
             return d["seq_len"], d.get("pairs"), d.get("pair_gap", 0)
         assert framing(ckpt) == (12, False, 0), framing(ckpt)
         ex = t.path("framing-export")
